@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// MaxValueSize is the largest value a Backend accepts (1 MiB). A larger value
+// is refused with an error wrapping ErrTooLarge before anything is written.
+const MaxValueSize = 1 << 20
+
+// Backend is the contract every storage engine implements: a versioned
+// key-value space with one store-wide, monotonic revision. The typed Store is
+// written once over it; memstore, etcdstore and users' own engines implement
+// it, and store/storetest checks that they do.
+//
+// Every write (a successful Txn) advances the store revision by exactly one,
+// and the written key's ModRevision is that new revision. Revisions start at 1
+// for the first write; 0 means "no revision".
+//
+// Implementations must be safe for concurrent use. A cancelled ctx ends any
+// call with ctx's error.
+type Backend interface {
+	// Get returns the current value of key, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, key string) (KV, error)
+
+	// List returns the keys under prefix in key order, at most opts.Limit of
+	// them (0 means no limit), starting after opts.Continue. Every page of
+	// one listing reflects the same revision: the first page's Revision is
+	// passed back in opts.Revision for the following pages. A Revision that is
+	// no longer available gives an error wrapping ErrExpired.
+	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+
+	// Txn applies w if and only if every cond holds, atomically, and returns
+	// the new store revision. When a cond fails nothing is written and the
+	// error is a *CondFailedError naming the first cond that failed (it
+	// matches ErrCondFailed with errors.Is). A value over MaxValueSize gives
+	// an error wrapping ErrTooLarge.
+	Txn(ctx context.Context, conds []Cond, w Write) (int64, error)
+
+	// Watch streams the changes under prefix with revisions strictly greater
+	// than fromRevision, in revision order, until ctx ends or the watch
+	// fails. The channel is closed after the last event. A watch that cannot
+	// continue (history compacted past fromRevision, or a watcher too slow to
+	// keep up) sends a final Event whose Err wraps ErrExpired; a watch never
+	// blocks writers and never silently skips an event. When writes outside
+	// prefix advance the store revision, the watch sends a Progress event
+	// carrying that revision (coalesced; it need not send one per write).
+	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
+}
+
+// KV is one stored key.
+type KV struct {
+	Key   string
+	Value []byte
+	// CreateRevision is the revision at which the key was created.
+	CreateRevision int64
+	// ModRevision is the revision of the key's last write.
+	ModRevision int64
+}
+
+// ListOptions selects a page of a List.
+type ListOptions struct {
+	// Limit is the page size; 0 returns everything.
+	Limit int
+	// Continue is the last key of the previous page; the page starts after it.
+	Continue string
+	// Revision pins a page to the revision of the listing's first page. 0
+	// means the current revision.
+	Revision int64
+}
+
+// ListResult is one page of a List.
+type ListResult struct {
+	KVs []KV
+	// Revision is the store revision the page reflects.
+	Revision int64
+	// Continue is non-empty when more keys follow; pass it to the next call.
+	Continue string
+}
+
+// CondTarget names what a Cond compares.
+type CondTarget uint8
+
+const (
+	// ModRevision compares the key's ModRevision (0 when the key is absent).
+	ModRevision CondTarget = iota
+	// CreateRevision compares the key's CreateRevision (0 when absent), so
+	// CreateRevision == 0 means "the key does not exist".
+	CreateRevision
+)
+
+// Cond is one precondition of a Txn: Target of Key equals Revision. It may
+// name any key, which is how a leadership fence rides along with a write.
+type Cond struct {
+	Key      string
+	Target   CondTarget
+	Revision int64
+}
+
+// WriteKind says what a Write does.
+type WriteKind uint8
+
+const (
+	// WritePut writes Value at Key.
+	WritePut WriteKind = iota + 1
+	// WriteDelete removes Key; deleting an absent key is an error wrapping
+	// ErrNotFound.
+	WriteDelete
+)
+
+// Write is the single write of a Txn.
+type Write struct {
+	Kind  WriteKind
+	Key   string
+	Value []byte
+}
+
+// EventType says what happened to a key.
+type EventType uint8
+
+const (
+	// Put is a create or an update of a key.
+	Put EventType = iota + 1
+	// Delete is the removal of a key.
+	Delete
+)
+
+// Event is one change delivered by Backend.Watch.
+type Event struct {
+	Type EventType
+	// KV is the key after the change. For a Delete it carries the key, the
+	// deleting revision as ModRevision, and no value.
+	KV KV
+	// Prev is the key before the change; for a create it is the zero KV. For
+	// a Delete it holds the last value, so a watcher can tell what went.
+	Prev KV
+	// Progress marks a notification carrying only Revision: every change
+	// under the prefix up to Revision has been delivered.
+	Progress bool
+	// Revision is the store revision of the change or the progress mark.
+	Revision int64
+	// Err is set on the last event of a watch that failed (ErrExpired).
+	Err error
+}
+
+// CondFailedError is returned by Txn when a precondition does not hold.
+type CondFailedError struct {
+	// Index is the position of the failing cond in the Txn's conds.
+	Index int
+	Cond  Cond
+	// Actual is the value the compared revision actually had.
+	Actual int64
+}
+
+func (e *CondFailedError) Error() string {
+	return fmt.Sprintf("store: txn precondition %d failed on %q: want revision %d, have %d",
+		e.Index, e.Cond.Key, e.Cond.Revision, e.Actual)
+}
+
+// Is makes errors.Is(err, ErrCondFailed) true.
+func (e *CondFailedError) Is(target error) bool { return target == ErrCondFailed }

@@ -1,0 +1,49 @@
+package store
+
+import "errors"
+
+// Sentinel errors. Every error the store returns wraps one of these where it
+// applies; test with errors.Is.
+var (
+	// ErrNotFound: the object or key does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrAlreadyExists: Create of an object that exists.
+	ErrAlreadyExists = errors.New("store: already exists")
+	// ErrConflict: a revision or generation precondition failed because
+	// someone else wrote first. Re-read and retry usually helps. A field
+	// ownership conflict is a different error (*ownership.ConflictError),
+	// which retrying never fixes.
+	ErrConflict = errors.New("store: conflict")
+	// ErrExpired: the requested history is gone (compacted, or a watcher
+	// fell behind). Relist and watch again.
+	ErrExpired = errors.New("store: revision expired")
+	// ErrFenced: the write carried a leadership fence that no longer holds;
+	// the writer's term is over.
+	ErrFenced = errors.New("store: fenced: leadership term is over")
+	// ErrTooLarge: a value over MaxValueSize.
+	ErrTooLarge = errors.New("store: value too large")
+	// ErrInvalid: bad input, such as a name that breaks the naming rules.
+	ErrInvalid = errors.New("store: invalid")
+	// ErrCondFailed: a Backend Txn precondition failed (see CondFailedError).
+	ErrCondFailed = errors.New("store: txn precondition failed")
+	// ErrUnavailable: the backend could not be reached; the write may or may
+	// not have happened.
+	ErrUnavailable = errors.New("store: unavailable")
+)
+
+// IgnoreNotFound returns nil if err is ErrNotFound, else err. It makes
+// "delete if present" idempotent in one line.
+func IgnoreNotFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// IgnoreAlreadyExists returns nil if err is ErrAlreadyExists, else err.
+func IgnoreAlreadyExists(err error) error {
+	if errors.Is(err, ErrAlreadyExists) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,25 @@
+package lease
+
+import (
+	"context"
+
+	"github.com/steady-go/steady/store"
+)
+
+// Elector chooses one leader among candidates.
+//
+// Campaign blocks until the caller leads, or until ctx ends (then it returns
+// ctx's error). On success it returns a term context and the term's Fence. The
+// term context is derived from ctx, already carries the fence (so every store
+// write made with it is fenced), and is cancelled when the term ends: when ctx
+// ends, when renewal fails, or at the latest 2/3 of the lease TTL after the
+// last successful renewal, so a leader stops working before another candidate
+// can take over. Campaign may be called again after a term ends.
+type Elector interface {
+	Campaign(ctx context.Context) (term context.Context, fence store.Fence, err error)
+}
+
+// WithFence returns a ctx whose store writes carry f; see store.WithFence.
+func WithFence(ctx context.Context, f store.Fence) context.Context {
+	return store.WithFence(ctx, f)
+}

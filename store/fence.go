@@ -3,15 +3,17 @@ package store
 import "context"
 
 // Fence is a leadership precondition: a write carrying it succeeds only while
-// Key still has ModRevision Revision, that is, while the term that produced it
-// is current. store/lease hands one out with each term.
+// Key still has CreateRevision Revision, that is, while the leader key that
+// began the term has not been deleted (expired, released) and recreated by a
+// new leader. Renewals rewrite the key but keep its CreateRevision, so they do
+// not invalidate the fence. store/lease hands one out with each term.
 type Fence struct {
 	Key      string
 	Revision int64
 }
 
 // Cond returns the fence as a Txn precondition.
-func (f Fence) Cond() Cond { return Cond{Key: f.Key, Target: ModRevision, Revision: f.Revision} }
+func (f Fence) Cond() Cond { return Cond{Key: f.Key, Target: CreateRevision, Revision: f.Revision} }
 
 type fenceKey struct{}
 

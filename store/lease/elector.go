@@ -6,7 +6,8 @@ import (
 	"github.com/steady-go/steady/store"
 )
 
-// Elector chooses one leader among candidates.
+// Elector chooses one leader among candidates. StoreElector is the
+// implementation over any store.Backend; etcdstore offers one over etcd.
 //
 // Campaign blocks until the caller leads, or until ctx ends (then it returns
 // ctx's error). On success it returns a term context and the term's Fence. The
@@ -14,7 +15,9 @@ import (
 // write made with it is fenced), and is cancelled when the term ends: when ctx
 // ends, when renewal fails, or at the latest 2/3 of the lease TTL after the
 // last successful renewal, so a leader stops working before another candidate
-// can take over. Campaign may be called again after a term ends.
+// can take over. context.Cause of the term context says why it ended. The
+// leader resigns by cancelling ctx. Campaign may be called again after a term
+// ends. Implementations are safe for concurrent use.
 type Elector interface {
 	Campaign(ctx context.Context) (term context.Context, fence store.Fence, err error)
 }

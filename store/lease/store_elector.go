@@ -1,0 +1,275 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/steady-go/steady/store"
+)
+
+// ErrLost is the cause (see context.Cause) of a term that ended without its
+// ctx ending: another candidate took the leader key over, or no renewal
+// succeeded within 2/3 of the TTL. The leader must stop its work; the next
+// Campaign may win again.
+var ErrLost = errors.New("lease: leadership lost")
+
+// StoreElector is an Elector that works on any store.Backend. The leader
+// holds one key whose value names it; the key's CreateRevision is the term's
+// fence.
+//
+//   - Acquiring creates the key (a Txn conditioned on CreateRevision == 0).
+//   - The leader renews every renew interval by rewriting the key,
+//     conditioned on its ModRevision; CreateRevision, and so the fence, stays.
+//   - A candidate that sees the key's ModRevision unchanged for the TTL the
+//     leader recorded, timed on its own clock, deletes it (conditioned on that
+//     ModRevision) and creates it anew: the new CreateRevision fails every
+//     write still carrying the old fence.
+//   - The leader's term context ends at 2/3 of the TTL after the start of its
+//     last successful renewal, before any candidate can consider the lease
+//     expired, so the leader stops before it is replaced.
+//   - When the ctx given to Campaign ends, the key is deleted (unless
+//     WithoutRelease), so another candidate can take over at once.
+//
+// A StoreElector runs one term at a time: Campaign waits for the previous
+// term, including its release, to finish. It is safe for concurrent use,
+// but concurrent Campaign calls on one StoreElector take turns.
+type StoreElector struct {
+	b   store.Backend
+	key string
+	id  string
+	cfg config
+
+	turn chan struct{} // holds a token while a campaign or term is running
+}
+
+var _ Elector = (*StoreElector)(nil)
+
+// New returns an elector for the leader key key, campaigning as identity.
+// Every candidate for one leadership uses the same key and a distinct
+// identity. It returns an error for a nil backend, an empty key or
+// identity, or invalid options.
+func New(b store.Backend, key, identity string, opts ...Option) (*StoreElector, error) {
+	switch {
+	case b == nil:
+		return nil, errors.New("lease: backend must not be nil")
+	case key == "":
+		return nil, errors.New("lease: key must not be empty")
+	case identity == "":
+		return nil, errors.New("lease: identity must not be empty")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &StoreElector{b: b, key: key, id: identity, cfg: cfg, turn: make(chan struct{}, 1)}
+	return e, nil
+}
+
+// Identity returns the identity the elector campaigns as.
+func (e *StoreElector) Identity() string { return e.id }
+
+// Holder returns the identity recorded in the leader key, or an error
+// wrapping store.ErrNotFound when nobody holds it. The holder may have
+// stopped already (its lease expired but not yet taken over).
+func (e *StoreElector) Holder(ctx context.Context) (string, error) {
+	kv, err := e.b.Get(ctx, e.key)
+	if err != nil {
+		return "", err
+	}
+	return decodeRecord(kv.Value).Holder, nil
+}
+
+// Campaign blocks until this elector leads or ctx ends; see Elector. The
+// term context carries the fence (store.FenceFrom) and ends with cause
+// context.Cause(ctx) when ctx ends, or with a cause wrapping ErrLost when
+// leadership is lost. Backend errors while waiting are retried every retry
+// period; Campaign returns only ctx's error.
+func (e *StoreElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	select {
+	case e.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, store.Fence{}, ctx.Err()
+	}
+	term, fence, err := e.campaign(ctx)
+	if err != nil {
+		<-e.turn
+	}
+	return term, fence, err
+}
+
+func (e *StoreElector) campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	var (
+		seenRev int64     // the other holder's ModRevision we are timing
+		seenAt  time.Time // when we first saw it
+		wait    = e.cfg.clock.NewTimer(e.cfg.retry)
+	)
+	defer wait.Stop()
+	for {
+		kv, err := e.b.Get(ctx, e.key)
+		now := e.cfg.clock.Now()
+		switch {
+		case ctx.Err() != nil:
+			return nil, store.Fence{}, ctx.Err()
+		case errors.Is(err, store.ErrNotFound):
+			term, fence, err := e.acquire(ctx)
+			if err == nil {
+				return term, fence, nil
+			}
+			if errors.Is(err, store.ErrCondFailed) {
+				continue // someone else created it first: look again
+			}
+		case err != nil:
+			// Transient backend trouble: try again after the retry period.
+		default:
+			rec := decodeRecord(kv.Value)
+			expired := kv.ModRevision == seenRev && now.Sub(seenAt) >= rec.ttl(e.cfg.ttl)
+			if kv.ModRevision != seenRev {
+				seenRev, seenAt = kv.ModRevision, now
+			}
+			// A key that names us is left over from an earlier term of ours
+			// (whose context is over): no other candidate leads, take it.
+			if rec.Holder == e.id || expired {
+				err := e.remove(ctx, kv.ModRevision)
+				if err == nil {
+					var term context.Context
+					var fence store.Fence
+					if term, fence, err = e.acquire(ctx); err == nil {
+						return term, fence, nil
+					}
+				}
+				if errors.Is(err, store.ErrCondFailed) {
+					seenRev = 0
+					continue // the key moved under us: look again
+				}
+			}
+		}
+		wait.Reset(e.cfg.retry)
+		select {
+		case <-wait.C():
+		case <-ctx.Done():
+			return nil, store.Fence{}, ctx.Err()
+		}
+	}
+}
+
+// remove deletes the leader key if it is still at modRev.
+func (e *StoreElector) remove(ctx context.Context, modRev int64) error {
+	_, err := e.b.Txn(ctx, []store.Cond{{Key: e.key, Target: store.ModRevision, Revision: modRev}},
+		store.Write{Kind: store.WriteDelete, Key: e.key})
+	return err
+}
+
+// acquire creates the leader key and, on success, starts the term.
+func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fence, error) {
+	start := e.cfg.clock.Now()
+	val, err := e.value(start)
+	if err != nil {
+		return nil, store.Fence{}, err
+	}
+	rev, err := e.b.Txn(ctx, []store.Cond{{Key: e.key, Target: store.CreateRevision, Revision: 0}},
+		store.Write{Kind: store.WritePut, Key: e.key, Value: val})
+	if err != nil {
+		return nil, store.Fence{}, err
+	}
+	fence := store.Fence{Key: e.key, Revision: rev}
+	termCtx, cancel := context.WithCancelCause(ctx)
+	go e.hold(ctx, cancel, rev, start)
+	return store.WithFence(termCtx, fence), fence, nil
+}
+
+func (e *StoreElector) value(now time.Time) ([]byte, error) {
+	return record{Holder: e.id, TTLMillis: e.cfg.ttl.Milliseconds(), Renewed: now}.encode()
+}
+
+// stopAfter is how long after the start of its last successful renewal a
+// leader keeps working: 2/3 of the TTL.
+func (e *StoreElector) stopAfter() time.Duration { return e.cfg.ttl * 2 / 3 }
+
+type renewResult struct {
+	rev int64
+	err error
+}
+
+// hold renews the lease until the term ends, then ends the term context
+// with its cause and, if ctx ended, releases the key. It gives the
+// elector's turn back when it returns.
+func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, modRev int64, renewed time.Time) {
+	defer func() { <-e.turn }()
+	clk := e.cfg.clock
+	deadline := clk.NewTimer(renewed.Add(e.stopAfter()).Sub(clk.Now()))
+	defer deadline.Stop()
+	tick := clk.NewTimer(e.cfg.renew)
+	defer tick.Stop()
+
+	lost := func(why string) { end(fmt.Errorf("%w: %s", ErrLost, why)) }
+	for {
+		select {
+		case <-ctx.Done():
+			end(context.Cause(ctx))
+			e.release(ctx, modRev)
+			return
+		case <-deadline.C():
+			lost("no successful renewal within 2/3 of the lease TTL")
+			return
+		case <-tick.C():
+		}
+
+		start := clk.Now()
+		val, err := e.value(start)
+		if err != nil {
+			lost("encoding the lease record: " + err.Error())
+			return
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		res := make(chan renewResult, 1)
+		go func() {
+			rev, err := e.b.Txn(rctx, []store.Cond{{Key: e.key, Target: store.ModRevision, Revision: modRev}},
+				store.Write{Kind: store.WritePut, Key: e.key, Value: val})
+			res <- renewResult{rev, err}
+		}()
+		var r renewResult
+		select {
+		case r = <-res:
+		case <-deadline.C():
+			cancel()
+			<-res
+			lost("no successful renewal within 2/3 of the lease TTL")
+			return
+		case <-ctx.Done():
+			cancel()
+			if r = <-res; r.err == nil {
+				modRev = r.rev
+			}
+			end(context.Cause(ctx))
+			e.release(ctx, modRev)
+			return
+		}
+		cancel()
+		switch {
+		case r.err == nil:
+			modRev = r.rev
+			deadline.Reset(start.Add(e.stopAfter()).Sub(clk.Now()))
+			tick.Reset(e.cfg.renew)
+		case errors.Is(r.err, store.ErrCondFailed):
+			lost("the leader key was taken over")
+			return
+		default:
+			// Transient: retry soon, while the deadline still allows.
+			tick.Reset(min(e.cfg.retry, e.cfg.renew))
+		}
+	}
+}
+
+// release deletes the leader key if it is still ours, so the next leader
+// need not wait for the TTL. It runs after ctx ended, so it uses a detached
+// context bounded by a few seconds.
+func (e *StoreElector) release(ctx context.Context, modRev int64) {
+	if e.cfg.noRelease {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.releaseWait)
+	defer cancel()
+	_ = e.remove(rctx, modRev) // if it fails, the key expires after the TTL
+}

@@ -40,7 +40,8 @@ type Backend interface {
 
 	// Watch streams the changes under prefix with revisions strictly greater
 	// than fromRevision, in revision order, until ctx ends or the watch
-	// fails. The channel is closed after the last event. A watch that cannot
+	// fails. A fromRevision of 0 means "from now": only changes after the
+	// call are delivered. The channel is closed after the last event. A watch that cannot
 	// continue (history compacted past fromRevision, or a watcher too slow to
 	// keep up) sends a final Event whose Err wraps ErrExpired; a watch never
 	// blocks writers and never silently skips an event. When writes outside

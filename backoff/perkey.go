@@ -1,0 +1,77 @@
+package backoff
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// PerKey is a Limiter that counts consecutive failures per key and delays
+// each key by its Policy: the n-th consecutive failure of a key (counting
+// from 0) waits Policy.Delay(n). Keys do not affect each other; pair PerKey
+// with a Bucket through Max to also bound the overall retry rate.
+//
+// PerKey keeps one entry per key that has failed and not been forgotten, so
+// callers must Forget keys that succeed or disappear. When, Forget and
+// NumRequeues allocate nothing for a key PerKey already holds, nor for a key
+// it held before (the map keeps its room). A PerKey is safe for concurrent
+// use. The zero value is not usable; create one with NewPerKey.
+type PerKey[K comparable] struct {
+	policy Policy
+
+	mu       sync.Mutex
+	failures map[K]int // consecutive failures since the last Forget; absent means 0
+}
+
+// NewPerKey returns a PerKey limiter that follows p. It returns an error
+// wrapping ErrInvalidConfig if p.Validate reports one. The limiter calls
+// p.Rand outside its lock, so p.Rand must be safe for concurrent use if the
+// limiter is used concurrently (the default, math/rand/v2, is).
+func NewPerKey[K comparable](p Policy) (*PerKey[K], error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newPerKey[K](p), nil
+}
+
+func newPerKey[K comparable](p Policy) *PerKey[K] {
+	return &PerKey[K]{policy: p, failures: make(map[K]int)}
+}
+
+// Policy returns the policy l was created with.
+func (l *PerKey[K]) Policy() Policy { return l.policy }
+
+// When records one failure for key and returns Policy.Delay(n), where n is
+// the number of failures recorded for key before this one.
+func (l *PerKey[K]) When(key K) time.Duration {
+	l.mu.Lock()
+	n := l.failures[key]
+	if n < math.MaxInt {
+		l.failures[key] = n + 1
+	}
+	l.mu.Unlock()
+	return l.policy.Delay(n)
+}
+
+// Forget drops key's failure count, so its next failure waits Policy.Base
+// again and NumRequeues reports 0.
+func (l *PerKey[K]) Forget(key K) {
+	l.mu.Lock()
+	delete(l.failures, key)
+	l.mu.Unlock()
+}
+
+// NumRequeues returns how many failures When has recorded for key since it
+// was last forgotten.
+func (l *PerKey[K]) NumRequeues(key K) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failures[key]
+}
+
+// Len returns the number of keys with at least one recorded failure.
+func (l *PerKey[K]) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.failures)
+}

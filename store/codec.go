@@ -1,0 +1,105 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// The stored value of an object is the encoding/json encoding of Object
+// (Meta.Revision is not part of it: it is the key's ModRevision). The store
+// reads its own values as rawObject, so it can rewrite one half of an object
+// (Meta and Spec, or Status and Conditions) and copy the other half through
+// byte for byte without knowing S and T.
+type rawObject struct {
+	Meta       Meta            `json:"meta"`
+	Spec       json.RawMessage `json:"spec"`
+	Status     json.RawMessage `json:"status"`
+	Conditions []Condition     `json:"conditions,omitempty"`
+}
+
+// metaOnly is what DecodeMeta reads; encoding/json skips the rest.
+type metaOnly struct {
+	Meta       Meta        `json:"meta"`
+	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// DecodeMeta decodes the Meta and Conditions of a stored object value without
+// knowing its Spec and Status types. Meta.Revision is zero: it is not part of
+// the value (take it from the KV's ModRevision). A value that is not an
+// encoded object gives an error wrapping ErrInvalid.
+func DecodeMeta(value []byte) (Meta, []Condition, error) {
+	var m metaOnly
+	if err := json.Unmarshal(value, &m); err != nil {
+		return Meta{}, nil, fmt.Errorf("%w: decoding object meta: %v", ErrInvalid, err)
+	}
+	return m.Meta, m.Conditions, nil
+}
+
+// decodeObject decodes a stored value into a typed object whose Revision is
+// the KV's ModRevision.
+func decodeObject[S, T any](kv KV) (*Object[S, T], error) {
+	obj := new(Object[S, T])
+	if err := json.Unmarshal(kv.Value, obj); err != nil {
+		return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+	}
+	obj.Meta.Revision = kv.ModRevision
+	return obj, nil
+}
+
+// decodeRaw decodes a stored value with Spec and Status left encoded.
+func decodeRaw(kv KV) (*rawObject, error) {
+	raw := new(rawObject)
+	if err := json.Unmarshal(kv.Value, raw); err != nil {
+		return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+	}
+	raw.Meta.Revision = kv.ModRevision
+	return raw, nil
+}
+
+// encode returns the stored value of raw. It is byte for byte what
+// json.Marshal of the equivalent Object gives, assembled from the parts so
+// that already encoded Spec and Status are not encoded again.
+func (raw *rawObject) encode() ([]byte, error) {
+	meta, err := json.Marshal(&raw.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+	}
+	var conds []byte
+	if len(raw.Conditions) > 0 {
+		if conds, err = json.Marshal(raw.Conditions); err != nil {
+			return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+		}
+	}
+	spec, status := orNull(raw.Spec), orNull(raw.Status)
+	var b bytes.Buffer
+	b.Grow(len(meta) + len(spec) + len(status) + len(conds) + 48)
+	b.WriteString(`{"meta":`)
+	b.Write(meta)
+	b.WriteString(`,"spec":`)
+	b.Write(spec)
+	b.WriteString(`,"status":`)
+	b.Write(status)
+	if conds != nil {
+		b.WriteString(`,"conditions":`)
+		b.Write(conds)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func orNull(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("null")
+	}
+	return b
+}
+
+// encodeJSON encodes a Spec or Status value, reporting failures as ErrInvalid.
+func encodeJSON(what string, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding %s: %v", ErrInvalid, what, err)
+	}
+	return b, nil
+}

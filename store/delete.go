@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Delete removes the object called name, in one of two ways:
+//
+//   - With finalizers, it sets Meta.DeletionRequested (stamping LastWrite
+//     with OpDeleteMark) and the object stays until an Update removes its
+//     last finalizer, which deletes it. Deleting an object whose deletion is
+//     already requested writes nothing and returns its current revision.
+//   - Without finalizers, it removes the object.
+//
+// It returns the revision of its write. A missing object gives an error
+// wrapping ErrNotFound (IgnoreNotFound makes "delete if present" one line).
+// IfRevision and IfUID make it conditional on the object not having been
+// written, or replaced, since it was read; a failed precondition gives
+// ErrConflict. Without them, a write by someone else between Delete's read
+// and its write makes it re-read and try again.
+func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOption) (int64, error) {
+	if w.manager == "" {
+		return 0, fmt.Errorf("%w: write without a manager (use Store.As with a name)", ErrInvalid)
+	}
+	if err := ValidateName(name); err != nil {
+		return 0, err
+	}
+	var cfg deleteConfig
+	for _, o := range opts {
+		o.applyDelete(&cfg)
+	}
+	key := w.s.prefix + name
+	for range maxAttempts {
+		cur, err := w.s.getRaw(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		if cfg.revision != 0 && cur.Meta.Revision != cfg.revision {
+			return 0, w.conflict(name, cfg.revision, cur.Meta.Revision)
+		}
+		if cfg.uid != "" && cur.Meta.UID != cfg.uid {
+			return 0, fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, name, cur.Meta.UID, cfg.uid)
+		}
+		own := Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
+		var rev int64
+		switch {
+		case len(cur.Meta.Finalizers) == 0:
+			rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: key})
+		case cur.Meta.DeletionRequested:
+			return cur.Meta.Revision, nil
+		default:
+			next := *cur
+			next.Meta.DeletionRequested = true
+			next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
+			rev, err = w.put(ctx, own, &next)
+		}
+		if cf, ok := ownCondFailure(err); ok {
+			if cfg.revision != 0 {
+				return 0, w.conflict(name, cfg.revision, cf.Actual)
+			}
+			continue
+		}
+		return rev, err
+	}
+	return 0, fmt.Errorf("%w: delete of %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+}

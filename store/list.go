@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ListOpts selects the objects and the page of a Store.List.
+type ListOpts struct {
+	// Selector keeps the objects whose labels it matches; nil keeps all.
+	Selector Selector
+	// Limit is the most objects one page returns; 0 returns every match.
+	// Negative is invalid.
+	Limit int
+	// Continue is List.Continue of the previous page; "" starts a listing.
+	Continue string
+}
+
+// List is one page of a Store.List.
+type List[S, T any] struct {
+	// Items are the matching objects in name order, each with its
+	// Meta.Revision.
+	Items []*Object[S, T]
+	// Revision is the store revision the listing reflects: every page of one
+	// listing reflects the revision of its first page, so a Watch from it
+	// misses nothing and repeats nothing.
+	Revision int64
+	// Continue is non-empty when more objects may follow; pass it back in
+	// ListOpts.Continue for the next page.
+	Continue string
+}
+
+// List returns the objects matching opts.Selector, in name order.
+//
+// With a Limit, a page holds at most Limit matches and List reads as many
+// backend pages as it takes to fill it, so a page is short only at the end.
+// The pages of one listing all reflect the first page's revision. If that
+// revision is no longer available when a later page is asked for, List
+// returns an error wrapping ErrExpired: start the listing again. A malformed
+// Continue or a negative Limit gives an error wrapping ErrInvalid. An object
+// that does not decode fails the List with ErrInvalid naming its key.
+func (s *Store[S, T]) List(ctx context.Context, opts ListOpts) (*List[S, T], error) {
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+	}
+	sel := opts.Selector
+	if sel == nil {
+		sel = Everything()
+	}
+	bopts := ListOptions{Limit: opts.Limit}
+	if opts.Continue != "" {
+		rev, after, err := s.parseContinue(opts.Continue)
+		if err != nil {
+			return nil, err
+		}
+		bopts.Revision, bopts.Continue = rev, after
+	}
+	out := &List[S, T]{Revision: bopts.Revision}
+	for {
+		page, err := s.b.List(ctx, s.prefix, bopts)
+		if err != nil {
+			return nil, err
+		}
+		if out.Revision == 0 {
+			out.Revision = page.Revision
+		}
+		for i, kv := range page.KVs {
+			obj, err := decodeObject[S, T](kv)
+			if err != nil {
+				return nil, err
+			}
+			if !sel.Matches(obj.Meta.Labels) {
+				continue
+			}
+			out.Items = append(out.Items, obj)
+			if opts.Limit > 0 && len(out.Items) == opts.Limit {
+				if i < len(page.KVs)-1 || page.Continue != "" {
+					out.Continue = s.formatContinue(out.Revision, kv.Key)
+				}
+				return out, nil
+			}
+		}
+		if page.Continue == "" || len(page.KVs) == 0 {
+			return out, nil
+		}
+		bopts.Revision = out.Revision
+		bopts.Continue = page.KVs[len(page.KVs)-1].Key
+	}
+}
+
+// A continue token is the listing revision and the last key returned,
+// base64url encoded so callers treat it as opaque.
+func (s *Store[S, T]) formatContinue(rev int64, lastKey string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(rev, 10) + ":" + lastKey))
+}
+
+func (s *Store[S, T]) parseContinue(tok string) (rev int64, lastKey string, err error) {
+	bad := fmt.Errorf("%w: malformed List continue token %q", ErrInvalid, tok)
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, "", bad
+	}
+	r, key, ok := strings.Cut(string(b), ":")
+	if !ok || !strings.HasPrefix(key, s.prefix) {
+		return 0, "", bad
+	}
+	if rev, err = strconv.ParseInt(r, 10, 64); err != nil || rev <= 0 {
+		return 0, "", bad
+	}
+	return rev, key, nil
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Limits of the naming rules.
+const (
+	// MaxKindLength is the longest valid kind.
+	MaxKindLength = 63
+	// MaxNameLength is the longest valid name.
+	MaxNameLength = 253
+	// MaxNameSegmentLength is the longest dot-separated segment of a name.
+	MaxNameSegmentLength = 63
+)
+
+// InvalidNameError reports a kind or name that breaks a naming rule. It
+// matches ErrInvalid with errors.Is.
+type InvalidNameError struct {
+	// What is "kind" or "name".
+	What string
+	// Value is the rejected string.
+	Value string
+	// Rule is the rule it broke, in words, as listed on ValidateKind and
+	// ValidateName.
+	Rule string
+}
+
+func (e *InvalidNameError) Error() string {
+	return fmt.Sprintf("store: invalid %s %q: %s", e.What, e.Value, e.Rule)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *InvalidNameError) Is(target error) bool { return target == ErrInvalid }
+
+// The rules, as InvalidNameError.Rule spells them.
+const (
+	ruleEmpty         = "must not be empty"
+	ruleKindLength    = "must be at most 63 characters"
+	ruleKindStart     = "must start with an ASCII letter"
+	ruleKindChars     = "may contain only ASCII letters, digits, '.', '-' and '_'"
+	ruleNameLength    = "must be at most 253 characters"
+	ruleNameChars     = "may contain only lowercase ASCII letters, digits, '-' and '.'"
+	ruleNameSegment   = "must not have an empty segment between dots"
+	ruleNameSegLength = "must have segments of at most 63 characters between dots"
+	ruleNameEdges     = "must start and end every dot-separated segment with a lowercase letter or digit"
+)
+
+// ValidateKind reports whether s is a valid kind. A kind:
+//
+//   - must not be empty;
+//   - must be at most 63 characters;
+//   - must start with an ASCII letter;
+//   - may contain only ASCII letters, digits, '.', '-' and '_'.
+//
+// So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
+// (the slash separates kind and name in keys), "9lives" and "" are not. A
+// violation returns an *InvalidNameError naming the rule; it matches
+// ErrInvalid.
+func ValidateKind(s string) error {
+	bad := func(rule string) error { return &InvalidNameError{What: "kind", Value: s, Rule: rule} }
+	switch {
+	case s == "":
+		return bad(ruleEmpty)
+	case len(s) > MaxKindLength:
+		return bad(ruleKindLength)
+	case !isLetter(s[0]):
+		return bad(ruleKindStart)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isLetter(c) && !isDigit(c) && c != '.' && c != '-' && c != '_' {
+			return bad(ruleKindChars)
+		}
+	}
+	return nil
+}
+
+// ValidateName reports whether s is a valid object name. The rules are those
+// of a DNS-1123 subdomain, as in Kubernetes. A name:
+//
+//   - must not be empty;
+//   - must be at most 253 characters;
+//   - may contain only lowercase ASCII letters, digits, '-' and '.';
+//   - must not have an empty segment between dots (no leading, trailing or
+//     doubled dot);
+//   - must have segments of at most 63 characters between dots;
+//   - must start and end every dot-separated segment with a lowercase letter
+//     or digit.
+//
+// So "web", "web-1" and "web.example.com" are names, while "Web", "web_1",
+// "-web", "web..a" and "a/b" are not. The rules are checked in the order
+// listed and the first one broken is reported, as an *InvalidNameError that
+// matches ErrInvalid.
+func ValidateName(s string) error {
+	bad := func(rule string) error { return &InvalidNameError{What: "name", Value: s, Rule: rule} }
+	switch {
+	case s == "":
+		return bad(ruleEmpty)
+	case len(s) > MaxNameLength:
+		return bad(ruleNameLength)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isLower(c) && !isDigit(c) && c != '-' && c != '.' {
+			return bad(ruleNameChars)
+		}
+	}
+	for seg := range strings.SplitSeq(s, ".") {
+		switch {
+		case seg == "":
+			return bad(ruleNameSegment)
+		case len(seg) > MaxNameSegmentLength:
+			return bad(ruleNameSegLength)
+		case seg[0] == '-' || seg[len(seg)-1] == '-':
+			return bad(ruleNameEdges)
+		}
+	}
+	return nil
+}
+
+func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
+func isLetter(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

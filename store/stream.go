@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Watch streams the changes to the Store's objects with revisions strictly
+// greater than fromRevision, in revision order: pass List.Revision to follow
+// a listing without a gap or a repeat.
+//
+// Each change is an Added, Modified or Deleted event. Object is the object
+// after the change, with its Meta.LastWrite and with Meta.Revision set to the
+// change's revision; Prev is the object before it (nil for Added). For
+// Deleted, Object and Prev both hold the last stored state, Object with the
+// deleting revision and Prev with the revision it was written at; Object's
+// LastWrite is therefore that of the last write before the deletion.
+// Progress events (Progress true, Object nil) report that every change up to
+// Revision has been delivered.
+//
+// The channel is closed when ctx ends or the watch fails. A watch that fails
+// sends a last event whose Err is set: it wraps ErrExpired when history up to
+// fromRevision is gone or the watcher fell behind (relist, then watch from
+// the new list's revision), and ErrInvalid when a stored value does not
+// decode. Events are never silently dropped. The caller must keep reading
+// until the channel closes or cancel ctx; the Backend, not the reader, sets
+// how far a reader may fall behind.
+func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan WatchEvent[S, T], error) {
+	if fromRevision < 0 {
+		return nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
+	}
+	in, err := s.b.Watch(ctx, s.prefix, fromRevision)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan WatchEvent[S, T])
+	go func() {
+		defer close(out)
+		// The Backend closes in once ctx ends; draining it lets its
+		// goroutines finish even if this one stops early.
+		defer func() {
+			for range in {
+			}
+		}()
+		for ev := range in {
+			tev := typedEvent[S, T](ev)
+			select {
+			case out <- tev:
+			case <-ctx.Done():
+				return
+			}
+			if tev.Err != nil {
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// typedEvent decodes one backend event. A value that does not decode turns
+// into a final error event.
+func typedEvent[S, T any](ev Event) WatchEvent[S, T] {
+	out := WatchEvent[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
+	if ev.Progress || ev.Err != nil {
+		return out
+	}
+	var err error
+	switch ev.Type {
+	case Put:
+		out.Type = Added
+		if out.Object, err = decodeObject[S, T](ev.KV); err != nil {
+			break
+		}
+		if ev.Prev.ModRevision != 0 {
+			out.Type = Modified
+			out.Prev, err = decodeObject[S, T](ev.Prev)
+		}
+	case Delete:
+		out.Type = Deleted
+		if out.Prev, err = decodeObject[S, T](ev.Prev); err != nil {
+			break
+		}
+		gone := ev.Prev
+		gone.ModRevision = ev.Revision
+		out.Object, err = decodeObject[S, T](gone)
+	default:
+		err = fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)
+	}
+	if err != nil {
+		return WatchEvent[S, T]{Revision: ev.Revision, Err: err}
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// maxAttempts bounds the internal re-read-and-retry loops of UpdateStatus,
+// Delete and Apply, which retry only when a concurrent write changed nothing
+// their caller's preconditions are about. Past it they give up with
+// ErrConflict.
+const maxAttempts = 64
+
+// Writer writes objects of one Store on behalf of one manager. Get one with
+// Store.As.
+//
+// Every write:
+//   - stamps Meta.LastWrite with the manager and the operation;
+//   - carries the Fence found in ctx (see WithFence) as an extra Txn
+//     precondition, and fails with ErrFenced when it no longer holds;
+//   - returns the new store revision and sets it in the caller's
+//     obj.Meta.Revision, where there is an obj.
+//
+// A write that would change nothing (same spec, metadata, status and
+// conditions) writes nothing and returns the current revision: level-triggered
+// callers may repeat themselves freely.
+//
+// The store owns Meta.Kind, Name, UID, Generation, DeletionRequested,
+// LastWrite, Managed and Revision; what callers put there is ignored, except
+// that a Kind other than the Store's or "" is rejected with ErrInvalid. A
+// Writer is safe for concurrent use.
+type Writer[S, T any] struct {
+	s       *Store[S, T]
+	manager string
+}
+
+// As returns the handle through which manager writes. An empty manager makes
+// every write fail with ErrInvalid.
+func (s *Store[S, T]) As(manager string) *Writer[S, T] {
+	return &Writer[S, T]{s: s, manager: manager}
+}
+
+// Manager returns the name stamped on the Writer's writes.
+func (w *Writer[S, T]) Manager() string { return w.manager }
+
+// Create stores obj as a new object: it assigns a UID and Generation 1, and
+// writes Meta, Spec, Status and Conditions. It fills obj.Meta with what was
+// stored, Revision included, and returns the new revision.
+//
+// It returns an error wrapping ErrAlreadyExists if an object of that name
+// exists (even one whose deletion was requested), ErrInvalid for a bad name,
+// kind or condition list, and ErrFenced if ctx's fence no longer holds.
+func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, error) {
+	if err := w.check(obj); err != nil {
+		return 0, err
+	}
+	if err := validateConditions(obj.Conditions); err != nil {
+		return 0, err
+	}
+	spec, err := encodeJSON("spec", obj.Spec)
+	if err != nil {
+		return 0, err
+	}
+	status, err := encodeJSON("status", obj.Status)
+	if err != nil {
+		return 0, err
+	}
+	next := &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}
+	m := &next.Meta
+	m.Kind, m.UID, m.Generation, m.DeletionRequested = w.s.kind, w.s.newUID(), 1, false
+	m.Revision, m.Managed = 0, nil
+	m.LastWrite = LastWrite{Manager: w.manager, Op: OpCreate}
+	if err := w.s.manageCreate(next, w.manager); err != nil {
+		return 0, err
+	}
+	key := w.s.prefix + m.Name
+	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next)
+	if _, ok := ownCondFailure(err); ok {
+		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
+	}
+	if err != nil {
+		return 0, err
+	}
+	obj.Meta = next.Meta
+	obj.Meta.Revision = rev
+	return rev, nil
+}
+
+// Update writes obj's Meta and Spec. The precondition is obj.Meta.Revision:
+// if the object was written since (by anyone, status writes included), Update
+// returns an error wrapping ErrConflict and writes nothing; re-read and retry.
+// A zero Revision is rejected with ErrInvalid, as an update not based on a
+// read would overwrite whatever it did not see.
+//
+// Of Meta, Update writes Labels, Annotations, Owners and Finalizers. The
+// stored Status and Conditions are kept whatever obj holds (use UpdateStatus
+// for those). Generation is bumped when the Spec changed, that is when its
+// JSON encoding differs from the stored one. If the object's deletion was
+// requested and obj has no finalizers left, Update deletes it.
+//
+// On success obj.Meta is what was stored, with the new Revision, which is
+// returned. A missing object gives ErrNotFound.
+func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, error) {
+	if err := w.check(obj); err != nil {
+		return 0, err
+	}
+	name := obj.Meta.Name
+	if obj.Meta.Revision == 0 {
+		return 0, fmt.Errorf("%w: Update of %s %q needs the Revision of a read", ErrInvalid, w.s.kind, name)
+	}
+	spec, err := encodeJSON("spec", obj.Spec)
+	if err != nil {
+		return 0, err
+	}
+	cur, err := w.s.getRaw(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	if cur.Meta.Revision != obj.Meta.Revision {
+		return 0, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
+	}
+	next := *cur
+	next.Spec = spec
+	m := &next.Meta
+	m.Labels, m.Annotations = obj.Meta.Labels, obj.Meta.Annotations
+	m.Owners, m.Finalizers = obj.Meta.Owners, obj.Meta.Finalizers
+	specChanged := !bytes.Equal(spec, cur.Spec)
+	if !specChanged && userMetaEqual(&cur.Meta, m) {
+		obj.Meta = cur.Meta
+		return cur.Meta.Revision, nil
+	}
+	if specChanged {
+		m.Generation++
+	}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
+	if err := w.s.manageUpdate(cur, &next, w.manager); err != nil {
+		return 0, err
+	}
+	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	var rev int64
+	if m.DeletionRequested && len(m.Finalizers) == 0 {
+		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
+	} else {
+		rev, err = w.put(ctx, own, &next)
+	}
+	if cf, ok := ownCondFailure(err); ok {
+		return 0, w.conflict(name, obj.Meta.Revision, cf.Actual)
+	}
+	if err != nil {
+		return 0, err
+	}
+	obj.Meta = next.Meta
+	obj.Meta.Revision = rev
+	return rev, nil
+}
+
+// userMetaEqual reports whether the caller-written parts of two Metas agree.
+func userMetaEqual(a, b *Meta) bool {
+	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
+		slices.Equal(a.Owners, b.Owners) && slices.Equal(a.Finalizers, b.Finalizers)
+}
+
+// check validates the parts of obj every write needs.
+func (w *Writer[S, T]) check(obj *Object[S, T]) error {
+	if w.manager == "" {
+		return fmt.Errorf("%w: write without a manager (use Store.As with a name)", ErrInvalid)
+	}
+	if obj == nil {
+		return fmt.Errorf("%w: nil object", ErrInvalid)
+	}
+	if k := obj.Meta.Kind; k != "" && k != w.s.kind {
+		return fmt.Errorf("%w: object of kind %q written to the %q store", ErrInvalid, k, w.s.kind)
+	}
+	return ValidateName(obj.Meta.Name)
+}
+
+func (w *Writer[S, T]) conflict(name string, want, have int64) error {
+	return fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
+		ErrConflict, w.s.kind, name, want, have)
+}
+
+// put encodes next and writes it under the own-key cond (and ctx's fence).
+func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int64, error) {
+	val, err := next.encode()
+	if err != nil {
+		return 0, err
+	}
+	return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+}
+
+// txn runs one write under its own-key cond and, when ctx carries one, the
+// fence. A failed own cond comes back as the *CondFailedError (see
+// ownCondFailure) for the caller to name; a failed fence is ErrFenced.
+func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, error) {
+	conds := []Cond{own}
+	fence, fenced := FenceFrom(ctx)
+	if fenced {
+		conds = append(conds, fence.Cond())
+	}
+	rev, err := w.s.b.Txn(ctx, conds, wr)
+	var cf *CondFailedError
+	if errors.As(err, &cf) && cf.Index > 0 {
+		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
+			ErrFenced, fence.Key, fence.Revision, cf.Actual)
+	}
+	return rev, err
+}
+
+// ownCondFailure returns the failed cond when err is the failure of a
+// write's own-key cond.
+func ownCondFailure(err error) (*CondFailedError, bool) {
+	var cf *CondFailedError
+	if errors.As(err, &cf) && cf.Index == 0 {
+		return cf, true
+	}
+	return nil, false
+}

@@ -15,8 +15,18 @@ const MaxValueSize = 1 << 20
 // it, and store/storetest checks that they do.
 //
 // Every write (a successful Txn) advances the store revision by exactly one,
-// and the written key's ModRevision is that new revision. Revisions start at 1
-// for the first write; 0 means "no revision".
+// and the written key's ModRevision is that new revision; a Txn that fails
+// writes nothing and leaves the revision where it was. Revisions are
+// positive (memstore's first write is revision 1; an etcd cluster starts
+// higher); 0 means "no revision".
+//
+// Keys are non-empty strings. An empty key, an unknown WriteKind or
+// CondTarget, a negative Limit or revision give an error wrapping ErrInvalid.
+//
+// Values are shared, not copied, on the way out: the Value slices a Backend
+// returns (from Get, List and Watch) must not be modified by the caller. On
+// the way in a Backend does not retain w.Value after Txn returns, so the
+// caller may reuse its buffer.
 //
 // Implementations must be safe for concurrent use. A cancelled ctx ends any
 // call with ctx's error.
@@ -28,14 +38,17 @@ type Backend interface {
 	// them (0 means no limit), starting after opts.Continue. Every page of
 	// one listing reflects the same revision: the first page's Revision is
 	// passed back in opts.Revision for the following pages. A Revision that is
-	// no longer available gives an error wrapping ErrExpired.
+	// no longer available gives an error wrapping ErrExpired; one above the
+	// current revision gives an error wrapping ErrInvalid.
 	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
 
 	// Txn applies w if and only if every cond holds, atomically, and returns
-	// the new store revision. When a cond fails nothing is written and the
-	// error is a *CondFailedError naming the first cond that failed (it
-	// matches ErrCondFailed with errors.Is). A value over MaxValueSize gives
-	// an error wrapping ErrTooLarge.
+	// the new store revision. Conds are checked in order; when one fails
+	// nothing is written and the error is a *CondFailedError naming the
+	// first cond that failed (it matches ErrCondFailed with errors.Is). When
+	// every cond holds but w deletes an absent key, nothing is written and
+	// the error wraps ErrNotFound. A value over MaxValueSize gives an error
+	// wrapping ErrTooLarge. No conds means an unconditional write.
 	Txn(ctx context.Context, conds []Cond, w Write) (int64, error)
 
 	// Watch streams the changes under prefix with revisions strictly greater
@@ -43,10 +56,14 @@ type Backend interface {
 	// fails. A fromRevision of 0 means "from now": only changes after the
 	// call are delivered. The channel is closed after the last event. A watch that cannot
 	// continue (history compacted past fromRevision, or a watcher too slow to
-	// keep up) sends a final Event whose Err wraps ErrExpired; a watch never
-	// blocks writers and never silently skips an event. When writes outside
-	// prefix advance the store revision, the watch sends a Progress event
-	// carrying that revision (coalesced; it need not send one per write).
+	// keep up) sends a final Event whose Err wraps ErrExpired; the events
+	// before it are valid, and the caller resumes by relisting (or by
+	// watching again from the last revision it saw, while history lasts). A
+	// watch never blocks writers and never silently skips an event. When
+	// writes outside prefix advance the store revision, the watch sends a
+	// Progress event carrying that revision (coalesced; it need not send one
+	// per write). A fromRevision at or above the current revision waits for
+	// new writes. On ctx's end the channel is closed without an error event.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
 
@@ -131,7 +148,7 @@ const (
 type Event struct {
 	Type EventType
 	// KV is the key after the change. For a Delete it carries the key, the
-	// deleting revision as ModRevision, and no value.
+	// deleting revision as ModRevision, no value and CreateRevision 0.
 	KV KV
 	// Prev is the key before the change; for a create it is the zero KV. For
 	// a Delete it holds the last value, so a watcher can tell what went.

@@ -1,0 +1,128 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// nextKind says when a key runs again after a reconcile.
+type nextKind uint8
+
+const (
+	// nextOnHint schedules nothing: the key runs on the next hint or resync.
+	nextOnHint nextKind = iota
+	// nextAfterWrite runs the key once the cache holds the reconcile's last
+	// write (Result.Requeue).
+	nextAfterWrite
+	// nextAfter runs the key after decision.delay.
+	nextAfter
+)
+
+func (k nextKind) String() string {
+	switch k {
+	case nextOnHint:
+		return "on-hint"
+	case nextAfterWrite:
+		return "after-write"
+	case nextAfter:
+		return "after"
+	}
+	return "unknown"
+}
+
+// stalledChange says what a reconcile does to the Stalled condition.
+type stalledChange uint8
+
+const (
+	stalledKeep stalledChange = iota
+	stalledSet
+	stalledClear
+)
+
+// Metric result labels, as controller_runtime_reconcile_total uses them.
+const (
+	ResultSuccess      = "success"
+	ResultRequeue      = "requeue"
+	ResultRequeueAfter = "requeue_after"
+	ResultError        = "error"
+)
+
+// decision is what the Loop does after one reconcile. It is computed by the
+// pure function decide, so every row of the result table is a plain input.
+type decision struct {
+	// failures is the new consecutive failure count.
+	failures int
+	// failed reports that this reconcile counted as a failure.
+	failed bool
+	// terminal reports a Terminal error.
+	terminal bool
+	next     nextKind
+	// delay is the wait for nextAfter.
+	delay time.Duration
+	// backoff is the backoff delay that was applied (0 if none).
+	backoff time.Duration
+	stalled stalledChange
+	// reason and message describe the Stalled condition for stalledSet.
+	reason, message string
+	// warn reports a Result returned together with an error.
+	warn bool
+	// result is the metric label.
+	result string
+}
+
+// decide implements the result table of the package documentation:
+//
+//	return               failures   next run                      Stalled
+//	nil                  reset      next hint                     clear
+//	Requeue              unchanged  after the last write is seen  keep
+//	RequeueAfter d       reset      after d                       clear
+//	err                  +1         max(backoff, RequeueAfter)    set after stallAfter failures
+//	Blocked(reason, err) +1         max(backoff, RequeueAfter)    set now
+//	RetryAfter(err, d)   +1         max(d, backoff, RequeueAfter) as for err
+//	Terminal(err)        reset      RequeueAfter, or next hint    set
+//
+// failures is the count before this reconcile; backoff(n) is the backoff
+// delay for the n-th consecutive failure (n ≥ 1) and is called only when the
+// reconcile fails. stallAfter ≤ 0 is treated as 1. When several wrappers are
+// nested, Terminal wins over the others; Blocked and RetryAfter combine.
+func decide(res Result, err error, failures, stallAfter int, backoff func(n int) time.Duration) decision {
+	after := max(res.RequeueAfter, 0)
+	if err == nil {
+		switch {
+		case after > 0:
+			return decision{next: nextAfter, delay: after, stalled: stalledClear, result: ResultRequeueAfter}
+		case res.Requeue:
+			return decision{failures: failures, next: nextAfterWrite, result: ResultRequeue}
+		default:
+			return decision{stalled: stalledClear, result: ResultSuccess}
+		}
+	}
+	if te, ok := errors.AsType[*TerminalError](err); ok {
+		d := decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
+			message: errString(te.Err), warn: res.Requeue, result: ResultError}
+		if after > 0 {
+			d.next, d.delay = nextAfter, after
+		}
+		return d
+	}
+	n := failures + 1
+	if n < 1 { // overflow-safe
+		n = 1
+	}
+	b := max(backoff(n), 0)
+	d := decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
+		warn: !res.IsZero(), result: ResultError, message: err.Error()}
+	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
+		d.delay = max(d.delay, ra.After)
+	}
+	if be, ok := errors.AsType[*BlockedError](err); ok {
+		d.stalled, d.reason = stalledSet, be.Reason
+		return d
+	}
+	if n >= max(stallAfter, 1) {
+		d.stalled, d.reason = stalledSet, ReasonFailing
+		d.message = fmt.Sprintf("%d consecutive failures: %s", n, err)
+	}
+	return d
+}

@@ -1,0 +1,176 @@
+package reconcile
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var errBoom = errors.New("boom")
+
+// testBackoff is 10ms·2^(n-1), a deterministic stand-in for backoff.Policy.
+func testBackoff(n int) time.Duration { return 10 * time.Millisecond << min(n-1, 20) }
+
+// One test per row of the result table (DESIGN.md, "reconcile").
+
+func TestDecideNilResetsAndClearsStalled(t *testing.T) {
+	d := decide(Result{}, nil, 4, 5, testBackoff)
+	require.Equal(t, decision{failures: 0, next: nextOnHint, stalled: stalledClear, result: ResultSuccess}, d)
+}
+
+func TestDecideRequeueKeepsFailuresAndWaitsForWrite(t *testing.T) {
+	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
+	require.Equal(t, decision{failures: 3, next: nextAfterWrite, stalled: stalledKeep, result: ResultRequeue}, d)
+	require.False(t, d.failed, "Requeue is not a failure")
+}
+
+func TestDecideRequeueAfterResetsAndWaits(t *testing.T) {
+	d := decide(Result{RequeueAfter: time.Minute}, nil, 3, 5, testBackoff)
+	require.Equal(t, decision{failures: 0, next: nextAfter, delay: time.Minute, stalled: stalledClear, result: ResultRequeueAfter}, d)
+	// RequeueAfter wins over Requeue.
+	require.Equal(t, d, decide(Result{Requeue: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
+}
+
+func TestDecideErrorCountsAndBacksOff(t *testing.T) {
+	// Failures below the threshold: backoff, Stalled kept.
+	d := decide(Result{}, errBoom, 0, 5, testBackoff)
+	require.Equal(t, 1, d.failures)
+	require.True(t, d.failed)
+	require.Equal(t, nextAfter, d.next)
+	require.Equal(t, 10*time.Millisecond, d.delay)
+	require.Equal(t, stalledKeep, d.stalled)
+	require.False(t, d.warn)
+	require.Equal(t, ResultError, d.result)
+
+	// The 5th consecutive failure sets Stalled.
+	d = decide(Result{}, errBoom, 4, 5, testBackoff)
+	require.Equal(t, 5, d.failures)
+	require.Equal(t, 160*time.Millisecond, d.delay)
+	require.Equal(t, stalledSet, d.stalled)
+	require.Equal(t, ReasonFailing, d.reason)
+	require.Equal(t, "5 consecutive failures: boom", d.message)
+
+	// With RequeueAfter: max(backoff, RequeueAfter), and a warning.
+	d = decide(Result{RequeueAfter: time.Second}, errBoom, 0, 5, testBackoff)
+	require.Equal(t, time.Second, d.delay)
+	require.Equal(t, 10*time.Millisecond, d.backoff)
+	require.True(t, d.warn)
+	d = decide(Result{RequeueAfter: time.Millisecond}, errBoom, 3, 5, testBackoff)
+	require.Equal(t, 80*time.Millisecond, d.delay, "backoff wins when longer")
+
+	// Requeue with an error is also warned about, and follows the err row.
+	d = decide(Result{Requeue: true}, errBoom, 0, 5, testBackoff)
+	require.True(t, d.warn)
+	require.Equal(t, nextAfter, d.next)
+}
+
+func TestDecideBlockedStallsAtOnce(t *testing.T) {
+	d := decide(Result{}, Blocked("SecretMissing", errBoom), 0, 5, testBackoff)
+	require.Equal(t, 1, d.failures)
+	require.True(t, d.failed)
+	require.Equal(t, nextAfter, d.next)
+	require.Equal(t, 10*time.Millisecond, d.delay)
+	require.Equal(t, stalledSet, d.stalled)
+	require.Equal(t, "SecretMissing", d.reason)
+	require.Equal(t, "blocked: SecretMissing: boom", d.message)
+}
+
+func TestDecideRetryAfterTakesTheLonger(t *testing.T) {
+	d := decide(Result{}, RetryAfter(errBoom, time.Minute), 0, 5, testBackoff)
+	require.Equal(t, 1, d.failures)
+	require.Equal(t, time.Minute, d.delay)
+	require.Equal(t, stalledKeep, d.stalled)
+
+	d = decide(Result{}, RetryAfter(errBoom, time.Millisecond), 2, 5, testBackoff)
+	require.Equal(t, 40*time.Millisecond, d.delay, "backoff wins when longer")
+
+	// As for err: the 5th failure stalls.
+	d = decide(Result{}, RetryAfter(errBoom, time.Millisecond), 4, 5, testBackoff)
+	require.Equal(t, stalledSet, d.stalled)
+	require.Equal(t, ReasonFailing, d.reason)
+}
+
+func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
+	called := false
+	bo := func(int) time.Duration { called = true; return time.Hour }
+	d := decide(Result{}, Terminal(errBoom), 3, 5, bo)
+	require.False(t, called, "Terminal consults no backoff")
+	require.Equal(t, decision{failures: 0, terminal: true, next: nextOnHint, stalled: stalledSet,
+		reason: ReasonTerminal, message: "boom", result: ResultError}, d)
+
+	// With RequeueAfter: runs after it, without a warning (the table allows it).
+	d = decide(Result{RequeueAfter: time.Hour}, Terminal(errBoom), 3, 5, bo)
+	require.Equal(t, nextAfter, d.next)
+	require.Equal(t, time.Hour, d.delay)
+	require.False(t, d.warn)
+	// Requeue has no meaning with Terminal: warned.
+	require.True(t, decide(Result{Requeue: true}, Terminal(errBoom), 0, 5, bo).warn)
+}
+
+func TestDecideNestedWrappers(t *testing.T) {
+	// Terminal wins over everything inside it.
+	d := decide(Result{}, Terminal(Blocked("X", errBoom)), 0, 5, testBackoff)
+	require.True(t, d.terminal)
+	require.Equal(t, nextOnHint, d.next)
+	// Blocked and RetryAfter combine.
+	d = decide(Result{}, Blocked("X", RetryAfter(errBoom, time.Minute)), 0, 5, testBackoff)
+	require.Equal(t, stalledSet, d.stalled)
+	require.Equal(t, "X", d.reason)
+	require.Equal(t, time.Minute, d.delay)
+}
+
+func TestDecideEdgeInputs(t *testing.T) {
+	// stallAfter ≤ 0 is treated as 1.
+	require.Equal(t, stalledSet, decide(Result{}, errBoom, 0, 0, testBackoff).stalled)
+	// Failure count overflow is safe.
+	d := decide(Result{}, errBoom, math.MaxInt, 5, testBackoff)
+	require.Equal(t, 1, d.failures)
+	// Negative delays are clamped.
+	d = decide(Result{RequeueAfter: -time.Second}, nil, 0, 5, testBackoff)
+	require.Equal(t, nextOnHint, d.next)
+	d = decide(Result{}, errBoom, 0, 5, func(int) time.Duration { return -time.Second })
+	require.Zero(t, d.delay)
+}
+
+func FuzzDecide(f *testing.F) {
+	f.Add(false, int64(0), uint8(0), 0, 5, int64(0))
+	f.Add(true, int64(time.Second), uint8(1), 3, 5, int64(time.Minute))
+	f.Add(false, int64(-1), uint8(4), math.MaxInt, 0, int64(-5))
+	f.Fuzz(func(t *testing.T, requeue bool, after int64, kind uint8, failures, stallAfter int, ra int64) {
+		if failures < 0 {
+			failures = -failures
+			if failures < 0 {
+				failures = 0
+			}
+		}
+		var err error
+		switch kind % 5 {
+		case 1:
+			err = errBoom
+		case 2:
+			err = Blocked("R", errBoom)
+		case 3:
+			err = RetryAfter(errBoom, time.Duration(ra))
+		case 4:
+			err = Terminal(errBoom)
+		}
+		res := Result{Requeue: requeue, RequeueAfter: time.Duration(after)}
+		d := decide(res, err, failures, stallAfter, testBackoff)
+		require.GreaterOrEqual(t, d.delay, time.Duration(0))
+		require.GreaterOrEqual(t, d.failures, 0)
+		if d.failed {
+			require.Equal(t, nextAfter, d.next, "a failure is always retried")
+			require.GreaterOrEqual(t, d.delay, d.backoff)
+			require.GreaterOrEqual(t, d.delay, max(res.RequeueAfter, 0))
+		}
+		if err == nil {
+			require.NotEqual(t, stalledSet, d.stalled, "success never stalls")
+		}
+		if d.stalled == stalledSet {
+			require.NotEmpty(t, d.reason)
+		}
+	})
+}

@@ -1,0 +1,187 @@
+package reconcile
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemMetrics is a Metrics that keeps everything in memory, for tests. The
+// zero value is not usable; create one with NewMemMetrics. It is safe for
+// concurrent use; every accessor returns a copy.
+type MemMetrics struct {
+	mu          sync.Mutex
+	results     map[[2]string]int // (controller, result) → count
+	durations   map[string][]time.Duration
+	errors      map[string]int
+	terminal    map[string]int
+	panics      map[string]int
+	active      map[string]int
+	maxActive   map[string]int
+	maxConc     map[string]int
+	converged   map[string][]time.Duration
+	unconverged map[string]int
+	oscillation map[string]map[OscillationKind]int
+	stalled     map[[2]string]int
+}
+
+// NewMemMetrics returns an empty MemMetrics.
+func NewMemMetrics() *MemMetrics {
+	return &MemMetrics{
+		results: map[[2]string]int{}, durations: map[string][]time.Duration{},
+		errors: map[string]int{}, terminal: map[string]int{}, panics: map[string]int{},
+		active: map[string]int{}, maxActive: map[string]int{}, maxConc: map[string]int{},
+		converged: map[string][]time.Duration{}, unconverged: map[string]int{},
+		oscillation: map[string]map[OscillationKind]int{}, stalled: map[[2]string]int{},
+	}
+}
+
+// ReconcileDone implements Metrics.
+func (m *MemMetrics) ReconcileDone(c, result string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.results[[2]string{c, result}]++
+	m.durations[c] = append(m.durations[c], d)
+}
+
+// ReconcileError implements Metrics.
+func (m *MemMetrics) ReconcileError(c string, terminal bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.errors[c]++
+	if terminal {
+		m.terminal[c]++
+	}
+}
+
+// ReconcilePanic implements Metrics.
+func (m *MemMetrics) ReconcilePanic(c string) { m.inc(m.panics, c) }
+
+// ActiveWorkers implements Metrics.
+func (m *MemMetrics) ActiveWorkers(c string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.active[c] = n
+	m.maxActive[c] = max(m.maxActive[c], n)
+}
+
+// MaxConcurrency implements Metrics.
+func (m *MemMetrics) MaxConcurrency(c string, n int) { m.set(m.maxConc, c, n) }
+
+// Converged implements Metrics.
+func (m *MemMetrics) Converged(c string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.converged[c] = append(m.converged[c], d)
+}
+
+// Unconverged implements Metrics.
+func (m *MemMetrics) Unconverged(c string, n int) { m.set(m.unconverged, c, n) }
+
+// Oscillation implements Metrics.
+func (m *MemMetrics) Oscillation(c string, k OscillationKind) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.oscillation[c] == nil {
+		m.oscillation[c] = map[OscillationKind]int{}
+	}
+	m.oscillation[c][k]++
+}
+
+// Stalled implements Metrics.
+func (m *MemMetrics) Stalled(c, reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stalled[[2]string{c, reason}]++
+}
+
+func (m *MemMetrics) inc(mp map[string]int, c string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mp[c]++
+}
+
+func (m *MemMetrics) set(mp map[string]int, c string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mp[c] = n
+}
+
+func (m *MemMetrics) get(mp map[string]int, c string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return mp[c]
+}
+
+// Results returns how many reconciles of controller c ended with result.
+func (m *MemMetrics) Results(c, result string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.results[[2]string{c, result}]
+}
+
+// Reconciles returns the total number of reconciles of c.
+func (m *MemMetrics) Reconciles(c string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.durations[c])
+}
+
+// Durations returns the observed reconcile durations of c, in order.
+func (m *MemMetrics) Durations(c string) []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.durations[c])
+}
+
+// Errors returns the number of reconciles of c that returned an error.
+func (m *MemMetrics) Errors(c string) int { return m.get(m.errors, c) }
+
+// TerminalErrors returns the number of Terminal errors of c.
+func (m *MemMetrics) TerminalErrors(c string) int { return m.get(m.terminal, c) }
+
+// Panics returns the number of reconciles of c that panicked.
+func (m *MemMetrics) Panics(c string) int { return m.get(m.panics, c) }
+
+// ActiveWorkersNow returns the last ActiveWorkers value of c.
+func (m *MemMetrics) ActiveWorkersNow(c string) int { return m.get(m.active, c) }
+
+// PeakActiveWorkers returns the highest ActiveWorkers value seen for c.
+func (m *MemMetrics) PeakActiveWorkers(c string) int { return m.get(m.maxActive, c) }
+
+// MaxConcurrencyValue returns the last MaxConcurrency value of c.
+func (m *MemMetrics) MaxConcurrencyValue(c string) int { return m.get(m.maxConc, c) }
+
+// ConvergeTimes returns the observed times to converge of c, in order.
+func (m *MemMetrics) ConvergeTimes(c string) []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.converged[c])
+}
+
+// UnconvergedNow returns the last Unconverged value of c.
+func (m *MemMetrics) UnconvergedNow(c string) int { return m.get(m.unconverged, c) }
+
+// Oscillations returns how many oscillations of kind k were detected for c.
+func (m *MemMetrics) Oscillations(c string, k OscillationKind) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.oscillation[c][k]
+}
+
+// StalledCount returns how many times c set Stalled with reason.
+func (m *MemMetrics) StalledCount(c, reason string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stalled[[2]string{c, reason}]
+}
+
+// Controllers returns the names of the controllers that reported a reconcile.
+func (m *MemMetrics) Controllers() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.durations))
+}
+
+var _ Metrics = (*MemMetrics)(nil)

@@ -1,0 +1,64 @@
+package reconcile
+
+import "time"
+
+// Metrics receives the Loop's measurements. The semantics follow
+// controller-runtime's controller_runtime_* metrics; every method takes the
+// controller (Loop) name so one Metrics can serve several Loops. Methods are
+// called from worker goroutines and must be safe for concurrent use and
+// cheap: they are on the hot path.
+//
+// The root module has no Prometheus dependency; adapt this interface to any
+// metrics system. NopMetrics is the default, MemMetrics records everything
+// for tests.
+type Metrics interface {
+	// ReconcileDone is called after every reconcile with the result label
+	// (ResultSuccess, ResultRequeue, ResultRequeueAfter or ResultError) and
+	// its duration: reconcile_total{result} and the reconcile_time histogram.
+	ReconcileDone(controller, result string, d time.Duration)
+	// ReconcileError counts a reconcile that returned an error
+	// (reconcile_errors_total); terminal is true for a Terminal error, which
+	// also counts in terminal_reconcile_errors_total.
+	ReconcileError(controller string, terminal bool)
+	// ReconcilePanic counts a reconcile that panicked
+	// (reconcile_panics_total). The panic is also reported as an error.
+	ReconcilePanic(controller string)
+	// ActiveWorkers sets the number of workers running a reconcile now.
+	ActiveWorkers(controller string, n int)
+	// MaxConcurrency sets the configured number of workers.
+	MaxConcurrency(controller string, n int)
+	// Converged observes the time from a generation change to Ready at that
+	// generation (the time-to-converge histogram).
+	Converged(controller string, d time.Duration)
+	// Unconverged sets the number of objects not yet Ready at their current
+	// generation.
+	Unconverged(controller string, n int)
+	// Oscillation counts a detected oscillation of the given kind.
+	Oscillation(controller string, kind OscillationKind)
+	// Stalled counts a Stalled condition the Loop set, by reason.
+	Stalled(controller, reason string)
+}
+
+// NopMetrics discards every measurement. It is the Loop's default.
+type NopMetrics struct{}
+
+// ReconcileDone implements Metrics.
+func (NopMetrics) ReconcileDone(string, string, time.Duration) {}
+// ReconcileError implements Metrics.
+func (NopMetrics) ReconcileError(string, bool)                 {}
+// ReconcilePanic implements Metrics.
+func (NopMetrics) ReconcilePanic(string)                       {}
+// ActiveWorkers implements Metrics.
+func (NopMetrics) ActiveWorkers(string, int)                   {}
+// MaxConcurrency implements Metrics.
+func (NopMetrics) MaxConcurrency(string, int)                  {}
+// Converged implements Metrics.
+func (NopMetrics) Converged(string, time.Duration)             {}
+// Unconverged implements Metrics.
+func (NopMetrics) Unconverged(string, int)                     {}
+// Oscillation implements Metrics.
+func (NopMetrics) Oscillation(string, OscillationKind)         {}
+// Stalled implements Metrics.
+func (NopMetrics) Stalled(string, string)                      {}
+
+var _ Metrics = NopMetrics{}

@@ -1,0 +1,64 @@
+package reconcile
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMemMetricsRecords(t *testing.T) {
+	m := NewMemMetrics()
+	m.ReconcileDone("c", ResultSuccess, time.Millisecond)
+	m.ReconcileDone("c", ResultError, 2*time.Millisecond)
+	m.ReconcileDone("d", ResultRequeue, time.Second)
+	m.ReconcileError("c", false)
+	m.ReconcileError("c", true)
+	m.ReconcilePanic("c")
+	m.ActiveWorkers("c", 2)
+	m.ActiveWorkers("c", 1)
+	m.MaxConcurrency("c", 4)
+	m.Converged("c", time.Minute)
+	m.Unconverged("c", 7)
+	m.Oscillation("c", Fight)
+	m.Stalled("c", ReasonBlocked)
+
+	require.Equal(t, 1, m.Results("c", ResultSuccess))
+	require.Equal(t, 1, m.Results("c", ResultError))
+	require.Equal(t, 2, m.Reconciles("c"))
+	require.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond}, m.Durations("c"))
+	require.Equal(t, 2, m.Errors("c"))
+	require.Equal(t, 1, m.TerminalErrors("c"))
+	require.Equal(t, 1, m.Panics("c"))
+	require.Equal(t, 1, m.ActiveWorkersNow("c"))
+	require.Equal(t, 2, m.PeakActiveWorkers("c"))
+	require.Equal(t, 4, m.MaxConcurrencyValue("c"))
+	require.Equal(t, []time.Duration{time.Minute}, m.ConvergeTimes("c"))
+	require.Equal(t, 7, m.UnconvergedNow("c"))
+	require.Equal(t, 1, m.Oscillations("c", Fight))
+	require.Zero(t, m.Oscillations("c", NoProgress))
+	require.Equal(t, 1, m.StalledCount("c", ReasonBlocked))
+	require.Equal(t, []string{"c", "d"}, m.Controllers())
+}
+
+func TestMemMetricsConcurrent(t *testing.T) {
+	m := NewMemMetrics()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				m.ReconcileDone("c", ResultSuccess, 0)
+				m.ReconcileError("c", false)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 800, m.Reconciles("c"))
+	require.Equal(t, 800, m.Errors("c"))
+}
+
+func TestNopMetricsIsAMetrics(t *testing.T) {
+	var m Metrics = NopMetrics{}
+	m.ReconcileDone("c", ResultSuccess, 0) // does nothing, must not panic
+}

@@ -1,0 +1,226 @@
+package reconcile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const replicas = ".spec.replicas"
+
+func self(at time.Duration, owned ...string) ObservedWrite {
+	return ObservedWrite{Time: t0.Add(at), Self: true, Owned: owned}
+}
+
+func other(at time.Duration, foreign ...string) ObservedWrite {
+	return ObservedWrite{Time: t0.Add(at), Foreign: foreign}
+}
+
+// feed observes ws in order and returns every oscillation reported.
+func feed(d *Detector, ws ...ObservedWrite) []Oscillation {
+	var out []Oscillation
+	for _, w := range ws {
+		out = append(out, d.Observe(w)...)
+	}
+	return out
+}
+
+func TestDetectorFight(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes []ObservedWrite
+		want   []Oscillation
+	}{
+		{
+			name: "three re-sets within a minute",
+			writes: []ObservedWrite{
+				other(0, replicas), self(1*time.Second, replicas),
+				other(2*time.Second, replicas), self(3*time.Second, replicas),
+				other(4*time.Second, replicas), self(5*time.Second, replicas),
+			},
+			want: []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}},
+		},
+		{
+			name: "two re-sets are not a fight",
+			writes: []ObservedWrite{
+				other(0, replicas), self(1*time.Second, replicas),
+				other(2*time.Second, replicas), self(3*time.Second, replicas),
+			},
+		},
+		{
+			name: "re-sets spread over more than the window",
+			writes: []ObservedWrite{
+				other(0, replicas), self(1*time.Second, replicas),
+				other(40*time.Second, replicas), self(41*time.Second, replicas),
+				other(80*time.Second, replicas), self(81*time.Second, replicas),
+			},
+		},
+		{
+			name: "self writes of a path nobody else changed are not re-sets",
+			writes: []ObservedWrite{
+				self(0, replicas), self(time.Second, replicas), self(2*time.Second, replicas),
+				other(3*time.Second, ".spec.image"),
+			},
+		},
+		{
+			name: "other manager changes other paths: no fight",
+			writes: []ObservedWrite{
+				other(0, ".spec.image"), self(1*time.Second, replicas),
+				other(2*time.Second, ".spec.image"), self(3*time.Second, replicas),
+				other(4*time.Second, ".spec.image"), self(5*time.Second, replicas),
+			},
+		},
+		{
+			name: "a path the other manager changed while self owned it still counts",
+			writes: []ObservedWrite{
+				{Time: t0, Owned: []string{replicas}}, self(1*time.Second, replicas),
+				{Time: t0.Add(2 * time.Second), Owned: []string{replicas}}, self(3*time.Second, replicas),
+				{Time: t0.Add(4 * time.Second), Owned: []string{replicas}}, self(5*time.Second, replicas),
+			},
+			want: []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}},
+		},
+		{
+			name: "two flipping paths are both named",
+			writes: []ObservedWrite{
+				other(0, replicas, ".spec.image"), self(1*time.Second, replicas, ".spec.image"),
+				other(2*time.Second, replicas, ".spec.image"), self(3*time.Second, replicas, ".spec.image"),
+				other(4*time.Second, replicas, ".spec.image"), self(5*time.Second, replicas, ".spec.image"),
+			},
+			want: []Oscillation{{Kind: Fight, Paths: []string{".spec.image", replicas}, Writes: 3, Window: time.Minute}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, feed(NewDetector(OscillationConfig{}), tt.writes...))
+		})
+	}
+}
+
+func TestDetectorFightReportsOncePerThreshold(t *testing.T) {
+	d := NewDetector(OscillationConfig{})
+	var got []Oscillation
+	for i := range 9 {
+		at := time.Duration(i) * 2 * time.Second
+		got = append(got, feed(d, other(at, replicas), self(at+time.Second, replicas))...)
+	}
+	require.Len(t, got, 3, "nine re-sets, three reports")
+}
+
+func TestDetectorNoProgress(t *testing.T) {
+	label := `.meta.labels["hash"]`
+	tests := []struct {
+		name   string
+		writes func() []ObservedWrite
+		want   []Oscillation
+	}{
+		{
+			name: "ten writes with nothing else changing",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					ws = append(ws, self(time.Duration(i)*time.Second, label))
+				}
+				return ws
+			},
+			want: []Oscillation{{Kind: NoProgress, Paths: []string{label}, Writes: 10, Window: time.Minute}},
+		},
+		{
+			name: "nine writes are fine",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 9 {
+					ws = append(ws, self(time.Duration(i)*time.Second, label))
+				}
+				return ws
+			},
+		},
+		{
+			name: "a foreign change in between is progress",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					ws = append(ws, self(time.Duration(i)*time.Second, label))
+					if i == 4 {
+						ws = append(ws, other(time.Duration(i)*time.Second+time.Millisecond, ".spec.image"))
+					}
+				}
+				return ws
+			},
+		},
+		{
+			name: "ten writes spread over more than the window",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					ws = append(ws, self(time.Duration(i)*7*time.Second, label))
+				}
+				return ws
+			},
+		},
+		{
+			name: "a self write that changes a foreign path is progress",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					w := self(time.Duration(i)*time.Second, label)
+					if i == 5 {
+						w.Foreign = []string{".spec.image"}
+					}
+					ws = append(ws, w)
+				}
+				return ws
+			},
+		},
+		{
+			name: "paths of all counted writes are named",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					p := label
+					if i%2 == 1 {
+						p = ".status.phase"
+					}
+					ws = append(ws, self(time.Duration(i)*time.Second, p))
+				}
+				return ws
+			},
+			want: []Oscillation{{Kind: NoProgress, Paths: []string{label, ".status.phase"}, Writes: 10, Window: time.Minute}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, feed(NewDetector(OscillationConfig{}), tt.writes()...))
+		})
+	}
+}
+
+func TestDetectorConfigAndZeroValue(t *testing.T) {
+	var zero Detector // defaults
+	ws := []ObservedWrite{other(0, replicas), self(time.Second, replicas), other(2*time.Second, replicas),
+		self(3*time.Second, replicas), other(4*time.Second, replicas), self(5*time.Second, replicas)}
+	require.Len(t, feed(&zero, ws...), 1)
+
+	// An injected window and thresholds.
+	d := NewDetector(OscillationConfig{Window: time.Second, FightWrites: 2, NoProgressWrites: 3})
+	require.Len(t, feed(d, ws[:4]...), 0, "re-sets 2s apart fall outside a 1s window")
+	d = NewDetector(OscillationConfig{Window: 10 * time.Second, FightWrites: 2, NoProgressWrites: 3})
+	require.Equal(t, []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 2, Window: 10 * time.Second}}, feed(d, ws[:4]...))
+	got := feed(NewDetector(OscillationConfig{NoProgressWrites: 3}), self(0, "a"), self(1, "a"), self(2, "a"))
+	require.Len(t, got, 1)
+	require.Equal(t, NoProgress, got[0].Kind)
+}
+
+func TestDetectorIdle(t *testing.T) {
+	d := NewDetector(OscillationConfig{})
+	require.True(t, d.Idle(t0))
+	d.Observe(self(0, "a"))
+	require.False(t, d.Idle(t0.Add(time.Second)))
+	require.True(t, d.Idle(t0.Add(2*time.Minute)))
+	d.Observe(other(3*time.Minute, "b"))
+	require.False(t, d.Idle(t0.Add(time.Hour)), "a pending change by another manager still counts")
+}
+
+func TestOscillationMessage(t *testing.T) {
+	o := Oscillation{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}
+	require.Equal(t, "fight: re-set .spec.replicas 3 times within 1m0s after another manager changed it", o.Message())
+	o = Oscillation{Kind: NoProgress, Paths: []string{"a", "b"}, Writes: 10, Window: time.Minute}
+	require.Equal(t, "no progress: 10 writes within 1m0s to a, b with no change to any field this manager does not own", o.Message())
+	require.Equal(t, "Fight", Fight.String())
+	require.Equal(t, "NoProgress", NoProgress.String())
+	require.Equal(t, "Unknown", OscillationKind(0).String())
+}

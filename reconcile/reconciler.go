@@ -1,0 +1,49 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+)
+
+// Reconciler makes one object match its description. Reconcile is given the
+// key of an object, reads the desired and the observed state, acts to reduce
+// the difference, and reports the outcome. The Loop never calls Reconcile
+// concurrently for the same key.
+//
+// The returned Result and error decide what happens next; the full table is
+// in the package documentation. In short: nil means done until the next hint;
+// an error is retried with capped backoff and reported as Stalled after
+// repeated failures; Terminal, Blocked and RetryAfter refine that.
+//
+// Reconcile must return when ctx ends. Its ctx carries the per-reconcile
+// timeout, the leadership fence, and cause ErrShutdown when the Loop stops.
+type Reconciler[K comparable] interface {
+	Reconcile(ctx context.Context, key K) (Result, error)
+}
+
+// Func adapts a function to a Reconciler.
+type Func[K comparable] func(ctx context.Context, key K) (Result, error)
+
+// Reconcile calls f(ctx, key).
+func (f Func[K]) Reconcile(ctx context.Context, key K) (Result, error) { return f(ctx, key) }
+
+// Result tells the Loop when to run a key again after a reconcile that
+// returned no error. The zero Result means "done: run again on the next hint
+// or resync".
+//
+// If both fields are set, RequeueAfter wins: the key runs after RequeueAfter
+// and Requeue is ignored (by then the cache holds the write anyway).
+// A negative RequeueAfter is treated as zero.
+type Result struct {
+	// Requeue asks for another pass as soon as the cache reflects the last
+	// write this reconcile made (read-your-writes), so the next pass compares
+	// against the object as written, not a stale copy. It does not count as
+	// a failure and does not reset the failure count.
+	Requeue bool
+	// RequeueAfter asks for another pass after this delay. It resets the
+	// failure count. With an error it is a lower bound on the retry delay.
+	RequeueAfter time.Duration
+}
+
+// IsZero reports whether r is the zero Result.
+func (r Result) IsZero() bool { return !r.Requeue && r.RequeueAfter <= 0 }

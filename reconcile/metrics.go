@@ -44,21 +44,29 @@ type NopMetrics struct{}
 
 // ReconcileDone implements Metrics.
 func (NopMetrics) ReconcileDone(string, string, time.Duration) {}
+
 // ReconcileError implements Metrics.
-func (NopMetrics) ReconcileError(string, bool)                 {}
+func (NopMetrics) ReconcileError(string, bool) {}
+
 // ReconcilePanic implements Metrics.
-func (NopMetrics) ReconcilePanic(string)                       {}
+func (NopMetrics) ReconcilePanic(string) {}
+
 // ActiveWorkers implements Metrics.
-func (NopMetrics) ActiveWorkers(string, int)                   {}
+func (NopMetrics) ActiveWorkers(string, int) {}
+
 // MaxConcurrency implements Metrics.
-func (NopMetrics) MaxConcurrency(string, int)                  {}
+func (NopMetrics) MaxConcurrency(string, int) {}
+
 // Converged implements Metrics.
-func (NopMetrics) Converged(string, time.Duration)             {}
+func (NopMetrics) Converged(string, time.Duration) {}
+
 // Unconverged implements Metrics.
-func (NopMetrics) Unconverged(string, int)                     {}
+func (NopMetrics) Unconverged(string, int) {}
+
 // Oscillation implements Metrics.
-func (NopMetrics) Oscillation(string, OscillationKind)         {}
+func (NopMetrics) Oscillation(string, OscillationKind) {}
+
 // Stalled implements Metrics.
-func (NopMetrics) Stalled(string, string)                      {}
+func (NopMetrics) Stalled(string, string) {}
 
 var _ Metrics = NopMetrics{}

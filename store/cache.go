@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// ListWatcher is what a Cache reads from. *Store[S, T] implements it; tests
+// and fault injectors wrap one.
+type ListWatcher[S, T any] interface {
+	// List returns one page of objects; see Store.List.
+	List(ctx context.Context, opts ListOpts) (*List[S, T], error)
+	// Watch streams the changes after fromRevision; see Store.Watch.
+	Watch(ctx context.Context, fromRevision int64) (<-chan WatchEvent[S, T], error)
+}
+
+// Cache is an informer: an in-memory copy of one kind's objects, kept
+// current by listing and then watching its ListWatcher, with indexes and
+// change handlers. Reconcilers read from a Cache and write through the
+// Store.
+//
+// Run fills and follows it: it lists (in pages), then watches from the
+// listing's revision. When the watch ends, whether with ErrExpired (history
+// gone, or the cache fell behind) or for any other reason, Run relists after
+// a backoff delay, compares the new listing with what the cache holds, and
+// reports every difference to the handlers as a synthetic Added, Modified or
+// Deleted change, so nothing that happened while the cache was blind is
+// lost. An object deleted and recreated while blind (a new UID) is reported
+// as a deletion and an addition. There is no periodic resync: the Loop owns
+// resync (use Keys or Range).
+//
+// Objects served by Get, List and ByIndex and passed to handlers are shared,
+// read-only values: a caller that wants to change one copies it first. A
+// mutation detector (WithMutationDetector) catches callers that do not.
+//
+// Before Run has completed its first listing the Cache is empty, Revision is
+// 0 and HasSynced is false. After ctx ends, Run returns and the Cache keeps
+// serving its last contents. All methods are safe for concurrent use; Run
+// may be called only once.
+type Cache[S, T any] struct {
+	src     ListWatcher[S, T]
+	cfg     cacheConfig
+	initErr error // a bad argument to NewCache, returned by Run
+
+	mu      sync.RWMutex
+	items   map[string]*Object[S, T]
+	rev     int64
+	indexes map[string]*index[S, T]
+	waitCh  chan struct{} // closed and cleared when rev advances; nil if nobody waits
+	detect  *mutationDetector[S, T]
+
+	// dispatch serializes applying a change with calling the handlers on
+	// it, so a handler added concurrently sees each object's changes in
+	// order, exactly once.
+	dispatch sync.Mutex
+	handlers []func(old, new *Object[S, T])
+
+	running atomic.Bool
+	synced  chan struct{}
+}
+
+// ErrCacheRunning is returned by a second call of Cache.Run.
+var ErrCacheRunning = errors.New("store: cache is already running")
+
+// NewCache returns an empty Cache over src; call Run to fill it. A nil src
+// or a bad option (a negative page size, an invalid backoff policy) is
+// reported by Run, which then returns an error wrapping ErrInvalid at once.
+//
+// Every Cache has the IndexOwnerUID index; AddIndex adds more.
+func NewCache[S, T any](src ListWatcher[S, T], opts ...CacheOption) *Cache[S, T] {
+	cfg, err := newCacheConfig(opts)
+	if err == nil && src == nil {
+		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", ErrInvalid)
+	}
+	c := &Cache[S, T]{
+		src:     src,
+		cfg:     cfg,
+		initErr: err,
+		items:   make(map[string]*Object[S, T]),
+		indexes: map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
+		synced:  make(chan struct{}),
+	}
+	if cfg.report != nil {
+		c.detect = newMutationDetector[S, T](cfg.report)
+	}
+	return c
+}
+
+// Get returns the cached object with this name. The object is shared and
+// must not be modified. It does not allocate.
+func (c *Cache[S, T]) Get(name string) (*Object[S, T], bool) {
+	c.mu.RLock()
+	obj, ok := c.items[name]
+	c.mu.RUnlock()
+	return obj, ok
+}
+
+// List returns the cached objects whose labels sel matches (nil matches
+// all), in name order. The objects are shared and must not be modified.
+func (c *Cache[S, T]) List(sel Selector) []*Object[S, T] {
+	c.mu.RLock()
+	out := make([]*Object[S, T], 0, len(c.items))
+	for _, obj := range c.items {
+		if sel == nil || sel.Matches(obj.Meta.Labels) {
+			out = append(out, obj)
+		}
+	}
+	c.mu.RUnlock()
+	sortByName(out)
+	return out
+}
+
+// Len returns the number of cached objects.
+func (c *Cache[S, T]) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.items)
+}
+
+// Keys returns the names of the cached objects, in name order.
+func (c *Cache[S, T]) Keys() []string {
+	c.mu.RLock()
+	out := make([]string, 0, len(c.items))
+	for name := range c.items {
+		out = append(out, name)
+	}
+	c.mu.RUnlock()
+	slices.Sort(out)
+	return out
+}
+
+// Range calls f with the name of every cached object, in name order, until
+// f returns false. It iterates over a snapshot of the names taken when it
+// starts, so f may call any method of the Cache.
+func (c *Cache[S, T]) Range(f func(name string) bool) {
+	for _, name := range c.Keys() {
+		if !f(name) {
+			return
+		}
+	}
+}
+
+// Revision returns the store revision the Cache reflects: every change up
+// to it has been applied. It is 0 before the first listing completes.
+func (c *Cache[S, T]) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// HasSynced reports whether the first listing has been applied.
+func (c *Cache[S, T]) HasSynced() bool {
+	select {
+	case <-c.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitForSync blocks until the first listing has been applied (then it
+// returns nil) or ctx ends (then it returns ctx's error).
+func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WaitFor blocks until the Cache reflects at least revision, for
+// read-your-writes: after a write returned revision r, WaitFor(ctx, r)
+// returns once Get shows that write or a later state. Progress
+// notifications count, so it returns even when r was a write to another
+// kind. It returns nil at once for a revision of 0 or below, and ctx's error
+// if ctx ends first.
+func (c *Cache[S, T]) WaitFor(ctx context.Context, revision int64) error {
+	for {
+		c.mu.Lock()
+		if c.rev >= revision {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.waitCh == nil {
+			c.waitCh = make(chan struct{})
+		}
+		ch := c.waitCh
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// setRevisionLocked advances the revision and wakes WaitFor callers.
+func (c *Cache[S, T]) setRevisionLocked(rev int64) {
+	if rev <= c.rev {
+		return
+	}
+	c.rev = rev
+	if c.waitCh != nil {
+		close(c.waitCh)
+		c.waitCh = nil
+	}
+}
+
+func sortByName[S, T any](objs []*Object[S, T]) {
+	slices.SortFunc(objs, func(a, b *Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+}

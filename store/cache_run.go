@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Run fills the Cache and keeps it current until ctx ends, then returns nil.
+// See Cache for what it does; errors from listing and watching are retried
+// with the relist backoff and never end Run. It returns an error wrapping
+// ErrInvalid at once if NewCache was given bad arguments, and
+// ErrCacheRunning if Run was called before. Every goroutine Run starts has
+// ended when it returns.
+func (c *Cache[S, T]) Run(ctx context.Context) error {
+	if c.initErr != nil {
+		return c.initErr
+	}
+	if !c.running.CompareAndSwap(false, true) {
+		return ErrCacheRunning
+	}
+	timer := c.cfg.clock.NewTimer(0)
+	defer timer.Stop()
+	failures := 0
+	for {
+		progressed := c.listAndWatch(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if progressed {
+			failures = 0
+		}
+		timer.Reset(c.cfg.policy.Delay(failures))
+		failures++
+		select {
+		case <-timer.C():
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// listAndWatch lists, applies the listing, then applies watch events until
+// the watch ends. It reports whether the watch delivered anything, which
+// resets the relist backoff.
+func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool) {
+	items, rev, err := c.listAll(ctx)
+	if err != nil {
+		return false
+	}
+	c.replace(items, rev)
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := c.src.Watch(wctx, rev)
+	if err != nil {
+		return false
+	}
+	defer func() {
+		cancel()
+		for range events { // let the source's goroutines finish
+		}
+	}()
+	for ev := range events {
+		if ev.Err != nil {
+			return progressed
+		}
+		if !ev.Progress && ev.Object == nil {
+			return progressed // malformed: treat as a broken watch
+		}
+		progressed = true
+		c.apply(ev)
+	}
+	return progressed
+}
+
+// listAll reads every page of one listing.
+func (c *Cache[S, T]) listAll(ctx context.Context) ([]*Object[S, T], int64, error) {
+	var items []*Object[S, T]
+	opts := ListOpts{Selector: Everything(), Limit: c.cfg.pageSize}
+	for {
+		page, err := c.src.List(ctx, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if page == nil {
+			return nil, 0, fmt.Errorf("%w: List returned no page", ErrInvalid)
+		}
+		items = append(items, page.Items...)
+		if page.Continue == "" {
+			return items, page.Revision, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// change is one (old, new) pair for the handlers.
+type change[S, T any] struct{ old, new *Object[S, T] }
+
+// apply applies one watch event and calls the handlers on it.
+func (c *Cache[S, T]) apply(ev WatchEvent[S, T]) {
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	c.mu.Lock()
+	if ev.Progress {
+		c.setRevisionLocked(ev.Revision)
+		c.mu.Unlock()
+		return
+	}
+	name := ev.Object.Meta.Name
+	old := c.items[name]
+	var new *Object[S, T]
+	if ev.Type == Deleted {
+		delete(c.items, name)
+	} else {
+		new = ev.Object
+		c.items[name] = new
+	}
+	var mutated []error
+	if old != nil || new != nil {
+		c.reindexLocked(name, old, new)
+		mutated = c.detect.replace(name, old, new, nil)
+	}
+	c.setRevisionLocked(ev.Revision)
+	c.mu.Unlock()
+
+	c.reportMutations(mutated)
+	if old != nil || new != nil {
+		c.notify(change[S, T]{old, new})
+	}
+}
+
+// replace makes the Cache hold exactly items, as of rev, and tells the
+// handlers what changed: deletions first, then additions and
+// modifications, each in name order. An object whose revision is unchanged
+// keeps its cached value and is not reported.
+func (c *Cache[S, T]) replace(items []*Object[S, T], rev int64) {
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	c.mu.Lock()
+	fresh := make(map[string]*Object[S, T], len(items))
+	for _, obj := range items {
+		fresh[obj.Meta.Name] = obj
+	}
+	var deleted, changed []change[S, T]
+	var mutated []error
+	for name, old := range c.items {
+		if _, ok := fresh[name]; !ok {
+			deleted = append(deleted, change[S, T]{old, nil})
+		}
+	}
+	sortChanges(deleted)
+	for _, ch := range deleted {
+		name := ch.old.Meta.Name
+		delete(c.items, name)
+		c.reindexLocked(name, ch.old, nil)
+		mutated = c.detect.replace(name, ch.old, nil, mutated)
+	}
+	for _, obj := range items {
+		name := obj.Meta.Name
+		old := c.items[name]
+		switch {
+		case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
+			mutated = c.detect.verify(name, old, mutated)
+			continue
+		case old != nil && old.Meta.UID != obj.Meta.UID:
+			// Deleted and recreated while the cache was blind.
+			deleted = append(deleted, change[S, T]{old, nil})
+			c.reindexLocked(name, old, nil)
+			mutated = c.detect.replace(name, old, nil, mutated)
+			old = nil
+		}
+		c.items[name] = obj
+		c.reindexLocked(name, old, obj)
+		mutated = c.detect.replace(name, old, obj, mutated)
+		changed = append(changed, change[S, T]{old, obj})
+	}
+	c.setRevisionLocked(rev)
+	c.mu.Unlock()
+
+	select {
+	case <-c.synced:
+	default:
+		close(c.synced)
+	}
+	c.reportMutations(mutated)
+	for _, ch := range deleted {
+		c.notify(ch)
+	}
+	for _, ch := range changed {
+		c.notify(ch)
+	}
+}
+
+func sortChanges[S, T any](chs []change[S, T]) {
+	slices.SortFunc(chs, func(a, b change[S, T]) int { return strings.Compare(a.old.Meta.Name, b.old.Meta.Name) })
+}
+
+func (c *Cache[S, T]) reportMutations(errs []error) {
+	for _, err := range errs {
+		c.cfg.report(err)
+	}
+}

@@ -1,0 +1,46 @@
+package lease_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// partition wraps a real backend and, while cut, makes every call hang
+// until its ctx ends, as a network partition does. It lets a test stop one
+// candidate's renewals without touching the others.
+type partition struct {
+	store.Backend
+	cut atomic.Bool
+}
+
+func (p *partition) hang(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (p *partition) Get(ctx context.Context, key string) (store.KV, error) {
+	if p.cut.Load() {
+		return store.KV{}, p.hang(ctx)
+	}
+	return p.Backend.Get(ctx, key)
+}
+
+func (p *partition) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if p.cut.Load() {
+		return 0, p.hang(ctx)
+	}
+	return p.Backend.Txn(ctx, conds, w)
+}
+
+// fencedWrite writes value at key with fence f as a precondition, as the
+// typed store does for a write made with a term context.
+func fencedWrite(ctx context.Context, b store.Backend, f store.Fence, key, value string) (int64, error) {
+	return b.Txn(ctx, []store.Cond{f.Cond()}, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+}

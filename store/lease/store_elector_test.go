@@ -1,0 +1,350 @@
+package lease_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+const ttl = 15 * time.Second // renew every 5s, stop at 10s, take over after 15s
+
+func newElector(t *testing.T, b store.Backend, id string, opts ...lease.Option) *lease.StoreElector {
+	t.Helper()
+	e, err := lease.New(b, "leader", id, append([]lease.Option{lease.WithTTL(ttl)}, opts...)...)
+	require.NoError(t, err)
+	return e
+}
+
+func TestNewRejectsBadArguments(t *testing.T) {
+	b := memstore.New()
+	for _, tc := range []struct {
+		name     string
+		b        store.Backend
+		key, id  string
+		opts     []lease.Option
+		contains string
+	}{
+		{"nil backend", nil, "k", "a", nil, "backend"},
+		{"empty key", b, "", "a", nil, "key"},
+		{"empty identity", b, "k", "", nil, "identity"},
+		{"zero TTL", b, "k", "a", []lease.Option{lease.WithTTL(0)}, "TTL"},
+		{"renew too slow", b, "k", "a", []lease.Option{lease.WithRenewInterval(10 * time.Second)}, "2/3"},
+		{"negative renew", b, "k", "a", []lease.Option{lease.WithRenewInterval(-1)}, "renew"},
+		{"zero retry", b, "k", "a", []lease.Option{lease.WithRetryPeriod(0)}, "retry"},
+		{"nil clock", b, "k", "a", []lease.Option{lease.WithClock(nil)}, "clock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lease.New(tc.b, tc.key, tc.id, tc.opts...)
+			require.ErrorContains(t, err, tc.contains)
+		})
+	}
+}
+
+func TestCampaignAcquiresAFreeKeyAndFencesWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memstore.New()
+		e := newElector(t, b, "a")
+		ctx, cancel := context.WithCancel(t.Context())
+		term, fence, err := e.Campaign(ctx)
+		require.NoError(t, err)
+
+		kv, err := b.Get(t.Context(), "leader")
+		require.NoError(t, err)
+		require.Equal(t, store.Fence{Key: "leader", Revision: kv.CreateRevision}, fence,
+			"the fence is the leader key's CreateRevision")
+		inCtx, ok := store.FenceFrom(term)
+		require.True(t, ok, "the term context carries the fence")
+		require.Equal(t, fence, inCtx)
+		holder, err := e.Holder(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, "a", holder)
+
+		// A minute of renewals: the key is rewritten, the fence still holds.
+		time.Sleep(time.Minute)
+		require.NoError(t, term.Err(), "renewals keep the term alive")
+		kv2, err := b.Get(t.Context(), "leader")
+		require.NoError(t, err)
+		require.Greater(t, kv2.ModRevision, kv.ModRevision, "renewals rewrote the key")
+		require.Equal(t, kv.CreateRevision, kv2.CreateRevision)
+		_, err = fencedWrite(t.Context(), b, fence, "work", "x")
+		require.NoError(t, err)
+
+		// Resigning ends the term with ctx's cause and releases the key.
+		cancel()
+		<-term.Done()
+		require.ErrorIs(t, context.Cause(term), context.Canceled)
+		synctest.Wait()
+		_, err = b.Get(t.Context(), "leader")
+		require.ErrorIs(t, err, store.ErrNotFound, "the key is released")
+		_, err = fencedWrite(t.Context(), b, fence, "work", "y")
+		require.ErrorIs(t, err, store.ErrCondFailed, "a released term's fence no longer holds")
+	})
+}
+
+func TestTakeoverAfterExpiryRejectsTheStaleFence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		pa := &partition{Backend: mem}
+		a, b := newElector(t, pa, "a"), newElector(t, mem, "b")
+		start := time.Now()
+		termA, fenceA, err := a.Campaign(t.Context())
+		require.NoError(t, err)
+
+		type won struct {
+			term  context.Context
+			fence store.Fence
+			at    time.Duration
+		}
+		bWon := make(chan won, 1)
+		go func() {
+			term, fence, err := b.Campaign(t.Context())
+			require.NoError(t, err)
+			bWon <- won{term, fence, time.Since(start)}
+		}()
+
+		pa.cut.Store(true) // a can no longer renew
+		<-termA.Done()
+		require.Equal(t, 10*time.Second, time.Since(start), "a stops at 2/3 of the TTL")
+		require.ErrorIs(t, context.Cause(termA), lease.ErrLost)
+
+		wb := <-bWon
+		require.GreaterOrEqual(t, wb.at, ttl, "b waits out the full TTL after a's last renewal")
+		require.Less(t, wb.at, ttl+lease.DefaultRetryPeriod+time.Second, "and takes over at its next look")
+		require.NotEqual(t, fenceA.Revision, wb.fence.Revision)
+
+		_, err = fencedWrite(t.Context(), mem, fenceA, "work", "from a")
+		var cf *store.CondFailedError
+		require.ErrorAs(t, err, &cf, "the store rejects the deposed leader's write")
+		require.Equal(t, fenceA.Cond(), cf.Cond)
+		_, err = fencedWrite(t.Context(), mem, wb.fence, "work", "from b")
+		require.NoError(t, err)
+		pa.cut.Store(false)
+	})
+}
+
+func TestTermEndsAtTwoThirdsTTLWhenRenewalBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pa := &partition{Backend: memstore.New()}
+		e := newElector(t, pa, "a")
+		start := time.Now()
+		term, _, err := e.Campaign(t.Context())
+		require.NoError(t, err)
+
+		time.Sleep(7 * time.Second) // the renewal at 5s succeeded
+		pa.cut.Store(true)          // the renewal at 10s hangs
+		<-term.Done()
+		require.Equal(t, 15*time.Second, time.Since(start), "2/3 TTL after the renewal that started at 5s")
+		require.ErrorIs(t, context.Cause(term), lease.ErrLost)
+		require.ErrorContains(t, context.Cause(term), "2/3")
+		synctest.Wait() // the hung renewal was cancelled: no goroutine is left behind
+	})
+}
+
+func TestTermEndsWhenTheKeyIsTakenAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		e := newElector(t, mem, "a")
+		term, _, err := e.Campaign(t.Context())
+		require.NoError(t, err)
+		// An operator deletes the key by hand.
+		_, err = mem.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: "leader"})
+		require.NoError(t, err)
+		start := time.Now()
+		<-term.Done()
+		require.Equal(t, 5*time.Second, time.Since(start), "the next renewal finds the key gone")
+		require.ErrorIs(t, context.Cause(term), lease.ErrLost)
+		require.ErrorContains(t, context.Cause(term), "taken over")
+	})
+}
+
+func TestReleaseLetsTheNextCandidateInAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []lease.Option
+		wait time.Duration // longest time b may need after a resigns
+	}{
+		{"released", nil, lease.DefaultRetryPeriod},
+		{"WithoutRelease", []lease.Option{lease.WithoutRelease()}, ttl + lease.DefaultRetryPeriod},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := memstore.New()
+				a, b := newElector(t, mem, "a", tc.opts...), newElector(t, mem, "b")
+				ctxA, resign := context.WithCancel(t.Context())
+				termA, _, err := a.Campaign(ctxA)
+				require.NoError(t, err)
+				bWon := make(chan time.Time, 1)
+				go func() {
+					_, _, err := b.Campaign(t.Context())
+					require.NoError(t, err)
+					bWon <- time.Now()
+				}()
+				time.Sleep(time.Minute)
+				resign()
+				<-termA.Done()
+				resigned := time.Now()
+				took := (<-bWon).Sub(resigned)
+				require.LessOrEqual(t, took, tc.wait)
+				if tc.opts != nil {
+					require.Greater(t, took, lease.DefaultRetryPeriod, "without release b waits for expiry")
+				}
+			})
+		})
+	}
+}
+
+func TestCampaignEndsWithCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a, b := newElector(t, mem, "a"), newElector(t, mem, "b")
+		_, _, err := a.Campaign(t.Context())
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		_, _, err = b.Campaign(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a keeps renewing, b never leads")
+	})
+}
+
+func TestCampaignAgainAfterATermEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pa := &partition{Backend: memstore.New()}
+		e := newElector(t, pa, "a")
+		term1, f1, err := e.Campaign(t.Context())
+		require.NoError(t, err)
+		pa.cut.Store(true)
+		<-term1.Done()
+		pa.cut.Store(false)
+		// The stale key names us: the next Campaign takes it back at once,
+		// with a new fence.
+		start := time.Now()
+		term2, f2, err := e.Campaign(t.Context())
+		require.NoError(t, err)
+		require.Zero(t, time.Since(start))
+		require.NoError(t, term2.Err())
+		require.NotEqual(t, f1, f2)
+	})
+}
+
+// Several candidates, each sometimes partitioned away or resigning, over a
+// long virtual run: no two terms ever overlap in time, and the store accepts
+// a fenced write only if no other term began between the writer's
+// acquisition and the write, including "zombie" writes a deposed leader
+// makes after its term ended.
+func TestOnlyOneLeaderAtATime(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { oneLeaderRun(t, seed) })
+		})
+	}
+}
+
+type term struct {
+	id         int
+	start, end time.Time
+	fence      int64   // acquisition revision
+	writes     []int64 // revisions of accepted fenced writes
+	zombie     bool    // the write made after the term ended was accepted
+	zombieTry  bool
+}
+
+func oneLeaderRun(t *testing.T, seed uint64) {
+	mem := memstore.New()
+	const candidates = 4
+	terms := make(chan term, 1000)
+	ctx, stop := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer stop()
+	done := make(chan struct{})
+	for i := range candidates {
+		pa := &partition{Backend: mem}
+		e := newElector(t, pa, string(rune('a'+i)))
+		rnd := rand.New(rand.NewPCG(seed, uint64(i)))
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for ctx.Err() == nil {
+				cctx, resign := context.WithCancel(ctx)
+				tc, fence, err := e.Campaign(cctx)
+				if err != nil {
+					resign()
+					return
+				}
+				tm := term{id: i, start: time.Now(), fence: fence.Revision}
+				// Work: a fenced write every second until the term ends.
+				// Sometimes we resign, sometimes the network fails.
+				trouble := time.After(time.Duration(rnd.IntN(40)) * time.Second)
+			work:
+				for {
+					select {
+					case <-tc.Done():
+						break work
+					case <-trouble:
+						if rnd.IntN(2) == 0 {
+							resign()
+						} else {
+							pa.cut.Store(true)
+						}
+					case <-time.After(time.Second):
+						if rev, err := fencedWrite(tc, mem, fence, "work", "w"); err == nil {
+							tm.writes = append(tm.writes, rev)
+						}
+					}
+				}
+				tm.end = time.Now()
+				resign()
+				// A zombie: after a pause, write with the old fence anyway.
+				time.Sleep(time.Duration(rnd.IntN(30)) * time.Second)
+				if rnd.IntN(2) == 0 {
+					tm.zombieTry = true
+					if rev, err := fencedWrite(context.Background(), mem, fence, "work", "zombie"); err == nil {
+						tm.zombie = true
+						tm.writes = append(tm.writes, rev)
+					} else {
+						require.ErrorIs(t, err, store.ErrCondFailed)
+					}
+				}
+				terms <- tm
+				pa.cut.Store(false)
+			}
+		}()
+	}
+	for range candidates {
+		<-done
+	}
+	close(terms)
+	var all []term
+	for tm := range terms {
+		all = append(all, tm)
+	}
+	require.Greater(t, len(all), 10, "leadership changed hands many times")
+	slices.SortFunc(all, func(a, b term) int { return a.start.Compare(b.start) })
+	rejected := 0
+	for i, tm := range all {
+		if i > 0 {
+			prev := all[i-1]
+			require.False(t, tm.start.Before(prev.end),
+				"term of %c starting at %v overlaps term of %c ending at %v", 'a'+tm.id, tm.start, 'a'+prev.id, prev.end)
+		}
+		next := int64(1 << 62)
+		if i+1 < len(all) {
+			next = all[i+1].fence
+		}
+		for _, w := range tm.writes {
+			require.True(t, tm.fence < w && w < next,
+				"write at %d under fence %d accepted after the next term began at %d", w, tm.fence, next)
+		}
+		if tm.zombieTry && !tm.zombie {
+			rejected++
+		}
+	}
+	require.Positive(t, rejected, "some zombie writes were fenced off")
+}

@@ -1,0 +1,73 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+func TestCacheMutationDetector(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var reported []error
+		report := func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, err)
+		}
+		src := newScripted(10, mkObj("a", "ua", 3, map[string]string{"app": "web"}), mkObj("b", "ub", 4, nil), mkObj("c", "uc", 5, nil))
+		c := store.NewCache(src, store.WithMutationDetector(report))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		require.NoError(t, c.Check(), "nothing modified yet")
+
+		a, _ := c.Get("a")
+		a.Meta.Labels["app"] = "db" // a caller modifies a shared object
+		b, _ := c.Get("b")
+		b.Spec.Replicas = 3
+
+		err := c.Check()
+		var me *store.MutationError
+		require.ErrorAs(t, err, &me)
+		require.ErrorContains(t, err, `"a" (revision 3) was modified`)
+		require.ErrorContains(t, err, `"b" (revision 4) was modified`)
+
+		// The next event for a modified object reports it too.
+		w := <-src.streams
+		w.send(modified(a, mkObj("a", "ua", 11, nil)))
+		synctest.Wait()
+		mu.Lock()
+		require.Len(t, reported, 1)
+		require.True(t, errors.As(reported[0], &me))
+		require.Equal(t, "a", me.Name)
+		mu.Unlock()
+
+		// A relist checks every object it keeps: b is reported.
+		src.set(20, mkObj("a", "ua", 11, nil), mkObj("b", "ub", 4, nil), mkObj("c", "uc", 5, nil))
+		w.send(expired(11))
+		<-src.streams
+		mu.Lock()
+		require.Len(t, reported, 2)
+		require.True(t, errors.As(reported[1], &me))
+		require.Equal(t, "b", me.Name)
+		mu.Unlock()
+	})
+}
+
+func TestCacheMutationDetectorOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		a, _ := c.Get("a")
+		a.Spec.Image = "changed"
+		require.NoError(t, c.Check(), "Check is a no-op without the detector")
+	})
+}

@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"slices"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+func TestCacheIndexes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		web := map[string]string{"app": "web", "tier": "front"}
+		db := map[string]string{"app": "db"}
+		src := newScripted(10,
+			mkObj("a", "ua", 3, web, "owner1"),
+			mkObj("b", "ub", 4, web, "owner1", "owner2"),
+			mkObj("c", "uc", 5, db, "owner2"),
+			mkObj("d", "ud", 6, nil))
+		c := store.NewCache(src)
+		require.NoError(t, c.AddLabelIndex("app"), "an index added before Run")
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		// An index added after the first listing is built over the contents.
+		require.NoError(t, c.AddIndex("image", func(o *obj) []string {
+			if o.Spec.Image == "" {
+				return []string{"none", "none"} // duplicates count once
+			}
+			return []string{o.Spec.Image}
+		}))
+
+		require.Equal(t, []string{"a", "b"}, names(c.ByIndex(store.IndexOwnerUID, "owner1")))
+		require.Equal(t, []string{"b", "c"}, names(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Equal(t, []string{"a", "b"}, names(c.ByLabel("app", "web")), "indexed")
+		require.Equal(t, []string{"a", "b"}, names(c.ByLabel("tier", "front")), "scanned")
+		require.Equal(t, []string{"a", "b", "c", "d"}, names(c.ByIndex("image", "none")))
+		require.Nil(t, c.ByIndex("no such index", "x"))
+		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "nobody"))
+
+		// Changes move objects between index values.
+		w := <-src.streams
+		a, _ := c.Get("a")
+		a2 := mkObj("a", "ua", 11, db, "owner2")
+		a2.Spec.Image = "nginx"
+		w.send(modified(a, a2))
+		b, _ := c.Get("b")
+		w.send(deleted(b, 12))
+		synctest.Wait()
+		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "owner1"))
+		require.Equal(t, []string{"a", "c"}, names(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Equal(t, []string{"a", "c"}, names(c.ByLabel("app", "db")))
+		require.Empty(t, c.ByLabel("app", "web"))
+		require.Equal(t, []string{"a"}, names(c.ByIndex("image", "nginx")))
+		require.Equal(t, []string{"c", "d"}, names(c.ByIndex("image", "none")))
+
+		for _, bad := range []struct {
+			name string
+			fn   store.IndexFunc[spec, status]
+		}{
+			{"", func(*obj) []string { return nil }},
+			{"x", nil},
+			{store.IndexOwnerUID, func(*obj) []string { return nil }},
+			{store.LabelIndexName("app"), func(*obj) []string { return nil }},
+		} {
+			require.ErrorIs(t, c.AddIndex(bad.name, bad.fn), store.ErrInvalid, "AddIndex(%q)", bad.name)
+		}
+	})
+}
+
+// A value that files many objects switches from a slice to a map; adding
+// and removing across that boundary keeps the index exact.
+func TestCacheIndexLargeValues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var objs []*obj
+		var want []string
+		for i := range 40 {
+			name := string(rune('a'+i/26)) + string(rune('a'+i%26))
+			objs = append(objs, mkObj(name, "u"+name, int64(i+1), nil, "boss"))
+			want = append(want, name)
+		}
+		src := newScripted(100, objs...)
+		c := store.NewCache(src)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		require.Equal(t, want, names(c.ByIndex(store.IndexOwnerUID, "boss")))
+
+		w := <-src.streams
+		for i, o := range objs[:30] {
+			cur, _ := c.Get(o.Meta.Name)
+			w.send(deleted(cur, int64(101+i)))
+		}
+		synctest.Wait()
+		require.Equal(t, want[30:], names(c.ByIndex(store.IndexOwnerUID, "boss")))
+		for i, o := range objs[:5] {
+			w.send(added(mkObj(o.Meta.Name, "new"+o.Meta.Name, int64(200+i), nil, "boss")))
+		}
+		synctest.Wait()
+		require.Equal(t, slices.Concat(want[:5], want[30:]), names(c.ByIndex(store.IndexOwnerUID, "boss")))
+	})
+}

@@ -40,7 +40,7 @@ func TestCacheMutationDetector(t *testing.T) {
 
 		// The next event for a modified object reports it too.
 		w := <-src.streams
-		w.send(modified(a, mkObj("a", "ua", 11, nil)))
+		w.send(evModified(a, mkObj("a", "ua", 11, nil)))
 		synctest.Wait()
 		mu.Lock()
 		require.Len(t, reported, 1)
@@ -50,7 +50,7 @@ func TestCacheMutationDetector(t *testing.T) {
 
 		// A relist checks every object it keeps: b is reported.
 		src.set(20, mkObj("a", "ua", 11, nil), mkObj("b", "ub", 4, nil), mkObj("c", "uc", 5, nil))
-		w.send(expired(11))
+		w.send(evExpired(11))
 		<-src.streams
 		mu.Lock()
 		require.Len(t, reported, 2)

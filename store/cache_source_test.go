@@ -11,19 +11,19 @@ import (
 )
 
 // Test types shared by the cache tests.
-type spec struct {
+type cacheSpec struct {
 	Image    string `json:"image"`
 	Replicas int    `json:"replicas"`
 }
 
-type status struct {
+type cacheStatus struct {
 	Ready int `json:"ready"`
 }
 
-type obj = store.Object[spec, status]
+type cobj = store.Object[cacheSpec, cacheStatus]
 
-func mkObj(name, uid string, rev int64, labels map[string]string, owners ...string) *obj {
-	o := &obj{Meta: store.Meta{Kind: "Widget", Name: name, UID: uid, Labels: labels, Revision: rev}}
+func mkObj(name, uid string, rev int64, labels map[string]string, owners ...string) *cobj {
+	o := &cobj{Meta: store.Meta{Kind: "Widget", Name: name, UID: uid, Labels: labels, Revision: rev}}
 	for _, u := range owners {
 		o.Meta.Owners = append(o.Meta.Owners, store.OwnerRef{Kind: "Owner", Name: "o-" + u, UID: u})
 	}
@@ -36,7 +36,7 @@ func mkObj(name, uid string, rev int64, labels map[string]string, owners ...stri
 // store: it knows nothing of revisions beyond what the test gives it.
 type scriptedSource struct {
 	mu      sync.Mutex
-	objs    []*obj
+	objs    []*cobj
 	rev     int64
 	listErr error
 	lists   int
@@ -46,20 +46,20 @@ type scriptedSource struct {
 type stream struct {
 	from int64
 	ctx  context.Context
-	ch   chan store.WatchEvent[spec, status]
+	ch   chan store.WatchEvent[cacheSpec, cacheStatus]
 }
 
-func newScripted(rev int64, objs ...*obj) *scriptedSource {
+func newScripted(rev int64, objs ...*cobj) *scriptedSource {
 	s := &scriptedSource{streams: make(chan *stream, 16)}
 	s.set(rev, objs...)
 	return s
 }
 
-func (s *scriptedSource) set(rev int64, objs ...*obj) {
+func (s *scriptedSource) set(rev int64, objs ...*cobj) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.objs = slices.Clone(objs)
-	slices.SortFunc(s.objs, func(a, b *obj) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+	slices.SortFunc(s.objs, func(a, b *cobj) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
 	s.rev = rev
 }
 
@@ -75,7 +75,7 @@ func (s *scriptedSource) listCount() int {
 	return s.lists
 }
 
-func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.List[spec, status], error) {
+func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.List[cacheSpec, cacheStatus], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lists++
@@ -84,7 +84,7 @@ func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.
 	}
 	start := 0
 	if opts.Continue != "" {
-		start = slices.IndexFunc(s.objs, func(o *obj) bool { return o.Meta.Name > opts.Continue })
+		start = slices.IndexFunc(s.objs, func(o *cobj) bool { return o.Meta.Name > opts.Continue })
 		if start < 0 {
 			start = len(s.objs)
 		}
@@ -93,7 +93,7 @@ func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.
 	if opts.Limit > 0 && start+opts.Limit < end {
 		end = start + opts.Limit
 	}
-	out := &store.List[spec, status]{Revision: s.rev}
+	out := &store.List[cacheSpec, cacheStatus]{Revision: s.rev}
 	for _, o := range s.objs[start:end] {
 		cp := *o // a fresh decode, as the Store gives
 		out.Items = append(out.Items, &cp)
@@ -104,15 +104,15 @@ func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.
 	return out, nil
 }
 
-func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[spec, status], error) {
-	st := &stream{from: from, ctx: ctx, ch: make(chan store.WatchEvent[spec, status])}
+func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[cacheSpec, cacheStatus], error) {
+	st := &stream{from: from, ctx: ctx, ch: make(chan store.WatchEvent[cacheSpec, cacheStatus])}
 	select {
 	case s.streams <- st:
 	default:
 		return nil, errors.New("scripted: too many unclaimed watches")
 	}
 	// Close the stream when the cache cancels it, as a Store does.
-	out := make(chan store.WatchEvent[spec, status])
+	out := make(chan store.WatchEvent[cacheSpec, cacheStatus])
 	go func() {
 		defer close(out)
 		for {
@@ -135,26 +135,26 @@ func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.Wa
 }
 
 // send delivers ev to the cache; it blocks until the cache took it.
-func (st *stream) send(ev store.WatchEvent[spec, status]) { st.ch <- ev }
+func (st *stream) send(ev store.WatchEvent[cacheSpec, cacheStatus]) { st.ch <- ev }
 
-func added(o *obj) store.WatchEvent[spec, status] {
-	return store.WatchEvent[spec, status]{Type: store.Added, Object: o, Revision: o.Meta.Revision}
+func evAdded(o *cobj) store.WatchEvent[cacheSpec, cacheStatus] {
+	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Added, Object: o, Revision: o.Meta.Revision}
 }
 
-func modified(prev, o *obj) store.WatchEvent[spec, status] {
-	return store.WatchEvent[spec, status]{Type: store.Modified, Object: o, Prev: prev, Revision: o.Meta.Revision}
+func evModified(prev, o *cobj) store.WatchEvent[cacheSpec, cacheStatus] {
+	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Modified, Object: o, Prev: prev, Revision: o.Meta.Revision}
 }
 
-func deleted(prev *obj, rev int64) store.WatchEvent[spec, status] {
+func evDeleted(prev *cobj, rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
 	gone := *prev
 	gone.Meta.Revision = rev
-	return store.WatchEvent[spec, status]{Type: store.Deleted, Object: &gone, Prev: prev, Revision: rev}
+	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Deleted, Object: &gone, Prev: prev, Revision: rev}
 }
 
-func progress(rev int64) store.WatchEvent[spec, status] {
-	return store.WatchEvent[spec, status]{Progress: true, Revision: rev}
+func evProgress(rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
+	return store.WatchEvent[cacheSpec, cacheStatus]{Progress: true, Revision: rev}
 }
 
-func expired(rev int64) store.WatchEvent[spec, status] {
-	return store.WatchEvent[spec, status]{Revision: rev, Err: store.ErrExpired}
+func evExpired(rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
+	return store.WatchEvent[cacheSpec, cacheStatus]{Revision: rev, Err: store.ErrExpired}
 }

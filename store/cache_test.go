@@ -20,7 +20,7 @@ var fixedBackoff = backoff.Policy{Base: time.Second, Factor: 2, Cap: time.Minute
 
 // startCache runs c until the returned stop is called; stop checks that Run
 // returned nil.
-func startCache(t *testing.T, c *store.Cache[spec, status]) (stop func()) {
+func startCache(t *testing.T, c *store.Cache[cacheSpec, cacheStatus]) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -37,7 +37,7 @@ type recorder struct {
 	calls []string
 }
 
-func (r *recorder) handle(old, new *obj) {
+func (r *recorder) handle(old, new *cobj) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -58,7 +58,7 @@ func (r *recorder) take() []string {
 	return out
 }
 
-func names(objs []*obj) []string {
+func objNames(objs []*cobj) []string {
 	out := []string{}
 	for _, o := range objs {
 		out = append(out, o.Meta.Name)
@@ -88,11 +88,11 @@ func TestCacheListsThenWatchesFromTheListRevision(t *testing.T) {
 
 		a, _ := c.Get("a")
 		a2 := mkObj("a", "ua", 11, map[string]string{"app": "web"})
-		w.send(modified(a, a2))
-		w.send(added(mkObj("d", "ud", 12, nil)))
+		w.send(evModified(a, a2))
+		w.send(evAdded(mkObj("d", "ud", 12, nil)))
 		b, _ := c.Get("b")
-		w.send(deleted(b, 13))
-		w.send(progress(20))
+		w.send(evDeleted(b, 13))
+		w.send(evProgress(20))
 		synctest.Wait()
 
 		require.Equal(t, []string{"mod a@3->11", "add d@12", "del b@5"}, rec.take())
@@ -102,8 +102,8 @@ func TestCacheListsThenWatchesFromTheListRevision(t *testing.T) {
 		require.Same(t, a2, got, "the cache serves the watched object itself")
 		_, ok = c.Get("b")
 		require.False(t, ok)
-		require.Equal(t, []string{"a", "c", "d"}, names(c.List(nil)))
-		require.Equal(t, []string{"a"}, names(c.List(labelIs{"app", "web"})))
+		require.Equal(t, []string{"a", "c", "d"}, objNames(c.List(nil)))
+		require.Equal(t, []string{"a"}, objNames(c.List(labelIs{"app", "web"})))
 		require.Equal(t, 3, c.Len())
 	})
 }
@@ -133,7 +133,7 @@ func TestCacheRelistEmitsWhatChangedWhileBlind(t *testing.T) {
 		// recreated (new UID), d added, e untouched.
 		src.set(30, mkObj("a", "ua", 21, nil), mkObj("c", "uc2", 23, nil), mkObj("d", "ud", 24, nil), mkObj("e", "ue", 6, nil))
 		start := time.Now()
-		w.send(expired(10))
+		w.send(evExpired(10))
 		w2 := <-src.streams
 		require.Equal(t, time.Second, time.Since(start), "the first relist waits Delay(0) of the backoff")
 		require.Equal(t, int64(30), w2.from, "the new watch starts at the relist's revision")
@@ -176,12 +176,12 @@ func TestCacheRelistsAfterABrokenWatchWithGrowingBackoff(t *testing.T) {
 		src.set(40, mkObj("a", "ua", 33, nil))
 		w2 := <-src.streams
 		require.Equal(t, int64(40), w2.from)
-		w2.send(progress(41))
+		w2.send(evProgress(41))
 		synctest.Wait()
 		// A watch that delivered something resets the backoff: next relist
 		// after 1s again.
 		start = time.Now()
-		w2.send(expired(41))
+		w2.send(evExpired(41))
 		<-src.streams
 		require.Equal(t, time.Second, time.Since(start))
 	})
@@ -200,14 +200,14 @@ func TestCacheWaitFor(t *testing.T) {
 
 		done := make(chan error, 1)
 		go func() { done <- c.WaitFor(t.Context(), 15) }()
-		w.send(added(mkObj("b", "ub", 12, nil)))
+		w.send(evAdded(mkObj("b", "ub", 12, nil)))
 		synctest.Wait()
 		select {
 		case err := <-done:
 			t.Fatalf("WaitFor(15) returned %v at revision 12", err)
 		default:
 		}
-		w.send(progress(15))
+		w.send(evProgress(15))
 		require.NoError(t, <-done, "a progress event reaching 15 releases the waiter")
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -218,7 +218,7 @@ func TestCacheWaitFor(t *testing.T) {
 
 func TestCacheRunContract(t *testing.T) {
 	t.Run("nil source", func(t *testing.T) {
-		c := store.NewCache[spec, status](nil)
+		c := store.NewCache[cacheSpec, cacheStatus](nil)
 		require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
 	})
 	t.Run("bad options", func(t *testing.T) {
@@ -261,7 +261,7 @@ func TestCacheHandlerAddedLateReplaysCurrentObjects(t *testing.T) {
 		require.Equal(t, []string{"add a@3", "add b@4"}, rec.take())
 		w := <-src.streams
 		a, _ := c.Get("a")
-		w.send(deleted(a, 11))
+		w.send(evDeleted(a, 11))
 		synctest.Wait()
 		require.Equal(t, []string{"del a@3"}, rec.take())
 	})

@@ -25,18 +25,18 @@ func TestCacheIndexes(t *testing.T) {
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
 		// An index added after the first listing is built over the contents.
-		require.NoError(t, c.AddIndex("image", func(o *obj) []string {
+		require.NoError(t, c.AddIndex("image", func(o *cobj) []string {
 			if o.Spec.Image == "" {
 				return []string{"none", "none"} // duplicates count once
 			}
 			return []string{o.Spec.Image}
 		}))
 
-		require.Equal(t, []string{"a", "b"}, names(c.ByIndex(store.IndexOwnerUID, "owner1")))
-		require.Equal(t, []string{"b", "c"}, names(c.ByIndex(store.IndexOwnerUID, "owner2")))
-		require.Equal(t, []string{"a", "b"}, names(c.ByLabel("app", "web")), "indexed")
-		require.Equal(t, []string{"a", "b"}, names(c.ByLabel("tier", "front")), "scanned")
-		require.Equal(t, []string{"a", "b", "c", "d"}, names(c.ByIndex("image", "none")))
+		require.Equal(t, []string{"a", "b"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner1")))
+		require.Equal(t, []string{"b", "c"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Equal(t, []string{"a", "b"}, objNames(c.ByLabel("app", "web")), "indexed")
+		require.Equal(t, []string{"a", "b"}, objNames(c.ByLabel("tier", "front")), "scanned")
+		require.Equal(t, []string{"a", "b", "c", "d"}, objNames(c.ByIndex("image", "none")))
 		require.Nil(t, c.ByIndex("no such index", "x"))
 		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "nobody"))
 
@@ -45,25 +45,25 @@ func TestCacheIndexes(t *testing.T) {
 		a, _ := c.Get("a")
 		a2 := mkObj("a", "ua", 11, db, "owner2")
 		a2.Spec.Image = "nginx"
-		w.send(modified(a, a2))
+		w.send(evModified(a, a2))
 		b, _ := c.Get("b")
-		w.send(deleted(b, 12))
+		w.send(evDeleted(b, 12))
 		synctest.Wait()
 		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "owner1"))
-		require.Equal(t, []string{"a", "c"}, names(c.ByIndex(store.IndexOwnerUID, "owner2")))
-		require.Equal(t, []string{"a", "c"}, names(c.ByLabel("app", "db")))
+		require.Equal(t, []string{"a", "c"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Equal(t, []string{"a", "c"}, objNames(c.ByLabel("app", "db")))
 		require.Empty(t, c.ByLabel("app", "web"))
-		require.Equal(t, []string{"a"}, names(c.ByIndex("image", "nginx")))
-		require.Equal(t, []string{"c", "d"}, names(c.ByIndex("image", "none")))
+		require.Equal(t, []string{"a"}, objNames(c.ByIndex("image", "nginx")))
+		require.Equal(t, []string{"c", "d"}, objNames(c.ByIndex("image", "none")))
 
 		for _, bad := range []struct {
 			name string
-			fn   store.IndexFunc[spec, status]
+			fn   store.IndexFunc[cacheSpec, cacheStatus]
 		}{
-			{"", func(*obj) []string { return nil }},
+			{"", func(*cobj) []string { return nil }},
 			{"x", nil},
-			{store.IndexOwnerUID, func(*obj) []string { return nil }},
-			{store.LabelIndexName("app"), func(*obj) []string { return nil }},
+			{store.IndexOwnerUID, func(*cobj) []string { return nil }},
+			{store.LabelIndexName("app"), func(*cobj) []string { return nil }},
 		} {
 			require.ErrorIs(t, c.AddIndex(bad.name, bad.fn), store.ErrInvalid, "AddIndex(%q)", bad.name)
 		}
@@ -74,7 +74,7 @@ func TestCacheIndexes(t *testing.T) {
 // and removing across that boundary keeps the index exact.
 func TestCacheIndexLargeValues(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var objs []*obj
+		var objs []*cobj
 		var want []string
 		for i := range 40 {
 			name := string(rune('a'+i/26)) + string(rune('a'+i%26))
@@ -86,19 +86,19 @@ func TestCacheIndexLargeValues(t *testing.T) {
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
-		require.Equal(t, want, names(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, want, objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
 
 		w := <-src.streams
 		for i, o := range objs[:30] {
 			cur, _ := c.Get(o.Meta.Name)
-			w.send(deleted(cur, int64(101+i)))
+			w.send(evDeleted(cur, int64(101+i)))
 		}
 		synctest.Wait()
-		require.Equal(t, want[30:], names(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, want[30:], objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
 		for i, o := range objs[:5] {
-			w.send(added(mkObj(o.Meta.Name, "new"+o.Meta.Name, int64(200+i), nil, "boss")))
+			w.send(evAdded(mkObj(o.Meta.Name, "new"+o.Meta.Name, int64(200+i), nil, "boss")))
 		}
 		synctest.Wait()
-		require.Equal(t, slices.Concat(want[:5], want[30:]), names(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, slices.Concat(want[:5], want[30:]), objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
 	})
 }

@@ -1,0 +1,83 @@
+// Package ownership is steady's field-ownership merge engine: server-side
+// apply with the semantics of Kubernetes (sigs.k8s.io/structured-merge-diff)
+// on JSON-like Go trees, with no Kubernetes dependency.
+//
+// An object is a tree: map[string]any, []any, string, bool, numbers and
+// nil. Its ownership record, Managed, lists for each manager the Set of
+// field paths it owns. Two writes exist:
+//
+//   - Apply(live, config, manager, managed): the manager declares the fields
+//     it wants. Its set becomes exactly the fields in config; values it
+//     changes that another manager owns are a *ConflictError (nothing is
+//     written) unless Force is given; fields it stops applying are removed
+//     unless someone else still owns them; equal values are shared.
+//   - Update(old, new, manager, managed): an ordinary write. It never
+//     conflicts; the manager owns what it changed, and others lose it.
+//
+// Both return a Result: the new object and ownership, and whether anything
+// changed, so that a store writes only when needed. Re-applying the same
+// config reports Changed == false.
+//
+// # Paths and sets
+//
+// Paths are diff.Path values. Map keys are fields (.spec.replicas), items of
+// keyed lists are addressed by their keys (.spec.ports[port=80,protocol="TCP"])
+// and items of sets by value (.spec.tags[="a"]). A Set is an immutable trie
+// of such paths with a compact text encoding (Set.Encode, DecodeSet) for
+// storage; three managers owning interleaved fields of a Pod-sized object
+// encode in about a quarter of the object's JSON size.
+//
+// # Schema
+//
+// Without a schema, maps are granular (merged and owned key by key) and
+// lists atomic (replaced and owned whole). A Schema, from struct tags
+// (SchemaFor: `steady:"set"`, `steady:"keys=name,protocol"`,
+// `steady:"atomic"`) or from path patterns (NewSchema), makes a list a set
+// or a keyed list, or a map atomic. Pass it with WithSchema; a typed config
+// brings its own.
+//
+// # Typed values
+//
+// A config may be a typed value. It is converted with encoding/json
+// (ToTree), and the fields present after encoding are the fields applied.
+// A non-pointer field without omitempty is always present, so it is always
+// claimed, zero or not. Make optional fields pointers with omitempty: nil
+// leaves the field out (unclaimed, and pruned if this manager owned it
+// before), a pointer to a zero value applies that zero.
+//
+// # Null
+//
+// In an applied config, null means "not applied": a field whose value is
+// null is neither written nor claimed, exactly as if it were absent, and a
+// map whose entries are all null is an empty map. This matches encoding/json
+// (a nil pointer or slice without omitempty encodes as null) so typed
+// configs do not claim fields they leave unset. To delete a field, stop
+// applying it (it is pruned unless another manager owns it) or use Update.
+// Kubernetes instead lets an applied null claim a field; steady does not,
+// so that every owned field exists in the object. In a stored object and in
+// Update, null is an ordinary value.
+//
+// # Where steady differs from structured-merge-diff
+//
+//   - Null in applied configs, as above.
+//   - A manager's own Update entry never conflicts with its Apply; an apply
+//     that changes such fields takes them from the Update entry.
+//   - A type change (a map replaced by a scalar, say) conflicts with every
+//     other manager owning the path or anything below it; structured-merge-diff
+//     reaches the same result through its schema.
+//   - Merged keyed lists and sets keep the live order and append new items
+//     in config order, instead of following the config's order. Order never
+//     makes a re-apply write.
+//   - Interior maps are never members of a set by themselves (structured-merge-diff
+//     deduces map keys as members without a schema); only leaves, empty
+//     maps, atomic values and list items are. This keeps sets small.
+//   - Keyed lists and sets must not hold duplicate items in a config or in
+//     an Update's new object; it is an error rather than a special case.
+//
+// # Performance
+//
+// Apply walks live, config, the applier's last set and every other set
+// together, once, building the new set as it goes; it allocates per map it
+// changes and per list item it identifies, not per leaf. See the package
+// benchmarks.
+package ownership

@@ -1,0 +1,288 @@
+package ownership
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Encode returns the set's compact text form. It is deterministic (equal
+// sets encode identically) and round-trip stable: DecodeSet(s.Encode())
+// equals s. The empty set encodes as "".
+//
+// The form is a trie: siblings are separated by commas, a node's children
+// follow it in parentheses. Field names are bare when they are identifiers
+// (as in diff paths) and quoted otherwise; list items use the diff path
+// bracket notation. A node without children is a member. A node with
+// children is a member when it is a list item and not when it is a field;
+// "!" after a node marks the opposite. For example
+//
+//	metadata(labels(app)),spec(ports([port=80](port,protocol)),replicas)
+//
+// holds .metadata.labels.app, .spec.replicas, the item .spec.ports[port=80]
+// and that item's two fields.
+func (s *Set) Encode() string {
+	if s.Empty() {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(len(s.nodes) * 8)
+	s.encodeKids(&b, 0)
+	return b.String()
+}
+
+func (s *Set) encodeKids(b *strings.Builder, i int32) {
+	var scratch [64]byte
+	n := s.nodes[i]
+	for c := n.lo; c < n.hi; c++ {
+		if c > n.lo {
+			b.WriteByte(',')
+		}
+		k := s.nodes[c]
+		switch k.kind {
+		case elemField:
+			b.Write(appendName(scratch[:0], k.name))
+		case elemKey:
+			b.WriteByte('[')
+			b.WriteString(k.name)
+			b.WriteByte(']')
+		case elemValue:
+			b.WriteString("[=")
+			b.WriteString(k.name)
+			b.WriteByte(']')
+		}
+		if k.lo == k.hi {
+			continue
+		}
+		if k.member != (k.kind != elemField) {
+			b.WriteByte('!')
+		}
+		b.WriteByte('(')
+		s.encodeKids(b, c)
+		b.WriteByte(')')
+	}
+}
+
+// DecodeSet parses the form Encode produces. Non-canonical spellings of
+// numbers and strings inside items are normalized. It returns an error that
+// gives the offset of the first problem; "" decodes as the empty set.
+func DecodeSet(text string) (*Set, error) {
+	if text == "" {
+		return &Set{}, nil
+	}
+	d := decoder{s: text}
+	d.b.reset()
+	d.b.nodes = growNodes(d.b.nodes, len(text)/6)
+	if err := d.kids(0, 0); err != nil {
+		return nil, err
+	}
+	if d.i != len(d.s) {
+		return nil, d.errorf("unexpected %q", d.s[d.i])
+	}
+	s, dup := d.b.freeze()
+	if dup >= 0 {
+		return nil, fmt.Errorf("ownership: invalid field set: duplicate element %q", d.b.nodes[dup].name)
+	}
+	return s, nil
+}
+
+func growNodes(n []bnode, extra int) []bnode {
+	if extra > cap(n)-len(n) {
+		m := make([]bnode, len(n), len(n)+extra)
+		copy(m, n)
+		return m
+	}
+	return n
+}
+
+type decoder struct {
+	s   string
+	i   int
+	b   builder
+	buf []byte
+}
+
+func (d *decoder) errorf(format string, args ...any) error {
+	return fmt.Errorf("ownership: invalid field set at offset %d: %s", d.i, fmt.Sprintf(format, args...))
+}
+
+const maxDecodeDepth = 1000
+
+// kids parses a comma-separated list of children of parent.
+func (d *decoder) kids(parent int32, depth int) error {
+	if depth > maxDecodeDepth {
+		return d.errorf("nested too deeply")
+	}
+	for {
+		if err := d.child(parent, depth); err != nil {
+			return err
+		}
+		if d.i < len(d.s) && d.s[d.i] == ',' {
+			d.i++
+			continue
+		}
+		return nil
+	}
+}
+
+func (d *decoder) child(parent int32, depth int) error {
+	if d.i >= len(d.s) {
+		return d.errorf("missing element")
+	}
+	var kind uint8
+	var name string
+	var err error
+	switch c := d.s[d.i]; {
+	case c == '"':
+		kind = elemField
+		name, err = d.quoted()
+	case c == '[':
+		kind, name, err = d.item()
+	default:
+		kind = elemField
+		start := d.i
+		for d.i < len(d.s) && !strings.ContainsRune(",()[]!\"", rune(d.s[d.i])) {
+			d.i++
+		}
+		name = d.s[start:d.i]
+		if !isIdent(name) {
+			d.i = start
+			return d.errorf("invalid name %q", name)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	flip := false
+	if d.i < len(d.s) && d.s[d.i] == '!' {
+		flip = true
+		d.i++
+	}
+	n := d.b.add(parent, kind, name, false)
+	if d.i < len(d.s) && d.s[d.i] == '(' {
+		d.i++
+		if err := d.kids(n, depth+1); err != nil {
+			return err
+		}
+		if d.i >= len(d.s) || d.s[d.i] != ')' {
+			return d.errorf("missing )")
+		}
+		d.i++
+		d.b.nodes[n].member = (kind != elemField) != flip
+		return nil
+	}
+	if flip {
+		return d.errorf("! on a node without children")
+	}
+	d.b.nodes[n].member = true
+	return nil
+}
+
+// quoted reads a Go-quoted string at d.i.
+func (d *decoder) quoted() (string, error) {
+	q, err := strconv.QuotedPrefix(d.s[d.i:])
+	if err != nil {
+		return "", d.errorf("bad quoted string")
+	}
+	v, err := strconv.Unquote(q)
+	if err != nil {
+		return "", d.errorf("bad quoted string")
+	}
+	d.i += len(q)
+	return v, nil
+}
+
+// item reads a bracketed list item: [=scalar] or [k=scalar,...].
+func (d *decoder) item() (uint8, string, error) {
+	d.i++ // [
+	start := d.i
+	buf := d.buf[:0]
+	kind := elemKey
+	if d.i < len(d.s) && d.s[d.i] == '=' {
+		kind = elemValue
+		d.i++
+		start = d.i
+		var err error
+		if buf, err = d.scalar(buf); err != nil {
+			return 0, "", err
+		}
+	} else {
+		for {
+			var name string
+			var err error
+			if d.i < len(d.s) && d.s[d.i] == '"' {
+				name, err = d.quoted()
+			} else {
+				ns := d.i
+				for d.i < len(d.s) && d.s[d.i] != '=' && d.s[d.i] != ']' {
+					d.i++
+				}
+				name = d.s[ns:d.i]
+				if !isIdent(name) {
+					d.i = ns
+					err = d.errorf("invalid key name %q", name)
+				}
+			}
+			if err != nil {
+				return 0, "", err
+			}
+			if d.i >= len(d.s) || d.s[d.i] != '=' {
+				return 0, "", d.errorf("missing = after key name")
+			}
+			d.i++
+			buf = appendName(buf, name)
+			buf = append(buf, '=')
+			if buf, err = d.scalar(buf); err != nil {
+				return 0, "", err
+			}
+			if d.i < len(d.s) && d.s[d.i] == ',' {
+				d.i++
+				buf = append(buf, ',')
+				continue
+			}
+			break
+		}
+	}
+	if d.i >= len(d.s) || d.s[d.i] != ']' {
+		return 0, "", d.errorf("missing ]")
+	}
+	raw := d.s[start:d.i]
+	d.i++
+	d.buf = buf
+	if raw == string(buf) {
+		return kind, raw, nil
+	}
+	return kind, string(buf), nil
+}
+
+// scalar reads one scalar and appends its canonical text to buf.
+func (d *decoder) scalar(buf []byte) ([]byte, error) {
+	if d.i >= len(d.s) {
+		return buf, d.errorf("missing value")
+	}
+	if d.s[d.i] == '"' {
+		v, err := d.quoted()
+		if err != nil {
+			return buf, err
+		}
+		return strconv.AppendQuote(buf, v), nil
+	}
+	start := d.i
+	for d.i < len(d.s) && d.s[d.i] != ',' && d.s[d.i] != ']' {
+		d.i++
+	}
+	tok := d.s[start:d.i]
+	switch tok {
+	case "true", "false", "null":
+		return append(buf, tok...), nil
+	}
+	if i, err := strconv.ParseInt(tok, 10, 64); err == nil {
+		return strconv.AppendInt(buf, i, 10), nil
+	}
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil || tok == "" {
+		d.i = start
+		return buf, d.errorf("invalid value %q", tok)
+	}
+	return normFloat(f).appendText(buf), nil
+}

@@ -1,0 +1,269 @@
+package ownership
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// A tree is the JSON-like form the engine works on: map[string]any, []any,
+// string, bool, float64 (or float32), any Go integer type, json.Number, and
+// nil. Numbers compare by value, so int64(1), 1.0 and json.Number("1") are
+// equal.
+
+// valueKind classifies a tree node.
+type valueKind uint8
+
+const (
+	kindNull valueKind = iota
+	kindScalar
+	kindMap
+	kindList
+	kindInvalid
+)
+
+func kindOf(v any) valueKind {
+	switch v.(type) {
+	case nil:
+		return kindNull
+	case map[string]any:
+		return kindMap
+	case []any:
+		return kindList
+	case string, bool, float64, int64, int, json.Number, float32,
+		int8, int16, int32, uint, uint8, uint16, uint32, uint64:
+		return kindScalar
+	}
+	return kindInvalid
+}
+
+// number is a normalized numeric scalar.
+type number struct {
+	isInt bool
+	i     int64
+	f     float64
+}
+
+// toNumber normalizes a numeric scalar; ok is false for non-numbers and
+// malformed json.Numbers.
+func toNumber(v any) (number, bool) {
+	switch x := v.(type) {
+	case int64:
+		return number{isInt: true, i: x}, true
+	case float64:
+		return normFloat(x), true
+	case int:
+		return number{isInt: true, i: int64(x)}, true
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return number{isInt: true, i: i}, true
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return number{}, false
+		}
+		return normFloat(f), true
+	case float32:
+		return normFloat(float64(x)), true
+	case int8:
+		return number{isInt: true, i: int64(x)}, true
+	case int16:
+		return number{isInt: true, i: int64(x)}, true
+	case int32:
+		return number{isInt: true, i: int64(x)}, true
+	case uint:
+		return normUint(uint64(x)), true
+	case uint8:
+		return number{isInt: true, i: int64(x)}, true
+	case uint16:
+		return number{isInt: true, i: int64(x)}, true
+	case uint32:
+		return number{isInt: true, i: int64(x)}, true
+	case uint64:
+		return normUint(x), true
+	}
+	return number{}, false
+}
+
+func normUint(u uint64) number {
+	if u > math.MaxInt64 {
+		return number{f: float64(u)}
+	}
+	return number{isInt: true, i: int64(u)}
+}
+
+// normFloat turns integral floats that fit an int64 into integers, so that
+// 1 and 1.0 have one form.
+func normFloat(f float64) number {
+	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+		return number{isInt: true, i: int64(f)}
+	}
+	return number{f: f}
+}
+
+func (n number) equal(m number) bool {
+	if n.isInt != m.isInt {
+		return false
+	}
+	if n.isInt {
+		return n.i == m.i
+	}
+	return n.f == m.f || (math.IsNaN(n.f) && math.IsNaN(m.f))
+}
+
+func (n number) appendText(b []byte) []byte {
+	if n.isInt {
+		return strconv.AppendInt(b, n.i, 10)
+	}
+	switch {
+	case math.IsNaN(n.f):
+		return append(b, "NaN"...)
+	case math.IsInf(n.f, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(n.f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, n.f, 'g', -1, 64)
+}
+
+// scalarEqual compares two scalars (or nils) semantically.
+func scalarEqual(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	n, ok := toNumber(a)
+	if !ok {
+		return false
+	}
+	m, ok := toNumber(b)
+	return ok && n.equal(m)
+}
+
+// deepEqual compares two trees semantically (numbers by value).
+func deepEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !deepEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !deepEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(a, b)
+}
+
+// appendScalarText appends the canonical text of a scalar as it appears in
+// a path element: a quoted string, a normalized number, true, false or null.
+func appendScalarText(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return strconv.AppendQuote(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case nil:
+		return append(b, "null"...), nil
+	}
+	n, ok := toNumber(v)
+	if !ok {
+		return b, fmt.Errorf("%T is not a scalar", v)
+	}
+	return n.appendText(b), nil
+}
+
+// deepCopy copies a tree so that the copy shares no map or slice with v.
+// Scalars are normalized: json.Number, float32 and the integer types become
+// int64 or float64.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	case string, bool, nil, int64, float64:
+		return v
+	}
+	if n, ok := toNumber(v); ok {
+		if n.isInt {
+			return n.i
+		}
+		return n.f
+	}
+	return v
+}
+
+// DeepCopy returns a copy of the tree v that shares no map or slice with it.
+// Numbers of other Go types become int64 (integral) or float64. Values that
+// are not tree nodes are returned as they are.
+func DeepCopy(v any) any { return deepCopy(v) }
+
+// ToTree converts a typed value into a tree by encoding it with
+// encoding/json and decoding the result. The fields present after encoding
+// are the fields an Apply claims: a field tagged omitempty is left out (and
+// so not claimed) when it is the zero value, and a nil pointer encodes as
+// null, which Apply treats as absent. To apply an explicit zero for an
+// optional field, make it a pointer with omitempty: nil leaves the field
+// unclaimed, a pointer to 0 claims it with the value 0.
+//
+// Integral numbers decode as int64, others as float64. A tree (a
+// map[string]any) is returned as it is. ToTree returns an error if v cannot
+// be encoded as JSON or does not encode as a JSON object or null.
+func ToTree(v any) (map[string]any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return x, nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("ownership: encoding %T: %w", v, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("ownership: decoding %T: %w", v, err)
+	}
+	switch x := deepCopy(out).(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return x, nil
+	default:
+		return nil, fmt.Errorf("ownership: %T encodes as JSON %T, not an object", v, out)
+	}
+}

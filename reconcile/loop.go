@@ -1,0 +1,197 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/clock"
+)
+
+// ErrAlreadyRunning is returned by a second call of Loop.Run.
+var ErrAlreadyRunning = errors.New("reconcile: loop is already running")
+
+// ErrDrainTimeout is wrapped by Run's error when reconciles were still
+// running DrainTimeout after Run's ctx ended; the error names their keys.
+var ErrDrainTimeout = errors.New("reconcile: reconciles still running after the drain timeout")
+
+// Loop drives a Reconciler: it takes keys from a deduplicating queue fed by
+// its sources and by resync, runs Reconcile on them with a bounded number of
+// workers, and applies the result table of the package documentation.
+//
+// A key is never reconciled by two workers at once, and any number of hints
+// that arrive while a key is being reconciled give exactly one more run.
+// Every reconcile runs with the per-reconcile timeout (if set) and panic
+// recovery; a panic becomes a *PanicError carrying the stack.
+//
+// With an elector, the Loop works only while it leads: each term gets a
+// fresh queue holding every listed key at low priority, and reconciles run
+// under the term's context, so their store writes carry the term's fence.
+//
+// Create a Loop with New and start it with Run, once. Inspect and the Sink
+// methods are safe for concurrent use at any time.
+type Loop[K comparable] struct {
+	name    string
+	r       Reconciler[K]
+	cfg     config
+	sources []Source[K]
+	sw      StatusWriter[K]
+	bucket  *backoff.Bucket[K]
+	clk     clock.Clock
+	log     *slog.Logger
+	metrics Metrics
+	waiters []revisionWaiter
+
+	started atomic.Bool
+	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
+	active  atomic.Int64
+	held    atomic.Int64 // keys with a hold (oscillation backoff)
+
+	mu   sync.Mutex
+	keys map[K]*keyState
+	conv convergence[K]
+}
+
+// keyState is what the Loop remembers about a key between reconciles. Keys
+// that are healthy and unremarkable have none.
+type keyState struct {
+	failures   int
+	lastErr    error
+	lastResult string
+	nextRetry  time.Time
+	warned     bool
+	freshRead  bool
+	detector   *Detector
+	oscillated *Oscillation
+	holdUntil  time.Time // hints do not advance the key before this
+	stalled    *stalledNote
+}
+
+type stalledNote struct{ reason, message string }
+
+func (s *keyState) empty() bool {
+	return s.failures == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
+		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
+}
+
+// New returns a Loop named name (used in logs, metrics and as the default
+// manager) that drives r. It returns an error wrapping ErrInvalidOption for
+// an empty name, a nil r, or a bad option (such as a Source or StatusWriter
+// whose key type is not K).
+func New[K comparable](name string, r Reconciler[K], opts ...Option) (*Loop[K], error) {
+	if name == "" {
+		return nil, invalid("empty loop name")
+	}
+	if r == nil {
+		return nil, invalid("nil reconciler")
+	}
+	cfg := defaultConfig(name)
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("loop %s: %w", name, err)
+		}
+	}
+	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics, keys: map[K]*keyState{}}
+	for i, s := range cfg.sources {
+		src, ok := s.(Source[K])
+		if !ok {
+			var k K
+			return nil, invalid("loop %s: source %d is a %T, not a Source[%T]", name, i, s, k)
+		}
+		l.sources = append(l.sources, src)
+		if w, ok := s.(revisionWaiter); ok {
+			l.waiters = append(l.waiters, w)
+		}
+	}
+	if cfg.statusWriter != nil {
+		sw, ok := cfg.statusWriter.(StatusWriter[K])
+		if !ok {
+			var k K
+			return nil, invalid("loop %s: status writer is a %T, not a StatusWriter[%T]", name, cfg.statusWriter, k)
+		}
+		l.sw = sw
+	}
+	bcfg := cfg.bucket
+	if bcfg.Clock == nil {
+		bcfg.Clock = cfg.clock
+	}
+	b, err := backoff.NewBucket[K](bcfg)
+	if err != nil {
+		return nil, invalid("loop %s: retry limit: %v", name, err)
+	}
+	l.bucket = b
+	return l, nil
+}
+
+// Name returns the Loop's name.
+func (l *Loop[K]) Name() string { return l.name }
+
+// Manager returns the manager the reconciler writes as (see WithManager).
+func (l *Loop[K]) Manager() string { return l.cfg.manager }
+
+// LoopManager returns the manager the Loop writes its Stalled condition as.
+func (l *Loop[K]) LoopManager() string { return l.cfg.loopManager }
+
+// Leading reports whether the Loop is working a leadership term now (always
+// true while Run runs without an elector, once sources are synced).
+func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
+
+// Run starts the sources, waits until those that are Syncers are warm,
+// then works (while leading, with an elector) until ctx ends. It may be
+// called only once; a second call returns ErrAlreadyRunning.
+//
+// When ctx ends, Run stops taking keys, cancels in-flight reconciles with
+// cause ErrShutdown, and waits up to the drain timeout for them. It returns
+// nil after a clean stop; an error wrapping ErrDrainTimeout that names the
+// keys still running if the drain timed out; or the error of a Source that
+// failed.
+func (l *Loop[K]) Run(ctx context.Context) error {
+	if !l.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var bg sync.WaitGroup
+	var srcErr error
+	var srcOnce sync.Once
+	for i, s := range l.sources {
+		bg.Go(func() {
+			if err := s.Run(runCtx, l); err != nil && runCtx.Err() == nil {
+				srcOnce.Do(func() { srcErr = fmt.Errorf("reconcile: loop %s: source %d: %w", l.name, i, err) })
+				stop(srcErr)
+			}
+		})
+	}
+	bg.Go(func() { l.resyncLoop(runCtx) })
+	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
+
+	err := l.waitSynced(runCtx)
+	for err == nil && runCtx.Err() == nil {
+		err = l.runTerm(ctx, runCtx)
+	}
+	stop(nil)
+	bg.Wait()
+	if srcErr != nil {
+		return errors.Join(srcErr, err)
+	}
+	return err
+}
+
+func (l *Loop[K]) waitSynced(ctx context.Context) error {
+	for _, s := range l.sources {
+		if sy, ok := s.(Syncer); ok {
+			if err := sy.WaitForSync(ctx); err != nil {
+				return nil // ctx ended: Run returns
+			}
+		}
+	}
+	return nil
+}

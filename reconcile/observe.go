@@ -1,0 +1,96 @@
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+)
+
+// observer is implemented by *Loop; the cache sources use it to feed
+// oscillation detection and convergence tracking.
+type observer[K comparable] interface {
+	manager() string
+	loopManager() string
+	observeWrite(key K, w ObservedWrite)
+	observeState(key K, generation, readyGeneration int64)
+	forgetKey(key K)
+}
+
+func (l *Loop[K]) manager() string     { return l.cfg.manager }
+func (l *Loop[K]) loopManager() string { return l.cfg.loopManager }
+
+// observeWrite feeds one write to key's oscillation detector. On a
+// detection it logs at Error, counts the metric, marks the key Stalled
+// (ReasonOscillating) and holds it: it counts as a failure, and hints do not
+// advance it until its backoff delay has passed.
+func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
+	l.mu.Lock()
+	s := l.keys[key]
+	if s == nil {
+		if !w.Self {
+			// Writes by others matter only once self writes too: keep no
+			// state for keys self never wrote.
+			l.mu.Unlock()
+			return
+		}
+		s = &keyState{}
+		l.keys[key] = s
+	}
+	if s.detector == nil {
+		s.detector = NewDetector(l.cfg.osc)
+	}
+	found := s.detector.Observe(w)
+	if len(found) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	o := found[0]
+	s.oscillated = &o
+	s.failures++
+	delay := max(l.cfg.policy.Delay(s.failures-1), l.cfg.osc.withDefaults().Window/6)
+	if s.holdUntil.IsZero() {
+		l.held.Add(1)
+	}
+	s.holdUntil = w.Time.Add(delay)
+	s.stalled = &stalledNote{reason: ReasonOscillating, message: o.Message()}
+	l.mu.Unlock()
+
+	for _, o := range found {
+		l.metrics.Oscillation(l.name, o.Kind)
+		l.log.LogAttrs(context.Background(), slog.LevelError, "oscillation detected", slog.String("controller", l.name),
+			slog.Any("key", key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes))
+	}
+	// The next reconcile of the key writes Stalled (see record).
+	if t := l.cur.Load(); t != nil {
+		t.q.AddAfter(key, delay)
+	}
+}
+
+// observeState feeds the convergence tracker.
+func (l *Loop[K]) observeState(key K, generation, readyGeneration int64) {
+	l.mu.Lock()
+	d, ok := l.conv.observe(key, generation, readyGeneration, l.clk.Now())
+	n := l.conv.unconverged()
+	l.mu.Unlock()
+	if ok {
+		l.metrics.Converged(l.name, d)
+	}
+	l.metrics.Unconverged(l.name, n)
+}
+
+// forgetKey drops everything about a deleted object.
+func (l *Loop[K]) forgetKey(key K) {
+	l.mu.Lock()
+	if s := l.keys[key]; s != nil {
+		if !s.holdUntil.IsZero() {
+			l.held.Add(-1)
+		}
+		delete(l.keys, key)
+	}
+	l.conv.forget(key)
+	n := l.conv.unconverged()
+	l.mu.Unlock()
+	l.bucket.Forget(key)
+	l.metrics.Unconverged(l.name, n)
+}
+
+var _ observer[string] = (*Loop[string])(nil)

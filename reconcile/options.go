@@ -1,0 +1,292 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/store/lease"
+)
+
+// Defaults of the Loop's options.
+const (
+	// DefaultWorkers is the number of keys reconciled at once.
+	DefaultWorkers = 1
+	// DefaultResyncPeriod is the time between resync passes: every key is
+	// added at low priority this often (±DefaultResyncJitter).
+	DefaultResyncPeriod = 10 * time.Minute
+	// DefaultResyncJitter spreads each resync period by ±10%.
+	DefaultResyncJitter = 0.1
+	// DefaultStallAfter is the number of consecutive failures after which
+	// the Loop sets Stalled.
+	DefaultStallAfter = 5
+	// DefaultDrainTimeout bounds how long Run waits for in-flight reconciles
+	// after its ctx ends.
+	DefaultDrainTimeout = 30 * time.Second
+	// DefaultReadYourWritesTimeout bounds how long a Requeue waits for the
+	// cache to show the reconcile's last write before running anyway.
+	DefaultReadYourWritesTimeout = 2 * time.Second
+)
+
+// ErrInvalidOption is wrapped by New's error for a bad option.
+var ErrInvalidOption = errors.New("reconcile: invalid option")
+
+// Option configures a Loop. Options are plain values; later options override
+// earlier ones, except WithSource, which adds.
+type Option interface{ apply(*config) error }
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+type config struct {
+	workers      int
+	resync       time.Duration
+	jitter       float64
+	timeout      time.Duration
+	policy       backoff.Policy
+	bucket       backoff.BucketConfig
+	stallAfter   int
+	sources      []any // Source[K], checked by New
+	statusWriter any   // StatusWriter[K], checked by New
+	elector      lease.Elector
+	metrics      Metrics
+	logger       *slog.Logger
+	drainTimeout time.Duration
+	clock        clock.Clock
+	manager      string
+	loopManager  string
+	osc          OscillationConfig
+	rywTimeout   time.Duration
+}
+
+func defaultConfig(name string) config {
+	return config{
+		workers:      DefaultWorkers,
+		resync:       DefaultResyncPeriod,
+		jitter:       DefaultResyncJitter,
+		policy:       backoff.DefaultPolicy(),
+		stallAfter:   DefaultStallAfter,
+		metrics:      NopMetrics{},
+		logger:       slog.New(slog.DiscardHandler),
+		drainTimeout: DefaultDrainTimeout,
+		clock:        clock.Real{},
+		manager:      name,
+		loopManager:  name + "-loop",
+		rywTimeout:   DefaultReadYourWritesTimeout,
+	}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
+// WithWorkers sets how many keys are reconciled at once (default 1). n must
+// be at least 1. One key is never reconciled by two workers at once.
+func WithWorkers(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return invalid("workers must be at least 1, got %d", n)
+		}
+		c.workers = n
+		return nil
+	})
+}
+
+// WithResync sets the resync period and its jitter (default 10m, ±10%).
+// Every period·U(1−jitter, 1+jitter), every key the sources can list is
+// added at low priority: no store reads happen, and a key waiting in backoff
+// keeps waiting. period must be positive (there is no "never": resync is what
+// repairs a missed event); jitter must be in [0, 1).
+func WithResync(period time.Duration, jitter float64) Option {
+	return optionFunc(func(c *config) error {
+		if period <= 0 {
+			return invalid("resync period must be positive, got %v", period)
+		}
+		if !(jitter >= 0 && jitter < 1) {
+			return invalid("resync jitter must be in [0, 1), got %v", jitter)
+		}
+		c.resync, c.jitter = period, jitter
+		return nil
+	})
+}
+
+// WithTimeout bounds every reconcile: its ctx is cancelled after d with cause
+// ErrTimeout (context.WithTimeoutCause). 0, the default, means no timeout;
+// negative is invalid.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < 0 {
+			return invalid("timeout must not be negative, got %v", d)
+		}
+		c.timeout = d
+		return nil
+	})
+}
+
+// WithBackoff sets the per-key backoff policy (default
+// backoff.DefaultPolicy(): 10ms doubling to a 2m cap, ±20%). The n-th
+// consecutive failure waits p.Delay(n−1). The policy must pass Validate.
+func WithBackoff(p backoff.Policy) Option {
+	return optionFunc(func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return invalid("backoff: %v", err)
+		}
+		c.policy = p
+		return nil
+	})
+}
+
+// WithRetryLimit sets the overall retry bucket that paces the retries of all
+// keys together (default backoff.BucketConfig{}: 10/s, burst 100, ceiling
+// 30s). A failed key waits the longer of its own backoff and the bucket's
+// delay. A bad config makes New fail.
+func WithRetryLimit(cfg backoff.BucketConfig) Option {
+	return optionFunc(func(c *config) error {
+		c.bucket = cfg
+		return nil
+	})
+}
+
+// WithStallAfter sets after how many consecutive failures the Loop sets
+// Stalled (default 5). n must be at least 1.
+func WithStallAfter(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return invalid("stall-after must be at least 1, got %d", n)
+		}
+		c.stallAfter = n
+		return nil
+	})
+}
+
+// WithSource adds a source of key hints. Its key type must be the Loop's,
+// else New fails.
+func WithSource[K comparable](s Source[K]) Option {
+	return optionFunc(func(c *config) error {
+		if s == nil {
+			return invalid("nil source")
+		}
+		c.sources = append(c.sources, s)
+		return nil
+	})
+}
+
+// WithStatusWriter sets where the Loop reads and writes its Stalled
+// condition. Without one the Loop still decides, logs and counts Stalled,
+// and Inspect reports it, but nothing is written. Its key type must be the
+// Loop's, else New fails.
+func WithStatusWriter[K comparable](w StatusWriter[K]) Option {
+	return optionFunc(func(c *config) error {
+		if w == nil {
+			return invalid("nil status writer")
+		}
+		c.statusWriter = w
+		return nil
+	})
+}
+
+// WithElector makes the Loop run its workers only while it leads. Each term
+// gets a fresh queue holding every key at low priority, and every reconcile's
+// ctx carries the term's fence. Without an elector the Loop always works.
+func WithElector(e lease.Elector) Option {
+	return optionFunc(func(c *config) error {
+		if e == nil {
+			return invalid("nil elector")
+		}
+		c.elector = e
+		return nil
+	})
+}
+
+// WithMetrics sets the metrics sink (default NopMetrics).
+func WithMetrics(m Metrics) Option {
+	return optionFunc(func(c *config) error {
+		if m == nil {
+			return invalid("nil metrics")
+		}
+		c.metrics = m
+		return nil
+	})
+}
+
+// WithLogger sets the logger (default: discard). Each reconcile is logged
+// at Debug with controller, key, attempt, duration and result; failures at
+// Error with the backoff delay; oscillation at Error.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) error {
+		if l == nil {
+			return invalid("nil logger")
+		}
+		c.logger = l
+		return nil
+	})
+}
+
+// WithDrainTimeout bounds how long Run waits, after its ctx ends, for
+// in-flight reconciles to return (default 30s). It must be positive.
+func WithDrainTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return invalid("drain timeout must be positive, got %v", d)
+		}
+		c.drainTimeout = d
+		return nil
+	})
+}
+
+// WithClock sets the time source (default the real clock, which is virtual
+// inside a testing/synctest bubble).
+func WithClock(clk clock.Clock) Option {
+	return optionFunc(func(c *config) error {
+		if clk == nil {
+			return invalid("nil clock")
+		}
+		c.clock = clk
+		return nil
+	})
+}
+
+// WithManager names the manager the reconciler writes as (default: the
+// Loop's name). Own-write suppression and oscillation detection judge events
+// against it. The Loop writes its Stalled condition as a separate manager,
+// manager+"-loop", so its writes never take fields from the reconciler.
+func WithManager(manager string) Option {
+	return optionFunc(func(c *config) error {
+		if manager == "" {
+			return invalid("empty manager")
+		}
+		c.manager, c.loopManager = manager, manager+"-loop"
+		return nil
+	})
+}
+
+// WithOscillation sets the oscillation detector's window and thresholds
+// (default 1m, 3 re-sets for a fight, 10 writes for no progress). Negative
+// values are invalid; zero fields keep the defaults.
+func WithOscillation(cfg OscillationConfig) Option {
+	return optionFunc(func(c *config) error {
+		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 {
+			return invalid("oscillation thresholds must not be negative: %+v", cfg)
+		}
+		c.osc = cfg
+		return nil
+	})
+}
+
+// WithReadYourWritesTimeout bounds how long a Requeue waits for the cache to
+// show the reconcile's last write (default 2s). After it, the key runs anyway
+// and its ctx reports FreshReadNeeded, so the reconciler reads from the store
+// instead of the cache. It must be positive.
+func WithReadYourWritesTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return invalid("read-your-writes timeout must be positive, got %v", d)
+		}
+		c.rywTimeout = d
+		return nil
+	})
+}

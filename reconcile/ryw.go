@@ -1,0 +1,100 @@
+package reconcile
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// revisionWaiter is a cache the Loop can wait on for read-your-writes.
+// *CacheSource implements it.
+type revisionWaiter interface {
+	Revision() int64
+	WaitFor(ctx context.Context, revision int64) error
+}
+
+type recorderKey struct{}
+
+// recorder collects, for one reconcile, the highest store revision it
+// wrote. There is one per worker, reused for every reconcile.
+type recorder struct {
+	rev   atomic.Int64
+	fresh bool
+}
+
+func (r *recorder) reset(fresh bool) {
+	r.rev.Store(0)
+	r.fresh = fresh
+}
+
+// RecordWrite tells the Loop running the reconcile of ctx that it wrote
+// revision rev (the revision a store write returned). When the reconcile
+// returns Result{Requeue: true}, the key runs again once the Loop's caches
+// hold the highest revision recorded (read-your-writes). It is safe to call
+// from several goroutines, and does nothing for a ctx that does not come from
+// a Loop or for rev ≤ 0.
+//
+// The typed store does not call it by itself: call it with the revision
+// your writes return, or use a writer wrapper that does.
+func RecordWrite(ctx context.Context, rev int64) {
+	r, ok := ctx.Value(recorderKey{}).(*recorder)
+	if !ok || rev <= 0 {
+		return
+	}
+	for {
+		cur := r.rev.Load()
+		if rev <= cur || r.rev.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// FreshReadNeeded reports whether this reconcile follows a Requeue whose
+// write the cache did not show within the read-your-writes timeout: the
+// reconciler should read the object from the store rather than from the
+// cache. It is false for a ctx that does not come from a Loop.
+func FreshReadNeeded(ctx context.Context) bool {
+	r, ok := ctx.Value(recorderKey{}).(*recorder)
+	return ok && r.fresh
+}
+
+// requeueAfterWrite adds key once every cache holds rev, or after the
+// read-your-writes timeout, marking the key for a fresh read then.
+func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
+	pending := false
+	if rev > 0 {
+		for _, w := range l.waiters {
+			if w.Revision() < rev {
+				pending = true
+				break
+			}
+		}
+	}
+	if !pending {
+		t.q.Add(key)
+		return
+	}
+	t.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(t.ctx, l.cfg.rywTimeout)
+		defer cancel()
+		var err error
+		for _, w := range l.waiters {
+			if err = w.WaitFor(ctx, rev); err != nil {
+				break
+			}
+		}
+		if t.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			l.mu.Lock()
+			s := l.keys[key]
+			if s == nil {
+				s = &keyState{}
+				l.keys[key] = s
+			}
+			s.freshRead = true
+			l.mu.Unlock()
+		}
+		t.q.Add(key)
+	})
+}

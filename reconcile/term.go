@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/steady-go/steady/queue"
+)
+
+// term is one period of work: one queue, one set of workers, one fence.
+type term[K comparable] struct {
+	q *queue.Queue[K]
+	// ctx is the term: workers take keys while it lasts.
+	ctx context.Context
+	// work is the parent of every reconcile's ctx. It keeps ctx's values
+	// (the fence) and is cancelled when the term ends, with cause
+	// ErrShutdown when the Loop stops, else the term's own cause.
+	work context.Context
+	// running holds the key each worker is reconciling, for drain reports.
+	running []runningSlot[K]
+	workers sync.WaitGroup
+	bg      sync.WaitGroup // read-your-writes waiters
+}
+
+type runningSlot[K comparable] struct {
+	mu   sync.Mutex
+	key  K
+	busy bool
+}
+
+func (s *runningSlot[K]) set(k K) {
+	s.mu.Lock()
+	s.key, s.busy = k, true
+	s.mu.Unlock()
+}
+
+func (s *runningSlot[K]) clear() {
+	s.mu.Lock()
+	var zero K
+	s.key, s.busy = zero, false
+	s.mu.Unlock()
+}
+
+// runTerm campaigns (if there is an elector), works one term, and drains it.
+// It returns a non-nil error only when the Loop must stop: the drain after
+// shutdown timed out.
+func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
+	termCtx := runCtx
+	if l.cfg.elector != nil {
+		tc, _, err := l.cfg.elector.Campaign(runCtx)
+		if err != nil {
+			if runCtx.Err() != nil {
+				return nil
+			}
+			l.log.LogAttrs(runCtx, slog.LevelError, "campaign failed", slog.String("controller", l.name), slog.Any("error", err))
+			l.sleep(runCtx, time.Second)
+			return nil
+		}
+		termCtx = tc
+	}
+	work, cancelWork := context.WithCancelCause(context.WithoutCancel(termCtx))
+	defer cancelWork(nil)
+	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name))
+	t := &term[K]{q: q, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
+	stopWork := context.AfterFunc(termCtx, func() {
+		cause := context.Cause(termCtx)
+		if runCtx.Err() != nil {
+			cause = ErrShutdown
+		}
+		cancelWork(cause)
+		q.ShutDown()
+	})
+	defer stopWork()
+
+	l.cur.Store(t)
+	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name))
+	l.enqueueAll(t)
+	for i := range t.running {
+		t.workers.Go(func() { l.worker(t, &t.running[i]) })
+	}
+	<-termCtx.Done()
+	l.cur.CompareAndSwap(t, nil)
+
+	drained := make(chan struct{})
+	go func() { t.workers.Wait(); t.bg.Wait(); close(drained) }()
+	timer := l.clk.NewTimer(l.cfg.drainTimeout)
+	defer timer.Stop()
+	select {
+	case <-drained:
+		return nil
+	case <-timer.C():
+	}
+	var stuck []string
+	for i := range t.running {
+		s := &t.running[i]
+		s.mu.Lock()
+		if s.busy {
+			stuck = append(stuck, fmt.Sprint(s.key))
+		}
+		s.mu.Unlock()
+	}
+	slices.Sort(stuck)
+	err := fmt.Errorf("%w: loop %s: %d keys still running after %v: %v", ErrDrainTimeout, l.name, len(stuck), l.cfg.drainTimeout, stuck)
+	l.log.LogAttrs(parent, slog.LevelError, "drain timed out", slog.String("controller", l.name), slog.Any("keys", stuck))
+	if runCtx.Err() != nil {
+		return err
+	}
+	return nil // lost leadership: the stuck reconciles' writes are fenced; campaign again
+}
+
+// enqueueAll adds every key the sources list, at low priority.
+func (l *Loop[K]) enqueueAll(t *term[K]) {
+	for _, s := range l.sources {
+		if kl, ok := s.(KeyLister[K]); ok {
+			for k := range kl.Keys() {
+				t.q.AddLow(k)
+			}
+		}
+	}
+}
+
+// resyncLoop adds every listed key at low priority every jittered period.
+func (l *Loop[K]) resyncLoop(ctx context.Context) {
+	for {
+		if !l.sleep(ctx, jittered(l.cfg.resync, l.cfg.jitter)) {
+			return
+		}
+		l.resync()
+	}
+}
+
+// resync runs one resync pass and drops oscillation state that can no
+// longer count.
+func (l *Loop[K]) resync() {
+	if t := l.cur.Load(); t != nil {
+		l.enqueueAll(t)
+	}
+	now := l.clk.Now()
+	l.mu.Lock()
+	for k, s := range l.keys {
+		if s.detector != nil && s.detector.Idle(now) {
+			s.detector = nil
+		}
+		if !s.holdUntil.IsZero() && now.After(s.holdUntil) {
+			s.holdUntil = time.Time{}
+			l.held.Add(-1)
+		}
+		if s.empty() {
+			delete(l.keys, k)
+		}
+	}
+	l.mu.Unlock()
+}
+
+// sleep waits d on the Loop's clock; it reports false if ctx ended first.
+func (l *Loop[K]) sleep(ctx context.Context, d time.Duration) bool {
+	t := l.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}

@@ -1,0 +1,192 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/steady-go/steady/store"
+)
+
+// PanicError is the error a reconcile that panicked is treated as. It
+// follows the err row of the result table.
+type PanicError struct {
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack.
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack) }
+
+// Unwrap returns Value if it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
+	rec := &recorder{}
+	ctx := context.WithValue(t.work, recorderKey{}, rec)
+	for {
+		key, ok := t.q.Get(t.ctx)
+		if !ok {
+			return
+		}
+		slot.set(key)
+		l.process(t, ctx, rec, key)
+		slot.clear()
+		t.q.Done(key)
+	}
+}
+
+// process runs one reconcile of key and carries out the decision.
+func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K) {
+	start := l.clk.Now()
+	failures, fresh := 0, false
+	l.mu.Lock()
+	if s := l.keys[key]; s != nil {
+		failures, fresh = s.failures, s.freshRead
+		s.freshRead = false
+	}
+	l.mu.Unlock()
+	rec.reset(fresh)
+
+	rctx, cancel := ctx, context.CancelFunc(nil)
+	if l.cfg.timeout > 0 {
+		rctx, cancel = context.WithTimeoutCause(ctx, l.cfg.timeout, ErrTimeout)
+	}
+	l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
+	res, err, panicked := l.call(rctx, key)
+	l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
+	if cancel != nil {
+		cancel()
+	}
+	dur := l.clk.Now().Sub(start)
+
+	if t.work.Err() != nil && (err != nil || res.Requeue) {
+		// The term is over (shutdown or lost leadership): this reconcile
+		// was cut short and is not counted. The next term starts afresh.
+		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
+			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
+		return
+	}
+	if panicked {
+		l.metrics.ReconcilePanic(l.name)
+	}
+	d := decide(res, err, failures, l.cfg.stallAfter, func(n int) time.Duration {
+		return max(l.cfg.policy.Delay(n-1), l.bucket.When(key))
+	})
+	if d.next == nextOnHint && d.failures == 0 {
+		l.bucket.Forget(key)
+	}
+	warn, stall, note := l.record(key, d, err, start)
+
+	switch d.next {
+	case nextAfter:
+		t.q.AddAfter(key, d.delay)
+	case nextAfterWrite:
+		l.requeueAfterWrite(t, key, rec.rev.Load())
+	}
+
+	l.metrics.ReconcileDone(l.name, d.result, dur)
+	if err != nil {
+		l.metrics.ReconcileError(l.name, d.terminal)
+	}
+	if l.log.Enabled(ctx, slog.LevelDebug) {
+		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
+	}
+	if err != nil {
+		l.log.LogAttrs(ctx, slog.LevelError, "reconcile failed", slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
+	}
+	if warn {
+		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
+			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
+			slog.Duration("requeueAfter", res.RequeueAfter))
+	}
+	if stall != stalledKeep {
+		l.writeStalled(t, key, stall, note)
+	}
+}
+
+// call runs the reconciler, turning a panic into a *PanicError.
+func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err, panicked = Result{}, &PanicError{Value: p, Stack: debug.Stack()}, true
+		}
+	}()
+	res, err = l.r.Reconcile(ctx, key)
+	return res, err, false
+}
+
+// record stores the outcome in the key's state. It reports whether to warn
+// about a result returned with an error (once per key) and what to do to
+// Stalled: while an oscillation hold lasts, Stalled is set to the
+// oscillation whatever the reconcile returned.
+func (l *Loop[K]) record(key K, d decision, err error, now time.Time) (warn bool, stall stalledChange, note stalledNote) {
+	stall, note = d.stalled, stalledNote{reason: d.reason, message: d.message}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.keys[key]
+	if s == nil {
+		if d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet {
+			return false, stall, note
+		}
+		s = &keyState{}
+		l.keys[key] = s
+	}
+	s.failures, s.lastErr, s.lastResult = d.failures, err, d.result
+	s.nextRetry = time.Time{}
+	if d.next == nextAfter {
+		s.nextRetry = now.Add(d.delay)
+	}
+	if d.warn && !s.warned {
+		s.warned, warn = true, true
+	}
+	if s.oscillated != nil && now.Before(s.holdUntil) {
+		stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	}
+	switch stall {
+	case stalledSet:
+		s.stalled = &note
+	case stalledClear:
+		s.stalled, s.oscillated = nil, nil
+	}
+	if s.empty() {
+		delete(l.keys, key)
+	}
+	return warn, stall, note
+}
+
+// writeStalled sets or clears the Stalled condition through the
+// StatusWriter, if there is one.
+func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) {
+	if change == stalledSet {
+		l.metrics.Stalled(l.name, d.reason)
+	}
+	if l.sw == nil {
+		return
+	}
+	conds, gen, ok := l.sw.Conditions(key)
+	if !ok {
+		return
+	}
+	out, write := stalledUpdate(conds, change, d.reason, d.message, gen, l.clk.Now())
+	if !write {
+		return
+	}
+	c, _ := GetCondition(out, Stalled)
+	if err := l.sw.WriteCondition(t.work, key, c); err != nil && t.work.Err() == nil {
+		lvl := slog.LevelError
+		if store.IgnoreNotFound(err) == nil {
+			lvl = slog.LevelDebug
+		}
+		l.log.LogAttrs(t.work, lvl, "writing Stalled failed", slog.String("controller", l.name),
+			slog.Any("key", key), slog.Any("error", err))
+	}
+}

@@ -19,7 +19,9 @@ type PanicError struct {
 	Stack []byte
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack) }
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack)
+}
 
 // Unwrap returns Value if it is an error.
 func (e *PanicError) Unwrap() error {

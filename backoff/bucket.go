@@ -2,8 +2,8 @@ package backoff
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -100,15 +100,11 @@ func (c BucketConfig) validate() error {
 // Combine it with a PerKey limiter through Max. A Bucket is safe for
 // concurrent use; the zero value is not usable, create one with NewBucket.
 type Bucket[K comparable] struct {
+	lim     *rate.Limiter
 	ceiling time.Duration
+	maxDebt float64 // tokens owed at the ceiling: Rate·Ceiling; +Inf for rate.Inf
 	clock   clock.Clock
 	rand    func() float64
-
-	// mu makes reserve-then-cancel one step. Without it a reservation made
-	// by another When between ours and its cancellation would keep our
-	// token from being restored, and a long storm would build debt.
-	mu  sync.Mutex
-	lim *rate.Limiter
 }
 
 // NewBucket returns a Bucket configured by cfg, with zero fields taking
@@ -127,6 +123,7 @@ func newBucket[K comparable](cfg BucketConfig) *Bucket[K] {
 	return &Bucket[K]{
 		lim:     rate.NewLimiter(cfg.Rate, cfg.Burst),
 		ceiling: cfg.Ceiling,
+		maxDebt: float64(cfg.Rate) * cfg.Ceiling.Seconds(),
 		clock:   cfg.Clock,
 		rand:    cfg.Rand,
 	}
@@ -134,19 +131,28 @@ func newBucket[K comparable](cfg BucketConfig) *Bucket[K] {
 
 // When takes one token and returns how long until it is due: 0 while the
 // bucket holds tokens, otherwise at most the ceiling. Past the ceiling it
-// takes no token (its reservation is cancelled) and returns a delay drawn
-// uniformly from [0.8·Ceiling, Ceiling].
+// takes no token and returns a delay drawn uniformly from
+// [0.8·Ceiling, Ceiling].
 func (b *Bucket[K]) When(K) time.Duration {
 	now := b.clock.Now()
-	b.mu.Lock()
+	// Past the ceiling, which is where a storm spends most of its calls,
+	// looking is enough: reserving and cancelling would only restore the
+	// same token.
+	if !math.IsInf(b.maxDebt, 1) && 1-b.lim.TokensAt(now) > b.maxDebt {
+		return b.capped()
+	}
 	r := b.lim.ReserveN(now, 1)
-	d := r.DelayFrom(now) // InfDuration if !r.OK(), which cannot happen with Burst ≥ 1
-	if d <= b.ceiling {
-		b.mu.Unlock()
+	if d := r.DelayFrom(now); d <= b.ceiling { // InfDuration if !r.OK(), impossible with Burst ≥ 1
 		return d
 	}
+	// Concurrent calls took the tokens between the look and the
+	// reservation. Cancel it, so the bucket owes nothing for this call.
 	r.CancelAt(now)
-	b.mu.Unlock()
+	return b.capped()
+}
+
+// capped returns Ceiling·U(0.8, 1), so that capped keys spread out.
+func (b *Bucket[K]) capped() time.Duration {
 	u := b.rand()
 	if !(u >= 0 && u < 1) { // a Rand outside its contract gets the shortest spread
 		u = 0
@@ -161,11 +167,11 @@ func (b *Bucket[K]) Forget(K) {}
 func (b *Bucket[K]) NumRequeues(K) int { return 0 }
 
 // Tokens returns the number of tokens in the bucket now; a negative number
-// means reservations are waiting on tokens not yet refilled. It never drops
-// below −Rate·Ceiling.
+// means earlier failures are waiting on tokens not yet refilled. Called from
+// one goroutine it never drops below −Rate·Ceiling; concurrent When calls
+// can each take at most one more token. (A token taken by a reservation
+// that was cancelled while a later one was outstanding is not refunded, as
+// x/time/rate documents; this bounds, not accumulates, the excess.)
 func (b *Bucket[K]) Tokens() float64 {
-	now := b.clock.Now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.lim.TokensAt(now)
+	return b.lim.TokensAt(b.clock.Now())
 }

@@ -2,6 +2,8 @@ package backoff
 
 import (
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -21,12 +23,17 @@ type PerKey[K comparable] struct {
 
 	mu       sync.Mutex
 	failures map[K]int // consecutive failures since the last Forget; absent means 0
+	jitter   wyrand    // the random source when policy.Rand is nil
 }
 
 // NewPerKey returns a PerKey limiter that follows p. It returns an error
-// wrapping ErrInvalidConfig if p.Validate reports one. The limiter calls
-// p.Rand outside its lock, so p.Rand must be safe for concurrent use if the
-// limiter is used concurrently (the default, math/rand/v2, is).
+// wrapping ErrInvalidConfig if p.Validate reports one.
+//
+// The limiter calls p.Rand outside its lock, so p.Rand must be safe for
+// concurrent use if the limiter is. When p.Rand is nil, the limiter draws
+// jitter from its own small generator, seeded from math/rand/v2 and advanced
+// under the lock it already holds, which is cheaper than the shared source
+// and just as uniform for spreading delays.
 func NewPerKey[K comparable](p Policy) (*PerKey[K], error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -35,7 +42,7 @@ func NewPerKey[K comparable](p Policy) (*PerKey[K], error) {
 }
 
 func newPerKey[K comparable](p Policy) *PerKey[K] {
-	return &PerKey[K]{policy: p, failures: make(map[K]int)}
+	return &PerKey[K]{policy: p, failures: make(map[K]int), jitter: wyrand(rand.Uint64())}
 }
 
 // Policy returns the policy l was created with.
@@ -44,13 +51,17 @@ func (l *PerKey[K]) Policy() Policy { return l.policy }
 // When records one failure for key and returns Policy.Delay(n), where n is
 // the number of failures recorded for key before this one.
 func (l *PerKey[K]) When(key K) time.Duration {
+	u := -1.0 // draw from policy.Rand, outside the lock
 	l.mu.Lock()
 	n := l.failures[key]
 	if n < math.MaxInt {
 		l.failures[key] = n + 1
 	}
+	if l.policy.Rand == nil {
+		u = l.jitter.float64()
+	}
 	l.mu.Unlock()
-	return l.policy.Delay(n)
+	return l.policy.delay(n, u)
 }
 
 // Forget drops key's failure count, so its next failure waits Policy.Base
@@ -74,4 +85,16 @@ func (l *PerKey[K]) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.failures)
+}
+
+// wyrand is the wyrand generator: one add and one 128-bit multiply per
+// number, statistically sound for jitter. It is not safe for concurrent
+// use; PerKey advances it under its lock.
+type wyrand uint64
+
+// float64 returns a number uniform in [0, 1).
+func (s *wyrand) float64() float64 {
+	*s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(uint64(*s), uint64(*s^0xe7037ed1a0b428db))
+	return float64((hi^lo)>>11) * 0x1p-53
 }

@@ -94,13 +94,22 @@ func (p Policy) Validate() error {
 // Cap, never an overflowed zero or negative value. Delay depends only on p's
 // fields and the value Rand returns.
 func (p Policy) Delay(attempt int) time.Duration {
+	return p.delay(attempt, -1)
+}
+
+// delay is Delay with u as the random draw, or with one from p.rand when u
+// is negative. Either way the draw is used only if jitter can matter.
+func (p Policy) delay(attempt int, u float64) time.Duration {
 	if p.Base <= 0 || p.Cap <= 0 {
 		return 0
 	}
 	limit := float64(p.Cap)
 	d := float64(p.Base) * pow(p.Factor, attempt)
 	if p.Jitter > 0 && d*(1-p.Jitter) < limit {
-		d *= 1 + p.Jitter*(2*p.rand()-1)
+		if u < 0 {
+			u = p.rand()
+		}
+		d *= 1 + p.Jitter*(2*u-1)
 	}
 	switch {
 	case !(d < limit): // also catches +Inf and NaN from a bad Factor

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"strconv"
+	"testing"
+
+	"go.uber.org/goleak"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/steady-go/steady/backoff"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// backoffKeys are the 10k distinct keys every backoff benchmark cycles
+// through, built once so the benchmarks measure the limiters, not strconv.
+var backoffKeys = func() []string {
+	keys := make([]string, 10_000)
+	for i := range keys {
+		keys[i] = "namespace/object-" + strconv.Itoa(i)
+	}
+	return keys
+}()
+
+// benchWhenForget records one failure and one success per op on 10k keys
+// cycled: what a queue pays for a key that fails once and then succeeds.
+func benchWhenForget(b *testing.B, when func(string), forget func(string)) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := backoffKeys[i%len(backoffKeys)]
+		when(k)
+		forget(k)
+		i++
+	}
+}
+
+// BenchmarkBackoffWhenForget is the pair: steady's per-key limiter
+// against client-go's DefaultTypedControllerRateLimiter, which is what a
+// client-go controller pays per failure. client-go's includes an overall
+// token bucket, so the steady-default and client-go-per-key rows are there
+// to compare like with like as well.
+func BenchmarkBackoffWhenForget(b *testing.B) {
+	b.Run("steady-perkey", func(b *testing.B) {
+		l, err := backoff.NewPerKey[string](backoff.DefaultPolicy())
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchWhenForget(b, func(k string) { l.When(k) }, l.Forget)
+	})
+	b.Run("client-go-default", func(b *testing.B) {
+		l := workqueue.DefaultTypedControllerRateLimiter[string]()
+		benchWhenForget(b, func(k string) { l.When(k) }, l.Forget)
+	})
+	b.Run("steady-default", func(b *testing.B) {
+		l := backoff.NewDefault[string]()
+		benchWhenForget(b, func(k string) { l.When(k) }, l.Forget)
+	})
+	b.Run("client-go-perkey", func(b *testing.B) {
+		// The per-key half of client-go's default, without the bucket.
+		l := workqueue.DefaultTypedItemBasedRateLimiter[string]()
+		benchWhenForget(b, func(k string) { l.When(k) }, l.Forget)
+	})
+}

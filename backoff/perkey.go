@@ -15,9 +15,11 @@ import (
 //
 // PerKey keeps one entry per key that has failed and not been forgotten, so
 // callers must Forget keys that succeed or disappear. When, Forget and
-// NumRequeues allocate nothing for a key PerKey already holds, nor for a key
-// it held before (the map keeps its room). A PerKey is safe for concurrent
-// use. The zero value is not usable; create one with NewPerKey.
+// NumRequeues allocate nothing for a key PerKey already holds. A new or
+// forgotten key costs a map insertion, which allocates only when the map
+// must grow; keys that fail and are forgotten in turn reuse its room. A
+// PerKey is safe for concurrent use. The zero value is not usable; create
+// one with NewPerKey.
 type PerKey[K comparable] struct {
 	policy Policy
 

@@ -56,6 +56,29 @@ func TestPerKeyReachesTheCapAndStaysThere(t *testing.T) {
 	require.Equal(t, 10_000, l.NumRequeues("k"))
 }
 
+func TestPerKeyJitterComesFromRandOrItsOwnSource(t *testing.T) {
+	p := backoff.DefaultPolicy()
+	p.Rand = fixed(0)
+	l := newPerKey(t, p)
+	require.Equal(t, 8*time.Millisecond, l.When("k"), "an injected Rand is used: u=0 is −20%")
+	require.Equal(t, 16*time.Millisecond, l.When("k"))
+
+	l = newPerKey(t, backoff.DefaultPolicy()) // nil Rand: the limiter's own generator
+	seen := map[time.Duration]bool{}
+	var sum time.Duration
+	const n = 2000
+	for i := range n {
+		k := "k" + strconv.Itoa(i)
+		d := l.When(k)
+		require.GreaterOrEqual(t, d, 8*time.Millisecond)
+		require.LessOrEqual(t, d, 12*time.Millisecond)
+		seen[d] = true
+		sum += d
+	}
+	require.Greater(t, len(seen), n/2, "delays are spread, not repeated")
+	require.InDelta(t, float64(10*time.Millisecond), float64(sum/n), float64(200*time.Microsecond), "centred on the nominal delay")
+}
+
 func TestPerKeyIsSafeForConcurrentUse(t *testing.T) {
 	l := newPerKey(t, backoff.DefaultPolicy())
 	const workers, perWorker = 8, 500

@@ -1,0 +1,205 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/steady-go/steady/store"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Backend is a store.Backend on an etcd cluster. Every key lives under the
+// Backend's prefix in etcd, and the store revision is etcd's cluster-wide
+// revision. It is safe for concurrent use.
+type Backend struct {
+	cli      *clientv3.Client
+	prefix   string
+	progress time.Duration
+}
+
+// Option configures a Backend.
+type Option func(*Backend)
+
+// WithPrefix puts every key under p in etcd (default "/steady/"). Two
+// Backends with different prefixes share a cluster without seeing each other.
+func WithPrefix(p string) Option { return func(b *Backend) { b.prefix = p } }
+
+// WithProgressInterval sets how often an idle watch asks etcd for a progress
+// notification, so a watcher learns that writes outside its prefix advanced
+// the revision (default 1s; etcd's own periodic notification is minutes).
+func WithProgressInterval(d time.Duration) Option {
+	return func(b *Backend) { b.progress = d }
+}
+
+// New returns a Backend over cli. The caller keeps ownership of cli and
+// closes it after the Backend is no longer used.
+func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
+	if cli == nil {
+		return nil, errors.New("etcdstore: nil etcd client")
+	}
+	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second}
+	for _, o := range opts {
+		o(b)
+	}
+	if b.progress <= 0 {
+		return nil, fmt.Errorf("etcdstore: progress interval must be positive, got %v", b.progress)
+	}
+	return b, nil
+}
+
+// Client returns the etcd client the Backend uses.
+func (b *Backend) Client() *clientv3.Client { return b.cli }
+
+// Prefix returns the etcd key prefix under which the Backend's keys live.
+func (b *Backend) Prefix() string { return b.prefix }
+
+func (b *Backend) kv(k *mvccpb.KeyValue) store.KV {
+	return store.KV{
+		Key:            strings.TrimPrefix(string(k.Key), b.prefix),
+		Value:          k.Value,
+		CreateRevision: k.CreateRevision,
+		ModRevision:    k.ModRevision,
+	}
+}
+
+// Get implements store.Backend.
+func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
+	resp, err := b.cli.Get(ctx, b.prefix+key)
+	if err != nil {
+		return store.KV{}, mapErr(ctx, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return store.KV{}, fmt.Errorf("etcdstore: get %q: %w", key, store.ErrNotFound)
+	}
+	return b.kv(resp.Kvs[0]), nil
+}
+
+// List implements store.Backend. Pages are served by etcd range reads pinned
+// to the first page's revision; a revision etcd has compacted gives
+// store.ErrExpired.
+func (b *Backend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+	if opts.Limit < 0 {
+		return store.ListResult{}, fmt.Errorf("etcdstore: list limit %d is negative: %w", opts.Limit, store.ErrInvalid)
+	}
+	full := b.prefix + prefix
+	start := full
+	if opts.Continue != "" {
+		if !strings.HasPrefix(opts.Continue, prefix) {
+			return store.ListResult{}, fmt.Errorf("etcdstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
+		}
+		start = b.prefix + opts.Continue + "\x00"
+	}
+	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(full))}
+	if opts.Limit > 0 {
+		ops = append(ops, clientv3.WithLimit(int64(opts.Limit)))
+	}
+	if opts.Revision > 0 {
+		ops = append(ops, clientv3.WithRev(opts.Revision))
+	}
+	resp, err := b.cli.Get(ctx, start, ops...)
+	if err != nil {
+		return store.ListResult{}, mapErr(ctx, err)
+	}
+	res := store.ListResult{KVs: make([]store.KV, len(resp.Kvs)), Revision: resp.Header.Revision}
+	if opts.Revision > 0 {
+		res.Revision = opts.Revision
+	}
+	for i, k := range resp.Kvs {
+		res.KVs[i] = b.kv(k)
+	}
+	if resp.More && len(res.KVs) > 0 {
+		res.Continue = res.KVs[len(res.KVs)-1].Key
+	}
+	return res, nil
+}
+
+// Txn implements store.Backend with one etcd transaction: the conds become
+// compares, the write is the Then branch, and the Else branch reads every
+// compared key so a failure can name the cond that failed.
+func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if len(w.Value) > store.MaxValueSize {
+		return 0, fmt.Errorf("etcdstore: value for %q is %d bytes, over the %d-byte limit: %w", w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
+	}
+	if w.Key == "" {
+		return 0, fmt.Errorf("etcdstore: txn write has an empty key: %w", store.ErrInvalid)
+	}
+	cmps := make([]clientv3.Cmp, 0, len(conds)+1)
+	elses := make([]clientv3.Op, 0, len(conds)+1)
+	for _, c := range conds {
+		k := b.prefix + c.Key
+		switch c.Target {
+		case store.ModRevision:
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", c.Revision))
+		case store.CreateRevision:
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", c.Revision))
+		default:
+			return 0, fmt.Errorf("etcdstore: unknown cond target %d: %w", c.Target, store.ErrInvalid)
+		}
+		elses = append(elses, clientv3.OpGet(k, clientv3.WithKeysOnly()))
+	}
+	var then clientv3.Op
+	switch w.Kind {
+	case store.WritePut:
+		then = clientv3.OpPut(b.prefix+w.Key, string(w.Value))
+	case store.WriteDelete:
+		// Deleting an absent key is ErrNotFound, and must not be a no-op
+		// commit: require that the key exists.
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(b.prefix+w.Key), ">", 0))
+		then = clientv3.OpDelete(b.prefix + w.Key)
+	default:
+		return 0, fmt.Errorf("etcdstore: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
+	}
+	resp, err := b.cli.Txn(ctx).If(cmps...).Then(then).Else(elses...).Commit()
+	if err != nil {
+		return 0, mapErr(ctx, err)
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil
+	}
+	for i, c := range conds {
+		var actual int64
+		if kvs := resp.Responses[i].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			if c.Target == store.ModRevision {
+				actual = kvs[0].ModRevision
+			} else {
+				actual = kvs[0].CreateRevision
+			}
+		}
+		if actual != c.Revision {
+			return 0, &store.CondFailedError{Index: i, Cond: c, Actual: actual}
+		}
+	}
+	// Every user cond held when read back, so the implicit existence check of
+	// a delete failed (or a cond changed between the compare and the read,
+	// which the caller cannot act on differently from a conflict).
+	if w.Kind == store.WriteDelete {
+		return 0, fmt.Errorf("etcdstore: delete %q: %w", w.Key, store.ErrNotFound)
+	}
+	return 0, fmt.Errorf("etcdstore: txn on %q failed its preconditions: %w", w.Key, store.ErrCondFailed)
+}
+
+// mapErr turns etcd and gRPC errors into the store's sentinels.
+func mapErr(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, rpctypes.ErrCompacted), errors.Is(err, rpctypes.ErrFutureRev):
+		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrExpired)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrTooLarge)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
+	}
+	return fmt.Errorf("etcdstore: %w", err)
+}

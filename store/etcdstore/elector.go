@@ -1,0 +1,149 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ErrTermEnded is the cause of a term context that ended because the etcd
+// lease could not be renewed in time.
+var ErrTermEnded = errors.New("etcdstore: leadership term ended: lease not renewed")
+
+// Elector is a lease.Elector on etcd. A candidate leads while it holds the
+// election key, which it creates attached to an etcd lease of TTL seconds;
+// etcd deletes the key when the lease expires, and the next candidate's
+// create then succeeds. The Fence is the election key's CreateRevision, so a
+// deposed leader's writes fail inside the same etcd transaction.
+//
+// The term context ends when the campaign ctx ends (the lease is then
+// revoked, so a successor does not wait out the TTL), when keep-alives stop,
+// or 2/3 of the TTL after the last acknowledged keep-alive, whichever is
+// first: a leader stops working before etcd can hand the key to anyone else.
+type Elector struct {
+	b        *Backend
+	key      string // relative to the Backend's prefix
+	identity string
+	ttl      time.Duration
+}
+
+// NewElector returns an Elector for the election named name (a key under the
+// Backend's prefix) on behalf of identity. ttl must be at least 2s; etcd
+// leases have whole-second TTLs.
+func NewElector(b *Backend, name, identity string, ttl time.Duration) (*Elector, error) {
+	switch {
+	case b == nil:
+		return nil, errors.New("etcdstore: nil backend")
+	case name == "":
+		return nil, errors.New("etcdstore: empty election name")
+	case identity == "":
+		return nil, errors.New("etcdstore: empty identity")
+	case ttl < 2*time.Second:
+		return nil, fmt.Errorf("etcdstore: lease TTL %v is under the 2s minimum", ttl)
+	}
+	return &Elector{b: b, key: "leases/" + name, identity: identity, ttl: ttl.Truncate(time.Second)}, nil
+}
+
+// Key returns the election key, relative to the Backend's prefix.
+func (e *Elector) Key() string { return e.key }
+
+var _ lease.Elector = (*Elector)(nil)
+
+// Campaign implements lease.Elector.
+func (e *Elector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	cli := e.b.cli
+	full := e.b.prefix + e.key
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, store.Fence{}, err
+		}
+		grant, err := cli.Grant(ctx, int64(e.ttl/time.Second))
+		if err != nil {
+			return nil, store.Fence{}, mapErr(ctx, err)
+		}
+		resp, err := cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
+			Then(clientv3.OpPut(full, e.identity, clientv3.WithLease(grant.ID))).
+			Else(clientv3.OpGet(full)).
+			Commit()
+		if err != nil {
+			e.revoke(grant.ID)
+			return nil, store.Fence{}, mapErr(ctx, err)
+		}
+		if resp.Succeeded {
+			return e.lead(ctx, grant.ID, resp.Header.Revision)
+		}
+		e.revoke(grant.ID)
+		// Someone leads: wait for the key to go, then try again.
+		var rev int64
+		if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			rev = kvs[0].ModRevision
+		}
+		if err := e.waitGone(ctx, full, rev); err != nil {
+			return nil, store.Fence{}, err
+		}
+	}
+}
+
+func (e *Elector) waitGone(ctx context.Context, full string, rev int64) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for resp := range e.b.cli.Watch(wctx, full, clientv3.WithRev(rev+1)) {
+		if resp.Err() != nil || resp.CompactRevision != 0 {
+			return nil // re-check by trying to acquire
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return nil
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+func (e *Elector) revoke(id clientv3.LeaseID) {
+	// Bounded by the client's own lifetime: a closed client cannot revoke.
+	ctx, cancel := context.WithTimeout(e.b.cli.Ctx(), time.Second)
+	defer cancel()
+	_, _ = e.b.cli.Revoke(ctx, id) // best effort: the lease expires anyway
+}
+
+func (e *Elector) lead(ctx context.Context, id clientv3.LeaseID, createRev int64) (context.Context, store.Fence, error) {
+	fence := store.Fence{Key: e.key, Revision: createRev}
+	term, cancel := context.WithCancelCause(store.WithFence(ctx, fence))
+	kctx, stopKeep := context.WithCancel(context.Background())
+	ka, err := e.b.cli.KeepAlive(kctx, id)
+	if err != nil {
+		stopKeep()
+		cancel(err)
+		e.revoke(id)
+		return nil, store.Fence{}, mapErr(ctx, err)
+	}
+	go func() {
+		defer e.revoke(id)
+		defer stopKeep()
+		deadline := time.NewTimer(e.ttl * 2 / 3)
+		defer deadline.Stop()
+		for {
+			select {
+			case <-term.Done():
+				return
+			case <-deadline.C:
+				cancel(ErrTermEnded)
+				return
+			case r, ok := <-ka:
+				if !ok || r == nil {
+					cancel(ErrTermEnded)
+					return
+				}
+				deadline.Reset(e.ttl * 2 / 3)
+			}
+		}
+	}()
+	return term, fence, nil
+}

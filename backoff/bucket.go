@@ -38,8 +38,10 @@ type BucketConfig struct {
 	// DefaultCeiling (30s). Negative, or more than MaxCap (1 hour), is
 	// invalid.
 	Ceiling time.Duration
-	// Clock tells the time; nil means the real clock (which is virtual
-	// inside a testing/synctest bubble).
+	// Clock tells the time; nil means the real clock, which is virtual
+	// inside a testing/synctest bubble. The clock package is internal to
+	// steady, so code outside the module leaves Clock nil and tests with
+	// testing/synctest.
 	Clock clock.Clock
 	// Rand returns a number uniform in [0, 1), used to spread capped
 	// delays; nil means math/rand/v2's Float64. It must be safe for
@@ -88,13 +90,13 @@ func (c BucketConfig) validate() error {
 // returns 0, and after that the time until the token it reserved is due.
 //
 // Unlike a bare token bucket, a Bucket has a ceiling. When the wait for the
-// next token would exceed Ceiling, When cancels its reservation, so the
-// bucket runs no further into debt, and returns a delay drawn uniformly from
-// [0.8·Ceiling, Ceiling), so the capped keys do not all fire in one burst.
-// Without a ceiling, 10,000 failures at 10/s would queue the last key for
-// about 16 minutes, and every later failure behind it; with the default
-// ceiling no failure waits more than 30 seconds and the bucket never owes
-// more than 30 seconds of tokens.
+// next token would exceed Ceiling, When takes no token (a reservation it
+// made is cancelled), so the bucket runs no further into debt, and returns a
+// delay drawn uniformly from [0.8·Ceiling, Ceiling], so the capped keys do
+// not all fire in one burst. Without a ceiling, 10,000 failures at 10/s
+// would queue the last key for about 16 minutes, and every later failure
+// behind it; with the default ceiling no failure waits more than 30 seconds
+// and the bucket owes at most 30 seconds of tokens (see Tokens).
 //
 // A Bucket ignores keys: Forget does nothing and NumRequeues is always 0.
 // Combine it with a PerKey limiter through Max. A Bucket is safe for
@@ -167,11 +169,10 @@ func (b *Bucket[K]) Forget(K) {}
 func (b *Bucket[K]) NumRequeues(K) int { return 0 }
 
 // Tokens returns the number of tokens in the bucket now; a negative number
-// means earlier failures are waiting on tokens not yet refilled. Called from
-// one goroutine it never drops below −Rate·Ceiling; concurrent When calls
-// can each take at most one more token. (A token taken by a reservation
-// that was cancelled while a later one was outstanding is not refunded, as
-// x/time/rate documents; this bounds, not accumulates, the excess.)
+// means earlier failures are waiting on tokens not yet refilled. Used from
+// one goroutine it never drops below −Rate·Ceiling. Concurrent When calls
+// can leave it lower by at most one token each, because x/time/rate refunds
+// a cancelled reservation only in part when another was made after it.
 func (b *Bucket[K]) Tokens() float64 {
 	return b.lim.TokensAt(b.clock.Now())
 }

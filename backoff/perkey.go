@@ -50,8 +50,9 @@ func newPerKey[K comparable](p Policy) *PerKey[K] {
 // Policy returns the policy l was created with.
 func (l *PerKey[K]) Policy() Policy { return l.policy }
 
-// When records one failure for key and returns Policy.Delay(n), where n is
-// the number of failures recorded for key before this one.
+// When records one failure for key and returns the policy's delay for
+// attempt n, where n is the number of failures recorded for key before this
+// one: Policy.Delay(n), with the jitter drawn as NewPerKey describes.
 func (l *PerKey[K]) When(key K) time.Duration {
 	u := -1.0 // draw from policy.Rand, outside the lock
 	l.mu.Lock()

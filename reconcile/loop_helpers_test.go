@@ -34,6 +34,7 @@ func fixedBackoff() []Option {
 type script struct {
 	mu      sync.Mutex
 	answers func(key string, n int) (Result, error)
+	fn      func(ctx context.Context, key string) (Result, error)
 	calls   map[string][]time.Time
 	ctxs    []context.Context
 }
@@ -42,12 +43,22 @@ func newScript(answers func(key string, n int) (Result, error)) *script {
 	return &script{answers: answers, calls: map[string][]time.Time{}}
 }
 
+// scriptFunc records the calls of a reconcile function.
+func scriptFunc(fn func(ctx context.Context, key string) (Result, error)) *script {
+	s := &script{calls: map[string][]time.Time{}}
+	s.fn = fn
+	return s
+}
+
 func (s *script) Reconcile(ctx context.Context, key string) (Result, error) {
 	s.mu.Lock()
 	n := len(s.calls[key])
 	s.calls[key] = append(s.calls[key], time.Now())
 	s.ctxs = append(s.ctxs, ctx)
 	s.mu.Unlock()
+	if s.fn != nil {
+		return s.fn(ctx, key)
+	}
 	return s.answers(key, n)
 }
 
@@ -97,7 +108,7 @@ func (m *memStatus) Conditions(key string) ([]store.Condition, int64, bool) {
 	return m.conds[key], g, ok
 }
 
-func (m *memStatus) WriteCondition(_ context.Context, key string, c store.Condition) error {
+func (m *memStatus) WriteCondition(_ context.Context, key string, _ string, c store.Condition) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	conds := m.conds[key]

@@ -63,8 +63,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 type intStatus struct{}
 
-func (intStatus) Conditions(int) ([]store.Condition, int64, bool)            { return nil, 0, false }
-func (intStatus) WriteCondition(context.Context, int, store.Condition) error { return nil }
+func (intStatus) Conditions(int) ([]store.Condition, int64, bool)                    { return nil, 0, false }
+func (intStatus) WriteCondition(context.Context, int, string, store.Condition) error { return nil }
 
 func TestRunTwiceFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

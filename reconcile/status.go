@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 
 	"github.com/steady-go/steady/store"
 )
@@ -15,7 +16,56 @@ type StatusWriter[K comparable] interface {
 	// Stalled, so it must be cheap). ok is false when the object is gone.
 	// The returned slice is read-only.
 	Conditions(key K) (conds []store.Condition, generation int64, ok bool)
-	// WriteCondition writes c on the object as the Loop's own manager. ctx
-	// carries the leadership fence. A missing object is not an error.
-	WriteCondition(ctx context.Context, key K, c store.Condition) error
+	// WriteCondition writes c on the object as manager (the Loop's own
+	// manager, see Loop.LoopManager). ctx carries the leadership fence. A
+	// missing object is not an error.
+	WriteCondition(ctx context.Context, key K, manager string, c store.Condition) error
+}
+
+// StoreStatus returns the StatusWriter for objects of a typed store: it
+// reads conditions from the cache and writes the Stalled condition with a
+// fresh read and UpdateStatus as the given manager, changing only that
+// condition in the list it read.
+//
+// Until the store offers ApplyStatus (field ownership per condition), this
+// adapter has a narrow lost-update window: a status or condition write by
+// another manager that lands between its read and its write can be undone.
+// A spec change in that window is safe (the generation precondition rejects
+// the write, and it is retried once from a fresh read).
+func StoreStatus[S, T any](c *store.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
+	return storeStatus[S, T]{c: c, st: st}
+}
+
+type storeStatus[S, T any] struct {
+	c  *store.Cache[S, T]
+	st *store.Store[S, T]
+}
+
+func (s storeStatus[S, T]) Conditions(name string) ([]store.Condition, int64, bool) {
+	obj, ok := s.c.Get(name)
+	if !ok {
+		return nil, 0, false
+	}
+	return obj.Conditions, obj.Meta.Generation, true
+}
+
+func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
+	var err error
+	for range 2 {
+		var obj *store.Object[S, T]
+		obj, err = s.st.Get(ctx, name)
+		if err != nil {
+			return store.IgnoreNotFound(err)
+		}
+		conds := obj.Conditions
+		changed, serr := SetCondition(&conds, c, c.LastTransitionTime)
+		if serr != nil || !changed {
+			return serr
+		}
+		obj.Conditions = conds
+		if _, err = s.st.As(manager).UpdateStatus(ctx, obj); !errors.Is(err, store.ErrConflict) {
+			return store.IgnoreNotFound(err)
+		}
+	}
+	return err
 }

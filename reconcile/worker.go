@@ -183,7 +183,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		return
 	}
 	c, _ := GetCondition(out, Stalled)
-	if err := l.sw.WriteCondition(t.work, key, c); err != nil && t.work.Err() == nil {
+	if err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c); err != nil && t.work.Err() == nil {
 		lvl := slog.LevelError
 		if store.IgnoreNotFound(err) == nil {
 			lvl = slog.LevelDebug

@@ -1,0 +1,235 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+func TestCacheSourceHintsAndResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}, Spec: appSpec{Replicas: 1}})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, WithStore(e.cache, e.st), WithManager("app"), WithResync(10*time.Minute, 0))
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"), "a new term reconciles every cached key")
+		require.Equal(t, 1, s.count("b"))
+
+		// Another actor's change is a hint.
+		o := copyOf(e.get(t, "a"))
+		o.Spec.Replicas = 2
+		_, err := e.st.As("user").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"))
+		require.Equal(t, 1, s.count("b"))
+
+		// A creation is a hint.
+		e.create(t, "user", &app{Meta: store.Meta{Name: "c"}})
+		synctest.Wait()
+		require.Equal(t, 1, s.count("c"))
+
+		// Resync: every cached key again, without any change.
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		require.Equal(t, 3, s.count("a"))
+		require.Equal(t, 2, s.count("b"))
+		require.Equal(t, 2, s.count("c"))
+		require.NoError(t, stop())
+	})
+}
+
+// crossplane#3455: a reconcile that writes status and fails must back off;
+// its own status write is not a hint.
+func TestOwnStatusWriteDoesNotDefeatBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var r Func[string] = func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			o := copyOf(cached)
+			o.Status.Phase = "Failing " + time.Now().String()
+			if _, err := e.st.As("app").UpdateStatus(ctx, o); err != nil {
+				return Result{}, err
+			}
+			return Result{}, errBoom
+		}
+		s := scriptFunc(r)
+		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithStallAfter(100))...)
+		stop := start(t, l)
+		time.Sleep(time.Second + 2*time.Second + 4*time.Second)
+		synctest.Wait()
+		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, s.gaps("a"),
+			"own status writes did not cut the backoff short")
+
+		// A change by another manager is a real hint and runs at once.
+		o := copyOf(e.get(t, "a"))
+		o.Meta.Labels = map[string]string{"team": "x"}
+		_, err := e.st.As("user").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 5, s.count("a"))
+		require.NoError(t, stop())
+	})
+}
+
+func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse, Reason: "Pending"}}})
+		var fixed atomic.Bool
+		s := newScript(func(string, int) (Result, error) {
+			if !fixed.Load() {
+				return Result{}, Blocked("SecretMissing", errors.New(`secret "db" not found`))
+			}
+			return Result{}, nil
+		})
+		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		stop := start(t, l)
+		synctest.Wait()
+		o := e.get(t, "a")
+		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: store.OpUpdateStatus}, o.Meta.LastWrite)
+		c, ok := GetCondition(o.Conditions, Stalled)
+		require.True(t, ok)
+		require.Equal(t, store.ConditionTrue, c.Status)
+		require.Equal(t, "SecretMissing", c.Reason)
+		require.Equal(t, `blocked: SecretMissing: secret "db" not found`, c.Message)
+		require.True(t, time.Now().Equal(c.LastTransitionTime))
+		require.True(t, IsTrue(o.Conditions, Stalled))
+		r, _ := GetCondition(o.Conditions, Ready)
+		require.Equal(t, "Pending", r.Reason, "the user's Ready is left alone")
+		require.Equal(t, 1, s.count("a"), "the Loop's own Stalled write is not a hint")
+		info := l.Inspect("a")
+		require.True(t, IsTrue(info.Conditions, Stalled))
+
+		fixed.Store(true)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		c, _ = GetCondition(e.get(t, "a").Conditions, Stalled)
+		require.Equal(t, store.ConditionFalse, c.Status, "recovered")
+		require.Equal(t, 2, s.count("a"))
+		require.NoError(t, stop())
+	})
+}
+
+func TestChildChangeEnqueuesControllerOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		parents := newEnv(t, "App", nil)
+		defer parents.stop()
+		children := newEnv(t, "Pod", parents.b)
+		defer children.stop()
+		p := &app{Meta: store.Meta{Name: "web"}}
+		parents.create(t, "user", p)
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, WithStore(parents.cache, parents.st), WithManager("app"),
+			WithSource[string](FromOwned(children.cache, "App")))
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("web"))
+
+		children.create(t, "kubelet", &app{Meta: store.Meta{Name: "web-0",
+			Owners: []store.OwnerRef{{Kind: "App", Name: "web", UID: p.Meta.UID, Controller: true}, {Kind: "Other", Name: "x", Controller: true}}}})
+		synctest.Wait()
+		require.Equal(t, 2, s.count("web"), "a child change enqueues its controller owner")
+		require.Zero(t, s.count("x"), "owners of another kind are not this loop's")
+
+		children.create(t, "kubelet", &app{Meta: store.Meta{Name: "stray",
+			Owners: []store.OwnerRef{{Kind: "App", Name: "db", UID: "u"}}}})
+		synctest.Wait()
+		require.Zero(t, s.count("db"), "a non-controller owner is not enqueued")
+
+		// The parent's own writes to its child are not hints.
+		c := copyOf(children.get(t, "web-0"))
+		c.Status.Phase = "Running"
+		_, err := children.st.As("app").UpdateStatus(context.Background(), c)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("web"))
+		// Deleting a child is a hint.
+		_, err = children.st.As("kubelet").Delete(context.Background(), "web-0")
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 3, s.count("web"))
+		require.NoError(t, stop())
+	})
+}
+
+func TestRequeueReadsItsOwnWriteFromTheCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 3}})
+		var seen []int
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			seen = append(seen, cached.Status.Replicas)
+			if cached.Status.Replicas == cached.Spec.Replicas {
+				return Result{}, nil
+			}
+			o := copyOf(cached)
+			o.Status.Replicas++
+			rev, err := e.st.As("app").UpdateStatus(ctx, o)
+			if err != nil {
+				return Result{}, err
+			}
+			RecordWrite(ctx, rev)
+			return Result{Requeue: true}, nil
+		})
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, []int{0, 1, 2, 3}, seen, "every pass saw the previous pass's write")
+		require.NoError(t, stop())
+	})
+}
+
+func TestConvergenceMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		m := NewMemMetrics()
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			time.Sleep(3 * time.Second) // the work takes time
+			o := copyOf(cached)
+			if _, err := SetCondition(&o.Conditions, store.Condition{Type: Ready, Status: store.ConditionTrue,
+				Reason: "Available", ObservedGeneration: cached.Meta.Generation}, time.Now()); err != nil {
+				return Result{}, err
+			}
+			_, err := e.st.As("app").UpdateStatus(ctx, o)
+			return Result{}, err
+		})
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithMetrics(m))...)
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, []time.Duration{3 * time.Second}, m.ConvergeTimes("test"))
+		require.Zero(t, m.UnconvergedNow("test"))
+
+		o := copyOf(e.get(t, "a"))
+		o.Spec.Replicas = 5
+		_, err := e.st.As("user").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 1, m.UnconvergedNow("test"), "a new generation is not converged")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, []time.Duration{3 * time.Second, 3 * time.Second}, m.ConvergeTimes("test"))
+		require.Zero(t, m.UnconvergedNow("test"))
+		require.NoError(t, stop())
+	})
+}

@@ -143,14 +143,22 @@ func (b *Bucket[K]) When(K) time.Duration {
 	if !math.IsInf(b.maxDebt, 1) && 1-b.lim.TokensAt(now) > b.maxDebt {
 		return b.capped()
 	}
-	r := b.lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d <= b.ceiling { // InfDuration if !r.OK(), impossible with Burst ≥ 1
+	if d, ok := b.reserve(now); ok {
 		return d
 	}
-	// Concurrent calls took the tokens between the look and the
-	// reservation. Cancel it, so the bucket owes nothing for this call.
+	return b.capped() // concurrent calls took the tokens since we looked
+}
+
+// reserve takes one token and returns how long until it is due, if that is
+// within the ceiling. Otherwise it cancels the reservation, so the bucket
+// owes nothing for it, and reports false.
+func (b *Bucket[K]) reserve(now time.Time) (time.Duration, bool) {
+	r := b.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d <= b.ceiling { // InfDuration if !r.OK(), impossible with Burst ≥ 1
+		return d, true
+	}
 	r.CancelAt(now)
-	return b.capped()
+	return 0, false
 }
 
 // capped returns Ceiling·U(0.8, 1), so that capped keys spread out.

@@ -71,6 +71,9 @@ func (b *Backend) kv(k *mvccpb.KeyValue) store.KV {
 
 // Get implements store.Backend.
 func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
+	if key == "" {
+		return store.KV{}, fmt.Errorf("etcdstore: get of an empty key: %w", store.ErrInvalid)
+	}
 	resp, err := b.cli.Get(ctx, b.prefix+key)
 	if err != nil {
 		return store.KV{}, mapErr(ctx, err)
@@ -85,8 +88,8 @@ func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
 // to the first page's revision; a revision etcd has compacted gives
 // store.ErrExpired.
 func (b *Backend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
-	if opts.Limit < 0 {
-		return store.ListResult{}, fmt.Errorf("etcdstore: list limit %d is negative: %w", opts.Limit, store.ErrInvalid)
+	if opts.Limit < 0 || opts.Revision < 0 {
+		return store.ListResult{}, fmt.Errorf("etcdstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	full := b.prefix + prefix
 	start := full
@@ -133,6 +136,9 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	cmps := make([]clientv3.Cmp, 0, len(conds)+1)
 	elses := make([]clientv3.Op, 0, len(conds)+1)
 	for _, c := range conds {
+		if c.Key == "" || c.Revision < 0 {
+			return 0, fmt.Errorf("etcdstore: txn cond on key %q at revision %d: %w", c.Key, c.Revision, store.ErrInvalid)
+		}
 		k := b.prefix + c.Key
 		switch c.Target {
 		case store.ModRevision:
@@ -185,13 +191,25 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	return 0, fmt.Errorf("etcdstore: txn on %q failed its preconditions: %w", w.Key, store.ErrCondFailed)
 }
 
+// Compact discards etcd's history before rev (store/storetest.Compactor).
+// Lists pinned below rev, and watches from before it, then fail with
+// store.ErrExpired.
+func (b *Backend) Compact(ctx context.Context, rev int64) error {
+	if _, err := b.cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return mapErr(ctx, err)
+	}
+	return nil
+}
+
 // mapErr turns etcd and gRPC errors into the store's sentinels.
 func mapErr(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, rpctypes.ErrCompacted), errors.Is(err, rpctypes.ErrFutureRev):
+	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrExpired)
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrInvalid)
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrTooLarge)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -26,7 +26,12 @@ func TestMain(m *testing.M) {
 
 func newBackend(t *testing.T, c *cluster) *etcdstore.Backend {
 	t.Helper()
-	b, err := etcdstore.New(c.client(), etcdstore.WithPrefix("/"+t.Name()+"/"), etcdstore.WithProgressInterval(50*time.Millisecond))
+	return newBackendOn(t, c.client())
+}
+
+func newBackendOn(t *testing.T, cli *clientv3.Client) *etcdstore.Backend {
+	t.Helper()
+	b, err := etcdstore.New(cli, etcdstore.WithPrefix("/"+t.Name()+"/"), etcdstore.WithProgressInterval(50*time.Millisecond))
 	require.NoError(t, err)
 	return b
 }

@@ -19,6 +19,9 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("etcdstore: watch from negative revision %d: %w", fromRevision, store.ErrInvalid)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	// The etcd client groups watches by ctx; a private ctx gives this watch
 	// its own stream, so RequestProgress below speaks for it alone.
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))

@@ -1,0 +1,194 @@
+package queue
+
+import "hash/maphash"
+
+// node is the state of one key the queue knows about. A key that is neither
+// ready, processing, nor delayed has no node.
+type node[K comparable] struct {
+	key K
+	// prev and next link the node into its ready list. While the node is
+	// delayed, prev is its position in the delay heap; while it is free,
+	// next links the free list.
+	prev, next int32
+	state      state
+}
+
+// state is a set of flags. A node is in at most one of the ready lists and
+// the delay heap; it may be processing at the same time as it is delayed or
+// dirty.
+type state uint8
+
+const (
+	readyNormal state = 1 << iota // in the normal ready list
+	readyLow                      // in the low ready list
+	delayed                       // in the delay heap
+	processing                    // handed out by Get, Done not yet called
+	dirtyNormal                   // added while processing: rerun at normal priority
+	dirtyLow                      // added low while processing: rerun at low priority
+
+	ready = readyNormal | readyLow
+	dirty = dirtyNormal | dirtyLow
+)
+
+const none = int32(-1)
+
+// keyTable maps keys to nodes. It is an open-addressing hash table with
+// linear probing over a slice of nodes. Each slot holds the node number and
+// 32 bits of the key's hash, so a probe rarely touches a node that does not
+// match, and growing the table never rehashes a key. It costs about 16 bytes
+// of slots per key where a Go map of key to node number costs 40 to 60, and
+// a lookup hashes the key once where a map insert after a failed lookup
+// hashes it twice.
+type keyTable[K comparable] struct {
+	seed  maphash.Seed
+	slots []uint64 // 0 is empty; otherwise hash<<32 | node+1
+	used  int
+	nodes []node[K]
+	free  int32 // first free node, or none
+}
+
+func (t *keyTable[K]) init() {
+	t.seed = maphash.MakeSeed()
+	t.free = none
+}
+
+// hash hashes k with the table's seed. It reads only the seed, which never
+// changes, so callers hash before they take the queue's lock.
+func (t *keyTable[K]) hash(k K) uint32 {
+	var h uint64
+	if s, ok := any(k).(string); ok {
+		h = maphash.String(t.seed, s) // the common key, without a type lookup
+	} else {
+		h = maphash.Comparable(t.seed, k)
+	}
+	return uint32(h ^ h>>32)
+}
+
+// lookup returns the node of k, whose hash is h, and the slot that holds
+// it, or none.
+func (t *keyTable[K]) lookup(k K, h uint32) (n int32, slot int) {
+	if t.used == 0 {
+		return none, 0
+	}
+	mask := len(t.slots) - 1
+	for p := int(h) & mask; ; p = (p + 1) & mask {
+		s := t.slots[p]
+		if s == 0 {
+			return none, 0
+		}
+		if uint32(s>>32) == h {
+			if i := int32(uint32(s)) - 1; t.nodes[i].key == k {
+				return i, p
+			}
+		}
+	}
+}
+
+// insert returns the node of k, whose hash is h, creating it with an empty
+// state if k had none; created reports which.
+func (t *keyTable[K]) insert(k K, h uint32) (n int32, created bool) {
+	if t.used >= len(t.slots)-len(t.slots)/4 { // load above 3/4
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	p := int(h) & mask
+	for ; ; p = (p + 1) & mask {
+		s := t.slots[p]
+		if s == 0 {
+			break
+		}
+		if uint32(s>>32) == h {
+			if i := int32(uint32(s)) - 1; t.nodes[i].key == k {
+				return i, false
+			}
+		}
+	}
+	n = t.alloc(k)
+	t.slots[p] = uint64(h)<<32 | uint64(n+1)
+	t.used++
+	return n, true
+}
+
+func (t *keyTable[K]) grow() {
+	old := t.slots
+	t.slots = make([]uint64, max(16, 2*len(old)))
+	mask := len(t.slots) - 1
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		p := int(uint32(s>>32)) & mask
+		for t.slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		t.slots[p] = s
+	}
+}
+
+// remove deletes node n, which must be in the table, and frees it.
+func (t *keyTable[K]) remove(n int32) {
+	h := t.hash(t.nodes[n].key)
+	mask := len(t.slots) - 1
+	p := int(h) & mask
+	for uint32(t.slots[p]) != uint32(n+1) {
+		p = (p + 1) & mask
+	}
+	t.removeAt(p)
+}
+
+// removeAt deletes the key in slot p and frees its node. It shifts later
+// entries of the probe run back, so the table never holds tombstones.
+func (t *keyTable[K]) removeAt(p int) {
+	n := int32(uint32(t.slots[p])) - 1
+	mask := len(t.slots) - 1
+	for q := (p + 1) & mask; ; q = (q + 1) & mask {
+		s := t.slots[q]
+		if s == 0 {
+			break
+		}
+		// The entry in q may move back to p only if its home slot is not
+		// in the run (p, q].
+		home := int(uint32(s>>32)) & mask
+		if (q-home)&mask >= (q-p)&mask {
+			t.slots[p] = s
+			p = q
+		}
+	}
+	t.slots[p] = 0
+	t.used--
+	t.nodes[n] = node[K]{next: t.free}
+	t.free = n
+}
+
+func (t *keyTable[K]) alloc(k K) int32 {
+	n := t.free
+	if n != none {
+		t.free = t.nodes[n].next
+	} else {
+		if len(t.nodes) == cap(t.nodes) {
+			t.nodes = grown(t.nodes)
+		}
+		n = int32(len(t.nodes))
+		t.nodes = t.nodes[:n+1]
+	}
+	t.nodes[n] = node[K]{key: k, prev: none, next: none}
+	return n
+}
+
+// grown returns s with room for more elements: double while small, then a
+// quarter more, so a large queue wastes little and a small one reallocates
+// rarely.
+func grown[T any](s []T) []T {
+	c := cap(s)
+	switch {
+	case c < 8:
+		c = 8
+	case c < 4096:
+		c *= 2
+	default:
+		c += c / 4
+	}
+	out := make([]T, len(s), c)
+	copy(out, s)
+	return out
+}

@@ -1,0 +1,306 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/clock"
+)
+
+// Priority is the level at which a key waits to be handed out.
+type Priority uint8
+
+const (
+	// Normal is the priority of Add, AddAfter and AddRateLimited.
+	Normal Priority = iota
+	// Low is the priority of AddLow, meant for periodic resync.
+	Low
+)
+
+// String returns "normal" or "low".
+func (p Priority) String() string {
+	if p == Low {
+		return "low"
+	}
+	return "normal"
+}
+
+// Queue is a keyed, deduplicating work queue: keys are added when something
+// may need doing for them, and workers take them with Get and hand them back
+// with Done.
+//
+//   - A key is queued at most once, however often it is added before a
+//     worker takes it.
+//   - A key taken by Get is never handed to a second worker before Done.
+//     Adds while it is processing are remembered as one rerun, queued at
+//     Done.
+//   - Ready keys wait at Normal or Low priority. Normal keys go first, but
+//     when both levels wait, at least one Get in 16 takes a Low key. A normal
+//     add of a key waiting low moves it up; a low add never moves a key down
+//     and never makes a delayed key ready sooner.
+//   - AddAfter delays a key. A delayed key keeps its earliest ready time, and
+//     a normal Add makes it ready at once (it then runs once, not twice).
+//   - AddRateLimited delays a key by its rate limiter's When, and Forget
+//     resets the limiter for the key.
+//
+// After ShutDown the queue accepts no more keys, and Get hands out the keys
+// already queued until none is left, then returns false.
+//
+// The zero Queue is not usable; call New. A Queue is safe for concurrent
+// use. It starts no goroutine, except one that reports unfinished work every
+// half second when WithMetrics is given; ShutDown ends it.
+type Queue[K comparable] struct {
+	mu        sync.Mutex
+	keys      keyTable[K]
+	normal    list
+	low       list
+	normalRun int // normal dequeues in a row while low keys waited
+	inFlight  int // keys processing
+	waiters   int // Gets blocked in select
+	notify    chan struct{}
+	closed    chan struct{} // closed by ShutDown
+	shutdown  bool
+	drained   chan struct{} // closed when inFlight reaches 0 after ShutDown
+	delay     delayState
+
+	name      string
+	clock     clock.Clock
+	realClock bool // clock is clock.Real: read it with time.Since
+	epoch     time.Time
+	limiter   backoff.Limiter[K] // nil until first needed when none was given
+	m         *meter             // nil without WithMetrics
+}
+
+// New returns an empty queue configured by opts. With no options it uses
+// the real clock, backoff.NewDefault as its rate limiter, and no metrics.
+//
+// New panics if WithRateLimiter gives a limiter for a key type other than K:
+// that is a mistake in the program, not in its input.
+func New[K comparable](opts ...Option) *Queue[K] {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	q := &Queue[K]{
+		notify: make(chan struct{}, 1),
+		closed: make(chan struct{}),
+		name:   o.name,
+		clock:  o.clock,
+	}
+	q.keys.init()
+	q.normal.init()
+	q.low.init()
+	if q.clock == nil {
+		q.clock = clock.Real{}
+	}
+	_, q.realClock = q.clock.(clock.Real)
+	q.epoch = q.clock.Now()
+	if o.limiter != nil {
+		l, ok := o.limiter.(backoff.Limiter[K])
+		if !ok {
+			panic(o.limiterMismatch(q))
+		}
+		q.limiter = l
+	}
+	if o.metrics != nil {
+		q.m = newMeter(o.metrics, q.clock, q.epoch)
+		go q.reportUnfinished()
+	}
+	return q
+}
+
+// Name returns the name given with WithName, or "".
+func (q *Queue[K]) Name() string { return q.name }
+
+// Add queues key at Normal priority, ready now.
+//
+//   - If key is already queued at Normal priority, Add does nothing.
+//   - If key is queued Low, it moves to the back of the Normal list.
+//   - If key is delayed, it stops waiting and is queued now, once.
+//   - If key is processing, it is queued again when Done is called.
+//
+// After ShutDown, Add does nothing.
+func (q *Queue[K]) Add(key K) {
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	if !q.shutdown {
+		q.add(key, h)
+	}
+	q.mu.Unlock()
+}
+
+func (q *Queue[K]) add(key K, h uint32) {
+	n, created := q.keys.insert(key, h)
+	if created {
+		q.countAdd()
+		q.enqueue(n, Normal)
+		return
+	}
+	nd := &q.keys.nodes[n]
+	if nd.state&delayed != 0 {
+		q.heapRemove(n)
+		nd = &q.keys.nodes[n]
+	}
+	switch s := nd.state; {
+	case s&processing != 0:
+		if s&dirtyNormal == 0 {
+			nd.state = s&^dirtyLow | dirtyNormal
+			q.countAdd()
+		}
+	case s&readyLow != 0:
+		q.unlink(&q.low, n)
+		nd.state &^= readyLow
+		q.enqueue(n, Normal)
+	case s&readyNormal == 0: // it was only delayed
+		q.countAdd()
+		q.enqueue(n, Normal)
+	}
+}
+
+// AddLow queues key at Low priority, ready now, for work that can wait
+// behind every normal add, such as a periodic resync. AddLow only ever adds
+// work that was not there: if key is queued (at either priority), delayed
+// or backed off, or already due to rerun after processing, AddLow does
+// nothing, so a resync can neither erase a backoff nor hurry a delay. If key
+// is processing with no rerun due, it is queued Low when Done is called.
+//
+// After ShutDown, AddLow does nothing.
+func (q *Queue[K]) AddLow(key K) {
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown {
+		return
+	}
+	n, created := q.keys.insert(key, h)
+	if created {
+		q.countAdd()
+		q.enqueue(n, Low)
+		return
+	}
+	nd := &q.keys.nodes[n]
+	if nd.state == processing { // not delayed, no rerun due
+		nd.state |= dirtyLow
+		q.countAdd()
+	}
+}
+
+// Get hands out the next ready key, blocking until there is one. The caller
+// owns the key until it calls Done, and must call Done exactly once for it.
+//
+// Get returns false, without a key, when ctx is done (checked first, so a
+// cancelled worker takes no more keys), or once the queue is shut down and
+// no key is ready.
+func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
+	if ctx.Err() != nil {
+		return key, false
+	}
+	q.mu.Lock()
+	for {
+		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
+			q.promoteDue()
+		} else {
+			q.delay.skips++
+		}
+		if q.normal.n+q.low.n > 0 {
+			n := q.dequeue()
+			nd := &q.keys.nodes[n]
+			nd.state |= processing
+			q.inFlight++
+			key = nd.key
+			if q.m != nil {
+				q.m.started(n, q.normal.n+q.low.n)
+			}
+			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
+				q.wake()
+			}
+			q.mu.Unlock()
+			return key, true
+		}
+		if q.shutdown {
+			q.mu.Unlock()
+			return key, false
+		}
+		timer := q.armTimer()
+		q.waiters++
+		q.mu.Unlock()
+		fired := false
+		select {
+		case <-q.notify:
+		case <-q.closed:
+		case <-timer:
+			fired = true
+		case <-ctx.Done():
+			q.mu.Lock()
+			q.waiters--
+			q.mu.Unlock()
+			return key, false
+		}
+		q.mu.Lock()
+		q.waiters--
+		if fired {
+			q.delay.armed = false
+		}
+	}
+}
+
+// Done tells the queue that the caller has finished processing key. If key
+// was added while it was processing, it is queued again now, at the highest
+// priority it was added with. Done of a key that is not processing (never
+// handed out, or already done) does nothing.
+//
+// Done works after ShutDown too: reruns recorded before ShutDown are queued,
+// and ShutDownWithDrain returns once every handed-out key is done.
+func (q *Queue[K]) Done(key K) {
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n, slot := q.keys.lookup(key, h)
+	if n == none {
+		return
+	}
+	nd := &q.keys.nodes[n]
+	s := nd.state
+	if s&processing == 0 {
+		return
+	}
+	nd.state = s &^ (processing | dirty)
+	q.inFlight--
+	if q.m != nil {
+		q.m.finished(n)
+	}
+	switch {
+	case s&dirtyNormal != 0:
+		q.enqueue(n, Normal)
+	case s&dirtyLow != 0:
+		q.enqueue(n, Low)
+	case s&delayed == 0:
+		q.keys.removeAt(slot)
+	}
+	if q.inFlight == 0 && q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
+}
+
+// Len returns the number of keys ready to be handed out, at both
+// priorities. It does not count delayed keys or keys processing. Like any
+// length of a concurrent queue, it may be stale by the time it is read.
+func (q *Queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.delay.heap) > 0 {
+		q.promoteDue()
+	}
+	return q.normal.n + q.low.n
+}
+
+func (q *Queue[K]) countAdd() {
+	if q.m != nil {
+		q.m.hooks.Added()
+	}
+}

@@ -1,0 +1,57 @@
+package queue
+
+import "time"
+
+// KeyState is what the queue knows about one key at one moment. The zero
+// KeyState means the queue holds nothing for the key.
+type KeyState struct {
+	// Queued is true while the key is ready and waiting for Get, at
+	// Priority.
+	Queued bool
+	// Priority is the level the key waits at when Queued, or will be
+	// queued at when Dirty. It is Normal otherwise.
+	Priority Priority
+	// Processing is true from Get until Done.
+	Processing bool
+	// Dirty is true when the key was added while processing, so it will be
+	// queued again, at Priority, when Done is called.
+	Dirty bool
+	// Delayed is true while the key waits for ReadyAt, after AddAfter or
+	// AddRateLimited. A key may be Delayed and Processing at once.
+	Delayed bool
+	// ReadyAt is when a Delayed key becomes ready; zero otherwise.
+	ReadyAt time.Time
+}
+
+// Idle reports whether the queue holds nothing for the key.
+func (s KeyState) Idle() bool { return s == KeyState{} }
+
+// State returns what the queue holds for key right now. A delayed key whose
+// time has come is reported Queued. State is for inspection and tests: like
+// Len, it may be stale by the time it is read.
+func (q *Queue[K]) State(key K) KeyState {
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.delay.heap) > 0 {
+		q.promoteDue()
+	}
+	n, _ := q.keys.lookup(key, h)
+	if n == none {
+		return KeyState{}
+	}
+	nd := &q.keys.nodes[n]
+	s := KeyState{
+		Queued:     nd.state&ready != 0,
+		Processing: nd.state&processing != 0,
+		Dirty:      nd.state&dirty != 0,
+		Delayed:    nd.state&delayed != 0,
+	}
+	if nd.state&(readyLow|dirtyLow) != 0 {
+		s.Priority = Low
+	}
+	if s.Delayed {
+		s.ReadyAt = q.epoch.Add(time.Duration(q.delay.heap[nd.prev].at))
+	}
+	return s
+}

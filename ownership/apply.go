@@ -34,10 +34,7 @@ import (
 // list item without its keys, duplicate items in a keyed list or set)
 // returns an error.
 func Apply(live, config any, manager string, managed Managed, opts ...Option) (Result, error) {
-	var cfg options
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := collect(opts)
 	if manager == "" {
 		return Result{}, fmt.Errorf("ownership: Apply needs a manager name")
 	}
@@ -54,35 +51,44 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 			return Result{}, err
 		}
 	}
-	w := applyWalk{last: nil}
-	w.b.nodes = make([]bnode, 0, 128)
-	w.b.reset()
+	var w applyWalk
 	applyIdx := managed.Find(manager, OpApply)
+	size := 128
 	if applyIdx >= 0 {
 		w.last = managed[applyIdx].Set
+		size = len(w.last.nodes) + 16
 	}
-	w.others = make([]*Set, 0, len(managed))
-	w.entries = make([]int, 0, len(managed))
+	w.nodes = make([]node, 1, size)
+	nOthers := len(managed)
+	if applyIdx >= 0 {
+		nOthers--
+	}
+	// One allocation for the per-entry slices and one for scratch stacks.
+	ints := make([]int, nOthers)
+	sets := make([]*Set, nOthers, nOthers)
+	w.others, w.entries = sets[:0], ints[:0]
 	for i, e := range managed {
 		if i != applyIdx {
 			w.others = append(w.others, e.Set)
 			w.entries = append(w.entries, i)
 		}
 	}
-	w.ost = make([]int32, len(w.others), 16*(len(w.others)+1))
+	w.ost = make([]int32, nOthers, 16*(nOthers+1))
 	for i, s := range w.others {
 		w.ost[i] = s.root()
 	}
+	scratch := new(applyScratch)
+	w.keys, w.items, w.path, w.keybuf = scratch.keys[:0], scratch.items[:0], scratch.path[:0], scratch.keybuf[:0]
 	w.managed = managed
 	w.manager = manager
 	out, changed, err := w.mergeMap(liveTree, configTree, cfg.schema.top(), 0, w.last.root(), 0)
 	if err != nil {
 		return Result{}, err
 	}
-	w.b.nodes[0].member = false
-	set, dup := w.b.freeze()
-	if dup >= 0 {
-		return Result{}, errorf(w.b.pathOf(dup), "duplicate item in config")
+	w.nodes[0].member = false
+	set := &Set{}
+	if len(w.nodes) > 1 {
+		set.nodes = w.nodes
 	}
 	if len(w.conflicts) > 0 && !cfg.force {
 		slices.SortFunc(w.conflicts, func(a, b Conflict) int {
@@ -143,7 +149,7 @@ func typedSchema(v any) (*Schema, error) {
 // against the other entries (others, walked in parallel: ost holds one
 // frame of node indexes per depth).
 type applyWalk struct {
-	b         builder
+	nodes     []node // the new set, built in its final layout
 	last      *Set
 	others    []*Set
 	entries   []int // index in managed of others[i]
@@ -152,8 +158,25 @@ type applyWalk struct {
 	conflicts []Conflict
 	strips    []strip
 	keybuf    []byte
+	keys      []string  // scratch stack of sorted map keys
+	items     []itemRef // scratch stack of sorted list items
 	managed   Managed
 	manager   string
+}
+
+// applyScratch holds the walk's stacks in one allocation; they grow past
+// it only for unusually wide or deep objects.
+type applyScratch struct {
+	keys   [64]string
+	items  [32]itemRef
+	path   [16]pelem
+	keybuf [64]byte
+}
+
+// itemRef is a list item by identity and config position.
+type itemRef struct {
+	name string
+	idx  int
 }
 
 type pelem struct {
@@ -271,7 +294,7 @@ func (w *applyWalk) value(l any, lok bool, c any, sch *snode, nb, p int32, off i
 
 // leaf handles a value owned whole: a scalar, an atomic list or map.
 func (w *applyWalk) leaf(l any, lok bool, c any, nb int32, off int) (any, bool, error) {
-	w.b.nodes[nb].member = true
+	w.nodes[nb].member = true
 	if lok && deepEqual(l, c) {
 		return l, false, nil
 	}
@@ -306,32 +329,44 @@ func validTree(v any) error {
 }
 
 // mergeMap merges a granular map. lm is nil when live has no map here.
+// The new set's children of nb are reserved as one sorted block.
 func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off int) (any, bool, error) {
 	var out map[string]any
-	nonNull := 0
+	mark := len(w.keys)
 	for k, cv := range cm {
-		if cv == nil {
-			continue
+		if cv != nil {
+			w.keys = append(w.keys, k)
 		}
-		nonNull++
-		cn := w.b.add(nb, elemField, k, false)
-		off2 := w.descend(off, elemField, k)
-		lv, lok := lm[k]
-		v, ch, err := w.value(lv, lok, cv, sch.field(k), cn, w.last.child(p, elemField, k), off2)
-		w.ascend(off2)
-		if err != nil {
-			return nil, false, err
-		}
-		if ch {
-			if out == nil {
-				out = cloneMap(lm, len(cm))
+	}
+	cnt := len(w.keys) - mark
+	if cnt == 0 {
+		w.nodes[nb].member = true
+	} else {
+		slices.Sort(w.keys[mark:])
+		lo := int32(len(w.nodes))
+		w.nodes = append(w.nodes, make([]node, cnt)...)
+		w.nodes[nb].lo, w.nodes[nb].hi = lo, lo+int32(cnt)
+		for j := 0; j < cnt; j++ {
+			k := w.keys[mark+j]
+			cn := lo + int32(j)
+			w.nodes[cn].kind, w.nodes[cn].name = elemField, k
+			off2 := w.descend(off, elemField, k)
+			lv, lok := lm[k]
+			v, ch, err := w.value(lv, lok, cm[k], sch.field(k), cn, w.last.child(p, elemField, k), off2)
+			w.ascend(off2)
+			if err != nil {
+				w.keys = w.keys[:mark]
+				return nil, false, err
 			}
-			out[k] = v
+			if ch {
+				if out == nil {
+					out = cloneMap(lm, cnt)
+				}
+				out[k] = v
+			}
 		}
 	}
-	if nonNull == 0 {
-		w.b.nodes[nb].member = true
-	}
+	w.keys = w.keys[:mark]
 	if p >= 0 && lm != nil {
 		last := w.last.nodes
 		for pc := last[p].lo; pc < last[p].hi; pc++ {
@@ -349,13 +384,13 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 			off2 := w.descend(off, elemField, pn.name)
 			if pn.member && !w.owned(off2) {
 				if out == nil {
-					out = cloneMap(lm, len(cm))
+					out = cloneMap(lm, cnt)
 				}
 				delete(out, pn.name)
 			} else if pn.lo < pn.hi {
 				if v, ch := w.prune(lv, sch.field(pn.name), pc, off2); ch {
 					if out == nil {
-						out = cloneMap(lm, len(cm))
+						out = cloneMap(lm, cnt)
 					}
 					out[pn.name] = v
 				}
@@ -489,24 +524,10 @@ func (w *applyWalk) itemTexts(l []any, sch *snode) []string {
 
 // keyText builds a keyed item's element name from its key fields.
 func (w *applyWalk) keyText(m map[string]any, keys []string) (string, error) {
-	b := w.keybuf[:0]
-	for i, k := range keys {
-		v, ok := m[k]
-		if !ok || v == nil {
-			return "", fmt.Errorf("list item has no key field %q", k)
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendName(b, k)
-		b = append(b, '=')
-		var err error
-		if b, err = appendScalarText(b, v); err != nil {
-			return "", fmt.Errorf("key field %q: %v", k, err)
-		}
+	if err := w.keyBytes(m, keys); err != nil {
+		return "", err
 	}
-	w.keybuf = b
-	return string(b), nil
+	return string(w.keybuf), nil
 }
 
 // pathOf rebuilds the path of builder node i.

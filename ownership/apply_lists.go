@@ -1,6 +1,50 @@
 package ownership
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
+
+// intern returns the element name in buf as a string, reusing the string
+// of the last applied set or another entry when one holds the element, so
+// that steady-state applies allocate no names.
+func (w *applyWalk) intern(kind uint8, buf []byte, p int32, off int) string {
+	if i := w.last.childBytes(p, kind, buf); i >= 0 {
+		return w.last.nodes[i].name
+	}
+	for j, s := range w.others {
+		if i := s.childBytes(w.ost[off+j], kind, buf); i >= 0 {
+			return s.nodes[i].name
+		}
+	}
+	return string(buf)
+}
+
+// sortItems sorts the item stack from mark by name and reports the first
+// duplicate name, if any.
+func (w *applyWalk) sortItems(mark int) (string, bool) {
+	items := w.items[mark:]
+	slices.SortFunc(items, func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
+	for i := 1; i < len(items); i++ {
+		if items[i].name == items[i-1].name {
+			return items[i].name, true
+		}
+	}
+	return "", false
+}
+
+// reserve appends a block of n children of nb to the new set.
+func (w *applyWalk) reserve(nb int32, n int) int32 {
+	lo := int32(len(w.nodes))
+	w.nodes = append(w.nodes, make([]node, n)...)
+	w.nodes[nb].lo, w.nodes[nb].hi = lo, lo+int32(n)
+	return lo
+}
+
+type appendedItem struct {
+	idx int
+	v   any
+}
 
 // mergeSet merges a list of scalars by value: live items stay in place,
 // config items not in live are appended in config order, and items the
@@ -12,30 +56,33 @@ func (w *applyWalk) mergeSet(l any, lok bool, c []any, nb, p int32, off int) (an
 		w.changedHere(off)
 	}
 	if len(c) == 0 {
-		w.b.nodes[nb].member = true
+		w.nodes[nb].member = true
 	}
-	var appended []any
-	for _, it := range c {
+	mark := len(w.items)
+	defer func() { w.items = w.items[:mark] }()
+	for i, it := range c {
 		if kindOf(it) != kindScalar {
 			return nil, false, w.errorf("set item of type %T is not a scalar", it)
 		}
-		b, _ := appendScalarText(w.keybuf[:0], it)
-		w.keybuf = b
-		text := string(b)
-		w.b.add(nb, elemValue, text, true)
-		found := false
-		for _, lv := range ll {
-			if scalarEqual(lv, it) {
-				found = true
-				break
-			}
+		w.keybuf, _ = appendScalarText(w.keybuf[:0], it)
+		w.items = append(w.items, itemRef{name: w.intern(elemValue, w.keybuf, p, off), idx: i})
+	}
+	if dup, ok := w.sortItems(mark); ok {
+		return nil, false, w.errorf("duplicate set item %s", dup)
+	}
+	lo := w.reserve(nb, len(c))
+	var appended []appendedItem
+	for j := range c {
+		ref := w.items[mark+j]
+		w.nodes[lo+int32(j)] = node{kind: elemValue, name: ref.name, member: true}
+		it := c[ref.idx]
+		if slices.ContainsFunc(ll, func(lv any) bool { return scalarEqual(lv, it) }) {
+			continue
 		}
-		if !found {
-			off2 := w.descend(off, elemValue, text)
-			w.changedHere(off2)
-			w.ascend(off2)
-			appended = append(appended, deepCopy(it))
-		}
+		off2 := w.descend(off, elemValue, ref.name)
+		w.changedHere(off2)
+		w.ascend(off2)
+		appended = append(appended, appendedItem{ref.idx, deepCopy(it)})
 	}
 	out, pruned := w.pruneItems(ll, p, off, nb, nil, func() []string { return w.itemTexts(ll, &snode{strat: AsSet()}) }, nil)
 	return w.assemble(l, ll, lok && isList, out, pruned, appended)
@@ -50,36 +97,47 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 		w.changedHere(off)
 	}
 	if len(c) == 0 {
-		w.b.nodes[nb].member = true
+		w.nodes[nb].member = true
 	}
 	keys := sch.strat.keys
 	isch := sch.item()
-	var out []any // copy of ll once an item changes
-	var appended []any
-	for _, it := range c {
+	mark := len(w.items)
+	defer func() { w.items = w.items[:mark] }()
+	for i, it := range c {
 		cm, ok := it.(map[string]any)
 		if !ok {
 			return nil, false, w.errorf("keyed list item of type %T is not an object", it)
 		}
-		text, err := w.keyText(cm, keys)
-		if err != nil {
+		if err := w.keyBytes(cm, keys); err != nil {
 			return nil, false, w.errorf("%v", err)
 		}
-		in := w.b.add(nb, elemKey, text, true)
+		w.items = append(w.items, itemRef{name: w.intern(elemKey, w.keybuf, p, off), idx: i})
+	}
+	if dup, ok := w.sortItems(mark); ok {
+		return nil, false, w.errorf("duplicate list item [%s]", dup)
+	}
+	lo := w.reserve(nb, len(c))
+	var out []any // copy of ll once an item changes
+	var appended []appendedItem
+	for j := range c {
+		ref := w.items[mark+j]
+		in := lo + int32(j)
+		w.nodes[in] = node{kind: elemKey, name: ref.name, member: true}
+		cm := c[ref.idx].(map[string]any)
 		li := findKeyed(ll, cm, keys)
 		var lv any
 		if li >= 0 {
 			lv = ll[li]
 		}
-		off2 := w.descend(off, elemKey, text)
-		v, ch, err := w.value(lv, li >= 0, cm, isch, in, w.last.child(p, elemKey, text), off2)
+		off2 := w.descend(off, elemKey, ref.name)
+		v, ch, err := w.value(lv, li >= 0, cm, isch, in, w.last.child(p, elemKey, ref.name), off2)
 		w.ascend(off2)
 		if err != nil {
 			return nil, false, err
 		}
 		switch {
 		case li < 0:
-			appended = append(appended, v)
+			appended = append(appended, appendedItem{ref.idx, v})
 		case ch:
 			if out == nil {
 				out = slices.Clone(ll)
@@ -90,6 +148,32 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 	out, pruned := w.pruneItems(ll, p, off, nb, isch, func() []string { return w.itemTexts(ll, sch) }, out)
 	return w.assemble(l, ll, lok && isList, out, pruned, appended)
 }
+
+// keyBytes writes a keyed item's element name into w.keybuf.
+func (w *applyWalk) keyBytes(m map[string]any, keys []string) error {
+	b := w.keybuf[:0]
+	for i, k := range keys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return &keyError{k, "missing"}
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendName(b, k)
+		b = append(b, '=')
+		var err error
+		if b, err = appendScalarText(b, v); err != nil {
+			return &keyError{k, "not a scalar"}
+		}
+	}
+	w.keybuf = b
+	return nil
+}
+
+type keyError struct{ key, why string }
+
+func (e *keyError) Error() string { return "list item key field " + e.key + " is " + e.why }
 
 // findKeyed returns the index of the live item whose key fields equal
 // cm's, or -1.
@@ -119,6 +203,7 @@ func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode
 		return out, false
 	}
 	last := w.last.nodes
+	mine := Set{nodes: w.nodes}
 	var lt []string
 	removed := false
 	for pc := last[p].lo; pc < last[p].hi; pc++ {
@@ -126,7 +211,7 @@ func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode
 		if pn.kind != elemKey && pn.kind != elemValue {
 			continue
 		}
-		if w.b.hasChild(nb, pn.kind, pn.name) {
+		if mine.child(nb, pn.kind, pn.name) >= 0 {
 			continue
 		}
 		if lt == nil {
@@ -156,19 +241,9 @@ func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode
 	return out, removed
 }
 
-// hasChild reports whether builder node parent has child (kind, name).
-func (b *builder) hasChild(parent int32, kind uint8, name string) bool {
-	for c := b.nodes[parent].first; c >= 0; c = b.nodes[c].next {
-		if b.nodes[c].kind == kind && b.nodes[c].name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // assemble builds the merged list from the live list, its working copy,
-// removal marks and appended items.
-func (w *applyWalk) assemble(l any, ll []any, wasList bool, out []any, removed bool, appended []any) (any, bool, error) {
+// removal marks and appended items (put back in config order).
+func (w *applyWalk) assemble(l any, ll []any, wasList bool, out []any, removed bool, appended []appendedItem) (any, bool, error) {
 	if out == nil && len(appended) == 0 && wasList {
 		return l, false, nil
 	}
@@ -179,7 +254,10 @@ func (w *applyWalk) assemble(l any, ll []any, wasList bool, out []any, removed b
 	if removed {
 		out = slices.DeleteFunc(out, func(v any) bool { _, ok := v.(removedItem); return ok })
 	}
-	out = append(out, appended...)
+	slices.SortFunc(appended, func(a, b appendedItem) int { return a.idx - b.idx })
+	for _, a := range appended {
+		out = append(out, a.v)
+	}
 	if out == nil {
 		out = []any{}
 	}

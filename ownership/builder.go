@@ -48,12 +48,12 @@ func (b *builder) find(parent int32, kind uint8, name string) int32 {
 	return b.add(parent, kind, name, false)
 }
 
-// freeze lays the live part of the trie out breadth first, siblings sorted.
-// Nodes that are not members and have no member below are dropped. If two
-// siblings are equal, freeze returns the builder index of one of them as dup
-// (else -1); the Set is then still valid but holds only one of them.
+// freeze lays the live part of the trie out in the canonical order (see
+// Set), siblings sorted. Nodes that are not members and have no member
+// below are dropped. If two siblings are equal, freeze returns the builder
+// index of one of them as dup (else -1); the Set is then still valid but
+// holds only one of them.
 func (b *builder) freeze() (s *Set, dup int32) {
-	dup = -1
 	n := 0
 	for i := len(b.nodes) - 1; i > 0; i-- {
 		bn := &b.nodes[i]
@@ -66,30 +66,44 @@ func (b *builder) freeze() (s *Set, dup int32) {
 	if !b.nodes[0].alive {
 		return &Set{}, -1
 	}
-	out := make([]node, 1, n+1)
-	out[0] = node{member: false, hi: 0} // hi holds the builder index until processed
-	for k := 0; k < len(out); k++ {
-		src := out[k].hi
-		lo := int32(len(out))
-		for c := b.nodes[src].first; c >= 0; c = b.nodes[c].next {
-			bc := &b.nodes[c]
-			if bc.alive {
-				out = append(out, node{name: bc.name, kind: bc.kind, member: bc.member, hi: c})
-			}
+	f := freezer{b: b, out: make([]node, 1, n+1), dup: -1}
+	f.expand(0, 0)
+	return &Set{nodes: f.out}, f.dup
+}
+
+type freezer struct {
+	b   *builder
+	out []node
+	dup int32
+}
+
+// expand reserves the block of out[k]'s children (src is its builder
+// node), sorts it, and expands each child in order.
+func (f *freezer) expand(k int32, src int32) {
+	lo := int32(len(f.out))
+	for c := f.b.nodes[src].first; c >= 0; c = f.b.nodes[c].next {
+		bc := &f.b.nodes[c]
+		if bc.alive {
+			f.out = append(f.out, node{name: bc.name, kind: bc.kind, member: bc.member, hi: c})
 		}
-		hi := int32(len(out))
-		kids := out[lo:hi]
-		if !sortedNodes(kids) {
-			slices.SortFunc(kids, func(x, y node) int { return cmpElem(x.kind, x.name, y.kind, y.name) })
-			for i := 1; i < len(kids); i++ {
-				if kids[i].kind == kids[i-1].kind && kids[i].name == kids[i-1].name {
-					dup = kids[i].hi
-				}
-			}
-		}
-		out[k].lo, out[k].hi = lo, hi
 	}
-	return &Set{nodes: out}, dup
+	hi := int32(len(f.out))
+	kids := f.out[lo:hi]
+	if !sortedNodes(kids) {
+		slices.SortFunc(kids, func(x, y node) int { return cmpElem(x.kind, x.name, y.kind, y.name) })
+		for i := 1; i < len(kids); i++ {
+			if kids[i].kind == kids[i-1].kind && kids[i].name == kids[i-1].name {
+				f.dup = kids[i].hi
+			}
+		}
+	}
+	if lo == hi {
+		lo, hi = 0, 0 // leaves have an empty block at 0, as Apply builds them
+	}
+	f.out[k].lo, f.out[k].hi = lo, hi
+	for c := lo; c < hi; c++ {
+		f.expand(c, f.out[c].hi)
+	}
 }
 
 func sortedNodes(kids []node) bool {

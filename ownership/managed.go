@@ -132,25 +132,41 @@ type Result struct {
 	ObjectChanged bool
 }
 
-// Option configures Apply and Update.
-type Option func(*options)
+// Option configures Apply and Update. Options are values; later ones
+// override earlier ones.
+type Option struct {
+	force     bool
+	schema    *Schema
+	hasSchema bool
+}
 
 type options struct {
 	force  bool
 	schema *Schema
 }
 
+func collect(opts []Option) options {
+	var o options
+	for _, x := range opts {
+		o.force = o.force || x.force
+		if x.hasSchema {
+			o.schema = x.schema
+		}
+	}
+	return o
+}
+
 // Force makes Apply take the fields it conflicts on instead of failing:
 // their previous owners lose exactly those fields and keep the rest,
 // including fields they share with the applier. Update ignores it.
-func Force() Option { return func(c *options) { c.force = true } }
+func Force() Option { return Option{force: true} }
 
 // WithSchema gives the merge strategies of lists and maps. Without it,
-// Apply uses SchemaFor of a typed config when there is one, and otherwise
-// the defaults: maps granular, lists atomic.
-func WithSchema(s *Schema) Option { return func(c *options) { c.schema = s } }
+// Apply and Update use SchemaFor of a typed config or new object, and for
+// trees the defaults: maps granular, lists atomic.
+func WithSchema(s *Schema) Option { return Option{schema: s, hasSchema: true} }
 
-// pathError is a problem with the input at a path.
+// errorf reports a problem with the input at a path.
 func errorf(p diff.Path, format string, args ...any) error {
 	return fmt.Errorf("ownership: %s: %s", p, fmt.Sprintf(format, args...))
 }

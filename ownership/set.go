@@ -21,9 +21,10 @@ const (
 // item's existence), or any other node an Update claimed. Interior maps are
 // normally not members; they exist only as prefixes of their members.
 //
-// The set is a trie laid out in one slice: children of a node are contiguous
-// and sorted, so lookups are binary searches and equal sets have identical
-// layouts. Element names share memory with the tree or encoding they were
+// The set is a trie laid out in one slice: the root first, then, depth
+// first, each node's children as one contiguous sorted block, reserved
+// before any of them is expanded. Lookups are binary searches, and equal
+// sets have identical layouts. Element names share memory with the tree or encoding they were
 // built from. The zero value and nil are the empty set. A Set is never
 // modified after it is built, so it is safe for concurrent use and may be
 // shared between Managed values.
@@ -84,6 +85,27 @@ func (s *Set) root() int32 {
 		return -1
 	}
 	return 0
+}
+
+// childBytes is child with the name given as bytes; it does not allocate.
+func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
+	if i < 0 || s == nil || len(s.nodes) == 0 {
+		return -1
+	}
+	lo, hi := s.nodes[i].lo, s.nodes[i].hi
+	for lo < hi {
+		m := int32(uint32(lo+hi) >> 1)
+		n := &s.nodes[m]
+		if n.kind < kind || (n.kind == kind && n.name < string(name)) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == string(name) {
+		return lo
+	}
+	return -1
 }
 
 func cmpElem(ak uint8, an string, bk uint8, bn string) int {

@@ -21,10 +21,7 @@ import (
 // error for an empty manager, a value that is not a tree node, or a keyed
 // list or set in new with duplicate or keyless items.
 func Update(old, new any, manager string, managed Managed, opts ...Option) (Result, error) {
-	var cfg options
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := collect(opts)
 	if manager == "" {
 		return Result{}, fmt.Errorf("ownership: Update needs a manager name")
 	}

@@ -21,6 +21,7 @@ func ExampleStoreElector() {
 		return
 	}
 	ctx, resign := context.WithCancel(context.Background())
+	defer resign()
 	term, fence, err := e.Campaign(ctx)
 	if err != nil {
 		fmt.Println(err)

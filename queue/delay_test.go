@@ -184,7 +184,7 @@ func TestDelayedKeysComeOutInReadyTimeOrder(t *testing.T) {
 		for i := range 100 {
 			q.AddAfter(i, time.Duration(100-i)*time.Millisecond) // 99 first
 		}
-		q.AddAfter(1000, time.Millisecond) // ties with 99 and comes after it
+		q.AddAfter(1000, time.Millisecond)   // ties with 99 and comes after it
 		q.AddAfter(50, 500*time.Millisecond) // later than its 50ms: ignored
 		var got []int
 		for range 101 {

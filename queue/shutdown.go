@@ -43,11 +43,12 @@ func (q *Queue[K]) shutDown() {
 	}
 }
 
-// ShutDownWithDrain is ShutDown, and then waits until every key handed out
-// by Get has been handed back with Done. Workers should keep calling Get
-// and Done meanwhile, so ready keys are processed too. It returns nil once
-// nothing is processing, or, if ctx is done first, an error that says how
-// many keys were still processing and wraps ctx's cause.
+// ShutDownWithDrain is ShutDown, and then waits until no key is in flight:
+// every key handed out by Get has been handed back with Done. It returns
+// nil then, or, if ctx is done first, an error that says how many keys were
+// still processing and wraps ctx's cause. Keys still ready when it returns
+// stay for Get; a caller that wants them processed too keeps its workers
+// calling Get until it returns false.
 func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
 	q.ShutDown()
 	q.mu.Lock()

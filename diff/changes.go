@@ -139,6 +139,11 @@ func formatValue(v any) string {
 		return truncate(strconv.Quote(rv.String()))
 	case reflect.Bool:
 		return strconv.FormatBool(rv.Bool())
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		if rv.IsNil() {
+			return "null"
+		}
+		return "<" + rv.Type().String() + ">"
 	}
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -64,6 +64,10 @@ type differ struct {
 	changes Changes
 	depth   int
 	visited map[visit]bool
+	// probing > 0 while checking whether two lists are equal item by item,
+	// before matching them by key: reports only set probeFailed.
+	probing     int
+	probeFailed bool
 }
 
 // visit is a pair of references being compared, for cycle detection.
@@ -93,6 +97,10 @@ func (d *differ) seen(a, b uintptr, t reflect.Type) bool {
 }
 
 func (d *differ) report(k ChangeKind, old, new any) {
+	if d.probing > 0 {
+		d.probeFailed = true
+		return
+	}
 	d.changes = append(d.changes, Change{Kind: k, Path: d.record(), Old: old, New: new})
 }
 
@@ -217,6 +225,9 @@ func opaqueEqual(w, g reflect.Value) bool {
 // structs compares field by field; equal scalar fields cost no push.
 func (d *differ) structs(p *typePlan, w, g reflect.Value, s scope) {
 	for i := range p.fields {
+		if d.probeFailed {
+			return
+		}
 		f := &p.fields[i]
 		var wf, gf reflect.Value
 		if len(f.index) == 1 {

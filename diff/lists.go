@@ -20,7 +20,13 @@ func (d *differ) slice(p *typePlan, tag listSpec, w, g reflect.Value, s scope) {
 	}
 	d.depth++
 	defer func() { d.depth-- }()
-	switch spec := d.listSpec(tag); spec.mode {
+	spec := d.listSpec(tag)
+	if spec.mode != listPositional && s.free && w.Len() == g.Len() && d.equalInOrder(p.elem, w, g, s) {
+		// Equal item by item: equal as keyed lists and as sets too,
+		// found without computing keys.
+		return
+	}
+	switch spec.mode {
 	case listKeyed:
 		if d.keyed(p.elem, spec.keys, w, g, s) {
 			return
@@ -31,6 +37,33 @@ func (d *differ) slice(p *typePlan, tag listSpec, w, g reflect.Value, s scope) {
 		}
 	}
 	d.positional(p.elem, w, g, s)
+}
+
+// equalInOrder reports whether the lists, of equal length, are equal item
+// by item.
+func (d *differ) equalInOrder(elem *typePlan, w, g reflect.Value, s scope) bool {
+	d.probing++
+	for i := range w.Len() {
+		wi, gi := w.Index(i), g.Index(i)
+		if scalarEqual(elem, wi, gi) {
+			continue
+		}
+		cs, _ := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi})
+		d.value(elem, wi, gi, cs)
+		d.leave(cs)
+		if d.probeFailed {
+			break
+		}
+	}
+	d.probing--
+	failed := d.probeFailed
+	if d.probing == 0 {
+		d.probeFailed = false
+		// Pairs remembered for cycle detection during the probe were not
+		// reported on; forget them so the real comparison walks them.
+		d.visited = nil
+	}
+	return !failed
 }
 
 // positional compares items by position; items past the shorter list are

@@ -60,18 +60,12 @@ type (
 		Probe        *testProbe           `json:"readinessProbe,omitempty"`
 		Extra        map[string]any       `json:"extra,omitempty"`
 		Pull         string               `json:"imagePullPolicy"`
-		unexported   int                  //nolint:unused // unexported fields are ignored
-		Ignored      string               `json:"-"`
-		Limits       map[string]testQty   `json:"-"`
-		_            struct{}             //nolint:unused
-		Opaque       func()               `json:"-"`
 		Sec          *testSecurityContext `json:"securityContext,omitempty"`
 	}
 	testSecurityContext struct {
 		RunAsUser    *int64 `json:"runAsUser,omitempty"`
 		RunAsNonRoot *bool  `json:"runAsNonRoot,omitempty"`
 	}
-	testQty  string
 	testPort struct {
 		Name          string `json:"name,omitempty"`
 		ContainerPort int32  `json:"containerPort"`

@@ -392,7 +392,11 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 					if out == nil {
 						out = cloneMap(lm, cnt)
 					}
-					out[pn.name] = v
+					if emptyMap(v) && !w.owned(off2) {
+						delete(out, pn.name)
+					} else {
+						out[pn.name] = v
+					}
 				}
 			}
 			w.ascend(off2)
@@ -405,6 +409,13 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 		return lm, false, nil
 	}
 	return out, true, nil
+}
+
+// emptyMap reports whether v is a map without keys: one that pruning
+// emptied is removed with them unless someone owns it.
+func emptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }
 
 func cloneMap(m map[string]any, extra int) map[string]any {
@@ -442,7 +453,11 @@ func (w *applyWalk) prune(l any, sch *snode, p int32, off int) (any, bool) {
 					if out == nil {
 						out = cloneMap(lv, 0)
 					}
-					out[pn.name] = nv
+					if emptyMap(nv) && !w.owned(off2) {
+						delete(out, pn.name)
+					} else {
+						out[pn.name] = nv
+					}
 				}
 			}
 			w.ascend(off2)

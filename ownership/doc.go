@@ -71,6 +71,9 @@
 //   - Interior maps are never members of a set by themselves (structured-merge-diff
 //     deduces map keys as members without a schema); only leaves, empty
 //     maps, atomic values and list items are. This keeps sets small.
+//   - A map that pruning empties is removed with its last key, unless
+//     another manager owns it (structured-merge-diff does the same for maps
+//     without a schema, and keeps empty structs of typed objects).
 //   - Keyed lists and sets must not hold duplicate items in a config or in
 //     an Update's new object; it is an error rather than a special case.
 //

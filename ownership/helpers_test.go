@@ -93,3 +93,19 @@ func applyOK(t testing.TB, live map[string]any, cfg any, manager string, m Manag
 	require.NoError(t, err)
 	return r
 }
+
+// checkInvariants asserts that every owned path exists in the object, and
+// that no entry is empty or listed twice.
+func checkInvariants(t testing.TB, r Result, sch *Schema) {
+	t.Helper()
+	all := NewCodec(r.Object, sch).all
+	seen := map[string]bool{}
+	for _, e := range r.Managed {
+		key := e.Manager + "/" + string(e.Operation)
+		require.False(t, seen[key], "entry %s twice", key)
+		seen[key] = true
+		require.False(t, e.Set.Empty(), "entry %s is empty", key)
+		missing := e.Set.Difference(all)
+		require.True(t, missing.Empty(), "%s owns paths missing from the object: %v\nobject: %s", key, pathStrings(missing), mustJSON(r.Object))
+	}
+}

@@ -1,0 +1,260 @@
+package ownership
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// step is one write in a conformance scenario.
+type step struct {
+	op      string // "apply", "force" or "update"
+	manager string
+	doc     string // applied config, or the new object for an update
+	// conflicts expected from an apply, as "manager path"; the step then
+	// must leave object and ownership unchanged.
+	conflicts []string
+	// unchanged expects Result.Changed == false.
+	unchanged bool
+}
+
+type scenario struct {
+	name   string
+	schema *Schema
+	steps  []step
+	want   string              // final object
+	owned  map[string][]string // "manager/Apply" or "manager/Update" -> paths; every entry listed
+}
+
+func apply(m, doc string, conflicts ...string) step {
+	return step{op: "apply", manager: m, doc: doc, conflicts: conflicts}
+}
+func force(m, doc string) step  { return step{op: "force", manager: m, doc: doc} }
+func update(m, doc string) step { return step{op: "update", manager: m, doc: doc} }
+func noop(s step) step          { s.unchanged = true; return s }
+
+var conformance = []scenario{
+	{name: "apply creates and owns every leaf",
+		steps: []step{apply("a", `{"spec":{"x":1,"m":{"y":"z"}}}`)},
+		want:  `{"spec":{"x":1,"m":{"y":"z"}}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x", ".spec.m.y"}}},
+	{name: "re-apply is unchanged",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), noop(apply("a", `{"spec":{"x":1.0}}`))},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "apply with fewer fields removes the rest",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":2}}`), apply("a", `{"spec":{"x":1}}`)},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "disjoint managers merge",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), apply("b", `{"spec":{"y":2}}`)},
+		want:  `{"spec":{"x":1,"y":2}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}, "b/Apply": {".spec.y"}}},
+	{name: "equal values are shared",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), apply("b", `{"spec":{"x":1}}`)},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}, "b/Apply": {".spec.x"}}},
+	{name: "a shared field survives one owner leaving",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":1}}`), apply("b", `{"spec":{"x":1}}`), apply("a", `{"spec":{"y":1}}`)},
+		want:  `{"spec":{"x":1,"y":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.y"}, "b/Apply": {".spec.x"}}},
+	{name: "changing another manager's scalar conflicts",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), apply("b", `{"spec":{"x":2}}`, "a .spec.x")},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "force takes the field, the loser keeps the rest",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":1}}`), force("b", `{"spec":{"x":2}}`)},
+		want:  `{"spec":{"x":2,"y":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.y"}, "b/Apply": {".spec.x"}}},
+	{name: "force leaves shared fields shared",
+		steps: []step{apply("a", `{"spec":{"x":1,"s":1}}`), apply("b", `{"spec":{"s":1}}`), force("b", `{"spec":{"x":2,"s":1}}`)},
+		want:  `{"spec":{"x":2,"s":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.s"}, "b/Apply": {".spec.s", ".spec.x"}}},
+	{name: "the forced-out owner conflicts when it re-applies its old value",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), force("b", `{"spec":{"x":2}}`), apply("a", `{"spec":{"x":1}}`, "b .spec.x")},
+		want:  `{"spec":{"x":2}}`,
+		owned: map[string][]string{"b/Apply": {".spec.x"}}},
+	{name: "numbers compare by value",
+		steps: []step{apply("a", `{"spec":{"n":2,"f":0.5}}`), apply("b", `{"spec":{"n":2.0,"f":0.50}}`)},
+		want:  `{"spec":{"n":2,"f":0.5}}`,
+		owned: map[string][]string{"a/Apply": {".spec.f", ".spec.n"}, "b/Apply": {".spec.f", ".spec.n"}}},
+	{name: "update claims only what it changed",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":1}}`), update("u", `{"spec":{"x":1,"y":2,"z":3}}`)},
+		want:  `{"spec":{"x":1,"y":2,"z":3}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}, "u/Update": {".spec.y", ".spec.z"}}},
+	{name: "an apply over an updated field conflicts with the updater",
+		steps: []step{update("u", `{"spec":{"x":1}}`), apply("a", `{"spec":{"x":2}}`, "u .spec.x")},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"u/Update": {".spec.x"}}},
+	{name: "update removing an applied field releases it",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":1}}`), update("u", `{"spec":{"x":1}}`)},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "update never conflicts and takes applied fields",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), update("u", `{"spec":{"x":5}}`)},
+		want:  `{"spec":{"x":5}}`,
+		owned: map[string][]string{"u/Update": {".spec.x"}}},
+	{name: "a manager's own update entry does not conflict with its apply",
+		steps: []step{update("a", `{"spec":{"x":1}}`), apply("a", `{"spec":{"x":2}}`)},
+		want:  `{"spec":{"x":2}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "update of an unchanged object claims nothing",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), noop(update("u", `{"spec":{"x":1}}`))},
+		want:  `{"spec":{"x":1}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+	{name: "keyed list: managers own different items",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"items":[{"name":"x","v":1}]}}`), apply("b", `{"spec":{"items":[{"name":"y","v":2}]}}`)},
+		want:   `{"spec":{"items":[{"name":"x","v":1},{"name":"y","v":2}]}}`,
+		owned: map[string][]string{
+			"a/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].v`},
+			"b/Apply": {`.spec.items[name="y"]`, `.spec.items[name="y"].name`, `.spec.items[name="y"].v`}}},
+	{name: "keyed list: dropping an item removes only that item",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"spec":{"items":[{"name":"x","v":1},{"name":"z","v":3}]}}`), apply("b", `{"spec":{"items":[{"name":"y","v":2}]}}`),
+			apply("a", `{"spec":{"items":[{"name":"z","v":3}]}}`)},
+		want: `{"spec":{"items":[{"name":"z","v":3},{"name":"y","v":2}]}}`,
+		owned: map[string][]string{
+			"a/Apply": {`.spec.items[name="z"]`, `.spec.items[name="z"].name`, `.spec.items[name="z"].v`},
+			"b/Apply": {`.spec.items[name="y"]`, `.spec.items[name="y"].name`, `.spec.items[name="y"].v`}}},
+	{name: "keyed list: a shared item stays, with the fields still owned",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"spec":{"items":[{"name":"x","v":1,"w":1}]}}`), apply("b", `{"spec":{"items":[{"name":"x","u":2}]}}`),
+			apply("a", `{"spec":{"items":[]}}`)},
+		want: `{"spec":{"items":[{"name":"x","u":2}]}}`,
+		owned: map[string][]string{
+			"a/Apply": {`.spec.items`},
+			"b/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].u`}}},
+	{name: "keyed list: two-field keys tell items apart",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},
+		want:  `{"spec":{"ports":[{"port":53,"protocol":"TCP"},{"port":53,"protocol":"UDP"}]}}`,
+		owned: map[string][]string{
+			"a/Apply": {`.spec.ports[port=53,protocol="TCP"]`, `.spec.ports[port=53,protocol="TCP"].port`, `.spec.ports[port=53,protocol="TCP"].protocol`},
+			"b/Apply": {`.spec.ports[port=53,protocol="UDP"]`, `.spec.ports[port=53,protocol="UDP"].port`, `.spec.ports[port=53,protocol="UDP"].protocol`}}},
+	{name: "keyed list: a field of another manager's item conflicts",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"items":[{"name":"x","v":1}]}}`), apply("b", `{"spec":{"items":[{"name":"x","v":2}]}}`, `a .spec.items[name="x"].v`)},
+		want:   `{"spec":{"items":[{"name":"x","v":1}]}}`,
+		owned:  map[string][]string{"a/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].v`}}},
+	{name: "set: managers add values",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"tags":["x"]}}`), apply("b", `{"spec":{"tags":["y"]}}`)},
+		want:   `{"spec":{"tags":["x","y"]}}`,
+		owned:  map[string][]string{"a/Apply": {`.spec.tags[="x"]`}, "b/Apply": {`.spec.tags[="y"]`}}},
+	{name: "set: a dropped value goes, a shared one stays",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"tags":["x","s"]}}`), apply("b", `{"spec":{"tags":["s"]}}`), apply("a", `{"spec":{"tags":["z"]}}`)},
+		want:   `{"spec":{"tags":["s","z"]}}`,
+		owned:  map[string][]string{"a/Apply": {`.spec.tags[="z"]`}, "b/Apply": {`.spec.tags[="s"]`}}},
+	{name: "atomic list by default: changing it conflicts",
+		steps: []step{apply("a", `{"args":["x"]}`), apply("b", `{"args":["x","y"]}`, "a .args")},
+		want:  `{"args":["x"]}`,
+		owned: map[string][]string{"a/Apply": {".args"}}},
+	{name: "atomic list: an equal list is shared",
+		steps: []step{apply("a", `{"args":["x",1]}`), apply("b", `{"args":["x",1.0]}`)},
+		want:  `{"args":["x",1]}`,
+		owned: map[string][]string{"a/Apply": {".args"}, "b/Apply": {".args"}}},
+	{name: "atomic map: replaced and owned whole",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"sel":{"k":"v"}}}`), apply("a", `{"spec":{"sel":{"j":"w"}}}`), apply("b", `{"spec":{"sel":{"k":"v"}}}`, "a .spec.sel")},
+		want:   `{"spec":{"sel":{"j":"w"}}}`,
+		owned:  map[string][]string{"a/Apply": {".spec.sel"}}},
+	{name: "granular maps merge at every depth",
+		steps: []step{apply("a", `{"m":{"n":{"x":1}}}`), apply("b", `{"m":{"n":{"y":2},"o":3}}`)},
+		want:  `{"m":{"n":{"x":1,"y":2},"o":3}}`,
+		owned: map[string][]string{"a/Apply": {".m.n.x"}, "b/Apply": {".m.n.y", ".m.o"}}},
+	{name: "type change map to scalar conflicts with the owners below",
+		steps: []step{apply("a", `{"m":{"x":1}}`), apply("b", `{"m":{"y":2}}`), apply("c", `{"m":"flat"}`, "a .m.x", "b .m.y")},
+		want:  `{"m":{"x":1,"y":2}}`,
+		owned: map[string][]string{"a/Apply": {".m.x"}, "b/Apply": {".m.y"}}},
+	{name: "type change scalar to map conflicts with the owner",
+		steps: []step{apply("a", `{"m":"flat"}`), apply("b", `{"m":{"x":1}}`, "a .m")},
+		want:  `{"m":"flat"}`,
+		owned: map[string][]string{"a/Apply": {".m"}}},
+	{name: "forced type change drops the owners below",
+		steps: []step{apply("a", `{"m":{"x":1},"k":1}`), force("b", `{"m":"flat"}`)},
+		want:  `{"m":"flat","k":1}`,
+		owned: map[string][]string{"a/Apply": {".k"}, "b/Apply": {".m"}}},
+	{name: "null in a config is not applied",
+		steps: []step{apply("a", `{"spec":{"x":1}}`), apply("b", `{"spec":{"x":null,"y":2}}`)},
+		want:  `{"spec":{"x":1,"y":2}}`,
+		owned: map[string][]string{"a/Apply": {".spec.x"}, "b/Apply": {".spec.y"}}},
+	{name: "null for a field the manager owned prunes it",
+		steps: []step{apply("a", `{"spec":{"x":1,"y":2}}`), apply("a", `{"spec":{"x":null,"y":2}}`)},
+		want:  `{"spec":{"y":2}}`,
+		owned: map[string][]string{"a/Apply": {".spec.y"}}},
+	{name: "an applied empty map is owned and others may fill it",
+		steps: []step{apply("a", `{"labels":{}}`), apply("b", `{"labels":{"x":"1"}}`)},
+		want:  `{"labels":{"x":"1"}}`,
+		owned: map[string][]string{"a/Apply": {".labels"}, "b/Apply": {".labels.x"}}},
+	{name: "dropping a map key removes its subtree and the maps it empties",
+		steps: []step{apply("a", `{"m":{"n":{"x":1,"y":{"z":2}}},"k":1}`), apply("a", `{"k":1}`)},
+		want:  `{"k":1}`,
+		owned: map[string][]string{"a/Apply": {".k"}}},
+	{name: "maps emptied by pruning stay when someone else owns them",
+		steps: []step{apply("a", `{"m":{"n":{"x":1}}}`), apply("b", `{"m":{"n":{}}}`), apply("a", `{}`)},
+		want:  `{"m":{"n":{}}}`,
+		owned: map[string][]string{"b/Apply": {".m.n"}}},
+	{name: "conflicts list every owner, sorted by path",
+		steps: []step{apply("a", `{"x":1,"y":1}`), apply("b", `{"x":1}`), apply("c", `{"x":2,"y":2}`, "a .x", "b .x", "a .y")},
+		want:  `{"x":1,"y":1}`,
+		owned: map[string][]string{"a/Apply": {".x", ".y"}, "b/Apply": {".x"}}},
+	{name: "update adding a keyed item owns the item",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"spec":{"items":[{"name":"x","v":1}]}}`), update("u", `{"spec":{"items":[{"name":"x","v":1},{"name":"y","v":2}]}}`)},
+		want:   `{"spec":{"items":[{"name":"x","v":1},{"name":"y","v":2}]}}`,
+		owned: map[string][]string{
+			"a/Apply":  {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].v`},
+			"u/Update": {`.spec.items[name="y"]`, `.spec.items[name="y"].name`, `.spec.items[name="y"].v`}}},
+	{name: "an updater's field is not pruned by an applier leaving",
+		steps: []step{apply("a", `{"x":1}`), update("u", `{"x":1,"y":2}`), apply("b", `{"y":2}`), apply("b", `{}`)},
+		want:  `{"x":1,"y":2}`,
+		owned: map[string][]string{"a/Apply": {".x"}, "u/Update": {".y"}}},
+	{name: "applying nothing releases everything",
+		steps: []step{apply("a", `{"x":1,"m":{"y":2}}`), apply("a", `{}`)},
+		want:  `{}`,
+		owned: map[string][]string{}},
+}
+
+func TestConformance(t *testing.T) {
+	require.GreaterOrEqual(t, len(conformance), 30)
+	for _, sc := range conformance {
+		t.Run(sc.name, func(t *testing.T) {
+			var live map[string]any
+			var managed Managed
+			opts := []Option{WithSchema(sc.schema)}
+			for i, st := range sc.steps {
+				var r Result
+				var err error
+				switch st.op {
+				case "apply":
+					r, err = Apply(live, obj(t, st.doc), st.manager, managed, opts...)
+				case "force":
+					r, err = Apply(live, obj(t, st.doc), st.manager, managed, append(opts, Force())...)
+				case "update":
+					r, err = Update(live, obj(t, st.doc), st.manager, managed, opts...)
+				}
+				if st.conflicts != nil {
+					require.Error(t, err, "step %d", i)
+					require.Equal(t, st.conflicts, conflictStrings(err), "step %d", i)
+					continue
+				}
+				require.NoError(t, err, "step %d", i)
+				require.Equal(t, !st.unchanged, r.Changed, "step %d Changed", i)
+				checkInvariants(t, r, sc.schema)
+				live, managed = r.Object, r.Managed
+			}
+			requireObject(t, sc.want, live)
+			got := map[string][]string{}
+			for _, e := range managed {
+				got[e.Manager+"/"+string(e.Operation)] = pathStrings(e.Set)
+			}
+			want := map[string][]string{}
+			for k, v := range sc.owned {
+				want[k] = sorted(v...)
+			}
+			require.Equal(t, want, got)
+		})
+	}
+}

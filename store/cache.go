@@ -50,6 +50,7 @@ type Cache[S, T any] struct {
 	mu      sync.RWMutex
 	items   map[string]*Object[S, T]
 	rev     int64
+	listRev int64 // revision of the last listing; older events are stale
 	indexes map[string]*index[S, T]
 	waitCh  chan struct{} // closed and cleared when rev advances; nil if nobody waits
 	detect  *mutationDetector[S, T]

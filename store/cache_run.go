@@ -62,6 +62,16 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool) {
 		for range events { // let the source's goroutines finish
 		}
 	}()
+	if rev == 0 {
+		// A Watch from 0 starts from "now", so a write that landed between
+		// the listing of a never-written store and the Watch call would be
+		// missed. List again now that the watch runs: the events it
+		// delivers up to the new listing's revision are skipped as stale.
+		if items, rev, err = c.listAll(ctx); err != nil {
+			return false
+		}
+		c.replace(items, rev)
+	}
 	for ev := range events {
 		if ev.Err != nil {
 			return progressed
@@ -103,7 +113,8 @@ func (c *Cache[S, T]) apply(ev WatchEvent[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	c.mu.Lock()
-	if ev.Progress {
+	if ev.Progress || ev.Revision <= c.listRev {
+		// A progress mark, or a change the last listing already holds.
 		c.setRevisionLocked(ev.Revision)
 		c.mu.Unlock()
 		return
@@ -176,6 +187,7 @@ func (c *Cache[S, T]) replace(items []*Object[S, T], rev int64) {
 		mutated = c.detect.replace(name, old, obj, mutated)
 		changed = append(changed, change[S, T]{old, obj})
 	}
+	c.listRev = rev
 	c.setRevisionLocked(rev)
 	c.mu.Unlock()
 

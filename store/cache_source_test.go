@@ -41,6 +41,8 @@ type scriptedSource struct {
 	listErr error
 	lists   int
 	streams chan *stream
+	// onWatch, if set, runs inside Watch before it returns.
+	onWatch func()
 }
 
 type stream struct {
@@ -106,6 +108,9 @@ func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.
 
 func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[cacheSpec, cacheStatus], error) {
 	st := &stream{from: from, ctx: ctx, ch: make(chan store.WatchEvent[cacheSpec, cacheStatus])}
+	if s.onWatch != nil {
+		s.onWatch()
+	}
 	select {
 	case s.streams <- st:
 	default:

@@ -36,7 +36,8 @@ type ListWatcher[S, T any] interface {
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
 // read-only values: a caller that wants to change one copies it first. A
-// mutation detector (WithMutationDetector) catches callers that do not.
+// mutation detector, on by default in tests (see WithMutationDetector),
+// catches callers that do not.
 //
 // Before Run has completed its first listing the Cache is empty, Revision is
 // 0 and HasSynced is false. After ctx ends, Run returns and the Cache keeps

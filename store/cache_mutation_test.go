@@ -60,9 +60,22 @@ func TestCacheMutationDetector(t *testing.T) {
 	})
 }
 
-func TestCacheMutationDetectorOff(t *testing.T) {
+func TestCacheMutationDetectorIsOnInTests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		a, _ := c.Get("a")
+		a.Spec.Image = "changed"
+		require.ErrorContains(t, c.Check(), `"a"`, "without the option a test binary has the detector on")
+		a.Spec.Image = "" // put it back, or the next event would panic
+	})
+}
+
+func TestCacheMutationDetectorOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)), store.WithMutationDetector(nil))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))

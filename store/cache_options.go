@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/internal/clock"
@@ -18,6 +19,7 @@ type cacheConfig struct {
 	policy   backoff.Policy
 	clock    clock.Clock
 	report   func(error)
+	detector bool // WithMutationDetector was given
 }
 
 // WithPageSize sets how many objects each List page of a (re)listing holds
@@ -35,15 +37,19 @@ func WithRelistBackoff(p backoff.Policy) CacheOption { return func(c *cacheConfi
 // real clock, which is virtual under testing/synctest).
 func WithCacheClock(clk clock.Clock) CacheOption { return func(c *cacheConfig) { c.clock = clk } }
 
-// WithMutationDetector turns on the mutation detector: the Cache keeps an
-// encoded copy of every object it serves and, whenever it replaces or drops
-// one (on a watch event or a relist) and on every Check call, compares the
-// object with that copy. Every object found modified is reported to report
-// as a *MutationError naming it. A test passes t.Error-like function, or
-// nil to turn the detector off (the default). It doubles the memory the
-// cached objects take, so it is meant for tests.
+// WithMutationDetector sets how the mutation detector reports, or turns it
+// off with nil. The detector keeps an encoded copy of every object the Cache
+// serves and, whenever the Cache replaces or drops one (on a watch event or
+// a relist) and on every Check call, compares the object with that copy;
+// each object found modified is passed to report as a *MutationError naming
+// it. A test passes something like t.Error.
+//
+// Without this option the detector is on in test binaries (testing.Testing
+// reports true), where a modified object panics Run's goroutine, failing the
+// test run; elsewhere it is off. It doubles the memory the cached objects
+// take and encodes each object on every change, so it is meant for tests.
 func WithMutationDetector(report func(error)) CacheOption {
-	return func(c *cacheConfig) { c.report = report }
+	return func(c *cacheConfig) { c.report, c.detector = report, true }
 }
 
 func newCacheConfig(opts []CacheOption) (cacheConfig, error) {
@@ -61,6 +67,9 @@ func newCacheConfig(opts []CacheOption) (cacheConfig, error) {
 	}
 	if c.clock == nil {
 		c.clock = clock.Real{}
+	}
+	if !c.detector && testing.Testing() {
+		c.report = func(err error) { panic(err) }
 	}
 	return c, nil
 }

@@ -211,7 +211,9 @@ func (s *CacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		if typ == store.Deleted {
 			ref.obs.forgetKey(obj.Meta.Name)
 		} else {
-			ref.obs.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions))
+			c, stalled := GetCondition(obj.Conditions, Stalled)
+			ref.obs.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions),
+				stalled && c.Status != store.ConditionFalse)
 		}
 	}
 	if !hint {

@@ -51,10 +51,20 @@ type Loop[K comparable] struct {
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
 	active  atomic.Int64
 	held    atomic.Int64 // keys with a hold (oscillation backoff)
+	// metricsOn is false for NopMetrics: then no timestamps are taken
+	// for metrics.
+	metricsOn bool
+	// stalledTracked is set once a cache source reports conditions; from
+	// then on stalledObjs holds the keys whose object has a Stalled
+	// condition that is not False, and nstalled its size.
+	stalledTracked atomic.Bool
+	nstalled       atomic.Int64
+	nkeys          atomic.Int64 // len(keys), read without the lock
 
-	mu   sync.Mutex
-	keys map[K]*keyState
-	conv convergence[K]
+	mu          sync.Mutex
+	keys        map[K]*keyState
+	stalledObjs map[K]struct{}
+	conv        convergence[K]
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys
@@ -99,7 +109,10 @@ func New[K comparable](name string, r Reconciler[K], opts ...Option) (*Loop[K], 
 			return nil, fmt.Errorf("loop %s: %w", name, err)
 		}
 	}
-	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics, keys: map[K]*keyState{}}
+	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
+		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
+	_, nop := cfg.metrics.(NopMetrics)
+	l.metricsOn = !nop
 	for i, s := range cfg.sources {
 		src, ok := s.(Source[K])
 		if !ok {

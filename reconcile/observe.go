@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // observer is implemented by *Loop; the cache sources use it to feed
@@ -11,7 +12,7 @@ type observer[K comparable] interface {
 	manager() string
 	loopManager() string
 	observeWrite(key K, w ObservedWrite)
-	observeState(key K, generation, readyGeneration int64)
+	observeState(key K, generation, readyGeneration int64, stalled bool)
 	forgetKey(key K)
 }
 
@@ -33,7 +34,7 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 			return
 		}
 		s = &keyState{}
-		l.keys[key] = s
+		l.setKeyLocked(key, s)
 	}
 	if s.detector == nil {
 		s.detector = NewDetector(l.cfg.osc)
@@ -65,10 +66,27 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 	}
 }
 
-// observeState feeds the convergence tracker.
-func (l *Loop[K]) observeState(key K, generation, readyGeneration int64) {
+// observeState feeds the convergence tracker and the set of objects that
+// carry a Stalled condition (so that a healthy key needs no look before
+// clearing it).
+func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled bool) {
+	l.stalledTracked.Store(true)
+	var now time.Time
+	if l.metricsOn {
+		now = l.clk.Now()
+	}
 	l.mu.Lock()
-	d, ok := l.conv.observe(key, generation, readyGeneration, l.clk.Now())
+	if stalled {
+		l.stalledObjs[key] = struct{}{}
+	} else {
+		delete(l.stalledObjs, key)
+	}
+	l.nstalled.Store(int64(len(l.stalledObjs)))
+	if !l.metricsOn {
+		l.mu.Unlock()
+		return
+	}
+	d, ok := l.conv.observe(key, generation, readyGeneration, now)
 	n := l.conv.unconverged()
 	l.mu.Unlock()
 	if ok {
@@ -84,8 +102,10 @@ func (l *Loop[K]) forgetKey(key K) {
 		if !s.holdUntil.IsZero() {
 			l.held.Add(-1)
 		}
-		delete(l.keys, key)
+		l.deleteKeyLocked(key)
 	}
+	delete(l.stalledObjs, key)
+	l.nstalled.Store(int64(len(l.stalledObjs)))
 	l.conv.forget(key)
 	n := l.conv.unconverged()
 	l.mu.Unlock()

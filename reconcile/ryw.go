@@ -90,7 +90,7 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 			s := l.keys[key]
 			if s == nil {
 				s = &keyState{}
-				l.keys[key] = s
+				l.setKeyLocked(key, s)
 			}
 			s.freshRead = true
 			l.mu.Unlock()

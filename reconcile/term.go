@@ -150,7 +150,7 @@ func (l *Loop[K]) resync() {
 			l.held.Add(-1)
 		}
 		if s.empty() {
-			delete(l.keys, k)
+			l.deleteKeyLocked(k)
 		}
 	}
 	l.mu.Unlock()

@@ -44,31 +44,46 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	}
 }
 
-// process runs one reconcile of key and carries out the decision.
+// process runs one reconcile of key and carries out the decision. The
+// common case (a healthy key, a nil result, no metrics, Debug off) takes no
+// Loop lock, reads no clock and allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K) {
-	start := l.clk.Now()
-	failures, fresh := 0, false
-	l.mu.Lock()
-	if s := l.keys[key]; s != nil {
-		failures, fresh = s.failures, s.freshRead
-		s.freshRead = false
+	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
+	var start time.Time
+	if timed {
+		start = l.clk.Now()
 	}
-	l.mu.Unlock()
+	failures, fresh := 0, false
+	if l.nkeys.Load() > 0 {
+		l.mu.Lock()
+		if s := l.keys[key]; s != nil {
+			failures, fresh = s.failures, s.freshRead
+			s.freshRead = false
+		}
+		l.mu.Unlock()
+	}
 	rec.reset(fresh)
 
 	rctx, cancel := ctx, context.CancelFunc(nil)
 	if l.cfg.timeout > 0 {
 		rctx, cancel = context.WithTimeoutCause(ctx, l.cfg.timeout, ErrTimeout)
 	}
-	l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
+	if l.metricsOn {
+		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
+	}
 	res, err, panicked := l.call(rctx, key)
-	l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
+	if l.metricsOn {
+		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
+	}
 	if cancel != nil {
 		cancel()
 	}
-	dur := l.clk.Now().Sub(start)
+	var dur time.Duration
+	if timed {
+		dur = l.clk.Now().Sub(start)
+	}
 
-	if t.work.Err() != nil && (err != nil || res.Requeue) {
+	if (err != nil || res.Requeue) && t.work.Err() != nil {
 		// The term is over (shutdown or lost leadership): this reconcile
 		// was cut short and is not counted. The next term starts afresh.
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
@@ -81,10 +96,10 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	d := decide(res, err, failures, l.cfg.stallAfter, func(n int) time.Duration {
 		return max(l.cfg.policy.Delay(n-1), l.bucket.When(key))
 	})
-	if d.next == nextOnHint && d.failures == 0 {
+	if failures > 0 && d.failures == 0 {
 		l.bucket.Forget(key)
 	}
-	warn, stall, note := l.record(key, d, err, start)
+	warn, stall, note := l.record(key, d, err)
 
 	switch d.next {
 	case nextAfter:
@@ -93,11 +108,13 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 		l.requeueAfterWrite(t, key, rec.rev.Load())
 	}
 
-	l.metrics.ReconcileDone(l.name, d.result, dur)
-	if err != nil {
-		l.metrics.ReconcileError(l.name, d.terminal)
+	if l.metricsOn {
+		l.metrics.ReconcileDone(l.name, d.result, dur)
+		if err != nil {
+			l.metrics.ReconcileError(l.name, d.terminal)
+		}
 	}
-	if l.log.Enabled(ctx, slog.LevelDebug) {
+	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
@@ -129,21 +146,37 @@ func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panic
 // record stores the outcome in the key's state. It reports whether to warn
 // about a result returned with an error (once per key) and what to do to
 // Stalled: while an oscillation hold lasts, Stalled is set to the
-// oscillation whatever the reconcile returned.
-func (l *Loop[K]) record(key K, d decision, err error, now time.Time) (warn bool, stall stalledChange, note stalledNote) {
-	stall, note = d.stalled, stalledNote{reason: d.reason, message: d.message}
+// oscillation whatever the reconcile returned; a clear is skipped when the
+// key is known not to be stalled.
+func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote) {
+	stall = d.stalled
+	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
+	if clean && l.nkeys.Load() == 0 {
+		if stall == stalledClear && !l.mayBeStalled(key) {
+			stall = stalledKeep
+		}
+		return false, stall, note
+	}
+	note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.keys[key]
 	if s == nil {
-		if d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet {
+		if clean {
+			if stall == stalledClear && !l.mayBeStalledLocked(key) {
+				stall = stalledKeep
+			}
 			return false, stall, note
 		}
 		s = &keyState{}
-		l.keys[key] = s
+		l.setKeyLocked(key, s)
 	}
 	s.failures, s.lastErr, s.lastResult = d.failures, err, d.result
 	s.nextRetry = time.Time{}
+	var now time.Time
+	if d.next == nextAfter || s.oscillated != nil {
+		now = l.clk.Now()
+	}
 	if d.next == nextAfter {
 		s.nextRetry = now.Add(d.delay)
 	}
@@ -155,14 +188,53 @@ func (l *Loop[K]) record(key K, d decision, err error, now time.Time) (warn bool
 	}
 	switch stall {
 	case stalledSet:
-		s.stalled = &note
+		n := note
+		s.stalled = &n
 	case stalledClear:
+		if s.stalled == nil && !l.mayBeStalledLocked(key) {
+			stall = stalledKeep
+		}
 		s.stalled, s.oscillated = nil, nil
 	}
 	if s.empty() {
-		delete(l.keys, key)
+		l.deleteKeyLocked(key)
 	}
 	return warn, stall, note
+}
+
+// setKeyLocked and deleteKeyLocked change l.keys and keep nkeys in step.
+func (l *Loop[K]) setKeyLocked(key K, s *keyState) {
+	l.keys[key] = s
+	l.nkeys.Store(int64(len(l.keys)))
+}
+
+func (l *Loop[K]) deleteKeyLocked(key K) {
+	delete(l.keys, key)
+	l.nkeys.Store(int64(len(l.keys)))
+}
+
+// mayBeStalled reports whether key's object may carry Stalled=True, so that
+// clearing it needs a look. Without a cache source reporting conditions,
+// every key may.
+func (l *Loop[K]) mayBeStalled(key K) bool {
+	if !l.stalledTracked.Load() {
+		return true
+	}
+	if l.nstalled.Load() == 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.stalledObjs[key]
+	return ok
+}
+
+func (l *Loop[K]) mayBeStalledLocked(key K) bool {
+	if !l.stalledTracked.Load() {
+		return true
+	}
+	_, ok := l.stalledObjs[key]
+	return ok
 }
 
 // writeStalled sets or clears the Stalled condition through the

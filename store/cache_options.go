@@ -20,7 +20,15 @@ type cacheConfig struct {
 	clock    clock.Clock
 	report   func(error)
 	detector bool // WithMutationDetector was given
+	onError  func(error)
 }
+
+// WithErrorHandler sets a function that Run calls, on its own goroutine,
+// with every error that made it relist: a failed List or Watch, a watch that
+// ended with ErrExpired (or any other error event), or closed without one.
+// It is for logs and metrics; Run retries regardless. Nil (the default)
+// discards them.
+func WithErrorHandler(f func(error)) CacheOption { return func(c *cacheConfig) { c.onError = f } }
 
 // WithPageSize sets how many objects each List page of a (re)listing holds
 // (default DefaultCachePageSize); 0 lists everything in one page. Negative is

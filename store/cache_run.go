@@ -2,17 +2,20 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/steady-go/steady/internal/clock"
 )
 
 // Run fills the Cache and keeps it current until ctx ends, then returns nil.
 // See Cache for what it does; errors from listing and watching are retried
-// with the relist backoff and never end Run. It returns an error wrapping
-// ErrInvalid at once if NewCache was given bad arguments, and
-// ErrCacheRunning if Run was called before. Every goroutine Run starts has
-// ended when it returns.
+// with the relist backoff and never end Run (WithErrorHandler sees them).
+// It returns an error wrapping ErrInvalid at once if NewCache was given bad
+// arguments, and ErrCacheRunning if Run was called before. Every goroutine
+// Run starts has ended when it returns.
 func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if c.initErr != nil {
 		return c.initErr
@@ -20,19 +23,27 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrCacheRunning
 	}
-	timer := c.cfg.clock.NewTimer(0)
-	defer timer.Stop()
+	var timer clock.Timer
 	failures := 0
 	for {
-		progressed := c.listAndWatch(ctx)
+		progressed, err := c.listAndWatch(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if c.cfg.onError != nil {
+			c.cfg.onError(err)
 		}
 		if progressed {
 			failures = 0
 		}
-		timer.Reset(c.cfg.policy.Delay(failures))
+		delay := c.cfg.policy.Delay(failures)
 		failures++
+		if timer == nil {
+			timer = c.cfg.clock.NewTimer(delay)
+			defer timer.Stop()
+		} else {
+			timer.Reset(delay)
+		}
 		select {
 		case <-timer.C():
 		case <-ctx.Done():
@@ -41,13 +52,17 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	}
 }
 
+// errWatchClosed is what the error handler sees when a watch channel closed
+// without an error event.
+var errWatchClosed = errors.New("store: cache watch ended without an error event")
+
 // listAndWatch lists, applies the listing, then applies watch events until
-// the watch ends. It reports whether the watch delivered anything, which
-// resets the relist backoff.
-func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool) {
+// the watch ends, and returns why it ended. It reports whether the watch
+// delivered anything, which resets the relist backoff.
+func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
 	items, rev, err := c.listAll(ctx)
 	if err != nil {
-		return false
+		return false, fmt.Errorf("store: cache list: %w", err)
 	}
 	c.replace(items, rev)
 
@@ -55,7 +70,10 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool) {
 	defer cancel()
 	events, err := c.src.Watch(wctx, rev)
 	if err != nil {
-		return false
+		return false, fmt.Errorf("store: cache watch from revision %d: %w", rev, err)
+	}
+	if events == nil {
+		return false, fmt.Errorf("%w: Watch returned a nil channel", ErrInvalid)
 	}
 	defer func() {
 		cancel()
@@ -68,21 +86,21 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool) {
 		// missed. List again now that the watch runs: the events it
 		// delivers up to the new listing's revision are skipped as stale.
 		if items, rev, err = c.listAll(ctx); err != nil {
-			return false
+			return false, fmt.Errorf("store: cache list: %w", err)
 		}
 		c.replace(items, rev)
 	}
 	for ev := range events {
 		if ev.Err != nil {
-			return progressed
+			return progressed, fmt.Errorf("store: cache watch: %w", ev.Err)
 		}
 		if !ev.Progress && ev.Object == nil {
-			return progressed // malformed: treat as a broken watch
+			return progressed, fmt.Errorf("%w: watch event at revision %d without an object", ErrInvalid, ev.Revision)
 		}
 		progressed = true
 		c.apply(ev)
 	}
-	return progressed
+	return progressed, errWatchClosed
 }
 
 // listAll reads every page of one listing.

@@ -308,3 +308,27 @@ func TestCacheGetDoesNotAllocate(t *testing.T) {
 		require.Zero(t, allocs)
 	})
 }
+
+func TestCacheReportsWhyItRelists(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScripted(10)
+		errs := make(chan error, 10)
+		c := store.NewCache(src, store.WithErrorHandler(func(err error) { errs <- err }))
+		stop := startCache(t, c)
+		defer stop()
+
+		w := <-src.streams
+		w.send(evExpired(10))
+		require.ErrorIs(t, <-errs, store.ErrExpired)
+
+		w = <-src.streams
+		close(w.ch)
+		require.ErrorContains(t, <-errs, "without an error event")
+
+		w = <-src.streams
+		src.failLists(errors.New("backend down"))
+		close(w.ch)
+		<-errs
+		require.ErrorContains(t, <-errs, "backend down")
+	})
+}

@@ -1,0 +1,168 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+)
+
+var errDeposed = errors.New("deposed")
+
+// handElector grants terms when the test says so. Each grant takes the
+// leader key as it is in the backend; end cancels the current term.
+type handElector struct {
+	b      store.Backend
+	grants chan struct{}
+	mu     sync.Mutex
+	end    context.CancelCauseFunc
+}
+
+const leaseKey = "/lease/app"
+
+func (e *handElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	select {
+	case <-ctx.Done():
+		return nil, store.Fence{}, ctx.Err()
+	case <-e.grants:
+	}
+	kv, err := e.b.Get(ctx, leaseKey)
+	if err != nil {
+		return nil, store.Fence{}, err
+	}
+	f := store.Fence{Key: leaseKey, Revision: kv.CreateRevision}
+	term, cancel := context.WithCancelCause(ctx)
+	e.mu.Lock()
+	e.end = cancel
+	e.mu.Unlock()
+	return lease.WithFence(term, f), f, nil
+}
+
+func (e *handElector) endTerm() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.end(errDeposed)
+}
+
+// takeOver deletes and recreates the leader key, as a new leader would.
+func takeOver(t *testing.T, b store.Backend) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := b.Get(ctx, leaseKey); err == nil {
+		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: leaseKey})
+		require.NoError(t, err)
+	}
+	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: leaseKey, Value: []byte("other")})
+	require.NoError(t, err)
+}
+
+// No write from a stale term is ever accepted: a reconcile that outlives
+// its term writes with the old fence and the store rejects it.
+func TestLeadershipFencesStaleTerms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		takeOver(t, e.b)
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		el := &handElector{b: e.b, grants: make(chan struct{})}
+
+		type attempt struct {
+			phase string
+			err   error
+			cause error
+		}
+		var mu sync.Mutex
+		var attempts []attempt
+		var terms int
+		proceed := make(chan struct{})
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			mu.Lock()
+			terms++
+			n := terms
+			mu.Unlock()
+			if n == 1 {
+				<-proceed // the term goes stale meanwhile
+			}
+			_, fenced := store.FenceFrom(ctx)
+			require.True(t, fenced, "reconciles run under the term's fence")
+			cached, _ := e.cache.Get(key)
+			o := copyOf(cached)
+			o.Status.Phase = "term" + string(rune('0'+n))
+			_, err := e.st.As("app").UpdateStatus(ctx, o)
+			mu.Lock()
+			attempts = append(attempts, attempt{o.Status.Phase, err, context.Cause(ctx)})
+			mu.Unlock()
+			return Result{}, err
+		})
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithElector(el),
+			WithDrainTimeout(time.Minute))...)
+		stop := start(t, l)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.False(t, l.Leading())
+		mu.Lock()
+		require.Zero(t, terms, "only the leader runs workers")
+		mu.Unlock()
+
+		el.grants <- struct{}{}
+		synctest.Wait()
+		require.True(t, l.Leading())
+		takeOver(t, e.b) // another candidate leads now
+		close(proceed)   // the first term's reconcile writes late
+		synctest.Wait()
+		mu.Lock()
+		require.Len(t, attempts, 1)
+		require.ErrorIs(t, attempts[0].err, store.ErrFenced, "the stale term's write is rejected")
+		mu.Unlock()
+		require.Equal(t, "", e.get(t, "a").Status.Phase)
+
+		el.endTerm()
+		synctest.Wait()
+		require.False(t, l.Leading())
+		el.grants <- struct{}{} // a fresh term: fresh queue, every key again
+		synctest.Wait()
+		mu.Lock()
+		require.Len(t, attempts, 2)
+		require.NoError(t, attempts[1].err)
+		mu.Unlock()
+		require.Equal(t, "term2", e.get(t, "a").Status.Phase)
+		require.NoError(t, stop())
+	})
+}
+
+// When a term ends, in-flight reconciles are cancelled with the term's
+// cause, and workers stop taking keys until the next term.
+func TestTermEndCancelsInFlightWithTheTermsCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		takeOver(t, e.b)
+		el := &handElector{b: e.b, grants: make(chan struct{})}
+		causes := make(chan error, 10)
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return Result{}, ctx.Err()
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, WithSource(keySet("a")), WithElector(el), WithMetrics(m))
+		stop := start(t, l)
+		synctest.Wait()
+		el.grants <- struct{}{}
+		synctest.Wait()
+		require.True(t, l.Inspect("a").Running)
+		el.endTerm()
+		synctest.Wait()
+		require.ErrorIs(t, <-causes, errDeposed)
+		require.False(t, l.Leading())
+		require.Zero(t, m.Errors("test"), "a reconcile cut short by the end of a term is not a failure")
+		require.NoError(t, stop())
+	})
+}

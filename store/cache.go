@@ -103,10 +103,14 @@ func (c *Cache[S, T]) Get(name string) (*Object[S, T], bool) {
 }
 
 // List returns the cached objects whose labels sel matches (nil matches
-// all), in name order. The objects are shared and must not be modified.
+// all), in name order (empty when none match). The objects are shared and must
+// not be modified.
 func (c *Cache[S, T]) List(sel Selector) []*Object[S, T] {
 	c.mu.RLock()
-	out := make([]*Object[S, T], 0, len(c.items))
+	var out []*Object[S, T]
+	if sel == nil {
+		out = make([]*Object[S, T], 0, len(c.items))
+	}
 	for _, obj := range c.items {
 		if sel == nil || sel.Matches(obj.Meta.Labels) {
 			out = append(out, obj)

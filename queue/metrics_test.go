@@ -71,7 +71,7 @@ func TestMetricsHooksReportEveryMeasurement(t *testing.T) {
 		b, _ := q.Get(ctx) // at 3s
 		time.Sleep(250 * time.Millisecond)
 		q.Add("c")
-		c, _ := q.Get(ctx) // at 3.25s
+		c, _ := q.Get(ctx)                 // at 3.25s
 		time.Sleep(300 * time.Millisecond) // past the 3.5s report
 		got := r.snapshot()
 		require.Equal(t, []int{1, 2, 1, 0, 1, 0}, got.depths)

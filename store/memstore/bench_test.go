@@ -1,0 +1,172 @@
+package memstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// seeded returns a store holding n keys of 100-byte values.
+func seeded(b *testing.B, n int) *memstore.Store {
+	b.Helper()
+	s := memstore.New()
+	v := make([]byte, 100)
+	for i := range n {
+		if _, err := s.Txn(context.Background(), nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i), Value: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func BenchmarkGet(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Get(ctx, "obj/004242"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetParallel(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Get(ctx, "obj/004242"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkTxn is a conditional update of an existing key, the typed
+// Store's Update at the byte level.
+func BenchmarkTxn(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	kv, err := s.Get(ctx, "obj/004242")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rev := kv.ModRevision
+	v := make([]byte, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		rev, err = s.Txn(ctx, []store.Cond{{Key: "obj/004242", Target: store.ModRevision, Revision: rev}},
+			store.Write{Kind: store.WritePut, Key: "obj/004242", Value: v})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTxnCreateDelete(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	v := make([]byte, 100)
+	absent := []store.Cond{{Key: "obj/004242x", Target: store.CreateRevision}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Txn(ctx, absent, store.Write{Kind: store.WritePut, Key: "obj/004242x", Value: v}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "obj/004242x"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkListPage(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.List(ctx, "obj/", store.ListOptions{Limit: 100, Continue: "obj/005000"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListPagePinned lists a page pinned 1000 writes in the past.
+func BenchmarkListPagePinned(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	rev := s.Revision()
+	v := make([]byte, 100)
+	for i := range 1000 {
+		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i*7), Value: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.List(ctx, "obj/", store.ListOptions{Limit: 100, Continue: "obj/005000", Revision: rev}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWatchFanOut writes to one prefix watched by 10 watchers and
+// reports the events delivered to them per second. The writer runs at most
+// two windows ahead of the slowest receiver, so no watch expires.
+func BenchmarkWatchFanOut(b *testing.B) {
+	const watchers, window = 10, 512
+	s := memstore.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	done := make([]chan int64, watchers)
+	for i := range done {
+		done[i] = make(chan int64, 4)
+		ch, err := s.Watch(ctx, "w/", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() {
+			for ev := range ch {
+				if ev.Err != nil {
+					b.Error(ev.Err)
+					return
+				}
+				if ev.Revision%window == 0 {
+					done[i] <- ev.Revision
+				}
+			}
+		})
+	}
+	// wait blocks until every watcher has received revision rev.
+	wait := func(rev int64) {
+		for i := range done {
+			if got := <-done[i]; got != rev {
+				b.Fatalf("watcher %d reported %d, want %d", i, got, rev)
+			}
+		}
+	}
+	v := make([]byte, 100)
+	var n int64
+	b.ReportAllocs()
+	for b.Loop() {
+		rev, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "w/k", Value: v})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = rev
+		if rev%window == 0 && rev > window {
+			wait(rev - window)
+		}
+	}
+	if n >= window {
+		wait(n - n%window) // the last full window
+	}
+	b.ReportMetric(float64(n*watchers)/b.Elapsed().Seconds(), "events/s")
+	cancel()
+	wg.Wait()
+}

@@ -1,0 +1,34 @@
+package memstore
+
+// Default sizes of a Store's history and of a watch's buffer.
+const (
+	DefaultHistorySize = 10_000
+	DefaultWatchBuffer = 128
+)
+
+// Option configures a Store made by New.
+type Option func(*config)
+
+type config struct {
+	historySize int
+	watchBuffer int
+}
+
+// HistorySize sets how many of the latest events the Store keeps for watches
+// to resume from and for pinned List pages (default DefaultHistorySize). A
+// Watch from, or a List pinned to, a revision more than n writes old ends
+// with ErrExpired. Values below 1 mean 1. The history holds on to the values
+// it records, so its memory is up to n times the typical value size.
+func HistorySize(n int) Option {
+	return func(c *config) { c.historySize = max(n, 1) }
+}
+
+// WatchBuffer sets how many events a watch copies out of the history at a
+// time, ahead of its receiver (default DefaultWatchBuffer): the most events a
+// watch holds of its own. The rest of its backlog stays in the shared
+// history ring, so a slow receiver costs writers nothing until it falls
+// HistorySize writes behind, when its watch ends with ErrExpired. Values
+// below 1 mean 1.
+func WatchBuffer(n int) Option {
+	return func(c *config) { c.watchBuffer = max(n, 1) }
+}

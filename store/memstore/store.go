@@ -1,0 +1,218 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/steady-go/steady/store"
+)
+
+// Store is an in-memory store.Backend: a map of keys with one store-wide
+// revision, a key-ordered index for List, and a bounded ring of the latest
+// events for Watch and for pinned List pages.
+//
+// Every successful Txn advances the revision by one, starting from 1. Reads
+// (Get, List) share a read lock; a Txn holds the write lock for a map update
+// and a ring append, and never waits for a watcher: each watch has its own
+// goroutine that copies its events out of the ring at its receiver's pace,
+// and a watch whose receiver falls HistorySize writes behind ends with
+// ErrExpired. Memory is the live keys, the ring (which holds on to the values
+// of its events) and at most WatchBuffer events per watch.
+//
+// A Store needs no Close: its only goroutines belong to watches, which end
+// with their ctx. The zero value is not usable; call New. A Store is safe for
+// concurrent use.
+type Store struct {
+	mu   sync.RWMutex
+	kvs  map[string]*store.KV // live keys; the same pointers as idx
+	idx  index
+	hist history
+	// compacted is the revision passed to the last Compact: List pages
+	// pinned below it are refused even where the ring could rebuild them.
+	compacted int64
+
+	// wake is closed by the next write (or Compact) when a watch is
+	// waiting for one; see changed.
+	wake atomic.Pointer[chan struct{}]
+
+	watchBuffer int
+	count       counters
+}
+
+var _ store.Backend = (*Store)(nil)
+
+// New returns an empty Store at revision 0.
+func New(opts ...Option) *Store {
+	c := config{historySize: DefaultHistorySize, watchBuffer: DefaultWatchBuffer}
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Store{
+		kvs:         make(map[string]*store.KV),
+		hist:        newHistory(c.historySize),
+		watchBuffer: c.watchBuffer,
+	}
+}
+
+// Revision returns the current store revision: that of the last write, or 0
+// before the first.
+func (s *Store) Revision() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hist.last
+}
+
+// Get returns the current value of key, or an error wrapping
+// store.ErrNotFound. The returned Value must not be modified.
+func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
+	s.count.gets.Add(1)
+	if err := ctx.Err(); err != nil {
+		return store.KV{}, err
+	}
+	s.mu.RLock()
+	e := s.kvs[key]
+	var kv store.KV
+	if e != nil {
+		kv = *e
+	}
+	s.mu.RUnlock()
+	if e == nil {
+		return store.KV{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
+	}
+	return kv, nil
+}
+
+// Txn applies w if every cond holds, as store.Backend describes, and returns
+// the new revision. It copies w.Value, so the caller may reuse it.
+func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	s.count.txns.Add(1)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := validate(conds, w); err != nil {
+		return 0, err
+	}
+	var val []byte
+	if w.Kind == store.WritePut {
+		val = bytes.Clone(w.Value)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range conds {
+		if actual := s.condValue(c); actual != c.Revision {
+			return 0, &store.CondFailedError{Index: i, Cond: c, Actual: actual}
+		}
+	}
+	e := s.kvs[w.Key]
+	rev := s.hist.last + 1
+	ev := store.Event{Revision: rev}
+	switch w.Kind {
+	case store.WritePut:
+		if e == nil {
+			e = &store.KV{Key: w.Key, CreateRevision: rev}
+			s.kvs[w.Key] = e
+			s.idx.insert(e)
+		} else {
+			ev.Prev = *e
+		}
+		e.Value, e.ModRevision = val, rev
+		ev.Type, ev.KV = store.Put, *e
+	case store.WriteDelete:
+		if e == nil {
+			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
+		}
+		delete(s.kvs, w.Key)
+		s.idx.remove(w.Key)
+		ev.Type, ev.KV, ev.Prev = store.Delete, store.KV{Key: e.Key, ModRevision: rev}, *e
+	}
+	s.hist.add(ev)
+	s.notify()
+	return rev, nil
+}
+
+// condValue returns the revision c compares against. Callers hold s.mu.
+func (s *Store) condValue(c store.Cond) int64 {
+	e := s.kvs[c.Key]
+	switch {
+	case e == nil:
+		return 0
+	case c.Target == store.CreateRevision:
+		return e.CreateRevision
+	default:
+		return e.ModRevision
+	}
+}
+
+func validate(conds []store.Cond, w store.Write) error {
+	if w.Key == "" {
+		return fmt.Errorf("memstore: txn: empty key: %w", store.ErrInvalid)
+	}
+	switch w.Kind {
+	case store.WritePut:
+		if len(w.Value) > store.MaxValueSize {
+			return fmt.Errorf("memstore: txn: value of %q is %d bytes, over the %d-byte limit: %w",
+				w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
+		}
+	case store.WriteDelete:
+	default:
+		return fmt.Errorf("memstore: txn: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
+	}
+	for i, c := range conds {
+		if c.Key == "" {
+			return fmt.Errorf("memstore: txn: cond %d: empty key: %w", i, store.ErrInvalid)
+		}
+		if c.Target != store.ModRevision && c.Target != store.CreateRevision {
+			return fmt.Errorf("memstore: txn: cond %d: unknown target %d: %w", i, c.Target, store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Compact discards the history before rev: afterwards a List pinned to a
+// revision below rev, or a Watch from a revision below rev-1, fails with
+// ErrExpired, including a running watch that has not yet read that far.
+// Compacting to a revision already compacted is a no-op; one above the
+// current revision is an error wrapping store.ErrInvalid. It implements
+// storetest.Compactor, and lets tests force ErrExpired.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev < 0 || rev > s.hist.last {
+		return fmt.Errorf("memstore: compact to %d: store is at %d: %w", rev, s.hist.last, store.ErrInvalid)
+	}
+	if rev <= s.compacted {
+		return nil
+	}
+	s.compacted = rev
+	s.hist.dropBefore(rev)
+	s.notify()
+	return nil
+}
+
+// notify wakes the watches waiting for a change. Callers hold s.mu for
+// writing.
+func (s *Store) notify() {
+	if ch := s.wake.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// changed returns a channel closed by the next change. Callers hold s.mu for
+// reading, so no change can slip in between their read and the channel.
+func (s *Store) changed() <-chan struct{} {
+	for {
+		if ch := s.wake.Load(); ch != nil {
+			return *ch
+		}
+		ch := make(chan struct{})
+		if s.wake.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/steady-go/steady/store"
+)
+
+// Watch streams the changes under prefix after fromRevision, as
+// store.Backend describes.
+//
+// The history ring is the watch's backlog. Each watch has a goroutine that
+// copies its events out of the ring, at most WatchBuffer at a time, and hands
+// them over on an unbuffered channel; it reads the next batch only when the
+// receiver has taken the last one. Writers only append to the ring
+// and wake waiting watches; they never wait for one, and a slow receiver
+// costs them nothing. A watch ends with a final ErrExpired event when the
+// events it has yet to read leave the ring: fromRevision is older than the
+// history, or the receiver fell HistorySize writes behind, or Compact
+// discarded them. When ctx ends the goroutine exits and the channel is
+// closed.
+//
+// Once the watch has sent everything under prefix, it sends a Progress event
+// carrying the store revision whenever the store has moved past the last
+// revision it sent. A pending mark is replaced by a newer one rather than
+// queued, so a receiver that was away for many writes gets one mark.
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.Event, error) {
+	s.count.watches.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if fromRevision < 0 {
+		return nil, fmt.Errorf("memstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
+	}
+	w := &watch{
+		s:      s,
+		prefix: prefix,
+		out:    make(chan store.Event),
+		cursor: fromRevision,
+		seen:   fromRevision,
+	}
+	go w.run(ctx)
+	return w.out, nil
+}
+
+type watch struct {
+	s      *Store
+	prefix string
+	out    chan store.Event
+	// cursor is the revision up to which the ring has been read, seen the
+	// last revision sent to the receiver.
+	cursor, seen int64
+	queue        []store.Event // queue[head:] are read but not yet sent
+	head         int
+}
+
+func (w *watch) run(ctx context.Context) {
+	defer close(w.out)
+	for {
+		wake, err := w.read()
+		if err != nil {
+			w.fail(ctx, err)
+			return
+		}
+		var ev store.Event
+		switch {
+		case w.head < len(w.queue):
+			ev = w.queue[w.head]
+		case wake != nil && w.cursor > w.seen:
+			ev = store.Event{Progress: true, Revision: w.cursor}
+		case wake != nil:
+			select {
+			case <-wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		default:
+			continue // more to read
+		}
+		// wake is nil while events are queued: they are sent whatever
+		// happens meanwhile. Only a progress mark gives way to a change.
+		select {
+		case w.out <- ev: // the receiver is waiting: skip the full select
+			w.sent(ev)
+			continue
+		default:
+		}
+		select {
+		case w.out <- ev:
+			w.sent(ev)
+		case <-wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *watch) sent(ev store.Event) {
+	w.seen = ev.Revision
+	if !ev.Progress {
+		w.queue[w.head] = store.Event{} // release the values
+		w.head++
+	}
+}
+
+// read copies the next batch of events out of the ring once the last one has
+// been sent. It returns a channel closed by the next change when the watch
+// has read everything and its queue is empty, and nil otherwise.
+func (w *watch) read() (<-chan struct{}, error) {
+	if w.head < len(w.queue) {
+		return nil, nil
+	}
+	clear(w.queue)
+	w.queue, w.head = w.queue[:0], 0
+	s := w.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	last := s.hist.last
+	if w.cursor < last && !s.hist.covers(w.cursor) {
+		return nil, fmt.Errorf("memstore: watch %q: history after revision %d is gone (oldest kept is %d): %w",
+			w.prefix, w.cursor, s.hist.first, store.ErrExpired)
+	}
+	for w.cursor < last && len(w.queue) < s.watchBuffer {
+		w.cursor++
+		if ev := s.hist.at(w.cursor); strings.HasPrefix(ev.KV.Key, w.prefix) {
+			w.queue = append(w.queue, *ev)
+		}
+	}
+	if len(w.queue) > 0 || w.cursor < last {
+		return nil, nil
+	}
+	return s.changed(), nil
+}
+
+// fail sends the final error event, unless ctx ends first.
+func (w *watch) fail(ctx context.Context, err error) {
+	select {
+	case w.out <- store.Event{Err: err, Revision: w.seen}:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,117 @@
+package memstore_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// A receiver that never reads must not hold writers up: every write returns
+// while its watch is stuck, and once the history has moved past what the
+// watch had read, it ends with ErrExpired after only valid events.
+func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
+	const history, buffer = 64, 4
+	s := memstore.New(memstore.HistorySize(history), memstore.WatchBuffer(buffer))
+	ch, err := s.Watch(t.Context(), "k/", 0)
+	require.NoError(t, err)
+
+	// 100 times the history: if writers waited for the stuck receiver,
+	// this loop would deadlock and the test would hang instead of pass.
+	const writes = 100 * history
+	for i := range writes {
+		put(t, s, fmt.Sprintf("k/%d", i%4), "v")
+	}
+	require.EqualValues(t, writes, s.Revision())
+
+	var got []store.Event
+	for ev := range ch {
+		got = append(got, ev)
+	}
+	require.NotEmpty(t, got)
+	last := got[len(got)-1]
+	require.ErrorIs(t, last.Err, store.ErrExpired, "the slow watch ends with ErrExpired")
+	require.LessOrEqual(t, len(got)-1, buffer, "it held at most WatchBuffer events of its own")
+	for i, ev := range got[:len(got)-1] {
+		require.NoError(t, ev.Err)
+		require.EqualValues(t, i+1, ev.Revision, "the events before the error are the first ones, without gaps")
+	}
+}
+
+// A receiver that is slow but stays within the history loses nothing: the
+// ring is its backlog, whatever the watch buffer.
+func TestSlowWatcherWithinHistoryCatchesUp(t *testing.T) {
+	s := memstore.New(memstore.HistorySize(1000), memstore.WatchBuffer(4))
+	ch, err := s.Watch(t.Context(), "k/", 0)
+	require.NoError(t, err)
+	for i := range 500 {
+		put(t, s, fmt.Sprintf("k/%d", i%4), "v")
+	}
+	for i := range 500 {
+		ev := <-ch
+		require.NoError(t, ev.Err)
+		require.EqualValues(t, i+1, ev.Revision)
+	}
+}
+
+// WatchBuffer bounds what a stuck watch holds: however long the backlog, it
+// delivers at most WatchBuffer events before it reports the history gone.
+func TestWatchBufferBoundsAStuckWatch(t *testing.T) {
+	for _, buffer := range []int{1, 4, 16} {
+		t.Run(fmt.Sprint(buffer), func(t *testing.T) {
+			s := memstore.New(memstore.HistorySize(32), memstore.WatchBuffer(buffer))
+			ch, err := s.Watch(t.Context(), "", 0)
+			require.NoError(t, err)
+			for i := range 200 {
+				put(t, s, "k", fmt.Sprint(i))
+			}
+			n := 0
+			for ev := range ch {
+				if ev.Err != nil {
+					require.ErrorIs(t, ev.Err, store.ErrExpired)
+					break
+				}
+				n++
+			}
+			require.LessOrEqual(t, n, buffer)
+		})
+	}
+}
+
+// A receiver that keeps up never expires, however small its buffer and
+// history.
+func TestPromptReceiverNeverExpires(t *testing.T) {
+	s := memstore.New(memstore.WatchBuffer(1), memstore.HistorySize(1))
+	ch, err := s.Watch(t.Context(), "k", 0)
+	require.NoError(t, err)
+	for i := range 100 {
+		rev := put(t, s, "k", fmt.Sprint(i))
+		ev := <-ch
+		require.NoError(t, ev.Err)
+		require.Equal(t, rev, ev.Revision)
+	}
+}
+
+func TestProgressIsCoalesced(t *testing.T) {
+	s := memstore.New()
+	ch, err := s.Watch(t.Context(), "w/", 0)
+	require.NoError(t, err)
+	for i := range 50 {
+		put(t, s, fmt.Sprintf("x/%d", i), "v")
+	}
+	// The receiver was away for 50 writes; it is owed one mark per wait,
+	// not 50, and the marks never go backwards.
+	var marks []int64
+	for ev := range ch {
+		require.True(t, ev.Progress)
+		marks = append(marks, ev.Revision)
+		if ev.Revision == 50 {
+			break
+		}
+	}
+	require.Less(t, len(marks), 50, "progress marks are coalesced")
+	require.IsIncreasing(t, marks)
+}

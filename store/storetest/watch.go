@@ -1,0 +1,203 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+var watchTests = []test{
+	{"StrictlyAfterFromRevision", func(t *testing.T, b store.Backend) {
+		r1 := put(t, b, "k/1", "a")
+		r2 := put(t, b, "k/2", "b")
+		r3 := put(t, b, "k/3", "c")
+		ch := watch(t, b, "k/", r1)
+		require.Equal(t, r2, nextChange(t, ch).Revision, "the event at fromRevision is not sent")
+		require.Equal(t, r3, nextChange(t, ch).Revision)
+
+		live := watch(t, b, "k/", r3)
+		r4 := put(t, b, "k/4", "d")
+		require.Equal(t, r4, nextChange(t, live).Revision, "a watch from the current revision sees the next write")
+	}},
+	{"OrderAndContent", func(t *testing.T, b store.Backend) {
+		from := currentRevision(t, b)
+		ch := watch(t, b, "w/", from)
+		type write struct {
+			del bool
+			key string
+		}
+		var want []store.Event
+		for i := range 40 {
+			w := write{key: fmt.Sprintf("w/%d", i%5)}
+			if i%7 == 6 {
+				if _, err := b.Get(t.Context(), w.key); err == nil {
+					w.del = true
+				}
+			}
+			if w.del {
+				rev := del(t, b, w.key)
+				want = append(want, store.Event{Type: store.Delete, Revision: rev, KV: store.KV{Key: w.key, ModRevision: rev}})
+				continue
+			}
+			v := fmt.Sprintf("v%d", i)
+			rev := put(t, b, w.key, v)
+			want = append(want, store.Event{Type: store.Put, Revision: rev, KV: get(t, b, w.key)})
+		}
+		for i, w := range want {
+			ev := nextChange(t, ch)
+			require.Equal(t, w.Type, ev.Type, "event %d", i)
+			require.Equal(t, w.Revision, ev.Revision, "event %d arrives in revision order", i)
+			requireKV(t, w.KV, ev.KV, fmt.Sprintf("event %d", i))
+		}
+	}},
+	{"Prefix", func(t *testing.T, b store.Backend) {
+		from := currentRevision(t, b)
+		ch := watch(t, b, "w/", from)
+		put(t, b, "x/1", "v")
+		r2 := put(t, b, "w/1", "v")
+		put(t, b, "w", "v")
+		put(t, b, "w0", "v")
+		r5 := put(t, b, "w/sub/2", "v")
+		require.Equal(t, r2, nextChange(t, ch).Revision)
+		require.Equal(t, r5, nextChange(t, ch).Revision, "keys outside the prefix are not sent")
+	}},
+	{"Prev", func(t *testing.T, b store.Backend) {
+		from := currentRevision(t, b)
+		ch := watch(t, b, "k", from)
+		r1 := put(t, b, "k", "v1")
+		r2 := put(t, b, "k", "v2")
+		r3 := del(t, b, "k")
+		v1 := store.KV{Key: "k", Value: []byte("v1"), CreateRevision: r1, ModRevision: r1}
+		v2 := store.KV{Key: "k", Value: []byte("v2"), CreateRevision: r1, ModRevision: r2}
+
+		ev := nextChange(t, ch)
+		require.Equal(t, store.Put, ev.Type)
+		requireKV(t, v1, ev.KV, "create")
+		requireKV(t, store.KV{}, ev.Prev, "a create has no Prev")
+
+		ev = nextChange(t, ch)
+		require.Equal(t, store.Put, ev.Type)
+		requireKV(t, v2, ev.KV, "update")
+		requireKV(t, v1, ev.Prev, "an update's Prev is the value before it")
+
+		ev = nextChange(t, ch)
+		require.Equal(t, store.Delete, ev.Type)
+		require.Equal(t, r3, ev.Revision)
+		requireKV(t, store.KV{Key: "k", ModRevision: r3}, ev.KV, "a delete carries the key and the deleting revision")
+		requireKV(t, v2, ev.Prev, "a delete's Prev is the last value")
+	}},
+	{"ProgressForWritesOutsidePrefix", func(t *testing.T, b store.Backend) {
+		from := currentRevision(t, b)
+		ch := watch(t, b, "w/", from)
+		rx := put(t, b, "x/1", "v")
+		requireProgress(t, ch, rx)
+
+		// A watch whose backlog lies wholly outside its prefix catches up
+		// with a progress mark too.
+		put(t, b, "x/2", "v")
+		ry := put(t, b, "x/3", "v")
+		requireProgress(t, watch(t, b, "w/", rx), ry)
+	}},
+	{"ExpiredHistory", func(t *testing.T, b store.Backend) {
+		c := compactor(t, b)
+		r1 := put(t, b, "e/1", "v")
+		put(t, b, "e/2", "v")
+		put(t, b, "e/3", "v")
+		r4 := put(t, b, "e/4", "v")
+		r5 := put(t, b, "e/5", "v")
+		require.NoError(t, c.Compact(t.Context(), r4))
+
+		ch := watch(t, b, "e/", r1)
+		last := drain(t, ch)
+		require.ErrorIs(t, last.Err, store.ErrExpired, "a watch from compacted history ends with ErrExpired")
+
+		ok := watch(t, b, "e/", r4)
+		require.Equal(t, r5, nextChange(t, ok).Revision, "a watch from the compaction revision works")
+	}},
+	{"CancelClosesChannel", func(t *testing.T, b store.Backend) {
+		from := currentRevision(t, b)
+		ctx, cancel := context.WithCancel(t.Context())
+		ch, err := b.Watch(ctx, "k/", from)
+		require.NoError(t, err)
+		put(t, b, "k/1", "v")
+		nextChange(t, ch)
+		cancel()
+		put(t, b, "k/2", "v")
+		last := drain(t, ch)
+		require.NoError(t, last.Err, "a cancelled watch ends without an error event")
+	}},
+}
+
+// watch starts a watch that ends with the test.
+func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan store.Event {
+	t.Helper()
+	ch, err := b.Watch(t.Context(), prefix, from)
+	require.NoError(t, err)
+	return ch
+}
+
+// next returns the next event, failing the test if the channel closes or
+// nothing arrives within WaitTimeout.
+func next(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	timer := time.NewTimer(WaitTimeout)
+	defer timer.Stop()
+	select {
+	case ev, ok := <-ch:
+		require.True(t, ok, "watch channel closed early")
+		require.NoError(t, ev.Err, "watch failed")
+		return ev
+	case <-timer.C:
+		require.FailNow(t, "no watch event", "waited %v", WaitTimeout)
+		return store.Event{}
+	}
+}
+
+// nextChange returns the next Put or Delete, skipping progress marks.
+func nextChange(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	for {
+		if ev := next(t, ch); !ev.Progress {
+			return ev
+		}
+	}
+}
+
+// requireProgress waits for a progress mark at rev or later, failing on any
+// change event.
+func requireProgress(t *testing.T, ch <-chan store.Event, rev int64) {
+	t.Helper()
+	for {
+		ev := next(t, ch)
+		require.True(t, ev.Progress, "no change under the prefix, only progress: got %+v", ev)
+		if ev.Revision >= rev {
+			return
+		}
+	}
+}
+
+// drain reads ch until it closes and returns the last event (the zero Event
+// if none came), checking that only the last one carries an error.
+func drain(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	timer := time.NewTimer(WaitTimeout)
+	defer timer.Stop()
+	var last store.Event
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return last
+			}
+			require.NoError(t, last.Err, "an error event is the last one")
+			last = ev
+		case <-timer.C:
+			require.FailNow(t, "watch channel not closed", "waited %v", WaitTimeout)
+		}
+	}
+}

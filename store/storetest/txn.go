@@ -71,7 +71,7 @@ var txnTests = []test{
 		conds := []store.Cond{
 			{Key: "a", Target: store.ModRevision, Revision: ra},
 			{Key: "b", Target: store.CreateRevision, Revision: rb},
-			{Key: "c", Target: store.CreateRevision, Revision: 7}, // fails: c is absent
+			{Key: "c", Target: store.CreateRevision, Revision: 7},    // fails: c is absent
 			{Key: "a", Target: store.ModRevision, Revision: 1 << 40}, // fails too, but later
 		}
 		_, err := b.Txn(t.Context(), conds, store.Write{Kind: store.WritePut, Key: "target", Value: []byte("v")})

@@ -149,13 +149,17 @@ func (h *hasher) leaveRef(p uintptr) {
 	h.depth--
 }
 
-// entry hashes one member of an unordered collection on its own, returning
-// its contribution to the collection's sum.
-func (h *hasher) entry(key string, fn func()) uint64 {
-	saved := h.s
+// begin starts hashing one member of an unordered collection on its own;
+// end returns the member's contribution to the collection's sum and
+// restores the collection's state.
+func (h *hasher) begin(key string) (saved uint64) {
+	saved = h.s
 	h.s = hashSeed
 	h.str(tString, key)
-	fn()
+	return saved
+}
+
+func (h *hasher) end(saved uint64) uint64 {
 	e := fmix(h.s)
 	h.s = saved
 	return e
@@ -207,7 +211,9 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 	for k, v := range m {
 		cs, ok := h.enter(s, Element{Kind: FieldElem, Name: k}, item{})
 		if ok {
-			sum += h.entry(k, func() { h.any(v, cs) })
+			saved := h.begin(k)
+			h.any(v, cs)
+			sum += h.end(saved)
 		}
 		h.leave(cs)
 	}
@@ -310,15 +316,14 @@ func (h *hasher) structs(p *typePlan, v reflect.Value, s scope) (empty bool) {
 		}
 		cs, ok := h.enter(s, Element{Kind: FieldElem, Name: f.name}, item{})
 		if ok {
+			saved := h.begin(f.name)
 			var fieldEmpty bool
-			e := h.entry(f.name, func() {
-				if f.plan.kind == kSlice {
-					fieldEmpty = h.slice(f.plan, f.list, fv, cs)
-				} else {
-					fieldEmpty = h.value(f.plan, fv, cs)
-				}
-			})
-			if !fieldEmpty {
+			if f.plan.kind == kSlice {
+				fieldEmpty = h.slice(f.plan, f.list, fv, cs)
+			} else {
+				fieldEmpty = h.value(f.plan, fv, cs)
+			}
+			if e := h.end(saved); !fieldEmpty {
 				sum += e
 				empty = false
 			}
@@ -341,18 +346,32 @@ func (h *hasher) maps(p *typePlan, v reflect.Value, s scope) (empty bool) {
 		return false
 	}
 	var sum uint64
-	key := reflect.New(p.typ.Key()).Elem()
-	val := reflect.New(p.typ.Elem()).Elem()
-	it := v.MapRange()
-	for it.Next() {
-		key.SetIterKey(it)
-		val.SetIterValue(it)
-		name := keyName(key)
-		cs, ok := h.enter(s, Element{Kind: FieldElem, Name: name}, item{})
-		if ok {
-			sum += h.entry(name, func() { h.value(p.elem, val, cs) })
+	if m, ok := asStringMap(v); ok {
+		for k, x := range m {
+			cs, ok := h.enter(s, Element{Kind: FieldElem, Name: k}, item{})
+			if ok {
+				saved := h.begin(k)
+				h.str(tString, x)
+				sum += h.end(saved)
+			}
+			h.leave(cs)
 		}
-		h.leave(cs)
+	} else {
+		key := reflect.New(p.typ.Key()).Elem()
+		val := reflect.New(p.typ.Elem()).Elem()
+		it := v.MapRange()
+		for it.Next() {
+			key.SetIterKey(it)
+			val.SetIterValue(it)
+			name := keyName(key)
+			cs, ok := h.enter(s, Element{Kind: FieldElem, Name: name}, item{})
+			if ok {
+				saved := h.begin(name)
+				h.value(p.elem, val, cs)
+				sum += h.end(saved)
+			}
+			h.leave(cs)
+		}
 	}
 	h.leaveRef(v.Pointer())
 	h.u64(tMap)
@@ -379,13 +398,21 @@ func (h *hasher) slice(p *typePlan, tag listSpec, v reflect.Value, s scope) (emp
 	}()
 	switch spec := h.listSpec(tag); spec.mode {
 	case listKeyed:
+		if s.free {
+			// Without filters, the items' multiset is enough: it is the
+			// same for lists Diff finds equal by key or by position.
+			h.unordered(p.elem, v, s)
+			return v.Len() == 0
+		}
 		if keys, _, ok := itemKeys(v, spec.keys); ok {
 			var sum uint64
 			for i, k := range keys {
 				x := v.Index(i)
-				cs, in := h.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{x})
+				cs, in := h.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{w: x})
 				if in {
-					sum += h.entry(k.id, func() { h.value(p.elem, x, cs) })
+					saved := h.begin("")
+					h.value(p.elem, x, cs)
+					sum += h.end(saved)
 				}
 				h.leave(cs)
 			}
@@ -403,9 +430,11 @@ func (h *hasher) slice(p *typePlan, tag listSpec, v reflect.Value, s scope) (emp
 				}
 				done[id] = true
 				x := v.Index(i)
-				cs, in := h.enter(s, Element{Kind: ValueElem, Value: values[i]}, item{x})
+				cs, in := h.enter(s, Element{Kind: ValueElem, Value: values[i]}, item{w: x})
 				if in {
-					sum += h.entry(id, func() {})
+					saved := h.begin("")
+					h.value(p.elem, x, cs)
+					sum += h.end(saved)
 				}
 				h.leave(cs)
 			}
@@ -418,11 +447,23 @@ func (h *hasher) slice(p *typePlan, tag listSpec, v reflect.Value, s scope) (emp
 	return v.Len() == 0
 }
 
+// unordered hashes a list as the sum of its items' hashes.
+func (h *hasher) unordered(elem *typePlan, v reflect.Value, s scope) {
+	var sum uint64
+	for i := range v.Len() {
+		saved := h.begin("")
+		h.value(elem, v.Index(i), s)
+		sum += h.end(saved)
+	}
+	h.u64(tMap)
+	h.u64(sum)
+}
+
 func (h *hasher) positional(elem *typePlan, v reflect.Value, s scope) {
 	h.u64(tList)
 	for i := range v.Len() {
 		x := v.Index(i)
-		cs, ok := h.enter(s, Element{Kind: IndexElem, Index: i}, item{x})
+		cs, ok := h.enter(s, Element{Kind: IndexElem, Index: i}, item{w: x})
 		if ok {
 			h.u64(uint64(i))
 			h.value(elem, x, cs)

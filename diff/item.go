@@ -6,19 +6,48 @@ import (
 	"strings"
 )
 
-// item is a list item being entered, so that key and value filters, and
-// keyed lists, can look inside it.
+// item is the list item being entered, so that key and value filters can
+// look inside it: w alone for an item on one side (and in Hash), w and g for
+// two items compared by position.
 type item struct {
-	rv reflect.Value // a typed item, or invalid
+	w, g reflect.Value
 }
 
-func (it item) valid() bool { return it.rv.IsValid() }
+func (it item) valid() bool { return it.w.IsValid() }
 
-// field returns the item's key field name as a normalized scalar.
-func (it item) field(name string) (any, bool) { return valueField(it.rv, name) }
+// matches reports whether a filter's key or value element selects the
+// item. For a pair, an Ignore path selects it only if it selects both
+// sides, and an Only path if it selects either, so that Diff leaves out
+// exactly what Hash leaves out of each side.
+func (it item) matches(f Element, ignore bool) bool {
+	m := matchItem(f, it.w)
+	if !it.g.IsValid() {
+		return m
+	}
+	if ignore {
+		return m && matchItem(f, it.g)
+	}
+	return m || matchItem(f, it.g)
+}
 
-// scalar returns the item itself as a normalized scalar.
-func (it item) scalar() (any, bool) { return valueScalar(it.rv) }
+// matchItem reports whether key or value element f selects item v by
+// content.
+func matchItem(f Element, v reflect.Value) bool {
+	switch f.Kind {
+	case KeyElem:
+		for _, k := range f.Keys {
+			x, ok := valueField(v, k.Name)
+			if !ok || compareScalar(x, k.Value) != 0 {
+				return false
+			}
+		}
+		return true
+	case ValueElem:
+		x, ok := valueScalar(v)
+		return ok && compareScalar(x, f.Value) == 0
+	}
+	return false
+}
 
 // valueField finds field name in a struct (by the name Diff uses) or a map
 // with string keys, through pointers and interfaces, and returns it as a

@@ -48,7 +48,7 @@ func (d *differ) equalInOrder(elem *typePlan, w, g reflect.Value, s scope) bool 
 		if scalarEqual(elem, wi, gi) {
 			continue
 		}
-		cs, _ := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi})
+		cs, _ := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi, gi})
 		d.value(elem, wi, gi, cs)
 		d.leave(cs)
 		if d.probeFailed {
@@ -76,7 +76,7 @@ func (d *differ) positional(elem *typePlan, w, g reflect.Value, s scope) {
 		if scalarEqual(elem, wi, gi) {
 			continue
 		}
-		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi})
+		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi, gi})
 		if ok {
 			d.value(elem, wi, gi, cs)
 		}
@@ -84,7 +84,7 @@ func (d *differ) positional(elem *typePlan, w, g reflect.Value, s scope) {
 	}
 	for i := n; i < wn; i++ {
 		wi := w.Index(i)
-		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{wi})
+		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{w: wi})
 		if ok {
 			d.report(Removed, iface(wi), nil)
 		}
@@ -92,7 +92,7 @@ func (d *differ) positional(elem *typePlan, w, g reflect.Value, s scope) {
 	}
 	for i := n; i < gn; i++ {
 		gi := g.Index(i)
-		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{gi})
+		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{w: gi})
 		if ok {
 			d.report(Added, nil, iface(gi))
 		}
@@ -114,10 +114,15 @@ func (d *differ) keyed(elem *typePlan, names []string, w, g reflect.Value, s sco
 	}
 	for i, k := range wk {
 		wi := w.Index(i)
-		cs, in := d.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{wi})
+		j, found := gidx[k.id]
+		var gi reflect.Value
+		if found {
+			gi = g.Index(j)
+		}
+		cs, in := d.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{wi, gi})
 		if in {
-			if j, found := gidx[k.id]; found {
-				d.value(elem, wi, g.Index(j), cs)
+			if found {
+				d.value(elem, wi, gi, cs)
 			} else {
 				d.report(Removed, iface(wi), nil)
 			}
@@ -129,7 +134,7 @@ func (d *differ) keyed(elem *typePlan, names []string, w, g reflect.Value, s sco
 			continue
 		}
 		gj := g.Index(j)
-		cs, in := d.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{gj})
+		cs, in := d.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{w: gj})
 		if in {
 			d.report(Added, nil, iface(gj))
 		}
@@ -163,7 +168,7 @@ func (d *differ) setSide(k ChangeKind, list reflect.Value, values []any, ids []s
 		}
 		done[ids[i]] = true
 		x := list.Index(i)
-		cs, in := d.enter(s, Element{Kind: ValueElem, Value: v}, item{x})
+		cs, in := d.enter(s, Element{Kind: ValueElem, Value: v}, item{w: x})
 		if in {
 			if k == Removed {
 				d.report(Removed, iface(x), nil)

@@ -74,7 +74,7 @@ func (w *walker) childScope(s scope, e Element, it item) (scope, bool) {
 	c := scope{in: s.in, onlyLo: int32(len(w.idx))}
 	for _, i := range w.idx[s.onlyLo:s.onlyHi] {
 		p := w.cfg.only[i]
-		if !filterMatches(p[depth], e, it) {
+		if !filterMatches(p[depth], e, it, false) {
 			continue
 		}
 		if len(p) == depth+1 {
@@ -91,7 +91,7 @@ func (w *walker) childScope(s scope, e Element, it item) (scope, bool) {
 	skip := !c.in && c.onlyHi == c.onlyLo
 	for _, i := range w.idx[s.ignLo:s.ignHi] {
 		p := w.cfg.ignore[i]
-		if !filterMatches(p[depth], e, it) {
+		if !filterMatches(p[depth], e, it, true) {
 			continue
 		}
 		if len(p) == depth+1 {
@@ -110,36 +110,22 @@ func (w *walker) childScope(s scope, e Element, it item) (scope, bool) {
 
 // filterMatches reports whether an option path's element f selects the
 // walked element e, whose list item (if any) is it. A key or value element
-// selects items by content, whatever element the walk uses for them.
-func filterMatches(f, e Element, it item) bool {
+// selects items by content, whatever element the walk uses for them; see
+// item.matches for pairs. ignore says f belongs to an Ignore path.
+func filterMatches(f, e Element, it item, ignore bool) bool {
 	switch f.Kind {
 	case FieldElem:
 		return e.Kind == FieldElem && e.Name == f.Name
 	case IndexElem:
 		return e.Kind == IndexElem && e.Index == f.Index
-	case KeyElem:
-		if e.Kind == KeyElem {
-			return f.Equal(e)
+	case KeyElem, ValueElem:
+		if e.Kind == f.Kind && f.Equal(e) {
+			return true
 		}
 		if e.Kind == FieldElem || !it.valid() {
 			return false
 		}
-		for _, k := range f.Keys {
-			v, ok := it.field(k.Name)
-			if !ok || compareScalar(v, k.Value) != 0 {
-				return false
-			}
-		}
-		return true
-	case ValueElem:
-		if e.Kind == ValueElem {
-			return f.Equal(e)
-		}
-		if e.Kind == FieldElem || !it.valid() {
-			return false
-		}
-		v, ok := it.scalar()
-		return ok && compareScalar(v, f.Value) == 0
+		return it.matches(f, ignore)
 	}
 	return false
 }

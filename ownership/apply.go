@@ -388,7 +388,7 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 				}
 				delete(out, pn.name)
 			} else if pn.lo < pn.hi {
-				if v, ch := w.prune(lv, sch.field(pn.name), pc, off2); ch {
+				if v, ch := w.prune(lv, sch.field(pn.name), pc, off2, nil); ch {
 					if out == nil {
 						out = cloneMap(lm, cnt)
 					}
@@ -428,14 +428,16 @@ func cloneMap(m map[string]any, extra int) map[string]any {
 
 // prune removes from live value l what the last applied set (node p)
 // holds below it and nobody owns any more. Config has nothing here.
-func (w *applyWalk) prune(l any, sch *snode, p int32, off int) (any, bool) {
+// keep names fields never to remove: the key fields of a list item that
+// stays.
+func (w *applyWalk) prune(l any, sch *snode, p int32, off int, keep []string) (any, bool) {
 	last := w.last.nodes
 	switch lv := l.(type) {
 	case map[string]any:
 		var out map[string]any
 		for pc := last[p].lo; pc < last[p].hi; pc++ {
 			pn := &last[pc]
-			if pn.kind != elemField {
+			if pn.kind != elemField || slices.Contains(keep, pn.name) {
 				continue
 			}
 			v, ok := lv[pn.name]
@@ -449,7 +451,7 @@ func (w *applyWalk) prune(l any, sch *snode, p int32, off int) (any, bool) {
 				}
 				delete(out, pn.name)
 			} else if pn.lo < pn.hi {
-				if nv, ch := w.prune(v, sch.field(pn.name), pc, off2); ch {
+				if nv, ch := w.prune(v, sch.field(pn.name), pc, off2, nil); ch {
 					if out == nil {
 						out = cloneMap(lv, 0)
 					}
@@ -488,7 +490,7 @@ func (w *applyWalk) prune(l any, sch *snode, p int32, off int) (any, bool) {
 				out[li] = removedItem{}
 				removed++
 			} else if pn.lo < pn.hi {
-				if nv, ch := w.prune(lv[li], sch.item(), pc, off2); ch {
+				if nv, ch := w.prune(lv[li], sch.item(), pc, off2, sch.strat.keys); ch {
 					if out == nil {
 						out = slices.Clone(lv)
 					}

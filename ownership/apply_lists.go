@@ -36,6 +36,9 @@ func (w *applyWalk) sortItems(mark int) (string, bool) {
 // reserve appends a block of n children of nb to the new set.
 func (w *applyWalk) reserve(nb int32, n int) int32 {
 	lo := int32(len(w.nodes))
+	if n == 0 {
+		return lo // a leaf keeps the empty block at 0
+	}
 	w.nodes = append(w.nodes, make([]node, n)...)
 	w.nodes[nb].lo, w.nodes[nb].hi = lo, lo+int32(n)
 	return lo
@@ -84,7 +87,7 @@ func (w *applyWalk) mergeSet(l any, lok bool, c []any, nb, p int32, off int) (an
 		w.ascend(off2)
 		appended = append(appended, appendedItem{ref.idx, deepCopy(it)})
 	}
-	out, pruned := w.pruneItems(ll, p, off, nb, nil, func() []string { return w.itemTexts(ll, &snode{strat: AsSet()}) }, nil)
+	out, pruned := w.pruneItems(ll, p, off, nb, nil, nil, func() []string { return w.itemTexts(ll, &snode{strat: AsSet()}) }, nil)
 	return w.assemble(l, ll, lok && isList, out, pruned, appended)
 }
 
@@ -145,7 +148,7 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 			out[li] = v
 		}
 	}
-	out, pruned := w.pruneItems(ll, p, off, nb, isch, func() []string { return w.itemTexts(ll, sch) }, out)
+	out, pruned := w.pruneItems(ll, p, off, nb, isch, keys, func() []string { return w.itemTexts(ll, sch) }, out)
 	return w.assemble(l, ll, lok && isList, out, pruned, appended)
 }
 
@@ -198,7 +201,7 @@ next:
 // pruneItems removes from ll the items the last applied set holds that the
 // config no longer has and nobody else owns, and prunes inside items that
 // stay. out is the working copy of ll (nil if untouched).
-func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode, texts func() []string, out []any) ([]any, bool) {
+func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode, keys []string, texts func() []string, out []any) ([]any, bool) {
 	if p < 0 || len(ll) == 0 {
 		return out, false
 	}
@@ -229,7 +232,7 @@ func (w *applyWalk) pruneItems(ll []any, p int32, off int, nb int32, isch *snode
 			out[li] = removedItem{}
 			removed = true
 		} else if pn.lo < pn.hi {
-			if nv, ch := w.prune(ll[li], isch, pc, off2); ch {
+			if nv, ch := w.prune(ll[li], isch, pc, off2, keys); ch {
 				if out == nil {
 					out = slices.Clone(ll)
 				}

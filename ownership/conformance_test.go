@@ -127,8 +127,8 @@ var conformance = []scenario{
 			"b/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].u`}}},
 	{name: "keyed list: two-field keys tell items apart",
 		schema: portsSchema,
-		steps: []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},
-		want:  `{"spec":{"ports":[{"port":53,"protocol":"TCP"},{"port":53,"protocol":"UDP"}]}}`,
+		steps:  []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},
+		want:   `{"spec":{"ports":[{"port":53,"protocol":"TCP"},{"port":53,"protocol":"UDP"}]}}`,
 		owned: map[string][]string{
 			"a/Apply": {`.spec.ports[port=53,protocol="TCP"]`, `.spec.ports[port=53,protocol="TCP"].port`, `.spec.ports[port=53,protocol="TCP"].protocol`},
 			"b/Apply": {`.spec.ports[port=53,protocol="UDP"]`, `.spec.ports[port=53,protocol="UDP"].port`, `.spec.ports[port=53,protocol="UDP"].protocol`}}},

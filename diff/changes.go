@@ -39,7 +39,9 @@ func (k ChangeKind) String() string {
 // Change is one difference between want and got.
 type Change struct {
 	Kind ChangeKind
-	// Path is the node that differs. It is never shared with another Change.
+	// Path is the node that differs: a slice of its own, though the Keys of
+	// its key elements may be shared with other changes and must not be
+	// modified.
 	Path Path
 	// Old is want's value at Path (nil when Added), New is got's (nil when
 	// Removed). A nil pointer, slice or map is held as a typed nil, not as

@@ -86,7 +86,7 @@ type hasher struct {
 	walker
 	s     uint64
 	depth int
-	stack map[uintptr]bool // references on the current path, past cycleDepth
+	stack map[ref]bool // references on the current path, past cycleDepth
 }
 
 func (h *hasher) u64(x uint64) {
@@ -127,26 +127,34 @@ func (h *hasher) number(n number) {
 
 // enterRef guards against cycles: past cycleDepth it remembers the
 // references on the current path and reports a reference met again.
-func (h *hasher) enterRef(p uintptr) (cycle bool) {
+func (h *hasher) enterRef(p uintptr, t reflect.Type) (cycle bool) {
 	h.depth++
 	if h.depth < cycleDepth {
 		return false
 	}
 	if h.stack == nil {
-		h.stack = make(map[uintptr]bool)
+		h.stack = make(map[ref]bool)
 	}
-	if h.stack[p] {
+	r := ref{p, t}
+	if h.stack[r] {
 		return true
 	}
-	h.stack[p] = true
+	h.stack[r] = true
 	return false
 }
 
-func (h *hasher) leaveRef(p uintptr) {
+func (h *hasher) leaveRef(p uintptr, t reflect.Type) {
 	if h.depth >= cycleDepth {
-		delete(h.stack, p)
+		delete(h.stack, ref{p, t})
 	}
 	h.depth--
+}
+
+// ref is a reference and its type: a struct and its first field share an
+// address.
+type ref struct {
+	p uintptr
+	t reflect.Type
 }
 
 // begin starts hashing one member of an unordered collection on its own;
@@ -202,9 +210,9 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 		return
 	}
 	p := reflect.ValueOf(m).Pointer()
-	if h.enterRef(p) {
+	if h.enterRef(p, nil) {
 		h.u64(tCycle)
-		h.leaveRef(p)
+		h.leaveRef(p, nil)
 		return
 	}
 	var sum uint64
@@ -217,7 +225,7 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 		}
 		h.leave(cs)
 	}
-	h.leaveRef(p)
+	h.leaveRef(p, nil)
 	h.u64(tMap)
 	h.u64(sum)
 }
@@ -272,12 +280,12 @@ func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
 			h.u64(tNull)
 			return true
 		}
-		if h.enterRef(v.Pointer()) {
+		if h.enterRef(v.Pointer(), p.typ) {
 			h.u64(tCycle)
 		} else {
 			h.value(p.elem, v.Elem(), s)
 		}
-		h.leaveRef(v.Pointer())
+		h.leaveRef(v.Pointer(), p.typ)
 		return false
 	case kIface:
 		if v.IsNil() {
@@ -340,9 +348,9 @@ func (h *hasher) maps(p *typePlan, v reflect.Value, s scope) (empty bool) {
 		h.u64(tNull)
 		return true
 	}
-	if h.enterRef(v.Pointer()) {
+	if h.enterRef(v.Pointer(), p.typ) {
 		h.u64(tCycle)
-		h.leaveRef(v.Pointer())
+		h.leaveRef(v.Pointer(), p.typ)
 		return false
 	}
 	var sum uint64
@@ -373,102 +381,9 @@ func (h *hasher) maps(p *typePlan, v reflect.Value, s scope) (empty bool) {
 			h.leave(cs)
 		}
 	}
-	h.leaveRef(v.Pointer())
+	h.leaveRef(v.Pointer(), p.typ)
 	h.u64(tMap)
 	h.u64(sum)
 	return v.Len() == 0
 }
 
-// slice hashes a list the way Diff matches it: by position, as keyed items
-// in any order, or as a set of distinct scalars.
-func (h *hasher) slice(p *typePlan, tag listSpec, v reflect.Value, s scope) (empty bool) {
-	if v.IsNil() && !h.cfg.equateEmpty {
-		h.u64(tNull)
-		return true
-	}
-	if v.Len() > 0 && h.enterRef(v.Pointer()) {
-		h.u64(tCycle)
-		h.leaveRef(v.Pointer())
-		return false
-	}
-	defer func() {
-		if v.Len() > 0 {
-			h.leaveRef(v.Pointer())
-		}
-	}()
-	switch spec := h.listSpec(tag); spec.mode {
-	case listKeyed:
-		if s.free {
-			// Without filters, the items' multiset is enough: it is the
-			// same for lists Diff finds equal by key or by position.
-			h.unordered(p.elem, v, s)
-			return v.Len() == 0
-		}
-		if keys, _, ok := itemKeys(v, spec.keys); ok {
-			var sum uint64
-			for i, k := range keys {
-				x := v.Index(i)
-				cs, in := h.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{w: x})
-				if in {
-					saved := h.begin("")
-					h.value(p.elem, x, cs)
-					sum += h.end(saved)
-				}
-				h.leave(cs)
-			}
-			h.u64(tMap)
-			h.u64(sum)
-			return v.Len() == 0
-		}
-	case listSet:
-		if values, ids, _, ok := itemValues(v); ok {
-			var sum uint64
-			done := make(map[string]bool, len(ids))
-			for i, id := range ids {
-				if done[id] {
-					continue
-				}
-				done[id] = true
-				x := v.Index(i)
-				cs, in := h.enter(s, Element{Kind: ValueElem, Value: values[i]}, item{w: x})
-				if in {
-					saved := h.begin("")
-					h.value(p.elem, x, cs)
-					sum += h.end(saved)
-				}
-				h.leave(cs)
-			}
-			h.u64(tMap)
-			h.u64(sum)
-			return v.Len() == 0
-		}
-	}
-	h.positional(p.elem, v, s)
-	return v.Len() == 0
-}
-
-// unordered hashes a list as the sum of its items' hashes.
-func (h *hasher) unordered(elem *typePlan, v reflect.Value, s scope) {
-	var sum uint64
-	for i := range v.Len() {
-		saved := h.begin("")
-		h.value(elem, v.Index(i), s)
-		sum += h.end(saved)
-	}
-	h.u64(tMap)
-	h.u64(sum)
-}
-
-func (h *hasher) positional(elem *typePlan, v reflect.Value, s scope) {
-	h.u64(tList)
-	for i := range v.Len() {
-		x := v.Index(i)
-		cs, ok := h.enter(s, Element{Kind: IndexElem, Index: i}, item{w: x})
-		if ok {
-			h.u64(uint64(i))
-			h.value(elem, x, cs)
-		}
-		h.leave(cs)
-	}
-	h.u64(tList)
-}

@@ -134,7 +134,6 @@ const (
 	listPositional listMode = iota
 	listKeyed
 	listSet
-	listAtomic // ownership's atomic lists diff by position, as positional ones
 )
 
 type listRule struct {

@@ -271,4 +271,3 @@ func (d *differ) embeddedAbsent(f *fieldPlan, wf, gf reflect.Value, wok, gok boo
 	}
 	d.leave(cs)
 }
-

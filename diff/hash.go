@@ -386,4 +386,3 @@ func (h *hasher) maps(p *typePlan, v reflect.Value, s scope) (empty bool) {
 	h.u64(sum)
 	return v.Len() == 0
 }
-

@@ -181,7 +181,8 @@ func (d *differ) setSide(k ChangeKind, list reflect.Value, values []any, ids []s
 }
 
 // keyName names a map key as encoding/json does: strings as they are,
-// integers in decimal; other keys are formatted as path scalars.
+// integers in decimal; other scalars as in paths (floats in shortest form,
+// true, false), and composite keys as JSON.
 func keyName(k reflect.Value) string {
 	switch k.Kind() {
 	case reflect.String:
@@ -191,7 +192,13 @@ func keyName(k reflect.Value) string {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.FormatUint(k.Uint(), 10)
 	}
+	if k.Kind() == reflect.Interface && !k.IsNil() {
+		return keyName(k.Elem())
+	}
 	if v, ok := valueScalar(k); ok {
+		if s, isString := v.(string); isString {
+			return s
+		}
 		return formatScalar(v)
 	}
 	return formatValue(iface(k))

@@ -37,18 +37,6 @@ type config struct {
 	exactNums   bool
 }
 
-func (c *config) filtered() bool { return len(c.only) > 0 || len(c.ignore) > 0 }
-
-func newConfig(opts []Option) *config {
-	c := &config{}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(c)
-		}
-	}
-	return c
-}
-
 // Only restricts Diff and Hash to the given paths and everything below them.
 // With several Only options, or several paths, their union is kept. Ignore
 // wins over Only: a node below both is left out.

@@ -1,0 +1,178 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/steady-go/steady/store"
+)
+
+// procBackend is a process's view of the store: the faultBackend. Every
+// write of the controller (its reconciler's and the Loop's) waits at a gate
+// for the scheduler, which may make it conflict, fail, lose its reply or
+// crash the process right after it; every watch is a stream the scheduler
+// delivers, drops, duplicates, delays and expires. Once the process is dead
+// every call fails with store.ErrUnavailable.
+//
+// The elector's view (elector true) only dies with the process: leases are
+// taken away by the harness's rival, not by write faults.
+type procBackend struct {
+	w       *world
+	p       *Process
+	prefix  string // the primary kind's key prefix, to attribute writes
+	elector bool
+}
+
+var _ store.Backend = (*procBackend)(nil)
+
+func (v *procBackend) Get(ctx context.Context, key string) (store.KV, error) {
+	if v.p.isDead() {
+		return store.KV{}, errDead
+	}
+	return v.w.mem.Get(ctx, key)
+}
+
+func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+	if v.p.isDead() {
+		return store.ListResult{}, errDead
+	}
+	return v.w.mem.List(ctx, prefix, opts)
+}
+
+func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+	if v.p.isDead() {
+		return nil, errDead
+	}
+	if v.elector {
+		return v.w.mem.Watch(ctx, prefix, from)
+	}
+	return v.w.watch(ctx, v.p, prefix, from)
+}
+
+func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+	if v.p.isDead() {
+		return 0, errDead
+	}
+	if v.elector {
+		return v.w.raw.Txn(ctx, conds, wr)
+	}
+	obj, marked := reconcileKey(ctx)
+	if !marked {
+		obj = primaryName(v.prefix, wr.Key)
+	}
+	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked,
+		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
+	vd, err := v.w.wait(ctx, g)
+	if err != nil {
+		return 0, err
+	}
+	return v.w.commit(ctx, v.p, conds, wr, vd, obj, marked)
+}
+
+// commit carries out a released write and its verdict, and checks it.
+func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, vd verdict, obj string, marked bool) (int64, error) {
+	w.txnMu.Lock()
+	defer w.txnMu.Unlock()
+	if p.isDead() {
+		return 0, errDead
+	}
+	switch vd {
+	case unavailable:
+		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
+	case conflict:
+		// A real conflict: someone rewrites the object, unchanged, first.
+		if kv, err := w.mem.Get(ctx, wr.Key); err == nil {
+			_, _ = w.mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: wr.Key, Value: kv.Value})
+		}
+	}
+	rev, err := w.mem.Txn(ctx, conds, wr)
+	w.check(ctx, conds, wr, rev, err, obj, marked)
+	switch vd {
+	case lostReply:
+		if err == nil {
+			return 0, fmt.Errorf("%w: %w: write of %q committed at revision %d but the reply was lost",
+				store.ErrUnavailable, errInjected, wr.Key, rev)
+		}
+	case crashAfter:
+		w.mu.Lock()
+		w.crashed = true
+		w.mu.Unlock()
+		p.kill()
+		w.poke()
+		return 0, errDead
+	}
+	return rev, err
+}
+
+// check records a write's outcome and, under leader election, checks that
+// an accepted write carried the fence of the term that holds now. It runs
+// under txnMu, so the leader key cannot move meanwhile.
+func (w *world) check(ctx context.Context, conds []store.Cond, wr store.Write, rev int64, err error, obj string, marked bool) {
+	var cf *store.CondFailedError
+	if err != nil {
+		if errors.As(err, &cf) && cf.Cond.Key == leaseKey {
+			w.mu.Lock()
+			w.rep.FencedWrites++
+			w.traceLocked("fenced write %s rejected", wr.Key)
+			w.mu.Unlock()
+		}
+		return
+	}
+	if w.leadership {
+		fenced := false
+		for _, c := range conds {
+			if c.Key != leaseKey {
+				continue
+			}
+			fenced = true
+			kv, gerr := w.mem.Get(ctx, leaseKey)
+			if gerr != nil || kv.CreateRevision != c.Revision {
+				w.violate("write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
+			}
+		}
+		if !fenced {
+			w.violate("write of %q at revision %d carried no leadership fence: a deposed leader could have made it (is the reconcile's ctx passed to the store?)", wr.Key, rev)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rep.Writes++
+	if obj == "" {
+		return
+	}
+	c := w.counts(obj)
+	if marked {
+		c.reconciler++
+	} else {
+		c.loop++
+	}
+	if w.pastBound {
+		c.afterBound++
+	}
+}
+
+// lockedBackend is the store without faults, for the harness's own writers
+// (creator, competitor, rival, electors): its writes take txnMu so that the
+// fence check sees a still leader key.
+type lockedBackend struct{ w *world }
+
+var _ store.Backend = (*lockedBackend)(nil)
+
+func (b *lockedBackend) Get(ctx context.Context, key string) (store.KV, error) {
+	return b.w.mem.Get(ctx, key)
+}
+
+func (b *lockedBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+	return b.w.mem.List(ctx, prefix, opts)
+}
+
+func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+	return b.w.mem.Watch(ctx, prefix, from)
+}
+
+func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+	b.w.txnMu.Lock()
+	defer b.w.txnMu.Unlock()
+	return b.w.mem.Txn(ctx, conds, wr)
+}

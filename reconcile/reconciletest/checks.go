@@ -1,0 +1,143 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// DiffConverged builds a Config.Converged predicate from the diff package:
+// observe returns what the object asks for (want) and what is there (got),
+// read from b, and the object has converged when diff.Diff(want, got,
+// opts...) is empty. The error of a difference names its paths.
+func DiffConverged[S, T any](observe func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) (want, got any, err error), opts ...diff.Option) func(context.Context, store.Backend, *store.Object[S, T]) error {
+	return func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) error {
+		want, got, err := observe(ctx, b, obj)
+		if err != nil {
+			return err
+		}
+		if c := diff.Diff(want, got, opts...); !c.Empty() {
+			return fmt.Errorf("desired and observed differ: %s", c.String())
+		}
+		return nil
+	}
+}
+
+// ReadyConverged is the default convergence predicate: the object's Ready
+// condition is True at its current generation.
+func ReadyConverged[S, T any](_ context.Context, _ store.Backend, obj *store.Object[S, T]) error {
+	c, ok := reconcile.GetCondition(obj.Conditions, reconcile.Ready)
+	switch {
+	case !ok:
+		return errors.New("no Ready condition")
+	case c.Status != store.ConditionTrue:
+		return fmt.Errorf("Ready is %s (%s: %s)", c.Status, c.Reason, c.Message)
+	case c.ObservedGeneration != obj.Meta.Generation:
+		return fmt.Errorf("Ready observed generation %d, object is at %d", c.ObservedGeneration, obj.Meta.Generation)
+	}
+	return nil
+}
+
+// convergence checks the primary objects against Config.Converged and
+// Config.Unreconcilable, reading the store without faults.
+type convergence[S, T any] struct {
+	cfg   Config[S, T]
+	st    *store.Store[S, T]
+	names []string
+	w     *world
+}
+
+type unconverged struct {
+	name string
+	err  error
+}
+
+// unconverged lists the objects that have not converged; deleted objects
+// and unreconcilable ones are not listed.
+func (c *convergence[S, T]) unconverged(ctx context.Context) []unconverged {
+	pred := c.cfg.Converged
+	if pred == nil {
+		pred = ReadyConverged[S, T]
+	}
+	var out []unconverged
+	for _, name := range c.names {
+		obj, err := c.st.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err == nil && c.cfg.Unreconcilable != nil && c.cfg.Unreconcilable(obj) {
+			continue
+		}
+		if err == nil {
+			err = pred(ctx, c.st.Backend(), obj)
+		}
+		if err == nil && reconcile.IsTrue(obj.Conditions, reconcile.Stalled) {
+			s, _ := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+			err = fmt.Errorf("converged but still Stalled (%s: %s)", s.Reason, s.Message)
+		}
+		if err != nil {
+			out = append(out, unconverged{name, err})
+		}
+	}
+	return out
+}
+
+// final checks convergence and Stalled, naming when the check is made.
+func (c *convergence[S, T]) final(ctx context.Context, when string) {
+	for _, u := range c.unconverged(ctx) {
+		c.w.violate("object %s has not converged %s (%v after faults stopped): %v",
+			u.name, when, time.Since(c.w.start)-c.w.rep.FaultsStopped, u.err)
+	}
+	if c.cfg.Unreconcilable == nil {
+		return
+	}
+	for _, name := range c.names {
+		obj, err := c.st.Get(ctx, name)
+		if err != nil || !c.cfg.Unreconcilable(obj) {
+			continue
+		}
+		s, ok := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+		switch {
+		case !ok || s.Status != store.ConditionTrue:
+			c.w.violate("object %s cannot be reconciled but is not Stalled %s", name, when)
+		case s.Reason == "" || s.Message == "" || s.LastTransitionTime.IsZero():
+			c.w.violate("object %s is Stalled without a reason, message or time: %+v", name, s)
+		}
+	}
+}
+
+// writes checks the per-object write counts: none once an object has
+// converged (past the bound), and at most WritesPerPass × (Passes +
+// disturbances) over the schedule.
+func (c *convergence[S, T]) writes() {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rep.WriteBound = map[string]int{}
+	ctx := context.Background()
+	for _, name := range c.names {
+		n := w.objWrites[name]
+		bound := c.cfg.WritesPerPass * (c.cfg.Passes + n.disturbed)
+		w.rep.WriteBound[name] = bound
+		if total := n.reconciler + n.loop; total > bound {
+			w.violations = append(w.violations, fmt.Sprintf(
+				"object %s got %d writes (%d by the reconciler, %d by the Loop), more than its bound %d = %d per pass × (%d passes + %d disturbances)",
+				name, total, n.reconciler, n.loop, bound, c.cfg.WritesPerPass, c.cfg.Passes, n.disturbed))
+		}
+		if n.afterBound == 0 {
+			continue
+		}
+		obj, err := c.st.Get(ctx, name)
+		if err == nil && c.cfg.Unreconcilable != nil && c.cfg.Unreconcilable(obj) {
+			continue // retries of an unreconcilable object may write
+		}
+		w.violations = append(w.violations, fmt.Sprintf(
+			"object %s got %d writes after it converged: a converged object must need none (does every pass rewrite something?)",
+			name, n.afterBound))
+	}
+}

@@ -1,0 +1,293 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// Config describes the simulation of one reconciler. Run and Simulate take
+// it by value; zero fields take the defaults named in their comments.
+//
+// The primary kind's objects (Spec S, Status T) are the Loop's keys: the
+// harness creates Objects of them, builds a Loop over their cache (with
+// reconcile.WithStore), runs it under Faults, then checks that every object
+// converges. Setup builds the reconciler for each incarnation of the
+// controller process (a crash starts a new one with empty memory).
+type Config[S, T any] struct {
+	// Name is the Loop's name and, unless Manager is set, the manager the
+	// reconciler writes as. Default "controller".
+	Name string
+	// Manager is the manager the reconciler writes as (reconcile.WithManager).
+	Manager string
+	// Kind is the primary kind. Required.
+	Kind string
+
+	// Seed is the first seed of Run's schedules (schedule i uses Seed+i).
+	// The -seed flag replaces it and runs that one schedule.
+	Seed uint64
+	// Schedules is how many seeded schedules Run runs. 0 means the
+	// -schedules flag (default 200).
+	Schedules int
+
+	// Objects is how many primary objects exist before the controller
+	// starts. Default 4.
+	Objects int
+	// Object returns the i-th object to create (Meta.Name and Spec at
+	// least). rng is the schedule's random source, so each seed gets its own
+	// fleet. Required.
+	Object func(i int, rng *rand.Rand) *store.Object[S, T]
+
+	// Setup builds the reconciler of one incarnation of the controller
+	// process. It runs once at the start and again after every crash, with
+	// a fresh Env: a new Store and Cache over the same backend, nothing
+	// remembered. It may build more stores and caches (NewStore, NewCache)
+	// and add Loop options (Env.Use), such as sources over child kinds.
+	// Required.
+	Setup func(env *Env[S, T]) (reconcile.Reconciler[string], error)
+
+	// Converged reports whether one primary object has converged, given
+	// the store as it is after the run (no faults, no cache): nil if it has,
+	// else an error saying what differs. DiffConverged builds one from the
+	// diff package. Nil means: the object's Ready condition is True at its
+	// current generation.
+	Converged func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) error
+	// Unreconcilable reports the objects that can never converge (for
+	// example one that references a missing secret). They are exempt from
+	// Converged, and must instead end with a Stalled condition that has a
+	// reason, a message and a transition time. Nil means none.
+	Unreconcilable func(obj *store.Object[S, T]) bool
+	// Compete is the competing writer: another manager that, at random
+	// moments of the fault phase, writes the object called name (spec or
+	// status fields, or anything the reconciler watches). It writes through
+	// w, a Writer for the primary kind as manager "competitor", directly on
+	// the store (no faults), and may use b for other kinds. Nil means no
+	// competing writes even when Faults.CompetingWrites is set.
+	Compete func(ctx context.Context, b store.Backend, w *store.Writer[S, T], name string, rng *rand.Rand) error
+
+	// Workers is the Loop's worker count. Default 1.
+	Workers int
+	// ReconcileTime is the virtual time each reconcile takes. Default 10ms.
+	ReconcileTime time.Duration
+	// Passes is how many reconciles an object needs, from any state, to
+	// converge once faults stop (a write, then the re-observe that confirms
+	// it). It enters the convergence bound. Default 3.
+	Passes int
+	// Resync is the Loop's resync period (no jitter, so a seed replays).
+	// Default 30s.
+	Resync time.Duration
+	// BackoffCap caps the Loop's per-key backoff (base 10ms, factor 2,
+	// jitter ±20% drawn from the seed). Default 5s.
+	BackoffCap time.Duration
+	// WritesPerPass bounds the writes one reconcile makes. The bound on an
+	// object's writes over a whole schedule is WritesPerPass × (Passes +
+	// the disturbances that touched it); see Report.WriteBound. Default 4.
+	WritesPerPass int
+	// Options are extra Loop options, added to every incarnation's Loop
+	// after the harness's own (so they may override them).
+	Options []reconcile.Option
+
+	// Faults says what goes wrong, and for how long.
+	Faults Faults
+}
+
+// Faults selects the faults of a schedule. Probabilities are per
+// opportunity (per event delivered, per reconciler write, per scheduling
+// step) and must be in [0, 1]. The zero Faults injects nothing.
+//
+// Faults are injected for Duration of virtual time; then every fault stops,
+// held events are delivered, streams that lost events are expired (so the
+// caches relist), a rival leader steps down, and the convergence clock
+// starts.
+type Faults struct {
+	// Duration is how long faults are injected (virtual time). Default 1m.
+	Duration time.Duration
+
+	// DropEvents is the probability that a watch event is lost. The stream
+	// that lost it ends with ErrExpired a little later (at the latest when
+	// faults stop), as a real broken watch does, and the cache relists.
+	DropEvents float64
+	// DuplicateEvents is the probability that a watch event is delivered
+	// twice.
+	DuplicateEvents float64
+	// DelayEvents is the probability that a stream is held back, up to
+	// MaxDelay, instead of delivering its next event.
+	DelayEvents float64
+	// MaxDelay bounds a delay. Default 2s.
+	MaxDelay time.Duration
+	// ExpireWatches is the probability, per delivered event, that the
+	// stream then ends with ErrExpired, forcing a relist.
+	ExpireWatches float64
+	// StaleReads is how many events a cache may lag behind the store
+	// (besides delays): events of different streams are delivered in a
+	// seeded order, so related objects' events arrive reordered, and a
+	// reconciler reads state up to StaleReads changes old. 0 keeps caches
+	// as fresh as delivery allows.
+	StaleReads int
+
+	// ConflictWrites is the probability that a reconciler write conflicts:
+	// the object is rewritten unchanged just before it, so the write's
+	// revision precondition really fails.
+	ConflictWrites float64
+	// UnavailableWrites is the probability that a reconciler write fails
+	// with store.ErrUnavailable without being written.
+	UnavailableWrites float64
+	// TimeoutWrites is the probability that a reconciler write is
+	// committed but its caller gets store.ErrUnavailable (the reply was lost).
+	TimeoutWrites float64
+
+	// Crashes is how many times the controller process crashes. Each crash
+	// comes right after the k-th write of the incarnation (k seeded in
+	// [1, CrashAfter]) is committed: that reconcile's later writes fail,
+	// the Loop is torn down without a drain, and a new incarnation starts
+	// with empty memory over the same store.
+	Crashes int
+	// CrashAfter bounds k. Default 8.
+	CrashAfter int
+
+	// LeadershipLosses is how many times, at seeded moments of the fault
+	// phase, the lease is taken from the controller: the leader key is
+	// deleted and a rival takes it and holds it up to MaxDelay. The Loop runs
+	// with a lease.StoreElector, so every reconciler write carries the term's
+	// fence; writes from the lost term must be rejected by the store.
+	LeadershipLosses int
+
+	// CompetingWrites is the probability, per scheduling step, that
+	// Config.Compete writes a random object.
+	CompetingWrites float64
+}
+
+// AllFaults returns a moderate mix of every fault: what Run's own suite
+// uses, and a good start for a reconciler's tests.
+func AllFaults() Faults {
+	return Faults{
+		DropEvents:        0.05,
+		DuplicateEvents:   0.05,
+		DelayEvents:       0.05,
+		ExpireWatches:     0.02,
+		StaleReads:        3,
+		ConflictWrites:    0.05,
+		UnavailableWrites: 0.05,
+		TimeoutWrites:     0.05,
+		Crashes:           1,
+		LeadershipLosses:  1,
+		CompetingWrites:   0.01,
+	}
+}
+
+// Defaults of Config and Faults.
+const (
+	DefaultObjects       = 4
+	DefaultWorkers       = 1
+	DefaultReconcileTime = 10 * time.Millisecond
+	DefaultPasses        = 3
+	DefaultResync        = 30 * time.Second
+	DefaultBackoffCap    = 5 * time.Second
+	DefaultWritesPerPass = 4
+	DefaultFaultDuration = time.Minute
+	DefaultMaxDelay      = 2 * time.Second
+	DefaultCrashAfter    = 8
+)
+
+// Timing of the simulated infrastructure; they enter the convergence bound.
+const (
+	relistCap         = time.Second
+	leaseTTL          = 3 * time.Second
+	leaseRenew        = time.Second
+	leaseRetry        = 500 * time.Millisecond
+	readYourWritesCap = 2 * time.Second
+	leaseKey          = "reconciletest/leader"
+	competitorManager = "competitor"
+	creatorManager    = "creator"
+)
+
+// ErrConfig is wrapped by the error of a Config that cannot run.
+var ErrConfig = errors.New("reconciletest: invalid config")
+
+// withDefaults fills zero fields and validates cfg.
+func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
+	if cfg.Name == "" {
+		cfg.Name = "controller"
+	}
+	if cfg.Manager == "" {
+		cfg.Manager = cfg.Name
+	}
+	if cfg.Objects == 0 {
+		cfg.Objects = DefaultObjects
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.ReconcileTime == 0 {
+		cfg.ReconcileTime = DefaultReconcileTime
+	}
+	if cfg.Passes == 0 {
+		cfg.Passes = DefaultPasses
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = DefaultResync
+	}
+	if cfg.BackoffCap == 0 {
+		cfg.BackoffCap = DefaultBackoffCap
+	}
+	if cfg.WritesPerPass == 0 {
+		cfg.WritesPerPass = DefaultWritesPerPass
+	}
+	f := &cfg.Faults
+	if f.Duration == 0 {
+		f.Duration = DefaultFaultDuration
+	}
+	if f.MaxDelay == 0 {
+		f.MaxDelay = DefaultMaxDelay
+	}
+	if f.CrashAfter == 0 {
+		f.CrashAfter = DefaultCrashAfter
+	}
+	switch {
+	case cfg.Kind == "":
+		return cfg, fmt.Errorf("%w: Kind is required", ErrConfig)
+	case cfg.Object == nil:
+		return cfg, fmt.Errorf("%w: Object is required", ErrConfig)
+	case cfg.Setup == nil:
+		return cfg, fmt.Errorf("%w: Setup is required", ErrConfig)
+	case cfg.Objects < 0 || cfg.Workers < 0 || cfg.Passes < 0 || cfg.WritesPerPass < 0 || cfg.Schedules < 0:
+		return cfg, fmt.Errorf("%w: negative count", ErrConfig)
+	case cfg.ReconcileTime < 0 || cfg.Resync < 0 || cfg.BackoffCap < 0 || f.Duration < 0 || f.MaxDelay < 0:
+		return cfg, fmt.Errorf("%w: negative duration", ErrConfig)
+	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0:
+		return cfg, fmt.Errorf("%w: negative fault count", ErrConfig)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{
+		{"DropEvents", f.DropEvents}, {"DuplicateEvents", f.DuplicateEvents}, {"DelayEvents", f.DelayEvents},
+		{"ExpireWatches", f.ExpireWatches}, {"ConflictWrites", f.ConflictWrites},
+		{"UnavailableWrites", f.UnavailableWrites}, {"TimeoutWrites", f.TimeoutWrites},
+		{"CompetingWrites", f.CompetingWrites},
+	} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return cfg, fmt.Errorf("%w: Faults.%s = %v is not a probability", ErrConfig, p.name, p.v)
+		}
+	}
+	return cfg, nil
+}
+
+// bound is the convergence bound once faults stop: a resync period (a lost
+// hint waits for it), the backoff cap (a failed key waits for it), the
+// cache relist cap, the read-your-writes timeout, a lease takeover when
+// leadership is simulated (TTL plus a retry period), a delay, and
+// ⌈objects/workers⌉ × Passes reconciles.
+func (cfg Config[S, T]) bound() time.Duration {
+	b := cfg.Resync + cfg.BackoffCap + relistCap + readYourWritesCap + cfg.Faults.MaxDelay
+	if cfg.Faults.LeadershipLosses > 0 {
+		b += leaseTTL + leaseRetry
+	}
+	rounds := (cfg.Objects + cfg.Workers - 1) / cfg.Workers
+	return b + time.Duration(rounds*cfg.Passes)*cfg.ReconcileTime
+}

@@ -1,0 +1,58 @@
+package reconciletest
+
+import (
+	"context"
+	"time"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+)
+
+// rival is another candidate that has taken the lease from the controller.
+type rival struct {
+	until  time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// stop makes the rival resign (releasing the leader key) and waits for it.
+func (r *rival) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// loseLeadership takes the lease from the controller: the leader key is
+// deleted, as when a lease expires during a partition, and a rival elector
+// takes it at once and holds it for a seeded while. The controller's term
+// ends when its next renewal fails; until then its writes carry a fence
+// the store no longer honours.
+func (w *world) loseLeadership(now time.Time) *rival {
+	ctx := context.Background()
+	if kv, err := w.raw.Get(ctx, leaseKey); err == nil {
+		_, _ = w.raw.Txn(ctx, []store.Cond{{Key: leaseKey, Target: store.ModRevision, Revision: kv.ModRevision}},
+			store.Write{Kind: store.WriteDelete, Key: leaseKey})
+	}
+	el, err := lease.New(w.raw, leaseKey, "rival",
+		lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry))
+	if err != nil {
+		w.violate("reconciletest: rival elector: %v", err)
+		return nil
+	}
+	hold := time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay)))
+	rctx, cancel := context.WithCancel(ctx)
+	r := &rival{until: now.Add(hold), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		term, _, err := el.Campaign(rctx)
+		if err != nil {
+			return
+		}
+		<-term.Done()
+	}()
+	w.mu.Lock()
+	w.rep.Faults["leadership-loss"]++
+	w.disturbLocked("")
+	w.traceLocked("fault leadership-loss: rival holds the lease for %v", hold)
+	w.mu.Unlock()
+	return r
+}

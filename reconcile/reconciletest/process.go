@@ -1,0 +1,104 @@
+package reconciletest
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// Process is one incarnation of the simulated controller process. Everything
+// built on it (stores, caches, the Loop, the reconciler) lives and dies with
+// it: a crash kills it, and the next incarnation starts from nothing but the
+// store.
+type Process struct {
+	// Incarnation counts the processes of a schedule from 0.
+	Incarnation int
+	// Backend is this process's view of the store, through which the
+	// harness injects faults. Build stores on it with NewStore.
+	Backend store.Backend
+	// Rand is a random source seeded from the schedule and the incarnation,
+	// for reconcilers that need randomness and still want a seed to replay.
+	// It is not safe for concurrent use.
+	Rand *rand.Rand
+
+	w      *world
+	ctx    context.Context
+	cancel context.CancelFunc
+	dead   chan struct{}
+	once   sync.Once
+	opts   []reconcile.Option
+	caches []func(context.Context) error
+	done   chan struct{}
+
+	// Guarded by w.mu.
+	writes  int // writes released so far
+	crashAt int // the write after which the process crashes; 0 for none
+}
+
+// Use adds Loop options for this incarnation's Loop, such as
+// reconcile.WithSource(reconcile.FromOwned(children, kind)). Call it from
+// Setup.
+func (p *Process) Use(opts ...reconcile.Option) { p.opts = append(p.opts, opts...) }
+
+// kill marks the process dead: from now on its backend view fails every
+// call with store.ErrUnavailable, as a crashed process can reach nothing.
+func (p *Process) kill() {
+	p.once.Do(func() { close(p.dead) })
+}
+
+func (p *Process) isDead() bool {
+	select {
+	case <-p.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// Env is what Setup gets for one incarnation: the process, and the store and
+// cache of the primary kind over the process's faulty view of the store.
+// The harness runs every cache built with NewCache and the Loop.
+type Env[S, T any] struct {
+	*Process
+	// Store is the primary kind's store; write through Store.As(manager).
+	Store *store.Store[S, T]
+	// Cache is the primary kind's cache, the Loop's primary source.
+	Cache *store.Cache[S, T]
+	// Manager is the manager the reconciler must write as.
+	Manager string
+}
+
+// NewStore returns a store of kind over p's faulty backend, with UIDs the
+// schedule generates deterministically.
+func NewStore[S, T any](p *Process, kind string) (*store.Store[S, T], error) {
+	return store.New[S, T](p.Backend, kind, store.WithUIDs(p.w.nextUID))
+}
+
+// NewCache returns a cache over st that the harness runs for the life of
+// p, with a seeded relist backoff and a mutation detector that reports
+// modified cached objects as violations.
+func NewCache[S, T any](p *Process, st *store.Store[S, T]) *store.Cache[S, T] {
+	pol := backoff.Policy{Base: 10e6, Factor: 2, Cap: relistCap, Jitter: 0.2, Rand: p.w.newRand().Float64}
+	c := store.NewCache[S, T](st,
+		store.WithRelistBackoff(pol),
+		store.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
+	p.caches = append(p.caches, c.Run)
+	return c
+}
+
+// lockedRand is a seeded source safe for concurrent use. Draws are taken in
+// whatever order callers come, which is deterministic when the schedule is.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}

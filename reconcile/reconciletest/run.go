@@ -1,0 +1,115 @@
+package reconciletest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"testing"
+	"testing/synctest"
+)
+
+// The flags of a test binary that imports reconciletest. Run reads them;
+// a test that calls Simulate directly may ignore them.
+var (
+	seedFlag      = flag.String("seed", "", "reconciletest: replay this one schedule seed (printed by a failure)")
+	schedulesFlag = flag.Int("schedules", 200, "reconciletest: how many seeded schedules Run runs when Config.Schedules is 0")
+)
+
+// Run runs cfg's reconciler through seeded schedules of faults, each in
+// its own testing/synctest bubble (virtual time, so a schedule of minutes
+// runs in milliseconds), as parallel subtests named "seed=N". It runs
+// Config.Schedules schedules (0: the -schedules flag, default 200) from seed
+// Config.Seed on, or only the -seed flag's schedule when it is set.
+//
+// A schedule fails its subtest when a check fails (see Simulate); the
+// message names the seed and the command that replays it, and ends with
+// the last steps of the trace. A Config that cannot run fails t at once.
+//
+// Run registers no flags itself: importing the package does (-seed,
+// -schedules), so a test package that imports reconciletest must not
+// define flags of those names.
+func Run[S, T any](t *testing.T, cfg Config[S, T]) {
+	t.Helper()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds, err := seedsOf(cfg.Seed, cfg.Schedules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.Name()
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			rep := simulateChecked(t, cfg, seed)
+			if rep.Failed() {
+				t.Errorf("reconciletest: schedule failed: %s\nreplay: go test -run '^%s$' -seed=%d\nlast steps:\n  %s",
+					rep, parent, seed, rep.tail(40))
+			}
+		})
+	}
+}
+
+// seedsOf returns the seeds Run runs.
+func seedsOf(first uint64, n int) ([]uint64, error) {
+	if *seedFlag != "" {
+		s, err := strconv.ParseUint(*seedFlag, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -seed=%q is not a seed: %v", ErrConfig, *seedFlag, err)
+		}
+		return []uint64{s}, nil
+	}
+	if n == 0 {
+		n = *schedulesFlag
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d schedules", ErrConfig, n)
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = first + uint64(i)
+	}
+	return out, nil
+}
+
+// Simulate runs one schedule, seed, of cfg inside a testing/synctest bubble
+// and returns its report. It does not fail t when a check fails: the
+// report's Violations say what failed. (It fails t for a Config that cannot
+// run, and synctest fails t if goroutines are left blocked when the
+// schedule ends: a leak.) Run is Simulate over many seeds.
+//
+// A schedule:
+//  1. creates Config.Objects objects, then starts incarnation 0 of the
+//     controller: Setup's reconciler in a Loop over the primary cache;
+//  2. injects Config.Faults for Faults.Duration of virtual time, deciding
+//     each step, from the seed, what happens next;
+//  3. stops the faults, and checks at the convergence bound (Report.Bound)
+//     that every object has converged (Config.Converged) or, if it cannot
+//     (Config.Unreconcilable), is Stalled with a reason;
+//  4. runs 1.5 resync periods more and checks that nothing was written to
+//     a converged object and that it is still converged; that no object got
+//     more writes than its bound; and, throughout, that no write was
+//     accepted from a term that was over or without a fence, that no cached
+//     object was modified, and that the Loop stopped in time.
+//
+// The same seed gives the same trace (Report.Trace), interleaving included,
+// as long as the reconciler itself is deterministic: it takes randomness
+// only from Process.Rand, and does its work in its goroutine.
+func Simulate[S, T any](t *testing.T, cfg Config[S, T], seed uint64) *Report {
+	t.Helper()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simulateChecked(t, cfg, seed)
+}
+
+func simulateChecked[S, T any](t *testing.T, cfg Config[S, T], seed uint64) *Report {
+	var rep *Report
+	synctest.Test(t, func(t *testing.T) {
+		rep = simulate(context.Background(), cfg, seed)
+	})
+	return rep
+}

@@ -1,0 +1,189 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+)
+
+// simulate plays one schedule; it must run inside a synctest bubble.
+func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Report {
+	w := newWorld(seed, cfg.Faults)
+	w.leadership = cfg.Faults.LeadershipLosses > 0
+	w.bound = cfg.bound()
+	w.rep.Bound = w.bound
+	fail := func(format string, args ...any) *Report {
+		w.violate(format, args...)
+		w.rep.Violations = w.violations
+		return w.rep
+	}
+
+	primary, err := store.New[S, T](w.raw, cfg.Kind, store.WithUIDs(w.nextUID))
+	if err != nil {
+		return fail("reconciletest: primary store: %v", err)
+	}
+	creator := primary.As(creatorManager)
+	objRand := w.newRand()
+	var names []string
+	for i := range cfg.Objects {
+		obj := cfg.Object(i, objRand)
+		if obj == nil {
+			return fail("reconciletest: Config.Object(%d) returned nil", i)
+		}
+		if _, err := creator.Create(ctx, obj); err != nil {
+			return fail("reconciletest: creating object %d: %v", i, err)
+		}
+		names = append(names, obj.Meta.Name)
+		w.counts(obj.Meta.Name)
+	}
+	w.names = names
+	if cfg.Compete != nil {
+		comp := primary.As(competitorManager)
+		w.competeFn = func(ctx context.Context, name string, rng *rand.Rand) error {
+			return cfg.Compete(ctx, w.raw, comp, name, rng)
+		}
+	}
+	w.newProc = func(n int) (*Process, error) { return startProcess(w, cfg, n, primary.Prefix()) }
+
+	conv := &convergence[S, T]{cfg: cfg, st: primary, names: names, w: w}
+	checkAt := func(deadline bool) {
+		if deadline {
+			conv.final(ctx, "within the bound")
+			return
+		}
+		if len(conv.unconverged(ctx)) == 0 {
+			w.rep.ConvergedAfter = max(time.Since(w.start)-w.rep.FaultsStopped, time.Nanosecond)
+		}
+	}
+	if err := w.run(cfg.Resync, checkAt); err != nil {
+		return fail("reconciletest: %v", err)
+	}
+	conv.final(ctx, "a resync period after the bound")
+	conv.writes()
+	w.rep.Violations = w.violations
+	return w.rep
+}
+
+// startProcess builds and starts incarnation n of the controller: its
+// view of the store, the primary store and cache, Setup's reconciler and
+// the Loop, with the harness's seeded timing options.
+func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*Process, error) {
+	pctx, cancel := context.WithCancel(context.Background())
+	p := &Process{Incarnation: n, w: w, ctx: pctx, cancel: cancel,
+		dead: make(chan struct{}), done: make(chan struct{}), Rand: w.newRand()}
+	p.Backend = &procBackend{w: w, p: p, prefix: prefix}
+	fail := func(err error) (*Process, error) {
+		cancel()
+		return nil, err
+	}
+	st, err := NewStore[S, T](p, cfg.Kind)
+	if err != nil {
+		return fail(err)
+	}
+	c := NewCache(p, st)
+	r, err := cfg.Setup(&Env[S, T]{Process: p, Store: st, Cache: c, Manager: cfg.Manager})
+	if err != nil {
+		return fail(fmt.Errorf("setup of process %d: %w", n, err))
+	}
+	if r == nil {
+		return fail(fmt.Errorf("setup of process %d returned a nil reconciler", n))
+	}
+	opts := []reconcile.Option{
+		reconcile.WithStore(c, st),
+		reconcile.WithWorkers(cfg.Workers),
+		reconcile.WithResync(cfg.Resync, 0),
+		reconcile.WithBackoff(backoff.Policy{Base: 10 * time.Millisecond, Factor: 2, Cap: cfg.BackoffCap,
+			Jitter: 0.2, Rand: (&lockedRand{r: w.newRand()}).Float64}),
+		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}),
+		reconcile.WithManager(cfg.Manager),
+		reconcile.WithReadYourWritesTimeout(readYourWritesCap),
+	}
+	if w.leadership {
+		el, err := lease.New(&procBackend{w: w, p: p, elector: true}, leaseKey, fmt.Sprintf("process-%d", n),
+			lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry),
+			lease.WithoutRelease())
+		if err != nil {
+			return fail(err)
+		}
+		opts = append(opts, reconcile.WithElector(el))
+	}
+	opts = append(opts, p.opts...)
+	opts = append(opts, cfg.Options...)
+	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r, d: cfg.ReconcileTime}, opts...)
+	if err != nil {
+		return fail(err)
+	}
+	var wg sync.WaitGroup
+	for _, run := range p.caches {
+		wg.Go(func() {
+			if err := run(pctx); err != nil {
+				w.violate("process %d: cache: %v", n, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := loop.Run(pctx); err != nil {
+			w.violate("process %d: loop: %v", n, err)
+		}
+	})
+	go func() {
+		wg.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// gated wraps the user's reconciler: each reconcile waits for the scheduler,
+// takes ReconcileTime of virtual time, and runs with its key in ctx so its
+// writes are attributed and open to write faults.
+type gated struct {
+	w *world
+	p *Process
+	r reconcile.Reconciler[string]
+	d time.Duration
+}
+
+func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
+	if _, err := g.w.wait(ctx, &gate{p: g.p, key: key}); err != nil {
+		return reconcile.Result{}, err
+	}
+	if g.d > 0 {
+		t := time.NewTimer(g.d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return reconcile.Result{}, context.Cause(ctx)
+		}
+	}
+	res, err := g.r.Reconcile(context.WithValue(ctx, ctxKey{}, key), key)
+	if err != nil && !errors.Is(err, errDead) {
+		g.w.trace("reconciled %s: error: %v", key, err)
+	} else if err == nil {
+		g.w.trace("reconciled %s: %+v", key, res)
+	}
+	return res, err
+}
+
+// compete lets the competing writer write a random object.
+func (w *world) compete() {
+	name := w.names[w.rng.IntN(len(w.names))]
+	w.mu.Lock()
+	w.rep.Faults["competing-write"]++
+	w.disturbLocked(name)
+	w.traceLocked("fault competing-write: %s", name)
+	w.mu.Unlock()
+	if err := w.competeFn(context.Background(), name, w.rng); err != nil {
+		w.trace("competing write of %s failed: %v", name, err)
+	}
+}

@@ -1,0 +1,228 @@
+package reconciletest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/steady-go/steady/store"
+)
+
+// stream is one watch of the controller, delivered by the scheduler. The
+// backend's own watch feeds pending; the scheduler moves events from pending
+// to the watcher one step at a time, and decides on the way whether an
+// event is dropped, duplicated or held back, or the stream expires.
+//
+// Progress notifications of the backend are not passed on (their
+// coalescing depends on timing); the scheduler sends its own, at the store
+// revision, whenever a stream has nothing pending.
+type stream struct {
+	p      *Process
+	prefix string
+	ctx    context.Context
+	feed   chan store.Event
+
+	// Guarded by w.mu.
+	pending     []store.Event
+	sent        int64
+	pausedUntil time.Time
+	expireAt    time.Time // a stream that lost an event ends then
+	lost        bool
+	closed      bool
+}
+
+func compareStreams(a, b *stream) int {
+	if c := cmp.Compare(a.p.Incarnation, b.p.Incarnation); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.prefix, b.prefix)
+}
+
+// watch starts a stream of the changes under prefix after from.
+func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64) (<-chan store.Event, error) {
+	ictx, cancel := context.WithCancel(ctx)
+	inner, err := w.mem.Watch(ictx, prefix, from)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan store.Event, 4), sent: from}
+	out := make(chan store.Event, 8)
+	w.mu.Lock()
+	w.streams = append(w.streams, s)
+	slices.SortStableFunc(w.streams, compareStreams)
+	w.mu.Unlock()
+	go func() {
+		defer close(out)
+		defer cancel()
+		for {
+			select {
+			case ev, ok := <-inner:
+				if !ok {
+					inner = nil
+					continue
+				}
+				if ev.Progress {
+					continue
+				}
+				w.mu.Lock()
+				s.pending = append(s.pending, ev)
+				w.mu.Unlock()
+				w.poke()
+			case ev := <-s.feed:
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+				if ev.Err != nil {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// send hands ev to s's watcher.
+func (s *stream) send(ev store.Event) {
+	select {
+	case s.feed <- ev:
+	case <-s.ctx.Done():
+	}
+}
+
+// deliver moves the next event of s to its watcher, unless a fault gets in
+// the way.
+func (w *world) deliver(s *stream, now time.Time) {
+	w.mu.Lock()
+	if len(s.pending) == 0 || s.closed {
+		w.mu.Unlock()
+		return
+	}
+	ev := s.pending[0]
+	faults := w.faultsOn && ev.Err == nil
+	f := w.f
+	if faults && f.DelayEvents > 0 && w.rng.Float64() < f.DelayEvents {
+		d := time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay)))
+		s.pausedUntil = now.Add(d)
+		w.rep.Faults["delay"]++
+		w.traceLocked("fault delay: %s held %v at revision %d", s.prefix, d, ev.Revision)
+		w.mu.Unlock()
+		return
+	}
+	s.pending = s.pending[1:]
+	if faults && f.DropEvents > 0 && w.rng.Float64() < f.DropEvents {
+		s.lost = true
+		if s.expireAt.IsZero() {
+			s.expireAt = now.Add(time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay))))
+		}
+		w.rep.Faults["drop"]++
+		w.disturbLocked(primaryOf(s, ev))
+		w.traceLocked("fault drop: %s revision %d", s.prefix, ev.Revision)
+		w.mu.Unlock()
+		return
+	}
+	dup := faults && f.DuplicateEvents > 0 && w.rng.Float64() < f.DuplicateEvents
+	expire := faults && f.ExpireWatches > 0 && w.rng.Float64() < f.ExpireWatches
+	s.sent = max(s.sent, ev.Revision)
+	w.traceLocked("deliver %s revision %d", s.prefix, ev.Revision)
+	if dup {
+		w.rep.Faults["duplicate"]++
+		w.traceLocked("fault duplicate: %s revision %d", s.prefix, ev.Revision)
+	}
+	if ev.Err != nil {
+		s.closed = true
+	}
+	w.mu.Unlock()
+	s.send(ev)
+	if dup {
+		s.send(ev)
+	}
+	if expire {
+		w.fault("expire", "%s after revision %d", s.prefix, ev.Revision)
+		w.expire(s)
+	}
+}
+
+// primaryOf names the object an event is about, for disturbance counts.
+func primaryOf(s *stream, ev store.Event) string {
+	if m, _, err := store.DecodeMeta(ev.Prev.Value); err == nil && len(ev.Prev.Value) > 0 {
+		return ownerOrSelf(m)
+	}
+	if m, _, err := store.DecodeMeta(ev.KV.Value); err == nil {
+		return ownerOrSelf(m)
+	}
+	return ""
+}
+
+func ownerOrSelf(m store.Meta) string {
+	for _, o := range m.Owners {
+		if o.Controller {
+			return o.Name
+		}
+	}
+	return m.Name
+}
+
+// expire ends s with ErrExpired, as a broken watch does; its cache relists.
+func (w *world) expire(s *stream) {
+	w.mu.Lock()
+	if s.closed {
+		w.mu.Unlock()
+		return
+	}
+	s.closed = true
+	ev := store.Event{Revision: s.sent, Err: fmt.Errorf("%w: %w: watch of %q broken", store.ErrExpired, errInjected, s.prefix)}
+	w.traceLocked("expire %s at revision %d", s.prefix, s.sent)
+	w.mu.Unlock()
+	s.send(ev)
+}
+
+// housekeep drops finished streams, expires streams whose lost events are
+// due, and sends a progress mark at the store revision to every stream that
+// has nothing pending, so read-your-writes waits end. It reports whether it
+// did anything, so the scheduler lets that settle before its next decision.
+func (w *world) housekeep(now time.Time) bool {
+	rev := w.mem.Revision()
+	w.mu.Lock()
+	var expire, progress []*stream
+	w.streams = slices.DeleteFunc(w.streams, func(s *stream) bool { return s.closed || s.ctx.Err() != nil })
+	for _, s := range w.streams {
+		switch {
+		case s.lost && !s.expireAt.IsZero() && !now.Before(s.expireAt):
+			expire = append(expire, s)
+		case len(s.pending) == 0 && s.sent < rev && !now.Before(s.pausedUntil):
+			s.sent = rev
+			progress = append(progress, s)
+		}
+	}
+	w.mu.Unlock()
+	for _, s := range expire {
+		w.expire(s)
+	}
+	for _, s := range progress {
+		s.send(store.Event{Progress: true, Revision: rev})
+	}
+	return len(expire)+len(progress) > 0
+}
+
+// streamWakes returns the instants at which a held stream may move again.
+func (w *world) streamWakes() []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []time.Time
+	for _, s := range w.streams {
+		if !s.pausedUntil.IsZero() {
+			out = append(out, s.pausedUntil)
+		}
+		if s.lost && !s.expireAt.IsZero() {
+			out = append(out, s.expireAt)
+		}
+	}
+	return out
+}

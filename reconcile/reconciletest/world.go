@@ -1,0 +1,410 @@
+package reconciletest
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing/synctest"
+	"time"
+
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// world is one schedule: the store, the controller process of the moment,
+// and the scheduler that decides, one step at a time, what happens next.
+//
+// The scheduler runs on the root goroutine of a synctest bubble. Each step it
+// waits until every other goroutine is durably blocked (synctest.Wait), so
+// the state it looks at is the same on every replay; then it picks one
+// action with the seeded random source: let a waiting reconcile or write
+// proceed (gates), deliver a watch event, or inject a fault. Nothing the
+// controller does can overtake a decision, which is what makes a seed
+// replay the interleaving and not only the fault schedule.
+type world struct {
+	seed  uint64
+	rng   *rand.Rand // the scheduler's own; root goroutine only
+	f     Faults
+	start time.Time
+	mem   *memstore.Store
+	raw   *lockedBackend // the store without faults, for the harness's writers
+
+	leadership bool
+	bound      time.Duration
+	newProc    func(n int) (*Process, error)
+	names      []string // the primary objects
+	competeFn  func(ctx context.Context, name string, rng *rand.Rand) error
+
+	kick  chan struct{}
+	seeds atomic.Uint64 // sub-seeds handed out
+	uids  atomic.Int64
+
+	// txnMu serialises every write, so the harness can check each one
+	// against the leader key atomically.
+	txnMu sync.Mutex
+
+	mu         sync.Mutex
+	gates      []*gate
+	streams    []*stream
+	proc       *Process
+	faultsOn   bool
+	pastBound  bool // the convergence deadline has passed
+	crashed    bool // a crash point was hit; the scheduler restarts
+	crashes    int  // crashes left
+	violations []string
+	rep        *Report
+	objWrites  map[string]*objCounts
+}
+
+// objCounts counts, for one primary object, the writes that landed and the
+// disturbances that may justify more of them.
+type objCounts struct {
+	reconciler, loop int // accepted writes by the reconciler and by the Loop (Stalled)
+	afterBound       int // accepted writes once the convergence bound passed
+	disturbed        int
+}
+
+func newWorld(seed uint64, f Faults) *world {
+	w := &world{
+		seed:      seed,
+		rng:       rand.New(rand.NewPCG(seed, 0x5eed)),
+		f:         f,
+		mem:       memstore.New(),
+		kick:      make(chan struct{}, 1),
+		crashes:   f.Crashes,
+		rep:       &Report{Seed: seed, Faults: map[string]int{}},
+		objWrites: map[string]*objCounts{},
+	}
+	w.raw = &lockedBackend{w: w}
+	return w
+}
+
+// newRand returns a source of its own for one consumer, so that consumers
+// on different goroutines never share draws.
+func (w *world) newRand() *rand.Rand {
+	return rand.New(rand.NewPCG(w.seed, w.seeds.Add(1)))
+}
+
+func (w *world) nextUID() string { return fmt.Sprintf("uid-%d", w.uids.Add(1)) }
+
+// poke wakes the scheduler if it is idle.
+func (w *world) poke() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *world) violate(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.violations = append(w.violations, fmt.Sprintf(format, args...))
+}
+
+// traceLocked records one decision, stamped with the virtual time since the
+// schedule began. The trace is what a replay must reproduce.
+func (w *world) traceLocked(format string, args ...any) {
+	w.rep.Trace = append(w.rep.Trace, fmt.Sprintf("%v "+format, append([]any{time.Since(w.start)}, args...)...))
+}
+
+func (w *world) trace(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.traceLocked(format, args...)
+}
+
+func (w *world) fault(kind, format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rep.Faults[kind]++
+	w.traceLocked("fault %s: "+format, append([]any{kind}, args...)...)
+}
+
+func (w *world) counts(name string) *objCounts {
+	c := w.objWrites[name]
+	if c == nil {
+		c = &objCounts{}
+		w.objWrites[name] = c
+	}
+	return c
+}
+
+// disturbLocked records a fault that may make the object called name need
+// more writes; "" disturbs every object.
+func (w *world) disturbLocked(name string) {
+	if name != "" {
+		w.counts(name).disturbed++
+		return
+	}
+	for _, c := range w.objWrites {
+		c.disturbed++
+	}
+}
+
+// phases of a schedule, as virtual instants.
+type phases struct {
+	faultsEnd time.Time // faults stop
+	deadline  time.Time // every object must have converged
+	settled   time.Time // end: a resync period after the deadline, with no writes
+	losses    []time.Time
+}
+
+// run plays the schedule and returns when it is over and every goroutine the
+// harness started has ended. check is called at the deadline, with the
+// world quiescent.
+func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
+	w.start = time.Now()
+	ph := phases{faultsEnd: w.start.Add(w.f.Duration)}
+	ph.deadline = ph.faultsEnd.Add(w.bound)
+	ph.settled = ph.deadline.Add(resync + resync/2)
+	for range w.f.LeadershipLosses {
+		ph.losses = append(ph.losses, w.start.Add(time.Duration(w.rng.Int64N(int64(w.f.Duration)))))
+	}
+	slices.SortFunc(ph.losses, func(a, b time.Time) int { return a.Compare(b) })
+
+	w.mu.Lock()
+	w.faultsOn = true
+	w.mu.Unlock()
+	if err := w.startProc(0); err != nil {
+		return err
+	}
+	var rival *rival
+	checked := false
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		synctest.Wait()
+		now := time.Now()
+		if w.faultsOn && !now.Before(ph.faultsEnd) {
+			w.stopFaults(rival)
+			rival = nil
+		}
+		if !checked && !now.Before(ph.deadline) {
+			checked = true
+			checkAt(true)
+			w.mu.Lock()
+			w.pastBound = true
+			w.rep.DeadlineWrites = w.rep.Writes
+			w.mu.Unlock()
+		}
+		if !now.Before(ph.settled) {
+			break
+		}
+		if w.takeCrash() {
+			if err := w.restart(); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) {
+			ph.losses = ph.losses[1:]
+			if w.faultsOn && rival == nil {
+				rival = w.loseLeadership(now)
+			}
+			continue
+		}
+		if rival != nil && !now.Before(rival.until) {
+			rival.stop()
+			rival = nil
+			continue
+		}
+		if w.housekeep(now) {
+			continue
+		}
+		if w.faultsOn && w.competeFn != nil && w.f.CompetingWrites > 0 && w.rng.Float64() < w.f.CompetingWrites {
+			w.compete()
+			continue
+		}
+		acts := w.actions(now)
+		if len(acts) == 0 {
+			if w.rep.ConvergedAfter == 0 && !w.faultsOn && checkAt != nil {
+				checkAt(false)
+			}
+			wake := []time.Time{ph.faultsEnd, ph.deadline, ph.settled}
+			if len(ph.losses) > 0 {
+				wake = append(wake, ph.losses[0])
+			}
+			if rival != nil {
+				wake = append(wake, rival.until)
+			}
+			wake = append(wake, w.streamWakes()...)
+			next := ph.settled
+			for _, t := range wake {
+				if t.After(now) && t.Before(next) {
+					next = t
+				}
+			}
+			timer.Reset(next.Sub(now))
+			select {
+			case <-w.kick:
+			case <-timer.C:
+			}
+			continue
+		}
+		w.rep.Steps++
+		w.do(acts[w.pick(acts)], now)
+	}
+	w.teardown(rival)
+	return nil
+}
+
+// pick chooses the action to take: the first forced one (a stream lagging
+// more than StaleReads events), else a uniformly random one.
+func (w *world) pick(acts []action) int {
+	for i, a := range acts {
+		if a.forced {
+			return i
+		}
+	}
+	return w.rng.IntN(len(acts))
+}
+
+// action is one thing the scheduler may let happen.
+type action struct {
+	gate   *gate
+	stream *stream
+	forced bool
+}
+
+// actions lists what may happen now, in a canonical order that does not
+// depend on which goroutine got somewhere first.
+func (w *world) actions(now time.Time) []action {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var acts []action
+	slices.SortFunc(w.gates, compareGates)
+	for _, g := range w.gates {
+		acts = append(acts, action{gate: g})
+	}
+	lag := w.f.StaleReads
+	if !w.faultsOn {
+		lag = 0
+	}
+	for _, s := range w.streams {
+		if s.closed || len(s.pending) == 0 || now.Before(s.pausedUntil) {
+			continue
+		}
+		acts = append(acts, action{stream: s, forced: len(s.pending) > lag})
+	}
+	return acts
+}
+
+func (w *world) do(a action, now time.Time) {
+	if a.gate != nil {
+		w.release(a.gate)
+		return
+	}
+	w.deliver(a.stream, now)
+}
+
+// takeCrash reports, once, that the process hit its crash point.
+func (w *world) takeCrash() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.crashed
+	w.crashed = false
+	return c
+}
+
+// startProc starts incarnation n and makes it the current process.
+func (w *world) startProc(n int) error {
+	p, err := w.newProc(n)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.proc = p
+	if w.faultsOn && w.crashes > 0 {
+		p.crashAt = 1 + w.rng.IntN(w.f.CrashAfter)
+	}
+	w.traceLocked("start process %d (crash after write %d)", n, p.crashAt)
+	w.mu.Unlock()
+	return nil
+}
+
+// restart tears the dead process down (no drain: it is dead) and starts the
+// next incarnation with empty memory over the same store.
+func (w *world) restart() error {
+	w.mu.Lock()
+	p := w.proc
+	w.crashes--
+	w.rep.Faults["crash"]++
+	w.disturbLocked("")
+	w.traceLocked("crash of process %d", p.Incarnation)
+	w.mu.Unlock()
+	w.stopProc(p)
+	return w.startProc(p.Incarnation + 1)
+}
+
+// stopProc ends p and waits, durably, for every goroutine it ran.
+func (w *world) stopProc(p *Process) {
+	p.kill()
+	p.cancel()
+	<-p.done
+	w.mu.Lock()
+	w.streams = slices.DeleteFunc(w.streams, func(s *stream) bool { return s.p == p })
+	w.gates = slices.DeleteFunc(w.gates, func(g *gate) bool { return g.p == p })
+	w.mu.Unlock()
+}
+
+// stopFaults ends the fault phase: every held event becomes deliverable,
+// streams that lost events are expired so their caches relist, and a rival
+// leader steps down.
+func (w *world) stopFaults(r *rival) {
+	w.mu.Lock()
+	w.faultsOn = false
+	w.rep.FaultsStopped = time.Since(w.start)
+	w.traceLocked("faults stop")
+	var lost []*stream
+	for _, s := range w.streams {
+		s.pausedUntil = time.Time{}
+		if s.lost && !s.closed {
+			lost = append(lost, s)
+		}
+	}
+	w.mu.Unlock()
+	for _, s := range lost {
+		w.expire(s)
+	}
+	if r != nil {
+		r.stop()
+	}
+}
+
+func (w *world) teardown(r *rival) {
+	if r != nil {
+		r.stop()
+	}
+	w.mu.Lock()
+	p := w.proc
+	w.mu.Unlock()
+	w.stopProc(p)
+	synctest.Wait()
+	h := fnv.New64a()
+	for _, e := range w.rep.Trace {
+		h.Write([]byte(e))
+		h.Write([]byte{'\n'})
+	}
+	w.rep.TraceHash = h.Sum64()
+}
+
+// primaryName returns the object name of a backend key of the primary kind,
+// or "".
+func primaryName(prefix, key string) string {
+	if name, ok := strings.CutPrefix(key, prefix); ok {
+		return name
+	}
+	return ""
+}
+
+// ctxKey marks the ctx of a reconcile with its key.
+type ctxKey struct{}
+
+func reconcileKey(ctx context.Context) (string, bool) {
+	k, ok := ctx.Value(ctxKey{}).(string)
+	return k, ok
+}

@@ -3,6 +3,7 @@ package ownership
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/steady-go/steady/diff"
 )
@@ -158,8 +159,8 @@ type applyWalk struct {
 	conflicts []Conflict
 	strips    []strip
 	keybuf    []byte
-	keys      []string  // scratch stack of sorted map keys
-	items     []itemRef // scratch stack of sorted list items
+	keys      []keyValue // scratch stack of sorted map entries
+	items     []itemRef  // scratch stack of sorted list items
 	managed   Managed
 	manager   string
 }
@@ -167,10 +168,16 @@ type applyWalk struct {
 // applyScratch holds the walk's stacks in one allocation; they grow past
 // it only for unusually wide or deep objects.
 type applyScratch struct {
-	keys   [64]string
+	keys   [64]keyValue
 	items  [32]itemRef
 	path   [16]pelem
 	keybuf [64]byte
+}
+
+// keyValue is a config map entry.
+type keyValue struct {
+	k string
+	v any
 }
 
 // itemRef is a list item by identity and config position.
@@ -335,24 +342,40 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 	mark := len(w.keys)
 	for k, cv := range cm {
 		if cv != nil {
-			w.keys = append(w.keys, k)
+			w.keys = append(w.keys, keyValue{k, cv})
 		}
 	}
 	cnt := len(w.keys) - mark
 	if cnt == 0 {
 		w.nodes[nb].member = true
 	} else {
-		slices.Sort(w.keys[mark:])
+		if cnt > 1 {
+			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
+		}
 		lo := int32(len(w.nodes))
 		w.nodes = append(w.nodes, make([]node, cnt)...)
 		w.nodes[nb].lo, w.nodes[nb].hi = lo, lo+int32(cnt)
+		// The last applied set's children are sorted too: walk them with a
+		// cursor instead of searching.
+		var pc, phi int32
+		if p >= 0 {
+			pc, phi = w.last.nodes[p].lo, w.last.nodes[p].hi
+		}
 		for j := 0; j < cnt; j++ {
-			k := w.keys[mark+j]
+			kv := w.keys[mark+j]
+			k := kv.k
 			cn := lo + int32(j)
 			w.nodes[cn].kind, w.nodes[cn].name = elemField, k
+			pk := int32(-1)
+			for pc < phi && cmpElem(w.last.nodes[pc].kind, w.last.nodes[pc].name, elemField, k) < 0 {
+				pc++
+			}
+			if pc < phi && w.last.nodes[pc].kind == elemField && w.last.nodes[pc].name == k {
+				pk = pc
+			}
 			off2 := w.descend(off, elemField, k)
 			lv, lok := lm[k]
-			v, ch, err := w.value(lv, lok, cm[k], sch.field(k), cn, w.last.child(p, elemField, k), off2)
+			v, ch, err := w.value(lv, lok, kv.v, sch.field(k), cn, pk, off2)
 			w.ascend(off2)
 			if err != nil {
 				w.keys = w.keys[:mark]

@@ -23,9 +23,26 @@
 // Paths are diff.Path values. Map keys are fields (.spec.replicas), items of
 // keyed lists are addressed by their keys (.spec.ports[port=80,protocol="TCP"])
 // and items of sets by value (.spec.tags[="a"]). A Set is an immutable trie
-// of such paths with a compact text encoding (Set.Encode, DecodeSet) for
-// storage; three managers owning interleaved fields of a Pod-sized object
-// encode in about a quarter of the object's JSON size.
+// of such paths. It has two encodings:
+//
+//   - Set.Encode / DecodeSet: self-contained and readable, for logs and
+//     tests, e.g. spec(ports([port=80,protocol="TCP"](port,protocol)),replicas).
+//   - Codec: relative to the object the set describes, one bit per node of
+//     the object. Three managers owning interleaved fields of a Pod-sized
+//     object encode together in about 4% of the object's JSON size, where
+//     the self-contained form needs more than the JSON itself. The encoding
+//     carries a hash of the object's shape, so decoding it with another
+//     object fails instead of misreading.
+//
+// # Storing ownership
+//
+// A store keeps the object and its ownership together. To write: call
+// Apply or Update, then encode every entry of Result.Managed with
+// NewCodec(Result.Object, schema) and store them with Result.Object. To
+// read: decode with NewCodec(storedObject, schema). Write nothing when
+// Result.Changed is false; use Result.ObjectChanged to decide whether the
+// content (and so a generation) changed. A *ConflictError is not a
+// revision conflict: retrying it gives the same answer.
 //
 // # Schema
 //

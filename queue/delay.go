@@ -84,7 +84,7 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 
 func (q *Queue[K]) addAt(key K, h uint32, at int64) {
 	n, created := q.keys.insert(key, h)
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	switch {
 	case created || nd.state == processing:
 		q.heapPush(n, at)
@@ -99,7 +99,7 @@ func (q *Queue[K]) addAt(key K, h uint32, at int64) {
 	default: // ready or dirty: ready sooner already
 		return
 	}
-	if q.waiters > 0 && q.keys.nodes[n].prev == 0 {
+	if q.waiters > 0 && q.keys.at(n).prev == 0 {
 		q.retime()
 	}
 }
@@ -155,7 +155,7 @@ func (q *Queue[K]) promoteDue() {
 		slices.SortFunc(all, compareItems)
 		d.heap, d.maxAt = all[:0], 0
 		for _, it := range all {
-			nd := &q.keys.nodes[it.node]
+			nd := q.keys.at(it.node)
 			nd.state &^= delayed
 			nd.prev = none
 			q.ripen(it.node)
@@ -173,7 +173,7 @@ func (q *Queue[K]) promoteDue() {
 // is processing.
 func (q *Queue[K]) ripen(n int32) {
 	q.countAdd()
-	if nd := &q.keys.nodes[n]; nd.state&processing != 0 {
+	if nd := q.keys.at(n); nd.state&processing != 0 {
 		nd.state |= dirtyNormal
 		return
 	}
@@ -199,7 +199,7 @@ func (q *Queue[K]) heapPush(n int32, at int64) {
 	h = append(h, delayItem{at: at, seq: q.delay.seq, node: n})
 	q.delay.heap = h
 	q.delay.maxAt = max(q.delay.maxAt, at)
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	nd.state |= delayed
 	nd.prev = int32(len(h) - 1)
 	q.siftUp(len(h) - 1)
@@ -208,11 +208,11 @@ func (q *Queue[K]) heapPush(n int32, at int64) {
 // heapRemove takes node n out of the heap and clears its delayed flag.
 func (q *Queue[K]) heapRemove(n int32) {
 	h := q.delay.heap
-	i := int(q.keys.nodes[n].prev)
+	i := int(q.keys.at(n).prev)
 	last := len(h) - 1
 	if i != last {
 		h[i] = h[last]
-		q.keys.nodes[h[i].node].prev = int32(i)
+		q.keys.at(h[i].node).prev = int32(i)
 	}
 	q.delay.heap = h[:last]
 	if last == 0 {
@@ -223,7 +223,7 @@ func (q *Queue[K]) heapRemove(n int32) {
 			q.siftUp(i)
 		}
 	}
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	nd.state &^= delayed
 	nd.prev = none
 }
@@ -237,11 +237,11 @@ func (q *Queue[K]) siftUp(i int) {
 			break
 		}
 		h[i] = h[p]
-		q.keys.nodes[h[i].node].prev = int32(i)
+		q.keys.at(h[i].node).prev = int32(i)
 		i = p
 	}
 	h[i] = x
-	q.keys.nodes[x.node].prev = int32(i)
+	q.keys.at(x.node).prev = int32(i)
 }
 
 // siftDown moves the item at i down to its place and reports whether it
@@ -262,10 +262,10 @@ func (q *Queue[K]) siftDown(i int) bool {
 			break
 		}
 		h[i] = h[c]
-		q.keys.nodes[h[i].node].prev = int32(i)
+		q.keys.at(h[i].node).prev = int32(i)
 		i = c
 	}
 	h[i] = x
-	q.keys.nodes[x.node].prev = int32(i)
+	q.keys.at(x.node).prev = int32(i)
 	return i > start
 }

@@ -43,8 +43,24 @@ type keyTable[K comparable] struct {
 	seed  maphash.Seed
 	slots []uint64 // 0 is empty; otherwise hash<<32 | node+1
 	used  int
-	nodes []node[K]
+	pages [][]node[K]
+	n     int32 // nodes ever allocated: the next new node number
 	free  int32 // first free node, or none
+}
+
+// Nodes live in pages of pageSize, so a growing queue never copies them:
+// the first page grows by doubling, as a slice would, and later pages are
+// allocated full. A million keys cost a million nodes and a thousand page
+// headers, where one slice would cost up to a quarter more nodes plus the
+// copies made while it grew.
+const (
+	pageShift = 10
+	pageSize  = 1 << pageShift
+)
+
+// at returns node n.
+func (t *keyTable[K]) at(n int32) *node[K] {
+	return &t.pages[n>>pageShift][n&(pageSize-1)]
 }
 
 func (t *keyTable[K]) init() {
@@ -77,7 +93,7 @@ func (t *keyTable[K]) lookup(k K, h uint32) (n int32, slot int) {
 			return none, 0
 		}
 		if uint32(s>>32) == h {
-			if i := int32(uint32(s)) - 1; t.nodes[i].key == k {
+			if i := int32(uint32(s)) - 1; t.at(i).key == k {
 				return i, p
 			}
 		}
@@ -98,7 +114,7 @@ func (t *keyTable[K]) insert(k K, h uint32) (n int32, created bool) {
 			break
 		}
 		if uint32(s>>32) == h {
-			if i := int32(uint32(s)) - 1; t.nodes[i].key == k {
+			if i := int32(uint32(s)) - 1; t.at(i).key == k {
 				return i, false
 			}
 		}
@@ -127,7 +143,7 @@ func (t *keyTable[K]) grow() {
 
 // remove deletes node n, which must be in the table, and frees it.
 func (t *keyTable[K]) remove(n int32) {
-	h := t.hash(t.nodes[n].key)
+	h := t.hash(t.at(n).key)
 	mask := len(t.slots) - 1
 	p := int(h) & mask
 	for uint32(t.slots[p]) != uint32(n+1) {
@@ -156,39 +172,36 @@ func (t *keyTable[K]) removeAt(p int) {
 	}
 	t.slots[p] = 0
 	t.used--
-	t.nodes[n] = node[K]{next: t.free}
+	*t.at(n) = node[K]{next: t.free}
 	t.free = n
 }
 
 func (t *keyTable[K]) alloc(k K) int32 {
 	n := t.free
 	if n != none {
-		t.free = t.nodes[n].next
+		t.free = t.at(n).next
 	} else {
-		if len(t.nodes) == cap(t.nodes) {
-			t.nodes = grown(t.nodes)
+		n = t.n
+		t.n++
+		p := int(n >> pageShift)
+		if p == len(t.pages) {
+			t.pages = append(t.pages, nil)
+			if p > 0 {
+				t.pages[p] = make([]node[K], pageSize)
+			}
 		}
-		n = int32(len(t.nodes))
-		t.nodes = t.nodes[:n+1]
+		if pg := t.pages[p]; len(pg) <= int(n&(pageSize-1)) { // the first page, full
+			t.pages[p] = make([]node[K], min(max(2*len(pg), 8), pageSize))
+			copy(t.pages[p], pg)
+		}
 	}
-	t.nodes[n] = node[K]{key: k, prev: none, next: none}
+	*t.at(n) = node[K]{key: k, prev: none, next: none}
 	return n
 }
 
-// grown returns s with room for more elements: double while small, then a
-// quarter more, so a large queue wastes little and a small one reallocates
-// rarely.
+// grown returns s with twice the capacity, at least 8.
 func grown[T any](s []T) []T {
-	c := cap(s)
-	switch {
-	case c < 8:
-		c = 8
-	case c < 4096:
-		c *= 2
-	default:
-		c += c / 4
-	}
-	out := make([]T, len(s), c)
+	out := make([]T, len(s), max(8, 2*cap(s)))
 	copy(out, s)
 	return out
 }

@@ -140,10 +140,10 @@ func (q *Queue[K]) add(key K, h uint32) {
 		q.enqueue(n, Normal)
 		return
 	}
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	if nd.state&delayed != 0 {
 		q.heapRemove(n)
-		nd = &q.keys.nodes[n]
+		nd = q.keys.at(n)
 	}
 	switch s := nd.state; {
 	case s&processing != 0:
@@ -182,7 +182,7 @@ func (q *Queue[K]) AddLow(key K) {
 		q.enqueue(n, Low)
 		return
 	}
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	if nd.state == processing { // not delayed, no rerun due
 		nd.state |= dirtyLow
 		q.countAdd()
@@ -208,7 +208,7 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 		}
 		if q.normal.n+q.low.n > 0 {
 			n := q.dequeue()
-			nd := &q.keys.nodes[n]
+			nd := q.keys.at(n)
 			nd.state |= processing
 			q.inFlight++
 			key = nd.key
@@ -263,7 +263,7 @@ func (q *Queue[K]) Done(key K) {
 	if n == none {
 		return
 	}
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	s := nd.state
 	if s&processing == 0 {
 		return

@@ -16,28 +16,28 @@ type list struct {
 func (l *list) init() { l.head, l.tail = none, none }
 
 func (q *Queue[K]) pushBack(l *list, n int32) {
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	nd.prev, nd.next = l.tail, none
 	if l.tail == none {
 		l.head = n
 	} else {
-		q.keys.nodes[l.tail].next = n
+		q.keys.at(l.tail).next = n
 	}
 	l.tail = n
 	l.n++
 }
 
 func (q *Queue[K]) unlink(l *list, n int32) {
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	if nd.prev == none {
 		l.head = nd.next
 	} else {
-		q.keys.nodes[nd.prev].next = nd.next
+		q.keys.at(nd.prev).next = nd.next
 	}
 	if nd.next == none {
 		l.tail = nd.prev
 	} else {
-		q.keys.nodes[nd.next].prev = nd.prev
+		q.keys.at(nd.next).prev = nd.prev
 	}
 	nd.prev, nd.next = none, none
 	l.n--
@@ -46,10 +46,10 @@ func (q *Queue[K]) unlink(l *list, n int32) {
 // enqueue makes node n ready at priority p and wakes a waiting Get.
 func (q *Queue[K]) enqueue(n int32, p Priority) {
 	if p == Low {
-		q.keys.nodes[n].state |= readyLow
+		q.keys.at(n).state |= readyLow
 		q.pushBack(&q.low, n)
 	} else {
-		q.keys.nodes[n].state |= readyNormal
+		q.keys.at(n).state |= readyNormal
 		q.pushBack(&q.normal, n)
 	}
 	if q.m != nil {
@@ -76,7 +76,7 @@ func (q *Queue[K]) dequeue() int32 {
 	}
 	n := l.head
 	q.unlink(l, n)
-	q.keys.nodes[n].state &^= ready
+	q.keys.at(n).state &^= ready
 	return n
 }
 

@@ -30,7 +30,7 @@ func (q *Queue[K]) shutDown() {
 	for len(q.delay.heap) > 0 {
 		n := q.delay.heap[len(q.delay.heap)-1].node
 		q.heapRemove(n)
-		if q.keys.nodes[n].state == 0 {
+		if q.keys.at(n).state == 0 {
 			q.keys.remove(n)
 		}
 	}

@@ -40,7 +40,7 @@ func (q *Queue[K]) State(key K) KeyState {
 	if n == none {
 		return KeyState{}
 	}
-	nd := &q.keys.nodes[n]
+	nd := q.keys.at(n)
 	s := KeyState{
 		Queued:     nd.state&ready != 0,
 		Processing: nd.state&processing != 0,

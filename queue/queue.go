@@ -56,9 +56,10 @@ type Queue[K comparable] struct {
 	keys      keyTable[K]
 	normal    list
 	low       list
-	normalRun int // normal dequeues in a row while low keys waited
-	inFlight  int // keys processing
-	waiters   int // Gets blocked in select
+	normalRun int  // normal dequeues in a row while low keys waited
+	inFlight  int  // keys processing
+	waiters   int  // Gets blocked in select
+	woken     bool // a token is in notify or being taken from it
 	notify    chan struct{}
 	closed    chan struct{} // closed by ShutDown
 	shutdown  bool
@@ -228,9 +229,10 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 		timer := q.armTimer()
 		q.waiters++
 		q.mu.Unlock()
-		fired := false
+		fired, woken := false, false
 		select {
 		case <-q.notify:
+			woken = true
 		case <-q.closed:
 		case <-timer:
 			fired = true
@@ -244,6 +246,9 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 		q.waiters--
 		if fired {
 			q.delay.armed = false
+		}
+		if woken {
+			q.woken = false
 		}
 	}
 }

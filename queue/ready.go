@@ -80,10 +80,16 @@ func (q *Queue[K]) dequeue() int32 {
 	return n
 }
 
-// wake lets one waiting Get run. The channel holds at most one token: a Get
-// that takes a key and sees more keys and more waiters passes the token
-// on, so a burst of adds wakes as many waiters as it needs.
+// wake lets one waiting Get run. The channel holds at most one token, and
+// woken records that it is in flight, so a burst of adds costs one channel
+// send until a Get takes the token. A Get that takes the token and then a
+// key, and sees more keys and more waiters, passes a token on, so a burst
+// wakes as many waiters as it needs.
 func (q *Queue[K]) wake() {
+	if q.woken {
+		return
+	}
+	q.woken = true
 	select {
 	case q.notify <- struct{}{}:
 	default:

@@ -40,10 +40,15 @@ import (
 //   - Floats with ==, except that NaN equals NaN; []byte as a whole.
 //   - Channels, functions and unsafe pointers by identity.
 //
+// Diff compares the Go structure of typed values; it does not call their
+// MarshalJSON or Equal methods (time.Time aside), so a type whose JSON form
+// differs from its fields is compared by its fields.
+//
 // Cyclic values are compared as reflect.DeepEqual does: a cycle already
 // being compared counts as equal.
 func Diff(want, got any, opts ...Option) Changes {
 	var d differ
+	d.path = make([]Element, 0, 16)
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&d.cfg)

@@ -35,6 +35,7 @@ import (
 // label value.
 func Hash(v any, opts ...Option) uint64 {
 	var h hasher
+	h.path = make([]Element, 0, 16)
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&h.cfg)

@@ -71,7 +71,9 @@ func testCASIncrements(t *testing.T, b store.Backend) {
 
 // testWritersAndWatchers runs writers and watchers at once: every watcher
 // must see every written revision exactly once, in order. A watcher that
-// gets ErrExpired resumes from the last revision it saw, as clients do.
+// gets ErrExpired resumes from the last revision it saw, as clients do. A
+// last write of c/end, after the writers are done, tells the watchers to
+// stop, so a lost event fails the comparison instead of a wait.
 func testWritersAndWatchers(t *testing.T, b store.Backend) {
 	const writers, each, watchers = 4, 50, 3
 	ctx := t.Context()
@@ -86,10 +88,10 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 	for i := range watchers {
 		watching.Go(func() {
 			ch, last, resumedAt := chans[i], from, int64(-1)
-			for len(seen[i]) < writers*each {
-				ev, ok := <-ch
+			for {
+				ev, ok := recvWithin(ch, WaitTimeout)
 				if !ok {
-					t.Errorf("watcher %d: channel closed after %d events", i, len(seen[i]))
+					t.Errorf("watcher %d: channel closed, or no event within %v, after %d events", i, WaitTimeout, len(seen[i]))
 					return
 				}
 				switch {
@@ -108,7 +110,10 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 				case ev.Err != nil:
 					t.Errorf("watcher %d: %v", i, ev.Err)
 					return
-				case !ev.Progress:
+				case ev.Progress:
+				case ev.KV.Key == "c/end":
+					return
+				default:
 					seen[i] = append(seen[i], ev.Revision)
 					last = ev.Revision
 				}
@@ -136,6 +141,7 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 		})
 	}
 	writing.Wait()
+	put(t, b, "c/end", "")
 	watching.Wait()
 	slices.Sort(written)
 	for i := range watchers {

@@ -145,16 +145,22 @@ func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan stor
 // nothing arrives within WaitTimeout.
 func next(t *testing.T, ch <-chan store.Event) store.Event {
 	t.Helper()
-	timer := time.NewTimer(WaitTimeout)
+	ev, ok := recvWithin(ch, WaitTimeout)
+	require.True(t, ok, "watch channel closed, or no event within %v", WaitTimeout)
+	require.NoError(t, ev.Err, "watch failed")
+	return ev
+}
+
+// recvWithin receives from ch; ok is false if ch is closed or nothing
+// arrives within d. It does not fail the test, so goroutines may call it.
+func recvWithin(ch <-chan store.Event, d time.Duration) (store.Event, bool) {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case ev, ok := <-ch:
-		require.True(t, ok, "watch channel closed early")
-		require.NoError(t, ev.Err, "watch failed")
-		return ev
+		return ev, ok
 	case <-timer.C:
-		require.FailNow(t, "no watch event", "waited %v", WaitTimeout)
-		return store.Event{}
+		return store.Event{}, false
 	}
 }
 

@@ -1,0 +1,21 @@
+// Package memstore is steady's embedded default store.Backend: an in-memory,
+// versioned key-value space for single-process deployments, tests and the
+// fault-injection harness.
+//
+// A Store keeps the live keys in a map (for Get) and a key-ordered index
+// (for List), with one store-wide revision that every write advances by one,
+// starting from 1. A bounded ring of the latest events (HistorySize, 10k by
+// default) lets a watch resume from a past revision and lets every page of a
+// paginated List reflect the revision of its first page: a pinned page is
+// the current state with the writes since its revision undone, so listing
+// costs no copy of the data set. Revisions older than the ring, or removed
+// with Compact, give store.ErrExpired.
+//
+// Writers never wait for watchers. Each watch reads its events out of the
+// ring at its receiver's pace; a receiver that falls HistorySize writes
+// behind gets a final ErrExpired event and relists. Watches end, and their
+// goroutines exit, when their ctx does.
+//
+// Stats counts calls (Gets, Lists, Txns, Watches), so tests can show how many
+// store reads a reconcile pass costs. memstore passes store/storetest.
+package memstore

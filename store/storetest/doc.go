@@ -1,0 +1,24 @@
+// Package storetest is the conformance suite for store.Backend
+// implementations, in the way net/http/httptest serves HTTP code: public,
+// documented, and meant to be run from a backend's own tests.
+//
+// Run checks every point of the Backend contract as subtests: Get, List
+// (key order, prefixes, pagination and revision pinning), Txn (conds on the
+// written key and on other keys such as a leadership fence, the index of the
+// failing cond, nothing written on failure, exactly one revision per write,
+// the 1 MiB value limit), Watch (strictly after fromRevision, revision order,
+// prefixes, Prev, progress notifications, ErrExpired for compacted history,
+// closing on cancellation) and concurrency (compare-and-swap increments that
+// must lose nothing; writers and watchers at once, where every watcher sees
+// every revision exactly once, in order). Run it with -race.
+//
+// A backend that can discard history on demand implements Compactor; the
+// suite then also checks that expired history gives store.ErrExpired. Other
+// backends skip those subtests.
+//
+// The suite makes no assumption about the backend beyond the contract: it
+// never expects a particular starting revision, only that nothing else
+// writes to the key space newBackend hands a subtest while it runs. Waits for
+// watch events are bounded by WaitTimeout, to fail a hung backend rather than
+// hang the test binary.
+package storetest

@@ -1,0 +1,159 @@
+package storetest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+	"github.com/steady-go/steady/store/storetest"
+)
+
+// mutant wraps a correct backend and breaks one rule of the contract.
+type mutant struct {
+	store.Backend
+	txn   func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error)
+	list  func(b store.Backend, ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error)
+	watch func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.Event, error)
+	// mapEvents rewrites or drops (ok false) the i-th event of a watch.
+	mapEvents func(i int, ev store.Event) (store.Event, bool)
+}
+
+func (m *mutant) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if m.txn != nil {
+		return m.txn(m.Backend, ctx, conds, w)
+	}
+	return m.Backend.Txn(ctx, conds, w)
+}
+
+func (m *mutant) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+	if m.list != nil {
+		return m.list(m.Backend, ctx, prefix, opts)
+	}
+	return m.Backend.List(ctx, prefix, opts)
+}
+
+func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+	if m.watch != nil {
+		return m.watch(m.Backend, ctx, prefix, from)
+	}
+	in, err := m.Backend.Watch(ctx, prefix, from)
+	if err != nil || m.mapEvents == nil {
+		return in, err
+	}
+	out := make(chan store.Event)
+	go func() {
+		defer close(out)
+		i := 0
+		for ev := range in {
+			ev, ok := m.mapEvents(i, ev)
+			if !ev.Progress {
+				i++
+			}
+			if !ok {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return out, nil
+}
+
+// mutants maps a broken rule to the subtest that must catch it.
+var mutants = map[string]struct {
+	catchers []string
+	m        func() *mutant
+}{
+	"ignores conds": {[]string{"Txn/CreateIfAbsent", "Txn/FenceOnOtherKey", "Concurrency/CASIncrementsLoseNothing"}, func() *mutant {
+		return &mutant{txn: func(b store.Backend, ctx context.Context, _ []store.Cond, w store.Write) (int64, error) {
+			return b.Txn(ctx, nil, w)
+		}}
+	}},
+	"reports the last failing cond": {[]string{"Txn/FirstFailingCond"}, func() *mutant {
+		return &mutant{txn: func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+			rev, err := b.Txn(ctx, conds, w)
+			var cf *store.CondFailedError
+			if errors.As(err, &cf) {
+				for i := len(conds) - 1; i > cf.Index; i-- {
+					if _, err2 := b.Txn(ctx, conds[i:i+1], store.Write{Kind: store.WriteDelete, Key: "\x00never"}); errors.Is(err2, store.ErrCondFailed) {
+						return 0, &store.CondFailedError{Index: i, Cond: conds[i], Actual: err2.(*store.CondFailedError).Actual}
+					}
+				}
+			}
+			return rev, err
+		}}
+	}},
+	"does not pin list pages": {[]string{"List/RevisionPinned", "List/PinnedToOlderRevision"}, func() *mutant {
+		return &mutant{list: func(b store.Backend, ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+			pinned := opts.Revision
+			opts.Revision = 0
+			res, err := b.List(ctx, prefix, opts)
+			if pinned != 0 {
+				res.Revision = pinned // and lies about it
+			}
+			return res, err
+		}}
+	}},
+	"watches from fromRevision inclusive": {[]string{"Watch/StrictlyAfterFromRevision"}, func() *mutant {
+		return &mutant{watch: func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+			return b.Watch(ctx, prefix, max(from-1, 0))
+		}}
+	}},
+	"loses Prev": {[]string{"Watch/Prev"}, func() *mutant {
+		return &mutant{mapEvents: func(_ int, ev store.Event) (store.Event, bool) {
+			ev.Prev = store.KV{}
+			return ev, true
+		}}
+	}},
+	"skips an event": {[]string{"Watch/OrderAndContent", "Concurrency/WritersAndWatchers"}, func() *mutant {
+		return &mutant{mapEvents: func(i int, ev store.Event) (store.Event, bool) {
+			return ev, ev.Progress || i != 3
+		}}
+	}},
+}
+
+// TestSuiteCatchesBrokenBackends runs the suite, in a child process, against
+// backends that each break one rule, and requires it to fail where it
+// should: a suite that passes everything proves nothing.
+func TestSuiteCatchesBrokenBackends(t *testing.T) {
+	if os.Getenv("STORETEST_MUTANT") != "" {
+		t.Skip("in a mutant child process")
+	}
+	if testing.Short() {
+		t.Skip("starts a child test process per mutant")
+	}
+	for name, tc := range mutants {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutant$")
+			cmd.Env = append(os.Environ(), "STORETEST_MUTANT="+name)
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "the suite passed a backend that %s:\n%s", name, out)
+			for _, sub := range tc.catchers {
+				require.Contains(t, string(out), "--- FAIL: TestMutant/"+sub+" ", "a backend that %s", name)
+			}
+		})
+	}
+}
+
+// TestMutant is the child process of TestSuiteCatchesBrokenBackends.
+func TestMutant(t *testing.T) {
+	name := os.Getenv("STORETEST_MUTANT")
+	if name == "" {
+		t.Skip("runs only as a child of TestSuiteCatchesBrokenBackends")
+	}
+	tc, ok := mutants[name]
+	require.True(t, ok, "unknown mutant %q", name)
+	storetest.Run(t, func(t *testing.T) store.Backend {
+		m := tc.m()
+		m.Backend = memstore.New()
+		return m
+	})
+}

@@ -1,0 +1,17 @@
+package storetest_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+	"github.com/steady-go/steady/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMemstore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Backend { return memstore.New() })
+}

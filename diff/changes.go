@@ -141,6 +141,10 @@ func formatValue(v any) string {
 		return truncate(strconv.Quote(rv.String()))
 	case reflect.Bool:
 		return strconv.FormatBool(rv.Bool())
+	case reflect.Struct:
+		if rv.Type().ConvertibleTo(timeTyp) {
+			return asTime(rv).Format(time.RFC3339Nano)
+		}
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
 		if rv.IsNil() {
 			return "null"

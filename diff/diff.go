@@ -12,8 +12,8 @@ import (
 // Changed at the node where their types part.
 //
 // Both values are walked in parallel. Old values in the result come from
-// want and new ones from got, so Diff(desired, observed) reads as "what the
-// observed state would need to lose and gain". Diff does not modify its
+// want and new ones from got: Added is a node only got has, Removed one only
+// want has. Diff does not modify its
 // arguments, and the Changes it returns do not alias them except through
 // Old and New, which hold the values themselves (maps and slices among them
 // are shared, not copied).
@@ -41,8 +41,10 @@ import (
 //   - Channels, functions and unsafe pointers by identity.
 //
 // Diff compares the Go structure of typed values; it does not call their
-// MarshalJSON or Equal methods (time.Time aside), so a type whose JSON form
-// differs from its fields is compared by its fields.
+// MarshalJSON or Equal methods (time.Time and types defined from it aside),
+// so a type whose JSON form differs from its fields is compared by its
+// fields, and a struct with no exported fields (big.Int, for one) is equal
+// to any other of its type.
 //
 // Cyclic values are compared as reflect.DeepEqual does: a cycle already
 // being compared counts as equal.
@@ -203,7 +205,16 @@ func timeEqual(w, g reflect.Value) bool {
 	if w.Equal(g) {
 		return true
 	}
-	return w.Interface().(time.Time).Equal(g.Interface().(time.Time))
+	return asTime(w).Equal(asTime(g))
+}
+
+// asTime returns a value of type time.Time, or of a type defined from it,
+// as a time.Time.
+func asTime(v reflect.Value) time.Time {
+	if v.Type() != timeTyp {
+		v = v.Convert(timeTyp)
+	}
+	return v.Interface().(time.Time)
 }
 
 func (d *differ) bytesEqual(w, g reflect.Value) bool {

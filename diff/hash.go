@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
-	"time"
 )
 
 // Hash returns a 64-bit hash of v in the view the options select: Ignore'd
@@ -262,7 +261,7 @@ func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
 		h.str(tString, v.String())
 		return v.Len() == 0
 	case kTime:
-		t := v.Interface().(time.Time)
+		t := asTime(v)
 		h.u64(tTime)
 		h.u64(uint64(t.Unix()))
 		h.u64(uint64(t.Nanosecond()))

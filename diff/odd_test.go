@@ -3,6 +3,7 @@ package diff
 import (
 	"math"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -123,4 +124,13 @@ func TestElementString(t *testing.T) {
 	require.Equal(t, `[=1.5]`, Element{Kind: ValueElem, Value: 1.5}.String())
 	require.Equal(t, `[2]`, Element{Kind: IndexElem, Index: 2}.String())
 	require.Equal(t, `[<invalid element kind 0>]`, Element{}.String())
+}
+
+type myTime time.Time
+
+func TestDiffTimeDefinedTypes(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	require.True(t, Diff(myTime(t0), myTime(t0.In(time.FixedZone("X", 60)))).Empty())
+	require.Equal(t, Hash(myTime(t0)), Hash(myTime(t0.In(time.FixedZone("X", 60)))))
+	require.Equal(t, ".: 2026-01-02T03:04:05Z → 2026-01-02T03:04:05.000000001Z", Diff(myTime(t0), myTime(t0.Add(1))).String())
 }

@@ -112,7 +112,7 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 	case reflect.String:
 		p.kind = kString
 	case reflect.Struct:
-		if t == timeTyp {
+		if t == timeTyp || t.ConvertibleTo(timeTyp) {
 			p.kind = kTime
 			break
 		}

@@ -1,0 +1,88 @@
+package memstore_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// TestListMatchesModel drives a Store with random puts and deletes over
+// enough keys to split and empty the key index's chunks many times, and
+// checks every kind of List against a plain map: current and pinned,
+// whole and paged, across prefixes.
+func TestListMatchesModel(t *testing.T) {
+	const keys, steps = 1500, 6000
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := memstore.New(memstore.HistorySize(steps))
+	model := map[string]store.KV{}
+	snapshots := map[int64]map[string]store.KV{}
+	prefixes := []string{"", "k/", "k/1", "k/25", "k/149", "z/"}
+
+	for step := range steps {
+		key := fmt.Sprintf("k/%d", rng.IntN(keys))
+		// Grow the key space for the first half, then churn it.
+		if _, ok := model[key]; ok && (step > steps/2 && rng.IntN(2) == 0) {
+			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			require.NoError(t, err)
+			require.EqualValues(t, step+1, rev)
+			delete(model, key)
+		} else {
+			value := fmt.Sprint(step)
+			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+			require.NoError(t, err)
+			kv := store.KV{Key: key, Value: []byte(value), CreateRevision: rev, ModRevision: rev}
+			if old, ok := model[key]; ok {
+				kv.CreateRevision = old.CreateRevision
+			}
+			model[key] = kv
+		}
+		if step%1000 == 0 {
+			snapshots[s.Revision()] = maps.Clone(model)
+		}
+		if step%997 == 0 {
+			for _, p := range prefixes {
+				requireListing(t, s, model, p, 0, rng)
+			}
+		}
+	}
+	for rev, snap := range snapshots {
+		for _, p := range prefixes {
+			requireListing(t, s, snap, p, rev, rng)
+		}
+	}
+}
+
+// requireListing lists prefix at rev (0: current), whole and in pages of a
+// random size, and compares with the model.
+func requireListing(t *testing.T, s *memstore.Store, model map[string]store.KV, prefix string, rev int64, rng *rand.Rand) {
+	t.Helper()
+	var want []store.KV
+	for _, k := range slices.Sorted(maps.Keys(model)) {
+		if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
+			want = append(want, model[k])
+		}
+	}
+	whole, err := s.List(t.Context(), prefix, store.ListOptions{Revision: rev})
+	require.NoError(t, err)
+	require.Equal(t, want, whole.KVs, "List(%q) at %d", prefix, rev)
+
+	opts := store.ListOptions{Limit: 40 + rng.IntN(600), Revision: rev}
+	var paged []store.KV
+	for {
+		res, err := s.List(t.Context(), prefix, opts)
+		require.NoError(t, err)
+		paged = append(paged, res.KVs...)
+		if res.Continue == "" {
+			break
+		}
+		opts.Continue, opts.Revision = res.Continue, res.Revision
+	}
+	require.Equal(t, want, paged, "List(%q) at %d in pages of %d", prefix, rev, opts.Limit)
+}

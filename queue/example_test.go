@@ -90,11 +90,11 @@ func ExampleQueue_AddAfter() {
 	q := queue.New[string]()
 	defer q.ShutDown()
 
+	start := time.Now()
 	q.AddAfter("check-later", 20*time.Millisecond)
 	q.AddAfter("check-later", time.Hour) // the earlier ready time stands
 	fmt.Println("ready now:", q.Len())
 
-	start := time.Now()
 	key, _ := q.Get(context.Background()) // blocks until the delay has passed
 	fmt.Println(key, "after at least 20ms:", time.Since(start) >= 20*time.Millisecond)
 	q.Done(key)

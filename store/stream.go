@@ -29,16 +29,20 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Wat
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
 	}
-	in, err := s.b.Watch(ctx, s.prefix, fromRevision)
+	wctx, cancel := context.WithCancel(ctx)
+	in, err := s.b.Watch(wctx, s.prefix, fromRevision)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	out := make(chan WatchEvent[S, T])
 	go func() {
 		defer close(out)
-		// The Backend closes in once ctx ends; draining it lets its
-		// goroutines finish even if this one stops early.
+		// Stopping early (ctx ended, or a value did not decode) ends the
+		// backend watch too; once in is drained and closed its goroutines
+		// are gone, so out closes last.
 		defer func() {
+			cancel()
 			for range in {
 			}
 		}()

@@ -1,0 +1,204 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type (
+	spec   struct{ Replicas int }
+	status struct{ Ready int }
+	object = store.Object[spec, status]
+)
+
+func newStore(t *testing.T, b store.Backend) *store.Store[spec, status] {
+	t.Helper()
+	st, err := store.New[spec, status](b, "Widget")
+	require.NoError(t, err)
+	return st
+}
+
+func TestNewValidatesKindAndBackend(t *testing.T) {
+	_, err := store.New[spec, status](memstore.New(), "a/b")
+	var ne *store.InvalidNameError
+	require.True(t, errors.As(err, &ne))
+	require.Equal(t, "kind", ne.What)
+	_, err = store.New[spec, status](nil, "Widget")
+	require.ErrorIs(t, err, store.ErrInvalid)
+}
+
+func TestKeyLayoutAndEncoding(t *testing.T) {
+	b := memstore.New()
+	st, err := store.New[spec, status](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))
+	require.NoError(t, err)
+	require.Equal(t, "Widget", st.Kind())
+	require.Equal(t, "apps/Widget/", st.Prefix())
+	require.Equal(t, "apps/Widget/web", st.Key("web"))
+
+	obj := &object{Meta: store.Meta{Name: "web"}, Spec: spec{Replicas: 2}}
+	rev, err := st.As("m").Create(t.Context(), obj)
+	require.NoError(t, err)
+	require.Equal(t, "uid-1", obj.Meta.UID)
+
+	kv, err := b.Get(t.Context(), "apps/Widget/web")
+	require.NoError(t, err)
+	require.Equal(t, rev, kv.ModRevision)
+	var stored object
+	require.NoError(t, json.Unmarshal(kv.Value, &stored))
+	require.Zero(t, stored.Meta.Revision, "the revision is not part of the value")
+	want := *obj
+	want.Meta.Revision = 0
+	require.Equal(t, want, stored, "the value is the JSON of the Object")
+	meta, _, err := store.DecodeMeta(kv.Value)
+	require.NoError(t, err)
+	require.Equal(t, want.Meta, meta)
+}
+
+func TestCreateIgnoresStoreOwnedMeta(t *testing.T) {
+	st := newStore(t, memstore.New())
+	obj := &object{Meta: store.Meta{Name: "web", DeletionRequested: true, Generation: 5, Revision: 9,
+		LastWrite: store.LastWrite{Manager: "forged", Op: store.OpApply}}}
+	_, err := st.As("m").Create(t.Context(), obj)
+	require.NoError(t, err)
+	got, err := st.Get(t.Context(), "web")
+	require.NoError(t, err)
+	require.False(t, got.Meta.DeletionRequested)
+	require.EqualValues(t, 1, got.Meta.Generation)
+	require.Equal(t, store.LastWrite{Manager: "m", Op: store.OpCreate}, got.Meta.LastWrite)
+}
+
+// Spec/status separation under load: status writes based on generation 1
+// all land while another actor keeps rewriting the object's labels.
+func TestUpdateStatusRidesOverConcurrentMetadataWrites(t *testing.T) {
+	ctx := t.Context()
+	st := newStore(t, memstore.New())
+	_, err := st.As("user").Create(ctx, &object{Meta: store.Meta{Name: "web"}})
+	require.NoError(t, err)
+	read, err := st.Get(ctx, "web")
+	require.NoError(t, err)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var labelWrites int
+	wg.Go(func() {
+		w := st.As("labeler")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			obj, err := st.Get(ctx, "web")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			obj.Meta.Labels = map[string]string{"n": fmt.Sprint(i)}
+			if _, err := w.Update(ctx, obj); err == nil {
+				labelWrites++
+			} else if !errors.Is(err, store.ErrConflict) {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	ctrl := st.As("controller")
+	n := 500 / raceScale
+	for i := 1; i <= n; i++ {
+		read.Status.Ready = i
+		_, err := ctrl.UpdateStatus(ctx, read, store.IfGeneration(1))
+		require.NoError(t, err, "status write %d", i)
+	}
+	close(stop)
+	wg.Wait()
+	got, err := st.Get(ctx, "web")
+	require.NoError(t, err)
+	require.Equal(t, n, got.Status.Ready)
+	require.EqualValues(t, 1, got.Meta.Generation)
+	t.Logf("%d status writes alongside %d label writes", n, labelWrites)
+}
+
+func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
+	ctx := t.Context()
+	st := newStore(t, memstore.New(memstore.HistorySize(2)))
+	for i := range 5 {
+		_, err := st.As("m").Create(ctx, &object{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
+		require.NoError(t, err)
+	}
+	events, err := st.Watch(ctx, 1)
+	require.NoError(t, err)
+	var last store.WatchEvent[spec, status]
+	for ev := range events {
+		last = ev
+	}
+	require.ErrorIs(t, last.Err, store.ErrExpired)
+}
+
+// A reader that falls behind gets every event up to the point where the
+// backend gave up on it, in order and without a gap, then ErrExpired.
+func TestWatchSlowReaderIsExpiredNotTruncated(t *testing.T) {
+	ctx := t.Context()
+	st := newStore(t, memstore.New(memstore.HistorySize(8), memstore.WatchBuffer(4)))
+	events, err := st.Watch(ctx, 0)
+	require.NoError(t, err)
+	w := st.As("m")
+	var revs, got []int64
+	for i := range 200 {
+		rev, err := w.Create(ctx, &object{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
+		require.NoError(t, err)
+		revs = append(revs, rev)
+		if i < 3 { // keep up at first, then stop reading
+			ev := <-events
+			for ev.Progress {
+				ev = <-events
+			}
+			require.NoError(t, ev.Err)
+			got = append(got, ev.Revision)
+		}
+	}
+	var final error
+	for ev := range events {
+		switch {
+		case ev.Err != nil:
+			final = ev.Err
+		case !ev.Progress:
+			got = append(got, ev.Revision)
+		}
+	}
+	require.ErrorIs(t, final, store.ErrExpired)
+	require.Less(t, len(got), len(revs))
+	require.GreaterOrEqual(t, len(got), 3)
+	require.Equal(t, revs[:len(got)], got, "events before the expiry are contiguous")
+}
+
+func TestUndecodableValues(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	st := newStore(t, b)
+	events, err := st.Watch(ctx, 0)
+	require.NoError(t, err)
+	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Key("junk"), Value: []byte("{not json")})
+	require.NoError(t, err)
+
+	_, err = st.Get(ctx, "junk")
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, err = st.List(ctx, store.ListOpts{})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, st.Key("junk"))
+	var last store.WatchEvent[spec, status]
+	for ev := range events {
+		last = ev
+	}
+	require.ErrorIs(t, last.Err, store.ErrInvalid)
+
+	_, err = st.Watch(ctx, -1)
+	require.ErrorIs(t, err, store.ErrInvalid)
+}

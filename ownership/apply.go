@@ -52,7 +52,14 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 	}
 	var w applyWalk
 	applyIdx := managed.Find(manager, OpApply)
-	size := 128
+	// Size the new set like the largest existing one: appliers of one
+	// object tend to own similar amounts.
+	size := 64
+	for _, e := range managed {
+		if e.Set != nil && len(e.Set.nodes)+16 > size {
+			size = len(e.Set.nodes) + 16
+		}
+	}
 	if applyIdx >= 0 {
 		w.last = managed[applyIdx].Set
 		size = len(w.last.nodes) + 16
@@ -166,8 +173,8 @@ type applyWalk struct {
 // applyScratch holds the walk's stacks in one allocation; they grow past
 // it only for unusually wide or deep objects.
 type applyScratch struct {
-	keys   [64]keyValue
-	items  [32]itemRef
+	keys   [32]keyValue
+	items  [16]itemRef
 	path   [16]pelem
 	keybuf [64]byte
 }
@@ -267,18 +274,20 @@ func validTree(v any) error {
 func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off int) (any, bool, error) {
 	var out map[string]any
 	mark := len(w.keys)
-	for k, cv := range cm {
-		if cv != nil {
-			w.keys = append(w.keys, keyValue{k, cv})
+	if !w.keysAsIn(cm, w.last, p) && !w.keysAsOthers(cm, off) {
+		for k, cv := range cm {
+			if cv != nil {
+				w.keys = append(w.keys, keyValue{k, cv})
+			}
+		}
+		if len(w.keys)-mark > 1 {
+			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
 		}
 	}
 	cnt := len(w.keys) - mark
 	if cnt == 0 {
 		w.nodes[nb].member = true
 	} else {
-		if cnt > 1 {
-			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
-		}
 		lo := int32(len(w.nodes))
 		w.nodes = append(w.nodes, make([]node, cnt)...)
 		w.nodes[nb].lo, w.nodes[nb].hi = lo, lo+int32(cnt)
@@ -367,4 +376,39 @@ func cloneMap(m map[string]any, extra int) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// keysAsIn pushes cm's entries in sorted order when they are exactly the
+// fields set s holds at node i: a re-apply finds them in the manager's last
+// set, a manager applying fields another one applied finds them there. It
+// then needs neither a map iteration nor a sort.
+func (w *applyWalk) keysAsIn(cm map[string]any, s *Set, i int32) bool {
+	if i < 0 {
+		return false
+	}
+	lo, hi := s.nodes[i].lo, s.nodes[i].hi
+	if int(hi-lo) != len(cm) || lo == hi {
+		return false
+	}
+	mark := len(w.keys)
+	for c := lo; c < hi; c++ {
+		n := &s.nodes[c]
+		v := cm[n.name]
+		if n.kind != elemField || v == nil {
+			w.keys = w.keys[:mark]
+			return false
+		}
+		w.keys = append(w.keys, keyValue{n.name, v})
+	}
+	return true
+}
+
+// keysAsOthers is keysAsIn over the other entries at frame off.
+func (w *applyWalk) keysAsOthers(cm map[string]any, off int) bool {
+	for i, s := range w.others {
+		if w.keysAsIn(cm, s, w.ost[off+i]) {
+			return true
+		}
+	}
+	return false
 }

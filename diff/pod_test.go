@@ -232,5 +232,5 @@ func testPodTree(t testing.TB) map[string]any {
 func TestTestPodIsPodSized(t *testing.T) {
 	data, err := json.Marshal(newTestPod())
 	require.NoError(t, err)
-	require.InDelta(t, 2048, len(data), 700, "the benchmark Pod is about 2 KB of JSON")
+	require.InDelta(t, 2048, len(data), 512, "the benchmark Pod is about 2 KB of JSON (2.5 KB)")
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-type counter struct {
+type lostCounter struct {
 	N int `json:"n"`
 }
 
@@ -26,10 +26,10 @@ type counter struct {
 func TestNoLostUpdates(t *testing.T) {
 	const writers = 8
 	increments := 10_000 / raceScale
-	st, err := store.New[counter, struct{}](memstore.New(), "Counter")
+	st, err := store.New[lostCounter, struct{}](memstore.New(), "Counter")
 	require.NoError(t, err)
 	ctx := t.Context()
-	_, err = st.As("setup").Create(ctx, &store.Object[counter, struct{}]{Meta: store.Meta{Name: "c"}})
+	_, err = st.As("setup").Create(ctx, &store.Object[lostCounter, struct{}]{Meta: store.Meta{Name: "c"}})
 	require.NoError(t, err)
 
 	var g errgroup.Group

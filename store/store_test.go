@@ -14,36 +14,36 @@ import (
 )
 
 type (
-	spec   struct{ Replicas int }
-	status struct{ Ready int }
-	object = store.Object[spec, status]
+	typedSpec   struct{ Replicas int }
+	typedStatus struct{ Ready int }
+	typedObj    = store.Object[typedSpec, typedStatus]
 )
 
-func newStore(t *testing.T, b store.Backend) *store.Store[spec, status] {
+func newTypedStore(t *testing.T, b store.Backend) *store.Store[typedSpec, typedStatus] {
 	t.Helper()
-	st, err := store.New[spec, status](b, "Widget")
+	st, err := store.New[typedSpec, typedStatus](b, "Widget")
 	require.NoError(t, err)
 	return st
 }
 
 func TestNewValidatesKindAndBackend(t *testing.T) {
-	_, err := store.New[spec, status](memstore.New(), "a/b")
+	_, err := store.New[typedSpec, typedStatus](memstore.New(), "a/b")
 	var ne *store.InvalidNameError
 	require.True(t, errors.As(err, &ne))
 	require.Equal(t, "kind", ne.What)
-	_, err = store.New[spec, status](nil, "Widget")
+	_, err = store.New[typedSpec, typedStatus](nil, "Widget")
 	require.ErrorIs(t, err, store.ErrInvalid)
 }
 
 func TestKeyLayoutAndEncoding(t *testing.T) {
 	b := memstore.New()
-	st, err := store.New[spec, status](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))
+	st, err := store.New[typedSpec, typedStatus](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))
 	require.NoError(t, err)
 	require.Equal(t, "Widget", st.Kind())
 	require.Equal(t, "apps/Widget/", st.Prefix())
 	require.Equal(t, "apps/Widget/web", st.Key("web"))
 
-	obj := &object{Meta: store.Meta{Name: "web"}, Spec: spec{Replicas: 2}}
+	obj := &typedObj{Meta: store.Meta{Name: "web"}, Spec: typedSpec{Replicas: 2}}
 	rev, err := st.As("m").Create(t.Context(), obj)
 	require.NoError(t, err)
 	require.Equal(t, "uid-1", obj.Meta.UID)
@@ -51,7 +51,7 @@ func TestKeyLayoutAndEncoding(t *testing.T) {
 	kv, err := b.Get(t.Context(), "apps/Widget/web")
 	require.NoError(t, err)
 	require.Equal(t, rev, kv.ModRevision)
-	var stored object
+	var stored typedObj
 	require.NoError(t, json.Unmarshal(kv.Value, &stored))
 	require.Zero(t, stored.Meta.Revision, "the revision is not part of the value")
 	want := *obj
@@ -63,8 +63,8 @@ func TestKeyLayoutAndEncoding(t *testing.T) {
 }
 
 func TestCreateIgnoresStoreOwnedMeta(t *testing.T) {
-	st := newStore(t, memstore.New())
-	obj := &object{Meta: store.Meta{Name: "web", DeletionRequested: true, Generation: 5, Revision: 9,
+	st := newTypedStore(t, memstore.New())
+	obj := &typedObj{Meta: store.Meta{Name: "web", DeletionRequested: true, Generation: 5, Revision: 9,
 		LastWrite: store.LastWrite{Manager: "forged", Op: store.OpApply}}}
 	_, err := st.As("m").Create(t.Context(), obj)
 	require.NoError(t, err)
@@ -79,8 +79,8 @@ func TestCreateIgnoresStoreOwnedMeta(t *testing.T) {
 // all land while another actor keeps rewriting the object's labels.
 func TestUpdateStatusRidesOverConcurrentMetadataWrites(t *testing.T) {
 	ctx := t.Context()
-	st := newStore(t, memstore.New())
-	_, err := st.As("user").Create(ctx, &object{Meta: store.Meta{Name: "web"}})
+	st := newTypedStore(t, memstore.New())
+	_, err := st.As("user").Create(ctx, &typedObj{Meta: store.Meta{Name: "web"}})
 	require.NoError(t, err)
 	read, err := st.Get(ctx, "web")
 	require.NoError(t, err)
@@ -128,14 +128,14 @@ func TestUpdateStatusRidesOverConcurrentMetadataWrites(t *testing.T) {
 
 func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
 	ctx := t.Context()
-	st := newStore(t, memstore.New(memstore.HistorySize(2)))
+	st := newTypedStore(t, memstore.New(memstore.HistorySize(2)))
 	for i := range 5 {
-		_, err := st.As("m").Create(ctx, &object{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
+		_, err := st.As("m").Create(ctx, &typedObj{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
 		require.NoError(t, err)
 	}
 	events, err := st.Watch(ctx, 1)
 	require.NoError(t, err)
-	var last store.WatchEvent[spec, status]
+	var last store.WatchEvent[typedSpec, typedStatus]
 	for ev := range events {
 		last = ev
 	}
@@ -146,13 +146,13 @@ func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
 // backend gave up on it, in order and without a gap, then ErrExpired.
 func TestWatchSlowReaderIsExpiredNotTruncated(t *testing.T) {
 	ctx := t.Context()
-	st := newStore(t, memstore.New(memstore.HistorySize(8), memstore.WatchBuffer(4)))
+	st := newTypedStore(t, memstore.New(memstore.HistorySize(8), memstore.WatchBuffer(4)))
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
 	w := st.As("m")
 	var revs, got []int64
 	for i := range 200 {
-		rev, err := w.Create(ctx, &object{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
+		rev, err := w.Create(ctx, &typedObj{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
 		require.NoError(t, err)
 		revs = append(revs, rev)
 		if i < 3 { // keep up at first, then stop reading
@@ -182,7 +182,7 @@ func TestWatchSlowReaderIsExpiredNotTruncated(t *testing.T) {
 func TestUndecodableValues(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
-	st := newStore(t, b)
+	st := newTypedStore(t, b)
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
 	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Key("junk"), Value: []byte("{not json")})
@@ -193,7 +193,7 @@ func TestUndecodableValues(t *testing.T) {
 	_, err = st.List(ctx, store.ListOpts{})
 	require.ErrorIs(t, err, store.ErrInvalid)
 	require.ErrorContains(t, err, st.Key("junk"))
-	var last store.WatchEvent[spec, status]
+	var last store.WatchEvent[typedSpec, typedStatus]
 	for ev := range events {
 		last = ev
 	}

@@ -7,7 +7,8 @@ import (
 
 // Watch streams the changes to the Store's objects with revisions strictly
 // greater than fromRevision, in revision order: pass List.Revision to follow
-// a listing without a gap or a repeat.
+// a listing without a gap or a repeat. A fromRevision of 0 means "from now":
+// only changes after the call are delivered. A negative one is ErrInvalid.
 //
 // Each change is an Added, Modified or Deleted event. Object is the object
 // after the change, with its Meta.LastWrite and with Meta.Revision set to the

@@ -1,0 +1,57 @@
+// Package store is steady's desired and observed state: an object model, a
+// typed Store written once over a small Backend contract, and the errors both
+// share.
+//
+// # Objects
+//
+// An Object[S, T] has Meta (identity and bookkeeping), a Spec S (what is
+// wanted), a Status T (what was observed) and Conditions (framework-level
+// observations keyed by type, so the reconcile Loop can own Stalled on any
+// status type while a reconciler owns Ready). Meta and Conditions decode
+// without knowing S and T (DecodeMeta).
+//
+// Kinds and names follow documented rules (ValidateKind, ValidateName: names
+// are DNS-1123 subdomains). A name that breaks one is rejected with an
+// *InvalidNameError naming the rule.
+//
+// # Storage layout
+//
+// An object is stored at the key prefix + kind + "/" + name (the prefix is ""
+// unless WithKeyPrefix sets one) as the encoding/json encoding of its Object.
+// Meta.Revision is not encoded: it is the key's ModRevision, one store-wide
+// monotonic counter, so revisions order all writes of a Backend.
+//
+// # Reads and writes
+//
+// Store.Get, Store.List (label selector, pagination, and the revision the
+// listing reflects) and Store.Watch (from a revision, ending in ErrExpired
+// rather than skipping events) read. Writes go through a manager-bound handle,
+// st.As(manager), and every write is a single Backend Txn guarded by a
+// precondition on the object's key:
+//
+//   - Create: the key must not exist (else ErrAlreadyExists).
+//   - Update: Meta and Spec, at the revision the caller read (else
+//     ErrConflict). Generation moves only when the spec does.
+//   - UpdateStatus: Status and Conditions, guarded by the spec generation
+//     they were computed from; writes that leave the spec alone do not
+//     conflict with it. This is spec/status separation.
+//   - Delete: with finalizers it only marks the object (DeletionRequested);
+//     removing the last finalizer deletes it.
+//
+// A write made with a ctx carrying a leadership Fence (WithFence; store/lease
+// hands them out) adds the fence to the same Txn, so the backend itself
+// rejects a deposed leader's write with ErrFenced. Every write stamps
+// Meta.LastWrite with its manager and operation, so watchers can tell who
+// wrote what. Writes that would change nothing write nothing.
+//
+// A stale read therefore produces a rejected write, never a lost update:
+// re-read and retry on ErrConflict (and only on it).
+//
+// # Backends
+//
+// Backend is a versioned key-value space with Get, a paginated List, a
+// conditional single-key Txn whose conditions may name any key, and Watch.
+// store/memstore is the embedded implementation; store/storetest is the
+// conformance suite every implementation runs, including the typed
+// semantics above (storetest.RunTyped).
+package store

@@ -100,6 +100,9 @@ func (p *page) next() (store.KV, bool) {
 			return store.KV{}, false
 		}
 		p.cur.advance()
+		if p.old == nil {
+			return *e, true
+		}
 		if old, ok := p.old[e.Key]; ok {
 			if old.ModRevision == 0 {
 				continue // created after the page's revision
@@ -112,6 +115,9 @@ func (p *page) next() (store.KV, bool) {
 
 func (p *page) collect(rev int64) store.ListResult {
 	res := store.ListResult{Revision: rev}
+	if p.limit > 0 {
+		res.KVs = make([]store.KV, 0, min(p.limit, 1024))
+	}
 	for {
 		kv, ok := p.next()
 		if !ok {

@@ -40,8 +40,15 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		out:    make(chan store.Event),
 		cursor: fromRevision,
 		seen:   fromRevision,
+		stop:   make(chan struct{}),
 	}
-	go w.run(ctx)
+	// Each watch waits on a channel of its own rather than on ctx.Done(),
+	// which all watches of one ctx would contend for in every select.
+	release := context.AfterFunc(ctx, func() { close(w.stop) })
+	go func() {
+		defer release()
+		w.run()
+	}()
 	return w.out, nil
 }
 
@@ -54,14 +61,15 @@ type watch struct {
 	cursor, seen int64
 	queue        []store.Event // queue[head:] are read but not yet sent
 	head         int
+	stop         chan struct{} // closed when the watch's ctx ends
 }
 
-func (w *watch) run(ctx context.Context) {
+func (w *watch) run() {
 	defer close(w.out)
 	for {
 		wake, err := w.read()
 		if err != nil {
-			w.fail(ctx, err)
+			w.fail(err)
 			return
 		}
 		var ev store.Event
@@ -74,7 +82,7 @@ func (w *watch) run(ctx context.Context) {
 			select {
 			case <-wake:
 				continue
-			case <-ctx.Done():
+			case <-w.stop:
 				return
 			}
 		default:
@@ -92,7 +100,7 @@ func (w *watch) run(ctx context.Context) {
 		case w.out <- ev:
 			w.sent(ev)
 		case <-wake:
-		case <-ctx.Done():
+		case <-w.stop:
 			return
 		}
 	}
@@ -135,10 +143,10 @@ func (w *watch) read() (<-chan struct{}, error) {
 	return s.changed(), nil
 }
 
-// fail sends the final error event, unless ctx ends first.
-func (w *watch) fail(ctx context.Context, err error) {
+// fail sends the final error event, unless the watch's ctx ends first.
+func (w *watch) fail(err error) {
 	select {
 	case w.out <- store.Event{Err: err, Revision: w.seen}:
-	case <-ctx.Done():
+	case <-w.stop:
 	}
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -183,6 +184,7 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 				key string
 				rev int64
 			}{k, rev})
+			runtime.Gosched() // let the lister interleave
 		}
 	})
 

@@ -78,6 +78,9 @@ type keyState struct {
 	freshRead  bool
 	detector   *Detector
 	oscillated *Oscillation
+	oscAt      time.Time // when oscillated was detected
+	oscWritten bool      // Stalled has been set for oscillated
+	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
 	stalled    *stalledNote
 }

@@ -20,10 +20,14 @@ func (l *Loop[K]) manager() string     { return l.cfg.manager }
 func (l *Loop[K]) loopManager() string { return l.cfg.loopManager }
 
 // observeWrite feeds one write to key's oscillation detector. On a
-// detection it logs at Error, counts the metric, marks the key Stalled
-// (ReasonOscillating) and holds it: it counts as a failure, and hints do not
-// advance it until its backoff delay has passed.
+// detection it logs at Error, counts the metric, and holds the key: hints,
+// requeues and resync do not advance it until the hold ends (see
+// oscillationHold). The next reconcile sets Stalled with ReasonOscillating,
+// which stays for one window after the last detection.
 func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
+	if w.Time.IsZero() {
+		w.Time = l.clk.Now()
+	}
 	l.mu.Lock()
 	s := l.keys[key]
 	if s == nil {
@@ -45,9 +49,9 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 		return
 	}
 	o := found[0]
-	s.oscillated = &o
-	s.failures++
-	delay := max(l.cfg.policy.Delay(s.failures-1), l.cfg.osc.withDefaults().Window/6)
+	s.oscillated, s.oscAt, s.oscWritten = &o, w.Time, false
+	s.oscCount++
+	delay := oscillationHold(l.cfg.osc.withDefaults().Window, s.oscCount, l.cfg.policy.Cap)
 	if s.holdUntil.IsZero() {
 		l.held.Add(1)
 	}
@@ -64,6 +68,17 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 	if t := l.cur.Load(); t != nil {
 		t.q.AddAfter(key, delay)
 	}
+}
+
+// oscillationHold is how long a key is held after its n-th oscillation in
+// a row: a sixth of the window, doubling, capped at the backoff cap (and at
+// least a sixth of the window).
+func oscillationHold(window time.Duration, n int, limit time.Duration) time.Duration {
+	d := window / 6
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return max(min(d, limit), window/6)
 }
 
 // observeState feeds the convergence tracker and the set of objects that

@@ -70,7 +70,7 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 		}
 	}
 	if !pending {
-		t.q.Add(key)
+		l.addNow(t, key)
 		return
 	}
 	t.bg.Go(func() {
@@ -95,6 +95,6 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 			s.freshRead = true
 			l.mu.Unlock()
 		}
-		t.q.Add(key)
+		l.addNow(t, key)
 	})
 }

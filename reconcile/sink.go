@@ -10,10 +10,13 @@ import (
 // after an oscillation waits out its hold instead. Loop implements Sink, so
 // code outside the sources may add keys too.
 func (l *Loop[K]) Add(key K) {
-	t := l.cur.Load()
-	if t == nil {
-		return
+	if t := l.cur.Load(); t != nil {
+		l.addNow(t, key)
 	}
+}
+
+// addNow adds key to t's queue now, or when its oscillation hold ends.
+func (l *Loop[K]) addNow(t *term[K], key K) {
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
 			t.q.AddAfter(key, d)

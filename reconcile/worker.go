@@ -183,8 +183,15 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	if d.warn && !s.warned {
 		s.warned, warn = true, true
 	}
-	if s.oscillated != nil && now.Before(s.holdUntil) {
-		stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	if s.oscillated != nil {
+		// An oscillation is reported as Stalled by the first reconcile
+		// after it was detected, and stays so for one window.
+		if !s.oscWritten || now.Before(s.oscAt.Add(l.cfg.osc.withDefaults().Window)) {
+			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+			s.oscWritten = true
+		} else {
+			s.oscillated, s.oscCount = nil, 0
+		}
 	}
 	switch stall {
 	case stalledSet:

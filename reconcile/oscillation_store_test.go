@@ -1,0 +1,194 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+// The essay's three oscillation patterns, end to end over a store.
+
+// Pattern 1: two controllers claim one field with whole-object updates.
+// Each detects the fight, reports it as Stalled/Oscillating naming the path,
+// and is held back, so the flapping slows to the hold's pace.
+func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var writes atomic.Int64
+		defaulter := func(manager string, replicas int) Reconciler[string] {
+			return Func[string](func(ctx context.Context, key string) (Result, error) {
+				cached, ok := e.cache.Get(key)
+				if !ok || cached.Spec.Replicas == replicas {
+					return Result{}, nil
+				}
+				o := copyOf(cached)
+				o.Spec.Replicas = replicas
+				_, err := e.st.As(manager).Update(ctx, o)
+				if err == nil {
+					writes.Add(1)
+				}
+				return Result{}, store.IgnoreNotFound(ignoreConflict(err))
+			})
+		}
+		ma, mb := NewMemMetrics(), NewMemMetrics()
+		la := mustNew(t, defaulter("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("three"), WithMetrics(ma))...)
+		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache)), WithManager("two"), WithMetrics(mb))...)
+		require.NoError(t, err)
+		stopA, stopB := start(t, la), start(t, lb)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		require.GreaterOrEqual(t, ma.Oscillations("test", Fight)+mb.Oscillations("b", Fight), 1)
+		o := e.get(t, "a")
+		c, ok := GetCondition(o.Conditions, Stalled)
+		require.True(t, ok)
+		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Contains(t, c.Message, "fight: re-set .spec")
+		info := la.Inspect("a")
+		require.NotNil(t, info.Oscillation)
+		require.Equal(t, Fight, info.Oscillation.Kind)
+		require.Equal(t, []string{".spec"}, info.Oscillation.Paths)
+		// Without the hold both would flip the field as fast as events
+		// arrive; held, they write a bounded number of times a minute.
+		require.Less(t, writes.Load(), int64(30), "flapping is backed off")
+		require.NoError(t, stopA())
+		require.NoError(t, stopB())
+	})
+}
+
+func ignoreConflict(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// labelHash hashes the spec and the labels, leaving out the labels in skip.
+func labelHash(o *app, skip ...string) string {
+	labels := maps.Clone(o.Meta.Labels)
+	for _, k := range skip {
+		delete(labels, k)
+	}
+	b, _ := json.Marshal([]any{o.Spec, labels})
+	h := fnv.New64a()
+	h.Write(b)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// Pattern 2: a label holding the hash of the object itself changes the
+// object each time it is set: no progress is detected. Hashing without that
+// label converges with one write.
+func TestSelfReferentialHashIsNoProgress(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		skip      []string
+		wantOsc   bool
+		maxWrites int64
+	}{
+		// Per detection: 10 writes, plus at most one already on its way.
+		{name: "hash includes its own label", wantOsc: true, maxWrites: 3 * 11},
+		{name: "hash leaves its label out", skip: []string{"hash"}, maxWrites: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, "App", nil)
+				defer e.stop()
+				e.create(t, "user", &app{Meta: store.Meta{Name: "a", Labels: map[string]string{"team": "x"}}, Spec: appSpec{Replicas: 1}})
+				var writes atomic.Int64
+				r := Func[string](func(ctx context.Context, key string) (Result, error) {
+					cached, _ := e.cache.Get(key)
+					h := labelHash(cached, tt.skip...)
+					if cached.Meta.Labels["hash"] == h {
+						return Result{}, nil
+					}
+					o := copyOf(cached)
+					o.Meta.Labels["hash"] = h
+					rev, err := e.st.As("hasher").Update(ctx, o)
+					if err != nil {
+						return Result{}, err
+					}
+					writes.Add(1)
+					RecordWrite(ctx, rev)
+					return Result{Requeue: true}, nil // re-observe before claiming convergence
+				})
+				m := NewMemMetrics()
+				l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("hasher"), WithMetrics(m))...)
+				stop := start(t, l)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				require.LessOrEqual(t, writes.Load(), tt.maxWrites)
+				if !tt.wantOsc {
+					require.Equal(t, int64(1), writes.Load())
+					require.Zero(t, m.Oscillations("test", NoProgress))
+					require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
+				} else {
+					// 10 writes, held 10s; 10 writes, held 20s; 10 writes, held 40s.
+					require.Equal(t, 3, m.Oscillations("test", NoProgress))
+					c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+					require.True(t, ok)
+					require.Equal(t, ReasonOscillating, c.Reason)
+					require.Contains(t, c.Message, "no progress: 10 writes within 1m0s to .meta.labels")
+				}
+				require.NoError(t, stop())
+			})
+		})
+	}
+}
+
+// Pattern 3: status computed from the spec, while another actor writes the
+// spec. UpdateStatus(IfGeneration) rejects the status computed for a stale
+// generation, and the next pass writes it once.
+func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var raced atomic.Bool
+		var statusWrites, rejected atomic.Int64
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			if cached.Status.Replicas == cached.Spec.Replicas {
+				return Result{}, nil
+			}
+			o := copyOf(cached)
+			o.Status.Replicas = cached.Spec.Replicas
+			if !raced.Swap(true) {
+				// Another actor changes the spec between our read and our write.
+				other := copyOf(e.get(t, key))
+				other.Spec.Replicas = 5
+				_, err := e.st.As("user").Update(ctx, other)
+				require.NoError(t, err)
+			}
+			_, err := e.st.As("app").UpdateStatus(ctx, o, store.IfGeneration(cached.Meta.Generation))
+			if errors.Is(err, store.ErrConflict) {
+				rejected.Add(1)
+			} else if err == nil {
+				statusWrites.Add(1)
+			}
+			return Result{}, err
+		})
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, int64(1), rejected.Load(), "the status for the stale generation was rejected")
+		require.Equal(t, int64(1), statusWrites.Load(), "the next pass wrote it once")
+		o := e.get(t, "a")
+		require.Equal(t, 5, o.Status.Replicas)
+		require.False(t, IsTrue(o.Conditions, Stalled))
+		require.NoError(t, stop())
+	})
+}

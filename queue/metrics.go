@@ -58,15 +58,16 @@ type meter struct {
 	hooks    Metrics
 	clock    clock.Clock
 	epoch    time.Time
-	readyAt  []int64 // per node: when it last became ready
-	startAt  []int64 // per node: when Get handed it out
-	slot     []int32 // per node: its index in inFlight
-	inFlight []int32 // nodes processing, in no order
-	stopped  chan struct{}
+	readyAt  []int64       // per node: when it last became ready
+	startAt  []int64       // per node: when Get handed it out
+	slot     []int32       // per node: its index in inFlight
+	inFlight []int32       // nodes processing, in no order
+	stop     chan struct{} // closed by ShutDown
+	stopped  chan struct{} // closed when reportUnfinished returns
 }
 
 func newMeter(h Metrics, c clock.Clock, epoch time.Time) *meter {
-	return &meter{hooks: h, clock: c, epoch: epoch, stopped: make(chan struct{})}
+	return &meter{hooks: h, clock: c, epoch: epoch, stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 func (m *meter) now() int64 { return int64(m.clock.Now().Sub(m.epoch)) }
@@ -121,7 +122,7 @@ func (q *Queue[K]) reportUnfinished() {
 	defer t.Stop()
 	for {
 		select {
-		case <-q.closed:
+		case <-q.m.stop:
 			return
 		case <-t.C():
 		}

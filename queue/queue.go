@@ -56,12 +56,11 @@ type Queue[K comparable] struct {
 	keys      keyTable[K]
 	normal    list
 	low       list
-	normalRun int  // normal dequeues in a row while low keys waited
-	inFlight  int  // keys processing
-	waiters   int  // Gets blocked in select
-	woken     bool // a token is in notify or being taken from it
-	notify    chan struct{}
-	closed    chan struct{} // closed by ShutDown
+	normalRun int           // normal dequeues in a row while low keys waited
+	inFlight  int           // keys processing
+	waiters   int           // Gets blocked in select
+	woken     bool          // a token is in notify or being taken from it
+	notify    chan struct{} // wakes a blocked Get; closed by ShutDown
 	shutdown  bool
 	drained   chan struct{} // closed when inFlight reaches 0 after ShutDown
 	delay     delayState
@@ -88,7 +87,6 @@ func New[K comparable](opts ...Option) *Queue[K] {
 	}
 	q := &Queue[K]{
 		notify: make(chan struct{}, 1),
-		closed: make(chan struct{}),
 		name:   o.name,
 		clock:  o.clock,
 	}
@@ -229,14 +227,8 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 		timer := q.armTimer()
 		q.waiters++
 		q.mu.Unlock()
-		fired, woken := false, false
-		select {
-		case <-q.notify:
-			woken = true
-		case <-q.closed:
-		case <-timer:
-			fired = true
-		case <-ctx.Done():
+		woken, fired, cancelled := q.wait(ctx.Done(), timer)
+		if cancelled {
 			q.mu.Lock()
 			q.waiters--
 			q.mu.Unlock()
@@ -302,6 +294,37 @@ func (q *Queue[K]) Len() int {
 		q.promoteDue()
 	}
 	return q.normal.n + q.low.n
+}
+
+// wait blocks until a wake-up token or ShutDown (woken), the timer (fired),
+// or ctx (cancelled). A plain receive costs less than a select, so the
+// common cases of no deadline or no delayed key select on fewer channels.
+func (q *Queue[K]) wait(ctxDone <-chan struct{}, timer <-chan time.Time) (woken, fired, cancelled bool) {
+	switch {
+	case ctxDone == nil && timer == nil:
+		_, woken = <-q.notify
+	case timer == nil:
+		select {
+		case _, woken = <-q.notify:
+		case <-ctxDone:
+			cancelled = true
+		}
+	case ctxDone == nil:
+		select {
+		case _, woken = <-q.notify:
+		case <-timer:
+			fired = true
+		}
+	default:
+		select {
+		case _, woken = <-q.notify:
+		case <-timer:
+			fired = true
+		case <-ctxDone:
+			cancelled = true
+		}
+	}
+	return woken, fired, cancelled
 }
 
 func (q *Queue[K]) countAdd() {

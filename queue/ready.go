@@ -86,7 +86,7 @@ func (q *Queue[K]) dequeue() int32 {
 // key, and sees more keys and more waiters, passes a token on, so a burst
 // wakes as many waiters as it needs.
 func (q *Queue[K]) wake() {
-	if q.woken {
+	if q.woken || q.shutdown { // after ShutDown, notify is closed
 		return
 	}
 	q.woken = true

@@ -26,7 +26,10 @@ func (q *Queue[K]) shutDown() {
 		return
 	}
 	q.shutdown = true
-	close(q.closed)
+	close(q.notify) // wakes every blocked Get
+	if q.m != nil {
+		close(q.m.stop)
+	}
 	for len(q.delay.heap) > 0 {
 		n := q.delay.heap[len(q.delay.heap)-1].node
 		q.heapRemove(n)

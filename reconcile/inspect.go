@@ -3,6 +3,7 @@ package reconcile
 import (
 	"time"
 
+	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/store"
 )
 
@@ -36,6 +37,10 @@ type KeyInfo struct {
 	Conditions []store.Condition
 	// Generation is the object's generation, read through the StatusWriter.
 	Generation int64
+	// Queue is what the current term's queue holds for the key: queued (at
+	// which priority), processing, dirty, delayed until when. Zero when the
+	// Loop does not lead.
+	Queue queue.KeyState
 	// QueueLen is the number of keys queued in the current term.
 	QueueLen int
 }
@@ -49,6 +54,7 @@ func (l *Loop[K]) Inspect(key K) KeyInfo {
 	if t := l.cur.Load(); t != nil {
 		info.Leading = true
 		info.QueueLen = t.q.Len()
+		info.Queue = t.q.State(key)
 		for i := range t.running {
 			s := &t.running[i]
 			s.mu.Lock()

@@ -359,3 +359,25 @@ func TestSinkDropsHintsWhileNotLeading(t *testing.T) {
 	require.False(t, l.Leading())
 	require.Equal(t, KeyInfo{}, l.Inspect("a"))
 }
+
+func TestInspectReportsQueueStateAndQueueMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMemMetrics()
+		s := newScript(func(string, int) (Result, error) { return Result{}, errBoom })
+		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithMetrics(m))...)
+		stop := start(t, l)
+		synctest.Wait()
+		info := l.Inspect("a")
+		require.True(t, info.Leading)
+		require.False(t, info.Running)
+		require.True(t, info.Queue.Delayed, "waiting out its backoff")
+		require.Equal(t, time.Now().Add(time.Second), info.Queue.ReadyAt)
+		require.Equal(t, info.NextRetry, info.Queue.ReadyAt)
+		require.Equal(t, 1, info.Failures)
+		adds, latencies, works, _ := m.Queue("test").Counts()
+		require.Equal(t, 1, adds)
+		require.Equal(t, 1, latencies)
+		require.Equal(t, 1, works)
+		require.NoError(t, stop())
+	})
+}

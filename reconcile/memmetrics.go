@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/steady-go/steady/queue"
 )
 
 // MemMetrics is a Metrics that keeps everything in memory, for tests. The
@@ -24,6 +26,7 @@ type MemMetrics struct {
 	unconverged map[string]int
 	oscillation map[string]map[OscillationKind]int
 	stalled     map[[2]string]int
+	queues      map[string]*MemQueueMetrics
 }
 
 // NewMemMetrics returns an empty MemMetrics.
@@ -34,6 +37,7 @@ func NewMemMetrics() *MemMetrics {
 		active: map[string]int{}, maxActive: map[string]int{}, maxConc: map[string]int{},
 		converged: map[string][]time.Duration{}, unconverged: map[string]int{},
 		oscillation: map[string]map[OscillationKind]int{}, stalled: map[[2]string]int{},
+		queues: map[string]*MemQueueMetrics{},
 	}
 }
 
@@ -112,6 +116,60 @@ func (m *MemMetrics) get(mp map[string]int, c string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return mp[c]
+}
+
+// QueueMetrics implements Metrics: one MemQueueMetrics per controller.
+func (m *MemMetrics) QueueMetrics(c string) queue.Metrics { return m.Queue(c) }
+
+// Queue returns the queue hooks of controller c.
+func (m *MemMetrics) Queue(c string) *MemQueueMetrics {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[c]
+	if q == nil {
+		q = &MemQueueMetrics{}
+		m.queues[c] = q
+	}
+	return q
+}
+
+// MemQueueMetrics records a queue's hooks in memory. It is safe for
+// concurrent use.
+type MemQueueMetrics struct {
+	mu                  sync.Mutex
+	depth, adds, retry  int
+	latencies, durs     int
+	unfinished, longest time.Duration
+}
+
+// Depth implements queue.Metrics.
+func (q *MemQueueMetrics) Depth(n int) { q.mu.Lock(); q.depth = n; q.mu.Unlock() }
+
+// Added implements queue.Metrics.
+func (q *MemQueueMetrics) Added() { q.mu.Lock(); q.adds++; q.mu.Unlock() }
+
+// QueueLatency implements queue.Metrics.
+func (q *MemQueueMetrics) QueueLatency(time.Duration) { q.mu.Lock(); q.latencies++; q.mu.Unlock() }
+
+// WorkDuration implements queue.Metrics.
+func (q *MemQueueMetrics) WorkDuration(time.Duration) { q.mu.Lock(); q.durs++; q.mu.Unlock() }
+
+// Unfinished implements queue.Metrics.
+func (q *MemQueueMetrics) Unfinished(total, longest time.Duration) {
+	q.mu.Lock()
+	q.unfinished, q.longest = total, longest
+	q.mu.Unlock()
+}
+
+// Retry implements queue.Metrics.
+func (q *MemQueueMetrics) Retry() { q.mu.Lock(); q.retry++; q.mu.Unlock() }
+
+// Counts returns the number of adds, queue-latency and work-duration
+// observations, and the last depth.
+func (q *MemQueueMetrics) Counts() (adds, latencies, workDurations, depth int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.adds, q.latencies, q.durs, q.depth
 }
 
 // Results returns how many reconciles of controller c ended with result.

@@ -1,6 +1,10 @@
 package reconcile
 
-import "time"
+import (
+	"time"
+
+	"github.com/steady-go/steady/queue"
+)
 
 // Metrics receives the Loop's measurements. The semantics follow
 // controller-runtime's controller_runtime_* metrics; every method takes the
@@ -37,6 +41,11 @@ type Metrics interface {
 	Oscillation(controller string, kind OscillationKind)
 	// Stalled counts a Stalled condition the Loop set, by reason.
 	Stalled(controller, reason string)
+	// QueueMetrics returns the hooks for the work queue of controller
+	// (workqueue_* semantics: depth, adds, latency, work duration,
+	// unfinished work, retries), or nil for none, in which case the queue
+	// takes no timestamps. The Loop calls it once per leadership term.
+	QueueMetrics(controller string) queue.Metrics
 }
 
 // NopMetrics discards every measurement. It is the Loop's default.
@@ -68,5 +77,8 @@ func (NopMetrics) Oscillation(string, OscillationKind) {}
 
 // Stalled implements Metrics.
 func (NopMetrics) Stalled(string, string) {}
+
+// QueueMetrics implements Metrics: no queue hooks.
+func (NopMetrics) QueueMetrics(string) queue.Metrics { return nil }
 
 var _ Metrics = NopMetrics{}

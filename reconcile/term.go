@@ -64,7 +64,7 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	}
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(termCtx))
 	defer cancelWork(nil)
-	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name))
+	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(l.metrics.QueueMetrics(l.name)))
 	t := &term[K]{q: q, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
 	stopWork := context.AfterFunc(termCtx, func() {
 		cause := context.Cause(termCtx)

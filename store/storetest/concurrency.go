@@ -48,6 +48,7 @@ func testCASIncrements(t *testing.T, b store.Backend) {
 						}
 						cond = store.Cond{Key: "counter", Target: store.ModRevision, Revision: kv.ModRevision}
 					}
+					runtime.Gosched() // widen the read-to-write window, as real work would
 					rev, err := b.Txn(ctx, []store.Cond{cond}, store.Write{Kind: store.WritePut, Key: "counter", Value: []byte(strconv.Itoa(n + 1))})
 					if errors.Is(err, store.ErrCondFailed) {
 						continue

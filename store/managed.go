@@ -1,11 +1,221 @@
 package store
 
-// manageCreate records the fields a Create sets as owned by manager.
-func (s *Store[S, T]) manageCreate(next *rawObject, manager string) error { return nil }
+import (
+	"encoding/json"
+	"fmt"
 
-// manageUpdate records the fields an Update changed as owned by manager.
-func (s *Store[S, T]) manageUpdate(cur, next *rawObject, manager string) error { return nil }
+	"github.com/steady-go/steady/ownership"
+)
+
+// Field ownership (Meta.Managed) is kept per side of the object, as
+// Kubernetes does with its status subresource:
+//
+//   - the spec side ("" subresource) is the tree
+//     {"metadata": {"labels", "annotations", "owners", "finalizers"}, "spec": ...}
+//   - the status side ("status") is {"status": ..., "conditions": [...]},
+//     conditions being a list keyed by "type".
+//
+// Paths in field sets, conflicts and oscillation reports are paths in these
+// trees, e.g. .spec.replicas, .metadata.labels.app, .conditions[type="Ready"].
+// Finalizers are a set, owners an atomic list. The merge strategies of Spec
+// and Status come from their struct tags (ownership.SchemaFor).
+//
+// Each side's entries are encoded with ownership.Codec relative to that
+// side's stored tree, and re-encoded on every write of that side. An entry
+// that no longer decodes (the value was written around the store) is
+// dropped: ownership is reset rather than misread.
+const (
+	specSide   = ""
+	statusSide = "status"
+)
+
+// schemas holds the merge strategies of both sides of one Store's objects.
+type schemas struct {
+	spec, status *ownership.Schema
+}
+
+func newSchemas[S, T any]() (schemas, error) {
+	meta, err := ownership.NewSchema(map[string]ownership.Strategy{
+		".metadata.finalizers": ownership.AsSet(),
+	})
+	if err != nil {
+		return schemas{}, err
+	}
+	specSchema, err := ownership.SchemaFor((*S)(nil))
+	if err != nil {
+		return schemas{}, fmt.Errorf("%w: spec type: %v", ErrInvalid, err)
+	}
+	if meta, err = meta.With(".spec", specSchema); err != nil {
+		return schemas{}, err
+	}
+	conds, err := ownership.NewSchema(map[string]ownership.Strategy{".conditions": ownership.Keyed("type")})
+	if err != nil {
+		return schemas{}, err
+	}
+	statusSchema, err := ownership.SchemaFor((*T)(nil))
+	if err != nil {
+		return schemas{}, fmt.Errorf("%w: status type: %v", ErrInvalid, err)
+	}
+	if conds, err = conds.With(".status", statusSchema); err != nil {
+		return schemas{}, err
+	}
+	return schemas{spec: meta, status: conds}, nil
+}
+
+// metaDoc is the metadata in the spec-side tree: what Update and Apply write.
+type metaDoc struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Owners      []OwnerRef        `json:"owners,omitempty"`
+	Finalizers  []string          `json:"finalizers,omitempty"`
+}
+
+// specTree returns the spec-side tree of raw.
+func specTree(raw *rawObject) (map[string]any, error) {
+	spec, err := decodeTree(orNull(raw.Spec))
+	if err != nil {
+		return nil, err
+	}
+	tree := map[string]any{"spec": spec}
+	if md := metaTree(&raw.Meta); md != nil {
+		tree["metadata"] = md
+	}
+	return tree, nil
+}
+
+// statusTree returns the status-side tree of raw.
+func statusTree(raw *rawObject) (map[string]any, error) {
+	status, err := decodeTree(orNull(raw.Status))
+	if err != nil {
+		return nil, err
+	}
+	tree := map[string]any{"status": status}
+	if len(raw.Conditions) > 0 {
+		conds, err := json.Marshal(raw.Conditions)
+		if err != nil {
+			return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+		}
+		if tree["conditions"], err = decodeTree(conds); err != nil {
+			return nil, err
+		}
+	}
+	return tree, nil
+}
+
+// sideTree returns the tree of one side of raw.
+func sideTree(raw *rawObject, side string) (map[string]any, error) {
+	if side == statusSide {
+		return statusTree(raw)
+	}
+	return specTree(raw)
+}
+
+func (sc schemas) of(side string) *ownership.Schema {
+	if side == statusSide {
+		return sc.status
+	}
+	return sc.spec
+}
+
+// decodeManaged returns the ownership record of one side of the stored meta,
+// whose tree on that side is tree.
+func (sc schemas) decodeManaged(meta *Meta, side string, tree map[string]any) ownership.Managed {
+	var codec *ownership.Codec
+	var out ownership.Managed
+	for _, e := range meta.Managed {
+		if e.Subresource != side {
+			continue
+		}
+		if codec == nil {
+			codec = ownership.NewCodec(tree, sc.of(side))
+		}
+		set, err := codec.Decode(e.Fields)
+		if err != nil || set.Empty() {
+			continue // see the comment at the top of the file
+		}
+		out = append(out, ownership.Entry{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Set: set})
+	}
+	return out
+}
+
+// setManaged replaces one side's entries in meta.Managed with managed,
+// encoded relative to that side's new tree. Spec-side entries come first.
+func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed, tree map[string]any) {
+	var spec, status []ManagedFields
+	for _, e := range meta.Managed {
+		if e.Subresource == side {
+			continue
+		}
+		if e.Subresource == statusSide {
+			status = append(status, e)
+		} else {
+			spec = append(spec, e)
+		}
+	}
+	if len(managed) > 0 {
+		codec := ownership.NewCodec(tree, sc.of(side))
+		for _, e := range managed {
+			f := ManagedFields{Manager: e.Manager, Operation: string(e.Operation), Subresource: side, Fields: codec.Encode(e.Set)}
+			if side == statusSide {
+				status = append(status, f)
+			} else {
+				spec = append(spec, f)
+			}
+		}
+	}
+	all := append(spec, status...)
+	if len(all) == 0 {
+		all = nil
+	}
+	meta.Managed = all
+}
+
+// recordUpdate records an ordinary write of one side by manager: cur is the
+// stored object (nil for a create) and next the object about to be stored;
+// next.Meta.Managed is updated.
+func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error {
+	newTree, err := sideTree(next, side)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	var oldTree map[string]any
+	var managed ownership.Managed
+	if cur != nil {
+		if oldTree, err = sideTree(cur, side); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		managed = sc.decodeManaged(&cur.Meta, side, oldTree)
+	}
+	var old any
+	if oldTree != nil {
+		old = oldTree
+	}
+	res, err := ownership.Update(old, newTree, manager, managed, ownership.WithSchema(sc.of(side)))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	sc.setManaged(&next.Meta, side, res.Managed, newTree)
+	return nil
+}
+
+// manageCreate records the fields a Create sets, on both sides, as owned by
+// manager.
+func (s *Store[S, T]) manageCreate(next *rawObject, manager string) error {
+	next.Meta.Managed = nil
+	if err := s.schemas.recordUpdate(nil, next, specSide, manager); err != nil {
+		return err
+	}
+	return s.schemas.recordUpdate(nil, next, statusSide, manager)
+}
+
+// manageUpdate records the spec-side fields an Update changed as owned by
+// manager.
+func (s *Store[S, T]) manageUpdate(cur, next *rawObject, manager string) error {
+	return s.schemas.recordUpdate(cur, next, specSide, manager)
+}
 
 // manageStatus records the status fields an UpdateStatus changed as owned by
 // manager.
-func (s *Store[S, T]) manageStatus(cur, next *rawObject, manager string) error { return nil }
+func (s *Store[S, T]) manageStatus(cur, next *rawObject, manager string) error {
+	return s.schemas.recordUpdate(cur, next, statusSide, manager)
+}

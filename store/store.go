@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/steady-go/steady/internal/clock"
 )
 
 // Store is the typed view of one kind of object over a Backend. Spec S and
@@ -23,10 +25,12 @@ import (
 // concurrent use; it is as durable and as consistent as its Backend. The
 // objects it returns are fresh copies that the caller owns.
 type Store[S, T any] struct {
-	b      Backend
-	kind   string
-	prefix string // key prefix of this kind: opts prefix + kind + "/"
-	newUID func() string
+	b       Backend
+	kind    string
+	prefix  string // key prefix of this kind: opts prefix + kind + "/"
+	newUID  func() string
+	clock   clock.Clock
+	schemas schemas
 }
 
 // Option configures New.
@@ -35,6 +39,7 @@ type Option func(*config)
 type config struct {
 	prefix string
 	newUID func() string
+	clock  clock.Clock
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -47,9 +52,14 @@ func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = p
 // simulations replayable; it must not repeat a UID within one Backend.
 func WithUIDs(next func() string) Option { return func(c *config) { c.newUID = next } }
 
+// WithClock sets the clock that stamps conditions' LastTransitionTime
+// (default: the wall clock).
+func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
 // New returns a Store for the objects of kind in b. It returns an error
-// wrapping ErrInvalid when kind breaks the kind rules (see ValidateKind) or b
-// is nil.
+// wrapping ErrInvalid when kind breaks the kind rules (see ValidateKind), b
+// is nil, or the steady struct tags of S or T are malformed (see
+// ownership.SchemaFor).
 func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error) {
 	if b == nil {
 		return nil, fmt.Errorf("%w: nil Backend", ErrInvalid)
@@ -57,14 +67,21 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err := ValidateKind(kind); err != nil {
 		return nil, err
 	}
-	c := config{newUID: randomUID}
+	c := config{newUID: randomUID, clock: clock.Real{}}
 	for _, o := range opts {
 		o(&c)
 	}
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID}, nil
+	if c.clock == nil {
+		c.clock = clock.Real{}
+	}
+	sc, err := newSchemas[S, T]()
+	if err != nil {
+		return nil, err
+	}
+	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc}, nil
 }
 
 // Kind returns the kind of the Store's objects.

@@ -4,6 +4,50 @@
 // next, reports objects that cannot make progress with a Stalled condition,
 // and keeps its own bookkeeping out of the way of the user's.
 //
+// # The Loop
+//
+// New(name, r, opts...) builds a Loop; Run(ctx) runs it until ctx ends.
+// Most programs need three options:
+//
+//	loop, err := reconcile.New("app", r,
+//		reconcile.WithStore(cache, st), // hints, resync, Stalled writes
+//		reconcile.WithWorkers(4))
+//
+// The defaults, each documented on its option: 1 worker; resync every 10
+// minutes ±10%; no per-reconcile timeout; backoff.DefaultPolicy (10ms
+// doubling to 2m, ±20%) combined by max with an overall retry bucket (10/s,
+// burst 100, ceiling 30s); Stalled after 5 consecutive failures; no elector
+// (always working); NopMetrics; a discarding logger; a 30s drain timeout; a
+// 2s read-your-writes timeout; the Loop's name as the reconciler's manager
+// and name+"-loop" as the manager of the Stalled condition. A bad option
+// makes New return an error wrapping ErrInvalidOption.
+//
+// Keys come from Sources: a store cache (FromCache, FromOwned for children
+// that wake their controller owner, FromCacheMapped for any mapping such as
+// a dependency index), channels (FromChannel, Mapped), functions
+// (SourceFunc) and fixed key lists (Keys). Resync adds every listed key at
+// low priority: no store reads, and a key in backoff keeps waiting.
+//
+// With an elector (WithElector) the Loop waits for its caches to be warm,
+// then campaigns; while it leads, a fresh queue holds every key and the
+// reconciles' contexts carry the term's fence, so a write from a stale term
+// is rejected by the store. When the term ends, in-flight reconciles are
+// cancelled with the term's cause.
+//
+// When Run's ctx ends the Loop stops taking keys, cancels in-flight
+// reconciles with cause ErrShutdown, waits up to the drain timeout and
+// returns, naming any keys still running (ErrDrainTimeout).
+//
+// Result.Requeue means "run again once the cache shows what I wrote": call
+// RecordWrite(ctx, rev) with the revision each write returns; the Loop waits
+// for its caches to reach the highest one (after 2s it runs anyway, and
+// FreshReadNeeded(ctx) tells the reconciler to read from the store).
+//
+// Each reconcile is logged at Debug (controller, key, attempt, duration,
+// result) and each failure at Error with the backoff delay. Loop.Inspect
+// reports a key's queue state, failures, last error, next retry, Stalled
+// decision and conditions.
+//
 // # The result table
 //
 // After every reconcile the Loop applies exactly one row:

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 func ExampleSetCondition() {
@@ -51,4 +55,72 @@ func ExampleDetector() {
 		}
 	}
 	// Output: Fight fight: re-set .spec.replicas 3 times within 1m0s after another manager changed it
+}
+
+func ExampleLoop() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+		fmt.Println("reconciling", key)
+		if key == "world" {
+			cancel() // stop after the last key
+		}
+		return reconcile.Result{}, nil
+	})
+	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"hello", "world"}) })
+	loop, err := reconcile.New("greeter", r, reconcile.WithSource(keys))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("stopped:", loop.Run(ctx))
+	// Output:
+	// reconciling hello
+	// reconciling world
+	// stopped: <nil>
+}
+
+func ExampleNew_badOption() {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	_, err := reconcile.New("app", r, reconcile.WithWorkers(0))
+	fmt.Println(err)
+	// Output: loop app: reconcile: invalid option: workers must be at least 1, got 0
+}
+
+// A Loop over a store: the cache feeds it hints and resync, and the Loop
+// writes Stalled on objects that cannot be reconciled.
+func ExampleWithStore() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, _ := store.New[struct{}, struct{}](memstore.New(), "App")
+	cache := store.NewCache[struct{}, struct{}](st)
+	cacheDone := make(chan struct{})
+	go func() { cache.Run(ctx); close(cacheDone) }()
+	defer func() { cancel(); <-cacheDone }()
+	st.As("user").Create(ctx, &store.Object[struct{}, struct{}]{Meta: store.Meta{Name: "web"}})
+
+	stalled := make(chan struct{})
+	var once sync.Once
+	cache.AddHandler(func(_, obj *store.Object[struct{}, struct{}]) {
+		if obj != nil && reconcile.IsTrue(obj.Conditions, reconcile.Stalled) {
+			once.Do(func() { close(stalled) })
+		}
+	})
+
+	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+		return reconcile.Result{}, reconcile.Blocked("SecretMissing", errors.New(`secret "db" not found`))
+	})
+	loop, _ := reconcile.New("app", r, reconcile.WithStore(cache, st))
+	done := make(chan error)
+	go func() { done <- loop.Run(ctx) }()
+	<-stalled
+	cancel()
+	<-done
+
+	obj, _ := st.Get(context.Background(), "web")
+	c, _ := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+	fmt.Println(c.Type, c.Status, c.Reason, obj.Meta.LastWrite.Manager)
+	fmt.Println(c.Message)
+	// Output:
+	// Stalled True SecretMissing app-loop
+	// blocked: SecretMissing: secret "db" not found
 }

@@ -37,6 +37,13 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOp
 	if v.p.isDead() {
 		return store.ListResult{}, errDead
 	}
+	if !v.elector {
+		// A listing waits for the scheduler too: a cache's first listing
+		// then never races the Loop's start, nor a relist anything else.
+		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: prefix}); err != nil {
+			return store.ListResult{}, err
+		}
+	}
 	return v.w.mem.List(ctx, prefix, opts)
 }
 
@@ -63,11 +70,11 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 	}
 	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked,
 		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
-	vd, err := v.w.wait(ctx, g)
+	r, err := v.w.wait(ctx, g)
 	if err != nil {
 		return 0, err
 	}
-	return v.w.commit(ctx, v.p, conds, wr, vd, obj, marked)
+	return v.w.commit(ctx, v.p, conds, wr, r.v, obj, marked)
 }
 
 // commit carries out a released write and its verdict, and checks it.

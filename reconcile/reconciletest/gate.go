@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/steady-go/steady/store"
 )
@@ -28,43 +29,59 @@ const (
 type gate struct {
 	p       *Process
 	write   bool
-	key     string // the reconcile's key, or the written backend key
+	list    bool   // a listing (a cache's first listing, or a relist)
+	key     string // the reconcile's key, the written backend key, or the listed prefix
 	object  string // the primary object the write is attributed to
 	faulty  bool   // a reconciler write, open to write faults
 	canConf bool   // the write has a revision precondition a rewrite can fail
-	release chan verdict
+	release chan released
+}
+
+// released is what a gate is released with: a write's verdict, or how long
+// a reconcile takes (ReconcileTime spread by ±10% from the seed, so no two
+// things fall on one virtual instant by the roundness of the numbers).
+type released struct {
+	v verdict
+	d time.Duration
 }
 
 func compareGates(a, b *gate) int {
 	if c := cmp.Compare(a.p.Incarnation, b.p.Incarnation); c != 0 {
 		return c
 	}
-	if a.write != b.write {
-		if a.write {
-			return 1
-		}
-		return -1
+	if c := cmp.Compare(a.rank(), b.rank()); c != 0 {
+		return c
 	}
 	return cmp.Compare(a.key, b.key)
 }
 
+func (g *gate) rank() int {
+	switch {
+	case g.list:
+		return 0
+	case g.write:
+		return 2
+	}
+	return 1
+}
+
 // wait registers g and blocks until the scheduler releases it, the process
 // dies, or ctx ends.
-func (w *world) wait(ctx context.Context, g *gate) (verdict, error) {
-	g.release = make(chan verdict, 1)
+func (w *world) wait(ctx context.Context, g *gate) (released, error) {
+	g.release = make(chan released, 1)
 	w.mu.Lock()
 	w.gates = append(w.gates, g)
 	w.mu.Unlock()
 	w.poke()
 	select {
-	case v := <-g.release:
-		return v, nil
+	case r := <-g.release:
+		return r, nil
 	case <-g.p.dead:
 		w.dropGate(g)
-		return 0, errDead
+		return released{}, errDead
 	case <-ctx.Done():
 		w.dropGate(g)
-		return 0, context.Cause(ctx)
+		return released{}, context.Cause(ctx)
 	}
 }
 
@@ -89,10 +106,19 @@ func (w *world) release(g *gate) {
 			break
 		}
 	}
+	if g.list {
+		w.traceLocked("list %s (process %d)", g.key, g.p.Incarnation)
+		g.release <- released{}
+		return
+	}
 	if !g.write {
 		w.rep.Reconciles++
+		d := w.reconcileTime
+		if d > 0 {
+			d += time.Duration(w.rng.Int64N(int64(d)/5+1)) - d/10
+		}
 		w.traceLocked("reconcile %s (process %d)", g.key, g.p.Incarnation)
-		g.release <- pass
+		g.release <- released{d: d}
 		return
 	}
 	v := pass
@@ -118,7 +144,7 @@ func (w *world) release(g *gate) {
 		w.traceLocked("fault %s: write %s", name, g.key)
 	}
 	w.traceLocked("write %s (process %d)", g.key, g.p.Incarnation)
-	g.release <- v
+	g.release <- released{v: v}
 }
 
 // errInjected marks errors the harness made up.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +23,7 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 	w := newWorld(seed, cfg.Faults)
 	w.leadership = cfg.Faults.LeadershipLosses > 0
 	w.bound = cfg.bound()
+	w.reconcileTime = cfg.ReconcileTime
 	w.rep.Bound = w.bound
 	fail := func(format string, args ...any) *Report {
 		w.violate(format, args...)
@@ -99,9 +102,13 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		return fail(fmt.Errorf("setup of process %d returned a nil reconciler", n))
 	}
 	opts := []reconcile.Option{
+		// Listed first, so each resync and each new term enqueues the keys
+		// in name order; the cache source's own listing, added second,
+		// then finds them queued (its order is a map's).
+		reconcile.WithSource(reconcile.Keys(func() iter.Seq[string] { return slices.Values(c.Keys()) })),
 		reconcile.WithStore(c, st),
 		reconcile.WithWorkers(cfg.Workers),
-		reconcile.WithResync(cfg.Resync, 0),
+		reconcile.WithResync(w.spread(cfg.Resync), 0),
 		reconcile.WithBackoff(backoff.Policy{Base: 10 * time.Millisecond, Factor: 2, Cap: cfg.BackoffCap,
 			Jitter: 0.2, Rand: (&lockedRand{r: w.newRand()}).Float64}),
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}),
@@ -110,8 +117,8 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	}
 	if w.leadership {
 		el, err := lease.New(&procBackend{w: w, p: p, elector: true}, leaseKey, fmt.Sprintf("process-%d", n),
-			lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry),
-			lease.WithoutRelease())
+			lease.WithTTL(leaseTTL), lease.WithRenewInterval(w.spread(leaseRenew)),
+			lease.WithRetryPeriod(w.spread(leaseRetry)), lease.WithoutRelease())
 		if err != nil {
 			return fail(err)
 		}
@@ -119,7 +126,7 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	}
 	opts = append(opts, p.opts...)
 	opts = append(opts, cfg.Options...)
-	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r, d: cfg.ReconcileTime}, opts...)
+	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r}, opts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -143,6 +150,14 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	return p, nil
 }
 
+// spread returns d shortened by up to 1% from the seed: periods of round
+// lengths would otherwise make unrelated timers fire at one virtual
+// instant, where the order of the goroutines they wake is up to the
+// runtime.
+func (w *world) spread(d time.Duration) time.Duration {
+	return d - time.Duration(w.rng.Int64N(int64(d)/100+1))
+}
+
 // gated wraps the user's reconciler: each reconcile waits for the scheduler,
 // takes ReconcileTime of virtual time, and runs with its key in ctx so its
 // writes are attributed and open to write faults.
@@ -150,15 +165,15 @@ type gated struct {
 	w *world
 	p *Process
 	r reconcile.Reconciler[string]
-	d time.Duration
 }
 
 func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
-	if _, err := g.w.wait(ctx, &gate{p: g.p, key: key}); err != nil {
+	r, err := g.w.wait(ctx, &gate{p: g.p, key: key})
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if g.d > 0 {
-		t := time.NewTimer(g.d)
+	if r.d > 0 {
+		t := time.NewTimer(r.d)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -130,7 +130,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 	dup := faults && f.DuplicateEvents > 0 && w.rng.Float64() < f.DuplicateEvents
 	expire := faults && f.ExpireWatches > 0 && w.rng.Float64() < f.ExpireWatches
 	s.sent = max(s.sent, ev.Revision)
-	w.traceLocked("deliver %s revision %d", s.prefix, ev.Revision)
+	w.traceLocked("deliver %s revision %d", ev.KV.Key, ev.Revision)
 	if dup {
 		w.rep.Faults["duplicate"]++
 		w.traceLocked("fault duplicate: %s revision %d", s.prefix, ev.Revision)

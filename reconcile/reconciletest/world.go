@@ -33,11 +33,12 @@ type world struct {
 	mem   *memstore.Store
 	raw   *lockedBackend // the store without faults, for the harness's writers
 
-	leadership bool
-	bound      time.Duration
-	newProc    func(n int) (*Process, error)
-	names      []string // the primary objects
-	competeFn  func(ctx context.Context, name string, rng *rand.Rand) error
+	leadership    bool
+	reconcileTime time.Duration
+	bound         time.Duration
+	newProc       func(n int) (*Process, error)
+	names         []string // the primary objects
+	competeFn     func(ctx context.Context, name string, rng *rand.Rand) error
 
 	kick  chan struct{}
 	seeds atomic.Uint64 // sub-seeds handed out

@@ -2,8 +2,10 @@ package ownership
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 )
 
@@ -33,76 +35,106 @@ const relPrefix = '~'
 // missing a key, a duplicate) have no bits; paths to them are encoded in
 // full.
 func NewCodec(obj map[string]any, schema *Schema) *Codec {
-	var b builder
-	b.reset()
-	var keybuf []byte
-	objectNodes(&b, 0, obj, schema.top(), &keybuf)
-	b.nodes[0].member = false
-	all, _ := b.freeze()
+	w := objectWalk{nodes: make([]node, 1, 64)}
+	w.walk(0, obj, schema.top())
+	w.nodes[0].member = false
+	all := &Set{}
+	if len(w.nodes) > 1 {
+		all.nodes = w.nodes
+	}
 	h := fnv.New32a()
-	var buf [1]byte
+	var buf [2]byte
 	for _, n := range all.nodes {
-		buf[0] = n.kind
+		buf[0], buf[1] = n.kind, byte(n.hi-n.lo)
 		h.Write(buf[:])
 		h.Write([]byte(n.name))
-		buf[0] = byte(n.hi - n.lo)
-		h.Write(buf[:])
 	}
 	sum := h.Sum32()
 	enc := base64.RawURLEncoding.EncodeToString([]byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
 	return &Codec{all: all, hash: enc}
 }
 
-// objectNodes adds every node of v below builder node at.
-func objectNodes(b *builder, at int32, v any, sch *snode, keybuf *[]byte) {
-	b.nodes[at].member = true
+// objectWalk lays out every node of an object as a Set, in the canonical
+// order, every node a member.
+type objectWalk struct {
+	nodes  []node
+	keys   []string
+	items  []itemRef
+	keybuf []byte
+}
+
+func (w *objectWalk) reserve(at int32, n int) int32 {
+	lo := int32(len(w.nodes))
+	if n > 0 {
+		w.nodes = append(w.nodes, make([]node, n)...)
+		w.nodes[at].lo, w.nodes[at].hi = lo, lo+int32(n)
+	}
+	return lo
+}
+
+func (w *objectWalk) walk(at int32, v any, sch *snode) {
+	w.nodes[at].member = true
 	switch x := v.(type) {
 	case map[string]any:
-		if sch.strategy() == stratAtomic {
+		if sch.strategy() == stratAtomic || len(x) == 0 {
 			return
 		}
-		for k, e := range x {
-			objectNodes(b, b.add(at, elemField, k, true), e, sch.field(k), keybuf)
+		mark := len(w.keys)
+		for k := range x {
+			w.keys = append(w.keys, k)
 		}
+		slices.Sort(w.keys[mark:])
+		lo := w.reserve(at, len(x))
+		for j := range len(x) {
+			k := w.keys[mark+j]
+			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, k
+			w.walk(lo+int32(j), x[k], sch.field(k))
+		}
+		w.keys = w.keys[:mark]
 	case []any:
 		st := sch.strategy()
 		if st != stratSet && st != stratKeyed {
 			return
 		}
-		for _, it := range x {
+		mark := len(w.items)
+		kind := elemValue
+		if st == stratKeyed {
+			kind = elemKey
+		}
+		for i, it := range x {
 			var err error
-			kind := elemValue
-			buf := (*keybuf)[:0]
 			if st == stratSet {
-				buf, err = appendScalarText(buf, it)
+				w.keybuf, err = appendScalarText(w.keybuf[:0], it)
 			} else if m, ok := it.(map[string]any); ok {
-				w := applyWalk{keybuf: buf}
-				err = w.keyBytes(m, sch.strat.keys)
-				buf, kind = w.keybuf, elemKey
+				aw := applyWalk{keybuf: w.keybuf}
+				err = aw.keyBytes(m, sch.strat.keys)
+				w.keybuf = aw.keybuf
 			} else {
-				err = fmt.Errorf("not an object")
+				err = errNotObject
 			}
-			*keybuf = buf
-			if err != nil || b.hasChild(at, kind, string(buf)) {
-				continue
-			}
-			c := b.add(at, kind, string(buf), true)
-			if st == stratKeyed {
-				objectNodes(b, c, it, sch.item(), keybuf)
+			if err == nil {
+				w.items = append(w.items, itemRef{name: string(w.keybuf), idx: i})
 			}
 		}
+		slices.SortStableFunc(w.items[mark:], func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
+		// Duplicate items have no single identity: the first one gets the bit.
+		w.items = append(w.items[:mark], slices.CompactFunc(w.items[mark:], func(a, b itemRef) bool { return a.name == b.name })...)
+		n := len(w.items) - mark
+		lo := w.reserve(at, n)
+		for j := range n {
+			ref := w.items[mark+j]
+			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = kind, ref.name
+			if st == stratKeyed {
+				w.walk(lo+int32(j), x[ref.idx], sch.item())
+			} else {
+				w.nodes[lo+int32(j)].member = true
+			}
+		}
+		w.items = w.items[:mark]
 	}
 }
 
-// hasChild reports whether builder node parent has child (kind, name).
-func (b *builder) hasChild(parent int32, kind uint8, name string) bool {
-	for c := b.nodes[parent].first; c >= 0; c = b.nodes[c].next {
-		if b.nodes[c].kind == kind && b.nodes[c].name == name {
-			return true
-		}
-	}
-	return false
-}
+var errNotObject = errors.New("not an object")
 
 // Encode returns s relative to the codec's object: "" for the empty set,
 // else "~", the shape hash, the bitmap in unpadded base64url, and, if s has
@@ -164,6 +196,57 @@ func copySubtree(b *builder, at int32, s *Set, si int32) {
 	}
 }
 
+// subset returns the set of the codec's nodes whose bit is set, laid out
+// canonically: nodes without a member at or below them are left out.
+func (c *Codec) subset(bits []byte) *Set {
+	all := c.all.nodes
+	has := func(k int32) bool { return int(k/8) < len(bits) && bits[k/8]&(1<<(k%8)) != 0 }
+	// Children come after their parent, so one backward pass finds the
+	// nodes with a member at or below them.
+	parent := make([]int32, len(all))
+	for k := range all {
+		for ch := all[k].lo; ch < all[k].hi; ch++ {
+			parent[ch] = int32(k)
+		}
+	}
+	keep := make([]bool, len(all))
+	n := 0
+	for k := int32(len(all)) - 1; k > 0; k-- {
+		if keep[k] || has(k) {
+			keep[k] = true
+			keep[parent[k]] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return &Set{}
+	}
+	out := make([]node, 1, n+1)
+	var expand func(k, src int32)
+	expand = func(k, src int32) {
+		lo := int32(len(out))
+		for ch := all[src].lo; ch < all[src].hi; ch++ {
+			if keep[ch] {
+				out = append(out, node{name: all[ch].name, kind: all[ch].kind, member: has(ch)})
+			}
+		}
+		hi := int32(len(out))
+		if lo == hi {
+			return
+		}
+		out[k].lo, out[k].hi = lo, hi
+		i := lo
+		for ch := all[src].lo; ch < all[src].hi; ch++ {
+			if keep[ch] {
+				expand(i, ch)
+				i++
+			}
+		}
+	}
+	expand(0, 0)
+	return &Set{nodes: out}
+}
+
 // Decode parses an encoding made by Encode with a codec of the same
 // object, or a self-contained Set.Encode form. It returns an error when the
 // text is malformed or was made for an object of another shape.
@@ -187,21 +270,10 @@ func (c *Codec) Decode(text string) (*Set, error) {
 	if len(bits) > (len(c.all.nodes)+7)/8 {
 		return nil, fmt.Errorf("ownership: field set bitmap longer than the object")
 	}
-	var b builder
-	b.nodes = make([]bnode, 0, len(c.all.nodes))
-	b.reset()
-	all := c.all.nodes
-	bmap := make([]int32, len(all)) // codec index -> builder index
-	for k := range all {
-		for ch := all[k].lo; ch < all[k].hi; ch++ {
-			member := int(ch/8) < len(bits) && bits[ch/8]&(1<<(ch%8)) != 0
-			bmap[ch] = b.add(bmap[k], all[ch].kind, all[ch].name, member)
-		}
-	}
 	if len(bits) > 0 && bits[0]&1 != 0 {
 		return nil, fmt.Errorf("ownership: field set bitmap marks the root")
 	}
-	s, _ := b.freeze()
+	s := c.subset(bits)
 	if rest != "" {
 		d, err := DecodeSet(rest)
 		if err != nil {

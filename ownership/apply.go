@@ -69,10 +69,7 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 	if applyIdx >= 0 {
 		nOthers--
 	}
-	// One allocation for the per-entry slices and one for scratch stacks.
-	ints := make([]int, nOthers)
-	sets := make([]*Set, nOthers, nOthers)
-	w.others, w.entries = sets[:0], ints[:0]
+	w.others, w.entries = make([]*Set, 0, nOthers), make([]int, 0, nOthers)
 	for i, e := range managed {
 		if i != applyIdx {
 			w.others = append(w.others, e.Set)
@@ -107,7 +104,18 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 			if a.Manager > b.Manager {
 				return 1
 			}
+			if a.Operation < b.Operation {
+				return -1
+			}
+			if a.Operation > b.Operation {
+				return 1
+			}
 			return 0
+		})
+		// A type change reports the fields below it, which the walk below
+		// may report again.
+		w.conflicts = slices.CompactFunc(w.conflicts, func(a, b Conflict) bool {
+			return a.Manager == b.Manager && a.Operation == b.Operation && a.Path.Equal(b.Path)
 		})
 		return Result{}, &ConflictError{Conflicts: w.conflicts}
 	}

@@ -258,3 +258,14 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+func TestConflictsAreReportedOnce(t *testing.T) {
+	r := applyOK(t, nil, obj(t, `{"spec":{"tags":["a"]}}`), "a", nil, WithSchema(portsSchema))
+	// .spec.tags becomes a map: a type change above the set item a owns.
+	_, err := Apply(r.Object, obj(t, `{"spec":{"tags":{"x":1}}}`), "b", r.Managed, WithSchema(portsSchema))
+	require.Equal(t, []string{`a .spec.tags[="a"]`}, conflictStrings(err))
+	// And back: a list replacing a map another manager filled.
+	r = applyOK(t, nil, obj(t, `{"spec":{"tags":{"x":1}}}`), "a", nil, WithSchema(portsSchema))
+	_, err = Apply(r.Object, obj(t, `{"spec":{"tags":["a"]}}`), "b", r.Managed, WithSchema(portsSchema))
+	require.Equal(t, []string{`a .spec.tags.x`}, conflictStrings(err))
+}

@@ -88,7 +88,7 @@ func NewCache[S, T any](src ListWatcher[S, T], opts ...CacheOption) *Cache[S, T]
 		synced:  make(chan struct{}),
 	}
 	if cfg.report != nil {
-		c.detect = newMutationDetector[S, T](cfg.report)
+		c.detect = newMutationDetector[S, T]()
 	}
 	return c
 }

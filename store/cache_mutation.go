@@ -49,7 +49,7 @@ type mutationDetector[S, T any] struct {
 	snaps map[string][]byte
 }
 
-func newMutationDetector[S, T any](func(error)) *mutationDetector[S, T] {
+func newMutationDetector[S, T any]() *mutationDetector[S, T] {
 	return &mutationDetector[S, T]{snaps: make(map[string][]byte)}
 }
 

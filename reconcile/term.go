@@ -66,16 +66,6 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	defer cancelWork(nil)
 	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(l.metrics.QueueMetrics(l.name)))
 	t := &term[K]{q: q, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
-	stopWork := context.AfterFunc(termCtx, func() {
-		cause := context.Cause(termCtx)
-		if runCtx.Err() != nil {
-			cause = ErrShutdown
-		}
-		cancelWork(cause)
-		q.ShutDown()
-	})
-	defer stopWork()
-
 	l.cur.Store(t)
 	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name))
 	l.enqueueAll(t)
@@ -84,6 +74,12 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	}
 	<-termCtx.Done()
 	l.cur.CompareAndSwap(t, nil)
+	cause := context.Cause(termCtx)
+	if runCtx.Err() != nil {
+		cause = ErrShutdown
+	}
+	cancelWork(cause)
+	q.ShutDown()
 
 	drained := make(chan struct{})
 	go func() { t.workers.Wait(); t.bg.Wait(); close(drained) }()

@@ -62,14 +62,6 @@ func newSchemas[S, T any]() (schemas, error) {
 	return schemas{spec: meta, status: conds}, nil
 }
 
-// metaDoc is the metadata in the spec-side tree: what Update and Apply write.
-type metaDoc struct {
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Owners      []OwnerRef        `json:"owners,omitempty"`
-	Finalizers  []string          `json:"finalizers,omitempty"`
-}
-
 // specTree returns the spec-side tree of raw.
 func specTree(raw *rawObject) (map[string]any, error) {
 	spec, err := decodeTree(orNull(raw.Spec))

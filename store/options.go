@@ -3,12 +3,16 @@ package store
 // StatusOption refines UpdateStatus (and ApplyStatus).
 type StatusOption interface{ applyStatus(*statusConfig) }
 
+// ApplyOption refines Apply.
+type ApplyOption interface{ applyApply(*applyConfig) }
+
 // DeleteOption refines Delete.
 type DeleteOption interface{ applyDelete(*deleteConfig) }
 
 type statusConfig struct {
 	generation    int64
 	hasGeneration bool
+	force         bool
 }
 
 type deleteConfig struct {
@@ -38,6 +42,7 @@ func IfRevision(r int64) RevisionOption { return RevisionOption(r) }
 type RevisionOption int64
 
 func (r RevisionOption) applyDelete(c *deleteConfig) { c.revision = int64(r) }
+func (r RevisionOption) applyApply(c *applyConfig)   { c.revision = int64(r) }
 
 // IfUID makes a Delete conditional on the object's identity: it is rejected
 // with ErrConflict if the object called name is not the one with this UID
@@ -47,3 +52,42 @@ func IfUID(uid string) DeleteOption { return uidOption(uid) }
 type uidOption string
 
 func (u uidOption) applyDelete(c *deleteConfig) { c.uid = string(u) }
+
+type applyConfig struct {
+	force    bool
+	revision int64
+	meta     *ApplyMeta
+}
+
+// Force makes Apply and ApplyStatus take the fields they conflict on from
+// their owners instead of failing with *ownership.ConflictError; the previous
+// owners lose exactly those fields. UpdateStatus ignores it.
+func Force() ForceOption { return ForceOption{} }
+
+// ForceOption is the option Force returns.
+type ForceOption struct{}
+
+func (ForceOption) applyApply(c *applyConfig)   { c.force = true }
+func (ForceOption) applyStatus(c *statusConfig) { c.force = true }
+
+// ApplyMeta is the metadata part of an applied configuration: the labels,
+// annotations, owners and finalizers the manager wants. Like the spec, each
+// entry present is claimed by the manager, and an entry it applied before and
+// leaves out now is removed unless another manager owns it. Labels and
+// annotations are owned key by key, finalizers one by one (a set), owners as
+// a whole list.
+type ApplyMeta struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Owners      []OwnerRef        `json:"owners,omitempty"`
+	Finalizers  []string          `json:"finalizers,omitempty"`
+}
+
+// WithMeta adds metadata to an Apply's configuration. Without it, the apply
+// claims no metadata (and releases, and so removes, metadata the manager
+// applied before).
+func WithMeta(m ApplyMeta) ApplyOption { return metaOption{m} }
+
+type metaOption struct{ m ApplyMeta }
+
+func (o metaOption) applyApply(c *applyConfig) { c.meta = &o.m }

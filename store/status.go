@@ -22,7 +22,10 @@ import (
 // UID (it was deleted and recreated), the write is rejected with ErrConflict.
 //
 // Conditions must be keyed by type (unique, non-empty types) with status
-// True, False or Unknown, else ErrInvalid. A missing object gives
+// True, False or Unknown, else ErrInvalid. A condition's LastTransitionTime
+// moves only when its Status does: it is kept from the stored condition of
+// the same type when the Status is unchanged, and set to the Store's clock
+// when the Status changed and the time given is zero. A missing object gives
 // ErrNotFound. On success obj.Meta is set to the stored Meta with the new
 // Revision, which is returned.
 func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (int64, error) {
@@ -49,12 +52,13 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		if err := w.checkStatusTarget(cur, obj.Meta.UID, cfg); err != nil {
 			return 0, err
 		}
-		if bytes.Equal(status, cur.Status) && conditionsEqual(obj.Conditions, cur.Conditions) {
-			obj.Meta = cur.Meta
+		conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
+		if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
+			obj.Meta, obj.Conditions = cur.Meta, conds
 			return cur.Meta.Revision, nil
 		}
 		next := *cur
-		next.Status, next.Conditions = status, obj.Conditions
+		next.Status, next.Conditions = status, conds
 		next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
 		if err := w.s.manageStatus(cur, &next, w.manager); err != nil {
 			return 0, err
@@ -67,7 +71,7 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		if err != nil {
 			return 0, err
 		}
-		obj.Meta = next.Meta
+		obj.Meta, obj.Conditions = next.Meta, conds
 		obj.Meta.Revision = rev
 		return rev, nil
 	}

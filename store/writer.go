@@ -69,7 +69,8 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	next := &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}
+	conds := stampTransitions(obj.Conditions, nil, w.s.clock.Now())
+	next := &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: conds}
 	m := &next.Meta
 	m.Kind, m.UID, m.Generation, m.DeletionRequested = w.s.kind, w.s.newUID(), 1, false
 	m.Revision, m.Managed = 0, nil
@@ -85,7 +86,7 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	obj.Meta = next.Meta
+	obj.Meta, obj.Conditions = next.Meta, conds
 	obj.Meta.Revision = rev
 	return rev, nil
 }

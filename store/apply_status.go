@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/steady-go/steady/ownership"
+)
+
+// ApplyStatus is server-side apply on the status subresource: manager
+// declares the Status fields and the Conditions it wants, and the store
+// merges them with what other managers own there. Conditions are owned by
+// type, so the reconcile Loop can own Stalled while the user's reconciler
+// owns Ready, and neither write removes or overwrites the other's. The
+// spec, metadata and Generation are never touched.
+//
+// status is the desired Status: a value of the Status type, another struct
+// with the same JSON names, a map[string]any tree, or nil to apply no status
+// fields. conditions are the conditions the manager owns: one that it applied
+// before and leaves out now is removed (unless another manager owns it too).
+// A condition's LastTransitionTime is kept from the stored condition of that
+// type when its Status did not change, and set to the Store's clock when it
+// did and the time given is zero; so re-applying the same conditions writes
+// nothing.
+//
+// Like Apply, it returns a *ownership.ConflictError (errors.As) when it would
+// change a field another manager owns, unless Force is given; it writes
+// nothing when nothing changes (Changed false, revision unchanged); and it
+// re-reads and merges again when a concurrent write lands first.
+// IfGeneration(g) rejects it with ErrConflict if the spec moved past
+// generation g. A missing object gives ErrNotFound: status is never created.
+func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (ApplyResult, error) {
+	if err := w.checkName(name); err != nil {
+		return ApplyResult{}, err
+	}
+	if err := validateConditions(conditions); err != nil {
+		return ApplyResult{}, err
+	}
+	var cfg statusConfig
+	for _, o := range opts {
+		o.applyStatus(&cfg)
+	}
+	oopts := []ownership.Option{ownership.WithSchema(w.s.schemas.status)}
+	if cfg.force {
+		oopts = append(oopts, ownership.Force())
+	}
+	for range maxAttempts {
+		cur, err := w.s.getRaw(ctx, name)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		if err := w.checkStatusTarget(cur, "", cfg); err != nil {
+			return ApplyResult{}, err
+		}
+		conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
+		configTree, err := ownership.ToTree(struct {
+			Status     any         `json:"status,omitempty"`
+			Conditions []Condition `json:"conditions,omitempty"`
+		}{status, conds})
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+		}
+		liveTree, err := statusTree(cur)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		managed := w.s.schemas.decodeManaged(&cur.Meta, statusSide, liveTree)
+		res, err := ownership.Apply(liveTree, configTree, w.manager, managed, oopts...)
+		if err != nil {
+			return ApplyResult{}, applyError(err)
+		}
+		out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
+		if !res.Changed {
+			return out, nil
+		}
+		next, err := w.statusFromTree(cur, res.Object)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		storedTree, err := statusTree(next)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		w.s.schemas.setManaged(&next.Meta, statusSide, res.Managed, storedTree)
+		own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+		rev, err := w.put(ctx, own, next)
+		if _, ok := ownCondFailure(err); ok {
+			continue
+		}
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		out.Revision, out.Changed = rev, true
+		return out, nil
+	}
+	return ApplyResult{}, fmt.Errorf("%w: status apply to %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+}
+
+// statusFromTree builds the object to store from the merged status-side
+// tree: cur with the tree's status, in the canonical encoding of T, and its
+// conditions.
+func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any) (*rawObject, error) {
+	var doc struct {
+		Status     T           `json:"status"`
+		Conditions []Condition `json:"conditions"`
+	}
+	if err := decodeStrict(tree, &doc); err != nil {
+		return nil, fmt.Errorf("%w: applied status of %s %q does not fit its type: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
+	}
+	if err := validateConditions(doc.Conditions); err != nil {
+		return nil, err
+	}
+	status, err := encodeJSON("status", doc.Status)
+	if err != nil {
+		return nil, err
+	}
+	next := *cur
+	next.Status, next.Conditions = status, doc.Conditions
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
+	return &next, nil
+}
+
+// stampTransitions returns conds with LastTransitionTime moved only where the
+// Status changed: kept from the stored condition of the same type when the
+// Status is the same, set to now when it changed (or is new) and no time was
+// given.
+func stampTransitions(conds, stored []Condition, now time.Time) []Condition {
+	if len(conds) == 0 {
+		return conds
+	}
+	out := make([]Condition, len(conds))
+	for i, c := range conds {
+		switch old := findCondition(stored, c.Type); {
+		case old != nil && old.Status == c.Status:
+			c.LastTransitionTime = old.LastTransitionTime
+		case c.LastTransitionTime.IsZero():
+			c.LastTransitionTime = now.UTC()
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func findCondition(conds []Condition, typ string) *Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}

@@ -85,9 +85,10 @@
 //   - Merged keyed lists and sets keep the live order and append new items
 //     in config order, instead of following the config's order. Order never
 //     makes a re-apply write.
-//   - Interior maps are never members of a set by themselves (structured-merge-diff
-//     deduces map keys as members without a schema); only leaves, empty
-//     maps, atomic values and list items are. This keeps sets small.
+//   - A manager owns the leaves it applies (scalars, empty maps, atomic
+//     values) and list items, not the maps above them (structured-merge-diff
+//     makes every map key a member when it has no schema). This keeps sets
+//     small; the key fields of a list item that stays are never pruned.
 //   - A map that pruning empties is removed with its last key, unless
 //     another manager owns it (structured-merge-diff does the same for maps
 //     without a schema, and keeps empty structs of typed objects).

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// stalledType is the condition type under which manager's Loop reports
+// Stalled in this demo.
+func stalledType(manager string) string { return "Stalled(" + manager + ")" }
+
+// perLoopStalled gives each of several Loops over one kind its own Stalled
+// condition. The Loop always writes the type reconcile.Stalled, so two Loops
+// over the same objects would share one condition, and the success of one
+// would clear the other's report. This StatusWriter renames the condition
+// on its way to the store and back.
+type perLoopStalled struct {
+	inner reconcile.StatusWriter[string]
+	typ   string
+}
+
+func newPerLoopStalled(c *store.Cache[Spec, Status], st *store.Store[Spec, Status], manager string) perLoopStalled {
+	return perLoopStalled{inner: reconcile.StoreStatus(c, st), typ: stalledType(manager)}
+}
+
+// Conditions shows this Loop's condition as Stalled and hides the others'.
+func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) {
+	conds, gen, ok := p.inner.Conditions(key)
+	out := make([]store.Condition, 0, len(conds))
+	for _, c := range conds {
+		switch c.Type {
+		case reconcile.Stalled:
+			continue
+		case p.typ:
+			c.Type = reconcile.Stalled
+		}
+		out = append(out, c)
+	}
+	return out, gen, ok
+}
+
+// WriteCondition writes the Loop's Stalled condition under this Loop's type.
+func (p perLoopStalled) WriteCondition(ctx context.Context, key, manager string, c store.Condition) error {
+	c.Type = p.typ
+	return p.inner.WriteCondition(ctx, key, manager, c)
+}

@@ -1,0 +1,64 @@
+package gc
+
+import (
+	"fmt"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// New returns a Loop named name that collects the garbage among the objects
+// of dependents (the cache) and st (the store of the same kind): a dependent
+// whose controller owner (the OwnerRef with Controller set) of one of the
+// owners' kinds no longer exists, matched by UID, is deleted.
+//
+// The Loop is keyed by dependent name. Its sources are the dependents'
+// cache (every dependent is a key, listed again on every resync and every
+// leadership term) and each owner kind's cache (a changed or deleted owner
+// wakes the dependents filed under its UID in store.IndexOwnerUID). It writes
+// as the Loop's manager (name, unless opts hold reconcile.WithManager) and
+// only ever calls Delete.
+//
+// opts are passed on to reconcile.New after the sources New adds: workers,
+// resync, elector, logger, metrics and clock are the caller's choice. A GC
+// usually runs with the same elector as the controllers, so only the leader
+// deletes, and its deletes carry the term's fence.
+//
+// New returns an error wrapping reconcile.ErrInvalidOption for a nil cache or
+// store, a zero Owner, two Owners of one kind, or whatever reconcile.New
+// rejects.
+func New[S, T any](name string, dependents *store.Cache[S, T], st *store.Store[S, T], owners []Owner, opts ...reconcile.Option) (*reconcile.Loop[string], error) {
+	if dependents == nil || st == nil {
+		return nil, fmt.Errorf("gc %s: %w: nil dependents cache or store", name, reconcile.ErrInvalidOption)
+	}
+	byKind := make(map[string]Owner, len(owners))
+	for i, o := range owners {
+		if o.kind == "" || o.cached == nil || o.live == nil || o.source == nil {
+			return nil, fmt.Errorf("gc %s: %w: owner %d is the zero Owner (use OwnerKind)", name, reconcile.ErrInvalidOption, i)
+		}
+		if _, dup := byKind[o.kind]; dup {
+			return nil, fmt.Errorf("gc %s: %w: owner kind %q given twice", name, reconcile.ErrInvalidOption, o.kind)
+		}
+		byKind[o.kind] = o
+	}
+	c := &collector[S, T]{deps: dependents, st: st, owners: byKind}
+	dependentsOf := func(uid string) []string {
+		objs := dependents.ByIndex(store.IndexOwnerUID, uid)
+		out := make([]string, len(objs))
+		for i, d := range objs {
+			out[i] = d.Meta.Name
+		}
+		return out
+	}
+	all := []reconcile.Option{reconcile.WithSource(reconcile.FromCache(dependents))}
+	for _, o := range owners {
+		all = append(all, reconcile.WithSource(o.source(dependentsOf)))
+	}
+	all = append(all, opts...)
+	loop, err := reconcile.New[string](name, c, all...)
+	if err != nil {
+		return nil, err
+	}
+	c.w = st.As(loop.Manager())
+	return loop, nil
+}

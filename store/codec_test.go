@@ -36,3 +36,32 @@ func TestDecodeMetaWithoutSpecAndStatusTypes(t *testing.T) {
 	_, _, err = store.DecodeMeta([]byte("not json"))
 	require.ErrorIs(t, err, store.ErrInvalid)
 }
+
+func FuzzDecodeMeta(f *testing.F) {
+	f.Add([]byte(`{"meta":{"kind":"Widget","name":"w","uid":"u","generation":2,"labels":{"a":"b"}},"spec":{"x":1},"status":null}`))
+	f.Add([]byte(`{"meta":{"managed":[{"manager":"m","operation":"Apply","fields":"~x"}]},"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}]}`))
+	f.Add([]byte(`{"meta":null}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"meta":{"generation":"x"}}`))
+	f.Fuzz(func(t *testing.T, value []byte) {
+		meta, conds, err := store.DecodeMeta(value)
+		if err != nil {
+			require.ErrorIs(t, err, store.ErrInvalid)
+			return
+		}
+		// What decodes re-encodes to a value that decodes and re-encodes to
+		// the same bytes (empty and absent collections may differ once).
+		encode := func(m store.Meta, c []store.Condition) []byte {
+			b, err := json.Marshal(struct {
+				Meta       store.Meta        `json:"meta"`
+				Conditions []store.Condition `json:"conditions,omitempty"`
+			}{m, c})
+			require.NoError(t, err)
+			return b
+		}
+		again := encode(meta, conds)
+		meta2, conds2, err := store.DecodeMeta(again)
+		require.NoError(t, err)
+		require.Equal(t, string(again), string(encode(meta2, conds2)))
+	})
+}

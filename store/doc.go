@@ -47,6 +47,26 @@
 // A stale read therefore produces a rejected write, never a lost update:
 // re-read and retry on ErrConflict (and only on it).
 //
+// # Field ownership and apply
+//
+// Writer.Apply and Writer.ApplyStatus are server-side apply, through package
+// ownership: a manager declares the fields it wants and the store merges
+// them with the fields other managers own, re-reading and merging again if
+// another write lands first. Changing a field someone else owns is a
+// *ownership.ConflictError listing who owns what (not ErrConflict: retrying
+// it never helps), unless Force is given. An apply that changes nothing
+// writes nothing.
+//
+// Meta.Managed records, per manager, the fields it owns, on two sides kept
+// apart as in Kubernetes: the spec side (metadata labels, annotations,
+// owners and finalizers, and the spec; paths like .spec.replicas or
+// .metadata.labels.app) and the status side (.status... and conditions,
+// keyed by type: .conditions[type="Ready"]). Every write maintains it:
+// Create, Update and UpdateStatus record the fields they changed as owned by
+// their manager (ownership.Update), so applies, and the reconcile Loop's
+// own-write and oscillation checks, see who changed what. Merge strategies
+// come from the `steady:"..."` struct tags of S and T (ownership.SchemaFor).
+//
 // # Backends
 //
 // Backend is a versioned key-value space with Get, a paginated List, a

@@ -18,8 +18,11 @@ const maxAttempts = 64
 // Writer writes objects of one Store on behalf of one manager. Get one with
 // Store.As.
 //
-// Every write:
+// Its writes are Create, Update, UpdateStatus, Delete, Apply and
+// ApplyStatus. Every write:
 //   - stamps Meta.LastWrite with the manager and the operation;
+//   - records the fields it changed (or, for an apply, declared) as owned by
+//     the manager in Meta.Managed;
 //   - carries the Fence found in ctx (see WithFence) as an extra Txn
 //     precondition, and fails with ErrFenced when it no longer holds;
 //   - returns the new store revision and sets it in the caller's
@@ -29,7 +32,7 @@ const maxAttempts = 64
 // conditions) writes nothing and returns the current revision: level-triggered
 // callers may repeat themselves freely.
 //
-// The store owns Meta.Kind, Name, UID, Generation, DeletionRequested,
+// The store owns Meta.Kind, UID, Generation, DeletionRequested,
 // LastWrite, Managed and Revision; what callers put there is ignored, except
 // that a Kind other than the Store's or "" is rejected with ErrInvalid. A
 // Writer is safe for concurrent use.
@@ -51,7 +54,8 @@ func (w *Writer[S, T]) Manager() string { return w.manager }
 // writes Meta, Spec, Status and Conditions. It fills obj.Meta with what was
 // stored, Revision included, and returns the new revision.
 //
-// It returns an error wrapping ErrAlreadyExists if an object of that name
+// A condition given without a LastTransitionTime gets the Store's clock
+// time. It returns an error wrapping ErrAlreadyExists if an object of that name
 // exists (even one whose deletion was requested), ErrInvalid for a bad name,
 // kind or condition list, and ErrFenced if ctx's fence no longer holds.
 func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, error) {

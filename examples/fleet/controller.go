@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// The desired side: a Group says how many instances of which image to run.
+type (
+	GroupSpec struct {
+		Replicas int    `json:"replicas"`
+		Image    string `json:"image"`
+	}
+	GroupStatus struct {
+		// Running counts the group's instances that run the wanted image.
+		Running int `json:"running"`
+	}
+	Group = store.Object[GroupSpec, GroupStatus]
+)
+
+// controllerName is the Loop's name and the manager its writes carry.
+const controllerName = "fleet-controller"
+
+// progressingRecheck is how often a group that is not Ready yet is looked at
+// again; once Ready, the controller relies on fleet events, and resync
+// repairs the ones the fleet dropped.
+const progressingRecheck = 250 * time.Millisecond
+
+// wantInstances returns the instances a group should have. Names derive from
+// the group (web-03-0, web-03-1, ...), so an interrupted create is found and
+// finished by the next pass instead of being duplicated.
+func wantInstances(g *Group) []Instance {
+	out := make([]Instance, g.Spec.Replicas)
+	for i := range out {
+		out[i] = Instance{Name: fmt.Sprintf("%s-%d", g.Meta.Name, i), Group: g.Meta.Name, Image: g.Spec.Image, State: Running}
+	}
+	return out
+}
+
+// groupDiff compares what a group should have with what the fleet runs.
+// It is the controller's test for Ready and the demo's test for convergence.
+func groupDiff(g *Group, observed []Instance) diff.Changes {
+	return diff.Diff(wantInstances(g), observed, diff.ListKeys(diff.MustParsePath("."), "name"), diff.EquateEmpty())
+}
+
+// controller reconciles one Group: it observes the group's instances,
+// creates the missing ones, replaces the failed or outdated ones, removes
+// the ones that should not exist, and reports Ready from what it observed.
+type controller struct {
+	groups *store.Store[GroupSpec, GroupStatus]
+	cache  *store.Cache[GroupSpec, GroupStatus] // this lifetime's cache
+	fleet  *Fleet
+	count  *counters
+}
+
+// counters are shared by every lifetime of the controller: they are the
+// demo's bookkeeping, not the controller's memory.
+type counters struct {
+	fleetWrites  atomic.Int64
+	statusWrites atomic.Int64
+	// afterWrite is called after every write the controller makes (the
+	// crash injector counts them).
+	afterWrite func()
+}
+
+func (c *controller) wrote(counter *atomic.Int64) {
+	counter.Add(1)
+	if c.count.afterWrite != nil {
+		c.count.afterWrite()
+	}
+}
+
+func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
+	observed := c.fleet.List(name) // a fresh observation: the fleet is the truth
+	g, ok := c.cache.Get(name)
+	if !ok {
+		// The group is gone: remove what is left of it.
+		var errs []error
+		for _, in := range observed {
+			errs = append(errs, c.delete(ctx, in.Name))
+		}
+		return reconcile.Result{}, errors.Join(errs...)
+	}
+
+	want := wantInstances(g)
+	have := make(map[string]Instance, len(observed))
+	for _, in := range observed {
+		have[in.Name] = in
+	}
+	wanted := make(map[string]bool, len(want))
+	var errs []error
+	acted := false
+	for _, w := range want {
+		wanted[w.Name] = true
+		cur, ok := have[w.Name]
+		switch {
+		case !ok:
+		case cur.State == Failed || cur.Image != w.Image:
+			if err := c.delete(ctx, cur.Name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		default:
+			continue // present, running or starting, right image
+		}
+		acted = true
+		if err := c.create(ctx, w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, in := range observed {
+		if !wanted[in.Name] { // scaled down, or started by someone else
+			acted = true
+			if err := c.delete(ctx, in.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+
+	ready := !acted && len(errs) == 0 && groupDiff(g, observed).Empty()
+	if err := c.writeStatus(ctx, g, observed, ready); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !ready {
+		return reconcile.Result{RequeueAfter: progressingRecheck}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// create and delete are idempotent: an instance that already exists, or is
+// already gone, is what the caller wanted.
+func (c *controller) create(ctx context.Context, in Instance) error {
+	err := c.fleet.Create(ctx, in)
+	if err == nil {
+		c.wrote(&c.count.fleetWrites)
+	}
+	if errors.Is(err, errExists) {
+		return nil
+	}
+	return err
+}
+
+func (c *controller) delete(ctx context.Context, name string) error {
+	err := c.fleet.Delete(ctx, name)
+	if err == nil {
+		c.wrote(&c.count.fleetWrites)
+	}
+	if errors.Is(err, errGone) {
+		return nil
+	}
+	return err
+}
+
+// writeStatus reports what was observed, with the status subresource, and
+// writes nothing when nothing changed.
+func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Instance, ready bool) error {
+	running := 0
+	var states []string
+	for _, in := range observed {
+		if in.State == Running && in.Image == g.Spec.Image {
+			running++
+		}
+	}
+	cond := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "AllRunning",
+		Message: fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image), ObservedGeneration: g.Meta.Generation}
+	if !ready {
+		for _, s := range []State{Starting, Failed} {
+			if n := countState(observed, s); n > 0 {
+				states = append(states, fmt.Sprintf("%d %s", n, s))
+			}
+		}
+		cond.Status, cond.Reason = store.ConditionFalse, "Progressing"
+		cond.Message = fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image)
+		if len(states) > 0 {
+			cond.Message += ", " + strings.Join(states, ", ")
+		}
+	}
+	next := *g // cached objects are shared: change a copy
+	next.Status.Running = running
+	changed, err := reconcile.SetCondition(&next.Conditions, cond, time.Now())
+	if err != nil {
+		return err
+	}
+	if !changed && next.Status == g.Status {
+		return nil
+	}
+	if _, err := c.groups.As(controllerName).UpdateStatus(ctx, &next, store.IfGeneration(g.Meta.Generation)); err != nil {
+		return err
+	}
+	c.wrote(&c.count.statusWrites)
+	return nil
+}
+
+func countState(ins []Instance, s State) int {
+	n := 0
+	for _, in := range ins {
+		if in.State == s {
+			n++
+		}
+	}
+	return n
+}

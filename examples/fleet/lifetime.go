@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// errCrash is the cause of a controller lifetime that the demo ended after
+// the k-th write, in the middle of whatever it was doing.
+var errCrash = errors.New("controller crashed")
+
+// supervisor runs the controller, and restarts it after a crash with
+// nothing carried over: a new cache, a new Loop, a new queue. Only the
+// store and the fleet (the world) survive, plus the demo's counters.
+type supervisor struct {
+	groups  *store.Store[GroupSpec, GroupStatus]
+	fleet   *Fleet
+	count   *counters
+	metrics *reconcile.MemMetrics
+	note    func(format string, args ...any)
+
+	crashAt   int64 // crash after this many writes; 0 never
+	lifetimes atomic.Int64
+
+	mu     sync.Mutex
+	crash  context.CancelCauseFunc // the current lifetime's
+	writes int64
+}
+
+// afterWrite counts the controller's writes and crashes it after the
+// crashAt-th, while the reconcile that made it is still running.
+func (s *supervisor) afterWrite() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	if s.writes == s.crashAt && s.crash != nil {
+		s.crash(errCrash)
+	}
+}
+
+// Run runs lifetimes until ctx ends.
+func (s *supervisor) Run(ctx context.Context) error {
+	for {
+		lctx, crash := context.WithCancelCause(ctx)
+		s.mu.Lock()
+		s.crash = crash
+		s.mu.Unlock()
+		n := s.lifetimes.Add(1)
+		err := s.lifetime(lctx)
+		crash(nil)
+		if ctx.Err() != nil {
+			return err
+		}
+		if !errors.Is(context.Cause(lctx), errCrash) {
+			return fmt.Errorf("controller lifetime %d ended: %w", n, err)
+		}
+		s.note("controller crashed after its write #%d, in the middle of a reconcile; restarting with an empty cache and queue", s.crashAt)
+	}
+}
+
+// lifetime is one run of the controller: a fresh cache over the store,
+// fleet events as hints, and a Loop.
+func (s *supervisor) lifetime(ctx context.Context) error {
+	cache := store.NewCache(s.groups)
+	events := s.fleet.Subscribe()
+	defer s.fleet.Unsubscribe(events)
+	ctl := &controller{groups: s.groups, cache: cache, fleet: s.fleet, count: s.count}
+	loop, err := reconcile.New(controllerName, ctl,
+		reconcile.WithStore(cache, s.groups),
+		reconcile.WithSource(reconcile.FromChannel(events)),
+		reconcile.WithWorkers(4),
+		// Resync often, for the demo: it is what repairs dropped events.
+		reconcile.WithResync(2*time.Second, 0.1),
+		reconcile.WithBackoff(backoff.Policy{Base: 20 * time.Millisecond, Factor: 2, Cap: time.Second, Jitter: 0.2}),
+		reconcile.WithMetrics(s.metrics),
+		reconcile.WithDrainTimeout(5*time.Second),
+	)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return cache.Run(gctx) })
+	g.Go(func() error { return loop.Run(gctx) })
+	return g.Wait()
+}

@@ -1,0 +1,171 @@
+// Command fleet is steady's flagship demo: a replica-set-like controller
+// keeps a simulated fleet of instances matching the groups stored in
+// memstore, while the fleet drops events, fails and loses instances, the
+// controller crashes in the middle of an operation and restarts with empty
+// memory, and other writers interfere. It prints a live progress line and
+// exits 0 once every group's instances match its stored description and
+// every group reports Ready at its current generation.
+//
+// Usage:
+//
+//	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line flags.
+type options struct {
+	objects  int
+	rate     float64 // fault rate; 0 is no faults
+	seed     uint64
+	duration time.Duration // give up after this long
+	chaos    time.Duration // how long faults are injected
+}
+
+func parseFlags(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.IntVar(&o.objects, "objects", 50, "number of groups")
+	faults := fs.String("faults", "on", `fault injection: "on" (rate 0.1), "off", or a rate in [0, 0.5]`)
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "fail if not converged within this long")
+	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch *faults {
+	case "on":
+		o.rate = 0.1
+	case "off":
+		o.rate = 0
+	default:
+		r, err := strconv.ParseFloat(*faults, 64)
+		if err != nil || r < 0 || r > 0.5 {
+			return o, fmt.Errorf(`-faults %q: want "on", "off" or a rate in [0, 0.5]`, *faults)
+		}
+		o.rate = r
+	}
+	if o.objects < 1 || o.objects > 10000 {
+		return o, fmt.Errorf("-objects %d: want between 1 and 10000", o.objects)
+	}
+	if o.duration <= 0 || o.chaos <= 0 {
+		return o, errors.New("-duration and -chaos must be positive")
+	}
+	return o, nil
+}
+
+// run plays the demo, printing to w, and returns nil once the fleet has
+// converged after the faults stopped, or an error saying what is still
+// wrong when -duration runs out.
+func run(ctx context.Context, args []string, w io.Writer) error {
+	o, err := parseFlags(args, w)
+	if err != nil {
+		return err
+	}
+	backend, release, err := newBackend(o)
+	if err != nil {
+		return err
+	}
+	defer release()
+	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(o.seed, 0xc4a05))
+	wanted, err := createGroups(ctx, groups, o.objects, rng)
+	if err != nil {
+		return err
+	}
+
+	out := newPrinter(w)
+	start := time.Now()
+	out.start = start
+	fleet := newFleet(o.seed, o.rate)
+	count := &counters{}
+	metrics := reconcile.NewMemMetrics()
+	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note}
+	count.afterWrite = sup.afterWrite
+	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
+	if o.rate > 0 {
+		// Crash somewhere in the first rollout, between a quarter and a
+		// half of the instances in.
+		sup.crashAt = int64(wanted/4 + rng.IntN(wanted/4+1) + 1)
+	}
+
+	fmt.Fprintf(w, "fleet: %d groups, %d instances wanted; ", o.objects, wanted)
+	if o.rate > 0 {
+		fmt.Fprintf(w, "faults at rate %.2f for the first %v (seed %d)\n", o.rate, o.chaos, o.seed)
+	} else {
+		fmt.Fprintf(w, "no faults (seed %d)\n", o.seed)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { fleet.Run(gctx); return nil })
+	g.Go(func() error { return sup.Run(gctx) })
+	if o.rate > 0 {
+		g.Go(func() error { return ch.Run(gctx) })
+	} else {
+		fleet.StopFaults()
+		ch.stoppedAt = start
+		close(ch.done)
+	}
+
+	result := watch(gctx, o, groups, fleet, ch.done, out, func() counts {
+		return counts{fleet: fleet.Stats(), count: count, metrics: metrics, chaos: ch, sup: sup}
+	})
+	cancel()
+	if err := g.Wait(); err != nil && result == nil {
+		result = err
+	}
+	return result
+}
+
+// createGroups stores the desired state: n groups with 1 to 5 replicas each.
+// It returns the number of instances wanted.
+func createGroups(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], n int, rng *rand.Rand) (int, error) {
+	kinds := []string{"web", "api", "db", "cache", "queue"}
+	wanted := 0
+	for i := range n {
+		kind := kinds[i%len(kinds)]
+		g := &Group{
+			Meta: store.Meta{Name: fmt.Sprintf("%s-%02d", kind, i/len(kinds))},
+			Spec: GroupSpec{Replicas: 1 + rng.IntN(5), Image: kind + ":v1"},
+		}
+		if _, err := groups.As("deployer").Create(ctx, g); err != nil {
+			return 0, err
+		}
+		wanted += g.Spec.Replicas
+	}
+	return wanted, nil
+}

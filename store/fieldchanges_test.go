@@ -1,0 +1,87 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/store"
+)
+
+func TestFieldChangesSplitsByOwner(t *testing.T) {
+	ctx := t.Context()
+	st := newApplyStore(t)
+	user, scaler, loop, editor := st.As("user"), st.As("autoscaler"), st.As("loop"), st.As("editor")
+	_, err := user.Apply(ctx, "web", applySpec{Image: "a", Ports: []applyPort{{Port: 80}}})
+	require.NoError(t, err)
+
+	step := func(write func()) (old, new *store.Object[applySpec, applyStatus]) {
+		t.Helper()
+		old, err := st.Get(ctx, "web")
+		require.NoError(t, err)
+		write()
+		new, err = st.Get(ctx, "web")
+		require.NoError(t, err)
+		return old, new
+	}
+	type split struct{ owned, foreign []string }
+	judge := func(old, new *store.Object[applySpec, applyStatus], manager string) split {
+		o, f := st.FieldChanges(old, new, manager)
+		return split{o, f}
+	}
+
+	old, new := step(func() {
+		_, err := scaler.Apply(ctx, "web", applySpec{Replicas: ptr(3)})
+		require.NoError(t, err)
+	})
+	require.Equal(t, split{[]string{".spec.replicas"}, nil}, judge(old, new, "autoscaler"))
+	require.Equal(t, split{nil, []string{".spec.replicas"}}, judge(old, new, "user"))
+
+	old, new = step(func() {
+		_, err := loop.ApplyStatus(ctx, "web", nil, []store.Condition{{Type: "Stalled", Status: store.ConditionTrue}})
+		require.NoError(t, err)
+	})
+	require.Equal(t, split{[]string{`.conditions[type="Stalled"]`}, nil}, judge(old, new, "loop"))
+
+	old, new = step(func() {
+		obj, err := st.Get(ctx, "web")
+		require.NoError(t, err)
+		obj.Meta.Labels = map[string]string{"edited": "yes"}
+		obj.Spec.Ports = append(obj.Spec.Ports, applyPort{Port: 443})
+		_, err = editor.Update(ctx, obj)
+		require.NoError(t, err)
+	})
+	require.Equal(t, split{[]string{".metadata.labels.edited", ".spec.ports[port=443]"}, nil}, judge(old, new, "editor"))
+
+	// A field its owner stops applying is removed; the removal is its own.
+	old, new = step(func() {
+		_, err := user.Apply(ctx, "web", applySpec{Ports: []applyPort{{Port: 80}}})
+		require.NoError(t, err)
+	})
+	require.Equal(t, split{[]string{".spec.image"}, nil}, judge(old, new, "user"))
+
+	old, new = step(func() {
+		obj, err := st.Get(ctx, "web")
+		require.NoError(t, err)
+		obj.Meta.Finalizers = []string{"x"}
+		_, err = editor.Update(ctx, obj)
+		require.NoError(t, err)
+		_, err = editor.Delete(ctx, "web")
+		require.NoError(t, err)
+	})
+	require.Equal(t, split{[]string{`.metadata.finalizers[="x"]`}, []string{".metadata.deletionRequested"}}, judge(old, new, "editor"))
+
+	spec, status, err := st.Ownership(new)
+	require.NoError(t, err)
+	require.NotEmpty(t, spec)
+	require.Equal(t, "loop", status[0].Manager)
+	require.True(t, status[0].Set.Has(mustPath(t, `.conditions[type="Stalled"].status`)))
+}
+
+func mustPath(t *testing.T, s string) diff.Path {
+	t.Helper()
+	p, err := diff.ParsePath(s)
+	require.NoError(t, err)
+	return p
+}

@@ -29,7 +29,8 @@ type (
 // newBackend makes (a fresh, empty one per call): create and get, list with
 // selectors and pagination, update preconditions and generations, the
 // separation of spec and status writes, deletion with finalizers, watch
-// events with LastWrite, and leadership fences. Run calls it; a backend's
+// events with LastWrite, leadership fences, and server-side apply (field
+// conflicts, no-op applies, concurrent applies of disjoint fields). Run calls it; a backend's
 // tests may also call it alone.
 func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("CreateGet", func(t *testing.T) { testTypedCreateGet(t, newTypedWidgets(t, newBackend)) })
@@ -39,6 +40,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("DeleteFinalizers", func(t *testing.T) { testTypedDelete(t, newTypedWidgets(t, newBackend)) })
 	t.Run("WatchEvents", func(t *testing.T) { testTypedWatch(t, newTypedWidgets(t, newBackend)) })
 	t.Run("Fence", func(t *testing.T) { testTypedFence(t, newTypedWidgets(t, newBackend)) })
+	t.Run("Apply", func(t *testing.T) { testTypedApply(t, newBackend) })
 }
 
 func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) store.Backend) *store.Store[WidgetSpec, WidgetStatus] {

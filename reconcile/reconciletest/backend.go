@@ -40,7 +40,7 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOp
 	if !v.elector {
 		// A listing waits for the scheduler too: a cache's first listing
 		// then never races the Loop's start, nor a relist anything else.
-		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: prefix}); err != nil {
+		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: "list " + prefix}); err != nil {
 			return store.ListResult{}, err
 		}
 	}
@@ -95,6 +95,10 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 	}
 	rev, err := w.mem.Txn(ctx, conds, wr)
 	w.check(ctx, conds, wr, rev, err, obj, marked)
+	if rec := recordOf(ctx); rec != nil && err == nil {
+		for cur := rec.maxRev.Load(); rev > cur && !rec.maxRev.CompareAndSwap(cur, rev); cur = rec.maxRev.Load() {
+		}
+	}
 	switch vd {
 	case lostReply:
 		if err == nil {

@@ -30,6 +30,7 @@ type gate struct {
 	p       *Process
 	write   bool
 	list    bool   // a listing (a cache's first listing, or a relist)
+	elect   bool   // a campaign for leadership: the start of a term
 	key     string // the reconcile's key, the written backend key, or the listed prefix
 	object  string // the primary object the write is attributed to
 	faulty  bool   // a reconciler write, open to write faults
@@ -57,7 +58,7 @@ func compareGates(a, b *gate) int {
 
 func (g *gate) rank() int {
 	switch {
-	case g.list:
+	case g.list, g.elect:
 		return 0
 	case g.write:
 		return 2
@@ -106,8 +107,8 @@ func (w *world) release(g *gate) {
 			break
 		}
 	}
-	if g.list {
-		w.traceLocked("list %s (process %d)", g.key, g.p.Incarnation)
+	if g.list || g.elect {
+		w.traceLocked("%s (process %d)", g.key, g.p.Incarnation)
 		g.release <- released{}
 		return
 	}

@@ -56,3 +56,24 @@ func (w *world) loseLeadership(now time.Time) *rival {
 	w.mu.Unlock()
 	return r
 }
+
+// gatedElector makes the start of every term of the Loop a step of the
+// scheduler: Campaign first waits at a gate, so the term's queue is built
+// (every key, in name order) only once what the caches' listings set off
+// has settled. Without simulated leadership (inner nil) the term then lasts
+// as long as the process and its writes carry no fence.
+type gatedElector struct {
+	w     *world
+	p     *Process
+	inner lease.Elector
+}
+
+func (e *gatedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	if _, err := e.w.wait(ctx, &gate{p: e.p, elect: true, key: "~campaign"}); err != nil {
+		return nil, store.Fence{}, err
+	}
+	if e.inner == nil {
+		return ctx, store.Fence{}, nil
+	}
+	return e.inner.Campaign(ctx)
+}

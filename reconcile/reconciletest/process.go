@@ -32,6 +32,7 @@ type Process struct {
 	once   sync.Once
 	opts   []reconcile.Option
 	caches []func(context.Context) error
+	revs   []func() int64 // the caches' revisions
 	done   chan struct{}
 
 	// Guarded by w.mu.
@@ -48,6 +49,16 @@ func (p *Process) Use(opts ...reconcile.Option) { p.opts = append(p.opts, opts..
 // call with store.ErrUnavailable, as a crashed process can reach nothing.
 func (p *Process) kill() {
 	p.once.Do(func() { close(p.dead) })
+}
+
+// holds reports whether every cache of p holds revision rev.
+func (p *Process) holds(rev int64) bool {
+	for _, r := range p.revs {
+		if r() < rev {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Process) isDead() bool {
@@ -87,6 +98,7 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *store.Cache[S, T] {
 		store.WithRelistBackoff(pol),
 		store.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
 	p.caches = append(p.caches, c.Run)
+	p.revs = append(p.revs, c.Revision)
 	return c
 }
 

@@ -102,11 +102,12 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		return fail(fmt.Errorf("setup of process %d returned a nil reconciler", n))
 	}
 	opts := []reconcile.Option{
-		// Listed first, so each resync and each new term enqueues the keys
-		// in name order; the cache source's own listing, added second,
-		// then finds them queued (its order is a map's).
+		// reconcile.WithStore, except that the keys of each resync and new
+		// term are listed in name order (the cache source lists a map's),
+		// so that a seed replays the order in which they are queued.
 		reconcile.WithSource(reconcile.Keys(func() iter.Seq[string] { return slices.Values(c.Keys()) })),
-		reconcile.WithStore(c, st),
+		reconcile.WithSource(reconcile.Source[string](unlisted[S, T]{reconcile.FromCache(c)})),
+		reconcile.WithStatusWriter(reconcile.StoreStatus(c, st)),
 		reconcile.WithWorkers(cfg.Workers),
 		reconcile.WithResync(w.spread(cfg.Resync), 0),
 		reconcile.WithBackoff(backoff.Policy{Base: 10 * time.Millisecond, Factor: 2, Cap: cfg.BackoffCap,
@@ -115,15 +116,17 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		reconcile.WithManager(cfg.Manager),
 		reconcile.WithReadYourWritesTimeout(readYourWritesCap),
 	}
+	el := &gatedElector{w: w, p: p}
 	if w.leadership {
-		el, err := lease.New(&procBackend{w: w, p: p, elector: true}, leaseKey, fmt.Sprintf("process-%d", n),
+		inner, err := lease.New(&procBackend{w: w, p: p, elector: true}, leaseKey, fmt.Sprintf("process-%d", n),
 			lease.WithTTL(leaseTTL), lease.WithRenewInterval(w.spread(leaseRenew)),
 			lease.WithRetryPeriod(w.spread(leaseRetry)), lease.WithoutRelease())
 		if err != nil {
 			return fail(err)
 		}
-		opts = append(opts, reconcile.WithElector(el))
+		el.inner = inner
 	}
+	opts = append(opts, reconcile.WithElector(el))
 	opts = append(opts, p.opts...)
 	opts = append(opts, cfg.Options...)
 	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r}, opts...)
@@ -158,6 +161,20 @@ func (w *world) spread(d time.Duration) time.Duration {
 	return d - time.Duration(w.rng.Int64N(int64(d)/100+1))
 }
 
+// unlisted is a cache source that does not list its keys: everything of
+// it (hints, the Loop's observations through its sink, warm-up,
+// read-your-writes) but its KeyLister.
+type unlisted[S, T any] struct{ s *reconcile.CacheSource[S, T] }
+
+func (u unlisted[S, T]) Run(ctx context.Context, sink reconcile.Sink[string]) error {
+	return u.s.Run(ctx, sink)
+}
+func (u unlisted[S, T]) WaitForSync(ctx context.Context) error { return u.s.WaitForSync(ctx) }
+func (u unlisted[S, T]) Revision() int64                       { return u.s.Revision() }
+func (u unlisted[S, T]) WaitFor(ctx context.Context, rev int64) error {
+	return u.s.WaitFor(ctx, rev)
+}
+
 // gated wraps the user's reconciler: each reconcile waits for the scheduler,
 // takes ReconcileTime of virtual time, and runs with its key in ctx so its
 // writes are attributed and open to write faults.
@@ -181,7 +198,11 @@ func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, er
 			return reconcile.Result{}, context.Cause(ctx)
 		}
 	}
-	res, err := g.r.Reconcile(context.WithValue(ctx, ctxKey{}, key), key)
+	rec := &reconcileRec{key: key}
+	res, err := g.r.Reconcile(context.WithValue(ctx, ctxKey{}, rec), key)
+	if rev := rec.maxRev.Load(); err == nil && res.Requeue && res.RequeueAfter <= 0 && rev > 0 && !g.p.holds(rev) {
+		g.w.awaitWrite(g.p, rev)
+	}
 	if err != nil && !errors.Is(err, errDead) {
 		g.w.trace("reconciled %s: error: %v", key, err)
 	} else if err == nil {

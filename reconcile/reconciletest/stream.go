@@ -105,6 +105,16 @@ func (w *world) deliver(s *stream, now time.Time) {
 		return
 	}
 	ev := s.pending[0]
+	if ev.Err == nil && s.sent < ev.Revision-1 {
+		// Catch up to just below the event first, in a step of its own:
+		// then the event moves the cache by one revision, and cannot be
+		// what completes a read-your-writes wait for an earlier write
+		// (see ryw).
+		s.sent = ev.Revision - 1
+		w.mu.Unlock()
+		s.send(store.Event{Progress: true, Revision: ev.Revision - 1})
+		return
+	}
 	faults := w.faultsOn && ev.Err == nil
 	f := w.f
 	if faults && f.DelayEvents > 0 && w.rng.Float64() < f.DelayEvents {
@@ -190,23 +200,35 @@ func (w *world) expire(s *stream) {
 func (w *world) housekeep(now time.Time) bool {
 	rev := w.mem.Revision()
 	w.mu.Lock()
-	var expire, progress []*stream
+	type mark struct {
+		s   *stream
+		rev int64
+	}
+	var expire []*stream
+	var progress []mark
 	w.streams = slices.DeleteFunc(w.streams, func(s *stream) bool { return s.closed || s.ctx.Err() != nil })
+	w.settleRywsLocked(now)
 	for _, s := range w.streams {
 		switch {
 		case s.lost && !s.expireAt.IsZero() && !now.Before(s.expireAt):
 			expire = append(expire, s)
 		case len(s.pending) == 0 && s.sent < rev && !now.Before(s.pausedUntil):
-			s.sent = rev
-			progress = append(progress, s)
+			to := rev
+			if h := w.holdLocked(s); h > 0 {
+				to = min(to, h)
+			}
+			if to > s.sent {
+				s.sent = to
+				progress = append(progress, mark{s, to})
+			}
 		}
 	}
 	w.mu.Unlock()
 	for _, s := range expire {
 		w.expire(s)
 	}
-	for _, s := range progress {
-		s.send(store.Event{Progress: true, Revision: rev})
+	for _, m := range progress {
+		m.s.send(store.Event{Progress: true, Revision: m.rev})
 	}
 	return len(expire)+len(progress) > 0
 }

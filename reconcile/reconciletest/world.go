@@ -51,6 +51,7 @@ type world struct {
 	mu         sync.Mutex
 	gates      []*gate
 	streams    []*stream
+	ryws       []ryw
 	proc       *Process
 	faultsOn   bool
 	pastBound  bool // the convergence deadline has passed
@@ -289,6 +290,9 @@ func (w *world) actions(now time.Time) []action {
 		if s.closed || len(s.pending) == 0 || now.Before(s.pausedUntil) {
 			continue
 		}
+		if h := w.holdLocked(s); h > 0 && s.pending[0].Err == nil && s.pending[0].Revision > h {
+			continue
+		}
 		acts = append(acts, action{stream: s, forced: len(s.pending) > lag})
 	}
 	return acts
@@ -402,10 +406,23 @@ func primaryName(prefix, key string) string {
 	return ""
 }
 
-// ctxKey marks the ctx of a reconcile with its key.
+// ctxKey marks the ctx of a reconcile with its record.
 type ctxKey struct{}
 
+// reconcileRec is what the harness learns about one reconcile while it runs.
+type reconcileRec struct {
+	key    string
+	maxRev atomic.Int64 // the highest revision its writes got
+}
+
+func recordOf(ctx context.Context) *reconcileRec {
+	r, _ := ctx.Value(ctxKey{}).(*reconcileRec)
+	return r
+}
+
 func reconcileKey(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(ctxKey{}).(string)
-	return k, ok
+	if r := recordOf(ctx); r != nil {
+		return r.key, true
+	}
+	return "", false
 }

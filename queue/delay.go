@@ -18,7 +18,6 @@ import (
 type delayState struct {
 	heap    []delayItem
 	seq     uint32 // orders equal ready times by insertion
-	maxAt   int64  // no item is later; 0 when the heap is empty
 	skips   int    // Gets since the heap was last checked for due keys
 	timer   clock.Timer
 	armed   bool  // the timer is set for armedAt and has not been received
@@ -145,27 +144,98 @@ func (q *Queue[K]) promoteDue() {
 	d := &q.delay
 	d.skips = 0
 	now := q.now()
-	if d.heap[0].at > now {
-		return
-	}
-	if d.maxAt <= now {
-		// Everything is due, as after a burst of short delays: one sort of
-		// the contiguous items costs far less than popping them one by one.
-		all := d.heap
-		slices.SortFunc(all, compareItems)
-		d.heap, d.maxAt = all[:0], 0
-		for _, it := range all {
-			nd := q.keys.at(it.node)
-			nd.state &^= delayed
-			nd.prev = none
-			q.ripen(it.node)
+	for popped := 0; len(d.heap) > 0 && d.heap[0].at <= now; popped++ {
+		if popped == bulkAfter {
+			q.promoteBulk(now)
+			return
 		}
-		return
-	}
-	for len(d.heap) > 0 && d.heap[0].at <= now {
 		n := d.heap[0].node
 		q.heapRemove(n)
 		q.ripen(n)
+	}
+}
+
+// bulkAfter is how many due keys promoteDue pops one by one before it
+// assumes many more are due, as after a burst of short delays, and takes
+// them all at once.
+const bulkAfter = 32
+
+// promoteBulk promotes every due key in O(n + k log k) rather than
+// O(k log n): it moves the k due items to the front of the heap's array,
+// sorts them, queues them, and rebuilds the heap from the rest.
+func (q *Queue[K]) promoteBulk(now int64) {
+	h := q.delay.heap
+	k := 0
+	for i := range h {
+		if h[i].at <= now {
+			h[i], h[k] = h[k], h[i]
+			k++
+		}
+	}
+	sortItems(h[:k])
+	for _, it := range h[:k] {
+		nd := q.keys.at(it.node)
+		nd.state &^= delayed
+		nd.prev = none
+		q.ripen(it.node)
+	}
+	rest := copy(h, h[k:])
+	h = h[:rest]
+	q.delay.heap = h
+	for i := range h {
+		q.keys.at(h[i].node).prev = int32(i)
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		q.siftDown(i)
+	}
+}
+
+// sortItems sorts items by ready time, then insertion order: a quicksort
+// on the concrete type, several times faster than slices.SortFunc here.
+func sortItems(h []delayItem) {
+	for depth := 0; len(h) > 12; depth++ {
+		if depth > 64 { // pathological input: fall back to a sort with guarantees
+			slices.SortFunc(h, compareItems)
+			return
+		}
+		m, last := len(h)/2, len(h)-1
+		if h[m].before(h[0]) {
+			h[m], h[0] = h[0], h[m]
+		}
+		if h[last].before(h[0]) {
+			h[last], h[0] = h[0], h[last]
+		}
+		if h[last].before(h[m]) {
+			h[last], h[m] = h[m], h[last]
+		}
+		pivot := h[m]
+		i, j := 0, last
+		for i <= j {
+			for h[i].before(pivot) {
+				i++
+			}
+			for pivot.before(h[j]) {
+				j--
+			}
+			if i <= j {
+				h[i], h[j] = h[j], h[i]
+				i++
+				j--
+			}
+		}
+		// Recurse into the smaller part, loop on the larger.
+		if j+1 < len(h)-i {
+			sortItems(h[:j+1])
+			h = h[i:]
+		} else {
+			sortItems(h[i:])
+			h = h[:j+1]
+		}
+	}
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && h[j].before(h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
 	}
 }
 
@@ -198,7 +268,6 @@ func (q *Queue[K]) heapPush(n int32, at int64) {
 	q.delay.seq++
 	h = append(h, delayItem{at: at, seq: q.delay.seq, node: n})
 	q.delay.heap = h
-	q.delay.maxAt = max(q.delay.maxAt, at)
 	nd := q.keys.at(n)
 	nd.state |= delayed
 	nd.prev = int32(len(h) - 1)
@@ -215,9 +284,6 @@ func (q *Queue[K]) heapRemove(n int32) {
 		q.keys.at(h[i].node).prev = int32(i)
 	}
 	q.delay.heap = h[:last]
-	if last == 0 {
-		q.delay.maxAt = 0
-	}
 	if i != last {
 		if !q.siftDown(i) {
 			q.siftUp(i)

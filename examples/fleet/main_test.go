@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The demo runs on virtual time (testing/synctest): the fleet's lag, the
+// chaos schedule, resync and backoff cost no real time.
+
+func TestConvergesDespiteEveryFault(t *testing.T) {
+	for _, seed := range []string{"1", "2", "3"} {
+		t.Run("seed="+seed, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var out strings.Builder
+				err := run(t.Context(), []string{"-objects=20", "-seed=" + seed}, &out)
+				text := out.String()
+				require.NoError(t, err, text)
+
+				require.Contains(t, text, "fleet: 20 groups")
+				require.Regexp(t, `! controller crashed after its write #\d+, in the middle of a reconcile`, text)
+				require.Contains(t, text, "! ops changed .spec.image of ")
+				require.Contains(t, text, "! a dashboard overwrote the status of ")
+				require.Contains(t, text, "! someone started 2 stray instances and stopped 2 by hand")
+				require.Contains(t, text, "! faults stopped")
+				require.Contains(t, text, "converged: all 20 groups match the store")
+				require.Contains(t, text, "controller: crashed once mid-operation")
+				require.Regexp(t, `converged  20/20 .*\n\nconverged:`, text, "the last progress line shows every group converged")
+				require.Greater(t, number(t, text, `faults injected: (\d+)`), 10)
+				require.Greater(t, number(t, text, `(\d+) events dropped`), 0)
+			})
+		})
+	}
+}
+
+func TestConvergesWithoutFaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out strings.Builder
+		require.NoError(t, run(t.Context(), []string{"-objects=10", "-faults=off"}, &out))
+		text := out.String()
+		require.Contains(t, text, "no faults (seed 1)")
+		require.Contains(t, text, "faults injected: 0")
+		require.Contains(t, text, "controller: no crash")
+		// Without faults, every instance is created once and nothing is
+		// deleted.
+		wanted := number(t, text, `(\d+) instances wanted`)
+		require.Contains(t, text, "fleet writes ("+strconv.Itoa(wanted)+" creates, 0 deletes)")
+	})
+}
+
+func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out strings.Builder
+		err := run(t.Context(), []string{"-objects=10", "-duration=500ms", "-chaos=3s"}, &out)
+		require.ErrorContains(t, err, "not converged after 500ms: ")
+		require.NotContains(t, out.String(), "converged: all")
+	})
+}
+
+// The convergence check must not trust a status: a group whose status
+// claims Ready while the fleet disagrees, or whose status miscounts, is not
+// converged.
+func TestCheckTrustsObservationNotStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		groups, err := store.New[GroupSpec, GroupStatus](memstore.New(), "Group")
+		require.NoError(t, err)
+		g := &Group{Meta: store.Meta{Name: "web-00"}, Spec: GroupSpec{Replicas: 2, Image: "web:v1"}}
+		_, err = groups.As("deployer").Create(ctx, g)
+		require.NoError(t, err)
+		ready := func(running int) {
+			obj, err := groups.Get(ctx, "web-00")
+			require.NoError(t, err)
+			obj.Status.Running = running
+			_, err = reconcile.SetCondition(&obj.Conditions, store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue,
+				ObservedGeneration: obj.Meta.Generation}, time.Now())
+			require.NoError(t, err)
+			_, err = groups.As("someone").UpdateStatus(ctx, obj)
+			require.NoError(t, err)
+		}
+		f := newFleet(1, 0)
+		require.NoError(t, f.Create(ctx, Instance{Name: "web-00-0", Group: "web-00", Image: "web:v1"}))
+		f.step(time.Now().Add(time.Hour)) // web-00-0 is running
+
+		ready(2)
+		c, err := check(ctx, groups, f)
+		require.NoError(t, err)
+		require.Equal(t, 0, c.converged)
+		require.Contains(t, c.firstBad, `web-00: .[name="web-00-1"]: removed`, "the missing instance is named")
+
+		require.NoError(t, f.Create(ctx, Instance{Name: "web-00-1", Group: "web-00", Image: "web:v1"}))
+		f.step(time.Now().Add(time.Hour))
+		ready(99)
+		c, err = check(ctx, groups, f)
+		require.NoError(t, err)
+		require.Equal(t, "web-00: status says 99 running, the fleet runs 2", c.firstBad)
+
+		ready(2)
+		c, err = check(ctx, groups, f)
+		require.NoError(t, err)
+		require.Equal(t, convergence{converged: 1, total: 1}, c)
+	})
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-objects=0"}, {"-faults=maybe"}, {"-faults=0.9"}, {"-duration=0s"}, {"-chaos=-1s"}, {"extra"}, {"-nope"},
+	} {
+		var out strings.Builder
+		require.Error(t, run(context.Background(), args, &out), "args %q", args)
+	}
+}
+
+func number(t *testing.T, text, pattern string) int {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(text)
+	require.NotNil(t, m, "no %s in\n%s", pattern, text)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	return n
+}

@@ -273,4 +273,3 @@ func (e fixedElector) Campaign(ctx context.Context) (context.Context, store.Fenc
 	}
 	return store.WithFence(ctx, e.f), e.f, nil
 }
-

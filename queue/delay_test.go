@@ -1,8 +1,11 @@
 package queue_test
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -323,4 +326,42 @@ func (l *countingLimiter[K]) NumRequeues(k K) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n[k]
+}
+
+func TestManyDueKeysComeOutInReadyTimeOrderAndTheRestStayDelayed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := queue.New[int]()
+		defer q.ShutDown()
+		r := rand.New(rand.NewPCG(7, 7))
+		type entry struct {
+			key int
+			at  time.Duration
+		}
+		var want []entry
+		for i := range 3000 {
+			d := time.Duration(1+r.IntN(1000)) * time.Millisecond // many ties
+			q.AddAfter(i, d)
+			want = append(want, entry{i, d})
+		}
+		// Ready time first; among equal times, the order of the adds.
+		slices.SortStableFunc(want, func(a, b entry) int { return cmp.Compare(a.at, b.at) })
+
+		time.Sleep(500 * time.Millisecond) // about half are due, far more than are popped one by one
+		var got []entry
+		for _, k := range drain(q) {
+			got = append(got, entry{k, 0})
+		}
+		require.Greater(t, len(got), 1000)
+		require.Less(t, len(got), 2000)
+		for len(got) < 3000 { // the rest, a few at a time, popped one by one
+			time.Sleep(time.Millisecond)
+			for _, k := range drain(q) {
+				got = append(got, entry{k, 0})
+			}
+		}
+		require.Len(t, got, 3000)
+		for i := range want {
+			require.Equal(t, want[i].key, got[i].key, "position %d", i)
+		}
+	})
 }

@@ -66,15 +66,15 @@ type controller struct {
 type counters struct {
 	fleetWrites  atomic.Int64
 	statusWrites atomic.Int64
-	// afterWrite is called after every write the controller makes (the
-	// crash injector counts them).
-	afterWrite func()
+	// afterWrite is called after every write the controller makes, with
+	// what it did (the crash injector counts them).
+	afterWrite func(what string)
 }
 
-func (c *controller) wrote(counter *atomic.Int64) {
+func (c *controller) wrote(counter *atomic.Int64, what string) {
 	counter.Add(1)
 	if c.count.afterWrite != nil {
-		c.count.afterWrite()
+		c.count.afterWrite(what)
 	}
 }
 
@@ -143,7 +143,7 @@ func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Resu
 func (c *controller) create(ctx context.Context, in Instance) error {
 	err := c.fleet.Create(ctx, in)
 	if err == nil {
-		c.wrote(&c.count.fleetWrites)
+		c.wrote(&c.count.fleetWrites, "created instance "+in.Name)
 	}
 	if errors.Is(err, errExists) {
 		return nil
@@ -154,7 +154,7 @@ func (c *controller) create(ctx context.Context, in Instance) error {
 func (c *controller) delete(ctx context.Context, name string) error {
 	err := c.fleet.Delete(ctx, name)
 	if err == nil {
-		c.wrote(&c.count.fleetWrites)
+		c.wrote(&c.count.fleetWrites, "deleted instance "+name)
 	}
 	if errors.Is(err, errGone) {
 		return nil
@@ -198,7 +198,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	if _, err := c.groups.As(controllerName).UpdateStatus(ctx, &next, store.IfGeneration(g.Meta.Generation)); err != nil {
 		return err
 	}
-	c.wrote(&c.count.statusWrites)
+	c.wrote(&c.count.statusWrites, "wrote the status of "+g.Meta.Name)
 	return nil
 }
 

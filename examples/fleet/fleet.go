@@ -41,8 +41,6 @@ var (
 // fleetStats counts what the fleet did and which faults it injected.
 type fleetStats struct {
 	Creates, Deletes    int // successful operations
-	CreateExisting      int // creates of a name that exists
-	DeleteMissing       int // deletes of a name that does not
 	FailedCreates       int // injected: a create refused by an unavailable host
 	Lost                int // injected: an instance vanished
 	Crashed             int // injected: an instance went to Failed
@@ -121,7 +119,6 @@ func (f *Fleet) Create(ctx context.Context, in Instance) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.instances[in.Name]; ok {
-		f.stats.CreateExisting++
 		return errExists
 	}
 	if f.fault(1) {
@@ -144,7 +141,6 @@ func (f *Fleet) Delete(ctx context.Context, name string) error {
 	defer f.mu.Unlock()
 	in, ok := f.instances[name]
 	if !ok {
-		f.stats.DeleteMissing++
 		return errGone
 	}
 	delete(f.instances, name)

@@ -32,18 +32,20 @@ type supervisor struct {
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64
 
-	mu     sync.Mutex
-	crash  context.CancelCauseFunc // the current lifetime's
-	writes int64
+	mu      sync.Mutex
+	crash   context.CancelCauseFunc // the current lifetime's
+	writes  int64
+	crashed string // the write the crash followed
 }
 
 // afterWrite counts the controller's writes and crashes it after the
 // crashAt-th, while the reconcile that made it is still running.
-func (s *supervisor) afterWrite() {
+func (s *supervisor) afterWrite(what string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writes++
 	if s.writes == s.crashAt && s.crash != nil {
+		s.crashed = what
 		s.crash(errCrash)
 	}
 }
@@ -64,7 +66,10 @@ func (s *supervisor) Run(ctx context.Context) error {
 		if !errors.Is(context.Cause(lctx), errCrash) {
 			return fmt.Errorf("controller lifetime %d ended: %w", n, err)
 		}
-		s.note("controller crashed after its write #%d, in the middle of a reconcile; restarting with an empty cache and queue", s.crashAt)
+		s.mu.Lock()
+		what := s.crashed
+		s.mu.Unlock()
+		s.note("controller crashed mid-reconcile, right after write #%d (it had %s); restarting with an empty cache and queue", s.crashAt, what)
 	}
 }
 

@@ -191,6 +191,9 @@ func (p *printer) summary(c convergence, s counts) {
 	fmt.Fprintf(p.w, "  faults injected: %d\n", s.faults())
 	fmt.Fprintf(p.w, "    fleet: %d events dropped, %d creates failed, %d instances lost, %d failed after starting\n",
 		f.DroppedEvents, f.FailedCreates, f.Lost, f.Crashed)
+	if f.Undelivered > 0 {
+		fmt.Fprintf(p.w, "    (and %d events went undelivered while the controller was down)\n", f.Undelivered)
+	}
 	switch crashes := s.sup.lifetimes.Load() - 1; crashes {
 	case 0:
 		fmt.Fprintln(p.w, "    controller: no crash")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 )
@@ -79,7 +80,7 @@ func owners(obj *store.Object[Spec, Status], path string) []string {
 	if err != nil {
 		return nil
 	}
-	p, err := parsePath(path)
+	p, err := diff.ParsePath(path)
 	if err != nil {
 		return nil
 	}

@@ -24,5 +24,3 @@ func fieldChanges(old, new *store.Object[Spec, Status], manager string) (owned, 
 	}
 	return nil, changed
 }
-
-func parsePath(s string) (diff.Path, error) { return diff.ParsePath(s) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -166,7 +165,6 @@ func (c *controller) delete(ctx context.Context, name string) error {
 // writes nothing when nothing changed.
 func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Instance, ready bool) error {
 	running := 0
-	var states []string
 	for _, in := range observed {
 		if in.State == Running && in.Image == g.Spec.Image {
 			running++
@@ -175,15 +173,11 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	cond := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "AllRunning",
 		Message: fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image), ObservedGeneration: g.Meta.Generation}
 	if !ready {
+		cond.Status, cond.Reason = store.ConditionFalse, "Progressing"
 		for _, s := range []State{Starting, Failed} {
 			if n := countState(observed, s); n > 0 {
-				states = append(states, fmt.Sprintf("%d %s", n, s))
+				cond.Message += fmt.Sprintf(", %d %s", n, s)
 			}
-		}
-		cond.Status, cond.Reason = store.ConditionFalse, "Progressing"
-		cond.Message = fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image)
-		if len(states) > 0 {
-			cond.Message += ", " + strings.Join(states, ", ")
 		}
 	}
 	next := *g // cached objects are shared: change a copy

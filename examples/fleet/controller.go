@@ -173,12 +173,9 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	cond := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "AllRunning",
 		Message: fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image), ObservedGeneration: g.Meta.Generation}
 	if !ready {
+		// The message carries the running count only: a status that
+		// changed with every instance's step would be a write per step.
 		cond.Status, cond.Reason = store.ConditionFalse, "Progressing"
-		for _, s := range []State{Starting, Failed} {
-			if n := countState(observed, s); n > 0 {
-				cond.Message += fmt.Sprintf(", %d %s", n, s)
-			}
-		}
 	}
 	next := *g // cached objects are shared: change a copy
 	next.Status.Running = running
@@ -194,14 +191,4 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	}
 	c.wrote(&c.count.statusWrites, "wrote the status of "+g.Meta.Name)
 	return nil
-}
-
-func countState(ins []Instance, s State) int {
-	n := 0
-	for _, in := range ins {
-		if in.State == s {
-			n++
-		}
-	}
-	return n
 }

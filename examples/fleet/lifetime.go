@@ -87,6 +87,11 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// Resync often, for the demo: it is what repairs dropped events.
 		reconcile.WithResync(2*time.Second, 0.1),
 		reconcile.WithBackoff(backoff.Policy{Base: 20 * time.Millisecond, Factor: 2, Cap: time.Second, Jitter: 0.2}),
+		// The overall retry bucket protects a shared backend from a storm
+		// of retries; the simulated fleet needs less protection than the
+		// default 10/s with a 30s ceiling, which at high fault rates would
+		// pace the last retries long after the faults stopped.
+		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: 100, Burst: 200, Ceiling: time.Second}),
 		reconcile.WithMetrics(s.metrics),
 		reconcile.WithDrainTimeout(5*time.Second),
 	)

@@ -43,7 +43,12 @@ func check(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], fle
 		}
 		if why == "" {
 			c.converged++
-		} else if c.firstBad == "" {
+			continue
+		}
+		if st, ok := reconcile.GetCondition(g.Conditions, reconcile.Stalled); ok && st.Status == store.ConditionTrue {
+			why += fmt.Sprintf(" (Stalled: %s: %s)", st.Reason, st.Message)
+		}
+		if c.firstBad == "" {
 			c.firstBad = g.Meta.Name + ": " + why
 		}
 	}
@@ -204,6 +209,15 @@ func (p *printer) summary(c convergence, s counts) {
 	}
 	fmt.Fprintf(p.w, "    other writers: %d image changes by ops, %d false statuses by a dashboard, %d stray and %d stopped instances\n",
 		s.chaos.imageChanges.Load(), s.chaos.statusOverwrites.Load(), f.Strays, f.InterferenceRemoved)
+	var stalls []string
+	for _, r := range []string{reconcile.ReasonFailing, reconcile.ReasonOscillating, reconcile.ReasonBlocked, reconcile.ReasonTerminal} {
+		if n := s.metrics.StalledCount(controllerName, r); n > 0 {
+			stalls = append(stalls, fmt.Sprintf("%d %s", n, r))
+		}
+	}
+	if len(stalls) > 0 {
+		fmt.Fprintf(p.w, "  reported Stalled along the way (and recovered): %s\n", strings.Join(stalls, ", "))
+	}
 	fmt.Fprintf(p.w, "  work: %d reconciles, %d retries; %d fleet writes (%d creates, %d deletes), %d status writes\n",
 		s.metrics.Reconciles(controllerName), s.metrics.Errors(controllerName), s.count.fleetWrites.Load(),
 		f.Creates, f.Deletes, s.count.statusWrites.Load())

@@ -43,6 +43,9 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOp
 		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: "list " + prefix}); err != nil {
 			return store.ListResult{}, err
 		}
+		if opts.Revision == 0 && opts.Continue == "" {
+			opts.Revision = v.w.listPin(v.p, prefix)
+		}
 	}
 	return v.w.mem.List(ctx, prefix, opts)
 }
@@ -158,7 +161,7 @@ func (w *world) check(ctx context.Context, conds []store.Cond, wr store.Write, r
 	} else {
 		c.loop++
 	}
-	if w.pastBound {
+	if w.pastBound && c.convergedAtBound {
 		c.afterBound++
 	}
 }

@@ -87,11 +87,22 @@ func (c *convergence[S, T]) unconverged(ctx context.Context) []unconverged {
 	return out
 }
 
-// final checks convergence and Stalled, naming when the check is made.
-func (c *convergence[S, T]) final(ctx context.Context, when string) {
+// final checks convergence and Stalled, naming when the check is made. At
+// the deadline it also marks the objects that converged, whose later
+// writes the steady-state check counts.
+func (c *convergence[S, T]) final(ctx context.Context, when string, deadline bool) {
+	bad := map[string]bool{}
 	for _, u := range c.unconverged(ctx) {
+		bad[u.name] = true
 		c.w.violate("object %s has not converged %s (%v after faults stopped): %v",
 			u.name, when, time.Since(c.w.start)-c.w.rep.FaultsStopped, u.err)
+	}
+	if deadline {
+		c.w.mu.Lock()
+		for _, name := range c.names {
+			c.w.counts(name).convergedAtBound = !bad[name]
+		}
+		c.w.mu.Unlock()
 	}
 	if c.cfg.Unreconcilable == nil {
 		return

@@ -209,6 +209,14 @@ const (
 // ErrConfig is wrapped by the error of a Config that cannot run.
 var ErrConfig = errors.New("reconciletest: invalid config")
 
+// Validate reports whether cfg can run: an error wrapping ErrConfig names
+// the first problem (a missing Kind, Object or Setup, a negative count or
+// duration, a probability outside [0, 1]). Run and Simulate call it.
+func Validate[S, T any](cfg Config[S, T]) error {
+	_, err := cfg.withDefaults()
+	return err
+}
+
 // withDefaults fills zero fields and validates cfg.
 func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 	if cfg.Name == "" {
@@ -282,12 +290,12 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 // hint waits for it), the backoff cap (a failed key waits for it), the
 // cache relist cap, the read-your-writes timeout, a lease takeover when
 // leadership is simulated (TTL plus a retry period), a delay, and
-// ⌈objects/workers⌉ × Passes reconciles.
+// ⌈objects/workers⌉ × Passes reconciles of at most 1.1 × ReconcileTime.
 func (cfg Config[S, T]) bound() time.Duration {
 	b := cfg.Resync + cfg.BackoffCap + relistCap + readYourWritesCap + cfg.Faults.MaxDelay
 	if cfg.Faults.LeadershipLosses > 0 {
 		b += leaseTTL + leaseRetry
 	}
 	rounds := (cfg.Objects + cfg.Workers - 1) / cfg.Workers
-	return b + time.Duration(rounds*cfg.Passes)*cfg.ReconcileTime
+	return b + time.Duration(rounds*cfg.Passes)*(cfg.ReconcileTime+cfg.ReconcileTime/10)
 }

@@ -305,3 +305,31 @@ func reconcilableSet(i int, rng *rand.Rand) *set {
 	}
 	return s
 }
+
+// chatty wraps a Setup's reconciler so that every successful pass also
+// stamps the time into the Ready condition's message: a write on every
+// pass, even when nothing changed.
+func chatty(setup func(*reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error)) func(*reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
+	return func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
+		r, err := setup(env)
+		if err != nil {
+			return nil, err
+		}
+		return reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
+			res, err := r.Reconcile(ctx, name)
+			s, ok := env.Cache.Get(name)
+			if err != nil || !res.IsZero() || !ok || !reconcile.IsTrue(s.Conditions, reconcile.Ready) {
+				return res, err
+			}
+			cp := *s
+			cp.Conditions = slices.Clone(s.Conditions)
+			for i := range cp.Conditions {
+				if cp.Conditions[i].Type == reconcile.Ready {
+					cp.Conditions[i].Message = "checked at " + time.Now().Format(time.RFC3339Nano)
+				}
+			}
+			_, err = env.Store.As(env.Manager).UpdateStatus(ctx, &cp)
+			return reconcile.Result{}, err
+		}), nil
+	}
+}

@@ -32,7 +32,8 @@ type Process struct {
 	once   sync.Once
 	opts   []reconcile.Option
 	caches []func(context.Context) error
-	revs   []func() int64 // the caches' revisions
+	revs   []func() int64          // the caches' revisions
+	byPfx  map[string]func() int64 // the same, by the prefix each lists
 	done   chan struct{}
 
 	// Guarded by w.mu.
@@ -99,6 +100,10 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *store.Cache[S, T] {
 		store.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
 	p.caches = append(p.caches, c.Run)
 	p.revs = append(p.revs, c.Revision)
+	if p.byPfx == nil {
+		p.byPfx = map[string]func() int64{}
+	}
+	p.byPfx[st.Prefix()] = c.Revision
 	return c
 }
 

@@ -62,3 +62,29 @@ func (w *world) holdLocked(s *stream) int64 {
 	}
 	return hold
 }
+
+// listPin returns the revision a listing of prefix by p is served at, 0
+// for the current one. A relist jumps its cache to the listing's revision
+// and reports what changed as hints, all in one step; so while a requeue
+// waits for a write this cache has not reached, the listing is served just
+// below that write (as a lagging replica would), and the watch that follows
+// brings the cache the rest under the holds above.
+func (w *world) listPin(p *Process, prefix string) int64 {
+	cur, ok := p.byPfx[prefix]
+	if !ok {
+		return 0
+	}
+	at := cur()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var pin int64
+	for _, r := range w.ryws {
+		if r.p == p && r.rev > at && (pin == 0 || r.rev-1 < pin) {
+			pin = r.rev - 1
+		}
+	}
+	if pin >= w.mem.Revision() {
+		return 0
+	}
+	return pin
+}

@@ -61,7 +61,7 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 	conv := &convergence[S, T]{cfg: cfg, st: primary, names: names, w: w}
 	checkAt := func(deadline bool) {
 		if deadline {
-			conv.final(ctx, "within the bound")
+			conv.final(ctx, "within the bound", true)
 			return
 		}
 		if len(conv.unconverged(ctx)) == 0 {
@@ -71,7 +71,7 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 	if err := w.run(cfg.Resync, checkAt); err != nil {
 		return fail("reconciletest: %v", err)
 	}
-	conv.final(ctx, "a resync period after the bound")
+	conv.final(ctx, "a resync period after the bound", false)
 	conv.writes()
 	w.rep.Violations = w.violations
 	return w.rep

@@ -66,7 +66,8 @@ type world struct {
 // disturbances that may justify more of them.
 type objCounts struct {
 	reconciler, loop int // accepted writes by the reconciler and by the Loop (Stalled)
-	afterBound       int // accepted writes once the convergence bound passed
+	afterBound       int // accepted writes once the bound passed, if converged then
+	convergedAtBound bool
 	disturbed        int
 }
 

@@ -107,14 +107,16 @@ func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	}
 	tl := &timeline{w: w, start: time.Now()}
 	procs := newOSProcs(o.fleet, tl.printf)
-	defer func() {
-		err = errors.Join(err, procs.shutdown(), tl.err)
-	}()
 	if left, err := procs.scan(); err != nil {
 		return err
 	} else if len(left) > 0 {
-		return fmt.Errorf("fleet %q already has processes %v: another run is going on, pick another -fleet", o.fleet, left)
+		// Another run's, or one that crashed without its processes
+		// (see README.md): either way not ours to touch.
+		return fmt.Errorf("fleet %q already has processes %v: another run is going on; pick another -fleet", o.fleet, left)
 	}
+	defer func() {
+		err = errors.Join(err, procs.shutdown(), tl.err)
+	}()
 
 	b := memstore.New()
 	sets, err := store.New[ProcessSetSpec, ProcessSetStatus](b, setKind)

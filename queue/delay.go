@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 
 type delayState struct {
 	heap    []delayItem
-	seq     uint32 // orders equal ready times by insertion
-	skips   int    // Gets since the heap was last checked for due keys
+	seq     uint32      // orders equal ready times by insertion
+	scratch []delayItem // for sortDue
+	skips   int         // Gets since the heap was last checked for due keys
 	timer   clock.Timer
 	armed   bool  // the timer is set for armedAt and has not been received
 	armedAt int64 // ready time the timer is set for
@@ -172,7 +174,7 @@ func (q *Queue[K]) promoteBulk(now int64) {
 			k++
 		}
 	}
-	sortItems(h[:k])
+	q.sortDue(h[:k])
 	for _, it := range h[:k] {
 		nd := q.keys.at(it.node)
 		nd.state &^= delayed
@@ -188,6 +190,62 @@ func (q *Queue[K]) promoteBulk(now int64) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		q.siftDown(i)
 	}
+}
+
+// sortDue sorts due items like sortItems. A large batch is radix sorted
+// through a scratch slice the queue keeps, in a few linear passes over the
+// bytes in which the items' ready times and insertion numbers differ.
+func (q *Queue[K]) sortDue(h []delayItem) {
+	if len(h) < 256 {
+		sortItems(h)
+		return
+	}
+	d := &q.delay
+	if cap(d.scratch) < len(h) {
+		d.scratch = make([]delayItem, len(h), max(len(h), cap(d.heap)))
+	}
+	// The sort key is the ready time after the earliest, then the
+	// insertion number. Live insertion numbers are within 2^31 of the
+	// latest, so the distance behind it orders them, reversed, without
+	// wrapping. Only the bytes in which keys differ take a pass.
+	minAt, maxAt, maxAge := h[0].at, h[0].at, uint32(0)
+	for _, it := range h {
+		minAt, maxAt = min(minAt, it.at), max(maxAt, it.at)
+		maxAge = max(maxAge, d.seq-it.seq)
+	}
+	seqBytes := uint((bits.Len32(maxAge) + 7) / 8)
+	atBytes := uint((bits.Len64(uint64(maxAt-minAt)) + 7) / 8)
+	src, dst := h, d.scratch[:len(h)]
+	for pass := range seqBytes + atBytes {
+		var count [256]int
+		for _, it := range src {
+			count[sortByte(it, pass, seqBytes, d.seq-maxAge, minAt)]++
+		}
+		pos := 0
+		for b, c := range count {
+			count[b] = pos
+			pos += c
+		}
+		for _, it := range src {
+			b := sortByte(it, pass, seqBytes, d.seq-maxAge, minAt)
+			dst[count[b]] = it
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &h[0] {
+		copy(h, src)
+	}
+}
+
+// sortByte is byte pass of an item's radix sort key: the first seqBytes
+// passes read its insertion number after minSeq, the rest its ready time
+// after minAt.
+func sortByte(it delayItem, pass, seqBytes uint, minSeq uint32, minAt int64) byte {
+	if pass < seqBytes {
+		return byte((it.seq - minSeq) >> (8 * pass))
+	}
+	return byte(uint64(it.at-minAt) >> (8 * (pass - seqBytes)))
 }
 
 // sortItems sorts items by ready time, then insertion order: a quicksort

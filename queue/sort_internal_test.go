@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -27,6 +28,27 @@ func TestSortItemsOrdersLikeCompareItems(t *testing.T) {
 			slices.SortFunc(want, compareItems)
 			sortItems(h)
 			require.Equal(t, want, h, "%s, n=%d", name, n)
+		}
+	}
+}
+
+func TestSortDueOrdersLikeCompareItems(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	q := New[int]()
+	defer q.ShutDown()
+	q.delay.seq = math.MaxUint32 - 10000 // insertion numbers wrap past zero
+	for _, n := range []int{255, 256, 1000, 5000} {
+		for _, spread := range []int{1, 1000, 1 << 40} {
+			h := make([]delayItem, n)
+			for i := range h {
+				q.delay.seq += uint32(1 + r.IntN(3)) // wraps past zero on the way
+				h[i] = delayItem{at: int64(r.IntN(spread)) - 1<<20, seq: q.delay.seq, node: int32(i)}
+			}
+			r.Shuffle(n, func(i, j int) { h[i], h[j] = h[j], h[i] })
+			want := slices.Clone(h)
+			slices.SortFunc(want, compareItems)
+			q.sortDue(h)
+			require.Equal(t, want, h, "n=%d spread=%d", n, spread)
 		}
 	}
 }

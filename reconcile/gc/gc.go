@@ -2,6 +2,8 @@ package gc
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
@@ -50,7 +52,13 @@ func New[S, T any](name string, dependents *store.Cache[S, T], st *store.Store[S
 		}
 		return out
 	}
-	all := []reconcile.Option{reconcile.WithSource(reconcile.FromCache(dependents))}
+	// Every change to a dependent is a hint for it, and every dependent is
+	// listed on resync and at the start of a term. (FromCache would do
+	// both, but it also measures convergence from Ready conditions, which
+	// mean nothing to a collector.)
+	self := reconcile.FromCacheMapped(dependents, func(o *store.Object[S, T]) []string { return []string{o.Meta.Name} })
+	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values(dependents.Keys()) })
+	all := []reconcile.Option{reconcile.WithSource(self), reconcile.WithSource(keys)}
 	for _, o := range owners {
 		all = append(all, reconcile.WithSource(o.source(dependentsOf)))
 	}

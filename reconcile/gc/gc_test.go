@@ -46,8 +46,12 @@ func TestLiveOwnerKeepsChildrenThroughResyncs(t *testing.T) {
 		e.createSet(t, "other") // unrelated owner churn
 		e.startGC(t, reconcile.WithResync(time.Minute, 0))
 		e.deleteSet(t, "other")
+		synctest.Wait()
+		before := e.b.Stats()
 		time.Sleep(10 * time.Minute) // ten resync passes
 		synctest.Wait()
+		used := e.b.Stats().Sub(before)
+		require.Zero(t, used.Gets+used.Txns, "a pass over a live owner reads and writes nothing: %+v", used)
 		c, ok := e.child(t, "web-0")
 		require.True(t, ok)
 		require.False(t, c.Meta.DeletionRequested)

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// referenceTree is decodeTree's specification: encoding/json with
+// UseNumber, numbers then made int64 when integral and in range, float64
+// otherwise; a number beyond float64's range is an error.
+func referenceTree(raw []byte) (any, error) {
+	if !json.Valid(raw) {
+		return nil, strconv.ErrSyntax
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	var rangeErr error
+	var fix func(any) any
+	fix = func(v any) any {
+		switch v := v.(type) {
+		case json.Number:
+			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				return i
+			}
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				rangeErr = err
+			}
+			return f
+		case map[string]any:
+			for k, x := range v {
+				v[k] = fix(x)
+			}
+		case []any:
+			for i, x := range v {
+				v[i] = fix(x)
+			}
+		}
+		return v
+	}
+	v = fix(v)
+	return v, rangeErr
+}
+
+var treeSeeds = []string{
+	`{"a":1,"b":-2.5,"c":[true,false,null,"x"],"d":{"e":{}},"f":[]}`,
+	`"caf\u00e9 \ud83d\ude00 \"q\" \\ \n"`,
+	`"héllo"`,
+	"\"bad \xff utf8\"",
+	`12345678901234567890`,
+	`-9223372036854775808`,
+	`1e3`, `1E-2`, `0.5`, `-0`, `0`,
+	` [ 1 , 2 ] `,
+	`01`, `1.`, `.5`, `-`, `1e`, `+1`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `tru`, `nul`, `"abc`, `{`, `[`, ``,
+	`{"a":1}x`, "\"a\x01\"", `1e400`,
+}
+
+func TestDecodeTreeMatchesEncodingJSON(t *testing.T) {
+	for _, s := range treeSeeds {
+		t.Run(s, func(t *testing.T) { checkTree(t, []byte(s)) })
+	}
+}
+
+func FuzzDecodeTree(f *testing.F) {
+	for _, s := range treeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkTree)
+}
+
+func checkTree(t *testing.T, raw []byte) {
+	got, err := decodeTree(raw)
+	want, wantErr := referenceTree(raw)
+	if wantErr != nil {
+		require.Error(t, err, "encoding/json rejects %q: %v", raw, wantErr)
+		require.ErrorIs(t, err, ErrInvalid)
+		return
+	}
+	require.NoError(t, err, "encoding/json accepts %q", raw)
+	require.Equal(t, want, got)
+}

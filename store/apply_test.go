@@ -327,3 +327,18 @@ type fixedClock struct {
 }
 
 func (c fixedClock) Now() time.Time { return c.t }
+
+// The creator of an object does not own its initial status, so a
+// controller's first status apply does not conflict with it.
+func TestCreateLeavesStatusUnowned(t *testing.T) {
+	ctx := t.Context()
+	st := newApplyStore(t)
+	obj := &store.Object[applySpec, applyStatus]{Meta: store.Meta{Name: "web"}, Status: applyStatus{Phase: "New"}}
+	_, err := st.As("user").Create(ctx, obj)
+	require.NoError(t, err)
+	res, err := st.As("controller").ApplyStatus(ctx, "web", applyStatus{Phase: "Running"}, nil)
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	_, err = st.As("user").Apply(ctx, "web", applySpec{Image: "x"})
+	require.NoError(t, err, "the creator's spec fields are its own")
+}

@@ -190,14 +190,13 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error
 	return nil
 }
 
-// manageCreate records the fields a Create sets, on both sides, as owned by
-// manager.
+// manageCreate records the spec-side fields a Create sets as owned by
+// manager. The initial status is left unowned: it is a placeholder for the
+// observed state, and owning its zero values would make the first status
+// apply of a controller conflict with the object's creator.
 func (s *Store[S, T]) manageCreate(next *rawObject, manager string) error {
 	next.Meta.Managed = nil
-	if err := s.schemas.recordUpdate(nil, next, specSide, manager); err != nil {
-		return err
-	}
-	return s.schemas.recordUpdate(nil, next, statusSide, manager)
+	return s.schemas.recordUpdate(nil, next, specSide, manager)
 }
 
 // manageUpdate records the spec-side fields an Update changed as owned by

@@ -21,6 +21,12 @@ import (
 // unconditional. If obj.Meta.UID is set and the stored object has another
 // UID (it was deleted and recreated), the write is rejected with ErrConflict.
 //
+// UpdateStatus writes the whole Conditions list: a condition left out is
+// removed, whoever set it. Keep the conditions you do not own as read (the
+// Loop's Stalled, say), or use ApplyStatus, which writes only the manager's
+// own. As for every ordinary write, the manager becomes the owner of the
+// status fields it changed.
+//
 // Conditions must be keyed by type (unique, non-empty types) with status
 // True, False or Unknown, else ErrInvalid. A condition's LastTransitionTime
 // moves only when its Status does: it is kept from the stored condition of

@@ -45,12 +45,23 @@ const UnfinishedInterval = 500 * time.Millisecond
 // implements only the methods it needs.
 type NopMetrics struct{}
 
-func (NopMetrics) Depth(int)                               {}
-func (NopMetrics) Added()                                  {}
-func (NopMetrics) QueueLatency(time.Duration)              {}
-func (NopMetrics) WorkDuration(time.Duration)              {}
+// Depth does nothing.
+func (NopMetrics) Depth(int) {}
+
+// Added does nothing.
+func (NopMetrics) Added() {}
+
+// QueueLatency does nothing.
+func (NopMetrics) QueueLatency(time.Duration) {}
+
+// WorkDuration does nothing.
+func (NopMetrics) WorkDuration(time.Duration) {}
+
+// Unfinished does nothing.
 func (NopMetrics) Unfinished(total, longest time.Duration) {}
-func (NopMetrics) Retry()                                  {}
+
+// Retry does nothing.
+func (NopMetrics) Retry() {}
 
 // meter keeps the timestamps metrics need, per node number, so that only a
 // queue with metrics pays for them.

@@ -30,7 +30,7 @@ type controllers struct {
 // startControllers builds fresh caches and Loops over the stores and starts
 // them. Stop them with stop.
 func startControllers(ctx context.Context, sets *store.Store[ProcessSetSpec, ProcessSetStatus],
-	insts *store.Store[InstanceSpec, InstanceStatus], os *osProcs, log func(string, ...any)) (*controllers, error) {
+	insts *store.Store[InstanceSpec, InstanceStatus], procs *osProcs, log func(string, ...any)) (*controllers, error) {
 	setCache := store.NewCache(sets)
 	instCache := store.NewCache(insts)
 	resync := reconcile.WithResync(resyncEvery, 0.1)
@@ -43,11 +43,11 @@ func startControllers(ctx context.Context, sets *store.Store[ProcessSetSpec, Pro
 	if err != nil {
 		return nil, err
 	}
-	ic := &instanceController{cache: instCache, st: insts, os: os, log: log, seen: map[string]int{}}
+	ic := &instanceController{cache: instCache, st: insts, os: procs, log: log, seen: map[string]int{}}
 	instLoop, err := reconcile.New("instances", ic,
 		reconcile.WithStore(instCache, insts),
-		reconcile.WithSource(reconcile.Keys(ic.processKeys)),          // processes without an Instance
-		reconcile.WithSource(reconcile.FromChannel[string](os.exits)), // a process exited
+		reconcile.WithSource(reconcile.Keys(ic.processKeys)),             // processes without an Instance
+		reconcile.WithSource(reconcile.FromChannel[string](procs.exits)), // a process exited
 		reconcile.WithManager(instanceManager), reconcile.WithWorkers(4), resync)
 	if err != nil {
 		return nil, err

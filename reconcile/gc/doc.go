@@ -41,6 +41,15 @@
 // whoever owns it; the GC does not touch finalizers and does not delete a
 // marked dependent again.
 //
+// # Failures and leadership
+//
+// A failed read or delete is returned to the Loop, which retries the key with
+// its backoff (and reports it Stalled after repeated failures, if the Loop
+// has a StatusWriter; New gives it none). With reconcile.WithElector the GC
+// works only while it leads, and its deletes carry the term's fence: a
+// deposed GC's delete is rejected by the store (store.ErrFenced), whatever
+// its caches say. When Run's ctx ends, the Loop stops as every Loop does.
+//
 // # Types
 //
 // New is generic over the dependent's Spec and Status types; owners are given

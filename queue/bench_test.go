@@ -66,33 +66,40 @@ func BenchmarkAddAfterDrain10k(b *testing.B) {
 	}
 }
 
-// BenchmarkMemory1M reports the queue's own heap per queued key with a
-// million string keys queued (the keys' bytes are the caller's and are not
-// counted).
+// BenchmarkMemory1M reports the queue's own heap per key with a million
+// string keys queued ("ready") or delayed ("delayed"). The keys' bytes are
+// the caller's and are not counted.
 func BenchmarkMemory1M(b *testing.B) {
-	const n = 1 << 20 * 1000 / 1024 // 1,000,000
+	const n = 1_000_000
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = "ns/obj-" + strconv.Itoa(i)
 	}
-	b.ReportAllocs()
-	var perKey float64
-	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		q := queue.New[string]()
-		for _, k := range keys {
-			q.Add(k)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perKey = float64(after.HeapAlloc-before.HeapAlloc) / n
-		if q.Len() != n {
-			b.Fatalf("Len = %d, want %d", q.Len(), n)
-		}
-		q.ShutDown()
-		runtime.KeepAlive(q)
+	for _, tc := range []struct {
+		name string
+		add  func(q *queue.Queue[string], k string)
+	}{
+		{"ready", func(q *queue.Queue[string], k string) { q.Add(k) }},
+		{"delayed", func(q *queue.Queue[string], k string) { q.AddAfter(k, time.Hour) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var perKey float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				q := queue.New[string]()
+				for _, k := range keys {
+					tc.add(q, k)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perKey = float64(after.HeapAlloc-before.HeapAlloc) / n
+				q.ShutDown()
+				runtime.KeepAlive(q)
+			}
+			b.ReportMetric(perKey, "bytes/key")
+		})
 	}
-	b.ReportMetric(perKey, "bytes/key")
 }

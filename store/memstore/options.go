@@ -23,12 +23,12 @@ func HistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
 }
 
-// WatchBuffer sets how many events a watch copies out of the history at a
-// time, ahead of its receiver (default DefaultWatchBuffer): the most events a
-// watch holds of its own. The rest of its backlog stays in the shared
-// history ring, so a slow receiver costs writers nothing until it falls
-// HistorySize writes behind, when its watch ends with ErrExpired. Values
-// below 1 mean 1.
+// WatchBuffer sets the capacity of a watch's channel, which is also the most
+// events a watch copies out of the history at a time (default
+// DefaultWatchBuffer): a watch holds at most twice this many events of its
+// own. The rest of its backlog stays in the shared history ring, so a slow
+// receiver costs writers nothing until it falls HistorySize writes behind,
+// when its watch ends with ErrExpired. Values below 1 mean 1.
 func WatchBuffer(n int) Option {
 	return func(c *config) { c.watchBuffer = max(n, 1) }
 }

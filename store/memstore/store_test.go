@@ -96,16 +96,17 @@ func TestCompact(t *testing.T) {
 }
 
 func TestCompactExpiresRunningWatch(t *testing.T) {
-	s := memstore.New()
+	// With WatchBuffer 1 the watch holds at most two events (one in the
+	// channel, one waiting), so while the receiver is away it cannot read
+	// past revision 2. Compacting to 5 removes event 3, which it still
+	// needs: it must deliver what it holds and then fail, never skip.
+	s := memstore.New(memstore.WatchBuffer(1))
 	ch, err := s.Watch(t.Context(), "k", 0)
 	require.NoError(t, err)
-	// The receiver takes nothing while three writes and a compaction happen.
-	// Whatever the watch had read before the compaction it delivers; then it
-	// must fail rather than skip the events it lost.
-	for i := range 3 {
+	for i := range 5 {
 		put(t, s, "k", fmt.Sprint(i))
 	}
-	require.NoError(t, s.Compact(t.Context(), 3))
+	require.NoError(t, s.Compact(t.Context(), 5))
 	var revs []int64
 	for ev := range ch {
 		if ev.Err != nil {
@@ -114,10 +115,9 @@ func TestCompactExpiresRunningWatch(t *testing.T) {
 		}
 		revs = append(revs, ev.Revision)
 	}
-	// Either the watch read everything before the compaction (and then
-	// waits for more), or it lost events and says so. Never a gap.
+	require.LessOrEqual(t, len(revs), 2)
 	for i, r := range revs {
-		require.EqualValues(t, i+1, r)
+		require.EqualValues(t, i+1, r, "no gap before the error")
 	}
 }
 

@@ -12,9 +12,9 @@ import (
 // store.Backend describes.
 //
 // The history ring is the watch's backlog. Each watch has a goroutine that
-// copies its events out of the ring, at most WatchBuffer at a time, and hands
-// them over on an unbuffered channel; it reads the next batch only when the
-// receiver has taken the last one. Writers only append to the ring
+// copies its events out of the ring, at most WatchBuffer at a time, and sends
+// them on a channel of capacity WatchBuffer; it reads the next batch only
+// once the last one is in the channel. Writers only append to the ring
 // and wake waiting watches; they never wait for one, and a slow receiver
 // costs them nothing. A watch ends with a final ErrExpired event when the
 // events it has yet to read leave the ring: fromRevision is older than the
@@ -24,8 +24,9 @@ import (
 //
 // Once the watch has sent everything under prefix, it sends a Progress event
 // carrying the store revision whenever the store has moved past the last
-// revision it sent. A pending mark is replaced by a newer one rather than
-// queued, so a receiver that was away for many writes gets one mark.
+// revision it sent. A mark waiting for room in a full channel is replaced by
+// a newer one rather than queued, so a receiver that was away for many
+// writes finds at most WatchBuffer+2 marks, however many writes there were.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.Event, error) {
 	s.count.watches.Add(1)
 	if err := ctx.Err(); err != nil {
@@ -37,7 +38,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	w := &watch{
 		s:      s,
 		prefix: prefix,
-		out:    make(chan store.Event),
+		out:    make(chan store.Event, s.watchBuffer),
 		cursor: fromRevision,
 		seen:   fromRevision,
 		stop:   make(chan struct{}),
@@ -91,7 +92,7 @@ func (w *watch) run() {
 		// wake is nil while events are queued: they are sent whatever
 		// happens meanwhile. Only a progress mark gives way to a change.
 		select {
-		case w.out <- ev: // the receiver is waiting: skip the full select
+		case w.out <- ev: // room in the channel: skip the full select
 			w.sent(ev)
 			continue
 		default:

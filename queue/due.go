@@ -78,16 +78,20 @@ func (q *Queue[K]) promoteBulk(now int64) {
 }
 
 // sortDue sorts due items like sortItems. A large batch is radix sorted
-// through a scratch slice the queue keeps, in a few linear passes over the
-// bytes in which the items' ready times and insertion numbers differ.
+// through a scratch slice, in a few linear passes over the bytes in which
+// the items' ready times and insertion numbers differ.
 func (q *Queue[K]) sortDue(h []delayItem) {
 	if len(h) < 256 {
 		sortItems(h)
 		return
 	}
 	d := &q.delay
-	if cap(d.scratch) < len(h) {
-		d.scratch = make([]delayItem, len(h), max(len(h), cap(d.heap)))
+	scratch := d.scratch
+	if cap(scratch) < len(h) {
+		scratch = make([]delayItem, len(h))
+		if len(h) <= keepScratch {
+			d.scratch = scratch
+		}
 	}
 	// The sort key is the ready time after the earliest, then the
 	// insertion number. Live insertion numbers are within 2^31 of the
@@ -100,7 +104,7 @@ func (q *Queue[K]) sortDue(h []delayItem) {
 	}
 	seqBytes := uint((bits.Len32(maxAge) + 7) / 8)
 	atBytes := uint((bits.Len64(uint64(maxAt-minAt)) + 7) / 8)
-	src, dst := h, d.scratch[:len(h)]
+	src, dst := h, scratch[:len(h)]
 	for pass := range seqBytes + atBytes {
 		var count [256]int
 		for _, it := range src {
@@ -126,6 +130,11 @@ func (q *Queue[K]) sortDue(h []delayItem) {
 // sortByte is byte pass of an item's radix sort key: the first seqBytes
 // passes read its insertion number after minSeq, the rest its ready time
 // after minAt.
+// keepScratch is the largest scratch slice, in items, that the queue keeps
+// between bulk promotions; a larger batch allocates its own, so a rare
+// burst of a million delays does not pin 16 MB.
+const keepScratch = 4096
+
 func sortByte(it delayItem, pass, seqBytes uint, minSeq uint32, minAt int64) byte {
 	if pass < seqBytes {
 		return byte((it.seq - minSeq) >> (8 * pass))

@@ -31,7 +31,11 @@ func (e *PanicError) Unwrap() error {
 
 func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	rec := &recorder{}
-	ctx := context.WithValue(t.work, recorderKey{}, rec)
+	// A context per worker: per-reconcile timeouts register with it, not
+	// with the term's context shared by every worker.
+	wctx, cancel := context.WithCancelCause(t.work)
+	defer cancel(nil)
+	ctx := context.WithValue(wctx, recorderKey{}, rec)
 	for {
 		key, ok := t.q.Get(t.ctx)
 		if !ok {

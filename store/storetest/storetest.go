@@ -59,6 +59,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 			}
 		})
 	}
+	RunTyped(t, newBackend)
 }
 
 type test struct {

@@ -24,6 +24,15 @@ var watchTests = []test{
 		r4 := put(t, b, "k/4", "d")
 		require.Equal(t, r4, nextChange(t, live).Revision, "a watch from the current revision sees the next write")
 	}},
+	{"FromFutureRevision", func(t *testing.T, b store.Backend) {
+		now := currentRevision(t, b)
+		ch := watch(t, b, "k/", now+2)
+		put(t, b, "k/1", "a")
+		put(t, b, "k/2", "b")
+		r3 := put(t, b, "k/3", "c")
+		require.Equal(t, now+3, r3)
+		require.Equal(t, r3, nextChange(t, ch).Revision, "a watch from a future revision waits for the writes after it")
+	}},
 	{"OrderAndContent", func(t *testing.T, b store.Backend) {
 		from := currentRevision(t, b)
 		ch := watch(t, b, "w/", from)

@@ -82,7 +82,7 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 		}
 		if cfg.revision != 0 {
 			if cur == nil {
-				return ApplyResult{}, fmt.Errorf("%w: apply of %s %q at revision %d: %w", ErrConflict, w.s.kind, name, cfg.revision, err)
+				return ApplyResult{}, fmt.Errorf("%w: apply of %s %q at revision %d: the object does not exist", ErrConflict, w.s.kind, name, cfg.revision)
 			}
 			if cur.Meta.Revision != cfg.revision {
 				return ApplyResult{}, w.conflict(name, cfg.revision, cur.Meta.Revision)

@@ -1,0 +1,290 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+)
+
+// ErrNotReady is wrapped by Manager.Ready's error while the Manager is not
+// ready; ErrNotLive by Manager.Live's error once a part has failed.
+var (
+	ErrNotReady = errors.New("reconcile: manager not ready")
+	ErrNotLive  = errors.New("reconcile: manager not live")
+)
+
+// Cache is what a Manager needs of a shared informer cache; *store.Cache
+// implements it.
+type Cache interface {
+	Run(ctx context.Context) error
+	WaitForSync(ctx context.Context) error
+	HasSynced() bool
+}
+
+// Runner is what a Manager needs of a Loop; *Loop implements it.
+type Runner interface {
+	Name() string
+	Run(ctx context.Context) error
+}
+
+// Manager runs several Loops over shared caches with one elector.
+//
+// Run starts in order: every cache, then (once all are synced) the
+// leadership campaign if there is an elector, then every Loop. It stops in
+// the reverse order when its ctx ends: the Loops first (each drains its
+// reconciles), then the campaign (releasing leadership), then the caches.
+//
+// With an elector, pass Manager.Elector to each Loop (WithElector): the
+// Manager campaigns once and every Loop works during the Manager's terms,
+// under the same fence.
+//
+// Ready reports whether every cache has synced and every Loop is running;
+// Live whether nothing has failed. Both are cheap, for health endpoints.
+// Add caches and loops before Run; a Manager runs once.
+type Manager struct {
+	elector lease.Elector
+	log     *slog.Logger
+	shared  *sharedElector
+
+	mu      sync.Mutex
+	caches  []Cache
+	loops   []Runner
+	running bool
+	started bool
+	failed  error
+}
+
+// ManagerOption configures a Manager.
+type ManagerOption func(*Manager)
+
+// WithManagerElector makes the Manager campaign with e; its Loops get the
+// terms through Manager.Elector.
+func WithManagerElector(e lease.Elector) ManagerOption {
+	return func(m *Manager) { m.elector = e }
+}
+
+// WithManagerLogger sets the Manager's logger (default: discard).
+func WithManagerLogger(l *slog.Logger) ManagerOption {
+	return func(m *Manager) {
+		if l != nil {
+			m.log = l
+		}
+	}
+}
+
+// NewManager returns an empty Manager.
+func NewManager(opts ...ManagerOption) *Manager {
+	m := &Manager{log: slog.New(slog.DiscardHandler), shared: newSharedElector()}
+	for _, o := range opts {
+		if o != nil {
+			o(m)
+		}
+	}
+	return m
+}
+
+// AddCache adds a cache the Manager runs and waits for before any Loop
+// starts. It returns an error after Run has started or for a nil cache.
+func (m *Manager) AddCache(c Cache) error {
+	return m.add(func() {
+		m.caches = append(m.caches, c)
+	}, c == nil)
+}
+
+// AddLoop adds a Loop. It returns an error after Run has started or for a
+// nil Loop.
+func (m *Manager) AddLoop(l Runner) error {
+	return m.add(func() { m.loops = append(m.loops, l) }, l == nil)
+}
+
+func (m *Manager) add(f func(), isNil bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case isNil:
+		return invalid("manager: nil cache or loop")
+	case m.started:
+		return errors.New("reconcile: manager: add after Run")
+	}
+	f()
+	return nil
+}
+
+// Elector returns the elector to give each of the Manager's Loops
+// (WithElector): a Loop's Campaign returns while the Manager leads, with the
+// Manager's fence, and its term ends with the Manager's term or the Loop's
+// ctx. Without a Manager elector, Campaign returns at once (always leading).
+func (m *Manager) Elector() lease.Elector { return m.shared }
+
+// Run runs the Manager until ctx ends; see Manager. It returns the first
+// error of a part that failed (a Loop or cache whose Run returned an error),
+// joined with the errors of the stop.
+func (m *Manager) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return errors.New("reconcile: manager: Run called twice")
+	}
+	m.started = true
+	caches, loops := append([]Cache(nil), m.caches...), append([]Runner(nil), m.loops...)
+	m.mu.Unlock()
+
+	failCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	record := func(what string, err error) {
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		err = fmt.Errorf("reconcile: manager: %s: %w", what, err)
+		m.mu.Lock()
+		if m.failed == nil {
+			m.failed = err
+		}
+		m.mu.Unlock()
+		m.log.LogAttrs(ctx, slog.LevelError, "manager part failed", slog.Any("error", err))
+		fail(err)
+	}
+
+	// 1. Caches.
+	cacheCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
+	var cacheWG sync.WaitGroup
+	for i, c := range caches {
+		cacheWG.Go(func() { record(fmt.Sprintf("cache %d", i), c.Run(cacheCtx)) })
+	}
+	defer func() { stopCaches(); cacheWG.Wait() }()
+	for _, c := range caches {
+		if c.WaitForSync(failCtx) != nil {
+			return m.failure()
+		}
+	}
+
+	// 2. Leadership.
+	electCtx, stopElect := context.WithCancel(failCtx)
+	var electWG sync.WaitGroup
+	if m.elector != nil {
+		electWG.Go(func() { m.campaign(electCtx) })
+	} else {
+		m.shared.publish(context.WithoutCancel(ctx), store.Fence{}, false)
+	}
+	defer func() { stopElect(); electWG.Wait() }()
+
+	// 3. Loops.
+	var loopWG sync.WaitGroup
+	for _, l := range loops {
+		loopWG.Go(func() { record("loop "+l.Name(), l.Run(failCtx)) })
+	}
+	m.mu.Lock()
+	m.running = true
+	m.mu.Unlock()
+	<-failCtx.Done()
+	loopWG.Wait()
+	m.mu.Lock()
+	m.running = false
+	m.mu.Unlock()
+	return m.failure()
+}
+
+func (m *Manager) failure() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed
+}
+
+// campaign keeps campaigning while ctx lasts and publishes each term.
+func (m *Manager) campaign(ctx context.Context) {
+	for ctx.Err() == nil {
+		term, fence, err := m.elector.Campaign(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.LogAttrs(ctx, slog.LevelError, "manager campaign failed", slog.Any("error", err))
+				t := time.NewTimer(time.Second)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+			}
+			continue
+		}
+		m.shared.publish(term, fence, true)
+		<-term.Done()
+		m.shared.publish(nil, store.Fence{}, false)
+	}
+}
+
+// Ready returns nil once every cache has synced and every Loop is
+// running, else an error wrapping ErrNotReady that says what is missing.
+func (m *Manager) Ready() error {
+	m.mu.Lock()
+	caches, running, failed := m.caches, m.running, m.failed
+	m.mu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, failed)
+	}
+	for i, c := range caches {
+		if !c.HasSynced() {
+			return fmt.Errorf("%w: cache %d has not synced", ErrNotReady, i)
+		}
+	}
+	if !running {
+		return fmt.Errorf("%w: loops are not running", ErrNotReady)
+	}
+	return nil
+}
+
+// Live returns nil unless a cache or Loop has failed, then an error
+// wrapping ErrNotLive and the failure.
+func (m *Manager) Live() error {
+	if err := m.failure(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
+	return nil
+}
+
+// sharedElector hands the Manager's current term to every Loop.
+type sharedElector struct {
+	mu      sync.Mutex
+	term    context.Context // nil when not leading
+	fence   store.Fence
+	fenced  bool
+	changed chan struct{}
+}
+
+func newSharedElector() *sharedElector { return &sharedElector{changed: make(chan struct{})} }
+
+func (s *sharedElector) publish(term context.Context, f store.Fence, fenced bool) {
+	s.mu.Lock()
+	s.term, s.fence, s.fenced = term, f, fenced
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Campaign implements lease.Elector for one Loop.
+func (s *sharedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	for {
+		s.mu.Lock()
+		term, f, fenced, changed := s.term, s.fence, s.fenced, s.changed
+		s.mu.Unlock()
+		if term != nil && term.Err() == nil {
+			loopTerm, cancel := context.WithCancelCause(ctx)
+			stop := context.AfterFunc(term, func() { cancel(context.Cause(term)) })
+			context.AfterFunc(loopTerm, func() { stop() })
+			if fenced {
+				loopTerm = lease.WithFence(loopTerm, f)
+			}
+			return loopTerm, f, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, store.Fence{}, ctx.Err()
+		case <-changed:
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+// events records what happened, in order.
+type events struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (e *events) add(s string) {
+	e.mu.Lock()
+	e.log = append(e.log, s)
+	e.mu.Unlock()
+}
+
+func (e *events) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.log)
+}
+
+// slowCache syncs after a delay and records its start and stop.
+type slowCache struct {
+	ev     *events
+	name   string
+	delay  time.Duration
+	synced chan struct{}
+}
+
+func newSlowCache(ev *events, name string, delay time.Duration) *slowCache {
+	return &slowCache{ev: ev, name: name, delay: delay, synced: make(chan struct{})}
+}
+
+func (c *slowCache) Run(ctx context.Context) error {
+	c.ev.add(c.name + " started")
+	select {
+	case <-time.After(c.delay):
+		c.ev.add(c.name + " synced")
+		close(c.synced)
+	case <-ctx.Done():
+	}
+	<-ctx.Done()
+	c.ev.add(c.name + " stopped")
+	return nil
+}
+
+func (c *slowCache) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *slowCache) HasSynced() bool {
+	select {
+	case <-c.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// recLoop is a Loop wrapper that records start and stop.
+type recLoop struct {
+	*Loop[string]
+	ev *events
+}
+
+func (l recLoop) Run(ctx context.Context) error {
+	l.ev.add(l.Name() + " started")
+	err := l.Loop.Run(ctx)
+	l.ev.add(l.Name() + " stopped")
+	return err
+}
+
+func TestManagerStartsAndStopsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ev := &events{}
+		m := NewManager()
+		require.NoError(t, m.AddCache(newSlowCache(ev, "cacheA", time.Second)))
+		require.NoError(t, m.AddCache(newSlowCache(ev, "cacheB", 3*time.Second)))
+		for _, name := range []string{"loop1", "loop2"} {
+			r := Func[string](func(ctx context.Context, key string) (Result, error) {
+				ev.add(name + " reconciled " + key)
+				return Result{}, nil
+			})
+			l, err := New(name, r, WithSource(keySet("k")), WithElector(m.Elector()), WithResync(time.Hour, 0))
+			require.NoError(t, err)
+			require.NoError(t, m.AddLoop(recLoop{l, ev}))
+		}
+		require.ErrorIs(t, m.AddLoop(nil), ErrInvalidOption)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		require.ErrorIs(t, m.Ready(), ErrNotReady, "caches not synced")
+		require.NoError(t, m.Live())
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.NoError(t, m.Ready())
+		require.Error(t, m.AddLoop(recLoop{}), "no adds after Run")
+		cancel()
+		require.NoError(t, <-done)
+		got := ev.list()
+		// Caches first; loops only after both synced; loops stop before caches.
+		idx := func(s string) int {
+			i := slices.Index(got, s)
+			require.GreaterOrEqual(t, i, 0, "%q missing from %v", s, got)
+			return i
+		}
+		for _, l := range []string{"loop1", "loop2"} {
+			require.Greater(t, idx(l+" started"), idx("cacheB synced"))
+			require.Greater(t, idx(l+" reconciled k"), idx(l+" started"))
+			require.Less(t, idx(l+" stopped"), idx("cacheA stopped"))
+			require.Less(t, idx(l+" stopped"), idx("cacheB stopped"))
+		}
+		require.Error(t, m.Run(context.Background()), "a Manager runs once")
+	})
+}
+
+func TestManagerSharesOneElector(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		takeOver(t, e.b)
+		el := &handElector{b: e.b, grants: make(chan struct{})}
+		m := NewManager(WithManagerElector(el))
+		var mu sync.Mutex
+		fences := map[string]store.Fence{}
+		for _, name := range []string{"loop1", "loop2"} {
+			r := Func[string](func(ctx context.Context, key string) (Result, error) {
+				f, _ := store.FenceFrom(ctx)
+				mu.Lock()
+				fences[name] = f
+				mu.Unlock()
+				return Result{}, nil
+			})
+			l, err := New(name, r, WithSource(keySet("k")), WithElector(m.Elector()))
+			require.NoError(t, err)
+			require.NoError(t, m.AddLoop(l))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		require.Empty(t, fences, "no work before the Manager leads")
+		mu.Unlock()
+		el.grants <- struct{}{} // one campaign for both loops
+		synctest.Wait()
+		mu.Lock()
+		require.Len(t, fences, 2)
+		require.Equal(t, fences["loop1"], fences["loop2"], "both loops write under the Manager's fence")
+		require.Equal(t, leaseKey, fences["loop1"].Key)
+		mu.Unlock()
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+func TestManagerReportsAFailedLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errBroken := errors.New("broken source")
+		m := NewManager()
+		bad, err := New("bad", newScript(func(string, int) (Result, error) { return Result{}, nil }),
+			WithSource(SourceFunc[string](func(context.Context, Sink[string]) error { return errBroken })))
+		require.NoError(t, err)
+		good, err := New("good", newScript(func(string, int) (Result, error) { return Result{}, nil }))
+		require.NoError(t, err)
+		require.NoError(t, m.AddLoop(bad))
+		require.NoError(t, m.AddLoop(good))
+		err = m.Run(context.Background())
+		require.ErrorIs(t, err, errBroken)
+		require.ErrorContains(t, err, "loop bad")
+		require.ErrorIs(t, m.Live(), ErrNotLive)
+		require.ErrorIs(t, m.Ready(), ErrNotReady)
+	})
+}

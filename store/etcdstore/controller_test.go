@@ -76,6 +76,10 @@ type controller struct {
 	ccache   *store.Cache[ChildSpec, struct{}]
 	loop     *reconcile.Loop[string]
 
+	reconciles atomic.Int64
+	// statusWrites counts acknowledged status writes: a group's last step.
+	statusWrites atomic.Int64
+
 	mu       sync.Mutex
 	accepted []acceptedWrite
 	fences   []store.Fence
@@ -94,6 +98,7 @@ func (c *controller) record(ctx context.Context, rev int64) {
 }
 
 func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
+	c.reconciles.Add(1)
 	g, ok := c.gcache.Get(name)
 	if !ok || g.Meta.DeletionRequested {
 		return reconcile.Result{}, nil
@@ -123,6 +128,7 @@ func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Resu
 			return reconcile.Result{}, err
 		}
 		c.record(ctx, rev)
+		c.statusWrites.Add(1)
 	}
 	return reconcile.Result{}, nil
 }

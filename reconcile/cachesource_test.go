@@ -233,3 +233,92 @@ func TestConvergenceMetrics(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// Own writes are judged by ownership: a change written by this manager in
+// which another actor's change arrived merged (as a relist can deliver it)
+// still triggers. The ChangeFunc here attributes .meta.labels to "user"
+// whoever wrote last, as a managed-fields judge would.
+func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		byOwner := func(old, new *app, manager string) (owned, foreign []string) {
+			for _, p := range sectionDiff(old, new) {
+				if p == ".meta.labels" && manager != "user" {
+					foreign = append(foreign, p)
+				} else if p == ".meta.labels" || manager == new.Meta.LastWrite.Manager {
+					owned = append(owned, p)
+				} else {
+					foreign = append(foreign, p)
+				}
+			}
+			return owned, foreign
+		}
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(byOwner))), WithManager("app"))...)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"))
+
+		// An own status write alone: not a hint.
+		o := copyOf(e.get(t, "a"))
+		o.Status.Phase = "Running"
+		_, err := e.st.As("app").UpdateStatus(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"))
+
+		// An own write that carries a label change owned by "user": a hint.
+		o = copyOf(e.get(t, "a"))
+		o.Meta.Labels = map[string]string{"team": "x"}
+		_, err = e.st.As("app").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"))
+		require.NoError(t, stop())
+	})
+}
+
+// gatedSource is a Syncer that syncs when the test says so.
+type gatedSource struct {
+	synced chan struct{}
+}
+
+func (g *gatedSource) Run(ctx context.Context, _ Sink[string]) error { <-ctx.Done(); return nil }
+
+func (g *gatedSource) WaitForSync(ctx context.Context) error {
+	select {
+	case <-g.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// countingElector counts campaigns and always grants at once.
+type countingElector struct{ n atomic.Int64 }
+
+func (c *countingElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	c.n.Add(1)
+	return ctx, store.Fence{}, nil
+}
+
+func TestCachesAreWarmBeforeTheLoopCampaigns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &gatedSource{synced: make(chan struct{})}
+		el := &countingElector{}
+		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }),
+			WithSource[string](src), WithElector(el))
+		stop := start(t, l)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.Zero(t, el.n.Load(), "no campaign before the caches are warm")
+		require.False(t, l.Leading())
+		close(src.synced)
+		synctest.Wait()
+		require.Equal(t, int64(1), el.n.Load())
+		require.True(t, l.Leading())
+		require.NoError(t, stop())
+	})
+}

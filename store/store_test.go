@@ -202,3 +202,20 @@ func TestUndecodableValues(t *testing.T) {
 	_, err = st.Watch(ctx, -1)
 	require.ErrorIs(t, err, store.ErrInvalid)
 }
+
+// Finalizers are a set: a duplicate is bad input, on every write.
+func TestDuplicateFinalizersAreInvalid(t *testing.T) {
+	ctx := t.Context()
+	st := newTypedStore(t, memstore.New())
+	w := st.As("m")
+	_, err := w.Create(ctx, &typedObj{Meta: store.Meta{Name: "a", Finalizers: []string{"x", "x"}}})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	obj := &typedObj{Meta: store.Meta{Name: "a", Finalizers: []string{"x"}}}
+	_, err = w.Create(ctx, obj)
+	require.NoError(t, err)
+	obj.Meta.Finalizers = []string{"x", "y", "x"}
+	_, err = w.Update(ctx, obj)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, err = w.Apply(ctx, "a", nil, store.WithMeta(store.ApplyMeta{Finalizers: []string{"z", "z"}}))
+	require.ErrorIs(t, err, store.ErrInvalid)
+}

@@ -101,7 +101,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		o := e.get(t, "a")
-		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: store.OpUpdateStatus}, o.Meta.LastWrite)
+		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: store.OpApplyStatus}, o.Meta.LastWrite)
 		c, ok := GetCondition(o.Conditions, Stalled)
 		require.True(t, ok)
 		require.Equal(t, store.ConditionTrue, c.Status)

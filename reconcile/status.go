@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 
 	"github.com/steady-go/steady/store"
 )
@@ -23,15 +22,12 @@ type StatusWriter[K comparable] interface {
 }
 
 // StoreStatus returns the StatusWriter for objects of a typed store: it
-// reads conditions from the cache and writes the Stalled condition with a
-// fresh read and UpdateStatus as the given manager, changing only that
-// condition in the list it read.
-//
-// Until the store offers ApplyStatus (field ownership per condition), this
-// adapter has a narrow lost-update window: a status or condition write by
-// another manager that lands between its read and its write can be undone.
-// A spec change in that window is safe (the generation precondition rejects
-// the write, and it is retried once from a fresh read).
+// reads conditions from the cache, and writes the Stalled condition with
+// ApplyStatus as the Loop's own manager, applying that one condition and no
+// status fields. Conditions are owned by type, so the write never touches
+// the user's Ready or status, and re-applying an unchanged Stalled writes
+// nothing. The Loop owns Stalled, so the apply is forced: a reconciler that
+// wrote Stalled itself loses it to the Loop.
 func StoreStatus[S, T any](c *store.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
 	return storeStatus[S, T]{c: c, st: st}
 }
@@ -50,22 +46,6 @@ func (s storeStatus[S, T]) Conditions(name string) ([]store.Condition, int64, bo
 }
 
 func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
-	var err error
-	for range 2 {
-		var obj *store.Object[S, T]
-		obj, err = s.st.Get(ctx, name)
-		if err != nil {
-			return store.IgnoreNotFound(err)
-		}
-		conds := obj.Conditions
-		changed, serr := SetCondition(&conds, c, c.LastTransitionTime)
-		if serr != nil || !changed {
-			return serr
-		}
-		obj.Conditions = conds
-		if _, err = s.st.As(manager).UpdateStatus(ctx, obj); !errors.Is(err, store.ErrConflict) {
-			return store.IgnoreNotFound(err)
-		}
-	}
-	return err
+	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.Force())
+	return store.IgnoreNotFound(err)
 }

@@ -153,9 +153,13 @@ func (w *world) check(ctx context.Context, conds []store.Cond, wr store.Write, r
 	defer w.mu.Unlock()
 	w.rep.Writes++
 	if obj == "" {
+		for _, c := range w.objWrites {
+			c.stale = true
+		}
 		return
 	}
 	c := w.counts(obj)
+	c.stale = true
 	if marked {
 		c.reconciler++
 	} else {

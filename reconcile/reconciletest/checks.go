@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/steady-go/steady/diff"
@@ -60,12 +61,16 @@ type unconverged struct {
 // unconverged lists the objects that have not converged; deleted objects
 // and unreconcilable ones are not listed.
 func (c *convergence[S, T]) unconverged(ctx context.Context) []unconverged {
+	return c.check(ctx, c.names)
+}
+
+func (c *convergence[S, T]) check(ctx context.Context, names []string) []unconverged {
 	pred := c.cfg.Converged
 	if pred == nil {
 		pred = ReadyConverged[S, T]
 	}
 	var out []unconverged
-	for _, name := range c.names {
+	for _, name := range names {
 		obj, err := c.st.Get(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -85,6 +90,37 @@ func (c *convergence[S, T]) unconverged(ctx context.Context) []unconverged {
 		}
 	}
 	return out
+}
+
+// idleCheck reports whether every object has converged, looking again
+// only at the objects written since it last looked (the check runs at every
+// idle moment after the faults, and a user's predicate may be costly).
+func (c *convergence[S, T]) idleCheck(ctx context.Context) bool {
+	w := c.w
+	w.mu.Lock()
+	var look []string
+	for _, name := range c.names {
+		if n := w.counts(name); n.stale {
+			n.stale = false
+			look = append(look, name)
+		}
+	}
+	w.mu.Unlock()
+	bad := map[string]bool{}
+	for _, u := range c.check(ctx, look) {
+		bad[u.name] = true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	all := true
+	for _, name := range c.names {
+		n := w.counts(name)
+		if slices.Contains(look, name) {
+			n.ok = !bad[name]
+		}
+		all = all && n.ok
+	}
+	return all
 }
 
 // final checks convergence and Stalled, naming when the check is made. At

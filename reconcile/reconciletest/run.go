@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -40,17 +41,37 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 		t.Fatal(err)
 	}
 	parent := t.Name()
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+	one := func(t *testing.T, seed uint64) {
+		rep := simulateChecked(t, cfg, seed)
+		if rep.Failed() {
+			t.Errorf("reconciletest: schedule failed: %s\nreplay: go test -run '^%s$' -seed=%d\nlast steps:\n  %s",
+				rep, parent, seed, rep.tail(40))
+		}
+	}
+	if len(seeds) <= maxSubtests {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+				t.Parallel()
+				one(t, seed)
+			})
+		}
+		return
+	}
+	// Many schedules: one parallel subtest per CPU, each running its share
+	// of the seeds, rather than a parked subtest per seed.
+	n := runtime.GOMAXPROCS(0)
+	for i := range n {
+		t.Run(fmt.Sprintf("batch=%d", i), func(t *testing.T) {
 			t.Parallel()
-			rep := simulateChecked(t, cfg, seed)
-			if rep.Failed() {
-				t.Errorf("reconciletest: schedule failed: %s\nreplay: go test -run '^%s$' -seed=%d\nlast steps:\n  %s",
-					rep, parent, seed, rep.tail(40))
+			for j := i; j < len(seeds); j += n {
+				one(t, seeds[j])
 			}
 		})
 	}
 }
+
+// maxSubtests is the most schedules Run runs as a subtest each.
+const maxSubtests = 1000
 
 // seedsOf returns the seeds Run runs.
 func seedsOf(first uint64, n int) ([]uint64, error) {

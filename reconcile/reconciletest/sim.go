@@ -64,7 +64,7 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 			conv.final(ctx, "within the bound", true)
 			return
 		}
-		if len(conv.unconverged(ctx)) == 0 {
+		if conv.idleCheck(ctx) {
 			w.rep.ConvergedAfter = max(time.Since(w.start)-w.rep.FaultsStopped, time.Nanosecond)
 		}
 	}
@@ -217,6 +217,7 @@ func (w *world) compete() {
 	w.mu.Lock()
 	w.rep.Faults["competing-write"]++
 	w.disturbLocked(name)
+	w.counts(name).stale = true
 	w.traceLocked("fault competing-write: %s", name)
 	w.mu.Unlock()
 	if err := w.competeFn(context.Background(), name, w.rng); err != nil {

@@ -68,7 +68,10 @@ type objCounts struct {
 	reconciler, loop int // accepted writes by the reconciler and by the Loop (Stalled)
 	afterBound       int // accepted writes once the bound passed, if converged then
 	convergedAtBound bool
-	disturbed        int
+	// stale: a write touched the object since the idle-time convergence
+	// check last looked; ok: what that check found.
+	stale, ok bool
+	disturbed int
 }
 
 func newWorld(seed uint64, f Faults) *world {
@@ -130,7 +133,7 @@ func (w *world) fault(kind, format string, args ...any) {
 func (w *world) counts(name string) *objCounts {
 	c := w.objWrites[name]
 	if c == nil {
-		c = &objCounts{}
+		c = &objCounts{stale: true}
 		w.objWrites[name] = c
 	}
 	return c

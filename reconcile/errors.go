@@ -29,6 +29,7 @@ func Terminal(err error) error {
 	return &TerminalError{Err: err}
 }
 
+// Error reports the wrapped error as terminal.
 func (e *TerminalError) Error() string { return "terminal: " + errString(e.Err) }
 
 // Unwrap returns the wrapped error.
@@ -55,6 +56,7 @@ func Blocked(reason string, err error) error {
 	return &BlockedError{Reason: reason, Err: err}
 }
 
+// Error names the reason and the underlying error.
 func (e *BlockedError) Error() string {
 	if e.Err == nil {
 		return "blocked: " + e.Reason
@@ -82,6 +84,7 @@ func RetryAfter(err error, d time.Duration) error {
 	return &RetryAfterError{Err: err, After: max(d, 0)}
 }
 
+// Error names the delay and the wrapped error.
 func (e *RetryAfterError) Error() string {
 	return fmt.Sprintf("retry after %v: %s", e.After, errString(e.Err))
 }

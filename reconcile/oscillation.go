@@ -18,6 +18,7 @@ const (
 	NoProgress
 )
 
+// String returns "Fight", "NoProgress" or "Unknown".
 func (k OscillationKind) String() string {
 	switch k {
 	case Fight:

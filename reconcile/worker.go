@@ -19,6 +19,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error reports the panic value and the stack.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack)
 }

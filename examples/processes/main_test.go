@@ -30,13 +30,26 @@ const childEnv = "PROCESSES_TEST_CHILD_FLEET"
 
 func TestMain(m *testing.M) {
 	if fleet := os.Getenv(childEnv); fleet != "" {
-		if err := run(context.Background(), []string{"-fleet", fleet}, os.Stdout); err != nil {
+		if err := run(context.Background(), []string{"-fleet", fleet}, &stallAtCheck{os.Stdout}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
+}
+
+// stallAtCheck writes to w and never returns from the first write of a ✓
+// line, so the program stays at that checkpoint, fleet running, until it
+// is killed.
+type stallAtCheck struct{ w io.Writer }
+
+func (s *stallAtCheck) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if bytes.Contains(p, []byte("✓")) {
+		time.Sleep(time.Hour)
+	}
+	return n, err
 }
 
 // osProc is a process of a fleet as this test reads it from /proc, without
@@ -266,6 +279,7 @@ func TestCancelKillsTheFleet(t *testing.T) {
 
 // A crash of the whole program (SIGKILL: no deferred cleanup runs) still
 // takes its processes with it: each is started with the parent-death signal.
+// The program runs in a child process that stops at its first checkpoint.
 func TestCrashKillsTheFleet(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -285,9 +299,7 @@ func TestCrashKillsTheFleet(t *testing.T) {
 			break
 		}
 	}
-	// The program goes on with its story (it does not wait for this
-	// reader), so the fleet may be mid-repair: some of it runs.
-	require.NotEmpty(t, fleetProcs(t, fleet), "processes run before the crash:\n%s", strings.Join(seen, "\n"))
+	require.Len(t, fleetProcs(t, fleet), 3, "three run before the crash:\n%s", strings.Join(seen, "\n"))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	err = cmd.Wait()

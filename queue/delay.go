@@ -9,9 +9,10 @@ import (
 
 // Delayed keys wait in a binary min-heap of ready times, indexed from their
 // nodes so that an earlier AddAfter or a normal Add finds a key's entry in
-// O(1) and fixes the heap in O(log n). One timer serves the whole heap, and
-// only a Get that must block arms it: there is no goroutine per key, and
-// adds that arrive while no Get waits never touch the timer.
+// O(1) and fixes the heap in O(log n). One timer serves the whole heap. A
+// Get that must block arms it, and so does an AddAfter that brings the
+// earliest ready time forward while a Get is blocked; there is no goroutine
+// per key, and adds that arrive while no Get waits never touch the timer.
 
 type delayState struct {
 	heap    []delayItem

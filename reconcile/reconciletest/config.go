@@ -201,7 +201,7 @@ const (
 	leaseRenew        = time.Second
 	leaseRetry        = 500 * time.Millisecond
 	readYourWritesCap = 2 * time.Second
-	leaseKey          = "reconciletest/leader"
+	leaseKey          = "~reconciletest/leader" // no object key starts with ~
 	competitorManager = "competitor"
 	creatorManager    = "creator"
 )

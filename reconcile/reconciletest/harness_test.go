@@ -104,7 +104,11 @@ func TestCatchesBuggyReconcilers(t *testing.T) {
 			require.NotNil(t, failed, "no seed exposed the bug")
 			require.Contains(t, strings.Join(failed.Violations, "\n"), tt.want, "%s", failed)
 			again := reconciletest.Simulate(t, cfg, failed.Seed)
-			require.Equal(t, failed.Violations, again.Violations, "the failing seed must fail the same way on replay")
+			if raceEnabled {
+				require.True(t, again.Failed(), "the failing seed must fail again on replay")
+			} else {
+				require.Equal(t, failed.Violations, again.Violations, "the failing seed must fail the same way on replay")
+			}
 			t.Logf("caught by seed %d: %s", failed.Seed, failed.Violations[0])
 		})
 	}

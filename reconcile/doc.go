@@ -82,9 +82,20 @@
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns only the Stalled condition; Ready belongs to the user.
 //
+// # Manager
+//
+// A Manager runs several Loops: it runs the shared caches and waits until
+// they are synced, campaigns once (give each Loop Manager.Elector), starts
+// the Loops, and stops them in the reverse order. Ready and Live are health
+// checks.
+//
 // # Own writes and oscillation
 //
-// Both are judged by field ownership. A watch event whose LastWrite.Manager is
+// Both are judged by field ownership, through the cache source's ChangeFunc.
+// The default, SectionChanges, diffs an object by section (labels, spec,
+// status, each condition...) and attributes a change to its writer
+// (LastWrite); a field-level judge over Meta.Managed can be plugged in with
+// WithChanges. A watch event whose LastWrite.Manager is
 // the Loop's manager and whose every changed path that manager owns is not a
 // hint, so a status write cannot defeat backoff; changes by other actors
 // merged into the same event still trigger. A Detector watches the writes to

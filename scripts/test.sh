@@ -6,6 +6,9 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
+# Each module is tested against its own go.mod, as its users build it, not
+# in the workspace of go.work (which would resolve versions across modules).
+export GOWORK=off
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

@@ -99,8 +99,7 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 	rev, err := w.mem.Txn(ctx, conds, wr)
 	w.check(ctx, conds, wr, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
-		for cur := rec.maxRev.Load(); rev > cur && !rec.maxRev.CompareAndSwap(cur, rev); cur = rec.maxRev.Load() {
-		}
+		rec.wrote(wr.Key, rev)
 	}
 	switch vd {
 	case lostReply:

@@ -2,6 +2,7 @@ package reconciletest
 
 import (
 	"context"
+	"testing/synctest"
 	"time"
 
 	"github.com/steady-go/steady/store"
@@ -15,10 +16,12 @@ type rival struct {
 	done   chan struct{}
 }
 
-// stop makes the rival resign (releasing the leader key) and waits for it.
+// stop makes the rival resign (releasing the leader key) and waits until
+// the release has landed. It runs on the scheduler's goroutine.
 func (r *rival) stop() {
 	r.cancel()
 	<-r.done
+	synctest.Wait()
 }
 
 // loseLeadership takes the lease from the controller: the leader key is

@@ -1,6 +1,7 @@
 package reconciletest
 
 import (
+	"strings"
 	"time"
 )
 
@@ -10,23 +11,48 @@ import (
 //
 // That goroutine is the one thing the scheduler cannot hold at a gate, so
 // the scheduler makes sure its wake-up is a step of its own: the last cache
-// to reach rev always gets there by a progress mark, never by an event,
-// whose hint would race the requeue to the queue. While a requeue waits for
-// rev and a stream still has an event at or below rev to deliver, every
-// other stream of the process is held below rev (no event past it, no
-// progress mark past it). The events at or below rev go first; then the
-// progress marks bring the others past rev, and the requeue wakes alone.
+// to reach rev always gets there by a progress mark or a listing, never by
+// an event, whose hint would race the requeue to the queue. Events move a
+// cache one revision at a time (deliver sends a progress mark to just below
+// an event first), so only the event at rev itself could complete the wait;
+// while the cache that will receive it (the owner: the cache of the key
+// written at rev) is below rev, every other cache of the process is held
+// below rev. A listing by a cache below rev is served below rev too.
 type ryw struct {
 	p     *Process
 	rev   int64
+	owner string    // the prefix of the cache that receives the event at rev
 	until time.Time // the Loop stops waiting then (read-your-writes timeout)
 }
 
-// awaitWrite records that the Loop waits for p's caches to hold rev.
-func (w *world) awaitWrite(p *Process, rev int64) {
+// awaitWrite records that the Loop waits for p's caches to hold rev, the
+// revision of a write of key.
+func (w *world) awaitWrite(p *Process, key string, rev int64) {
+	owner := ""
+	for pfx := range p.byPfx {
+		if strings.HasPrefix(key, pfx) {
+			owner = pfx
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ryws = append(w.ryws, ryw{p: p, rev: rev, until: time.Now().Add(readYourWritesCap)})
+	w.ryws = append(w.ryws, ryw{p: p, rev: rev, owner: owner, until: time.Now().Add(readYourWritesCap)})
+}
+
+// cacheRevs returns the revision of every cache of the current process, by
+// the prefix it lists. It must be called without w.mu.
+func (w *world) cacheRevs() map[string]int64 {
+	w.mu.Lock()
+	p := w.proc
+	w.mu.Unlock()
+	out := map[string]int64{}
+	if p == nil {
+		return out
+	}
+	for pfx, rev := range p.byPfx {
+		out[pfx] = rev()
+	}
+	return out
 }
 
 // settleRywsLocked drops the requeues that have woken: their caches hold
@@ -44,20 +70,19 @@ func (w *world) settleRywsLocked(now time.Time) {
 }
 
 // holdLocked returns the revision s may not pass now (no event delivered
-// above it, no progress mark past it), or 0 for no limit.
-func (w *world) holdLocked(s *stream) int64 {
+// above it, no progress mark past it), or 0 for no limit. revs are the
+// caches' revisions (cacheRevs).
+func (w *world) holdLocked(s *stream, revs map[string]int64) int64 {
 	var hold int64
 	for _, r := range w.ryws {
-		if r.p != s.p || s.sent >= r.rev {
+		if r.p != s.p || s.sent >= r.rev || r.owner == "" || r.owner == s.prefix {
 			continue
 		}
-		for _, o := range w.streams {
-			if o == s || o.p != s.p || o.closed || len(o.pending) == 0 || o.pending[0].Revision > r.rev {
-				continue
-			}
-			if hold == 0 || r.rev-1 < hold {
-				hold = r.rev - 1
-			}
+		if at, ok := revs[r.owner]; ok && at >= r.rev {
+			continue
+		}
+		if hold == 0 || r.rev-1 < hold {
+			hold = r.rev - 1
 		}
 	}
 	return hold

@@ -199,6 +199,7 @@ func (w *world) expire(s *stream) {
 // did anything, so the scheduler lets that settle before its next decision.
 func (w *world) housekeep(now time.Time) bool {
 	rev := w.mem.Revision()
+	revs := w.cacheRevs()
 	w.mu.Lock()
 	type mark struct {
 		s   *stream
@@ -214,7 +215,7 @@ func (w *world) housekeep(now time.Time) bool {
 			expire = append(expire, s)
 		case len(s.pending) == 0 && s.sent < rev && !now.Before(s.pausedUntil):
 			to := rev
-			if h := w.holdLocked(s); h > 0 {
+			if h := w.holdLocked(s, revs); h > 0 {
 				to = min(to, h)
 			}
 			if to > s.sent {

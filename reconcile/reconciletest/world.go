@@ -130,6 +130,7 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 		if w.faultsOn && !now.Before(ph.faultsEnd) {
 			w.stopFaults(rival)
 			rival = nil
+			continue
 		}
 		if !checked && !now.Before(ph.deadline) {
 			checked = true
@@ -221,6 +222,7 @@ type action struct {
 // actions lists what may happen now, in a canonical order that does not
 // depend on which goroutine got somewhere first.
 func (w *world) actions(now time.Time) []action {
+	revs := w.cacheRevs()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var acts []action
@@ -236,7 +238,7 @@ func (w *world) actions(now time.Time) []action {
 		if s.closed || len(s.pending) == 0 || now.Before(s.pausedUntil) {
 			continue
 		}
-		if h := w.holdLocked(s); h > 0 && s.pending[0].Err == nil && s.pending[0].Revision > h {
+		if h := w.holdLocked(s, revs); h > 0 && s.pending[0].Err == nil && s.pending[0].Revision > h {
 			continue
 		}
 		acts = append(acts, action{stream: s, forced: len(s.pending) > lag})
@@ -357,8 +359,26 @@ type ctxKey struct{}
 
 // reconcileRec is what the harness learns about one reconcile while it runs.
 type reconcileRec struct {
-	key    string
-	maxRev atomic.Int64 // the highest revision its writes got
+	key string
+
+	mu     sync.Mutex
+	maxRev int64  // the highest revision its writes got
+	maxKey string // the key written at maxRev
+}
+
+// wrote records a write of the reconcile.
+func (r *reconcileRec) wrote(key string, rev int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rev > r.maxRev {
+		r.maxRev, r.maxKey = rev, key
+	}
+}
+
+func (r *reconcileRec) last() (string, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.maxKey, r.maxRev
 }
 
 func recordOf(ctx context.Context) *reconcileRec {

@@ -112,22 +112,7 @@ func (sc schemas) of(side string) *ownership.Schema {
 // decodeManaged returns the ownership record of one side of the stored meta,
 // whose tree on that side is tree.
 func (sc schemas) decodeManaged(meta *Meta, side string, tree map[string]any) ownership.Managed {
-	var codec *ownership.Codec
-	var out ownership.Managed
-	for _, e := range meta.Managed {
-		if e.Subresource != side {
-			continue
-		}
-		if codec == nil {
-			codec = ownership.NewCodec(tree, sc.of(side))
-		}
-		set, err := codec.Decode(e.Fields)
-		if err != nil || set.Empty() {
-			continue // see the comment at the top of the file
-		}
-		out = append(out, ownership.Entry{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Set: set})
-	}
-	return out
+	return sc.decodeSide(meta, side, tree).managed
 }
 
 // setManaged replaces one side's entries in meta.Managed with managed,
@@ -164,19 +149,26 @@ func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed,
 
 // recordUpdate records an ordinary write of one side by manager: cur is the
 // stored object (nil for a create) and next the object about to be stored;
-// next.Meta.Managed is updated.
+// next.Meta.Managed is updated. When the write leaves the record as it is
+// (see keepManaged), next.Meta.Managed is left as copied from cur.
 func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error {
-	newTree, err := sideTree(next, side)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
 	var oldTree map[string]any
 	var managed ownership.Managed
 	if cur != nil {
+		var err error
 		if oldTree, err = sideTree(cur, side); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		managed = sc.decodeManaged(&cur.Meta, side, oldTree)
+		dec := sc.decodeSide(&cur.Meta, side, oldTree)
+		if keepManaged(cur, next, side, manager, oldTree, dec) {
+			next.Meta.Managed = cur.Meta.Managed
+			return nil
+		}
+		managed = dec.managed
+	}
+	newTree, err := sideTree(next, side)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	var old any
 	if oldTree != nil {

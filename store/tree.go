@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -14,7 +15,7 @@ import (
 // keeps, at a fraction of the cost: the store builds two trees per write to
 // maintain field ownership. Malformed input is an error wrapping ErrInvalid.
 func decodeTree(raw []byte) (any, error) {
-	p := treeParser{b: raw}
+	p := treeParser{b: raw, s: string(raw)}
 	v, err := p.value(0)
 	if err == nil {
 		p.space()
@@ -32,9 +33,16 @@ func decodeTree(raw []byte) (any, error) {
 // cannot exhaust the stack.
 const maxTreeDepth = 10000
 
+// Keys and plain strings are substrings of s, one copy of the input, so
+// that they cost no allocation of their own; the tree then keeps the input's
+// memory alive, which is fine for the short-lived trees of a write.
 type treeParser struct {
 	b []byte
+	s string // string(b)
 	i int
+	// items collects array elements, so that each array is allocated once,
+	// at its final size.
+	items []any
 }
 
 func (p *treeParser) errorf(format string, args ...any) error {
@@ -125,18 +133,18 @@ func (p *treeParser) object(depth int) (any, error) {
 
 func (p *treeParser) array(depth int) (any, error) {
 	p.i++ // [
-	a := []any{}
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == ']' {
 		p.i++
-		return a, nil
+		return []any{}, nil
 	}
+	mark := len(p.items)
 	for {
 		v, err := p.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		a = append(a, v)
+		p.items = append(p.items, v)
 		p.space()
 		if p.i >= len(p.b) {
 			return nil, p.errorf("unexpected end in array")
@@ -146,6 +154,9 @@ func (p *treeParser) array(depth int) (any, error) {
 			p.i++
 		case ']':
 			p.i++
+			a := slices.Clone(p.items[mark:])
+			clear(p.items[mark:])
+			p.items = p.items[:mark]
 			return a, nil
 		default:
 			return nil, p.errorf("want ',' or ']'")
@@ -166,7 +177,7 @@ func (p *treeParser) string() (string, error) {
 		case c == '"':
 			p.i++
 			if plain {
-				return string(p.b[start+1 : p.i-1]), nil
+				return p.s[start+1 : p.i-1], nil
 			}
 			var s string
 			if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
@@ -233,7 +244,7 @@ func (p *treeParser) number() (any, error) {
 			return nil, p.errorf("bad number")
 		}
 	}
-	text := string(p.b[start:p.i])
+	text := p.s[start:p.i]
 	if integral {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 			return n, nil

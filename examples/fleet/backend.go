@@ -1,17 +1,25 @@
 package main
 
 import (
+	"context"
+
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// newBackend builds the store.Backend that holds the desired state, and the
-// function that releases it. It is the one seam for another backend: the etcd
-// backend lives in the nested module store/etcdstore, which this (root)
-// module cannot import without inheriting etcd's dependencies, so an
-// `-etcd host:port` flag belongs in a build inside that module, which adds
-// the flag to options and the etcd case here.
-func newBackend(o options) (store.Backend, func(), error) {
-	_ = o
-	return memstore.New(), func() {}, nil
+// newBackend builds the store.Backend that holds the desired state, the
+// elector of this replica (nil without -etcd: the controller always works),
+// and the function that releases them. It is the one seam for another
+// backend. Without -etcd it is the embedded memstore; with -etcd it is
+// etcdstore on that cluster (etcd.go). The etcd client comes from the
+// examples module, a nested module: the root module never depends on etcd.
+func newBackend(ctx context.Context, o options, note func(format string, args ...any)) (store.Backend, *replicaElector, func(), error) {
+	if !o.etcd.on() {
+		return memstore.New(), nil, func() {}, nil
+	}
+	b, e, release, err := newEtcdBackend(ctx, o.etcd, note)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b, e, release, nil
 }

@@ -28,6 +28,7 @@ type supervisor struct {
 	count   *counters
 	metrics *reconcile.MemMetrics
 	note    func(format string, args ...any)
+	elector *replicaElector // nil: the controller always works
 
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64
@@ -80,7 +81,7 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 	events := s.fleet.Subscribe()
 	defer s.fleet.Unsubscribe(events)
 	ctl := &controller{groups: s.groups, cache: cache, fleet: s.fleet, count: s.count}
-	loop, err := reconcile.New(controllerName, ctl,
+	opts := []reconcile.Option{
 		reconcile.WithStore(cache, s.groups),
 		reconcile.WithSource(reconcile.FromChannel(events)),
 		reconcile.WithWorkers(4),
@@ -93,8 +94,14 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// pace the last retries long after the faults stopped.
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: 100, Burst: 200, Ceiling: time.Second}),
 		reconcile.WithMetrics(s.metrics),
-		reconcile.WithDrainTimeout(5*time.Second),
-	)
+		reconcile.WithDrainTimeout(5 * time.Second),
+	}
+	if s.elector != nil {
+		// Workers run only while this replica leads; every write of a
+		// term carries its fence, so a deposed leader's writes fail.
+		opts = append(opts, reconcile.WithElector(s.elector))
+	}
+	loop, err := reconcile.New(controllerName, ctl, opts...)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,12 @@
 // Usage:
 //
 //	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
+//	go run ./examples/fleet -etcd host:port[,host:port...] [-replica NAME] [-prefix /steady-fleet/] [-ttl 5s] [flags above]
+//
+// With -etcd, the groups live in that etcd cluster, and the controller works
+// only while its replica leads an election there: run two processes with
+// different -replica names, and the standby takes over when the active one
+// dies. The process then runs until interrupted (see replica.go).
 package main
 
 import (
@@ -21,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -45,6 +52,7 @@ type options struct {
 	seed     uint64
 	duration time.Duration // give up after this long
 	chaos    time.Duration // how long faults are injected
+	etcd     etcdOptions   // the etcd mode (etcd.go); off without -etcd
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -56,7 +64,11 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "fail if not converged within this long")
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
+	checkEtcd := addEtcdFlags(fs, &o.etcd)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := checkEtcd(); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -91,7 +103,10 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	backend, release, err := newBackend(o)
+	out := newPrinter(w)
+	start := time.Now()
+	out.start = start
+	backend, elector, release, err := newBackend(ctx, o, out.note)
 	if err != nil {
 		return err
 	}
@@ -106,13 +121,10 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		return err
 	}
 
-	out := newPrinter(w)
-	start := time.Now()
-	out.start = start
 	fleet := newFleet(o.seed, o.rate)
 	count := &counters{}
 	metrics := reconcile.NewMemMetrics()
-	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note}
+	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector}
 	count.afterWrite = sup.afterWrite
 	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
 	if o.rate > 0 {
@@ -121,6 +133,10 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		sup.crashAt = int64(wanted/4 + rng.IntN(wanted/4+1) + 1)
 	}
 
+	if o.etcd.on() {
+		fmt.Fprintf(w, "fleet: replica %s on etcd %s, keys under %q, lease TTL %v\n",
+			o.etcd.replica, strings.Join(o.etcd.endpoints, ","), o.etcd.prefix, o.etcd.ttl)
+	}
 	fmt.Fprintf(w, "fleet: %d groups, %d instances wanted; ", o.objects, wanted)
 	if o.rate > 0 {
 		fmt.Fprintf(w, "faults at rate %.2f for the first %v (seed %d)\n", o.rate, o.chaos, o.seed)
@@ -141,9 +157,15 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		close(ch.done)
 	}
 
-	result := watch(gctx, o, groups, fleet, ch.done, out, func() counts {
+	snapshot := func() counts {
 		return counts{fleet: fleet.Stats(), count: count, metrics: metrics, chaos: ch, sup: sup}
-	})
+	}
+	var result error
+	if elector != nil {
+		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
+	} else {
+		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
+	}
 	cancel()
 	if err := g.Wait(); err != nil && result == nil {
 		result = err
@@ -152,7 +174,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 }
 
 // createGroups stores the desired state: n groups with 1 to 5 replicas each.
-// It returns the number of instances wanted.
+// A group that exists already is kept as it is (on etcd, another replica or
+// an earlier run made it), so any number of replicas may call it. It returns
+// the number of instances the n groups want.
 func createGroups(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], n int, rng *rand.Rand) (int, error) {
 	kinds := []string{"web", "api", "db", "cache", "queue"}
 	wanted := 0
@@ -162,7 +186,11 @@ func createGroups(ctx context.Context, groups *store.Store[GroupSpec, GroupStatu
 			Meta: store.Meta{Name: fmt.Sprintf("%s-%02d", kind, i/len(kinds))},
 			Spec: GroupSpec{Replicas: 1 + rng.IntN(5), Image: kind + ":v1"},
 		}
-		if _, err := groups.As("deployer").Create(ctx, g); err != nil {
+		_, err := groups.As("deployer").Create(ctx, g)
+		if errors.Is(err, store.ErrAlreadyExists) {
+			g, err = groups.Get(ctx, g.Meta.Name)
+		}
+		if err != nil {
 			return 0, err
 		}
 		wanted += g.Spec.Replicas

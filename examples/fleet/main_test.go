@@ -17,7 +17,16 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// Process-wide goroutines that the embedded etcd server and gRPC
+		// start once and never stop (etcd_test.go); not per-test leaks.
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		goleak.IgnoreAnyFunction("go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run"),
+		goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
+	)
+}
 
 // The demo runs on virtual time (testing/synctest): the fleet's lag, the
 // chaos schedule, resync and backoff cost no real time.

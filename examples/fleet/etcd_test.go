@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// The etcd mode against a real etcd member, embedded in the test process on
+// a loopback port (as store/etcdstore's tests start theirs). These tests
+// run on real time: etcd cannot live in a synctest bubble.
+
+// startEtcd starts a one-member etcd cluster and returns its client address
+// as host:port, the form -etcd takes. It is stopped when the test ends.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	freeURL := func() url.URL {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		return url.URL{Scheme: "http", Host: l.Addr().String()}
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "m0"
+	cfg.Dir = t.TempDir()
+	cfg.LogLevel = "panic" // etcd logs expected shutdown noise at error level
+	peer, client := freeURL(), freeURL()
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.InitialCluster = "m0=" + peer.String()
+	cfg.InitialClusterToken = t.Name()
+	cfg.TickMs, cfg.ElectionMs = 10, 100
+	e, err := embed.StartEtcd(cfg)
+	require.NoError(t, err)
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("etcd did not become ready")
+	}
+	return client.Host
+}
+
+// output is a writer for run that a test can wait on.
+type output struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{}
+}
+
+func newOutput() *output { return &output{changed: make(chan struct{}, 1)} }
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	o.b.Write(p)
+	o.mu.Unlock()
+	select {
+	case o.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// waitFor waits until the output contains s, and fails the test if it does
+// not within d.
+func (o *output) waitFor(t *testing.T, s string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for !strings.Contains(o.String(), s) {
+		select {
+		case <-o.changed:
+		case <-deadline:
+			t.Fatalf("no %q within %v in:\n%s", s, d, o.String())
+		}
+	}
+}
+
+// replica runs the demo as one replica until stop is called, which
+// returns run's error.
+func replica(t *testing.T, args []string) (out *output, stop func() error) {
+	t.Helper()
+	out = newOutput()
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, args, out) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() { cancel(); err = <-errc })
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return out, stop
+}
+
+func etcdClient(t *testing.T, addr string) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+func TestEtcdConvergesDespiteEveryFault(t *testing.T) {
+	addr := startEtcd(t)
+	out, stop := replica(t, []string{"-etcd", addr, "-replica=a", "-ttl=2s", "-objects=10", "-chaos=1s", "-seed=2"})
+	out.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
+	require.NoError(t, stop(), "interrupted after converging: exit 0")
+
+	text := out.String()
+	require.Contains(t, text, fmt.Sprintf(`fleet: replica a on etcd %s, keys under "/steady-fleet/", lease TTL 2s`, addr))
+	require.Contains(t, text, "! replica a leads: term fenced at etcd revision ")
+	require.Regexp(t, `! controller crashed mid-reconcile, right after write #\d+`, text)
+	require.Contains(t, text, "! faults stopped")
+	require.Regexp(t, `! replica a converged the fleet [\d.]+s into its term \d`, text)
+
+	// The groups, and the election key, are in etcd under the prefix.
+	resp, err := etcdClient(t, addr).Get(t.Context(), "/steady-fleet/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	require.NoError(t, err)
+	var groups int
+	for _, kv := range resp.Kvs {
+		if strings.Contains(string(kv.Key), "web-00") {
+			groups++
+		}
+	}
+	require.Equal(t, 1, groups, "group web-00 is stored once: %d keys under the prefix", len(resp.Kvs))
+}
+
+// Two replicas: one leads and converges, the other stands by; when the
+// leader stops, the standby takes over and converges its own fleet from the
+// stored state alone. A second start reuses the groups the first created.
+func TestEtcdFailoverToStandby(t *testing.T) {
+	addr := startEtcd(t)
+	common := []string{"-etcd", addr, "-ttl=2s", "-objects=10", "-faults=off"}
+	outA, stopA := replica(t, append([]string{"-replica=a"}, common...))
+	outA.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
+
+	outB, stopB := replica(t, append([]string{"-replica=b"}, common...))
+	outB.waitFor(t, "! standby: replica a leads; this one takes over when that lease lapses (TTL 2s)", 10*time.Second)
+	require.NotContains(t, outB.String(), "replica b leads")
+
+	stopped := time.Now()
+	require.NoError(t, stopA(), "the leader stops cleanly after converging")
+	// A stopping leader revokes its lease; a killed one's lapses within
+	// the TTL (store/etcdstore tests that case). Either way: TTL + 2s.
+	outB.waitFor(t, "! replica b leads: term fenced at etcd revision ", 2*time.Second+2*time.Second)
+	require.Less(t, time.Since(stopped), 4*time.Second)
+	outB.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
+	require.NoError(t, stopB())
+
+	// b created every instance in its own (empty) fleet: the rollout was
+	// redone from the store, with nothing handed over but the groups.
+	textB := outB.String()
+	wanted := number(t, textB, `(\d+) instances wanted`)
+	require.Equal(t, number(t, outA.String(), `(\d+) instances wanted`), wanted, "b reused a's groups")
+	require.Contains(t, textB, fmt.Sprintf("fleet writes (%d creates, 0 deletes)", wanted))
+}
+
+func TestEtcdBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-etcd=,"}, {"-etcd=127.0.0.1:1", "-ttl=1s"}, {"-etcd=127.0.0.1:1", "-replica="}, {"-etcd=127.0.0.1:1", "-prefix="},
+	} {
+		_, err := parseFlags(args, &strings.Builder{})
+		require.Error(t, err, "args %q", args)
+	}
+}
+
+func TestEtcdUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	err = run(t.Context(), []string{"-etcd", addr, "-objects=1"}, &strings.Builder{})
+	require.ErrorContains(t, err, "etcd "+addr+" does not answer")
+}

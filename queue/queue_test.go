@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -200,4 +201,60 @@ func TestWithRateLimiterOfAnotherKeyTypePanicsAtNew(t *testing.T) {
 	require.PanicsWithValue(t,
 		"queue: WithRateLimiter got a *queue_test.countingLimiter[int], which does not limit the key type of *queue.Queue[string]",
 		func() { queue.New[string](queue.WithRateLimiter[int](l)) })
+}
+
+// TestNoAddIsLostUnderConcurrency checks the property deduplication must
+// keep: every Add is followed by a run that starts after it. Adders bump a
+// key's version before adding it; a worker records the version it saw when
+// it started. Once everything is quiet, every key's last run must have seen
+// its final version.
+func TestNoAddIsLostUnderConcurrency(t *testing.T) {
+	const keys, adders, addsEach = 64, 4, 3000
+	q := queue.New[string]()
+	names := make([]string, keys)
+	var (
+		mu      sync.Mutex
+		version = make([]int, keys)
+		seen    = make([]int, keys)
+		index   = map[string]int{}
+	)
+	for i := range names {
+		names[i] = "key-" + string(rune('A'+i%26)) + string(rune('a'+i/26))
+		index[names[i]] = i
+	}
+	var workers sync.WaitGroup
+	for range 3 {
+		workers.Go(func() {
+			for {
+				k, ok := q.Get(context.Background())
+				if !ok {
+					return
+				}
+				mu.Lock()
+				seen[index[k]] = version[index[k]]
+				mu.Unlock()
+				q.Done(k)
+			}
+		})
+	}
+	var adds sync.WaitGroup
+	for a := range adders {
+		adds.Go(func() {
+			for j := range addsEach {
+				i := (j*7 + a) % keys
+				mu.Lock()
+				version[i]++
+				mu.Unlock()
+				if j%5 == 0 {
+					q.Add(strings.Clone(names[i])) // equal key, different string data
+				} else {
+					q.Add(names[i])
+				}
+			}
+		})
+	}
+	adds.Wait()
+	require.NoError(t, q.ShutDownWithDrain(context.Background()))
+	workers.Wait()
+	require.Equal(t, version, seen, "a key's last run saw every add before it")
 }

@@ -27,7 +27,11 @@
 // Run runs -schedules seeded schedules (default 200) as parallel subtests.
 // A failing schedule prints its seed, the violations, the last steps of its
 // trace and the command that replays it: go test -run '^TestMyReconciler$'
-// -seed=N. Simulate runs one schedule and returns its Report instead.
+// -seed=N. The two flags exist once a test file registers them:
+//
+//	func init() { reconciletest.RegisterFlags(flag.CommandLine) }
+//
+// Simulate runs one schedule and returns its Report instead.
 //
 // Setup runs once per incarnation of the controller process (a crash starts
 // a new one): build the reconciler over Env.Store and Env.Cache, and build
@@ -117,7 +121,4 @@
 // schedule in a hundred or more diverges from a replay somewhere inside one
 // step; the fault schedule up to that point is the same. The harness stays
 // sound there, only the trace is not reproducible step for step.
-//
-// The package registers the test flags -seed and -schedules when imported;
-// a test package that imports it must not define flags of those names.
 package reconciletest

@@ -10,26 +10,75 @@ import (
 	"testing/synctest"
 )
 
-// The flags of a test binary that imports reconciletest. Run reads them;
-// a test that calls Simulate directly may ignore them.
-var (
-	seedFlag      = flag.String("seed", "", "reconciletest: replay this one schedule seed (printed by a failure)")
-	schedulesFlag = flag.Int("schedules", 200, "reconciletest: how many seeded schedules Run runs when Config.Schedules is 0")
-)
+// RegisterFlags defines the flags Run reads on fs (flag.CommandLine in a
+// test binary): -seed, which replays one schedule (the seed a failure
+// prints), and -schedules, how many schedules Run runs when
+// Config.Schedules is 0 (default 200). Call it once per test binary, from
+// an init function of a test file:
+//
+//	func init() { reconciletest.RegisterFlags(flag.CommandLine) }
+//
+// Importing the package defines no flags, so a program with flags of these
+// names can import it.
+func RegisterFlags(fs *flag.FlagSet) {
+	fs.Var(&seedValue{}, "seed", "reconciletest: replay this one schedule seed (a failure prints it)")
+	fs.Var(&schedulesValue{n: DefaultSchedules}, "schedules", "reconciletest: how many seeded schedules Run runs when Config.Schedules is 0")
+}
+
+// DefaultSchedules is how many schedules Run runs without Config.Schedules
+// or the -schedules flag.
+const DefaultSchedules = 200
+
+type seedValue struct {
+	set bool
+	v   uint64
+}
+
+func (s *seedValue) String() string {
+	if s == nil || !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedValue) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not a seed: %w", err)
+	}
+	s.set, s.v = true, n
+	return nil
+}
+
+type schedulesValue struct{ n int }
+
+func (s *schedulesValue) String() string {
+	if s == nil {
+		return ""
+	}
+	return strconv.Itoa(s.n)
+}
+
+func (s *schedulesValue) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a positive number of schedules, got %q", v)
+	}
+	s.n = n
+	return nil
+}
 
 // Run runs cfg's reconciler through seeded schedules of faults, each in
 // its own testing/synctest bubble (virtual time, so a schedule of minutes
-// runs in milliseconds), as parallel subtests named "seed=N". It runs
+// runs in milliseconds), as parallel subtests named "seed=N" (over 1000
+// schedules, as one parallel subtest per CPU that runs its share). It runs
 // Config.Schedules schedules (0: the -schedules flag, default 200) from seed
-// Config.Seed on, or only the -seed flag's schedule when it is set.
+// Config.Seed on, or only the -seed flag's schedule when it is set (see
+// RegisterFlags).
 //
 // A schedule fails its subtest when a check fails (see Simulate); the
 // message names the seed and the command that replays it, and ends with
 // the last steps of the trace. A Config that cannot run fails t at once.
-//
-// Run registers no flags itself: importing the package does (-seed,
-// -schedules), so a test package that imports reconciletest must not
-// define flags of those names.
 func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
@@ -73,20 +122,22 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 // maxSubtests is the most schedules Run runs as a subtest each.
 const maxSubtests = 1000
 
-// seedsOf returns the seeds Run runs.
+// seedsOf returns the seeds Run runs: the -seed flag's alone, else n (or
+// the -schedules flag's count, or DefaultSchedules) from first on. Only
+// flags defined by RegisterFlags count.
 func seedsOf(first uint64, n int) ([]uint64, error) {
-	if *seedFlag != "" {
-		s, err := strconv.ParseUint(*seedFlag, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%w: -seed=%q is not a seed: %v", ErrConfig, *seedFlag, err)
+	if f := flag.Lookup("seed"); f != nil {
+		if s, ok := f.Value.(*seedValue); ok && s.set {
+			return []uint64{s.v}, nil
 		}
-		return []uint64{s}, nil
 	}
 	if n == 0 {
-		n = *schedulesFlag
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d schedules", ErrConfig, n)
+		n = DefaultSchedules
+		if f := flag.Lookup("schedules"); f != nil {
+			if s, ok := f.Value.(*schedulesValue); ok {
+				n = s.n
+			}
+		}
 	}
 	out := make([]uint64, n)
 	for i := range out {

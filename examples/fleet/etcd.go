@@ -95,7 +95,12 @@ func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string,
 		cli.Close()
 		return nil, nil, nil, err
 	}
-	return b, &replicaElector{Elector: e, backend: b, replica: o.replica, note: note}, func() { cli.Close() }, nil
+	re := &replicaElector{Elector: e, backend: b, replica: o.replica, note: note}
+	release := func() {
+		re.awaitResign(cli)
+		cli.Close()
+	}
+	return b, re, release, nil
 }
 
 // replicaElector is the etcd Elector, watched: it tells the demo whether
@@ -148,6 +153,32 @@ func (e *replicaElector) state() (leading bool, since time.Time, terms int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.leading, e.since, e.terms
+}
+
+// resignWait bounds how long a stopping replica waits for its election key
+// to go.
+const resignWait = 2 * time.Second
+
+// awaitResign waits, after the Loop stopped, until the election key no
+// longer names this replica or resignWait passed. The etcd Elector revokes
+// the lease of a term whose campaign ended in a goroutine of its own;
+// closing the client before that revoke lands would leave the standby
+// waiting out the whole TTL after a clean stop.
+func (e *replicaElector) awaitResign(cli *clientv3.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
+	defer cancel()
+	key := e.backend.Prefix() + e.Key()
+	resp, err := cli.Get(ctx, key)
+	if err != nil || len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != e.replica {
+		return
+	}
+	for w := range cli.Watch(ctx, key, clientv3.WithRev(resp.Kvs[0].ModRevision+1)) {
+		for _, ev := range w.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return
+			}
+		}
+	}
 }
 
 // leader returns the name of the replica that holds the election key, or ""

@@ -89,7 +89,10 @@ type Config[S, T any] struct {
 	// the disturbances that touched it); see Report.WriteBound. Default 4.
 	WritesPerPass int
 	// Options are extra Loop options, added to every incarnation's Loop
-	// after the harness's own (so they may override them).
+	// after the harness's own, such as WithStallAfter or WithOscillation.
+	// Overriding the harness's sources, status writer, elector, resync or
+	// backoff works but gives up replay (see Determinism in the package
+	// documentation).
 	Options []reconcile.Option
 
 	// Faults says what goes wrong, and for how long.

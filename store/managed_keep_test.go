@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/ownership"
+)
+
+type keepSpec struct {
+	Replicas int               `json:"replicas"`
+	Image    string            `json:"image"`
+	Ptr      *int              `json:"ptr"`
+	Env      map[string]string `json:"env"`
+	Tuned    map[string]int    `json:"tuned" steady:"atomic"`
+	Tags     []string          `json:"tags" steady:"set"`
+	Ports    []keepPort        `json:"ports" steady:"keys=name"`
+	Args     []string          `json:"args"`
+}
+
+type keepPort struct {
+	Name string `json:"name"`
+	Port int    `json:"port"`
+}
+
+type keepStatus struct {
+	Ready   int    `json:"ready"`
+	Message string `json:"message"`
+}
+
+// recordUpdateGeneral is recordUpdate without the keepManaged shortcut: the
+// specification the shortcut must agree with.
+func recordUpdateGeneral(sc schemas, cur, next *rawObject, side, manager string) error {
+	oldTree, err := sideTree(cur, side)
+	if err != nil {
+		return err
+	}
+	newTree, err := sideTree(next, side)
+	if err != nil {
+		return err
+	}
+	res, err := ownership.Update(oldTree, newTree, manager, sc.decodeManaged(&cur.Meta, side, oldTree), ownership.WithSchema(sc.of(side)))
+	if err != nil {
+		return err
+	}
+	sc.setManaged(&next.Meta, side, res.Managed, newTree)
+	return nil
+}
+
+// An ordinary write that keeps the ownership record as stored records exactly
+// what ownership.Update gives, for writes the shortcut takes and writes it
+// must leave to the general way alike.
+func TestKeepManagedAgreesWithUpdate(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	one := 1
+	base := func() *Object[keepSpec, keepStatus] {
+		return &Object[keepSpec, keepStatus]{
+			Meta: Meta{Name: "k", Labels: map[string]string{"app": "a"}},
+			Spec: keepSpec{Replicas: 1, Image: "i", Env: map[string]string{"A": "1", "B": "2"}, Tuned: map[string]int{"x": 1},
+				Tags: []string{"t1", "t2"}, Ports: []keepPort{{"http", 80}, {"dns", 53}}, Args: []string{"-v"}},
+			Status: keepStatus{Ready: 1, Message: "m"},
+		}
+	}
+	// Histories put several managers' entries on both sides.
+	histories := map[string]func(t *testing.T, name string){
+		"created": func(t *testing.T, name string) {},
+		"applied by other": func(t *testing.T, name string) {
+			_, err := st.As("other").Apply(ctx, name, map[string]any{"replicas": 1, "env": map[string]any{"B": "2"}, "tuned": map[string]any{"x": 1}}, Force())
+			require.NoError(t, err)
+		},
+		"applied by writer": func(t *testing.T, name string) {
+			_, err := st.As("writer").Apply(ctx, name, map[string]any{"image": "i"})
+			require.NoError(t, err)
+		},
+		"record written around the store": func(t *testing.T, name string) {
+			raw, err := st.getRaw(ctx, name)
+			require.NoError(t, err)
+			m := &raw.Meta
+			m.Managed = append([]ManagedFields{
+				{Manager: "status-first", Operation: "Update", Subresource: statusSide, Fields: "status(ready)"},
+				{Manager: "broken", Operation: "Update", Fields: "~garbage"},
+			}, m.Managed...)
+			for i := range m.Managed {
+				if m.Managed[i].Manager == "writer" && m.Managed[i].Subresource == specSide {
+					m.Managed[i].Fields = "spec(replicas,image,env(A,B))" // self-contained form
+				}
+			}
+			val, err := raw.encode()
+			require.NoError(t, err)
+			_, err = st.Backend().Txn(ctx, nil, Write{Kind: WritePut, Key: st.Key(name), Value: val})
+			require.NoError(t, err)
+		},
+		"status by other": func(t *testing.T, name string) {
+			_, err := st.As("other").ApplyStatus(ctx, name, map[string]any{"message": "m"}, nil, Force())
+			require.NoError(t, err)
+		},
+	}
+	edits := map[string]func(o *Object[keepSpec, keepStatus]){
+		"nothing":          func(o *Object[keepSpec, keepStatus]) {},
+		"replicas":         func(o *Object[keepSpec, keepStatus]) { o.Spec.Replicas = 7 },
+		"replicas+image":   func(o *Object[keepSpec, keepStatus]) { o.Spec.Replicas, o.Spec.Image = 7, "j" },
+		"env value":        func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["A"] = "9" },
+		"env value B":      func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["B"] = "9" },
+		"env key added":    func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["C"] = "3" },
+		"env key removed":  func(o *Object[keepSpec, keepStatus]) { delete(o.Spec.Env, "B") },
+		"atomic map value": func(o *Object[keepSpec, keepStatus]) { o.Spec.Tuned["x"] = 2 },
+		"null to value":    func(o *Object[keepSpec, keepStatus]) { o.Spec.Ptr = &one },
+		"set item":         func(o *Object[keepSpec, keepStatus]) { o.Spec.Tags = []string{"t1", "t3"} },
+		"keyed item field": func(o *Object[keepSpec, keepStatus]) { o.Spec.Ports[1].Port = 5353 },
+		"atomic list":      func(o *Object[keepSpec, keepStatus]) { o.Spec.Args = []string{"-q"} },
+		"label value":      func(o *Object[keepSpec, keepStatus]) { o.Meta.Labels["app"] = "b" },
+		"status field":     func(o *Object[keepSpec, keepStatus]) { o.Status.Ready = 2 },
+		"status message":   func(o *Object[keepSpec, keepStatus]) { o.Status.Message = "n" },
+		"condition":        func(o *Object[keepSpec, keepStatus]) { o.Conditions = []Condition{{Type: "Ready", Status: "True"}} },
+	}
+	n := 0
+	for hname, history := range histories {
+		for ename, edit := range edits {
+			for _, side := range []string{specSide, statusSide} {
+				t.Run(fmt.Sprintf("%s/%s/%q", hname, ename, side), func(t *testing.T) {
+					n++
+					name := fmt.Sprintf("k%d", n)
+					obj := base()
+					obj.Meta.Name = name
+					_, err := st.As("writer").Create(ctx, obj)
+					require.NoError(t, err)
+					history(t, name)
+					cur, err := st.getRaw(ctx, name)
+					require.NoError(t, err)
+					typed, err := st.Get(ctx, name)
+					require.NoError(t, err)
+					edit(typed)
+					edited, err := rawFromObject(typed)
+					require.NoError(t, err)
+					next := *cur
+					if side == specSide {
+						next.Spec = edited.Spec
+						next.Meta.Labels = edited.Meta.Labels
+					} else {
+						next.Status, next.Conditions = edited.Status, edited.Conditions
+					}
+					want := next
+					require.NoError(t, recordUpdateGeneral(st.schemas, cur, &want, side, "writer"))
+					got := next
+					require.NoError(t, st.schemas.recordUpdate(cur, &got, side, "writer"))
+					require.Equal(t, want.Meta.Managed, got.Meta.Managed)
+				})
+			}
+		}
+	}
+}
+
+// The shortcut is taken where it should be: the writer changing leaves it
+// alone owns keeps the record (same slice) without building anything.
+func TestKeepManagedTakesOwnLeafChanges(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: "k"}, Spec: keepSpec{Replicas: 1, Env: map[string]string{"A": "1"}}}
+	_, err = st.As("writer").Create(ctx, obj)
+	require.NoError(t, err)
+	cur, err := st.getRaw(ctx, "k")
+	require.NoError(t, err)
+	tree, err := specTree(cur)
+	require.NoError(t, err)
+	dec := st.schemas.decodeSide(&cur.Meta, specSide, tree)
+	require.True(t, dec.canonical)
+	obj.Spec.Replicas, obj.Spec.Env["A"] = 2, "2"
+	edited, err := rawFromObject(obj)
+	require.NoError(t, err)
+	next := *cur
+	next.Spec = edited.Spec
+	require.True(t, keepManaged(cur, &next, specSide, "writer", tree, dec))
+	require.False(t, keepManaged(cur, &next, specSide, "someone-else", tree, dec), "another manager takes the fields")
+}
+
+// mapBackend is a minimal Backend for the package's internal tests, which
+// cannot import memstore (it imports this package).
+type mapBackend struct {
+	mu  sync.Mutex
+	m   map[string]KV
+	rev int64
+}
+
+func newMapBackend() *mapBackend { return &mapBackend{m: map[string]KV{}} }
+
+func (b *mapBackend) Get(_ context.Context, key string) (KV, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kv, ok := b.m[key]
+	if !ok {
+		return KV{}, ErrNotFound
+	}
+	return kv, nil
+}
+
+func (b *mapBackend) List(context.Context, string, ListOptions) (ListResult, error) {
+	return ListResult{}, fmt.Errorf("mapBackend: List not supported")
+}
+
+func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, c := range conds {
+		kv := b.m[c.Key]
+		have := kv.ModRevision
+		if c.Target == CreateRevision {
+			have = kv.CreateRevision
+		}
+		if have != c.Revision {
+			return 0, &CondFailedError{Index: i, Cond: c, Actual: have}
+		}
+	}
+	b.rev++
+	if w.Kind == WriteDelete {
+		delete(b.m, w.Key)
+		return b.rev, nil
+	}
+	created := b.m[w.Key].CreateRevision
+	if created == 0 {
+		created = b.rev
+	}
+	b.m[w.Key] = KV{Key: w.Key, Value: w.Value, CreateRevision: created, ModRevision: b.rev}
+	return b.rev, nil
+}
+
+func (b *mapBackend) Watch(context.Context, string, int64) (<-chan Event, error) {
+	return nil, fmt.Errorf("mapBackend: Watch not supported")
+}

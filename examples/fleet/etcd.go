@@ -184,6 +184,8 @@ func (e *replicaElector) awaitResign(cli *clientv3.Client) {
 // leader returns the name of the replica that holds the election key, or ""
 // if none does.
 func (e *replicaElector) leader(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
 	kv, err := e.backend.Get(ctx, e.Key())
 	if err != nil {
 		return ""

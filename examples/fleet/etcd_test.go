@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
@@ -188,4 +189,90 @@ func TestEtcdUnreachable(t *testing.T) {
 	require.NoError(t, l.Close()) // nothing listens there now
 	err = run(t.Context(), []string{"-etcd", addr, "-objects=1"}, &strings.Builder{})
 	require.ErrorContains(t, err, "etcd "+addr+" does not answer")
+}
+
+// A replica that dies without a word (kill -9, or cut off from etcd) stops
+// renewing its lease: its own term ends at 2/3 of the TTL, and the standby
+// takes over within the TTL plus 2s. Replica a reaches etcd through a proxy
+// that the test cuts; to etcd that is a dead process.
+func TestEtcdFailoverWhenTheLeaderIsCutOff(t *testing.T) {
+	addr := startEtcd(t)
+	p := startProxy(t, addr)
+	common := []string{"-ttl=2s", "-objects=10", "-faults=off"}
+	outA, stopA := replica(t, append([]string{"-etcd", p.addr(), "-replica=a"}, common...))
+	outA.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
+	outB, stopB := replica(t, append([]string{"-etcd", addr, "-replica=b"}, common...))
+	outB.waitFor(t, "! standby: replica a leads", 10*time.Second)
+
+	cut := time.Now()
+	p.cut()
+	outA.waitFor(t, "! replica a's term ended (etcdstore: leadership term ended: lease not renewed)", 2*time.Second)
+	outB.waitFor(t, "! replica b leads: term fenced at etcd revision ", 2*time.Second+2*time.Second)
+	require.Less(t, time.Since(cut), 4*time.Second, "takeover within TTL + 2s")
+	outB.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
+	require.NoError(t, stopB())
+	require.NoError(t, stopA(), "a cut-off replica that no longer leads exits 0")
+}
+
+// proxy forwards TCP connections to an address until cut.
+type proxy struct {
+	l     net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns []net.Conn
+	done  bool
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{l: l}
+	p.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Go(func() { p.pipe(c, target) })
+		}
+	})
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) addr() string { return p.l.Addr().String() }
+
+func (p *proxy) pipe(c net.Conn, target string) {
+	u, err := net.Dial("tcp", target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		c.Close()
+		u.Close()
+		return
+	}
+	p.conns = append(p.conns, c, u)
+	p.mu.Unlock()
+	p.wg.Go(func() { _, _ = io.Copy(u, c); u.Close(); c.Close() })
+	_, _ = io.Copy(c, u)
+	c.Close()
+	u.Close()
+}
+
+// cut closes the listener and every connection, and waits for the copies.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	p.done = true
+	conns := p.conns
+	p.mu.Unlock()
+	p.l.Close()
+	for _, c := range conns {
+		c.Close()
+	}
+	p.wg.Wait()
 }

@@ -50,8 +50,11 @@ func decodeObject[S, T any](kv KV) (*Object[S, T], error) {
 // decodeRaw decodes a stored value with Spec and Status left encoded.
 func decodeRaw(kv KV) (*rawObject, error) {
 	raw := new(rawObject)
-	if err := json.Unmarshal(kv.Value, raw); err != nil {
-		return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+	if !decodeRawFast(kv.Value, raw) {
+		raw = new(rawObject)
+		if err := json.Unmarshal(kv.Value, raw); err != nil {
+			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+		}
 	}
 	raw.Meta.Revision = kv.ModRevision
 	return raw, nil

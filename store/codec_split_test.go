@@ -1,0 +1,54 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var rawSeeds = []string{
+	`{"meta":{"kind":"K","name":"a","generation":2,"labels":{"x":"y"},"managed":[{"manager":"m","operation":"Update","fields":"~abc"}]},"spec":{"a":[1,2.5e3,-0,true,false,null,"s\"\\\/\b\f\n\r\t\u00e9"]},"status":null,"conditions":[{"type":"Ready","status":"True"}]}`,
+	` { "meta" : {} , "spec" : [ ] , "status" : { } } `,
+	`{"spec":1,"meta":{"name":"b"}}`,
+	`{}`,
+	`{"meta":{"name":"a"},"meta":{"name":"b"}}`,
+	`{"Meta":{"name":"a"}}`,
+	`{"me\u0074a":{"name":"a"}}`,
+	`{"meta":{"name":"a"},"extra":1}`,
+	`{"meta":{"generation":"x"}}`,
+	`{"meta":{},"conditions":[{"type":1}]}`,
+	`{"spec":01}`, `{"spec":1.}`, `{"spec":-}`, `{"spec":1e}`, `{"spec":1e400}`,
+	`{"spec":"\x"}`, `{"spec":"\u12"}`, "{\"spec\":\"a\x01\"}", "{\"spec\":\"\xff\"}",
+	`{"spec":[1,]}`, `{"spec":{"a":1,}}`, `{"spec":{"a" 1}}`, `{"spec":tru}`, `{"spec":1}x`,
+	`{"spec":1,}`, `[1]`, `null`, ``, `{`,
+}
+
+// decodeRawFast gives what encoding/json gives for rawObject, or defers to
+// it.
+func FuzzDecodeRawFast(f *testing.F) {
+	for _, s := range rawSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		var fast rawObject
+		if !decodeRawFast(value, &fast) {
+			return
+		}
+		var want rawObject
+		require.NoError(t, json.Unmarshal(value, &want), "accepted what encoding/json rejects: %q", value)
+		require.Equal(t, want, fast)
+	})
+}
+
+// The values the store writes take the fast way.
+func TestDecodeRawFastTakesStoredValues(t *testing.T) {
+	raw := rawObject{Meta: Meta{Kind: "K", Name: "a", Labels: map[string]string{"x": "y"}}, Spec: json.RawMessage(`{"r":1}`),
+		Status: json.RawMessage(`null`), Conditions: []Condition{{Type: "Ready", Status: ConditionTrue}}}
+	val, err := raw.encode()
+	require.NoError(t, err)
+	var got rawObject
+	require.True(t, decodeRawFast(val, &got))
+	require.Equal(t, raw, got)
+	require.False(t, decodeRawFast([]byte(`{"meta":{},"meta":{}}`), &rawObject{}), "a repeated key goes to encoding/json")
+}

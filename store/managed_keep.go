@@ -164,24 +164,41 @@ func (d *leafDiff) compare(old any, strict bool) bool {
 		_, err := p.literal("null", nil)
 		return err == nil
 	}
-	var v any
-	var err error
+	var same bool
 	switch {
 	case c == '"':
-		v, err = p.string()
-	case c == 't':
-		v, err = p.literal("true", true)
-	case c == 'f':
-		v, err = p.literal("false", false)
+		v, err := p.string()
+		if err != nil {
+			return false
+		}
+		o, ok := old.(string)
+		same = ok && o == v
+	case c == 't' || c == 'f':
+		v, word := c == 't', "false"
+		if v {
+			word = "true"
+		}
+		if _, err := p.literal(word, nil); err != nil {
+			return false
+		}
+		o, ok := old.(bool)
+		same = ok && o == v
 	case c == '-' || '0' <= c && c <= '9':
-		v, err = p.number()
+		n, f, isInt, err := p.numberParts()
+		if err != nil {
+			return false
+		}
+		if isInt {
+			o, ok := old.(int64)
+			same = ok && o == n
+		} else {
+			o, ok := old.(float64)
+			same = ok && o == f
+		}
 	default:
 		return false // null, map or list where a scalar was
 	}
-	if err != nil {
-		return false
-	}
-	if v == old {
+	if same {
 		return true
 	}
 	if strict || len(d.changed) == maxKeptChanges {

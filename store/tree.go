@@ -210,6 +210,19 @@ func (p *treeParser) literal(word string, v any) (any, error) {
 // number reads a JSON number: int64 when integral and in range, float64
 // otherwise.
 func (p *treeParser) number() (any, error) {
+	n, f, isInt, err := p.numberParts()
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		return n, nil
+	}
+	return f, nil
+}
+
+// numberParts reads a JSON number: n when integral and in range (isInt),
+// f otherwise.
+func (p *treeParser) numberParts() (n int64, f float64, isInt bool, err error) {
 	start := p.i
 	if p.b[p.i] == '-' {
 		p.i++
@@ -224,14 +237,14 @@ func (p *treeParser) number() (any, error) {
 	}
 	intStart := p.i
 	if n := digits(); n == 0 || (n > 1 && p.b[intStart] == '0') {
-		return nil, p.errorf("bad number")
+		return 0, 0, false, p.errorf("bad number")
 	}
 	integral := true
 	if p.i < len(p.b) && p.b[p.i] == '.' {
 		p.i++
 		integral = false
 		if digits() == 0 {
-			return nil, p.errorf("bad number")
+			return 0, 0, false, p.errorf("bad number")
 		}
 	}
 	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
@@ -241,20 +254,20 @@ func (p *treeParser) number() (any, error) {
 			p.i++
 		}
 		if digits() == 0 {
-			return nil, p.errorf("bad number")
+			return 0, 0, false, p.errorf("bad number")
 		}
 	}
 	text := p.s[start:p.i]
 	if integral {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return n, nil
+			return n, 0, true, nil
 		}
 	}
-	f, err := strconv.ParseFloat(text, 64)
+	f, err = strconv.ParseFloat(text, 64)
 	if err != nil {
-		return nil, p.errorf("number %s out of range", text)
+		return 0, 0, false, p.errorf("number %s out of range", text)
 	}
-	return f, nil
+	return 0, f, false, nil
 }
 
 // metaTree returns the metadata part of the spec-side tree, nil when the

@@ -99,7 +99,9 @@ func keepManaged(cur, next *rawObject, side, manager string, oldTree map[string]
 		}
 		oldVal, newRaw, root = oldTree["spec"], orNull(next.Spec), "spec"
 	}
-	d := leafDiff{p: treeParser{b: newRaw, s: string(newRaw)}, path: []string{root}}
+	var pathBuf [8]string
+	var keyBuf [32]string
+	d := leafDiff{p: treeParser{b: newRaw, s: string(newRaw)}, path: append(pathBuf[:0], root), keys: keyBuf[:0]}
 	if !d.compare(oldVal, false) {
 		return false
 	}
@@ -217,7 +219,15 @@ func (d *leafDiff) object(old map[string]any, strict bool) bool {
 		return len(old) == 0
 	}
 	mark := len(d.keys)
-	defer func() { d.keys = d.keys[:mark] }()
+	ok := d.fields(old, strict, mark)
+	d.keys = d.keys[:mark]
+	return ok
+}
+
+// fields compares the members of an object whose '{' was read, collecting
+// their keys from mark on in d.keys.
+func (d *leafDiff) fields(old map[string]any, strict bool, mark int) bool {
+	p := &d.p
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {

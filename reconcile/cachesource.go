@@ -193,14 +193,19 @@ func (s *CacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	case new == nil:
 		obj, typ = old, store.Deleted
 	}
+	// The name set and the hint change together under s.mu, and Keys
+	// snapshots under it too: a term that starts while this change is
+	// being handled sees the key either in its snapshot or as a hint, and
+	// its workers start only after the snapshot is queued, so the key runs
+	// once, not twice.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.primary {
-		s.mu.Lock()
 		if typ == store.Deleted {
 			delete(s.names, obj.Meta.Name)
 		} else {
 			s.names[obj.Meta.Name] = struct{}{}
 		}
-		s.mu.Unlock()
 	}
 
 	hint := true
@@ -211,9 +216,8 @@ func (s *CacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		if typ == store.Deleted {
 			ref.obs.forgetKey(obj.Meta.Name)
 		} else {
-			c, stalled := GetCondition(obj.Conditions, Stalled)
-			ref.obs.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions),
-				stalled && c.Status != store.ConditionFalse)
+			c, _ := GetCondition(obj.Conditions, Stalled)
+			ref.obs.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), c)
 		}
 	}
 	if !hint {
@@ -257,6 +261,11 @@ func (s *CacheSource[S, T]) judge(ref *sinkRef, old, new *store.Object[S, T]) bo
 		ref.obs.observeWrite(new.Meta.Name, w)
 	}
 	changed := append(owned, foreign...)
+	if len(changed) > 0 && !slices.ContainsFunc(changed, func(p string) bool { return p != stalledPath }) {
+		// Stalled is the Loops' report, never an input: a change to it
+		// alone (by any Loop) is not a hint.
+		return false
+	}
 	own := func(p string) bool { return slices.Contains(owned, p) }
 	return !isOwnWrite(judgeAs, store.Modified, writer, changed, own)
 }
@@ -329,6 +338,8 @@ func sectionDiff[S, T any](old, new *store.Object[S, T]) []string {
 	}
 	return out
 }
+
+var stalledPath = conditionPath(Stalled)
 
 func conditionPath(t string) string { return ".conditions[type=" + strconv.Quote(t) + "]" }
 

@@ -106,7 +106,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, "SecretMissing", c.Reason)
-		require.Equal(t, `blocked: SecretMissing: secret "db" not found`, c.Message)
+		require.Equal(t, `test: blocked: SecretMissing: secret "db" not found`, c.Message)
 		require.True(t, time.Now().Equal(c.LastTransitionTime))
 		require.True(t, IsTrue(o.Conditions, Stalled))
 		r, _ := GetCondition(o.Conditions, Ready)
@@ -319,6 +319,45 @@ func TestCachesAreWarmBeforeTheLoopCampaigns(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, int64(1), el.n.Load())
 		require.True(t, l.Leading())
+		require.NoError(t, stop())
+	})
+}
+
+// A dependency index over caches: a secret change enqueues every object
+// that references it.
+func TestCacheDependencyIndex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		apps := newEnv(t, "App", nil)
+		defer apps.stop()
+		secrets := newEnv(t, "Secret", apps.b)
+		defer secrets.stop()
+		// An app references the secret named by its Spec.Image.
+		require.NoError(t, apps.cache.AddIndex("secret", func(o *app) []string { return []string{o.Spec.Image} }))
+		for name, secret := range map[string]string{"web": "db", "api": "db", "batch": "tls"} {
+			apps.create(t, "user", &app{Meta: store.Meta{Name: name}, Spec: appSpec{Image: secret}})
+		}
+		secrets.create(t, "user", &app{Meta: store.Meta{Name: "db"}})
+		bySecret := FromCacheMapped(secrets.cache, func(s *app) []string {
+			var out []string
+			for _, a := range apps.cache.ByIndex("secret", s.Meta.Name) {
+				out = append(out, a.Meta.Name)
+			}
+			return out
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, WithStore(apps.cache, apps.st), WithManager("app"), WithSource[string](bySecret))
+		stop := start(t, l)
+		synctest.Wait()
+		base := map[string]int{"web": s.count("web"), "api": s.count("api"), "batch": s.count("batch")}
+
+		o := copyOf(secrets.get(t, "db"))
+		o.Spec.Replicas = 2 // the secret's content changes
+		_, err := secrets.st.As("user").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, base["web"]+1, s.count("web"))
+		require.Equal(t, base["api"]+1, s.count("api"))
+		require.Equal(t, base["batch"], s.count("batch"), "an app that does not reference it stays put")
 		require.NoError(t, stop())
 	})
 }

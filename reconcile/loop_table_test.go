@@ -18,7 +18,7 @@ import (
 func TestLoopNilRunsOnceAndClearsStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
-		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing}}
+		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "test: 5 consecutive failures: boom"}}
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithStatusWriter[string](st))...)
 		stop := start(t, l)
@@ -122,7 +122,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 		require.True(t, ok, "5th consecutive failure sets Stalled")
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, ReasonFailing, c.Reason)
-		require.Equal(t, "5 consecutive failures: boom", c.Message)
+		require.Equal(t, "test: 5 consecutive failures: boom", c.Message)
 		require.Equal(t, time.Now(), c.LastTransitionTime)
 		require.Equal(t, int64(1), c.ObservedGeneration)
 
@@ -153,7 +153,7 @@ func TestLoopBlockedStallsAtOnce(t *testing.T) {
 		c, ok := st.stalled("a")
 		require.True(t, ok)
 		require.Equal(t, "SecretMissing", c.Reason)
-		require.Equal(t, `blocked: SecretMissing: secret "db" not found`, c.Message)
+		require.Equal(t, `test: blocked: SecretMissing: secret "db" not found`, c.Message)
 		info := l.Inspect("a")
 		require.True(t, info.Stalled)
 		require.Equal(t, "SecretMissing", info.StalledReason)
@@ -207,7 +207,7 @@ func TestLoopTerminalIsNotRetried(t *testing.T) {
 		c, ok := st.stalled("a")
 		require.True(t, ok)
 		require.Equal(t, ReasonTerminal, c.Reason)
-		require.Equal(t, "spec.size: must be positive", c.Message)
+		require.Equal(t, "test: spec.size: must be positive", c.Message)
 		require.Zero(t, l.Inspect("a").Failures, "Terminal resets the count")
 		require.Equal(t, []time.Duration{time.Minute}, s.gaps("b"), "Terminal with RequeueAfter runs after it")
 		require.Equal(t, 2, m.TerminalErrors("test"))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/steady-go/steady/store"
 )
 
 // observer is implemented by *Loop; the cache sources use it to feed
@@ -12,7 +14,7 @@ type observer[K comparable] interface {
 	manager() string
 	loopManager() string
 	observeWrite(key K, w ObservedWrite)
-	observeState(key K, generation, readyGeneration int64, stalled bool)
+	observeState(key K, generation, readyGeneration int64, stalled store.Condition)
 	forgetKey(key K)
 }
 
@@ -84,8 +86,9 @@ func oscillationHold(window time.Duration, n int, limit time.Duration) time.Dura
 // observeState feeds the convergence tracker and the set of objects that
 // carry a Stalled condition (so that a healthy key needs no look before
 // clearing it).
-func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled bool) {
+func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalledCond store.Condition) {
 	l.stalledTracked.Store(true)
+	stalled := stalledBy(stalledCond, l.name)
 	var now time.Time
 	if l.metricsOn {
 		now = l.clk.Now()

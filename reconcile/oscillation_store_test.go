@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 )
 
@@ -190,5 +191,48 @@ func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
 		require.Equal(t, 5, o.Status.Replicas)
 		require.False(t, IsTrue(o.Conditions, Stalled))
 		require.NoError(t, stop())
+	})
+}
+
+// Pattern 1 with server-side apply: the second controller's apply of a field
+// the first owns is a conflict error, reported and backed off, and the field
+// never flips.
+func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		// No object yet: the first apply creates it, so "three" owns replicas.
+		var writes atomic.Int64
+		applier := func(manager string, replicas int) Reconciler[string] {
+			return Func[string](func(ctx context.Context, key string) (Result, error) {
+				res, err := e.st.As(manager).Apply(ctx, key, map[string]any{"replicas": replicas})
+				if err == nil && res.Changed {
+					writes.Add(1)
+				}
+				return Result{}, err
+			})
+		}
+		ma, mb := NewMemMetrics(), NewMemMetrics()
+		la := mustNew(t, applier("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithSource(keySet("a")), WithManager("three"), WithMetrics(ma))...)
+		stopA := start(t, la)
+		synctest.Wait()
+		lb, err := New("b", applier("two", 2), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("two"), WithMetrics(mb))...)
+		require.NoError(t, err)
+		stopB := start(t, lb)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		require.Equal(t, int64(1), writes.Load(), "one apply landed; the field never flipped")
+		require.Equal(t, 3, e.get(t, "a").Spec.Replicas)
+		require.Zero(t, ma.Oscillations("test", Fight)+mb.Oscillations("b", Fight), "no fight: a conflict instead")
+		info := lb.Inspect("a")
+		var ce *ownership.ConflictError
+		require.ErrorAs(t, info.LastError, &ce, "the second controller gets the conflict")
+		require.GreaterOrEqual(t, info.Failures, 5)
+		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		require.True(t, ok, "reported as Stalled after repeated failures")
+		require.Equal(t, ReasonFailing, c.Reason)
+		require.NoError(t, stopA())
+		require.NoError(t, stopB())
 	})
 }

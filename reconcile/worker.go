@@ -262,7 +262,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 	if !ok {
 		return
 	}
-	out, write := stalledUpdate(conds, change, d.reason, d.message, gen, l.clk.Now())
+	out, write := stalledUpdate(conds, l.name, change, d.reason, d.message, gen, l.clk.Now())
 	if !write {
 		return
 	}

@@ -1,6 +1,7 @@
 package reconciletest
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -86,6 +87,33 @@ func (w *world) holdLocked(s *stream, revs map[string]int64) int64 {
 		}
 	}
 	return hold
+}
+
+// capLocked returns how far s may move from revision from towards to in
+// one step: short of the second awaited write it would complete, so that
+// no step wakes two requeues (whose adds would race each other). revs are
+// the caches' revisions (cacheRevs).
+func (w *world) capLocked(s *stream, from, to int64, revs map[string]int64) int64 {
+	var done []int64
+	for _, r := range w.ryws {
+		if r.p != s.p || r.rev <= from || r.rev > to {
+			continue
+		}
+		others := true
+		for pfx, at := range revs {
+			if pfx != s.prefix && at < r.rev {
+				others = false
+			}
+		}
+		if others {
+			done = append(done, r.rev)
+		}
+	}
+	if len(done) < 2 {
+		return to
+	}
+	slices.Sort(done)
+	return done[1] - 1
 }
 
 // listPin returns the revision a listing of prefix by p is served at, 0

@@ -99,6 +99,7 @@ func (s *stream) send(ev store.Event) {
 // deliver moves the next event of s to its watcher, unless a fault gets in
 // the way.
 func (w *world) deliver(s *stream, now time.Time) {
+	revs := w.cacheRevs()
 	w.mu.Lock()
 	if len(s.pending) == 0 || s.closed {
 		w.mu.Unlock()
@@ -110,9 +111,10 @@ func (w *world) deliver(s *stream, now time.Time) {
 		// then the event moves the cache by one revision, and cannot be
 		// what completes a read-your-writes wait for an earlier write
 		// (see ryw).
-		s.sent = ev.Revision - 1
+		to := w.capLocked(s, s.sent, ev.Revision-1, revs)
+		s.sent = to
 		w.mu.Unlock()
-		s.send(store.Event{Progress: true, Revision: ev.Revision - 1})
+		s.send(store.Event{Progress: true, Revision: to})
 		return
 	}
 	faults := w.faultsOn && ev.Err == nil
@@ -218,6 +220,7 @@ func (w *world) housekeep(now time.Time) bool {
 			if h := w.holdLocked(s, revs); h > 0 {
 				to = min(to, h)
 			}
+			to = w.capLocked(s, s.sent, to, revs)
 			if to > s.sent {
 				s.sent = to
 				progress = append(progress, mark{s, to})

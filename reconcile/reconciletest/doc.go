@@ -125,12 +125,12 @@
 // term lasts as long as the process and writes carry no fence.
 //
 // Limits, measured: without the race detector and with one worker, no
-// replay has diverged in thousands of schedules. With several workers,
-// about one schedule in 300 diverges from its replay somewhere inside a
-// step, and under the race detector (which slows goroutines enough to
-// expose orderings inside a step) about one in 100. The fault schedule up to
-// that point is the same, and every check stays sound: only the trace is
-// not reproducible step for step. What the Loop would need to remove these
-// limits is a hook to run its internal wake-ups (read-your-writes requeues,
-// resync, term starts) as steps; see the reconcile package.
+// replay has diverged in thousands of schedules. With several workers, or
+// under the race detector (which slows goroutines enough to expose
+// orderings inside a step), about one schedule in 300 diverges from its
+// replay somewhere inside a step. The fault schedule up to that point is the
+// same, and every check stays sound: only the trace is not reproducible step
+// for step. What the Loop would need to remove these limits is a hook to run
+// its internal wake-ups (read-your-writes requeues, resync, term starts) as
+// steps of the caller's.
 package reconciletest

@@ -15,7 +15,7 @@ import (
 //
 // Exact replay is promised for one worker. It is not checked under the race
 // detector, which slows goroutines enough to expose, in about 1 schedule in
-// 100, an ordering inside one scheduling step that the harness cannot hold
+// 300, an ordering inside one scheduling step that the harness cannot hold
 // at a gate (see the package documentation).
 func TestSeedReplaysTheSchedule(t *testing.T) {
 	if raceEnabled {

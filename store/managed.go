@@ -21,7 +21,8 @@ import (
 // and Status come from their struct tags (ownership.SchemaFor).
 //
 // Each side's entries are encoded with ownership.Codec relative to that
-// side's stored tree, and re-encoded on every write of that side. An entry
+// side's stored tree, and re-encoded on every write of that side that
+// changes it (see keepManaged for the writes that keep it as stored). An entry
 // that no longer decodes (the value was written around the store) is
 // dropped: ownership is reset rather than misread.
 const (
@@ -63,21 +64,37 @@ func newSchemas[S, T any]() (schemas, error) {
 }
 
 // specTree returns the spec-side tree of raw.
-func specTree(raw *rawObject) (map[string]any, error) {
-	spec, err := decodeTree(orNull(raw.Spec))
+func specTree(raw *rawObject) (map[string]any, error) { return specTreeOf(raw, false) }
+
+// statusTree returns the status-side tree of raw.
+func statusTree(raw *rawObject) (map[string]any, error) { return statusTreeOf(raw, false) }
+
+// specTreeOf returns the spec-side tree of raw, or with shape only its
+// shape (see decodeShape).
+func specTreeOf(raw *rawObject, shape bool) (map[string]any, error) {
+	decode := decodeTree
+	if shape {
+		decode = decodeShape
+	}
+	spec, err := decode(orNull(raw.Spec))
 	if err != nil {
 		return nil, err
 	}
 	tree := map[string]any{"spec": spec}
-	if md := metaTree(&raw.Meta); md != nil {
+	if md := metaTree(&raw.Meta, shape); md != nil {
 		tree["metadata"] = md
 	}
 	return tree, nil
 }
 
-// statusTree returns the status-side tree of raw.
-func statusTree(raw *rawObject) (map[string]any, error) {
-	status, err := decodeTree(orNull(raw.Status))
+// statusTreeOf returns the status-side tree of raw, or with shape only its
+// shape (see decodeShape).
+func statusTreeOf(raw *rawObject, shape bool) (map[string]any, error) {
+	decode := decodeTree
+	if shape {
+		decode = decodeShape
+	}
+	status, err := decode(orNull(raw.Status))
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +113,14 @@ func statusTree(raw *rawObject) (map[string]any, error) {
 
 // sideTree returns the tree of one side of raw.
 func sideTree(raw *rawObject, side string) (map[string]any, error) {
+	return sideTreeOf(raw, side, false)
+}
+
+func sideTreeOf(raw *rawObject, side string, shape bool) (map[string]any, error) {
 	if side == statusSide {
-		return statusTree(raw)
+		return statusTreeOf(raw, shape)
 	}
-	return specTree(raw)
+	return specTreeOf(raw, shape)
 }
 
 func (sc schemas) of(side string) *ownership.Schema {
@@ -155,16 +176,15 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error
 	var oldTree map[string]any
 	var managed ownership.Managed
 	if cur != nil {
+		if sc.keepManaged(cur, next, side, manager) {
+			next.Meta.Managed = cur.Meta.Managed
+			return nil
+		}
 		var err error
 		if oldTree, err = sideTree(cur, side); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		dec := sc.decodeSide(&cur.Meta, side, oldTree)
-		if keepManaged(cur, next, side, manager, oldTree, dec) {
-			next.Meta.Managed = cur.Meta.Managed
-			return nil
-		}
-		managed = dec.managed
+		managed = sc.decodeManaged(&cur.Meta, side, oldTree)
 	}
 	newTree, err := sideTree(next, side)
 	if err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/steady-go/steady/diff"
@@ -20,15 +19,23 @@ import (
 // Update entry, an ownership record that is not in the store's own canonical
 // form) goes the general way.
 //
-// Why the record is then what ownership.Update gives: the changed paths are
-// scalar leaves whose maps have the same keys before and after, and lists are
-// unchanged, so the object's shape, hence its Codec, is the same. Every
+// The stored and the new value of the side are compared token by token
+// (both are encoding/json output), which finds the scalar leaves whose text
+// changed without building either tree; only the shape of the stored side is
+// then built (decodeShape), for the Codec that decodes the record.
+//
+// Why the record is then what ownership.Update gives: the recorded paths R
+// are scalar leaves in maps with the same keys, in the same order, before and
+// after, and lists are unchanged byte for byte, so the object's shape, hence
+// its Codec, is the same, and the leaves Update finds changed are a subset C
+// of R (a leaf whose text changed but not its value, 1.0 for 1, is in R
+// only). Every
 // entry of the side is a pure bitmap of that Codec ("~hash bits", no "|" part),
 // so its members are nodes of the object; a changed leaf that the manager's
 // Update entry holds is such a node, so no atomic map lies above it (the Codec
 // does not descend into atomic values) and Update's changed set is exactly
-// these leaves. The manager's Update entry already holds them (Union changes
-// nothing), every other entry holds none of them and, as a leaf node has no
+// C. The manager's Update entry already holds all of R (Union changes
+// nothing), every other entry holds none of R and, as a leaf node has no
 // nodes below it, nothing below them (Without changes nothing), nothing was
 // removed, and no entry is added or dropped. One difference remains: lists
 // the write did not touch are not re-validated (a keyed list with duplicate
@@ -79,33 +86,49 @@ func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decod
 const maxKeptChanges = 16
 
 // keepManaged reports whether an ordinary write by manager of one side, from
-// cur (whose side tree is oldTree and record dec) to next, leaves that side's
-// ownership record exactly as stored. See the comment at the top of the file.
-func keepManaged(cur, next *rawObject, side, manager string, oldTree map[string]any, dec decodedSide) bool {
-	if !dec.canonical {
-		return false
-	}
-	var oldVal any
-	var newRaw []byte
-	var root string
+// cur to next, leaves that side's ownership record exactly as stored. See the
+// comment at the top of the file.
+func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
+	var oldRaw, newRaw []byte
 	if side == statusSide {
 		if !conditionsEqual(cur.Conditions, next.Conditions) {
 			return false
 		}
-		oldVal, newRaw, root = oldTree["status"], orNull(next.Status), "status"
+		oldRaw, newRaw = orNull(cur.Status), orNull(next.Status)
 	} else {
 		if !userMetaEqual(&cur.Meta, &next.Meta) {
 			return false
 		}
-		oldVal, newRaw, root = oldTree["spec"], orNull(next.Spec), "spec"
+		oldRaw, newRaw = orNull(cur.Spec), orNull(next.Spec)
+	}
+	root := "spec"
+	if side == statusSide {
+		root = "status"
 	}
 	var pathBuf [8]string
-	var keyBuf [32]string
-	d := leafDiff{p: treeParser{b: newRaw, s: string(newRaw)}, path: append(pathBuf[:0], root), keys: keyBuf[:0]}
-	if !d.compare(oldVal, false) {
+	d := lockstep{
+		a:    treeParser{b: oldRaw, s: string(oldRaw)},
+		b:    treeParser{b: newRaw, s: string(newRaw)},
+		path: append(pathBuf[:0], root),
+	}
+	if !d.compare(false) {
 		return false
 	}
-	if d.p.space(); d.p.i != len(d.p.b) {
+	if d.a.space(); d.a.i != len(d.a.b) {
+		return false
+	}
+	if d.b.space(); d.b.i != len(d.b.b) {
+		return false
+	}
+	if len(d.changed) == 0 && len(cur.Meta.Managed) == 0 {
+		return true
+	}
+	shape, err := sideTreeOf(cur, side, true)
+	if err != nil {
+		return false // the general way reports it
+	}
+	dec := sc.decodeSide(&cur.Meta, side, shape)
+	if !dec.canonical {
 		return false
 	}
 	for _, fields := range d.changed {
@@ -132,75 +155,45 @@ func keepManaged(cur, next *rawObject, side, manager string, oldTree map[string]
 	return true
 }
 
-// maxKeyScan bounds the maps leafDiff compares, as it checks keys for
-// repeats by scanning; bigger maps go the general way.
-const maxKeyScan = 64
-
-// leafDiff compares a decoded tree with a JSON value, collecting the paths
-// of scalar leaves whose value changed. It gives up (compare returns false)
-// on any change of shape: a map key added or removed, a change of kind (map,
-// list, null, other scalar), or any change inside a list.
-type leafDiff struct {
-	p       treeParser
+// lockstep reads two JSON values token by token, collecting the paths of
+// scalars whose text differs. It gives up (compare returns false) on any
+// other difference: a key added, removed or reordered, a change of kind
+// (object, array, null, other scalar), any difference inside an array, or
+// more than maxKeptChanges changed scalars.
+type lockstep struct {
+	a, b    treeParser
 	path    []string
 	changed [][]string
-	keys    []string // the keys read of the objects being compared
 }
 
-func (d *leafDiff) compare(old any, strict bool) bool {
-	p := &d.p
-	p.space()
-	if p.i >= len(p.b) {
+func (d *lockstep) compare(strict bool) bool {
+	a, b := &d.a, &d.b
+	a.space()
+	b.space()
+	if a.i >= len(a.b) || b.i >= len(b.b) || len(d.path) > maxTreeDepth {
 		return false
 	}
-	c := p.b[p.i]
-	switch o := old.(type) {
-	case map[string]any:
-		return c == '{' && d.object(o, strict)
-	case []any:
-		return c == '[' && d.array(o)
-	case nil:
-		if c != 'n' {
+	ca, cb := a.b[a.i], b.b[b.i]
+	if ca == '{' || cb == '{' || ca == '[' || cb == '[' || ca == 'n' || cb == 'n' {
+		if ca != cb {
 			return false
 		}
-		_, err := p.literal("null", nil)
-		return err == nil
+		switch ca {
+		case '{':
+			return d.object(strict)
+		case '[':
+			return d.array()
+		}
+		_, errA := a.literal("null", nil)
+		_, errB := b.literal("null", nil)
+		return errA == nil && errB == nil
 	}
-	var same bool
-	switch {
-	case c == '"':
-		v, err := p.string()
-		if err != nil {
-			return false
-		}
-		o, ok := old.(string)
-		same = ok && o == v
-	case c == 't' || c == 'f':
-		v, word := c == 't', "false"
-		if v {
-			word = "true"
-		}
-		if _, err := p.literal(word, nil); err != nil {
-			return false
-		}
-		o, ok := old.(bool)
-		same = ok && o == v
-	case c == '-' || '0' <= c && c <= '9':
-		n, f, isInt, err := p.numberParts()
-		if err != nil {
-			return false
-		}
-		if isInt {
-			o, ok := old.(int64)
-			same = ok && o == n
-		} else {
-			o, ok := old.(float64)
-			same = ok && o == f
-		}
-	default:
-		return false // null, map or list where a scalar was
+	ta, okA := scalarToken(a)
+	tb, okB := scalarToken(b)
+	if !okA || !okB {
+		return false
 	}
-	if same {
+	if ta == tb {
 		return true
 	}
 	if strict || len(d.changed) == maxKeptChanges {
@@ -210,91 +203,101 @@ func (d *leafDiff) compare(old any, strict bool) bool {
 	return true
 }
 
-func (d *leafDiff) object(old map[string]any, strict bool) bool {
-	p := &d.p
-	p.i++ // {
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return len(old) == 0
+// scalarToken reads a string, number, true or false, as decodeTree would
+// (so with the same errors), and returns its text.
+func scalarToken(p *treeParser) (string, bool) {
+	start := p.i
+	if err := p.skipScalar(); err != nil {
+		return "", false
 	}
-	mark := len(d.keys)
-	ok := d.fields(old, strict, mark)
-	d.keys = d.keys[:mark]
-	return ok
+	return p.s[start:p.i], true
 }
 
-// fields compares the members of an object whose '{' was read, collecting
-// their keys from mark on in d.keys.
-func (d *leafDiff) fields(old map[string]any, strict bool, mark int) bool {
-	p := &d.p
+func (d *lockstep) object(strict bool) bool {
+	a, b := &d.a, &d.b
+	a.i++ // {
+	b.i++
+	a.space()
+	b.space()
+	endA, endB := a.i < len(a.b) && a.b[a.i] == '}', b.i < len(b.b) && b.b[b.i] == '}'
+	if endA || endB {
+		a.i++
+		b.i++
+		return endA && endB
+	}
 	for {
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
+		a.space()
+		b.space()
+		if a.i >= len(a.b) || a.b[a.i] != '"' || b.i >= len(b.b) || b.b[b.i] != '"' {
 			return false
 		}
-		k, err := p.string()
-		if err != nil {
+		ka, errA := a.string()
+		kb, errB := b.string()
+		if errA != nil || errB != nil || ka != kb {
 			return false
 		}
-		ov, ok := old[k]
-		if !ok || len(old) > maxKeyScan || slices.Contains(d.keys[mark:], k) {
-			return false // a new key, a repeated one, or too many to check
-		}
-		d.keys = append(d.keys, k)
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
+		if !d.colon() {
 			return false
 		}
-		p.i++
-		d.path = append(d.path, k)
-		ok = d.compare(ov, strict)
+		d.path = append(d.path, ka)
+		ok := d.compare(strict)
 		d.path = d.path[:len(d.path)-1]
 		if !ok {
 			return false
 		}
-		p.space()
-		if p.i >= len(p.b) {
-			return false
-		}
-		switch p.b[p.i] {
+		switch d.next() {
 		case ',':
-			p.i++
 		case '}':
-			p.i++
-			// As many distinct keys as old has, all of them old's.
-			return len(d.keys)-mark == len(old)
+			return true
 		default:
 			return false
 		}
 	}
 }
 
-// array requires the JSON list to equal old item by item.
-func (d *leafDiff) array(old []any) bool {
-	p := &d.p
-	p.i++ // [
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return len(old) == 0
+// array requires both arrays to be equal item by item.
+func (d *lockstep) array() bool {
+	a, b := &d.a, &d.b
+	a.i++ // [
+	b.i++
+	a.space()
+	b.space()
+	endA, endB := a.i < len(a.b) && a.b[a.i] == ']', b.i < len(b.b) && b.b[b.i] == ']'
+	if endA || endB {
+		a.i++
+		b.i++
+		return endA && endB
 	}
-	for i := 0; ; i++ {
-		if i >= len(old) || !d.compare(old[i], true) {
+	for {
+		if !d.compare(true) {
 			return false
 		}
-		p.space()
-		if p.i >= len(p.b) {
-			return false
-		}
-		switch p.b[p.i] {
+		switch d.next() {
 		case ',':
-			p.i++
 		case ']':
-			p.i++
-			return i+1 == len(old)
+			return true
 		default:
 			return false
 		}
 	}
+}
+
+// colon reads a ':' from both.
+func (d *lockstep) colon() bool {
+	return d.next() == ':'
+}
+
+// next reads the same delimiter from both and returns it, or 0 when they
+// differ or end.
+func (d *lockstep) next() byte {
+	a, b := &d.a, &d.b
+	a.space()
+	b.space()
+	if a.i >= len(a.b) || b.i >= len(b.b) || a.b[a.i] != b.b[b.i] {
+		return 0
+	}
+	c := a.b[a.i]
+	a.i++
+	b.i++
+	return c
 }

@@ -150,6 +150,13 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 					got := next
 					require.NoError(t, st.schemas.recordUpdate(cur, &got, side, "writer"))
 					require.Equal(t, want.Meta.Managed, got.Meta.Managed)
+
+					full, err := sideTree(cur, side)
+					require.NoError(t, err)
+					shape, err := sideTreeOf(cur, side, true)
+					require.NoError(t, err)
+					require.Equal(t, st.schemas.decodeSide(&cur.Meta, side, full), st.schemas.decodeSide(&cur.Meta, side, shape),
+						"the shape decodes the record as the tree does")
 				})
 			}
 		}
@@ -167,17 +174,16 @@ func TestKeepManagedTakesOwnLeafChanges(t *testing.T) {
 	require.NoError(t, err)
 	cur, err := st.getRaw(ctx, "k")
 	require.NoError(t, err)
-	tree, err := specTree(cur)
+	shape, err := sideTreeOf(cur, specSide, true)
 	require.NoError(t, err)
-	dec := st.schemas.decodeSide(&cur.Meta, specSide, tree)
-	require.True(t, dec.canonical)
+	require.True(t, st.schemas.decodeSide(&cur.Meta, specSide, shape).canonical)
 	obj.Spec.Replicas, obj.Spec.Env["A"] = 2, "2"
 	edited, err := rawFromObject(obj)
 	require.NoError(t, err)
 	next := *cur
 	next.Spec = edited.Spec
-	require.True(t, keepManaged(cur, &next, specSide, "writer", tree, dec))
-	require.False(t, keepManaged(cur, &next, specSide, "someone-else", tree, dec), "another manager takes the fields")
+	require.True(t, st.schemas.keepManaged(cur, &next, specSide, "writer"))
+	require.False(t, st.schemas.keepManaged(cur, &next, specSide, "someone-else"), "another manager takes the fields")
 }
 
 // mapBackend is a minimal Backend for the package's internal tests, which

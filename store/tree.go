@@ -15,7 +15,18 @@ import (
 // keeps, at a fraction of the cost: the store builds two trees per write to
 // maintain field ownership. Malformed input is an error wrapping ErrInvalid.
 func decodeTree(raw []byte) (any, error) {
-	p := treeParser{b: raw, s: string(raw)}
+	return (&treeParser{b: raw, s: string(raw)}).decode()
+}
+
+// decodeShape is decodeTree with every scalar that is not inside a list
+// replaced by nil: a tree of the same shape (maps, lists and list items,
+// which carry their identity) for an ownership.Codec, which reads only that,
+// built without allocating the scalars.
+func decodeShape(raw []byte) (any, error) {
+	return (&treeParser{b: raw, s: string(raw), shape: true}).decode()
+}
+
+func (p *treeParser) decode() (any, error) {
 	v, err := p.value(0)
 	if err == nil {
 		p.space()
@@ -43,6 +54,10 @@ type treeParser struct {
 	// items collects array elements, so that each array is allocated once,
 	// at its final size.
 	items []any
+	// shape makes scalars outside lists nil (see decodeShape); inList is
+	// the depth of lists being read.
+	shape  bool
+	inList int
 }
 
 func (p *treeParser) errorf(format string, args ...any) error {
@@ -73,6 +88,8 @@ func (p *treeParser) value(depth int) (any, error) {
 		return p.object(depth)
 	case c == '[':
 		return p.array(depth)
+	case p.shape && p.inList == 0:
+		return nil, p.skipScalar()
 	case c == '"':
 		return p.string()
 	case c == 't':
@@ -131,7 +148,34 @@ func (p *treeParser) object(depth int) (any, error) {
 	}
 }
 
+// skipScalar reads a scalar as value does, keeping nothing.
+func (p *treeParser) skipScalar() error {
+	var err error
+	switch c := p.b[p.i]; {
+	case c == '"':
+		_, err = p.string()
+	case c == 't':
+		_, err = p.literal("true", nil)
+	case c == 'f':
+		_, err = p.literal("false", nil)
+	case c == 'n':
+		_, err = p.literal("null", nil)
+	case c == '-' || '0' <= c && c <= '9':
+		_, _, _, err = p.numberParts()
+	default:
+		err = p.errorf("unexpected %q", c)
+	}
+	return err
+}
+
 func (p *treeParser) array(depth int) (any, error) {
+	p.inList++
+	v, err := p.items1(depth)
+	p.inList--
+	return v, err
+}
+
+func (p *treeParser) items1(depth int) (any, error) {
 	p.i++ // [
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == ']' {
@@ -273,13 +317,15 @@ func (p *treeParser) numberParts() (n int64, f float64, isInt bool, err error) {
 // metaTree returns the metadata part of the spec-side tree, nil when the
 // object has no labels, annotations, owners or finalizers. It matches what
 // encoding/json gives for ApplyMeta.
-func metaTree(m *Meta) map[string]any {
+//
+// With shape, label and annotation values are nil, as in decodeShape.
+func metaTree(m *Meta, shape bool) map[string]any {
 	out := map[string]any{}
 	if len(m.Labels) > 0 {
-		out["labels"] = stringMap(m.Labels)
+		out["labels"] = stringMap(m.Labels, shape)
 	}
 	if len(m.Annotations) > 0 {
-		out["annotations"] = stringMap(m.Annotations)
+		out["annotations"] = stringMap(m.Annotations, shape)
 	}
 	if len(m.Owners) > 0 {
 		owners := make([]any, len(m.Owners))
@@ -305,10 +351,14 @@ func metaTree(m *Meta) map[string]any {
 	return out
 }
 
-func stringMap(m map[string]string) map[string]any {
+func stringMap(m map[string]string, shape bool) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = v
+		if shape {
+			out[k] = nil
+		} else {
+			out[k] = v
+		}
 	}
 	return out
 }

@@ -82,8 +82,36 @@ func checkTree(t *testing.T, raw []byte) {
 	if wantErr != nil {
 		require.Error(t, err, "encoding/json rejects %q: %v", raw, wantErr)
 		require.ErrorIs(t, err, ErrInvalid)
+		_, err = decodeShape(raw)
+		require.ErrorIs(t, err, ErrInvalid, "decodeShape rejects it too")
 		return
 	}
 	require.NoError(t, err, "encoding/json accepts %q", raw)
 	require.Equal(t, want, got)
+
+	shape, err := decodeShape(raw)
+	require.NoError(t, err)
+	require.Equal(t, shapeOf(want, false), shape, "decodeShape is decodeTree with scalars outside lists nil")
+}
+
+// shapeOf is decodeShape's specification.
+func shapeOf(v any, inList bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = shapeOf(x, inList)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = shapeOf(x, true)
+		}
+		return out
+	}
+	if inList {
+		return v
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/steady-go/steady/store"
@@ -30,6 +31,7 @@ type Elector struct {
 	key      string // relative to the Backend's prefix
 	identity string
 	ttl      time.Duration
+	terms    sync.WaitGroup // one per term until its lease is released
 }
 
 // NewElector returns an Elector for the election named name (a key under the
@@ -48,6 +50,12 @@ func NewElector(b *Backend, name, identity string, ttl time.Duration) (*Elector,
 	}
 	return &Elector{b: b, key: "leases/" + name, identity: identity, ttl: ttl.Truncate(time.Second)}, nil
 }
+
+// Wait blocks until every term this Elector began has ended and released its
+// lease. Call it after the campaign ctx ends and before closing the etcd
+// client: a client closed while the lease revoke is in flight leaves the
+// election key to expire with the TTL, and the next leader waits that long.
+func (e *Elector) Wait() { e.terms.Wait() }
 
 // Key returns the election key, relative to the Backend's prefix.
 func (e *Elector) Key() string { return e.key }
@@ -124,7 +132,9 @@ func (e *Elector) lead(ctx context.Context, id clientv3.LeaseID, createRev int64
 		e.revoke(id)
 		return nil, store.Fence{}, mapErr(ctx, err)
 	}
+	e.terms.Add(1)
 	go func() {
+		defer e.terms.Done()
 		defer e.revoke(id)
 		defer stopKeep()
 		deadline := time.NewTimer(e.ttl * 2 / 3)

@@ -54,6 +54,7 @@ func TestElectorOneLeaderAndHandover(t *testing.T) {
 	require.NoError(t, err)
 	stepDown := time.Now()
 	acancel()
+	a.Wait() // the lease is revoked before Wait returns
 	w := <-got
 	require.NoError(t, w.err)
 	require.Less(t, time.Since(stepDown), time.Second)

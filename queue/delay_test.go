@@ -273,7 +273,7 @@ func TestAddAfterAllocatesNothingInSteadyState(t *testing.T) {
 func TestAddRateLimitedUsesTheLimiterAndForgetResetsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &countingLimiter[string]{}
-		q := queue.New[string](queue.WithRateLimiter(l))
+		q := queue.NewRateLimited[string](l)
 		defer q.ShutDown()
 		start := time.Now()
 		for want := 1; want <= 3; want++ {

@@ -64,7 +64,7 @@ func ExampleQueue_AddRateLimited() {
 		fmt.Println(err)
 		return
 	}
-	q := queue.New[string](queue.WithRateLimiter[string](perKey))
+	q := queue.NewRateLimited[string](perKey)
 	defer q.ShutDown()
 
 	ctx := context.Background()

@@ -47,7 +47,7 @@ var modelKeys = func() []string {
 }()
 
 func runModel(t *testing.T, ops []byte) {
-	q := queue.New[string](queue.WithRateLimiter[string](&countingLimiter[string]{}))
+	q := queue.NewRateLimited[string](&countingLimiter[string]{})
 	defer q.ShutDown()
 	m := newModel()
 	for i := 0; i+1 < len(ops); i += 2 {

@@ -56,8 +56,8 @@ func (r *recorder) snapshot() recorder {
 func TestMetricsHooksReportEveryMeasurement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
-		q := queue.New[string](queue.WithMetrics(r), queue.WithName("things"),
-			queue.WithRateLimiter[string](&fixedLimiter{d: time.Second}))
+		q := queue.NewRateLimited[string](&fixedLimiter{d: time.Second},
+			queue.WithMetrics(r), queue.WithName("things"))
 		require.Equal(t, "things", q.Name())
 		ctx := context.Background()
 

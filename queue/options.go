@@ -1,9 +1,6 @@
 package queue
 
 import (
-	"fmt"
-
-	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/internal/clock"
 )
 
@@ -12,14 +9,14 @@ import (
 // of the same kind, and a nil Option is ignored.
 //
 // Option is not generic, so New[K]() and every option work without naming
-// K again: only WithRateLimiter depends on the key type, and it infers K
-// from the limiter it is given.
+// K again. The one setting that depends on the key type, the rate limiter,
+// is an argument of NewRateLimited, so a limiter of the wrong key type is a
+// compile error rather than a failure at run time.
 type Option func(*options)
 
 type options struct {
 	name    string
 	clock   clock.Clock
-	limiter any // a backoff.Limiter[K]; New checks K
 	metrics Metrics
 }
 
@@ -36,26 +33,9 @@ func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithRateLimiter makes AddRateLimited, Forget and NumRequeues use l
-// instead of backoff.NewDefault. A nil l means the default. The limiter's
-// key type must be the queue's: New panics otherwise.
-func WithRateLimiter[K comparable](l backoff.Limiter[K]) Option {
-	return func(o *options) {
-		if l == nil {
-			o.limiter = nil
-			return
-		}
-		o.limiter = l
-	}
-}
-
 // WithMetrics makes the queue report to m (see Metrics). A nil m means no
 // metrics, which is the default, and then the queue reads no clock on its
 // hot paths.
 func WithMetrics(m Metrics) Option {
 	return func(o *options) { o.metrics = m }
-}
-
-func (o *options) limiterMismatch(q any) string {
-	return fmt.Sprintf("queue: WithRateLimiter got a %T, which does not limit the key type of %T", o.limiter, q)
 }

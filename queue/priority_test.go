@@ -150,7 +150,7 @@ func TestAddLowNeverAdvancesADelayedOrBackedOffKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := queue.New[string](queue.WithRateLimiter[string](&fixedLimiter{d: time.Minute}))
+				q := queue.NewRateLimited[string](&fixedLimiter{d: time.Minute})
 				defer q.ShutDown()
 				if tt.processing {
 					q.Add("a")

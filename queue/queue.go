@@ -74,11 +74,15 @@ type Queue[K comparable] struct {
 }
 
 // New returns an empty queue configured by opts. With no options it uses
-// the real clock, backoff.NewDefault as its rate limiter, and no metrics.
-//
-// New panics if WithRateLimiter gives a limiter for a key type other than K:
-// that is a mistake in the program, not in its input.
+// the real clock, backoff.NewDefault as its rate limiter (made on the first
+// AddRateLimited), and no metrics.
 func New[K comparable](opts ...Option) *Queue[K] {
+	return NewRateLimited[K](nil, opts...)
+}
+
+// NewRateLimited is New with l as the limiter behind AddRateLimited, Forget
+// and NumRequeues instead of backoff.NewDefault. A nil l means the default.
+func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
@@ -98,11 +102,7 @@ func New[K comparable](opts ...Option) *Queue[K] {
 	}
 	_, q.realClock = q.clock.(clock.Real)
 	q.epoch = q.clock.Now()
-	if o.limiter != nil {
-		l, ok := o.limiter.(backoff.Limiter[K])
-		if !ok {
-			panic(o.limiterMismatch(q))
-		}
+	if l != nil {
 		q.limiter = l
 	}
 	if o.metrics != nil {

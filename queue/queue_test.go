@@ -196,13 +196,6 @@ func TestManyKeysSurviveTableGrowthAndRemoval(t *testing.T) {
 	})
 }
 
-func TestWithRateLimiterOfAnotherKeyTypePanicsAtNew(t *testing.T) {
-	l := &countingLimiter[int]{}
-	require.PanicsWithValue(t,
-		"queue: WithRateLimiter got a *queue_test.countingLimiter[int], which does not limit the key type of *queue.Queue[string]",
-		func() { queue.New[string](queue.WithRateLimiter[int](l)) })
-}
-
 // TestNoAddIsLostUnderConcurrency checks the property deduplication must
 // keep: every Add is followed by a run that starts after it. Adders bump a
 // key's version before adding it; a worker records the version it saw when

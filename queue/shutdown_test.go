@@ -13,7 +13,7 @@ import (
 
 func TestShutDownIsTerminalAndLaterAddsAreIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := queue.New[string](queue.WithRateLimiter[string](&countingLimiter[string]{}))
+		q := queue.NewRateLimited[string](&countingLimiter[string]{})
 		q.ShutDown()
 		q.Add("a")
 		q.AddLow("b")

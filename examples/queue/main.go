@@ -58,7 +58,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	q = queue.New[string](queue.WithRateLimiter[string](limiter))
+	q = queue.NewRateLimited[string](limiter)
 	q.Add("default/flaky")
 	for attempt := 1; attempt <= 5; attempt++ {
 		key, _ := q.Get(ctx)

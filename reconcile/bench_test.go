@@ -137,3 +137,39 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkJudgeStatusWrite is the hot path of an event: judging one status
+// write of the Loop's own manager (not a hint), with the section-level and
+// the default field-level ChangeFunc.
+func BenchmarkJudgeStatusWrite(b *testing.B) {
+	st, err := store.New[appSpec, appStatus](memstore.New(), "App")
+	require.NoError(b, err)
+	ctx := context.Background()
+	_, err = st.As("user").Create(ctx, &app{Meta: store.Meta{Name: "a", Labels: map[string]string{"team": "x"}}, Spec: appSpec{Replicas: 3, Image: "web:1"}})
+	require.NoError(b, err)
+	old, err := st.Get(ctx, "a")
+	require.NoError(b, err)
+	o := *old
+	o.Status = appStatus{Phase: "Running", Replicas: 3}
+	_, err = st.As("app").UpdateStatus(ctx, &o)
+	require.NoError(b, err)
+	new, err := st.Get(ctx, "a")
+	require.NoError(b, err)
+	for _, bc := range []struct {
+		name string
+		f    ChangeFunc[appSpec, appStatus]
+	}{
+		{"section", SectionChanges[appSpec, appStatus]},
+		{"field", st.FieldChanges},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				owned, foreign := bc.f(old, new, "app")
+				if len(owned) == 0 || len(foreign) != 0 {
+					b.Fatal(owned, foreign)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -57,14 +58,20 @@ type sinkRef struct {
 
 // ChangeFunc reports which paths changed between old and new (diff.Path
 // strings) and splits them by whether manager owns them after the change.
-// The default, SectionChanges, works at the level of object sections.
+// WithStore's source uses the store's field-level judge,
+// (*store.Store).FieldChanges; a source built from a cache alone (FromCache
+// without WithChanges) falls back to SectionChanges, which works at the
+// level of object sections.
 type ChangeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []string)
 
 // CacheSourceOption configures a CacheSource.
 type CacheSourceOption[S, T any] func(*CacheSource[S, T])
 
-// WithChanges replaces the default SectionChanges, for example with a
-// field-level diff judged by the object's managed fields.
+// WithChanges replaces the source's ChangeFunc: the default is the store's
+// FieldChanges under WithStore, SectionChanges otherwise (a cache alone does
+// not expose the store FieldChanges needs). Pass st.FieldChanges to
+// FromCache, FromOwned or FromCacheMapped to judge their changes field by
+// field too. A nil f changes nothing.
 func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
 	return func(s *CacheSource[S, T]) {
 		if f != nil {
@@ -236,6 +243,12 @@ func (s *CacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 
 // judge feeds the oscillation detector and decides whether a modification
 // is a hint.
+//
+// The ChangeFunc (field-level by default, tens of µs) runs at most once per
+// event, and only when its answer matters: a cheap section diff first settles
+// events that change nothing a Loop judges or only Stalled, and a secondary
+// source (FromOwned, FromCacheMapped) hints another writer's change without
+// judging it.
 func (s *CacheSource[S, T]) judge(ref *sinkRef, old, new *store.Object[S, T]) bool {
 	writer := new.Meta.LastWrite.Manager
 	self, loopSelf := "", ""
@@ -249,21 +262,26 @@ func (s *CacheSource[S, T]) judge(ref *sinkRef, old, new *store.Object[S, T]) bo
 	if writer == loopSelf {
 		judgeAs = loopSelf
 	}
+	sections := sectionDiff(old, new)
+	if len(sections) == 0 {
+		// Bookkeeping only: an own write (not a hint) when ours.
+		return writer != judgeAs
+	}
+	if !slices.ContainsFunc(sections, func(p string) bool { return p != stalledPath }) {
+		// Stalled is the Loops' report, never an input: a change to it
+		// alone (by any Loop) is not a hint, nor a write that counts.
+		return false
+	}
+	if writer != judgeAs && !s.primary {
+		return true // another actor's change: a hint, whatever its paths
+	}
 	owned, foreign := s.changes(old, new, judgeAs)
 	if s.primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
-		w := ObservedWrite{Self: writer == self}
-		if w.Self {
-			w.Owned, w.Foreign = owned, foreign
-		} else {
-			// From self's point of view: what it still owns, and the rest.
-			w.Owned, w.Foreign = s.changes(old, new, self)
-		}
-		ref.obs.observeWrite(new.Meta.Name, w)
+		// judgeAs is self here: the paths are from self's point of view.
+		ref.obs.observeWrite(new.Meta.Name, ObservedWrite{Self: writer == self, Owned: owned, Foreign: foreign})
 	}
 	changed := append(owned, foreign...)
-	if len(changed) > 0 && !slices.ContainsFunc(changed, func(p string) bool { return p != stalledPath }) {
-		// Stalled is the Loops' report, never an input: a change to it
-		// alone (by any Loop) is not a hint.
+	if len(changed) > 0 && !slices.ContainsFunc(changed, func(p string) bool { return !isStalledPath(p) }) {
 		return false
 	}
 	own := func(p string) bool { return slices.Contains(owned, p) }
@@ -341,6 +359,12 @@ func sectionDiff[S, T any](old, new *store.Object[S, T]) []string {
 
 var stalledPath = conditionPath(Stalled)
 
+// isStalledPath reports whether p is the Stalled condition or a field of it
+// (SectionChanges reports the former, FieldChanges the latter).
+func isStalledPath(p string) bool {
+	return strings.HasPrefix(p, stalledPath) && (len(p) == len(stalledPath) || p[len(stalledPath)] == '.')
+}
+
 func conditionPath(t string) string { return ".conditions[type=" + strconv.Quote(t) + "]" }
 
 func conditionEqual(a, b store.Condition) bool {
@@ -362,12 +386,17 @@ func mapsEqual(a, b map[string]string) bool {
 
 // WithStore is the usual way to point a Loop[string] at a kind: its cache
 // is the Loop's primary source (FromCache) and its Stalled condition is
-// written through StoreStatus.
+// written through StoreStatus. The source judges own writes and oscillation
+// field by field with st.FieldChanges (from Meta.Managed), so oscillation
+// reports name the flipping fields (.spec.replicas) and another actor's
+// change merged into an event of ours still triggers; a WithChanges in opts
+// overrides it.
 func WithStore[S, T any](c *store.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Option {
 	return optionFunc(func(cfg *config) error {
 		if c == nil || st == nil {
 			return invalid("WithStore needs a cache and a store")
 		}
+		opts = append([]CacheSourceOption[S, T]{WithChanges(st.FieldChanges)}, opts...)
 		cfg.sources = append(cfg.sources, Source[string](FromCache(c, opts...)))
 		cfg.statusWriter = StoreStatus(c, st)
 		return nil

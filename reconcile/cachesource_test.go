@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 func TestCacheSourceHintsAndResync(t *testing.T) {
@@ -234,29 +235,18 @@ func TestConvergenceMetrics(t *testing.T) {
 	})
 }
 
-// Own writes are judged by ownership: a change written by this manager in
-// which another actor's change arrived merged (as a relist can deliver it)
-// still triggers. The ChangeFunc here attributes .meta.labels to "user"
-// whoever wrote last, as a managed-fields judge would.
+// Own writes are judged by ownership, field by field, by default: a change
+// written by this manager in which another actor's change arrived merged (as
+// a relist delivers writes made while the cache was blind) still triggers.
 func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, "App", nil)
+		// A short history, so a cache that falls behind relists.
+		e := newEnv(t, "App", memstore.New(memstore.HistorySize(4), memstore.WatchBuffer(1)))
 		defer e.stop()
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
-		byOwner := func(old, new *app, manager string) (owned, foreign []string) {
-			for _, p := range sectionDiff(old, new) {
-				if p == ".meta.labels" && manager != "user" {
-					foreign = append(foreign, p)
-				} else if p == ".meta.labels" || manager == new.Meta.LastWrite.Manager {
-					owned = append(owned, p)
-				} else {
-					foreign = append(foreign, p)
-				}
-			}
-			return owned, foreign
-		}
+		e.create(t, "user", &app{Meta: store.Meta{Name: "pad"}})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(byOwner))), WithManager("app"))...)
+		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
@@ -269,13 +259,48 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
 
-		// An own write that carries a label change owned by "user": a hint.
+		// Blind the cache: its handlers stop at the next change of "pad".
+		var gate atomic.Pointer[chan struct{}]
+		release := make(chan struct{})
+		gate.Store(&release)
+		var merged []string // what changed in "a", as the cache delivers it
+		e.cache.AddHandler(func(old, new *app) {
+			if old != nil && new != nil && new.Meta.Name == "pad" {
+				if ch := gate.Swap(nil); ch != nil {
+					<-*ch
+				}
+			}
+			if old != nil && new != nil && new.Meta.Name == "a" {
+				owned, foreign := e.st.FieldChanges(old, new, "app")
+				merged = append(append(merged, owned...), foreign...)
+			}
+		})
+		for i := range 10 {
+			p := copyOf(e.get(t, "pad"))
+			p.Spec.Replicas = i + 1
+			_, err := e.st.As("user").Update(context.Background(), p)
+			require.NoError(t, err)
+			if i == 0 {
+				synctest.Wait()
+				require.Nil(t, gate.Load(), "the cache is blocked")
+			}
+		}
+		// Another actor changes a label, then this manager writes the status:
+		// the relist delivers both as one change, last written by "app".
 		o = copyOf(e.get(t, "a"))
 		o.Meta.Labels = map[string]string{"team": "x"}
-		_, err = e.st.As("app").Update(context.Background(), o)
+		_, err = e.st.As("user").Update(context.Background(), o)
 		require.NoError(t, err)
+		o = copyOf(e.get(t, "a"))
+		o.Status.Phase = "Degraded"
+		_, err = e.st.As("app").UpdateStatus(context.Background(), o)
+		require.NoError(t, err)
+		close(release)
+		time.Sleep(time.Minute) // the relist's backoff
 		synctest.Wait()
-		require.Equal(t, 2, s.count("a"))
+		require.ElementsMatch(t, []string{".metadata.labels.team", ".status.phase"}, merged, "one merged change")
+		require.Equal(t, "Degraded", e.get(t, "a").Status.Phase)
+		require.Equal(t, 2, s.count("a"), "the merged label change is a hint")
 		require.NoError(t, stop())
 	})
 }

@@ -98,17 +98,20 @@
 // # Own writes and oscillation
 //
 // Both are judged by field ownership, through the cache source's ChangeFunc.
-// The default, SectionChanges, diffs an object by section (labels, spec,
-// status, each condition...) and attributes a change to its writer
-// (LastWrite); a field-level judge over Meta.Managed can be plugged in with
-// WithChanges. A watch event whose LastWrite.Manager is
-// the Loop's manager and whose every changed path that manager owns is not a
-// hint, so a status write cannot defeat backoff; changes by other actors
-// merged into the same event still trigger. A Detector watches the writes to
-// one object: a Fight is a path this manager re-sets 3 times within a minute
-// after another manager changed it; NoProgress is 10 writes within a minute
-// with no change to any field this manager does not own. Either is reported
-// as Stalled with reason ReasonOscillating, naming the paths.
+// Under WithStore it is the store's FieldChanges: it diffs an object field by
+// field (.metadata.labels.app, .spec.replicas, .conditions[type="Ready"]...)
+// and splits the changes by who owns them in Meta.Managed. A source built
+// from a cache alone falls back to SectionChanges, which diffs by section and
+// attributes every change to its writer (LastWrite); WithChanges overrides
+// either. A watch event whose LastWrite.Manager is the Loop's manager and
+// whose every changed path that manager owns is not a hint, so a status
+// write cannot defeat backoff; changes by other actors merged into the same
+// event (a relist merges the writes the cache missed) still trigger.
+// A Detector watches the writes to one object: a Fight is a path this manager
+// re-sets 3 times within a minute after another manager changed it;
+// NoProgress is 10 writes within a minute with no change to any field this
+// manager does not own. Either is reported as Stalled with reason
+// ReasonOscillating, naming the flipping fields.
 //
 // # Metrics
 //

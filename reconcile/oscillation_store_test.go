@@ -46,7 +46,7 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 		}
 		ma, mb := NewMemMetrics(), NewMemMetrics()
 		la := mustNew(t, defaulter("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("three"), WithMetrics(ma))...)
-		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache)), WithManager("two"), WithMetrics(mb))...)
+		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(e.st.FieldChanges))), WithManager("two"), WithMetrics(mb))...)
 		require.NoError(t, err)
 		stopA, stopB := start(t, la), start(t, lb)
 		time.Sleep(time.Minute)
@@ -57,11 +57,11 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 		c, ok := GetCondition(o.Conditions, Stalled)
 		require.True(t, ok)
 		require.Equal(t, ReasonOscillating, c.Reason)
-		require.Contains(t, c.Message, "fight: re-set .spec")
+		require.Contains(t, c.Message, "fight: re-set .spec.replicas ", "the report names the flipping field")
 		info := la.Inspect("a")
 		require.NotNil(t, info.Oscillation)
 		require.Equal(t, Fight, info.Oscillation.Kind)
-		require.Equal(t, []string{".spec"}, info.Oscillation.Paths)
+		require.Equal(t, []string{".spec.replicas"}, info.Oscillation.Paths)
 		// Without the hold both would flip the field as fast as events
 		// arrive; held, they write a bounded number of times a minute.
 		require.Less(t, writes.Load(), int64(30), "flapping is backed off")
@@ -141,7 +141,7 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 					c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
 					require.True(t, ok)
 					require.Equal(t, ReasonOscillating, c.Reason)
-					require.Contains(t, c.Message, "no progress: 10 writes within 1m0s to .meta.labels")
+					require.Contains(t, c.Message, "no progress: 10 writes within 1m0s to .metadata.labels.hash")
 				}
 				require.NoError(t, stop())
 			})

@@ -107,7 +107,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, "SecretMissing", c.Reason)
-		require.Equal(t, `test: blocked: SecretMissing: secret "db" not found`, c.Message)
+		require.Equal(t, `test: secret "db" not found`, c.Message)
 		require.True(t, time.Now().Equal(c.LastTransitionTime))
 		require.True(t, IsTrue(o.Conditions, Stalled))
 		r, _ := GetCondition(o.Conditions, Ready)

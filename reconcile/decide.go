@@ -117,7 +117,9 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		d.delay = max(d.delay, ra.After)
 	}
 	if be, ok := errors.AsType[*BlockedError](err); ok {
-		d.stalled, d.reason = stalledSet, be.Reason
+		// The reason is the condition's Reason: the message does not
+		// repeat it, it says what the wait is for.
+		d.stalled, d.reason, d.message = stalledSet, be.Reason, blockedMessage(be)
 		return d
 	}
 	if n >= max(stallAfter, 1) {
@@ -125,4 +127,13 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		d.message = fmt.Sprintf("%d consecutive failures: %s", n, err)
 	}
 	return d
+}
+
+// blockedMessage is the Stalled message of a Blocked error: the wrapped
+// error's text, or "blocked" when there is none.
+func blockedMessage(be *BlockedError) string {
+	if be.Err == nil {
+		return "blocked"
+	}
+	return be.Err.Error()
 }

@@ -75,7 +75,12 @@ func TestDecideBlockedStallsAtOnce(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond, d.delay)
 	require.Equal(t, stalledSet, d.stalled)
 	require.Equal(t, "SecretMissing", d.reason)
-	require.Equal(t, "blocked: SecretMissing: boom", d.message)
+	require.Equal(t, "boom", d.message, "the message is the wrapped error; the reason is not repeated")
+
+	d = decide(Result{}, RetryAfter(Blocked("NoCapacity", nil), time.Minute), 0, 5, testBackoff)
+	require.Equal(t, "NoCapacity", d.reason)
+	require.Equal(t, "blocked", d.message, "without a wrapped error")
+	require.Equal(t, time.Minute, d.delay)
 }
 
 func TestDecideRetryAfterTakesTheLonger(t *testing.T) {

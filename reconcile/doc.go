@@ -83,8 +83,9 @@
 // Loop owns only the Stalled condition; Ready belongs to the user.
 //
 // The message of a Stalled condition a Loop writes starts with the Loop's
-// name ("app: 5 consecutive failures: ..."), and a Loop clears only a
-// Stalled that carries its own name, so several Loops over one kind do not
+// name ("app: 5 consecutive failures: ..."; for Blocked("SecretMissing",
+// err) "app: " and err's text, since the reason is already in Reason), and a
+// Loop clears only a Stalled that carries its own name, so several Loops over one kind do not
 // undo each other's reports. A change to Stalled alone is never a hint for
 // any Loop: it is a report, not an input.
 //

@@ -37,7 +37,10 @@ func (e *TerminalError) Unwrap() error { return e.Err }
 
 // BlockedError reports that an object cannot be reconciled until something
 // outside it changes (a missing secret, no capacity). The Loop sets Stalled
-// at once with Reason, and retries with backoff. Create it with Blocked.
+// at once with Reason, and retries with backoff. The condition's message is
+// the Loop's name and Err's text ("app: secret \"db\" not found"), or
+// "blocked" when Err is nil: Reason is not repeated in it. Create it with
+// Blocked.
 type BlockedError struct {
 	// Reason is the Stalled condition's reason, a CamelCase word such as
 	// "SecretMissing". Blocked defaults it to ReasonBlocked.

@@ -122,5 +122,5 @@ func ExampleWithStore() {
 	fmt.Println(c.Message)
 	// Output:
 	// Stalled True SecretMissing app-loop
-	// app: blocked: SecretMissing: secret "db" not found
+	// app: secret "db" not found
 }

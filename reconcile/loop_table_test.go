@@ -153,7 +153,7 @@ func TestLoopBlockedStallsAtOnce(t *testing.T) {
 		c, ok := st.stalled("a")
 		require.True(t, ok)
 		require.Equal(t, "SecretMissing", c.Reason)
-		require.Equal(t, `test: blocked: SecretMissing: secret "db" not found`, c.Message)
+		require.Equal(t, `test: secret "db" not found`, c.Message)
 		info := l.Inspect("a")
 		require.True(t, info.Stalled)
 		require.Equal(t, "SecretMissing", info.StalledReason)

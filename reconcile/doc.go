@@ -114,6 +114,22 @@
 // manager does not own. Either is reported as Stalled with reason
 // ReasonOscillating, naming the flipping fields.
 //
+// Status-only writes do not count toward NoProgress. A write by this manager
+// whose every changed path is on the status side (.status…, .conditions[…])
+// and that changes no field another manager owns is neither counted nor
+// taken as progress: the count goes on as if it had not happened. The reason
+// is that such a write cannot drive the Loop round by itself. It is an own
+// write, so it is never a hint; the pass that made it was started by
+// something else (a hint from another actor or source, resync, a
+// RequeueAfter), and a status tracking an outside system ("2/3 running")
+// legitimately changes on every such pass. NoProgress is about writes that
+// cause the next write, which only a change to something the Loop reacts to
+// (the spec or metadata, or a foreign field) can do. A status-only write still
+// counts toward a Fight, when it re-sets a status field another manager
+// changed. The one loop this leaves undetected is one the reconciler asks for:
+// Result.Requeue after every status write, with a status that never settles
+// (a timestamp, say); requeues are not judged (see ObservedWrite).
+//
 // # Metrics
 //
 // Metrics is an interface with the semantics of controller-runtime's

@@ -105,7 +105,10 @@ func (o Oscillation) Message() string {
 // Fight: self re-sets a path that another manager changed since self last
 // wrote it; FightWrites such re-sets of one path within Window are reported.
 // NoProgress: NoProgressWrites writes by self within Window, with no change
-// to any path self does not own in between (by anyone), are reported.
+// to any path self does not own in between (by anyone), are reported. A write
+// by self that changes only status-side paths (.status…, .conditions[…]) and
+// no foreign path does not count: see "Status-only writes" in the package
+// documentation.
 //
 // After a report the counts behind it start again, so a persisting
 // oscillation is reported once per threshold, not on every write. The zero
@@ -175,7 +178,7 @@ func (d *Detector) Observe(w ObservedWrite) []Oscillation {
 		slices.Sort(fought)
 		out = append(out, Oscillation{Kind: Fight, Paths: slices.Compact(fought), Writes: writes, Window: d.cfg.Window})
 	}
-	if len(w.Foreign) == 0 {
+	if len(w.Foreign) == 0 && !statusOnly(w.Owned) {
 		i := 0
 		for i < len(d.selfWrites) && d.selfWrites[i].at.Before(cutoff) {
 			i++
@@ -192,6 +195,23 @@ func (d *Detector) Observe(w ObservedWrite) []Oscillation {
 		}
 	}
 	return out
+}
+
+// statusOnly reports whether every path is on the status side of an object
+// (.status, .status.x, .conditions[...]), the part of it a status write
+// touches.
+func statusOnly(paths []string) bool {
+	for _, p := range paths {
+		if !underPath(p, ".status") && !underPath(p, ".conditions") {
+			return false
+		}
+	}
+	return true
+}
+
+// underPath reports whether p is root or a path below it.
+func underPath(p, root string) bool {
+	return strings.HasPrefix(p, root) && (len(p) == len(root) || p[len(root)] == '.' || p[len(root)] == '[')
 }
 
 // Idle reports whether d holds nothing that could still count at time now,

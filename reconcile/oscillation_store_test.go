@@ -236,3 +236,46 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 		require.NoError(t, stopB())
 	})
 }
+
+// A status that tracks an outside system changes on every pass: 15 status
+// writes a minute, each driven by an outside hint, are reports, not a loop,
+// and are not flagged as NoProgress.
+func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 3}})
+		var running, writes atomic.Int64 // the outside system, and our status writes
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			phase := strconv.FormatInt(running.Load()%3+1, 10) + "/3 running"
+			if cached.Status.Phase == phase {
+				return Result{}, nil
+			}
+			o := copyOf(cached)
+			o.Status.Phase = phase
+			rev, err := e.st.As("app").UpdateStatus(ctx, o)
+			if err == nil {
+				writes.Add(1)
+				RecordWrite(ctx, rev)
+			}
+			return Result{}, err
+		})
+		ticks := make(chan string)
+		m := NewMemMetrics()
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"),
+			WithSource(FromChannel[string](ticks)), WithMetrics(m))...)
+		stop := start(t, l)
+		synctest.Wait()
+		for range 15 {
+			time.Sleep(3 * time.Second)
+			running.Add(1) // the outside system moves
+			ticks <- "a"
+			synctest.Wait()
+		}
+		require.Equal(t, int64(16), writes.Load(), "one status write per outside change, plus the first")
+		require.Zero(t, m.Oscillations("test", NoProgress))
+		require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
+		require.NoError(t, stop())
+	})
+}

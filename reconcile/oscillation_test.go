@@ -171,15 +171,37 @@ func TestDetectorNoProgress(t *testing.T) {
 			name: "paths of all counted writes are named",
 			writes: func() (ws []ObservedWrite) {
 				for i := range 10 {
-					p := label
+					w := self(time.Duration(i)*time.Second, label)
 					if i%2 == 1 {
-						p = ".status.phase"
+						w.Owned = append(w.Owned, ".status.phase")
 					}
-					ws = append(ws, self(time.Duration(i)*time.Second, p))
+					ws = append(ws, w)
 				}
 				return ws
 			},
 			want: []Oscillation{{Kind: NoProgress, Paths: []string{label, ".status.phase"}, Writes: 10, Window: time.Minute}},
+		},
+		{
+			// A status tracking an outside system ("2/3 running") changes
+			// on every write: it reports, it does not loop.
+			name: "status-only writes do not count",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 30 {
+					ws = append(ws, self(time.Duration(i)*time.Second, ".status.message", `.conditions[type="Ready"].message`))
+				}
+				return ws
+			},
+		},
+		{
+			name: "status-only writes neither count nor reset the count",
+			writes: func() (ws []ObservedWrite) {
+				for i := range 10 {
+					ws = append(ws, self(time.Duration(2*i)*time.Second, label))
+					ws = append(ws, self(time.Duration(2*i+1)*time.Second, ".status"))
+				}
+				return ws
+			},
+			want: []Oscillation{{Kind: NoProgress, Paths: []string{label}, Writes: 10, Window: time.Minute}},
 		},
 	}
 	for _, tt := range tests {

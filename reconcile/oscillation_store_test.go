@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -276,6 +277,77 @@ func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 		require.Equal(t, int64(16), writes.Load(), "one status write per outside change, plus the first")
 		require.Zero(t, m.Oscillations("test", NoProgress))
 		require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
+		require.NoError(t, stop())
+	})
+}
+
+// Pattern 3, first half: status computed from the spec and written with
+// whole-object writes, while another actor (an autoscaler) keeps writing the
+// spec. This store's Update writes Meta and Spec, so the whole-object writer
+// keeps its computed status in a label, as a kind without a status
+// subresource would. Each of its writes carries the spec it read, which the
+// autoscaler changed meanwhile: it reverts the autoscaler's change and the
+// two churn, until the Loop detects the fight on .spec.replicas and holds the
+// key back. (The second half, UpdateStatus with IfGeneration, is
+// TestStatusFromSpecConvergesWithIfGeneration.)
+func TestStatusFromSpecWithWholeObjectWritesChurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var reverts atomic.Int64
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			observed := strconv.Itoa(cached.Spec.Replicas)
+			if cached.Meta.Labels["observed-replicas"] == observed {
+				return Result{}, nil
+			}
+			time.Sleep(time.Second) // computing the status takes time
+			fresh, err := e.st.Get(ctx, key)
+			if err != nil {
+				return Result{}, err
+			}
+			o := copyOf(cached) // the whole object as read, with its status
+			o.Meta.Labels = map[string]string{"observed-replicas": observed}
+			o.Meta.Revision = fresh.Meta.Revision // last write wins
+			if _, err := e.st.As("app").Update(ctx, o); err != nil {
+				return Result{}, ignoreConflict(err)
+			}
+			if fresh.Spec.Replicas != cached.Spec.Replicas {
+				reverts.Add(1)
+			}
+			return Result{}, nil
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithMetrics(m))...)
+		stop := start(t, l)
+
+		// The autoscaler moves the spec every 400ms for half a minute.
+		ctx, cancel := context.WithCancel(context.Background())
+		var scaler sync.WaitGroup
+		scaler.Go(func() {
+			for i := range 75 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(400 * time.Millisecond):
+				}
+				o := copyOf(e.get(t, "a"))
+				o.Spec.Replicas = 2 + i%5
+				_, _ = e.st.As("autoscaler").Update(ctx, o)
+			}
+		})
+		time.Sleep(29 * time.Second) // while the autoscaler still writes
+		synctest.Wait()
+		t.Logf("%d reverts, %d fights reported", reverts.Load(), m.Oscillations("test", Fight))
+		require.GreaterOrEqual(t, reverts.Load(), int64(3), "whole-object writes revert the other writer's spec")
+		require.GreaterOrEqual(t, m.Oscillations("test", Fight), 1, "the churn is detected")
+		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		require.True(t, ok)
+		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Contains(t, c.Message, "fight: re-set .spec.replicas ")
+		cancel()
+		scaler.Wait()
 		require.NoError(t, stop())
 	})
 }

@@ -246,3 +246,19 @@ func TestOscillationMessage(t *testing.T) {
 	require.Equal(t, "NoProgress", NoProgress.String())
 	require.Equal(t, "Unknown", OscillationKind(0).String())
 }
+
+func TestStatusOnlyPaths(t *testing.T) {
+	for _, tt := range []struct {
+		paths []string
+		want  bool
+	}{
+		{[]string{".status"}, true},
+		{[]string{".status.phase", `.conditions[type="Ready"].message`}, true},
+		{[]string{`.conditions[type="Ready"]`}, true},
+		{[]string{".status.phase", ".spec.replicas"}, false},
+		{[]string{".metadata.labels.status"}, false},
+		{[]string{".statusx"}, false},
+	} {
+		require.Equal(t, tt.want, statusOnly(tt.paths), "%v", tt.paths)
+	}
+}

@@ -28,7 +28,7 @@ func TestFightIsReportedAndOwnershipStopsIt(t *testing.T) {
 		// Scene 1: the value flips, and the fight is reported with its path.
 		require.Regexp(t, `went unset → [23] → [23] → [23] → [23]`, scene1)
 		require.Regexp(t, `condition Stalled\(defaulter-[ab]\)=True  reason=Oscillating\n`+
-			`     message: "fight: re-set \.spec\.replicas \d+ times within 3s after another manager changed it"`, scene1)
+			`     message: "defaulter-[ab]: fight: re-set \.spec\.replicas \d+ times within 3s after another manager changed it"`, scene1)
 
 		// Scene 2: a conflict naming (manager, path), one write in all.
 		require.Contains(t, scene2, "defaulter-b's apply of replicas=2 is refused: defaulter-a owns .spec.replicas (*ownership.ConflictError)")

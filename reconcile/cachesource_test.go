@@ -182,11 +182,10 @@ func TestRequeueReadsItsOwnWriteFromTheCache(t *testing.T) {
 			}
 			o := copyOf(cached)
 			o.Status.Replicas++
-			rev, err := e.st.As("app").UpdateStatus(ctx, o)
-			if err != nil {
+			// The write is recorded through ctx: no RecordWrite needed.
+			if _, err := e.st.As("app").UpdateStatus(ctx, o); err != nil {
 				return Result{}, err
 			}
-			RecordWrite(ctx, rev)
 			return Result{Requeue: true}, nil
 		})
 		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)

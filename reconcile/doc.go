@@ -38,10 +38,11 @@
 // reconciles with cause ErrShutdown, waits up to the drain timeout and
 // returns, naming any keys still running (ErrDrainTimeout).
 //
-// Result.Requeue means "run again once the cache shows what I wrote": call
-// RecordWrite(ctx, rev) with the revision each write returns; the Loop waits
-// for its caches to reach the highest one (after 2s it runs anyway, and
-// FreshReadNeeded(ctx) tells the reconciler to read from the store).
+// Result.Requeue means "run again once the cache shows what I wrote": every
+// typed-store write made with the reconcile's ctx is recorded (RecordWrite
+// adds others), and the Loop waits for its caches to reach the highest
+// revision written (after 2s it runs anyway, and FreshReadNeeded(ctx) tells
+// the reconciler to read from the store).
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
 // result) and each failure at Error with the backoff delay. Loop.Inspect

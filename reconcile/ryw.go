@@ -33,11 +33,21 @@ func (r *recorder) reset(fresh bool) {
 // from several goroutines, and does nothing for a ctx that does not come from
 // a Loop or for rev ≤ 0.
 //
-// The typed store does not call it by itself: call it with the revision
-// your writes return, or use a writer wrapper that does.
+// Writes through a typed store.Store made with the reconcile's ctx are
+// recorded automatically (the Loop puts a store.WithWriteObserver in it);
+// call RecordWrite for writes the store does not see, such as those of
+// another client whose revisions share the store's.
 func RecordWrite(ctx context.Context, rev int64) {
 	r, ok := ctx.Value(recorderKey{}).(*recorder)
-	if !ok || rev <= 0 {
+	if !ok {
+		return
+	}
+	r.record(rev)
+}
+
+// record keeps the highest revision seen.
+func (r *recorder) record(rev int64) {
+	if rev <= 0 {
 		return
 	}
 	for {

@@ -37,6 +37,9 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	wctx, cancel := context.WithCancelCause(t.work)
 	defer cancel(nil)
 	ctx := context.WithValue(wctx, recorderKey{}, rec)
+	// Every typed-store write made with the reconcile's ctx is recorded for
+	// read-your-writes without the reconciler calling RecordWrite.
+	ctx = store.WithWriteObserver(ctx, rec.record)
 	for {
 		key, ok := t.q.Get(t.ctx)
 		if !ok {

@@ -212,6 +212,9 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
 			ErrFenced, fence.Key, fence.Revision, cf.Actual)
 	}
+	if err == nil {
+		observeWrite(ctx, rev)
+	}
 	return rev, err
 }
 

@@ -1,0 +1,22 @@
+package store
+
+import "context"
+
+type writeObserverKey struct{}
+
+// WithWriteObserver returns a ctx whose successful writes through any typed
+// Store call f with the revision written, before the write returns. The
+// reconcile Loop puts one in every reconcile's ctx, so a reconcile's writes
+// are known to it (read-your-writes after Result{Requeue: true}) without the
+// reconciler reporting them. f must be quick and safe for concurrent use. A
+// write that fails, or that changes nothing and so writes nothing, is not
+// reported.
+func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
+	return context.WithValue(ctx, writeObserverKey{}, f)
+}
+
+func observeWrite(ctx context.Context, rev int64) {
+	if f, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && f != nil {
+		f(rev)
+	}
+}

@@ -50,8 +50,17 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 			return Result{}, err
 		}
 	}
-	var w applyWalk
 	applyIdx := managed.Find(manager, OpApply)
+	if applyIdx >= 0 && allNonEmpty(managed) && isNoop(liveTree, configTree, cfg.schema.top(), managed[applyIdx].Set) {
+		// What the full walk would return: live itself and an equal record.
+		return Result{Object: liveTree, Managed: slices.Clone(managed)}, nil
+	}
+	return applyMerge(liveTree, configTree, manager, managed, cfg, applyIdx)
+}
+
+// applyMerge is Apply's full walk, for any change.
+func applyMerge(liveTree, configTree map[string]any, manager string, managed Managed, cfg options, applyIdx int) (Result, error) {
+	var w applyWalk
 	// Size the new set like the largest existing one: appliers of one
 	// object tend to own similar amounts.
 	size := 64
@@ -136,6 +145,17 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 		ObjectChanged: changed,
 		Changed:       changed || !newManaged.Equal(managed),
 	}, nil
+}
+
+// allNonEmpty reports whether every entry owns something: Apply drops
+// empty entries, which is a change.
+func allNonEmpty(m Managed) bool {
+	for _, e := range m {
+		if e.Set.Empty() {
+			return false
+		}
+	}
+	return true
 }
 
 // asTree accepts a tree root, nil, or a typed value to convert.

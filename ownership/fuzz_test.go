@@ -157,6 +157,7 @@ func runOwnership(t *testing.T, data []byte) {
 			if op == 2 {
 				opts = append(opts, Force())
 			}
+			checkNoopAgrees(t, live, cfg, mgr, managed)
 			r, err := Apply(live, cfg, mgr, managed, opts...)
 			require.Equal(t, beforeObj, mustJSON(live), "Apply modified live")
 			require.Equal(t, beforeManaged, snapshot(managed), "Apply modified managed")
@@ -170,6 +171,7 @@ func runOwnership(t *testing.T, data []byte) {
 			}
 			checkInvariants(t, r, fuzzSchema)
 			require.Equal(t, []string(nil), r.Managed.Owners(nil), "the root is never owned")
+			checkNoopAgrees(t, r.Object, cfg, mgr, r.Managed)
 			again, err := Apply(r.Object, cfg, mgr, r.Managed, opt)
 			require.NoError(t, err, "re-applying the last config")
 			require.False(t, again.Changed, "re-applying the last config changed something")

@@ -1,0 +1,190 @@
+package ownership
+
+// A re-apply of an unchanged config is the common case for a controller
+// that applies its desired state on every pass. noopWalk recognizes it in
+// one read-only walk of config against live and the manager's last applied
+// set, without building anything: it succeeds only when the set Apply would
+// build is node for node the last one and every applied value already
+// equals live's. Anything else (including every input Apply would reject)
+// makes it give up, and Apply takes its ordinary path.
+
+// noopWalk holds the scratch buffer for element names.
+type noopWalk struct {
+	last *Set
+	buf  []byte
+}
+
+// isNoop reports whether applying config over live, where the manager's
+// last applied set is last, changes nothing.
+func isNoop(live, config map[string]any, sch *snode, last *Set) bool {
+	if live == nil || last.Empty() || last.nodes[0].member || len(config) == 0 {
+		return false
+	}
+	var scratch [64]byte
+	w := noopWalk{last: last, buf: scratch[:0]}
+	return w.mapOK(live, config, sch, 0, false)
+}
+
+// value checks config value c against live value l (present when lok) at
+// node p of the last set; member is the flag the node starts with.
+func (w *noopWalk) value(l any, lok bool, c any, sch *snode, p int32, member bool) bool {
+	switch cv := c.(type) {
+	case map[string]any:
+		if sch.strategy() == stratAtomic {
+			return w.leaf(l, lok, c, p)
+		}
+		lm, _ := l.(map[string]any)
+		return lok && lm != nil && w.mapOK(lm, cv, sch, p, member)
+	case []any:
+		switch sch.strategy() {
+		case stratSet:
+			return w.setOK(l, lok, cv, p, member)
+		case stratKeyed:
+			return w.keyedOK(l, lok, cv, sch, p, member)
+		}
+		return w.leaf(l, lok, c, p)
+	}
+	return kindOf(c) == kindScalar && w.leaf(l, lok, c, p)
+}
+
+// leaf: a member without children whose live value is equal.
+func (w *noopWalk) leaf(l any, lok bool, c any, p int32) bool {
+	n := &w.last.nodes[p]
+	return n.member && n.lo == n.hi && lok && deepEqual(l, c)
+}
+
+// mapOK: the node's children are exactly cm's non-null fields.
+func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, p int32, member bool) bool {
+	n := w.last.nodes[p]
+	cnt := len(cm)
+	if int(n.hi-n.lo) != cnt {
+		// Null fields are not applied: count the others.
+		cnt = 0
+		for _, v := range cm {
+			if v != nil {
+				cnt++
+			}
+		}
+	}
+	if cnt == 0 {
+		return n.member && n.lo == n.hi
+	}
+	if n.member != member || int(n.hi-n.lo) != cnt {
+		return false
+	}
+	// Distinct child names, each a non-null field of cm, and as many as
+	// cm has: the children are exactly cm's fields.
+	for c := n.lo; c < n.hi; c++ {
+		cn := &w.last.nodes[c]
+		cv := cm[cn.name]
+		if cn.kind != elemField || cv == nil {
+			return false
+		}
+		lv, lok := lm[cn.name]
+		if !w.value(lv, lok, cv, sch.field(cn.name), c, false) {
+			return false
+		}
+	}
+	return true
+}
+
+// listNode checks a list node's own flags and size; it returns its
+// children's block.
+func (w *noopWalk) listNode(l any, lok bool, n int, p int32, member bool) ([]any, bool) {
+	ll, isList := l.([]any)
+	nd := &w.last.nodes[p]
+	if !lok || !isList || n > 64 || int(nd.hi-nd.lo) != n || nd.member != (member || n == 0) {
+		return nil, false
+	}
+	return ll, true
+}
+
+// setOK: the node's children are exactly c's items, all already in live.
+func (w *noopWalk) setOK(l any, lok bool, c []any, p int32, member bool) bool {
+	ll, ok := w.listNode(l, lok, len(c), p, member)
+	if !ok {
+		return false
+	}
+	var seen uint64
+	for _, it := range c {
+		if kindOf(it) != kindScalar {
+			return false
+		}
+		w.buf, _ = appendScalarText(w.buf[:0], it)
+		i := w.last.childBytes(p, elemValue, w.buf)
+		if i < 0 {
+			return false
+		}
+		bit := uint64(1) << uint(i-w.last.nodes[p].lo)
+		cn := &w.last.nodes[i]
+		if seen&bit != 0 || !cn.member || cn.lo != cn.hi {
+			return false
+		}
+		seen |= bit
+		found := false
+		for _, lv := range ll {
+			if scalarEqual(lv, it) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// keyedOK: the node's children are exactly c's items, each merging into
+// its live item without change.
+func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member bool) bool {
+	ll, ok := w.listNode(l, lok, len(c), p, member)
+	if !ok {
+		return false
+	}
+	keys := sch.strat.keys
+	isch := sch.item()
+	var seen uint64
+	for _, it := range c {
+		cm, ok := it.(map[string]any)
+		if !ok || !w.keyText(cm, keys) {
+			return false
+		}
+		i := w.last.childBytes(p, elemKey, w.buf)
+		if i < 0 {
+			return false
+		}
+		bit := uint64(1) << uint(i-w.last.nodes[p].lo)
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		li := findKeyed(ll, cm, keys)
+		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyText writes a keyed item's element name into w.buf, as keyBytes does.
+func (w *noopWalk) keyText(m map[string]any, keys []string) bool {
+	b := w.buf[:0]
+	for i, k := range keys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendName(b, k)
+		b = append(b, '=')
+		var err error
+		if b, err = appendScalarText(b, v); err != nil {
+			return false
+		}
+	}
+	w.buf = b
+	return true
+}

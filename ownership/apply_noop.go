@@ -145,7 +145,8 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 	keys := sch.strat.keys
 	isch := sch.item()
 	var seen uint64
-	for _, it := range c {
+	inOrder := true
+	for ci, it := range c {
 		cm, ok := it.(map[string]any)
 		if !ok || !w.keyText(cm, keys) {
 			return false
@@ -159,7 +160,15 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 			return false
 		}
 		seen |= bit
-		li := findKeyed(ll, cm, keys)
+		// Config lists usually keep live's order. While every earlier item
+		// was found at its own position, those live items hold the earlier
+		// (distinct) keys, so a match at position ci is the first match,
+		// the one findKeyed returns.
+		li := ci
+		if !inOrder || li >= len(ll) || !sameKeys(ll[li], cm, keys) {
+			inOrder = false
+			li = findKeyed(ll, cm, keys)
+		}
 		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
 			return false
 		}
@@ -181,10 +190,38 @@ func (w *noopWalk) keyText(m map[string]any, keys []string) bool {
 		b = appendName(b, k)
 		b = append(b, '=')
 		var err error
-		if b, err = appendScalarText(b, v); err != nil {
+		if sv, ok := v.(string); ok && plainASCII(sv) {
+			b = append(append(append(b, '"'), sv...), '"')
+		} else if b, err = appendScalarText(b, v); err != nil {
 			return false
 		}
 	}
 	w.buf = b
+	return true
+}
+
+// sameKeys reports whether live item it has cm's key values, as findKeyed
+// tests them.
+func sameKeys(it any, cm map[string]any, keys []string) bool {
+	m, ok := it.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok || !scalarEqual(v, cm[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainASCII reports whether strconv.Quote(s) is s between double quotes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
 	return true
 }

@@ -69,3 +69,26 @@ func TestApplyNoopShortcut(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyNoopDuplicateLiveItems: when live holds two items with one key
+// (an Update can write that), the merge uses the first; the shortcut must
+// not accept a config equal only to the second.
+func TestApplyNoopDuplicateLiveItems(t *testing.T) {
+	opt := WithSchema(fuzzSchema)
+	cfg := map[string]any{"items": []any{map[string]any{"name": "q", "v": "x"}, map[string]any{"name": "p", "v": "y"}}}
+	first, err := Apply(nil, cfg, "alpha", nil, opt)
+	require.NoError(t, err)
+	live := map[string]any{"items": []any{
+		map[string]any{"name": "p", "v": "other"},
+		map[string]any{"name": "p", "v": "y"},
+		map[string]any{"name": "q", "v": "x"},
+	}}
+	for _, c := range []map[string]any{
+		cfg,
+		{"items": []any{map[string]any{"name": "p", "v": "y"}, map[string]any{"name": "q", "v": "x"}}},
+	} {
+		require.False(t, isNoop(live, c, fuzzSchema.top(), first.Managed[0].Set))
+		checkNoopAgrees(t, live, c, "alpha", first.Managed)
+	}
+	checkNoopAgrees(t, live, cfg, "alpha", first.Managed)
+}

@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -399,11 +400,11 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 }
 
 func cloneMap(m map[string]any, extra int) map[string]any {
-	out := make(map[string]any, len(m)+extra)
-	for k, v := range m {
-		out[k] = v
+	if m == nil {
+		return make(map[string]any, extra)
 	}
-	return out
+	// maps.Clone copies the table whole, far faster than reinserting.
+	return maps.Clone(m)
 }
 
 // keysAsIn pushes cm's entries in sorted order when they are exactly the

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 )
@@ -42,16 +41,26 @@ func NewCodec(obj map[string]any, schema *Schema) *Codec {
 	if len(w.nodes) > 1 {
 		all.nodes = w.nodes
 	}
-	h := fnv.New32a()
-	var buf [2]byte
-	for _, n := range all.nodes {
-		buf[0], buf[1] = n.kind, byte(n.hi-n.lo)
-		h.Write(buf[:])
-		h.Write([]byte(n.name))
-	}
-	sum := h.Sum32()
+	sum := shapeHash(all.nodes)
 	enc := base64.RawURLEncoding.EncodeToString([]byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
 	return &Codec{all: all, hash: enc}
+}
+
+// shapeHash is the 32-bit FNV-1a hash of each node's kind, child count
+// (low byte) and name, in layout order. It is computed inline: through
+// hash.Hash32 every name would be copied to the heap.
+func shapeHash(nodes []node) uint32 {
+	const prime = 16777619
+	h := uint32(2166136261)
+	for i := range nodes {
+		n := &nodes[i]
+		h = (h ^ uint32(n.kind)) * prime
+		h = (h ^ uint32(byte(n.hi-n.lo))) * prime
+		for j := 0; j < len(n.name); j++ {
+			h = (h ^ uint32(n.name[j])) * prime
+		}
+	}
+	return h
 }
 
 // objectWalk lays out every node of an object as a Set, in the canonical

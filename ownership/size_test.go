@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"hash/fnv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,4 +30,16 @@ func TestEncodedSetsOfThreeManagersAreSmall(t *testing.T) {
 	pct := 100 * float64(total) / float64(size)
 	t.Logf("three sets: %d bytes, pod JSON: %d bytes, %.1f%%", total, size, pct)
 	require.LessOrEqual(t, pct, 35.0)
+}
+
+// TestShapeHashIsFNV1a: the shape hash in stored encodings is FNV-1a over
+// kind, low byte of the child count and name of every node.
+func TestShapeHashIsFNV1a(t *testing.T) {
+	nodes := []node{{}, {kind: elemField, name: "spec", lo: 2, hi: 3}, {kind: elemKey, name: `name="é\x00"`}}
+	h := fnv.New32a()
+	for _, n := range nodes {
+		h.Write([]byte{n.kind, byte(n.hi - n.lo)})
+		h.Write([]byte(n.name))
+	}
+	require.Equal(t, h.Sum32(), shapeHash(nodes))
 }

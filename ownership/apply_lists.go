@@ -154,11 +154,18 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 
 // keyBytes writes a keyed item's element name into w.keybuf.
 func (w *applyWalk) keyBytes(m map[string]any, keys []string) error {
-	b := w.keybuf[:0]
+	b, err := appendKeyText(w.keybuf[:0], m, keys)
+	w.keybuf = b
+	return err
+}
+
+// appendKeyText appends a keyed item's element name: its key fields, as
+// name=value pairs separated by commas.
+func appendKeyText(b []byte, m map[string]any, keys []string) ([]byte, error) {
 	for i, k := range keys {
 		v, ok := m[k]
 		if !ok || v == nil {
-			return &keyError{k, "missing"}
+			return b, &keyError{k, "missing"}
 		}
 		if i > 0 {
 			b = append(b, ',')
@@ -167,11 +174,10 @@ func (w *applyWalk) keyBytes(m map[string]any, keys []string) error {
 		b = append(b, '=')
 		var err error
 		if b, err = appendScalarText(b, v); err != nil {
-			return &keyError{k, "not a scalar"}
+			return b, &keyError{k, "not a scalar"}
 		}
 	}
-	w.keybuf = b
-	return nil
+	return b, nil
 }
 
 type keyError struct{ key, why string }

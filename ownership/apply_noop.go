@@ -178,26 +178,9 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 
 // keyText writes a keyed item's element name into w.buf, as keyBytes does.
 func (w *noopWalk) keyText(m map[string]any, keys []string) bool {
-	b := w.buf[:0]
-	for i, k := range keys {
-		v, ok := m[k]
-		if !ok || v == nil {
-			return false
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendName(b, k)
-		b = append(b, '=')
-		var err error
-		if sv, ok := v.(string); ok && plainASCII(sv) {
-			b = append(append(append(b, '"'), sv...), '"')
-		} else if b, err = appendScalarText(b, v); err != nil {
-			return false
-		}
-	}
+	b, err := appendKeyText(w.buf[:0], m, keys)
 	w.buf = b
-	return true
+	return err == nil
 }
 
 // sameKeys reports whether live item it has cm's key values, as findKeyed
@@ -210,16 +193,6 @@ func sameKeys(it any, cm map[string]any, keys []string) bool {
 	for _, k := range keys {
 		v, ok := m[k]
 		if !ok || !scalarEqual(v, cm[k]) {
-			return false
-		}
-	}
-	return true
-}
-
-// plainASCII reports whether strconv.Quote(s) is s between double quotes.
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return false
 		}
 	}

@@ -115,9 +115,7 @@ func (w *objectWalk) walk(at int32, v any, sch *snode) {
 			if st == stratSet {
 				w.keybuf, err = appendScalarText(w.keybuf[:0], it)
 			} else if m, ok := it.(map[string]any); ok {
-				aw := applyWalk{keybuf: w.keybuf}
-				err = aw.keyBytes(m, sch.strat.keys)
-				w.keybuf = aw.keybuf
+				w.keybuf, err = appendKeyText(w.keybuf[:0], m, sch.strat.keys)
 			} else {
 				err = errNotObject
 			}

@@ -183,6 +183,11 @@ func deepEqual(a, b any) bool {
 func appendScalarText(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case string:
+		if plainASCII(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
 		return strconv.AppendQuote(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
@@ -266,4 +271,14 @@ func ToTree(v any) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("ownership: %T encodes as JSON %T, not an object", v, out)
 	}
+}
+
+// plainASCII reports whether strconv.Quote(s) is s between double quotes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

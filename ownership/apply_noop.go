@@ -163,12 +163,18 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 		// Config lists usually keep live's order. While every earlier item
 		// was found at its own position, those live items hold the earlier
 		// (distinct) keys, so a match at position ci is the first match,
-		// the one findKeyed returns.
-		li := ci
-		if !inOrder || li >= len(ll) || !sameKeys(ll[li], cm, keys) {
-			inOrder = false
-			li = findKeyed(ll, cm, keys)
+		// the one findKeyed returns. The item's own check compares its key
+		// fields too, so passing it proves the match.
+		if inOrder && ci < len(ll) {
+			if w.value(ll[ci], true, cm, isch, i, true) {
+				continue
+			}
+			if sameKeys(ll[ci], cm, keys) {
+				return false // the right item, and it differs
+			}
 		}
+		inOrder = false
+		li := findKeyed(ll, cm, keys)
 		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
 			return false
 		}

@@ -92,6 +92,7 @@ func applyMerge(liveTree, configTree map[string]any, manager string, managed Man
 	}
 	scratch := new(applyScratch)
 	w.keys, w.items, w.path, w.keybuf = scratch.keys[:0], scratch.items[:0], scratch.path[:0], scratch.keybuf[:0]
+	w.cur = scratch.cur[:0]
 	w.managed = managed
 	w.manager = manager
 	out, changed, err := w.mergeMap(liveTree, configTree, cfg.schema.top(), 0, w.last.root(), 0)
@@ -194,6 +195,7 @@ type applyWalk struct {
 	strips    []strip
 	keybuf    []byte
 	keys      []keyValue // scratch stack of sorted map entries
+	cur       []int32    // scratch stack of cursors (see cursors)
 	items     []itemRef  // scratch stack of sorted list items
 	managed   Managed
 	manager   string
@@ -204,6 +206,7 @@ type applyWalk struct {
 type applyScratch struct {
 	keys   [32]keyValue
 	items  [16]itemRef
+	cur    [16]int32
 	path   [16]pelem
 	keybuf [64]byte
 }
@@ -326,6 +329,7 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 		if p >= 0 {
 			pc, phi = w.last.nodes[p].lo, w.last.nodes[p].hi
 		}
+		cmark := w.cursors(off)
 		for j := 0; j < cnt; j++ {
 			kv := w.keys[mark+j]
 			k := kv.k
@@ -338,12 +342,12 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 			if pc < phi && w.last.nodes[pc].kind == elemField && w.last.nodes[pc].name == k {
 				pk = pc
 			}
-			off2 := w.descend(off, elemField, k)
+			off2 := w.descendSorted(off, cmark, elemField, k)
 			lv, lok := lm[k]
 			v, ch, err := w.value(lv, lok, kv.v, sch.field(k), cn, pk, off2)
 			w.ascend(off2)
 			if err != nil {
-				w.keys = w.keys[:mark]
+				w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
 				return nil, false, err
 			}
 			if ch {
@@ -353,6 +357,7 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 				out[k] = v
 			}
 		}
+		w.cur = w.cur[:cmark]
 	}
 	w.keys = w.keys[:mark]
 	if p >= 0 && lm != nil {

@@ -120,6 +120,8 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 		return nil, false, w.errorf("duplicate list item [%s]", dup)
 	}
 	lo := w.reserve(nb, len(c))
+	cmark := w.cursors(off)
+	defer func() { w.cur = w.cur[:cmark] }()
 	var out []any // copy of ll once an item changes
 	var appended []appendedItem
 	for j := range c {
@@ -132,7 +134,7 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 		if li >= 0 {
 			lv = ll[li]
 		}
-		off2 := w.descend(off, elemKey, ref.name)
+		off2 := w.descendSorted(off, cmark, elemKey, ref.name)
 		v, ch, err := w.value(lv, li >= 0, cm, isch, in, w.last.child(p, elemKey, ref.name), off2)
 		w.ascend(off2)
 		if err != nil {

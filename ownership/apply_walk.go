@@ -17,6 +17,43 @@ func (w *applyWalk) descend(off int, kind uint8, name string) int {
 	return next
 }
 
+// cursors pushes, for a caller visiting the children of frame off in
+// sorted order, one cursor per other entry into its children, and returns
+// their mark for descendSorted; pop them with w.cur = w.cur[:mark].
+func (w *applyWalk) cursors(off int) int {
+	mark := len(w.cur)
+	for i, s := range w.others {
+		c := int32(-1)
+		if o := w.ost[off+i]; o >= 0 {
+			c = s.nodes[o].lo
+		}
+		w.cur = append(w.cur, c)
+	}
+	return mark
+}
+
+// descendSorted is descend for children visited in increasing order: it
+// advances the cursors at mark instead of searching.
+func (w *applyWalk) descendSorted(off, mark int, kind uint8, name string) int {
+	next := len(w.ost)
+	for i, s := range w.others {
+		r := int32(-1)
+		if o := w.ost[off+i]; o >= 0 {
+			c, hi := w.cur[mark+i], s.nodes[o].hi
+			for c < hi && cmpElem(s.nodes[c].kind, s.nodes[c].name, kind, name) < 0 {
+				c++
+			}
+			w.cur[mark+i] = c
+			if c < hi && s.nodes[c].kind == kind && s.nodes[c].name == name {
+				r = c
+			}
+		}
+		w.ost = append(w.ost, r)
+	}
+	w.path = append(w.path, pelem{kind, name})
+	return next
+}
+
 func (w *applyWalk) ascend(off int) {
 	w.ost = w.ost[:off]
 	w.path = w.path[:len(w.path)-1]

@@ -34,7 +34,8 @@ const relPrefix = '~'
 // missing a key, a duplicate) have no bits; paths to them are encoded in
 // full.
 func NewCodec(obj map[string]any, schema *Schema) *Codec {
-	w := objectWalk{nodes: make([]node, 1, 64)}
+	var keys [32]keyValue // enough for most objects' nesting and width
+	w := objectWalk{nodes: make([]node, 1, 64), keys: keys[:0]}
 	w.walk(0, obj, schema.top())
 	w.nodes[0].member = false
 	all := &Set{}
@@ -67,7 +68,7 @@ func shapeHash(nodes []node) uint32 {
 // order, every node a member.
 type objectWalk struct {
 	nodes  []node
-	keys   []string
+	keys   []keyValue
 	items  []itemRef
 	keybuf []byte
 }
@@ -88,16 +89,19 @@ func (w *objectWalk) walk(at int32, v any, sch *snode) {
 		if sch.strategy() == stratAtomic || len(x) == 0 {
 			return
 		}
+		// Keep the values with the keys: no lookup after sorting.
 		mark := len(w.keys)
-		for k := range x {
-			w.keys = append(w.keys, k)
+		for k, v := range x {
+			w.keys = append(w.keys, keyValue{k, v})
 		}
-		slices.Sort(w.keys[mark:])
+		if len(x) > 1 {
+			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
+		}
 		lo := w.reserve(at, len(x))
 		for j := range len(x) {
-			k := w.keys[mark+j]
-			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, k
-			w.walk(lo+int32(j), x[k], sch.field(k))
+			kv := w.keys[mark+j]
+			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, kv.k
+			w.walk(lo+int32(j), kv.v, sch.field(kv.k))
 		}
 		w.keys = w.keys[:mark]
 	case []any:
@@ -173,10 +177,23 @@ func (c *Codec) Encode(s *Set) string {
 // mark sets the bit of every member of s below (ci in the codec, si in s)
 // and collects the paths the object lacks.
 func (c *Codec) mark(s *Set, ci, si int32, bits []byte, dangling *builder, path *[]pelem) {
+	// Both children blocks are sorted: walk the codec's with a cursor.
+	all := c.all.nodes
+	var cur, chi int32
+	if len(all) > 0 {
+		cur, chi = all[ci].lo, all[ci].hi
+	}
 	for sc := s.nodes[si].lo; sc < s.nodes[si].hi; sc++ {
 		n := &s.nodes[sc]
 		*path = append(*path, pelem{n.kind, n.name})
-		if cc := c.all.child(ci, n.kind, n.name); cc >= 0 {
+		for cur < chi && cmpElem(all[cur].kind, all[cur].name, n.kind, n.name) < 0 {
+			cur++
+		}
+		cc := int32(-1)
+		if cur < chi && all[cur].kind == n.kind && all[cur].name == n.name {
+			cc = cur
+		}
+		if cc >= 0 {
 			if n.member {
 				bits[cc/8] |= 1 << (cc % 8)
 			}

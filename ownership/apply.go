@@ -217,6 +217,20 @@ type keyValue struct {
 	v any
 }
 
+// sortKeyValues sorts map entries by key: by insertion for the few
+// entries of a typical map, which beats a generic sort's indirect calls.
+func sortKeyValues(kv []keyValue) {
+	if len(kv) > 12 {
+		slices.SortFunc(kv, func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(kv); i++ {
+		for j := i; j > 0 && kv[j].k < kv[j-1].k; j-- {
+			kv[j], kv[j-1] = kv[j-1], kv[j]
+		}
+	}
+}
+
 // itemRef is a list item by identity and config position.
 type itemRef struct {
 	name string
@@ -312,9 +326,7 @@ func (w *applyWalk) mergeMap(lm, cm map[string]any, sch *snode, nb, p int32, off
 				w.keys = append(w.keys, keyValue{k, cv})
 			}
 		}
-		if len(w.keys)-mark > 1 {
-			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
-		}
+		sortKeyValues(w.keys[mark:])
 	}
 	cnt := len(w.keys) - mark
 	if cnt == 0 {

@@ -94,9 +94,7 @@ func (w *objectWalk) walk(at int32, v any, sch *snode) {
 		for k, v := range x {
 			w.keys = append(w.keys, keyValue{k, v})
 		}
-		if len(x) > 1 {
-			slices.SortFunc(w.keys[mark:], func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
-		}
+		sortKeyValues(w.keys[mark:])
 		lo := w.reserve(at, len(x))
 		for j := range len(x) {
 			kv := w.keys[mark+j]
@@ -224,51 +222,62 @@ func copySubtree(b *builder, at int32, s *Set, si int32) {
 // canonically: nodes without a member at or below them are left out.
 func (c *Codec) subset(bits []byte) *Set {
 	all := c.all.nodes
-	has := func(k int32) bool { return int(k/8) < len(bits) && bits[k/8]&(1<<(k%8)) != 0 }
+	w := subsetWalk{all: all, bits: bits, keep: make([]bool, len(all))}
 	// Children come after their parent, so one backward pass finds the
 	// nodes with a member at or below them.
-	parent := make([]int32, len(all))
-	for k := range all {
-		for ch := all[k].lo; ch < all[k].hi; ch++ {
-			parent[ch] = int32(k)
-		}
-	}
-	keep := make([]bool, len(all))
 	n := 0
 	for k := int32(len(all)) - 1; k > 0; k-- {
-		if keep[k] || has(k) {
-			keep[k] = true
-			keep[parent[k]] = true
+		kept := w.has(k)
+		for ch := all[k].lo; ch < all[k].hi && !kept; ch++ {
+			kept = w.keep[ch]
+		}
+		if kept {
+			w.keep[k] = true
 			n++
 		}
 	}
 	if n == 0 {
 		return &Set{}
 	}
-	out := make([]node, 1, n+1)
-	var expand func(k, src int32)
-	expand = func(k, src int32) {
-		lo := int32(len(out))
-		for ch := all[src].lo; ch < all[src].hi; ch++ {
-			if keep[ch] {
-				out = append(out, node{name: all[ch].name, kind: all[ch].kind, member: has(ch)})
-			}
-		}
-		hi := int32(len(out))
-		if lo == hi {
-			return
-		}
-		out[k].lo, out[k].hi = lo, hi
-		i := lo
-		for ch := all[src].lo; ch < all[src].hi; ch++ {
-			if keep[ch] {
-				expand(i, ch)
-				i++
-			}
+	w.out = make([]node, 1, n+1)
+	w.expand(0, 0)
+	return &Set{nodes: w.out}
+}
+
+// subsetWalk copies the kept nodes of a codec's object into a Set.
+type subsetWalk struct {
+	all  []node
+	bits []byte
+	keep []bool
+	out  []node
+}
+
+func (w *subsetWalk) has(k int32) bool {
+	return int(k/8) < len(w.bits) && w.bits[k/8]&(1<<(k%8)) != 0
+}
+
+// expand lays out the kept children of codec node src as out node k's
+// block, then expands each of them.
+func (w *subsetWalk) expand(k, src int32) {
+	all := w.all
+	lo := int32(len(w.out))
+	for ch := all[src].lo; ch < all[src].hi; ch++ {
+		if w.keep[ch] {
+			w.out = append(w.out, node{name: all[ch].name, kind: all[ch].kind, member: w.has(ch)})
 		}
 	}
-	expand(0, 0)
-	return &Set{nodes: out}
+	hi := int32(len(w.out))
+	if lo == hi {
+		return
+	}
+	w.out[k].lo, w.out[k].hi = lo, hi
+	i := lo
+	for ch := all[src].lo; ch < all[src].hi; ch++ {
+		if w.keep[ch] {
+			w.expand(i, ch)
+			i++
+		}
+	}
 }
 
 // Decode parses an encoding made by Encode with a codec of the same

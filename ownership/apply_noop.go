@@ -8,10 +8,10 @@ package ownership
 // equals live's. Anything else (including every input Apply would reject)
 // makes it give up, and Apply takes its ordinary path.
 
-// noopWalk holds the scratch buffer for element names.
+// noopWalk walks the last applied set. Element names are built in
+// buffers local to each list's frame, so that they stay on the stack.
 type noopWalk struct {
 	last *Set
-	buf  []byte
 }
 
 // isNoop reports whether applying config over live, where the manager's
@@ -20,8 +20,7 @@ func isNoop(live, config map[string]any, sch *snode, last *Set) bool {
 	if live == nil || last.Empty() || last.nodes[0].member || len(config) == 0 {
 		return false
 	}
-	var scratch [64]byte
-	w := noopWalk{last: last, buf: scratch[:0]}
+	w := noopWalk{last: last}
 	return w.mapOK(live, config, sch, 0, false)
 }
 
@@ -106,12 +105,13 @@ func (w *noopWalk) setOK(l any, lok bool, c []any, p int32, member bool) bool {
 		return false
 	}
 	var seen uint64
+	var buf [64]byte
 	for _, it := range c {
 		if kindOf(it) != kindScalar {
 			return false
 		}
-		w.buf, _ = appendScalarText(w.buf[:0], it)
-		i := w.last.childBytes(p, elemValue, w.buf)
+		name, _ := appendScalarText(buf[:0], it)
+		i := w.last.childBytes(p, elemValue, name)
 		if i < 0 {
 			return false
 		}
@@ -145,13 +145,18 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 	keys := sch.strat.keys
 	isch := sch.item()
 	var seen uint64
+	var buf [64]byte
 	inOrder := true
 	for ci, it := range c {
 		cm, ok := it.(map[string]any)
-		if !ok || !w.keyText(cm, keys) {
+		if !ok {
 			return false
 		}
-		i := w.last.childBytes(p, elemKey, w.buf)
+		name, err := appendKeyText(buf[:0], cm, keys)
+		if err != nil {
+			return false
+		}
+		i := w.last.childBytes(p, elemKey, name)
 		if i < 0 {
 			return false
 		}
@@ -180,13 +185,6 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 		}
 	}
 	return true
-}
-
-// keyText writes a keyed item's element name into w.buf, as keyBytes does.
-func (w *noopWalk) keyText(m map[string]any, keys []string) bool {
-	b, err := appendKeyText(w.buf[:0], m, keys)
-	w.buf = b
-	return err == nil
 }
 
 // sameKeys reports whether live item it has cm's key values, as findKeyed

@@ -122,6 +122,14 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 	lo := w.reserve(nb, len(c))
 	cmark := w.cursors(off)
 	defer func() { w.cur = w.cur[:cmark] }()
+	// Config lists usually keep live's order. Over the leading run of
+	// positions where live's item has the config item's keys, live's
+	// earlier items hold the earlier config items' (distinct) keys, so the
+	// item at the same position is the first match, as findKeyed finds.
+	inOrder := 0
+	for inOrder < len(c) && inOrder < len(ll) && sameKeys(ll[inOrder], c[inOrder].(map[string]any), keys) {
+		inOrder++
+	}
 	var out []any // copy of ll once an item changes
 	var appended []appendedItem
 	for j := range c {
@@ -129,7 +137,10 @@ func (w *applyWalk) mergeKeyed(l any, lok bool, c []any, sch *snode, nb, p int32
 		in := lo + int32(j)
 		w.nodes[in] = node{kind: elemKey, name: ref.name, member: true}
 		cm := c[ref.idx].(map[string]any)
-		li := findKeyed(ll, cm, keys)
+		li := ref.idx
+		if li >= inOrder {
+			li = findKeyed(ll, cm, keys)
+		}
 		var lv any
 		if li >= 0 {
 			lv = ll[li]

@@ -34,7 +34,7 @@ const relPrefix = '~'
 // missing a key, a duplicate) have no bits; paths to them are encoded in
 // full.
 func NewCodec(obj map[string]any, schema *Schema) *Codec {
-	var keys [32]keyValue // enough for most objects' nesting and width
+	var keys [16]keyValue // the pending keys of the current path, for most objects
 	w := objectWalk{nodes: make([]node, 1, 64), keys: keys[:0]}
 	w.walk(0, obj, schema.top())
 	w.nodes[0].member = false

@@ -295,12 +295,28 @@ func TestConcurrentDisjointAppliesAllLand(t *testing.T) {
 	for m := range managers {
 		w := st.As(fmt.Sprintf("m%d", m))
 		g.Go(func() error {
+			// Apply retries revision conflicts itself, but a write racing
+			// seven others can still lose every attempt; like any caller,
+			// retry ErrConflict (never a field conflict, which would fail).
+			retry := func(f func() error) error {
+				for {
+					if err := f(); !errors.Is(err, store.ErrConflict) {
+						return err
+					}
+				}
+			}
 			for r := 1; r <= rounds; r++ {
 				field := fmt.Sprintf("f%d", m)
-				if _, err := w.Apply(ctx, "c", map[string]any{field: r}); err != nil {
+				if err := retry(func() error {
+					_, err := w.Apply(ctx, "c", map[string]any{field: r})
+					return err
+				}); err != nil {
 					return err
 				}
-				if _, err := w.ApplyStatus(ctx, "c", map[string]any{field: r}, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
+				if err := retry(func() error {
+					_, err := w.ApplyStatus(ctx, "c", map[string]any{field: r}, nil)
+					return err
+				}); err != nil && !errors.Is(err, store.ErrNotFound) {
 					return err
 				}
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // stoppedClock is a clock.Clock whose Now is frozen at one instant.

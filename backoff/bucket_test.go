@@ -12,7 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 func newBucket(t *testing.T, cfg backoff.BucketConfig) *backoff.Bucket[string] {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Delayed keys wait in a binary min-heap of ready times, indexed from their

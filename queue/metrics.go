@@ -3,7 +3,7 @@ package queue
 import (
 	"time"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Metrics receives a queue's measurements, with the meaning of client-go's

@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
 )

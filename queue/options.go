@@ -1,7 +1,7 @@
 package queue
 
 import (
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Option configures a Queue. Options are plain values that compose: pass

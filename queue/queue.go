@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Priority is the level at which a key waits to be handed out.

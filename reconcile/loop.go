@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // ErrAlreadyRunning is returned by a second call of Loop.Run.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store/lease"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // DefaultCachePageSize is how many objects a Cache asks for per List page.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Run fills the Cache and keeps it current until ctx ends, then returns nil.

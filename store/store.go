@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Store is the typed view of one kind of object over a Backend. Spec S and

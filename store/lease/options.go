@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/steady-go/steady/internal/clock"
+	"github.com/steady-go/steady/clock"
 )
 
 // Defaults for a StoreElector.

@@ -39,9 +39,7 @@ type BucketConfig struct {
 	// invalid.
 	Ceiling time.Duration
 	// Clock tells the time; nil means the real clock, which is virtual
-	// inside a testing/synctest bubble. The clock package is internal to
-	// steady, so code outside the module leaves Clock nil and tests with
-	// testing/synctest.
+	// inside a testing/synctest bubble.
 	Clock clock.Clock
 	// Rand returns a number uniform in [0, 1), used to spread capped
 	// delays; nil means math/rand/v2's Float64. It must be safe for

@@ -3,10 +3,12 @@ package etcdstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,6 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	os.Setenv(cache.MutationDetectorEnv, "1") // every Cache checks that nobody modifies what it serves
 	goleak.VerifyTestMain(m,
 		// Process-wide goroutines that etcd's server and gRPC start once and
 		// never stop; they are not per-test leaks.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -72,8 +73,8 @@ type controller struct {
 	backend  *countingBackend
 	groups   *store.Store[GroupSpec, GroupStatus]
 	children *store.Store[ChildSpec, struct{}]
-	gcache   *store.Cache[GroupSpec, GroupStatus]
-	ccache   *store.Cache[ChildSpec, struct{}]
+	gcache   *cache.Cache[GroupSpec, GroupStatus]
+	ccache   *cache.Cache[ChildSpec, struct{}]
 	loop     *reconcile.Loop[string]
 
 	reconciles atomic.Int64
@@ -152,8 +153,8 @@ func startController(t *testing.T, endpoints []string, prefix, name string, o co
 	require.NoError(t, err)
 	c.children, err = store.New[ChildSpec, struct{}](c.backend, "Child")
 	require.NoError(t, err)
-	c.gcache = store.NewCache(c.groups)
-	c.ccache = store.NewCache(c.children)
+	c.gcache = cache.New(c.groups)
+	c.ccache = cache.New(c.children)
 
 	opts := []reconcile.Option{reconcile.WithStore(c.gcache, c.groups), reconcile.WithWorkers(o.workers)}
 	if o.elector != nil {

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -23,7 +24,7 @@ var cacheLong = flag.Bool("cache.long", false, "run the randomized cache proof w
 // source: Lists that fail, and watches that end early with ErrExpired or
 // without any error event (a broken stream).
 type faultyListWatcher struct {
-	src store.ListWatcher[cacheSpec, cacheStatus]
+	src cache.ListWatcher[cacheSpec, cacheStatus]
 
 	mu                           sync.Mutex
 	rnd                          *rand.Rand
@@ -158,7 +159,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	w := st.As("writer")
 	src := &faultyListWatcher{src: st, rnd: rand.New(rand.NewPCG(seed, 0xfa17))}
 
-	c := store.NewCache(src, store.WithPageSize(5), store.WithMutationDetector(func(err error) { t.Error(err) }))
+	c := cache.New(src, cache.WithPageSize(5), cache.WithMutationDetector(func(err error) { t.Error(err) }))
 	sh := &shadow{objs: map[string]*cobj{}}
 	c.AddHandler(sh.handle)
 	require.NoError(t, c.AddLabelIndex("tier"))
@@ -210,7 +211,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	require.Positive(t, src.expiries+src.realExpiries, "the run exercised relisting after expiry")
 }
 
-func requireCacheEqualsStore(t *testing.T, c *store.Cache[cacheSpec, cacheStatus], st *store.Store[cacheSpec, cacheStatus], sh *shadow) {
+func requireCacheEqualsStore(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], st *store.Store[cacheSpec, cacheStatus], sh *shadow) {
 	t.Helper()
 	want, err := st.List(t.Context(), store.ListOpts{})
 	require.NoError(t, err)
@@ -245,7 +246,7 @@ func requireCacheEqualsStore(t *testing.T, c *store.Cache[cacheSpec, cacheStatus
 				wantNames = append(wantNames, o.Meta.Name)
 			}
 		}
-		require.Equal(t, wantNames, nilIfEmpty(objNames(c.ByIndex(store.IndexOwnerUID, uid))), "owner index %s", uid)
+		require.Equal(t, wantNames, nilIfEmpty(objNames(c.ByIndex(cache.IndexOwnerUID, uid))), "owner index %s", uid)
 	}
 }
 

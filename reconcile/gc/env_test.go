@@ -148,8 +148,8 @@ func (e *env) exists(t *testing.T, name string) bool {
 // change at all: a cache that lags behind for ever.
 type frozen[S, T any] struct{ cache.ListWatcher[S, T] }
 
-func (f frozen[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.WatchEvent[S, T], error) {
-	ch := make(chan store.WatchEvent[S, T])
+func (f frozen[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.Event[S, T], error) {
+	ch := make(chan store.Event[S, T])
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
 }

@@ -88,7 +88,7 @@ func compete(ctx context.Context, b store.Backend, w *store.Writer[setSpec, setS
 }
 
 func ownedPods(ctx context.Context, pods *store.Store[podSpec, podStatus], uid string) []*pod {
-	l, err := pods.List(ctx, store.ListOpts{})
+	l, err := pods.List(ctx, store.ListOptions{})
 	if err != nil {
 		return nil
 	}

@@ -19,12 +19,12 @@ type staticSource[S, T any] struct {
 	rev   int64
 }
 
-func (s staticSource[S, T]) List(context.Context, store.ListOpts) (*store.List[S, T], error) {
+func (s staticSource[S, T]) List(context.Context, store.ListOptions) (*store.List[S, T], error) {
 	return &store.List[S, T]{Items: s.items, Revision: s.rev}, nil
 }
 
-func (s staticSource[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.WatchEvent[S, T], error) {
-	ch := make(chan store.WatchEvent[S, T])
+func (s staticSource[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.Event[S, T], error) {
+	ch := make(chan store.Event[S, T])
 	go func() {
 		<-ctx.Done()
 		close(ch)

@@ -16,9 +16,9 @@ import (
 // and fault injectors wrap one.
 type ListWatcher[S, T any] interface {
 	// List returns one page of objects; see Store.List.
-	List(ctx context.Context, opts store.ListOpts) (*store.List[S, T], error)
+	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
 	// Watch streams the changes after fromRevision; see Store.Watch.
-	Watch(ctx context.Context, fromRevision int64) (<-chan store.WatchEvent[S, T], error)
+	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept

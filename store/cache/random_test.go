@@ -38,7 +38,7 @@ func (f *faultyListWatcher) roll(p float64) bool {
 	return f.rnd.Float64() < p
 }
 
-func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOpts) (*store.List[cacheSpec, cacheStatus], error) {
+func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
 	f.mu.Lock()
 	f.lists++
 	f.mu.Unlock()
@@ -51,7 +51,7 @@ func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOpts) (*sto
 	return f.src.List(ctx, opts)
 }
 
-func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[cacheSpec, cacheStatus], error) {
+func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
 	ctx, cancel := context.WithCancel(ctx)
 	in, err := f.src.Watch(ctx, from)
 	if err != nil {
@@ -61,7 +61,7 @@ func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store
 	f.mu.Lock()
 	f.watches++
 	f.mu.Unlock()
-	out := make(chan store.WatchEvent[cacheSpec, cacheStatus])
+	out := make(chan store.Event[cacheSpec, cacheStatus])
 	go func() {
 		defer close(out)
 		defer func() {
@@ -84,7 +84,7 @@ func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store
 				f.mu.Unlock()
 				if roll < 2 {
 					select {
-					case out <- store.WatchEvent[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}:
+					case out <- store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}:
 					case <-ctx.Done():
 					}
 				}
@@ -213,7 +213,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 
 func requireCacheEqualsStore(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], st *store.Store[cacheSpec, cacheStatus], sh *shadow) {
 	t.Helper()
-	want, err := st.List(t.Context(), store.ListOpts{})
+	want, err := st.List(t.Context(), store.ListOptions{})
 	require.NoError(t, err)
 	got := c.List(nil)
 	require.Equal(t, len(want.Items), len(got))

@@ -107,7 +107,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 // listAll reads every page of one listing.
 func (c *Cache[S, T]) listAll(ctx context.Context) ([]*store.Object[S, T], int64, error) {
 	var items []*store.Object[S, T]
-	opts := store.ListOpts{Selector: store.Everything(), Limit: c.cfg.pageSize}
+	opts := store.ListOptions{Selector: store.Everything(), Limit: c.cfg.pageSize}
 	for {
 		page, err := c.src.List(ctx, opts)
 		if err != nil {
@@ -128,7 +128,7 @@ func (c *Cache[S, T]) listAll(ctx context.Context) ([]*store.Object[S, T], int64
 type change[S, T any] struct{ old, new *store.Object[S, T] }
 
 // apply applies one watch event and calls the handlers on it.
-func (c *Cache[S, T]) apply(ev store.WatchEvent[S, T]) {
+func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	c.mu.Lock()

@@ -50,7 +50,7 @@ func (c *countingBackend) Get(ctx context.Context, key string) (store.KV, error)
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *countingBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (c *countingBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	c.lists.Add(1)
 	return c.Backend.List(ctx, prefix, opts)
 }
@@ -204,11 +204,11 @@ func createGroups(t *testing.T, st *store.Store[GroupSpec, GroupStatus], from, t
 // converged reads the truth from etcd (not from any cache): every group has
 // its child and a status saying so.
 func converged(ctx context.Context, gs *store.Store[GroupSpec, GroupStatus], cs *store.Store[ChildSpec, struct{}], n int) (int, error) {
-	groups, err := gs.List(ctx, store.ListOpts{})
+	groups, err := gs.List(ctx, store.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
-	children, err := cs.List(ctx, store.ListOpts{})
+	children, err := cs.List(ctx, store.ListOptions{})
 	if err != nil {
 		return 0, err
 	}

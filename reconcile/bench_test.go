@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -39,7 +40,7 @@ func benchLoop(b *testing.B, timeout time.Duration) {
 		_, err := w.Create(ctx, &app{Meta: store.Meta{Name: "obj-" + strconv.Itoa(i)}, Spec: appSpec{Replicas: 3}, Status: appStatus{Replicas: 3}})
 		require.NoError(b, err)
 	}
-	c := store.NewCache[appSpec, appStatus](st)
+	c := cache.New[appSpec, appStatus](st)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { _ = c.Run(ctx) })

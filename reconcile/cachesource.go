@@ -12,12 +12,13 @@ import (
 	"sync/atomic"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // ErrSourceRunning is returned by a second Run of a CacheSource.
 var ErrSourceRunning = errors.New("reconcile: cache source is already running")
 
-// CacheSource turns the changes of a store.Cache into hints for a Loop
+// CacheSource turns the changes of a cache.Cache into hints for a Loop
 // keyed by object name. Build one with FromCache (the Loop's own kind),
 // FromOwned (children that enqueue their controller owner) or FromCacheMapped
 // (any mapping, such as a dependency index).
@@ -36,9 +37,9 @@ var ErrSourceRunning = errors.New("reconcile: cache source is already running")
 //
 // A CacheSource registers one handler on the cache when it first runs and
 // may run once; after its Run returns the handler does nothing. Run the
-// cache itself separately (store.Cache.Run).
+// cache itself separately (cache.Cache.Run).
 type CacheSource[S, T any] struct {
-	c       *store.Cache[S, T]
+	c       *cache.Cache[S, T]
 	mapKeys func(obj *store.Object[S, T]) []string
 	primary bool
 	changes ChangeFunc[S, T]
@@ -82,7 +83,7 @@ func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
 
 // FromCache returns the source for the Loop's own kind: every change to an
 // object is a hint for its name (own writes excepted).
-func FromCache[S, T any](c *store.Cache[S, T], opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
+func FromCache[S, T any](c *cache.Cache[S, T], opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
 	s := newCacheSource(c, func(obj *store.Object[S, T]) []string { return []string{obj.Meta.Name} }, opts)
 	s.primary = true
 	s.names = map[string]struct{}{}
@@ -93,7 +94,7 @@ func FromCache[S, T any](c *store.Cache[S, T], opts ...CacheSourceOption[S, T]) 
 // hint for its controller owner of kind ownerKind (the OwnerRef with
 // Controller set), before and after the change, so moving a child between
 // owners wakes both.
-func FromOwned[S, T any](c *store.Cache[S, T], ownerKind string, opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
+func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
 	return newCacheSource(c, func(obj *store.Object[S, T]) []string {
 		var out []string
 		for _, o := range obj.Meta.Owners {
@@ -109,11 +110,11 @@ func FromOwned[S, T any](c *store.Cache[S, T], ownerKind string, opts ...CacheSo
 // changed object to (before and after the change): a custom mapper, for
 // example a dependency index that maps a secret to every object that
 // references it.
-func FromCacheMapped[S, T any](c *store.Cache[S, T], fn func(obj *store.Object[S, T]) []string, opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
+func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S, T]) []string, opts ...CacheSourceOption[S, T]) *CacheSource[S, T] {
 	return newCacheSource(c, fn, opts)
 }
 
-func newCacheSource[S, T any](c *store.Cache[S, T], fn func(*store.Object[S, T]) []string, opts []CacheSourceOption[S, T]) *CacheSource[S, T] {
+func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T]) []string, opts []CacheSourceOption[S, T]) *CacheSource[S, T] {
 	s := &CacheSource[S, T]{c: c, mapKeys: fn, changes: SectionChanges[S, T]}
 	for _, o := range opts {
 		if o != nil {
@@ -154,7 +155,7 @@ func (s *CacheSource[S, T]) WaitForSync(ctx context.Context) error {
 // Revision returns the store revision the cache reflects.
 func (s *CacheSource[S, T]) Revision() int64 { return s.c.Revision() }
 
-// WaitFor waits until the cache reflects revision (see store.Cache.WaitFor).
+// WaitFor waits until the cache reflects revision (see cache.Cache.WaitFor).
 func (s *CacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 	return s.c.WaitFor(ctx, revision)
 }
@@ -391,7 +392,7 @@ func mapsEqual(a, b map[string]string) bool {
 // reports name the flipping fields (.spec.replicas) and another actor's
 // change merged into an event of ours still triggers; a WithChanges in opts
 // overrides it.
-func WithStore[S, T any](c *store.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Option {
+func WithStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Option {
 	return optionFunc(func(cfg *config) error {
 		if c == nil || st == nil {
 			return invalid("WithStore needs a cache and a store")

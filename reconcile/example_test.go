@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -92,7 +93,7 @@ func ExampleWithStore() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, _ := store.New[struct{}, struct{}](memstore.New(), "App")
-	cache := store.NewCache[struct{}, struct{}](st)
+	cache := cache.New[struct{}, struct{}](st)
 	cacheDone := make(chan struct{})
 	go func() { cache.Run(ctx); close(cacheDone) }()
 	defer func() { cancel(); <-cacheDone }()
@@ -130,7 +131,7 @@ func ExampleWithStore() {
 func ExampleManager() {
 	st, _ := store.New[struct{}, struct{}](memstore.New(), "App")
 	_, _ = st.As("user").Create(context.Background(), &store.Object[struct{}, struct{}]{Meta: store.Meta{Name: "web"}})
-	cache := store.NewCache[struct{}, struct{}](st)
+	cache := cache.New[struct{}, struct{}](st)
 
 	m := reconcile.NewManager()
 	_ = m.AddCache(cache)

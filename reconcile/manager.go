@@ -19,7 +19,7 @@ var (
 	ErrNotLive  = errors.New("reconcile: manager not live")
 )
 
-// Cache is what a Manager needs of a shared informer cache; *store.Cache
+// Cache is what a Manager needs of a shared informer cache; *cache.Cache
 // implements it.
 type Cache interface {
 	Run(ctx context.Context) error

@@ -14,7 +14,7 @@ import "github.com/steady-go/steady/store"
 // Changes by other actors merged into the same event (a relist can merge
 // writes) are paths self does not own, so they still make it a hint. An
 // event that changes nothing and was written by self is an own write.
-func isOwnWrite(self string, typ store.WatchEventType, lastWriter string, changed []string, ownedBySelf func(path string) bool) bool {
+func isOwnWrite(self string, typ store.EventType, lastWriter string, changed []string, ownedBySelf func(path string) bool) bool {
 	if typ != store.Modified || lastWriter != self {
 		return false
 	}

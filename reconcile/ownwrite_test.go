@@ -13,7 +13,7 @@ func TestIsOwnWrite(t *testing.T) {
 	ownedBySelf := func(p string) bool { return owned[p] }
 	tests := []struct {
 		name    string
-		typ     store.WatchEventType
+		typ     store.EventType
 		writer  string
 		changed []string
 		own     bool

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // StatusWriter is how the Loop reads and writes the Stalled condition of the
@@ -28,12 +29,12 @@ type StatusWriter[K comparable] interface {
 // the user's Ready or status, and re-applying an unchanged Stalled writes
 // nothing. The Loop owns Stalled, so the apply is forced: a reconciler that
 // wrote Stalled itself loses it to the Loop.
-func StoreStatus[S, T any](c *store.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
+func StoreStatus[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
 	return storeStatus[S, T]{c: c, st: st}
 }
 
 type storeStatus[S, T any] struct {
-	c  *store.Cache[S, T]
+	c  *cache.Cache[S, T]
 	st *store.Store[S, T]
 }
 

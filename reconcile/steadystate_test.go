@@ -10,6 +10,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/stretchr/testify/require"
 )
@@ -33,13 +34,13 @@ func TestSteadyStatePassesReadAndWriteNothingFromTheStore(t *testing.T) {
 			_, err := st.As("user").Create(ctx, o)
 			require.NoError(t, err)
 		}
-		cache := store.NewCache(st)
-		go cache.Run(ctx)
+		groupCache := cache.New(st)
+		go groupCache.Run(ctx)
 
 		var passes, diffs atomic.Int64
 		r := reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
 			passes.Add(1)
-			o, ok := cache.Get(name) // the whole comparison, from memory
+			o, ok := groupCache.Get(name) // the whole comparison, from memory
 			if !ok {
 				return reconcile.Result{}, nil
 			}
@@ -48,7 +49,7 @@ func TestSteadyStatePassesReadAndWriteNothingFromTheStore(t *testing.T) {
 			}
 			return reconcile.Result{}, nil
 		})
-		loop, err := reconcile.New("groups", r, reconcile.WithStore(cache, st), reconcile.WithResync(time.Minute, 0), reconcile.WithWorkers(2))
+		loop, err := reconcile.New("groups", r, reconcile.WithStore(groupCache, st), reconcile.WithResync(time.Minute, 0), reconcile.WithWorkers(2))
 		require.NoError(t, err)
 		done := make(chan error)
 		go func() { done <- loop.Run(ctx) }()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -27,7 +28,7 @@ type app = store.Object[appSpec, appStatus]
 type env struct {
 	b     *memstore.Store
 	st    *store.Store[appSpec, appStatus]
-	cache *store.Cache[appSpec, appStatus]
+	cache *cache.Cache[appSpec, appStatus]
 	stop  func()
 }
 
@@ -38,7 +39,7 @@ func newEnv(t *testing.T, kind string, b *memstore.Store) *env {
 	}
 	st, err := store.New[appSpec, appStatus](b, kind)
 	require.NoError(t, err)
-	c := store.NewCache[appSpec, appStatus](st)
+	c := cache.New[appSpec, appStatus](st)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })

@@ -40,7 +40,7 @@ type Backend interface {
 	// passed back in opts.Revision for the following pages. A Revision that is
 	// no longer available gives an error wrapping ErrExpired; one above the
 	// current revision gives an error wrapping ErrInvalid.
-	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+	List(ctx context.Context, prefix string, opts KVListOptions) (KVList, error)
 
 	// Txn applies w if and only if every cond holds, atomically, and returns
 	// the new store revision. Conds are checked in order; when one fails
@@ -56,7 +56,7 @@ type Backend interface {
 	// fails. A fromRevision of 0 means "from now": only changes after the
 	// call are delivered. The channel is closed after the last event. A watch that cannot
 	// continue (history compacted past fromRevision, or a watcher too slow to
-	// keep up) sends a final Event whose Err wraps ErrExpired; the events
+	// keep up) sends a final KVEvent whose Err wraps ErrExpired; the events
 	// before it are valid, and the caller resumes by relisting (or by
 	// watching again from the last revision it saw, while history lasts). A
 	// watch never blocks writers and never silently skips an event. When
@@ -64,7 +64,7 @@ type Backend interface {
 	// Progress event carrying that revision (coalesced; it need not send one
 	// per write). A fromRevision at or above the current revision waits for
 	// new writes. On ctx's end the channel is closed without an error event.
-	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
+	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan KVEvent, error)
 }
 
 // KV is one stored key.
@@ -77,8 +77,8 @@ type KV struct {
 	ModRevision int64
 }
 
-// ListOptions selects a page of a List.
-type ListOptions struct {
+// KVListOptions selects a page of a Backend.List.
+type KVListOptions struct {
 	// Limit is the page size; 0 returns everything.
 	Limit int
 	// Continue is the last key of the previous page; the page starts after it.
@@ -88,8 +88,8 @@ type ListOptions struct {
 	Revision int64
 }
 
-// ListResult is one page of a List.
-type ListResult struct {
+// KVList is one page of a Backend.List.
+type KVList struct {
 	KVs []KV
 	// Revision is the store revision the page reflects.
 	Revision int64
@@ -134,24 +134,24 @@ type Write struct {
 	Value []byte
 }
 
-// EventType says what happened to a key.
-type EventType uint8
+// KVEventType says what happened to a key.
+type KVEventType uint8
 
 const (
-	// Put is a create or an update of a key.
-	Put EventType = iota + 1
-	// Delete is the removal of a key.
-	Delete
+	// KVPut is a create or an update of a key.
+	KVPut KVEventType = iota + 1
+	// KVDelete is the removal of a key.
+	KVDelete
 )
 
-// Event is one change delivered by Backend.Watch.
-type Event struct {
-	Type EventType
-	// KV is the key after the change. For a Delete it carries the key, the
+// KVEvent is one change delivered by Backend.Watch.
+type KVEvent struct {
+	Type KVEventType
+	// KV is the key after the change. For a KVDelete it carries the key, the
 	// deleting revision as ModRevision, no value and CreateRevision 0.
 	KV KV
 	// Prev is the key before the change; for a create it is the zero KV. For
-	// a Delete it holds the last value, so a watcher can tell what went.
+	// a KVDelete it holds the last value, so a watcher can tell what went.
 	Prev KV
 	// Progress marks a notification carrying only Revision: every change
 	// under the prefix up to Revision has been delivered.

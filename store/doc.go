@@ -74,4 +74,18 @@
 // store/memstore is the embedded implementation; store/storetest is the
 // conformance suite every implementation runs, including the typed
 // semantics above (storetest.RunTyped).
+//
+// # Names: typed objects and raw keys
+//
+// The package speaks at two levels, and the names say which. The typed API,
+// what controllers use, has the short names: ListOptions and List[S, T] for
+// Store.List, Event[S, T] with its EventType (Added, Modified, Deleted) for
+// Store.Watch. The Backend contract, what storage engines implement, works
+// on raw keys and values, and its names start with KV: KV (one stored key),
+// KVListOptions and KVList for Backend.List, KVEvent with its KVEventType
+// (KVPut, KVDelete) for Backend.Watch. Its Txn takes Conds and a Write
+// (WritePut, WriteDelete).
+//
+// The informer that keeps a typed copy of a kind in memory is package
+// store/cache.
 package store

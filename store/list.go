@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// ListOpts selects the objects and the page of a Store.List.
-type ListOpts struct {
+// ListOptions selects the objects and the page of a Store.List.
+type ListOptions struct {
 	// Selector keeps the objects whose labels it matches; nil keeps all.
 	Selector Selector
 	// Limit is the most objects one page returns; 0 returns every match.
@@ -29,7 +29,7 @@ type List[S, T any] struct {
 	// misses nothing and repeats nothing.
 	Revision int64
 	// Continue is non-empty when more objects may follow; pass it back in
-	// ListOpts.Continue for the next page.
+	// ListOptions.Continue for the next page.
 	Continue string
 }
 
@@ -42,7 +42,7 @@ type List[S, T any] struct {
 // returns an error wrapping ErrExpired: start the listing again. A malformed
 // Continue or a negative Limit gives an error wrapping ErrInvalid. An object
 // that does not decode fails the List with ErrInvalid naming its key.
-func (s *Store[S, T]) List(ctx context.Context, opts ListOpts) (*List[S, T], error) {
+func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
 	}
@@ -50,7 +50,7 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOpts) (*List[S, T], err
 	if sel == nil {
 		sel = Everything()
 	}
-	bopts := ListOptions{Limit: opts.Limit}
+	bopts := KVListOptions{Limit: opts.Limit}
 	if opts.Continue != "" {
 		rev, after, err := s.parseContinue(opts.Continue)
 		if err != nil {

@@ -206,8 +206,8 @@ func (b *mapBackend) Get(_ context.Context, key string) (KV, error) {
 	return kv, nil
 }
 
-func (b *mapBackend) List(context.Context, string, ListOptions) (ListResult, error) {
-	return ListResult{}, fmt.Errorf("mapBackend: List not supported")
+func (b *mapBackend) List(context.Context, string, KVListOptions) (KVList, error) {
+	return KVList{}, fmt.Errorf("mapBackend: List not supported")
 }
 
 func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error) {
@@ -236,6 +236,6 @@ func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error
 	return b.rev, nil
 }
 
-func (b *mapBackend) Watch(context.Context, string, int64) (<-chan Event, error) {
+func (b *mapBackend) Watch(context.Context, string, int64) (<-chan KVEvent, error) {
 	return nil, fmt.Errorf("mapBackend: Watch not supported")
 }

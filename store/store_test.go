@@ -135,7 +135,7 @@ func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
 	}
 	events, err := st.Watch(ctx, 1)
 	require.NoError(t, err)
-	var last store.WatchEvent[typedSpec, typedStatus]
+	var last store.Event[typedSpec, typedStatus]
 	for ev := range events {
 		last = ev
 	}
@@ -190,10 +190,10 @@ func TestUndecodableValues(t *testing.T) {
 
 	_, err = st.Get(ctx, "junk")
 	require.ErrorIs(t, err, store.ErrInvalid)
-	_, err = st.List(ctx, store.ListOpts{})
+	_, err = st.List(ctx, store.ListOptions{})
 	require.ErrorIs(t, err, store.ErrInvalid)
 	require.ErrorContains(t, err, st.Key("junk"))
-	var last store.WatchEvent[typedSpec, typedStatus]
+	var last store.Event[typedSpec, typedStatus]
 	for ev := range events {
 		last = ev
 	}

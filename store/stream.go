@@ -26,7 +26,7 @@ import (
 // decode. Events are never silently dropped. The caller must keep reading
 // until the channel closes or cancel ctx; the Backend, not the reader, sets
 // how far a reader may fall behind.
-func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan WatchEvent[S, T], error) {
+func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
 	}
@@ -36,7 +36,7 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Wat
 		cancel()
 		return nil, err
 	}
-	out := make(chan WatchEvent[S, T])
+	out := make(chan Event[S, T])
 	go func() {
 		defer close(out)
 		// Stopping early (ctx ended, or a value did not decode) ends the
@@ -64,14 +64,14 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Wat
 
 // typedEvent decodes one backend event. A value that does not decode turns
 // into a final error event.
-func typedEvent[S, T any](ev Event) WatchEvent[S, T] {
-	out := WatchEvent[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
+func typedEvent[S, T any](ev KVEvent) Event[S, T] {
+	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
 	}
 	var err error
 	switch ev.Type {
-	case Put:
+	case KVPut:
 		out.Type = Added
 		if out.Object, err = decodeObject[S, T](ev.KV); err != nil {
 			break
@@ -80,7 +80,7 @@ func typedEvent[S, T any](ev Event) WatchEvent[S, T] {
 			out.Type = Modified
 			out.Prev, err = decodeObject[S, T](ev.Prev)
 		}
-	case Delete:
+	case KVDelete:
 		out.Type = Deleted
 		if out.Prev, err = decodeObject[S, T](ev.Prev); err != nil {
 			break
@@ -92,7 +92,7 @@ func typedEvent[S, T any](ev Event) WatchEvent[S, T] {
 		err = fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)
 	}
 	if err != nil {
-		return WatchEvent[S, T]{Revision: ev.Revision, Err: err}
+		return Event[S, T]{Revision: ev.Revision, Err: err}
 	}
 	return out
 }

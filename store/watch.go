@@ -1,9 +1,9 @@
 package store
 
-// WatchEvent is one change to a typed object, delivered by Store.Watch.
-type WatchEvent[S, T any] struct {
+// Event is one change to a typed object, delivered by Store.Watch.
+type Event[S, T any] struct {
 	// Type is Added, Modified or Deleted (zero for a Progress or error event).
-	Type WatchEventType
+	Type EventType
 	// Object is the object after the change; for Deleted, its last state.
 	// It carries Meta.LastWrite and Meta.Revision.
 	Object *Object[S, T]
@@ -19,17 +19,17 @@ type WatchEvent[S, T any] struct {
 	Err error
 }
 
-// WatchEventType says what happened to an object.
-type WatchEventType uint8
+// EventType says what happened to an object.
+type EventType uint8
 
 // The three kinds of change.
 const (
-	Added WatchEventType = iota + 1
+	Added EventType = iota + 1
 	Modified
 	Deleted
 )
 
-func (t WatchEventType) String() string {
+func (t EventType) String() string {
 	switch t {
 	case Added:
 		return "Added"

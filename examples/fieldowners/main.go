@@ -31,6 +31,7 @@ import (
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -197,7 +198,7 @@ type scene struct {
 	cancel context.CancelFunc
 	g      *errgroup.Group
 	st     *store.Store[Spec, Status]
-	cache  *store.Cache[Spec, Status]
+	cache  *cache.Cache[Spec, Status]
 	notify chan struct{}
 
 	mu     sync.Mutex
@@ -217,7 +218,7 @@ func newScene(ctx context.Context) (*scene, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
-	e := &scene{ctx: gctx, cancel: cancel, g: g, st: st, cache: store.NewCache(st), notify: make(chan struct{}, 1)}
+	e := &scene{ctx: gctx, cancel: cancel, g: g, st: st, cache: cache.New(st), notify: make(chan struct{}, 1)}
 	e.cache.AddHandler(func(old, new *App) {
 		if new == nil {
 			return
@@ -326,7 +327,7 @@ type defaulter struct {
 	want    int
 	apply   bool
 	st      *store.Store[Spec, Status]
-	cache   *store.Cache[Spec, Status]
+	cache   *cache.Cache[Spec, Status]
 
 	writes       atomic.Int64
 	lastConflict atomic.Pointer[ownership.ConflictError]

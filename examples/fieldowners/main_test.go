@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,9 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store/cache"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	os.Setenv(cache.MutationDetectorEnv, "1") // every Cache checks that nobody modifies what it serves
+	goleak.VerifyTestMain(m)
+}
 
 // Both scenes run on virtual time, so the 1s quiet period of scene 2 and
 // the oscillation hold of scene 1 cost no real time.

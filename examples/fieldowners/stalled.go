@@ -5,6 +5,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // stalledType is the condition type under which manager's Loop reports
@@ -21,7 +22,7 @@ type perLoopStalled struct {
 	typ   string
 }
 
-func newPerLoopStalled(c *store.Cache[Spec, Status], st *store.Store[Spec, Status], manager string) perLoopStalled {
+func newPerLoopStalled(c *cache.Cache[Spec, Status], st *store.Store[Spec, Status], manager string) perLoopStalled {
 	return perLoopStalled{inner: reconcile.StoreStatus(c, st), typ: stalledType(manager)}
 }
 

@@ -60,7 +60,7 @@ func (c *chaos) Run(ctx context.Context) error {
 // undo from observation), and someone starts stray instances or stops
 // instances by hand on the fleet.
 func (c *chaos) interfere(ctx context.Context) error {
-	list, err := c.groups.List(ctx, store.ListOpts{})
+	list, err := c.groups.List(ctx, store.ListOptions{})
 	if err != nil {
 		return err
 	}

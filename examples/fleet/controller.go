@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // The desired side: a Group says how many instances of which image to run.
@@ -55,7 +56,7 @@ func groupDiff(g *Group, observed []Instance) diff.Changes {
 // the ones that should not exist, and reports Ready from what it observed.
 type controller struct {
 	groups *store.Store[GroupSpec, GroupStatus]
-	cache  *store.Cache[GroupSpec, GroupStatus] // this lifetime's cache
+	cache  *cache.Cache[GroupSpec, GroupStatus] // this lifetime's cache
 	fleet  *Fleet
 	count  *counters
 }

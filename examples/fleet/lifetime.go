@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // errCrash is the cause of a controller lifetime that the demo ended after
@@ -77,12 +78,12 @@ func (s *supervisor) Run(ctx context.Context) error {
 // lifetime is one run of the controller: a fresh cache over the store,
 // fleet events as hints, and a Loop.
 func (s *supervisor) lifetime(ctx context.Context) error {
-	cache := store.NewCache(s.groups)
+	groupCache := cache.New(s.groups)
 	events := s.fleet.Subscribe()
 	defer s.fleet.Unsubscribe(events)
-	ctl := &controller{groups: s.groups, cache: cache, fleet: s.fleet, count: s.count}
+	ctl := &controller{groups: s.groups, cache: groupCache, fleet: s.fleet, count: s.count}
 	opts := []reconcile.Option{
-		reconcile.WithStore(cache, s.groups),
+		reconcile.WithStore(groupCache, s.groups),
 		reconcile.WithSource(reconcile.FromChannel(events)),
 		reconcile.WithWorkers(4),
 		// Resync often, for the demo: it is what repairs dropped events.
@@ -106,7 +107,7 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return cache.Run(gctx) })
+	g.Go(func() error { return groupCache.Run(gctx) })
 	g.Go(func() error { return loop.Run(gctx) })
 	return g.Wait()
 }

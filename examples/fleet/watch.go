@@ -25,7 +25,7 @@ type convergence struct {
 // group's current generation. It reads the store, not a cache: the answer
 // must not depend on anything the controller holds.
 func check(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet) (convergence, error) {
-	list, err := groups.List(ctx, store.ListOpts{})
+	list, err := groups.List(ctx, store.ListOptions{})
 	if err != nil {
 		return convergence{}, err
 	}

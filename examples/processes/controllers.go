@@ -12,6 +12,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // resyncEvery is how often every key is compared again: what repairs a
@@ -31,8 +32,8 @@ type controllers struct {
 // them. Stop them with stop.
 func startControllers(ctx context.Context, sets *store.Store[ProcessSetSpec, ProcessSetStatus],
 	insts *store.Store[InstanceSpec, InstanceStatus], procs *osProcs, log func(string, ...any)) (*controllers, error) {
-	setCache := store.NewCache(sets)
-	instCache := store.NewCache(insts)
+	setCache := cache.New(sets)
+	instCache := cache.New(insts)
 	resync := reconcile.WithResync(resyncEvery, 0.1)
 
 	sc := &setController{sets: setCache, setSt: sets, insts: instCache, instSt: insts, log: log}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // instanceManager is the manager the instance controller writes as.
@@ -30,7 +31,7 @@ const confirmAfter = 50 * time.Millisecond
 // It remembers nothing about processes: each pass scans /proc and compares.
 // seen only feeds the timeline ("adopted").
 type instanceController struct {
-	cache *store.Cache[InstanceSpec, InstanceStatus]
+	cache *cache.Cache[InstanceSpec, InstanceStatus]
 	st    *store.Store[InstanceSpec, InstanceStatus]
 	os    *osProcs
 	log   func(string, ...any)

@@ -302,7 +302,7 @@ func (s *script) await(ctx context.Context, names []string, extra func([]proc) b
 // awaitInstances waits until the store holds n Instances.
 func (s *script) awaitInstances(ctx context.Context, n int) error {
 	return s.wait(ctx, fmt.Sprintf("%d Instances in the store", n), func([]proc) bool {
-		l, err := s.insts.List(ctx, store.ListOpts{})
+		l, err := s.insts.List(ctx, store.ListOptions{})
 		return err == nil && len(l.Items) == n
 	})
 }

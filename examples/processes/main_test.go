@@ -23,12 +23,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store/cache"
 )
 
 // childEnv makes the test binary run the demo itself (TestCrashKillsTheFleet).
 const childEnv = "PROCESSES_TEST_CHILD_FLEET"
 
 func TestMain(m *testing.M) {
+	os.Setenv(cache.MutationDetectorEnv, "1") // every Cache checks that nobody modifies what it serves
 	if fleet := os.Getenv(childEnv); fleet != "" {
 		if err := run(context.Background(), []string{"-fleet", fleet}, &stallAtCheck{os.Stdout}); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // setManager is the manager the set controller writes as.
@@ -20,9 +21,9 @@ const setManager = "processsets"
 // N, and reports how many run. It never deletes Instances of a set that is
 // gone: that is the garbage collector's job.
 type setController struct {
-	sets   *store.Cache[ProcessSetSpec, ProcessSetStatus]
+	sets   *cache.Cache[ProcessSetSpec, ProcessSetStatus]
 	setSt  *store.Store[ProcessSetSpec, ProcessSetStatus]
-	insts  *store.Cache[InstanceSpec, InstanceStatus]
+	insts  *cache.Cache[InstanceSpec, InstanceStatus]
 	instSt *store.Store[InstanceSpec, InstanceStatus]
 	log    func(string, ...any)
 }
@@ -40,7 +41,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// The Instances this set controls, by UID: an Instance left over from
 	// an earlier set of the same name is not ours (the GC removes it).
 	have := map[string]*Instance{}
-	for _, in := range c.insts.ByIndex(store.IndexOwnerUID, set.Meta.UID) {
+	for _, in := range c.insts.ByIndex(cache.IndexOwnerUID, set.Meta.UID) {
 		for _, ref := range in.Meta.Owners {
 			if ref.Controller && ref.UID == set.Meta.UID {
 				have[in.Meta.Name] = in

@@ -25,6 +25,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -116,8 +117,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	appCache := store.NewCache(apps)
-	secretCache := store.NewCache(secrets)
+	appCache := cache.New(apps)
+	secretCache := cache.New(secrets)
 	if err := appCache.AddIndex(secretIndex, func(a *App) []string { return []string{a.Spec.SecretRef} }); err != nil {
 		return err
 	}
@@ -171,8 +172,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 // appReconciler configures an app with its secret, or reports that it is
 // blocked on the secret.
 type appReconciler struct {
-	apps     *store.Cache[AppSpec, AppStatus]
-	secrets  *store.Cache[SecretSpec, SecretStatus]
+	apps     *cache.Cache[AppSpec, AppStatus]
+	secrets  *cache.Cache[SecretSpec, SecretStatus]
 	st       *store.Store[AppSpec, AppStatus]
 	attempts chan<- attempt
 }
@@ -213,7 +214,7 @@ type story struct {
 	o        options
 	start    time.Time
 	loop     *reconcile.Loop[string]
-	apps     *store.Cache[AppSpec, AppStatus]
+	apps     *cache.Cache[AppSpec, AppStatus]
 	secrets  *store.Store[SecretSpec, SecretStatus]
 	attempts <-chan attempt
 	changed  <-chan struct{}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // collector is the GC's Reconciler. It holds no state about what it
 // deleted: every pass derives the decision from the caches, and confirms it
 // from the store, so a crash at any point loses nothing.
 type collector[S, T any] struct {
-	deps   *store.Cache[S, T]
+	deps   *cache.Cache[S, T]
 	st     *store.Store[S, T]
 	w      *store.Writer[S, T]
 	owners map[string]Owner

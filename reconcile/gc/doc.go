@@ -30,7 +30,7 @@
 // Hints come from the dependents' cache (every dependent, on every change,
 // on every resync and at the start of every leadership term) and from each
 // owner kind's cache: a deleted owner wakes the dependents filed under its UID
-// in the store.IndexOwnerUID index. A GC that crashes (or loses leadership)
+// in the cache.IndexOwnerUID index. A GC that crashes (or loses leadership)
 // mid-pass therefore finishes the job after a restart, since every dependent
 // is a key again.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -33,8 +34,8 @@ type env struct {
 	gate   *crashGate // between the dependents' store and b
 	sets   *store.Store[setSpec, struct{}]
 	kids   *store.Store[childSpec, struct{}]
-	setC   *store.Cache[setSpec, struct{}]
-	kidC   *store.Cache[childSpec, struct{}]
+	setC   *cache.Cache[setSpec, struct{}]
+	kidC   *cache.Cache[childSpec, struct{}]
 	start  sync.Once
 	ctx    context.Context // the caches'
 	cancel context.CancelFunc
@@ -55,16 +56,16 @@ func newEnv(t *testing.T, lag lag) *env {
 	require.NoError(t, err)
 	e.kids, err = store.New[childSpec, struct{}](e.gate, "Child")
 	require.NoError(t, err)
-	var setSrc store.ListWatcher[setSpec, struct{}] = e.sets
+	var setSrc cache.ListWatcher[setSpec, struct{}] = e.sets
 	if lag.owners {
 		setSrc = frozen[setSpec, struct{}]{e.sets}
 	}
-	var kidSrc store.ListWatcher[childSpec, struct{}] = e.kids
+	var kidSrc cache.ListWatcher[childSpec, struct{}] = e.kids
 	if lag.dependents {
 		kidSrc = frozen[childSpec, struct{}]{e.kids}
 	}
-	e.setC = store.NewCache(setSrc)
-	e.kidC = store.NewCache(kidSrc)
+	e.setC = cache.New(setSrc)
+	e.kidC = cache.New(kidSrc)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.ctx = ctx
@@ -145,10 +146,10 @@ func (e *env) exists(t *testing.T, name string) bool {
 
 // frozen wraps a ListWatcher so that its cache lists once and then sees no
 // change at all: a cache that lags behind for ever.
-type frozen[S, T any] struct{ store.ListWatcher[S, T] }
+type frozen[S, T any] struct{ cache.ListWatcher[S, T] }
 
-func (f frozen[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.WatchEvent[S, T], error) {
-	ch := make(chan store.WatchEvent[S, T])
+func (f frozen[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.Event[S, T], error) {
+	ch := make(chan store.Event[S, T])
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -21,7 +22,7 @@ func Example() {
 	b := memstore.New()
 	apps, _ := store.New[struct{}, struct{}](b, "App")
 	pods, _ := store.New[struct{}, struct{}](b, "Pod")
-	appCache, podCache := store.NewCache(apps), store.NewCache(pods)
+	appCache, podCache := cache.New(apps), cache.New(pods)
 	wg.Go(func() { _ = appCache.Run(ctx) })
 	wg.Go(func() { _ = podCache.Run(ctx) })
 

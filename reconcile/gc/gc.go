@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // New returns a Loop named name that collects the garbage among the objects
@@ -17,7 +18,7 @@ import (
 // The Loop is keyed by dependent name. Its sources are the dependents'
 // cache (every dependent is a key, listed again on every resync and every
 // leadership term) and each owner kind's cache (a changed or deleted owner
-// wakes the dependents filed under its UID in store.IndexOwnerUID). It writes
+// wakes the dependents filed under its UID in cache.IndexOwnerUID). It writes
 // as the Loop's manager (name, unless opts hold reconcile.WithManager) and
 // only ever calls Delete.
 //
@@ -29,7 +30,7 @@ import (
 // New returns an error wrapping reconcile.ErrInvalidOption for a nil cache or
 // store, a zero Owner, two Owners of one kind, or whatever reconcile.New
 // rejects.
-func New[S, T any](name string, dependents *store.Cache[S, T], st *store.Store[S, T], owners []Owner, opts ...reconcile.Option) (*reconcile.Loop[string], error) {
+func New[S, T any](name string, dependents *cache.Cache[S, T], st *store.Store[S, T], owners []Owner, opts ...reconcile.Option) (*reconcile.Loop[string], error) {
 	if dependents == nil || st == nil {
 		return nil, fmt.Errorf("gc %s: %w: nil dependents cache or store", name, reconcile.ErrInvalidOption)
 	}
@@ -45,7 +46,7 @@ func New[S, T any](name string, dependents *store.Cache[S, T], st *store.Store[S
 	}
 	c := &collector[S, T]{deps: dependents, st: st, owners: byKind}
 	dependentsOf := func(uid string) []string {
-		objs := dependents.ByIndex(store.IndexOwnerUID, uid)
+		objs := dependents.ByIndex(cache.IndexOwnerUID, uid)
 		out := make([]string, len(objs))
 		for i, d := range objs {
 			out[i] = d.Meta.Name

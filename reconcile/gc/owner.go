@@ -5,6 +5,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // Owner is a type-erased view of one owner kind: what the collector needs to
@@ -28,7 +29,7 @@ type Owner struct {
 // owner is really gone, so a cache that lags behind its dependents' cache
 // never causes a deletion. A change to an owner in c, its deletion above all,
 // wakes the dependents it owned.
-func OwnerKind[S, T any](c *store.Cache[S, T], st *store.Store[S, T]) Owner {
+func OwnerKind[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) Owner {
 	if c == nil || st == nil {
 		return Owner{}
 	}

@@ -33,15 +33,15 @@ func (v *procBackend) Get(ctx context.Context, key string) (store.KV, error) {
 	return v.w.mem.Get(ctx, key)
 }
 
-func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	if v.p.isDead() {
-		return store.ListResult{}, errDead
+		return store.KVList{}, errDead
 	}
 	if !v.elector {
 		// A listing waits for the scheduler too: a cache's first listing
 		// then never races the Loop's start, nor a relist anything else.
 		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: "list " + prefix}); err != nil {
-			return store.ListResult{}, err
+			return store.KVList{}, err
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
 			opts.Revision = v.w.listPin(v.p, prefix)
@@ -50,7 +50,7 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.ListOp
 	return v.w.mem.List(ctx, prefix, opts)
 }
 
-func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
 	if v.p.isDead() {
 		return nil, errDead
 	}
@@ -180,11 +180,11 @@ func (b *lockedBackend) Get(ctx context.Context, key string) (store.KV, error) {
 	return b.w.mem.Get(ctx, key)
 }
 
-func (b *lockedBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (b *lockedBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	return b.w.mem.List(ctx, prefix, opts)
 }
 
-func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
 	return b.w.mem.Watch(ctx, prefix, from)
 }
 

@@ -45,7 +45,7 @@
 //
 // The store is a memstore. Every process of the controller sees it through a
 // fault-injecting view (the faultBackend), and runs a real reconcile.Loop
-// over a real store.Cache. The harness creates Config.Objects objects, starts
+// over a real cache.Cache. The harness creates Config.Objects objects, starts
 // the controller, injects Config.Faults for Faults.Duration of virtual time,
 // stops every fault, and checks.
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // The tests' domain: a Set asks for Replicas pods running Image; its
@@ -87,7 +88,7 @@ func compete(ctx context.Context, b store.Backend, w *store.Writer[setSpec, setS
 }
 
 func ownedPods(ctx context.Context, pods *store.Store[podSpec, podStatus], uid string) []*pod {
-	l, err := pods.List(ctx, store.ListOpts{})
+	l, err := pods.List(ctx, store.ListOptions{})
 	if err != nil {
 		return nil
 	}
@@ -131,9 +132,9 @@ func unreconcilable(s *set) bool { return s.Spec.Image == missingImage }
 // deliberate bug each.
 type setReconciler struct {
 	sets    *store.Store[setSpec, setStatus]
-	setc    *store.Cache[setSpec, setStatus]
+	setc    *cache.Cache[setSpec, setStatus]
 	pods    *store.Store[podSpec, podStatus]
-	podc    *store.Cache[podSpec, podStatus]
+	podc    *cache.Cache[podSpec, podStatus]
 	manager string
 	rng     *rand.Rand
 
@@ -219,7 +220,7 @@ func (r *setReconciler) reconcile(ctx context.Context, name string) (reconcile.R
 // ownedPods makes the set's pods (observed through the owner index) match:
 // deterministic names, so a create repeated after a crash finds its pod.
 func (r *setReconciler) ownedPods(ctx context.Context, s *set) (wrote bool, err error) {
-	have := r.podc.ByIndex(store.IndexOwnerUID, s.Meta.UID)
+	have := r.podc.ByIndex(cache.IndexOwnerUID, s.Meta.UID)
 	w := r.pods.As(r.manager)
 	want := map[string]bool{}
 	for i := range s.Spec.Replicas {

@@ -8,6 +8,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // A user's kind: a Greeting whose status must echo its spec.
@@ -24,7 +25,7 @@ type greeting = store.Object[greetingSpec, greetingStatus]
 // echo is the user's reconciler: it reads from the cache, writes the
 // status only when it differs, and returns every error.
 type echo struct {
-	cache *store.Cache[greetingSpec, greetingStatus]
+	cache *cache.Cache[greetingSpec, greetingStatus]
 	w     *store.Writer[greetingSpec, greetingStatus]
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // Process is one incarnation of the simulated controller process. Everything
@@ -79,7 +80,7 @@ type Env[S, T any] struct {
 	// Store is the primary kind's store; write through Store.As(manager).
 	Store *store.Store[S, T]
 	// Cache is the primary kind's cache, the Loop's primary source.
-	Cache *store.Cache[S, T]
+	Cache *cache.Cache[S, T]
 	// Manager is the manager the reconciler must write as.
 	Manager string
 }
@@ -93,11 +94,11 @@ func NewStore[S, T any](p *Process, kind string) (*store.Store[S, T], error) {
 // NewCache returns a cache over st that the harness runs for the life of
 // p, with a seeded relist backoff and a mutation detector that reports
 // modified cached objects as violations.
-func NewCache[S, T any](p *Process, st *store.Store[S, T]) *store.Cache[S, T] {
+func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	pol := backoff.Policy{Base: 10e6, Factor: 2, Cap: relistCap, Jitter: 0.2, Rand: p.w.newRand().Float64}
-	c := store.NewCache[S, T](st,
-		store.WithRelistBackoff(pol),
-		store.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
+	c := cache.New[S, T](st,
+		cache.WithRelistBackoff(pol),
+		cache.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
 	p.caches = append(p.caches, c.Run)
 	p.revs = append(p.revs, c.Revision)
 	if p.byPfx == nil {

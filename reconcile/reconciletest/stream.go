@@ -22,10 +22,10 @@ type stream struct {
 	p      *Process
 	prefix string
 	ctx    context.Context
-	feed   chan store.Event
+	feed   chan store.KVEvent
 
 	// Guarded by w.mu.
-	pending     []store.Event
+	pending     []store.KVEvent
 	sent        int64
 	pausedUntil time.Time
 	expireAt    time.Time // a stream that lost an event ends then
@@ -41,15 +41,15 @@ func compareStreams(a, b *stream) int {
 }
 
 // watch starts a stream of the changes under prefix after from.
-func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64) (<-chan store.Event, error) {
+func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64) (<-chan store.KVEvent, error) {
 	ictx, cancel := context.WithCancel(ctx)
 	inner, err := w.mem.Watch(ictx, prefix, from)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan store.Event, 4), sent: from}
-	out := make(chan store.Event, 8)
+	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan store.KVEvent, 4), sent: from}
+	out := make(chan store.KVEvent, 8)
 	w.mu.Lock()
 	w.streams = append(w.streams, s)
 	slices.SortStableFunc(w.streams, compareStreams)
@@ -89,7 +89,7 @@ func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64
 }
 
 // send hands ev to s's watcher.
-func (s *stream) send(ev store.Event) {
+func (s *stream) send(ev store.KVEvent) {
 	select {
 	case s.feed <- ev:
 	case <-s.ctx.Done():
@@ -114,7 +114,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 		to := w.capLocked(s, s.sent, ev.Revision-1, revs)
 		s.sent = to
 		w.mu.Unlock()
-		s.send(store.Event{Progress: true, Revision: to})
+		s.send(store.KVEvent{Progress: true, Revision: to})
 		return
 	}
 	faults := w.faultsOn && ev.Err == nil
@@ -162,7 +162,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 }
 
 // primaryOf names the object an event is about, for disturbance counts.
-func primaryOf(s *stream, ev store.Event) string {
+func primaryOf(s *stream, ev store.KVEvent) string {
 	if m, _, err := store.DecodeMeta(ev.Prev.Value); err == nil && len(ev.Prev.Value) > 0 {
 		return ownerOrSelf(m)
 	}
@@ -189,7 +189,7 @@ func (w *world) expire(s *stream) {
 		return
 	}
 	s.closed = true
-	ev := store.Event{Revision: s.sent, Err: fmt.Errorf("%w: %w: watch of %q broken", store.ErrExpired, errInjected, s.prefix)}
+	ev := store.KVEvent{Revision: s.sent, Err: fmt.Errorf("%w: %w: watch of %q broken", store.ErrExpired, errInjected, s.prefix)}
 	w.traceLocked("expire %s at revision %d", s.prefix, s.sent)
 	w.mu.Unlock()
 	s.send(ev)
@@ -232,7 +232,7 @@ func (w *world) housekeep(now time.Time) bool {
 		w.expire(s)
 	}
 	for _, m := range progress {
-		m.s.send(store.Event{Progress: true, Revision: m.rev})
+		m.s.send(store.KVEvent{Progress: true, Revision: m.rev})
 	}
 	return len(expire)+len(progress) > 0
 }

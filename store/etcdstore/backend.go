@@ -87,15 +87,15 @@ func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
 // List implements store.Backend. Pages are served by etcd range reads pinned
 // to the first page's revision; a revision etcd has compacted gives
 // store.ErrExpired.
-func (b *Backend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.ListResult{}, fmt.Errorf("etcdstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
+		return store.KVList{}, fmt.Errorf("etcdstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	full := b.prefix + prefix
 	start := full
 	if opts.Continue != "" {
 		if !strings.HasPrefix(opts.Continue, prefix) {
-			return store.ListResult{}, fmt.Errorf("etcdstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
+			return store.KVList{}, fmt.Errorf("etcdstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
 		}
 		start = b.prefix + opts.Continue + "\x00"
 	}
@@ -108,9 +108,9 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.ListOption
 	}
 	resp, err := b.cli.Get(ctx, start, ops...)
 	if err != nil {
-		return store.ListResult{}, mapErr(ctx, err)
+		return store.KVList{}, mapErr(ctx, err)
 	}
-	res := store.ListResult{KVs: make([]store.KV, len(resp.Kvs)), Revision: resp.Header.Revision}
+	res := store.KVList{KVs: make([]store.KV, len(resp.Kvs)), Revision: resp.Header.Revision}
 	if opts.Revision > 0 {
 		res.Revision = opts.Revision
 	}

@@ -3,10 +3,12 @@ package etcdstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,6 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	os.Setenv(cache.MutationDetectorEnv, "1") // every Cache checks that nobody modifies what it serves
 	goleak.VerifyTestMain(m,
 		// Process-wide goroutines that etcd's server and gRPC start once and
 		// never stop; they are not per-test leaks.
@@ -92,7 +95,7 @@ func TestListPaginatesAtOneRevision(t *testing.T) {
 	put(t, b, "other", "v")
 
 	var got []string
-	opts := store.ListOptions{Limit: 10}
+	opts := store.KVListOptions{Limit: 10}
 	first, err := b.List(ctx, "k/", opts)
 	require.NoError(t, err)
 	page := first
@@ -105,7 +108,7 @@ func TestListPaginatesAtOneRevision(t *testing.T) {
 		}
 		// Writes between pages do not show up in this listing.
 		put(t, b, "k/99-late", "v")
-		page, err = b.List(ctx, "k/", store.ListOptions{Limit: 10, Continue: page.Continue, Revision: first.Revision})
+		page, err = b.List(ctx, "k/", store.KVListOptions{Limit: 10, Continue: page.Continue, Revision: first.Revision})
 		require.NoError(t, err)
 		require.Equal(t, first.Revision, page.Revision)
 	}
@@ -124,7 +127,7 @@ func TestCompactionExpiresWatchAndList(t *testing.T) {
 	_, err := b.Client().Compact(ctx, r3)
 	require.NoError(t, err)
 
-	_, err = b.List(ctx, "", store.ListOptions{Revision: r1})
+	_, err = b.List(ctx, "", store.KVListOptions{Revision: r1})
 	require.ErrorIs(t, err, store.ErrExpired)
 
 	wctx, cancel := context.WithCancel(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -49,7 +50,7 @@ func (c *countingBackend) Get(ctx context.Context, key string) (store.KV, error)
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *countingBackend) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (c *countingBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	c.lists.Add(1)
 	return c.Backend.List(ctx, prefix, opts)
 }
@@ -72,8 +73,8 @@ type controller struct {
 	backend  *countingBackend
 	groups   *store.Store[GroupSpec, GroupStatus]
 	children *store.Store[ChildSpec, struct{}]
-	gcache   *store.Cache[GroupSpec, GroupStatus]
-	ccache   *store.Cache[ChildSpec, struct{}]
+	gcache   *cache.Cache[GroupSpec, GroupStatus]
+	ccache   *cache.Cache[ChildSpec, struct{}]
 	loop     *reconcile.Loop[string]
 
 	reconciles atomic.Int64
@@ -152,8 +153,8 @@ func startController(t *testing.T, endpoints []string, prefix, name string, o co
 	require.NoError(t, err)
 	c.children, err = store.New[ChildSpec, struct{}](c.backend, "Child")
 	require.NoError(t, err)
-	c.gcache = store.NewCache(c.groups)
-	c.ccache = store.NewCache(c.children)
+	c.gcache = cache.New(c.groups)
+	c.ccache = cache.New(c.children)
 
 	opts := []reconcile.Option{reconcile.WithStore(c.gcache, c.groups), reconcile.WithWorkers(o.workers)}
 	if o.elector != nil {
@@ -203,11 +204,11 @@ func createGroups(t *testing.T, st *store.Store[GroupSpec, GroupStatus], from, t
 // converged reads the truth from etcd (not from any cache): every group has
 // its child and a status saying so.
 func converged(ctx context.Context, gs *store.Store[GroupSpec, GroupStatus], cs *store.Store[ChildSpec, struct{}], n int) (int, error) {
-	groups, err := gs.List(ctx, store.ListOpts{})
+	groups, err := gs.List(ctx, store.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
-	children, err := cs.List(ctx, store.ListOpts{})
+	children, err := cs.List(ctx, store.ListOptions{})
 	if err != nil {
 		return 0, err
 	}

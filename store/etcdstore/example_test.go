@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -31,8 +32,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cache := store.NewCache(apps)
-	go cache.Run(ctx)
+	appCache := cache.New(apps)
+	go appCache.Run(ctx)
 
 	elector, err := etcdstore.NewElector(b, "app-controller", "replica-a", 15*time.Second)
 	if err != nil {
@@ -45,7 +46,7 @@ func Example() {
 		// lost leadership is rejected by etcd with store.ErrFenced.
 		return reconcile.Result{}, nil
 	})
-	loop, err := reconcile.New("apps", r, reconcile.WithStore(cache, apps), reconcile.WithElector(elector))
+	loop, err := reconcile.New("apps", r, reconcile.WithStore(appCache, apps), reconcile.WithElector(elector))
 	if err != nil {
 		log.Fatal(err)
 	}

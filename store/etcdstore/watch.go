@@ -15,7 +15,7 @@ import (
 // events; a compaction past the watch's position ends it with
 // store.ErrExpired. An idle watch asks etcd for a progress notification every
 // progress interval.
-func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.Event, error) {
+func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("etcdstore: watch from negative revision %d: %w", fromRevision, store.ErrInvalid)
 	}
@@ -30,7 +30,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		opts = append(opts, clientv3.WithRev(fromRevision+1))
 	}
 	wch := b.cli.Watch(wctx, b.prefix+prefix, opts...)
-	out := make(chan store.Event, 64)
+	out := make(chan store.KVEvent, 64)
 	go func() {
 		defer close(out)
 		defer cancel()
@@ -39,8 +39,8 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	return out, nil
 }
 
-func (b *Backend) pump(ctx context.Context, wch clientv3.WatchChan, out chan<- store.Event, last int64) {
-	send := func(ev store.Event) bool {
+func (b *Backend) pump(ctx context.Context, wch clientv3.WatchChan, out chan<- store.KVEvent, last int64) {
+	send := func(ev store.KVEvent) bool {
 		select {
 		case out <- ev:
 			return true
@@ -65,40 +65,40 @@ func (b *Backend) pump(ctx context.Context, wch clientv3.WatchChan, out chan<- s
 		case resp, ok := <-wch:
 			if !ok {
 				if ctx.Err() == nil {
-					send(store.Event{Err: fmt.Errorf("etcdstore: watch channel closed: %w", store.ErrExpired), Revision: last})
+					send(store.KVEvent{Err: fmt.Errorf("etcdstore: watch channel closed: %w", store.ErrExpired), Revision: last})
 				}
 				return
 			}
 			idle = false
 			if resp.CompactRevision != 0 {
-				send(store.Event{Err: fmt.Errorf("etcdstore: watch from %d: history compacted to %d: %w", last, resp.CompactRevision, store.ErrExpired), Revision: last})
+				send(store.KVEvent{Err: fmt.Errorf("etcdstore: watch from %d: history compacted to %d: %w", last, resp.CompactRevision, store.ErrExpired), Revision: last})
 				return
 			}
 			if err := resp.Err(); err != nil {
 				if ctx.Err() == nil {
-					send(store.Event{Err: fmt.Errorf("etcdstore: watch: %v: %w", err, store.ErrExpired), Revision: last})
+					send(store.KVEvent{Err: fmt.Errorf("etcdstore: watch: %v: %w", err, store.ErrExpired), Revision: last})
 				}
 				return
 			}
 			if resp.IsProgressNotify() {
 				if resp.Header.Revision > last {
 					last = resp.Header.Revision
-					if !send(store.Event{Progress: true, Revision: last}) {
+					if !send(store.KVEvent{Progress: true, Revision: last}) {
 						return
 					}
 				}
 				continue
 			}
 			for _, e := range resp.Events {
-				ev := store.Event{Revision: e.Kv.ModRevision, KV: b.kv(e.Kv)}
+				ev := store.KVEvent{Revision: e.Kv.ModRevision, KV: b.kv(e.Kv)}
 				if e.PrevKv != nil {
 					ev.Prev = b.kv(e.PrevKv)
 				}
 				switch e.Type {
 				case clientv3.EventTypePut:
-					ev.Type = store.Put
+					ev.Type = store.KVPut
 				case clientv3.EventTypeDelete:
-					ev.Type = store.Delete
+					ev.Type = store.KVDelete
 					ev.KV.Value = nil
 				}
 				last = ev.Revision

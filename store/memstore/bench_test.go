@@ -100,7 +100,7 @@ func BenchmarkListPage(b *testing.B) {
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		if _, err := s.List(ctx, "obj/", store.ListOptions{Limit: 100, Continue: "obj/005000"}); err != nil {
+		if _, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 100, Continue: "obj/005000"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func BenchmarkListPagePinned(b *testing.B) {
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		if _, err := s.List(ctx, "obj/", store.ListOptions{Limit: 100, Continue: "obj/005000", Revision: rev}); err != nil {
+		if _, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 100, Continue: "obj/005000", Revision: rev}); err != nil {
 			b.Fatal(err)
 		}
 	}

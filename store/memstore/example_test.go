@@ -60,12 +60,12 @@ func ExampleStore_List() {
 	for _, k := range []string{"n/3", "n/1", "n/2", "other"} {
 		_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: k, Value: []byte("x")})
 	}
-	page, _ := s.List(ctx, "n/", store.ListOptions{Limit: 2})
+	page, _ := s.List(ctx, "n/", store.KVListOptions{Limit: 2})
 	// A write between pages does not show: the next page is pinned to the
 	// first page's revision.
 	_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "n/3"})
-	next, _ := s.List(ctx, "n/", store.ListOptions{Limit: 2, Continue: page.Continue, Revision: page.Revision})
-	for _, p := range []store.ListResult{page, next} {
+	next, _ := s.List(ctx, "n/", store.KVListOptions{Limit: 2, Continue: page.Continue, Revision: page.Revision})
+	for _, p := range []store.KVList{page, next} {
 		for _, kv := range p.KVs {
 			fmt.Print(kv.Key, " ")
 		}

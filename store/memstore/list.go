@@ -17,13 +17,13 @@ import (
 // before it, so the page costs one pass over the writes since R plus the
 // page itself, and needs no copy of the data set per listing. A revision that
 // has left the ring, or was compacted, gives ErrExpired.
-func (s *Store) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	s.count.lists.Add(1)
 	if err := ctx.Err(); err != nil {
-		return store.ListResult{}, err
+		return store.KVList{}, err
 	}
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.ListResult{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
+		return store.KVList{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	s.mu.RLock()
@@ -34,10 +34,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts store.ListOptions)
 	case rev == 0:
 		rev = head
 	case rev > head:
-		return store.ListResult{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
+		return store.KVList{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
 			prefix, rev, head, store.ErrInvalid)
 	case rev < head && (rev < s.compacted || !s.hist.covers(rev)):
-		return store.ListResult{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
+		return store.KVList{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
 	p := page{prefix: prefix, after: opts.Continue, limit: opts.Limit}
 	if p.after < prefix {
@@ -113,8 +113,8 @@ func (p *page) next() (store.KV, bool) {
 	}
 }
 
-func (p *page) collect(rev int64) store.ListResult {
-	res := store.ListResult{Revision: rev}
+func (p *page) collect(rev int64) store.KVList {
+	res := store.KVList{Revision: rev}
 	if p.limit > 0 {
 		res.KVs = make([]store.KV, 0, min(p.limit, 1024))
 	}

@@ -69,11 +69,11 @@ func requireListing(t *testing.T, s *memstore.Store, model map[string]store.KV, 
 			want = append(want, model[k])
 		}
 	}
-	whole, err := s.List(t.Context(), prefix, store.ListOptions{Revision: rev})
+	whole, err := s.List(t.Context(), prefix, store.KVListOptions{Revision: rev})
 	require.NoError(t, err)
 	require.Equal(t, want, whole.KVs, "List(%q) at %d", prefix, rev)
 
-	opts := store.ListOptions{Limit: 40 + rng.IntN(600), Revision: rev}
+	opts := store.KVListOptions{Limit: 40 + rng.IntN(600), Revision: rev}
 	var paged []store.KV
 	for {
 		res, err := s.List(t.Context(), prefix, opts)

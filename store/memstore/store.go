@@ -108,7 +108,7 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 	}
 	e := s.kvs[w.Key]
 	rev := s.hist.last + 1
-	ev := store.Event{Revision: rev}
+	ev := store.KVEvent{Revision: rev}
 	switch w.Kind {
 	case store.WritePut:
 		if e == nil {
@@ -119,14 +119,14 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 			ev.Prev = *e
 		}
 		e.Value, e.ModRevision = val, rev
-		ev.Type, ev.KV = store.Put, *e
+		ev.Type, ev.KV = store.KVPut, *e
 	case store.WriteDelete:
 		if e == nil {
 			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
 		}
 		delete(s.kvs, w.Key)
 		s.idx.remove(w.Key)
-		ev.Type, ev.KV, ev.Prev = store.Delete, store.KV{Key: e.Key, ModRevision: rev}, *e
+		ev.Type, ev.KV, ev.Prev = store.KVDelete, store.KV{Key: e.Key, ModRevision: rev}, *e
 	}
 	s.hist.add(ev)
 	s.notify()

@@ -57,7 +57,7 @@ func TestHistorySize(t *testing.T) {
 		{head - size - 1, true},
 		{1, true},
 	} {
-		_, err := s.List(t.Context(), "k/", store.ListOptions{Revision: tc.rev})
+		_, err := s.List(t.Context(), "k/", store.KVListOptions{Revision: tc.rev})
 		ch, werr := s.Watch(t.Context(), "k/", tc.rev)
 		require.NoError(t, werr)
 		if tc.expired {
@@ -84,9 +84,9 @@ func TestCompact(t *testing.T) {
 	require.NoError(t, s.Compact(t.Context(), 3))
 	require.NoError(t, s.Compact(t.Context(), 2), "compacting less is a no-op")
 
-	_, err := s.List(t.Context(), "", store.ListOptions{Revision: 2})
+	_, err := s.List(t.Context(), "", store.KVListOptions{Revision: 2})
 	require.ErrorIs(t, err, store.ErrExpired)
-	res, err := s.List(t.Context(), "", store.ListOptions{Revision: 3})
+	res, err := s.List(t.Context(), "", store.KVListOptions{Revision: 3})
 	require.NoError(t, err)
 	require.Equal(t, "2", string(res.KVs[0].Value), "the state at the compaction revision")
 
@@ -129,7 +129,7 @@ func TestStats(t *testing.T) {
 	_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "missing"})
 	_, _ = s.Get(ctx, "a")
 	_, _ = s.Get(ctx, "missing")
-	_, _ = s.List(ctx, "", store.ListOptions{})
+	_, _ = s.List(ctx, "", store.KVListOptions{})
 	_, err := s.Watch(ctx, "", 0)
 	require.NoError(t, err)
 	require.Equal(t, memstore.Stats{Gets: 2, Lists: 1, Txns: 2, Watches: 1}, s.Stats().Sub(before),

@@ -27,7 +27,7 @@ import (
 // revision it sent. A mark waiting for room in a full channel is replaced by
 // a newer one rather than queued, so a receiver that was away for many
 // writes finds at most WatchBuffer+2 marks, however many writes there were.
-func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.Event, error) {
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
 	s.count.watches.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	w := &watch{
 		s:      s,
 		prefix: prefix,
-		out:    make(chan store.Event, s.watchBuffer),
+		out:    make(chan store.KVEvent, s.watchBuffer),
 		cursor: fromRevision,
 		seen:   fromRevision,
 		stop:   make(chan struct{}),
@@ -56,11 +56,11 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 type watch struct {
 	s      *Store
 	prefix string
-	out    chan store.Event
+	out    chan store.KVEvent
 	// cursor is the revision up to which the ring has been read, seen the
 	// last revision sent to the receiver.
 	cursor, seen int64
-	queue        []store.Event // queue[head:] are read but not yet sent
+	queue        []store.KVEvent // queue[head:] are read but not yet sent
 	head         int
 	stop         chan struct{} // closed when the watch's ctx ends
 }
@@ -73,12 +73,12 @@ func (w *watch) run() {
 			w.fail(err)
 			return
 		}
-		var ev store.Event
+		var ev store.KVEvent
 		switch {
 		case w.head < len(w.queue):
 			ev = w.queue[w.head]
 		case wake != nil && w.cursor > w.seen:
-			ev = store.Event{Progress: true, Revision: w.cursor}
+			ev = store.KVEvent{Progress: true, Revision: w.cursor}
 		case wake != nil:
 			select {
 			case <-wake:
@@ -107,10 +107,10 @@ func (w *watch) run() {
 	}
 }
 
-func (w *watch) sent(ev store.Event) {
+func (w *watch) sent(ev store.KVEvent) {
 	w.seen = ev.Revision
 	if !ev.Progress {
-		w.queue[w.head] = store.Event{} // release the values
+		w.queue[w.head] = store.KVEvent{} // release the values
 		w.head++
 	}
 }
@@ -147,7 +147,7 @@ func (w *watch) read() (<-chan struct{}, error) {
 // fail sends the final error event, unless the watch's ctx ends first.
 func (w *watch) fail(err error) {
 	select {
-	case w.out <- store.Event{Err: err, Revision: w.seen}:
+	case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
 	case <-w.stop:
 	}
 }

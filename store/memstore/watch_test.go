@@ -27,7 +27,7 @@ func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
 	}
 	require.EqualValues(t, writes, s.Revision())
 
-	var got []store.Event
+	var got []store.KVEvent
 	for ev := range ch {
 		got = append(got, ev)
 	}

@@ -83,7 +83,7 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 
 	seen := make([][]int64, watchers)
 	var watching sync.WaitGroup
-	chans := make([]<-chan store.Event, watchers)
+	chans := make([]<-chan store.KVEvent, watchers)
 	for i := range watchers {
 		chans[i] = watch(t, b, "c/", from)
 	}
@@ -199,11 +199,11 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 		finished := done
 		mu.Unlock()
 		var s snapshot
-		opts := store.ListOptions{Limit: 5}
+		opts := store.KVListOptions{Limit: 5}
 		for {
 			res, err := b.List(ctx, "s/", opts)
 			if errors.Is(err, store.ErrExpired) {
-				s, opts = snapshot{}, store.ListOptions{Limit: 5} // history moved on; list again
+				s, opts = snapshot{}, store.KVListOptions{Limit: 5} // history moved on; list again
 				continue
 			}
 			require.NoError(t, err)

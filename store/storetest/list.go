@@ -26,7 +26,7 @@ var listTests = []test{
 			{"", []string{"a", "a/1", "a/10", "a/2", "a/3", "a/sub/x", "a0", "b/1"}},
 			{"c/", nil},
 		} {
-			res, err := b.List(t.Context(), tc.prefix, store.ListOptions{})
+			res, err := b.List(t.Context(), tc.prefix, store.KVListOptions{})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, keys(res.KVs), "List(%q) is in key order and under the prefix", tc.prefix)
 			require.Equal(t, head, res.Revision, "List(%q) reflects the current revision", tc.prefix)
@@ -48,7 +48,7 @@ var listTests = []test{
 			var got []string
 			var rev int64
 			pages := 0
-			opts := store.ListOptions{Limit: limit}
+			opts := store.KVListOptions{Limit: limit}
 			for {
 				res, err := b.List(t.Context(), "p/", opts)
 				require.NoError(t, err)
@@ -73,10 +73,10 @@ var listTests = []test{
 		for i := range 6 {
 			put(t, b, fmt.Sprintf("k/%d", i), fmt.Sprintf("v%d", i))
 		}
-		first, err := b.List(t.Context(), "k/", store.ListOptions{Limit: 2})
+		first, err := b.List(t.Context(), "k/", store.KVListOptions{Limit: 2})
 		require.NoError(t, err)
 		require.Equal(t, []string{"k/0", "k/1"}, keys(first.KVs))
-		before, err := b.List(t.Context(), "k/", store.ListOptions{Revision: first.Revision})
+		before, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: first.Revision})
 		require.NoError(t, err)
 
 		// Change every kind of thing the remaining pages could see.
@@ -88,14 +88,14 @@ var listTests = []test{
 		put(t, b, "k/2", "recreated")
 		put(t, b, "k/9", "new")
 
-		rest := pages(t, b, "k/", store.ListOptions{Limit: 2, Continue: first.Continue, Revision: first.Revision})
+		rest := pages(t, b, "k/", store.KVListOptions{Limit: 2, Continue: first.Continue, Revision: first.Revision})
 		got := append(slices.Clone(first.KVs), rest...)
 		require.Len(t, got, len(before.KVs), "pinned pages show the keys as they were")
 		for i := range got {
 			requireKV(t, before.KVs[i], got[i], "pinned page")
 		}
 
-		now, err := b.List(t.Context(), "k/", store.ListOptions{})
+		now, err := b.List(t.Context(), "k/", store.KVListOptions{})
 		require.NoError(t, err)
 		require.Greater(t, now.Revision, first.Revision)
 		require.Equal(t, []string{"k/1", "k/2", "k/2a", "k/3", "k/5", "k/9"}, keys(now.KVs), "a fresh listing shows the changes")
@@ -105,7 +105,7 @@ var listTests = []test{
 		r1 := put(t, b, "k/a", "1")
 		put(t, b, "k/b", "1")
 		put(t, b, "k/a", "2")
-		res, err := b.List(t.Context(), "k/", store.ListOptions{Revision: r1})
+		res, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: r1})
 		require.NoError(t, err)
 		require.Equal(t, r1, res.Revision)
 		require.Len(t, res.KVs, 1, "at r1 only k/a existed")
@@ -113,7 +113,7 @@ var listTests = []test{
 	}},
 	{"FutureRevision", func(t *testing.T, b store.Backend) {
 		r := put(t, b, "k", "v")
-		_, err := b.List(t.Context(), "", store.ListOptions{Revision: r + 1000})
+		_, err := b.List(t.Context(), "", store.KVListOptions{Revision: r + 1000})
 		require.ErrorIs(t, err, store.ErrInvalid)
 	}},
 	{"CompactedRevision", func(t *testing.T, b store.Backend) {
@@ -124,16 +124,16 @@ var listTests = []test{
 		mid := put(t, b, "k/c", "1")
 		put(t, b, "k/d", "1")
 		require.NoError(t, c.Compact(t.Context(), mid))
-		_, err := b.List(t.Context(), "k/", store.ListOptions{Revision: old})
+		_, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: old})
 		require.ErrorIs(t, err, store.ErrExpired, "a listing pinned to compacted history")
-		res, err := b.List(t.Context(), "k/", store.ListOptions{Revision: mid})
+		res, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: mid})
 		require.NoError(t, err, "the compaction revision itself stays readable")
 		require.Equal(t, []string{"k/a", "k/b", "k/c"}, keys(res.KVs), "the state at the compaction revision")
 	}},
 }
 
 // pages follows a listing to its end and returns its keys.
-func pages(t *testing.T, b store.Backend, prefix string, opts store.ListOptions) []store.KV {
+func pages(t *testing.T, b store.Backend, prefix string, opts store.KVListOptions) []store.KV {
 	t.Helper()
 	var all []store.KV
 	for {

@@ -18,10 +18,10 @@ import (
 type mutant struct {
 	store.Backend
 	txn   func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error)
-	list  func(b store.Backend, ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error)
-	watch func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.Event, error)
+	list  func(b store.Backend, ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error)
+	watch func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error)
 	// mapEvents rewrites or drops (ok false) the i-th event of a watch.
-	mapEvents func(i int, ev store.Event) (store.Event, bool)
+	mapEvents func(i int, ev store.KVEvent) (store.KVEvent, bool)
 }
 
 func (m *mutant) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
@@ -31,14 +31,14 @@ func (m *mutant) Txn(ctx context.Context, conds []store.Cond, w store.Write) (in
 	return m.Backend.Txn(ctx, conds, w)
 }
 
-func (m *mutant) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (m *mutant) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	if m.list != nil {
 		return m.list(m.Backend, ctx, prefix, opts)
 	}
 	return m.Backend.List(ctx, prefix, opts)
 }
 
-func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
 	if m.watch != nil {
 		return m.watch(m.Backend, ctx, prefix, from)
 	}
@@ -46,7 +46,7 @@ func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan s
 	if err != nil || m.mapEvents == nil {
 		return in, err
 	}
-	out := make(chan store.Event)
+	out := make(chan store.KVEvent)
 	go func() {
 		defer close(out)
 		i := 0
@@ -92,7 +92,7 @@ var mutants = map[string]struct {
 		}}
 	}},
 	"does not pin list pages": {[]string{"List/RevisionPinned", "List/PinnedToOlderRevision"}, func() *mutant {
-		return &mutant{list: func(b store.Backend, ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+		return &mutant{list: func(b store.Backend, ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 			pinned := opts.Revision
 			opts.Revision = 0
 			res, err := b.List(ctx, prefix, opts)
@@ -103,18 +103,18 @@ var mutants = map[string]struct {
 		}}
 	}},
 	"watches from fromRevision inclusive": {[]string{"Watch/StrictlyAfterFromRevision"}, func() *mutant {
-		return &mutant{watch: func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.Event, error) {
+		return &mutant{watch: func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
 			return b.Watch(ctx, prefix, max(from-1, 0))
 		}}
 	}},
 	"loses Prev": {[]string{"Watch/Prev"}, func() *mutant {
-		return &mutant{mapEvents: func(_ int, ev store.Event) (store.Event, bool) {
+		return &mutant{mapEvents: func(_ int, ev store.KVEvent) (store.KVEvent, bool) {
 			ev.Prev = store.KV{}
 			return ev, true
 		}}
 	}},
 	"skips an event": {[]string{"Watch/OrderAndContent", "Concurrency/WritersAndWatchers"}, func() *mutant {
-		return &mutant{mapEvents: func(i int, ev store.Event) (store.Event, bool) {
+		return &mutant{mapEvents: func(i int, ev store.KVEvent) (store.KVEvent, bool) {
 			return ev, ev.Progress || i != 3
 		}}
 	}},

@@ -93,7 +93,7 @@ func get(t *testing.T, b store.Backend, key string) store.KV {
 // contract has no other way to ask for it.
 func currentRevision(t *testing.T, b store.Backend) int64 {
 	t.Helper()
-	res, err := b.List(t.Context(), "\xff\xfe-storetest-none/", store.ListOptions{})
+	res, err := b.List(t.Context(), "\xff\xfe-storetest-none/", store.KVListOptions{})
 	require.NoError(t, err)
 	return res.Revision
 }

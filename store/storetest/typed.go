@@ -127,7 +127,7 @@ func testTypedList(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 		last = obj.Meta.Revision
 	}
 
-	all, err := st.List(ctx, store.ListOpts{})
+	all, err := st.List(ctx, store.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, all.Items, 10)
 	require.Equal(t, last, all.Revision, "a listing reflects the latest write")
@@ -139,14 +139,14 @@ func testTypedList(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 
 	odd, err := store.ParseSelector("parity=odd")
 	require.NoError(t, err)
-	page, err := st.List(ctx, store.ListOpts{Selector: odd})
+	page, err := st.List(ctx, store.ListOptions{Selector: odd})
 	require.NoError(t, err)
 	require.Equal(t, []string{"w01", "w03", "w05", "w07", "w09"}, typedNames(page.Items))
 
 	// Pages of 2 odd widgets: each page is filled although the backend holds
 	// even ones in between, and every page reflects the first page's revision.
 	var got []string
-	opts := store.ListOpts{Selector: odd, Limit: 2}
+	opts := store.ListOptions{Selector: odd, Limit: 2}
 	first := int64(0)
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 5, "pagination does not end")
@@ -168,16 +168,16 @@ func testTypedList(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	}
 	require.Equal(t, []string{"w01", "w03", "w05", "w07", "w09"}, got)
 
-	_, err = st.List(ctx, store.ListOpts{Continue: "garbage!"})
+	_, err = st.List(ctx, store.ListOptions{Continue: "garbage!"})
 	require.ErrorIs(t, err, store.ErrInvalid)
-	_, err = st.List(ctx, store.ListOpts{Limit: -1})
+	_, err = st.List(ctx, store.ListOptions{Limit: -1})
 	require.ErrorIs(t, err, store.ErrInvalid)
 
 	// Other kinds under the same backend are not listed.
 	gadgets, err := store.New[WidgetSpec, WidgetStatus](st.Backend(), "Widgets", store.WithKeyPrefix("storetest/"))
 	require.NoError(t, err)
 	typedCreate(t, gadgets.As("alice"), typedWidget("w00", 1))
-	all, err = st.List(ctx, store.ListOpts{})
+	all, err = st.List(ctx, store.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, all.Items, 11)
 }

@@ -15,7 +15,7 @@ func testTypedWatch(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	defer cancel()
 	alice, bob := st.As("alice"), st.As("bob")
 	typedCreate(t, alice, typedWidget("before", 1))
-	list, err := st.List(ctx, store.ListOpts{})
+	list, err := st.List(ctx, store.ListOptions{})
 	require.NoError(t, err)
 
 	events, err := st.Watch(ctx, list.Revision)
@@ -82,7 +82,7 @@ func testTypedWatch(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 
 // nextTypedEvent returns the next non-progress event, failing on a watch
 // error, a closed channel or 30 seconds without one.
-func nextTypedEvent(t *testing.T, events <-chan store.WatchEvent[WidgetSpec, WidgetStatus]) store.WatchEvent[WidgetSpec, WidgetStatus] {
+func nextTypedEvent(t *testing.T, events <-chan store.Event[WidgetSpec, WidgetStatus]) store.Event[WidgetSpec, WidgetStatus] {
 	t.Helper()
 	timeout := time.NewTimer(30 * time.Second)
 	defer timeout.Stop()

@@ -40,7 +40,7 @@ var watchTests = []test{
 			del bool
 			key string
 		}
-		var want []store.Event
+		var want []store.KVEvent
 		for i := range 40 {
 			w := write{key: fmt.Sprintf("w/%d", i%5)}
 			if i%7 == 6 {
@@ -50,12 +50,12 @@ var watchTests = []test{
 			}
 			if w.del {
 				rev := del(t, b, w.key)
-				want = append(want, store.Event{Type: store.Delete, Revision: rev, KV: store.KV{Key: w.key, ModRevision: rev}})
+				want = append(want, store.KVEvent{Type: store.KVDelete, Revision: rev, KV: store.KV{Key: w.key, ModRevision: rev}})
 				continue
 			}
 			v := fmt.Sprintf("v%d", i)
 			rev := put(t, b, w.key, v)
-			want = append(want, store.Event{Type: store.Put, Revision: rev, KV: get(t, b, w.key)})
+			want = append(want, store.KVEvent{Type: store.KVPut, Revision: rev, KV: get(t, b, w.key)})
 		}
 		for i, w := range want {
 			ev := nextChange(t, ch)
@@ -85,17 +85,17 @@ var watchTests = []test{
 		v2 := store.KV{Key: "k", Value: []byte("v2"), CreateRevision: r1, ModRevision: r2}
 
 		ev := nextChange(t, ch)
-		require.Equal(t, store.Put, ev.Type)
+		require.Equal(t, store.KVPut, ev.Type)
 		requireKV(t, v1, ev.KV, "create")
 		requireKV(t, store.KV{}, ev.Prev, "a create has no Prev")
 
 		ev = nextChange(t, ch)
-		require.Equal(t, store.Put, ev.Type)
+		require.Equal(t, store.KVPut, ev.Type)
 		requireKV(t, v2, ev.KV, "update")
 		requireKV(t, v1, ev.Prev, "an update's Prev is the value before it")
 
 		ev = nextChange(t, ch)
-		require.Equal(t, store.Delete, ev.Type)
+		require.Equal(t, store.KVDelete, ev.Type)
 		require.Equal(t, r3, ev.Revision)
 		requireKV(t, store.KV{Key: "k", ModRevision: r3}, ev.KV, "a delete carries the key and the deleting revision")
 		requireKV(t, v2, ev.Prev, "a delete's Prev is the last value")
@@ -143,7 +143,7 @@ var watchTests = []test{
 }
 
 // watch starts a watch that ends with the test.
-func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan store.Event {
+func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan store.KVEvent {
 	t.Helper()
 	ch, err := b.Watch(t.Context(), prefix, from)
 	require.NoError(t, err)
@@ -152,7 +152,7 @@ func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan stor
 
 // next returns the next event, failing the test if the channel closes or
 // nothing arrives within WaitTimeout.
-func next(t *testing.T, ch <-chan store.Event) store.Event {
+func next(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 	t.Helper()
 	ev, ok := recvWithin(ch, WaitTimeout)
 	require.True(t, ok, "watch channel closed, or no event within %v", WaitTimeout)
@@ -162,19 +162,19 @@ func next(t *testing.T, ch <-chan store.Event) store.Event {
 
 // recvWithin receives from ch; ok is false if ch is closed or nothing
 // arrives within d. It does not fail the test, so goroutines may call it.
-func recvWithin(ch <-chan store.Event, d time.Duration) (store.Event, bool) {
+func recvWithin(ch <-chan store.KVEvent, d time.Duration) (store.KVEvent, bool) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case ev, ok := <-ch:
 		return ev, ok
 	case <-timer.C:
-		return store.Event{}, false
+		return store.KVEvent{}, false
 	}
 }
 
 // nextChange returns the next Put or Delete, skipping progress marks.
-func nextChange(t *testing.T, ch <-chan store.Event) store.Event {
+func nextChange(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 	t.Helper()
 	for {
 		if ev := next(t, ch); !ev.Progress {
@@ -185,7 +185,7 @@ func nextChange(t *testing.T, ch <-chan store.Event) store.Event {
 
 // requireProgress waits for a progress mark at rev or later, failing on any
 // change event.
-func requireProgress(t *testing.T, ch <-chan store.Event, rev int64) {
+func requireProgress(t *testing.T, ch <-chan store.KVEvent, rev int64) {
 	t.Helper()
 	for {
 		ev := next(t, ch)
@@ -198,11 +198,11 @@ func requireProgress(t *testing.T, ch <-chan store.Event, rev int64) {
 
 // drain reads ch until it closes and returns the last event (the zero Event
 // if none came), checking that only the last one carries an error.
-func drain(t *testing.T, ch <-chan store.Event) store.Event {
+func drain(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 	t.Helper()
 	timer := time.NewTimer(WaitTimeout)
 	defer timer.Stop()
-	var last store.Event
+	var last store.KVEvent
 	for {
 		select {
 		case ev, ok := <-ch:

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // fixedBackoff makes relist delays exact: 1s, 2s, 4s, ... up to 1m.
@@ -20,7 +21,7 @@ var fixedBackoff = backoff.Policy{Base: time.Second, Factor: 2, Cap: time.Minute
 
 // startCache runs c until the returned stop is called; stop checks that Run
 // returned nil.
-func startCache(t *testing.T, c *store.Cache[cacheSpec, cacheStatus]) (stop func()) {
+func startCache(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus]) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -69,7 +70,7 @@ func objNames(objs []*cobj) []string {
 func TestCacheListsThenWatchesFromTheListRevision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10, mkObj("a", "ua", 3, nil), mkObj("b", "ub", 5, nil), mkObj("c", "uc", 7, nil))
-		c := store.NewCache(src, store.WithPageSize(2), store.WithMutationDetector(func(err error) { t.Error(err) }))
+		c := cache.New(src, cache.WithPageSize(2), cache.WithMutationDetector(func(err error) { t.Error(err) }))
 		var rec recorder
 		c.AddHandler(rec.handle)
 		require.False(t, c.HasSynced())
@@ -118,8 +119,8 @@ func TestCacheRelistEmitsWhatChangedWhileBlind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10,
 			mkObj("a", "ua", 3, nil), mkObj("b", "ub", 4, nil), mkObj("c", "uc", 5, nil), mkObj("e", "ue", 6, nil))
-		c := store.NewCache(src, store.WithRelistBackoff(fixedBackoff),
-			store.WithMutationDetector(func(err error) { t.Error(err) }))
+		c := cache.New(src, cache.WithRelistBackoff(fixedBackoff),
+			cache.WithMutationDetector(func(err error) { t.Error(err) }))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
@@ -150,7 +151,7 @@ func TestCacheRelistEmitsWhatChangedWhileBlind(t *testing.T) {
 func TestCacheRelistsAfterABrokenWatchWithGrowingBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10, mkObj("a", "ua", 3, nil))
-		c := store.NewCache(src, store.WithRelistBackoff(fixedBackoff))
+		c := cache.New(src, cache.WithRelistBackoff(fixedBackoff))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
@@ -194,7 +195,7 @@ func TestCacheListsAgainAfterAnEmptyListing(t *testing.T) {
 		src := newScripted(0)
 		a := mkObj("a", "ua", 1, nil)
 		src.onWatch = func() { src.set(1, a) } // the write the watch does not see
-		c := store.NewCache(src)
+		c := cache.New(src)
 		var rec recorder
 		c.AddHandler(rec.handle)
 		stop := startCache(t, c)
@@ -217,7 +218,7 @@ func TestCacheListsAgainAfterAnEmptyListing(t *testing.T) {
 func TestCacheWaitFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10, mkObj("a", "ua", 3, nil))
-		c := store.NewCache(src)
+		c := cache.New(src)
 		stop := startCache(t, c)
 		defer stop()
 
@@ -245,30 +246,30 @@ func TestCacheWaitFor(t *testing.T) {
 
 func TestCacheRunContract(t *testing.T) {
 	t.Run("nil source", func(t *testing.T) {
-		c := store.NewCache[cacheSpec, cacheStatus](nil)
+		c := cache.New[cacheSpec, cacheStatus](nil)
 		require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
 	})
 	t.Run("bad options", func(t *testing.T) {
-		for _, opt := range []store.CacheOption{
-			store.WithPageSize(-1),
-			store.WithRelistBackoff(backoff.Policy{}),
+		for _, opt := range []cache.Option{
+			cache.WithPageSize(-1),
+			cache.WithRelistBackoff(backoff.Policy{}),
 		} {
-			c := store.NewCache(newScripted(1), opt)
+			c := cache.New(newScripted(1), opt)
 			require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
 		}
 	})
 	t.Run("second Run", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			c := store.NewCache(newScripted(1))
+			c := cache.New(newScripted(1))
 			stop := startCache(t, c)
 			require.NoError(t, c.WaitForSync(t.Context()))
-			require.ErrorIs(t, c.Run(t.Context()), store.ErrCacheRunning)
+			require.ErrorIs(t, c.Run(t.Context()), cache.ErrRunning)
 			stop()
 			require.Equal(t, int64(1), c.Revision(), "after Run ends the cache keeps serving")
 		})
 	})
 	t.Run("WaitForSync on cancellation", func(t *testing.T) {
-		c := store.NewCache(newScripted(1))
+		c := cache.New(newScripted(1))
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		require.ErrorIs(t, c.WaitForSync(ctx), context.Canceled)
@@ -278,7 +279,7 @@ func TestCacheRunContract(t *testing.T) {
 func TestCacheHandlerAddedLateReplaysCurrentObjects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10, mkObj("b", "ub", 4, nil), mkObj("a", "ua", 3, nil))
-		c := store.NewCache(src)
+		c := cache.New(src)
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
@@ -296,7 +297,7 @@ func TestCacheHandlerAddedLateReplaysCurrentObjects(t *testing.T) {
 
 func TestCacheGetDoesNotAllocate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)))
+		c := cache.New(newScripted(10, mkObj("a", "ua", 3, nil)))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
@@ -313,7 +314,7 @@ func TestCacheReportsWhyItRelists(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10)
 		errs := make(chan error, 10)
-		c := store.NewCache(src, store.WithErrorHandler(func(err error) { errs <- err }))
+		c := cache.New(src, cache.WithErrorHandler(func(err error) { errs <- err }))
 		stop := startCache(t, c)
 		defer stop()
 

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"slices"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 func TestCacheIndexes(t *testing.T) {
@@ -19,7 +20,7 @@ func TestCacheIndexes(t *testing.T) {
 			mkObj("b", "ub", 4, web, "owner1", "owner2"),
 			mkObj("c", "uc", 5, db, "owner2"),
 			mkObj("d", "ud", 6, nil))
-		c := store.NewCache(src)
+		c := cache.New(src)
 		require.NoError(t, c.AddLabelIndex("app"), "an index added before Run")
 		stop := startCache(t, c)
 		defer stop()
@@ -32,13 +33,13 @@ func TestCacheIndexes(t *testing.T) {
 			return []string{o.Spec.Image}
 		}))
 
-		require.Equal(t, []string{"a", "b"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner1")))
-		require.Equal(t, []string{"b", "c"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Equal(t, []string{"a", "b"}, objNames(c.ByIndex(cache.IndexOwnerUID, "owner1")))
+		require.Equal(t, []string{"b", "c"}, objNames(c.ByIndex(cache.IndexOwnerUID, "owner2")))
 		require.Equal(t, []string{"a", "b"}, objNames(c.ByLabel("app", "web")), "indexed")
 		require.Equal(t, []string{"a", "b"}, objNames(c.ByLabel("tier", "front")), "scanned")
 		require.Equal(t, []string{"a", "b", "c", "d"}, objNames(c.ByIndex("image", "none")))
 		require.Nil(t, c.ByIndex("no such index", "x"))
-		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "nobody"))
+		require.Nil(t, c.ByIndex(cache.IndexOwnerUID, "nobody"))
 
 		// Changes move objects between index values.
 		w := <-src.streams
@@ -49,8 +50,8 @@ func TestCacheIndexes(t *testing.T) {
 		b, _ := c.Get("b")
 		w.send(evDeleted(b, 12))
 		synctest.Wait()
-		require.Nil(t, c.ByIndex(store.IndexOwnerUID, "owner1"))
-		require.Equal(t, []string{"a", "c"}, objNames(c.ByIndex(store.IndexOwnerUID, "owner2")))
+		require.Nil(t, c.ByIndex(cache.IndexOwnerUID, "owner1"))
+		require.Equal(t, []string{"a", "c"}, objNames(c.ByIndex(cache.IndexOwnerUID, "owner2")))
 		require.Equal(t, []string{"a", "c"}, objNames(c.ByLabel("app", "db")))
 		require.Empty(t, c.ByLabel("app", "web"))
 		require.Equal(t, []string{"a"}, objNames(c.ByIndex("image", "nginx")))
@@ -58,12 +59,12 @@ func TestCacheIndexes(t *testing.T) {
 
 		for _, bad := range []struct {
 			name string
-			fn   store.IndexFunc[cacheSpec, cacheStatus]
+			fn   cache.IndexFunc[cacheSpec, cacheStatus]
 		}{
 			{"", func(*cobj) []string { return nil }},
 			{"x", nil},
-			{store.IndexOwnerUID, func(*cobj) []string { return nil }},
-			{store.LabelIndexName("app"), func(*cobj) []string { return nil }},
+			{cache.IndexOwnerUID, func(*cobj) []string { return nil }},
+			{cache.LabelIndexName("app"), func(*cobj) []string { return nil }},
 		} {
 			require.ErrorIs(t, c.AddIndex(bad.name, bad.fn), store.ErrInvalid, "AddIndex(%q)", bad.name)
 		}
@@ -82,11 +83,11 @@ func TestCacheIndexLargeValues(t *testing.T) {
 			want = append(want, name)
 		}
 		src := newScripted(100, objs...)
-		c := store.NewCache(src)
+		c := cache.New(src)
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
-		require.Equal(t, want, objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, want, objNames(c.ByIndex(cache.IndexOwnerUID, "boss")))
 
 		w := <-src.streams
 		for i, o := range objs[:30] {
@@ -94,11 +95,11 @@ func TestCacheIndexLargeValues(t *testing.T) {
 			w.send(evDeleted(cur, int64(101+i)))
 		}
 		synctest.Wait()
-		require.Equal(t, want[30:], objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, want[30:], objNames(c.ByIndex(cache.IndexOwnerUID, "boss")))
 		for i, o := range objs[:5] {
 			w.send(evAdded(mkObj(o.Meta.Name, "new"+o.Meta.Name, int64(200+i), nil, "boss")))
 		}
 		synctest.Wait()
-		require.Equal(t, slices.Concat(want[:5], want[30:]), objNames(c.ByIndex(store.IndexOwnerUID, "boss")))
+		require.Equal(t, slices.Concat(want[:5], want[30:]), objNames(c.ByIndex(cache.IndexOwnerUID, "boss")))
 	})
 }

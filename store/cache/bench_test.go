@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // staticSource lists a fixed set of objects in one page, the very pointers
@@ -18,12 +19,12 @@ type staticSource[S, T any] struct {
 	rev   int64
 }
 
-func (s staticSource[S, T]) List(context.Context, store.ListOpts) (*store.List[S, T], error) {
+func (s staticSource[S, T]) List(context.Context, store.ListOptions) (*store.List[S, T], error) {
 	return &store.List[S, T]{Items: s.items, Revision: s.rev}, nil
 }
 
-func (s staticSource[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.WatchEvent[S, T], error) {
-	ch := make(chan store.WatchEvent[S, T])
+func (s staticSource[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.Event[S, T], error) {
+	ch := make(chan store.Event[S, T])
 	go func() {
 		<-ctx.Done()
 		close(ch)
@@ -75,9 +76,9 @@ func decodeBenchObjects(tb testing.TB, n int) []*benchCacheObj {
 	return out
 }
 
-func syncedCache[S, T any](tb testing.TB, src store.ListWatcher[S, T], setup func(*store.Cache[S, T])) (*store.Cache[S, T], func()) {
+func syncedCache[S, T any](tb testing.TB, src cache.ListWatcher[S, T], setup func(*cache.Cache[S, T])) (*cache.Cache[S, T], func()) {
 	tb.Helper()
-	c := store.NewCache(src, store.WithMutationDetector(nil)) // off, as in production
+	c := cache.New(src, cache.WithMutationDetector(nil)) // off, as in production
 	if setup != nil {
 		setup(c)
 	}
@@ -157,10 +158,10 @@ func BenchmarkCacheMemory(b *testing.B) {
 	const n = 100_000
 	for _, tc := range []struct {
 		name  string
-		setup func(*store.Cache[benchCacheSpec, benchCacheStatus])
+		setup func(*cache.Cache[benchCacheSpec, benchCacheStatus])
 	}{
 		{"ownerIndex", nil},
-		{"ownerAndLabelIndexes", func(c *store.Cache[benchCacheSpec, benchCacheStatus]) {
+		{"ownerAndLabelIndexes", func(c *cache.Cache[benchCacheSpec, benchCacheStatus]) {
 			if err := c.AddLabelIndex("app"); err != nil {
 				b.Fatal(err)
 			}

@@ -1,10 +1,11 @@
-package store_test
+package cache_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -20,7 +21,7 @@ func ExampleCache() {
 	w := st.As("example")
 	_, _ = w.Create(ctx, &store.Object[Spec, Status]{Meta: store.Meta{Name: "web", Labels: map[string]string{"app": "shop"}}})
 
-	c := store.NewCache(st)
+	c := cache.New(st)
 	changes := make(chan string, 10)
 	c.AddHandler(func(old, new *store.Object[Spec, Status]) {
 		switch {

@@ -1,4 +1,6 @@
-package store
+package cache
+
+import "github.com/steady-go/steady/store"
 
 // AddHandler registers h to be told of every change to the Cache: h(nil,
 // obj) for an addition, h(old, new) for a modification, h(old, nil) for a
@@ -12,7 +14,7 @@ package store
 // call AddHandler or wait for the Cache to advance (WaitFor). They may call
 // the Cache's read methods. The objects are shared and must not be modified.
 // A nil h is ignored.
-func (c *Cache[S, T]) AddHandler(h func(old, new *Object[S, T])) {
+func (c *Cache[S, T]) AddHandler(h func(old, new *store.Object[S, T])) {
 	if h == nil {
 		return
 	}

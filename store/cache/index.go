@@ -1,8 +1,10 @@
-package store
+package cache
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/steady-go/steady/store"
 )
 
 // IndexOwnerUID names the index every Cache has: it maps the UID of each
@@ -13,7 +15,7 @@ const IndexOwnerUID = "ownerUID"
 // IndexFunc computes the values under which an index files an object. It
 // must depend only on the object, must not modify it, and must not call the
 // Cache (it runs while the Cache is locked). Duplicate values count once.
-type IndexFunc[S, T any] func(obj *Object[S, T]) []string
+type IndexFunc[S, T any] func(obj *store.Object[S, T]) []string
 
 // LabelIndexName is the name of the index AddLabelIndex(key) creates.
 func LabelIndexName(key string) string { return "label:" + key }
@@ -24,12 +26,12 @@ func LabelIndexName(key string) string { return "label:" + key }
 // wrapping ErrInvalid.
 func (c *Cache[S, T]) AddIndex(name string, fn IndexFunc[S, T]) error {
 	if name == "" || fn == nil {
-		return fmt.Errorf("%w: an index needs a name and a function", ErrInvalid)
+		return fmt.Errorf("%w: an index needs a name and a function", store.ErrInvalid)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.indexes[name]; ok {
-		return fmt.Errorf("%w: the cache already has an index %q", ErrInvalid, name)
+		return fmt.Errorf("%w: the cache already has an index %q", store.ErrInvalid, name)
 	}
 	ix := newIndex(fn)
 	for name, obj := range c.items {
@@ -43,7 +45,7 @@ func (c *Cache[S, T]) AddIndex(name string, fn IndexFunc[S, T]) error {
 // under the value of its label key (objects without that label are not
 // filed), and makes ByLabel for that key a lookup instead of a scan.
 func (c *Cache[S, T]) AddLabelIndex(key string) error {
-	return c.AddIndex(LabelIndexName(key), func(obj *Object[S, T]) []string {
+	return c.AddIndex(LabelIndexName(key), func(obj *store.Object[S, T]) []string {
 		if v, ok := obj.Meta.Labels[key]; ok {
 			return []string{v}
 		}
@@ -54,7 +56,7 @@ func (c *Cache[S, T]) AddLabelIndex(key string) error {
 // ByIndex returns the cached objects that index name files under value, in
 // name order; nil when there are none or there is no such index. The objects
 // are shared and must not be modified.
-func (c *Cache[S, T]) ByIndex(name, value string) []*Object[S, T] {
+func (c *Cache[S, T]) ByIndex(name, value string) []*store.Object[S, T] {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	ix, ok := c.indexes[name]
@@ -67,14 +69,14 @@ func (c *Cache[S, T]) ByIndex(name, value string) []*Object[S, T] {
 // ByLabel returns the cached objects whose label key has value, in name
 // order. It uses the label index for key if AddLabelIndex added one, and
 // scans every object otherwise.
-func (c *Cache[S, T]) ByLabel(key, value string) []*Object[S, T] {
+func (c *Cache[S, T]) ByLabel(key, value string) []*store.Object[S, T] {
 	c.mu.RLock()
 	ix, ok := c.indexes[LabelIndexName(key)]
 	if ok {
 		defer c.mu.RUnlock()
 		return c.collectLocked(ix.m[value])
 	}
-	var out []*Object[S, T]
+	var out []*store.Object[S, T]
 	for _, obj := range c.items {
 		if v, ok := obj.Meta.Labels[key]; ok && v == value {
 			out = append(out, obj)
@@ -85,11 +87,11 @@ func (c *Cache[S, T]) ByLabel(key, value string) []*Object[S, T] {
 	return out
 }
 
-func (c *Cache[S, T]) collectLocked(set nameSet) []*Object[S, T] {
+func (c *Cache[S, T]) collectLocked(set nameSet) []*store.Object[S, T] {
 	if set.len() == 0 {
 		return nil
 	}
-	out := make([]*Object[S, T], 0, set.len())
+	out := make([]*store.Object[S, T], 0, set.len())
 	set.each(func(name string) { out = append(out, c.items[name]) })
 	sortByName(out)
 	return out
@@ -97,13 +99,13 @@ func (c *Cache[S, T]) collectLocked(set nameSet) []*Object[S, T] {
 
 // reindexLocked moves name from old's index values to new's in every
 // index; old or new is nil for an addition or a deletion.
-func (c *Cache[S, T]) reindexLocked(name string, old, new *Object[S, T]) {
+func (c *Cache[S, T]) reindexLocked(name string, old, new *store.Object[S, T]) {
 	for _, ix := range c.indexes {
 		ix.update(name, old, new)
 	}
 }
 
-func ownerUIDs[S, T any](obj *Object[S, T]) []string {
+func ownerUIDs[S, T any](obj *store.Object[S, T]) []string {
 	if len(obj.Meta.Owners) == 0 {
 		return nil
 	}
@@ -124,7 +126,7 @@ func newIndex[S, T any](fn IndexFunc[S, T]) *index[S, T] {
 	return &index[S, T]{fn: fn, m: make(map[string]nameSet)}
 }
 
-func (ix *index[S, T]) update(name string, old, new *Object[S, T]) {
+func (ix *index[S, T]) update(name string, old, new *store.Object[S, T]) {
 	var before, after []string
 	if old != nil {
 		before = ix.fn(old)

@@ -1,4 +1,4 @@
-package store
+package cache
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/steady-go/steady/store"
 )
 
 // ListWatcher is what a Cache reads from. *Store[S, T] implements it; tests
 // and fault injectors wrap one.
 type ListWatcher[S, T any] interface {
 	// List returns one page of objects; see Store.List.
-	List(ctx context.Context, opts ListOpts) (*List[S, T], error)
+	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
 	// Watch streams the changes after fromRevision; see Store.Watch.
-	Watch(ctx context.Context, fromRevision int64) (<-chan WatchEvent[S, T], error)
+	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -45,11 +47,11 @@ type ListWatcher[S, T any] interface {
 // may be called only once.
 type Cache[S, T any] struct {
 	src     ListWatcher[S, T]
-	cfg     cacheConfig
-	initErr error // a bad argument to NewCache, returned by Run
+	cfg     config
+	initErr error // a bad argument to New, returned by Run
 
 	mu      sync.RWMutex
-	items   map[string]*Object[S, T]
+	items   map[string]*store.Object[S, T]
 	rev     int64
 	listRev int64 // revision of the last listing; older events are stale
 	indexes map[string]*index[S, T]
@@ -60,30 +62,30 @@ type Cache[S, T any] struct {
 	// it, so a handler added concurrently sees each object's changes in
 	// order, exactly once.
 	dispatch sync.Mutex
-	handlers []func(old, new *Object[S, T])
+	handlers []func(old, new *store.Object[S, T])
 
 	running atomic.Bool
 	synced  chan struct{}
 }
 
-// ErrCacheRunning is returned by a second call of Cache.Run.
-var ErrCacheRunning = errors.New("store: cache is already running")
+// ErrRunning is returned by a second call of Cache.Run.
+var ErrRunning = errors.New("cache: already running")
 
-// NewCache returns an empty Cache over src; call Run to fill it. A nil src
+// New returns an empty Cache over src; call Run to fill it. A nil src
 // or a bad option (a negative page size, an invalid backoff policy) is
 // reported by Run, which then returns an error wrapping ErrInvalid at once.
 //
 // Every Cache has the IndexOwnerUID index; AddIndex adds more.
-func NewCache[S, T any](src ListWatcher[S, T], opts ...CacheOption) *Cache[S, T] {
-	cfg, err := newCacheConfig(opts)
+func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
+	cfg, err := newConfig(opts)
 	if err == nil && src == nil {
-		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", ErrInvalid)
+		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
 	}
 	c := &Cache[S, T]{
 		src:     src,
 		cfg:     cfg,
 		initErr: err,
-		items:   make(map[string]*Object[S, T]),
+		items:   make(map[string]*store.Object[S, T]),
 		indexes: map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
 		synced:  make(chan struct{}),
 	}
@@ -95,7 +97,7 @@ func NewCache[S, T any](src ListWatcher[S, T], opts ...CacheOption) *Cache[S, T]
 
 // Get returns the cached object with this name. The object is shared and
 // must not be modified. It does not allocate.
-func (c *Cache[S, T]) Get(name string) (*Object[S, T], bool) {
+func (c *Cache[S, T]) Get(name string) (*store.Object[S, T], bool) {
 	c.mu.RLock()
 	obj, ok := c.items[name]
 	c.mu.RUnlock()
@@ -105,11 +107,11 @@ func (c *Cache[S, T]) Get(name string) (*Object[S, T], bool) {
 // List returns the cached objects whose labels sel matches (nil matches
 // all), in name order (empty when none match). The objects are shared and must
 // not be modified.
-func (c *Cache[S, T]) List(sel Selector) []*Object[S, T] {
+func (c *Cache[S, T]) List(sel store.Selector) []*store.Object[S, T] {
 	c.mu.RLock()
-	var out []*Object[S, T]
+	var out []*store.Object[S, T]
 	if sel == nil {
-		out = make([]*Object[S, T], 0, len(c.items))
+		out = make([]*store.Object[S, T], 0, len(c.items))
 	}
 	for _, obj := range c.items {
 		if sel == nil || sel.Matches(obj.Meta.Labels) {
@@ -218,6 +220,6 @@ func (c *Cache[S, T]) setRevisionLocked(rev int64) {
 	}
 }
 
-func sortByName[S, T any](objs []*Object[S, T]) {
-	slices.SortFunc(objs, func(a, b *Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+func sortByName[S, T any](objs []*store.Object[S, T]) {
+	slices.SortFunc(objs, func(a, b *store.Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
 }

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -23,7 +24,7 @@ var cacheLong = flag.Bool("cache.long", false, "run the randomized cache proof w
 // source: Lists that fail, and watches that end early with ErrExpired or
 // without any error event (a broken stream).
 type faultyListWatcher struct {
-	src store.ListWatcher[cacheSpec, cacheStatus]
+	src cache.ListWatcher[cacheSpec, cacheStatus]
 
 	mu                           sync.Mutex
 	rnd                          *rand.Rand
@@ -37,7 +38,7 @@ func (f *faultyListWatcher) roll(p float64) bool {
 	return f.rnd.Float64() < p
 }
 
-func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOpts) (*store.List[cacheSpec, cacheStatus], error) {
+func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
 	f.mu.Lock()
 	f.lists++
 	f.mu.Unlock()
@@ -50,7 +51,7 @@ func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOpts) (*sto
 	return f.src.List(ctx, opts)
 }
 
-func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[cacheSpec, cacheStatus], error) {
+func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
 	ctx, cancel := context.WithCancel(ctx)
 	in, err := f.src.Watch(ctx, from)
 	if err != nil {
@@ -60,7 +61,7 @@ func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store
 	f.mu.Lock()
 	f.watches++
 	f.mu.Unlock()
-	out := make(chan store.WatchEvent[cacheSpec, cacheStatus])
+	out := make(chan store.Event[cacheSpec, cacheStatus])
 	go func() {
 		defer close(out)
 		defer func() {
@@ -83,7 +84,7 @@ func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store
 				f.mu.Unlock()
 				if roll < 2 {
 					select {
-					case out <- store.WatchEvent[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}:
+					case out <- store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}:
 					case <-ctx.Done():
 					}
 				}
@@ -158,7 +159,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	w := st.As("writer")
 	src := &faultyListWatcher{src: st, rnd: rand.New(rand.NewPCG(seed, 0xfa17))}
 
-	c := store.NewCache(src, store.WithPageSize(5), store.WithMutationDetector(func(err error) { t.Error(err) }))
+	c := cache.New(src, cache.WithPageSize(5), cache.WithMutationDetector(func(err error) { t.Error(err) }))
 	sh := &shadow{objs: map[string]*cobj{}}
 	c.AddHandler(sh.handle)
 	require.NoError(t, c.AddLabelIndex("tier"))
@@ -210,9 +211,9 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	require.Positive(t, src.expiries+src.realExpiries, "the run exercised relisting after expiry")
 }
 
-func requireCacheEqualsStore(t *testing.T, c *store.Cache[cacheSpec, cacheStatus], st *store.Store[cacheSpec, cacheStatus], sh *shadow) {
+func requireCacheEqualsStore(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], st *store.Store[cacheSpec, cacheStatus], sh *shadow) {
 	t.Helper()
-	want, err := st.List(t.Context(), store.ListOpts{})
+	want, err := st.List(t.Context(), store.ListOptions{})
 	require.NoError(t, err)
 	got := c.List(nil)
 	require.Equal(t, len(want.Items), len(got))
@@ -245,7 +246,7 @@ func requireCacheEqualsStore(t *testing.T, c *store.Cache[cacheSpec, cacheStatus
 				wantNames = append(wantNames, o.Meta.Name)
 			}
 		}
-		require.Equal(t, wantNames, nilIfEmpty(objNames(c.ByIndex(store.IndexOwnerUID, uid))), "owner index %s", uid)
+		require.Equal(t, wantNames, nilIfEmpty(objNames(c.ByIndex(cache.IndexOwnerUID, uid))), "owner index %s", uid)
 	}
 }
 

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 func TestCacheMutationDetector(t *testing.T) {
@@ -21,7 +21,7 @@ func TestCacheMutationDetector(t *testing.T) {
 			reported = append(reported, err)
 		}
 		src := newScripted(10, mkObj("a", "ua", 3, map[string]string{"app": "web"}), mkObj("b", "ub", 4, nil), mkObj("c", "uc", 5, nil))
-		c := store.NewCache(src, store.WithMutationDetector(report))
+		c := cache.New(src, cache.WithMutationDetector(report))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
@@ -33,7 +33,7 @@ func TestCacheMutationDetector(t *testing.T) {
 		b.Spec.Replicas = 3
 
 		err := c.Check()
-		var me *store.MutationError
+		var me *cache.MutationError
 		require.ErrorAs(t, err, &me)
 		require.ErrorContains(t, err, `"a" (revision 3) was modified`)
 		require.ErrorContains(t, err, `"b" (revision 4) was modified`)
@@ -60,22 +60,43 @@ func TestCacheMutationDetector(t *testing.T) {
 	})
 }
 
-func TestCacheMutationDetectorIsOnInTests(t *testing.T) {
+// TestMain sets MutationDetectorEnv, so this package's caches run the
+// detector as a user's tests can make theirs do.
+func TestCacheMutationDetectorIsOnWithTheEnvironmentVariable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)))
+		c := cache.New(newScripted(10, mkObj("a", "ua", 3, nil)))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))
 		a, _ := c.Get("a")
 		a.Spec.Image = "changed"
-		require.ErrorContains(t, c.Check(), `"a"`, "without the option a test binary has the detector on")
+		require.ErrorContains(t, c.Check(), `"a"`, "with %s set the detector is on", cache.MutationDetectorEnv)
 		a.Spec.Image = "" // put it back, or the next event would panic
 	})
 }
 
+// A test binary is not enough to turn the detector on: a user's tests with
+// a Cache do not pay for it, or panic, unless they opt in.
+func TestCacheMutationDetectorIsOffByDefault(t *testing.T) {
+	for _, v := range []string{"", "0", "false", "no"} {
+		t.Run("env="+v, func(t *testing.T) {
+			t.Setenv(cache.MutationDetectorEnv, v)
+			synctest.Test(t, func(t *testing.T) {
+				c := cache.New(newScripted(10, mkObj("a", "ua", 3, nil)))
+				stop := startCache(t, c)
+				defer stop()
+				require.NoError(t, c.WaitForSync(t.Context()))
+				a, _ := c.Get("a")
+				a.Spec.Image = "changed"
+				require.NoError(t, c.Check(), "the detector is opt-in")
+			})
+		})
+	}
+}
+
 func TestCacheMutationDetectorOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := store.NewCache(newScripted(10, mkObj("a", "ua", 3, nil)), store.WithMutationDetector(nil))
+		c := cache.New(newScripted(10, mkObj("a", "ua", 3, nil)), cache.WithMutationDetector(nil))
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(t.Context()))

@@ -1,4 +1,4 @@
-package store_test
+package cache_test
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type scriptedSource struct {
 type stream struct {
 	from int64
 	ctx  context.Context
-	ch   chan store.WatchEvent[cacheSpec, cacheStatus]
+	ch   chan store.Event[cacheSpec, cacheStatus]
 }
 
 func newScripted(rev int64, objs ...*cobj) *scriptedSource {
@@ -77,7 +77,7 @@ func (s *scriptedSource) listCount() int {
 	return s.lists
 }
 
-func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.List[cacheSpec, cacheStatus], error) {
+func (s *scriptedSource) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lists++
@@ -106,8 +106,8 @@ func (s *scriptedSource) List(ctx context.Context, opts store.ListOpts) (*store.
 	return out, nil
 }
 
-func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.WatchEvent[cacheSpec, cacheStatus], error) {
-	st := &stream{from: from, ctx: ctx, ch: make(chan store.WatchEvent[cacheSpec, cacheStatus])}
+func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	st := &stream{from: from, ctx: ctx, ch: make(chan store.Event[cacheSpec, cacheStatus])}
 	if s.onWatch != nil {
 		s.onWatch()
 	}
@@ -117,7 +117,7 @@ func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.Wa
 		return nil, errors.New("scripted: too many unclaimed watches")
 	}
 	// Close the stream when the cache cancels it, as a Store does.
-	out := make(chan store.WatchEvent[cacheSpec, cacheStatus])
+	out := make(chan store.Event[cacheSpec, cacheStatus])
 	go func() {
 		defer close(out)
 		for {
@@ -140,26 +140,26 @@ func (s *scriptedSource) Watch(ctx context.Context, from int64) (<-chan store.Wa
 }
 
 // send delivers ev to the cache; it blocks until the cache took it.
-func (st *stream) send(ev store.WatchEvent[cacheSpec, cacheStatus]) { st.ch <- ev }
+func (st *stream) send(ev store.Event[cacheSpec, cacheStatus]) { st.ch <- ev }
 
-func evAdded(o *cobj) store.WatchEvent[cacheSpec, cacheStatus] {
-	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Added, Object: o, Revision: o.Meta.Revision}
+func evAdded(o *cobj) store.Event[cacheSpec, cacheStatus] {
+	return store.Event[cacheSpec, cacheStatus]{Type: store.Added, Object: o, Revision: o.Meta.Revision}
 }
 
-func evModified(prev, o *cobj) store.WatchEvent[cacheSpec, cacheStatus] {
-	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Modified, Object: o, Prev: prev, Revision: o.Meta.Revision}
+func evModified(prev, o *cobj) store.Event[cacheSpec, cacheStatus] {
+	return store.Event[cacheSpec, cacheStatus]{Type: store.Modified, Object: o, Prev: prev, Revision: o.Meta.Revision}
 }
 
-func evDeleted(prev *cobj, rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
+func evDeleted(prev *cobj, rev int64) store.Event[cacheSpec, cacheStatus] {
 	gone := *prev
 	gone.Meta.Revision = rev
-	return store.WatchEvent[cacheSpec, cacheStatus]{Type: store.Deleted, Object: &gone, Prev: prev, Revision: rev}
+	return store.Event[cacheSpec, cacheStatus]{Type: store.Deleted, Object: &gone, Prev: prev, Revision: rev}
 }
 
-func evProgress(rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
-	return store.WatchEvent[cacheSpec, cacheStatus]{Progress: true, Revision: rev}
+func evProgress(rev int64) store.Event[cacheSpec, cacheStatus] {
+	return store.Event[cacheSpec, cacheStatus]{Progress: true, Revision: rev}
 }
 
-func evExpired(rev int64) store.WatchEvent[cacheSpec, cacheStatus] {
-	return store.WatchEvent[cacheSpec, cacheStatus]{Revision: rev, Err: store.ErrExpired}
+func evExpired(rev int64) store.Event[cacheSpec, cacheStatus] {
+	return store.Event[cacheSpec, cacheStatus]{Revision: rev, Err: store.ErrExpired}
 }

@@ -1,4 +1,4 @@
-package store
+package cache
 
 import (
 	"context"
@@ -8,20 +8,21 @@ import (
 	"strings"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/store"
 )
 
 // Run fills the Cache and keeps it current until ctx ends, then returns nil.
 // See Cache for what it does; errors from listing and watching are retried
 // with the relist backoff and never end Run (WithErrorHandler sees them).
-// It returns an error wrapping ErrInvalid at once if NewCache was given bad
-// arguments, and ErrCacheRunning if Run was called before. Every goroutine
+// It returns an error wrapping ErrInvalid at once if New was given bad
+// arguments, and ErrRunning if Run was called before. Every goroutine
 // Run starts has ended when it returns.
 func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if c.initErr != nil {
 		return c.initErr
 	}
 	if !c.running.CompareAndSwap(false, true) {
-		return ErrCacheRunning
+		return ErrRunning
 	}
 	var timer clock.Timer
 	failures := 0
@@ -54,7 +55,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 
 // errWatchClosed is what the error handler sees when a watch channel closed
 // without an error event.
-var errWatchClosed = errors.New("store: cache watch ended without an error event")
+var errWatchClosed = errors.New("cache: watch ended without an error event")
 
 // listAndWatch lists, applies the listing, then applies watch events until
 // the watch ends, and returns why it ended. It reports whether the watch
@@ -62,7 +63,7 @@ var errWatchClosed = errors.New("store: cache watch ended without an error event
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
 	items, rev, err := c.listAll(ctx)
 	if err != nil {
-		return false, fmt.Errorf("store: cache list: %w", err)
+		return false, fmt.Errorf("cache: list: %w", err)
 	}
 	c.replace(items, rev)
 
@@ -70,10 +71,10 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	defer cancel()
 	events, err := c.src.Watch(wctx, rev)
 	if err != nil {
-		return false, fmt.Errorf("store: cache watch from revision %d: %w", rev, err)
+		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
 	if events == nil {
-		return false, fmt.Errorf("%w: Watch returned a nil channel", ErrInvalid)
+		return false, fmt.Errorf("%w: Watch returned a nil channel", store.ErrInvalid)
 	}
 	defer func() {
 		cancel()
@@ -86,16 +87,16 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 		// missed. List again now that the watch runs: the events it
 		// delivers up to the new listing's revision are skipped as stale.
 		if items, rev, err = c.listAll(ctx); err != nil {
-			return false, fmt.Errorf("store: cache list: %w", err)
+			return false, fmt.Errorf("cache: list: %w", err)
 		}
 		c.replace(items, rev)
 	}
 	for ev := range events {
 		if ev.Err != nil {
-			return progressed, fmt.Errorf("store: cache watch: %w", ev.Err)
+			return progressed, fmt.Errorf("cache: watch: %w", ev.Err)
 		}
 		if !ev.Progress && ev.Object == nil {
-			return progressed, fmt.Errorf("%w: watch event at revision %d without an object", ErrInvalid, ev.Revision)
+			return progressed, fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
 		}
 		progressed = true
 		c.apply(ev)
@@ -104,16 +105,16 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 }
 
 // listAll reads every page of one listing.
-func (c *Cache[S, T]) listAll(ctx context.Context) ([]*Object[S, T], int64, error) {
-	var items []*Object[S, T]
-	opts := ListOpts{Selector: Everything(), Limit: c.cfg.pageSize}
+func (c *Cache[S, T]) listAll(ctx context.Context) ([]*store.Object[S, T], int64, error) {
+	var items []*store.Object[S, T]
+	opts := store.ListOptions{Selector: store.Everything(), Limit: c.cfg.pageSize}
 	for {
 		page, err := c.src.List(ctx, opts)
 		if err != nil {
 			return nil, 0, err
 		}
 		if page == nil {
-			return nil, 0, fmt.Errorf("%w: List returned no page", ErrInvalid)
+			return nil, 0, fmt.Errorf("%w: List returned no page", store.ErrInvalid)
 		}
 		items = append(items, page.Items...)
 		if page.Continue == "" {
@@ -124,10 +125,10 @@ func (c *Cache[S, T]) listAll(ctx context.Context) ([]*Object[S, T], int64, erro
 }
 
 // change is one (old, new) pair for the handlers.
-type change[S, T any] struct{ old, new *Object[S, T] }
+type change[S, T any] struct{ old, new *store.Object[S, T] }
 
 // apply applies one watch event and calls the handlers on it.
-func (c *Cache[S, T]) apply(ev WatchEvent[S, T]) {
+func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	c.mu.Lock()
@@ -139,8 +140,8 @@ func (c *Cache[S, T]) apply(ev WatchEvent[S, T]) {
 	}
 	name := ev.Object.Meta.Name
 	old := c.items[name]
-	var new *Object[S, T]
-	if ev.Type == Deleted {
+	var new *store.Object[S, T]
+	if ev.Type == store.Deleted {
 		delete(c.items, name)
 	} else {
 		new = ev.Object
@@ -164,11 +165,11 @@ func (c *Cache[S, T]) apply(ev WatchEvent[S, T]) {
 // handlers what changed: deletions first, then additions and
 // modifications, each in name order. An object whose revision is unchanged
 // keeps its cached value and is not reported.
-func (c *Cache[S, T]) replace(items []*Object[S, T], rev int64) {
+func (c *Cache[S, T]) replace(items []*store.Object[S, T], rev int64) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	c.mu.Lock()
-	fresh := make(map[string]*Object[S, T], len(items))
+	fresh := make(map[string]*store.Object[S, T], len(items))
 	for _, obj := range items {
 		fresh[obj.Meta.Name] = obj
 	}

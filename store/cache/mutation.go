@@ -1,4 +1,4 @@
-package store
+package cache
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/steady-go/steady/store"
 )
 
 // MutationError reports a cached object that a caller modified. Cached
@@ -19,7 +21,7 @@ type MutationError struct {
 }
 
 func (e *MutationError) Error() string {
-	return fmt.Sprintf("store: cached object %q (revision %d) was modified by a caller; "+
+	return fmt.Sprintf("cache: object %q (revision %d) was modified by a caller; "+
 		"objects served by a Cache are shared and read-only, copy one before changing it", e.Name, e.Revision)
 }
 
@@ -56,7 +58,7 @@ func newMutationDetector[S, T any]() *mutationDetector[S, T] {
 // encodeForDetector encodes everything a caller could change, Revision
 // included (it is not part of the JSON encoding). An object that does not
 // encode is not checked.
-func encodeForDetector[S, T any](obj *Object[S, T]) []byte {
+func encodeForDetector[S, T any](obj *store.Object[S, T]) []byte {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil
@@ -65,7 +67,7 @@ func encodeForDetector[S, T any](obj *Object[S, T]) []byte {
 }
 
 // verify appends a *MutationError to errs if obj differs from its copy.
-func (d *mutationDetector[S, T]) verify(name string, obj *Object[S, T], errs []error) []error {
+func (d *mutationDetector[S, T]) verify(name string, obj *store.Object[S, T], errs []error) []error {
 	if d == nil {
 		return errs
 	}
@@ -81,7 +83,7 @@ func (d *mutationDetector[S, T]) verify(name string, obj *Object[S, T], errs []e
 
 // replace verifies old, the value the Cache is dropping, and takes a copy
 // of new, the value it now serves.
-func (d *mutationDetector[S, T]) replace(name string, old, new *Object[S, T], errs []error) []error {
+func (d *mutationDetector[S, T]) replace(name string, old, new *store.Object[S, T], errs []error) []error {
 	if d == nil {
 		return errs
 	}

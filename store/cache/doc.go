@@ -1,0 +1,33 @@
+// Package cache is steady's informer: an in-memory copy of one kind's
+// objects, kept current from a store.Store by listing and then watching, with
+// indexes and change handlers. Controllers read from a Cache, are told of
+// changes by its handlers, and write through the Store.
+//
+// # Contract
+//
+// A Cache lists in pages, then watches from the listing's revision. When the
+// watch ends, for whatever reason (ErrExpired when history is gone or the
+// cache fell behind, a failure, a closed channel), it relists after a
+// backoff delay and reports every difference between what it held and the
+// new listing to its handlers as a synthetic addition, modification or
+// deletion, so nothing that happened while it was blind is lost. It has no
+// periodic resync of its own: the reconcile Loop owns resync.
+//
+// Revision says which store revision the Cache reflects, and WaitFor(ctx,
+// rev) waits until it reflects a write that returned rev (read-your-writes).
+// Progress notifications count, so waiting on a write to another kind ends
+// too.
+//
+// Objects served by Get, List, ByIndex and ByLabel, and passed to handlers,
+// are shared and read-only: copy one before changing it. The mutation
+// detector catches code that does not. It is opt-in, with
+// WithMutationDetector or, for every Cache of a process, the environment
+// variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which
+// steady's own tests set. Production code never pays for it.
+//
+// # Sources
+//
+// A Cache reads from a ListWatcher, which *store.Store implements; tests and
+// fault injectors wrap one. It uses nothing but the store package's
+// exported API.
+package cache

@@ -1,0 +1,100 @@
+package cache
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/store"
+)
+
+// DefaultPageSize is how many objects a Cache asks for per List page.
+const DefaultPageSize = 500
+
+// MutationDetectorEnv names the environment variable that turns the
+// mutation detector on for every Cache created without WithMutationDetector,
+// as client-go's KUBE_CACHE_MUTATION_DETECTOR does: a value that
+// strconv.ParseBool reads as true ("1", "true") turns it on, and a modified
+// object then panics Run's goroutine. It is read by New. steady's own tests
+// set it; set it in a TestMain (or CI) to catch code that modifies cached
+// objects.
+const MutationDetectorEnv = "STEADY_CACHE_MUTATION_DETECTOR"
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	pageSize int
+	policy   backoff.Policy
+	clock    clock.Clock
+	report   func(error)
+	detector bool // WithMutationDetector was given
+	onError  func(error)
+}
+
+// WithErrorHandler sets a function that Run calls, on its own goroutine,
+// with every error that made it relist: a failed List or Watch, a watch that
+// ended with ErrExpired (or any other error event), or closed without one.
+// It is for logs and metrics; Run retries regardless. Nil (the default)
+// discards them.
+func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError = f } }
+
+// WithPageSize sets how many objects each List page of a (re)listing holds
+// (default DefaultPageSize); 0 lists everything in one page. Negative is
+// invalid.
+func WithPageSize(n int) Option { return func(c *config) { c.pageSize = n } }
+
+// WithRelistBackoff sets the delays between consecutive failed listings or
+// watches (default backoff.DefaultPolicy()). The first relist after a
+// watch that delivered changes waits Delay(0); each further failure in a row
+// waits longer. An invalid policy is invalid.
+func WithRelistBackoff(p backoff.Policy) Option { return func(c *config) { c.policy = p } }
+
+// WithClock sets the time source of the relist backoff (default the real
+// clock, which is virtual under testing/synctest).
+func WithClock(clk clock.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithMutationDetector turns the mutation detector on, reporting through
+// report, or off with nil, whatever MutationDetectorEnv says. The detector
+// keeps an encoded copy of every object the Cache serves and, whenever the
+// Cache replaces or drops one (on a watch event or a relist) and on every
+// Check call, compares the object with that copy; each object found
+// modified is passed to report as a *MutationError naming it. A test passes
+// something like t.Error.
+//
+// Without this option the detector is off unless MutationDetectorEnv is
+// set. It doubles the memory the cached objects take and encodes each object
+// on every change, so it is meant for tests.
+func WithMutationDetector(report func(error)) Option {
+	return func(c *config) { c.report, c.detector = report, true }
+}
+
+func newConfig(opts []Option) (config, error) {
+	c := config{pageSize: DefaultPageSize, policy: backoff.DefaultPolicy(), clock: clock.Real{}}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.pageSize < 0 {
+		return c, fmt.Errorf("%w: negative cache page size %d", store.ErrInvalid, c.pageSize)
+	}
+	if err := c.policy.Validate(); err != nil {
+		return c, fmt.Errorf("%w: cache relist backoff: %w", store.ErrInvalid, err)
+	}
+	if c.clock == nil {
+		c.clock = clock.Real{}
+	}
+	if !c.detector && detectorFromEnv() {
+		c.report = func(err error) { panic(err) }
+	}
+	return c, nil
+}
+
+// detectorFromEnv reports whether MutationDetectorEnv turns the detector on.
+func detectorFromEnv() bool {
+	on, err := strconv.ParseBool(os.Getenv(MutationDetectorEnv))
+	return err == nil && on
+}

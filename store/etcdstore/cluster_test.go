@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/etcdstore/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -114,61 +115,9 @@ func (c *cluster) stop() {
 			c.members[i] = nil
 		}
 	}
-	if n := waitPeerHTTPDone(peerHTTPBound); n > 0 {
-		c.t.Errorf("%d goroutines of etcd's peer HTTP connections still running %v after the cluster stopped", n, peerHTTPBound)
+	if n := etcdtest.WaitPeerHTTPDone(etcdtest.PeerHTTPBound); n > 0 {
+		c.t.Errorf("%d goroutines of etcd's peer HTTP connections still running %v after the cluster stopped", n, etcdtest.PeerHTTPBound)
 	}
-}
-
-// peerHTTPBound is how long etcd's peer HTTP connections may outlive
-// (*embed.Etcd).Close: its peer listener's read timeout (rafthttp's
-// ConnReadTimeout, 5s) plus a margin for a loaded machine.
-const peerHTTPBound = 10 * time.Second
-
-// waitPeerHTTPDone waits up to bound for the net/http goroutines of etcd's
-// peer connections to end and returns how many are left.
-//
-// Members talk HTTP/1 to each other's peer port outside raft (the leader asks
-// every member for its version every 4s, through a keep-alive transport that
-// etcd never closes). Close shuts the peer http.Server down with a 1s
-// context, which leaves a connection whose request has just finished: net/http
-// aborts its pending background read by setting a past read deadline, but
-// etcd's peer listener (transport.timeoutConn) sets a fresh 5s deadline on
-// every Read, so the abort waits for that deadline. Then the server closes
-// the connection and the client end, in the other member's transport, sees
-// EOF. The last such goroutines end about 4s after the cluster stopped; a
-// test that is run alone (or last) would otherwise fail the package's leak
-// check on them. These tests use net/http only through etcd, so every
-// net/http connection goroutine here is one of those.
-func waitPeerHTTPDone(bound time.Duration) int {
-	deadline := time.Now().Add(bound)
-	for {
-		n := peerHTTPGoroutines()
-		if n == 0 || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func peerHTTPGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "net/http.(*conn).serve(") ||
-			strings.Contains(g, "net/http.(*persistConn).") ||
-			strings.Contains(g, "net/http.(*connReader).backgroundRead(") {
-			count++
-		}
-	}
-	return count
 }
 
 // kill stops member i abruptly (its data stays; it does not rejoin).

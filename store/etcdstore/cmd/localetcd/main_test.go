@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store/etcdstore/internal/etcdtest"
 )
 
 func TestMain(m *testing.M) {
@@ -89,6 +91,7 @@ func TestRunServesAClusterUntilInterrupted(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("run did not return after the interrupt")
 	}
+	require.Zero(t, etcdtest.WaitPeerHTTPDone(etcdtest.PeerHTTPBound), "etcd's peer connections outlived the cluster")
 }
 
 func TestFlags(t *testing.T) {

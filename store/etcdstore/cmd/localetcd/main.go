@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	clients := fs.String("client-ports", "", "comma-separated client ports, one per member (default 12379,22379,...)")
 	peers := fs.String("peer-ports", "", "comma-separated peer ports, one per member (default 12380,22380,...)")
 	dir := fs.String("dir", "", "keep the members' data in this directory (default: a temporary one, removed on exit)")
-	logLevel := fs.String("log-level", "error", "etcd's log level: debug, info, warn, error, panic or fatal")
+	logLevel := fs.String("log-level", "panic", "etcd's own log level: debug, info, warn, error, panic or fatal (error shows etcd's routine start and stop noise; failures to start are reported either way)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

@@ -1,8 +1,8 @@
 package boltstore
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"

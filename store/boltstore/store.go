@@ -47,9 +47,9 @@ type Store struct {
 	// bg is the background goroutines' context, cancelled by Close.
 	bg        context.Context
 	stopBG    context.CancelFunc
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
-	closeErr    error
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ store.Backend = (*Store)(nil)

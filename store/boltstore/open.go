@@ -89,8 +89,11 @@ func openFile(path string, lockTimeout time.Duration) (db *bolt.DB, st state, er
 	case err != nil:
 		return nil, st, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	if st, err = initFile(db); err == nil {
-		err = checkFile(db, path)
+	// Check before any write: a write transaction rewrites a meta page.
+	if err = checkMetaPages(path, db.Info().PageSize); err == nil {
+		if st, err = initFile(db); err == nil {
+			err = checkFile(db, path)
+		}
 	}
 	if err != nil {
 		db.Close()
@@ -104,12 +107,12 @@ func isPathError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// initFile creates the buckets and the state record of a new file, and
-// reads the state of an existing one.
+// initFile reads the state of an existing file, and creates the buckets
+// and the state record of a new one. It writes nothing to an existing file.
 func initFile(db *bolt.DB) (state, error) {
 	var st state
-	err := db.Update(func(tx *bolt.Tx) error {
-		n := 0
+	n := 0
+	err := db.View(func(tx *bolt.Tx) error {
 		err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			n++
 			for _, b := range [][]byte{bucketKVs, bucketLog, bucketMeta} {
@@ -128,25 +131,27 @@ func initFile(db *bolt.DB) (state, error) {
 		case n != 0:
 			return fmt.Errorf("%w: %d of the 3 buckets of a boltstore file", ErrCorrupt, n)
 		}
+		return nil
+	})
+	if err != nil || n != 0 {
+		return st, err
+	}
+	st = state{rev: 0, floor: 1}
+	return st, db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketKVs, bucketLog, bucketMeta} {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
 		}
-		st = state{rev: 0, floor: 1}
 		return writeState(tx, st)
 	})
-	return st, err
 }
 
-// checkFile checks the whole file: both meta pages, that the file holds
+// checkFile checks the whole file: that it holds
 // every page the tree refers to, the checksum and form of every record, that
 // the history is exactly the revisions from its floor to the store
 // revision, and bbolt's own page-level consistency check.
 func checkFile(db *bolt.DB, path string) error {
-	if err := checkMetaPages(path, db.Info().PageSize); err != nil {
-		return err
-	}
 	return db.View(func(tx *bolt.Tx) error {
 		fi, err := os.Stat(path)
 		if err != nil {

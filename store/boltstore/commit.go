@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -98,31 +99,63 @@ func validate(conds []store.Cond, w store.Write) error {
 
 // commitLoop is the committer goroutine. On Close it commits what was
 // queued before Close and returns.
+//
+// Writers released by one commit come back one by one, and the first to
+// come back would otherwise start the next commit alone, leaving the rest
+// for the one after: batches would alternate between large and small. So
+// when fewer writers are queued than the last batch held, the committer
+// waits for the rest, at most an eighth of the last commit's duration. A
+// lone writer never waits (its last batch was itself).
 func (s *Store) commitLoop() {
 	defer s.wg.Done()
-	var batch []*request
+	var (
+		batch      []*request
+		lastSize   int
+		lastCommit time.Duration
+	)
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
 	for {
-		closing := false
-		select {
-		case <-s.kick:
-		case <-s.bg.Done():
-			closing = true
-		}
-		for {
-			s.mu.Lock()
-			batch = append(batch[:0], s.pending[:batchLen(s.pending)]...)
-			s.pending = append(s.pending[:0], s.pending[len(batch):]...)
-			s.mu.Unlock()
-			if len(batch) == 0 {
-				break
+		if s.queued() == 0 {
+			select {
+			case <-s.kick:
+			case <-s.bg.Done():
+				if s.queued() == 0 { // Close lets no Txn in after bg ends
+					return
+				}
 			}
-			s.commit(batch)
-			clear(batch)
+			continue
 		}
-		if closing {
-			return
+		if lastSize > 1 && s.queued() < lastSize && s.bg.Err() == nil {
+			gather.Reset(lastCommit / 8)
+		wait:
+			for s.queued() < lastSize {
+				select {
+				case <-s.kick:
+				case <-gather.C:
+					break wait
+				case <-s.bg.Done():
+					break wait
+				}
+			}
+			gather.Stop()
 		}
+		s.mu.Lock()
+		batch = append(batch[:0], s.pending[:batchLen(s.pending)]...)
+		s.pending = append(s.pending[:0], s.pending[len(batch):]...)
+		s.mu.Unlock()
+		start := time.Now()
+		s.commit(batch)
+		lastSize, lastCommit = len(batch), time.Since(start)
+		clear(batch)
 	}
+}
+
+// queued returns the number of Txns waiting for the committer.
+func (s *Store) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
 }
 
 // batchLen returns how many of the pending requests go into the next

@@ -207,7 +207,8 @@ const (
 	boltMagic    = 0xED0CDAED
 )
 
-// checkMetaPages refuses a file with a damaged meta page. bbolt keeps two
+// checkMetaPages refuses a file with a damaged meta page, and then checks
+// the page tree (checkPages). bbolt keeps two
 // and opens at the newer valid one, which turns a damaged newest meta page
 // into the silent loss of the last transaction; boltstore reports it
 // instead. (A process killed at any point never leaves a damaged meta page:
@@ -219,6 +220,13 @@ func checkMetaPages(path string, pageSize int) error {
 		return err
 	}
 	defer f.Close()
+	if err := readMetaPages(f, pageSize); err != nil {
+		return err
+	}
+	return checkPages(f, pageSize)
+}
+
+func readMetaPages(f *os.File, pageSize int) error {
 	buf := make([]byte, metaOffset+metaSumBytes+8)
 	for i := range 2 {
 		if _, err := f.ReadAt(buf, int64(i*pageSize)); err != nil {

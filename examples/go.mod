@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/steady-go/steady v0.0.0
+	github.com/steady-go/steady/store/boltstore v0.0.0-00010101000000-000000000000
 	github.com/steady-go/steady/store/etcdstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.3
@@ -74,5 +75,6 @@ require (
 
 replace (
 	github.com/steady-go/steady => ../
+	github.com/steady-go/steady/store/boltstore => ../store/boltstore
 	github.com/steady-go/steady/store/etcdstore => ../store/etcdstore
 )

@@ -10,11 +10,14 @@
 //
 //	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
 //	go run ./examples/fleet -etcd host:port[,host:port...] [-replica NAME] [-prefix /steady-fleet/] [-ttl 5s] [flags above]
+//	go run ./examples/fleet -data DIR [flags above]
 //
 // With -etcd, the groups live in that etcd cluster, and the controller works
 // only while its replica leads an election there: run two processes with
 // different -replica names, and the standby takes over when the active one
-// dies. The process then runs until interrupted (see replica.go).
+// dies. The process then runs until interrupted (see replica.go). With
+// -data, the groups live in DIR/fleet.db (store/boltstore) and survive a
+// restart of the process (see data.go).
 package main
 
 import (
@@ -53,6 +56,7 @@ type options struct {
 	duration time.Duration // give up after this long
 	chaos    time.Duration // how long faults are injected
 	etcd     etcdOptions   // the etcd mode (etcd.go); off without -etcd
+	data     string        // the data mode's directory (data.go); "" without -data
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -65,10 +69,14 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "fail if not converged within this long")
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
 	checkEtcd := addEtcdFlags(fs, &o.etcd)
+	checkData := addDataFlag(fs, &o.data, &o.etcd)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if err := checkEtcd(); err != nil {
+		return o, err
+	}
+	if err := checkData(); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -113,6 +121,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	defer release()
 	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
 	if err != nil {
+		return err
+	}
+	if err := reportData(ctx, w, o.data, backend, groups); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0xc4a05))

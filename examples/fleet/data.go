@@ -54,7 +54,7 @@ func reportData(ctx context.Context, w io.Writer, dir string, b store.Backend, g
 	if !ok {
 		return nil
 	}
-	list, err := groups.List(ctx, store.ListOpts{})
+	list, err := groups.List(ctx, store.ListOptions{})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func storedGroups(t *testing.T, dir string) map[string]*Group {
 	defer b.Close()
 	groups, err := store.New[GroupSpec, GroupStatus](b, "Group")
 	require.NoError(t, err)
-	list, err := groups.List(t.Context(), store.ListOpts{})
+	list, err := groups.List(t.Context(), store.ListOptions{})
 	require.NoError(t, err)
 	m := map[string]*Group{}
 	for _, g := range list.Items {

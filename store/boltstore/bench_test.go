@@ -125,7 +125,7 @@ func BenchmarkList(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := s.List(ctx, "list/", store.ListOptions{})
+				res, err := s.List(ctx, "list/", store.KVListOptions{})
 				if err != nil || len(res.KVs) != 100 {
 					b.Fatal(len(res.KVs), err)
 				}

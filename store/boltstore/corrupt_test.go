@@ -21,7 +21,7 @@ import (
 type contents struct {
 	rev     int64
 	live    []store.KV
-	history []store.Event // revisions 2 to rev
+	history []store.KVEvent // revisions 2 to rev
 }
 
 // readContents reads everything s shows: the live keys (by List and by Get)
@@ -29,7 +29,7 @@ type contents struct {
 func readContents(t *testing.T, s *boltstore.Store) contents {
 	t.Helper()
 	c := contents{rev: s.Revision()}
-	res, err := s.List(t.Context(), "", store.ListOptions{})
+	res, err := s.List(t.Context(), "", store.KVListOptions{})
 	require.NoError(t, err)
 	c.live = res.KVs
 	for _, kv := range c.live {

@@ -148,7 +148,7 @@ func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 	// The whole history, revision 2 to head.
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	history := map[int64]store.Event{}
+	history := map[int64]store.KVEvent{}
 	if head > 1 {
 		ch, err := s.Watch(ctx, "", 1)
 		require.NoError(t, err)
@@ -168,9 +168,9 @@ func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 		require.True(t, ok, "acknowledged write at %d is in the history", a.rev)
 		require.Equal(t, a.key, ev.KV.Key, "acknowledged write at %d", a.rev)
 		if a.del {
-			require.Equal(t, store.Delete, ev.Type, "acknowledged delete at %d", a.rev)
+			require.Equal(t, store.KVDelete, ev.Type, "acknowledged delete at %d", a.rev)
 		} else {
-			require.Equal(t, store.Put, ev.Type, "acknowledged put at %d", a.rev)
+			require.Equal(t, store.KVPut, ev.Type, "acknowledged put at %d", a.rev)
 			require.Equal(t, a.value, string(ev.KV.Value), "acknowledged put at %d", a.rev)
 		}
 	}
@@ -179,13 +179,13 @@ func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 	want := map[string]store.KV{"init": {Key: "init", CreateRevision: 1, ModRevision: 1}}
 	for r := int64(2); r <= head; r++ {
 		ev := history[r]
-		if ev.Type == store.Delete {
+		if ev.Type == store.KVDelete {
 			delete(want, ev.KV.Key)
 			continue
 		}
 		want[ev.KV.Key] = ev.KV
 	}
-	live, err := s.List(t.Context(), "", store.ListOptions{})
+	live, err := s.List(t.Context(), "", store.KVListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, head, live.Revision)
 	require.Len(t, live.KVs, len(want), "live keys = the replay of the history")

@@ -22,15 +22,15 @@ import (
 // pass over the writes since R plus the page. A revision below the history
 // floor (compacted, or more than HistorySize writes old) gives an error
 // wrapping store.ErrExpired.
-func (s *Store) List(ctx context.Context, prefix string, opts store.ListOptions) (store.ListResult, error) {
+func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	if err := ctx.Err(); err != nil {
-		return store.ListResult{}, err
+		return store.KVList{}, err
 	}
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.ListResult{}, fmt.Errorf("boltstore: list %q: negative limit %d or revision %d: %w",
+		return store.KVList{}, fmt.Errorf("boltstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
-	var res store.ListResult
+	var res store.KVList
 	err := s.view(func(tx *bolt.Tx) error {
 		st, err := readState(tx)
 		if err != nil {
@@ -145,8 +145,8 @@ func (p *page) next() (kv store.KV, ok bool, err error) {
 }
 
 // collect reads the page, copying the values out of the transaction.
-func (p *page) collect(rev int64) (store.ListResult, error) {
-	res := store.ListResult{Revision: rev}
+func (p *page) collect(rev int64) (store.KVList, error) {
+	res := store.KVList{Revision: rev}
 	if p.limit > 0 {
 		res.KVs = make([]store.KV, 0, min(p.limit, 1024))
 	}

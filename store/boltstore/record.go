@@ -146,16 +146,16 @@ func eventKey(rec []byte) ([]byte, bool) {
 }
 
 // decodeEvent decodes the log record of revision rev. Its values alias rec.
-func decodeEvent(rev int64, rec []byte) (store.Event, error) {
+func decodeEvent(rev int64, rec []byte) (store.KVEvent, error) {
 	if err := checkSum(bucketLog, revKey(rev), rec); err != nil {
-		return store.Event{}, err
+		return store.KVEvent{}, err
 	}
 	if len(rec) < 5 || rec[4] > 1 {
-		return store.Event{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
+		return store.KVEvent{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
 	}
 	d := decoder{b: rec[5:]}
 	key := string(d.bytes())
-	ev := store.Event{Type: store.Put, Revision: rev}
+	ev := store.KVEvent{Type: store.KVPut, Revision: rev}
 	ev.KV = store.KV{Key: key, CreateRevision: d.int(), Value: d.bytes(), ModRevision: rev}
 	ev.Prev.CreateRevision, ev.Prev.ModRevision = d.int(), d.int()
 	ev.Prev.Value = d.b
@@ -163,13 +163,13 @@ func decodeEvent(rev int64, rec []byte) (store.Event, error) {
 		ev.Prev.Key = key
 	}
 	if rec[4] == 1 {
-		ev.Type = store.Delete
+		ev.Type = store.KVDelete
 		ev.KV.CreateRevision, ev.KV.Value = 0, nil
 	}
 	if d.bad || key == "" || ev.Prev.ModRevision >= rev ||
-		(ev.Type == store.Put && (ev.KV.CreateRevision < 1 || ev.KV.CreateRevision > rev)) ||
-		(ev.Type == store.Delete && ev.Prev.ModRevision == 0) {
-		return store.Event{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
+		(ev.Type == store.KVPut && (ev.KV.CreateRevision < 1 || ev.KV.CreateRevision > rev)) ||
+		(ev.Type == store.KVDelete && ev.Prev.ModRevision == 0) {
+		return store.KVEvent{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
 	}
 	return ev, nil
 }

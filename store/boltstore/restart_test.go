@@ -31,7 +31,7 @@ func reopen(t *testing.T, s *boltstore.Store, opts ...boltstore.Option) *boltsto
 }
 
 // recv returns the next event of ch, failing the test if none comes.
-func recv(t *testing.T, ch <-chan store.Event) store.Event {
+func recv(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-ch:
@@ -39,11 +39,11 @@ func recv(t *testing.T, ch <-chan store.Event) store.Event {
 		return ev
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "no watch event within 10s")
-		return store.Event{}
+		return store.KVEvent{}
 	}
 }
 
-func nextChange(t *testing.T, ch <-chan store.Event) store.Event {
+func nextChange(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 	t.Helper()
 	for {
 		ev := recv(t, ch)
@@ -66,12 +66,12 @@ func TestRestartKeepsStateAndRevision(t *testing.T) {
 	_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: "k/03"})
 	require.NoError(t, err)
 	last++
-	before, err := s.List(t.Context(), "", store.ListOptions{})
+	before, err := s.List(t.Context(), "", store.KVListOptions{})
 	require.NoError(t, err)
 
 	s = reopen(t, s)
 	require.Equal(t, last, s.Revision(), "the revision survives a restart")
-	after, err := s.List(t.Context(), "", store.ListOptions{})
+	after, err := s.List(t.Context(), "", store.KVListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, before, after, "every key, value and revision survives a restart")
 	require.Equal(t, last+1, put(t, s, "k/new", "x"), "revisions continue after a restart, never repeat")
@@ -121,7 +121,7 @@ func TestHistoryIsCompactedInTheBackground(t *testing.T) {
 		synctest.Wait()
 
 		requireExpired(t, s, first)
-		_, err = s.List(t.Context(), "h/", store.ListOptions{Revision: first})
+		_, err = s.List(t.Context(), "h/", store.KVListOptions{Revision: first})
 		require.ErrorIs(t, err, store.ErrExpired, "a List pinned to compacted history")
 
 		ch, err := s.Watch(t.Context(), "h/", last-10)
@@ -190,7 +190,7 @@ func TestCloseEndsWatches(t *testing.T) {
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 	_, err = s.Get(t.Context(), "k")
 	require.ErrorIs(t, err, boltstore.ErrClosed)
-	_, err = s.List(t.Context(), "", store.ListOptions{})
+	_, err = s.List(t.Context(), "", store.KVListOptions{})
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 	require.NoError(t, s.Close(), "Close is idempotent")
 }

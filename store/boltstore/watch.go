@@ -29,7 +29,7 @@ import (
 // carrying the store revision whenever the store has moved past the last
 // revision it sent; a mark waiting for room in a full channel is replaced by
 // a newer one rather than queued.
-func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.Event, error) {
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	w := &watch{
 		s:      s,
 		prefix: []byte(prefix),
-		out:    make(chan store.Event, s.cfg.watchBuffer),
+		out:    make(chan store.KVEvent, s.cfg.watchBuffer),
 		cursor: fromRevision,
 		seen:   fromRevision,
 		ctx:    ctx,
@@ -63,11 +63,11 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 type watch struct {
 	s      *Store
 	prefix []byte
-	out    chan store.Event
+	out    chan store.KVEvent
 	// cursor is the revision up to which the history has been read, seen
 	// the last revision sent to the receiver.
 	cursor, seen int64
-	queue        []store.Event // queue[head:] are read but not yet sent
+	queue        []store.KVEvent // queue[head:] are read but not yet sent
 	head         int
 	ctx          context.Context
 }
@@ -81,12 +81,12 @@ func (w *watch) run() {
 			w.fail(err)
 			return
 		}
-		var ev store.Event
+		var ev store.KVEvent
 		switch {
 		case w.head < len(w.queue):
 			ev = w.queue[w.head]
 		case wake != nil && w.cursor > w.seen:
-			ev = store.Event{Progress: true, Revision: w.cursor}
+			ev = store.KVEvent{Progress: true, Revision: w.cursor}
 		case wake != nil:
 			select {
 			case <-wake:
@@ -115,10 +115,10 @@ func (w *watch) run() {
 	}
 }
 
-func (w *watch) sent(ev store.Event) {
+func (w *watch) sent(ev store.KVEvent) {
 	w.seen = ev.Revision
 	if !ev.Progress {
-		w.queue[w.head] = store.Event{} // release the values
+		w.queue[w.head] = store.KVEvent{} // release the values
 		w.head++
 	}
 }
@@ -184,11 +184,11 @@ func (w *watch) read() (<-chan struct{}, error) {
 // the receiver is not there to take it during Close.
 func (w *watch) fail(err error) {
 	select {
-	case w.out <- store.Event{Err: err, Revision: w.seen}:
+	case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
 	case <-w.ctx.Done():
 	case <-w.s.bg.Done():
 		select {
-		case w.out <- store.Event{Err: err, Revision: w.seen}:
+		case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
 		default:
 		}
 	}

@@ -301,8 +301,8 @@ func readyGeneration(conds []store.Condition) int64 {
 // SectionChanges is the default ChangeFunc. It reports changes by section
 // of the object, as diff.Path strings:
 //
-//	.meta.labels  .meta.annotations  .meta.owners  .meta.finalizers
-//	.meta.deletionRequested  .spec  .status  .conditions[type="T"]
+//	.metadata.labels  .metadata.annotations  .metadata.owners  .metadata.finalizers
+//	.metadata.deletionRequested  .spec  .status  .conditions[type="T"]
 //
 // (.spec when the generation moved, one path per changed condition type).
 //
@@ -325,19 +325,19 @@ func sectionDiff[S, T any](old, new *store.Object[S, T]) []string {
 	var out []string
 	om, nm := &old.Meta, &new.Meta
 	if !mapsEqual(om.Labels, nm.Labels) {
-		out = append(out, ".meta.labels")
+		out = append(out, ".metadata.labels")
 	}
 	if !mapsEqual(om.Annotations, nm.Annotations) {
-		out = append(out, ".meta.annotations")
+		out = append(out, ".metadata.annotations")
 	}
 	if !slices.Equal(om.Owners, nm.Owners) {
-		out = append(out, ".meta.owners")
+		out = append(out, ".metadata.owners")
 	}
 	if !slices.Equal(om.Finalizers, nm.Finalizers) {
-		out = append(out, ".meta.finalizers")
+		out = append(out, ".metadata.finalizers")
 	}
 	if om.DeletionRequested != nm.DeletionRequested {
-		out = append(out, ".meta.deletionRequested")
+		out = append(out, ".metadata.deletionRequested")
 	}
 	if om.Generation != nm.Generation {
 		out = append(out, ".spec")

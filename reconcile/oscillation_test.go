@@ -108,7 +108,7 @@ func TestDetectorFightReportsOncePerThreshold(t *testing.T) {
 }
 
 func TestDetectorNoProgress(t *testing.T) {
-	label := `.meta.labels["hash"]`
+	label := `.metadata.labels["hash"]`
 	tests := []struct {
 		name   string
 		writes func() []ObservedWrite

@@ -12,17 +12,41 @@ import (
 // (Meta and Spec, or Status and Conditions) and copy the other half through
 // byte for byte without knowing S and T.
 type rawObject struct {
-	Meta       Meta            `json:"meta"`
+	Meta       Meta            `json:"metadata"`
 	Spec       json.RawMessage `json:"spec"`
 	Status     json.RawMessage `json:"status"`
 	Conditions []Condition     `json:"conditions,omitempty"`
 }
 
+// legacyMetaKey is the key under which values written before the metadata
+// key was renamed hold Meta. Every decoder reads it as it reads "metadata"
+// (stored data keeps working); encoders write "metadata" only, so an old
+// value takes the new form on its next write.
+const legacyMetaKey = "meta"
+
 // metaOnly is what DecodeMeta reads; encoding/json skips the rest.
 type metaOnly struct {
-	Meta       Meta        `json:"meta"`
+	Meta       Meta        `json:"metadata"`
 	Conditions []Condition `json:"conditions,omitempty"`
 }
+
+// The decoders read a value into the object the embedded pointer points at
+// and, in the same pass, Meta from the legacy key too: Legacy points at the
+// same Meta.
+type (
+	legacyObject[S, T any] struct {
+		*Object[S, T]
+		Legacy *Meta `json:"meta"`
+	}
+	legacyRaw struct {
+		*rawObject
+		Legacy *Meta `json:"meta"`
+	}
+	legacyMetaOnly struct {
+		*metaOnly
+		Legacy *Meta `json:"meta"`
+	}
+)
 
 // DecodeMeta decodes the Meta and Conditions of a stored object value without
 // knowing its Spec and Status types. Meta.Revision is zero: it is not part of
@@ -30,7 +54,7 @@ type metaOnly struct {
 // encoded object gives an error wrapping ErrInvalid.
 func DecodeMeta(value []byte) (Meta, []Condition, error) {
 	var m metaOnly
-	if err := json.Unmarshal(value, &m); err != nil {
+	if err := json.Unmarshal(value, &legacyMetaOnly{&m, &m.Meta}); err != nil {
 		return Meta{}, nil, fmt.Errorf("%w: decoding object meta: %v", ErrInvalid, err)
 	}
 	return m.Meta, m.Conditions, nil
@@ -40,11 +64,16 @@ func DecodeMeta(value []byte) (Meta, []Condition, error) {
 // the KV's ModRevision.
 func decodeObject[S, T any](kv KV) (*Object[S, T], error) {
 	obj := new(Object[S, T])
-	if err := json.Unmarshal(kv.Value, obj); err != nil {
+	if err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta}); err != nil {
 		return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 	}
 	obj.Meta.Revision = kv.ModRevision
 	return obj, nil
+}
+
+// decodeRawJSON decodes a stored value into raw with encoding/json alone.
+func decodeRawJSON(value []byte, raw *rawObject) error {
+	return json.Unmarshal(value, &legacyRaw{raw, &raw.Meta})
 }
 
 // decodeRaw decodes a stored value with Spec and Status left encoded.
@@ -52,7 +81,7 @@ func decodeRaw(kv KV) (*rawObject, error) {
 	raw := new(rawObject)
 	if !decodeRawFast(kv.Value, raw) {
 		raw = new(rawObject)
-		if err := json.Unmarshal(kv.Value, raw); err != nil {
+		if err := decodeRawJSON(kv.Value, raw); err != nil {
 			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 		}
 	}
@@ -77,7 +106,7 @@ func (raw *rawObject) encode() ([]byte, error) {
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
 	var b bytes.Buffer
 	b.Grow(len(meta) + len(spec) + len(status) + len(conds) + 48)
-	b.WriteString(`{"meta":`)
+	b.WriteString(`{"metadata":`)
 	b.Write(meta)
 	b.WriteString(`,"spec":`)
 	b.Write(spec)

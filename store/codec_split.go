@@ -7,9 +7,9 @@ import "encoding/json"
 // while Spec and Status, most of the value, are validated and sliced in one
 // pass instead of being scanned twice by encoding/json. It handles exactly
 // the values the store writes (the four keys, each at most once, spelled as
-// encode spells them) and reports false for anything else, well-formed or
-// not, which decodeRaw then decodes the general way; so both give the same
-// result and the same errors.
+// encode spells them, or Meta under the legacy key) and reports false for
+// anything else, well-formed or not, which decodeRaw then decodes the
+// general way; so both give the same result and the same errors.
 func decodeRawFast(value []byte, raw *rawObject) bool {
 	s := rawScanner{b: value}
 	s.space()
@@ -46,7 +46,7 @@ func decodeRawFast(value []byte, raw *rawObject) bool {
 		v := s.b[vstart:s.i]
 		var k int
 		switch key {
-		case "meta":
+		case "metadata", legacyMetaKey:
 			k, meta = 0, v
 		case "spec":
 			k, raw.Spec = 1, v

@@ -38,11 +38,12 @@ func TestDecodeMetaWithoutSpecAndStatusTypes(t *testing.T) {
 }
 
 func FuzzDecodeMeta(f *testing.F) {
-	f.Add([]byte(`{"meta":{"kind":"Widget","name":"w","uid":"u","generation":2,"labels":{"a":"b"}},"spec":{"x":1},"status":null}`))
-	f.Add([]byte(`{"meta":{"managed":[{"manager":"m","operation":"Apply","fields":"~x"}]},"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}]}`))
-	f.Add([]byte(`{"meta":null}`))
+	f.Add([]byte(`{"metadata":{"kind":"Widget","name":"w","uid":"u","generation":2,"labels":{"a":"b"}},"spec":{"x":1},"status":null}`))
+	f.Add([]byte(`{"metadata":{"managed":[{"manager":"m","operation":"Apply","fields":"~x"}]},"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}]}`))
+	f.Add([]byte(`{"metadata":null}`))
+	f.Add([]byte(`{"meta":{"kind":"Widget","name":"w"}}`)) // the legacy key
 	f.Add([]byte(`[]`))
-	f.Add([]byte(`{"meta":{"generation":"x"}}`))
+	f.Add([]byte(`{"metadata":{"generation":"x"}}`))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		meta, conds, err := store.DecodeMeta(value)
 		if err != nil {
@@ -53,7 +54,7 @@ func FuzzDecodeMeta(f *testing.F) {
 		// the same bytes (empty and absent collections may differ once).
 		encode := func(m store.Meta, c []store.Condition) []byte {
 			b, err := json.Marshal(struct {
-				Meta       store.Meta        `json:"meta"`
+				Meta       store.Meta        `json:"metadata"`
 				Conditions []store.Condition `json:"conditions,omitempty"`
 			}{m, c})
 			require.NoError(t, err)

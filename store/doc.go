@@ -17,7 +17,13 @@
 // # Storage layout
 //
 // An object is stored at the key prefix + kind + "/" + name (the prefix is ""
-// unless WithKeyPrefix sets one) as the encoding/json encoding of its Object.
+// unless WithKeyPrefix sets one) as the encoding/json encoding of its Object:
+// {"metadata": Meta, "spec": S, "status": T, "conditions": [...]}. Values
+// written before Meta's key was "metadata" hold it under "meta"; every
+// decoder reads that too, and the object's next write stores the new form.
+// A path naming a field of Meta is therefore .metadata.labels.app wherever
+// steady shows one (diff.Diff of two objects, field ownership, change
+// judges, oscillation reports).
 // Meta.Revision is not encoded: it is the key's ModRevision, one store-wide
 // monotonic counter, so revisions order all writes of a Backend.
 //

@@ -9,7 +9,7 @@ import "time"
 //
 // Spec and Status are encoded with encoding/json.
 type Object[S, T any] struct {
-	Meta       Meta        `json:"meta"`
+	Meta       Meta        `json:"metadata"`
 	Spec       S           `json:"spec"`
 	Status     T           `json:"status"`
 	Conditions []Condition `json:"conditions,omitempty"`

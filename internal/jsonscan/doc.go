@@ -1,0 +1,17 @@
+// Package jsonscan is steady's one hand-written JSON reader. The store keeps
+// objects as encoding/json text and reads them on every write; three of those
+// reads are hot enough to be worth not going through encoding/json:
+//
+//   - Decode and DecodeShape build the map[string]any / []any trees that
+//     package ownership works on (two per write), with keys and plain strings
+//     sliced from one copy of the input.
+//   - Members splits an object into its members' raw values in one pass,
+//     validating them, so the store can keep Spec and Status encoded.
+//   - ChangedScalars compares two values token by token and finds the scalar
+//     leaves whose text changed, without building either tree.
+//
+// Every entry point accepts exactly what encoding/json accepts, or less (it
+// reports false or an error, and the caller then takes the encoding/json way);
+// what it accepts it reads as encoding/json does. Fuzz targets hold it to that,
+// with encoding/json as the oracle.
+package jsonscan

@@ -1,0 +1,85 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var memberSeeds = []string{
+	`{"metadata":{"kind":"K","name":"a","labels":{"x":"y"}},"spec":{"a":[1,2.5e3,-0,true,false,null,"s\"\\\/\b\f\n\r\t\u00e9"]},"status":null}`,
+	` { "a" : {} , "b" : [ ] , "c" : { } } `, `{}`, ` {} `, `{"a":1,"a":2}`, `{"a":1e400}`,
+	`{"me\u0074a":1}`, "{\"a\x01\":1}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`,
+	`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"a\x01\"}", "{\"a\":\"\xff\"}",
+	`{"a":[1,]}`, `{"a":{"b":1,}}`, `{"a" 1}`, `{"a":tru}`, `{"a":1}x`, `{"a":1,}`, `[1]`, `null`, ``, `{`,
+}
+
+// member is one member as Members reports it.
+type member struct{ key, value string }
+
+// referenceMembers is Members' specification: encoding/json's tokens, each
+// value as a json.RawMessage.
+func referenceMembers(b []byte) ([]member, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	out := []member{}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, false
+		}
+		out = append(out, member{tok.(string), string(v)})
+	}
+	return out, true
+}
+
+func FuzzMembers(f *testing.F) {
+	for _, s := range memberSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkMembers)
+}
+
+func TestMembersMatchesEncodingJSON(t *testing.T) {
+	for _, s := range memberSeeds {
+		t.Run(s, func(t *testing.T) { checkMembers(t, []byte(s)) })
+	}
+	_, ok := members([]byte(`{"metadata":{"a":1},"spec":[1, 2],"status":"x"}`))
+	require.True(t, ok, "the values the store writes take the fast way")
+}
+
+func members(b []byte) ([]member, bool) {
+	out := []member{}
+	ok := Members(b, func(k, v []byte) bool {
+		out = append(out, member{string(k), string(v)})
+		return true
+	})
+	return out, ok
+}
+
+func checkMembers(t *testing.T, b []byte) {
+	got, ok := members(b)
+	if !ok {
+		return // the caller takes the encoding/json way
+	}
+	want, wantOK := referenceMembers(b)
+	require.True(t, wantOK, "accepted what encoding/json rejects: %q", b)
+	require.Equal(t, want, got)
+}
+
+func TestMembersStopsWhenTold(t *testing.T) {
+	n := 0
+	require.False(t, Members([]byte(`{"a":1,"b":2}`), func(k, _ []byte) bool { n++; return string(k) != "a" }))
+	require.Equal(t, 1, n)
+}

@@ -1,0 +1,315 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDepth bounds nesting, as encoding/json does, so hostile input cannot
+// exhaust the stack.
+const maxDepth = 10000
+
+// scanner reads one JSON text. The readers that keep strings (Decode,
+// ChangedScalars) set s to string(b) and slice keys and plain strings from
+// it, so they cost no allocation of their own; the validating readers
+// (Members) leave s empty and never read it.
+type scanner struct {
+	b []byte
+	s string
+	i int
+	// items collects array elements while a tree is built, so that each
+	// array is allocated once, at its final size.
+	items []any
+	// shape makes scalars outside lists nil (see DecodeShape); inList is
+	// the depth of lists being read.
+	shape  bool
+	inList int
+}
+
+func (p *scanner) errorf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: "+format, append([]any{p.i}, args...)...)
+}
+
+func (p *scanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte consumes c if it is next.
+func (p *scanner) byte(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// atEnd reports whether only white space is left.
+func (p *scanner) atEnd() bool {
+	p.space()
+	return p.i == len(p.b)
+}
+
+// skip validates one value (after white space) without decoding it, as
+// encoding/json validates a json.RawMessage: number ranges are not checked
+// and invalid UTF-8 in strings is accepted.
+func (p *scanner) skip(depth int) bool {
+	p.space()
+	if depth > maxDepth || p.i >= len(p.b) {
+		return false
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		p.space()
+		if p.byte('}') {
+			return true
+		}
+		for {
+			p.space()
+			if !p.skipString() {
+				return false
+			}
+			p.space()
+			if !p.byte(':') || !p.skip(depth+1) {
+				return false
+			}
+			p.space()
+			if p.byte('}') {
+				return true
+			}
+			if !p.byte(',') {
+				return false
+			}
+		}
+	case c == '[':
+		p.i++
+		p.space()
+		if p.byte(']') {
+			return true
+		}
+		for {
+			if !p.skip(depth + 1) {
+				return false
+			}
+			p.space()
+			if p.byte(']') {
+				return true
+			}
+			if !p.byte(',') {
+				return false
+			}
+		}
+	case c == '"':
+		return p.skipString()
+	case c == 't':
+		return p.word("true")
+	case c == 'f':
+		return p.word("false")
+	case c == 'n':
+		return p.word("null")
+	case c == '-' || '0' <= c && c <= '9':
+		_, ok := p.numberText()
+		return ok
+	}
+	return false
+}
+
+func (p *scanner) word(w string) bool {
+	if len(p.b)-p.i >= len(w) && string(p.b[p.i:p.i+len(w)]) == w {
+		p.i += len(w)
+		return true
+	}
+	return false
+}
+
+// skipString validates a string token: no control characters, valid
+// escapes. Bytes of invalid UTF-8 are accepted, as encoding/json accepts
+// them.
+func (p *scanner) skipString() bool {
+	if !p.byte('"') {
+		return false
+	}
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if p.i+1 >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i += 2
+			case 'u':
+				if len(p.b)-p.i < 6 {
+					return false
+				}
+				for _, h := range p.b[p.i+2 : p.i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				p.i += 6
+			default:
+				return false
+			}
+		default:
+			p.i++
+		}
+	}
+	return false
+}
+
+// string reads a string token and returns its value. Plain ASCII strings
+// without escapes, the common case, are sliced from s; anything else goes
+// through encoding/json, which handles escapes, surrogates and invalid UTF-8
+// exactly.
+func (p *scanner) string() (string, error) {
+	start := p.i
+	p.i++ // "
+	plain := true
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			if plain {
+				return p.s[start+1 : p.i-1], nil
+			}
+			var s string
+			if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
+				return "", p.errorf("bad string: %v", err)
+			}
+			return s, nil
+		case c == '\\':
+			plain = false
+			p.i += 2
+		case c < 0x20:
+			return "", p.errorf("control character in string")
+		case c >= utf8.RuneSelf:
+			plain = false
+			p.i++
+		default:
+			p.i++
+		}
+	}
+	return "", p.errorf("unterminated string")
+}
+
+func (p *scanner) literal(word string, v any) (any, error) {
+	if !p.word(word) {
+		return nil, p.errorf("bad literal")
+	}
+	return v, nil
+}
+
+// numberText reads a token of the JSON number grammar and returns its
+// bounds in b; range is not checked.
+func (p *scanner) numberText() (start int, ok bool) {
+	start = p.i
+	p.byte('-')
+	digits := func() int {
+		n := 0
+		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	intStart := p.i
+	if n := digits(); n == 0 || n > 1 && p.b[intStart] == '0' {
+		return start, false
+	}
+	if p.byte('.') && digits() == 0 {
+		return start, false
+	}
+	if p.byte('e') || p.byte('E') {
+		if !p.byte('+') {
+			p.byte('-')
+		}
+		if digits() == 0 {
+			return start, false
+		}
+	}
+	return start, true
+}
+
+// number reads a JSON number as a tree holds it: int64 when integral and in
+// range, float64 otherwise; beyond float64's range it is an error, as
+// encoding/json makes it.
+func (p *scanner) number() (any, error) {
+	n, f, isInt, err := p.numberParts()
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		return n, nil
+	}
+	return f, nil
+}
+
+// numberParts reads a JSON number: n when integral and in range (isInt), f
+// otherwise. It does not box either, so that reading a number to skip it
+// costs no allocation.
+func (p *scanner) numberParts() (n int64, f float64, isInt bool, err error) {
+	start, ok := p.numberText()
+	if !ok {
+		return 0, 0, false, p.errorf("bad number")
+	}
+	text := p.s[start:p.i]
+	integral := true
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c == '.' || c == 'e' || c == 'E' {
+			integral = false
+			break
+		}
+	}
+	if integral {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return n, 0, true, nil
+		}
+	}
+	f, err = strconv.ParseFloat(text, 64)
+	if err != nil {
+		return 0, 0, false, p.errorf("number %s out of range", text)
+	}
+	return 0, f, false, nil
+}
+
+// scalar reads a string, number, true, false or null as a tree would (so
+// with the same errors) and returns its text.
+func (p *scanner) scalar() (string, error) {
+	start := p.i
+	var err error
+	switch c := p.b[p.i]; {
+	case c == '"':
+		_, err = p.string()
+	case c == 't':
+		_, err = p.literal("true", nil)
+	case c == 'f':
+		_, err = p.literal("false", nil)
+	case c == 'n':
+		_, err = p.literal("null", nil)
+	case c == '-' || '0' <= c && c <= '9':
+		_, _, _, err = p.numberParts()
+	default:
+		err = p.errorf("unexpected %q", c)
+	}
+	if err != nil {
+		return "", err
+	}
+	return p.s[start:p.i], nil
+}

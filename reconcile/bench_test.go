@@ -161,7 +161,7 @@ func BenchmarkJudgeStatusWrite(b *testing.B) {
 		f    ChangeFunc[appSpec, appStatus]
 	}{
 		{"section", SectionChanges[appSpec, appStatus]},
-		{"field", st.FieldChanges},
+		{"field", fieldChanges(st)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -70,7 +71,8 @@ type CacheSourceOption[S, T any] func(*CacheSource[S, T])
 
 // WithChanges replaces the source's ChangeFunc: the default is the store's
 // FieldChanges under WithStore, SectionChanges otherwise (a cache alone does
-// not expose the store FieldChanges needs). Pass st.FieldChanges to
+// not expose the store FieldChanges needs). Pass a ChangeFunc that calls
+// st.FieldChanges (and shows its diff.Path values with String) to
 // FromCache, FromOwned or FromCacheMapped to judge their changes field by
 // field too. A nil f changes nothing.
 func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
@@ -385,6 +387,26 @@ func mapsEqual(a, b map[string]string) bool {
 	return true
 }
 
+// fieldChanges is st.FieldChanges as a ChangeFunc, its paths shown in the
+// diff.Path notation.
+func fieldChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
+	return func(old, new *store.Object[S, T], manager string) (owned, foreign []string) {
+		o, f := st.FieldChanges(old, new, manager)
+		return pathStrings(o), pathStrings(f)
+	}
+}
+
+func pathStrings(ps []diff.Path) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
 // WithStore is the usual way to point a Loop[string] at a kind: its cache
 // is the Loop's primary source (FromCache) and its Stalled condition is
 // written through StoreStatus. The source judges own writes and oscillation
@@ -397,7 +419,7 @@ func WithStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 		if c == nil || st == nil {
 			return invalid("WithStore needs a cache and a store")
 		}
-		opts = append([]CacheSourceOption[S, T]{WithChanges(st.FieldChanges)}, opts...)
+		opts = append([]CacheSourceOption[S, T]{WithChanges(fieldChanges(st))}, opts...)
 		cfg.sources = append(cfg.sources, Source[string](FromCache(c, opts...)))
 		cfg.statusWriter = StoreStatus(c, st)
 		return nil

@@ -270,7 +270,7 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 				}
 			}
 			if old != nil && new != nil && new.Meta.Name == "a" {
-				owned, foreign := e.st.FieldChanges(old, new, "app")
+				owned, foreign := fieldChanges(e.st)(old, new, "app")
 				merged = append(append(merged, owned...), foreign...)
 			}
 		})

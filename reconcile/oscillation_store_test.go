@@ -47,7 +47,7 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 		}
 		ma, mb := NewMemMetrics(), NewMemMetrics()
 		la := mustNew(t, defaulter("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("three"), WithMetrics(ma))...)
-		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(e.st.FieldChanges))), WithManager("two"), WithMetrics(mb))...)
+		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(fieldChanges(e.st)))), WithManager("two"), WithMetrics(mb))...)
 		require.NoError(t, err)
 		stopA, stopB := start(t, la), start(t, lb)
 		time.Sleep(time.Minute)

@@ -27,116 +27,41 @@ func (s *Store[S, T]) Ownership(obj *Object[S, T]) (spec, status ownership.Manag
 }
 
 // FieldChanges reports the fields that differ between two states of an
-// object, as diff.Path strings in the path space of Meta.Managed
-// (.metadata.labels.app, .spec.replicas, .conditions[type="Ready"].status,
-// ...), split by whether manager owns them: a changed field is owned when
-// manager's entries in new own it or a field above it, a removed (or
-// zeroed) one when nobody owns it in new and manager did in old, and an added
-// or removed subtree when manager owns fields under it and no other manager
-// does. A change of DeletionRequested is
+// object, in the path space of Meta.Managed (.metadata.labels.app,
+// .spec.replicas, .conditions[type="Ready"].status, ...), split by whether
+// manager owns them, as ownership.Attribute decides from the object's
+// ownership before and after the change. A change of DeletionRequested is
 // reported as .metadata.deletionRequested, owned by nobody. Bookkeeping
 // (Generation, LastWrite, Managed, Revision) is not a change.
 //
-// Its signature is that of reconcile.ChangeFunc: pass st.FieldChanges to
-// reconcile.WithChanges to judge own writes and oscillation field by field.
 // If an object's ownership cannot be read, every change counts as foreign,
-// which errs towards reconciling.
-func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []string) {
-	var changes []diff.Change
+// which errs towards acting on the change.
+func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-		diff.ListSets(diff.MustParsePath(".metadata.finalizers")), diff.EquateEmpty())
+		diff.ListSets(finalizersPath), diff.EquateEmpty()).Paths()
 	statusChanges := diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-		diff.ListKeys(diff.MustParsePath(".conditions"), "type"), diff.EquateEmpty())
-	changes = append(append(changes, specChanges...), statusChanges...)
+		diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()).Paths()
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
-		foreign = append(foreign, ".metadata.deletionRequested")
+		foreign = append(foreign, deletionRequestedPath)
 	}
-	if len(changes) == 0 {
+	if len(specChanges)+len(statusChanges) == 0 {
 		return owned, foreign
 	}
 	oldSpec, oldStatus, errOld := s.Ownership(old)
 	newSpec, newStatus, errNew := s.Ownership(new)
-	for i, c := range changes {
-		mine := false
-		if errOld == nil && errNew == nil {
-			before, after := oldSpec, newSpec
-			if i >= len(specChanges) {
-				before, after = oldStatus, newStatus
-			}
-			mine = ownsChange(manager, c, before, after)
-		}
-		if mine {
-			owned = append(owned, c.Path.String())
-		} else {
-			foreign = append(foreign, c.Path.String())
-		}
+	if errOld != nil || errNew != nil {
+		return owned, append(append(foreign, specChanges...), statusChanges...)
 	}
-	return owned, foreign
+	specOwned, specForeign := ownership.Attribute(manager, specChanges, oldSpec, newSpec)
+	statusOwned, statusForeign := ownership.Attribute(manager, statusChanges, oldStatus, newStatus)
+	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
 }
 
-// ownsChange reports whether manager owns the field of a change: in after,
-// or, when nobody owns it after the change (it was removed, or reset to a
-// zero value that typed Specs cannot tell from absent), in before.
-func ownsChange(manager string, c diff.Change, before, after ownership.Managed) bool {
-	mine, anyone := owns(manager, c.Path, after)
-	if anyone {
-		return mine
-	}
-	mine, _ = owns(manager, c.Path, before)
-	return mine
-}
-
-// owns reports whether manager owns p in m (p or a field above it, or fields
-// below it that no other manager shares), and whether anyone does.
-func owns(manager string, p diff.Path, m ownership.Managed) (mine, anyone bool) {
-	below, othersBelow := false, false
-	for _, e := range m {
-		if ownsPathOrAbove(e.Set, p) {
-			if e.Manager == manager {
-				return true, true
-			}
-			anyone = true
-		}
-		if ownsBelow(e.Set, p) {
-			anyone = true
-			if e.Manager == manager {
-				below = true
-			} else {
-				othersBelow = true
-			}
-		}
-	}
-	return below && !othersBelow && !anyoneAbove(manager, p, m), anyone
-}
-
-// anyoneAbove reports whether a manager other than manager owns p or a field
-// above it.
-func anyoneAbove(manager string, p diff.Path, m ownership.Managed) bool {
-	for _, e := range m {
-		if e.Manager != manager && ownsPathOrAbove(e.Set, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func ownsPathOrAbove(s *ownership.Set, p diff.Path) bool {
-	for i := len(p); i > 0; i-- {
-		if s.Has(p[:i]) {
-			return true
-		}
-	}
-	return false
-}
-
-func ownsBelow(s *ownership.Set, p diff.Path) bool {
-	for _, q := range s.Paths() {
-		if len(q) > len(p) && q.HasPrefix(p) {
-			return true
-		}
-	}
-	return false
-}
+var (
+	finalizersPath        = diff.MustParsePath(".metadata.finalizers")
+	conditionsPath        = diff.MustParsePath(".conditions")
+	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
+)
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct
 // tags key their lists, and named as in the ownership trees.

@@ -25,10 +25,11 @@ func TestFieldChangesSplitsByOwner(t *testing.T) {
 		require.NoError(t, err)
 		return old, new
 	}
+	// split shows the paths in their notation.
 	type split struct{ owned, foreign []string }
 	judge := func(old, new *store.Object[applySpec, applyStatus], manager string) split {
 		o, f := st.FieldChanges(old, new, manager)
-		return split{o, f}
+		return split{pathStrings(o), pathStrings(f)}
 	}
 
 	old, new := step(func() {
@@ -84,4 +85,12 @@ func mustPath(t *testing.T, s string) diff.Path {
 	p, err := diff.ParsePath(s)
 	require.NoError(t, err)
 	return p
+}
+
+func pathStrings(ps []diff.Path) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"strings"
-
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -22,17 +20,17 @@ import (
 //
 // The stored and the new value of the side are compared token by token
 // (both are encoding/json output; jsonscan.ChangedScalars), which finds the
-// scalar leaves whose text changed without building either tree; only the shape of the stored side is
-// then built (decodeShape), for the Codec that decodes the record.
+// scalar leaves whose text changed without building either tree; only the
+// shape of the stored side is then built (decodeShape), for the Codec that
+// decodes the record.
 //
 // Why the record is then what ownership.Update gives: the recorded paths R
 // are scalar leaves in maps with the same keys, in the same order, before and
 // after, and lists are unchanged byte for byte, so the object's shape, hence
 // its Codec, is the same, and the leaves Update finds changed are a subset C
 // of R (a leaf whose text changed but not its value, 1.0 for 1, is in R
-// only). Every
-// entry of the side is a pure bitmap of that Codec ("~hash bits", no "|" part),
-// so its members are nodes of the object; a changed leaf that the manager's
+// only). Every entry of the side decodes to nodes of that Codec's object
+// only (ownership.Codec.DecodeNodes); a changed leaf that the manager's
 // Update entry holds is such a node, so no atomic map lies above it (the Codec
 // does not descend into atomic values) and Update's changed set is exactly
 // C. The manager's Update entry already holds all of R (Union changes
@@ -47,7 +45,7 @@ import (
 type decodedSide struct {
 	managed ownership.Managed
 	// canonical reports that every entry of the side decoded to a non-empty
-	// set from a pure bitmap and that Meta.Managed lists spec-side entries
+	// set of the object's own nodes (ownership.Codec.DecodeNodes) and that Meta.Managed lists spec-side entries
 	// before status-side ones, as setManaged writes them.
 	canonical bool
 }
@@ -69,13 +67,13 @@ func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decod
 		if codec == nil {
 			codec = ownership.NewCodec(tree, sc.of(side))
 		}
-		set, err := codec.Decode(e.Fields)
-		if err != nil || set.Empty() {
+		set, nodesOnly := codec.DecodeNodes(e.Fields)
+		if !nodesOnly {
 			out.canonical = false
-			continue // see the comment at the top of managed.go
-		}
-		if !strings.HasPrefix(e.Fields, "~") || strings.IndexByte(e.Fields, '|') >= 0 {
-			out.canonical = false
+			var err error
+			if set, err = codec.Decode(e.Fields); err != nil || set.Empty() {
+				continue // see the comment at the top of managed.go
+			}
 		}
 		out.managed = append(out.managed, ownership.Entry{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Set: set})
 	}

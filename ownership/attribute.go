@@ -1,0 +1,112 @@
+package ownership
+
+import (
+	"strings"
+
+	"github.com/steady-go/steady/diff"
+)
+
+// Attribute answers who changed which field: it splits the paths of a change
+// (the fields that differ between two states of an object, as diff.Diff
+// reports them) into those manager owns and the rest, foreign, using the
+// object's ownership before and after the change. A path is owned by manager
+// when:
+//
+//   - after the change, manager owns it or a field above it; or
+//   - after the change, fields below it are owned by manager and by no
+//     other manager, and no other manager owns it or a field above it (an
+//     added or removed subtree that is manager's alone); or
+//   - nobody owns it, or anything below it, after the change (it was removed,
+//     or reset to a zero value that a typed object cannot tell from absent)
+//     and one of the above held before.
+//
+// Every other path is foreign. Both results keep the order of changed.
+//
+// This is how a controller tells its own writes from other actors' changes
+// field by field: a change whose every path is owned by its manager is its
+// own echo; a foreign path is someone else's, worth reconciling.
+func Attribute(manager string, changed []diff.Path, before, after Managed) (owned, foreign []diff.Path) {
+	for _, p := range changed {
+		mine, anyone := owns(manager, p, after)
+		if !anyone {
+			mine, _ = owns(manager, p, before)
+		}
+		if mine {
+			owned = append(owned, p)
+		} else {
+			foreign = append(foreign, p)
+		}
+	}
+	return owned, foreign
+}
+
+// owns reports whether manager owns p in m (p or a field above it, or fields
+// below it that no other manager shares), and whether anyone owns p, a field
+// above it or a field below it.
+func owns(manager string, p diff.Path, m Managed) (mine, anyone bool) {
+	below, othersBelow := false, false
+	for _, e := range m {
+		if hasPathOrAbove(e.Set, p) {
+			if e.Manager == manager {
+				return true, true
+			}
+			anyone = true
+		}
+		if hasBelow(e.Set, p) {
+			anyone = true
+			if e.Manager == manager {
+				below = true
+			} else {
+				othersBelow = true
+			}
+		}
+	}
+	return below && !othersBelow && !ownedAboveByOthers(manager, p, m), anyone
+}
+
+// ownedAboveByOthers reports whether a manager other than manager owns p or
+// a field above it.
+func ownedAboveByOthers(manager string, p diff.Path, m Managed) bool {
+	for _, e := range m {
+		if e.Manager != manager && hasPathOrAbove(e.Set, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPathOrAbove(s *Set, p diff.Path) bool {
+	for i := len(p); i > 0; i-- {
+		if s.Has(p[:i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasBelow(s *Set, p diff.Path) bool {
+	for _, q := range s.Paths() {
+		if len(q) > len(p) && q.HasPrefix(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeNodes is Decode for an encoding that names only fields and list
+// items the codec's object has: one made by Encode from a set of the
+// object's own nodes (a bitmap, with no path encoded in full). It reports
+// false for any other text, for one that does not decode and for the empty
+// set. Every member of a set it returns is a node of the object, so no
+// member lies below a scalar or inside a value the schema makes atomic: a
+// store can then reason about the record from the object's shape alone.
+func (c *Codec) DecodeNodes(text string) (*Set, bool) {
+	if text == "" || text[0] != relPrefix || strings.IndexByte(text, '|') >= 0 {
+		return nil, false
+	}
+	s, err := c.Decode(text)
+	if err != nil || s.Empty() {
+		return nil, false
+	}
+	return s, true
+}

@@ -277,7 +277,7 @@ func TestUpdatesMaintainManagedFields(t *testing.T) {
 
 func mustValue(t *testing.T, st *store.Store[applySpec, applyStatus], name string) []byte {
 	t.Helper()
-	kv, err := st.Backend().Get(t.Context(), st.Key(name))
+	kv, err := st.Backend().Get(t.Context(), st.Prefix()+name)
 	require.NoError(t, err)
 	return kv.Value
 }

@@ -10,7 +10,7 @@
 // status type while a reconciler owns Ready). Meta and Conditions decode
 // without knowing S and T (DecodeMeta).
 //
-// Kinds and names follow documented rules (ValidateKind, ValidateName: names
+// Kinds and names follow documented rules (New lists the kind rules, ValidateName the name rules: names
 // are DNS-1123 subdomains). A name that breaks one is rejected with an
 // *InvalidNameError naming the rule.
 //

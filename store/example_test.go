@@ -133,3 +133,26 @@ func ExampleWithFence() {
 	// <nil>
 	// true
 }
+
+// FieldChanges tells a manager's own changes from other actors', field by
+// field, from the object's field ownership.
+func ExampleStore_FieldChanges() {
+	ctx := context.Background()
+	apps, _ := store.New[AppSpec, AppStatus](memstore.New(), "App")
+	_, _ = apps.As("user").Apply(ctx, "web", map[string]any{"image": "web:1"})
+	before, _ := apps.Get(ctx, "web")
+
+	_, _ = apps.As("autoscaler").Apply(ctx, "web", map[string]any{"replicas": 3})
+	after, _ := apps.Get(ctx, "web")
+	next := *after
+	next.Meta.Labels = map[string]string{"team": "a"}
+	_, _ = apps.As("user").Update(ctx, &next)
+	after, _ = apps.Get(ctx, "web")
+
+	owned, foreign := apps.FieldChanges(before, after, "autoscaler")
+	fmt.Println("autoscaler's own:", owned)
+	fmt.Println("others':", foreign)
+	// Output:
+	// autoscaler's own: [.spec.replicas]
+	// others': [.metadata.labels.team]
+}

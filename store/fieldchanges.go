@@ -5,12 +5,12 @@ import (
 	"github.com/steady-go/steady/ownership"
 )
 
-// Ownership returns obj's field ownership (Meta.Managed) decoded, for each
+// managedOf returns obj's field ownership (Meta.Managed) decoded, for each
 // side of the object: the spec side (.metadata... and .spec... paths) and the
 // status side (.status... and .conditions[type="..."] paths). Entries that do
 // not decode against obj are left out (see Meta.Managed). obj should be as
 // read from the store: ownership is encoded relative to the stored fields.
-func (s *Store[S, T]) Ownership(obj *Object[S, T]) (spec, status ownership.Managed, err error) {
+func (s *Store[S, T]) managedOf(obj *Object[S, T]) (spec, status ownership.Managed, err error) {
 	raw, err := rawFromObject(obj)
 	if err != nil {
 		return nil, nil, err
@@ -47,8 +47,8 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if len(specChanges)+len(statusChanges) == 0 {
 		return owned, foreign
 	}
-	oldSpec, oldStatus, errOld := s.Ownership(old)
-	newSpec, newStatus, errNew := s.Ownership(new)
+	oldSpec, oldStatus, errOld := s.managedOf(old)
+	newSpec, newStatus, errNew := s.managedOf(new)
 	if errOld != nil || errNew != nil {
 		return owned, append(append(foreign, specChanges...), statusChanges...)
 	}

@@ -72,19 +72,6 @@ func TestFieldChangesSplitsByOwner(t *testing.T) {
 		require.NoError(t, err)
 	})
 	require.Equal(t, split{[]string{`.metadata.finalizers[="x"]`}, []string{".metadata.deletionRequested"}}, judge(old, new, "editor"))
-
-	spec, status, err := st.Ownership(new)
-	require.NoError(t, err)
-	require.NotEmpty(t, spec)
-	require.Equal(t, "loop", status[0].Manager)
-	require.True(t, status[0].Set.Has(mustPath(t, `.conditions[type="Stalled"].status`)))
-}
-
-func mustPath(t *testing.T, s string) diff.Path {
-	t.Helper()
-	p, err := diff.ParsePath(s)
-	require.NoError(t, err)
-	return p
 }
 
 func pathStrings(ps []diff.Path) []string {

@@ -48,7 +48,7 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 	}
 	sel := opts.Selector
 	if sel == nil {
-		sel = Everything()
+		sel = everything{}
 	}
 	bopts := KVListOptions{Limit: opts.Limit}
 	if opts.Continue != "" {

@@ -93,7 +93,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 			}
 			val, err := raw.encode()
 			require.NoError(t, err)
-			_, err = st.Backend().Txn(ctx, nil, Write{Kind: WritePut, Key: st.Key(name), Value: val})
+			_, err = st.Backend().Txn(ctx, nil, Write{Kind: WritePut, Key: st.keyOf(name), Value: val})
 			require.NoError(t, err)
 		},
 		"status by other": func(t *testing.T, name string) {

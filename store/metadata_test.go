@@ -55,7 +55,7 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
 	st := newTypedStore(t, b)
-	rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Key("old"), Value: []byte(legacyValue)})
+	rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
 	require.NoError(t, err)
 	check := func(what string, obj *typedObj) {
 		t.Helper()
@@ -109,7 +109,7 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	next.Spec.Replicas = 5
 	_, err = st.As("m").Update(ctx, &next)
 	require.NoError(t, err)
-	kv, err := b.Get(ctx, st.Key("old"))
+	kv, err := b.Get(ctx, st.Prefix()+"old")
 	require.NoError(t, err)
 	require.Contains(t, string(kv.Value), `{"metadata":{"kind":"Widget","name":"old","uid":"uid-old"`)
 	require.NotContains(t, string(kv.Value), `"meta":`)
@@ -119,7 +119,7 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	require.Equal(t, 5, again.Spec.Replicas)
 
 	// A status write on a legacy value keeps its Meta too.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Key("old"), Value: []byte(legacyValue)})
+	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
 	require.NoError(t, err)
 	cur, err := st.Get(ctx, "old")
 	require.NoError(t, err)

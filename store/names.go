@@ -7,12 +7,9 @@ import (
 
 // Limits of the naming rules.
 const (
-	// MaxKindLength is the longest valid kind.
-	MaxKindLength = 63
-	// MaxNameLength is the longest valid name.
-	MaxNameLength = 253
-	// MaxNameSegmentLength is the longest dot-separated segment of a name.
-	MaxNameSegmentLength = 63
+	maxKindLength        = 63
+	maxNameLength        = 253
+	maxNameSegmentLength = 63 // between dots
 )
 
 // InvalidNameError reports a kind or name that breaks a naming rule. It
@@ -22,7 +19,7 @@ type InvalidNameError struct {
 	What string
 	// Value is the rejected string.
 	Value string
-	// Rule is the rule it broke, in words, as listed on ValidateKind and
+	// Rule is the rule it broke, in words, as listed on New (for kinds) and
 	// ValidateName.
 	Rule string
 }
@@ -47,23 +44,14 @@ const (
 	ruleNameEdges     = "must start and end every dot-separated segment with a lowercase letter or digit"
 )
 
-// ValidateKind reports whether s is a valid kind. A kind:
-//
-//   - must not be empty;
-//   - must be at most 63 characters;
-//   - must start with an ASCII letter;
-//   - may contain only ASCII letters, digits, '.', '-' and '_'.
-//
-// So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
-// (the slash separates kind and name in keys), "9lives" and "" are not. A
-// violation returns an *InvalidNameError naming the rule; it matches
-// ErrInvalid.
-func ValidateKind(s string) error {
+// validateKind reports whether s is a valid kind, by the rules listed on
+// New.
+func validateKind(s string) error {
 	bad := func(rule string) error { return &InvalidNameError{What: "kind", Value: s, Rule: rule} }
 	switch {
 	case s == "":
 		return bad(ruleEmpty)
-	case len(s) > MaxKindLength:
+	case len(s) > maxKindLength:
 		return bad(ruleKindLength)
 	case !isLetter(s[0]):
 		return bad(ruleKindStart)
@@ -98,7 +86,7 @@ func ValidateName(s string) error {
 	switch {
 	case s == "":
 		return bad(ruleEmpty)
-	case len(s) > MaxNameLength:
+	case len(s) > maxNameLength:
 		return bad(ruleNameLength)
 	}
 	for i := 0; i < len(s); i++ {
@@ -111,7 +99,7 @@ func ValidateName(s string) error {
 		switch {
 		case seg == "":
 			return bad(ruleNameSegment)
-		case len(seg) > MaxNameSegmentLength:
+		case len(seg) > maxNameSegmentLength:
 			return bad(ruleNameSegLength)
 		case seg[0] == '-' || seg[len(seg)-1] == '-':
 			return bad(ruleNameEdges)

@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
 )
 
-func TestValidateKind(t *testing.T) {
+func TestNewValidatesTheKind(t *testing.T) {
 	tests := []struct {
 		kind string
 		rule string // "" when valid
@@ -30,7 +31,7 @@ func TestValidateKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
-			err := store.ValidateKind(tt.kind)
+			_, err := store.New[typedSpec, typedStatus](memstore.New(), tt.kind)
 			if tt.rule == "" {
 				require.NoError(t, err)
 				return

@@ -18,7 +18,7 @@ type Object[S, T any] struct {
 // Meta is the part of an object every layer understands without knowing its
 // Spec and Status types.
 type Meta struct {
-	// Kind groups objects; Name is unique within a Kind. See ValidateKind and
+	// Kind groups objects; Name is unique within a Kind. See New and
 	// ValidateName for the rules.
 	Kind string `json:"kind"`
 	Name string `json:"name"`

@@ -36,13 +36,13 @@ func (g generationOption) applyStatus(c *statusConfig) {
 // rejected with ErrConflict unless the stored object is still at revision r,
 // that is, nobody wrote it since the read that returned r. It applies to
 // Delete (and Apply).
-func IfRevision(r int64) RevisionOption { return RevisionOption(r) }
+func IfRevision(r int64) revisionOption { return revisionOption(r) }
 
-// RevisionOption is the option IfRevision returns.
-type RevisionOption int64
+// revisionOption is the option IfRevision returns.
+type revisionOption int64
 
-func (r RevisionOption) applyDelete(c *deleteConfig) { c.revision = int64(r) }
-func (r RevisionOption) applyApply(c *applyConfig)   { c.revision = int64(r) }
+func (r revisionOption) applyDelete(c *deleteConfig) { c.revision = int64(r) }
+func (r revisionOption) applyApply(c *applyConfig)   { c.revision = int64(r) }
 
 // IfUID makes a Delete conditional on the object's identity: it is rejected
 // with ErrConflict if the object called name is not the one with this UID
@@ -62,13 +62,13 @@ type applyConfig struct {
 // Force makes Apply and ApplyStatus take the fields they conflict on from
 // their owners instead of failing with *ownership.ConflictError; the previous
 // owners lose exactly those fields. UpdateStatus ignores it.
-func Force() ForceOption { return ForceOption{} }
+func Force() forceOption { return forceOption{} }
 
-// ForceOption is the option Force returns.
-type ForceOption struct{}
+// forceOption is the option Force returns.
+type forceOption struct{}
 
-func (ForceOption) applyApply(c *applyConfig)   { c.force = true }
-func (ForceOption) applyStatus(c *statusConfig) { c.force = true }
+func (forceOption) applyApply(c *applyConfig)   { c.force = true }
+func (forceOption) applyStatus(c *statusConfig) { c.force = true }
 
 // ApplyMeta is the metadata part of an applied configuration: the labels,
 // annotations, owners and finalizers the manager wants. Like the spec, each

@@ -14,9 +14,6 @@ type Selector interface {
 	String() string
 }
 
-// Everything returns the selector that matches every object.
-func Everything() Selector { return everything{} }
-
 type everything struct{}
 
 func (everything) Matches(map[string]string) bool { return true }

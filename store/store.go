@@ -56,15 +56,23 @@ func WithUIDs(next func() string) Option { return func(c *config) { c.newUID = n
 // (default: the wall clock).
 func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// New returns a Store for the objects of kind in b. It returns an error
-// wrapping ErrInvalid when kind breaks the kind rules (see ValidateKind), b
-// is nil, or the steady struct tags of S or T are malformed (see
-// ownership.SchemaFor).
+// New returns a Store for the objects of kind in b. A kind:
+//
+//   - must not be empty;
+//   - must be at most 63 characters;
+//   - must start with an ASCII letter;
+//   - may contain only ASCII letters, digits, '.', '-' and '_'.
+//
+// So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
+// (the slash separates kind and name in keys), "9lives" and "" are not. A
+// kind that breaks a rule gives an *InvalidNameError naming it. New also
+// returns an error wrapping ErrInvalid when b is nil or the steady struct
+// tags of S or T are malformed (see ownership.SchemaFor).
 func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error) {
 	if b == nil {
 		return nil, fmt.Errorf("%w: nil Backend", ErrInvalid)
 	}
-	if err := ValidateKind(kind); err != nil {
+	if err := validateKind(kind); err != nil {
 		return nil, err
 	}
 	c := config{newUID: randomUID, clock: clock.Real{}}
@@ -90,9 +98,9 @@ func (s *Store[S, T]) Kind() string { return s.kind }
 // Backend returns the Backend the Store reads and writes.
 func (s *Store[S, T]) Backend() Backend { return s.b }
 
-// Key returns the backend key of the object called name. It does not
+// keyOf returns the backend key of the object called name. It does not
 // validate name.
-func (s *Store[S, T]) Key(name string) string { return s.prefix + name }
+func (s *Store[S, T]) keyOf(name string) string { return s.prefix + name }
 
 // Prefix returns the key prefix under which all of the Store's objects live:
 // the configured prefix, the kind, and a slash.

@@ -41,7 +41,7 @@ func TestKeyLayoutAndEncoding(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Widget", st.Kind())
 	require.Equal(t, "apps/Widget/", st.Prefix())
-	require.Equal(t, "apps/Widget/web", st.Key("web"))
+	require.Equal(t, "apps/Widget/web", st.Prefix()+"web")
 
 	obj := &typedObj{Meta: store.Meta{Name: "web"}, Spec: typedSpec{Replicas: 2}}
 	rev, err := st.As("m").Create(t.Context(), obj)
@@ -185,14 +185,14 @@ func TestUndecodableValues(t *testing.T) {
 	st := newTypedStore(t, b)
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Key("junk"), Value: []byte("{not json")})
+	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
 	require.NoError(t, err)
 
 	_, err = st.Get(ctx, "junk")
 	require.ErrorIs(t, err, store.ErrInvalid)
 	_, err = st.List(ctx, store.ListOptions{})
 	require.ErrorIs(t, err, store.ErrInvalid)
-	require.ErrorContains(t, err, st.Key("junk"))
+	require.ErrorContains(t, err, st.Prefix()+"junk")
 	var last store.Event[typedSpec, typedStatus]
 	for ev := range events {
 		last = ev

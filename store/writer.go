@@ -47,9 +47,6 @@ func (s *Store[S, T]) As(manager string) *Writer[S, T] {
 	return &Writer[S, T]{s: s, manager: manager}
 }
 
-// Manager returns the name stamped on the Writer's writes.
-func (w *Writer[S, T]) Manager() string { return w.manager }
-
 // Create stores obj as a new object: it assigns a UID and Generation 1, and
 // writes Meta, Spec, Status and Conditions. It fills obj.Meta with what was
 // stored, Revision included, and returns the new revision.

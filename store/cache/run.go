@@ -107,7 +107,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 // listAll reads every page of one listing.
 func (c *Cache[S, T]) listAll(ctx context.Context) ([]*store.Object[S, T], int64, error) {
 	var items []*store.Object[S, T]
-	opts := store.ListOptions{Selector: store.Everything(), Limit: c.cfg.pageSize}
+	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
 	for {
 		page, err := c.src.List(ctx, opts)
 		if err != nil {

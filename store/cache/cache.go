@@ -161,7 +161,8 @@ func (c *Cache[S, T]) Revision() int64 {
 	return c.rev
 }
 
-// HasSynced reports whether the first listing has been applied.
+// HasSynced reports whether the first listing has been applied and every
+// handler added before it has been called on it.
 func (c *Cache[S, T]) HasSynced() bool {
 	select {
 	case <-c.synced:
@@ -171,8 +172,9 @@ func (c *Cache[S, T]) HasSynced() bool {
 	}
 }
 
-// WaitForSync blocks until the first listing has been applied (then it
-// returns nil) or ctx ends (then it returns ctx's error).
+// WaitForSync blocks until the first listing has been applied and handed to
+// the handlers added before it (then it returns nil) or ctx ends (then it
+// returns ctx's error).
 func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-c.synced:

@@ -210,17 +210,20 @@ func (c *Cache[S, T]) replace(items []*store.Object[S, T], rev int64) {
 	c.setRevisionLocked(rev)
 	c.mu.Unlock()
 
-	select {
-	case <-c.synced:
-	default:
-		close(c.synced)
-	}
 	c.reportMutations(mutated)
 	for _, ch := range deleted {
 		c.notify(ch)
 	}
 	for _, ch := range changed {
 		c.notify(ch)
+	}
+	// Synced once the handlers have been told of the first listing, so that
+	// what they do with it (a Loop enqueues every key) is done by the time
+	// WaitForSync returns.
+	select {
+	case <-c.synced:
+	default:
+		close(c.synced)
 	}
 }
 

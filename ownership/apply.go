@@ -13,12 +13,16 @@ import (
 // the fields the manager wants, as a tree or a typed value (see ToTree).
 // managed is live's ownership record. Apply:
 //
-//   - sets manager's Apply entry to exactly the fields present in config;
+//   - sets manager's Apply entry to exactly the fields present in config
+//     (not null; an empty set or keyed list claims nothing and is written
+//     only where live has none);
 //   - writes config's values; values equal to live's (numbers by value)
 //     change nothing and are then owned by every manager applying them;
 //   - removes the fields manager applied last time but not now, unless
-//     another entry still owns them (a removed list item or map key goes
-//     with its subtree);
+//     another entry still owns them. A removed list item goes with its
+//     subtree, including fields other entries own inside it, unless
+//     another entry owns the item itself; a map or list that this
+//     empties goes too, unless another entry owns it;
 //   - fails with *ConflictError, listing (manager, path) pairs, when it
 //     would change a field another manager owns (including a type change
 //     below which another manager owns fields), and writes nothing. With
@@ -106,6 +110,9 @@ func applyMerge(liveTree, configTree map[string]any, manager string, managed Man
 		return Result{}, &ConflictError{Conflicts: sortConflicts(w.conflicts)}
 	}
 	w.nodes[0].member = false // the root is never owned
+	if w.dead {
+		w.nodes = compact(w.nodes)
+	}
 	set := &Set{}
 	if len(w.nodes) > 1 {
 		set.nodes = w.nodes
@@ -125,6 +132,49 @@ func applyMerge(liveTree, configTree map[string]any, manager string, managed Man
 		ObjectChanged: changed,
 		Changed:       changed || !newManaged.Equal(managed),
 	}, nil
+}
+
+// compact lays nodes out again without the nodes that are not members and
+// have no member below (maps that claimed nothing).
+func compact(nodes []node) []node {
+	alive := make([]bool, len(nodes))
+	var mark func(i int32) bool
+	mark = func(i int32) bool {
+		n := nodes[i]
+		alive[i] = n.member
+		for c := n.lo; c < n.hi; c++ {
+			if mark(c) {
+				alive[i] = true
+			}
+		}
+		return alive[i]
+	}
+	if !mark(0) {
+		return nodes[:1]
+	}
+	out := make([]node, 1, len(nodes))
+	out[0] = nodes[0]
+	var expand func(k, src int32)
+	expand = func(k, src int32) {
+		lo := int32(len(out))
+		n := nodes[src]
+		for c := n.lo; c < n.hi; c++ {
+			if alive[c] {
+				out = append(out, nodes[c])
+				out[len(out)-1].hi = c // the source, until expanded
+			}
+		}
+		hi := int32(len(out))
+		if lo == hi {
+			lo, hi = 0, 0 // leaves keep the empty block at 0
+		}
+		out[k].lo, out[k].hi = lo, hi
+		for c := lo; c < hi; c++ {
+			expand(c, out[c].hi)
+		}
+	}
+	expand(0, 0)
+	return out
 }
 
 // sortConflicts sorts conflicts by path, manager and operation, and drops

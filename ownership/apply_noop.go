@@ -100,7 +100,9 @@ func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, last int32, member b
 func (w *noopWalk) listNode(live any, inLive bool, n int, last int32, member bool) ([]any, bool) {
 	ll, isList := live.([]any)
 	nd := &w.last.nodes[last]
-	if !inLive || !isList || n > 64 || int(nd.hi-nd.lo) != n || nd.member != (member || n == 0) {
+	// An empty config list claims nothing (see claimed): the full walk
+	// decides.
+	if !inLive || !isList || n == 0 || n > 64 || int(nd.hi-nd.lo) != n || nd.member != member {
 		return nil, false
 	}
 	return ll, true

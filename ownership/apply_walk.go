@@ -118,27 +118,17 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 	// re-apply finds cm's fields in the manager's last set, a manager applying
 	// fields another one applied finds them in its set; either needs neither a
 	// map iteration nor a sort.
-	unclaimed := false // cm has an empty list it writes but does not claim
-	if !w.keysAsIn(here, cm, w.last, here.last) && !w.keysAsOthers(here, cm) {
+	if !w.keysAsIn(cm, w.last, here.last) && !w.keysAsOthers(cm, here.frame) {
 		for k, cv := range cm {
-			switch {
-			case cv == nil:
-			case claimed(cv, here.sch.field(k)):
+			if cv != nil {
 				w.keys = append(w.keys, keyValue{k, cv})
-			default:
-				unclaimed = true
 			}
 		}
 		sortKeyValues(w.keys[mark:])
 	}
 	cnt := len(w.keys) - mark
 	var out map[string]any // a copy of lm, made at the first change
-	switch {
-	case cnt > 0:
-	case unclaimed:
-		// The map claims nothing: its node is dropped from the new set.
-		w.dead = true
-	default:
+	if cnt == 0 {
 		w.nodes[here.built].member = true // an empty map is owned
 	}
 	lo := w.reserve(here.built, cnt)
@@ -178,16 +168,6 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 		}
 	}
 	w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
-	if unclaimed {
-		for k, cv := range cm {
-			if _, ok := lm[k]; !ok && cv != nil && !claimed(cv, here.sch.field(k)) {
-				if out == nil {
-					out = cloneMap(lm, cnt)
-				}
-				out[k] = []any{}
-			}
-		}
-	}
 	if here.last >= 0 && lm != nil {
 		out = w.pruneFields(here, mapPrune{live: lm, applied: cm, out: out})
 	}
@@ -200,9 +180,9 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 	return out, true, nil
 }
 
-// keysAsIn pushes cm's claimed entries in sorted order when they are
-// exactly the fields set s holds at node i.
-func (w *applyWalk) keysAsIn(here at, cm map[string]any, s *Set, i int32) bool {
+// keysAsIn pushes cm's entries in sorted order when they are exactly the
+// fields set s holds at node i.
+func (w *applyWalk) keysAsIn(cm map[string]any, s *Set, i int32) bool {
 	if i < 0 {
 		return false
 	}
@@ -214,7 +194,7 @@ func (w *applyWalk) keysAsIn(here at, cm map[string]any, s *Set, i int32) bool {
 	for c := lo; c < hi; c++ {
 		n := &s.nodes[c]
 		v := cm[n.name]
-		if n.kind != elemField || v == nil || (emptyList(v) && !claimed(v, here.sch.field(n.name))) {
+		if n.kind != elemField || v == nil {
 			w.keys = w.keys[:mark]
 			return false
 		}
@@ -223,10 +203,10 @@ func (w *applyWalk) keysAsIn(here at, cm map[string]any, s *Set, i int32) bool {
 	return true
 }
 
-// keysAsOthers is keysAsIn over the other entries at here.
-func (w *applyWalk) keysAsOthers(here at, cm map[string]any) bool {
+// keysAsOthers is keysAsIn over the other entries at frame.
+func (w *applyWalk) keysAsOthers(cm map[string]any, frame int) bool {
 	for i, s := range w.others {
-		if w.keysAsIn(here, cm, s, w.ost[here.frame+i]) {
+		if w.keysAsIn(cm, s, w.ost[frame+i]) {
 			return true
 		}
 	}
@@ -248,6 +228,16 @@ func cloneMap(m map[string]any, extra int) map[string]any {
 // merge with their config item; config items not in live are appended in
 // config order; items applied last time and no longer are pruned.
 func (w *applyWalk) mergeList(here at, c []any) (any, bool, error) {
+	if len(c) == 0 {
+		// An empty list claims nothing (see claimed): it is written where
+		// live has nothing, and its node is dropped from the new set (and
+		// so is a map above that claims nothing else).
+		w.dead = true
+		if here.inLive {
+			return here.live, false, nil
+		}
+		return []any{}, true, nil
+	}
 	ll, isList := here.live.([]any)
 	if here.inLive && !isList {
 		w.changedHere(here.frame)

@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	stepsFlag = flag.Int("steps", 600, "random steps the differential test runs (CI runs the default; the long run is -steps=5000)")
+	stepsFlag = flag.Int("steps", 1000, "random steps the differential test runs (CI runs the default; the long run is -steps=5000)")
 	seedFlag  = flag.Uint64("seed", 20261201, "seed of the random scenarios")
 )
 

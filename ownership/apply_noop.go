@@ -7,6 +7,12 @@ package ownership
 // build is node for node the last one and every applied value already
 // equals live's. Anything else (including every input Apply would reject)
 // makes it give up, and Apply takes its ordinary path.
+//
+// Fast path, kept by BenchmarkApplyNoop (the first manager re-applies its
+// Pod config: ≤ 10 µs on a quiet machine and exactly 1 alloc, the Managed
+// copy); FuzzOwnership cross-checks it against the full walk. Its
+// functions take plain named parameters: a position struct like the full
+// walk's costs it 4% more instructions.
 
 // noopWalk walks the last applied set. Element names are built in
 // buffers local to each list's frame, so that they stay on the stack.
@@ -24,37 +30,39 @@ func isNoop(live, config map[string]any, sch *snode, last *Set) bool {
 	return w.mapOK(live, config, sch, 0, false)
 }
 
-// value checks config value c against live value l (present when lok) at
-// node p of the last set; member is the flag the node starts with.
-func (w *noopWalk) value(l any, lok bool, c any, sch *snode, p int32, member bool) bool {
+// value checks config value c against live's value (present when inLive)
+// at node last of the last set, whose schema is sch; member is the flag the
+// node must have (set for list items).
+func (w *noopWalk) value(live any, inLive bool, c any, sch *snode, last int32, member bool) bool {
 	switch cv := c.(type) {
 	case map[string]any:
 		if sch.strategy() == stratAtomic {
-			return w.leaf(l, lok, c, p)
+			return w.leaf(live, inLive, c, last)
 		}
-		lm, _ := l.(map[string]any)
-		return lok && lm != nil && w.mapOK(lm, cv, sch, p, member)
+		lm, _ := live.(map[string]any)
+		return inLive && lm != nil && w.mapOK(lm, cv, sch, last, member)
 	case []any:
 		switch sch.strategy() {
 		case stratSet:
-			return w.setOK(l, lok, cv, p, member)
+			return w.setOK(live, inLive, cv, last, member)
 		case stratKeyed:
-			return w.keyedOK(l, lok, cv, sch, p, member)
+			return w.keyedOK(live, inLive, cv, sch, last, member)
 		}
-		return w.leaf(l, lok, c, p)
+		return w.leaf(live, inLive, c, last)
 	}
-	return kindOf(c) == kindScalar && w.leaf(l, lok, c, p)
+	return kindOf(c) == kindScalar && w.leaf(live, inLive, c, last)
 }
 
 // leaf: a member without children whose live value is equal.
-func (w *noopWalk) leaf(l any, lok bool, c any, p int32) bool {
-	n := &w.last.nodes[p]
-	return n.member && n.lo == n.hi && lok && deepEqual(l, c)
+func (w *noopWalk) leaf(live any, inLive bool, c any, last int32) bool {
+	n := &w.last.nodes[last]
+	return n.member && n.lo == n.hi && inLive && deepEqual(live, c)
 }
 
-// mapOK: the node's children are exactly cm's non-null fields.
-func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, p int32, member bool) bool {
-	n := w.last.nodes[p]
+// mapOK: the node's children are exactly cm's non-null fields, each
+// unchanged in live's map lm.
+func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, last int32, member bool) bool {
+	n := w.last.nodes[last]
 	cnt := len(cm)
 	if int(n.hi-n.lo) != cnt {
 		// Null fields are not applied: count the others.
@@ -87,20 +95,22 @@ func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, p int32, member bool
 	return true
 }
 
-// listNode checks a list node's own flags and size; it returns its
-// children's block.
-func (w *noopWalk) listNode(l any, lok bool, n int, p int32, member bool) ([]any, bool) {
-	ll, isList := l.([]any)
-	nd := &w.last.nodes[p]
-	if !lok || !isList || n > 64 || int(nd.hi-nd.lo) != n || nd.member != (member || n == 0) {
+// listNode checks a list node's own flags and its number of children
+// (n); it returns live's list.
+func (w *noopWalk) listNode(live any, inLive bool, n int, last int32, member bool) ([]any, bool) {
+	ll, isList := live.([]any)
+	nd := &w.last.nodes[last]
+	// An empty config list claims nothing (see claimed): the full walk
+	// decides.
+	if !inLive || !isList || n == 0 || n > 64 || int(nd.hi-nd.lo) != n || nd.member != member {
 		return nil, false
 	}
 	return ll, true
 }
 
 // setOK: the node's children are exactly c's items, all already in live.
-func (w *noopWalk) setOK(l any, lok bool, c []any, p int32, member bool) bool {
-	ll, ok := w.listNode(l, lok, len(c), p, member)
+func (w *noopWalk) setOK(live any, inLive bool, c []any, p int32, member bool) bool {
+	ll, ok := w.listNode(live, inLive, len(c), p, member)
 	if !ok {
 		return false
 	}
@@ -137,8 +147,8 @@ func (w *noopWalk) setOK(l any, lok bool, c []any, p int32, member bool) bool {
 
 // keyedOK: the node's children are exactly c's items, each merging into
 // its live item without change.
-func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member bool) bool {
-	ll, ok := w.listNode(l, lok, len(c), p, member)
+func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, member bool) bool {
+	ll, ok := w.listNode(live, inLive, len(c), p, member)
 	if !ok {
 		return false
 	}
@@ -181,22 +191,6 @@ func (w *noopWalk) keyedOK(l any, lok bool, c []any, sch *snode, p int32, member
 		inOrder = false
 		li := findKeyed(ll, cm, keys)
 		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameKeys reports whether live item it has cm's key values, as findKeyed
-// tests them.
-func sameKeys(it any, cm map[string]any, keys []string) bool {
-	m, ok := it.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok || !scalarEqual(v, cm[k]) {
 			return false
 		}
 	}

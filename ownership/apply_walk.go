@@ -1,30 +1,648 @@
 package ownership
 
 import (
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/steady-go/steady/diff"
 )
 
-// descend pushes the others' frame for child (kind, name) of frame off.
-func (w *applyWalk) descend(off int, kind uint8, name string) int {
-	n := len(w.others)
+// The apply walk: Apply's full merge, for any change. It reads top to
+// bottom: the walk's state and its position (at), then value, which
+// dispatches on the config value to leaf, mergeMap or mergeList; then
+// prune, for what the manager applied last time and no longer does; then
+// the frames that follow the other entries along the path and record
+// conflicts.
+//
+// Fast paths are marked "Fast path" with the benchmark bar that keeps
+// them. BenchmarkApplySecondManager (a second manager applies a Pod-sized
+// config) must stay ≤ 30 µs on a quiet machine and ≤ 60 allocs (40
+// today); a fast path that no longer buys its share of that can go.
+
+// applyWalk merges config into live while building the applier's new set
+// in nodes, pruning what it applied last time (last), and checking every
+// change against the other entries (others, followed in parallel: see at).
+type applyWalk struct {
+	nodes     []node  // the new set, built in its final layout
+	last      *Set    // the applier's last applied set (maybe empty)
+	others    []*Set  // every other entry's set
+	entries   []int   // the index in managed of others[i]
+	ost       []int32 // frames of the others' nodes; see at.frame
+	path      []pelem // the current path
+	conflicts []Conflict
+	strips    []strip    // what the apply takes from other entries
+	keybuf    []byte     // scratch for one element name
+	keys      []keyValue // scratch stack of sorted map entries
+	cur       []int32    // scratch stack of cursors (see cursors)
+	items     []itemRef  // scratch stack of sorted list items
+	dead      bool       // nodes has nodes that claim nothing; see compact
+	managed   Managed
+	manager   string
+}
+
+// applyScratch holds the walk's stacks in one allocation; they grow past
+// it only for unusually wide or deep objects.
+type applyScratch struct {
+	keys   [32]keyValue
+	items  [16]itemRef
+	cur    [16]int32
+	path   [16]pelem
+	keybuf [64]byte
+}
+
+// at is the walk's position: one path, as each input sees it.
+type at struct {
+	live   any    // live's value at the path
+	inLive bool   // live has the path (its value may be null)
+	sch    *snode // the schema of the path
+	built  int32  // the path's node in the new set; -1 where config has nothing
+	last   int32  // the path's node in the last applied set; -1 if none
+	// frame is the offset in w.ost of the path's frame: one node index per
+	// other entry (others[i]'s node is w.ost[frame+i], -1 if none).
+	frame int
+}
+
+// strip is a subtree taken from an entry (by force, or from the applier's
+// own Update entry).
+type strip struct {
+	entry int
+	path  []pelem
+}
+
+// value merges config value c (not null) into live at position here. It
+// returns the merged value and whether it differs from live's.
+func (w *applyWalk) value(here at, c any) (any, bool, error) {
+	switch cv := c.(type) {
+	case map[string]any:
+		if here.sch.strategy() == stratAtomic {
+			return w.leaf(here, c)
+		}
+		return w.mergeMap(here, cv)
+	case []any:
+		switch here.sch.strategy() {
+		case stratSet, stratKeyed:
+			return w.mergeList(here, cv)
+		}
+		return w.leaf(here, c)
+	}
+	if kindOf(c) != kindScalar {
+		return nil, false, w.errorf("unsupported value of type %T", c)
+	}
+	return w.leaf(here, c)
+}
+
+// leaf applies a value owned whole: a scalar, an atomic list or map.
+func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
+	w.nodes[here.built].member = true
+	if here.inLive && deepEqual(here.live, c) {
+		return here.live, false, nil
+	}
+	if err := validTree(c); err != nil {
+		return nil, false, w.errorf("%v", err)
+	}
+	w.changedHere(here.frame)
+	return deepCopy(c), true, nil
+}
+
+// mergeMap merges a granular map: each non-null field of cm in key order,
+// then the fields applied last time and no longer. The new set's children
+// of here.built are reserved as one sorted block.
+func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
+	lm, isMap := here.live.(map[string]any) // nil when live has no map here
+	if here.inLive && !isMap {
+		w.changedHere(here.frame)
+	}
+	mark := len(w.keys)
+	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): a
+	// re-apply finds cm's fields in the manager's last set, a manager applying
+	// fields another one applied finds them in its set; either needs neither a
+	// map iteration nor a sort.
+	if !w.keysAsIn(cm, w.last, here.last) && !w.keysAsOthers(cm, here.frame) {
+		for k, cv := range cm {
+			if cv != nil {
+				w.keys = append(w.keys, keyValue{k, cv})
+			}
+		}
+		sortKeyValues(w.keys[mark:])
+	}
+	cnt := len(w.keys) - mark
+	var out map[string]any // a copy of lm, made at the first change
+	if cnt == 0 {
+		w.nodes[here.built].member = true // an empty map is owned
+	}
+	lo := w.reserve(here.built, cnt)
+	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): the last
+	// set's and the others' children are sorted like the keys, so cursors find
+	// them instead of searches.
+	var pc, phi int32
+	if here.last >= 0 {
+		pc, phi = w.last.nodes[here.last].lo, w.last.nodes[here.last].hi
+	}
+	cmark := w.cursors(here.frame)
+	for j := range cnt {
+		kv := w.keys[mark+j]
+		for pc < phi && cmpElem(w.last.nodes[pc].kind, w.last.nodes[pc].name, elemField, kv.k) < 0 {
+			pc++
+		}
+		lastNode := int32(-1)
+		if pc < phi && w.last.nodes[pc].kind == elemField && w.last.nodes[pc].name == kv.k {
+			lastNode = pc
+		}
+		built := lo + int32(j)
+		w.nodes[built].kind, w.nodes[built].name = elemField, kv.k
+		lv, lok := lm[kv.k]
+		child := at{live: lv, inLive: lok, sch: here.sch.field(kv.k), built: built, last: lastNode,
+			frame: w.descendSorted(here.frame, cmark, elemField, kv.k)}
+		v, changed, err := w.value(child, kv.v)
+		w.ascend(child.frame)
+		if err != nil {
+			w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = cloneMap(lm, cnt)
+			}
+			out[kv.k] = v
+		}
+	}
+	w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
+	if here.last >= 0 && lm != nil {
+		out = w.pruneFields(here, mapPrune{live: lm, applied: cm, out: out})
+	}
+	if out == nil {
+		if lm == nil {
+			return map[string]any{}, true, nil
+		}
+		return lm, false, nil
+	}
+	return out, true, nil
+}
+
+// keysAsIn pushes cm's entries in sorted order when they are exactly the
+// fields set s holds at node i.
+func (w *applyWalk) keysAsIn(cm map[string]any, s *Set, i int32) bool {
+	if i < 0 {
+		return false
+	}
+	lo, hi := s.nodes[i].lo, s.nodes[i].hi
+	if int(hi-lo) != len(cm) || lo == hi {
+		return false
+	}
+	mark := len(w.keys)
+	for c := lo; c < hi; c++ {
+		n := &s.nodes[c]
+		v := cm[n.name]
+		if n.kind != elemField || v == nil {
+			w.keys = w.keys[:mark]
+			return false
+		}
+		w.keys = append(w.keys, keyValue{n.name, v})
+	}
+	return true
+}
+
+// keysAsOthers is keysAsIn over the other entries at frame.
+func (w *applyWalk) keysAsOthers(cm map[string]any, frame int) bool {
+	for i, s := range w.others {
+		if w.keysAsIn(cm, s, w.ost[frame+i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneMap copies m for writing (a new map when m is nil).
+func cloneMap(m map[string]any, extra int) map[string]any {
+	if m == nil {
+		return make(map[string]any, extra)
+	}
+	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs):
+	// maps.Clone copies the table whole, far faster than reinserting.
+	return maps.Clone(m)
+}
+
+// mergeList merges a set (scalars identified by value) or a keyed list
+// (maps identified by their key fields). Live items stay in place and
+// merge with their config item; config items not in live are appended in
+// config order; items applied last time and no longer are pruned.
+func (w *applyWalk) mergeList(here at, c []any) (any, bool, error) {
+	if len(c) == 0 {
+		// An empty list claims nothing (see claimed): it is written where
+		// live has nothing, and its node is dropped from the new set (and
+		// so is a map above that claims nothing else).
+		w.dead = true
+		if here.inLive {
+			return here.live, false, nil
+		}
+		return []any{}, true, nil
+	}
+	ll, isList := here.live.([]any)
+	if here.inLive && !isList {
+		w.changedHere(here.frame)
+	}
+	kind, keys := elemValue, []string(nil)
+	if here.sch.strategy() == stratKeyed {
+		kind, keys = elemKey, here.sch.strat.keys
+	}
+	mark := len(w.items)
+	defer func() { w.items = w.items[:mark] }()
+	if err := w.identify(here, c, kind, keys); err != nil {
+		return nil, false, err
+	}
+	lo := w.reserve(here.built, len(c))
+	cmark := w.cursors(here.frame)
+	defer func() { w.cur = w.cur[:cmark] }()
+	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): config
+	// lists usually keep live's order. Over the leading run of positions where
+	// live's item has the config item's keys, live's earlier items hold the
+	// earlier config items' (distinct) keys, so the item at the same position
+	// is the first match, as findKeyed finds.
+	inOrder := 0
+	for kind == elemKey && inOrder < len(c) && inOrder < len(ll) && sameKeys(ll[inOrder], c[inOrder].(map[string]any), keys) {
+		inOrder++
+	}
+	isch := here.sch.item()
+	edit := listEdit{live: ll}
+	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): a local
+	// slice with one append site, so that its first item's backing store stays
+	// on the stack (2 of the benchmark's allocs; a second append site loses
+	// them).
+	var appended []appendedItem
+	for j := range c {
+		ref := w.items[mark+j]
+		built := lo + int32(j)
+		w.nodes[built] = node{kind: kind, name: ref.name, member: true}
+		frame := w.descendSorted(here.frame, cmark, kind, ref.name)
+		var v any // the merged item
+		var li int
+		changed := false
+		if kind == elemValue {
+			// A set item is its identity: it is in live, or it is added.
+			it := c[ref.idx]
+			li = slices.IndexFunc(ll, func(lv any) bool { return scalarEqual(lv, it) })
+			if li < 0 {
+				w.changedHere(frame)
+				v = deepCopy(it)
+			}
+		} else {
+			cm := c[ref.idx].(map[string]any)
+			li = ref.idx
+			if li >= inOrder {
+				li = findKeyed(ll, cm, keys)
+			}
+			var lv any
+			if li >= 0 {
+				lv = ll[li]
+			}
+			child := at{live: lv, inLive: li >= 0, sch: isch, built: built,
+				last: w.last.child(here.last, elemKey, ref.name), frame: frame}
+			var err error
+			if v, changed, err = w.value(child, cm); err != nil {
+				w.ascend(frame)
+				return nil, false, err
+			}
+		}
+		w.ascend(frame)
+		switch {
+		case li < 0:
+			appended = append(appended, appendedItem{ref.idx, v})
+		case changed:
+			edit.set(li, v)
+		}
+	}
+	w.pruneItems(here, &edit)
+	v, changed := edit.result(here, appended)
+	return v, changed, nil
+}
+
+// identify pushes c's items onto w.items with their element names (of
+// kind elemValue for a set, elemKey for a keyed list), sorted by name. An
+// item without an identity or a duplicate is an error.
+func (w *applyWalk) identify(here at, c []any, kind uint8, keys []string) error {
+	mark := len(w.items)
+	for i, it := range c {
+		if kind == elemValue {
+			if kindOf(it) != kindScalar {
+				return w.errorf("set item of type %T is not a scalar", it)
+			}
+			w.keybuf, _ = appendScalarText(w.keybuf[:0], it)
+		} else {
+			cm, ok := it.(map[string]any)
+			if !ok {
+				return w.errorf("keyed list item of type %T is not an object", it)
+			}
+			var err error
+			if w.keybuf, err = appendKeyText(w.keybuf[:0], cm, keys); err != nil {
+				return w.errorf("%v", err)
+			}
+		}
+		w.items = append(w.items, itemRef{name: w.intern(here, kind), idx: i})
+	}
+	items := w.items[mark:]
+	slices.SortFunc(items, func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
+	for i := 1; i < len(items); i++ {
+		if items[i].name != items[i-1].name {
+			continue
+		}
+		if kind == elemValue {
+			return w.errorf("duplicate set item %s", items[i].name)
+		}
+		return w.errorf("duplicate list item [%s]", items[i].name)
+	}
+	return nil
+}
+
+// intern returns the element name in w.keybuf as a string. Fast path
+// (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): it
+// reuses the string of the last applied set or another entry when one
+// holds the element, so that steady-state applies allocate no names.
+func (w *applyWalk) intern(here at, kind uint8) string {
+	if i := w.last.childBytes(here.last, kind, w.keybuf); i >= 0 {
+		return w.last.nodes[i].name
+	}
+	for j, s := range w.others {
+		if i := s.childBytes(w.ost[here.frame+j], kind, w.keybuf); i >= 0 {
+			return s.nodes[i].name
+		}
+	}
+	return string(w.keybuf)
+}
+
+// findKeyed returns the index of the first live item whose key fields
+// equal cm's, or -1.
+func findKeyed(ll []any, cm map[string]any, keys []string) int {
+	for i, it := range ll {
+		if sameKeys(it, cm, keys) {
+			return i
+		}
+	}
+	return -1
+}
+
+// sameKeys reports whether live item it has cm's key values.
+func sameKeys(it any, cm map[string]any, keys []string) bool {
+	m, ok := it.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok || !scalarEqual(v, cm[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// listEdit collects what a merge or a prune does to the items of a live
+// list.
+type listEdit struct {
+	live    []any // the live list (nil when live has none)
+	out     []any // a copy of live, made at the first change
+	removed bool  // some slots of out hold removedItem
+}
+
+// appendedItem is a new item and its config position.
+type appendedItem struct {
+	idx int
+	v   any
+}
+
+// removedItem marks a list slot to delete.
+type removedItem struct{}
+
+// set replaces live item i.
+func (e *listEdit) set(i int, v any) {
+	if e.out == nil {
+		e.out = slices.Clone(e.live)
+	}
+	e.out[i] = v
+}
+
+// result returns the edited list and whether it differs from live's value
+// at here: removed slots deleted, appended items added in config order.
+func (e *listEdit) result(here at, appended []appendedItem) (any, bool) {
+	_, wasList := here.live.([]any)
+	if e.out == nil && len(appended) == 0 && here.inLive && wasList {
+		return here.live, false
+	}
+	out := e.out
+	if out == nil {
+		out = make([]any, 0, len(e.live)+len(appended))
+		out = append(out, e.live...)
+	}
+	if e.removed {
+		out = slices.DeleteFunc(out, func(v any) bool { _, ok := v.(removedItem); return ok })
+	}
+	slices.SortFunc(appended, func(a, b appendedItem) int { return a.idx - b.idx })
+	for _, a := range appended {
+		out = append(out, a.v)
+	}
+	if out == nil {
+		out = []any{}
+	}
+	return out, true
+}
+
+// prune removes from live's value at here what the last applied set holds
+// below it and nobody owns any more; config has nothing here. keep names
+// fields never to remove: the key fields of a list item that stays.
+func (w *applyWalk) prune(here at, keep []string) (any, bool) {
+	switch lv := here.live.(type) {
+	case map[string]any:
+		if out := w.pruneFields(here, mapPrune{live: lv, keep: keep}); out != nil {
+			return out, true
+		}
+	case []any:
+		if st := here.sch.strategy(); st == stratSet || st == stratKeyed {
+			edit := listEdit{live: lv}
+			w.pruneItems(here, &edit)
+			return edit.result(here, nil)
+		}
+	}
+	return here.live, false
+}
+
+// mapPrune is the map pruneFields works on.
+type mapPrune struct {
+	live    map[string]any // live's map at the path
+	applied map[string]any // the config's map (nil when config has none)
+	keep    []string       // fields never to remove
+	out     map[string]any // the working copy of live, if made already
+}
+
+// pruneFields removes the fields of the map at here that the last applied
+// set holds, the config no longer applies and nobody else owns, and prunes
+// inside the others it holds. It returns the working copy (nil if none).
+func (w *applyWalk) pruneFields(here at, f mapPrune) map[string]any {
+	if here.last < 0 || f.live == nil {
+		return f.out
+	}
+	last := w.last.nodes
+	for pc := last[here.last].lo; pc < last[here.last].hi; pc++ {
+		pn := &last[pc]
+		if pn.kind != elemField || claimed(f.applied[pn.name], here.sch.field(pn.name)) || slices.Contains(f.keep, pn.name) {
+			continue
+		}
+		lv, ok := f.live[pn.name]
+		if !ok {
+			continue
+		}
+		child := at{live: lv, inLive: true, sch: here.sch.field(pn.name), built: -1, last: pc,
+			frame: w.descend(here.frame, elemField, pn.name)}
+		if pn.member && !w.owned(child.frame) {
+			if f.out == nil {
+				f.out = cloneMap(f.live, 0)
+			}
+			delete(f.out, pn.name)
+		} else if pn.lo < pn.hi {
+			if v, changed := w.prune(child, nil); changed {
+				if f.out == nil {
+					f.out = cloneMap(f.live, 0)
+				}
+				// An emptied list the config still applies (as []) stays:
+				// re-applying the config must change nothing.
+				if emptyMap(v) && !w.owned(child.frame) ||
+					emptyList(v) && f.applied[pn.name] == nil && !w.ownsNode(child.frame) {
+					delete(f.out, pn.name)
+				} else {
+					f.out[pn.name] = v
+				}
+			}
+		}
+		w.ascend(child.frame)
+	}
+	return f.out
+}
+
+// emptyMap and emptyList report whether v is a map or list without
+// entries: one that pruning emptied is removed with them unless someone
+// owns it, as structured-merge-diff removes it.
+func emptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+func emptyList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) == 0
+}
+
+// claimed reports whether applying config value v (of schema sch) claims
+// its path. Null claims nothing (see doc.go), nor does an empty set or
+// keyed list: as in structured-merge-diff, it is written where live has
+// nothing and owned by nobody.
+func claimed(v any, sch *snode) bool {
+	if v == nil {
+		return false
+	}
+	if emptyList(v) {
+		st := sch.strategy()
+		return st != stratSet && st != stratKeyed
+	}
+	return true
+}
+
+// pruneItems removes from the live list at here the items the last
+// applied set holds, the new set does not (here.built; -1 when config has
+// no list) and nobody else owns, and prunes inside the items it holds
+// that stay.
+func (w *applyWalk) pruneItems(here at, edit *listEdit) {
+	if here.last < 0 || len(edit.live) == 0 {
+		return
+	}
+	kind, keys := elemValue, []string(nil)
+	if here.sch.strategy() == stratKeyed {
+		kind, keys = elemKey, here.sch.strat.keys
+	}
+	last := w.last.nodes
+	mine := Set{nodes: w.nodes}
+	var names []string // live items' element names, made when needed
+	for pc := last[here.last].lo; pc < last[here.last].hi; pc++ {
+		pn := &last[pc]
+		if pn.kind != kind || mine.child(here.built, pn.kind, pn.name) >= 0 {
+			continue
+		}
+		if names == nil {
+			names = w.itemNames(edit.live, kind, keys)
+		}
+		li := slices.Index(names, pn.name)
+		if li < 0 {
+			continue
+		}
+		child := at{live: edit.live[li], inLive: true, sch: here.sch.item(), built: -1, last: pc,
+			frame: w.descend(here.frame, pn.kind, pn.name)}
+		if pn.member && !w.ownsNode(child.frame) {
+			// Others' fields inside the item go with it.
+			w.dropBelow(child.frame)
+			edit.set(li, removedItem{})
+			edit.removed = true
+		} else if pn.lo < pn.hi {
+			if v, changed := w.prune(child, keys); changed {
+				edit.set(li, v)
+			}
+		}
+		w.ascend(child.frame)
+	}
+}
+
+// itemNames returns the element names of live list items ("" for items
+// without a valid identity).
+func (w *applyWalk) itemNames(l []any, kind uint8, keys []string) []string {
+	names := make([]string, len(l))
+	for i, it := range l {
+		var err error
+		if kind == elemValue {
+			if kindOf(it) == kindScalar || it == nil {
+				w.keybuf, err = appendScalarText(w.keybuf[:0], it)
+			} else {
+				continue
+			}
+		} else if m, ok := it.(map[string]any); ok {
+			w.keybuf, err = appendKeyText(w.keybuf[:0], m, keys)
+		} else {
+			continue
+		}
+		if err == nil {
+			names[i] = string(w.keybuf)
+		}
+	}
+	return names
+}
+
+// reserve appends a block of n children of node built to the new set and
+// returns its first index.
+func (w *applyWalk) reserve(built int32, n int) int32 {
+	lo := int32(len(w.nodes))
+	if n == 0 {
+		return lo // a leaf keeps the empty block at 0
+	}
+	w.nodes = append(w.nodes, make([]node, n)...)
+	w.nodes[built].lo, w.nodes[built].hi = lo, lo+int32(n)
+	return lo
+}
+
+// descend pushes the others' frame for child (kind, name) of frame and
+// returns it; pop it with ascend.
+func (w *applyWalk) descend(frame int, kind uint8, name string) int {
 	next := len(w.ost)
-	for i := 0; i < n; i++ {
-		w.ost = append(w.ost, w.others[i].child(w.ost[off+i], kind, name))
+	for i, s := range w.others {
+		w.ost = append(w.ost, s.child(w.ost[frame+i], kind, name))
 	}
 	w.path = append(w.path, pelem{kind, name})
 	return next
 }
 
-// cursors pushes, for a caller visiting the children of frame off in
-// sorted order, one cursor per other entry into its children, and returns
-// their mark for descendSorted; pop them with w.cur = w.cur[:mark].
-func (w *applyWalk) cursors(off int) int {
+// cursors pushes, for a caller visiting the children of frame in sorted
+// order, one cursor per other entry into its children, and returns their
+// mark for descendSorted; pop them with w.cur = w.cur[:mark].
+func (w *applyWalk) cursors(frame int) int {
 	mark := len(w.cur)
 	for i, s := range w.others {
 		c := int32(-1)
-		if o := w.ost[off+i]; o >= 0 {
+		if o := w.ost[frame+i]; o >= 0 {
 			c = s.nodes[o].lo
 		}
 		w.cur = append(w.cur, c)
@@ -32,13 +650,14 @@ func (w *applyWalk) cursors(off int) int {
 	return mark
 }
 
-// descendSorted is descend for children visited in increasing order: it
-// advances the cursors at mark instead of searching.
-func (w *applyWalk) descendSorted(off, mark int, kind uint8, name string) int {
+// descendSorted is descend for children visited in increasing order. Fast
+// path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): it advances the cursors at mark
+// instead of searching.
+func (w *applyWalk) descendSorted(frame, mark int, kind uint8, name string) int {
 	next := len(w.ost)
 	for i, s := range w.others {
 		r := int32(-1)
-		if o := w.ost[off+i]; o >= 0 {
+		if o := w.ost[frame+i]; o >= 0 {
 			c, hi := w.cur[mark+i], s.nodes[o].hi
 			for c < hi && cmpElem(s.nodes[c].kind, s.nodes[c].name, kind, name) < 0 {
 				c++
@@ -54,27 +673,51 @@ func (w *applyWalk) descendSorted(off, mark int, kind uint8, name string) int {
 	return next
 }
 
-func (w *applyWalk) ascend(off int) {
-	w.ost = w.ost[:off]
+// ascend pops frame (and its path element).
+func (w *applyWalk) ascend(frame int) {
+	w.ost = w.ost[:frame]
 	w.path = w.path[:len(w.path)-1]
 }
 
-// owned reports whether any other entry owns frame off or below.
-func (w *applyWalk) owned(off int) bool {
+// owned reports whether any other entry owns the path of frame or below.
+func (w *applyWalk) owned(frame int) bool {
 	for i := range w.others {
-		if w.ost[off+i] >= 0 {
+		if w.ost[frame+i] >= 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// changedHere records that the value at the current path changes: every
-// other entry owning it or anything below conflicts (or, for the
-// applier's own Update entry, silently loses it).
-func (w *applyWalk) changedHere(off int) {
+// ownsNode reports whether another entry owns the path of frame itself,
+// not only something below it. Only that keeps a list item the applier
+// stops applying (another manager applied it, or an Update created it),
+// or a list that pruning emptied.
+func (w *applyWalk) ownsNode(frame int) bool {
 	for i, s := range w.others {
-		o := w.ost[off+i]
+		if o := w.ost[frame+i]; o >= 0 && s.nodes[o].member {
+			return true
+		}
+	}
+	return false
+}
+
+// dropBelow takes from every other entry what it owns at or below the
+// current path (frame), which is being removed.
+func (w *applyWalk) dropBelow(frame int) {
+	for i := range w.others {
+		if w.ost[frame+i] >= 0 {
+			w.strips = append(w.strips, strip{entry: w.entries[i], path: slices.Clone(w.path)})
+		}
+	}
+}
+
+// changedHere records that the value at the current path (frame) changes:
+// every other entry owning it or anything below conflicts (or, for the
+// applier's own Update entry, silently loses it).
+func (w *applyWalk) changedHere(frame int) {
+	for i, s := range w.others {
+		o := w.ost[frame+i]
 		if o < 0 {
 			continue
 		}
@@ -83,23 +726,10 @@ func (w *applyWalk) changedHere(off int) {
 		if e.Manager == w.manager {
 			continue
 		}
-		base := w.diffPath()
-		s.eachMember(o, base, func(p diff.Path) {
+		s.eachMember(o, w.diffPath(), func(p diff.Path) {
 			w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: p})
 		})
 	}
-}
-
-func (w *applyWalk) diffPath() diff.Path {
-	p := make(diff.Path, len(w.path))
-	for i, e := range w.path {
-		p[i] = toElement(e.kind, e.name)
-	}
-	return p
-}
-
-func (w *applyWalk) errorf(format string, args ...any) error {
-	return errorf(w.diffPath(), format, args...)
 }
 
 // eachMember calls f with every member path at or below node i, where i
@@ -114,60 +744,14 @@ func (s *Set) eachMember(i int32, base diff.Path, f func(diff.Path)) {
 	}
 }
 
-// pathOf rebuilds the path of builder node i.
-func (b *builder) pathOf(i int32) diff.Path {
-	var p diff.Path
-	for ; i > 0; i = b.nodes[i].parent {
-		p = append(p, toElement(b.nodes[i].kind, b.nodes[i].name))
+func (w *applyWalk) diffPath() diff.Path {
+	p := make(diff.Path, len(w.path))
+	for i, e := range w.path {
+		p[i] = toElement(e.kind, e.name)
 	}
-	slices.Reverse(p)
 	return p
 }
 
-// newManaged assembles the ownership record after a successful apply.
-func (w *applyWalk) newManaged(applyIdx int, set *Set) Managed {
-	out := make(Managed, 0, len(w.managed)+1)
-	for i, e := range w.managed {
-		if i == applyIdx {
-			if !set.Empty() {
-				out = append(out, Entry{Manager: w.manager, Operation: OpApply, Set: set})
-			}
-			continue
-		}
-		s := e.Set
-		if st := w.stripsOf(i); st != nil {
-			s = s.Without(st)
-		}
-		if !s.Empty() {
-			out = append(out, e)
-			out[len(out)-1].Set = s
-		}
-	}
-	if applyIdx < 0 && !set.Empty() {
-		out = append(out, Entry{Manager: w.manager, Operation: OpApply, Set: set})
-	}
-	return out
-}
-
-// stripsOf returns the set of paths taken from entry i, or nil.
-func (w *applyWalk) stripsOf(i int) *Set {
-	var b builder
-	for _, st := range w.strips {
-		if st.entry != i {
-			continue
-		}
-		if b.nodes == nil {
-			b.reset()
-		}
-		at := int32(0)
-		for _, e := range st.path {
-			at = b.find(at, e.kind, e.name)
-		}
-		b.nodes[at].member = true
-	}
-	if b.nodes == nil {
-		return nil
-	}
-	s, _ := b.freeze()
-	return s
+func (w *applyWalk) errorf(format string, args ...any) error {
+	return errorf(w.diffPath(), format, args...)
 }

@@ -1,6 +1,10 @@
 package ownership
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/steady-go/steady/diff"
+)
 
 // builder accumulates a trie in any order and freezes it into a Set.
 type builder struct {
@@ -113,4 +117,14 @@ func sortedNodes(kids []node) bool {
 		}
 	}
 	return true
+}
+
+// pathOf rebuilds the path of builder node i.
+func (b *builder) pathOf(i int32) diff.Path {
+	var p diff.Path
+	for ; i > 0; i = b.nodes[i].parent {
+		p = append(p, toElement(b.nodes[i].kind, b.nodes[i].name))
+	}
+	slices.Reverse(p)
+	return p
 }

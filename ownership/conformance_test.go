@@ -123,8 +123,45 @@ var conformance = []scenario{
 			apply("a", `{"spec":{"items":[]}}`)},
 		want: `{"spec":{"items":[{"name":"x","u":2}]}}`,
 		owned: map[string][]string{
-			"a/Apply": {`.spec.items`},
 			"b/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].u`}}},
+	// Issue 13, item 1: a dropped item goes, with the fields others own
+	// inside it, unless another manager owns the item itself.
+	{name: "keyed list: a dropped item goes although another manager owns a field inside it",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"spec":{"items":[{"name":"x","v":1}],"z":1}}`),
+			update("b", `{"spec":{"items":[{"name":"x","v":1,"extra":"e"}],"z":1}}`),
+			apply("a", `{"spec":{"z":1}}`)},
+		want:  `{"spec":{"z":1}}`,
+		owned: map[string][]string{"a/Apply": {`.spec.z`}}},
+	// Issue 13, item 5 (deliberate): a stored null its owner wrote is a
+	// value; replacing it with a map is a type change and conflicts.
+	{name: "a stored null replaced by a map conflicts with its owner (deliberate)",
+		steps: []step{update("b", `{"n":null}`), apply("a", `{"n":{"z":1}}`, "b .n")},
+		want:  `{"n":null}`,
+		owned: map[string][]string{"b/Update": {`.n`}}},
+	// Issue 13, item 2: pruning the last item removes the emptied list.
+	{name: "set: pruning the last item removes the list",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":["s"]}}`), apply("a", `{"a":1}`)},
+		want:   `{"a":1}`,
+		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	{name: "keyed list: pruning the last item removes the list",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"items":[{"name":"x"}]}}`), apply("a", `{"a":1}`)},
+		want:   `{"a":1}`,
+		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
+	// keyed list is written where there is none and owned by nobody.
+	{name: "set: an applied empty set is written and not owned",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`)), noop(apply("a", `{"a":1}`))},
+		want:   `{"a":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	{name: "set: an emptied set the config still applies as [] stays (deliberate)",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":["s"]}}`), apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`))},
+		want:   `{"a":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.a`}}},
 	{name: "keyed list: two-field keys tell items apart",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},

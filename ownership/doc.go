@@ -76,24 +76,56 @@
 //
 // # Where steady differs from structured-merge-diff
 //
-//   - Null in applied configs, as above.
+// The differential test in ownership/ssacheck (a module of its own) runs
+// seeded random scenarios of three managers (apply, forced apply, update;
+// sets, keyed lists with one and two key fields, atomic lists and maps,
+// nested maps, empty and null values) through steady and
+// sigs.k8s.io/structured-merge-diff/v6, and compares every step from the
+// same state: the object, the conflicts as (manager, path) pairs, the
+// no-op flag and each (manager, operation)'s owned leaf paths. With its
+// fixed seed, over 5,000 steps, conflicts agree in every step and all four
+// in 99.3% of steps, once each difference below is applied by its named
+// rule. Each difference is deliberate, with its reason:
+//
+//   - Null in applied configs is "not applied", as above (rule
+//     applied-null): every owned field then exists, and typed configs do
+//     not claim the fields they leave unset.
 //   - A manager's own Update entry never conflicts with its Apply; an apply
-//     that changes such fields takes them from the Update entry.
+//     that changes such fields takes them from the Update entry
+//     (own-update-entry): a controller that created an object and then
+//     applies it should not fight itself.
 //   - A type change (a map replaced by a scalar, say) conflicts with every
-//     other manager owning the path or anything below it; structured-merge-diff
-//     reaches the same result through its schema.
+//     other manager owning the path or anything below it, and names those
+//     paths (type-change); structured-merge-diff names the changed path,
+//     and only for owners whose set holds it. This includes a stored null
+//     replaced by a map (null-to-map): the null is a value its owner
+//     wrote, and structured-merge-diff would leave that owner owning a map.
 //   - Merged keyed lists and sets keep the live order and append new items
-//     in config order, instead of following the config's order. Order never
-//     makes a re-apply write.
+//     in config order, instead of following the config's order
+//     (list-order). Order never makes a re-apply write.
 //   - A manager owns the leaves it applies (scalars, empty maps, atomic
-//     values) and list items, not the maps above them (structured-merge-diff
-//     makes every map key a member when it has no schema). This keeps sets
-//     small; the key fields of a list item that stays are never pruned.
-//   - A map that pruning empties is removed with its last key, unless
-//     another manager owns it (structured-merge-diff does the same for maps
-//     without a schema, and keeps empty structs of typed objects).
+//     values) and list items, not the maps above them; an Update owns what
+//     it wrote, not the maps and lists it created around it
+//     (update-containers). structured-merge-diff makes every map key
+//     without a schema a member, and an updater owns the containers it
+//     added. This keeps sets small; the key fields of a list item that
+//     stays are never pruned.
+//   - A map or list that pruning empties is removed with its last entry
+//     unless another manager owns it, as structured-merge-diff does for
+//     maps without a schema; where structured-merge-diff's prune leaves a
+//     null instead (prune-null), steady leaves nothing.
+//   - An applied empty set or keyed list claims nothing, as in
+//     structured-merge-diff: it is written where there is none and stays.
+//     One exception: a list that pruning empties while the config still
+//     applies it as [] stays (applied-empty-list-kept), so that re-applying
+//     the same config changes nothing; structured-merge-diff removes it and
+//     writes it back on the next re-apply.
 //   - Keyed lists and sets must not hold duplicate items in a config or in
 //     an Update's new object; it is an error rather than a special case.
+//
+// A list item the applier stops applying goes with everything in it
+// (including fields other managers own inside it), unless another manager
+// owns the item itself, as in structured-merge-diff.
 //
 // # Performance
 //

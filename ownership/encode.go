@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -207,6 +208,7 @@ func (d *decoder) item() (uint8, string, error) {
 			return 0, "", err
 		}
 	} else {
+		var names []string // the key fields so far: each at most once
 		for {
 			var name string
 			var err error
@@ -230,6 +232,10 @@ func (d *decoder) item() (uint8, string, error) {
 				return 0, "", d.errorf("missing = after key name")
 			}
 			d.i++
+			if slices.Contains(names, name) {
+				return 0, "", d.errorf("key field %s listed twice", name)
+			}
+			names = append(names, name)
 			buf = appendName(buf, name)
 			buf = append(buf, '=')
 			if buf, err = d.scalar(buf); err != nil {

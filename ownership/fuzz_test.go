@@ -174,7 +174,7 @@ func runOwnership(t *testing.T, data []byte) {
 			checkNoopAgrees(t, r.Object, cfg, mgr, r.Managed)
 			again, err := Apply(r.Object, cfg, mgr, r.Managed, opt)
 			require.NoError(t, err, "re-applying the last config")
-			require.False(t, again.Changed, "re-applying the last config changed something")
+			require.False(t, again.Changed, "re-applying the last config changed something:\nconfig %s\nlive %s\nafter %s\n%v\n%v", mustJSON(cfg), mustJSON(r.Object), mustJSON(again.Object), snapshot(r.Managed), snapshot(again.Managed))
 			live, managed = r.Object, r.Managed
 		case 3:
 			next := g.mutate(live)

@@ -3,6 +3,7 @@ package ownership
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -114,13 +115,18 @@ func (s *Schema) top() *snode {
 // those of "[*]": with rules for ".m[*].a" and ".m.x.b", the path ".m.x.a"
 // has the default strategy.
 //
-// It returns an error for a malformed pattern, for Keyed without keys, and
-// for two rules on one pattern.
+// It returns an error for a malformed pattern, for Keyed without keys or
+// with a key listed twice, and for two rules on one pattern.
 func NewSchema(rules map[string]Strategy) (*Schema, error) {
 	root := &snode{}
 	for pat, st := range rules {
 		if st.kind == stratKeyed && len(st.keys) == 0 {
 			return nil, fmt.Errorf("ownership: schema rule %q: Keyed needs at least one key", pat)
+		}
+		for i, k := range st.keys {
+			if slices.Contains(st.keys[:i], k) {
+				return nil, fmt.Errorf("ownership: schema rule %q: key field %q listed twice", pat, k)
+			}
 		}
 		segs, err := parsePattern(pat)
 		if err != nil {

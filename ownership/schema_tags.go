@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -161,9 +162,12 @@ func (b *tagSchema) tagged(c *snode, ft reflect.Type, tag, where string) (*snode
 		}
 		keys := strings.Split(strings.TrimPrefix(tag, "keys="), ",")
 		el := deref(ft.Elem())
-		for _, k := range keys {
+		for i, k := range keys {
 			if k == "" || !hasJSONField(el, k) {
 				return nil, bad(fmt.Sprintf("%s has no field %q", el, k))
+			}
+			if slices.Contains(keys[:i], k) {
+				return nil, bad(fmt.Sprintf("key field %q listed twice", k))
 			}
 		}
 		st = Keyed(keys...)

@@ -32,6 +32,12 @@ type Set struct {
 	nodes []node // nodes[0] is the root; empty for the empty set
 }
 
+// pelem is a path element in the set's (kind, name) form.
+type pelem struct {
+	kind uint8
+	name string
+}
+
 // node is one element of the trie. name is the field name for fields, the
 // text between the brackets for keyed items (`name="x",port=80`) and the
 // canonical scalar for set items (`"a"`, `80`).

@@ -114,3 +114,25 @@ func TestCodecEncodesRelativeToTheObject(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// Issue 13, item 4: a key field listed twice is an error wherever a key
+// is read, as diff.ParsePath rejects it, so no set lists a path its own
+// Has denies.
+func TestKeyFieldListedTwiceIsAnError(t *testing.T) {
+	_, err := DecodeSet(`spec(items([a=0,a=""]))`)
+	require.ErrorContains(t, err, "listed twice")
+	_, err = DecodeSet(`spec(items([a=0,b=""]))`)
+	require.NoError(t, err)
+
+	_, err = NewSchema(map[string]Strategy{".items": Keyed("a", "a")})
+	require.ErrorContains(t, err, "listed twice")
+
+	type item struct {
+		A string `json:"a"`
+	}
+	type obj struct {
+		Items []item `json:"items" steady:"keys=a,a"`
+	}
+	_, err = SchemaFor(obj{})
+	require.ErrorContains(t, err, "listed twice")
+}

@@ -196,7 +196,6 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 // or a non-scalar set item an error (for new); otherwise it yields "".
 func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string, error) {
 	out := make([]string, len(l))
-	w := applyWalk{keybuf: u.keybuf}
 	for i, it := range l {
 		if sch.strategy() == stratSet {
 			if kindOf(it) != kindScalar {
@@ -205,15 +204,16 @@ func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string
 				}
 				continue
 			}
-			b, _ := appendScalarText(w.keybuf[:0], it)
-			w.keybuf = b
-			out[i] = string(b)
+			u.keybuf, _ = appendScalarText(u.keybuf[:0], it)
+			out[i] = string(u.keybuf)
 			continue
 		}
 		m, ok := it.(map[string]any)
 		var err error
 		if ok {
-			out[i], err = w.keyText(m, sch.strat.keys)
+			if u.keybuf, err = appendKeyText(u.keybuf[:0], m, sch.strat.keys); err == nil {
+				out[i] = string(u.keybuf)
+			}
 		} else {
 			err = fmt.Errorf("keyed list item of type %T is not an object", it)
 		}
@@ -224,7 +224,6 @@ func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string
 			out[i] = ""
 		}
 	}
-	u.keybuf = w.keybuf
 	if strict {
 		seen := make(map[string]bool, len(out))
 		for _, t := range out {

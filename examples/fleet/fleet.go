@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -55,26 +56,87 @@ type fleetStats struct {
 // and change events are dropped, each at the fault rate. Every change sends
 // the instance's group name to the current subscriber, if the event is not
 // dropped: events are hints, and the fleet does not promise them.
+//
+// Every operation costs time in the size of one group, not of the fleet:
+// instances are indexed by group, the starting ones wait in a heap ordered
+// by when they start, and a slice of all names lets a fault pick a random
+// victim. A fleet of 100,000 groups would otherwise spend its time scanning.
 type Fleet struct {
-	mu        sync.Mutex
-	instances map[string]*instance
-	rng       *rand.Rand
-	rate      float64 // fault rate while faulty
-	faulty    bool
-	sub       chan string
-	stats     fleetStats
+	mu       sync.Mutex
+	byName   map[string]*instance
+	byGroup  map[string]map[string]*instance
+	names    []string     // every instance's name, in no order; byName's index
+	starting startingHeap // instances to move to Running, by readyAt then name
+	rng      *rand.Rand
+	rate     float64 // fault rate while faulty
+	faulty   bool
+	sub      chan string
+	stats    fleetStats
 }
 
 type instance struct {
 	Instance
 	readyAt time.Time
+	index   int // in Fleet.names
+}
+
+// startingHeap orders instances by readyAt, then name, so that the seed
+// alone decides which start fails.
+type startingHeap []*instance
+
+func (h startingHeap) Len() int { return len(h) }
+func (h startingHeap) Less(i, j int) bool {
+	if c := h[i].readyAt.Compare(h[j].readyAt); c != 0 {
+		return c < 0
+	}
+	return h[i].Name < h[j].Name
+}
+func (h startingHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *startingHeap) Push(x any)   { *h = append(*h, x.(*instance)) }
+func (h *startingHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return x
+}
+
+// addLocked and removeLocked keep the indexes in step.
+func (f *Fleet) addLocked(in *instance) {
+	in.index = len(f.names)
+	f.names = append(f.names, in.Name)
+	f.byName[in.Name] = in
+	g := f.byGroup[in.Group]
+	if g == nil {
+		g = map[string]*instance{}
+		f.byGroup[in.Group] = g
+	}
+	g[in.Name] = in
+	if in.State == Starting {
+		heap.Push(&f.starting, in)
+	}
+}
+
+func (f *Fleet) removeLocked(in *instance) {
+	last := len(f.names) - 1
+	moved := f.byName[f.names[last]]
+	f.names[in.index], moved.index = moved.Name, in.index
+	f.names = f.names[:last]
+	delete(f.byName, in.Name)
+	delete(f.byGroup[in.Group], in.Name)
+	if len(f.byGroup[in.Group]) == 0 {
+		delete(f.byGroup, in.Group)
+	}
+	// A removed instance still in the starting heap is skipped when it
+	// comes up: step checks that byName still holds it.
 }
 
 // tick is how often instances progress and faults strike.
 const tick = 10 * time.Millisecond
 
 func newFleet(seed uint64, rate float64) *Fleet {
-	return &Fleet{instances: map[string]*instance{}, rng: rand.New(rand.NewPCG(seed, 0xf1ee7)), rate: rate, faulty: rate > 0}
+	return &Fleet{byName: map[string]*instance{}, byGroup: map[string]map[string]*instance{},
+		rng: rand.New(rand.NewPCG(seed, 0xf1ee7)), rate: rate, faulty: rate > 0}
 }
 
 // Subscribe returns a channel of group names whose instances changed, for
@@ -118,7 +180,7 @@ func (f *Fleet) Create(ctx context.Context, in Instance) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.instances[in.Name]; ok {
+	if _, ok := f.byName[in.Name]; ok {
 		return errExists
 	}
 	if f.fault(1) {
@@ -126,7 +188,7 @@ func (f *Fleet) Create(ctx context.Context, in Instance) error {
 		return errUnavailable
 	}
 	in.State = Starting
-	f.instances[in.Name] = &instance{Instance: in, readyAt: time.Now().Add(tick + time.Duration(f.rng.IntN(6))*tick)}
+	f.addLocked(&instance{Instance: in, readyAt: time.Now().Add(tick + time.Duration(f.rng.IntN(6))*tick)})
 	f.stats.Creates++
 	f.emitLocked(in.Group)
 	return nil
@@ -139,11 +201,11 @@ func (f *Fleet) Delete(ctx context.Context, name string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	in, ok := f.instances[name]
+	in, ok := f.byName[name]
 	if !ok {
 		return errGone
 	}
-	delete(f.instances, name)
+	f.removeLocked(in)
 	f.stats.Deletes++
 	f.emitLocked(in.Group)
 	return nil
@@ -153,29 +215,12 @@ func (f *Fleet) Delete(ctx context.Context, name string) error {
 func (f *Fleet) List(group string) []Instance {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Instance
-	for _, in := range f.instances {
-		if in.Group == group {
-			out = append(out, in.Instance)
-		}
+	g := f.byGroup[group]
+	out := make([]Instance, 0, len(g))
+	for _, in := range g {
+		out = append(out, in.Instance)
 	}
 	slices.SortFunc(out, func(a, b Instance) int { return cmp.Compare(a.Name, b.Name) })
-	return out
-}
-
-// Groups returns the names of the groups that have instances.
-func (f *Fleet) Groups() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
-	for _, in := range f.instances {
-		if !seen[in.Group] {
-			seen[in.Group] = true
-			out = append(out, in.Group)
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -196,15 +241,10 @@ func (f *Fleet) Run(ctx context.Context) {
 func (f *Fleet) step(now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	names := make([]string, 0, len(f.instances))
-	for name := range f.instances {
-		names = append(names, name)
-	}
-	slices.Sort(names) // map order is random; the seed decides, not the map
-	for _, name := range names {
-		in := f.instances[name]
-		if in.State != Starting || now.Before(in.readyAt) {
-			continue
+	for len(f.starting) > 0 && !now.Before(f.starting[0].readyAt) {
+		in := heap.Pop(&f.starting).(*instance)
+		if f.byName[in.Name] != in || in.State != Starting {
+			continue // deleted (or replaced) while starting
 		}
 		in.State = Running
 		if f.fault(0.25) {
@@ -214,10 +254,9 @@ func (f *Fleet) step(now time.Time) {
 		f.emitLocked(in.Group)
 	}
 	// Now and then an instance vanishes (its host died).
-	if len(names) > 0 && f.fault(0.3) {
-		name := names[f.rng.IntN(len(names))]
-		in := f.instances[name]
-		delete(f.instances, name)
+	if len(f.names) > 0 && f.fault(0.3) {
+		in := f.byName[f.names[f.rng.IntN(len(f.names))]]
+		f.removeLocked(in)
 		f.stats.Lost++
 		f.emitLocked(in.Group)
 	}
@@ -231,25 +270,23 @@ func (f *Fleet) Interfere(group, image string, stray bool) {
 	defer f.mu.Unlock()
 	if stray {
 		name := group + "-stray"
-		if _, ok := f.instances[name]; ok {
+		if _, ok := f.byName[name]; ok {
 			return
 		}
-		f.instances[name] = &instance{Instance: Instance{Name: name, Group: group, Image: image, State: Running}}
+		f.addLocked(&instance{Instance: Instance{Name: name, Group: group, Image: image, State: Running}})
 		f.stats.Strays++
 		f.emitLocked(group)
 		return
 	}
 	var names []string
-	for name, in := range f.instances {
-		if in.Group == group {
-			names = append(names, name)
-		}
+	for name := range f.byGroup[group] {
+		names = append(names, name)
 	}
 	if len(names) == 0 {
 		return
 	}
 	slices.Sort(names)
-	delete(f.instances, names[f.rng.IntN(len(names))])
+	f.removeLocked(f.byName[names[f.rng.IntN(len(names))]])
 	f.stats.InterferenceRemoved++
 	f.emitLocked(group)
 }

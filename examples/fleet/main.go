@@ -94,8 +94,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		}
 		o.rate = r
 	}
-	if o.objects < 1 || o.objects > 10000 {
-		return o, fmt.Errorf("-objects %d: want between 1 and 10000", o.objects)
+	if o.objects < 1 || o.objects > 1_000_000 {
+		return o, fmt.Errorf("-objects %d: want between 1 and 1000000", o.objects)
 	}
 	if o.duration <= 0 || o.chaos <= 0 {
 		return o, errors.New("-duration and -chaos must be positive")

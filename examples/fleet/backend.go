@@ -20,7 +20,13 @@ func newBackend(ctx context.Context, o options, note func(format string, args ..
 		return b, nil, release, err
 	}
 	if !o.etcd.on() {
-		return memstore.New(), nil, func() {}, nil
+		// A cache lists in pages pinned to one revision, and resumes its
+		// watch from there; both need the writes made meanwhile to still
+		// be in the history. Listing many groups takes long enough for
+		// the default history to be overrun under the demo's write
+		// storm, and then every list expires and starts again: keep one
+		// event per group at least.
+		return memstore.New(memstore.HistorySize(max(memstore.DefaultHistorySize, o.objects))), nil, func() {}, nil
 	}
 	b, e, release, err := newEtcdBackend(ctx, o.etcd, note)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
@@ -30,6 +31,7 @@ type supervisor struct {
 	metrics *reconcile.MemMetrics
 	note    func(format string, args ...any)
 	elector *replicaElector // nil: the controller always works
+	objects int             // how many groups there are (sizes resync and retries)
 
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64
@@ -71,7 +73,7 @@ func (s *supervisor) Run(ctx context.Context) error {
 		s.mu.Lock()
 		what := s.crashed
 		s.mu.Unlock()
-		s.note("controller crashed mid-reconcile, right after write #%d (it had %s); restarting with an empty cache and queue", s.crashAt, what)
+		s.note("controller crashed mid-reconcile, right after write #%d (the %s); restarting with an empty cache and queue", s.crashAt, what)
 	}
 }
 
@@ -87,13 +89,18 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		reconcile.WithSource(reconcile.FromChannel(events)),
 		reconcile.WithWorkers(4),
 		// Resync often, for the demo: it is what repairs dropped events.
-		reconcile.WithResync(2*time.Second, 0.1),
+		// A resync reconciles every group, so its period grows with their
+		// number (100µs a group: 10s at 100,000) to keep it a small share
+		// of the work.
+		reconcile.WithResync(max(2*time.Second, time.Duration(s.objects)*100*time.Microsecond), 0.1),
 		reconcile.WithBackoff(backoff.Policy{Base: 20 * time.Millisecond, Factor: 2, Cap: time.Second, Jitter: 0.2}),
 		// The overall retry bucket protects a shared backend from a storm
 		// of retries; the simulated fleet needs less protection than the
 		// default 10/s with a 30s ceiling, which at high fault rates would
-		// pace the last retries long after the faults stopped.
-		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: 100, Burst: 200, Ceiling: time.Second}),
+		// pace the last retries long after the faults stopped. The faults
+		// strike a share of the groups, so the budget grows with them: a
+		// fixed 100/s made 100,000 groups wait minutes for their retries.
+		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Limit(max(100, float64(s.objects)/5)), Burst: max(200, s.objects/2), Ceiling: time.Second}),
 		reconcile.WithMetrics(s.metrics),
 		reconcile.WithDrainTimeout(5 * time.Second),
 	}

@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fleet := newFleet(o.seed, o.rate)
 	count := &counters{}
 	metrics := reconcile.NewMemMetrics()
-	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector}
+	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects}
 	count.afterWrite = sup.afterWrite
 	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
 	if o.rate > 0 {

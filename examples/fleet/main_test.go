@@ -44,14 +44,14 @@ func TestConvergesDespiteEveryFault(t *testing.T) {
 				require.NoError(t, err, text)
 
 				require.Contains(t, text, "fleet: 20 groups")
-				require.Regexp(t, `! controller crashed mid-reconcile, right after write #\d+ \(it had (created instance|deleted instance|wrote the status of) `, text)
+				require.Regexp(t, `! controller crashed mid-reconcile, right after write #\d+ \(the (create of instance|delete of instance|status of) `, text)
 				require.Contains(t, text, "! ops changed .spec.image of ")
 				require.Contains(t, text, "! a dashboard overwrote the status of ")
 				require.Contains(t, text, "! someone started 2 stray instances and stopped 2 by hand")
 				require.Contains(t, text, "! faults stopped")
 				require.Contains(t, text, "converged: all 20 groups match the store")
 				require.Contains(t, text, "controller: crashed once mid-operation")
-				require.Regexp(t, `converged  20/20 .*\n\nconverged:`, text, "the last progress line shows every group converged")
+				require.Regexp(t, `converged 20/20 .*\n\nconverged:`, text, "the last progress line shows every group converged")
 				require.Greater(t, number(t, text, `faults injected: (\d+)`), 10)
 				require.Greater(t, number(t, text, `(\d+) events dropped`), 0)
 			})
@@ -77,9 +77,20 @@ func TestConvergesWithoutFaults(t *testing.T) {
 func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out strings.Builder
+		start := time.Now()
 		err := run(t.Context(), []string{"-objects=10", "-duration=500ms", "-chaos=3s"}, &out)
+		require.LessOrEqual(t, time.Since(start), 500*time.Millisecond, "the deadline is kept, not overrun by a check")
 		require.ErrorContains(t, err, "not converged after 500ms: ")
+		require.Contains(t, err.Error(), "first unconverged: none at the last check, but the faults had not stopped yet",
+			"every group matched, but the 3s of faults outlast the 500ms")
 		require.NotContains(t, out.String(), "converged: all")
+
+		// Too short to start the instances: the report names a group and why.
+		out.Reset()
+		start = time.Now()
+		err = run(t.Context(), []string{"-objects=10", "-duration=30ms", "-faults=off"}, &out)
+		require.LessOrEqual(t, time.Since(start), 30*time.Millisecond)
+		require.Regexp(t, `not converged after 30ms: \d+ of 10 groups matched at the last check; first unconverged: [a-z]+-\d\d: \S`, err.Error())
 	})
 }
 
@@ -109,7 +120,7 @@ func TestCheckTrustsObservationNotStatus(t *testing.T) {
 		f.step(time.Now().Add(time.Hour)) // web-00-0 is running
 
 		ready(2)
-		c, err := check(ctx, groups, f)
+		c, err := checkStore(ctx, groups, f)
 		require.NoError(t, err)
 		require.Equal(t, 0, c.converged)
 		require.Contains(t, c.firstBad, `web-00: .[name="web-00-1"]: removed`, "the missing instance is named")
@@ -117,12 +128,12 @@ func TestCheckTrustsObservationNotStatus(t *testing.T) {
 		require.NoError(t, f.Create(ctx, Instance{Name: "web-00-1", Group: "web-00", Image: "web:v1"}))
 		f.step(time.Now().Add(time.Hour))
 		ready(99)
-		c, err = check(ctx, groups, f)
+		c, err = checkStore(ctx, groups, f)
 		require.NoError(t, err)
 		require.Equal(t, "web-00: status says 99 running, the fleet runs 2", c.firstBad)
 
 		ready(2)
-		c, err = check(ctx, groups, f)
+		c, err = checkStore(ctx, groups, f)
 		require.NoError(t, err)
 		require.Equal(t, convergence{converged: 1, total: 1}, c)
 	})

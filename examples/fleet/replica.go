@@ -67,7 +67,7 @@ func watchReplica(ctx context.Context, o options, groups *store.Store[GroupSpec,
 			continue
 		}
 		standing = false
-		c, err := check(ctx, groups, fleet)
+		c, err := checkStore(ctx, groups, fleet)
 		if err != nil {
 			if ctx.Err() == nil && err.Error() != lastErr {
 				lastErr = err.Error()

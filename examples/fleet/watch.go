@@ -2,38 +2,46 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
-// convergence is one check of the whole fleet against the store.
+// convergence is one check of the whole fleet against the stored groups.
 type convergence struct {
 	converged, total int
-	// firstBad names the first group that has not converged, and why.
+	// firstBad names the first group, in name order, that has not
+	// converged, and why.
 	firstBad string
 }
 
-// check compares, for every stored group, the fleet's instances with the
-// group's spec (diff.Diff through groupDiff) and requires Ready=True at the
-// group's current generation. It reads the store, not a cache: the answer
-// must not depend on anything the controller holds.
-func check(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet) (convergence, error) {
-	list, err := groups.List(ctx, store.ListOptions{})
-	if err != nil {
-		return convergence{}, err
-	}
-	c := convergence{total: len(list.Items)}
-	for _, g := range list.Items {
+// check compares, for every group in list, the fleet's instances with the
+// group's spec and requires Ready=True at the group's current generation and
+// a status that agrees with the fleet. It stops early with ctx's error.
+// Describing a difference runs diff.Diff (groupDiff), but only for the first
+// group that has one: the rest only need a yes or no (instancesMatch).
+func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error) {
+	c := convergence{total: len(list)}
+	for i, g := range list {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return c, context.Cause(ctx)
+		}
+		observed := fleet.List(g.Meta.Name)
 		why := ""
-		if d := groupDiff(g, fleet.List(g.Meta.Name)); !d.Empty() {
-			why = strings.ReplaceAll(d.String(), "\n", "; ")
+		if !instancesMatch(g, observed) {
+			why = "the fleet differs"
+			if c.firstBad == "" {
+				why = strings.ReplaceAll(groupDiff(g, observed).String(), "\n", "; ")
+			}
 		} else if ready, ok := reconcile.GetCondition(g.Conditions, reconcile.Ready); !ok || ready.Status != store.ConditionTrue {
 			why = "fleet matches, but Ready is not True yet"
 		} else if ready.ObservedGeneration != g.Meta.Generation {
@@ -45,14 +53,24 @@ func check(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], fle
 			c.converged++
 			continue
 		}
+		if c.firstBad != "" {
+			continue
+		}
 		if st, ok := reconcile.GetCondition(g.Conditions, reconcile.Stalled); ok && st.Status == store.ConditionTrue {
 			why += fmt.Sprintf(" (Stalled: %s: %s)", st.Reason, st.Message)
 		}
-		if c.firstBad == "" {
-			c.firstBad = g.Meta.Name + ": " + why
-		}
+		c.firstBad = g.Meta.Name + ": " + why
 	}
 	return c, nil
+}
+
+// checkStore runs check on the groups as the store holds them now.
+func checkStore(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet) (convergence, error) {
+	list, err := groups.List(ctx, store.ListOptions{})
+	if err != nil {
+		return convergence{}, err
+	}
+	return check(ctx, list.Items, fleet)
 }
 
 // counts gathers what the summary and the progress line report.
@@ -74,43 +92,82 @@ func (c counts) faults() int {
 	return n + int(c.chaos.imageChanges.Load()+c.chaos.statusOverwrites.Load())
 }
 
-// watch checks convergence every 100ms and prints progress until the fleet
-// has converged after the faults stopped (nil) or o.duration has passed
-// (an error naming what is still wrong).
+// watch judges convergence and prints progress until the fleet has converged
+// after the faults stopped (nil) or o.duration has passed since start (an
+// error naming the first group still wrong).
+//
+// The judge keeps its own cache of the groups, apart from the controller's
+// (which a crash throws away), and checks the whole fleet against it at
+// most every 100ms, leaving at least twice a check's own time between two
+// checks so that judging never takes more than a third of the machine.
+// Once every group matches after the faults stopped, it confirms the verdict
+// against the store itself. Every check stops when the deadline passes, so
+// the deadline is kept to within a check of 1024 groups.
 func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet,
 	chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
-	deadline := time.NewTimer(o.duration)
-	defer deadline.Stop()
-	t := time.NewTicker(100 * time.Millisecond)
+	dctx, cancel := context.WithDeadlineCause(ctx, out.start.Add(o.duration), errDeadline)
+	defer cancel()
+	judge := cache.New(groups)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { _ = judge.Run(dctx) })
+
+	var last convergence // the last complete check
+	fail := func(err error) error {
+		if !errors.Is(err, errDeadline) {
+			return fmt.Errorf("stopped before converging: %w", err)
+		}
+		out.progress(last, snapshot(), true)
+		first := last.firstBad
+		switch {
+		case last.total == 0:
+			first = "none checked yet (the judge's cache had not loaded the groups)"
+		case first == "" && !isClosed(chaosDone):
+			first = "none at the last check, but the faults had not stopped yet"
+		case first == "":
+			first = "none at the last check, but the check against the store did not finish"
+		}
+		return fmt.Errorf("not converged after %v: %d of %d groups matched at the last check; first unconverged: %s",
+			o.duration, last.converged, last.total, first)
+	}
+	if err := judge.WaitForSync(dctx); err != nil {
+		return fail(context.Cause(dctx))
+	}
+	pause := 100 * time.Millisecond
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stopped before converging: %w", context.Cause(ctx))
+		case <-dctx.Done():
+			return fail(context.Cause(dctx))
 		case <-t.C:
-		case <-deadline.C:
-			c, err := check(ctx, groups, fleet)
-			if err != nil {
-				return err
-			}
-			out.progress(c, snapshot(), true)
-			return fmt.Errorf("not converged after %v: %d of %d groups match the store; first: %s",
-				o.duration, c.converged, c.total, c.firstBad)
 		}
 		done := isClosed(chaosDone)
-		c, err := check(ctx, groups, fleet)
+		began := time.Now()
+		c, err := check(dctx, judge.List(nil), fleet)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		s := snapshot()
+		last = c
 		if done && c.converged == c.total {
-			out.progress(c, s, true)
-			out.summary(c, s)
-			return nil
+			if c, err = checkStore(dctx, groups, fleet); err != nil {
+				return fail(err)
+			}
+			last = c
+			if c.converged == c.total {
+				out.progress(c, snapshot(), true)
+				out.summary(c, snapshot())
+				return nil
+			}
 		}
-		out.progress(c, s, false)
+		out.progress(c, snapshot(), false)
+		t.Reset(max(pause, 2*time.Since(began)))
 	}
 }
+
+// errDeadline is the cause of the judge's context when -duration runs out.
+var errDeadline = errors.New("deadline")
 
 func isClosed(ch <-chan struct{}) bool {
 	select {
@@ -132,6 +189,9 @@ type printer struct {
 	mu       sync.Mutex
 	line     string // the progress line on screen (tty)
 	lastLine time.Time
+	rate     float64   // groups converging per second, smoothed
+	rateFrom int       // converged count at rateAt
+	rateAt   time.Time // when the rate was last measured
 }
 
 func newPrinter(w io.Writer) *printer {
@@ -160,11 +220,28 @@ func (p *printer) note(format string, args ...any) {
 }
 
 func (p *printer) progress(c convergence, s counts, final bool) {
-	line := fmt.Sprintf("%s  converged %3d/%-3d  fleet writes %5d  status writes %4d  retries %4d  faults %4d",
-		p.elapsed(), c.converged, c.total, s.count.fleetWrites.Load(), s.count.statusWrites.Load(),
-		s.metrics.Errors(controllerName), s.faults())
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
+	// The rate of groups converging, smoothed over the last seconds. Early
+	// on the count also falls (faults, a crash), so the ETA is a guess.
+	if dt := now.Sub(p.rateAt).Seconds(); p.rateAt.IsZero() || dt >= 0.5 {
+		if !p.rateAt.IsZero() {
+			inst := max(0, float64(c.converged-p.rateFrom)/dt)
+			p.rate = 0.5*p.rate + 0.5*inst
+		}
+		p.rateFrom, p.rateAt = c.converged, now
+	}
+	rate, eta := p.rate, "?"
+	if c.converged == c.total {
+		eta = "0s"
+	} else if rate >= 1 {
+		eta = time.Duration(float64(c.total-c.converged) / rate * float64(time.Second)).Round(time.Second).String()
+	}
+	w := len(strconv.Itoa(c.total))
+	line := fmt.Sprintf("%s  converged %*d/%d  %6.0f/s  ETA %-5s  fleet writes %5d  status writes %4d  retries %4d  faults %4d",
+		p.elapsed(), w, c.converged, c.total, rate, eta, s.count.fleetWrites.Load(), s.count.statusWrites.Load(),
+		s.metrics.Errors(controllerName), s.faults())
 	if p.tty {
 		p.line = line
 		fmt.Fprint(p.w, "\r"+line+"\033[K")

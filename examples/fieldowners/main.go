@@ -33,6 +33,8 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 // Spec and Status of the demo's kind, App.
@@ -58,10 +60,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "fieldowners:", err)
-		os.Exit(1)
-	}
+	cli.Exit("fieldowners", run(ctx, os.Args[1:], os.Stdout))
 }
 
 // run plays both scenes and prints what happened to w. It returns nil when
@@ -71,11 +70,11 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fs.SetOutput(w)
 	quiet := fs.Duration("quiet", time.Second, "how long scene 2 watches for writes after the conflict")
 	timeout := fs.Duration("timeout", 20*time.Second, "give up on a scene after this long")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, false); err != nil {
 		return err
 	}
 	if *quiet <= 0 || *timeout <= 0 {
-		return errors.New("-quiet and -timeout must be positive")
+		return cli.Usagef("-quiet %v, -timeout %v: both must be positive", *quiet, *timeout)
 	}
 	fightErr := fight(ctx, w, *timeout)
 	fmt.Fprintln(w)

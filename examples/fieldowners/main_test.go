@@ -13,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steady-go/steady/store/cache"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 func TestMain(m *testing.M) {
@@ -61,10 +63,13 @@ func TestWritesAreBoundedOnlyWithOwnership(t *testing.T) {
 	})
 }
 
-func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-quiet=0"}, {"-timeout=-1s"}, {"-nope"}} {
-		var out strings.Builder
-		require.Error(t, run(context.Background(), args, &out), "args %q", args)
+func TestCommandLine(t *testing.T) {
+	var out strings.Builder
+	require.Equal(t, 0, cli.ExitCode(run(context.Background(), []string{"-h"}, &out)), "-h succeeds")
+	require.Contains(t, out.String(), "-quiet", "-h prints the usage")
+	for _, args := range [][]string{{"-quiet=0"}, {"-timeout=-1s"}, {"-quiet=x"}, {"-nope"}, {"extra"}} {
+		err := run(context.Background(), args, &out)
+		require.Equal(t, 2, cli.ExitCode(err), "args %q: %v", args, err)
 	}
 }
 

@@ -35,6 +35,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/steady-go/steady/examples/internal/cli"
+
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 )
@@ -42,10 +44,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "fleet:", err)
-		os.Exit(1)
-	}
+	cli.Exit("fleet", run(ctx, os.Args[1:], os.Stdout))
 }
 
 // options are the command-line flags.
@@ -70,17 +69,14 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
 	checkEtcd := addEtcdFlags(fs, &o.etcd)
 	checkData := addDataFlag(fs, &o.data, &o.etcd)
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, false); err != nil {
 		return o, err
 	}
 	if err := checkEtcd(); err != nil {
-		return o, err
+		return o, cli.UsageError{Err: err}
 	}
 	if err := checkData(); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, cli.UsageError{Err: err}
 	}
 	switch *faults {
 	case "on":
@@ -89,16 +85,16 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		o.rate = 0
 	default:
 		r, err := strconv.ParseFloat(*faults, 64)
-		if err != nil || r < 0 || r > 0.5 {
-			return o, fmt.Errorf(`-faults %q: want "on", "off" or a rate in [0, 0.5]`, *faults)
+		if err != nil || !(r >= 0 && r <= 0.5) { // NaN fails both
+			return o, cli.Usagef(`-faults %q: want "on", "off" or a rate in [0, 0.5]`, *faults)
 		}
 		o.rate = r
 	}
 	if o.objects < 1 || o.objects > 1_000_000 {
-		return o, fmt.Errorf("-objects %d: want between 1 and 1000000", o.objects)
+		return o, cli.Usagef("-objects %d: want between 1 and 1000000", o.objects)
 	}
 	if o.duration <= 0 || o.chaos <= 0 {
-		return o, errors.New("-duration and -chaos must be positive")
+		return o, cli.Usagef("-duration %v, -chaos %v: both must be positive", o.duration, o.chaos)
 	}
 	return o, nil
 }

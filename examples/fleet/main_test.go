@@ -17,6 +17,8 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 func TestMain(m *testing.M) {
@@ -139,12 +141,26 @@ func TestCheckTrustsObservationNotStatus(t *testing.T) {
 	})
 }
 
-func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"-objects=0"}, {"-faults=maybe"}, {"-faults=0.9"}, {"-duration=0s"}, {"-chaos=-1s"}, {"extra"}, {"-nope"},
+// -h prints the usage and exits 0; a bad command line exits 2 with a
+// message naming the flag.
+func TestCommandLine(t *testing.T) {
+	var out strings.Builder
+	require.Equal(t, 0, cli.ExitCode(run(context.Background(), []string{"-h"}, &out)))
+	require.Contains(t, out.String(), "-objects")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-objects=0"}, "-objects 0"}, {[]string{"-objects=-3"}, "-objects -3"},
+		{[]string{"-objects=1000001"}, "-objects 1000001"},
+		{[]string{"-faults=maybe"}, "-faults"}, {[]string{"-faults=0.9"}, "-faults"},
+		{[]string{"-faults=NaN"}, "-faults"}, {[]string{"-faults=-0.1"}, "-faults"},
+		{[]string{"-duration=0s"}, "-duration"}, {[]string{"-chaos=-1s"}, "-chaos"},
+		{[]string{"-seed=-1"}, "-seed"}, {[]string{"extra"}, "unexpected"}, {[]string{"-nope"}, "-nope"},
 	} {
-		var out strings.Builder
-		require.Error(t, run(context.Background(), args, &out), "args %q", args)
+		err := run(context.Background(), tc.args, &out)
+		require.Equal(t, 2, cli.ExitCode(err), "args %q: %v", tc.args, err)
+		require.ErrorContains(t, err, tc.want)
 	}
 }
 

@@ -40,15 +40,14 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "processes:", err)
-		os.Exit(1)
-	}
+	cli.Exit("processes", run(ctx, os.Args[1:], os.Stdout))
 }
 
 // options are the command-line flags.
@@ -74,7 +73,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.set, "set", "web", "name of the ProcessSet")
 	fs.IntVar(&o.replicas, "replicas", 3, "copies to start (the script then kills one and scales down by one)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "the longest any step may take")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, true); err != nil {
 		return o, err
 	}
 	o.command = fs.Args()
@@ -83,16 +82,16 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	switch {
 	case !fleetRE.MatchString(o.fleet):
-		return o, fmt.Errorf("-fleet %q: want 1 to 40 of a-z, 0-9 and -", o.fleet)
+		return o, cli.Usagef("-fleet %q: want 1 to 40 of a-z, 0-9 and -", o.fleet)
 	case store.ValidateName(o.set) != nil || len(o.set) > 60 || strings.Contains(o.set, "."):
-		return o, fmt.Errorf("-set %q: want a short DNS label", o.set)
+		return o, cli.Usagef("-set %q: want a short DNS label", o.set)
 	case o.replicas < 2 || o.replicas > maxReplicas:
-		return o, fmt.Errorf("-replicas %d: want 2 to %d", o.replicas, maxReplicas)
+		return o, cli.Usagef("-replicas %d: want 2 to %d", o.replicas, maxReplicas)
 	case o.timeout <= 0:
-		return o, fmt.Errorf("-timeout %v: want a positive duration", o.timeout)
+		return o, cli.Usagef("-timeout %v: want a positive duration", o.timeout)
 	}
 	if _, err := exec.LookPath(o.command[0]); err != nil {
-		return o, fmt.Errorf("command %q: %w", o.command, err)
+		return o, cli.UsageError{Err: fmt.Errorf("command %q: %w", o.command, err)}
 	}
 	return o, nil
 }

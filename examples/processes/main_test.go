@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/steady-go/steady/examples/internal/cli"
 	"github.com/steady-go/steady/store/cache"
 )
 
@@ -324,6 +325,7 @@ func TestBadArguments(t *testing.T) {
 		want string
 	}{
 		{[]string{"-replicas", "1"}, "-replicas 1"},
+		{[]string{"-replicas", "-4"}, "-replicas -4"},
 		{[]string{"-replicas", "51"}, "-replicas 51"},
 		{[]string{"-fleet", "Bad/Name"}, "-fleet"},
 		{[]string{"-set", "Web"}, "-set"},
@@ -335,7 +337,11 @@ func TestBadArguments(t *testing.T) {
 		var out strings.Builder
 		err := run(t.Context(), tt.args, &out)
 		require.ErrorContains(t, err, tt.want, "args %q", tt.args)
+		require.Equal(t, 2, cli.ExitCode(err), "a bad command line exits 2")
 	}
+	var out strings.Builder
+	require.Equal(t, 0, cli.ExitCode(run(t.Context(), []string{"-h"}, &out)), "-h succeeds")
+	require.Contains(t, out.String(), "usage: processes", "-h prints the usage")
 }
 
 // Another run of the same fleet is refused, and its processes are left

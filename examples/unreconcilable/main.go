@@ -27,6 +27,8 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 // The two kinds of the demo.
@@ -61,10 +63,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "unreconcilable:", err)
-		os.Exit(1)
-	}
+	cli.Exit("unreconcilable", run(ctx, os.Args[1:], os.Stdout))
 }
 
 // options are the command-line flags.
@@ -79,14 +78,14 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.SetOutput(out)
 	fs.DurationVar(&o.cap, "cap", 2*time.Second, "backoff cap: no retry waits longer than this")
 	fs.IntVar(&o.capped, "capped", 2, "how many retries at the cap to show before the secret is created")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, false); err != nil {
 		return o, err
 	}
 	if o.cap < 20*time.Millisecond || o.cap > time.Minute {
-		return o, fmt.Errorf("-cap %v: want between 20ms and 1m", o.cap)
+		return o, cli.Usagef("-cap %v: want between 20ms and 1m", o.cap)
 	}
 	if o.capped < 1 || o.capped > 10 {
-		return o, fmt.Errorf("-capped %d: want between 1 and 10", o.capped)
+		return o, cli.Usagef("-capped %d: want between 1 and 10", o.capped)
 	}
 	return o, nil
 }

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steady-go/steady/store/cache"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 func TestMain(m *testing.M) {
@@ -56,9 +58,12 @@ func TestStalledThenConvergesThroughTheMapping(t *testing.T) {
 	})
 }
 
-func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-cap", "1ms"}, {"-cap", "2h"}, {"-capped", "0"}, {"-nope"}} {
-		var out strings.Builder
-		require.Error(t, run(context.Background(), args, &out), "args %q", args)
+func TestCommandLine(t *testing.T) {
+	var out strings.Builder
+	require.Equal(t, 0, cli.ExitCode(run(context.Background(), []string{"-h"}, &out)), "-h succeeds")
+	require.Contains(t, out.String(), "-capped", "-h prints the usage")
+	for _, args := range [][]string{{"-cap", "1ms"}, {"-cap", "-1s"}, {"-cap", "2h"}, {"-capped", "0"}, {"-capped", "-2"}, {"-nope"}, {"extra"}} {
+		err := run(context.Background(), args, &out)
+		require.Equal(t, 2, cli.ExitCode(err), "args %q: %v", args, err)
 	}
 }

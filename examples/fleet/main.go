@@ -65,7 +65,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.objects, "objects", 50, "number of groups")
 	faults := fs.String("faults", "on", `fault injection: "on" (rate 0.1), "off", or a rate in [0, 0.5]`)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
-	fs.DurationVar(&o.duration, "duration", 30*time.Second, "fail if not converged within this long")
+	fs.DurationVar(&o.duration, "duration", 0, "fail if not converged within this long (default 30s, or 0.6ms a group if longer: 60s at 100000)")
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
 	checkEtcd := addEtcdFlags(fs, &o.etcd)
 	checkData := addDataFlag(fs, &o.data, &o.etcd)
@@ -92,6 +92,11 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	}
 	if o.objects < 1 || o.objects > 1_000_000 {
 		return o, cli.Usagef("-objects %d: want between 1 and 1000000", o.objects)
+	}
+	duration := false
+	fs.Visit(func(f *flag.Flag) { duration = duration || f.Name == "duration" })
+	if !duration {
+		o.duration = max(30*time.Second, time.Duration(o.objects)*600*time.Microsecond)
 	}
 	if o.duration <= 0 || o.chaos <= 0 {
 		return o, cli.Usagef("-duration %v, -chaos %v: both must be positive", o.duration, o.chaos)

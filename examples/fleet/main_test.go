@@ -162,6 +162,17 @@ func TestCommandLine(t *testing.T) {
 		require.Equal(t, 2, cli.ExitCode(err), "args %q: %v", tc.args, err)
 		require.ErrorContains(t, err, tc.want)
 	}
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 30 * time.Second}, {[]string{"-objects=100000"}, time.Minute},
+		{[]string{"-objects=100000", "-duration=5s"}, 5 * time.Second},
+	} {
+		o, err := parseFlags(tc.args, &out)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, o.duration, "args %q: the default -duration grows with -objects", tc.args)
+	}
 }
 
 func number(t *testing.T, text, pattern string) int {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,7 @@ const progressingRecheck = 250 * time.Millisecond
 func wantInstances(g *Group) []Instance {
 	out := make([]Instance, g.Spec.Replicas)
 	for i := range out {
-		out[i] = Instance{Name: fmt.Sprintf("%s-%d", g.Meta.Name, i), Group: g.Meta.Name, Image: g.Spec.Image, State: Running}
+		out[i] = Instance{Name: g.Meta.Name + "-" + strconv.Itoa(i), Group: g.Meta.Name, Image: g.Spec.Image, State: Running}
 	}
 	return out
 }

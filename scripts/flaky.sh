@@ -51,7 +51,8 @@ status=0
 
 # run MODULE_DIR PACKAGE TEST COUNT RACE(0|1): runs one test COUNT times.
 run() {
-  local dir=$1 pkg=$2 test=$3 count=$4 race=$5 flags=(-count="$count" -v -run "^${3}\$")
+  local dir=$1 pkg=$2 test=$3 count=$4 race=$5
+  local flags=(-count="$count" -v -run "^${test}\$")
   [ "$race" = 1 ] && flags+=(-race)
   local start=$SECONDS
   (cd "$root/$dir" && go test "${flags[@]}" "$pkg") >"$log" 2>&1
@@ -68,8 +69,11 @@ run() {
   fi
   passed=$((passed + p))
   failed=$((failed + f))
+  local label="$dir/${pkg#./}"
+  label=${label#./}
+  label=${label%/.}
   printf '%-5s %s %s x%d%s: %d passed, %d failed (%ds)\n' \
-    "$([ "$rc" -eq 0 ] && echo ok || echo FAIL)" "$dir/$pkg" "$test" "$count" \
+    "$([ "$rc" -eq 0 ] && echo ok || echo FAIL)" "$label" "$test" "$count" \
     "$([ "$race" = 1 ] && echo ' -race')" "$p" "$f" $((SECONDS - start))
 }
 

@@ -157,6 +157,12 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
+	if elector == nil {
+		// At the deadline the demo is over: the controller, the fleet and
+		// the chaos stop then too, so that on a busy machine they do not
+		// hold up the judge's report.
+		runCtx, cancel = context.WithDeadlineCause(ctx, start.Add(o.duration), errDeadline)
+	}
 	defer cancel()
 	g, gctx := errgroup.WithContext(runCtx)
 	g.Go(func() error { fleet.Run(gctx); return nil })

@@ -32,7 +32,7 @@ type convergence struct {
 func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error) {
 	c := convergence{total: len(list)}
 	for i, g := range list {
-		if i%1024 == 0 && ctx.Err() != nil {
+		if i%128 == 0 && ctx.Err() != nil {
 			return c, context.Cause(ctx)
 		}
 		observed := fleet.List(g.Meta.Name)
@@ -115,7 +115,7 @@ func (c counts) faults() int {
 // checks so that judging never takes more than a third of the machine.
 // Once every group matches after the faults stopped, it confirms the verdict
 // against the store itself. Every check stops when the deadline passes, so
-// the deadline is kept to within a check of 1024 groups.
+// the deadline is kept to within a check of 128 groups.
 func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet,
 	chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
 	dctx, cancel := context.WithDeadlineCause(ctx, out.start.Add(o.duration), errDeadline)
@@ -147,6 +147,19 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 	if err := judge.WaitForSync(dctx); err != nil {
 		return fail(context.Cause(dctx))
 	}
+	// Keep the progress line live while a check runs.
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-dctx.Done():
+				return
+			case <-tick.C:
+				out.refresh(snapshot())
+			}
+		}
+	})
 	pause := 100 * time.Millisecond
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -202,9 +215,11 @@ type printer struct {
 	mu       sync.Mutex
 	line     string // the progress line on screen (tty)
 	lastLine time.Time
-	rate     float64   // groups converging per second, smoothed
-	rateFrom int       // converged count at rateAt
-	rateAt   time.Time // when the rate was last measured
+	rate     float64     // groups converging per second, smoothed
+	rateFrom int         // converged count at rateAt
+	rateAt   time.Time   // when the rate was last measured
+	conv     convergence // the last check's figures
+	final    bool        // the final line is out: no more refreshes
 }
 
 func newPrinter(w io.Writer) *printer {
@@ -245,6 +260,23 @@ func (p *printer) progress(c convergence, s counts, final bool) {
 		}
 		p.rateFrom, p.rateAt = c.converged, now
 	}
+	p.conv = c
+	p.draw(s, final)
+	p.final = p.final || final
+}
+
+// refresh redraws the progress line with the last check's figures and
+// fresh counters, so that the line stays live while a long check runs.
+func (p *printer) refresh(s counts) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conv.total > 0 && !p.final {
+		p.draw(s, false)
+	}
+}
+
+func (p *printer) draw(s counts, final bool) {
+	c := p.conv
 	rate, eta := p.rate, "?"
 	if c.converged == c.total {
 		eta = "0s"

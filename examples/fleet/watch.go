@@ -127,6 +127,7 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 	wg.Go(func() { _ = judge.Run(dctx) })
 
 	var last convergence // the last complete check
+	lastDone := false    // whether the faults had stopped before it began
 	fail := func(err error) error {
 		if !errors.Is(err, errDeadline) {
 			return fmt.Errorf("stopped before converging: %w", err)
@@ -136,7 +137,7 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 		switch {
 		case last.total == 0:
 			first = "none checked yet (the judge's cache had not loaded the groups)"
-		case first == "" && !isClosed(chaosDone):
+		case first == "" && !lastDone:
 			first = "none at the last check, but the faults had not stopped yet"
 		case first == "":
 			first = "none at the last check, but the check against the store did not finish"
@@ -175,7 +176,7 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 		if err != nil {
 			return fail(err)
 		}
-		last = c
+		last, lastDone = c, done
 		if done && c.converged == c.total {
 			if c, err = checkStore(dctx, groups, fleet); err != nil {
 				return fail(err)

@@ -57,11 +57,11 @@ func benchLoop(b *testing.B, timeout time.Duration) {
 		}
 		return Result{}, nil
 	})
-	opts := []Option{WithStore(c, st), WithWorkers(2), WithResync(24*time.Hour, 0)}
+	opts := []Option{WithWorkers(2), WithResync(24*time.Hour, 0)}
 	if timeout > 0 {
 		opts = append(opts, WithTimeout(timeout))
 	}
-	l, err := New("bench", r, opts...)
+	l, err := New("bench", r, FromStore(c, st), opts...)
 	require.NoError(b, err)
 	wg.Go(func() { _ = l.Run(ctx) })
 	<-pass // the first term's pass
@@ -102,12 +102,11 @@ func benchBare(b *testing.B, timeout time.Duration) {
 		}
 		return Result{}, nil
 	})
-	opts := []Option{WithSource(Keys(func() iter.Seq[string] { return slices.Values(names) })),
-		WithWorkers(2), WithResync(24*time.Hour, 0)}
+	opts := []Option{WithWorkers(2), WithResync(24*time.Hour, 0)}
 	if timeout > 0 {
 		opts = append(opts, WithTimeout(timeout))
 	}
-	l, err := New("bench", r, opts...)
+	l, err := New("bench", r, Keys(func() iter.Seq[string] { return slices.Values(names) }), opts...)
 	require.NoError(b, err)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = l.Run(ctx) })
@@ -161,7 +160,7 @@ func BenchmarkJudgeStatusWrite(b *testing.B) {
 		f    ChangeFunc[appSpec, appStatus]
 	}{
 		{"section", SectionChanges[appSpec, appStatus]},
-		{"field", fieldChanges(st)},
+		{"field", st.FieldChanges},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

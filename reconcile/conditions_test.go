@@ -105,26 +105,30 @@ func TestRemoveCondition(t *testing.T) {
 
 func TestStalledUpdate(t *testing.T) {
 	stalledTrue := []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "lp: 5 consecutive failures", LastTransitionTime: t0}}
-	otherLoops := []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "other: 5 consecutive failures", LastTransitionTime: t0}}
 	stalledFalse := []store.Condition{{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, LastTransitionTime: t0}}
 
 	// Set on a fresh object.
-	out, write := stalledUpdate(nil, "lp", stalledSet, "SecretMissing", "secret s not found", 4, t1)
+	out, write := stalledUpdate(nil, "lp", false, stalledSet, "SecretMissing", "secret s not found", 4, t1)
 	require.True(t, write)
 	require.Equal(t, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: "SecretMissing",
 		Message: "lp: secret s not found", LastTransitionTime: t1, ObservedGeneration: 4}}, out)
 	// Setting the same again causes no write.
-	_, write = stalledUpdate(out, "lp", stalledSet, "SecretMissing", "secret s not found", 4, t1.Add(time.Hour))
+	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 4, t1.Add(time.Hour))
 	require.False(t, write)
 
 	// Clear: only an object that is stalled gets a write.
-	_, write = stalledUpdate(nil, "lp", stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(nil, "lp", false, stalledClear, "", "", 1, t1)
 	require.False(t, write, "never stalled: no write")
-	_, write = stalledUpdate(stalledFalse, "lp", stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(stalledFalse, "lp", true, stalledClear, "", "", 1, t1)
 	require.False(t, write, "already recovered: no write")
-	_, write = stalledUpdate(otherLoops, "lp", stalledClear, "", "", 1, t1)
-	require.False(t, write, "a Loop never clears another Loop's Stalled")
-	out, write = stalledUpdate(stalledTrue, "lp", stalledClear, "", "", 2, t1)
+	// Ownership decides whose Stalled it is, not the message: a Stalled
+	// whose text names this Loop but that another manager owns stays.
+	_, write = stalledUpdate(stalledTrue, "lp", false, stalledClear, "", "", 1, t1)
+	require.False(t, write, "a Loop never clears a Stalled it does not own")
+	otherText := []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "other: 5 consecutive failures", LastTransitionTime: t0}}
+	_, write = stalledUpdate(otherText, "lp", true, stalledClear, "", "", 1, t1)
+	require.True(t, write, "a Stalled this Loop owns is cleared whatever its text")
+	out, write = stalledUpdate(stalledTrue, "lp", true, stalledClear, "", "", 2, t1)
 	require.True(t, write)
 	c, _ := GetCondition(out, Stalled)
 	require.Equal(t, store.ConditionFalse, c.Status)
@@ -132,6 +136,6 @@ func TestStalledUpdate(t *testing.T) {
 	require.Equal(t, t1, c.LastTransitionTime)
 
 	// Keep changes nothing.
-	_, write = stalledUpdate(stalledTrue, "lp", stalledKeep, "", "", 1, t1)
+	_, write = stalledUpdate(stalledTrue, "lp", true, stalledKeep, "", "", 1, t1)
 	require.False(t, write)
 }

@@ -40,12 +40,13 @@ const (
 	stalledClear
 )
 
-// Metric result labels, as controller_runtime_reconcile_total uses them.
+// Metric result labels, as controller_runtime_reconcile_total uses them
+// (see Metrics.ReconcileDone and KeyInfo.LastResult).
 const (
-	ResultSuccess      = "success"
-	ResultRequeue      = "requeue"
-	ResultRequeueAfter = "requeue_after"
-	ResultError        = "error"
+	resultSuccess      = "success"
+	resultRequeue      = "requeue"
+	resultRequeueAfter = "requeue_after"
+	resultError        = "error"
 )
 
 // decision is what the Loop does after one reconcile. It is computed by the
@@ -91,16 +92,16 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	if err == nil {
 		switch {
 		case after > 0:
-			return decision{next: nextAfter, delay: after, stalled: stalledClear, result: ResultRequeueAfter}
+			return decision{next: nextAfter, delay: after, stalled: stalledClear, result: resultRequeueAfter}
 		case res.Requeue:
-			return decision{failures: failures, next: nextAfterWrite, result: ResultRequeue}
+			return decision{failures: failures, next: nextAfterWrite, result: resultRequeue}
 		default:
-			return decision{stalled: stalledClear, result: ResultSuccess}
+			return decision{stalled: stalledClear, result: resultSuccess}
 		}
 	}
 	if te, ok := errors.AsType[*TerminalError](err); ok {
 		d := decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
-			message: errString(te.Err), warn: res.Requeue, result: ResultError}
+			message: errString(te.Err), warn: res.Requeue, result: resultError}
 		if after > 0 {
 			d.next, d.delay = nextAfter, after
 		}
@@ -112,7 +113,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	b := max(backoff(n), 0)
 	d := decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
-		warn: !res.IsZero(), result: ResultError, message: err.Error()}
+		warn: !res.isZero(), result: resultError, message: err.Error()}
 	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
 		d.delay = max(d.delay, ra.After)
 	}

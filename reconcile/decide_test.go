@@ -18,18 +18,18 @@ func testBackoff(n int) time.Duration { return 10 * time.Millisecond << min(n-1,
 
 func TestDecideNilResetsAndClearsStalled(t *testing.T) {
 	d := decide(Result{}, nil, 4, 5, testBackoff)
-	require.Equal(t, decision{failures: 0, next: nextOnHint, stalled: stalledClear, result: ResultSuccess}, d)
+	require.Equal(t, decision{failures: 0, next: nextOnHint, stalled: stalledClear, result: resultSuccess}, d)
 }
 
 func TestDecideRequeueKeepsFailuresAndWaitsForWrite(t *testing.T) {
 	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
-	require.Equal(t, decision{failures: 3, next: nextAfterWrite, stalled: stalledKeep, result: ResultRequeue}, d)
+	require.Equal(t, decision{failures: 3, next: nextAfterWrite, stalled: stalledKeep, result: resultRequeue}, d)
 	require.False(t, d.failed, "Requeue is not a failure")
 }
 
 func TestDecideRequeueAfterResetsAndWaits(t *testing.T) {
 	d := decide(Result{RequeueAfter: time.Minute}, nil, 3, 5, testBackoff)
-	require.Equal(t, decision{failures: 0, next: nextAfter, delay: time.Minute, stalled: stalledClear, result: ResultRequeueAfter}, d)
+	require.Equal(t, decision{failures: 0, next: nextAfter, delay: time.Minute, stalled: stalledClear, result: resultRequeueAfter}, d)
 	// RequeueAfter wins over Requeue.
 	require.Equal(t, d, decide(Result{Requeue: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
 }
@@ -43,7 +43,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond, d.delay)
 	require.Equal(t, stalledKeep, d.stalled)
 	require.False(t, d.warn)
-	require.Equal(t, ResultError, d.result)
+	require.Equal(t, resultError, d.result)
 
 	// The 5th consecutive failure sets Stalled.
 	d = decide(Result{}, errBoom, 4, 5, testBackoff)
@@ -104,7 +104,7 @@ func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
 	d := decide(Result{}, Terminal(errBoom), 3, 5, bo)
 	require.False(t, called, "Terminal consults no backoff")
 	require.Equal(t, decision{failures: 0, terminal: true, next: nextOnHint, stalled: stalledSet,
-		reason: ReasonTerminal, message: "boom", result: ResultError}, d)
+		reason: ReasonTerminal, message: "boom", result: resultError}, d)
 
 	// With RequeueAfter: runs after it, without a warning (the table allows it).
 	d = decide(Result{RequeueAfter: time.Hour}, Terminal(errBoom), 3, 5, bo)

@@ -44,20 +44,6 @@ func ExampleBlocked() {
 	// Output: true SecretMissing true
 }
 
-func ExampleDetector() {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := reconcile.NewDetector(reconcile.OscillationConfig{})
-	for i := range 3 {
-		at := t0.Add(time.Duration(i) * 10 * time.Second)
-		// Another manager sets replicas, then this manager sets it back.
-		d.Observe(reconcile.ObservedWrite{Time: at, Foreign: []string{".spec.replicas"}})
-		for _, o := range d.Observe(reconcile.ObservedWrite{Time: at.Add(time.Second), Self: true, Owned: []string{".spec.replicas"}}) {
-			fmt.Println(o.Kind, o.Message())
-		}
-	}
-	// Output: Fight fight: re-set .spec.replicas 3 times within 1m0s after another manager changed it
-}
-
 func ExampleLoop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
@@ -68,7 +54,7 @@ func ExampleLoop() {
 		return reconcile.Result{}, nil
 	})
 	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"hello", "world"}) })
-	loop, err := reconcile.New("greeter", r, reconcile.WithSource(keys))
+	loop, err := reconcile.New("greeter", r, keys)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -82,14 +68,14 @@ func ExampleLoop() {
 
 func ExampleNew_badOption() {
 	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
-	_, err := reconcile.New("app", r, reconcile.WithWorkers(0))
+	_, err := reconcile.New("app", r, nil, reconcile.WithWorkers(0))
 	fmt.Println(err)
 	// Output: loop app: reconcile: invalid option: workers must be at least 1, got 0
 }
 
 // A Loop over a store: the cache feeds it hints and resync, and the Loop
 // writes Stalled on objects that cannot be reconciled.
-func ExampleWithStore() {
+func ExampleFromStore() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, _ := store.New[struct{}, struct{}](memstore.New(), "App")
@@ -110,7 +96,7 @@ func ExampleWithStore() {
 	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 		return reconcile.Result{}, reconcile.Blocked("SecretMissing", errors.New(`secret "db" not found`))
 	})
-	loop, _ := reconcile.New("app", r, reconcile.WithStore(cache, st))
+	loop, _ := reconcile.New("app", r, reconcile.FromStore(cache, st))
 	done := make(chan error)
 	go func() { done <- loop.Run(ctx) }()
 	<-stalled
@@ -141,7 +127,7 @@ func ExampleManager() {
 			seen <- name + " reconciled " + key
 			return reconcile.Result{}, nil
 		})
-		loop, err := reconcile.New(name, r, reconcile.WithStore(cache, st), reconcile.WithElector(m.Elector()))
+		loop, err := reconcile.New(name, r, reconcile.FromStore(cache, st), reconcile.WithElector(m.Elector()))
 		if err != nil {
 			fmt.Println(err)
 			return

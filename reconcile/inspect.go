@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
 
@@ -18,7 +19,8 @@ type KeyInfo struct {
 	// LastError is the error of the last reconcile, nil after a success.
 	LastError error
 	// LastResult is the metric label of the last reconcile that left state
-	// behind (ResultError, ...), "" when the Loop holds none for the key.
+	// behind ("error", "requeue_after", ..., see Metrics.ReconcileDone), ""
+	// when the Loop holds none for the key.
 	LastResult string
 	// NextRetry is when the key is scheduled to run after a failure or a
 	// RequeueAfter; zero when nothing is scheduled (it runs on the next hint).
@@ -29,7 +31,7 @@ type KeyInfo struct {
 	StalledReason  string
 	StalledMessage string
 	// Oscillation is the last oscillation detected, while it holds.
-	Oscillation *Oscillation
+	Oscillation *oscillation.Report
 	// HeldUntil is when an oscillation hold ends (hints wait until then).
 	HeldUntil time.Time
 	// Conditions are the object's conditions, read through the

@@ -101,8 +101,7 @@ func TestLeadershipFencesStaleTerms(t *testing.T) {
 			mu.Unlock()
 			return Result{}, err
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithElector(el),
-			WithDrainTimeout(time.Minute))...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithElector(el), WithDrainTimeout(time.Minute))...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -152,7 +151,7 @@ func TestTermEndCancelsInFlightWithTheTermsCause(t *testing.T) {
 			return Result{}, ctx.Err()
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, r, WithSource(keySet("a")), WithElector(el), WithMetrics(m))
+		l := mustNew(t, r, keySet("a"), WithElector(el), WithMetrics(m))
 		stop := start(t, l)
 		synctest.Wait()
 		el.grants <- struct{}{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 // ErrAlreadyRunning is returned by a second call of Loop.Run.
@@ -34,7 +35,7 @@ var ErrDrainTimeout = errors.New("reconcile: reconciles still running after the 
 // under the term's context, so their store writes carry the term's fence.
 //
 // Create a Loop with New and start it with Run, once. Inspect and the Sink
-// methods are safe for concurrent use at any time.
+// methods (Add, AddLow, AddAfter) are safe for concurrent use at any time.
 type Loop[K comparable] struct {
 	name    string
 	r       Reconciler[K]
@@ -45,7 +46,7 @@ type Loop[K comparable] struct {
 	clk     clock.Clock
 	log     *slog.Logger
 	metrics Metrics
-	waiters []revisionWaiter
+	waiters []RevisionWaiter
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
@@ -76,8 +77,8 @@ type keyState struct {
 	nextRetry  time.Time
 	warned     bool
 	freshRead  bool
-	detector   *Detector
-	oscillated *Oscillation
+	detector   *oscillation.Detector
+	oscillated *oscillation.Report
 	oscAt      time.Time // when oscillated was detected
 	oscWritten bool      // Stalled has been set for oscillated
 	oscCount   int       // detections in a row; the hold doubles with each
@@ -93,10 +94,18 @@ func (s *keyState) empty() bool {
 }
 
 // New returns a Loop named name (used in logs, metrics and as the default
-// manager) that drives r. It returns an error wrapping ErrInvalidOption for
-// an empty name, a nil r, or a bad option (such as a Source or StatusWriter
-// whose key type is not K).
-func New[K comparable](name string, r Reconciler[K], opts ...Option) (*Loop[K], error) {
+// field manager) that drives r with the hints of src.
+//
+// src is where keys come from: FromStore for the Loop's own kind, any other
+// Source, or several joined with Sources; nil for a Loop fed only through
+// its Add methods. It also carries the StatusWriter the Loop writes Stalled
+// through, if any: FromStore's, or one given with WithStatusWriter. Both
+// are typed by K, so a source or status writer of another key type does
+// not compile.
+//
+// New returns an error wrapping ErrInvalidOption for an empty name, a nil
+// r, a bad option, or a src that carries two StatusWriters.
+func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Option) (*Loop[K], error) {
 	if name == "" {
 		return nil, invalid("empty loop name")
 	}
@@ -116,24 +125,14 @@ func New[K comparable](name string, r Reconciler[K], opts ...Option) (*Loop[K], 
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	for i, s := range cfg.sources {
-		src, ok := s.(Source[K])
-		if !ok {
-			var k K
-			return nil, invalid("loop %s: source %d is a %T, not a Source[%T]", name, i, s, k)
-		}
-		l.sources = append(l.sources, src)
-		if w, ok := s.(revisionWaiter); ok {
+	var err error
+	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
+		return nil, fmt.Errorf("loop %s: %w", name, err)
+	}
+	for _, s := range l.sources {
+		if w, ok := s.(RevisionWaiter); ok {
 			l.waiters = append(l.waiters, w)
 		}
-	}
-	if cfg.statusWriter != nil {
-		sw, ok := cfg.statusWriter.(StatusWriter[K])
-		if !ok {
-			var k K
-			return nil, invalid("loop %s: status writer is a %T, not a StatusWriter[%T]", name, cfg.statusWriter, k)
-		}
-		l.sw = sw
 	}
 	bcfg := cfg.bucket
 	if bcfg.Clock == nil {
@@ -150,11 +149,10 @@ func New[K comparable](name string, r Reconciler[K], opts ...Option) (*Loop[K], 
 // Name returns the Loop's name.
 func (l *Loop[K]) Name() string { return l.name }
 
-// Manager returns the manager the reconciler writes as (see WithManager).
-func (l *Loop[K]) Manager() string { return l.cfg.manager }
-
-// LoopManager returns the manager the Loop writes its Stalled condition as.
-func (l *Loop[K]) LoopManager() string { return l.cfg.loopManager }
+// FieldManager returns the field manager the reconciler writes as (see
+// WithFieldManager): the name its writes are judged by. The Loop writes its
+// own Stalled condition as FieldManager()+"-loop".
+func (l *Loop[K]) FieldManager() string { return l.cfg.manager }
 
 // Leading reports whether the Loop is working a leadership term now (always
 // true while Run runs without an elector, once sources are synced).

@@ -85,16 +85,18 @@ func keySet(keys ...string) Source[string] {
 	return Keys(func() iter.Seq[string] { return slices.Values(keys) })
 }
 
-// memStatus is a StatusWriter over an in-memory map.
+// memStatus is a StatusWriter over an in-memory map. A condition is owned
+// by the manager that wrote it last.
 type memStatus struct {
 	mu     sync.Mutex
 	conds  map[string][]store.Condition
+	owner  map[[2]string]string // (key, type) → manager
 	gen    map[string]int64
 	writes int
 }
 
 func newMemStatus(keys ...string) *memStatus {
-	m := &memStatus{conds: map[string][]store.Condition{}, gen: map[string]int64{}}
+	m := &memStatus{conds: map[string][]store.Condition{}, owner: map[[2]string]string{}, gen: map[string]int64{}}
 	for _, k := range keys {
 		m.gen[k] = 1
 	}
@@ -108,7 +110,14 @@ func (m *memStatus) Conditions(key string) ([]store.Condition, int64, bool) {
 	return m.conds[key], g, ok
 }
 
-func (m *memStatus) WriteCondition(_ context.Context, key string, _ string, c store.Condition) error {
+func (m *memStatus) OwnsCondition(key, manager, typ string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := GetCondition(m.conds[key], typ)
+	return ok && m.owner[[2]string{key, typ}] == manager
+}
+
+func (m *memStatus) WriteCondition(_ context.Context, key string, manager string, c store.Condition) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	conds := m.conds[key]
@@ -116,6 +125,7 @@ func (m *memStatus) WriteCondition(_ context.Context, key string, _ string, c st
 		return err
 	}
 	m.conds[key] = conds
+	m.owner[[2]string{key, c.Type}] = manager
 	m.writes++
 	return nil
 }
@@ -144,9 +154,9 @@ func start(t *testing.T, l interface{ Run(context.Context) error }) (stop func()
 	}
 }
 
-func mustNew(t *testing.T, r Reconciler[string], opts ...Option) *Loop[string] {
+func mustNew(t *testing.T, r Reconciler[string], src Source[string], opts ...Option) *Loop[string] {
 	t.Helper()
-	l, err := New("test", r, opts...)
+	l, err := New("test", r, src, opts...)
 	require.NoError(t, err)
 	return l
 }

@@ -19,8 +19,9 @@ func TestLoopNilRunsOnceAndClearsStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
 		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "test: 5 consecutive failures: boom"}}
+		st.owner[[2]string{"a", Stalled}] = "test-loop" // this Loop's manager
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithStatusWriter[string](st))...)
+		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -37,7 +38,7 @@ func TestLoopNilWritesNothingForAHealthyObject(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithStatusWriter[string](st))...)
+		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
@@ -57,7 +58,7 @@ func TestLoopRequeueRunsAgainWithoutCountingAFailure(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")))...)
+		l := mustNew(t, s, keySet("a"), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
@@ -82,7 +83,7 @@ func TestLoopRequeueAfterResetsAndWaits(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")))...)
+		l := mustNew(t, s, keySet("a"), fixedBackoff()...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -103,7 +104,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 			return Result{}, nil
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithStatusWriter[string](st), WithMetrics(m))...)
+		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		synctest.Wait()
 		time.Sleep(1*time.Second + 2*time.Second + 4*time.Second)
@@ -132,7 +133,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 		c, _ = st.stalled("a")
 		require.Equal(t, store.ConditionFalse, c.Status, "recovered")
 		require.Equal(t, 6, m.Errors("test"))
-		require.Equal(t, 1, m.Results("test", ResultSuccess))
+		require.Equal(t, 1, m.Results("test", resultSuccess))
 		require.Equal(t, 2, m.StalledCount("test", ReasonFailing), "5th and 6th failures")
 		require.NoError(t, stop())
 	})
@@ -147,7 +148,7 @@ func TestLoopBlockedStallsAtOnce(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithStatusWriter[string](st))...)
+		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		c, ok := st.stalled("a")
@@ -177,7 +178,7 @@ func TestLoopRetryAfterTakesTheLonger(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")))...)
+		l := mustNew(t, s, keySet("a"), fixedBackoff()...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -199,7 +200,7 @@ func TestLoopTerminalIsNotRetried(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a", "b")), WithStatusWriter[string](st), WithMetrics(m))...)
+		l := mustNew(t, s, WithStatusWriter(keySet("a", "b"), st), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -224,7 +225,7 @@ func TestLoopResultWithErrorWarnsOncePerKey(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a", "b")), WithLogger(newLogger(&logs)))...)
+		l := mustNew(t, s, keySet("a", "b"), append(fixedBackoff(), WithLogger(newLogger(&logs)))...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -258,7 +259,7 @@ func TestLoopPanicBecomesAnErrorWithStack(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithMetrics(m))...)
+		l := mustNew(t, s, keySet("a"), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		synctest.Wait()
 		info := l.Inspect("a")
@@ -283,7 +284,7 @@ func TestLoopTimeoutCancelsWithCause(t *testing.T) {
 			cause = context.Cause(ctx)
 			return Result{}, ctx.Err()
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithSource(keySet("a")), WithTimeout(10*time.Second))...)
+		l := mustNew(t, r, keySet("a"), append(fixedBackoff(), WithTimeout(10*time.Second))...)
 		stop := start(t, l)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()

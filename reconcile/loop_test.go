@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 func TestNewRejectsBadOptions(t *testing.T) {
@@ -31,44 +31,49 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"bad backoff", []Option{WithBackoff(backoff.Policy{Base: time.Second, Factor: 0.5, Cap: time.Minute})}},
 		{"bad bucket", []Option{WithRetryLimit(backoff.BucketConfig{Burst: -1})}},
 		{"zero stall-after", []Option{WithStallAfter(0)}},
-		{"nil source", []Option{WithSource[string](nil)}},
-		{"source of another key type", []Option{WithSource(FromChannel(make(chan int)))}},
-		{"status writer of another key type", []Option{WithStatusWriter[int](intStatus{})}},
 		{"nil elector", []Option{WithElector(nil)}},
 		{"nil metrics", []Option{WithMetrics(nil)}},
 		{"nil logger", []Option{WithLogger(nil)}},
 		{"zero drain timeout", []Option{WithDrainTimeout(0)}},
 		{"nil clock", []Option{WithClock(nil)}},
-		{"empty manager", []Option{WithManager("")}},
-		{"negative oscillation window", []Option{WithOscillation(OscillationConfig{Window: -1})}},
+		{"empty manager", []Option{WithFieldManager("")}},
+		{"negative oscillation window", []Option{WithOscillation(oscillation.Config{Window: -1})}},
 		{"zero read-your-writes timeout", []Option{WithReadYourWritesTimeout(0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := New("x", r, tt.opts...)
+			l, err := New("x", r, nil, tt.opts...)
 			require.ErrorIs(t, err, ErrInvalidOption)
 			require.Nil(t, l)
 		})
 	}
-	_, err := New("", r)
+	_, err := New("", r, nil)
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = New[string]("x", nil)
+	_, err = New[string]("x", nil, nil)
 	require.ErrorIs(t, err, ErrInvalidOption)
-	l, err := New("x", r, nil, WithWorkers(3), WithManager("app"))
+	// A Source or StatusWriter of another key type does not compile; two
+	// StatusWriters among the sources are refused.
+	_, err = New("x", r, Sources(WithStatusWriter(keySet("a"), newMemStatus()), WithStatusWriter(keySet("b"), newMemStatus())))
+	require.ErrorIs(t, err, ErrInvalidOption)
+	l, err := New("x", r, nil, nil, WithWorkers(3), WithFieldManager("app"))
 	require.NoError(t, err)
-	require.Equal(t, "app", l.Manager())
-	require.Equal(t, "app-loop", l.LoopManager())
+	require.Equal(t, "app", l.FieldManager())
+	require.Equal(t, "app-loop", l.cfg.loopManager)
 	require.Equal(t, "x", l.Name())
 }
 
-type intStatus struct{}
-
-func (intStatus) Conditions(int) ([]store.Condition, int64, bool)                    { return nil, 0, false }
-func (intStatus) WriteCondition(context.Context, int, string, store.Condition) error { return nil }
+func TestSourcesJoinAndCarryOneStatusWriter(t *testing.T) {
+	r := Func[string](func(context.Context, string) (Result, error) { return Result{}, nil })
+	inner, outer := newMemStatus(), newMemStatus()
+	l, err := New("x", r, Sources(keySet("a"), nil, WithStatusWriter(Sources(keySet("b"), WithStatusWriter(keySet("c"), inner)), outer)))
+	require.NoError(t, err)
+	require.Len(t, l.sources, 3, "lists and wrappers are unpacked, nil sources left out")
+	require.Same(t, outer, l.sw, "WithStatusWriter replaces the writers inside the source it wraps")
+}
 
 func TestRunTwiceFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }))
+		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
 		stop := start(t, l)
 		synctest.Wait()
 		require.ErrorIs(t, l.Run(context.Background()), ErrAlreadyRunning)
@@ -89,7 +94,7 @@ func TestLoopDedupDuringReconcile(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, r, WithSource(FromChannel(hints)), WithWorkers(4))
+		l := mustNew(t, r, FromChannel(hints), WithWorkers(4))
 		stop := start(t, l)
 		synctest.Wait()
 		hints <- "a"
@@ -131,7 +136,7 @@ func TestLoopOneWorkerPerKeyAndConcurrencyBound(t *testing.T) {
 			return Result{}, nil
 		})
 		keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-		l := mustNew(t, r, append(fixedBackoff(), WithSource(keySet(keys...)), WithWorkers(3), WithMetrics(m))...)
+		l := mustNew(t, r, keySet(keys...), append(fixedBackoff(), WithWorkers(3), WithMetrics(m))...)
 		stop := start(t, l)
 		for range 5 {
 			for _, k := range keys {
@@ -158,7 +163,7 @@ func TestLoopShutdownCancelsInFlightWithErrShutdown(t *testing.T) {
 			causes <- context.Cause(ctx)
 			return Result{}, ctx.Err()
 		})
-		l := mustNew(t, r, WithSource(keySet("a")), WithMetrics(m))
+		l := mustNew(t, r, keySet("a"), WithMetrics(m))
 		stop := start(t, l)
 		synctest.Wait()
 		require.True(t, l.Inspect("a").Running)
@@ -178,7 +183,7 @@ func TestLoopDrainTimeoutReportsStuckKeys(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, r, WithSource(keySet("ok", "stuck")), WithWorkers(2), WithDrainTimeout(5*time.Second))
+		l := mustNew(t, r, keySet("ok", "stuck"), WithWorkers(2), WithDrainTimeout(5*time.Second))
 		stop := start(t, l)
 		synctest.Wait()
 		before := time.Now()
@@ -200,8 +205,7 @@ func TestResyncDoesNotEraseBackoff(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, WithSource(keySet("good", "bad")), WithResync(10*time.Minute, 0),
-			WithRetryLimit(backoff.BucketConfig{Rate: 1e9}))
+		l := mustNew(t, s, keySet("good", "bad"), WithResync(10*time.Minute, 0), WithRetryLimit(backoff.BucketConfig{Rate: 1e9}))
 		stop := start(t, l)
 		time.Sleep(24 * time.Minute)
 		synctest.Wait()
@@ -287,7 +291,7 @@ func TestRequeueWaitsForTheCacheToHoldTheWrite(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithSource[string](src))...)
+		l := mustNew(t, r, src, fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		time.Sleep(time.Second)
@@ -325,7 +329,7 @@ func TestMappedSourceDependencyIndex(t *testing.T) {
 		refs := map[string][]string{"db-secret": {"app1", "app2"}, "tls": {"app3"}}
 		secrets := make(chan string)
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithSource(Mapped(secrets, func(secret string) []string { return refs[secret] })))
+		l := mustNew(t, s, Mapped(secrets, func(secret string) []string { return refs[secret] }))
 		stop := start(t, l)
 		synctest.Wait()
 		secrets <- "db-secret"
@@ -344,7 +348,7 @@ func TestSourceErrorEndsRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errBroken := errors.New("broken")
 		src := SourceFunc[string](func(ctx context.Context, _ Sink[string]) error { return errBroken })
-		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), WithSource(src))
+		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), src)
 		err := l.Run(context.Background())
 		require.ErrorIs(t, err, errBroken)
 		require.ErrorContains(t, err, "loop test: source 0")
@@ -352,7 +356,7 @@ func TestSourceErrorEndsRun(t *testing.T) {
 }
 
 func TestSinkDropsHintsWhileNotLeading(t *testing.T) {
-	l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }))
+	l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
 	l.Add("a") // not running: nothing happens, nothing panics
 	l.AddLow("a")
 	l.AddAfter("a", time.Second)
@@ -364,7 +368,7 @@ func TestInspectReportsQueueStateAndQueueMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := NewMemMetrics()
 		s := newScript(func(string, int) (Result, error) { return Result{}, errBoom })
-		l := mustNew(t, s, append(fixedBackoff(), WithSource(keySet("a")), WithMetrics(m))...)
+		l := mustNew(t, s, keySet("a"), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		synctest.Wait()
 		info := l.Inspect("a")

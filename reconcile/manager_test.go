@@ -99,7 +99,7 @@ func TestManagerStartsAndStopsInOrder(t *testing.T) {
 				ev.add(name + " reconciled " + key)
 				return Result{}, nil
 			})
-			l, err := New(name, r, WithSource(keySet("k")), WithElector(m.Elector()), WithResync(time.Hour, 0))
+			l, err := New(name, r, keySet("k"), WithElector(m.Elector()), WithResync(time.Hour, 0))
 			require.NoError(t, err)
 			require.NoError(t, m.AddLoop(recLoop{l, ev}))
 		}
@@ -150,7 +150,7 @@ func TestManagerSharesOneElector(t *testing.T) {
 				mu.Unlock()
 				return Result{}, nil
 			})
-			l, err := New(name, r, WithSource(keySet("k")), WithElector(m.Elector()))
+			l, err := New(name, r, keySet("k"), WithElector(m.Elector()))
 			require.NoError(t, err)
 			require.NoError(t, m.AddLoop(l))
 		}
@@ -178,10 +178,9 @@ func TestManagerReportsAFailedLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errBroken := errors.New("broken source")
 		m := NewManager()
-		bad, err := New("bad", newScript(func(string, int) (Result, error) { return Result{}, nil }),
-			WithSource(SourceFunc[string](func(context.Context, Sink[string]) error { return errBroken })))
+		bad, err := New("bad", newScript(func(string, int) (Result, error) { return Result{}, nil }), SourceFunc[string](func(context.Context, Sink[string]) error { return errBroken }))
 		require.NoError(t, err)
-		good, err := New("good", newScript(func(string, int) (Result, error) { return Result{}, nil }))
+		good, err := New("good", newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
 		require.NoError(t, err)
 		require.NoError(t, m.AddLoop(bad))
 		require.NoError(t, m.AddLoop(good))

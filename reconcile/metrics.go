@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 // Metrics receives the Loop's measurements. The semantics follow
@@ -13,12 +14,13 @@ import (
 // cheap: they are on the hot path.
 //
 // The root module has no Prometheus dependency; adapt this interface to any
-// metrics system. NopMetrics is the default, MemMetrics records everything
-// for tests.
+// metrics system. NopMetrics is the default; embed it in a type that
+// implements only the hooks it needs.
 type Metrics interface {
 	// ReconcileDone is called after every reconcile with the result label
-	// (ResultSuccess, ResultRequeue, ResultRequeueAfter or ResultError) and
-	// its duration: reconcile_total{result} and the reconcile_time histogram.
+	// ("success", "requeue", "requeue_after" or "error", as
+	// controller_runtime_reconcile_total names them) and its duration:
+	// reconcile_total{result} and the reconcile_time histogram.
 	ReconcileDone(controller, result string, d time.Duration)
 	// ReconcileError counts a reconcile that returned an error
 	// (reconcile_errors_total); terminal is true for a Terminal error, which
@@ -38,7 +40,7 @@ type Metrics interface {
 	// generation.
 	Unconverged(controller string, n int)
 	// Oscillation counts a detected oscillation of the given kind.
-	Oscillation(controller string, kind OscillationKind)
+	Oscillation(controller string, kind oscillation.Kind)
 	// Stalled counts a Stalled condition the Loop set, by reason.
 	Stalled(controller, reason string)
 	// QueueMetrics returns the hooks for the work queue of controller
@@ -48,7 +50,9 @@ type Metrics interface {
 	QueueMetrics(controller string) queue.Metrics
 }
 
-// NopMetrics discards every measurement. It is the Loop's default.
+// NopMetrics discards every measurement. It is the Loop's default, and with
+// it the Loop takes no timestamps for metrics. Embed it to implement only
+// some of the hooks.
 type NopMetrics struct{}
 
 // ReconcileDone implements Metrics.
@@ -73,7 +77,7 @@ func (NopMetrics) Converged(string, time.Duration) {}
 func (NopMetrics) Unconverged(string, int) {}
 
 // Oscillation implements Metrics.
-func (NopMetrics) Oscillation(string, OscillationKind) {}
+func (NopMetrics) Oscillation(string, oscillation.Kind) {}
 
 // Stalled implements Metrics.
 func (NopMetrics) Stalled(string, string) {}

@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 func TestMemMetricsRecords(t *testing.T) {
 	m := NewMemMetrics()
-	m.ReconcileDone("c", ResultSuccess, time.Millisecond)
-	m.ReconcileDone("c", ResultError, 2*time.Millisecond)
-	m.ReconcileDone("d", ResultRequeue, time.Second)
+	m.ReconcileDone("c", resultSuccess, time.Millisecond)
+	m.ReconcileDone("c", resultError, 2*time.Millisecond)
+	m.ReconcileDone("d", resultRequeue, time.Second)
 	m.ReconcileError("c", false)
 	m.ReconcileError("c", true)
 	m.ReconcilePanic("c")
@@ -21,11 +23,11 @@ func TestMemMetricsRecords(t *testing.T) {
 	m.MaxConcurrency("c", 4)
 	m.Converged("c", time.Minute)
 	m.Unconverged("c", 7)
-	m.Oscillation("c", Fight)
+	m.Oscillation("c", oscillation.Fight)
 	m.Stalled("c", ReasonBlocked)
 
-	require.Equal(t, 1, m.Results("c", ResultSuccess))
-	require.Equal(t, 1, m.Results("c", ResultError))
+	require.Equal(t, 1, m.Results("c", resultSuccess))
+	require.Equal(t, 1, m.Results("c", resultError))
 	require.Equal(t, 2, m.Reconciles("c"))
 	require.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond}, m.Durations("c"))
 	require.Equal(t, 2, m.Errors("c"))
@@ -36,8 +38,8 @@ func TestMemMetricsRecords(t *testing.T) {
 	require.Equal(t, 4, m.MaxConcurrencyValue("c"))
 	require.Equal(t, []time.Duration{time.Minute}, m.ConvergeTimes("c"))
 	require.Equal(t, 7, m.UnconvergedNow("c"))
-	require.Equal(t, 1, m.Oscillations("c", Fight))
-	require.Zero(t, m.Oscillations("c", NoProgress))
+	require.Equal(t, 1, m.Oscillations("c", oscillation.Fight))
+	require.Zero(t, m.Oscillations("c", oscillation.NoProgress))
 	require.Equal(t, 1, m.StalledCount("c", ReasonBlocked))
 	require.Equal(t, []string{"c", "d"}, m.Controllers())
 }
@@ -48,7 +50,7 @@ func TestMemMetricsConcurrent(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 100 {
-				m.ReconcileDone("c", ResultSuccess, 0)
+				m.ReconcileDone("c", resultSuccess, 0)
 				m.ReconcileError("c", false)
 			}
 		})
@@ -60,5 +62,5 @@ func TestMemMetricsConcurrent(t *testing.T) {
 
 func TestNopMetricsIsAMetrics(t *testing.T) {
 	var m Metrics = NopMetrics{}
-	m.ReconcileDone("c", ResultSuccess, 0) // does nothing, must not panic
+	m.ReconcileDone("c", resultSuccess, 0) // does nothing, must not panic
 }

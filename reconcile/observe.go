@@ -5,28 +5,20 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
-// observer is implemented by *Loop; the cache sources use it to feed
-// oscillation detection and convergence tracking.
-type observer[K comparable] interface {
-	manager() string
-	loopManager() string
-	observeWrite(key K, w ObservedWrite)
-	observeState(key K, generation, readyGeneration int64, stalled store.Condition)
-	forgetKey(key K)
-}
-
-func (l *Loop[K]) manager() string     { return l.cfg.manager }
-func (l *Loop[K]) loopManager() string { return l.cfg.loopManager }
+// The cache sources of this package, run by a Loop, report to it through
+// the methods of this file: what they see of writes feeds oscillation
+// detection, and what they see of objects feeds convergence tracking and
+// the set of stalled objects.
 
 // observeWrite feeds one write to key's oscillation detector. On a
 // detection it logs at Error, counts the metric, and holds the key: hints,
 // requeues and resync do not advance it until the hold ends (see
 // oscillationHold). The next reconcile sets Stalled with ReasonOscillating,
 // which stays for one window after the last detection.
-func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
+func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	if w.Time.IsZero() {
 		w.Time = l.clk.Now()
 	}
@@ -43,7 +35,7 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 		l.setKeyLocked(key, s)
 	}
 	if s.detector == nil {
-		s.detector = NewDetector(l.cfg.osc)
+		s.detector = oscillation.New(l.cfg.osc)
 	}
 	found := s.detector.Observe(w)
 	if len(found) == 0 {
@@ -53,7 +45,7 @@ func (l *Loop[K]) observeWrite(key K, w ObservedWrite) {
 	o := found[0]
 	s.oscillated, s.oscAt, s.oscWritten = &o, w.Time, false
 	s.oscCount++
-	delay := oscillationHold(l.cfg.osc.withDefaults().Window, s.oscCount, l.cfg.policy.Cap)
+	delay := oscillationHold(l.cfg.osc.Window, s.oscCount, l.cfg.policy.Cap)
 	if s.holdUntil.IsZero() {
 		l.held.Add(1)
 	}
@@ -84,11 +76,11 @@ func oscillationHold(window time.Duration, n int, limit time.Duration) time.Dura
 }
 
 // observeState feeds the convergence tracker and the set of objects that
-// carry a Stalled condition (so that a healthy key needs no look before
-// clearing it).
-func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalledCond store.Condition) {
+// carry a Stalled condition of this Loop's (so that a healthy key needs no
+// look before clearing it): stalled reports a Stalled condition, not False,
+// that the Loop's manager owns.
+func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled bool) {
 	l.stalledTracked.Store(true)
-	stalled := stalledBy(stalledCond, l.name)
 	var now time.Time
 	if l.metricsOn {
 		now = l.clk.Now()
@@ -130,5 +122,3 @@ func (l *Loop[K]) forgetKey(key K) {
 	l.bucket.Forget(key)
 	l.metrics.Unconverged(l.name, n)
 }
-
-var _ observer[string] = (*Loop[string])(nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -35,7 +36,9 @@ const (
 var ErrInvalidOption = errors.New("reconcile: invalid option")
 
 // Option configures a Loop. Options are plain values; later options override
-// earlier ones, except WithSource, which adds.
+// earlier ones. None of them involves the Loop's key type: what does (the
+// Source, and the StatusWriter it carries) is New's typed argument, so a
+// mismatch does not compile.
 type Option interface{ apply(*config) error }
 
 type optionFunc func(*config) error
@@ -50,8 +53,6 @@ type config struct {
 	policy       backoff.Policy
 	bucket       backoff.BucketConfig
 	stallAfter   int
-	sources      []any // Source[K], checked by New
-	statusWriter any   // StatusWriter[K], checked by New
 	elector      lease.Elector
 	metrics      Metrics
 	logger       *slog.Logger
@@ -59,7 +60,7 @@ type config struct {
 	clock        clock.Clock
 	manager      string
 	loopManager  string
-	osc          OscillationConfig
+	osc          oscillation.Config
 	rywTimeout   time.Duration
 }
 
@@ -77,6 +78,7 @@ func defaultConfig(name string) config {
 		manager:      name,
 		loopManager:  name + "-loop",
 		rywTimeout:   DefaultReadYourWritesTimeout,
+		osc:          oscillation.Config{}.WithDefaults(),
 	}
 }
 
@@ -163,32 +165,6 @@ func WithStallAfter(n int) Option {
 	})
 }
 
-// WithSource adds a source of key hints. Its key type must be the Loop's,
-// else New fails.
-func WithSource[K comparable](s Source[K]) Option {
-	return optionFunc(func(c *config) error {
-		if s == nil {
-			return invalid("nil source")
-		}
-		c.sources = append(c.sources, s)
-		return nil
-	})
-}
-
-// WithStatusWriter sets where the Loop reads and writes its Stalled
-// condition. Without one the Loop still decides, logs and counts Stalled,
-// and Inspect reports it, but nothing is written. Its key type must be the
-// Loop's, else New fails.
-func WithStatusWriter[K comparable](w StatusWriter[K]) Option {
-	return optionFunc(func(c *config) error {
-		if w == nil {
-			return invalid("nil status writer")
-		}
-		c.statusWriter = w
-		return nil
-	})
-}
-
 // WithElector makes the Loop run its workers only while it leads. Each term
 // gets a fresh queue holding every key at low priority, and every reconcile's
 // ctx carries the term's fence. Without an elector the Loop always works.
@@ -202,7 +178,8 @@ func WithElector(e lease.Elector) Option {
 	})
 }
 
-// WithMetrics sets the metrics sink (default NopMetrics).
+// WithMetrics sets the metrics sink (default NopMetrics, which takes no
+// timestamps).
 func WithMetrics(m Metrics) Option {
 	return optionFunc(func(c *config) error {
 		if m == nil {
@@ -250,11 +227,13 @@ func WithClock(clk clock.Clock) Option {
 	})
 }
 
-// WithManager names the manager the reconciler writes as (default: the
-// Loop's name). Own-write suppression and oscillation detection judge events
-// against it. The Loop writes its Stalled condition as a separate manager,
-// manager+"-loop", so its writes never take fields from the reconciler.
-func WithManager(manager string) Option {
+// WithFieldManager names the field manager the reconciler writes as
+// (default: the Loop's name; see Loop.FieldManager). Own-write suppression
+// and oscillation detection judge events against it. The Loop writes its
+// Stalled condition as a separate manager, manager+"-loop", so its writes
+// never take fields from the reconciler, and a Loop knows the Stalled
+// condition it wrote by that manager's ownership of it.
+func WithFieldManager(manager string) Option {
 	return optionFunc(func(c *config) error {
 		if manager == "" {
 			return invalid("empty manager")
@@ -267,12 +246,12 @@ func WithManager(manager string) Option {
 // WithOscillation sets the oscillation detector's window and thresholds
 // (default 1m, 3 re-sets for a fight, 10 writes for no progress). Negative
 // values are invalid; zero fields keep the defaults.
-func WithOscillation(cfg OscillationConfig) Option {
+func WithOscillation(cfg oscillation.Config) Option {
 	return optionFunc(func(c *config) error {
 		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 {
 			return invalid("oscillation thresholds must not be negative: %+v", cfg)
 		}
-		c.osc = cfg
+		c.osc = cfg.WithDefaults()
 		return nil
 	})
 }

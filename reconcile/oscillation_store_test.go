@@ -15,6 +15,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/oscillation"
+
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 )
@@ -46,14 +49,14 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 			})
 		}
 		ma, mb := NewMemMetrics(), NewMemMetrics()
-		la := mustNew(t, defaulter("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("three"), WithMetrics(ma))...)
-		lb, err := New("b", defaulter("two", 2), append(fixedBackoff(), WithSource[string](FromCache(e.cache, WithChanges(fieldChanges(e.st)))), WithManager("two"), WithMetrics(mb))...)
+		la := mustNew(t, defaulter("three", 3), FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("three"), WithMetrics(ma))...)
+		lb, err := New("b", defaulter("two", 2), FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("two"), WithMetrics(mb))...)
 		require.NoError(t, err)
 		stopA, stopB := start(t, la), start(t, lb)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
-		require.GreaterOrEqual(t, ma.Oscillations("test", Fight)+mb.Oscillations("b", Fight), 1)
+		require.GreaterOrEqual(t, ma.Oscillations("test", oscillation.Fight)+mb.Oscillations("b", oscillation.Fight), 1)
 		o := e.get(t, "a")
 		c, ok := GetCondition(o.Conditions, Stalled)
 		require.True(t, ok)
@@ -61,8 +64,8 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 		require.Contains(t, c.Message, "fight: re-set .spec.replicas ", "the report names the flipping field")
 		info := la.Inspect("a")
 		require.NotNil(t, info.Oscillation)
-		require.Equal(t, Fight, info.Oscillation.Kind)
-		require.Equal(t, []string{".spec.replicas"}, info.Oscillation.Paths)
+		require.Equal(t, oscillation.Fight, info.Oscillation.Kind)
+		require.Equal(t, []diff.Path{diff.MustParsePath(".spec.replicas")}, info.Oscillation.Paths)
 		// Without the hold both would flip the field as fast as events
 		// arrive; held, they write a bounded number of times a minute.
 		require.Less(t, writes.Load(), int64(30), "flapping is backed off")
@@ -127,18 +130,18 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 					return Result{Requeue: true}, nil // re-observe before claiming convergence
 				})
 				m := NewMemMetrics()
-				l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("hasher"), WithMetrics(m))...)
+				l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("hasher"), WithMetrics(m))...)
 				stop := start(t, l)
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				require.LessOrEqual(t, writes.Load(), tt.maxWrites)
 				if !tt.wantOsc {
 					require.Equal(t, int64(1), writes.Load())
-					require.Zero(t, m.Oscillations("test", NoProgress))
+					require.Zero(t, m.Oscillations("test", oscillation.NoProgress))
 					require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
 				} else {
 					// 10 writes, held 10s; 10 writes, held 20s; 10 writes, held 40s.
-					require.Equal(t, 3, m.Oscillations("test", NoProgress))
+					require.Equal(t, 3, m.Oscillations("test", oscillation.NoProgress))
 					c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
 					require.True(t, ok)
 					require.Equal(t, ReasonOscillating, c.Reason)
@@ -182,7 +185,7 @@ func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
 			}
 			return Result{}, err
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -214,10 +217,10 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 			})
 		}
 		ma, mb := NewMemMetrics(), NewMemMetrics()
-		la := mustNew(t, applier("three", 3), append(fixedBackoff(), WithStore(e.cache, e.st), WithSource(keySet("a")), WithManager("three"), WithMetrics(ma))...)
+		la := mustNew(t, applier("three", 3), Sources(FromStore(e.cache, e.st), keySet("a")), append(fixedBackoff(), WithFieldManager("three"), WithMetrics(ma))...)
 		stopA := start(t, la)
 		synctest.Wait()
-		lb, err := New("b", applier("two", 2), append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("two"), WithMetrics(mb))...)
+		lb, err := New("b", applier("two", 2), FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("two"), WithMetrics(mb))...)
 		require.NoError(t, err)
 		stopB := start(t, lb)
 		time.Sleep(time.Minute)
@@ -225,7 +228,7 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 
 		require.Equal(t, int64(1), writes.Load(), "one apply landed; the field never flipped")
 		require.Equal(t, 3, e.get(t, "a").Spec.Replicas)
-		require.Zero(t, ma.Oscillations("test", Fight)+mb.Oscillations("b", Fight), "no fight: a conflict instead")
+		require.Zero(t, ma.Oscillations("test", oscillation.Fight)+mb.Oscillations("b", oscillation.Fight), "no fight: a conflict instead")
 		info := lb.Inspect("a")
 		var ce *ownership.ConflictError
 		require.ErrorAs(t, info.LastError, &ce, "the second controller gets the conflict")
@@ -240,7 +243,7 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 
 // A status that tracks an outside system changes on every pass: 15 status
 // writes a minute, each driven by an outside hint, are reports, not a loop,
-// and are not flagged as NoProgress.
+// and are not flagged as oscillation.NoProgress.
 func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
@@ -264,8 +267,7 @@ func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 		})
 		ticks := make(chan string)
 		m := NewMemMetrics()
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"),
-			WithSource(FromChannel[string](ticks)), WithMetrics(m))...)
+		l := mustNew(t, r, Sources(FromStore(e.cache, e.st), FromChannel[string](ticks)), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
 		stop := start(t, l)
 		synctest.Wait()
 		for range 15 {
@@ -275,7 +277,7 @@ func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 			synctest.Wait()
 		}
 		require.Equal(t, int64(16), writes.Load(), "one status write per outside change, plus the first")
-		require.Zero(t, m.Oscillations("test", NoProgress))
+		require.Zero(t, m.Oscillations("test", oscillation.NoProgress))
 		require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
 		require.NoError(t, stop())
 	})
@@ -319,7 +321,7 @@ func TestStatusFromSpecWithWholeObjectWritesChurns(t *testing.T) {
 			return Result{}, nil
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithMetrics(m))...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
 		stop := start(t, l)
 
 		// The autoscaler moves the spec every 400ms for half a minute.
@@ -339,9 +341,9 @@ func TestStatusFromSpecWithWholeObjectWritesChurns(t *testing.T) {
 		})
 		time.Sleep(29 * time.Second) // while the autoscaler still writes
 		synctest.Wait()
-		t.Logf("%d reverts, %d fights reported", reverts.Load(), m.Oscillations("test", Fight))
+		t.Logf("%d reverts, %d fights reported", reverts.Load(), m.Oscillations("test", oscillation.Fight))
 		require.GreaterOrEqual(t, reverts.Load(), int64(3), "whole-object writes revert the other writer's spec")
-		require.GreaterOrEqual(t, m.Oscillations("test", Fight), 1, "the churn is detected")
+		require.GreaterOrEqual(t, m.Oscillations("test", oscillation.Fight), 1, "the churn is detected")
 		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
 		require.True(t, ok)
 		require.Equal(t, ReasonOscillating, c.Reason)

@@ -45,5 +45,6 @@ type Result struct {
 	RequeueAfter time.Duration
 }
 
-// IsZero reports whether r is the zero Result.
-func (r Result) IsZero() bool { return !r.Requeue && r.RequeueAfter <= 0 }
+// isZero reports whether r asks for nothing (a negative RequeueAfter counts
+// as zero).
+func (r Result) isZero() bool { return !r.Requeue && r.RequeueAfter <= 0 }

@@ -13,8 +13,17 @@ import (
 // error only when it cannot go on, which ends the Loop's Run with that error.
 // The Loop calls Run once, when its own Run starts, whether or not it leads
 // (hints that arrive while it does not lead are dropped: each term starts
-// with every key). A Source may also implement KeyLister (for resync and new
-// terms) and Syncer (to be warm before the Loop leads).
+// with every key).
+//
+// A Source may also implement any of these interfaces, which the Loop looks
+// for when New is called:
+//   - KeyLister: its keys are added at every resync and new term;
+//   - Syncer: the Loop waits for it to be warm before it works;
+//   - RevisionWaiter: Result.Requeue waits for it to show the reconcile's
+//     last write;
+//   - StatusWriter[K]: the Loop writes its Stalled condition through it
+//     (FromStore's source is one; WithStatusWriter attaches one to any
+//     source).
 type Source[K comparable] interface {
 	Run(ctx context.Context, sink Sink[K]) error
 }
@@ -45,6 +54,114 @@ type KeyLister[K comparable] interface {
 // campaigns for leadership.
 type Syncer interface {
 	WaitForSync(ctx context.Context) error
+}
+
+// RevisionWaiter is implemented by sources that follow a store, such as the
+// cache sources: after a reconcile that returns Result{Requeue: true}, the
+// Loop runs the key again once every RevisionWaiter's Revision has reached
+// the highest revision the reconcile wrote (or after the read-your-writes
+// timeout).
+type RevisionWaiter interface {
+	// Revision returns the store revision the source reflects now.
+	Revision() int64
+	// WaitFor returns once the source reflects revision, or with ctx's
+	// error.
+	WaitFor(ctx context.Context, revision int64) error
+}
+
+// Sources joins several sources into one: the Loop runs each, and looks for
+// the optional interfaces (see Source) on each. Nil sources are left out. At
+// most one of them may carry a StatusWriter, else New fails.
+func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](srcs) }
+
+type sourceList[K comparable] []Source[K]
+
+// Run runs every source until ctx ends, or until one fails: then it stops
+// the others and returns that error. A Loop does not call it (it runs the
+// joined sources itself); it is there for code that runs a Source directly.
+func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
+	srcs, _, err := flatten[K](sl, nil, nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(srcs))
+	for _, s := range srcs {
+		go func() { errs <- s.Run(ctx, sink) }()
+	}
+	var first error
+	for range srcs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+// WithStatusWriter returns src with w as the StatusWriter the Loop writes
+// its Stalled condition through, in place of any src carries itself (such as
+// FromStore's). A nil w leaves src as it is.
+func WithStatusWriter[K comparable](src Source[K], w StatusWriter[K]) Source[K] {
+	if w == nil {
+		return src
+	}
+	return withStatus[K]{src: src, w: w}
+}
+
+type withStatus[K comparable] struct {
+	src Source[K]
+	w   StatusWriter[K]
+}
+
+// Run runs the wrapped source; a nil one delivers nothing.
+func (s withStatus[K]) Run(ctx context.Context, sink Sink[K]) error {
+	if s.src == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return s.src.Run(ctx, sink)
+}
+
+// flatten unpacks src (Sources lists and WithStatusWriter wrappers) into
+// the sources the Loop runs and the StatusWriter it writes through. A
+// StatusWriter given with WithStatusWriter replaces those found inside the
+// source it wraps; two found side by side are an error.
+func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) ([]Source[K], StatusWriter[K], error) {
+	switch s := src.(type) {
+	case nil:
+		return out, sw, nil
+	case sourceList[K]:
+		for _, inner := range s {
+			var err error
+			if out, sw, err = flatten(inner, out, sw); err != nil {
+				return nil, nil, err
+			}
+		}
+		return out, sw, nil
+	case withStatus[K]:
+		var err error
+		if out, _, err = flatten(s.src, out, nil); err != nil {
+			return nil, nil, err
+		}
+		sw, err = joinStatus(sw, s.w)
+		return out, sw, err
+	}
+	if w, ok := src.(StatusWriter[K]); ok {
+		var err error
+		if sw, err = joinStatus(sw, w); err != nil {
+			return nil, nil, err
+		}
+	}
+	return append(out, src), sw, nil
+}
+
+func joinStatus[K comparable](have, add StatusWriter[K]) (StatusWriter[K], error) {
+	if have != nil {
+		return nil, invalid("two status writers among the sources (%T and %T)", have, add)
+	}
+	return add, nil
 }
 
 // FromChannel returns a Source that adds every key received from ch. It

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"strings"
 	"time"
 
 	"github.com/steady-go/steady/store"
@@ -9,28 +8,29 @@ import (
 
 // stalledUpdate computes the Stalled condition that loop sets after a
 // reconcile of an object at generation gen, and reports whether it must be
-// written. The message of a Stalled the Loop sets starts with its name
-// (stalledPrefix), which is how a Loop knows a Stalled is its own.
+// written. owned reports whether the Loop's own manager owns the object's
+// Stalled condition (StatusWriter.OwnsCondition), which is how a Loop knows
+// a Stalled is its own.
 //
-//   - stalledSet sets Stalled=True with reason and the prefixed message.
+//   - stalledSet sets Stalled=True with reason, and the message after the
+//     Loop's name (for people: ownership, not the text, says whose it is).
 //   - stalledClear sets Stalled=False (ReasonRecovered) only when Stalled is
-//     present, not already False, and set by this loop: an object that was
-//     never stalled gets no write, and a Loop never clears another Loop's
-//     Stalled.
+//     present, not already False, and owned by this Loop: an object that
+//     was never stalled gets no write, and a Loop never clears another
+//     Loop's Stalled.
 //   - stalledKeep changes nothing.
 //
 // conds is not modified.
-func stalledUpdate(conds []store.Condition, loop string, change stalledChange, reason, message string, gen int64, now time.Time) ([]store.Condition, bool) {
+func stalledUpdate(conds []store.Condition, loop string, owned bool, change stalledChange, reason, message string, gen int64, now time.Time) ([]store.Condition, bool) {
 	var c store.Condition
 	switch change {
 	case stalledSet:
-		c = store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: reason, Message: stalledPrefix(loop) + message, ObservedGeneration: gen}
+		c = store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: reason, Message: loop + ": " + message, ObservedGeneration: gen}
 	case stalledClear:
-		old, ok := GetCondition(conds, Stalled)
-		if !ok || !stalledBy(old, loop) {
+		if !owned || !stalledNotFalse(conds) {
 			return conds, false
 		}
-		c = store.Condition{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, Message: stalledPrefix(loop) + "recovered", ObservedGeneration: gen}
+		c = store.Condition{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, Message: loop + ": recovered", ObservedGeneration: gen}
 	default:
 		return conds, false
 	}
@@ -38,10 +38,9 @@ func stalledUpdate(conds []store.Condition, loop string, change stalledChange, r
 	return conds, changed && err == nil
 }
 
-// stalledPrefix starts the message of every Stalled condition loop writes.
-func stalledPrefix(loop string) string { return loop + ": " }
-
-// stalledBy reports whether c is a Stalled condition, not False, that loop set.
-func stalledBy(c store.Condition, loop string) bool {
-	return c.Type == Stalled && c.Status != store.ConditionFalse && strings.HasPrefix(c.Message, stalledPrefix(loop))
+// stalledNotFalse reports whether conds hold a Stalled condition that is not
+// False.
+func stalledNotFalse(conds []store.Condition) bool {
+	c, ok := GetCondition(conds, Stalled)
+	return ok && c.Status != store.ConditionFalse
 }

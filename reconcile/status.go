@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -10,20 +12,31 @@ import (
 // StatusWriter is how the Loop reads and writes the Stalled condition of the
 // object behind a key. The Loop owns only Stalled: WriteCondition must leave
 // every other condition, and the status, as they are.
+//
+// A Source carries the StatusWriter to the Loop (see Source): FromStore's
+// source is one for its kind, and WithStatusWriter attaches any other.
 type StatusWriter[K comparable] interface {
 	// Conditions returns the object's current conditions and generation,
 	// typically from a cache (it is called after reconciles that may clear
 	// Stalled, so it must be cheap). ok is false when the object is gone.
 	// The returned slice is read-only.
 	Conditions(key K) (conds []store.Condition, generation int64, ok bool)
+	// OwnsCondition reports whether manager owns the condition of type typ
+	// on the object: whether its field ownership holds the condition's
+	// status. The Loop clears only a Stalled condition its own manager
+	// owns, so several Loops over one kind never clear each other's reports.
+	// It is false when the object or the condition is gone, or when
+	// ownership cannot be read.
+	OwnsCondition(key K, manager, typ string) bool
 	// WriteCondition writes c on the object as manager (the Loop's own
-	// manager, see Loop.LoopManager). ctx carries the leadership fence. A
+	// manager, FieldManager()+"-loop"). ctx carries the leadership fence. A
 	// missing object is not an error.
 	WriteCondition(ctx context.Context, key K, manager string, c store.Condition) error
 }
 
-// StoreStatus returns the StatusWriter for objects of a typed store: it
-// reads conditions from the cache, and writes the Stalled condition with
+// StoreStatus returns the StatusWriter for objects of a typed store (the
+// one FromStore's source carries): it reads conditions from the cache and
+// ownership from their managed fields, and writes the Stalled condition with
 // ApplyStatus as the Loop's own manager, applying that one condition and no
 // status fields. Conditions are owned by type, so the write never touches
 // the user's Ready or status, and re-applying an unchanged Stalled writes
@@ -46,7 +59,40 @@ func (s storeStatus[S, T]) Conditions(name string) ([]store.Condition, int64, bo
 	return obj.Conditions, obj.Meta.Generation, true
 }
 
+func (s storeStatus[S, T]) OwnsCondition(name, manager, typ string) bool {
+	obj, ok := s.c.Get(name)
+	return ok && ownsCondition(s.st, obj, manager, typ)
+}
+
 func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
 	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.Force())
 	return store.IgnoreNotFound(err)
 }
+
+// ownsCondition reports whether manager owns the status of obj's condition
+// of type typ in obj's managed fields. The store answers field ownership
+// through FieldChanges, which attributes a changed field to manager when
+// manager owns it (or a field above it) after the change: so the question
+// is put as a change of that one field, from a probe copy of obj whose
+// condition status differs, to obj as stored. If obj's ownership cannot be
+// read, the change counts as foreign, and the answer is false.
+func ownsCondition[S, T any](st *store.Store[S, T], obj *store.Object[S, T], manager, typ string) bool {
+	i := slices.IndexFunc(obj.Conditions, func(c store.Condition) bool { return c.Type == typ })
+	if i < 0 {
+		return false
+	}
+	probe := *obj
+	probe.Conditions = slices.Clone(obj.Conditions)
+	probe.Conditions[i].Status = "probe"
+	owned, _ := st.FieldChanges(&probe, obj, manager)
+	return slices.ContainsFunc(owned, conditionStatusPath(typ).Equal)
+}
+
+// conditionPath is the path of the condition of type t, as the store's
+// managed fields and FieldChanges spell it: .conditions[type="t"].
+func conditionPath(t string) diff.Path {
+	return conditionsRoot.Key(diff.KeyField{Name: "type", Value: t})
+}
+
+// conditionStatusPath is the path of the status of the condition of type t.
+func conditionStatusPath(t string) diff.Path { return conditionPath(t).Field("status") }

@@ -49,7 +49,7 @@ func TestSteadyStatePassesReadAndWriteNothingFromTheStore(t *testing.T) {
 			}
 			return reconcile.Result{}, nil
 		})
-		loop, err := reconcile.New("groups", r, reconcile.WithStore(groupCache, st), reconcile.WithResync(time.Minute, 0), reconcile.WithWorkers(2))
+		loop, err := reconcile.New("groups", r, reconcile.FromStore(groupCache, st), reconcile.WithResync(time.Minute, 0), reconcile.WithWorkers(2))
 		require.NoError(t, err)
 		done := make(chan error)
 		go func() { done <- loop.Run(ctx) }()

@@ -194,7 +194,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	if s.oscillated != nil {
 		// An oscillation is reported as Stalled by the first reconcile
 		// after it was detected, and stays so for one window.
-		if !s.oscWritten || now.Before(s.oscAt.Add(l.cfg.osc.withDefaults().Window)) {
+		if !s.oscWritten || now.Before(s.oscAt.Add(l.cfg.osc.Window)) {
 			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
 			s.oscWritten = true
 		} else {
@@ -265,7 +265,8 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 	if !ok {
 		return
 	}
-	out, write := stalledUpdate(conds, l.name, change, d.reason, d.message, gen, l.clk.Now())
+	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
+	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, l.clk.Now())
 	if !write {
 		return
 	}

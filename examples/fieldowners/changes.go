@@ -13,11 +13,12 @@ import (
 // (.spec.replicas) instead of the whole .spec, so an oscillation report says
 // which field flips. Like SectionChanges it attributes every changed path to
 // the writer of the change (Meta.LastWrite).
-func fieldChanges(old, new *store.Object[Spec, Status], manager string) (owned, foreign []string) {
+func fieldChanges(old, new *store.Object[Spec, Status], manager string) (owned, foreign []diff.Path) {
+	spec := diff.Path{}.Field("spec")
 	sections, _ := reconcile.SectionChanges(old, new, new.Meta.LastWrite.Manager)
-	changed := slices.DeleteFunc(sections, func(p string) bool { return p == ".spec" })
+	changed := slices.DeleteFunc(sections, spec.Equal)
 	for _, c := range diff.Diff(old.Spec, new.Spec) {
-		changed = append(changed, ".spec"+c.Path.String())
+		changed = append(changed, spec.Append(c.Path...))
 	}
 	if new.Meta.LastWrite.Manager == manager {
 		return changed, nil

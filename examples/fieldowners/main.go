@@ -30,6 +30,7 @@ import (
 
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -276,11 +277,9 @@ func (e *scene) defaulter(manager string, want int, apply bool) *defaulter {
 // start runs a Loop for each controller.
 func (e *scene) start(ds ...*defaulter) error {
 	for _, d := range ds {
-		loop, err := reconcile.New(d.manager, d,
-			reconcile.WithStore(e.cache, e.st, reconcile.WithChanges(fieldChanges)),
-			reconcile.WithStatusWriter(reconcile.StatusWriter[string](newPerLoopStalled(e.cache, e.st, d.manager))),
-			reconcile.WithOscillation(reconcile.OscillationConfig{Window: oscWindow}),
-		)
+		src := reconcile.WithStatusWriter(reconcile.FromStore(e.cache, e.st, reconcile.WithChanges(fieldChanges)),
+			newPerLoopStalled(e.cache, e.st, d.manager))
+		loop, err := reconcile.New(d.manager, d, src, reconcile.WithOscillation(oscillation.Config{Window: oscWindow}))
 		if err != nil {
 			return err
 		}

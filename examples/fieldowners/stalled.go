@@ -14,9 +14,10 @@ func stalledType(manager string) string { return "Stalled(" + manager + ")" }
 
 // perLoopStalled gives each of several Loops over one kind its own Stalled
 // condition. The Loop always writes the type reconcile.Stalled, so two Loops
-// over the same objects would share one condition, and the success of one
-// would clear the other's report. This StatusWriter renames the condition
-// on its way to the store and back.
+// over the same objects would share one condition, and the report of one
+// would replace the other's (a Loop clears only a Stalled it owns, so
+// neither clears the other's). This StatusWriter renames the condition on
+// its way to the store and back.
 type perLoopStalled struct {
 	inner reconcile.StatusWriter[string]
 	typ   string
@@ -40,6 +41,14 @@ func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) 
 		out = append(out, c)
 	}
 	return out, gen, ok
+}
+
+// OwnsCondition reports whether manager owns this Loop's condition.
+func (p perLoopStalled) OwnsCondition(key, manager, typ string) bool {
+	if typ == reconcile.Stalled {
+		typ = p.typ
+	}
+	return p.inner.OwnsCondition(key, manager, typ)
 }
 
 // WriteCondition writes the Loop's Stalled condition under this Loop's type.

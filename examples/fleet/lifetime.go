@@ -28,7 +28,7 @@ type supervisor struct {
 	groups  *store.Store[GroupSpec, GroupStatus]
 	fleet   *Fleet
 	count   *counters
-	metrics *reconcile.MemMetrics
+	metrics *metrics
 	note    func(format string, args ...any)
 	elector *replicaElector // nil: the controller always works
 	objects int             // how many groups there are (sizes resync and retries)
@@ -85,8 +85,6 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 	defer s.fleet.Unsubscribe(events)
 	ctl := &controller{groups: s.groups, cache: groupCache, fleet: s.fleet, count: s.count}
 	opts := []reconcile.Option{
-		reconcile.WithStore(groupCache, s.groups),
-		reconcile.WithSource(reconcile.FromChannel(events)),
 		reconcile.WithWorkers(4),
 		// Resync often, for the demo: it is what repairs dropped events.
 		// A resync reconciles every group, so its period grows with their
@@ -109,7 +107,8 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// term carries its fence, so a deposed leader's writes fail.
 		opts = append(opts, reconcile.WithElector(s.elector))
 	}
-	loop, err := reconcile.New(controllerName, ctl, opts...)
+	src := reconcile.Sources(reconcile.FromStore(groupCache, s.groups), reconcile.FromChannel(events))
+	loop, err := reconcile.New(controllerName, ctl, src, opts...)
 	if err != nil {
 		return err
 	}

@@ -36,8 +36,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/steady-go/steady/examples/internal/cli"
-
-	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 )
 
@@ -135,7 +133,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 
 	fleet := newFleet(o.seed, o.rate)
 	count := &counters{}
-	metrics := reconcile.NewMemMetrics()
+	metrics := newMetrics()
 	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects}
 	count.afterWrite = sup.afterWrite
 	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}

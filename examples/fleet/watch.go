@@ -90,7 +90,7 @@ func checkStore(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus]
 type counts struct {
 	fleet   fleetStats
 	count   *counters
-	metrics *reconcile.MemMetrics
+	metrics *metrics
 	chaos   *chaos
 	sup     *supervisor
 }
@@ -287,7 +287,7 @@ func (p *printer) draw(s counts, final bool) {
 	w := len(strconv.Itoa(c.total))
 	line := fmt.Sprintf("%s  converged %*d/%d  %6.0f/s  ETA %-5s  fleet writes %5d  status writes %4d  retries %4d  faults %4d",
 		p.elapsed(), w, c.converged, c.total, rate, eta, s.count.fleetWrites.Load(), s.count.statusWrites.Load(),
-		s.metrics.Errors(controllerName), s.faults())
+		s.metrics.Errors(), s.faults())
 	if p.tty {
 		p.line = line
 		fmt.Fprint(p.w, "\r"+line+"\033[K")
@@ -334,7 +334,7 @@ func (p *printer) summary(c convergence, s counts) {
 		s.chaos.imageChanges.Load(), s.chaos.statusOverwrites.Load(), f.Strays, f.InterferenceRemoved)
 	var stalls []string
 	for _, r := range []string{reconcile.ReasonFailing, reconcile.ReasonOscillating, reconcile.ReasonBlocked, reconcile.ReasonTerminal} {
-		if n := s.metrics.StalledCount(controllerName, r); n > 0 {
+		if n := s.metrics.StalledCount(r); n > 0 {
 			stalls = append(stalls, fmt.Sprintf("%d %s", n, r))
 		}
 	}
@@ -342,6 +342,6 @@ func (p *printer) summary(c convergence, s counts) {
 		fmt.Fprintf(p.w, "  reported Stalled along the way (and recovered): %s\n", strings.Join(stalls, ", "))
 	}
 	fmt.Fprintf(p.w, "  work: %d reconciles, %d retries; %d fleet writes (%d creates, %d deletes), %d status writes\n",
-		s.metrics.Reconciles(controllerName), s.metrics.Errors(controllerName), s.count.fleetWrites.Load(),
+		s.metrics.Reconciles(), s.metrics.Errors(), s.count.fleetWrites.Load(),
 		f.Creates, f.Deletes, s.count.statusWrites.Load())
 }

@@ -38,18 +38,17 @@ func startControllers(ctx context.Context, sets *store.Store[ProcessSetSpec, Pro
 
 	sc := &setController{sets: setCache, setSt: sets, insts: instCache, instSt: insts, log: log}
 	setLoop, err := reconcile.New("processsets", sc,
-		reconcile.WithStore(setCache, sets),
-		reconcile.WithSource(reconcile.FromOwned(instCache, setKind)),
-		reconcile.WithManager(setManager), resync)
+		reconcile.Sources(reconcile.FromStore(setCache, sets), reconcile.FromOwned(instCache, setKind)),
+		reconcile.WithFieldManager(setManager), resync)
 	if err != nil {
 		return nil, err
 	}
 	ic := &instanceController{cache: instCache, st: insts, os: procs, log: log, seen: map[string]int{}}
 	instLoop, err := reconcile.New("instances", ic,
-		reconcile.WithStore(instCache, insts),
-		reconcile.WithSource(reconcile.Keys(ic.processKeys)),             // processes without an Instance
-		reconcile.WithSource(reconcile.FromChannel[string](procs.exits)), // a process exited
-		reconcile.WithManager(instanceManager), reconcile.WithWorkers(4), resync)
+		reconcile.Sources(reconcile.FromStore(instCache, insts),
+			reconcile.Keys(ic.processKeys),      // processes without an Instance
+			reconcile.FromChannel(procs.exits)), // a process exited
+		reconcile.WithFieldManager(instanceManager), reconcile.WithWorkers(4), resync)
 	if err != nil {
 		return nil, err
 	}

@@ -133,8 +133,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		return names
 	})
 	loop, err := reconcile.New("app-controller", r,
-		reconcile.WithStore(appCache, apps),
-		reconcile.WithSource(dependents),
+		reconcile.Sources(reconcile.FromStore(appCache, apps), dependents),
 		reconcile.WithBackoff(policy),
 		// No resync during the demo: what wakes the app must be the secret.
 		reconcile.WithResync(time.Hour, 0.1),

@@ -19,11 +19,12 @@ import (
 // cache (every dependent is a key, listed again on every resync and every
 // leadership term) and each owner kind's cache (a changed or deleted owner
 // wakes the dependents filed under its UID in cache.IndexOwnerUID). It writes
-// as the Loop's manager (name, unless opts hold reconcile.WithManager) and
+// as the Loop's field manager (name, unless opts hold
+// reconcile.WithFieldManager) and
 // only ever calls Delete.
 //
-// opts are passed on to reconcile.New after the sources New adds: workers,
-// resync, elector, logger, metrics and clock are the caller's choice. A GC
+// opts are passed on to reconcile.New: workers, resync, elector, logger,
+// metrics and clock are the caller's choice. A GC
 // usually runs with the same elector as the controllers, so only the leader
 // deletes, and its deletes carry the term's fence.
 //
@@ -54,20 +55,19 @@ func New[S, T any](name string, dependents *cache.Cache[S, T], st *store.Store[S
 		return out
 	}
 	// Every change to a dependent is a hint for it, and every dependent is
-	// listed on resync and at the start of a term. (FromCache would do
+	// listed on resync and at the start of a term. (FromStore would do
 	// both, but it also measures convergence from Ready conditions, which
-	// mean nothing to a collector.)
+	// mean nothing to a collector, and writes Stalled.)
 	self := reconcile.FromCacheMapped(dependents, func(o *store.Object[S, T]) []string { return []string{o.Meta.Name} })
 	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values(dependents.Keys()) })
-	all := []reconcile.Option{reconcile.WithSource(self), reconcile.WithSource(keys)}
+	srcs := []reconcile.Source[string]{self, keys}
 	for _, o := range owners {
-		all = append(all, reconcile.WithSource(o.source(dependentsOf)))
+		srcs = append(srcs, o.source(dependentsOf))
 	}
-	all = append(all, opts...)
-	loop, err := reconcile.New[string](name, c, all...)
+	loop, err := reconcile.New[string](name, c, reconcile.Sources(srcs...), opts...)
 	if err != nil {
 		return nil, err
 	}
-	c.w = st.As(loop.Manager())
+	c.w = st.As(loop.FieldManager())
 	return loop, nil
 }

@@ -23,7 +23,7 @@ type Config[S, T any] struct {
 	// Name is the Loop's name and, unless Manager is set, the manager the
 	// reconciler writes as. Default "controller".
 	Name string
-	// Manager is the manager the reconciler writes as (reconcile.WithManager).
+	// Manager is the manager the reconciler writes as (reconcile.WithFieldManager).
 	Manager string
 	// Kind is the primary kind. Required.
 	Kind string

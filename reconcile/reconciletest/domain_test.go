@@ -160,7 +160,7 @@ func setup(b bug) func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Re
 			return nil, err
 		}
 		podc := reconciletest.NewCache(env.Process, pods)
-		env.Use(reconcile.WithSource(reconcile.FromOwned(podc, "Set")))
+		env.Watch(reconcile.FromOwned(podc, "Set"))
 		return &setReconciler{sets: env.Store, setc: env.Cache, pods: pods, podc: podc,
 			manager: env.Manager, rng: env.Rand, bug: b, done: map[string]int64{}}, nil
 	}
@@ -319,7 +319,7 @@ func chatty(setup func(*reconciletest.Env[setSpec, setStatus]) (reconcile.Reconc
 		return reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
 			res, err := r.Reconcile(ctx, name)
 			s, ok := env.Cache.Get(name)
-			if err != nil || !res.IsZero() || !ok || !reconcile.IsTrue(s.Conditions, reconcile.Ready) {
+			if err != nil || res != (reconcile.Result{}) || !ok || !reconcile.IsTrue(s.Conditions, reconcile.Ready) {
 				return res, err
 			}
 			cp := *s

@@ -32,6 +32,7 @@ type Process struct {
 	dead   chan struct{}
 	once   sync.Once
 	opts   []reconcile.Option
+	srcs   []reconcile.Source[string]
 	caches []func(context.Context) error
 	revs   []func() int64          // the caches' revisions
 	byPfx  map[string]func() int64 // the same, by the prefix each lists
@@ -42,10 +43,13 @@ type Process struct {
 	crashAt int // the write after which the process crashes; 0 for none
 }
 
-// Use adds Loop options for this incarnation's Loop, such as
-// reconcile.WithSource(reconcile.FromOwned(children, kind)). Call it from
-// Setup.
+// Use adds Loop options for this incarnation's Loop. Call it from Setup.
 func (p *Process) Use(opts ...reconcile.Option) { p.opts = append(p.opts, opts...) }
+
+// Watch adds sources of hints to this incarnation's Loop, beside the
+// primary kind's, such as reconcile.FromOwned(children, kind). Call it from
+// Setup.
+func (p *Process) Watch(srcs ...reconcile.Source[string]) { p.srcs = append(p.srcs, srcs...) }
 
 // kill marks the process dead: from now on its backend view fails every
 // call with store.ErrUnavailable, as a crashed process can reach nothing.

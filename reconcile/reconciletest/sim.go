@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -101,19 +99,16 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	if r == nil {
 		return fail(fmt.Errorf("setup of process %d returned a nil reconciler", n))
 	}
+	// The keys of each resync and new term are listed in name order, so
+	// that a seed replays the order in which they are queued.
+	primary := reconcile.FromStore(c, st, reconcile.WithSortedKeys[S, T]())
 	opts := []reconcile.Option{
-		// reconcile.WithStore, except that the keys of each resync and new
-		// term are listed in name order (the cache source lists a map's),
-		// so that a seed replays the order in which they are queued.
-		reconcile.WithSource(reconcile.Keys(func() iter.Seq[string] { return slices.Values(c.Keys()) })),
-		reconcile.WithSource(reconcile.Source[string](unlisted[S, T]{reconcile.FromCache(c)})),
-		reconcile.WithStatusWriter(reconcile.StoreStatus(c, st)),
 		reconcile.WithWorkers(cfg.Workers),
 		reconcile.WithResync(w.spread(cfg.Resync), 0),
 		reconcile.WithBackoff(backoff.Policy{Base: 10 * time.Millisecond, Factor: 2, Cap: cfg.BackoffCap,
 			Jitter: 0.2, Rand: (&lockedRand{r: w.newRand()}).Float64}),
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}),
-		reconcile.WithManager(cfg.Manager),
+		reconcile.WithFieldManager(cfg.Manager),
 		reconcile.WithReadYourWritesTimeout(readYourWritesCap),
 	}
 	el := &gatedElector{w: w, p: p}
@@ -129,7 +124,7 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	opts = append(opts, reconcile.WithElector(el))
 	opts = append(opts, p.opts...)
 	opts = append(opts, cfg.Options...)
-	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r}, opts...)
+	loop, err := reconcile.New(cfg.Name, &gated{w: w, p: p, r: r}, reconcile.Sources(append([]reconcile.Source[string]{primary}, p.srcs...)...), opts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -159,20 +154,6 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 // runtime.
 func (w *world) spread(d time.Duration) time.Duration {
 	return d - time.Duration(w.rng.Int64N(int64(d)/100+1))
-}
-
-// unlisted is a cache source that does not list its keys: everything of
-// it (hints, the Loop's observations through its sink, warm-up,
-// read-your-writes) but its KeyLister.
-type unlisted[S, T any] struct{ s *reconcile.CacheSource[S, T] }
-
-func (u unlisted[S, T]) Run(ctx context.Context, sink reconcile.Sink[string]) error {
-	return u.s.Run(ctx, sink)
-}
-func (u unlisted[S, T]) WaitForSync(ctx context.Context) error { return u.s.WaitForSync(ctx) }
-func (u unlisted[S, T]) Revision() int64                       { return u.s.Revision() }
-func (u unlisted[S, T]) WaitFor(ctx context.Context, rev int64) error {
-	return u.s.WaitFor(ctx, rev)
 }
 
 // gated wraps the user's reconciler: each reconcile waits for the scheduler,

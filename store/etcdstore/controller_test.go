@@ -156,14 +156,14 @@ func startController(t *testing.T, endpoints []string, prefix, name string, o co
 	c.gcache = cache.New(c.groups)
 	c.ccache = cache.New(c.children)
 
-	opts := []reconcile.Option{reconcile.WithStore(c.gcache, c.groups), reconcile.WithWorkers(o.workers)}
+	opts := []reconcile.Option{reconcile.WithWorkers(o.workers)}
 	if o.elector != nil {
 		opts = append(opts, reconcile.WithElector(o.elector(eb)))
 	}
 	if o.resync > 0 {
 		opts = append(opts, reconcile.WithResync(o.resync, 0.1))
 	}
-	c.loop, err = reconcile.New("groups", reconcile.Reconciler[string](c), opts...)
+	c.loop, err = reconcile.New("groups", reconcile.Reconciler[string](c), reconcile.FromStore(c.gcache, c.groups), opts...)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())

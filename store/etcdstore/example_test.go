@@ -46,7 +46,7 @@ func Example() {
 		// lost leadership is rejected by etcd with store.ErrFenced.
 		return reconcile.Result{}, nil
 	})
-	loop, err := reconcile.New("apps", r, reconcile.WithStore(appCache, apps), reconcile.WithElector(elector))
+	loop, err := reconcile.New("apps", r, reconcile.FromStore(appCache, apps), reconcile.WithElector(elector))
 	if err != nil {
 		log.Fatal(err)
 	}

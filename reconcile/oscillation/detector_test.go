@@ -1,25 +1,38 @@
-package reconcile
+package oscillation
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
 )
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 const replicas = ".spec.replicas"
 
-func self(at time.Duration, owned ...string) ObservedWrite {
-	return ObservedWrite{Time: t0.Add(at), Self: true, Owned: owned}
+// ps parses paths written in diff.Path notation.
+func ps(paths ...string) []diff.Path {
+	out := make([]diff.Path, len(paths))
+	for i, p := range paths {
+		out[i] = diff.MustParsePath(p)
+	}
+	return out
 }
 
-func other(at time.Duration, foreign ...string) ObservedWrite {
-	return ObservedWrite{Time: t0.Add(at), Foreign: foreign}
+func self(at time.Duration, owned ...string) Write {
+	return Write{Time: t0.Add(at), Self: true, Owned: ps(owned...)}
+}
+
+func other(at time.Duration, foreign ...string) Write {
+	return Write{Time: t0.Add(at), Foreign: ps(foreign...)}
 }
 
 // feed observes ws in order and returns every oscillation reported.
-func feed(d *Detector, ws ...ObservedWrite) []Oscillation {
-	var out []Oscillation
+func feed(d *Detector, ws ...Write) []Report {
+	var out []Report
 	for _, w := range ws {
 		out = append(out, d.Observe(w)...)
 	}
@@ -29,28 +42,28 @@ func feed(d *Detector, ws ...ObservedWrite) []Oscillation {
 func TestDetectorFight(t *testing.T) {
 	tests := []struct {
 		name   string
-		writes []ObservedWrite
-		want   []Oscillation
+		writes []Write
+		want   []Report
 	}{
 		{
 			name: "three re-sets within a minute",
-			writes: []ObservedWrite{
+			writes: []Write{
 				other(0, replicas), self(1*time.Second, replicas),
 				other(2*time.Second, replicas), self(3*time.Second, replicas),
 				other(4*time.Second, replicas), self(5*time.Second, replicas),
 			},
-			want: []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}},
+			want: []Report{{Kind: Fight, Paths: ps(replicas), Writes: 3, Window: time.Minute}},
 		},
 		{
 			name: "two re-sets are not a fight",
-			writes: []ObservedWrite{
+			writes: []Write{
 				other(0, replicas), self(1*time.Second, replicas),
 				other(2*time.Second, replicas), self(3*time.Second, replicas),
 			},
 		},
 		{
 			name: "re-sets spread over more than the window",
-			writes: []ObservedWrite{
+			writes: []Write{
 				other(0, replicas), self(1*time.Second, replicas),
 				other(40*time.Second, replicas), self(41*time.Second, replicas),
 				other(80*time.Second, replicas), self(81*time.Second, replicas),
@@ -58,14 +71,14 @@ func TestDetectorFight(t *testing.T) {
 		},
 		{
 			name: "self writes of a path nobody else changed are not re-sets",
-			writes: []ObservedWrite{
+			writes: []Write{
 				self(0, replicas), self(time.Second, replicas), self(2*time.Second, replicas),
 				other(3*time.Second, ".spec.image"),
 			},
 		},
 		{
 			name: "other manager changes other paths: no fight",
-			writes: []ObservedWrite{
+			writes: []Write{
 				other(0, ".spec.image"), self(1*time.Second, replicas),
 				other(2*time.Second, ".spec.image"), self(3*time.Second, replicas),
 				other(4*time.Second, ".spec.image"), self(5*time.Second, replicas),
@@ -73,33 +86,33 @@ func TestDetectorFight(t *testing.T) {
 		},
 		{
 			name: "a path the other manager changed while self owned it still counts",
-			writes: []ObservedWrite{
-				{Time: t0, Owned: []string{replicas}}, self(1*time.Second, replicas),
-				{Time: t0.Add(2 * time.Second), Owned: []string{replicas}}, self(3*time.Second, replicas),
-				{Time: t0.Add(4 * time.Second), Owned: []string{replicas}}, self(5*time.Second, replicas),
+			writes: []Write{
+				{Time: t0, Owned: ps(replicas)}, self(1*time.Second, replicas),
+				{Time: t0.Add(2 * time.Second), Owned: ps(replicas)}, self(3*time.Second, replicas),
+				{Time: t0.Add(4 * time.Second), Owned: ps(replicas)}, self(5*time.Second, replicas),
 			},
-			want: []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}},
+			want: []Report{{Kind: Fight, Paths: ps(replicas), Writes: 3, Window: time.Minute}},
 		},
 		{
 			name: "two flipping paths are both named",
-			writes: []ObservedWrite{
+			writes: []Write{
 				other(0, replicas, ".spec.image"), self(1*time.Second, replicas, ".spec.image"),
 				other(2*time.Second, replicas, ".spec.image"), self(3*time.Second, replicas, ".spec.image"),
 				other(4*time.Second, replicas, ".spec.image"), self(5*time.Second, replicas, ".spec.image"),
 			},
-			want: []Oscillation{{Kind: Fight, Paths: []string{".spec.image", replicas}, Writes: 3, Window: time.Minute}},
+			want: []Report{{Kind: Fight, Paths: ps(".spec.image", replicas), Writes: 3, Window: time.Minute}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, feed(NewDetector(OscillationConfig{}), tt.writes...))
+			require.Equal(t, tt.want, feed(New(Config{}), tt.writes...))
 		})
 	}
 }
 
 func TestDetectorFightReportsOncePerThreshold(t *testing.T) {
-	d := NewDetector(OscillationConfig{})
-	var got []Oscillation
+	d := New(Config{})
+	var got []Report
 	for i := range 9 {
 		at := time.Duration(i) * 2 * time.Second
 		got = append(got, feed(d, other(at, replicas), self(at+time.Second, replicas))...)
@@ -111,22 +124,22 @@ func TestDetectorNoProgress(t *testing.T) {
 	label := `.metadata.labels["hash"]`
 	tests := []struct {
 		name   string
-		writes func() []ObservedWrite
-		want   []Oscillation
+		writes func() []Write
+		want   []Report
 	}{
 		{
 			name: "ten writes with nothing else changing",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					ws = append(ws, self(time.Duration(i)*time.Second, label))
 				}
 				return ws
 			},
-			want: []Oscillation{{Kind: NoProgress, Paths: []string{label}, Writes: 10, Window: time.Minute}},
+			want: []Report{{Kind: NoProgress, Paths: ps(label), Writes: 10, Window: time.Minute}},
 		},
 		{
 			name: "nine writes are fine",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 9 {
 					ws = append(ws, self(time.Duration(i)*time.Second, label))
 				}
@@ -135,7 +148,7 @@ func TestDetectorNoProgress(t *testing.T) {
 		},
 		{
 			name: "a foreign change in between is progress",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					ws = append(ws, self(time.Duration(i)*time.Second, label))
 					if i == 4 {
@@ -147,7 +160,7 @@ func TestDetectorNoProgress(t *testing.T) {
 		},
 		{
 			name: "ten writes spread over more than the window",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					ws = append(ws, self(time.Duration(i)*7*time.Second, label))
 				}
@@ -156,11 +169,11 @@ func TestDetectorNoProgress(t *testing.T) {
 		},
 		{
 			name: "a self write that changes a foreign path is progress",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					w := self(time.Duration(i)*time.Second, label)
 					if i == 5 {
-						w.Foreign = []string{".spec.image"}
+						w.Foreign = ps(".spec.image")
 					}
 					ws = append(ws, w)
 				}
@@ -169,23 +182,23 @@ func TestDetectorNoProgress(t *testing.T) {
 		},
 		{
 			name: "paths of all counted writes are named",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					w := self(time.Duration(i)*time.Second, label)
 					if i%2 == 1 {
-						w.Owned = append(w.Owned, ".status.phase")
+						w.Owned = append(w.Owned, ps(".status.phase")...)
 					}
 					ws = append(ws, w)
 				}
 				return ws
 			},
-			want: []Oscillation{{Kind: NoProgress, Paths: []string{label, ".status.phase"}, Writes: 10, Window: time.Minute}},
+			want: []Report{{Kind: NoProgress, Paths: ps(label, ".status.phase"), Writes: 10, Window: time.Minute}},
 		},
 		{
 			// A status tracking an outside system ("2/3 running") changes
 			// on every write: it reports, it does not loop.
 			name: "status-only writes do not count",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 30 {
 					ws = append(ws, self(time.Duration(i)*time.Second, ".status.message", `.conditions[type="Ready"].message`))
 				}
@@ -194,70 +207,70 @@ func TestDetectorNoProgress(t *testing.T) {
 		},
 		{
 			name: "status-only writes neither count nor reset the count",
-			writes: func() (ws []ObservedWrite) {
+			writes: func() (ws []Write) {
 				for i := range 10 {
 					ws = append(ws, self(time.Duration(2*i)*time.Second, label))
 					ws = append(ws, self(time.Duration(2*i+1)*time.Second, ".status"))
 				}
 				return ws
 			},
-			want: []Oscillation{{Kind: NoProgress, Paths: []string{label}, Writes: 10, Window: time.Minute}},
+			want: []Report{{Kind: NoProgress, Paths: ps(label), Writes: 10, Window: time.Minute}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, feed(NewDetector(OscillationConfig{}), tt.writes()...))
+			require.Equal(t, tt.want, feed(New(Config{}), tt.writes()...))
 		})
 	}
 }
 
 func TestDetectorConfigAndZeroValue(t *testing.T) {
 	var zero Detector // defaults
-	ws := []ObservedWrite{other(0, replicas), self(time.Second, replicas), other(2*time.Second, replicas),
+	ws := []Write{other(0, replicas), self(time.Second, replicas), other(2*time.Second, replicas),
 		self(3*time.Second, replicas), other(4*time.Second, replicas), self(5*time.Second, replicas)}
 	require.Len(t, feed(&zero, ws...), 1)
 
 	// An injected window and thresholds.
-	d := NewDetector(OscillationConfig{Window: time.Second, FightWrites: 2, NoProgressWrites: 3})
+	d := New(Config{Window: time.Second, FightWrites: 2, NoProgressWrites: 3})
 	require.Len(t, feed(d, ws[:4]...), 0, "re-sets 2s apart fall outside a 1s window")
-	d = NewDetector(OscillationConfig{Window: 10 * time.Second, FightWrites: 2, NoProgressWrites: 3})
-	require.Equal(t, []Oscillation{{Kind: Fight, Paths: []string{replicas}, Writes: 2, Window: 10 * time.Second}}, feed(d, ws[:4]...))
-	got := feed(NewDetector(OscillationConfig{NoProgressWrites: 3}), self(0, "a"), self(1, "a"), self(2, "a"))
+	d = New(Config{Window: 10 * time.Second, FightWrites: 2, NoProgressWrites: 3})
+	require.Equal(t, []Report{{Kind: Fight, Paths: ps(replicas), Writes: 2, Window: 10 * time.Second}}, feed(d, ws[:4]...))
+	got := feed(New(Config{NoProgressWrites: 3}), self(0, ".a"), self(1, ".a"), self(2, ".a"))
 	require.Len(t, got, 1)
 	require.Equal(t, NoProgress, got[0].Kind)
 }
 
 func TestDetectorIdle(t *testing.T) {
-	d := NewDetector(OscillationConfig{})
+	d := New(Config{})
 	require.True(t, d.Idle(t0))
-	d.Observe(self(0, "a"))
+	d.Observe(self(0, ".a"))
 	require.False(t, d.Idle(t0.Add(time.Second)))
 	require.True(t, d.Idle(t0.Add(2*time.Minute)))
-	d.Observe(other(3*time.Minute, "b"))
+	d.Observe(other(3*time.Minute, ".b"))
 	require.False(t, d.Idle(t0.Add(time.Hour)), "a pending change by another manager still counts")
 }
 
 func TestOscillationMessage(t *testing.T) {
-	o := Oscillation{Kind: Fight, Paths: []string{replicas}, Writes: 3, Window: time.Minute}
+	o := Report{Kind: Fight, Paths: ps(replicas), Writes: 3, Window: time.Minute}
 	require.Equal(t, "fight: re-set .spec.replicas 3 times within 1m0s after another manager changed it", o.Message())
-	o = Oscillation{Kind: NoProgress, Paths: []string{"a", "b"}, Writes: 10, Window: time.Minute}
-	require.Equal(t, "no progress: 10 writes within 1m0s to a, b with no change to any field this manager does not own", o.Message())
+	o = Report{Kind: NoProgress, Paths: ps(".a", ".b"), Writes: 10, Window: time.Minute}
+	require.Equal(t, "no progress: 10 writes within 1m0s to .a, .b with no change to any field this manager does not own", o.Message())
 	require.Equal(t, "Fight", Fight.String())
 	require.Equal(t, "NoProgress", NoProgress.String())
-	require.Equal(t, "Unknown", OscillationKind(0).String())
+	require.Equal(t, "Unknown", Kind(0).String())
 }
 
 func TestStatusOnlyPaths(t *testing.T) {
 	for _, tt := range []struct {
-		paths []string
+		paths []diff.Path
 		want  bool
 	}{
-		{[]string{".status"}, true},
-		{[]string{".status.phase", `.conditions[type="Ready"].message`}, true},
-		{[]string{`.conditions[type="Ready"]`}, true},
-		{[]string{".status.phase", ".spec.replicas"}, false},
-		{[]string{".metadata.labels.status"}, false},
-		{[]string{".statusx"}, false},
+		{ps(".status"), true},
+		{ps(".status.phase", `.conditions[type="Ready"].message`), true},
+		{ps(`.conditions[type="Ready"]`), true},
+		{ps(".status.phase", ".spec.replicas"), false},
+		{ps(".metadata.labels.status"), false},
+		{ps(".statusx"), false},
 	} {
 		require.Equal(t, tt.want, statusOnly(tt.paths), "%v", tt.paths)
 	}

@@ -21,7 +21,7 @@ func TestCacheSourceHintsAndResync(t *testing.T) {
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}, Spec: appSpec{Replicas: 1}})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithStore(e.cache, e.st), WithManager("app"), WithResync(10*time.Minute, 0))
+		l := mustNew(t, s, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(10*time.Minute, 0))
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"), "a new term reconciles every cached key")
@@ -68,7 +68,7 @@ func TestOwnStatusWriteDoesNotDefeatBackoff(t *testing.T) {
 			return Result{}, errBoom
 		}
 		s := scriptFunc(r)
-		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithStallAfter(100))...)
+		l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(100))...)
 		stop := start(t, l)
 		time.Sleep(time.Second + 2*time.Second + 4*time.Second)
 		synctest.Wait()
@@ -98,7 +98,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)
 		synctest.Wait()
 		o := e.get(t, "a")
@@ -135,8 +135,7 @@ func TestChildChangeEnqueuesControllerOwner(t *testing.T) {
 		p := &app{Meta: store.Meta{Name: "web"}}
 		parents.create(t, "user", p)
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithStore(parents.cache, parents.st), WithManager("app"),
-			WithSource[string](FromOwned(children.cache, "App")))
+		l := mustNew(t, s, Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "App")), WithFieldManager("app"))
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("web"))
@@ -188,7 +187,7 @@ func TestRequeueReadsItsOwnWriteFromTheCache(t *testing.T) {
 			}
 			return Result{Requeue: true}, nil
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, []int{0, 1, 2, 3}, seen, "every pass saw the previous pass's write")
@@ -213,7 +212,7 @@ func TestConvergenceMetrics(t *testing.T) {
 			_, err := e.st.As("app").UpdateStatus(ctx, o)
 			return Result{}, err
 		})
-		l := mustNew(t, r, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"), WithMetrics(m))...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -245,7 +244,7 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "pad"}})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, append(fixedBackoff(), WithStore(e.cache, e.st), WithManager("app"))...)
+		l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
@@ -270,8 +269,10 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 				}
 			}
 			if old != nil && new != nil && new.Meta.Name == "a" {
-				owned, foreign := fieldChanges(e.st)(old, new, "app")
-				merged = append(append(merged, owned...), foreign...)
+				owned, foreign := e.st.FieldChanges(old, new, "app")
+				for _, p := range append(owned, foreign...) {
+					merged = append(merged, p.String())
+				}
 			}
 		})
 		for i := range 10 {
@@ -332,8 +333,7 @@ func TestCachesAreWarmBeforeTheLoopCampaigns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &gatedSource{synced: make(chan struct{})}
 		el := &countingElector{}
-		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }),
-			WithSource[string](src), WithElector(el))
+		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), src, WithElector(el))
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -369,7 +369,7 @@ func TestCacheDependencyIndex(t *testing.T) {
 			return out
 		})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithStore(apps.cache, apps.st), WithManager("app"), WithSource[string](bySecret))
+		l := mustNew(t, s, Sources(FromStore(apps.cache, apps.st), bySecret), WithFieldManager("app"))
 		stop := start(t, l)
 		synctest.Wait()
 		base := map[string]int{"web": s.count("web"), "api": s.count("api"), "batch": s.count("batch")}

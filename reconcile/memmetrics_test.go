@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
-// MemMetrics is a Metrics that keeps everything in memory, for tests. The
+// MemMetrics is a Metrics that keeps everything in memory, for this
+// package's tests. The
 // zero value is not usable; create one with NewMemMetrics. It is safe for
 // concurrent use; every accessor returns a copy.
 type MemMetrics struct {
@@ -24,7 +26,7 @@ type MemMetrics struct {
 	maxConc     map[string]int
 	converged   map[string][]time.Duration
 	unconverged map[string]int
-	oscillation map[string]map[OscillationKind]int
+	oscillation map[string]map[oscillation.Kind]int
 	stalled     map[[2]string]int
 	queues      map[string]*MemQueueMetrics
 }
@@ -36,7 +38,7 @@ func NewMemMetrics() *MemMetrics {
 		errors: map[string]int{}, terminal: map[string]int{}, panics: map[string]int{},
 		active: map[string]int{}, maxActive: map[string]int{}, maxConc: map[string]int{},
 		converged: map[string][]time.Duration{}, unconverged: map[string]int{},
-		oscillation: map[string]map[OscillationKind]int{}, stalled: map[[2]string]int{},
+		oscillation: map[string]map[oscillation.Kind]int{}, stalled: map[[2]string]int{},
 		queues: map[string]*MemQueueMetrics{},
 	}
 }
@@ -84,11 +86,11 @@ func (m *MemMetrics) Converged(c string, d time.Duration) {
 func (m *MemMetrics) Unconverged(c string, n int) { m.set(m.unconverged, c, n) }
 
 // Oscillation implements Metrics.
-func (m *MemMetrics) Oscillation(c string, k OscillationKind) {
+func (m *MemMetrics) Oscillation(c string, k oscillation.Kind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.oscillation[c] == nil {
-		m.oscillation[c] = map[OscillationKind]int{}
+		m.oscillation[c] = map[oscillation.Kind]int{}
 	}
 	m.oscillation[c][k]++
 }
@@ -222,7 +224,7 @@ func (m *MemMetrics) ConvergeTimes(c string) []time.Duration {
 func (m *MemMetrics) UnconvergedNow(c string) int { return m.get(m.unconverged, c) }
 
 // Oscillations returns how many oscillations of kind k were detected for c.
-func (m *MemMetrics) Oscillations(c string, k OscillationKind) int {
+func (m *MemMetrics) Oscillations(c string, k oscillation.Kind) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.oscillation[c][k]

@@ -1,0 +1,155 @@
+package oscillation
+
+import (
+	"slices"
+	"time"
+
+	"github.com/steady-go/steady/diff"
+)
+
+// Detector watches the writes to one object and reports oscillation.
+//
+// Fight: self re-sets a path that another manager changed since self last
+// wrote it; FightWrites such re-sets of one path within Window are reported.
+// NoProgress: NoProgressWrites writes by self within Window, with no change
+// to any path self does not own in between (by anyone), are reported. A write
+// by self that changes only status-side paths (.status…, .conditions[…]) and
+// no foreign path does not count: see "Status-only writes" in the reconcile
+// package documentation.
+//
+// After a report the counts behind it start again, so a persisting
+// oscillation is reported once per threshold, not on every write. The zero
+// Detector uses the default Config; a Detector is not safe for concurrent
+// use.
+type Detector struct {
+	cfg Config
+	// changedByOther: paths another manager changed since self last wrote
+	// them, sorted by diff.Path.Compare.
+	changedByOther []diff.Path
+	// resets: times self re-set a path after another manager changed it,
+	// sorted by path.
+	resets []pathTimes
+	// selfWrites: self's writes since the last change to a foreign path.
+	selfWrites []selfWrite
+}
+
+type pathTimes struct {
+	path  diff.Path
+	times []time.Time
+}
+
+type selfWrite struct {
+	at    time.Time
+	paths []diff.Path
+}
+
+// New returns a Detector with cfg (zero fields take the defaults).
+func New(cfg Config) *Detector { return &Detector{cfg: cfg.WithDefaults()} }
+
+// Observe records w and reports the oscillations it completes (at most one
+// of each kind, Fight first).
+func (d *Detector) Observe(w Write) []Report {
+	d.cfg = d.cfg.WithDefaults()
+	var out []Report
+	if len(w.Foreign) > 0 {
+		d.selfWrites = d.selfWrites[:0]
+	}
+	if !w.Self {
+		for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
+			for _, p := range ps {
+				if i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare); !found {
+					d.changedByOther = slices.Insert(d.changedByOther, i, p)
+				}
+			}
+		}
+		return nil
+	}
+	cutoff := w.Time.Add(-d.cfg.Window)
+	var fought []diff.Path
+	writes := 0
+	for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
+		for _, p := range ps {
+			i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare)
+			if !found {
+				continue
+			}
+			d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
+			j, found := slices.BinarySearchFunc(d.resets, p, comparePathTimes)
+			if !found {
+				d.resets = slices.Insert(d.resets, j, pathTimes{path: p})
+			}
+			r := &d.resets[j]
+			r.times = append(pruneTimes(r.times, cutoff), w.Time)
+			if len(r.times) >= d.cfg.FightWrites {
+				fought = append(fought, p)
+				writes = max(writes, len(r.times))
+			}
+		}
+	}
+	if len(fought) > 0 {
+		d.resets = slices.DeleteFunc(d.resets, func(r pathTimes) bool {
+			return slices.ContainsFunc(fought, r.path.Equal)
+		})
+		slices.SortFunc(fought, diff.Path.Compare)
+		out = append(out, Report{Kind: Fight, Paths: slices.CompactFunc(fought, diff.Path.Equal), Writes: writes, Window: d.cfg.Window})
+	}
+	if len(w.Foreign) == 0 && !statusOnly(w.Owned) {
+		i := 0
+		for i < len(d.selfWrites) && d.selfWrites[i].at.Before(cutoff) {
+			i++
+		}
+		d.selfWrites = append(d.selfWrites[i:], selfWrite{at: w.Time, paths: w.Owned})
+		if n := len(d.selfWrites); n >= d.cfg.NoProgressWrites {
+			var paths []diff.Path
+			for _, sw := range d.selfWrites {
+				paths = append(paths, sw.paths...)
+			}
+			slices.SortFunc(paths, diff.Path.Compare)
+			out = append(out, Report{Kind: NoProgress, Paths: slices.CompactFunc(paths, diff.Path.Equal), Writes: n, Window: d.cfg.Window})
+			d.selfWrites = nil
+		}
+	}
+	return out
+}
+
+func comparePathTimes(r pathTimes, p diff.Path) int { return r.path.Compare(p) }
+
+var (
+	statusRoot     = diff.Path{}.Field("status")
+	conditionsRoot = diff.Path{}.Field("conditions")
+)
+
+// statusOnly reports whether every path is on the status side of an object
+// (.status, .status.x, .conditions[...]), the part of it a status write
+// touches.
+func statusOnly(paths []diff.Path) bool {
+	for _, p := range paths {
+		if !p.HasPrefix(statusRoot) && !p.HasPrefix(conditionsRoot) {
+			return false
+		}
+	}
+	return true
+}
+
+// Idle reports whether d holds nothing that could still count at time now,
+// so a caller keeping one Detector per object may drop it.
+func (d *Detector) Idle(now time.Time) bool {
+	cutoff := now.Add(-d.cfg.WithDefaults().Window)
+	if len(d.changedByOther) > 0 {
+		return false
+	}
+	for _, r := range d.resets {
+		if len(r.times) > 0 && !r.times[len(r.times)-1].Before(cutoff) {
+			return false
+		}
+	}
+	return len(d.selfWrites) == 0 || d.selfWrites[len(d.selfWrites)-1].at.Before(cutoff)
+}
+
+func pruneTimes(ts []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && ts[i].Before(cutoff) {
+		i++
+	}
+	return ts[i:]
+}

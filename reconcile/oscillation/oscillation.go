@@ -1,0 +1,109 @@
+package oscillation
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/steady-go/steady/diff"
+)
+
+// Kind names the two ways a manager can write without converging.
+type Kind uint8
+
+const (
+	// Fight: the manager keeps re-setting a path that another manager changed.
+	Fight Kind = iota + 1
+	// NoProgress: the manager keeps writing while nothing it does not own
+	// changes (for example a label holding a hash of the object itself).
+	NoProgress
+)
+
+// String returns "Fight", "NoProgress" or "Unknown".
+func (k Kind) String() string {
+	switch k {
+	case Fight:
+		return "Fight"
+	case NoProgress:
+		return "NoProgress"
+	}
+	return "Unknown"
+}
+
+// Default thresholds (see Config).
+const (
+	DefaultWindow           = time.Minute
+	DefaultFightWrites      = 3
+	DefaultNoProgressWrites = 10
+)
+
+// Config sets a Detector's thresholds. Zero (or negative) fields take the
+// defaults: a 1m window, 3 re-sets for a Fight, 10 writes for NoProgress.
+type Config struct {
+	// Window is how far back writes count.
+	Window time.Duration
+	// FightWrites is how many re-sets of one path within Window make a Fight.
+	FightWrites int
+	// NoProgressWrites is how many counted writes within Window, with no
+	// foreign change in between, make NoProgress.
+	NoProgressWrites int
+}
+
+// WithDefaults returns c with every zero or negative field set to its
+// default.
+func (c Config) WithDefaults() Config {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.FightWrites <= 0 {
+		c.FightWrites = DefaultFightWrites
+	}
+	if c.NoProgressWrites <= 0 {
+		c.NoProgressWrites = DefaultNoProgressWrites
+	}
+	return c
+}
+
+// Write is one write to an object, as seen in a cache, judged from the point
+// of view of one manager ("self"): the manager the Loop's reconciler writes
+// as. The Loop leaves out its own Stalled condition writes, and requeues are
+// not writes, so neither counts.
+type Write struct {
+	Time time.Time
+	// Self reports that self made the write (LastWrite.Manager).
+	Self bool
+	// Owned are the changed paths that self owns after the write.
+	Owned []diff.Path
+	// Foreign are the changed paths that self does not own after the write.
+	Foreign []diff.Path
+}
+
+// Report is a detected oscillation.
+type Report struct {
+	Kind Kind
+	// Paths are the flipping paths, sorted (diff.Path.Compare): for a Fight
+	// the paths re-set after another manager changed them, for NoProgress
+	// the paths self kept writing.
+	Paths []diff.Path
+	// Writes is the number of writes (re-sets for a Fight) in the window.
+	Writes int
+	// Window is the detector's window.
+	Window time.Duration
+}
+
+// Message describes r for a Stalled condition or a log line, naming the
+// paths in diff.Path notation.
+func (r Report) Message() string {
+	paths := make([]string, len(r.Paths))
+	for i, p := range r.Paths {
+		paths[i] = p.String()
+	}
+	switch r.Kind {
+	case Fight:
+		return fmt.Sprintf("fight: re-set %s %d times within %v after another manager changed it",
+			strings.Join(paths, ", "), r.Writes, r.Window)
+	default:
+		return fmt.Sprintf("no progress: %d writes within %v to %s with no change to any field this manager does not own",
+			r.Writes, r.Window, strings.Join(paths, ", "))
+	}
+}

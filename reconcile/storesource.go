@@ -1,0 +1,458 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+)
+
+// ErrSourceRunning is returned by a second Run of a cache source (FromStore,
+// FromOwned, FromCacheMapped): each serves one Loop.
+var ErrSourceRunning = errors.New("reconcile: cache source is already running")
+
+// ChangeFunc reports which paths changed between old and new, and splits
+// them by whether manager owns them after the change. FromStore judges with
+// the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
+// have a cache alone, with SectionChanges.
+type ChangeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
+
+// CacheSourceOption configures a cache source (FromStore, FromOwned,
+// FromCacheMapped).
+type CacheSourceOption[S, T any] func(*cacheSource[S, T])
+
+// WithChanges replaces the source's ChangeFunc (see ChangeFunc for the
+// defaults). A nil f changes nothing.
+func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
+	return func(s *cacheSource[S, T]) {
+		if f != nil {
+			s.changes = f
+		}
+	}
+}
+
+// WithSortedKeys makes FromStore's source list its keys in name order at
+// every resync and new term, so that the order in which they are queued is
+// reproducible (reconciletest's seeded runs use it). It costs a sort of
+// every name per resync; without it the keys come in map order. Other
+// sources do not list keys, and ignore it.
+func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
+	return func(s *cacheSource[S, T]) { s.sorted = true }
+}
+
+// cacheSource turns the changes of a cache.Cache into hints for a Loop
+// keyed by object name. Every cache source:
+//   - drops own writes: a modification written by the Loop's field manager
+//     (or by the Loop itself, for Stalled) whose every changed path that
+//     manager owns is not a hint, so a status write cannot defeat backoff;
+//   - is a Syncer, so the Loop starts work only once the cache is warm;
+//   - is a RevisionWaiter, so Result.Requeue waits for the cache.
+//
+// The primary one (FromStore) also lists every cached name, feeds the
+// Loop's oscillation detector, measures time to converge from the Ready
+// condition and tracks the objects that carry the Loop's Stalled.
+//
+// Judging own writes needs the Loop's manager names and the observations
+// need the Loop: a cache source gets both from the sink it runs with when
+// that sink is a *Loop[string]. Under any other Sink it delivers every
+// change as a hint.
+//
+// A cache source registers one handler on the cache when it first runs and
+// may run once; after its Run returns the handler does nothing.
+type cacheSource[S, T any] struct {
+	c       *cache.Cache[S, T]
+	st      *store.Store[S, T] // primary (FromStore) only
+	mapKeys func(obj *store.Object[S, T]) []string
+	changes ChangeFunc[S, T]
+	sorted  bool
+
+	sink    atomic.Pointer[sinkRef]
+	started atomic.Bool
+
+	mu    sync.Mutex
+	names map[string]struct{} // primary only
+	buf   []string
+}
+
+type sinkRef struct {
+	sink Sink[string]
+	loop *Loop[string] // nil when the sink is not a Loop
+}
+
+// storeSource is FromStore's source: the primary cache source, a
+// KeyLister, and the StatusWriter of its kind.
+type storeSource[S, T any] struct {
+	*cacheSource[S, T]
+	storeStatus[S, T]
+}
+
+// FromStore returns the source for the Loop's own kind: every change to an
+// object of c is a hint for its name (own writes excepted), and every cached
+// name is listed for resync and new terms (from a set of names it keeps,
+// without store reads). It carries StoreStatus(c, st), so the Loop writes
+// its Stalled condition through st, and it judges own writes and
+// oscillation field by field with st's FieldChanges (from Meta.Managed):
+// oscillation reports name the flipping fields (.spec.replicas), and another
+// actor's change merged into an event of ours still triggers.
+//
+// Run the cache itself separately (cache.Cache.Run, or Manager.AddCache).
+// A nil c or st makes the source's Run fail.
+func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
+	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
+	s := newCacheSource(c, func(obj *store.Object[S, T]) []string { return []string{obj.Meta.Name} }, opts)
+	s.st = st
+	s.names = map[string]struct{}{}
+	return storeSource[S, T]{cacheSource: s, storeStatus: storeStatus[S, T]{c: c, st: st}}
+}
+
+// storeChanges is st.FieldChanges, or nil (the default) for a nil st.
+func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
+	if st == nil {
+		return nil
+	}
+	return st.FieldChanges
+}
+
+// FromOwned returns a source over a child kind: a change to a child is a
+// hint for its controller owner of kind ownerKind (the OwnerRef with
+// Controller set), before and after the change, so moving a child between
+// owners wakes both.
+func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSourceOption[S, T]) Source[string] {
+	return newCacheSource(c, func(obj *store.Object[S, T]) []string {
+		var out []string
+		for _, o := range obj.Meta.Owners {
+			if o.Controller && o.Kind == ownerKind {
+				out = append(out, o.Name)
+			}
+		}
+		return out
+	}, opts)
+}
+
+// FromCacheMapped returns a source whose hints are the names fn maps each
+// changed object of c to (before and after the change): a custom mapper, for
+// example a dependency index that maps a secret to every object that
+// references it.
+func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S, T]) []string, opts ...CacheSourceOption[S, T]) Source[string] {
+	return newCacheSource(c, fn, opts)
+}
+
+func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T]) []string, opts []CacheSourceOption[S, T]) *cacheSource[S, T] {
+	s := &cacheSource[S, T]{c: c, mapKeys: fn, changes: SectionChanges[S, T]}
+	for _, o := range opts {
+		if o != nil {
+			o(s)
+		}
+	}
+	return s
+}
+
+// Run delivers the cache's changes to sink until ctx ends. It returns an
+// error for a nil cache (or a nil store, for FromStore), or ErrSourceRunning
+// when called a second time.
+func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
+	if s.c == nil || (s.names != nil && s.st == nil) {
+		return errors.New("reconcile: cache source over a nil cache or store")
+	}
+	if !s.started.CompareAndSwap(false, true) {
+		return ErrSourceRunning
+	}
+	ref := &sinkRef{sink: sink}
+	if l, ok := sink.(*Loop[string]); ok {
+		ref.loop = l
+	}
+	s.sink.Store(ref)
+	s.c.AddHandler(s.handle)
+	<-ctx.Done()
+	s.sink.Store(nil)
+	return nil
+}
+
+// WaitForSync waits for the cache's first listing (Syncer).
+func (s *cacheSource[S, T]) WaitForSync(ctx context.Context) error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.WaitForSync(ctx)
+}
+
+// Revision returns the store revision the cache reflects (RevisionWaiter).
+func (s *cacheSource[S, T]) Revision() int64 {
+	if s.c == nil {
+		return 0
+	}
+	return s.c.Revision()
+}
+
+// WaitFor waits until the cache reflects revision (RevisionWaiter).
+func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.WaitFor(ctx, revision)
+}
+
+// Keys yields every object name the source has seen and not seen deleted
+// (KeyLister), in name order under WithSortedKeys.
+func (s storeSource[S, T]) Keys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		s.mu.Lock()
+		buf := s.buf[:0]
+		for n := range s.names {
+			buf = append(buf, n)
+		}
+		s.buf = nil // owned by this iteration until it ends
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.buf = buf[:0]
+			s.mu.Unlock()
+		}()
+		if s.sorted {
+			slices.Sort(buf)
+		}
+		for _, n := range buf {
+			if !yield(n) {
+				return
+			}
+		}
+	}
+}
+
+// handle is the cache handler: h(nil, obj) added, h(old, new) modified,
+// h(old, nil) deleted.
+func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
+	ref := s.sink.Load()
+	if ref == nil {
+		return
+	}
+	obj, typ := new, store.Modified
+	switch {
+	case old == nil:
+		typ = store.Added
+	case new == nil:
+		obj, typ = old, store.Deleted
+	}
+	primary := s.names != nil
+	// The name set and the hint change together under s.mu, and Keys
+	// snapshots under it too: a term that starts while this change is
+	// being handled sees the key either in its snapshot or as a hint, and
+	// its workers start only after the snapshot is queued, so the key runs
+	// once, not twice.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if primary {
+		if typ == store.Deleted {
+			delete(s.names, obj.Meta.Name)
+		} else {
+			s.names[obj.Meta.Name] = struct{}{}
+		}
+	}
+
+	hint := true
+	if typ == store.Modified {
+		hint = s.judge(ref.loop, old, new)
+	}
+	if primary && ref.loop != nil {
+		if typ == store.Deleted {
+			ref.loop.forgetKey(obj.Meta.Name)
+		} else {
+			stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, ref.loop.cfg.loopManager, Stalled)
+			ref.loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
+		}
+	}
+	if !hint {
+		return
+	}
+	keys := s.mapKeys(obj)
+	if old != nil && new != nil && !primary {
+		keys = append(keys, s.mapKeys(old)...)
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+	}
+	for _, k := range keys {
+		ref.sink.Add(k)
+	}
+}
+
+// judge feeds the oscillation detector and decides whether a modification
+// is a hint for loop (nil when the sink is not a Loop: then every change
+// is).
+//
+// The ChangeFunc (field-level by default, tens of µs) runs at most once per
+// event, and only when its answer matters: a cheap section diff first settles
+// events that change nothing a Loop judges or only Stalled, and a secondary
+// source (FromOwned, FromCacheMapped) hints another writer's change without
+// judging it.
+func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, T]) bool {
+	if loop == nil {
+		return true
+	}
+	writer := new.Meta.LastWrite.Manager
+	self, loopSelf := loop.cfg.manager, loop.cfg.loopManager
+	judgeAs := self
+	if writer == loopSelf {
+		judgeAs = loopSelf
+	}
+	sections := sectionDiff(old, new)
+	if len(sections) == 0 {
+		// Bookkeeping only: an own write (not a hint) when ours.
+		return writer != judgeAs
+	}
+	if !slices.ContainsFunc(sections, func(p diff.Path) bool { return !p.Equal(stalledPath) }) {
+		// Stalled is the Loops' report, never an input: a change to it
+		// alone (by any Loop) is not a hint, nor a write that counts.
+		return false
+	}
+	primary := s.names != nil
+	if writer != judgeAs && !primary {
+		return true // another actor's change: a hint, whatever its paths
+	}
+	owned, foreign := s.changes(old, new, judgeAs)
+	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
+		// judgeAs is self here: the paths are from self's point of view.
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Self: writer == self, Owned: owned, Foreign: foreign})
+	}
+	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
+		return false
+	}
+	// An own write is not a hint: a modification by judgeAs whose every
+	// changed path judgeAs owns (reacting to it would let a status write
+	// defeat backoff, crossplane#3455). Changes by other actors merged into
+	// the same event (a relist can merge writes) are paths judgeAs does not
+	// own, so they still make it a hint.
+	return writer != judgeAs || len(foreign) > 0
+}
+
+// allUnder reports whether every path is root or below it.
+func allUnder(paths []diff.Path, root diff.Path) bool {
+	for _, p := range paths {
+		if !p.HasPrefix(root) {
+			return false
+		}
+	}
+	return true
+}
+
+// readyGeneration returns the ObservedGeneration of a Ready=True condition,
+// or 0.
+func readyGeneration(conds []store.Condition) int64 {
+	if c, ok := GetCondition(conds, Ready); ok && c.Status == store.ConditionTrue {
+		return max(c.ObservedGeneration, 1)
+	}
+	return 0
+}
+
+// SectionChanges is the ChangeFunc of FromOwned and FromCacheMapped. It
+// reports changes by section of the object:
+//
+//	.metadata.labels  .metadata.annotations  .metadata.owners
+//	.metadata.finalizers  .metadata.deletionRequested
+//	.spec  .status  .conditions[type="T"]
+//
+// (.spec when the generation moved, one path per changed condition type).
+//
+// Ownership is attributed to the writer of the change (Meta.LastWrite):
+// every changed path is owned by the manager that wrote it. This is exact
+// for single writes, which is what the watch delivers; a relist that merges
+// writes by several actors into one change is attributed to the last
+// writer, so a merged change of another actor can be missed until resync.
+// FromStore judges field by field from the object's managed fields instead.
+func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path) {
+	changed := sectionDiff(old, new)
+	if new.Meta.LastWrite.Manager == manager {
+		return changed, nil
+	}
+	return nil, changed
+}
+
+var (
+	metadataRoot    = diff.Path{}.Field("metadata")
+	labelsPath      = metadataRoot.Field("labels")
+	annotationsPath = metadataRoot.Field("annotations")
+	ownersPath      = metadataRoot.Field("owners")
+	finalizersPath  = metadataRoot.Field("finalizers")
+	deletionPath    = metadataRoot.Field("deletionRequested")
+	specPath        = diff.Path{}.Field("spec")
+	statusPath      = diff.Path{}.Field("status")
+	conditionsRoot  = diff.Path{}.Field("conditions")
+	stalledPath     = conditionPath(Stalled)
+)
+
+// sectionDiff returns the sections that differ between old and new. The
+// paths it returns share their backing arrays: callers must not modify them.
+func sectionDiff[S, T any](old, new *store.Object[S, T]) []diff.Path {
+	var out []diff.Path
+	om, nm := &old.Meta, &new.Meta
+	if !mapsEqual(om.Labels, nm.Labels) {
+		out = append(out, labelsPath)
+	}
+	if !mapsEqual(om.Annotations, nm.Annotations) {
+		out = append(out, annotationsPath)
+	}
+	if !slices.Equal(om.Owners, nm.Owners) {
+		out = append(out, ownersPath)
+	}
+	if !slices.Equal(om.Finalizers, nm.Finalizers) {
+		out = append(out, finalizersPath)
+	}
+	if om.DeletionRequested != nm.DeletionRequested {
+		out = append(out, deletionPath)
+	}
+	if om.Generation != nm.Generation {
+		out = append(out, specPath)
+	}
+	if !reflect.DeepEqual(old.Status, new.Status) {
+		out = append(out, statusPath)
+	}
+	for _, c := range new.Conditions {
+		if o, ok := GetCondition(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {
+			out = append(out, typedConditionPath(c.Type))
+		}
+	}
+	for _, o := range old.Conditions {
+		if _, ok := GetCondition(new.Conditions, o.Type); !ok {
+			out = append(out, typedConditionPath(o.Type))
+		}
+	}
+	return out
+}
+
+// typedConditionPath is conditionPath, without building the two
+// conditions the Loop itself judges.
+func typedConditionPath(t string) diff.Path {
+	switch t {
+	case Stalled:
+		return stalledPath
+	case Ready:
+		return readyPath
+	}
+	return conditionPath(t)
+}
+
+var readyPath = conditionPath(Ready)
+
+func conditionEqual(a, b store.Condition) bool {
+	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
+		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(b.LastTransitionTime)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

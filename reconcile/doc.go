@@ -6,27 +6,36 @@
 //
 // # The Loop
 //
-// New(name, r, opts...) builds a Loop; Run(ctx) runs it until ctx ends.
-// Most programs need three options:
+// New(name, r, src, opts...) builds a Loop; Run(ctx) runs it until ctx
+// ends. Most programs need a store source and an option or two:
 //
 //	loop, err := reconcile.New("app", r,
-//		reconcile.WithStore(cache, st), // hints, resync, Stalled writes
+//		reconcile.FromStore(cache, st), // hints, resync, Stalled writes
 //		reconcile.WithWorkers(4))
+//
+// The source is New's typed argument, not an option: a Reconciler[K] takes
+// a Source[K], so a source (or the StatusWriter it carries) of another key
+// type does not compile. The options are the same for every key type.
 //
 // The defaults, each documented on its option: 1 worker; resync every 10
 // minutes ±10%; no per-reconcile timeout; backoff.DefaultPolicy (10ms
 // doubling to 2m, ±20%) combined by max with an overall retry bucket (10/s,
 // burst 100, ceiling 30s); Stalled after 5 consecutive failures; no elector
 // (always working); NopMetrics; a discarding logger; a 30s drain timeout; a
-// 2s read-your-writes timeout; the Loop's name as the reconciler's manager
-// and name+"-loop" as the manager of the Stalled condition. A bad option
-// makes New return an error wrapping ErrInvalidOption.
+// 2s read-your-writes timeout; the Loop's name as the reconciler's field
+// manager (Loop.FieldManager) and name+"-loop" as the manager of the
+// Stalled condition. A bad option makes New return an error wrapping
+// ErrInvalidOption.
 //
-// Keys come from Sources: a store cache (FromCache, FromOwned for children
-// that wake their controller owner, FromCacheMapped for any mapping such as
-// a dependency index), channels (FromChannel, Mapped), functions
-// (SourceFunc) and fixed key lists (Keys). Resync adds every listed key at
-// low priority: no store reads, and a key in backoff keeps waiting.
+// Keys come from sources: a store (FromStore for the Loop's own kind,
+// FromOwned for children that wake their controller owner, FromCacheMapped
+// for any mapping such as a dependency index), channels (FromChannel,
+// Mapped), functions (SourceFunc) and fixed key lists (Keys); Sources joins
+// several. A source may also list keys (KeyLister), need warming (Syncer),
+// follow the store's revisions (RevisionWaiter) and carry the StatusWriter
+// the Loop writes Stalled through (FromStore's does; WithStatusWriter
+// attaches another). Resync adds every listed key at low priority: no store
+// reads, and a key in backoff keeps waiting.
 //
 // With an elector (WithElector) the Loop waits for its caches to be warm,
 // then campaigns; while it leads, a fresh queue holds every key and the
@@ -83,12 +92,14 @@
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns only the Stalled condition; Ready belongs to the user.
 //
-// The message of a Stalled condition a Loop writes starts with the Loop's
-// name ("app: 5 consecutive failures: ..."; for Blocked("SecretMissing",
-// err) "app: " and err's text, since the reason is already in Reason), and a
-// Loop clears only a Stalled that carries its own name, so several Loops over one kind do not
-// undo each other's reports. A change to Stalled alone is never a hint for
-// any Loop: it is a report, not an input.
+// The Loop writes Stalled as its own manager, FieldManager()+"-loop", and
+// a Loop clears only a Stalled condition that manager owns in the object's
+// field ownership (StatusWriter.OwnsCondition), so several Loops over one
+// kind do not undo each other's reports. The message starts with the Loop's
+// name for people to read ("app: 5 consecutive failures: ..."; for
+// Blocked("SecretMissing", err) "app: " and err's text, since the reason is
+// already in Reason); the text decides nothing. A change to Stalled alone is
+// never a hint for any Loop: it is a report, not an input.
 //
 // # Manager
 //
@@ -99,21 +110,26 @@
 //
 // # Own writes and oscillation
 //
-// Both are judged by field ownership, through the cache source's ChangeFunc.
-// Under WithStore it is the store's FieldChanges: it diffs an object field by
-// field (.metadata.labels.app, .spec.replicas, .conditions[type="Ready"]...)
-// and splits the changes by who owns them in Meta.Managed. A source built
-// from a cache alone falls back to SectionChanges, which diffs by section and
-// attributes every change to its writer (LastWrite); WithChanges overrides
-// either. A watch event whose LastWrite.Manager is the Loop's manager and
-// whose every changed path that manager owns is not a hint, so a status
-// write cannot defeat backoff; changes by other actors merged into the same
-// event (a relist merges the writes the cache missed) still trigger.
-// A Detector watches the writes to one object: a Fight is a path this manager
-// re-sets 3 times within a minute after another manager changed it;
-// NoProgress is 10 writes within a minute with no change to any field this
-// manager does not own. Either is reported as Stalled with reason
-// ReasonOscillating, naming the flipping fields.
+// Both are judged by field ownership, through the cache source's
+// ChangeFunc, on diff.Path values. FromStore's is the store's FieldChanges:
+// it diffs an object field by field (.metadata.labels.app, .spec.replicas,
+// .conditions[type="Ready"].status...) and splits the changes by who owns
+// them in Meta.Managed. FromOwned and FromCacheMapped, which have a cache
+// alone, use SectionChanges, which diffs by section (.metadata.labels,
+// .spec, .status...) and attributes every change to its writer (LastWrite);
+// WithChanges overrides either. A watch event whose LastWrite.Manager is the
+// Loop's field manager and whose every changed path that manager owns is not
+// a hint, so a status write cannot defeat backoff; changes by other actors
+// merged into the same event (a relist merges the writes the cache missed)
+// still trigger.
+//
+// FromStore's source feeds an oscillation.Detector per object: a Fight is a
+// path this manager re-sets 3 times within a minute after another manager
+// changed it; NoProgress is 10 writes within a minute with no change to any
+// field this manager does not own (WithOscillation sets the thresholds).
+// Either is reported as Stalled with reason ReasonOscillating, naming the
+// flipping fields in diff.Path notation, and Loop.Inspect returns the
+// oscillation.Report.
 //
 // Status-only writes do not count toward NoProgress. A write by this manager
 // whose every changed path is on the status side (.status…, .conditions[…])
@@ -129,12 +145,12 @@
 // counts toward a Fight, when it re-sets a status field another manager
 // changed. The one loop this leaves undetected is one the reconciler asks for:
 // Result.Requeue after every status write, with a status that never settles
-// (a timestamp, say); requeues are not judged (see ObservedWrite).
+// (a timestamp, say); requeues are not judged (see oscillation.Write).
 //
 // # Metrics
 //
 // Metrics is an interface with the semantics of controller-runtime's
 // controller_runtime_* metrics, plus time to converge and the number of
-// unconverged objects. NopMetrics is the default; MemMetrics records in
-// memory for tests.
+// unconverged objects. NopMetrics is the default; embed it in a type that
+// implements only the hooks it needs.
 package reconcile

@@ -5,13 +5,6 @@ import (
 	"sync/atomic"
 )
 
-// revisionWaiter is a cache the Loop can wait on for read-your-writes.
-// *CacheSource implements it.
-type revisionWaiter interface {
-	Revision() int64
-	WaitFor(ctx context.Context, revision int64) error
-}
-
 type recorderKey struct{}
 
 // recorder collects, for one reconcile, the highest store revision it

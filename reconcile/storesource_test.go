@@ -126,6 +126,41 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 	})
 }
 
+// A Loop knows its Stalled condition by field ownership, not by its text: it
+// leaves alone a Stalled whose message names it but that another manager
+// owns, and clears one its own manager owns whatever the message says.
+func TestLoopClearsOnlyTheStalledItsManagerOwns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		stall := func(manager, message string) {
+			t.Helper()
+			c := store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: message}
+			_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.Force())
+			require.NoError(t, err)
+		}
+		stall("other-loop", "test: 5 consecutive failures: boom") // names this Loop, owned by another
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"))
+		require.True(t, IsTrue(e.get(t, "a").Conditions, Stalled), "another manager's Stalled stays")
+
+		stall("app-loop", "other: 5 consecutive failures: boom") // this Loop's manager owns it now
+		synctest.Wait()                                          // the cache has it
+		require.Equal(t, 1, s.count("a"), "a change to Stalled alone is not a hint")
+		l.Add("a")
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"))
+		c, _ := GetCondition(e.get(t, "a").Conditions, Stalled)
+		require.Equal(t, store.ConditionFalse, c.Status, "the Loop clears the Stalled its manager owns")
+		require.Equal(t, ReasonRecovered, c.Reason)
+		require.NoError(t, stop())
+	})
+}
+
 func TestChildChangeEnqueuesControllerOwner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		parents := newEnv(t, "App", nil)

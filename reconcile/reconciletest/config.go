@@ -16,7 +16,7 @@ import (
 //
 // The primary kind's objects (Spec S, Status T) are the Loop's keys: the
 // harness creates Objects of them, builds a Loop over their cache (with
-// reconcile.WithStore), runs it under Faults, then checks that every object
+// reconcile.FromStore), runs it under Faults, then checks that every object
 // converges. Setup builds the reconciler for each incarnation of the
 // controller process (a crash starts a new one with empty memory).
 type Config[S, T any] struct {

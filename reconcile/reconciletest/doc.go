@@ -118,8 +118,9 @@
 // notification, never by an event whose hint would race the requeue).
 //
 // The Loop of each process is built by the harness with: its primary cache
-// as a source (reconcile.FromCache, its keys listed in name order), the
-// StoreStatus writer, the Config's workers, resync and backoff, an unlimited
+// as a source (reconcile.FromStore with reconcile.WithSortedKeys, so its keys
+// are listed in name order), the sources Setup adds with Process.Watch, the
+// Config's workers, resync and backoff, an unlimited
 // retry bucket (so the backoff cap bounds every retry), and an elector of
 // the harness whose campaigns are gated; without simulated leadership a
 // term lasts as long as the process and writes carry no fence.

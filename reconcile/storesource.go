@@ -49,21 +49,14 @@ func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 }
 
 // cacheSource turns the changes of a cache.Cache into hints for a Loop
-// keyed by object name. Every cache source:
-//   - drops own writes: a modification written by the Loop's field manager
-//     (or by the Loop itself, for Stalled) whose every changed path that
-//     manager owns is not a hint, so a status write cannot defeat backoff;
-//   - is a Syncer, so the Loop starts work only once the cache is warm;
-//   - is a RevisionWaiter, so Result.Requeue waits for the cache.
-//
-// The primary one (FromStore) also lists every cached name, feeds the
-// Loop's oscillation detector, measures time to converge from the Ready
-// condition and tracks the objects that carry the Loop's Stalled.
+// keyed by object name; FromStore documents what every one does. The
+// primary one (FromStore, names != nil) also lists keys and reports to the
+// Loop (observe.go).
 //
 // Judging own writes needs the Loop's manager names and the observations
-// need the Loop: a cache source gets both from the sink it runs with when
-// that sink is a *Loop[string]. Under any other Sink it delivers every
-// change as a hint.
+// need the Loop: a cache source gets both from the sink it runs with, when
+// that sink is a *Loop[string] (a concrete type, not an interface: the
+// sources of this package know the Loop of this package).
 //
 // A cache source registers one handler on the cache when it first runs and
 // may run once; after its Run returns the handler does nothing.
@@ -103,6 +96,20 @@ type storeSource[S, T any] struct {
 // oscillation reports name the flipping fields (.spec.replicas), and another
 // actor's change merged into an event of ours still triggers.
 //
+// Like every cache source (FromOwned, FromCacheMapped), it:
+//   - drops own writes: a modification written by the Loop's field manager
+//     (or by the Loop itself, for Stalled) whose every changed path that
+//     manager owns is not a hint, so a status write cannot defeat backoff;
+//   - is a Syncer, so the Loop starts work only once the cache is warm;
+//   - is a RevisionWaiter, so Result.Requeue waits for the cache;
+//   - serves one Loop: a second Run returns ErrSourceRunning.
+//
+// FromStore's source also reports to the Loop what it sees: the writes, to
+// the oscillation detector, and the objects' Ready and Stalled conditions,
+// for time-to-converge metrics and Stalled bookkeeping. It finds the Loop
+// (and the manager names it judges by) as the Sink it runs with; run with
+// any other Sink, a cache source delivers every change as a hint.
+//
 // Run the cache itself separately (cache.Cache.Run, or Manager.AddCache).
 // A nil c or st makes the source's Run fail.
 func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
@@ -124,7 +131,9 @@ func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
 // FromOwned returns a source over a child kind: a change to a child is a
 // hint for its controller owner of kind ownerKind (the OwnerRef with
 // Controller set), before and after the change, so moving a child between
-// owners wakes both.
+// owners wakes both. It is a cache source (see FromStore): the Loop's own
+// writes to children are not hints, judged with SectionChanges unless
+// WithChanges says otherwise. It lists no keys.
 func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSourceOption[S, T]) Source[string] {
 	return newCacheSource(c, func(obj *store.Object[S, T]) []string {
 		var out []string
@@ -140,7 +149,7 @@ func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSo
 // FromCacheMapped returns a source whose hints are the names fn maps each
 // changed object of c to (before and after the change): a custom mapper, for
 // example a dependency index that maps a secret to every object that
-// references it.
+// references it. It is a cache source like FromOwned.
 func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S, T]) []string, opts ...CacheSourceOption[S, T]) Source[string] {
 	return newCacheSource(c, fn, opts)
 }

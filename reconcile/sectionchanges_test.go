@@ -1,0 +1,57 @@
+package reconcile
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/store"
+)
+
+// SectionChanges names each changed section of an object in diff.Path
+// notation, metadata under .metadata, and attributes them to the writer.
+func TestSectionChanges(t *testing.T) {
+	base := func() *app {
+		return &app{Meta: store.Meta{Name: "a", Generation: 1, Labels: map[string]string{"team": "x"}, LastWrite: store.LastWrite{Manager: "app"}},
+			Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse}}}
+	}
+	tests := []struct {
+		name   string
+		change func(o *app)
+		want   []string
+	}{
+		{"nothing", func(*app) {}, nil},
+		{"labels", func(o *app) { o.Meta.Labels = map[string]string{"team": "y"} }, []string{".metadata.labels"}},
+		{"annotations", func(o *app) { o.Meta.Annotations = map[string]string{"a": "b"} }, []string{".metadata.annotations"}},
+		{"owners", func(o *app) { o.Meta.Owners = []store.OwnerRef{{Kind: "K", Name: "n"}} }, []string{".metadata.owners"}},
+		{"finalizers", func(o *app) { o.Meta.Finalizers = []string{"f"} }, []string{".metadata.finalizers"}},
+		{"deletion", func(o *app) { o.Meta.DeletionRequested = true }, []string{".metadata.deletionRequested"}},
+		{"spec, by generation", func(o *app) { o.Meta.Generation = 2 }, []string{".spec"}},
+		{"status", func(o *app) { o.Status.Phase = "Running" }, []string{".status"}},
+		{"a condition changed and one added", func(o *app) {
+			o.Conditions = []store.Condition{{Type: Ready, Status: store.ConditionTrue}, {Type: "Progressing", Status: store.ConditionTrue}}
+		}, []string{`.conditions[type="Ready"]`, `.conditions[type="Progressing"]`}},
+		{"a condition removed", func(o *app) { o.Conditions = nil }, []string{`.conditions[type="Ready"]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, new := base(), base()
+			tt.change(new)
+			owned, foreign := SectionChanges(old, new, "app")
+			require.Empty(t, foreign, "the writer owns what it changed")
+			require.Equal(t, tt.want, pathStrings(owned))
+			owned, foreign = SectionChanges(old, new, "other")
+			require.Empty(t, owned)
+			require.Equal(t, tt.want, pathStrings(foreign), "another manager's view: all foreign")
+		})
+	}
+}
+
+func pathStrings(ps []diff.Path) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
+}

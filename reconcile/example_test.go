@@ -66,6 +66,34 @@ func ExampleLoop() {
 	// stopped: <nil>
 }
 
+// A Loop's keys can come from several sources: here a fixed list, listed at
+// the start of each term and on every resync, and a channel of hints.
+func ExampleSources() {
+	ctx, cancel := context.WithCancel(context.Background())
+	hints := make(chan string, 1)
+	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+		fmt.Println("reconciling", key)
+		switch key {
+		case "listed":
+			hints <- "hinted" // something changed: a hint for another key
+		case "hinted":
+			cancel()
+		}
+		return reconcile.Result{}, nil
+	})
+	listed := reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"listed"}) })
+	loop, err := reconcile.New("example", r, reconcile.Sources(listed, reconcile.FromChannel(hints)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("stopped:", loop.Run(ctx))
+	// Output:
+	// reconciling listed
+	// reconciling hinted
+	// stopped: <nil>
+}
+
 func ExampleNew_badOption() {
 	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
 	_, err := reconcile.New("app", r, nil, reconcile.WithWorkers(0))

@@ -94,8 +94,9 @@
 //
 // The Loop writes Stalled as its own manager, FieldManager()+"-loop", and
 // a Loop clears only a Stalled condition that manager owns in the object's
-// field ownership (StatusWriter.OwnsCondition), so several Loops over one
-// kind do not undo each other's reports. The message starts with the Loop's
+// field ownership (StatusWriter.OwnsCondition), so it never clears a report
+// it did not write (see StoreStatus for two Loops over one kind). The
+// message starts with the Loop's
 // name for people to read ("app: 5 consecutive failures: ..."; for
 // Blocked("SecretMissing", err) "app: " and err's text, since the reason is
 // already in Reason); the text decides nothing. A change to Stalled alone is

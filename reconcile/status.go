@@ -22,11 +22,10 @@ type StatusWriter[K comparable] interface {
 	// The returned slice is read-only.
 	Conditions(key K) (conds []store.Condition, generation int64, ok bool)
 	// OwnsCondition reports whether manager owns the condition of type typ
-	// on the object: whether its field ownership holds the condition's
-	// status. The Loop clears only a Stalled condition its own manager
-	// owns, so several Loops over one kind never clear each other's reports.
-	// It is false when the object or the condition is gone, or when
-	// ownership cannot be read.
+	// on the object, by the object's field ownership. The Loop clears only
+	// a Stalled condition its own manager owns, so a Loop does not clear a
+	// report it never wrote. It is false when the object or the condition
+	// is gone, or when ownership cannot be read.
 	OwnsCondition(key K, manager, typ string) bool
 	// WriteCondition writes c on the object as manager (the Loop's own
 	// manager, FieldManager()+"-loop"). ctx carries the leadership fence. A
@@ -42,6 +41,14 @@ type StatusWriter[K comparable] interface {
 // the user's Ready or status, and re-applying an unchanged Stalled writes
 // nothing. The Loop owns Stalled, so the apply is forced: a reconciler that
 // wrote Stalled itself loses it to the Loop.
+//
+// Its OwnsCondition follows the store's attribution of field ownership: a
+// manager owns a condition when it owns the condition's status or the
+// condition itself, which applying the condition claims. Two Loops that
+// both wrote Stalled on one object therefore both own it: either one's
+// recovery clears it, and the other sets it again at its next failure. To
+// keep their reports apart, give each Loop its own condition type (a
+// StatusWriter that renames Stalled, as examples/fieldowners does).
 func StoreStatus[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
 	return storeStatus[S, T]{c: c, st: st}
 }
@@ -69,13 +76,14 @@ func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager str
 	return store.IgnoreNotFound(err)
 }
 
-// ownsCondition reports whether manager owns the status of obj's condition
-// of type typ in obj's managed fields. The store answers field ownership
-// through FieldChanges, which attributes a changed field to manager when
-// manager owns it (or a field above it) after the change: so the question
-// is put as a change of that one field, from a probe copy of obj whose
-// condition status differs, to obj as stored. If obj's ownership cannot be
-// read, the change counts as foreign, and the answer is false.
+// ownsCondition reports whether manager owns obj's condition of type typ,
+// as the store attributes field ownership (FieldChanges, that is
+// ownership.Attribute over Meta.Managed): whether a change of the
+// condition's status would be manager's, because manager owns the status
+// or the condition itself (the list item, which applying it claims). The
+// question is put as that change, from a probe copy of obj whose condition
+// status differs, to obj as stored. If obj's ownership cannot be read, the
+// change counts as foreign, and the answer is false.
 func ownsCondition[S, T any](st *store.Store[S, T], obj *store.Object[S, T], manager, typ string) bool {
 	i := slices.IndexFunc(obj.Conditions, func(c store.Condition) bool { return c.Type == typ })
 	if i < 0 {

@@ -150,6 +150,19 @@ var conformance = []scenario{
 		steps:  []step{apply("a", `{"a":1,"spec":{"items":[{"name":"x"}]}}`), apply("a", `{"a":1}`)},
 		want:   `{"a":1}`,
 		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	// As structured-merge-diff, whose field sets hold no path for an empty
+	// set or keyed list: a map that pruning leaves holding only those
+	// (directly or in maps that hold only those) is removed with them.
+	{name: "a map pruning leaves with only empty sets or keyed lists is removed",
+		schema: mustSchema(map[string]Strategy{".spec.tags": AsSet(), ".spec.items": Keyed("name"), ".spec.in.tags": AsSet()}),
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("b", `{"spec":{"items":[]}}`), apply("a", `{"k":1}`)},
+		want:   `{"k":1}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}}},
+	{name: "a map pruning leaves with an empty list someone owns stays",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1}}`), update("u", `{"k":1,"spec":{"x":1,"tags":[]}}`), apply("a", `{"k":1}`)},
+		want:   `{"k":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}, "u/Update": {`.spec.tags`}}},
 	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
 	// keyed list is written where there is none and owned by nobody.
 	{name: "set: an applied empty set is written and not owned",

@@ -112,8 +112,10 @@
 //     stays are never pruned.
 //   - A map or list that pruning empties is removed with its last entry
 //     unless another manager owns it, as structured-merge-diff does for
-//     maps without a schema; where structured-merge-diff's prune leaves a
-//     null instead (prune-null), steady leaves nothing.
+//     maps without a schema, and so is a map that pruning leaves holding
+//     only empty sets and keyed lists (which claim nothing); where
+//     structured-merge-diff's prune leaves a null instead (prune-null),
+//     steady leaves nothing.
 //   - An applied empty set or keyed list claims nothing, as in
 //     structured-merge-diff: it is written where there is none and stays.
 //     One exception: a list that pruning empties while the config still

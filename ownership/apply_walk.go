@@ -504,7 +504,7 @@ func (w *applyWalk) pruneFields(here at, f mapPrune) map[string]any {
 				}
 				// An emptied list the config still applies (as []) stays:
 				// re-applying the config must change nothing.
-				if emptyMap(v) && !w.owned(child.frame) ||
+				if (emptyMap(v) || hollow(v, child.sch)) && !w.owned(child.frame) ||
 					emptyList(v) && f.applied[pn.name] == nil && !w.ownsNode(child.frame) {
 					delete(f.out, pn.name)
 				} else {
@@ -528,6 +528,31 @@ func emptyMap(v any) bool {
 func emptyList(v any) bool {
 	l, ok := v.([]any)
 	return ok && len(l) == 0
+}
+
+// hollow reports whether v is a granular map that holds only empty sets
+// and keyed lists, directly or in maps that hold only those. Such a map
+// is as good as empty to pruning: an empty set or keyed list claims
+// nothing, and structured-merge-diff's field sets have no path for it,
+// so it removes the map once pruning leaves nothing else.
+func hollow(v any, sch *snode) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 || sch.strategy() == stratAtomic {
+		return false
+	}
+	for k, e := range m {
+		fs := sch.field(k)
+		if emptyList(e) {
+			if st := fs.strategy(); st == stratSet || st == stratKeyed {
+				continue
+			}
+			return false
+		}
+		if !hollow(e, fs) {
+			return false
+		}
+	}
+	return true
 }
 
 // claimed reports whether applying config value v (of schema sch) claims

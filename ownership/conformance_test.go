@@ -150,6 +150,43 @@ var conformance = []scenario{
 		steps:  []step{apply("a", `{"a":1,"spec":{"items":[{"name":"x"}]}}`), apply("a", `{"a":1}`)},
 		want:   `{"a":1}`,
 		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	// As structured-merge-diff, whose field sets hold no path for an empty
+	// set or keyed list: a map that pruning leaves holding only those
+	// (directly or in maps that hold only those) is removed with them.
+	{name: "a map pruning leaves with only empty sets or keyed lists is removed",
+		schema: mustSchema(map[string]Strategy{".spec.tags": AsSet(), ".spec.items": Keyed("name"), ".spec.in.tags": AsSet()}),
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("b", `{"spec":{"items":[]}}`), apply("a", `{"k":1}`)},
+		want:   `{"k":1}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}}},
+	// Deliberate (owned-kept): pruning never removes what another manager
+	// owns, nor a map holding it; structured-merge-diff removes both maps
+	// below, the updater's fields with them.
+	{name: "a map pruning leaves with an empty list someone owns stays (deliberate)",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1}}`), update("u", `{"k":1,"spec":{"x":1,"tags":[]}}`), apply("a", `{"k":1}`)},
+		want:   `{"k":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}, "u/Update": {`.spec.tags`}}},
+	{name: "a map the applier stops applying stays while an updater owns a field inside (deliberate)",
+		steps: []step{apply("a", `{"k":1,"n":{}}`), update("u", `{"k":1,"n":{"z":1}}`), apply("a", `{"k":1}`)},
+		want:  `{"k":1,"n":{"z":1}}`,
+		owned: map[string][]string{"a/Apply": {`.k`}, "u/Update": {`.n.z`}}},
+	// Deliberate (hollow-map-pruned): a map the applier stops applying goes
+	// although it holds an empty set (which claims nothing);
+	// structured-merge-diff, whose field sets have no path for an empty set
+	// or keyed list, keeps {"spec":{"tags":[]}}.
+	{name: "a map the applier stops applying goes although it holds an empty set (deliberate)",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"k":1,"spec":{}}`), apply("b", `{"spec":{"tags":[]}}`), apply("a", `{"k":1}`)},
+		want:   `{"k":1}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}}},
+	// Deliberate (update-null-map): in an Update null is an ordinary value,
+	// so writing it over a map owns the field; structured-merge-diff sees
+	// only the fields inside removed: the updater owns nothing, and the
+	// applier writes its map back without a conflict.
+	{name: "an update writing null over a map owns it (deliberate)",
+		steps: []step{apply("a", `{"n":{"z":1}}`), update("u", `{"n":null}`), apply("a", `{"n":{"z":1}}`, "u .n")},
+		want:  `{"n":null}`,
+		owned: map[string][]string{"u/Update": {`.n`}}},
 	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
 	// keyed list is written where there is none and owned by nobody.
 	{name: "set: an applied empty set is written and not owned",

@@ -17,7 +17,11 @@
 // # Storage layout
 //
 // An object is stored at the key prefix + kind + "/" + name (the prefix is ""
-// unless WithKeyPrefix sets one) as the encoding/json encoding of its Object:
+// unless WithKeyPrefix sets one, and always ends in "/") as the
+// encoding/json encoding of its Object. Kinds and names contain no "/", and
+// a Store reads only the keys directly under its prefix + kind + "/", so the
+// key spaces of two Stores never overlap; keys that start with "_" belong to
+// no Store (election keys live there). The value is
 // {"metadata": Meta, "spec": S, "status": T, "conditions": [...]}. Values
 // written before Meta's key was "metadata" hold it under "meta"; every
 // decoder reads that too, and the object's next write stores the new form.

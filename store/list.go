@@ -68,6 +68,9 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 			out.Revision = page.Revision
 		}
 		for i, kv := range page.KVs {
+			if _, ours := s.nameOf(kv.Key); !ours {
+				continue
+			}
 			obj, err := decodeObject[S, T](kv)
 			if err != nil {
 				return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/steady-go/steady/clock"
 )
@@ -14,8 +15,11 @@ import (
 // Status T are encoded with encoding/json; see Object for the value layout.
 //
 // An object lives at the key Prefix + Kind + "/" + Name, where Prefix is ""
-// unless WithKeyPrefix sets it. Kinds contain no slash, so one kind's keys
-// never fall under another kind's prefix.
+// unless WithKeyPrefix sets it (always ending in "/"). Kinds and names
+// contain no slash, and a Store reads only the keys directly under its own
+// prefix (a key under it with a further "/" belongs to another Store, whose
+// prefix nests in this one's), so two Stores with a different prefix or kind
+// never see each other's objects.
 //
 // Reads (Get, List, Watch) go through the Store. Writes go through a
 // manager-bound handle, As(manager), which stamps Meta.LastWrite, carries the
@@ -44,7 +48,12 @@ type config struct {
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
 // applications (or tests) can share one Backend. Keys become prefix + kind +
-// "/" + name; a prefix usually ends in "/".
+// "/" + name. A prefix that does not end in "/" gets one ("team-a" is
+// "team-a/"), so one prefix never runs into another ("team-a/" and
+// "team-ab/"), nor a kind into a prefix. A prefix must not start with "_":
+// keys that do are reserved for what is not an object, such as election
+// keys (see the package doc, Storage layout); New rejects one with
+// ErrInvalid.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithUIDs replaces the generator of the UIDs that Create assigns. The
@@ -85,6 +94,12 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.clock == nil {
 		c.clock = clock.Real{}
 	}
+	if strings.HasPrefix(c.prefix, "_") {
+		return nil, fmt.Errorf("%w: key prefix %.64q starts with \"_\", which is reserved for keys that are not objects", ErrInvalid, c.prefix)
+	}
+	if c.prefix != "" && !strings.HasSuffix(c.prefix, "/") {
+		c.prefix += "/"
+	}
 	sc, err := newSchemas[S, T]()
 	if err != nil {
 		return nil, err
@@ -101,6 +116,16 @@ func (s *Store[S, T]) Backend() Backend { return s.b }
 // keyOf returns the backend key of the object called name. It does not
 // validate name.
 func (s *Store[S, T]) keyOf(name string) string { return s.prefix + name }
+
+// nameOf returns the object name a key under the Store's prefix stands for,
+// and false for a key outside the Store's key space: one not under its
+// prefix, or one with a further "/" (it belongs to a Store whose prefix
+// nests in this one's, such as prefix "app/" with kind "Widget" under the
+// Store of kind "app").
+func (s *Store[S, T]) nameOf(key string) (string, bool) {
+	name, ok := strings.CutPrefix(key, s.prefix)
+	return name, ok && strings.IndexByte(name, '/') < 0
+}
 
 // Prefix returns the key prefix under which all of the Store's objects live:
 // the configured prefix, the kind, and a slash.

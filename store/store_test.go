@@ -35,6 +35,14 @@ func TestNewValidatesKindAndBackend(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid)
 }
 
+func TestKeyPrefixEndsInSlashAndNeverStartsWithUnderscore(t *testing.T) {
+	st, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix("x"))
+	require.NoError(t, err)
+	require.Equal(t, "x/App/", st.Prefix(), "a prefix gets its slash, so prefix x and kind App are not kind xApp")
+	_, err = store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix("_leases/"))
+	require.ErrorIs(t, err, store.ErrInvalid, "keys starting with _ are reserved for election keys")
+}
+
 func TestKeyLayoutAndEncoding(t *testing.T) {
 	b := memstore.New()
 	st, err := store.New[typedSpec, typedStatus](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))

@@ -48,7 +48,7 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 			}
 		}()
 		for ev := range in {
-			tev := typedEvent[S, T](ev)
+			tev := s.typedEvent(ev)
 			select {
 			case out <- tev:
 			case <-ctx.Done():
@@ -64,9 +64,15 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 
 // typedEvent decodes one backend event. A value that does not decode turns
 // into a final error event.
-func typedEvent[S, T any](ev KVEvent) Event[S, T] {
+// A change to a key outside the Store's key space (see nameOf) turns into a
+// progress mark.
+func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
+		return out
+	}
+	if _, ours := s.nameOf(ev.KV.Key); !ours {
+		out.Progress = true
 		return out
 	}
 	var err error

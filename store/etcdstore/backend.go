@@ -27,8 +27,10 @@ type Backend struct {
 // Option configures a Backend.
 type Option func(*Backend)
 
-// WithPrefix puts every key under p in etcd (default "/steady/"). Two
-// Backends with different prefixes share a cluster without seeing each other.
+// WithPrefix puts every key under p in etcd (default "/steady/"). A prefix
+// that does not end in "/" gets one ("/app" is "/app/"), so two Backends with
+// different prefixes share a cluster without seeing each other: "/app" never
+// reads "/app-staging/...".
 func WithPrefix(p string) Option { return func(b *Backend) { b.prefix = p } }
 
 // WithProgressInterval sets how often an idle watch asks etcd for a progress
@@ -47,6 +49,9 @@ func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.prefix != "" && !strings.HasSuffix(b.prefix, "/") {
+		b.prefix += "/"
 	}
 	if b.progress <= 0 {
 		return nil, fmt.Errorf("etcdstore: progress interval must be positive, got %v", b.progress)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +12,11 @@ import (
 	"github.com/steady-go/steady/store/lease"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
+
+// ElectionKeyPrefix starts every election key, relative to the Backend's
+// prefix. Before it was "_leases/", election keys were "leases/" + name,
+// inside the key space of a Store of kind "leases".
+const ElectionKeyPrefix = "_leases/"
 
 // ErrTermEnded is the cause of a term context that ended because the etcd
 // lease could not be renewed in time.
@@ -34,8 +40,11 @@ type Elector struct {
 	terms    sync.WaitGroup // one per term until its lease is released
 }
 
-// NewElector returns an Elector for the election named name (a key under the
-// Backend's prefix) on behalf of identity. ttl must be at least 2s; etcd
+// NewElector returns an Elector for the election named name on behalf of
+// identity. The election key is ElectionKeyPrefix + name under the
+// Backend's prefix; it starts with "_", like no object key (store.New
+// rejects key prefixes that do), so no Store ever lists or watches it. A
+// name must not be empty or contain "/". ttl must be at least 2s; etcd
 // leases have whole-second TTLs.
 func NewElector(b *Backend, name, identity string, ttl time.Duration) (*Elector, error) {
 	switch {
@@ -43,12 +52,14 @@ func NewElector(b *Backend, name, identity string, ttl time.Duration) (*Elector,
 		return nil, errors.New("etcdstore: nil backend")
 	case name == "":
 		return nil, errors.New("etcdstore: empty election name")
+	case strings.Contains(name, "/"):
+		return nil, fmt.Errorf("etcdstore: election name %.64q contains \"/\"", name)
 	case identity == "":
 		return nil, errors.New("etcdstore: empty identity")
 	case ttl < 2*time.Second:
 		return nil, fmt.Errorf("etcdstore: lease TTL %v is under the 2s minimum", ttl)
 	}
-	return &Elector{b: b, key: "leases/" + name, identity: identity, ttl: ttl.Truncate(time.Second)}, nil
+	return &Elector{b: b, key: ElectionKeyPrefix + name, identity: identity, ttl: ttl.Truncate(time.Second)}, nil
 }
 
 // Wait blocks until every term this Elector began has ended and released its

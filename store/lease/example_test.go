@@ -15,7 +15,7 @@ import (
 // of a term that is over.
 func ExampleStoreElector() {
 	b := memstore.New()
-	e, err := lease.New(b, "leader/my-controller", "pod-1")
+	e, err := lease.New(b, "_leases/my-controller", "pod-1")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -48,8 +48,13 @@ var _ Elector = (*StoreElector)(nil)
 
 // New returns an elector for the leader key key, campaigning as identity.
 // Every candidate for one leadership uses the same key and a distinct
-// identity. It returns an error for a nil backend, an empty key or
-// identity, or invalid options.
+// identity. Choose a key outside every Store's key space: one that starts
+// with "_", such as "_leases/my-controller", which no object key does
+// (store.New rejects key prefixes starting with "_"). A key such as
+// "leader/my-controller" is the object "my-controller" of a Store of kind
+// "leader", and that Store would report it as an undecodable value. It
+// returns an error for a nil backend, an empty key or identity, or invalid
+// options.
 func New(b store.Backend, key, identity string, opts ...Option) (*StoreElector, error) {
 	switch {
 	case b == nil:

@@ -41,6 +41,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("WatchEvents", func(t *testing.T) { testTypedWatch(t, newTypedWidgets(t, newBackend)) })
 	t.Run("Fence", func(t *testing.T) { testTypedFence(t, newTypedWidgets(t, newBackend)) })
 	t.Run("Apply", func(t *testing.T) { testTypedApply(t, newBackend) })
+	t.Run("KeyIsolation", func(t *testing.T) { testTypedKeyIsolation(t, newBackend) })
 }
 
 func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) store.Backend) *store.Store[WidgetSpec, WidgetStatus] {

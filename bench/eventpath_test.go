@@ -34,7 +34,7 @@ const eventObjects = 1000
 // through -benchmem, the allocations and bytes of the whole path per event.
 //
 //   - steady: a memstore write (Writer.Update of the spec by "user"),
-//     cache.Cache, the Loop's own-write judge (field level, WithStore), the
+//     cache.Cache, the Loop's own-write judge (field level, FromStore), the
 //     Loop's queue and worker.
 //   - client-go: its in-memory analog with no encoding, a fake
 //     ObjectTracker feeding a SharedIndexInformer whose handler adds to a
@@ -96,7 +96,7 @@ func benchSteadyEvents(b *testing.B) {
 		}
 		return reconcile.Result{}, nil
 	})
-	l, err := reconcile.New("bench", r, reconcile.WithStore(c, st), reconcile.WithWorkers(2),
+	l, err := reconcile.New("bench", r, reconcile.FromStore(c, st), reconcile.WithWorkers(2),
 		reconcile.WithResync(24*time.Hour, 0))
 	if err != nil {
 		b.Fatal(err)

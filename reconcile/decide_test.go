@@ -179,3 +179,15 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
+	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
+	u := requeueUnwritten(d, false, 2, testBackoff)
+	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
+		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)
+	require.False(t, u.failed, "not a failure")
+	require.Equal(t, d, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write")
+	ok := decide(Result{}, nil, 0, 5, testBackoff)
+	require.Equal(t, ok, requeueUnwritten(ok, false, 2, testBackoff), "other rows reset the count")
+	require.Equal(t, 1, requeueUnwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
+}

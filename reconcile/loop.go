@@ -72,6 +72,7 @@ type Loop[K comparable] struct {
 // that are healthy and unremarkable have none.
 type keyState struct {
 	failures   int
+	requeues   int // consecutive Requeues that wrote nothing
 	lastErr    error
 	lastResult string
 	nextRetry  time.Time
@@ -89,7 +90,7 @@ type keyState struct {
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
-	return s.failures == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
+	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
 		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
 }
 

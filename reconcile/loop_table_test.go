@@ -49,15 +49,17 @@ func TestLoopNilWritesNothingForAHealthyObject(t *testing.T) {
 
 func TestLoopRequeueRunsAgainWithoutCountingAFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newScript(func(_ string, n int) (Result, error) {
-			switch n {
-			case 0:
+		s := scriptFunc(nil)
+		s.fn = func(ctx context.Context, _ string) (Result, error) {
+			switch s.count("a") {
+			case 1:
 				return Result{}, errBoom
-			case 1, 2:
+			case 2, 3:
+				RecordWrite(ctx, 7) // a Requeue after a write
 				return Result{Requeue: true}, nil
 			}
 			return Result{}, nil
-		})
+		}
 		l := mustNew(t, s, keySet("a"), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()

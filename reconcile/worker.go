@@ -61,11 +61,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	if timed {
 		start = l.clk.Now()
 	}
-	failures, fresh := 0, false
+	failures, requeues, fresh := 0, 0, false
 	if l.nkeys.Load() > 0 {
 		l.mu.Lock()
 		if s := l.keys[key]; s != nil {
-			failures, fresh = s.failures, s.freshRead
+			failures, requeues, fresh = s.failures, s.requeues, s.freshRead
 			s.freshRead = false
 		}
 		l.mu.Unlock()
@@ -101,9 +101,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	if panicked {
 		l.metrics.ReconcilePanic(l.name)
 	}
-	d := decide(res, err, failures, l.cfg.stallAfter, func(n int) time.Duration {
-		return max(l.cfg.policy.Delay(n-1), l.bucket.When(key))
-	})
+	backoff := func(n int) time.Duration { return max(l.cfg.policy.Delay(n-1), l.bucket.When(key)) }
+	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
+	d = requeueUnwritten(d, rec.rev.Load() > 0, requeues, backoff)
 	if failures > 0 && d.failures == 0 {
 		l.bucket.Forget(key)
 	}
@@ -179,7 +179,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 		s = &keyState{}
 		l.setKeyLocked(key, s)
 	}
-	s.failures, s.lastErr, s.lastResult = d.failures, err, d.result
+	s.failures, s.requeues, s.lastErr, s.lastResult = d.failures, d.requeues, err, d.result
 	s.nextRetry = time.Time{}
 	var now time.Time
 	if d.next == nextAfter || s.oscillated != nil {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -128,7 +127,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	if n >= max(stallAfter, 1) {
 		d.stalled, d.reason = stalledSet, ReasonFailing
-		d.message = fmt.Sprintf("%d consecutive failures: %s", n, err)
+		d.message = err.Error() // no count: the condition changes only with its meaning
 	}
 	return d
 }

@@ -51,7 +51,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, 160*time.Millisecond, d.delay)
 	require.Equal(t, stalledSet, d.stalled)
 	require.Equal(t, ReasonFailing, d.reason)
-	require.Equal(t, "5 consecutive failures: boom", d.message)
+	require.Equal(t, "boom", d.message)
 
 	// With RequeueAfter: max(backoff, RequeueAfter), and a warning.
 	d = decide(Result{RequeueAfter: time.Second}, errBoom, 0, 5, testBackoff)

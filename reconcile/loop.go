@@ -80,7 +80,7 @@ type keyState struct {
 	freshRead  bool
 	detector   *oscillation.Detector
 	oscillated *oscillation.Report
-	oscAt      time.Time // when oscillated was detected
+	oscUntil   time.Time // one window after the hold of the last detection ends
 	oscWritten bool      // Stalled has been set for oscillated
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this

@@ -46,7 +46,9 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 			return
 		}
 		slot.set(key)
-		l.process(t, ctx, rec, key)
+		if !l.heldBack(t, key) {
+			l.process(t, ctx, rec, key)
+		}
 		slot.clear()
 		t.q.Done(key)
 	}
@@ -111,7 +113,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 
 	switch d.next {
 	case nextAfter:
-		t.q.AddAfter(key, d.delay)
+		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
 		l.requeueAfterWrite(t, key, rec.rev.Load())
 	}
@@ -193,12 +195,13 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	}
 	if s.oscillated != nil {
 		// An oscillation is reported as Stalled by the first reconcile
-		// after it was detected, and stays so for one window.
-		if !s.oscWritten || now.Before(s.oscAt.Add(l.cfg.osc.Window)) {
+		// after it was detected, and stays so until one window after
+		// its hold ends.
+		if !s.oscWritten || now.Before(s.oscUntil) {
 			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
 			s.oscWritten = true
 		} else {
-			s.oscillated, s.oscCount = nil, 0
+			s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		}
 	}
 	switch stall {

@@ -2,9 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/steady-go/steady/store"
@@ -15,13 +17,34 @@ import (
 type PanicError struct {
 	// Value is what was passed to panic.
 	Value any
-	// Stack is the panicking goroutine's stack.
+	// Stack is the panicking goroutine's stack. It is logged at Error and
+	// kept for Inspect (KeyInfo.LastError), never put in Error's text.
 	Stack []byte
 }
 
-// Error reports the panic value and the stack.
+// maxPanicText bounds PanicError's text: it becomes the Stalled message,
+// which anyone who can read the store can read.
+const maxPanicText = 240
+
+// Error reports the panic value's type and, for a string or an error, its
+// text: one line of at most 240 bytes, with no stack. The text of any other
+// value (a struct may hold a secret) is left out.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack)
+	msg := fmt.Sprintf("reconcile panicked: %T", e.Value)
+	var text string
+	switch v := e.Value.(type) {
+	case string:
+		text = v
+	case error:
+		text = v.Error()
+	}
+	if text != "" {
+		msg += ": " + strings.Join(strings.Fields(text), " ")
+	}
+	if len(msg) > maxPanicText {
+		msg = strings.ToValidUTF8(msg[:maxPanicText-3], "") + "..."
+	}
+	return msg
 }
 
 // Unwrap returns Value if it is an error.
@@ -102,6 +125,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	}
 	if panicked {
 		l.metrics.ReconcilePanic(l.name)
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
+				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
+		}
 	}
 	backoff := func(n int) time.Duration { return max(l.cfg.policy.Delay(n-1), l.bucket.When(key)) }
 	d := decide(res, err, failures, l.cfg.stallAfter, backoff)

@@ -62,6 +62,8 @@ type Loop[K comparable] struct {
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
 
+	own ownWrites // revisions and managers of the reconciles' writes
+
 	mu          sync.Mutex
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}

@@ -63,6 +63,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// Every typed-store write made with the reconcile's ctx is recorded for
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
+	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
 	for {
 		key, ok := t.q.Get(t.ctx)
 		if !ok {

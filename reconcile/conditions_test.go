@@ -112,8 +112,20 @@ func TestStalledUpdate(t *testing.T) {
 	require.True(t, write)
 	require.Equal(t, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: "SecretMissing",
 		Message: "lp: secret s not found", LastTransitionTime: t1, ObservedGeneration: 4}}, out)
-	// Setting the same again causes no write.
+	// Setting the same again causes no write, nor does a new message
+	// alone: the meaning (status, reason, generation) stands.
 	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 4, t1.Add(time.Hour))
+	require.False(t, write)
+	_, write = stalledUpdate(out, "other", false, stalledSet, "SecretMissing", "secret s still not found", 4, t1.Add(time.Hour))
+	require.False(t, write)
+	// A new reason or generation is a new meaning.
+	_, write = stalledUpdate(out, "lp", true, stalledSet, ReasonFailing, "secret s not found", 4, t1)
+	require.True(t, write)
+	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 5, t1)
+	require.True(t, write)
+	// Except for Oscillating: a fight over the spec moves the generation.
+	osc, _ := stalledUpdate(nil, "lp", true, stalledSet, ReasonOscillating, "fight", 4, t1)
+	_, write = stalledUpdate(osc, "lp", true, stalledSet, ReasonOscillating, "fight", 9, t1)
 	require.False(t, write)
 
 	// Clear: only an object that is stalled gets a write.

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -56,6 +55,9 @@ type decision struct {
 	failures int
 	// failed reports that this reconcile counted as a failure.
 	failed bool
+	// requeues is the new count of consecutive Requeues that wrote nothing
+	// (see requeueUnwritten).
+	requeues int
 	// terminal reports a Terminal error.
 	terminal bool
 	next     nextKind
@@ -125,7 +127,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	if n >= max(stallAfter, 1) {
 		d.stalled, d.reason = stalledSet, ReasonFailing
-		d.message = fmt.Sprintf("%d consecutive failures: %s", n, err)
+		d.message = err.Error() // no count: the condition changes only with its meaning
 	}
 	return d
 }
@@ -137,4 +139,25 @@ func blockedMessage(be *BlockedError) string {
 		return "blocked"
 	}
 	return be.Err.Error()
+}
+
+// requeueUnwritten turns the Requeue row of d (a Requeue with no error)
+// into a retry paced by per-key backoff when the pass wrote nothing: there
+// is no write for the cache to show, so "run again once the cache holds the
+// write" would be "run again now", and a reconciler that keeps asking would
+// spin. requeues is the count of such Requeues before this one; the n-th in
+// a row waits backoff(n). It is neither a failure nor counted toward
+// Stalled: failures and the Stalled change of d are kept. Any other
+// decision is returned unchanged, and resets the count.
+func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
+	if d.next != nextAfterWrite || wrote {
+		return d
+	}
+	n := requeues + 1
+	if n < 1 { // overflow-safe
+		n = 1
+	}
+	b := max(backoff(n), 0)
+	d.next, d.delay, d.backoff, d.requeues = nextAfter, b, b, n
+	return d
 }

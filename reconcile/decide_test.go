@@ -51,7 +51,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, 160*time.Millisecond, d.delay)
 	require.Equal(t, stalledSet, d.stalled)
 	require.Equal(t, ReasonFailing, d.reason)
-	require.Equal(t, "5 consecutive failures: boom", d.message)
+	require.Equal(t, "boom", d.message)
 
 	// With RequeueAfter: max(backoff, RequeueAfter), and a warning.
 	d = decide(Result{RequeueAfter: time.Second}, errBoom, 0, 5, testBackoff)
@@ -178,4 +178,16 @@ func FuzzDecide(f *testing.F) {
 			require.NotEmpty(t, d.reason)
 		}
 	})
+}
+
+func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
+	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
+	u := requeueUnwritten(d, false, 2, testBackoff)
+	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
+		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)
+	require.False(t, u.failed, "not a failure")
+	require.Equal(t, d, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write")
+	ok := decide(Result{}, nil, 0, 5, testBackoff)
+	require.Equal(t, ok, requeueUnwritten(ok, false, 2, testBackoff), "other rows reset the count")
+	require.Equal(t, 1, requeueUnwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
 }

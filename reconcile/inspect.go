@@ -16,7 +16,8 @@ type KeyInfo struct {
 	Running bool
 	// Failures is the number of consecutive failed attempts.
 	Failures int
-	// LastError is the error of the last reconcile, nil after a success.
+	// LastError is the error of the last reconcile, nil after a success;
+	// after a panic, a *PanicError that holds the stack.
 	LastError error
 	// LastResult is the metric label of the last reconcile that left state
 	// behind ("error", "requeue_after", ..., see Metrics.ReconcileDone), ""

@@ -62,6 +62,8 @@ type Loop[K comparable] struct {
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
 
+	own ownWrites // revisions and managers of the reconciles' writes
+
 	mu          sync.Mutex
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}
@@ -72,6 +74,7 @@ type Loop[K comparable] struct {
 // that are healthy and unremarkable have none.
 type keyState struct {
 	failures   int
+	requeues   int // consecutive Requeues that wrote nothing
 	lastErr    error
 	lastResult string
 	nextRetry  time.Time
@@ -79,7 +82,7 @@ type keyState struct {
 	freshRead  bool
 	detector   *oscillation.Detector
 	oscillated *oscillation.Report
-	oscAt      time.Time // when oscillated was detected
+	oscUntil   time.Time // one window after the hold of the last detection ends
 	oscWritten bool      // Stalled has been set for oscillated
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
@@ -89,7 +92,7 @@ type keyState struct {
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
-	return s.failures == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
+	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
 		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
 }
 

@@ -14,10 +14,11 @@ import (
 // the set of stalled objects.
 
 // observeWrite feeds one write to key's oscillation detector. On a
-// detection it logs at Error, counts the metric, and holds the key: hints,
-// requeues and resync do not advance it until the hold ends (see
+// detection it logs at Error, counts the metric, and holds the key: it
+// runs no earlier than the hold's end, however it is added (see sink.go and
 // oscillationHold). The next reconcile sets Stalled with ReasonOscillating,
-// which stays for one window after the last detection.
+// which stays until one window after the hold ends; a detection within that
+// time doubles the next hold, one after it starts the holds over.
 func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	if w.Time.IsZero() {
 		w.Time = l.clk.Now()
@@ -43,13 +44,17 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		return
 	}
 	o := found[0]
-	s.oscillated, s.oscAt, s.oscWritten = &o, w.Time, false
+	if w.Time.After(s.oscUntil) {
+		// Quiet for a window since the last hold ended: start over.
+		s.oscCount = 0
+	}
 	s.oscCount++
 	delay := oscillationHold(l.cfg.osc.Window, s.oscCount, l.cfg.policy.Cap)
 	if s.holdUntil.IsZero() {
 		l.held.Add(1)
 	}
 	s.holdUntil = w.Time.Add(delay)
+	s.oscillated, s.oscUntil, s.oscWritten = &o, s.holdUntil.Add(l.cfg.osc.Window), false
 	s.stalled = &stalledNote{reason: ReasonOscillating, message: o.Message()}
 	l.mu.Unlock()
 

@@ -31,13 +31,28 @@ func (f Func[K]) Reconcile(ctx context.Context, key K) (Result, error) { return 
 // returned no error. The zero Result means "done: run again on the next hint
 // or resync".
 //
+//	result                       failures   next run                                 Stalled
+//	Result{}                     reset      next hint or resync                      cleared
+//	Requeue, after a write       unchanged  once the cache holds the write (≤ 2s)    unchanged
+//	Requeue, nothing written     unchanged  per-key backoff: the n-th in a row       unchanged
+//	                                        waits as the n-th failure would
+//	RequeueAfter d               reset      after d                                  cleared
+//
+// A pass "wrote" when a typed store write made with its ctx succeeded (or it
+// called RecordWrite). A Requeue that wrote nothing has no write to wait
+// for, so it is paced like controller-runtime's rate-limited requeue: it is
+// not a failure and never makes the object Stalled, and any other result
+// starts the backoff over. With an error, the error's row of the package
+// documentation applies.
+//
 // If both fields are set, RequeueAfter wins: the key runs after RequeueAfter
 // and Requeue is ignored (by then the cache holds the write anyway).
 // A negative RequeueAfter is treated as zero.
 type Result struct {
 	// Requeue asks for another pass as soon as the cache reflects the last
 	// write this reconcile made (read-your-writes), so the next pass compares
-	// against the object as written, not a stale copy. It does not count as
+	// against the object as written, not a stale copy; after a pass that
+	// wrote nothing, another pass after per-key backoff. It does not count as
 	// a failure and does not reset the failure count.
 	Requeue bool
 	// RequeueAfter asks for another pass after this delay. It resets the

@@ -12,6 +12,9 @@ type recorderKey struct{}
 type recorder struct {
 	rev   atomic.Int64
 	fresh bool
+	// own tells the Loop of every revision written, so that its cache
+	// sources know the write as the Loop's own (ownWrites).
+	own func(rev int64)
 }
 
 func (r *recorder) reset(fresh bool) {
@@ -42,6 +45,9 @@ func RecordWrite(ctx context.Context, rev int64) {
 func (r *recorder) record(rev int64) {
 	if rev <= 0 {
 		return
+	}
+	if r.own != nil {
+		r.own(rev)
 	}
 	for {
 		cur := r.rev.Load()
@@ -100,4 +106,15 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 		}
 		l.addNow(t, key)
 	})
+}
+
+// cacheFloor returns the lowest revision every cache source reflects.
+func (l *Loop[K]) cacheFloor() int64 {
+	var f int64
+	for i, w := range l.waiters {
+		if r := w.Revision(); i == 0 || r < f {
+			f = r
+		}
+	}
+	return f
 }

@@ -5,17 +5,25 @@ import (
 	"time"
 )
 
+// Holds. A key held after an oscillation (or a spent write budget) runs no
+// earlier than its hold's end, however it was added: every add of this file
+// is pushed to the hold's end, and a worker that is handed a held key anyway
+// (a delay set before the hold began, which the queue keeps because it is
+// earlier) puts it back until then without running it (heldBack). A
+// reconciler's RequeueAfter, a hint, resync and the Sink methods all obey
+// the one rule.
+
 // Add makes key due now, in the current term; it does nothing while the
-// Loop does not lead (the next term starts with every key). A key held back
-// after an oscillation waits out its hold instead. Loop implements Sink, so
-// code outside the sources may add keys too.
+// Loop does not lead (the next term starts with every key). A key on hold
+// waits out its hold instead. Loop implements Sink, so code outside the
+// sources may add keys too.
 func (l *Loop[K]) Add(key K) {
 	if t := l.cur.Load(); t != nil {
 		l.addNow(t, key)
 	}
 }
 
-// addNow adds key to t's queue now, or when its oscillation hold ends.
+// addNow adds key to t's queue now, or when its hold ends.
 func (l *Loop[K]) addNow(t *term[K], key K) {
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
@@ -26,27 +34,69 @@ func (l *Loop[K]) addNow(t *term[K], key K) {
 	t.q.Add(key)
 }
 
-// AddLow makes key due at low priority in the current term (see Sink).
+// AddLow makes key due at low priority in the current term (see Sink), or
+// when its hold ends.
 func (l *Loop[K]) AddLow(key K) {
 	if t := l.cur.Load(); t != nil {
+		if l.held.Load() > 0 {
+			if d := l.holdLeft(key); d > 0 {
+				t.q.AddAfter(key, d)
+				return
+			}
+		}
 		t.q.AddLow(key)
 	}
 }
 
-// AddAfter makes key due after d in the current term (see Sink).
+// AddAfter makes key due after d in the current term (see Sink), and no
+// earlier than its hold's end.
 func (l *Loop[K]) AddAfter(key K, d time.Duration) {
 	if t := l.cur.Load(); t != nil {
-		t.q.AddAfter(key, d)
+		l.addAfter(t, key, d)
 	}
 }
 
+// addAfter adds key to t's queue after d, or when its hold ends if later.
+func (l *Loop[K]) addAfter(t *term[K], key K, d time.Duration) {
+	if l.held.Load() > 0 {
+		d = max(d, l.holdLeft(key))
+	}
+	t.q.AddAfter(key, d)
+}
+
+// heldBack reports whether key, handed to a worker, is on hold; if so it
+// is added again for the hold's end (it is processing, so the queue runs it
+// then, after Done) and must not run now.
+func (l *Loop[K]) heldBack(t *term[K], key K) bool {
+	if l.held.Load() == 0 {
+		return false
+	}
+	d := l.holdLeft(key)
+	if d <= 0 {
+		return false
+	}
+	t.q.AddAfter(key, d)
+	return true
+}
+
+// holdLeft returns how long key's hold lasts from now, 0 when it has none.
+// A hold found over is dropped.
 func (l *Loop[K]) holdLeft(key K) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s := l.keys[key]; s != nil && !s.holdUntil.IsZero() {
-		return s.holdUntil.Sub(l.clk.Now())
+	s := l.keys[key]
+	if s == nil || s.holdUntil.IsZero() {
+		return 0
 	}
-	return 0
+	d := s.holdUntil.Sub(l.clk.Now())
+	if d <= 0 {
+		s.holdUntil = time.Time{}
+		l.held.Add(-1)
+		if s.empty() {
+			l.deleteKeyLocked(key)
+		}
+	}
+	return d
 }
 
 // jittered returns d spread uniformly by ±j.

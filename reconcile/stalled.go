@@ -14,6 +14,13 @@ import (
 //
 //   - stalledSet sets Stalled=True with reason, and the message after the
 //     Loop's name (for people: ownership, not the text, says whose it is).
+//     A Stalled=True that already has this reason at generation gen is
+//     kept as it is, whatever its message: a condition changes only when
+//     its meaning (status, reason, generation) changes, so an error whose
+//     text varies, or two Loops reporting the same oscillation, never
+//     rewrite it. An Oscillating report is not rewritten for a new
+//     generation either: a fight over the spec moves the generation at
+//     every write, and the report stands.
 //   - stalledClear sets Stalled=False (ReasonRecovered) only when Stalled is
 //     present, not already False, and owned by this Loop: an object that
 //     was never stalled gets no write, and a Loop never clears another
@@ -25,6 +32,10 @@ func stalledUpdate(conds []store.Condition, loop string, owned bool, change stal
 	var c store.Condition
 	switch change {
 	case stalledSet:
+		if old, ok := GetCondition(conds, Stalled); ok && old.Status == store.ConditionTrue &&
+			old.Reason == reason && (old.ObservedGeneration == gen || reason == ReasonOscillating) {
+			return conds, false
+		}
 		c = store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: reason, Message: loop + ": " + message, ObservedGeneration: gen}
 	case stalledClear:
 		if !owned || !stalledNotFalse(conds) {

@@ -177,6 +177,7 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	ref := &sinkRef{sink: sink}
 	if l, ok := sink.(*Loop[string]); ok {
 		ref.loop = l
+		l.own.on.Store(true)
 	}
 	s.sink.Store(ref)
 	s.c.AddHandler(s.handle)
@@ -308,8 +309,13 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	writer := new.Meta.LastWrite.Manager
 	self, loopSelf := loop.cfg.manager, loop.cfg.loopManager
 	judgeAs := self
-	if writer == loopSelf {
+	switch {
+	case writer == loopSelf:
 		judgeAs = loopSelf
+	case writer != self && loop.own.own(writer, new.Meta.Revision):
+		// A reconcile of this Loop wrote it under another manager name:
+		// judge it as that manager's, which is this Loop's.
+		judgeAs = writer
 	}
 	sections := sectionDiff(old, new)
 	if len(sections) == 0 {
@@ -327,8 +333,9 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	}
 	owned, foreign := s.changes(old, new, judgeAs)
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
-		// judgeAs is self here: the paths are from self's point of view.
-		loop.observeWrite(new.Meta.Name, oscillation.Write{Self: writer == self, Owned: owned, Foreign: foreign})
+		// judgeAs is the reconciler's manager here (self, or the name a
+		// reconcile wrote as): the paths are from its point of view.
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Self: writer == judgeAs, Owned: owned, Foreign: foreign})
 	}
 	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
 		return false

@@ -2,9 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/steady-go/steady/store"
@@ -15,13 +17,34 @@ import (
 type PanicError struct {
 	// Value is what was passed to panic.
 	Value any
-	// Stack is the panicking goroutine's stack.
+	// Stack is the panicking goroutine's stack. It is logged at Error and
+	// kept for Inspect (KeyInfo.LastError), never put in Error's text.
 	Stack []byte
 }
 
-// Error reports the panic value and the stack.
+// maxPanicText bounds PanicError's text: it becomes the Stalled message,
+// which anyone who can read the store can read.
+const maxPanicText = 240
+
+// Error reports the panic value's type and, for a string or an error, its
+// text: one line of at most 240 bytes, with no stack. The text of any other
+// value (a struct may hold a secret) is left out.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("reconcile panicked: %v\n%s", e.Value, e.Stack)
+	msg := fmt.Sprintf("reconcile panicked: %T", e.Value)
+	var text string
+	switch v := e.Value.(type) {
+	case string:
+		text = v
+	case error:
+		text = v.Error()
+	}
+	if text != "" {
+		msg += ": " + strings.Join(strings.Fields(text), " ")
+	}
+	if len(msg) > maxPanicText {
+		msg = strings.ToValidUTF8(msg[:maxPanicText-3], "") + "..."
+	}
+	return msg
 }
 
 // Unwrap returns Value if it is an error.
@@ -40,13 +63,16 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// Every typed-store write made with the reconcile's ctx is recorded for
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
+	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
 	for {
 		key, ok := t.q.Get(t.ctx)
 		if !ok {
 			return
 		}
 		slot.set(key)
-		l.process(t, ctx, rec, key)
+		if !l.heldBack(t, key) {
+			l.process(t, ctx, rec, key)
+		}
 		slot.clear()
 		t.q.Done(key)
 	}
@@ -61,11 +87,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	if timed {
 		start = l.clk.Now()
 	}
-	failures, fresh := 0, false
+	failures, requeues, fresh := 0, 0, false
 	if l.nkeys.Load() > 0 {
 		l.mu.Lock()
 		if s := l.keys[key]; s != nil {
-			failures, fresh = s.failures, s.freshRead
+			failures, requeues, fresh = s.failures, s.requeues, s.freshRead
 			s.freshRead = false
 		}
 		l.mu.Unlock()
@@ -100,10 +126,15 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	}
 	if panicked {
 		l.metrics.ReconcilePanic(l.name)
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
+				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
+		}
 	}
-	d := decide(res, err, failures, l.cfg.stallAfter, func(n int) time.Duration {
-		return max(l.cfg.policy.Delay(n-1), l.bucket.When(key))
-	})
+	backoff := func(n int) time.Duration { return max(l.cfg.policy.Delay(n-1), l.bucket.When(key)) }
+	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
+	d = requeueUnwritten(d, rec.rev.Load() > 0, requeues, backoff)
 	if failures > 0 && d.failures == 0 {
 		l.bucket.Forget(key)
 	}
@@ -111,7 +142,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 
 	switch d.next {
 	case nextAfter:
-		t.q.AddAfter(key, d.delay)
+		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
 		l.requeueAfterWrite(t, key, rec.rev.Load())
 	}
@@ -179,7 +210,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 		s = &keyState{}
 		l.setKeyLocked(key, s)
 	}
-	s.failures, s.lastErr, s.lastResult = d.failures, err, d.result
+	s.failures, s.requeues, s.lastErr, s.lastResult = d.failures, d.requeues, err, d.result
 	s.nextRetry = time.Time{}
 	var now time.Time
 	if d.next == nextAfter || s.oscillated != nil {
@@ -193,12 +224,13 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	}
 	if s.oscillated != nil {
 		// An oscillation is reported as Stalled by the first reconcile
-		// after it was detected, and stays so for one window.
-		if !s.oscWritten || now.Before(s.oscAt.Add(l.cfg.osc.Window)) {
+		// after it was detected, and stays so until one window after
+		// its hold ends.
+		if !s.oscWritten || now.Before(s.oscUntil) {
 			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
 			s.oscWritten = true
 		} else {
-			s.oscillated, s.oscCount = nil, 0
+			s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		}
 	}
 	switch stall {

@@ -7,11 +7,26 @@ type writeObserverKey struct{}
 // WithWriteObserver returns a ctx whose successful writes through any typed
 // Store call f with the revision written, before the write returns. The
 // reconcile Loop puts one in every reconcile's ctx, so a reconcile's writes
-// are known to it (read-your-writes after Result{Requeue: true}) without the
-// reconciler reporting them. f must be quick and safe for concurrent use. A
-// write that fails, or that changes nothing and so writes nothing, is not
-// reported.
+// are known to it (read-your-writes after Result{Requeue: true}, and its own
+// writes told apart from other actors' whatever manager name they use)
+// without the reconciler reporting them. f must be quick and safe for
+// concurrent use. A write that fails, or that changes nothing and so writes
+// nothing, is not reported.
+//
+// Observers chain: when ctx already carries one, both are called (the
+// earlier first), so a reconciler that adds its own does not replace the
+// Loop's. A nil f returns ctx unchanged.
 func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
+	if f == nil {
+		return ctx
+	}
+	if prev, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && prev != nil {
+		next := f
+		f = func(rev int64) {
+			prev(rev)
+			next(rev)
+		}
+	}
 	return context.WithValue(ctx, writeObserverKey{}, f)
 }
 

@@ -1,0 +1,102 @@
+package reconcile
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+)
+
+// fighter is a reconciler that sets .spec.replicas to replicas with
+// whole-object updates as manager, and asks to run again after `after`
+// (examples/fleet's pattern), counting its writes.
+func fighter(e *env, manager string, replicas int, after time.Duration, writes *atomic.Int64) Reconciler[string] {
+	return Func[string](func(ctx context.Context, key string) (Result, error) {
+		cached, ok := e.cache.Get(key)
+		if !ok {
+			return Result{}, nil
+		}
+		if cached.Spec.Replicas != replicas {
+			o := copyOf(cached)
+			o.Spec.Replicas = replicas
+			if _, err := e.st.As(manager).Update(ctx, o); err == nil {
+				writes.Add(1)
+			} else if err = store.IgnoreNotFound(ignoreConflict(err)); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{RequeueAfter: after}, nil
+	})
+}
+
+// One rule for holds: a key held after an oscillation runs no earlier than
+// the hold's end, whatever the reconciler returns. Two controllers fight
+// over .spec.replicas and each asks to run again every 250ms: once the
+// fight is detected, the key is written at most 15 times a minute.
+func TestHoldBoundsAFightWhoseReconcilerRequeuesAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var writes atomic.Int64
+		ma, mb := NewMemMetrics(), NewMemMetrics()
+		la, err := New("three", fighter(e, "three", 3, 250*time.Millisecond, &writes), FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(ma))...)
+		require.NoError(t, err)
+		lb, err := New("two", fighter(e, "two", 2, 250*time.Millisecond, &writes), FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(mb))...)
+		require.NoError(t, err)
+		stopA, stopB := start(t, la), start(t, lb)
+		for i := 0; ma.Oscillations("three", oscillation.Fight)+mb.Oscillations("two", oscillation.Fight) == 0; i++ {
+			require.Less(t, i, 1000, "the fight is detected")
+			time.Sleep(50 * time.Millisecond)
+			synctest.Wait()
+		}
+		// Every write of the object counts: the reconcilers' and the
+		// Loops' Stalled writes (the store holds this one object, so its
+		// revision counts them).
+		for minute := 1; minute <= 5; minute++ {
+			before, w := e.get(t, "a").Meta.Revision, writes.Load()
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			n := e.get(t, "a").Meta.Revision - before
+			t.Logf("minute %d: %d writes (%d by the reconcilers)", minute, n, writes.Load()-w)
+			// Before: about 270 writes a minute (every 250ms), hold or not.
+			require.LessOrEqual(t, n, int64(15), "minute %d after detection", minute)
+		}
+		require.Equal(t, ReasonOscillating, stalledOf(t, e, "a").Reason)
+		require.NoError(t, stopA())
+		require.NoError(t, stopB())
+	})
+}
+
+// Loop.AddAfter and Loop.Add obey the hold too: a key on hold is not run
+// before its end, however it is added.
+func TestHoldDelaysEveryAdd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, keySet("a"), fixedBackoff()...)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"))
+		until := time.Now().Add(time.Minute)
+		l.mu.Lock()
+		l.setKeyLocked("a", &keyState{holdUntil: until})
+		l.held.Add(1)
+		l.mu.Unlock()
+		l.AddAfter("a", time.Second)
+		l.Add("a")
+		l.AddLow("a")
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"), "held: no run before the hold ends")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "one run at the hold's end")
+		require.NoError(t, stop())
+	})
+}

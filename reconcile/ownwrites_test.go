@@ -1,0 +1,116 @@
+package reconcile
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+// Own writes are known by what the reconcile wrote with its ctx, whatever
+// manager name it wrote as. The README's controller names its Loop "apps"
+// and writes status as "app-controller"; it must behave exactly as when
+// both names match.
+func TestReadmeControllerBehavesTheSameWithMismatchedNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// failFirst: Scale fails this many times; writeThenFail: every
+		// pass writes its status, then fails.
+		failFirst     int
+		writeThenFail bool
+		wantCalls     int
+	}{
+		// Five failures (10, 20, 40, 80ms backoff), then one status write
+		// that is not a hint, though the fleet reports a new count on every
+		// call.
+		{name: "readme", failFirst: 5, wantCalls: 6},
+		// A pass that writes a changing status and then fails keeps its
+		// backoff: 10ms doubling, 8 passes in 2s.
+		{name: "write then fail", writeThenFail: true, wantCalls: 8},
+	} {
+		for _, writer := range []string{"apps", "app-controller"} {
+			t.Run(tt.name+"/writes as "+writer, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					e := newEnv(t, "App", nil)
+					defer e.stop()
+					e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 3}})
+					var calls atomic.Int64
+					// scale is the fleet: it reports a new running count on
+					// every call (a live observation).
+					scale := func(replicas int) (int, error) {
+						n := int(calls.Add(1))
+						if n <= tt.failFirst {
+							return 0, errBoom
+						}
+						return n, nil
+					}
+					r := Func[string](func(ctx context.Context, name string) (Result, error) {
+						if calls.Load() >= spinGuard {
+							return Result{}, nil
+						}
+						app, ok := e.cache.Get(name)
+						if !ok {
+							return Result{}, nil
+						}
+						running, err := scale(app.Spec.Replicas)
+						if tt.writeThenFail {
+							if _, err := e.st.As(writer).ApplyStatus(ctx, name, appStatus{Replicas: running}, nil); err != nil {
+								return Result{}, err
+							}
+							return Result{}, errBoom
+						}
+						if err != nil {
+							return Result{}, err
+						}
+						_, err = e.st.As(writer).ApplyStatus(ctx, name, appStatus{Replicas: running}, nil)
+						return Result{}, err
+					})
+					loop, err := New("apps", r, FromStore(e.cache, e.st), WithWorkers(4), WithStallAfter(100))
+					require.NoError(t, err)
+					stop := start(t, loop)
+					time.Sleep(2 * time.Second)
+					synctest.Wait()
+					// Before, writing as app-controller: 10,001 calls (the
+					// guard stopped them) in both cases.
+					require.Equal(t, int64(tt.wantCalls), calls.Load())
+					require.NoError(t, stop())
+				})
+			})
+		}
+	}
+}
+
+// Observers chain: a reconciler that installs its own write observer does
+// not blind the Loop's.
+func TestOwnWriteObserverChainsWithTheLoops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 3}})
+		var mine, calls atomic.Int64
+		r := Func[string](func(ctx context.Context, name string) (Result, error) {
+			if calls.Add(1) >= spinGuard {
+				return Result{}, nil
+			}
+			ctx = store.WithWriteObserver(ctx, func(int64) { mine.Add(1) })
+			_, err := e.st.As("someone").ApplyStatus(ctx, name, appStatus{Replicas: int(calls.Load())}, nil)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{}, errBoom
+		})
+		loop, err := New("apps", r, FromStore(e.cache, e.st), WithStallAfter(100))
+		require.NoError(t, err)
+		stop := start(t, loop)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.Equal(t, int64(8), calls.Load(), "the Loop still knows the writes as its own: backoff holds")
+		require.Equal(t, int64(8), mine.Load(), "and the reconciler's observer saw each")
+		require.NoError(t, stop())
+	})
+}

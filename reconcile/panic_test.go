@@ -1,0 +1,59 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+)
+
+type credentials struct{ User, Password string }
+
+// A panic is reported without leaking: the stored message is the panic
+// value's type and a short text (≤ 256 bytes, no stack, no file paths, and
+// nothing of a value that is neither a string nor an error); the stack goes
+// to the log at Error and to Inspect.
+func TestPanicIsStoredWithoutStackOrSecrets(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		value any
+		want  string // the stored message, after "test: "
+	}{
+		{"struct holding a secret", credentials{"admin", "hunter2"}, "reconcile panicked: reconcile.credentials"},
+		{"long string", strings.Repeat("x", 10_000), "reconcile panicked: string: " + strings.Repeat("x", 100)},
+		{"error", errBoom, "reconcile panicked: *errors.errorString: boom"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, "App", nil)
+				defer e.stop()
+				e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+				var logs logBuffer
+				s := newScript(func(string, int) (Result, error) { panic(tt.value) })
+				l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(1), WithLogger(newLogger(&logs)))...)
+				stop := start(t, l)
+				synctest.Wait()
+				c := stalledOf(t, e, "a")
+				// Before: the value and the whole stack, with source paths
+				// (about 1,400 bytes, the password included).
+				require.LessOrEqual(t, len(c.Message), 256)
+				require.True(t, strings.HasPrefix(c.Message, "test: "+tt.want), c.Message)
+				require.NotContains(t, c.Message, "hunter2")
+				require.NotContains(t, c.Message, "goroutine")
+				require.NotContains(t, c.Message, ".go:")
+				require.NotContains(t, c.Message, "\n")
+
+				var pe *PanicError
+				require.ErrorAs(t, l.Inspect("a").LastError, &pe, "Inspect has the panic")
+				require.Contains(t, string(pe.Stack), "reconcile.(*script).Reconcile", "and its stack")
+				out := logs.String()
+				require.Contains(t, out, `level=ERROR msg="reconcile panicked"`)
+				require.Contains(t, out, "panic_test.go:", "the log has the stack")
+				require.NoError(t, stop())
+			})
+		})
+	}
+}

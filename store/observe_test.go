@@ -1,0 +1,25 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// Write observers chain: one added to a ctx that has one does not replace
+// it; both see every successful write, the earlier first.
+func TestWriteObserversChain(t *testing.T) {
+	st, err := store.New[map[string]any, map[string]any](memstore.New(), "Thing")
+	require.NoError(t, err)
+	var seen []string
+	ctx := store.WithWriteObserver(context.Background(), func(rev int64) { seen = append(seen, "outer") })
+	ctx = store.WithWriteObserver(ctx, nil)
+	ctx = store.WithWriteObserver(ctx, func(rev int64) { seen = append(seen, "inner") })
+	_, err = st.As("m").Create(ctx, &store.Object[map[string]any, map[string]any]{Meta: store.Meta{Name: "a"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"outer", "inner"}, seen)
+}

@@ -163,6 +163,15 @@ type Faults struct {
 	// CompetingWrites is the probability, per scheduling step, that
 	// Config.Compete writes a random object.
 	CompetingWrites float64
+
+	// Deletes is how many times, at seeded moments of the fault phase, the
+	// test deletes a primary object (as manager "creator"). Three in four
+	// are recreated with the same name, a new UID and a new Config.Object
+	// up to MaxDelay later; the others stay deleted, and must be gone (any
+	// finalizers removed) at the bound, and no longer reconciled after it.
+	// This is the test's own workload, not a fault: the fault-free
+	// reference run of a seed makes the same deletions.
+	Deletes int
 }
 
 // AllFaults returns a moderate mix of every fault: what Run's own suite
@@ -180,6 +189,7 @@ func AllFaults() Faults {
 		Crashes:           1,
 		LeadershipLosses:  1,
 		CompetingWrites:   0.01,
+		Deletes:           2,
 	}
 }
 
@@ -270,7 +280,7 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 		return cfg, fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.ReconcileTime < 0 || cfg.Resync < 0 || cfg.BackoffCap < 0 || f.Duration < 0 || f.MaxDelay < 0:
 		return cfg, fmt.Errorf("%w: negative duration", ErrConfig)
-	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0:
+	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0 || f.Deletes < 0:
 		return cfg, fmt.Errorf("%w: negative fault count", ErrConfig)
 	}
 	for _, p := range []struct {
@@ -301,4 +311,22 @@ func (cfg Config[S, T]) bound() time.Duration {
 	}
 	rounds := (cfg.Objects + cfg.Workers - 1) / cfg.Workers
 	return b + time.Duration(rounds*cfg.Passes)*(cfg.ReconcileTime+cfg.ReconcileTime/10)
+}
+
+// settle is how long a schedule runs on after the convergence bound, with
+// nothing to do: 1.5 resync periods.
+func (cfg Config[S, T]) settle() time.Duration { return cfg.Resync + cfg.Resync/2 }
+
+// reconcileBounds are the most reconciles one object may get in the settle
+// time after the bound: steady, for a converged object (one per resync,
+// plus one); retrying, for one that cannot be reconciled (also one per
+// backoff cap, less 20% jitter).
+func (cfg Config[S, T]) reconcileBounds() (steady, retrying int) {
+	s := cfg.settle()
+	steady = int((s+cfg.Resync-1)/cfg.Resync) + 1
+	retrying = steady
+	if cap := cfg.BackoffCap * 8 / 10; cap > 0 {
+		retrying += int((s + cap - 1) / cap)
+	}
+	return steady, retrying
 }

@@ -114,6 +114,13 @@ func (w *world) release(g *gate) {
 	}
 	if !g.write {
 		w.rep.Reconciles++
+		if w.pastBound {
+			c := w.counts(g.key)
+			c.afterReconciles++
+			if w.gone[g.key] {
+				c.goneReconciles++
+			}
+		}
 		d := w.reconcileTime
 		if d > 0 {
 			d += time.Duration(w.rng.Int64N(int64(d)/5+1)) - d/10

@@ -35,6 +35,7 @@ type world struct {
 
 	leadership    bool
 	reconcileTime time.Duration
+	passes        int
 	bound         time.Duration
 	newProc       func(n int) (*Process, error)
 	names         []string // the primary objects
@@ -60,6 +61,8 @@ type world struct {
 	violations []string
 	rep        *Report
 	objWrites  map[string]*objCounts
+	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
+	work       workload        // scheduler goroutine only
 }
 
 func newWorld(seed uint64, f Faults) *world {
@@ -72,6 +75,7 @@ func newWorld(seed uint64, f Faults) *world {
 		crashes:   f.Crashes,
 		rep:       &Report{Seed: seed, Faults: map[string]int{}},
 		objWrites: map[string]*objCounts{},
+		gone:      map[string]bool{},
 	}
 	w.raw = &lockedBackend{w: w}
 	return w
@@ -104,15 +108,16 @@ type phases struct {
 // run plays the schedule and returns when it is over and every goroutine the
 // harness started has ended. check is called at the deadline, with the
 // world quiescent.
-func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
+func (w *world) run(settle time.Duration, checkAt func(deadline bool)) error {
 	w.start = time.Now()
 	ph := phases{faultsEnd: w.start.Add(w.f.Duration)}
 	ph.deadline = ph.faultsEnd.Add(w.bound)
-	ph.settled = ph.deadline.Add(resync + resync/2)
+	ph.settled = ph.deadline.Add(settle)
 	for range w.f.LeadershipLosses {
 		ph.losses = append(ph.losses, w.start.Add(time.Duration(w.rng.Int64N(int64(w.f.Duration)))))
 	}
 	slices.SortFunc(ph.losses, func(a, b time.Time) int { return a.Compare(b) })
+	w.planWorkload(w.f.Deletes, len(w.names))
 
 	w.mu.Lock()
 	w.faultsOn = true
@@ -149,7 +154,11 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 			}
 			continue
 		}
-		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) {
+		// A leadership loss is aimed at work in flight: once due, it
+		// strikes when a write of the controller waits at its gate (which
+		// then goes through, or not, under the lost term), or half-way
+		// to the end of the fault phase if none comes.
+		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) && (w.writePending() || !now.Before(ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))) {
 			ph.losses = ph.losses[1:]
 			if w.faultsOn && rival == nil {
 				rival = w.loseLeadership(now)
@@ -159,6 +168,9 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 		if rival != nil && !now.Before(rival.until) {
 			rival.stop()
 			rival = nil
+			continue
+		}
+		if w.nextWork(now) {
 			continue
 		}
 		if w.housekeep(now) {
@@ -175,12 +187,13 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 			}
 			wake := []time.Time{ph.faultsEnd, ph.deadline, ph.settled}
 			if len(ph.losses) > 0 {
-				wake = append(wake, ph.losses[0])
+				wake = append(wake, ph.losses[0], ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))
 			}
 			if rival != nil {
 				wake = append(wake, rival.until)
 			}
 			wake = append(wake, w.streamWakes()...)
+			wake = append(wake, w.workWake()...)
 			next := ph.settled
 			for _, t := range wake {
 				if t.After(now) && t.Before(next) {
@@ -252,6 +265,13 @@ func (w *world) do(a action, now time.Time) {
 		return
 	}
 	w.deliver(a.stream, now)
+}
+
+// writePending reports whether a write of the controller waits at its gate.
+func (w *world) writePending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.gates, func(g *gate) bool { return g.write })
 }
 
 // takeCrash reports, once, that the process hit its crash point.

@@ -44,7 +44,14 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVList
 			return store.KVList{}, err
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
-			opts.Revision = v.w.listPin(v.p, prefix)
+			v.w.mu.Lock()
+			pin, travel := v.p.travel[prefix]
+			delete(v.p.travel, prefix)
+			v.w.mu.Unlock()
+			if !travel {
+				pin = v.w.listPin(v.p, prefix)
+			}
+			opts.Revision = pin
 		}
 	}
 	return v.w.mem.List(ctx, prefix, opts)
@@ -71,7 +78,11 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 	if !marked {
 		obj = primaryName(v.prefix, wr.Key)
 	}
-	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked,
+	nth := 0
+	if rec := recordOf(ctx); rec != nil {
+		nth = rec.attempt()
+	}
+	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked, nth: nth,
 		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
 	r, err := v.w.wait(ctx, g)
 	if err != nil {

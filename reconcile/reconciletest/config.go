@@ -145,13 +145,24 @@ type Faults struct {
 	TimeoutWrites float64
 
 	// Crashes is how many times the controller process crashes. Each crash
-	// comes right after the k-th write of the incarnation (k seeded in
-	// [1, CrashAfter]) is committed: that reconcile's later writes fail,
-	// the Loop is torn down without a drain, and a new incarnation starts
-	// with empty memory over the same store.
+	// is armed at a seeded moment spread over the whole fault phase (one
+	// in two at a moment the test deletes an object), and strikes right
+	// after the k-th write of a reconcile, k seeded in [1, CrashAfter] but
+	// no more than the most writes a reconcile has made so far: that
+	// reconcile's later writes fail, the Loop is torn down without a
+	// drain, and a new incarnation starts with empty memory over the same
+	// store.
 	Crashes int
 	// CrashAfter bounds k. Default 8.
 	CrashAfter int
+	// TimeTravel is the probability that a restarted process (after a
+	// crash) starts against a primary cache older than what the dead
+	// process last saw: its first listing is served at an older revision,
+	// as a lagging replica serves it, and the watch replays every change
+	// since. Three in four trips go to a revision just after a deletion by
+	// the test or just before a competing write. Sieve's stale-state bugs
+	// need this trigger.
+	TimeTravel float64
 
 	// LeadershipLosses is how many times, at seeded moments of the fault
 	// phase, the lease is taken from the controller: the leader key is
@@ -186,7 +197,8 @@ func AllFaults() Faults {
 		ConflictWrites:    0.05,
 		UnavailableWrites: 0.05,
 		TimeoutWrites:     0.05,
-		Crashes:           1,
+		Crashes:           2,
+		TimeTravel:        0.5,
 		LeadershipLosses:  1,
 		CompetingWrites:   0.01,
 		Deletes:           2,
@@ -290,7 +302,7 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 		{"DropEvents", f.DropEvents}, {"DuplicateEvents", f.DuplicateEvents}, {"DelayEvents", f.DelayEvents},
 		{"ExpireWatches", f.ExpireWatches}, {"ConflictWrites", f.ConflictWrites},
 		{"UnavailableWrites", f.UnavailableWrites}, {"TimeoutWrites", f.TimeoutWrites},
-		{"CompetingWrites", f.CompetingWrites},
+		{"CompetingWrites", f.CompetingWrites}, {"TimeTravel", f.TimeTravel},
 	} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return cfg, fmt.Errorf("%w: Faults.%s = %v is not a probability", ErrConfig, p.name, p.v)

@@ -49,9 +49,10 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 		w.counts(obj.Meta.Name)
 	}
 	w.names = names
-	w.work.del = func(ctx context.Context, name string) error {
-		_, err := creator.Delete(ctx, name)
-		return store.IgnoreNotFound(err)
+	w.prefix = primary.Prefix()
+	w.work.del = func(ctx context.Context, name string) (int64, error) {
+		rev, err := creator.Delete(ctx, name)
+		return rev, store.IgnoreNotFound(err)
 	}
 	w.work.rec = func(ctx context.Context, i int, name string, rng *rand.Rand) error {
 		obj := cfg.Object(i, rng)
@@ -219,6 +220,7 @@ func (w *world) compete() {
 	w.disturbLocked(name)
 	w.counts(name).stale = true
 	w.traceLocked("fault competing-write: %s", name)
+	w.travelTo = append(w.travelTo, w.mem.Revision())
 	w.mu.Unlock()
 	if err := w.competeFn(context.Background(), name, w.rng); err != nil {
 		w.trace("competing write of %s failed: %v", name, err)

@@ -29,7 +29,7 @@ type workload struct {
 	recreates []deletion // deletions whose recreation is due at at+recreate
 	// del and rec make the writes, with the primary kind's types; rec
 	// returns the new object's name.
-	del func(ctx context.Context, name string) error
+	del func(ctx context.Context, name string) (int64, error)
 	rec func(ctx context.Context, index int, name string, rng *rand.Rand) error
 }
 
@@ -103,9 +103,13 @@ func (w *world) nextWork(now time.Time) bool {
 	if skip {
 		return true
 	}
-	if err := wl.del(context.Background(), name); err != nil {
+	rev, err := wl.del(context.Background(), name)
+	if err != nil {
 		w.violate("reconciletest: deleting %s: %v", name, err)
 	}
+	w.mu.Lock()
+	w.travelTo = append(w.travelTo, rev)
+	w.mu.Unlock()
 	if d.recreate > 0 {
 		wl.recreates = append(wl.recreates, d)
 		slices.SortFunc(wl.recreates, func(a, b deletion) int { return a.at.Add(a.recreate).Compare(b.at.Add(b.recreate)) })

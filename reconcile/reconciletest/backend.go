@@ -44,7 +44,14 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVList
 			return store.KVList{}, err
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
-			opts.Revision = v.w.listPin(v.p, prefix)
+			v.w.mu.Lock()
+			pin, travel := v.p.travel[prefix]
+			delete(v.p.travel, prefix)
+			v.w.mu.Unlock()
+			if !travel {
+				pin = v.w.listPin(v.p, prefix)
+			}
+			opts.Revision = pin
 		}
 	}
 	return v.w.mem.List(ctx, prefix, opts)
@@ -71,7 +78,11 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 	if !marked {
 		obj = primaryName(v.prefix, wr.Key)
 	}
-	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked,
+	nth := 0
+	if rec := recordOf(ctx); rec != nil {
+		nth = rec.attempt()
+	}
+	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked, nth: nth,
 		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
 	r, err := v.w.wait(ctx, g)
 	if err != nil {
@@ -97,7 +108,7 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 		}
 	}
 	rev, err := w.mem.Txn(ctx, conds, wr)
-	w.check(ctx, conds, wr, rev, err, obj, marked)
+	w.check(ctx, p, conds, wr, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
 		rec.wrote(wr.Key, rev)
 	}
@@ -118,16 +129,20 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 	return rev, err
 }
 
-// check records a write's outcome and, under leader election, checks that
-// an accepted write carried the fence of the term that holds now. It runs
-// under txnMu, so the leader key cannot move meanwhile.
-func (w *world) check(ctx context.Context, conds []store.Cond, wr store.Write, rev int64, err error, obj string, marked bool) {
+// check records a write's outcome and, under leader election, checks what
+// a fence is for: that no write was accepted from a process whose term was
+// over. A write that carried a fence the store honoured is fine; one that
+// carried none is a stale write if the leader key is no longer the one of
+// its process's term; the store rejecting a stale fenced write (attempted,
+// not accepted) is counted in Report.FencedWrites. It runs under txnMu, so
+// the leader key cannot move meanwhile.
+func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, rev int64, err error, obj string, marked bool) {
 	var cf *store.CondFailedError
 	if err != nil {
 		if errors.As(err, &cf) && cf.Cond.Key == leaseKey {
 			w.mu.Lock()
 			w.rep.FencedWrites++
-			w.traceLocked("fenced write %s rejected", wr.Key)
+			w.traceLocked("stale write of %s by process %d attempted and fenced off", wr.Key, p.Incarnation)
 			w.mu.Unlock()
 		}
 		return
@@ -144,8 +159,15 @@ func (w *world) check(ctx context.Context, conds []store.Cond, wr store.Write, r
 				w.violate("write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
 			}
 		}
-		if !fenced {
-			w.violate("write of %q at revision %d carried no leadership fence: a deposed leader could have made it (is the reconcile's ctx passed to the store?)", wr.Key, rev)
+		w.mu.Lock()
+		term := p.fence
+		w.mu.Unlock()
+		if kv, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kv.CreateRevision != term) {
+			w.mu.Lock()
+			w.rep.StaleWrites++
+			w.mu.Unlock()
+			w.violate("stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
+				p.Incarnation, wr.Key, rev)
 		}
 	}
 	w.mu.Lock()

@@ -140,6 +140,22 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 		}
 		c.w.mu.Unlock()
 	}
+	if deadline {
+		c.w.mu.Lock()
+		var gone []string
+		for _, name := range c.names {
+			if c.w.gone[name] {
+				gone = append(gone, name)
+			}
+		}
+		c.w.mu.Unlock()
+		for _, name := range gone {
+			if obj, err := c.st.Get(ctx, name); err == nil {
+				c.w.violate("object %s was deleted by the test but still exists %s (finalizers %v, deletion requested %v): a deletion must finish once faults stop",
+					name, when, obj.Meta.Finalizers, obj.Meta.DeletionRequested)
+			}
+		}
+	}
 	if c.cfg.Unreconcilable == nil {
 		return
 	}
@@ -158,14 +174,17 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 	}
 }
 
-// writes checks the per-object write counts: none once an object has
+// bounds checks the per-object counts: writes, none once an object has
 // converged (past the bound), and at most WritesPerPass × (Passes +
-// disturbances) over the schedule.
-func (c *convergence[S, T]) writes() {
+// disturbances) over the schedule; and, after the bound, reconciles and
+// errors (see reconcileBounds).
+func (c *convergence[S, T]) bounds() {
 	w := c.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.rep.WriteBound = map[string]int{}
+	steady, retrying := c.cfg.reconcileBounds()
+	w.rep.ReconcileBound = steady
 	ctx := context.Background()
 	for _, name := range c.names {
 		n := w.objWrites[name]
@@ -176,15 +195,34 @@ func (c *convergence[S, T]) writes() {
 				"object %s got %d writes (%d by the reconciler, %d by the Loop), more than its bound %d = %d per pass × (%d passes + %d disturbances)",
 				name, total, n.reconciler, n.loop, bound, c.cfg.WritesPerPass, c.cfg.Passes, n.disturbed))
 		}
-		if n.afterBound == 0 {
+		if n.goneReconciles > 0 {
+			w.violations = append(w.violations, fmt.Sprintf(
+				"object %s was deleted by the test, and was still reconciled %d times after the bound (%d failed): a missing object must be done with, not retried (is not-found returned as an error?)",
+				name, n.goneReconciles, n.afterErrors))
 			continue
 		}
 		obj, err := c.st.Get(ctx, name)
 		if err == nil && c.cfg.Unreconcilable != nil && c.cfg.Unreconcilable(obj) {
-			continue // retries of an unreconcilable object may write
+			if n.afterReconciles > retrying {
+				w.violations = append(w.violations, fmt.Sprintf(
+					"object %s cannot be reconciled and was reconciled %d times after the bound, more than %d (backoff cap and resyncs allow): are its retries backed off?",
+					name, n.afterReconciles, retrying))
+			}
+			continue // retries of an unreconcilable object may write and fail
 		}
-		w.violations = append(w.violations, fmt.Sprintf(
-			"object %s got %d writes after it converged: a converged object must need none (does every pass rewrite something?)",
-			name, n.afterBound))
+		if n.afterErrors > 0 {
+			w.violations = append(w.violations, fmt.Sprintf(
+				"object %s failed %d of its %d reconciles after it converged: a converged object must reconcile cleanly",
+				name, n.afterErrors, n.afterReconciles))
+		} else if n.afterReconciles > steady {
+			w.violations = append(w.violations, fmt.Sprintf(
+				"object %s was reconciled %d times after it converged, more than %d (a resync period each, with nothing to do): does it requeue itself forever?",
+				name, n.afterReconciles, steady))
+		}
+		if n.afterBound > 0 {
+			w.violations = append(w.violations, fmt.Sprintf(
+				"object %s got %d writes after it converged: a converged object must need none (does every pass rewrite something?)",
+				name, n.afterBound))
+		}
 	}
 }

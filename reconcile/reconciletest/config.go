@@ -145,13 +145,24 @@ type Faults struct {
 	TimeoutWrites float64
 
 	// Crashes is how many times the controller process crashes. Each crash
-	// comes right after the k-th write of the incarnation (k seeded in
-	// [1, CrashAfter]) is committed: that reconcile's later writes fail,
-	// the Loop is torn down without a drain, and a new incarnation starts
-	// with empty memory over the same store.
+	// is armed at a seeded moment spread over the whole fault phase (one
+	// in two at a moment the test deletes an object), and strikes right
+	// after the k-th write of a reconcile, k seeded in [1, CrashAfter] but
+	// no more than the most writes a reconcile has made so far: that
+	// reconcile's later writes fail, the Loop is torn down without a
+	// drain, and a new incarnation starts with empty memory over the same
+	// store.
 	Crashes int
 	// CrashAfter bounds k. Default 8.
 	CrashAfter int
+	// TimeTravel is the probability that a restarted process (after a
+	// crash) starts against a primary cache older than what the dead
+	// process last saw: its first listing is served at an older revision,
+	// as a lagging replica serves it, and the watch replays every change
+	// since. Three in four trips go to a revision just after a deletion by
+	// the test or just before a competing write. Sieve's stale-state bugs
+	// need this trigger.
+	TimeTravel float64
 
 	// LeadershipLosses is how many times, at seeded moments of the fault
 	// phase, the lease is taken from the controller: the leader key is
@@ -163,6 +174,15 @@ type Faults struct {
 	// CompetingWrites is the probability, per scheduling step, that
 	// Config.Compete writes a random object.
 	CompetingWrites float64
+
+	// Deletes is how many times, at seeded moments of the fault phase, the
+	// test deletes a primary object (as manager "creator"). Three in four
+	// are recreated with the same name, a new UID and a new Config.Object
+	// up to MaxDelay later; the others stay deleted, and must be gone (any
+	// finalizers removed) at the bound, and no longer reconciled after it.
+	// This is the test's own workload, not a fault: the fault-free
+	// reference run of a seed makes the same deletions.
+	Deletes int
 }
 
 // AllFaults returns a moderate mix of every fault: what Run's own suite
@@ -177,9 +197,11 @@ func AllFaults() Faults {
 		ConflictWrites:    0.05,
 		UnavailableWrites: 0.05,
 		TimeoutWrites:     0.05,
-		Crashes:           1,
+		Crashes:           2,
+		TimeTravel:        0.5,
 		LeadershipLosses:  1,
 		CompetingWrites:   0.01,
+		Deletes:           2,
 	}
 }
 
@@ -270,7 +292,7 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 		return cfg, fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.ReconcileTime < 0 || cfg.Resync < 0 || cfg.BackoffCap < 0 || f.Duration < 0 || f.MaxDelay < 0:
 		return cfg, fmt.Errorf("%w: negative duration", ErrConfig)
-	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0:
+	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0 || f.Deletes < 0:
 		return cfg, fmt.Errorf("%w: negative fault count", ErrConfig)
 	}
 	for _, p := range []struct {
@@ -280,7 +302,7 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 		{"DropEvents", f.DropEvents}, {"DuplicateEvents", f.DuplicateEvents}, {"DelayEvents", f.DelayEvents},
 		{"ExpireWatches", f.ExpireWatches}, {"ConflictWrites", f.ConflictWrites},
 		{"UnavailableWrites", f.UnavailableWrites}, {"TimeoutWrites", f.TimeoutWrites},
-		{"CompetingWrites", f.CompetingWrites},
+		{"CompetingWrites", f.CompetingWrites}, {"TimeTravel", f.TimeTravel},
 	} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return cfg, fmt.Errorf("%w: Faults.%s = %v is not a probability", ErrConfig, p.name, p.v)
@@ -301,4 +323,22 @@ func (cfg Config[S, T]) bound() time.Duration {
 	}
 	rounds := (cfg.Objects + cfg.Workers - 1) / cfg.Workers
 	return b + time.Duration(rounds*cfg.Passes)*(cfg.ReconcileTime+cfg.ReconcileTime/10)
+}
+
+// settle is how long a schedule runs on after the convergence bound, with
+// nothing to do: 1.5 resync periods.
+func (cfg Config[S, T]) settle() time.Duration { return cfg.Resync + cfg.Resync/2 }
+
+// reconcileBounds are the most reconciles one object may get in the settle
+// time after the bound: steady, for a converged object (one per resync,
+// plus one); retrying, for one that cannot be reconciled (also one per
+// backoff cap, less 20% jitter).
+func (cfg Config[S, T]) reconcileBounds() (steady, retrying int) {
+	s := cfg.settle()
+	steady = int((s+cfg.Resync-1)/cfg.Resync) + 1
+	retrying = steady
+	if cap := cfg.BackoffCap * 8 / 10; cap > 0 {
+		retrying += int((s + cap - 1) / cap)
+	}
+	return steady, retrying
 }

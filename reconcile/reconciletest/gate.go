@@ -35,6 +35,7 @@ type gate struct {
 	object  string // the primary object the write is attributed to
 	faulty  bool   // a reconciler write, open to write faults
 	canConf bool   // the write has a revision precondition a rewrite can fail
+	nth     int    // a reconciler write: which write of its reconcile (from 1)
 	release chan released
 }
 
@@ -114,6 +115,13 @@ func (w *world) release(g *gate) {
 	}
 	if !g.write {
 		w.rep.Reconciles++
+		if w.pastBound {
+			c := w.counts(g.key)
+			c.afterReconciles++
+			if w.gone[g.key] {
+				c.goneReconciles++
+			}
+		}
 		d := w.reconcileTime
 		if d > 0 {
 			d += time.Duration(w.rng.Int64N(int64(d)/5+1)) - d/10
@@ -123,10 +131,14 @@ func (w *world) release(g *gate) {
 		return
 	}
 	v := pass
-	g.p.writes++
+	if g.faulty {
+		w.maxNth = max(w.maxNth, g.nth)
+	}
 	switch {
-	case w.faultsOn && g.p.crashAt > 0 && g.p.writes == g.p.crashAt:
+	case w.faultsOn && w.armK > 0 && g.faulty && g.nth >= w.armK:
 		v = crashAfter
+		w.armK = 0
+		w.traceLocked("crash strikes after write %d of the reconcile of %s", g.nth, g.object)
 	case w.faultsOn && g.faulty:
 		u := w.rng.Float64()
 		switch f := w.f; {

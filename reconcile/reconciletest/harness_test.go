@@ -74,7 +74,7 @@ func TestCatchesBuggyReconcilers(t *testing.T) {
 	}, {
 		name:   "writes with a detached ctx (stale term)",
 		bug:    detachCtx,
-		faults: reconciletest.Faults{LeadershipLosses: 1},
+		faults: reconciletest.Faults{LeadershipLosses: 1, Deletes: 2},
 		want:   "carried no leadership fence",
 	}}
 	for _, tt := range tests {

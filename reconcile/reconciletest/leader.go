@@ -78,5 +78,11 @@ func (e *gatedElector) Campaign(ctx context.Context) (context.Context, store.Fen
 	if e.inner == nil {
 		return ctx, store.Fence{}, nil
 	}
-	return e.inner.Campaign(ctx)
+	tctx, f, err := e.inner.Campaign(ctx)
+	if err == nil {
+		e.w.mu.Lock()
+		e.p.fence = f.Revision
+		e.w.mu.Unlock()
+	}
+	return tctx, f, err
 }

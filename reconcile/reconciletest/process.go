@@ -39,8 +39,8 @@ type Process struct {
 	done   chan struct{}
 
 	// Guarded by w.mu.
-	writes  int // writes released so far
-	crashAt int // the write after which the process crashes; 0 for none
+	fence  int64            // the revision of the leader key of its last term
+	travel map[string]int64 // prefix → the revision its first listing is served at
 }
 
 // Use adds Loop options for this incarnation's Loop. Call it from Setup.

@@ -15,6 +15,10 @@ type objCounts struct {
 	// check last looked; ok: what that check found.
 	stale, ok bool
 	disturbed int
+	// After the bound: reconciles started, and those that returned an
+	// error; goneReconciles counts those of the object while the test had
+	// deleted it.
+	afterReconciles, afterErrors, goneReconciles int
 }
 
 func (w *world) violate(format string, args ...any) {

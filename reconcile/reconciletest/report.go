@@ -17,9 +17,11 @@ type Report struct {
 	Steps, Reconciles, Writes int
 	// DeadlineWrites is Writes when the convergence deadline passed.
 	DeadlineWrites int
-	// FencedWrites counts writes the store rejected because their term
-	// was over.
-	FencedWrites int
+	// FencedWrites counts stale writes attempted: writes the store
+	// rejected because their term was over. StaleWrites counts stale
+	// writes accepted: writes without a fence made after their process's
+	// term ended (each is also a violation).
+	FencedWrites, StaleWrites int
 	// Faults counts the faults injected, by kind: drop, duplicate, delay,
 	// expire, conflict, unavailable, committed-but-timed-out, crash,
 	// leadership-loss, competing-write.
@@ -35,6 +37,11 @@ type Report struct {
 	ConvergedAfter time.Duration
 	// WriteBound is the most writes the harness allows one object.
 	WriteBound map[string]int
+	// ReconcileBound is the most reconciles a converged object may get
+	// after the bound (one per resync, plus one).
+	ReconcileBound int
+	// Deletions counts the primary objects the test deleted.
+	Deletions int
 	// Violations are the checks that failed, empty for a passing schedule.
 	Violations []string
 	// Trace is every decision of the scheduler, stamped with virtual time;
@@ -49,8 +56,8 @@ func (r *Report) Failed() bool { return len(r.Violations) > 0 }
 // String summarises the report: seed, counts, faults and violations.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %d steps, %d reconciles, %d writes (%d fenced off), faults stopped at %v, bound %v",
-		r.Seed, r.Steps, r.Reconciles, r.Writes, r.FencedWrites, r.FaultsStopped, r.Bound)
+	fmt.Fprintf(&b, "seed %d: %d steps, %d reconciles, %d writes (%d stale attempted and fenced off, %d stale accepted), faults stopped at %v, bound %v",
+		r.Seed, r.Steps, r.Reconciles, r.Writes, r.FencedWrites, r.StaleWrites, r.FaultsStopped, r.Bound)
 	if r.ConvergedAfter > 0 {
 		fmt.Fprintf(&b, ", converged %v after", r.ConvergedAfter)
 	}

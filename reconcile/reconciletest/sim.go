@@ -22,6 +22,7 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 	w.leadership = cfg.Faults.LeadershipLosses > 0
 	w.bound = cfg.bound()
 	w.reconcileTime = cfg.ReconcileTime
+	w.passes = cfg.Passes
 	w.rep.Bound = w.bound
 	fail := func(format string, args ...any) *Report {
 		w.violate(format, args...)
@@ -48,6 +49,20 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 		w.counts(obj.Meta.Name)
 	}
 	w.names = names
+	w.prefix = primary.Prefix()
+	w.work.del = func(ctx context.Context, name string) (int64, error) {
+		rev, err := creator.Delete(ctx, name)
+		return rev, store.IgnoreNotFound(err)
+	}
+	w.work.rec = func(ctx context.Context, i int, name string, rng *rand.Rand) error {
+		obj := cfg.Object(i, rng)
+		if obj == nil {
+			return fmt.Errorf("Config.Object(%d) returned nil", i)
+		}
+		obj.Meta.Name = name
+		_, err := creator.Create(ctx, obj)
+		return err
+	}
 	if cfg.Compete != nil {
 		comp := primary.As(competitorManager)
 		w.competeFn = func(ctx context.Context, name string, rng *rand.Rand) error {
@@ -66,11 +81,11 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 			w.rep.ConvergedAfter = max(time.Since(w.start)-w.rep.FaultsStopped, time.Nanosecond)
 		}
 	}
-	if err := w.run(cfg.Resync, checkAt); err != nil {
+	if err := w.run(cfg.settle(), checkAt); err != nil {
 		return fail("reconciletest: %v", err)
 	}
 	conv.final(ctx, "a resync period after the bound", false)
-	conv.writes()
+	conv.bounds()
 	w.rep.Violations = w.violations
 	return w.rep
 }
@@ -185,6 +200,11 @@ func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, er
 		g.w.awaitWrite(g.p, key, rev)
 	}
 	if err != nil && !errors.Is(err, errDead) {
+		g.w.mu.Lock()
+		if g.w.pastBound {
+			g.w.counts(key).afterErrors++
+		}
+		g.w.mu.Unlock()
 		g.w.trace("reconciled %s: error: %v", key, err)
 	} else if err == nil {
 		g.w.trace("reconciled %s: %+v", key, res)
@@ -200,6 +220,7 @@ func (w *world) compete() {
 	w.disturbLocked(name)
 	w.counts(name).stale = true
 	w.traceLocked("fault competing-write: %s", name)
+	w.travelTo = append(w.travelTo, w.mem.Revision())
 	w.mu.Unlock()
 	if err := w.competeFn(context.Background(), name, w.rng); err != nil {
 		w.trace("competing write of %s failed: %v", name, err)

@@ -123,6 +123,15 @@ func (w *world) deliver(s *stream, now time.Time) {
 		d := time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay)))
 		s.pausedUntil = now.Add(d)
 		w.rep.Faults["delay"]++
+		// A held stream holds back every object with an event in it: their
+		// caches lag, so their writes may conflict and be retried.
+		seen := map[string]bool{}
+		for _, p := range s.pending {
+			if n := primaryOf(s, p); n != "" && !seen[n] {
+				seen[n] = true
+				w.disturbLocked(n)
+			}
+		}
 		w.traceLocked("fault delay: %s held %v at revision %d", s.prefix, d, ev.Revision)
 		w.mu.Unlock()
 		return

@@ -35,6 +35,7 @@ type world struct {
 
 	leadership    bool
 	reconcileTime time.Duration
+	passes        int
 	bound         time.Duration
 	newProc       func(n int) (*Process, error)
 	names         []string // the primary objects
@@ -54,12 +55,18 @@ type world struct {
 	ryws       []ryw
 	proc       *Process
 	faultsOn   bool
-	pastBound  bool // the convergence deadline has passed
-	crashed    bool // a crash point was hit; the scheduler restarts
-	crashes    int  // crashes left
+	pastBound  bool      // the convergence deadline has passed
+	crashed    bool      // a crash point was hit; the scheduler restarts
+	armK       int       // a crash is armed: it strikes after the armK-th write of a reconcile; 0 for none
+	maxNth     int       // the most writes one reconcile has made so far
+	armedUntil time.Time // an armed crash that finds no write strikes then
+	prefix     string    // the primary kind's key prefix
+	travelTo   []int64   // revisions worth travelling back to: just after a test deletion, just before a competing write
 	violations []string
 	rep        *Report
 	objWrites  map[string]*objCounts
+	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
+	work       workload        // scheduler goroutine only
 }
 
 func newWorld(seed uint64, f Faults) *world {
@@ -69,9 +76,9 @@ func newWorld(seed uint64, f Faults) *world {
 		f:         f,
 		mem:       memstore.New(),
 		kick:      make(chan struct{}, 1),
-		crashes:   f.Crashes,
 		rep:       &Report{Seed: seed, Faults: map[string]int{}},
 		objWrites: map[string]*objCounts{},
+		gone:      map[string]bool{},
 	}
 	w.raw = &lockedBackend{w: w}
 	return w
@@ -99,25 +106,28 @@ type phases struct {
 	deadline  time.Time // every object must have converged
 	settled   time.Time // end: a resync period after the deadline, with no writes
 	losses    []time.Time
+	crashes   []time.Time // when each crash is armed
 }
 
 // run plays the schedule and returns when it is over and every goroutine the
 // harness started has ended. check is called at the deadline, with the
 // world quiescent.
-func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
+func (w *world) run(settle time.Duration, checkAt func(deadline bool)) error {
 	w.start = time.Now()
 	ph := phases{faultsEnd: w.start.Add(w.f.Duration)}
 	ph.deadline = ph.faultsEnd.Add(w.bound)
-	ph.settled = ph.deadline.Add(resync + resync/2)
+	ph.settled = ph.deadline.Add(settle)
 	for range w.f.LeadershipLosses {
 		ph.losses = append(ph.losses, w.start.Add(time.Duration(w.rng.Int64N(int64(w.f.Duration)))))
 	}
 	slices.SortFunc(ph.losses, func(a, b time.Time) int { return a.Compare(b) })
+	w.planWorkload(w.f.Deletes, len(w.names))
+	ph.crashes = w.planCrashes()
 
 	w.mu.Lock()
 	w.faultsOn = true
 	w.mu.Unlock()
-	if err := w.startProc(0); err != nil {
+	if err := w.startProc(0, 0); err != nil {
 		return err
 	}
 	var rival *rival
@@ -143,13 +153,24 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 		if !now.Before(ph.settled) {
 			break
 		}
+		if w.faultsOn && len(ph.crashes) > 0 && !now.Before(ph.crashes[0]) && w.armCrash() {
+			ph.crashes = ph.crashes[1:]
+			continue
+		}
+		if w.faultsOn && w.idleCrash(now) {
+			continue
+		}
 		if w.takeCrash() {
 			if err := w.restart(); err != nil {
 				return err
 			}
 			continue
 		}
-		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) {
+		// A leadership loss is aimed at work in flight: once due, it
+		// strikes when a write of the controller waits at its gate (which
+		// then goes through, or not, under the lost term), or half-way
+		// to the end of the fault phase if none comes.
+		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) && (w.writePending() || !now.Before(ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))) {
 			ph.losses = ph.losses[1:]
 			if w.faultsOn && rival == nil {
 				rival = w.loseLeadership(now)
@@ -159,6 +180,9 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 		if rival != nil && !now.Before(rival.until) {
 			rival.stop()
 			rival = nil
+			continue
+		}
+		if w.nextWork(now) {
 			continue
 		}
 		if w.housekeep(now) {
@@ -175,12 +199,19 @@ func (w *world) run(resync time.Duration, checkAt func(deadline bool)) error {
 			}
 			wake := []time.Time{ph.faultsEnd, ph.deadline, ph.settled}
 			if len(ph.losses) > 0 {
-				wake = append(wake, ph.losses[0])
+				wake = append(wake, ph.losses[0], ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))
+			}
+			if len(ph.crashes) > 0 {
+				wake = append(wake, ph.crashes[0])
+			}
+			if w.armK > 0 {
+				wake = append(wake, w.armedUntil)
 			}
 			if rival != nil {
 				wake = append(wake, rival.until)
 			}
 			wake = append(wake, w.streamWakes()...)
+			wake = append(wake, w.workWake()...)
 			next := ph.settled
 			for _, t := range wake {
 				if t.After(now) && t.Before(next) {
@@ -254,6 +285,13 @@ func (w *world) do(a action, now time.Time) {
 	w.deliver(a.stream, now)
 }
 
+// writePending reports whether a write of the controller waits at its gate.
+func (w *world) writePending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.gates, func(g *gate) bool { return g.write })
+}
+
 // takeCrash reports, once, that the process hit its crash point.
 func (w *world) takeCrash() bool {
 	w.mu.Lock()
@@ -263,34 +301,41 @@ func (w *world) takeCrash() bool {
 	return c
 }
 
-// startProc starts incarnation n and makes it the current process.
-func (w *world) startProc(n int) error {
+// startProc starts incarnation n and makes it the current process. travel,
+// when not 0, is the revision its primary cache's first listing is served
+// at (time travel).
+func (w *world) startProc(n int, travel int64) error {
 	p, err := w.newProc(n)
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
 	w.proc = p
-	if w.faultsOn && w.crashes > 0 {
-		p.crashAt = 1 + w.rng.IntN(w.f.CrashAfter)
+	if travel > 0 {
+		p.travel = map[string]int64{w.prefix: travel}
 	}
-	w.traceLocked("start process %d (crash after write %d)", n, p.crashAt)
+	w.traceLocked("start process %d", n)
 	w.mu.Unlock()
 	return nil
 }
 
 // restart tears the dead process down (no drain: it is dead) and starts the
-// next incarnation with empty memory over the same store.
+// next incarnation with empty memory over the same store; with probability
+// Faults.TimeTravel, against a primary cache that starts older than the
+// dead process's last view.
 func (w *world) restart() error {
 	w.mu.Lock()
 	p := w.proc
-	w.crashes--
 	w.rep.Faults["crash"]++
 	w.disturbLocked("")
 	w.traceLocked("crash of process %d", p.Incarnation)
 	w.mu.Unlock()
+	var seen int64
+	if at, ok := p.byPfx[w.prefix]; ok {
+		seen = at()
+	}
 	w.stopProc(p)
-	return w.startProc(p.Incarnation + 1)
+	return w.startProc(p.Incarnation+1, w.travelBack(seen))
 }
 
 // stopProc ends p and waits, durably, for every goroutine it ran.
@@ -361,9 +406,18 @@ type ctxKey struct{}
 type reconcileRec struct {
 	key string
 
-	mu     sync.Mutex
-	maxRev int64  // the highest revision its writes got
-	maxKey string // the key written at maxRev
+	mu       sync.Mutex
+	maxRev   int64  // the highest revision its writes got
+	maxKey   string // the key written at maxRev
+	attempts int    // writes attempted
+}
+
+// attempt counts a write attempt and returns its number, from 1.
+func (r *reconcileRec) attempt() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts++
+	return r.attempts
 }
 
 // wrote records a write of the reconcile.

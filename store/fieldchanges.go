@@ -5,25 +5,34 @@ import (
 	"github.com/steady-go/steady/ownership"
 )
 
-// managedOf returns obj's field ownership (Meta.Managed) decoded, for each
-// side of the object: the spec side (.metadata... and .spec... paths) and the
-// status side (.status... and .conditions[type="..."] paths). Entries that do
-// not decode against obj are left out (see Meta.Managed). obj should be as
-// read from the store: ownership is encoded relative to the stored fields.
-func (s *Store[S, T]) managedOf(obj *Object[S, T]) (spec, status ownership.Managed, err error) {
-	raw, err := rawFromObject(obj)
-	if err != nil {
-		return nil, nil, err
+// sideManaged returns obj's field ownership (Meta.Managed) on one side of
+// the object, decoded: the spec side (.metadata... and .spec... paths) or
+// the status side (.status... and .conditions[type="..."] paths). Entries
+// that do not decode against obj are left out (see Meta.Managed). obj should
+// be as read from the store: ownership is encoded relative to the stored
+// fields.
+func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
+	var enc []byte
+	var err error
+	if side == statusSide {
+		enc, err = encodeJSON("status", obj.Status)
+	} else {
+		enc, err = encodeJSON("spec", obj.Spec)
 	}
-	specT, err := specTree(raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	statusT, err := statusTree(raw)
+	raw := &rawObject{Meta: obj.Meta, Conditions: obj.Conditions}
+	if side == statusSide {
+		raw.Status = enc
+	} else {
+		raw.Spec = enc
+	}
+	tree, err := sideTree(raw, side)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return s.schemas.decodeManaged(&raw.Meta, specSide, specT), s.schemas.decodeManaged(&raw.Meta, statusSide, statusT), nil
+	return s.schemas.decodeManaged(&raw.Meta, side, tree), nil
 }
 
 // FieldChanges reports the fields that differ between two states of an
@@ -34,8 +43,14 @@ func (s *Store[S, T]) managedOf(obj *Object[S, T]) (spec, status ownership.Manag
 // reported as .metadata.deletionRequested, owned by nobody. Bookkeeping
 // (Generation, LastWrite, Managed, Revision) is not a change.
 //
-// If an object's ownership cannot be read, every change counts as foreign,
-// which errs towards acting on the change.
+// If the ownership of a side of the object cannot be read, every change on
+// that side counts as foreign, which errs towards acting on the change.
+//
+// Cost: the differences are found on the typed values; the ownership of a
+// side (spec or status) is decoded only when that side changed and manager
+// has an entry on it before or after the change. Without one, manager owns
+// none of the side's fields and its changes are foreign without a decode
+// (the usual case for a controller judging a user's spec write).
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
 		diff.ListSets(finalizersPath), diff.EquateEmpty()).Paths()
@@ -44,17 +59,37 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, deletionRequestedPath)
 	}
-	if len(specChanges)+len(statusChanges) == 0 {
-		return owned, foreign
+	for _, side := range [2]struct {
+		name    string
+		changed []diff.Path
+	}{{specSide, specChanges}, {statusSide, statusChanges}} {
+		if len(side.changed) == 0 {
+			continue
+		}
+		if !hasEntry(&old.Meta, side.name, manager) && !hasEntry(&new.Meta, side.name, manager) {
+			foreign = append(foreign, side.changed...) // Attribute needs an entry of manager's to own a path
+			continue
+		}
+		before, errOld := s.sideManaged(old, side.name)
+		after, errNew := s.sideManaged(new, side.name)
+		if errOld != nil || errNew != nil {
+			foreign = append(foreign, side.changed...)
+			continue
+		}
+		o, f := ownership.Attribute(manager, side.changed, before, after)
+		owned, foreign = append(owned, o...), append(foreign, f...)
 	}
-	oldSpec, oldStatus, errOld := s.managedOf(old)
-	newSpec, newStatus, errNew := s.managedOf(new)
-	if errOld != nil || errNew != nil {
-		return owned, append(append(foreign, specChanges...), statusChanges...)
+	return owned, foreign
+}
+
+// hasEntry reports whether meta records fields of manager on side.
+func hasEntry(meta *Meta, side, manager string) bool {
+	for _, e := range meta.Managed {
+		if e.Subresource == side && e.Manager == manager {
+			return true
+		}
 	}
-	specOwned, specForeign := ownership.Attribute(manager, specChanges, oldSpec, newSpec)
-	statusOwned, statusForeign := ownership.Attribute(manager, statusChanges, oldStatus, newStatus)
-	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
+	return false
 }
 
 var (
@@ -100,17 +135,4 @@ func nonNil[E any](s []E) []E {
 		return []E{}
 	}
 	return s
-}
-
-// rawFromObject encodes the Spec and Status of a typed object as stored.
-func rawFromObject[S, T any](obj *Object[S, T]) (*rawObject, error) {
-	spec, err := encodeJSON("spec", obj.Spec)
-	if err != nil {
-		return nil, err
-	}
-	status, err := encodeJSON("status", obj.Status)
-	if err != nil {
-		return nil, err
-	}
-	return &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}, nil
 }

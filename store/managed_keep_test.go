@@ -239,3 +239,16 @@ func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error
 func (b *mapBackend) Watch(context.Context, string, int64) (<-chan KVEvent, error) {
 	return nil, fmt.Errorf("mapBackend: Watch not supported")
 }
+
+// rawFromObject encodes the Spec and Status of a typed object as stored.
+func rawFromObject[S, T any](obj *Object[S, T]) (*rawObject, error) {
+	spec, err := encodeJSON("spec", obj.Spec)
+	if err != nil {
+		return nil, err
+	}
+	status, err := encodeJSON("status", obj.Status)
+	if err != nil {
+		return nil, err
+	}
+	return &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}, nil
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/ownership"
+)
+
+// fieldChangesFull is FieldChanges without its shortcuts: both sides'
+// ownership decoded for every change. The specification FieldChanges must
+// agree with.
+func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
+	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
+		diff.ListSets(finalizersPath), diff.EquateEmpty()).Paths()
+	statusChanges := diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
+		diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()).Paths()
+	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
+		foreign = append(foreign, deletionRequestedPath)
+	}
+	if len(specChanges)+len(statusChanges) == 0 {
+		return owned, foreign
+	}
+	managedOf := func(obj *Object[S, T]) (spec, status ownership.Managed) {
+		raw, err := rawFromObject(obj)
+		if err != nil {
+			panic(err)
+		}
+		specT, err := specTree(raw)
+		if err != nil {
+			panic(err)
+		}
+		statusT, err := statusTree(raw)
+		if err != nil {
+			panic(err)
+		}
+		return s.schemas.decodeManaged(&raw.Meta, specSide, specT), s.schemas.decodeManaged(&raw.Meta, statusSide, statusT)
+	}
+	oldSpec, oldStatus := managedOf(old)
+	newSpec, newStatus := managedOf(new)
+	specOwned, specForeign := ownership.Attribute(manager, specChanges, oldSpec, newSpec)
+	statusOwned, statusForeign := ownership.Attribute(manager, statusChanges, oldStatus, newStatus)
+	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
+}
+
+// FieldChanges gives the verdicts of the full judgement (every side's
+// ownership decoded) on random histories of writes by several managers, for
+// every manager, whether or not it has fields on the changed side.
+func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	managers := []string{"user", "ctrl", "scaler", "nobody"}
+	rng := rand.New(rand.NewPCG(17, 1))
+	checked, shortcut := 0, 0
+	for obj := range 20 {
+		name := fmt.Sprintf("k%d", obj)
+		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
+		require.NoError(t, err)
+		for step := range 40 {
+			old, err := st.Get(ctx, name)
+			require.NoError(t, err)
+			w := st.As(managers[rng.IntN(3)])
+			o := *old
+			o.Spec.Env = cloneMap(old.Spec.Env)
+			o.Meta.Labels = cloneMap(old.Meta.Labels)
+			o.Conditions = append([]Condition(nil), old.Conditions...)
+			v := rng.IntN(4)
+			switch rng.IntN(7) {
+			case 0:
+				o.Spec.Replicas = v
+				_, err = w.Update(ctx, &o)
+			case 1:
+				if o.Spec.Env == nil {
+					o.Spec.Env = map[string]string{}
+				}
+				o.Spec.Env[fmt.Sprint("E", v)] = fmt.Sprint(step)
+				if v == 0 {
+					o.Meta.Labels = map[string]string{"l": fmt.Sprint(step)}
+				}
+				_, err = w.Update(ctx, &o)
+			case 2:
+				_, err = w.Apply(ctx, name, map[string]any{"image": fmt.Sprint("img", v)}, Force())
+			case 3:
+				o.Status.Ready = v
+				_, err = w.UpdateStatus(ctx, &o)
+			case 4:
+				_, err = w.ApplyStatus(ctx, name, map[string]any{"message": fmt.Sprint("m", v)},
+					[]Condition{{Type: fmt.Sprint("C", v%2), Status: ConditionTrue}}, Force())
+			case 5:
+				o.Status.Message = fmt.Sprint(step)
+				o.Spec.Replicas = v // ignored by UpdateStatus
+				_, err = w.UpdateStatus(ctx, &o)
+			case 6:
+				if tag := fmt.Sprint("t", v); !slices.Contains(o.Spec.Tags, tag) {
+					o.Spec.Tags = append(slices.Clone(o.Spec.Tags), tag)
+				} else {
+					o.Spec.Tags = slices.DeleteFunc(slices.Clone(o.Spec.Tags), func(s string) bool { return s == tag })
+				}
+				_, err = w.Update(ctx, &o)
+			}
+			require.NoError(t, err)
+			new, err := st.Get(ctx, name)
+			require.NoError(t, err)
+			for _, m := range managers {
+				wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
+				gotOwned, gotForeign := st.FieldChanges(old, new, m)
+				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, name)
+				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, name)
+				checked++
+				if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
+					!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
+					shortcut++
+				}
+			}
+		}
+	}
+	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
+	require.Less(t, shortcut, checked, "and the decoding way")
+}
+
+func cloneMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func pathsText(ps []diff.Path) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
+}

@@ -98,9 +98,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	}
 	rec.reset(fresh)
 
-	rctx, cancel := ctx, context.CancelFunc(nil)
+	rctx := ctx
+	var dctx *deadlineCtx
 	if l.cfg.timeout > 0 {
-		rctx, cancel = context.WithTimeoutCause(ctx, l.cfg.timeout, ErrTimeout)
+		dctx = newDeadlineCtx(ctx, l.cfg.timeout) // context.WithTimeoutCause, built on demand
+		rctx = dctx
 	}
 	if l.metricsOn {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
@@ -109,8 +111,8 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	if l.metricsOn {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
-	if cancel != nil {
-		cancel()
+	if dctx != nil {
+		dctx.end()
 	}
 	var dur time.Duration
 	if timed {

@@ -53,9 +53,9 @@ func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Man
 // (the usual case for a controller judging a user's spec write).
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-		diff.ListSets(finalizersPath), diff.EquateEmpty()).Paths()
+		specDiffOptions...).Paths()
 	statusChanges := diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-		diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()).Paths()
+		statusDiffOptions...).Paths()
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, deletionRequestedPath)
 	}
@@ -96,6 +96,10 @@ var (
 	finalizersPath        = diff.MustParsePath(".metadata.finalizers")
 	conditionsPath        = diff.MustParsePath(".conditions")
 	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
+
+	// The options of FieldChanges' two diffs, built once.
+	specDiffOptions   = []diff.Option{diff.ListSets(finalizersPath), diff.EquateEmpty()}
+	statusDiffOptions = []diff.Option{diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()}
 )
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct
@@ -122,13 +126,17 @@ type (
 func metaViewOf(m *Meta) metaView {
 	v := metaView{Labels: m.Labels, Annotations: m.Annotations, Owners: nonNil(m.Owners), Finalizers: nonNil(m.Finalizers)}
 	if v.Labels == nil {
-		v.Labels = map[string]string{}
+		v.Labels = noStrings
 	}
 	if v.Annotations == nil {
-		v.Annotations = map[string]string{}
+		v.Annotations = noStrings
 	}
 	return v
 }
+
+// noStrings is the empty map metaViewOf shows for an absent one. It is
+// shared and only read (diff.Diff does not modify what it compares).
+var noStrings = map[string]string{}
 
 func nonNil[E any](s []E) []E {
 	if s == nil {

@@ -100,3 +100,42 @@ func TestHoldDelaysEveryAdd(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// The write budget: a status write that never settles, before every
+// Requeue, is reported as Oscillating (naming the path) and slowed to at
+// most 60 writes a minute.
+func TestStatusWriteAndRequeueStormIsReportedAndSlowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		rev0 := e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var writes atomic.Int64
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			n := writes.Add(1)
+			if n >= spinGuard {
+				return Result{}, nil
+			}
+			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "seen " + time.Now().String(), Replicas: int(n)}, nil)
+			return Result{Requeue: true}, err
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
+		stop := start(t, l)
+		last := rev0
+		for minute := 1; minute <= 5; minute++ {
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			rev := e.get(t, "a").Meta.Revision
+			t.Logf("minute %d: %d writes", minute, rev-last)
+			// Before: 10,000 writes at once (stopped by the guard), no report.
+			require.LessOrEqual(t, rev-last, int64(60), "minute %d", minute)
+			last = rev
+		}
+		require.Positive(t, m.Oscillations("test", oscillation.TooManyWrites))
+		c := stalledOf(t, e, "a")
+		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Contains(t, c.Message, "too many writes: ")
+		require.Contains(t, c.Message, ".status.phase")
+		require.NoError(t, stop())
+	})
+}

@@ -244,11 +244,12 @@ func WithFieldManager(manager string) Option {
 }
 
 // WithOscillation sets the oscillation detector's window and thresholds
-// (default 1m, 3 re-sets for a fight, 10 writes for no progress). Negative
+// (default 1m, 3 re-sets for a fight, 10 writes for no progress, a budget
+// of 30 writes of any kind without a spec change). Negative
 // values are invalid; zero fields keep the defaults.
 func WithOscillation(cfg oscillation.Config) Option {
 	return optionFunc(func(c *config) error {
-		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 {
+		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 || cfg.MaxWrites < 0 {
 			return invalid("oscillation thresholds must not be negative: %+v", cfg)
 		}
 		c.osc = cfg.WithDefaults()

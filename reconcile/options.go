@@ -72,7 +72,7 @@ func defaultConfig(name string) config {
 		policy:       backoff.DefaultPolicy(),
 		stallAfter:   DefaultStallAfter,
 		metrics:      NopMetrics{},
-		logger:       slog.New(slog.DiscardHandler),
+		logger:       slog.Default(),
 		drainTimeout: DefaultDrainTimeout,
 		clock:        clock.Real{},
 		manager:      name,
@@ -190,9 +190,11 @@ func WithMetrics(m Metrics) Option {
 	})
 }
 
-// WithLogger sets the logger (default: discard). Each reconcile is logged
-// at Debug with controller, key, attempt, duration and result; failures at
-// Error with the backoff delay; oscillation at Error.
+// WithLogger sets the logger (default slog.Default(), as it is when New
+// runs, so warnings and errors are seen). Each reconcile is logged at Debug
+// with controller, key, attempt, duration and result; failures at Error
+// with the backoff delay; panics at Error with the stack; oscillation at
+// Error; a wait for a source to sync at Warn every SyncWaitReport.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) error {
 		if l == nil {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -98,5 +99,64 @@ func TestHoldDelaysEveryAdd(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "one run at the hold's end")
 		require.NoError(t, stop())
+	})
+}
+
+// The write budget: a status write that never settles, before every
+// Requeue, is reported as Oscillating (naming the path) and slowed to at
+// most 60 writes in any minute.
+func TestStatusWriteAndRequeueStormIsReportedAndSlowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		// Every write of the object, the Loop's Stalled writes included,
+		// with its (virtual) time.
+		var mu sync.Mutex
+		var at []time.Time
+		e.cache.AddHandler(func(old, _ *app) {
+			if old != nil {
+				mu.Lock()
+				at = append(at, time.Now())
+				mu.Unlock()
+			}
+		})
+		var writes atomic.Int64
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			n := writes.Add(1)
+			if n >= spinGuard {
+				return Result{}, nil
+			}
+			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "seen " + time.Now().String(), Replicas: int(n)}, nil)
+			return Result{Requeue: true}, err
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
+		stop := start(t, l)
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		require.NoError(t, stop())
+
+		mu.Lock()
+		defer mu.Unlock()
+		// The most writes in any minute [t, t+1m) of the five.
+		most := 0
+		for i, t0 := range at {
+			n := 0
+			for _, t1 := range at[i:] {
+				if t1.Sub(t0) < time.Minute {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		t.Logf("%d writes in 5 minutes, at most %d in a minute", len(at), most)
+		// Before: 9,999 writes at once (stopped by the guard), no report.
+		require.LessOrEqual(t, most, 60)
+		require.Positive(t, m.Oscillations("test", oscillation.TooManyWrites))
+		c := stalledOf(t, e, "a")
+		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Contains(t, c.Message, "too many writes: ")
+		require.Contains(t, c.Message, ".status.phase")
 	})
 }

@@ -168,8 +168,10 @@ func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 // When ctx ends, Run stops taking keys, cancels in-flight reconciles with
 // cause ErrShutdown, and waits up to the drain timeout for them. It returns
 // nil after a clean stop; an error wrapping ErrDrainTimeout that names the
-// keys still running if the drain timed out; or the error of a Source that
-// failed.
+// keys still running if the drain timed out; an error wrapping ErrNotSynced
+// if ctx ended while it waited for a source to sync (while it waits, it
+// logs at Warn every SyncWaitReport which source, how long, and the
+// source's last list or watch error); or the error of a Source that failed.
 func (l *Loop[K]) Run(ctx context.Context) error {
 	if !l.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -202,12 +204,25 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	return err
 }
 
+// waitSynced waits for every source that is a Syncer, logging at Warn
+// every SyncWaitReport which one it waits for, how long, and its last list
+// or watch error. It returns an error wrapping ErrNotSynced if ctx ends
+// first.
 func (l *Loop[K]) waitSynced(ctx context.Context) error {
-	for _, s := range l.sources {
-		if sy, ok := s.(Syncer); ok {
-			if err := sy.WaitForSync(ctx); err != nil {
-				return nil // ctx ended: Run returns
-			}
+	for i, s := range l.sources {
+		sy, ok := s.(Syncer)
+		if !ok {
+			continue
+		}
+		start := l.clk.Now()
+		what := fmt.Sprintf("loop %s: source %d (%s)", l.name, i, describe(s))
+		err := waitSync(ctx, l.clk, sy.WaitForSync, func(waited time.Duration) {
+			l.log.LogAttrs(ctx, slog.LevelWarn, "waiting for a source to sync", slog.String("controller", l.name),
+				slog.Int("source", i), slog.String("what", describe(s)), slog.Duration("waited", waited),
+				slog.Any("lastError", lastError(s)))
+		})
+		if err != nil {
+			return notSynced(what, l.clk.Now().Sub(start), lastError(s))
 		}
 	}
 	return nil

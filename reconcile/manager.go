@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -69,7 +70,10 @@ func WithManagerElector(e lease.Elector) ManagerOption {
 	return func(m *Manager) { m.elector = e }
 }
 
-// WithManagerLogger sets the Manager's logger (default: discard).
+// WithManagerLogger sets the Manager's logger (default slog.Default(), as
+// it is when NewManager runs). While it waits for a cache to sync, the
+// Manager logs at Warn every SyncWaitReport which cache, how long, and the
+// cache's last list or watch error.
 func WithManagerLogger(l *slog.Logger) ManagerOption {
 	return func(m *Manager) {
 		if l != nil {
@@ -80,7 +84,7 @@ func WithManagerLogger(l *slog.Logger) ManagerOption {
 
 // NewManager returns an empty Manager.
 func NewManager(opts ...ManagerOption) *Manager {
-	m := &Manager{log: slog.New(slog.DiscardHandler), shared: newSharedElector()}
+	m := &Manager{log: slog.Default(), shared: newSharedElector()}
 	for _, o := range opts {
 		if o != nil {
 			o(m)
@@ -124,7 +128,9 @@ func (m *Manager) Elector() lease.Elector { return m.shared }
 
 // Run runs the Manager until ctx ends; see Manager. It returns the first
 // error of a part that failed (a Loop or cache whose Run returned an error),
-// joined with the errors of the stop.
+// joined with the errors of the stop, or, if ctx ended while it waited for
+// a cache to sync, an error wrapping ErrNotSynced that names the cache and
+// its last list or watch error.
 func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {
@@ -158,9 +164,18 @@ func (m *Manager) Run(ctx context.Context) error {
 		cacheWG.Go(func() { record(fmt.Sprintf("cache %d", i), c.Run(cacheCtx)) })
 	}
 	defer func() { stopCaches(); cacheWG.Wait() }()
-	for _, c := range caches {
-		if c.WaitForSync(failCtx) != nil {
-			return m.failure()
+	for i, c := range caches {
+		what := fmt.Sprintf("cache %d (%s)", i, describe(c))
+		start := time.Now()
+		err := waitSync(failCtx, clock.Real{}, c.WaitForSync, func(waited time.Duration) {
+			m.log.LogAttrs(ctx, slog.LevelWarn, "manager waiting for a cache to sync", slog.Int("cache", i),
+				slog.String("what", describe(c)), slog.Duration("waited", waited), slog.Any("lastError", lastError(c)))
+		})
+		if err != nil {
+			if failed := m.failure(); failed != nil {
+				return failed
+			}
+			return notSynced(what, time.Since(start), lastError(c))
 		}
 	}
 
@@ -219,7 +234,9 @@ func (m *Manager) campaign(ctx context.Context) {
 }
 
 // Ready returns nil once every cache has synced and every Loop is
-// running, else an error wrapping ErrNotReady that says what is missing.
+// running, else an error wrapping ErrNotReady that says what is missing:
+// for a cache that has not synced, which one and its last list or watch
+// error (a cache that has a LastError method, as *cache.Cache does).
 func (m *Manager) Ready() error {
 	m.mu.Lock()
 	caches, running, failed := m.caches, m.running, m.failed
@@ -229,7 +246,10 @@ func (m *Manager) Ready() error {
 	}
 	for i, c := range caches {
 		if !c.HasSynced() {
-			return fmt.Errorf("%w: cache %d has not synced", ErrNotReady, i)
+			if err := lastError(c); err != nil {
+				return fmt.Errorf("%w: cache %d (%s) has not synced; last error: %w", ErrNotReady, i, describe(c), err)
+			}
+			return fmt.Errorf("%w: cache %d (%s) has not synced", ErrNotReady, i, describe(c))
 		}
 	}
 	if !running {

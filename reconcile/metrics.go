@@ -46,7 +46,10 @@ type Metrics interface {
 	// QueueMetrics returns the hooks for the work queue of controller
 	// (workqueue_* semantics: depth, adds, latency, work duration,
 	// unfinished work, retries), or nil for none, in which case the queue
-	// takes no timestamps. The Loop calls it once per leadership term.
+	// takes no timestamps. The Loop calls it once per leadership term, and
+	// calls its Retry for every retry it schedules through backoff (a
+	// failure, or a Requeue that wrote nothing), as workqueue_retries_total
+	// counts controller-runtime's rate-limited adds.
 	QueueMetrics(controller string) queue.Metrics
 }
 

@@ -72,7 +72,7 @@ func defaultConfig(name string) config {
 		policy:       backoff.DefaultPolicy(),
 		stallAfter:   DefaultStallAfter,
 		metrics:      NopMetrics{},
-		logger:       slog.New(slog.DiscardHandler),
+		logger:       slog.Default(),
 		drainTimeout: DefaultDrainTimeout,
 		clock:        clock.Real{},
 		manager:      name,
@@ -190,9 +190,11 @@ func WithMetrics(m Metrics) Option {
 	})
 }
 
-// WithLogger sets the logger (default: discard). Each reconcile is logged
-// at Debug with controller, key, attempt, duration and result; failures at
-// Error with the backoff delay; oscillation at Error.
+// WithLogger sets the logger (default slog.Default(), as it is when New
+// runs, so warnings and errors are seen). Each reconcile is logged at Debug
+// with controller, key, attempt, duration and result; failures at Error
+// with the backoff delay; panics at Error with the stack; oscillation at
+// Error; a wait for a source to sync at Warn every SyncWaitReport.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) error {
 		if l == nil {
@@ -244,11 +246,12 @@ func WithFieldManager(manager string) Option {
 }
 
 // WithOscillation sets the oscillation detector's window and thresholds
-// (default 1m, 3 re-sets for a fight, 10 writes for no progress). Negative
+// (default 1m, 3 re-sets for a fight, 10 writes for no progress, a budget
+// of 30 writes of any kind without a spec change). Negative
 // values are invalid; zero fields keep the defaults.
 func WithOscillation(cfg oscillation.Config) Option {
 	return optionFunc(func(c *config) error {
-		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 {
+		if cfg.Window < 0 || cfg.FightWrites < 0 || cfg.NoProgressWrites < 0 || cfg.MaxWrites < 0 {
 			return invalid("oscillation thresholds must not be negative: %+v", cfg)
 		}
 		c.osc = cfg.WithDefaults()

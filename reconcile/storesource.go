@@ -194,6 +194,23 @@ func (s *cacheSource[S, T]) WaitForSync(ctx context.Context) error {
 	return s.c.WaitForSync(ctx)
 }
 
+// LastError returns the cache's last list or watch error, which a Loop
+// waiting for the source to sync logs.
+func (s *cacheSource[S, T]) LastError() error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.LastError()
+}
+
+// String names the source in logs: FromStore(kind), or "cache source".
+func (s *cacheSource[S, T]) String() string {
+	if s.st != nil {
+		return "FromStore(" + s.st.Kind() + ")"
+	}
+	return "cache source"
+}
+
 // Revision returns the store revision the cache reflects (RevisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {

@@ -14,6 +14,9 @@ import (
 // term is one period of work: one queue, one set of workers, one fence.
 type term[K comparable] struct {
 	q *queue.Queue[K]
+	// qm is the queue's metric hooks, nil without: the Loop fires Retry
+	// for each retry it schedules.
+	qm queue.Metrics
 	// ctx is the term: workers take keys while it lasts.
 	ctx context.Context
 	// work is the parent of every reconcile's ctx. It keeps ctx's values
@@ -64,8 +67,9 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	}
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(termCtx))
 	defer cancelWork(nil)
-	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(l.metrics.QueueMetrics(l.name)))
-	t := &term[K]{q: q, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
+	qm := l.metrics.QueueMetrics(l.name)
+	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(qm))
+	t := &term[K]{q: q, qm: qm, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
 	l.cur.Store(t)
 	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name))
 	l.enqueueAll(t)

@@ -150,6 +150,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	}
 
 	if l.metricsOn {
+		if t.qm != nil && (d.failed || d.requeues > 0) {
+			t.qm.Retry() // workqueue_retries_total: a retry through backoff
+		}
 		l.metrics.ReconcileDone(l.name, d.result, dur)
 		if err != nil {
 			l.metrics.ReconcileError(l.name, d.terminal)

@@ -12,7 +12,11 @@ import (
 // Fight: self re-sets a path that another manager changed since self last
 // wrote it; FightWrites such re-sets of one path within Window are reported.
 // NoProgress: NoProgressWrites writes by self within Window, with no change
-// to any path self does not own in between (by anyone), are reported. A write
+// to any path self does not own in between (by anyone), are reported.
+// TooManyWrites: a write by self beyond MaxWrites within Window (the
+// budget), status-only ones included, with no change to the spec in
+// between, is reported, and so is every further one while the budget stays
+// spent. A write
 // by self that changes only status-side paths (.status…, .conditions[…]) and
 // no foreign path does not count: see "Status-only writes" in the reconcile
 // package documentation.
@@ -31,6 +35,9 @@ type Detector struct {
 	resets []pathTimes
 	// selfWrites: self's writes since the last change to a foreign path.
 	selfWrites []selfWrite
+	// budget: self's writes of any kind within Window since the last
+	// change to the spec.
+	budget []selfWrite
 }
 
 type pathTimes struct {
@@ -53,6 +60,9 @@ func (d *Detector) Observe(w Write) []Report {
 	var out []Report
 	if len(w.Foreign) > 0 {
 		d.selfWrites = d.selfWrites[:0]
+	}
+	if specChanged(w.Owned) || specChanged(w.Foreign) {
+		d.budget = d.budget[:0]
 	}
 	if !w.Self {
 		for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
@@ -109,7 +119,34 @@ func (d *Detector) Observe(w Write) []Report {
 			d.selfWrites = nil
 		}
 	}
+	d.budget = append(d.budget[pruneWrites(d.budget, cutoff):], selfWrite{at: w.Time, paths: slices.Concat(w.Owned, w.Foreign)})
+	if n := len(d.budget); n > d.cfg.MaxWrites {
+		var paths []diff.Path
+		for _, sw := range d.budget {
+			paths = append(paths, sw.paths...)
+		}
+		slices.SortFunc(paths, diff.Path.Compare)
+		out = append(out, Report{Kind: TooManyWrites, Paths: slices.CompactFunc(paths, diff.Path.Equal), Writes: n, Window: d.cfg.Window})
+	}
 	return out
+}
+
+// pruneWrites returns the index of the first write after cutoff: the
+// budget's window is (now−Window, now].
+func pruneWrites(ws []selfWrite, cutoff time.Time) int {
+	i := 0
+	for i < len(ws) && !ws[i].at.After(cutoff) {
+		i++
+	}
+	return i
+}
+
+var specRoot = diff.Path{}.Field("spec")
+
+// specChanged reports whether a path is in the spec: the write changed the
+// generation.
+func specChanged(paths []diff.Path) bool {
+	return slices.ContainsFunc(paths, func(p diff.Path) bool { return p.HasPrefix(specRoot) })
 }
 
 func comparePathTimes(r pathTimes, p diff.Path) int { return r.path.Compare(p) }
@@ -142,6 +179,9 @@ func (d *Detector) Idle(now time.Time) bool {
 		if len(r.times) > 0 && !r.times[len(r.times)-1].Before(cutoff) {
 			return false
 		}
+	}
+	if len(d.budget) > 0 && !d.budget[len(d.budget)-1].at.Before(cutoff) {
+		return false
 	}
 	return len(d.selfWrites) == 0 || d.selfWrites[len(d.selfWrites)-1].at.Before(cutoff)
 }

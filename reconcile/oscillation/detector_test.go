@@ -275,3 +275,34 @@ func TestStatusOnlyPaths(t *testing.T) {
 		require.Equal(t, tt.want, statusOnly(tt.paths), "%v", tt.paths)
 	}
 }
+
+func TestDetectorWriteBudget(t *testing.T) {
+	status := func(n int, every time.Duration) (ws []Write) {
+		for i := range n {
+			ws = append(ws, self(time.Duration(i)*every, ".status.phase"))
+		}
+		return ws
+	}
+	budget := Report{Kind: TooManyWrites, Paths: ps(".status.phase"), Writes: 31, Window: time.Minute}
+
+	// The 31st write within a minute is beyond the budget, status-only or
+	// not.
+	require.Equal(t, []Report{budget}, feed(New(Config{}), status(31, time.Second)...))
+	// Every further write while it stays spent is reported again.
+	d := New(Config{})
+	feed(d, status(31, time.Second)...)
+	over := d.Observe(self(31*time.Second, ".status.phase"))
+	require.Len(t, over, 1)
+	require.Equal(t, TooManyWrites, over[0].Kind)
+	// One write every 2s stays within it for ever.
+	require.Empty(t, feed(New(Config{}), status(100, 2*time.Second)...))
+	// A change to the spec (a new generation) starts the budget over.
+	ws := status(30, time.Second)
+	ws = append(ws, other(30*time.Second, ".spec.replicas"), self(31*time.Second, ".status.phase"))
+	require.Empty(t, feed(New(Config{}), ws...))
+	// The budget is a Config field.
+	require.Equal(t, []Report{{Kind: TooManyWrites, Paths: ps(".status.phase"), Writes: 6, Window: time.Minute}},
+		feed(New(Config{MaxWrites: 5}), status(6, time.Second)...))
+	require.Equal(t, "TooManyWrites", TooManyWrites.String())
+	require.Contains(t, budget.Message(), "too many writes: 31 writes within 1m0s to .status.phase")
+}

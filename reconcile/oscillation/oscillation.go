@@ -17,15 +17,22 @@ const (
 	// NoProgress: the manager keeps writing while nothing it does not own
 	// changes (for example a label holding a hash of the object itself).
 	NoProgress
+	// TooManyWrites: the manager wrote beyond its budget, more than
+	// MaxWrites writes of any kind (status-only included) within Window
+	// with no change to the spec (the generation), for example a status
+	// that never settles written before every Result.Requeue.
+	TooManyWrites
 )
 
-// String returns "Fight", "NoProgress" or "Unknown".
+// String returns "Fight", "NoProgress", "TooManyWrites" or "Unknown".
 func (k Kind) String() string {
 	switch k {
 	case Fight:
 		return "Fight"
 	case NoProgress:
 		return "NoProgress"
+	case TooManyWrites:
+		return "TooManyWrites"
 	}
 	return "Unknown"
 }
@@ -35,10 +42,12 @@ const (
 	DefaultWindow           = time.Minute
 	DefaultFightWrites      = 3
 	DefaultNoProgressWrites = 10
+	DefaultMaxWrites        = 30
 )
 
 // Config sets a Detector's thresholds. Zero (or negative) fields take the
-// defaults: a 1m window, 3 re-sets for a Fight, 10 writes for NoProgress.
+// defaults: a 1m window, 3 re-sets for a Fight, 10 writes for NoProgress,
+// a budget of 30 writes.
 type Config struct {
 	// Window is how far back writes count.
 	Window time.Duration
@@ -47,6 +56,13 @@ type Config struct {
 	// NoProgressWrites is how many counted writes within Window, with no
 	// foreign change in between, make NoProgress.
 	NoProgressWrites int
+	// MaxWrites is the write budget: a write by self that makes more
+	// than MaxWrites writes by self within Window, status-only writes
+	// included, with no change to the spec by anyone in between, is
+	// TooManyWrites; so is every further write while the budget stays
+	// spent. The default, 30, lets a status follow an outside system
+	// polled every 2s.
+	MaxWrites int
 }
 
 // WithDefaults returns c with every zero or negative field set to its
@@ -60,6 +76,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.NoProgressWrites <= 0 {
 		c.NoProgressWrites = DefaultNoProgressWrites
+	}
+	if c.MaxWrites <= 0 {
+		c.MaxWrites = DefaultMaxWrites
 	}
 	return c
 }
@@ -83,7 +102,7 @@ type Report struct {
 	Kind Kind
 	// Paths are the flipping paths, sorted (diff.Path.Compare): for a Fight
 	// the paths re-set after another manager changed them, for NoProgress
-	// the paths self kept writing.
+	// the paths self kept writing (for TooManyWrites, within the window).
 	Paths []diff.Path
 	// Writes is the number of writes (re-sets for a Fight) in the window.
 	Writes int
@@ -102,6 +121,9 @@ func (r Report) Message() string {
 	case Fight:
 		return fmt.Sprintf("fight: re-set %s %d times within %v after another manager changed it",
 			strings.Join(paths, ", "), r.Writes, r.Window)
+	case TooManyWrites:
+		return fmt.Sprintf("too many writes: %d writes within %v to %s with no change to the spec",
+			r.Writes, r.Window, strings.Join(paths, ", "))
 	default:
 		return fmt.Sprintf("no progress: %d writes within %v to %s with no change to any field this manager does not own",
 			r.Writes, r.Window, strings.Join(paths, ", "))

@@ -65,6 +65,7 @@ type Cache[S, T any] struct {
 	handlers []func(old, new *store.Object[S, T])
 
 	running atomic.Bool
+	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
 	synced  chan struct{}
 }
 

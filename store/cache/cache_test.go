@@ -315,12 +315,14 @@ func TestCacheReportsWhyItRelists(t *testing.T) {
 		src := newScripted(10)
 		errs := make(chan error, 10)
 		c := cache.New(src, cache.WithErrorHandler(func(err error) { errs <- err }))
+		require.NoError(t, c.LastError(), "nothing has failed yet")
 		stop := startCache(t, c)
 		defer stop()
 
 		w := <-src.streams
 		w.send(evExpired(10))
 		require.ErrorIs(t, <-errs, store.ErrExpired)
+		require.ErrorIs(t, c.LastError(), store.ErrExpired, "LastError keeps the last one")
 
 		w = <-src.streams
 		close(w.ch)

@@ -31,6 +31,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		c.lastErr.Store(&err)
 		if c.cfg.onError != nil {
 			c.cfg.onError(err)
 		}
@@ -51,6 +52,16 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// LastError returns the error of the last failed list or watch (the one
+// WithErrorHandler saw last), or nil if none has failed. It is for health
+// checks and logs: a Cache that never syncs says why.
+func (c *Cache[S, T]) LastError() error {
+	if p := c.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // errWatchClosed is what the error handler sees when a watch channel closed

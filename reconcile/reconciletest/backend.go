@@ -107,7 +107,11 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 			_, _ = w.mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: wr.Key, Value: kv.Value})
 		}
 	}
+	prev, gerr := w.mem.Get(ctx, wr.Key)
 	rev, err := w.mem.Txn(ctx, conds, wr)
+	if err == nil {
+		w.recordWrite(prev, gerr == nil, wr, true, marked)
+	}
 	w.check(ctx, p, conds, wr, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
 		rec.wrote(wr.Key, rev)
@@ -213,5 +217,10 @@ func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<
 func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
 	b.w.txnMu.Lock()
 	defer b.w.txnMu.Unlock()
-	return b.w.mem.Txn(ctx, conds, wr)
+	prev, gerr := b.w.mem.Get(ctx, wr.Key)
+	rev, err := b.w.mem.Txn(ctx, conds, wr)
+	if err == nil {
+		b.w.recordWrite(prev, gerr == nil, wr, false, false)
+	}
+	return rev, err
 }

@@ -97,6 +97,14 @@ type Config[S, T any] struct {
 
 	// Faults says what goes wrong, and for how long.
 	Faults Faults
+
+	// SkipHistory turns off the history check: the comparison of what the
+	// controller did to each child (by key: creates, deletes, what is left
+	// at the end) with the fault-free reference run of the same seed. Set
+	// it for a reconciler that names children randomly (the keys of two
+	// runs then differ); children with names derived from their owner are
+	// the better cure.
+	SkipHistory bool
 }
 
 // Faults selects the faults of a schedule. Probabilities are per
@@ -203,6 +211,12 @@ func AllFaults() Faults {
 		CompetingWrites:   0.01,
 		Deletes:           2,
 	}
+}
+
+// reference returns the faults of the fault-free reference run: none, but
+// the same timing and the same workload (the test's deletions).
+func (f Faults) reference() Faults {
+	return Faults{Duration: f.Duration, MaxDelay: f.MaxDelay, CrashAfter: f.CrashAfter, Deletes: f.Deletes}
 }
 
 // Defaults of Config and Faults.

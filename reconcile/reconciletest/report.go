@@ -42,6 +42,14 @@ type Report struct {
 	ReconcileBound int
 	// Deletions counts the primary objects the test deleted.
 	Deletions int
+	// LostUpdates counts the reconciler's writes that undid another
+	// manager's change to a field of a primary object (each is also a
+	// violation).
+	LostUpdates int
+	// Reference is the report of the fault-free reference run of the same
+	// seed whose children's histories this run was compared with; nil if
+	// none was run.
+	Reference *Report
 	// Violations are the checks that failed, empty for a passing schedule.
 	Violations []string
 	// Trace is every decision of the scheduler, stamped with virtual time;

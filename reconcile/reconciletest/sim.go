@@ -16,18 +16,46 @@ import (
 	"github.com/steady-go/steady/store/lease"
 )
 
-// simulate plays one schedule; it must run inside a synctest bubble.
+// simulate plays one schedule and, unless the history check is off or the
+// schedule injects nothing, its fault-free reference run, and compares the
+// two; it must run inside a synctest bubble.
 func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Report {
+	rep, w := play(ctx, cfg, seed)
+	ref := cfg.Faults.reference()
+	if w == nil || cfg.SkipHistory || (ref == cfg.Faults && (cfg.Compete == nil || cfg.Faults.CompetingWrites == 0)) {
+		return rep
+	}
+	rcfg := cfg
+	rcfg.Faults = ref
+	rcfg.Compete = nil
+	rrep, rw := play(ctx, rcfg, seed)
+	rep.Reference = rrep
+	if rw == nil {
+		return rep
+	}
+	if rrep.Failed() {
+		w.violate("the fault-free reference run of this seed fails too: %s", rrep.Violations[0])
+	}
+	w.compareHistory(rw)
+	rep.Violations = w.violations
+	return rep
+}
+
+// play plays one schedule of cfg. It returns the world too, for the
+// history check; nil if the schedule could not start.
+func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report, *world) {
 	w := newWorld(seed, cfg.Faults)
+	w.kind = cfg.Kind
+	w.manager = cfg.Manager
 	w.leadership = cfg.Faults.LeadershipLosses > 0
 	w.bound = cfg.bound()
 	w.reconcileTime = cfg.ReconcileTime
 	w.passes = cfg.Passes
 	w.rep.Bound = w.bound
-	fail := func(format string, args ...any) *Report {
+	fail := func(format string, args ...any) (*Report, *world) {
 		w.violate(format, args...)
 		w.rep.Violations = w.violations
-		return w.rep
+		return w.rep, nil
 	}
 
 	primary, err := store.New[S, T](w.raw, cfg.Kind, store.WithUIDs(w.nextUID))
@@ -86,8 +114,9 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 	}
 	conv.final(ctx, "a resync period after the bound", false)
 	conv.bounds()
+	w.leftover = w.finalChildren(ctx)
 	w.rep.Violations = w.violations
-	return w.rep
+	return w.rep, w
 }
 
 // startProcess builds and starts incarnation n of the controller: its
@@ -219,6 +248,7 @@ func (w *world) compete() {
 	w.rep.Faults["competing-write"]++
 	w.disturbLocked(name)
 	w.counts(name).stale = true
+	w.competed[name] = true
 	w.traceLocked("fault competing-write: %s", name)
 	w.travelTo = append(w.travelTo, w.mem.Revision())
 	w.mu.Unlock()

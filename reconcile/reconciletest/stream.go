@@ -31,6 +31,7 @@ type stream struct {
 	expireAt    time.Time // a stream that lost an event ends then
 	lost        bool
 	closed      bool
+	again       bool // pending[0] is a duplicate to deliver as it is
 }
 
 func compareStreams(a, b *stream) int {
@@ -117,7 +118,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 		s.send(store.KVEvent{Progress: true, Revision: to})
 		return
 	}
-	faults := w.faultsOn && ev.Err == nil
+	faults := w.faultsOn && ev.Err == nil && !s.again
 	f := w.f
 	if faults && f.DelayEvents > 0 && w.rng.Float64() < f.DelayEvents {
 		d := time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay)))
@@ -151,19 +152,25 @@ func (w *world) deliver(s *stream, now time.Time) {
 	dup := faults && f.DuplicateEvents > 0 && w.rng.Float64() < f.DuplicateEvents
 	expire := faults && f.ExpireWatches > 0 && w.rng.Float64() < f.ExpireWatches
 	s.sent = max(s.sent, ev.Revision)
-	w.traceLocked("deliver %s revision %d", ev.KV.Key, ev.Revision)
-	if dup {
+	if s.again {
+		w.traceLocked("deliver %s revision %d again", ev.KV.Key, ev.Revision)
+	} else {
+		w.traceLocked("deliver %s revision %d", ev.KV.Key, ev.Revision)
+	}
+	s.again = false
+	if dup && !expire {
+		// The copy is delivered by a step of its own: sent back to back,
+		// its hint would race the worker taking the first one's.
 		w.rep.Faults["duplicate"]++
 		w.traceLocked("fault duplicate: %s revision %d", s.prefix, ev.Revision)
+		s.pending = append([]store.KVEvent{ev}, s.pending...)
+		s.again = true
 	}
 	if ev.Err != nil {
 		s.closed = true
 	}
 	w.mu.Unlock()
 	s.send(ev)
-	if dup {
-		s.send(ev)
-	}
 	if expire {
 		w.fault("expire", "%s after revision %d", s.prefix, ev.Revision)
 		w.expire(s)

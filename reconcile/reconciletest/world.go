@@ -67,6 +67,12 @@ type world struct {
 	objWrites  map[string]*objCounts
 	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
 	work       workload        // scheduler goroutine only
+	kind       string          // the primary kind
+	manager    string          // the reconciler's manager
+	children   map[string]*childHistory
+	fields     map[string]map[string]fieldWrite // primary key → field → its last change
+	competed   map[string]bool                  // primary objects a competing write touched
+	leftover   map[string]string                // children left at the end → owner
 }
 
 func newWorld(seed uint64, f Faults) *world {
@@ -79,6 +85,9 @@ func newWorld(seed uint64, f Faults) *world {
 		rep:       &Report{Seed: seed, Faults: map[string]int{}},
 		objWrites: map[string]*objCounts{},
 		gone:      map[string]bool{},
+		children:  map[string]*childHistory{},
+		fields:    map[string]map[string]fieldWrite{},
+		competed:  map[string]bool{},
 	}
 	w.raw = &lockedBackend{w: w}
 	return w

@@ -9,207 +9,26 @@
 // Usage:
 //
 //	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
-//	go run ./examples/fleet -etcd host:port[,host:port...] [-replica NAME] [-prefix /steady-fleet/] [-ttl 5s] [flags above]
 //	go run ./examples/fleet -data DIR [flags above]
 //
-// With -etcd, the groups live in that etcd cluster, and the controller works
-// only while its replica leads an election there: run two processes with
-// different -replica names, and the standby takes over when the active one
-// dies. The process then runs until interrupted (see replica.go). With
-// -data, the groups live in DIR/fleet.db (store/boltstore) and survive a
-// restart of the process (see data.go).
+// With -data, the groups live in DIR/fleet.db (store/boltstore) and survive
+// a restart of the process. The demo itself is package
+// examples/fleet/internal/demo; examples/fleet/fleet-etcd runs it on an
+// etcd cluster, so that this program compiles nothing of etcd's client
+// (main_test.go checks).
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"math/rand/v2"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
-	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/steady-go/steady/examples/fleet/internal/demo"
 	"github.com/steady-go/steady/examples/internal/cli"
-	"github.com/steady-go/steady/store"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cli.Exit("fleet", run(ctx, os.Args[1:], os.Stdout))
-}
-
-// options are the command-line flags.
-type options struct {
-	objects  int
-	rate     float64 // fault rate; 0 is no faults
-	seed     uint64
-	duration time.Duration // give up after this long
-	chaos    time.Duration // how long faults are injected
-	etcd     etcdOptions   // the etcd mode (etcd.go); off without -etcd
-	data     string        // the data mode's directory (data.go); "" without -data
-}
-
-func parseFlags(args []string, out io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.IntVar(&o.objects, "objects", 50, "number of groups")
-	faults := fs.String("faults", "on", `fault injection: "on" (rate 0.1), "off", or a rate in [0, 0.5]`)
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
-	fs.DurationVar(&o.duration, "duration", 0, "fail if not converged within this long (default 30s, or 0.6ms a group if longer: 60s at 100000)")
-	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
-	checkEtcd := addEtcdFlags(fs, &o.etcd)
-	checkData := addDataFlag(fs, &o.data, &o.etcd)
-	if err := cli.Parse(fs, args, false); err != nil {
-		return o, err
-	}
-	if err := checkEtcd(); err != nil {
-		return o, cli.UsageError{Err: err}
-	}
-	if err := checkData(); err != nil {
-		return o, cli.UsageError{Err: err}
-	}
-	switch *faults {
-	case "on":
-		o.rate = 0.1
-	case "off":
-		o.rate = 0
-	default:
-		r, err := strconv.ParseFloat(*faults, 64)
-		if err != nil || !(r >= 0 && r <= 0.5) { // NaN fails both
-			return o, cli.Usagef(`-faults %q: want "on", "off" or a rate in [0, 0.5]`, *faults)
-		}
-		o.rate = r
-	}
-	if o.objects < 1 || o.objects > 1_000_000 {
-		return o, cli.Usagef("-objects %d: want between 1 and 1000000", o.objects)
-	}
-	duration := false
-	fs.Visit(func(f *flag.Flag) { duration = duration || f.Name == "duration" })
-	if !duration {
-		o.duration = max(30*time.Second, time.Duration(o.objects)*600*time.Microsecond)
-	}
-	if o.duration <= 0 || o.chaos <= 0 {
-		return o, cli.Usagef("-duration %v, -chaos %v: both must be positive", o.duration, o.chaos)
-	}
-	return o, nil
-}
-
-// run plays the demo, printing to w, and returns nil once the fleet has
-// converged after the faults stopped, or an error saying what is still
-// wrong when -duration runs out.
-func run(ctx context.Context, args []string, w io.Writer) error {
-	o, err := parseFlags(args, w)
-	if err != nil {
-		return err
-	}
-	out := newPrinter(w)
-	start := time.Now()
-	out.start = start
-	backend, elector, release, err := newBackend(ctx, o, out.note)
-	if err != nil {
-		return err
-	}
-	defer release()
-	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
-	if err != nil {
-		return err
-	}
-	if err := reportData(ctx, w, o.data, backend, groups); err != nil {
-		return err
-	}
-	rng := rand.New(rand.NewPCG(o.seed, 0xc4a05))
-	wanted, err := createGroups(ctx, groups, o.objects, rng)
-	if err != nil {
-		return err
-	}
-
-	fleet := newFleet(o.seed, o.rate)
-	count := &counters{}
-	metrics := newMetrics()
-	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects}
-	count.afterWrite = sup.afterWrite
-	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
-	if o.rate > 0 {
-		// Crash somewhere in the first rollout, between a quarter and a
-		// half of the instances in.
-		sup.crashAt = int64(wanted/4 + rng.IntN(wanted/4+1) + 1)
-	}
-
-	if o.etcd.on() {
-		fmt.Fprintf(w, "fleet: replica %s on etcd %s, keys under %q, lease TTL %v\n",
-			o.etcd.replica, strings.Join(o.etcd.endpoints, ","), o.etcd.prefix, o.etcd.ttl)
-	}
-	fmt.Fprintf(w, "fleet: %d groups, %d instances wanted; ", o.objects, wanted)
-	if o.rate > 0 {
-		fmt.Fprintf(w, "faults at rate %.2f for the first %v (seed %d)\n", o.rate, o.chaos, o.seed)
-	} else {
-		fmt.Fprintf(w, "no faults (seed %d)\n", o.seed)
-	}
-
-	runCtx, cancel := context.WithCancel(ctx)
-	if elector == nil {
-		// At the deadline the demo is over: the controller, the fleet and
-		// the chaos stop then too, so that on a busy machine they do not
-		// hold up the judge's report.
-		runCtx, cancel = context.WithDeadlineCause(ctx, start.Add(o.duration), errDeadline)
-	}
-	defer cancel()
-	g, gctx := errgroup.WithContext(runCtx)
-	g.Go(func() error { fleet.Run(gctx); return nil })
-	g.Go(func() error { return sup.Run(gctx) })
-	if o.rate > 0 {
-		g.Go(func() error { return ch.Run(gctx) })
-	} else {
-		fleet.StopFaults()
-		ch.stoppedAt = start
-		close(ch.done)
-	}
-
-	snapshot := func() counts {
-		return counts{fleet: fleet.Stats(), count: count, metrics: metrics, chaos: ch, sup: sup}
-	}
-	var result error
-	if elector != nil {
-		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
-	} else {
-		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
-	}
-	cancel()
-	if err := g.Wait(); err != nil && result == nil {
-		result = err
-	}
-	return result
-}
-
-// createGroups stores the desired state: n groups with 1 to 5 replicas each.
-// A group that exists already is kept as it is (on etcd, another replica or
-// an earlier run made it), so any number of replicas may call it. It returns
-// the number of instances the n groups want.
-func createGroups(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], n int, rng *rand.Rand) (int, error) {
-	kinds := []string{"web", "api", "db", "cache", "queue"}
-	wanted := 0
-	for i := range n {
-		kind := kinds[i%len(kinds)]
-		g := &Group{
-			Meta: store.Meta{Name: fmt.Sprintf("%s-%02d", kind, i/len(kinds))},
-			Spec: GroupSpec{Replicas: 1 + rng.IntN(5), Image: kind + ":v1"},
-		}
-		_, err := groups.As("deployer").Create(ctx, g)
-		if errors.Is(err, store.ErrAlreadyExists) {
-			g, err = groups.Get(ctx, g.Meta.Name)
-		}
-		if err != nil {
-			return 0, err
-		}
-		wanted += g.Spec.Replicas
-	}
-	return wanted, nil
+	cli.Exit("fleet", demo.Run(ctx, os.Args[1:], os.Stdout, nil))
 }

@@ -5,7 +5,7 @@
 //	go run ./store/etcdstore/cmd/localetcd -members 1  # one member on 127.0.0.1:12379
 //
 // It prints the client endpoints once every member serves, in the form
-// examples/fleet's -etcd flag takes, and runs until interrupted (Ctrl-C or
+// examples/fleet/fleet-etcd's -etcd flag takes, and runs until interrupted (Ctrl-C or
 // SIGTERM), then stops every member cleanly. Member i (counting from 1)
 // listens for clients on port i2379 and for peers on port i2380 unless
 // -client-ports and -peer-ports say otherwise. Data lives in a new temporary
@@ -199,7 +199,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "etcd: %d member(s) ready, data in %s\n", n, dir)
 	fmt.Fprintf(out, "endpoints: %s\n", strings.Join(endpoints, ","))
-	fmt.Fprintf(out, "try: go run ./examples/fleet -etcd %s -replica a\n", strings.Join(endpoints, ","))
+	fmt.Fprintf(out, "try: go run ./examples/fleet/fleet-etcd -etcd %s -replica a\n", strings.Join(endpoints, ","))
 
 	errc := make(chan error, n)
 	for _, m := range members {

@@ -1,9 +1,7 @@
-package main
+package demo
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,18 +20,6 @@ import (
 
 // dataFile is the file of the data mode in dir.
 func dataFile(dir string) string { return filepath.Join(dir, "fleet.db") }
-
-// addDataFlag registers -data on fs, and returns the function that checks
-// it against the etcd mode once fs is parsed.
-func addDataFlag(fs *flag.FlagSet, dir *string, etcd *etcdOptions) func() error {
-	fs.StringVar(dir, "data", "", "keep the groups in DIR/fleet.db (store/boltstore), so they survive a restart (default: the embedded memstore, lost on exit)")
-	return func() error {
-		if *dir != "" && etcd.on() {
-			return errors.New("-data and -etcd are exclusive: the groups live in one place")
-		}
-		return nil
-	}
-}
 
 // openData opens (or creates) the data mode's file in dir.
 func openData(dir string) (*boltstore.Store, func(), error) {

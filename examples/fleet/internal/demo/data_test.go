@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"strings"
@@ -76,9 +76,4 @@ func TestDataIsOwnedByOneProcess(t *testing.T) {
 	var out strings.Builder
 	err = run(t.Context(), []string{"-data=" + dir}, &out)
 	require.ErrorIs(t, err, boltstore.ErrLocked)
-}
-
-func TestDataAndEtcdAreExclusive(t *testing.T) {
-	var out strings.Builder
-	require.ErrorContains(t, run(t.Context(), []string{"-data=x", "-etcd=localhost:2379"}, &out), "exclusive")
 }

@@ -1,3 +1,20 @@
+// Command fleet-etcd runs the fleet demo (examples/fleet) on an etcd
+// cluster: the desired state (the groups and their status) lives there
+// under -prefix, and the controller works only while its replica leads an
+// election on that cluster, so several processes with different -replica
+// names run one active controller and standbys; the standby takes over when
+// the active one dies. The fleet stays simulated inside each process (see
+// examples/fleet/internal/demo's replica.go), and the process runs until
+// interrupted. It is a program of its own so that examples/fleet, the
+// default demo, compiles nothing of etcd's client.
+//
+// Usage:
+//
+//	go run ./examples/fleet/fleet-etcd -etcd host:port[,host:port...] [-replica NAME] [-prefix /steady-fleet/] [-ttl 5s]
+//	    [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
+//
+// go run ./store/etcdstore/cmd/localetcd starts a local 3-member cluster and
+// prints its endpoints.
 package main
 
 import (
@@ -5,7 +22,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"time"
@@ -15,16 +34,35 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
-	"github.com/steady-go/steady/store/lease"
+
+	"github.com/steady-go/steady/examples/fleet/internal/demo"
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
-// The etcd mode: with -etcd, the desired state (the Groups and their
-// status) lives in an etcd cluster under -prefix, and the controller runs
-// only while its replica leads an election on that cluster, so several
-// processes with different -replica names run one active controller and
-// standbys. The fleet stays simulated inside each process (see replica.go).
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cli.Exit("fleet-etcd", run(ctx, os.Args[1:], os.Stdout))
+}
 
-// etcdOptions are the flags of the etcd mode; endpoints is empty without it.
+// run plays the demo on the etcd cluster that args name.
+func run(ctx context.Context, args []string, w io.Writer) error {
+	var o etcdOptions
+	return demo.Run(ctx, args, w, &demo.Shared{
+		Flags: func(fs *flag.FlagSet) func() error { return addEtcdFlags(fs, &o) },
+		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (store.Backend, demo.Elector, func(), error) {
+			fmt.Fprintf(w, "fleet: replica %s on etcd %s, keys under %q, lease TTL %v\n",
+				o.replica, strings.Join(o.endpoints, ","), o.prefix, o.ttl)
+			b, e, release, err := newEtcdBackend(ctx, o, note)
+			if err != nil {
+				return nil, nil, nil, err // not a nil *replicaElector in a non-nil Elector
+			}
+			return b, e, release, nil
+		},
+	})
+}
+
+// etcdOptions are the flags of the etcd mode.
 type etcdOptions struct {
 	endpoints []string
 	prefix    string
@@ -38,14 +76,14 @@ const electionName = "fleet-controller"
 // addEtcdFlags registers -etcd, -prefix, -replica and -ttl on fs, and
 // returns the function that checks them once fs is parsed.
 func addEtcdFlags(fs *flag.FlagSet, o *etcdOptions) func() error {
-	endpoints := fs.String("etcd", "", "run on etcd: client endpoints host:port[,host:port...] (default: the embedded memstore)")
-	fs.StringVar(&o.prefix, "prefix", "/steady-fleet/", "with -etcd: the etcd key prefix of the demo's keys")
+	endpoints := fs.String("etcd", "", "the etcd cluster's client endpoints host:port[,host:port...] (required)")
+	fs.StringVar(&o.prefix, "prefix", "/steady-fleet/", "the etcd key prefix of the demo's keys")
 	host, _ := os.Hostname()
-	fs.StringVar(&o.replica, "replica", fmt.Sprintf("%s-%d", host, os.Getpid()), "with -etcd: this replica's name in the leader election")
-	fs.DurationVar(&o.ttl, "ttl", 5*time.Second, "with -etcd: the election's lease TTL (whole seconds, at least 2s)")
+	fs.StringVar(&o.replica, "replica", fmt.Sprintf("%s-%d", host, os.Getpid()), "this replica's name in the leader election")
+	fs.DurationVar(&o.ttl, "ttl", 5*time.Second, "the election's lease TTL (whole seconds, at least 2s)")
 	return func() error {
 		if *endpoints == "" {
-			return nil
+			return errors.New("-etcd is required: the cluster's client endpoints host:port[,host:port...] (go run ./store/etcdstore/cmd/localetcd starts one)")
 		}
 		for e := range strings.SplitSeq(*endpoints, ",") {
 			if e = strings.TrimSpace(e); e == "" {
@@ -64,9 +102,6 @@ func addEtcdFlags(fs *flag.FlagSet, o *etcdOptions) func() error {
 		return nil
 	}
 }
-
-// on reports whether the demo runs on etcd.
-func (o etcdOptions) on() bool { return len(o.endpoints) > 0 }
 
 // dialTimeout bounds the first contact with the etcd cluster.
 const dialTimeout = 5 * time.Second
@@ -95,7 +130,7 @@ func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string,
 		cli.Close()
 		return nil, nil, nil, err
 	}
-	re := &replicaElector{Elector: e, backend: b, replica: o.replica, note: note}
+	re := &replicaElector{Elector: e, backend: b, replica: o.replica, ttl: o.ttl, note: note}
 	release := func() {
 		re.awaitResign(cli)
 		cli.Close()
@@ -109,6 +144,7 @@ type replicaElector struct {
 	*etcdstore.Elector
 	backend *etcdstore.Backend
 	replica string
+	ttl     time.Duration
 	note    func(format string, args ...any)
 
 	mu      sync.Mutex
@@ -117,7 +153,7 @@ type replicaElector struct {
 	terms   int
 }
 
-var _ lease.Elector = (*replicaElector)(nil)
+var _ demo.Elector = (*replicaElector)(nil)
 
 // Campaign implements lease.Elector: it campaigns with the etcd Elector,
 // and notes the term's start and, in a goroutine that ends with the term,
@@ -147,9 +183,15 @@ func (e *replicaElector) Campaign(ctx context.Context) (context.Context, store.F
 	return term, fence, nil
 }
 
-// state returns whether this replica leads, since when, and how many terms
-// it has begun.
-func (e *replicaElector) state() (leading bool, since time.Time, terms int) {
+// Replica implements demo.Elector.
+func (e *replicaElector) Replica() string { return e.replica }
+
+// TTL implements demo.Elector.
+func (e *replicaElector) TTL() time.Duration { return e.ttl }
+
+// State implements demo.Elector: whether this replica leads, since when,
+// and how many terms it has begun.
+func (e *replicaElector) State() (leading bool, since time.Time, terms int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.leading, e.since, e.terms
@@ -181,9 +223,9 @@ func (e *replicaElector) awaitResign(cli *clientv3.Client) {
 	}
 }
 
-// leader returns the name of the replica that holds the election key, or ""
-// if none does.
-func (e *replicaElector) leader(ctx context.Context) string {
+// Leader implements demo.Elector: the name of the replica that holds the
+// election key, or "" if none does.
+func (e *replicaElector) Leader(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	kv, err := e.backend.Get(ctx, e.Key())

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +17,24 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
+
+	"github.com/steady-go/steady/examples/internal/cli"
+	"github.com/steady-go/steady/store/cache"
 )
+
+func TestMain(m *testing.M) {
+	os.Setenv(cache.MutationDetectorEnv, "1") // every Cache checks that nobody modifies what it serves
+	goleak.VerifyTestMain(m,
+		// Process-wide goroutines that the embedded etcd server and gRPC
+		// start once and never stop; not per-test leaks.
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		goleak.IgnoreAnyFunction("go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run"),
+		goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
+	)
+}
 
 // The etcd mode against a real etcd member, embedded in the test process on
 // a loopback port (as store/etcdstore's tests start theirs). These tests
@@ -174,12 +193,23 @@ func TestEtcdFailoverToStandby(t *testing.T) {
 }
 
 func TestEtcdBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"-etcd=,"}, {"-etcd=127.0.0.1:1", "-ttl=1s"}, {"-etcd=127.0.0.1:1", "-replica="}, {"-etcd=127.0.0.1:1", "-prefix="},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-etcd is required"}, {[]string{"-etcd=,"}, "empty endpoint"},
+		{[]string{"-etcd=127.0.0.1:1", "-ttl=1s"}, "-ttl 1s"}, {[]string{"-etcd=127.0.0.1:1", "-replica="}, "-replica"},
+		{[]string{"-etcd=127.0.0.1:1", "-prefix="}, "-prefix"},
+		{[]string{"-etcd=127.0.0.1:1", "-data=x"}, "-data"}, // the groups live in etcd, not in a file
+		{[]string{"-etcd=127.0.0.1:1", "-objects=0"}, "-objects 0"},
 	} {
-		_, err := parseFlags(args, &strings.Builder{})
-		require.Error(t, err, "args %q", args)
+		err := run(t.Context(), tc.args, &strings.Builder{})
+		require.Equal(t, 2, cli.ExitCode(err), "args %q: %v", tc.args, err)
+		require.ErrorContains(t, err, tc.want, "args %q", tc.args)
 	}
+	var out strings.Builder
+	require.Equal(t, 0, cli.ExitCode(run(t.Context(), []string{"-h"}, &out)))
+	require.Contains(t, out.String(), "-replica")
 }
 
 func TestEtcdUnreachable(t *testing.T) {
@@ -275,4 +305,13 @@ func (p *proxy) cut() {
 		c.Close()
 	}
 	p.wg.Wait()
+}
+
+func number(t *testing.T, text, pattern string) int {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(text)
+	require.NotNil(t, m, "no %s in\n%s", pattern, text)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	return n
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -30,8 +30,8 @@ type supervisor struct {
 	count   *counters
 	metrics *metrics
 	note    func(format string, args ...any)
-	elector *replicaElector // nil: the controller always works
-	objects int             // how many groups there are (sizes resync and retries)
+	elector Elector // nil: the controller always works
+	objects int     // how many groups there are (sizes resync and retries)
 
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // the process runs until interrupted: a controller replica's job does not
 // end when its fleet converges.
 
-// watchReplica is watch for a replica on etcd. While this replica leads, it
+// watchReplica is watch for a replica on a Shared store. While this replica leads, it
 // checks every 100ms that the fleet matches the store and prints progress,
 // and a summary once per term when the faults have stopped and every group
 // converged. While it is a standby it says who leads. It returns nil when
@@ -33,7 +33,7 @@ import (
 // while leading, the fleet has not converged -duration after the later of
 // the term's start and the end of the faults.
 func watchReplica(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet,
-	e *replicaElector, chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
+	e Elector, chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	var (
@@ -45,7 +45,7 @@ func watchReplica(ctx context.Context, o options, groups *store.Store[GroupSpec,
 	for {
 		select {
 		case <-ctx.Done():
-			if leading, _, terms := e.state(); leading && reported != terms {
+			if leading, _, terms := e.State(); leading && reported != terms {
 				return fmt.Errorf("stopped before converging: %w", context.Cause(ctx))
 			}
 			return nil
@@ -54,14 +54,14 @@ func watchReplica(ctx context.Context, o options, groups *store.Store[GroupSpec,
 		if faultsEnd.IsZero() && isClosed(chaosDone) {
 			faultsEnd = time.Now()
 		}
-		leading, since, terms := e.state()
+		leading, since, terms := e.State()
 		if !leading {
 			if !standing {
 				// Only once another replica holds the key: at the start,
 				// this one may be about to.
-				if who := e.leader(ctx); who != "" && who != e.replica {
+				if who := e.Leader(ctx); who != "" && who != e.Replica() {
 					standing = true
-					out.note("standby: replica %s leads; this one takes over when that lease lapses (TTL %v)", who, o.etcd.ttl)
+					out.note("standby: replica %s leads; this one takes over when that lease lapses (TTL %v)", who, e.TTL())
 				}
 			}
 			continue
@@ -86,7 +86,7 @@ func watchReplica(ctx context.Context, o options, groups *store.Store[GroupSpec,
 		}
 		if !faultsEnd.IsZero() && c.converged == c.total {
 			out.progress(c, s, true)
-			out.note("replica %s converged the fleet %.1fs into its term %d", e.replica, time.Since(since).Seconds(), terms)
+			out.note("replica %s converged the fleet %.1fs into its term %d", e.Replica(), time.Since(since).Seconds(), terms)
 			out.summary(c, s)
 			reported = terms
 			continue

@@ -1,0 +1,238 @@
+// Package demo is the fleet demo (examples/fleet): a replica-set-like
+// controller keeps a simulated fleet of instances matching the groups in a
+// store, while the fleet drops events, fails and loses instances, the
+// controller crashes in the middle of an operation and restarts with empty
+// memory, and other writers interfere. Run plays it from a command line.
+//
+// Two programs run it: examples/fleet on the embedded memstore (or, with
+// -data, a store/boltstore file), and examples/fleet/fleet-etcd on an etcd
+// cluster with leader election between replicas. The etcd client lives only
+// in the second, through Shared, so the first compiles nothing of etcd.
+package demo
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/steady-go/steady/examples/internal/cli"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/lease"
+)
+
+// options are the command-line flags.
+type options struct {
+	objects  int
+	rate     float64 // fault rate; 0 is no faults
+	seed     uint64
+	duration time.Duration // give up after this long
+	chaos    time.Duration // how long faults are injected
+	data     string        // the data mode's directory (data.go); "" without -data
+}
+
+// Shared is a store outside the process that several replicas of the demo
+// share, with the election that picks the one replica whose controller
+// works. A program that runs the demo on such a store passes one to Run
+// (examples/fleet/fleet-etcd does, for etcd); the demo then runs until
+// interrupted (see replica.go) and has no -data flag.
+type Shared struct {
+	// Flags registers the mode's flags on fs, and returns the function
+	// that checks their values once fs is parsed.
+	Flags func(fs *flag.FlagSet) (check func() error)
+	// Open connects to the store, may print a line about it to w, and
+	// returns the Backend, this replica's elector, and the function that
+	// releases both. note prints a timestamped event line.
+	Open func(ctx context.Context, w io.Writer, note func(format string, args ...any)) (store.Backend, Elector, func(), error)
+}
+
+// Elector is the election of a Shared store, as the demo watches it.
+type Elector interface {
+	// Campaign's terms are when this replica's controller works; every
+	// write of a term carries its fence.
+	lease.Elector
+	// Replica is this replica's name in the election.
+	Replica() string
+	// TTL is the election's lease TTL.
+	TTL() time.Duration
+	// State says whether this replica leads, since when (the current
+	// term's start, or the last one's end), and how many terms it began.
+	State() (leading bool, since time.Time, terms int)
+	// Leader returns the name of the replica that leads, or "" if none
+	// does or it cannot be read.
+	Leader(ctx context.Context) string
+}
+
+func parseFlags(args []string, out io.Writer, shared *Shared) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.IntVar(&o.objects, "objects", 50, "number of groups")
+	faults := fs.String("faults", "on", `fault injection: "on" (rate 0.1), "off", or a rate in [0, 0.5]`)
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
+	fs.DurationVar(&o.duration, "duration", 0, "fail if not converged within this long (default 30s, or 0.6ms a group if longer: 60s at 100000)")
+	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
+	check := func() error { return nil }
+	if shared != nil {
+		check = shared.Flags(fs)
+	} else {
+		fs.StringVar(&o.data, "data", "", "keep the groups in DIR/fleet.db (store/boltstore), so they survive a restart (default: the embedded memstore, lost on exit)")
+	}
+	if err := cli.Parse(fs, args, false); err != nil {
+		return o, err
+	}
+	if err := check(); err != nil {
+		return o, cli.UsageError{Err: err}
+	}
+	switch *faults {
+	case "on":
+		o.rate = 0.1
+	case "off":
+		o.rate = 0
+	default:
+		r, err := strconv.ParseFloat(*faults, 64)
+		if err != nil || !(r >= 0 && r <= 0.5) { // NaN fails both
+			return o, cli.Usagef(`-faults %q: want "on", "off" or a rate in [0, 0.5]`, *faults)
+		}
+		o.rate = r
+	}
+	if o.objects < 1 || o.objects > 1_000_000 {
+		return o, cli.Usagef("-objects %d: want between 1 and 1000000", o.objects)
+	}
+	duration := false
+	fs.Visit(func(f *flag.Flag) { duration = duration || f.Name == "duration" })
+	if !duration {
+		o.duration = max(30*time.Second, time.Duration(o.objects)*600*time.Microsecond)
+	}
+	if o.duration <= 0 || o.chaos <= 0 {
+		return o, cli.Usagef("-duration %v, -chaos %v: both must be positive", o.duration, o.chaos)
+	}
+	return o, nil
+}
+
+// Run plays the demo with the command-line arguments args, printing to w,
+// and returns nil once the fleet has converged after the faults stopped, or
+// an error saying what is still wrong when -duration runs out. With a
+// Shared store it runs until ctx ends instead (see replica.go). A bad
+// command line, or -h, returns an error that cli.Exit turns into exit
+// status 2, or 0 for -h.
+func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error {
+	o, err := parseFlags(args, w, shared)
+	if err != nil {
+		return err
+	}
+	out := newPrinter(w)
+	start := time.Now()
+	out.start = start
+	backend, elector, release, err := newBackend(ctx, o, shared, w, out.note)
+	if err != nil {
+		return err
+	}
+	defer release()
+	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
+	if err != nil {
+		return err
+	}
+	if err := reportData(ctx, w, o.data, backend, groups); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(o.seed, 0xc4a05))
+	if o.objects >= slowCreate {
+		// Seconds pass before the first line below: say why.
+		fmt.Fprintf(w, "fleet: storing %d groups first...\n", o.objects)
+	}
+	wanted, err := createGroups(ctx, groups, o.objects, rng)
+	if err != nil {
+		return err
+	}
+
+	fleet := newFleet(o.seed, o.rate)
+	count := &counters{}
+	metrics := newMetrics()
+	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects}
+	count.afterWrite = sup.afterWrite
+	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
+	if o.rate > 0 {
+		// Crash somewhere in the first rollout, between a quarter and a
+		// half of the instances in.
+		sup.crashAt = int64(wanted/4 + rng.IntN(wanted/4+1) + 1)
+	}
+
+	fmt.Fprintf(w, "fleet: %d groups, %d instances wanted; ", o.objects, wanted)
+	if o.rate > 0 {
+		fmt.Fprintf(w, "faults at rate %.2f for the first %v (seed %d)\n", o.rate, o.chaos, o.seed)
+	} else {
+		fmt.Fprintf(w, "no faults (seed %d)\n", o.seed)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	if elector == nil {
+		// At the deadline the demo is over: the controller, the fleet and
+		// the chaos stop then too, so that on a busy machine they do not
+		// hold up the judge's report.
+		runCtx, cancel = context.WithDeadlineCause(ctx, start.Add(o.duration), errDeadline)
+	}
+	defer cancel()
+	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { fleet.Run(gctx); return nil })
+	g.Go(func() error { return sup.Run(gctx) })
+	if o.rate > 0 {
+		g.Go(func() error { return ch.Run(gctx) })
+	} else {
+		fleet.StopFaults()
+		ch.stoppedAt = start
+		close(ch.done)
+	}
+
+	snapshot := func() counts {
+		return counts{fleet: fleet.Stats(), count: count, metrics: metrics, chaos: ch, sup: sup}
+	}
+	var result error
+	if elector != nil {
+		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
+	} else {
+		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
+	}
+	cancel()
+	if err := g.Wait(); err != nil && result == nil {
+		result = err
+	}
+	return result
+}
+
+// slowCreate is the number of groups from which storing them takes long
+// enough for the demo to say so first: about 3s at 100,000 on memstore on
+// two loaded cores, with nothing else printed meanwhile.
+const slowCreate = 50_000
+
+// createGroups stores the desired state: n groups with 1 to 5 replicas each.
+// A group that exists already is kept as it is (on etcd, another replica or
+// an earlier run made it), so any number of replicas may call it. It returns
+// the number of instances the n groups want.
+func createGroups(ctx context.Context, groups *store.Store[GroupSpec, GroupStatus], n int, rng *rand.Rand) (int, error) {
+	kinds := []string{"web", "api", "db", "cache", "queue"}
+	wanted := 0
+	for i := range n {
+		kind := kinds[i%len(kinds)]
+		g := &Group{
+			Meta: store.Meta{Name: fmt.Sprintf("%s-%02d", kind, i/len(kinds))},
+			Spec: GroupSpec{Replicas: 1 + rng.IntN(5), Image: kind + ":v1"},
+		}
+		_, err := groups.As("deployer").Create(ctx, g)
+		if errors.Is(err, store.ErrAlreadyExists) {
+			g, err = groups.Get(ctx, g.Meta.Name)
+		}
+		if err != nil {
+			return 0, err
+		}
+		wanted += g.Spec.Replicas
+	}
+	return wanted, nil
+}

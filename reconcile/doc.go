@@ -21,7 +21,8 @@
 // minutes ±10%; no per-reconcile timeout; backoff.DefaultPolicy (10ms
 // doubling to 2m, ±20%) combined by max with an overall retry bucket (10/s,
 // burst 100, ceiling 30s); Stalled after 5 consecutive failures; no elector
-// (always working); NopMetrics; a discarding logger; a 30s drain timeout; a
+// (always working); NopMetrics; slog.Default() as the logger (errors and
+// warnings seen, per-key lines at Debug); a 30s drain timeout; a
 // 2s read-your-writes timeout; the Loop's name as the reconciler's field
 // manager (Loop.FieldManager) and name+"-loop" as the manager of the
 // Stalled condition. A bad option makes New return an error wrapping
@@ -37,6 +38,11 @@
 // attaches another). Resync adds every listed key at low priority: no store
 // reads, and a key in backoff keeps waiting.
 //
+// A Loop waits for its caches to be warm before it works; while it waits it
+// logs at Warn every 30s (SyncWaitReport) which source, for how long, and
+// the cache's last list or watch error, and a Run cancelled meanwhile
+// returns an error wrapping ErrNotSynced that says the same.
+//
 // With an elector (WithElector) the Loop waits for its caches to be warm,
 // then campaigns; while it leads, a fresh queue holds every key and the
 // reconciles' contexts carry the term's fence, so a write from a stale term
@@ -51,7 +57,10 @@
 // typed-store write made with the reconcile's ctx is recorded (RecordWrite
 // adds others), and the Loop waits for its caches to reach the highest
 // revision written (after 2s it runs anyway, and FreshReadNeeded(ctx) tells
-// the reconciler to read from the store).
+// the reconciler to read from the store). A Requeue from a pass that wrote
+// nothing has nothing to wait for: it runs again after per-key backoff
+// (controller-runtime's "not ready yet, requeue"), neither a failure nor a
+// step toward Stalled.
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
 // result) and each failure at Error with the backoff delay. Loop.Inspect
@@ -65,6 +74,7 @@
 //	return                failures   next run                                Stalled
 //	nil                   reset      next hint or resync                     cleared
 //	Result{Requeue}       unchanged  once the cache holds the last write     unchanged
+//	  (nothing written)   unchanged  per-key backoff, the n-th in a row      unchanged
 //	Result{RequeueAfter}  reset      after RequeueAfter                      cleared
 //	err                   +1         after max(backoff, RequeueAfter)        set after N failures (default 5)
 //	Blocked(reason, err)  +1         after max(backoff, RequeueAfter)        set now, with reason
@@ -83,6 +93,13 @@
 //     that has a Stalled=True condition, so a healthy object gets no write.
 //   - A reconcile that ends because the Loop is stopping (ctx cause
 //     ErrShutdown) is not counted at all.
+//   - A key on an oscillation hold (see below) runs no earlier than the
+//     hold's end, whatever the row says and however the key is added
+//     (hints, resync, RequeueAfter, Loop.Add, AddLow, AddAfter).
+//   - A panic is the err row with a *PanicError: the stored message is the
+//     panic value's type and, for a string or an error, its text (one
+//     line, at most 240 bytes); the stack is logged at Error and kept for
+//     Inspect, never stored.
 //
 // # Conditions
 //
@@ -96,11 +113,17 @@
 // a Loop clears only a Stalled condition that manager owns in the object's
 // field ownership (StatusWriter.OwnsCondition), so it never clears a report
 // it did not write (see StoreStatus for two Loops over one kind). The
-// message starts with the Loop's
-// name for people to read ("app: 5 consecutive failures: ..."; for
-// Blocked("SecretMissing", err) "app: " and err's text, since the reason is
-// already in Reason); the text decides nothing. A change to Stalled alone is
-// never a hint for any Loop: it is a report, not an input.
+// message starts with the Loop's name for people to read ("app: " and the
+// error's text; for Blocked("SecretMissing", err) err's text, since the
+// reason is already in Reason); the text decides nothing. It holds no
+// failure count (Inspect, the metrics and the logs do).
+//
+// A condition changes only when its meaning does: a Stalled=True with the
+// same reason at the same generation is never rewritten, whatever the new
+// message (an Oscillating one not even for a new generation, which a fight
+// over the spec moves). An object failing for an hour at the backoff cap is
+// written once. A change to Stalled alone is never a hint for any Loop: it
+// is a report, not an input.
 //
 // # Manager
 //
@@ -118,19 +141,32 @@
 // them in Meta.Managed. FromOwned and FromCacheMapped, which have a cache
 // alone, use SectionChanges, which diffs by section (.metadata.labels,
 // .spec, .status...) and attributes every change to its writer (LastWrite);
-// WithChanges overrides either. A watch event whose LastWrite.Manager is the
-// Loop's field manager and whose every changed path that manager owns is not
-// a hint, so a status write cannot defeat backoff; changes by other actors
-// merged into the same event (a relist merges the writes the cache missed)
-// still trigger.
+// WithChanges overrides either. A watch event that is the Loop's own write
+// and whose every changed path the writing manager owns is not a hint, so a
+// status write cannot defeat backoff; changes by other actors merged into
+// the same event (a relist merges the writes the cache missed) still
+// trigger. A write is the Loop's own when its LastWrite.Manager is the
+// Loop's field manager, or when a reconcile of the Loop wrote it with its
+// ctx, whatever manager name it used: the store's write observer reports
+// every revision a reconcile writes (observers chain, so a reconciler may
+// add its own), and the Loop learns the names its reconciles write as. A
+// Loop named "apps" whose reconciler writes status as "app-controller"
+// behaves as if the names matched.
 //
 // FromStore's source feeds an oscillation.Detector per object: a Fight is a
 // path this manager re-sets 3 times within a minute after another manager
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
-// Either is reported as Stalled with reason ReasonOscillating, naming the
-// flipping fields in diff.Path notation, and Loop.Inspect returns the
-// oscillation.Report.
+// A third report is the write budget, TooManyWrites: more than 30 writes
+// by this manager within a minute, of any kind (status-only included), with
+// no change to the spec. Each is reported as Stalled with reason
+// ReasonOscillating, naming the flipping fields in diff.Path notation, and
+// Loop.Inspect returns the oscillation.Report. The key is held: a sixth of
+// the window, doubling with each detection that comes within a window of
+// the last hold's end (up to the backoff cap), and the report stands until
+// then. A fight whose reconcilers return RequeueAfter 250ms makes at most
+// 15 writes a minute once detected; a status write before every Requeue,
+// at most 60 in any minute.
 //
 // Status-only writes do not count toward NoProgress. A write by this manager
 // whose every changed path is on the status side (.status…, .conditions[…])
@@ -144,14 +180,14 @@
 // cause the next write, which only a change to something the Loop reacts to
 // (the spec or metadata, or a foreign field) can do. A status-only write still
 // counts toward a Fight, when it re-sets a status field another manager
-// changed. The one loop this leaves undetected is one the reconciler asks for:
-// Result.Requeue after every status write, with a status that never settles
-// (a timestamp, say); requeues are not judged (see oscillation.Write).
+// changed. A status that never settles (a timestamp, say) written before
+// every Result.Requeue is caught by the write budget instead.
 //
 // # Metrics
 //
 // Metrics is an interface with the semantics of controller-runtime's
 // controller_runtime_* metrics, plus time to converge and the number of
-// unconverged objects. NopMetrics is the default; embed it in a type that
+// unconverged objects. Every hook fires, the queue's Retry included (once
+// per retry through backoff). NopMetrics is the default; embed it in a type that
 // implements only the hooks it needs.
 package reconcile

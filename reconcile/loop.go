@@ -107,7 +107,8 @@ func (s *keyState) empty() bool {
 // not compile.
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
-// r, a bad option, or a src that carries two StatusWriters.
+// r, a bad option, a src that carries two StatusWriters, or a FromOwned
+// source whose owner kind the Loop does not reconcile (see FromOwned).
 func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Option) (*Loop[K], error) {
 	if name == "" {
 		return nil, invalid("empty loop name")
@@ -130,6 +131,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	l.metricsOn = !nop
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
+		return nil, fmt.Errorf("loop %s: %w", name, err)
+	}
+	if err := checkOwnerKinds(l.sources); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
 	for _, s := range l.sources {

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -134,8 +135,15 @@ func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
 // owners wakes both. It is a cache source (see FromStore): the Loop's own
 // writes to children are not hints, judged with SectionChanges unless
 // WithChanges says otherwise. It lists no keys.
+//
+// Its hints are owner names, so they are keys of the Loop only if the Loop
+// reconciles objects of ownerKind. New checks what it can know: it rejects
+// (ErrInvalidOption) an empty ownerKind, and an ownerKind that is not the
+// Kind of a FromStore source of the same Loop ("deployment" beside
+// FromStore over "Deployment"). A Loop whose keys come from no FromStore
+// source cannot be checked: no store declares what its keys name.
 func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSourceOption[S, T]) Source[string] {
-	return newCacheSource(c, func(obj *store.Object[S, T]) []string {
+	s := newCacheSource(c, func(obj *store.Object[S, T]) []string {
 		var out []string
 		for _, o := range obj.Meta.Owners {
 			if o.Controller && o.Kind == ownerKind {
@@ -144,6 +152,50 @@ func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSo
 		}
 		return out
 	}, opts)
+	return ownedSource[S, T]{cacheSource: s, kind: ownerKind}
+}
+
+// ownedSource is FromOwned's source: a cache source that knows the owner
+// kind its hints name, for checkOwnerKinds.
+type ownedSource[S, T any] struct {
+	*cacheSource[S, T]
+	kind string
+}
+
+func (s ownedSource[S, T]) ownerKind() string { return s.kind }
+
+// reconciledKind is the kind whose names FromStore's source lists as keys.
+func (s storeSource[S, T]) reconciledKind() string {
+	if s.cacheSource.st == nil {
+		return ""
+	}
+	return s.cacheSource.st.Kind()
+}
+
+// checkOwnerKinds rejects a FromOwned source among srcs whose owner kind is
+// empty, or differs from the kind of every FromStore source among srcs when
+// there is one (see FromOwned).
+func checkOwnerKinds[K comparable](srcs []Source[K]) error {
+	var kinds []string
+	for _, s := range srcs {
+		if r, ok := s.(interface{ reconciledKind() string }); ok && r.reconciledKind() != "" {
+			kinds = append(kinds, r.reconciledKind())
+		}
+	}
+	for _, s := range srcs {
+		o, ok := s.(interface{ ownerKind() string })
+		if !ok {
+			continue
+		}
+		switch k := o.ownerKind(); {
+		case k == "":
+			return invalid("FromOwned with an empty owner kind")
+		case len(kinds) > 0 && !slices.Contains(kinds, k):
+			return invalid("FromOwned owner kind %q: the Loop reconciles %s (its FromStore source), so hints for owners of kind %q would name keys it does not have",
+				k, strings.Join(kinds, ", "), k)
+		}
+	}
+	return nil
 }
 
 // FromCacheMapped returns a source whose hints are the names fn maps each

@@ -420,3 +420,42 @@ func TestCacheDependencyIndex(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// FromOwned's hints are owner names, keys of the Loop: New rejects an owner
+// kind the Loop's FromStore source does not hold (the issue-16 mistake,
+// "app" beside a store of kind "App", used to give no hints and no error),
+// and an empty one. Without a FromStore source nothing says what the keys
+// name, and any kind is accepted.
+func TestFromOwnedRejectsAnOwnerKindTheLoopDoesNotReconcile(t *testing.T) {
+	parents := newEnv(t, "App", nil)
+	defer parents.stop()
+	children := newEnv(t, "Pod", parents.b)
+	defer children.stop()
+	r := Func[string](func(context.Context, string) (Result, error) { return Result{}, nil })
+	for _, tc := range []struct {
+		name string
+		src  Source[string]
+		want string // "" accepted
+	}{
+		{"the reconciled kind", Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "App")), ""},
+		{"another spelling", Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "app")),
+			`FromOwned owner kind "app": the Loop reconciles App (its FromStore source)`},
+		{"the child's own kind", Sources(FromOwned(children.cache, "Pod"), FromStore(parents.cache, parents.st)),
+			`FromOwned owner kind "Pod"`},
+		{"empty", Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "")), "empty owner kind"},
+		{"empty, without FromStore", FromOwned(children.cache, ""), "empty owner kind"},
+		{"nested and wrapped", Sources(WithStatusWriter(Sources(FromOwned(children.cache, "Ap")), nil), FromStore(parents.cache, parents.st)),
+			`FromOwned owner kind "Ap"`},
+		{"no FromStore: cannot be known", Sources(FromOwned(children.cache, "Anything"), FromChannel(make(chan string))), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New("test", r, tc.src)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidOption)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -178,8 +178,8 @@ func (l *Loop[K]) Status() LoopStatus {
 }
 
 // KeyStatuses returns every key that is not idle: queued, running, delayed,
-// or with state the Loop keeps (failures, a Stalled decision, an
-// oscillation). They come stalled and oscillating keys first, then failing
+// or with something the Loop remembers about it (failures, the last error,
+// a Stalled decision, an oscillation, a hold). They come stalled and oscillating keys first, then failing
 // ones, then the rest, each group by key. Conditions are read through the
 // StatusWriter (usually a cache, no store read). It costs O(keys held); it
 // is safe for concurrent use at any time.
@@ -207,8 +207,8 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 	out := make([]KeyStatus, 0, len(entries))
 	keys := make([]K, 0, len(entries))
 	l.mu.Lock()
-	for k := range l.keys {
-		if entries[k] == nil {
+	for k, s := range l.keys {
+		if entries[k] == nil && s.noteworthy(now) {
 			entries[k] = &entry{key: k}
 		}
 	}
@@ -273,6 +273,13 @@ func (l *Loop[K]) noteDuration(key K, d time.Duration) {
 		s.lastDur = d
 	}
 	l.mu.Unlock()
+}
+
+// noteworthy reports whether a key with nothing queued is worth listing:
+// it failed, is stalled or oscillating, or is held. A key whose state is
+// only an oscillation detector counting writes is idle to an operator.
+func (s *keyState) noteworthy(now time.Time) bool {
+	return s.failures > 0 || s.lastErr != nil || s.stalled != nil || s.oscillated != nil || now.Before(s.holdUntil)
 }
 
 // rank orders KeyStatuses: stalled or oscillating, then failing, then the rest.

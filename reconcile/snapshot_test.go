@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
 
@@ -153,4 +154,16 @@ func findKey(t *testing.T, l *Loop[string], key string) KeyStatus {
 	k, ok := lookupKey(l, key)
 	require.True(t, ok, "key %q not reported", key)
 	return k
+}
+
+func TestKeyStatusesLeaveOutKeysWhoseOnlyStateIsADetector(t *testing.T) {
+	l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
+	l.mu.Lock()
+	l.setKeyLocked("counting", &keyState{detector: oscillation.New(oscillation.Config{})})
+	l.setKeyLocked("failed", &keyState{failures: 1, lastErr: errors.New("x")})
+	l.mu.Unlock()
+	keys := l.KeyStatuses()
+	require.Len(t, keys, 1)
+	require.Equal(t, "failed", keys[0].Key)
+	require.Equal(t, PhaseWaiting, keys[0].Phase)
 }

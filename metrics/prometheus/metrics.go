@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -46,7 +47,8 @@ type Metrics struct {
 
 	state *stateCollector
 
-	loops sync.Map // controller name → *loopSeries
+	loops sync.Map                   // controller name → *loopSeries
+	last  atomic.Pointer[loopSeries] // the series looked up last: most programs run one Loop
 }
 
 var _ reconcile.Metrics = (*Metrics)(nil)
@@ -133,6 +135,7 @@ func New(reg prom.Registerer) (*Metrics, error) {
 
 // loopSeries are one controller's series, bound to their labels once.
 type loopSeries struct {
+	name                                    string
 	success, errored, requeue, requeueAfter prom.Counter
 	errors, terminal, panics, retries       prom.Counter
 	time, converge                          prom.Observer
@@ -141,7 +144,11 @@ type loopSeries struct {
 
 // loop returns controller's series, creating them on first use.
 func (m *Metrics) loop(controller string) *loopSeries {
+	if s := m.last.Load(); s != nil && s.name == controller {
+		return s
+	}
 	if s, ok := m.loops.Load(controller); ok {
+		m.last.Store(s.(*loopSeries))
 		return s.(*loopSeries)
 	}
 	c := prom.Labels{"controller": controller}
@@ -150,6 +157,7 @@ func (m *Metrics) loop(controller string) *loopSeries {
 		return m.reconcileTotal.With(prom.Labels{"controller": controller, "result": r})
 	}
 	s := &loopSeries{
+		name:    controller,
 		success: result("success"), errored: result("error"), requeue: result("requeue"), requeueAfter: result("requeue_after"),
 		errors: m.reconcileErrors.With(c), terminal: m.terminalErrors.With(c), panics: m.panics.With(c),
 		retries: m.retries.With(wq),

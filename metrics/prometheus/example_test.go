@@ -31,7 +31,8 @@ func Example() {
 	if err := m.AddLoop(loop); err != nil { // the scrape-time series
 		panic(err)
 	}
-	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	fams, _ := reg.Gather()
 	fmt.Println(len(fams) > 0)
 	// Output: true

@@ -40,18 +40,5 @@ func (q *Queue[K]) State(key K) KeyState {
 	if n == none {
 		return KeyState{}
 	}
-	nd := q.keys.at(n)
-	s := KeyState{
-		Queued:     nd.state&ready != 0,
-		Processing: nd.state&processing != 0,
-		Dirty:      nd.state&dirty != 0,
-		Delayed:    nd.state&delayed != 0,
-	}
-	if nd.state&(readyLow|dirtyLow) != 0 {
-		s.Priority = Low
-	}
-	if s.Delayed {
-		s.ReadyAt = q.epoch.Add(time.Duration(q.delay.heap[nd.prev].at))
-	}
-	return s
+	return q.stateOf(q.keys.at(n))
 }

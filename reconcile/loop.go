@@ -77,6 +77,7 @@ type keyState struct {
 	requeues   int // consecutive Requeues that wrote nothing
 	lastErr    error
 	lastResult string
+	lastDur    time.Duration // when the Loop times reconciles
 	nextRetry  time.Time
 	warned     bool
 	freshRead  bool

@@ -10,8 +10,9 @@ type recorderKey struct{}
 // recorder collects, for one reconcile, the highest store revision it
 // wrote. There is one per worker, reused for every reconcile.
 type recorder struct {
-	rev   atomic.Int64
-	fresh bool
+	rev     atomic.Int64
+	fresh   bool
+	attempt int // see Attempt
 	// own tells the Loop of every revision written, so that its cache
 	// sources know the write as the Loop's own (ownWrites).
 	own func(rev int64)

@@ -97,6 +97,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 		l.mu.Unlock()
 	}
 	rec.reset(fresh)
+	rec.attempt = failures + 1
 
 	rctx := ctx
 	var dctx *deadlineCtx
@@ -141,6 +142,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 		l.bucket.Forget(key)
 	}
 	warn, stall, note := l.record(key, d, err)
+	if timed {
+		l.noteDuration(key, dur)
+	}
 
 	switch d.next {
 	case nextAfter:

@@ -69,6 +69,10 @@ const (
 type LastWrite struct {
 	Manager string `json:"manager"`
 	Op      Op     `json:"op"`
+	// Trace is the trace context of the write (for OpenTelemetry, a W3C
+	// traceparent), so that whoever reacts to the write can link to the
+	// writer's trace. It is set only by a Store made WithTraceContext.
+	Trace string `json:"trace,omitempty"`
 }
 
 // ManagedFields is one manager's owned field set over one part of the object

@@ -35,6 +35,7 @@ type Store[S, T any] struct {
 	newUID  func() string
 	clock   clock.Clock
 	schemas schemas
+	trace   func(context.Context) string // see WithTraceContext
 }
 
 // Option configures New.
@@ -44,6 +45,7 @@ type config struct {
 	prefix string
 	newUID func() string
 	clock  clock.Clock
+	trace  func(context.Context) string
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -104,7 +106,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc}, nil
+	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace}, nil
 }
 
 // Kind returns the kind of the Store's objects.

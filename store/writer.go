@@ -187,6 +187,9 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 
 // put encodes next and writes it under the own-key cond (and ctx's fence).
 func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int64, error) {
+	if w.s.trace != nil {
+		next.Meta.LastWrite.Trace = w.s.trace(ctx)
+	}
 	val, err := next.encode()
 	if err != nil {
 		return 0, err

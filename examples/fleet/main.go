@@ -10,9 +10,11 @@
 //
 //	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
 //	go run ./examples/fleet -data DIR [flags above]
+//	go run ./examples/fleet -debug :8080 [flags above]
 //
 // With -data, the groups live in DIR/fleet.db (store/boltstore) and survive
-// a restart of the process. The demo itself is package
+// a restart of the process. With -debug, the process serves steady's debug
+// page and its Prometheus metrics. The demo itself is package
 // examples/fleet/internal/demo; examples/fleet/fleet-etcd runs it on an
 // etcd cluster, so that this program compiles nothing of etcd's client
 // (main_test.go checks).

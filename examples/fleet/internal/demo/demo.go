@@ -36,6 +36,7 @@ type options struct {
 	duration time.Duration // give up after this long
 	chaos    time.Duration // how long faults are injected
 	data     string        // the data mode's directory (data.go); "" without -data
+	debug    string        // serve the debug page and /metrics here (debug.go); "" without -debug
 }
 
 // Shared is a store outside the process that several replicas of the demo
@@ -79,6 +80,7 @@ func parseFlags(args []string, out io.Writer, shared *Shared) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
 	fs.DurationVar(&o.duration, "duration", 0, "fail if not converged within this long (default 30s, or 0.6ms a group if longer: 60s at 100000)")
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
+	fs.StringVar(&o.debug, "debug", "", "serve the debug page (/debug/steady/) and Prometheus metrics (/metrics) at this address, e.g. :8080")
 	check := func() error { return nil }
 	if shared != nil {
 		check = shared.Flags(fs)
@@ -156,7 +158,12 @@ func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error 
 	fleet := newFleet(o.seed, o.rate)
 	count := &counters{}
 	metrics := newMetrics()
-	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects}
+	dbg, err := startDebug(o.debug, w)
+	if err != nil {
+		return err
+	}
+	defer dbg.close()
+	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects, debug: dbg}
 	count.afterWrite = sup.afterWrite
 	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
 	if o.rate > 0 {

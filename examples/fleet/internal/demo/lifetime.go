@@ -30,8 +30,9 @@ type supervisor struct {
 	count   *counters
 	metrics *metrics
 	note    func(format string, args ...any)
-	elector Elector // nil: the controller always works
-	objects int     // how many groups there are (sizes resync and retries)
+	elector Elector      // nil: the controller always works
+	objects int          // how many groups there are (sizes resync and retries)
+	debug   *debugServer // nil without -debug
 
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64
@@ -99,7 +100,7 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// strike a share of the groups, so the budget grows with them: a
 		// fixed 100/s made 100,000 groups wait minutes for their retries.
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Limit(max(100, float64(s.objects)/5)), Burst: max(200, s.objects/2), Ceiling: time.Second}),
-		reconcile.WithMetrics(s.metrics),
+		reconcile.WithMetrics(s.debug.metrics(s.metrics)),
 		reconcile.WithDrainTimeout(5 * time.Second),
 	}
 	if s.elector != nil {
@@ -112,6 +113,7 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.debug.track(loop, groupCache)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return groupCache.Run(gctx) })
 	g.Go(func() error { return loop.Run(gctx) })

@@ -1,0 +1,127 @@
+// The steady debug page: fetches the JSON API and renders three tables.
+// No framework, no external fetch.
+"use strict";
+
+const state = { keys: [], timer: null };
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+function num(v) { return el("td", { class: "num" }, v); }
+
+async function getJSON(path) {
+  const r = await fetch(path, { cache: "no-store" });
+  if (!r.ok) throw new Error(path + ": " + r.status);
+  return r.json();
+}
+
+function relative(iso) {
+  const ms = new Date(iso).getTime() - Date.now();
+  const s = Math.round(Math.abs(ms) / 1000);
+  const txt = s < 60 ? s + "s" : s < 3600 ? Math.round(s / 60) + "m" : Math.round(s / 3600) + "h";
+  return ms >= 0 ? "in " + txt : txt + " ago";
+}
+
+function renderLoops(loops) {
+  const body = document.querySelector("#loops tbody");
+  body.replaceChildren(...loops.map(l => {
+    const role = l.leading
+      ? (l.fenced ? "leading (term " + l.fence.Revision + ")" : "leading")
+      : "standby";
+    const q = l.queue;
+    return el("tr", { "data-loop": l.name },
+      el("td", {}, l.name),
+      el("td", { class: l.leading ? "good" : "muted" }, role),
+      el("td", {}, l.busy + " / " + (l.leading ? l.workers - l.busy : 0) + " of " + l.workers),
+      num(q.ready), num(q.processing), num(q.delayed), num(q.backingOff), num(q.held),
+      num(l.failing), num(l.stalled), num(l.oscillating));
+  }));
+}
+
+function conditions(k) {
+  if (!k.conditions) return "";
+  return el("code", {}, k.conditions.map(c =>
+    c.type + "=" + c.status + (c.reason ? " (" + c.reason + ")" : "") + (c.message ? ": " + c.message : "")).join("\n"));
+}
+
+function oscillation(k) {
+  const o = k.oscillation;
+  if (!o) return "";
+  return el("div", {}, el("strong", {}, o.kind), " ", o.writes + " writes in " + o.window,
+    el("code", { class: "paths" }, "\n" + o.paths.join("\n")));
+}
+
+function renderKeys() {
+  const q = document.getElementById("search").value.trim();
+  const keys = state.keys.filter(k => q === "" || k.key.includes(q));
+  const body = document.querySelector("#keys tbody");
+  body.replaceChildren(...keys.map(k => {
+    let cls = "";
+    if (k.oscillation) cls = "oscillating";
+    else if (k.stalled) cls = "stalled";
+    else if (k.failures > 0) cls = "failing";
+    const why = k.stalled ? [k.why, el("div", { class: "bad reason" }, "Stalled: " + k.reason)] : [k.why];
+    const next = k.until ? [el("time", { datetime: k.until }, new Date(k.until).toLocaleTimeString()), " (" + relative(k.until) + ")"] : ["on next change"];
+    return el("tr", { class: cls, "data-key": k.key, "data-loop": k.loop },
+      el("td", {}, k.loop),
+      el("td", { class: "key" }, el("code", {}, k.key)),
+      el("td", { class: "phase" }, k.phase),
+      el("td", { class: "why" }, ...why),
+      el("td", { class: "next" }, ...next),
+      num(k.failures),
+      el("td", {}, (k.lastResult || "") + (k.lastDuration ? " in " + k.lastDuration : "")),
+      el("td", {}, k.lastError ? el("span", { class: "err" }, k.lastError) : ""),
+      el("td", {}, conditions(k)),
+      el("td", {}, oscillation(k)));
+  }));
+  document.getElementById("nokeys").hidden = keys.length > 0;
+}
+
+function opt(v) { return v === undefined || v === null ? "–" : v; }
+
+function renderCaches(caches) {
+  const body = document.querySelector("#caches tbody");
+  body.replaceChildren(...caches.map(c => el("tr", { "data-cache": c.name },
+    el("td", {}, c.name),
+    el("td", { class: c.synced ? "good" : "bad" }, c.synced ? "synced" : "not synced"),
+    num(c.revision), num(c.objects), num(opt(c.relists)), num(opt(c.driftRepairs)), num(opt(c.undecodable)))));
+}
+
+async function refresh() {
+  try {
+    const [loops, keys, caches] = await Promise.all([getJSON("api/loops"), getJSON("api/keys"), getJSON("api/caches")]);
+    renderLoops(loops);
+    state.keys = keys;
+    renderKeys();
+    renderCaches(caches);
+    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.getElementById("error").hidden = true;
+  } catch (e) {
+    const err = document.getElementById("error");
+    err.textContent = String(e);
+    err.hidden = false;
+  }
+}
+
+function schedule() {
+  clearInterval(state.timer);
+  if (document.getElementById("auto").checked) state.timer = setInterval(refresh, 2000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const search = document.getElementById("search");
+  search.value = new URLSearchParams(location.search).get("q") || "";
+  search.addEventListener("input", renderKeys);
+  document.getElementById("auto").addEventListener("change", schedule);
+  refresh();
+  schedule();
+});

@@ -1,0 +1,34 @@
+// Package debugpage serves a live, read-only status page for Loops and
+// caches, and the JSON it is built from: an http.Handler to mount on your
+// own mux. It answers the operator's question "why is this object not
+// converging, and when will it run again?" on one page.
+//
+//	page := debugpage.New()
+//	page.AddLoop(loop)              // any *reconcile.Loop
+//	page.AddCache("apps", appCache) // any *cache.Cache
+//	mux.Handle("/debug/steady/", http.StripPrefix("/debug/steady", page))
+//
+// The page (GET /) shows, refreshed every two seconds:
+//   - every Loop: workers busy and idle, leading or standby (with the term's
+//     fence), and its queue by state: ready, processing, delayed, backing
+//     off, held after an oscillation;
+//   - every key that is not idle: its phase, why it waits and until when,
+//     consecutive failures, last error, last result and duration, its
+//     conditions, and the oscillation report with the flipping fields;
+//     stalled and oscillating keys first, with a search box;
+//   - every cache: synced, revision, objects, and relists, drift repairs
+//     and undecodable values where the cache counts them.
+//
+// The JSON endpoints, all GET:
+//
+//	/api/loops            []LoopView     every Loop's status
+//	/api/keys?loop=&q=    []KeyView      non-idle keys, of one Loop or all, whose key contains q
+//	/api/caches           []CacheView
+//	/api/object?loop=&key=               the object, only with WithObjects
+//
+// It is safe by default: the handler never changes anything (any method
+// but GET and HEAD gets 405), it serves no object bodies unless WithObjects
+// enables them, and error texts are cut to MaxErrorBytes. The assets are
+// embedded: the page fetches nothing from outside. It needs only the
+// standard library. Protect the mount point as you would /debug/pprof.
+package debugpage

@@ -1,0 +1,6 @@
+package debugpage
+
+import "io/fs"
+
+// Assets exposes the embedded files to the tests.
+func Assets() fs.FS { return assets }

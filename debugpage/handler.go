@@ -1,0 +1,300 @@
+package debugpage
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+)
+
+// MaxErrorBytes bounds every error text and condition message the page and
+// the API show.
+const MaxErrorBytes = 2048
+
+//go:embed assets
+var assets embed.FS
+
+// Cache is what the page shows of a cache; *cache.Cache implements it. A
+// cache that also has Relists() int64, DriftRepairs() int64 or
+// Undecodable() int gets those shown too.
+type Cache interface {
+	HasSynced() bool
+	Revision() int64
+	Len() int
+}
+
+// ObjectFunc returns the object of key in the Loop named loop, for
+// /api/object, or false when there is none.
+type ObjectFunc func(loop, key string) (any, bool)
+
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithObjects enables /api/object: get returns the object to show, as JSON.
+// Without it the page shows no object bodies. Objects may hold secrets:
+// enable it only where the page is protected.
+func WithObjects(get ObjectFunc) Option { return func(h *Handler) { h.objects = get } }
+
+// Handler serves the page and the API; see the package documentation.
+// Create it with New. It is safe for concurrent use; add Loops and caches
+// at any time.
+type Handler struct {
+	objects ObjectFunc
+	mux     *http.ServeMux
+
+	mu     sync.Mutex
+	loops  []reconcile.Inspectable
+	caches []namedCache
+}
+
+type namedCache struct {
+	name string
+	c    Cache
+}
+
+// New returns a Handler with no Loops and no caches.
+func New(opts ...Option) *Handler {
+	h := &Handler{mux: http.NewServeMux()}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	static, _ := fs.Sub(assets, "assets")
+	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "index.html")
+	})
+	h.mux.HandleFunc("GET /api/loops", h.serveLoops)
+	h.mux.HandleFunc("GET /api/keys", h.serveKeys)
+	h.mux.HandleFunc("GET /api/caches", h.serveCaches)
+	h.mux.HandleFunc("GET /api/object", h.serveObject)
+	return h
+}
+
+// AddLoop adds a Loop (any *reconcile.Loop). It returns an error for nil or
+// for a second Loop of the same name.
+func (h *Handler) AddLoop(l reconcile.Inspectable) error {
+	if l == nil {
+		return errors.New("debugpage: nil Loop")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, o := range h.loops {
+		if o.Name() == l.Name() {
+			return errors.New("debugpage: Loop " + l.Name() + " added twice")
+		}
+	}
+	h.loops = append(h.loops, l)
+	return nil
+}
+
+// AddCache adds a cache shown under name. It returns an error for nil or
+// for a second cache of the same name.
+func (h *Handler) AddCache(name string, c Cache) error {
+	if c == nil {
+		return errors.New("debugpage: nil cache")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, o := range h.caches {
+		if o.name == name {
+			return errors.New("debugpage: cache " + name + " added twice")
+		}
+	}
+	h.caches = append(h.caches, namedCache{name, c})
+	return nil
+}
+
+// ServeHTTP implements http.Handler. Only GET and HEAD are served.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'")
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) snapshot() ([]reconcile.Inspectable, []namedCache) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.loops), slices.Clone(h.caches)
+}
+
+// LoopView is a Loop as the API shows it.
+type LoopView struct {
+	reconcile.LoopStatus
+	// Idle is the number of workers not reconciling.
+	Idle int `json:"idle"`
+	// Role is "leading" or "standby".
+	Role string `json:"role"`
+}
+
+func (h *Handler) serveLoops(w http.ResponseWriter, _ *http.Request) {
+	loops, _ := h.snapshot()
+	out := make([]LoopView, 0, len(loops))
+	for _, l := range loops {
+		s := l.Status()
+		v := LoopView{LoopStatus: s, Role: "standby"}
+		if s.Leading {
+			v.Role, v.Idle = "leading", s.Workers-s.Busy
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, out)
+}
+
+// KeyView is a key as the API shows it.
+type KeyView struct {
+	Loop         string            `json:"loop"`
+	Key          string            `json:"key"`
+	Phase        reconcile.Phase   `json:"phase"`
+	Why          string            `json:"why"`
+	Until        time.Time         `json:"until,omitzero"`
+	Failures     int               `json:"failures"`
+	LastError    string            `json:"lastError,omitempty"`
+	LastResult   string            `json:"lastResult,omitempty"`
+	LastDuration string            `json:"lastDuration,omitempty"`
+	Stalled      bool              `json:"stalled"`
+	Reason       string            `json:"reason,omitempty"`
+	Message      string            `json:"message,omitempty"`
+	Oscillation  *OscillationView  `json:"oscillation,omitempty"`
+	Conditions   []store.Condition `json:"conditions,omitempty"`
+	Generation   int64             `json:"generation,omitempty"`
+}
+
+// OscillationView is an oscillation report: its kind, the flipping fields
+// in diff.Path notation, and the writes within the window.
+type OscillationView struct {
+	Kind    string   `json:"kind"`
+	Paths   []string `json:"paths"`
+	Writes  int      `json:"writes"`
+	Window  string   `json:"window"`
+	Message string   `json:"message"`
+}
+
+func (h *Handler) serveKeys(w http.ResponseWriter, r *http.Request) {
+	loops, _ := h.snapshot()
+	only, q := r.URL.Query().Get("loop"), r.URL.Query().Get("q")
+	out := []KeyView{}
+	var rest []KeyView // not stalled or oscillating: after every Loop's first group
+	for _, l := range loops {
+		if only != "" && l.Name() != only {
+			continue
+		}
+		for _, k := range l.KeyStatuses() {
+			if q != "" && !strings.Contains(k.Key, q) {
+				continue
+			}
+			v := keyView(l.Name(), k)
+			if v.Stalled || v.Oscillation != nil {
+				out = append(out, v)
+			} else {
+				rest = append(rest, v)
+			}
+		}
+	}
+	writeJSON(w, append(out, rest...))
+}
+
+func keyView(loop string, k reconcile.KeyStatus) KeyView {
+	v := KeyView{Loop: loop, Key: k.Key, Phase: k.Phase, Why: k.Why, Until: k.Until, Failures: k.Failures,
+		LastError: bound(k.LastError), LastResult: k.LastResult, Stalled: k.Stalled, Reason: k.StalledReason,
+		Message: bound(k.StalledMessage), Generation: k.Generation}
+	if k.LastDuration > 0 {
+		v.LastDuration = k.LastDuration.String()
+	}
+	for _, c := range k.Conditions {
+		c.Message = bound(c.Message)
+		v.Conditions = append(v.Conditions, c)
+	}
+	if o := k.Oscillation; o != nil {
+		ov := &OscillationView{Kind: o.Kind.String(), Writes: o.Writes, Window: o.Window.String(), Message: bound(o.Message())}
+		for _, p := range o.Paths {
+			ov.Paths = append(ov.Paths, p.String())
+		}
+		v.Oscillation = ov
+	}
+	return v
+}
+
+// bound cuts s to MaxErrorBytes, on a rune boundary, marking the cut.
+func bound(s string) string {
+	if len(s) <= MaxErrorBytes {
+		return s
+	}
+	cut := MaxErrorBytes
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + " …(cut)"
+}
+
+// CacheView is a cache as the API shows it. The counters are nil when the
+// cache does not keep them.
+type CacheView struct {
+	Name         string `json:"name"`
+	Synced       bool   `json:"synced"`
+	Revision     int64  `json:"revision"`
+	Objects      int    `json:"objects"`
+	Relists      *int64 `json:"relists,omitempty"`
+	DriftRepairs *int64 `json:"driftRepairs,omitempty"`
+	Undecodable  *int   `json:"undecodable,omitempty"`
+}
+
+func (h *Handler) serveCaches(w http.ResponseWriter, _ *http.Request) {
+	_, caches := h.snapshot()
+	out := make([]CacheView, 0, len(caches))
+	for _, nc := range caches {
+		v := CacheView{Name: nc.name, Synced: nc.c.HasSynced(), Revision: nc.c.Revision(), Objects: nc.c.Len()}
+		if c, ok := nc.c.(interface{ Relists() int64 }); ok {
+			n := c.Relists()
+			v.Relists = &n
+		}
+		if c, ok := nc.c.(interface{ DriftRepairs() int64 }); ok {
+			n := c.DriftRepairs()
+			v.DriftRepairs = &n
+		}
+		if c, ok := nc.c.(interface{ Undecodable() int }); ok {
+			n := c.Undecodable()
+			v.Undecodable = &n
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request) {
+	if h.objects == nil {
+		http.Error(w, "object bodies are not enabled (debugpage.WithObjects)", http.StatusForbidden)
+		return
+	}
+	obj, ok := h.objects(r.URL.Query().Get("loop"), r.URL.Query().Get("key"))
+	if !ok {
+		http.Error(w, "no such object", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, obj)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding: "+bound(err.Error()), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,78 @@
+// Package prometheus adapts steady's metric hooks (reconcile.Metrics and
+// queue.Metrics) to github.com/prometheus/client_golang, with the series
+// names, types, labels and buckets that controller-runtime and client-go
+// export, so that dashboards and alerts written for controller-runtime work
+// on a steady controller unchanged, plus steady's own series.
+//
+//	reg := prometheus.NewRegistry()            // client_golang's
+//	m, err := steadyprom.New(reg)              // this package
+//	loop, err := reconcile.New("app", r, src, reconcile.WithMetrics(m))
+//	m.AddLoop(loop)                            // the scrape-time series
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// Nothing is registered globally: New registers on the Registerer it is
+// given, and fails (registering nothing) if a series of the same name is
+// already there, for example controller-runtime's own.
+//
+// # controller-runtime's series (label controller = the Loop's name)
+//
+// As in sigs.k8s.io/controller-runtime pkg/internal/controller/metrics:
+//
+//	controller_runtime_reconcile_total{controller,result}        counter   result: success, error, requeue, requeue_after
+//	controller_runtime_reconcile_errors_total{controller}        counter
+//	controller_runtime_terminal_reconcile_errors_total{controller} counter
+//	controller_runtime_reconcile_panics_total{controller}        counter
+//	controller_runtime_reconcile_time_seconds{controller}        histogram 0.005, 0.01, 0.025, 0.05, 0.1 … 0.5 by 0.05, 0.6 … 1 by 0.1, 1.25 … 2 by 0.25, 2.5 … 5 by 0.5, 6 … 10, 15 … 30 by 5, 40, 50, 60
+//	controller_runtime_max_concurrent_reconciles{controller}     gauge
+//	controller_runtime_active_workers{controller}                gauge
+//
+// # client-go's workqueue series (labels name and controller = the Loop's name)
+//
+// As controller-runtime's pkg/metrics/workqueue.go registers them:
+//
+//	workqueue_depth{name,controller,priority}                    gauge     priority is "" (steady reports both levels together)
+//	workqueue_adds_total{name,controller}                        counter
+//	workqueue_queue_duration_seconds{name,controller}            histogram ExponentialBuckets(10e-9, 10, 12), native factor 1.1
+//	workqueue_work_duration_seconds{name,controller}             histogram ExponentialBuckets(10e-9, 10, 12), native factor 1.1
+//	workqueue_unfinished_work_seconds{name,controller}           gauge
+//	workqueue_longest_running_processor_seconds{name,controller} gauge
+//	workqueue_retries_total{name,controller}                     counter
+//
+// steady's Loop backs off with delayed adds, not AddRateLimited, so
+// workqueue_retries_total counts what controller-runtime's AddRateLimited
+// calls count: every reconcile that failed with a retryable (not Terminal)
+// error, and every Result{Requeue: true}; a queue's own AddRateLimited calls
+// count too.
+//
+// # steady's series
+//
+// From the Loop's hooks:
+//
+//	steady_stalled_total{controller,reason}              counter   Stalled conditions set, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating)
+//	steady_oscillations_total{controller,kind}           counter   kind: Fight, NoProgress
+//	steady_time_to_converge_seconds{controller}          histogram from a generation change to Ready at it; ExponentialBuckets(0.1, 2, 16)
+//	steady_unconverged_objects{controller}               gauge
+//	steady_fence_rejections_total{controller}            counter   see FenceRejected
+//
+// Read from each Loop given to AddLoop when scraped (reconcile.LoopStatus):
+//
+//	steady_stalled_objects{controller}                   gauge
+//	steady_failing_keys{controller}                      gauge     keys whose last reconcile failed
+//	steady_oscillating_keys{controller}                  gauge
+//	steady_queue_keys{controller,state}                  gauge     state: ready, processing, delayed, backing_off, held
+//	steady_leading{controller}                           gauge     1 while the Loop works a term
+//	steady_leader_term{controller}                       gauge     the term's fence revision; 0 unfenced or not leading
+//
+// Read from each cache given to AddCache when scraped:
+//
+//	steady_cache_synced{cache}                           gauge     1 once synced
+//	steady_cache_objects{cache}                          gauge
+//	steady_cache_revision{cache}                         gauge
+//	steady_cache_relists_total{cache}                    counter   when the cache has Relists() int64
+//	steady_cache_drift_repairs_total{cache}              counter   when the cache has DriftRepairs() int64
+//	steady_cache_undecodable_values{cache}               gauge     when the cache has Undecodable() int
+//
+// Every hook is safe for concurrent use and, on the reconcile path, costs a
+// lookup of the Loop's pre-bound series in a sync.Map and the client's
+// atomic updates.
+package prometheus

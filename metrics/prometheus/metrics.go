@@ -1,0 +1,273 @@
+package prometheus
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	prom "github.com/prometheus/client_golang/prometheus"
+
+	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/oscillation"
+)
+
+// reconcileBuckets are controller-runtime's buckets for
+// controller_runtime_reconcile_time_seconds.
+var reconcileBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+	1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60}
+
+// Metrics implements reconcile.Metrics (and, through QueueMetrics,
+// queue.Metrics) on Prometheus series; see the package documentation for
+// the series. Create it with New; one Metrics serves any number of Loops.
+type Metrics struct {
+	reconcileTotal  *prom.CounterVec
+	reconcileErrors *prom.CounterVec
+	terminalErrors  *prom.CounterVec
+	panics          *prom.CounterVec
+	reconcileTime   *prom.HistogramVec
+	maxConcurrent   *prom.GaugeVec
+	activeWorkers   *prom.GaugeVec
+
+	depth        *prom.GaugeVec
+	adds         *prom.CounterVec
+	latency      *prom.HistogramVec
+	workDuration *prom.HistogramVec
+	unfinished   *prom.GaugeVec
+	longest      *prom.GaugeVec
+	retries      *prom.CounterVec
+
+	stalled         *prom.CounterVec
+	oscillations    *prom.CounterVec
+	converge        *prom.HistogramVec
+	unconverged     *prom.GaugeVec
+	fenceRejections *prom.CounterVec
+
+	state *stateCollector
+
+	loops sync.Map                   // controller name → *loopSeries
+	last  atomic.Pointer[loopSeries] // the series looked up last: most programs run one Loop
+}
+
+var _ reconcile.Metrics = (*Metrics)(nil)
+
+// New creates the series and registers them on reg. It returns an error,
+// and registers nothing, when reg is nil or already holds a series of the
+// same name (controller-runtime's, say).
+func New(reg prom.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("steady prometheus: nil Registerer")
+	}
+	ctl := []string{"controller"}
+	wq := []string{"name", "controller"}
+	wqHist := func(name, help string) *prom.HistogramVec {
+		return prom.NewHistogramVec(prom.HistogramOpts{
+			Subsystem: "workqueue", Name: name, Help: help,
+			Buckets:                         prom.ExponentialBuckets(10e-9, 10, 12),
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, wq)
+	}
+	m := &Metrics{
+		reconcileTotal: prom.NewCounterVec(prom.CounterOpts{Name: "controller_runtime_reconcile_total",
+			Help: "Total number of reconciliations per controller"}, []string{"controller", "result"}),
+		reconcileErrors: prom.NewCounterVec(prom.CounterOpts{Name: "controller_runtime_reconcile_errors_total",
+			Help: "Total number of reconciliation errors per controller"}, ctl),
+		terminalErrors: prom.NewCounterVec(prom.CounterOpts{Name: "controller_runtime_terminal_reconcile_errors_total",
+			Help: "Total number of terminal reconciliation errors per controller"}, ctl),
+		panics: prom.NewCounterVec(prom.CounterOpts{Name: "controller_runtime_reconcile_panics_total",
+			Help: "Total number of reconciliation panics per controller"}, ctl),
+		reconcileTime: prom.NewHistogramVec(prom.HistogramOpts{Name: "controller_runtime_reconcile_time_seconds",
+			Help: "Length of time per reconciliation per controller", Buckets: reconcileBuckets}, ctl),
+		maxConcurrent: prom.NewGaugeVec(prom.GaugeOpts{Name: "controller_runtime_max_concurrent_reconciles",
+			Help: "Maximum number of concurrent reconciles per controller"}, ctl),
+		activeWorkers: prom.NewGaugeVec(prom.GaugeOpts{Name: "controller_runtime_active_workers",
+			Help: "Number of currently used workers per controller"}, ctl),
+
+		depth: prom.NewGaugeVec(prom.GaugeOpts{Subsystem: "workqueue", Name: "depth",
+			Help: "Current depth of workqueue by workqueue and priority"}, []string{"name", "controller", "priority"}),
+		adds: prom.NewCounterVec(prom.CounterOpts{Subsystem: "workqueue", Name: "adds_total",
+			Help: "Total number of adds handled by workqueue"}, wq),
+		latency: wqHist("queue_duration_seconds",
+			"How long in seconds an item stays in workqueue before being requested"),
+		workDuration: wqHist("work_duration_seconds",
+			"How long in seconds processing an item from workqueue takes."),
+		unfinished: prom.NewGaugeVec(prom.GaugeOpts{Subsystem: "workqueue", Name: "unfinished_work_seconds",
+			Help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+				"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."}, wq),
+		longest: prom.NewGaugeVec(prom.GaugeOpts{Subsystem: "workqueue", Name: "longest_running_processor_seconds",
+			Help: "How many seconds has the longest running processor for workqueue been running."}, wq),
+		retries: prom.NewCounterVec(prom.CounterOpts{Subsystem: "workqueue", Name: "retries_total",
+			Help: "Total number of retries handled by workqueue"}, wq),
+
+		stalled: prom.NewCounterVec(prom.CounterOpts{Name: "steady_stalled_total",
+			Help: "Stalled conditions set by the Loop, by reason"}, []string{"controller", "reason"}),
+		oscillations: prom.NewCounterVec(prom.CounterOpts{Name: "steady_oscillations_total",
+			Help: "Oscillations detected (a fight over a field, or writes without progress), by kind"}, []string{"controller", "kind"}),
+		converge: prom.NewHistogramVec(prom.HistogramOpts{Name: "steady_time_to_converge_seconds",
+			Help:    "Time from a generation change of an object to Ready at that generation",
+			Buckets: prom.ExponentialBuckets(0.1, 2, 16)}, ctl),
+		unconverged: prom.NewGaugeVec(prom.GaugeOpts{Name: "steady_unconverged_objects",
+			Help: "Objects not yet Ready at their current generation"}, ctl),
+		fenceRejections: prom.NewCounterVec(prom.CounterOpts{Name: "steady_fence_rejections_total",
+			Help: "Writes the store rejected because the writer's leadership term had ended"}, ctl),
+
+		state: newStateCollector(),
+	}
+	cs := []prom.Collector{
+		m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.panics, m.reconcileTime, m.maxConcurrent, m.activeWorkers,
+		m.depth, m.adds, m.latency, m.workDuration, m.unfinished, m.longest, m.retries,
+		m.stalled, m.oscillations, m.converge, m.unconverged, m.fenceRejections, m.state,
+	}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("steady prometheus: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// loopSeries are one controller's series, bound to their labels once.
+type loopSeries struct {
+	name                                    string
+	success, errored, requeue, requeueAfter prom.Counter
+	errors, terminal, panics, retries       prom.Counter
+	time, converge                          prom.Observer
+	active, max, unconverged                prom.Gauge
+}
+
+// loop returns controller's series, creating them on first use.
+func (m *Metrics) loop(controller string) *loopSeries {
+	if s := m.last.Load(); s != nil && s.name == controller {
+		return s
+	}
+	if s, ok := m.loops.Load(controller); ok {
+		m.last.Store(s.(*loopSeries))
+		return s.(*loopSeries)
+	}
+	c := prom.Labels{"controller": controller}
+	wq := prom.Labels{"name": controller, "controller": controller}
+	result := func(r string) prom.Counter {
+		return m.reconcileTotal.With(prom.Labels{"controller": controller, "result": r})
+	}
+	s := &loopSeries{
+		name:    controller,
+		success: result("success"), errored: result("error"), requeue: result("requeue"), requeueAfter: result("requeue_after"),
+		errors: m.reconcileErrors.With(c), terminal: m.terminalErrors.With(c), panics: m.panics.With(c),
+		retries: m.retries.With(wq),
+		time:    m.reconcileTime.With(c), converge: m.converge.With(c),
+		active: m.activeWorkers.With(c), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
+	}
+	// Binding creates every series at 0 (the Loop's first hook is
+	// MaxConcurrency, at Run), as controller-runtime's exist once a
+	// controller starts.
+	actual, _ := m.loops.LoadOrStore(controller, s)
+	return actual.(*loopSeries)
+}
+
+// ReconcileDone implements reconcile.Metrics: reconcile_total{result} and
+// the reconcile_time histogram; a Requeue also counts as a workqueue retry.
+func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
+	s := m.loop(controller)
+	switch result {
+	case "success":
+		s.success.Inc()
+	case "error":
+		s.errored.Inc()
+	case "requeue":
+		s.requeue.Inc()
+		s.retries.Inc()
+	case "requeue_after":
+		s.requeueAfter.Inc()
+	default:
+		m.reconcileTotal.WithLabelValues(controller, result).Inc()
+	}
+	s.time.Observe(d.Seconds())
+}
+
+// ReconcileError implements reconcile.Metrics: reconcile_errors_total, and
+// terminal_reconcile_errors_total for a Terminal error; a retryable error
+// also counts as a workqueue retry.
+func (m *Metrics) ReconcileError(controller string, terminal bool) {
+	s := m.loop(controller)
+	s.errors.Inc()
+	if terminal {
+		s.terminal.Inc()
+	} else {
+		s.retries.Inc()
+	}
+}
+
+// ReconcilePanic implements reconcile.Metrics: reconcile_panics_total.
+func (m *Metrics) ReconcilePanic(controller string) { m.loop(controller).panics.Inc() }
+
+// ActiveWorkers implements reconcile.Metrics: active_workers.
+func (m *Metrics) ActiveWorkers(controller string, n int) { m.loop(controller).active.Set(float64(n)) }
+
+// MaxConcurrency implements reconcile.Metrics: max_concurrent_reconciles.
+func (m *Metrics) MaxConcurrency(controller string, n int) { m.loop(controller).max.Set(float64(n)) }
+
+// Converged implements reconcile.Metrics: steady_time_to_converge_seconds.
+func (m *Metrics) Converged(controller string, d time.Duration) {
+	m.loop(controller).converge.Observe(d.Seconds())
+}
+
+// Unconverged implements reconcile.Metrics: steady_unconverged_objects.
+func (m *Metrics) Unconverged(controller string, n int) {
+	m.loop(controller).unconverged.Set(float64(n))
+}
+
+// Oscillation implements reconcile.Metrics: steady_oscillations_total{kind}.
+func (m *Metrics) Oscillation(controller string, kind oscillation.Kind) {
+	m.oscillations.WithLabelValues(controller, kind.String()).Inc()
+}
+
+// Stalled implements reconcile.Metrics: steady_stalled_total{reason}.
+func (m *Metrics) Stalled(controller, reason string) {
+	m.stalled.WithLabelValues(controller, reason).Inc()
+}
+
+// FenceRejected counts a write of controller's that the store rejected with
+// store.ErrFenced (steady_fence_rejections_total). The reconcile Loop does
+// not call it yet; a reconciler may, on errors.Is(err, store.ErrFenced).
+func (m *Metrics) FenceRejected(controller string) {
+	m.fenceRejections.WithLabelValues(controller).Inc()
+}
+
+// QueueMetrics implements reconcile.Metrics: the workqueue_* series of
+// controller's queue, with name and controller both the Loop's name.
+func (m *Metrics) QueueMetrics(controller string) queue.Metrics {
+	l := prom.Labels{"name": controller, "controller": controller}
+	return &queueSeries{
+		depth:      m.depth.With(prom.Labels{"name": controller, "controller": controller, "priority": ""}),
+		adds:       m.adds.With(l),
+		latency:    m.latency.With(l),
+		work:       m.workDuration.With(l),
+		unfinished: m.unfinished.With(l),
+		longest:    m.longest.With(l),
+		retries:    m.retries.With(l),
+	}
+}
+
+// queueSeries implements queue.Metrics on one queue's bound series.
+type queueSeries struct {
+	depth, unfinished, longest prom.Gauge
+	adds, retries              prom.Counter
+	latency, work              prom.Observer
+}
+
+func (q *queueSeries) Depth(n int)                  { q.depth.Set(float64(n)) }
+func (q *queueSeries) Added()                       { q.adds.Inc() }
+func (q *queueSeries) QueueLatency(d time.Duration) { q.latency.Observe(d.Seconds()) }
+func (q *queueSeries) WorkDuration(d time.Duration) { q.work.Observe(d.Seconds()) }
+func (q *queueSeries) Retry()                       { q.retries.Inc() }
+func (q *queueSeries) Unfinished(total, longest time.Duration) {
+	q.unfinished.Set(total.Seconds())
+	q.longest.Set(longest.Seconds())
+}

@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type traceKey struct{}
+
+func TestWithTraceContextRecordsTheWritersTraceInLastWrite(t *testing.T) {
+	ctx := context.Background()
+	inject := func(ctx context.Context) string { s, _ := ctx.Value(traceKey{}).(string); return s }
+	st, err := store.New[typedSpec, typedStatus](memstore.New(), "Widget", store.WithTraceContext(inject))
+	require.NoError(t, err)
+	w := st.As("alice")
+	in := func(trace string) context.Context { return context.WithValue(ctx, traceKey{}, trace) }
+
+	obj := &typedObj{Meta: store.Meta{Name: "a"}, Spec: typedSpec{Replicas: 1}}
+	_, err = w.Create(in("trace-create"), obj)
+	require.NoError(t, err)
+	require.Equal(t, store.LastWrite{Manager: "alice", Op: store.OpCreate, Trace: "trace-create"}, obj.Meta.LastWrite)
+	got, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "trace-create", got.Meta.LastWrite.Trace, "stored with the value")
+
+	got.Spec.Replicas = 2
+	_, err = w.Update(in("trace-update"), got)
+	require.NoError(t, err)
+	_, err = st.As("bob").ApplyStatus(in("trace-status"), "a", typedStatus{Ready: 2}, nil)
+	require.NoError(t, err)
+	got, err = st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, store.LastWrite{Manager: "bob", Op: store.OpApplyStatus, Trace: "trace-status"}, got.Meta.LastWrite)
+
+	// A write that changes nothing writes nothing, trace included; a ctx
+	// without a trace records none.
+	_, err = w.Update(in("trace-noop"), got)
+	require.NoError(t, err)
+	again, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "trace-status", again.Meta.LastWrite.Trace)
+	again.Spec.Replicas = 3
+	_, err = w.Update(ctx, again)
+	require.NoError(t, err)
+	require.Empty(t, again.Meta.LastWrite.Trace)
+}
+
+func TestWithoutTraceContextNothingIsRecorded(t *testing.T) {
+	st := newTypedStore(t, memstore.New())
+	obj := &typedObj{Meta: store.Meta{Name: "a"}}
+	_, err := st.As("alice").Create(context.WithValue(context.Background(), traceKey{}, "x"), obj)
+	require.NoError(t, err)
+	require.Empty(t, obj.Meta.LastWrite.Trace)
+}

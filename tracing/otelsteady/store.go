@@ -1,0 +1,77 @@
+package otelsteady
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steady-go/steady/store"
+)
+
+// TraceContext returns the W3C traceparent of the span in ctx, "" when ctx
+// carries no valid span. Give it to store.WithTraceContext, so every write
+// records the trace it was made in.
+func TraceContext(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	return c["traceparent"]
+}
+
+// LastWriteCache is what FromCache needs of a cache; *cache.Cache
+// implements it.
+type LastWriteCache[S, T any] interface {
+	Get(name string) (*store.Object[S, T], bool)
+}
+
+// FromCache returns a Config.Trigger that reads the trace context of the
+// object's last write from c: the write the reconcile is reacting to.
+func FromCache[S, T any](c LastWriteCache[S, T]) func(name string) string {
+	return func(name string) string {
+		if o, ok := c.Get(name); ok {
+			return o.Meta.LastWrite.Trace
+		}
+		return ""
+	}
+}
+
+// Backend returns b wrapped so that every Txn (every store write) runs in a
+// "steady.store.txn" span, a child of the span in the write's ctx. Reads,
+// lists and watches pass through untraced. A nil tp means
+// otel.GetTracerProvider().
+func Backend(b store.Backend, tp trace.TracerProvider) store.Backend {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &tracedBackend{Backend: b, tracer: tp.Tracer(ScopeName)}
+}
+
+type tracedBackend struct {
+	store.Backend
+	tracer trace.Tracer
+}
+
+func (b *tracedBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	op := "put"
+	if w.Kind == store.WriteDelete {
+		op = "delete"
+	}
+	ctx, span := b.tracer.Start(ctx, "steady.store.txn", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("steady.store.key", w.Key), attribute.String("steady.store.op", op)))
+	defer span.End()
+	rev, err := b.Backend.Txn(ctx, conds, w)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	} else {
+		span.SetAttributes(attribute.Int64("steady.store.revision", rev))
+	}
+	return rev, err
+}

@@ -38,11 +38,10 @@
 //	workqueue_longest_running_processor_seconds{name,controller} gauge
 //	workqueue_retries_total{name,controller}                     counter
 //
-// steady's Loop backs off with delayed adds, not AddRateLimited, so
-// workqueue_retries_total counts what controller-runtime's AddRateLimited
-// calls count: every reconcile that failed with a retryable (not Terminal)
-// error, and every Result{Requeue: true}; a queue's own AddRateLimited calls
-// count too.
+// steady's Loop backs off with delayed adds, not AddRateLimited; it calls
+// the queue hook Retry for every retry it schedules through backoff (a
+// failure, or a Requeue that wrote nothing), so workqueue_retries_total
+// counts what controller-runtime's rate-limited adds count.
 //
 // # steady's series
 //

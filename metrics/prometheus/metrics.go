@@ -137,7 +137,7 @@ func New(reg prom.Registerer) (*Metrics, error) {
 type loopSeries struct {
 	name                                    string
 	success, errored, requeue, requeueAfter prom.Counter
-	errors, terminal, panics, retries       prom.Counter
+	errors, terminal, panics                prom.Counter
 	time, converge                          prom.Observer
 	active, max, unconverged                prom.Gauge
 }
@@ -152,7 +152,6 @@ func (m *Metrics) loop(controller string) *loopSeries {
 		return s.(*loopSeries)
 	}
 	c := prom.Labels{"controller": controller}
-	wq := prom.Labels{"name": controller, "controller": controller}
 	result := func(r string) prom.Counter {
 		return m.reconcileTotal.With(prom.Labels{"controller": controller, "result": r})
 	}
@@ -160,8 +159,7 @@ func (m *Metrics) loop(controller string) *loopSeries {
 		name:    controller,
 		success: result("success"), errored: result("error"), requeue: result("requeue"), requeueAfter: result("requeue_after"),
 		errors: m.reconcileErrors.With(c), terminal: m.terminalErrors.With(c), panics: m.panics.With(c),
-		retries: m.retries.With(wq),
-		time:    m.reconcileTime.With(c), converge: m.converge.With(c),
+		time: m.reconcileTime.With(c), converge: m.converge.With(c),
 		active: m.activeWorkers.With(c), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
 	}
 	// Binding creates every series at 0 (the Loop's first hook is
@@ -172,7 +170,7 @@ func (m *Metrics) loop(controller string) *loopSeries {
 }
 
 // ReconcileDone implements reconcile.Metrics: reconcile_total{result} and
-// the reconcile_time histogram; a Requeue also counts as a workqueue retry.
+// the reconcile_time histogram.
 func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 	s := m.loop(controller)
 	switch result {
@@ -182,7 +180,6 @@ func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 		s.errored.Inc()
 	case "requeue":
 		s.requeue.Inc()
-		s.retries.Inc()
 	case "requeue_after":
 		s.requeueAfter.Inc()
 	default:
@@ -192,15 +189,12 @@ func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 }
 
 // ReconcileError implements reconcile.Metrics: reconcile_errors_total, and
-// terminal_reconcile_errors_total for a Terminal error; a retryable error
-// also counts as a workqueue retry.
+// terminal_reconcile_errors_total for a Terminal error.
 func (m *Metrics) ReconcileError(controller string, terminal bool) {
 	s := m.loop(controller)
 	s.errors.Inc()
 	if terminal {
 		s.terminal.Inc()
-	} else {
-		s.retries.Inc()
 	}
 }
 

@@ -143,15 +143,21 @@ func (m *memStatus) writeCount() int {
 }
 
 // start runs l in the background; stop cancels it and returns Run's error.
+//
+// The loop is also stopped when the test ends, so a require that fails
+// before stop is called ends the test with its own message instead of
+// synctest's "blocked goroutines remain" panic, which hides it.
 func start(t *testing.T, l interface{ Run(context.Context) error }) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- l.Run(ctx) }()
-	return func() error {
+	stop = sync.OnceValue(func() error {
 		cancel()
 		return <-errc
-	}
+	})
+	t.Cleanup(func() { _ = stop() })
+	return stop
 }
 
 func mustNew(t *testing.T, r Reconciler[string], src Source[string], opts ...Option) *Loop[string] {

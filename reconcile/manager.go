@@ -236,7 +236,12 @@ func (m *Manager) campaign(ctx context.Context) {
 // Ready returns nil once every cache has synced and every Loop is
 // running, else an error wrapping ErrNotReady that says what is missing:
 // for a cache that has not synced, which one and its last list or watch
-// error (a cache that has a LastError method, as *cache.Cache does).
+// error (a cache that has a LastError method, as *cache.Cache does). A
+// cache that quarantines values (it has a Quarantined method, as
+// *cache.Cache does) makes Ready fail too, naming the first of them (key,
+// revision and why) and how many there are: a value that does not decode is
+// skipped and the rest of its kind is served, but nothing reconciles that
+// key until someone writes a valid value or purges it.
 func (m *Manager) Ready() error {
 	m.mu.Lock()
 	caches, running, failed := m.caches, m.running, m.failed
@@ -250,6 +255,16 @@ func (m *Manager) Ready() error {
 				return fmt.Errorf("%w: cache %d (%s) has not synced; last error: %w", ErrNotReady, i, describe(c), err)
 			}
 			return fmt.Errorf("%w: cache %d (%s) has not synced", ErrNotReady, i, describe(c))
+		}
+	}
+	for i, c := range caches {
+		q, ok := c.(interface{ Quarantined() []*store.DecodeError })
+		if !ok {
+			continue
+		}
+		if bad := q.Quarantined(); len(bad) > 0 {
+			return fmt.Errorf("%w: cache %d (%s): %d undecodable value(s) quarantined, the first at key %.128q: %w",
+				ErrNotReady, i, describe(c), len(bad), bad[0].Key, bad[0])
 		}
 	}
 	if !running {

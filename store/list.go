@@ -31,6 +31,10 @@ type List[S, T any] struct {
 	// Continue is non-empty when more objects may follow; pass it back in
 	// ListOptions.Continue for the next page.
 	Continue string
+	// Undecodable are the values of the page's key range that are not
+	// objects of the kind (see DecodeError), in key order. They are left out
+	// of Items and do not count towards Limit.
+	Undecodable []*DecodeError
 }
 
 // List returns the objects matching opts.Selector, in name order.
@@ -40,8 +44,9 @@ type List[S, T any] struct {
 // The pages of one listing all reflect the first page's revision. If that
 // revision is no longer available when a later page is asked for, List
 // returns an error wrapping ErrExpired: start the listing again. A malformed
-// Continue or a negative Limit gives an error wrapping ErrInvalid. An object
-// that does not decode fails the List with ErrInvalid naming its key.
+// Continue or a negative Limit gives an error wrapping ErrInvalid. A value
+// that does not decode as an object of the kind does not fail the List: it
+// is left out of Items and reported in Undecodable, whatever the Selector.
 func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
@@ -71,9 +76,10 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 			if _, ours := s.nameOf(kv.Key); !ours {
 				continue
 			}
-			obj, err := decodeObject[S, T](kv)
+			obj, err := s.decode(kv)
 			if err != nil {
-				return nil, err
+				out.Undecodable = append(out.Undecodable, err.(*DecodeError))
+				continue
 			}
 			if !sel.Matches(obj.Meta.Labels) {
 				continue

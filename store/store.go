@@ -135,7 +135,9 @@ func (s *Store[S, T]) Prefix() string { return s.prefix }
 
 // Get returns the object called name, with Meta.Revision set to its
 // ModRevision. A missing object gives an error wrapping ErrNotFound; a name
-// that breaks the rules (ValidateName) gives one wrapping ErrInvalid.
+// that breaks the rules (ValidateName) gives one wrapping ErrInvalid, and so
+// does a stored value that is not an object of the kind called name (a
+// *DecodeError).
 func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
@@ -144,7 +146,7 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return decodeObject[S, T](kv)
+	return s.decode(kv)
 }
 
 // getRaw reads the stored object with Spec and Status left encoded.
@@ -153,7 +155,7 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return decodeRaw(kv)
+	return s.decodeRaw(kv)
 }
 
 func (s *Store[S, T]) wrapNotFound(name string, err error) error {

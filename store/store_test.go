@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,25 +188,30 @@ func TestWatchSlowReaderIsExpiredNotTruncated(t *testing.T) {
 	require.Equal(t, revs[:len(got)], got, "events before the expiry are contiguous")
 }
 
-func TestUndecodableValues(t *testing.T) {
-	ctx := t.Context()
+func TestUndecodableValuesAreReportedNotFatal(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	b := memstore.New()
 	st := newTypedStore(t, b)
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
+	junkRev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
+	require.NoError(t, err)
+	okRev, err := st.As("m").Create(ctx, &typedObj{Meta: store.Meta{Name: "ok"}})
 	require.NoError(t, err)
 
 	_, err = st.Get(ctx, "junk")
 	require.ErrorIs(t, err, store.ErrInvalid)
-	_, err = st.List(ctx, store.ListOptions{})
-	require.ErrorIs(t, err, store.ErrInvalid)
-	require.ErrorContains(t, err, st.Prefix()+"junk")
-	var last store.Event[typedSpec, typedStatus]
-	for ev := range events {
-		last = ev
-	}
-	require.ErrorIs(t, last.Err, store.ErrInvalid)
+	list, err := st.List(ctx, store.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	require.Len(t, list.Undecodable, 1)
+	require.Equal(t, st.Prefix()+"junk", list.Undecodable[0].Key)
+	ev := <-events
+	require.Equal(t, junkRev, ev.Undecodable.Revision)
+	ev = <-events
+	require.NoError(t, ev.Err, "the watch goes on")
+	require.Equal(t, okRev, ev.Object.Meta.Revision)
 
 	_, err = st.Watch(ctx, -1)
 	require.ErrorIs(t, err, store.ErrInvalid)

@@ -22,8 +22,9 @@ import (
 // The channel is closed when ctx ends or the watch fails. A watch that fails
 // sends a last event whose Err is set: it wraps ErrExpired when history up to
 // fromRevision is gone or the watcher fell behind (relist, then watch from
-// the new list's revision), and ErrInvalid when a stored value does not
-// decode. Events are never silently dropped. The caller must keep reading
+// the new list's revision). A stored value that is not an object of the kind
+// does not end the watch: its event carries Undecodable instead of an
+// Object (see Event). Events are never silently dropped. The caller must keep reading
 // until the channel closes or cancel ctx; the Backend, not the reader, sets
 // how far a reader may fall behind.
 func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
@@ -39,7 +40,7 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 	out := make(chan Event[S, T])
 	go func() {
 		defer close(out)
-		// Stopping early (ctx ended, or a value did not decode) ends the
+		// Stopping early (ctx ended, or the watch failed) ends the
 		// backend watch too; once in is drained and closed its goroutines
 		// are gone, so out closes last.
 		defer func() {
@@ -62,8 +63,8 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 	return out, nil
 }
 
-// typedEvent decodes one backend event. A value that does not decode turns
-// into a final error event.
+// typedEvent decodes one backend event. A value that does not decode is
+// reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark.
 func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
@@ -75,30 +76,34 @@ func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
 		out.Progress = true
 		return out
 	}
-	var err error
 	switch ev.Type {
 	case KVPut:
-		out.Type = Added
-		if out.Object, err = decodeObject[S, T](ev.KV); err != nil {
-			break
-		}
+		obj, err := s.decode(ev.KV)
+		var prev *Object[S, T]
 		if ev.Prev.ModRevision != 0 {
-			out.Type = Modified
-			out.Prev, err = decodeObject[S, T](ev.Prev)
+			prev, _ = s.decode(ev.Prev)
+		}
+		switch {
+		case err != nil:
+			out.Undecodable, out.Prev = err.(*DecodeError), prev
+		case prev != nil:
+			out.Type, out.Object, out.Prev = Modified, obj, prev
+		default: // a create, or a valid value over an undecodable one
+			out.Type, out.Object = Added, obj
 		}
 	case KVDelete:
 		out.Type = Deleted
-		if out.Prev, err = decodeObject[S, T](ev.Prev); err != nil {
-			break
-		}
 		gone := ev.Prev
 		gone.ModRevision = ev.Revision
-		out.Object, err = decodeObject[S, T](gone)
+		var err error
+		if out.Object, err = s.decode(gone); err != nil {
+			name, _ := s.nameOf(ev.KV.Key)
+			out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
+			return out
+		}
+		out.Prev, _ = s.decode(ev.Prev)
 	default:
-		err = fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)
-	}
-	if err != nil {
-		return Event[S, T]{Revision: ev.Revision, Err: err}
+		return Event[S, T]{Revision: ev.Revision, Err: fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)}
 	}
 	return out
 }

@@ -2,7 +2,8 @@ package store
 
 // Event is one change to a typed object, delivered by Store.Watch.
 type Event[S, T any] struct {
-	// Type is Added, Modified or Deleted (zero for a Progress or error event).
+	// Type is Added, Modified or Deleted (zero for a Progress, error or
+	// Undecodable event).
 	Type EventType
 	// Object is the object after the change; for Deleted, its last state.
 	// It carries Meta.LastWrite and Meta.Revision.
@@ -17,6 +18,13 @@ type Event[S, T any] struct {
 	// Err is set on the final event of a watch that failed; it wraps
 	// ErrExpired when the caller must relist.
 	Err error
+	// Undecodable is set on the event of a write whose value is not an
+	// object of the kind (see DecodeError); Type is then zero, Object nil,
+	// and Prev the object before the write if that decoded. The watch goes
+	// on. The next write of a valid value is Added (Prev nil), and the
+	// deletion of an undecodable value is Deleted with an Object holding
+	// only Meta.Kind, Name and Revision, and Prev nil.
+	Undecodable *DecodeError
 }
 
 // EventType says what happened to an object.

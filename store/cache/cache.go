@@ -50,13 +50,16 @@ type Cache[S, T any] struct {
 	cfg     config
 	initErr error // a bad argument to New, returned by Run
 
-	mu      sync.RWMutex
-	items   map[string]*store.Object[S, T]
-	rev     int64
-	listRev int64 // revision of the last listing; older events are stale
-	indexes map[string]*index[S, T]
-	waitCh  chan struct{} // closed and cleared when rev advances; nil if nobody waits
-	detect  *mutationDetector[S, T]
+	mu    sync.RWMutex
+	items map[string]*store.Object[S, T]
+	// quarantine holds, by name, the keys whose current value does not
+	// decode; items may still hold the last valid object of one.
+	quarantine map[string]*store.DecodeError
+	rev        int64
+	listRev    int64 // revision of the last listing; older events are stale
+	indexes    map[string]*index[S, T]
+	waitCh     chan struct{} // closed and cleared when rev advances; nil if nobody waits
+	detect     *mutationDetector[S, T]
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -83,12 +86,13 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
 	}
 	c := &Cache[S, T]{
-		src:     src,
-		cfg:     cfg,
-		initErr: err,
-		items:   make(map[string]*store.Object[S, T]),
-		indexes: map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
-		synced:  make(chan struct{}),
+		src:        src,
+		cfg:        cfg,
+		initErr:    err,
+		items:      make(map[string]*store.Object[S, T]),
+		quarantine: make(map[string]*store.DecodeError),
+		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
+		synced:     make(chan struct{}),
 	}
 	if cfg.report != nil {
 		c.detect = newMutationDetector[S, T]()

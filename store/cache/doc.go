@@ -13,6 +13,13 @@
 // deletion, so nothing that happened while it was blind is lost. It has no
 // periodic resync of its own: the reconcile Loop owns resync.
 //
+// A stored value that is not an object of the kind (a *store.DecodeError)
+// is quarantined, never fatal: the Cache skips it, keeps serving the rest
+// of the kind (and the last valid object it held for that key, so a bad
+// write never looks like a deletion), lists it in Quarantined, logs it once
+// per key and revision (WithLogger) and counts it (WithMetrics).
+// reconcile.Manager.Ready names it.
+//
 // Revision says which store revision the Cache reflects, and WaitFor(ctx,
 // rev) waits until it reflects a write that returned rev (read-your-writes).
 // Progress notifications count, so waiting on a write to another kind ends

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 
@@ -32,7 +33,17 @@ type config struct {
 	report   func(error)
 	detector bool // WithMutationDetector was given
 	onError  func(error)
+	log      *slog.Logger
+	metrics  Metrics
 }
+
+// WithLogger sets the logger the Cache reports quarantined values to (see
+// Cache.Quarantined): one warning per key and revision. Nil (the default)
+// discards them.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithMetrics sets the receiver of the Cache's measurements (default: none).
+func WithMetrics(m Metrics) Option { return func(c *config) { c.metrics = m } }
 
 // WithErrorHandler sets a function that Run calls, on its own goroutine,
 // with every error that made it relist: a failed List or Watch, a watch that
@@ -86,6 +97,12 @@ func newConfig(opts []Option) (config, error) {
 	}
 	if c.clock == nil {
 		c.clock = clock.Real{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.metrics == nil {
+		c.metrics = NopMetrics{}
 	}
 	if !c.detector && detectorFromEnv() {
 		c.report = func(err error) { panic(err) }

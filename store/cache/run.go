@@ -72,11 +72,12 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 // the watch ends, and returns why it ended. It reports whether the watch
 // delivered anything, which resets the relist backoff.
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
-	items, rev, err := c.listAll(ctx)
+	l, err := c.listAll(ctx)
 	if err != nil {
 		return false, fmt.Errorf("cache: list: %w", err)
 	}
-	c.replace(items, rev)
+	rev := l.Revision
+	c.replace(l)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -97,16 +98,16 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 		// the listing of a never-written store and the Watch call would be
 		// missed. List again now that the watch runs: the events it
 		// delivers up to the new listing's revision are skipped as stale.
-		if items, rev, err = c.listAll(ctx); err != nil {
+		if l, err = c.listAll(ctx); err != nil {
 			return false, fmt.Errorf("cache: list: %w", err)
 		}
-		c.replace(items, rev)
+		c.replace(l)
 	}
 	for ev := range events {
 		if ev.Err != nil {
 			return progressed, fmt.Errorf("cache: watch: %w", ev.Err)
 		}
-		if !ev.Progress && ev.Object == nil {
+		if !ev.Progress && ev.Object == nil && ev.Undecodable == nil {
 			return progressed, fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
 		}
 		progressed = true
@@ -115,21 +116,23 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	return progressed, errWatchClosed
 }
 
-// listAll reads every page of one listing.
-func (c *Cache[S, T]) listAll(ctx context.Context) ([]*store.Object[S, T], int64, error) {
-	var items []*store.Object[S, T]
+// listAll reads every page of one listing into one List.
+func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
+	all := new(store.List[S, T])
 	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
 	for {
 		page, err := c.src.List(ctx, opts)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if page == nil {
-			return nil, 0, fmt.Errorf("%w: List returned no page", store.ErrInvalid)
+			return nil, fmt.Errorf("%w: List returned no page", store.ErrInvalid)
 		}
-		items = append(items, page.Items...)
+		all.Items = append(all.Items, page.Items...)
+		all.Undecodable = append(all.Undecodable, page.Undecodable...)
 		if page.Continue == "" {
-			return items, page.Revision, nil
+			all.Revision = page.Revision
+			return all, nil
 		}
 		opts.Continue = page.Continue
 	}
@@ -149,7 +152,21 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		c.mu.Unlock()
 		return
 	}
+	if e := ev.Undecodable; e != nil {
+		// Skip the value, keep the last valid object (if any).
+		news := c.quarantineLocked(e)
+		n := len(c.quarantine)
+		c.setRevisionLocked(ev.Revision)
+		c.mu.Unlock()
+		if news {
+			c.reportQuarantine([]*store.DecodeError{e}, n, true)
+		}
+		return
+	}
 	name := ev.Object.Meta.Name
+	_, wasQuarantined := c.quarantine[name]
+	delete(c.quarantine, name)
+	nq := len(c.quarantine)
 	old := c.items[name]
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
@@ -167,16 +184,22 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.mu.Unlock()
 
 	c.reportMutations(mutated)
+	if wasQuarantined {
+		c.reportQuarantine(nil, nq, true)
+	}
 	if old != nil || new != nil {
 		c.notify(change[S, T]{old, new})
 	}
 }
 
-// replace makes the Cache hold exactly items, as of rev, and tells the
-// handlers what changed: deletions first, then additions and
-// modifications, each in name order. An object whose revision is unchanged
-// keeps its cached value and is not reported.
-func (c *Cache[S, T]) replace(items []*store.Object[S, T], rev int64) {
+// replace makes the Cache hold exactly the listing's items, as of its
+// revision, and tells the handlers what changed: deletions first, then
+// additions and modifications, each in name order. An object whose revision
+// is unchanged keeps its cached value and is not reported. The listing's
+// undecodable values become the quarantine; a key among them keeps the
+// object the Cache held, if any.
+func (c *Cache[S, T]) replace(l *store.List[S, T]) {
+	items, rev := l.Items, l.Revision
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	c.mu.Lock()
@@ -184,10 +207,20 @@ func (c *Cache[S, T]) replace(items []*store.Object[S, T], rev int64) {
 	for _, obj := range items {
 		fresh[obj.Meta.Name] = obj
 	}
+	quarantine := make(map[string]*store.DecodeError, len(l.Undecodable))
+	var news []*store.DecodeError
+	for _, e := range l.Undecodable {
+		quarantine[e.Name] = e
+		if old, ok := c.quarantine[e.Name]; !ok || old.Revision != e.Revision {
+			news = append(news, e)
+		}
+	}
+	quarantineChanged := len(news) > 0 || len(quarantine) != len(c.quarantine)
+	c.quarantine = quarantine
 	var deleted, changed []change[S, T]
 	var mutated []error
 	for name, old := range c.items {
-		if _, ok := fresh[name]; !ok {
+		if _, ok := fresh[name]; !ok && quarantine[name] == nil {
 			deleted = append(deleted, change[S, T]{old, nil})
 		}
 	}
@@ -219,9 +252,11 @@ func (c *Cache[S, T]) replace(items []*store.Object[S, T], rev int64) {
 	}
 	c.listRev = rev
 	c.setRevisionLocked(rev)
+	nq := len(quarantine)
 	c.mu.Unlock()
 
 	c.reportMutations(mutated)
+	c.reportQuarantine(news, nq, quarantineChanged)
 	for _, ch := range deleted {
 		c.notify(ch)
 	}

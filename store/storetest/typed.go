@@ -29,9 +29,12 @@ type (
 // newBackend makes (a fresh, empty one per call): create and get, list with
 // selectors and pagination, update preconditions and generations, the
 // separation of spec and status writes, deletion with finalizers, watch
-// events with LastWrite, leadership fences, and server-side apply (field
-// conflicts, no-op applies, concurrent applies of disjoint fields). Run calls it; a backend's
-// tests may also call it alone.
+// events with LastWrite, leadership fences, server-side apply (field
+// conflicts, no-op applies, concurrent applies of disjoint fields), key
+// isolation between Stores whose prefixes once overlapped, and poison
+// values (bad JSON, a wrong field type, null, another kind, a name other
+// than the key's) that Get, List and Watch skip and report while serving the
+// rest. Run calls it; a backend's tests may also call it alone.
 func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("CreateGet", func(t *testing.T) { testTypedCreateGet(t, newTypedWidgets(t, newBackend)) })
 	t.Run("ListSelectorPagination", func(t *testing.T) { testTypedList(t, newTypedWidgets(t, newBackend)) })
@@ -42,6 +45,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("Fence", func(t *testing.T) { testTypedFence(t, newTypedWidgets(t, newBackend)) })
 	t.Run("Apply", func(t *testing.T) { testTypedApply(t, newBackend) })
 	t.Run("KeyIsolation", func(t *testing.T) { testTypedKeyIsolation(t, newBackend) })
+	t.Run("PoisonValues", func(t *testing.T) { testTypedPoison(t, newTypedWidgets(t, newBackend)) })
 }
 
 func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) store.Backend) *store.Store[WidgetSpec, WidgetStatus] {

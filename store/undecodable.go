@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// DecodeError reports a stored value that is not an object of the Store's
+// kind: it is not JSON, not a JSON object, has a field of the wrong type (as
+// a newer version of the program may write during a rolling upgrade), is
+// null, or its Meta.Kind or Meta.Name disagrees with its key. An object's
+// identity comes from its key, never from the value: a value at the key of
+// "x" that claims the name "real" is not served as "real", nor as "x".
+//
+// Such a value is quarantined, never fatal: Get returns the *DecodeError
+// (it matches ErrInvalid with errors.Is), List leaves it out of Items and
+// reports it in List.Undecodable, Watch sends an event whose Undecodable is
+// set and keeps going, and the cache (store/cache) keeps serving the rest of
+// the kind and lists it in Quarantined. The key is an object again as soon as
+// a valid value is written there (with the raw Backend, or after Purge with
+// Create). Writer.Purge deletes it without decoding it.
+type DecodeError struct {
+	// Kind is the Store's kind; Name is the name the key stands for.
+	Kind, Name string
+	// Key is the backend key, and Revision the ModRevision of the value.
+	Key      string
+	Revision int64
+	// Err says why it does not decode.
+	Err error
+}
+
+// maxQuotedLength bounds the bytes of a name, key or value an error message
+// quotes, so a 1 MiB bad input does not make a 1 MiB message.
+const maxQuotedLength = 128
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("store: %s %q at revision %d does not decode: %v",
+		e.Kind, truncate(e.Name), e.Revision, e.Err)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns Err.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// truncate shortens s to maxQuotedLength bytes for an error message.
+func truncate(s string) string {
+	if len(s) <= maxQuotedLength {
+		return s
+	}
+	return fmt.Sprintf("%s...(%d bytes)", s[:maxQuotedLength], len(s))
+}
+
+// decode decodes kv, a key of the Store's key space, into a typed object
+// whose Revision is the KV's ModRevision, or returns a *DecodeError.
+func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
+	obj, err := decodeObject[S, T](kv)
+	if err == nil {
+		err = s.checkIdentity(kv.Key, &obj.Meta)
+	}
+	if err != nil {
+		return nil, s.decodeError(kv, err)
+	}
+	return obj, nil
+}
+
+// decodeRaw is decode with Spec and Status left encoded.
+func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
+	raw, err := decodeRaw(kv)
+	if err == nil {
+		err = s.checkIdentity(kv.Key, &raw.Meta)
+	}
+	if err != nil {
+		return nil, s.decodeError(kv, err)
+	}
+	return raw, nil
+}
+
+// checkIdentity reports a Meta whose Kind or Name disagrees with key.
+func (s *Store[S, T]) checkIdentity(key string, m *Meta) error {
+	name, _ := s.nameOf(key)
+	switch {
+	case m.Kind != s.kind:
+		return fmt.Errorf("the value claims kind %q", truncate(m.Kind))
+	case m.Name != name:
+		return fmt.Errorf("the value claims name %q", truncate(m.Name))
+	}
+	return ValidateName(name)
+}
+
+func (s *Store[S, T]) decodeError(kv KV, err error) *DecodeError {
+	name, _ := s.nameOf(kv.Key)
+	return &DecodeError{Kind: s.kind, Name: name, Key: kv.Key, Revision: kv.ModRevision, Err: err}
+}
+
+// Purge deletes the value stored under name's key whatever it holds,
+// without decoding it: it is how a quarantined value (a *DecodeError) is
+// removed with the typed API. Finalizers are not honoured, as the value may
+// have none to read; use Delete for objects. With revision non-zero it
+// deletes only the value written at that revision (DecodeError.Revision),
+// else it fails with ErrConflict. It returns the revision of the deletion;
+// a missing key gives ErrNotFound, a bad name ErrInvalid, a fence that no
+// longer holds ErrFenced.
+func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64) (int64, error) {
+	if w.manager == "" {
+		return 0, fmt.Errorf("%w: write without a manager (use Store.As with a name)", ErrInvalid)
+	}
+	if err := ValidateName(name); err != nil {
+		return 0, err
+	}
+	key := w.s.prefix + name
+	conds := []Cond{{Key: key, Target: ModRevision, Revision: revision}}
+	if revision == 0 {
+		conds = nil
+	}
+	fence, fenced := FenceFrom(ctx)
+	if fenced {
+		conds = append(conds, fence.Cond())
+	}
+	rev, err := w.s.b.Txn(ctx, conds, Write{Kind: WriteDelete, Key: key})
+	var cf *CondFailedError
+	if errors.As(err, &cf) {
+		if revision != 0 && cf.Index == 0 {
+			return 0, w.conflict(name, revision, cf.Actual)
+		}
+		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
+			ErrFenced, fence.Key, fence.Revision, cf.Actual)
+	}
+	if err != nil {
+		return 0, w.s.wrapNotFound(name, err)
+	}
+	observeWrite(ctx, rev)
+	return rev, nil
+}

@@ -72,7 +72,13 @@ func (s storeStatus[S, T]) OwnsCondition(name, manager, typ string) bool {
 }
 
 func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
-	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.Force())
+	// The condition was judged on the cached object: it must not land on a
+	// successor of the same name.
+	var uid string
+	if obj, ok := s.c.Get(name); ok {
+		uid = obj.Meta.UID
+	}
+	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.Force(), store.IfUID(uid))
 	return store.IgnoreNotFound(err)
 }
 

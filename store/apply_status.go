@@ -28,8 +28,13 @@ import (
 // change a field another manager owns, unless Force is given; it writes
 // nothing when nothing changes (Changed false, revision unchanged); and it
 // re-reads and merges again when a concurrent write lands first.
-// IfGeneration(g) rejects it with ErrConflict if the spec moved past
-// generation g. A missing object gives ErrNotFound: status is never created.
+// IfGeneration(g) rejects it with ErrConflict unless the stored Generation
+// is g, and IfUID(u) unless the stored UID is u: pass the UID the caller
+// read, so a status computed for an object that was deleted and recreated
+// never lands on its successor. It needs no status freshness check (it
+// declares fields rather than rewriting what it read) and bumps
+// StatusGeneration when it writes. A missing object gives ErrNotFound:
+// status is never created.
 func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (ApplyResult, error) {
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err
@@ -50,7 +55,7 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 		if err != nil {
 			return ApplyResult{}, err
 		}
-		if err := w.checkStatusTarget(cur, "", cfg); err != nil {
+		if err := w.checkStatusTarget(cur, cfg); err != nil {
 			return ApplyResult{}, err
 		}
 		conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
@@ -118,6 +123,7 @@ func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any) (*raw
 	next := *cur
 	next.Status, next.Conditions = status, doc.Conditions
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
+	next.Meta.StatusGeneration++
 	return &next, nil
 }
 

@@ -42,9 +42,11 @@
 //   - Create: the key must not exist (else ErrAlreadyExists).
 //   - Update: Meta and Spec, at the revision the caller read (else
 //     ErrConflict). Generation moves only when the spec does.
-//   - UpdateStatus: Status and Conditions, guarded by the spec generation
-//     they were computed from; writes that leave the spec alone do not
-//     conflict with it. This is spec/status separation.
+//   - UpdateStatus: Status and Conditions, guarded by the UID and the spec
+//     generation they were computed from and by the status they were read
+//     with (Meta.StatusGeneration); writes that leave both spec and status
+//     alone (labels, finalizers) do not conflict with it. This is
+//     spec/status separation without lost status updates.
 //   - Delete: with finalizers it only marks the object (DeletionRequested);
 //     removing the last finalizer deletes it.
 //

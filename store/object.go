@@ -38,6 +38,11 @@ type Meta struct {
 	LastWrite LastWrite `json:"lastWrite"`
 	// Generation starts at 1 and is bumped only when the Spec changes.
 	Generation int64 `json:"generation"`
+	// StatusGeneration counts the writes that changed the status side
+	// (Status and Conditions) since creation: UpdateStatus and ApplyStatus
+	// bump it. UpdateStatus compares it with the caller's read, so a status
+	// write based on a stale read of status is rejected (see UpdateStatus).
+	StatusGeneration int64 `json:"statusGeneration,omitempty"`
 	// Revision is the backend's ModRevision of the object. It is filled in on
 	// read and is not part of the encoded value.
 	Revision int64 `json:"-"`

@@ -13,6 +13,7 @@ type statusConfig struct {
 	generation    int64
 	hasGeneration bool
 	force         bool
+	uid           string
 }
 
 type deleteConfig struct {
@@ -21,9 +22,12 @@ type deleteConfig struct {
 }
 
 // IfGeneration makes a status write conditional on the spec it was computed
-// from: the write is rejected with ErrConflict if the stored Generation has
-// moved past g. Writes that did not change the spec (metadata, status, other
-// managers' conditions) never make it fail.
+// from: the write is rejected with ErrConflict unless the stored Generation
+// is g. It has moved past g when the spec changed since; it is below g when
+// the object was deleted and recreated (a new object starts at 1), so a
+// status computed for the old object never lands on its successor. Writes
+// that did not change the spec (metadata, status, other managers'
+// conditions) never make it fail.
 func IfGeneration(g int64) StatusOption { return generationOption(g) }
 
 type generationOption int64
@@ -44,14 +48,17 @@ type revisionOption int64
 func (r revisionOption) applyDelete(c *deleteConfig) { c.revision = int64(r) }
 func (r revisionOption) applyApply(c *applyConfig)   { c.revision = int64(r) }
 
-// IfUID makes a Delete conditional on the object's identity: it is rejected
-// with ErrConflict if the object called name is not the one with this UID
-// (it was deleted and recreated since it was read).
-func IfUID(uid string) DeleteOption { return uidOption(uid) }
+// IfUID makes a Delete, UpdateStatus or ApplyStatus conditional on the
+// object's identity: it is rejected with ErrConflict if the object called
+// name is not the one with this UID (it was deleted and recreated since it
+// was read). An empty uid adds no condition.
+func IfUID(uid string) uidOption { return uidOption(uid) }
 
+// uidOption is the option IfUID returns.
 type uidOption string
 
 func (u uidOption) applyDelete(c *deleteConfig) { c.uid = string(u) }
+func (u uidOption) applyStatus(c *statusConfig) { c.uid = string(u) }
 
 type applyConfig struct {
 	force    bool

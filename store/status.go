@@ -11,21 +11,30 @@ import (
 // Generation never moves. It is the essay's spec/status separation: a status
 // write and a spec write by different actors do not undo each other.
 //
-// The precondition is the spec generation the status was computed from:
-// IfGeneration(g) when given, else obj.Meta.Generation when it is non-zero.
-// The write is rejected with ErrConflict only if the stored Generation has
-// moved past it; writes by others that left the spec alone (labels,
-// finalizers, other status writes) do not conflict, and UpdateStatus re-reads
-// and retries internally when one lands between its read and its write. With
-// neither (a hand-built object with Generation 0) the write is
-// unconditional. If obj.Meta.UID is set and the stored object has another
-// UID (it was deleted and recreated), the write is rejected with ErrConflict.
+// Its preconditions, each failing with ErrConflict, are exactly these:
+//
+//   - Identity: IfUID(u) when given, else obj.Meta.UID when non-empty, must
+//     be the stored UID (the object was not deleted and recreated).
+//   - Spec: IfGeneration(g) when given, else obj.Meta.Generation when
+//     non-zero, must be the stored Generation (the status was computed from
+//     the current spec).
+//   - Status freshness: when obj was read (obj.Meta.Revision non-zero),
+//     obj.Meta.StatusGeneration must be the stored StatusGeneration: nobody
+//     changed the status side since the read, so a read-modify-write of
+//     status (incrementing a counter, appending to a list) never loses a
+//     concurrent one. Re-read and retry on ErrConflict.
+//
+// Writes by others that changed neither the spec nor the status (labels,
+// annotations, finalizers, owners) do not conflict: UpdateStatus re-reads
+// and retries internally when one lands between its read and its write. A
+// hand-built object (Revision, Generation and UID zero) writes
+// unconditionally.
 //
 // UpdateStatus writes the whole Conditions list: a condition left out is
 // removed, whoever set it. Keep the conditions you do not own as read (the
 // Loop's Stalled, say), or use ApplyStatus, which writes only the manager's
 // own. As for every ordinary write, the manager becomes the owner of the
-// status fields it changed.
+// status fields it changed, and StatusGeneration is bumped.
 //
 // Conditions must be keyed by type (unique, non-empty types) with status
 // True, False or Unknown, else ErrInvalid. A condition's LastTransitionTime
@@ -41,10 +50,11 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 	if err := validateConditions(obj.Conditions); err != nil {
 		return 0, err
 	}
-	cfg := statusConfig{generation: obj.Meta.Generation, hasGeneration: obj.Meta.Generation != 0}
+	cfg := statusConfig{generation: obj.Meta.Generation, hasGeneration: obj.Meta.Generation != 0, uid: obj.Meta.UID}
 	for _, o := range opts {
 		o.applyStatus(&cfg)
 	}
+	read := obj.Meta.Revision != 0
 	status, err := encodeJSON("status", obj.Status)
 	if err != nil {
 		return 0, err
@@ -55,8 +65,12 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		if err != nil {
 			return 0, err
 		}
-		if err := w.checkStatusTarget(cur, obj.Meta.UID, cfg); err != nil {
+		if err := w.checkStatusTarget(cur, cfg); err != nil {
 			return 0, err
+		}
+		if read && cur.Meta.StatusGeneration != obj.Meta.StatusGeneration {
+			return 0, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
+				ErrConflict, w.s.kind, name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
 		}
 		conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
 		if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
@@ -66,6 +80,7 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		next := *cur
 		next.Status, next.Conditions = status, conds
 		next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
+		next.Meta.StatusGeneration++
 		if err := w.s.manageStatus(cur, &next, w.manager); err != nil {
 			return 0, err
 		}
@@ -86,9 +101,13 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 
 // checkStatusTarget applies a status write's preconditions to the stored
 // object.
-func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, uid string, cfg statusConfig) error {
-	if uid != "" && uid != cur.Meta.UID {
-		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
+func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, cfg statusConfig) error {
+	if cfg.uid != "" && cfg.uid != cur.Meta.UID {
+		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, cfg.uid)
+	}
+	if cfg.hasGeneration && cur.Meta.Generation < cfg.generation {
+		return fmt.Errorf("%w: status of %s %q was computed from generation %d; the object is at generation %d, so it was replaced",
+			ErrConflict, w.s.kind, cur.Meta.Name, cfg.generation, cur.Meta.Generation)
 	}
 	if cfg.hasGeneration && cur.Meta.Generation > cfg.generation {
 		return fmt.Errorf("%w: status of %s %q was computed from generation %d; the spec is at generation %d",

@@ -32,7 +32,7 @@ const maxAttempts = 64
 // conditions) writes nothing and returns the current revision: level-triggered
 // callers may repeat themselves freely.
 //
-// The store owns Meta.Kind, UID, Generation, DeletionRequested,
+// The store owns Meta.Kind, UID, Generation, StatusGeneration, DeletionRequested,
 // LastWrite, Managed and Revision; what callers put there is ignored, except
 // that a Kind other than the Store's or "" is rejected with ErrInvalid. A
 // Writer is safe for concurrent use.
@@ -74,6 +74,7 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 	next := &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: conds}
 	m := &next.Meta
 	m.Kind, m.UID, m.Generation, m.DeletionRequested = w.s.kind, w.s.newUID(), 1, false
+	m.StatusGeneration = 0
 	m.Revision, m.Managed = 0, nil
 	m.LastWrite = LastWrite{Manager: w.manager, Op: OpCreate}
 	if err := w.s.manageCreate(next, w.manager); err != nil {

@@ -31,7 +31,8 @@ type (
 // separation of spec and status writes, deletion with finalizers, watch
 // events with LastWrite, leadership fences, server-side apply (field
 // conflicts, no-op applies, concurrent applies of disjoint fields), key
-// isolation between Stores whose prefixes once overlapped, and poison
+// status freshness and identity (no lost status update, no status on a
+// deleted object's successor), isolation between Stores whose prefixes once overlapped, and poison
 // values (bad JSON, a wrong field type, null, another kind, a name other
 // than the key's) that Get, List and Watch skip and report while serving the
 // rest. Run calls it; a backend's tests may also call it alone.
@@ -45,6 +46,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("Fence", func(t *testing.T) { testTypedFence(t, newTypedWidgets(t, newBackend)) })
 	t.Run("Apply", func(t *testing.T) { testTypedApply(t, newBackend) })
 	t.Run("KeyIsolation", func(t *testing.T) { testTypedKeyIsolation(t, newBackend) })
+	t.Run("StatusFreshness", func(t *testing.T) { testTypedStatusFreshness(t, newTypedWidgets(t, newBackend)) })
 	t.Run("PoisonValues", func(t *testing.T) { testTypedPoison(t, newTypedWidgets(t, newBackend)) })
 }
 

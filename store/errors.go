@@ -26,9 +26,14 @@ var (
 	ErrInvalid = errors.New("store: invalid")
 	// ErrCondFailed: a Backend Txn precondition failed (see CondFailedError).
 	ErrCondFailed = errors.New("store: txn precondition failed")
-	// ErrUnavailable: the backend could not be reached; the write may or may
-	// not have happened.
-	ErrUnavailable = errors.New("store: unavailable")
+	// ErrUnavailable: the backend could not be reached or did not answer in
+	// time (a timeout, no leader, a leader change, a lost connection, an
+	// overloaded server). A write that fails with it may have committed:
+	// retry idempotently. Re-read before retrying a write based on a read:
+	// if the first attempt committed, an Update's retry fails with
+	// ErrConflict and a Create's with ErrAlreadyExists, while Apply,
+	// ApplyStatus and Delete converge on retry.
+	ErrUnavailable = errors.New("store: unavailable (a write may have committed; retry idempotently)")
 )
 
 // IgnoreNotFound returns nil if err is ErrNotFound, else err. It makes

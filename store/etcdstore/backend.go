@@ -206,7 +206,10 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	return nil
 }
 
-// mapErr turns etcd and gRPC errors into the store's sentinels.
+// mapErr turns etcd and gRPC errors into the store's sentinels. The etcd
+// client hands back most server errors as rpctypes.EtcdError values, whose
+// gRPC code status.Code cannot see, so they are matched by identity first
+// and by their own Code() after.
 func mapErr(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
@@ -217,12 +220,55 @@ func mapErr(ctx context.Context, err error) error {
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrInvalid)
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrTooLarge)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
-	}
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded:
+	case isUnavailable(err):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
 	}
 	return fmt.Errorf("etcdstore: %w", err)
+}
+
+// unavailable are the etcd errors after which a request may or may not have
+// been carried out: timeouts (plain, after a leader failure, after a lost
+// connection, waiting for the applied index), no leader, a leader change,
+// an unhealthy or stopped server, and too many requests.
+var unavailable = []error{
+	rpctypes.ErrTimeout,
+	rpctypes.ErrTimeoutDueToLeaderFail,
+	rpctypes.ErrTimeoutDueToConnectionLost,
+	rpctypes.ErrTimeoutWaitAppliedIndex,
+	rpctypes.ErrNoLeader,
+	rpctypes.ErrLeaderChanged,
+	rpctypes.ErrUnhealthy,
+	rpctypes.ErrStopped,
+	rpctypes.ErrTooManyRequests,
+	rpctypes.ErrGRPCTimeout,
+	rpctypes.ErrGRPCTimeoutDueToLeaderFail,
+	rpctypes.ErrGRPCTimeoutDueToConnectionLost,
+	rpctypes.ErrGRPCTimeoutWaitAppliedIndex,
+	rpctypes.ErrGRPCNoLeader,
+	rpctypes.ErrGRPCLeaderChanged,
+	rpctypes.ErrGRPCUnhealthy,
+	rpctypes.ErrGRPCStopped,
+	rpctypes.ErrGRPCRequestTooManyRequests,
+	context.DeadlineExceeded, // the client's own per-request timeout
+}
+
+// isUnavailable reports whether err is one of unavailable, or carries the
+// gRPC code Unavailable, DeadlineExceeded or ResourceExhausted (in a gRPC
+// status or an rpctypes.EtcdError).
+func isUnavailable(err error) bool {
+	for _, u := range unavailable {
+		if errors.Is(err, u) {
+			return true
+		}
+	}
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		return true
+	}
+	return false
 }

@@ -33,8 +33,11 @@ type ListWatcher[S, T any] interface {
 // reports every difference to the handlers as a synthetic Added, Modified or
 // Deleted change, so nothing that happened while the cache was blind is
 // lost. An object deleted and recreated while blind (a new UID) is reported
-// as a deletion and an addition. There is no periodic resync: the Loop owns
-// resync (use Keys or Range).
+// as a deletion and an addition. While the watch runs, Run also relists
+// every relist period (WithRelistPeriod, DefaultRelistPeriod, jittered) and
+// repairs the same way what a watch lost without ending, counting each
+// difference in Stats.DriftRepairs. The Loop's resync re-queues keys from
+// the Cache (use Keys or Range); the relist is what makes the Cache right.
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
 // read-only values: a caller that wants to change one copies it first. A
@@ -66,6 +69,9 @@ type Cache[S, T any] struct {
 	// order, exactly once.
 	dispatch sync.Mutex
 	handlers []func(old, new *store.Object[S, T])
+
+	lists        int64 // listings applied, the first included
+	driftRepairs int64 // differences found by periodic relists
 
 	running atomic.Bool
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
@@ -229,4 +235,38 @@ func (c *Cache[S, T]) setRevisionLocked(rev int64) {
 
 func sortByName[S, T any](objs []*store.Object[S, T]) {
 	slices.SortFunc(objs, func(a, b *store.Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+}
+
+// Stats is a snapshot of what a Cache knows about itself, for debug pages
+// and health checks.
+type Stats struct {
+	// Objects is the number of cached objects; Revision the store revision
+	// the Cache reflects; Synced whether the first listing is applied.
+	Objects  int
+	Revision int64
+	Synced   bool
+	// Quarantined is the number of keys whose value does not decode (see
+	// Quarantined).
+	Quarantined int
+	// Relists counts the listings after the first: after a watch ended,
+	// and periodic ones (WithRelistPeriod).
+	Relists int64
+	// DriftRepairs counts the differences periodic relists found between
+	// the listing and what the watch had delivered, each reported to the
+	// handlers as a synthetic change.
+	DriftRepairs int64
+}
+
+// Stats returns a snapshot of the Cache's counters.
+func (c *Cache[S, T]) Stats() Stats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return Stats{
+		Objects:      len(c.items),
+		Revision:     c.rev,
+		Synced:       c.HasSynced(),
+		Quarantined:  len(c.quarantine),
+		Relists:      max(c.lists-1, 0),
+		DriftRepairs: c.driftRepairs,
+	}
 }

@@ -10,8 +10,13 @@
 // cache fell behind, a failure, a closed channel), it relists after a
 // backoff delay and reports every difference between what it held and the
 // new listing to its handlers as a synthetic addition, modification or
-// deletion, so nothing that happened while it was blind is lost. It has no
-// periodic resync of its own: the reconcile Loop owns resync.
+// deletion, so nothing that happened while it was blind is lost. A watch can
+// also lose events without ending (a bug, a proxy); to repair that, the
+// Cache relists every relist period (WithRelistPeriod; on by default,
+// DefaultRelistPeriod, jittered; the cost is one paginated List of the kind)
+// and reports the differences the same way, counting them as drift
+// (Stats.DriftRepairs, Metrics.DriftRepaired). The reconcile Loop's resync
+// re-queues keys from the Cache; the relist is what makes the Cache right.
 //
 // A stored value that is not an object of the kind (a *store.DecodeError)
 // is quarantined, never fatal: the Cache skips it, keeps serving the rest

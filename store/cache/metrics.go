@@ -9,6 +9,13 @@ type Metrics interface {
 	// Quarantined reports how many keys hold a value that is not an object
 	// of the kind (see Cache.Quarantined), whenever the number changes.
 	Quarantined(n int)
+	// Relisted counts a listing after the first: after a watch ended, or
+	// a periodic relist (WithRelistPeriod).
+	Relisted()
+	// DriftRepaired counts the differences a periodic relist found between
+	// the listing and what the watch had delivered: events the watch lost,
+	// each reported to the handlers as a synthetic change.
+	DriftRepaired(n int)
 }
 
 // NopMetrics implements Metrics by doing nothing. Embed it in a type that
@@ -17,3 +24,9 @@ type NopMetrics struct{}
 
 // Quarantined does nothing.
 func (NopMetrics) Quarantined(int) {}
+
+// Relisted does nothing.
+func (NopMetrics) Relisted() {}
+
+// DriftRepaired does nothing.
+func (NopMetrics) DriftRepaired(int) {}

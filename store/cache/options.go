@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
@@ -13,6 +14,10 @@ import (
 
 // DefaultPageSize is how many objects a Cache asks for per List page.
 const DefaultPageSize = 500
+
+// DefaultRelistPeriod is how often a Cache relists to repair drift unless
+// WithRelistPeriod says otherwise.
+const DefaultRelistPeriod = 10 * time.Minute
 
 // MutationDetectorEnv names the environment variable that turns the
 // mutation detector on for every Cache created without WithMutationDetector,
@@ -35,7 +40,28 @@ type config struct {
 	onError  func(error)
 	log      *slog.Logger
 	metrics  Metrics
+
+	relistPeriod time.Duration
 }
+
+// WithRelistPeriod sets how often the Cache lists its kind again while its
+// watch runs, to repair drift: a watch that silently loses events and
+// carries on (a bug, a proxy, a restored backup) leaves the Cache wrong
+// until the next listing. Each period (less up to a quarter of it at random,
+// so caches started together spread out) the Cache lists the kind, waits
+// for its watch to reach the listing's revision, and reports every
+// difference to its handlers as a synthetic Added, Modified or Deleted
+// change, counted in Stats.DriftRepairs and Metrics.DriftRepaired.
+//
+// The cost is one paginated List of the whole kind per period (pages of
+// WithPageSize objects) and the decoding of every object in it, nearly all
+// of it encoding/json: for 100,000 objects of about 1 KB on memstore, about
+// 1.7 s of CPU and 271 MB allocated (2.7 KB per object, garbage once
+// compared) per relist, measured by BenchmarkRelist; with the default
+// period that is under 0.3% of one core. The default is
+// DefaultRelistPeriod; 0 turns periodic relists off (the Cache then relists
+// only when its watch ends). Negative is invalid.
+func WithRelistPeriod(d time.Duration) Option { return func(c *config) { c.relistPeriod = d } }
 
 // WithLogger sets the logger the Cache reports quarantined values to (see
 // Cache.Quarantined): one warning per key and revision. Nil (the default)
@@ -83,11 +109,14 @@ func WithMutationDetector(report func(error)) Option {
 }
 
 func newConfig(opts []Option) (config, error) {
-	c := config{pageSize: DefaultPageSize, policy: backoff.DefaultPolicy(), clock: clock.Real{}}
+	c := config{pageSize: DefaultPageSize, policy: backoff.DefaultPolicy(), clock: clock.Real{}, relistPeriod: DefaultRelistPeriod}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
+	}
+	if c.relistPeriod < 0 {
+		return c, fmt.Errorf("%w: negative cache relist period %v", store.ErrInvalid, c.relistPeriod)
 	}
 	if c.pageSize < 0 {
 		return c, fmt.Errorf("%w: negative cache page size %d", store.ErrInvalid, c.pageSize)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
@@ -103,17 +105,85 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 		}
 		c.replace(l)
 	}
-	for ev := range events {
-		if ev.Err != nil {
-			return progressed, fmt.Errorf("cache: watch: %w", ev.Err)
-		}
-		if !ev.Progress && ev.Object == nil && ev.Undecodable == nil {
-			return progressed, fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
-		}
-		progressed = true
-		c.apply(ev)
+	return c.follow(ctx, events)
+}
+
+// follow applies watch events until the watch ends, and returns why it
+// ended. Every relist period (when WithRelistPeriod is on) it lists the
+// kind again and, once the watch has caught up with the listing's revision
+// (before applying any later event), repairs what the cache holds to match
+// the listing: every difference is an event the watch lost, reported to the
+// handlers and counted as drift. A listing the watch has not caught up with
+// by the next period is applied then.
+func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T]) (progressed bool, err error) {
+	var tick <-chan time.Time
+	var timer clock.Timer
+	if c.cfg.relistPeriod > 0 {
+		timer = c.cfg.clock.NewTimer(c.relistDelay())
+		defer timer.Stop()
+		tick = timer.C()
 	}
-	return progressed, errWatchClosed
+	var pending *store.List[S, T] // a periodic listing the watch has yet to reach
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return progressed, errWatchClosed
+			}
+			if ev.Err != nil {
+				return progressed, fmt.Errorf("cache: watch: %w", ev.Err)
+			}
+			if !ev.Progress && ev.Object == nil && ev.Undecodable == nil {
+				return progressed, fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
+			}
+			progressed = true
+			if pending != nil && !ev.Progress && ev.Revision > pending.Revision {
+				c.repair(pending)
+				pending = nil
+			}
+			c.apply(ev)
+			if pending != nil && c.Revision() >= pending.Revision {
+				c.repair(pending)
+				pending = nil
+			}
+		case <-tick:
+			timer.Reset(c.relistDelay())
+			if pending != nil {
+				c.repair(pending) // the watch never caught up with it
+				pending = nil
+			}
+			l, err := c.listAll(ctx)
+			if err != nil {
+				if ctx.Err() == nil && c.cfg.onError != nil {
+					c.cfg.onError(fmt.Errorf("cache: periodic relist: %w", err))
+				}
+				continue
+			}
+			if c.Revision() >= l.Revision {
+				c.repair(l)
+			} else {
+				pending = l
+			}
+		}
+	}
+}
+
+// repair applies a periodic listing and counts its differences as drift.
+func (c *Cache[S, T]) repair(l *store.List[S, T]) {
+	n := c.replace(l)
+	if n > 0 {
+		c.mu.Lock()
+		c.driftRepairs += int64(n)
+		c.mu.Unlock()
+		c.cfg.metrics.DriftRepaired(n)
+	}
+}
+
+// relistDelay is the relist period less up to a quarter of it at random,
+// so that caches started together do not list together.
+func (c *Cache[S, T]) relistDelay() time.Duration {
+	p := c.cfg.relistPeriod
+	return p - rand.N(p/4+1)
 }
 
 // listAll reads every page of one listing into one List.
@@ -198,7 +268,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 // is unchanged keeps its cached value and is not reported. The listing's
 // undecodable values become the quarantine; a key among them keeps the
 // object the Cache held, if any.
-func (c *Cache[S, T]) replace(l *store.List[S, T]) {
+func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	items, rev := l.Items, l.Revision
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
@@ -253,10 +323,15 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) {
 	c.listRev = rev
 	c.setRevisionLocked(rev)
 	nq := len(quarantine)
+	c.lists++
+	relist := c.lists > 1
 	c.mu.Unlock()
 
 	c.reportMutations(mutated)
 	c.reportQuarantine(news, nq, quarantineChanged)
+	if relist {
+		c.cfg.metrics.Relisted()
+	}
 	for _, ch := range deleted {
 		c.notify(ch)
 	}
@@ -271,6 +346,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) {
 	default:
 		close(c.synced)
 	}
+	return len(deleted) + len(changed)
 }
 
 func sortChanges[S, T any](chs []change[S, T]) {

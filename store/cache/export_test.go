@@ -1,0 +1,14 @@
+package cache
+
+import "context"
+
+// RelistNow runs one periodic relist at once, as the relist timer does
+// after the watch has caught up: for BenchmarkRelist.
+func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
+	l, err := c.listAll(ctx)
+	if err != nil {
+		return err
+	}
+	c.repair(l)
+	return nil
+}

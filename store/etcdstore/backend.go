@@ -22,6 +22,24 @@ type Backend struct {
 	cli      *clientv3.Client
 	prefix   string
 	progress time.Duration
+
+	watchEvents, watchBytes int
+}
+
+// Default watch limits: how far a watch's reader may fall behind before the
+// watch ends with store.ErrExpired.
+const (
+	DefaultWatchEvents = 10_000
+	DefaultWatchBytes  = 64 << 20
+)
+
+// WithWatchLimits bounds what a watch holds for a reader that falls behind:
+// at most events events and bytes bytes of keys and values (default
+// DefaultWatchEvents and DefaultWatchBytes). Past either, the watch ends with
+// store.ErrExpired, as the store.Backend contract has it for a watcher too
+// slow to keep up. Both must be positive.
+func WithWatchLimits(events, bytes int) Option {
+	return func(b *Backend) { b.watchEvents, b.watchBytes = events, bytes }
 }
 
 // Option configures a Backend.
@@ -46,12 +64,15 @@ func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	if cli == nil {
 		return nil, errors.New("etcdstore: nil etcd client")
 	}
-	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second}
+	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second, watchEvents: DefaultWatchEvents, watchBytes: DefaultWatchBytes}
 	for _, o := range opts {
 		o(b)
 	}
 	if b.prefix != "" && !strings.HasSuffix(b.prefix, "/") {
 		b.prefix += "/"
+	}
+	if b.watchEvents <= 0 || b.watchBytes <= 0 {
+		return nil, fmt.Errorf("etcdstore: watch limits must be positive, got %d events and %d bytes", b.watchEvents, b.watchBytes)
 	}
 	if b.progress <= 0 {
 		return nil, fmt.Errorf("etcdstore: progress interval must be positive, got %v", b.progress)

@@ -36,7 +36,7 @@ type ListWatcher[S, T any] interface {
 // as a deletion and an addition. While the watch runs, Run also relists
 // every relist period (WithRelistPeriod, DefaultRelistPeriod, jittered) and
 // repairs the same way what a watch lost without ending, counting each
-// difference in Stats.DriftRepairs. The Loop's resync re-queues keys from
+// difference in DriftRepairs. The Loop's resync re-queues keys from
 // the Cache (use Keys or Range); the relist is what makes the Cache right.
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
@@ -237,36 +237,28 @@ func sortByName[S, T any](objs []*store.Object[S, T]) {
 	slices.SortFunc(objs, func(a, b *store.Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
 }
 
-// Stats is a snapshot of what a Cache knows about itself, for debug pages
-// and health checks.
-type Stats struct {
-	// Objects is the number of cached objects; Revision the store revision
-	// the Cache reflects; Synced whether the first listing is applied.
-	Objects  int
-	Revision int64
-	Synced   bool
-	// Quarantined is the number of keys whose value does not decode (see
-	// Quarantined).
-	Quarantined int
-	// Relists counts the listings after the first: after a watch ended,
-	// and periodic ones (WithRelistPeriod).
-	Relists int64
-	// DriftRepairs counts the differences periodic relists found between
-	// the listing and what the watch had delivered, each reported to the
-	// handlers as a synthetic change.
-	DriftRepairs int64
-}
-
-// Stats returns a snapshot of the Cache's counters.
-func (c *Cache[S, T]) Stats() Stats {
+// Relists counts the listings after the first: after a watch ended, and
+// the periodic ones (WithRelistPeriod). The Prometheus adapter and the debug
+// page read it.
+func (c *Cache[S, T]) Relists() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return Stats{
-		Objects:      len(c.items),
-		Revision:     c.rev,
-		Synced:       c.HasSynced(),
-		Quarantined:  len(c.quarantine),
-		Relists:      max(c.lists-1, 0),
-		DriftRepairs: c.driftRepairs,
-	}
+	return max(c.lists-1, 0)
+}
+
+// DriftRepairs counts the differences periodic relists found between the
+// listing and what the watch had delivered (events the watch lost), each
+// reported to the handlers as a synthetic change.
+func (c *Cache[S, T]) DriftRepairs() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.driftRepairs
+}
+
+// Undecodable returns the number of keys whose value is quarantined (see
+// Quarantined).
+func (c *Cache[S, T]) Undecodable() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.quarantine)
 }

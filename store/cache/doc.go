@@ -15,14 +15,14 @@
 // Cache relists every relist period (WithRelistPeriod; on by default,
 // DefaultRelistPeriod, jittered; the cost is one paginated List of the kind)
 // and reports the differences the same way, counting them as drift
-// (Stats.DriftRepairs, Metrics.DriftRepaired). The reconcile Loop's resync
+// (DriftRepairs). The reconcile Loop's resync
 // re-queues keys from the Cache; the relist is what makes the Cache right.
 //
 // A stored value that is not an object of the kind (a *store.DecodeError)
 // is quarantined, never fatal: the Cache skips it, keeps serving the rest
 // of the kind (and the last valid object it held for that key, so a bad
 // write never looks like a deletion), lists it in Quarantined, logs it once
-// per key and revision (WithLogger) and counts it (WithMetrics).
+// per key and revision (WithLogger) and counts it (Undecodable).
 // reconcile.Manager.Ready names it.
 //
 // Revision says which store revision the Cache reflects, and WaitFor(ctx,

@@ -39,7 +39,6 @@ type config struct {
 	detector bool // WithMutationDetector was given
 	onError  func(error)
 	log      *slog.Logger
-	metrics  Metrics
 
 	relistPeriod time.Duration
 }
@@ -51,7 +50,7 @@ type config struct {
 // so caches started together spread out) the Cache lists the kind, waits
 // for its watch to reach the listing's revision, and reports every
 // difference to its handlers as a synthetic Added, Modified or Deleted
-// change, counted in Stats.DriftRepairs and Metrics.DriftRepaired.
+// change, counted in DriftRepairs.
 //
 // The cost is one paginated List of the whole kind per period (pages of
 // WithPageSize objects) and the decoding of every object in it, nearly all
@@ -67,9 +66,6 @@ func WithRelistPeriod(d time.Duration) Option { return func(c *config) { c.relis
 // Cache.Quarantined): one warning per key and revision. Nil (the default)
 // discards them.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
-
-// WithMetrics sets the receiver of the Cache's measurements (default: none).
-func WithMetrics(m Metrics) Option { return func(c *config) { c.metrics = m } }
 
 // WithErrorHandler sets a function that Run calls, on its own goroutine,
 // with every error that made it relist: a failed List or Watch, a watch that
@@ -129,9 +125,6 @@ func newConfig(opts []Option) (config, error) {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
-	}
-	if c.metrics == nil {
-		c.metrics = NopMetrics{}
 	}
 	if !c.detector && detectorFromEnv() {
 		c.report = func(err error) { panic(err) }

@@ -38,13 +38,10 @@ func (c *Cache[S, T]) quarantineLocked(e *store.DecodeError) bool {
 }
 
 // reportQuarantine logs each newly quarantined value once (per key and
-// revision) and tells the metrics the count.
-func (c *Cache[S, T]) reportQuarantine(news []*store.DecodeError, count int, changed bool) {
+// revision).
+func (c *Cache[S, T]) reportQuarantine(news []*store.DecodeError) {
 	for _, e := range news {
 		c.cfg.log.LogAttrs(context.Background(), slog.LevelWarn, "cache: value quarantined: not an object of the kind",
 			slog.String("kind", e.Kind), slog.String("key", e.Key), slog.Int64("revision", e.Revision), slog.Any("error", e.Err))
-	}
-	if changed {
-		c.cfg.metrics.Quarantined(count)
 	}
 }

@@ -45,18 +45,6 @@ func (h *countingHandler) take() []string {
 	return out
 }
 
-type quarantineMetrics struct {
-	cache.NopMetrics
-	mu sync.Mutex
-	n  []int
-}
-
-func (m *quarantineMetrics) Quarantined(n int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.n = append(m.n, n)
-}
-
 func quarantinedKeys(c *cache.Cache[cacheSpec, cacheStatus]) []string {
 	var out []string
 	for _, e := range c.Quarantined() {
@@ -89,8 +77,7 @@ func TestCacheQuarantinesPoisonValues(t *testing.T) {
 		raw("Widget/impostor", `{"metadata":{"kind":"Widget","name":"a","uid":"forged"},"spec":{"replicas":9}}`)
 
 		logs := &countingHandler{}
-		metrics := &quarantineMetrics{}
-		c := cache.New(st, cache.WithLogger(slog.New(logs)), cache.WithMetrics(metrics))
+		c := cache.New(st, cache.WithLogger(slog.New(logs)))
 		var rec recorder
 		c.AddHandler(rec.handle)
 		stop := startCache(t, c)
@@ -105,6 +92,7 @@ func TestCacheQuarantinesPoisonValues(t *testing.T) {
 		require.Equal(t, []string{"Widget/bad", "Widget/impostor"}, quarantinedKeys(c))
 		require.Equal(t, badRev, c.Quarantined()[0].Revision)
 		require.Equal(t, []string{"Widget/bad", "Widget/impostor"}, logs.take())
+		require.Equal(t, 2, c.Undecodable())
 		require.Equal(t, []string{fmt.Sprintf("add a@%d", real.Meta.Revision)}, rec.take())
 
 		// A good key turns bad: the cache keeps serving its last object.
@@ -131,8 +119,15 @@ func TestCacheQuarantinesPoisonValues(t *testing.T) {
 		require.NoError(t, c.WaitFor(ctx, rev))
 		require.Equal(t, []string{"Widget/impostor"}, quarantinedKeys(c))
 		require.Len(t, rec.take(), 1, "the handlers see a's change from the object they last saw")
-		metrics.mu.Lock()
-		require.Equal(t, []int{2, 3, 2, 1}, metrics.n)
-		metrics.mu.Unlock()
+		require.Equal(t, 1, c.Undecodable())
 	})
 }
+
+// The Prometheus adapter (steady_cache_relists_total,
+// steady_cache_drift_repairs_total, steady_cache_undecodable_values) and the
+// debug page read these methods from any cache that has them.
+var _ interface {
+	Relists() int64
+	DriftRepairs() int64
+	Undecodable() int
+} = (*cache.Cache[cacheSpec, cacheStatus])(nil)

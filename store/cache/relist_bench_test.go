@@ -52,7 +52,7 @@ func BenchmarkRelist(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if got := c.Stats().DriftRepairs; got != 0 {
+	if got := c.DriftRepairs(); got != 0 {
 		b.Fatalf("%d drift repairs on an unchanged store", got)
 	}
 }

@@ -170,12 +170,10 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 
 // repair applies a periodic listing and counts its differences as drift.
 func (c *Cache[S, T]) repair(l *store.List[S, T]) {
-	n := c.replace(l)
-	if n > 0 {
+	if n := c.replace(l); n > 0 {
 		c.mu.Lock()
 		c.driftRepairs += int64(n)
 		c.mu.Unlock()
-		c.cfg.metrics.DriftRepaired(n)
 	}
 }
 
@@ -225,18 +223,15 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	if e := ev.Undecodable; e != nil {
 		// Skip the value, keep the last valid object (if any).
 		news := c.quarantineLocked(e)
-		n := len(c.quarantine)
 		c.setRevisionLocked(ev.Revision)
 		c.mu.Unlock()
 		if news {
-			c.reportQuarantine([]*store.DecodeError{e}, n, true)
+			c.reportQuarantine([]*store.DecodeError{e})
 		}
 		return
 	}
 	name := ev.Object.Meta.Name
-	_, wasQuarantined := c.quarantine[name]
 	delete(c.quarantine, name)
-	nq := len(c.quarantine)
 	old := c.items[name]
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
@@ -254,9 +249,6 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.mu.Unlock()
 
 	c.reportMutations(mutated)
-	if wasQuarantined {
-		c.reportQuarantine(nil, nq, true)
-	}
 	if old != nil || new != nil {
 		c.notify(change[S, T]{old, new})
 	}
@@ -285,7 +277,6 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 			news = append(news, e)
 		}
 	}
-	quarantineChanged := len(news) > 0 || len(quarantine) != len(c.quarantine)
 	c.quarantine = quarantine
 	var deleted, changed []change[S, T]
 	var mutated []error
@@ -322,16 +313,11 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	}
 	c.listRev = rev
 	c.setRevisionLocked(rev)
-	nq := len(quarantine)
 	c.lists++
-	relist := c.lists > 1
 	c.mu.Unlock()
 
 	c.reportMutations(mutated)
-	c.reportQuarantine(news, nq, quarantineChanged)
-	if relist {
-		c.cfg.metrics.Relisted()
-	}
+	c.reportQuarantine(news)
 	for _, ch := range deleted {
 		c.notify(ch)
 	}

@@ -46,7 +46,13 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVList
 		if opts.Revision == 0 && opts.Continue == "" {
 			v.w.mu.Lock()
 			pin, travel := v.p.travel[prefix]
-			delete(v.p.travel, prefix)
+			if travel {
+				delete(v.p.travel, prefix)
+				if v.p.lagged == nil {
+					v.p.lagged = map[string]bool{}
+				}
+				v.p.lagged[prefix] = true
+			}
 			v.w.mu.Unlock()
 			if !travel {
 				pin = v.w.listPin(v.p, prefix)
@@ -100,6 +106,7 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 	}
 	switch vd {
 	case unavailable:
+		w.trace("  %s not made: unavailable (injected)", opOf(wr))
 		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
 	case conflict:
 		// A real conflict: someone rewrites the object, unchanged, first.
@@ -109,6 +116,7 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 	}
 	prev, gerr := w.mem.Get(ctx, wr.Key)
 	rev, err := w.mem.Txn(ctx, conds, wr)
+	w.traceWrite(p, wr, vd, rev, err)
 	if err == nil {
 		w.recordWrite(prev, gerr == nil, wr, true, marked)
 	}
@@ -160,7 +168,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 			fenced = true
 			kv, gerr := w.mem.Get(ctx, leaseKey)
 			if gerr != nil || kv.CreateRevision != c.Revision {
-				w.violate("write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
+				w.violateOn(wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
 			}
 		}
 		w.mu.Lock()
@@ -170,7 +178,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 			w.mu.Lock()
 			w.rep.StaleWrites++
 			w.mu.Unlock()
-			w.violate("stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
+			w.violateOn(wr.Key, "stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
 				p.Incarnation, wr.Key, rev)
 		}
 	}
@@ -222,5 +230,38 @@ func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Wr
 	if err == nil {
 		b.w.recordWrite(prev, gerr == nil, wr, false, false)
 	}
+	if wr.Key != leaseKey && b.w.actor != "" {
+		if err != nil {
+			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(wr), err)
+		} else {
+			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(wr), rev)
+		}
+	}
 	return rev, err
+}
+
+// traceWrite records what came of a write of the controller.
+func (w *world) traceWrite(p *Process, wr store.Write, vd verdict, rev int64, err error) {
+	switch {
+	case err != nil:
+		w.trace("  %s by process %d rejected: %v", opOf(wr), p.Incarnation, err)
+	case vd == lostReply:
+		w.trace("  %s by process %d committed at revision %d; the reply is lost", opOf(wr), p.Incarnation, rev)
+	case vd == crashAfter:
+		w.trace("  %s by process %d committed at revision %d; the process crashes", opOf(wr), p.Incarnation, rev)
+	default:
+		w.trace("  %s by process %d → revision %d", opOf(wr), p.Incarnation, rev)
+	}
+}
+
+// opOf names a write: put or delete of a key, and for a put the manager
+// the store stamped.
+func opOf(wr store.Write) string {
+	if wr.Kind == store.WriteDelete {
+		return "delete " + wr.Key
+	}
+	if m, _, err := store.DecodeMeta(wr.Value); err == nil && m.LastWrite.Manager != "" {
+		return fmt.Sprintf("put %s (as %s, %s)", wr.Key, m.LastWrite.Manager, m.LastWrite.Op)
+	}
+	return "put " + wr.Key
 }

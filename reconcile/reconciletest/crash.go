@@ -1,6 +1,7 @@
 package reconciletest
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -68,26 +69,45 @@ func (w *world) idleCrash(now time.Time) bool {
 // 0 (the current one) without time travel. That is within the backend's
 // contract: a listing at an older revision is a consistent snapshot (a
 // lagging replica serves one), and the watch from it replays every change
-// since. Three in four trips go to a revision worth seeing again: just after
-// a deletion by the test (the object is gone there, though it may have been
-// recreated since), or just before a competing write.
+// since. Trips are aimed at views worth seeing again: half go to just after
+// a deletion by the test of an object that exists again now (the cache
+// says it is gone; its new children say otherwise), a quarter to just
+// after any deletion or just before a competing write, the rest up to 20
+// revisions back.
 func (w *world) travelBack(seen int64) int64 {
 	if !w.faultsOn || w.f.TimeTravel == 0 || seen < 2 || w.rng.Float64() >= w.f.TimeTravel {
 		return 0
 	}
-	var cands []int64
-	for _, r := range w.travelTo {
-		if r > 0 && r < seen {
-			cands = append(cands, r)
+	w.mu.Lock()
+	var back, other []int64
+	for _, r := range slices.Sorted(maps.Keys(w.deletedAt)) {
+		if r >= seen {
+			continue
+		}
+		if w.gone[w.deletedAt[r]] {
+			other = append(other, r)
+		} else {
+			back = append(back, r)
 		}
 	}
-	to := seen - 1 - w.rng.Int64N(min(seen-1, 20))
-	if len(cands) > 0 && w.rng.IntN(4) > 0 {
-		to = cands[w.rng.IntN(len(cands))]
+	for _, r := range w.travelTo {
+		if r > 0 && r < seen {
+			other = append(other, r)
+		}
 	}
+	w.mu.Unlock()
+	to := seen - 1 - w.rng.Int64N(min(seen-1, 20))
+	switch u := w.rng.IntN(4); {
+	case u < 2 && len(back) > 0:
+		to = back[w.rng.IntN(len(back))]
+	case u < 3 && len(back)+len(other) > 0:
+		all := append(back, other...)
+		to = all[w.rng.IntN(len(all))]
+	}
+	to = max(to, 1)
 	w.mu.Lock()
 	w.rep.Faults["time-travel"]++
 	w.traceLocked("fault time-travel: the next process's %s cache starts at revision %d (the last process saw %d)", w.prefix, to, seen)
 	w.mu.Unlock()
-	return max(to, 1)
+	return to
 }

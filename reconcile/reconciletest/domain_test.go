@@ -494,9 +494,10 @@ func (r *setReconciler) ownedPods(ctx, wctx context.Context, s *set) (wrote bool
 			continue // noted down, so made: no need to look
 		case j < 0:
 			if !checked && r.bug != missedDelete && r.bug != nameSelector {
-				// Is the set in the cache still the one in the store?
+				// Is the set in the cache still the one in the store, and
+				// not on its way out?
 				live, err := r.sets.Get(wctx, s.Meta.Name)
-				if err != nil || live.Meta.UID != s.Meta.UID {
+				if err != nil || live.Meta.UID != s.Meta.UID || live.Meta.DeletionRequested {
 					return wrote, store.IgnoreNotFound(err)
 				}
 				checked = true

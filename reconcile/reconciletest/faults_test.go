@@ -30,6 +30,11 @@ func TestEachFaultIsInjectedAndSurvived(t *testing.T) {
 		{"crashes", reconciletest.Faults{Crashes: 2, CrashAfter: 3}, []string{"crash"}},
 		{"leadership losses", reconciletest.Faults{LeadershipLosses: 3}, []string{"leadership-loss"}},
 		{"competing writers", reconciletest.Faults{CompetingWrites: 0.1}, []string{"competing-write"}},
+		{"time travel after crashes", reconciletest.Faults{Crashes: 2, TimeTravel: 1, Deletes: 2, CompetingWrites: 0.05}, []string{"crash", "time-travel"}},
+		// A cache held back past the read-your-writes timeout while
+		// writes conflict makes the correct reconciler retry: the delays
+		// raise the write bound, so it is not flagged (item 8 of issue 18).
+		{"long delays with conflicts", reconciletest.Faults{DelayEvents: 0.5, MaxDelay: 5 * time.Second, ConflictWrites: 0.3}, []string{"delay", "conflict"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package reconciletest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,76 +41,29 @@ func TestSeedReplaysTheSchedule(t *testing.T) {
 	}
 }
 
-// The harness is only worth something if it fails reconcilers with the
-// bugs Sieve found in production controllers. Each deliberately buggy
-// reconciler passes a fault-free run (the bug hides), and some seed of the
-// fault class that exposes it fails with a violation that says what went
-// wrong; that seed fails again on replay.
-func TestCatchesBuggyReconcilers(t *testing.T) {
-	tests := []struct {
-		name   string
-		bug    bug
-		faults reconciletest.Faults
-		want   string // in a violation
-	}{{
-		name:   "trusts memory instead of re-observing (unobserved state)",
-		bug:    trustMemory,
-		faults: reconciletest.Faults{CompetingWrites: 0.05},
-		want:   "has not converged",
-	}, {
-		name:   "random child names tracked in status (crash mid-operation)",
-		bug:    randomNames,
-		faults: reconciletest.Faults{Crashes: 1, CrashAfter: 4},
-		want:   "desired and observed differ",
-	}, {
-		name:   "random child names tracked in status (committed but timed out)",
-		bug:    randomNames,
-		faults: reconciletest.Faults{TimeoutWrites: 0.2},
-		want:   "desired and observed differ",
-	}, {
-		name:   "swallows errors: never Stalled",
-		bug:    swallow,
-		faults: reconciletest.Faults{UnavailableWrites: 0.1},
-		want:   "cannot be reconciled but is not Stalled",
-	}, {
-		name:   "writes with a detached ctx (stale term)",
-		bug:    detachCtx,
-		faults: reconciletest.Faults{LeadershipLosses: 1, Deletes: 2},
-		want:   "carried no leadership fence",
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clean := config(tt.bug, reconciletest.Faults{})
-			clean.Object = reconcilableSet
-			rep := reconciletest.Simulate(t, clean, 1)
-			require.False(t, rep.Failed(), "without faults the bug must hide:\n%s", rep)
-
-			cfg := config(tt.bug, tt.faults)
-			if tt.bug == swallow {
-				cfg.Compete = nil
-			} else {
-				cfg.Object = reconcilableSet
-			}
-			for seed := range uint64(20) {
-				rep := reconciletest.Simulate(t, config(noBug, tt.faults), seed)
-				require.False(t, rep.Failed(), "the correct reconciler must pass the same faults:\n%s", rep)
-			}
-			var failed *reconciletest.Report
-			for seed := range uint64(50) {
-				if rep := reconciletest.Simulate(t, cfg, seed); rep.Failed() {
-					failed = rep
-					break
-				}
-			}
-			require.NotNil(t, failed, "no seed exposed the bug")
-			require.Contains(t, strings.Join(failed.Violations, "\n"), tt.want, "%s", failed)
-			again := reconciletest.Simulate(t, cfg, failed.Seed)
-			if raceEnabled {
-				require.True(t, again.Failed(), "the failing seed must fail again on replay")
-			} else {
-				require.Equal(t, failed.Violations, again.Violations, "the failing seed must fail the same way on replay")
-			}
-			t.Logf("caught by seed %d: %s", failed.Seed, failed.Violations[0])
-		})
+// A failed schedule's message shows the failing step first (here the
+// reconciler's write that undid the competitor's note), then the replay
+// command; its trace holds every write with its outcome and what the
+// competing writer and the test did.
+func TestFailureReportShowsTheFailingStepFirst(t *testing.T) {
+	cfg := zooConfig(clobber, false)
+	var failed *reconciletest.Report
+	for seed := range uint64(reconciletest.DefaultSchedules) {
+		if rep := reconciletest.Simulate(t, cfg, seed); rep.Failed() && strings.Contains(rep.Violations[0], "lost update") {
+			failed = rep
+			break
+		}
 	}
+	require.NotNil(t, failed, "the clobbering reconciler must be caught")
+	msg := failed.Explain("go test -run '^TestX$' -seed=N")
+	lines := strings.Split(msg, "\n")
+	require.Contains(t, lines[0], "schedule failed at step")
+	require.Contains(t, lines[0], failed.Trace[failed.FailingStep])
+	require.Contains(t, failed.Trace[failed.FailingStep], "put Set/", "the failing step is the clobbering write")
+	require.Contains(t, lines[1], "violation: lost update")
+	replay := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "replay: go test") })
+	require.Positive(t, replay, "the replay command follows the failing step:\n%s", msg)
+	trace := strings.Join(failed.Trace, "\n")
+	require.Contains(t, trace, "competitor: put Set/", "the competing writer's writes are in the trace")
+	require.Regexp(t, `put Pod/\S+ \(as controller, \w+\) by process \d+ → revision \d+`, trace, "each write of the controller with its outcome")
 }

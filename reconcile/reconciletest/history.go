@@ -79,7 +79,7 @@ func (w *world) recordWrite(prev store.KV, found bool, wr store.Write, controlle
 		}
 		last, ok := fw[path]
 		if marked && ok && !w.ownManager(last.manager) && cur[path] == last.before {
-			w.violations = append(w.violations, fmt.Sprintf(
+			w.violateLocked("", fmt.Sprintf(
 				"lost update: the reconciler's write of %s set %s back to %s, undoing what manager %q wrote there (%s): a write computed from a stale copy clobbered a field another manager owns (write it by apply, or with a revision precondition)",
 				wr.Key, path, shown(cur[path]), last.manager, shown(old[path])))
 			w.rep.LostUpdates++
@@ -214,12 +214,12 @@ func (w *world) compareHistory(ref *world) {
 			r = &childHistory{}
 		}
 		if h.deletes > r.deletes {
-			w.violations = append(w.violations, fmt.Sprintf(
+			w.violateLocked(key, fmt.Sprintf(
 				"unexpected delete: the controller deleted %s (a child of %s) %d times, %d in the fault-free run of this seed: did it act on a stale view (a UID or a fresh read would tell)?",
 				key, h.owner, h.deletes, r.deletes))
 		}
 		if h.creates > max(r.creates, 1) {
-			w.violations = append(w.violations, fmt.Sprintf(
+			w.violateLocked(key, fmt.Sprintf(
 				"unexpected recreate: the controller created %s (a child of %s) %d times, %d in the fault-free run of this seed",
 				key, h.owner, h.creates, r.creates))
 		}
@@ -229,7 +229,7 @@ func (w *world) compareHistory(ref *world) {
 		if _, ok := ref.leftover[key]; ok || w.competed[owner] {
 			continue
 		}
-		w.violations = append(w.violations, fmt.Sprintf(
+		w.violateLocked(key, fmt.Sprintf(
 			"leaked child: %s (a child of %s) is left at the end, and the fault-free run of this seed does not leave it: a cleanup was lost",
 			key, owner))
 	}

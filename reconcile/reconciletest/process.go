@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
@@ -41,6 +42,10 @@ type Process struct {
 	// Guarded by w.mu.
 	fence  int64            // the revision of the leader key of its last term
 	travel map[string]int64 // prefix → the revision its first listing is served at
+	// lagFor holds the watch that follows a time-travelled listing back
+	// for this long: the lagging replica stays behind a while.
+	lagFor time.Duration
+	lagged map[string]bool // prefix → its listing travelled, its watch is still to come
 }
 
 // Use adds Loop options for this incarnation's Loop. Call it from Setup.

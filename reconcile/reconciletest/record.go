@@ -2,6 +2,7 @@ package reconciletest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -24,7 +25,58 @@ type objCounts struct {
 func (w *world) violate(format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.violations = append(w.violations, fmt.Sprintf(format, args...))
+	w.violateLocked("", fmt.Sprintf(format, args...))
+}
+
+// violateOn records a violation about subject (an object's name or a
+// key): the step it points at is the last one of the trace that mentions
+// subject.
+func (w *world) violateOn(subject, format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.violateLocked(subject, fmt.Sprintf(format, args...))
+}
+
+// violateLocked records a violation; the first one also records the
+// failing step: the last step that mentions subject, or the latest step.
+func (w *world) violateLocked(subject, msg string) {
+	w.violations = append(w.violations, msg)
+	if w.rep.FailingStep >= 0 {
+		return
+	}
+	w.rep.FailingStep = len(w.rep.Trace) - 1
+	w.rep.Subject = subject
+	if subject == "" {
+		return
+	}
+	for i := len(w.rep.Trace) - 1; i >= 0; i-- {
+		if mentions(w.rep.Trace[i], subject) {
+			w.rep.FailingStep = i
+			return
+		}
+	}
+}
+
+// mentions reports whether a trace line names subject as a whole word
+// (set1 is not mentioned by a line about set10).
+func mentions(line, subject string) bool {
+	for i := 0; ; {
+		j := strings.Index(line[i:], subject)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(subject)
+		if end == len(line) || !wordByte(line[end]) {
+			if start := i + j; start == 0 || !wordByte(line[start-1]) {
+				return true
+			}
+		}
+		i = end
+	}
+}
+
+func wordByte(b byte) bool {
+	return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // traceLocked records one decision, stamped with the virtual time since the

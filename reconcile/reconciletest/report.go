@@ -52,8 +52,19 @@ type Report struct {
 	Reference *Report
 	// Violations are the checks that failed, empty for a passing schedule.
 	Violations []string
-	// Trace is every decision of the scheduler, stamped with virtual time;
-	// a replay of Seed reproduces it exactly. TraceHash is its FNV-64a hash.
+	// FailingStep is the index in Trace of the step the first violation
+	// points at (the write that broke a rule, or the last step that
+	// touched the object that did not converge); -1 for a passing
+	// schedule. Subject is what that violation is about (an object's name
+	// or a key), "" if nothing in particular.
+	FailingStep int
+	Subject     string
+	// Trace is every decision of the scheduler and what came of it,
+	// stamped with virtual time: each write with its outcome (the
+	// revision, or the error: a failed precondition, an injected fault),
+	// each write of the test and of competing writers, each delivery and
+	// fault. A replay of Seed reproduces it exactly. TraceHash is its
+	// FNV-64a hash.
 	Trace     []string
 	TraceHash uint64
 }
@@ -82,11 +93,43 @@ func (r *Report) String() string {
 	return b.String()
 }
 
-// tail returns the last n trace entries, for a failure message.
-func (r *Report) tail(n int) string {
-	t := r.Trace
-	if len(t) > n {
-		t = t[len(t)-n:]
+// Explain is the failure message of a failed schedule: the failing step
+// first, with the violations, then the command that replays the schedule
+// (replay), then the steps that touched the subject, the steps that led up
+// to the failing one, and the summary.
+func (r *Report) Explain(replay string) string {
+	var b strings.Builder
+	step := "(none)"
+	if r.FailingStep >= 0 && r.FailingStep < len(r.Trace) {
+		step = r.Trace[r.FailingStep]
 	}
-	return strings.Join(t, "\n  ")
+	fmt.Fprintf(&b, "reconciletest: schedule failed at step %d of %d: %s\n", r.FailingStep+1, len(r.Trace), step)
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  violation: %s\n", v)
+	}
+	fmt.Fprintf(&b, "replay: %s\n", replay)
+	if r.Subject != "" {
+		var about []string
+		for i, l := range r.Trace {
+			if mentions(l, r.Subject) || strings.Contains(l, "fault ") && !strings.Contains(l, "fault delay") || strings.Contains(l, "crash") {
+				about = append(about, fmt.Sprintf("%4d %s", i+1, l))
+			}
+		}
+		if len(about) > 60 {
+			about = about[len(about)-60:]
+		}
+		fmt.Fprintf(&b, "steps about %s (and faults), up to the end:\n  %s\n", r.Subject, strings.Join(about, "\n  "))
+	}
+	end := len(r.Trace)
+	if r.FailingStep >= 0 {
+		end = r.FailingStep + 1
+	}
+	start := max(0, end-40)
+	var last []string
+	for i := start; i < end; i++ {
+		last = append(last, fmt.Sprintf("%4d %s", i+1, r.Trace[i]))
+	}
+	fmt.Fprintf(&b, "the %d steps up to the failing one:\n  %s\n", end-start, strings.Join(last, "\n  "))
+	b.WriteString(r.String())
+	return b.String()
 }

@@ -27,7 +27,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 
 // DefaultSchedules is how many schedules Run runs without Config.Schedules
 // or the -schedules flag.
-const DefaultSchedules = 200
+const DefaultSchedules = 460
 
 type seedValue struct {
 	set bool
@@ -93,8 +93,7 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	one := func(t *testing.T, seed uint64) {
 		rep := simulateChecked(t, cfg, seed)
 		if rep.Failed() {
-			t.Errorf("reconciletest: schedule failed: %s\nreplay: go test -run '^%s$' -seed=%d\nlast steps:\n  %s",
-				rep, parent, seed, rep.tail(40))
+			t.Error(rep.Explain(fmt.Sprintf("go test -run '^%s$' -seed=%d", parent, seed)))
 		}
 	}
 	if len(seeds) <= maxSubtests {

@@ -252,6 +252,8 @@ func (w *world) compete() {
 	w.traceLocked("fault competing-write: %s", name)
 	w.travelTo = append(w.travelTo, w.mem.Revision())
 	w.mu.Unlock()
+	w.actor = "competitor"
+	defer func() { w.actor = "" }()
 	if err := w.competeFn(context.Background(), name, w.rng); err != nil {
 		w.trace("competing write of %s failed: %v", name, err)
 	}

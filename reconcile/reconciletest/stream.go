@@ -52,6 +52,11 @@ func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64
 	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan store.KVEvent, 4), sent: from}
 	out := make(chan store.KVEvent, 8)
 	w.mu.Lock()
+	if p.lagged[prefix] {
+		delete(p.lagged, prefix)
+		s.pausedUntil = time.Now().Add(p.lagFor)
+		w.traceLocked("%s watch of process %d lags behind for %v", prefix, p.Incarnation, p.lagFor)
+	}
 	w.streams = append(w.streams, s)
 	slices.SortStableFunc(w.streams, compareStreams)
 	w.mu.Unlock()

@@ -59,6 +59,8 @@ func (w *world) planWorkload(n, objects int) {
 // later still happens (it is at most MaxDelay late, which the bound holds).
 func (w *world) nextWork(now time.Time) bool {
 	wl := &w.work
+	w.actor = "test"
+	defer func() { w.actor = "" }()
 	if len(wl.recreates) > 0 && !now.Before(wl.recreates[0].at.Add(wl.recreates[0].recreate)) {
 		d := wl.recreates[0]
 		wl.recreates = wl.recreates[1:]
@@ -108,7 +110,7 @@ func (w *world) nextWork(now time.Time) bool {
 		w.violate("reconciletest: deleting %s: %v", name, err)
 	}
 	w.mu.Lock()
-	w.travelTo = append(w.travelTo, rev)
+	w.deletedAt[rev] = name
 	w.mu.Unlock()
 	if d.recreate > 0 {
 		wl.recreates = append(wl.recreates, d)

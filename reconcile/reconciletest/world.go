@@ -55,18 +55,20 @@ type world struct {
 	ryws       []ryw
 	proc       *Process
 	faultsOn   bool
-	pastBound  bool      // the convergence deadline has passed
-	crashed    bool      // a crash point was hit; the scheduler restarts
-	armK       int       // a crash is armed: it strikes after the armK-th write of a reconcile; 0 for none
-	maxNth     int       // the most writes one reconcile has made so far
-	armedUntil time.Time // an armed crash that finds no write strikes then
-	prefix     string    // the primary kind's key prefix
-	travelTo   []int64   // revisions worth travelling back to: just after a test deletion, just before a competing write
+	pastBound  bool             // the convergence deadline has passed
+	crashed    bool             // a crash point was hit; the scheduler restarts
+	armK       int              // a crash is armed: it strikes after the armK-th write of a reconcile; 0 for none
+	maxNth     int              // the most writes one reconcile has made so far
+	armedUntil time.Time        // an armed crash that finds no write strikes then
+	prefix     string           // the primary kind's key prefix
+	travelTo   []int64          // revisions worth travelling back to: just before a competing write
+	deletedAt  map[int64]string // revisions just after a test deletion → the object deleted
 	violations []string
 	rep        *Report
 	objWrites  map[string]*objCounts
 	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
 	work       workload        // scheduler goroutine only
+	actor      string          // who writes through raw now: "test", "competitor" (scheduler goroutine)
 	kind       string          // the primary kind
 	manager    string          // the reconciler's manager
 	children   map[string]*childHistory
@@ -82,9 +84,10 @@ func newWorld(seed uint64, f Faults) *world {
 		f:         f,
 		mem:       memstore.New(),
 		kick:      make(chan struct{}, 1),
-		rep:       &Report{Seed: seed, Faults: map[string]int{}},
+		rep:       &Report{Seed: seed, Faults: map[string]int{}, FailingStep: -1},
 		objWrites: map[string]*objCounts{},
 		gone:      map[string]bool{},
+		deletedAt: map[int64]string{},
 		children:  map[string]*childHistory{},
 		fields:    map[string]map[string]fieldWrite{},
 		competed:  map[string]bool{},
@@ -322,6 +325,12 @@ func (w *world) startProc(n int, travel int64) error {
 	w.proc = p
 	if travel > 0 {
 		p.travel = map[string]int64{w.prefix: travel}
+		// Behind for a while after the new process can act: after the dead
+		// one's lease ran out, when leadership is simulated.
+		p.lagFor = time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay)))
+		if w.leadership {
+			p.lagFor += leaseTTL + leaseRetry
+		}
 	}
 	w.traceLocked("start process %d", n)
 	w.mu.Unlock()

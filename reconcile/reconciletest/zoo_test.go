@@ -1,0 +1,187 @@
+package reconciletest_test
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/reconciletest"
+)
+
+// The bug zoo: buggy reconcilers from the bug classes of Sieve (OSDI '22)
+// and the patterns of the essay, each beside its fixed twin (the same
+// reconciler, features included, without the bug). TestZoo proves that the
+// harness, in its default configuration (AllFaults, the default schedule
+// budget, every check on), catches every bug and fails no twin.
+
+var (
+	zooFull = flag.Bool("zoo.full", false, "TestZoo: run every bug through the whole default budget (its catch rate), and every twin through it too")
+	zooTwin = flag.Int("zoo.twins", 0, "TestZoo: schedules per twin (default 30, 8 under the race detector; -zoo.full: the default budget)")
+)
+
+type zooCase struct {
+	class     string
+	name      string
+	bug       bug
+	finalizer bool
+	want      []string // a violation of the catching schedule says one of these
+}
+
+var zoo = []zooCase{
+	{"intermediate-state", "random child names tracked in status", randomNames, false,
+		[]string{"desired and observed differ", "leaked child", "lost update"}},
+	{"intermediate-state", "creates a child, then adds its owner in a second write", twoStepCreate, false,
+		[]string{"desired and observed differ", "leaked child"}},
+	{"intermediate-state", "notes children down in status before creating them", statusFirst, false,
+		[]string{"desired and observed differ", "lost update"}},
+	{"intermediate-state", "removes its finalizer before deleting the children", finalizerFirst, true,
+		[]string{"leaked child", "was still reconciled"}},
+	{"intermediate-state", "rolls back a create whose reply was lost", rollbackOnError, false,
+		[]string{"unexpected delete", "unexpected recreate"}},
+	{"stale-state", "deletes children of an owner its cache misses, without a UID", staleOwnerGone, false,
+		[]string{"unexpected delete", "unexpected recreate"}},
+	{"stale-state", "selects children by owner name, not UID", nameSelector, false,
+		[]string{"desired and observed differ", "leaked child"}},
+	{"stale-state", "writes the whole status from its cached copy", clobber, false,
+		[]string{"lost update"}},
+	{"stale-state", "writes with a detached ctx (no leadership fence)", detachCtx, false,
+		[]string{"stale write accepted"}},
+	{"unobserved-state", "cleans up only when it sees the owner gone", missedDelete, false,
+		[]string{"desired and observed differ", "leaked child"}},
+	{"unobserved-state", "trusts its memory of a generation it reconciled", trustMemory, false,
+		[]string{"has not converged"}},
+	{"unobserved-state", "scales down only on a drop it saw itself", edgeScaleDown, false,
+		[]string{"desired and observed differ"}},
+	{"essay", "swallows errors: never Stalled", swallow, false,
+		[]string{"is not Stalled"}},
+	{"essay", "returns not-found as an error", notFoundError, false,
+		[]string{"was still reconciled"}},
+	{"essay", "writes on every pass", chattyStatus, false,
+		[]string{"writes after it converged", "more than its bound"}},
+	{"essay", "requeues itself forever once Ready", pollForever, false,
+		[]string{"reconciled", "after it converged"}},
+}
+
+// zooConfig is the default configuration for the zoo: the domain's Config
+// with AllFaults and every other setting at its default.
+func zooConfig(b bug, finalizer bool) reconciletest.Config[setSpec, setStatus] {
+	cfg := config(b, reconciletest.AllFaults())
+	cfg.Setup = setupWith(b, finalizer)
+	return cfg
+}
+
+// TestZoo runs every bug of the zoo through the default configuration
+// until a schedule catches it (within the default budget), and its twin
+// through -zoo.twins schedules that must all pass; it prints, per bug,
+// the schedules to the first catch, and the catch rate and false alarms
+// overall. With -zoo.full every bug and twin runs the whole budget, which
+// gives each bug's catch rate per schedule.
+func TestZoo(t *testing.T) {
+	budget := reconciletest.DefaultSchedules
+	twins := 30
+	if raceEnabled {
+		twins = 8
+	}
+	if *zooTwin > 0 {
+		twins = *zooTwin
+	}
+	if *zooFull {
+		twins = budget
+	}
+	type result struct {
+		zooCase
+		first, catches, ran int // first: schedules to the first catch (0: never)
+		why                 string
+		twinRan, alarms     int
+		alarm               string
+		took                time.Duration
+	}
+	var (
+		mu      sync.Mutex
+		results []result
+	)
+	t.Run("cases", func(t *testing.T) {
+		for _, zc := range zoo {
+			t.Run(zc.name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				r := result{zooCase: zc}
+				cfg := zooConfig(zc.bug, zc.finalizer)
+				for seed := range uint64(budget) {
+					rep := reconciletest.Simulate(t, cfg, seed)
+					r.ran++
+					if rep.Failed() {
+						r.catches++
+						if r.first == 0 {
+							r.first = int(seed) + 1
+							r.why = rep.Violations[0]
+							require.True(t, matchesAny(rep.Violations, zc.want),
+								"bug %q caught for another reason than expected (%v):\n%s", zc.name, zc.want, rep)
+							again := reconciletest.Simulate(t, cfg, seed)
+							if raceEnabled {
+								require.True(t, again.Failed(), "the catching seed must fail again on replay")
+							} else {
+								require.Equal(t, rep.Violations, again.Violations, "the catching seed must fail the same way on replay")
+							}
+						}
+						if !*zooFull {
+							break
+						}
+					}
+				}
+				twin := zooConfig(noBug, zc.finalizer)
+				for seed := range uint64(twins) {
+					rep := reconciletest.Simulate(t, twin, seed)
+					r.twinRan++
+					if rep.Failed() {
+						r.alarms++
+						r.alarm = rep.String()
+					}
+				}
+				r.took = time.Since(start)
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+				require.NotZero(t, r.first, "bug %q was not caught in %d schedules", zc.name, budget)
+				require.Zero(t, r.alarms, "the twin of %q failed %d of %d schedules; the last:\n%s", zc.name, r.alarms, twins, r.alarm)
+			})
+		}
+	})
+	caught, alarms, twinRuns := 0, 0, 0
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-18s %-62s %8s %10s %7s %s\n", "class", "bug", "first", "rate", "twins", "took")
+	for _, zc := range zoo {
+		for _, r := range results {
+			if r.bug != zc.bug {
+				continue
+			}
+			if r.first > 0 {
+				caught++
+			}
+			alarms += r.alarms
+			twinRuns += r.twinRan
+			rate := "-"
+			if *zooFull {
+				rate = fmt.Sprintf("%d/%d", r.catches, r.ran)
+			}
+			fmt.Fprintf(&b, "%-18s %-62s %8d %10s %3d/%-3d %v\n", r.class, r.name, r.first, rate, r.alarms, r.twinRan, r.took.Round(time.Millisecond))
+		}
+	}
+	t.Logf("zoo: caught %d of %d bugs within %d schedules each; %d false alarms in %d twin schedules\n%s",
+		caught, len(zoo), budget, alarms, twinRuns, b.String())
+}
+
+func matchesAny(violations, want []string) bool {
+	all := strings.Join(violations, "\n")
+	for _, w := range want {
+		if strings.Contains(all, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -10,11 +10,12 @@
 # minutes compiling (the standard library and etcd's server, with -race)
 # before the first result.
 #
-# reconcile/reconciletest's TestSchedules runs once, without -race and with
-# 1000 seeded schedules, in the background while the modules after the root
-# one are tested (the etcd tests mostly wait on etcd's timers). The -race
-# run skips it; the race detector still runs the harness through every
-# other reconciletest test, TestEchoExample's 50 schedules among them.
+# Two runs go in the background, beside the modules after the root one:
+# store/etcdstore's module (its tests mostly wait on etcd's timers), and
+# reconcile/reconciletest's TestSchedules, once, without -race and with 1000
+# seeded schedules. The -race run skips TestSchedules; the race detector
+# still runs the harness through every other reconciletest test,
+# TestEchoExample's 50 schedules among them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
@@ -56,29 +57,46 @@ run() {
   echo "== $label: $([ "$rc" -eq 0 ] && echo ok || echo FAIL) in $((SECONDS - start))s ($(($(cpu "$self") - start_cpu))s of CPU)"
 }
 
-schedules=""
-[ -d "$root/reconcile/reconciletest" ] && schedules=1
-bg_pid=""
+# background LABEL DIR GO-TEST-ARGS...: run, as a background job with a log
+# of its own; the end of the script waits for it.
+bg_pids=()
+background() {
+  local n=${#bg_pids[@]}
+  (
+    log=$log.bg$n status=0
+    run "$@"
+    exit "$status"
+  ) &
+  bg_pids+=($!)
+}
+
+# The etcd module's tests mostly wait on etcd's real-time timers (a third
+# of a core busy): it runs in the background, beside the modules after it
+# and TestSchedules, once the root module is done (and the examples module
+# has compiled etcd's server, with the same versions, into the cache).
+background_mods="./store/etcdstore"
 mods=$(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path '*/testdata/*' | sort)
 for mod in $mods; do
   dir=$(dirname "$mod")
-  if [ "$dir" = . ] && [ -n "$schedules" ]; then
-    run "module $dir (go test -race)" "$dir" -race -count=1 -v -skip '^TestSchedules$' "$@" ./...
-    # Long schedules without -race, beside the remaining modules.
-    (
-      log=$log.bg status=0
-      run "reconcile/reconciletest TestSchedules without -race (in the background)" . -count=1 -v -run '^TestSchedules$' ./reconcile/reconciletest -schedules=1000
-      exit "$status"
-    ) &
-    bg_pid=$!
+  if [[ " $background_mods " == *" $dir "* ]]; then
+    continue # started after the root module
+  fi
+  if [ "$dir" != . ]; then
+    run "module $dir (go test -race)" "$dir" -race -count=1 -v "$@" ./...
     continue
   fi
-  run "module $dir (go test -race)" "$dir" -race -count=1 -v "$@" ./...
+  run "module . (go test -race)" . -race -count=1 -v -skip '^TestSchedules$' "$@" ./...
+  for bdir in $background_mods; do
+    [ -f "$root/$bdir/go.mod" ] && background "module $bdir (go test -race, in the background)" "$bdir" -race -count=1 -v "$@" ./...
+  done
+  if [ -d "$root/reconcile/reconciletest" ]; then
+    background "reconcile/reconciletest TestSchedules without -race (in the background)" . -count=1 -v -run '^TestSchedules$' ./reconcile/reconciletest -schedules=1000
+  fi
 done
-if [ -n "$bg_pid" ]; then
-  wait "$bg_pid" || status=1
-  cat "$log.bg" >>"$log" 2>/dev/null
-fi
+for i in "${!bg_pids[@]}"; do
+  wait "${bg_pids[$i]}" || status=1
+  cat "$log.bg$i" >>"$log" 2>/dev/null
+done
 
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)

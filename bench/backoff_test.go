@@ -83,6 +83,17 @@ func BenchmarkQueueBackoffWhenForget(b *testing.B) {
 		defer q.ShutDown()
 		benchWhenForget(b, q.AddRateLimited, q.Forget)
 	})
+	b.Run("steady-queue-limiter", func(b *testing.B) {
+		// The path before the queue kept counts: a PerKey limiter given to
+		// NewRateLimited, with its own map and lock.
+		l, err := backoff.NewPerKey[string](backoff.DefaultPolicy())
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := queue.NewRateLimited[string](l)
+		defer q.ShutDown()
+		benchWhenForget(b, q.AddRateLimited, q.Forget)
+	})
 	b.Run("steady-queue-default", func(b *testing.B) {
 		// With the default overall bucket, as client-go-default has.
 		q := queue.New[string]()

@@ -22,6 +22,7 @@ type delayState struct {
 	timer   clock.Timer
 	armed   bool  // the timer is set for armedAt and has not been received
 	armedAt int64 // ready time the timer is set for
+	seen    int64 // the latest reading of now: the clock never reads earlier
 }
 
 type delayItem struct {
@@ -58,20 +59,29 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 	if q.shutdown {
 		return
 	}
+	q.addAt(key, h, q.after(d))
+}
+
+// after returns the time d > 0 from now, as nanoseconds since the queue's
+// epoch, saturated rather than overflowed.
+func (q *Queue[K]) after(d time.Duration) int64 {
 	at := q.now()
 	if at > math.MaxInt64-int64(d) {
-		at = math.MaxInt64
-	} else {
-		at += int64(d)
+		return math.MaxInt64
 	}
-	q.addAt(key, h, at)
+	return at + int64(d)
 }
 
 func (q *Queue[K]) addAt(key K, h uint32, at int64) {
 	n, created := q.keys.insert(key, h)
+	q.delayNode(n, created, at)
+}
+
+// delayNode is addAt for node n, just found or created by insert.
+func (q *Queue[K]) delayNode(n int32, created bool, at int64) {
 	nd := q.keys.at(n)
 	switch {
-	case created || nd.state == processing:
+	case created || nd.state&^processing == 0: // new, kept for its failure count, or processing only
 		q.heapPush(n, at)
 	case nd.state&delayed != 0:
 		i := nd.prev
@@ -128,10 +138,14 @@ func (q *Queue[K]) armTimer() <-chan time.Time {
 // clock, time.Since reads only the monotonic clock, which costs less than
 // time.Now; inside a synctest bubble it reads the bubble's clock.
 func (q *Queue[K]) now() int64 {
+	var t int64
 	if q.realClock {
-		return int64(time.Since(q.epoch))
+		t = int64(time.Since(q.epoch))
+	} else {
+		t = int64(q.clock.Now().Sub(q.epoch))
 	}
-	return int64(q.clock.Now().Sub(q.epoch))
+	q.delay.seen = t
+	return t
 }
 
 func (q *Queue[K]) heapPush(n int32, at int64) {

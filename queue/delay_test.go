@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
 )
@@ -379,4 +380,66 @@ func TestManyDueKeysComeOutInReadyTimeOrderAndTheRestStayDelayed(t *testing.T) {
 			require.Equal(t, want[i].key, got[i].key, "position %d", i)
 		}
 	})
+}
+
+func TestOwnFailureCountsOutliveDoneAndShutDownAndForgetDropsThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := backoff.Policy{Base: time.Second, Factor: 2, Cap: time.Minute}
+		q := queue.New[string](queue.WithBackoff(p))
+		ctx := context.Background()
+
+		q.AddRateLimited("a")
+		require.Equal(t, queue.KeyState{Delayed: true, ReadyAt: time.Now().Add(time.Second)}, q.State("a"))
+		time.Sleep(time.Second)
+		k, _ := q.Get(ctx)
+		q.Done(k)
+		require.True(t, q.State("a").Idle(), "done and not delayed: nothing queued")
+		require.Equal(t, 1, q.NumRequeues("a"), "the count outlives Done")
+
+		q.AddRateLimited("a")
+		require.Equal(t, time.Now().Add(2*time.Second), q.State("a").ReadyAt, "second failure: p.Delay(1)")
+		time.Sleep(2 * time.Second)
+		k, _ = q.Get(ctx)
+		q.Done(k)
+
+		q.AddLow("a") // a key held only for its count is not queued: AddLow queues it
+		require.Equal(t, queue.KeyState{Queued: true, Priority: queue.Low}, q.State("a"))
+		k, _ = q.Get(ctx)
+		q.Done(k)
+		q.AddAfter("a", time.Second) // and AddAfter delays it
+		require.Equal(t, queue.KeyState{Delayed: true, ReadyAt: time.Now().Add(time.Second)}, q.State("a"))
+		time.Sleep(time.Second)
+		k, _ = q.Get(ctx)
+		q.Done(k)
+		require.Equal(t, 2, q.NumRequeues("a"))
+
+		q.AddRateLimited("b")
+		q.ShutDown()
+		require.True(t, q.State("b").Idle(), "ShutDown drops the delayed key")
+		require.Equal(t, 1, q.NumRequeues("b"), "but not its count")
+		q.AddRateLimited("b")
+		require.Equal(t, 1, q.NumRequeues("b"), "after ShutDown no failure is recorded")
+
+		q.Forget("a")
+		q.Forget("b")
+		require.Zero(t, q.NumRequeues("a"))
+		require.Zero(t, q.NumRequeues("b"))
+		q.Forget("never")
+		require.Zero(t, q.NumRequeues("never"))
+	})
+}
+
+func TestOwnFailureCountsCostNoAllocations(t *testing.T) {
+	q := queue.New[string](queue.WithBackoff(backoff.DefaultPolicy()))
+	defer q.ShutDown()
+	keys := []string{"a", "b", "c", "d"}
+	cycle := func() {
+		for _, k := range keys {
+			q.AddRateLimited(k)
+			q.Forget(k)
+		}
+		_ = q.NumRequeues("a")
+	}
+	cycle()
+	require.Zero(t, testing.AllocsPerRun(100, cycle))
 }

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
 )
@@ -17,6 +18,9 @@ import (
 // instead of lists, a hash table and a heap, and checks after every step
 // that both agree on the key Get hands out, on Len, and on every key's
 // State. Time is a synctest bubble's, so the real clock and timer are used.
+// Each sequence runs twice: with a limiter given to NewRateLimited, and with
+// the failure counts kept in the queue's own entries (WithBackoff), whose
+// entries must outlive Done and ShutDown while a count is above zero.
 func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0, 0, 5, 0, 0, 0, 6, 0, 5, 0}) // add, get, add while processing, done, get
 	f.Add([]byte{2, 5, 0, 1, 8, 1, 5, 0, 8, 3, 5, 0})
@@ -32,7 +36,12 @@ func FuzzQueue(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		synctest.Test(t, func(t *testing.T) { runModel(t, ops) })
+		synctest.Test(t, func(t *testing.T) {
+			runModel(t, ops, queue.NewRateLimited[string](&countingLimiter[string]{}), countingDelay)
+		})
+		synctest.Test(t, func(t *testing.T) {
+			runModel(t, ops, queue.New[string](queue.WithBackoff(modelPolicy)), modelPolicy.Delay)
+		})
 	})
 }
 
@@ -46,10 +55,19 @@ var modelKeys = func() []string {
 	return k
 }()
 
-func runModel(t *testing.T, ops []byte) {
-	q := queue.NewRateLimited[string](&countingLimiter[string]{})
+// countingDelay is countingLimiter's delay for a key's n-th failure from 0.
+func countingDelay(n int) time.Duration { return time.Duration(n+1) * time.Second }
+
+// modelPolicy backs off without jitter, so the model can predict every
+// delay, and slowly enough for backed-off keys to come due during a run.
+var modelPolicy = backoff.Policy{Base: 500 * time.Millisecond, Factor: 1.5, Cap: 10 * time.Second}
+
+// runModel runs ops against q and the model; delay is q's delay for a key's
+// n-th failure since Forget, from 0.
+func runModel(t *testing.T, ops []byte, q *queue.Queue[string], delay func(n int) time.Duration) {
 	defer q.ShutDown()
 	m := newModel()
+	m.delay = delay
 	for i := 0; i+1 < len(ops); i += 2 {
 		op, arg := ops[i]%10, ops[i+1]
 		k := modelKeys[int(arg)%len(modelKeys)]
@@ -126,6 +144,7 @@ type model struct {
 	now         time.Duration
 	shutdown    bool
 	failures    map[string]int
+	delay       func(n int) time.Duration
 }
 
 func newModel() *model {
@@ -218,8 +237,8 @@ func (m *model) addRateLimited(k string) {
 	if m.shutdown {
 		return
 	}
+	m.addAfter(k, m.delay(m.failures[k]))
 	m.failures[k]++
-	m.addAfter(k, time.Duration(m.failures[k])*time.Second)
 }
 
 func (m *model) promote() {

@@ -3,7 +3,7 @@ package queue
 import "hash/maphash"
 
 // node is the state of one key the queue knows about. A key that is neither
-// ready, processing, nor delayed has no node.
+// ready, processing, nor delayed, and has no failure count, has no node.
 type node[K comparable] struct {
 	key K
 	// prev and next link the node into its ready list. While the node is
@@ -11,6 +11,9 @@ type node[K comparable] struct {
 	// next links the free list.
 	prev, next int32
 	state      state
+	// failures counts AddRateLimited calls since the last Forget when the
+	// queue keeps the counts itself (no limiter was given); it saturates.
+	failures uint32
 }
 
 // state is a set of flags. A node is in at most one of the ready lists and

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
 )
 
@@ -18,6 +19,7 @@ type options struct {
 	name    string
 	clock   clock.Clock
 	metrics Metrics
+	backoff *backoff.Policy
 }
 
 // WithName names the queue, for the caller's metrics and logs. The queue
@@ -38,4 +40,15 @@ func WithClock(c clock.Clock) Option {
 // hot paths.
 func WithMetrics(m Metrics) Option {
 	return func(o *options) { o.metrics = m }
+}
+
+// WithBackoff makes AddRateLimited delay the n-th consecutive failure of a
+// key (from 0) by exactly p.Delay(n), from the failure count the queue keeps
+// in its entry for the key, with no overall bucket pacing all keys together
+// (the default has one; see AddRateLimited). p should pass Policy.Validate:
+// Delay keeps any policy's delays within [0, p.Cap], so a bad one gives odd
+// delays but never a panic. A limiter given to NewRateLimited takes
+// precedence.
+func WithBackoff(p backoff.Policy) Option {
+	return func(o *options) { o.backoff = &p }
 }

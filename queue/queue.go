@@ -42,8 +42,8 @@ func (p Priority) String() string {
 //     and never makes a delayed key ready sooner.
 //   - AddAfter delays a key. A delayed key keeps its earliest ready time, and
 //     a normal Add makes it ready at once (it then runs once, not twice).
-//   - AddRateLimited delays a key by its rate limiter's When, and Forget
-//     resets the limiter for the key.
+//   - AddRateLimited delays a key by a backoff that grows with its failures,
+//     and Forget resets its failure count.
 //
 // After ShutDown the queue accepts no more keys, and Get hands out the keys
 // already queued until none is left, then returns false.
@@ -69,19 +69,28 @@ type Queue[K comparable] struct {
 	clock     clock.Clock
 	realClock bool // clock is clock.Real: read it with time.Since
 	epoch     time.Time
-	limiter   backoff.Limiter[K] // nil until first needed when none was given
-	m         *meter             // nil without WithMetrics
+	m         *meter // nil without WithMetrics
+
+	// Backoff: either limiter, given to NewRateLimited, or the queue's own
+	// per-key failure counts (node.failures) delayed by policy, and by the
+	// default overall bucket when defaultBackoff is set.
+	limiter        backoff.Limiter[K]
+	policy         backoff.Policy
+	defaultBackoff bool
+	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
 }
 
 // New returns an empty queue configured by opts. With no options it uses
-// the real clock, backoff.NewDefault as its rate limiter (made on the first
-// AddRateLimited), and no metrics.
+// the real clock, no metrics, and for AddRateLimited its own per-key
+// failure counts with the delays of backoff.NewDefault (see
+// AddRateLimited).
 func New[K comparable](opts ...Option) *Queue[K] {
 	return NewRateLimited[K](nil, opts...)
 }
 
 // NewRateLimited is New with l as the limiter behind AddRateLimited, Forget
-// and NumRequeues instead of backoff.NewDefault. A nil l means the default.
+// and NumRequeues instead of the queue's own failure counts; l then takes
+// precedence over WithBackoff. A nil l means New.
 func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
 	var o options
 	for _, opt := range opts {
@@ -102,8 +111,13 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 	}
 	_, q.realClock = q.clock.(clock.Real)
 	q.epoch = q.clock.Now()
-	if l != nil {
+	switch {
+	case l != nil:
 		q.limiter = l
+	case o.backoff != nil:
+		q.policy = *o.backoff
+	default:
+		q.policy, q.defaultBackoff = backoff.DefaultPolicy(), true
 	}
 	if o.metrics != nil {
 		q.m = newMeter(o.metrics, q.clock, q.epoch)
@@ -134,6 +148,11 @@ func (q *Queue[K]) Add(key K) {
 
 func (q *Queue[K]) add(key K, h uint32) {
 	n, created := q.keys.insert(key, h)
+	q.addNode(n, created)
+}
+
+// addNode is add for node n, just found or created by insert.
+func (q *Queue[K]) addNode(n int32, created bool) {
 	if created {
 		q.countAdd()
 		q.enqueue(n, Normal)
@@ -176,12 +195,12 @@ func (q *Queue[K]) AddLow(key K) {
 		return
 	}
 	n, created := q.keys.insert(key, h)
-	if created {
+	nd := q.keys.at(n)
+	if created || nd.state == 0 { // new, or kept only for its failure count
 		q.countAdd()
 		q.enqueue(n, Low)
 		return
 	}
-	nd := q.keys.at(n)
 	if nd.state == processing { // not delayed, no rerun due
 		nd.state |= dirtyLow
 		q.countAdd()
@@ -275,7 +294,7 @@ func (q *Queue[K]) Done(key K) {
 		q.enqueue(n, Normal)
 	case s&dirtyLow != 0:
 		q.enqueue(n, Low)
-	case s&delayed == 0:
+	case s&delayed == 0 && nd.failures == 0:
 		q.keys.removeAt(slot)
 	}
 	if q.inFlight == 0 && q.drained != nil {

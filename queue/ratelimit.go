@@ -1,61 +1,125 @@
 package queue
 
-import "github.com/steady-go/steady/backoff"
+import (
+	"math"
 
-// AddRateLimited queues key at Normal priority after the delay its rate
-// limiter gives (the limiter's When, which also counts the failure), with
-// the rules of AddAfter. Call it when processing key failed; call Forget
-// when it succeeds. The default limiter, backoff.NewDefault, waits 10ms
-// after the first failure and doubles up to 2 minutes, and paces all keys
-// together with a token bucket that has a ceiling.
+	"github.com/steady-go/steady/backoff"
+)
+
+// Unless NewRateLimited is given a limiter, the queue counts each key's
+// failures in the key's own entry of its table: AddRateLimited and Forget
+// then cost one lock, one hash and one probe, with no map or lock of a
+// separate limiter. An entry stays in the table while its count is above
+// zero, even when the key is neither ready, processing nor delayed; Forget
+// removes it then.
+
+// AddRateLimited queues key at Normal priority after a delay that grows
+// with key's failures, with the rules of AddAfter. Call it when processing
+// key failed; call Forget when it succeeds.
+//
+// The delay comes from the limiter given to NewRateLimited (its When, which
+// also counts the failure), or else from the queue's own count of key's
+// failures since the last Forget: with WithBackoff(p) the n-th failure
+// (from 0) waits p.Delay(n); by default it waits the longer of
+// backoff.DefaultPolicy's Delay(n) and an overall backoff.Bucket with the
+// default BucketConfig, as backoff.NewDefault would give: 10ms after the
+// first failure, doubling up to 2 minutes, with all keys together paced
+// under a ceiling.
 //
 // After ShutDown, AddRateLimited does nothing and records no failure.
 func (q *Queue[K]) AddRateLimited(key K) {
-	q.mu.Lock()
-	shut := q.shutdown
-	q.mu.Unlock()
-	if shut {
+	if q.limiter != nil {
+		q.mu.Lock()
+		shut := q.shutdown
+		q.mu.Unlock()
+		if shut {
+			return
+		}
+		d := q.limiter.When(key)
+		if q.m != nil {
+			q.m.hooks.Retry()
+		}
+		q.AddAfter(key, d)
 		return
 	}
-	d := q.rateLimiter().When(key)
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	if q.shutdown {
+		q.mu.Unlock()
+		return
+	}
+	n, created := q.keys.insert(key, h)
+	nd := q.keys.at(n)
+	f := nd.failures
+	if f < math.MaxUint32 {
+		nd.failures = f + 1
+	}
+	d := q.policy.Delay(int(f))
+	if q.defaultBackoff {
+		if q.bucket == nil {
+			q.bucket = newDefaultBucket[K]()
+		}
+		if q.bucket != nil {
+			d = max(d, q.bucket.When(key))
+		}
+	}
 	if q.m != nil {
 		q.m.hooks.Retry()
 	}
-	q.AddAfter(key, d)
+	switch {
+	case d <= 0:
+		q.addNode(n, created)
+	case nd.state&delayed != 0 && q.delay.heap[nd.prev].at-int64(d) <= q.delay.seen:
+		// Already due no later than now+d, as the last clock reading
+		// shows without a new one: AddAfter would leave it.
+	default:
+		q.delayNode(n, created, q.after(d))
+	}
+	q.mu.Unlock()
 }
 
-// Forget resets key's failure count in the rate limiter, so its next
-// AddRateLimited waits the shortest delay again. It does not remove key
-// from the queue. Forgetting a key that never failed does nothing.
+// Forget resets key's failure count, so its next AddRateLimited waits the
+// shortest delay again. It does not remove key from the queue. Forgetting a
+// key that never failed does nothing.
 func (q *Queue[K]) Forget(key K) {
-	if l := q.existingLimiter(); l != nil {
-		l.Forget(key)
+	if q.limiter != nil {
+		q.limiter.Forget(key)
+		return
 	}
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	if n, slot := q.keys.lookup(key, h); n != none {
+		nd := q.keys.at(n)
+		nd.failures = 0
+		if nd.state == 0 {
+			q.keys.removeAt(slot)
+		}
+	}
+	q.mu.Unlock()
 }
 
 // NumRequeues returns how many times key has been added with AddRateLimited
-// since it was last forgotten, as the rate limiter counts them: 0 for a
-// key that never failed.
+// since it was last forgotten, as the limiter given to NewRateLimited or the
+// queue itself counts them: 0 for a key that never failed.
 func (q *Queue[K]) NumRequeues(key K) int {
-	if l := q.existingLimiter(); l != nil {
-		return l.NumRequeues(key)
+	if q.limiter != nil {
+		return q.limiter.NumRequeues(key)
+	}
+	h := q.keys.hash(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n, _ := q.keys.lookup(key, h); n != none {
+		return int(q.keys.at(n).failures)
 	}
 	return 0
 }
 
-// rateLimiter returns the queue's limiter, creating the default one on
-// first use, so a queue that never retries never builds one.
-func (q *Queue[K]) rateLimiter() backoff.Limiter[K] {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.limiter == nil {
-		q.limiter = backoff.NewDefault[K]()
+// newDefaultBucket returns the overall limiter of backoff.NewDefault. The
+// zero BucketConfig always validates; were it ever refused, the queue would
+// back off per key only.
+func newDefaultBucket[K comparable]() *backoff.Bucket[K] {
+	if b, err := backoff.NewBucket[K](backoff.BucketConfig{}); err == nil {
+		return b
 	}
-	return q.limiter
-}
-
-func (q *Queue[K]) existingLimiter() backoff.Limiter[K] {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.limiter
+	return nil
 }

@@ -33,7 +33,7 @@ func (q *Queue[K]) shutDown() {
 	for len(q.delay.heap) > 0 {
 		n := q.delay.heap[len(q.delay.heap)-1].node
 		q.heapRemove(n)
-		if q.keys.at(n).state == 0 {
+		if nd := q.keys.at(n); nd.state == 0 && nd.failures == 0 {
 			q.keys.remove(n)
 		}
 	}

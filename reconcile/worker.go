@@ -120,6 +120,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 		dur = l.clk.Now().Sub(start)
 	}
 
+	if err != nil && errors.Is(err, store.ErrFenced) {
+		l.metrics.FenceRejected(l.name)
+	}
 	if (err != nil || res.Requeue) && t.work.Err() != nil {
 		// The term is over (shutdown or lost leadership): this reconcile
 		// was cut short and is not counted. The next term starts afresh.
@@ -312,7 +315,11 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		return
 	}
 	c, _ := GetCondition(out, Stalled)
-	if err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c); err != nil && t.work.Err() == nil {
+	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
+	if errors.Is(err, store.ErrFenced) {
+		l.metrics.FenceRejected(l.name)
+	}
+	if err != nil && t.work.Err() == nil {
 		lvl := slog.LevelError
 		if store.IgnoreNotFound(err) == nil {
 			lvl = slog.LevelDebug

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ func (h *hookCounter) Converged(string, time.Duration)             { h.hit("Conv
 func (h *hookCounter) Unconverged(string, int)                     { h.hit("Unconverged") }
 func (h *hookCounter) Oscillation(string, oscillation.Kind)        { h.hit("Oscillation") }
 func (h *hookCounter) Stalled(string, string)                      { h.hit("Stalled") }
+func (h *hookCounter) FenceRejected(string)                        { h.hit("FenceRejected") }
 func (h *hookCounter) QueueMetrics(string) queue.Metrics           { h.hit("QueueMetrics"); return queueHooks{h} }
 
 type queueHooks struct{ h *hookCounter }
@@ -49,13 +51,13 @@ func (q queueHooks) Unfinished(_, _ time.Duration) { q.h.hit("queue.Unfinished")
 func (q queueHooks) Retry()                        { q.h.hit("queue.Retry") }
 
 // Every documented metric hook fires: each method of Metrics and of the
-// queue.Metrics it returns is called in a run that fails, panics, requeues,
-// converges and writes beyond its budget.
+// queue.Metrics it returns is called in a run that fails, is fenced,
+// panics, requeues, converges and writes beyond its budget.
 func TestEveryMetricHookFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		for _, name := range []string{"fail", "panic", "ready", "storm"} {
+		for _, name := range []string{"fail", "fenced", "panic", "ready", "storm"} {
 			e.create(t, "user", &app{Meta: store.Meta{Name: name}, Spec: appSpec{Replicas: 1}})
 		}
 		storms := 0
@@ -63,6 +65,8 @@ func TestEveryMetricHookFires(t *testing.T) {
 			switch key {
 			case "fail":
 				return Result{}, errBoom
+			case "fenced":
+				return Result{}, fmt.Errorf("write: %w", store.ErrFenced)
 			case "panic":
 				panic("boom")
 			case "ready":

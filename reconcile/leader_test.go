@@ -101,7 +101,8 @@ func TestLeadershipFencesStaleTerms(t *testing.T) {
 			mu.Unlock()
 			return Result{}, err
 		})
-		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithElector(el), WithDrainTimeout(time.Minute))...)
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithElector(el), WithDrainTimeout(time.Minute), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -120,6 +121,7 @@ func TestLeadershipFencesStaleTerms(t *testing.T) {
 		require.Len(t, attempts, 1)
 		require.ErrorIs(t, attempts[0].err, store.ErrFenced, "the stale term's write is rejected")
 		mu.Unlock()
+		require.Equal(t, 1, m.FenceRejections("test"), "the rejection is counted")
 		require.Equal(t, "", e.get(t, "a").Status.Phase)
 
 		el.endTerm()

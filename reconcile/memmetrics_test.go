@@ -28,6 +28,7 @@ type MemMetrics struct {
 	unconverged map[string]int
 	oscillation map[string]map[oscillation.Kind]int
 	stalled     map[[2]string]int
+	fenced      map[string]int
 	queues      map[string]*MemQueueMetrics
 }
 
@@ -39,6 +40,7 @@ func NewMemMetrics() *MemMetrics {
 		active: map[string]int{}, maxActive: map[string]int{}, maxConc: map[string]int{},
 		converged: map[string][]time.Duration{}, unconverged: map[string]int{},
 		oscillation: map[string]map[oscillation.Kind]int{}, stalled: map[[2]string]int{},
+		fenced: map[string]int{},
 		queues: map[string]*MemQueueMetrics{},
 	}
 }
@@ -94,6 +96,12 @@ func (m *MemMetrics) Oscillation(c string, k oscillation.Kind) {
 	}
 	m.oscillation[c][k]++
 }
+
+// FenceRejected implements Metrics.
+func (m *MemMetrics) FenceRejected(c string) { m.inc(m.fenced, c) }
+
+// FenceRejections returns how many fence rejections c reported.
+func (m *MemMetrics) FenceRejections(c string) int { return m.get(m.fenced, c) }
 
 // Stalled implements Metrics.
 func (m *MemMetrics) Stalled(c, reason string) {

@@ -43,6 +43,12 @@ type Metrics interface {
 	Oscillation(controller string, kind oscillation.Kind)
 	// Stalled counts a Stalled condition the Loop set, by reason.
 	Stalled(controller, reason string)
+	// FenceRejected counts a write the store rejected because the Loop's
+	// leadership term had ended: a reconcile whose error is
+	// errors.Is(err, store.ErrFenced), or a Stalled write of the Loop's
+	// rejected so. It is counted even when the term is over by the time
+	// the Loop sees the error.
+	FenceRejected(controller string)
 	// QueueMetrics returns the hooks for the work queue of controller
 	// (workqueue_* semantics: depth, adds, latency, work duration,
 	// unfinished work, retries), or nil for none, in which case the queue
@@ -84,6 +90,9 @@ func (NopMetrics) Oscillation(string, oscillation.Kind) {}
 
 // Stalled implements Metrics.
 func (NopMetrics) Stalled(string, string) {}
+
+// FenceRejected implements Metrics.
+func (NopMetrics) FenceRejected(string) {}
 
 // QueueMetrics implements Metrics: no queue hooks.
 func (NopMetrics) QueueMetrics(string) queue.Metrics { return nil }

@@ -228,8 +228,9 @@ func (m *Metrics) Stalled(controller, reason string) {
 }
 
 // FenceRejected counts a write of controller's that the store rejected with
-// store.ErrFenced (steady_fence_rejections_total). The reconcile Loop does
-// not call it yet; a reconciler may, on errors.Is(err, store.ErrFenced).
+// store.ErrFenced (steady_fence_rejections_total). The reconcile Loop calls
+// it for a reconcile whose error is errors.Is(err, store.ErrFenced) and
+// for its own Stalled write rejected so.
 func (m *Metrics) FenceRejected(controller string) {
 	m.fenceRejections.WithLabelValues(controller).Inc()
 }

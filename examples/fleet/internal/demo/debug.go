@@ -153,6 +153,7 @@ func (t teeMetrics) MaxConcurrency(c string, n int) {
 func (t teeMetrics) Converged(c string, d time.Duration) { t.a.Converged(c, d); t.b.Converged(c, d) }
 func (t teeMetrics) Unconverged(c string, n int)         { t.a.Unconverged(c, n); t.b.Unconverged(c, n) }
 func (t teeMetrics) Stalled(c, reason string)            { t.a.Stalled(c, reason); t.b.Stalled(c, reason) }
+func (t teeMetrics) FenceRejected(c string)              { t.a.FenceRejected(c); t.b.FenceRejected(c) }
 func (t teeMetrics) Oscillation(c string, k oscillation.Kind) {
 	t.a.Oscillation(c, k)
 	t.b.Oscillation(c, k)

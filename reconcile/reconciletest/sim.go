@@ -258,3 +258,51 @@ func (w *world) compete() {
 		w.trace("competing write of %s failed: %v", name, err)
 	}
 }
+
+// ctxKey marks the ctx of a reconcile with its record.
+type ctxKey struct{}
+
+// reconcileRec is what the harness learns about one reconcile while it runs.
+type reconcileRec struct {
+	key string
+
+	mu       sync.Mutex
+	maxRev   int64  // the highest revision its writes got
+	maxKey   string // the key written at maxRev
+	attempts int    // writes attempted
+}
+
+// attempt counts a write attempt and returns its number, from 1.
+func (r *reconcileRec) attempt() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts++
+	return r.attempts
+}
+
+// wrote records a write of the reconcile.
+func (r *reconcileRec) wrote(key string, rev int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rev > r.maxRev {
+		r.maxRev, r.maxKey = rev, key
+	}
+}
+
+func (r *reconcileRec) last() (string, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.maxKey, r.maxRev
+}
+
+func recordOf(ctx context.Context) *reconcileRec {
+	r, _ := ctx.Value(ctxKey{}).(*reconcileRec)
+	return r
+}
+
+func reconcileKey(ctx context.Context) (string, bool) {
+	if r := recordOf(ctx); r != nil {
+		return r.key, true
+	}
+	return "", false
+}

@@ -24,7 +24,7 @@ type Report struct {
 	FencedWrites, StaleWrites int
 	// Faults counts the faults injected, by kind: drop, duplicate, delay,
 	// expire, conflict, unavailable, committed-but-timed-out, crash,
-	// leadership-loss, competing-write.
+	// leadership-loss, competing-write, time-travel.
 	Faults map[string]int
 	// FaultsStopped is when faults stopped, from the schedule's start.
 	FaultsStopped time.Duration

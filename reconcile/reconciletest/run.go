@@ -157,15 +157,21 @@ func seedsOf(first uint64, n int) ([]uint64, error) {
 //  1. creates Config.Objects objects, then starts incarnation 0 of the
 //     controller: Setup's reconciler in a Loop over the primary cache;
 //  2. injects Config.Faults for Faults.Duration of virtual time, deciding
-//     each step, from the seed, what happens next;
+//     each step, from the seed, what happens next, while the test deletes
+//     and recreates objects (Faults.Deletes);
 //  3. stops the faults, and checks at the convergence bound (Report.Bound)
 //     that every object has converged (Config.Converged) or, if it cannot
-//     (Config.Unreconcilable), is Stalled with a reason;
+//     (Config.Unreconcilable), is Stalled with a reason, and that every
+//     object the test deleted is gone;
 //  4. runs 1.5 resync periods more and checks that nothing was written to
 //     a converged object and that it is still converged; that no object got
-//     more writes than its bound; and, throughout, that no write was
-//     accepted from a term that was over or without a fence, that no cached
-//     object was modified, and that the Loop stopped in time.
+//     more writes than its bound, and none more reconciles or any failed
+//     one; that no deleted object was reconciled; and, throughout, that no
+//     stale write was accepted, no reconciler write undid another manager's
+//     field, no cached object was modified, and the Loop stopped in time;
+//  5. unless Config.SkipHistory, or nothing is injected, plays the same
+//     seed without faults or competing writes and compares what the
+//     controller did to each child (Report.Reference).
 //
 // The same seed gives the same trace (Report.Trace), interleaving included,
 // as long as the reconciler itself is deterministic: it takes randomness

@@ -206,7 +206,8 @@
 // as a source (reconcile.FromStore with reconcile.WithSortedKeys, so its keys
 // are listed in name order), the sources Setup adds with Process.Watch, the
 // Config's workers, resync and backoff, an unlimited
-// retry bucket (so the backoff cap bounds every retry), and an elector of
+// retry bucket (so the backoff cap bounds every retry), a logger that
+// discards (Config.Options may add reconcile.WithLogger), and an elector of
 // the harness whose campaigns are gated; without simulated leadership a
 // term lasts as long as the process and writes carry no fence.
 //

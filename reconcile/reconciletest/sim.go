@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -154,6 +155,9 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}),
 		reconcile.WithFieldManager(cfg.Manager),
 		reconcile.WithReadYourWritesTimeout(readYourWritesCap),
+		// Hundreds of schedules of injected failures would flood the test
+		// log; Config.Options may set a logger of its own.
+		reconcile.WithLogger(slog.New(slog.DiscardHandler)),
 	}
 	el := &gatedElector{w: w, p: p}
 	if w.leadership {

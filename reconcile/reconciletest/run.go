@@ -169,9 +169,10 @@ func seedsOf(first uint64, n int) ([]uint64, error) {
 //     one; that no deleted object was reconciled; and, throughout, that no
 //     stale write was accepted, no reconciler write undid another manager's
 //     field, no cached object was modified, and the Loop stopped in time;
-//  5. unless Config.SkipHistory, or nothing is injected, plays the same
-//     seed without faults or competing writes and compares what the
-//     controller did to each child (Report.Reference).
+//  5. unless Config.SkipHistory, nothing is injected, or the controller
+//     wrote no children, plays the same seed without faults or competing
+//     writes and compares what the controller did to each child
+//     (Report.Reference).
 //
 // The same seed gives the same trace (Report.Trace), interleaving included,
 // as long as the reconciler itself is deterministic: it takes randomness

@@ -17,14 +17,18 @@ import (
 	"github.com/steady-go/steady/store/lease"
 )
 
-// simulate plays one schedule and, unless the history check is off or the
-// schedule injects nothing, its fault-free reference run, and compares the
-// two; it must run inside a synctest bubble.
+// simulate plays one schedule and, unless the history check is off, the
+// schedule injects nothing or the controller wrote no children, its
+// fault-free reference run, and compares the two; it must run inside a
+// synctest bubble.
 func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Report {
 	rep, w := play(ctx, cfg, seed)
 	ref := cfg.Faults.reference()
 	if w == nil || cfg.SkipHistory || (ref == cfg.Faults && (cfg.Compete == nil || cfg.Faults.CompetingWrites == 0)) {
 		return rep
+	}
+	if len(w.children) == 0 && len(w.leftover) == 0 {
+		return rep // no children: nothing to compare
 	}
 	rcfg := cfg
 	rcfg.Faults = ref

@@ -32,7 +32,7 @@ type Config[S, T any] struct {
 	// The -seed flag replaces it and runs that one schedule.
 	Seed uint64
 	// Schedules is how many seeded schedules Run runs. 0 means the
-	// -schedules flag (default 200).
+	// -schedules flag (default DefaultSchedules, 460).
 	Schedules int
 
 	// Objects is how many primary objects exist before the controller
@@ -64,7 +64,11 @@ type Config[S, T any] struct {
 	Unreconcilable func(obj *store.Object[S, T]) bool
 	// Compete is the competing writer: another manager that, at random
 	// moments of the fault phase, writes the object called name (spec or
-	// status fields, or anything the reconciler watches). It writes through
+	// status fields, or anything the reconciler watches). A primary object
+	// it touched is left out of the history check (its children may
+	// rightly change), and a status or spec field it changed is one the
+	// lost-update check watches: a reconciler write that puts it back is a
+	// lost update. It writes through
 	// w, a Writer for the primary kind as manager "competitor", directly on
 	// the store (no faults), and may use b for other kinds. Nil means no
 	// competing writes even when Faults.CompetingWrites is set.
@@ -193,8 +197,10 @@ type Faults struct {
 	Deletes int
 }
 
-// AllFaults returns a moderate mix of every fault: what Run's own suite
-// uses, and a good start for a reconciler's tests.
+// AllFaults returns a moderate mix of every fault, and the test's own
+// deletions: what Run's own suite and its bug zoo use, and the
+// configuration whose catch rates the package documentation states. Start
+// a reconciler's tests with it.
 func AllFaults() Faults {
 	return Faults{
 		DropEvents:        0.05,

@@ -24,7 +24,7 @@ type Report struct {
 	FencedWrites, StaleWrites int
 	// Faults counts the faults injected, by kind: drop, duplicate, delay,
 	// expire, conflict, unavailable, committed-but-timed-out, crash,
-	// leadership-loss, competing-write.
+	// leadership-loss, competing-write, time-travel.
 	Faults map[string]int
 	// FaultsStopped is when faults stopped, from the schedule's start.
 	FaultsStopped time.Duration
@@ -77,6 +77,12 @@ func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d steps, %d reconciles, %d writes (%d stale attempted and fenced off, %d stale accepted), faults stopped at %v, bound %v",
 		r.Seed, r.Steps, r.Reconciles, r.Writes, r.FencedWrites, r.StaleWrites, r.FaultsStopped, r.Bound)
+	if r.Deletions > 0 {
+		fmt.Fprintf(&b, ", %d deletions by the test", r.Deletions)
+	}
+	if r.LostUpdates > 0 {
+		fmt.Fprintf(&b, ", %d lost updates", r.LostUpdates)
+	}
 	if r.ConvergedAfter > 0 {
 		fmt.Fprintf(&b, ", converged %v after", r.ConvergedAfter)
 	}

@@ -1,15 +1,32 @@
 package reconciletest_test
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/steady-go/steady/reconcile/reconciletest"
 )
 
 // TestSchedules runs the correct reconciler through -schedules seeded
-// schedules (default 200) of every fault: each must converge within the
+// schedules (default 460) of every fault: each must converge within the
 // bound, write nothing once converged, stall what cannot be reconciled, and
 // never have a write accepted from a stale term.
+//
+// Under the race detector it runs 100 unless -schedules is given: the
+// race detector slows a schedule about sixfold, and scripts/test.sh runs
+// this test again without it, with -schedules=1000.
 func TestSchedules(t *testing.T) {
-	reconciletest.Run(t, config(noBug, reconciletest.AllFaults()))
+	cfg := config(noBug, reconciletest.AllFaults())
+	if raceEnabled && !flagGiven("schedules") {
+		cfg.Schedules = 100
+	}
+	reconciletest.Run(t, cfg)
+}
+
+// flagGiven reports whether the flag called name was set on the command
+// line.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

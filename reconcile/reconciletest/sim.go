@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -16,14 +17,18 @@ import (
 	"github.com/steady-go/steady/store/lease"
 )
 
-// simulate plays one schedule and, unless the history check is off or the
-// schedule injects nothing, its fault-free reference run, and compares the
-// two; it must run inside a synctest bubble.
+// simulate plays one schedule and, unless the history check is off, the
+// schedule injects nothing or the controller wrote no children, its
+// fault-free reference run, and compares the two; it must run inside a
+// synctest bubble.
 func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Report {
 	rep, w := play(ctx, cfg, seed)
 	ref := cfg.Faults.reference()
 	if w == nil || cfg.SkipHistory || (ref == cfg.Faults && (cfg.Compete == nil || cfg.Faults.CompetingWrites == 0)) {
 		return rep
+	}
+	if len(w.children) == 0 && len(w.leftover) == 0 {
+		return rep // no children: nothing to compare
 	}
 	rcfg := cfg
 	rcfg.Faults = ref
@@ -154,6 +159,9 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}),
 		reconcile.WithFieldManager(cfg.Manager),
 		reconcile.WithReadYourWritesTimeout(readYourWritesCap),
+		// Hundreds of schedules of injected failures would flood the test
+		// log; Config.Options may set a logger of its own.
+		reconcile.WithLogger(slog.New(slog.DiscardHandler)),
 	}
 	el := &gatedElector{w: w, p: p}
 	if w.leadership {
@@ -257,4 +265,52 @@ func (w *world) compete() {
 	if err := w.competeFn(context.Background(), name, w.rng); err != nil {
 		w.trace("competing write of %s failed: %v", name, err)
 	}
+}
+
+// ctxKey marks the ctx of a reconcile with its record.
+type ctxKey struct{}
+
+// reconcileRec is what the harness learns about one reconcile while it runs.
+type reconcileRec struct {
+	key string
+
+	mu       sync.Mutex
+	maxRev   int64  // the highest revision its writes got
+	maxKey   string // the key written at maxRev
+	attempts int    // writes attempted
+}
+
+// attempt counts a write attempt and returns its number, from 1.
+func (r *reconcileRec) attempt() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts++
+	return r.attempts
+}
+
+// wrote records a write of the reconcile.
+func (r *reconcileRec) wrote(key string, rev int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rev > r.maxRev {
+		r.maxRev, r.maxKey = rev, key
+	}
+}
+
+func (r *reconcileRec) last() (string, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.maxKey, r.maxRev
+}
+
+func recordOf(ctx context.Context) *reconcileRec {
+	r, _ := ctx.Value(ctxKey{}).(*reconcileRec)
+	return r
+}
+
+func reconcileKey(ctx context.Context) (string, bool) {
+	if r := recordOf(ctx); r != nil {
+		return r.key, true
+	}
+	return "", false
 }

@@ -21,7 +21,7 @@ import (
 
 var (
 	zooFull = flag.Bool("zoo.full", false, "TestZoo: run every bug through the whole default budget (its catch rate), and every twin through it too")
-	zooTwin = flag.Int("zoo.twins", 0, "TestZoo: schedules per twin (default 30, 8 under the race detector; -zoo.full: the default budget)")
+	zooTwin = flag.Int("zoo.twins", 0, "TestZoo: schedules per twin (default 30, 8 under the race detector; with -zoo.full, the default budget)")
 )
 
 type zooCase struct {
@@ -90,7 +90,7 @@ func TestZoo(t *testing.T) {
 	if *zooTwin > 0 {
 		twins = *zooTwin
 	}
-	if *zooFull {
+	if *zooFull && *zooTwin == 0 {
 		twins = budget
 	}
 	type result struct {

@@ -57,7 +57,7 @@ const (
 	// stale state
 	staleOwnerGone // deletes the pods of a set its cache misses, without a fresh read or UID
 	nameSelector   // selects its pods by owner name, not UID: adopts a former set's pods
-	clobber        // writes the whole status from its cached copy: loses others' fields
+	clobber        // writes the whole status, copied from its cache into a new object: loses others' fields
 	detachCtx      // writes with context.Background(): no leadership fence
 	// unobserved state
 	missedDelete  // cleans up only when it sees a set gone, never sweeps orphans
@@ -237,6 +237,13 @@ func (r *setReconciler) reportReady(ctx, wctx context.Context, s *set) error {
 			return nil
 		}
 		cp := *s
+		if r.bug == clobber {
+			// A new object filled from the cached copy: UpdateStatus
+			// checks the freshness of a status it read (Meta.Revision),
+			// so the bug that survives that check is the hand-built one,
+			// which carries no read and writes unconditionally.
+			cp = store.Object[setSpec, setStatus]{Meta: store.Meta{Name: s.Meta.Name}, Status: s.Status}
+		}
 		cp.Conditions = conds
 		cp.Status.Ready = s.Spec.Replicas
 		rev, err := w.UpdateStatus(wctx, &cp, store.IfGeneration(s.Meta.Generation))

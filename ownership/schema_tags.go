@@ -149,10 +149,7 @@ func (b *tagSchema) tagged(c *snode, ft reflect.Type, tag, where string) (*snode
 		if !isList {
 			return nil, bad("set applies to lists")
 		}
-		switch deref(ft.Elem()).Kind() {
-		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		default:
+		if !isScalar(ft.Elem()) {
 			return nil, bad("set items must be scalars")
 		}
 		st = AsSet()
@@ -163,8 +160,12 @@ func (b *tagSchema) tagged(c *snode, ft reflect.Type, tag, where string) (*snode
 		keys := strings.Split(strings.TrimPrefix(tag, "keys="), ",")
 		el := deref(ft.Elem())
 		for i, k := range keys {
-			if k == "" || !hasJSONField(el, k) {
+			kt, ok := jsonField(el, k)
+			if k == "" || !ok {
 				return nil, bad(fmt.Sprintf("%s has no field %q", el, k))
+			}
+			if !isScalar(kt) {
+				return nil, bad(fmt.Sprintf("key field %q of %s is a %s; key fields must be scalars", k, el, kt))
 			}
 			if slices.Contains(keys[:i], k) {
 				return nil, bad(fmt.Sprintf("key field %q listed twice", k))
@@ -181,7 +182,19 @@ func (b *tagSchema) tagged(c *snode, ft reflect.Type, tag, where string) (*snode
 	return n, nil
 }
 
-func hasJSONField(t reflect.Type, name string) bool {
+// isScalar reports whether values of t (or what it points to) are JSON
+// scalars: strings, booleans or numbers.
+func isScalar(t reflect.Type) bool {
+	switch deref(t).Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// jsonField returns the type of t's field whose JSON name is name.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		jtag := f.Tag.Get("json")
@@ -190,8 +203,8 @@ func hasJSONField(t reflect.Type, name string) bool {
 		}
 		n, _, _ := strings.Cut(jtag, ",")
 		if f.Anonymous && n == "" && deref(f.Type).Kind() == reflect.Struct {
-			if hasJSONField(deref(f.Type), name) {
-				return true
+			if ft, ok := jsonField(deref(f.Type), name); ok {
+				return ft, true
 			}
 			continue
 		}
@@ -199,8 +212,8 @@ func hasJSONField(t reflect.Type, name string) bool {
 			n = f.Name
 		}
 		if f.IsExported() && n == name {
-			return true
+			return f.Type, true
 		}
 	}
-	return false
+	return nil, false
 }

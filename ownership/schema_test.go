@@ -56,6 +56,12 @@ func TestSchemaForRejectsBadTags(t *testing.T) {
 		"missing key field": struct {
 			A []item `steady:"keys=id"`
 		}{},
+		// Accepted before, and failed only at the first Apply.
+		"struct-valued key field": struct {
+			A []struct {
+				ID struct{ X int } `json:"id"`
+			} `steady:"keys=id"`
+		}{},
 		"atomic on a scalar": struct {
 			A int `steady:"atomic"`
 		}{},

@@ -304,8 +304,10 @@ func (q *Queue[K]) Done(key K) {
 }
 
 // Len returns the number of keys ready to be handed out, at both
-// priorities. It does not count delayed keys or keys processing. Like any
-// length of a concurrent queue, it may be stale by the time it is read.
+// priorities. It does not count keys processing, nor delayed keys (AddAfter,
+// AddRateLimited), which Delayed counts: a queue holding a million delayed
+// keys has Len 0 and Delayed 1,000,000. Like any length of a concurrent
+// queue, it may be stale by the time it is read.
 func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -313,6 +315,20 @@ func (q *Queue[K]) Len() int {
 		q.promoteDue()
 	}
 	return q.normal.n + q.low.n
+}
+
+// Delayed returns the number of keys waiting for a ready time (AddAfter,
+// AddRateLimited); a key whose time has come is ready and counts in Len
+// instead. Unlike Counts it does not walk the keys: it costs what Len
+// costs. Metrics adapters read it (or Counts) for the delayed-keys gauge;
+// Metrics.Depth, like client-go's workqueue_depth, counts ready keys only.
+func (q *Queue[K]) Delayed() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.delay.heap) > 0 {
+		q.promoteDue()
+	}
+	return len(q.delay.heap)
 }
 
 // wait blocks until a wake-up token or ShutDown (woken), the timer (fired),

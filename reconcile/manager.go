@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -94,17 +95,18 @@ func NewManager(opts ...ManagerOption) *Manager {
 }
 
 // AddCache adds a cache the Manager runs and waits for before any Loop
-// starts. It returns an error after Run has started or for a nil cache.
+// starts. It returns an error after Run has started or for a nil cache
+// (a typed nil, such as a nil *cache.Cache, included).
 func (m *Manager) AddCache(c Cache) error {
 	return m.add(func() {
 		m.caches = append(m.caches, c)
-	}, c == nil)
+	}, nilness.IsNil(c))
 }
 
 // AddLoop adds a Loop. It returns an error after Run has started or for a
 // nil Loop.
 func (m *Manager) AddLoop(l Runner) error {
-	return m.add(func() { m.loops = append(m.loops, l) }, l == nil)
+	return m.add(func() { m.loops = append(m.loops, l) }, nilness.IsNil(l))
 }
 
 func (m *Manager) add(f func(), isNil bool) error {

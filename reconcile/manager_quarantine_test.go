@@ -59,3 +59,11 @@ func TestManagerReadyNamesAQuarantinedValue(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// A nil *cache.Cache passed AddCache's nil check and panicked on the cache's
+// goroutine once Run started; a nil *Loop likewise.
+func TestManagerRejectsTypedNils(t *testing.T) {
+	m := NewManager()
+	require.ErrorIs(t, m.AddCache((*cache.Cache[int, int])(nil)), ErrInvalidOption)
+	require.ErrorIs(t, m.AddLoop((*Loop[string])(nil)), ErrInvalidOption)
+}

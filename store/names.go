@@ -24,8 +24,10 @@ type InvalidNameError struct {
 	Rule string
 }
 
+// Error quotes at most the first 128 bytes of Value, so a huge bad name
+// does not make a huge message.
 func (e *InvalidNameError) Error() string {
-	return fmt.Sprintf("store: invalid %s %q: %s", e.What, e.Value, e.Rule)
+	return fmt.Sprintf("store: invalid %s %q: %s", e.What, truncate(e.Value), e.Rule)
 }
 
 // Is makes errors.Is(err, ErrInvalid) true.

@@ -89,3 +89,12 @@ func requireRule(t *testing.T, err error, what, value, rule string) {
 	require.Equal(t, rule, ne.Rule)
 	require.Contains(t, err.Error(), rule)
 }
+
+// A 1 MiB bad name used to make a 1 MiB error message.
+func TestInvalidNameErrorIsBounded(t *testing.T) {
+	huge := strings.Repeat("X", 1<<20)
+	err := store.ValidateName(huge)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.Less(t, len(err.Error()), 512)
+	require.Contains(t, err.Error(), "(1048576 bytes)")
+}

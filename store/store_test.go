@@ -34,6 +34,13 @@ func TestNewValidatesKindAndBackend(t *testing.T) {
 	require.Equal(t, "kind", ne.What)
 	_, err = store.New[typedSpec, typedStatus](nil, "Widget")
 	require.ErrorIs(t, err, store.ErrInvalid)
+	type port struct {
+		ID struct{ N int } `json:"id"`
+	}
+	_, err = store.New[struct {
+		Ports []port `json:"ports" steady:"keys=id"`
+	}, typedStatus](memstore.New(), "Widget")
+	require.ErrorIs(t, err, store.ErrInvalid, "a struct-valued key field is refused by New, not at the first Apply")
 }
 
 func TestKeyPrefixEndsInSlashAndNeverStartsWithUnderscore(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 )
 
@@ -81,14 +82,14 @@ type Cache[S, T any] struct {
 // ErrRunning is returned by a second call of Cache.Run.
 var ErrRunning = errors.New("cache: already running")
 
-// New returns an empty Cache over src; call Run to fill it. A nil src
-// or a bad option (a negative page size, an invalid backoff policy) is
+// New returns an empty Cache over src; call Run to fill it. A nil src (or
+// a typed nil, such as a nil *store.Store) or a bad option (a negative page size, an invalid backoff policy) is
 // reported by Run, which then returns an error wrapping ErrInvalid at once.
 //
 // Every Cache has the IndexOwnerUID index; AddIndex adds more.
 func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	cfg, err := newConfig(opts)
-	if err == nil && src == nil {
+	if err == nil && nilness.IsNil(src) {
 		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
 	}
 	c := &Cache[S, T]{

@@ -249,10 +249,16 @@ func TestCacheRunContract(t *testing.T) {
 		c := cache.New[cacheSpec, cacheStatus](nil)
 		require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
 	})
+	t.Run("typed nil source", func(t *testing.T) {
+		// A nil *Store passed the nil check and panicked in Run.
+		c := cache.New[cacheSpec, cacheStatus]((*store.Store[cacheSpec, cacheStatus])(nil))
+		require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
+	})
 	t.Run("bad options", func(t *testing.T) {
 		for _, opt := range []cache.Option{
 			cache.WithPageSize(-1),
 			cache.WithRelistBackoff(backoff.Policy{}),
+			cache.WithRelistPeriod(-time.Second),
 		} {
 			c := cache.New(newScripted(1), opt)
 			require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)

@@ -72,6 +72,9 @@ func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
 	if err := ctx.Err(); err != nil {
 		return store.KV{}, err
 	}
+	if key == "" {
+		return store.KV{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
+	}
 	s.mu.RLock()
 	e := s.kvs[key]
 	var kv store.KV

@@ -34,6 +34,8 @@ var inputTests = []test{
 		require.ErrorIs(t, err, store.ErrInvalid, "negative revision")
 		_, err = b.Watch(ctx, "", -1)
 		require.ErrorIs(t, err, store.ErrInvalid, "negative watch revision")
+		_, err = b.Get(ctx, "")
+		require.ErrorIs(t, err, store.ErrInvalid, "Get of an empty key")
 		requireNextRevision(t, b, last)
 	}},
 	{"CancelledContext", func(t *testing.T, b store.Backend) {

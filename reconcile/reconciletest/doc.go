@@ -127,8 +127,8 @@
 //   - a reconciler write set a field of a primary object back to what it
 //     was before another manager changed it (a lost update: a status
 //     computed from a stale copy clobbers the other manager's field; the
-//     store rejects a whole-status write from a stale read, but not one
-//     made onto a fresh read);
+//     store rejects a whole-status write that carries a stale read, but
+//     not one built anew);
 //   - a write without a fence was accepted from a process whose term had
 //     ended (a stale write accepted); stale writes the store rejected
 //     (attempted) are counted in Report.FencedWrites, not failed;
@@ -146,9 +146,10 @@
 // the status). Under the defaults every bug is caught and no twin has
 // failed: 0 false alarms in 1,600 twin schedules (and in 7,360 before the
 // store's status-freshness rule). Measured with go test -run 'TestZoo$'
-// -zoo.full -zoo.twins=100 (460 schedules each): the share of schedules
-// that catch each bug, and the schedules that catch it with probability
-// 99% at that rate:
+// -zoo.full -zoo.twins=100 (460 schedules each; the lost-update bug in
+// its current form measured alone): the share of schedules that catch
+// each bug, and the schedules that catch it with probability 99% at that
+// rate:
 //
 //	class               bug                                                  caught  99% in
 //	intermediate state  random child names tracked in status                 98.9%       2
@@ -158,7 +159,7 @@
 //	                    a create whose reply was lost "rolled back"          26.3%      16
 //	stale state         children of an owner the cache misses deleted        10.0%      44
 //	                    children selected by owner name, not UID             35.7%      11
-//	                    status from a cached copy written on a fresh read     3.0%     149
+//	                    whole status copied from its cache, written anew      3.3%     139
 //	                    writes with a detached ctx (no fence)                47.2%       8
 //	unobserved state    cleanup only on seeing the owner gone                36.1%      11
 //	                    a generation it reconciled trusted from memory       84.6%       3

@@ -176,11 +176,15 @@ type Faults struct {
 	// need this trigger.
 	TimeTravel float64
 
-	// LeadershipLosses is how many times, at seeded moments of the fault
-	// phase, the lease is taken from the controller: the leader key is
-	// deleted and a rival takes it and holds it up to MaxDelay. The Loop runs
-	// with a lease.StoreElector, so every reconciler write carries the term's
-	// fence; writes from the lost term must be rejected by the store.
+	// LeadershipLosses is how many times the lease is taken from the
+	// controller: from a seeded moment of the fault phase on, as soon as a
+	// write of the controller waits at its gate (or half-way to the end of
+	// the phase if none does), the leader key is deleted and a rival takes
+	// it and holds it up to MaxDelay. The Loop runs with a
+	// lease.StoreElector, so every reconciler write carries the term's
+	// fence: the store rejects the lost term's writes (Report.FencedWrites
+	// counts them), and a write without a fence that the store accepts
+	// from a process whose term had ended fails the schedule.
 	LeadershipLosses int
 
 	// CompetingWrites is the probability, per scheduling step, that

@@ -111,6 +111,14 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 }
 
 // forgetKey drops everything about a deleted object.
+// keepsState reports whether the Loop keeps state for key: observeWrite
+// records another writer's change only then.
+func (l *Loop[K]) keepsState(key K) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keys[key] != nil
+}
+
 func (l *Loop[K]) forgetKey(key K) {
 	l.mu.Lock()
 	if s := l.keys[key]; s != nil {

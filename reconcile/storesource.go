@@ -397,8 +397,16 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		return false
 	}
 	primary := s.names != nil
-	if writer != judgeAs && !primary {
-		return true // another actor's change: a hint, whatever its paths
+	if writer != judgeAs && (!primary || !loop.keepsState(new.Meta.Name) && !slices.ContainsFunc(sections, stalledPath.Equal)) {
+		// Another actor's change is a hint, whatever its paths, unless
+		// every path it changed is under Stalled. A secondary source
+		// never asks. A primary one need not either when Stalled did
+		// not change (the section check compares every field of a
+		// condition, as the field-level diff does, so the latter finds
+		// no path under Stalled) and the Loop keeps no state for the
+		// key (its oscillation detector ignores other writers' changes
+		// to such keys, see observeWrite).
+		return true
 	}
 	owned, foreign := s.changes(old, new, judgeAs)
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {

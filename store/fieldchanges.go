@@ -1,6 +1,11 @@
 package store
 
 import (
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/ownership"
 )
@@ -12,6 +17,17 @@ import (
 // be as read from the store: ownership is encoded relative to the stored
 // fields.
 func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
+	if m, ok := s.memo.get(obj, obj.Meta.Revision, side); ok {
+		return m, nil
+	}
+	m, err := s.decodeSideManaged(obj, side)
+	if err == nil {
+		s.memo.put(obj, obj.Meta.Revision, side, m)
+	}
+	return m, err
+}
+
+func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
 	var enc []byte
 	var err error
 	if side == statusSide {
@@ -46,16 +62,27 @@ func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Man
 // If the ownership of a side of the object cannot be read, every change on
 // that side counts as foreign, which errs towards acting on the change.
 //
-// Cost: the differences are found on the typed values; the ownership of a
-// side (spec or status) is decoded only when that side changed and manager
-// has an entry on it before or after the change. Without one, manager owns
-// none of the side's fields and its changes are foreign without a decode
-// (the usual case for a controller judging a user's spec write).
+// Cost: the differences are found on the typed values, and only for a side
+// (spec or status) that is not plainly equal (reflect.DeepEqual, which is
+// stricter than the diff). The ownership of a side is decoded only when
+// that side changed and manager has an entry on it before or after the
+// change. Without one, manager owns none of the side's fields and its
+// changes are foreign without a decode (the usual case for a controller
+// judging a user's spec write). The Store remembers the decoded ownership
+// of the last few objects it was given, by address and revision, so that
+// the new object of one event, which is the old object of the next, is
+// decoded once: old and new must be as read from the store and never
+// modified (a copy is a different object).
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
-	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-		specDiffOptions...).Paths()
-	statusChanges := diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-		statusDiffOptions...).Paths()
+	var specChanges, statusChanges []diff.Path
+	if !specSideEqual(old, new) {
+		specChanges = diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
+			specDiffOptions...).Paths()
+	}
+	if !statusSideEqual(old, new) {
+		statusChanges = diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
+			statusDiffOptions...).Paths()
+	}
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, deletionRequestedPath)
 	}
@@ -80,6 +107,61 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 		owned, foreign = append(owned, o...), append(foreign, f...)
 	}
 	return owned, foreign
+}
+
+// specSideEqual and statusSideEqual report whether a side of two objects is
+// plainly equal, so that the diff of that side would find nothing: an absent
+// collection equals an empty one, as in metaViewOf and nonNil, and
+// otherwise the values are reflect.DeepEqual.
+func specSideEqual[S, T any](old, new *Object[S, T]) bool {
+	om, nm := &old.Meta, &new.Meta
+	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
+		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers) &&
+		reflect.DeepEqual(&old.Spec, &new.Spec)
+}
+
+func statusSideEqual[S, T any](old, new *Object[S, T]) bool {
+	return slices.Equal(old.Conditions, new.Conditions) && reflect.DeepEqual(&old.Status, &new.Status)
+}
+
+// managedMemo holds the decoded ownership of one side of the last few
+// objects FieldChanges was given, by address and revision. It is safe for
+// concurrent use; a nil memo remembers nothing.
+type managedMemo struct {
+	mu      sync.Mutex
+	next    int
+	entries [4]memoEntry
+}
+
+type memoEntry struct {
+	obj     any // *Object[S, T]; held, so its address is not reused while here
+	rev     int64
+	side    string
+	managed ownership.Managed
+}
+
+func (m *managedMemo) get(obj any, rev int64, side string) (ownership.Managed, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		if e := &m.entries[i]; e.obj == obj && e.rev == rev && e.side == side {
+			return e.managed, true
+		}
+	}
+	return nil, false
+}
+
+func (m *managedMemo) put(obj any, rev int64, side string, managed ownership.Managed) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.entries[m.next] = memoEntry{obj: obj, rev: rev, side: side, managed: managed}
+	m.next = (m.next + 1) % len(m.entries)
+	m.mu.Unlock()
 }
 
 // hasEntry reports whether meta records fields of manager on side.

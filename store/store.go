@@ -36,6 +36,7 @@ type Store[S, T any] struct {
 	clock   clock.Clock
 	schemas schemas
 	trace   func(context.Context) string // see WithTraceContext
+	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
 }
 
 // Option configures New.
@@ -106,7 +107,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace}, nil
+	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{}}, nil
 }
 
 // Kind returns the kind of the Store's objects.

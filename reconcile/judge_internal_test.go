@@ -1,0 +1,84 @@
+package reconcile
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// The judge skips the field-level judgement of another writer's change to a
+// key its Loop keeps no state for, unless Stalled changed. It must give the
+// verdict the full judgement gives: the same change judged for a Loop that
+// keeps state for the key (which takes the full way) is the reference.
+func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.New[appSpec, appStatus](memstore.New(), "App")
+	require.NoError(t, err)
+	src := FromStore(cache.New[appSpec, appStatus](st), st).(storeSource[appSpec, appStatus])
+	newLoop := func() *Loop[string] {
+		l, err := New("app", Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), src)
+		require.NoError(t, err)
+		return l
+	}
+	fresh, kept := newLoop(), newLoop()
+	kept.observeWrite("a", oscillation.Write{Self: true, Time: time.Now()})
+	require.True(t, kept.keepsState("a"))
+
+	_, err = st.As("user").Create(ctx, &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+	require.NoError(t, err)
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	writes := []struct {
+		name  string
+		write func(o *app) error
+	}{
+		{"user spec", func(o *app) error { o.Spec.Replicas++; _, err := st.As("user").Update(ctx, o); return err }},
+		{"user label", func(o *app) error {
+			o.Meta.Labels = map[string]string{"x": o.Spec.Image + "1"}
+			_, err := st.As("user").Update(ctx, o)
+			return err
+		}},
+		{"app status", func(o *app) error {
+			o.Status.Phase = "Running"
+			_, err := st.As("app").UpdateStatus(ctx, o)
+			return err
+		}},
+		{"other status", func(o *app) error { o.Status.Replicas++; _, err := st.As("other").UpdateStatus(ctx, o); return err }},
+		{"other sets Stalled", func(o *app) error {
+			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at}}, store.Force())
+			return err
+		}},
+		{"app sets Stalled", func(o *app) error {
+			_, err := st.As("app").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionFalse, LastTransitionTime: at}}, store.Force())
+			return err
+		}},
+		{"other changes Stalled and Ready", func(o *app) error {
+			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{
+				{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at},
+				{Type: Ready, Status: store.ConditionTrue, LastTransitionTime: at},
+			}, store.Force())
+			return err
+		}},
+		{"user spec again", func(o *app) error { o.Spec.Image = "web:2"; _, err := st.As("user").Update(ctx, o); return err }},
+	}
+	skipped := 0
+	for _, w := range writes {
+		old, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		o := *old
+		require.NoError(t, w.write(&o), w.name)
+		new, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		if new.Meta.LastWrite.Manager != "app" && !fresh.keepsState("a") {
+			skipped++
+		}
+		require.Equal(t, src.judge(kept, old, new), src.judge(fresh, old, new), w.name)
+	}
+	require.Positive(t, skipped, "some changes take the skip")
+}

@@ -44,8 +44,6 @@ type Loop[K comparable] struct {
 	sw      StatusWriter[K]
 	bucket  *backoff.Bucket[K]
 	clk     clock.Clock
-	realClk bool      // clk is clock.Real: elapsed reads only the monotonic clock
-	epoch   time.Time // clk at New, the origin of elapsed
 	log     *slog.Logger
 	metrics Metrics
 	waiters []RevisionWaiter
@@ -70,6 +68,9 @@ type Loop[K comparable] struct {
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}
 	conv        convergence[K]
+
+	realClk bool      // clk is clock.Real: elapsed reads only the monotonic clock
+	epoch   time.Time // clk at New, the origin of elapsed
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys

@@ -27,7 +27,13 @@ import (
 // cost of reading the clock), and with the Prometheus adapter (prometheus).
 // The bar: the adapter costs at most 1.3× the plain Loop per reconcile;
 // where reading the clock is slow, the timestamps alone exceed it, and the
-// adapter's own share is prometheus minus timestamps.
+// adapter's own share is prometheus minus timestamps. Measured on a loaded
+// 2-core VM (medians of cpu-ns/reconcile, 5 runs): plain 218, timestamps
+// 425, prometheus 726; the bar is not met. The floor is five monotonic
+// clock reads per reconcile (add, Get, reconcile start and end, Done) at
+// ~29 ns each, and the adapter's own share is its three histogram
+// observations (two native, as controller-runtime's) and four atomic
+// series updates.
 func BenchmarkLoopPerReconcile(b *testing.B) {
 	b.Run("plain", func(b *testing.B) { benchLoop(b, nil) })
 	b.Run("timestamps", func(b *testing.B) { benchLoop(b, stampsOnly{}) })

@@ -2,10 +2,10 @@ package backoff
 
 import (
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // PerKey is a Limiter that counts consecutive failures per key and delays
@@ -24,8 +24,11 @@ type PerKey[K comparable] struct {
 	policy Policy
 
 	mu       sync.Mutex
-	failures map[K]int // consecutive failures since the last Forget; absent means 0
-	jitter   wyrand    // the random source when policy.Rand is nil
+	failures map[K]int        // consecutive failures since the last Forget; absent means 0
+	jitter   fastdelay.Source // the random source when policy.Rand is nil
+
+	fast   fastdelay.Doubling // policy's delays, when fastOK
+	fastOK bool               // policy.Factor is 2
 }
 
 // NewPerKey returns a PerKey limiter that follows p. It returns an error
@@ -44,7 +47,9 @@ func NewPerKey[K comparable](p Policy) (*PerKey[K], error) {
 }
 
 func newPerKey[K comparable](p Policy) *PerKey[K] {
-	return &PerKey[K]{policy: p, failures: make(map[K]int), jitter: wyrand(rand.Uint64())}
+	l := &PerKey[K]{policy: p, failures: make(map[K]int), jitter: fastdelay.New()}
+	l.fast, l.fastOK = fastdelay.NewDoubling(p.Base, p.Factor, p.Cap, p.Jitter)
+	return l
 }
 
 // Policy returns the policy l was created with.
@@ -60,11 +65,17 @@ func (l *PerKey[K]) When(key K) time.Duration {
 	if n < math.MaxInt {
 		l.failures[key] = n + 1
 	}
-	if l.policy.Rand == nil {
-		u = l.jitter.float64()
+	if l.policy.Rand == nil && (!l.fastOK || l.fast.Draws(n)) {
+		u = l.jitter.Float64()
 	}
 	l.mu.Unlock()
-	return l.policy.delay(n, u)
+	if !l.fastOK {
+		return l.policy.delay(n, u)
+	}
+	if u < 0 && l.fast.Draws(n) {
+		u = l.policy.Rand()
+	}
+	return l.fast.Delay(n, u)
 }
 
 // Forget drops key's failure count, so its next failure waits Policy.Base
@@ -88,16 +99,4 @@ func (l *PerKey[K]) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.failures)
-}
-
-// wyrand is the wyrand generator: one add and one 128-bit multiply per
-// number, statistically sound for jitter. It is not safe for concurrent
-// use; PerKey advances it under its lock.
-type wyrand uint64
-
-// float64 returns a number uniform in [0, 1).
-func (s *wyrand) float64() float64 {
-	*s += 0xa0761d6478bd642f
-	hi, lo := bits.Mul64(uint64(*s), uint64(*s^0xe7037ed1a0b428db))
-	return float64((hi^lo)>>11) * 0x1p-53
 }

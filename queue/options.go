@@ -45,8 +45,10 @@ func WithMetrics(m Metrics) Option {
 // WithBackoff makes AddRateLimited delay the n-th consecutive failure of a
 // key (from 0) by exactly p.Delay(n), from the failure count the queue keeps
 // in its entry for the key, with no overall bucket pacing all keys together
-// (the default has one; see AddRateLimited). p should pass Policy.Validate:
-// Delay keeps any policy's delays within [0, p.Cap], so a bad one gives odd
+// (the default has one; see AddRateLimited). The queue calls p.Rand under
+// its lock; when p.Rand is nil it draws the jitter from its own generator
+// instead, as backoff.PerKey does. p should pass Policy.Validate: Delay
+// keeps any policy's delays within [0, p.Cap], so a bad one gives odd
 // delays but never a panic. A limiter given to NewRateLimited takes
 // precedence.
 func WithBackoff(p backoff.Policy) Option {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // Priority is the level at which a key waits to be handed out.
@@ -76,6 +77,9 @@ type Queue[K comparable] struct {
 	// default overall bucket when defaultBackoff is set.
 	limiter        backoff.Limiter[K]
 	policy         backoff.Policy
+	fast           fastdelay.Doubling // policy's delays, when fastOK
+	fastOK         bool               // policy.Factor is 2
+	jitter         fastdelay.Source   // policy's random source when its Rand is nil
 	defaultBackoff bool
 	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
 }
@@ -118,6 +122,13 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 		q.policy = *o.backoff
 	default:
 		q.policy, q.defaultBackoff = backoff.DefaultPolicy(), true
+	}
+	if q.limiter == nil {
+		q.jitter = fastdelay.New()
+		q.fast, q.fastOK = fastdelay.NewDoubling(q.policy.Base, q.policy.Factor, q.policy.Cap, q.policy.Jitter)
+		if !q.fastOK && q.policy.Rand == nil {
+			q.policy.Rand = q.jitter.Float64 // called only under q.mu
+		}
 	}
 	if o.metrics != nil {
 		q.m = newMeter(o.metrics, q.clock, q.epoch)

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"math"
+	"time"
 
 	"github.com/steady-go/steady/backoff"
 )
@@ -9,7 +10,10 @@ import (
 // Unless NewRateLimited is given a limiter, the queue counts each key's
 // failures in the key's own entry of its table: AddRateLimited and Forget
 // then cost one lock, one hash and one probe, with no map or lock of a
-// separate limiter. An entry stays in the table while its count is above
+// separate limiter. For a policy with Factor 2 (the default's) the delay
+// comes from fastdelay.Doubling, which gives Policy.Delay's durations
+// exactly, and the jitter from the queue's own generator, advanced under
+// the queue's lock. An entry stays in the table while its count is above
 // zero, even when the key is neither ready, processing nor delayed; Forget
 // removes it then.
 
@@ -20,7 +24,10 @@ import (
 // The delay comes from the limiter given to NewRateLimited (its When, which
 // also counts the failure), or else from the queue's own count of key's
 // failures since the last Forget: with WithBackoff(p) the n-th failure
-// (from 0) waits p.Delay(n); by default it waits the longer of
+// (from 0) waits p.Delay(n), with the jitter drawn, when p.Rand is nil,
+// from the queue's own generator (seeded from math/rand/v2, as
+// backoff.PerKey's is) rather than math/rand/v2's shared one; by default it
+// waits the longer of
 // backoff.DefaultPolicy's Delay(n) and an overall backoff.Bucket with the
 // default BucketConfig, as backoff.NewDefault would give: 10ms after the
 // first failure, doubling up to 2 minutes, with all keys together paced
@@ -54,7 +61,7 @@ func (q *Queue[K]) AddRateLimited(key K) {
 	if f < math.MaxUint32 {
 		nd.failures = f + 1
 	}
-	d := q.policy.Delay(int(f))
+	d := q.backoffDelay(int(f))
 	if q.defaultBackoff {
 		if q.bucket == nil {
 			q.bucket = newDefaultBucket[K]()
@@ -112,6 +119,23 @@ func (q *Queue[K]) NumRequeues(key K) int {
 		return int(q.keys.at(n).failures)
 	}
 	return 0
+}
+
+// backoffDelay returns q.policy.Delay(attempt), with the jitter drawn from
+// the queue's own generator when the policy has no Rand. q.mu is held.
+func (q *Queue[K]) backoffDelay(attempt int) time.Duration {
+	if !q.fastOK {
+		return q.policy.Delay(attempt)
+	}
+	u := 0.0
+	if q.fast.Draws(attempt) {
+		if q.policy.Rand != nil {
+			u = q.policy.Rand()
+		} else {
+			u = q.jitter.Float64()
+		}
+	}
+	return q.fast.Delay(attempt, u)
 }
 
 // newDefaultBucket returns the overall limiter of backoff.NewDefault. The

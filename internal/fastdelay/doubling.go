@@ -68,22 +68,20 @@ func (c *Doubling) Draws(attempt int) bool {
 	return c.jitter > 0 && max(attempt, 0) < c.capFrom
 }
 
-// Delay returns Policy.Delay(attempt) for the random draw u in [0, 1), which
-// it reads only if Draws(attempt). A negative attempt counts as 0.
+// Delay returns Policy.Delay(attempt) for the random draw u, which it reads
+// only if Draws(attempt). A negative attempt counts as 0. Delay is small
+// enough to be inlined into its callers.
 func (c *Doubling) Delay(attempt int, u float64) time.Duration {
 	attempt = max(attempt, 0)
 	if attempt >= c.capFrom {
 		return c.cap
 	}
-	d := c.pow2(attempt)
+	d := c.base * math.Float64frombits(uint64(1023+attempt)<<52) // 2^attempt, as capFrom ≤ 1024
 	if c.jitter > 0 {
 		d *= 1 + c.jitter*(2*u-1)
 	}
-	switch {
-	case !(d < c.limit):
+	if !(d < c.limit) {
 		return c.cap
-	case d <= 0:
-		return 0
 	}
-	return time.Duration(d)
+	return time.Duration(max(d, 0))
 }

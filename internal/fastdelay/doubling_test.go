@@ -12,8 +12,9 @@ import (
 )
 
 // draws are the random values every policy is checked with: both ends of
-// [0, 1), the centre, and values that round differently.
-var draws = []float64{0, 0x1p-53, 0.1, 0.25, 1.0 / 3, 0.5, 0.7, 0.999, math.Nextafter(1, 0)}
+// [0, 1), the centre, values that round differently, and the values outside
+// [0, 1) that a faulty Policy.Rand might return.
+var draws = []float64{0, 0x1p-53, 0.1, 0.25, 1.0 / 3, 0.5, 0.7, 0.999, math.Nextafter(1, 0), -3, 5, math.NaN(), math.Inf(1)}
 
 // requireSame checks that Doubling gives Policy.Delay's duration for every
 // attempt from 0 until well past the first capped one, and for a few huge
@@ -82,9 +83,6 @@ func FuzzDoublingIsPolicyDelay(f *testing.F) {
 		c, ok := fastdelay.NewDoubling(time.Duration(base), 2, time.Duration(cp), jitter)
 		if !ok {
 			return
-		}
-		if !(u >= 0 && u < 1) {
-			u = 0.5
 		}
 		calls := 0
 		p := backoff.Policy{Base: time.Duration(base), Factor: 2, Cap: time.Duration(cp), Jitter: jitter,

@@ -7,7 +7,6 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
-	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // Priority is the level at which a key waits to be handed out.
@@ -73,13 +72,10 @@ type Queue[K comparable] struct {
 	m         *meter // nil without WithMetrics
 
 	// Backoff: either limiter, given to NewRateLimited, or the queue's own
-	// per-key failure counts (node.failures) delayed by policy, and by the
-	// default overall bucket when defaultBackoff is set.
+	// per-key failure counts (node.failures) delayed by own's policy, and by
+	// the default overall bucket when defaultBackoff is set.
 	limiter        backoff.Limiter[K]
-	policy         backoff.Policy
-	fast           fastdelay.Doubling // policy's delays, when fastOK
-	fastOK         bool               // policy.Factor is 2
-	jitter         fastdelay.Source   // policy's random source when its Rand is nil
+	own            ownBackoff
 	defaultBackoff bool
 	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
 }
@@ -119,16 +115,10 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 	case l != nil:
 		q.limiter = l
 	case o.backoff != nil:
-		q.policy = *o.backoff
+		q.own.init(*o.backoff)
 	default:
-		q.policy, q.defaultBackoff = backoff.DefaultPolicy(), true
-	}
-	if q.limiter == nil {
-		q.jitter = fastdelay.New()
-		q.fast, q.fastOK = fastdelay.NewDoubling(q.policy.Base, q.policy.Factor, q.policy.Cap, q.policy.Jitter)
-		if !q.fastOK && q.policy.Rand == nil {
-			q.policy.Rand = q.jitter.Float64 // called only under q.mu
-		}
+		q.own.init(backoff.DefaultPolicy())
+		q.defaultBackoff = true
 	}
 	if o.metrics != nil {
 		q.m = newMeter(o.metrics, q.clock, q.epoch)

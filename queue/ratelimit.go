@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // Unless NewRateLimited is given a limiter, the queue counts each key's
@@ -61,7 +62,7 @@ func (q *Queue[K]) AddRateLimited(key K) {
 	if f < math.MaxUint32 {
 		nd.failures = f + 1
 	}
-	d := q.backoffDelay(int(f))
+	d := q.own.delay(int(f))
 	if q.defaultBackoff {
 		if q.bucket == nil {
 			q.bucket = newDefaultBucket[K]()
@@ -121,21 +122,41 @@ func (q *Queue[K]) NumRequeues(key K) int {
 	return 0
 }
 
-// backoffDelay returns q.policy.Delay(attempt), with the jitter drawn from
-// the queue's own generator when the policy has no Rand. q.mu is held.
-func (q *Queue[K]) backoffDelay(attempt int) time.Duration {
-	if !q.fastOK {
-		return q.policy.Delay(attempt)
+// ownBackoff is the policy behind the queue's own failure counts, ready to
+// compute its delays under the queue's lock. It is not generic, so delay is
+// compiled once, in this package, with fastdelay's code inlined into it.
+type ownBackoff struct {
+	policy backoff.Policy
+	fast   fastdelay.Doubling // policy's delays, when fastOK
+	fastOK bool               // policy.Factor is 2
+	jitter fastdelay.Source   // the random source when policy.Rand is nil
+}
+
+func (b *ownBackoff) init(p backoff.Policy) {
+	b.policy = p
+	b.jitter = fastdelay.New()
+	b.fast, b.fastOK = fastdelay.NewDoubling(p.Base, p.Factor, p.Cap, p.Jitter)
+	if !b.fastOK && p.Rand == nil {
+		b.policy.Rand = b.jitter.Float64 // called only under the queue's lock
+	}
+}
+
+// delay returns policy.Delay(attempt), with the jitter drawn from the
+// queue's own generator when the policy has no Rand. The queue's lock is
+// held.
+func (b *ownBackoff) delay(attempt int) time.Duration {
+	if !b.fastOK {
+		return b.policy.Delay(attempt)
 	}
 	u := 0.0
-	if q.fast.Draws(attempt) {
-		if q.policy.Rand != nil {
-			u = q.policy.Rand()
+	if b.fast.Draws(attempt) {
+		if b.policy.Rand != nil {
+			u = b.policy.Rand()
 		} else {
-			u = q.jitter.Float64()
+			u = b.jitter.Float64()
 		}
 	}
-	return q.fast.Delay(attempt, u)
+	return b.fast.Delay(attempt, u)
 }
 
 // newDefaultBucket returns the overall limiter of backoff.NewDefault. The

@@ -132,3 +132,29 @@ func TestPerKeyAllocatesNothingForAKeyAlreadySeen(t *testing.T) {
 	})
 	require.Zero(t, allocs, "Forget then When on a key held before")
 }
+
+// TestPerKeyDelaysArePolicyDelays checks PerKey's delays, which it computes
+// itself for a Factor-2 policy, against Policy.Delay: for every failure
+// count from the first until past the cap, with several random draws, the
+// n-th failure waits exactly p.Delay(n), and PerKey calls p.Rand exactly
+// when Policy.Delay does.
+func TestPerKeyDelaysArePolicyDelays(t *testing.T) {
+	for name, p := range map[string]backoff.Policy{
+		"default":    backoff.DefaultPolicy(),
+		"no jitter":  {Base: 5 * time.Millisecond, Factor: 2, Cap: time.Hour},
+		"odd base":   {Base: 7777777, Factor: 2, Cap: 12345678901, Jitter: 0.37},
+		"factor 1.5": {Base: 10 * time.Millisecond, Factor: 1.5, Cap: time.Minute, Jitter: 0.2},
+	} {
+		for _, u := range []float64{0, 0.3, 0.5, 0.999999} {
+			limiterDraws, policyDraws := 0, 0
+			p.Rand = func() float64 { limiterDraws++; return u }
+			l := newPerKey(t, p)
+			ref := p
+			ref.Rand = func() float64 { policyDraws++; return u }
+			for n := range 24 { // every policy here reaches its cap by failure 21
+				require.Equal(t, ref.Delay(n), l.When("k"), "%s, u=%v: failure %d", name, u, n)
+				require.Equal(t, policyDraws, limiterDraws, "%s, u=%v: draws after failure %d", name, u, n)
+			}
+		}
+	}
+}

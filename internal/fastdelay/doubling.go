@@ -83,5 +83,8 @@ func (c *Doubling) Delay(attempt int, u float64) time.Duration {
 	if !(d < c.limit) {
 		return c.cap
 	}
-	return time.Duration(max(d, 0))
+	if d <= 0 { // only for a draw outside [0, 1)
+		return 0
+	}
+	return time.Duration(d)
 }

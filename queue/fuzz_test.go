@@ -18,9 +18,11 @@ import (
 // instead of lists, a hash table and a heap, and checks after every step
 // that both agree on the key Get hands out, on Len, and on every key's
 // State. Time is a synctest bubble's, so the real clock and timer are used.
-// Each sequence runs twice: with a limiter given to NewRateLimited, and with
-// the failure counts kept in the queue's own entries (WithBackoff), whose
-// entries must outlive Done and ShutDown while a count is above zero.
+// Each sequence runs three times: with a limiter given to NewRateLimited,
+// and with the failure counts kept in the queue's own entries (WithBackoff),
+// whose entries must outlive Done and ShutDown while a count is above zero,
+// once with a policy whose delays the queue computes with Policy.Delay and
+// once with a Factor-2 policy whose delays it computes itself.
 func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0, 0, 5, 0, 0, 0, 6, 0, 5, 0}) // add, get, add while processing, done, get
 	f.Add([]byte{2, 5, 0, 1, 8, 1, 5, 0, 8, 3, 5, 0})
@@ -42,6 +44,9 @@ func FuzzQueue(f *testing.F) {
 		synctest.Test(t, func(t *testing.T) {
 			runModel(t, ops, queue.New[string](queue.WithBackoff(modelPolicy)), modelPolicy.Delay)
 		})
+		synctest.Test(t, func(t *testing.T) {
+			runModel(t, ops, queue.New[string](queue.WithBackoff(doublingPolicy)), doublingPolicy.Delay)
+		})
 	})
 }
 
@@ -61,6 +66,11 @@ func countingDelay(n int) time.Duration { return time.Duration(n+1) * time.Secon
 // modelPolicy backs off without jitter, so the model can predict every
 // delay, and slowly enough for backed-off keys to come due during a run.
 var modelPolicy = backoff.Policy{Base: 500 * time.Millisecond, Factor: 1.5, Cap: 10 * time.Second}
+
+// doublingPolicy doubles, as DefaultPolicy does, with jitter from a Rand
+// that always draws 0.3, so the model can still predict every delay.
+var doublingPolicy = backoff.Policy{Base: 300 * time.Millisecond, Factor: 2, Cap: 8 * time.Second, Jitter: 0.2,
+	Rand: func() float64 { return 0.3 }}
 
 // runModel runs ops against q and the model; delay is q's delay for a key's
 // n-th failure since Forget, from 0.

@@ -28,11 +28,10 @@ import (
 // (from 0) waits p.Delay(n), with the jitter drawn, when p.Rand is nil,
 // from the queue's own generator (seeded from math/rand/v2, as
 // backoff.PerKey's is) rather than math/rand/v2's shared one; by default it
-// waits the longer of
-// backoff.DefaultPolicy's Delay(n) and an overall backoff.Bucket with the
-// default BucketConfig, as backoff.NewDefault would give: 10ms after the
-// first failure, doubling up to 2 minutes, with all keys together paced
-// under a ceiling.
+// waits the longer of backoff.DefaultPolicy's Delay(n) and an overall
+// backoff.Bucket with the default BucketConfig, as backoff.NewDefault would
+// give: 10ms after the first failure, doubling up to 2 minutes, with all
+// keys together paced under a ceiling.
 //
 // After ShutDown, AddRateLimited does nothing and records no failure.
 func (q *Queue[K]) AddRateLimited(key K) {

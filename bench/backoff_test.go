@@ -93,8 +93,8 @@ var itemExpPolicy = backoff.Policy{Base: 5 * time.Millisecond, Factor: 2, Cap: t
 // ±20% jitter and schedules the delayed add. After the first pass over the
 // keys each key is already delayed, to a time no later than the new one,
 // so the add leaves it where it is. The queue holds the 10k delayed keys,
-// as a real one would until it hands them out; the loop below adds each
-// key once before timing starts, so the figures are the steady state and
+// as a real one would until it hands them out; warm fails each key once
+// before timing starts, so the figures are the steady state and
 // not the growth of the queue's table and heap to 10k keys (with a short
 // -benchtime that growth showed as about 100 B/op). Its exact analogue in
 // client-go is client-go-queue-itemexp: AddRateLimited (When plus the

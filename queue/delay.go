@@ -138,12 +138,7 @@ func (q *Queue[K]) armTimer() <-chan time.Time {
 // clock, time.Since reads only the monotonic clock, which costs less than
 // time.Now; inside a synctest bubble it reads the bubble's clock.
 func (q *Queue[K]) now() int64 {
-	var t int64
-	if q.realClock {
-		t = int64(time.Since(q.epoch))
-	} else {
-		t = int64(q.clock.Now().Sub(q.epoch))
-	}
+	t := q.stamp()
 	q.delay.seen = t
 	return t
 }

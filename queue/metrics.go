@@ -2,8 +2,6 @@ package queue
 
 import (
 	"time"
-
-	"github.com/steady-go/steady/clock"
 )
 
 // Metrics receives a queue's measurements, with the meaning of client-go's
@@ -22,10 +20,10 @@ type Metrics interface {
 	// AddAfter before its delay has passed, are not counted.
 	Added()
 	// QueueLatency reports how long a key waited ready before Get handed
-	// it out.
+	// it out (GetStamped: see its stamps).
 	QueueLatency(d time.Duration)
 	// WorkDuration reports how long a key was processing, from Get to
-	// Done.
+	// Done (GetStamped to DoneStamped: the caller's stamps).
 	WorkDuration(d time.Duration)
 	// Unfinished reports, every UnfinishedInterval until ShutDown, how
 	// long the keys processing now have been processing in total, and the
@@ -64,12 +62,9 @@ func (NopMetrics) Unfinished(total, longest time.Duration) {}
 func (NopMetrics) Retry() {}
 
 // meter keeps the timestamps metrics need, per node number, so that only a
-// queue with metrics pays for them.
+// queue with metrics pays for them. Timestamps are Queue.stamp readings.
 type meter struct {
 	hooks    Metrics
-	clock    clock.Clock
-	real     bool // clock is clock.Real: read it with time.Since
-	epoch    time.Time
 	readyAt  []int64       // per node: when it last became ready
 	startAt  []int64       // per node: when Get handed it out
 	slot     []int32       // per node: its index in inFlight
@@ -78,19 +73,8 @@ type meter struct {
 	stopped  chan struct{} // closed when reportUnfinished returns
 }
 
-func newMeter(h Metrics, c clock.Clock, epoch time.Time) *meter {
-	_, real := c.(clock.Real)
-	return &meter{hooks: h, clock: c, real: real, epoch: epoch, stop: make(chan struct{}), stopped: make(chan struct{})}
-}
-
-// now is Queue.now: with the real clock, time.Since reads only the
-// monotonic clock, half the cost of time.Now (the meter reads it at every
-// add, Get and Done).
-func (m *meter) now() int64 {
-	if m.real {
-		return int64(time.Since(m.epoch))
-	}
-	return int64(m.clock.Now().Sub(m.epoch))
+func newMeter(h Metrics) *meter {
+	return &meter{hooks: h, stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 func (m *meter) grow(n int32) {
@@ -101,32 +85,35 @@ func (m *meter) grow(n int32) {
 	}
 }
 
-func (m *meter) queued(n int32, depth int) {
+// queued records that n became ready at stamp at.
+func (m *meter) queued(n int32, depth int, at int64) {
 	m.grow(n)
-	m.readyAt[n] = m.now()
+	m.readyAt[n] = at
 	m.hooks.Depth(depth)
 }
 
-func (m *meter) started(n int32, depth int) {
-	now := m.now()
+// started records that Get handed n out at stamp at, and returns how long
+// n waited ready, for QueueLatency (which the queue reports out of its lock).
+func (m *meter) started(n int32, depth int, at int64) time.Duration {
 	m.hooks.Depth(depth)
-	m.hooks.QueueLatency(time.Duration(now - m.readyAt[n]))
-	m.startAt[n] = now
+	m.startAt[n] = at
 	m.slot[n] = int32(len(m.inFlight))
 	m.inFlight = append(m.inFlight, n)
+	return time.Duration(at - m.readyAt[n])
 }
 
-func (m *meter) finished(n int32) {
-	m.hooks.WorkDuration(time.Duration(m.now() - m.startAt[n]))
+// finished records that n's work ended at stamp at, and returns its
+// duration, for WorkDuration.
+func (m *meter) finished(n int32, at int64) time.Duration {
 	i := m.slot[n]
 	last := m.inFlight[len(m.inFlight)-1]
 	m.inFlight[i] = last
 	m.slot[last] = i
 	m.inFlight = m.inFlight[:len(m.inFlight)-1]
+	return max(time.Duration(at-m.startAt[n]), 0)
 }
 
-func (m *meter) unfinished() (total, longest time.Duration) {
-	now := m.now()
+func (m *meter) unfinished(now int64) (total, longest time.Duration) {
 	for _, n := range m.inFlight {
 		d := time.Duration(now - m.startAt[n])
 		total += d
@@ -148,7 +135,7 @@ func (q *Queue[K]) reportUnfinished() {
 		case <-t.C():
 		}
 		q.mu.Lock()
-		total, longest := q.m.unfinished()
+		total, longest := q.m.unfinished(q.stamp())
 		q.mu.Unlock()
 		q.m.hooks.Unfinished(total, longest)
 		t.Reset(UnfinishedInterval)

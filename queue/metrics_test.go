@@ -151,3 +151,85 @@ func TestTimestampsAreTakenOnlyWhenHooksAreSet(t *testing.T) {
 		}
 	})
 }
+
+// GetStamped and DoneStamped time the work with the caller's stamps: Get
+// reuses the caller's free stamp when a key was waiting for it, Done takes
+// the caller's end stamp (also the ready time of a rerun), and neither
+// reads the clock then. A key that became ready after free, or a Get that
+// waited, reads the clock.
+func TestStampedGetAndDoneShareTheCallersClockReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &countingClock{}
+		r := &recorder{}
+		q := queue.New[string](queue.WithClock(c), queue.WithMetrics(r))
+		defer q.ShutDown()
+		ctx := context.Background()
+
+		q.Add("a")
+		q.Add("b") // both ready at 0
+		time.Sleep(time.Second)
+		a, at, ok := q.GetStamped(ctx, 0) // no free stamp: the clock is read
+		require.True(t, ok)
+		require.Equal(t, "a", a)
+		require.Equal(t, time.Second, at)
+		q.Add("a") // a rerun, queued by Done
+		time.Sleep(2 * time.Second)
+		end := q.Stamp()
+		require.Equal(t, 3*time.Second, end)
+
+		reads := c.nows.Load()
+		q.DoneStamped(a, end)
+		b, at, _ := q.GetStamped(ctx, end) // b was ready by end
+		require.Equal(t, reads, c.nows.Load(), "no clock read: the caller's stamps serve")
+		require.Equal(t, "b", b)
+		require.Equal(t, 3*time.Second, at)
+
+		time.Sleep(time.Second)
+		q.DoneStamped(b, 4*time.Second)
+		a, at, _ = q.GetStamped(ctx, 4*time.Second) // the rerun, ready at 3s
+		require.Equal(t, "a", a)
+		require.Equal(t, 4*time.Second, at)
+
+		time.Sleep(time.Second)
+		q.Add("c") // ready at 5s, after the free stamp given below
+		q.DoneStamped(a, 4*time.Second)
+		cc, at, _ := q.GetStamped(ctx, 4*time.Second)
+		require.Equal(t, "c", cc)
+		require.Equal(t, 5*time.Second, at, "ready after free: read, so that latency is never negative")
+		q.Done(cc) // at 5s, read
+
+		go func() {
+			time.Sleep(time.Second)
+			q.Add("d")
+		}()
+		d, at, _ := q.GetStamped(ctx, 5*time.Second) // waits for d
+		require.Equal(t, "d", d)
+		require.Equal(t, 6*time.Second, at, "a Get that waited reads the clock")
+		q.DoneStamped(d, 7*time.Second)
+
+		got := r.snapshot()
+		require.Equal(t, []time.Duration{time.Second, 3 * time.Second, time.Second, 0, 0}, got.latencies)
+		require.Equal(t, []time.Duration{2 * time.Second, time.Second, 0, 0, time.Second}, got.works)
+	})
+}
+
+func TestStampedGetWithoutMetricsReusesFreeOnlyWithoutWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := queue.New[string]()
+		defer q.ShutDown()
+		ctx := context.Background()
+		q.Add("a")
+		time.Sleep(time.Second)
+		_, at, _ := q.GetStamped(ctx, 0)
+		require.Equal(t, time.Second, at)
+		q.Add("b")
+		_, at, _ = q.GetStamped(ctx, 500*time.Millisecond)
+		require.Equal(t, 500*time.Millisecond, at, "no wait: the caller's free stamp")
+		go func() {
+			time.Sleep(time.Second)
+			q.Add("c")
+		}()
+		_, at, _ = q.GetStamped(ctx, time.Second)
+		require.Equal(t, 2*time.Second, at)
+	})
+}

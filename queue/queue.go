@@ -121,7 +121,7 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 		q.defaultBackoff = true
 	}
 	if o.metrics != nil {
-		q.m = newMeter(o.metrics, q.clock, q.epoch)
+		q.m = newMeter(o.metrics)
 		go q.reportUnfinished()
 	}
 	return q
@@ -215,9 +215,44 @@ func (q *Queue[K]) AddLow(key K) {
 // cancelled worker takes no more keys), or once the queue is shut down and
 // no key is ready.
 func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
-	if ctx.Err() != nil {
-		return key, false
+	key, _, ok = q.get(ctx, -1)
+	return key, ok
+}
+
+// GetStamped is Get for a caller that times its work on the queue's clock
+// (see Stamp), so that the queue's metrics and the caller read the clock
+// once for both. It also returns at, the stamp at which key was handed
+// out: the end of its QueueLatency and the start of its WorkDuration.
+//
+// free is the stamp at which the caller became free to take a key,
+// typically the stamp it gave its last DoneStamped, or 0 for none. When
+// GetStamped does not wait and the key it hands out was ready by free, at
+// is free and no clock is read; the time between free and the hand-out,
+// the queue's own overhead, then counts as neither latency nor work.
+// Otherwise at is read from the clock.
+func (q *Queue[K]) GetStamped(ctx context.Context, free time.Duration) (key K, at time.Duration, ok bool) {
+	k, a, ok := q.get(ctx, max(int64(free), 0))
+	return k, time.Duration(a), ok
+}
+
+// Stamp returns the queue's clock as the time since the queue was created:
+// the scale of GetStamped and DoneStamped. With the real clock it reads only
+// the monotonic clock; inside a synctest bubble it reads the bubble's.
+func (q *Queue[K]) Stamp() time.Duration { return time.Duration(q.stamp()) }
+
+func (q *Queue[K]) stamp() int64 {
+	if q.realClock {
+		return int64(time.Since(q.epoch))
 	}
+	return int64(q.clock.Now().Sub(q.epoch))
+}
+
+// get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
+func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok bool) {
+	if ctx.Err() != nil {
+		return key, 0, false
+	}
+	waited := false
 	q.mu.Lock()
 	for {
 		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
@@ -231,18 +266,29 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 			nd.state |= processing
 			q.inFlight++
 			key = nd.key
-			if q.m != nil {
-				q.m.started(n, q.normal.n+q.low.n)
+			var latency time.Duration
+			if q.m != nil || free >= 0 {
+				if free > 0 && !waited && (q.m == nil || q.m.readyAt[n] <= free) {
+					at = free
+				} else {
+					at = q.stamp()
+				}
+				if q.m != nil {
+					latency = q.m.started(n, q.normal.n+q.low.n, at)
+				}
 			}
 			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
 				q.wake()
 			}
 			q.mu.Unlock()
-			return key, true
+			if q.m != nil {
+				q.m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
+			}
+			return key, at, true
 		}
 		if q.shutdown {
 			q.mu.Unlock()
-			return key, false
+			return key, 0, false
 		}
 		timer := q.armTimer()
 		q.waiters++
@@ -252,8 +298,9 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 			q.mu.Lock()
 			q.waiters--
 			q.mu.Unlock()
-			return key, false
+			return key, 0, false
 		}
+		waited = true
 		q.mu.Lock()
 		q.waiters--
 		if fired {
@@ -272,29 +319,46 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 //
 // Done works after ShutDown too: reruns recorded before ShutDown are queued,
 // and ShutDownWithDrain returns once every handed-out key is done.
-func (q *Queue[K]) Done(key K) {
+func (q *Queue[K]) Done(key K) { q.done(key, -1) }
+
+// DoneStamped is Done with at, a Stamp the caller took when its work on key
+// ended, as the end of key's WorkDuration and the ready time of a rerun it
+// queues: the queue reads no clock. A negative at is read from the clock.
+func (q *Queue[K]) DoneStamped(key K, at time.Duration) { q.done(key, int64(at)) }
+
+func (q *Queue[K]) done(key K, at int64) {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	work, measured := q.doneLocked(key, h, at)
+	q.mu.Unlock()
+	if measured {
+		q.m.hooks.WorkDuration(work) // out of the lock: an observation needs no order
+	}
+}
+
+func (q *Queue[K]) doneLocked(key K, h uint32, at int64) (work time.Duration, measured bool) {
 	n, slot := q.keys.lookup(key, h)
 	if n == none {
-		return
+		return 0, false
 	}
 	nd := q.keys.at(n)
 	s := nd.state
 	if s&processing == 0 {
-		return
+		return 0, false
 	}
 	nd.state = s &^ (processing | dirty)
 	q.inFlight--
 	if q.m != nil {
-		q.m.finished(n)
+		if at < 0 {
+			at = q.stamp()
+		}
+		work, measured = q.m.finished(n, at), true
 	}
 	switch {
 	case s&dirtyNormal != 0:
-		q.enqueue(n, Normal)
+		q.enqueueAt(n, Normal, at)
 	case s&dirtyLow != 0:
-		q.enqueue(n, Low)
+		q.enqueueAt(n, Low, at)
 	case s&delayed == 0 && nd.failures == 0:
 		q.keys.removeAt(slot)
 	}
@@ -302,6 +366,7 @@ func (q *Queue[K]) Done(key K) {
 		close(q.drained)
 		q.drained = nil
 	}
+	return work, measured
 }
 
 // Len returns the number of keys ready to be handed out, at both

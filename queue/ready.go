@@ -44,7 +44,11 @@ func (q *Queue[K]) unlink(l *list, n int32) {
 }
 
 // enqueue makes node n ready at priority p and wakes a waiting Get.
-func (q *Queue[K]) enqueue(n int32, p Priority) {
+func (q *Queue[K]) enqueue(n int32, p Priority) { q.enqueueAt(n, p, -1) }
+
+// enqueueAt is enqueue with at, when it is not negative, as the stamp of
+// the moment n became ready (for metrics).
+func (q *Queue[K]) enqueueAt(n int32, p Priority, at int64) {
 	if p == Low {
 		q.keys.at(n).state |= readyLow
 		q.pushBack(&q.low, n)
@@ -53,7 +57,10 @@ func (q *Queue[K]) enqueue(n int32, p Priority) {
 		q.pushBack(&q.normal, n)
 	}
 	if q.m != nil {
-		q.m.queued(n, q.normal.n+q.low.n)
+		if at < 0 {
+			at = q.stamp()
+		}
+		q.m.queued(n, q.normal.n+q.low.n, at)
 	}
 	if q.waiters > 0 {
 		q.wake()

@@ -68,9 +68,6 @@ type Loop[K comparable] struct {
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}
 	conv        convergence[K]
-
-	realClk bool      // clk is clock.Real: elapsed reads only the monotonic clock
-	epoch   time.Time // clk at New, the origin of elapsed
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys
@@ -133,8 +130,6 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	_, l.realClk = cfg.clock.(clock.Real)
-	l.epoch = cfg.clock.Now()
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)

@@ -64,28 +64,55 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
+	if !l.metricsOn {
+		for {
+			key, ok := t.q.Get(t.ctx)
+			if !ok {
+				return
+			}
+			slot.set(key)
+			if !l.heldBack(t, key) {
+				l.process(t, ctx, rec, key, -1)
+			}
+			slot.clear()
+			t.q.Done(key)
+		}
+	}
+	// With metrics, the queue and the Loop share their clock reads: the
+	// stamp at which Get hands a key out starts the reconcile's time, the
+	// one that ends it ends the queue's work duration, and the queue reuses
+	// it for the worker's next Get when a key is waiting.
+	var free time.Duration
 	for {
-		key, ok := t.q.Get(t.ctx)
+		key, start, ok := t.q.GetStamped(t.ctx, free)
 		if !ok {
 			return
 		}
 		slot.set(key)
+		end := time.Duration(-1)
 		if !l.heldBack(t, key) {
-			l.process(t, ctx, rec, key)
+			end = l.process(t, ctx, rec, key, start)
 		}
 		slot.clear()
-		t.q.Done(key)
+		if end < 0 {
+			end = t.q.Stamp()
+		}
+		t.q.DoneStamped(key, end)
+		free = end
 	}
 }
 
-// process runs one reconcile of key and carries out the decision. The
-// common case (a healthy key, a nil result, no metrics, Debug off) takes no
-// Loop lock, reads no clock and allocates nothing.
-func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K) {
-	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
-	var start time.Duration
-	if timed {
-		start = l.elapsed()
+// process runs one reconcile of key and carries out the decision. start is
+// the queue's stamp (Queue.Stamp) of the hand-out when the Loop has
+// metrics, else negative. It returns the stamp at which the reconcile
+// ended, or -1 when it read none. The common case (a healthy key, a nil
+// result, no metrics, Debug off) takes no Loop lock, reads no clock and
+// allocates nothing.
+func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
+	end = -1
+	timed := start >= 0 || l.log.Enabled(ctx, slog.LevelDebug)
+	if timed && start < 0 {
+		start = t.q.Stamp()
 	}
 	failures, requeues, fresh := 0, 0, false
 	if l.nkeys.Load() > 0 {
@@ -117,7 +144,8 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	}
 	var dur time.Duration
 	if timed {
-		dur = l.elapsed() - start
+		end = t.q.Stamp()
+		dur = end - start
 	}
 
 	if err != nil && errors.Is(err, store.ErrFenced) {
@@ -181,17 +209,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K)
 	if stall != stalledKeep {
 		l.writeStalled(t, key, stall, note)
 	}
-}
-
-// elapsed is the Loop's clock as a duration since New, for timing
-// reconciles. With the real clock, time.Since reads only the monotonic
-// clock, half the cost of time.Now; inside a synctest bubble it reads the
-// bubble's clock.
-func (l *Loop[K]) elapsed() time.Duration {
-	if l.realClk {
-		return time.Since(l.epoch)
-	}
-	return l.clk.Now().Sub(l.epoch)
+	return end
 }
 
 // call runs the reconciler, turning a panic into a *PanicError.

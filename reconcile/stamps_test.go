@@ -1,0 +1,76 @@
+package reconcile
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/queue"
+)
+
+// durations records the durations the Loop and its queue report.
+type durations struct {
+	NopMetrics
+	mu                         sync.Mutex
+	reconciles, latency, works []time.Duration
+}
+
+func (d *durations) ReconcileDone(_, _ string, v time.Duration) {
+	d.mu.Lock()
+	d.reconciles = append(d.reconciles, v)
+	d.mu.Unlock()
+}
+
+func (d *durations) QueueMetrics(string) queue.Metrics { return durationsQueue{d} }
+
+func (d *durations) snapshot() (reconciles, latency, works []time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Duration(nil), d.reconciles...), append([]time.Duration(nil), d.latency...),
+		append([]time.Duration(nil), d.works...)
+}
+
+type durationsQueue struct{ d *durations }
+
+func (q durationsQueue) Depth(int)                     {}
+func (q durationsQueue) Added()                        {}
+func (q durationsQueue) Retry()                        {}
+func (q durationsQueue) Unfinished(_, _ time.Duration) {}
+func (q durationsQueue) QueueLatency(v time.Duration) {
+	q.d.mu.Lock()
+	q.d.latency = append(q.d.latency, v)
+	q.d.mu.Unlock()
+}
+
+func (q durationsQueue) WorkDuration(v time.Duration) {
+	q.d.mu.Lock()
+	q.d.works = append(q.d.works, v)
+	q.d.mu.Unlock()
+}
+
+// The Loop and its queue share their clock reads (GetStamped, DoneStamped),
+// and the durations stay exact: one worker, three keys listed at once, each
+// reconcile taking 2s, key n waits 2n seconds.
+func TestSharedStampsGiveExactDurations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &durations{}
+		r := scriptFunc(func(context.Context, string) (Result, error) {
+			time.Sleep(2 * time.Second)
+			return Result{}, nil
+		})
+		l := mustNew(t, r, keySet("a", "b", "c"), WithWorkers(1), WithMetrics(m), WithResync(24*time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(7 * time.Second)
+		require.NoError(t, stop())
+
+		reconciles, latency, works := m.snapshot()
+		two := 2 * time.Second
+		require.Equal(t, []time.Duration{two, two, two}, reconciles)
+		require.Equal(t, []time.Duration{two, two, two}, works)
+		require.Equal(t, []time.Duration{0, two, 2 * two}, latency)
+	})
+}

@@ -269,3 +269,39 @@ func TestHooksTheLoopCallsRarely(t *testing.T) {
 	require.Equal(t, 2.0, value(t, fams, "workqueue_longest_running_processor_seconds", wq))
 	require.Equal(t, 1.0, value(t, fams, "workqueue_retries_total", wq))
 }
+
+// The workqueue duration histograms are classic only by default, and
+// native as well with WithNativeHistograms, as controller-runtime's are.
+func TestNativeHistogramsAreOptIn(t *testing.T) {
+	for _, native := range []bool{false, true} {
+		reg := prom.NewRegistry()
+		var opts []steadyprom.Option
+		if native {
+			opts = append(opts, steadyprom.WithNativeHistograms())
+		}
+		m, err := steadyprom.New(reg, opts...)
+		require.NoError(t, err)
+		q := m.QueueMetrics("app")
+		q.QueueLatency(3 * time.Microsecond)
+		q.WorkDuration(5 * time.Millisecond)
+		fams, err := reg.Gather()
+		require.NoError(t, err)
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			byName[f.GetName()] = f
+		}
+		for name, v := range map[string]float64{"workqueue_queue_duration_seconds": 3e-6, "workqueue_work_duration_seconds": 5e-3} {
+			h := histogram(t, byName, name, map[string]string{"name": "app", "controller": "app"})
+			require.Equal(t, uint64(1), h.GetSampleCount(), name)
+			require.InDelta(t, v, h.GetSampleSum(), 1e-15, name)
+			require.Len(t, h.GetBucket(), 12, "classic buckets either way: "+name)
+			if native {
+				require.Equal(t, int32(3), h.GetSchema(), "factor 1.1: schema 3: "+name)
+				require.Equal(t, []int64{1}, h.GetPositiveDelta(), name)
+			} else {
+				require.Empty(t, h.GetPositiveSpan(), name)
+				require.Zero(t, h.GetSchema(), name)
+			}
+		}
+	}
+}

@@ -55,6 +55,8 @@ type Loop[K comparable] struct {
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
+	// busyRead: metrics is an ActiveWorkersReader, so active is not kept.
+	busyRead bool
 	// stalledTracked is set once a cache source reports conditions; from
 	// then on stalledObjs holds the keys whose object has a Stalled
 	// condition that is not False, and nstalled its size.
@@ -130,6 +132,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
+	_, l.busyRead = l.metrics.(ActiveWorkersReader)
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
@@ -196,6 +199,9 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
+	if r, ok := l.metrics.(ActiveWorkersReader); ok {
+		r.ActiveWorkersFunc(l.name, l.busyWorkers)
+	}
 
 	err := l.waitSynced(runCtx)
 	for err == nil && runCtx.Err() == nil {

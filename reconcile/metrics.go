@@ -59,6 +59,18 @@ type Metrics interface {
 	QueueMetrics(controller string) queue.Metrics
 }
 
+// ActiveWorkersReader is a Metrics that reads the number of busy workers
+// when it is scraped instead of being told at every change. A Loop whose
+// Metrics implements it calls ActiveWorkersFunc once, when Run starts, with
+// a function that returns the number of the Loop's workers holding a key
+// now (from the queue's Get to its Done; 0 while the Loop is not leading),
+// and never calls ActiveWorkers: per reconcile, two updates of a counter
+// shared by the workers and two hook calls less. busy is safe for
+// concurrent use and costs O(workers).
+type ActiveWorkersReader interface {
+	ActiveWorkersFunc(controller string, busy func() int)
+}
+
 // NopMetrics discards every measurement. It is the Loop's default, and with
 // it the Loop takes no timestamps for metrics. Embed it to implement only
 // some of the hooks.

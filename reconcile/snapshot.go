@@ -248,6 +248,15 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 }
 
 // busy is the number of the term's workers reconciling now.
+// busyWorkers is the number of workers holding a key now, for an
+// ActiveWorkersReader.
+func (l *Loop[K]) busyWorkers() int {
+	if t := l.cur.Load(); t != nil {
+		return t.busy()
+	}
+	return 0
+}
+
 func (t *term[K]) busy() int {
 	n := 0
 	for i := range t.running {

@@ -74,3 +74,51 @@ func TestSharedStampsGiveExactDurations(t *testing.T) {
 		require.Equal(t, []time.Duration{0, two, 2 * two}, latency)
 	})
 }
+
+// busyReader is a Metrics that reads the busy workers itself.
+type busyReader struct {
+	hookCounter
+	mu   sync.Mutex
+	busy func() int
+}
+
+func (b *busyReader) ActiveWorkersFunc(_ string, busy func() int) {
+	b.mu.Lock()
+	b.busy = busy
+	b.mu.Unlock()
+	b.hit("ActiveWorkersFunc")
+}
+
+func (b *busyReader) read() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.busy()
+}
+
+// A Loop whose Metrics is an ActiveWorkersReader gives it the busy count
+// once, at Run, and never calls ActiveWorkers.
+func TestActiveWorkersReaderReadsBusyWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &busyReader{hookCounter: hookCounter{calls: map[string]int{}}}
+		r := scriptFunc(func(_ context.Context, key string) (Result, error) {
+			if key == "slow" {
+				time.Sleep(time.Minute)
+			}
+			return Result{}, nil
+		})
+		l := mustNew(t, r, keySet("slow", "a", "b"), WithWorkers(2), WithMetrics(m), WithResync(24*time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(time.Second)
+		require.Equal(t, 1, m.read(), "slow is running; a and b are done")
+		time.Sleep(time.Minute)
+		require.Zero(t, m.read())
+		require.NoError(t, stop())
+		require.Zero(t, m.read(), "not leading")
+
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		require.Equal(t, 1, m.calls["ActiveWorkersFunc"])
+		require.Zero(t, m.calls["ActiveWorkers"])
+		require.Equal(t, 3, m.calls["ReconcileDone"])
+	})
+}

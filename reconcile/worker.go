@@ -132,11 +132,12 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		dctx = newDeadlineCtx(ctx, l.cfg.timeout) // context.WithTimeoutCause, built on demand
 		rctx = dctx
 	}
-	if l.metricsOn {
+	counted := l.metricsOn && !l.busyRead
+	if counted {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
 	res, err, panicked := l.call(rctx, key)
-	if l.metricsOn {
+	if counted {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
 	if dctx != nil {

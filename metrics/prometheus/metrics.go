@@ -3,6 +3,7 @@ package prometheus
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ type Metrics struct {
 	panics          *prom.CounterVec
 	reconcileTime   *histVec
 	maxConcurrent   *prom.GaugeVec
-	activeWorkers   *prom.GaugeVec
+	activeWorkers   *activeVec
 
 	depth        *prom.GaugeVec
 	adds         *prom.CounterVec
@@ -51,7 +52,10 @@ type Metrics struct {
 	last  atomic.Pointer[loopSeries] // the series looked up last: most programs run one Loop
 }
 
-var _ reconcile.Metrics = (*Metrics)(nil)
+var (
+	_ reconcile.Metrics             = (*Metrics)(nil)
+	_ reconcile.ActiveWorkersReader = (*Metrics)(nil)
+)
 
 // Option configures New.
 type Option func(*options)
@@ -107,8 +111,8 @@ func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
 			"Length of time per reconciliation per controller", ctl, reconcileBuckets),
 		maxConcurrent: prom.NewGaugeVec(prom.GaugeOpts{Name: "controller_runtime_max_concurrent_reconciles",
 			Help: "Maximum number of concurrent reconciles per controller"}, ctl),
-		activeWorkers: prom.NewGaugeVec(prom.GaugeOpts{Name: "controller_runtime_active_workers",
-			Help: "Number of currently used workers per controller"}, ctl),
+		activeWorkers: &activeVec{desc: prom.NewDesc("controller_runtime_active_workers",
+			"Number of currently used workers per controller", ctl, nil), series: map[string]*active{}},
 
 		depth: prom.NewGaugeVec(prom.GaugeOpts{Subsystem: "workqueue", Name: "depth",
 			Help: "Current depth of workqueue by workqueue and priority"}, []string{"name", "controller", "priority"}),
@@ -163,7 +167,8 @@ type loopSeries struct {
 	errors, terminal, panics                prom.Counter
 	time                                    *hist
 	converge                                prom.Observer
-	active, max, unconverged                prom.Gauge
+	active                                  *active
+	max, unconverged                        prom.Gauge
 }
 
 // loop returns controller's series, creating them on first use.
@@ -184,7 +189,7 @@ func (m *Metrics) loop(controller string) *loopSeries {
 		success: result("success"), errored: result("error"), requeue: result("requeue"), requeueAfter: result("requeue_after"),
 		errors: m.reconcileErrors.With(c), terminal: m.terminalErrors.With(c), panics: m.panics.With(c),
 		time: m.reconcileTime.with(controller), converge: m.converge.With(c),
-		active: m.activeWorkers.With(c), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
+		active: m.activeWorkers.with(controller), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
 	}
 	// Binding creates every series at 0 (the Loop's first hook is
 	// MaxConcurrency, at Run), as controller-runtime's exist once a
@@ -225,8 +230,60 @@ func (m *Metrics) ReconcileError(controller string, terminal bool) {
 // ReconcilePanic implements reconcile.Metrics: reconcile_panics_total.
 func (m *Metrics) ReconcilePanic(controller string) { m.loop(controller).panics.Inc() }
 
-// ActiveWorkers implements reconcile.Metrics: active_workers.
-func (m *Metrics) ActiveWorkers(controller string, n int) { m.loop(controller).active.Set(float64(n)) }
+// ActiveWorkers implements reconcile.Metrics: active_workers, for a
+// controller whose Loop has not given ActiveWorkersFunc.
+func (m *Metrics) ActiveWorkers(controller string, n int) {
+	m.loop(controller).active.n.Store(int64(n))
+}
+
+// ActiveWorkersFunc implements reconcile.ActiveWorkersReader: a Loop gives
+// busy when it runs, and active_workers is read from it at every scrape
+// (the Loop then calls no ActiveWorkers). A later call for the same
+// controller replaces busy.
+func (m *Metrics) ActiveWorkersFunc(controller string, busy func() int) {
+	m.loop(controller).active.busy.Store(&busy)
+}
+
+// activeVec is controller_runtime_active_workers: per controller, the
+// Loop's busy function when it gave one, else the last ActiveWorkers.
+type activeVec struct {
+	desc   *prom.Desc
+	mu     sync.Mutex
+	series map[string]*active
+}
+
+type active struct {
+	n    atomic.Int64
+	busy atomic.Pointer[func() int]
+}
+
+func (v *activeVec) with(controller string) *active {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	a := v.series[controller]
+	if a == nil {
+		a = &active{}
+		v.series[controller] = a
+	}
+	return a
+}
+
+// Describe implements prom.Collector.
+func (v *activeVec) Describe(ch chan<- *prom.Desc) { ch <- v.desc }
+
+// Collect implements prom.Collector.
+func (v *activeVec) Collect(ch chan<- prom.Metric) {
+	v.mu.Lock()
+	series := maps.Clone(v.series)
+	v.mu.Unlock()
+	for controller, a := range series {
+		n := a.n.Load()
+		if busy := a.busy.Load(); busy != nil {
+			n = int64((*busy)())
+		}
+		ch <- prom.MustNewConstMetric(v.desc, prom.GaugeValue, float64(n), controller)
+	}
+}
 
 // MaxConcurrency implements reconcile.Metrics: max_concurrent_reconciles.
 func (m *Metrics) MaxConcurrency(controller string, n int) { m.loop(controller).max.Set(float64(n)) }

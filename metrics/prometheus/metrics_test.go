@@ -249,6 +249,7 @@ func TestHooksTheLoopCallsRarely(t *testing.T) {
 	m.Converged("app", 3*time.Second)
 	m.Unconverged("app", 4)
 	m.FenceRejected("app")
+	m.ActiveWorkers("app", 3) // a controller without ActiveWorkersFunc
 	q := m.QueueMetrics("app")
 	q.Depth(5)
 	q.Unfinished(3*time.Second, 2*time.Second)
@@ -264,6 +265,7 @@ func TestHooksTheLoopCallsRarely(t *testing.T) {
 	require.Equal(t, 3.0, h.GetSampleSum())
 	require.Equal(t, 4.0, value(t, fams, "steady_unconverged_objects", app))
 	require.Equal(t, 1.0, value(t, fams, "steady_fence_rejections_total", app))
+	require.Equal(t, 3.0, value(t, fams, "controller_runtime_active_workers", app))
 	require.Equal(t, 5.0, value(t, fams, "workqueue_depth", map[string]string{"name": "app", "controller": "app", "priority": ""}))
 	require.Equal(t, 3.0, value(t, fams, "workqueue_unfinished_work_seconds", wq))
 	require.Equal(t, 2.0, value(t, fams, "workqueue_longest_running_processor_seconds", wq))
@@ -304,4 +306,37 @@ func TestNativeHistogramsAreOptIn(t *testing.T) {
 			}
 		}
 	}
+}
+
+// controller_runtime_active_workers is read from the Loop at scrape: the
+// workers holding a key then.
+func TestActiveWorkersAreReadAtScrape(t *testing.T) {
+	reg := prom.NewRegistry()
+	m, err := steadyprom.New(reg)
+	require.NoError(t, err)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	started, release := make(chan string, 2), make(chan struct{})
+	r := reconcile.Func[string](func(_ context.Context, key string) (reconcile.Result, error) {
+		started <- key
+		<-release
+		return reconcile.Result{}, nil
+	})
+	loop, err := reconcile.New("app", r, reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"a", "b"}) }),
+		reconcile.WithWorkers(3), reconcile.WithMetrics(m), reconcile.WithResync(24*time.Hour, 0))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- loop.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-errc) }()
+
+	<-started
+	<-started
+	app := map[string]string{"controller": "app"}
+	require.Equal(t, 2.0, value(t, scrape(t, srv.URL), "controller_runtime_active_workers", app), "a and b, of 3 workers")
+	close(release)
+	require.Eventually(t, func() bool { return loop.Status().Busy == 0 }, 10*time.Second, time.Millisecond)
+	require.Equal(t, 0.0, value(t, scrape(t, srv.URL), "controller_runtime_active_workers", app))
+	require.Equal(t, 3.0, value(t, scrape(t, srv.URL), "controller_runtime_max_concurrent_reconciles", app))
 }

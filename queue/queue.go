@@ -247,6 +247,20 @@ func (q *Queue[K]) stamp() int64 {
 	return int64(q.clock.Now().Sub(q.epoch))
 }
 
+// handOut stamps node n, just handed out, and returns the stamp and, with
+// metrics, how long n waited: see GetStamped.
+func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64, latency time.Duration) {
+	if free > 0 && !waited && (q.m == nil || q.m.readyAt[n] <= free) {
+		at = free
+	} else {
+		at = q.stamp()
+	}
+	if q.m != nil {
+		latency = q.m.started(n, q.normal.n+q.low.n, at)
+	}
+	return at, latency
+}
+
 // get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
 func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok bool) {
 	if ctx.Err() != nil {
@@ -267,22 +281,16 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 			q.inFlight++
 			key = nd.key
 			var latency time.Duration
-			if q.m != nil || free >= 0 {
-				if free > 0 && !waited && (q.m == nil || q.m.readyAt[n] <= free) {
-					at = free
-				} else {
-					at = q.stamp()
-				}
-				if q.m != nil {
-					latency = q.m.started(n, q.normal.n+q.low.n, at)
-				}
+			m := q.m
+			if free >= 0 || m != nil {
+				at, latency = q.handOut(n, free, waited)
 			}
 			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
 				q.wake()
 			}
 			q.mu.Unlock()
-			if q.m != nil {
-				q.m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
+			if m != nil {
+				m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
 			}
 			return key, at, true
 		}
@@ -329,30 +337,26 @@ func (q *Queue[K]) DoneStamped(key K, at time.Duration) { q.done(key, int64(at))
 func (q *Queue[K]) done(key K, at int64) {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	work, measured := q.doneLocked(key, h, at)
-	q.mu.Unlock()
-	if measured {
-		q.m.hooks.WorkDuration(work) // out of the lock: an observation needs no order
-	}
-}
-
-func (q *Queue[K]) doneLocked(key K, h uint32, at int64) (work time.Duration, measured bool) {
 	n, slot := q.keys.lookup(key, h)
 	if n == none {
-		return 0, false
+		q.mu.Unlock()
+		return
 	}
 	nd := q.keys.at(n)
 	s := nd.state
 	if s&processing == 0 {
-		return 0, false
+		q.mu.Unlock()
+		return
 	}
 	nd.state = s &^ (processing | dirty)
 	q.inFlight--
-	if q.m != nil {
+	m := q.m
+	var work time.Duration
+	if m != nil {
 		if at < 0 {
 			at = q.stamp()
 		}
-		work, measured = q.m.finished(n, at), true
+		work = m.finished(n, at)
 	}
 	switch {
 	case s&dirtyNormal != 0:
@@ -366,7 +370,10 @@ func (q *Queue[K]) doneLocked(key K, h uint32, at int64) (work time.Duration, me
 		close(q.drained)
 		q.drained = nil
 	}
-	return work, measured
+	q.mu.Unlock()
+	if m != nil {
+		m.hooks.WorkDuration(work) // out of the lock: an observation needs no order
+	}
 }
 
 // Len returns the number of keys ready to be handed out, at both

@@ -29,7 +29,8 @@ type Metrics interface {
 	// ReconcilePanic counts a reconcile that panicked
 	// (reconcile_panics_total). The panic is also reported as an error.
 	ReconcilePanic(controller string)
-	// ActiveWorkers sets the number of workers running a reconcile now.
+	// ActiveWorkers sets the number of workers running a reconcile now,
+	// before and after every reconcile; never for an ActiveWorkersReader.
 	ActiveWorkers(controller string, n int)
 	// MaxConcurrency sets the configured number of workers.
 	MaxConcurrency(controller string, n int)

@@ -42,8 +42,8 @@
 // histograms (sparse exponential buckets, seen only by a scraper that
 // negotiates the protobuf format). Here that is the option
 // WithNativeHistograms, off by default: a native observation costs a
-// sparse-bucket map lookup and three more atomic updates, which was the
-// largest share of the adapter's cost per reconcile. The classic buckets
+// sparse-bucket map lookup and more atomic updates, on two of the three
+// observations per reconcile, a large share of the adapter's cost. The classic buckets
 // are the same either way.
 //
 // steady's Loop backs off with delayed adds, not AddRateLimited; it calls

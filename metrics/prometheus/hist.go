@@ -113,9 +113,3 @@ func (h *hist) observe(d time.Duration) {
 	h.counts[i].Add(1)
 	h.sum.Add(int64(d))
 }
-
-// promObserver observes durations on a client_golang histogram (the
-// native histograms of WithNativeHistograms).
-type promObserver struct{ o prom.Observer }
-
-func (p promObserver) observe(d time.Duration) { p.o.Observe(d.Seconds()) }

@@ -320,38 +320,49 @@ func (m *Metrics) FenceRejected(controller string) {
 // controller's queue, with name and controller both the Loop's name.
 func (m *Metrics) QueueMetrics(controller string) queue.Metrics {
 	l := prom.Labels{"name": controller, "controller": controller}
-	return &queueSeries{
+	q := &queueSeries{
 		depth:      m.depth.With(prom.Labels{"name": controller, "controller": controller, "priority": ""}),
 		adds:       m.adds.With(l),
-		latency:    observer(m.latency, controller),
-		work:       observer(m.workDuration, controller),
 		unfinished: m.unfinished.With(l),
 		longest:    m.longest.With(l),
 		retries:    m.retries.With(l),
 	}
-}
-
-// observer binds a workqueue histogram to the labels name and controller,
-// both controller.
-func observer(c prom.Collector, controller string) interface{ observe(time.Duration) } {
-	if v, ok := c.(*histVec); ok {
-		return v.with(controller, controller)
+	if v, ok := m.latency.(*histVec); ok {
+		q.latency, q.work = v.with(controller, controller), m.workDuration.(*histVec).with(controller, controller)
+	} else {
+		q.nativeLatency = m.latency.(*prom.HistogramVec).With(l)
+		q.nativeWork = m.workDuration.(*prom.HistogramVec).With(l)
 	}
-	return promObserver{c.(*prom.HistogramVec).WithLabelValues(controller, controller)}
+	return q
 }
 
 // queueSeries implements queue.Metrics on one queue's bound series.
 type queueSeries struct {
 	depth, unfinished, longest prom.Gauge
 	adds, retries              prom.Counter
-	latency, work              interface{ observe(time.Duration) }
+	latency, work              *hist         // nil WithNativeHistograms
+	nativeLatency, nativeWork  prom.Observer // WithNativeHistograms
 }
 
-func (q *queueSeries) Depth(n int)                  { q.depth.Set(float64(n)) }
-func (q *queueSeries) Added()                       { q.adds.Inc() }
-func (q *queueSeries) QueueLatency(d time.Duration) { q.latency.observe(d) }
-func (q *queueSeries) WorkDuration(d time.Duration) { q.work.observe(d) }
-func (q *queueSeries) Retry()                       { q.retries.Inc() }
+func (q *queueSeries) Depth(n int) { q.depth.Set(float64(n)) }
+func (q *queueSeries) Added()      { q.adds.Inc() }
+func (q *queueSeries) Retry()      { q.retries.Inc() }
+
+func (q *queueSeries) QueueLatency(d time.Duration) {
+	if q.latency != nil {
+		q.latency.observe(d)
+		return
+	}
+	q.nativeLatency.Observe(d.Seconds())
+}
+
+func (q *queueSeries) WorkDuration(d time.Duration) {
+	if q.work != nil {
+		q.work.observe(d)
+		return
+	}
+	q.nativeWork.Observe(d.Seconds())
+}
 func (q *queueSeries) Unfinished(total, longest time.Duration) {
 	q.unfinished.Set(total.Seconds())
 	q.longest.Set(longest.Seconds())

@@ -363,6 +363,7 @@ func (q *queueSeries) WorkDuration(d time.Duration) {
 	}
 	q.nativeWork.Observe(d.Seconds())
 }
+
 func (q *queueSeries) Unfinished(total, longest time.Duration) {
 	q.unfinished.Set(total.Seconds())
 	q.longest.Set(longest.Seconds())

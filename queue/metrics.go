@@ -10,7 +10,8 @@ import (
 //
 // The queue calls the methods synchronously, some with its lock held: they
 // must be quick, safe for concurrent use, and must not call the queue.
-// Without WithMetrics the queue takes no timestamps at all.
+// Without WithMetrics the queue takes no timestamps, except the ones a
+// caller asks for (Stamp, GetStamped).
 type Metrics interface {
 	// Depth reports the number of ready keys, both priorities, whenever
 	// it changes.

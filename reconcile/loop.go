@@ -55,8 +55,9 @@ type Loop[K comparable] struct {
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
-	// busyRead: metrics is an ActiveWorkersReader, so active is not kept.
-	busyRead bool
+	// countActive: metrics is on and not an ActiveWorkersReader, so the
+	// Loop keeps active and calls ActiveWorkers around every reconcile.
+	countActive bool
 	// stalledTracked is set once a cache source reports conditions; from
 	// then on stalledObjs holds the keys whose object has a Stalled
 	// condition that is not False, and nstalled its size.
@@ -132,7 +133,8 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	_, l.busyRead = l.metrics.(ActiveWorkersReader)
+	_, busyRead := l.metrics.(ActiveWorkersReader)
+	l.countActive = l.metricsOn && !busyRead
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)

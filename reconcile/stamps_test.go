@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/queue"
 )
 
@@ -120,5 +123,44 @@ func TestActiveWorkersReaderReadsBusyWorkers(t *testing.T) {
 		require.Equal(t, 1, m.calls["ActiveWorkersFunc"])
 		require.Zero(t, m.calls["ActiveWorkers"])
 		require.Equal(t, 3, m.calls["ReconcileDone"])
+	})
+}
+
+// slowErrors is a slog.Handler whose error records take a second to write.
+type slowErrors struct{ slog.Handler }
+
+func (slowErrors) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
+
+func (h slowErrors) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		time.Sleep(time.Second)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// What the Loop does after a reconcile that takes time (here, logging its
+// error) counts in the key's work duration, and not in the next key's
+// reconcile time or queue latency: the Loop then stamps its Done afresh.
+func TestSlowWorkAfterAReconcileIsTheKeysOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &durations{}
+		r := scriptFunc(func(_ context.Context, key string) (Result, error) {
+			time.Sleep(2 * time.Second)
+			if key == "bad" {
+				return Result{}, errors.New("bad")
+			}
+			return Result{}, nil
+		})
+		log := slog.New(slowErrors{slog.DiscardHandler})
+		l := mustNew(t, r, keySet("bad", "good"), WithWorkers(1), WithMetrics(m), WithLogger(log), WithResync(24*time.Hour, 0),
+			WithBackoff(backoff.Policy{Base: time.Hour, Factor: 1, Cap: time.Hour}))
+		stop := start(t, l)
+		time.Sleep(10 * time.Second)
+		require.NoError(t, stop())
+
+		reconciles, latency, works := m.snapshot()
+		require.Equal(t, []time.Duration{2 * time.Second, 2 * time.Second}, reconciles)
+		require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, works, "bad's error log is bad's work")
+		require.Equal(t, []time.Duration{0, 3 * time.Second}, latency)
 	})
 }

@@ -104,10 +104,12 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 
 // process runs one reconcile of key and carries out the decision. start is
 // the queue's stamp (Queue.Stamp) of the hand-out when the Loop has
-// metrics, else negative. It returns the stamp at which the reconcile
-// ended, or -1 when it read none. The common case (a healthy key, a nil
-// result, no metrics, Debug off) takes no Loop lock, reads no clock and
-// allocates nothing.
+// metrics, else negative. It returns the stamp at which it was done with
+// key, or -1 when it read none: with metrics, the stamp that ended the
+// reconcile, unless it then logged or wrote Stalled, which take time, and
+// a fresh one then. The common case (a healthy key, a nil result, no
+// metrics, Debug off) takes no Loop lock, reads no clock and allocates
+// nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
 	timed := start >= 0 || l.log.Enabled(ctx, slog.LevelDebug)
@@ -132,12 +134,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		dctx = newDeadlineCtx(ctx, l.cfg.timeout) // context.WithTimeoutCause, built on demand
 		rctx = dctx
 	}
-	counted := l.metricsOn && !l.busyRead
-	if counted {
+	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
 	res, err, panicked := l.call(rctx, key)
-	if counted {
+	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
 	if dctx != nil {
@@ -194,7 +195,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			l.metrics.ReconcileError(l.name, d.terminal)
 		}
 	}
+	slow := err != nil || warn || stall != stalledKeep // logs or writes below
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
+		slow = true
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
@@ -209,6 +212,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	}
 	if stall != stalledKeep {
 		l.writeStalled(t, key, stall, note)
+	}
+	if slow && l.metricsOn {
+		end = t.q.Stamp()
 	}
 	return end
 }

@@ -112,8 +112,8 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 // nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
-	timed := start >= 0 || l.log.Enabled(ctx, slog.LevelDebug)
-	if timed && start < 0 {
+	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
+	if timed && !l.metricsOn {
 		start = t.q.Stamp()
 	}
 	failures, requeues, fresh := 0, 0, false
@@ -195,9 +195,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			l.metrics.ReconcileError(l.name, d.terminal)
 		}
 	}
-	slow := err != nil || warn || stall != stalledKeep // logs or writes below
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
-		slow = true
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
@@ -213,8 +211,8 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if stall != stalledKeep {
 		l.writeStalled(t, key, stall, note)
 	}
-	if slow && l.metricsOn {
-		end = t.q.Stamp()
+	if l.metricsOn && (err != nil || warn || stall != stalledKeep || l.log.Enabled(ctx, slog.LevelDebug)) {
+		end = t.q.Stamp() // after logging or writing: time this key's work took
 	}
 	return end
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/store"
 )
 
 // durations records the durations the Loop and its queue report.
@@ -161,6 +162,39 @@ func TestSlowWorkAfterAReconcileIsTheKeysOwn(t *testing.T) {
 		reconciles, latency, works := m.snapshot()
 		require.Equal(t, []time.Duration{2 * time.Second, 2 * time.Second}, reconciles)
 		require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, works, "bad's error log is bad's work")
+		require.Equal(t, []time.Duration{0, 3 * time.Second}, latency)
+	})
+}
+
+// slowStatus is a memStatus whose writes take a second.
+type slowStatus struct{ *memStatus }
+
+func (s slowStatus) WriteCondition(ctx context.Context, key string, manager string, c store.Condition) error {
+	time.Sleep(time.Second)
+	return s.memStatus.WriteCondition(ctx, key, manager, c)
+}
+
+// A Stalled write after a reconcile is that key's work too.
+func TestAStalledWriteIsTheKeysWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newMemStatus("a", "b")
+		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "old"}}
+		st.owner[[2]string{"a", Stalled}] = "test-loop"
+		m := &durations{}
+		r := scriptFunc(func(context.Context, string) (Result, error) {
+			time.Sleep(2 * time.Second)
+			return Result{}, nil
+		})
+		l := mustNew(t, r, WithStatusWriter(keySet("a", "b"), slowStatus{st}), WithWorkers(1), WithMetrics(m),
+			WithResync(24*time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(10 * time.Second)
+		require.NoError(t, stop())
+
+		require.Equal(t, 1, st.writeCount(), "a's Stalled cleared")
+		reconciles, latency, works := m.snapshot()
+		require.Equal(t, []time.Duration{2 * time.Second, 2 * time.Second}, reconciles)
+		require.Equal(t, []time.Duration{3 * time.Second, 2 * time.Second}, works)
 		require.Equal(t, []time.Duration{0, 3 * time.Second}, latency)
 	})
 }

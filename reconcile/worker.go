@@ -208,10 +208,8 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
 			slog.Duration("requeueAfter", res.RequeueAfter))
 	}
-	if stall != stalledKeep {
-		l.writeStalled(t, key, stall, note)
-	}
-	if l.metricsOn && (err != nil || warn || stall != stalledKeep || l.log.Enabled(ctx, slog.LevelDebug)) {
+	wrote := stall != stalledKeep && l.writeStalled(t, key, stall, note)
+	if l.metricsOn && (err != nil || warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
 	}
 	return end
@@ -331,22 +329,22 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one.
-func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) {
+// StatusWriter, if there is one. It reports whether it wrote (or tried).
+func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
 	if change == stalledSet {
 		l.metrics.Stalled(l.name, d.reason)
 	}
 	if l.sw == nil {
-		return
+		return false
 	}
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
-		return
+		return false
 	}
 	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
 	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, l.clk.Now())
 	if !write {
-		return
+		return false
 	}
 	c, _ := GetCondition(out, Stalled)
 	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
@@ -361,4 +359,5 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		l.log.LogAttrs(t.work, lvl, "writing Stalled failed", slog.String("controller", l.name),
 			slog.Any("key", key), slog.Any("error", err))
 	}
+	return true
 }

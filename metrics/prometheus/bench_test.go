@@ -26,17 +26,18 @@ import (
 // the timestamps every metrics sink needs (timestamps: the floor, set by the
 // cost of reading the clock), with the Prometheus adapter (prometheus), and
 // with its native histograms on (prometheus-native). The bar: the adapter
-// costs at most 1.3× the plain Loop per reconcile. Measured on a shared
-// 2-core VM (medians of cpu-ns/reconcile, 9 interleaved runs): plain 210,
-// timestamps 282 (1.34×), prometheus 356 (1.69×), prometheus-native 468;
+// costs at most 1.3× the plain Loop per reconcile. Measured on a loaded
+// 2-core VM (medians of cpu-ns/reconcile, 9 interleaved runs): plain 220,
+// timestamps 298 (1.35×), prometheus 367 (1.67×), prometheus-native 482;
 // before the Loop and its queue shared their stamps and the adapter had its
-// own histograms, timestamps 387 and prometheus 621 (2.95×). The bar is not
-// met: the floor alone exceeds it, at two monotonic clock reads per
-// reconcile (the add, and the reconcile's end, which also ends the queue's
-// work duration and starts the worker's next one) of ~35–40 ns each here.
-// The adapter's own share (prometheus minus timestamps, ~75 ns) is mostly
-// its three histogram observations of two atomic adds each, on cache lines
-// both workers write.
+// own histograms, prometheus was 650 (2.99×). The bar is not met: the floor
+// alone exceeds it, at two monotonic clock reads per reconcile (the add,
+// and the reconcile's end, which also ends the queue's work duration and
+// starts the worker's next one) of ~35–40 ns each here. The adapter's own
+// share (prometheus minus timestamps, ~70 ns) is ten atomic updates per
+// reconcile, on cache lines the adder and both workers write: the three
+// histogram observations (two each), adds_total, reconcile_total and the
+// depth gauge (twice).
 func BenchmarkLoopPerReconcile(b *testing.B) {
 	b.Run("plain", func(b *testing.B) { benchLoop(b, nil) })
 	b.Run("timestamps", func(b *testing.B) { benchLoop(b, stampsOnly{}) })

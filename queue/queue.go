@@ -247,18 +247,28 @@ func (q *Queue[K]) stamp() int64 {
 	return int64(q.clock.Now().Sub(q.epoch))
 }
 
-// handOut stamps node n, just handed out, and returns the stamp and, with
-// metrics, how long n waited: see GetStamped.
-func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64, latency time.Duration) {
-	if free > 0 && !waited && (q.m == nil || q.m.readyAt[n] <= free) {
+// handOut ends a Get that took node n and must stamp it (metrics, or
+// GetStamped): it stamps n, wakes a waiter if keys remain, unlocks, reports
+// how long n waited, and returns the stamp (see GetStamped).
+func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64) {
+	m := q.m
+	if free > 0 && !waited && (m == nil || m.readyAt[n] <= free) {
 		at = free
 	} else {
 		at = q.stamp()
 	}
-	if q.m != nil {
-		latency = q.m.started(n, q.normal.n+q.low.n, at)
+	var latency time.Duration
+	if m != nil {
+		latency = m.started(n, q.normal.n+q.low.n, at)
 	}
-	return at, latency
+	if q.waiters > 0 && q.normal.n+q.low.n > 0 {
+		q.wake()
+	}
+	q.mu.Unlock()
+	if m != nil {
+		m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
+	}
+	return at
 }
 
 // get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
@@ -280,19 +290,14 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 			nd.state |= processing
 			q.inFlight++
 			key = nd.key
-			var latency time.Duration
-			m := q.m
-			if free >= 0 || m != nil {
-				at, latency = q.handOut(n, free, waited)
+			if q.m != nil || free >= 0 {
+				return key, q.handOut(n, free, waited), true
 			}
 			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
 				q.wake()
 			}
 			q.mu.Unlock()
-			if m != nil {
-				m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
-			}
-			return key, at, true
+			return key, 0, true
 		}
 		if q.shutdown {
 			q.mu.Unlock()

@@ -37,6 +37,7 @@ type Store[S, T any] struct {
 	schemas schemas
 	trace   func(context.Context) string // see WithTraceContext
 	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
+	last    *lastValues                  // see WithLastValues
 }
 
 // Option configures New.
@@ -47,6 +48,8 @@ type config struct {
 	newUID func() string
 	clock  clock.Clock
 	trace  func(context.Context) string
+
+	lastValueBytes int
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -87,7 +90,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err := validateKind(kind); err != nil {
 		return nil, err
 	}
-	c := config{newUID: randomUID, clock: clock.Real{}}
+	c := config{newUID: randomUID, clock: clock.Real{}, lastValueBytes: DefaultLastValueBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -107,7 +110,8 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{}}, nil
+	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
+		last: newLastValues(c.lastValueBytes)}, nil
 }
 
 // Kind returns the kind of the Store's objects.
@@ -147,7 +151,11 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return s.decode(kv)
+	obj, err := s.decode(kv)
+	if err == nil {
+		s.last.read(kv)
+	}
+	return obj, err
 }
 
 // getRaw reads the stored object with Spec and Status left encoded.
@@ -156,7 +164,30 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return s.decodeRaw(kv)
+	raw, err := s.decodeRaw(kv)
+	if err == nil {
+		s.last.read(kv)
+	}
+	return raw, err
+}
+
+// remembered returns the stored object called name as it was at rev, when
+// the Store remembers it (see WithLastValues). The caller must not modify
+// it, nor hand out what it holds.
+func (s *Store[S, T]) remembered(name string, rev int64) *rawObject {
+	key := s.prefix + name
+	e, ok := s.last.lookup(key, rev)
+	switch {
+	case !ok:
+		return nil
+	case e.raw != nil:
+		return e.raw
+	}
+	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: rev})
+	if err != nil {
+		return nil // the read of the write reports it
+	}
+	return raw
 }
 
 func (s *Store[S, T]) wrapNotFound(name string, err error) error {

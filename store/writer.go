@@ -119,6 +119,11 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
+	if cur := w.s.remembered(name, obj.Meta.Revision); cur != nil {
+		if rev, done, err := w.update(ctx, obj, spec, cur, true); done {
+			return rev, err
+		}
+	}
 	cur, err := w.s.getRaw(ctx, name)
 	if err != nil {
 		return 0, err
@@ -126,6 +131,18 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if cur.Meta.Revision != obj.Meta.Revision {
 		return 0, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
 	}
+	rev, _, err := w.update(ctx, obj, spec, cur, false)
+	return rev, err
+}
+
+// update is Update's write once it has cur, the stored object at
+// obj.Meta.Revision, and spec, obj's encoded Spec. With remembered, cur is
+// the Store's memory of it (see WithLastValues), which may be out of date:
+// then update reports done only when it wrote, and leaves anything else (no
+// change to write, an error, a failed condition) to the read of the stored
+// object, so that both ways give the same results.
+func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, remembered bool) (rev int64, done bool, err error) {
+	name := obj.Meta.Name
 	next := *cur
 	next.Spec = spec
 	m := &next.Meta
@@ -133,32 +150,40 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	m.Owners, m.Finalizers = obj.Meta.Owners, obj.Meta.Finalizers
 	specChanged := !bytes.Equal(spec, cur.Spec)
 	if !specChanged && userMetaEqual(&cur.Meta, m) {
+		if remembered {
+			return 0, false, nil // confirm the revision with a read
+		}
 		obj.Meta = cur.Meta
-		return cur.Meta.Revision, nil
+		return cur.Meta.Revision, true, nil
 	}
 	if specChanged {
 		m.Generation++
 	}
 	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
 	if err := w.s.manageUpdate(cur, &next, w.manager); err != nil {
-		return 0, err
+		return 0, !remembered, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	var rev int64
 	if m.DeletionRequested && len(m.Finalizers) == 0 {
 		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
 	} else {
 		rev, err = w.put(ctx, own, &next)
 	}
 	if cf, ok := ownCondFailure(err); ok {
-		return 0, w.conflict(name, obj.Meta.Revision, cf.Actual)
+		if remembered {
+			return 0, false, nil
+		}
+		return 0, true, w.conflict(name, obj.Meta.Revision, cf.Actual)
 	}
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	obj.Meta = next.Meta
+	if remembered {
+		obj.Meta.Managed = slices.Clone(m.Managed) // not shared with the Store's memory
+	}
 	obj.Meta.Revision = rev
-	return rev, nil
+	return rev, true, nil
 }
 
 // userMetaEqual reports whether the caller-written parts of two Metas agree.
@@ -195,7 +220,11 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int6
 	if err != nil {
 		return 0, err
 	}
-	return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	if err == nil {
+		w.s.last.wrote(own.Key, rev, next, val)
+	}
+	return rev, err
 }
 
 // txn runs one write under its own-key cond and, when ctx carries one, the
@@ -215,6 +244,9 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	}
 	if err == nil {
 		observeWrite(ctx, rev)
+		if wr.Kind == WriteDelete {
+			w.s.last.forget(wr.Key, rev)
+		}
 	}
 	return rev, err
 }

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"maps"
+	"slices"
+	"sync"
+)
+
+// DefaultLastValueBytes is the default bound of the values a Store remembers
+// for its writes (see WithLastValues): 16 MiB.
+const DefaultLastValueBytes = 16 << 20
+
+// WithLastValues bounds the memory a Store keeps so that Update and
+// UpdateStatus can write without reading first (default
+// DefaultLastValueBytes; 0 or less turns it off).
+//
+// The Store remembers, for each key, the value it last read (Get, List,
+// Watch, or the read of a write) or wrote, at that value's revision. An
+// Update or UpdateStatus of an object whose Meta.Revision is the remembered
+// revision of its key computes the write from the remembered value and sends
+// it as one Txn conditional on that revision, with no Backend.Get before it:
+// a Loop writing objects it got from a cache (which reads through the
+// Store's List and Watch) or from its own previous write makes one round
+// trip per write. When the revision is not remembered, the write changes
+// nothing, or the Txn's condition fails, the write does what it does
+// without the memory (it reads the stored object and goes on from there),
+// so results, errors and stored values are the same either way. This rests
+// on the Backend contract: a key's ModRevision names one value for good.
+//
+// The bound counts each remembered value as its encoded size plus the key
+// and 128 bytes, twice the encoded size for the Store's own writes (which
+// are kept decoded); past it, remembered keys are forgotten at random.
+func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
+
+// lastValues is the Store's memory of the last value of each key (see
+// WithLastValues). A remembered value is owned by the memory: it is never
+// modified, and nothing reachable from it is handed to callers. It is safe
+// for concurrent use; a nil *lastValues remembers nothing.
+type lastValues struct {
+	mu    sync.Mutex
+	max   int
+	bytes int
+	byKey map[string]lastValue
+}
+
+// lastValue is one remembered value, as read (value) or as written by the
+// Store (raw, decoded).
+type lastValue struct {
+	rev   int64
+	value []byte
+	raw   *rawObject
+	size  int
+}
+
+// entryOverhead is what a remembered value counts besides its bytes.
+const entryOverhead = 128
+
+func newLastValues(max int) *lastValues {
+	if max <= 0 {
+		return nil
+	}
+	return &lastValues{max: max, byKey: map[string]lastValue{}}
+}
+
+// lookup returns what is remembered of key when it is its value at rev.
+func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
+	if l == nil || rev == 0 {
+		return lastValue{}, false
+	}
+	l.mu.Lock()
+	e, ok := l.byKey[key]
+	l.mu.Unlock()
+	return e, ok && e.rev == rev
+}
+
+// read remembers kv as read from the Backend.
+func (l *lastValues) read(kv KV) {
+	if l == nil || kv.ModRevision == 0 {
+		return
+	}
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead})
+}
+
+// wrote remembers raw, encoded as value, as written at rev. It keeps a copy
+// of what raw shares with callers, so raw may be handed out afterwards.
+func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte) {
+	if l == nil {
+		return
+	}
+	own := *raw
+	own.Meta = raw.Meta.clone()
+	own.Meta.Revision = rev
+	own.Conditions = slices.Clone(raw.Conditions)
+	l.put(key, lastValue{rev: rev, raw: &own, size: len(key) + 2*len(value) + entryOverhead})
+}
+
+// put remembers e for key unless a later revision of key is remembered,
+// then forgets keys at random while over the bound.
+func (l *lastValues) put(key string, e lastValue) {
+	if e.size > l.max {
+		l.forget(key, e.rev)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old, ok := l.byKey[key]; ok {
+		if old.rev >= e.rev {
+			return
+		}
+		l.bytes -= old.size
+	}
+	l.byKey[key] = e
+	l.bytes += e.size
+	for k, old := range l.byKey { // map iteration starts at random
+		if l.bytes <= l.max {
+			break
+		}
+		if k != key {
+			delete(l.byKey, k)
+			l.bytes -= old.size
+		}
+	}
+}
+
+// forget drops key's value when it is older than rev (a deletion at rev).
+func (l *lastValues) forget(key string, rev int64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if old, ok := l.byKey[key]; ok && old.rev < rev {
+		delete(l.byKey, key)
+		l.bytes -= old.size
+	}
+	l.mu.Unlock()
+}
+
+// clone returns m with its own copies of the maps and slices it holds.
+func (m Meta) clone() Meta {
+	m.Labels = maps.Clone(m.Labels)
+	m.Annotations = maps.Clone(m.Annotations)
+	m.Owners = slices.Clone(m.Owners)
+	m.Finalizers = slices.Clone(m.Finalizers)
+	m.Managed = slices.Clone(m.Managed)
+	return m
+}

@@ -44,13 +44,20 @@ type lastValues struct {
 }
 
 // lastValue is one remembered value, as read (value) or as written by the
-// Store (raw, decoded).
+// Store (raw, decoded, with what is known of its sides' ownership records).
 type lastValue struct {
 	rev   int64
 	value []byte
 	raw   *rawObject
+	sides decodedSides
 	size  int
 }
+
+// decodedSides holds, for the spec side and the status side of one stored
+// value, its ownership record as decodeSide gives it against the side's
+// shape, or nil where it is not known. It lets a write that keeps a side's
+// record (keepManaged) skip decoding it.
+type decodedSides struct{ spec, status *decodedSide }
 
 // entryOverhead is what a remembered value counts besides its bytes.
 const entryOverhead = 128
@@ -81,9 +88,10 @@ func (l *lastValues) read(kv KV) {
 	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead})
 }
 
-// wrote remembers raw, encoded as value, as written at rev. It keeps a copy
-// of what raw shares with callers, so raw may be handed out afterwards.
-func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte) {
+// wrote remembers raw, encoded as value, as written at rev, with what is
+// known of its sides. It keeps a copy of what raw shares with callers, so raw
+// may be handed out afterwards.
+func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, sides decodedSides) {
 	if l == nil {
 		return
 	}
@@ -91,7 +99,7 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte) 
 	own.Meta = raw.Meta.clone()
 	own.Meta.Revision = rev
 	own.Conditions = slices.Clone(raw.Conditions)
-	l.put(key, lastValue{rev: rev, raw: &own, size: len(key) + 2*len(value) + entryOverhead})
+	l.put(key, lastValue{rev: rev, raw: &own, sides: sides, size: len(key) + 2*len(value) + entryOverhead})
 }
 
 // put remembers e for key unless a later revision of key is remembered,

@@ -59,8 +59,8 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		return 0, err
 	}
 	name := obj.Meta.Name
-	if cur := w.s.remembered(name, obj.Meta.Revision); cur != nil {
-		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, true); done {
+	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
+		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, sides, true); done {
 			return rev, err
 		}
 	}
@@ -69,7 +69,7 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		if err != nil {
 			return 0, err
 		}
-		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, false); done {
+		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, decodedSides{}, false); done {
 			return rev, err
 		}
 		// someone wrote in between: re-read and judge again
@@ -78,12 +78,13 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 }
 
 // updateStatus is one attempt of UpdateStatus against cur, a read of the
-// stored object, and status, obj's encoded Status. It is not done when its
+// stored object with what is known of its sides, and status, obj's encoded
+// Status. It is not done when its
 // write's condition failed. With remembered, cur is the Store's memory of
 // the object at obj.Meta.Revision (see WithLastValues), which may be out of
 // date: then it is done only when it wrote, and leaves anything else to a
 // read of the stored object, so that both ways give the same results.
-func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, remembered bool) (rev int64, done bool, err error) {
+func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
 	name := obj.Meta.Name
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return 0, !remembered, err
@@ -104,11 +105,12 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	next.Status, next.Conditions = status, conds
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
 	next.Meta.StatusGeneration++
-	if err := w.s.manageStatus(cur, &next, w.manager); err != nil {
+	// The spec side is left as it is, and so is what is known of it.
+	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
 		return 0, !remembered, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, err = w.put(ctx, own, &next)
+	rev, err = w.put(ctx, own, &next, sides)
 	if _, ok := ownCondFailure(err); ok {
 		return 0, false, nil
 	}

@@ -171,23 +171,24 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	return raw, err
 }
 
-// remembered returns the stored object called name as it was at rev, when
-// the Store remembers it (see WithLastValues). The caller must not modify
-// it, nor hand out what it holds.
-func (s *Store[S, T]) remembered(name string, rev int64) *rawObject {
+// remembered returns the stored object called name as it was at rev, and
+// what is known of its sides, when the Store remembers it (see
+// WithLastValues). The caller must not modify it, nor hand out what it
+// holds.
+func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSides) {
 	key := s.prefix + name
 	e, ok := s.last.lookup(key, rev)
 	switch {
 	case !ok:
-		return nil
+		return nil, decodedSides{}
 	case e.raw != nil:
-		return e.raw
+		return e.raw, e.sides
 	}
 	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: rev})
 	if err != nil {
-		return nil // the read of the write reports it
+		return nil, decodedSides{} // the read of the write reports it
 	}
-	return raw
+	return raw, decodedSides{}
 }
 
 func (s *Store[S, T]) wrapNotFound(name string, err error) error {

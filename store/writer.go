@@ -81,7 +81,7 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 		return 0, err
 	}
 	key := w.s.prefix + m.Name
-	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next)
+	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next, decodedSides{})
 	if _, ok := ownCondFailure(err); ok {
 		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
 	}
@@ -119,8 +119,8 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	if cur := w.s.remembered(name, obj.Meta.Revision); cur != nil {
-		if rev, done, err := w.update(ctx, obj, spec, cur, true); done {
+	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
+		if rev, done, err := w.update(ctx, obj, spec, cur, sides, true); done {
 			return rev, err
 		}
 	}
@@ -131,17 +131,18 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if cur.Meta.Revision != obj.Meta.Revision {
 		return 0, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
 	}
-	rev, _, err := w.update(ctx, obj, spec, cur, false)
+	rev, _, err := w.update(ctx, obj, spec, cur, decodedSides{}, false)
 	return rev, err
 }
 
 // update is Update's write once it has cur, the stored object at
-// obj.Meta.Revision, and spec, obj's encoded Spec. With remembered, cur is
+// obj.Meta.Revision, what is known of cur's sides, and spec, obj's encoded
+// Spec. With remembered, cur is
 // the Store's memory of it (see WithLastValues), which may be out of date:
 // then update reports done only when it wrote, and leaves anything else (no
 // change to write, an error, a failed condition) to the read of the stored
 // object, so that both ways give the same results.
-func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, remembered bool) (rev int64, done bool, err error) {
+func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
 	name := obj.Meta.Name
 	next := *cur
 	next.Spec = spec
@@ -160,14 +161,15 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 		m.Generation++
 	}
 	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
-	if err := w.s.manageUpdate(cur, &next, w.manager); err != nil {
+	// The status side is left as it is, and so is what is known of it.
+	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
 		return 0, !remembered, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	if m.DeletionRequested && len(m.Finalizers) == 0 {
 		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
 	} else {
-		rev, err = w.put(ctx, own, &next)
+		rev, err = w.put(ctx, own, &next, sides)
 	}
 	if cf, ok := ownCondFailure(err); ok {
 		if remembered {
@@ -211,8 +213,9 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// put encodes next and writes it under the own-key cond (and ctx's fence).
-func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int64, error) {
+// put encodes next and writes it under the own-key cond (and ctx's fence),
+// then remembers it (see WithLastValues) with what is known of its sides.
+func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		next.Meta.LastWrite.Trace = w.s.trace(ctx)
 	}
@@ -222,7 +225,7 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int6
 	}
 	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
 	if err == nil {
-		w.s.last.wrote(own.Key, rev, next, val)
+		w.s.last.wrote(own.Key, rev, next, val, sides)
 	}
 	return rev, err
 }

@@ -25,9 +25,13 @@ import (
 // manager-bound handle, As(manager), which stamps Meta.LastWrite, carries the
 // leadership fence found in ctx (WithFence), and returns the new revision.
 //
-// A Store holds no state besides its configuration and is safe for
-// concurrent use; it is as durable and as consistent as its Backend. The
-// objects it returns are fresh copies that the caller owns.
+// Besides its configuration, a Store holds only caches that change no
+// result: a bounded memory of the last value of each key it read or wrote,
+// which lets Update and UpdateStatus write without reading first (see
+// WithLastValues), and FieldChanges' decoded ownership of the last few
+// objects. It is safe for concurrent use; it is as durable and as consistent
+// as its Backend. The objects it returns are fresh copies that the caller
+// owns.
 type Store[S, T any] struct {
 	b       Backend
 	kind    string

@@ -103,7 +103,8 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 }
 
 // put remembers e for key unless a later revision of key is remembered,
-// then forgets keys at random while over the bound.
+// or the same one decoded (a write, whose watch event may come first), then
+// forgets keys at random while over the bound.
 func (l *lastValues) put(key string, e lastValue) {
 	if e.size > l.max {
 		l.forget(key, e.rev)
@@ -112,7 +113,7 @@ func (l *lastValues) put(key string, e lastValue) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if old, ok := l.byKey[key]; ok {
-		if old.rev >= e.rev {
+		if old.rev > e.rev || old.rev == e.rev && (old.raw != nil || e.raw == nil) {
 			return
 		}
 		l.bytes -= old.size

@@ -6,30 +6,36 @@ import (
 	"sync"
 )
 
-// DefaultLastValueBytes is the default bound of the values a Store remembers
-// for its writes (see WithLastValues): 16 MiB.
+// DefaultLastValueBytes is the default bound of the memory of values a Store
+// keeps for its writes (see WithLastValues): 16 MiB.
 const DefaultLastValueBytes = 16 << 20
 
 // WithLastValues bounds the memory a Store keeps so that Update and
-// UpdateStatus can write without reading first (default
-// DefaultLastValueBytes; 0 or less turns it off).
+// UpdateStatus can write without reading first: at most bytes (default
+// DefaultLastValueBytes; 0 or less turns the memory off).
 //
 // The Store remembers, for each key, the value it last read (Get, List,
-// Watch, or the read of a write) or wrote, at that value's revision. An
+// Watch, or the read before a write) or wrote, at that value's revision. An
 // Update or UpdateStatus of an object whose Meta.Revision is the remembered
 // revision of its key computes the write from the remembered value and sends
 // it as one Txn conditional on that revision, with no Backend.Get before it:
 // a Loop writing objects it got from a cache (which reads through the
 // Store's List and Watch) or from its own previous write makes one round
-// trip per write. When the revision is not remembered, the write changes
-// nothing, or the Txn's condition fails, the write does what it does
-// without the memory (it reads the stored object and goes on from there),
-// so results, errors and stored values are the same either way. This rests
-// on the Backend contract: a key's ModRevision names one value for good.
+// trip per write. In every other case (the revision is not remembered, the
+// write would change nothing or fails a check, or the Txn's condition fails
+// because someone wrote since) the write does what it does without the
+// memory: it reads the stored object and goes on from there. So results,
+// errors and stored values are the same either way; only a write based on a
+// value overwritten by a writer the Store did not see costs one failed Txn
+// more. This rests on the Backend contract: a key's ModRevision names one
+// value for good.
 //
-// The bound counts each remembered value as its encoded size plus the key
-// and 128 bytes, twice the encoded size for the Store's own writes (which
-// are kept decoded); past it, remembered keys are forgotten at random.
+// The bound counts each remembered value as its encoded size plus its key
+// and 128 bytes, and twice the encoded size for the Store's own writes
+// (kept decoded). Past it, remembered keys are forgotten at random; a value
+// larger than the bound is not remembered. Values read are shared with the
+// Backend, not copied (see Backend), so with memstore they cost no more
+// than their entry.
 func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
 
 // lastValues is the Store's memory of the last value of each key (see

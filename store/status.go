@@ -79,11 +79,11 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 
 // updateStatus is one attempt of UpdateStatus against cur, a read of the
 // stored object with what is known of its sides, and status, obj's encoded
-// Status. It is not done when its
-// write's condition failed. With remembered, cur is the Store's memory of
-// the object at obj.Meta.Revision (see WithLastValues), which may be out of
-// date: then it is done only when it wrote, and leaves anything else to a
-// read of the stored object, so that both ways give the same results.
+// Status. It is not done when its write's condition failed. With
+// remembered, cur is the Store's memory of the object at obj.Meta.Revision
+// (see WithLastValues), which may be out of date: then it is done only when
+// it wrote, and leaves anything else to a read of the stored object, so that
+// both ways give the same results.
 func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
 	name := obj.Meta.Name
 	if err := w.checkStatusTarget(cur, cfg); err != nil {

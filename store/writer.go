@@ -137,11 +137,11 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 
 // update is Update's write once it has cur, the stored object at
 // obj.Meta.Revision, what is known of cur's sides, and spec, obj's encoded
-// Spec. With remembered, cur is
-// the Store's memory of it (see WithLastValues), which may be out of date:
-// then update reports done only when it wrote, and leaves anything else (no
-// change to write, an error, a failed condition) to the read of the stored
-// object, so that both ways give the same results.
+// Spec. With remembered, cur is the Store's memory of that object (see
+// WithLastValues), which may be out of date: then update reports done only
+// when it wrote, and leaves anything else (no change to write, an error, a
+// failed condition) to the read of the stored object, so that both ways give
+// the same results.
 func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
 	name := obj.Meta.Name
 	next := *cur

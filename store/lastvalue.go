@@ -2,6 +2,7 @@ package store
 
 import (
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 )
@@ -46,12 +47,14 @@ type lastValues struct {
 	mu    sync.Mutex
 	max   int
 	bytes int
-	byKey map[string]lastValue
+	index map[string]int // key -> position in items
+	items []lastValue    // in no order, so that one is forgotten in O(1)
 }
 
 // lastValue is one remembered value, as read (value) or as written by the
 // Store (raw, decoded, with what is known of its sides' ownership records).
 type lastValue struct {
+	key   string
 	rev   int64
 	value []byte
 	raw   *rawObject
@@ -72,7 +75,7 @@ func newLastValues(max int) *lastValues {
 	if max <= 0 {
 		return nil
 	}
-	return &lastValues{max: max, byKey: map[string]lastValue{}}
+	return &lastValues{max: max, index: map[string]int{}}
 }
 
 // lookup returns what is remembered of key when it is its value at rev.
@@ -81,9 +84,11 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 		return lastValue{}, false
 	}
 	l.mu.Lock()
-	e, ok := l.byKey[key]
-	l.mu.Unlock()
-	return e, ok && e.rev == rev
+	defer l.mu.Unlock()
+	if i, ok := l.index[key]; ok && l.items[i].rev == rev {
+		return l.items[i], true
+	}
+	return lastValue{}, false
 }
 
 // read remembers kv as read from the Backend.
@@ -110,29 +115,30 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 
 // put remembers e for key unless a later revision of key is remembered,
 // or the same one decoded (a write, whose watch event may come first), then
-// forgets keys at random while over the bound.
+// forgets other keys at random while over the bound.
 func (l *lastValues) put(key string, e lastValue) {
 	if e.size > l.max {
 		l.forget(key, e.rev)
 		return
 	}
+	e.key = key
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if old, ok := l.byKey[key]; ok {
+	if i, ok := l.index[key]; ok {
+		old := &l.items[i]
 		if old.rev > e.rev || old.rev == e.rev && (old.raw != nil || e.raw == nil) {
 			return
 		}
-		l.bytes -= old.size
+		l.bytes += e.size - old.size
+		*old = e
+	} else {
+		l.index[key] = len(l.items)
+		l.items = append(l.items, e)
+		l.bytes += e.size
 	}
-	l.byKey[key] = e
-	l.bytes += e.size
-	for k, old := range l.byKey { // map iteration starts at random
-		if l.bytes <= l.max {
-			break
-		}
-		if k != key {
-			delete(l.byKey, k)
-			l.bytes -= old.size
+	for l.bytes > l.max { // ends: e alone fits
+		if i := rand.IntN(len(l.items)); l.items[i].key != key {
+			l.remove(i)
 		}
 	}
 }
@@ -143,11 +149,23 @@ func (l *lastValues) forget(key string, rev int64) {
 		return
 	}
 	l.mu.Lock()
-	if old, ok := l.byKey[key]; ok && old.rev < rev {
-		delete(l.byKey, key)
-		l.bytes -= old.size
+	if i, ok := l.index[key]; ok && l.items[i].rev < rev {
+		l.remove(i)
 	}
 	l.mu.Unlock()
+}
+
+// remove forgets items[i], moving the last item into its place.
+func (l *lastValues) remove(i int) {
+	gone, last := &l.items[i], len(l.items)-1
+	l.bytes -= gone.size
+	delete(l.index, gone.key)
+	if i != last {
+		*gone = l.items[last]
+		l.index[gone.key] = i
+	}
+	l.items[last] = lastValue{}
+	l.items = l.items[:last]
 }
 
 // clone returns m with its own copies of the maps and slices it holds.

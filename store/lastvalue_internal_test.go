@@ -27,13 +27,15 @@ func TestLastValuesAccounting(t *testing.T) {
 			l.read(KV{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
 		}
 		sum := 0
-		for _, e := range l.byKey {
+		for i, e := range l.items {
 			sum += e.size
+			require.Equal(t, i, l.index[e.key])
 		}
+		require.Len(t, l.index, len(l.items))
 		require.Equal(t, sum, l.bytes)
 		require.LessOrEqual(t, l.bytes, max)
 	}
-	require.Greater(t, len(l.byKey), 2, "a few values fit")
+	require.Greater(t, len(l.items), 2, "a few values fit")
 
 	l.read(KV{Key: "a", Value: []byte("new"), ModRevision: 10_000})
 	l.read(KV{Key: "a", Value: []byte("old"), ModRevision: 9_999})

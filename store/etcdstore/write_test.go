@@ -148,6 +148,15 @@ func BenchmarkWrite(b *testing.B) {
 	c := startCluster(b, 1)
 	cli := c.client()
 	ctx := b.Context()
+	// A sub-benchmark runs more than once: each run writes its own object.
+	var runs int
+	create := func(b *testing.B, st *store.Store[writeSpec, writeStatus]) *writeObject {
+		runs++
+		obj := writeTestObject(fmt.Sprint("a", runs))
+		_, err := st.As("bench").Create(ctx, obj)
+		require.NoError(b, err)
+		return obj
+	}
 	newStore := func(prefix string, opts ...store.Option) *store.Store[writeSpec, writeStatus] {
 		eb, err := etcdstore.New(cli, etcdstore.WithPrefix(prefix))
 		require.NoError(b, err)
@@ -157,11 +166,8 @@ func BenchmarkWrite(b *testing.B) {
 	}
 
 	b.Run("raw-txn", func(b *testing.B) {
-		st := newStore("/raw/")
-		obj := writeTestObject("a")
-		_, err := st.As("bench").Create(ctx, obj)
-		require.NoError(b, err)
-		key := "/raw/Widget/a"
+		obj := create(b, newStore("/raw/"))
+		key := "/raw/Widget/" + obj.Meta.Name
 		resp, err := cli.Get(ctx, key)
 		require.NoError(b, err)
 		value, rev := string(resp.Kvs[0].Value), resp.Kvs[0].ModRevision
@@ -178,10 +184,7 @@ func BenchmarkWrite(b *testing.B) {
 	})
 	update := func(st *store.Store[writeSpec, writeStatus]) func(*testing.B) {
 		return func(b *testing.B) {
-			obj := writeTestObject("a")
-			w := st.As("bench")
-			_, err := w.Create(ctx, obj)
-			require.NoError(b, err)
+			obj, w := create(b, st), st.As("bench")
 			b.ReportAllocs()
 			defer reportCPU(b, processCPU())
 			for b.Loop() {
@@ -195,10 +198,7 @@ func BenchmarkWrite(b *testing.B) {
 	b.Run("update", update(newStore("/update/")))
 	b.Run("update-status", func(b *testing.B) {
 		st := newStore("/status/")
-		obj := writeTestObject("a")
-		w := st.As("bench")
-		_, err := w.Create(ctx, obj)
-		require.NoError(b, err)
+		obj, w := create(b, st), st.As("bench")
 		b.ReportAllocs()
 		defer reportCPU(b, processCPU())
 		for b.Loop() {

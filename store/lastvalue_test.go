@@ -124,6 +124,24 @@ func TestLastValuesAgree(t *testing.T) {
 	t.Logf("reads saved by the memory: %d", saved)
 }
 
+// FuzzLastValuesAgree is TestLastValuesAgree with the sequence of
+// operations taken from the fuzzer's bytes, four per operation.
+func FuzzLastValuesAgree(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 1, 3, 0, 0, 1, 9, 0, 0, 0, 1, 0, 0, 1})
+	f.Add([]byte{0, 1, 0, 0, 8, 1, 0, 1, 4, 1, 0, 3, 9, 1, 0, 1, 4, 1, 0, 2, 7, 1, 0, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		on, off := newLVWorld(t, store.DefaultLastValueBytes), newLVWorld(t, 0)
+		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
+			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
+			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]
+			got := lvStep(t, on, op, name, pick, mutation, manager)
+			want := lvStep(t, off, op, name, pick, mutation, manager)
+			require.Equal(t, want, got, "operation %d", i/4)
+			requireSameValues(t, off.backend, on.backend)
+		}
+	})
+}
+
 // lvStep carries out one operation on w and returns its outcome.
 func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation int, manager string) lvOutcome {
 	ctx := t.Context()

@@ -7,13 +7,13 @@ import (
 	"sync"
 )
 
-// DefaultLastValueBytes is the default bound of the memory of values a Store
-// keeps for its writes (see WithLastValues): 16 MiB.
-const DefaultLastValueBytes = 16 << 20
+// defaultLastValueBytes is the default bound of the memory of values a Store
+// keeps for its writes (see WithLastValues).
+const defaultLastValueBytes = 16 << 20
 
 // WithLastValues bounds the memory a Store keeps so that Update and
-// UpdateStatus can write without reading first: at most bytes (default
-// DefaultLastValueBytes; 0 or less turns the memory off).
+// UpdateStatus can write without reading first: at most bytes (default 16
+// MiB; 0 or less turns the memory off).
 //
 // The Store remembers, for each key, the value it last read (Get, List,
 // Watch, or the read before a write) or wrote, at that value's revision. An

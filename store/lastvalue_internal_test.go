@@ -73,7 +73,7 @@ func BenchmarkLastValuesRead(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		max  int
-	}{{"replace", 1 << 40}, {"evict", DefaultLastValueBytes}} {
+	}{{"replace", 1 << 40}, {"evict", defaultLastValueBytes}} {
 		b.Run(c.name, func(b *testing.B) {
 			l := newLastValues(c.max)
 			keys := make([]string, 200_000)

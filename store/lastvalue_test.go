@@ -107,7 +107,7 @@ func TestLastValuesAgree(t *testing.T) {
 	var saved int64
 	for seed := range 30 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			on, off := newLVWorld(t, store.DefaultLastValueBytes), newLVWorld(t, 0)
+			on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
 			rng := rand.New(rand.NewPCG(uint64(seed), 1))
 			for step := range 300 {
 				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(3))
@@ -130,7 +130,7 @@ func FuzzLastValuesAgree(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 1, 3, 0, 0, 1, 9, 0, 0, 0, 1, 0, 0, 1})
 	f.Add([]byte{0, 1, 0, 0, 8, 1, 0, 1, 4, 1, 0, 3, 9, 1, 0, 1, 4, 1, 0, 2, 7, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		on, off := newLVWorld(t, store.DefaultLastValueBytes), newLVWorld(t, 0)
+		on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
 		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
 			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
 			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]

@@ -94,7 +94,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err := validateKind(kind); err != nil {
 		return nil, err
 	}
-	c := config{newUID: randomUID, clock: clock.Real{}, lastValueBytes: DefaultLastValueBytes}
+	c := config{newUID: randomUID, clock: clock.Real{}, lastValueBytes: defaultLastValueBytes}
 	for _, o := range opts {
 		o(&c)
 	}

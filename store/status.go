@@ -42,7 +42,8 @@ import (
 // the same type when the Status is unchanged, and set to the Store's clock
 // when the Status changed and the time given is zero. A missing object gives
 // ErrNotFound. On success obj.Meta is set to the stored Meta with the new
-// Revision, which is returned.
+// Revision, which is returned. An UpdateStatus of an object as the Store last
+// read or wrote it is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err

@@ -106,7 +106,8 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 // requested and obj has no finalizers left, Update deletes it.
 //
 // On success obj.Meta is what was stored, with the new Revision, which is
-// returned. A missing object gives ErrNotFound.
+// returned. A missing object gives ErrNotFound. An Update of an object as the
+// Store last read or wrote it is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err

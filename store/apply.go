@@ -119,14 +119,14 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 		switch {
 		case cur == nil:
 			own = Cond{Key: key, Target: CreateRevision}
-			out.Revision, err = w.put(ctx, own, next)
+			out.Revision, err = w.put(ctx, own, next, decodedSides{})
 		case m.DeletionRequested && len(m.Finalizers) == 0:
 			own = Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
 			out.Deleted = true
 			out.Revision, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: key})
 		default:
 			own = Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
-			out.Revision, err = w.put(ctx, own, next)
+			out.Revision, err = w.put(ctx, own, next, decodedSides{})
 		}
 		if cf, ok := ownCondFailure(err); ok {
 			if cfg.revision != 0 {

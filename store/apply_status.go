@@ -89,7 +89,7 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 		}
 		w.s.schemas.setManaged(&next.Meta, statusSide, res.Managed, storedTree)
 		own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-		rev, err := w.put(ctx, own, next)
+		rev, err := w.put(ctx, own, next, decodedSides{})
 		if _, ok := ownCondFailure(err); ok {
 			continue
 		}

@@ -24,9 +24,10 @@ const MaxValueSize = 1 << 20
 // CondTarget, a negative Limit or revision give an error wrapping ErrInvalid.
 //
 // Values are shared, not copied, on the way out: the Value slices a Backend
-// returns (from Get, List and Watch) must not be modified by the caller. On
-// the way in a Backend does not retain w.Value after Txn returns, so the
-// caller may reuse its buffer.
+// returns (from Get, List and Watch) must not be modified by the caller, nor
+// by the Backend afterwards (a Store keeps some, see WithLastValues). On the
+// way in a Backend does not retain w.Value after Txn returns, so the caller
+// may reuse its buffer.
 //
 // Implementations must be safe for concurrent use. A cancelled ctx ends any
 // call with ctx's error.

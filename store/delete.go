@@ -53,7 +53,7 @@ func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOp
 			next := *cur
 			next.Meta.DeletionRequested = true
 			next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
-			rev, err = w.put(ctx, own, &next)
+			rev, err = w.put(ctx, own, &next, decodedSides{})
 		}
 		if cf, ok := ownCondFailure(err); ok {
 			if cfg.revision != 0 {

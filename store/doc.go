@@ -57,7 +57,10 @@
 // wrote what. Writes that would change nothing write nothing.
 //
 // A stale read therefore produces a rejected write, never a lost update:
-// re-read and retry on ErrConflict (and only on it).
+// re-read and retry on ErrConflict (and only on it). An Update or
+// UpdateStatus based on an object the Store itself read or wrote last (a
+// cache's, or the result of the previous write) is one conditional Txn, with
+// no read before it (see WithLastValues).
 //
 // # Field ownership and apply
 //

@@ -81,6 +81,7 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 				out.Undecodable = append(out.Undecodable, err.(*DecodeError))
 				continue
 			}
+			s.last.read(kv)
 			if !sel.Matches(obj.Meta.Labels) {
 				continue
 			}

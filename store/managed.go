@@ -171,24 +171,25 @@ func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed,
 // recordUpdate records an ordinary write of one side by manager: cur is the
 // stored object (nil for a create) and next the object about to be stored;
 // next.Meta.Managed is updated. When the write leaves the record as it is
-// (see keepManaged), next.Meta.Managed is left as copied from cur.
-func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error {
+// (see keepManaged), next.Meta.Managed is left as copied from cur, and kept
+// is the side's decoded record for next when known (the record of cur's
+// side as decodeSide gives it, or nil) or keepManaged decoded it.
+func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string, known *decodedSide) (kept *decodedSide, err error) {
 	var oldTree map[string]any
 	var managed ownership.Managed
 	if cur != nil {
-		if sc.keepManaged(cur, next, side, manager) {
+		if keep, dec := sc.keepManaged(cur, next, side, manager, known); keep {
 			next.Meta.Managed = cur.Meta.Managed
-			return nil
+			return dec, nil
 		}
-		var err error
 		if oldTree, err = sideTree(cur, side); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		managed = sc.decodeManaged(&cur.Meta, side, oldTree)
 	}
 	newTree, err := sideTree(next, side)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	var old any
 	if oldTree != nil {
@@ -196,10 +197,10 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error
 	}
 	res, err := ownership.Update(old, newTree, manager, managed, ownership.WithSchema(sc.of(side)))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	sc.setManaged(&next.Meta, side, res.Managed, newTree)
-	return nil
+	return nil, nil
 }
 
 // manageCreate records the spec-side fields a Create sets as owned by
@@ -208,17 +209,18 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string) error
 // apply of a controller conflict with the object's creator.
 func (s *Store[S, T]) manageCreate(next *rawObject, manager string) error {
 	next.Meta.Managed = nil
-	return s.schemas.recordUpdate(nil, next, specSide, manager)
+	_, err := s.schemas.recordUpdate(nil, next, specSide, manager, nil)
+	return err
 }
 
 // manageUpdate records the spec-side fields an Update changed as owned by
-// manager.
-func (s *Store[S, T]) manageUpdate(cur, next *rawObject, manager string) error {
-	return s.schemas.recordUpdate(cur, next, specSide, manager)
+// manager. known and kept are as for recordUpdate.
+func (s *Store[S, T]) manageUpdate(cur, next *rawObject, manager string, known *decodedSide) (kept *decodedSide, err error) {
+	return s.schemas.recordUpdate(cur, next, specSide, manager, known)
 }
 
 // manageStatus records the status fields an UpdateStatus changed as owned by
-// manager.
-func (s *Store[S, T]) manageStatus(cur, next *rawObject, manager string) error {
-	return s.schemas.recordUpdate(cur, next, statusSide, manager)
+// manager. known and kept are as for recordUpdate.
+func (s *Store[S, T]) manageStatus(cur, next *rawObject, manager string, known *decodedSide) (kept *decodedSide, err error) {
+	return s.schemas.recordUpdate(cur, next, statusSide, manager, known)
 }

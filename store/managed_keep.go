@@ -86,17 +86,20 @@ const maxKeptChanges = 16
 
 // keepManaged reports whether an ordinary write by manager of one side, from
 // cur to next, leaves that side's ownership record exactly as stored. See the
-// comment at the top of the file.
-func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
+// comment at the top of the file. known, when not nil, is the side's record
+// decoded against cur's shape, as decodeSide gives it; when keepManaged
+// reports true, dec is that record (or nil if it needed none), which then
+// holds for next too, as next has cur's shape and record on that side.
+func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known *decodedSide) (keep bool, dec *decodedSide) {
 	var oldRaw, newRaw []byte
 	if side == statusSide {
 		if !conditionsEqual(cur.Conditions, next.Conditions) {
-			return false
+			return false, nil
 		}
 		oldRaw, newRaw = orNull(cur.Status), orNull(next.Status)
 	} else {
 		if !userMetaEqual(&cur.Meta, &next.Meta) {
-			return false
+			return false, nil
 		}
 		oldRaw, newRaw = orNull(cur.Spec), orNull(next.Spec)
 	}
@@ -106,18 +109,21 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
 	}
 	changed, ok := jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
 	if !ok {
-		return false
+		return false, nil
 	}
 	if len(changed) == 0 && len(cur.Meta.Managed) == 0 {
-		return true
+		return true, nil
 	}
-	shape, err := sideTreeOf(cur, side, true)
-	if err != nil {
-		return false // the general way reports it
+	if dec = known; dec == nil {
+		shape, err := sideTreeOf(cur, side, true)
+		if err != nil {
+			return false, nil // the general way reports it
+		}
+		d := sc.decodeSide(&cur.Meta, side, shape)
+		dec = &d
 	}
-	dec := sc.decodeSide(&cur.Meta, side, shape)
 	if !dec.canonical {
-		return false
+		return false, nil
 	}
 	for _, fields := range changed {
 		p := make(diff.Path, len(fields))
@@ -129,16 +135,16 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string) bool {
 			has := e.Set.Has(p)
 			if e.Manager == manager && e.Operation == ownership.OpUpdate {
 				if !has {
-					return false
+					return false, nil
 				}
 				mine = true
 			} else if has {
-				return false
+				return false, nil
 			}
 		}
 		if !mine {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, dec
 }

@@ -148,8 +148,23 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 					want := next
 					require.NoError(t, recordUpdateGeneral(st.schemas, cur, &want, side, "writer"))
 					got := next
-					require.NoError(t, st.schemas.recordUpdate(cur, &got, side, "writer"))
+					kept, err := st.schemas.recordUpdate(cur, &got, side, "writer", nil)
+					require.NoError(t, err)
 					require.Equal(t, want.Meta.Managed, got.Meta.Managed)
+					if kept != nil { // the record kept is next's, as decoded afresh
+						shape, err := sideTreeOf(&got, side, true)
+						require.NoError(t, err)
+						require.Equal(t, st.schemas.decodeSide(&got.Meta, side, shape), *kept)
+					}
+					// Given cur's decoded record, as the Store's memory of
+					// its writes gives it, recordUpdate records the same.
+					curShape, err := sideTreeOf(cur, side, true)
+					require.NoError(t, err)
+					known := st.schemas.decodeSide(&cur.Meta, side, curShape)
+					withKnown := next
+					_, err = st.schemas.recordUpdate(cur, &withKnown, side, "writer", &known)
+					require.NoError(t, err)
+					require.Equal(t, want.Meta.Managed, withKnown.Meta.Managed)
 
 					full, err := sideTree(cur, side)
 					require.NoError(t, err)
@@ -182,8 +197,10 @@ func TestKeepManagedTakesOwnLeafChanges(t *testing.T) {
 	require.NoError(t, err)
 	next := *cur
 	next.Spec = edited.Spec
-	require.True(t, st.schemas.keepManaged(cur, &next, specSide, "writer"))
-	require.False(t, st.schemas.keepManaged(cur, &next, specSide, "someone-else"), "another manager takes the fields")
+	keep, _ := st.schemas.keepManaged(cur, &next, specSide, "writer", nil)
+	require.True(t, keep)
+	keep, _ = st.schemas.keepManaged(cur, &next, specSide, "someone-else", nil)
+	require.False(t, keep, "another manager takes the fields")
 }
 
 // mapBackend is a minimal Backend for the package's internal tests, which

@@ -42,7 +42,8 @@ import (
 // the same type when the Status is unchanged, and set to the Store's clock
 // when the Status changed and the time given is zero. A missing object gives
 // ErrNotFound. On success obj.Meta is set to the stored Meta with the new
-// Revision, which is returned.
+// Revision, which is returned. An UpdateStatus of an object as the Store last
+// read or wrote it is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
@@ -54,49 +55,75 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 	for _, o := range opts {
 		o.applyStatus(&cfg)
 	}
-	read := obj.Meta.Revision != 0
 	status, err := encodeJSON("status", obj.Status)
 	if err != nil {
 		return 0, err
 	}
 	name := obj.Meta.Name
+	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
+		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, sides, true); done {
+			return rev, err
+		}
+	}
 	for range maxAttempts {
 		cur, err := w.s.getRaw(ctx, name)
 		if err != nil {
 			return 0, err
 		}
-		if err := w.checkStatusTarget(cur, cfg); err != nil {
-			return 0, err
+		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, decodedSides{}, false); done {
+			return rev, err
 		}
-		if read && cur.Meta.StatusGeneration != obj.Meta.StatusGeneration {
-			return 0, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
-				ErrConflict, w.s.kind, name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
-		}
-		conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
-		if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
-			obj.Meta, obj.Conditions = cur.Meta, conds
-			return cur.Meta.Revision, nil
-		}
-		next := *cur
-		next.Status, next.Conditions = status, conds
-		next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
-		next.Meta.StatusGeneration++
-		if err := w.s.manageStatus(cur, &next, w.manager); err != nil {
-			return 0, err
-		}
-		own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-		rev, err := w.put(ctx, own, &next)
-		if _, ok := ownCondFailure(err); ok {
-			continue // someone wrote in between: re-read and judge again
-		}
-		if err != nil {
-			return 0, err
-		}
-		obj.Meta, obj.Conditions = next.Meta, conds
-		obj.Meta.Revision = rev
-		return rev, nil
+		// someone wrote in between: re-read and judge again
 	}
 	return 0, fmt.Errorf("%w: status of %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+}
+
+// updateStatus is one attempt of UpdateStatus against cur, a read of the
+// stored object with what is known of its sides, and status, obj's encoded
+// Status. It is not done when its write's condition failed. With
+// remembered, cur is the Store's memory of the object at obj.Meta.Revision
+// (see WithLastValues), which may be out of date: then it is done only when
+// it wrote, and leaves anything else to a read of the stored object, so that
+// both ways give the same results.
+func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
+	name := obj.Meta.Name
+	if err := w.checkStatusTarget(cur, cfg); err != nil {
+		return 0, !remembered, err
+	}
+	if obj.Meta.Revision != 0 && cur.Meta.StatusGeneration != obj.Meta.StatusGeneration {
+		return 0, !remembered, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
+			ErrConflict, w.s.kind, name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
+	}
+	conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
+	if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
+		if remembered {
+			return 0, false, nil // confirm the revision with a read
+		}
+		obj.Meta, obj.Conditions = cur.Meta, conds
+		return cur.Meta.Revision, true, nil
+	}
+	next := *cur
+	next.Status, next.Conditions = status, conds
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
+	next.Meta.StatusGeneration++
+	// The spec side is left as it is, and so is what is known of it.
+	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
+		return 0, !remembered, err
+	}
+	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	rev, err = w.put(ctx, own, &next, sides)
+	if _, ok := ownCondFailure(err); ok {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, true, err
+	}
+	obj.Meta, obj.Conditions = next.Meta, conds
+	if remembered {
+		obj.Meta = obj.Meta.clone() // not shared with the Store's memory
+	}
+	obj.Meta.Revision = rev
+	return rev, true, nil
 }
 
 // checkStatusTarget applies a status write's preconditions to the stored

@@ -25,9 +25,13 @@ import (
 // manager-bound handle, As(manager), which stamps Meta.LastWrite, carries the
 // leadership fence found in ctx (WithFence), and returns the new revision.
 //
-// A Store holds no state besides its configuration and is safe for
-// concurrent use; it is as durable and as consistent as its Backend. The
-// objects it returns are fresh copies that the caller owns.
+// Besides its configuration, a Store holds only caches that change no
+// result: a bounded memory of the last value of each key it read or wrote,
+// which lets Update and UpdateStatus write without reading first (see
+// WithLastValues), and FieldChanges' decoded ownership of the last few
+// objects. It is safe for concurrent use; it is as durable and as consistent
+// as its Backend. The objects it returns are fresh copies that the caller
+// owns.
 type Store[S, T any] struct {
 	b       Backend
 	kind    string
@@ -37,6 +41,7 @@ type Store[S, T any] struct {
 	schemas schemas
 	trace   func(context.Context) string // see WithTraceContext
 	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
+	last    *lastValues                  // see WithLastValues
 }
 
 // Option configures New.
@@ -47,6 +52,8 @@ type config struct {
 	newUID func() string
 	clock  clock.Clock
 	trace  func(context.Context) string
+
+	lastValueBytes int
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -87,7 +94,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err := validateKind(kind); err != nil {
 		return nil, err
 	}
-	c := config{newUID: randomUID, clock: clock.Real{}}
+	c := config{newUID: randomUID, clock: clock.Real{}, lastValueBytes: defaultLastValueBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -107,7 +114,8 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{}}, nil
+	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
+		last: newLastValues(c.lastValueBytes)}, nil
 }
 
 // Kind returns the kind of the Store's objects.
@@ -147,7 +155,11 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return s.decode(kv)
+	obj, err := s.decode(kv)
+	if err == nil {
+		s.last.read(kv)
+	}
+	return obj, err
 }
 
 // getRaw reads the stored object with Spec and Status left encoded.
@@ -156,7 +168,31 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	return s.decodeRaw(kv)
+	raw, err := s.decodeRaw(kv)
+	if err == nil {
+		s.last.read(kv)
+	}
+	return raw, err
+}
+
+// remembered returns the stored object called name as it was at rev, and
+// what is known of its sides, when the Store remembers it (see
+// WithLastValues). The caller must not modify it, nor hand out what it
+// holds.
+func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSides) {
+	key := s.prefix + name
+	e, ok := s.last.lookup(key, rev)
+	switch {
+	case !ok:
+		return nil, decodedSides{}
+	case e.raw != nil:
+		return e.raw, e.sides
+	}
+	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: rev})
+	if err != nil {
+		return nil, decodedSides{} // the read of the write reports it
+	}
+	return raw, decodedSides{}
 }
 
 func (s *Store[S, T]) wrapNotFound(name string, err error) error {

@@ -88,10 +88,13 @@ func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
 			out.Undecodable, out.Prev = err.(*DecodeError), prev
 		case prev != nil:
 			out.Type, out.Object, out.Prev = Modified, obj, prev
+			s.last.read(ev.KV)
 		default: // a create, or a valid value over an undecodable one
 			out.Type, out.Object = Added, obj
+			s.last.read(ev.KV)
 		}
 	case KVDelete:
+		s.last.forget(ev.KV.Key, ev.Revision)
 		out.Type = Deleted
 		gone := ev.Prev
 		gone.ModRevision = ev.Revision

@@ -132,5 +132,6 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64) (
 		return 0, w.s.wrapNotFound(name, err)
 	}
 	observeWrite(ctx, rev)
+	w.s.last.forget(key, rev)
 	return rev, nil
 }

@@ -81,7 +81,7 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 		return 0, err
 	}
 	key := w.s.prefix + m.Name
-	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next)
+	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next, decodedSides{})
 	if _, ok := ownCondFailure(err); ok {
 		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
 	}
@@ -106,7 +106,8 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 // requested and obj has no finalizers left, Update deletes it.
 //
 // On success obj.Meta is what was stored, with the new Revision, which is
-// returned. A missing object gives ErrNotFound.
+// returned. A missing object gives ErrNotFound. An Update of an object as the
+// Store last read or wrote it is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
@@ -119,6 +120,11 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
+	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
+		if rev, done, err := w.update(ctx, obj, spec, cur, sides, true); done {
+			return rev, err
+		}
+	}
 	cur, err := w.s.getRaw(ctx, name)
 	if err != nil {
 		return 0, err
@@ -126,6 +132,19 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if cur.Meta.Revision != obj.Meta.Revision {
 		return 0, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
 	}
+	rev, _, err := w.update(ctx, obj, spec, cur, decodedSides{}, false)
+	return rev, err
+}
+
+// update is Update's write once it has cur, the stored object at
+// obj.Meta.Revision, what is known of cur's sides, and spec, obj's encoded
+// Spec. With remembered, cur is the Store's memory of that object (see
+// WithLastValues), which may be out of date: then update reports done only
+// when it wrote, and leaves anything else (no change to write, an error, a
+// failed condition) to the read of the stored object, so that both ways give
+// the same results.
+func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
+	name := obj.Meta.Name
 	next := *cur
 	next.Spec = spec
 	m := &next.Meta
@@ -133,32 +152,41 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	m.Owners, m.Finalizers = obj.Meta.Owners, obj.Meta.Finalizers
 	specChanged := !bytes.Equal(spec, cur.Spec)
 	if !specChanged && userMetaEqual(&cur.Meta, m) {
+		if remembered {
+			return 0, false, nil // confirm the revision with a read
+		}
 		obj.Meta = cur.Meta
-		return cur.Meta.Revision, nil
+		return cur.Meta.Revision, true, nil
 	}
 	if specChanged {
 		m.Generation++
 	}
 	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
-	if err := w.s.manageUpdate(cur, &next, w.manager); err != nil {
-		return 0, err
+	// The status side is left as it is, and so is what is known of it.
+	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
+		return 0, !remembered, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	var rev int64
 	if m.DeletionRequested && len(m.Finalizers) == 0 {
 		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
 	} else {
-		rev, err = w.put(ctx, own, &next)
+		rev, err = w.put(ctx, own, &next, sides)
 	}
 	if cf, ok := ownCondFailure(err); ok {
-		return 0, w.conflict(name, obj.Meta.Revision, cf.Actual)
+		if remembered {
+			return 0, false, nil
+		}
+		return 0, true, w.conflict(name, obj.Meta.Revision, cf.Actual)
 	}
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	obj.Meta = next.Meta
+	if remembered {
+		obj.Meta.Managed = slices.Clone(m.Managed) // not shared with the Store's memory
+	}
 	obj.Meta.Revision = rev
-	return rev, nil
+	return rev, true, nil
 }
 
 // userMetaEqual reports whether the caller-written parts of two Metas agree.
@@ -186,8 +214,9 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// put encodes next and writes it under the own-key cond (and ctx's fence).
-func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int64, error) {
+// put encodes next and writes it under the own-key cond (and ctx's fence),
+// then remembers it (see WithLastValues) with what is known of its sides.
+func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		next.Meta.LastWrite.Trace = w.s.trace(ctx)
 	}
@@ -195,7 +224,11 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject) (int6
 	if err != nil {
 		return 0, err
 	}
-	return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	if err == nil {
+		w.s.last.wrote(own.Key, rev, next, val, sides)
+	}
+	return rev, err
 }
 
 // txn runs one write under its own-key cond and, when ctx carries one, the
@@ -215,6 +248,9 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	}
 	if err == nil {
 		observeWrite(ctx, rev)
+		if wr.Kind == WriteDelete {
+			w.s.last.forget(wr.Key, rev)
+		}
 	}
 	return rev, err
 }

@@ -19,13 +19,13 @@ import (
 // cluster is a real etcd cluster of n members, each an embed.Etcd started in
 // this process on loopback ports, with its data in a temporary directory.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	members []*embed.Etcd
 	cfgs    []*embed.Config
 	clients []string // client URL of each member
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func mustURL(t *testing.T, s string) url.URL {
+func mustURL(t testing.TB, s string) url.URL {
 	u, err := url.Parse(s)
 	require.NoError(t, err)
 	return *u
@@ -41,7 +41,7 @@ func mustURL(t *testing.T, s string) url.URL {
 
 // startCluster starts n members and waits until they serve. Everything is
 // stopped and removed when the test ends.
-func startCluster(t *testing.T, n int) *cluster {
+func startCluster(t testing.TB, n int) *cluster {
 	t.Helper()
 	c := &cluster{t: t}
 	peers := make([]string, n)

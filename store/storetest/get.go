@@ -40,6 +40,22 @@ var getTests = []test{
 		copy(buf, "XYZ")
 		require.Equal(t, "abc", string(get(t, b, "k").Value), "Txn must not keep the caller's buffer")
 	}},
+	{"ValuesReturnedStay", func(t *testing.T, b store.Backend) {
+		ctx := t.Context()
+		events := watch(t, b, "", currentRevision(t, b))
+		put(t, b, "k", "first")
+		got := get(t, b, "k")
+		list, err := b.List(ctx, "", store.KVListOptions{})
+		require.NoError(t, err)
+		require.Len(t, list.KVs, 1)
+		ev := nextChange(t, events)
+		put(t, b, "k", "after")
+		del(t, b, "k")
+		put(t, b, "k", "again")
+		for what, v := range map[string][]byte{"Get": got.Value, "List": list.KVs[0].Value, "Watch": ev.KV.Value} {
+			require.Equal(t, "first", string(v), "a value %s returned must stay as it was after later writes of its key (the Store keeps some)", what)
+		}
+	}},
 	{"KeysAreExact", func(t *testing.T, b store.Backend) {
 		put(t, b, "a/b", "1")
 		for _, k := range []string{"a", "a/", "a/b/", "a/bc", "A/b"} {

@@ -17,11 +17,19 @@ import (
 // mutant wraps a correct backend and breaks one rule of the contract.
 type mutant struct {
 	store.Backend
+	get   func(b store.Backend, ctx context.Context, key string) (store.KV, error)
 	txn   func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error)
 	list  func(b store.Backend, ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error)
 	watch func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error)
 	// mapEvents rewrites or drops (ok false) the i-th event of a watch.
 	mapEvents func(i int, ev store.KVEvent) (store.KVEvent, bool)
+}
+
+func (m *mutant) Get(ctx context.Context, key string) (store.KV, error) {
+	if m.get != nil {
+		return m.get(m.Backend, ctx, key)
+	}
+	return m.Backend.Get(ctx, key)
 }
 
 func (m *mutant) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
@@ -112,6 +120,21 @@ var mutants = map[string]struct {
 			ev.Prev = store.KV{}
 			return ev, true
 		}}
+	}},
+	"reuses the buffer of a value it returned": {[]string{"Get/ValuesReturnedStay"}, func() *mutant {
+		var scratch []byte // one buffer for every value read and written
+		return &mutant{
+			get: func(b store.Backend, ctx context.Context, key string) (store.KV, error) {
+				kv, err := b.Get(ctx, key)
+				scratch = append(scratch[:0], kv.Value...)
+				kv.Value = scratch[:len(kv.Value):len(kv.Value)]
+				return kv, err
+			},
+			txn: func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+				copy(scratch, w.Value)
+				return b.Txn(ctx, conds, w)
+			},
+		}
 	}},
 	"skips an event": {[]string{"Watch/OrderAndContent", "Concurrency/WritersAndWatchers"}, func() *mutant {
 		return &mutant{mapEvents: func(i int, ev store.KVEvent) (store.KVEvent, bool) {

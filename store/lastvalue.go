@@ -1,0 +1,179 @@
+package store
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
+)
+
+// defaultLastValueBytes is the default bound of the memory of values a Store
+// keeps for its writes (see WithLastValues).
+const defaultLastValueBytes = 16 << 20
+
+// WithLastValues bounds the memory a Store keeps so that Update and
+// UpdateStatus can write without reading first: at most bytes (default 16
+// MiB; 0 or less turns the memory off).
+//
+// The Store remembers, for each key, the value it last read (Get, List,
+// Watch, or the read before a write) or wrote, at that value's revision. An
+// Update or UpdateStatus of an object whose Meta.Revision is the remembered
+// revision of its key computes the write from the remembered value and sends
+// it as one Txn conditional on that revision, with no Backend.Get before it:
+// a Loop writing objects it got from a cache (which reads through the
+// Store's List and Watch) or from its own previous write makes one round
+// trip per write. In every other case (the revision is not remembered, the
+// write would change nothing or fails a check, or the Txn's condition fails
+// because someone wrote since) the write does what it does without the
+// memory: it reads the stored object and goes on from there. So results,
+// errors and stored values are the same either way; only a write based on a
+// value overwritten by a writer the Store did not see costs one failed Txn
+// more. This rests on the Backend contract: a key's ModRevision names one
+// value for good.
+//
+// The bound counts each remembered value as its encoded size plus its key
+// and 128 bytes, and twice the encoded size for the Store's own writes
+// (kept decoded). Past it, remembered keys are forgotten at random; a value
+// larger than the bound is not remembered. Values read are shared with the
+// Backend, not copied (see Backend), so with memstore they cost no more
+// than their entry.
+func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
+
+// lastValues is the Store's memory of the last value of each key (see
+// WithLastValues). A remembered value is owned by the memory: it is never
+// modified, and nothing reachable from it is handed to callers. It is safe
+// for concurrent use; a nil *lastValues remembers nothing.
+type lastValues struct {
+	mu    sync.Mutex
+	max   int
+	bytes int
+	index map[string]int // key -> position in items
+	items []lastValue    // in no order, so that one is forgotten in O(1)
+}
+
+// lastValue is one remembered value, as read (value) or as written by the
+// Store (raw, decoded, with what is known of its sides' ownership records).
+type lastValue struct {
+	key   string
+	rev   int64
+	value []byte
+	raw   *rawObject
+	sides decodedSides
+	size  int
+}
+
+// decodedSides holds, for the spec side and the status side of one stored
+// value, its ownership record as decodeSide gives it against the side's
+// shape, or nil where it is not known. It lets a write that keeps a side's
+// record (keepManaged) skip decoding it.
+type decodedSides struct{ spec, status *decodedSide }
+
+// entryOverhead is what a remembered value counts besides its bytes.
+const entryOverhead = 128
+
+func newLastValues(max int) *lastValues {
+	if max <= 0 {
+		return nil
+	}
+	return &lastValues{max: max, index: map[string]int{}}
+}
+
+// lookup returns what is remembered of key when it is its value at rev.
+func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
+	if l == nil || rev == 0 {
+		return lastValue{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, ok := l.index[key]; ok && l.items[i].rev == rev {
+		return l.items[i], true
+	}
+	return lastValue{}, false
+}
+
+// read remembers kv as read from the Backend.
+func (l *lastValues) read(kv KV) {
+	if l == nil || kv.ModRevision == 0 {
+		return
+	}
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead})
+}
+
+// wrote remembers raw, encoded as value, as written at rev, with what is
+// known of its sides. It keeps a copy of what raw shares with callers, so raw
+// may be handed out afterwards.
+func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, sides decodedSides) {
+	if l == nil {
+		return
+	}
+	own := *raw
+	own.Meta = raw.Meta.clone()
+	own.Meta.Revision = rev
+	own.Conditions = slices.Clone(raw.Conditions)
+	l.put(key, lastValue{rev: rev, raw: &own, sides: sides, size: len(key) + 2*len(value) + entryOverhead})
+}
+
+// put remembers e for key unless a later revision of key is remembered,
+// or the same one decoded (a write, whose watch event may come first), then
+// forgets other keys at random while over the bound.
+func (l *lastValues) put(key string, e lastValue) {
+	if e.size > l.max {
+		l.forget(key, e.rev)
+		return
+	}
+	e.key = key
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, ok := l.index[key]; ok {
+		old := &l.items[i]
+		if old.rev > e.rev || old.rev == e.rev && (old.raw != nil || e.raw == nil) {
+			return
+		}
+		l.bytes += e.size - old.size
+		*old = e
+	} else {
+		l.index[key] = len(l.items)
+		l.items = append(l.items, e)
+		l.bytes += e.size
+	}
+	for l.bytes > l.max { // ends: e alone fits
+		if i := rand.IntN(len(l.items)); l.items[i].key != key {
+			l.remove(i)
+		}
+	}
+}
+
+// forget drops key's value when it is older than rev (a deletion at rev).
+func (l *lastValues) forget(key string, rev int64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if i, ok := l.index[key]; ok && l.items[i].rev < rev {
+		l.remove(i)
+	}
+	l.mu.Unlock()
+}
+
+// remove forgets items[i], moving the last item into its place.
+func (l *lastValues) remove(i int) {
+	gone, last := &l.items[i], len(l.items)-1
+	l.bytes -= gone.size
+	delete(l.index, gone.key)
+	if i != last {
+		*gone = l.items[last]
+		l.index[gone.key] = i
+	}
+	l.items[last] = lastValue{}
+	l.items = l.items[:last]
+}
+
+// clone returns m with its own copies of the maps and slices it holds.
+func (m Meta) clone() Meta {
+	m.Labels = maps.Clone(m.Labels)
+	m.Annotations = maps.Clone(m.Annotations)
+	m.Owners = slices.Clone(m.Owners)
+	m.Finalizers = slices.Clone(m.Finalizers)
+	m.Managed = slices.Clone(m.Managed)
+	return m
+}

@@ -1,0 +1,449 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type lvSpec struct {
+	Image    string            `json:"image"`
+	Replicas int               `json:"replicas"`
+	Env      map[string]string `json:"env,omitempty"`
+	Ports    []lvPort          `json:"ports,omitempty" steady:"keys=name"`
+}
+
+type lvPort struct {
+	Name string `json:"name"`
+	Port int    `json:"port"`
+}
+
+type lvStatus struct {
+	Ready int      `json:"ready"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+type lvObject = store.Object[lvSpec, lvStatus]
+
+// countingBackend counts the reads a Store makes of its Backend.
+type countingBackend struct {
+	store.Backend
+	gets, txns atomic.Int64
+}
+
+func (c *countingBackend) Get(ctx context.Context, key string) (store.KV, error) {
+	c.gets.Add(1)
+	return c.Backend.Get(ctx, key)
+}
+
+func (c *countingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	c.txns.Add(1)
+	return c.Backend.Txn(ctx, conds, w)
+}
+
+// lvWorld is one Backend written by the Store under test and by another
+// Store (another process, say) whose writes the first never sees.
+type lvWorld struct {
+	backend *memstore.Store
+	counted *countingBackend
+	st      *store.Store[lvSpec, lvStatus]
+	other   *store.Store[lvSpec, lvStatus]
+	held    map[string][]*lvObject // objects returned, oldest first
+}
+
+func newLVWorld(t *testing.T, lastValues int) *lvWorld {
+	b := memstore.New()
+	counted := &countingBackend{Backend: b}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	uids := func(prefix string) store.Option {
+		n := 0
+		return store.WithUIDs(func() string { n++; return fmt.Sprintf("%s-%d", prefix, n) })
+	}
+	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), uids("st"), store.WithClock(fixedClock{t: now}))
+	require.NoError(t, err)
+	other, err := store.New[lvSpec, lvStatus](b, "Thing", uids("other"), store.WithClock(fixedClock{t: now}))
+	require.NoError(t, err)
+	return &lvWorld{backend: b, counted: counted, st: st, other: other, held: map[string][]*lvObject{}}
+}
+
+// copyObject returns a deep copy of o.
+func copyObject(t *testing.T, o *lvObject) *lvObject {
+	b, err := json.Marshal(o)
+	require.NoError(t, err)
+	var c lvObject
+	require.NoError(t, json.Unmarshal(b, &c))
+	c.Meta.Revision = o.Meta.Revision
+	return &c
+}
+
+// lvOutcome is what one operation gave, to compare between worlds.
+type lvOutcome struct {
+	Rev    int64
+	Err    string
+	Obj    *lvObject
+	Result store.ApplyResult
+}
+
+// TestLastValuesAgree is the proof that the Store's memory of the values it
+// read and wrote (WithLastValues) changes nothing but the reads: random
+// sequences of Create, Update, UpdateStatus, Apply, ApplyStatus, Get and
+// Delete, with writes based on fresh and on stale objects and writes by
+// another Store the memory never sees, give the same revisions, errors,
+// returned objects and stored bytes with the memory on as with it off,
+// while the memory saves reads.
+func TestLastValuesAgree(t *testing.T) {
+	var saved int64
+	for seed := range max(2, 30/raceScale) { // the race detector has nothing to find here
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
+			rng := rand.New(rand.NewPCG(uint64(seed), 1))
+			for step := range 300 {
+				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(3))
+				pick, mutation, manager := rng.Uint64(), rng.IntN(8), []string{"alice", "bob"}[rng.IntN(2)]
+				got := lvStep(t, on, op, name, pick, mutation, manager)
+				want := lvStep(t, off, op, name, pick, mutation, manager)
+				require.Equal(t, want, got, "step %d: op %d on %s, mutation %d by %s", step, op, name, mutation, manager)
+				requireSameValues(t, off.backend, on.backend)
+			}
+			saved += off.counted.gets.Load() - on.counted.gets.Load()
+		})
+	}
+	require.Positive(t, saved, "the memory saved no reads: the fast path was never taken")
+	t.Logf("reads saved by the memory: %d", saved)
+}
+
+// FuzzLastValuesAgree is TestLastValuesAgree with the sequence of
+// operations taken from the fuzzer's bytes, four per operation.
+func FuzzLastValuesAgree(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 1, 3, 0, 0, 1, 9, 0, 0, 0, 1, 0, 0, 1})
+	f.Add([]byte{0, 1, 0, 0, 8, 1, 0, 1, 4, 1, 0, 3, 9, 1, 0, 1, 4, 1, 0, 2, 7, 1, 0, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
+		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
+			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
+			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]
+			got := lvStep(t, on, op, name, pick, mutation, manager)
+			want := lvStep(t, off, op, name, pick, mutation, manager)
+			require.Equal(t, want, got, "operation %d", i/4)
+			requireSameValues(t, off.backend, on.backend)
+		}
+	})
+}
+
+// lvStep carries out one operation on w and returns its outcome.
+func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation int, manager string) lvOutcome {
+	ctx := t.Context()
+	var out lvOutcome
+	var obj *lvObject
+	if h := w.held[name]; len(h) > 0 {
+		// The last object returned, mostly; an older (stale) one otherwise.
+		i := len(h) - 1
+		if pick%3 == 0 {
+			i = int(pick/3) % len(h)
+		}
+		obj = copyObject(t, h[i])
+	}
+	keep := func(o *lvObject) { w.held[name] = append(w.held[name], copyObject(t, o)) }
+	setErr := func(err error) {
+		if err != nil {
+			out.Err = err.Error()
+		}
+	}
+	switch {
+	case op == 0:
+		o := &lvObject{Meta: store.Meta{Name: name, Labels: map[string]string{"app": name}}, Spec: lvSpec{Image: "v1", Replicas: 1}}
+		rev, err := w.st.As(manager).Create(ctx, o)
+		out.Rev, out.Obj = rev, o
+		setErr(err)
+		if err == nil {
+			keep(o)
+		}
+	case op <= 6 && obj == nil:
+		return lvOutcome{Err: "nothing held"}
+	case op <= 3:
+		mutateSpec(obj, mutation)
+		rev, err := w.st.As(manager).Update(ctx, obj)
+		out.Rev, out.Obj = rev, obj
+		setErr(err)
+		if err == nil {
+			keep(obj)
+		}
+	case op <= 6:
+		var opts []store.StatusOption
+		switch mutation % 4 {
+		case 0: // hand-built: no read behind it
+			obj.Meta.Revision, obj.Meta.Generation, obj.Meta.UID = 0, 0, ""
+		case 1:
+			opts = append(opts, store.IfGeneration(obj.Meta.Generation))
+		}
+		mutateStatus(obj, mutation/2)
+		rev, err := w.st.As(manager).UpdateStatus(ctx, obj, opts...)
+		out.Rev, out.Obj = rev, obj
+		setErr(err)
+		if err == nil {
+			keep(obj)
+		}
+	case op == 7:
+		res, err := w.st.As(manager).Apply(ctx, name, lvSpec{Image: fmt.Sprintf("applied-%d", mutation%3), Replicas: mutation % 2})
+		out.Result = res
+		setErr(err)
+	case op == 8:
+		cond := store.Condition{Type: "Ready", Status: []store.ConditionStatus{store.ConditionTrue, store.ConditionFalse}[mutation%2]}
+		res, err := w.st.As(manager).ApplyStatus(ctx, name, map[string]any{"ready": mutation}, []store.Condition{cond})
+		out.Result = res
+		setErr(err)
+	case op == 9:
+		// Another Store writes: the memory of w.st is now out of date.
+		o, err := w.other.Get(ctx, name)
+		if err == nil {
+			if mutation%2 == 0 {
+				o.Spec.Replicas += 10
+				_, err = w.other.As("outsider").Update(ctx, o)
+			} else {
+				o.Status.Ready += 10
+				_, err = w.other.As("outsider").UpdateStatus(ctx, o)
+			}
+		}
+		setErr(err)
+	default:
+		if mutation == 0 {
+			_, err := w.st.As(manager).Delete(ctx, name)
+			setErr(err)
+			if err == nil {
+				delete(w.held, name)
+			}
+			break
+		}
+		o, err := w.st.Get(ctx, name)
+		out.Obj = o
+		setErr(err)
+		if err == nil {
+			keep(o)
+		}
+	}
+	return out
+}
+
+// mutateSpec changes obj's spec side in one of several ways (or not at
+// all), as an Update's caller would.
+func mutateSpec(obj *lvObject, mutation int) {
+	switch mutation {
+	case 0: // no change
+	case 1, 2:
+		obj.Spec.Replicas++
+	case 3:
+		obj.Spec.Image += "+"
+	case 4:
+		if obj.Meta.Labels == nil {
+			obj.Meta.Labels = map[string]string{}
+		}
+		obj.Meta.Labels["tier"] += "x"
+	case 5:
+		if len(obj.Meta.Finalizers) == 0 {
+			obj.Meta.Finalizers = []string{"example.com/keep"}
+		} else {
+			obj.Meta.Finalizers = nil
+		}
+	case 6:
+		obj.Spec.Ports = append(obj.Spec.Ports, lvPort{Name: fmt.Sprint("p", len(obj.Spec.Ports)), Port: 80})
+	default:
+		if obj.Spec.Env == nil {
+			obj.Spec.Env = map[string]string{}
+		}
+		obj.Spec.Env["A"] += "a"
+	}
+}
+
+// mutateStatus changes obj's status side in one of several ways (or not at
+// all), as an UpdateStatus's caller would.
+func mutateStatus(obj *lvObject, mutation int) {
+	switch mutation {
+	case 0: // no change
+	case 1:
+		obj.Status.Ready++
+	case 2:
+		obj.Status.Notes = append(obj.Status.Notes, "n")
+	default:
+		obj.Conditions = []store.Condition{{Type: "Synced", Status: store.ConditionTrue, Reason: fmt.Sprint(len(obj.Conditions))}}
+	}
+}
+
+// requireSameValues requires both backends to hold the same keys, values
+// and revisions.
+func requireSameValues(t *testing.T, want, got store.Backend) {
+	t.Helper()
+	w, err := want.List(t.Context(), "", store.KVListOptions{})
+	require.NoError(t, err)
+	g, err := got.List(t.Context(), "", store.KVListOptions{})
+	require.NoError(t, err)
+	require.Equal(t, w.Revision, g.Revision)
+	require.Equal(t, len(w.KVs), len(g.KVs))
+	for i := range w.KVs {
+		require.Equal(t, w.KVs[i].Key, g.KVs[i].Key)
+		require.JSONEq(t, string(w.KVs[i].Value), string(g.KVs[i].Value))
+		require.Equal(t, string(w.KVs[i].Value), string(g.KVs[i].Value))
+		require.Equal(t, w.KVs[i].ModRevision, g.KVs[i].ModRevision)
+	}
+}
+
+// A Loop's writes are based on its previous write's result or on what its
+// cache saw; with the Store's memory each is one Txn and no read.
+func TestUpdateFromRememberedValueSendsOneTxn(t *testing.T) {
+	ctx := t.Context()
+	b := &countingBackend{Backend: memstore.New()}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	obj := &lvObject{Meta: store.Meta{Name: "a"}, Spec: lvSpec{Image: "v1"}}
+	_, err = w.Create(ctx, obj)
+	require.NoError(t, err)
+
+	writes := func(f func()) (gets, txns int64) {
+		g0, t0 := b.gets.Load(), b.txns.Load()
+		f()
+		return b.gets.Load() - g0, b.txns.Load() - t0
+	}
+	gets, txns := writes(func() {
+		for range 3 {
+			obj.Spec.Replicas++
+			_, err := w.Update(ctx, obj)
+			require.NoError(t, err)
+			obj.Status.Ready++
+			_, err = w.UpdateStatus(ctx, obj)
+			require.NoError(t, err)
+		}
+	})
+	require.Equal(t, [2]int64{0, 6}, [2]int64{gets, txns}, "writes based on the previous write: no reads, one txn each")
+
+	// A write by someone else, seen through the Store's Watch (as a cache
+	// sees it), is remembered too.
+	events, err := st.Watch(ctx, obj.Meta.Revision)
+	require.NoError(t, err)
+	other, err := store.New[lvSpec, lvStatus](b.Backend, "Thing")
+	require.NoError(t, err)
+	theirs, err := other.Get(ctx, "a")
+	require.NoError(t, err)
+	theirs.Spec.Image = "v2"
+	_, err = other.As("user").Update(ctx, theirs)
+	require.NoError(t, err)
+	ev := <-events
+	require.Equal(t, store.Modified, ev.Type)
+	seen := ev.Object
+	gets, txns = writes(func() {
+		seen.Spec.Replicas = 7
+		_, err := w.Update(ctx, seen)
+		require.NoError(t, err)
+	})
+	require.Equal(t, [2]int64{0, 1}, [2]int64{gets, txns}, "a write based on a watched object")
+
+	// A write based on an object that has moved on is a conflict, as
+	// without the memory.
+	stale := copyObject(t, obj)
+	stale.Spec.Replicas = 100
+	_, err = w.Update(ctx, stale)
+	require.ErrorIs(t, err, store.ErrConflict)
+}
+
+// The memory of values (WithLastValues) stays within its bound however
+// many objects pass through the Store, and writes go on agreeing with the
+// stored values when most of it has been forgotten.
+func TestLastValuesBound(t *testing.T) {
+	ctx := t.Context()
+	b := &countingBackend{Backend: memstore.New()}
+	// Room for a handful of ~300-byte values.
+	st, err := store.New[lvSpec, lvStatus](b, "Thing", store.WithLastValues(4<<10))
+	require.NoError(t, err)
+	w := st.As("loop")
+	objs := make([]*lvObject, 200)
+	for i := range objs {
+		objs[i] = &lvObject{Meta: store.Meta{Name: fmt.Sprintf("thing-%03d", i)}, Spec: lvSpec{Image: "registry.example.com/some/image:v1"}}
+		_, err := w.Create(ctx, objs[i])
+		require.NoError(t, err)
+	}
+	gets0 := b.gets.Load()
+	for _, o := range slices.Backward(objs) { // the last written first
+		o.Spec.Replicas++
+		_, err := w.Update(ctx, o)
+		require.NoError(t, err)
+	}
+	forgotten := b.gets.Load() - gets0
+	require.Greater(t, forgotten, int64(150), "a 4 KiB memory cannot hold 200 objects")
+	require.Less(t, forgotten, int64(200), "the objects written last are remembered")
+	list, err := st.List(ctx, store.ListOptions{})
+	require.NoError(t, err)
+	for i, o := range list.Items {
+		require.Equal(t, 1, o.Spec.Replicas)
+		require.Equal(t, objs[i].Meta, o.Meta)
+	}
+}
+
+// Eight writers, each a Loop writing its own objects from its last write,
+// and all of them writing one shared object from reads, with the memory on:
+// no update is lost, and under -race no memory is shared unsafely.
+func TestLastValuesConcurrentWriters(t *testing.T) {
+	const writers = 8
+	rounds := 400 / raceScale
+	ctx := t.Context()
+	st, err := store.New[lvSpec, lvStatus](memstore.New(), "Thing")
+	require.NoError(t, err)
+	_, err = st.As("setup").Create(ctx, &lvObject{Meta: store.Meta{Name: "shared"}})
+	require.NoError(t, err)
+	var g errgroup.Group
+	for i := range writers {
+		w := st.As(fmt.Sprint("writer-", i))
+		own := &lvObject{Meta: store.Meta{Name: fmt.Sprint("own-", i), Labels: map[string]string{"w": fmt.Sprint(i)}}}
+		_, err := w.Create(ctx, own)
+		require.NoError(t, err)
+		g.Go(func() error {
+			for range rounds {
+				own.Spec.Replicas++
+				own.Meta.Labels["n"] = fmt.Sprint(own.Spec.Replicas) // the caller's map, changed after each write
+				if _, err := w.Update(ctx, own); err != nil {
+					return err
+				}
+				own.Status.Ready++
+				if _, err := w.UpdateStatus(ctx, own); err != nil {
+					return err
+				}
+				for {
+					shared, err := st.Get(ctx, "shared")
+					if err != nil {
+						return err
+					}
+					shared.Status.Notes = append(shared.Status.Notes, fmt.Sprint(i))
+					if _, err = w.UpdateStatus(ctx, shared); errors.Is(err, store.ErrConflict) {
+						continue
+					} else if err != nil {
+						return err
+					}
+					break
+				}
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+	shared, err := st.Get(ctx, "shared")
+	require.NoError(t, err)
+	require.Len(t, shared.Status.Notes, writers*rounds)
+	for i := range writers {
+		own, err := st.Get(ctx, fmt.Sprint("own-", i))
+		require.NoError(t, err)
+		require.Equal(t, rounds, own.Spec.Replicas)
+		require.Equal(t, rounds, own.Status.Ready)
+		require.Equal(t, map[string]string{"w": fmt.Sprint(i), "n": fmt.Sprint(rounds)}, own.Meta.Labels)
+		require.True(t, slices.ContainsFunc(own.Meta.Managed, func(m store.ManagedFields) bool { return m.Manager == fmt.Sprint("writer-", i) }))
+	}
+}

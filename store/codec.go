@@ -61,11 +61,15 @@ func DecodeMeta(value []byte) (Meta, []Condition, error) {
 }
 
 // decodeObject decodes a stored value into a typed object whose Revision is
-// the KV's ModRevision.
-func decodeObject[S, T any](kv KV) (*Object[S, T], error) {
+// the KV's ModRevision. It reads the value the fast way (decodeObjectFast)
+// when it can, with d's strings, and with encoding/json alone otherwise.
+func decodeObject[S, T any](kv KV, d *metaDecoder) (*Object[S, T], error) {
 	obj := new(Object[S, T])
-	if err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta}); err != nil {
-		return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+	if !decodeObjectFast(kv.Value, obj, d) {
+		obj = new(Object[S, T])
+		if err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta}); err != nil {
+			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+		}
 	}
 	obj.Meta.Revision = kv.ModRevision
 	return obj, nil
@@ -77,9 +81,9 @@ func decodeRawJSON(value []byte, raw *rawObject) error {
 }
 
 // decodeRaw decodes a stored value with Spec and Status left encoded.
-func decodeRaw(kv KV) (*rawObject, error) {
+func decodeRaw(kv KV, d *metaDecoder) (*rawObject, error) {
 	raw := new(rawObject)
-	if !decodeRawFast(kv.Value, raw) {
+	if !decodeRawFast(kv.Value, raw, d) {
 		raw = new(rawObject)
 		if err := decodeRawJSON(kv.Value, raw); err != nil {
 			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)

@@ -36,7 +36,7 @@ func FuzzDecodeRawFast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, value []byte) {
 		var fast rawObject
-		if !decodeRawFast(value, &fast) {
+		if !decodeRawFast(value, &fast, &metaDecoder{}) {
 			return
 		}
 		var want rawObject
@@ -52,8 +52,8 @@ func TestDecodeRawFastTakesStoredValues(t *testing.T) {
 	val, err := raw.encode()
 	require.NoError(t, err)
 	var got rawObject
-	require.True(t, decodeRawFast(val, &got))
+	require.True(t, decodeRawFast(val, &got, &metaDecoder{}))
 	require.Equal(t, raw, got)
-	require.False(t, decodeRawFast([]byte(`{"metadata":{},"metadata":{}}`), &rawObject{}), "a repeated key goes to encoding/json")
-	require.False(t, decodeRawFast([]byte(`{"meta":{},"metadata":{}}`), &rawObject{}), "Meta under both keys goes to encoding/json")
+	require.False(t, decodeRawFast([]byte(`{"metadata":{},"metadata":{}}`), &rawObject{}, &metaDecoder{}), "a repeated key goes to encoding/json")
+	require.False(t, decodeRawFast([]byte(`{"meta":{},"metadata":{}}`), &rawObject{}, &metaDecoder{}), "Meta under both keys goes to encoding/json")
 }

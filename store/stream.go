@@ -48,8 +48,9 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 			for range in {
 			}
 		}()
+		scratch := new(decodeScratch) // this goroutine's alone
 		for ev := range in {
-			tev := s.typedEvent(ev)
+			tev := s.typedEvent(ev, scratch)
 			select {
 			case out <- tev:
 			case <-ctx.Done():
@@ -63,11 +64,12 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 	return out, nil
 }
 
-// typedEvent decodes one backend event. A value that does not decode is
-// reported in Undecodable (see Event).
+// typedEvent decodes one backend event with the watch's scratch space
+// (see metaDecoder). A value that does not
+// decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark.
-func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
+func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
@@ -78,10 +80,10 @@ func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
 	}
 	switch ev.Type {
 	case KVPut:
-		obj, err := s.decode(ev.KV)
+		obj, err := s.decodeShared(ev.KV, scratch)
 		var prev *Object[S, T]
 		if ev.Prev.ModRevision != 0 {
-			prev, _ = s.decode(ev.Prev)
+			prev, _ = s.decodeShared(ev.Prev, scratch)
 		}
 		switch {
 		case err != nil:
@@ -99,12 +101,12 @@ func (s *Store[S, T]) typedEvent(ev KVEvent) Event[S, T] {
 		gone := ev.Prev
 		gone.ModRevision = ev.Revision
 		var err error
-		if out.Object, err = s.decode(gone); err != nil {
+		if out.Object, err = s.decodeShared(gone, scratch); err != nil {
 			name, _ := s.nameOf(ev.KV.Key)
 			out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
 			return out
 		}
-		out.Prev, _ = s.decode(ev.Prev)
+		out.Prev, _ = s.decodeShared(ev.Prev, scratch)
 	default:
 		return Event[S, T]{Revision: ev.Revision, Err: fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)}
 	}

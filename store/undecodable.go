@@ -56,7 +56,13 @@ func truncate(s string) string {
 // decode decodes kv, a key of the Store's key space, into a typed object
 // whose Revision is the KV's ModRevision, or returns a *DecodeError.
 func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
-	obj, err := decodeObject[S, T](kv)
+	return s.decodeShared(kv, nil)
+}
+
+// decodeShared is decode with scratch space kept from earlier values (see
+// metaDecoder), which one caller at a time may use.
+func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T], error) {
+	obj, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch))
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &obj.Meta)
 	}
@@ -68,7 +74,7 @@ func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
 
 // decodeRaw is decode with Spec and Status left encoded.
 func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
-	raw, err := decodeRaw(kv)
+	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}
@@ -76,6 +82,13 @@ func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
 		return nil, s.decodeError(kv, err)
 	}
 	return raw, nil
+}
+
+// metaDecoder returns the decoder of key's value: its kind and name strings
+// are the Store's kind and the key's name.
+func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecoder {
+	name, _ := s.nameOf(key)
+	return &metaDecoder{kind: s.kind, name: name, scratch: scratch}
 }
 
 // checkIdentity reports a Meta whose Kind or Name disagrees with key.

@@ -54,3 +54,37 @@ func Members(b []byte, f func(key, value []byte) bool) bool {
 		}
 	}
 }
+
+// Elements reads b as one JSON array and calls f with each element's raw
+// value (its bytes in b, validated as Members validates a member's value),
+// in order, until f returns false. It reports whether b is such an array and
+// f accepted every element; it reports false for anything else, so that the
+// caller can take the encoding/json way instead.
+func Elements(b []byte, f func(value []byte) bool) bool {
+	p := scanner{b: b}
+	p.space()
+	if !p.byte('[') {
+		return false
+	}
+	p.space()
+	if p.byte(']') {
+		return p.atEnd()
+	}
+	for {
+		p.space()
+		start := p.i
+		if !p.skip(0) {
+			return false
+		}
+		if !f(p.b[start:p.i]) {
+			return false
+		}
+		p.space()
+		if p.byte(']') {
+			return p.atEnd()
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}

@@ -83,3 +83,57 @@ func TestMembersStopsWhenTold(t *testing.T) {
 	require.False(t, Members([]byte(`{"a":1,"b":2}`), func(k, _ []byte) bool { n++; return string(k) != "a" }))
 	require.Equal(t, 1, n)
 }
+
+var elementSeeds = []string{
+	`[]`, ` [ ] `, `[1]`, `[1,"a",{"b":[2]},null,true,false,-0.5e3]`, ` [ {"a":1} , [] ] `,
+	`[1,]`, `[,1]`, `[1 2]`, `[`, `]`, `[1]x`, `{}`, `"a"`, ``, `[01]`, `["\x"]`, "[\"a\x01\"]", "[\"\xff\"]",
+}
+
+// referenceElements is Elements' specification: encoding/json's elements,
+// each as a json.RawMessage.
+func referenceElements(b []byte) ([]string, bool) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return nil, false
+	}
+	out := []string{}
+	for _, v := range raw {
+		out = append(out, string(v))
+	}
+	return out, true
+}
+
+func elements(b []byte) ([]string, bool) {
+	out := []string{}
+	ok := Elements(b, func(v []byte) bool {
+		out = append(out, string(v))
+		return true
+	})
+	return out, ok
+}
+
+func checkElements(t *testing.T, b []byte) {
+	got, ok := elements(b)
+	if !ok {
+		return // the caller takes the encoding/json way
+	}
+	want, wantOK := referenceElements(b)
+	require.True(t, wantOK, "accepted what encoding/json rejects: %q", b)
+	require.Equal(t, want, got)
+}
+
+func FuzzElements(f *testing.F) {
+	for _, s := range elementSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkElements)
+}
+
+func TestElementsMatchesEncodingJSON(t *testing.T) {
+	for _, s := range elementSeeds {
+		t.Run(s, func(t *testing.T) { checkElements(t, []byte(s)) })
+	}
+	got, ok := elements([]byte(`[{"a":1}, "b"]`))
+	require.True(t, ok, "an array takes the fast way")
+	require.Equal(t, []string{`{"a":1}`, `"b"`}, got)
+}

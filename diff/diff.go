@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -49,19 +50,67 @@ import (
 // Cyclic values are compared as reflect.DeepEqual does: a cycle already
 // being compared counts as equal.
 func Diff(want, got any, opts ...Option) Changes {
-	var d differ
-	d.path = make([]Element, 0, 16)
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&d.cfg)
-		}
-	}
+	d := newDiffer(opts)
+	defer d.free()
 	s, ok := d.rootScope()
 	if !ok {
 		return nil
 	}
 	d.any(want, got, s)
-	return d.changes
+	changes := d.changes
+	d.changes = nil // the caller's now
+	return changes
+}
+
+// ChangedPaths returns the paths of the changes Diff(want, got, opts...)
+// reports, in the same order: Diff(want, got, opts...).Paths() without the
+// values, at a fraction of the cost (no Old and New values are kept, and
+// the paths share their backing arrays). Nil means the values are equal.
+// The paths, like Change.Path, must not be modified in place; appending to
+// one copies it.
+func ChangedPaths(want, got any, opts ...Option) []Path {
+	d := newDiffer(opts)
+	defer d.free()
+	d.pathsOnly = true
+	s, ok := d.rootScope()
+	if !ok {
+		return nil
+	}
+	d.any(want, got, s)
+	if len(d.changes) == 0 {
+		return nil
+	}
+	return d.changes.Paths()
+}
+
+// differs holds differs between calls, with their buffers.
+var differs = sync.Pool{New: func() any { return &differ{walker: walker{path: make([]Element, 0, 16)}} }}
+
+func newDiffer(opts []Option) *differ {
+	d := differs.Get().(*differ)
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&d.cfg)
+		}
+	}
+	return d
+}
+
+// free returns d to the pool, keeping its path buffers (and, from
+// ChangedPaths, its changes) unless they grew large.
+func (d *differ) free() {
+	clear(d.changes) // drop the paths and values
+	if cap(d.changes) > 64 {
+		d.changes = nil
+	}
+	if cap(d.path) > 64 {
+		d.path = make([]Element, 0, 16)
+	}
+	if cap(d.idx) > 256 {
+		d.idx = nil
+	}
+	*d = differ{walker: walker{path: d.path[:0], idx: d.idx[:0]}, changes: d.changes[:0]}
+	differs.Put(d)
 }
 
 // differ walks want and got in parallel and collects changes.
@@ -74,6 +123,10 @@ type differ struct {
 	// before matching them by key: reports only set probeFailed.
 	probing     int
 	probeFailed bool
+	// pathsOnly: changes hold their paths only (ChangedPaths), which are
+	// cut from arena.
+	pathsOnly bool
+	arena     []Element
 }
 
 // visit is a pair of references being compared, for cycle detection.
@@ -107,11 +160,71 @@ func (d *differ) report(k ChangeKind, old, new any) {
 		d.probeFailed = true
 		return
 	}
+	if d.pathsOnly {
+		d.changes = append(d.changes, Change{Kind: k, Path: d.recordArena()})
+		return
+	}
 	d.changes = append(d.changes, Change{Kind: k, Path: d.record(), Old: old, New: new})
 }
 
+// recordArena is record with the copy cut from d.arena, so that the paths of
+// one ChangedPaths call take one allocation, not one each. Each is capped,
+// so appending to it copies.
+func (d *differ) recordArena() Path {
+	n := len(d.path)
+	if cap(d.arena)-len(d.arena) < n {
+		d.arena = make([]Element, 0, max(2*n, 6))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, d.path...)
+	return Path(d.arena[start : start+n : start+n])
+}
+
 func (d *differ) changed(w, g reflect.Value) {
-	d.report(Changed, iface(w), iface(g))
+	d.reportValues(Changed, w, g)
+}
+
+// reportValues reports a change of kind k between w and g (w is not read
+// when k is Added, nor g when Removed). It converts them to Old and New
+// only when they are kept: ChangedPaths keeps none.
+func (d *differ) reportValues(k ChangeKind, w, g reflect.Value) {
+	if d.pathsOnly {
+		d.report(k, nil, nil)
+		return
+	}
+	var old, new any
+	if k != Added {
+		old = iface(w)
+	}
+	if k != Removed {
+		new = iface(g)
+	}
+	d.report(k, old, new)
+}
+
+// reportStrings is reportValues for the values of a map[string]string.
+func (d *differ) reportStrings(k ChangeKind, w, g string) {
+	if d.pathsOnly {
+		d.report(k, nil, nil)
+		return
+	}
+	var old, new any
+	if k != Added {
+		old = w
+	}
+	if k != Removed {
+		new = g
+	}
+	d.report(k, old, new)
+}
+
+// reportMapValue reports the value at it as Added.
+func (d *differ) reportMapValue(it *reflect.MapIter) {
+	if d.pathsOnly {
+		d.report(Added, nil, nil)
+		return
+	}
+	d.report(Added, nil, it.Value().Interface())
 }
 
 func iface(v reflect.Value) any {
@@ -280,9 +393,9 @@ func (d *differ) embeddedAbsent(f *fieldPlan, wf, gf reflect.Value, wok, gok boo
 	cs, ok := d.enter(s, Element{Kind: FieldElem, Name: f.name}, item{})
 	if ok {
 		if wok {
-			d.report(Removed, iface(wf), nil)
+			d.reportValues(Removed, wf, reflect.Value{})
 		} else {
-			d.report(Added, nil, iface(gf))
+			d.reportValues(Added, reflect.Value{}, gf)
 		}
 	}
 	d.leave(cs)

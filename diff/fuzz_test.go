@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -56,6 +57,12 @@ func FuzzDiff(f *testing.F) {
 				t.Fatalf("numbers of other types hash differently")
 			}
 			fwd, back := Diff(x, y, o...), Diff(y, x, o...)
+			if ps := ChangedPaths(x, y, o...); !slices.EqualFunc(ps, fwd.Paths(), Path.Equal) {
+				t.Fatalf("ChangedPaths = %v, Diff's paths %v", ps, fwd.Paths())
+			}
+			if grouped := Diff(x, y, Options(o...)); !slices.EqualFunc(grouped.Paths(), fwd.Paths(), Path.Equal) {
+				t.Fatalf("grouped options: %s, not %s", grouped, fwd)
+			}
 			if count(fwd, Added) != count(back, Removed) || count(fwd, Removed) != count(back, Added) || count(fwd, Changed) != count(back, Changed) {
 				t.Fatalf("asymmetric:\n%s\nback:\n%s", fwd, back)
 			}

@@ -86,7 +86,7 @@ func (d *differ) positional(elem *typePlan, w, g reflect.Value, s scope) {
 		wi := w.Index(i)
 		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{w: wi})
 		if ok {
-			d.report(Removed, iface(wi), nil)
+			d.reportValues(Removed, wi, reflect.Value{})
 		}
 		d.leave(cs)
 	}
@@ -94,7 +94,7 @@ func (d *differ) positional(elem *typePlan, w, g reflect.Value, s scope) {
 		gi := g.Index(i)
 		cs, ok := d.enter(s, Element{Kind: IndexElem, Index: i}, item{w: gi})
 		if ok {
-			d.report(Added, nil, iface(gi))
+			d.reportValues(Added, reflect.Value{}, gi)
 		}
 		d.leave(cs)
 	}
@@ -124,7 +124,7 @@ func (d *differ) keyed(elem *typePlan, names []string, w, g reflect.Value, s sco
 			if found {
 				d.value(elem, wi, gi, cs)
 			} else {
-				d.report(Removed, iface(wi), nil)
+				d.reportValues(Removed, wi, reflect.Value{})
 			}
 		}
 		d.leave(cs)
@@ -136,7 +136,7 @@ func (d *differ) keyed(elem *typePlan, names []string, w, g reflect.Value, s sco
 		gj := g.Index(j)
 		cs, in := d.enter(s, Element{Kind: KeyElem, Keys: k.fields}, item{w: gj})
 		if in {
-			d.report(Added, nil, iface(gj))
+			d.reportValues(Added, reflect.Value{}, gj)
 		}
 		d.leave(cs)
 	}
@@ -170,11 +170,7 @@ func (d *differ) setSide(k ChangeKind, list reflect.Value, values []any, ids []s
 		x := list.Index(i)
 		cs, in := d.enter(s, Element{Kind: ValueElem, Value: v}, item{w: x})
 		if in {
-			if k == Removed {
-				d.report(Removed, iface(x), nil)
-			} else {
-				d.report(Added, nil, iface(x))
-			}
+			d.reportValues(k, x, x)
 		}
 		d.leave(cs)
 	}

@@ -42,7 +42,7 @@ func (d *differ) maps(p *typePlan, w, g reflect.Value, s scope) {
 			if gv.IsValid() {
 				d.value(p.elem, wv, gv, cs)
 			} else {
-				d.report(Removed, wv.Interface(), nil)
+				d.reportValues(Removed, wv, reflect.Value{})
 			}
 		}
 		d.leave(cs)
@@ -56,7 +56,7 @@ func (d *differ) maps(p *typePlan, w, g reflect.Value, s scope) {
 			}
 			cs, ok := d.enter(s, Element{Kind: FieldElem, Name: keyName(key)}, item{})
 			if ok {
-				d.report(Added, nil, it.Value().Interface())
+				d.reportMapValue(it)
 			}
 			d.leave(cs)
 		}
@@ -109,9 +109,9 @@ func (d *differ) stringMap(w, g map[string]string, s scope) {
 		cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
 		if in {
 			if ok {
-				d.report(Changed, wv, gv)
+				d.reportStrings(Changed, wv, gv)
 			} else {
-				d.report(Removed, wv, nil)
+				d.reportStrings(Removed, wv, "")
 			}
 		}
 		d.leave(cs)
@@ -123,7 +123,7 @@ func (d *differ) stringMap(w, g map[string]string, s scope) {
 			}
 			cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
 			if in {
-				d.report(Added, nil, gv)
+				d.reportStrings(Added, "", gv)
 			}
 			d.leave(cs)
 		}

@@ -11,15 +11,38 @@ type Option interface {
 	apply(*config)
 }
 
-// Options groups several options into one.
+// Options groups several options into one. The group is combined once,
+// when Options is called, so that a group built ahead and reused costs a
+// call of Diff or Hash no allocation to apply.
 func Options(opts ...Option) Option {
-	return optionFunc(func(c *config) {
-		for _, o := range opts {
-			if o != nil {
-				o.apply(c)
-			}
+	var g group
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&g.cfg)
 		}
-	})
+	}
+	return &g
+}
+
+// group is the combined effect of several options.
+type group struct{ cfg config }
+
+func (g *group) apply(c *config) {
+	c.only = appendShared(c.only, g.cfg.only)
+	c.ignore = appendShared(c.ignore, g.cfg.ignore)
+	c.lists = appendShared(c.lists, g.cfg.lists)
+	c.equateEmpty = c.equateEmpty || g.cfg.equateEmpty
+	c.exactNums = c.exactNums || g.cfg.exactNums
+}
+
+// appendShared appends b to a; when a is empty it returns b itself, capped
+// so that a later append copies it rather than writing into the group's
+// array.
+func appendShared[E any](a, b []E) []E {
+	if len(a) == 0 {
+		return b[:len(b):len(b)]
+	}
+	return append(a, b...)
 }
 
 type optionFunc func(*config)

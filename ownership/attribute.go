@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/steady-go/steady/diff"
@@ -26,16 +27,32 @@ import (
 // field by field: a change whose every path is owned by its manager is its
 // own echo; a foreign path is someone else's, worth reconciling.
 func Attribute(manager string, changed []diff.Path, before, after Managed) (owned, foreign []diff.Path) {
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	// One array holds both: owned from the front, foreign from the back,
+	// then put back in order.
+	buf := make([]diff.Path, len(changed))
+	n, f := 0, len(buf)
 	for _, p := range changed {
 		mine, anyone := owns(manager, p, after)
 		if !anyone {
 			mine, _ = owns(manager, p, before)
 		}
 		if mine {
-			owned = append(owned, p)
+			buf[n] = p
+			n++
 		} else {
-			foreign = append(foreign, p)
+			f--
+			buf[f] = p
 		}
+	}
+	slices.Reverse(buf[f:])
+	if n > 0 {
+		owned = buf[:n:n]
+	}
+	if f < len(buf) {
+		foreign = buf[f:]
 	}
 	return owned, foreign
 }

@@ -386,7 +386,8 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// judge it as that manager's, which is this Loop's.
 		judgeAs = writer
 	}
-	sections := sectionDiff(old, new)
+	var buf [8]diff.Path
+	sections := sectionDiff(buf[:0], old, new)
 	if len(sections) == 0 {
 		// Bookkeeping only: an own write (not a hint) when ours.
 		return writer != judgeAs
@@ -460,7 +461,7 @@ func readyGeneration(conds []store.Condition) int64 {
 // writer, so a merged change of another actor can be missed until resync.
 // FromStore judges field by field from the object's managed fields instead.
 func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path) {
-	changed := sectionDiff(old, new)
+	changed := sectionDiff(nil, old, new)
 	if new.Meta.LastWrite.Manager == manager {
 		return changed, nil
 	}
@@ -480,10 +481,10 @@ var (
 	stalledPath     = conditionPath(Stalled)
 )
 
-// sectionDiff returns the sections that differ between old and new. The
-// paths it returns share their backing arrays: callers must not modify them.
-func sectionDiff[S, T any](old, new *store.Object[S, T]) []diff.Path {
-	var out []diff.Path
+// sectionDiff appends to out the sections that differ between old and new.
+// The paths it appends share their backing arrays: callers must not modify
+// them.
+func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
 	if !mapsEqual(om.Labels, nm.Labels) {
 		out = append(out, labelsPath)
@@ -503,7 +504,7 @@ func sectionDiff[S, T any](old, new *store.Object[S, T]) []diff.Path {
 	if om.Generation != nm.Generation {
 		out = append(out, specPath)
 	}
-	if !reflect.DeepEqual(old.Status, new.Status) {
+	if !reflect.DeepEqual(&old.Status, &new.Status) { // pointers: boxing them costs no allocation
 		out = append(out, statusPath)
 	}
 	for _, c := range new.Conditions {

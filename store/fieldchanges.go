@@ -76,12 +76,12 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
 	if !specSideEqual(old, new) {
-		specChanges = diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-			specDiffOptions...).Paths()
+		specChanges = diff.ChangedPaths(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
+			specDiffOptions)
 	}
 	if !statusSideEqual(old, new) {
-		statusChanges = diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-			statusDiffOptions...).Paths()
+		statusChanges = diff.ChangedPaths(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
+			statusDiffOptions)
 	}
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, deletionRequestedPath)
@@ -94,19 +94,28 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 			continue
 		}
 		if !hasEntry(&old.Meta, side.name, manager) && !hasEntry(&new.Meta, side.name, manager) {
-			foreign = append(foreign, side.changed...) // Attribute needs an entry of manager's to own a path
+			foreign = join(foreign, side.changed) // Attribute needs an entry of manager's to own a path
 			continue
 		}
 		before, errOld := s.sideManaged(old, side.name)
 		after, errNew := s.sideManaged(new, side.name)
 		if errOld != nil || errNew != nil {
-			foreign = append(foreign, side.changed...)
+			foreign = join(foreign, side.changed)
 			continue
 		}
 		o, f := ownership.Attribute(manager, side.changed, before, after)
-		owned, foreign = append(owned, o...), append(foreign, f...)
+		owned, foreign = join(owned, o), join(foreign, f)
 	}
 	return owned, foreign
+}
+
+// join is append(a, b...), but b itself when a is empty: every slice
+// FieldChanges joins is new and its own, so no one else sees the appends.
+func join(a, b []diff.Path) []diff.Path {
+	if len(a) == 0 {
+		return b
+	}
+	return append(a, b...)
 }
 
 // specSideEqual and statusSideEqual report whether a side of two objects is
@@ -179,9 +188,9 @@ var (
 	conditionsPath        = diff.MustParsePath(".conditions")
 	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
 
-	// The options of FieldChanges' two diffs, built once.
-	specDiffOptions   = []diff.Option{diff.ListSets(finalizersPath), diff.EquateEmpty()}
-	statusDiffOptions = []diff.Option{diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()}
+	// The options of FieldChanges' two diffs, combined once.
+	specDiffOptions   = diff.Options(diff.ListSets(finalizersPath), diff.EquateEmpty())
+	statusDiffOptions = diff.Options(diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty())
 )
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct

@@ -54,7 +54,8 @@ type selfWrite struct {
 func New(cfg Config) *Detector { return &Detector{cfg: cfg.WithDefaults()} }
 
 // Observe records w and reports the oscillations it completes (at most one
-// of each kind, Fight first).
+// of each kind, Fight first). It keeps w's path slices: the caller must not
+// modify them afterwards.
 func (d *Detector) Observe(w Write) []Report {
 	d.cfg = d.cfg.WithDefaults()
 	var out []Report
@@ -119,7 +120,11 @@ func (d *Detector) Observe(w Write) []Report {
 			d.selfWrites = nil
 		}
 	}
-	d.budget = append(d.budget[pruneWrites(d.budget, cutoff):], selfWrite{at: w.Time, paths: slices.Concat(w.Owned, w.Foreign)})
+	paths := w.Owned
+	if len(w.Foreign) > 0 {
+		paths = slices.Concat(w.Owned, w.Foreign)
+	}
+	d.budget = append(d.budget[pruneWrites(d.budget, cutoff):], selfWrite{at: w.Time, paths: paths})
 	if n := len(d.budget); n > d.cfg.MaxWrites {
 		var paths []diff.Path
 		for _, sw := range d.budget {

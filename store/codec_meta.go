@@ -3,29 +3,30 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
 
 // metaDecoder decodes the Meta and Conditions of stored values without
 // encoding/json's reflection, which is most of the cost of reading an object
-// (a watch event decodes two, a write reads one). It reads exactly what the
-// store writes: each of Meta's keys at most once and spelled as encoding/json
-// spells it, non-null values of the fields' JSON types, integers that fit
-// int64. For anything else, well-formed or not (a key in another case, a
-// duplicate, a null, 2.0 for an integer), it reports false and the caller
-// decodes the value with encoding/json, so both ways give the same result
-// and the same errors (FuzzDecodeFast holds them to that).
+// (a watch event decodes two, a write reads one), reading each byte once. It
+// reads exactly what the store writes: each of Meta's keys at most once and
+// spelled as encoding/json spells it, non-null values of the fields' JSON
+// types, integers that fit int64. For anything else, well-formed or not (a
+// key in another case, a duplicate, a null, 2.0 for an integer), it reports
+// false and the caller decodes the value with encoding/json, so both ways
+// give the same result and the same errors (FuzzDecodeObjectFast holds them
+// to that).
 //
 // It allocates only what the decoded value owns that is not already at hand:
 // a string that spells the Store's kind or the key's name is that string, and
-// with a table (strings) a string seen lately is the one decoded then. Strings
+// with scratch space a string seen lately is the one decoded then. Strings
 // are immutable, so sharing one between objects is safe; maps and slices
 // are never shared.
 type metaDecoder struct {
 	kind, name string
 	scratch    *decodeScratch // nil: none
+	r          jsonscan.Reader
 }
 
 // decodeScratch is what one goroutine that decodes many values (a watch)
@@ -41,6 +42,9 @@ type decodeScratch struct {
 	// first used, and after an error.
 	dec *json.Decoder
 	r   bytes.Reader
+	// d is the decoder of the value being read, kept here so that it costs
+	// no allocation.
+	d metaDecoder
 }
 
 // str returns the string of a JSON string token's plain ASCII content b.
@@ -90,52 +94,28 @@ func (d *metaDecoder) json(v []byte, p any) bool {
 	return true
 }
 
-// string decodes a string token v (a raw value that jsonscan validated).
-func (d *metaDecoder) string(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
+// string reads a string.
+func (d *metaDecoder) string() (string, bool) {
+	token, plain, ok := d.r.String()
+	if !ok {
 		return "", false
 	}
-	body := v[1 : len(v)-1]
-	for _, c := range body {
-		if c == '\\' || c >= 0x80 {
-			// Escapes and UTF-8 (possibly invalid, which encoding/json
-			// replaces) the exact way; rare in what the store writes.
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				return "", false
-			}
-			return s, true
-		}
+	if plain {
+		return d.str(token[1 : len(token)-1]), true
 	}
-	return d.str(body), true
+	// Escapes and UTF-8 (possibly invalid, which encoding/json replaces)
+	// the exact way; rare in what the store writes.
+	var s string
+	return s, json.Unmarshal(token, &s) == nil
 }
 
-// int64 decodes an integer token as encoding/json decodes it into an int64.
-func int64Of(v []byte) (int64, bool) {
-	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	return n, err == nil
-}
-
-func boolOf(v []byte) (bool, bool) {
-	switch string(v) {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
-}
-
-// members calls f with each member of the object v, reporting false for a
-// key that repeats or that f does not know (f reports the key's bit, 0 for
-// unknown, and whether its value decoded).
-func members(v []byte, f func(key, value []byte) (bit uint, ok bool)) bool {
+// members reads an object with f, reporting false for a key that repeats or
+// that f does not know (f reports the key's bit, 0 for unknown, and whether
+// its value decoded).
+func members(r *jsonscan.Reader, f func(key []byte) (bit uint, ok bool)) bool {
 	var seen uint
-	return jsonscan.Members(v, func(key, value []byte) bool {
-		bit, ok := f(key, value)
+	return r.Object(func(key []byte) bool {
+		bit, ok := f(key)
 		if !ok || bit == 0 || seen&bit != 0 {
 			return false
 		}
@@ -145,45 +125,46 @@ func members(v []byte, f func(key, value []byte) (bit uint, ok bool)) bool {
 }
 
 // meta decodes a Meta, as json.Unmarshal into a zero Meta does.
-func (d *metaDecoder) meta(v []byte, m *Meta) bool {
-	return members(v, func(key, value []byte) (uint, bool) {
+func (d *metaDecoder) meta(m *Meta) bool {
+	r := &d.r
+	return members(r, func(key []byte) (uint, bool) {
 		var ok bool
 		switch string(key) {
 		case "kind":
-			m.Kind, ok = d.string(value)
+			m.Kind, ok = d.string()
 			return 1 << 0, ok
 		case "name":
-			m.Name, ok = d.string(value)
+			m.Name, ok = d.string()
 			return 1 << 1, ok
 		case "uid":
-			m.UID, ok = d.string(value)
+			m.UID, ok = d.string()
 			return 1 << 2, ok
 		case "labels":
-			m.Labels, ok = d.stringMap(value)
+			m.Labels, ok = d.stringMap()
 			return 1 << 3, ok
 		case "annotations":
-			m.Annotations, ok = d.stringMap(value)
+			m.Annotations, ok = d.stringMap()
 			return 1 << 4, ok
 		case "owners":
-			m.Owners, ok = list(value, d.owner)
+			m.Owners, ok = list(d, (*metaDecoder).owner)
 			return 1 << 5, ok
 		case "finalizers":
-			m.Finalizers, ok = list(value, d.string)
+			m.Finalizers, ok = list(d, (*metaDecoder).string)
 			return 1 << 6, ok
 		case "deletionRequested":
-			m.DeletionRequested, ok = boolOf(value)
+			m.DeletionRequested, ok = r.Bool()
 			return 1 << 7, ok
 		case "managed":
-			m.Managed, ok = list(value, d.managed)
+			m.Managed, ok = list(d, (*metaDecoder).managed)
 			return 1 << 8, ok
 		case "lastWrite":
-			m.LastWrite, ok = d.lastWrite(value)
+			m.LastWrite, ok = d.lastWrite()
 			return 1 << 9, ok
 		case "generation":
-			m.Generation, ok = int64Of(value)
+			m.Generation, ok = r.Int64()
 			return 1 << 10, ok
 		case "statusGeneration":
-			m.StatusGeneration, ok = int64Of(value)
+			m.StatusGeneration, ok = r.Int64()
 			return 1 << 11, ok
 		}
 		return 0, false
@@ -192,49 +173,50 @@ func (d *metaDecoder) meta(v []byte, m *Meta) bool {
 
 // stringMap decodes a JSON object of strings into a new map; a repeated key
 // reports false (encoding/json keeps the last, the store never writes one).
-func (d *metaDecoder) stringMap(v []byte) (map[string]string, bool) {
+func (d *metaDecoder) stringMap() (map[string]string, bool) {
 	out := map[string]string{}
-	ok := jsonscan.Members(v, func(key, value []byte) bool {
-		s, ok := d.string(value)
+	ok := d.r.Object(func(key []byte) bool {
+		s, ok := d.string()
 		n := len(out)
-		out[d.str(key)] = s // the key is plain ASCII (Members)
+		out[d.str(key)] = s // the key is plain ASCII (Reader.Object)
 		return ok && len(out) > n
 	})
 	return out, ok
 }
 
-// list decodes a JSON array with elem into a new slice ([] gives an empty,
-// non-nil one, as encoding/json does).
-func list[E any](v []byte, elem func([]byte) (E, bool)) ([]E, bool) {
-	n := 0
-	if !jsonscan.Elements(v, func([]byte) bool { n++; return true }) {
-		return nil, false
-	}
-	out := make([]E, 0, n)
-	ok := jsonscan.Elements(v, func(value []byte) bool {
-		e, ok := elem(value)
-		out = append(out, e)
+// list decodes a JSON array with elem into a new slice of its length ([]
+// gives an empty, non-nil one, as encoding/json does).
+func list[E any](d *metaDecoder, elem func(*metaDecoder) (E, bool)) ([]E, bool) {
+	var first [4]E
+	items := first[:0]
+	ok := d.r.Array(func() bool {
+		e, ok := elem(d)
+		items = append(items, e)
 		return ok
 	})
-	return out, ok
+	if !ok {
+		return nil, false
+	}
+	return append(make([]E, 0, len(items)), items...), true
 }
 
-func (d *metaDecoder) owner(v []byte) (OwnerRef, bool) {
+func (d *metaDecoder) owner() (OwnerRef, bool) {
+	r := &d.r
 	var o OwnerRef
-	ok := members(v, func(key, value []byte) (uint, bool) {
+	ok := members(r, func(key []byte) (uint, bool) {
 		var ok bool
 		switch string(key) {
 		case "kind":
-			o.Kind, ok = d.string(value)
+			o.Kind, ok = d.string()
 			return 1 << 0, ok
 		case "name":
-			o.Name, ok = d.string(value)
+			o.Name, ok = d.string()
 			return 1 << 1, ok
 		case "uid":
-			o.UID, ok = d.string(value)
+			o.UID, ok = d.string()
 			return 1 << 2, ok
 		case "controller":
-			o.Controller, ok = boolOf(value)
+			o.Controller, ok = r.Bool()
 			return 1 << 3, ok
 		}
 		return 0, false
@@ -242,22 +224,23 @@ func (d *metaDecoder) owner(v []byte) (OwnerRef, bool) {
 	return o, ok
 }
 
-func (d *metaDecoder) managed(v []byte) (ManagedFields, bool) {
+func (d *metaDecoder) managed() (ManagedFields, bool) {
+	r := &d.r
 	var f ManagedFields
-	ok := members(v, func(key, value []byte) (uint, bool) {
+	ok := members(r, func(key []byte) (uint, bool) {
 		var ok bool
 		switch string(key) {
 		case "manager":
-			f.Manager, ok = d.string(value)
+			f.Manager, ok = d.string()
 			return 1 << 0, ok
 		case "operation":
-			f.Operation, ok = d.string(value)
+			f.Operation, ok = d.string()
 			return 1 << 1, ok
 		case "subresource":
-			f.Subresource, ok = d.string(value)
+			f.Subresource, ok = d.string()
 			return 1 << 2, ok
 		case "fields":
-			f.Fields, ok = d.string(value)
+			f.Fields, ok = d.string()
 			return 1 << 3, ok
 		}
 		return 0, false
@@ -265,21 +248,22 @@ func (d *metaDecoder) managed(v []byte) (ManagedFields, bool) {
 	return f, ok
 }
 
-func (d *metaDecoder) lastWrite(v []byte) (LastWrite, bool) {
+func (d *metaDecoder) lastWrite() (LastWrite, bool) {
+	r := &d.r
 	var w LastWrite
-	ok := members(v, func(key, value []byte) (uint, bool) {
+	ok := members(r, func(key []byte) (uint, bool) {
 		var ok bool
 		var s string
 		switch string(key) {
 		case "manager":
-			w.Manager, ok = d.string(value)
+			w.Manager, ok = d.string()
 			return 1 << 0, ok
 		case "op":
-			s, ok = d.string(value)
+			s, ok = d.string()
 			w.Op = Op(s)
 			return 1 << 1, ok
 		case "trace":
-			w.Trace, ok = d.string(value)
+			w.Trace, ok = d.string()
 			return 1 << 2, ok
 		}
 		return 0, false
@@ -289,36 +273,42 @@ func (d *metaDecoder) lastWrite(v []byte) (LastWrite, bool) {
 
 // conditions decodes a list of conditions, as json.Unmarshal into a nil
 // []Condition does.
-func (d *metaDecoder) conditions(v []byte) ([]Condition, bool) {
-	return list(v, d.condition)
+func (d *metaDecoder) conditions() ([]Condition, bool) {
+	return list(d, (*metaDecoder).condition)
 }
 
-func (d *metaDecoder) condition(v []byte) (Condition, bool) {
+func (d *metaDecoder) condition() (Condition, bool) {
+	r := &d.r
 	var c Condition
-	ok := members(v, func(key, value []byte) (uint, bool) {
+	ok := members(r, func(key []byte) (uint, bool) {
 		var ok bool
 		var s string
 		switch string(key) {
 		case "type":
-			c.Type, ok = d.string(value)
+			c.Type, ok = d.string()
 			return 1 << 0, ok
 		case "status":
-			s, ok = d.string(value)
+			s, ok = d.string()
 			c.Status = ConditionStatus(s)
 			return 1 << 1, ok
 		case "reason":
-			c.Reason, ok = d.string(value)
+			c.Reason, ok = d.string()
 			return 1 << 2, ok
 		case "message":
-			c.Message, ok = d.string(value)
+			c.Message, ok = d.string()
 			return 1 << 3, ok
 		case "lastTransitionTime":
 			// What encoding/json calls for a string token into a
-			// time.Time.
-			ok = len(value) > 0 && value[0] == '"' && c.LastTransitionTime.UnmarshalJSON(value) == nil
+			// time.Time: its UnmarshalJSON, with the quotes.
+			var raw []byte
+			if raw, ok = r.Raw(); ok && raw[0] == '"' {
+				ok = c.LastTransitionTime.UnmarshalJSON(raw) == nil
+			} else {
+				ok = false
+			}
 			return 1 << 4, ok
 		case "observedGeneration":
-			c.ObservedGeneration, ok = int64Of(value)
+			c.ObservedGeneration, ok = r.Int64()
 			return 1 << 5, ok
 		}
 		return 0, false

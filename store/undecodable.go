@@ -88,7 +88,11 @@ func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
 // are the Store's kind and the key's name.
 func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecoder {
 	name, _ := s.nameOf(key)
-	return &metaDecoder{kind: s.kind, name: name, scratch: scratch}
+	if scratch == nil {
+		return &metaDecoder{kind: s.kind, name: name}
+	}
+	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch}
+	return &scratch.d
 }
 
 // checkIdentity reports a Meta whose Kind or Name disagrees with key.

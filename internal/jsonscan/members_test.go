@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -136,4 +137,71 @@ func TestElementsMatchesEncodingJSON(t *testing.T) {
 	got, ok := elements([]byte(`[{"a":1}, "b"]`))
 	require.True(t, ok, "an array takes the fast way")
 	require.Equal(t, []string{`{"a":1}`, `"b"`}, got)
+}
+
+// A Reader that reads a text whole, with Raw for every value, accepts only
+// what encoding/json accepts, and gives the values encoding/json gives.
+func FuzzReader(f *testing.F) {
+	for _, s := range memberSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range elementSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"s":"a","n":-12,"big":1234567890123456789,"f":1.5,"b":true,"x":null,"e":"\u00e9"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := NewReader(b)
+		got := map[string]any{}
+		ok := r.Object(func(key []byte) bool {
+			var v any
+			var ok bool
+			switch {
+			case bytes.HasPrefix(key, []byte("s")):
+				var tok []byte
+				var plain bool
+				if tok, plain, ok = r.String(); ok {
+					if plain {
+						v = string(tok[1 : len(tok)-1])
+					} else {
+						var s string
+						ok = json.Unmarshal(tok, &s) == nil
+						v = s
+					}
+				}
+			case bytes.HasPrefix(key, []byte("n")):
+				v, ok = r.Int64()
+			case bytes.HasPrefix(key, []byte("b")):
+				v, ok = r.Bool()
+			default:
+				var raw []byte
+				raw, ok = r.Raw()
+				v = string(raw)
+			}
+			got[string(key)] = v
+			return ok
+		}) && r.End()
+		if !ok {
+			return // the caller takes the encoding/json way
+		}
+		var want map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &want), "accepted what encoding/json rejects: %q", b)
+		for k, raw := range want {
+			switch {
+			case strings.HasPrefix(k, "s"):
+				var s string
+				require.NoError(t, json.Unmarshal(raw, &s))
+				require.Equal(t, s, got[k], k)
+			case strings.HasPrefix(k, "n"):
+				var n int64
+				require.NoError(t, json.Unmarshal(raw, &n), "Int64 accepted %s", raw)
+				require.Equal(t, n, got[k], k)
+			case strings.HasPrefix(k, "b"):
+				var v bool
+				require.NoError(t, json.Unmarshal(raw, &v))
+				require.Equal(t, v, got[k], k)
+			default:
+				require.Equal(t, string(raw), got[k], k)
+			}
+		}
+	})
 }

@@ -1,0 +1,164 @@
+package jsonscan
+
+import "strconv"
+
+// Reader reads one JSON text token by token, for a decoder that knows the
+// shape it expects and reads each byte once: Object and Array walk
+// containers, String, Int64 and Bool read scalars, Raw takes any value
+// whole. Each method validates what it reads as encoding/json does, and
+// reports false for anything it does not accept (malformed text, a value of
+// another type, null, a key that is not plain ASCII); the caller then takes
+// the encoding/json way. After a false, the Reader is spent.
+//
+// A decoder that reads the whole text with these methods and ends with End
+// has validated it, so it may trust what it read.
+type Reader struct{ p scanner }
+
+// NewReader returns a Reader of b.
+func NewReader(b []byte) Reader { return Reader{p: scanner{b: b}} }
+
+// End reports whether only white space is left.
+func (r *Reader) End() bool { return r.p.atEnd() }
+
+// Object reads an object, calling f with each member's key (plain ASCII,
+// b's own memory) once the Reader stands at the member's value, which f
+// must read. It reports false if the next value is not an object or f
+// returns false.
+func (r *Reader) Object(f func(key []byte) bool) bool {
+	p := &r.p
+	p.space()
+	if !p.byte('{') {
+		return false
+	}
+	p.space()
+	if p.byte('}') {
+		return true
+	}
+	for {
+		p.space()
+		if !p.byte('"') {
+			return false
+		}
+		start := p.i
+		for p.i < len(p.b) && p.b[p.i] != '"' && p.b[p.i] != '\\' && p.b[p.i] >= 0x20 && p.b[p.i] < 0x80 {
+			p.i++
+		}
+		key := p.b[start:p.i]
+		if !p.byte('"') {
+			return false
+		}
+		p.space()
+		if !p.byte(':') || !f(key) {
+			return false
+		}
+		p.space()
+		if p.byte('}') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// Array reads an array, calling f once the Reader stands at each element,
+// which f must read. It reports false if the next value is not an array or
+// f returns false.
+func (r *Reader) Array(f func() bool) bool {
+	p := &r.p
+	p.space()
+	if !p.byte('[') {
+		return false
+	}
+	p.space()
+	if p.byte(']') {
+		return true
+	}
+	for {
+		if !f() {
+			return false
+		}
+		p.space()
+		if p.byte(']') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// String reads a string token and returns it, quotes included (b's own
+// memory), and whether its content is plain: printable ASCII without
+// escapes, so that token[1:len(token)-1] is the string's value. A token
+// whose content is not plain must be decoded (with encoding/json).
+func (r *Reader) String() (token []byte, plain, ok bool) {
+	p := &r.p
+	p.space()
+	start := p.i
+	if !p.skipString() {
+		return nil, false, false
+	}
+	token = p.b[start:p.i]
+	for _, c := range token[1 : len(token)-1] {
+		if c == '\\' || c >= 0x80 {
+			return token, false, true
+		}
+	}
+	return token, true, true
+}
+
+// Int64 reads a number token that is an integer in int64's range (what
+// encoding/json decodes into an int64 without error).
+func (r *Reader) Int64() (int64, bool) {
+	p := &r.p
+	p.space()
+	start, ok := p.numberText()
+	if !ok {
+		return 0, false
+	}
+	text := p.b[start:p.i]
+	n, neg, digits := int64(0), false, text
+	if digits[0] == '-' {
+		neg, digits = true, digits[1:]
+	}
+	if len(digits) > 18 { // may overflow int64: parse it the slow way
+		n, err := strconv.ParseInt(string(text), 10, 64)
+		return n, err == nil
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false // a fraction or an exponent
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// Bool reads true or false.
+func (r *Reader) Bool() (v, ok bool) {
+	p := &r.p
+	p.space()
+	switch {
+	case p.word("true"):
+		return true, true
+	case p.word("false"):
+		return false, true
+	}
+	return false, false
+}
+
+// Raw reads any value, validating it as encoding/json validates a
+// json.RawMessage, and returns its bytes (b's own memory).
+func (r *Reader) Raw() ([]byte, bool) {
+	p := &r.p
+	p.space()
+	start := p.i
+	if !p.skip(0) {
+		return nil, false
+	}
+	return p.b[start:p.i], true
+}

@@ -5,8 +5,9 @@
 //   - Decode and DecodeShape build the map[string]any / []any trees that
 //     package ownership works on (two per write), with keys and plain strings
 //     sliced from one copy of the input.
-//   - Members splits an object into its members' raw values in one pass,
-//     validating them, so the store can keep Spec and Status encoded.
+//   - Reader reads a value token by token for a decoder that knows its
+//     shape, so the store reads Meta and Conditions without reflection and
+//     slices Spec and Status, validating every byte once.
 //   - ChangedScalars compares two values token by token and finds the scalar
 //     leaves whose text changed, without building either tree.
 //

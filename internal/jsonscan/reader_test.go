@@ -1,0 +1,147 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var memberSeeds = []string{
+	`{"metadata":{"kind":"K","name":"a","labels":{"x":"y"}},"spec":{"a":[1,2.5e3,-0,true,false,null,"s\"\\\/\b\f\n\r\t\u00e9"]},"status":null}`,
+	` { "a" : {} , "b" : [ ] , "c" : { } } `, `{}`, ` {} `, `{"a":1,"a":2}`, `{"a":1e400}`,
+	`{"me\u0074a":1}`, "{\"a\x01\":1}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`,
+	`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"a\x01\"}", "{\"a\":\"\xff\"}",
+	`{"a":[1,]}`, `{"a":{"b":1,}}`, `{"a" 1}`, `{"a":tru}`, `{"a":1}x`, `{"a":1,}`, `[1]`, `null`, ``, `{`,
+}
+
+var elementSeeds = []string{
+	`[]`, ` [ ] `, `[1]`, `[1,"a",{"b":[2]},null,true,false,-0.5e3]`, ` [ {"a":1} , [] ] `,
+	`[1,]`, `[,1]`, `[1 2]`, `[`, `]`, `[1]x`, `{}`, `"a"`, ``, `[01]`, `["\x"]`, "[\"a\x01\"]", "[\"\xff\"]",
+}
+
+// A Reader that reads a text whole, with Raw for every value, accepts only
+// what encoding/json accepts, and gives the values encoding/json gives.
+func FuzzReader(f *testing.F) {
+	for _, s := range memberSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range elementSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"s":"a","n":-12,"big":1234567890123456789,"f":1.5,"b":true,"x":null,"e":"\u00e9"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkArray(t, b)
+		r := NewReader(b)
+		got := map[string]any{}
+		ok := r.Object(func(key []byte) bool {
+			var v any
+			var ok bool
+			switch {
+			case bytes.HasPrefix(key, []byte("s")):
+				var tok []byte
+				var plain bool
+				if tok, plain, ok = r.String(); ok {
+					if plain {
+						v = string(tok[1 : len(tok)-1])
+					} else {
+						var s string
+						ok = json.Unmarshal(tok, &s) == nil
+						v = s
+					}
+				}
+			case bytes.HasPrefix(key, []byte("n")):
+				v, ok = r.Int64()
+			case bytes.HasPrefix(key, []byte("b")):
+				v, ok = r.Bool()
+			default:
+				var raw []byte
+				raw, ok = r.Raw()
+				v = string(raw)
+			}
+			got[string(key)] = v
+			return ok
+		}) && r.End()
+		if !ok {
+			return // the caller takes the encoding/json way
+		}
+		var want map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &want), "accepted what encoding/json rejects: %q", b)
+		for k, raw := range want {
+			switch {
+			case strings.HasPrefix(k, "s"):
+				var s string
+				require.NoError(t, json.Unmarshal(raw, &s))
+				require.Equal(t, s, got[k], k)
+			case strings.HasPrefix(k, "n"):
+				var n int64
+				require.NoError(t, json.Unmarshal(raw, &n), "Int64 accepted %s", raw)
+				require.Equal(t, n, got[k], k)
+			case strings.HasPrefix(k, "b"):
+				var v bool
+				require.NoError(t, json.Unmarshal(raw, &v))
+				require.Equal(t, v, got[k], k)
+			default:
+				require.Equal(t, string(raw), got[k], k)
+			}
+		}
+	})
+}
+
+// checkArray reads b as an array of raw values and checks them against
+// encoding/json's.
+func checkArray(t *testing.T, b []byte) {
+	r := NewReader(b)
+	got := []string{}
+	if !r.Array(func() bool {
+		raw, ok := r.Raw()
+		got = append(got, string(raw))
+		return ok
+	}) || !r.End() {
+		return
+	}
+	var want []json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &want), "accepted what encoding/json rejects: %q", b)
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, string(want[i]), got[i])
+	}
+}
+
+func TestReaderMatchesEncodingJSON(t *testing.T) {
+	r := NewReader([]byte(` {"kind" : "K", "n":-12, "on":true, "l":[1, "a"], "e":"\u00e9", "x":{"y":null}} `))
+	var keys []string
+	require.True(t, r.Object(func(key []byte) bool {
+		keys = append(keys, string(key))
+		switch string(key) {
+		case "kind":
+			tok, plain, ok := r.String()
+			require.Equal(t, `"K"`, string(tok))
+			return plain && ok
+		case "n":
+			n, ok := r.Int64()
+			require.Equal(t, int64(-12), n)
+			return ok
+		case "on":
+			v, ok := r.Bool()
+			return v && ok
+		case "l":
+			return r.Array(func() bool { _, ok := r.Raw(); return ok })
+		case "e":
+			_, plain, ok := r.String()
+			return !plain && ok
+		}
+		raw, ok := r.Raw()
+		require.Equal(t, `{"y":null}`, string(raw))
+		return ok
+	}))
+	require.True(t, r.End())
+	require.Equal(t, []string{"kind", "n", "on", "l", "e", "x"}, keys)
+	for _, s := range elementSeeds {
+		checkArray(t, []byte(s))
+	}
+	bad := NewReader([]byte(`{"a":2.5}`))
+	require.False(t, bad.Object(func([]byte) bool { _, ok := bad.Int64(); return ok }), "2.5 is no int64")
+}

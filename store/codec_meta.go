@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -45,6 +46,21 @@ type decodeScratch struct {
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation.
 	d metaDecoder
+}
+
+// scratchPool lends scratch space to the decoders that read one value per
+// call (Get, List, the read of a write), so that they too allocate a
+// repeated string once and no decoder state.
+var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
+
+func borrowScratch() *decodeScratch { return scratchPool.Get().(*decodeScratch) }
+
+// giveBack returns sc to the pool, keeping its strings but no reference to
+// the value it read last.
+func (sc *decodeScratch) giveBack() {
+	sc.d = metaDecoder{}
+	sc.r.Reset(nil)
+	scratchPool.Put(sc)
 }
 
 // str returns the string of a JSON string token's plain ASCII content b.

@@ -56,7 +56,9 @@ func truncate(s string) string {
 // decode decodes kv, a key of the Store's key space, into a typed object
 // whose Revision is the KV's ModRevision, or returns a *DecodeError.
 func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
-	return s.decodeShared(kv, nil)
+	scratch := borrowScratch()
+	defer scratch.giveBack()
+	return s.decodeShared(kv, scratch)
 }
 
 // decodeShared is decode with scratch space kept from earlier values (see
@@ -74,7 +76,9 @@ func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T]
 
 // decodeRaw is decode with Spec and Status left encoded.
 func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
-	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
+	scratch := borrowScratch()
+	defer scratch.giveBack()
+	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}

@@ -63,8 +63,8 @@ func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 // may run once; after its Run returns the handler does nothing.
 type cacheSource[S, T any] struct {
 	c       *cache.Cache[S, T]
-	st      *store.Store[S, T] // primary (FromStore) only
-	mapKeys func(obj *store.Object[S, T]) []string
+	st      *store.Store[S, T]                     // primary (FromStore) only
+	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
 	changes ChangeFunc[S, T]
 	sorted  bool
 
@@ -115,7 +115,7 @@ type storeSource[S, T any] struct {
 // A nil c or st makes the source's Run fail.
 func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
 	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
-	s := newCacheSource(c, func(obj *store.Object[S, T]) []string { return []string{obj.Meta.Name} }, opts)
+	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	s.names = map[string]struct{}{}
 	return storeSource[S, T]{cacheSource: s, storeStatus: storeStatus[S, T]{c: c, st: st}}
@@ -349,6 +349,10 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		}
 	}
 	if !hint {
+		return
+	}
+	if primary {
+		ref.sink.Add(obj.Meta.Name)
 		return
 	}
 	keys := s.mapKeys(obj)

@@ -61,18 +61,22 @@ func DecodeMeta(value []byte) (Meta, []Condition, error) {
 }
 
 // decodeObject decodes a stored value into a typed object whose Revision is
-// the KV's ModRevision. It reads the value the fast way (decodeObjectFast)
-// when it can, with d's strings, and with encoding/json alone otherwise.
-func decodeObject[S, T any](kv KV, d *metaDecoder) (*Object[S, T], error) {
+// the KV's ModRevision. It reads the value the fast way (decodeObjectFast,
+// with like and cp) when it can, with d's strings, and with encoding/json
+// alone otherwise. It returns the object with the bytes of its Spec and
+// Status, when it read them the fast way, for a later call's like.
+func decodeObject[S, T any](kv KV, d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	obj := new(Object[S, T])
-	if !decodeObjectFast(kv.Value, obj, d) {
+	from, ok := decodeObjectFast(kv.Value, obj, d, like, cp)
+	if !ok {
 		obj = new(Object[S, T])
 		if err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta}); err != nil {
-			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+			return decodedFrom[S, T]{}, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 		}
+		from = decodedFrom[S, T]{obj: obj}
 	}
 	obj.Meta.Revision = kv.ModRevision
-	return obj, nil
+	return from, nil
 }
 
 // decodeRawJSON decodes a stored value into raw with encoding/json alone.

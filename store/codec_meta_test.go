@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func FuzzDecodeObjectFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value []byte) {
 		for _, d := range []*metaDecoder{{}, {kind: "K", name: "a", scratch: scratch}} {
 			fast := new(Object[fastSpec, fastStatus])
-			if !decodeObjectFast(value, fast, d) {
+			if _, ok := decodeObjectFast(value, fast, d, nil, copies{}); !ok {
 				continue
 			}
 			want, err := decodeObjectJSON(value)
@@ -70,7 +71,8 @@ func TestDecodeObjectFastAgreesWithEncodingJSON(t *testing.T) {
 		require.NoError(t, err)
 		for _, d := range []*metaDecoder{{}, {kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: scratch}} {
 			got := new(Object[fastSpec, fastStatus])
-			require.True(t, decodeObjectFast(value, got, d), "object %d takes the fast way: %s", i, value)
+			_, ok := decodeObjectFast(value, got, d, nil, copies{})
+			require.True(t, ok, "object %d takes the fast way: %s", i, value)
 			require.Equal(t, want, got, "object %d: %s", i, value)
 		}
 		var raw, rawWant rawObject
@@ -92,9 +94,9 @@ func TestDecodeObjectFastDefersToEncodingJSON(t *testing.T) {
 	d := &metaDecoder{r: jsonscan.NewReader([]byte(`[{"type":"A","lastTransitionTime":null}]`))}
 	_, ok := d.conditions()
 	require.False(t, ok)
-	got, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: []byte(`{"metadata":{"Kind":"K","labels":null},"spec":{"replicas":2}}`), ModRevision: 7}, &metaDecoder{})
+	got, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: []byte(`{"metadata":{"Kind":"K","labels":null},"spec":{"replicas":2}}`), ModRevision: 7}, &metaDecoder{}, nil, copies{})
 	require.NoError(t, err)
-	require.Equal(t, &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "K", Revision: 7}, Spec: fastSpec{Replicas: 2}}, got)
+	require.Equal(t, &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "K", Revision: 7}, Spec: fastSpec{Replicas: 2}}, got.obj)
 }
 
 // The strings a scratch space shares are equal to what they stand for, and
@@ -106,14 +108,14 @@ func TestDecodeScratchSharesRepeatedStrings(t *testing.T) {
 	require.NoError(t, err)
 	scratch := new(decodeScratch)
 	d := &metaDecoder{kind: "Kind", name: "n", scratch: scratch}
-	first, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d)
+	first, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d, nil, copies{})
 	require.NoError(t, err)
-	var again *Object[fastSpec, fastStatus]
+	var again decodedFrom[fastSpec, fastStatus]
 	allocs := testing.AllocsPerRun(100, func() {
-		again, err = decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d)
+		again, err = decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d, nil, copies{})
 	})
 	require.NoError(t, err)
-	require.Equal(t, first, again)
+	require.Equal(t, first.obj, again.obj)
 	// The object and its labels map; no string.
 	require.LessOrEqual(t, allocs, 3.0)
 }
@@ -205,4 +207,126 @@ func BenchmarkDecodeObject(b *testing.B) {
 			}
 		}
 	})
+}
+
+type plainSpec struct {
+	Image    string    `json:"image"`
+	Replicas int       `json:"replicas"`
+	Ports    [2]uint16 `json:"ports"`
+	At       time.Time `json:"at"`
+	Inner    struct {
+		On bool `json:"on"`
+	} `json:"inner"`
+}
+
+type customSpec struct{ N int }
+
+func (c *customSpec) UnmarshalJSON(b []byte) error { c.N = len(b); return nil }
+
+func TestPlainCopy(t *testing.T) {
+	for _, v := range []any{0, "s", 1.5, plainSpec{}, [3]string{}, time.Time{}, struct{}{}} {
+		require.True(t, plainCopy(reflect.TypeOf(v)), "%T", v)
+	}
+	for _, v := range []any{fastSpec{}, []int{}, map[string]string{}, new(int), customSpec{}, struct{ A any }{},
+		struct{ T json.RawMessage }{}, [1][]int{}, struct{ C chan int }{}} {
+		require.False(t, plainCopy(reflect.TypeOf(v)), "%T", v)
+	}
+}
+
+// The state before a change, decoded with the state after it as like,
+// is what decoding it alone gives, and shares no map, slice or pointer
+// with it: Spec and Status are copied only when plainCopy allows.
+func TestDecodeLikeAgreesWithDecodingAlone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 5))
+	d := &metaDecoder{scratch: new(decodeScratch)}
+	copied := 0
+	for range 500 {
+		a, b := randomObject(rng), randomObject(rng)
+		switch rng.IntN(3) {
+		case 0:
+			b.Spec = a.Spec
+			copied++
+		case 1:
+			b.Status = a.Status
+			copied++
+		}
+		after, err := json.Marshal(a)
+		require.NoError(t, err)
+		before, err := json.Marshal(b)
+		require.NoError(t, err)
+		checkLike[plainSpec, fastStatus](t, d, after, before)
+		checkLike[fastSpec, fastStatus](t, d, after, before)
+		checkLike[plainSpec, plainSpec](t, d, after, before)
+	}
+	require.Greater(t, copied, 200)
+}
+
+func checkLike[S, T any](t *testing.T, d *metaDecoder, after, before []byte) {
+	t.Helper()
+	cp := copiesOf[S, T]()
+	from, err := decodeObject[S, T](KV{Key: "k", Value: after}, d, nil, cp)
+	if err != nil {
+		return // not an object of these types
+	}
+	got, err := decodeObject[S, T](KV{Key: "k", Value: before}, d, &from, cp)
+	want, wantErr := decodeObject[S, T](KV{Key: "k", Value: before}, &metaDecoder{}, nil, copies{})
+	require.Equal(t, wantErr, err)
+	if err != nil {
+		return
+	}
+	require.Equal(t, want.obj, got.obj)
+	if !cp.spec {
+		require.False(t, sharesMemory(from.obj.Spec, got.obj.Spec), "a spec of %T is not shared", from.obj.Spec)
+	}
+}
+
+// sharesMemory reports whether two values of a type with maps hold the
+// same map (the only references fastSpec has).
+func sharesMemory[S any](a, b S) bool {
+	fa, ok := any(a).(fastSpec)
+	if !ok {
+		return false
+	}
+	fb := any(b).(fastSpec)
+	return fa.Env != nil && fb.Env != nil && reflect.ValueOf(fa.Env).UnsafePointer() == reflect.ValueOf(fb.Env).UnsafePointer()
+}
+
+// BenchmarkTypedEvent is a watch's decoding of one modification (a spec
+// write: the state before and after it), with the unchanged Status decoded
+// again (decode-both) and copied from the state after the change
+// (copy-unchanged, what Watch does for a Status type that plainCopy
+// allows).
+//
+//	go test -run '^$' -bench TypedEvent -benchmem ./store/
+func BenchmarkTypedEvent(b *testing.B) {
+	st, err := New[plainSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(b, err)
+	obj := &Object[plainSpec, fastStatus]{
+		Meta: Meta{Kind: "App", Name: "obj-1", UID: "92340a08-8151-43e1-92bf-0d4043a3ded0", Labels: map[string]string{"app": "web"},
+			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~TM_mqwcA"}},
+			LastWrite: LastWrite{Manager: "user", Op: OpUpdate}, Generation: 2},
+		Spec:   plainSpec{Image: "web:1", Replicas: 2},
+		Status: fastStatus{Ready: 2, Message: "all replicas are ready"},
+	}
+	prev, err := json.Marshal(obj)
+	require.NoError(b, err)
+	obj.Spec.Replicas, obj.Meta.Generation = 3, 3
+	next, err := json.Marshal(obj)
+	require.NoError(b, err)
+	ev := KVEvent{Type: KVPut, Revision: 9, KV: KV{Key: st.keyOf("obj-1"), Value: next, ModRevision: 9},
+		Prev: KV{Key: st.keyOf("obj-1"), Value: prev, ModRevision: 8}}
+	for _, bc := range []struct {
+		name string
+		cp   copies
+	}{{"decode-both", copies{}}, {"copy-unchanged", copiesOf[plainSpec, fastStatus]()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			scratch := new(decodeScratch)
+			b.ReportAllocs()
+			for b.Loop() {
+				if tev := st.typedEvent(ev, scratch, bc.cp); tev.Type != Modified || tev.Prev.Status != tev.Object.Status {
+					b.Fatal(tev)
+				}
+			}
+		})
+	}
 }

@@ -72,12 +72,30 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 }
 
 // decodeObjectFast is decodeRawFast for a typed object: Spec and Status go
-// through encoding/json, each from its own bytes. It reports false for what
-// decodeStored declines and for a value that encoding/json would not decode
-// into obj; the caller then decodes it with encoding/json alone, into a new
-// object.
-func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder) bool {
+// through encoding/json, each from its own bytes, unless like (when not
+// nil) holds a Spec or Status decoded from the same bytes that cp allows to
+// copy. It reports false for what decodeStored declines and for a value
+// that encoding/json would not decode into obj; the caller then decodes it
+// with encoding/json alone, into a new object. It returns obj with the
+// bytes of its Spec and Status, for a later call's like.
+func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], bool) {
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
-	return ok && (parts.spec == nil || d.json(parts.spec, &obj.Spec)) &&
-		(parts.status == nil || d.json(parts.status, &obj.Status))
+	if !ok {
+		return decodedFrom[S, T]{}, false
+	}
+	switch {
+	case parts.spec == nil:
+	case cp.spec && like != nil && sameBytes(parts.spec, like.spec):
+		obj.Spec = like.obj.Spec
+	case !d.json(parts.spec, &obj.Spec):
+		return decodedFrom[S, T]{}, false
+	}
+	switch {
+	case parts.status == nil:
+	case cp.status && like != nil && sameBytes(parts.status, like.status):
+		obj.Status = like.obj.Status
+	case !d.json(parts.status, &obj.Status):
+		return decodedFrom[S, T]{}, false
+	}
+	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status}, true
 }

@@ -49,8 +49,9 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 			}
 		}()
 		scratch := new(decodeScratch) // this goroutine's alone
+		cp := copiesOf[S, T]()
 		for ev := range in {
-			tev := s.typedEvent(ev, scratch)
+			tev := s.typedEvent(ev, scratch, cp)
 			select {
 			case out <- tev:
 			case <-ctx.Done():
@@ -65,11 +66,12 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 }
 
 // typedEvent decodes one backend event with the watch's scratch space
-// (see metaDecoder). A value that does not
+// (see metaDecoder). The state before a modification takes from the state
+// after it the Spec or Status it has unchanged, when cp allows. A value that does not
 // decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark.
-func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch) Event[S, T] {
+func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
@@ -80,10 +82,16 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch) Event[S, T]
 	}
 	switch ev.Type {
 	case KVPut:
-		obj, err := s.decodeShared(ev.KV, scratch)
+		from, err := s.decodeLike(ev.KV, scratch, nil, cp)
+		obj := from.obj
 		var prev *Object[S, T]
 		if ev.Prev.ModRevision != 0 {
-			prev, _ = s.decodeShared(ev.Prev, scratch)
+			like := &from
+			if err != nil {
+				like = nil
+			}
+			prevFrom, _ := s.decodeLike(ev.Prev, scratch, like, cp)
+			prev = prevFrom.obj
 		}
 		switch {
 		case err != nil:
@@ -100,13 +108,15 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch) Event[S, T]
 		out.Type = Deleted
 		gone := ev.Prev
 		gone.ModRevision = ev.Revision
-		var err error
-		if out.Object, err = s.decodeShared(gone, scratch); err != nil {
+		from, err := s.decodeLike(gone, scratch, nil, cp)
+		if err != nil {
 			name, _ := s.nameOf(ev.KV.Key)
 			out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
 			return out
 		}
-		out.Prev, _ = s.decodeShared(ev.Prev, scratch)
+		out.Object = from.obj
+		prevFrom, _ := s.decodeLike(ev.Prev, scratch, &from, cp)
+		out.Prev = prevFrom.obj
 	default:
 		return Event[S, T]{Revision: ev.Revision, Err: fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)}
 	}

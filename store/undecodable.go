@@ -64,14 +64,22 @@ func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
 // decodeShared is decode with scratch space kept from earlier values (see
 // metaDecoder), which one caller at a time may use.
 func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T], error) {
-	obj, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch))
+	from, err := s.decodeLike(kv, scratch, nil, copies{})
+	return from.obj, err
+}
+
+// decodeLike is decodeShared that may copy Spec or Status from like (see
+// decodeObjectFast), and returns the object with the bytes it was decoded
+// from.
+func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
+	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
 	if err == nil {
-		err = s.checkIdentity(kv.Key, &obj.Meta)
+		err = s.checkIdentity(kv.Key, &from.obj.Meta)
 	}
 	if err != nil {
-		return nil, s.decodeError(kv, err)
+		return decodedFrom[S, T]{}, s.decodeError(kv, err)
 	}
-	return obj, nil
+	return from, nil
 }
 
 // decodeRaw is decode with Spec and Status left encoded.

@@ -96,16 +96,10 @@ func (r *Reader) String() (token []byte, plain, ok bool) {
 	p := &r.p
 	p.space()
 	start := p.i
-	if !p.skipString() {
+	if plain, ok = p.skipStringPlain(); !ok {
 		return nil, false, false
 	}
-	token = p.b[start:p.i]
-	for _, c := range token[1 : len(token)-1] {
-		if c == '\\' || c >= 0x80 {
-			return token, false, true
-		}
-	}
-	return token, true, true
+	return p.b[start:p.i], plain, true
 }
 
 // Int64 reads a number token that is an integer in int64's range (what

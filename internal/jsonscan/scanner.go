@@ -135,42 +135,60 @@ func (p *scanner) word(w string) bool {
 // escapes. Bytes of invalid UTF-8 are accepted, as encoding/json accepts
 // them.
 func (p *scanner) skipString() bool {
+	_, ok := p.skipStringPlain()
+	return ok
+}
+
+// skipStringPlain is skipString that also reports whether the string's
+// content is plain: printable ASCII without escapes.
+func (p *scanner) skipStringPlain() (plain, ok bool) {
 	if !p.byte('"') {
-		return false
+		return false, false
+	}
+	// The common bytes first, in a tight loop.
+	for p.i < len(p.b) {
+		if c := p.b[p.i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+		p.i++
+	}
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		p.i++
+		return true, true
 	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			return true
+			return false, true
 		case c < 0x20:
-			return false
+			return false, false
 		case c == '\\':
 			if p.i+1 >= len(p.b) {
-				return false
+				return false, false
 			}
 			switch p.b[p.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				p.i += 2
 			case 'u':
 				if len(p.b)-p.i < 6 {
-					return false
+					return false, false
 				}
 				for _, h := range p.b[p.i+2 : p.i+6] {
 					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return false
+						return false, false
 					}
 				}
 				p.i += 6
 			default:
-				return false
+				return false, false
 			}
 		default:
 			p.i++
 		}
 	}
-	return false
+	return false, false
 }
 
 // string reads a string token and returns its value. Plain ASCII strings

@@ -330,3 +330,28 @@ func BenchmarkTypedEvent(b *testing.B) {
 		})
 	}
 }
+
+// A watch's reused json.Decoder reads scalar Specs and Statuses (a number
+// ends only at the end of its bytes) one after another as json.Unmarshal
+// does, errors included.
+func TestDecodeScratchReadsScalarsInTurn(t *testing.T) {
+	scratch := new(decodeScratch)
+	for _, value := range []string{
+		`{"metadata":{"kind":"K","name":"a"},"spec":7,"status":"x"}`,
+		`{"metadata":{"kind":"K","name":"a"},"spec":-0,"status":""}`,
+		`{"metadata":{"kind":"K","name":"a"},"spec":1.5,"status":"x"}`, // not an int
+		`{"metadata":{"kind":"K","name":"a"},"spec":12,"status":"\u00e9"}`,
+		`{"metadata":{"kind":"K","name":"a"},"spec":"7","status":"x"}`, // not an int
+		`{"metadata":{"kind":"K","name":"a"},"spec":3,"status":null}`,
+	} {
+		want := new(Object[int, string])
+		wantErr := json.Unmarshal([]byte(value), &legacyObject[int, string]{want, &want.Meta})
+		got, err := decodeObject[int, string](KV{Key: "K/a", Value: []byte(value)}, &metaDecoder{kind: "K", name: "a", scratch: scratch}, nil, copies{})
+		if wantErr != nil {
+			require.Error(t, err, value)
+			continue
+		}
+		require.NoError(t, err, value)
+		require.Equal(t, want, got.obj, value)
+	}
+}

@@ -75,14 +75,20 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // modified (a copy is a different object).
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
+	v, _ := s.views.Get().(*changeViews[S, T])
+	if v == nil {
+		v = &changeViews[S, T]{}
+	}
 	if !specSideEqual(old, new) {
-		specChanges = diff.ChangedPaths(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-			specDiffOptions)
+		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
+		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
 	if !statusSideEqual(old, new) {
-		statusChanges = diff.ChangedPaths(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-			statusDiffOptions)
+		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
+		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
 	}
+	*v = changeViews[S, T]{} // hold nothing of old and new
+	s.views.Put(v)
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, deletionRequestedPath)
 	}
@@ -194,8 +200,14 @@ var (
 )
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct
-// tags key their lists, and named as in the ownership trees.
+// tags key their lists, and named as in the ownership trees. A Store keeps
+// a few changeViews to build them in, so that handing them to the diff as
+// pointers costs no allocation (by value, each was boxed).
 type (
+	changeViews[S, T any] struct {
+		spec   [2]specView[S]
+		status [2]statusView[T]
+	}
 	specView[S any] struct {
 		Metadata metaView `json:"metadata"`
 		Spec     S        `json:"spec"`

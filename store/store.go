@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/steady-go/steady/clock"
 )
@@ -42,6 +43,7 @@ type Store[S, T any] struct {
 	trace   func(context.Context) string // see WithTraceContext
 	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
 	last    *lastValues                  // see WithLastValues
+	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
 }
 
 // Option configures New.

@@ -316,14 +316,20 @@ func BenchmarkTypedEvent(b *testing.B) {
 	ev := KVEvent{Type: KVPut, Revision: 9, KV: KV{Key: st.keyOf("obj-1"), Value: next, ModRevision: 9},
 		Prev: KV{Key: st.keyOf("obj-1"), Value: prev, ModRevision: 8}}
 	for _, bc := range []struct {
-		name string
-		cp   copies
-	}{{"decode-both", copies{}}, {"copy-unchanged", copiesOf[plainSpec, fastStatus]()}} {
+		name     string
+		cp       copies
+		withPrev bool
+	}{
+		{"decode-both", copies{}, true},
+		{"copy-unchanged", copiesOf[plainSpec, fastStatus](), true},
+		{"without-prev", copiesOf[plainSpec, fastStatus](), false}, // store/cache's watch
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			scratch := new(decodeScratch)
 			b.ReportAllocs()
 			for b.Loop() {
-				if tev := st.typedEvent(ev, scratch, bc.cp); tev.Type != Modified || tev.Prev.Status != tev.Object.Status {
+				tev := st.typedEvent(ev, scratch, bc.cp, bc.withPrev)
+				if tev.Type != Modified || tev.Object.Spec.Replicas != 3 || (tev.Prev != nil) != bc.withPrev {
 					b.Fatal(tev)
 				}
 			}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/steady-go/steady/internal/watchopt"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -50,8 +52,9 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 		}()
 		scratch := new(decodeScratch) // this goroutine's alone
 		cp := copiesOf[S, T]()
+		withPrev := watchopt.Prev(ctx) // store/cache does without (see watchopt)
 		for ev := range in {
-			tev := s.typedEvent(ev, scratch, cp)
+			tev := s.typedEvent(ev, scratch, cp, withPrev)
 			select {
 			case out <- tev:
 			case <-ctx.Done():
@@ -70,18 +73,35 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // after it the Spec or Status it has unchanged, when cp allows. A value that does not
 // decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
-// progress mark.
-func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies) Event[S, T] {
+// progress mark. Without withPrev, the event leaves the state before the change
+// undecoded, as watchopt.WithoutPrev describes.
+func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
 	}
-	if _, ours := s.nameOf(ev.KV.Key); !ours {
+	name, ours := s.nameOf(ev.KV.Key)
+	if !ours {
 		out.Progress = true
 		return out
 	}
-	switch ev.Type {
-	case KVPut:
+	switch {
+	case ev.Type == KVPut && !withPrev:
+		from, err := s.decodeLike(ev.KV, scratch, nil, cp)
+		switch {
+		case err != nil:
+			out.Undecodable = err.(*DecodeError)
+		case ev.Prev.ModRevision != 0:
+			out.Type, out.Object = Modified, from.obj
+			s.last.read(ev.KV)
+		default:
+			out.Type, out.Object = Added, from.obj
+			s.last.read(ev.KV)
+		}
+	case ev.Type == KVDelete && !withPrev:
+		s.last.forget(ev.KV.Key, ev.Revision)
+		out.Type, out.Object = Deleted, &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
+	case ev.Type == KVPut:
 		from, err := s.decodeLike(ev.KV, scratch, nil, cp)
 		obj := from.obj
 		var prev *Object[S, T]
@@ -103,14 +123,13 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies) 
 			out.Type, out.Object = Added, obj
 			s.last.read(ev.KV)
 		}
-	case KVDelete:
+	case ev.Type == KVDelete:
 		s.last.forget(ev.KV.Key, ev.Revision)
 		out.Type = Deleted
 		gone := ev.Prev
 		gone.ModRevision = ev.Revision
 		from, err := s.decodeLike(gone, scratch, nil, cp)
 		if err != nil {
-			name, _ := s.nameOf(ev.KV.Key)
 			out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
 			return out
 		}

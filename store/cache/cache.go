@@ -18,7 +18,11 @@ import (
 type ListWatcher[S, T any] interface {
 	// List returns one page of objects; see Store.List.
 	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
-	// Watch streams the changes after fromRevision; see Store.Watch.
+	// Watch streams the changes after fromRevision; see Store.Watch. The
+	// Cache never reads Event.Prev: its handlers get the object it held
+	// for the key. So when the ListWatcher is a *store.Store itself, the
+	// Cache asks it (through a context value only steady can set) not to
+	// decode previous states; a wrapper gets Watch's full events.
 	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 
@@ -53,6 +57,9 @@ type Cache[S, T any] struct {
 	src     ListWatcher[S, T]
 	cfg     config
 	initErr error // a bad argument to New, returned by Run
+	// withoutPrev asks src's watches to leave Event.Prev out (see
+	// watchopt.WithoutPrev): true when src is a *store.Store.
+	withoutPrev bool
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
@@ -104,6 +111,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if cfg.report != nil {
 		c.detect = newMutationDetector[S, T]()
 	}
+	_, c.withoutPrev = src.(*store.Store[S, T])
 	return c
 }
 

@@ -12,3 +12,8 @@ func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
 	c.repair(l)
 	return nil
 }
+
+// SetWithoutPrev overrides whether c asks its source's watches to leave
+// Event.Prev out, so that a test can route a Store's lean watch through a
+// wrapper.
+func (c *Cache[S, T]) SetWithoutPrev(on bool) { c.withoutPrev = on }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 )
 
@@ -83,6 +84,9 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if c.withoutPrev {
+		wctx = watchopt.WithoutPrev(wctx) // apply reads c.items, not Prev
+	}
 	events, err := c.src.Watch(wctx, rev)
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
@@ -232,6 +236,10 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	}
 	name := ev.Object.Meta.Name
 	delete(c.quarantine, name)
+	// The handlers' old object is the one the Cache held, never ev.Prev
+	// (which a Store's watch leaves out for the Cache): the key's value at
+	// the Cache's revision, or the last valid one if that value did not
+	// decode.
 	old := c.items[name]
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {

@@ -1,0 +1,77 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/watchopt"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// A watch whose ctx comes from watchopt.WithoutPrev (store/cache's) carries
+// the same events as a plain watch of the same history, except that Prev is
+// nil, a valid value written over an undecodable one is Modified rather
+// than Added, and a Deleted event's Object holds only Kind, Name and
+// Revision.
+func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	st := newTypedStore(t, b)
+	m := st.As("m")
+	full, err := st.Watch(ctx, 0)
+	require.NoError(t, err)
+	lean, err := st.Watch(watchopt.WithoutPrev(ctx), 0)
+	require.NoError(t, err)
+
+	put := func(name, value string) {
+		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name, Value: []byte(value)})
+		require.NoError(t, err)
+	}
+	obj := &typedObj{Meta: store.Meta{Name: "a", Labels: map[string]string{"x": "1"}}, Spec: typedSpec{Replicas: 1}}
+	_, err = m.Create(ctx, obj)
+	require.NoError(t, err)
+	a, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	a.Spec.Replicas = 2
+	_, err = m.Update(ctx, a)
+	require.NoError(t, err)
+	a, err = st.Get(ctx, "a")
+	require.NoError(t, err)
+	a.Status.Ready = 2
+	_, err = m.UpdateStatus(ctx, a)
+	require.NoError(t, err)
+	put("a", "{not json")                                            // quarantined value
+	put("a", `{"metadata":{"kind":"Widget","name":"a","uid":"u2"}}`) // valid over undecodable
+	_, err = m.Delete(ctx, "a")
+	require.NoError(t, err)
+	put("b", "[]")
+	_, err = m.Purge(ctx, "b", 0)
+	require.NoError(t, err)
+	_, err = m.Create(ctx, &typedObj{Meta: store.Meta{Name: "a"}}) // re-created
+	require.NoError(t, err)
+
+	wantTypes := []store.EventType{store.Added, store.Modified, store.Modified, 0, store.Modified, store.Deleted, 0, store.Deleted, store.Added}
+	for i, wantType := range wantTypes {
+		f, l := <-full, <-lean
+		require.NoError(t, f.Err)
+		require.Equal(t, f.Revision, l.Revision, "event %d", i)
+		require.Equal(t, f.Progress, l.Progress, "event %d", i)
+		require.Equal(t, f.Undecodable, l.Undecodable, "event %d", i)
+		require.Nil(t, l.Prev, "event %d", i)
+		require.Equal(t, wantType, l.Type, "event %d", i)
+		switch {
+		case f.Undecodable != nil:
+			require.Nil(t, l.Object, "event %d", i)
+		case f.Type == store.Deleted:
+			require.Equal(t, &typedObj{Meta: store.Meta{Kind: "Widget", Name: f.Object.Meta.Name, Revision: f.Revision}}, l.Object, "event %d", i)
+		default:
+			require.Equal(t, f.Object, l.Object, "event %d", i)
+			if f.Type != l.Type {
+				require.Equal(t, store.Added, f.Type, "event %d: only a valid value over an undecodable one changes type", i)
+				require.Nil(t, f.Prev, "event %d", i)
+			}
+		}
+	}
+}

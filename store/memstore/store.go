@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/steady-go/steady/store"
 )
@@ -34,9 +34,11 @@ type Store struct {
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
 
-	// wake is closed by the next write (or Compact) when a watch is
-	// waiting for one; see changed.
-	wake atomic.Pointer[chan struct{}]
+	// waiting holds the watches that have read every change and wait for
+	// the next one (see wait); waitMu orders the read-locked watches that
+	// join it, and a write (holding mu) empties it.
+	waitMu  sync.Mutex
+	waiting []*watch
 
 	watchBuffer int
 	count       counters
@@ -198,24 +200,45 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	return nil
 }
 
-// notify wakes the watches waiting for a change. Callers hold s.mu for
-// writing.
+// notify wakes the watches waiting for a change, and empties the waiting
+// list. Callers hold s.mu for writing.
 func (s *Store) notify() {
-	if ch := s.wake.Swap(nil); ch != nil {
-		close(*ch)
+	for i, w := range s.waiting {
+		w.waiting = false
+		select {
+		case w.wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+		s.waiting[i] = nil
 	}
+	s.waiting = s.waiting[:0]
 }
 
-// changed returns a channel closed by the next change. Callers hold s.mu for
-// reading, so no change can slip in between their read and the channel.
-func (s *Store) changed() <-chan struct{} {
-	for {
-		if ch := s.wake.Load(); ch != nil {
-			return *ch
-		}
-		ch := make(chan struct{})
-		if s.wake.CompareAndSwap(nil, &ch) {
-			return ch
-		}
+// wait puts w on the waiting list, unless it is there already, and returns
+// its wake channel, which receives a value after the next change. Callers
+// hold s.mu for reading, so no change can slip in between their read and
+// the registration. A value may also be left over from a change w has since
+// read: waking for it costs w one more read, never a lost change.
+func (s *Store) wait(w *watch) <-chan struct{} {
+	s.waitMu.Lock()
+	if !w.waiting {
+		w.waiting = true
+		s.waiting = append(s.waiting, w)
 	}
+	s.waitMu.Unlock()
+	return w.wake
+}
+
+// unwait takes w, whose watch has ended, off the waiting list.
+func (s *Store) unwait(w *watch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !w.waiting {
+		return
+	}
+	w.waiting = false
+	i := slices.Index(s.waiting, w)
+	last := len(s.waiting) - 1
+	s.waiting[i], s.waiting[last] = s.waiting[last], nil
+	s.waiting = s.waiting[:last]
 }

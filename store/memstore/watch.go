@@ -42,12 +42,14 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		cursor: fromRevision,
 		seen:   fromRevision,
 		stop:   make(chan struct{}),
+		wake:   make(chan struct{}, 1),
 	}
 	// Each watch waits on a channel of its own rather than on ctx.Done(),
 	// which all watches of one ctx would contend for in every select.
 	release := context.AfterFunc(ctx, func() { close(w.stop) })
 	go func() {
 		defer release()
+		defer s.unwait(w)
 		w.run()
 	}()
 	return w.out, nil
@@ -63,6 +65,11 @@ type watch struct {
 	queue        []store.KVEvent // queue[head:] are read but not yet sent
 	head         int
 	stop         chan struct{} // closed when the watch's ctx ends
+	// wake receives a value after a change while the watch is on the
+	// Store's waiting list (see Store.wait); waiting says it is, and is
+	// guarded by the Store (its waitMu, or mu held for writing).
+	wake    chan struct{}
+	waiting bool
 }
 
 func (w *watch) run() {
@@ -116,8 +123,8 @@ func (w *watch) sent(ev store.KVEvent) {
 }
 
 // read copies the next batch of events out of the ring once the last one has
-// been sent. It returns a channel closed by the next change when the watch
-// has read everything and its queue is empty, and nil otherwise.
+// been sent. It returns a channel that receives after the next change when
+// the watch has read everything and its queue is empty, and nil otherwise.
 func (w *watch) read() (<-chan struct{}, error) {
 	if w.head < len(w.queue) {
 		return nil, nil
@@ -141,7 +148,7 @@ func (w *watch) read() (<-chan struct{}, error) {
 	if len(w.queue) > 0 || w.cursor < last {
 		return nil, nil
 	}
-	return s.changed(), nil
+	return s.wait(w), nil
 }
 
 // fail sends the final error event, unless the watch's ctx ends first.

@@ -100,7 +100,10 @@ func (m *meter) started(n int32, depth int, at int64) time.Duration {
 	m.startAt[n] = at
 	m.slot[n] = int32(len(m.inFlight))
 	m.inFlight = append(m.inFlight, n)
-	return time.Duration(at - m.readyAt[n])
+	// Never negative, even for a caller's stamp out of order (a DoneStamped
+	// stamp ahead of the clock makes a rerun's ready time later than a
+	// GetStamped that reads the clock).
+	return max(time.Duration(at-m.readyAt[n]), 0)
 }
 
 // finished records that n's work ended at stamp at, and returns its
@@ -116,7 +119,7 @@ func (m *meter) finished(n int32, at int64) time.Duration {
 
 func (m *meter) unfinished(now int64) (total, longest time.Duration) {
 	for _, n := range m.inFlight {
-		d := time.Duration(now - m.startAt[n])
+		d := max(time.Duration(now-m.startAt[n]), 0)
 		total += d
 		longest = max(longest, d)
 	}

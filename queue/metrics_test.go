@@ -233,3 +233,40 @@ func TestStampedGetWithoutMetricsReusesFreeOnlyWithoutWaiting(t *testing.T) {
 		require.Equal(t, 2*time.Second, at)
 	})
 }
+
+// Stamps a caller gets wrong (a DoneStamped ahead of the clock, a
+// GetStamped free stamp before the key's Get) give wrong durations, not
+// negative ones: no histogram is handed a negative observation and
+// Unfinished stays at or above zero.
+func TestStampsOutOfOrderNeverGiveNegativeDurations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &recorder{}
+		q := queue.New[string](queue.WithMetrics(r))
+		defer q.ShutDown()
+		ctx := context.Background()
+
+		q.Add("a")
+		a, at, _ := q.GetStamped(ctx, 0)
+		q.Add(a)                         // a rerun, ready at the Done stamp
+		q.DoneStamped(a, at+time.Hour)   // an end stamp an hour ahead of the clock
+		q.DoneStamped(a, at-time.Hour)   // a second Done of a key no longer processing: ignored
+		a, _, ok := q.GetStamped(ctx, 0) // reads the clock: an hour before the rerun's ready time
+		require.True(t, ok)
+		q.Done(a)
+		q.Add("b")
+		_, _, ok = q.GetStamped(ctx, at+2*time.Hour) // a free stamp from the future: b's work starts then
+		require.True(t, ok)
+		time.Sleep(2 * queue.UnfinishedInterval)
+
+		got := r.snapshot()
+		for _, d := range got.latencies {
+			require.GreaterOrEqual(t, d, time.Duration(0), "latencies %v", got.latencies)
+		}
+		for _, d := range got.works {
+			require.GreaterOrEqual(t, d, time.Duration(0), "works %v", got.works)
+		}
+		require.Len(t, got.latencies, 3)
+		require.GreaterOrEqual(t, got.unfinished, time.Duration(0))
+		require.GreaterOrEqual(t, got.longest, time.Duration(0))
+	})
+}

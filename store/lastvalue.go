@@ -91,6 +91,19 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 	return lastValue{}, false
 }
 
+// latest returns what is remembered of key, at whatever revision.
+func (l *lastValues) latest(key string) (lastValue, bool) {
+	if l == nil {
+		return lastValue{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, ok := l.index[key]; ok {
+		return l.items[i], true
+	}
+	return lastValue{}, false
+}
+
 // read remembers kv as read from the Backend.
 func (l *lastValues) read(kv KV) {
 	if l == nil || kv.ModRevision == 0 {

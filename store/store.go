@@ -184,13 +184,29 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSides) {
 	key := s.prefix + name
 	e, ok := s.last.lookup(key, rev)
+	return s.rememberedAs(key, e, ok)
+}
+
+// latest returns the latest value of the object called name the Store
+// remembers (see WithLastValues), or nil. It may be out of date: a write
+// from it must be conditional on its revision. The caller must not modify
+// it, nor hand out what it holds.
+func (s *Store[S, T]) latest(name string) *rawObject {
+	key := s.prefix + name
+	e, ok := s.last.latest(key)
+	raw, _ := s.rememberedAs(key, e, ok)
+	return raw
+}
+
+// rememberedAs decodes e, remembered of key if ok.
+func (s *Store[S, T]) rememberedAs(key string, e lastValue, ok bool) (*rawObject, decodedSides) {
 	switch {
 	case !ok:
 		return nil, decodedSides{}
 	case e.raw != nil:
 		return e.raw, e.sides
 	}
-	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: rev})
+	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: e.rev})
 	if err != nil {
 		return nil, decodedSides{} // the read of the write reports it
 	}

@@ -57,7 +57,9 @@ type ApplyResult struct {
 // instead fails with ErrConflict unless the object is still at revision r
 // (and fails if it does not exist), protecting a configuration computed from
 // a read. A merged spec that does not decode into the Spec type, or that has
-// fields it lacks, gives ErrInvalid.
+// fields it lacks, gives ErrInvalid. An Apply that changes an object the
+// Store remembers as it is stored is one Txn, with no read (see
+// WithLastValues).
 func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts ...ApplyOption) (ApplyResult, error) {
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err

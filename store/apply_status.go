@@ -34,7 +34,8 @@ import (
 // never lands on its successor. It needs no status freshness check (it
 // declares fields rather than rewriting what it read) and bumps
 // StatusGeneration when it writes. A missing object gives ErrNotFound:
-// status is never created.
+// status is never created. An ApplyStatus that changes an object the Store
+// remembers as it is stored is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (ApplyResult, error) {
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err

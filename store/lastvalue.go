@@ -11,25 +11,27 @@ import (
 // keeps for its writes (see WithLastValues).
 const defaultLastValueBytes = 16 << 20
 
-// WithLastValues bounds the memory a Store keeps so that Update and
-// UpdateStatus can write without reading first: at most bytes (default 16
-// MiB; 0 or less turns the memory off).
+// WithLastValues bounds the memory a Store keeps so that its writes need
+// not read first: at most bytes (default 16 MiB; 0 or less turns the memory
+// off).
 //
 // The Store remembers, for each key, the value it last read (Get, List,
 // Watch, or the read before a write) or wrote, at that value's revision. An
 // Update or UpdateStatus of an object whose Meta.Revision is the remembered
 // revision of its key computes the write from the remembered value and sends
-// it as one Txn conditional on that revision, with no Backend.Get before it:
-// a Loop writing objects it got from a cache (which reads through the
-// Store's List and Watch) or from its own previous write makes one round
-// trip per write. In every other case (the revision is not remembered, the
-// write would change nothing or fails a check, or the Txn's condition fails
-// because someone wrote since) the write does what it does without the
-// memory: it reads the stored object and goes on from there. So results,
-// errors and stored values are the same either way; only a write based on a
-// value overwritten by a writer the Store did not see costs one failed Txn
-// more. This rests on the Backend contract: a key's ModRevision names one
-// value for good.
+// it as one Txn conditional on that revision, with no Backend.Get before it.
+// Apply, ApplyStatus and Delete, which name no revision, do the same from
+// the latest value remembered of their key, whatever its revision. So a Loop
+// writing objects it got from a cache (which reads through the Store's List
+// and Watch) or from its own previous write, or applying to them, makes one
+// round trip per write. In every other case (nothing is remembered, the
+// write would change nothing or fails a check or gives an error, or the
+// Txn fails, its condition because someone wrote since) the write does what
+// it does without the memory: it reads the stored object and goes on from
+// there. So results, errors and stored values are the same either way; only
+// a write based on a value overwritten by a writer the Store did not see
+// costs one failed Txn more. This rests on the Backend contract: a key's
+// ModRevision names one value for good.
 //
 // The bound counts each remembered value as its encoded size plus its key
 // and 128 bytes, and twice the encoded size for the Store's own writes

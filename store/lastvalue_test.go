@@ -471,8 +471,9 @@ func TestLastValuesBound(t *testing.T) {
 	}
 }
 
-// Eight writers, each a Loop writing its own objects from its last write,
-// and all of them writing one shared object from reads, with the memory on:
+// Eight writers, each a Loop writing its own objects from its last write
+// and applying status to it, and all of them writing one shared object from
+// reads and applying to it, with the memory on:
 // no update is lost, and under -race no memory is shared unsafely.
 func TestLastValuesConcurrentWriters(t *testing.T) {
 	const writers = 8
@@ -499,6 +500,18 @@ func TestLastValuesConcurrentWriters(t *testing.T) {
 				if _, err := w.UpdateStatus(ctx, own); err != nil {
 					return err
 				}
+				// Applies from the memory: to the shared object, whose
+				// remembered value others' writes keep making stale, and
+				// to its own, whose revision own then no longer has.
+				key := fmt.Sprint("W", i)
+				if _, err := w.Apply(ctx, "shared", map[string]any{"env": map[string]any{key: fmt.Sprint(own.Spec.Replicas)}}); err != nil {
+					return err
+				}
+				res, err := w.ApplyStatus(ctx, own.Meta.Name, nil, []store.Condition{{Type: key, Status: store.ConditionTrue, Reason: fmt.Sprint(own.Spec.Replicas)}})
+				if err != nil {
+					return err
+				}
+				own.Meta.Revision = res.Revision
 				for {
 					shared, err := st.Get(ctx, "shared")
 					if err != nil {
@@ -520,12 +533,15 @@ func TestLastValuesConcurrentWriters(t *testing.T) {
 	shared, err := st.Get(ctx, "shared")
 	require.NoError(t, err)
 	require.Len(t, shared.Status.Notes, writers*rounds)
+	require.Len(t, shared.Spec.Env, writers)
 	for i := range writers {
 		own, err := st.Get(ctx, fmt.Sprint("own-", i))
 		require.NoError(t, err)
 		require.Equal(t, rounds, own.Spec.Replicas)
 		require.Equal(t, rounds, own.Status.Ready)
 		require.Equal(t, map[string]string{"w": fmt.Sprint(i), "n": fmt.Sprint(rounds)}, own.Meta.Labels)
+		require.Equal(t, fmt.Sprint(rounds), shared.Spec.Env[fmt.Sprint("W", i)])
+		require.Equal(t, []store.Condition{{Type: fmt.Sprint("W", i), Status: store.ConditionTrue, Reason: fmt.Sprint(rounds), LastTransitionTime: own.Conditions[0].LastTransitionTime}}, own.Conditions)
 		require.True(t, slices.ContainsFunc(own.Meta.Managed, func(m store.ManagedFields) bool { return m.Manager == fmt.Sprint("writer-", i) }))
 	}
 }

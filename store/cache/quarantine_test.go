@@ -102,6 +102,7 @@ func TestCacheQuarantinesPoisonValues(t *testing.T) {
 		require.True(t, ok, "a bad write is not a deletion")
 		require.Equal(t, 3, got.Spec.Replicas)
 		require.Equal(t, []string{"Widget/a", "Widget/bad", "Widget/impostor"}, quarantinedKeys(c))
+		synctest.Wait() // WaitFor promises what Get shows; the log line follows
 		require.Equal(t, []string{"Widget/a"}, logs.take())
 		require.Empty(t, rec.take())
 

@@ -60,7 +60,8 @@
 // re-read and retry on ErrConflict (and only on it). An Update or
 // UpdateStatus based on an object the Store itself read or wrote last (a
 // cache's, or the result of the previous write) is one conditional Txn, with
-// no read before it (see WithLastValues).
+// no read before it, and so is an Apply, ApplyStatus or Delete of a key the
+// Store remembers, when it changes something (see WithLastValues).
 //
 // # Field ownership and apply
 //

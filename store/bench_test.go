@@ -151,6 +151,23 @@ func BenchmarkTyped1KB(b *testing.B) {
 			op(b)
 		}
 	})
+	// apply-status is the write a controller makes most (a Loop's
+	// conditions, examples/readme): server-side apply of one status field
+	// that changes every time (forced: update-status owns it when it runs
+	// first), not measured against the bar (the merge is
+	// ownership's work on top of a write), shown for its cost.
+	b.Run("apply-status", func(b *testing.B) {
+		w := st.As("bench-apply")
+		n := 0
+		b.ReportAllocs()
+		defer reportTypedCPU(b, typedBenchCPU())
+		for b.Loop() {
+			n++
+			if _, err := w.ApplyStatus(ctx, "bench-object", map[string]any{"observed": n}, nil, store.Force()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// parallel runs b.N operations over the writers' goroutines; op(i)
 	// gives goroutine i's operation.
 	parallel := func(b *testing.B, op func(i int) func(*testing.B)) {

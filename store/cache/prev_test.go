@@ -35,40 +35,20 @@ func (s *steppedSource) List(ctx context.Context, opts store.ListOptions) (*stor
 }
 
 func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-	ctx, cancel := context.WithCancel(ctx)
-	in, err := s.src.Watch(ctx, from)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	out := make(chan store.Event[cacheSpec, cacheStatus])
-	go func() {
-		defer close(out)
-		defer func() {
-			cancel()
-			for range in {
-			}
-		}()
-		for ev := range in {
-			s.mu.Lock()
-			switch {
-			case s.expire && !ev.Progress:
-				s.expire = false
-				ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision - 1, Err: fmt.Errorf("injected: %w", store.ErrExpired)}
-			case ev.Revision == s.drop && !ev.Progress:
-				ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Progress: true}
-			case !ev.Progress && ev.Err == nil:
-				s.seen[ev.Revision] = ev
-			}
-			s.mu.Unlock()
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
+	return relayWatch(ctx, s.src, from, func(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.expire && !ev.Progress:
+			s.expire = false
+			ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision - 1, Err: fmt.Errorf("injected: %w", store.ErrExpired)}
+		case ev.Revision == s.drop && !ev.Progress:
+			ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Progress: true}
+		case !ev.Progress && ev.Err == nil:
+			s.seen[ev.Revision] = ev
 		}
-	}()
-	return out, nil
+		return ev, true, true
+	})
 }
 
 // pairs records the (old, new) pairs a handler is given.

@@ -52,57 +52,26 @@ func (f *faultyListWatcher) List(ctx context.Context, opts store.ListOptions) (*
 }
 
 func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-	ctx, cancel := context.WithCancel(ctx)
-	in, err := f.src.Watch(ctx, from)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
 	f.mu.Lock()
 	f.watches++
 	f.mu.Unlock()
-	out := make(chan store.Event[cacheSpec, cacheStatus])
-	go func() {
-		defer close(out)
-		defer func() {
-			cancel()
-			for range in {
-			}
-		}()
-		for ev := range in {
-			// Before each event: expire with probability 1/30, break with 1/60.
-			f.mu.Lock()
-			roll := f.rnd.IntN(60)
-			f.mu.Unlock()
-			if roll < 3 {
-				f.mu.Lock()
-				if roll < 2 {
-					f.expiries++
-				} else {
-					f.breaks++
-				}
-				f.mu.Unlock()
-				if roll < 2 {
-					select {
-					case out <- store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}:
-					case <-ctx.Done():
-					}
-				}
-				return
-			}
-			if errors.Is(ev.Err, store.ErrExpired) {
-				f.mu.Lock()
-				f.realExpiries++
-				f.mu.Unlock()
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
+	return relayWatch(ctx, f.src, from, func(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
+		// Before each event: expire with probability 1/30, break with 1/60.
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		switch roll := f.rnd.IntN(60); {
+		case roll < 2:
+			f.expiries++
+			return store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Err: fmt.Errorf("injected: %w", store.ErrExpired)}, true, false
+		case roll < 3:
+			f.breaks++
+			return ev, false, false
 		}
-	}()
-	return out, nil
+		if errors.Is(ev.Err, store.ErrExpired) {
+			f.realExpiries++
+		}
+		return ev, true, true
+	})
 }
 
 // shadow rebuilds the cache's contents from nothing but the (old, new)

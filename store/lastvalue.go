@@ -82,13 +82,8 @@ func newLastValues(max int) *lastValues {
 
 // lookup returns what is remembered of key when it is its value at rev.
 func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
-	if l == nil || rev == 0 {
-		return lastValue{}, false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i, ok := l.index[key]; ok && l.items[i].rev == rev {
-		return l.items[i], true
+	if e, ok := l.latest(key); ok && rev != 0 && e.rev == rev {
+		return e, true
 	}
 	return lastValue{}, false
 }

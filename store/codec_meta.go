@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -48,19 +47,22 @@ type decodeScratch struct {
 	d metaDecoder
 }
 
-// scratchPool lends scratch space to the decoders that read one value per
-// call (Get, List, the read of a write), so that they too allocate a
-// repeated string once and no decoder state.
-var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
+// borrowScratch lends scratch space from the Store's pool to a decoder that
+// reads one value per call (Get, List, the read of a write), so that it too
+// allocates a repeated string once and no decoder state. giveBack returns it.
+func (s *Store[S, T]) borrowScratch() *decodeScratch {
+	if sc, ok := s.scratch.Get().(*decodeScratch); ok {
+		return sc
+	}
+	return new(decodeScratch)
+}
 
-func borrowScratch() *decodeScratch { return scratchPool.Get().(*decodeScratch) }
-
-// giveBack returns sc to the pool, keeping its strings but no reference to
-// the value it read last.
-func (sc *decodeScratch) giveBack() {
+// giveBack returns sc to the Store's pool, keeping its strings but no
+// reference to the value it read last.
+func (s *Store[S, T]) giveBack(sc *decodeScratch) {
 	sc.d = metaDecoder{}
 	sc.r.Reset(nil)
-	scratchPool.Put(sc)
+	s.scratch.Put(sc)
 }
 
 // str returns the string of a JSON string token's plain ASCII content b.

@@ -28,7 +28,7 @@ import (
 //
 // Besides its configuration, a Store holds only caches that change no
 // result: a bounded memory of the last value of each key it read or wrote,
-// which lets Update and UpdateStatus write without reading first (see
+// which lets its writes go without reading first (see
 // WithLastValues), and FieldChanges' decoded ownership of the last few
 // objects. It is safe for concurrent use; it is as durable and as consistent
 // as its Backend. The objects it returns are fresh copies that the caller
@@ -44,6 +44,7 @@ type Store[S, T any] struct {
 	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
 	last    *lastValues                  // see WithLastValues
 	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
+	scratch sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
 }
 
 // Option configures New.

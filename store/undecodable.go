@@ -56,8 +56,8 @@ func truncate(s string) string {
 // decode decodes kv, a key of the Store's key space, into a typed object
 // whose Revision is the KV's ModRevision, or returns a *DecodeError.
 func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
-	scratch := borrowScratch()
-	defer scratch.giveBack()
+	scratch := s.borrowScratch()
+	defer s.giveBack(scratch)
 	return s.decodeShared(kv, scratch)
 }
 
@@ -84,8 +84,8 @@ func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFro
 
 // decodeRaw is decode with Spec and Status left encoded.
 func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
-	scratch := borrowScratch()
-	defer scratch.giveBack()
+	scratch := s.borrowScratch()
+	defer s.giveBack(scratch)
 	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)

@@ -178,12 +178,13 @@
 // A third report is the write budget, TooManyWrites: more than 30 writes
 // by this manager within a minute, of any kind (status-only included, and
 // the Loop's own Stalled writes apart from an oscillation's report), with
-// no change to the spec. Each is reported as Stalled with reason
-// ReasonOscillating, naming the flipping fields in diff.Path notation, and
-// Loop.Inspect returns the oscillation.Report. The key is held: a sixth of
-// the window, doubling with each detection that comes within a window of
-// the last hold's end (up to the backoff cap), and the report stands until
-// then. A fight whose reconcilers return RequeueAfter 250ms makes at most
+// no change to the spec. Each is reported at once as Stalled with reason
+// ReasonOscillating (a worker writes the report without running the key),
+// naming the flipping fields in diff.Path notation, and Loop.Inspect
+// returns the oscillation.Report. The key is held: a sixth of the window,
+// doubling with each detection that comes within a window of the last
+// hold's end (up to the backoff cap); the report stands for the hold and
+// one window after it. A fight whose reconcilers return RequeueAfter 250ms makes at most
 // 15 writes a minute once detected; a status write before every Requeue,
 // at most 60 in any minute.
 //

@@ -132,6 +132,15 @@
 // reason is already in Reason); the text decides nothing. It holds no
 // failure count (Inspect, the metrics and the logs do).
 //
+// Every message the Loop stores is one line of valid UTF-8 of at most 256
+// bytes, whatever the error: runs of white space and control characters
+// (newlines included) become one space, invalid bytes become U+FFFD, and a
+// longer text is cut on a rune boundary and ends with "...". So a 10 KB
+// error of 400 lines is stored as its first 256 bytes, and an error of
+// over 1 MiB still lets the object be marked Stalled. The whole error is
+// logged with the failure and kept for Inspect (KeyInfo.LastError, and
+// KeyInfo.StalledMessage for the whole message).
+//
 // A condition changes only when its meaning does: a Stalled=True is
 // written when its status or reason changes, never for a new message
 // alone, and for a new generation with the same reason at most once per

@@ -59,7 +59,7 @@ type decision struct {
 	// failed reports that this reconcile counted as a failure.
 	failed bool
 	// requeues is the new count of consecutive Requeues that wrote nothing
-	// (see requeueUnwritten).
+	// and revision conflicts (see requeueUnwritten).
 	requeues int
 	// terminal reports a Terminal error.
 	terminal bool

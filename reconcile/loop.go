@@ -77,7 +77,7 @@ type Loop[K comparable] struct {
 // that are healthy and unremarkable have none.
 type keyState struct {
 	failures   int
-	requeues   int // consecutive Requeues that wrote nothing
+	requeues   int // consecutive Requeues that wrote nothing and revision conflicts
 	lastErr    error
 	lastResult string
 	lastDur    time.Duration // when the Loop times reconciles

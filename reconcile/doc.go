@@ -157,6 +157,11 @@
 // path this manager re-sets 3 times within a minute after another manager
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
+// The detector learns who changed each path from the object's field
+// ownership after the event (store.Store.ChangedBy), not from the event's
+// last writer: a relist that merges another manager's spec write and this
+// manager's status write into one event is two writes to it, one each, so
+// managers that write disjoint fields never look like a fight.
 // A third report is the write budget, TooManyWrites: more than 30 writes
 // by this manager within a minute, of any kind (status-only included), with
 // no change to the spec. Each is reported as Stalled with reason

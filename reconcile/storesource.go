@@ -95,7 +95,10 @@ type storeSource[S, T any] struct {
 // its Stalled condition through st, and it judges own writes and
 // oscillation field by field with st's FieldChanges (from Meta.Managed):
 // oscillation reports name the flipping fields (.spec.replicas), and another
-// actor's change merged into an event of ours still triggers.
+// actor's change merged into an event of ours still triggers. The
+// oscillation detector attributes each changed field to the manager that
+// owns it after the event (store.Store.ChangedBy), so a relist that merges
+// two managers' writes is not taken for a fight.
 //
 // Like every cache source (FromOwned, FromCacheMapped), it:
 //   - drops own writes: a modification written by the Loop's field manager
@@ -417,7 +420,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.
-		loop.observeWrite(new.Meta.Name, oscillation.Write{Self: writer == judgeAs, Owned: owned, Foreign: foreign})
+		s.observe(loop, new, judgeAs, owned, foreign)
 	}
 	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
 		return false
@@ -428,6 +431,31 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	// the same event (a relist can merge writes) are paths judgeAs does not
 	// own, so they still make it a hint.
 	return writer != judgeAs || len(foreign) > 0
+}
+
+// observe feeds loop's oscillation detector one modification, split path
+// by path into the writes of judgeAs and of other managers, as
+// store.ChangedBy attributes them from new's field ownership: a relist (or
+// a watch that coalesces) can merge both into one event, and attributing
+// it all to its last writer would count the other's paths as re-sets by
+// judgeAs and judgeAs' paths as changes by another, a fight between two
+// managers that write disjoint fields. The last writer's part is observed
+// last, as it was written last.
+func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
+	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
+	writes := [2]oscillation.Write{
+		{Self: true, Owned: selfOwned, Foreign: selfForeign},
+		{Owned: otherOwned, Foreign: otherForeign},
+	}
+	if new.Meta.LastWrite.Manager == judgeAs {
+		writes[0], writes[1] = writes[1], writes[0]
+	}
+	for _, w := range writes {
+		if len(w.Owned)+len(w.Foreign) > 0 {
+			loop.observeWrite(new.Meta.Name, w)
+		}
+	}
 }
 
 // allUnder reports whether every path is root or below it.

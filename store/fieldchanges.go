@@ -115,6 +115,48 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	return owned, foreign
 }
 
+// ChangedBy splits paths, changed fields of an object in the path space of
+// Meta.Managed (as FieldChanges reports them), by who made them: those
+// manager made and those other managers made, as ownership.ChangedBy
+// decides from new's field ownership and new.Meta.LastWrite.Manager. One
+// write's paths are all its writer's; a change that merges several writes
+// (a cache that relisted after its watch expired shows the writes of
+// several managers as one modification) is split path by path, so that
+// two managers writing disjoint fields are told apart. A path is the last
+// writer's when the ownership of its side of new cannot be read. new must
+// be as read from the store (see FieldChanges).
+func (s *Store[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	writer := new.Meta.LastWrite.Manager
+	var byWriter []diff.Path
+	for _, side := range [2]string{specSide, statusSide} {
+		var on []diff.Path
+		for _, p := range paths {
+			if isStatusPath(p) == (side == statusSide) {
+				on = append(on, p)
+			}
+		}
+		if len(on) == 0 {
+			continue
+		}
+		after, err := s.sideManaged(new, side)
+		if err != nil {
+			byWriter = append(byWriter, on...)
+			continue
+		}
+		m, o := ownership.ChangedBy(manager, writer, on, after)
+		mine, others = append(mine, m...), append(others, o...)
+	}
+	if writer == manager {
+		mine = append(mine, byWriter...)
+	} else {
+		others = append(others, byWriter...)
+	}
+	return mine, others
+}
+
+// isStatusPath reports whether p is on the status side of an object.
+func isStatusPath(p diff.Path) bool { return p.HasPrefix(statusPath) || p.HasPrefix(conditionsPath) }
+
 // join is append(a, b...), but b itself when a is empty: every slice
 // FieldChanges joins is new and its own, so no one else sees the appends.
 func join(a, b []diff.Path) []diff.Path {
@@ -192,6 +234,7 @@ func hasEntry(meta *Meta, side, manager string) bool {
 var (
 	finalizersPath        = diff.MustParsePath(".metadata.finalizers")
 	conditionsPath        = diff.MustParsePath(".conditions")
+	statusPath            = diff.MustParsePath(".status")
 	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
 
 	// The options of FieldChanges' two diffs, combined once.

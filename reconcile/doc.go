@@ -47,7 +47,11 @@
 // then campaigns; while it leads, a fresh queue holds every key and the
 // reconciles' contexts carry the term's fence, so a write from a stale term
 // is rejected by the store. When the term ends, in-flight reconciles are
-// cancelled with the term's cause.
+// cancelled with the term's cause, and its pending retries and the hints
+// that come while no term runs are dropped: a new term re-derives its keys
+// from the sources, every listed key, and FromOwned's owners of the
+// children it sees, so the cleanup of an owner deleted meanwhile is not
+// lost.
 //
 // When Run's ctx ends the Loop stops taking keys, cancels in-flight
 // reconciles with cause ErrShutdown, waits up to the drain timeout and

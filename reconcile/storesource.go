@@ -44,7 +44,8 @@ func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
 // every resync and new term, so that the order in which they are queued is
 // reproducible (reconciletest's seeded runs use it). It costs a sort of
 // every name per resync; without it the keys come in map order. Other
-// sources do not list keys, and ignore it.
+// sources ignore it: FromOwned lists its keys (at term start only) in name
+// order always, FromCacheMapped lists none.
 func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) { s.sorted = true }
 }
@@ -137,7 +138,15 @@ func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
 // Controller set), before and after the change, so moving a child between
 // owners wakes both. It is a cache source (see FromStore): the Loop's own
 // writes to children are not hints, judged with SectionChanges unless
-// WithChanges says otherwise. It lists no keys.
+// WithChanges says otherwise.
+//
+// At the start of each leadership term (not at resync) it lists the owner
+// names of every child it sees, in name order. A term starts without the
+// hints and retries of the last one, so an owner deleted while no Loop led
+// (or whose cleanup was still failing when the term ended) is gone from the
+// owner kind's cache and listed by nobody else: its children, which still
+// name it, bring it back, and its reconcile finds it deleted and cleans up.
+// No key lister of the user's is needed for that.
 //
 // Its hints are owner names, so they are keys of the Loop only if the Loop
 // reconciles objects of ownerKind. New checks what it can know: it rejects
@@ -166,6 +175,26 @@ type ownedSource[S, T any] struct {
 }
 
 func (s ownedSource[S, T]) ownerKind() string { return s.kind }
+
+// termKeys yields the owner names of every cached child, sorted and each
+// once (see FromOwned). It reads the cache alone.
+func (s ownedSource[S, T]) termKeys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if s.c == nil {
+			return
+		}
+		var keys []string
+		for _, obj := range s.c.List(nil) {
+			keys = append(keys, s.mapKeys(obj)...)
+		}
+		slices.Sort(keys)
+		for _, k := range slices.Compact(keys) {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
 
 // reconciledKind is the kind whose names FromStore's source lists as keys.
 func (s storeSource[S, T]) reconciledKind() string {

@@ -189,7 +189,14 @@ func TestChangedBy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mine, others := ownership.ChangedBy("me", tt.writer, paths(tt.changed...), tt.after)
+			var mine, others []diff.Path
+			for _, p := range paths(tt.changed...) {
+				if ownership.ChangedBy("me", tt.writer, p, tt.after) {
+					mine = append(mine, p)
+				} else {
+					others = append(others, p)
+				}
+			}
 			require.Equal(t, paths(tt.mine...), mine)
 			require.Equal(t, paths(tt.others...), others)
 		})

@@ -47,7 +47,11 @@
 // then campaigns; while it leads, a fresh queue holds every key and the
 // reconciles' contexts carry the term's fence, so a write from a stale term
 // is rejected by the store. When the term ends, in-flight reconciles are
-// cancelled with the term's cause.
+// cancelled with the term's cause, and its pending retries and the hints
+// that come while no term runs are dropped: a new term re-derives its keys
+// from the sources, every listed key, and FromOwned's owners of the
+// children it sees, so the cleanup of an owner deleted meanwhile is not
+// lost.
 //
 // When Run's ctx ends the Loop stops taking keys, cancels in-flight
 // reconciles with cause ErrShutdown, waits up to the drain timeout and
@@ -184,6 +188,11 @@
 // path this manager re-sets 3 times within a minute after another manager
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
+// The detector learns who changed each path from the object's field
+// ownership after the event (store.Store.ChangedBy), not from the event's
+// last writer: a relist that merges another manager's spec write and this
+// manager's status write into one event is two writes to it, one each, so
+// managers that write disjoint fields never look like a fight.
 // A third report is the write budget, TooManyWrites: more than 30 writes
 // by this manager within a minute, of any kind (status-only included, and
 // the Loop's own Stalled writes apart from an oscillation's report), with

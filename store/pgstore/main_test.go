@@ -136,12 +136,16 @@ func freePort() (int, error) {
 
 func (s *pgServer) data() string { return filepath.Join(s.dir, "data") }
 
+// command runs a server binary, as s.user if set, in s.dir (the server's
+// user may not be able to read the test's working directory).
 func (s *pgServer) command(name string, args ...string) *exec.Cmd {
 	path := filepath.Join(s.bin, name)
-	if s.user == nil {
-		return exec.Command(path, args...)
+	cmd := exec.Command(path, args...)
+	if s.user != nil {
+		cmd = exec.Command("runuser", append([]string{"-u", s.user.Username, "--", path}, args...)...)
 	}
-	return exec.Command("runuser", append([]string{"-u", s.user.Username, "--", path}, args...)...)
+	cmd.Dir = s.dir
+	return cmd
 }
 
 // start starts the server and waits until it accepts connections. fsync is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,7 @@ type Backend struct {
 	cfg    config
 	hub    *hub
 	sql    queries
+	held   atomic.Int64 // events the watches read and have not sent yet
 }
 
 type config struct {

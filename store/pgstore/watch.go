@@ -60,6 +60,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		defer b.hub.leave()
 		defer close(w.out)
 		w.run()
+		b.held.Add(-int64(len(w.queue) - w.next))
 	}()
 	return w.out, nil
 }
@@ -137,6 +138,7 @@ func (w *watch) run() {
 			if !ev.Progress {
 				w.queue[w.next] = store.KVEvent{} // release the values
 				w.next++
+				w.b.held.Add(-1)
 			}
 		case <-wake:
 		case <-w.ctx.Done():
@@ -186,6 +188,7 @@ func (w *watch) read() error {
 		w.queue = w.queue[:0]
 		return fmt.Errorf("pgstore: watch %q: history after revision %d is compacted (it starts at %d): %w", w.prefix, w.cursor, low, store.ErrExpired)
 	}
+	w.b.held.Add(int64(len(w.queue)))
 	w.head = head
 	switch {
 	case len(w.queue) == batch:

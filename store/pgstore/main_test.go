@@ -172,7 +172,7 @@ func (s *pgServer) stop(mode string) error {
 }
 
 func (s *pgServer) url() string {
-	return fmt.Sprintf("postgres://steady@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=16", s.port)
+	return fmt.Sprintf("postgres://steady@127.0.0.1:%d/postgres?sslmode=disable", s.port)
 }
 
 // needServer skips the test when there is no server (TestMain said so
@@ -193,7 +193,7 @@ func newPool(t testing.TB, url ...string) *pgxpool.Pool {
 	if len(url) > 0 {
 		u = url[0]
 	}
-	pool, err := pgxpool.New(t.Context(), u)
+	pool, err := pgxpool.New(t.Context(), u+"&pool_max_conns=16")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool

@@ -22,6 +22,7 @@ const (
 	DefaultSchema       = "steady"
 	DefaultWatchBuffer  = 256
 	DefaultPollInterval = 2 * time.Second
+	DefaultHistorySize  = 10_000
 )
 
 // Backend is a store.Backend on a PostgreSQL database. Its keys, their
@@ -43,6 +44,7 @@ type config struct {
 	watchBuffer int
 	poll        time.Duration
 	clk         clock.Clock
+	history     int64
 }
 
 // Option configures a Backend.
@@ -68,6 +70,16 @@ func WithWatchBuffer(n int) Option { return func(c *config) { c.watchBuffer = ma
 // positive.
 func WithPollInterval(d time.Duration) Option { return func(c *config) { c.poll = d } }
 
+// WithHistorySize sets how many of the latest writes the log keeps (default
+// DefaultHistorySize): the history a Watch resumes from and a List page
+// pinned to an older revision reads. Each write whose revision is a
+// multiple of n/8 then compacts to n writes back, as part of its Txn call
+// (best effort: an error there does not fail the write, and the next one
+// tries again). A Watch or a pinned List older than the last n writes may
+// then get store.ErrExpired. 0 turns this off: the log keeps everything
+// until Compact is called.
+func WithHistorySize(n int) Option { return func(c *config) { c.history = int64(n) } }
+
 // WithClock sets the clock of the watches' polls and of the listener's
 // reconnection backoff (default clock.Real).
 func WithClock(clk clock.Clock) Option { return func(c *config) { c.clk = clk } }
@@ -83,7 +95,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 	if pool == nil {
 		return nil, errors.New("pgstore: nil pool")
 	}
-	cfg := config{schema: DefaultSchema, watchBuffer: DefaultWatchBuffer, poll: DefaultPollInterval, clk: clock.Real{}}
+	cfg := config{schema: DefaultSchema, watchBuffer: DefaultWatchBuffer, poll: DefaultPollInterval, clk: clock.Real{}, history: DefaultHistorySize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -92,6 +104,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 	}
 	if cfg.poll <= 0 {
 		return nil, fmt.Errorf("pgstore: poll interval must be positive, got %v: %w", cfg.poll, store.ErrInvalid)
+	}
+	if cfg.history < 0 {
+		return nil, fmt.Errorf("pgstore: history size must not be negative, got %d: %w", cfg.history, store.ErrInvalid)
 	}
 	if cfg.clk == nil {
 		return nil, fmt.Errorf("pgstore: nil clock: %w", store.ErrInvalid)
@@ -379,6 +394,9 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	}
 	switch {
 	case failed == -1:
+		if n := b.cfg.history; n > 0 && rev > n && rev%max(n/8, 1) == 0 {
+			_ = b.Compact(ctx, rev-n) // best effort: see WithHistorySize
+		}
 		return rev, nil
 	case failed == -2:
 		return 0, fmt.Errorf("pgstore: delete %q: %w", w.Key, store.ErrNotFound)
@@ -392,8 +410,8 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 // List pinned below rev, and a Watch from below rev-1, then fail with
 // store.ErrExpired. Compacting to a revision already compacted is a no-op;
 // one above the current revision gives an error wrapping store.ErrInvalid.
-// History is kept until Compact is called: run it periodically (for example
-// at the revision of a List made some minutes before) to bound the table.
+// Writes compact on their own (WithHistorySize); Compact is for other
+// policies, and for tests.
 func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("pgstore: compact to negative revision %d: %w", rev, store.ErrInvalid)

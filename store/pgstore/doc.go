@@ -16,8 +16,9 @@
 // what delivers events, so a lost notification delays an event and never
 // drops it, and a watch resumes with no gap after a lost connection or a
 // restart of the server. A receiver that stops reading holds at most two
-// batches of events in memory (WithWatchBuffer). Compact discards history;
-// a List pinned below it, or a Watch from before it, get store.ErrExpired.
+// batches of events in memory (WithWatchBuffer). The log keeps the last
+// 10,000 writes (WithHistorySize; Compact discards more); a List pinned
+// below them, or a Watch from before them, get store.ErrExpired.
 //
 // Errors. A write whose connection is lost before its answer arrives, and
 // every failure to reach the server, wraps store.ErrUnavailable: the write

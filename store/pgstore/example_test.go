@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"log"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -22,7 +21,8 @@ type (
 // A controller replica on PostgreSQL: its objects live in the schema
 // "my_platform", its cache follows them with a watch, and its Loop works
 // only while this replica leads. Run the same program twice with different
-// identities for an active and a standby. (Compiled, not run: it needs a
+// identities for an active and a standby. The log keeps the last 10,000
+// writes (pgstore.WithHistorySize) for watches that resume. (Compiled, not run: it needs a
 // server; the package's tests run the same pieces against one.)
 func Example() {
 	ctx := context.Background()
@@ -42,17 +42,6 @@ func Example() {
 	}
 	appCache := cache.New(apps)
 	go appCache.Run(ctx)
-
-	// History grows with every write: compact what no watch needs.
-	go func() {
-		for range time.Tick(10 * time.Minute) {
-			// An empty List tells the current revision; keep the last
-			// 10,000 writes, for watches that fell behind and resume.
-			if l, err := b.List(ctx, "\xff", store.KVListOptions{}); err == nil && l.Revision > 10_000 {
-				_ = b.Compact(ctx, l.Revision-10_000)
-			}
-		}
-	}()
 
 	elector, err := lease.New(b, "_leases/app-controller", "replica-a")
 	if err != nil {

@@ -253,3 +253,35 @@ func TestReadModifyWriteLosesNoUpdate(t *testing.T) {
 	require.Equal(t, writers*each, total, "no increment is lost")
 	require.Len(t, revs, writers*each, "every increment has a revision of its own")
 }
+
+// With WithHistorySize(16), writes compact the log as they go: it never
+// holds more than the last 16 writes, an eighth more awaiting compaction,
+// and each key's last row before them; a watch from before them gets
+// ErrExpired, one within them works.
+func TestHistorySizeBoundsTheLog(t *testing.T) {
+	const n, writes, keys = 16, 200, 3
+	pool := newPool(t)
+	b := newBackend(t, pool, pgstore.WithHistorySize(n))
+	ctx := t.Context()
+	var last int64
+	for i := range writes {
+		var err error
+		last, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("k/%d", i%keys), Value: []byte(fmt.Sprint(i))})
+		require.NoError(t, err)
+		var rows int
+		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+b.Schema()+".log").Scan(&rows))
+		require.LessOrEqual(t, rows, n+n/8+keys, "after write %d", i)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := b.Watch(wctx, "", 1)
+	require.NoError(t, err)
+	require.ErrorIs(t, (<-ch).Err, store.ErrExpired)
+	ch, err = b.Watch(wctx, "", last-n)
+	require.NoError(t, err)
+	for rev := last - n + 1; rev <= last; rev++ {
+		ev := <-ch
+		require.NoError(t, ev.Err)
+		require.Equal(t, rev, ev.Revision)
+	}
+}

@@ -95,7 +95,7 @@ func (p *proxy) cut() {
 // ErrUnavailable too, and the next call works on a new connection.
 func TestConnectionLostMidWriteIsUnavailable(t *testing.T) {
 	direct := newBackend(t, newPool(t))
-	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", server.port))
+	p := newProxy(t, fmt.Sprintf("127.0.0.1:%d", server.Port()))
 	b, err := pgstore.New(t.Context(), newPool(t, p.url()), pgstore.WithSchema(direct.Schema()))
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -214,7 +214,7 @@ func TestWatchResumesAfterConnectionsAreKilled(t *testing.T) {
 	ch, err := b.Watch(ctx, "", from)
 	require.NoError(t, err)
 
-	admin, err := pgx.Connect(ctx, server.url())
+	admin, err := pgx.Connect(ctx, server.URL())
 	require.NoError(t, err)
 	defer admin.Close(context.Background())
 
@@ -260,9 +260,9 @@ func TestServerRestartMidWriteStormLosesNoAckedWrite(t *testing.T) {
 		acked = storm(ctx, t, b, 8, stop, &progress)
 	}()
 	require.Eventually(t, func() bool { return progress.Load() >= 200 }, 30*time.Second, 5*time.Millisecond)
-	require.NoError(t, server.stop("immediate"))
+	require.NoError(t, server.Stop("immediate"))
 	atStop := progress.Load()
-	require.NoError(t, server.start())
+	require.NoError(t, server.Start())
 	require.Eventually(t, func() bool { return progress.Load() >= atStop+200 }, 30*time.Second, 5*time.Millisecond, "writes go on after the restart")
 	close(stop)
 	<-done

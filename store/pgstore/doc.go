@@ -20,12 +20,21 @@
 // 10,000 writes (WithHistorySize; Compact discards more); a List pinned
 // below them, or a Watch from before them, get store.ErrExpired.
 //
+// Behind a pooler in transaction mode (PgBouncer), LISTEN does not reach
+// the watches: they still see every change, at the poll interval
+// (WithPollInterval, 2s) instead of at once.
+//
 // Errors. A write whose connection is lost before its answer arrives, and
 // every failure to reach the server, wraps store.ErrUnavailable: the write
 // may have committed, as on etcd (see store.ErrUnavailable for how to
 // retry). Leader election and fencing need nothing of their own: the
 // fence is a cond of the same Txn, so store/lease's StoreElector works on a
 // Backend as on any other.
+//
+// Package pgtest starts a throwaway server (initdb into a temporary
+// directory) for tests, as this package's own tests do: every storetest
+// suite, 8 concurrent writers against watches, killed connections, and a
+// kill and restart of the server in the middle of a write storm.
 //
 // This is a separate Go module so that users of the root module do not
 // inherit pgx.

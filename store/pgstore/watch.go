@@ -278,11 +278,12 @@ func (h *hub) listen(ctx context.Context) {
 	clk := h.b.cfg.clk
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		err := h.listenOnce(ctx, func() { backoff = 0 })
+		// An error is not reported: the watches go on reading by their
+		// polls meanwhile, and their reads retry on errors of their own.
+		_ = h.listenOnce(ctx, func() { backoff = 0 })
 		if ctx.Err() != nil {
 			return
 		}
-		_ = err // the watches' own reads report nothing either: they retry
 		h.wakeAll()
 		backoff = min(max(2*backoff, 50*time.Millisecond), h.b.cfg.poll)
 		t := clk.NewTimer(backoff)

@@ -16,7 +16,8 @@ import (
 // then one Txn: the Store remembers the value it wrote) with the floor a
 // hand-written controller on PostgreSQL pays for the same optimistic write:
 // a raw UPDATE ... WHERE rev = $1 of a row of the same size, on the same
-// server and pool.
+// server and pool. backend-Txn is the Backend's part of the typed Update:
+// the same conditional write without the typed Store's encoding.
 //
 //	go test -run '^$' -bench Update -benchtime 2000x ./   (in store/pgstore)
 func BenchmarkUpdate(b *testing.B) {
@@ -35,6 +36,19 @@ func BenchmarkUpdate(b *testing.B) {
 				b.Fatal(err, tag)
 			}
 			rev++
+		}
+	})
+	b.Run("backend-Txn", func(b *testing.B) {
+		ctx := b.Context()
+		be := newBackend(b, pool)
+		value := make([]byte, 200)
+		rev, err := be.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "web", Value: value})
+		require.NoError(b, err)
+		b.ReportAllocs()
+		for b.Loop() {
+			if rev, err = be.Txn(ctx, []store.Cond{{Key: "web", Target: store.ModRevision, Revision: rev}}, store.Write{Kind: store.WritePut, Key: "web", Value: value}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("typed-Update", func(b *testing.B) {

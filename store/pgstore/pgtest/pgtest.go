@@ -107,7 +107,7 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 	path := filepath.Join(s.bin, name)
 	cmd := exec.Command(path, args...)
 	if s.user != nil {
-		cmd = exec.Command("runuser", append([]string{"-u", s.user.Username, "--", path}, args...)...)
+		cmd = exec.Command(runuser(), append([]string{"-u", s.user.Username, "--", path}, args...)...)
 	}
 	cmd.Dir = s.dir
 	return cmd
@@ -153,4 +153,18 @@ func (s *Server) Close() error {
 		err = rerr
 	}
 	return err
+}
+
+// runuser finds util-linux's runuser, which a root PATH without /usr/sbin
+// would miss.
+func runuser() string {
+	if p, err := exec.LookPath("runuser"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/runuser", "/sbin/runuser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "runuser"
 }

@@ -276,3 +276,22 @@ func TestServerRestartMidWriteStormLosesNoAckedWrite(t *testing.T) {
 	endStorm(t, b)
 	requireEveryRevision(t, from, acked, collect(t, ch, "end"), "the watch across the restart")
 }
+
+// A watch whose reads fail for a reason that waiting does not cure (here
+// its schema was dropped) ends with an error event wrapping ErrExpired,
+// so the reader relists and meets the error, instead of retrying unseen.
+func TestWatchEndsOnAnErrorThatIsNotUnavailability(t *testing.T) {
+	pool := newPool(t)
+	b := newBackend(t, pool, pgstore.WithPollInterval(50*time.Millisecond))
+	ch, err := b.Watch(t.Context(), "", 0)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), "DROP SCHEMA "+b.Schema()+" CASCADE")
+	require.NoError(t, err)
+	select {
+	case ev := <-ch:
+		require.ErrorIs(t, ev.Err, store.ErrExpired)
+		require.NotErrorIs(t, ev.Err, store.ErrUnavailable)
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the watch goes on retrying a dropped schema")
+	}
+}

@@ -20,8 +20,10 @@ import (
 // nothing, since the listener wakes every watch once it listens again, and
 // the watch polls the head every poll interval (WithPollInterval) anyway.
 // So a watch resumes with no gap across a lost connection or a restart of
-// the server; while the database cannot be reached, the watch waits for it
-// and retries, without an error event.
+// the server; while the database cannot be reached (store.ErrUnavailable),
+// the watch waits for it and retries, without an error event. Any other
+// error of its reads ends it with an event wrapping that error and
+// store.ErrExpired, so the reader relists.
 //
 // A watch reads its next batch only once the last one is in its channel:
 // a receiver that stops reading holds at most two batches in memory, and
@@ -92,8 +94,16 @@ func (w *watch) run() {
 				if w.ctx.Err() != nil {
 					return
 				}
-				if isExpired(err) {
+				if errors.Is(err, store.ErrExpired) {
 					w.fail(err)
+					return
+				}
+				if !errors.Is(err, store.ErrUnavailable) {
+					// A failure that waiting does not cure (the schema
+					// dropped, a permission revoked): end the watch, as
+					// etcdstore does, so the reader relists and meets
+					// the error there, rather than wait here unseen.
+					w.fail(fmt.Errorf("%w (%w)", err, store.ErrExpired))
 					return
 				}
 				// The database is unreachable: wait and read again from
@@ -198,8 +208,6 @@ func (w *watch) read() error {
 	}
 	return nil
 }
-
-func isExpired(err error) bool { return errors.Is(err, store.ErrExpired) }
 
 // fail sends the final error event unless the watch's ctx ends first.
 func (w *watch) fail(err error) {

@@ -170,34 +170,41 @@ DECLARE
 	cur bigint;
 	r record;
 	a bigint;
-	p_rev bigint := 0;
-	p_create bigint := 0;
+	p_rev bigint;
+	p_create bigint;
+	gone boolean;
 BEGIN
 	SELECT h.rev INTO cur FROM %[1]s.head h FOR UPDATE;
+	-- The written key's row first: a cond on that key, the usual one,
+	-- reads it from here.
+	SELECT l.rev, l.create_rev, l.value IS NULL INTO p_rev, p_create, gone
+		FROM %[1]s.log l WHERE l.key = wkey ORDER BY l.rev DESC LIMIT 1;
+	IF NOT FOUND OR gone THEN
+		p_rev := 0;
+		p_create := 0;
+	END IF;
 	FOR i IN 1 .. coalesce(array_length(ckeys, 1), 0) LOOP
-		SELECT l.rev AS mod, l.create_rev AS crt, l.value IS NULL AS gone INTO r
-			FROM %[1]s.log l WHERE l.key = ckeys[i] ORDER BY l.rev DESC LIMIT 1;
-		a := 0;
-		IF FOUND AND NOT r.gone THEN
-			a := CASE WHEN ctargets[i] = 0 THEN r.mod ELSE r.crt END;
+		IF ckeys[i] = wkey THEN
+			a := CASE WHEN ctargets[i] = 0 THEN p_rev ELSE p_create END;
+		ELSE
+			SELECT l.rev AS mod, l.create_rev AS crt, l.value IS NULL AS gone INTO r
+				FROM %[1]s.log l WHERE l.key = ckeys[i] ORDER BY l.rev DESC LIMIT 1;
+			a := 0;
+			IF FOUND AND NOT r.gone THEN
+				a := CASE WHEN ctargets[i] = 0 THEN r.mod ELSE r.crt END;
+			END IF;
 		END IF;
 		IF a <> crevs[i] THEN
 			RETURN QUERY SELECT 0::bigint, i - 1, a;
 			RETURN;
 		END IF;
 	END LOOP;
-	SELECT l.rev AS mod, l.create_rev AS crt, l.value IS NULL AS gone INTO r
-		FROM %[1]s.log l WHERE l.key = wkey ORDER BY l.rev DESC LIMIT 1;
-	IF FOUND AND NOT r.gone THEN
-		p_rev := r.mod;
-		p_create := r.crt;
-	END IF;
 	IF wdelete AND p_rev = 0 THEN
 		RETURN QUERY SELECT 0::bigint, -2, 0::bigint;
 		RETURN;
 	END IF;
 	cur := cur + 1;
-	UPDATE %[1]s.head SET rev = cur;
+	WITH u AS (UPDATE %[1]s.head SET rev = cur)
 	INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey,
 		CASE WHEN wdelete THEN NULL ELSE wvalue END,
 		CASE WHEN wdelete THEN 0 WHEN p_create = 0 THEN cur ELSE p_create END,

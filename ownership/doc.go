@@ -105,12 +105,18 @@
 //     in config order, instead of following the config's order
 //     (list-order). Order never makes a re-apply write.
 //   - A manager owns the leaves it applies (scalars, empty maps, atomic
-//     values) and list items, not the maps above them; an Update owns what
-//     it wrote, not the maps and lists it created around it
-//     (update-containers). structured-merge-diff makes every map key
-//     without a schema a member (map-members), and an updater owns the
-//     containers it added. This keeps sets small; the key fields of a list
-//     item that stays are never pruned.
+//     values) and list items, not the maps above them (map-members:
+//     structured-merge-diff makes every map key without a schema a
+//     member). This keeps sets small; the key fields of a list item that
+//     stays are never pruned. Where it matters, steady owns the map as
+//     structured-merge-diff does: when a write takes or removes every
+//     field an Apply entry held inside a map the object keeps, the entry
+//     owns that map (the deepest one), so a type change of it conflicts
+//     and pruning keeps it for that entry until it stops applying it.
+//   - An Update owns what it wrote and the maps it created, but not the
+//     keyed lists and sets it created around the items it wrote
+//     (update-containers); structured-merge-diff's updater owns every
+//     container it added.
 //   - A map or list that pruning empties is removed with its last entry
 //     unless another manager owns it, as structured-merge-diff does for
 //     maps without a schema, and so is a map that pruning leaves holding

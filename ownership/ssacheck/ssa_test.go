@@ -249,6 +249,41 @@ func (r *reference) owned() map[string][]string {
 	return out
 }
 
+// members lists each entry's member paths, not only its leaves, as far as
+// steady's sets can say the same: an Apply entry's map keys that hold
+// other members (rule map-members) and an Update entry's keyed lists and
+// sets (rule update-containers) are left out. Chained runs compare these
+// to find differences that leaves do not show yet.
+func (r *reference) members() map[string][]string {
+	out := map[string][]string{}
+	for k, vs := range r.managers {
+		all := map[string]bool{}
+		vs.Set().Iterate(func(p fieldpath.Path) { all[smdPath(p)] = true })
+		var paths []string
+		for p := range all {
+			typ := typeAt(p)
+			if strings.HasSuffix(k, "/Update") && (typ == "items" || typ == "pairs" || typ == "tags") {
+				continue
+			}
+			if strings.HasSuffix(k, "/Apply") && (typ == "obj" || typ == "deduced") && !strings.HasSuffix(p, "]") {
+				below := false
+				for q := range all {
+					below = below || q != p && atOrBelow(q, p)
+				}
+				if below {
+					continue
+				}
+			}
+			paths = append(paths, p)
+		}
+		if len(paths) > 0 {
+			sort.Strings(paths)
+			out[k] = paths
+		}
+	}
+	return out
+}
+
 // holds reports whether entry k's set holds path p itself (a member, not
 // only a leaf).
 func (r *reference) holds(k, p string) bool {
@@ -445,6 +480,22 @@ func (e *engine) object() map[string]any {
 		return map[string]any{}
 	}
 	return e.live
+}
+
+// members lists each entry's member paths.
+func (e *engine) members() map[string][]string {
+	out := map[string][]string{}
+	for _, en := range e.managed {
+		var paths []string
+		for _, p := range en.Set.Paths() {
+			paths = append(paths, steadyPath(p))
+		}
+		if len(paths) > 0 {
+			sort.Strings(paths)
+			out[key(en.Manager, en.Operation)] = paths
+		}
+	}
+	return out
 }
 
 // owned lists each entry's leaf members: members with no member below.
@@ -885,7 +936,8 @@ func sortLists(v any, typ string) any {
 // when others take or remove the items, the list becomes its leaf. steady's
 // Update entry owns the maps it created but not such lists. A reference
 // Update entry's path that is a keyed list or set in the reference's
-// object and that steady's same entry does not list is dropped.
+// object (or the null its prune left of one, where steady has nothing) and
+// that steady's same entry does not list is dropped.
 //
 // Rule map-members: structured-merge-diff's Apply entry owns every map key
 // without a schema as a member; a map it applied fields in whose fields
@@ -956,6 +1008,12 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 		}
 		v, ok := lookup(c.want.object, p)
 		_, isList := v.([]any)
+		if ok && v == nil {
+			// The null structured-merge-diff's prune left of the list,
+			// where steady has nothing.
+			_, inGot := lookup(c.got.object, p)
+			isList = !inGot
+		}
 		typ := typeAt(p)
 		if ok && isList && (typ == "items" || typ == "pairs" || typ == "tags") {
 			containers[k] = append(containers[k], p)

@@ -843,14 +843,16 @@ func kindOf(v any) int {
 }
 
 // dropKeptEmptyLists removes from got the empty lists that the config
-// applies as [] and want does not have.
+// applies as [] and want does not have (or has as the null its prune
+// left); want's nulls go with them.
 func dropKeptEmptyLists(got, want, applied map[string]any) (map[string]any, bool) {
 	out := make(map[string]any, len(got))
 	dropped := false
 	for k, gv := range got {
 		av := applied[k]
 		if l, ok := gv.([]any); ok && len(l) == 0 && emptyContainer(av) {
-			if _, ok := want[k]; !ok {
+			// The reference removed it, or its prune left null.
+			if wv, ok := want[k]; !ok || wv == nil {
 				dropped = true
 				continue
 			}
@@ -1141,13 +1143,9 @@ func sameConflicts(c *cmp, got []string, rules *ruleHits) bool {
 	}
 	rest := slices.Clone(got)
 	for _, w := range want {
-		if i := slices.Index(rest, w); i >= 0 {
-			rest = slices.Delete(rest, i, i+1)
-			continue
-		}
 		n := len(rest)
 		rest = slices.DeleteFunc(rest, func(g string) bool {
-			return strings.HasPrefix(g, w+".") || strings.HasPrefix(g, w+"[")
+			return g == w || strings.HasPrefix(g, w+".") || strings.HasPrefix(g, w+"[")
 		})
 		if len(rest) == n {
 			return false

@@ -627,24 +627,56 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 // and a map that holds only empty sets or keyed lists even when it is
 // owned (addBackDanglingItems cannot see it).
 func dropOwnedKept(got, want, before map[string]any, path string, owned map[string][]string) (map[string]any, []string) {
+	return ownedKept(got, want, before, path, "obj", owned)
+}
+
+func ownedKept(got, want, before map[string]any, path, typ string, owned map[string][]string) (map[string]any, []string) {
 	var kept []string
 	out := make(map[string]any, len(got))
 	for k, gv := range got {
 		p := path + "." + k
+		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
 		wv, ok := want[k]
 		bv, bok := before[k]
 		if !ok && bok && ownedAtOrBelow(owned, p) {
 			kept = append(kept, p)
 			continue
 		}
-		gm, gok := gv.(map[string]any)
-		wm, wok := wv.(map[string]any)
-		bm, _ := bv.(map[string]any)
-		if gok && wok {
-			var k2 []string
-			if gv, k2 = dropOwnedKept(gm, wm, bm, p, owned); len(k2) > 0 {
-				kept = append(kept, k2...)
+		switch g := gv.(type) {
+		case map[string]any:
+			wm, wok := wv.(map[string]any)
+			bm, _ := bv.(map[string]any)
+			if wok {
+				var k2 []string
+				if gv, k2 = ownedKept(g, wm, bm, p, ct, owned); len(k2) > 0 {
+					kept = append(kept, k2...)
+				}
 			}
+		case []any:
+			// Items of a keyed list, matched by key.
+			wl, wok := wv.([]any)
+			if !wok || ct != "items" && ct != "pairs" {
+				break
+			}
+			bl, _ := bv.([]any)
+			it := map[string]string{"items": "item", "pairs": "pair"}[ct]
+			l := make([]any, len(g))
+			for i, x := range g {
+				l[i] = x
+				gm, ok := x.(map[string]any)
+				if !ok {
+					continue
+				}
+				ip := p + itemElem(gm, keySeg(ct))
+				wm := itemAt(wl, ip, ct)
+				if wm == nil {
+					continue
+				}
+				if m, k2 := ownedKept(gm, wm, itemAt(bl, ip, ct), ip, it, owned); len(k2) > 0 {
+					l[i], kept = m, append(kept, k2...)
+				}
+			}
+			gv = l
 		}
 		out[k] = gv
 	}
@@ -1151,15 +1183,28 @@ func sameConflicts(c *cmp, got []string, rules *ruleHits) bool {
 			return false
 		}
 	}
+	used := "type-change"
 	rest = slices.DeleteFunc(rest, func(g string) bool {
 		k, p, _ := strings.Cut(g, " ")
+		if c.applied == nil {
+			return false
+		}
+		if b, bok := lookup(c.gotBefore, p); bok && b == nil {
+			// Rule null-to-map: a stored null the config makes a map
+			// conflicts with its owner in steady only.
+			a, _ := lookup(c.applied, p)
+			if _, isMap := a.(map[string]any); isMap {
+				used = "null-to-map"
+				return true
+			}
+		}
 		q := kindChangeAt(p, c.gotBefore, c.applied)
-		return c.applied != nil && q != "" && q != p && !c.heldBefore(k, q)
+		return q != "" && q != p && !c.heldBefore(k, q)
 	})
 	if len(rest) > 0 {
 		return false
 	}
-	rules.hit("type-change")
+	rules.hit(used)
 	return true
 }
 

@@ -80,12 +80,65 @@
 // seeded random scenarios of three managers (apply, forced apply, update;
 // sets, keyed lists with one and two key fields, atomic lists and maps,
 // nested maps, empty and null values) through steady and
-// sigs.k8s.io/structured-merge-diff/v6, and compares every step from the
-// same state: the object, the conflicts as (manager, path) pairs, the
-// no-op flag and each (manager, operation)'s owned leaf paths. It fails on
-// any difference that none of the named rules below explains. With its
-// fixed seed, over 5,000 steps, all four agree in every step: 93.5% of
-// steps are identical, the rest differ only by a named rule. Each
+// sigs.k8s.io/structured-merge-diff/v6 (v6.4.2), and compares in every
+// step the object, the conflicts as (manager, path) pairs, the no-op flag
+// and each (manager, operation)'s owned leaf paths. Each seed runs synced
+// (every step starts from one state: after a step that does not end
+// identically the reference takes steady's state) and chained (each
+// engine on its own state for the whole scenario; a difference that
+// follows from one an earlier step's rule excused, in the subtree where
+// the states already differ, is rule carried). Every rule below matches
+// its reason per path and per entry, and a mutation test plants one fault
+// per rule into steady's side and requires each to be reported. CI runs
+// two fixed seeds and one fresh seed (printed, -seed replays it), 1,000
+// steps each, both modes; it fails on any unexplained synced step and on
+// chained runs with more than 1.5% unexplained steps.
+//
+// Agreement over 20,000 steps on seeds no earlier run used (4 x 5,000,
+// seeds 23001-23004; go test -run 'Differential$' -v -seed=N -steps=5000).
+// Each field: agrees once the rules are applied / identical before any
+// rule; "no rule": all four identical and no rule applied at all, not even
+// to the input (applied-null, own-update-entry):
+//
+//	seed   mode     object         conflicts      no-op flag      owned paths    all      no rule  unexplained
+//	23001  synced   100.00/94.96   100.00/98.70   100.00/ 99.98   100.00/98.42   100.00   80.54     0
+//	23002  synced   100.00/94.60   100.00/99.04   100.00/100.00   100.00/98.28   100.00   79.50     0
+//	23003  synced   100.00/94.92   100.00/98.94   100.00/100.00   100.00/98.14   100.00   79.72     0
+//	23004  synced   100.00/95.42   100.00/98.54   100.00/100.00   100.00/98.52   100.00   80.20     0
+//	total  synced   100.00/94.97   100.00/98.81   100.00/100.00   100.00/98.34   100.00   79.99     0
+//	23001  chained   99.90/86.42   100.00/98.44   100.00/ 99.78    99.94/78.10    99.84   59.76     8
+//	23002  chained   99.80/85.98   100.00/98.70   100.00/ 99.76    99.90/77.66    99.70   60.02    15
+//	23003  chained   99.86/86.38   100.00/98.74   100.00/ 99.72    99.96/73.92    99.82   56.64     9
+//	23004  chained   99.82/87.58   100.00/98.10   100.00/ 99.76    99.90/75.26    99.74   58.30    13
+//	total  chained   99.84/86.59   100.00/98.50   100.00/ 99.75    99.92/76.23    99.78   58.68    45
+//
+// Steps each rule was applied to (of 20,000):
+//
+//	rule                     synced  chained
+//	applied-null               1768     1768
+//	own-update-entry           1277     1282
+//	list-order                  437      943
+//	prune-null                  382      429
+//	type-change                 224      219
+//	owned-kept                  171      116
+//	update-containers           101     3089
+//	applied-empty-list-kept      35       35
+//	null-to-map                  25       24
+//	update-null-map              21       23
+//	map-members                  14       14
+//	hollow-map-pruned             0        3
+//	carried                       -     2739
+//
+// Synced, no step is unexplained. Chained, 45 steps of 20,000 (0.23%)
+// are: differences that follow from an earlier excused one (mostly an
+// updater's list container that only structured-merge-diff records, and
+// owners that an owned-kept or prune-null step left different) in ways no
+// rule names yet. Conflicts are identical before any rule on 98.5% of
+// chained steps: the rest is rule type-change (steady names every owned
+// path below a changed field). Steps identical with no rule at all are
+// 80% synced and 59% chained (applied-null and own-update-entry change
+// the reference's input on 15% of steps; chained, update-containers and
+// list-order persist once they occur). Each
 // difference is deliberate, with its reason:
 //
 //   - Null in applied configs is "not applied", as above (rule
@@ -98,12 +151,14 @@
 //   - A type change (a map replaced by a scalar, say) conflicts with every
 //     other manager owning the path or anything below it, and names those
 //     paths (type-change); structured-merge-diff names the changed path,
-//     and only for owners whose set holds it. This includes a stored null
-//     replaced by a map (null-to-map): the null is a value its owner
-//     wrote, and structured-merge-diff would leave that owner owning a map.
+//     and only for owners whose set holds it (so it may write where steady
+//     refuses). This includes a stored null replaced by a map
+//     (null-to-map): the null is a value its owner wrote, and
+//     structured-merge-diff would leave that owner owning a map.
 //   - Merged keyed lists and sets keep the live order and append new items
 //     in config order, instead of following the config's order
-//     (list-order). Order never makes a re-apply write.
+//     (list-order). Order never makes a re-apply write, so a re-apply
+//     structured-merge-diff only reorders is a no-op.
 //   - A manager owns the leaves it applies (scalars, empty maps, atomic
 //     values) and list items, not the maps above them (map-members:
 //     structured-merge-diff makes every map key without a schema a
@@ -122,7 +177,7 @@
 //     maps without a schema, and so is a map that pruning leaves holding
 //     only empty sets and keyed lists (which claim nothing); where
 //     structured-merge-diff's prune leaves a null instead (prune-null),
-//     steady leaves nothing.
+//     steady leaves nothing, or the empty list or map an entry owns.
 //   - Pruning never removes what another entry owns, nor a map holding it
 //     (owned-kept), so every owned field exists; structured-merge-diff
 //     removes a map the applier owned or emptied with others' fields
@@ -139,8 +194,9 @@
 //     applier writes its map back without a conflict.
 //   - An applied empty set or keyed list claims nothing, as in
 //     structured-merge-diff: it is written where there is none and stays
-//     until pruning removes the map around it (above). One exception: a list that pruning empties while the config still
-//     applies it as [] stays (applied-empty-list-kept), so that re-applying
+//     until pruning removes the map around it (above). One exception: a
+//     list that pruning empties while the config still applies it as []
+//     stays (applied-empty-list-kept), so that re-applying
 //     the same config changes nothing; structured-merge-diff removes it and
 //     writes it back on the next re-apply.
 //   - Keyed lists and sets must not hold duplicate items in a config or in

@@ -309,6 +309,13 @@ var conformance = []scenario{
 		steps: []step{apply("c", `{"spec":{}}`), apply("a", `{"spec":{"y":2}}`), update("c", `{"spec":{}}`), apply("c", `{}`)},
 		want:  `{"spec":{}}`,
 		owned: map[string][]string{"a/Apply": {".spec"}}},
+	// As structured-merge-diff's updater, which owns every container it
+	// added: the list stays the creator's when its items go.
+	{name: "an updater keeps a keyed list it created when its items go",
+		schema: portsSchema,
+		steps:  []step{update("u", `{"spec":{"items":[{"name":"x"}]}}`), update("v", `{"spec":{"items":[]}}`)},
+		want:   `{"spec":{"items":[]}}`,
+		owned:  map[string][]string{"u/Update": {".spec", ".spec.items"}}},
 	{name: "applying nothing releases everything",
 		steps: []step{apply("a", `{"x":1,"m":{"y":2}}`), apply("a", `{}`)},
 		want:  `{}`,

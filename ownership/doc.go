@@ -168,10 +168,11 @@
 //     field an Apply entry held inside a map the object keeps, the entry
 //     owns that map (the deepest one), so a type change of it conflicts
 //     and pruning keeps it for that entry until it stops applying it.
-//   - An Update owns what it wrote and the maps it created, but not the
-//     keyed lists and sets it created around the items it wrote
-//     (update-containers); structured-merge-diff's updater owns every
-//     container it added.
+//   - An Update owns what it wrote and the maps, keyed lists and sets it
+//     created, as structured-merge-diff's updater owns every container it
+//     added. The harness's rule update-containers remains for the lists
+//     structured-merge-diff's updater holds where steady's does not (after
+//     other differences, in chained runs).
 //   - A map or list that pruning empties is removed with its last entry
 //     unless another manager owns it, as structured-merge-diff does for
 //     maps without a schema, and so is a map that pruning leaves holding

@@ -9,8 +9,8 @@ import (
 // as Kubernetes does for create, update and patch. It never conflicts:
 //
 //   - manager's Update entry gains the fields whose value changed or
-//     appeared (and the list items and maps that appeared), and loses the
-//     fields that were removed;
+//     appeared (and the list items, maps and keyed lists or sets that
+//     appeared), and loses the fields that were removed;
 //   - fields sent with their old value are not claimed;
 //   - every other entry, including manager's own Apply entry, loses the
 //     fields that changed or were removed (and what lay below them); an
@@ -270,6 +270,8 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		if err != nil {
 			return err
 		}
+		// As for maps: the updater owns the list it created.
+		u.chg.nodes[cn].member = true
 		kind := elemKey
 		if st == stratSet {
 			kind = elemValue

@@ -95,50 +95,54 @@
 // chained runs with more than 1.5% unexplained steps.
 //
 // Agreement over 20,000 steps on seeds no earlier run used (4 x 5,000,
-// seeds 23001-23004; go test -run 'Differential$' -v -seed=N -steps=5000).
+// seeds 23001-23004; go test -run 'Differential$' -v -seed=N -steps=5000;
+// the chained half alone: go test -run DifferentialLong -v -long).
 // Each field: agrees once the rules are applied / identical before any
 // rule; "no rule": all four identical and no rule applied at all, not even
 // to the input (applied-null, own-update-entry):
 //
-//	seed   mode     object         conflicts      no-op flag      owned paths    all      no rule  unexplained
-//	23001  synced   100.00/94.96   100.00/98.70   100.00/ 99.98   100.00/98.42   100.00   80.54     0
-//	23002  synced   100.00/94.60   100.00/99.04   100.00/100.00   100.00/98.28   100.00   79.50     0
-//	23003  synced   100.00/94.92   100.00/98.94   100.00/100.00   100.00/98.14   100.00   79.72     0
-//	23004  synced   100.00/95.42   100.00/98.54   100.00/100.00   100.00/98.52   100.00   80.20     0
-//	total  synced   100.00/94.97   100.00/98.81   100.00/100.00   100.00/98.34   100.00   79.99     0
-//	23001  chained   99.90/86.42   100.00/98.44   100.00/ 99.78    99.94/78.10    99.84   59.76     8
-//	23002  chained   99.80/85.98   100.00/98.70   100.00/ 99.76    99.90/77.66    99.70   60.02    15
-//	23003  chained   99.86/86.38   100.00/98.74   100.00/ 99.72    99.96/73.92    99.82   56.64     9
-//	23004  chained   99.82/87.58   100.00/98.10   100.00/ 99.76    99.90/75.26    99.74   58.30    13
-//	total  chained   99.84/86.59   100.00/98.50   100.00/ 99.75    99.92/76.23    99.78   58.68    45
+//	seed   mode     object        conflicts     no-op flag     owned paths   all     no rule  unexplained
+//	23001  synced   100.00/94.76  100.00/98.72  100.00/ 99.98  100.00/98.90  100.00  80.84     0
+//	23002  synced   100.00/94.42  100.00/99.04  100.00/100.00  100.00/98.74  100.00  79.86     0
+//	23003  synced   100.00/94.74  100.00/98.94  100.00/100.00  100.00/98.72  100.00  80.10     0
+//	23004  synced   100.00/95.10  100.00/98.56  100.00/100.00  100.00/99.02  100.00  80.46     0
+//	total  synced   100.00/94.75  100.00/98.81  100.00/100.00  100.00/98.84  100.00  80.31     0
+//	23001  chained   99.90/86.40  100.00/98.48  100.00/ 99.78   99.92/87.90   99.82  67.16     9
+//	23002  chained   99.78/85.80  100.00/98.70  100.00/ 99.78   99.90/86.14   99.68  66.04    16
+//	23003  chained   99.86/86.38  100.00/98.74  100.00/ 99.72   99.92/83.88   99.78  64.00    11
+//	23004  chained   99.82/87.12  100.00/98.12  100.00/ 99.76   99.86/88.20   99.70  67.66    15
+//	total  chained   99.84/86.42  100.00/98.51  100.00/ 99.76   99.90/86.53   99.75  66.22    51
 //
 // Steps each rule was applied to (of 20,000):
 //
 //	rule                     synced  chained
 //	applied-null               1768     1768
 //	own-update-entry           1277     1282
-//	list-order                  437      943
-//	prune-null                  382      429
-//	type-change                 224      219
-//	owned-kept                  171      116
-//	update-containers           101     3089
+//	list-order                  438      942
+//	prune-null                  429      439
+//	type-change                 222      217
+//	owned-kept                  170      115
 //	applied-empty-list-kept      35       35
-//	null-to-map                  25       24
-//	update-null-map              21       23
+//	null-to-map                  26       25
+//	update-null-map              20       18
 //	map-members                  14       14
+//	update-containers             0      648
 //	hollow-map-pruned             0        3
-//	carried                       -     2739
+//	carried                       -     3022
 //
-// Synced, no step is unexplained. Chained, 45 steps of 20,000 (0.23%)
-// are: differences that follow from an earlier excused one (mostly an
-// updater's list container that only structured-merge-diff records, and
-// owners that an owned-kept or prune-null step left different) in ways no
-// rule names yet. Conflicts are identical before any rule on 98.5% of
-// chained steps: the rest is rule type-change (steady names every owned
-// path below a changed field). Steps identical with no rule at all are
-// 80% synced and 59% chained (applied-null and own-update-entry change
-// the reference's input on 15% of steps; chained, update-containers and
-// list-order persist once they occur). Each
+// Synced, no step is unexplained. Chained, 51 steps of 20,000 (0.26%)
+// are: differences that follow from an earlier excused one (owners that
+// an owned-kept, prune-null or list-order step left different, which then
+// move through later writes) in ways no rule names yet; issue 23 asks for
+// none. Conflicts are identical before any rule on 98.5% of chained steps
+// (issue 23 asks for 99.5%): the rest is rules type-change and
+// null-to-map (steady names every owned path below a changed field, and
+// refuses where structured-merge-diff conflicts only with owners of the
+// field itself) and, chained, carried.
+// Steps identical with no rule at all are 80% synced and 66% chained
+// (issue 23 asks for 85%): applied-null and own-update-entry change the
+// reference's input on 15% of steps, and chained, a difference a rule
+// excused persists (carried) until a write removes it. Each
 // difference is deliberate, with its reason:
 //
 //   - Null in applied configs is "not applied", as above (rule

@@ -202,7 +202,13 @@
 // returns the oscillation.Report. The key is held: a sixth of the window,
 // doubling with each detection that comes within a window of the last
 // hold's end (up to the backoff cap); the report stands for the hold and
-// one window after it. A fight whose reconcilers return RequeueAfter 250ms makes at most
+// one window after it. When it ends the Loop runs the key once more,
+// unasked (a RequeueAfter due later is brought forward to then), and a
+// reconcile that would clear Stalled clears it: an object that is healthy
+// again after the hold carries Stalled=Oscillating for at most the hold
+// plus one window (1m10s after a first detection, with the defaults) plus
+// that reconcile, whatever the resync period, and costs one write for the
+// clear. A fight whose reconcilers return RequeueAfter 250ms makes at most
 // 15 writes a minute once detected; a status write before every Requeue,
 // at most 60 in any minute.
 //

@@ -17,9 +17,10 @@ import (
 // detection it logs at Error, counts the metric, and holds the key: it
 // runs no earlier than the hold's end, however it is added (see sink.go and
 // oscillationHold). A worker sets Stalled with ReasonOscillating at once
-// (see heldBack), and it stays until one window after the hold ends; a
-// detection within that time doubles the next hold, one after it starts
-// the holds over.
+// (see heldBack), and it stays until one window after the hold ends (a
+// reconcile that would clear it then runs the key again at that time: see
+// record); a detection within that time doubles the next hold, one after
+// it starts the holds over.
 func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	if w.Time.IsZero() {
 		w.Time = l.clk.Now()

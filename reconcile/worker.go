@@ -176,7 +176,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if failures > 0 && d.failures == 0 {
 		l.bucket.Forget(key)
 	}
-	warn, stall, note, newly := l.record(key, d, err)
+	warn, stall, note, newly, reportEnds := l.record(key, d, err)
 	if timed {
 		l.noteDuration(key, dur)
 	}
@@ -186,6 +186,13 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
 		l.requeueAfterWrite(t, key, rec.rev.Load())
+	}
+	if reportEnds > 0 {
+		// A healthy key kept Stalled=Oscillating only because the report
+		// stands until then: run it then to clear it, or it would stand
+		// until the next hint or resync. The queue keeps the earlier of
+		// this and a run scheduled above.
+		l.addAfter(t, key, reportEnds)
 	}
 
 	if l.metricsOn {
@@ -237,15 +244,17 @@ func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panic
 // Stalled: while an oscillation hold lasts, Stalled is set to the
 // oscillation whatever the reconcile returned; a clear is skipped when the
 // key is known not to be stalled. newly reports a set that makes the key
-// Stalled, or changes its reason: what Metrics.Stalled counts.
-func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote, newly bool) {
+// Stalled, or changes its reason: what Metrics.Stalled counts. reportEnds,
+// when positive, is how long the oscillation's report still stands for a
+// reconcile that would have cleared Stalled: the key must run again then.
+func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote, newly bool, reportEnds time.Duration) {
 	stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
 		if stall == stalledClear && !l.mayBeStalled(key) {
 			stall = stalledKeep
 		}
-		return false, stall, note, false
+		return false, stall, note, false, 0
 	}
 	note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
@@ -256,7 +265,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 			if stall == stalledClear && !l.mayBeStalledLocked(key) {
 				stall = stalledKeep
 			}
-			return false, stall, note, false
+			return false, stall, note, false, 0
 		}
 		s = &keyState{}
 		l.setKeyLocked(key, s)
@@ -280,6 +289,9 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 		if !s.oscWritten || now.Before(s.oscUntil) {
 			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
 			s.oscWritten = true
+			if d.stalled == stalledClear && now.Before(s.oscUntil) {
+				reportEnds = s.oscUntil.Sub(now)
+			}
 		} else {
 			s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		}
@@ -300,7 +312,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	if s.empty() {
 		l.deleteKeyLocked(key)
 	}
-	return warn, stall, note, newly
+	return warn, stall, note, newly, reportEnds
 }
 
 // setKeyLocked and deleteKeyLocked change l.keys and keep nkeys in step.

@@ -49,8 +49,12 @@ type cmp struct {
 // one in the subtree of a drifted object path (at, above or below it); in
 // the owned paths, the same drifted pair or one in such a subtree; in the
 // conflicts or the no-op flag, one on such paths or on a path whose owners
-// drifted. An owned leaf that is one in one engine only because the
-// entry's members below it drifted is carried as well. A difference apart
+// drifted. In the object, a difference at, above or below a path whose
+// owners drifted is carried too (whether a prune keeps a field depends
+// on its owners), and so are the owners of a subtree carried so; an
+// owned leaf that is one in one engine only because the entry's members
+// below it drifted is carried as well (TestCarriedCatchesPlantedFaults
+// checks that nothing where the states agreed is). A difference apart
 // from all earlier drift that appears in a step no rule touched is not
 // drift but a divergence (run reports it). Synced runs have no drift.
 type drift struct {
@@ -66,6 +70,17 @@ func (d drift) related(p string) bool {
 	}
 	for pair := range d.owned {
 		if _, q, _ := strings.Cut(pair, " "); q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// ownersAround reports whether the owners of p, or of a path above or
+// below it, differed: whether a prune keeps p depends on them.
+func (d drift) ownersAround(p string) bool {
+	for pair := range d.owned {
+		if _, q, _ := strings.Cut(pair, " "); atOrBelow(p, q) || atOrBelow(q, p) {
 			return true
 		}
 	}
@@ -212,10 +227,12 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 	}
 	hit := false
 	copied := false
+	var carried []string // object paths carried: their owners are too
 	for _, p := range objectDiff(c.got.object, c.want.object) {
-		if !d.relatedObject(p) {
+		if !d.relatedObject(p) && !d.ownersAround(p) {
 			continue
 		}
+		carried = append(carried, p)
 		if !copied {
 			got.object, copied = ownership.DeepCopy(got.object).(map[string]any), true
 		}
@@ -226,7 +243,8 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 	copied = false
 	for _, pair := range ownedDiff(c.got.owned, c.want.owned) {
 		k, p, _ := strings.Cut(pair, " ")
-		if !d.owned[pair] && !d.relatedObject(p) && !d.ownedBelow(k, p) {
+		inCarried := slices.ContainsFunc(carried, func(q string) bool { return atOrBelow(p, q) })
+		if !d.owned[pair] && !d.relatedObject(p) && !d.ownedBelow(k, p) && !inCarried {
 			// Only the same (entry, path) drifted, the object there, or
 			// the entry's members below p (which decide whether p is
 			// one of its leaves).
@@ -571,9 +589,10 @@ func table(reps []report) string {
 
 // chainedBudget is the share of chained steps that may stay unexplained
 // in CI: differences that follow from an earlier excused one in ways no
-// rule names yet (issue 23 asks for none; see doc.go). Synced runs may
-// have none.
-const chainedBudget = 0.015
+// rule names yet (issue 23 asks for none; see doc.go). The fixed seeds
+// and the 20,000 steps of TestDifferentialLong have none; fresh seeds
+// showed at most 1 in 1,000. Synced runs may have none.
+const chainedBudget = 0.003
 
 // check logs the table and fails on any unexplained synced step, and on
 // chained runs over chainedBudget (strict: on any).

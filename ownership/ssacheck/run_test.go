@@ -283,7 +283,8 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 		got.conflicts = out
 	}
 	if got.conflicts == nil && c.want.conflicts == nil && got.noop != c.want.noop {
-		// The engine that wrote changed only drifted paths.
+		// The engine that wrote changed only paths where the objects or
+		// the owners had drifted (at, above or below them).
 		before, after, prev, owned := c.gotBefore, c.got.object, c.gotPrev, c.got.owned
 		if got.noop {
 			before, after, prev, owned = c.wantBefore, c.want.object, c.wantPrev, c.want.owned
@@ -293,7 +294,7 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 			_, p, _ := strings.Cut(pair, " ")
 			changes = append(changes, p)
 		}
-		if !slices.ContainsFunc(changes, func(p string) bool { return !d.related(p) }) {
+		if !slices.ContainsFunc(changes, func(p string) bool { return !d.relatedObject(p) && !d.ownersAround(p) }) {
 			got.noop, hit = c.want.noop, true
 		}
 	}

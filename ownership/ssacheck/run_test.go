@@ -44,40 +44,31 @@ type cmp struct {
 
 // drift is where the engines' states differed after the last step, all of
 // it excused: object paths (field paths, lists compared as values) and
-// owned (entry, path) pairs. In a chained run a difference that follows
-// from one an earlier step's rule excused is rule carried: in the object,
-// one in the subtree of a drifted object path (at, above or below it); in
-// the owned paths, the same drifted pair or one in such a subtree; in the
-// conflicts or the no-op flag, one on such paths or on a path whose owners
-// drifted. In the object, a difference at, above or below a path whose
-// owners drifted is carried too (whether a prune keeps a field depends
-// on its owners), and so are the owners of a subtree carried so; an
-// owned leaf that is one in one engine only because the entry's members
-// below it drifted is carried as well (TestCarriedCatchesPlantedFaults
-// checks that nothing where the states agreed is). A difference apart
-// from all earlier drift that appears in a step no rule touched is not
-// drift but a divergence (run reports it). Synced runs have no drift.
+// (entry, path) pairs of the entries' members. In a chained run a
+// difference that follows from one an earlier step's rule excused is rule
+// carried: in the object, the conflicts or the no-op flag, one at, above
+// or below a path where the objects or the owners drifted (whether a
+// prune keeps a field, or an apply conflicts, depends on its owners); in
+// the owned paths, the same drifted pair, one in such an object subtree
+// or in a subtree carried so, or a leaf that is one in one engine only
+// because the entry's members below it drifted
+// (TestCarriedCatchesPlantedFaults checks that nothing where the states
+// agreed is carried). A difference apart from all earlier drift that
+// appears in a step no rule touched is not drift but a divergence (run
+// reports it). Synced runs have no drift.
 type drift struct {
 	paths map[string]bool
 	owned map[string]bool // "entry path"
 }
 
 // related reports whether p lies at, above or below a path where the
-// objects differed, or is a path whose owners differed.
+// objects or the owners differed.
 func (d drift) related(p string) bool {
-	if d.relatedObject(p) {
-		return true
-	}
-	for pair := range d.owned {
-		if _, q, _ := strings.Cut(pair, " "); q == p {
-			return true
-		}
-	}
-	return false
+	return d.relatedObject(p) || d.ownersAround(p)
 }
 
 // ownersAround reports whether the owners of p, or of a path above or
-// below it, differed: whether a prune keeps p depends on them.
+// below it, differed.
 func (d drift) ownersAround(p string) bool {
 	for pair := range d.owned {
 		if _, q, _ := strings.Cut(pair, " "); atOrBelow(p, q) || atOrBelow(q, p) {
@@ -132,25 +123,14 @@ func stateDrift(st engine, ref *reference) drift {
 // pairs) that lie neither at, above nor below a path where prev differed,
 // in the object or in any entry's members.
 func (d drift) apart(prev drift) []string {
-	near := func(p string) bool {
-		if prev.relatedObject(p) {
-			return true
-		}
-		for pair := range prev.owned {
-			if _, q, _ := strings.Cut(pair, " "); atOrBelow(p, q) || atOrBelow(q, p) {
-				return true
-			}
-		}
-		return false
-	}
 	var out []string
 	for p := range d.paths {
-		if !near(p) {
+		if !prev.related(p) {
 			out = append(out, p)
 		}
 	}
 	for pair := range d.owned {
-		if _, p, _ := strings.Cut(pair, " "); !near(p) {
+		if _, p, _ := strings.Cut(pair, " "); !prev.related(p) {
 			out = append(out, pair)
 		}
 	}
@@ -229,7 +209,7 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 	copied := false
 	var carried []string // object paths carried: their owners are too
 	for _, p := range objectDiff(c.got.object, c.want.object) {
-		if !d.relatedObject(p) && !d.ownersAround(p) {
+		if !d.related(p) {
 			continue
 		}
 		carried = append(carried, p)
@@ -294,7 +274,7 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 			_, p, _ := strings.Cut(pair, " ")
 			changes = append(changes, p)
 		}
-		if !slices.ContainsFunc(changes, func(p string) bool { return !d.relatedObject(p) && !d.ownersAround(p) }) {
+		if !slices.ContainsFunc(changes, func(p string) bool { return !d.related(p) }) {
 			got.noop, hit = c.want.noop, true
 		}
 	}

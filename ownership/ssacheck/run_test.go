@@ -44,25 +44,44 @@ type cmp struct {
 
 // drift is where the engines' states differed after the last step, all of
 // it excused: object paths (field paths, lists compared as values) and
-// owned (entry, path) pairs. In a chained run a difference that follows
-// from one an earlier step's rule excused is rule carried: in the object,
-// one in the subtree of a drifted object path (at, above or below it); in
-// the owned paths, the same drifted pair or one in such a subtree; in the
-// conflicts or the no-op flag, one on such paths or on a path whose owners
-// drifted. Synced runs have no drift.
+// (entry, path) pairs of the entries' members. In a chained run a
+// difference that follows from one an earlier step's rule excused is rule
+// carried: in the object, the conflicts or the no-op flag, one at, above
+// or below a path where the objects or the owners drifted (whether a
+// prune keeps a field, or an apply conflicts, depends on its owners); in
+// the owned paths, the same drifted pair, one in such an object subtree
+// or in a subtree carried so, or a leaf that is one in one engine only
+// because the entry's members below it drifted
+// (TestCarriedCatchesPlantedFaults checks that nothing where the states
+// agreed is carried). A difference apart from all earlier drift that
+// appears in a step no rule touched is not drift but a divergence (run
+// reports it). Synced runs have no drift.
 type drift struct {
 	paths map[string]bool
 	owned map[string]bool // "entry path"
 }
 
 // related reports whether p lies at, above or below a path where the
-// objects differed, or is a path whose owners differed.
+// objects or the owners differed.
 func (d drift) related(p string) bool {
-	if d.relatedObject(p) {
-		return true
-	}
+	return d.relatedObject(p) || d.ownersAround(p)
+}
+
+// ownersAround reports whether the owners of p, or of a path above or
+// below it, differed.
+func (d drift) ownersAround(p string) bool {
 	for pair := range d.owned {
-		if _, q, _ := strings.Cut(pair, " "); q == p {
+		if _, q, _ := strings.Cut(pair, " "); atOrBelow(p, q) || atOrBelow(q, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedBelow reports whether entry k's members strictly below p differed.
+func (d drift) ownedBelow(k, p string) bool {
+	for pair := range d.owned {
+		if e, q, _ := strings.Cut(pair, " "); e == k && q != p && atOrBelow(q, p) {
 			return true
 		}
 	}
@@ -78,6 +97,45 @@ func (d drift) relatedObject(p string) bool {
 		}
 	}
 	return false
+}
+
+// stateDrift returns where the engines' states differ: object paths, and
+// (entry, path) pairs of their members, not only their leaves, so that a
+// map or list one engine's entry holds and the other's does not is drift
+// too. It is empty when the states are equal.
+func stateDrift(st engine, ref *reference) drift {
+	after := objectDiff(st.object(), ref.object())
+	afterOwned := ownedDiff(st.members(), ref.members())
+	if len(after) == 0 && len(afterOwned) == 0 {
+		return drift{}
+	}
+	d := drift{paths: map[string]bool{}, owned: map[string]bool{}}
+	for _, p := range after {
+		d.paths[p] = true
+	}
+	for _, p := range afterOwned {
+		d.owned[p] = true
+	}
+	return d
+}
+
+// apart returns the differences of d (object paths, and "entry path"
+// pairs) that lie neither at, above nor below a path where prev differed,
+// in the object or in any entry's members.
+func (d drift) apart(prev drift) []string {
+	var out []string
+	for p := range d.paths {
+		if !prev.related(p) {
+			out = append(out, p)
+		}
+	}
+	for pair := range d.owned {
+		if _, p, _ := strings.Cut(pair, " "); !prev.related(p) {
+			out = append(out, pair)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // judge compares one step. It returns which of object, conflicts, no-op
@@ -149,10 +207,12 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 	}
 	hit := false
 	copied := false
+	var carried []string // object paths carried: their owners are too
 	for _, p := range objectDiff(c.got.object, c.want.object) {
-		if !d.relatedObject(p) {
+		if !d.related(p) {
 			continue
 		}
+		carried = append(carried, p)
 		if !copied {
 			got.object, copied = ownership.DeepCopy(got.object).(map[string]any), true
 		}
@@ -163,8 +223,12 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 	copied = false
 	for _, pair := range ownedDiff(c.got.owned, c.want.owned) {
 		k, p, _ := strings.Cut(pair, " ")
-		if !d.owned[pair] && !d.relatedObject(p) {
-			continue // only the same (entry, path) drifted, or the object there
+		inCarried := slices.ContainsFunc(carried, func(q string) bool { return atOrBelow(p, q) })
+		if !d.owned[pair] && !d.relatedObject(p) && !d.ownedBelow(k, p) && !inCarried {
+			// Only the same (entry, path) drifted, the object there, or
+			// the entry's members below p (which decide whether p is
+			// one of its leaves).
+			continue
 		}
 		if !copied {
 			got.owned, copied = cloneOwned(got.owned), true
@@ -199,7 +263,8 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 		got.conflicts = out
 	}
 	if got.conflicts == nil && c.want.conflicts == nil && got.noop != c.want.noop {
-		// The engine that wrote changed only drifted paths.
+		// The engine that wrote changed only paths where the objects or
+		// the owners had drifted (at, above or below them).
 		before, after, prev, owned := c.gotBefore, c.got.object, c.gotPrev, c.got.owned
 		if got.noop {
 			before, after, prev, owned = c.wantBefore, c.want.object, c.wantPrev, c.want.owned
@@ -391,6 +456,24 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 			ownedEqual(c.got.owned, c.want.owned),
 		}
 		ok := judge(c, d, used)
+		// The states after the step. Chained, a difference between them
+		// that lies apart from every earlier one must come from a step
+		// some rule excused: one that appears in a step no rule touched
+		// is a divergence the four compared fields do not show yet (an
+		// entry holding a map or list the other engine's does not).
+		var next drift
+		if chained {
+			next = stateDrift(st, ref)
+			if len(used) == 0 {
+				for _, p := range next.apart(d) {
+					if strings.Contains(p, " ") {
+						ok[3] = false
+					} else {
+						ok[0] = false
+					}
+				}
+			}
+		}
 		for name := range used {
 			rep.rules.hit(name)
 		}
@@ -425,31 +508,13 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 					seed, step, chained, what, ok, js(c.got.object), c.got.conflicts, c.got.noop, c.got.owned, js(c.want.object), c.want.conflicts, c.want.noop, c.want.owned))
 			}
 		}
-		// The states after the step: equal, or different where drift says.
-		after := objectDiff(st.object(), ref.object())
-		switch {
-		case !chained:
+		if !chained {
 			if js(st.object()) != js(ref.object()) || !ownedEqual(st.owned(), ref.owned()) {
 				ref.reset(t, st.live, st.managed)
 			}
 			continue
 		}
-		// Members, not only leaves: a difference leaves do not show yet
-		// (a map one engine's entry holds and the other's does not) is
-		// drift too.
-		afterOwned := ownedDiff(st.members(), ref.members())
-		switch {
-		case len(after) == 0 && len(afterOwned) == 0:
-			d = drift{}
-		default:
-			d = drift{paths: map[string]bool{}, owned: map[string]bool{}}
-			for _, p := range after {
-				d.paths[p] = true
-			}
-			for _, p := range afterOwned {
-				d.owned[p] = true
-			}
-		}
+		d = next
 	}
 	return rep
 }
@@ -505,9 +570,10 @@ func table(reps []report) string {
 
 // chainedBudget is the share of chained steps that may stay unexplained
 // in CI: differences that follow from an earlier excused one in ways no
-// rule names yet (issue 23 asks for none; see doc.go). Synced runs may
-// have none.
-const chainedBudget = 0.015
+// rule names yet (issue 23 asks for none; see doc.go). The fixed seeds
+// and the 20,000 steps of TestDifferentialLong have none; fresh seeds
+// showed at most 1 in 1,000. Synced runs may have none.
+const chainedBudget = 0.003
 
 // check logs the table and fails on any unexplained synced step, and on
 // chained runs over chainedBudget (strict: on any).

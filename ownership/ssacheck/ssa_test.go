@@ -251,9 +251,11 @@ func (r *reference) owned() map[string][]string {
 
 // members lists each entry's member paths, not only its leaves, as far as
 // steady's sets can say the same: an Apply entry's map keys that hold
-// other members (rule map-members) and an Update entry's keyed lists and
-// sets (rule update-containers) are left out. Chained runs compare these
-// to find differences that leaves do not show yet.
+// other members (rule map-members) are left out. (An Update entry's keyed
+// lists and sets stay: steady's Update owns those it creates too, so one
+// engine's entry holding such a list where the other's does not is
+// drift.) Chained runs compare these to find differences that leaves do
+// not show yet.
 func (r *reference) members() map[string][]string {
 	out := map[string][]string{}
 	for k, vs := range r.managers {
@@ -262,9 +264,6 @@ func (r *reference) members() map[string][]string {
 		var paths []string
 		for p := range all {
 			typ := typeAt(p)
-			if strings.HasSuffix(k, "/Update") && (typ == "items" || typ == "pairs" || typ == "tags") {
-				continue
-			}
 			if strings.HasSuffix(k, "/Apply") && (typ == "obj" || typ == "deduced") && !strings.HasSuffix(p, "]") {
 				below := false
 				for q := range all {

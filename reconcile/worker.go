@@ -3,12 +3,10 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"strings"
 	"time"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/store"
 )
 
@@ -22,29 +20,12 @@ type PanicError struct {
 	Stack []byte
 }
 
-// maxPanicText bounds PanicError's text: it becomes the Stalled message,
-// which anyone who can read the store can read.
-const maxPanicText = 240
-
 // Error reports the panic value's type and, for a string or an error, its
 // text: one line of at most 240 bytes, with no stack. The text of any other
-// value (a struct may hold a secret) is left out.
+// value (a struct may hold a secret) is left out. It never panics: an error
+// whose own Error method panics (a typed nil one) is named by its type.
 func (e *PanicError) Error() string {
-	msg := fmt.Sprintf("reconcile panicked: %T", e.Value)
-	var text string
-	switch v := e.Value.(type) {
-	case string:
-		text = v
-	case error:
-		text = v.Error()
-	}
-	if text != "" {
-		msg += ": " + strings.Join(strings.Fields(text), " ")
-	}
-	if len(msg) > maxPanicText {
-		msg = strings.ToValidUTF8(msg[:maxPanicText-3], "") + "..."
-	}
-	return msg
+	return guard.Bound("reconcile panicked: "+guard.Describe(e.Value, guard.MaxText), guard.MaxText)
 }
 
 // Unwrap returns Value if it is an error.
@@ -217,12 +198,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 
 // call runs the reconciler, turning a panic into a *PanicError.
 func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panicked bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err, panicked = Result{}, &PanicError{Value: p, Stack: debug.Stack()}, true
-		}
-	}()
-	res, err = l.r.Reconcile(ctx, key)
+	if p := guard.Call(func() { res, err = l.r.Reconcile(ctx, key) }); p != nil {
+		return Result{}, &PanicError{Value: p.Value, Stack: p.Stack}, true
+	}
 	return res, err, false
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/steady-go/steady/clock"
 )
@@ -65,8 +67,11 @@ type config struct {
 // "team-a/"), so one prefix never runs into another ("team-a/" and
 // "team-ab/"), nor a kind into a prefix. A prefix must not start with "_":
 // keys that do are reserved for what is not an object, such as election
-// keys (see the package doc, Storage layout); New rejects one with
-// ErrInvalid.
+// keys (see the package doc, Storage layout). It is a path of segments
+// separated by "/" (one leading "/", as in etcd's "/registry/", is allowed):
+// no segment may be empty ("a//b"), "." or ".." ("x/../y"), and it must be
+// valid UTF-8 without control characters (NUL, newline). New rejects a
+// prefix that breaks a rule with an error wrapping ErrInvalid.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithUIDs replaces the generator of the UIDs that Create assigns. The
@@ -107,8 +112,8 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.clock == nil {
 		c.clock = clock.Real{}
 	}
-	if strings.HasPrefix(c.prefix, "_") {
-		return nil, fmt.Errorf("%w: key prefix %.64q starts with \"_\", which is reserved for keys that are not objects", ErrInvalid, c.prefix)
+	if err := validatePrefix(c.prefix); err != nil {
+		return nil, err
 	}
 	if c.prefix != "" && !strings.HasSuffix(c.prefix, "/") {
 		c.prefix += "/"
@@ -119,6 +124,38 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes)}, nil
+}
+
+// validatePrefix applies WithKeyPrefix's rules.
+func validatePrefix(prefix string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: key prefix %.64q %s", ErrInvalid, prefix, why)
+	}
+	if strings.HasPrefix(prefix, "_") {
+		return bad(`starts with "_", which is reserved for keys that are not objects`)
+	}
+	if !utf8.ValidString(prefix) {
+		return bad("is not valid UTF-8")
+	}
+	if strings.ContainsFunc(prefix, unicode.IsControl) {
+		return bad("contains a control character")
+	}
+	path := strings.TrimPrefix(prefix, "/")
+	if path == "" {
+		return nil
+	}
+	if strings.HasSuffix(path, "/") {
+		path = path[:len(path)-1] // New adds the slash when it is missing
+	}
+	for seg := range strings.SplitSeq(path, "/") {
+		switch seg {
+		case "":
+			return bad(`has an empty segment ("//")`)
+		case ".", "..":
+			return bad(`has a "." or ".." segment`)
+		}
+	}
+	return nil
 }
 
 // Kind returns the kind of the Store's objects.

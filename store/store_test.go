@@ -51,6 +51,20 @@ func TestKeyPrefixEndsInSlashAndNeverStartsWithUnderscore(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid, "keys starting with _ are reserved for election keys")
 }
 
+// A prefix is a path of plain segments: one that would make keys with an
+// empty, "." or ".." segment, or with a control character (a NUL cuts a key
+// in C clients and some tools, a newline splits a log line), is refused.
+func TestKeyPrefixRejectsMalformedPaths(t *testing.T) {
+	for _, p := range []string{"a\x00b", "a\nb", "team\r", "a\x7fb", "a//b", "a//", "//", "x/../y", "..", "./x", "x/.", "a/\xffb"} {
+		_, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix(p))
+		require.ErrorIs(t, err, store.ErrInvalid, "prefix %q", p)
+	}
+	for _, p := range []string{"x", "team-a/", "/registry/", "/", "a.b/c..d/", "équipe/"} {
+		_, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix(p))
+		require.NoError(t, err, "prefix %q", p)
+	}
+}
+
 func TestKeyLayoutAndEncoding(t *testing.T) {
 	b := memstore.New()
 	st, err := store.New[typedSpec, typedStatus](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))

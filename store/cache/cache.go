@@ -46,8 +46,9 @@ type ListWatcher[S, T any] interface {
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
 // read-only values: a caller that wants to change one copies it first. A
-// mutation detector, on by default in tests (see WithMutationDetector),
-// catches callers that do not.
+// mutation detector catches callers that do not. It is off unless turned
+// on, with WithMutationDetector or MutationDetectorEnv (which a test's
+// TestMain can set); a test binary alone does not turn it on.
 //
 // Before Run has completed its first listing the Cache is empty, Revision is
 // 0 and HasSynced is false. After ctx ends, Run returns and the Cache keeps

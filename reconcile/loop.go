@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -112,13 +113,16 @@ func (s *keyState) empty() bool {
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
 // r, a bad option, a src that carries two StatusWriters, or a FromOwned
-// source whose owner kind the Loop does not reconcile (see FromOwned).
+// source whose owner kind the Loop does not reconcile (see FromOwned). A
+// typed nil (a nil pointer or func behind the interface) counts as nil
+// wherever New or an option takes an interface, and is refused: the
+// reconciler, a source or status writer, an elector, metrics or a clock.
 func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Option) (*Loop[K], error) {
 	if name == "" {
 		return nil, invalid("empty loop name")
 	}
-	if r == nil {
-		return nil, invalid("nil reconciler")
+	if nilness.IsNil(r) {
+		return nil, invalid("nil reconciler (%T)", r)
 	}
 	cfg := defaultConfig(name)
 	for _, o := range opts {

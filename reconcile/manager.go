@@ -66,7 +66,9 @@ type Manager struct {
 type ManagerOption func(*Manager)
 
 // WithManagerElector makes the Manager campaign with e; its Loops get the
-// terms through Manager.Elector.
+// terms through Manager.Elector. A typed nil e (such as a nil
+// *lease.StoreElector) makes Run return an error wrapping ErrInvalidOption
+// before it starts anything.
 func WithManagerElector(e lease.Elector) ManagerOption {
 	return func(m *Manager) { m.elector = e }
 }
@@ -142,6 +144,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.started = true
 	caches, loops := append([]Cache(nil), m.caches...), append([]Runner(nil), m.loops...)
 	m.mu.Unlock()
+	if m.elector != nil && nilness.IsNil(m.elector) {
+		return invalid("manager: nil elector (%T)", m.elector)
+	}
 
 	failCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -170,8 +171,8 @@ func WithStallAfter(n int) Option {
 // ctx carries the term's fence. Without an elector the Loop always works.
 func WithElector(e lease.Elector) Option {
 	return optionFunc(func(c *config) error {
-		if e == nil {
-			return invalid("nil elector")
+		if nilness.IsNil(e) {
+			return invalid("nil elector (%T)", e)
 		}
 		c.elector = e
 		return nil
@@ -182,8 +183,8 @@ func WithElector(e lease.Elector) Option {
 // timestamps).
 func WithMetrics(m Metrics) Option {
 	return optionFunc(func(c *config) error {
-		if m == nil {
-			return invalid("nil metrics")
+		if nilness.IsNil(m) {
+			return invalid("nil metrics (%T)", m)
 		}
 		c.metrics = m
 		return nil
@@ -221,8 +222,8 @@ func WithDrainTimeout(d time.Duration) Option {
 // inside a testing/synctest bubble).
 func WithClock(clk clock.Clock) Option {
 	return optionFunc(func(c *config) error {
-		if clk == nil {
-			return invalid("nil clock")
+		if nilness.IsNil(clk) {
+			return invalid("nil clock (%T)", clk)
 		}
 		c.clock = clk
 		return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"time"
+
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Source delivers hints: keys that are due for a comparison. A hint is never
@@ -70,8 +72,9 @@ type RevisionWaiter interface {
 }
 
 // Sources joins several sources into one: the Loop runs each, and looks for
-// the optional interfaces (see Source) on each. Nil sources are left out. At
-// most one of them may carry a StatusWriter, else New fails.
+// the optional interfaces (see Source) on each. Nil sources are left out; a
+// typed nil one (a nil pointer or func) makes New fail. At most one of them
+// may carry a StatusWriter, else New fails.
 func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](srcs) }
 
 type sourceList[K comparable] []Source[K]
@@ -102,7 +105,8 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 
 // WithStatusWriter returns src with w as the StatusWriter the Loop writes
 // its Stalled condition through, in place of any src carries itself (such as
-// FromStore's). A nil w leaves src as it is.
+// FromStore's). A nil w leaves src as it is; a typed nil one (a nil
+// pointer) makes New fail.
 func WithStatusWriter[K comparable](src Source[K], w StatusWriter[K]) Source[K] {
 	if w == nil {
 		return src
@@ -145,8 +149,16 @@ func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) (
 		if out, _, err = flatten(s.src, out, nil); err != nil {
 			return nil, nil, err
 		}
+		if nilness.IsNil(s.w) {
+			return nil, nil, invalid("nil status writer (%T)", s.w)
+		}
 		sw, err = joinStatus(sw, s.w)
 		return out, sw, err
+	}
+	if nilness.IsNil(src) {
+		// A nil pointer or func behind the interface: it would panic
+		// on the Loop's goroutine when run.
+		return nil, nil, invalid("nil source (%T)", src)
 	}
 	if w, ok := src.(StatusWriter[K]); ok {
 		var err error

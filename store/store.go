@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Store is the typed view of one kind of object over a Backend. Spec S and
@@ -80,7 +81,7 @@ func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = p
 func WithUIDs(next func() string) Option { return func(c *config) { c.newUID = next } }
 
 // WithClock sets the clock that stamps conditions' LastTransitionTime
-// (default: the wall clock).
+// (default: the wall clock; nil keeps it, and New refuses a typed nil).
 func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
 // New returns a Store for the objects of kind in b. A kind:
@@ -93,11 +94,12 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 // So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
 // (the slash separates kind and name in keys), "9lives" and "" are not. A
 // kind that breaks a rule gives an *InvalidNameError naming it. New also
-// returns an error wrapping ErrInvalid when b is nil or the steady struct
-// tags of S or T are malformed (see ownership.SchemaFor).
+// returns an error wrapping ErrInvalid when b is nil or a typed nil (such as
+// a nil *memstore.Store), when WithClock gave a typed nil, or when the
+// steady struct tags of S or T are malformed (see ownership.SchemaFor).
 func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error) {
-	if b == nil {
-		return nil, fmt.Errorf("%w: nil Backend", ErrInvalid)
+	if nilness.IsNil(b) {
+		return nil, fmt.Errorf("%w: nil Backend (%T)", ErrInvalid, b)
 	}
 	if err := validateKind(kind); err != nil {
 		return nil, err
@@ -109,8 +111,11 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
-	if c.clock == nil {
+	switch {
+	case c.clock == nil:
 		c.clock = clock.Real{}
+	case nilness.IsNil(c.clock):
+		return nil, fmt.Errorf("%w: nil clock (%T)", ErrInvalid, c.clock)
 	}
 	if err := validatePrefix(c.prefix); err != nil {
 		return nil, err

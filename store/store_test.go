@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -41,6 +42,19 @@ func TestNewValidatesKindAndBackend(t *testing.T) {
 		Ports []port `json:"ports" steady:"keys=id"`
 	}, typedStatus](memstore.New(), "Widget")
 	require.ErrorIs(t, err, store.ErrInvalid, "a struct-valued key field is refused by New, not at the first Apply")
+}
+
+// brokenClock is a clock whose nil pointer panics when read.
+type brokenClock struct{ clock.Real }
+
+// A typed nil (a nil *memstore.Store as the Backend, a nil pointer as the
+// clock) is refused by New, not found by the first Get or Create.
+func TestNewRejectsTypedNils(t *testing.T) {
+	var b *memstore.Store
+	_, err := store.New[typedSpec, typedStatus](b, "Widget")
+	require.ErrorIs(t, err, store.ErrInvalid, "a nil *memstore.Store")
+	_, err = store.New[typedSpec, typedStatus](memstore.New(), "Widget", store.WithClock((*brokenClock)(nil)))
+	require.ErrorIs(t, err, store.ErrInvalid, "a nil clock pointer")
 }
 
 func TestKeyPrefixEndsInSlashAndNeverStartsWithUnderscore(t *testing.T) {

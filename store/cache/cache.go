@@ -91,8 +91,9 @@ type Cache[S, T any] struct {
 var ErrRunning = errors.New("cache: already running")
 
 // New returns an empty Cache over src; call Run to fill it. A nil src (or
-// a typed nil, such as a nil *store.Store) or a bad option (a negative page size, an invalid backoff policy) is
-// reported by Run, which then returns an error wrapping ErrInvalid at once.
+// a typed nil, such as a nil *store.Store) or a bad option (a negative page
+// size, an invalid backoff policy, a typed nil clock) is reported by Run,
+// which then returns an error wrapping ErrInvalid at once.
 //
 // Every Cache has the IndexOwnerUID index; AddIndex adds more.
 func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {

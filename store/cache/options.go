@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 )
 
@@ -86,7 +87,8 @@ func WithPageSize(n int) Option { return func(c *config) { c.pageSize = n } }
 func WithRelistBackoff(p backoff.Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithClock sets the time source of the relist backoff (default the real
-// clock, which is virtual under testing/synctest).
+// clock, which is virtual under testing/synctest). Nil keeps the default; a
+// typed nil (a nil pointer) is invalid, reported by Run.
 func WithClock(clk clock.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithMutationDetector turns the mutation detector on, reporting through
@@ -120,8 +122,11 @@ func newConfig(opts []Option) (config, error) {
 	if err := c.policy.Validate(); err != nil {
 		return c, fmt.Errorf("%w: cache relist backoff: %w", store.ErrInvalid, err)
 	}
-	if c.clock == nil {
+	switch {
+	case c.clock == nil:
 		c.clock = clock.Real{}
+	case nilness.IsNil(c.clock):
+		return c, fmt.Errorf("%w: nil cache clock (%T)", store.ErrInvalid, c.clock)
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

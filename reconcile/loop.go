@@ -137,8 +137,13 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	_, busyRead := l.metrics.(ActiveWorkersReader)
+	_, busyRead := cfg.metrics.(ActiveWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
+	if l.metricsOn {
+		// A hook that panics is logged and skipped, on every path that
+		// calls one (workers, sources, the queue under its lock).
+		l.metrics = guardedMetrics{m: cfg.metrics, log: cfg.logger}
+	}
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
@@ -205,8 +210,8 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
-	if r, ok := l.metrics.(ActiveWorkersReader); ok {
-		r.ActiveWorkersFunc(l.name, l.busyWorkers)
+	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
+		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 
 	err := l.waitSynced(runCtx)

@@ -24,13 +24,18 @@ func (p *Panic) Error() string { return "panicked: " + Describe(p.Value, MaxText
 
 // Call runs f and returns the panic it raised, recovered, or nil.
 func Call(f func()) (p *Panic) {
-	defer func() {
-		if v := recover(); v != nil {
-			p = &Panic{Value: v, Stack: debug.Stack()}
-		}
-	}()
+	defer Catch(&p)
 	f()
 	return nil
+}
+
+// Catch, deferred (defer guard.Catch(&p)), recovers a panic of the
+// function that deferred it and stores it in *p. Unlike Call it needs no
+// closure, so a hot path that defers it allocates nothing until a panic.
+func Catch(p **Panic) {
+	if v := recover(); v != nil {
+		*p = &Panic{Value: v, Stack: debug.Stack()}
+	}
 }
 
 // MaxText is the length Describe bounds its text to by default: short

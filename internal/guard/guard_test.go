@@ -72,3 +72,21 @@ func TestBound(t *testing.T) {
 		t.Fatalf("Bound = %q", got)
 	}
 }
+
+func TestCatch(t *testing.T) {
+	f := func() (p *Panic) {
+		defer Catch(&p)
+		panic("boom")
+	}
+	if p := f(); p == nil || p.Value != "boom" {
+		t.Fatalf("Catch = %+v", p)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		var p *Panic
+		func() {
+			defer Catch(&p)
+		}()
+	}); n != 0 {
+		t.Fatalf("a deferred Catch without a panic allocates %v times", n)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -202,7 +203,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	var srcOnce sync.Once
 	for i, s := range l.sources {
 		bg.Go(func() {
-			if err := s.Run(runCtx, l); err != nil && runCtx.Err() == nil {
+			if err := l.runSource(runCtx, i, s); err != nil && runCtx.Err() == nil {
 				srcOnce.Do(func() { srcErr = fmt.Errorf("reconcile: loop %s: source %d: %w", l.name, i, err) })
 				stop(srcErr)
 			}
@@ -224,6 +225,20 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 		return errors.Join(srcErr, err)
 	}
 	return err
+}
+
+// runSource runs s. A Run that panics is reported (userPanic) and fails
+// like a Run that returned an error.
+func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", describe(s)))
+			err = p
+		}
+	}()
+	defer guard.Catch(&p)
+	return s.Run(ctx, l)
 }
 
 // waitSynced waits for every source that is a Syncer, logging at Warn

@@ -12,7 +12,9 @@ import (
 // an instruction; a missed one is repaired by resync.
 //
 // Run delivers hints to sink until ctx ends, then returns nil. It returns an
-// error only when it cannot go on, which ends the Loop's Run with that error.
+// error only when it cannot go on, which ends the Loop's Run with that error;
+// a Run that panics is reported (logged at Error, counted as a reconcile
+// panic) and ends the Loop's Run the same way.
 // The Loop calls Run once, when its own Run starts, whether or not it leads
 // (hints that arrive while it does not lead are dropped: each term starts
 // with every key).
@@ -46,7 +48,8 @@ type Sink[K comparable] interface {
 
 // KeyLister is implemented by sources that can enumerate every key. The
 // Loop adds every listed key at low priority on each resync and at the
-// start of each leadership term.
+// start of each leadership term. A Keys (or its iteration) that panics is
+// reported like a reconcile panic; the keys listed before it are queued.
 type KeyLister[K comparable] interface {
 	Keys() iter.Seq[K]
 }

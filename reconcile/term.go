@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/queue"
 )
 
@@ -112,15 +113,25 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	return nil // lost leadership: the stuck reconciles' writes are fenced; campaign again
 }
 
-// enqueueAll adds every key the sources list, at low priority.
+// enqueueAll adds every key the sources list, at low priority. A lister
+// that panics is reported (userPanic); the keys it listed before are
+// queued, and the other sources are listed.
 func (l *Loop[K]) enqueueAll(t *term[K]) {
-	for _, s := range l.sources {
+	for i, s := range l.sources {
 		if kl, ok := s.(KeyLister[K]); ok {
-			for k := range kl.Keys() {
-				t.q.AddLow(k)
+			if p := l.listKeys(kl, t.q); p != nil {
+				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", describe(s)))
 			}
 		}
 	}
+}
+
+func (l *Loop[K]) listKeys(kl KeyLister[K], q *queue.Queue[K]) (p *guard.Panic) {
+	defer guard.Catch(&p)
+	for k := range kl.Keys() {
+		q.AddLow(k)
+	}
+	return nil
 }
 
 // resyncLoop adds every listed key at low priority every jittered period.

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
 )
 
 // Each test here covers one place where the Loop calls a function of the
@@ -92,5 +94,101 @@ func TestMetricHooksThatPanic(t *testing.T) {
 	}
 }
 
-var _ = strings.Contains
-var _ = context.Background
+// panickyStatus is a StatusWriter (given with WithStatusWriter) whose
+// writes panic.
+type panickyStatus struct{ *memStatus }
+
+func (panickyStatus) WriteCondition(context.Context, string, string, store.Condition) error {
+	var e *nilDeref
+	panic(e)
+}
+
+// A StatusWriter that panics: the Stalled write is lost (logged), the
+// failing key is still retried with backoff.
+func TestStatusWriterThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		s := newScript(func(string, int) (Result, error) { return Result{}, errBoom })
+		l := mustNew(t, s, WithStatusWriter(keySet("a"), panickyStatus{newMemStatus("a")}),
+			append(fixedBackoff(), WithStallAfter(1), WithMetrics(m), WithLogger(newLogger(&logs)))...)
+		stop := start(t, l)
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "retried after the 1s backoff")
+		require.NoError(t, stop())
+		require.Contains(t, logs.String(), `level=ERROR msg="StatusWriter panicked"`)
+		require.Contains(t, logs.String(), `key=a`)
+		require.Equal(t, 2, m.Panics("test"), "counted: one per Stalled write tried")
+	})
+}
+
+// A key lister that panics part way: the keys it listed before are
+// queued, at the start of a term and at resync, and the panic is reported.
+func TestKeyListerThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		keys := Keys(func() iter.Seq[string] {
+			return func(yield func(string) bool) {
+				if yield("a") {
+					panic("lister")
+				}
+			}
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, keys, WithResync(time.Minute, 0), WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"), "the term's listing")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "the resync's")
+		require.NoError(t, stop())
+		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="KeyLister panicked"`))
+		require.Equal(t, 2, m.Panics("test"))
+	})
+}
+
+// A Source whose Run panics fails like a Source that returns an error: the
+// Loop's Run returns an error naming the panic, and the process lives.
+func TestSourceThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		src := SourceFunc[string](func(ctx context.Context, sink Sink[string]) error {
+			sink.Add("a")
+			var e *nilDeref
+			panic(e)
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, src, WithMetrics(m), WithLogger(newLogger(&logs)))
+		err := l.Run(t.Context())
+		require.ErrorContains(t, err, "source 0: panicked: *reconcile.nilDeref")
+		require.Contains(t, logs.String(), `level=ERROR msg="Source panicked"`)
+		require.Equal(t, 1, m.Panics("test"))
+	})
+}
+
+// syncingSource never syncs, and its String and LastError panic.
+type syncingSource struct{ keyList[string] }
+
+func (syncingSource) WaitForSync(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+func (syncingSource) String() string                        { panic("String") }
+func (syncingSource) LastError() error                      { panic("LastError") }
+
+// A source's String and LastError, which the Loop calls to say which source
+// it waits for: a panic in either leaves the source named by its type.
+func TestSourceStringAndLastErrorThatPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, syncingSource{}, WithLogger(newLogger(&logs)))
+		ctx, cancel := context.WithTimeout(t.Context(), SyncWaitReport+time.Second)
+		defer cancel()
+		err := l.Run(ctx)
+		require.ErrorIs(t, err, ErrNotSynced)
+		require.ErrorContains(t, err, "reconcile.syncingSource")
+		require.Contains(t, logs.String(), `msg="waiting for a source to sync"`)
+	})
+}

@@ -307,14 +307,24 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one. It reports whether it wrote (or tried).
-func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
+// StatusWriter, if there is one. It reports whether it wrote (or tried). A
+// StatusWriter that panics is reported (userPanic) and the write is lost:
+// the key's retry, if it has one, is already scheduled.
+func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) (wrote bool) {
 	if change == stalledSet {
 		l.metrics.Stalled(l.name, d.reason)
 	}
 	if l.sw == nil {
 		return false
 	}
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("StatusWriter", p, slog.Any("key", key))
+			wrote = true
+		}
+	}()
+	defer guard.Catch(&p)
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
 		return false

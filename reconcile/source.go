@@ -3,8 +3,10 @@ package reconcile
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"time"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 )
 
@@ -188,7 +190,9 @@ func FromChannel[K comparable](ch <-chan K) Source[K] {
 // Mapped returns a Source that receives values from ch and adds the keys fn
 // maps each to: a custom mapper, for example a dependency index that turns a
 // changed secret into every object that references it. It returns when ctx
-// ends or ch is closed.
+// ends or ch is closed. A call of fn that panics is reported (to the Loop,
+// like a reconcile panic, or to slog.Default when the sink is not a Loop)
+// and its value maps to no key; the next values are mapped.
 func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 	return SourceFunc[K](func(ctx context.Context, sink Sink[K]) error {
 		for {
@@ -199,12 +203,26 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 				if !ok {
 					return nil
 				}
-				for _, k := range fn(v) {
+				keys, p := mapValue(fn, v)
+				if p != nil {
+					if l, ok := sink.(*Loop[K]); ok {
+						l.userPanic("mapper", p)
+					} else {
+						slog.Default().LogAttrs(ctx, slog.LevelError, "mapper panicked",
+							slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+					}
+				}
+				for _, k := range keys {
 					sink.Add(k)
 				}
 			}
 		}
 	})
+}
+
+func mapValue[T any, K comparable](fn func(T) []K, v T) (keys []K, p *guard.Panic) {
+	defer guard.Catch(&p)
+	return fn(v), nil
 }
 
 // SourceFunc adapts a function to a Source.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -190,5 +191,100 @@ func TestSourceStringAndLastErrorThatPanic(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotSynced)
 		require.ErrorContains(t, err, "reconcile.syncingSource")
 		require.Contains(t, logs.String(), `msg="waiting for a source to sync"`)
+	})
+}
+
+// A ChangeFunc that panics leaves the change unjudged: the Loop's own write
+// is still not a hint (else its writes would wake it, a spin), another
+// writer's change still is, and each panic is reported.
+func TestChangeFuncThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var logs logBuffer
+		m := NewMemMetrics()
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			cached, _ := e.cache.Get(key)
+			o := copyOf(cached)
+			o.Status.Phase = "Seen " + time.Now().String()
+			_, err := e.st.As("app").UpdateStatus(ctx, o)
+			return Result{}, err
+		})
+		changes := WithChanges(func(_, _ *app, _ string) (owned, foreign []diff.Path) { panic("ChangeFunc") })
+		l := mustNew(t, s, FromStore(e.cache, e.st, changes), WithFieldManager("app"), WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"), "its own status write did not wake it")
+		require.Equal(t, 1, m.Panics("test"))
+
+		o := copyOf(e.get(t, "a"))
+		o.Spec.Replicas = 2
+		_, err := e.st.As("user").Update(context.Background(), o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "another writer's change is a hint")
+		require.NoError(t, stop())
+		require.Contains(t, logs.String(), `level=ERROR msg="ChangeFunc panicked" key=a`)
+	})
+}
+
+// A mapper (FromCacheMapped's) that panics on one object: the other
+// objects' hints are delivered, and the panic is reported.
+func TestMapperThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		apps := newEnv(t, "App", nil)
+		defer apps.stop()
+		secrets := newEnv(t, "Secret", apps.b)
+		defer secrets.stop()
+		apps.create(t, "user", &app{Meta: store.Meta{Name: "web"}})
+		var logs logBuffer
+		m := NewMemMetrics()
+		bySecret := FromCacheMapped(secrets.cache, func(s *app) []string {
+			if s.Meta.Name == "bad" {
+				var e *nilDeref
+				panic(e)
+			}
+			return []string{"web"}
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, Sources(FromStore(apps.cache, apps.st), bySecret), WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		synctest.Wait()
+		base := s.count("web")
+		secrets.create(t, "user", &app{Meta: store.Meta{Name: "bad"}})
+		synctest.Wait()
+		secrets.create(t, "user", &app{Meta: store.Meta{Name: "db"}})
+		synctest.Wait()
+		require.Equal(t, base+1, s.count("web"), "the good secret's hint")
+		require.NoError(t, stop())
+		require.Contains(t, logs.String(), `level=ERROR msg="mapper panicked"`)
+		require.Equal(t, 1, m.Panics("test"))
+	})
+}
+
+// Mapped's mapper that panics on one value: the next values are mapped.
+func TestMappedFuncThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		ch := make(chan string)
+		src := Mapped(ch, func(v string) []string {
+			if v == "bad" {
+				panic("mapper")
+			}
+			return []string{v}
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, src, WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		ch <- "bad"
+		ch <- "a"
+		synctest.Wait()
+		require.Equal(t, 1, s.count("a"))
+		require.NoError(t, stop())
+		require.Contains(t, logs.String(), `level=ERROR msg="mapper panicked"`)
+		require.Equal(t, 1, m.Panics("test"))
 	})
 }

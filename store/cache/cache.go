@@ -79,8 +79,9 @@ type Cache[S, T any] struct {
 	dispatch sync.Mutex
 	handlers []func(old, new *store.Object[S, T])
 
-	lists        int64 // listings applied, the first included
-	driftRepairs int64 // differences found by periodic relists
+	lists        int64        // listings applied, the first included
+	driftRepairs int64        // differences found by periodic relists
+	panics       atomic.Int64 // see Panics
 
 	running atomic.Bool
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
@@ -273,3 +274,9 @@ func (c *Cache[S, T]) Undecodable() int {
 	defer c.mu.RUnlock()
 	return len(c.quarantine)
 }
+
+// Panics counts the panics of the functions the Cache called for its user:
+// handlers, index functions and the error handler. Each was logged at
+// Error and passed to the error handler (WithErrorHandler); the Cache went
+// on.
+func (c *Cache[S, T]) Panics() int64 { return c.panics.Load() }

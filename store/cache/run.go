@@ -36,7 +36,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 		}
 		c.lastErr.Store(&err)
 		if c.cfg.onError != nil {
-			c.cfg.onError(err)
+			c.onError(err)
 		}
 		if progressed {
 			failures = 0
@@ -159,7 +159,7 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			l, err := c.listAll(ctx)
 			if err != nil {
 				if ctx.Err() == nil && c.cfg.onError != nil {
-					c.cfg.onError(fmt.Errorf("cache: periodic relist: %w", err))
+					c.onError(fmt.Errorf("cache: periodic relist: %w", err))
 				}
 				continue
 			}
@@ -249,13 +249,15 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		c.items[name] = new
 	}
 	var mutated []error
+	var panics []indexPanic
 	if old != nil || new != nil {
-		c.reindexLocked(name, old, new)
+		panics = c.reindexLocked(name, old, new, nil)
 		mutated = c.detect.replace(name, old, new, nil)
 	}
 	c.setRevisionLocked(ev.Revision)
 	c.mu.Unlock()
 
+	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	if old != nil || new != nil {
 		c.notify(change[S, T]{old, new})
@@ -288,6 +290,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.quarantine = quarantine
 	var deleted, changed []change[S, T]
 	var mutated []error
+	var panics []indexPanic
 	for name, old := range c.items {
 		if _, ok := fresh[name]; !ok && quarantine[name] == nil {
 			deleted = append(deleted, change[S, T]{old, nil})
@@ -297,7 +300,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	for _, ch := range deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
-		c.reindexLocked(name, ch.old, nil)
+		panics = c.reindexLocked(name, ch.old, nil, panics)
 		mutated = c.detect.replace(name, ch.old, nil, mutated)
 	}
 	for _, obj := range items {
@@ -310,12 +313,12 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 		case old != nil && old.Meta.UID != obj.Meta.UID:
 			// Deleted and recreated while the cache was blind.
 			deleted = append(deleted, change[S, T]{old, nil})
-			c.reindexLocked(name, old, nil)
+			panics = c.reindexLocked(name, old, nil, panics)
 			mutated = c.detect.replace(name, old, nil, mutated)
 			old = nil
 		}
 		c.items[name] = obj
-		c.reindexLocked(name, old, obj)
+		panics = c.reindexLocked(name, old, obj, panics)
 		mutated = c.detect.replace(name, old, obj, mutated)
 		changed = append(changed, change[S, T]{old, obj})
 	}
@@ -324,6 +327,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.lists++
 	c.mu.Unlock()
 
+	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	c.reportQuarantine(news)
 	for _, ch := range deleted {

@@ -288,3 +288,31 @@ func TestMappedFuncThatPanics(t *testing.T) {
 		require.Equal(t, 1, m.Panics("test"))
 	})
 }
+
+// A write observer the reconciler adds that panics: the write is done, the
+// panic reaches the reconcile, and is reported as its panic (counted,
+// Stalled, retried with backoff).
+func TestWriteObserverThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		m := NewMemMetrics()
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			ctx = store.WithWriteObserver(ctx, func(int64) { panic("observer") })
+			cached, _ := e.cache.Get(key)
+			o := copyOf(cached)
+			o.Status.Phase = "Seen " + time.Now().String()
+			_, err := e.st.As("test").UpdateStatus(ctx, o)
+			return Result{}, err
+		})
+		l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(m))...)
+		stop := start(t, l)
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "retried after the 1s backoff")
+		require.Equal(t, 2, m.Panics("test"))
+		require.True(t, strings.HasPrefix(stalledOf(t, e, "a").Message, "test: reconcile panicked: string: observer"))
+		require.NoError(t, stop())
+	})
+}

@@ -154,7 +154,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	}
 	for _, s := range l.sources {
 		if w, ok := s.(RevisionWaiter); ok {
-			l.waiters = append(l.waiters, w)
+			l.waiters = append(l.waiters, guardedWaiter[K]{w: w, l: l})
 		}
 	}
 	bcfg := cfg.bucket
@@ -258,6 +258,10 @@ func (l *Loop[K]) waitSynced(ctx context.Context) error {
 				slog.Int("source", i), slog.String("what", describe(s)), slog.Duration("waited", waited),
 				slog.Any("lastError", lastError(s)))
 		})
+		if p, ok := err.(*guard.Panic); ok {
+			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", describe(s)))
+			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
+		}
 		if err != nil {
 			return notSynced(what, l.clk.Now().Sub(start), lastError(s))
 		}

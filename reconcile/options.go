@@ -169,6 +169,8 @@ func WithStallAfter(n int) Option {
 // WithElector makes the Loop run its workers only while it leads. Each term
 // gets a fresh queue holding every key at low priority, and every reconcile's
 // ctx carries the term's fence. Without an elector the Loop always works.
+// A Campaign that panics is reported like a reconcile panic and retried a
+// second later, like one that returned an error.
 func WithElector(e lease.Elector) Option {
 	return optionFunc(func(c *config) error {
 		if nilness.IsNil(e) {

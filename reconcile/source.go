@@ -58,7 +58,8 @@ type KeyLister[K comparable] interface {
 
 // Syncer is implemented by sources that must be warm (hold a full listing)
 // before the Loop starts working. The Loop waits for every Syncer before it
-// campaigns for leadership.
+// campaigns for leadership. A WaitForSync that panics ends the Loop's Run
+// with an error naming the panic.
 type Syncer interface {
 	WaitForSync(ctx context.Context) error
 }
@@ -67,7 +68,8 @@ type Syncer interface {
 // cache sources: after a reconcile that returns Result{Requeue: true}, the
 // Loop runs the key again once every RevisionWaiter's Revision has reached
 // the highest revision the reconcile wrote (or after the read-your-writes
-// timeout).
+// timeout). A Revision that panics reads as behind, a WaitFor that panics
+// as a wait that timed out; each panic is reported like a reconcile panic.
 type RevisionWaiter interface {
 	// Revision returns the store revision the source reflects now.
 	Revision() int64

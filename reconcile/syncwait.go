@@ -53,11 +53,19 @@ func describe(v any) (name string) {
 }
 
 // waitSync calls wait(ctx) and, every SyncWaitReport until it returns,
-// report with the time waited so far. It returns wait's error.
+// report with the time waited so far. It returns wait's error; a wait that
+// panics (a source's or cache's WaitForSync: the user's) returns the
+// panic, a *guard.Panic, as its error.
 func waitSync(ctx context.Context, clk clock.Clock, wait func(context.Context) error, report func(waited time.Duration)) error {
 	start := clk.Now()
 	done := make(chan error, 1)
-	go func() { done <- wait(ctx) }()
+	go func() {
+		var err error
+		if p := guard.Call(func() { err = wait(ctx) }); p != nil {
+			err = p
+		}
+		done <- err
+	}()
 	t := clk.NewTimer(SyncWaitReport)
 	defer t.Stop()
 	for {

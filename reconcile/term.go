@@ -55,7 +55,7 @@ func (s *runningSlot[K]) clear() {
 func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	termCtx := runCtx
 	if l.cfg.elector != nil {
-		tc, _, err := l.cfg.elector.Campaign(runCtx)
+		tc, err := l.campaign(runCtx)
 		if err != nil {
 			if runCtx.Err() != nil {
 				return nil

@@ -25,6 +25,53 @@ func (l *Loop[K]) userPanic(what string, p *guard.Panic, attrs ...slog.Attr) {
 	l.metrics.ReconcilePanic(l.name)
 }
 
+// guardedWaiter runs a source's RevisionWaiter methods under recovery: a
+// Revision that panics reads as 0 (behind), a WaitFor that panics as a
+// wait that failed (the key runs, marked for a fresh read).
+type guardedWaiter[K comparable] struct {
+	w RevisionWaiter
+	l *Loop[K]
+}
+
+func (g guardedWaiter[K]) Revision() (rev int64) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			g.l.userPanic("RevisionWaiter.Revision", p)
+			rev = 0
+		}
+	}()
+	defer guard.Catch(&p)
+	return g.w.Revision()
+}
+
+func (g guardedWaiter[K]) WaitFor(ctx context.Context, rev int64) (err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			g.l.userPanic("RevisionWaiter.WaitFor", p)
+			err = p
+		}
+	}()
+	defer guard.Catch(&p)
+	return g.w.WaitFor(ctx, rev)
+}
+
+// campaign runs the elector's Campaign under recovery: a panic is reported
+// and fails the campaign like an error.
+func (l *Loop[K]) campaign(ctx context.Context) (term context.Context, err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("Elector.Campaign", p)
+			term, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	term, _, err = l.cfg.elector.Campaign(ctx)
+	return term, err
+}
+
 // guardedMetrics runs the user's metric hooks under recovery: a hook that
 // panics is logged at Error and skipped, never counted through the hooks
 // themselves. Its methods defer catch, which allocates nothing until a

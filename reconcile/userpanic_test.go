@@ -316,3 +316,141 @@ func TestWriteObserverThatPanics(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// panickyElector panics in Campaign.
+type panickyElector struct{}
+
+func (panickyElector) Campaign(context.Context) (context.Context, store.Fence, error) {
+	var e *nilDeref
+	panic(e)
+}
+
+// An elector whose Campaign panics fails the campaign like an error: logged,
+// counted, tried again a second later, and Run stops cleanly.
+func TestElectorThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, keySet("a"), WithElector(panickyElector{}), WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		require.NoError(t, stop())
+		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="Elector.Campaign panicked"`))
+		require.Equal(t, 2, m.Panics("test"))
+		require.Zero(t, s.count("a"), "never led")
+	})
+}
+
+// A Manager's elector whose Campaign panics: logged, tried again.
+func TestManagerElectorThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewManager(WithManagerElector(panickyElector{}), WithManagerLogger(newLogger(&logs)))
+		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+		defer cancel()
+		require.NoError(t, m.Run(ctx))
+		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="manager: Elector.Campaign panicked"`))
+	})
+}
+
+// panickySyncer is a source whose WaitForSync panics.
+type panickySyncer struct{ keyList[string] }
+
+func (panickySyncer) WaitForSync(context.Context) error { panic("WaitForSync") }
+
+// A source whose WaitForSync panics fails the Loop's Run with the panic.
+func TestSyncerThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, panickySyncer{}, WithMetrics(m), WithLogger(newLogger(&logs)))
+		require.ErrorContains(t, l.Run(t.Context()), "WaitForSync panicked: string: WaitForSync")
+		require.Contains(t, logs.String(), `level=ERROR msg="Syncer.WaitForSync panicked"`)
+		require.Equal(t, 1, m.Panics("test"))
+	})
+}
+
+// panickyCache is a Manager cache whose Run or WaitForSync panics.
+type panickyCache struct{ inRun bool }
+
+func (c panickyCache) Run(ctx context.Context) error {
+	if c.inRun {
+		panic("Run")
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c panickyCache) WaitForSync(ctx context.Context) error {
+	if !c.inRun {
+		panic("WaitForSync")
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (panickyCache) HasSynced() bool { return false }
+
+// panickyRunner is a Manager part whose Run panics.
+type panickyRunner struct{}
+
+func (panickyRunner) Name() string                  { return "bad" }
+func (panickyRunner) Run(ctx context.Context) error { panic("Run") }
+
+// A Manager part that panics (a cache's Run or WaitForSync, a Loop's Run)
+// fails the Manager's Run with the panic.
+func TestManagerPartsThatPanic(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		add  func(*Manager) error
+		want string
+	}{
+		{"cache Run", func(m *Manager) error { return m.AddCache(panickyCache{inRun: true}) }, "cache 0: panicked: string: Run"},
+		{"cache WaitForSync", func(m *Manager) error { return m.AddCache(panickyCache{}) }, "WaitForSync panicked: string: WaitForSync"},
+		{"loop Run", func(m *Manager) error { return m.AddLoop(panickyRunner{}) }, "loop bad: panicked: string: Run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs logBuffer
+				m := NewManager(WithManagerLogger(newLogger(&logs)))
+				require.NoError(t, tt.add(m))
+				require.ErrorContains(t, m.Run(t.Context()), tt.want)
+				require.Contains(t, logs.String(), "panicked")
+			})
+		})
+	}
+}
+
+// waiterSource is a RevisionWaiter whose methods panic.
+type waiterSource struct{ keyList[string] }
+
+func (waiterSource) Revision() int64                      { panic("Revision") }
+func (waiterSource) WaitFor(context.Context, int64) error { panic("WaitFor") }
+
+// A RevisionWaiter that panics: a Requeue after a write runs the key again,
+// marked for a fresh read, and each panic is reported.
+func TestRevisionWaiterThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := NewMemMetrics()
+		var fresh []bool
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			fresh = append(fresh, FreshReadNeeded(ctx))
+			if len(fresh) > 1 {
+				return Result{}, nil
+			}
+			RecordWrite(ctx, 7)
+			return Result{Requeue: true}, nil
+		})
+		l := mustNew(t, s, Sources(keySet("a"), waiterSource{}), WithMetrics(m), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		synctest.Wait()
+		require.NoError(t, stop())
+		require.Equal(t, []bool{false, true}, fresh)
+		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.Revision panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.WaitFor panicked"`)
+	})
+}

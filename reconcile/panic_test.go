@@ -65,6 +65,13 @@ type nilDeref struct{ msg string }
 
 func (e *nilDeref) Error() string { return e.msg }
 
+// wrapDeref is a wrapper error whose methods dereference their receiver:
+// errors.Is and errors.As panic on a typed nil one.
+type wrapDeref struct{ err error }
+
+func (e *wrapDeref) Error() string { return e.err.Error() }
+func (e *wrapDeref) Unwrap() error { return e.err }
+
 // A panic value, or a returned error, whose Error method panics is reported
 // like any failure: the Loop stays up, the stored message names the type,
 // Inspect and the log have it, and the key is retried with backoff.
@@ -82,6 +89,10 @@ func TestErrorMethodThatPanicsIsReported(t *testing.T) {
 			"*reconcile.nilDeref (its Error method panicked"},
 		{"returned, wrapped", func() error { return Terminal(typedNil) }, false,
 			"*reconcile.nilDeref (its Error method panicked"},
+		{"returned typed nil wrapper", func() error { return (*wrapDeref)(nil) }, false,
+			"*reconcile.wrapDeref (its Error method panicked"},
+		{"panic with a typed nil wrapper", func() error { panic((*wrapDeref)(nil)) }, true,
+			"reconcile panicked: *reconcile.wrapDeref: *reconcile.wrapDeref (its Error method panicked"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -28,9 +29,14 @@ func (e *PanicError) Error() string {
 	return guard.Bound("reconcile panicked: "+guard.Describe(e.Value, guard.MaxText), guard.MaxText)
 }
 
-// Unwrap returns Value if it is an error.
+// Unwrap returns Value if it is an error whose chain can be walked: nil
+// for one whose Unwrap, Is or As method panics (a typed nil wrapper), so
+// that errors.Is and errors.As on a *PanicError never panic.
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
+	if err != nil && chainPanics(err) != nil {
+		return nil
+	}
 	return err
 }
 
@@ -201,7 +207,34 @@ func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panic
 	if p := guard.Call(func() { res, err = l.r.Reconcile(ctx, key) }); p != nil {
 		return Result{}, &PanicError{Value: p.Value, Stack: p.Stack}, true
 	}
+	if err != nil {
+		err = walkable(err)
+	}
 	return res, err, false
+}
+
+// errProbe matches no error: errors.Is with it walks the whole chain.
+var errProbe = errors.New("reconcile: probe")
+
+// walkable returns err, or, when walking its chain panics (the Unwrap, Is
+// or As method of a typed nil wrapper), a plain error with its text, so
+// that the Loop's errors.Is and errors.As on it cannot panic.
+func walkable(err error) error {
+	p := chainPanics(err)
+	if p == nil {
+		return err
+	}
+	return fmt.Errorf("%s (its error chain panicked: %s)", errString(err), guard.Describe(p.Value, guard.MaxText))
+}
+
+// chainPanics walks err's chain as errors.Is and errors.As do, and returns
+// the panic that stopped it, or nil.
+func chainPanics(err error) *guard.Panic {
+	return guard.Call(func() {
+		_ = errors.Is(err, errProbe)
+		var target interface{ probe() }
+		_ = errors.As(err, &target)
+	})
 }
 
 // record stores the outcome in the key's state. It reports whether to warn

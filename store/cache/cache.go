@@ -276,7 +276,8 @@ func (c *Cache[S, T]) Undecodable() int {
 }
 
 // Panics counts the panics of the functions the Cache called for its user:
-// handlers, index functions and the error handler. Each was logged at
-// Error and passed to the error handler (WithErrorHandler); the Cache went
-// on.
+// handlers, index functions, the error handler, and the ListWatcher's List
+// and Watch. Each was logged at Error, and each but the error handler's
+// own passed to the error handler (WithErrorHandler; a List or Watch that
+// panicked fails like one that returned an error); the Cache went on.
 func (c *Cache[S, T]) Panics() int64 { return c.panics.Load() }

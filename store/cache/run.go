@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 )
@@ -87,7 +88,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if c.withoutPrev {
 		wctx = watchopt.WithoutPrev(wctx) // apply reads c.items, not Prev
 	}
-	events, err := c.src.Watch(wctx, rev)
+	events, err := c.watch(wctx, rev)
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
@@ -188,12 +189,39 @@ func (c *Cache[S, T]) relistDelay() time.Duration {
 	return p - rand.N(p/4+1)
 }
 
+// list calls the ListWatcher's List under recovery: a List that panics
+// (a user's wrapper) is reported (see Panics) and fails like an error.
+func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *store.List[S, T], err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			c.reportPanic("ListWatcher.List", p, false)
+			l, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	return c.src.List(ctx, opts)
+}
+
+// watch is list for Watch.
+func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Event[S, T], err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			c.reportPanic("ListWatcher.Watch", p, false)
+			ch, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	return c.src.Watch(ctx, rev)
+}
+
 // listAll reads every page of one listing into one List.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
 	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
 	for {
-		page, err := c.src.List(ctx, opts)
+		page, err := c.list(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

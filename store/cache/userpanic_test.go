@@ -2,19 +2,22 @@ package cache_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
 
 // The functions a Cache calls for its user (handlers, index functions, the
-// error handler) run under recovery: a panic in one is logged at Error
+// error handler, a ListWatcher's List and Watch) run under recovery: a panic in one is logged at Error
 // with the stack, passed to the error handler, counted in Panics, and the
 // Cache goes on. Each test here covers one place.
 
@@ -141,5 +144,46 @@ func TestErrorHandlerThatPanics(t *testing.T) {
 		require.Equal(t, int64(1), c.Panics())
 		require.Equal(t, int64(1), c.Relists())
 		_ = w
+	})
+}
+
+// panickySource panics in its first List and its first Watch.
+type panickySource struct {
+	*scriptedSource
+	lists, watches atomic.Int32
+}
+
+func (s *panickySource) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
+	if s.lists.Add(1) == 1 {
+		panic("List")
+	}
+	return s.scriptedSource.List(ctx, opts)
+}
+
+func (s *panickySource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	if s.watches.Add(1) == 1 {
+		var e *nilDeref
+		panic(e)
+	}
+	return s.scriptedSource.Watch(ctx, from)
+}
+
+// A ListWatcher (a user's wrapper) whose List or Watch panics fails like
+// one that returned an error: reported, and retried with the relist
+// backoff.
+func TestListWatcherThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &panickySource{scriptedSource: newScripted(10, mkObj("a", "ua", 3, nil))}
+		errs := make(chan error, 10)
+		c := cache.New(src, cache.WithErrorHandler(func(err error) { errs <- err }))
+		stop := startCache(t, c)
+		defer stop()
+		require.ErrorContains(t, <-errs, "cache: list: panicked: string: List")
+		require.ErrorContains(t, <-errs, "cache: watch from revision 10: panicked: *cache_test.nilDeref")
+		require.NoError(t, c.WaitForSync(t.Context()))
+		<-src.streams // the second Watch
+		_, ok := c.Get("a")
+		require.True(t, ok)
+		require.Equal(t, int64(2), c.Panics())
 	})
 }

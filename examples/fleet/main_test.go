@@ -13,7 +13,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The default demo's first run downloads and compiles only what it runs:
 // the etcd mode, with etcd's client, gRPC and zap, is the program
-// fleet-etcd, and neither this program nor the demo package imports it.
+// fleet-etcd, the PostgreSQL mode, with pgx, the program fleet-pg, and
+// neither this program nor the demo package imports them.
 // (The demo's tests are in examples/fleet/internal/demo.)
 func TestDefaultProgramCompilesNothingOfEtcd(t *testing.T) {
 	goTool, err := exec.LookPath("go")
@@ -27,7 +28,8 @@ func TestDefaultProgramCompilesNothingOfEtcd(t *testing.T) {
 	}
 	// Protobuf is not on the list: the Prometheus client behind -debug's
 	// /metrics needs it (its exposition types are protobuf messages).
-	heavy := []string{"go.etcd.io/etcd/", "google.golang.org/grpc", "go.uber.org/zap", "github.com/steady-go/steady/store/etcdstore"}
+	heavy := []string{"go.etcd.io/etcd/", "google.golang.org/grpc", "go.uber.org/zap", "github.com/steady-go/steady/store/etcdstore",
+		"github.com/jackc/pgx/", "github.com/steady-go/steady/store/pgstore"}
 	isHeavy := func(p string) bool {
 		for _, h := range heavy {
 			if strings.HasPrefix(p, h) {
@@ -41,4 +43,5 @@ func TestDefaultProgramCompilesNothingOfEtcd(t *testing.T) {
 	}
 	// The check sees etcd where it is: fleet-etcd imports it.
 	require.Contains(t, deps("./fleet-etcd"), "github.com/steady-go/steady/store/etcdstore")
+	require.Contains(t, deps("./fleet-pg"), "github.com/steady-go/steady/store/pgstore")
 }

@@ -87,8 +87,8 @@ func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](s
 
 type sourceList[K comparable] []Source[K]
 
-// Run runs every source until ctx ends, or until one fails: then it stops
-// the others and returns that error. A Loop does not call it (it runs the
+// Run runs every source until ctx ends, or until one fails (returns an
+// error, or panics): then it stops the others and returns that error. A Loop does not call it (it runs the
 // joined sources itself); it is there for code that runs a Source directly.
 func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	srcs, _, err := flatten[K](sl, nil, nil)
@@ -99,7 +99,13 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	defer cancel()
 	errs := make(chan error, len(srcs))
 	for _, s := range srcs {
-		go func() { errs <- s.Run(ctx, sink) }()
+		go func() {
+			var err error
+			if p := guard.Call(func() { err = s.Run(ctx, sink) }); p != nil {
+				err = p // a Run that panics fails like one that returned an error
+			}
+			errs <- err
+		}()
 	}
 	var first error
 	for range srcs {

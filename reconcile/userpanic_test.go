@@ -454,3 +454,14 @@ func TestRevisionWaiterThatPanics(t *testing.T) {
 		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.WaitFor panicked"`)
 	})
 }
+
+// Sources run directly (not by a Loop): a joined source that panics fails
+// the join like one that returned an error, and the others are stopped.
+func TestJoinedSourceThatPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bad := SourceFunc[string](func(context.Context, Sink[string]) error { panic("Run") })
+		good := SourceFunc[string](func(ctx context.Context, _ Sink[string]) error { <-ctx.Done(); return nil })
+		l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
+		require.ErrorContains(t, Sources(good, bad).Run(t.Context(), l), "panicked: string: Run")
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 )
@@ -80,10 +81,10 @@ func New(opts ...Option) *Handler {
 	return h
 }
 
-// AddLoop adds a Loop (any *reconcile.Loop). It returns an error for nil or
-// for a second Loop of the same name.
+// AddLoop adds a Loop (any *reconcile.Loop). It returns an error for nil (a
+// nil *reconcile.Loop included) or for a second Loop of the same name.
 func (h *Handler) AddLoop(l reconcile.Inspectable) error {
-	if l == nil {
+	if nilness.IsNil(l) {
 		return errors.New("debugpage: nil Loop")
 	}
 	h.mu.Lock()
@@ -97,10 +98,10 @@ func (h *Handler) AddLoop(l reconcile.Inspectable) error {
 	return nil
 }
 
-// AddCache adds a cache shown under name. It returns an error for nil or
-// for a second cache of the same name.
+// AddCache adds a cache shown under name. It returns an error for nil (a nil
+// *cache.Cache included) or for a second cache of the same name.
 func (h *Handler) AddCache(name string, c Cache) error {
-	if c == nil {
+	if nilness.IsNil(c) {
 		return errors.New("debugpage: nil cache")
 	}
 	h.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/debugpage"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store/cache"
 )
 
 func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
@@ -189,3 +190,14 @@ func (fakeCache) HasSynced() bool { return true }
 func (fakeCache) Revision() int64 { return 7 }
 func (fakeCache) Len() int        { return 4 }
 func (fakeCache) Relists() int64  { return 1 }
+
+// A typed nil Loop or cache (a nil pointer) is refused like nil, not found
+// by the first request, on the server's goroutine.
+func TestAddRejectsTypedNils(t *testing.T) {
+	h := debugpage.New()
+	require.Error(t, h.AddLoop((*reconcile.Loop[string])(nil)))
+	require.Error(t, h.AddCache("c", (*cache.Cache[int, int])(nil)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/loops", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+}

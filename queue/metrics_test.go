@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
@@ -268,5 +269,23 @@ func TestStampsOutOfOrderNeverGiveNegativeDurations(t *testing.T) {
 		require.Len(t, got.latencies, 3)
 		require.GreaterOrEqual(t, got.unfinished, time.Duration(0))
 		require.GreaterOrEqual(t, got.longest, time.Duration(0))
+	})
+}
+
+// New has no error result: a typed nil clock, metrics or limiter (a nil
+// pointer behind the interface) means what nil means, the default, instead
+// of a panic at the first Add.
+func TestTypedNilsMeanTheDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := queue.NewRateLimited[string]((*backoff.PerKey[string])(nil),
+			queue.WithClock((*countingClock)(nil)), queue.WithMetrics((*recorder)(nil)))
+		defer q.ShutDown()
+		q.Add("a")
+		k, ok := q.Get(t.Context())
+		require.True(t, ok)
+		require.Equal(t, "a", k)
+		q.AddRateLimited("a")
+		q.Done("a")
+		require.Equal(t, 1, q.NumRequeues("a"), "the queue's own failure counts")
 	})
 }

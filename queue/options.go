@@ -29,14 +29,15 @@ func WithName(name string) Option {
 }
 
 // WithClock makes the queue read time and set its timer through c instead
-// of the real clock. A nil c means the real clock. Under testing/synctest
+// of the real clock. A nil c, or a typed nil (a nil pointer), means the
+// real clock. Under testing/synctest
 // the real clock is already virtual, so tests rarely need this.
 func WithClock(c clock.Clock) Option {
 	return func(o *options) { o.clock = c }
 }
 
-// WithMetrics makes the queue report to m (see Metrics). A nil m means no
-// metrics, which is the default, and then the queue reads no clock on its
+// WithMetrics makes the queue report to m (see Metrics). A nil m, or a
+// typed nil (a nil pointer), means no metrics, which is the default, and then the queue reads no clock on its
 // hot paths.
 func WithMetrics(m Metrics) Option {
 	return func(o *options) { o.metrics = m }

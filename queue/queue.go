@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Priority is the level at which a key waits to be handed out.
@@ -90,7 +91,8 @@ func New[K comparable](opts ...Option) *Queue[K] {
 
 // NewRateLimited is New with l as the limiter behind AddRateLimited, Forget
 // and NumRequeues instead of the queue's own failure counts; l then takes
-// precedence over WithBackoff. A nil l means New.
+// precedence over WithBackoff. A nil l (or a typed nil, such as a nil
+// *backoff.PerKey) means New.
 func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
 	var o options
 	for _, opt := range opts {
@@ -106,13 +108,13 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 	q.keys.init()
 	q.normal.init()
 	q.low.init()
-	if q.clock == nil {
+	if nilness.IsNil(q.clock) {
 		q.clock = clock.Real{}
 	}
 	_, q.realClock = q.clock.(clock.Real)
 	q.epoch = q.clock.Now()
 	switch {
-	case l != nil:
+	case !nilness.IsNil(l):
 		q.limiter = l
 	case o.backoff != nil:
 		q.own.init(*o.backoff)
@@ -120,7 +122,7 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 		q.own.init(backoff.DefaultPolicy())
 		q.defaultBackoff = true
 	}
-	if o.metrics != nil {
+	if !nilness.IsNil(o.metrics) {
 		q.m = newMeter(o.metrics)
 		go q.reportUnfinished()
 	}

@@ -123,7 +123,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		// moves while status is written would make every object Stalled).
 		// requeueUnwritten paces it.
 		return decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
-			warn: !res.isZero(), result: resultError, message: err.Error()}
+			warn: !res.isZero(), result: resultError, message: errString(err)}
 	}
 	n := failures + 1
 	if n < 1 { // overflow-safe
@@ -131,7 +131,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	b := max(backoff(n), 0)
 	d := decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
-		warn: !res.isZero(), result: resultError, message: err.Error()}
+		warn: !res.isZero(), result: resultError, message: errString(err)}
 	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
 		d.delay = max(d.delay, ra.After)
 	}
@@ -143,7 +143,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	if n >= max(stallAfter, 1) {
 		d.stalled, d.reason = stalledSet, ReasonFailing
-		d.message = err.Error() // no count: the condition changes only with its meaning
+		d.message = errString(err) // no count: the condition changes only with its meaning
 	}
 	return d
 }
@@ -154,7 +154,7 @@ func blockedMessage(be *BlockedError) string {
 	if be.Err == nil {
 		return "blocked"
 	}
-	return be.Err.Error()
+	return errString(be.Err)
 }
 
 // requeueUnwritten turns the Requeue row of d (a Requeue with no error)

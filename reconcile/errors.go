@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // ErrShutdown is the cause of the context of every in-flight reconcile when
@@ -64,7 +66,7 @@ func (e *BlockedError) Error() string {
 	if e.Err == nil {
 		return "blocked: " + e.Reason
 	}
-	return "blocked: " + e.Reason + ": " + e.Err.Error()
+	return "blocked: " + e.Reason + ": " + guard.Text(e.Err)
 }
 
 // Unwrap returns the wrapped error, or nil.
@@ -95,9 +97,7 @@ func (e *RetryAfterError) Error() string {
 // Unwrap returns the wrapped error.
 func (e *RetryAfterError) Unwrap() error { return e.Err }
 
-func errString(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return err.Error()
-}
+// errString is err's text, "<nil>" for nil. It never panics: the errors
+// are the reconciler's, and an Error method that panics (a typed nil
+// error's) gives a text naming the type instead.
+func errString(err error) string { return guard.Text(err) }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -117,13 +119,16 @@ func (s *keyState) empty() bool {
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
 // r, a bad option, a src that carries two StatusWriters, or a FromOwned
-// source whose owner kind the Loop does not reconcile (see FromOwned).
+// source whose owner kind the Loop does not reconcile (see FromOwned). A
+// typed nil (a nil pointer or func behind the interface) counts as nil
+// wherever New or an option takes an interface, and is refused: the
+// reconciler, a source or status writer, an elector, metrics or a clock.
 func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Option) (*Loop[K], error) {
 	if name == "" {
 		return nil, invalid("empty loop name")
 	}
-	if r == nil {
-		return nil, invalid("nil reconciler")
+	if nilness.IsNil(r) {
+		return nil, invalid("nil reconciler (%T)", r)
 	}
 	cfg := defaultConfig(name)
 	for _, o := range opts {
@@ -138,8 +143,13 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	_, busyRead := l.metrics.(ActiveWorkersReader)
+	_, busyRead := cfg.metrics.(ActiveWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
+	if l.metricsOn {
+		// A hook that panics is logged and skipped, on every path that
+		// calls one (workers, sources, the queue under its lock).
+		l.metrics = guardedMetrics{m: cfg.metrics, log: cfg.logger}
+	}
 	var err error
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
@@ -149,7 +159,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	}
 	for _, s := range l.sources {
 		if w, ok := s.(RevisionWaiter); ok {
-			l.waiters = append(l.waiters, w)
+			l.waiters = append(l.waiters, guardedWaiter[K]{w: w, l: l})
 		}
 	}
 	bcfg := cfg.bucket
@@ -198,7 +208,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	var srcOnce sync.Once
 	for i, s := range l.sources {
 		bg.Go(func() {
-			if err := s.Run(runCtx, l); err != nil && runCtx.Err() == nil {
+			if err := l.runSource(runCtx, i, s); err != nil && runCtx.Err() == nil {
 				srcOnce.Do(func() { srcErr = fmt.Errorf("reconcile: loop %s: source %d: %w", l.name, i, err) })
 				stop(srcErr)
 			}
@@ -206,8 +216,8 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
-	if r, ok := l.metrics.(ActiveWorkersReader); ok {
-		r.ActiveWorkersFunc(l.name, l.busyWorkers)
+	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
+		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 
 	err := l.waitSynced(runCtx)
@@ -220,6 +230,20 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 		return errors.Join(srcErr, err)
 	}
 	return err
+}
+
+// runSource runs s. A Run that panics is reported (userPanic) and fails
+// like a Run that returned an error.
+func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", describe(s)))
+			err = p
+		}
+	}()
+	defer guard.Catch(&p)
+	return s.Run(ctx, l)
 }
 
 // waitSynced waits for every source that is a Syncer, logging at Warn
@@ -239,6 +263,10 @@ func (l *Loop[K]) waitSynced(ctx context.Context) error {
 				slog.Int("source", i), slog.String("what", describe(s)), slog.Duration("waited", waited),
 				slog.Any("lastError", lastError(s)))
 		})
+		if p, ok := err.(*guard.Panic); ok {
+			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", describe(s)))
+			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
+		}
 		if err != nil {
 			return notSynced(what, l.clk.Now().Sub(start), lastError(s))
 		}

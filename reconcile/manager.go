@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
@@ -66,7 +67,9 @@ type Manager struct {
 type ManagerOption func(*Manager)
 
 // WithManagerElector makes the Manager campaign with e; its Loops get the
-// terms through Manager.Elector.
+// terms through Manager.Elector. A typed nil e (such as a nil
+// *lease.StoreElector) makes Run return an error wrapping ErrInvalidOption
+// before it starts anything.
 func WithManagerElector(e lease.Elector) ManagerOption {
 	return func(m *Manager) { m.elector = e }
 }
@@ -132,7 +135,10 @@ func (m *Manager) Elector() lease.Elector { return m.shared }
 // error of a part that failed (a Loop or cache whose Run returned an error),
 // joined with the errors of the stop, or, if ctx ended while it waited for
 // a cache to sync, an error wrapping ErrNotSynced that names the cache and
-// its last list or watch error.
+// its last list or watch error. A part whose Run or WaitForSync panics
+// fails like one that returned an error (the panic is logged at Error with
+// its stack); an elector whose Campaign panics is logged and campaigned
+// with again, like one that failed.
 func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {
@@ -142,6 +148,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.started = true
 	caches, loops := append([]Cache(nil), m.caches...), append([]Runner(nil), m.loops...)
 	m.mu.Unlock()
+	if m.elector != nil && nilness.IsNil(m.elector) {
+		return invalid("manager: nil elector (%T)", m.elector)
+	}
 
 	failCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
@@ -163,7 +172,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	cacheCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
 	var cacheWG sync.WaitGroup
 	for i, c := range caches {
-		cacheWG.Go(func() { record(fmt.Sprintf("cache %d", i), c.Run(cacheCtx)) })
+		cacheWG.Go(func() { record(fmt.Sprintf("cache %d", i), m.run(c.Run, cacheCtx)) })
 	}
 	defer func() { stopCaches(); cacheWG.Wait() }()
 	for i, c := range caches {
@@ -173,6 +182,11 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.log.LogAttrs(ctx, slog.LevelWarn, "manager waiting for a cache to sync", slog.Int("cache", i),
 				slog.String("what", describe(c)), slog.Duration("waited", waited), slog.Any("lastError", lastError(c)))
 		})
+		if p, ok := err.(*guard.Panic); ok {
+			m.log.LogAttrs(ctx, slog.LevelError, "manager: WaitForSync panicked", slog.String("what", what),
+				slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+			return fmt.Errorf("reconcile: manager: %s: WaitForSync %w", what, p)
+		}
 		if err != nil {
 			if failed := m.failure(); failed != nil {
 				return failed
@@ -194,7 +208,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	// 3. Loops.
 	var loopWG sync.WaitGroup
 	for _, l := range loops {
-		loopWG.Go(func() { record("loop "+l.Name(), l.Run(failCtx)) })
+		loopWG.Go(func() { record("loop "+l.Name(), m.run(l.Run, failCtx)) })
 	}
 	m.mu.Lock()
 	m.running = true
@@ -207,6 +221,17 @@ func (m *Manager) Run(ctx context.Context) error {
 	return m.failure()
 }
 
+// run calls a part's Run under recovery: one that panics fails like one
+// that returned an error, which ends the Manager's Run.
+func (m *Manager) run(run func(context.Context) error, ctx context.Context) (err error) {
+	if p := guard.Call(func() { err = run(ctx) }); p != nil {
+		m.log.LogAttrs(ctx, slog.LevelError, "manager part panicked", slog.String("panic", guard.Describe(p.Value, guard.MaxText)),
+			slog.String("stack", string(p.Stack)))
+		return p
+	}
+	return err
+}
+
 func (m *Manager) failure() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -216,7 +241,14 @@ func (m *Manager) failure() error {
 // campaign keeps campaigning while ctx lasts and publishes each term.
 func (m *Manager) campaign(ctx context.Context) {
 	for ctx.Err() == nil {
-		term, fence, err := m.elector.Campaign(ctx)
+		var term context.Context
+		var fence store.Fence
+		var err error
+		if p := guard.Call(func() { term, fence, err = m.elector.Campaign(ctx) }); p != nil {
+			m.log.LogAttrs(ctx, slog.LevelError, "manager: Elector.Campaign panicked",
+				slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+			err = p
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				m.log.LogAttrs(ctx, slog.LevelError, "manager campaign failed", slog.Any("error", err))

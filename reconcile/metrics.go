@@ -11,7 +11,9 @@ import (
 // controller-runtime's controller_runtime_* metrics; every method takes the
 // controller (Loop) name so one Metrics can serve several Loops. Methods are
 // called from worker goroutines and must be safe for concurrent use and
-// cheap: they are on the hot path.
+// cheap: they are on the hot path. A hook that panics (the Loop's, or a
+// queue hook from QueueMetrics) is logged at Error with its stack and
+// skipped; the Loop's work goes on.
 //
 // The root module has no Prometheus dependency; adapt this interface to any
 // metrics system. NopMetrics is the default; embed it in a type that
@@ -27,7 +29,10 @@ type Metrics interface {
 	// also counts in terminal_reconcile_errors_total.
 	ReconcileError(controller string, terminal bool)
 	// ReconcilePanic counts a reconcile that panicked
-	// (reconcile_panics_total). The panic is also reported as an error.
+	// (reconcile_panics_total), and a panic of any other function of the
+	// user's that the Loop calls for its work (a ChangeFunc, a mapper, a
+	// key lister, a StatusWriter, a Source's Run). A reconcile's panic is
+	// also reported as an error.
 	ReconcilePanic(controller string)
 	// ActiveWorkers sets the number of workers running a reconcile now,
 	// before and after every reconcile; never for an ActiveWorkersReader.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -168,10 +169,12 @@ func WithStallAfter(n int) Option {
 // WithElector makes the Loop run its workers only while it leads. Each term
 // gets a fresh queue holding every key at low priority, and every reconcile's
 // ctx carries the term's fence. Without an elector the Loop always works.
+// A Campaign that panics is reported like a reconcile panic and retried a
+// second later, like one that returned an error.
 func WithElector(e lease.Elector) Option {
 	return optionFunc(func(c *config) error {
-		if e == nil {
-			return invalid("nil elector")
+		if nilness.IsNil(e) {
+			return invalid("nil elector (%T)", e)
 		}
 		c.elector = e
 		return nil
@@ -182,8 +185,8 @@ func WithElector(e lease.Elector) Option {
 // timestamps).
 func WithMetrics(m Metrics) Option {
 	return optionFunc(func(c *config) error {
-		if m == nil {
-			return invalid("nil metrics")
+		if nilness.IsNil(m) {
+			return invalid("nil metrics (%T)", m)
 		}
 		c.metrics = m
 		return nil
@@ -221,8 +224,8 @@ func WithDrainTimeout(d time.Duration) Option {
 // inside a testing/synctest bubble).
 func WithClock(clk clock.Clock) Option {
 	return optionFunc(func(c *config) error {
-		if clk == nil {
-			return invalid("nil clock")
+		if nilness.IsNil(clk) {
+			return invalid("nil clock (%T)", clk)
 		}
 		c.clock = clk
 		return nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,6 +53,76 @@ func TestPanicIsStoredWithoutStackOrSecrets(t *testing.T) {
 				out := logs.String()
 				require.Contains(t, out, `level=ERROR msg="reconcile panicked"`)
 				require.Contains(t, out, "panic_test.go:", "the log has the stack")
+				require.NoError(t, stop())
+			})
+		})
+	}
+}
+
+// nilDeref is an error whose Error dereferences its receiver: a typed nil
+// one (var e *nilDeref) panics when asked for its text.
+type nilDeref struct{ msg string }
+
+func (e *nilDeref) Error() string { return e.msg }
+
+// wrapDeref is a wrapper error whose methods dereference their receiver:
+// errors.Is and errors.As panic on a typed nil one.
+type wrapDeref struct{ err error }
+
+func (e *wrapDeref) Error() string { return e.err.Error() }
+func (e *wrapDeref) Unwrap() error { return e.err }
+
+// A panic value, or a returned error, whose Error method panics is reported
+// like any failure: the Loop stays up, the stored message names the type,
+// Inspect and the log have it, and the key is retried with backoff.
+func TestErrorMethodThatPanicsIsReported(t *testing.T) {
+	var typedNil *nilDeref
+	for _, tt := range []struct {
+		name     string
+		fail     func() error
+		panicked bool
+		want     string // the stored message, after "test: "
+	}{
+		{"panic with a typed nil error", func() error { panic(typedNil) }, true,
+			"reconcile panicked: *reconcile.nilDeref: *reconcile.nilDeref (its Error method panicked"},
+		{"returned typed nil error", func() error { return typedNil }, false,
+			"*reconcile.nilDeref (its Error method panicked"},
+		{"returned, wrapped", func() error { return Terminal(typedNil) }, false,
+			"*reconcile.nilDeref (its Error method panicked"},
+		{"returned typed nil wrapper", func() error { return (*wrapDeref)(nil) }, false,
+			"*reconcile.wrapDeref (its Error method panicked"},
+		{"panic with a typed nil wrapper", func() error { panic((*wrapDeref)(nil)) }, true,
+			"reconcile panicked: *reconcile.wrapDeref: *reconcile.wrapDeref (its Error method panicked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, "App", nil)
+				defer e.stop()
+				e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+				var logs logBuffer
+				m := NewMemMetrics()
+				s := newScript(func(string, int) (Result, error) { return Result{}, tt.fail() })
+				l := mustNew(t, s, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(1), WithLogger(newLogger(&logs)), WithMetrics(m))...)
+				stop := start(t, l)
+				synctest.Wait()
+				c := stalledOf(t, e, "a")
+				require.True(t, strings.HasPrefix(c.Message, "test: "+tt.want), c.Message)
+				require.LessOrEqual(t, len(c.Message), 256)
+				require.Error(t, l.Inspect("a").LastError)
+				ks := l.KeyStatuses()
+				require.Len(t, ks, 1)
+				require.Contains(t, ks[0].LastError, "its Error method panicked", "the debug page's text")
+				if tt.panicked {
+					require.Equal(t, 1, m.get(m.panics, "test"))
+					require.Contains(t, logs.String(), `level=ERROR msg="reconcile panicked"`)
+				} else {
+					require.Contains(t, logs.String(), `level=ERROR msg="reconcile failed"`)
+				}
+				if !strings.HasPrefix(tt.name, "returned, wrapped") { // a terminal error is not retried
+					time.Sleep(1500 * time.Millisecond)
+					synctest.Wait()
+					require.Equal(t, 2, s.count("a"), "retried after the 1s backoff")
+				}
 				require.NoError(t, stop())
 			})
 		})

@@ -218,7 +218,7 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 		if s != nil {
 			ks.Failures, ks.LastResult, ks.LastDuration = s.failures, s.lastResult, s.lastDur
 			if s.lastErr != nil {
-				ks.LastError = s.lastErr.Error()
+				ks.LastError = errString(s.lastErr)
 			}
 			if s.stalled != nil {
 				ks.Stalled, ks.StalledReason, ks.StalledMessage = true, s.stalled.reason, s.stalled.message

@@ -3,14 +3,20 @@ package reconcile
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"time"
+
+	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Source delivers hints: keys that are due for a comparison. A hint is never
 // an instruction; a missed one is repaired by resync.
 //
 // Run delivers hints to sink until ctx ends, then returns nil. It returns an
-// error only when it cannot go on, which ends the Loop's Run with that error.
+// error only when it cannot go on, which ends the Loop's Run with that error;
+// a Run that panics is reported (logged at Error, counted as a reconcile
+// panic) and ends the Loop's Run the same way.
 // The Loop calls Run once, when its own Run starts, whether or not it leads
 // (hints that arrive while it does not lead are dropped: each term starts
 // with every key its sources list, and FromOwned's source lists the owners
@@ -45,14 +51,16 @@ type Sink[K comparable] interface {
 
 // KeyLister is implemented by sources that can enumerate every key. The
 // Loop adds every listed key at low priority on each resync and at the
-// start of each leadership term.
+// start of each leadership term. A Keys (or its iteration) that panics is
+// reported like a reconcile panic; the keys listed before it are queued.
 type KeyLister[K comparable] interface {
 	Keys() iter.Seq[K]
 }
 
 // Syncer is implemented by sources that must be warm (hold a full listing)
 // before the Loop starts working. The Loop waits for every Syncer before it
-// campaigns for leadership.
+// campaigns for leadership. A WaitForSync that panics ends the Loop's Run
+// with an error naming the panic.
 type Syncer interface {
 	WaitForSync(ctx context.Context) error
 }
@@ -61,7 +69,8 @@ type Syncer interface {
 // cache sources: after a reconcile that returns Result{Requeue: true}, the
 // Loop runs the key again once every RevisionWaiter's Revision has reached
 // the highest revision the reconcile wrote (or after the read-your-writes
-// timeout).
+// timeout). A Revision that panics reads as behind, a WaitFor that panics
+// as a wait that timed out; each panic is reported like a reconcile panic.
 type RevisionWaiter interface {
 	// Revision returns the store revision the source reflects now.
 	Revision() int64
@@ -71,14 +80,15 @@ type RevisionWaiter interface {
 }
 
 // Sources joins several sources into one: the Loop runs each, and looks for
-// the optional interfaces (see Source) on each. Nil sources are left out. At
-// most one of them may carry a StatusWriter, else New fails.
+// the optional interfaces (see Source) on each. Nil sources are left out; a
+// typed nil one (a nil pointer or func) makes New fail. At most one of them
+// may carry a StatusWriter, else New fails.
 func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](srcs) }
 
 type sourceList[K comparable] []Source[K]
 
-// Run runs every source until ctx ends, or until one fails: then it stops
-// the others and returns that error. A Loop does not call it (it runs the
+// Run runs every source until ctx ends, or until one fails (returns an
+// error, or panics): then it stops the others and returns that error. A Loop does not call it (it runs the
 // joined sources itself); it is there for code that runs a Source directly.
 func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	srcs, _, err := flatten[K](sl, nil, nil)
@@ -89,7 +99,13 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	defer cancel()
 	errs := make(chan error, len(srcs))
 	for _, s := range srcs {
-		go func() { errs <- s.Run(ctx, sink) }()
+		go func() {
+			var err error
+			if p := guard.Call(func() { err = s.Run(ctx, sink) }); p != nil {
+				err = p // a Run that panics fails like one that returned an error
+			}
+			errs <- err
+		}()
 	}
 	var first error
 	for range srcs {
@@ -103,7 +119,8 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 
 // WithStatusWriter returns src with w as the StatusWriter the Loop writes
 // its Stalled condition through, in place of any src carries itself (such as
-// FromStore's). A nil w leaves src as it is.
+// FromStore's). A nil w leaves src as it is; a typed nil one (a nil
+// pointer) makes New fail.
 func WithStatusWriter[K comparable](src Source[K], w StatusWriter[K]) Source[K] {
 	if w == nil {
 		return src
@@ -146,8 +163,16 @@ func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) (
 		if out, _, err = flatten(s.src, out, nil); err != nil {
 			return nil, nil, err
 		}
+		if nilness.IsNil(s.w) {
+			return nil, nil, invalid("nil status writer (%T)", s.w)
+		}
 		sw, err = joinStatus(sw, s.w)
 		return out, sw, err
+	}
+	if nilness.IsNil(src) {
+		// A nil pointer or func behind the interface: it would panic
+		// on the Loop's goroutine when run.
+		return nil, nil, invalid("nil source (%T)", src)
 	}
 	if w, ok := src.(StatusWriter[K]); ok {
 		var err error
@@ -174,7 +199,9 @@ func FromChannel[K comparable](ch <-chan K) Source[K] {
 // Mapped returns a Source that receives values from ch and adds the keys fn
 // maps each to: a custom mapper, for example a dependency index that turns a
 // changed secret into every object that references it. It returns when ctx
-// ends or ch is closed.
+// ends or ch is closed. A call of fn that panics is reported (to the Loop,
+// like a reconcile panic, or to slog.Default when the sink is not a Loop)
+// and its value maps to no key; the next values are mapped.
 func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 	return SourceFunc[K](func(ctx context.Context, sink Sink[K]) error {
 		for {
@@ -185,12 +212,26 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 				if !ok {
 					return nil
 				}
-				for _, k := range fn(v) {
+				keys, p := mapValue(fn, v)
+				if p != nil {
+					if l, ok := sink.(*Loop[K]); ok {
+						l.userPanic("mapper", p)
+					} else {
+						slog.Default().LogAttrs(ctx, slog.LevelError, "mapper panicked",
+							slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+					}
+				}
+				for _, k := range keys {
 					sink.Add(k)
 				}
 			}
 		}
 	})
+}
+
+func mapValue[T any, K comparable](fn func(T) []K, v T) (keys []K, p *guard.Panic) {
+	defer guard.Catch(&p)
+	return fn(v), nil
 }
 
 // SourceFunc adapts a function to a Source.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -23,7 +25,9 @@ var ErrSourceRunning = errors.New("reconcile: cache source is already running")
 // ChangeFunc reports which paths changed between old and new, and splits
 // them by whether manager owns them after the change. FromStore judges with
 // the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
-// have a cache alone, with SectionChanges.
+// have a cache alone, with SectionChanges. A ChangeFunc that panics is
+// reported like a reconcile panic, and its change is judged by its writer
+// alone: the Loop's own write is not a hint, another writer's change is.
 type ChangeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
 
 // CacheSourceOption configures a cache source (FromStore, FromOwned,
@@ -233,7 +237,8 @@ func checkOwnerKinds[K comparable](srcs []Source[K]) error {
 // FromCacheMapped returns a source whose hints are the names fn maps each
 // changed object of c to (before and after the change): a custom mapper, for
 // example a dependency index that maps a secret to every object that
-// references it. It is a cache source like FromOwned.
+// references it. It is a cache source like FromOwned. A call of fn that
+// panics is reported like a reconcile panic and maps its object to no key.
 func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S, T]) []string, opts ...CacheSourceOption[S, T]) Source[string] {
 	return newCacheSource(c, fn, opts)
 }
@@ -387,15 +392,48 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		ref.sink.Add(obj.Meta.Name)
 		return
 	}
-	keys := s.mapKeys(obj)
+	keys := s.mapped(ref, nil, obj)
 	if old != nil && new != nil && !primary {
-		keys = append(keys, s.mapKeys(old)...)
+		keys = s.mapped(ref, keys, old)
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
 	}
 	for _, k := range keys {
 		ref.sink.Add(k)
 	}
+}
+
+// mapped appends the keys mapKeys maps obj to. A mapper that panics is
+// reported (to the Loop, or to slog.Default when the sink is not a Loop)
+// and maps obj to nothing: the other objects' hints still go.
+func (s *cacheSource[S, T]) mapped(ref *sinkRef, keys []string, obj *store.Object[S, T]) (out []string) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			reportPanic(ref.loop, "mapper", p, slog.String("object", obj.Meta.Name))
+			out = keys
+		}
+	}()
+	defer guard.Catch(&p)
+	return append(keys, s.mapKeys(obj)...)
+}
+
+// changed runs the ChangeFunc under recovery.
+func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path, p *guard.Panic) {
+	defer guard.Catch(&p)
+	owned, foreign = s.changes(old, new, manager)
+	return owned, foreign, nil
+}
+
+// reportPanic reports a panic of a function of the user's that a source
+// called: to loop (userPanic), or to slog.Default when there is none.
+func reportPanic(loop *Loop[string], what string, p *guard.Panic, attrs ...slog.Attr) {
+	if loop != nil {
+		loop.userPanic(what, p, attrs...)
+		return
+	}
+	attrs = append(attrs, slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+	slog.Default().LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
 }
 
 // judge feeds the oscillation detector and decides whether a modification
@@ -445,7 +483,14 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// to such keys, see observeWrite).
 		return true
 	}
-	owned, foreign := s.changes(old, new, judgeAs)
+	owned, foreign, p := s.changed(old, new, judgeAs)
+	if p != nil {
+		// Unjudged: an own write stays not a hint (hinting it would let
+		// the Loop's writes wake it, a spin), another writer's change is
+		// one.
+		loop.userPanic("ChangeFunc", p, slog.String("key", new.Meta.Name))
+		return writer != judgeAs
+	}
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.

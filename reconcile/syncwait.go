@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // ErrNotSynced is wrapped by the error Loop.Run and Manager.Run return when
@@ -24,29 +25,47 @@ const SyncWaitReport = 30 * time.Second
 // they have not synced (*cache.Cache and the cache sources of this package).
 type lastErrorer interface{ LastError() error }
 
-// lastError returns v's last list or watch error, or nil.
-func lastError(v any) error {
+// lastError returns v's last list or watch error, or nil; nil too when
+// LastError panics (v may be the user's).
+func lastError(v any) (err error) {
 	if le, ok := v.(lastErrorer); ok {
+		var p *guard.Panic
+		defer guard.Catch(&p)
 		return le.LastError()
 	}
 	return nil
 }
 
 // describe names a source or cache for a log line or an error: its String
-// if it has one, else its type.
-func describe(v any) string {
+// if it has one (and it does not panic), else its type.
+func describe(v any) (name string) {
 	if s, ok := v.(fmt.Stringer); ok {
+		var p *guard.Panic
+		defer func() {
+			if p != nil {
+				name = fmt.Sprintf("%T", v)
+			}
+		}()
+		defer guard.Catch(&p)
 		return s.String()
 	}
 	return fmt.Sprintf("%T", v)
 }
 
 // waitSync calls wait(ctx) and, every SyncWaitReport until it returns,
-// report with the time waited so far. It returns wait's error.
+// report with the time waited so far. It returns wait's error; a wait that
+// panics (a source's or cache's WaitForSync: the user's) returns the
+// panic, a *guard.Panic, as its error.
 func waitSync(ctx context.Context, clk clock.Clock, wait func(context.Context) error, report func(waited time.Duration)) error {
 	start := clk.Now()
 	done := make(chan error, 1)
-	go func() { done <- wait(ctx) }()
+	go func() {
+		var err error
+		if p := guard.Call(func() { err = wait(ctx) }); p != nil {
+			err = p
+		}
+		done <- err
+	}()
 	t := clk.NewTimer(SyncWaitReport)
 	defer t.Stop()
 	for {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/queue"
 )
 
@@ -55,7 +56,7 @@ func (s *runningSlot[K]) clear() {
 func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	termCtx := runCtx
 	if l.cfg.elector != nil {
-		tc, _, err := l.cfg.elector.Campaign(runCtx)
+		tc, err := l.campaign(runCtx)
 		if err != nil {
 			if runCtx.Err() != nil {
 				return nil
@@ -115,12 +116,14 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 
 // enqueueAll adds every key the sources list, at low priority, and at the
 // start of a term (before its workers start, so that a key listed twice
-// runs once) also the keys the sources list for a new term only.
+// runs once) also the keys the sources list for a new term only. A lister
+// that panics is reported (userPanic); the keys it listed before are
+// queued, and the other sources are listed.
 func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
-	for _, s := range l.sources {
+	for i, s := range l.sources {
 		if kl, ok := s.(KeyLister[K]); ok {
-			for k := range kl.Keys() {
-				t.q.AddLow(k)
+			if p := l.listKeys(kl, t.q); p != nil {
+				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", describe(s)))
 			}
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {
@@ -129,6 +132,14 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 			}
 		}
 	}
+}
+
+func (l *Loop[K]) listKeys(kl KeyLister[K], q *queue.Queue[K]) (p *guard.Panic) {
+	defer guard.Catch(&p)
+	for k := range kl.Keys() {
+		q.AddLow(k)
+	}
+	return nil
 }
 
 // termKeyLister is implemented by sources that list keys at the start of

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -24,34 +23,22 @@ type PanicError struct {
 	Stack []byte
 }
 
-// maxPanicText bounds PanicError's text: it becomes the Stalled message,
-// which anyone who can read the store can read.
-const maxPanicText = 240
-
 // Error reports the panic value's type and, for a string or an error, its
 // text: one line of at most 240 bytes, with no stack. The text of any other
-// value (a struct may hold a secret) is left out.
+// value (a struct may hold a secret) is left out. It never panics: an error
+// whose own Error method panics (a typed nil one) is named by its type.
 func (e *PanicError) Error() string {
-	msg := fmt.Sprintf("reconcile panicked: %T", e.Value)
-	var text string
-	switch v := e.Value.(type) {
-	case string:
-		text = v
-	case error:
-		text = v.Error()
-	}
-	if text != "" {
-		msg += ": " + strings.Join(strings.Fields(text), " ")
-	}
-	if len(msg) > maxPanicText {
-		msg = strings.ToValidUTF8(msg[:maxPanicText-3], "") + "..."
-	}
-	return msg
+	return guard.Bound("reconcile panicked: "+guard.Describe(e.Value, guard.MaxText), guard.MaxText)
 }
 
-// Unwrap returns Value if it is an error.
+// Unwrap returns Value if it is an error whose chain can be walked: nil
+// for one whose Unwrap, Is or As method panics (a typed nil wrapper), so
+// that errors.Is and errors.As on a *PanicError never panic.
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
+	if err != nil && chainPanics(err) != nil {
+		return nil
+	}
 	return err
 }
 
@@ -230,13 +217,37 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 
 // call runs the reconciler, turning a panic into a *PanicError.
 func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panicked bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err, panicked = Result{}, &PanicError{Value: p, Stack: debug.Stack()}, true
-		}
-	}()
-	res, err = l.r.Reconcile(ctx, key)
+	if p := guard.Call(func() { res, err = l.r.Reconcile(ctx, key) }); p != nil {
+		return Result{}, &PanicError{Value: p.Value, Stack: p.Stack}, true
+	}
+	if err != nil {
+		err = walkable(err)
+	}
 	return res, err, false
+}
+
+// errProbe matches no error: errors.Is with it walks the whole chain.
+var errProbe = errors.New("reconcile: probe")
+
+// walkable returns err, or, when walking its chain panics (the Unwrap, Is
+// or As method of a typed nil wrapper), a plain error with its text, so
+// that the Loop's errors.Is and errors.As on it cannot panic.
+func walkable(err error) error {
+	p := chainPanics(err)
+	if p == nil {
+		return err
+	}
+	return fmt.Errorf("%s (its error chain panicked: %s)", errString(err), guard.Describe(p.Value, guard.MaxText))
+}
+
+// chainPanics walks err's chain as errors.Is and errors.As do, and returns
+// the panic that stopped it, or nil.
+func chainPanics(err error) *guard.Panic {
+	return guard.Call(func() {
+		_ = errors.Is(err, errProbe)
+		var target interface{ probe() }
+		_ = errors.As(err, &target)
+	})
 }
 
 // record stores the outcome in the key's state. It reports whether to warn
@@ -361,13 +372,24 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 // held and reported like any other write storm; the report of an
 // oscillation itself, written once per detection, does not count (it
 // would spend the budget it reports).
-func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) bool {
+//
+// A StatusWriter that panics is reported (userPanic) and the write is lost:
+// the key's retry, if it has one, is already scheduled.
+func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) (wrote bool) {
 	if newly {
 		l.metrics.Stalled(l.name, d.reason)
 	}
 	if l.sw == nil {
 		return newly
 	}
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("StatusWriter", p, slog.Any("key", key))
+			wrote = true
+		}
+	}()
+	defer guard.Catch(&p)
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
 		return newly

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/steady-go/steady/internal/guard"
+)
 
 type writeObserverKey struct{}
 
@@ -15,7 +19,10 @@ type writeObserverKey struct{}
 //
 // Observers chain: when ctx already carries one, both are called (the
 // earlier first), so a reconciler that adds its own does not replace the
-// Loop's. A nil f returns ctx unchanged.
+// Loop's. An observer that panics does not keep the later ones from being
+// called; its panic then goes on to the writer (whose write is done), as a
+// panic of the writer's own code would: inside a reconcile, the Loop
+// reports it as a reconcile panic. A nil f returns ctx unchanged.
 func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	if f == nil {
 		return ctx
@@ -23,8 +30,18 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	if prev, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && prev != nil {
 		next := f
 		f = func(rev int64) {
-			prev(rev)
+			// A panic of prev must not hide the write from next (the
+			// Loop's observer, when prev came with the ctx given to
+			// the Loop): next runs, then the panic goes on.
+			var p *guard.Panic
+			func() {
+				defer guard.Catch(&p)
+				prev(rev)
+			}()
 			next(rev)
+			if p != nil {
+				panic(p.Value)
+			}
 		}
 	}
 	return context.WithValue(ctx, writeObserverKey{}, f)

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Store is the typed view of one kind of object over a Backend. Spec S and
@@ -65,8 +68,11 @@ type config struct {
 // "team-a/"), so one prefix never runs into another ("team-a/" and
 // "team-ab/"), nor a kind into a prefix. A prefix must not start with "_":
 // keys that do are reserved for what is not an object, such as election
-// keys (see the package doc, Storage layout); New rejects one with
-// ErrInvalid.
+// keys (see the package doc, Storage layout). It is a path of segments
+// separated by "/" (one leading "/", as in etcd's "/registry/", is allowed):
+// no segment may be empty ("a//b"), "." or ".." ("x/../y"), and it must be
+// valid UTF-8 without control characters (NUL, newline). New rejects a
+// prefix that breaks a rule with an error wrapping ErrInvalid.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithUIDs replaces the generator of the UIDs that Create assigns. The
@@ -75,7 +81,7 @@ func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = p
 func WithUIDs(next func() string) Option { return func(c *config) { c.newUID = next } }
 
 // WithClock sets the clock that stamps conditions' LastTransitionTime
-// (default: the wall clock).
+// (default: the wall clock; nil keeps it, and New refuses a typed nil).
 func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
 // New returns a Store for the objects of kind in b. A kind:
@@ -88,11 +94,12 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 // So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
 // (the slash separates kind and name in keys), "9lives" and "" are not. A
 // kind that breaks a rule gives an *InvalidNameError naming it. New also
-// returns an error wrapping ErrInvalid when b is nil or the steady struct
-// tags of S or T are malformed (see ownership.SchemaFor).
+// returns an error wrapping ErrInvalid when b is nil or a typed nil (such as
+// a nil *memstore.Store), when WithClock gave a typed nil, or when the
+// steady struct tags of S or T are malformed (see ownership.SchemaFor).
 func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error) {
-	if b == nil {
-		return nil, fmt.Errorf("%w: nil Backend", ErrInvalid)
+	if nilness.IsNil(b) {
+		return nil, fmt.Errorf("%w: nil Backend (%T)", ErrInvalid, b)
 	}
 	if err := validateKind(kind); err != nil {
 		return nil, err
@@ -104,11 +111,14 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
-	if c.clock == nil {
+	switch {
+	case c.clock == nil:
 		c.clock = clock.Real{}
+	case nilness.IsNil(c.clock):
+		return nil, fmt.Errorf("%w: nil clock (%T)", ErrInvalid, c.clock)
 	}
-	if strings.HasPrefix(c.prefix, "_") {
-		return nil, fmt.Errorf("%w: key prefix %.64q starts with \"_\", which is reserved for keys that are not objects", ErrInvalid, c.prefix)
+	if err := validatePrefix(c.prefix); err != nil {
+		return nil, err
 	}
 	if c.prefix != "" && !strings.HasSuffix(c.prefix, "/") {
 		c.prefix += "/"
@@ -119,6 +129,38 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes)}, nil
+}
+
+// validatePrefix applies WithKeyPrefix's rules.
+func validatePrefix(prefix string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: key prefix %.64q %s", ErrInvalid, prefix, why)
+	}
+	if strings.HasPrefix(prefix, "_") {
+		return bad(`starts with "_", which is reserved for keys that are not objects`)
+	}
+	if !utf8.ValidString(prefix) {
+		return bad("is not valid UTF-8")
+	}
+	if strings.ContainsFunc(prefix, unicode.IsControl) {
+		return bad("contains a control character")
+	}
+	path := strings.TrimPrefix(prefix, "/")
+	if path == "" {
+		return nil
+	}
+	if strings.HasSuffix(path, "/") {
+		path = path[:len(path)-1] // New adds the slash when it is missing
+	}
+	for seg := range strings.SplitSeq(path, "/") {
+		switch seg {
+		case "":
+			return bad(`has an empty segment ("//")`)
+		case ".", "..":
+			return bad(`has a "." or ".." segment`)
+		}
+	}
+	return nil
 }
 
 // Kind returns the kind of the Store's objects.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -43,12 +44,39 @@ func TestNewValidatesKindAndBackend(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid, "a struct-valued key field is refused by New, not at the first Apply")
 }
 
+// brokenClock is a clock whose nil pointer panics when read.
+type brokenClock struct{ clock.Real }
+
+// A typed nil (a nil *memstore.Store as the Backend, a nil pointer as the
+// clock) is refused by New, not found by the first Get or Create.
+func TestNewRejectsTypedNils(t *testing.T) {
+	var b *memstore.Store
+	_, err := store.New[typedSpec, typedStatus](b, "Widget")
+	require.ErrorIs(t, err, store.ErrInvalid, "a nil *memstore.Store")
+	_, err = store.New[typedSpec, typedStatus](memstore.New(), "Widget", store.WithClock((*brokenClock)(nil)))
+	require.ErrorIs(t, err, store.ErrInvalid, "a nil clock pointer")
+}
+
 func TestKeyPrefixEndsInSlashAndNeverStartsWithUnderscore(t *testing.T) {
 	st, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix("x"))
 	require.NoError(t, err)
 	require.Equal(t, "x/App/", st.Prefix(), "a prefix gets its slash, so prefix x and kind App are not kind xApp")
 	_, err = store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix("_leases/"))
 	require.ErrorIs(t, err, store.ErrInvalid, "keys starting with _ are reserved for election keys")
+}
+
+// A prefix is a path of plain segments: one that would make keys with an
+// empty, "." or ".." segment, or with a control character (a NUL cuts a key
+// in C clients and some tools, a newline splits a log line), is refused.
+func TestKeyPrefixRejectsMalformedPaths(t *testing.T) {
+	for _, p := range []string{"a\x00b", "a\nb", "team\r", "a\x7fb", "a//b", "a//", "//", "x/../y", "..", "./x", "x/.", "a/\xffb"} {
+		_, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix(p))
+		require.ErrorIs(t, err, store.ErrInvalid, "prefix %q", p)
+	}
+	for _, p := range []string{"x", "team-a/", "/registry/", "/", "a.b/c..d/", "équipe/"} {
+		_, err := store.New[typedSpec, typedStatus](memstore.New(), "App", store.WithKeyPrefix(p))
+		require.NoError(t, err, "prefix %q", p)
+	}
 }
 
 func TestKeyLayoutAndEncoding(t *testing.T) {

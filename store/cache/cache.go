@@ -46,8 +46,9 @@ type ListWatcher[S, T any] interface {
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
 // read-only values: a caller that wants to change one copies it first. A
-// mutation detector, on by default in tests (see WithMutationDetector),
-// catches callers that do not.
+// mutation detector catches callers that do not. It is off unless turned
+// on, with WithMutationDetector or MutationDetectorEnv (which a test's
+// TestMain can set); a test binary alone does not turn it on.
 //
 // Before Run has completed its first listing the Cache is empty, Revision is
 // 0 and HasSynced is false. After ctx ends, Run returns and the Cache keeps
@@ -78,8 +79,9 @@ type Cache[S, T any] struct {
 	dispatch sync.Mutex
 	handlers []func(old, new *store.Object[S, T])
 
-	lists        int64 // listings applied, the first included
-	driftRepairs int64 // differences found by periodic relists
+	lists        int64        // listings applied, the first included
+	driftRepairs int64        // differences found by periodic relists
+	panics       atomic.Int64 // see Panics
 
 	running atomic.Bool
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
@@ -90,8 +92,9 @@ type Cache[S, T any] struct {
 var ErrRunning = errors.New("cache: already running")
 
 // New returns an empty Cache over src; call Run to fill it. A nil src (or
-// a typed nil, such as a nil *store.Store) or a bad option (a negative page size, an invalid backoff policy) is
-// reported by Run, which then returns an error wrapping ErrInvalid at once.
+// a typed nil, such as a nil *store.Store) or a bad option (a negative page
+// size, an invalid backoff policy, a typed nil clock) is reported by Run,
+// which then returns an error wrapping ErrInvalid at once.
 //
 // Every Cache has the IndexOwnerUID index; AddIndex adds more.
 func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
@@ -271,3 +274,10 @@ func (c *Cache[S, T]) Undecodable() int {
 	defer c.mu.RUnlock()
 	return len(c.quarantine)
 }
+
+// Panics counts the panics of the functions the Cache called for its user:
+// handlers, index functions, the error handler, and the ListWatcher's List
+// and Watch. Each was logged at Error, and each but the error handler's
+// own passed to the error handler (WithErrorHandler; a List or Watch that
+// panicked fails like one that returned an error); the Cache went on.
+func (c *Cache[S, T]) Panics() int64 { return c.panics.Load() }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -244,6 +245,9 @@ func TestCacheWaitFor(t *testing.T) {
 	})
 }
 
+// brokenClock is a clock whose nil pointer panics when read.
+type brokenClock struct{ clock.Real }
+
 func TestCacheRunContract(t *testing.T) {
 	t.Run("nil source", func(t *testing.T) {
 		c := cache.New[cacheSpec, cacheStatus](nil)
@@ -259,6 +263,7 @@ func TestCacheRunContract(t *testing.T) {
 			cache.WithPageSize(-1),
 			cache.WithRelistBackoff(backoff.Policy{}),
 			cache.WithRelistPeriod(-time.Second),
+			cache.WithClock((*brokenClock)(nil)), // a typed nil: it would panic in the relist backoff
 		} {
 			c := cache.New(newScripted(1), opt)
 			require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)

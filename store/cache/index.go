@@ -2,8 +2,10 @@ package cache
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/store"
 )
 
@@ -14,7 +16,9 @@ const IndexOwnerUID = "ownerUID"
 
 // IndexFunc computes the values under which an index files an object. It
 // must depend only on the object, must not modify it, and must not call the
-// Cache (it runs while the Cache is locked). Duplicate values count once.
+// Cache (it runs while the Cache is locked). Duplicate values count once. A
+// call that panics is reported (see Cache.Panics) and files its object
+// under no value.
 type IndexFunc[S, T any] func(obj *store.Object[S, T]) []string
 
 // LabelIndexName is the name of the index AddLabelIndex(key) creates.
@@ -29,15 +33,20 @@ func (c *Cache[S, T]) AddIndex(name string, fn IndexFunc[S, T]) error {
 		return fmt.Errorf("%w: an index needs a name and a function", store.ErrInvalid)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if _, ok := c.indexes[name]; ok {
+		c.mu.Unlock()
 		return fmt.Errorf("%w: the cache already has an index %q", store.ErrInvalid, name)
 	}
 	ix := newIndex(fn)
-	for name, obj := range c.items {
-		ix.update(name, nil, obj)
+	var panics []indexPanic
+	for obj, o := range c.items {
+		if p := ix.update(obj, nil, o); p != nil {
+			panics = append(panics, indexPanic{index: name, object: obj, p: p})
+		}
 	}
 	c.indexes[name] = ix
+	c.mu.Unlock()
+	c.reportIndexPanics(panics)
 	return nil
 }
 
@@ -98,10 +107,28 @@ func (c *Cache[S, T]) collectLocked(set nameSet) []*store.Object[S, T] {
 }
 
 // reindexLocked moves name from old's index values to new's in every
-// index; old or new is nil for an addition or a deletion.
-func (c *Cache[S, T]) reindexLocked(name string, old, new *store.Object[S, T]) {
-	for _, ix := range c.indexes {
-		ix.update(name, old, new)
+// index; old or new is nil for an addition or a deletion. It appends the
+// panics of index functions to panics, for reportIndexPanics once c.mu is
+// released.
+func (c *Cache[S, T]) reindexLocked(name string, old, new *store.Object[S, T], panics []indexPanic) []indexPanic {
+	for ixName, ix := range c.indexes {
+		if p := ix.update(name, old, new); p != nil {
+			panics = append(panics, indexPanic{index: ixName, object: name, p: p})
+		}
+	}
+	return panics
+}
+
+// indexPanic is a panic of an index function, reported after the Cache's
+// lock is released.
+type indexPanic struct {
+	index, object string
+	p             *guard.Panic
+}
+
+func (c *Cache[S, T]) reportIndexPanics(panics []indexPanic) {
+	for _, ip := range panics {
+		c.reportPanic("index function", ip.p, true, slog.String("index", ip.index), slog.String("object", ip.object))
 	}
 }
 
@@ -126,16 +153,25 @@ func newIndex[S, T any](fn IndexFunc[S, T]) *index[S, T] {
 	return &index[S, T]{fn: fn, m: make(map[string]nameSet)}
 }
 
-func (ix *index[S, T]) update(name string, old, new *store.Object[S, T]) {
+// update moves name from the values fn gives for old to those it gives
+// for new. When fn panics on old, name is taken out of every value (where
+// fn filed it is unknown); when it panics on new, name is filed under none.
+// It returns the first panic.
+func (ix *index[S, T]) update(name string, old, new *store.Object[S, T]) (p *guard.Panic) {
 	var before, after []string
 	if old != nil {
-		before = ix.fn(old)
+		if before, p = ix.values(old); p != nil {
+			ix.removeEverywhere(name)
+		}
 	}
 	if new != nil {
-		after = ix.fn(new)
+		var pn *guard.Panic
+		if after, pn = ix.values(new); p == nil {
+			p = pn
+		}
 	}
 	if slices.Equal(before, after) {
-		return
+		return p
 	}
 	for _, v := range before {
 		if !slices.Contains(after, v) {
@@ -151,6 +187,25 @@ func (ix *index[S, T]) update(name string, old, new *store.Object[S, T]) {
 		if !slices.Contains(before, v) {
 			s := ix.m[v]
 			s.add(name)
+			ix.m[v] = s
+		}
+	}
+	return p
+}
+
+// values calls fn under recovery.
+func (ix *index[S, T]) values(obj *store.Object[S, T]) (vals []string, p *guard.Panic) {
+	defer guard.Catch(&p)
+	return ix.fn(obj), nil
+}
+
+// removeEverywhere takes name out of every value: a scan of the index, for
+// the rare fn that panicked on the object name was filed as.
+func (ix *index[S, T]) removeEverywhere(name string) {
+	for v, s := range ix.m {
+		if s.remove(name); s.len() == 0 {
+			delete(ix.m, v)
+		} else {
 			ix.m[v] = s
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 )
 
@@ -39,6 +40,7 @@ type config struct {
 	detector bool // WithMutationDetector was given
 	onError  func(error)
 	log      *slog.Logger
+	panicLog *slog.Logger // log, or slog.Default: a panic is never discarded
 
 	relistPeriod time.Duration
 }
@@ -66,14 +68,17 @@ func WithRelistPeriod(d time.Duration) Option { return func(c *config) { c.relis
 
 // WithLogger sets the logger the Cache reports quarantined values to (see
 // Cache.Quarantined): one warning per key and revision. Nil (the default)
-// discards them.
+// discards them. It also logs, at Error, every panic of a handler, index
+// function or error handler (see Cache.Panics); without a logger those go
+// to slog.Default.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithErrorHandler sets a function that Run calls, on its own goroutine,
 // with every error that made it relist: a failed List or Watch, a watch that
 // ended with ErrExpired (or any other error event), or closed without one.
 // It is for logs and metrics; Run retries regardless. Nil (the default)
-// discards them.
+// discards them. It is also called with the panics of handlers and index
+// functions (see Cache.Panics); a panic of f itself is logged and counted.
 func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError = f } }
 
 // WithPageSize sets how many objects each List page of a (re)listing holds
@@ -88,7 +93,8 @@ func WithPageSize(n int) Option { return func(c *config) { c.pageSize = n } }
 func WithRelistBackoff(p backoff.Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithClock sets the time source of the relist backoff (default the real
-// clock, which is virtual under testing/synctest).
+// clock, which is virtual under testing/synctest). Nil keeps the default; a
+// typed nil (a nil pointer) is invalid, reported by Run.
 func WithClock(clk clock.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithMutationDetector turns the mutation detector on, reporting through
@@ -122,11 +128,16 @@ func newConfig(opts []Option) (config, error) {
 	if err := c.policy.Validate(); err != nil {
 		return c, fmt.Errorf("%w: cache relist backoff: %w", store.ErrInvalid, err)
 	}
-	if c.clock == nil {
+	switch {
+	case c.clock == nil:
 		c.clock = clock.Real{}
+	case nilness.IsNil(c.clock):
+		return c, fmt.Errorf("%w: nil cache clock (%T)", store.ErrInvalid, c.clock)
 	}
+	c.panicLog = c.log
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+		c.panicLog = slog.Default()
 	}
 	if !c.detector && detectorFromEnv() {
 		c.report = func(err error) { panic(err) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 )
@@ -36,7 +37,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 		}
 		c.lastErr.Store(&err)
 		if c.cfg.onError != nil {
-			c.cfg.onError(err)
+			c.onError(err)
 		}
 		if progressed {
 			failures = 0
@@ -87,7 +88,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if c.withoutPrev {
 		wctx = watchopt.WithoutPrev(wctx) // apply reads c.items, not Prev
 	}
-	events, err := c.src.Watch(wctx, rev)
+	events, err := c.watch(wctx, rev)
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
@@ -174,7 +175,7 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			l, err := c.listAll(ctx)
 			if err != nil {
 				if ctx.Err() == nil && c.cfg.onError != nil {
-					c.cfg.onError(fmt.Errorf("cache: periodic relist: %w", err))
+					c.onError(fmt.Errorf("cache: periodic relist: %w", err))
 				}
 				continue
 			}
@@ -207,12 +208,39 @@ func (c *Cache[S, T]) relistDelay() time.Duration {
 	return p - rand.N(p/4+1)
 }
 
+// list calls the ListWatcher's List under recovery: a List that panics
+// (a user's wrapper) is reported (see Panics) and fails like an error.
+func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *store.List[S, T], err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			c.reportPanic("ListWatcher.List", p, false)
+			l, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	return c.src.List(ctx, opts)
+}
+
+// watch is list for Watch.
+func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Event[S, T], err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			c.reportPanic("ListWatcher.Watch", p, false)
+			ch, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	return c.src.Watch(ctx, rev)
+}
+
 // listAll reads every page of one listing into one List.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
 	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
 	for {
-		page, err := c.src.List(ctx, opts)
+		page, err := c.list(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -268,13 +296,15 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		c.items[name] = new
 	}
 	var mutated []error
+	var panics []indexPanic
 	if old != nil || new != nil {
-		c.reindexLocked(name, old, new)
+		panics = c.reindexLocked(name, old, new, nil)
 		mutated = c.detect.replace(name, old, new, nil)
 	}
 	c.setRevisionLocked(ev.Revision)
 	c.mu.Unlock()
 
+	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	if old != nil || new != nil {
 		c.notify(change[S, T]{old, new})
@@ -307,6 +337,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.quarantine = quarantine
 	var deleted, changed []change[S, T]
 	var mutated []error
+	var panics []indexPanic
 	for name, old := range c.items {
 		if _, ok := fresh[name]; !ok && quarantine[name] == nil {
 			deleted = append(deleted, change[S, T]{old, nil})
@@ -316,7 +347,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	for _, ch := range deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
-		c.reindexLocked(name, ch.old, nil)
+		panics = c.reindexLocked(name, ch.old, nil, panics)
 		mutated = c.detect.replace(name, ch.old, nil, mutated)
 	}
 	for _, obj := range items {
@@ -329,12 +360,12 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 		case old != nil && old.Meta.UID != obj.Meta.UID:
 			// Deleted and recreated while the cache was blind.
 			deleted = append(deleted, change[S, T]{old, nil})
-			c.reindexLocked(name, old, nil)
+			panics = c.reindexLocked(name, old, nil, panics)
 			mutated = c.detect.replace(name, old, nil, mutated)
 			old = nil
 		}
 		c.items[name] = obj
-		c.reindexLocked(name, old, obj)
+		panics = c.reindexLocked(name, old, obj, panics)
 		mutated = c.detect.replace(name, old, obj, mutated)
 		changed = append(changed, change[S, T]{old, obj})
 	}
@@ -343,6 +374,7 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.lists++
 	c.mu.Unlock()
 
+	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	c.reportQuarantine(news)
 	for _, ch := range deleted {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 )
 
 // Defaults for a StoreElector.
@@ -77,8 +78,8 @@ func newConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("lease: renew interval %v must be shorter than 2/3 of the TTL %v", c.renew, c.ttl)
 	case c.retry <= 0:
 		return c, fmt.Errorf("lease: retry period must be positive, got %v", c.retry)
-	case c.clock == nil:
-		return c, fmt.Errorf("lease: clock must not be nil")
+	case nilness.IsNil(c.clock):
+		return c, fmt.Errorf("lease: clock must not be nil (%T)", c.clock)
 	}
 	return c, nil
 }

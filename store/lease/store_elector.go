@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 )
 
@@ -53,12 +54,13 @@ var _ Elector = (*StoreElector)(nil)
 // (store.New rejects key prefixes starting with "_"). A key such as
 // "leader/my-controller" is the object "my-controller" of a Store of kind
 // "leader", and that Store would report it as an undecodable value. It
-// returns an error for a nil backend, an empty key or identity, or invalid
-// options.
+// returns an error for a nil backend (a typed nil, such as a nil
+// *memstore.Store, included; it wraps store.ErrInvalid), an empty key or
+// identity, or invalid options.
 func New(b store.Backend, key, identity string, opts ...Option) (*StoreElector, error) {
 	switch {
-	case b == nil:
-		return nil, errors.New("lease: backend must not be nil")
+	case nilness.IsNil(b):
+		return nil, fmt.Errorf("%w: lease: backend must not be nil (%T)", store.ErrInvalid, b)
 	case key == "":
 		return nil, errors.New("lease: key must not be empty")
 	case identity == "":

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 	"github.com/steady-go/steady/store/memstore"
@@ -26,6 +27,9 @@ func newElector(t *testing.T, b store.Backend, id string, opts ...lease.Option) 
 	require.NoError(t, err)
 	return e
 }
+
+// brokenClock is a clock whose nil pointer panics when read.
+type brokenClock struct{ clock.Real }
 
 func TestNewRejectsBadArguments(t *testing.T) {
 	b := memstore.New()
@@ -44,6 +48,8 @@ func TestNewRejectsBadArguments(t *testing.T) {
 		{"negative renew", b, "k", "a", []lease.Option{lease.WithRenewInterval(-1)}, "renew"},
 		{"zero retry", b, "k", "a", []lease.Option{lease.WithRetryPeriod(0)}, "retry"},
 		{"nil clock", b, "k", "a", []lease.Option{lease.WithClock(nil)}, "clock"},
+		{"typed nil backend", (*memstore.Store)(nil), "k", "a", nil, "backend"},
+		{"typed nil clock", b, "k", "a", []lease.Option{lease.WithClock((*brokenClock)(nil))}, "clock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := lease.New(tc.b, tc.key, tc.id, tc.opts...)

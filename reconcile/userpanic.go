@@ -1,0 +1,206 @@
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
+)
+
+// userPanic reports a panic of a function of the user's that the Loop
+// called for its work, other than Reconcile and the metric hooks: a
+// ChangeFunc, a mapper, a key lister, a status writer, a source. It is
+// logged at Error with a bounded message and the stack, and counted as a
+// reconcile panic. What happens to the key, if there is one, is the
+// caller's: a retry with backoff or a hint, never a drop without a word.
+func (l *Loop[K]) userPanic(what string, p *guard.Panic, attrs ...slog.Attr) {
+	attrs = append(attrs, slog.String("controller", l.name), slog.String("panic", guard.Describe(p.Value, guard.MaxText)),
+		slog.String("stack", string(p.Stack)))
+	l.log.LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
+	l.metrics.ReconcilePanic(l.name)
+}
+
+// guardedWaiter runs a source's RevisionWaiter methods under recovery: a
+// Revision that panics reads as 0 (behind), a WaitFor that panics as a
+// wait that failed (the key runs, marked for a fresh read).
+type guardedWaiter[K comparable] struct {
+	w RevisionWaiter
+	l *Loop[K]
+}
+
+func (g guardedWaiter[K]) Revision() (rev int64) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			g.l.userPanic("RevisionWaiter.Revision", p)
+			rev = 0
+		}
+	}()
+	defer guard.Catch(&p)
+	return g.w.Revision()
+}
+
+func (g guardedWaiter[K]) WaitFor(ctx context.Context, rev int64) (err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			g.l.userPanic("RevisionWaiter.WaitFor", p)
+			err = p
+		}
+	}()
+	defer guard.Catch(&p)
+	return g.w.WaitFor(ctx, rev)
+}
+
+// campaign runs the elector's Campaign under recovery: a panic is reported
+// and fails the campaign like an error.
+func (l *Loop[K]) campaign(ctx context.Context) (term context.Context, err error) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			l.userPanic("Elector.Campaign", p)
+			term, err = nil, p
+		}
+	}()
+	defer guard.Catch(&p)
+	term, _, err = l.cfg.elector.Campaign(ctx)
+	return term, err
+}
+
+// guardedMetrics runs the user's metric hooks under recovery: a hook that
+// panics is logged at Error and skipped, never counted through the hooks
+// themselves. Its methods defer catch, which allocates nothing until a
+// hook panics.
+type guardedMetrics struct {
+	m   Metrics
+	log *slog.Logger
+}
+
+// catch, deferred by a hook's wrapper, recovers the hook's panic and
+// logs it.
+func (g guardedMetrics) catch(hook string) {
+	if v := recover(); v != nil {
+		g.report(hook, &guard.Panic{Value: v, Stack: debug.Stack()})
+	}
+}
+
+func (g guardedMetrics) report(hook string, p *guard.Panic) {
+	g.log.LogAttrs(context.Background(), slog.LevelError, "metrics hook panicked", slog.String("hook", hook),
+		slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+}
+
+func (g guardedMetrics) ReconcileDone(c, result string, d time.Duration) {
+	defer g.catch("ReconcileDone")
+	g.m.ReconcileDone(c, result, d)
+}
+
+func (g guardedMetrics) ReconcileError(c string, terminal bool) {
+	defer g.catch("ReconcileError")
+	g.m.ReconcileError(c, terminal)
+}
+
+func (g guardedMetrics) ReconcilePanic(c string) {
+	defer g.catch("ReconcilePanic")
+	g.m.ReconcilePanic(c)
+}
+
+func (g guardedMetrics) ActiveWorkers(c string, n int) {
+	defer g.catch("ActiveWorkers")
+	g.m.ActiveWorkers(c, n)
+}
+
+func (g guardedMetrics) MaxConcurrency(c string, n int) {
+	defer g.catch("MaxConcurrency")
+	g.m.MaxConcurrency(c, n)
+}
+
+func (g guardedMetrics) Converged(c string, d time.Duration) {
+	defer g.catch("Converged")
+	g.m.Converged(c, d)
+}
+
+func (g guardedMetrics) Unconverged(c string, n int) {
+	defer g.catch("Unconverged")
+	g.m.Unconverged(c, n)
+}
+
+func (g guardedMetrics) Oscillation(c string, k oscillation.Kind) {
+	defer g.catch("Oscillation")
+	g.m.Oscillation(c, k)
+}
+
+func (g guardedMetrics) Stalled(c, reason string) {
+	defer g.catch("Stalled")
+	g.m.Stalled(c, reason)
+}
+
+func (g guardedMetrics) FenceRejected(c string) {
+	defer g.catch("FenceRejected")
+	g.m.FenceRejected(c)
+}
+
+// QueueMetrics returns the user's queue hooks, guarded as well; nil (or a
+// typed nil) for none, and none when QueueMetrics itself panics.
+func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
+	var p *guard.Panic
+	defer func() {
+		if p != nil {
+			g.report("QueueMetrics", p)
+			qm = nil
+		}
+	}()
+	defer guard.Catch(&p)
+	inner := g.m.QueueMetrics(c)
+	if nilness.IsNil(inner) {
+		return nil
+	}
+	return guardedQueueMetrics{m: inner, g: g}
+}
+
+// activeWorkersFunc calls the user's ActiveWorkersFunc under recovery.
+func (g guardedMetrics) activeWorkersFunc(r ActiveWorkersReader, c string, busy func() int) {
+	defer g.catch("ActiveWorkersFunc")
+	r.ActiveWorkersFunc(c, busy)
+}
+
+// guardedQueueMetrics is guardedMetrics for the queue's hooks, which the
+// queue calls with its lock held: a panic must not leave it locked.
+type guardedQueueMetrics struct {
+	m queue.Metrics
+	g guardedMetrics
+}
+
+func (q guardedQueueMetrics) Depth(n int) {
+	defer q.g.catch("queue Depth")
+	q.m.Depth(n)
+}
+
+func (q guardedQueueMetrics) Added() {
+	defer q.g.catch("queue Added")
+	q.m.Added()
+}
+
+func (q guardedQueueMetrics) QueueLatency(d time.Duration) {
+	defer q.g.catch("queue QueueLatency")
+	q.m.QueueLatency(d)
+}
+
+func (q guardedQueueMetrics) WorkDuration(d time.Duration) {
+	defer q.g.catch("queue WorkDuration")
+	q.m.WorkDuration(d)
+}
+
+func (q guardedQueueMetrics) Unfinished(total, longest time.Duration) {
+	defer q.g.catch("queue Unfinished")
+	q.m.Unfinished(total, longest)
+}
+
+func (q guardedQueueMetrics) Retry() {
+	defer q.g.catch("queue Retry")
+	q.m.Retry()
+}

@@ -16,8 +16,8 @@ import (
 // restart as far back as the history reaches.
 //
 // Each watch has a goroutine that reads its events out of the history, at
-// most WatchBuffer at a time in one short read transaction, and sends them
-// on a channel of capacity WatchBuffer; it reads the next batch only once
+// most WithWatchBuffer at a time in one short read transaction, and sends them
+// on a channel of capacity WithWatchBuffer; it reads the next batch only once
 // the last one is in the channel. Writers never wait for a watch. A watch
 // ends with a final event wrapping store.ErrExpired when the events it has
 // yet to read leave the history: fromRevision is older than the history
@@ -126,7 +126,7 @@ func (w *watch) sent(ev store.KVEvent) {
 // read reads the next batch of events out of the history once the last one
 // has been sent. It returns a channel closed by the next commit when the
 // watch has read everything and its queue is empty, and nil otherwise. It
-// scans at most 8×WatchBuffer records per transaction, so a watch on a
+// scans at most 8×WithWatchBuffer records per transaction, so a watch on a
 // quiet prefix of a busy store keeps its transactions short too.
 func (w *watch) read() (<-chan struct{}, error) {
 	if w.head < len(w.queue) {

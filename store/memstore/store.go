@@ -18,9 +18,9 @@ import (
 // (Get, List) share a read lock; a Txn holds the write lock for a map update
 // and a ring append, and never waits for a watcher: each watch has its own
 // goroutine that copies its events out of the ring at its receiver's pace,
-// and a watch whose receiver falls HistorySize writes behind ends with
+// and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events) and at most 2×WatchBuffer events per watch.
+// of its events) and at most 2×WithWatchBuffer events per watch.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for

@@ -12,13 +12,13 @@ import (
 // store.Backend describes.
 //
 // The history ring is the watch's backlog. Each watch has a goroutine that
-// copies its events out of the ring, at most WatchBuffer at a time, and sends
-// them on a channel of capacity WatchBuffer; it reads the next batch only
+// copies its events out of the ring, at most WithWatchBuffer at a time, and sends
+// them on a channel of capacity WithWatchBuffer; it reads the next batch only
 // once the last one is in the channel. Writers only append to the ring
 // and wake waiting watches; they never wait for one, and a slow receiver
 // costs them nothing. A watch ends with a final ErrExpired event when the
 // events it has yet to read leave the ring: fromRevision is older than the
-// history, or the receiver fell HistorySize writes behind, or Compact
+// history, or the receiver fell WithHistorySize writes behind, or Compact
 // discarded them. When ctx ends the goroutine exits and the channel is
 // closed.
 //
@@ -26,7 +26,7 @@ import (
 // carrying the store revision whenever the store has moved past the last
 // revision it sent. A mark waiting for room in a full channel is replaced by
 // a newer one rather than queued, so a receiver that was away for many
-// writes finds at most WatchBuffer+2 marks, however many writes there were.
+// writes finds at most WithWatchBuffer+2 marks, however many writes there were.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
 	s.count.watches.Add(1)
 	if err := ctx.Err(); err != nil {

@@ -62,10 +62,16 @@ func (l *PerKey[K]) When(key K) time.Duration {
 	if n < math.MaxInt {
 		l.failures[key] = n + 1
 	}
-	u := l.delays.Draw(n)
+	u := draw(&l.delays, n)
 	l.mu.Unlock()
 	return l.delays.Delay(n, u)
 }
+
+// draw is d.Draw(n). The shape-instantiated When does not inline
+// fastdelay's Draw when it calls it itself, but does inline this
+// non-generic function with Draw inlined into it, which keeps the random
+// draw under l.mu free of a call.
+func draw(d *fastdelay.Delays, n int) float64 { return d.Draw(n) }
 
 // Forget drops key's failure count, so its next failure waits Policy.Base
 // again and NumRequeues reports 0.

@@ -43,6 +43,19 @@ func TestBucketDefaultsAreTenPerSecondBurstHundredCeilingThirtySeconds(t *testin
 	require.Equal(t, 30*time.Second, backoff.DefaultCeiling)
 }
 
+// NewDefaultBucket is the bucket of BucketConfig{}: a limiter that counts
+// per-key failures itself and pairs DefaultPolicy with it backs off as
+// NewDefault does.
+func TestNewDefaultBucketIsTheDefaultBucketConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := backoff.NewDefaultBucket[string]()
+		for i := range backoff.DefaultBurst {
+			require.Zero(t, b.When("k"+strconv.Itoa(i)), "failure %d fits in the default burst", i)
+		}
+		require.InDelta(t, 100*time.Millisecond, b.When("k"), float64(time.Microsecond), "the next waits its turn at the default 10/s")
+	})
+}
+
 // client-go's bucket has no ceiling: there 10,000 failures at once queue the
 // last one for (10,000 − 100)/10 s = 990 s, about 16.5 minutes. A ceiling of
 // MaxCap is the closest a Bucket comes to that, and shows the cost.

@@ -66,5 +66,14 @@ func (m maxOf[K]) NumRequeues(key K) int {
 // than DefaultCeiling because of other keys' failures. Each call returns a
 // new, independent limiter.
 func NewDefault[K comparable]() Limiter[K] {
-	return Max[K](newPerKey[K](DefaultPolicy()), newBucket[K](BucketConfig{}.withDefaults()))
+	return Max[K](newPerKey[K](DefaultPolicy()), NewDefaultBucket[K]())
+}
+
+// NewDefaultBucket returns the overall half of NewDefault's limiter, a new
+// Bucket with the default BucketConfig; its per-key half follows
+// DefaultPolicy. It is for a limiter that keeps its per-key failure counts
+// itself, as the queue's own backoff does, and must back off as NewDefault
+// would: the delay of a failure is the longer of the two halves'.
+func NewDefaultBucket[K comparable]() *Bucket[K] {
+	return newBucket[K](BucketConfig{}.withDefaults())
 }

@@ -22,8 +22,9 @@ import (
 // one with NewPerKey.
 type PerKey[K comparable] struct {
 	mu       sync.Mutex
-	failures map[K]int // consecutive failures since the last Forget; absent means 0
-	delays   delays    // its jitter source is advanced under mu
+	failures map[K]int        // consecutive failures since the last Forget; absent means 0
+	delays   fastdelay.Delays // its jitter source is advanced under mu
+	policy   Policy
 }
 
 // NewPerKey returns a PerKey limiter that follows p. It returns an error
@@ -42,13 +43,15 @@ func NewPerKey[K comparable](p Policy) (*PerKey[K], error) {
 }
 
 func newPerKey[K comparable](p Policy) *PerKey[K] {
-	l := &PerKey[K]{failures: make(map[K]int)}
-	l.delays.init(p)
-	return l
+	return &PerKey[K]{
+		failures: make(map[K]int),
+		delays:   fastdelay.NewDelays(p.Base, p.Factor, p.Cap, p.Jitter, p.Rand),
+		policy:   p,
+	}
 }
 
 // Policy returns the policy l was created with.
-func (l *PerKey[K]) Policy() Policy { return l.delays.policy }
+func (l *PerKey[K]) Policy() Policy { return l.policy }
 
 // When records one failure for key and returns the policy's delay for
 // attempt n, where n is the number of failures recorded for key before this
@@ -59,48 +62,16 @@ func (l *PerKey[K]) When(key K) time.Duration {
 	if n < math.MaxInt {
 		l.failures[key] = n + 1
 	}
-	u := l.delays.draw(n)
+	u := draw(&l.delays, n)
 	l.mu.Unlock()
-	return l.delays.delay(n, u)
+	return l.delays.Delay(n, u)
 }
 
-// delays computes a PerKey's delays. It is not generic, so that fastdelay's
-// code is inlined into its methods, which a shape-instantiated generic
-// method would call instead.
-type delays struct {
-	policy Policy
-	fast   fastdelay.Doubling // policy's delays, when fastOK
-	fastOK bool               // policy.Factor is 2
-	jitter fastdelay.Source   // the random source when policy.Rand is nil
-}
-
-func (d *delays) init(p Policy) {
-	d.policy, d.jitter = p, fastdelay.New()
-	d.fast, d.fastOK = fastdelay.NewDoubling(p.Base, p.Factor, p.Cap, p.Jitter)
-}
-
-// draw returns the random draw for attempt n from d's own source, or -1 if
-// the attempt needs none or policy.Rand will make it. The caller holds the
-// lock that guards d.jitter.
-func (d *delays) draw(n int) float64 {
-	if d.policy.Rand == nil && (!d.fastOK || d.fast.Draws(n)) {
-		return d.jitter.Float64()
-	}
-	return -1
-}
-
-// delay returns Policy.Delay(n) with u, from draw, as the random draw, or
-// with one from policy.Rand when u is negative and the attempt needs one.
-// It needs no lock.
-func (d *delays) delay(n int, u float64) time.Duration {
-	if !d.fastOK {
-		return d.policy.delay(n, u)
-	}
-	if u < 0 && d.fast.Draws(n) {
-		u = d.policy.Rand()
-	}
-	return d.fast.Delay(n, u)
-}
+// draw is d.Draw(n). The shape-instantiated When does not inline
+// fastdelay's Draw when it calls it itself, but does inline this
+// non-generic function with Draw inlined into it, which keeps the random
+// draw under l.mu free of a call.
+func draw(d *fastdelay.Delays, n int) float64 { return d.Draw(n) }
 
 // Forget drops key's failure count, so its next failure waits Policy.Base
 // again and NumRequeues reports 0.

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
+
+	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // ErrInvalidConfig is wrapped by every error that Policy.Validate, NewPerKey
@@ -94,50 +95,5 @@ func (p Policy) Validate() error {
 // Cap, never an overflowed zero or negative value. Delay depends only on p's
 // fields and the value Rand returns.
 func (p Policy) Delay(attempt int) time.Duration {
-	return p.delay(attempt, -1)
-}
-
-// delay is Delay with u as the random draw, or with one from p.rand when u
-// is negative. Either way the draw is used only if jitter can matter.
-func (p Policy) delay(attempt int, u float64) time.Duration {
-	if p.Base <= 0 || p.Cap <= 0 {
-		return 0
-	}
-	limit := float64(p.Cap)
-	d := float64(p.Base) * pow(p.Factor, attempt)
-	if p.Jitter > 0 && d*(1-p.Jitter) < limit {
-		if u < 0 {
-			u = p.rand()
-		}
-		d *= 1 + p.Jitter*(2*u-1)
-	}
-	switch {
-	case !(d < limit): // also catches +Inf and NaN from a bad Factor
-		return p.Cap
-	case d <= 0:
-		return 0
-	}
-	return time.Duration(d)
-}
-
-func (p Policy) rand() float64 {
-	if p.Rand == nil {
-		return rand.Float64()
-	}
-	return p.Rand()
-}
-
-// pow returns f^n for n ≥ 0 by repeated squaring (negative n counts as 0).
-// It is exact enough for delays and, unlike math.Pow, costs a handful of
-// multiplications; overflow gives +Inf, which Delay turns into Cap.
-func pow(f float64, n int) float64 {
-	r := 1.0
-	for n > 0 {
-		if n&1 == 1 {
-			r *= f
-		}
-		f *= f
-		n >>= 1
-	}
-	return r
+	return fastdelay.Exp(p.Base, p.Factor, p.Cap, p.Jitter, attempt, -1, p.Rand)
 }

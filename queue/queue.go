@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/fastdelay"
 	"github.com/steady-go/steady/internal/nilness"
 )
 
@@ -74,9 +75,10 @@ type Queue[K comparable] struct {
 
 	// Backoff: either limiter, given to NewRateLimited, or the queue's own
 	// per-key failure counts (node.failures) delayed by own's policy, and by
-	// the default overall bucket when defaultBackoff is set.
+	// backoff.NewDefaultBucket when defaultBackoff is set. own's jitter
+	// source is advanced under mu.
 	limiter        backoff.Limiter[K]
-	own            ownBackoff
+	own            fastdelay.Delays
 	defaultBackoff bool
 	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
 }
@@ -113,14 +115,15 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 	}
 	_, q.realClock = q.clock.(clock.Real)
 	q.epoch = q.clock.Now()
-	switch {
-	case !nilness.IsNil(l):
+	if !nilness.IsNil(l) {
 		q.limiter = l
-	case o.backoff != nil:
-		q.own.init(*o.backoff)
-	default:
-		q.own.init(backoff.DefaultPolicy())
-		q.defaultBackoff = true
+	} else {
+		p := backoff.DefaultPolicy()
+		if o.backoff != nil {
+			p = *o.backoff
+		}
+		q.own = fastdelay.NewDelays(p.Base, p.Factor, p.Cap, p.Jitter, p.Rand)
+		q.defaultBackoff = o.backoff == nil
 	}
 	if !nilness.IsNil(o.metrics) {
 		q.m = newMeter(o.metrics)

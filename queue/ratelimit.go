@@ -2,19 +2,17 @@ package queue
 
 import (
 	"math"
-	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // Unless NewRateLimited is given a limiter, the queue counts each key's
 // failures in the key's own entry of its table: AddRateLimited and Forget
 // then cost one lock, one hash and one probe, with no map or lock of a
-// separate limiter. For a policy with Factor 2 (the default's) the delay
-// comes from fastdelay.Doubling, which gives Policy.Delay's durations
-// exactly, and the jitter from the queue's own generator, advanced under
-// the queue's lock. An entry stays in the table while its count is above
+// separate limiter. The delay comes from fastdelay.Delays, as
+// backoff.PerKey's does, which gives Policy.Delay's durations exactly, with
+// the jitter from the queue's own generator, advanced under the queue's
+// lock. An entry stays in the table while its count is above
 // zero, even when the key is neither ready, processing nor delayed; Forget
 // removes it then.
 
@@ -28,8 +26,8 @@ import (
 // (from 0) waits p.Delay(n), with the jitter drawn, when p.Rand is nil,
 // from the queue's own generator (seeded from math/rand/v2, as
 // backoff.PerKey's is) rather than math/rand/v2's shared one; by default it
-// waits the longer of backoff.DefaultPolicy's Delay(n) and an overall
-// backoff.Bucket with the default BucketConfig, as backoff.NewDefault would
+// waits the longer of backoff.DefaultPolicy's Delay(n) and the When of
+// one backoff.NewDefaultBucket for all keys, as backoff.NewDefault would
 // give: 10ms after the first failure, doubling up to 2 minutes, with all
 // keys together paced under a ceiling.
 //
@@ -61,14 +59,12 @@ func (q *Queue[K]) AddRateLimited(key K) {
 	if f < math.MaxUint32 {
 		nd.failures = f + 1
 	}
-	d := q.own.delay(int(f))
+	d := q.own.Delay(int(f), q.own.Draw(int(f)))
 	if q.defaultBackoff {
 		if q.bucket == nil {
-			q.bucket = newDefaultBucket[K]()
+			q.bucket = backoff.NewDefaultBucket[K]()
 		}
-		if q.bucket != nil {
-			d = max(d, q.bucket.When(key))
-		}
+		d = max(d, q.bucket.When(key))
 	}
 	if q.m != nil {
 		q.m.hooks.Retry()
@@ -119,51 +115,4 @@ func (q *Queue[K]) NumRequeues(key K) int {
 		return int(q.keys.at(n).failures)
 	}
 	return 0
-}
-
-// ownBackoff is the policy behind the queue's own failure counts, ready to
-// compute its delays under the queue's lock. It is not generic, so delay is
-// compiled once, in this package, with fastdelay's code inlined into it.
-type ownBackoff struct {
-	policy backoff.Policy
-	fast   fastdelay.Doubling // policy's delays, when fastOK
-	fastOK bool               // policy.Factor is 2
-	jitter fastdelay.Source   // the random source when policy.Rand is nil
-}
-
-func (b *ownBackoff) init(p backoff.Policy) {
-	b.policy = p
-	b.jitter = fastdelay.New()
-	b.fast, b.fastOK = fastdelay.NewDoubling(p.Base, p.Factor, p.Cap, p.Jitter)
-	if !b.fastOK && p.Rand == nil {
-		b.policy.Rand = b.jitter.Float64 // called only under the queue's lock
-	}
-}
-
-// delay returns policy.Delay(attempt), with the jitter drawn from the
-// queue's own generator when the policy has no Rand. The queue's lock is
-// held.
-func (b *ownBackoff) delay(attempt int) time.Duration {
-	if !b.fastOK {
-		return b.policy.Delay(attempt)
-	}
-	u := 0.0
-	if b.fast.Draws(attempt) {
-		if b.policy.Rand != nil {
-			u = b.policy.Rand()
-		} else {
-			u = b.jitter.Float64()
-		}
-	}
-	return b.fast.Delay(attempt, u)
-}
-
-// newDefaultBucket returns the overall limiter of backoff.NewDefault. The
-// zero BucketConfig always validates; were it ever refused, the queue would
-// back off per key only.
-func newDefaultBucket[K comparable]() *backoff.Bucket[K] {
-	if b, err := backoff.NewBucket[K](backoff.BucketConfig{}); err == nil {
-		return b
-	}
-	return nil
 }

@@ -274,7 +274,7 @@ func TestConvergenceMetrics(t *testing.T) {
 func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A short history, so a cache that falls behind relists.
-		e := newEnv(t, "App", memstore.New(memstore.HistorySize(4), memstore.WatchBuffer(1)))
+		e := newEnv(t, "App", memstore.New(memstore.WithHistorySize(4), memstore.WithWatchBuffer(1)))
 		defer e.stop()
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "pad"}})

@@ -163,6 +163,40 @@ type KVEvent struct {
 	Err error
 }
 
+// CheckTxn reports the first reason a Backend must refuse a Txn of conds and
+// w before looking at its data, as Backend describes: an empty key, an
+// unknown WriteKind or CondTarget, or a negative cond revision give an error
+// wrapping ErrInvalid, and a value over MaxValueSize one wrapping
+// ErrTooLarge. It returns nil for a Txn the Backend should attempt. It is for
+// Backend implementations, so that every engine refuses the same inputs;
+// callers of a Backend need not call it.
+func CheckTxn(conds []Cond, w Write) error {
+	if w.Key == "" {
+		return fmt.Errorf("store: txn: empty key: %w", ErrInvalid)
+	}
+	switch w.Kind {
+	case WritePut:
+		if len(w.Value) > MaxValueSize {
+			return fmt.Errorf("store: txn: value of %q is %d bytes, over the %d-byte limit: %w",
+				w.Key, len(w.Value), MaxValueSize, ErrTooLarge)
+		}
+	case WriteDelete:
+	default:
+		return fmt.Errorf("store: txn: unknown write kind %d: %w", w.Kind, ErrInvalid)
+	}
+	for i, c := range conds {
+		switch {
+		case c.Key == "":
+			return fmt.Errorf("store: txn: cond %d: empty key: %w", i, ErrInvalid)
+		case c.Target != ModRevision && c.Target != CreateRevision:
+			return fmt.Errorf("store: txn: cond %d: unknown target %d: %w", i, c.Target, ErrInvalid)
+		case c.Revision < 0:
+			return fmt.Errorf("store: txn: cond %d: negative revision %d: %w", i, c.Revision, ErrInvalid)
+		}
+	}
+	return nil
+}
+
 // CondFailedError is returned by Txn when a precondition does not hold.
 type CondFailedError struct {
 	// Index is the position of the failing cond in the Txn's conds.

@@ -70,7 +70,7 @@ func benchObject() *store.Object[benchSpec, benchStatus] {
 //	go test -run '^$' -bench Typed1KB -benchmem ./store/
 func BenchmarkTyped1KB(b *testing.B) {
 	ctx := b.Context()
-	st, err := store.New[benchSpec, benchStatus](memstore.New(memstore.HistorySize(16)), "Bench")
+	st, err := store.New[benchSpec, benchStatus](memstore.New(memstore.WithHistorySize(16)), "Bench")
 	require.NoError(b, err)
 	obj := benchObject()
 	_, err = st.As("bench").Create(ctx, obj)

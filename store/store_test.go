@@ -172,7 +172,7 @@ func TestUpdateStatusRidesOverConcurrentMetadataWrites(t *testing.T) {
 
 func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
 	ctx := t.Context()
-	st := newTypedStore(t, memstore.New(memstore.HistorySize(2)))
+	st := newTypedStore(t, memstore.New(memstore.WithHistorySize(2)))
 	for i := range 5 {
 		_, err := st.As("m").Create(ctx, &typedObj{Meta: store.Meta{Name: fmt.Sprintf("w%d", i)}})
 		require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestWatchEndsWithErrExpiredWhenHistoryIsGone(t *testing.T) {
 // backend gave up on it, in order and without a gap, then ErrExpired.
 func TestWatchSlowReaderIsExpiredNotTruncated(t *testing.T) {
 	ctx := t.Context()
-	st := newTypedStore(t, memstore.New(memstore.HistorySize(8), memstore.WatchBuffer(4)))
+	st := newTypedStore(t, memstore.New(memstore.WithHistorySize(8), memstore.WithWatchBuffer(4)))
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
 	w := st.As("m")

@@ -69,30 +69,13 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 	return r.rev, r.err
 }
 
+// validate adds bbolt's key size limit to store.CheckTxn.
 func validate(conds []store.Cond, w store.Write) error {
-	if w.Key == "" {
-		return fmt.Errorf("boltstore: txn: empty key: %w", store.ErrInvalid)
+	if err := store.CheckTxn(conds, w); err != nil {
+		return fmt.Errorf("boltstore: %w", err)
 	}
 	if len(w.Key) > bboltMaxKeySize {
 		return fmt.Errorf("boltstore: txn: key of %d bytes, over the %d-byte limit: %w", len(w.Key), bboltMaxKeySize, store.ErrInvalid)
-	}
-	switch w.Kind {
-	case store.WritePut:
-		if len(w.Value) > store.MaxValueSize {
-			return fmt.Errorf("boltstore: txn: value of %q is %d bytes, over the %d-byte limit: %w",
-				w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
-		}
-	case store.WriteDelete:
-	default:
-		return fmt.Errorf("boltstore: txn: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
-	}
-	for i, c := range conds {
-		if c.Key == "" {
-			return fmt.Errorf("boltstore: txn: cond %d: empty key: %w", i, store.ErrInvalid)
-		}
-		if c.Target != store.ModRevision && c.Target != store.CreateRevision {
-			return fmt.Errorf("boltstore: txn: cond %d: unknown target %d: %w", i, c.Target, store.ErrInvalid)
-		}
 	}
 	return nil
 }

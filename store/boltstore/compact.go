@@ -14,7 +14,7 @@ import (
 const compactChunk = 4096
 
 // kickCompaction wakes the compaction goroutine once the history holds more
-// than HistorySize writes plus an eighth, so it does not run after every
+// than WithHistorySize writes plus an eighth, so it does not run after every
 // write.
 func (s *Store) kickCompaction(st state) {
 	n := int64(s.cfg.historySize)
@@ -27,7 +27,7 @@ func (s *Store) kickCompaction(st state) {
 }
 
 // compactLoop is the background compaction goroutine: it trims the history
-// to the last HistorySize writes whenever a commit finds it too long, and
+// to the last WithHistorySize writes whenever a commit finds it too long, and
 // returns on Close.
 func (s *Store) compactLoop() {
 	defer s.wg.Done()
@@ -48,7 +48,7 @@ func (s *Store) compactLoop() {
 // error wrapping store.ErrExpired, including a running watch that has not
 // yet read that far. Compacting to a revision already compacted is a no-op;
 // one above the current revision is an error wrapping store.ErrInvalid. The
-// background compaction does the same to keep HistorySize writes; Compact
+// background compaction does the same to keep WithHistorySize writes; Compact
 // implements storetest.Compactor and lets tests force ErrExpired.
 func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if err := ctx.Err(); err != nil {

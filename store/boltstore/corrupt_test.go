@@ -82,7 +82,7 @@ func fixture(t *testing.T) (string, contents) {
 // show exactly the original contents. It reports whether it failed.
 func openDamaged(t *testing.T, path string, want contents, what string) bool {
 	t.Helper()
-	s, err := boltstore.Open(path, boltstore.LockTimeout(0))
+	s, err := boltstore.Open(path, boltstore.WithLockTimeout(0))
 	if err != nil {
 		require.ErrorIs(t, err, boltstore.ErrCorrupt, "%s: a damaged file gives ErrCorrupt", what)
 		return true

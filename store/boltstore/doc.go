@@ -6,7 +6,7 @@
 // leader election and failover, run on etcd (store/etcdstore).
 //
 // Open takes the file, locks it for the process (a second opener waits
-// LockTimeout and gets ErrLocked), checks it whole, and continues at its
+// WithLockTimeout and gets ErrLocked), checks it whole, and continues at its
 // last revision; Close releases it. A Store passes store/storetest.
 //
 // Durability. A Txn returns only after its write is committed and fsynced,
@@ -18,10 +18,10 @@
 //
 // Revisions and history. The store revision is kept in the file: it
 // continues across restarts and never repeats. The file also keeps the last
-// HistorySize writes (10,000 by default), each with the key's value before
+// WithHistorySize writes (10,000 by default), each with the key's value before
 // it, so a Watch resumes from a revision seen before a restart, and a
 // paginated List stays pinned to its first page's revision. A background
-// goroutine compacts the history once it outgrows HistorySize by an eighth;
+// goroutine compacts the history once it outgrows WithHistorySize by an eighth;
 // a Watch from, or a List pinned to, a compacted revision gets
 // store.ErrExpired, and so does a watch whose receiver fell so far behind
 // that its backlog was compacted: it is never silently truncated.

@@ -43,7 +43,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Printf("after the restart: %s at revision %d\n", kv.Value, kv.ModRevision)
-	_, err = boltstore.Open(path, boltstore.LockTimeout(0))
+	_, err = boltstore.Open(path, boltstore.WithLockTimeout(0))
 	fmt.Println("a second opener:", err != nil)
 	// Output:
 	// written at revision 1

@@ -61,7 +61,7 @@ func TestKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	path := filepath.Join(t.TempDir(), "steady.db")
 
-	s, err := boltstore.Open(path, boltstore.HistorySize(1<<30))
+	s, err := boltstore.Open(path, boltstore.WithHistorySize(1<<30))
 	require.NoError(t, err)
 	head := put(t, s, "init", "") // revision 1, so a Watch from 1 replays every child write
 	require.NoError(t, s.Close())
@@ -99,7 +99,7 @@ func runAndKill(t *testing.T, path string, round, n int) []ack {
 		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case line == "ready":
-			_, err := boltstore.Open(path, boltstore.LockTimeout(0))
+			_, err := boltstore.Open(path, boltstore.WithLockTimeout(0))
 			require.ErrorIs(t, err, boltstore.ErrLocked, "a second process cannot open the file")
 		case strings.HasPrefix(line, "ack "):
 			acks = append(acks, parseAck(t, line))
@@ -139,7 +139,7 @@ func childValue(tag string, size int) string {
 // the acknowledged writes, and returns its revision.
 func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 	t.Helper()
-	s, err := boltstore.Open(path, boltstore.HistorySize(1<<30))
+	s, err := boltstore.Open(path, boltstore.WithHistorySize(1<<30))
 	require.NoError(t, err, "the file opens after kill -9")
 	defer s.Close()
 	head := s.Revision()
@@ -210,7 +210,7 @@ func TestKill9Child(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
 	}
-	s, err := boltstore.Open(path, boltstore.HistorySize(1<<30))
+	s, err := boltstore.Open(path, boltstore.WithHistorySize(1<<30))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

@@ -20,7 +20,7 @@ import (
 // the writes after R undone, read from the history in the same transaction
 // (each record holds the key's state before its write), so it costs one
 // pass over the writes since R plus the page. A revision below the history
-// floor (compacted, or more than HistorySize writes old) gives an error
+// floor (compacted, or more than WithHistorySize writes old) gives an error
 // wrapping store.ErrExpired.
 func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	if err := ctx.Err(); err != nil {

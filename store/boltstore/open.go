@@ -21,7 +21,7 @@ import (
 // empty file is a new store.
 //
 // The file is locked for this Store until Close: if another process (or
-// another Store in this process) has it, Open waits up to LockTimeout and
+// another Store in this process) has it, Open waits up to WithLockTimeout and
 // then fails with an error wrapping ErrLocked.
 //
 // Open checks the whole file before it returns: bbolt's two meta pages and

@@ -26,7 +26,7 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// HistorySize sets how many of the latest writes the file keeps in its
+// WithHistorySize sets how many of the latest writes the file keeps in its
 // history (default DefaultHistorySize). The history is what a Watch resumes
 // from, also after a restart, and what a List page pinned to an older
 // revision is rebuilt from. Once the history holds more than n writes, a
@@ -35,21 +35,21 @@ func newConfig(opts []Option) config {
 // Each kept write costs its value and the value before it on disk. Values
 // below 1 mean 1. The size may change between Opens of one file; a smaller
 // size takes effect at the next compaction.
-func HistorySize(n int) Option {
+func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
 }
 
-// WatchBuffer sets the capacity of a watch's channel, which is also the most
+// WithWatchBuffer sets the capacity of a watch's channel, which is also the most
 // events a watch reads out of the file at a time (default
 // DefaultWatchBuffer). A receiver that stops reading costs writers nothing:
 // its backlog stays in the file's history until compaction removes it,
 // when its watch ends with store.ErrExpired. Values below 1 mean 1.
-func WatchBuffer(n int) Option {
+func WithWatchBuffer(n int) Option {
 	return func(c *config) { c.watchBuffer = max(n, 1) }
 }
 
-// LockTimeout sets how long Open waits for another process to release the
+// WithLockTimeout sets how long Open waits for another process to release the
 // file (default DefaultLockTimeout). A zero or negative d tries once.
-func LockTimeout(d time.Duration) Option {
+func WithLockTimeout(d time.Duration) Option {
 	return func(c *config) { c.lockTimeout = d }
 }

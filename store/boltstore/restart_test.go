@@ -103,14 +103,14 @@ func TestWatchResumesAcrossRestart(t *testing.T) {
 }
 
 // TestHistoryIsCompactedInTheBackground: once the history holds more than
-// HistorySize writes, the background compaction trims it to about that
+// WithHistorySize writes, the background compaction trims it to about that
 // many, so a watch from before them, also after a restart, ends with
 // ErrExpired, while one within them works. synctest.Wait lets the
 // compaction goroutine finish its work.
 func TestHistoryIsCompactedInTheBackground(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "steady.db")
 	synctest.Test(t, func(t *testing.T) {
-		s, err := boltstore.Open(path, boltstore.HistorySize(10))
+		s, err := boltstore.Open(path, boltstore.WithHistorySize(10))
 		require.NoError(t, err)
 		defer s.Close()
 		first := put(t, s, "h/0", "v")
@@ -126,10 +126,10 @@ func TestHistoryIsCompactedInTheBackground(t *testing.T) {
 
 		ch, err := s.Watch(t.Context(), "h/", last-10)
 		require.NoError(t, err)
-		require.Equal(t, last-9, nextChange(t, ch).Revision, "the last HistorySize writes are kept")
+		require.Equal(t, last-9, nextChange(t, ch).Revision, "the last WithHistorySize writes are kept")
 
 		require.NoError(t, s.Close())
-		s, err = boltstore.Open(path, boltstore.HistorySize(10))
+		s, err = boltstore.Open(path, boltstore.WithHistorySize(10))
 		require.NoError(t, err)
 		defer s.Close()
 		requireExpired(t, s, first)
@@ -152,7 +152,7 @@ func requireExpired(t *testing.T, s *boltstore.Store, from int64) {
 // never a silent gap.
 func TestSlowWatcherGetsExpiredNotTruncated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := boltstore.Open(filepath.Join(t.TempDir(), "steady.db"), boltstore.HistorySize(8), boltstore.WatchBuffer(2))
+		s, err := boltstore.Open(filepath.Join(t.TempDir(), "steady.db"), boltstore.WithHistorySize(8), boltstore.WithWatchBuffer(2))
 		require.NoError(t, err)
 		defer s.Close()
 		from := put(t, s, "s/0", "v")
@@ -196,11 +196,11 @@ func TestCloseEndsWatches(t *testing.T) {
 }
 
 // TestSecondOpenerIsRefused: one Store owns the file; a second Open of it
-// waits LockTimeout and fails with ErrLocked, and succeeds once the first
+// waits WithLockTimeout and fails with ErrLocked, and succeeds once the first
 // is closed. (TestKill9 checks the same across processes.)
 func TestSecondOpenerIsRefused(t *testing.T) {
 	s := open(t)
-	_, err := boltstore.Open(s.Path(), boltstore.LockTimeout(0))
+	_, err := boltstore.Open(s.Path(), boltstore.WithLockTimeout(0))
 	require.ErrorIs(t, err, boltstore.ErrLocked)
 	require.ErrorContains(t, err, s.Path())
 	reopen(t, s)

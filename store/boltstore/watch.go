@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
 )
 
@@ -16,8 +17,8 @@ import (
 // restart as far back as the history reaches.
 //
 // Each watch has a goroutine that reads its events out of the history, at
-// most WatchBuffer at a time in one short read transaction, and sends them
-// on a channel of capacity WatchBuffer; it reads the next batch only once
+// most WithWatchBuffer at a time in one short read transaction, and sends them
+// on a channel of capacity WithWatchBuffer; it reads the next batch only once
 // the last one is in the channel. Writers never wait for a watch. A watch
 // ends with a final event wrapping store.ErrExpired when the events it has
 // yet to read leave the history: fromRevision is older than the history
@@ -44,96 +45,31 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	if fromRevision == 0 {
 		fromRevision = s.head.Load()
 	}
-	w := &watch{
-		s:      s,
-		prefix: []byte(prefix),
-		out:    make(chan store.KVEvent, s.cfg.watchBuffer),
-		cursor: fromRevision,
-		seen:   fromRevision,
-		ctx:    ctx,
-	}
+	w := &watch{s: s, prefix: []byte(prefix)}
+	out := make(chan store.KVEvent, s.cfg.watchBuffer)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		w.run()
+		kvwatch.Watch{Out: out, Stop: ctx.Done(), Closing: s.bg.Done(), Closed: w.closed}.Run(w, fromRevision)
 	}()
-	return w.out, nil
+	return out, nil
 }
 
+// watch is one watch's kvwatch.Reader of the file's history.
 type watch struct {
 	s      *Store
 	prefix []byte
-	out    chan store.KVEvent
-	// cursor is the revision up to which the history has been read, seen
-	// the last revision sent to the receiver.
-	cursor, seen int64
-	queue        []store.KVEvent // queue[head:] are read but not yet sent
-	head         int
-	ctx          context.Context
 }
 
-func (w *watch) run() {
-	defer close(w.out)
-	stop, closing := w.ctx.Done(), w.s.bg.Done()
-	for {
-		wake, err := w.read()
-		if err != nil {
-			w.fail(err)
-			return
-		}
-		var ev store.KVEvent
-		switch {
-		case w.head < len(w.queue):
-			ev = w.queue[w.head]
-		case wake != nil && w.cursor > w.seen:
-			ev = store.KVEvent{Progress: true, Revision: w.cursor}
-		case wake != nil:
-			select {
-			case <-wake:
-				continue
-			case <-stop:
-				return
-			case <-closing:
-				w.fail(fmt.Errorf("boltstore: watch %q: %w", w.prefix, ErrClosed))
-				return
-			}
-		default:
-			continue // more to read
-		}
-		// wake is nil while events are queued: they are sent whatever
-		// happens meanwhile. Only a progress mark gives way to a change.
-		select {
-		case w.out <- ev:
-			w.sent(ev)
-		case <-wake:
-		case <-stop:
-			return
-		case <-closing:
-			w.fail(fmt.Errorf("boltstore: watch %q: %w", w.prefix, ErrClosed))
-			return
-		}
-	}
+func (w *watch) closed() error {
+	return fmt.Errorf("boltstore: watch %q: %w", w.prefix, ErrClosed)
 }
 
-func (w *watch) sent(ev store.KVEvent) {
-	w.seen = ev.Revision
-	if !ev.Progress {
-		w.queue[w.head] = store.KVEvent{} // release the values
-		w.head++
-	}
-}
-
-// read reads the next batch of events out of the history once the last one
-// has been sent. It returns a channel closed by the next commit when the
-// watch has read everything and its queue is empty, and nil otherwise. It
-// scans at most 8×WatchBuffer records per transaction, so a watch on a
-// quiet prefix of a busy store keeps its transactions short too.
-func (w *watch) read() (<-chan struct{}, error) {
-	if w.head < len(w.queue) {
-		return nil, nil
-	}
-	clear(w.queue)
-	w.queue, w.head = w.queue[:0], 0
+// Read reads the next batch of events out of the history, as
+// kvwatch.Reader describes; the channel it returns is closed by the next
+// commit. It scans at most 8×WithWatchBuffer records per transaction, so a
+// watch on a quiet prefix of a busy store keeps its transactions short too.
+func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
 	wake := w.s.changed()
 	var head int64
 	err := w.s.view(func(tx *bolt.Tx) error {
@@ -142,23 +78,23 @@ func (w *watch) read() (<-chan struct{}, error) {
 			return err
 		}
 		head = st.rev
-		if w.cursor >= head {
+		if cursor >= head {
 			return nil
 		}
-		if w.cursor+1 < st.floor {
+		if cursor+1 < st.floor {
 			return fmt.Errorf("boltstore: watch %q: history after revision %d is gone (it starts at %d): %w",
-				w.prefix, w.cursor, st.floor, store.ErrExpired)
+				w.prefix, cursor, st.floor, store.ErrExpired)
 		}
 		buf := w.s.cfg.watchBuffer
 		c := tx.Bucket(bucketLog).Cursor()
-		k, rec := c.Seek(revKey(w.cursor + 1))
-		for scanned := 0; k != nil && len(w.queue) < buf && scanned < 8*buf; k, rec = c.Next() {
+		k, rec := c.Seek(revKey(cursor + 1))
+		for scanned := 0; k != nil && len(q) < buf && scanned < 8*buf; k, rec = c.Next() {
 			scanned++
 			rev := revOf(k)
-			if rev != w.cursor+1 {
-				return fmt.Errorf("%w: history record of revision %d where %d belongs", ErrCorrupt, rev, w.cursor+1)
+			if rev != cursor+1 {
+				return fmt.Errorf("%w: history record of revision %d where %d belongs", ErrCorrupt, rev, cursor+1)
 			}
-			w.cursor = rev
+			cursor = rev
 			if key, ok := eventKey(rec); ok && !bytes.HasPrefix(key, w.prefix) {
 				continue
 			}
@@ -167,29 +103,12 @@ func (w *watch) read() (<-chan struct{}, error) {
 				return err
 			}
 			ev.KV.Value, ev.Prev.Value = bytes.Clone(ev.KV.Value), bytes.Clone(ev.Prev.Value)
-			w.queue = append(w.queue, ev)
+			q = append(q, ev)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(q) > 0 || cursor < head {
+		return q, cursor, nil, err
 	}
-	if len(w.queue) > 0 || w.cursor < head {
-		return nil, nil
-	}
-	return wake, nil
-}
-
-// fail sends the final error event, unless the watch's ctx ends first or
-// the receiver is not there to take it during Close.
-func (w *watch) fail(err error) {
-	select {
-	case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
-	case <-w.ctx.Done():
-	case <-w.s.bg.Done():
-		select {
-		case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
-		default:
-		}
-	}
+	return q, cursor, wake, nil
 }

@@ -122,7 +122,7 @@ func TestCacheEndsEqualToTheStoreUnderInjectedExpiries(t *testing.T) {
 
 func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	rnd := rand.New(rand.NewPCG(seed, 0x5eed))
-	mem := memstore.New(memstore.HistorySize(64), memstore.WatchBuffer(16))
+	mem := memstore.New(memstore.WithHistorySize(64), memstore.WithWatchBuffer(16))
 	st, err := store.New[cacheSpec, cacheStatus](mem, "Widget")
 	require.NoError(t, err)
 	w := st.As("writer")

@@ -178,40 +178,26 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 // compares, the write is the Then branch, and the Else branch reads every
 // compared key so a failure can name the cond that failed.
 func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if len(w.Value) > store.MaxValueSize {
-		return 0, fmt.Errorf("etcdstore: value for %q is %d bytes, over the %d-byte limit: %w", w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
-	}
-	if w.Key == "" {
-		return 0, fmt.Errorf("etcdstore: txn write has an empty key: %w", store.ErrInvalid)
+	if err := store.CheckTxn(conds, w); err != nil {
+		return 0, fmt.Errorf("etcdstore: %w", err)
 	}
 	cmps := make([]clientv3.Cmp, 0, len(conds)+1)
 	elses := make([]clientv3.Op, 0, len(conds)+1)
 	for _, c := range conds {
-		if c.Key == "" || c.Revision < 0 {
-			return 0, fmt.Errorf("etcdstore: txn cond on key %q at revision %d: %w", c.Key, c.Revision, store.ErrInvalid)
-		}
 		k := b.prefix + c.Key
-		switch c.Target {
-		case store.ModRevision:
+		if c.Target == store.ModRevision {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", c.Revision))
-		case store.CreateRevision:
+		} else {
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", c.Revision))
-		default:
-			return 0, fmt.Errorf("etcdstore: unknown cond target %d: %w", c.Target, store.ErrInvalid)
 		}
 		elses = append(elses, clientv3.OpGet(k, clientv3.WithKeysOnly()))
 	}
-	var then clientv3.Op
-	switch w.Kind {
-	case store.WritePut:
-		then = clientv3.OpPut(b.prefix+w.Key, string(w.Value))
-	case store.WriteDelete:
+	then := clientv3.OpPut(b.prefix+w.Key, string(w.Value))
+	if w.Kind == store.WriteDelete {
 		// Deleting an absent key is ErrNotFound, and must not be a no-op
 		// commit: require that the key exists.
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(b.prefix+w.Key), ">", 0))
 		then = clientv3.OpDelete(b.prefix + w.Key)
-	default:
-		return 0, fmt.Errorf("etcdstore: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
 	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()

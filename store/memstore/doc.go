@@ -4,7 +4,7 @@
 //
 // A Store keeps the live keys in a map (for Get) and a key-ordered index
 // (for List), with one store-wide revision that every write advances by one,
-// starting from 1. A bounded ring of the latest events (HistorySize, 10k by
+// starting from 1. A bounded ring of the latest events (WithHistorySize, 10k by
 // default) lets a watch resume from a past revision and lets every page of a
 // paginated List reflect the revision of its first page: a pinned page is
 // the current state with the writes since its revision undone, so listing
@@ -12,7 +12,7 @@
 // with Compact, give store.ErrExpired.
 //
 // Writers never wait for watchers. Each watch reads its events out of the
-// ring at its receiver's pace; a receiver that falls HistorySize writes
+// ring at its receiver's pace; a receiver that falls WithHistorySize writes
 // behind gets a final ErrExpired event and relists. Watches end, and their
 // goroutines exit, when their ctx does.
 //

@@ -20,7 +20,7 @@ import (
 func TestListMatchesModel(t *testing.T) {
 	const keys, steps = 1500, 6000
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := memstore.New(memstore.HistorySize(steps))
+	s := memstore.New(memstore.WithHistorySize(steps))
 	model := map[string]store.KV{}
 	snapshots := map[int64]map[string]store.KV{}
 	prefixes := []string{"", "k/", "k/1", "k/25", "k/149", "z/"}

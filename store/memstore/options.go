@@ -14,21 +14,21 @@ type config struct {
 	watchBuffer int
 }
 
-// HistorySize sets how many of the latest events the Store keeps for watches
+// WithHistorySize sets how many of the latest events the Store keeps for watches
 // to resume from and for pinned List pages (default DefaultHistorySize). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, so its memory is up to n times the typical value size.
-func HistorySize(n int) Option {
+func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
 }
 
-// WatchBuffer sets the capacity of a watch's channel, which is also the most
+// WithWatchBuffer sets the capacity of a watch's channel, which is also the most
 // events a watch copies out of the history at a time (default
 // DefaultWatchBuffer): a watch holds at most twice this many events of its
 // own. The rest of its backlog stays in the shared history ring, so a slow
-// receiver costs writers nothing until it falls HistorySize writes behind,
+// receiver costs writers nothing until it falls WithHistorySize writes behind,
 // when its watch ends with ErrExpired. Values below 1 mean 1.
-func WatchBuffer(n int) Option {
+func WithWatchBuffer(n int) Option {
 	return func(c *config) { c.watchBuffer = max(n, 1) }
 }

@@ -18,9 +18,9 @@ import (
 // (Get, List) share a read lock; a Txn holds the write lock for a map update
 // and a ring append, and never waits for a watcher: each watch has its own
 // goroutine that copies its events out of the ring at its receiver's pace,
-// and a watch whose receiver falls HistorySize writes behind ends with
+// and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events) and at most 2×WatchBuffer events per watch.
+// of its events) and at most 2×WithWatchBuffer events per watch.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for
@@ -97,8 +97,8 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := validate(conds, w); err != nil {
-		return 0, err
+	if err := store.CheckTxn(conds, w); err != nil {
+		return 0, fmt.Errorf("memstore: %w", err)
 	}
 	var val []byte
 	if w.Kind == store.WritePut {
@@ -149,31 +149,6 @@ func (s *Store) condValue(c store.Cond) int64 {
 	default:
 		return e.ModRevision
 	}
-}
-
-func validate(conds []store.Cond, w store.Write) error {
-	if w.Key == "" {
-		return fmt.Errorf("memstore: txn: empty key: %w", store.ErrInvalid)
-	}
-	switch w.Kind {
-	case store.WritePut:
-		if len(w.Value) > store.MaxValueSize {
-			return fmt.Errorf("memstore: txn: value of %q is %d bytes, over the %d-byte limit: %w",
-				w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
-		}
-	case store.WriteDelete:
-	default:
-		return fmt.Errorf("memstore: txn: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
-	}
-	for i, c := range conds {
-		if c.Key == "" {
-			return fmt.Errorf("memstore: txn: cond %d: empty key: %w", i, store.ErrInvalid)
-		}
-		if c.Target != store.ModRevision && c.Target != store.CreateRevision {
-			return fmt.Errorf("memstore: txn: cond %d: unknown target %d: %w", i, c.Target, store.ErrInvalid)
-		}
-	}
-	return nil
 }
 
 // Compact discards the history before rev: afterwards a List pinned to a

@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 // just long enough for its longest backlog (200 writes).
 func TestConformanceSmallBuffers(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Backend {
-		return memstore.New(memstore.HistorySize(256), memstore.WatchBuffer(1))
+		return memstore.New(memstore.WithHistorySize(256), memstore.WithWatchBuffer(1))
 	})
 }
 
@@ -43,7 +43,7 @@ func TestRevisionStartsAtOne(t *testing.T) {
 
 func TestHistorySize(t *testing.T) {
 	const size = 8
-	s := memstore.New(memstore.HistorySize(size))
+	s := memstore.New(memstore.WithHistorySize(size))
 	for i := range 20 {
 		put(t, s, fmt.Sprintf("k/%d", i%3), fmt.Sprint(i))
 	}
@@ -96,11 +96,11 @@ func TestCompact(t *testing.T) {
 }
 
 func TestCompactExpiresRunningWatch(t *testing.T) {
-	// With WatchBuffer 1 the watch holds at most two events (one in the
+	// With WithWatchBuffer(1) the watch holds at most two events (one in the
 	// channel, one waiting), so while the receiver is away it cannot read
 	// past revision 2. Compacting to 5 removes event 3, which it still
 	// needs: it must deliver what it holds and then fail, never skip.
-	s := memstore.New(memstore.WatchBuffer(1))
+	s := memstore.New(memstore.WithWatchBuffer(1))
 	ch, err := s.Watch(t.Context(), "k", 0)
 	require.NoError(t, err)
 	for i := range 5 {

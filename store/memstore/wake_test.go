@@ -22,7 +22,7 @@ import (
 // and a progress mark up to the last revision.
 func TestWatchesMissNoChangeAcrossIdleGaps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := memstore.New(memstore.HistorySize(1<<12), memstore.WatchBuffer(2))
+		s := memstore.New(memstore.WithHistorySize(1<<12), memstore.WithWatchBuffer(2))
 		prefixes := []string{"", "a/", "b/", "a/1", "c/"}
 		type result struct {
 			prefix string

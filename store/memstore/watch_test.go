@@ -15,7 +15,7 @@ import (
 // watch had read, it ends with ErrExpired after only valid events.
 func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
 	const history, buffer = 64, 4
-	s := memstore.New(memstore.HistorySize(history), memstore.WatchBuffer(buffer))
+	s := memstore.New(memstore.WithHistorySize(history), memstore.WithWatchBuffer(buffer))
 	ch, err := s.Watch(t.Context(), "k/", 0)
 	require.NoError(t, err)
 
@@ -34,7 +34,7 @@ func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
 	require.NotEmpty(t, got)
 	last := got[len(got)-1]
 	require.ErrorIs(t, last.Err, store.ErrExpired, "the slow watch ends with ErrExpired")
-	require.LessOrEqual(t, len(got)-1, 2*buffer, "it held at most 2×WatchBuffer events of its own")
+	require.LessOrEqual(t, len(got)-1, 2*buffer, "it held at most 2×WithWatchBuffer events of its own")
 	for i, ev := range got[:len(got)-1] {
 		require.NoError(t, ev.Err)
 		require.EqualValues(t, i+1, ev.Revision, "the events before the error are the first ones, without gaps")
@@ -44,7 +44,7 @@ func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
 // A receiver that is slow but stays within the history loses nothing: the
 // ring is its backlog, whatever the watch buffer.
 func TestSlowWatcherWithinHistoryCatchesUp(t *testing.T) {
-	s := memstore.New(memstore.HistorySize(1000), memstore.WatchBuffer(4))
+	s := memstore.New(memstore.WithHistorySize(1000), memstore.WithWatchBuffer(4))
 	ch, err := s.Watch(t.Context(), "k/", 0)
 	require.NoError(t, err)
 	for i := range 500 {
@@ -57,13 +57,13 @@ func TestSlowWatcherWithinHistoryCatchesUp(t *testing.T) {
 	}
 }
 
-// WatchBuffer bounds what a stuck watch holds: however long the backlog, it
-// delivers at most 2×WatchBuffer events (a channel and a batch) before it
+// WithWatchBuffer bounds what a stuck watch holds: however long the backlog, it
+// delivers at most 2×WithWatchBuffer events (a channel and a batch) before it
 // reports the history gone.
 func TestWatchBufferBoundsAStuckWatch(t *testing.T) {
 	for _, buffer := range []int{1, 4, 16} {
 		t.Run(fmt.Sprint(buffer), func(t *testing.T) {
-			s := memstore.New(memstore.HistorySize(32), memstore.WatchBuffer(buffer))
+			s := memstore.New(memstore.WithHistorySize(32), memstore.WithWatchBuffer(buffer))
 			ch, err := s.Watch(t.Context(), "", 0)
 			require.NoError(t, err)
 			for i := range 200 {
@@ -85,7 +85,7 @@ func TestWatchBufferBoundsAStuckWatch(t *testing.T) {
 // A receiver that keeps up never expires, however small its buffer and
 // history.
 func TestPromptReceiverNeverExpires(t *testing.T) {
-	s := memstore.New(memstore.WatchBuffer(1), memstore.HistorySize(1))
+	s := memstore.New(memstore.WithWatchBuffer(1), memstore.WithHistorySize(1))
 	ch, err := s.Watch(t.Context(), "k", 0)
 	require.NoError(t, err)
 	for i := range 100 {
@@ -102,9 +102,9 @@ func TestWatchBufferIsTheChannelCapacity(t *testing.T) {
 		want int
 	}{
 		{nil, memstore.DefaultWatchBuffer},
-		{[]memstore.Option{memstore.WatchBuffer(5)}, 5},
-		{[]memstore.Option{memstore.WatchBuffer(0)}, 1},
-		{[]memstore.Option{memstore.WatchBuffer(-3)}, 1},
+		{[]memstore.Option{memstore.WithWatchBuffer(5)}, 5},
+		{[]memstore.Option{memstore.WithWatchBuffer(0)}, 1},
+		{[]memstore.Option{memstore.WithWatchBuffer(-3)}, 1},
 	} {
 		ch, err := memstore.New(tc.opts...).Watch(t.Context(), "", 0)
 		require.NoError(t, err)
@@ -114,7 +114,7 @@ func TestWatchBufferIsTheChannelCapacity(t *testing.T) {
 
 func TestProgressIsCoalesced(t *testing.T) {
 	const buffer = 2
-	s := memstore.New(memstore.WatchBuffer(buffer))
+	s := memstore.New(memstore.WithWatchBuffer(buffer))
 	ch, err := s.Watch(t.Context(), "w/", 0)
 	require.NoError(t, err)
 	for i := range 50 {

@@ -22,8 +22,9 @@ var inputTests = []test{
 			require.ErrorIs(t, err, store.ErrInvalid, name)
 		}
 		for name, c := range map[string]store.Cond{
-			"cond with empty key":      {Key: "", Target: store.ModRevision},
-			"cond with unknown target": {Key: "k", Target: 99},
+			"cond with empty key":       {Key: "", Target: store.ModRevision},
+			"cond with unknown target":  {Key: "k", Target: 99},
+			"cond on negative revision": {Key: "k", Target: store.ModRevision, Revision: -1},
 		} {
 			_, err := b.Txn(ctx, []store.Cond{c}, store.Write{Kind: store.WritePut, Key: "k", Value: []byte("v")})
 			require.ErrorIs(t, err, store.ErrInvalid, name)

@@ -29,5 +29,5 @@ func newBackend(ctx context.Context, o options, shared *Shared, w io.Writer, not
 	// the history. Listing many groups takes long enough for the default
 	// history to be overrun under the demo's write storm, and then every
 	// list expires and starts again: keep one event per group at least.
-	return memstore.New(memstore.HistorySize(max(memstore.DefaultHistorySize, o.objects))), nil, func() {}, nil
+	return memstore.New(memstore.WithHistorySize(max(memstore.DefaultHistorySize, o.objects))), nil, func() {}, nil
 }

@@ -18,7 +18,7 @@ import (
 // fleet without faults, and returns the controller that reconciles them.
 func benchController(b *testing.B, ctx context.Context, n int) (*controller, []string) {
 	b.Helper()
-	backend := memstore.New(memstore.HistorySize(max(memstore.DefaultHistorySize, n)))
+	backend := memstore.New(memstore.WithHistorySize(max(memstore.DefaultHistorySize, n)))
 	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
 	require.NoError(b, err)
 	_, err = createGroups(ctx, groups, n, rand.New(rand.NewPCG(1, 0xc4a05)))

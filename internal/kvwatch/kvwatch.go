@@ -1,0 +1,125 @@
+// Package kvwatch is the sending half of a store.Backend's Watch, shared by
+// memstore and boltstore: each watch reads its events out of its backend's
+// history in batches, at its receiver's pace, and sends progress marks once
+// it has sent everything. A backend supplies only the reading (a Reader);
+// how a batch, a mark, the end of the watch's ctx and the backend's Close
+// take turns is decided here once.
+package kvwatch
+
+import "github.com/steady-go/steady/store"
+
+// A Reader reads a watch's events out of its backend's history.
+type Reader interface {
+	// Read appends to q the events under the watch's prefix after revision
+	// cursor, at most one batch of them, and returns q and the revision up
+	// to which it has read. When it has read up to the store's revision and
+	// appended nothing, it also returns a channel that receives (or is
+	// closed) after the next change, taken so that no change can slip in
+	// between the read and the wait; otherwise that channel is nil. An
+	// error (store.ErrExpired when the history no longer holds cursor+1)
+	// ends the watch.
+	Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error)
+}
+
+// Watch is one watch's channel and what ends it.
+type Watch struct {
+	// Out is the receiver's channel; its capacity is the batch size. Run
+	// closes it when the watch ends.
+	Out chan store.KVEvent
+	// Stop is closed when the watch's ctx ends: the watch ends at once,
+	// with no further event.
+	Stop <-chan struct{}
+	// Closing, if not nil, is closed when the backend closes: the watch
+	// ends with a last event carrying Closed()'s error if Out has room.
+	Closing <-chan struct{}
+	Closed  func() error
+}
+
+// Run sends the events r reads after revision from on w.Out, in order,
+// until w.Stop or w.Closing, or until r fails, when it sends a last event
+// carrying the error. It reads the next batch only once the last one is in
+// the channel, so a watch holds at most two batches of its own: writers
+// never wait for it. Once every event is sent it sends a Progress event
+// carrying the revision read up to whenever that has moved past the last
+// revision sent; a mark waiting for room in a full channel is replaced by a
+// newer one rather than queued.
+func (w Watch) Run(r Reader, from int64) {
+	defer close(w.Out)
+	var (
+		// cursor is the revision up to which the history has been read,
+		// seen the last revision sent to the receiver.
+		cursor, seen = from, from
+		queue        []store.KVEvent // queue[head:] are read but not yet sent
+		head         int
+		wake         <-chan struct{}
+		err          error
+	)
+	for {
+		if head == len(queue) {
+			clear(queue) // release the values
+			queue, head = queue[:0], 0
+			queue, cursor, wake, err = r.Read(queue, cursor)
+			if err != nil {
+				w.fail(err, seen)
+				return
+			}
+		} else {
+			wake = nil
+		}
+		var ev store.KVEvent
+		switch {
+		case head < len(queue):
+			ev = queue[head]
+		case wake != nil && cursor > seen:
+			ev = store.KVEvent{Progress: true, Revision: cursor}
+		case wake != nil:
+			select {
+			case <-wake:
+				continue
+			case <-w.Stop:
+				return
+			case <-w.Closing:
+				w.fail(w.Closed(), seen)
+				return
+			}
+		default:
+			continue // more to read
+		}
+		// wake is nil while events are queued: they are sent whatever
+		// happens meanwhile. Only a progress mark gives way to a change.
+		select {
+		case w.Out <- ev: // room in the channel: skip the full select
+		default:
+			select {
+			case w.Out <- ev:
+			case <-wake:
+				continue
+			case <-w.Stop:
+				return
+			case <-w.Closing:
+				w.fail(w.Closed(), seen)
+				return
+			}
+		}
+		seen = ev.Revision
+		if !ev.Progress {
+			queue[head] = store.KVEvent{} // release the values
+			head++
+		}
+	}
+}
+
+// fail sends the final error event, unless the watch's ctx ends first or
+// the receiver is not there to take it while the backend closes.
+func (w Watch) fail(err error, seen int64) {
+	ev := store.KVEvent{Err: err, Revision: seen}
+	select {
+	case w.Out <- ev:
+	case <-w.Stop:
+	case <-w.Closing:
+		select {
+		case w.Out <- ev:
+		default:
+		}
+	}
+}

@@ -6,7 +6,10 @@
 #
 # Progress: "== module DIR" when a module starts, each package's ok/FAIL
 # line as go test reports it, and "== module DIR: ok|FAIL in Ns" when the
-# module is done, with its elapsed and CPU seconds. A cold first run spends
+# module is done, with its elapsed and CPU seconds. A test that skipped
+# itself (the browser test without Chromium, say) prints "SKIP Name: why"
+# and is counted in the summary line as skipped, never as passed: "ok"
+# means what ran passed, not that everything ran. A cold first run spends
 # minutes compiling (the standard library and etcd's server, with -race)
 # before the first result.
 #
@@ -52,9 +55,23 @@ run() {
     # What failed, with the output that led up to it.
     grep -B40 -E '^\s*--- FAIL|^FAIL|^panic:|build failed|cannot find|undefined' "$out" | grep -vE '^\s*--- PASS|^=== (RUN|PAUSE|CONT)' | tail -300
   fi
+  local skips
+  skips=$(skipped "$out")
   cat "$out" >>"$log"
   rm -f "$out"
-  echo "== $label: $([ "$rc" -eq 0 ] && echo ok || echo FAIL) in $((SECONDS - start))s ($(($(cpu "$self") - start_cpu))s of CPU)"
+  [ -n "$skips" ] && echo "$skips"
+  echo "== $label: $([ "$rc" -eq 0 ] && echo ok || echo FAIL) in $((SECONDS - start))s ($(($(cpu "$self") - start_cpu))s of CPU)$([ -n "$skips" ] && echo ", $(grep -c . <<<"$skips") SKIPPED")"
+}
+
+# skipped FILE prints "SKIP Name: reason" for each test go test -v reported
+# as skipped in FILE; the reason is the last line the test logged before
+# (go test -v prints a test's t.Skip message above its "--- SKIP" line).
+skipped() {
+  awk '
+    /^=== (RUN|CONT|PAUSE|NAME) / { why = ""; next }
+    /^[ \t]+[^ ]+\.go:[0-9]+: / { why = $0; sub(/^[ \t]+[^ ]+\.go:[0-9]+: /, "", why); next }
+    /^[ \t]*--- SKIP: / { print "SKIP " $3 (why == "" ? "" : ": " why); why = "" }
+' "$1"
 }
 
 # background LABEL DIR GO-TEST-ARGS...: run, as a background job with a log
@@ -99,10 +116,16 @@ for i in "${!bg_pids[@]}"; do
 done
 
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
+skips=$(skipped "$log")
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1 # a build failure or a panic fails without a --- FAIL line
 fi
 self=$BASHPID
-echo "tests: $passed passed, $failed failed ($((SECONDS - suite_start))s, $(cpu "$self")s of CPU)"
+if [ -n "$skips" ]; then
+  echo "$skips"
+  echo "tests: $passed passed, $failed failed, $(grep -c . <<<"$skips") SKIPPED (above: not run) ($((SECONDS - suite_start))s, $(cpu "$self")s of CPU)"
+else
+  echo "tests: $passed passed, $failed failed, 0 skipped ($((SECONDS - suite_start))s, $(cpu "$self")s of CPU)"
+fi
 exit "$status"

@@ -14,6 +14,8 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store/cache"
+
+	"github.com/steady-go/steady/examples/internal/cli"
 )
 
 // fakeDebug is a Program's Debug that serves nothing and remembers what it
@@ -120,13 +122,15 @@ func TestDebugKeepsRunningUntilInterrupted(t *testing.T) {
 	})
 }
 
-// Without a Program's Debug or Data, there is no -debug or -data flag: the
-// default program compiles neither.
+// Without a Program's Debug or Data, -debug and -data are refused (exit
+// 2) with a message that says which program has them: the default program
+// compiles neither.
 func TestDefaultProgramHasNoDebugOrData(t *testing.T) {
 	var out strings.Builder
 	for _, flag := range []string{"-debug=127.0.0.1:8080", "-data=/tmp/x"} {
 		err := run(t.Context(), []string{flag}, &out)
-		require.ErrorContains(t, err, "flag provided but not defined")
+		require.Equal(t, 2, cli.ExitCode(err), "%v", err)
+		require.ErrorContains(t, err, "is in go run ./examples/fleet/fleet-full")
 	}
 	f := &fakeDebug{}
 	require.ErrorIs(t, Run(t.Context(), []string{"-h"}, &out, Program{Name: "fleet-full", Debug: f.start}), flag.ErrHelp)

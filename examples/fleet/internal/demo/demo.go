@@ -77,7 +77,7 @@ type options struct {
 	seed     uint64
 	duration time.Duration // give up after this long
 	chaos    time.Duration // how long faults are injected
-	data     string        // the data mode's directory (data.go); "" without -data
+	data     string        // the directory of the Program's Data; "" without -data
 	debug    string        // serve the Program's Debug here; "" without -debug
 }
 
@@ -128,12 +128,22 @@ func parseFlags(args []string, out io.Writer, p Program) (options, error) {
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
 	if p.Debug != nil {
 		fs.StringVar(&o.debug, "debug", "", "serve the debug page (/debug/steady/) and Prometheus metrics (/metrics) at this address, e.g. 127.0.0.1:8080, and keep running after the verdict until interrupted")
+	} else {
+		// A user who read about -debug gets told where it is, not just
+		// "flag provided but not defined".
+		fs.Func("debug", "not in this program: go run ./examples/fleet/fleet-full -debug 127.0.0.1:8080", func(string) error {
+			return errors.New("-debug is in go run ./examples/fleet/fleet-full (this program compiles no HTTP server, to build quickly)")
+		})
 	}
 	check := func() error { return nil }
 	if p.Shared != nil {
 		check = p.Shared.Flags(fs)
 	} else if p.Data != nil {
 		fs.StringVar(&o.data, "data", "", "keep the groups in DIR/fleet.db (store/boltstore), so they survive a restart (default: the embedded memstore, lost on exit)")
+	} else {
+		fs.Func("data", "not in this program: go run ./examples/fleet/fleet-full -data DIR", func(string) error {
+			return errors.New("-data DIR is in go run ./examples/fleet/fleet-full (this program compiles no bbolt, to build quickly)")
+		})
 	}
 	if err := cli.Parse(fs, args, false); err != nil {
 		return o, err

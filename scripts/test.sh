@@ -16,9 +16,10 @@
 # store/etcdstore's module runs in the background, beside the modules
 # after the root one: its tests mostly wait on etcd's timers.
 # Everything runs with -race, so that a cold run compiles the standard
-# library once, with the race detector, and not a second time without. reconcile/reconciletest's TestSchedules runs its own count under
-# -race (100 seeded schedules); the long run of 1000 without -race, which
-# would compile the standard library a second time, is in scripts/flaky.sh.
+# library once, with the race detector, and not a second time without.
+# reconcile/reconciletest's TestSchedules runs its own count under -race
+# (100 seeded schedules); the long run of 1000 without -race, which would
+# compile the standard library a second time, is in scripts/flaky.sh.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"

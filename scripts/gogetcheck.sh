@@ -15,7 +15,10 @@
 #      go get MODULE@VERSION for each, then builds and runs
 #      scripts/testdata/consumer, a program that uses them all;
 #   3. fails if the consumer's go.mod has a replace line, or the program
-#      does not print its line.
+#      does not print its line;
+#   4. does the same with the README's "A controller"
+#      (examples/readme/first/main.go) as the main.go of another fresh
+#      module that go gets the root alone.
 #
 # Usage: bash scripts/gogetcheck.sh [VERSION]
 #   VERSION defaults to the version store/etcdstore's go.mod requires the
@@ -70,4 +73,16 @@ case "$out" in
   "consumer: web converged on boltstore"*) ;;
   *) echo "gogetcheck: the consumer did not converge"; exit 1 ;;
 esac
-echo "gogetcheck: ok: every published module at $version is go-gettable with no replace ($((SECONDS - start))s)"
+echo "== the README's \"A controller\", pasted as main.go into a fresh module that go gets the root"
+mkdir "$tmp/readme"
+cp "$root/examples/readme/first/main.go" "$tmp/readme/main.go"
+cd "$tmp/readme"
+go mod init example.com/readme >/dev/null 2>&1
+cp "$root/go.sum" go.sum
+go get github.com/steady-go/steady@"$version" 2>&1 | grep -v '^go: downloading' || true
+out=$(go run -mod=mod .)
+echo "$out"
+if [ "$out" != "web: 3 of 3 replicas running" ]; then
+  echo "gogetcheck: the README's controller did not print its line"; exit 1
+fi
+echo "gogetcheck: ok: every published module at $version is go-gettable with no replace, and the README's controller runs as pasted ($((SECONDS - start))s)"

@@ -3,11 +3,13 @@ module github.com/steady-go/steady/examples
 go 1.26.0
 
 require (
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/steady-go/steady v0.1.0
 	github.com/steady-go/steady/metrics/prometheus v0.1.0
 	github.com/steady-go/steady/store/boltstore v0.1.0
 	github.com/steady-go/steady/store/etcdstore v0.1.0
+	github.com/steady-go/steady/store/pgstore v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
@@ -34,6 +36,9 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
@@ -80,4 +85,5 @@ replace (
 	github.com/steady-go/steady/metrics/prometheus => ../metrics/prometheus
 	github.com/steady-go/steady/store/boltstore => ../store/boltstore
 	github.com/steady-go/steady/store/etcdstore => ../store/etcdstore
+	github.com/steady-go/steady/store/pgstore => ../store/pgstore
 )

@@ -26,7 +26,9 @@ import (
 //   - fails with *ConflictError, listing (manager, path) pairs, when it
 //     would change a field another manager owns (including a type change
 //     below which another manager owns fields), and writes nothing. With
-//     Force it takes exactly those fields from their owners instead. The
+//     Force it takes exactly those fields from their owners instead (an
+//     owner left with nothing inside a map the object keeps owns that
+//     map). The
 //     manager's own Update entry never conflicts; it loses the fields the
 //     apply changes.
 //
@@ -125,7 +127,7 @@ func applyMerge(liveTree, configTree map[string]any, manager string, managed Man
 		om = map[string]any{}
 		changed = true
 	}
-	newManaged := w.newManaged(applyIdx, set)
+	newManaged := w.newManaged(applyIdx, set, om, cfg.schema.top())
 	return Result{
 		Object:        om,
 		Managed:       newManaged,
@@ -197,8 +199,9 @@ func sortConflicts(cs []Conflict) []Conflict {
 
 // newManaged assembles the ownership record after a successful apply:
 // manager's Apply entry becomes set, every other entry loses what the walk
-// took from it, and empty entries go.
-func (w *applyWalk) newManaged(applyIdx int, set *Set) Managed {
+// took from it (keeping the maps it emptied for them, see keepEmptied),
+// and empty entries go. obj is the new object, sch its schema.
+func (w *applyWalk) newManaged(applyIdx int, set *Set, obj map[string]any, sch *snode) Managed {
 	out := make(Managed, 0, len(w.managed)+1)
 	for i, e := range w.managed {
 		if i == applyIdx {
@@ -209,7 +212,11 @@ func (w *applyWalk) newManaged(applyIdx int, set *Set) Managed {
 		}
 		s := e.Set
 		if st := w.stripsOf(i); st != nil {
-			s = s.Without(st)
+			if e.Operation == OpApply {
+				s = keepEmptied(s, s.Without(st), obj, sch)
+			} else {
+				s = s.Without(st)
+			}
 		}
 		if !s.Empty() {
 			out = append(out, e)

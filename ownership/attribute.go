@@ -57,6 +57,27 @@ func Attribute(manager string, changed []diff.Path, before, after Managed) (owne
 	return owned, foreign
 }
 
+// ChangedBy answers who made a changed path p, for a change that may merge
+// several writes (a cache that relists after its watch expired shows them
+// as one): it reports whether manager made it, judged from the ownership
+// after the change (after) and the manager of the change's last write
+// (writer). p is writer's when writer owns it after the change (as
+// Attribute decides ownership) or nobody does (it was removed); otherwise
+// it was made by a manager that owns it then, so it is manager's when
+// manager is among them.
+//
+// This is exact for a single write: Update and Apply leave the writer
+// owning every field they set, and a field they remove has no owner. For a
+// merged change it tells apart the fields of managers that write disjoint
+// fields; of several managers setting one field, the last writer gets it.
+func ChangedBy(manager, writer string, p diff.Path, after Managed) bool {
+	if w, anyone := owns(writer, p, after); w || !anyone {
+		return manager == writer
+	}
+	mine, _ := owns(manager, p, after)
+	return mine
+}
+
 // owns reports whether manager owns p in m (p or a field above it, or fields
 // below it that no other manager shares), and whether anyone owns p, a field
 // above it or a field below it.

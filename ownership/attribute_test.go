@@ -116,3 +116,89 @@ func TestCodecDecodeNodes(t *testing.T) {
 	_, ok = ownership.NewCodec(map[string]any{"spec": map[string]any{}}, nil).DecodeNodes(codec.Encode(nodes))
 	require.False(t, ok, "an encoding made for another object")
 }
+
+func TestChangedBy(t *testing.T) {
+	tests := []struct {
+		name         string
+		writer       string
+		changed      []string
+		after        ownership.Managed
+		mine, others []string
+	}{
+		{
+			name:    "one write by manager",
+			writer:  "me",
+			changed: []string{".status.replicas"},
+			after:   ownership.Managed{entry("me", ".status.replicas")},
+			mine:    []string{".status.replicas"},
+		},
+		{
+			name:    "one write by another manager",
+			writer:  "other",
+			changed: []string{".spec.replicas"},
+			after:   ownership.Managed{entry("other", ".spec.replicas")},
+			others:  []string{".spec.replicas"},
+		},
+		{
+			name:    "merged writes, manager's last",
+			writer:  "me",
+			changed: []string{".spec.replicas", ".status.replicas"},
+			after:   ownership.Managed{entry("other", ".spec.replicas"), entry("me", ".status.replicas")},
+			mine:    []string{".status.replicas"}, others: []string{".spec.replicas"},
+		},
+		{
+			name:    "merged writes, another manager's last",
+			writer:  "other",
+			changed: []string{".spec.replicas", ".status.replicas"},
+			after:   ownership.Managed{entry("other", ".spec.replicas"), entry("me", ".status.replicas")},
+			mine:    []string{".status.replicas"}, others: []string{".spec.replicas"},
+		},
+		{
+			name:    "merged writes of a third manager",
+			writer:  "other",
+			changed: []string{".spec.image", ".spec.replicas"},
+			after:   ownership.Managed{entry("other", ".spec.replicas"), entry("third", ".spec.image")},
+			others:  []string{".spec.image", ".spec.replicas"},
+		},
+		{
+			name:    "a field manager owned, removed by the last writer",
+			writer:  "other",
+			changed: []string{".metadata.labels.app"},
+			others:  []string{".metadata.labels.app"},
+		},
+		{
+			name:    "a field removed by manager, the last writer",
+			writer:  "me",
+			changed: []string{".metadata.labels.app"},
+			mine:    []string{".metadata.labels.app"},
+		},
+		{
+			name:    "a field the last writer shares with manager",
+			writer:  "other",
+			changed: []string{".spec.replicas"},
+			after:   ownership.Managed{entry("me", ".spec.replicas"), entry("other", ".spec.replicas")},
+			others:  []string{".spec.replicas"},
+		},
+		{
+			name:    "a field below one manager owns",
+			writer:  "other",
+			changed: []string{".spec.env.LOG"},
+			after:   ownership.Managed{entry("me", ".spec.env")},
+			mine:    []string{".spec.env.LOG"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mine, others []diff.Path
+			for _, p := range paths(tt.changed...) {
+				if ownership.ChangedBy("me", tt.writer, p, tt.after) {
+					mine = append(mine, p)
+				} else {
+					others = append(others, p)
+				}
+			}
+			require.Equal(t, paths(tt.mine...), mine)
+			require.Equal(t, paths(tt.others...), others)
+		})
+	}
+}

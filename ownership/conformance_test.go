@@ -73,7 +73,7 @@ var conformance = []scenario{
 	{name: "the forced-out owner conflicts when it re-applies its old value",
 		steps: []step{apply("a", `{"spec":{"x":1}}`), force("b", `{"spec":{"x":2}}`), apply("a", `{"spec":{"x":1}}`, "b .spec.x")},
 		want:  `{"spec":{"x":2}}`,
-		owned: map[string][]string{"b/Apply": {".spec.x"}}},
+		owned: map[string][]string{"a/Apply": {".spec"}, "b/Apply": {".spec.x"}}},
 	{name: "numbers compare by value",
 		steps: []step{apply("a", `{"spec":{"n":2,"f":0.5}}`), apply("b", `{"spec":{"n":2.0,"f":0.50}}`)},
 		want:  `{"spec":{"n":2,"f":0.5}}`,
@@ -85,7 +85,7 @@ var conformance = []scenario{
 	{name: "an apply over an updated field conflicts with the updater",
 		steps: []step{update("u", `{"spec":{"x":1}}`), apply("a", `{"spec":{"x":2}}`, "u .spec.x")},
 		want:  `{"spec":{"x":1}}`,
-		owned: map[string][]string{"u/Update": {".spec.x"}}},
+		owned: map[string][]string{"u/Update": {".spec", ".spec.x"}}},
 	{name: "update removing an applied field releases it",
 		steps: []step{apply("a", `{"spec":{"x":1,"y":1}}`), update("u", `{"spec":{"x":1}}`)},
 		want:  `{"spec":{"x":1}}`,
@@ -93,11 +93,11 @@ var conformance = []scenario{
 	{name: "update never conflicts and takes applied fields",
 		steps: []step{apply("a", `{"spec":{"x":1}}`), update("u", `{"spec":{"x":5}}`)},
 		want:  `{"spec":{"x":5}}`,
-		owned: map[string][]string{"u/Update": {".spec.x"}}},
+		owned: map[string][]string{"a/Apply": {".spec"}, "u/Update": {".spec.x"}}},
 	{name: "a manager's own update entry does not conflict with its apply",
 		steps: []step{update("a", `{"spec":{"x":1}}`), apply("a", `{"spec":{"x":2}}`)},
 		want:  `{"spec":{"x":2}}`,
-		owned: map[string][]string{"a/Apply": {".spec.x"}}},
+		owned: map[string][]string{"a/Apply": {".spec.x"}, "a/Update": {".spec"}}},
 	{name: "update of an unchanged object claims nothing",
 		steps: []step{apply("a", `{"spec":{"x":1}}`), noop(update("u", `{"spec":{"x":1}}`))},
 		want:  `{"spec":{"x":1}}`,
@@ -285,6 +285,37 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"x":1}`), update("u", `{"x":1,"y":2}`), apply("b", `{"y":2}`), apply("b", `{}`)},
 		want:  `{"x":1,"y":2}`,
 		owned: map[string][]string{"a/Apply": {".x"}, "u/Update": {".y"}}},
+	// Issue 23 (HC): an entry whose fields inside a map an update removes
+	// still owns the map the update left, as in structured-merge-diff
+	// (whose set lists the map itself): a type change conflicts with it.
+	{name: "an applier keeps a map an update emptied: a type change conflicts",
+		steps: []step{apply("a", `{"n":{"z":1}}`), update("v", `{"n":{}}`), apply("b", `{"n":"x"}`, "a .n")},
+		want:  `{"n":{}}`,
+		owned: map[string][]string{"a/Apply": {".n"}}},
+	// Issue 23 (HA): the same for an Update entry that created the map.
+	{name: "an updater keeps a map it created that an update emptied",
+		steps: []step{update("u", `{"n":{"z":1}}`), update("v", `{"n":{}}`), apply("a", `{"n":"x"}`, "u .n")},
+		want:  `{"n":{}}`,
+		owned: map[string][]string{"u/Update": {".n"}}},
+	// Issue 23 (HB2): the applier that keeps such a map prunes it when it
+	// stops applying it.
+	{name: "a map an update emptied goes when its applier stops applying it",
+		steps: []step{update("u", `{"a":1}`), apply("a", `{"n":{"z":1}}`), update("v", `{"a":1,"n":{}}`), apply("a", `{}`)},
+		want:  `{"a":1}`,
+		owned: map[string][]string{"u/Update": {".a"}}},
+	// Issue 23 (HE): and another applier that keeps it keeps it from
+	// pruning.
+	{name: "a map an update emptied stays while another applier keeps it",
+		steps: []step{apply("c", `{"spec":{}}`), apply("a", `{"spec":{"y":2}}`), update("c", `{"spec":{}}`), apply("c", `{}`)},
+		want:  `{"spec":{}}`,
+		owned: map[string][]string{"a/Apply": {".spec"}}},
+	// As structured-merge-diff's updater, which owns every container it
+	// added: the list stays the creator's when its items go.
+	{name: "an updater keeps a keyed list it created when its items go",
+		schema: portsSchema,
+		steps:  []step{update("u", `{"spec":{"items":[{"name":"x"}]}}`), update("v", `{"spec":{"items":[]}}`)},
+		want:   `{"spec":{"items":[]}}`,
+		owned:  map[string][]string{"u/Update": {".spec", ".spec.items"}}},
 	{name: "applying nothing releases everything",
 		steps: []step{apply("a", `{"x":1,"m":{"y":2}}`), apply("a", `{}`)},
 		want:  `{}`,

@@ -80,12 +80,76 @@
 // seeded random scenarios of three managers (apply, forced apply, update;
 // sets, keyed lists with one and two key fields, atomic lists and maps,
 // nested maps, empty and null values) through steady and
-// sigs.k8s.io/structured-merge-diff/v6, and compares every step from the
-// same state: the object, the conflicts as (manager, path) pairs, the
-// no-op flag and each (manager, operation)'s owned leaf paths. It fails on
-// any difference that none of the named rules below explains. With its
-// fixed seed, over 5,000 steps, all four agree in every step: 93.5% of
-// steps are identical, the rest differ only by a named rule. Each
+// sigs.k8s.io/structured-merge-diff/v6 (v6.4.2), and compares in every
+// step the object, the conflicts as (manager, path) pairs, the no-op flag
+// and each (manager, operation)'s owned leaf paths. Each seed runs synced
+// (every step starts from one state: after a step that does not end
+// identically the reference takes steady's state) and chained (each
+// engine on its own state for the whole scenario). Chained, a difference
+// that follows from one an earlier step's rule excused is rule carried:
+// where the objects or the owners (each entry's member paths, not only
+// its leaves) already differed, at, above or below; and a difference
+// apart from all earlier ones that appears in a step no rule touched is
+// reported, so a divergence the compared fields do not show yet (an
+// entry holding a map the other engine's does not) cannot hide in the
+// drift. Every rule below matches its reason per path and per entry, and
+// mutation tests plant one fault per rule into steady's side (and, for
+// carried, one where the states agreed) and require each to be reported.
+// CI runs two fixed seeds and one fresh seed (printed, -seed replays it),
+// 1,000 steps each, both modes; it fails on any unexplained synced step
+// and on chained runs with more than 0.3% unexplained steps (the fixed
+// seeds have none).
+//
+// Agreement over 20,000 steps on seeds no earlier run used (4 x 5,000,
+// seeds 23001-23004; go test -run 'Differential$' -v -seed=N -steps=5000;
+// the chained half alone: go test -run DifferentialLong -v -long).
+// Each field: agrees once the rules are applied / identical before any
+// rule; "no rule": all four identical and no rule applied at all, not even
+// to the input (applied-null, own-update-entry):
+//
+//	seed   mode     object        conflicts     no-op flag     owned paths   all     no rule  unexplained
+//	23001  synced   100.00/94.76  100.00/98.72  100.00/ 99.98  100.00/98.90  100.00  80.84     0
+//	23002  synced   100.00/94.42  100.00/99.04  100.00/100.00  100.00/98.74  100.00  79.86     0
+//	23003  synced   100.00/94.74  100.00/98.94  100.00/100.00  100.00/98.72  100.00  80.10     0
+//	23004  synced   100.00/95.10  100.00/98.56  100.00/100.00  100.00/99.02  100.00  80.46     0
+//	total  synced   100.00/94.75  100.00/98.81  100.00/100.00  100.00/98.84  100.00  80.31     0
+//	23001  chained  100.00/86.40  100.00/98.48  100.00/ 99.78  100.00/87.90  100.00  67.16     0
+//	23002  chained  100.00/85.80  100.00/98.70  100.00/ 99.78  100.00/86.14  100.00  66.04     0
+//	23003  chained  100.00/86.38  100.00/98.74  100.00/ 99.72  100.00/83.88  100.00  64.00     0
+//	23004  chained  100.00/87.12  100.00/98.12  100.00/ 99.76  100.00/88.20  100.00  67.66     0
+//	total  chained  100.00/86.42  100.00/98.51  100.00/ 99.76  100.00/86.53  100.00  66.22     0
+//
+// Steps each rule was applied to (of 20,000):
+//
+//	rule                     synced  chained
+//	applied-null               1768     1768
+//	own-update-entry           1277     1282
+//	list-order                  438      952
+//	prune-null                  429      397
+//	type-change                 222      210
+//	owned-kept                  170       95
+//	applied-empty-list-kept      35       34
+//	null-to-map                  26       25
+//	update-null-map              20       17
+//	map-members                  14       14
+//	update-containers             0        0
+//	hollow-map-pruned             0        0
+//	carried                       -     3223
+//
+// No step is unexplained in either mode. Chained, no difference between
+// the states ever starts at a step no rule touched: every one starts at a
+// step a rule above excused (prune-null most often, then owned-kept,
+// applied-empty-list-kept, null-to-map, update-null-map), and what
+// follows from it is rule carried. Conflicts are identical before any
+// rule on 98.5% of chained steps and 98.8% of synced ones (issue 23 asks
+// for 99.5%): the rest is rules type-change and null-to-map (steady names
+// every owned path below a changed field, and refuses where
+// structured-merge-diff conflicts only with owners whose set holds the
+// field itself) and, chained, carried.
+// Steps identical with no rule at all are 80% synced and 66% chained
+// (issue 23 asks for 85%): applied-null and own-update-entry change the
+// reference's input on 15% of steps, and chained, a difference a rule
+// excused persists (carried) until a write removes it. Each
 // difference is deliberate, with its reason:
 //
 //   - Null in applied configs is "not applied", as above (rule
@@ -98,25 +162,34 @@
 //   - A type change (a map replaced by a scalar, say) conflicts with every
 //     other manager owning the path or anything below it, and names those
 //     paths (type-change); structured-merge-diff names the changed path,
-//     and only for owners whose set holds it. This includes a stored null
-//     replaced by a map (null-to-map): the null is a value its owner
-//     wrote, and structured-merge-diff would leave that owner owning a map.
+//     and only for owners whose set holds it (so it may write where steady
+//     refuses). This includes a stored null replaced by a map
+//     (null-to-map): the null is a value its owner wrote, and
+//     structured-merge-diff would leave that owner owning a map.
 //   - Merged keyed lists and sets keep the live order and append new items
 //     in config order, instead of following the config's order
-//     (list-order). Order never makes a re-apply write.
+//     (list-order). Order never makes a re-apply write, so a re-apply
+//     structured-merge-diff only reorders is a no-op.
 //   - A manager owns the leaves it applies (scalars, empty maps, atomic
-//     values) and list items, not the maps above them; an Update owns what
-//     it wrote, not the maps and lists it created around it
-//     (update-containers). structured-merge-diff makes every map key
-//     without a schema a member (map-members), and an updater owns the
-//     containers it added. This keeps sets small; the key fields of a list
-//     item that stays are never pruned.
+//     values) and list items, not the maps above them (map-members:
+//     structured-merge-diff makes every map key without a schema a
+//     member). This keeps sets small; the key fields of a list item that
+//     stays are never pruned. Where it matters, steady owns the map as
+//     structured-merge-diff does: when a write takes or removes every
+//     field an Apply entry held inside a map the object keeps, the entry
+//     owns that map (the deepest one), so a type change of it conflicts
+//     and pruning keeps it for that entry until it stops applying it.
+//   - An Update owns what it wrote and the maps, keyed lists and sets it
+//     created, as structured-merge-diff's updater owns every container it
+//     added. (The harness's rule update-containers, for lists
+//     structured-merge-diff's updater holds where steady's does not,
+//     applied to no step above.)
 //   - A map or list that pruning empties is removed with its last entry
 //     unless another manager owns it, as structured-merge-diff does for
 //     maps without a schema, and so is a map that pruning leaves holding
 //     only empty sets and keyed lists (which claim nothing); where
 //     structured-merge-diff's prune leaves a null instead (prune-null),
-//     steady leaves nothing.
+//     steady leaves nothing, or the empty list or map an entry owns.
 //   - Pruning never removes what another entry owns, nor a map holding it
 //     (owned-kept), so every owned field exists; structured-merge-diff
 //     removes a map the applier owned or emptied with others' fields
@@ -133,8 +206,9 @@
 //     applier writes its map back without a conflict.
 //   - An applied empty set or keyed list claims nothing, as in
 //     structured-merge-diff: it is written where there is none and stays
-//     until pruning removes the map around it (above). One exception: a list that pruning empties while the config still
-//     applies it as [] stays (applied-empty-list-kept), so that re-applying
+//     until pruning removes the map around it (above). One exception: a
+//     list that pruning empties while the config still applies it as []
+//     stays (applied-empty-list-kept), so that re-applying
 //     the same config changes nothing; structured-merge-diff removes it and
 //     writes it back on the next re-apply.
 //   - Keyed lists and sets must not hold duplicate items in a config or in

@@ -108,7 +108,8 @@ func TestRule7RemovingItemRemovesSubtree(t *testing.T) {
 
 	u, err := Update(r.Object, obj(t, `{"spec":{"items":[]}}`), "ed", r.Managed, WithSchema(portsSchema))
 	require.NoError(t, err)
-	require.Nil(t, ownedBy(u.Managed, "m", OpApply), "the removed item's whole subtree is released")
+	require.Equal(t, []string{".spec"}, ownedBy(u.Managed, "m", OpApply),
+		"the removed item's whole subtree is released; m keeps the map it held (issue 23)")
 }
 
 // Rule 8: lists atomic by default, or sets, or keyed maps; maps granular or atomic.
@@ -153,7 +154,7 @@ func TestRule9TypeChangeConflicts(t *testing.T) {
 	require.Equal(t, []string{"owner .spec.a.b", "owner .spec.a.c"}, conflictStrings(err))
 	f := applyOK(t, r.Object, obj(t, `{"spec":{"a":5}}`), "other", r.Managed, Force())
 	requireObject(t, `{"spec":{"a":5}}`, f.Object)
-	require.Nil(t, ownedBy(f.Managed, "owner", OpApply))
+	require.Equal(t, []string{".spec"}, ownedBy(f.Managed, "owner", OpApply), "owner keeps the map it applied fields in")
 }
 
 // Rule 10: re-applying the same config is unchanged.

@@ -19,7 +19,9 @@ const (
 // A path is in the set (a member) when the manager owns it: a scalar, an
 // atomic list or map, an empty map, a list item of a keyed list or set (the
 // item's existence), or any other node an Update claimed. Interior maps are
-// normally not members; they exist only as prefixes of their members.
+// members only where an Update created them (as are keyed lists and sets)
+// or a write emptied them of an Apply entry's fields; otherwise they exist
+// only as prefixes of members.
 //
 // The set is a trie laid out in one slice: the root first, then, depth
 // first, each node's children as one contiguous sorted block, reserved

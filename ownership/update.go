@@ -9,11 +9,13 @@ import (
 // as Kubernetes does for create, update and patch. It never conflicts:
 //
 //   - manager's Update entry gains the fields whose value changed or
-//     appeared (and the list items that appeared), and loses the fields
-//     that were removed;
+//     appeared (and the list items, maps and keyed lists or sets that
+//     appeared), and loses the fields that were removed;
 //   - fields sent with their old value are not claimed;
 //   - every other entry, including manager's own Apply entry, loses the
-//     fields that changed or were removed (and what lay below them).
+//     fields that changed or were removed (and what lay below them); an
+//     Apply entry left with nothing inside a map the new object keeps
+//     owns that map instead.
 //
 // old is nil for a create. Result.Object is new itself (converted with
 // ToTree if it is a typed value); a null in new is a stored value, unlike
@@ -63,10 +65,13 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 	found := false
 	for _, e := range managed {
 		s := e.Set
-		if e.Manager == manager && e.Operation == OpUpdate {
+		switch {
+		case e.Manager == manager && e.Operation == OpUpdate:
 			found = true
 			s = s.Without(removed).Union(changed)
-		} else {
+		case e.Operation == OpApply:
+			s = keepEmptied(s, s.Without(taken), newTree, cfg.schema.top())
+		default:
 			s = s.Without(taken)
 		}
 		if !s.Empty() {
@@ -244,6 +249,10 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 			u.chg.nodes[cn].member = true
 			return validTree(n)
 		}
+		// The updater owns the map it created, not only what is inside,
+		// as in structured-merge-diff: when others take or remove the
+		// fields inside, the map stays its own (issue 23).
+		u.chg.nodes[cn].member = true
 		for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
 			if err := u.addAll(e, sch.field(k), c); err != nil {
@@ -261,6 +270,8 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		if err != nil {
 			return err
 		}
+		// As for maps: the updater owns the list it created.
+		u.chg.nodes[cn].member = true
 		kind := elemKey
 		if st == stratSet {
 			kind = elemValue
@@ -280,4 +291,98 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 	}
 	u.chg.nodes[cn].member = true
 	return nil
+}
+
+// keepEmptied returns after (what remains of an entry's set s once a write
+// took paths from it) plus, for each granular map of obj that s owned
+// fields in and after owns nothing in any more, the deepest such map on
+// each path. structured-merge-diff's sets list every map key without a
+// declared type (and an updater's every container it added), so there the
+// entry keeps such a map once what was inside it goes; steady's sets list
+// only what lies inside, and this keeps the map explicitly: a type change
+// of it still conflicts with the entry, and pruning keeps it for the entry
+// until the entry stops applying it (issue 23). Items of keyed lists are
+// never kept this way: no set lists an item because it listed a field
+// inside it.
+func keepEmptied(s, after *Set, obj map[string]any, sch *snode) *Set {
+	if s.Empty() || len(after.nodes) == len(s.nodes) && after.Equal(s) {
+		return after
+	}
+	k := emptiedKeeper{s: s, after: after}
+	k.b.reset()
+	k.walk(0, after.root(), obj, sch, 0, false)
+	if k.kept == 0 {
+		return after
+	}
+	kept, _ := k.b.freeze()
+	return after.Union(kept)
+}
+
+type emptiedKeeper struct {
+	s, after *Set
+	b        builder // the kept maps
+	kept     int
+	buf      []byte
+}
+
+// walk visits node i of s, whose value in the object is v (of schema sch),
+// with ai the same node in after (or -1) and bi in the builder. addable
+// says the node is a map key, which may be kept. It reports whether it
+// kept a map at or below i.
+func (k *emptiedKeeper) walk(i, ai int32, v any, sch *snode, bi int32, addable bool) bool {
+	n := k.s.nodes[i]
+	switch x := v.(type) {
+	case map[string]any:
+		if sch.strategy() == stratAtomic {
+			return false
+		}
+		below := false
+		for c := n.lo; c < n.hi; c++ {
+			cn := k.s.nodes[c]
+			if cn.kind != elemField {
+				continue
+			}
+			cv, ok := x[cn.name]
+			if !ok {
+				continue
+			}
+			cb := k.b.find(bi, cn.kind, cn.name)
+			if k.walk(c, k.after.child(ai, cn.kind, cn.name), cv, sch.field(cn.name), cb, true) {
+				below = true
+			}
+		}
+		if !below && addable && ai < 0 && !n.member {
+			k.b.nodes[bi].member = true
+			k.kept++
+			return true
+		}
+		return below
+	case []any:
+		st := sch.strategy()
+		if st != stratKeyed {
+			return false
+		}
+		below := false
+		for _, it := range x {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			var err error
+			if k.buf, err = appendKeyText(k.buf[:0], m, sch.strat.keys); err != nil {
+				continue
+			}
+			c := k.s.childBytes(i, elemKey, k.buf)
+			if c < 0 {
+				continue
+			}
+			name := k.s.nodes[c].name
+			cb := k.b.find(bi, elemKey, name)
+			if k.walk(c, k.after.child(ai, elemKey, name), m, sch.item(), cb, false) {
+				below = true
+			}
+		}
+		return below
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -164,6 +165,68 @@ func TestTermEndCancelsInFlightWithTheTermsCause(t *testing.T) {
 		require.ErrorIs(t, <-causes, errDeposed)
 		require.False(t, l.Leading())
 		require.Zero(t, m.Errors("test"), "a reconcile cut short by the end of a term is not a failure")
+		require.NoError(t, stop())
+	})
+}
+
+// A parent deleted while no Loop leads is cleaned up by the next term,
+// though its deletion's hint was dropped and the parent is gone from the
+// primary cache: FromOwned lists, at term start, the owners of the
+// children it sees. No key lister of the user's is needed.
+func TestNewTermCleansUpAfterAParentDeletedWithoutALeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		kids := newEnv(t, "Child", e.b) // the children, in the same backend
+		defer kids.stop()
+		takeOver(t, e.b)
+		el := &handElector{b: e.b, grants: make(chan struct{})}
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			parent, ok := e.cache.Get(key)
+			if !ok { // deleted: remove its children
+				for _, c := range kids.cache.List(nil) {
+					if slices.ContainsFunc(c.Meta.Owners, func(o store.OwnerRef) bool { return o.Controller && o.Name == key }) {
+						if _, err := kids.st.As("app").Delete(ctx, c.Meta.Name); store.IgnoreNotFound(err) != nil {
+							return Result{}, err
+						}
+					}
+				}
+				return Result{}, nil
+			}
+			if _, ok := kids.cache.Get(key + "-child"); ok {
+				return Result{}, nil
+			}
+			child := &app{Meta: store.Meta{Name: key + "-child", Owners: []store.OwnerRef{
+				{Kind: "App", Name: key, UID: parent.Meta.UID, Controller: true},
+			}}}
+			_, err := kids.st.As("app").Create(ctx, child)
+			return Result{}, err
+		})
+		l := mustNew(t, r, Sources(FromStore(e.cache, e.st), FromOwned(kids.cache, "App")),
+			append(fixedBackoff(), WithFieldManager("app"), WithElector(el))...)
+		stop := start(t, l)
+		synctest.Wait()
+
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		el.grants <- struct{}{}
+		synctest.Wait()
+		_, ok := kids.cache.Get("a-child")
+		require.True(t, ok, "the first term creates the child")
+
+		el.endTerm()
+		synctest.Wait()
+		require.False(t, l.Leading())
+		_, err := e.st.As("user").Delete(context.Background(), "a")
+		require.NoError(t, err)
+		synctest.Wait()
+		_, ok = kids.cache.Get("a-child")
+		require.True(t, ok, "nobody leads: nobody cleans up")
+
+		el.grants <- struct{}{}
+		synctest.Wait()
+		require.True(t, l.Leading())
+		_, ok = kids.cache.Get("a-child")
+		require.False(t, ok, "the new term reconciles the deleted parent and removes its child")
 		require.NoError(t, stop())
 	})
 }

@@ -13,7 +13,8 @@ import (
 // error only when it cannot go on, which ends the Loop's Run with that error.
 // The Loop calls Run once, when its own Run starts, whether or not it leads
 // (hints that arrive while it does not lead are dropped: each term starts
-// with every key).
+// with every key its sources list, and FromOwned's source lists the owners
+// of the children it sees too).
 //
 // A Source may also implement any of these interfaces, which the Loop looks
 // for when New is called:

@@ -44,7 +44,8 @@ func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
 // every resync and new term, so that the order in which they are queued is
 // reproducible (reconciletest's seeded runs use it). It costs a sort of
 // every name per resync; without it the keys come in map order. Other
-// sources do not list keys, and ignore it.
+// sources ignore it: FromOwned lists its keys (at term start only) in name
+// order always, FromCacheMapped lists none.
 func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) { s.sorted = true }
 }
@@ -95,7 +96,10 @@ type storeSource[S, T any] struct {
 // its Stalled condition through st, and it judges own writes and
 // oscillation field by field with st's FieldChanges (from Meta.Managed):
 // oscillation reports name the flipping fields (.spec.replicas), and another
-// actor's change merged into an event of ours still triggers.
+// actor's change merged into an event of ours still triggers. The
+// oscillation detector attributes each changed field to the manager that
+// owns it after the event (store.Store.ChangedBy), so a relist that merges
+// two managers' writes is not taken for a fight.
 //
 // Like every cache source (FromOwned, FromCacheMapped), it:
 //   - drops own writes: a modification written by the Loop's field manager
@@ -134,7 +138,15 @@ func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
 // Controller set), before and after the change, so moving a child between
 // owners wakes both. It is a cache source (see FromStore): the Loop's own
 // writes to children are not hints, judged with SectionChanges unless
-// WithChanges says otherwise. It lists no keys.
+// WithChanges says otherwise.
+//
+// At the start of each leadership term (not at resync) it lists the owner
+// names of every child it sees, in name order. A term starts without the
+// hints and retries of the last one, so an owner deleted while no Loop led
+// (or whose cleanup was still failing when the term ended) is gone from the
+// owner kind's cache and listed by nobody else: its children, which still
+// name it, bring it back, and its reconcile finds it deleted and cleans up.
+// No key lister of the user's is needed for that.
 //
 // Its hints are owner names, so they are keys of the Loop only if the Loop
 // reconciles objects of ownerKind. New checks what it can know: it rejects
@@ -163,6 +175,26 @@ type ownedSource[S, T any] struct {
 }
 
 func (s ownedSource[S, T]) ownerKind() string { return s.kind }
+
+// termKeys yields the owner names of every cached child, sorted and each
+// once (see FromOwned). It reads the cache alone.
+func (s ownedSource[S, T]) termKeys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if s.c == nil {
+			return
+		}
+		var keys []string
+		for _, obj := range s.c.List(nil) {
+			keys = append(keys, s.mapKeys(obj)...)
+		}
+		slices.Sort(keys)
+		for _, k := range slices.Compact(keys) {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
 
 // reconciledKind is the kind whose names FromStore's source lists as keys.
 func (s storeSource[S, T]) reconciledKind() string {
@@ -417,7 +449,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.
-		loop.observeWrite(new.Meta.Name, oscillation.Write{Self: writer == judgeAs, Owned: owned, Foreign: foreign})
+		s.observe(loop, new, judgeAs, owned, foreign)
 	}
 	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
 		return false
@@ -428,6 +460,31 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	// the same event (a relist can merge writes) are paths judgeAs does not
 	// own, so they still make it a hint.
 	return writer != judgeAs || len(foreign) > 0
+}
+
+// observe feeds loop's oscillation detector one modification, split path
+// by path into the writes of judgeAs and of other managers, as
+// store.ChangedBy attributes them from new's field ownership: a relist (or
+// a watch that coalesces) can merge both into one event, and attributing
+// it all to its last writer would count the other's paths as re-sets by
+// judgeAs and judgeAs' paths as changes by another, a fight between two
+// managers that write disjoint fields. The last writer's part is observed
+// last, as it was written last.
+func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
+	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
+	writes := [2]oscillation.Write{
+		{Self: true, Owned: selfOwned, Foreign: selfForeign},
+		{Owned: otherOwned, Foreign: otherForeign},
+	}
+	if new.Meta.LastWrite.Manager == judgeAs {
+		writes[0], writes[1] = writes[1], writes[0]
+	}
+	for _, w := range writes {
+		if len(w.Owned)+len(w.Foreign) > 0 {
+			loop.observeWrite(new.Meta.Name, w)
+		}
+	}
 }
 
 // allUnder reports whether every path is root or below it.

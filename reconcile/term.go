@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"iter"
 	"log/slog"
 	"slices"
 	"sync"
@@ -72,7 +73,7 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	t := &term[K]{q: q, qm: qm, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
 	l.cur.Store(t)
 	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name))
-	l.enqueueAll(t)
+	l.enqueueAll(t, true)
 	for i := range t.running {
 		t.workers.Go(func() { l.worker(t, &t.running[i]) })
 	}
@@ -112,15 +113,31 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	return nil // lost leadership: the stuck reconciles' writes are fenced; campaign again
 }
 
-// enqueueAll adds every key the sources list, at low priority.
-func (l *Loop[K]) enqueueAll(t *term[K]) {
+// enqueueAll adds every key the sources list, at low priority, and at the
+// start of a term (before its workers start, so that a key listed twice
+// runs once) also the keys the sources list for a new term only.
+func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	for _, s := range l.sources {
 		if kl, ok := s.(KeyLister[K]); ok {
 			for k := range kl.Keys() {
 				t.q.AddLow(k)
 			}
 		}
+		if tl, ok := s.(termKeyLister[K]); ok && termStart {
+			for k := range tl.termKeys() {
+				t.q.AddLow(k)
+			}
+		}
 	}
+}
+
+// termKeyLister is implemented by sources that list keys at the start of
+// each term only: keys that a new term must re-derive because the hints and
+// retries that carried them were dropped with the last term, and that no
+// KeyLister lists (FromOwned's: the owners of the children it sees, which
+// include owners deleted while no Loop led).
+type termKeyLister[K comparable] interface {
+	termKeys() iter.Seq[K]
 }
 
 // resyncLoop adds every listed key at low priority every jittered period.
@@ -137,7 +154,7 @@ func (l *Loop[K]) resyncLoop(ctx context.Context) {
 // longer count.
 func (l *Loop[K]) resync() {
 	if t := l.cur.Load(); t != nil {
-		l.enqueueAll(t)
+		l.enqueueAll(t, false)
 	}
 	now := l.clk.Now()
 	l.mu.Lock()

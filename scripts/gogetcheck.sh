@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves, offline, that a dependent can go get steady's published modules
 # (internal/release's Published: the root, store/etcdstore,
-# store/boltstore, metrics/prometheus, tracing/otelsteady) at one version
+# store/boltstore, store/pgstore, metrics/prometheus, tracing/otelsteady) at one version
 # with no replace line, as it will once the repository is tagged:
 #
 #   1. packs every published module at VERSION into a file-based module
@@ -54,7 +54,8 @@ for dir in $(sed -n 's/^var Published = \[\]string{\(.*\)}/\1/p' "$root/internal
   cat "$root/$dir/go.sum"
 done | sort -u >go.sum
 go get github.com/steady-go/steady@"$version" github.com/steady-go/steady/store/etcdstore@"$version" \
-  github.com/steady-go/steady/store/boltstore@"$version" github.com/steady-go/steady/metrics/prometheus@"$version" \
+  github.com/steady-go/steady/store/boltstore@"$version" github.com/steady-go/steady/store/pgstore@"$version" \
+  github.com/steady-go/steady/metrics/prometheus@"$version" \
   github.com/steady-go/steady/tracing/otelsteady@"$version" 2>&1 | grep -v '^go: downloading' || true
 # Not go mod tidy: it also wants the modules that the tests of third-party
 # packages import (grpc's import OpenTelemetry's metric SDK), which are not

@@ -115,6 +115,78 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	return owned, foreign
 }
 
+// ChangedBy splits paths, changed fields of an object in the path space of
+// Meta.Managed (as FieldChanges reports them), by who made them: those
+// manager made and those other managers made, as ownership.ChangedBy
+// decides from new's field ownership and new.Meta.LastWrite.Manager. One
+// write's paths are all its writer's; a change that merges several writes
+// (a cache that relisted after its watch expired shows the writes of
+// several managers as one modification) is split path by path, so that
+// two managers writing disjoint fields are told apart. A path is the last
+// writer's when the ownership of its side of new cannot be read. new must
+// be as read from the store (see FieldChanges).
+//
+// The results may share paths' backing array. Cost: when every path falls
+// on one side, that result is paths itself and nothing is allocated. A side's ownership is decoded only when manager
+// could own a path on it (new records fields of manager's on that side, or
+// manager is the last writer), from the memo FieldChanges fills.
+func (s *Store[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	writer := new.Meta.LastWrite.Manager
+	var managed [2]ownership.Managed
+	var state [2]uint8 // 0 not decoded, 1 decoded, 2 unreadable or not needed
+	by := func(p diff.Path) bool {
+		i, side := 0, specSide
+		if isStatusPath(p) {
+			i, side = 1, statusSide
+		}
+		if state[i] == 0 {
+			state[i] = 2
+			if writer == manager || hasEntry(&new.Meta, side, manager) {
+				if m, err := s.sideManaged(new, side); err == nil {
+					managed[i], state[i] = m, 1
+				}
+			}
+		}
+		if state[i] == 2 {
+			// Unreadable: the writer's. Or manager owns nothing here and
+			// did not write last: not manager's.
+			return writer == manager
+		}
+		return ownership.ChangedBy(manager, writer, p, managed[i])
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	first := by(paths[0])
+	for i, p := range paths[1:] {
+		if by(p) == first {
+			continue
+		}
+		// Mixed: paths[:i+1] all have first's verdict.
+		head := slices.Clip(paths[:i+1])
+		if first {
+			mine, others = head, []diff.Path{p}
+		} else {
+			mine, others = []diff.Path{p}, head
+		}
+		for _, q := range paths[i+2:] {
+			if by(q) {
+				mine = append(mine, q)
+			} else {
+				others = append(others, q)
+			}
+		}
+		return mine, others
+	}
+	if first {
+		return paths, nil
+	}
+	return nil, paths
+}
+
+// isStatusPath reports whether p is on the status side of an object.
+func isStatusPath(p diff.Path) bool { return p.HasPrefix(statusPath) || p.HasPrefix(conditionsPath) }
+
 // join is append(a, b...), but b itself when a is empty: every slice
 // FieldChanges joins is new and its own, so no one else sees the appends.
 func join(a, b []diff.Path) []diff.Path {
@@ -192,6 +264,7 @@ func hasEntry(meta *Meta, side, manager string) bool {
 var (
 	finalizersPath        = diff.MustParsePath(".metadata.finalizers")
 	conditionsPath        = diff.MustParsePath(".conditions")
+	statusPath            = diff.MustParsePath(".status")
 	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
 
 	// The options of FieldChanges' two diffs, combined once.

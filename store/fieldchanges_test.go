@@ -74,6 +74,50 @@ func TestFieldChangesSplitsByOwner(t *testing.T) {
 	require.Equal(t, split{[]string{`.metadata.finalizers[="x"]`}, []string{".metadata.deletionRequested"}}, judge(old, new, "editor"))
 }
 
+// A change that merges two managers' writes (what a cache shows after a
+// relist) is split path by path: the user's spec and the controller's
+// status are each their own, whichever wrote last.
+func TestChangedBySplitsAMergedChange(t *testing.T) {
+	ctx := t.Context()
+	st := newApplyStore(t)
+	user, ctrl := st.As("user"), st.As("ctrl")
+	_, err := user.Apply(ctx, "web", applySpec{Image: "a", Replicas: ptr(1)})
+	require.NoError(t, err)
+	old, err := st.Get(ctx, "web")
+	require.NoError(t, err)
+
+	_, err = user.Apply(ctx, "web", applySpec{Image: "a", Replicas: ptr(2)})
+	require.NoError(t, err)
+	_, err = ctrl.ApplyStatus(ctx, "web", applyStatus{Ready: ptr(2)}, nil)
+	require.NoError(t, err)
+	new, err := st.Get(ctx, "web")
+	require.NoError(t, err)
+	require.Equal(t, "ctrl", new.Meta.LastWrite.Manager)
+
+	owned, foreign := st.FieldChanges(old, new, "ctrl")
+	require.Equal(t, []string{".status.ready"}, pathStrings(owned))
+	require.Equal(t, []string{".spec.replicas"}, pathStrings(foreign))
+	changed := append(owned, foreign...)
+	for _, tt := range []struct{ manager, mine, others string }{
+		{"ctrl", ".status.ready", ".spec.replicas"},
+		{"user", ".spec.replicas", ".status.ready"},
+	} {
+		mine, others := st.ChangedBy(new, tt.manager, changed)
+		require.Equal(t, []string{tt.mine}, pathStrings(mine), tt.manager)
+		require.Equal(t, []string{tt.others}, pathStrings(others), tt.manager)
+	}
+
+	// A removal has no owner after it: it is the last writer's.
+	old = new
+	_, err = user.Apply(ctx, "web", applySpec{Replicas: ptr(2)})
+	require.NoError(t, err)
+	new, err = st.Get(ctx, "web")
+	require.NoError(t, err)
+	mine, others := st.ChangedBy(new, "user", []diff.Path{diff.MustParsePath(".spec.image")})
+	require.Equal(t, []string{".spec.image"}, pathStrings(mine))
+	require.Empty(t, others)
+}
+
 func pathStrings(ps []diff.Path) []string {
 	var out []string
 	for _, p := range ps {

@@ -38,7 +38,7 @@ import (
 // repository root. The others (examples, bench, and the test harnesses
 // internal/asuser, debugpage/browsertest, ownership/ssacheck and this one)
 // are not released.
-var Published = []string{".", "store/etcdstore", "store/boltstore", "metrics/prometheus", "tracing/otelsteady"}
+var Published = []string{".", "store/etcdstore", "store/boltstore", "store/pgstore", "metrics/prometheus", "tracing/otelsteady"}
 
 // rootPath is the root module's path; every published module's path starts
 // with it.

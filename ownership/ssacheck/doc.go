@@ -7,6 +7,13 @@
 // explains, and logs the agreement table and how many steps each rule
 // excused.
 //
-//	go test ./...                 # the short run (1,000 steps)
-//	go test -run Differential -v -steps=5000 ./...
+// Each seed runs synced (after a step that does not end identically the
+// reference takes steady's state, so every step starts from one state) and
+// chained (each engine on its own state for the whole scenario; a
+// difference left by an excused step is carried while neither engine
+// changes it).
+//
+//	go test ./...                        # fixed seeds and one fresh seed, 1,000 steps each
+//	go test -run Differential -v -seed=N # replay seed N
+//	go test -run DifferentialLong -v -long # 20,000 chained steps on new seeds
 package ssacheck

@@ -89,7 +89,9 @@ func (c Config) WithDefaults() Config {
 // not writes, so neither counts.
 type Write struct {
 	Time time.Time
-	// Self reports that self made the write (LastWrite.Manager).
+	// Self reports that self made the write: self changed Owned and
+	// Foreign. A change that merges writes by self and by others (a
+	// relist) is observed as two Writes.
 	Self bool
 	// Owned are the changed paths that self owns after the write.
 	Owned []diff.Path

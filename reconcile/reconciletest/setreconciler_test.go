@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -95,40 +94,11 @@ func setupWith(b bug, finalizer bool) func(env *reconciletest.Env[setSpec, setSt
 		}); err != nil {
 			return nil, err
 		}
-		env.Watch(reconcile.FromOwned(podc, "Set"), podOwners{podc, env.Cache})
+		env.Watch(reconcile.FromOwned(podc, "Set"))
 		return &setReconciler{sets: env.Store, setc: env.Cache, pods: pods, podc: podc,
 			manager: env.Manager, rng: env.Rand, bug: b, finalizer: finalizer || b == finalizerFirst,
 			done: map[string]int64{}, seen: map[string]int{}}, nil
 	}
-}
-
-// podOwners lists, at every resync and new term, the sets that own a pod
-// and are missing from the set cache (reconcile.KeyLister): a set deleted
-// while its cleanup failed is then reconciled again, and its orphans
-// swept, even after a new term dropped its retry. This is the sweep of the
-// observed side the design asks for. (Sets in the cache are listed by the
-// primary source already; listing them twice would race their adds.)
-type podOwners struct {
-	podc *cache.Cache[podSpec, podStatus]
-	setc *cache.Cache[setSpec, setStatus]
-}
-
-func (o podOwners) Run(ctx context.Context, _ reconcile.Sink[string]) error {
-	<-ctx.Done()
-	return nil
-}
-
-func (o podOwners) Keys() iter.Seq[string] {
-	var names []string
-	for _, p := range o.podc.List(nil) {
-		if c, ok := controllerOf(p); ok {
-			if _, there := o.setc.Get(c.Name); !there {
-				names = append(names, c.Name)
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Values(slices.Compact(names))
 }
 
 func controllerOf(p *pod) (store.OwnerRef, bool) {
@@ -251,7 +221,7 @@ func (r *setReconciler) reportReady(ctx, wctx context.Context, s *set) error {
 		return err
 	}
 	res, err := w.ApplyStatus(wctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfGeneration(s.Meta.Generation))
+		[]store.Condition{ready}, store.IfObserved(s.Meta))
 	if res.Changed {
 		reconcile.RecordWrite(ctx, res.Revision)
 	}

@@ -52,8 +52,9 @@ func run(ctx context.Context, apps *store.Store[AppSpec, AppStatus], fleet *Flee
 		if err != nil {
 			return reconcile.Result{}, err // capped backoff; Stalled after 5 failures
 		}
-		_, err = apps.As("app-controller").ApplyStatus(ctx, name, AppStatus{Running: running}, nil)
-		return reconcile.Result{}, err
+		// Only on the App this pass read, at the spec it read.
+		_, err = apps.As("app-controller").ApplyStatus(ctx, name, AppStatus{Running: running}, nil, store.IfObserved(app.Meta))
+		return reconcile.Result{}, store.IgnoreNotFound(err)
 	})
 	loop, err := reconcile.New("apps", r, reconcile.FromStore(appCache, apps), reconcile.WithWorkers(4))
 	if err != nil {

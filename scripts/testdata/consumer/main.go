@@ -3,7 +3,8 @@
 // proxy, with no replace line. It uses every published module: the root
 // (store, cache, reconcile), store/boltstore as the backend, traced by
 // tracing/otelsteady, the Loop reporting to metrics/prometheus, and
-// store/etcdstore's Backend as a store.Backend (it needs a cluster to run).
+// store/etcdstore's and store/pgstore's Backends as store.Backends (they
+// need a server to run).
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/steady-go/steady/store/boltstore"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/pgstore"
 	"github.com/steady-go/steady/tracing/otelsteady"
 )
 
@@ -34,7 +36,10 @@ type AppStatus struct {
 	Running int `json:"running"`
 }
 
-var _ store.Backend = (*etcdstore.Backend)(nil)
+var (
+	_ store.Backend = (*etcdstore.Backend)(nil)
+	_ store.Backend = (*pgstore.Backend)(nil)
+)
 
 func main() {
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
@@ -103,5 +108,5 @@ func main() {
 			names = append(names, f.GetName())
 		}
 	}
-	fmt.Printf("consumer: web converged on boltstore, traced by otelsteady, counted in %v; etcdstore.Backend is a store.Backend\n", names)
+	fmt.Printf("consumer: web converged on boltstore, traced by otelsteady, counted in %v; etcdstore's and pgstore's Backends are store.Backends\n", names)
 }

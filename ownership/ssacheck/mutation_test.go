@@ -1,0 +1,220 @@
+package ssacheck
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/steady-go/steady/ownership"
+)
+
+// A fault plants one wrong answer into steady's side of a step, of the
+// kind one filter (rule) would hide if it were broader than its stated
+// reason. It copies what it changes and reports whether it planted.
+type fault struct {
+	rule  string
+	what  string
+	plant func(c *cmp) bool
+}
+
+var faults = []fault{
+	{"update-containers", "an Update entry does not own the atomic map or empty map it wrote",
+		func(c *cmp) bool {
+			return c.op == "update" && dropOwned(c, key(c.manager, ownership.OpUpdate), isSelOrEmptyMap)
+		}},
+	{"map-members", "an Apply entry does not own the atomic map, empty map or atomic list it applied",
+		func(c *cmp) bool {
+			return c.applied != nil && c.got.conflicts == nil && dropOwned(c, key(c.manager, ownership.OpApply), func(v any, p string) bool {
+				_, isList := v.([]any)
+				return isSelOrEmptyMap(v, p) || isList && typeAt(p) == "args"
+			})
+		}},
+	{"prune-null", "steady leaves an empty map nobody owns where structured-merge-diff's prune left null",
+		func(c *cmp) bool {
+			for _, k := range slices.Sorted(maps.Keys(c.want.object)) {
+				_, inGot := c.got.object[k]
+				if b, ok := c.wantBefore[k]; c.want.object[k] == nil && !inGot && ok && b != nil {
+					c.got.object = maps.Clone(c.got.object)
+					c.got.object[k] = map[string]any{}
+					return true
+				}
+			}
+			return false
+		}},
+	{"owned-kept", "steady does not prune a field the applier stopped applying, and the applier keeps owning it",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			k := key(c.manager, ownership.OpApply)
+			for _, p := range c.gotPrev[k] {
+				name := p[1:]
+				b, inBefore := c.gotBefore[name]
+				_, inGot := c.got.object[name]
+				_, inWant := c.want.object[name]
+				_, inCfg := c.applied[name]
+				if typeAt(p) != "obj" || !inBefore || inGot || inWant || inCfg || kindOf(b) != 1 {
+					continue // only a top-level scalar both engines pruned
+				}
+				c.got.object = maps.Clone(c.got.object)
+				c.got.object[name] = b
+				c.got.owned = cloneOwned(c.got.owned)
+				c.got.owned[k] = append(c.got.owned[k], p)
+				slices.Sort(c.got.owned[k])
+				return true
+			}
+			return false
+		}},
+	{"hollow-map-pruned", "steady prunes a map holding only empty lists that the applier still applies",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			for _, name := range slices.Sorted(maps.Keys(c.got.object)) {
+				p := "." + name
+				_, inCfg := c.applied[name]
+				if inCfg && hollow(c.got.object[name], typeAt(p)) && !ownedAtOrBelow(c.got.owned, p) {
+					c.got.object = maps.Clone(c.got.object)
+					delete(c.got.object, name)
+					return true
+				}
+			}
+			return false
+		}},
+	{"type-change", "steady refuses a change of kind (not from null) that nobody below owns",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
+				return false
+			}
+			for _, name := range slices.Sorted(maps.Keys(c.applied)) {
+				b, ok := c.gotBefore[name]
+				_, toMap := c.applied[name].(map[string]any)
+				if ok && b != nil && kindOf(b) != 2 && toMap {
+					// A refusal writes nothing.
+					c.got = outcome{conflicts: []string{"alpha/Update ." + name}, object: c.gotBefore, owned: c.gotPrev}
+					return true
+				}
+			}
+			return false
+		}},
+}
+
+// dropOwned removes from entry k of steady's owned paths the first path
+// whose value (in steady's object) f accepts.
+func dropOwned(c *cmp, k string, f func(v any, p string) bool) bool {
+	for i, p := range c.got.owned[k] {
+		v, ok := lookup(c.got.object, p)
+		if !ok || !f(v, p) {
+			continue
+		}
+		c.got.owned = cloneOwned(c.got.owned)
+		c.got.owned[k] = slices.Delete(c.got.owned[k], i, i+1)
+		if len(c.got.owned[k]) == 0 {
+			delete(c.got.owned, k)
+		}
+		return true
+	}
+	return false
+}
+
+func isSelOrEmptyMap(v any, p string) bool {
+	m, ok := v.(map[string]any)
+	return ok && (len(m) == 0 || typeAt(p) == "sel")
+}
+
+// TestFiltersCatchPlantedFaults plants, per rule, a fault that the rule
+// would hide if it matched more than its stated reason, and requires that
+// every step it was planted in is reported as unexplained. It runs synced,
+// where every step starts from one state and only the named rules can
+// excuse a difference. (In chained runs rule carried also excuses what
+// lies where the states already differ, and so can hide a fault planted
+// there: the test logs how many.)
+func TestFiltersCatchPlantedFaults(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.rule, func(t *testing.T) {
+			planted, caught := 0, 0
+			var examples []string
+			for _, seed := range fixedSeeds {
+				r := run(t, seed, 1000, false, f.plant)
+				planted += r.planted
+				caught += r.caught
+				examples = append(examples, r.passed...)
+			}
+			if testing.Verbose() {
+				c := run(t, fixedSeeds[0], 1000, true, f.plant)
+				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], c.planted, c.caught)
+			}
+			t.Logf("%s: %s: planted in %d steps, reported %d", f.rule, f.what, planted, caught)
+			if caught != planted {
+				for _, e := range examples {
+					t.Log(e)
+				}
+			}
+			if planted == 0 {
+				t.Fatalf("the fault was never planted; the test proves nothing")
+			}
+			if caught != planted {
+				t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
+			}
+		})
+	}
+}
+
+// TestCarriedCatchesPlantedFaults plants, in chained runs, a fault where
+// the states did not differ before the step: steady loses a top-level
+// scalar that both objects held with the same value and the same owners
+// before the step, and that both still hold. Rule carried excuses only
+// what lies where the states (objects or owners) already differed, so
+// every such step must be reported as unexplained.
+func TestCarriedCatchesPlantedFaults(t *testing.T) {
+	plant := func(c *cmp) bool {
+		if c.got.conflicts != nil || c.want.conflicts != nil {
+			return false
+		}
+		for _, name := range slices.Sorted(maps.Keys(c.got.object)) {
+			p := "." + name
+			g, w := c.got.object[name], c.want.object[name]
+			gb, gok := c.gotBefore[name]
+			wb, wok := c.wantBefore[name]
+			if kindOf(g) != 1 || js(g) != js(w) || !gok || !wok || js(gb) != js(wb) || !sameOwners(c.gotPrev, c.wantPrev, p) {
+				continue
+			}
+			c.got.object = maps.Clone(c.got.object)
+			delete(c.got.object, name)
+			return true
+		}
+		return false
+	}
+	planted, caught := 0, 0
+	for _, seed := range fixedSeeds {
+		r := run(t, seed, 1000, true, plant)
+		planted += r.planted
+		caught += r.caught
+		for _, e := range r.passed {
+			t.Log(e)
+		}
+	}
+	t.Logf("carried: planted in %d chained steps, reported %d", planted, caught)
+	if planted == 0 {
+		t.Fatalf("the fault was never planted; the test proves nothing")
+	}
+	if caught != planted {
+		t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
+	}
+}
+
+// sameOwners reports whether the same entries own p (or paths below it)
+// in a and b.
+func sameOwners(a, b map[string][]string, p string) bool {
+	for _, m := range []map[string][]string{a, b} {
+		for k := range m {
+			in := func(paths []string) []string {
+				return slices.DeleteFunc(slices.Clone(paths), func(q string) bool { return !atOrBelow(q, p) })
+			}
+			if !slices.Equal(in(a[k]), in(b[k])) {
+				return false
+			}
+		}
+	}
+	return true
+}

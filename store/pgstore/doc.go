@@ -1,0 +1,41 @@
+// Package pgstore runs steady on PostgreSQL, for teams whose desired state
+// already lives there.
+//
+// Backend implements store.Backend in one schema of a database: a table of
+// revisions in the manner of kine (each row a write: key, value, create
+// revision and the key's previous row) and a one-row head holding the store
+// revision. Every write is one call of a PL/pgSQL function that takes the
+// head's row lock, checks the conds, appends the row, advances the head and
+// NOTIFYs, in one round trip; the row lock makes writes commit one at a
+// time, in revision order, which a sequence would not (concurrent
+// transactions commit in another order than they draw numbers, and a watch
+// reading past the gap would skip the late one).
+//
+// Watch reads the log by revision. LISTEN/NOTIFY only wakes it; the read
+// after a wake-up, a poll, or a reconnect of the listening connection is
+// what delivers events, so a lost notification delays an event and never
+// drops it, and a watch resumes with no gap after a lost connection or a
+// restart of the server. A receiver that stops reading holds at most two
+// batches of events in memory (WithWatchBuffer). The log keeps the last
+// 10,000 writes (WithHistorySize; Compact discards more); a List pinned
+// below them, or a Watch from before them, get store.ErrExpired.
+//
+// Behind a pooler in transaction mode (PgBouncer), LISTEN does not reach
+// the watches: they still see every change, at the poll interval
+// (WithPollInterval, 2s) instead of at once.
+//
+// Errors. A write whose connection is lost before its answer arrives, and
+// every failure to reach the server, wraps store.ErrUnavailable: the write
+// may have committed, as on etcd (see store.ErrUnavailable for how to
+// retry). Leader election and fencing need nothing of their own: the
+// fence is a cond of the same Txn, so store/lease's StoreElector works on a
+// Backend as on any other.
+//
+// Package pgtest starts a throwaway server (initdb into a temporary
+// directory) for tests, as this package's own tests do: every storetest
+// suite, 8 concurrent writers against watches, killed connections, and a
+// kill and restart of the server in the middle of a write storm.
+//
+// This is a separate Go module so that users of the root module do not
+// inherit pgx.
+package pgstore

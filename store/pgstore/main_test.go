@@ -1,0 +1,90 @@
+package pgstore_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/steady-go/steady/store/pgstore"
+	"github.com/steady-go/steady/store/pgstore/pgtest"
+)
+
+// server is the PostgreSQL server of this test binary, nil when none could
+// be found (and STEADY_PG_REQUIRED is unset): the tests then skip.
+var server *pgtest.Server
+
+// TestMain starts a PostgreSQL server of its own (initdb into a temporary
+// directory, a free loopback port), runs the tests, stops the server and
+// checks for leaked goroutines. Without PostgreSQL binaries the tests skip
+// loudly, unless STEADY_PG_REQUIRED is set (CI sets it), when they fail.
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	s, err := pgtest.Start()
+	switch {
+	case errors.Is(err, pgtest.ErrNoPostgres) && os.Getenv("STEADY_PG_REQUIRED") == "":
+		fmt.Fprintf(os.Stderr, "\n!!! pgstore: %v: EVERY TEST OF THIS PACKAGE SKIPS (install postgresql, or set STEADY_PG_REQUIRED=1 to fail instead)\n\n", err)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "pgstore: cannot start PostgreSQL for the tests: %v\n", err)
+		return 1
+	default:
+		server = s
+		defer func() {
+			if err := s.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "pgstore: stopping PostgreSQL: %v\n", err)
+			}
+		}()
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// needServer skips the test when there is no server (TestMain said so
+// loudly).
+func needServer(t testing.TB) *pgtest.Server {
+	t.Helper()
+	if server == nil {
+		t.Skip("no PostgreSQL server: see TestMain's message")
+	}
+	return server
+}
+
+// newPool returns a pool on url (the test server's by default), closed with
+// the test.
+func newPool(t testing.TB, url ...string) *pgxpool.Pool {
+	t.Helper()
+	u := needServer(t).URL()
+	if len(url) > 0 {
+		u = url[0]
+	}
+	pool, err := pgxpool.New(t.Context(), u+"&pool_max_conns=16")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+var schemas atomic.Int64
+
+// newBackend returns a Backend on a schema of its own, so it starts empty
+// at revision 0.
+func newBackend(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Backend {
+	t.Helper()
+	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1)))}, opts...)
+	b, err := pgstore.New(t.Context(), pool, opts...)
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,329 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/steady-go/steady/store"
+)
+
+// Watch implements store.Backend. A watch reads the log by revision: at
+// most WithWatchBuffer events at a time, after the last revision it read,
+// in one query that also reads the head revision. Every Txn NOTIFYs the
+// schema's channel on commit, and a notification only wakes the watches to
+// read again: one lost while the listening connection was down costs
+// nothing, since the listener wakes every watch once it listens again, and
+// the watch polls the head every poll interval (WithPollInterval) anyway.
+// So a watch resumes with no gap across a lost connection or a restart of
+// the server; while the database cannot be reached (store.ErrUnavailable),
+// the watch waits for it and retries, without an error event. Any other
+// error of its reads ends it with an event wrapping that error and
+// store.ErrExpired, so the reader relists.
+//
+// A watch reads its next batch only once the last one is in its channel:
+// a receiver that stops reading holds at most two batches in memory, and
+// costs writers nothing. A watch whose next revision is compacted away
+// (fromRevision below the floor of the last Compact, or a receiver so far
+// behind that Compact passed it) ends with an event wrapping
+// store.ErrExpired. Once it has sent every change under prefix, a watch
+// sends a Progress event whenever the head moved past its last event.
+func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
+	if fromRevision < 0 {
+		return nil, fmt.Errorf("pgstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if fromRevision == 0 {
+		// "From now" is the head at the call, not when the goroutine
+		// first reads.
+		var low int64
+		if err := b.pool.QueryRow(ctx, b.sql.head).Scan(&fromRevision, &low); err != nil {
+			return nil, mapErr(ctx, "watch "+prefix, err)
+		}
+	}
+	w := &watch{
+		b:      b,
+		ctx:    ctx,
+		start:  []byte(prefix),
+		end:    prefixEnd(prefix),
+		prefix: prefix,
+		out:    make(chan store.KVEvent, b.cfg.watchBuffer),
+		cursor: fromRevision,
+		seen:   fromRevision,
+	}
+	b.hub.join()
+	go func() {
+		defer b.hub.leave()
+		defer close(w.out)
+		w.run()
+		b.held.Add(-int64(len(w.queue) - w.next))
+	}()
+	return w.out, nil
+}
+
+type watch struct {
+	b          *Backend
+	ctx        context.Context
+	start, end []byte
+	prefix     string
+	out        chan store.KVEvent
+	// cursor is the revision up to which the log has been read, seen the
+	// last revision sent.
+	cursor, seen int64
+	head         int64
+	queue        []store.KVEvent
+	next         int // queue[next:] are read but not sent
+}
+
+func (w *watch) run() {
+	clk := w.b.cfg.clk
+	poll := clk.NewTimer(w.b.cfg.poll)
+	defer poll.Stop()
+	retry := time.Duration(0)
+	for {
+		var wake <-chan struct{}
+		if w.next == len(w.queue) {
+			wake = w.b.hub.changed() // before the read: a commit after it wakes us
+			if err := w.read(); err != nil {
+				if w.ctx.Err() != nil {
+					return
+				}
+				if errors.Is(err, store.ErrExpired) {
+					w.fail(err)
+					return
+				}
+				if !errors.Is(err, store.ErrUnavailable) {
+					// A failure that waiting does not cure (the schema
+					// dropped, a permission revoked): end the watch, as
+					// etcdstore does, so the reader relists and meets
+					// the error there, rather than wait here unseen.
+					w.fail(fmt.Errorf("%w (%w)", err, store.ErrExpired))
+					return
+				}
+				// The database is unreachable: wait and read again from
+				// the same cursor, so nothing is skipped.
+				retry = min(max(2*retry, 50*time.Millisecond), w.b.cfg.poll)
+				poll.Reset(retry)
+				select {
+				case <-w.ctx.Done():
+					return
+				case <-poll.C():
+				}
+				continue
+			}
+			retry = 0
+			if w.next < len(w.queue) || w.cursor < w.head {
+				wake = nil // more to send or to read
+			}
+		}
+		var ev store.KVEvent
+		switch {
+		case w.next < len(w.queue):
+			ev = w.queue[w.next]
+		case wake != nil && w.head > w.seen:
+			ev = store.KVEvent{Progress: true, Revision: w.head}
+		case wake != nil:
+			poll.Reset(w.b.cfg.poll)
+			select {
+			case <-wake:
+			case <-poll.C():
+			case <-w.ctx.Done():
+				return
+			}
+			continue
+		default:
+			continue // more to read
+		}
+		// Only a progress mark gives way to a wake-up; events already
+		// read are sent whatever happens meanwhile.
+		select {
+		case w.out <- ev:
+			w.seen = ev.Revision
+			if !ev.Progress {
+				w.queue[w.next] = store.KVEvent{} // release the values
+				w.next++
+				w.b.held.Add(-1)
+			}
+		case <-wake:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+// read reads the next batch of events into the queue and advances the
+// cursor past them, scanning at most 8 batches of revisions so a watch on a
+// quiet prefix of a busy store keeps its queries short.
+func (w *watch) read() error {
+	clear(w.queue)
+	w.queue, w.next = w.queue[:0], 0
+	batch := w.b.cfg.watchBuffer
+	rows, err := w.b.pool.Query(w.ctx, w.b.sql.watch, w.cursor, w.start, w.end, batch, int64(8*batch))
+	if err != nil {
+		return mapErr(w.ctx, "watch "+w.prefix, err)
+	}
+	var head, low int64
+	for rows.Next() {
+		var (
+			rev, create, prevCreate, prevRev *int64
+			key, value, prevValue            []byte
+		)
+		if err := rows.Scan(&head, &low, &rev, &key, &value, &create, &prevValue, &prevCreate, &prevRev); err != nil {
+			rows.Close()
+			return mapErr(w.ctx, "watch "+w.prefix, err)
+		}
+		if rev == nil {
+			continue // no event: the row only carries the head
+		}
+		ev := store.KVEvent{Type: store.KVPut, Revision: *rev, KV: store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *rev}}
+		if value == nil {
+			ev.Type, ev.KV.CreateRevision = store.KVDelete, 0
+		}
+		if prevRev != nil {
+			ev.Prev = store.KV{Key: ev.KV.Key, Value: prevValue, CreateRevision: *prevCreate, ModRevision: *prevRev}
+		}
+		w.queue = append(w.queue, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return mapErr(w.ctx, "watch "+w.prefix, err)
+	}
+	if w.cursor+1 < low {
+		clear(w.queue)
+		w.queue = w.queue[:0]
+		return fmt.Errorf("pgstore: watch %q: history after revision %d is compacted (it starts at %d): %w", w.prefix, w.cursor, low, store.ErrExpired)
+	}
+	w.b.held.Add(int64(len(w.queue)))
+	w.head = head
+	switch {
+	case len(w.queue) == batch:
+		w.cursor = w.queue[batch-1].Revision
+	case head > w.cursor:
+		w.cursor = min(head, w.cursor+int64(8*batch))
+	}
+	return nil
+}
+
+// fail sends the final error event unless the watch's ctx ends first.
+func (w *watch) fail(err error) {
+	select {
+	case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
+	case <-w.ctx.Done():
+	}
+}
+
+// hub holds the one listening connection of a Backend while it has
+// watches: it LISTENs on the schema's channel and wakes every watch on each
+// notification, and once more each time it (re)starts listening, since
+// notifications sent while it was not are lost.
+type hub struct {
+	b *Backend
+
+	mu   sync.Mutex
+	wake chan struct{} // closed and replaced on each wake-up
+	refs int
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func newHub(b *Backend) *hub { return &hub{b: b, wake: make(chan struct{})} }
+
+// changed returns a channel that is closed at the next wake-up.
+func (h *hub) changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wake
+}
+
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	close(h.wake)
+	h.wake = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// join counts a watch in, starting the listener for the first.
+func (h *hub) join() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refs++
+	if h.refs > 1 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	h.stop, h.done = cancel, done
+	go func() {
+		defer close(done)
+		h.listen(ctx)
+	}()
+}
+
+// leave counts a watch out; the last one stops the listener and waits for
+// it to close its connection.
+func (h *hub) leave() {
+	h.mu.Lock()
+	h.refs--
+	if h.refs > 0 {
+		h.mu.Unlock()
+		return
+	}
+	stop, done := h.stop, h.done
+	h.stop, h.done = nil, nil
+	h.mu.Unlock()
+	stop()
+	<-done
+}
+
+// listen keeps one connection LISTENing until ctx ends, reconnecting with
+// a capped backoff.
+func (h *hub) listen(ctx context.Context) {
+	clk := h.b.cfg.clk
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		// An error is not reported: the watches go on reading by their
+		// polls meanwhile, and their reads retry on errors of their own.
+		_ = h.listenOnce(ctx, func() { backoff = 0 })
+		if ctx.Err() != nil {
+			return
+		}
+		h.wakeAll()
+		backoff = min(max(2*backoff, 50*time.Millisecond), h.b.cfg.poll)
+		t := clk.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+func (h *hub) listenOnce(ctx context.Context, listening func()) error {
+	cc := h.b.pool.Config().ConnConfig
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+h.b.schema); err != nil {
+		return err
+	}
+	listening()
+	h.wakeAll() // what was sent before LISTEN took effect is in the log
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		h.wakeAll()
+	}
+}

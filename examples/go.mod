@@ -5,11 +5,11 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
-	github.com/steady-go/steady v0.0.0
-	github.com/steady-go/steady/metrics/prometheus v0.0.0-00010101000000-000000000000
-	github.com/steady-go/steady/store/boltstore v0.0.0-00010101000000-000000000000
-	github.com/steady-go/steady/store/etcdstore v0.0.0-00010101000000-000000000000
-	github.com/steady-go/steady/store/pgstore v0.0.0-00010101000000-000000000000
+	github.com/steady-go/steady v0.1.0
+	github.com/steady-go/steady/metrics/prometheus v0.1.0
+	github.com/steady-go/steady/store/boltstore v0.1.0
+	github.com/steady-go/steady/store/etcdstore v0.1.0
+	github.com/steady-go/steady/store/pgstore v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3

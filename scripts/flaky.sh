@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Reruns the tests that have flaked before, many times each, for use before
-# a release. CI does not run it (it takes minutes to tens of minutes).
+# Reruns the tests that have flaked before, many times each, and the long
+# seeded runs that scripts/test.sh keeps short, for use before a release.
+# CI does not run it (it takes minutes to tens of minutes).
 #
-# Usage: bash scripts/flaky.sh [-lease N] [-etcd N] [-other N] [-etcd-race] [-no-etcd]
+# Usage: bash scripts/flaky.sh [-lease N] [-etcd N] [-other N] [-schedules N] [-etcd-race] [-no-etcd]
 #   -lease N     runs of store/lease TestOnlyOneLeaderAtATime, with -race
 #                (default $FLAKY_LEASE_COUNT or 200; about 2 min on 2 cores)
 #   -etcd N      runs of store/etcdstore TestControllerConvergesThroughEtcdLeaderLoss
@@ -11,6 +12,9 @@
 #   -no-etcd     skip the etcd test (it needs free loopback ports)
 #   -other N     runs of each other test that once flaked under load, with -race
 #                (default $FLAKY_OTHER_COUNT or 50)
+#   -schedules N seeded schedules for reconcile/reconciletest TestSchedules,
+#                without -race (default $FLAKY_SCHEDULES or 1000; test.sh runs
+#                the test's own 100 under -race)
 # Prints a line per test as it finishes, then one summary line:
 # "flaky: N passed, N failed" (test runs), and exits non-zero on any failure.
 set -uo pipefail
@@ -20,10 +24,11 @@ export GOWORK=off # each module against its own go.mod, as scripts/test.sh does
 lease=${FLAKY_LEASE_COUNT:-200}
 etcd=${FLAKY_ETCD_COUNT:-20}
 other=${FLAKY_OTHER_COUNT:-50}
+schedules=${FLAKY_SCHEDULES:-1000}
 etcd_race=""
 no_etcd=""
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 count_arg() { # flag value
   if ! [[ "$2" =~ ^[1-9][0-9]*$ ]]; then
     echo "flaky.sh: $1 wants a positive count, got '$2'" >&2
@@ -35,13 +40,14 @@ while [ $# -gt 0 ]; do
     -lease) count_arg "$1" "${2:-}"; lease=$2; shift 2 ;;
     -etcd) count_arg "$1" "${2:-}"; etcd=$2; shift 2 ;;
     -other) count_arg "$1" "${2:-}"; other=$2; shift 2 ;;
+    -schedules) count_arg "$1" "${2:-}"; schedules=$2; shift 2 ;;
     -etcd-race) etcd_race=1; shift ;;
     -no-etcd) no_etcd=1; shift ;;
     -h | -help | --help) usage; exit 0 ;;
     *) echo "flaky.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-for v in "$lease" "$etcd" "$other"; do count_arg "count" "$v"; done
+for v in "$lease" "$etcd" "$other" "$schedules"; do count_arg "count" "$v"; done
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -49,13 +55,15 @@ passed=0
 failed=0
 status=0
 
-# run MODULE_DIR PACKAGE TEST COUNT RACE(0|1): runs one test COUNT times.
+# run MODULE_DIR PACKAGE TEST COUNT RACE(0|1) [TEST-FLAGS...]: runs one
+# test COUNT times, with the test binary's flags after the package.
 run() {
   local dir=$1 pkg=$2 test=$3 count=$4 race=$5
+  shift 5
   local flags=(-count="$count" -v -run "^${test}\$")
   [ "$race" = 1 ] && flags+=(-race)
   local start=$SECONDS
-  (cd "$root/$dir" && go test "${flags[@]}" "$pkg") >"$log" 2>&1
+  (cd "$root/$dir" && go test "${flags[@]}" "$pkg" "$@") >"$log" 2>&1
   local rc=$?
   local p f
   p=$(grep -cE "^--- PASS: ${test} " "$log")
@@ -88,6 +96,9 @@ fi
 run . ./store/lease TestReleaseLetsTheNextCandidateInAtOnce "$other" 1
 run . ./store TestConcurrentDisjointAppliesAllLand "$other" 1
 run . ./queue TestDelaysUseOneTimerAndNoGoroutinePerKey "$other" 1
+# The long seeded run: every fault through $schedules schedules, without
+# -race (which slows a schedule about sixfold).
+run . ./reconcile/reconciletest TestSchedules 1 0 -schedules="$schedules"
 
 echo "flaky: $passed passed, $failed failed"
 exit "$status"

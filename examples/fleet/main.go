@@ -9,15 +9,14 @@
 // Usage:
 //
 //	go run ./examples/fleet [-objects 50] [-faults on|off|RATE] [-seed 1] [-duration 30s] [-chaos 3s]
-//	go run ./examples/fleet -data DIR [flags above]
-//	go run ./examples/fleet -debug :8080 [flags above]
 //
-// With -data, the groups live in DIR/fleet.db (store/boltstore) and survive
-// a restart of the process. With -debug, the process serves steady's debug
-// page and its Prometheus metrics. The demo itself is package
-// examples/fleet/internal/demo; examples/fleet/fleet-etcd runs it on an
-// etcd cluster, so that this program compiles nothing of etcd's client
-// (main_test.go checks).
+// The demo itself is package examples/fleet/internal/demo. This program
+// runs it on the embedded memstore and compiles little besides steady, so
+// that a first run is quick: examples/fleet/fleet-full adds -data (the
+// groups in a store/boltstore file that survives a restart) and -debug
+// (the debug page and Prometheus metrics), and examples/fleet/fleet-etcd
+// runs it on an etcd cluster (main_test.go checks that this program
+// compiles none of them).
 package main
 
 import (
@@ -32,5 +31,5 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cli.Exit("fleet", demo.Run(ctx, os.Args[1:], os.Stdout, nil))
+	cli.Exit("fleet", demo.Run(ctx, os.Args[1:], os.Stdout, demo.Program{Name: "fleet"}))
 }

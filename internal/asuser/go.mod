@@ -3,7 +3,7 @@ module github.com/steady-go/steady/internal/asuser
 go 1.26.0
 
 require (
-	github.com/steady-go/steady v0.0.0
+	github.com/steady-go/steady v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

@@ -3,7 +3,7 @@ module github.com/steady-go/steady/ownership/ssacheck
 go 1.26.0
 
 require (
-	github.com/steady-go/steady v0.0.0
+	github.com/steady-go/steady v0.1.0
 	go.uber.org/goleak v1.3.0
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2
 )

@@ -3,7 +3,8 @@
 // reconcile's ctx, and a link from each reconcile to the trace of the write
 // that triggered it.
 //
-//	tp := ... // your trace.TracerProvider
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter)) // e.g. an OTLP or stdouttrace exporter
+//	defer tp.Shutdown(context.Background())                          // flushes the spans at exit
 //	st, _ := store.New[S, T](otelsteady.Backend(backend, tp), "App",
 //		store.WithTraceContext(otelsteady.TraceContext)) // writes record their trace
 //	r := otelsteady.Reconciler(myReconciler, otelsteady.Config[string]{
@@ -11,6 +12,10 @@
 //		Trigger: otelsteady.FromCache(appCache), // link to the writer's trace
 //	})
 //	loop, _ := reconcile.New("app", r, reconcile.FromStore(appCache, st))
+//
+// The package's Example is all of it as a program that runs: the SDK
+// provider, the stdouttrace exporter, the wrapped Backend and Reconciler,
+// and Shutdown.
 //
 // # Spans
 //

@@ -3,9 +3,10 @@ module github.com/steady-go/steady/tracing/otelsteady
 go 1.26.0
 
 require (
-	github.com/steady-go/steady v0.0.0
+	github.com/steady-go/steady v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0

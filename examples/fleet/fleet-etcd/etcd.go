@@ -35,6 +35,7 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
 
+	"github.com/steady-go/steady/examples/fleet/internal/debugserver"
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
 	"github.com/steady-go/steady/examples/internal/cli"
 )
@@ -48,7 +49,7 @@ func main() {
 // run plays the demo on the etcd cluster that args name.
 func run(ctx context.Context, args []string, w io.Writer) error {
 	var o etcdOptions
-	return demo.Run(ctx, args, w, &demo.Shared{
+	return demo.Run(ctx, args, w, demo.Program{Name: "fleet-etcd", Debug: debugserver.Start, Shared: &demo.Shared{
 		Flags: func(fs *flag.FlagSet) func() error { return addEtcdFlags(fs, &o) },
 		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (store.Backend, demo.Elector, func(), error) {
 			fmt.Fprintf(w, "fleet: replica %s on etcd %s, keys under %q, lease TTL %v\n",
@@ -59,7 +60,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 			}
 			return b, e, release, nil
 		},
-	})
+	}})
 }
 
 // etcdOptions are the flags of the etcd mode.

@@ -35,6 +35,7 @@ import (
 	"github.com/steady-go/steady/store/lease"
 	"github.com/steady-go/steady/store/pgstore"
 
+	"github.com/steady-go/steady/examples/fleet/internal/debugserver"
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
 	"github.com/steady-go/steady/examples/internal/cli"
 )
@@ -48,7 +49,7 @@ func main() {
 // run plays the demo on the database that args name.
 func run(ctx context.Context, args []string, w io.Writer) error {
 	var o pgOptions
-	return demo.Run(ctx, args, w, &demo.Shared{
+	return demo.Run(ctx, args, w, demo.Program{Name: "fleet-pg", Debug: debugserver.Start, Shared: &demo.Shared{
 		Flags: func(fs *flag.FlagSet) func() error { return addPGFlags(fs, &o) },
 		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (store.Backend, demo.Elector, func(), error) {
 			fmt.Fprintf(w, "fleet: replica %s on PostgreSQL, schema %q, lease TTL %v\n", o.replica, o.schema, o.ttl)
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 			}
 			return b, e, release, nil
 		},
-	})
+	}})
 }
 
 // pgOptions are the flags of the PostgreSQL mode.

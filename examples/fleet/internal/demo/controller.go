@@ -28,8 +28,8 @@ type (
 	Group = store.Object[GroupSpec, GroupStatus]
 )
 
-// controllerName is the Loop's name and the manager its writes carry.
-const controllerName = "fleet-controller"
+// ControllerName is the Loop's name and the manager its writes carry.
+const ControllerName = "fleet-controller"
 
 // progressingRecheck is how often a group that is not Ready yet is looked at
 // again; once Ready, the controller relies on fleet events, and resync
@@ -207,7 +207,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	if !changed && next.Status == g.Status {
 		return nil
 	}
-	if _, err := c.groups.As(controllerName).UpdateStatus(ctx, &next, store.IfObserved(g.Meta)); err != nil {
+	if _, err := c.groups.As(ControllerName).UpdateStatus(ctx, &next, store.IfObserved(g.Meta)); err != nil {
 		return err
 	}
 	c.wrote(&c.count.statusWrites, "status of "+g.Meta.Name)

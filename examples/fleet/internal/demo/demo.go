@@ -4,10 +4,13 @@
 // controller crashes in the middle of an operation and restarts with empty
 // memory, and other writers interfere. Run plays it from a command line.
 //
-// Two programs run it: examples/fleet on the embedded memstore (or, with
-// -data, a store/boltstore file), and examples/fleet/fleet-etcd on an etcd
-// cluster with leader election between replicas. The etcd client lives only
-// in the second, through Shared, so the first compiles nothing of etcd.
+// Three programs run it: examples/fleet on the embedded memstore;
+// examples/fleet/fleet-full, which adds -data (a store/boltstore file) and
+// -debug (the debug page and Prometheus metrics, package debugserver); and
+// examples/fleet/fleet-etcd, on an etcd cluster with leader election between
+// replicas. What needs a dependency of its own comes in through Program, so
+// that this package, and the default program, compile none of etcd, bbolt,
+// Prometheus, protobuf or net/http: the default demo's first run is quick.
 package demo
 
 import (
@@ -24,9 +27,48 @@ import (
 
 	"github.com/steady-go/steady/examples/internal/cli"
 
+	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/lease"
 )
+
+// Program is what the program that runs the demo brings to it beyond the
+// embedded memstore: each field left nil leaves its mode out, and its
+// dependencies with it.
+type Program struct {
+	// Name is the program's name in its usage message ("fleet" if empty).
+	Name string
+	// Shared, if set, keeps the groups in a store outside the process with
+	// an election between replicas (examples/fleet/fleet-etcd); the demo
+	// then runs until interrupted and has no -data flag.
+	Shared *Shared
+	// Data, if set, adds the -data DIR flag: it opens (or creates) the
+	// store that keeps the groups in dir across runs, and returns it, the
+	// file it lives in (for the message that says so) and the function that
+	// closes it.
+	Data func(dir string) (b store.Backend, file string, release func(), err error)
+	// Debug, if set, adds the -debug ADDR flag: it starts serving what it
+	// shows of the controller at addr, may print a line about it to w, and
+	// returns the server. With -debug the demo keeps running after its
+	// verdict until interrupted, for the page's sake.
+	Debug func(addr string, w io.Writer) (Debugger, error)
+}
+
+// Debugger is a server that shows the controller as it runs (the debug
+// page, Prometheus series).
+type Debugger interface {
+	// Metrics returns what the Loop reports to: own, and whatever the
+	// server counts.
+	Metrics(own reconcile.Metrics) reconcile.Metrics
+	// Track makes loop and groups the ones shown: the controller starts a
+	// new Loop and cache after each crash.
+	Track(loop *reconcile.Loop[string], groups *cache.Cache[GroupSpec, GroupStatus])
+	// URL is where to look.
+	URL() string
+	// Close stops the server.
+	Close()
+}
 
 // options are the command-line flags.
 type options struct {
@@ -35,8 +77,8 @@ type options struct {
 	seed     uint64
 	duration time.Duration // give up after this long
 	chaos    time.Duration // how long faults are injected
-	data     string        // the data mode's directory (data.go); "" without -data
-	debug    string        // serve the debug page and /metrics here (debug.go); "" without -debug
+	data     string        // the directory of the Program's Data; "" without -data
+	debug    string        // serve the Program's Debug here; "" without -debug
 }
 
 // Shared is a store outside the process that several replicas of the demo
@@ -71,21 +113,37 @@ type Elector interface {
 	Leader(ctx context.Context) string
 }
 
-func parseFlags(args []string, out io.Writer, shared *Shared) (options, error) {
+func parseFlags(args []string, out io.Writer, p Program) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	name := p.Name
+	if name == "" {
+		name = "fleet"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.IntVar(&o.objects, "objects", 50, "number of groups")
 	faults := fs.String("faults", "on", `fault injection: "on" (rate 0.1), "off", or a rate in [0, 0.5]`)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the fault schedule and of the groups' sizes")
 	fs.DurationVar(&o.duration, "duration", 0, "fail if not converged within this long (default 30s, or 0.6ms a group if longer: 60s at 100000)")
 	fs.DurationVar(&o.chaos, "chaos", 3*time.Second, "how long faults are injected before they stop")
-	fs.StringVar(&o.debug, "debug", "", "serve the debug page (/debug/steady/) and Prometheus metrics (/metrics) at this address, e.g. :8080")
-	check := func() error { return nil }
-	if shared != nil {
-		check = shared.Flags(fs)
+	if p.Debug != nil {
+		fs.StringVar(&o.debug, "debug", "", "serve the debug page (/debug/steady/) and Prometheus metrics (/metrics) at this address, e.g. 127.0.0.1:8080, and keep running after the verdict until interrupted")
 	} else {
+		// A user who read about -debug gets told where it is, not just
+		// "flag provided but not defined".
+		fs.Func("debug", "not in this program: go run ./examples/fleet/fleet-full -debug 127.0.0.1:8080", func(string) error {
+			return errors.New("-debug is in go run ./examples/fleet/fleet-full (this program compiles no HTTP server, to build quickly)")
+		})
+	}
+	check := func() error { return nil }
+	if p.Shared != nil {
+		check = p.Shared.Flags(fs)
+	} else if p.Data != nil {
 		fs.StringVar(&o.data, "data", "", "keep the groups in DIR/fleet.db (store/boltstore), so they survive a restart (default: the embedded memstore, lost on exit)")
+	} else {
+		fs.Func("data", "not in this program: go run ./examples/fleet/fleet-full -data DIR", func(string) error {
+			return errors.New("-data DIR is in go run ./examples/fleet/fleet-full (this program compiles no bbolt, to build quickly)")
+		})
 	}
 	if err := cli.Parse(fs, args, false); err != nil {
 		return o, err
@@ -121,28 +179,27 @@ func parseFlags(args []string, out io.Writer, shared *Shared) (options, error) {
 
 // Run plays the demo with the command-line arguments args, printing to w,
 // and returns nil once the fleet has converged after the faults stopped, or
-// an error saying what is still wrong when -duration runs out. With a
-// Shared store it runs until ctx ends instead (see replica.go). A bad
+// an error saying what is still wrong when -duration runs out. With -debug,
+// the controller and the debug server keep running after that verdict
+// until ctx ends (the program says so), and Run returns the verdict then.
+// With a Shared store it runs until ctx ends instead (see replica.go). A bad
 // command line, or -h, returns an error that cli.Exit turns into exit
 // status 2, or 0 for -h.
-func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error {
-	o, err := parseFlags(args, w, shared)
+func Run(ctx context.Context, args []string, w io.Writer, p Program) error {
+	o, err := parseFlags(args, w, p)
 	if err != nil {
 		return err
 	}
 	out := newPrinter(w)
 	start := time.Now()
 	out.start = start
-	backend, elector, release, err := newBackend(ctx, o, shared, w, out.note)
+	backend, elector, release, err := newBackend(ctx, o, p, w, out.note)
 	if err != nil {
 		return err
 	}
 	defer release()
 	groups, err := store.New[GroupSpec, GroupStatus](backend, "Group")
 	if err != nil {
-		return err
-	}
-	if err := reportData(ctx, w, o.data, backend, groups); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 0xc4a05))
@@ -158,11 +215,13 @@ func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error 
 	fleet := newFleet(o.seed, o.rate)
 	count := &counters{}
 	metrics := newMetrics()
-	dbg, err := startDebug(o.debug, w)
-	if err != nil {
-		return err
+	var dbg Debugger = noDebug{}
+	if o.debug != "" {
+		if dbg, err = p.Debug(o.debug, w); err != nil {
+			return err
+		}
 	}
-	defer dbg.close()
+	defer dbg.Close()
 	sup := &supervisor{groups: groups, fleet: fleet, count: count, metrics: metrics, note: out.note, elector: elector, objects: o.objects, debug: dbg}
 	count.afterWrite = sup.afterWrite
 	ch := &chaos{groups: groups, fleet: fleet, rng: rng, length: o.chaos, note: out.note, done: make(chan struct{})}
@@ -180,7 +239,7 @@ func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error 
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
-	if elector == nil {
+	if elector == nil && o.debug == "" {
 		// At the deadline the demo is over: the controller, the fleet and
 		// the chaos stop then too, so that on a busy machine they do not
 		// hold up the judge's report.
@@ -206,6 +265,13 @@ func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error 
 		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
 	} else {
 		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
+		if o.debug != "" && gctx.Err() == nil {
+			// The verdict is in; the page stays worth reading (the
+			// controller keeps resyncing, and a group that did not converge
+			// is still there to look at) until the user is done with it.
+			fmt.Fprintf(w, "fleet: -debug: still serving %s and the controller keeps running; Ctrl-C to stop\n", dbg.URL())
+			<-gctx.Done()
+		}
 	}
 	cancel()
 	if err := g.Wait(); err != nil && result == nil {
@@ -213,6 +279,15 @@ func Run(ctx context.Context, args []string, w io.Writer, shared *Shared) error 
 	}
 	return result
 }
+
+// noDebug is the Debugger without -debug: the Loop reports to the demo's
+// own counters alone, and nothing is served.
+type noDebug struct{}
+
+func (noDebug) Metrics(own reconcile.Metrics) reconcile.Metrics                     { return own }
+func (noDebug) Track(*reconcile.Loop[string], *cache.Cache[GroupSpec, GroupStatus]) {}
+func (noDebug) URL() string                                                         { return "" }
+func (noDebug) Close()                                                              {}
 
 // slowCreate is the number of groups from which storing them takes long
 // enough for the demo to say so first: about 3s at 100,000 on memstore on

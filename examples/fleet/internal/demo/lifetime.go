@@ -30,9 +30,9 @@ type supervisor struct {
 	count   *counters
 	metrics *metrics
 	note    func(format string, args ...any)
-	elector Elector      // nil: the controller always works
-	objects int          // how many groups there are (sizes resync and retries)
-	debug   *debugServer // nil without -debug
+	elector Elector // nil: the controller always works
+	objects int     // how many groups there are (sizes resync and retries)
+	debug   Debugger
 
 	crashAt   int64 // crash after this many writes; 0 never
 	lifetimes atomic.Int64
@@ -100,7 +100,7 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// strike a share of the groups, so the budget grows with them: a
 		// fixed 100/s made 100,000 groups wait minutes for their retries.
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Limit(max(100, float64(s.objects)/5)), Burst: max(200, s.objects/2), Ceiling: time.Second}),
-		reconcile.WithMetrics(s.debug.metrics(s.metrics)),
+		reconcile.WithMetrics(s.debug.Metrics(s.metrics)),
 		reconcile.WithDrainTimeout(5 * time.Second),
 	}
 	if s.elector != nil {
@@ -109,11 +109,11 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		opts = append(opts, reconcile.WithElector(s.elector))
 	}
 	src := reconcile.Sources(reconcile.FromStore(groupCache, s.groups), reconcile.FromChannel(events))
-	loop, err := reconcile.New(controllerName, ctl, src, opts...)
+	loop, err := reconcile.New(ControllerName, ctl, src, opts...)
 	if err != nil {
 		return err
 	}
-	s.debug.track(loop, groupCache)
+	s.debug.Track(loop, groupCache)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return groupCache.Run(gctx) })
 	g.Go(func() error { return loop.Run(gctx) })

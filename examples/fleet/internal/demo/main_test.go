@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 // run is Run as the default program (examples/fleet) calls it: no Shared
 // store.
-func run(ctx context.Context, args []string, w io.Writer) error { return Run(ctx, args, w, nil) }
+func run(ctx context.Context, args []string, w io.Writer) error { return Run(ctx, args, w, Program{}) }
 
 // The demo runs on virtual time (testing/synctest): the fleet's lag, the
 // chaos schedule, resync and backoff cost no real time.
@@ -167,7 +167,7 @@ func TestCommandLine(t *testing.T) {
 		{nil, 30 * time.Second}, {[]string{"-objects=100000"}, time.Minute},
 		{[]string{"-objects=100000", "-duration=5s"}, 5 * time.Second},
 	} {
-		o, err := parseFlags(tc.args, &out, nil)
+		o, err := parseFlags(tc.args, &out, Program{})
 		require.NoError(t, err)
 		require.Equal(t, tc.want, o.duration, "args %q: the default -duration grows with -objects", tc.args)
 	}

@@ -1,27 +1,38 @@
-package demo
+package main
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
+	"github.com/steady-go/steady/examples/fleet/internal/demo"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
 )
 
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 // storedGroups reads the groups in the data mode's file of dir.
-func storedGroups(t *testing.T, dir string) map[string]*Group {
+func storedGroups(t *testing.T, dir string) map[string]*demo.Group {
 	t.Helper()
 	b, err := boltstore.Open(dataFile(dir))
 	require.NoError(t, err)
 	defer b.Close()
-	groups, err := store.New[GroupSpec, GroupStatus](b, "Group")
+	groups, err := store.New[demo.GroupSpec, demo.GroupStatus](b, "Group")
 	require.NoError(t, err)
 	list, err := groups.List(t.Context(), store.ListOptions{})
 	require.NoError(t, err)
-	m := map[string]*Group{}
+	m := map[string]*demo.Group{}
 	for _, g := range list.Items {
 		m[g.Meta.Name] = g
 	}
@@ -69,11 +80,52 @@ func TestDataSurvivesRestart(t *testing.T) {
 // is refused while the first runs.
 func TestDataIsOwnedByOneProcess(t *testing.T) {
 	dir := t.TempDir()
-	b, release, err := openData(dir)
+	_, _, release, err := openData(dir)
 	require.NoError(t, err)
 	defer release()
-	_ = b
 	var out strings.Builder
 	err = run(t.Context(), []string{"-data=" + dir}, &out)
 	require.ErrorIs(t, err, boltstore.ErrLocked)
+}
+
+// -debug serves steady's Prometheus series at /metrics beside the page,
+// following the controller, until interrupted. In real time: the server
+// listens on a real port.
+func TestDebugServesPrometheusMetrics(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-objects=3", "-faults=off", "-debug=127.0.0.1:0"}, out) }()
+	keep := regexp.MustCompile(`fleet: -debug: still serving (http://\S+)/debug/steady/ and the controller keeps running; Ctrl-C to stop\n`)
+	require.Eventually(t, func() bool { return keep.MatchString(out.String()) }, 20*time.Second, 10*time.Millisecond, "%s", out)
+	require.Contains(t, out.String(), "/metrics\n", "the first line says where the metrics are")
+	resp, err := http.Get(keep.FindStringSubmatch(out.String())[1] + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Regexp(t, `controller_runtime_reconcile_total\{controller="fleet-controller",result="success"\} [1-9]`, string(body))
+	require.Contains(t, string(body), `steady_cache_objects{cache="groups"} 3`)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// syncBuffer is a bytes.Buffer that a running demo writes to while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

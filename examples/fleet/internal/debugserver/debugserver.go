@@ -1,4 +1,9 @@
-package demo
+// Package debugserver is the fleet demo's -debug (a demo.Program's Debug):
+// steady's debug page at /debug/steady/ and its Prometheus series at
+// /metrics. It is apart from package demo so that the default program,
+// examples/fleet, compiles none of net/http, Prometheus or protobuf;
+// examples/fleet/fleet-full and examples/fleet/fleet-etcd use it.
+package debugserver
 
 import (
 	"context"
@@ -19,6 +24,13 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store/cache"
+
+	"github.com/steady-go/steady/examples/fleet/internal/demo"
+)
+
+type (
+	groupSpec   = demo.GroupSpec
+	groupStatus = demo.GroupStatus
 )
 
 // debugServer serves, with -debug ADDR, the debug page at /debug/steady/
@@ -26,19 +38,19 @@ import (
 // new Loop and cache after each crash; the page and the scrape follow the
 // current ones.
 type debugServer struct {
+	url   string // of the page
 	prom  *steadyprom.Metrics
 	loop  atomic.Pointer[reconcile.Loop[string]]
-	cache atomic.Pointer[cache.Cache[GroupSpec, GroupStatus]]
+	cache atomic.Pointer[cache.Cache[groupSpec, groupStatus]]
 	srv   *http.Server
 	done  chan error
 }
 
-// startDebug listens on addr and serves until close; "" means no server
-// (a nil *debugServer, whose methods do nothing).
-func startDebug(addr string, w io.Writer) (*debugServer, error) {
-	if addr == "" {
-		return nil, nil
-	}
+// Start listens on addr and serves until Close, and prints to w where.
+// It returns an error naming -debug if it cannot listen there.
+func Start(addr string, w io.Writer) (demo.Debugger, error) { return start(addr, w) }
+
+func start(addr string, w io.Writer) (*debugServer, error) {
 	reg := prom.NewRegistry()
 	m, err := steadyprom.New(reg)
 	if err != nil {
@@ -60,48 +72,43 @@ func startDebug(addr string, w io.Writer) (*debugServer, error) {
 	}
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { d.done <- d.srv.Serve(ln) }()
-	fmt.Fprintf(w, "fleet: debug page at http://%s/debug/steady/, metrics at http://%s/metrics\n", ln.Addr(), ln.Addr())
+	d.url = fmt.Sprintf("http://%s/debug/steady/", ln.Addr())
+	fmt.Fprintf(w, "fleet: debug page at %s, metrics at http://%s/metrics\n", d.url, ln.Addr())
 	return d, nil
 }
 
-// close stops the server.
-func (d *debugServer) close() {
-	if d == nil {
-		return
-	}
+// URL is the page's address.
+func (d *debugServer) URL() string { return d.url }
+
+// Close stops the server.
+func (d *debugServer) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
 	<-d.done
 }
 
-// metrics returns what the Loop reports to: own alone, or own and the
-// Prometheus series.
-func (d *debugServer) metrics(own reconcile.Metrics) reconcile.Metrics {
-	if d == nil {
-		return own
-	}
+// Metrics returns what the Loop reports to: own and the Prometheus series.
+func (d *debugServer) Metrics(own reconcile.Metrics) reconcile.Metrics {
 	return teeMetrics{own, d.prom}
 }
 
-// track makes l and c the ones the page and the scrape show.
-func (d *debugServer) track(l *reconcile.Loop[string], c *cache.Cache[GroupSpec, GroupStatus]) {
-	if d != nil {
-		d.loop.Store(l)
-		d.cache.Store(c)
-	}
+// Track makes l and c the ones the page and the scrape show.
+func (d *debugServer) Track(l *reconcile.Loop[string], c *cache.Cache[groupSpec, groupStatus]) {
+	d.loop.Store(l)
+	d.cache.Store(c)
 }
 
 // currentLoop shows the Loop of the current lifetime.
 type currentLoop struct{ d *debugServer }
 
-func (c currentLoop) Name() string { return controllerName }
+func (c currentLoop) Name() string { return demo.ControllerName }
 
 func (c currentLoop) Status() reconcile.LoopStatus {
 	if l := c.d.loop.Load(); l != nil {
 		return l.Status()
 	}
-	return reconcile.LoopStatus{Name: controllerName}
+	return reconcile.LoopStatus{Name: demo.ControllerName}
 }
 
 func (c currentLoop) KeyStatuses() []reconcile.KeyStatus {

@@ -38,7 +38,7 @@ func (w *world) loseLeadership(now time.Time) *rival {
 	el, err := lease.New(w.raw, leaseKey, "rival",
 		lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry))
 	if err != nil {
-		w.violate("reconciletest: rival elector: %v", err)
+		w.violate(HarmContract, "reconciletest: rival elector: %v", err)
 		return nil
 	}
 	hold := time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay)))

@@ -107,7 +107,7 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	pol := backoff.Policy{Base: 10e6, Factor: 2, Cap: relistCap, Jitter: 0.2, Rand: p.w.newRand().Float64}
 	c := cache.New[S, T](st,
 		cache.WithRelistBackoff(pol),
-		cache.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
+		cache.WithMutationDetector(func(err error) { p.w.violate(HarmContract, "cache of %s: %v", st.Kind(), err) }))
 	p.caches = append(p.caches, c.Run)
 	p.revs = append(p.revs, c.Revision)
 	if p.byPfx == nil {

@@ -50,8 +50,15 @@ type Report struct {
 	// seed whose children's histories this run was compared with; nil if
 	// none was run.
 	Reference *Report
-	// Violations are the checks that failed, empty for a passing schedule.
+	// Violations are the checks that failed, empty for a passing
+	// schedule, each as "harm: what happened"; Harms holds the harm of
+	// each, in the same order.
 	Violations []string
+	Harms      []Harm
+	// Notes are what faults made the controller do that is no harm: work
+	// from a stale view that it repaired itself (a child created for an
+	// owner already gone, then deleted again). They never fail a schedule.
+	Notes []string
 	// FailingStep is the index in Trace of the step the first violation
 	// points at (the write that broke a rule, or the last step that
 	// touched the object that did not converge); -1 for a passing
@@ -95,6 +102,10 @@ func (r *Report) String() string {
 	for _, v := range r.Violations {
 		b.WriteString("\n  violation: ")
 		b.WriteString(v)
+	}
+	for _, n := range r.Notes {
+		b.WriteString("\n  note: ")
+		b.WriteString(n)
 	}
 	return b.String()
 }

@@ -1,6 +1,10 @@
 package reconciletest_test
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,4 +46,45 @@ func TestEveryViolationNamesAHarm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A failing schedule's message, as Run prints it, names the harm, the
+// shortest schedule found (the seed with fewer faults), and the command
+// that replays it; the command replays a schedule that fails with the same
+// harm. Run fails its test, so it runs in a child process.
+func TestFailureNamesHarmShortestScheduleAndReplay(t *testing.T) {
+	if os.Getenv("RECONCILETEST_SHRINK") != "" {
+		seed, _ := strconv.ParseUint(os.Getenv("RECONCILETEST_SHRINK"), 10, 64)
+		cfg := zooConfig(clobber, false)
+		cfg.Seed, cfg.Schedules = seed, 1
+		reconciletest.Run(t, cfg)
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs child test processes")
+	}
+	cfg := zooConfig(clobber, false)
+	seed := uint64(0)
+	for ; seed < reconciletest.DefaultSchedules; seed++ {
+		if rep := reconciletest.Simulate(t, cfg, seed); rep.Failed() && rep.Harms[0] == reconciletest.HarmLostUpdate {
+			break
+		}
+	}
+	require.Less(t, seed, uint64(reconciletest.DefaultSchedules), "the clobbering reconciler must be caught")
+	child := func(args ...string) string {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestFailureNamesHarmShortestScheduleAndReplay$", "-test.count=1"}, args...)...)
+		cmd.Env = append(os.Environ(), "RECONCILETEST_SHRINK="+strconv.FormatUint(seed, 10))
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "the schedule must fail:\n%s", out)
+		return string(out)
+	}
+	out := child()
+	require.Contains(t, out, "reconciletest: harm: lost update, in schedule")
+	require.Contains(t, out, "shortest schedule found: the same seed with faults [")
+	m := regexp.MustCompile(`replay: go test -run '\^TestFailureNamesHarmShortestScheduleAndReplay\$' -seed=(\d+) -faults=(\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "the replay command, with the shrunk faults:\n%s", out)
+	require.NotContains(t, m[2], "drop,duplicate,delay,expire,stale,conflict,unavailable,timeout,crash,timetravel,leadership,compete,deletes", "shrinking turned some fault off")
+	require.Contains(t, out, "the steps around the failing one (marked >)")
+	again := child("-seed="+m[1], "-faults="+m[2])
+	require.Contains(t, again, "violation: lost update: ", "the replay fails with the same harm:\n%s", again)
 }

@@ -111,9 +111,9 @@ func (r *Report) String() string {
 }
 
 // Explain is the failure message of a failed schedule: the failing step
-// first, with the violations, then the command that replays the schedule
-// (replay), then the steps that touched the subject, the steps that led up
-// to the failing one, and the summary.
+// first, with the violations (each naming its harm), then the command that
+// replays the schedule (replay), then the steps that touched the subject,
+// the 40 steps up to the failing one and the 10 after it, and the summary.
 func (r *Report) Explain(replay string) string {
 	var b strings.Builder
 	step := "(none)"
@@ -141,12 +141,16 @@ func (r *Report) Explain(replay string) string {
 	if r.FailingStep >= 0 {
 		end = r.FailingStep + 1
 	}
-	start := max(0, end-40)
-	var last []string
-	for i := start; i < end; i++ {
-		last = append(last, fmt.Sprintf("%4d %s", i+1, r.Trace[i]))
+	start, stop := max(0, end-40), min(len(r.Trace), end+10)
+	var around []string
+	for i := start; i < stop; i++ {
+		mark := " "
+		if i == end-1 {
+			mark = ">"
+		}
+		around = append(around, fmt.Sprintf("%s%4d %s", mark, i+1, r.Trace[i]))
 	}
-	fmt.Fprintf(&b, "the %d steps up to the failing one:\n  %s\n", end-start, strings.Join(last, "\n  "))
+	fmt.Fprintf(&b, "the steps around the failing one (marked >):\n  %s\n", strings.Join(around, "\n  "))
 	b.WriteString(r.String())
 	return b.String()
 }

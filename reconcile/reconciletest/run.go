@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 )
@@ -23,6 +25,52 @@ import (
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&seedValue{}, "seed", "reconciletest: replay this one schedule seed (a failure prints it)")
 	fs.Var(&schedulesValue{n: DefaultSchedules}, "schedules", "reconciletest: how many seeded schedules Run runs when Config.Schedules is 0")
+	fs.Var(&faultsValue{}, "faults", "reconciletest: inject only these faults of the Config's (comma-separated: "+strings.Join(knobNames(), ",")+"; none for none), as a shrunk failure's replay command says")
+}
+
+func knobNames() []string {
+	var out []string
+	for _, k := range faultKnobs {
+		out = append(out, k.name)
+	}
+	return out
+}
+
+// faultsValue is the -faults flag: the faults to keep.
+type faultsValue struct {
+	set  bool
+	keep []string
+}
+
+func (f *faultsValue) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strings.Join(f.keep, ",")
+}
+
+func (f *faultsValue) Set(v string) error {
+	f.set, f.keep = true, nil
+	if v == "none" || v == "" {
+		return nil
+	}
+	for _, name := range strings.Split(v, ",") {
+		if !slices.Contains(knobNames(), name) {
+			return fmt.Errorf("unknown fault %q: want some of %s, or none", name, strings.Join(knobNames(), ","))
+		}
+		f.keep = append(f.keep, name)
+	}
+	return nil
+}
+
+// faultsFlag returns the -faults flag's faults to keep, if it is set.
+func faultsFlag() ([]string, bool) {
+	if fl := flag.Lookup("faults"); fl != nil {
+		if f, ok := fl.Value.(*faultsValue); ok && f.set {
+			return f.keep, true
+		}
+	}
+	return nil, false
 }
 
 // DefaultSchedules is how many schedules Run runs without Config.Schedules
@@ -91,12 +139,21 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keep, masked := faultsFlag()
+	if masked {
+		cfg.Faults = keepFaults(cfg.Faults, keep)
+	}
 	parent := t.Name()
 	one := func(t *testing.T, seed uint64) {
 		rep := simulateChecked(t, cfg, seed)
-		if rep.Failed() {
-			t.Error(rep.Explain(fmt.Sprintf("go test -run '^%s$' -seed=%d", parent, seed)))
+		if !rep.Failed() {
+			return
 		}
+		short, faults := rep, faultNames(cfg.Faults)
+		if !masked {
+			short, faults = shrink(t, cfg, seed, rep)
+		}
+		t.Error(failure(parent, seed, rep, short, faults, !masked))
 	}
 	if len(seeds) <= maxSubtests {
 		for _, seed := range seeds {

@@ -24,12 +24,30 @@ type corpusCase struct {
 	name string
 	// ci is how many schedules the CI run gives it (without the race
 	// detector); -corpus.full gives each 2,000.
-	ci     int
-	config func() reconciletest.Config[setSpec, setStatus]
+	ci  int
+	run func(t *testing.T, schedules int)
+}
+
+// runs returns a corpus case's run: Run over n schedules of config's.
+func runs[S, T any](config func() reconciletest.Config[S, T]) func(t *testing.T, n int) {
+	return func(t *testing.T, n int) {
+		cfg := config()
+		cfg.Schedules = n
+		reconciletest.Run(t, cfg)
+	}
 }
 
 var corpus = []corpusCase{
-	{"cache reads, children named for the parent's UID", 60, uidNamedConfig},
+	{"README: the whole controller, with the GC", 40, runs(readmeConfig)},
+	{"example: echo (the package example)", 40, runs(echoConfig)},
+	{"cache reads, children named for the parent's UID", 40, runs(uidNamedConfig)},
+	{"owner references, collected by the GC", 40, runs(ownerGCConfig)},
+	{"finalizer, external cleanup through an idempotent API", 40, runs(finalizerConfig)},
+	{"status with observedGeneration, by UpdateStatus", 40, runs(observedGenConfig)},
+	{"two child kinds", 40, runs(twoKindsConfig)},
+	{"leader-elected, memory per term, GC under the same term", 40, runs(leaderMemoConfig)},
+	{"children read from their store, no cache", 40, runs(directConfig)},
+	{"apply only", 40, runs(applyOnlyConfig)},
 }
 
 // TestCorpus runs every controller of the corpus through the default
@@ -39,16 +57,14 @@ var corpus = []corpusCase{
 func TestCorpus(t *testing.T) {
 	for _, c := range corpus {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := c.config()
+			n := c.ci
 			switch {
 			case *corpusFull:
-				cfg.Schedules = 2000
+				n = 2000
 			case raceEnabled:
-				cfg.Schedules = 5
-			default:
-				cfg.Schedules = c.ci
+				n = 5
 			}
-			reconciletest.Run(t, cfg)
+			c.run(t, n)
 		})
 	}
 }

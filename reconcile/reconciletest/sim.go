@@ -188,6 +188,13 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 			}
 		})
 	}
+	for _, fn := range p.goes {
+		wg.Go(func() {
+			if err := fn(pctx); err != nil && pctx.Err() == nil {
+				w.violate(HarmContract, "process %d: a function of Process.Go: %v", n, err)
+			}
+		})
+	}
 	wg.Go(func() {
 		if err := loop.Run(pctx); err != nil {
 			w.violate(HarmContract, "process %d: loop: %v", n, err)

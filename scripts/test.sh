@@ -12,9 +12,10 @@
 #
 # Two runs go in the background, beside the modules after the root one:
 # store/etcdstore's module (its tests mostly wait on etcd's timers), and
-# reconcile/reconciletest's TestSchedules, once, without -race and with 1000
-# seeded schedules. The -race run skips TestSchedules; the race detector
-# still runs the harness through every other reconciletest test,
+# reconcile/reconciletest's TestSchedules (once, with 1000 seeded
+# schedules) and TestCorpus (its correct controllers, each with its CI
+# count of schedules), without -race. The -race run skips both; the race
+# detector still runs the harness through every other reconciletest test,
 # TestEchoExample's 50 schedules among them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,12 +86,12 @@ for mod in $mods; do
     run "module $dir (go test -race)" "$dir" -race -count=1 -v "$@" ./...
     continue
   fi
-  run "module . (go test -race)" . -race -count=1 -v -skip '^TestSchedules$' "$@" ./...
+  run "module . (go test -race)" . -race -count=1 -v -skip '^(TestSchedules|TestCorpus)$' "$@" ./...
   for bdir in $background_mods; do
     [ -f "$root/$bdir/go.mod" ] && background "module $bdir (go test -race, in the background)" "$bdir" -race -count=1 -v "$@" ./...
   done
   if [ -d "$root/reconcile/reconciletest" ]; then
-    background "reconcile/reconciletest TestSchedules without -race (in the background)" . -count=1 -v -run '^TestSchedules$' ./reconcile/reconciletest -schedules=1000
+    background "reconcile/reconciletest TestSchedules and TestCorpus without -race (in the background)" . -count=1 -v -run '^(TestSchedules|TestCorpus)$' ./reconcile/reconciletest -schedules=1000
   fi
 done
 for i in "${!bg_pids[@]}"; do

@@ -38,16 +38,16 @@ func runs[S, T any](config func() reconciletest.Config[S, T]) func(t *testing.T,
 }
 
 var corpus = []corpusCase{
-	{"README: the whole controller, with the GC", 40, runs(readmeConfig)},
-	{"example: echo (the package example)", 40, runs(echoConfig)},
-	{"cache reads, children named for the parent's UID", 40, runs(uidNamedConfig)},
-	{"owner references, collected by the GC", 40, runs(ownerGCConfig)},
-	{"finalizer, external cleanup through an idempotent API", 40, runs(finalizerConfig)},
-	{"status with observedGeneration, by UpdateStatus", 40, runs(observedGenConfig)},
-	{"two child kinds", 40, runs(twoKindsConfig)},
-	{"leader-elected, memory per term, GC under the same term", 40, runs(leaderMemoConfig)},
-	{"children read from their store, no cache", 40, runs(directConfig)},
-	{"apply only", 40, runs(applyOnlyConfig)},
+	{"README: the whole controller, with the GC", 200, runs(readmeConfig)},
+	{"example: echo (the package example)", 200, runs(echoConfig)},
+	{"cache reads, children named for the parent's UID", 200, runs(uidNamedConfig)},
+	{"owner references, collected by the GC", 200, runs(ownerGCConfig)},
+	{"finalizer, external cleanup through an idempotent API", 200, runs(finalizerConfig)},
+	{"status with observedGeneration, by UpdateStatus", 200, runs(observedGenConfig)},
+	{"two child kinds", 200, runs(twoKindsConfig)},
+	{"leader-elected, memory per term, GC under the same term", 200, runs(leaderMemoConfig)},
+	{"children read from their store, no cache", 200, runs(directConfig)},
+	{"apply only", 200, runs(applyOnlyConfig)},
 }
 
 // TestCorpus runs every controller of the corpus through the default

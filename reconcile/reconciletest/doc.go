@@ -27,11 +27,14 @@
 //	}
 //
 // Run runs -schedules seeded schedules (default DefaultSchedules, 460) as
-// parallel subtests. A failing schedule prints the step that failed first,
-// with its violations, then the command that replays it (go test -run
-// '^TestMyReconciler$' -seed=N), then the steps about the object at fault
-// and the steps that led up to the failure (Report.Explain). The two flags
-// exist once a test file registers them:
+// parallel subtests. A failing schedule names its harm (see Harms), then
+// shrinks: it is played again with each fault turned off in turn, keeping
+// off every fault the harm still shows without, and the message gives the
+// shortest schedule found, the command that replays it (go test -run
+// '^TestMyReconciler$' -seed=N -faults=crash,timetravel,deletes), its
+// violations, the steps about the object at fault and the steps around the
+// failing one (Report.Explain). The three flags exist once a test file
+// registers them:
 //
 //	func init() { reconciletest.RegisterFlags(flag.CommandLine) }
 //
@@ -41,11 +44,13 @@
 // a new one): build the reconciler over Env.Store and Env.Cache, and build
 // any other store with NewStore and cache with NewCache (the harness runs
 // them and injects faults into them), adding Loop options such as child
-// sources with Env.Use. The reconciler must write with the reconcile's ctx
-// (it carries the leadership fence) and take randomness only from
-// Process.Rand. Children should have names derived from their owner: the
-// history check compares children by key (Config.SkipHistory turns it
-// off).
+// sources with Env.Use. A second Loop of the controller, such as a garbage
+// collector (gc.New), runs with Env.Go, under the harness Loop's term
+// (reconcile.WithElector(env.Elector())). The reconciler must write with
+// the reconcile's ctx (it carries the leadership fence) and take
+// randomness only from Process.Rand. Children should have names derived
+// from their owner (its name or its UID): the history check compares
+// children by key (Config.SkipHistory turns it off).
 //
 // # What a schedule does
 //
@@ -96,47 +101,92 @@
 //     writes carry a fence the store now rejects.
 //   - Competing writers: Config.Compete writes objects as another manager.
 //
-// # Checks
+// # Harms
 //
 // With Bound = resync + backoff cap + relist cap + read-your-writes timeout
 // + a delay (+ a lease takeover with leadership loss) + ⌈objects/workers⌉ ×
-// Passes × 1.1 × ReconcileTime (Report.Bound), a schedule fails when:
+// Passes × 1.1 × ReconcileTime (Report.Bound), a schedule fails when it
+// shows one of these harms (type Harm), and every violation starts with
+// the harm's name:
 //
-//   - an object has not converged (Config.Converged, ReadyConverged by
-//     default, DiffConverged to derive one from diff) Bound after faults
-//     stopped, or is not converged 1.5 resync periods later;
-//   - an object that cannot be reconciled (Config.Unreconcilable) is not
-//     Stalled, with a reason, a message and a time; or a converged one is;
-//   - an object the test deleted still exists at the bound (a finalizer
-//     never removed), or is reconciled again after it (not-found returned
-//     as an error is retried forever);
-//   - after the bound, a converged object fails a reconcile, or is
+//   - not converged (HarmNotConverged): an object has not converged
+//     (Config.Converged, ReadyConverged by default, DiffConverged to derive
+//     one from diff) Bound after faults stopped, or is not converged 1.5
+//     resync periods later; an object that cannot be reconciled
+//     (Config.Unreconcilable) is not Stalled with a reason, a message and a
+//     time, or a converged one is; an object the test deleted still exists
+//     at the bound (a finalizer never removed).
+//   - end state differs (HarmEndState): compared with the fault-free
+//     reference run of the same seed (same objects, same UIDs, same
+//     deletions at the same instants), a child is left at the end that the
+//     reference run does not leave (a leaked child: a lost cleanup), one
+//     it leaves is missing, or one ends with another spec.
+//   - action on live state (HarmLiveAction): the controller deleted a
+//     child, or changed its spec or owners, while its owner was live (the
+//     current object of its name, by UID, its deletion not requested) and
+//     unchanged (no competing write touched it), more often than the
+//     reference run does; or a write without a fence was accepted from a
+//     process whose term had ended (stale writes the store rejected are
+//     counted in Report.FencedWrites, not failed).
+//   - lost update (HarmLostUpdate): a reconciler write set a field of a
+//     primary object back to what it was before another manager changed it
+//     (a status computed from a stale copy clobbers the other manager's
+//     field; the store rejects a whole-status write that carries a stale
+//     read, but not one built anew).
+//   - write storm (HarmStorm): an object got more than WritesPerPass ×
+//     (Passes + the faults that touched it) writes (Report.WriteBound; a
+//     delay, a crash, a deletion or recreation each count); an object that
+//     had converged is written again (a steady state writes nothing);
+//     after the bound, a converged object fails a reconcile, or is
 //     reconciled more than once per resync period plus once
-//     (Report.ReconcileBound); an unreconcilable one more than its backoff
-//     allows besides;
-//   - an object that had converged is written again (a steady state writes
-//     nothing), or an object got more than WritesPerPass × (Passes + the
-//     faults that touched it) writes (Report.WriteBound; a delay, a crash,
-//     a deletion or recreation each count);
-//   - compared with the reference run of the same seed, the controller
-//     deleted or created a child more often (an unexpected delete or
-//     recreate: a child deleted and recreated into the right end state
-//     fails too), or left a child at the end that the reference run does
-//     not leave (a lost cleanup); children of objects a competing write
-//     touched are left out, since their histories may rightly differ;
-//   - a reconciler write set a field of a primary object back to what it
-//     was before another manager changed it (a lost update: a status
-//     computed from a stale copy clobbers the other manager's field; the
-//     store rejects a whole-status write that carries a stale read, but
-//     not one built anew);
-//   - a write without a fence was accepted from a process whose term had
-//     ended (a stale write accepted); stale writes the store rejected
-//     (attempted) are counted in Report.FencedWrites, not failed;
-//   - a cached object was modified (the cache's mutation detector), or a
-//     Loop did not stop within its drain timeout.
+//     (Report.ReconcileBound), an unreconcilable one more than its backoff
+//     allows besides, or a deleted one at all (not-found returned as an
+//     error is retried forever).
 //
-// A goroutine left blocked when the schedule ends fails the test through
+// A run the harness cannot judge fails as a broken contract
+// (HarmContract): a cached object was modified (the cache's mutation
+// detector), a Setup, cache or Loop failed, a Loop did not stop within its
+// drain timeout, or the fault-free reference run fails too. A goroutine
+// left blocked when the schedule ends fails the test through
 // testing/synctest, which runs every schedule in a bubble of its own.
+//
+// Faults may make a correct controller do more than the reference run, as
+// long as it repairs it: a cache sent back in time shows an owner already
+// deleted, the controller creates children for it, and deletes them once
+// it sees the owner gone. That is no harm, and no failure: Report.Notes
+// lists it. Faults may also make it do less (it may never get round to a
+// child before its owner is deleted). Children of objects a competing
+// write touched, or that the test could not recreate in one of the two
+// runs (a finalizer still held the deleted one), are left out of the
+// comparison, since their histories may rightly differ.
+//
+// Which harm catches which class of bug (the zoo's, zoo_test.go):
+//
+//	class               bug                                          harm that catches it
+//	intermediate state  random child names tracked in status         end state differs (too many children), lost update
+//	                    child created, then its owner set            end state differs (a child nobody owns)
+//	                    children noted in status before creation     end state differs (children missing)
+//	                    finalizer removed before the children        end state differs (leaked child), write storm
+//	                    a create whose reply was lost rolled back    action on live state (a live owner's child deleted)
+//	stale state         children of an owner the cache misses        action on live state
+//	                    children selected by owner name, not UID     end state differs
+//	                    whole status copied from its cache           lost update
+//	                    writes with a detached ctx (no fence)        action on live state (stale write accepted)
+//	unobserved state    cleanup only on seeing the owner gone        end state differs (leaked child)
+//	                    a generation trusted from memory             not converged
+//	                    scale-down only on a drop it saw             end state differs
+//	essay patterns      errors swallowed: never Stalled              not converged (not Stalled)
+//	                    not-found returned as an error               write storm (a deleted object retried)
+//	                    a write on every pass                        write storm
+//	                    requeues itself forever once Ready           write storm
+//
+// A correct controller must pass every schedule: the package's own tests
+// keep a corpus of them written as users write them (corpus_test.go: the
+// README's whole controller with its GC, children named for their owner's
+// UID, owner references with a GC, a finalizer with an external API, an
+// observedGeneration status, two child kinds, a leader-elected one,
+// children read without a cache, apply only), each of which must pass
+// 2,000 schedules of AllFaults.
 //
 // # What the defaults catch, and the budget each needs
 //

@@ -83,6 +83,11 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 	}
 	w.names = names
 	w.prefix = primary.Prefix()
+	if cfg.Fixtures != nil {
+		if err := cfg.Fixtures(ctx, w.raw); err != nil {
+			return fail("reconciletest: Config.Fixtures: %v", err)
+		}
+	}
 	w.work.del = func(ctx context.Context, name string) (int64, error) {
 		rev, err := creator.Delete(ctx, name)
 		return rev, store.IgnoreNotFound(err)

@@ -43,6 +43,7 @@ var corpus = []corpusCase{
 	{"example: unreconcilable (a secret, a mapped source)", 200, runs(unreconcilableConfig)},
 	{"example: fieldowners, the defaulter by Apply (with IfRevision)", 200, runs(fieldOwnersConfig(true, true))},
 	{"example: fieldowners, the defaulter by Update", 200, runs(fieldOwnersConfig(false, false))},
+	{"example: processes (sets, instances, GC; a fake OS)", 200, runs(processesConfig)},
 	{"cache reads, children named for the parent's UID", 200, runs(uidNamedConfig)},
 	{"owner references, collected by the GC", 200, runs(ownerGCConfig)},
 	{"finalizer, external cleanup through an idempotent API", 200, runs(finalizerConfig)},

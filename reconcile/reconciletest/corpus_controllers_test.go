@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -387,9 +388,55 @@ func directConfig() reconciletest.Config[setSpec, setStatus] {
 		if err != nil {
 			return nil, err
 		}
+		env.Watch(&directOwners{pods: pods, setc: env.Cache})
 		return &direct{sets: env.Store, setc: env.Cache, pods: pods, manager: env.Manager}, nil
 	}
 	return cfg
+}
+
+// directOwners lists, at every resync and new term, the sets that own a
+// pod and are missing from the set cache, reading the pods from their
+// store: without it, a set whose deletion the controller never saw (it
+// crashed, and the next process's cache never had the set) would never be
+// a key again, and its pods would leak. The first draft of this
+// controller had no such source, and the corpus caught the leak.
+type directOwners struct {
+	pods *store.Store[podSpec, podStatus]
+	setc *cache.Cache[setSpec, setStatus]
+
+	mu  sync.Mutex
+	ctx context.Context // Run's: it ends with the process
+}
+
+func (o *directOwners) Run(ctx context.Context, _ reconcile.Sink[string]) error {
+	o.mu.Lock()
+	o.ctx = ctx
+	o.mu.Unlock()
+	<-ctx.Done()
+	return nil
+}
+
+func (o *directOwners) Keys() iter.Seq[string] {
+	o.mu.Lock()
+	ctx := o.ctx
+	o.mu.Unlock()
+	if ctx == nil {
+		return func(func(string) bool) {}
+	}
+	l, err := o.pods.List(ctx, store.ListOptions{})
+	if err != nil {
+		return func(func(string) bool) {} // the next resync lists again
+	}
+	var names []string
+	for _, p := range l.Items {
+		if c, ok := controllerOf(p); ok {
+			if _, there := o.setc.Get(c.Name); !there {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Values(slices.Compact(names))
 }
 
 func (r *direct) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {

@@ -108,39 +108,45 @@ func TestStalledUpdate(t *testing.T) {
 	stalledFalse := []store.Condition{{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, LastTransitionTime: t0}}
 
 	// Set on a fresh object.
-	out, write := stalledUpdate(nil, "lp", false, stalledSet, "SecretMissing", "secret s not found", 4, t1)
+	out, write := stalledUpdate(nil, "lp", false, stalledSet, "SecretMissing", "secret s not found", 4, t1, time.Time{})
 	require.True(t, write)
 	require.Equal(t, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: "SecretMissing",
 		Message: "lp: secret s not found", LastTransitionTime: t1, ObservedGeneration: 4}}, out)
 	// Setting the same again causes no write, nor does a new message
 	// alone: the meaning (status, reason, generation) stands.
-	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 4, t1.Add(time.Hour))
+	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 4, t1.Add(time.Hour), time.Time{})
 	require.False(t, write)
-	_, write = stalledUpdate(out, "other", false, stalledSet, "SecretMissing", "secret s still not found", 4, t1.Add(time.Hour))
+	_, write = stalledUpdate(out, "other", false, stalledSet, "SecretMissing", "secret s still not found", 4, t1.Add(time.Hour), time.Time{})
 	require.False(t, write)
 	// A new reason or generation is a new meaning.
-	_, write = stalledUpdate(out, "lp", true, stalledSet, ReasonFailing, "secret s not found", 4, t1)
+	_, write = stalledUpdate(out, "lp", true, stalledSet, ReasonFailing, "secret s not found", 4, t1, time.Time{})
 	require.True(t, write)
-	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 5, t1)
+	_, write = stalledUpdate(out, "lp", true, stalledSet, "SecretMissing", "secret s not found", 5, t1, time.Time{})
 	require.True(t, write)
-	// Except for Oscillating: a fight over the spec moves the generation.
-	osc, _ := stalledUpdate(nil, "lp", true, stalledSet, ReasonOscillating, "fight", 4, t1)
-	_, write = stalledUpdate(osc, "lp", true, stalledSet, ReasonOscillating, "fight", 9, t1)
-	require.False(t, write)
+	// A new generation with the same reason only from regen on (the last
+	// write plus the backoff cap): a spec that moves at every write, as
+	// in a fight, costs a write per cap, Oscillating or not.
+	for _, reason := range []string{ReasonOscillating, ReasonFailing} {
+		osc, _ := stalledUpdate(nil, "lp", true, stalledSet, reason, "fight", 4, t1, time.Time{})
+		_, write = stalledUpdate(osc, "lp", true, stalledSet, reason, "fight", 9, t1, t1.Add(time.Minute))
+		require.False(t, write, reason)
+		_, write = stalledUpdate(osc, "lp", true, stalledSet, reason, "fight", 9, t1.Add(time.Minute), t1.Add(time.Minute))
+		require.True(t, write, reason)
+	}
 
 	// Clear: only an object that is stalled gets a write.
-	_, write = stalledUpdate(nil, "lp", false, stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(nil, "lp", false, stalledClear, "", "", 1, t1, time.Time{})
 	require.False(t, write, "never stalled: no write")
-	_, write = stalledUpdate(stalledFalse, "lp", true, stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(stalledFalse, "lp", true, stalledClear, "", "", 1, t1, time.Time{})
 	require.False(t, write, "already recovered: no write")
 	// Ownership decides whose Stalled it is, not the message: a Stalled
 	// whose text names this Loop but that another manager owns stays.
-	_, write = stalledUpdate(stalledTrue, "lp", false, stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(stalledTrue, "lp", false, stalledClear, "", "", 1, t1, time.Time{})
 	require.False(t, write, "a Loop never clears a Stalled it does not own")
 	otherText := []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "other: 5 consecutive failures", LastTransitionTime: t0}}
-	_, write = stalledUpdate(otherText, "lp", true, stalledClear, "", "", 1, t1)
+	_, write = stalledUpdate(otherText, "lp", true, stalledClear, "", "", 1, t1, time.Time{})
 	require.True(t, write, "a Stalled this Loop owns is cleared whatever its text")
-	out, write = stalledUpdate(stalledTrue, "lp", true, stalledClear, "", "", 2, t1)
+	out, write = stalledUpdate(stalledTrue, "lp", true, stalledClear, "", "", 2, t1, time.Time{})
 	require.True(t, write)
 	c, _ := GetCondition(out, Stalled)
 	require.Equal(t, store.ConditionFalse, c.Status)
@@ -148,6 +154,6 @@ func TestStalledUpdate(t *testing.T) {
 	require.Equal(t, t1, c.LastTransitionTime)
 
 	// Keep changes nothing.
-	_, write = stalledUpdate(stalledTrue, "lp", true, stalledKeep, "", "", 1, t1)
+	_, write = stalledUpdate(stalledTrue, "lp", true, stalledKeep, "", "", 1, t1, time.Time{})
 	require.False(t, write)
 }

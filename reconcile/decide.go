@@ -3,6 +3,9 @@ package reconcile
 import (
 	"errors"
 	"time"
+
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store"
 )
 
 // nextKind says when a key runs again after a reconcile.
@@ -56,7 +59,7 @@ type decision struct {
 	// failed reports that this reconcile counted as a failure.
 	failed bool
 	// requeues is the new count of consecutive Requeues that wrote nothing
-	// (see requeueUnwritten).
+	// and revision conflicts (see requeueUnwritten).
 	requeues int
 	// terminal reports a Terminal error.
 	terminal bool
@@ -70,6 +73,9 @@ type decision struct {
 	reason, message string
 	// warn reports a Result returned together with an error.
 	warn bool
+	// conflict reports a revision conflict (see isConflict): a retry
+	// paced like a Requeue that wrote nothing, not a failure.
+	conflict bool
 	// result is the metric label.
 	result string
 }
@@ -80,6 +86,7 @@ type decision struct {
 //	nil                  reset      next hint                     clear
 //	Requeue              unchanged  after the last write is seen  keep
 //	RequeueAfter d       reset      after d                       clear
+//	revision conflict    unchanged  as a Requeue that wrote none  keep
 //	err                  +1         max(backoff, RequeueAfter)    set after stallAfter failures
 //	Blocked(reason, err) +1         max(backoff, RequeueAfter)    set now
 //	RetryAfter(err, d)   +1         max(d, backoff, RequeueAfter) as for err
@@ -87,7 +94,8 @@ type decision struct {
 //
 // failures is the count before this reconcile; backoff(n) is the backoff
 // delay for the n-th consecutive failure (n ≥ 1) and is called only when the
-// reconcile fails. stallAfter ≤ 0 is treated as 1. When several wrappers are
+// reconcile fails. A Requeue and a conflict are paced (and a Requeue that
+// wrote resets the count) by requeueUnwritten, which sees what was written. stallAfter ≤ 0 is treated as 1. When several wrappers are
 // nested, Terminal wins over the others; Blocked and RetryAfter combine.
 func decide(res Result, err error, failures, stallAfter int, backoff func(n int) time.Duration) decision {
 	after := max(res.RequeueAfter, 0)
@@ -108,6 +116,14 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 			d.next, d.delay = nextAfter, after
 		}
 		return d
+	}
+	if isConflict(err) {
+		// Someone else wrote first: re-reading and retrying is the cure,
+		// so it is a retry, not a failure toward Stalled (a spec that
+		// moves while status is written would make every object Stalled).
+		// requeueUnwritten paces it.
+		return decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
+			warn: !res.isZero(), result: resultError, message: err.Error()}
 	}
 	n := failures + 1
 	if n < 1 { // overflow-safe
@@ -145,12 +161,19 @@ func blockedMessage(be *BlockedError) string {
 // into a retry paced by per-key backoff when the pass wrote nothing: there
 // is no write for the cache to show, so "run again once the cache holds the
 // write" would be "run again now", and a reconciler that keeps asking would
-// spin. requeues is the count of such Requeues before this one; the n-th in
-// a row waits backoff(n). It is neither a failure nor counted toward
-// Stalled: failures and the Stalled change of d are kept. Any other
-// decision is returned unchanged, and resets the count.
+// spin. A conflict is paced the same way, whatever the pass wrote, and no
+// earlier than a RequeueAfter returned with it. requeues is the count of
+// such retries before this one; the n-th in a row waits backoff(n). It is
+// neither a failure nor counted toward Stalled: failures and the Stalled
+// change of d are kept. A Requeue that wrote is progress: it resets the
+// failure count (and leaves Stalled to the rows that follow). Any other
+// decision is returned unchanged, and resets the count of retries.
 func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
-	if d.next != nextAfterWrite || wrote {
+	if d.next != nextAfterWrite {
+		return d
+	}
+	if wrote && !d.conflict {
+		d.failures = 0
 		return d
 	}
 	n := requeues + 1
@@ -158,6 +181,22 @@ func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) 
 		n = 1
 	}
 	b := max(backoff(n), 0)
-	d.next, d.delay, d.backoff, d.requeues = nextAfter, b, b, n
+	d.next, d.delay, d.backoff, d.requeues = nextAfter, max(b, d.delay), b, n
 	return d
+}
+
+// isConflict reports whether err is a revision conflict (store.ErrConflict:
+// someone else wrote first) that the reconciler returned as it is. A field
+// ownership conflict (*ownership.ConflictError), which retrying never
+// fixes, a panic, and an error the reconciler wrapped in Blocked or
+// RetryAfter to say what it wants are not.
+func isConflict(err error) bool {
+	if !errors.Is(err, store.ErrConflict) {
+		return false
+	}
+	_, owned := errors.AsType[*ownership.ConflictError](err)
+	_, panicked := errors.AsType[*PanicError](err)
+	_, blocked := errors.AsType[*BlockedError](err)
+	_, retry := errors.AsType[*RetryAfterError](err)
+	return !owned && !panicked && !blocked && !retry
 }

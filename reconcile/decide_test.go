@@ -2,11 +2,16 @@ package reconcile
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store"
 )
 
 var errBoom = errors.New("boom")
@@ -186,8 +191,41 @@ func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
 	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
 		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)
 	require.False(t, u.failed, "not a failure")
-	require.Equal(t, d, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write")
+	wrote := d
+	wrote.failures = 0
+	require.Equal(t, wrote, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write, and resets the failures")
 	ok := decide(Result{}, nil, 0, 5, testBackoff)
 	require.Equal(t, ok, requeueUnwritten(ok, false, 2, testBackoff), "other rows reset the count")
 	require.Equal(t, 1, requeueUnwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
+}
+
+// A revision conflict is a retry, not a failure: the count of failures and
+// Stalled stay as they are, and it is paced like a Requeue that wrote
+// nothing (the n-th retry in a row waits backoff(n)), whatever the pass
+// wrote, and no earlier than a RequeueAfter returned with it. A field
+// ownership conflict, a panic, and the wrappers that say what the
+// reconciler wants are failures as before.
+func TestDecideRevisionConflictIsARetry(t *testing.T) {
+	conflict := fmt.Errorf("status of a: %w", store.ErrConflict)
+	for _, wrote := range []bool{false, true} {
+		d := requeueUnwritten(decide(Result{}, conflict, 4, 5, testBackoff), wrote, 2, testBackoff)
+		require.Equal(t, decision{failures: 4, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond, backoff: 40 * time.Millisecond,
+			stalled: stalledKeep, conflict: true, result: resultError, message: conflict.Error()}, d)
+		require.False(t, d.failed)
+	}
+	d := requeueUnwritten(decide(Result{RequeueAfter: time.Second}, conflict, 0, 5, testBackoff), false, 0, testBackoff)
+	require.Equal(t, time.Second, d.delay)
+	require.True(t, d.warn)
+
+	for _, err := range []error{
+		&ownership.ConflictError{Conflicts: []ownership.Conflict{{Manager: "other", Path: diff.MustParsePath(".spec.replicas")}}},
+		errors.Join(conflict, &ownership.ConflictError{}),
+		&PanicError{Value: conflict},
+		Blocked("Busy", conflict),
+		RetryAfter(conflict, time.Second),
+	} {
+		d := decide(Result{}, err, 4, 5, testBackoff)
+		require.True(t, d.failed, "%v", err)
+		require.Equal(t, stalledSet, d.stalled, "%v", err)
+	}
 }

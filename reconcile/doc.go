@@ -60,7 +60,15 @@
 // the reconciler to read from the store). A Requeue from a pass that wrote
 // nothing has nothing to wait for: it runs again after per-key backoff
 // (controller-runtime's "not ready yet, requeue"), neither a failure nor a
-// step toward Stalled.
+// step toward Stalled. A Requeue from a pass that wrote is progress: it
+// resets the failure count.
+//
+// A revision conflict returned as it is (an error wrapping
+// store.ErrConflict: someone else wrote first) is a retry, not a failure:
+// it is paced like a Requeue that wrote nothing, logged at Info, and never
+// counts toward Stalled, so a spec that another writer keeps moving does
+// not make an object Stalled. A field ownership conflict
+// (*ownership.ConflictError), which retrying never fixes, is a failure.
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
 // result) and each failure at Error with the backoff delay. Loop.Inspect
@@ -73,9 +81,10 @@
 //
 //	return                failures   next run                                Stalled
 //	nil                   reset      next hint or resync                     cleared
-//	Result{Requeue}       unchanged  once the cache holds the last write     unchanged
+//	Result{Requeue}       reset      once the cache holds the last write     unchanged
 //	  (nothing written)   unchanged  per-key backoff, the n-th in a row      unchanged
 //	Result{RequeueAfter}  reset      after RequeueAfter                      cleared
+//	revision conflict     unchanged  per-key backoff, the n-th in a row      unchanged
 //	err                   +1         after max(backoff, RequeueAfter)        set after N failures (default 5)
 //	Blocked(reason, err)  +1         after max(backoff, RequeueAfter)        set now, with reason
 //	RetryAfter(err, d)    +1         after max(d, backoff, RequeueAfter)     as for err
@@ -89,8 +98,13 @@
 //   - Wrappers nest: Terminal wins over anything inside it; Blocked and
 //     RetryAfter combine (Stalled now, and the later of the two delays).
 //   - Stalled follows the failure count: a row that resets the count without
-//     an error clears it; "cleared" writes Stalled=False only on an object
-//     that has a Stalled=True condition, so a healthy object gets no write.
+//     an error clears it (Requeue excepted: the pass is not done, and the
+//     row that ends it decides); "cleared" writes Stalled=False only on an
+//     object that has a Stalled=True condition, so a healthy object gets
+//     no write.
+//   - "The n-th in a row" counts the Requeues that wrote nothing and the
+//     revision conflicts since the last other row; the n-th waits
+//     backoff(n), and no earlier than a RequeueAfter returned with it.
 //   - A reconcile that ends because the Loop is stopping (ctx cause
 //     ErrShutdown) is not counted at all.
 //   - A key on an oscillation hold (see below) runs no earlier than the
@@ -118,12 +132,25 @@
 // reason is already in Reason); the text decides nothing. It holds no
 // failure count (Inspect, the metrics and the logs do).
 //
-// A condition changes only when its meaning does: a Stalled=True with the
-// same reason at the same generation is never rewritten, whatever the new
-// message (an Oscillating one not even for a new generation, which a fight
-// over the spec moves). An object failing for an hour at the backoff cap is
-// written once. A change to Stalled alone is never a hint for any Loop: it
-// is a report, not an input.
+// Every message the Loop stores is one line of valid UTF-8 of at most 256
+// bytes, whatever the error: runs of white space and control characters
+// (newlines included) become one space, invalid bytes become U+FFFD, and a
+// longer text is cut on a rune boundary and ends with "...". So a 10 KB
+// error of 400 lines is stored as its first 256 bytes, and an error of
+// over 1 MiB still lets the object be marked Stalled. The whole error is
+// logged with the failure and kept for Inspect (KeyInfo.LastError, and
+// KeyInfo.StalledMessage for the whole message).
+//
+// A condition changes only when its meaning does: a Stalled=True is
+// written when its status or reason changes, never for a new message
+// alone, and for a new generation with the same reason at most once per
+// backoff cap (a spec that another writer, or a fight, moves at every
+// write costs one write per cap, not one per generation). An object
+// failing for an hour at the backoff cap is written once. The Loop's
+// condition writes count in the key's write budget (TooManyWrites, below),
+// so a Stalled that flips at every reconcile is held and reported like any
+// other write storm. A change to Stalled alone is never a hint for any
+// Loop: it is a report, not an input.
 //
 // # Manager
 //
@@ -158,13 +185,15 @@
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
 // A third report is the write budget, TooManyWrites: more than 30 writes
-// by this manager within a minute, of any kind (status-only included), with
-// no change to the spec. Each is reported as Stalled with reason
-// ReasonOscillating, naming the flipping fields in diff.Path notation, and
-// Loop.Inspect returns the oscillation.Report. The key is held: a sixth of
-// the window, doubling with each detection that comes within a window of
-// the last hold's end (up to the backoff cap), and the report stands until
-// then. A fight whose reconcilers return RequeueAfter 250ms makes at most
+// by this manager within a minute, of any kind (status-only included, and
+// the Loop's own Stalled writes apart from an oscillation's report), with
+// no change to the spec. Each is reported at once as Stalled with reason
+// ReasonOscillating (a worker writes the report without running the key),
+// naming the flipping fields in diff.Path notation, and Loop.Inspect
+// returns the oscillation.Report. The key is held: a sixth of the window,
+// doubling with each detection that comes within a window of the last
+// hold's end (up to the backoff cap); the report stands for the hold and
+// one window after it. A fight whose reconcilers return RequeueAfter 250ms makes at most
 // 15 writes a minute once detected; a status write before every Requeue,
 // at most 60 in any minute.
 //

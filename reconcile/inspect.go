@@ -27,7 +27,8 @@ type KeyInfo struct {
 	// RequeueAfter; zero when nothing is scheduled (it runs on the next hint).
 	NextRetry time.Time
 	// Stalled reports whether the Loop last decided the key is stalled, with
-	// the reason and message it used.
+	// the reason and message it used: the whole message, which the
+	// condition stores cut to one line of at most 256 bytes.
 	Stalled        bool
 	StalledReason  string
 	StalledMessage string

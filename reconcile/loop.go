@@ -77,7 +77,7 @@ type Loop[K comparable] struct {
 // that are healthy and unremarkable have none.
 type keyState struct {
 	failures   int
-	requeues   int // consecutive Requeues that wrote nothing
+	requeues   int // consecutive Requeues that wrote nothing and revision conflicts
 	lastErr    error
 	lastResult string
 	lastDur    time.Duration // when the Loop times reconciles
@@ -91,6 +91,11 @@ type keyState struct {
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
 	stalled    *stalledNote
+	// counted is the reason Metrics.Stalled last counted for the key, ""
+	// since it was last cleared; stalledAt is when the Loop last wrote
+	// Stalled=True on its object. Both are zero while stalled is nil.
+	counted   string
+	stalledAt time.Time
 }
 
 type stalledNote struct{ reason, message string }

@@ -42,7 +42,12 @@ type Metrics interface {
 	Unconverged(controller string, n int)
 	// Oscillation counts a detected oscillation of the given kind.
 	Oscillation(controller string, kind oscillation.Kind)
-	// Stalled counts a Stalled condition the Loop set, by reason.
+	// Stalled counts the Loop marking a key Stalled, by reason: once when
+	// the key becomes Stalled, and again when its reason changes or after
+	// it was cleared; never for a reconcile that keeps it so, nor for a
+	// rewrite at a new generation. It counts the Loop's decisions, so it
+	// counts the same with or without a StatusWriter (a restarted Loop
+	// counts again a key whose object still shows its condition).
 	Stalled(controller, reason string)
 	// FenceRejected counts a write the store rejected because the Loop's
 	// leadership term had ended: a reconcile whose error is
@@ -55,7 +60,7 @@ type Metrics interface {
 	// unfinished work, retries), or nil for none, in which case the queue
 	// takes no timestamps. The Loop calls it once per leadership term, and
 	// calls its Retry for every retry it schedules through backoff (a
-	// failure, or a Requeue that wrote nothing), as workqueue_retries_total
+	// failure, a Requeue that wrote nothing, or a revision conflict), as workqueue_retries_total
 	// counts controller-runtime's rate-limited adds.
 	QueueMetrics(controller string) queue.Metrics
 }

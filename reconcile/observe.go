@@ -16,9 +16,10 @@ import (
 // observeWrite feeds one write to key's oscillation detector. On a
 // detection it logs at Error, counts the metric, and holds the key: it
 // runs no earlier than the hold's end, however it is added (see sink.go and
-// oscillationHold). The next reconcile sets Stalled with ReasonOscillating,
-// which stays until one window after the hold ends; a detection within that
-// time doubles the next hold, one after it starts the holds over.
+// oscillationHold). A worker sets Stalled with ReasonOscillating at once
+// (see heldBack), and it stays until one window after the hold ends; a
+// detection within that time doubles the next hold, one after it starts
+// the holds over.
 func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	if w.Time.IsZero() {
 		w.Time = l.clk.Now()
@@ -63,9 +64,12 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		l.log.LogAttrs(context.Background(), slog.LevelError, "oscillation detected", slog.String("controller", l.name),
 			slog.Any("key", key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes))
 	}
-	// The next reconcile of the key writes Stalled (see record).
+	// A worker reports the oscillation as Stalled now (heldBack, or the
+	// reconcile in flight: see record), without running the key, and
+	// puts it back for the hold's end: the report stands while the key
+	// is held, not from the hold's end on.
 	if t := l.cur.Load(); t != nil {
-		t.q.AddAfter(key, delay)
+		t.q.Add(key)
 	}
 }
 

@@ -66,7 +66,9 @@ func (l *Loop[K]) addAfter(t *term[K], key K, d time.Duration) {
 
 // heldBack reports whether key, handed to a worker, is on hold; if so it
 // is added again for the hold's end (it is processing, so the queue runs it
-// then, after Done) and must not run now.
+// then, after Done) and must not run now. An oscillation no reconcile has
+// reported yet is written as Stalled now: a detection adds the key at once
+// for that (see observeWrite).
 func (l *Loop[K]) heldBack(t *term[K], key K) bool {
 	if l.held.Load() == 0 {
 		return false
@@ -75,8 +77,26 @@ func (l *Loop[K]) heldBack(t *term[K], key K) bool {
 	if d <= 0 {
 		return false
 	}
+	l.reportHeld(t, key)
 	t.q.AddAfter(key, d)
 	return true
+}
+
+// reportHeld writes Stalled=Oscillating for key's oscillation if it has not
+// been written since its detection, as record does for a reconcile.
+func (l *Loop[K]) reportHeld(t *term[K], key K) {
+	l.mu.Lock()
+	s := l.keys[key]
+	if s == nil || s.oscillated == nil || s.oscWritten {
+		l.mu.Unlock()
+		return
+	}
+	note := stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	s.oscWritten, s.stalled = true, &note
+	newly := s.counted != note.reason
+	s.counted = note.reason
+	l.mu.Unlock()
+	l.writeStalled(t, key, stalledSet, note, newly)
 }
 
 // holdLeft returns how long key's hold lasts from now, 0 when it has none.

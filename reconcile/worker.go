@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
 
@@ -174,7 +176,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if failures > 0 && d.failures == 0 {
 		l.bucket.Forget(key)
 	}
-	warn, stall, note := l.record(key, d, err)
+	warn, stall, note, newly := l.record(key, d, err)
 	if timed {
 		l.noteDuration(key, dur)
 	}
@@ -200,7 +202,11 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
 	if err != nil {
-		l.log.LogAttrs(ctx, slog.LevelError, "reconcile failed", slog.String("controller", l.name), slog.Any("key", key),
+		lvl, msg := slog.LevelError, "reconcile failed"
+		if d.conflict {
+			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
+		}
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
 			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
 	}
 	if warn {
@@ -208,7 +214,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
 			slog.Duration("requeueAfter", res.RequeueAfter))
 	}
-	wrote := stall != stalledKeep && l.writeStalled(t, key, stall, note)
+	wrote := stall != stalledKeep && l.writeStalled(t, key, stall, note, newly)
 	if l.metricsOn && (err != nil || warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
 	}
@@ -230,15 +236,16 @@ func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panic
 // about a result returned with an error (once per key) and what to do to
 // Stalled: while an oscillation hold lasts, Stalled is set to the
 // oscillation whatever the reconcile returned; a clear is skipped when the
-// key is known not to be stalled.
-func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote) {
+// key is known not to be stalled. newly reports a set that makes the key
+// Stalled, or changes its reason: what Metrics.Stalled counts.
+func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote, newly bool) {
 	stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
 		if stall == stalledClear && !l.mayBeStalled(key) {
 			stall = stalledKeep
 		}
-		return false, stall, note
+		return false, stall, note, false
 	}
 	note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
@@ -249,7 +256,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 			if stall == stalledClear && !l.mayBeStalledLocked(key) {
 				stall = stalledKeep
 			}
-			return false, stall, note
+			return false, stall, note, false
 		}
 		s = &keyState{}
 		l.setKeyLocked(key, s)
@@ -281,16 +288,19 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 	case stalledSet:
 		n := note
 		s.stalled = &n
+		if s.counted != note.reason {
+			s.counted, newly = note.reason, true
+		}
 	case stalledClear:
 		if s.stalled == nil && !l.mayBeStalledLocked(key) {
 			stall = stalledKeep
 		}
-		s.stalled, s.oscillated = nil, nil
+		s.stalled, s.oscillated, s.counted, s.stalledAt = nil, nil, "", time.Time{}
 	}
 	if s.empty() {
 		l.deleteKeyLocked(key)
 	}
-	return warn, stall, note
+	return warn, stall, note, newly
 }
 
 // setKeyLocked and deleteKeyLocked change l.keys and keep nkeys in step.
@@ -329,25 +339,55 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one. It reports whether it wrote (or tried).
-func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
-	if change == stalledSet {
+// StatusWriter, if there is one, and counts newly (see record) in
+// Metrics.Stalled. It reports whether it wrote (or tried, or counted).
+//
+// A Stalled=True it sets is rewritten for a new generation with the same
+// reason at most once per backoff cap (see stalledUpdate). Every condition
+// write counts in the key's write budget (oscillation.TooManyWrites) like
+// the reconciler's writes, so a Stalled that flips at every reconcile is
+// held and reported like any other write storm; the report of an
+// oscillation itself, written once per detection, does not count (it
+// would spend the budget it reports).
+func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) bool {
+	if newly {
 		l.metrics.Stalled(l.name, d.reason)
 	}
 	if l.sw == nil {
-		return false
+		return newly
 	}
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
-		return false
+		return newly
 	}
 	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
-	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, l.clk.Now())
+	now := l.clk.Now()
+	var regen time.Time
+	if change == stalledSet {
+		l.mu.Lock()
+		if s := l.keys[key]; s != nil && !s.stalledAt.IsZero() {
+			regen = s.stalledAt.Add(l.cfg.policy.Cap)
+		}
+		l.mu.Unlock()
+	}
+	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, now, regen)
 	if !write {
-		return false
+		return newly
 	}
 	c, _ := GetCondition(out, Stalled)
 	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
+	if err == nil {
+		if change == stalledSet {
+			l.mu.Lock()
+			if s := l.keys[key]; s != nil && s.stalled != nil {
+				s.stalledAt = now
+			}
+			l.mu.Unlock()
+		}
+		if d.reason != ReasonOscillating || change != stalledSet {
+			l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}})
+		}
+	}
 	if errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}

@@ -28,10 +28,12 @@ import (
 // change a field another manager owns, unless Force is given; it writes
 // nothing when nothing changes (Changed false, revision unchanged); and it
 // re-reads and merges again when a concurrent write lands first.
-// IfGeneration(g) rejects it with ErrConflict unless the stored Generation
-// is g, and IfUID(u) unless the stored UID is u: pass the UID the caller
-// read, so a status computed for an object that was deleted and recreated
-// never lands on its successor. It needs no status freshness check (it
+// IfObserved(m) rejects it with ErrConflict unless the stored object is the
+// one the caller read as m, at the same spec (UID and Generation): pass it
+// whenever the status was computed from a read, so the status never lands
+// on a later spec nor on an object deleted and recreated under the same
+// name. (IfGeneration(g) alone checks the spec only, and IfUID(u) the
+// identity only.) It needs no status freshness check (it
 // declares fields rather than rewriting what it read) and bumps
 // StatusGeneration when it writes. A missing object gives ErrNotFound:
 // status is never created. An ApplyStatus that changes an object the Store
@@ -46,6 +48,9 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	var cfg statusConfig
 	for _, o := range opts {
 		o.applyStatus(&cfg)
+	}
+	if cfg.err != nil {
+		return ApplyResult{}, cfg.err
 	}
 	oopts := []ownership.Option{ownership.WithSchema(w.s.schemas.status)}
 	if cfg.force {

@@ -46,7 +46,10 @@
 //     generation they were computed from and by the status they were read
 //     with (Meta.StatusGeneration); writes that leave both spec and status
 //     alone (labels, finalizers) do not conflict with it. This is
-//     spec/status separation without lost status updates.
+//     spec/status separation without lost status updates. A status
+//     computed from an earlier read (a cached object) is written with
+//     IfObserved of that read's Meta, for UpdateStatus and ApplyStatus
+//     alike: it lands on that object at that spec, or nowhere.
 //   - Delete: with finalizers it only marks the object (DeletionRequested);
 //     removing the last finalizer deletes it.
 //

@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // StatusOption refines UpdateStatus (and ApplyStatus).
 type StatusOption interface{ applyStatus(*statusConfig) }
 
@@ -14,6 +16,7 @@ type statusConfig struct {
 	hasGeneration bool
 	force         bool
 	uid           string
+	err           error // an option given a value it cannot check
 }
 
 type deleteConfig struct {
@@ -23,12 +26,39 @@ type deleteConfig struct {
 
 // IfGeneration makes a status write conditional on the spec it was computed
 // from: the write is rejected with ErrConflict unless the stored Generation
-// is g. It has moved past g when the spec changed since; it is below g when
-// the object was deleted and recreated (a new object starts at 1), so a
-// status computed for the old object never lands on its successor. Writes
-// that did not change the spec (metadata, status, other managers'
-// conditions) never make it fail.
+// is g. It has moved past g when the spec changed since. Writes that did not
+// change the spec (metadata, status, other managers' conditions) never make
+// it fail. It is a check of the spec, not of identity: an object deleted and
+// recreated under the same name starts again at generation 1, so a status
+// computed for generation g of the old object lands on a successor that
+// reached g too. A reconciler that writes the status it computed from a
+// read passes IfObserved instead, which checks both.
 func IfGeneration(g int64) StatusOption { return generationOption(g) }
+
+// IfObserved makes a status write conditional on the object the status was
+// computed from, m being the Meta of the read (the cached object, or a Get):
+// the write is rejected with ErrConflict unless the stored object has m's
+// UID (it was not deleted and recreated since) and m's Generation (its spec
+// did not change since). It is IfUID(m.UID) and IfGeneration(m.Generation)
+// in one, so the status lands on the object and spec it describes or
+// nowhere, whatever was written in between. On ErrConflict, read again and
+// recompute. A Meta that no read returned (an empty UID or a zero
+// Generation) makes the write fail with ErrInvalid, not pass unchecked.
+func IfObserved(m Meta) StatusOption { return observedOption{uid: m.UID, generation: m.Generation} }
+
+// observedOption is the option IfObserved returns.
+type observedOption struct {
+	uid        string
+	generation int64
+}
+
+func (o observedOption) applyStatus(c *statusConfig) {
+	if o.uid == "" || o.generation <= 0 {
+		c.err = fmt.Errorf("%w: IfObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, o.uid, o.generation)
+		return
+	}
+	c.uid, c.generation, c.hasGeneration = o.uid, o.generation, true
+}
 
 type generationOption int64
 

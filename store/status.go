@@ -13,11 +13,16 @@ import (
 //
 // Its preconditions, each failing with ErrConflict, are exactly these:
 //
-//   - Identity: IfUID(u) when given, else obj.Meta.UID when non-empty, must
-//     be the stored UID (the object was not deleted and recreated).
-//   - Spec: IfGeneration(g) when given, else obj.Meta.Generation when
-//     non-zero, must be the stored Generation (the status was computed from
-//     the current spec).
+//   - Identity: IfUID(u) or IfObserved(m) when given, else obj.Meta.UID
+//     when non-empty, must be the stored UID (the object was not deleted and
+//     recreated).
+//   - Spec: IfGeneration(g) or IfObserved(m) when given, else
+//     obj.Meta.Generation when non-zero, must be the stored Generation (the
+//     status was computed from the current spec).
+//
+// When obj is a fresh read and the status was computed from an earlier one
+// (a cached object), pass IfObserved of that earlier read's Meta: it checks
+// both against what the status was computed from.
 //   - Status freshness: when obj was read (obj.Meta.Revision non-zero),
 //     obj.Meta.StatusGeneration must be the stored StatusGeneration: nobody
 //     changed the status side since the read, so a read-modify-write of
@@ -54,6 +59,9 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 	cfg := statusConfig{generation: obj.Meta.Generation, hasGeneration: obj.Meta.Generation != 0, uid: obj.Meta.UID}
 	for _, o := range opts {
 		o.applyStatus(&cfg)
+	}
+	if cfg.err != nil {
+		return 0, cfg.err
 	}
 	status, err := encodeJSON("status", obj.Status)
 	if err != nil {

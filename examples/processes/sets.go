@@ -95,7 +95,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
 		fresh.Status.Running = running
-		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfGeneration(set.Meta.Generation))
+		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfObserved(set.Meta))
 		if err != nil {
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -10,7 +12,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steady-go/steady/examples/internal/cli"
+	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 func TestMain(m *testing.M) {
@@ -63,4 +67,47 @@ func TestCommandLine(t *testing.T) {
 	require.Contains(t, out.String(), "usage: readme")
 	require.Equal(t, 2, cli.ExitCode(demo(t.Context(), []string{"x"}, &out)))
 	require.Equal(t, 2, cli.ExitCode(demo(t.Context(), []string{"-x"}, &out)))
+}
+
+// A reconcile that read an App writes no status on the App of that name
+// that replaced it, though both are at generation 1: here the cache still
+// holds the App the user deleted (it lags behind the store), and the store
+// holds its successor, which nobody reconciled.
+func TestReconcileWritesNoStatusOnASuccessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		newApps := func(b store.Backend) *store.Store[AppSpec, AppStatus] {
+			st, err := store.New[AppSpec, AppStatus](b, "App")
+			require.NoError(t, err)
+			return st
+		}
+		seen, now := newApps(memstore.New()), newApps(memstore.New())
+		app := func() *store.Object[AppSpec, AppStatus] {
+			return &store.Object[AppSpec, AppStatus]{Meta: store.Meta{Name: "web"}, Spec: AppSpec{Replicas: 0, Image: "web:v1"}}
+		}
+		_, err := seen.As("user").Create(ctx, app()) // the App the reconcile reads
+		require.NoError(t, err)
+		_, err = now.As("user").Create(ctx, app()) // its successor, also at generation 1
+		require.NoError(t, err)
+		replicas, err := store.New[ReplicaSpec, ReplicaStatus](now.Backend(), "Replica")
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithCancel(ctx)
+		appCache, replicaCache := cache.New(seen), cache.New(replicas)
+		var wg sync.WaitGroup
+		for _, run := range []func(context.Context) error{appCache.Run, replicaCache.Run} {
+			wg.Go(func() { _ = run(ctx) })
+		}
+		defer wg.Wait()
+		defer cancel()
+		require.NoError(t, appCache.WaitForSync(ctx))
+		require.NoError(t, replicaCache.WaitForSync(ctx))
+
+		ctl := &appController{apps: appCache, appSt: now, replicas: replicaCache, repSt: replicas}
+		_, err = ctl.Reconcile(ctx, "web")
+		require.ErrorIs(t, err, store.ErrConflict, "the status of the App it read is refused on its successor")
+		got, err := now.Get(ctx, "web")
+		require.NoError(t, err)
+		require.Empty(t, got.Conditions, "README's pattern wrote Ready on an App it never read")
+	})
 }

@@ -48,14 +48,14 @@
 //
 // steady's Loop backs off with delayed adds, not AddRateLimited; it calls
 // the queue hook Retry for every retry it schedules through backoff (a
-// failure, or a Requeue that wrote nothing), so workqueue_retries_total
+// failure, a Requeue that wrote nothing, or a revision conflict), so workqueue_retries_total
 // counts what controller-runtime's rate-limited adds count.
 //
 // # steady's series
 //
 // From the Loop's hooks:
 //
-//	steady_stalled_total{controller,reason}              counter   Stalled conditions set, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating)
+//	steady_stalled_total{controller,reason}              counter   keys marked Stalled, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating; see reconcile.Metrics.Stalled)
 //	steady_oscillations_total{controller,kind}           counter   kind: Fight, NoProgress
 //	steady_time_to_converge_seconds{controller}          histogram from a generation change to Ready at it; ExponentialBuckets(0.1, 2, 16)
 //	steady_unconverged_objects{controller}               gauge

@@ -251,7 +251,7 @@ func (r *setReconciler) reportReady(ctx, wctx context.Context, s *set) error {
 		return err
 	}
 	res, err := w.ApplyStatus(wctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfGeneration(s.Meta.Generation))
+		[]store.Condition{ready}, store.IfObserved(s.Meta))
 	if res.Changed {
 		reconcile.RecordWrite(ctx, res.Revision)
 	}

@@ -108,3 +108,54 @@ func TestPeriodicRelistRepairsASilentlyLossyWatch(t *testing.T) {
 		require.Empty(t, rec.take())
 	})
 }
+
+// silentWatcher passes a Store through, but its watches deliver nothing at
+// all, progress notifications included, until their ctx ends: a watch
+// stuck behind a dead connection.
+type silentWatcher struct {
+	*store.Store[cacheSpec, cacheStatus]
+}
+
+func (silentWatcher) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	out := make(chan store.Event[cacheSpec, cacheStatus])
+	go func() {
+		defer close(out)
+		<-ctx.Done()
+	}()
+	return out, nil
+}
+
+// TestPeriodicRelistRepairsAStuckWatchWithinOnePeriod: a watch that
+// delivers nothing never reaches a periodic listing's revision, so the
+// Cache gives it a quarter of a period to catch up and then applies the
+// listing: every write reaches the Cache within one period plus a quarter
+// (the most the jitter shortens a period by), not two periods.
+func TestPeriodicRelistRepairsAStuckWatchWithinOnePeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		_, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: "a"}, Spec: cacheSpec{Replicas: 0}})
+		require.NoError(t, err)
+		const period = time.Minute
+		c := cache.New[cacheSpec, cacheStatus](silentWatcher{st}, cache.WithRelistPeriod(period))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+
+		for i := 1; i <= 20; i++ { // at every phase of the relist timer and its jitter
+			a, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			a.Spec.Replicas = i
+			_, err = w.Update(ctx, a)
+			require.NoError(t, err)
+			time.Sleep(period + period/4)
+			synctest.Wait()
+			got, _ := c.Get("a")
+			require.Equal(t, i, got.Spec.Replicas, "write %d is still not in the cache one period and a quarter later", i)
+			time.Sleep(time.Duration(i) * period / 7) // move to another phase
+		}
+		require.Equal(t, int64(20), c.DriftRepairs())
+	})
+}

@@ -50,7 +50,9 @@ type config struct {
 // so caches started together spread out) the Cache lists the kind, waits
 // for its watch to reach the listing's revision, and reports every
 // difference to its handlers as a synthetic Added, Modified or Deleted
-// change, counted in DriftRepairs.
+// change, counted in DriftRepairs. It waits a quarter of a period at most:
+// a stuck watch, which delivers nothing, not even progress, leaves the
+// Cache behind by one period and a quarter at most.
 //
 // The cost is one paginated List of the whole kind per period (pages of
 // WithPageSize objects) and the decoding of every object in it, nearly all

@@ -118,7 +118,10 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 // (before applying any later event), repairs what the cache holds to match
 // the listing: every difference is an event the watch lost, reported to the
 // handlers and counted as drift. A listing the watch has not caught up with
-// by the next period is applied then.
+// within a quarter of the period (a stuck watch delivers nothing, not even
+// progress) is applied then, so every write reaches the cache within one
+// period plus a quarter; the next listing stays due one jittered period
+// after this one.
 func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T]) (progressed bool, err error) {
 	var tick <-chan time.Time
 	var timer clock.Timer
@@ -127,7 +130,12 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 		defer timer.Stop()
 		tick = timer.C()
 	}
-	var pending *store.List[S, T] // a periodic listing the watch has yet to reach
+	var (
+		pending *store.List[S, T] // a periodic listing the watch has yet to reach
+		// due, when set, is when the next listing is due, and the timer
+		// runs the watch's grace to reach the last one instead.
+		due time.Time
+	)
 	for {
 		select {
 		case ev, ok := <-events:
@@ -151,11 +159,18 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 				pending = nil
 			}
 		case <-tick:
-			timer.Reset(c.relistDelay())
-			if pending != nil {
-				c.repair(pending) // the watch never caught up with it
-				pending = nil
+			if !due.IsZero() { // the grace ended
+				if pending != nil {
+					c.repair(pending) // the watch never caught up with it
+					pending = nil
+				}
+				timer.Reset(max(due.Sub(c.cfg.clock.Now()), 0))
+				due = time.Time{}
+				continue
 			}
+			delay := c.relistDelay()
+			next := c.cfg.clock.Now().Add(delay)
+			timer.Reset(delay)
 			l, err := c.listAll(ctx)
 			if err != nil {
 				if ctx.Err() == nil && c.cfg.onError != nil {
@@ -165,9 +180,13 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			}
 			if c.Revision() >= l.Revision {
 				c.repair(l)
-			} else {
-				pending = l
+				continue
 			}
+			// A live watch reaches the listing's revision soon, with an
+			// event or a progress notification; give it a quarter of a
+			// period, less than the shortest delay to the next listing.
+			pending, due = l, next
+			timer.Reset(c.cfg.relistPeriod / 4)
 		}
 	}
 }

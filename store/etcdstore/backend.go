@@ -22,9 +22,26 @@ type Backend struct {
 	cli      *clientv3.Client
 	prefix   string
 	progress time.Duration
+	timeout  time.Duration // per call
 
 	watchEvents, watchBytes int
 }
+
+// DefaultCallTimeout is how long a Get, List, Txn or Compact waits for etcd
+// by default (see WithCallTimeout).
+const DefaultCallTimeout = 15 * time.Second
+
+// WithCallTimeout bounds every call the Backend makes to etcd (Get, List,
+// Txn, Compact; a watch runs until its ctx ends) to d, whatever the caller's
+// ctx allows: without quorum, or with every member unreachable, the etcd
+// client retries a call for as long as its ctx lets it, so a caller without
+// a deadline would wait for ever. A call that runs out of d fails with
+// store.ErrUnavailable (a write may or may not have been carried out); a
+// caller's own shorter deadline still ends it first, with the ctx's error.
+// The default is DefaultCallTimeout, above etcd's own request timeout (5 s
+// plus two election timeouts by default) so that etcd's errors come first
+// when a server answers. d must be positive.
+func WithCallTimeout(d time.Duration) Option { return func(b *Backend) { b.timeout = d } }
 
 // Default watch limits: how far a watch's reader may fall behind before the
 // watch ends with store.ErrExpired.
@@ -64,7 +81,8 @@ func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	if cli == nil {
 		return nil, errors.New("etcdstore: nil etcd client")
 	}
-	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second, watchEvents: DefaultWatchEvents, watchBytes: DefaultWatchBytes}
+	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second, timeout: DefaultCallTimeout,
+		watchEvents: DefaultWatchEvents, watchBytes: DefaultWatchBytes}
 	for _, o := range opts {
 		o(b)
 	}
@@ -76,6 +94,9 @@ func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	}
 	if b.progress <= 0 {
 		return nil, fmt.Errorf("etcdstore: progress interval must be positive, got %v", b.progress)
+	}
+	if b.timeout <= 0 {
+		return nil, fmt.Errorf("etcdstore: call timeout must be positive, got %v", b.timeout)
 	}
 	return b, nil
 }
@@ -100,9 +121,11 @@ func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
 	if key == "" {
 		return store.KV{}, fmt.Errorf("etcdstore: get of an empty key: %w", store.ErrInvalid)
 	}
-	resp, err := b.cli.Get(ctx, b.prefix+key)
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	resp, err := b.cli.Get(cctx, b.prefix+key)
 	if err != nil {
-		return store.KV{}, mapErr(ctx, err)
+		return store.KV{}, b.mapCallErr(ctx, cctx, err)
 	}
 	if len(resp.Kvs) == 0 {
 		return store.KV{}, fmt.Errorf("etcdstore: get %q: %w", key, store.ErrNotFound)
@@ -132,9 +155,11 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 	if opts.Revision > 0 {
 		ops = append(ops, clientv3.WithRev(opts.Revision))
 	}
-	resp, err := b.cli.Get(ctx, start, ops...)
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	resp, err := b.cli.Get(cctx, start, ops...)
 	if err != nil {
-		return store.KVList{}, mapErr(ctx, err)
+		return store.KVList{}, b.mapCallErr(ctx, cctx, err)
 	}
 	res := store.KVList{KVs: make([]store.KV, len(resp.Kvs)), Revision: resp.Header.Revision}
 	if opts.Revision > 0 {
@@ -188,9 +213,11 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	default:
 		return 0, fmt.Errorf("etcdstore: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
 	}
-	resp, err := b.cli.Txn(ctx).If(cmps...).Then(then).Else(elses...).Commit()
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	resp, err := b.cli.Txn(cctx).If(cmps...).Then(then).Else(elses...).Commit()
 	if err != nil {
-		return 0, mapErr(ctx, err)
+		return 0, b.mapCallErr(ctx, cctx, err)
 	}
 	if resp.Succeeded {
 		return resp.Header.Revision, nil
@@ -221,10 +248,32 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 // Lists pinned below rev, and watches from before it, then fail with
 // store.ErrExpired.
 func (b *Backend) Compact(ctx context.Context, rev int64) error {
-	if _, err := b.cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
-		return mapErr(ctx, err)
+	cctx, cancel := b.call(ctx)
+	defer cancel()
+	if _, err := b.cli.Compact(cctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return b.mapCallErr(ctx, cctx, err)
 	}
 	return nil
+}
+
+// errCallTimeout is the cause of a call's ctx that ran out of the call
+// timeout.
+var errCallTimeout = errors.New("etcdstore: call timeout")
+
+// call returns the ctx of one call to etcd: ctx, ended after the call
+// timeout at the latest.
+func (b *Backend) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, b.timeout, errCallTimeout)
+}
+
+// mapCallErr is mapErr for a call made with cctx, from call(ctx): a call
+// that ran out of the call timeout, not of the caller's ctx, is
+// store.ErrUnavailable, and says so. cctx may have been cancelled since.
+func (b *Backend) mapCallErr(ctx, cctx context.Context, err error) error {
+	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errCallTimeout) {
+		return fmt.Errorf("etcdstore: no answer from etcd within the call timeout of %v (%v): %w", b.timeout, err, store.ErrUnavailable)
+	}
+	return mapErr(ctx, err)
 }
 
 // mapErr turns etcd and gRPC errors into the store's sentinels. The etcd

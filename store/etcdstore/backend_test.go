@@ -215,4 +215,6 @@ func TestNewRejectsBadInput(t *testing.T) {
 	defer cli.Close()
 	_, err = etcdstore.New(cli, etcdstore.WithProgressInterval(0))
 	require.ErrorContains(t, err, "progress interval must be positive")
+	_, err = etcdstore.New(cli, etcdstore.WithCallTimeout(0))
+	require.ErrorContains(t, err, "call timeout must be positive")
 }

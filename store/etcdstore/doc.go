@@ -8,7 +8,11 @@
 // range reads pinned to one revision, and Watch resumes from a revision with
 // previous values and progress notifications. A compaction surfaces as
 // store.ErrExpired, which makes the informer cache relist. Values over
-// store.MaxValueSize are refused before they reach etcd.
+// store.MaxValueSize are refused before they reach etcd. Every call to etcd
+// is bounded by a call timeout (WithCallTimeout, DefaultCallTimeout 15 s)
+// even when the caller's ctx has no deadline: without quorum, or with no
+// member reachable, it fails with store.ErrUnavailable instead of waiting
+// inside the etcd client's retries for ever.
 //
 // Elector implements lease.Elector on an etcd lease: the leader holds the
 // election key while its lease lives, its Fence is that key's create

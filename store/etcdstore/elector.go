@@ -81,18 +81,24 @@ func (e *Elector) Campaign(ctx context.Context) (context.Context, store.Fence, e
 		if err := ctx.Err(); err != nil {
 			return nil, store.Fence{}, err
 		}
-		grant, err := cli.Grant(ctx, int64(e.ttl/time.Second))
+		// Each call is bounded like the Backend's (WithCallTimeout): without
+		// quorum a campaign fails, loudly, instead of waiting silently.
+		cctx, cancel := e.b.call(ctx)
+		grant, err := cli.Grant(cctx, int64(e.ttl/time.Second))
+		cancel()
 		if err != nil {
-			return nil, store.Fence{}, mapErr(ctx, err)
+			return nil, store.Fence{}, e.b.mapCallErr(ctx, cctx, err)
 		}
-		resp, err := cli.Txn(ctx).
+		cctx, cancel = e.b.call(ctx)
+		resp, err := cli.Txn(cctx).
 			If(clientv3.Compare(clientv3.CreateRevision(full), "=", 0)).
 			Then(clientv3.OpPut(full, e.identity, clientv3.WithLease(grant.ID))).
 			Else(clientv3.OpGet(full)).
 			Commit()
+		cancel()
 		if err != nil {
 			e.revoke(grant.ID)
-			return nil, store.Fence{}, mapErr(ctx, err)
+			return nil, store.Fence{}, e.b.mapCallErr(ctx, cctx, err)
 		}
 		if resp.Succeeded {
 			return e.lead(ctx, grant.ID, resp.Header.Revision)

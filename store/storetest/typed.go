@@ -47,6 +47,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("Apply", func(t *testing.T) { testTypedApply(t, newBackend) })
 	t.Run("KeyIsolation", func(t *testing.T) { testTypedKeyIsolation(t, newBackend) })
 	t.Run("StatusFreshness", func(t *testing.T) { testTypedStatusFreshness(t, newTypedWidgets(t, newBackend)) })
+	t.Run("StatusOnSuccessor", func(t *testing.T) { testTypedStatusSuccessor(t, newTypedWidgets(t, newBackend)) })
 	t.Run("PoisonValues", func(t *testing.T) { testTypedPoison(t, newTypedWidgets(t, newBackend)) })
 }
 

@@ -207,7 +207,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	if !changed && next.Status == g.Status {
 		return nil
 	}
-	if _, err := c.groups.As(controllerName).UpdateStatus(ctx, &next, store.IfGeneration(g.Meta.Generation)); err != nil {
+	if _, err := c.groups.As(controllerName).UpdateStatus(ctx, &next, store.IfObserved(g.Meta)); err != nil {
 		return err
 	}
 	c.wrote(&c.count.statusWrites, "status of "+g.Meta.Name)

@@ -1,0 +1,54 @@
+package reconcile
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+)
+
+// An oscillation is reported when it is detected, not when the hold ends:
+// a status write before every Requeue spends the write budget, the key is
+// held, and the object carries Stalled=Oscillating within 5 seconds of the
+// detection, while the hold still lasts.
+func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		var n int
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			n++
+			if n >= spinGuard {
+				return Result{}, nil
+			}
+			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: n}, nil)
+			return Result{Requeue: true}, err
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet())...)
+		stop := start(t, l)
+		for i := 0; m.Oscillations("test", oscillation.TooManyWrites) == 0; i++ {
+			require.Less(t, i, 1000, "the write budget is spent")
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		detected := time.Now()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		info := l.Inspect("a")
+		require.True(t, info.HeldUntil.After(time.Now()), "held")
+		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		// Before: no Stalled condition until the hold ended, 10s after.
+		require.True(t, ok && c.Status == store.ConditionTrue, "Stalled stored %v after the detection, while held until %v",
+			time.Since(detected), info.HeldUntil.Sub(detected))
+		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Contains(t, c.Message, "too many writes: ")
+		require.NoError(t, stop())
+	})
+}

@@ -71,7 +71,7 @@ func syncPods(ctx context.Context, w *store.Writer[podSpec, podStatus], podc *ca
 func applyReady(ctx context.Context, sets *store.Store[setSpec, setStatus], manager string, s *set) error {
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := sets.As(manager).ApplyStatus(ctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfGeneration(s.Meta.Generation), store.IfUID(s.Meta.UID))
+		[]store.Condition{ready}, store.IfObserved(s.Meta))
 	if errors.Is(err, store.ErrConflict) {
 		return nil // a newer generation or set is on its way: its event brings us back
 	}
@@ -721,6 +721,6 @@ func (r *observedGen) Reconcile(ctx context.Context, name string) (reconcile.Res
 	}
 	cp := *g
 	cp.Status = genStatus{Ready: g.Spec.Replicas, ObservedGeneration: g.Meta.Generation}
-	_, err = r.sets.As(r.manager).UpdateStatus(ctx, &cp, store.IfGeneration(g.Meta.Generation))
+	_, err = r.sets.As(r.manager).UpdateStatus(ctx, &cp, store.IfObserved(g.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }

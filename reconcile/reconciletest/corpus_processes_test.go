@@ -224,7 +224,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
 		fresh.Status.Running = running
-		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfGeneration(set.Meta.Generation))
+		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfObserved(set.Meta))
 		if err != nil {
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
@@ -334,7 +334,7 @@ func (c *instanceController) writePID(ctx context.Context, obj *Instance, pid in
 		return store.IgnoreNotFound(err)
 	}
 	fresh.Status.PID = pid
-	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.IfGeneration(obj.Meta.Generation))
+	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.IfObserved(obj.Meta))
 	if err != nil {
 		return store.IgnoreNotFound(err)
 	}

@@ -87,10 +87,11 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 		}
 	}
 	// Status from what this pass made true, and Ready at this generation;
-	// IfGeneration refuses it if the spec moved on meanwhile.
+	// IfObserved refuses it if the spec moved on meanwhile or the App was
+	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(manager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
-		[]store.Condition{ready}, store.IfGeneration(app.Meta.Generation))
+		[]store.Condition{ready}, store.IfObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
 

@@ -188,7 +188,7 @@
 // a finalizer with an idempotent external API, an observedGeneration
 // status by UpdateStatus, two child kinds, a leader-elected one with
 // memory per term, children read without a cache, and apply only. Each
-// passes every schedule of AllFaults: TestCorpus runs 200 each, and
+// passes every schedule of AllFaults: TestCorpus runs 180 each, and
 // -corpus.full 2,000 each.
 //
 // # What the defaults catch, and the budget each needs

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 )
@@ -126,9 +127,15 @@ func (s *schedulesValue) Set(v string) error {
 // Config.Seed on, or only the -seed flag's schedule when it is set (see
 // RegisterFlags).
 //
-// A schedule fails its subtest when a check fails (see Simulate); the
-// message names the seed and the command that replays it, and ends with
-// the last steps of the trace. A Config that cannot run fails t at once.
+// A schedule fails its subtest when it shows a harm (see Simulate and
+// Harm); the message names the harm and the seed. The first failure of a
+// Run is shrunk: played again with each fault turned off in turn, keeping
+// off those the harm shows without, and the message gives the shortest
+// schedule found. Every message gives the command that replays its
+// schedule (-seed, and -faults for the faults it keeps) and the trace
+// around the failing step. Under the -faults flag, only the faults it
+// names are injected (and nothing is shrunk). A Config that cannot run
+// fails t at once.
 func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
@@ -144,16 +151,21 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 		cfg.Faults = keepFaults(cfg.Faults, keep)
 	}
 	parent := t.Name()
+	var firstFailure atomic.Bool
 	one := func(t *testing.T, seed uint64) {
 		rep := simulateChecked(t, cfg, seed)
 		if !rep.Failed() {
 			return
 		}
+		// Shrinking costs a schedule per fault: only the first failure of
+		// a Run is shrunk, so a reconciler that fails every schedule does
+		// not cost fourteen times the budget.
 		short, faults := rep, faultNames(cfg.Faults)
-		if !masked {
+		shrunk := !masked && firstFailure.CompareAndSwap(false, true)
+		if shrunk {
 			short, faults = shrink(t, cfg, seed, rep)
 		}
-		t.Error(failure(parent, seed, rep, short, faults, !masked))
+		t.Error(failure(parent, seed, rep, short, faults, shrunk))
 	}
 	if len(seeds) <= maxSubtests {
 		for _, seed := range seeds {

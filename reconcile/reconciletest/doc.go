@@ -145,8 +145,9 @@
 //
 // A run the harness cannot judge fails as a broken contract
 // (HarmContract): a cached object was modified (the cache's mutation
-// detector), a Setup, cache or Loop failed, a Loop did not stop within its
-// drain timeout, or the fault-free reference run fails too. A goroutine
+// detector), a Setup, cache or Loop failed, or a Loop did not stop within
+// its drain timeout. (A fault-free reference run that fails too adds a
+// violation with the harm it shows.) A goroutine
 // left blocked when the schedule ends fails the test through
 // testing/synctest, which runs every schedule in a bubble of its own.
 //

@@ -38,6 +38,7 @@ const (
 	// HarmContract is no harm of the controller's but a run the harness
 	// cannot judge: the reconciler or its Config broke the harness's
 	// contract (a cached object modified, a Setup, cache or Loop error, a
-	// Loop that did not stop, a fault-free reference run that fails too).
+	// Loop that did not stop). A fault-free reference run that fails too
+	// fails with the harm it shows.
 	HarmContract Harm = "broken contract"
 )

@@ -39,7 +39,8 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 		return rep
 	}
 	if rrep.Failed() {
-		w.violate(HarmContract, "the fault-free reference run of this seed fails too: %s", rrep.Violations[0])
+		// The bug shows without faults too: the same harm.
+		w.violate(rrep.Harms[0], "the fault-free reference run of this seed shows it too: %s", rrep.Violations[0])
 	}
 	w.compareHistory(rw)
 	rep.Violations, rep.Harms = w.violations, w.harms

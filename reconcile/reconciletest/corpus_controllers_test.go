@@ -269,7 +269,7 @@ type twoKinds struct {
 func twoKindsConfig() reconciletest.Config[setSpec, setStatus] {
 	cfg := config(noBug, reconciletest.AllFaults())
 	cfg.Setup = func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
-		pods, podc, err := podCache(env)
+		pods, podc, err := podCache(env, false) // ownersOf lists the owners of both kinds
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +286,12 @@ func twoKindsConfig() reconciletest.Config[setSpec, setStatus] {
 		}); err != nil {
 			return nil, err
 		}
-		env.Watch(reconcile.FromOwned(cfgc, "Set"))
+		// Sets missing from the cache that own a pod or a Config are keys
+		// at every resync: a set whose deletion it never saw still has its
+		// children swept. (The first draft listed the owners of pods only,
+		// and the long run caught a Config leaked by a crash between the
+		// Config and the first pod: 3 schedules of 2,000.)
+		env.Watch(reconcile.FromOwned(cfgc, "Set"), ownersOf{[]*cache.Cache[podSpec, podStatus]{podc, cfgc}, env.Cache})
 		return &twoKinds{uidNamed: uidNamed{sets: env.Store, setc: env.Cache, pods: pods, podc: podc, manager: env.Manager},
 			configs: configs, cfgc: cfgc}, nil
 	}
@@ -354,6 +359,33 @@ func (r *twoKinds) Reconcile(ctx context.Context, name string) (reconcile.Result
 		res.Requeue = true
 	}
 	return res, err
+}
+
+// ownersOf is podOwners over several kinds of children: one lister, so
+// the keys of two never race each other.
+type ownersOf struct {
+	children []*cache.Cache[podSpec, podStatus]
+	setc     *cache.Cache[setSpec, setStatus]
+}
+
+func (o ownersOf) Run(ctx context.Context, _ reconcile.Sink[string]) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (o ownersOf) Keys() iter.Seq[string] {
+	var names []string
+	for _, c := range o.children {
+		for _, p := range c.List(nil) {
+			if owner, ok := controllerOf(p); ok {
+				if _, there := o.setc.Get(owner.Name); !there {
+					names = append(names, owner.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Values(slices.Compact(names))
 }
 
 // ownerGone reports whether a fresh read shows that the set called name

@@ -92,7 +92,7 @@ type uidNamed struct {
 func uidNamedConfig() reconciletest.Config[setSpec, setStatus] {
 	cfg := config(noBug, reconciletest.AllFaults())
 	cfg.Setup = func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
-		pods, podc, err := podCache(env)
+		pods, podc, err := podCache(env, true)
 		if err != nil {
 			return nil, err
 		}
@@ -103,9 +103,9 @@ func uidNamedConfig() reconciletest.Config[setSpec, setStatus] {
 
 // podCache builds the pods' store and cache of a process, with the
 // owner-name index, and adds their sources to the Loop: a pod's change is
-// a hint for its set, and at every resync the owners of pods whose set
-// the cache misses are keys too (so their orphans are swept).
-func podCache(env *reconciletest.Env[setSpec, setStatus]) (*store.Store[podSpec, podStatus], *cache.Cache[podSpec, podStatus], error) {
+// a hint for its set, and with sweep, at every resync the owners of pods
+// whose set the cache misses are keys too (so their orphans are swept).
+func podCache(env *reconciletest.Env[setSpec, setStatus], sweep bool) (*store.Store[podSpec, podStatus], *cache.Cache[podSpec, podStatus], error) {
 	pods, err := reconciletest.NewStore[podSpec, podStatus](env.Process, "Pod")
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +119,10 @@ func podCache(env *reconciletest.Env[setSpec, setStatus]) (*store.Store[podSpec,
 	}); err != nil {
 		return nil, nil, err
 	}
-	env.Watch(reconcile.FromOwned(podc, "Set"), podOwners{podc, env.Cache})
+	env.Watch(reconcile.FromOwned(podc, "Set"))
+	if sweep {
+		env.Watch(podOwners{podc, env.Cache})
+	}
 	return pods, podc, nil
 }
 

@@ -14,7 +14,7 @@
 #                (default $FLAKY_OTHER_COUNT or 50)
 #   -schedules N seeded schedules for reconcile/reconciletest TestSchedules,
 #                without -race (default $FLAKY_SCHEDULES or 1000; test.sh runs
-#                the test's own 100 under -race)
+#                300, without -race, in the background)
 # Prints a line per test as it finishes, then one summary line:
 # "flaky: N passed, N failed" (test runs), and exits non-zero on any failure.
 set -uo pipefail

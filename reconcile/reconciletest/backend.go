@@ -168,7 +168,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 			fenced = true
 			kv, gerr := w.mem.Get(ctx, leaseKey)
 			if gerr != nil || kv.CreateRevision != c.Revision {
-				w.violateOn(wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
+				w.violateOn(HarmLiveAction, wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
 			}
 		}
 		w.mu.Lock()
@@ -178,7 +178,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 			w.mu.Lock()
 			w.rep.StaleWrites++
 			w.mu.Unlock()
-			w.violateOn(wr.Key, "stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
+			w.violateOn(HarmLiveAction, wr.Key, "stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
 				p.Incarnation, wr.Key, rev)
 		}
 	}

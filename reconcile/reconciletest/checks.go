@@ -130,7 +130,7 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 	bad := map[string]bool{}
 	for _, u := range c.unconverged(ctx) {
 		bad[u.name] = true
-		c.w.violateOn(u.name, "object %s has not converged %s (%v after faults stopped): %v",
+		c.w.violateOn(HarmNotConverged, u.name, "object %s has not converged %s (%v after faults stopped): %v",
 			u.name, when, time.Since(c.w.start)-c.w.rep.FaultsStopped, u.err)
 	}
 	if deadline {
@@ -151,7 +151,7 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 		c.w.mu.Unlock()
 		for _, name := range gone {
 			if obj, err := c.st.Get(ctx, name); err == nil {
-				c.w.violateOn(name, "object %s was deleted by the test but still exists %s (finalizers %v, deletion requested %v): a deletion must finish once faults stop",
+				c.w.violateOn(HarmNotConverged, name, "object %s was deleted by the test but still exists %s (finalizers %v, deletion requested %v): a deletion must finish once faults stop",
 					name, when, obj.Meta.Finalizers, obj.Meta.DeletionRequested)
 			}
 		}
@@ -167,9 +167,9 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 		s, ok := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
 		switch {
 		case !ok || s.Status != store.ConditionTrue:
-			c.w.violateOn(name, "object %s cannot be reconciled but is not Stalled %s", name, when)
+			c.w.violateOn(HarmNotConverged, name, "object %s cannot be reconciled but is not Stalled %s", name, when)
 		case s.Reason == "" || s.Message == "" || s.LastTransitionTime.IsZero():
-			c.w.violateOn(name, "object %s is Stalled without a reason, message or time: %+v", name, s)
+			c.w.violateOn(HarmNotConverged, name, "object %s is Stalled without a reason, message or time: %+v", name, s)
 		}
 	}
 }
@@ -191,12 +191,12 @@ func (c *convergence[S, T]) bounds() {
 		bound := c.cfg.WritesPerPass * (c.cfg.Passes + n.disturbed)
 		w.rep.WriteBound[name] = bound
 		if total := n.reconciler + n.loop; total > bound {
-			w.violateLocked(name, fmt.Sprintf(
+			w.violateLocked(HarmStorm, name, fmt.Sprintf(
 				"object %s got %d writes (%d by the reconciler, %d by the Loop), more than its bound %d = %d per pass × (%d passes + %d disturbances)",
 				name, total, n.reconciler, n.loop, bound, c.cfg.WritesPerPass, c.cfg.Passes, n.disturbed))
 		}
 		if n.goneReconciles > 0 {
-			w.violateLocked(name, fmt.Sprintf(
+			w.violateLocked(HarmStorm, name, fmt.Sprintf(
 				"object %s was deleted by the test, and was still reconciled %d times after the bound (%d failed): a missing object must be done with, not retried (is not-found returned as an error?)",
 				name, n.goneReconciles, n.afterErrors))
 			continue
@@ -204,23 +204,23 @@ func (c *convergence[S, T]) bounds() {
 		obj, err := c.st.Get(ctx, name)
 		if err == nil && c.cfg.Unreconcilable != nil && c.cfg.Unreconcilable(obj) {
 			if n.afterReconciles > retrying {
-				w.violateLocked(name, fmt.Sprintf(
+				w.violateLocked(HarmStorm, name, fmt.Sprintf(
 					"object %s cannot be reconciled and was reconciled %d times after the bound, more than %d (backoff cap and resyncs allow): are its retries backed off?",
 					name, n.afterReconciles, retrying))
 			}
 			continue // retries of an unreconcilable object may write and fail
 		}
 		if n.afterErrors > 0 {
-			w.violateLocked(name, fmt.Sprintf(
+			w.violateLocked(HarmStorm, name, fmt.Sprintf(
 				"object %s failed %d of its %d reconciles after it converged: a converged object must reconcile cleanly",
 				name, n.afterErrors, n.afterReconciles))
 		} else if n.afterReconciles > steady {
-			w.violateLocked(name, fmt.Sprintf(
+			w.violateLocked(HarmStorm, name, fmt.Sprintf(
 				"object %s was reconciled %d times after it converged, more than %d (a resync period each, with nothing to do): does it requeue itself forever?",
 				name, n.afterReconciles, steady))
 		}
 		if n.afterBound > 0 {
-			w.violateLocked(name, fmt.Sprintf(
+			w.violateLocked(HarmStorm, name, fmt.Sprintf(
 				"object %s got %d writes after it converged: a converged object must need none (does every pass rewrite something?)",
 				name, n.afterBound))
 		}

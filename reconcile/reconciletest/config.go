@@ -43,6 +43,12 @@ type Config[S, T any] struct {
 	// fleet. Required.
 	Object func(i int, rng *rand.Rand) *store.Object[S, T]
 
+	// Fixtures, if set, creates what the reconciler needs besides the
+	// primary objects (the secrets they reference, say), writing directly
+	// on b, without faults, before the controller starts; the reference
+	// run gets the same. An error fails the schedule.
+	Fixtures func(ctx context.Context, b store.Backend) error
+
 	// Setup builds the reconciler of one incarnation of the controller
 	// process. It runs once at the start and again after every crash, with
 	// a fresh Env: a new Store and Cache over the same backend, nothing

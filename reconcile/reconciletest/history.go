@@ -12,12 +12,114 @@ import (
 )
 
 // childHistory is what the controller did to one child (an object of
-// another kind than the primary, written by the controller): how many
-// times it created and deleted it, and the primary object that owns it
-// (its controller owner of the primary kind, by name).
+// another kind than the primary, written by the controller), sorted by the
+// state of its controller owner (of the primary kind) at the moment: live
+// (its UID is the current object's of that name, and its deletion is not
+// requested) or not.
 type childHistory struct {
-	owner            string
-	creates, deletes int
+	owner string // the controller owner's name
+	// liveDeletes and liveOverwrites count deletes, and puts that changed
+	// its spec or its owner, while its owner was live.
+	liveDeletes, liveOverwrites int
+	// stale counts creates for an owner that was not live (gone, or
+	// replaced by a newer object of its name): work from a stale view.
+	stale int
+}
+
+// childOwner returns the controller owner of kind in a stored value: its
+// name and UID, or "" and "".
+func childOwner(value []byte, kind string) (name, uid string) {
+	m, _, err := store.DecodeMeta(value)
+	if err != nil {
+		return "", ""
+	}
+	for _, o := range m.Owners {
+		if o.Controller && o.Kind == kind {
+			return o.Name, o.UID
+		}
+	}
+	return "", ""
+}
+
+// liveOwner reports whether the primary object called name exists now with
+// UID uid and its deletion not requested. It runs under txnMu, so the
+// store cannot move meanwhile.
+func (w *world) liveOwner(name, uid string) bool {
+	if name == "" || uid == "" {
+		return false
+	}
+	kv, err := w.mem.Get(context.Background(), w.prefix+name)
+	if err != nil {
+		return false
+	}
+	m, _, err := store.DecodeMeta(kv.Value)
+	return err == nil && m.UID == uid && !m.DeletionRequested
+}
+
+// recordChild follows one accepted write of the controller to a child.
+// It runs under txnMu, and takes w.mu.
+func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
+	var name, uid string
+	var live bool
+	switch {
+	case wr.Kind == store.WriteDelete && found:
+		name, uid = childOwner(prev.Value, w.kind)
+		live = w.liveOwner(name, uid)
+	case wr.Kind == store.WritePut:
+		name, uid = childOwner(wr.Value, w.kind)
+		live = w.liveOwner(name, uid)
+		if found {
+			pn, pu := childOwner(prev.Value, w.kind)
+			live = w.liveOwner(pn, pu)
+			if pn != "" {
+				name = pn
+			}
+		}
+	default:
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.children[wr.Key]
+	if h == nil {
+		h = &childHistory{}
+		w.children[wr.Key] = h
+	}
+	if name != "" {
+		h.owner = name
+	}
+	switch {
+	case wr.Kind == store.WriteDelete:
+		if live {
+			h.liveDeletes++
+		}
+	case !found:
+		if !live && name != "" {
+			h.stale++
+		}
+	case live && (specOf(prev.Value) != specOf(wr.Value) || ownerKey(prev.Value) != ownerKey(wr.Value)):
+		h.liveOverwrites++
+	}
+}
+
+// specOf returns the JSON of a stored value's spec.
+func specOf(value []byte) string {
+	var obj struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if json.Unmarshal(value, &obj) != nil {
+		return ""
+	}
+	return string(obj.Spec)
+}
+
+// ownerKey names a stored value's owners, controller flag and UID included.
+func ownerKey(value []byte) string {
+	m, _, err := store.DecodeMeta(value)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprint(m.Owners)
 }
 
 // fieldWrite is who last changed one field of a primary object, and what
@@ -36,28 +138,14 @@ func (w *world) recordWrite(prev store.KV, found bool, wr store.Write, controlle
 	if wr.Key == leaseKey {
 		return
 	}
-	primary := strings.HasPrefix(wr.Key, w.prefix)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !primary {
-		if !controller {
-			return
-		}
-		h := w.children[wr.Key]
-		if h == nil {
-			h = &childHistory{}
-			w.children[wr.Key] = h
-		}
-		switch {
-		case wr.Kind == store.WriteDelete && found:
-			h.deletes++
-			h.owner = ownerName(prev.Value, w.kind)
-		case wr.Kind == store.WritePut && !found:
-			h.creates++
-			h.owner = ownerName(wr.Value, w.kind)
+	if !strings.HasPrefix(wr.Key, w.prefix) {
+		if controller {
+			w.recordChild(prev, found, wr)
 		}
 		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if wr.Kind != store.WritePut {
 		delete(w.fields, wr.Key)
 		return
@@ -79,8 +167,8 @@ func (w *world) recordWrite(prev store.KV, found bool, wr store.Write, controlle
 		}
 		last, ok := fw[path]
 		if marked && ok && !w.ownManager(last.manager) && cur[path] == last.before {
-			w.violateLocked("", fmt.Sprintf(
-				"lost update: the reconciler's write of %s set %s back to %s, undoing what manager %q wrote there (%s): a write computed from a stale copy clobbered a field another manager owns (write it by apply, or with a revision precondition)",
+			w.violateLocked(HarmLostUpdate, "", fmt.Sprintf(
+				"the reconciler's write of %s set %s back to %s, undoing what manager %q wrote there (%s): a write computed from a stale copy clobbered a field another manager owns (write it by apply, or with a revision precondition)",
 				wr.Key, path, shown(cur[path]), last.manager, shown(old[path])))
 			w.rep.LostUpdates++
 			w.traceLocked("lost update of %s %s (manager %s's write undone)", wr.Key, path, last.manager)
@@ -160,25 +248,16 @@ func leaves(out map[string]string, path string, v any) {
 	out[path] = string(b)
 }
 
-// ownerName returns the name of the controller owner of kind in a stored
-// value, or "".
-func ownerName(value []byte, kind string) string {
-	m, _, err := store.DecodeMeta(value)
-	if err != nil {
-		return ""
-	}
-	for _, o := range m.Owners {
-		if o.Controller && o.Kind == kind {
-			return o.Name
-		}
-	}
-	return ""
+// leftChild is a child left at the end: its controller owner's name and
+// its spec.
+type leftChild struct {
+	owner, spec string
 }
 
 // finalChildren returns every object of another kind whose controller
-// owner is of the primary kind, by key, with its owner's name.
-func (w *world) finalChildren(ctx context.Context) map[string]string {
-	out := map[string]string{}
+// owner is of the primary kind, by key.
+func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
+	out := map[string]leftChild{}
 	l, err := w.mem.List(ctx, "", store.KVListOptions{})
 	if err != nil {
 		return out
@@ -187,50 +266,82 @@ func (w *world) finalChildren(ctx context.Context) map[string]string {
 		if strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey {
 			continue
 		}
-		if o := ownerName(kv.Value, w.kind); o != "" {
-			out[kv.Key] = o
+		if o, _ := childOwner(kv.Value, w.kind); o != "" {
+			out[kv.Key] = leftChild{owner: o, spec: specOf(kv.Value)}
 		}
 	}
 	return out
 }
 
 // compareHistory checks the children of every primary object that no
-// competing write touched against the fault-free reference run of the
-// same seed (ref): a child the controller deleted, or created, more often
-// than there, is an unexpected delete or recreate; a child left at the end
-// that the reference run did not leave is a leaked child. Faults may make
-// the controller do less than the reference run (it may never get round
-// to a pod before its set is deleted), never more.
+// competing write touched, and that both runs recreated alike, against the
+// fault-free reference run of the same seed (ref). Primary objects get the
+// same UIDs in both runs, so children named after them have the same keys.
+//
+// Faults may make a controller do more than the reference run, as long as
+// it repairs it: a cache sent back in time shows an owner already deleted,
+// and the controller creates children for it, then deletes them once it
+// sees the owner gone. That is a note. They may also make it do less (it
+// may never get round to a child before its owner is deleted). What they
+// must not make it do is harm:
+//   - delete a child, or overwrite its spec or owners, while its owner is
+//     live, more often than the reference run does (HarmLiveAction);
+//   - leave a child at the end that the reference run does not leave (a
+//     leaked child), not leave one it leaves (a missing child), or leave
+//     one with another spec (HarmEndState).
 func (w *world) compareHistory(ref *world) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	skip := func(owner string) bool {
+		return owner == "" || w.competed[owner] || w.unrecreated[owner] || ref.unrecreated[owner]
+	}
 	for _, key := range slices.Sorted(maps.Keys(w.children)) {
 		h := w.children[key]
-		if h.owner == "" || w.competed[h.owner] {
+		if skip(h.owner) {
 			continue
 		}
 		r := ref.children[key]
 		if r == nil {
 			r = &childHistory{}
 		}
-		if h.deletes > r.deletes {
-			w.violateLocked(key, fmt.Sprintf(
-				"unexpected delete: the controller deleted %s (a child of %s) %d times, %d in the fault-free run of this seed: did it act on a stale view (a UID or a fresh read would tell)?",
-				key, h.owner, h.deletes, r.deletes))
+		if h.liveDeletes > r.liveDeletes {
+			w.violateLocked(HarmLiveAction, key, fmt.Sprintf(
+				"the controller deleted %s while its owner %s was live and unchanged, %d times (%d in the fault-free run of this seed): did it act on a stale view (a UID or a fresh read would tell)?",
+				key, h.owner, h.liveDeletes, r.liveDeletes))
 		}
-		if h.creates > max(r.creates, 1) {
-			w.violateLocked(key, fmt.Sprintf(
-				"unexpected recreate: the controller created %s (a child of %s) %d times, %d in the fault-free run of this seed",
-				key, h.owner, h.creates, r.creates))
+		if h.liveOverwrites > r.liveOverwrites {
+			w.violateLocked(HarmLiveAction, key, fmt.Sprintf(
+				"the controller changed the spec or owners of %s while its owner %s was live and unchanged, %d times (%d in the fault-free run of this seed): did it act on a stale view?",
+				key, h.owner, h.liveOverwrites, r.liveOverwrites))
+		}
+		if _, left := w.leftover[key]; h.stale > 0 && !left {
+			w.noteLocked("the controller created %s for an owner %s that was gone or replaced (a stale view), and collected it again", key, h.owner)
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(w.leftover)) {
-		owner := w.leftover[key]
-		if _, ok := ref.leftover[key]; ok || w.competed[owner] {
+		c := w.leftover[key]
+		if skip(c.owner) {
 			continue
 		}
-		w.violateLocked(key, fmt.Sprintf(
-			"leaked child: %s (a child of %s) is left at the end, and the fault-free run of this seed does not leave it: a cleanup was lost",
-			key, owner))
+		r, ok := ref.leftover[key]
+		switch {
+		case !ok:
+			w.violateLocked(HarmEndState, key, fmt.Sprintf(
+				"leaked child: %s (a child of %s) is left at the end, and the fault-free run of this seed does not leave it: a cleanup was lost",
+				key, c.owner))
+		case r.spec != c.spec:
+			w.violateLocked(HarmEndState, key, fmt.Sprintf(
+				"wrong child: %s (a child of %s) ends with spec %s, the fault-free run of this seed with %s",
+				key, c.owner, c.spec, r.spec))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(ref.leftover)) {
+		r := ref.leftover[key]
+		if _, ok := w.leftover[key]; ok || skip(r.owner) {
+			continue
+		}
+		w.violateLocked(HarmEndState, key, fmt.Sprintf(
+			"missing child: %s (a child of %s) is left at the end of the fault-free run of this seed, and not of this one",
+			key, r.owner))
 	}
 }

@@ -38,7 +38,7 @@ func (w *world) loseLeadership(now time.Time) *rival {
 	el, err := lease.New(w.raw, leaseKey, "rival",
 		lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry))
 	if err != nil {
-		w.violate("reconciletest: rival elector: %v", err)
+		w.violate(HarmContract, "reconciletest: rival elector: %v", err)
 		return nil
 	}
 	hold := time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay)))
@@ -76,6 +76,9 @@ func (e *gatedElector) Campaign(ctx context.Context) (context.Context, store.Fen
 		return nil, store.Fence{}, err
 	}
 	if e.inner == nil {
+		if e.p.follow != nil {
+			e.p.follow.publish(ctx, store.Fence{})
+		}
 		return ctx, store.Fence{}, nil
 	}
 	tctx, f, err := e.inner.Campaign(ctx)
@@ -83,6 +86,9 @@ func (e *gatedElector) Campaign(ctx context.Context) (context.Context, store.Fen
 		e.w.mu.Lock()
 		e.p.fence = f.Revision
 		e.w.mu.Unlock()
+		if e.p.follow != nil {
+			e.p.follow.publish(tctx, f)
+		}
 	}
 	return tctx, f, err
 }

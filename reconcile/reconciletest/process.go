@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/lease"
 )
 
 // Process is one incarnation of the simulated controller process. Everything
@@ -35,6 +36,8 @@ type Process struct {
 	opts   []reconcile.Option
 	srcs   []reconcile.Source[string]
 	caches []func(context.Context) error
+	goes   []func(context.Context) error // Go's functions
+	follow *follower
 	revs   []func() int64          // the caches' revisions
 	byPfx  map[string]func() int64 // the same, by the prefix each lists
 	done   chan struct{}
@@ -55,6 +58,71 @@ func (p *Process) Use(opts ...reconcile.Option) { p.opts = append(p.opts, opts..
 // primary kind's, such as reconcile.FromOwned(children, kind). Call it from
 // Setup.
 func (p *Process) Watch(srcs ...reconcile.Source[string]) { p.srcs = append(p.srcs, srcs...) }
+
+// Go runs fn for the life of this incarnation, beside its Loop and
+// caches: another Loop of the controller, such as a garbage collector
+// (gc.New) built in Setup over caches of NewCache. fn must return when its
+// ctx ends (the process dies or the schedule ends); an error it returns
+// before that fails the schedule. Call it from Setup.
+//
+// fn's Loop is not gated by the scheduler: its writes are (they are
+// faulty and ordered like every write of the process), but its reconciles
+// are not steps, so a seed replays its fault schedule and checks, not
+// always its trace step for step.
+func (p *Process) Go(fn func(ctx context.Context) error) { p.goes = append(p.goes, fn) }
+
+// Elector returns the elector to give every other Loop this incarnation
+// runs (reconcile.WithElector): it leads while the harness's Loop leads,
+// with the same term and fence, as a reconcile.Manager's Loops share one
+// term. Without simulated leadership it leads as long as the process
+// lives, and writes carry no fence.
+func (p *Process) Elector() lease.Elector {
+	if p.follow == nil {
+		p.follow = &follower{changed: make(chan struct{})}
+	}
+	return p.follow
+}
+
+// follower hands the term of the harness's Loop to the other Loops of a
+// process.
+type follower struct {
+	mu      sync.Mutex
+	term    context.Context // nil before the first term
+	fence   store.Fence
+	changed chan struct{}
+}
+
+func (f *follower) publish(term context.Context, fence store.Fence) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.term, f.fence = term, fence
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// Campaign implements lease.Elector: it returns once the harness's Loop
+// leads, with a term that ends with that term or with ctx.
+func (f *follower) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	for {
+		f.mu.Lock()
+		term, fence, changed := f.term, f.fence, f.changed
+		f.mu.Unlock()
+		if term != nil && term.Err() == nil {
+			t, cancel := context.WithCancelCause(ctx)
+			stop := context.AfterFunc(term, func() { cancel(context.Cause(term)) })
+			context.AfterFunc(t, func() { stop() })
+			if fence.Key != "" {
+				t = lease.WithFence(t, fence)
+			}
+			return t, fence, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, store.Fence{}, ctx.Err()
+		}
+	}
+}
 
 // kill marks the process dead: from now on its backend view fails every
 // call with store.ErrUnavailable, as a crashed process can reach nothing.
@@ -107,7 +175,7 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	pol := backoff.Policy{Base: 10e6, Factor: 2, Cap: relistCap, Jitter: 0.2, Rand: p.w.newRand().Float64}
 	c := cache.New[S, T](st,
 		cache.WithRelistBackoff(pol),
-		cache.WithMutationDetector(func(err error) { p.w.violate("cache of %s: %v", st.Kind(), err) }))
+		cache.WithMutationDetector(func(err error) { p.w.violate(HarmContract, "cache of %s: %v", st.Kind(), err) }))
 	p.caches = append(p.caches, c.Run)
 	p.revs = append(p.revs, c.Revision)
 	if p.byPfx == nil {

@@ -22,25 +22,28 @@ type objCounts struct {
 	afterReconciles, afterErrors, goneReconciles int
 }
 
-func (w *world) violate(format string, args ...any) {
+// violate records a violation that is about nothing in particular.
+func (w *world) violate(h Harm, format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.violateLocked("", fmt.Sprintf(format, args...))
+	w.violateLocked(h, "", fmt.Sprintf(format, args...))
 }
 
 // violateOn records a violation about subject (an object's name or a
 // key): the step it points at is the last one of the trace that mentions
 // subject.
-func (w *world) violateOn(subject, format string, args ...any) {
+func (w *world) violateOn(h Harm, subject, format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.violateLocked(subject, fmt.Sprintf(format, args...))
+	w.violateLocked(h, subject, fmt.Sprintf(format, args...))
 }
 
-// violateLocked records a violation; the first one also records the
-// failing step: the last step that mentions subject, or the latest step.
-func (w *world) violateLocked(subject, msg string) {
-	w.violations = append(w.violations, msg)
+// violateLocked records a violation, as "harm: msg"; the first one also
+// records the failing step: the last step that mentions subject, or the
+// latest step.
+func (w *world) violateLocked(h Harm, subject, msg string) {
+	w.violations = append(w.violations, string(h)+": "+msg)
+	w.harms = append(w.harms, h)
 	if w.rep.FailingStep >= 0 {
 		return
 	}
@@ -83,6 +86,12 @@ func wordByte(b byte) bool {
 // schedule began. The trace is what a replay must reproduce.
 func (w *world) traceLocked(format string, args ...any) {
 	w.rep.Trace = append(w.rep.Trace, fmt.Sprintf("%v "+format, append([]any{time.Since(w.start)}, args...)...))
+}
+
+// noteLocked records a note: something a fault made the controller do
+// that is no harm (see Report.Notes).
+func (w *world) noteLocked(format string, args ...any) {
+	w.rep.Notes = append(w.rep.Notes, fmt.Sprintf(format, args...))
 }
 
 func (w *world) trace(format string, args ...any) {

@@ -50,8 +50,15 @@ type Report struct {
 	// seed whose children's histories this run was compared with; nil if
 	// none was run.
 	Reference *Report
-	// Violations are the checks that failed, empty for a passing schedule.
+	// Violations are the checks that failed, empty for a passing
+	// schedule, each as "harm: what happened"; Harms holds the harm of
+	// each, in the same order.
 	Violations []string
+	Harms      []Harm
+	// Notes are what faults made the controller do that is no harm: work
+	// from a stale view that it repaired itself (a child created for an
+	// owner already gone, then deleted again). They never fail a schedule.
+	Notes []string
 	// FailingStep is the index in Trace of the step the first violation
 	// points at (the write that broke a rule, or the last step that
 	// touched the object that did not converge); -1 for a passing
@@ -96,13 +103,17 @@ func (r *Report) String() string {
 		b.WriteString("\n  violation: ")
 		b.WriteString(v)
 	}
+	for _, n := range r.Notes {
+		b.WriteString("\n  note: ")
+		b.WriteString(n)
+	}
 	return b.String()
 }
 
 // Explain is the failure message of a failed schedule: the failing step
-// first, with the violations, then the command that replays the schedule
-// (replay), then the steps that touched the subject, the steps that led up
-// to the failing one, and the summary.
+// first, with the violations (each naming its harm), then the command that
+// replays the schedule (replay), then the steps that touched the subject,
+// the 40 steps up to the failing one and the 10 after it, and the summary.
 func (r *Report) Explain(replay string) string {
 	var b strings.Builder
 	step := "(none)"
@@ -130,12 +141,16 @@ func (r *Report) Explain(replay string) string {
 	if r.FailingStep >= 0 {
 		end = r.FailingStep + 1
 	}
-	start := max(0, end-40)
-	var last []string
-	for i := start; i < end; i++ {
-		last = append(last, fmt.Sprintf("%4d %s", i+1, r.Trace[i]))
+	start, stop := max(0, end-40), min(len(r.Trace), end+10)
+	var around []string
+	for i := start; i < stop; i++ {
+		mark := " "
+		if i == end-1 {
+			mark = ">"
+		}
+		around = append(around, fmt.Sprintf("%s%4d %s", mark, i+1, r.Trace[i]))
 	}
-	fmt.Fprintf(&b, "the %d steps up to the failing one:\n  %s\n", end-start, strings.Join(last, "\n  "))
+	fmt.Fprintf(&b, "the steps around the failing one (marked >):\n  %s\n", strings.Join(around, "\n  "))
 	b.WriteString(r.String())
 	return b.String()
 }

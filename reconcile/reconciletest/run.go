@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 )
@@ -23,6 +26,52 @@ import (
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&seedValue{}, "seed", "reconciletest: replay this one schedule seed (a failure prints it)")
 	fs.Var(&schedulesValue{n: DefaultSchedules}, "schedules", "reconciletest: how many seeded schedules Run runs when Config.Schedules is 0")
+	fs.Var(&faultsValue{}, "faults", "reconciletest: inject only these faults of the Config's (comma-separated: "+strings.Join(knobNames(), ",")+"; none for none), as a shrunk failure's replay command says")
+}
+
+func knobNames() []string {
+	var out []string
+	for _, k := range faultKnobs {
+		out = append(out, k.name)
+	}
+	return out
+}
+
+// faultsValue is the -faults flag: the faults to keep.
+type faultsValue struct {
+	set  bool
+	keep []string
+}
+
+func (f *faultsValue) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strings.Join(f.keep, ",")
+}
+
+func (f *faultsValue) Set(v string) error {
+	f.set, f.keep = true, nil
+	if v == "none" || v == "" {
+		return nil
+	}
+	for _, name := range strings.Split(v, ",") {
+		if !slices.Contains(knobNames(), name) {
+			return fmt.Errorf("unknown fault %q: want some of %s, or none", name, strings.Join(knobNames(), ","))
+		}
+		f.keep = append(f.keep, name)
+	}
+	return nil
+}
+
+// faultsFlag returns the -faults flag's faults to keep, if it is set.
+func faultsFlag() ([]string, bool) {
+	if fl := flag.Lookup("faults"); fl != nil {
+		if f, ok := fl.Value.(*faultsValue); ok && f.set {
+			return f.keep, true
+		}
+	}
+	return nil, false
 }
 
 // DefaultSchedules is how many schedules Run runs without Config.Schedules
@@ -78,9 +127,15 @@ func (s *schedulesValue) Set(v string) error {
 // Config.Seed on, or only the -seed flag's schedule when it is set (see
 // RegisterFlags).
 //
-// A schedule fails its subtest when a check fails (see Simulate); the
-// message names the seed and the command that replays it, and ends with
-// the last steps of the trace. A Config that cannot run fails t at once.
+// A schedule fails its subtest when it shows a harm (see Simulate and
+// Harm); the message names the harm and the seed. The first failure of a
+// Run is shrunk: played again with each fault turned off in turn, keeping
+// off those the harm shows without, and the message gives the shortest
+// schedule found. Every message gives the command that replays its
+// schedule (-seed, and -faults for the faults it keeps) and the trace
+// around the failing step. Under the -faults flag, only the faults it
+// names are injected (and nothing is shrunk). A Config that cannot run
+// fails t at once.
 func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
@@ -91,12 +146,26 @@ func Run[S, T any](t *testing.T, cfg Config[S, T]) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keep, masked := faultsFlag()
+	if masked {
+		cfg.Faults = keepFaults(cfg.Faults, keep)
+	}
 	parent := t.Name()
+	var firstFailure atomic.Bool
 	one := func(t *testing.T, seed uint64) {
 		rep := simulateChecked(t, cfg, seed)
-		if rep.Failed() {
-			t.Error(rep.Explain(fmt.Sprintf("go test -run '^%s$' -seed=%d", parent, seed)))
+		if !rep.Failed() {
+			return
 		}
+		// Shrinking costs a schedule per fault: only the first failure of
+		// a Run is shrunk, so a reconciler that fails every schedule does
+		// not cost fourteen times the budget.
+		short, faults := rep, faultNames(cfg.Faults)
+		shrunk := !masked && firstFailure.CompareAndSwap(false, true)
+		if shrunk {
+			short, faults = shrink(t, cfg, seed, rep)
+		}
+		t.Error(failure(parent, seed, rep, short, faults, shrunk))
 	}
 	if len(seeds) <= maxSubtests {
 		for _, seed := range seeds {

@@ -14,7 +14,7 @@ import (
 //
 // Under the race detector it runs 100 unless -schedules is given: the
 // race detector slows a schedule about sixfold, and scripts/test.sh runs
-// this test again without it, with -schedules=1000.
+// this test again without it, with -schedules=300 (scripts/flaky.sh: 1000).
 func TestSchedules(t *testing.T) {
 	cfg := config(noBug, reconciletest.AllFaults())
 	if raceEnabled && !flagGiven("schedules") {

@@ -39,10 +39,11 @@ func simulate[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) *Rep
 		return rep
 	}
 	if rrep.Failed() {
-		w.violate("the fault-free reference run of this seed fails too: %s", rrep.Violations[0])
+		// The bug shows without faults too: the same harm.
+		w.violate(rrep.Harms[0], "the fault-free reference run of this seed shows it too: %s", rrep.Violations[0])
 	}
 	w.compareHistory(rw)
-	rep.Violations = w.violations
+	rep.Violations, rep.Harms = w.violations, w.harms
 	return rep
 }
 
@@ -58,12 +59,12 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 	w.passes = cfg.Passes
 	w.rep.Bound = w.bound
 	fail := func(format string, args ...any) (*Report, *world) {
-		w.violate(format, args...)
-		w.rep.Violations = w.violations
+		w.violate(HarmContract, format, args...)
+		w.rep.Violations, w.rep.Harms = w.violations, w.harms
 		return w.rep, nil
 	}
 
-	primary, err := store.New[S, T](w.raw, cfg.Kind, store.WithUIDs(w.nextUID))
+	primary, err := store.New[S, T](w.raw, cfg.Kind, store.WithUIDs(w.nextPrimaryUID))
 	if err != nil {
 		return fail("reconciletest: primary store: %v", err)
 	}
@@ -83,6 +84,11 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 	}
 	w.names = names
 	w.prefix = primary.Prefix()
+	if cfg.Fixtures != nil {
+		if err := cfg.Fixtures(ctx, w.raw); err != nil {
+			return fail("reconciletest: Config.Fixtures: %v", err)
+		}
+	}
 	w.work.del = func(ctx context.Context, name string) (int64, error) {
 		rev, err := creator.Delete(ctx, name)
 		return rev, store.IgnoreNotFound(err)
@@ -120,7 +126,7 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 	conv.final(ctx, "a resync period after the bound", false)
 	conv.bounds()
 	w.leftover = w.finalChildren(ctx)
-	w.rep.Violations = w.violations
+	w.rep.Violations, w.rep.Harms = w.violations, w.harms
 	return w.rep, w
 }
 
@@ -184,13 +190,20 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	for _, run := range p.caches {
 		wg.Go(func() {
 			if err := run(pctx); err != nil {
-				w.violate("process %d: cache: %v", n, err)
+				w.violate(HarmContract, "process %d: cache: %v", n, err)
+			}
+		})
+	}
+	for _, fn := range p.goes {
+		wg.Go(func() {
+			if err := fn(pctx); err != nil && pctx.Err() == nil {
+				w.violate(HarmContract, "process %d: a function of Process.Go: %v", n, err)
 			}
 		})
 	}
 	wg.Go(func() {
 		if err := loop.Run(pctx); err != nil {
-			w.violate("process %d: loop: %v", n, err)
+			w.violate(HarmContract, "process %d: loop: %v", n, err)
 		}
 	})
 	go func() {

@@ -78,10 +78,11 @@ func (w *world) nextWork(now time.Time) bool {
 			// deleted, and must be gone at the bound.
 			w.mu.Lock()
 			w.gone[name] = true
+			w.unrecreated[name] = true
 			w.traceLocked("test cannot recreate %s: the deleted object is still there", name)
 			w.mu.Unlock()
 		case err != nil:
-			w.violate("reconciletest: recreating %s: %v", name, err)
+			w.violate(HarmContract, "reconciletest: recreating %s: %v", name, err)
 		}
 		return true
 	}
@@ -107,7 +108,7 @@ func (w *world) nextWork(now time.Time) bool {
 	}
 	rev, err := wl.del(context.Background(), name)
 	if err != nil {
-		w.violate("reconciletest: deleting %s: %v", name, err)
+		w.violate(HarmContract, "reconciletest: deleting %s: %v", name, err)
 	}
 	w.mu.Lock()
 	w.deletedAt[rev] = name

@@ -44,6 +44,10 @@ type world struct {
 	kick  chan struct{}
 	seeds atomic.Uint64 // sub-seeds handed out
 	uids  atomic.Int64
+	// puids numbers the UIDs of the primary objects the test creates,
+	// apart from every other UID, so the same object gets the same UID in
+	// the reference run, whatever the controller created meanwhile.
+	puids atomic.Int64
 
 	// txnMu serialises every write, so the harness can check each one
 	// against the leader key atomically.
@@ -64,6 +68,7 @@ type world struct {
 	travelTo   []int64          // revisions worth travelling back to: just before a competing write
 	deletedAt  map[int64]string // revisions just after a test deletion → the object deleted
 	violations []string
+	harms      []Harm // the harm of each violation
 	rep        *Report
 	objWrites  map[string]*objCounts
 	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
@@ -74,23 +79,27 @@ type world struct {
 	children   map[string]*childHistory
 	fields     map[string]map[string]fieldWrite // primary key → field → its last change
 	competed   map[string]bool                  // primary objects a competing write touched
-	leftover   map[string]string                // children left at the end → owner
+	leftover   map[string]leftChild             // children left at the end
+	// unrecreated are the primary objects the test could not recreate
+	// (the deleted one was still there): the two runs' ends then differ.
+	unrecreated map[string]bool
 }
 
 func newWorld(seed uint64, f Faults) *world {
 	w := &world{
-		seed:      seed,
-		rng:       rand.New(rand.NewPCG(seed, 0x5eed)),
-		f:         f,
-		mem:       memstore.New(),
-		kick:      make(chan struct{}, 1),
-		rep:       &Report{Seed: seed, Faults: map[string]int{}, FailingStep: -1},
-		objWrites: map[string]*objCounts{},
-		gone:      map[string]bool{},
-		deletedAt: map[int64]string{},
-		children:  map[string]*childHistory{},
-		fields:    map[string]map[string]fieldWrite{},
-		competed:  map[string]bool{},
+		seed:        seed,
+		rng:         rand.New(rand.NewPCG(seed, 0x5eed)),
+		f:           f,
+		mem:         memstore.New(),
+		kick:        make(chan struct{}, 1),
+		rep:         &Report{Seed: seed, Faults: map[string]int{}, FailingStep: -1},
+		objWrites:   map[string]*objCounts{},
+		gone:        map[string]bool{},
+		deletedAt:   map[int64]string{},
+		children:    map[string]*childHistory{},
+		fields:      map[string]map[string]fieldWrite{},
+		competed:    map[string]bool{},
+		unrecreated: map[string]bool{},
 	}
 	w.raw = &lockedBackend{w: w}
 	return w
@@ -103,6 +112,8 @@ func (w *world) newRand() *rand.Rand {
 }
 
 func (w *world) nextUID() string { return fmt.Sprintf("uid-%d", w.uids.Add(1)) }
+
+func (w *world) nextPrimaryUID() string { return fmt.Sprintf("uid-p%d", w.puids.Add(1)) }
 
 // poke wakes the scheduler if it is idle.
 func (w *world) poke() {

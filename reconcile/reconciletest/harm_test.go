@@ -1,0 +1,90 @@
+package reconciletest_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/reconcile/reconciletest"
+)
+
+// A correct controller that acts on a stale view and repairs it (a cache
+// sent back in time shows a set already deleted; the controller creates
+// pods for it, then deletes them once it sees the set gone) passes: the
+// repair is a note, not a failure.
+func TestStaleViewRepairIsANote(t *testing.T) {
+	cfg := uidNamedConfig()
+	for seed := range uint64(200) {
+		rep := reconciletest.Simulate(t, cfg, seed)
+		require.False(t, rep.Failed(), "%s", rep)
+		for _, n := range rep.Notes {
+			if strings.Contains(n, "stale view") {
+				return
+			}
+		}
+	}
+	t.Fatal("no schedule of 200 made the controller create pods for a deleted set: time travel misses its aim")
+}
+
+// Every violation names a harm from the closed list.
+func TestEveryViolationNamesAHarm(t *testing.T) {
+	harms := []reconciletest.Harm{reconciletest.HarmEndState, reconciletest.HarmLiveAction, reconciletest.HarmLostUpdate,
+		reconciletest.HarmStorm, reconciletest.HarmNotConverged, reconciletest.HarmContract}
+	for _, zc := range zoo {
+		cfg := zooConfig(zc.bug, zc.finalizer)
+		for seed := range uint64(8) {
+			rep := reconciletest.Simulate(t, cfg, seed)
+			require.Len(t, rep.Harms, len(rep.Violations))
+			for i, h := range rep.Harms {
+				require.Contains(t, harms, h)
+				require.True(t, strings.HasPrefix(rep.Violations[i], string(h)+": "), rep.Violations[i])
+			}
+		}
+	}
+}
+
+// A failing schedule's message, as Run prints it, names the harm, the
+// shortest schedule found (the seed with fewer faults), and the command
+// that replays it; the command replays a schedule that fails with the same
+// harm. Run fails its test, so it runs in a child process.
+func TestFailureNamesHarmShortestScheduleAndReplay(t *testing.T) {
+	if os.Getenv("RECONCILETEST_SHRINK") != "" {
+		seed, _ := strconv.ParseUint(os.Getenv("RECONCILETEST_SHRINK"), 10, 64)
+		cfg := zooConfig(clobber, false)
+		cfg.Seed, cfg.Schedules = seed, 1
+		reconciletest.Run(t, cfg)
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs child test processes")
+	}
+	cfg := zooConfig(clobber, false)
+	seed := uint64(0)
+	for ; seed < reconciletest.DefaultSchedules; seed++ {
+		if rep := reconciletest.Simulate(t, cfg, seed); rep.Failed() && rep.Harms[0] == reconciletest.HarmLostUpdate {
+			break
+		}
+	}
+	require.Less(t, seed, uint64(reconciletest.DefaultSchedules), "the clobbering reconciler must be caught")
+	child := func(args ...string) string {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestFailureNamesHarmShortestScheduleAndReplay$", "-test.count=1"}, args...)...)
+		cmd.Env = append(os.Environ(), "RECONCILETEST_SHRINK="+strconv.FormatUint(seed, 10))
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "the schedule must fail:\n%s", out)
+		return string(out)
+	}
+	out := child()
+	require.Contains(t, out, "reconciletest: harm: lost update, in schedule")
+	require.Contains(t, out, "shortest schedule found: the same seed with faults [")
+	m := regexp.MustCompile(`replay: go test -run '\^TestFailureNamesHarmShortestScheduleAndReplay\$' -seed=(\d+) -faults=(\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "the replay command, with the shrunk faults:\n%s", out)
+	require.NotContains(t, m[2], "drop,duplicate,delay,expire,stale,conflict,unavailable,timeout,crash,timetravel,leadership,compete,deletes", "shrinking turned some fault off")
+	require.Contains(t, out, "the steps around the failing one (marked >)")
+	again := child("-seed="+m[1], "-faults="+m[2])
+	require.Contains(t, again, "violation: lost update: ", "the replay fails with the same harm:\n%s", again)
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
+	"slices"
 	"testing"
 
 	"github.com/steady-go/steady/reconcile"
@@ -195,4 +197,32 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},
 		[]store.Condition{ready}, store.IfGeneration(s.Meta.Generation))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
+}
+
+// podOwners lists, at every resync and new term, the sets that own a pod
+// and are missing from the set cache (reconcile.KeyLister), as a user who
+// sweeps the observed side writes it: FromOwned lists a child's owners at a
+// new term only, this lister at every resync too. (Sets in the cache are
+// listed by the primary source already.)
+type podOwners struct {
+	podc *cache.Cache[podSpec, podStatus]
+	setc *cache.Cache[setSpec, setStatus]
+}
+
+func (o podOwners) Run(ctx context.Context, _ reconcile.Sink[string]) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (o podOwners) Keys() iter.Seq[string] {
+	var names []string
+	for _, p := range o.podc.List(nil) {
+		if c, ok := controllerOf(p); ok {
+			if _, there := o.setc.Get(c.Name); !there {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Values(slices.Compact(names))
 }

@@ -8,15 +8,7 @@
 // It prints one report line (package ctlbench) and exits non-zero if the
 // workload did not drain.
 //
-// The tracker stores what it is given: it keeps no generation, checks no
-// precondition and writes a status update over the whole object. So the
-// API server's part is played by a small apiServer here, on the tracker:
-// a spec update keeps the status and bumps the generation, and UpdateStatus
-// keeps the spec and is rejected with a Conflict unless the stored object
-// has the UID and generation the status was computed from (what steady's
-// IfObserved checks; the real API server checks the resourceVersion, which
-// any write moves, so it would reject more). The fake clientset is not
-// used: it records every action, and its heap would grow with the run.
+// The API server is played by package kubefake, which says how and why.
 package main
 
 import (
@@ -28,26 +20,12 @@ import (
 	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	k8stesting "k8s.io/client-go/testing"
 	k8scache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/steady-go/steady/bench/internal/ctlbench"
-)
-
-const ns = "default"
-
-var (
-	gvr = appsv1.SchemeGroupVersion.WithResource("deployments")
-	gvk = appsv1.SchemeGroupVersion.WithKind("Deployment")
-	gr  = gvr.GroupResource()
+	"github.com/steady-go/steady/bench/internal/kubefake"
 )
 
 func main() {
@@ -56,65 +34,6 @@ func main() {
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-clientgo:", err)
 		os.Exit(1)
-	}
-}
-
-// apiServer is the API server's semantics over the tracker (see the
-// package comment). Its lock makes each read-check-write one step, as
-// the API server's storage does.
-type apiServer struct {
-	mu        sync.Mutex
-	tracker   k8stesting.ObjectTracker
-	conflicts atomic.Int64
-}
-
-// updateReplicas is the other writer's spec update.
-func (a *apiServer) updateReplicas(name string, replicas int32) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	o, err := a.tracker.Get(gvr, ns, name)
-	if err != nil {
-		return err
-	}
-	d := o.(*appsv1.Deployment)
-	d.Spec.Replicas = &replicas
-	d.Generation++
-	return a.tracker.Update(gvr, d, ns)
-}
-
-// updateStatus is UpdateStatus: d's status onto the stored object, if it
-// is still the object and spec d was read as.
-func (a *apiServer) updateStatus(d *appsv1.Deployment) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	o, err := a.tracker.Get(gvr, ns, d.Name)
-	if err != nil {
-		return err
-	}
-	cur := o.(*appsv1.Deployment)
-	if cur.UID != d.UID || cur.Generation != d.Generation {
-		a.conflicts.Add(1)
-		return apierrors.NewConflict(gr, d.Name, fmt.Errorf("generation %d, status computed for %d", cur.Generation, d.Generation))
-	}
-	cur.Status = d.Status
-	return a.tracker.Update(gvr, cur, ns)
-}
-
-func deployment(i int) *appsv1.Deployment {
-	labels := ctlbench.Labels(i)
-	zero := int32(0)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: ctlbench.Name(i), Namespace: ns, Generation: 1, UID: types.UID(fmt.Sprintf("uid-%d", i))},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &zero,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "web", Image: ctlbench.Image, Args: ctlbench.Args()},
-				}},
-			},
-		},
 	}
 }
 
@@ -127,26 +46,11 @@ func run(cfg *ctlbench.Config) error {
 	// event of the run keeps the writer free to run ahead, as steady's is.
 	watch.DefaultChanSize = int32(min(2*cfg.Updates+1024, 1<<30))
 
-	scheme := runtime.NewScheme()
-	if err := appsv1.AddToScheme(scheme); err != nil {
+	api, err := kubefake.NewAPIServer(cfg.Objects)
+	if err != nil {
 		return err
 	}
-	api := &apiServer{tracker: k8stesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())}
-	for i := range cfg.Objects {
-		if err := api.tracker.Create(gvr, deployment(i), ns); err != nil {
-			return err
-		}
-	}
-	lw := &k8scache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return api.tracker.List(gvr, gvk, ns)
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return api.tracker.Watch(gvr, ns)
-		},
-	}
-	inf := k8scache.NewSharedIndexInformer(noWatchList{lw}, &appsv1.Deployment{}, 0,
-		k8scache.Indexers{k8scache.NamespaceIndex: k8scache.MetaNamespaceIndexFunc})
+	inf := api.Informer()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	enqueue := func(obj any) {
 		if k, err := k8scache.MetaNamespaceKeyFunc(obj); err == nil {
@@ -181,7 +85,7 @@ func run(cfg *ctlbench.Config) error {
 		}
 		next := d.DeepCopy() // the cache's objects are read-only
 		next.Status.ReadyReplicas = want
-		if err := api.updateStatus(next); err != nil {
+		if err := api.UpdateStatus(next); err != nil {
 			return err
 		}
 		plan.Wrote(d.Name, int64(want))
@@ -223,7 +127,10 @@ func run(cfg *ctlbench.Config) error {
 				return err
 			}
 			i, replicas := plan.Update(u)
-			if err := api.updateReplicas(ctlbench.Name(i), int32(replicas)); err != nil {
+			if err := api.UpdateSpec(ctlbench.Name(i), func(d *appsv1.Deployment) {
+				r := int32(replicas)
+				d.Spec.Replicas = &r
+			}); err != nil {
 				return err
 			}
 		}
@@ -231,14 +138,7 @@ func run(cfg *ctlbench.Config) error {
 	}, &rep); err != nil {
 		return err
 	}
-	rep.Conflicts = api.conflicts.Load()
+	rep.Conflicts = api.Conflicts()
 	rep.Write(os.Stdout)
 	return nil
 }
-
-// noWatchList tells the reflector that the tracker cannot stream the
-// initial list (as client-go's own fake clientset does), so it lists and
-// then watches.
-type noWatchList struct{ *k8scache.ListWatch }
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }

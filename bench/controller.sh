@@ -110,7 +110,7 @@ sort -k1,1 -k2,2 -k3,3n "$data" | awk '
         if (c != "") C[++nc] = c
         if (s != "" && c != "" && c + 0 != 0) R[++nr] = s / c
       }
-      printf "%-16s %-18s %12.4g %12.4g %10s\n", f[1], f[2], ns ? median(S, ns) : 0, nc ? median(C, nc) : 0, nr ? sprintf("%.2f", median(R, nr)) : "-"
+      printf "%-16s %-18s %12s %12s %10s\n", f[1], f[2], ns ? sprintf("%.4g", median(S, ns)) : "-", nc ? sprintf("%.4g", median(C, nc)) : "-", nr ? sprintf("%.2f", median(R, nr)) : "-"
       delete S; delete C; delete R
     }
   }'

@@ -222,13 +222,15 @@ func (m *Meter) Stop(r *Report) {
 }
 
 // Write prints r as one line of key=value pairs, the format controller.sh
-// parses; per-event figures divide by the spec updates.
+// parses; per-event figures divide by the spec updates. heap_growth_mib is
+// the peak heap less the heap at rest before the updates (the objects, held
+// by the store and by the cache): what the run itself added.
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f setup_heap_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
-		float64(r.PeakHeap)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.HWM)/(1<<20),
+		float64(r.PeakHeap)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
 		r.Conflicts, r.Retries, r.Relists, runtime.GOMAXPROCS(0))
 }

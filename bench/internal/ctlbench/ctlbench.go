@@ -117,7 +117,9 @@ func (p *Plan) Update(u int) (obj int, replicas int64) {
 // Wrote records that the status of object name now shows replicas.
 func (p *Plan) Wrote(name string, replicas int64) {
 	i := Index(name)
-	if i < 0 || i >= len(p.final) || p.final[i] != replicas || !p.reached[i].CompareAndSwap(false, true) {
+	// An object the writer never touches has final 0, which its first
+	// pass also shows; it has nothing to drain.
+	if i < 0 || i >= len(p.final) || p.final[i] == 0 || p.final[i] != replicas || !p.reached[i].CompareAndSwap(false, true) {
 		return
 	}
 	if p.left.Add(-1) == 0 {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	k8scache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -188,8 +187,8 @@ func benchClientGoEvents(b *testing.B) {
 		if err != nil || !ok {
 			return err
 		}
-		d := o.(*appsv1.Deployment)
-		want := *d.Spec.Replicas
+		d := o.(*kubefake.App)
+		want := d.Spec.Replicas
 		if d.Status.ReadyReplicas == want {
 			first.Add(1)
 			return nil
@@ -233,9 +232,8 @@ func benchClientGoEvents(b *testing.B) {
 	for b.Loop() {
 		name := ctlbench.Name(i % eventObjects)
 		var t0 time.Time
-		if err := api.UpdateSpec(name, func(d *appsv1.Deployment) {
-			r := int32(i + 1)
-			d.Spec.Replicas = &r
+		if err := api.UpdateSpec(name, func(d *kubefake.App) {
+			d.Spec.Replicas = int32(i + 1)
 			t0 = time.Now()
 		}); err != nil {
 			b.Fatal(err)

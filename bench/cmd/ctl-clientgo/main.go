@@ -1,8 +1,8 @@
 // Command ctl-clientgo is client-go's side of the controller-shaped
 // benchmark (see controller.sh), the sample-controller pattern: an
-// ObjectTracker holding -objects Deployments with ~200-byte specs, a
+// ObjectTracker holding -objects Apps (a custom resource, package kubefake) with ~200-byte specs, a
 // SharedIndexInformer, a workqueue with client-go's default controller rate
-// limiter, and -workers workers whose reconcile reads the Deployment from
+// limiter, and -workers workers whose reconcile reads the App from
 // the informer's cache and writes one status field with UpdateStatus,
 // guarded by the read, while another writer makes -updates spec updates.
 // It prints one report line (package ctlbench) and exits non-zero if the
@@ -19,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	k8scache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -77,8 +76,8 @@ func run(cfg *ctlbench.Config) error {
 		if err != nil || !ok {
 			return err
 		}
-		d := o.(*appsv1.Deployment)
-		want := *d.Spec.Replicas
+		d := o.(*kubefake.App)
+		want := d.Spec.Replicas
 		if d.Status.ReadyReplicas == want {
 			plan.Wrote(d.Name, int64(want))
 			return nil
@@ -127,9 +126,8 @@ func run(cfg *ctlbench.Config) error {
 				return err
 			}
 			i, replicas := plan.Update(u)
-			if err := api.UpdateSpec(ctlbench.Name(i), func(d *appsv1.Deployment) {
-				r := int32(replicas)
-				d.Spec.Replicas = &r
+			if err := api.UpdateSpec(ctlbench.Name(i), func(d *kubefake.App) {
+				d.Spec.Replicas = int32(replicas)
 			}); err != nil {
 				return err
 			}

@@ -65,7 +65,8 @@ func Index(name string) int {
 
 // The spec's content, the same on both sides: with the replica count and
 // the selector it encodes to about 200 bytes of JSON as steady stores it,
-// and to a Deployment spec of the same fields on client-go's side.
+// and to the same fields in kubefake.App, a custom resource, on
+// client-go's side.
 const (
 	Image = "registry.example.com/platform/web-frontend:v1.27.3"
 )

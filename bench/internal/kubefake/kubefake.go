@@ -1,6 +1,6 @@
 // Package kubefake is client-go's side of the bench module's controller
-// workloads: Deployments with the ~200-byte spec of package ctlbench in
-// client-go's ObjectTracker, with the API server's write semantics, and a
+// workloads: Apps (a custom resource) with the ~200-byte spec of package
+// ctlbench in client-go's ObjectTracker, with the API server's write semantics, and a
 // SharedIndexInformer over them.
 //
 // The tracker stores what it is given: it keeps no generation, checks no
@@ -21,8 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,8 +37,8 @@ import (
 const Namespace = "default"
 
 var (
-	gvr = appsv1.SchemeGroupVersion.WithResource("deployments")
-	gvk = appsv1.SchemeGroupVersion.WithKind("Deployment")
+	gvr = groupVersion.WithResource("apps")
+	gvk = groupVersion.WithKind("App")
 )
 
 // APIServer is the API server's write semantics over an ObjectTracker (see
@@ -52,7 +50,7 @@ type APIServer struct {
 	conflicts atomic.Int64
 }
 
-// NewAPIServer returns an APIServer holding objects Deployments, named
+// NewAPIServer returns an APIServer holding objects Apps, named
 // and labelled as package ctlbench says, at 0 replicas and generation 1.
 //
 // The tracker's watch panics when its channel is full (watch.DefaultChanSize,
@@ -61,46 +59,35 @@ type APIServer struct {
 // informer before the informer starts.
 func NewAPIServer(objects int) (*APIServer, error) {
 	scheme := runtime.NewScheme()
-	if err := appsv1.AddToScheme(scheme); err != nil {
+	if err := addToScheme(scheme); err != nil {
 		return nil, err
 	}
 	a := &APIServer{tracker: k8stesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())}
 	for i := range objects {
-		if err := a.tracker.Create(gvr, deployment(i), Namespace); err != nil {
+		if err := a.tracker.Create(gvr, app(i), Namespace); err != nil {
 			return nil, err
 		}
 	}
 	return a, nil
 }
 
-func deployment(i int) *appsv1.Deployment {
-	labels := ctlbench.Labels(i)
-	zero := int32(0)
-	return &appsv1.Deployment{
+func app(i int) *App {
+	return &App{
 		ObjectMeta: metav1.ObjectMeta{Name: ctlbench.Name(i), Namespace: Namespace, Generation: 1, UID: types.UID("uid-" + strconv.Itoa(i))},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &zero,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "web", Image: ctlbench.Image, Args: ctlbench.Args()},
-				}},
-			},
-		},
+		Spec:       AppSpec{Image: ctlbench.Image, Args: ctlbench.Args(), Selector: ctlbench.Labels(i)},
 	}
 }
 
 // UpdateSpec is another writer's spec update of name: mutate changes the
 // spec of a fresh copy, the generation moves, and the status stays.
-func (a *APIServer) UpdateSpec(name string, mutate func(*appsv1.Deployment)) error {
+func (a *APIServer) UpdateSpec(name string, mutate func(*App)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	o, err := a.tracker.Get(gvr, Namespace, name)
 	if err != nil {
 		return err
 	}
-	d := o.(*appsv1.Deployment)
+	d := o.(*App)
 	mutate(d)
 	d.Generation++
 	return a.tracker.Update(gvr, d, Namespace)
@@ -108,14 +95,14 @@ func (a *APIServer) UpdateSpec(name string, mutate func(*appsv1.Deployment)) err
 
 // UpdateStatus writes d's status onto the stored object if it is still
 // the object and spec d was read as, else returns a Conflict.
-func (a *APIServer) UpdateStatus(d *appsv1.Deployment) error {
+func (a *APIServer) UpdateStatus(d *App) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	o, err := a.tracker.Get(gvr, Namespace, d.Name)
 	if err != nil {
 		return err
 	}
-	cur := o.(*appsv1.Deployment)
+	cur := o.(*App)
 	if cur.UID != d.UID || cur.Generation != d.Generation {
 		a.conflicts.Add(1)
 		return apierrors.NewConflict(gvr.GroupResource(), d.Name,
@@ -128,7 +115,7 @@ func (a *APIServer) UpdateStatus(d *appsv1.Deployment) error {
 // Conflicts is the number of UpdateStatus calls rejected so far.
 func (a *APIServer) Conflicts() int64 { return a.conflicts.Load() }
 
-// Informer returns a SharedIndexInformer over a's Deployments, with the
+// Informer returns a SharedIndexInformer over a's Apps, with the
 // namespace index an informer factory adds and no resync.
 func (a *APIServer) Informer() k8scache.SharedIndexInformer {
 	lw := &k8scache.ListWatch{
@@ -139,7 +126,7 @@ func (a *APIServer) Informer() k8scache.SharedIndexInformer {
 			return a.tracker.Watch(gvr, Namespace)
 		},
 	}
-	return k8scache.NewSharedIndexInformer(noWatchList{lw}, &appsv1.Deployment{}, 0,
+	return k8scache.NewSharedIndexInformer(noWatchList{lw}, &App{}, 0,
 		k8scache.Indexers{k8scache.NamespaceIndex: k8scache.MetaNamespaceIndexFunc})
 }
 

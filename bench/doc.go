@@ -19,8 +19,9 @@
 //     from another writer. Each reports CPU per event (process user+sys over
 //     the updates), wall time to drain, peak heap, allocations per event and
 //     the conflicts its status writes met. client-go's side is the
-//     sample-controller pattern on the ObjectTracker, with the API server's
-//     write semantics supplied by package kubefake.
+//     sample-controller pattern over a custom resource with the same spec
+//     (kubefake.App) in the ObjectTracker, with the API server's write
+//     semantics supplied by package kubefake.
 //   - event: BenchmarkEventToReconcile, one change at a time, its latency.
 //   - backoff: BenchmarkBackoffWhenForget, like with like.
 //

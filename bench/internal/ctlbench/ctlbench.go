@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type Config struct {
 	Updates int           // spec updates by the other writer
 	Workers int           // reconcile workers
 	Timeout time.Duration // longest wait for the drain before giving up
+	Profile string        // file for a CPU profile of the timed phase; "" for none
 }
 
 // Flags registers the workload's flags on fs and returns the Config they
@@ -36,6 +38,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.Updates, "updates", 50_000, "spec updates by the other writer")
 	fs.IntVar(&c.Workers, "workers", 4, "reconcile workers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "give up if the drain takes longer")
+	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain) to this file")
 	return c
 }
 
@@ -270,6 +273,17 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 			return fmt.Errorf("first pass not done after %v: %d of %d objects", cfg.Timeout, passes.Load(), cfg.Objects)
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+	if cfg.Profile != "" {
+		f, err := os.Create(cfg.Profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	m := Start()
 	errc := make(chan error, 1)

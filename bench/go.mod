@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/steady-go/steady v0.1.0
 	go.uber.org/goleak v1.3.0
-	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 )

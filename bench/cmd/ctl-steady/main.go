@@ -1,0 +1,153 @@
+// Command ctl-steady is steady's side of the controller-shaped benchmark
+// (see controller.sh): a memstore holding -objects Apps with ~200-byte
+// specs, a cache, and a Loop with -workers workers whose Reconcile reads the
+// App from the cache and applies one status field, guarded by the read
+// (store.IfObserved), while another writer (its own Store over the same
+// memstore, reading before each write) makes -updates spec updates. It
+// prints one report line (package ctlbench) and exits non-zero if the
+// workload did not drain.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/steady-go/steady/bench/internal/ctlbench"
+	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type appSpec struct {
+	Replicas int64             `json:"replicas"`
+	Image    string            `json:"image"`
+	Args     []string          `json:"args"`
+	Selector map[string]string `json:"selector"`
+}
+
+type appStatus struct {
+	ReadyReplicas int64 `json:"readyReplicas"`
+}
+
+type app = store.Object[appSpec, appStatus]
+
+func main() {
+	cfg := ctlbench.Flags(flag.CommandLine)
+	flag.Parse()
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg *ctlbench.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem := memstore.New()
+	st, err := store.New[appSpec, appStatus](mem, "App")
+	if err != nil {
+		return err
+	}
+	// The other writer is another client: its own Store, remembering
+	// nothing, so each update reads the object and writes it back.
+	other, err := store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
+	if err != nil {
+		return err
+	}
+	user := other.As("user")
+	for i := range cfg.Objects {
+		o := &app{
+			Meta: store.Meta{Name: ctlbench.Name(i)},
+			Spec: appSpec{Image: ctlbench.Image, Args: ctlbench.Args(), Selector: ctlbench.Labels(i)},
+		}
+		if _, err := user.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+
+	plan := ctlbench.NewPlan(cfg)
+	c := cache.New(st)
+	var passes, conflicts atomic.Int64
+	w := st.As("app-controller")
+	r := reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
+		defer passes.Add(1)
+		o, ok := c.Get(name)
+		if !ok {
+			return reconcile.Result{}, nil
+		}
+		if o.Status.ReadyReplicas == o.Spec.Replicas {
+			plan.Wrote(name, o.Spec.Replicas)
+			return reconcile.Result{}, nil
+		}
+		_, err := w.ApplyStatus(ctx, name, appStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.IfObserved(o.Meta))
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			conflicts.Add(1)
+			return reconcile.Result{}, err // the Loop paces it as a retry
+		case err != nil:
+			return reconcile.Result{}, store.IgnoreNotFound(err)
+		}
+		plan.Wrote(name, o.Spec.Replicas)
+		return reconcile.Result{}, nil
+	})
+	// Warn and above only: conflicts are logged at Info, and a log line per
+	// conflict would measure the logger.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	l, err := reconcile.New("app", r, reconcile.FromStore(c, st),
+		reconcile.WithWorkers(cfg.Workers), reconcile.WithFieldManager("app-controller"), reconcile.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { _ = c.Run(ctx) })
+	wg.Go(func() { _ = l.Run(ctx) })
+	relists0 := c.Relists()
+	var retries atomic.Int64
+	rep := ctlbench.Report{Side: "steady", Objects: cfg.Objects, Updates: cfg.Updates}
+	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
+		return write(ctx, cfg, plan, other, user, &retries)
+	}, &rep); err != nil {
+		return err
+	}
+	rep.Conflicts, rep.Retries, rep.Relists = conflicts.Load(), retries.Load(), c.Relists()-relists0
+	rep.Write(os.Stdout)
+	return nil
+}
+
+// write is the other writer: update by update, it reads the object, sets
+// its replica count and writes it back, again on a conflict.
+func write(ctx context.Context, cfg *ctlbench.Config, plan *ctlbench.Plan, st *store.Store[appSpec, appStatus], user *store.Writer[appSpec, appStatus], retries *atomic.Int64) error {
+	for u := range cfg.Updates {
+		i, replicas := plan.Update(u)
+		name := ctlbench.Name(i)
+		for {
+			o, err := st.Get(ctx, name)
+			if err != nil {
+				return err
+			}
+			o.Spec.Replicas = replicas
+			_, err = user.Update(ctx, o)
+			if errors.Is(err, store.ErrConflict) {
+				retries.Add(1)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Side-by-side figures of steady against client-go, each side in its own
+# process, interleaved ABBA over R rounds (odd rounds steady first, even
+# rounds client-go first), reported as medians of the per-round ratios
+# steady/client-go. Below 1 means steady spends less.
+#
+# Parts (all by default):
+#   controller  cmd/ctl-steady against cmd/ctl-clientgo: -n objects, -u spec
+#               updates by another writer, -w workers (see package ctlbench);
+#               CPU per event, wall time to drain, peak heap, allocations
+#               per event, conflicts
+#   event       BenchmarkEventToReconcile/{steady,client-go}, -e ops each
+#   backoff     BenchmarkBackoffWhenForget/{itemexp,default}/{steady,client-go},
+#               -k ops each
+#
+# Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
+#                      [-e event ops] [-k backoff ops] [-p part,part]
+# Example: controller.sh -r 3            (10k objects, 50k updates)
+#          controller.sh -r 1 -n 100000 -p controller
+# It builds each program once (GOWORK=off, against this module's go.mod),
+# prints every run's raw line, then the table. The machine's load average
+# is printed with it: figures from a loaded machine are noisy.
+set -euo pipefail
+rounds=5 objects=10000 updates=50000 workers=4 eventops=5000x backoffops=1000000x parts=controller,event,backoff
+while getopts r:n:u:w:e:k:p: opt; do
+  case $opt in
+    r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;;
+    e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; p) parts=$OPTARG ;;
+    *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GOWORK=off
+echo "building in $work" >&2
+go build -o "$work/ctl-steady" ./cmd/ctl-steady
+go build -o "$work/ctl-clientgo" ./cmd/ctl-clientgo
+go test -c -o "$work/bench.test" .
+data=$work/data
+
+# record LABEL ROUND SIDE: reads one run's output and appends
+# "label metric round side value" lines to $data.
+record() {
+  awk -v label="$1" -v round="$2" -v side="$3" '
+    /^side=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
+        if (kv[1] ~ /^(side|objects|updates|gomaxprocs)$/ || kv[2] < 0) continue
+        print label, kv[1], round, side, kv[2] } }
+    /^Benchmark/ { for (i = 3; i < NF; i += 2) print label, $(i+1), round, side, $i }
+  ' >>"$data"
+}
+
+# run LABEL ROUND SIDE CMD...: runs one side in its own process.
+run() {
+  local label=$1 round=$2 side=$3 out
+  shift 3
+  out=$("$@" 2>&1) || { echo "$out" >&2; echo "FAILED: $label $side round $round" >&2; exit 1; }
+  echo "$out" | grep -E '^(side=|Benchmark)' | sed "s/^/[$round $label] /" >&2
+  echo "$out" | record "$label" "$round" "$side"
+}
+
+side_cmd() { # LABEL SIDE: the command of one side of one part
+  case $1 in
+    controller) [ "$2" = steady ] && echo "$work/ctl-steady" || echo "$work/ctl-clientgo"
+      echo "-objects $objects -updates $updates -workers $workers" ;;
+    event) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $eventops -test.bench ^BenchmarkEventToReconcile\$/^$2\$" ;;
+    backoff-itemexp) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^itemexp\$/^$2\$" ;;
+    backoff-default) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^default\$/^$2\$" ;;
+  esac
+}
+
+labels=()
+for p in ${parts//,/ }; do
+  case $p in
+    controller|event) labels+=("$p") ;;
+    backoff) labels+=(backoff-itemexp backoff-default) ;;
+    *) echo "unknown part $p" >&2; exit 2 ;;
+  esac
+done
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for r in $(seq 1 "$rounds"); do
+  order="steady client-go"
+  [ $((r % 2)) -eq 0 ] && order="client-go steady"
+  for label in "${labels[@]}"; do
+    for side in $order; do
+      # shellcheck disable=SC2046 # the command is split on purpose
+      run "$label" "$r" "$side" $(side_cmd "$label" "$side")
+    done
+  done
+done
+load="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo
+echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers; $(nproc) CPUs, load average after: $load"
+printf '%-16s %-18s %12s %12s %10s\n' part figure steady client-go ratio
+sort -k1,1 -k2,2 -k3,3n "$data" | awk '
+  function median(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+    return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+  }
+  { key = $1 SUBSEP $2; v[key, $3, $4] = $5; if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
+    if ($3 > maxr) maxr = $3 }
+  END {
+    for (k = 1; k <= nk; k++) {
+      key = keys[k]; split(key, f, SUBSEP); ns = nc = nr = 0
+      for (r = 1; r <= maxr; r++) {
+        s = v[key, r, "steady"]; c = v[key, r, "client-go"]
+        if (s != "") S[++ns] = s
+        if (c != "") C[++nc] = c
+        if (s != "" && c != "" && c + 0 != 0) R[++nr] = s / c
+      }
+      printf "%-16s %-18s %12s %12s %10s\n", f[1], f[2], ns ? sprintf("%.4g", median(S, ns)) : "-", nc ? sprintf("%.4g", median(C, nc)) : "-", nr ? sprintf("%.2f", median(R, nr)) : "-"
+      delete S; delete C; delete R
+    }
+  }'

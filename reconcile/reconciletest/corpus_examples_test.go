@@ -261,8 +261,8 @@ func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec,
 // The fieldowners example's defaulter, as it was before it applied with
 // store.IfRevision, applied from its cache without a precondition: Apply
 // creates what does not exist, so a cache that still shows a deleted app
-// (a restart against a lagging replica) brings the app back. The harness finds it: the app the test deleted
-// still exists at the bound. (The corpus runs it with IfRevision.)
+// (a restart against a lagging replica) brings the app back. The harness
+// finds it: the app the test deleted still exists at the bound. (The corpus runs it with IfRevision.)
 func TestFieldOwnersApplyFromStaleCacheIsCaught(t *testing.T) {
 	cfg := fieldOwnersConfig(true, false)()
 	for seed := range uint64(100) {

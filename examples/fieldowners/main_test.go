@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
 
 	"github.com/steady-go/steady/examples/internal/cli"
 )
@@ -77,4 +79,36 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err)
 	return n
+}
+
+// The defaulter applies what its cache shows, and a cache can still show an
+// App that was deleted since (a restart against a lagging replica, a delete
+// not yet delivered). Apply creates what does not exist, so its Apply must
+// be conditional on what it read: it fails, and the App stays deleted.
+func TestApplyFromStaleCacheDoesNotRecreateDeletedApp(t *testing.T) {
+	ctx := t.Context()
+	st, err := store.New[Spec, Status](memstore.New(), "App")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &App{Meta: store.Meta{Name: appName}, Spec: Spec{Image: "web:1.0"}})
+	require.NoError(t, err)
+
+	c := cache.New(st)
+	cctx, stopCache := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(cctx) }()
+	require.NoError(t, c.WaitForSync(ctx))
+	stopCache() // from here on the cache sees no more events: it goes stale
+	require.NoError(t, <-done)
+
+	_, err = st.As("user").Delete(ctx, appName)
+	require.NoError(t, err)
+	_, ok := c.Get(appName)
+	require.True(t, ok, "the stale cache still shows the deleted app")
+
+	d := &defaulter{manager: managerA, want: defaultA, apply: true, st: st, cache: c}
+	_, recErr := d.Reconcile(ctx, appName)
+	_, err = st.Get(ctx, appName)
+	require.ErrorIs(t, err, store.ErrNotFound, "the defaulter's Apply from a stale cache created the deleted app again")
+	require.ErrorIs(t, recErr, store.ErrConflict, "the Loop retries a conflict, and the next read from the cache finds the app gone")
+	require.Zero(t, d.writes.Load())
 }

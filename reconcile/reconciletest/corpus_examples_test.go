@@ -182,9 +182,10 @@ type defaulter struct {
 	apply   bool
 	st      *store.Store[ownedSpec, struct{}]
 	cache   *cache.Cache[ownedSpec, struct{}]
-	// fixed applies with the revision it read (store.IfRevision): as
-	// the example has it, an Apply computed from a cache that still shows
-	// a deleted app creates that app again.
+	// fixed applies with the revision it read (store.IfRevision), as the
+	// example does; without it (as the example did before), an Apply
+	// computed from a cache that still shows a deleted app creates that
+	// app again.
 	fixed bool
 }
 
@@ -257,11 +258,11 @@ func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec,
 	}
 }
 
-// The fieldowners example's defaulter, as it is, applies from its cache
-// without a precondition: Apply creates what does not exist, so a cache
-// that still shows a deleted app (a restart against a lagging replica)
-// brings the app back. The harness finds it: the app the test deleted
-// still exists at the bound. (The corpus runs it with IfRevision.)
+// The fieldowners example's defaulter, as it was before it applied with
+// store.IfRevision, applied from its cache without a precondition: Apply
+// creates what does not exist, so a cache that still shows a deleted app
+// (a restart against a lagging replica) brings the app back. The harness
+// finds it: the app the test deleted still exists at the bound. (The corpus runs it with IfRevision.)
 func TestFieldOwnersApplyFromStaleCacheIsCaught(t *testing.T) {
 	cfg := fieldOwnersConfig(true, false)()
 	for seed := range uint64(100) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -575,16 +576,7 @@ func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (own
 }
 
 var (
-	metadataRoot    = diff.Path{}.Field("metadata")
-	labelsPath      = metadataRoot.Field("labels")
-	annotationsPath = metadataRoot.Field("annotations")
-	ownersPath      = metadataRoot.Field("owners")
-	finalizersPath  = metadataRoot.Field("finalizers")
-	deletionPath    = metadataRoot.Field("deletionRequested")
-	specPath        = diff.Path{}.Field("spec")
-	statusPath      = diff.Path{}.Field("status")
-	conditionsRoot  = diff.Path{}.Field("conditions")
-	stalledPath     = conditionPath(Stalled)
+	stalledPath = conditionPath(Stalled)
 )
 
 // sectionDiff appends to out the sections that differ between old and new.
@@ -593,25 +585,25 @@ var (
 func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
 	if !mapsEqual(om.Labels, nm.Labels) {
-		out = append(out, labelsPath)
+		out = append(out, objpath.Labels)
 	}
 	if !mapsEqual(om.Annotations, nm.Annotations) {
-		out = append(out, annotationsPath)
+		out = append(out, objpath.Annotations)
 	}
 	if !slices.Equal(om.Owners, nm.Owners) {
-		out = append(out, ownersPath)
+		out = append(out, objpath.Owners)
 	}
 	if !slices.Equal(om.Finalizers, nm.Finalizers) {
-		out = append(out, finalizersPath)
+		out = append(out, objpath.Finalizers)
 	}
 	if om.DeletionRequested != nm.DeletionRequested {
-		out = append(out, deletionPath)
+		out = append(out, objpath.DeletionRequested)
 	}
 	if om.Generation != nm.Generation {
-		out = append(out, specPath)
+		out = append(out, objpath.Spec)
 	}
 	if !reflect.DeepEqual(&old.Status, &new.Status) { // pointers: boxing them costs no allocation
-		out = append(out, statusPath)
+		out = append(out, objpath.Status)
 	}
 	for _, c := range new.Conditions {
 		if o, ok := GetCondition(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {

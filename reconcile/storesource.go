@@ -467,7 +467,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// Bookkeeping only: an own write (not a hint) when ours.
 		return writer != judgeAs
 	}
-	if !slices.ContainsFunc(sections, func(p diff.Path) bool { return !p.Equal(stalledPath) }) {
+	if onlyStalled(sections, nil) {
 		// Stalled is the Loops' report, never an input: a change to it
 		// alone (by any Loop) is not a hint, nor a write that counts.
 		return false
@@ -497,7 +497,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// reconcile wrote as): the paths are from its point of view.
 		s.observe(loop, new, judgeAs, owned, foreign)
 	}
-	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
+	if onlyStalled(owned, foreign) {
 		return false
 	}
 	// An own write is not a hint: a modification by judgeAs whose every
@@ -533,10 +533,20 @@ func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T],
 	}
 }
 
-// allUnder reports whether every path is root or below it.
-func allUnder(paths []diff.Path, root diff.Path) bool {
-	for _, p := range paths {
-		if !p.HasPrefix(root) {
+// onlyStalled reports whether a and b together hold a path and every one
+// is the Stalled condition or below it: a change to the Loops' report
+// alone, which is never an input.
+func onlyStalled(a, b []diff.Path) bool {
+	if len(a)+len(b) == 0 {
+		return false
+	}
+	for _, p := range a {
+		if !p.HasPrefix(stalledPath) {
+			return false
+		}
+	}
+	for _, p := range b {
+		if !p.HasPrefix(stalledPath) {
 			return false
 		}
 	}

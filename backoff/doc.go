@@ -17,7 +17,9 @@
 //
 // Max combines limiters by taking the longest delay, and NewDefault returns
 // PerKey(DefaultPolicy()) combined with a default Bucket, the limiter steady's
-// queue and reconcile loops use when given none.
+// queue and reconcile loops use when given none. Retry applies the same rule
+// for a caller that counts each key's failures itself, as the reconcile Loop
+// does.
 //
 // Compared with client-go's workqueue rate limiters, which play the same
 // role: the per-key cap is 2 minutes rather than 1000 seconds, any attempt

@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/steady-go/steady/internal/pathname"
 )
 
 // appendTo writes e in path notation.
 func (e Element) appendTo(b *strings.Builder) {
 	switch e.Kind {
 	case FieldElem:
-		if isIdent(e.Name) {
+		if pathname.IsIdent(e.Name) {
 			b.WriteByte('.')
 			b.WriteString(e.Name)
 			return
@@ -27,7 +29,7 @@ func (e Element) appendTo(b *strings.Builder) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if isIdent(k.Name) {
+			if pathname.IsIdent(k.Name) {
 				b.WriteString(k.Name)
 			} else {
 				b.WriteString(strconv.Quote(k.Name))
@@ -47,24 +49,6 @@ func (e Element) appendTo(b *strings.Builder) {
 	default:
 		fmt.Fprintf(b, "[<invalid element kind %d>]", e.Kind)
 	}
-}
-
-// isIdent reports whether a field name can follow a dot unquoted: an ASCII
-// letter or underscore, then ASCII letters, digits, underscores or hyphens.
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // formatScalar writes a normalized key or set value: a quoted string, an

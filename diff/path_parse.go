@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/steady-go/steady/internal/pathname"
 )
 
 // PathError reports why ParsePath rejected its input, and where.
@@ -109,7 +111,7 @@ func (p *pathParser) field() (Element, error) {
 		return Element{}, p.errorf(start, `expected a field name after "."; names that are not identifiers are quoted: [%q]`, p.s[start:])
 	}
 	name := p.s[start:end]
-	if !isIdent(name) {
+	if !pathname.IsIdent(name) {
 		return Element{}, p.errorf(start, "field name %q must be quoted: [%q]", name, name)
 	}
 	p.i = end
@@ -178,7 +180,7 @@ func (p *pathParser) bracket() (Element, error) {
 	default:
 		end := scanIdent(p.s, p.i)
 		name := p.s[p.i:end]
-		if end == p.i || !isIdent(name) {
+		if end == p.i || !pathname.IsIdent(name) {
 			return Element{}, p.errorf(p.i, `expected a quoted name, a key field, "=" or an index after "["`)
 		}
 		p.i = end
@@ -218,7 +220,7 @@ func (p *pathParser) keys(open int, name string) (Element, error) {
 		}
 		end := scanIdent(p.s, p.i)
 		name = p.s[p.i:end]
-		if !isIdent(name) {
+		if !pathname.IsIdent(name) {
 			return Element{}, p.errorf(p.i, "expected a key field name")
 		}
 		p.i = end

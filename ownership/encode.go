@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/steady-go/steady/internal/pathname"
 )
 
 // Encode returns the set's compact text form. It is deterministic (equal
@@ -146,7 +148,7 @@ func (d *decoder) child(parent int32, depth int) error {
 			d.i++
 		}
 		name = d.s[start:d.i]
-		if !isIdent(name) {
+		if !pathname.IsIdent(name) {
 			d.i = start
 			return d.errorf("invalid name %q", name)
 		}
@@ -220,7 +222,7 @@ func (d *decoder) item() (uint8, string, error) {
 					d.i++
 				}
 				name = d.s[ns:d.i]
-				if !isIdent(name) {
+				if !pathname.IsIdent(name) {
 					d.i = ns
 					err = d.errorf("invalid key name %q", name)
 				}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/steady-go/steady/internal/pathname"
 )
 
 // Strategy says how a list or map merges. The zero Strategy is the default:
@@ -222,7 +224,7 @@ func parsePattern(pat string) ([]*string, error) {
 			name := pat[i+1 : j]
 			if name == "*" {
 				segs = append(segs, nil)
-			} else if !isIdent(name) {
+			} else if !pathname.IsIdent(name) {
 				return nil, bad(i, "expected a field name")
 			} else {
 				segs = append(segs, &name)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/pathname"
 )
 
 // Element kinds inside a Set, ordered as diff orders them.
@@ -178,28 +179,10 @@ func elemText(e diff.Element, buf []byte) (uint8, string, bool) {
 // appendName appends a field or key name: bare when it is an identifier,
 // quoted otherwise.
 func appendName(b []byte, name string) []byte {
-	if isIdent(name) {
+	if pathname.IsIdent(name) {
 		return append(b, name...)
 	}
 	return strconv.AppendQuote(b, name)
-}
-
-// isIdent matches diff's rule for names that need no quotes: an ASCII letter
-// or underscore, then letters, digits, underscores or hyphens.
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // toElement converts a trie element back into a diff.Element.

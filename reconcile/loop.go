@@ -44,7 +44,7 @@ type Loop[K comparable] struct {
 	cfg     config
 	sources []Source[K]
 	sw      StatusWriter[K]
-	bucket  *backoff.Bucket[K]
+	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
 	metrics Metrics
@@ -166,11 +166,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if bcfg.Clock == nil {
 		bcfg.Clock = cfg.clock
 	}
-	b, err := backoff.NewBucket[K](bcfg)
-	if err != nil {
+	if l.retry, err = backoff.NewRetry[K](cfg.policy, bcfg); err != nil {
 		return nil, invalid("loop %s: retry limit: %v", name, err)
 	}
-	l.bucket = b
 	return l, nil
 }
 

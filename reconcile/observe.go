@@ -137,6 +137,5 @@ func (l *Loop[K]) forgetKey(key K) {
 	l.conv.forget(key)
 	n := l.conv.unconverged()
 	l.mu.Unlock()
-	l.bucket.Forget(key)
 	l.metrics.Unconverged(l.name, n)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -105,7 +106,7 @@ func ownsCondition[S, T any](st *store.Store[S, T], obj *store.Object[S, T], man
 // conditionPath is the path of the condition of type t, as the store's
 // managed fields and FieldChanges spell it: .conditions[type="t"].
 func conditionPath(t string) diff.Path {
-	return conditionsRoot.Key(diff.KeyField{Name: "type", Value: t})
+	return objpath.Conditions.Key(diff.KeyField{Name: "type", Value: t})
 }
 
 // conditionStatusPath is the path of the status of the condition of type t.

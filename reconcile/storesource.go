@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -466,7 +467,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// Bookkeeping only: an own write (not a hint) when ours.
 		return writer != judgeAs
 	}
-	if !slices.ContainsFunc(sections, func(p diff.Path) bool { return !p.Equal(stalledPath) }) {
+	if onlyStalled(sections, nil) {
 		// Stalled is the Loops' report, never an input: a change to it
 		// alone (by any Loop) is not a hint, nor a write that counts.
 		return false
@@ -496,7 +497,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 		// reconcile wrote as): the paths are from its point of view.
 		s.observe(loop, new, judgeAs, owned, foreign)
 	}
-	if len(owned)+len(foreign) > 0 && allUnder(owned, stalledPath) && allUnder(foreign, stalledPath) {
+	if onlyStalled(owned, foreign) {
 		return false
 	}
 	// An own write is not a hint: a modification by judgeAs whose every
@@ -532,10 +533,20 @@ func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T],
 	}
 }
 
-// allUnder reports whether every path is root or below it.
-func allUnder(paths []diff.Path, root diff.Path) bool {
-	for _, p := range paths {
-		if !p.HasPrefix(root) {
+// onlyStalled reports whether a and b together hold a path and every one
+// is the Stalled condition or below it: a change to the Loops' report
+// alone, which is never an input.
+func onlyStalled(a, b []diff.Path) bool {
+	if len(a)+len(b) == 0 {
+		return false
+	}
+	for _, p := range a {
+		if !p.HasPrefix(stalledPath) {
+			return false
+		}
+	}
+	for _, p := range b {
+		if !p.HasPrefix(stalledPath) {
 			return false
 		}
 	}
@@ -575,16 +586,7 @@ func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (own
 }
 
 var (
-	metadataRoot    = diff.Path{}.Field("metadata")
-	labelsPath      = metadataRoot.Field("labels")
-	annotationsPath = metadataRoot.Field("annotations")
-	ownersPath      = metadataRoot.Field("owners")
-	finalizersPath  = metadataRoot.Field("finalizers")
-	deletionPath    = metadataRoot.Field("deletionRequested")
-	specPath        = diff.Path{}.Field("spec")
-	statusPath      = diff.Path{}.Field("status")
-	conditionsRoot  = diff.Path{}.Field("conditions")
-	stalledPath     = conditionPath(Stalled)
+	stalledPath = conditionPath(Stalled)
 )
 
 // sectionDiff appends to out the sections that differ between old and new.
@@ -593,25 +595,25 @@ var (
 func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
 	if !mapsEqual(om.Labels, nm.Labels) {
-		out = append(out, labelsPath)
+		out = append(out, objpath.Labels)
 	}
 	if !mapsEqual(om.Annotations, nm.Annotations) {
-		out = append(out, annotationsPath)
+		out = append(out, objpath.Annotations)
 	}
 	if !slices.Equal(om.Owners, nm.Owners) {
-		out = append(out, ownersPath)
+		out = append(out, objpath.Owners)
 	}
 	if !slices.Equal(om.Finalizers, nm.Finalizers) {
-		out = append(out, finalizersPath)
+		out = append(out, objpath.Finalizers)
 	}
 	if om.DeletionRequested != nm.DeletionRequested {
-		out = append(out, deletionPath)
+		out = append(out, objpath.DeletionRequested)
 	}
 	if om.Generation != nm.Generation {
-		out = append(out, specPath)
+		out = append(out, objpath.Spec)
 	}
 	if !reflect.DeepEqual(&old.Status, &new.Status) { // pointers: boxing them costs no allocation
-		out = append(out, statusPath)
+		out = append(out, objpath.Status)
 	}
 	for _, c := range new.Conditions {
 		if o, ok := GetCondition(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {

@@ -157,12 +157,9 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
 		}
 	}
-	backoff := func(n int) time.Duration { return max(l.cfg.policy.Delay(n-1), l.bucket.When(key)) }
+	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
 	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
 	d = requeueUnwritten(d, rec.rev.Load() > 0, requeues, backoff)
-	if failures > 0 && d.failures == 0 {
-		l.bucket.Forget(key)
-	}
 	warn, stall, note, newly, reportEnds := l.record(key, d, err)
 	if timed {
 		l.noteDuration(key, dur)

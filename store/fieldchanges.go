@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/ownership"
 )
 
@@ -90,7 +91,7 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	*v = changeViews[S, T]{} // hold nothing of old and new
 	s.views.Put(v)
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
-		foreign = append(foreign, deletionRequestedPath)
+		foreign = append(foreign, objpath.DeletionRequested)
 	}
 	for _, side := range [2]struct {
 		name    string
@@ -136,7 +137,7 @@ func (s *Store[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.
 	var state [2]uint8 // 0 not decoded, 1 decoded, 2 unreadable or not needed
 	by := func(p diff.Path) bool {
 		i, side := 0, specSide
-		if isStatusPath(p) {
+		if objpath.StatusSide(p) {
 			i, side = 1, statusSide
 		}
 		if state[i] == 0 {
@@ -183,9 +184,6 @@ func (s *Store[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.
 	}
 	return nil, paths
 }
-
-// isStatusPath reports whether p is on the status side of an object.
-func isStatusPath(p diff.Path) bool { return p.HasPrefix(statusPath) || p.HasPrefix(conditionsPath) }
 
 // join is append(a, b...), but b itself when a is empty: every slice
 // FieldChanges joins is new and its own, so no one else sees the appends.
@@ -262,14 +260,9 @@ func hasEntry(meta *Meta, side, manager string) bool {
 }
 
 var (
-	finalizersPath        = diff.MustParsePath(".metadata.finalizers")
-	conditionsPath        = diff.MustParsePath(".conditions")
-	statusPath            = diff.MustParsePath(".status")
-	deletionRequestedPath = diff.MustParsePath(".metadata.deletionRequested")
-
 	// The options of FieldChanges' two diffs, combined once.
-	specDiffOptions   = diff.Options(diff.ListSets(finalizersPath), diff.EquateEmpty())
-	statusDiffOptions = diff.Options(diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty())
+	specDiffOptions   = diff.Options(diff.ListSets(objpath.Finalizers), diff.EquateEmpty())
+	statusDiffOptions = diff.Options(diff.ListKeys(objpath.Conditions, "type"), diff.EquateEmpty())
 )
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct

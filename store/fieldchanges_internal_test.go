@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/ownership"
 )
 
@@ -18,11 +19,11 @@ import (
 // agree with.
 func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	specChanges := diff.Diff(specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec},
-		diff.ListSets(finalizersPath), diff.EquateEmpty()).Paths()
+		diff.ListSets(objpath.Finalizers), diff.EquateEmpty()).Paths()
 	statusChanges := diff.Diff(statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)},
-		diff.ListKeys(conditionsPath, "type"), diff.EquateEmpty()).Paths()
+		diff.ListKeys(objpath.Conditions, "type"), diff.EquateEmpty()).Paths()
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
-		foreign = append(foreign, deletionRequestedPath)
+		foreign = append(foreign, objpath.DeletionRequested)
 	}
 	if len(specChanges)+len(statusChanges) == 0 {
 		return owned, foreign

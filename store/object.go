@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/steady-go/steady/ownership"
+)
 
 // Object is one stored thing: identity and bookkeeping in Meta, the desired
 // state in Spec, the observed state in Status, and framework-level Conditions
@@ -57,15 +61,18 @@ type OwnerRef struct {
 	Controller bool   `json:"controller,omitempty"`
 }
 
-// Op names the kind of write recorded in LastWrite.
-type Op string
+// Op names the kind of write recorded in LastWrite. It is
+// ownership.Operation, so the two operations field ownership knows (Apply
+// and Update) are the same values here, and the store adds the kinds of
+// write ownership does not tell apart.
+type Op = ownership.Operation
 
 // The write operations the store stamps.
 const (
 	OpCreate       Op = "Create"
-	OpUpdate       Op = "Update"
+	OpUpdate          = ownership.OpUpdate
 	OpUpdateStatus Op = "UpdateStatus"
-	OpApply        Op = "Apply"
+	OpApply           = ownership.OpApply
 	OpApplyStatus  Op = "ApplyStatus"
 	OpDeleteMark   Op = "Delete" // a Delete that only set DeletionRequested
 )

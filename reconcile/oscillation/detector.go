@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objpath"
 )
 
 // Detector watches the writes to one object and reports oscillation.
@@ -146,27 +147,20 @@ func pruneWrites(ws []selfWrite, cutoff time.Time) int {
 	return i
 }
 
-var specRoot = diff.Path{}.Field("spec")
-
 // specChanged reports whether a path is in the spec: the write changed the
 // generation.
 func specChanged(paths []diff.Path) bool {
-	return slices.ContainsFunc(paths, func(p diff.Path) bool { return p.HasPrefix(specRoot) })
+	return slices.ContainsFunc(paths, func(p diff.Path) bool { return p.HasPrefix(objpath.Spec) })
 }
 
 func comparePathTimes(r pathTimes, p diff.Path) int { return r.path.Compare(p) }
-
-var (
-	statusRoot     = diff.Path{}.Field("status")
-	conditionsRoot = diff.Path{}.Field("conditions")
-)
 
 // statusOnly reports whether every path is on the status side of an object
 // (.status, .status.x, .conditions[...]), the part of it a status write
 // touches.
 func statusOnly(paths []diff.Path) bool {
 	for _, p := range paths {
-		if !p.HasPrefix(statusRoot) && !p.HasPrefix(conditionsRoot) {
+		if !objpath.StatusSide(p) {
 			return false
 		}
 	}

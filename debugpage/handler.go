@@ -24,8 +24,8 @@ const MaxErrorBytes = 2048
 var assets embed.FS
 
 // Cache is what the page shows of a cache; *cache.Cache implements it. A
-// cache that also has Relists() int64, DriftRepairs() int64 or
-// Undecodable() int gets those shown too.
+// cache that also has Relists() int64, DriftRepairs() int64,
+// Undecodable() int or Panics() int64 gets those shown too.
 type Cache interface {
 	HasSynced() bool
 	Revision() int64
@@ -252,6 +252,7 @@ type CacheView struct {
 	Relists      *int64 `json:"relists,omitempty"`
 	DriftRepairs *int64 `json:"driftRepairs,omitempty"`
 	Undecodable  *int   `json:"undecodable,omitempty"`
+	Panics       *int64 `json:"panics,omitempty"` // panics of user functions the cache called (cache.Cache.Panics)
 }
 
 func (h *Handler) serveCaches(w http.ResponseWriter, _ *http.Request) {
@@ -270,6 +271,10 @@ func (h *Handler) serveCaches(w http.ResponseWriter, _ *http.Request) {
 		if c, ok := nc.c.(interface{ Undecodable() int }); ok {
 			n := c.Undecodable()
 			v.Undecodable = &n
+		}
+		if c, ok := nc.c.(interface{ Panics() int64 }); ok {
+			n := c.Panics()
+			v.Panics = &n
 		}
 		out = append(out, v)
 	}

@@ -133,6 +133,7 @@ func TestAPIShowsLoopsKeysAndCaches(t *testing.T) {
 		require.Equal(t, 4, caches[0].Objects)
 		require.Equal(t, int64(1), *caches[0].Relists)
 		require.Nil(t, caches[0].DriftRepairs, "this cache does not count drift repairs")
+		require.Contains(t, get(t, page, "/api/caches").Body.String(), `"panics":5`, "the panics of user functions the cache called")
 
 		require.NoError(t, stop())
 		loops = decode[[]debugpage.LoopView](t, get(t, page, "/api/loops"))
@@ -190,6 +191,7 @@ func (fakeCache) HasSynced() bool { return true }
 func (fakeCache) Revision() int64 { return 7 }
 func (fakeCache) Len() int        { return 4 }
 func (fakeCache) Relists() int64  { return 1 }
+func (fakeCache) Panics() int64   { return 5 }
 
 // A typed nil Loop or cache (a nil pointer) is refused like nil, not found
 // by the first request, on the server's goroutine.

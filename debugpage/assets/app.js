@@ -93,7 +93,7 @@ function renderCaches(caches) {
   body.replaceChildren(...caches.map(c => el("tr", { "data-cache": c.name },
     el("td", {}, c.name),
     el("td", { class: c.synced ? "good" : "bad" }, c.synced ? "synced" : "not synced"),
-    num(c.revision), num(c.objects), num(opt(c.relists)), num(opt(c.driftRepairs)), num(opt(c.undecodable)))));
+    num(c.revision), num(c.objects), num(opt(c.relists)), num(opt(c.driftRepairs)), num(opt(c.undecodable)), num(opt(c.panics)))));
 }
 
 async function refresh() {

@@ -115,6 +115,13 @@ func TestThePageInABrowser(t *testing.T) {
 	require.WithinDuration(t, time.Now(), at, 5*time.Second, "the next retry is within the 300ms backoff")
 	require.Contains(t, text(`#loops tr[data-loop="apps"]`), "leading")
 	require.Contains(t, text(`#caches tr[data-cache="apps"]`), "synced")
+	panics, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const i = [...document.querySelectorAll('#caches thead th')].map(h => h.textContent).indexOf('panics');
+		const row = document.querySelector('#caches tr[data-cache="apps"]');
+		return i < 0 || !row ? '' : row.cells[i].textContent;
+	})()`))
+	require.NoError(t, err)
+	require.Equal(t, "2", panics, "the cache's panics column")
 	require.Zero(t, count(idle), "an idle, healthy key is not listed")
 
 	// The search filter: only keys containing the text stay.
@@ -141,3 +148,4 @@ type fakeCache struct{}
 func (fakeCache) HasSynced() bool { return true }
 func (fakeCache) Revision() int64 { return 12 }
 func (fakeCache) Len() int        { return 3 }
+func (fakeCache) Panics() int64   { return 2 }

@@ -78,6 +78,7 @@
 //	steady_cache_relists_total{cache}                    counter   when the cache has Relists() int64
 //	steady_cache_drift_repairs_total{cache}              counter   when the cache has DriftRepairs() int64
 //	steady_cache_undecodable_values{cache}               gauge     when the cache has Undecodable() int
+//	steady_cache_panics_total{cache}                     counter   when the cache has Panics() int64
 //
 // Every hook is safe for concurrent use. On the reconcile path a hook
 // costs a lookup of the Loop's pre-bound series and a few atomic updates:

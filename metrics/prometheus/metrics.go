@@ -10,6 +10,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/oscillation"
@@ -72,10 +73,11 @@ type options struct{ native bool }
 func WithNativeHistograms() Option { return func(o *options) { o.native = true } }
 
 // New creates the series and registers them on reg. It returns an error,
-// and registers nothing, when reg is nil or already holds a series of the
-// same name (controller-runtime's, say).
+// and registers nothing, when reg is nil (a nil *prometheus.Registry
+// included) or already holds a series of the same name (controller-runtime's,
+// say).
 func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
-	if reg == nil {
+	if nilness.IsNil(reg) {
 		return nil, errors.New("steady prometheus: nil Registerer")
 	}
 	var o options

@@ -142,6 +142,7 @@ func TestScrapeAfterKnownWork(t *testing.T) {
 	require.Equal(t, 2.0, value(t, fams, "steady_cache_relists_total", cache))
 	require.Equal(t, 3.0, value(t, fams, "steady_cache_drift_repairs_total", cache))
 	require.Equal(t, 1.0, value(t, fams, "steady_cache_undecodable_values", cache))
+	require.Equal(t, 4.0, value(t, fams, "steady_cache_panics_total", cache))
 }
 
 func TestNewRefusesASecondRegistrationAndRegistersNothing(t *testing.T) {
@@ -166,6 +167,28 @@ func TestNewRefusesASecondRegistrationAndRegistersNothing(t *testing.T) {
 	}
 }
 
+// A typed nil (a nil *prom.Registry in a Registerer) is refused by New
+// with an error, not accepted to panic at the first Register.
+func TestNewRefusesATypedNilRegisterer(t *testing.T) {
+	var reg *prom.Registry
+	m, err := steadyprom.New(reg)
+	require.ErrorContains(t, err, "nil Registerer")
+	require.Nil(t, m)
+}
+
+// A typed-nil Loop or cache is refused when added, not accepted to panic
+// at the first scrape.
+func TestAddLoopAndAddCacheRefuseTypedNils(t *testing.T) {
+	m, err := steadyprom.New(prom.NewRegistry())
+	require.NoError(t, err)
+	var l *reconcile.Loop[string]
+	require.ErrorContains(t, m.AddLoop(l), "nil Loop")
+	var c *fakeCachePtr
+	require.ErrorContains(t, m.AddCache("c", c), "nil cache")
+}
+
+type fakeCachePtr struct{ fakeCache }
+
 func TestAddLoopAndAddCacheRefuseNilAndDuplicates(t *testing.T) {
 	m, err := steadyprom.New(prom.NewRegistry())
 	require.NoError(t, err)
@@ -184,6 +207,7 @@ func (fakeCache) Len() int            { return 9 }
 func (fakeCache) Relists() int64      { return 2 }
 func (fakeCache) DriftRepairs() int64 { return 3 }
 func (fakeCache) Undecodable() int    { return 1 }
+func (fakeCache) Panics() int64       { return 4 }
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()

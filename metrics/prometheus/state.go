@@ -6,6 +6,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
 )
 
@@ -15,9 +16,11 @@ import (
 //	Relists() int64      // relists since Run (after an expired watch)
 //	DriftRepairs() int64 // objects a relist found changed, added or deleted while the watch was blind
 //	Undecodable() int    // values held back because they do not decode
+//	Panics() int64       // panics of user functions the cache called (handlers, index functions, ...)
 //
 // gets the matching series too (steady_cache_relists_total,
-// steady_cache_drift_repairs_total, steady_cache_undecodable_values).
+// steady_cache_drift_repairs_total, steady_cache_undecodable_values,
+// steady_cache_panics_total).
 type Cache interface {
 	HasSynced() bool
 	Revision() int64
@@ -28,25 +31,27 @@ type (
 	relister     interface{ Relists() int64 }
 	driftCounter interface{ DriftRepairs() int64 }
 	quarantiner  interface{ Undecodable() int }
+	panicCounter interface{ Panics() int64 }
 )
 
 // AddLoop adds a Loop whose state is read at every scrape (the
 // steady_stalled_objects, steady_failing_keys, steady_oscillating_keys,
 // steady_queue_keys, steady_leading and steady_leader_term series). A scrape
 // costs one Loop.Status call per Loop: O(keys held). It returns an error for
-// a nil Loop or a second Loop of the same name.
+// a nil Loop (a nil *reconcile.Loop included) or a second Loop of the same
+// name.
 func (m *Metrics) AddLoop(l reconcile.Inspectable) error {
-	if l == nil {
+	if nilness.IsNil(l) {
 		return errors.New("steady prometheus: nil Loop")
 	}
 	return m.state.add(&m.state.loops, l.Name(), l)
 }
 
 // AddCache adds a cache, named name in the cache label, whose state is read
-// at every scrape (see Cache). It returns an error for a nil cache or a
-// second cache of the same name.
+// at every scrape (see Cache). It returns an error for a nil cache (a nil
+// *cache.Cache included) or a second cache of the same name.
 func (m *Metrics) AddCache(name string, c Cache) error {
-	if c == nil {
+	if nilness.IsNil(c) {
 		return errors.New("steady prometheus: nil cache")
 	}
 	return m.state.add(&m.state.caches, name, c)
@@ -58,8 +63,8 @@ type stateCollector struct {
 	loops  map[string]any
 	caches map[string]any
 
-	stalledObjs, failing, oscillating, queueKeys, leading, term *prom.Desc
-	synced, objects, revision, relists, drift, undecodable      *prom.Desc
+	stalledObjs, failing, oscillating, queueKeys, leading, term    *prom.Desc
+	synced, objects, revision, relists, drift, undecodable, panics *prom.Desc
 }
 
 func newStateCollector() *stateCollector {
@@ -82,6 +87,7 @@ func newStateCollector() *stateCollector {
 		relists:     d("steady_cache_relists_total", "Relists of the cache after its watch expired", cache, nil),
 		drift:       d("steady_cache_drift_repairs_total", "Objects a relist found changed while the watch was blind", cache, nil),
 		undecodable: d("steady_cache_undecodable_values", "Stored values the cache holds back because they do not decode", cache, nil),
+		panics:      d("steady_cache_panics_total", "Panics of user functions the cache called (handlers, index functions, error handler, List, Watch)", cache, nil),
 	}
 }
 
@@ -98,7 +104,7 @@ func (c *stateCollector) add(set *map[string]any, name string, v any) error {
 // Describe implements prom.Collector.
 func (c *stateCollector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.stalledObjs, c.failing, c.oscillating, c.queueKeys, c.leading, c.term,
-		c.synced, c.objects, c.revision, c.relists, c.drift, c.undecodable} {
+		c.synced, c.objects, c.revision, c.relists, c.drift, c.undecodable, c.panics} {
 		ch <- d
 	}
 }
@@ -150,6 +156,9 @@ func (c *stateCollector) Collect(ch chan<- prom.Metric) {
 		}
 		if r, ok := cc.(quarantiner); ok {
 			gauge(c.undecodable, float64(r.Undecodable()), name)
+		}
+		if r, ok := cc.(panicCounter); ok {
+			ch <- prom.MustNewConstMetric(c.panics, prom.CounterValue, float64(r.Panics()), name)
 		}
 	}
 }

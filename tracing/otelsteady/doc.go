@@ -7,9 +7,9 @@
 //	defer tp.Shutdown(context.Background())                          // flushes the spans at exit
 //	st, _ := store.New[S, T](otelsteady.Backend(backend, tp), "App",
 //		store.WithTraceContext(otelsteady.TraceContext)) // writes record their trace
+//	trigger, _ := otelsteady.FromCache(appCache) // link to the writer's trace
 //	r := otelsteady.Reconciler(myReconciler, otelsteady.Config[string]{
-//		Loop: "app", TracerProvider: tp,
-//		Trigger: otelsteady.FromCache(appCache), // link to the writer's trace
+//		Loop: "app", TracerProvider: tp, Trigger: trigger,
 //	})
 //	loop, _ := reconcile.New("app", r, reconcile.FromStore(appCache, st))
 //

@@ -56,10 +56,11 @@ func Example() {
 		_, err := apps.As("app-controller").ApplyStatus(ctx, name, AppStatus{Running: app.Spec.Replicas}, nil)
 		return reconcile.Result{}, err
 	})
-	traced := otelsteady.Reconciler(r, otelsteady.Config[string]{
-		Loop: "apps", TracerProvider: tp,
-		Trigger: otelsteady.FromCache(appCache), // link each reconcile to the trace of the write that caused it
-	})
+	trigger, err := otelsteady.FromCache(appCache) // link each reconcile to the trace of the write that caused it
+	if err != nil {
+		log.Fatal(err)
+	}
+	traced := otelsteady.Reconciler(r, otelsteady.Config[string]{Loop: "apps", TracerProvider: tp, Trigger: trigger})
 	loop, err := reconcile.New("apps", traced, reconcile.FromStore(appCache, apps))
 	if err != nil {
 		log.Fatal(err)

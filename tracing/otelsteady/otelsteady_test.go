@@ -81,7 +81,9 @@ func TestSpansAttributesAndTheLinkToTheWriter(t *testing.T) {
 			_, err := st.As("app").ApplyStatus(ctx, key, status{Ready: 1}, nil)
 			return reconcile.Result{}, err
 		})
-		traced := otelsteady.Reconciler(r, otelsteady.Config[string]{Loop: "app", TracerProvider: tp, Trigger: otelsteady.FromCache(c)})
+		trigger, err := otelsteady.FromCache(c)
+		require.NoError(t, err)
+		traced := otelsteady.Reconciler(r, otelsteady.Config[string]{Loop: "app", TracerProvider: tp, Trigger: trigger})
 		loop, err := reconcile.New("app", traced, reconcile.FromStore(c, st), reconcile.WithResync(24*time.Hour, 0))
 		require.NoError(t, err)
 
@@ -202,4 +204,16 @@ func TestRequeueReasons(t *testing.T) {
 
 func TestTraceContextIsEmptyWithoutASpan(t *testing.T) {
 	require.Empty(t, otelsteady.TraceContext(context.Background()))
+}
+
+// A nil cache, typed (a nil *cache.Cache) or not, is refused when the
+// Trigger is made, not left to panic in every reconcile it runs in.
+func TestFromCacheRefusesANilCache(t *testing.T) {
+	var c *cache.Cache[spec, status]
+	trigger, err := otelsteady.FromCache[spec, status](c)
+	require.ErrorContains(t, err, "nil cache")
+	require.Nil(t, trigger)
+	trigger, err = otelsteady.FromCache[spec, status](nil)
+	require.ErrorContains(t, err, "nil cache")
+	require.Nil(t, trigger)
 }

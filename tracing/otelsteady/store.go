@@ -2,6 +2,7 @@ package otelsteady
 
 import (
 	"context"
+	"errors"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 )
 
@@ -32,14 +34,19 @@ type LastWriteCache[S, T any] interface {
 }
 
 // FromCache returns a Config.Trigger that reads the trace context of the
-// object's last write from c: the write the reconcile is reacting to.
-func FromCache[S, T any](c LastWriteCache[S, T]) func(name string) string {
+// object's last write from c: the write the reconcile is reacting to. It
+// returns an error for a nil c (a nil *cache.Cache included), which would
+// otherwise panic in every reconcile.
+func FromCache[S, T any](c LastWriteCache[S, T]) (func(name string) string, error) {
+	if nilness.IsNil(c) {
+		return nil, errors.New("otelsteady: FromCache of a nil cache")
+	}
 	return func(name string) string {
 		if o, ok := c.Get(name); ok {
 			return o.Meta.LastWrite.Trace
 		}
 		return ""
-	}
+	}, nil
 }
 
 // Backend returns b wrapped so that every Txn (every store write) runs in a

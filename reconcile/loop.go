@@ -52,8 +52,15 @@ type Loop[K comparable] struct {
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
-	active  atomic.Int64
-	held    atomic.Int64 // keys with a hold (oscillation backoff)
+	// pmu is held for reading by an add to cur, for writing while cur
+	// changes, so that a key added as a term begins or ends is either in
+	// that term's queue (before ShutDown) or in pending, never lost.
+	pmu     sync.RWMutex
+	pending pendingKeys[K] // keys added while no term runs; under pmu
+	// pendingCap bounds pending (maxPending; tests lower it).
+	pendingCap int
+	active     atomic.Int64
+	held       atomic.Int64 // keys with a hold (oscillation backoff)
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -140,7 +147,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		}
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
+		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
 	_, busyRead := cfg.metrics.(ActiveWorkersReader)
@@ -224,6 +231,9 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	stop(nil)
 	bg.Wait()
+	l.pmu.Lock()
+	l.pending = pendingKeys[K]{} // no term will take them
+	l.pmu.Unlock()
 	if srcErr != nil {
 		return errors.Join(srcErr, err)
 	}

@@ -53,8 +53,9 @@ type Loop[K comparable] struct {
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
 	// pmu is held for reading by an add to cur, for writing while cur
-	// changes, so that a key added as a term begins or ends is either in
-	// that term's queue (before ShutDown) or in pending, never lost.
+	// changes, so that a key added as a term begins goes either to
+	// pending, which the term takes as it begins, or to its queue: never
+	// lost, never both.
 	pmu     sync.RWMutex
 	pending pendingKeys[K] // keys added while no term runs; under pmu
 	// pendingCap bounds pending (maxPending; tests lower it).

@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -116,6 +118,39 @@ func TestPendingKeyObeysItsHold(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
+		require.NoError(t, stop())
+	})
+}
+
+// Keys added while a term begins are each reconciled exactly once: each is
+// either pending (taken by the term as it begins) or in the term's queue.
+func TestKeysAddedAsATermBeginsRunOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := &gatedSource{synced: make(chan struct{})}
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, gate)
+		stop := start(t, l)
+		synctest.Wait()
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 200 {
+					if i%2 == 0 {
+						l.Add(fmt.Sprint(g, "-", i))
+					} else {
+						l.AddLow(fmt.Sprint(g, "-", i))
+					}
+				}
+			})
+		}
+		close(gate.synced)
+		wg.Wait()
+		synctest.Wait()
+		for g := range 4 {
+			for i := range 200 {
+				require.Equal(t, 1, s.count(fmt.Sprint(g, "-", i)), "%d-%d", g, i)
+			}
+		}
 		require.NoError(t, stop())
 	})
 }

@@ -41,10 +41,12 @@ func (l *Loop[K]) Add(key K) {
 const maxPending = 100_000
 
 // pendingKeys is the set of keys added while no term runs: true for Add,
-// false for AddLow. dropped counts the keys refused past the cap in this
-// gap between terms.
+// false for AddLow. order keeps them in the order they first came, so a
+// run is replayable (map order is random). dropped counts the keys refused
+// past the cap in this gap between terms.
 type pendingKeys[K comparable] struct {
 	keys    map[K]bool
+	order   []K
 	dropped int
 }
 
@@ -78,6 +80,7 @@ func (l *Loop[K]) park(key K, high bool) {
 		p.keys = map[K]bool{}
 	}
 	p.keys[key] = high
+	p.order = append(p.order, key)
 }
 
 // addNow adds key to t's queue now, or when its hold ends.

@@ -81,8 +81,8 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 		slog.Int("pending", len(pend.keys)), slog.Int("pendingDropped", pend.dropped))
 	// Before the workers start, with the listing: a key both pending and
 	// listed runs once.
-	for k, high := range pend.keys {
-		if high {
+	for _, k := range pend.order {
+		if pend.keys[k] {
 			l.addNow(t, k)
 		} else {
 			l.addLow(t, k)

@@ -52,11 +52,11 @@ type Loop[K comparable] struct {
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
-	// pmu is held for reading by an add to cur, for writing while cur
-	// changes, so that a key added as a term begins goes either to
-	// pending, which the term takes as it begins, or to its queue: never
-	// lost, never both.
-	pmu     sync.RWMutex
+	// pmu guards pending, and a term begins (cur is set and pending
+	// taken) under it: an add that finds cur nil parks its key under pmu
+	// after looking again, so a key added as a term begins goes either to
+	// pending, which the term takes, or to its queue; never lost.
+	pmu     sync.Mutex
 	pending pendingKeys[K] // keys added while no term runs; under pmu
 	// pendingCap bounds pending (maxPending; tests lower it).
 	pendingCap int

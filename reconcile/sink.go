@@ -25,13 +25,10 @@ import (
 // returns. Loop implements Sink, so code outside the sources may add keys
 // too.
 func (l *Loop[K]) Add(key K) {
-	l.pmu.RLock()
 	if t := l.cur.Load(); t != nil {
 		l.addNow(t, key)
-		l.pmu.RUnlock()
 		return
 	}
-	l.pmu.RUnlock()
 	l.park(key, true)
 }
 
@@ -98,13 +95,10 @@ func (l *Loop[K]) addNow(t *term[K], key K) {
 // when its hold ends. While no term runs it is kept like Add's keys, for
 // the next term.
 func (l *Loop[K]) AddLow(key K) {
-	l.pmu.RLock()
 	if t := l.cur.Load(); t != nil {
 		l.addLow(t, key)
-		l.pmu.RUnlock()
 		return
 	}
-	l.pmu.RUnlock()
 	l.park(key, false)
 }
 

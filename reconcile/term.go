@@ -93,9 +93,7 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 		t.workers.Go(func() { l.worker(t, &t.running[i]) })
 	}
 	<-termCtx.Done()
-	l.pmu.Lock()
 	l.cur.CompareAndSwap(t, nil)
-	l.pmu.Unlock()
 	cause := context.Cause(termCtx)
 	if runCtx.Err() != nil {
 		cause = ErrShutdown

@@ -47,11 +47,17 @@
 // then campaigns; while it leads, a fresh queue holds every key and the
 // reconciles' contexts carry the term's fence, so a write from a stale term
 // is rejected by the store. When the term ends, in-flight reconciles are
-// cancelled with the term's cause, and its pending retries and the hints
-// that come while no term runs are dropped: a new term re-derives its keys
-// from the sources, every listed key, and FromOwned's owners of the
-// children it sees, so the cleanup of an owner deleted meanwhile is not
-// lost.
+// cancelled with the term's cause, and its queued keys and pending retries
+// are dropped: a new term re-derives its keys from the sources, every
+// listed key, and FromOwned's owners of the children it sees, so the
+// cleanup of an owner deleted meanwhile is not lost. Keys added (Add,
+// AddLow, and so the hints of sources that list nothing, such as Mapped's)
+// while no term runs, before the first or between terms, are kept in a
+// deduplicated pending set of up to 100,000 keys and added to the next
+// term's queue as it begins, with the listed keys (a key in both runs
+// once); past the cap further keys are dropped with a Warn log, once per
+// gap. AddAfter does nothing while no term runs. Pending keys are discarded
+// when Run returns.
 //
 // When Run's ctx ends the Loop stops taking keys, cancels in-flight
 // reconciles with cause ErrShutdown, waits up to the drain timeout and

@@ -52,8 +52,16 @@ type Loop[K comparable] struct {
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
-	active  atomic.Int64
-	held    atomic.Int64 // keys with a hold (oscillation backoff)
+	// pmu guards pending, and a term begins (cur is set and pending
+	// taken) under it: an add that finds cur nil parks its key under pmu
+	// after looking again, so a key added as a term begins goes either to
+	// pending, which the term takes, or to its queue; never lost.
+	pmu     sync.Mutex
+	pending pendingKeys[K] // keys added while no term runs; under pmu
+	// pendingCap bounds pending (maxPending; tests lower it).
+	pendingCap int
+	active     atomic.Int64
+	held       atomic.Int64 // keys with a hold (oscillation backoff)
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -140,7 +148,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		}
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}}
+		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
 	_, busyRead := cfg.metrics.(ActiveWorkersReader)
@@ -224,6 +232,9 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	stop(nil)
 	bg.Wait()
+	l.pmu.Lock()
+	l.pending = pendingKeys[K]{} // no term will take them
+	l.pmu.Unlock()
 	if srcErr != nil {
 		return errors.Join(srcErr, err)
 	}

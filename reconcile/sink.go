@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"context"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -13,14 +15,69 @@ import (
 // reconciler's RequeueAfter, a hint, resync and the Sink methods all obey
 // the one rule.
 
-// Add makes key due now, in the current term; it does nothing while the
-// Loop does not lead (the next term starts with every key). A key on hold
-// waits out its hold instead. Loop implements Sink, so code outside the
-// sources may add keys too.
+// Add makes key due now, in the current term. A key on hold waits out its
+// hold instead. While no term runs (before the first, between terms, and
+// while the Loop does not lead) the key is kept in a deduplicated pending
+// set and added to the next term's queue when it begins, with the keys the
+// term lists (a key both pending and listed runs once); past maxPending
+// pending keys, further keys are dropped and the first drop of each gap
+// between terms is logged at Warn. Pending keys are discarded when Run
+// returns. Loop implements Sink, so code outside the sources may add keys
+// too.
 func (l *Loop[K]) Add(key K) {
 	if t := l.cur.Load(); t != nil {
 		l.addNow(t, key)
+		return
 	}
+	l.park(key, true)
+}
+
+// maxPending bounds the keys a Loop keeps while no term runs (see Add): a
+// source that hints a flood while the Loop does not lead costs bounded
+// memory, and the next term's listing repairs what listers list.
+const maxPending = 100_000
+
+// pendingKeys is the set of keys added while no term runs: true for Add,
+// false for AddLow. order keeps them in the order they first came, so a
+// run is replayable (map order is random). dropped counts the keys refused
+// past the cap in this gap between terms.
+type pendingKeys[K comparable] struct {
+	keys    map[K]bool
+	order   []K
+	dropped int
+}
+
+// park adds key to the pending set, or to the current term if one began
+// since the caller looked.
+func (l *Loop[K]) park(key K, high bool) {
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	if t := l.cur.Load(); t != nil {
+		if high {
+			l.addNow(t, key)
+		} else {
+			l.addLow(t, key)
+		}
+		return
+	}
+	p := &l.pending
+	if was, ok := p.keys[key]; ok {
+		p.keys[key] = was || high
+		return
+	}
+	if len(p.keys) >= l.pendingCap {
+		p.dropped++
+		if p.dropped == 1 {
+			l.log.LogAttrs(context.Background(), slog.LevelWarn, "pending keys full; dropping keys added until the next term",
+				slog.String("controller", l.name), slog.Int("cap", l.pendingCap), slog.Any("key", key))
+		}
+		return
+	}
+	if p.keys == nil {
+		p.keys = map[K]bool{}
+	}
+	p.keys[key] = high
+	p.order = append(p.order, key)
 }
 
 // addNow adds key to t's queue now, or when its hold ends.
@@ -35,21 +92,30 @@ func (l *Loop[K]) addNow(t *term[K], key K) {
 }
 
 // AddLow makes key due at low priority in the current term (see Sink), or
-// when its hold ends.
+// when its hold ends. While no term runs it is kept like Add's keys, for
+// the next term.
 func (l *Loop[K]) AddLow(key K) {
 	if t := l.cur.Load(); t != nil {
-		if l.held.Load() > 0 {
-			if d := l.holdLeft(key); d > 0 {
-				t.q.AddAfter(key, d)
-				return
-			}
-		}
-		t.q.AddLow(key)
+		l.addLow(t, key)
+		return
 	}
+	l.park(key, false)
+}
+
+// addLow adds key to t's queue at low priority, or when its hold ends.
+func (l *Loop[K]) addLow(t *term[K], key K) {
+	if l.held.Load() > 0 {
+		if d := l.holdLeft(key); d > 0 {
+			t.q.AddAfter(key, d)
+			return
+		}
+	}
+	t.q.AddLow(key)
 }
 
 // AddAfter makes key due after d in the current term (see Sink), and no
-// earlier than its hold's end.
+// earlier than its hold's end. While no term runs it does nothing: a delay
+// is a retry of the term's, and a new term starts its keys afresh.
 func (l *Loop[K]) AddAfter(key K, d time.Duration) {
 	if t := l.cur.Load(); t != nil {
 		l.addAfter(t, key, d)

@@ -17,10 +17,16 @@ import (
 // error only when it cannot go on, which ends the Loop's Run with that error;
 // a Run that panics is reported (logged at Error, counted as a reconcile
 // panic) and ends the Loop's Run the same way.
-// The Loop calls Run once, when its own Run starts, whether or not it leads
-// (hints that arrive while it does not lead are dropped: each term starts
-// with every key its sources list, and FromOwned's source lists the owners
-// of the children it sees too).
+// The Loop calls Run once, when its own Run starts, whether or not it leads.
+// A hint (Add or AddLow) that arrives while no term runs (before the first
+// term, while caches sync or the Loop campaigns, and between terms) is kept
+// in a deduplicated pending set of up to 100,000 keys and added to the next
+// term's queue as it begins, with every key its sources list (a key both
+// pending and listed runs once); past the cap further hints are dropped and
+// logged at Warn, once per gap between terms, and AddAfter is dropped while
+// no term runs. Pending hints are discarded when the Loop's Run returns.
+// So a source that lists nothing, such as Mapped's, loses no hint for want
+// of a term.
 //
 // A Source may also implement any of these interfaces, which the Loop looks
 // for when New is called:

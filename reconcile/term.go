@@ -72,8 +72,22 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	qm := l.metrics.QueueMetrics(l.name)
 	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(qm))
 	t := &term[K]{q: q, qm: qm, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
+	l.pmu.Lock()
 	l.cur.Store(t)
-	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name))
+	pend := l.pending
+	l.pending = pendingKeys[K]{}
+	l.pmu.Unlock()
+	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name),
+		slog.Int("pending", len(pend.keys)), slog.Int("pendingDropped", pend.dropped))
+	// Before the workers start, with the listing: a key both pending and
+	// listed runs once.
+	for _, k := range pend.order {
+		if pend.keys[k] {
+			l.addNow(t, k)
+		} else {
+			l.addLow(t, k)
+		}
+	}
 	l.enqueueAll(t, true)
 	for i := range t.running {
 		t.workers.Go(func() { l.worker(t, &t.running[i]) })

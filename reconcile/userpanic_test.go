@@ -279,7 +279,7 @@ func TestMappedFuncThatPanics(t *testing.T) {
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, src, WithMetrics(m), WithLogger(newLogger(&logs)))
 		stop := start(t, l)
-		synctest.Wait() // the term has begun: a hint before it is dropped
+		synctest.Wait() // the term has begun (a hint before it would wait for it)
 		ch <- "bad"
 		ch <- "a"
 		synctest.Wait()

@@ -62,7 +62,12 @@ func TestEachFaultIsInjectedAndSurvived(t *testing.T) {
 func TestStaleTermWritesAreFencedOff(t *testing.T) {
 	fenced := 0
 	for seed := range uint64(40) {
-		rep := reconciletest.Simulate(t, config(noBug, reconciletest.Faults{LeadershipLosses: 4}), seed)
+		cfg := config(noBug, reconciletest.Faults{LeadershipLosses: 4})
+		// Enough work that a loss finds writes in flight: with the default
+		// few objects the first term (which now also takes the hints that
+		// came before it) converges before the first loss strikes.
+		cfg.Objects = 8
+		rep := reconciletest.Simulate(t, cfg, seed)
 		require.False(t, rep.Failed(), "%s", rep)
 		fenced += rep.FencedWrites
 	}

@@ -206,19 +206,19 @@
 // schedules that catch it with probability 99% at that rate:
 //
 //	class               bug                                                  caught  99% in
-//	intermediate state  random child names tracked in status                 97.8%       2
-//	                    child created, then its owner set in a second write  78.9%       3
-//	                    children noted in status before they are created     71.1%       4
-//	                    finalizer removed before the children are deleted    27.0%      15
-//	                    a create whose reply was lost "rolled back"          24.3%      17
-//	stale state         children of an owner the cache misses deleted        10.7%      41
-//	                    children selected by owner name, not UID             31.1%      13
-//	                    whole status copied from its cache, written anew      3.0%     149
-//	                    writes with a detached ctx (no fence)                45.9%       8
-//	unobserved state    cleanup only on seeing the owner gone                32.4%      12
-//	                    a generation it reconciled trusted from memory       83.0%       3
+//	intermediate state  random child names tracked in status                 95.0%       2
+//	                    child created, then its owner set in a second write  77.8%       4
+//	                    children noted in status before they are created     73.5%       4
+//	                    finalizer removed before the children are deleted    24.3%      17
+//	                    a create whose reply was lost "rolled back"          23.5%      18
+//	stale state         children of an owner the cache misses deleted         9.8%      45
+//	                    children selected by owner name, not UID             32.8%      12
+//	                    whole status copied from its cache, written anew      4.1%     110
+//	                    writes with a detached ctx (no fence)                47.0%       8
+//	unobserved state    cleanup only on seeing the owner gone                32.8%      12
+//	                    a generation it reconciled trusted from memory       80.9%       3
 //	                    scale-down only on a drop it saw itself               2.0%     234
-//	essay patterns      errors swallowed: never Stalled                      36.7%      11
+//	essay patterns      errors swallowed: never Stalled                      37.0%      10
 //	                    not-found returned as an error                       42.4%       9
 //	                    a write on every pass                                99.6%       1
 //	                    requeues itself forever once Ready                   99.6%       1

@@ -220,8 +220,8 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 				}
 				keys, p := mapValue(fn, v)
 				if p != nil {
-					if l, ok := sink.(*Loop[K]); ok {
-						l.userPanic("mapper", p)
+					if r, ok := sink.(panicReporter); ok {
+						r.userPanic("mapper", p)
 					} else {
 						slog.Default().LogAttrs(ctx, slog.LevelError, "mapper panicked",
 							slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
@@ -233,6 +233,13 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 			}
 		}
 	})
+}
+
+// panicReporter is the one thing a source asks of the Loop beyond Sink:
+// reporting a panic of user code it ran (logged, counted) like the Loop's
+// own. A Sink without it gets the default logger.
+type panicReporter interface {
+	userPanic(what string, p *guard.Panic, attrs ...slog.Attr)
 }
 
 func mapValue[T any, K comparable](fn func(T) []K, v T) (keys []K, p *guard.Panic) {

@@ -44,6 +44,7 @@ type Loop[K comparable] struct {
 	cfg     config
 	sources []Source[K]
 	sw      StatusWriter[K]
+	marks   markReader[K]     // sw's, when it reads objects' marks (pause.go)
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
@@ -162,6 +163,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
+	l.marks, _ = l.sw.(markReader[K])
 	if err := checkOwnerKinds(l.sources); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}

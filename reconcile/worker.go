@@ -101,6 +101,9 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 // nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
+	if _, skip := l.skip(t, key); skip {
+		return end
+	}
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
 	if timed && !l.metricsOn {
 		start = t.q.Stamp()

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -63,6 +65,9 @@ type config struct {
 	loopManager  string
 	osc          oscillation.Config
 	rywTimeout   time.Duration
+	// observe-only (observeonly.go)
+	observeOnly   bool
+	observeReport func(context.Context, store.DryRunResult)
 }
 
 func defaultConfig(name string) config {

@@ -30,8 +30,9 @@ const (
 
 // objectMarks is what the Loop reads from an object before reconciling it.
 type objectMarks struct {
-	paused     bool // PausedAnnotation is "true"
-	pauseShown bool // the object carries Paused=True
+	paused      bool // PausedAnnotation is "true"
+	pauseShown  bool // the object carries Paused=True
+	observeOnly bool // ObserveOnlyAnnotation is "true"
 }
 
 // markReader is the narrow, optional side of a StatusWriter through which
@@ -50,7 +51,7 @@ func (s storeStatus[S, T]) marks(name string) (objectMarks, bool) {
 }
 
 func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
-	m := objectMarks{paused: ann[PausedAnnotation] == "true"}
+	m := objectMarks{paused: ann[PausedAnnotation] == "true", observeOnly: ann[ObserveOnlyAnnotation] == "true"}
 	if c, ok := GetCondition(conds, Paused); ok && c.Status == store.ConditionTrue {
 		m.pauseShown = true
 	}
@@ -86,7 +87,7 @@ func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
 	if _, gen, ok := l.sw.Conditions(key); ok {
 		c.ObservedGeneration = gen
 	}
-	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
+	err := l.sw.WriteCondition(l.observeCtx(t.work, key, m), key, l.cfg.loopManager, c)
 	switch {
 	case err != nil && t.work.Err() == nil:
 		l.log.LogAttrs(t.work, slog.LevelError, "writing Paused failed", slog.String("controller", l.name),

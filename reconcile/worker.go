@@ -101,7 +101,8 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 // nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
-	if _, skip := l.skip(t, key); skip {
+	marks, skip := l.skip(t, key)
+	if skip {
 		return end
 	}
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
@@ -120,7 +121,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	rec.reset(fresh)
 	rec.attempt = failures + 1
 
-	rctx := ctx
+	rctx := l.observeCtx(ctx, key, marks)
 	var dctx *deadlineCtx
 	if l.cfg.timeout > 0 {
 		dctx = newDeadlineCtx(ctx, l.cfg.timeout) // context.WithTimeoutCause, built on demand
@@ -409,7 +410,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		return newly
 	}
 	c, _ := GetCondition(out, Stalled)
-	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
+	err := l.sw.WriteCondition(l.loopWriteCtx(t.work, key), key, l.cfg.loopManager, c)
 	if err == nil {
 		if change == stalledSet {
 			l.mu.Lock()

@@ -62,7 +62,9 @@ type Loop[K comparable] struct {
 	// pendingCap bounds pending (maxPending; tests lower it).
 	pendingCap int
 	active     atomic.Int64
-	held       atomic.Int64 // keys with a hold (oscillation backoff)
+	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
+	idPrefix   string        // ReconcileID's prefix, random per Loop
+	held       atomic.Int64  // keys with a hold (oscillation backoff)
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -149,7 +151,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		}
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
+		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
 	_, busyRead := cfg.metrics.(ActiveWorkersReader)

@@ -73,8 +73,11 @@ func (l *Loop[K]) refused(ctx context.Context, key K, r store.DryRunResult) {
 	if !r.Write && r.Err == nil {
 		return
 	}
-	attrs := []slog.Attr{slog.String("controller", l.name), slog.Any("key", key), slog.String("op", r.Op),
-		slog.String("kind", r.Kind), slog.String("name", r.Name), slog.String("manager", r.Manager)}
+	attrs := []slog.Attr{slog.String("controller", l.name), slog.Any("key", key)}
+	if id := ReconcileID(ctx); id != "" {
+		attrs = append(attrs, slog.String("reconcileID", id))
+	}
+	attrs = append(attrs, slog.String("op", r.Op), slog.String("kind", r.Kind), slog.String("name", r.Name), slog.String("manager", r.Manager))
 	if r.Deleted {
 		attrs = append(attrs, slog.Bool("delete", true))
 	}

@@ -53,6 +53,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
+	l.setLogger(rec, slot)
 	if !l.metricsOn {
 		for {
 			key, ok := t.q.Get(t.ctx)
@@ -118,7 +119,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		}
 		l.mu.Unlock()
 	}
-	rec.reset(fresh)
+	rec.reset(fresh, l.reconciles.Add(1))
 	rec.attempt = failures + 1
 
 	rctx := l.observeCtx(ctx, key, marks)
@@ -157,7 +158,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		l.metrics.ReconcilePanic(l.name)
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
+			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
 				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
 		}
 	}
@@ -193,7 +194,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		}
 	}
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
-		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
+		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
 	if err != nil {
@@ -201,7 +202,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		if d.conflict {
 			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
 		}
-		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
 			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
 	}
 	if warn {

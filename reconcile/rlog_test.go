@@ -40,7 +40,7 @@ func TestLoggerInCtxCarriesLoopKeyAndReconcileID(t *testing.T) {
 		require.NotEqual(t, ids[0], ids[1], "one ID per reconcile")
 		out := logs.String()
 		require.Contains(t, out, `msg="from the reconciler" controller=test key=a reconcileID=`+ids[0]+"\n")
-		require.Regexp(t, regexp.MustCompile(`msg="reconcile failed" controller=test key=a reconcileID=`+ids[0]+` `), out)
+		require.Regexp(t, regexp.MustCompile(`msg="reconcile failed" controller=test key=a .* reconcileID=`+ids[0]+"\n"), out)
 	})
 }
 

@@ -158,8 +158,8 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		l.metrics.ReconcilePanic(l.name)
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
-				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
+			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
+				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)), rec.idAttr())
 		}
 	}
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
@@ -194,16 +194,16 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		}
 	}
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
-		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
-			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
+		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result), rec.idAttr())
 	}
 	if err != nil {
 		lvl, msg := slog.LevelError, "reconcile failed"
 		if d.conflict {
 			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
 		}
-		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key), rec.idAttr(),
-			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err), rec.idAttr())
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",

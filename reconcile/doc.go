@@ -75,13 +75,20 @@
 //
 // A revision conflict returned as it is (an error wrapping
 // store.ErrConflict: someone else wrote first) is a retry, not a failure:
-// it is paced like a Requeue that wrote nothing, logged at Info, and never
+// it is paced like a Requeue that wrote nothing, logged at Debug, and never
 // counts toward Stalled, so a spec that another writer keeps moving does
 // not make an object Stalled. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
-// result) and each failure at Error with the backoff delay. Loop.Inspect
+// result, reconcileID). A key's first failure is logged at Warn with the
+// backoff delay and its move to Stalled at Error, at most 10 of each per
+// minute; retries are logged at Debug; and while keys fail, one Warn line a
+// minute sums them up ("N keys failing, M Stalled", the failures of the
+// minute, the three most common reasons, and how many lines were left
+// out), so 100,000 failing keys log a few dozen lines, not one per
+// failure. Reconcilers log through Logger(ctx), whose lines carry the
+// same controller, key and reconcileID. Loop.Inspect
 // reports a key's queue state, failures, last error, next retry, Stalled
 // decision and conditions.
 //

@@ -78,7 +78,8 @@ type Loop[K comparable] struct {
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
 
-	own ownWrites // revisions and managers of the reconciles' writes
+	own   ownWrites // revisions and managers of the reconciles' writes
+	noise noiseLog  // the failure log's budgets (lognoise.go)
 
 	mu          sync.Mutex
 	keys        map[K]*keyState
@@ -225,6 +226,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 		})
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
+	bg.Go(func() { l.summaryLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)

@@ -198,12 +198,10 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result), rec.idAttr())
 	}
 	if err != nil {
-		lvl, msg := slog.LevelError, "reconcile failed"
-		if d.conflict {
-			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
-		}
-		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err), rec.idAttr())
+		l.logFailure(ctx, rec, key, failures, d, err)
+	}
+	if newly {
+		l.logStalled(ctx, rec, key, note)
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	history "github.com/steady-go/steady/events"
 )
 
 // How the Loop keeps its failure log readable at any number of failing
@@ -46,6 +48,9 @@ func allow(n *atomic.Int64, dropped *atomic.Int64) bool {
 // is a retry, at Debug.
 func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures int, d decision, err error) {
 	l.noise.failures.Add(1)
+	if failures == 0 && !d.conflict {
+		l.recordEvent(key, rec.reconcileID(), history.Warning, "ReconcileFailed", errString(err))
+	}
 	lvl, msg := slog.LevelDebug, "reconcile failed"
 	switch {
 	case d.conflict:
@@ -64,6 +69,7 @@ func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures
 // logStalled logs a key's move to Stalled (or to another reason) at
 // Error, within the interval's budget.
 func (l *Loop[K]) logStalled(ctx context.Context, rec *recorder, key K, note stalledNote) {
+	l.recordEvent(key, rec.reconcileID(), history.Warning, note.reason, note.message)
 	if !allow(&l.noise.stalled, &l.noise.stalledDropped) {
 		return
 	}

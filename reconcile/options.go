@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	history "github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -68,6 +69,7 @@ type config struct {
 	// observe-only (observeonly.go)
 	observeOnly   bool
 	observeReport func(context.Context, store.DryRunResult)
+	events        *history.Recorder // events.go
 }
 
 func defaultConfig(name string) config {

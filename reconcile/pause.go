@@ -3,6 +3,7 @@ package reconcile
 import (
 	"log/slog"
 
+	history "github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/store"
 )
 
@@ -33,6 +34,8 @@ type objectMarks struct {
 	paused      bool // PausedAnnotation is "true"
 	pauseShown  bool // the object carries Paused=True
 	observeOnly bool // ObserveOnlyAnnotation is "true"
+	// The object, for its events.
+	kind, name, uid string
 }
 
 // markReader is the narrow, optional side of a StatusWriter through which
@@ -47,7 +50,9 @@ func (s storeStatus[S, T]) marks(name string) (objectMarks, bool) {
 	if !ok {
 		return objectMarks{}, false
 	}
-	return marksOf(obj.Meta.Annotations, obj.Conditions), true
+	m := marksOf(obj.Meta.Annotations, obj.Conditions)
+	m.kind, m.name, m.uid = s.st.Kind(), name, obj.Meta.UID
+	return m, true
 }
 
 func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
@@ -95,6 +100,11 @@ func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
 	case err == nil:
 		l.log.LogAttrs(t.work, slog.LevelInfo, "Paused set to "+string(c.Status)+" ("+c.Reason+")",
 			slog.String("controller", l.name), slog.Any("key", key))
+		reason := "Resumed"
+		if m.paused {
+			reason = "Paused"
+		}
+		l.recordEvent(key, "", history.Normal, reason, c.Message)
 	}
 	return m.paused
 }

@@ -78,8 +78,9 @@ type Loop[K comparable] struct {
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
 
-	own   ownWrites // revisions and managers of the reconciles' writes
-	noise noiseLog  // the failure log's budgets (lognoise.go)
+	own    ownWrites   // revisions and managers of the reconciles' writes
+	noise  noiseLog    // the failure log's budgets (lognoise.go)
+	recent failureRing // the last failures, for pages (recent.go)
 
 	mu          sync.Mutex
 	keys        map[K]*keyState
@@ -110,6 +111,8 @@ type keyState struct {
 	// Stalled=True on its object. Both are zero while stalled is nil.
 	counted   string
 	stalledAt time.Time
+	// lastFailed is when the key last failed (recent.go).
+	lastFailed time.Time
 }
 
 type stalledNote struct{ reason, message string }

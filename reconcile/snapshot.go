@@ -51,6 +51,9 @@ type LoopStatus struct {
 	Failing     int `json:"failing"`
 	Stalled     int `json:"stalled"`
 	Oscillating int `json:"oscillating"`
+	// RecentFailures are the Loop's last 20 failed reconciles, newest
+	// first, whether or not their keys still fail.
+	RecentFailures []RecentFailure `json:"recentFailures"`
 }
 
 // QueueStatus is a term's queue by state. Every key waiting for a time is in
@@ -108,6 +111,9 @@ type KeyStatus struct {
 	LastError    string        `json:"lastError,omitempty"`
 	LastResult   string        `json:"lastResult,omitempty"`
 	LastDuration time.Duration `json:"lastDuration,omitempty"`
+	// LastFailure is when the key last failed, while the Loop keeps state
+	// for it.
+	LastFailure time.Time `json:"lastFailure,omitzero"`
 	// Stalled reports whether the Loop last decided the key is stalled,
 	// with the reason and message it used.
 	Stalled        bool   `json:"stalled"`
@@ -174,6 +180,7 @@ func (l *Loop[K]) Status() LoopStatus {
 	}
 	l.mu.Unlock()
 	s.Queue.Delayed += len(held) // delayed keys the Loop holds no state for
+	s.RecentFailures = l.recent.list()
 	return s
 }
 
@@ -217,6 +224,7 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 		s := l.keys[k]
 		if s != nil {
 			ks.Failures, ks.LastResult, ks.LastDuration = s.failures, s.lastResult, s.lastDur
+			ks.LastFailure = s.lastFailed
 			if s.lastErr != nil {
 				ks.LastError = errString(s.lastErr)
 			}

@@ -49,7 +49,7 @@ func allow(n *atomic.Int64, dropped *atomic.Int64) bool {
 func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures int, d decision, err error) {
 	l.noise.failures.Add(1)
 	if !d.conflict {
-		l.noteFailure(rec, key, err)
+		l.noteFailure(rec, key, failures+1, err)
 	}
 	if failures == 0 && !d.conflict {
 		l.recordEvent(key, rec.reconcileID(), history.Warning, "ReconcileFailed", errString(err))

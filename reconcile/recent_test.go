@@ -31,25 +31,31 @@ func TestRecentFailuresOutliveTheKeysFailure(t *testing.T) {
 		synctest.Wait()
 		require.Empty(t, l.KeyStatuses(), "recovered: idle")
 		rf := l.Status().RecentFailures
-		require.Len(t, rf, 3)
+		require.Len(t, rf, 1, "one per key")
 		require.Equal(t, "a", rf[0].Key)
-		require.Equal(t, "attempt 2: boom", rf[0].Error, "newest first")
-		require.Equal(t, "attempt 0: boom", rf[2].Error)
-		require.True(t, first.Equal(rf[2].Time))
-		require.True(t, rf[0].Time.After(rf[1].Time))
+		require.Equal(t, "attempt 2: boom", rf[0].Error, "the last")
+		require.Equal(t, 3, rf[0].Attempt)
+		require.True(t, first.Add(3*time.Second).Equal(rf[0].Time), "after 1s and 2s of backoff")
 		require.NotEmpty(t, rf[0].ReconcileID)
 		require.NoError(t, stop())
 	})
 }
 
-// The ring keeps the newest 20.
-func TestFailureRingKeepsTheNewest(t *testing.T) {
+// The ring keeps the last failure of the 20 keys that failed last: a key
+// that fails again moves to the front and does not push others out.
+func TestFailureRingKeepsTheNewestKeys(t *testing.T) {
 	var r failureRing
 	for i := range 25 {
 		r.add(RecentFailure{Key: fmt.Sprint(i)})
 	}
+	for range 100 {
+		r.add(RecentFailure{Key: "hot"})
+	}
+	r.add(RecentFailure{Key: "10", Attempt: 2})
 	got := r.list()
 	require.Len(t, got, recentFailures)
-	require.Equal(t, "24", got[0].Key)
-	require.Equal(t, "5", got[19].Key)
+	require.Equal(t, RecentFailure{Key: "10", Attempt: 2}, got[0])
+	require.Equal(t, "hot", got[1].Key)
+	require.Equal(t, "24", got[2].Key)
+	require.Equal(t, "6", got[19].Key)
 }

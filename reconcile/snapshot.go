@@ -51,8 +51,8 @@ type LoopStatus struct {
 	Failing     int `json:"failing"`
 	Stalled     int `json:"stalled"`
 	Oscillating int `json:"oscillating"`
-	// RecentFailures are the Loop's last 20 failed reconciles, newest
-	// first, whether or not their keys still fail.
+	// RecentFailures are the last failures of the 20 keys that failed
+	// last, newest first, whether or not the keys still fail.
 	RecentFailures []RecentFailure `json:"recentFailures"`
 }
 

@@ -238,7 +238,23 @@
 // (the spec or metadata, or a foreign field) can do. A status-only write still
 // counts toward a Fight, when it re-sets a status field another manager
 // changed. A status that never settles (a timestamp, say) written before
-// every Result.Requeue is caught by the write budget instead.
+// every Result.Requeue is caught by the status budget instead.
+//
+// Status writes have a budget of their own. A write that changes more than
+// the status side (the spec, metadata, a field another manager owns) spends
+// the write budget, oscillation.Config.MaxWrites (30 a minute without a
+// spec change); beyond it the key is held and reported Stalled=Oscillating
+// (TooManyWrites), as the Loop's own Stalled writes are. A status-only
+// write spends the status budget, MaxStatusWrites (120 a minute); beyond it
+// the key is held all the same, so the store sees at most about that many
+// writes a minute, but it is reported as Throttled (a Warn line, the
+// oscillation metric with kind Throttled, LoopStatus.Throttled, and the
+// key's status on the debug page), never as Stalled. The reason: a status
+// that reports observed changes in the world (a fleet that flaps) changes
+// as often as the world does; that is not an oscillation of desired state,
+// and Stalled=True, which kstatus reads as Failed, would tell every tool
+// that a healthy controller has failed. The budget is higher because such a
+// status legitimately follows a poll of every 0.5s.
 //
 // # Metrics
 //

@@ -113,13 +113,16 @@ type keyState struct {
 	stalledAt time.Time
 	// lastFailed is when the key last failed (recent.go).
 	lastFailed time.Time
+	// throttled is the status budget's report while its hold lasts: the
+	// key is paced, not Stalled (oscillation.Throttled).
+	throttled *oscillation.Report
 }
 
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
 	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
-		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
+		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.throttled == nil
 }
 
 // New returns a Loop named name (used in logs, metrics and as the default

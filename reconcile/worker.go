@@ -515,6 +515,6 @@ func (l *Loop[K]) stalledWritten(key K, change stalledChange, d stalledNote, now
 		l.mu.Unlock()
 	}
 	if d.reason != ReasonOscillating || change != stalledSet {
-		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}})
+		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}, Report: true})
 	}
 }

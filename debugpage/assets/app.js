@@ -43,7 +43,7 @@ function renderLoops(loops) {
       el("td", { class: l.leading ? "good" : "muted" }, role),
       el("td", {}, l.busy + " / " + (l.leading ? l.workers - l.busy : 0) + " of " + l.workers),
       num(q.ready), num(q.processing), num(q.delayed), num(q.backingOff), num(q.held),
-      num(l.failing), num(l.stalled), num(l.oscillating));
+      num(l.failing), num(l.stalled), num(l.oscillating), num(l.throttled || 0));
   }));
 }
 
@@ -83,7 +83,8 @@ function renderKeys() {
   const body = document.querySelector("#keys tbody");
   body.replaceChildren(...keys.map(k => {
     let cls = "";
-    if (k.oscillation) cls = "oscillating";
+    if (k.oscillation && k.oscillation.kind === "Throttled") cls = "throttled";
+    else if (k.oscillation) cls = "oscillating";
     else if (k.stalled) cls = "stalled";
     else if (k.failures > 0) cls = "failing";
     const why = k.stalled ? [clip(k.why, "one"), el("div", { class: "bad reason clip one" }, "Stalled: " + k.reason)] : [clip(k.why)];

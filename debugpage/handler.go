@@ -186,6 +186,9 @@ type KeyView struct {
 	Oscillation  *OscillationView  `json:"oscillation,omitempty"`
 	Conditions   []store.Condition `json:"conditions,omitempty"`
 	Generation   int64             `json:"generation,omitempty"`
+	// Kstatus is the object's status as kstatus computes it (see Kstatus),
+	// when the Loop reads its conditions.
+	Kstatus string `json:"kstatus,omitempty"`
 }
 
 // OscillationView is an oscillation report: its kind, the flipping fields
@@ -238,6 +241,9 @@ func keyView(loop string, k reconcile.KeyStatus) KeyView {
 	}
 	if k.LastDuration > 0 {
 		v.LastDuration = k.LastDuration.String()
+	}
+	if k.Generation > 0 {
+		v.Kstatus, _ = Kstatus(k.Generation, false, k.Conditions)
 	}
 	for _, c := range k.Conditions {
 		c.Message = bound(c.Message)

@@ -27,8 +27,9 @@ const ObserveOnlyAnnotation = "steady.dev/observe-only"
 // panics is logged and skipped). Whatever report does, a result that would
 // have written, or that failed (a field conflict, a stale precondition),
 // is logged at Info as "observe-only: write refused" with the loop, key,
-// op, kind, name, manager and error; a write that would change nothing is
-// not logged. A reconcile sees its writes succeed (or fail as they would),
+// reconcile ID, op, kind, name, manager and error (the Loop's own
+// condition writes at Debug); a write that would change nothing is not
+// logged. A reconcile sees its writes succeed (or fail as they would),
 // but the store, the cache and so its next reads do not change: a
 // reconciler that creates and then reads back sees no object.
 //
@@ -84,5 +85,11 @@ func (l *Loop[K]) refused(ctx context.Context, key K, r store.DryRunResult) {
 	if r.Err != nil {
 		attrs = append(attrs, slog.Any("error", r.Err))
 	}
-	l.log.LogAttrs(ctx, slog.LevelInfo, "observe-only: write refused", attrs...)
+	lvl := slog.LevelInfo
+	if r.Manager == l.cfg.loopManager {
+		// The Loop's own Stalled and Paused: refused again at every
+		// failure, since the store never shows them written.
+		lvl = slog.LevelDebug
+	}
+	l.log.LogAttrs(ctx, lvl, "observe-only: write refused", attrs...)
 }

@@ -30,7 +30,7 @@ func TestLoopRecordsEventsOfItsObjects(t *testing.T) {
 
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "bad"}})
-		e.create(t, "user", &app{Meta: store.Meta{Name: "p", Annotations: map[string]string{PausedAnnotation: "true"}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "p", Annotations: map[string]string{pausedAnnotation: "true"}}})
 		var mu sync.Mutex
 		var aID string
 		r := Func[string](func(ctx context.Context, key string) (Result, error) {

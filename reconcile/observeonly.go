@@ -8,12 +8,13 @@ import (
 	"github.com/steady-go/steady/store"
 )
 
-// ObserveOnlyAnnotation, set to "true" on an object, makes the Loop
-// reconcile it observe-only, as WithObserveOnly does for every object: its
-// writes are dry runs, reported instead of written.
-const ObserveOnlyAnnotation = "steady.dev/observe-only"
+// observeOnlyAnnotation, set to "true" on an object, makes the Loop
+// reconcile that object observe-only, as WithObserveOnly does for every
+// object.
+const observeOnlyAnnotation = "steady.dev/observe-only"
 
-// WithObserveOnly runs every reconcile observe-only: each write the
+// WithObserveOnly runs every reconcile observe-only (the annotation
+// steady.dev/observe-only="true" does it for one object): each write the
 // reconciler makes through a typed store with the reconcile's ctx, and
 // each write of the Loop's own conditions (Stalled, Paused), is refused
 // before it reaches the store and runs as a dry run instead (see

@@ -73,7 +73,7 @@ func TestObserveOnlyAnnotationCoversOneObject(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a", Annotations: map[string]string{ObserveOnlyAnnotation: "true"}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a", Annotations: map[string]string{observeOnlyAnnotation: "true"}}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
 		l, err := New("ctl", statusWriter(e, func(string) bool { return false }), FromStore(e.cache, e.st), fixedBackoff()...)
 		require.NoError(t, err)

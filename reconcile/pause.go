@@ -7,21 +7,20 @@ import (
 	"github.com/steady-go/steady/store"
 )
 
-// Marks on an object's annotations that change how the Loop treats it. They
-// are read from the object the Loop's StatusWriter knows (FromStore's
-// source reads its cache), before every reconcile.
-const (
-	// PausedAnnotation, set to "true", pauses an object: the Loop does not
-	// call Reconcile for it (hints, resync and retries find it paused) and
-	// sets the condition Paused=True (reason "PausedByAnnotation") as its
-	// own manager instead, once. Removing the annotation, or any other
-	// value, resumes it: the change is a hint, the Loop sets Paused=False
-	// (reason "Resumed") and reconciles. Only "true" pauses, as crossplane's
-	// crossplane.io/paused.
-	PausedAnnotation = "steady.dev/paused"
-	// Paused is the condition type the Loop writes on a paused object.
-	Paused = "Paused"
-)
+// The annotation "steady.dev/paused", set to "true", pauses an object: the
+// Loop does not call Reconcile for it (hints, resync and retries find it
+// paused) and sets the condition Paused=True (reason "PausedByAnnotation")
+// as its own manager instead, once. Removing the annotation, or any other
+// value, resumes it: the change is a hint, the Loop sets Paused=False
+// (reason "Resumed") and reconciles. Only "true" pauses, as crossplane's
+// crossplane.io/paused. The Loop reads the annotation from the object its
+// StatusWriter knows (FromStore's reads its cache) before every reconcile.
+const pausedAnnotation = "steady.dev/paused"
+
+// Paused is the condition type the Loop writes on an object annotated
+// steady.dev/paused="true" (see pausedAnnotation): True while paused,
+// False (reason "Resumed") once the annotation is gone.
+const Paused = "Paused"
 
 // Reasons of the Paused condition.
 const (
@@ -31,9 +30,9 @@ const (
 
 // objectMarks is what the Loop reads from an object before reconciling it.
 type objectMarks struct {
-	paused      bool // PausedAnnotation is "true"
+	paused      bool // pausedAnnotation is "true"
 	pauseShown  bool // the object carries Paused=True
-	observeOnly bool // ObserveOnlyAnnotation is "true"
+	observeOnly bool // observeOnlyAnnotation is "true"
 	// The object, for its events.
 	kind, name, uid string
 }
@@ -56,7 +55,7 @@ func (s storeStatus[S, T]) marks(name string) (objectMarks, bool) {
 }
 
 func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
-	m := objectMarks{paused: ann[PausedAnnotation] == "true", observeOnly: ann[ObserveOnlyAnnotation] == "true"}
+	m := objectMarks{paused: ann[pausedAnnotation] == "true", observeOnly: ann[observeOnlyAnnotation] == "true"}
 	if c, ok := GetCondition(conds, Paused); ok && c.Status == store.ConditionTrue {
 		m.pauseShown = true
 	}
@@ -83,10 +82,10 @@ func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
 		return m.paused
 	}
 	c := store.Condition{Type: Paused, Status: store.ConditionTrue, Reason: reasonPaused,
-		Message: "reconciles paused by the annotation " + PausedAnnotation + "=true; remove it to resume"}
+		Message: "reconciles paused by the annotation " + pausedAnnotation + "=true; remove it to resume"}
 	if !m.paused {
 		c = store.Condition{Type: Paused, Status: store.ConditionFalse, Reason: reasonResumed,
-			Message: "the annotation " + PausedAnnotation + " was removed"}
+			Message: "the annotation " + pausedAnnotation + " was removed"}
 	}
 	c.LastTransitionTime = l.clk.Now()
 	if _, gen, ok := l.sw.Conditions(key); ok {

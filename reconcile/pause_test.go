@@ -18,7 +18,7 @@ func TestPausedObjectIsNotReconciledUntilTheMarkIsRemoved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a", Annotations: map[string]string{PausedAnnotation: "true"}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a", Annotations: map[string]string{pausedAnnotation: "true"}}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l, err := New("apps", s, FromStore(e.cache, e.st), fixedBackoff()...)
@@ -40,7 +40,7 @@ func TestPausedObjectIsNotReconciledUntilTheMarkIsRemoved(t *testing.T) {
 		require.Equal(t, rev, e.get(t, "a").Meta.Revision, "Paused is written once")
 
 		o := e.get(t, "a")
-		delete(o.Meta.Annotations, PausedAnnotation)
+		delete(o.Meta.Annotations, pausedAnnotation)
 		_, err = e.st.As("user").Update(context.Background(), o)
 		require.NoError(t, err)
 		synctest.Wait()
@@ -58,8 +58,8 @@ func TestPausedAnnotationOtherValuesDoNotPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "f", Annotations: map[string]string{PausedAnnotation: "false"}}})
-		e.create(t, "user", &app{Meta: store.Meta{Name: "e", Annotations: map[string]string{PausedAnnotation: ""}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "f", Annotations: map[string]string{pausedAnnotation: "false"}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "e", Annotations: map[string]string{pausedAnnotation: ""}}})
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l, err := New("apps", s, FromStore(e.cache, e.st), fixedBackoff()...)
 		require.NoError(t, err)

@@ -99,7 +99,7 @@ func TestKstatusOfObjectsALoopWrote(t *testing.T) {
 		create("terminal", "terminal", nil)
 		create("recovers", "fail", nil)
 		create("newspec", "", nil)
-		create("paused", "", map[string]string{reconcile.PausedAnnotation: "true"})
+		create("paused", "", map[string]string{"steady.dev/paused": "true"})
 		create("deleting", "", nil, "example.com/cleanup")
 
 		l, err := reconcile.New("apps", reconciler(c, st), reconcile.FromStore(c, st),

@@ -48,6 +48,7 @@ type Store[S, T any] struct {
 	last    *lastValues                  // see WithLastValues
 	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
 	scratch sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
+	ver     *storeVersions               // nil: the kind has no versions (see WithVersion)
 }
 
 // Option configures New.
@@ -60,6 +61,10 @@ type config struct {
 	trace  func(context.Context) string
 
 	lastValueBytes int
+
+	served      string
+	versions    *Versions
+	versionsSet bool
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -127,8 +132,14 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
+	var ver *storeVersions
+	if c.versionsSet {
+		if ver, err = newStoreVersions[S, T](c.served, c.versions); err != nil {
+			return nil, err
+		}
+	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes)}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

@@ -16,9 +16,13 @@ import (
 // containerImage and added replicas to the spec and message to the status.
 // v2 is the hub.
 type (
-	specV1   struct{ Image string `json:"image"` }
-	statusV1 struct{ Ready bool `json:"ready"` }
-	specV2   struct {
+	specV1 struct {
+		Image string `json:"image"`
+	}
+	statusV1 struct {
+		Ready bool `json:"ready"`
+	}
+	specV2 struct {
 		ContainerImage string `json:"containerImage"`
 		Replicas       int    `json:"replicas,omitempty"`
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"unicode"
@@ -49,6 +50,7 @@ type Store[S, T any] struct {
 	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
 	scratch sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
 	ver     *storeVersions               // nil: the kind has no versions (see WithVersion)
+	logger  *slog.Logger                 // see WithLogger
 }
 
 // Option configures New.
@@ -65,6 +67,7 @@ type config struct {
 	served      string
 	versions    *Versions
 	versionsSet bool
+	logger      *slog.Logger
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -116,6 +119,9 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
 	switch {
 	case c.clock == nil:
 		c.clock = clock.Real{}
@@ -139,7 +145,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 		}
 	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

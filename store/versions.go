@@ -49,7 +49,9 @@ type Version struct {
 	status    reflect.Type
 	hubSpec   reflect.Type
 	hubStatus reflect.Type
-	renames   []Rename
+	rules     []renameRule
+	schemas   schemas // the merge strategies of the version's types
+	err       error   // what NewVersions reports
 
 	// toHub decodes the version's encoded Spec and Status (nil: absent,
 	// the zero value) and converts them to a new hub (a *hubPair).
@@ -77,11 +79,14 @@ type Conversion[S, T, HS, HT any] struct {
 	Renames []Rename
 }
 
-// Rename maps a path of a version (From) to the hub's (To), such as
-// "spec.image" to "spec.containers.image". A path under From maps to the
-// same path under To. Field ownership records are kept in the storage
-// version's paths and converted through the renames of both versions; a
-// path of neither table maps to itself.
+// Rename maps a path of a version (From) to the hub's (To), in the
+// notation of package diff, such as ".spec.image" to ".spec.containerImage"
+// (the leading dot may be left out). A path under From maps to the same
+// path under To. Field ownership records are kept in the storage version's
+// paths and converted through the renames of both versions (see
+// versions_managed.go); a path of neither table maps to itself, and one
+// under a From whose To is "" has no counterpart: it is dropped from its
+// record, with a log line.
 type Rename struct{ From, To string }
 
 // hubPair is the hub value of a versioned object.
@@ -92,7 +97,8 @@ type hubPair[HS, HT any] struct {
 
 // VersionOf describes version name of a kind: values of Spec S and Status
 // T, converted to and from the hub (Spec HS, Status HT) by c. Give it to
-// NewVersions.
+// NewVersions, which reports what is wrong with it (a Rename that does not
+// parse, malformed steady struct tags).
 func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Version {
 	toHub, fromHub := c.ToHub, c.FromHub
 	if toHub == nil {
@@ -116,9 +122,15 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		}
 	}
 	v := &Version{
-		name: name, renames: c.Renames,
+		name: name,
 		spec: reflect.TypeFor[S](), status: reflect.TypeFor[T](),
 		hubSpec: reflect.TypeFor[HS](), hubStatus: reflect.TypeFor[HT](),
+	}
+	v.rules, v.err = parseRenames(name, c.Renames)
+	if v.err == nil {
+		if v.schemas, v.err = newSchemas[S, T](); v.err != nil {
+			v.err = fmt.Errorf("version %q: %v", name, v.err)
+		}
 	}
 	convTo := func(s S, t T) (any, error) {
 		hs, ht, err := toHub(s, t)
@@ -179,7 +191,8 @@ func (v *Version) Name() string { return v.name }
 
 // NewVersions returns the versions of a kind, oldest first, whose storage
 // version is storage. A value stored with no version is at the first. It
-// returns an error wrapping ErrInvalid for no versions, a nil one, an empty
+// returns an error wrapping ErrInvalid for no versions, a nil one, one
+// VersionOf found wrong, an empty
 // or repeated name, a name that is not a kind-like word (see New), a
 // storage version not among them, or versions whose hubs are not the same
 // types.
@@ -191,6 +204,9 @@ func NewVersions(storage string, versions ...*Version) (*Versions, error) {
 	for i, v := range versions {
 		if v == nil {
 			return nil, fmt.Errorf("%w: version %d is nil", ErrInvalid, i)
+		}
+		if v.err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, v.err)
 		}
 		if err := validateKind(v.name); err != nil {
 			return nil, fmt.Errorf("%w: version name: %v", ErrInvalid, err)

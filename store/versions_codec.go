@@ -105,6 +105,17 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFro
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
 	}
 	obj := &Object[S, T]{Meta: raw.Meta, Spec: spec.(S), Status: status.(T), Conditions: raw.Conditions}
+	if len(raw.Meta.Managed) > 0 {
+		// The served sides' trees, for the records' paths.
+		at := &rawObject{Meta: raw.Meta, Conditions: raw.Conditions}
+		var err1, err2 error
+		at.Spec, err1 = json.Marshal(spec)
+		at.Status, err2 = json.Marshal(status)
+		if err := errors.Join(err1, err2); err != nil {
+			return decodedFrom[S, T]{}, s.decodeError(kv, err)
+		}
+		obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, raw, at)
+	}
 	return decodedFrom[S, T]{obj: obj}, nil
 }
 
@@ -142,6 +153,8 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 	if raw.Status, err = json.Marshal(status); err != nil {
 		return fmt.Errorf("encoding status at version %q: %v", raw.Version, err)
 	}
+	stored := &rawObject{Meta: raw.Meta, Spec: raw.stored.spec, Status: raw.stored.status, Conditions: raw.Conditions}
+	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, raw)
 	return nil
 }
 
@@ -214,6 +227,7 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {
 		return nil, err
 	}
+	out.Meta.Managed = s.convertManaged(&next.Meta, served, storage, next, &out)
 	return &out, nil
 }
 

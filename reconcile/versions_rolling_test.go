@@ -109,11 +109,14 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 						return Result{}, nil
 					}
 					if o.Spec.Replicas == 0 {
-						if _, err := st.As("new-ctl").Apply(ctx, key, map[string]any{"replicas": 3}); err != nil {
+						res, err := st.As("new-ctl").Apply(ctx, key, map[string]any{"replicas": 3})
+						if err != nil {
 							return Result{}, err
 						}
-						newWrites.Add(1)
-						return Result{}, nil
+						if res.Changed {
+							newWrites.Add(1)
+						}
+						return Result{Requeue: true}, nil // its own write does not trigger it
 					}
 					if o.Status.Message != "serving "+o.Spec.ContainerImage {
 						cp := *o
@@ -127,6 +130,8 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 					return Result{}, nil
 				})
 			})
+		defer stopOld()
+		defer stopNew()
 		user, err := store.New[rollSpecV1, rollStatusV1](b, "App", store.WithVersion("v1", rollVersions(t, "v1")))
 		require.NoError(t, err)
 		for _, name := range []string{"a", "b", "c"} {
@@ -151,7 +156,5 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 		}
 		require.Equal(t, int64(3), oldWrites.Load(), "one ready write per object")
 		require.Equal(t, int64(6), newWrites.Load(), "one apply and one message per object")
-		stopOld()
-		stopNew()
 	})
 }

@@ -158,3 +158,12 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 		require.Equal(t, int64(6), newWrites.Load(), "one apply and one message per object")
 	})
 }
+
+// The Loop names a versioned kind's source with its version, as it names
+// the kind: FromStore(App@v2).
+func TestFromStoreNamesTheVersion(t *testing.T) {
+	st, err := store.New[rollSpecV2, rollStatusV2](memstore.New(), "App", store.WithVersion("v2", rollVersions(t, "v2")))
+	require.NoError(t, err)
+	src := FromStore(cache.New[rollSpecV2, rollStatusV2](st), st)
+	require.Equal(t, "FromStore(App@v2)", src.(interface{ String() string }).String())
+}

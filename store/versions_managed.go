@@ -89,8 +89,9 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 			side = 1
 		}
 		if codecs[side][0] == nil {
-			ft, err1 := sideTree(from, e.Subresource)
-			tt, err2 := sideTree(to, e.Subresource)
+			// A codec depends on the tree's shape only.
+			ft, err1 := sideTreeOf(from, e.Subresource, true)
+			tt, err2 := sideTreeOf(to, e.Subresource, true)
 			if err1 != nil || err2 != nil {
 				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", errorsJoin(err1, err2)))
 				continue

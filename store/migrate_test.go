@@ -63,6 +63,9 @@ func TestMigrateRewritesAtTheStorageVersionIdempotently(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, was.LastWrite, got.Meta.LastWrite, "nor a write of anyone's")
 
+	_, err = s2.As("new").Apply(ctx, "w007", map[string]any{"containerImage": "img:new"})
+	require.Equal(t, []string{"old .spec.containerImage"}, conflictPaths(t, err), "ownership migrated to v2's paths")
+
 	p, err = s2.Migrate(ctx, store.MigrateOptions{})
 	require.NoError(t, err)
 	require.Equal(t, store.MigrateProgress{Scanned: 251, Current: 250, Undecodable: 1, Done: true}, p, "a rerun rewrites nothing")

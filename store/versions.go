@@ -186,9 +186,6 @@ func unmarshalSide(b []byte, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// Name returns the version's name.
-func (v *Version) Name() string { return v.name }
-
 // NewVersions returns the versions of a kind, oldest first, whose storage
 // version is storage. A value stored with no version is at the first. It
 // returns an error wrapping ErrInvalid for no versions, a nil one, one
@@ -226,9 +223,6 @@ func NewVersions(storage string, versions ...*Version) (*Versions, error) {
 	}
 	return vs, nil
 }
-
-// Storage returns the name of the storage version.
-func (vs *Versions) Storage() string { return vs.storage }
 
 // names lists the version names for messages.
 func (vs *Versions) names() string {

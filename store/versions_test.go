@@ -152,6 +152,8 @@ func TestVersionsUnknownVersionIsQuarantinedNeverOverwritten(t *testing.T) {
 	require.ErrorAs(t, err, &de)
 	_, err = s1.As("w").Apply(ctx, "a", map[string]any{"image": "x"})
 	require.ErrorAs(t, err, &de)
+	_, err = s1.As("w").Delete(ctx, "a")
+	require.ErrorAs(t, err, &de)
 	kv, err := b.Get(ctx, "Widget/a")
 	require.NoError(t, err)
 	require.Equal(t, rev, kv.ModRevision, "never overwritten")

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,8 @@ type benchSpecV1 struct {
 // BenchmarkVersionedGet1KB is BenchmarkTyped1KB's get for a versioned kind
 // (v2, the hub, is benchSpec; v1 renames its image): at-storage reads the
 // ~1 KB object at the storage version it is stored at, converted reads it
-// at v1 (one decode, the user's funcs, and the ownership records' paths).
+// at v1 (one decode, the user's funcs, and the ownership records' paths),
+// converted-no-ownership the same value without ownership records.
 //
 //	go test -run '^$' -bench VersionedGet1KB -benchmem ./store/
 func BenchmarkVersionedGet1KB(b *testing.B) {
@@ -59,6 +62,25 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 		defer reportTypedCPU(b, typedBenchCPU())
 		for b.Loop() {
 			if _, err := s1.Get(ctx, "bench-object"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The same value without ownership records: Spec and Status only.
+	kv, err := mem.Get(ctx, "Bench/bench-object")
+	require.NoError(b, err)
+	var v map[string]any
+	require.NoError(b, json.Unmarshal(kv.Value, &v))
+	delete(v["metadata"].(map[string]any), "managed")
+	bare, err := json.Marshal(v)
+	require.NoError(b, err)
+	_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
+	require.NoError(b, err)
+	b.Run("converted-no-ownership", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportTypedCPU(b, typedBenchCPU())
+		for b.Loop() {
+			if _, err := s1.Get(ctx, "bare"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -220,12 +220,7 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 				}
 				keys, p := mapValue(fn, v)
 				if p != nil {
-					if r, ok := sink.(panicReporter); ok {
-						r.userPanic("mapper", p)
-					} else {
-						slog.Default().LogAttrs(ctx, slog.LevelError, "mapper panicked",
-							slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
-					}
+					reportPanic(sink, "mapper", p)
 				}
 				for _, k := range keys {
 					sink.Add(k)
@@ -235,11 +230,23 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 	})
 }
 
-// panicReporter is the one thing a source asks of the Loop beyond Sink:
-// reporting a panic of user code it ran (logged, counted) like the Loop's
-// own. A Sink without it gets the default logger.
+// panicReporter is the one thing any source of this package asks of the
+// Loop beyond Sink (the cache sources ask more: loopHooks): reporting a
+// panic of user code it ran (logged, counted) like the Loop's own.
 type panicReporter interface {
 	userPanic(what string, p *guard.Panic, attrs ...slog.Attr)
+}
+
+// reportPanic reports a panic of a function of the user's that a source
+// called: to the Loop when sink is one (panicReporter), else at Error to
+// slog.Default.
+func reportPanic(sink any, what string, p *guard.Panic, attrs ...slog.Attr) {
+	if r, ok := sink.(panicReporter); ok {
+		r.userPanic(what, p, attrs...)
+		return
+	}
+	attrs = append(attrs, slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+	slog.Default().LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
 }
 
 func mapValue[T any, K comparable](fn func(T) []K, v T) (keys []K, p *guard.Panic) {

@@ -244,11 +244,11 @@
 // With NopMetrics the Loop reads no clock for metrics. With any other
 // Metrics it reads the clock twice per reconcile while keys wait for
 // workers, once where the key is added and once where the reconcile ends:
-// the Loop and its queue share their stamps (queue.GetStamped and
-// DoneStamped), so the reconcile's start is the stamp at which the queue
+// the Loop and its queue share their stamps (the queue's core in
+// internal/workqueue takes the Loop's), so the reconcile's start is the stamp at which the queue
 // handed the key out, and the end stamp ends the queue's work duration and
 // starts the worker's next one. A worker that had to wait for a key, or
 // that logged or wrote Stalled after the reconcile, reads once more. A
-// Metrics that is an ActiveWorkersReader reads the number of busy workers
+// Metrics with an ActiveWorkersFunc method reads the number of busy workers
 // when scraped; the Loop then keeps no shared count of them.
 package reconcile

@@ -58,7 +58,7 @@ func (l *Loop[K]) Inspect(key K) KeyInfo {
 	if t := l.cur.Load(); t != nil {
 		info.Leading = true
 		info.QueueLen = t.q.Len()
-		info.Queue = t.q.State(key)
+		info.Queue = publicKeyState(t.q.State(key))
 		for i := range t.running {
 			s := &t.running[i]
 			s.mu.Lock()

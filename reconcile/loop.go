@@ -65,7 +65,7 @@ type Loop[K comparable] struct {
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
-	// countActive: metrics is on and not an ActiveWorkersReader, so the
+	// countActive: metrics is on and not an activeWorkersReader, so the
 	// Loop keeps active and calls ActiveWorkers around every reconcile.
 	countActive bool
 	// stalledTracked is set once a cache source reports conditions; from
@@ -151,7 +151,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
-	_, busyRead := cfg.metrics.(ActiveWorkersReader)
+	_, busyRead := cfg.metrics.(activeWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
 	if l.metricsOn {
 		// A hook that panics is logged and skipped, on every path that
@@ -222,7 +222,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
-	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
+	if r, ok := l.cfg.metrics.(activeWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 

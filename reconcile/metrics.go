@@ -35,7 +35,15 @@ type Metrics interface {
 	// also reported as an error.
 	ReconcilePanic(controller string)
 	// ActiveWorkers sets the number of workers running a reconcile now,
-	// before and after every reconcile; never for an ActiveWorkersReader.
+	// before and after every reconcile. A Metrics that also has a method
+	// ActiveWorkersFunc(controller string, busy func() int) reads the
+	// number when it is scraped instead: the Loop calls ActiveWorkersFunc
+	// once, when Run starts, with a function that returns the number of
+	// its workers holding a key now (from the queue's Get to its Done; 0
+	// while the Loop is not leading), and then never calls ActiveWorkers:
+	// per reconcile, two updates of a counter shared by the workers and
+	// two hook calls less. busy is safe for concurrent use and costs
+	// O(workers).
 	ActiveWorkers(controller string, n int)
 	// MaxConcurrency sets the configured number of workers.
 	MaxConcurrency(controller string, n int)
@@ -70,15 +78,9 @@ type Metrics interface {
 	QueueMetrics(controller string) queue.Metrics
 }
 
-// ActiveWorkersReader is a Metrics that reads the number of busy workers
-// when it is scraped instead of being told at every change. A Loop whose
-// Metrics implements it calls ActiveWorkersFunc once, when Run starts, with
-// a function that returns the number of the Loop's workers holding a key
-// now (from the queue's Get to its Done; 0 while the Loop is not leading),
-// and never calls ActiveWorkers: per reconcile, two updates of a counter
-// shared by the workers and two hook calls less. busy is safe for
-// concurrent use and costs O(workers).
-type ActiveWorkersReader interface {
+// activeWorkersReader is a Metrics that reads the number of busy workers
+// when it is scraped instead of being told at every change: see Metrics.
+type activeWorkersReader interface {
 	ActiveWorkersFunc(controller string, busy func() int)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -130,7 +131,7 @@ func (l *Loop[K]) Status() LoopStatus {
 	s := LoopStatus{Name: l.name, FieldManager: l.cfg.manager, Workers: l.cfg.workers}
 	now := l.clk.Now()
 	t := l.cur.Load()
-	var held map[K]queue.KeyState
+	var held map[K]workqueue.KeyState
 	if t != nil {
 		s.Leading = true
 		s.Fence, s.Fenced = store.FenceFrom(t.ctx)
@@ -138,7 +139,7 @@ func (l *Loop[K]) Status() LoopStatus {
 		c := t.q.Counts()
 		s.Queue.Ready, s.Queue.ReadyLow, s.Queue.Processing = c.Ready+c.Low, c.Low, c.Processing
 		if c.Delayed > 0 {
-			held = map[K]queue.KeyState{}
+			held = map[K]workqueue.KeyState{}
 			for k, st := range t.q.All() {
 				if st.Delayed {
 					held[k] = st
@@ -187,7 +188,7 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 	now := l.clk.Now()
 	type entry struct {
 		key   K
-		queue queue.KeyState
+		queue workqueue.KeyState
 	}
 	entries := map[K]*entry{}
 	running := map[K]bool{}
@@ -213,7 +214,7 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 		}
 	}
 	for k, e := range entries {
-		ks := KeyStatus{Key: fmt.Sprint(k), Queue: e.queue}
+		ks := KeyStatus{Key: fmt.Sprint(k), Queue: publicKeyState(e.queue)}
 		s := l.keys[k]
 		if s != nil {
 			ks.Failures, ks.LastResult, ks.LastDuration = s.failures, s.lastResult, s.lastDur
@@ -247,9 +248,8 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 	return out
 }
 
-// busy is the number of the term's workers reconciling now.
 // busyWorkers is the number of workers holding a key now, for an
-// ActiveWorkersReader.
+// activeWorkersReader.
 func (l *Loop[K]) busyWorkers() int {
 	if t := l.cur.Load(); t != nil {
 		return t.busy()
@@ -257,6 +257,7 @@ func (l *Loop[K]) busyWorkers() int {
 	return 0
 }
 
+// busy is the number of the term's workers reconciling now.
 func (t *term[K]) busy() int {
 	n := 0
 	for i := range t.running {
@@ -303,7 +304,7 @@ func rank(k KeyStatus) int {
 }
 
 // waitPhase is the phase of a key whose queue state is delayed.
-func waitPhase(s *keyState, st queue.KeyState, now time.Time) Phase {
+func waitPhase(s *keyState, st workqueue.KeyState, now time.Time) Phase {
 	switch {
 	case s != nil && !s.holdUntil.IsZero() && now.Before(s.holdUntil):
 		return PhaseHeld
@@ -314,14 +315,14 @@ func waitPhase(s *keyState, st queue.KeyState, now time.Time) Phase {
 }
 
 // describeKey gives a key's phase, why it is there and until when.
-func describeKey(s *keyState, st queue.KeyState, running bool, now time.Time) (Phase, string, time.Time) {
+func describeKey(s *keyState, st workqueue.KeyState, running bool, now time.Time) (Phase, string, time.Time) {
 	switch {
 	case running:
 		if st.Dirty || st.Delayed {
 			return PhaseRunning, "reconciling; runs again after this reconcile", st.ReadyAt
 		}
 		return PhaseRunning, "reconciling", time.Time{}
-	case st.Queued && st.Priority == queue.Low:
+	case st.Queued && st.Priority == workqueue.Low:
 		return PhaseReady, "queued at low priority (resync)", time.Time{}
 	case st.Queued:
 		return PhaseReady, "queued, waiting for a worker", time.Time{}
@@ -342,4 +343,11 @@ func describeKey(s *keyState, st queue.KeyState, running bool, now time.Time) (P
 		return PhaseWaiting, "failed; not queued (not leading, or the term ended)", time.Time{}
 	}
 	return PhaseWaiting, "runs on the next change or resync", time.Time{}
+}
+
+// publicKeyState is what the term's queue holds for a key, as package queue
+// reports it.
+func publicKeyState(s workqueue.KeyState) queue.KeyState {
+	return queue.KeyState{Queued: s.Queued, Priority: queue.Priority(s.Priority), Processing: s.Processing,
+		Dirty: s.Dirty, Delayed: s.Delayed, ReadyAt: s.ReadyAt}
 }

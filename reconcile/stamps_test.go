@@ -99,7 +99,7 @@ func (b *busyReader) read() int {
 	return b.busy()
 }
 
-// A Loop whose Metrics is an ActiveWorkersReader gives it the busy count
+// A Loop whose Metrics is an activeWorkersReader gives it the busy count
 // once, at Run, and never calls ActiveWorkers.
 func TestActiveWorkersReaderReadsBusyWorkers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

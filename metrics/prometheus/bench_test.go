@@ -178,7 +178,7 @@ func cpuTime() time.Duration {
 
 // stampsOnly is a Metrics whose hooks do nothing; unlike NopMetrics it makes
 // the Loop and its queue take their timestamps. Like the adapter, it reads
-// the busy workers itself (ActiveWorkersReader), so the Loop counts none.
+// the busy workers itself (ActiveWorkersFunc), so the Loop counts none.
 type stampsOnly struct{ reconcile.NopMetrics }
 
 func (stampsOnly) QueueMetrics(string) queue.Metrics    { return queue.NopMetrics{} }
@@ -188,7 +188,7 @@ func (stampsOnly) ActiveWorkersFunc(string, func() int) {}
 // hooks a Loop and its queue call for one successful reconcile, without
 // the clock reads around them, on one goroutine (no cache line shared with
 // another core). The Loop calls no ActiveWorkers: the adapter is an
-// ActiveWorkersReader.
+// reader of busy workers (ActiveWorkersFunc).
 func BenchmarkHooksPerReconcile(b *testing.B) {
 	m, err := steadyprom.New(prom.NewRegistry())
 	require.NoError(b, err)

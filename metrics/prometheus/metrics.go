@@ -54,8 +54,8 @@ type Metrics struct {
 }
 
 var (
-	_ reconcile.Metrics             = (*Metrics)(nil)
-	_ reconcile.ActiveWorkersReader = (*Metrics)(nil)
+	_ reconcile.Metrics                                  = (*Metrics)(nil)
+	_ interface{ ActiveWorkersFunc(string, func() int) } = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -238,7 +238,8 @@ func (m *Metrics) ActiveWorkers(controller string, n int) {
 	m.loop(controller).active.n.Store(int64(n))
 }
 
-// ActiveWorkersFunc implements reconcile.ActiveWorkersReader: a Loop gives
+// ActiveWorkersFunc is the optional hook of reconcile.Metrics (see its
+// ActiveWorkers) that a Loop finds on its Metrics: the Loop gives
 // busy when it runs, and active_workers is read from it at every scrape
 // (the Loop then calls no ActiveWorkers). A later call for the same
 // controller replaces busy.

@@ -163,7 +163,7 @@ func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
 }
 
 // activeWorkersFunc calls the user's ActiveWorkersFunc under recovery.
-func (g guardedMetrics) activeWorkersFunc(r ActiveWorkersReader, c string, busy func() int) {
+func (g guardedMetrics) activeWorkersFunc(r activeWorkersReader, c string, busy func() int) {
 	defer g.catch("ActiveWorkersFunc")
 	r.ActiveWorkersFunc(c, busy)
 }

@@ -63,19 +63,21 @@
 // reconciles with cause ErrShutdown, waits up to the drain timeout and
 // returns, naming any keys still running (ErrDrainTimeout).
 //
-// Result.Requeue means "run again once the cache shows what I wrote": every
-// typed-store write made with the reconcile's ctx is recorded (RecordWrite
+// Result.RequeueAfterWrite means "run again once the cache shows what I
+// wrote": every typed-store write made with the reconcile's ctx is recorded (RecordWrite
 // adds others), and the Loop waits for its caches to reach the highest
 // revision written (after 2s it runs anyway, and FreshReadNeeded(ctx) tells
-// the reconciler to read from the store). A Requeue from a pass that wrote
-// nothing has nothing to wait for: it runs again after per-key backoff
+// the reconciler to read from the store). A RequeueAfterWrite from a pass
+// that wrote nothing has nothing to wait for: it runs again after per-key backoff
 // (controller-runtime's "not ready yet, requeue"), neither a failure nor a
-// step toward Stalled. A Requeue from a pass that wrote is progress: it
-// resets the failure count.
+// step toward Stalled. A RequeueAfterWrite from a pass that wrote is
+// progress: it resets the failure count. Result.Requeue, controller-runtime's
+// name, is a deprecated alias of RequeueAfterWrite: a Loop acts on it the
+// same way, and warns once that it is deprecated.
 //
 // A revision conflict returned as it is (an error wrapping
 // store.ErrConflict: someone else wrote first) is a retry, not a failure:
-// it is paced like a Requeue that wrote nothing, logged at Info, and never
+// it is paced like a RequeueAfterWrite that wrote nothing, logged at Info, and never
 // counts toward Stalled, so a spec that another writer keeps moving does
 // not make an object Stalled. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
@@ -91,7 +93,7 @@
 //
 //	return                failures   next run                                Stalled
 //	nil                   reset      next hint or resync                     cleared
-//	Result{Requeue}       reset      once the cache holds the last write     unchanged
+//	RequeueAfterWrite     reset      once the cache holds the last write     unchanged
 //	  (nothing written)   unchanged  per-key backoff, the n-th in a row      unchanged
 //	Result{RequeueAfter}  reset      after RequeueAfter                      cleared
 //	revision conflict     unchanged  per-key backoff, the n-th in a row      unchanged
@@ -101,18 +103,18 @@
 //	Terminal(err)         reset      after RequeueAfter, else next hint      set (ReasonTerminal)
 //
 // Interactions, stated once:
-//   - RequeueAfter wins over Requeue when both are set.
+//   - RequeueAfter wins over RequeueAfterWrite when both are set.
 //   - A Result returned together with an error follows the error's row and
 //     logs one warning per key (Terminal with RequeueAfter excepted: that
 //     combination is part of the table).
 //   - Wrappers nest: Terminal wins over anything inside it; Blocked and
 //     RetryAfter combine (Stalled now, and the later of the two delays).
 //   - Stalled follows the failure count: a row that resets the count without
-//     an error clears it (Requeue excepted: the pass is not done, and the
+//     an error clears it (RequeueAfterWrite excepted: the pass is not done, and the
 //     row that ends it decides); "cleared" writes Stalled=False only on an
 //     object that has a Stalled=True condition, so a healthy object gets
 //     no write.
-//   - "The n-th in a row" counts the Requeues that wrote nothing and the
+//   - "The n-th in a row" counts the RequeueAfterWrites that wrote nothing and the
 //     revision conflicts since the last other row; the n-th waits
 //     backoff(n), and no earlier than a RequeueAfter returned with it.
 //   - A reconcile that ends because the Loop is stopping (ctx cause
@@ -231,7 +233,7 @@
 // (the spec or metadata, or a foreign field) can do. A status-only write still
 // counts toward a Fight, when it re-sets a status field another manager
 // changed. A status that never settles (a timestamp, say) written before
-// every Result.Requeue is caught by the write budget instead.
+// every Result.RequeueAfterWrite is caught by the write budget instead.
 //
 // # Metrics
 //

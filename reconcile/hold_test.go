@@ -128,7 +128,7 @@ func TestStatusWriteAndRequeueStormIsReportedAndSlowed(t *testing.T) {
 				return Result{}, nil
 			}
 			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "seen " + time.Now().String(), Replicas: int(n)}, nil)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		m := NewMemMetrics()
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)

@@ -77,7 +77,7 @@ func TestEveryMetricHookFires(t *testing.T) {
 			}
 			storms++
 			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: storms}, nil)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		h := &hookCounter{calls: map[string]int{}}
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(h))...)

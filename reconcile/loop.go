@@ -74,6 +74,8 @@ type Loop[K comparable] struct {
 	stalledTracked atomic.Bool
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
+	// requeueWarned: the deprecation of Result.Requeue has been logged.
+	requeueWarned atomic.Bool
 
 	own ownWrites // revisions and managers of the reconciles' writes
 

@@ -56,7 +56,7 @@ func TestLoopRequeueRunsAgainWithoutCountingAFailure(t *testing.T) {
 				return Result{}, errBoom
 			case 2, 3:
 				RecordWrite(ctx, 7) // a Requeue after a write
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			}
 			return Result{}, nil
 		}
@@ -224,7 +224,7 @@ func TestLoopResultWithErrorWarnsOncePerKey(t *testing.T) {
 		var logs logBuffer
 		s := newScript(func(_ string, n int) (Result, error) {
 			if n < 3 {
-				return Result{Requeue: true}, errBoom
+				return Result{RequeueAfterWrite: true}, errBoom
 			}
 			return Result{}, nil
 		})

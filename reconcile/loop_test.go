@@ -284,10 +284,10 @@ func TestRequeueWaitsForTheCacheToHoldTheWrite(t *testing.T) {
 			case 1:
 				RecordWrite(ctx, 7)
 				RecordWrite(ctx, 5) // the highest counts
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			case 2:
 				RecordWrite(ctx, 9)
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			}
 			return Result{}, nil
 		})

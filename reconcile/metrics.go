@@ -73,7 +73,7 @@ type Metrics interface {
 	// unfinished work, retries), or nil for none, in which case the queue
 	// takes no timestamps. The Loop calls it once per leadership term, and
 	// calls its Retry for every retry it schedules through backoff (a
-	// failure, a Requeue that wrote nothing, or a revision conflict), as workqueue_retries_total
+	// failure, a RequeueAfterWrite that wrote nothing, or a revision conflict), as workqueue_retries_total
 	// counts controller-runtime's rate-limited adds.
 	QueueMetrics(controller string) queue.Metrics
 }

@@ -132,7 +132,7 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 					}
 					writes.Add(1)
 					RecordWrite(ctx, rev)
-					return Result{Requeue: true}, nil // re-observe before claiming convergence
+					return Result{RequeueAfterWrite: true}, nil // re-observe before claiming convergence
 				})
 				m := NewMemMetrics()
 				l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("hasher"), WithMetrics(m))...)

@@ -28,7 +28,7 @@ func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
 				return Result{}, nil
 			}
 			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: n}, nil)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		m := NewMemMetrics()
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet())...)

@@ -32,7 +32,7 @@ import (
 // for when New is called:
 //   - KeyLister: its keys are added at every resync and new term;
 //   - Syncer: the Loop waits for it to be warm before it works;
-//   - RevisionWaiter: Result.Requeue waits for it to show the reconcile's
+//   - RevisionWaiter: Result.RequeueAfterWrite waits for it to show the reconcile's
 //     last write;
 //   - StatusWriter[K]: the Loop writes its Stalled condition through it
 //     (FromStore's source is one; WithStatusWriter attaches one to any
@@ -72,7 +72,7 @@ type Syncer interface {
 }
 
 // RevisionWaiter is implemented by sources that follow a store, such as the
-// cache sources: after a reconcile that returns Result{Requeue: true}, the
+// cache sources: after a reconcile that returns Result{RequeueAfterWrite: true}, the
 // Loop runs the key again once every RevisionWaiter's Revision has reached
 // the highest revision the reconcile wrote (or after the read-your-writes
 // timeout). A Revision that panics reads as behind, a WaitFor that panics

@@ -35,7 +35,7 @@ func statusFromSpec(e *env) Reconciler[string] {
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Requeue: true}, nil
+		return Result{RequeueAfterWrite: true}, nil
 	})
 }
 
@@ -192,7 +192,7 @@ func TestRequeueAfterAWriteResetsFailures(t *testing.T) {
 			switch n := s.count("a"); {
 			case n == 5:
 				RecordWrite(ctx, 1)
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			case n <= 9:
 				return Result{}, errBoom
 			}

@@ -110,7 +110,7 @@ type storeSource[S, T any] struct {
 //     (or by the Loop itself, for Stalled) whose every changed path that
 //     manager owns is not a hint, so a status write cannot defeat backoff;
 //   - is a Syncer, so the Loop starts work only once the cache is warm;
-//   - is a RevisionWaiter, so Result.Requeue waits for the cache;
+//   - is a RevisionWaiter, so Result.RequeueAfterWrite waits for the cache;
 //   - serves one Loop: a second Run returns ErrSourceRunning.
 //
 // FromStore's source also reports to the Loop what it sees: the writes, to

@@ -220,7 +220,7 @@ func TestRequeueReadsItsOwnWriteFromTheCache(t *testing.T) {
 			if _, err := e.st.As("app").UpdateStatus(ctx, o); err != nil {
 				return Result{}, err
 			}
-			return Result{Requeue: true}, nil
+			return Result{RequeueAfterWrite: true}, nil
 		})
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)

@@ -444,7 +444,7 @@ func TestRevisionWaiterThatPanics(t *testing.T) {
 				return Result{}, nil
 			}
 			RecordWrite(ctx, 7)
-			return Result{Requeue: true}, nil
+			return Result{RequeueAfterWrite: true}, nil
 		})
 		l := mustNew(t, s, Sources(keySet("a"), waiterSource{}), WithMetrics(m), WithLogger(newLogger(&logs)))
 		stop := start(t, l)

@@ -178,7 +178,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, key K, res Result, e
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
-	if (err != nil || res.Requeue) && t.work.Err() != nil {
+	if (err != nil || res.afterWrite()) && t.work.Err() != nil {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
 		return true
@@ -248,8 +248,12 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, key K, res Result, err
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
+			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeueAfterWrite", res.afterWrite()),
 			slog.Duration("requeueAfter", res.RequeueAfter))
+	}
+	if res.Requeue && l.requeueWarned.CompareAndSwap(false, true) {
+		l.log.LogAttrs(ctx, slog.LevelWarn, "Result.Requeue is deprecated: it means RequeueAfterWrite here (again once the cache holds this pass's write, after per-key backoff when it wrote nothing), not controller-runtime's immediate requeue; return RequeueAfterWrite or RequeueAfter (logged once per Loop)",
+			slog.String("controller", l.name), slog.Any("key", key))
 	}
 }
 

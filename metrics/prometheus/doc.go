@@ -48,7 +48,7 @@
 //
 // steady's Loop backs off with delayed adds, not AddRateLimited; it calls
 // the queue hook Retry for every retry it schedules through backoff (a
-// failure, a Requeue that wrote nothing, or a revision conflict), so workqueue_retries_total
+// failure, a RequeueAfterWrite that wrote nothing, or a revision conflict), so workqueue_retries_total
 // counts what controller-runtime's rate-limited adds count.
 //
 // # steady's series

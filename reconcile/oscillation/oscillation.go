@@ -20,7 +20,7 @@ const (
 	// TooManyWrites: the manager wrote beyond its budget, more than
 	// MaxWrites writes of any kind (status-only included) within Window
 	// with no change to the spec (the generation), for example a status
-	// that never settles written before every Result.Requeue.
+	// that never settles written before every Result.RequeueAfterWrite.
 	TooManyWrites
 )
 

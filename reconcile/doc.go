@@ -14,7 +14,7 @@
 //		reconcile.WithWorkers(4))
 //
 // The source is New's typed argument, not an option: a Reconciler[K] takes
-// a Source[K], so a source (or the StatusWriter it carries) of another key
+// a Source[K], so a source (or the ConditionWriter it carries) of another key
 // type does not compile. The options are the same for every key type.
 //
 // The defaults, each documented on its option: 1 worker; resync every 10
@@ -33,8 +33,8 @@
 // for any mapping such as a dependency index), channels (FromChannel,
 // Mapped), functions (SourceFunc) and fixed key lists (Keys); Sources joins
 // several. A source may also list keys (KeyLister), need warming (Syncer),
-// follow the store's revisions (RevisionWaiter) and carry the StatusWriter
-// the Loop writes Stalled through (FromStore's does; WithStatusWriter
+// follow the store's revisions (RevisionWaiter) and carry the ConditionWriter
+// the Loop writes Stalled through (FromStore's does; WithConditionWriter
 // attaches another). Resync adds every listed key at low priority: no store
 // reads, and a key in backoff keeps waiting.
 //
@@ -137,8 +137,8 @@
 //
 // The Loop writes Stalled as its own manager, FieldManager()+"-loop", and
 // a Loop clears only a Stalled condition that manager owns in the object's
-// field ownership (StatusWriter.OwnsCondition), so it never clears a report
-// it did not write (see StoreStatus for two Loops over one kind). The
+// field ownership (ConditionWriter.OwnsCondition), so it never clears a report
+// it did not write (see StoreConditions for two Loops over one kind). The
 // message starts with the Loop's name for people to read ("app: " and the
 // error's text; for Blocked("SecretMissing", err) err's text, since the
 // reason is already in Reason); the text decides nothing. It holds no

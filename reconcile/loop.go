@@ -43,7 +43,7 @@ type Loop[K comparable] struct {
 	r       Reconciler[K]
 	cfg     config
 	sources []Source[K]
-	sw      StatusWriter[K]
+	sw      ConditionWriter[K]
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
@@ -122,8 +122,8 @@ func (s *keyState) empty() bool {
 //
 // src is where keys come from: FromStore for the Loop's own kind, any other
 // Source, or several joined with Sources; nil for a Loop fed only through
-// its Add methods. It also carries the StatusWriter the Loop writes Stalled
-// through, if any: FromStore's, or one given with WithStatusWriter. Both
+// its Add methods. It also carries the ConditionWriter the Loop writes Stalled
+// through, if any: FromStore's, or one given with WithConditionWriter. Both
 // are typed by K, so a source or status writer of another key type does
 // not compile.
 //

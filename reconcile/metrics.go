@@ -31,7 +31,7 @@ type Metrics interface {
 	// ReconcilePanic counts a reconcile that panicked
 	// (reconcile_panics_total), and a panic of any other function of the
 	// user's that the Loop calls for its work (a ChangeFunc, a mapper, a
-	// key lister, a StatusWriter, a Source's Run). A reconcile's panic is
+	// key lister, a ConditionWriter, a Source's Run). A reconcile's panic is
 	// also reported as an error.
 	ReconcilePanic(controller string)
 	// ActiveWorkers sets the number of workers running a reconcile now,
@@ -59,7 +59,7 @@ type Metrics interface {
 	// the key becomes Stalled, and again when its reason changes or after
 	// it was cleared; never for a reconcile that keeps it so, nor for a
 	// rewrite at a new generation. It counts the Loop's decisions, so it
-	// counts the same with or without a StatusWriter (a restarted Loop
+	// counts the same with or without a ConditionWriter (a restarted Loop
 	// counts again a key whose object still shows its condition).
 	Stalled(controller, reason string)
 	// FenceRejected counts a write the store rejected because the Loop's

@@ -38,7 +38,7 @@ var ErrInvalidOption = errors.New("reconcile: invalid option")
 
 // Option configures a Loop. Options are plain values; later options override
 // earlier ones. None of them involves the Loop's key type: what does (the
-// Source, and the StatusWriter it carries) is New's typed argument, so a
+// Source, and the ConditionWriter it carries) is New's typed argument, so a
 // mismatch does not compile.
 type Option interface{ apply(*config) error }
 

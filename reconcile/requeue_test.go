@@ -26,7 +26,7 @@ func TestRequeueWithoutAWriteBacksOff(t *testing.T) {
 			return Result{RequeueAfterWrite: n < spinGuard}, nil
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(m))...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -35,7 +35,7 @@ func TestRequeueWithoutAWriteBacksOff(t *testing.T) {
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, s.gaps("a"))
 		info := l.Inspect("a")
 		require.Zero(t, info.Failures, "a Requeue is not a failure")
-		require.NoError(t, info.LastError)
+		require.NoError(t, info.Err)
 		require.Equal(t, resultRequeue, info.LastResult)
 		require.False(t, info.Stalled)
 		require.Zero(t, st.writeCount(), "never Stalled, even with stall-after 1")

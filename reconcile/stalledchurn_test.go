@@ -199,7 +199,7 @@ func TestRequeueAfterAWriteResetsFailures(t *testing.T) {
 			return Result{}, nil
 		}
 		m := NewMemMetrics()
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m), quiet())...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m), quiet())...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()

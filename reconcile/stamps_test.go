@@ -185,7 +185,7 @@ func TestAStalledWriteIsTheKeysWork(t *testing.T) {
 			time.Sleep(2 * time.Second)
 			return Result{}, nil
 		})
-		l := mustNew(t, r, WithStatusWriter(keySet("a", "b"), slowStatus{st}), WithWorkers(1), WithMetrics(m),
+		l := mustNew(t, r, WithConditionWriter(keySet("a", "b"), slowStatus{st}), WithWorkers(1), WithMetrics(m),
 			WithResync(24*time.Hour, 0))
 		stop := start(t, l)
 		time.Sleep(10 * time.Second)

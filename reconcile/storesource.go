@@ -87,16 +87,16 @@ type sinkRef struct {
 }
 
 // storeSource is FromStore's source: the primary cache source, a
-// KeyLister, and the StatusWriter of its kind.
+// KeyLister, and the ConditionWriter of its kind.
 type storeSource[S, T any] struct {
 	*cacheSource[S, T]
-	storeStatus[S, T]
+	storeConditions[S, T]
 }
 
 // FromStore returns the source for the Loop's own kind: every change to an
 // object of c is a hint for its name (own writes excepted), and every cached
 // name is listed for resync and new terms (from a set of names it keeps,
-// without store reads). It carries StoreStatus(c, st), so the Loop writes
+// without store reads). It carries StoreConditions(c, st), so the Loop writes
 // its Stalled condition through st, and it judges own writes and
 // oscillation field by field with st's FieldChanges (from Meta.Managed):
 // oscillation reports name the flipping fields (.spec.replicas), and another
@@ -126,7 +126,7 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	s.names = map[string]struct{}{}
-	return storeSource[S, T]{cacheSource: s, storeStatus: storeStatus[S, T]{c: c, st: st}}
+	return storeSource[S, T]{cacheSource: s, storeConditions: storeConditions[S, T]{c: c, st: st}}
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.

@@ -76,7 +76,7 @@ func TestMetricHooksThatPanic(t *testing.T) {
 					}
 					return Result{}, nil
 				})
-				l := mustNew(t, s, WithStatusWriter(keySet("a"), st),
+				l := mustNew(t, s, WithConditionWriter(keySet("a"), st),
 					append(fixedBackoff(), WithStallAfter(1), WithMetrics(tt.m), WithLogger(newLogger(&logs)))...)
 				stop := start(t, l)
 				time.Sleep(2 * time.Second) // past the 1s backoff of the panic
@@ -95,7 +95,7 @@ func TestMetricHooksThatPanic(t *testing.T) {
 	}
 }
 
-// panickyStatus is a StatusWriter (given with WithStatusWriter) whose
+// panickyStatus is a ConditionWriter (given with WithConditionWriter) whose
 // writes panic.
 type panickyStatus struct{ *memStatus }
 
@@ -104,21 +104,21 @@ func (panickyStatus) WriteCondition(context.Context, string, string, store.Condi
 	panic(e)
 }
 
-// A StatusWriter that panics: the Stalled write is lost (logged), the
+// A ConditionWriter that panics: the Stalled write is lost (logged), the
 // failing key is still retried with backoff.
 func TestStatusWriterThatPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logBuffer
 		m := NewMemMetrics()
 		s := newScript(func(string, int) (Result, error) { return Result{}, errBoom })
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), panickyStatus{newMemStatus("a")}),
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), panickyStatus{newMemStatus("a")}),
 			append(fixedBackoff(), WithStallAfter(1), WithMetrics(m), WithLogger(newLogger(&logs)))...)
 		stop := start(t, l)
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "retried after the 1s backoff")
 		require.NoError(t, stop())
-		require.Contains(t, logs.String(), `level=ERROR msg="StatusWriter panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="ConditionWriter panicked"`)
 		require.Contains(t, logs.String(), `key=a`)
 		require.Equal(t, 2, m.Panics("test"), "counted: one per Stalled write tried")
 	})

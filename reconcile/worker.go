@@ -425,7 +425,7 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one, and counts newly (see outcome) in
+// ConditionWriter, if there is one, and counts newly (see outcome) in
 // Metrics.Stalled. It reports whether it wrote (or tried, or counted).
 //
 // A Stalled=True it sets is rewritten for a new generation with the same
@@ -436,7 +436,7 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 // oscillation itself, written once per detection, does not count (it
 // would spend the budget it reports).
 //
-// A StatusWriter that panics is reported (userPanic) and the write is lost:
+// A ConditionWriter that panics is reported (userPanic) and the write is lost:
 // the key's retry, if it has one, is already scheduled.
 func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) (wrote bool) {
 	if newly {
@@ -448,7 +448,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			l.userPanic("StatusWriter", p, slog.Any("key", key))
+			l.userPanic("ConditionWriter", p, slog.Any("key", key))
 			wrote = true
 		}
 	}()

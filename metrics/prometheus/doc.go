@@ -61,7 +61,7 @@
 //	steady_unconverged_objects{controller}               gauge
 //	steady_fence_rejections_total{controller}            counter   see FenceRejected
 //
-// Read from each Loop given to AddLoop when scraped (reconcile.LoopStatus):
+// Read from each Loop given to AddLoop when scraped (reconcile.LoopInfo):
 //
 //	steady_stalled_objects{controller}                   gauge
 //	steady_failing_keys{controller}                      gauge     keys whose last reconcile failed

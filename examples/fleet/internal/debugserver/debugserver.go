@@ -104,16 +104,16 @@ type currentLoop struct{ d *debugServer }
 
 func (c currentLoop) Name() string { return demo.ControllerName }
 
-func (c currentLoop) Status() reconcile.LoopStatus {
+func (c currentLoop) Info() reconcile.LoopInfo {
 	if l := c.d.loop.Load(); l != nil {
-		return l.Status()
+		return l.Info()
 	}
-	return reconcile.LoopStatus{Name: demo.ControllerName}
+	return reconcile.LoopInfo{Name: demo.ControllerName}
 }
 
-func (c currentLoop) KeyStatuses() []reconcile.KeyStatus {
+func (c currentLoop) InspectAll() []reconcile.KeyInfo {
 	if l := c.d.loop.Load(); l != nil {
-		return l.KeyStatuses()
+		return l.InspectAll()
 	}
 	return nil
 }

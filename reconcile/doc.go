@@ -39,7 +39,7 @@
 // reads, and a key in backoff keeps waiting.
 //
 // A Loop waits for its caches to be warm before it works; while it waits it
-// logs at Warn every 30s (SyncWaitReport) which source, for how long, and
+// logs at Warn every 30s which source, for how long, and
 // the cache's last list or watch error, and a Run cancelled meanwhile
 // returns an error wrapping ErrNotSynced that says the same.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/steady-go/steady/internal/syncwait"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -16,8 +17,10 @@ import (
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
-// ErrAlreadyRunning is returned by a second call of Loop.Run.
-var ErrAlreadyRunning = errors.New("reconcile: loop is already running")
+// ErrAlreadyRunning is returned by a second call of Loop.Run, and of the Run
+// of a cache source (FromStore, FromOwned, FromCacheMapped: each serves one
+// Loop).
+var ErrAlreadyRunning = errors.New("reconcile: already running")
 
 // ErrDrainTimeout is wrapped by Run's error when reconciles were still
 // running DrainTimeout after Run's ctx ended; the error names their keys.
@@ -203,7 +206,7 @@ func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 // nil after a clean stop; an error wrapping ErrDrainTimeout that names the
 // keys still running if the drain timed out; an error wrapping ErrNotSynced
 // if ctx ended while it waited for a source to sync (while it waits, it
-// logs at Warn every SyncWaitReport which source, how long, and the
+// logs at Warn every 30 seconds which source, how long, and the
 // source's last list or watch error); or the error of a Source that failed.
 func (l *Loop[K]) Run(ctx context.Context) error {
 	if !l.started.CompareAndSwap(false, true) {
@@ -249,7 +252,7 @@ func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error)
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", describe(s)))
+			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			err = p
 		}
 	}()
@@ -258,7 +261,7 @@ func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error)
 }
 
 // waitSynced waits for every source that is a Syncer, logging at Warn
-// every SyncWaitReport which one it waits for, how long, and its last list
+// every 30 seconds which one it waits for, how long, and its last list
 // or watch error. It returns an error wrapping ErrNotSynced if ctx ends
 // first.
 func (l *Loop[K]) waitSynced(ctx context.Context) error {
@@ -268,18 +271,18 @@ func (l *Loop[K]) waitSynced(ctx context.Context) error {
 			continue
 		}
 		start := l.clk.Now()
-		what := fmt.Sprintf("loop %s: source %d (%s)", l.name, i, describe(s))
-		err := waitSync(ctx, l.clk, sy.WaitForSync, func(waited time.Duration) {
+		what := fmt.Sprintf("loop %s: source %d (%s)", l.name, i, syncwait.Describe(s))
+		err := syncwait.Wait(ctx, l.clk, sy.WaitForSync, func(waited time.Duration) {
 			l.log.LogAttrs(ctx, slog.LevelWarn, "waiting for a source to sync", slog.String("controller", l.name),
-				slog.Int("source", i), slog.String("what", describe(s)), slog.Duration("waited", waited),
-				slog.Any("lastError", lastError(s)))
+				slog.Int("source", i), slog.String("what", syncwait.Describe(s)), slog.Duration("waited", waited),
+				slog.Any("lastError", syncwait.LastError(s)))
 		})
 		if p, ok := err.(*guard.Panic); ok {
-			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", describe(s)))
+			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
 		}
 		if err != nil {
-			return notSynced(what, l.clk.Now().Sub(start), lastError(s))
+			return notSynced(what, l.clk.Now().Sub(start), syncwait.LastError(s))
 		}
 	}
 	return nil

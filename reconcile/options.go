@@ -197,7 +197,7 @@ func WithMetrics(m Metrics) Option {
 // runs, so warnings and errors are seen). Each reconcile is logged at Debug
 // with controller, key, attempt, duration and result; failures at Error
 // with the backoff delay; panics at Error with the stack; oscillation at
-// Error; a wait for a source to sync at Warn every SyncWaitReport.
+// Error; a wait for a source to sync at Warn every 30 seconds.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) error {
 		if l == nil {

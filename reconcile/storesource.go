@@ -19,10 +19,6 @@ import (
 	"github.com/steady-go/steady/store/cache"
 )
 
-// ErrSourceRunning is returned by a second Run of a cache source (FromStore,
-// FromOwned, FromCacheMapped): each serves one Loop.
-var ErrSourceRunning = errors.New("reconcile: cache source is already running")
-
 // ChangeFunc reports which paths changed between old and new, and splits
 // them by whether manager owns them after the change. FromStore judges with
 // the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
@@ -111,7 +107,7 @@ type storeSource[S, T any] struct {
 //     manager owns is not a hint, so a status write cannot defeat backoff;
 //   - is a Syncer, so the Loop starts work only once the cache is warm;
 //   - is a RevisionWaiter, so Result.RequeueAfterWrite waits for the cache;
-//   - serves one Loop: a second Run returns ErrSourceRunning.
+//   - serves one Loop: a second Run returns ErrAlreadyRunning.
 //
 // FromStore's source also reports to the Loop what it sees: the writes, to
 // the oscillation detector, and the objects' Ready and Stalled conditions,
@@ -254,14 +250,14 @@ func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T])
 }
 
 // Run delivers the cache's changes to sink until ctx ends. It returns an
-// error for a nil cache (or a nil store, for FromStore), or ErrSourceRunning
+// error for a nil cache (or a nil store, for FromStore), or ErrAlreadyRunning
 // when called a second time.
 func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	if s.c == nil || (s.names != nil && s.st == nil) {
 		return errors.New("reconcile: cache source over a nil cache or store")
 	}
 	if !s.started.CompareAndSwap(false, true) {
-		return ErrSourceRunning
+		return ErrAlreadyRunning
 	}
 	ref := &sinkRef{sink: sink}
 	if l, ok := sink.(loopHooks); ok {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"github.com/steady-go/steady/internal/syncwait"
 	"iter"
 	"log/slog"
 	"slices"
@@ -138,7 +139,7 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	for i, s := range l.sources {
 		if kl, ok := s.(KeyLister[K]); ok {
 			if p := l.listKeys(kl, t.q); p != nil {
-				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", describe(s)))
+				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			}
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {

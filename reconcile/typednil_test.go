@@ -41,10 +41,3 @@ func TestNewRejectsTypedNils(t *testing.T) {
 		})
 	}
 }
-
-// NewManager has no error result: a typed nil elector makes Run fail at
-// once, before it starts anything, instead of panicking in Campaign.
-func TestManagerRejectsATypedNilElector(t *testing.T) {
-	m := NewManager(WithManagerElector((*lease.StoreElector)(nil)))
-	require.ErrorIs(t, m.Run(t.Context()), ErrInvalidOption)
-}

@@ -43,7 +43,7 @@ const (
 )
 
 // Metric result labels, as controller_runtime_reconcile_total uses them
-// (see Metrics.ReconcileDone and KeyInfo.LastResult).
+// (see metrics.Loop.ReconcileDone and KeyInfo.LastResult).
 const (
 	resultSuccess      = "success"
 	resultRequeue      = "requeue"

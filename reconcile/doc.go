@@ -21,7 +21,7 @@
 // minutes ±10%; no per-reconcile timeout; backoff.DefaultPolicy (10ms
 // doubling to 2m, ±20%) combined by max with an overall retry bucket (10/s,
 // burst 100, ceiling 30s); Stalled after 5 consecutive failures; no elector
-// (always working); NopMetrics; slog.Default() as the logger (errors and
+// (always working); metrics.NopLoop; slog.Default() as the logger (errors and
 // warnings seen, per-key lines at Debug); a 30s drain timeout; a
 // 2s read-your-writes timeout; the Loop's name as the reconciler's field
 // manager (Loop.FieldManager) and name+"-loop" as the manager of the
@@ -237,20 +237,20 @@
 //
 // # Metrics
 //
-// Metrics is an interface with the semantics of controller-runtime's
+// metrics.Loop is an interface with the semantics of controller-runtime's
 // controller_runtime_* metrics, plus time to converge and the number of
 // unconverged objects. Every hook fires, the queue's Retry included (once
-// per retry through backoff). NopMetrics is the default; embed it in a type that
+// per retry through backoff). metrics.NopLoop is the default; embed it in a type that
 // implements only the hooks it needs.
 //
-// With NopMetrics the Loop reads no clock for metrics. With any other
-// Metrics it reads the clock twice per reconcile while keys wait for
+// With metrics.NopLoop the Loop reads no clock for metrics. With any other
+// metrics.Loop it reads the clock twice per reconcile while keys wait for
 // workers, once where the key is added and once where the reconcile ends:
 // the Loop and its queue share their stamps (the queue's core in
 // internal/workqueue takes the Loop's), so the reconcile's start is the stamp at which the queue
 // handed the key out, and the end stamp ends the queue's work duration and
 // starts the worker's next one. A worker that had to wait for a key, or
 // that logged or wrote Stalled after the reconcile, reads once more. A
-// Metrics with an ActiveWorkersFunc method reads the number of busy workers
+// metrics.Loop with an ActiveWorkersFunc method reads the number of busy workers
 // when scraped; the Loop then keeps no shared count of them.
 package reconcile

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/steady-go/steady/internal/syncwait"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,8 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -50,7 +51,7 @@ type Loop[K comparable] struct {
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
-	metrics Metrics
+	metrics metrics.Loop
 	waiters []RevisionWaiter
 
 	started atomic.Bool
@@ -65,7 +66,7 @@ type Loop[K comparable] struct {
 	pendingCap int
 	active     atomic.Int64
 	held       atomic.Int64 // keys with a hold (oscillation backoff)
-	// metricsOn is false for NopMetrics: then no timestamps are taken
+	// metricsOn is false for metrics.NopLoop: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
 	// countActive: metrics is on and not an activeWorkersReader, so the
@@ -106,7 +107,7 @@ type keyState struct {
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
 	stalled    *stalledNote
-	// counted is the reason Metrics.Stalled last counted for the key, ""
+	// counted is the reason metrics.Loop.Stalled last counted for the key, ""
 	// since it was last cleared; stalledAt is when the Loop last wrote
 	// Stalled=True on its object. Both are zero while stalled is nil.
 	counted   string
@@ -154,7 +155,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
-	_, nop := cfg.metrics.(NopMetrics)
+	_, nop := cfg.metrics.(metrics.NopLoop)
 	l.metricsOn = !nop
 	_, busyRead := cfg.metrics.(activeWorkersReader)
 	l.countActive = l.metricsOn && !busyRead

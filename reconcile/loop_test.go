@@ -361,7 +361,7 @@ func TestSinkDropsHintsWhileNotLeading(t *testing.T) {
 	l.AddLow("a")
 	l.AddAfter("a", time.Second)
 	require.False(t, l.Leading())
-	require.Equal(t, KeyInfo{}, l.Inspect("a"))
+	require.Equal(t, KeyInfo{Key: "a", Phase: PhaseWaiting, Why: "runs on the next change or resync"}, l.Inspect("a"), "no state, no queue")
 }
 
 func TestInspectReportsQueueStateAndQueueMetrics(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -55,7 +56,7 @@ type config struct {
 	bucket       backoff.BucketConfig
 	stallAfter   int
 	elector      lease.Elector
-	metrics      Metrics
+	metrics      metrics.Loop
 	logger       *slog.Logger
 	drainTimeout time.Duration
 	clock        clock.Clock
@@ -72,7 +73,7 @@ func defaultConfig(name string) config {
 		jitter:       DefaultResyncJitter,
 		policy:       backoff.DefaultPolicy(),
 		stallAfter:   DefaultStallAfter,
-		metrics:      NopMetrics{},
+		metrics:      metrics.NopLoop{},
 		logger:       slog.Default(),
 		drainTimeout: DefaultDrainTimeout,
 		clock:        clock.Real{},
@@ -181,9 +182,9 @@ func WithElector(e lease.Elector) Option {
 	})
 }
 
-// WithMetrics sets the metrics sink (default NopMetrics, which takes no
+// WithMetrics sets the metrics sink (default metrics.NopLoop, which takes no
 // timestamps).
-func WithMetrics(m Metrics) Option {
+func WithMetrics(m metrics.Loop) Option {
 	return optionFunc(func(c *config) error {
 		if nilness.IsNil(m) {
 			return invalid("nil metrics (%T)", m)

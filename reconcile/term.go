@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"github.com/steady-go/steady/internal/syncwait"
 	"iter"
 	"log/slog"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/syncwait"
 	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -59,7 +60,7 @@ func (panickyQueueMetrics) Retry()                                  { panic("Ret
 func TestMetricHooksThatPanic(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		m    Metrics
+		m    metrics.Loop
 		want []string // hooks named in the log
 	}{
 		{"every hook", panickyMetrics{}, []string{"ReconcileDone", "ReconcileError", "ReconcilePanic", "ActiveWorkers",

@@ -300,7 +300,7 @@ type outcome struct {
 	stall stalledChange
 	note  stalledNote
 	// newly reports a set that makes the key Stalled, or changes its
-	// reason: what Metrics.Stalled counts.
+	// reason: what metrics.Loop.Stalled counts.
 	newly bool
 	// reportEnds, when positive, is how long an oscillation's report
 	// still stands for a reconcile that would have cleared Stalled: the
@@ -426,7 +426,7 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 
 // writeStalled sets or clears the Stalled condition through the
 // ConditionWriter, if there is one, and counts newly (see outcome) in
-// Metrics.Stalled. It reports whether it wrote (or tried, or counted).
+// metrics.Loop.Stalled. It reports whether it wrote (or tried, or counted).
 //
 // A Stalled=True it sets is rewritten for a new generation with the same
 // reason at most once per backoff cap (see stalledUpdate). Every condition

@@ -1,4 +1,4 @@
-// Package prometheus adapts steady's metric hooks (reconcile.Metrics and
+// Package prometheus adapts steady's metric hooks (metrics.Loop and
 // queue.Metrics) to github.com/prometheus/client_golang, with the series
 // names, types, labels and buckets that controller-runtime and client-go
 // export, so that dashboards and alerts written for controller-runtime work
@@ -55,7 +55,7 @@
 //
 // From the Loop's hooks:
 //
-//	steady_stalled_total{controller,reason}              counter   keys marked Stalled, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating; see reconcile.Metrics.Stalled)
+//	steady_stalled_total{controller,reason}              counter   keys marked Stalled, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating; see metrics.Loop.Stalled)
 //	steady_oscillations_total{controller,kind}           counter   kind: Fight, NoProgress
 //	steady_time_to_converge_seconds{controller}          histogram from a generation change to Ready at it; ExponentialBuckets(0.1, 2, 16)
 //	steady_unconverged_objects{controller}               gauge

@@ -57,7 +57,7 @@ func (p Priority) String() string {
 // use. It starts no goroutine, except one that reports unfinished work every
 // half second when WithMetrics is given; ShutDown ends it.
 type Queue[K comparable] struct {
-	q *workqueue.Queue[K]
+	q workqueue.Queue[K]
 }
 
 // New returns an empty queue configured by opts. With no options it uses
@@ -73,13 +73,19 @@ func New[K comparable](opts ...Option) *Queue[K] {
 // precedence over WithBackoff. A nil l (or a typed nil, such as a nil
 // *backoff.PerKey) means New.
 func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
+	q := new(Queue[K])
+	if len(opts) == 0 {
+		q.q.Init(l)
+		return q
+	}
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	return &Queue[K]{q: workqueue.NewRateLimited[K](l, o.w...)}
+	q.q.Init(l, o.w...)
+	return q
 }
 
 // Add queues key at Normal priority, ready now.

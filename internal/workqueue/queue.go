@@ -96,17 +96,23 @@ func New[K comparable](opts ...Option) *Queue[K] {
 // precedence over WithBackoff. A nil l (or a typed nil, such as a nil
 // *backoff.PerKey) means New.
 func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
+	q := new(Queue[K])
+	q.Init(l, opts...)
+	return q
+}
+
+// Init makes a zero Queue what NewRateLimited(l, opts...) returns, in
+// place: for package queue, which holds its Queue by value. Init a Queue
+// once, before any other use.
+func (q *Queue[K]) Init(l backoff.Limiter[K], opts ...Option) {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	q := &Queue[K]{
-		notify: make(chan struct{}, 1),
-		name:   o.name,
-		clock:  o.clock,
-	}
+	q.notify = make(chan struct{}, 1)
+	q.name, q.clock = o.name, o.clock
 	q.keys.init()
 	q.normal.init()
 	q.low.init()
@@ -129,7 +135,6 @@ func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K
 		q.m = newMeter(o.metrics)
 		go q.reportUnfinished()
 	}
-	return q
 }
 
 // Name returns the name given with WithName, or "".

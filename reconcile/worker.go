@@ -53,24 +53,30 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
-	if !l.metricsOn {
-		for {
-			key, ok := t.q.Get(t.ctx)
-			if !ok {
-				return
-			}
-			slot.set(key)
-			if !l.heldBack(t, key) {
-				l.process(t, ctx, rec, key, -1)
-			}
-			slot.clear()
-			t.q.Done(key)
-		}
+	if l.metricsOn {
+		l.workStamped(t, slot, ctx, rec)
+		return
 	}
-	// With metrics, the queue and the Loop share their clock reads: the
-	// stamp at which Get hands a key out starts the reconcile's time, the
-	// one that ends it ends the queue's work duration, and the queue reuses
-	// it for the worker's next Get when a key is waiting.
+	for {
+		key, ok := t.q.Get(t.ctx)
+		if !ok {
+			return
+		}
+		slot.set(key)
+		if !l.heldBack(t, key) {
+			l.process(t, ctx, rec, key, -1)
+		}
+		slot.clear()
+		t.q.Done(key)
+	}
+}
+
+// workStamped is the worker's loop with metrics: the queue and the Loop
+// share their clock reads. The stamp at which Get hands a key out starts
+// the reconcile's time, the one that ends it ends the queue's work
+// duration, and the queue reuses it for the worker's next Get when a key
+// is waiting.
+func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Context, rec *recorder) {
 	var free time.Duration
 	for {
 		key, start, ok := t.q.GetStamped(t.ctx, free)

@@ -132,7 +132,7 @@ func (s *keyState) empty() bool {
 // not compile.
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
-// r, a bad option, a src that carries two StatusWriters, or a FromOwned
+// r, a bad option, a src that carries two ConditionWriters, or a FromOwned
 // source whose owner kind the Loop does not reconcile (see FromOwned). A
 // typed nil (a nil pointer or func behind the interface) counts as nil
 // wherever New or an option takes an interface, and is refused: the

@@ -52,7 +52,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	_, err = New[string]("x", nil, nil)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	// A Source or ConditionWriter of another key type does not compile; two
-	// StatusWriters among the sources are refused.
+	// ConditionWriters among the sources are refused.
 	_, err = New("x", r, Sources(WithConditionWriter(keySet("a"), newMemStatus()), WithConditionWriter(keySet("b"), newMemStatus())))
 	require.ErrorIs(t, err, ErrInvalidOption)
 	l, err := New("x", r, nil, nil, WithWorkers(3), WithFieldManager("app"))

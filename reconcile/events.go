@@ -13,7 +13,7 @@ import (
 // move to Stalled (Warning, the Stalled reason and message), a pause and
 // a resume (Normal, Paused and Resumed), each with the Loop's name as
 // Source and the reconcile's ID; and what reconcilers record with Event.
-// Only objects the Loop's StatusWriter knows get events (FromStore's
+// Only objects the Loop's ConditionWriter knows get events (FromStore's
 // does). Recording never blocks a reconcile: a full buffer drops.
 func WithEvents(r *history.Recorder) Option {
 	return optionFunc(func(c *config) error {

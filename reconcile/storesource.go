@@ -19,10 +19,6 @@ import (
 	"github.com/steady-go/steady/store/cache"
 )
 
-// ErrSourceRunning is returned by a second Run of a cache source (FromStore,
-// FromOwned, FromCacheMapped): each serves one Loop.
-var ErrSourceRunning = errors.New("reconcile: cache source is already running")
-
 // ChangeFunc reports which paths changed between old and new, and splits
 // them by whether manager owns them after the change. FromStore judges with
 // the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
@@ -61,9 +57,8 @@ func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 // Loop (observe.go).
 //
 // Judging own writes needs the Loop's manager names and the observations
-// need the Loop: a cache source gets both from the sink it runs with, when
-// that sink is a *Loop[string] (a concrete type, not an interface: the
-// sources of this package know the Loop of this package).
+// need the Loop: a cache source gets both through loopHooks, the contract
+// a Loop's Sink offers its sources (see observe.go).
 //
 // A cache source registers one handler on the cache when it first runs and
 // may run once; after its Run returns the handler does nothing.
@@ -84,20 +79,20 @@ type cacheSource[S, T any] struct {
 
 type sinkRef struct {
 	sink Sink[string]
-	loop *Loop[string] // nil when the sink is not a Loop
+	loop loopHooks // nil when the sink is not a Loop
 }
 
 // storeSource is FromStore's source: the primary cache source, a
-// KeyLister, and the StatusWriter of its kind.
+// KeyLister, and the ConditionWriter of its kind.
 type storeSource[S, T any] struct {
 	*cacheSource[S, T]
-	storeStatus[S, T]
+	storeConditions[S, T]
 }
 
 // FromStore returns the source for the Loop's own kind: every change to an
 // object of c is a hint for its name (own writes excepted), and every cached
 // name is listed for resync and new terms (from a set of names it keeps,
-// without store reads). It carries StoreStatus(c, st), so the Loop writes
+// without store reads). It carries StoreConditions(c, st), so the Loop writes
 // its Stalled condition through st, and it judges own writes and
 // oscillation field by field with st's FieldChanges (from Meta.Managed):
 // oscillation reports name the flipping fields (.spec.replicas), and another
@@ -111,8 +106,8 @@ type storeSource[S, T any] struct {
 //     (or by the Loop itself, for Stalled) whose every changed path that
 //     manager owns is not a hint, so a status write cannot defeat backoff;
 //   - is a Syncer, so the Loop starts work only once the cache is warm;
-//   - is a RevisionWaiter, so Result.Requeue waits for the cache;
-//   - serves one Loop: a second Run returns ErrSourceRunning.
+//   - is a RevisionWaiter, so Result.RequeueAfterWrite waits for the cache;
+//   - serves one Loop: a second Run returns ErrAlreadyRunning.
 //
 // FromStore's source also reports to the Loop what it sees: the writes, to
 // the oscillation detector, and the objects' Ready and Stalled conditions,
@@ -127,7 +122,7 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	s.names = map[string]struct{}{}
-	return storeSource[S, T]{cacheSource: s, storeStatus: storeStatus[S, T]{c: c, st: st}}
+	return storeSource[S, T]{cacheSource: s, storeConditions: storeConditions[S, T]{c: c, st: st}}
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.
@@ -255,19 +250,19 @@ func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T])
 }
 
 // Run delivers the cache's changes to sink until ctx ends. It returns an
-// error for a nil cache (or a nil store, for FromStore), or ErrSourceRunning
+// error for a nil cache (or a nil store, for FromStore), or ErrAlreadyRunning
 // when called a second time.
 func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	if s.c == nil || (s.names != nil && s.st == nil) {
 		return errors.New("reconcile: cache source over a nil cache or store")
 	}
 	if !s.started.CompareAndSwap(false, true) {
-		return ErrSourceRunning
+		return ErrAlreadyRunning
 	}
 	ref := &sinkRef{sink: sink}
-	if l, ok := sink.(*Loop[string]); ok {
+	if l, ok := sink.(loopHooks); ok {
 		ref.loop = l
-		l.own.on.Store(true)
+		l.judgeOwnWrites()
 	}
 	s.sink.Store(ref)
 	s.c.AddHandler(s.handle)
@@ -371,34 +366,49 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if primary {
-		if typ == store.Deleted {
-			delete(s.names, obj.Meta.Name)
-		} else {
-			s.names[obj.Meta.Name] = struct{}{}
-		}
+		s.noteName(obj.Meta.Name, typ)
 	}
-
-	hint := true
-	if typ == store.Modified {
-		hint = s.judge(ref.loop, old, new)
-	}
+	hint := typ != store.Modified || s.judge(ref.loop, old, new)
 	if primary && ref.loop != nil {
-		if typ == store.Deleted {
-			ref.loop.forgetKey(obj.Meta.Name)
-		} else {
-			stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, ref.loop.cfg.loopManager, Stalled)
-			ref.loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
-		}
+		s.reportState(ref.loop, obj, typ)
 	}
-	if !hint {
+	if hint {
+		s.hint(ref, old, new, obj)
+	}
+}
+
+// noteName keeps the primary source's set of names (Keys) in step with an
+// event of type typ. It runs under s.mu.
+func (s *cacheSource[S, T]) noteName(name string, typ store.EventType) {
+	if typ == store.Deleted {
+		delete(s.names, name)
+	} else {
+		s.names[name] = struct{}{}
+	}
+}
+
+// reportState tells loop of obj as the primary cache now holds it (or of
+// its deletion): its generations and whether it carries a Stalled of the
+// Loop's.
+func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T], typ store.EventType) {
+	if typ == store.Deleted {
+		loop.forgetKey(obj.Meta.Name)
 		return
 	}
-	if primary {
+	_, loopSelf := loop.managers()
+	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, Stalled)
+	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
+}
+
+// hint adds the keys of a change to obj: its name for the primary source;
+// else what it maps to, before and after a modification, each once.
+func (s *cacheSource[S, T]) hint(ref *sinkRef, old, new, obj *store.Object[S, T]) {
+	if s.names != nil {
 		ref.sink.Add(obj.Meta.Name)
 		return
 	}
 	keys := s.mapped(ref, nil, obj)
-	if old != nil && new != nil && !primary {
+	if old != nil && new != nil {
 		keys = s.mapped(ref, keys, old)
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
@@ -409,13 +419,13 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 }
 
 // mapped appends the keys mapKeys maps obj to. A mapper that panics is
-// reported (to the Loop, or to slog.Default when the sink is not a Loop)
-// and maps obj to nothing: the other objects' hints still go.
+// reported (reportPanic) and maps obj to nothing: the other objects' hints
+// still go.
 func (s *cacheSource[S, T]) mapped(ref *sinkRef, keys []string, obj *store.Object[S, T]) (out []string) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			reportPanic(ref.loop, "mapper", p, slog.String("object", obj.Meta.Name))
+			reportPanic(ref.sink, "mapper", p, slog.String("object", obj.Meta.Name))
 			out = keys
 		}
 	}()
@@ -430,17 +440,6 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 	return owned, foreign, nil
 }
 
-// reportPanic reports a panic of a function of the user's that a source
-// called: to loop (userPanic), or to slog.Default when there is none.
-func reportPanic(loop *Loop[string], what string, p *guard.Panic, attrs ...slog.Attr) {
-	if loop != nil {
-		loop.userPanic(what, p, attrs...)
-		return
-	}
-	attrs = append(attrs, slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
-	slog.Default().LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
-}
-
 // judge feeds the oscillation detector and decides whether a modification
 // is a hint for loop (nil when the sink is not a Loop: then every change
 // is).
@@ -450,21 +449,12 @@ func reportPanic(loop *Loop[string], what string, p *guard.Panic, attrs ...slog.
 // events that change nothing a Loop judges or only Stalled, and a secondary
 // source (FromOwned, FromCacheMapped) hints another writer's change without
 // judging it.
-func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, T]) bool {
+func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
 	if loop == nil {
 		return true
 	}
 	writer := new.Meta.LastWrite.Manager
-	self, loopSelf := loop.cfg.manager, loop.cfg.loopManager
-	judgeAs := self
-	switch {
-	case writer == loopSelf:
-		judgeAs = loopSelf
-	case writer != self && loop.own.own(writer, new.Meta.Revision):
-		// A reconcile of this Loop wrote it under another manager name:
-		// judge it as that manager's, which is this Loop's.
-		judgeAs = writer
-	}
+	judgeAs, loopSelf := judgedAs(loop, writer, new.Meta.Revision)
 	var buf [8]diff.Path
 	sections := sectionDiff(buf[:0], old, new)
 	if len(sections) == 0 {
@@ -512,6 +502,21 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	return writer != judgeAs || len(foreign) > 0
 }
 
+// judgedAs names the manager a modification by writer at revision rev is
+// judged as: the Loop's own manager for its own (Stalled) write, writer
+// when a reconcile of the Loop wrote rev under that name (a name the Loop
+// then knows as its own), else the reconciler's manager.
+func judgedAs(loop loopHooks, writer string, rev int64) (judgeAs, loopSelf string) {
+	self, loopSelf := loop.managers()
+	switch {
+	case writer == loopSelf:
+		return loopSelf, loopSelf
+	case writer != self && loop.ownWrite(writer, rev):
+		return writer, loopSelf
+	}
+	return self, loopSelf
+}
+
 // observe feeds loop's oscillation detector one modification, split path
 // by path into the writes of judgeAs and of other managers, as
 // store.ChangedBy attributes them from new's field ownership: a relist (or
@@ -520,7 +525,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
-func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
 	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
 	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{

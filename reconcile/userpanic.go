@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -77,7 +78,7 @@ func (l *Loop[K]) campaign(ctx context.Context) (term context.Context, err error
 // themselves. Its methods defer catch, which allocates nothing until a
 // hook panics.
 type guardedMetrics struct {
-	m   Metrics
+	m   metrics.Loop
 	log *slog.Logger
 }
 
@@ -163,7 +164,7 @@ func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
 }
 
 // activeWorkersFunc calls the user's ActiveWorkersFunc under recovery.
-func (g guardedMetrics) activeWorkersFunc(r ActiveWorkersReader, c string, busy func() int) {
+func (g guardedMetrics) activeWorkersFunc(r activeWorkersReader, c string, busy func() int) {
 	defer g.catch("ActiveWorkersFunc")
 	r.ActiveWorkersFunc(c, busy)
 }

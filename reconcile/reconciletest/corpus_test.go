@@ -191,7 +191,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		wrote = true
 	}
 	if wrote {
-		return reconcile.Result{Requeue: true}, nil // observe what it made before it claims Ready
+		return reconcile.Result{RequeueAfterWrite: true}, nil // observe what it made before it claims Ready
 	}
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},

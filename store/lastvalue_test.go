@@ -200,12 +200,12 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 			keep(obj)
 		}
 	case op <= 6:
-		var opts []store.StatusOption
+		var opts []store.WriteOption
 		switch mutation % 4 {
 		case 0: // hand-built: no read behind it
 			obj.Meta.Revision, obj.Meta.Generation, obj.Meta.UID = 0, 0, ""
 		case 1:
-			opts = append(opts, store.IfGeneration(obj.Meta.Generation))
+			opts = append(opts, store.WithGeneration(obj.Meta.Generation))
 		}
 		mutateStatus(obj, mutation/2)
 		rev, err := w.st.As(manager).UpdateStatus(ctx, obj, opts...)
@@ -215,14 +215,14 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 			keep(obj)
 		}
 	case op == 7:
-		var opts []store.ApplyOption
+		var opts []store.WriteOption
 		switch pick / 5 % 4 {
 		case 1:
 			if obj != nil {
-				opts = append(opts, store.IfRevision(obj.Meta.Revision))
+				opts = append(opts, store.WithRevision(obj.Meta.Revision))
 			}
 		case 2:
-			opts = append(opts, store.Force())
+			opts = append(opts, store.WithForce())
 		case 3: // metadata too: a finalizer added, kept or taken away
 			meta := store.ApplyMeta{Labels: map[string]string{"applied": manager}}
 			if mutation%2 == 1 {
@@ -234,18 +234,18 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 		out.Result = res
 		setErr(err)
 	case op == 8:
-		var opts []store.StatusOption
+		var opts []store.WriteOption
 		switch pick / 5 % 4 {
 		case 1:
 			if obj != nil {
-				opts = append(opts, store.IfGeneration(obj.Meta.Generation))
+				opts = append(opts, store.WithGeneration(obj.Meta.Generation))
 			}
 		case 2:
 			if obj != nil {
-				opts = append(opts, store.IfUID(obj.Meta.UID))
+				opts = append(opts, store.WithUID(obj.Meta.UID))
 			}
 		case 3:
-			opts = append(opts, store.Force())
+			opts = append(opts, store.WithForce())
 		}
 		cond := store.Condition{Type: "Ready", Status: []store.ConditionStatus{store.ConditionTrue, store.ConditionFalse}[mutation%2]}
 		res, err := w.st.As(manager).ApplyStatus(ctx, name, map[string]any{"ready": mutation % 3}, []store.Condition{cond}, opts...)
@@ -283,15 +283,15 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 		setErr(err)
 	default:
 		if mutation == 0 || mutation == 1 && pick%2 == 0 {
-			var opts []store.DeleteOption
+			var opts []store.WriteOption
 			switch pick / 5 % 3 {
 			case 1:
 				if obj != nil {
-					opts = append(opts, store.IfRevision(obj.Meta.Revision))
+					opts = append(opts, store.WithRevision(obj.Meta.Revision))
 				}
 			case 2:
 				if obj != nil {
-					opts = append(opts, store.IfUID(obj.Meta.UID))
+					opts = append(opts, store.WithUID(obj.Meta.UID))
 				}
 			}
 			rev, err := w.st.As(manager).Delete(ctx, name, opts...)

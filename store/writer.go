@@ -188,7 +188,7 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// checkRevision applies IfRevision(want), when want is not 0, to cur, the
+// checkRevision applies WithRevision(want), when want is not 0, to cur, the
 // current object (nil when there is none).
 func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) error {
 	switch {
@@ -202,7 +202,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 	return nil
 }
 
-// checkUID applies IfUID(uid) to cur, the current object.
+// checkUID applies WithUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
 		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)

@@ -344,7 +344,7 @@ func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Resul
 		// ErrConflict unless the App is still the one read. The Loop retries
 		// a conflict, and the next read finds it gone, or current.
 		want := d.want
-		res, err := d.st.As(d.manager).Apply(ctx, name, Spec{Replicas: &want}, store.IfRevision(obj.Meta.Revision))
+		res, err := d.st.As(d.manager).Apply(ctx, name, Spec{Replicas: &want}, store.WithRevision(obj.Meta.Revision))
 		if c, ok := errors.AsType[*ownership.ConflictError](err); ok {
 			d.lastConflict.Store(c)
 			// Retrying a field conflict gives the same answer: report it and

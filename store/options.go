@@ -9,13 +9,7 @@ import "fmt"
 type WriteOption func(*writeConfig)
 
 // Deprecated: use WriteOption.
-type StatusOption = WriteOption
-
-// Deprecated: use WriteOption.
 type ApplyOption = WriteOption
-
-// Deprecated: use WriteOption.
-type DeleteOption = WriteOption
 
 // writeConfig is what a write's options ask for.
 type writeConfig struct {

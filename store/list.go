@@ -48,13 +48,20 @@ type List[S, T any] struct {
 // that does not decode as an object of the kind does not fail the List: it
 // is left out of Items and reported in Undecodable, whatever the Selector.
 func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
-	bopts, err := s.backendList(opts)
-	if err != nil {
-		return nil, err
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
 	}
 	sel := opts.Selector
 	if sel == nil {
 		sel = everything{}
+	}
+	bopts := KVListOptions{Limit: opts.Limit}
+	if opts.Continue != "" {
+		rev, after, err := s.parseContinue(opts.Continue)
+		if err != nil {
+			return nil, err
+		}
+		bopts.Revision, bopts.Continue = rev, after
 	}
 	out := &List[S, T]{Revision: bopts.Revision}
 	for {
@@ -65,56 +72,33 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 		if out.Revision == 0 {
 			out.Revision = page.Revision
 		}
-		if s.fill(out, page, sel, opts.Limit) || page.Continue == "" || len(page.KVs) == 0 {
+		for i, kv := range page.KVs {
+			if _, ours := s.nameOf(kv.Key); !ours {
+				continue
+			}
+			obj, err := s.decode(kv)
+			if err != nil {
+				out.Undecodable = append(out.Undecodable, err.(*DecodeError))
+				continue
+			}
+			s.last.read(kv)
+			if !sel.Matches(obj.Meta.Labels) {
+				continue
+			}
+			out.Items = append(out.Items, obj)
+			if opts.Limit > 0 && len(out.Items) == opts.Limit {
+				if i < len(page.KVs)-1 || page.Continue != "" {
+					out.Continue = s.formatContinue(out.Revision, kv.Key)
+				}
+				return out, nil
+			}
+		}
+		if page.Continue == "" || len(page.KVs) == 0 {
 			return out, nil
 		}
 		bopts.Revision = out.Revision
 		bopts.Continue = page.KVs[len(page.KVs)-1].Key
 	}
-}
-
-// backendList returns the Backend's options for the first page of a List.
-func (s *Store[S, T]) backendList(opts ListOptions) (KVListOptions, error) {
-	if opts.Limit < 0 {
-		return KVListOptions{}, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
-	}
-	bopts := KVListOptions{Limit: opts.Limit}
-	if opts.Continue != "" {
-		rev, after, err := s.parseContinue(opts.Continue)
-		if err != nil {
-			return KVListOptions{}, err
-		}
-		bopts.Revision, bopts.Continue = rev, after
-	}
-	return bopts, nil
-}
-
-// fill adds to out the objects of page that sel matches, up to limit (none
-// when 0) in out. It reports whether out is full, with the token to continue
-// from set when there may be more.
-func (s *Store[S, T]) fill(out *List[S, T], page KVList, sel Selector, limit int) (full bool) {
-	for i, kv := range page.KVs {
-		if _, ours := s.nameOf(kv.Key); !ours {
-			continue
-		}
-		obj, err := s.decode(kv)
-		if err != nil {
-			out.Undecodable = append(out.Undecodable, err.(*DecodeError))
-			continue
-		}
-		s.last.read(kv)
-		if !sel.Matches(obj.Meta.Labels) {
-			continue
-		}
-		out.Items = append(out.Items, obj)
-		if limit > 0 && len(out.Items) == limit {
-			if i < len(page.KVs)-1 || page.Continue != "" {
-				out.Continue = s.formatContinue(out.Revision, kv.Key)
-			}
-			return true
-		}
-	}
-	return false
 }
 
 // A continue token is the listing revision and the last key returned,

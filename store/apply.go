@@ -103,7 +103,7 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	}
 	out.Revision, out.Deleted, err = w.store(ctx, own, next, decodedSides{})
 	v, err := w.landed(name, want, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return ApplyResult{}, v, err
 	}
 	return out, v, nil

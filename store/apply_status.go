@@ -76,7 +76,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	out.Revision, err = w.put(ctx, own, next, decodedSides{})
 	v, err := w.landed(name, 0, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return ApplyResult{}, v, err
 	}
 	out.Changed = true

@@ -49,7 +49,7 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig,
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return 0, v, err
 	}
 	return rev, v, nil

@@ -545,3 +545,68 @@ func TestLastValuesConcurrentWriters(t *testing.T) {
 		require.True(t, slices.ContainsFunc(own.Meta.Managed, func(m store.ManagedFields) bool { return m.Manager == fmt.Sprint("writer-", i) }))
 	}
 }
+
+// refusingBackend refuses the Txns it is told to with ErrUnavailable (an
+// answer lost, say), counting the reads and Txns a Store makes.
+type refusingBackend struct {
+	countingBackend
+	refuse atomic.Int64 // how many of the next Txns to refuse
+}
+
+func (r *refusingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if r.refuse.Add(-1) >= 0 {
+		r.txns.Add(1)
+		return 0, fmt.Errorf("connection lost: %w", store.ErrUnavailable)
+	}
+	return r.countingBackend.Txn(ctx, conds, w)
+}
+
+// A write from the remembered value whose Txn the Backend refuses for a
+// reason no other current value changes (ErrFenced, ErrUnavailable: the
+// write may even have landed) returns that error at once, as the write
+// would without the memory: no read, no second Txn that would turn a lost
+// answer into a misleading conflict or a hidden second write.
+func TestWriteFromRememberedValueReturnsTheBackendsRefusal(t *testing.T) {
+	ctx := t.Context()
+	b := &refusingBackend{countingBackend: countingBackend{Backend: memstore.New()}}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	obj := &lvObject{Meta: store.Meta{Name: "a", Finalizers: []string{"keep"}}, Spec: lvSpec{Image: "v1"}}
+	_, err = w.Create(ctx, obj)
+	require.NoError(t, err)
+
+	writes := map[string]func() error{
+		"Update": func() error {
+			next := copyObject(t, obj)
+			next.Spec.Replicas++
+			_, err := w.Update(ctx, next)
+			return err
+		},
+		"UpdateStatus": func() error {
+			next := copyObject(t, obj)
+			next.Status.Ready++
+			_, err := w.UpdateStatus(ctx, next)
+			return err
+		},
+		"Apply": func() error {
+			_, err := w.Apply(ctx, "a", map[string]any{"image": "v2"})
+			return err
+		},
+		"ApplyStatus": func() error {
+			_, err := w.ApplyStatus(ctx, "a", map[string]any{"ready": 3}, nil)
+			return err
+		},
+		"Delete": func() error {
+			_, err := w.Delete(ctx, "a")
+			return err
+		},
+	}
+	for _, name := range []string{"Update", "UpdateStatus", "Apply", "ApplyStatus", "Delete"} {
+		g0, t0 := b.gets.Load(), b.txns.Load()
+		b.refuse.Store(1)
+		err := writes[name]()
+		require.ErrorIs(t, err, store.ErrUnavailable, name)
+		require.Equal(t, [2]int64{0, 1}, [2]int64{b.gets.Load() - g0, b.txns.Load() - t0}, "%s: reads and Txns", name)
+	}
+}

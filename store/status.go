@@ -104,7 +104,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
 	rev, err := w.put(ctx, own, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return nil, v, err
 	}
 	next.Meta = next.Meta.clone() // cur's may be the Store's memory

@@ -154,7 +154,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return Meta{}, v, err
 	}
 	meta := next.Meta
@@ -212,7 +212,8 @@ func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 
 // landed turns the error of an attempt's Txn into its verdict: a failed own
 // cond means the object was written since the current value, a race, or,
-// when the caller named the revision it read (want), a conflict.
+// when the caller named the revision it read (want), a conflict; anything
+// else is the Backend's answer.
 func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, error) {
 	if cf, ok := ownCondFailure(err); ok {
 		if want != 0 {
@@ -220,10 +221,7 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 		}
 		return raced, nil
 	}
-	if err != nil {
-		return decided, err
-	}
-	return wrote, nil
+	return answered, err
 }
 
 // store writes next under the own-key cond: it deletes the object when its

@@ -85,7 +85,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(manager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
-		[]store.Condition{ready}, store.WithObserved(app.Meta))
+		[]store.Condition{ready}, store.IfObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
 

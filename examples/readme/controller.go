@@ -76,12 +76,12 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 		}
 	}
 	for n, r := range owned { // beyond the spec's count
-		if _, err := w.Delete(ctx, n, store.WithUID(r.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, n, store.IfUID(r.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	// Status from what this pass made true, and Ready at this generation;
-	// WithObserved refuses it if the spec moved on meanwhile or the App was
+	// IfObserved refuses it if the spec moved on meanwhile or the App was
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(manager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},

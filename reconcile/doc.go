@@ -32,8 +32,8 @@
 // FromOwned for children that wake their controller owner, FromCacheMapped
 // for any mapping such as a dependency index), channels (FromChannel,
 // Mapped), functions (SourceFunc) and fixed key lists (Keys); Sources joins
-// several. A source may also list keys (KeyLister), need warming (Syncer),
-// follow the store's revisions (RevisionWaiter) and carry the ConditionWriter
+// several. A source may also list keys (Keys), need warming (WaitForSync),
+// follow the store's revisions (Revision, WaitFor) and carry the ConditionWriter
 // the Loop writes Stalled through (FromStore's does; WithConditionWriter
 // attaches another). Resync adds every listed key at low priority: no store
 // reads, and a key in backoff keeps waiting.

@@ -53,7 +53,7 @@ type Loop[K comparable] struct {
 	clk     clock.Clock
 	log     *slog.Logger
 	metrics metrics.Loop
-	waiters []RevisionWaiter
+	waiters []revisionWaiter
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
@@ -183,7 +183,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
 	for _, s := range l.sources {
-		if w, ok := s.(RevisionWaiter); ok {
+		if w, ok := s.(revisionWaiter); ok {
 			l.waiters = append(l.waiters, guardedWaiter[K]{w: w, l: l})
 		}
 	}
@@ -209,7 +209,7 @@ func (l *Loop[K]) FieldManager() string { return l.cfg.manager }
 // true while Run runs without an elector, once sources are synced).
 func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 
-// Run starts the sources, waits until those that are Syncers are warm,
+// Run starts the sources, waits until those that are syncers are warm,
 // then works (while leading, with an elector) until ctx ends. It may be
 // called only once; a second call returns ErrAlreadyRunning.
 //
@@ -273,13 +273,13 @@ func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error)
 	return s.Run(ctx, l)
 }
 
-// waitSynced waits for every source that is a Syncer, logging at Warn
+// waitSynced waits for every source that is a syncer, logging at Warn
 // every 30 seconds which one it waits for, how long, and its last list
 // or watch error. It returns an error wrapping ErrNotSynced if ctx ends
 // first.
 func (l *Loop[K]) waitSynced(ctx context.Context) error {
 	for i, s := range l.sources {
-		sy, ok := s.(Syncer)
+		sy, ok := s.(syncer)
 		if !ok {
 			continue
 		}
@@ -291,7 +291,7 @@ func (l *Loop[K]) waitSynced(ctx context.Context) error {
 				slog.Any("lastError", syncwait.LastError(s)))
 		})
 		if p, ok := err.(*guard.Panic); ok {
-			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
+			l.userPanic("syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
 		}
 		if err != nil {

@@ -70,7 +70,7 @@ func TestCacheSourceTalksToItsLoopThroughTheContract(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = src.Run(ctx, h) })
 		defer func() { cancel(); wg.Wait() }()
-		require.NoError(t, src.(Syncer).WaitForSync(ctx))
+		require.NoError(t, src.(syncer).WaitForSync(ctx))
 		synctest.Wait()
 
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})

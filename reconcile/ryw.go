@@ -23,7 +23,6 @@ type recorder struct {
 	idPrefix string
 	logger   func(*recorder) *slog.Logger
 	log      atomic.Pointer[slog.Logger]
-	event    func(r *recorder, typ, reason, message string) // Event (events.go)
 }
 
 func (r *recorder) reset(fresh bool, id uint64) {

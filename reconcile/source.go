@@ -28,12 +28,18 @@ import (
 // So a source that lists nothing, such as Mapped's, loses no hint for want
 // of a term.
 //
-// A Source may also implement any of these interfaces, which the Loop looks
-// for when New is called:
-//   - KeyLister: its keys are added at every resync and new term;
-//   - Syncer: the Loop waits for it to be warm before it works;
-//   - RevisionWaiter: Result.RequeueAfterWrite waits for it to show the reconcile's
-//     last write;
+// A Source may also have any of these methods, which the Loop looks for
+// when New is called (by method set: no interface to name):
+//   - Keys() iter.Seq[K]: its keys are added at low priority at every
+//     resync and new term; a Keys (or its iteration) that panics is
+//     reported like a reconcile panic, the keys listed before it queued;
+//   - WaitForSync(ctx) error: the Loop waits for it to be warm (hold a full
+//     listing) before it campaigns; one that panics ends Run with an error;
+//   - Revision() int64 and WaitFor(ctx, revision int64) error (both):
+//     Result.RequeueAfterWrite waits until Revision reaches the highest
+//     revision the reconcile wrote (WaitFor returns once it has, or with
+//     ctx's error), or for the read-your-writes timeout; a Revision that
+//     panics reads as behind, a WaitFor that panics as a timeout;
 //   - ConditionWriter[K]: the Loop writes its Stalled condition through it
 //     (FromStore's source is one; WithConditionWriter attaches one to any
 //     source).
@@ -55,29 +61,29 @@ type Sink[K comparable] interface {
 	AddAfter(key K, d time.Duration)
 }
 
-// KeyLister is implemented by sources that can enumerate every key. The
+// keyLister is implemented by sources that can enumerate every key. The
 // Loop adds every listed key at low priority on each resync and at the
 // start of each leadership term. A Keys (or its iteration) that panics is
 // reported like a reconcile panic; the keys listed before it are queued.
-type KeyLister[K comparable] interface {
+type keyLister[K comparable] interface {
 	Keys() iter.Seq[K]
 }
 
-// Syncer is implemented by sources that must be warm (hold a full listing)
-// before the Loop starts working. The Loop waits for every Syncer before it
+// syncer is implemented by sources that must be warm (hold a full listing)
+// before the Loop starts working. The Loop waits for every syncer before it
 // campaigns for leadership. A WaitForSync that panics ends the Loop's Run
 // with an error naming the panic.
-type Syncer interface {
+type syncer interface {
 	WaitForSync(ctx context.Context) error
 }
 
-// RevisionWaiter is implemented by sources that follow a store, such as the
+// revisionWaiter is implemented by sources that follow a store, such as the
 // cache sources: after a reconcile that returns Result{RequeueAfterWrite: true}, the
-// Loop runs the key again once every RevisionWaiter's Revision has reached
+// Loop runs the key again once every revisionWaiter's Revision has reached
 // the highest revision the reconcile wrote (or after the read-your-writes
 // timeout). A Revision that panics reads as behind, a WaitFor that panics
 // as a wait that timed out; each panic is reported like a reconcile panic.
-type RevisionWaiter interface {
+type revisionWaiter interface {
 	// Revision returns the store revision the source reflects now.
 	Revision() int64
 	// WaitFor returns once the source reflects revision, or with ctx's

@@ -83,7 +83,7 @@ type sinkRef struct {
 }
 
 // storeSource is FromStore's source: the primary cache source, a
-// KeyLister, and the ConditionWriter of its kind.
+// keyLister, and the ConditionWriter of its kind.
 type storeSource[S, T any] struct {
 	*cacheSource[S, T]
 	storeConditions[S, T]
@@ -105,8 +105,8 @@ type storeSource[S, T any] struct {
 //   - drops own writes: a modification written by the Loop's field manager
 //     (or by the Loop itself, for Stalled) whose every changed path that
 //     manager owns is not a hint, so a status write cannot defeat backoff;
-//   - is a Syncer, so the Loop starts work only once the cache is warm;
-//   - is a RevisionWaiter, so Result.RequeueAfterWrite waits for the cache;
+//   - is a syncer, so the Loop starts work only once the cache is warm;
+//   - is a revisionWaiter, so Result.RequeueAfterWrite waits for the cache;
 //   - serves one Loop: a second Run returns ErrAlreadyRunning.
 //
 // FromStore's source also reports to the Loop what it sees: the writes, to
@@ -271,7 +271,7 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	return nil
 }
 
-// WaitForSync waits for the cache's first listing (Syncer).
+// WaitForSync waits for the cache's first listing (syncer).
 func (s *cacheSource[S, T]) WaitForSync(ctx context.Context) error {
 	if s.c == nil {
 		return nil
@@ -300,7 +300,7 @@ func (s *cacheSource[S, T]) String() string {
 	return "cache source"
 }
 
-// Revision returns the store revision the cache reflects (RevisionWaiter).
+// Revision returns the store revision the cache reflects (revisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {
 		return 0
@@ -308,7 +308,7 @@ func (s *cacheSource[S, T]) Revision() int64 {
 	return s.c.Revision()
 }
 
-// WaitFor waits until the cache reflects revision (RevisionWaiter).
+// WaitFor waits until the cache reflects revision (revisionWaiter).
 func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 	if s.c == nil {
 		return nil
@@ -317,7 +317,7 @@ func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 }
 
 // Keys yields every object name the source has seen and not seen deleted
-// (KeyLister), in name order under WithSortedKeys.
+// (keyLister), in name order under WithSortedKeys.
 func (s storeSource[S, T]) Keys() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		s.mu.Lock()

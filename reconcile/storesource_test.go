@@ -340,7 +340,7 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 	})
 }
 
-// gatedSource is a Syncer that syncs when the test says so.
+// gatedSource is a syncer that syncs when the test says so.
 type gatedSource struct {
 	synced chan struct{}
 }

@@ -137,9 +137,9 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 // queued, and the other sources are listed.
 func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	for i, s := range l.sources {
-		if kl, ok := s.(KeyLister[K]); ok {
+		if kl, ok := s.(keyLister[K]); ok {
 			if p := l.listKeys(kl, t.q); p != nil {
-				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
+				l.userPanic("keyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			}
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {
@@ -150,7 +150,7 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	}
 }
 
-func (l *Loop[K]) listKeys(kl KeyLister[K], q *workqueue.Queue[K]) (p *guard.Panic) {
+func (l *Loop[K]) listKeys(kl keyLister[K], q *workqueue.Queue[K]) (p *guard.Panic) {
 	defer guard.Catch(&p)
 	for k := range kl.Keys() {
 		q.AddLow(k)
@@ -161,7 +161,7 @@ func (l *Loop[K]) listKeys(kl KeyLister[K], q *workqueue.Queue[K]) (p *guard.Pan
 // termKeyLister is implemented by sources that list keys at the start of
 // each term only: keys that a new term must re-derive because the hints and
 // retries that carried them were dropped with the last term, and that no
-// KeyLister lists (FromOwned's: the owners of the children it sees, which
+// keyLister lists (FromOwned's: the owners of the children it sees, which
 // include owners deleted while no Loop led).
 type termKeyLister[K comparable] interface {
 	termKeys() iter.Seq[K]

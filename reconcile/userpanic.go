@@ -26,11 +26,11 @@ func (l *Loop[K]) userPanic(what string, p *guard.Panic, attrs ...slog.Attr) {
 	l.metrics.ReconcilePanic(l.name)
 }
 
-// guardedWaiter runs a source's RevisionWaiter methods under recovery: a
+// guardedWaiter runs a source's revisionWaiter methods under recovery: a
 // Revision that panics reads as 0 (behind), a WaitFor that panics as a
 // wait that failed (the key runs, marked for a fresh read).
 type guardedWaiter[K comparable] struct {
-	w RevisionWaiter
+	w revisionWaiter
 	l *Loop[K]
 }
 
@@ -38,7 +38,7 @@ func (g guardedWaiter[K]) Revision() (rev int64) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			g.l.userPanic("RevisionWaiter.Revision", p)
+			g.l.userPanic("revisionWaiter.Revision", p)
 			rev = 0
 		}
 	}()
@@ -50,7 +50,7 @@ func (g guardedWaiter[K]) WaitFor(ctx context.Context, rev int64) (err error) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			g.l.userPanic("RevisionWaiter.WaitFor", p)
+			g.l.userPanic("revisionWaiter.WaitFor", p)
 			err = p
 		}
 	}()

@@ -147,7 +147,7 @@ func TestKeyListerThatPanics(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "the resync's")
 		require.NoError(t, stop())
-		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="KeyLister panicked"`))
+		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="keyLister panicked"`))
 		require.Equal(t, 2, m.Panics("test"))
 	})
 }
@@ -358,18 +358,18 @@ func TestSyncerThatPanics(t *testing.T) {
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, panickySyncer{}, WithMetrics(m), WithLogger(newLogger(&logs)))
 		require.ErrorContains(t, l.Run(t.Context()), "WaitForSync panicked: string: WaitForSync")
-		require.Contains(t, logs.String(), `level=ERROR msg="Syncer.WaitForSync panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="syncer.WaitForSync panicked"`)
 		require.Equal(t, 1, m.Panics("test"))
 	})
 }
 
-// waiterSource is a RevisionWaiter whose methods panic.
+// waiterSource is a revisionWaiter whose methods panic.
 type waiterSource struct{ keyList[string] }
 
 func (waiterSource) Revision() int64                      { panic("Revision") }
 func (waiterSource) WaitFor(context.Context, int64) error { panic("WaitFor") }
 
-// A RevisionWaiter that panics: a Requeue after a write runs the key again,
+// A revisionWaiter that panics: a Requeue after a write runs the key again,
 // marked for a fresh read, and each panic is reported.
 func TestRevisionWaiterThatPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -389,8 +389,8 @@ func TestRevisionWaiterThatPanics(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, stop())
 		require.Equal(t, []bool{false, true}, fresh)
-		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.Revision panicked"`)
-		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.WaitFor panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.Revision panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.WaitFor panicked"`)
 	})
 }
 

@@ -54,7 +54,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
 	l.setLogger(rec, slot)
-	l.setEvents(rec, slot)
+	ctx = l.withEvents(ctx, rec, slot)
 	if l.metricsOn {
 		l.workStamped(t, slot, ctx, rec)
 		return

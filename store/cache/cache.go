@@ -82,6 +82,7 @@ type Cache[S, T any] struct {
 	lists        int64        // listings applied, the first included
 	driftRepairs int64        // differences found by periodic relists
 	panics       atomic.Int64 // see Panics
+	listing      atomic.Bool  // see Listing; written under dispatch
 
 	running atomic.Bool
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError

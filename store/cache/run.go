@@ -377,12 +377,14 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	c.reportQuarantine(news)
+	c.listing.Store(true)
 	for _, ch := range deleted {
 		c.notify(ch)
 	}
 	for _, ch := range changed {
 		c.notify(ch)
 	}
+	c.listing.Store(false)
 	// Synced once the handlers have been told of the first listing, so that
 	// what they do with it (a Loop enqueues every key) is done by the time
 	// WaitForSync returns.

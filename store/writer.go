@@ -224,6 +224,11 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 	if err != nil {
 		return 0, err
 	}
+	if w.s.admission != nil {
+		if val, sides, err = w.admit(ctx, own, next, val, sides); err != nil {
+			return 0, err
+		}
+	}
 	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)

@@ -49,6 +49,8 @@ type Loop[K comparable] struct {
 	log     *slog.Logger
 	metrics Metrics
 	waiters []RevisionWaiter
+	// writeWait is the write limit's wait (WithWriteLimit), nil for none.
+	writeWait func(context.Context) error
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
@@ -177,6 +179,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if l.retry, err = backoff.NewRetry[K](cfg.policy, bcfg); err != nil {
 		return nil, invalid("loop %s: retry limit: %v", name, err)
 	}
+	if l.writeWait, err = l.newWriteWait(); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -207,6 +212,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	if !l.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
+	ctx = l.limitWrites(ctx)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var bg sync.WaitGroup

@@ -63,6 +63,7 @@ type config struct {
 	loopManager  string
 	osc          oscillation.Config
 	rywTimeout   time.Duration
+	writeLimit   *backoff.BucketConfig // see WithWriteLimit; nil for none
 }
 
 func defaultConfig(name string) config {

@@ -240,6 +240,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, error) {
+	if err := waitWriteLimit(ctx); err != nil {
+		return 0, err
+	}
 	conds := []Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {

@@ -43,6 +43,7 @@ type config struct {
 	panicLog *slog.Logger // log, or slog.Default: a panic is never discarded
 
 	relistPeriod time.Duration
+	transform    any // a func(*store.Object[S, T]), see WithTransform
 }
 
 // WithRelistPeriod sets how often the Cache lists its kind again while its

@@ -264,6 +264,7 @@ type change[S, T any] struct{ old, new *store.Object[S, T] }
 func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	ev = c.arrive(ev)
 	c.mu.Lock()
 	if ev.Progress || ev.Revision <= c.listRev {
 		// A progress mark, or a change the last listing already holds.
@@ -318,9 +319,10 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 // undecodable values become the quarantine; a key among them keeps the
 // object the Cache held, if any.
 func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
-	items, rev := l.Items, l.Revision
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	l = c.arriveListing(l)
+	items, rev := l.Items, l.Revision
 	c.mu.Lock()
 	fresh := make(map[string]*store.Object[S, T], len(items))
 	for _, obj := range items {

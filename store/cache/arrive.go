@@ -1,12 +1,31 @@
 package cache
 
-import "github.com/steady-go/steady/store"
+import (
+	"slices"
 
-// arrive prepares a watch event before the Cache applies it: it transforms
-// the object an addition or modification brings. The caller holds
-// c.dispatch, not c.mu.
+	"github.com/steady-go/steady/store"
+)
+
+// arrive prepares a watch event before the Cache applies it: an object
+// WithSelector does not choose becomes a deletion of its key (a no-op when
+// the Cache does not hold it), an undecodable value of a name it does not
+// choose becomes progress, and an object it keeps is transformed. The
+// caller holds c.dispatch, not c.mu.
 func (c *Cache[S, T]) arrive(ev store.Event[S, T]) store.Event[S, T] {
-	if ev.Progress || ev.Object == nil || ev.Undecodable != nil || ev.Type == store.Deleted {
+	if ev.Progress || ev.Err != nil {
+		return ev
+	}
+	if e := ev.Undecodable; e != nil {
+		if !c.cfg.fields.matchesName(e.Name) {
+			return store.Event[S, T]{Progress: true, Revision: ev.Revision}
+		}
+		return ev
+	}
+	if ev.Object == nil || ev.Type == store.Deleted {
+		return ev
+	}
+	if c.cfg.selecting() && !c.selects(ev.Object) {
+		ev.Type = store.Deleted
 		return ev
 	}
 	if c.transform != nil {
@@ -15,11 +34,19 @@ func (c *Cache[S, T]) arrive(ev store.Event[S, T]) store.Event[S, T] {
 	return ev
 }
 
-// arriveListing prepares a listing before the Cache applies it: it
-// transforms the objects the Cache does not hold at their revision. The
-// caller holds c.dispatch, not c.mu; c.items changes only under dispatch,
-// so what it reads stays true until the listing is applied.
+// arriveListing prepares a listing before the Cache applies it: it drops
+// what WithSelector does not choose (a ListWatcher may return more than it
+// was asked for) and transforms the objects the Cache does not hold at
+// their revision. The caller holds c.dispatch, not c.mu; c.items changes
+// only under dispatch, so what it reads stays true until the listing is
+// applied.
 func (c *Cache[S, T]) arriveListing(l *store.List[S, T]) *store.List[S, T] {
+	if c.cfg.selecting() {
+		kept := *l
+		kept.Items = slices.DeleteFunc(slices.Clone(l.Items), func(obj *store.Object[S, T]) bool { return !c.selects(obj) })
+		kept.Undecodable = slices.DeleteFunc(slices.Clone(l.Undecodable), func(e *store.DecodeError) bool { return !c.cfg.fields.matchesName(e.Name) })
+		l = &kept
+	}
 	if c.transform == nil {
 		return l
 	}

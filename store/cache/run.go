@@ -238,7 +238,7 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 // listAll reads every page of one listing into one List.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
-	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
+	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
 		if err != nil {

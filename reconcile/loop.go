@@ -51,6 +51,7 @@ type Loop[K comparable] struct {
 	waiters []RevisionWaiter
 	// writeWait is the write limit's wait (WithWriteLimit), nil for none.
 	writeWait func(context.Context) error
+	added     addedSources[K] // see AddSource
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
@@ -227,6 +228,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 		})
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
+	l.added.start(runCtx, l)
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
@@ -238,6 +240,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	stop(nil)
 	bg.Wait()
+	l.added.stop()
 	l.pmu.Lock()
 	l.pending = pendingKeys[K]{} // no term will take them
 	l.pmu.Unlock()

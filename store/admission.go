@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 
@@ -38,7 +37,9 @@ import (
 // caller's object is not changed: read it back to see the defaults.
 //
 // The cost, paid only with this option: each write decodes the object it
-// writes and reads the stored one (one Backend Get) for validate.
+// writes and the current one it replaces (no extra Backend read: old is the
+// value the write's condition holds the key to, so the write lands on
+// exactly the object validate saw, or not at all).
 func WithAdmission[S, T any](def func(obj *Object[S, T]), validate func(old, new *Object[S, T]) error) Option {
 	return func(c *config) { c.admission = &admission[S, T]{def: def, validate: validate} }
 }
@@ -79,9 +80,9 @@ func admissionFor[S, T any](a any) (*admission[S, T], error) {
 }
 
 // admit runs the Store's admission on next, encoded as val, about to be
-// written under own. It returns the value to write, and the decoded sides
-// that still describe it.
-func (w *Writer[S, T]) admit(ctx context.Context, own Cond, next *rawObject, val []byte, sides decodedSides) ([]byte, decodedSides, error) {
+// written under own over cur (nil for a creation). It returns the value to
+// write, and the decoded sides that still describe it.
+func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides decodedSides) ([]byte, decodedSides, error) {
 	a := w.s.admission
 	name := next.Meta.Name
 	refuse := func(err error) error {
@@ -95,16 +96,13 @@ func (w *Writer[S, T]) admit(ctx context.Context, own Cond, next *rawObject, val
 		return nil, sides, err
 	}
 	var old *Object[S, T]
-	if own.Target != CreateRevision {
-		kv, err := w.s.b.Get(ctx, own.Key)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
+	if cur != nil {
+		raw, err := cur.encode()
+		if err != nil {
 			return nil, sides, err
-		default:
-			if old, err = w.s.decode(kv); err != nil {
-				old = nil // not an object of the kind: validate sees a creation
-			}
+		}
+		if old, err = w.s.decode(KV{Key: own.Key, Value: raw, ModRevision: cur.Meta.Revision}); err != nil {
+			return nil, sides, err
 		}
 	}
 	if a.def != nil {

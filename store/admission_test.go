@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,7 +71,7 @@ func TestAdmissionDefaultsAndValidatesEveryWrite(t *testing.T) {
 	require.Equal(t, 1, a.Spec.Replicas)
 
 	a.Spec.Replicas = 20
-	_, err = w.Update(ctx, a)
+	_, err = st.As("erin").Update(ctx, a)
 	require.NoError(t, err)
 	a, err = st.Get(ctx, "a")
 	require.NoError(t, err)
@@ -107,18 +108,18 @@ func TestAdmissionDefaultsAndValidatesEveryWrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 20, after.Spec.Replicas, "no refused write landed")
 	require.Equal(t, 0, after.Status.Ready)
+	// A write refused on the Store's memory of the object is confirmed
+	// with a read, so validated twice: Compact folds the repeats.
 	require.Equal(t, []string{
 		"create by alice Create",
 		"update from a by alice Update",
-		"update from a by alice Update",
+		"update from a by erin Update",
 		"update from a by bob Update",
 		"update from a by alice Update",
-		"update from a by carol Apply", // a refused apply is confirmed with a read: validated twice
 		"update from a by carol Apply",
 		"update from a by dave UpdateStatus",
 		"update from a by dave ApplyStatus",
-		"update from a by dave ApplyStatus",
-	}, seen)
+	}, slices.Compact(seen))
 }
 
 // Misuse: a Default or Validate that panics refuses the write, with an

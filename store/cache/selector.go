@@ -58,6 +58,11 @@ func ownedBy(m *store.Meta, uid string) bool {
 //     ListWatcher returns that does not match;
 //   - undecodable values are quarantined only when their name matches.
 //
+// Whoever reads the Cache sees an object outside the selection as absent: a
+// reconcile Loop over a selected Cache takes an object that leaves it for
+// a deleted one (as controller-runtime's does), so select what the Loop
+// owns (a shard, a team's names), not a state objects pass through.
+//
 // A selector that matches nothing leaves the Cache empty and synced: not
 // an error. A Name or NamePrefix with a "/" (which no name has), or a typed
 // nil labels (a nil pointer), makes Run fail with ErrInvalid.

@@ -11,27 +11,19 @@ import (
 // the Cache does not hold it), an undecodable value of a name it does not
 // choose becomes progress, and an object it keeps is transformed. The
 // caller holds c.dispatch, not c.mu.
-func (c *Cache[S, T]) arrive(ev store.Event[S, T]) store.Event[S, T] {
-	if ev.Progress || ev.Err != nil {
-		return ev
-	}
-	if e := ev.Undecodable; e != nil {
-		if !c.cfg.fields.matchesName(e.Name) {
-			return store.Event[S, T]{Progress: true, Revision: ev.Revision}
+func (c *Cache[S, T]) arrive(ev *store.Event[S, T]) {
+	switch {
+	case ev.Progress || ev.Err != nil:
+	case ev.Undecodable != nil:
+		if !c.cfg.fields.matchesName(ev.Undecodable.Name) {
+			*ev = store.Event[S, T]{Progress: true, Revision: ev.Revision}
 		}
-		return ev
-	}
-	if ev.Object == nil || ev.Type == store.Deleted {
-		return ev
-	}
-	if c.cfg.selecting() && !c.selects(ev.Object) {
+	case ev.Object == nil || ev.Type == store.Deleted:
+	case c.cfg.selecting() && !c.selects(ev.Object):
 		ev.Type = store.Deleted
-		return ev
-	}
-	if c.transform != nil {
+	case c.transform != nil:
 		c.transformOne(ev.Object)
 	}
-	return ev
 }
 
 // arriveListing prepares a listing before the Cache applies it: it drops

@@ -264,7 +264,7 @@ type change[S, T any] struct{ old, new *store.Object[S, T] }
 func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
-	ev = c.arrive(ev)
+	c.arrive(&ev)
 	c.mu.Lock()
 	if ev.Progress || ev.Revision <= c.listRev {
 		// A progress mark, or a change the last listing already holds.

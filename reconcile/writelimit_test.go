@@ -143,3 +143,36 @@ func TestWriteLimitMisuse(t *testing.T) {
 		require.Contains(t, logs.String(), `level=ERROR msg="metrics hook panicked" hook=WriteDelayed`)
 	})
 }
+
+// One bucket on Manager.Run's ctx paces the writes of every Loop it runs:
+// two Loops over two kinds, one write each, share one token a second.
+func TestWriteLimitSharedByAManagersLoops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		other := newEnv(t, "Other", e.b)
+		defer other.stop()
+		other.create(t, "user", &app{Meta: store.Meta{Name: "o"}})
+		var mu sync.Mutex
+		var landed []time.Duration
+		t0 := time.Now()
+		m := NewManager()
+		for i, env := range []*env{e, other} {
+			l, err := New(fmt.Sprintf("loop%d", i), statusWriter(env, t0, &mu, &landed), FromStore(env.cache, env.st), WithFieldManager("app"))
+			require.NoError(t, err)
+			require.NoError(t, m.AddLoop(l))
+		}
+		bucket, err := backoff.NewBucket[string](backoff.BucketConfig{Rate: 1, Burst: 1})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(store.WithWriteLimit(context.Background(), bucket.Wait))
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		cancel()
+		require.NoError(t, <-done)
+		slices.Sort(landed)
+		require.Equal(t, []time.Duration{0, time.Second}, landed)
+	})
+}

@@ -97,7 +97,7 @@ func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides d
 	}
 	var old *Object[S, T]
 	if cur != nil {
-		raw, err := cur.encode()
+		raw, err := w.s.encodeStored(cur)
 		if err != nil {
 			return nil, sides, err
 		}
@@ -114,7 +114,7 @@ func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides d
 			return nil, sides, refuse(err)
 		}
 		if changed {
-			if val, err = next.encode(); err != nil {
+			if val, err = w.s.encodeStored(next); err != nil {
 				return nil, sides, err
 			}
 			sides = decodedSides{}

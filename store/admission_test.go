@@ -156,3 +156,40 @@ func TestAdmissionMisconfigured(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid)
 	require.ErrorContains(t, err, "WithAdmission for")
 }
+
+// On a versioned kind, admission sees the objects at the Store's served
+// version and its defaults are stored at the storage version.
+func TestAdmissionOnAVersionedKind(t *testing.T) {
+	ctx := context.Background()
+	b := memstore.New()
+	vs := widgetVersions(t, "v2")
+	var olds []string
+	def := func(o *store.Object[specV1, statusV1]) {
+		if o.Spec.Image == "" {
+			o.Spec.Image = "default:latest"
+		}
+	}
+	validate := func(old, new *store.Object[specV1, statusV1]) error {
+		if old != nil {
+			olds = append(olds, old.Spec.Image)
+		}
+		if new.Spec.Image == "bad" {
+			return &store.FieldError{Path: ".spec.image", Reason: "is bad"}
+		}
+		return nil
+	}
+	s1, err := store.New[specV1, statusV1](b, "Widget", store.WithVersion("v1", vs), store.WithAdmission(def, validate))
+	require.NoError(t, err)
+	_, err = s1.As("alice").Create(ctx, &store.Object[specV1, statusV1]{Meta: store.Meta{Name: "w"}})
+	require.NoError(t, err)
+	require.Equal(t, "v2", storedEnvelope(t, b, "w")["version"], "stored at the storage version")
+	w, err := s1.Get(ctx, "w")
+	require.NoError(t, err)
+	require.Equal(t, "default:latest", w.Spec.Image)
+	w.Spec.Image = "bad"
+	_, err = s1.As("alice").Update(ctx, w)
+	var fe *store.FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, ".spec.image", fe.Path)
+	require.Contains(t, olds, "default:latest", "validate saw the stored object at the served version")
+}

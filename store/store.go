@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"unicode"
@@ -47,8 +48,10 @@ type Store[S, T any] struct {
 	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
 	last      *lastValues                  // see WithLastValues
 	views     sync.Pool                    // FieldChanges' *changeViews[S, T]
-	admission *admission[S, T]             // see WithAdmission; nil admits all
 	scratch   sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
+	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
+	logger    *slog.Logger                 // see WithLogger
+	admission *admission[S, T]             // see WithAdmission; nil admits all
 }
 
 // Option configures New.
@@ -62,6 +65,11 @@ type config struct {
 	admission any // an *admission[S, T], see WithAdmission
 
 	lastValueBytes int
+
+	served      string
+	versions    *Versions
+	versionsSet bool
+	logger      *slog.Logger
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -113,6 +121,9 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
 	switch {
 	case c.clock == nil:
 		c.clock = clock.Real{}
@@ -129,12 +140,18 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
+	var ver *storeVersions
+	if c.versionsSet {
+		if ver, err = newStoreVersions[S, T](c.served, c.versions); err != nil {
+			return nil, err
+		}
+	}
 	ad, err := admissionFor[S, T](c.admission)
 	if err != nil {
 		return nil, err
 	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), admission: ad}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

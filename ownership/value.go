@@ -329,6 +329,23 @@ func appendKeyText(b []byte, m map[string]any, keys []string) ([]byte, error) {
 	return b, nil
 }
 
+// appendItemName appends the element name of item it of a set or keyed
+// list of schema sch: the canonical text of a set item, the key fields of
+// a keyed item. An item without an identity is an error.
+func appendItemName(b []byte, it any, sch *snode) ([]byte, error) {
+	if sch.strategy() == stratSet {
+		if kindOf(it) != kindScalar {
+			return b, fmt.Errorf("set item of type %T is not a scalar", it)
+		}
+		return appendScalarText(b, it)
+	}
+	m, ok := it.(map[string]any)
+	if !ok {
+		return b, fmt.Errorf("keyed list item of type %T is not an object", it)
+	}
+	return appendKeyText(b, m, sch.strat.keys)
+}
+
 type keyError struct{ key, why string }
 
 func (e *keyError) Error() string { return "list item key field " + e.key + " is " + e.why }

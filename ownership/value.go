@@ -69,6 +69,14 @@ func toNumber(v any) (number, bool) {
 		return normFloat(f), true
 	case float32:
 		return normFloat(float64(x)), true
+	}
+	return sizedNumber(v)
+}
+
+// sizedNumber is toNumber for the sized integer types, which typed
+// values give and decoded JSON does not.
+func sizedNumber(v any) (number, bool) {
+	switch x := v.(type) {
 	case int8:
 		return number{isInt: true, i: int64(x)}, true
 	case int16:

@@ -8,7 +8,7 @@ import (
 // maps compares key by key. Changes under one map are sorted by key, since
 // map iteration order is random.
 func (d *differ) maps(p *typePlan, w, g reflect.Value, s scope) {
-	if w.IsNil() != g.IsNil() && !(d.cfg.equateEmpty && w.Len() == 0 && g.Len() == 0) {
+	if d.cfg.nilDiffers(w.IsNil(), g.IsNil(), w.Len(), g.Len()) {
 		d.changed(w, g)
 		return
 	}

@@ -10,52 +10,8 @@ import (
 // any compares two dynamic values: JSON-like trees without reflection,
 // anything else through its type's plan.
 func (d *differ) any(w, g any, s scope) {
-	switch wv := w.(type) {
-	case nil:
-		if g == nil {
-			return
-		}
-	case string:
-		if gv, ok := g.(string); ok {
-			if gv != wv {
-				d.report(Changed, w, g)
-			}
-			return
-		}
-	case bool:
-		if gv, ok := g.(bool); ok {
-			if gv != wv {
-				d.report(Changed, w, g)
-			}
-			return
-		}
-	case float64:
-		if gv, ok := g.(float64); ok {
-			if !floatEqual(wv, gv) {
-				d.report(Changed, w, g)
-			}
-			return
-		}
-	case map[string]any:
-		if gv, ok := g.(map[string]any); ok {
-			d.treeMap(wv, gv, s)
-			return
-		}
-	case []any:
-		if gv, ok := g.([]any); ok {
-			d.treeList(wv, gv, s)
-			return
-		}
-	}
-	if !d.cfg.exactNums {
-		if a, ok := numberOf(w); ok {
-			if b, ok := numberOf(g); ok {
-				if !a.equal(b) {
-					d.report(Changed, w, g)
-				}
-				return
-			}
-		}
+	if d.tree(w, g, s) || !d.cfg.exactNums && d.numbers(w, g) {
+		return
 	}
 	wt, gt := reflect.TypeOf(w), reflect.TypeOf(g)
 	if wt != gt {
@@ -70,25 +26,76 @@ func (d *differ) any(w, g any, s scope) {
 	d.depth--
 }
 
-// treeEqualScalar reports whether w and g are equal strings, bools or
-// float64s: the common leaves of decoded JSON, compared without a push.
-func treeEqualScalar(w, g any) bool {
+// tree compares w and g when both are nil or JSON tree nodes of one kind
+// (string, bool, float64, map[string]any, []any), and reports whether
+// they were.
+func (d *differ) tree(w, g any, s scope) bool {
+	switch wv := w.(type) {
+	case nil:
+		return g == nil
+	case map[string]any:
+		gv, ok := g.(map[string]any)
+		if ok {
+			d.treeMap(wv, gv, s)
+		}
+		return ok
+	case []any:
+		gv, ok := g.([]any)
+		if ok {
+			d.treeList(wv, gv, s)
+		}
+		return ok
+	}
+	equal, same := treeScalars(w, g)
+	if same && !equal {
+		d.report(Changed, w, g)
+	}
+	return same
+}
+
+// numbers compares w and g by value when both are numbers, and reports
+// whether they were.
+func (d *differ) numbers(w, g any) bool {
+	a, ok := numberOf(w)
+	if !ok {
+		return false
+	}
+	b, ok := numberOf(g)
+	if !ok {
+		return false
+	}
+	if !a.equal(b) {
+		d.report(Changed, w, g)
+	}
+	return true
+}
+
+// treeScalars compares w and g when both are strings, bools or float64s
+// (the common leaves of decoded JSON) and reports whether they were.
+func treeScalars(w, g any) (equal, same bool) {
 	switch wv := w.(type) {
 	case string:
 		gv, ok := g.(string)
-		return ok && gv == wv
+		return ok && gv == wv, ok
 	case bool:
 		gv, ok := g.(bool)
-		return ok && gv == wv
+		return ok && gv == wv, ok
 	case float64:
 		gv, ok := g.(float64)
-		return ok && floatEqual(gv, wv)
+		return ok && floatEqual(gv, wv), ok
 	}
-	return false
+	return false, false
+}
+
+// treeEqualScalar reports whether w and g are equal strings, bools or
+// float64s, compared without a push.
+func treeEqualScalar(w, g any) bool {
+	equal, _ := treeScalars(w, g)
+	return equal
 }
 
 func (d *differ) treeMap(w, g map[string]any, s scope) {
-	if (w == nil) != (g == nil) && !(d.cfg.equateEmpty && len(w) == 0 && len(g) == 0) {
+	if d.cfg.nilDiffers(w == nil, g == nil, len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}
@@ -137,7 +144,7 @@ func (d *differ) treeMap(w, g map[string]any, s scope) {
 var anySliceTyp = reflect.TypeFor[[]any]()
 
 func (d *differ) treeList(w, g []any, s scope) {
-	if (w == nil) != (g == nil) && !(d.cfg.equateEmpty && len(w) == 0 && len(g) == 0) {
+	if d.cfg.nilDiffers(w == nil, g == nil, len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}
@@ -214,15 +221,20 @@ func numberOf(v any) (number, bool) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return number{class: 'i', i: rv.Int()}, true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if u := rv.Uint(); u > math.MaxInt64 {
-			return number{class: 'u', u: u}, true
-		} else {
-			return number{class: 'i', i: int64(u)}, true
-		}
+		return uintNumber(rv.Uint()), true
 	case reflect.Float32, reflect.Float64:
 		return floatNumber(rv.Float()), true
 	}
 	return number{}, false
+}
+
+// uintNumber is the number of an unsigned integer: an integer unless it is
+// beyond int64.
+func uintNumber(u uint64) number {
+	if u > math.MaxInt64 {
+		return number{class: 'u', u: u}
+	}
+	return number{class: 'i', i: int64(u)}
 }
 
 func floatNumber(f float64) number {

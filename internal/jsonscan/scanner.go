@@ -288,23 +288,41 @@ func (p *scanner) numberParts() (n int64, f float64, isInt bool, err error) {
 		return 0, 0, false, p.errorf("bad number")
 	}
 	text := p.s[start:p.i]
-	integral := true
-	for i := 0; i < len(text); i++ {
-		if c := text[i]; c == '.' || c == 'e' || c == 'E' {
-			integral = false
-			break
-		}
-	}
-	if integral {
-		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return n, 0, true, nil
-		}
-	}
-	f, err = strconv.ParseFloat(text, 64)
-	if err != nil {
+	if n, f, isInt, ok = ParseNumber(text); !ok {
 		return 0, 0, false, p.errorf("number %s out of range", text)
 	}
-	return 0, f, false, nil
+	return n, f, isInt, nil
+}
+
+// IsNumber reports whether s is exactly one token of JSON's number grammar,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func IsNumber(s string) bool {
+	p := scanner{b: []byte(s)}
+	_, ok := p.numberText()
+	return ok && p.i == len(p.b)
+}
+
+// ParseNumber parses a token of JSON's number grammar as a tree holds it:
+// n when integral and in int64's range (isInt), f otherwise. ok is false
+// beyond float64's range, as encoding/json has it.
+func ParseNumber(text string) (n int64, f float64, isInt, ok bool) {
+	if integral(text) {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return n, 0, true, true
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return 0, f, false, err == nil
+}
+
+// integral reports whether number text has no fraction and no exponent.
+func integral(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
 }
 
 // scalar reads a string, number, true, false or null as a tree would (so

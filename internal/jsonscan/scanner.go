@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // maxDepth bounds nesting, as encoding/json does, so hostile input cannot
@@ -68,46 +67,16 @@ func (p *scanner) skip(depth int) bool {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		p.i++
-		p.space()
-		if p.byte('}') {
-			return true
-		}
-		for {
+		return p.members('{', '}', func() bool {
 			p.space()
 			if !p.skipString() {
 				return false
 			}
 			p.space()
-			if !p.byte(':') || !p.skip(depth+1) {
-				return false
-			}
-			p.space()
-			if p.byte('}') {
-				return true
-			}
-			if !p.byte(',') {
-				return false
-			}
-		}
+			return p.byte(':') && p.skip(depth+1)
+		})
 	case c == '[':
-		p.i++
-		p.space()
-		if p.byte(']') {
-			return true
-		}
-		for {
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.space()
-			if p.byte(']') {
-				return true
-			}
-			if !p.byte(',') {
-				return false
-			}
-		}
+		return p.members('[', ']', func() bool { return p.skip(depth + 1) })
 	case c == '"':
 		return p.skipString()
 	case c == 't':
@@ -121,6 +90,34 @@ func (p *scanner) skip(depth int) bool {
 		return ok
 	}
 	return false
+}
+
+// members reads an object or array (after white space) delimited by open
+// and close, calling member at each member (white space before it read
+// when it is not the first), which must read it. It reports false when
+// the next value does not open with open, a member is not followed by a
+// comma or close, or member returns false.
+func (p *scanner) members(open, close byte, member func() bool) bool {
+	p.space()
+	if !p.byte(open) {
+		return false
+	}
+	p.space()
+	if p.byte(close) {
+		return true
+	}
+	for {
+		if !member() {
+			return false
+		}
+		p.space()
+		if p.byte(close) {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
 }
 
 func (p *scanner) word(w string) bool {
@@ -152,43 +149,58 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 		}
 		p.i++
 	}
-	if p.i < len(p.b) && p.b[p.i] == '"' {
-		p.i++
+	if p.byte('"') {
 		return true, true
 	}
+	return false, p.skipStringRest()
+}
+
+// skipStringRest is skipString for the rest of a string that is not plain.
+func (p *scanner) skipStringRest() bool {
 	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
+		switch c := p.b[p.i]; {
 		case c == '"':
 			p.i++
-			return false, true
+			return true
 		case c < 0x20:
-			return false, false
+			return false
 		case c == '\\':
-			if p.i+1 >= len(p.b) {
-				return false, false
-			}
-			switch p.b[p.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i += 2
-			case 'u':
-				if len(p.b)-p.i < 6 {
-					return false, false
-				}
-				for _, h := range p.b[p.i+2 : p.i+6] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return false, false
-					}
-				}
-				p.i += 6
-			default:
-				return false, false
+			if !p.skipEscape() {
+				return false
 			}
 		default:
 			p.i++
 		}
 	}
-	return false, false
+	return false
+}
+
+// skipEscape validates the escape sequence at p.i.
+func (p *scanner) skipEscape() bool {
+	if p.i+1 >= len(p.b) {
+		return false
+	}
+	switch p.b[p.i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		p.i += 2
+		return true
+	case 'u':
+		if len(p.b)-p.i < 6 {
+			return false
+		}
+		for _, h := range p.b[p.i+2 : p.i+6] {
+			if !isHex(h) {
+				return false
+			}
+		}
+		p.i += 6
+		return true
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // string reads a string token and returns its value. Plain ASCII strings
@@ -197,34 +209,18 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 // exactly.
 func (p *scanner) string() (string, error) {
 	start := p.i
-	p.i++ // "
-	plain := true
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			if plain {
-				return p.s[start+1 : p.i-1], nil
-			}
-			var s string
-			if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
-				return "", p.errorf("bad string: %v", err)
-			}
-			return s, nil
-		case c == '\\':
-			plain = false
-			p.i += 2
-		case c < 0x20:
-			return "", p.errorf("control character in string")
-		case c >= utf8.RuneSelf:
-			plain = false
-			p.i++
-		default:
-			p.i++
-		}
+	plain, ok := p.skipStringPlain()
+	switch {
+	case !ok:
+		return "", p.errorf("bad string")
+	case plain:
+		return p.s[start+1 : p.i-1], nil
 	}
-	return "", p.errorf("unterminated string")
+	var s string
+	if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
+		return "", p.errorf("bad string: %v", err)
+	}
+	return s, nil
 }
 
 func (p *scanner) literal(word string, v any) (any, error) {

@@ -70,19 +70,29 @@ func (s *Set) Empty() bool { return s == nil || len(s.nodes) == 0 }
 
 // child returns the index of i's child (kind, name), or -1. i < 0 gives -1.
 func (s *Set) child(i int32, kind uint8, name string) int32 {
+	return childOf(s, i, kind, name)
+}
+
+// childBytes is child with the name given as bytes; it does not allocate.
+func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
+	return childOf(s, i, kind, name)
+}
+
+func childOf[N string | []byte](s *Set, i int32, kind uint8, name N) int32 {
 	if i < 0 || s == nil || len(s.nodes) == 0 {
 		return -1
 	}
 	lo, hi := s.nodes[i].lo, s.nodes[i].hi
 	for lo < hi {
 		m := int32(uint32(lo+hi) >> 1)
-		if cmpElem(s.nodes[m].kind, s.nodes[m].name, kind, name) < 0 {
+		n := &s.nodes[m]
+		if n.kind < kind || (n.kind == kind && n.name < string(name)) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == name {
+	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == string(name) {
 		return lo
 	}
 	return -1
@@ -107,27 +117,6 @@ func (s *Set) root() int32 {
 		return -1
 	}
 	return 0
-}
-
-// childBytes is child with the name given as bytes; it does not allocate.
-func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
-	if i < 0 || s == nil || len(s.nodes) == 0 {
-		return -1
-	}
-	lo, hi := s.nodes[i].lo, s.nodes[i].hi
-	for lo < hi {
-		m := int32(uint32(lo+hi) >> 1)
-		n := &s.nodes[m]
-		if n.kind < kind || (n.kind == kind && n.name < string(name)) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == string(name) {
-		return lo
-	}
-	return -1
 }
 
 func cmpElem(ak uint8, an string, bk uint8, bn string) int {

@@ -109,20 +109,12 @@ func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
 // then the fields applied last time and no longer. The new set's children
 // of here.built are reserved as one sorted block.
 func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
-	lm, isMap := here.live.(map[string]any) // nil when live has no map here
-	if here.inLive && !isMap {
-		w.changedHere(here.frame)
-	}
-	mark := len(w.keys)
-	w.pushKeys(here, cm)
+	lm, mark, lo := w.openMap(here, cm)
 	cnt := len(w.keys) - mark
-	if cnt == 0 {
-		w.nodes[here.built].member = true // an empty map is owned
-	}
-	lo := w.reserve(here.built, cnt)
 	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): the last
 	// set's and the others' children are sorted like the keys, so cursors find
-	// them instead of searches.
+	// them instead of searches. The loop stays in one function: a call per
+	// field costs the benchmark 3.5% of its instructions.
 	var pc, phi int32
 	if here.last >= 0 {
 		pc, phi = w.last.nodes[here.last].lo, w.last.nodes[here.last].hi
@@ -132,19 +124,58 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 	if lm == nil {
 		out = make(map[string]any, cnt) // every field is a change
 	}
-	var err error
 	for j := range cnt {
 		kv := w.keys[mark+j]
-		var lastNode int32
-		pc, lastNode = w.last.seek(pc, phi, elemField, kv.k)
-		if out, err = w.mergeField(here, lm, out, kv, lo+int32(j), lastNode, cmark); err != nil {
-			break
+		for pc < phi && cmpElem(w.last.nodes[pc].kind, w.last.nodes[pc].name, elemField, kv.k) < 0 {
+			pc++
+		}
+		lastNode := int32(-1)
+		if pc < phi && w.last.nodes[pc].kind == elemField && w.last.nodes[pc].name == kv.k {
+			lastNode = pc
+		}
+		built := lo + int32(j)
+		w.nodes[built].kind, w.nodes[built].name = elemField, kv.k
+		lv, lok := lm[kv.k]
+		child := at{live: lv, inLive: lok, sch: here.sch.field(kv.k), built: built, last: lastNode,
+			frame: w.descendSorted(here.frame, cmark, elemField, kv.k)}
+		v, changed, err := w.value(child, kv.v)
+		w.ascend(child.frame)
+		if err != nil {
+			w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = cloneMap(lm)
+			}
+			out[kv.k] = v
 		}
 	}
 	w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
-	if err != nil {
-		return nil, false, err
+	return w.closeMap(here, lm, cm, out)
+}
+
+// openMap starts mergeMap: it pushes cm's fields onto w.keys from mark
+// and reserves their nodes in the new set from lo. lm is live's map (nil
+// when live has none).
+func (w *applyWalk) openMap(here at, cm map[string]any) (lm map[string]any, mark int, lo int32) {
+	lm, isMap := here.live.(map[string]any)
+	if here.inLive && !isMap {
+		w.changedHere(here.frame)
 	}
+	mark = len(w.keys)
+	w.pushKeys(here, cm)
+	cnt := len(w.keys) - mark
+	if cnt == 0 {
+		w.nodes[here.built].member = true // an empty map is owned
+	}
+	return lm, mark, w.reserve(here.built, cnt)
+}
+
+// closeMap ends mergeMap: it prunes what the manager applied last time
+// and no longer does, and returns the merged map (out, or lm when out is
+// nil) and whether it differs from live's.
+func (w *applyWalk) closeMap(here at, lm, cm, out map[string]any) (any, bool, error) {
 	if here.last >= 0 && lm != nil {
 		out = w.pruneFields(here, mapPrune{live: lm, applied: cm, out: out})
 	}
@@ -152,26 +183,6 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 		return out, true, nil
 	}
 	return lm, false, nil
-}
-
-// mergeField merges config field kv into live map lm (nil if none) as node
-// built of the new set, with last its node in the last applied set. It
-// returns out, the working copy of lm, made at the first change.
-func (w *applyWalk) mergeField(here at, lm, out map[string]any, kv keyValue, built, last int32, cmark int) (map[string]any, error) {
-	w.nodes[built].kind, w.nodes[built].name = elemField, kv.k
-	lv, lok := lm[kv.k]
-	child := at{live: lv, inLive: lok, sch: here.sch.field(kv.k), built: built, last: last,
-		frame: w.descendSorted(here.frame, cmark, elemField, kv.k)}
-	v, changed, err := w.value(child, kv.v)
-	w.ascend(child.frame)
-	if err != nil || !changed {
-		return out, err
-	}
-	if out == nil {
-		out = cloneMap(lm)
-	}
-	out[kv.k] = v
-	return out, nil
 }
 
 // pushKeys pushes cm's non-null entries onto w.keys in key order.
@@ -694,7 +705,14 @@ func (w *applyWalk) descendSorted(frame, mark int, kind uint8, name string) int 
 	for i, s := range w.others {
 		r := int32(-1)
 		if o := w.ost[frame+i]; o >= 0 {
-			w.cur[mark+i], r = s.seek(w.cur[mark+i], s.nodes[o].hi, kind, name)
+			c, hi := w.cur[mark+i], s.nodes[o].hi
+			for c < hi && cmpElem(s.nodes[c].kind, s.nodes[c].name, kind, name) < 0 {
+				c++
+			}
+			w.cur[mark+i] = c
+			if c < hi && s.nodes[c].kind == kind && s.nodes[c].name == name {
+				r = c
+			}
 		}
 		w.ost = append(w.ost, r)
 	}

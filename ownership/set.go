@@ -98,19 +98,6 @@ func childOf[N string | []byte](s *Set, i int32, kind uint8, name N) int32 {
 	return -1
 }
 
-// seek advances cursor c over sorted siblings, up to hi, to the first not
-// before (kind, name). It returns the cursor and the index of (kind, name),
-// or -1 when it is not there.
-func (s *Set) seek(c, hi int32, kind uint8, name string) (int32, int32) {
-	for c < hi && cmpElem(s.nodes[c].kind, s.nodes[c].name, kind, name) < 0 {
-		c++
-	}
-	if c < hi && s.nodes[c].kind == kind && s.nodes[c].name == name {
-		return c, c
-	}
-	return c, -1
-}
-
 // root returns 0, or -1 for the empty set.
 func (s *Set) root() int32 {
 	if s == nil || len(s.nodes) == 0 {

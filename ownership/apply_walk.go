@@ -624,7 +624,7 @@ func (w *applyWalk) pruneItems(here at, edit *listEdit) {
 			continue
 		}
 		if names == nil {
-			names = w.itemNames(edit.live, here.sch)
+			names, _ = itemNames(&w.keybuf, edit.live, here.sch)
 		}
 		li := slices.Index(names, pn.name)
 		if li < 0 {
@@ -644,19 +644,6 @@ func (w *applyWalk) pruneItems(here at, edit *listEdit) {
 		}
 		w.ascend(child.frame)
 	}
-}
-
-// itemNames returns the element names of live list items of schema sch
-// ("" for items without a valid identity).
-func (w *applyWalk) itemNames(l []any, sch *snode) []string {
-	names := make([]string, len(l))
-	for i, it := range l {
-		var err error
-		if w.keybuf, err = appendItemName(w.keybuf[:0], it, sch); err == nil {
-			names[i] = string(w.keybuf)
-		}
-	}
-	return names
 }
 
 // reserve appends a block of n children of node built to the new set and

@@ -217,14 +217,9 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 // texts returns the identities of list items. strict makes a missing key
 // or a non-scalar set item an error (for new); otherwise it yields "".
 func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string, error) {
-	out := make([]string, len(l))
-	for i, it := range l {
-		var err error
-		if u.keybuf, err = appendItemName(u.keybuf[:0], it, sch); err == nil {
-			out[i] = string(u.keybuf)
-		} else if strict {
-			return nil, fmt.Errorf("ownership: %s: %v", u.chg.pathOf(cn), err)
-		}
+	out, err := itemNames(&u.keybuf, l, sch)
+	if err != nil && strict {
+		return nil, fmt.Errorf("ownership: %s: %v", u.chg.pathOf(cn), err)
 	}
 	if strict {
 		seen := make(map[string]bool, len(out))

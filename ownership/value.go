@@ -354,6 +354,23 @@ func appendItemName(b []byte, it any, sch *snode) ([]byte, error) {
 	return appendKeyText(b, m, sch.strat.keys)
 }
 
+// itemNames returns the element names of the items of list l of schema
+// sch ("" for an item without an identity) and the first item's error;
+// buf is scratch.
+func itemNames(buf *[]byte, l []any, sch *snode) ([]string, error) {
+	names := make([]string, len(l))
+	var first error
+	for i, it := range l {
+		var err error
+		if *buf, err = appendItemName((*buf)[:0], it, sch); err == nil {
+			names[i] = string(*buf)
+		} else if first == nil {
+			first = err
+		}
+	}
+	return names, first
+}
+
 type keyError struct{ key, why string }
 
 func (e *keyError) Error() string { return "list item key field " + e.key + " is " + e.why }

@@ -8,9 +8,9 @@ import (
 )
 
 // any compares two dynamic values: JSON-like trees without reflection,
-// anything else through its type's plan. Fast path (BenchmarkEqualPodTree,
-// BenchmarkDiffPodTree): tree, treeMap and treeList walk decoded JSON,
-// which the reflective walk handles too, at several times the cost.
+// anything else through its type's plan. Fast path (BenchmarkEqualPodTree:
+// 0 allocs; 176 through the reflective walk, which handles trees too):
+// tree, treeMap and treeList walk decoded JSON without reflection.
 func (d *differ) any(w, g any, s scope) {
 	if d.tree(w, g, s) || !d.cfg.exactNums && d.numbers(w, g) {
 		return

@@ -262,7 +262,12 @@ func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
 	case kStruct:
 		d.structs(p, w, g, s)
 	case kPtr:
-		d.pointers(p, w, g, s)
+		if d.nilOnEitherSide(w, g) || w.Pointer() == g.Pointer() || d.seen(w.Pointer(), g.Pointer(), p.typ) {
+			return
+		}
+		d.depth++
+		d.value(p.elem, w.Elem(), g.Elem(), s)
+		d.depth--
 	case kIface:
 		if !d.nilOnEitherSide(w, g) {
 			d.any(w.Interface(), g.Interface(), s)
@@ -297,16 +302,6 @@ func (d *differ) leafEqual(p *typePlan, w, g reflect.Value) bool {
 	return opaqueEqual(w, g)
 }
 
-// pointers compares what two pointers point to.
-func (d *differ) pointers(p *typePlan, w, g reflect.Value, s scope) {
-	if d.nilOnEitherSide(w, g) || w.Pointer() == g.Pointer() || d.seen(w.Pointer(), g.Pointer(), p.typ) {
-		return
-	}
-	d.depth++
-	d.value(p.elem, w.Elem(), g.Elem(), s)
-	d.depth--
-}
-
 // nilOnEitherSide reports whether pointer or interface w or g is nil, and
 // reports a change when only one of them is.
 func (d *differ) nilOnEitherSide(w, g reflect.Value) bool {
@@ -317,11 +312,10 @@ func (d *differ) nilOnEitherSide(w, g reflect.Value) bool {
 	return wn || gn
 }
 
-// nilDiffers reports whether a nil and a non-nil map, slice or []byte,
-// of lengths wn and gn, differ: they do unless EquateEmpty and both are
-// empty.
-func (c *config) nilDiffers(wNil, gNil bool, wn, gn int) bool {
-	return wNil != gNil && !(c.equateEmpty && wn == 0 && gn == 0)
+// bothEmpty reports whether a nil and a non-nil map, slice or []byte, of
+// lengths wn and gn, count as equal: with EquateEmpty, when both are empty.
+func (c *config) bothEmpty(wn, gn int) bool {
+	return c.equateEmpty && wn == 0 && gn == 0
 }
 
 // timeEqual compares two time.Time values with Equal, without boxing them
@@ -343,7 +337,7 @@ func asTime(v reflect.Value) time.Time {
 }
 
 func (d *differ) bytesEqual(w, g reflect.Value) bool {
-	if d.cfg.nilDiffers(w.IsNil(), g.IsNil(), w.Len(), g.Len()) {
+	if w.IsNil() != g.IsNil() && !d.cfg.bothEmpty(w.Len(), g.Len()) {
 		return false
 	}
 	return bytes.Equal(w.Bytes(), g.Bytes())

@@ -8,7 +8,7 @@ import (
 // maps compares key by key. Changes under one map are sorted by key, since
 // map iteration order is random.
 func (d *differ) maps(p *typePlan, w, g reflect.Value, s scope) {
-	if d.cfg.nilDiffers(w.IsNil(), g.IsNil(), w.Len(), g.Len()) {
+	if w.IsNil() != g.IsNil() && !d.cfg.bothEmpty(w.Len(), g.Len()) {
 		d.changed(w, g)
 		return
 	}

@@ -10,9 +10,31 @@ import (
 // any compares two dynamic values: JSON-like trees without reflection,
 // anything else through its type's plan. Fast path (BenchmarkEqualPodTree:
 // 0 allocs; 176 through the reflective walk, which handles trees too):
-// tree, treeMap and treeList walk decoded JSON without reflection.
+// treeMap, treeList and treeEqualScalar walk decoded JSON without
+// reflection.
 func (d *differ) any(w, g any, s scope) {
-	if d.tree(w, g, s) || !d.cfg.exactNums && d.numbers(w, g) {
+	switch wv := w.(type) {
+	case nil:
+		if g == nil {
+			return
+		}
+	case map[string]any:
+		if gv, ok := g.(map[string]any); ok {
+			d.treeMap(wv, gv, s)
+			return
+		}
+	case []any:
+		if gv, ok := g.([]any); ok {
+			d.treeList(wv, gv, s)
+			return
+		}
+	default:
+		// Unequal scalars take the general way below, to the same report.
+		if treeEqualScalar(w, g) {
+			return
+		}
+	}
+	if !d.cfg.exactNums && d.numbers(w, g) {
 		return
 	}
 	wt, gt := reflect.TypeOf(w), reflect.TypeOf(g)
@@ -26,33 +48,6 @@ func (d *differ) any(w, g any, s scope) {
 	d.depth++
 	d.value(planOf(wt), reflect.ValueOf(w), reflect.ValueOf(g), s)
 	d.depth--
-}
-
-// tree compares w and g when both are nil or JSON tree nodes of one kind
-// (string, bool, float64, map[string]any, []any), and reports whether
-// they were.
-func (d *differ) tree(w, g any, s scope) bool {
-	switch wv := w.(type) {
-	case nil:
-		return g == nil
-	case map[string]any:
-		gv, ok := g.(map[string]any)
-		if ok {
-			d.treeMap(wv, gv, s)
-		}
-		return ok
-	case []any:
-		gv, ok := g.([]any)
-		if ok {
-			d.treeList(wv, gv, s)
-		}
-		return ok
-	}
-	equal, same := treeScalars(w, g)
-	if same && !equal {
-		d.report(Changed, w, g)
-	}
-	return same
 }
 
 // numbers compares w and g by value when both are numbers, and reports
@@ -72,32 +67,25 @@ func (d *differ) numbers(w, g any) bool {
 	return true
 }
 
-// treeScalars compares w and g when both are strings, bools or float64s
-// (the common leaves of decoded JSON) and reports whether they were.
-func treeScalars(w, g any) (equal, same bool) {
+// treeEqualScalar reports whether w and g are equal strings, bools or
+// float64s: the common leaves of decoded JSON, compared without a push.
+func treeEqualScalar(w, g any) bool {
 	switch wv := w.(type) {
 	case string:
 		gv, ok := g.(string)
-		return ok && gv == wv, ok
+		return ok && gv == wv
 	case bool:
 		gv, ok := g.(bool)
-		return ok && gv == wv, ok
+		return ok && gv == wv
 	case float64:
 		gv, ok := g.(float64)
-		return ok && floatEqual(gv, wv), ok
+		return ok && floatEqual(gv, wv)
 	}
-	return false, false
-}
-
-// treeEqualScalar reports whether w and g are equal strings, bools or
-// float64s, compared without a push.
-func treeEqualScalar(w, g any) bool {
-	equal, _ := treeScalars(w, g)
-	return equal
+	return false
 }
 
 func (d *differ) treeMap(w, g map[string]any, s scope) {
-	if d.cfg.nilDiffers(w == nil, g == nil, len(w), len(g)) {
+	if (w == nil) != (g == nil) && !d.cfg.bothEmpty(len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}
@@ -129,24 +117,29 @@ func (d *differ) treeMap(w, g map[string]any, s scope) {
 		d.leave(cs)
 	}
 	if matched < len(g) {
-		for k, gv := range g {
-			if _, ok := w[k]; ok {
-				continue
-			}
-			cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
-			if in {
-				d.report(Added, nil, gv)
-			}
-			d.leave(cs)
-		}
+		d.treeAdded(w, g, s)
 	}
 	d.sortFrom(start)
+}
+
+// treeAdded reports the fields of g that w lacks as Added.
+func (d *differ) treeAdded(w, g map[string]any, s scope) {
+	for k, gv := range g {
+		if _, ok := w[k]; ok {
+			continue
+		}
+		cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
+		if in {
+			d.report(Added, nil, gv)
+		}
+		d.leave(cs)
+	}
 }
 
 var anySliceTyp = reflect.TypeFor[[]any]()
 
 func (d *differ) treeList(w, g []any, s scope) {
-	if d.cfg.nilDiffers(w == nil, g == nil, len(w), len(g)) {
+	if (w == nil) != (g == nil) && !d.cfg.bothEmpty(len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}

@@ -142,17 +142,22 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 	if !p.byte('"') {
 		return false, false
 	}
-	// The common bytes first, in a tight loop.
-	for p.i < len(p.b) {
-		if c := p.b[p.i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			break
-		}
-		p.i++
-	}
+	p.plainRun()
 	if p.byte('"') {
 		return true, true
 	}
 	return false, p.skipStringRest()
+}
+
+// plainRun advances over the common bytes of a string, printable ASCII
+// but quotes and backslashes, in a tight loop.
+func (p *scanner) plainRun() {
+	for p.i < len(p.b) {
+		if c := p.b[p.i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return
+		}
+		p.i++
+	}
 }
 
 // skipStringRest is skipString for the rest of a string that is not plain.
@@ -209,12 +214,13 @@ func isHex(c byte) bool {
 // exactly.
 func (p *scanner) string() (string, error) {
 	start := p.i
-	plain, ok := p.skipStringPlain()
-	switch {
-	case !ok:
-		return "", p.errorf("bad string")
-	case plain:
+	p.i++ // "
+	p.plainRun()
+	if p.byte('"') {
 		return p.s[start+1 : p.i-1], nil
+	}
+	if !p.skipStringRest() {
+		return "", p.errorf("bad string")
 	}
 	var s string
 	if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {

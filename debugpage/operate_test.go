@@ -19,7 +19,7 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// stalledFalse is a StatusWriter whose objects say Stalled=False whatever
+// stalledFalse is a ConditionWriter whose objects say Stalled=False whatever
 // the Loop writes (another Loop cleared it, or the write was refused).
 type stalledFalse struct{}
 

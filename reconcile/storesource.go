@@ -68,6 +68,7 @@ type cacheSource[S, T any] struct {
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
 	changes ChangeFunc[S, T]
 	sorted  bool
+	pred    predicates[S, T] // see WithPredicate
 
 	sink    atomic.Pointer[sinkRef]
 	started atomic.Bool
@@ -256,6 +257,9 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	if s.c == nil || (s.names != nil && s.st == nil) {
 		return errors.New("reconcile: cache source over a nil cache or store")
 	}
+	if s.pred.nilGiven {
+		return errNilPredicate
+	}
 	if !s.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
@@ -368,7 +372,10 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	if primary {
 		s.noteName(obj.Meta.Name, typ)
 	}
-	hint := typ != store.Modified || s.judge(ref.loop, old, new)
+	hint := s.passes(ref, old, new)
+	if hint && typ == store.Modified {
+		hint = s.judge(ref.loop, old, new)
+	}
 	if primary && ref.loop != nil {
 		s.reportState(ref.loop, obj, typ)
 	}

@@ -149,7 +149,7 @@
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns only the Stalled condition; Ready belongs to the user.
 //
-// The Loop writes Stalled as its own manager, FieldManager()+"-loop", and
+// The Loop writes Stalled as its own manager, the field manager (WithFieldManager, LoopInfo.FieldManager)+"-loop", and
 // a Loop clears only a Stalled condition that manager owns in the object's
 // field ownership (ConditionWriter.OwnsCondition), so it never clears a report
 // it did not write (see StoreConditions for two Loops over one kind). The
@@ -188,7 +188,7 @@
 // # Own writes and oscillation
 //
 // Both are judged by field ownership, through the cache source's
-// ChangeFunc, on diff.Path values. FromStore's is the store's FieldChanges:
+// change function (WithChanges), on diff.Path values. FromStore's is the store's FieldChanges:
 // it diffs an object field by field (.metadata.labels.app, .spec.replicas,
 // .conditions[type="Ready"].status...) and splits the changes by who owns
 // them in Meta.Managed. FromOwned and FromCacheMapped, which have a cache

@@ -206,11 +206,6 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 // Name returns the Loop's name.
 func (l *Loop[K]) Name() string { return l.name }
 
-// FieldManager returns the field manager the reconciler writes as (see
-// WithFieldManager): the name its writes are judged by. The Loop writes its
-// own Stalled condition as FieldManager()+"-loop".
-func (l *Loop[K]) FieldManager() string { return l.cfg.manager }
-
 // Leading reports whether the Loop is working a leadership term now (always
 // true while Run runs without an elector, once sources are synced).
 func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }

@@ -57,7 +57,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOption)
 	l, err := New("x", r, nil, nil, WithWorkers(3), WithFieldManager("app"))
 	require.NoError(t, err)
-	require.Equal(t, "app", l.FieldManager())
+	require.Equal(t, "app", l.Info().FieldManager)
 	require.Equal(t, "app-loop", l.cfg.loopManager)
 	require.Equal(t, "x", l.Name())
 }

@@ -29,7 +29,7 @@ type ConditionWriter[K comparable] interface {
 	// is gone, or when ownership cannot be read.
 	OwnsCondition(key K, manager, typ string) bool
 	// WriteCondition writes c on the object as manager (the Loop's own
-	// manager, FieldManager()+"-loop"). ctx carries the leadership fence. A
+	// manager, the field manager (WithFieldManager, LoopInfo.FieldManager)+"-loop"). ctx carries the leadership fence. A
 	// missing object is not an error.
 	WriteCondition(ctx context.Context, key K, manager string, c store.Condition) error
 }

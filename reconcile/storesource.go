@@ -19,21 +19,22 @@ import (
 	"github.com/steady-go/steady/store/cache"
 )
 
-// ChangeFunc reports which paths changed between old and new, and splits
-// them by whether manager owns them after the change. FromStore judges with
-// the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
-// have a cache alone, with SectionChanges. A ChangeFunc that panics is
-// reported like a reconcile panic, and its change is judged by its writer
-// alone: the Loop's own write is not a hint, another writer's change is.
-type ChangeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
+// changeFunc is a cache source's change judge (see WithChanges).
+type changeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
 
 // CacheSourceOption configures a cache source (FromStore, FromOwned,
 // FromCacheMapped).
 type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 
-// WithChanges replaces the source's ChangeFunc (see ChangeFunc for the
-// defaults). A nil f changes nothing.
-func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
+// WithChanges replaces the function the source judges a change with: f
+// reports which paths changed between old and new, and splits them by
+// whether manager owns them after the change. By default FromStore judges
+// with the store's field-level FieldChanges; FromOwned and FromCacheMapped,
+// which have a cache alone, with SectionChanges. An f that panics is
+// reported like a reconcile panic, and its change is judged by its writer
+// alone: the Loop's own write is not a hint, another writer's change is. A
+// nil f changes nothing.
+func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {
 			s.changes = f
@@ -66,7 +67,7 @@ type cacheSource[S, T any] struct {
 	c       *cache.Cache[S, T]
 	st      *store.Store[S, T]                     // primary (FromStore) only
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
-	changes ChangeFunc[S, T]
+	changes changeFunc[S, T]
 	sorted  bool
 	pred    predicates[S, T] // see WithPredicate
 
@@ -127,7 +128,7 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.
-func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
+func storeChanges[S, T any](st *store.Store[S, T]) changeFunc[S, T] {
 	if st == nil {
 		return nil
 	}
@@ -578,7 +579,7 @@ func readyGeneration(conds []store.Condition) int64 {
 	return 0
 }
 
-// SectionChanges is the ChangeFunc of FromOwned and FromCacheMapped. It
+// SectionChanges is the change function (WithChanges) of FromOwned and FromCacheMapped. It
 // reports changes by section of the object:
 //
 //	.metadata.labels  .metadata.annotations  .metadata.owners

@@ -48,6 +48,25 @@ type List[S, T any] struct {
 // that does not decode as an object of the kind does not fail the List: it
 // is left out of Items and reported in Undecodable, whatever the Selector.
 func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
+	return s.list(ctx, opts, nil)
+}
+
+// ListReusing is List for a caller that keeps its own copy of the objects,
+// as store/cache's Cache does: for each stored object, before decoding it,
+// it calls reuse (when not nil) with the object's name and revision, and
+// when reuse returns a non-nil object it puts that object in Items in place
+// of decoding the stored value. reuse must return only an object it got
+// from this Store at exactly that revision (Meta.Revision equal to it),
+// which is then the stored value decoded, or nil; the Selector is matched
+// against the reused object's labels. Everything else is as List
+// describes. A Cache that relists after its watch fell behind decodes only
+// the objects that changed meanwhile.
+func (s *Store[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+	return s.list(ctx, opts, reuse)
+}
+
+// list is List and ListReusing.
+func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
 	}
@@ -73,13 +92,20 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 			out.Revision = page.Revision
 		}
 		for i, kv := range page.KVs {
-			if _, ours := s.nameOf(kv.Key); !ours {
+			name, ours := s.nameOf(kv.Key)
+			if !ours {
 				continue
 			}
-			obj, err := s.decode(kv)
-			if err != nil {
-				out.Undecodable = append(out.Undecodable, err.(*DecodeError))
-				continue
+			var obj *Object[S, T]
+			if reuse != nil {
+				obj = reuse(name, kv.ModRevision)
+			}
+			if obj == nil {
+				var err error
+				if obj, err = s.decode(kv); err != nil {
+					out.Undecodable = append(out.Undecodable, err.(*DecodeError))
+					continue
+				}
 			}
 			s.last.read(kv)
 			if !sel.Matches(obj.Meta.Labels) {

@@ -20,10 +20,21 @@ type ListWatcher[S, T any] interface {
 	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
 	// Watch streams the changes after fromRevision; see Store.Watch. The
 	// Cache never reads Event.Prev: its handlers get the object it held
-	// for the key. So when the ListWatcher is a *store.Store itself, the
-	// Cache asks it (through a context value only steady can set) not to
-	// decode previous states; a wrapper gets Watch's full events.
+	// for the key.
 	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
+}
+
+// leanSource is what a Cache calls instead of List and Watch when its
+// ListWatcher is a *store.Store itself: a listing that reuses the objects
+// the Cache holds at their stored revision instead of decoding them again
+// (Store.ListReusing), so a relist after the watch fell behind decodes only
+// what changed, and a watch that does not decode previous states
+// (Store.WatchWithoutPrev), which the Cache never reads. A wrapper of a
+// Store is not one, even if it embeds the Store: its List and Watch are
+// what it means the Cache to see, and the Cache calls them.
+type leanSource[S, T any] interface {
+	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
+	WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -58,9 +69,10 @@ type Cache[S, T any] struct {
 	src     ListWatcher[S, T]
 	cfg     config
 	initErr error // a bad argument to New, returned by Run
-	// withoutPrev asks src's watches to leave Event.Prev out (see
-	// watchopt.WithoutPrev): true when src is a *store.Store.
-	withoutPrev bool
+	// lean is src when src is a *store.Store, else nil (see leanSource);
+	// reuse is c.reused, made once.
+	lean  leanSource[S, T]
+	reuse func(name string, revision int64) *store.Object[S, T]
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
@@ -114,8 +126,24 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if cfg.report != nil {
 		c.detect = newMutationDetector[S, T]()
 	}
-	_, c.withoutPrev = src.(*store.Store[S, T])
+	if st, ok := src.(*store.Store[S, T]); ok && st != nil {
+		c.lean = st
+	}
+	c.reuse = c.reused
 	return c
+}
+
+// reused returns the object the Cache holds for name if it is at revision,
+// for a listing to use instead of decoding the stored value again; nil
+// otherwise.
+func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
+	c.mu.RLock()
+	obj := c.items[name]
+	c.mu.RUnlock()
+	if obj != nil && obj.Meta.Revision == revision {
+		return obj
+	}
+	return nil
 }
 
 // Get returns the cached object with this name. The object is shared and

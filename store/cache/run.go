@@ -11,7 +11,6 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
-	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 )
 
@@ -85,9 +84,6 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if c.withoutPrev {
-		wctx = watchopt.WithoutPrev(wctx) // apply reads c.items, not Prev
-	}
 	events, err := c.watch(wctx, rev)
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
@@ -219,6 +215,9 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 		}
 	}()
 	defer guard.Catch(&p)
+	if c.lean != nil {
+		return c.lean.ListReusing(ctx, opts, c.reuse)
+	}
 	return c.src.List(ctx, opts)
 }
 
@@ -232,6 +231,9 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 		}
 	}()
 	defer guard.Catch(&p)
+	if c.lean != nil {
+		return c.lean.WatchWithoutPrev(ctx, rev) // apply reads c.items, not Prev
+	}
 	return c.src.Watch(ctx, rev)
 }
 
@@ -284,7 +286,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	name := ev.Object.Meta.Name
 	delete(c.quarantine, name)
 	// The handlers' old object is the one the Cache held, never ev.Prev
-	// (which a Store's watch leaves out for the Cache): the key's value at
+	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not
 	// decode.
 	old := c.items[name]

@@ -67,22 +67,17 @@ func (s *Store[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse f
 
 // list is List and ListReusing.
 func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+	bopts, err := s.backendListOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	sel := opts.Selector
 	if sel == nil {
 		sel = everything{}
 	}
-	bopts := KVListOptions{Limit: opts.Limit}
-	if opts.Continue != "" {
-		rev, after, err := s.parseContinue(opts.Continue)
-		if err != nil {
-			return nil, err
-		}
-		bopts.Revision, bopts.Continue = rev, after
-	}
 	out := &List[S, T]{Revision: bopts.Revision}
+	scratch := s.borrowScratch()
+	defer s.giveBack(scratch)
 	for {
 		page, err := s.b.List(ctx, s.prefix, bopts)
 		if err != nil {
@@ -92,22 +87,13 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 			out.Revision = page.Revision
 		}
 		for i, kv := range page.KVs {
-			name, ours := s.nameOf(kv.Key)
-			if !ours {
-				continue
-			}
-			var obj *Object[S, T]
-			if reuse != nil {
-				obj = reuse(name, kv.ModRevision)
+			obj, bad := s.listed(kv, scratch, reuse)
+			if bad != nil {
+				out.Undecodable = append(out.Undecodable, bad)
 			}
 			if obj == nil {
-				var err error
-				if obj, err = s.decode(kv); err != nil {
-					out.Undecodable = append(out.Undecodable, err.(*DecodeError))
-					continue
-				}
+				continue
 			}
-			s.last.read(kv)
 			if !sel.Matches(obj.Meta.Labels) {
 				continue
 			}
@@ -125,6 +111,46 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 		bopts.Revision = out.Revision
 		bopts.Continue = page.KVs[len(page.KVs)-1].Key
 	}
+}
+
+// backendListOptions returns the Backend's options for the first page of
+// opts, or an error wrapping ErrInvalid.
+func (s *Store[S, T]) backendListOptions(opts ListOptions) (KVListOptions, error) {
+	if opts.Limit < 0 {
+		return KVListOptions{}, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+	}
+	bopts := KVListOptions{Limit: opts.Limit}
+	if opts.Continue != "" {
+		rev, after, err := s.parseContinue(opts.Continue)
+		if err != nil {
+			return KVListOptions{}, err
+		}
+		bopts.Revision, bopts.Continue = rev, after
+	}
+	return bopts, nil
+}
+
+// listed returns the object of kv for a listing: the one reuse returns for
+// it, or kv decoded with scratch. It returns nil for a key outside the
+// Store's key space, and nil and the error for a value that does not
+// decode.
+func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T]) (*Object[S, T], *DecodeError) {
+	name, ours := s.nameOf(kv.Key)
+	if !ours {
+		return nil, nil
+	}
+	var obj *Object[S, T]
+	if reuse != nil {
+		obj = reuse(name, kv.ModRevision)
+	}
+	if obj == nil {
+		var err error
+		if obj, err = s.decodeShared(kv, scratch); err != nil {
+			return nil, err.(*DecodeError)
+		}
+	}
+	s.last.read(kv)
+	return obj, nil
 }
 
 // A continue token is the listing revision and the last key returned,

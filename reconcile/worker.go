@@ -91,21 +91,50 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	}
 }
 
-// process runs one reconcile of key and carries out the decision. start is
-// the queue's stamp (Queue.Stamp) of the hand-out when the Loop has
-// metrics, else negative. It returns the stamp at which it was done with
-// key, or -1 when it read none: with metrics, the stamp that ended the
-// reconcile, unless it then logged or wrote Stalled, which take time, and
-// a fresh one then. The common case (a healthy key, a nil result, no
-// metrics, Debug off) takes no Loop lock, reads no clock and allocates
-// nothing.
+// process runs one reconcile of key and carries out the decision, in four
+// steps: run (the reconcile, with its timeout), conclude (decide and record
+// the outcome), schedule (the key's next run) and report (metrics and logs;
+// then Stalled). start is the queue's stamp (Queue.Stamp) of the hand-out
+// when the Loop has metrics, else negative. It returns the stamp at which
+// it was done with key, or -1 when it read none: with metrics, the stamp
+// that ended the reconcile, unless it then logged or wrote Stalled, which
+// take time, and a fresh one then. The common case (a healthy key, a nil
+// result, no metrics, Debug off) takes no Loop lock, reads no clock and
+// allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
 	if timed && !l.metricsOn {
 		start = t.q.Stamp()
 	}
-	failures, requeues, fresh := 0, 0, false
+	failures, requeues := l.begin(key, rec)
+	res, err, panicked := l.run(ctx, key)
+	var dur time.Duration
+	if timed {
+		end = t.q.Stamp()
+		dur = end - start
+	}
+	if l.cutShort(t, ctx, key, res, err, panicked) {
+		return end
+	}
+	d, o := l.conclude(key, res, err, failures, requeues, rec.rev.Load() > 0)
+	if timed {
+		l.noteDuration(key, dur)
+	}
+	l.schedule(t, key, d, rec, o.reportEnds)
+	l.report(t, ctx, key, res, err, d, o.warn, timed, dur, failures+1)
+	wrote := o.stall != stalledKeep && l.writeStalled(t, key, o.stall, o.note, o.newly)
+	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
+		end = t.q.Stamp() // after logging or writing: time this key's work took
+	}
+	return end
+}
+
+// begin reads what the Loop remembers of key before a reconcile (its
+// failure and requeue counts) and readies rec for it. It takes the lock
+// only when some key has state.
+func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
+	fresh := false
 	if l.nkeys.Load() > 0 {
 		l.mu.Lock()
 		if s := l.keys[key]; s != nil {
@@ -116,7 +145,12 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	}
 	rec.reset(fresh)
 	rec.attempt = failures + 1
+	return failures, requeues
+}
 
+// run calls the reconciler on key under the per-reconcile timeout, if
+// any, and counts it among the active workers while it runs.
+func (l *Loop[K]) run(ctx context.Context, key K) (res Result, err error, panicked bool) {
 	rctx := ctx
 	var dctx *deadlineCtx
 	if l.cfg.timeout > 0 {
@@ -126,28 +160,28 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
-	res, err, panicked := l.call(rctx, key)
+	res, err, panicked = l.call(rctx, key)
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
 	if dctx != nil {
 		dctx.end()
 	}
-	var dur time.Duration
-	if timed {
-		end = t.q.Stamp()
-		dur = end - start
-	}
+	return res, err, panicked
+}
 
+// cutShort counts a fenced write and reports a panic, and reports whether
+// the reconcile was cut short by the end of the term (shutdown or lost
+// leadership): such a failure or retry is not counted, and the next term
+// starts afresh.
+func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, key K, res Result, err error, panicked bool) bool {
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
 	if (err != nil || res.Requeue) && t.work.Err() != nil {
-		// The term is over (shutdown or lost leadership): this reconcile
-		// was cut short and is not counted. The next term starts afresh.
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
-		return
+		return true
 	}
 	if panicked {
 		l.metrics.ReconcilePanic(l.name)
@@ -157,14 +191,21 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
 		}
 	}
+	return false
+}
+
+// conclude decides what follows the reconcile (the result table, with a
+// Requeue paced by whether the pass wrote) and records it in key's state.
+func (l *Loop[K]) conclude(key K, res Result, err error, failures, requeues int, wrote bool) (decision, outcome) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
 	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
-	d = requeueUnwritten(d, rec.rev.Load() > 0, requeues, backoff)
-	warn, stall, note, newly, reportEnds := l.record(key, d, err)
-	if timed {
-		l.noteDuration(key, dur)
-	}
+	d = requeueUnwritten(d, wrote, requeues, backoff)
+	return d, l.record(key, d, err)
+}
 
+// schedule queues key's next run as d says, and once more when an
+// oscillation's report stands reportEnds longer.
+func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportEnds time.Duration) {
 	switch d.next {
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
@@ -178,7 +219,12 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		// this and a run scheduled above.
 		l.addAfter(t, key, reportEnds)
 	}
+}
 
+// report fires the reconcile's metrics and logs its outcome: at Debug
+// always (when timed), at Error for a failure (Info for a conflict), and
+// at Warn, once per key, for a Result returned with an error.
+func (l *Loop[K]) report(t *term[K], ctx context.Context, key K, res Result, err error, d decision, warn, timed bool, dur time.Duration, attempt int) {
 	if l.metricsOn {
 		if t.qm != nil && (d.failed || d.requeues > 0) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
@@ -190,7 +236,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	}
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", failures+1), slog.Duration("duration", dur), slog.String("result", d.result))
+			slog.Int("attempt", attempt), slog.Duration("duration", dur), slog.String("result", d.result))
 	}
 	if err != nil {
 		lvl, msg := slog.LevelError, "reconcile failed"
@@ -198,18 +244,13 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
 		}
 		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
+			slog.Int("attempt", attempt), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
 			slog.Duration("requeueAfter", res.RequeueAfter))
 	}
-	wrote := stall != stalledKeep && l.writeStalled(t, key, stall, note, newly)
-	if l.metricsOn && (err != nil || warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
-		end = t.q.Stamp() // after logging or writing: time this key's work took
-	}
-	return end
 }
 
 // call runs the reconciler, turning a panic into a *PanicError.
@@ -247,37 +288,55 @@ func chainPanics(err error) *guard.Panic {
 	})
 }
 
-// record stores the outcome in the key's state. It reports whether to warn
-// about a result returned with an error (once per key) and what to do to
-// Stalled: while an oscillation hold lasts, Stalled is set to the
-// oscillation whatever the reconcile returned; a clear is skipped when the
-// key is known not to be stalled. newly reports a set that makes the key
-// Stalled, or changes its reason: what Metrics.Stalled counts. reportEnds,
-// when positive, is how long the oscillation's report still stands for a
-// reconcile that would have cleared Stalled: the key must run again then.
-func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalledChange, note stalledNote, newly bool, reportEnds time.Duration) {
-	stall = d.stalled
+// outcome is what record makes of a reconcile for the steps after it.
+type outcome struct {
+	// warn: warn about a result returned with an error (once per key).
+	warn bool
+	// stall is what to do to Stalled, with note's reason and message.
+	stall stalledChange
+	note  stalledNote
+	// newly reports a set that makes the key Stalled, or changes its
+	// reason: what Metrics.Stalled counts.
+	newly bool
+	// reportEnds, when positive, is how long an oscillation's report
+	// still stands for a reconcile that would have cleared Stalled: the
+	// key must run again then.
+	reportEnds time.Duration
+}
+
+// record stores the outcome of decision d in the key's state and says what
+// follows (see outcome). While an oscillation hold lasts, Stalled is set to
+// the oscillation whatever the reconcile returned; a clear is skipped when
+// the key is known not to be stalled.
+func (l *Loop[K]) record(key K, d decision, err error) (o outcome) {
+	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
-		if stall == stalledClear && !l.mayBeStalled(key) {
-			stall = stalledKeep
+		if o.stall == stalledClear && !l.mayBeStalled(key) {
+			o.stall = stalledKeep
 		}
-		return false, stall, note, false, 0
+		return o
 	}
-	note = stalledNote{reason: d.reason, message: d.message}
+	o.note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.keys[key]
 	if s == nil {
 		if clean {
-			if stall == stalledClear && !l.mayBeStalledLocked(key) {
-				stall = stalledKeep
+			if o.stall == stalledClear && !l.mayBeStalledLocked(key) {
+				o.stall = stalledKeep
 			}
-			return false, stall, note, false, 0
+			return o
 		}
 		s = &keyState{}
 		l.setKeyLocked(key, s)
 	}
+	l.recordLocked(key, s, d, err, &o)
+	return o
+}
+
+// recordLocked is record for a key with state s.
+func (l *Loop[K]) recordLocked(key K, s *keyState, d decision, err error, o *outcome) {
 	s.failures, s.requeues, s.lastErr, s.lastResult = d.failures, d.requeues, err, d.result
 	s.nextRetry = time.Time{}
 	var now time.Time
@@ -288,39 +347,42 @@ func (l *Loop[K]) record(key K, d decision, err error) (warn bool, stall stalled
 		s.nextRetry = now.Add(d.delay)
 	}
 	if d.warn && !s.warned {
-		s.warned, warn = true, true
+		s.warned, o.warn = true, true
 	}
 	if s.oscillated != nil {
-		// An oscillation is reported as Stalled by the first reconcile
-		// after it was detected, and stays so until one window after
-		// its hold ends.
-		if !s.oscWritten || now.Before(s.oscUntil) {
-			stall, note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
-			s.oscWritten = true
-			if d.stalled == stalledClear && now.Before(s.oscUntil) {
-				reportEnds = s.oscUntil.Sub(now)
-			}
-		} else {
-			s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
-		}
+		s.reportOscillation(d, now, o)
 	}
-	switch stall {
+	switch o.stall {
 	case stalledSet:
-		n := note
+		n := o.note
 		s.stalled = &n
-		if s.counted != note.reason {
-			s.counted, newly = note.reason, true
+		if s.counted != o.note.reason {
+			s.counted, o.newly = o.note.reason, true
 		}
 	case stalledClear:
 		if s.stalled == nil && !l.mayBeStalledLocked(key) {
-			stall = stalledKeep
+			o.stall = stalledKeep
 		}
 		s.stalled, s.oscillated, s.counted, s.stalledAt = nil, nil, "", time.Time{}
 	}
 	if s.empty() {
 		l.deleteKeyLocked(key)
 	}
-	return warn, stall, note, newly, reportEnds
+}
+
+// reportOscillation makes o report s's oscillation as Stalled: by the
+// first reconcile after it was detected, and until one window after its
+// hold ends; then it forgets the oscillation.
+func (s *keyState) reportOscillation(d decision, now time.Time, o *outcome) {
+	if s.oscWritten && !now.Before(s.oscUntil) {
+		s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
+		return
+	}
+	o.stall, o.note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	s.oscWritten = true
+	if d.stalled == stalledClear && now.Before(s.oscUntil) {
+		o.reportEnds = s.oscUntil.Sub(now)
+	}
 }
 
 // setKeyLocked and deleteKeyLocked change l.keys and keep nkeys in step.
@@ -359,7 +421,7 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one, and counts newly (see record) in
+// StatusWriter, if there is one, and counts newly (see outcome) in
 // Metrics.Stalled. It reports whether it wrote (or tried, or counted).
 //
 // A Stalled=True it sets is rewritten for a new generation with the same
@@ -387,42 +449,35 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		}
 	}()
 	defer guard.Catch(&p)
+	return l.putStalled(t, key, change, d) || newly
+}
+
+// putStalled is writeStalled's write: it reports whether it tried one.
+func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
-		return newly
+		return false
 	}
 	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
 	now := l.clk.Now()
 	var regen time.Time
 	if change == stalledSet {
-		l.mu.Lock()
-		if s := l.keys[key]; s != nil && !s.stalledAt.IsZero() {
-			regen = s.stalledAt.Add(l.cfg.policy.Cap)
-		}
-		l.mu.Unlock()
+		regen = l.stalledRegen(key)
 	}
 	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, now, regen)
 	if !write {
-		return newly
+		return false
 	}
 	c, _ := GetCondition(out, Stalled)
 	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
 	if err == nil {
-		if change == stalledSet {
-			l.mu.Lock()
-			if s := l.keys[key]; s != nil && s.stalled != nil {
-				s.stalledAt = now
-			}
-			l.mu.Unlock()
-		}
-		if d.reason != ReasonOscillating || change != stalledSet {
-			l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}})
-		}
+		l.stalledWritten(key, change, d, now)
+		return true
 	}
 	if errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
-	if err != nil && t.work.Err() == nil {
+	if t.work.Err() == nil {
 		lvl := slog.LevelError
 		if store.IgnoreNotFound(err) == nil {
 			lvl = slog.LevelDebug
@@ -431,4 +486,31 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 			slog.Any("key", key), slog.Any("error", err))
 	}
 	return true
+}
+
+// stalledRegen is when a Stalled=True the Loop wrote on key's object may
+// be rewritten for a new generation: one backoff cap after it was; zero
+// when the Loop knows of no such write.
+func (l *Loop[K]) stalledRegen(key K) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.keys[key]; s != nil && !s.stalledAt.IsZero() {
+		return s.stalledAt.Add(l.cfg.policy.Cap)
+	}
+	return time.Time{}
+}
+
+// stalledWritten notes a Stalled write made at now: when a set was, and
+// the write in key's budget unless it reports an oscillation.
+func (l *Loop[K]) stalledWritten(key K, change stalledChange, d stalledNote, now time.Time) {
+	if change == stalledSet {
+		l.mu.Lock()
+		if s := l.keys[key]; s != nil && s.stalled != nil {
+			s.stalledAt = now
+		}
+		l.mu.Unlock()
+	}
+	if d.reason != ReasonOscillating || change != stalledSet {
+		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}})
+	}
 }

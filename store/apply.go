@@ -76,99 +76,69 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 	if cfg.force {
 		oopts = append(oopts, ownership.Force())
 	}
-	if cur := w.s.latest(name); cur != nil {
-		if out, done, err := w.apply(ctx, name, configTree, cfg, oopts, cur, true); done {
-			return out, err
-		}
-	}
-	for range maxAttempts {
-		cur, err := w.s.getRaw(ctx, name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return ApplyResult{}, err
-		}
-		if out, done, err := w.apply(ctx, name, configTree, cfg, oopts, cur, false); done {
-			return out, err
-		}
-	}
-	return ApplyResult{}, fmt.Errorf("%w: apply to %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+	mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "apply to", name, mem, sides, true, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
+		return w.apply(ctx, name, configTree, cfg.revision, oopts, cur)
+	})
 }
 
-// apply is one attempt of Apply against cur, the stored object (nil when
-// there is none). It reports done unless the write's condition on cur
-// failed, for Apply to read and try again. With remembered, cur is the
-// Store's memory of the latest value of the object (see WithLastValues),
-// which may be out of date: then apply reports done only when it wrote, and
-// leaves anything else (no change to write, a failed check, an error) to the
-// read of the stored object, so that both ways give the same results.
-func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[string]any, cfg applyConfig, oopts []ownership.Option, cur *rawObject, remembered bool) (ApplyResult, bool, error) {
-	fail := func(err error) (ApplyResult, bool, error) {
-		if remembered {
-			return ApplyResult{}, false, nil // confirm with a read
-		}
-		return ApplyResult{}, true, err
+// apply is one attempt of Apply against cur, the current object (nil when
+// there is none), under IfRevision(want) when want is not 0 (see write).
+func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[string]any, want int64, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
+	if err := w.checkRevision(name, cur, want); err != nil {
+		return ApplyResult{}, decided, err
 	}
-	key := w.s.prefix + name
-	if cfg.revision != 0 {
-		if cur == nil {
-			return fail(fmt.Errorf("%w: apply of %s %q at revision %d: the object does not exist", ErrConflict, w.s.kind, name, cfg.revision))
-		}
-		if cur.Meta.Revision != cfg.revision {
-			return fail(w.conflict(name, cfg.revision, cur.Meta.Revision))
-		}
+	next, err := w.mergeSpec(name, configTree, oopts, cur)
+	switch {
+	case err != nil:
+		return ApplyResult{}, decided, err
+	case next == nil:
+		return ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}, decided, nil
 	}
+	m := &next.Meta
+	out := ApplyResult{Generation: m.Generation, UID: m.UID, Changed: true, Created: cur == nil}
+	own := Cond{Key: w.s.prefix + name, Target: CreateRevision}
+	if cur != nil {
+		own = Cond{Key: own.Key, Target: ModRevision, Revision: cur.Meta.Revision}
+	}
+	out.Revision, out.Deleted, err = w.store(ctx, own, next, decodedSides{})
+	v, err := w.landed(name, want, err)
+	if v != wrote {
+		return ApplyResult{}, v, err
+	}
+	return out, v, nil
+}
+
+// mergeSpec merges configTree, manager's applied spec side, into cur's (nil
+// when there is no object), and returns the object to store with its
+// ownership record, or nil when nothing changes.
+func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	var live any
 	var managed ownership.Managed
 	if cur != nil {
 		liveTree, err := specTree(cur)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		live, managed = liveTree, w.s.schemas.decodeManaged(&cur.Meta, specSide, liveTree)
 	}
 	res, err := ownership.Apply(live, configTree, w.manager, managed, oopts...)
 	if err != nil {
-		return fail(applyError(err))
+		return nil, applyError(err)
 	}
 	if cur != nil && !res.Changed {
-		if remembered {
-			return ApplyResult{}, false, nil // confirm the revision with a read
-		}
-		return ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}, true, nil
+		return nil, nil
 	}
 	next, err := w.specFromTree(cur, name, res.Object)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	storedTree, err := specTree(next)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	w.s.schemas.setManaged(&next.Meta, specSide, res.Managed, storedTree)
-	m := &next.Meta
-	out := ApplyResult{Generation: m.Generation, UID: m.UID, Changed: true, Created: cur == nil}
-	var own Cond
-	switch {
-	case cur == nil:
-		own = Cond{Key: key, Target: CreateRevision}
-		out.Revision, err = w.put(ctx, own, next, decodedSides{})
-	case m.DeletionRequested && len(m.Finalizers) == 0:
-		own = Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
-		out.Deleted = true
-		out.Revision, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: key})
-	default:
-		own = Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
-		out.Revision, err = w.put(ctx, own, next, decodedSides{})
-	}
-	if cf, ok := ownCondFailure(err); ok {
-		if cfg.revision != 0 && !remembered {
-			return ApplyResult{}, true, w.conflict(name, cfg.revision, cf.Actual)
-		}
-		return ApplyResult{}, false, nil // written (or created) meanwhile: merge again
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return out, true, nil
+	return next, nil
 }
 
 // specConfigTree turns an applied spec and metadata into the spec-side tree

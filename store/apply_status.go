@@ -56,83 +56,70 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	if cfg.force {
 		oopts = append(oopts, ownership.Force())
 	}
-	if cur := w.s.latest(name); cur != nil {
-		if out, done, err := w.applyStatus(ctx, name, status, conditions, cfg, oopts, cur, true); done {
-			return out, err
-		}
-	}
-	for range maxAttempts {
-		cur, err := w.s.getRaw(ctx, name)
-		if err != nil {
-			return ApplyResult{}, err
-		}
-		if out, done, err := w.applyStatus(ctx, name, status, conditions, cfg, oopts, cur, false); done {
-			return out, err
-		}
-	}
-	return ApplyResult{}, fmt.Errorf("%w: status apply to %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+	mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "status apply to", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
+		return w.applyStatus(ctx, name, status, conditions, cfg, oopts, cur)
+	})
 }
 
-// applyStatus is one attempt of ApplyStatus against cur, the stored
-// object. It reports done unless the write's condition on cur failed, for
-// ApplyStatus to read and try again. With remembered, cur is the Store's
-// memory of the latest value of the object (see WithLastValues), which may
-// be out of date: then applyStatus reports done only when it wrote, and
-// leaves anything else (no change to write, a failed check, an error) to the
-// read of the stored object, so that both ways give the same results.
-func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any, conditions []Condition, cfg statusConfig, oopts []ownership.Option, cur *rawObject, remembered bool) (ApplyResult, bool, error) {
-	fail := func(err error) (ApplyResult, bool, error) {
-		if remembered {
-			return ApplyResult{}, false, nil // confirm with a read
-		}
-		return ApplyResult{}, true, err
-	}
+// applyStatus is one attempt of ApplyStatus against cur, the current object
+// (see write).
+func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any, conditions []Condition, cfg statusConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
-		return fail(err)
+		return ApplyResult{}, decided, err
 	}
+	next, err := w.mergeStatus(status, conditions, oopts, cur)
+	out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
+	switch {
+	case err != nil:
+		return ApplyResult{}, decided, err
+	case next == nil:
+		return out, decided, nil
+	}
+	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	out.Revision, err = w.put(ctx, own, next, decodedSides{})
+	v, err := w.landed(name, 0, err)
+	if v != wrote {
+		return ApplyResult{}, v, err
+	}
+	out.Changed = true
+	return out, v, nil
+}
+
+// mergeStatus merges status and conditions, manager's applied status side,
+// into cur's, and returns the object to store with its ownership record, or
+// nil when nothing changes.
+func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	configTree, err := ownership.ToTree(struct {
 		Status     any         `json:"status,omitempty"`
 		Conditions []Condition `json:"conditions,omitempty"`
 	}{status, conds})
 	if err != nil {
-		return fail(fmt.Errorf("%w: applied status: %v", ErrInvalid, err))
+		return nil, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
 	}
 	liveTree, err := statusTree(cur)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	managed := w.s.schemas.decodeManaged(&cur.Meta, statusSide, liveTree)
 	res, err := ownership.Apply(liveTree, configTree, w.manager, managed, oopts...)
 	if err != nil {
-		return fail(applyError(err))
+		return nil, applyError(err)
 	}
-	out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
 	if !res.Changed {
-		if remembered {
-			return ApplyResult{}, false, nil // confirm the revision with a read
-		}
-		return out, true, nil
+		return nil, nil
 	}
 	next, err := w.statusFromTree(cur, res.Object)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	storedTree, err := statusTree(next)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	w.s.schemas.setManaged(&next.Meta, statusSide, res.Managed, storedTree)
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, err := w.put(ctx, own, next, decodedSides{})
-	if _, ok := ownCondFailure(err); ok {
-		return ApplyResult{}, false, nil // written meanwhile: merge again
-	}
-	if err != nil {
-		return fail(err)
-	}
-	out.Revision, out.Changed = rev, true
-	return out, true, nil
+	return next, nil
 }
 
 // statusFromTree builds the object to store from the merged status-side

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Delete removes the object called name, in one of two ways:
 //
@@ -20,79 +17,40 @@ import (
 // ErrConflict. Without them, a write by someone else between Delete's read
 // and its write makes it re-read and try again.
 func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOption) (int64, error) {
-	if w.manager == "" {
-		return 0, fmt.Errorf("%w: write without a manager (use Store.As with a name)", ErrInvalid)
-	}
-	if err := ValidateName(name); err != nil {
+	if err := w.checkName(name); err != nil {
 		return 0, err
 	}
 	var cfg deleteConfig
 	for _, o := range opts {
 		o.applyDelete(&cfg)
 	}
-	if cur := w.s.latest(name); cur != nil {
-		if rev, done, err := w.delete(ctx, name, cfg, cur, true); done {
-			return rev, err
-		}
-	}
-	for range maxAttempts {
-		cur, err := w.s.getRaw(ctx, name)
-		if err != nil {
-			return 0, err
-		}
-		if rev, done, err := w.delete(ctx, name, cfg, cur, false); done {
-			return rev, err
-		}
-	}
-	return 0, fmt.Errorf("%w: delete of %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+	mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "delete of", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
+		return w.delete(ctx, name, cfg, cur)
+	})
 }
 
-// delete is one attempt of Delete against cur, the stored object. It reports
-// done unless the write's condition on cur failed, for Delete to read and
-// try again. With remembered, cur is the Store's memory of the latest value
-// of the object (see WithLastValues), which may be out of date: then delete
-// reports done only when it wrote, and leaves anything else (nothing to
-// write, a failed check, an error) to the read of the stored object, so that
-// both ways give the same results.
-func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg deleteConfig, cur *rawObject, remembered bool) (int64, bool, error) {
-	fail := func(err error) (int64, bool, error) {
-		if remembered {
-			return 0, false, nil // confirm with a read
-		}
-		return 0, true, err
+// delete is one attempt of Delete against cur, the current object (see
+// write).
+func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg deleteConfig, cur *rawObject) (int64, verdict, error) {
+	if err := w.checkRevision(name, cur, cfg.revision); err != nil {
+		return 0, decided, err
 	}
-	if cfg.revision != 0 && cur.Meta.Revision != cfg.revision {
-		return fail(w.conflict(name, cfg.revision, cur.Meta.Revision))
+	if err := w.checkUID(cur, cfg.uid); err != nil {
+		return 0, decided, err
 	}
-	if cfg.uid != "" && cur.Meta.UID != cfg.uid {
-		return fail(fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, name, cur.Meta.UID, cfg.uid))
+	if cur.Meta.DeletionRequested && len(cur.Meta.Finalizers) > 0 {
+		return cur.Meta.Revision, decided, nil
 	}
-	key := w.s.prefix + name
-	own := Cond{Key: key, Target: ModRevision, Revision: cur.Meta.Revision}
-	var rev int64
-	var err error
-	switch {
-	case len(cur.Meta.Finalizers) == 0:
-		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: key})
-	case cur.Meta.DeletionRequested:
-		if remembered {
-			return 0, false, nil // confirm the revision with a read
-		}
-		return cur.Meta.Revision, true, nil
-	default:
-		next := *cur
-		next.Meta.DeletionRequested = true
-		next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
-		rev, err = w.put(ctx, own, &next, decodedSides{})
+	// Without finalizers, store deletes it.
+	next := *cur
+	next.Meta.DeletionRequested = true
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
+	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	rev, _, err := w.store(ctx, own, &next, decodedSides{})
+	v, err := w.landed(name, cfg.revision, err)
+	if v != wrote {
+		return 0, v, err
 	}
-	if cf, ok := ownCondFailure(err); ok {
-		if cfg.revision != 0 && !remembered {
-			return 0, true, w.conflict(name, cfg.revision, cf.Actual)
-		}
-		return 0, false, nil // written meanwhile: read and try again
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return rev, true, nil
+	return rev, v, nil
 }

@@ -68,77 +68,58 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		return 0, err
 	}
 	name := obj.Meta.Name
-	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
-		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, sides, true); done {
-			return rev, err
-		}
+	mem, sides := w.s.remembered(name, obj.Meta.Revision)
+	next, err := write(ctx, w.s, "status of", name, mem, sides, false, func(cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
+		return w.updateStatus(ctx, obj, cfg, status, cur, sides)
+	})
+	if err != nil {
+		return 0, err
 	}
-	for range maxAttempts {
-		cur, err := w.s.getRaw(ctx, name)
-		if err != nil {
-			return 0, err
-		}
-		if rev, done, err := w.updateStatus(ctx, obj, cfg, status, cur, decodedSides{}, false); done {
-			return rev, err
-		}
-		// someone wrote in between: re-read and judge again
-	}
-	return 0, fmt.Errorf("%w: status of %s %q: gave up after %d concurrent writes", ErrConflict, w.s.kind, name, maxAttempts)
+	obj.Meta, obj.Conditions = next.Meta, next.Conditions
+	return next.Meta.Revision, nil
 }
 
-// updateStatus is one attempt of UpdateStatus against cur, a read of the
-// stored object with what is known of its sides, and status, obj's encoded
-// Status. It is not done when its write's condition failed. With
-// remembered, cur is the Store's memory of the object at obj.Meta.Revision
-// (see WithLastValues), which may be out of date: then it is done only when
-// it wrote, and leaves anything else to a read of the stored object, so that
-// both ways give the same results.
-func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
-	name := obj.Meta.Name
+// updateStatus is one attempt of UpdateStatus against cur, the current
+// object, with what is known of its sides, and status, obj's encoded Status
+// (see write). It returns the object to give the caller the Meta and
+// Conditions of.
+func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
-		return 0, !remembered, err
+		return nil, decided, err
 	}
 	if obj.Meta.Revision != 0 && cur.Meta.StatusGeneration != obj.Meta.StatusGeneration {
-		return 0, !remembered, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
-			ErrConflict, w.s.kind, name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
+		return nil, decided, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
+			ErrConflict, w.s.kind, cur.Meta.Name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
 	}
 	conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
 	if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
-		if remembered {
-			return 0, false, nil // confirm the revision with a read
-		}
-		obj.Meta, obj.Conditions = cur.Meta, conds
-		return cur.Meta.Revision, true, nil
+		return &rawObject{Meta: cur.Meta, Conditions: conds}, decided, nil
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
 	next.Meta.StatusGeneration++
 	// The spec side is left as it is, and so is what is known of it.
+	var err error
 	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
-		return 0, !remembered, err
+		return nil, decided, err
 	}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, err = w.put(ctx, own, &next, sides)
-	if _, ok := ownCondFailure(err); ok {
-		return 0, false, nil
+	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
+	rev, err := w.put(ctx, own, &next, sides)
+	v, err := w.landed(cur.Meta.Name, 0, err)
+	if v != wrote {
+		return nil, v, err
 	}
-	if err != nil {
-		return 0, true, err
-	}
-	obj.Meta, obj.Conditions = next.Meta, conds
-	if remembered {
-		obj.Meta = obj.Meta.clone() // not shared with the Store's memory
-	}
-	obj.Meta.Revision = rev
-	return rev, true, nil
+	next.Meta = next.Meta.clone() // cur's may be the Store's memory
+	next.Meta.Revision = rev
+	return &next, v, nil
 }
 
 // checkStatusTarget applies a status write's preconditions to the stored
 // object.
 func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, cfg statusConfig) error {
-	if cfg.uid != "" && cfg.uid != cur.Meta.UID {
-		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, cfg.uid)
+	if err := w.checkUID(cur, cfg.uid); err != nil {
+		return err
 	}
 	if cfg.hasGeneration && cur.Meta.Generation < cfg.generation {
 		return fmt.Errorf("%w: status of %s %q was computed from generation %d; the object is at generation %d, so it was replaced",

@@ -234,11 +234,10 @@ func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSid
 // remembers (see WithLastValues), or nil. It may be out of date: a write
 // from it must be conditional on its revision. The caller must not modify
 // it, nor hand out what it holds.
-func (s *Store[S, T]) latest(name string) *rawObject {
+func (s *Store[S, T]) latest(name string) (*rawObject, decodedSides) {
 	key := s.prefix + name
 	e, ok := s.last.latest(key)
-	raw, _ := s.rememberedAs(key, e, ok)
-	return raw
+	return s.rememberedAs(key, e, ok)
 }
 
 // rememberedAs decodes e, remembered of key if ok.

@@ -9,12 +9,6 @@ import (
 	"slices"
 )
 
-// maxAttempts bounds the internal re-read-and-retry loops of UpdateStatus,
-// Delete and Apply, which retry only when a concurrent write changed nothing
-// their caller's preconditions are about. Past it they give up with
-// ErrConflict.
-const maxAttempts = 64
-
 // Writer writes objects of one Store on behalf of one manager. Get one with
 // Store.As.
 //
@@ -120,31 +114,25 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	if cur, sides := w.s.remembered(name, obj.Meta.Revision); cur != nil {
-		if rev, done, err := w.update(ctx, obj, spec, cur, sides, true); done {
-			return rev, err
-		}
-	}
-	cur, err := w.s.getRaw(ctx, name)
+	mem, sides := w.s.remembered(name, obj.Meta.Revision)
+	meta, err := write(ctx, w.s, "update of", name, mem, sides, false, func(cur *rawObject, sides decodedSides) (Meta, verdict, error) {
+		return w.update(ctx, obj, spec, cur, sides)
+	})
 	if err != nil {
 		return 0, err
 	}
-	if cur.Meta.Revision != obj.Meta.Revision {
-		return 0, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
-	}
-	rev, _, err := w.update(ctx, obj, spec, cur, decodedSides{}, false)
-	return rev, err
+	obj.Meta = meta
+	return meta.Revision, nil
 }
 
-// update is Update's write once it has cur, the stored object at
-// obj.Meta.Revision, what is known of cur's sides, and spec, obj's encoded
-// Spec. With remembered, cur is the Store's memory of that object (see
-// WithLastValues), which may be out of date: then update reports done only
-// when it wrote, and leaves anything else (no change to write, an error, a
-// failed condition) to the read of the stored object, so that both ways give
-// the same results.
-func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides, remembered bool) (rev int64, done bool, err error) {
+// update is one attempt of Update against cur, the current object, with
+// what is known of its sides, and spec, obj's encoded Spec (see write). It
+// returns the Meta to give the caller.
+func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides) (Meta, verdict, error) {
 	name := obj.Meta.Name
+	if cur.Meta.Revision != obj.Meta.Revision {
+		return Meta{}, decided, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
+	}
 	next := *cur
 	next.Spec = spec
 	m := &next.Meta
@@ -152,41 +140,27 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	m.Owners, m.Finalizers = obj.Meta.Owners, obj.Meta.Finalizers
 	specChanged := !bytes.Equal(spec, cur.Spec)
 	if !specChanged && userMetaEqual(&cur.Meta, m) {
-		if remembered {
-			return 0, false, nil // confirm the revision with a read
-		}
-		obj.Meta = cur.Meta
-		return cur.Meta.Revision, true, nil
+		return cur.Meta, decided, nil
 	}
 	if specChanged {
 		m.Generation++
 	}
 	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
 	// The status side is left as it is, and so is what is known of it.
+	var err error
 	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
-		return 0, !remembered, err
+		return Meta{}, decided, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	if m.DeletionRequested && len(m.Finalizers) == 0 {
-		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
-	} else {
-		rev, err = w.put(ctx, own, &next, sides)
+	rev, _, err := w.store(ctx, own, &next, sides)
+	v, err := w.landed(name, obj.Meta.Revision, err)
+	if v != wrote {
+		return Meta{}, v, err
 	}
-	if cf, ok := ownCondFailure(err); ok {
-		if remembered {
-			return 0, false, nil
-		}
-		return 0, true, w.conflict(name, obj.Meta.Revision, cf.Actual)
-	}
-	if err != nil {
-		return 0, true, err
-	}
-	obj.Meta = next.Meta
-	if remembered {
-		obj.Meta.Managed = slices.Clone(m.Managed) // not shared with the Store's memory
-	}
-	obj.Meta.Revision = rev
-	return rev, true, nil
+	meta := next.Meta
+	meta.Managed = slices.Clone(m.Managed) // cur's may be the Store's memory
+	meta.Revision = rev
+	return meta, v, nil
 }
 
 // userMetaEqual reports whether the caller-written parts of two Metas agree.
@@ -212,6 +186,56 @@ func (w *Writer[S, T]) check(obj *Object[S, T]) error {
 func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 	return fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
 		ErrConflict, w.s.kind, name, want, have)
+}
+
+// checkRevision applies IfRevision(want), when want is not 0, to cur, the
+// current object (nil when there is none).
+func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) error {
+	switch {
+	case want == 0:
+		return nil
+	case cur == nil:
+		return fmt.Errorf("%w: %s %q at revision %d: the object does not exist", ErrConflict, w.s.kind, name, want)
+	case cur.Meta.Revision != want:
+		return w.conflict(name, want, cur.Meta.Revision)
+	}
+	return nil
+}
+
+// checkUID applies IfUID(uid) to cur, the current object.
+func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
+	if uid != "" && uid != cur.Meta.UID {
+		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
+	}
+	return nil
+}
+
+// landed turns the error of an attempt's Txn into its verdict: a failed own
+// cond means the object was written since the current value, a race, or,
+// when the caller named the revision it read (want), a conflict.
+func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, error) {
+	if cf, ok := ownCondFailure(err); ok {
+		if want != 0 {
+			return decided, w.conflict(name, want, cf.Actual)
+		}
+		return raced, nil
+	}
+	if err != nil {
+		return decided, err
+	}
+	return wrote, nil
+}
+
+// store writes next under the own-key cond: it deletes the object when its
+// deletion was requested and it has no finalizers left, and puts it
+// otherwise.
+func (w *Writer[S, T]) store(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
+	if next.Meta.DeletionRequested && len(next.Meta.Finalizers) == 0 {
+		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
+		return rev, true, err
+	}
+	rev, err = w.put(ctx, own, next, sides)
+	return rev, false, err
 }
 
 // put encodes next and writes it under the own-key cond (and ctx's fence),

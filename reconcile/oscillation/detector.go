@@ -59,7 +59,6 @@ func New(cfg Config) *Detector { return &Detector{cfg: cfg.WithDefaults()} }
 // modify them afterwards.
 func (d *Detector) Observe(w Write) []Report {
 	d.cfg = d.cfg.WithDefaults()
-	var out []Report
 	if len(w.Foreign) > 0 {
 		d.selfWrites = d.selfWrites[:0]
 	}
@@ -67,74 +66,119 @@ func (d *Detector) Observe(w Write) []Report {
 		d.budget = d.budget[:0]
 	}
 	if !w.Self {
-		for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
-			for _, p := range ps {
-				if i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare); !found {
-					d.changedByOther = slices.Insert(d.changedByOther, i, p)
-				}
-			}
-		}
+		d.changedByOthers(w.Owned)
+		d.changedByOthers(w.Foreign)
 		return nil
 	}
 	cutoff := w.Time.Add(-d.cfg.Window)
+	var out []Report
+	if r, ok := d.fight(w, cutoff); ok {
+		out = append(out, r)
+	}
+	if r, ok := d.noProgress(w, cutoff); ok {
+		out = append(out, r)
+	}
+	if r, ok := d.tooManyWrites(w, cutoff); ok {
+		out = append(out, r)
+	}
+	return out
+}
+
+// changedByOthers notes paths another manager changed.
+func (d *Detector) changedByOthers(paths []diff.Path) {
+	for _, p := range paths {
+		if i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare); !found {
+			d.changedByOther = slices.Insert(d.changedByOther, i, p)
+		}
+	}
+}
+
+// fight counts self's write w as a re-set of every path in it that another
+// manager changed since, and reports a Fight over the paths re-set
+// FightWrites times within the window.
+func (d *Detector) fight(w Write, cutoff time.Time) (Report, bool) {
 	var fought []diff.Path
 	writes := 0
 	for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
 		for _, p := range ps {
-			i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare)
-			if !found {
-				continue
-			}
-			d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
-			j, found := slices.BinarySearchFunc(d.resets, p, comparePathTimes)
-			if !found {
-				d.resets = slices.Insert(d.resets, j, pathTimes{path: p})
-			}
-			r := &d.resets[j]
-			r.times = append(pruneTimes(r.times, cutoff), w.Time)
-			if len(r.times) >= d.cfg.FightWrites {
+			if n := d.reset(p, w.Time, cutoff); n >= d.cfg.FightWrites {
 				fought = append(fought, p)
-				writes = max(writes, len(r.times))
+				writes = max(writes, n)
 			}
 		}
 	}
-	if len(fought) > 0 {
-		d.resets = slices.DeleteFunc(d.resets, func(r pathTimes) bool {
-			return slices.ContainsFunc(fought, r.path.Equal)
-		})
-		slices.SortFunc(fought, diff.Path.Compare)
-		out = append(out, Report{Kind: Fight, Paths: slices.CompactFunc(fought, diff.Path.Equal), Writes: writes, Window: d.cfg.Window})
+	if len(fought) == 0 {
+		return Report{}, false
 	}
-	if len(w.Foreign) == 0 && !statusOnly(w.Owned) {
-		i := 0
-		for i < len(d.selfWrites) && d.selfWrites[i].at.Before(cutoff) {
-			i++
-		}
-		d.selfWrites = append(d.selfWrites[i:], selfWrite{at: w.Time, paths: w.Owned})
-		if n := len(d.selfWrites); n >= d.cfg.NoProgressWrites {
-			var paths []diff.Path
-			for _, sw := range d.selfWrites {
-				paths = append(paths, sw.paths...)
-			}
-			slices.SortFunc(paths, diff.Path.Compare)
-			out = append(out, Report{Kind: NoProgress, Paths: slices.CompactFunc(paths, diff.Path.Equal), Writes: n, Window: d.cfg.Window})
-			d.selfWrites = nil
-		}
+	d.resets = slices.DeleteFunc(d.resets, func(r pathTimes) bool {
+		return slices.ContainsFunc(fought, r.path.Equal)
+	})
+	slices.SortFunc(fought, diff.Path.Compare)
+	return Report{Kind: Fight, Paths: slices.CompactFunc(fought, diff.Path.Equal), Writes: writes, Window: d.cfg.Window}, true
+}
+
+// reset counts self's write of p at time at as a re-set if another manager
+// changed p since self last wrote it, and returns p's re-sets within the
+// window (0 when this write was none).
+func (d *Detector) reset(p diff.Path, at, cutoff time.Time) int {
+	i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare)
+	if !found {
+		return 0
 	}
+	d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
+	j, found := slices.BinarySearchFunc(d.resets, p, comparePathTimes)
+	if !found {
+		d.resets = slices.Insert(d.resets, j, pathTimes{path: p})
+	}
+	r := &d.resets[j]
+	r.times = append(pruneTimes(r.times, cutoff), at)
+	return len(r.times)
+}
+
+// noProgress counts self's write w, unless it changes a foreign path or
+// only status-side ones, and reports NoProgress at NoProgressWrites such
+// writes within the window.
+func (d *Detector) noProgress(w Write, cutoff time.Time) (Report, bool) {
+	if len(w.Foreign) > 0 || statusOnly(w.Owned) {
+		return Report{}, false
+	}
+	i := 0
+	for i < len(d.selfWrites) && d.selfWrites[i].at.Before(cutoff) {
+		i++
+	}
+	d.selfWrites = append(d.selfWrites[i:], selfWrite{at: w.Time, paths: w.Owned})
+	n := len(d.selfWrites)
+	if n < d.cfg.NoProgressWrites {
+		return Report{}, false
+	}
+	r := Report{Kind: NoProgress, Paths: writtenPaths(d.selfWrites), Writes: n, Window: d.cfg.Window}
+	d.selfWrites = nil
+	return r, true
+}
+
+// tooManyWrites spends one of the budget on self's write w and reports
+// TooManyWrites while the budget is spent.
+func (d *Detector) tooManyWrites(w Write, cutoff time.Time) (Report, bool) {
 	paths := w.Owned
 	if len(w.Foreign) > 0 {
 		paths = slices.Concat(w.Owned, w.Foreign)
 	}
 	d.budget = append(d.budget[pruneWrites(d.budget, cutoff):], selfWrite{at: w.Time, paths: paths})
-	if n := len(d.budget); n > d.cfg.MaxWrites {
-		var paths []diff.Path
-		for _, sw := range d.budget {
-			paths = append(paths, sw.paths...)
-		}
-		slices.SortFunc(paths, diff.Path.Compare)
-		out = append(out, Report{Kind: TooManyWrites, Paths: slices.CompactFunc(paths, diff.Path.Equal), Writes: n, Window: d.cfg.Window})
+	n := len(d.budget)
+	if n <= d.cfg.MaxWrites {
+		return Report{}, false
 	}
-	return out
+	return Report{Kind: TooManyWrites, Paths: writtenPaths(d.budget), Writes: n, Window: d.cfg.Window}, true
+}
+
+// writtenPaths returns the paths of ws, sorted, each once.
+func writtenPaths(ws []selfWrite) []diff.Path {
+	var paths []diff.Path
+	for _, sw := range ws {
+		paths = append(paths, sw.paths...)
+	}
+	slices.SortFunc(paths, diff.Path.Compare)
+	return slices.CompactFunc(paths, diff.Path.Equal)
 }
 
 // pruneWrites returns the index of the first write after cutoff: the

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// maxAttempts bounds the re-read-and-retry loop of a write (see write),
+// which retries only when a concurrent write changed nothing its caller's
+// preconditions are about. Past it the write gives up with ErrConflict.
+const maxAttempts = 64
+
+// verdict is what one attempt of a write against a current value came to.
+type verdict int
+
+const (
+	// decided: the attempt's answer follows from the current value (nothing
+	// to write, a failed check, an error, a failed write).
+	decided verdict = iota
+	// wrote: the write landed, conditional on the current value's revision.
+	wrote
+	// raced: the current value was overwritten before the write landed, by a
+	// write the caller's preconditions are not about.
+	raced
+)
+
+// write is the skeleton of every write but Create. attempt computes the
+// write from cur, the current value of the object called name (nil when
+// there is none, which only a write with absentOK sees), with what is known
+// of its sides, and tries it.
+//
+// The current value comes from one of two places. First, when mem is not
+// nil, from the Store's memory of the object (see WithLastValues), which may
+// be out of date: only an attempt that wrote counts, and anything else is
+// left to a read, so that results are the same either way. Then from reads
+// of the stored object, until an attempt is decided or wrote; an attempt
+// that raced reads again, at most maxAttempts times, then the write gives up
+// with ErrConflict. what names the write in that error.
+func write[S, T, R any](ctx context.Context, s *Store[S, T], what, name string, mem *rawObject, sides decodedSides, absentOK bool,
+	attempt func(cur *rawObject, sides decodedSides) (R, verdict, error)) (R, error) {
+	if mem != nil {
+		if out, v, err := attempt(mem, sides); v == wrote {
+			return out, err
+		}
+	}
+	var zero R
+	for range maxAttempts {
+		cur, err := s.getRaw(ctx, name)
+		if err != nil && !(absentOK && errors.Is(err, ErrNotFound)) {
+			return zero, err
+		}
+		if out, v, err := attempt(cur, decodedSides{}); v != raced {
+			return out, err
+		}
+	}
+	return zero, fmt.Errorf("%w: %s %s %q: gave up after %d concurrent writes", ErrConflict, what, s.kind, name, maxAttempts)
+}

@@ -109,6 +109,12 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 	})
 }
 
+// cachesBehind reports whether the Loop has caches to wait on and one of
+// them does not hold rev yet (false for rev ≤ 0).
+func (l *Loop[K]) cachesBehind(rev int64) bool {
+	return rev > 0 && len(l.waiters) > 0 && l.cacheFloor() < rev
+}
+
 // cacheFloor returns the lowest revision every cache source reflects.
 func (l *Loop[K]) cacheFloor() int64 {
 	var f int64

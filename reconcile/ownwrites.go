@@ -23,6 +23,10 @@ type ownWrites struct {
 	mu    sync.Mutex
 	revs  map[int64]struct{}
 	names map[string]struct{}
+	// pruneAt is the size of revs that triggers the next prune: twice what
+	// the last one left, so that while the caches lag (nothing prunable)
+	// the prunes cost O(1) per write, not a scan of revs each.
+	pruneAt int
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
@@ -41,13 +45,14 @@ func (o *ownWrites) wrote(rev int64, floor func() int64) {
 		o.revs = map[int64]struct{}{}
 	}
 	o.revs[rev] = struct{}{}
-	if len(o.revs) > maxOwnRevs {
+	if len(o.revs) > max(maxOwnRevs, o.pruneAt) {
 		f := floor()
 		for r := range o.revs {
 			if r <= f {
 				delete(o.revs, r)
 			}
 		}
+		o.pruneAt = 2 * len(o.revs)
 	}
 }
 

@@ -126,3 +126,40 @@ func TestOwnWriteObserverChainsWithTheLoops(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// While the caches lag (every remembered revision is above their floor,
+// nothing can be pruned), a write costs O(1), not a scan of the
+// remembered revisions. Each op is one write.
+func BenchmarkOwnWritesLagging(b *testing.B) {
+	var o ownWrites
+	o.on.Store(true)
+	floor := func() int64 { return 0 }
+	rev := int64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		rev++
+		o.wrote(rev, floor)
+	}
+}
+
+// Once the caches pass the remembered revisions, the next prune drops
+// them, and the memory is bounded again.
+func TestOwnWritesPruneWhatTheCachesPassed(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	floor := int64(0)
+	at := func() int64 { return floor }
+	rev := int64(0)
+	for range 5 * maxOwnRevs {
+		rev++
+		o.wrote(rev, at)
+	}
+	require.Len(t, o.revs, 5*maxOwnRevs, "nothing is below the floor")
+	floor = 1 << 40 // the caches pass every write, the later ones too
+	for range 10 * maxOwnRevs {
+		rev++
+		o.wrote(rev, at)
+		require.LessOrEqual(t, len(o.revs), 10*maxOwnRevs+1)
+	}
+	require.LessOrEqual(t, len(o.revs), maxOwnRevs+1)
+}

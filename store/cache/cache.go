@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ type Cache[S, T any] struct {
 	rev        int64
 	listRev    int64 // revision of the last listing; older events are stale
 	indexes    map[string]*index[S, T]
-	waitCh     chan struct{} // closed and cleared when rev advances; nil if nobody waits
+	waiters    revWaiters // WaitFor calls, by revision; woken as rev reaches theirs
 	detect     *mutationDetector[S, T]
 
 	// dispatch serializes applying a change with calling the handlers on
@@ -242,35 +243,72 @@ func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
 // kind. It returns nil at once for a revision of 0 or below, and ctx's error
 // if ctx ends first.
 func (c *Cache[S, T]) WaitFor(ctx context.Context, revision int64) error {
-	for {
+	c.mu.Lock()
+	if c.rev >= revision {
+		c.mu.Unlock()
+		return nil
+	}
+	w := &revWaiter{rev: revision, ch: make(chan struct{})}
+	heap.Push(&c.waiters, w)
+	c.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
 		c.mu.Lock()
-		if c.rev >= revision {
-			c.mu.Unlock()
+		defer c.mu.Unlock()
+		if w.i < 0 { // woken meanwhile
 			return nil
 		}
-		if c.waitCh == nil {
-			c.waitCh = make(chan struct{})
-		}
-		ch := c.waitCh
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		heap.Remove(&c.waiters, w.i)
+		return ctx.Err()
 	}
 }
 
-// setRevisionLocked advances the revision and wakes WaitFor callers.
+// setRevisionLocked advances the revision and wakes the WaitFor calls it
+// reaches, and only those: a Cache that runs behind a Loop's writes has a
+// waiter per key, and each revision wakes the few it concerns.
 func (c *Cache[S, T]) setRevisionLocked(rev int64) {
 	if rev <= c.rev {
 		return
 	}
 	c.rev = rev
-	if c.waitCh != nil {
-		close(c.waitCh)
-		c.waitCh = nil
+	for len(c.waiters) > 0 && c.waiters[0].rev <= rev {
+		close(heap.Pop(&c.waiters).(*revWaiter).ch)
 	}
+}
+
+// revWaiter is one WaitFor call: ch is closed once the Cache holds rev.
+// i is its place in revWaiters, -1 once it has left.
+type revWaiter struct {
+	rev int64
+	ch  chan struct{}
+	i   int
+}
+
+// revWaiters is a min-heap of waiters by revision (container/heap).
+type revWaiters []*revWaiter
+
+func (h revWaiters) Len() int           { return len(h) }
+func (h revWaiters) Less(i, j int) bool { return h[i].rev < h[j].rev }
+func (h revWaiters) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].i, h[j].i = i, j
+}
+
+func (h *revWaiters) Push(x any) {
+	w := x.(*revWaiter)
+	w.i = len(*h)
+	*h = append(*h, w)
+}
+
+func (h *revWaiters) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	w.i = -1
+	return w
 }
 
 func sortByName[S, T any](objs []*store.Object[S, T]) {

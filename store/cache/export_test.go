@@ -20,3 +20,10 @@ func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
 func (c *Cache[S, T]) SetLean(src any) {
 	c.lean, _ = src.(leanSource[S, T])
 }
+
+// Waiters returns how many WaitFor calls are waiting.
+func (c *Cache[S, T]) Waiters() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.waiters)
+}

@@ -84,8 +84,9 @@
 // the Loop does not hold that revision yet, the pass read a stale object
 // from a cache that runs behind the writer: the key runs again once the
 // caches hold it (or after the read-your-writes timeout, told to read
-// fresh), not after backoff, since until then it would read the same stale
-// object. So a writer that runs ahead costs one conflict per change, not a
+// fresh), not after backoff, and hints for the key until then do not run
+// it either, since until then it would read the same stale object. So a
+// writer that runs ahead costs one conflict per object it moved, not a
 // storm of retries.
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,

@@ -41,7 +41,7 @@ func staleStatusConflict(t *testing.T) (error, int64) {
 // runs again once the cache holds that revision (the pass would only read
 // the same stale object again before then), not after a backoff delay, so
 // a writer that runs ahead costs one conflict per change rather than a
-// retry storm. A conflict against a revision the cache already holds is
+// retry storm; hints for the key meanwhile wait too. A conflict against a revision the cache already holds is
 // paced by backoff as before, so a reconciler that keeps conflicting never
 // spins.
 func TestConflictOnALaggingCacheRunsAgainOnceTheCacheCatchesUp(t *testing.T) {
@@ -72,6 +72,12 @@ func TestConflictOnALaggingCacheRunsAgainOnceTheCacheCatchesUp(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		synctest.Wait()
 		require.Equal(t, 1, count(), "waits for the cache")
+		// A hint meanwhile (the cache's event for a state before the
+		// stored one) does not run the pass either.
+		l.Add("a")
+		src.set(stored - 1)
+		synctest.Wait()
+		require.Equal(t, 1, count(), "a hint while the cache lags waits too")
 		src.set(stored)
 		synctest.Wait()
 		require.Equal(t, 2, count(), "runs once the cache holds the stored revision, before any backoff")

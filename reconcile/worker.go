@@ -60,7 +60,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 				return
 			}
 			slot.set(key)
-			if !l.heldBack(t, key) {
+			if !l.heldBack(t, key) && !l.waitsForCache(key) {
 				l.process(t, ctx, rec, key, -1)
 			}
 			slot.clear()
@@ -79,7 +79,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		}
 		slot.set(key)
 		end := time.Duration(-1)
-		if !l.heldBack(t, key) {
+		if !l.heldBack(t, key) && !l.waitsForCache(key) {
 			end = l.process(t, ctx, rec, key, start)
 		}
 		slot.clear()
@@ -210,6 +210,9 @@ func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportE
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
+		if d.conflict && d.stored > 0 {
+			l.holdForCache(key, d.stored)
+		}
 		l.requeueAfterWrite(t, key, max(rec.rev.Load(), d.stored))
 	}
 	if reportEnds > 0 {

@@ -158,6 +158,21 @@ func (l *Loop[K]) waitsForCache(key K) bool {
 	return false
 }
 
+// dropCacheHolds ends every key's hold for the caches. A term's holds end
+// with it: the term's requeueAfterWrite that would run a held key ends
+// too, so a hold left standing would drop the next term's hints for the
+// key until it timed out.
+func (l *Loop[K]) dropCacheHolds() {
+	if l.cacheHolds.Load() == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.keys {
+		l.releaseCacheHoldLocked(s)
+	}
+}
+
 // releaseCacheHoldLocked ends s's hold for the caches, if it has one.
 func (l *Loop[K]) releaseCacheHoldLocked(s *keyState) {
 	if s.cacheRev != 0 {

@@ -91,3 +91,43 @@ func TestConflictOnALaggingCacheRunsAgainOnceTheCacheCatchesUp(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// A hold for the caches ends with its term: the next term's listing runs
+// the key, though the cache still lags (the last term's wait, which would
+// have run it, ended with that term).
+func TestCacheHoldEndsWithItsTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conflict, stored := staleStatusConflict(t)
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		takeOver(t, e.b)
+		el := &handElector{b: e.b, grants: make(chan struct{})}
+		src := &waitingSource{keys: []string{"a"}}
+		src.set(stored - 1)
+		var mu sync.Mutex
+		runs := 0
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs++
+			return Result{}, conflict
+		})
+		count := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return runs
+		}
+		l := mustNew(t, r, src, append(fixedBackoff(), WithElector(el))...)
+		stop := start(t, l)
+		synctest.Wait()
+		el.grants <- struct{}{}
+		synctest.Wait()
+		require.Equal(t, 1, count(), "the first term's pass conflicts and waits for the cache")
+		el.endTerm()
+		synctest.Wait()
+		el.grants <- struct{}{}
+		synctest.Wait()
+		require.Equal(t, 2, count(), "the next term runs the key")
+		require.NoError(t, stop())
+	})
+}

@@ -74,13 +74,8 @@ type decision struct {
 	// warn reports a Result returned together with an error.
 	warn bool
 	// conflict reports a revision conflict (see isConflict): a retry
-	// paced like a Requeue that wrote nothing, not a failure, unless the
-	// caches lag behind stored.
+	// paced like a Requeue that wrote nothing, not a failure.
 	conflict bool
-	// stored is, for a conflict whose error says so (store.ErrConflict's
-	// StoredRevision), the revision of the stored object the write's
-	// precondition failed against; 0 otherwise.
-	stored int64
 	// result is the metric label.
 	result string
 }
@@ -92,7 +87,6 @@ type decision struct {
 //	Requeue              unchanged  after the last write is seen  keep
 //	RequeueAfter d       reset      after d                       clear
 //	revision conflict    unchanged  as a Requeue that wrote none  keep
-//	  (cache behind)     unchanged  once the cache holds stored   keep
 //	err                  +1         max(backoff, RequeueAfter)    set after stallAfter failures
 //	Blocked(reason, err) +1         max(backoff, RequeueAfter)    set now
 //	RetryAfter(err, d)   +1         max(d, backoff, RequeueAfter) as for err
@@ -128,7 +122,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		// so it is a retry, not a failure toward Stalled (a spec that
 		// moves while status is written would make every object Stalled).
 		// requeueUnwritten paces it.
-		return decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true, stored: storedRevision(err),
+		return decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
 			warn: !res.isZero(), result: resultError, message: errString(err)}
 	}
 	n := failures + 1
@@ -172,21 +166,14 @@ func blockedMessage(be *BlockedError) string {
 // such retries before this one; the n-th in a row waits backoff(n). It is
 // neither a failure nor counted toward Stalled: failures and the Stalled
 // change of d are kept. A Requeue that wrote is progress: it resets the
-// failure count (and leaves Stalled to the rows that follow). A conflict
-// against a revision the caches do not hold yet (lagging), with no
-// RequeueAfter, stays a run once the caches hold it: the pass read a stale
-// object from a cache behind the writer, and would read the same one again
-// until then. Any other decision is returned unchanged, and resets the
-// count of retries.
-func requeueUnwritten(d decision, wrote, lagging bool, requeues int, backoff func(n int) time.Duration) decision {
+// failure count (and leaves Stalled to the rows that follow). Any other
+// decision is returned unchanged, and resets the count of retries.
+func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
 	if d.next != nextAfterWrite {
 		return d
 	}
 	if wrote && !d.conflict {
 		d.failures = 0
-		return d
-	}
-	if d.conflict && lagging && d.delay == 0 {
 		return d
 	}
 	n := requeues + 1
@@ -196,16 +183,6 @@ func requeueUnwritten(d decision, wrote, lagging bool, requeues int, backoff fun
 	b := max(backoff(n), 0)
 	d.next, d.delay, d.backoff, d.requeues = nextAfter, max(b, d.delay), b, n
 	return d
-}
-
-// storedRevision returns the revision a conflict's error says the object
-// is stored at (see store.ErrConflict), or 0.
-func storedRevision(err error) int64 {
-	var s interface{ StoredRevision() int64 }
-	if errors.As(err, &s) {
-		return s.StoredRevision()
-	}
-	return 0
 }
 
 // isConflict reports whether err is a revision conflict (store.ErrConflict:

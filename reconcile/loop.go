@@ -62,7 +62,6 @@ type Loop[K comparable] struct {
 	pendingCap int
 	active     atomic.Int64
 	held       atomic.Int64 // keys with a hold (oscillation backoff)
-	cacheHolds atomic.Int64 // keys waiting for the caches (holdForCache)
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -101,10 +100,6 @@ type keyState struct {
 	oscWritten bool      // Stalled has been set for oscillated
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
-	// cacheRev, when not 0, is a conflict's stored revision the caches lag
-	// behind: passes wait for it until cacheUntil (see holdForCache).
-	cacheRev   int64
-	cacheUntil time.Time
 	stalled    *stalledNote
 	// counted is the reason Metrics.Stalled last counted for the key, ""
 	// since it was last cleared; stalledAt is when the Loop last wrote
@@ -117,7 +112,7 @@ type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
 	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
-		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.cacheRev == 0
+		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
 }
 
 // New returns a Loop named name (used in logs, metrics and as the default

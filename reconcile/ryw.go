@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"sync/atomic"
-	"time"
 )
 
 type recorderKey struct{}
@@ -96,95 +95,18 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 		if t.ctx.Err() != nil {
 			return
 		}
-		l.mu.Lock()
-		s := l.keys[key]
-		if err != nil && s == nil {
-			s = &keyState{}
-			l.setKeyLocked(key, s)
-		}
 		if err != nil {
+			l.mu.Lock()
+			s := l.keys[key]
+			if s == nil {
+				s = &keyState{}
+				l.setKeyLocked(key, s)
+			}
 			s.freshRead = true
+			l.mu.Unlock()
 		}
-		if s != nil {
-			l.releaseCacheHoldLocked(s)
-		}
-		l.mu.Unlock()
 		l.addNow(t, key)
 	})
-}
-
-// holdForCache holds key's passes until every cache holds rev, the
-// revision a conflict says the object is stored at, or until the
-// read-your-writes timeout: a pass before then would read the same stale
-// object from a cache that runs behind the writer, and conflict again.
-// Hints for the key meanwhile (the cache's events up to rev) are dropped
-// by the worker (waitsForCache); requeueAfterWrite runs the key when the
-// hold ends.
-func (l *Loop[K]) holdForCache(key K, rev int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.keys[key]
-	if s == nil {
-		s = &keyState{}
-		l.setKeyLocked(key, s)
-	}
-	if s.cacheRev == 0 {
-		l.cacheHolds.Add(1)
-	}
-	s.cacheRev, s.cacheUntil = rev, l.clk.Now().Add(l.cfg.rywTimeout)
-}
-
-// waitsForCache reports whether key, handed to a worker, waits for the
-// caches (see holdForCache); a hold found over is dropped.
-func (l *Loop[K]) waitsForCache(key K) bool {
-	if l.cacheHolds.Load() == 0 {
-		return false
-	}
-	l.mu.Lock()
-	s := l.keys[key]
-	var rev int64
-	if s != nil && l.clk.Now().Before(s.cacheUntil) {
-		rev = s.cacheRev
-	}
-	l.mu.Unlock()
-	if rev > 0 && l.cachesBehind(rev) {
-		return true
-	}
-	l.mu.Lock()
-	if s := l.keys[key]; s != nil && (s.cacheRev <= rev || rev == 0) {
-		l.releaseCacheHoldLocked(s)
-	}
-	l.mu.Unlock()
-	return false
-}
-
-// dropCacheHolds ends every key's hold for the caches. A term's holds end
-// with it: the term's requeueAfterWrite that would run a held key ends
-// too, so a hold left standing would drop the next term's hints for the
-// key until it timed out.
-func (l *Loop[K]) dropCacheHolds() {
-	if l.cacheHolds.Load() == 0 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range l.keys {
-		l.releaseCacheHoldLocked(s)
-	}
-}
-
-// releaseCacheHoldLocked ends s's hold for the caches, if it has one.
-func (l *Loop[K]) releaseCacheHoldLocked(s *keyState) {
-	if s.cacheRev != 0 {
-		s.cacheRev, s.cacheUntil = 0, time.Time{}
-		l.cacheHolds.Add(-1)
-	}
-}
-
-// cachesBehind reports whether the Loop has caches to wait on and one of
-// them does not hold rev yet (false for rev ≤ 0).
-func (l *Loop[K]) cachesBehind(rev int64) bool {
-	return rev > 0 && len(l.waiters) > 0 && l.cacheFloor() < rev
 }
 
 // cacheFloor returns the lowest revision every cache source reflects.

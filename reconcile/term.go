@@ -77,7 +77,6 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	pend := l.pending
 	l.pending = pendingKeys[K]{}
 	l.pmu.Unlock()
-	l.dropCacheHolds() // the last term's waits for the caches ended with it
 	l.log.LogAttrs(termCtx, slog.LevelDebug, "term started", slog.String("controller", l.name),
 		slog.Int("pending", len(pend.keys)), slog.Int("pendingDropped", pend.dropped))
 	// Before the workers start, with the listing: a key both pending and

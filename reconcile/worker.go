@@ -60,7 +60,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 				return
 			}
 			slot.set(key)
-			if !l.heldBack(t, key) && !l.waitsForCache(key) {
+			if !l.heldBack(t, key) {
 				l.process(t, ctx, rec, key, -1)
 			}
 			slot.clear()
@@ -79,7 +79,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		}
 		slot.set(key)
 		end := time.Duration(-1)
-		if !l.heldBack(t, key) && !l.waitsForCache(key) {
+		if !l.heldBack(t, key) {
 			end = l.process(t, ctx, rec, key, start)
 		}
 		slot.clear()
@@ -199,7 +199,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, key K, res Result, e
 func (l *Loop[K]) conclude(key K, res Result, err error, failures, requeues int, wrote bool) (decision, outcome) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
 	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
-	d = requeueUnwritten(d, wrote, l.cachesBehind(d.stored), requeues, backoff)
+	d = requeueUnwritten(d, wrote, requeues, backoff)
 	return d, l.record(key, d, err)
 }
 
@@ -210,10 +210,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportE
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
-		if d.conflict && d.stored > 0 {
-			l.holdForCache(key, d.stored)
-		}
-		l.requeueAfterWrite(t, key, max(rec.rev.Load(), d.stored))
+		l.requeueAfterWrite(t, key, rec.rev.Load())
 	}
 	if reportEnds > 0 {
 		// A healthy key kept Stalled=Oscillating only because the report

@@ -13,15 +13,6 @@ var (
 	// someone else wrote first. Re-read and retry usually helps. A field
 	// ownership conflict is a different error (*ownership.ConflictError),
 	// which retrying never fixes.
-	//
-	// When a write's precondition (IfRevision, IfUID, IfGeneration,
-	// IfObserved, an Update's or UpdateStatus's revision or status
-	// generation) failed against the stored object, the error also says at
-	// what revision that object is stored: errors.As(err, &s), with s of
-	// type interface{ StoredRevision() int64 }. A caller that read from a
-	// cache.Cache can wait for the cache to hold that revision
-	// (Cache.WaitFor) instead of retrying on the stale read it has; the
-	// reconcile Loop does.
 	ErrConflict = errors.New("store: conflict")
 	// ErrExpired: the requested history is gone (compacted, or a watcher
 	// fell behind). Relist and watch again.
@@ -44,29 +35,6 @@ var (
 	// ApplyStatus and Delete converge on retry.
 	ErrUnavailable = errors.New("store: unavailable (a write may have committed; retry idempotently)")
 )
-
-// staleError is an ErrConflict of a precondition that failed against the
-// object stored at revision rev (see ErrConflict).
-type staleError struct {
-	err error
-	rev int64
-}
-
-func (e *staleError) Error() string { return e.err.Error() }
-func (e *staleError) Unwrap() error { return e.err }
-
-// StoredRevision returns the revision of the stored object the
-// precondition failed against.
-func (e *staleError) StoredRevision() int64 { return e.rev }
-
-// stale wraps err, a failed precondition's ErrConflict, with rev, the
-// stored object's revision, when both are set.
-func stale(err error, rev int64) error {
-	if err == nil || rev <= 0 {
-		return err
-	}
-	return &staleError{err: err, rev: rev}
-}
 
 // IgnoreNotFound returns nil if err is ErrNotFound, else err. It makes
 // "delete if present" idempotent in one line.

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,31 +132,4 @@ func objNames(objs []*typedObj) []string {
 		out = append(out, o.Meta.Name)
 	}
 	return out
-}
-
-// A precondition that fails against the stored object says at what
-// revision that object is stored, so a caller that read from a cache can
-// wait for the cache to hold it.
-func TestStalePreconditionGivesTheStoredRevision(t *testing.T) {
-	ctx := t.Context()
-	st := newTypedStore(t, memstore.New())
-	m := st.As("m")
-	obj := &typedObj{Meta: store.Meta{Name: "a"}, Spec: typedSpec{Replicas: 1}}
-	_, err := m.Create(ctx, obj)
-	require.NoError(t, err)
-	read := obj.Meta
-	obj.Spec.Replicas = 2
-	now, err := m.Update(ctx, obj)
-	require.NoError(t, err)
-
-	type storedRevision interface{ StoredRevision() int64 }
-	_, errApply := m.ApplyStatus(ctx, "a", typedStatus{Ready: 1}, nil, store.IfObserved(read))
-	stale := &typedObj{Meta: read, Status: typedStatus{Ready: 1}}
-	_, errUpdate := m.UpdateStatus(ctx, stale)
-	for _, err := range []error{errApply, errUpdate} {
-		require.ErrorIs(t, err, store.ErrConflict)
-		var s storedRevision
-		require.True(t, errors.As(err, &s), "%v", err)
-		require.Equal(t, now, s.StoredRevision(), "%v", err)
-	}
 }

@@ -184,8 +184,8 @@ func (w *Writer[S, T]) check(obj *Object[S, T]) error {
 }
 
 func (w *Writer[S, T]) conflict(name string, want, have int64) error {
-	return stale(fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
-		ErrConflict, w.s.kind, name, want, have), have)
+	return fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
+		ErrConflict, w.s.kind, name, want, have)
 }
 
 // checkRevision applies IfRevision(want), when want is not 0, to cur, the
@@ -205,7 +205,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 // checkUID applies IfUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
-		return stale(fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid), cur.Meta.Revision)
+		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
 	}
 	return nil
 }

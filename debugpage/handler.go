@@ -24,8 +24,9 @@ const MaxErrorBytes = 2048
 var assets embed.FS
 
 // Cache is what the page shows of a cache; *cache.Cache implements it. A
-// cache that also has Relists() int64, DriftRepairs() int64,
-// Undecodable() int or Panics() int64 gets those shown too.
+// cache that also has Kind() string, Version() string, Relists() int64,
+// DriftRepairs() int64, Undecodable() int or Panics() int64 gets those
+// shown too.
 type Cache interface {
 	HasSynced() bool
 	Revision() int64
@@ -246,6 +247,8 @@ func bound(s string) string {
 // cache does not keep them.
 type CacheView struct {
 	Name         string `json:"name"`
+	Kind         string `json:"kind,omitempty"`    // the kind of its objects, when it reads a Store
+	Version      string `json:"version,omitempty"` // the version it serves, for a versioned kind
 	Synced       bool   `json:"synced"`
 	Revision     int64  `json:"revision"`
 	Objects      int    `json:"objects"`
@@ -260,6 +263,12 @@ func (h *Handler) serveCaches(w http.ResponseWriter, _ *http.Request) {
 	out := make([]CacheView, 0, len(caches))
 	for _, nc := range caches {
 		v := CacheView{Name: nc.name, Synced: nc.c.HasSynced(), Revision: nc.c.Revision(), Objects: nc.c.Len()}
+		if c, ok := nc.c.(interface{ Kind() string }); ok {
+			v.Kind = c.Kind()
+		}
+		if c, ok := nc.c.(interface{ Version() string }); ok {
+			v.Version = c.Version()
+		}
 		if c, ok := nc.c.(interface{ Relists() int64 }); ok {
 			n := c.Relists()
 			v.Relists = &n

@@ -293,9 +293,13 @@ func (s *cacheSource[S, T]) LastError() error {
 	return s.c.LastError()
 }
 
-// String names the source in logs: FromStore(kind), or "cache source".
+// String names the source in logs: FromStore(kind), FromStore(kind@version)
+// for a versioned kind (see store.WithVersion), or "cache source".
 func (s *cacheSource[S, T]) String() string {
 	if s.st != nil {
+		if v := s.st.Version(); v != "" {
+			return "FromStore(" + s.st.Kind() + "@" + v + ")"
+		}
 		return "FromStore(" + s.st.Kind() + ")"
 	}
 	return "cache source"

@@ -11,11 +11,20 @@ import (
 // reads its own values as rawObject, so it can rewrite one half of an object
 // (Meta and Spec, or Status and Conditions) and copy the other half through
 // byte for byte without knowing S and T.
+//
+// A versioned kind's value also has its version and what the hub holds
+// that its version cannot (see Versions and versions_codec.go).
 type rawObject struct {
+	Version    string          `json:"version,omitempty"`
 	Meta       Meta            `json:"metadata"`
 	Spec       json.RawMessage `json:"spec"`
 	Status     json.RawMessage `json:"status"`
 	Conditions []Condition     `json:"conditions,omitempty"`
+	Preserved  json.RawMessage `json:"preserved,omitempty"`
+
+	// stored is, for a versioned Store, the value as stored, when Spec and
+	// Status are at the served version (see Store.served).
+	stored storedSides
 }
 
 // legacyMetaKey is the key under which values written before the metadata
@@ -36,7 +45,8 @@ type metaOnly struct {
 type (
 	legacyObject[S, T any] struct {
 		*Object[S, T]
-		Legacy *Meta `json:"meta"`
+		Legacy  *Meta   `json:"meta"`
+		Version *string `json:"version"`
 	}
 	legacyRaw struct {
 		*rawObject
@@ -69,8 +79,16 @@ func decodeObject[S, T any](kv KV, d *metaDecoder, like *decodedFrom[S, T], cp c
 	obj := new(Object[S, T])
 	from, ok := decodeObjectFast(kv.Value, obj, d, like, cp)
 	if !ok {
+		if d.otherVersion {
+			return decodedFrom[S, T]{}, errOtherVersion
+		}
 		obj = new(Object[S, T])
-		if err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta}); err != nil {
+		var version string
+		err := json.Unmarshal(kv.Value, &legacyObject[S, T]{obj, &obj.Meta, &version})
+		if d.versionOf(version) != d.version {
+			return decodedFrom[S, T]{}, errOtherVersion
+		}
+		if err != nil {
 			return decodedFrom[S, T]{}, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 		}
 		from = decodedFrom[S, T]{obj: obj}
@@ -113,8 +131,15 @@ func (raw *rawObject) encode() ([]byte, error) {
 	}
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
 	var b bytes.Buffer
-	b.Grow(len(meta) + len(spec) + len(status) + len(conds) + 48)
-	b.WriteString(`{"metadata":`)
+	b.Grow(len(raw.Version) + len(meta) + len(spec) + len(status) + len(conds) + len(raw.Preserved) + 80)
+	if raw.Version != "" {
+		// A version name needs no escaping (NewVersions checks it).
+		b.WriteString(`{"version":"`)
+		b.WriteString(raw.Version)
+		b.WriteString(`","metadata":`)
+	} else {
+		b.WriteString(`{"metadata":`)
+	}
 	b.Write(meta)
 	b.WriteString(`,"spec":`)
 	b.Write(spec)
@@ -123,6 +148,10 @@ func (raw *rawObject) encode() ([]byte, error) {
 	if conds != nil {
 		b.WriteString(`,"conditions":`)
 		b.Write(conds)
+	}
+	if len(raw.Preserved) > 0 {
+		b.WriteString(`,"preserved":`)
+		b.Write(raw.Preserved)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

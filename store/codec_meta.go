@@ -27,6 +27,21 @@ type metaDecoder struct {
 	kind, name string
 	scratch    *decodeScratch // nil: none
 	r          jsonscan.Reader
+	// version is the version the Store serves and first the version of a
+	// value stored without one (both "" for a kind without versions);
+	// found is the version of the value read, first until its key is read.
+	version, first, found string
+	// otherVersion reports that the value decoded but is at another
+	// version than the Store serves.
+	otherVersion bool
+}
+
+// versionOf returns the version of a value whose version key holds v.
+func (d *metaDecoder) versionOf(v string) string {
+	if v == "" {
+		return d.first
+	}
+	return v
 }
 
 // decodeScratch is what one goroutine that decodes many values (a watch)

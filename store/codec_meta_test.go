@@ -28,7 +28,7 @@ type fastStatus struct {
 // decodeObjectJSON is decodeObject's specification: encoding/json alone.
 func decodeObjectJSON(value []byte) (*Object[fastSpec, fastStatus], error) {
 	obj := new(Object[fastSpec, fastStatus])
-	return obj, json.Unmarshal(value, &legacyObject[fastSpec, fastStatus]{obj, &obj.Meta})
+	return obj, json.Unmarshal(value, &legacyObject[fastSpec, fastStatus]{Object: obj, Legacy: &obj.Meta})
 }
 
 // decodeObjectFast gives what encoding/json gives, or defers to it, with
@@ -351,7 +351,7 @@ func TestDecodeScratchReadsScalarsInTurn(t *testing.T) {
 		`{"metadata":{"kind":"K","name":"a"},"spec":3,"status":null}`,
 	} {
 		want := new(Object[int, string])
-		wantErr := json.Unmarshal([]byte(value), &legacyObject[int, string]{want, &want.Meta})
+		wantErr := json.Unmarshal([]byte(value), &legacyObject[int, string]{Object: want, Legacy: &want.Meta})
 		got, err := decodeObject[int, string](KV{Key: "K/a", Value: []byte(value)}, &metaDecoder{kind: "K", name: "a", scratch: scratch}, nil, copies{})
 		if wantErr != nil {
 			require.Error(t, err, value)

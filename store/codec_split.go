@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+
 	"github.com/steady-go/steady/internal/jsonscan"
 )
 
@@ -9,6 +11,7 @@ import (
 // (nil when absent).
 type storedValue struct {
 	spec, status []byte
+	preserved    []byte
 }
 
 // decodeStored reads a stored value the way the store writes it, in one
@@ -20,7 +23,8 @@ type storedValue struct {
 // (encoding/json); so both give the same result and the same errors.
 func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (storedValue, bool) {
 	var out storedValue
-	var seen [4]bool
+	var seen [6]bool
+	d.found = d.first
 	d.r = jsonscan.NewReader(value)
 	r := &d.r
 	ok := r.Object(func(key []byte) bool {
@@ -38,6 +42,14 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		case "conditions":
 			k = 3
 			*conds, ok = d.conditions()
+		case "version":
+			k = 4
+			var v string
+			v, ok = d.string()
+			d.found = d.versionOf(v)
+		case "preserved":
+			k = 5
+			out.preserved, ok = r.Raw()
 		}
 		if !ok || seen[k] {
 			return false
@@ -54,6 +66,12 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 	parts, ok := decodeStored(value, &raw.Meta, &raw.Conditions, d)
 	if !ok {
 		return false
+	}
+	if d.found != "" {
+		raw.Version = d.found
+	}
+	if parts.preserved != nil {
+		raw.Preserved = append(json.RawMessage(nil), parts.preserved...)
 	}
 	// Spec and Status share one copy of their bytes, as encoding/json would
 	// not keep references into value either.
@@ -81,6 +99,10 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], bool) {
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
 	if !ok {
+		return decodedFrom[S, T]{}, false
+	}
+	if d.found != d.version {
+		d.otherVersion = true
 		return decodedFrom[S, T]{}, false
 	}
 	switch {

@@ -31,6 +31,13 @@
 // Meta.Revision is not encoded: it is the key's ModRevision, one store-wide
 // monotonic counter, so revisions order all writes of a Backend.
 //
+// A versioned kind's value (see Versions) starts with "version" and may end
+// with "preserved", the hub fields its version cannot hold:
+// {"version": "v2", "metadata": ..., "spec": ..., "status": ...,
+// "preserved": {"spec": ..., "status": ...}}. Its Meta.Managed is in the
+// paths of its version. Store.Migrate rewrites values at the storage
+// version and keeps its checkpoint under "_migrations/" + prefix + kind.
+//
 // # Reads and writes
 //
 // Store.Get, Store.List (label selector, pagination, and the revision the

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"unicode"
@@ -48,6 +49,8 @@ type Store[S, T any] struct {
 	last    *lastValues                  // see WithLastValues
 	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
 	scratch sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
+	ver     *storeVersions               // nil: the kind has no versions (see WithVersion)
+	logger  *slog.Logger                 // see WithLogger
 }
 
 // Option configures New.
@@ -60,6 +63,11 @@ type config struct {
 	trace  func(context.Context) string
 
 	lastValueBytes int
+
+	served      string
+	versions    *Versions
+	versionsSet bool
+	logger      *slog.Logger
 }
 
 // WithKeyPrefix puts every key of the Store under prefix, so several
@@ -111,6 +119,9 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if c.newUID == nil {
 		c.newUID = randomUID
 	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
 	switch {
 	case c.clock == nil:
 		c.clock = clock.Real{}
@@ -127,8 +138,14 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
+	var ver *storeVersions
+	if c.versionsSet {
+		if ver, err = newStoreVersions[S, T](c.served, c.versions); err != nil {
+			return nil, err
+		}
+	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes)}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

@@ -73,6 +73,9 @@ func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T]
 // from.
 func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
+	if err == errOtherVersion {
+		return s.decodeConverted(kv, scratch)
+	}
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &from.obj.Meta)
 	}
@@ -90,6 +93,9 @@ func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}
+	if err == nil {
+		err = s.served(raw)
+	}
 	if err != nil {
 		return nil, s.decodeError(kv, err)
 	}
@@ -100,10 +106,14 @@ func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
 // are the Store's kind and the key's name.
 func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecoder {
 	name, _ := s.nameOf(key)
-	if scratch == nil {
-		return &metaDecoder{kind: s.kind, name: name}
+	var version, first string
+	if s.ver != nil {
+		version, first = s.ver.served.name, s.ver.first
 	}
-	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch}
+	if scratch == nil {
+		return &metaDecoder{kind: s.kind, name: name, version: version, first: first}
+	}
+	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first}
 	return &scratch.d
 }
 

@@ -244,7 +244,7 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 	if w.s.trace != nil {
 		next.Meta.LastWrite.Trace = w.s.trace(ctx)
 	}
-	val, err := next.encode()
+	val, err := w.s.encodeStored(next)
 	if err != nil {
 		return 0, err
 	}

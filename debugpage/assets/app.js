@@ -92,6 +92,7 @@ function renderCaches(caches) {
   const body = document.querySelector("#caches tbody");
   body.replaceChildren(...caches.map(c => el("tr", { "data-cache": c.name },
     el("td", {}, c.name),
+    el("td", {}, c.kind ? c.kind + (c.version ? "@" + c.version : "") : "–"),
     el("td", { class: c.synced ? "good" : "bad" }, c.synced ? "synced" : "not synced"),
     num(c.revision), num(c.objects), num(opt(c.relists)), num(opt(c.driftRepairs)), num(opt(c.undecodable)), num(opt(c.panics)))));
 }

@@ -175,7 +175,7 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	pol := backoff.Policy{Base: 10e6, Factor: 2, Cap: relistCap, Jitter: 0.2, Rand: p.w.newRand().Float64}
 	c := cache.New[S, T](st,
 		cache.WithRelistBackoff(pol),
-		cache.WithMutationDetector(func(err error) { p.w.violate(HarmContract, "cache of %s: %v", st.Kind(), err) }))
+		cache.WithMutationDetector(func(err error) { p.w.violate(HarmContract, "cache of %s: %v", kindName(st), err) }))
 	p.caches = append(p.caches, c.Run)
 	p.revs = append(p.revs, c.Revision)
 	if p.byPfx == nil {
@@ -183,6 +183,15 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	}
 	p.byPfx[st.Prefix()] = c.Revision
 	return c
+}
+
+// kindName names st's kind in reports: the kind, and @version for a
+// versioned kind (see store.WithVersion).
+func kindName[S, T any](st *store.Store[S, T]) string {
+	if v := st.Version(); v != "" {
+		return st.Kind() + "@" + v
+	}
+	return st.Kind()
 }
 
 // lockedRand is a seeded source safe for concurrent use. Draws are taken in

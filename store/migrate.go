@@ -1,0 +1,257 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MigrateOptions refines Migrate.
+type MigrateOptions struct {
+	// PerSecond bounds the values rewritten per second (0: no bound), so a
+	// migration beside running controllers does not crowd out their
+	// writes. Reads are not counted. The wait uses the Store's clock.
+	PerSecond float64
+	// PageSize is the number of keys read per Backend.List (default 100).
+	// The checkpoint is written after each page.
+	PageSize int
+	// Progress, when set, is called after each page and at the end with
+	// the counts so far.
+	Progress func(MigrateProgress)
+}
+
+// MigrateProgress counts what a Migrate did.
+type MigrateProgress struct {
+	// Scanned counts the values read, Migrated those rewritten at the
+	// storage version, Current those already at it, Undecodable those
+	// left alone because they do not decode (a *DecodeError, such as a
+	// version this program does not know), and Retried the rewrites that
+	// found the value written meanwhile and read it again.
+	Scanned, Migrated, Current, Undecodable, Retried int
+	// Resumed is the name after which this run started, from the
+	// checkpoint of a run that stopped ("" for a fresh start).
+	Resumed string
+	// Done is set in the last report of a run that went through every key.
+	Done bool
+}
+
+func (p MigrateProgress) String() string {
+	return fmt.Sprintf("scanned %d, migrated %d, already current %d, undecodable %d, retried %d",
+		p.Scanned, p.Migrated, p.Current, p.Undecodable, p.Retried)
+}
+
+// migrateCheckpoint is the stored position of a migration that has not
+// finished.
+type migrateCheckpoint struct {
+	Storage string `json:"storage"`
+	After   string `json:"after"`
+}
+
+// checkpointKey is where a migration of the Store's kind keeps its
+// position: under "_", outside every Store's key space.
+func (s *Store[S, T]) checkpointKey() string {
+	return "_migrations/" + strings.TrimSuffix(s.prefix, "/")
+}
+
+// Migrate rewrites every value of the Store's kind that is not at the
+// storage version (see Versions) at the storage version, and reports what it
+// did. Values keep their Meta (Generation, LastWrite and ownership do not
+// move: the object did not change), and fields the storage version cannot
+// hold are preserved as on any write.
+//
+// It is safe beside running controllers: each rewrite is conditional on the
+// revision it read (and on ctx's fence, see WithFence), so a value written
+// meanwhile is read again, never overwritten; a value already at the
+// storage version is left alone, so a rerun rewrites nothing twice. It is
+// resumable: the name of the last key of each page is checkpointed in the
+// Backend (under "_migrations/"), and a run that finds a checkpoint of the
+// same storage version starts after it; a finished run deletes it. Run it
+// once every program writing the kind stores the new storage version, or
+// values they write at the old one behind it stay there (a later run finds
+// them).
+//
+// Values that do not decode (*DecodeError) are counted and left alone; one
+// never stops the rest. It returns ctx's error when ctx ends (rerun to go
+// on), ErrInvalid for a kind without versions, and the Backend's errors.
+func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (MigrateProgress, error) {
+	var p MigrateProgress
+	if s.ver == nil {
+		return p, fmt.Errorf("%w: Migrate of kind %s, which has no versions (see WithVersion)", ErrInvalid, s.kind)
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	report := func() {
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	after, err := s.readCheckpoint(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.Resumed = after
+	var next time.Time // the earliest time of the next rewrite
+	cont := ""
+	if after != "" {
+		cont = s.prefix + after
+	}
+	for {
+		page, err := s.b.List(ctx, s.prefix, KVListOptions{Limit: opts.PageSize, Continue: cont})
+		if err != nil {
+			return p, err
+		}
+		for _, kv := range page.KVs {
+			if _, ok := s.nameOf(kv.Key); !ok {
+				continue
+			}
+			p.Scanned++
+			if migrated, err := s.migrateOne(ctx, kv, &p, opts.PerSecond, &next); err != nil {
+				return p, err
+			} else if migrated {
+				p.Migrated++
+			}
+		}
+		if page.Continue == "" {
+			break
+		}
+		cont = page.Continue
+		if name, ok := strings.CutPrefix(cont, s.prefix); ok {
+			if err := s.writeCheckpoint(ctx, name); err != nil {
+				return p, err
+			}
+		}
+		report()
+	}
+	if _, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()}); err != nil && !errors.Is(err, ErrNotFound) {
+		return p, err
+	}
+	p.Done = true
+	report()
+	return p, nil
+}
+
+// migrateOne rewrites kv at the storage version unless it is there, pacing
+// rewrites to perSecond with next, and reports whether it wrote.
+func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, perSecond float64, next *time.Time) (bool, error) {
+	for range maxAttempts {
+		raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
+		if err == nil {
+			err = s.checkIdentity(kv.Key, &raw.Meta)
+		}
+		var out *rawObject
+		if err == nil {
+			out, err = s.atStorage(raw)
+		}
+		switch {
+		case err != nil: // what Get reports as a *DecodeError
+			p.Undecodable++
+			return false, nil
+		case out == nil:
+			p.Current++
+			return false, nil
+		}
+		if err := s.pace(ctx, perSecond, next); err != nil {
+			return false, err
+		}
+		val, err := out.encode()
+		if err != nil {
+			return false, err
+		}
+		w := Writer[S, T]{s: s}
+		_, err = w.txn(ctx, Cond{Key: kv.Key, Target: ModRevision, Revision: kv.ModRevision}, Write{Kind: WritePut, Key: kv.Key, Value: val})
+		if _, ok := ownCondFailure(err); !ok {
+			return err == nil, err
+		}
+		// Written (or deleted) meanwhile: read it again.
+		p.Retried++
+		if kv, err = s.b.Get(ctx, kv.Key); errors.Is(err, ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	return false, fmt.Errorf("%w: migrating %q: gave up after %d concurrent writes", ErrConflict, kv.Key, maxAttempts)
+}
+
+// atStorage returns raw, as stored, at the storage version, or nil when it
+// is there already.
+func (s *Store[S, T]) atStorage(raw *rawObject) (*rawObject, error) {
+	v, err := s.versionOf(raw.Version)
+	if err != nil {
+		return nil, err
+	}
+	storage := s.ver.storage
+	if v == storage {
+		return nil, nil // a value with no version at the first is current too
+	}
+	hub, err := hubOf(v, raw.Spec, raw.Status, raw.Preserved)
+	if err != nil {
+		return nil, err
+	}
+	back, spec, status, err := storage.roundTrip(hub)
+	if err != nil {
+		return nil, err
+	}
+	out := *raw
+	out.Meta.Revision = 0
+	out.Version = storage.name
+	if out.Spec, err = json.Marshal(spec); err != nil {
+		return nil, err
+	}
+	if out.Status, err = json.Marshal(status); err != nil {
+		return nil, err
+	}
+	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {
+		return nil, err
+	}
+	out.Meta.Managed = s.convertManaged(&raw.Meta, v, storage, raw, &out)
+	return &out, nil
+}
+
+// pace waits until next, then sets it one interval of perSecond later.
+func (s *Store[S, T]) pace(ctx context.Context, perSecond float64, next *time.Time) error {
+	if perSecond <= 0 {
+		return nil
+	}
+	now := s.clock.Now()
+	if wait := next.Sub(now); wait > 0 {
+		t := s.clock.NewTimer(wait)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		now = *next
+	}
+	*next = now.Add(time.Duration(float64(time.Second) / perSecond))
+	return nil
+}
+
+func (s *Store[S, T]) readCheckpoint(ctx context.Context) (string, error) {
+	kv, err := s.b.Get(ctx, s.checkpointKey())
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var c migrateCheckpoint
+	if json.Unmarshal(kv.Value, &c) != nil || c.Storage != s.ver.storage.name {
+		return "", nil // another migration's, or unreadable: start afresh
+	}
+	return c.After, nil
+}
+
+func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string) error {
+	val, err := json.Marshal(migrateCheckpoint{Storage: s.ver.storage.name, After: after})
+	if err != nil {
+		return err
+	}
+	_, err = s.b.Txn(ctx, nil, Write{Kind: WritePut, Key: s.checkpointKey(), Value: val})
+	return err
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/ownership"
+)
+
+// Field ownership across versions. Meta.Managed is stored in the paths of
+// the version the value is stored at. A Store converts the records with the
+// value: from the stored version's paths to the hub's (its Renames, From to
+// To), then to the served version's (its Renames, To to From), and back on
+// write. So Apply merges, and reports conflicts, in the writer's version's
+// paths. A path under a Rename whose To is "" has no counterpart in the hub:
+// it is dropped from its record, with a log line, never an error on read
+// (the field's ownership is reset, as for a record that no longer decodes).
+
+// renameRule is a parsed Rename.
+type renameRule struct{ from, to diff.Path }
+
+// parseRenames parses the Renames of version name.
+func parseRenames(name string, rs []Rename) ([]renameRule, error) {
+	out := make([]renameRule, 0, len(rs))
+	dotted := func(p string) string {
+		if p != "" && p[0] != '.' && p[0] != '[' {
+			return "." + p
+		}
+		return p
+	}
+	for _, r := range rs {
+		r.From, r.To = dotted(r.From), dotted(r.To)
+		from, err := diff.ParsePath(r.From)
+		if err != nil {
+			return nil, fmt.Errorf("version %q: rename from %q: %v", name, r.From, err)
+		}
+		var to diff.Path
+		if r.To != "" {
+			if to, err = diff.ParsePath(r.To); err != nil {
+				return nil, fmt.Errorf("version %q: rename to %q: %v", name, r.To, err)
+			}
+		}
+		if len(from) == 0 {
+			return nil, fmt.Errorf("version %q: rename of the root", name)
+		}
+		out = append(out, renameRule{from, to})
+	}
+	return out, nil
+}
+
+// mapPath maps p through the first rule whose source is a prefix of it
+// (from to to, or with back to to from), and reports false for a path
+// whose rule maps it to nothing.
+func mapPath(p diff.Path, rules []renameRule, back bool) (diff.Path, bool) {
+	for _, r := range rules {
+		src, dst := r.from, r.to
+		if back {
+			src, dst = r.to, r.from
+			if src == nil {
+				continue
+			}
+		}
+		if !p.HasPrefix(src) {
+			continue
+		}
+		if dst == nil {
+			return nil, false
+		}
+		return append(dst[:len(dst):len(dst)], p[len(src):]...), true
+	}
+	return p, true
+}
+
+// convertManaged returns meta's ownership records, made against the sides of
+// from (the value at version a), converted to the sides of to (the same
+// value at version b). An entry that does not decode, or a path that does
+// not map, is dropped and logged.
+func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
+	if len(meta.Managed) == 0 || a == b {
+		return meta.Managed
+	}
+	out := make([]ManagedFields, 0, len(meta.Managed))
+	var codecs [2][2]*ownership.Codec // [side][from, to]
+	for _, e := range meta.Managed {
+		side := 0
+		if e.Subresource == statusSide {
+			side = 1
+		}
+		if codecs[side][0] == nil {
+			// A codec depends on the tree's shape only.
+			ft, err1 := sideTreeOf(from, e.Subresource, true)
+			tt, err2 := sideTreeOf(to, e.Subresource, true)
+			if err1 != nil || err2 != nil {
+				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", errorsJoin(err1, err2)))
+				continue
+			}
+			codecs[side][0] = ownership.NewCodec(ft, a.schemas.of(e.Subresource))
+			codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
+		}
+		set, err := codecs[side][0].Decode(e.Fields)
+		if err != nil {
+			s.dropManaged(meta, e, err.Error())
+			continue
+		}
+		var paths []diff.Path
+		for _, p := range set.Paths() {
+			hub, ok := mapPath(p, a.rules, false)
+			if ok {
+				p, ok = mapPath(hub, b.rules, true)
+			}
+			if !ok {
+				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+				continue
+			}
+			paths = append(paths, p)
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		conv, err := ownership.NewSet(paths...)
+		if err != nil {
+			s.dropManaged(meta, e, err.Error())
+			continue
+		}
+		e.Fields = codecs[side][1].Encode(conv)
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// dropManaged logs a record, or a path of it, that conversion drops.
+func (s *Store[S, T]) dropManaged(meta *Meta, e ManagedFields, why string) {
+	s.logger.LogAttrs(context.Background(), slog.LevelWarn, "store: dropping a field ownership record that does not convert",
+		slog.String("kind", s.kind), slog.String("name", meta.Name), slog.String("manager", e.Manager),
+		slog.String("subresource", e.Subresource), slog.String("reason", why))
+}
+
+// WithLogger sets the logger of what the Store drops rather than fails on,
+// such as an ownership record that does not convert between versions
+// (default: slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }

@@ -1,0 +1,92 @@
+package store_test
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// conflictPaths returns the (manager, path) pairs of an apply's conflict.
+func conflictPaths(t *testing.T, err error) []string {
+	t.Helper()
+	var ce *ownership.ConflictError
+	require.ErrorAs(t, err, &ce)
+	var out []string
+	for _, c := range ce.Conflicts {
+		out = append(out, c.Manager+" "+c.Path.String())
+	}
+	return out
+}
+
+// Ownership follows a field through a rename: what a v1 manager applied
+// conflicts with a v2 manager's apply of the renamed field, and each sees
+// the conflict in its own version's paths, whichever version is stored.
+func TestVersionsFieldOwnershipAcrossVersions(t *testing.T) {
+	ctx := t.Context()
+	for _, storage := range []string{"v1", "v2"} {
+		t.Run("storage "+storage, func(t *testing.T) {
+			b := memstore.New()
+			s1, s2 := versionedStores(t, b, storage)
+			_, err := s1.As("old").Apply(ctx, "a", map[string]any{"image": "img:1"})
+			require.NoError(t, err)
+
+			_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2", "replicas": 2})
+			require.Equal(t, []string{"old .spec.containerImage"}, conflictPaths(t, err), "reported in v2's paths")
+
+			_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2", "replicas": 2}, store.Force())
+			require.NoError(t, err)
+			_, err = s1.As("old").Apply(ctx, "a", map[string]any{"image": "img:3"})
+			require.Equal(t, []string{"new .spec.image"}, conflictPaths(t, err), "reported in v1's paths")
+
+			// The v2 manager's replicas, which v1 cannot hold when stored,
+			// stays its own.
+			_, err = s2.As("third").Apply(ctx, "a", map[string]any{"replicas": 5})
+			require.Equal(t, []string{"new .spec.replicas"}, conflictPaths(t, err))
+			got, err := s2.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, specV2{ContainerImage: "img:2", Replicas: 2}, got.Spec)
+		})
+	}
+}
+
+// A path whose rename leads nowhere is dropped from its record with a log
+// line; the read does not fail.
+func TestVersionsUnmappableOwnershipIsDroppedAndLogged(t *testing.T) {
+	ctx := t.Context()
+	type specOld struct {
+		Image  string `json:"image"`
+		Legacy string `json:"legacy,omitempty"`
+	}
+	v1 := store.VersionOf("v1", store.Conversion[specOld, statusV1, specV2, statusV2]{
+		ToHub: func(s specOld, st statusV1) (specV2, statusV2, error) {
+			return specV2{ContainerImage: s.Image}, statusV2{Ready: st.Ready}, nil
+		},
+		FromHub: func(s specV2, st statusV2) (specOld, statusV1, error) {
+			return specOld{Image: s.ContainerImage}, statusV1{Ready: st.Ready}, nil
+		},
+		Renames: []store.Rename{{From: ".spec.image", To: ".spec.containerImage"}, {From: ".spec.legacy", To: ""}},
+	})
+	vs, err := store.NewVersions("v2", v1, store.VersionOf("v2", store.Conversion[specV2, statusV2, specV2, statusV2]{}))
+	require.NoError(t, err)
+	var log bytes.Buffer
+	b := memstore.New()
+	s1, err := store.New[specOld, statusV1](b, "Widget", store.WithVersion("v1", vs), store.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	require.NoError(t, err)
+	s2, err := store.New[specV2, statusV2](b, "Widget", store.WithVersion("v2", vs))
+	require.NoError(t, err)
+
+	_, err = s1.As("old").Apply(ctx, "a", map[string]any{"image": "img:1", "legacy": "x"})
+	require.NoError(t, err)
+	require.Contains(t, log.String(), `path .spec.legacy of version v1 has no counterpart at version v2`)
+	got, err := s2.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, got.Meta.Managed, 1, "the record keeps its other paths")
+	_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2"})
+	require.Equal(t, []string{"old .spec.containerImage"}, conflictPaths(t, err))
+}

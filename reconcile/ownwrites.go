@@ -23,14 +23,13 @@ type ownWrites struct {
 	mu    sync.Mutex
 	revs  map[int64]struct{}
 	names map[string]struct{}
-	// pruneAt is the size of revs that triggers the next prune: twice what
-	// the last one left, so that while the caches lag (nothing prunable)
-	// the prunes cost O(1) per write, not a scan of revs each.
-	pruneAt int
+	prune int // len(revs) past which wrote prunes: twice what the last prune kept
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
-// cache has already passed (they will never be judged) are dropped.
+// cache has already passed (they will never be judged) are dropped. While
+// the caches lag, a prune drops few, so the next waits until the revisions
+// have doubled: a prune scans them all, and each write must not.
 const maxOwnRevs = 1024
 
 // wrote records a revision a reconcile wrote. floor returns the lowest
@@ -45,14 +44,14 @@ func (o *ownWrites) wrote(rev int64, floor func() int64) {
 		o.revs = map[int64]struct{}{}
 	}
 	o.revs[rev] = struct{}{}
-	if len(o.revs) > max(maxOwnRevs, o.pruneAt) {
+	if len(o.revs) > max(o.prune, maxOwnRevs) {
 		f := floor()
 		for r := range o.revs {
 			if r <= f {
 				delete(o.revs, r)
 			}
 		}
-		o.pruneAt = 2 * len(o.revs)
+		o.prune = 2 * len(o.revs)
 	}
 }
 

@@ -324,3 +324,8 @@ func writeAllocs(file string) error {
 	defer f.Close()
 	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
+
+// CPUTime is the process's user+sys time so far, or 0 where getrusage is
+// missing. Benchmarks whose wall time depends on how much of a shared
+// machine they get report it per op next to ns/op.
+func CPUTime() time.Duration { return cpuTime() }

@@ -54,6 +54,9 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T], opts ...Wr
 	if d != nil {
 		defer func() { d.end(err) }()
 	}
+	if err := writeOpts(new(writeConfig), "Create", 0, opts); err != nil {
+		return 0, err
+	}
 	return w.create(ctx, obj)
 }
 
@@ -115,6 +118,9 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T], opts ...Wr
 	if d != nil {
 		defer func() { d.end(err) }()
 	}
+	if err := writeOpts(new(writeConfig), "Update", 0, opts); err != nil {
+		return 0, err
+	}
 	return w.updateObj(ctx, obj)
 }
 
@@ -170,7 +176,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return Meta{}, v, err
 	}
 	meta := next.Meta
@@ -212,7 +218,7 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// checkRevision applies IfRevision(want), when want is not 0, to cur, the
+// checkRevision applies WithRevision(want), when want is not 0, to cur, the
 // current object (nil when there is none).
 func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) error {
 	switch {
@@ -226,7 +232,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 	return nil
 }
 
-// checkUID applies IfUID(uid) to cur, the current object.
+// checkUID applies WithUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
 		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
@@ -236,7 +242,8 @@ func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 
 // landed turns the error of an attempt's Txn into its verdict: a failed own
 // cond means the object was written since the current value, a race, or,
-// when the caller named the revision it read (want), a conflict.
+// when the caller named the revision it read (want), a conflict; anything
+// else is the Backend's answer.
 func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, error) {
 	if cf, ok := ownCondFailure(err); ok {
 		if want != 0 {
@@ -244,10 +251,7 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 		}
 		return raced, nil
 	}
-	if err != nil {
-		return decided, err
-	}
-	return wrote, nil
+	return answered, err
 }
 
 // store writes next under the own-key cond: it deletes the object when its

@@ -36,7 +36,9 @@ func BenchmarkFieldChangesOwnStatus(b *testing.B) {
 	st, err := store.New[judgeSpec, judgeStatus](memstore.New(), "App")
 	require.NoError(b, err)
 	user, ctrl := st.As("user"), st.As("ctrl")
-	type pair struct{ old, new *store.Object[judgeSpec, judgeStatus] }
+	type pair struct {
+		old, new *store.Object[judgeSpec, judgeStatus]
+	}
 	var pairs []pair
 	for i := range 16 {
 		name := fmt.Sprintf("app-%05d", i)

@@ -49,7 +49,18 @@ func (s *Store[S, T]) As(manager string) *Writer[S, T] {
 // time. It returns an error wrapping ErrAlreadyExists if an object of that name
 // exists (even one whose deletion was requested), ErrInvalid for a bad name,
 // kind or condition list, and ErrFenced if ctx's fence no longer holds.
-func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, error) {
+func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T], opts ...WriteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Create", nameOf(obj))
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
+	if err := writeOpts(new(writeConfig), "Create", 0, opts); err != nil {
+		return 0, err
+	}
+	return w.create(ctx, obj)
+}
+
+func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
 	}
@@ -102,7 +113,18 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 // On success obj.Meta is what was stored, with the new Revision, which is
 // returned. A missing object gives ErrNotFound. An Update of an object as the
 // Store last read or wrote it is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, error) {
+func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T], opts ...WriteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Update", nameOf(obj))
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
+	if err := writeOpts(new(writeConfig), "Update", 0, opts); err != nil {
+		return 0, err
+	}
+	return w.updateObj(ctx, obj)
+}
+
+func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
 	}
@@ -154,7 +176,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return Meta{}, v, err
 	}
 	meta := next.Meta
@@ -167,6 +189,14 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 func userMetaEqual(a, b *Meta) bool {
 	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
 		slices.Equal(a.Owners, b.Owners) && slices.Equal(a.Finalizers, b.Finalizers)
+}
+
+// nameOf is obj's name, "" for a nil obj (which the write refuses).
+func nameOf[S, T any](obj *Object[S, T]) string {
+	if obj == nil {
+		return ""
+	}
+	return obj.Meta.Name
 }
 
 // check validates the parts of obj every write needs.
@@ -188,7 +218,7 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// checkRevision applies IfRevision(want), when want is not 0, to cur, the
+// checkRevision applies WithRevision(want), when want is not 0, to cur, the
 // current object (nil when there is none).
 func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) error {
 	switch {
@@ -202,7 +232,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 	return nil
 }
 
-// checkUID applies IfUID(uid) to cur, the current object.
+// checkUID applies WithUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
 		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
@@ -212,7 +242,8 @@ func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 
 // landed turns the error of an attempt's Txn into its verdict: a failed own
 // cond means the object was written since the current value, a race, or,
-// when the caller named the revision it read (want), a conflict.
+// when the caller named the revision it read (want), a conflict; anything
+// else is the Backend's answer.
 func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, error) {
 	if cf, ok := ownCondFailure(err); ok {
 		if want != 0 {
@@ -220,10 +251,7 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 		}
 		return raced, nil
 	}
-	if err != nil {
-		return decided, err
-	}
-	return wrote, nil
+	return answered, err
 }
 
 // store writes next under the own-key cond: it deletes the object when its
@@ -248,6 +276,10 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 	if err != nil {
 		return 0, err
 	}
+	if d := dryRunFrom(ctx); d != nil {
+		d.dryMeta(next.Meta)
+		return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	}
 	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)
@@ -264,13 +296,20 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	if fenced {
 		conds = append(conds, fence.Cond())
 	}
-	rev, err := w.s.b.Txn(ctx, conds, wr)
+	d := dryRunFrom(ctx)
+	var rev int64
+	var err error
+	if d != nil {
+		rev, err = w.dryTxn(ctx, d, conds, wr)
+	} else {
+		rev, err = w.s.b.Txn(ctx, conds, wr)
+	}
 	var cf *CondFailedError
 	if errors.As(err, &cf) && cf.Index > 0 {
 		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
 			ErrFenced, fence.Key, fence.Revision, cf.Actual)
 	}
-	if err == nil {
+	if err == nil && d == nil {
 		observeWrite(ctx, rev)
 		if wr.Kind == WriteDelete {
 			w.s.last.forget(wr.Key, rev)

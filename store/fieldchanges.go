@@ -49,7 +49,7 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 	if err != nil {
 		return nil, err
 	}
-	d, _ := s.schemas.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return codec, nil })
+	d, _ := s.schemas.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return codec, nil }, s.schemas.codecs.decodeNodes)
 	return d.managed, nil
 }
 

@@ -16,17 +16,56 @@ import (
 // so the Store keeps the Codecs of the shapes it last decoded with, keyed by
 // a text of the shape read from the side's JSON without building its tree.
 // Equal keys mean trees of equal shape, hence equal Codecs; a shape the key
-// cannot tell (a key with escapes) is decoded the general way.
+// cannot tell (a key with escapes) is decoded the general way. The records
+// repeat too (one manager owns the same fields of every object), so the
+// Store also keeps the sets a remembered Codec decoded, by their text: Sets
+// are immutable and may be shared.
 
 // maxCodecs bounds the shapes a Store remembers; when full, it forgets them
 // all (one controller's objects use few).
 const maxCodecs = 64
+
+// maxDecodedSets bounds the decoded sets a Store remembers, likewise.
+const maxDecodedSets = 256
 
 // codecCache holds the Codecs of recently decoded shapes. It is safe for
 // concurrent use; a nil cache remembers nothing.
 type codecCache struct {
 	mu     sync.Mutex
 	codecs map[string]*ownership.Codec
+	sets   map[decodedKey]*ownership.Set
+}
+
+type decodedKey struct {
+	codec *ownership.Codec
+	text  string
+}
+
+// decodeNodes is codec.DecodeNodes(text), remembered when it succeeds.
+func (c *codecCache) decodeNodes(codec *ownership.Codec, text string) (*ownership.Set, bool) {
+	if c == nil {
+		return codec.DecodeNodes(text)
+	}
+	key := decodedKey{codec, text}
+	c.mu.Lock()
+	set, ok := c.sets[key]
+	c.mu.Unlock()
+	if ok {
+		return set, true
+	}
+	if set, ok = codec.DecodeNodes(text); !ok {
+		return set, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.sets) >= maxDecodedSets {
+		clear(c.sets)
+	}
+	if c.sets == nil {
+		c.sets = map[decodedKey]*ownership.Set{}
+	}
+	c.sets[key] = set
+	return set, true
 }
 
 func (c *codecCache) get(key []byte) *ownership.Codec {

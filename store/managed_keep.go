@@ -52,13 +52,16 @@ type decodedSide struct {
 
 // decodeSide decodes one side's entries of meta.Managed relative to tree.
 func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decodedSide {
-	d, _ := sc.decodeSideWith(meta, side, func() (*ownership.Codec, error) { return ownership.NewCodec(tree, sc.of(side)), nil })
+	d, _ := sc.decodeSideWith(meta, side, func() (*ownership.Codec, error) { return ownership.NewCodec(tree, sc.of(side)), nil }, (*ownership.Codec).DecodeNodes)
 	return d
 }
 
 // decodeSideWith is decodeSide with the side's Codec made by newCodec, when
-// the side has entries. If newCodec fails, err is its error.
-func (sc schemas) decodeSideWith(meta *Meta, side string, newCodec func() (*ownership.Codec, error)) (out decodedSide, err error) {
+// the side has entries, and entries decoded by decodeNodes, which is
+// ownership.Codec.DecodeNodes or gives what it gives. If newCodec fails, err
+// is its error.
+func (sc schemas) decodeSideWith(meta *Meta, side string, newCodec func() (*ownership.Codec, error),
+	decodeNodes func(*ownership.Codec, string) (*ownership.Set, bool)) (out decodedSide, err error) {
 	var codec *ownership.Codec
 	out = decodedSide{canonical: true}
 	seenStatus := false
@@ -76,7 +79,7 @@ func (sc schemas) decodeSideWith(meta *Meta, side string, newCodec func() (*owne
 				return decodedSide{}, err
 			}
 		}
-		set, nodesOnly := codec.DecodeNodes(e.Fields)
+		set, nodesOnly := decodeNodes(codec, e.Fields)
 		if !nodesOnly {
 			out.canonical = false
 			var derr error

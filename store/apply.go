@@ -105,7 +105,7 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	if cur != nil {
 		own = Cond{Key: own.Key, Target: ModRevision, Revision: cur.Meta.Revision}
 	}
-	out.Revision, out.Deleted, err = w.store(ctx, own, next, decodedSides{})
+	out.Revision, out.Deleted, err = w.store(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, want, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err

@@ -78,7 +78,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 		return out, decided, nil
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.put(ctx, own, next, decodedSides{})
+	out.Revision, err = w.put(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err

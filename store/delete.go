@@ -51,7 +51,7 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig,
 	next.Meta.DeletionRequested = true
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, _, err := w.store(ctx, own, &next, decodedSides{})
+	rev, _, err := w.store(ctx, own, cur, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
 	if v != answered || err != nil {
 		return 0, v, err

@@ -106,7 +106,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 		return nil, decided, err
 	}
 	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, err := w.put(ctx, own, &next, sides)
+	rev, err := w.put(ctx, own, cur, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
 	if v != answered || err != nil {
 		return nil, v, err

@@ -86,7 +86,7 @@ func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, er
 		return 0, err
 	}
 	key := w.s.prefix + m.Name
-	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next, decodedSides{})
+	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, nil, next, decodedSides{})
 	if _, ok := ownCondFailure(err); ok {
 		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
 	}
@@ -174,7 +174,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 		return Meta{}, decided, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, _, err := w.store(ctx, own, &next, sides)
+	rev, _, err := w.store(ctx, own, cur, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
 	if v != answered || err != nil {
 		return Meta{}, v, err
@@ -257,24 +257,31 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 // store writes next under the own-key cond: it deletes the object when its
 // deletion was requested and it has no finalizers left, and puts it
 // otherwise.
-func (w *Writer[S, T]) store(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
+func (w *Writer[S, T]) store(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
 	if next.Meta.DeletionRequested && len(next.Meta.Finalizers) == 0 {
 		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
 		return rev, true, err
 	}
-	rev, err = w.put(ctx, own, next, sides)
+	rev, err = w.put(ctx, own, cur, next, sides)
 	return rev, false, err
 }
 
 // put encodes next and writes it under the own-key cond (and ctx's fence),
 // then remembers it (see WithLastValues) with what is known of its sides.
-func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (int64, error) {
+// cur is the value the cond holds the key to (nil for a creation), which
+// admission sees as the old object.
+func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		next.Meta.LastWrite.Trace = w.s.trace(ctx)
 	}
 	val, err := w.s.encodeStored(next)
 	if err != nil {
 		return 0, err
+	}
+	if w.s.admission != nil {
+		if val, sides, err = w.admit(own, cur, next, val, sides); err != nil {
+			return 0, err
+		}
 	}
 	if d := dryRunFrom(ctx); d != nil {
 		d.dryMeta(next.Meta)
@@ -291,6 +298,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, error) {
+	if err := waitWriteLimit(ctx); err != nil {
+		return 0, err
+	}
 	conds := []Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {

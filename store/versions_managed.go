@@ -75,10 +75,15 @@ func mapPath(p diff.Path, rules []renameRule, back bool) (diff.Path, bool) {
 
 // convertManaged returns meta's ownership records, made against the sides of
 // from (the value at version a), converted to the sides of to (the same
-// value at version b). An entry that does not decode, or a path that does
-// not map, is dropped and logged.
+// value at version b). With to nil (a read), the records are encoded in
+// the self-contained form (ownership.Set.Encode), which needs no tree of
+// the converted value: the only tree built is from's shape, so a read
+// costs its one decode, the user's funcs and that shape. A write, whose
+// to is stored, encodes relative to to, compactly; so does a write at the
+// same version (a == b) of records a read left self-contained. An entry
+// that does not decode, or a path that does not map, is dropped and logged.
 func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
-	if len(meta.Managed) == 0 || a == b {
+	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
 	out := make([]ManagedFields, 0, len(meta.Managed))
@@ -90,41 +95,39 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 		}
 		if codecs[side][0] == nil {
 			// A codec depends on the tree's shape only.
-			ft, err1 := sideTreeOf(from, e.Subresource, true)
-			tt, err2 := sideTreeOf(to, e.Subresource, true)
-			if err1 != nil || err2 != nil {
-				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", errorsJoin(err1, err2)))
+			ft, err := sideTreeOf(from, e.Subresource, true)
+			var tt map[string]any
+			if err == nil && to != nil {
+				tt, err = sideTreeOf(to, e.Subresource, true)
+			}
+			if err != nil {
+				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", err))
 				continue
 			}
 			codecs[side][0] = ownership.NewCodec(ft, a.schemas.of(e.Subresource))
-			codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
+			if to != nil {
+				codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
+			}
 		}
 		set, err := codecs[side][0].Decode(e.Fields)
 		if err != nil {
 			s.dropManaged(meta, e, err.Error())
 			continue
 		}
-		var paths []diff.Path
-		for _, p := range set.Paths() {
-			hub, ok := mapPath(p, a.rules, false)
-			if ok {
-				p, ok = mapPath(hub, b.rules, true)
-			}
-			if !ok {
-				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+		if a != b {
+			if set, err = s.renameSet(meta, e, set, a, b); err != nil {
+				s.dropManaged(meta, e, err.Error())
 				continue
 			}
-			paths = append(paths, p)
 		}
-		if len(paths) == 0 {
+		if set.Empty() {
 			continue
 		}
-		conv, err := ownership.NewSet(paths...)
-		if err != nil {
-			s.dropManaged(meta, e, err.Error())
-			continue
+		if to == nil {
+			e.Fields = set.Encode()
+		} else {
+			e.Fields = codecs[side][1].Encode(set)
 		}
-		e.Fields = codecs[side][1].Encode(conv)
 		out = append(out, e)
 	}
 	if len(out) == 0 {
@@ -133,11 +136,42 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	return out
 }
 
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
+// renameSet maps set, in the paths of version a, to the paths of version b,
+// dropping (with a log line) a path that has no counterpart. A set with no
+// path under a rename is returned as it is.
+func (s *Store[S, T]) renameSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version) (*ownership.Set, error) {
+	paths := set.Paths()
+	out := paths[:0]
+	renamed := false
+	for _, p := range paths {
+		hub, ok := mapPath(p, a.rules, false)
+		q := hub
+		if ok {
+			q, ok = mapPath(hub, b.rules, true)
+		}
+		if !ok {
+			renamed = true
+			s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+			continue
+		}
+		renamed = renamed || !q.Equal(p)
+		out = append(out, q)
 	}
-	return b
+	if !renamed {
+		return set, nil
+	}
+	return ownership.NewSet(out...)
+}
+
+// allRelative reports whether every record is encoded relative to its
+// object (ownership.Codec.Encode), as stored records are.
+func allRelative(ms []ManagedFields) bool {
+	for _, e := range ms {
+		if e.Fields != "" && e.Fields[0] != '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // dropManaged logs a record, or a path of it, that conversion drops.

@@ -50,29 +50,6 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 	return out, nil
 }
 
-// mapPath maps p through the first rule whose source is a prefix of it
-// (from to to, or with back to to from), and reports false for a path
-// whose rule maps it to nothing.
-func mapPath(p diff.Path, rules []renameRule, back bool) (diff.Path, bool) {
-	for _, r := range rules {
-		src, dst := r.from, r.to
-		if back {
-			src, dst = r.to, r.from
-			if src == nil {
-				continue
-			}
-		}
-		if !p.HasPrefix(src) {
-			continue
-		}
-		if dst == nil {
-			return nil, false
-		}
-		return append(dst[:len(dst):len(dst)], p[len(src):]...), true
-	}
-	return p, true
-}
-
 // convertManaged returns meta's ownership records, made against the sides of
 // from (the value at version a), converted to the sides of to (the same
 // value at version b). With to nil (a read), the records are encoded in
@@ -136,31 +113,54 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	return out
 }
 
-// renameSet maps set, in the paths of version a, to the paths of version b,
-// dropping (with a log line) a path that has no counterpart. A set with no
-// path under a rename is returned as it is.
+// renameSet maps set, in the paths of version a, to the paths of version b
+// (through the hub: a path goes by the first rule whose source is a prefix
+// of it), dropping with a log line a path that has no counterpart. It works
+// on the set itself, so a set under no rename is returned as it is.
 func (s *Store[S, T]) renameSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version) (*ownership.Set, error) {
-	paths := set.Paths()
-	out := paths[:0]
-	renamed := false
-	for _, p := range paths {
-		hub, ok := mapPath(p, a.rules, false)
-		q := hub
-		if ok {
-			q, ok = mapPath(hub, b.rules, true)
+	set, err := s.moveSet(meta, e, set, a, b, a.rules, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.moveSet(meta, e, set, a, b, b.rules, true)
+}
+
+// moveSet applies rules to set at once (or, with back, the rules reversed):
+// each rule takes what no earlier rule took, on the way from version a to b.
+func (s *Store[S, T]) moveSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version, rules []renameRule, back bool) (*ownership.Set, error) {
+	rest := set
+	var moved []*ownership.Set
+	for _, r := range rules {
+		src, dst := r.from, r.to
+		if back {
+			if src, dst = r.to, r.from; src == nil {
+				continue
+			}
 		}
-		if !ok {
-			renamed = true
-			s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+		sub, err := rest.Moved(src, src)
+		if err != nil {
+			return nil, err
+		}
+		if sub == nil {
 			continue
 		}
-		renamed = renamed || !q.Equal(p)
-		out = append(out, q)
+		rest = rest.Difference(sub)
+		if dst == nil {
+			for _, p := range sub.Paths() {
+				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+			}
+			continue
+		}
+		m, err := sub.Moved(src, dst)
+		if err != nil {
+			return nil, err
+		}
+		moved = append(moved, m)
 	}
-	if !renamed {
-		return set, nil
+	for _, m := range moved {
+		rest = rest.Union(m)
 	}
-	return ownership.NewSet(out...)
+	return rest, nil
 }
 
 // allRelative reports whether every record is encoded relative to its

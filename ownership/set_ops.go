@@ -56,7 +56,9 @@ func (s *Set) orEmpty() *Set {
 }
 
 func combine(s, t *Set, op setOp) *Set {
-	var b builder
+	// The result has at most the nodes of both: one allocation, not one
+	// per doubling.
+	b := builder{nodes: make([]bnode, 0, 1+s.nodeCount()+t.nodeCount())}
 	b.reset()
 	combineAt(&b, 0, s, s.root(), t, t.root(), op)
 	r, _ := b.freeze()
@@ -153,7 +155,7 @@ func (s *Set) Moved(from, to diff.Path) (*Set, error) {
 	if len(to) == 0 {
 		return nil, errorf(to, "the root cannot be owned")
 	}
-	var b builder
+	b := builder{nodes: make([]bnode, 0, 1+len(to)+len(s.nodes))}
 	b.reset()
 	dst := int32(0)
 	for _, e := range to {
@@ -169,4 +171,12 @@ func (s *Set) Moved(from, to diff.Path) (*Set, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// nodeCount returns the number of nodes of s, nil included.
+func (s *Set) nodeCount() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.nodes)
 }

@@ -12,20 +12,26 @@
 #   event       BenchmarkEventToReconcile/{steady,client-go}, -e ops each
 #   backoff     BenchmarkBackoffWhenForget/{itemexp,default}/{steady,client-go},
 #               -k ops each
+#   queue       BenchmarkParallelAdd4W/{steady,client-go}, -q benchtime each;
+#               its ns/op is mostly the CPU the process got on a shared
+#               machine: read cpu-ns/op and gets/add next to it
 #
 # Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
-#                      [-e event ops] [-k backoff ops] [-p part,part]
+#                      [-e event ops] [-k backoff ops] [-q queue benchtime]
+#                      [-p part,part]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
 #          controller.sh -r 1 -n 100000 -p controller
+#          controller.sh -r 10 -p queue
 # It builds each program once (GOWORK=off, against this module's go.mod),
 # prints every run's raw line, then the table. The machine's load average
-# is printed with it: figures from a loaded machine are noisy.
+# is printed with it: figures from a loaded machine are noisy. The table
+# gives, per figure, the median of the per-round ratios and their range.
 set -euo pipefail
-rounds=5 objects=10000 updates=50000 workers=4 eventops=5000x backoffops=1000000x parts=controller,event,backoff
-while getopts r:n:u:w:e:k:p: opt; do
+rounds=5 objects=10000 updates=50000 workers=4 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,event,backoff,queue
+while getopts r:n:u:w:e:k:q:p: opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;;
-    e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; p) parts=$OPTARG ;;
+    e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; q) queuetime=$OPTARG ;; p) parts=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -66,13 +72,14 @@ side_cmd() { # LABEL SIDE: the command of one side of one part
     event) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $eventops -test.bench ^BenchmarkEventToReconcile\$/^$2\$" ;;
     backoff-itemexp) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^itemexp\$/^$2\$" ;;
     backoff-default) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^default\$/^$2\$" ;;
+    queue) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $queuetime -test.bench ^BenchmarkParallelAdd4W\$/^$2\$" ;;
   esac
 }
 
 labels=()
 for p in ${parts//,/ }; do
   case $p in
-    controller|event) labels+=("$p") ;;
+    controller|event|queue) labels+=("$p") ;;
     backoff) labels+=(backoff-itemexp backoff-default) ;;
     *) echo "unknown part $p" >&2; exit 2 ;;
   esac
@@ -93,7 +100,7 @@ load="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers; $(nproc) CPUs, load average after: $load"
-printf '%-16s %-18s %12s %12s %10s\n' part figure steady client-go ratio
+printf '%-16s %-18s %12s %12s %10s  %s\n' part figure steady client-go ratio 'ratio range'
 sort -k1,1 -k2,2 -k3,3n "$data" | awk '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
@@ -108,9 +115,9 @@ sort -k1,1 -k2,2 -k3,3n "$data" | awk '
         s = v[key, r, "steady"]; c = v[key, r, "client-go"]
         if (s != "") S[++ns] = s
         if (c != "") C[++nc] = c
-        if (s != "" && c != "" && c + 0 != 0) R[++nr] = s / c
+        if (s != "" && c != "" && c + 0 != 0) { R[++nr] = s / c; if (nr == 1 || s / c < lo) lo = s / c; if (nr == 1 || s / c > hi) hi = s / c }
       }
-      printf "%-16s %-18s %12s %12s %10s\n", f[1], f[2], ns ? sprintf("%.4g", median(S, ns)) : "-", nc ? sprintf("%.4g", median(C, nc)) : "-", nr ? sprintf("%.2f", median(R, nr)) : "-"
+      printf "%-16s %-18s %12s %12s %10s  %s\n", f[1], f[2], ns ? sprintf("%.4g", median(S, ns)) : "-", nc ? sprintf("%.4g", median(C, nc)) : "-", nr ? sprintf("%.2f", median(R, nr)) : "-", nr ? sprintf("%.2f-%.2f", lo, hi) : "-"
       delete S; delete C; delete R
     }
   }'

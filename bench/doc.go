@@ -9,6 +9,7 @@
 //
 //	cd bench && ./controller.sh -r 5                      # 10k objects, 50k updates
 //	cd bench && ./controller.sh -r 1 -n 100000 -p controller
+//	cd bench && ./controller.sh -r 10 -p queue
 //
 // Its parts:
 //
@@ -24,6 +25,12 @@
 //     semantics supplied by package kubefake.
 //   - event: BenchmarkEventToReconcile, one change at a time, its latency.
 //   - backoff: BenchmarkBackoffWhenForget, like with like.
+//   - queue: BenchmarkParallelAdd4W, adds from GOMAXPROCS goroutines while
+//     four workers drain, with CPU time per add (cpu-ns/op) and keys taken
+//     per add (gets/add) next to ns/op: on a shared machine its wall time is
+//     mostly the CPU the process got, and its cost per add follows how many
+//     adds found their key still queued, a mix the scheduler sets. Quote
+//     cpu-ns/op; the table's ratio range shows the spread of ns/op.
 //
 // The benchmarks run on their own too,
 //

@@ -13,9 +13,18 @@
 //     fence), and its queue by state: ready, processing, delayed, backing
 //     off, held after an oscillation;
 //   - every key that is not idle: its phase, why it waits and until when,
-//     consecutive failures, last error, last result and duration, its
-//     conditions, and the oscillation report with the flipping fields;
-//     stalled and oscillating keys first, with a search box;
+//     consecutive failures and when it last failed, last error, last
+//     result and duration, its conditions, and the oscillation report with
+//     the flipping fields (collapsed); stalled and oscillating keys first,
+//     with a search box. Its Stalled label is the object's Stalled
+//     condition when the object has one (never "Stalled" beside
+//     Stalled=False); a row is at most two lines (long texts clipped, the
+//     whole in the tooltip) and keys never wrap;
+//   - the recent failures of every Loop (the last failure of the 20 keys
+//     that failed last, with time, attempt and reconcile ID), which stay
+//     after the keys went idle: failures that back off in milliseconds
+//     are seen here;
+//   - the recent events (WithEvents): type, reason, object, message, count;
 //   - every cache: synced, revision, objects, and relists, drift repairs
 //     and undecodable values where the cache counts them.
 //
@@ -25,10 +34,11 @@
 //	/api/keys?loop=&q=    []KeyView      non-idle keys, of one Loop or all, whose key contains q
 //	/api/caches           []CacheView
 //	/api/object?loop=&key=               the object, only with WithObjects
+//	/api/events?kind=&name= EventsView   recent events, or one object's stored ones (WithEvents)
 //
 // It is safe by default: the handler never changes anything (any method
 // but GET and HEAD gets 405), it serves no object bodies unless WithObjects
 // enables them, and error texts are cut to MaxErrorBytes. The assets are
 // embedded: the page fetches nothing from outside. It needs only the
-// standard library. Protect the mount point as you would /debug/pprof.
+// standard library and steady's own packages. Protect the mount point as you would /debug/pprof.
 package debugpage

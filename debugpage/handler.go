@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
@@ -45,11 +46,18 @@ type Option func(*Handler)
 // enable it only where the page is protected.
 func WithObjects(get ObjectFunc) Option { return func(h *Handler) { h.objects = get } }
 
+// WithEvents shows the recent events r recorded (events.Recorder.Recent)
+// on the page, and serves them under /api/events; with ?kind=K&name=N it
+// serves the stored events of that object (events.Recorder.For, the
+// Events section of `kubectl describe`).
+func WithEvents(r *events.Recorder) Option { return func(h *Handler) { h.events = r } }
+
 // Handler serves the page and the API; see the package documentation.
 // Create it with New. It is safe for concurrent use; add Loops and caches
 // at any time.
 type Handler struct {
 	objects ObjectFunc
+	events  *events.Recorder
 	mux     *http.ServeMux
 
 	mu     sync.Mutex
@@ -79,6 +87,7 @@ func New(opts ...Option) *Handler {
 	h.mux.HandleFunc("GET /api/keys", h.serveKeys)
 	h.mux.HandleFunc("GET /api/caches", h.serveCaches)
 	h.mux.HandleFunc("GET /api/object", h.serveObject)
+	h.mux.HandleFunc("GET /api/events", h.serveEvents)
 	return h
 }
 
@@ -152,6 +161,9 @@ func (h *Handler) serveLoops(w http.ResponseWriter, _ *http.Request) {
 		if s.Leading {
 			v.Role, v.Idle = "leading", s.Workers-s.Busy
 		}
+		for i := range v.RecentFailures {
+			v.RecentFailures[i].Error = bound(v.RecentFailures[i].Error)
+		}
 		out = append(out, v)
 	}
 	writeJSON(w, out)
@@ -168,12 +180,16 @@ type KeyView struct {
 	LastError    string            `json:"lastError,omitempty"`
 	LastResult   string            `json:"lastResult,omitempty"`
 	LastDuration string            `json:"lastDuration,omitempty"`
+	LastFailure  time.Time         `json:"lastFailure,omitzero"`
 	Stalled      bool              `json:"stalled"`
 	Reason       string            `json:"reason,omitempty"`
 	Message      string            `json:"message,omitempty"`
 	Oscillation  *OscillationView  `json:"oscillation,omitempty"`
 	Conditions   []store.Condition `json:"conditions,omitempty"`
 	Generation   int64             `json:"generation,omitempty"`
+	// Kstatus is the object's status as kstatus computes it (see Kstatus),
+	// when the Loop reads its conditions.
+	Kstatus string `json:"kstatus,omitempty"`
 }
 
 // OscillationView is an oscillation report: its kind, the flipping fields
@@ -213,9 +229,22 @@ func (h *Handler) serveKeys(w http.ResponseWriter, r *http.Request) {
 func keyView(loop string, k reconcile.KeyStatus) KeyView {
 	v := KeyView{Loop: loop, Key: k.Key, Phase: k.Phase, Why: k.Why, Until: k.Until, Failures: k.Failures,
 		LastError: bound(k.LastError), LastResult: k.LastResult, Stalled: k.Stalled, Reason: k.StalledReason,
-		Message: bound(k.StalledMessage), Generation: k.Generation}
+		Message: bound(k.StalledMessage), Generation: k.Generation, LastFailure: k.LastFailure}
+	// One source of truth: the object's Stalled condition, when it has
+	// one, is what the row says (it is what every other tool reads); the
+	// Loop's own decision may not have been written yet, or was refused.
+	if c, ok := reconcile.GetCondition(k.Conditions, reconcile.Stalled); ok {
+		v.Stalled = c.Status == store.ConditionTrue
+		v.Reason, v.Message = "", ""
+		if v.Stalled {
+			v.Reason, v.Message = c.Reason, bound(c.Message)
+		}
+	}
 	if k.LastDuration > 0 {
 		v.LastDuration = k.LastDuration.String()
+	}
+	if k.Generation > 0 {
+		v.Kstatus, _ = Kstatus(k.Generation, false, k.Conditions)
 	}
 	for _, c := range k.Conditions {
 		c.Message = bound(c.Message)
@@ -301,6 +330,40 @@ func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, obj)
+}
+
+// EventsView is what /api/events serves: the recent events (newest
+// first) or an object's stored ones (oldest first), and the recorder's
+// counts.
+type EventsView struct {
+	Events []events.Event `json:"events"`
+	Stats  events.Stats   `json:"stats"`
+}
+
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if h.events == nil {
+		writeJSON(w, EventsView{Events: []events.Event{}})
+		return
+	}
+	out := EventsView{Stats: h.events.Stats()}
+	kind, name := r.URL.Query().Get("kind"), r.URL.Query().Get("name")
+	if kind != "" || name != "" {
+		evs, err := h.events.For(r.Context(), kind, name)
+		if err != nil {
+			http.Error(w, "events: "+bound(err.Error()), http.StatusServiceUnavailable)
+			return
+		}
+		out.Events = evs
+	} else {
+		out.Events = h.events.Recent()
+	}
+	for i := range out.Events {
+		out.Events[i].Message = bound(out.Events[i].Message)
+	}
+	if out.Events == nil {
+		out.Events = []events.Event{}
+	}
+	writeJSON(w, out)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

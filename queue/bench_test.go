@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,4 +104,41 @@ func BenchmarkMemory1M(b *testing.B) {
 			b.ReportMetric(perKey, "bytes/key")
 		})
 	}
+}
+
+// BenchmarkParallelAdd4W adds keys from GOMAXPROCS goroutines while four
+// workers take and finish them: the shape of queuecmp's
+// parallel-add-4-workers pair against client-go. gets/add is how many keys
+// the workers took per Add: an Add of a key still queued is a lookup, one
+// of a key the workers took is an insert, a wake-up and a Get and Done, so
+// ns/op follows this mix, which the scheduler sets. The side-by-side, with
+// CPU time per op, is bench's BenchmarkParallelAdd4W (controller.sh -p queue).
+func BenchmarkParallelAdd4W(b *testing.B) {
+	q := queue.New[string]()
+	ctx := context.Background()
+	var gets atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				k, ok := q.Get(ctx)
+				if !ok {
+					return
+				}
+				gets.Add(1)
+				q.Done(k)
+			}
+		})
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			q.Add(benchKeys[i%len(benchKeys)])
+			i += 7
+		}
+	})
+	q.ShutDown()
+	wg.Wait()
+	b.ReportMetric(float64(gets.Load())/float64(b.N), "gets/add")
 }

@@ -111,6 +111,6 @@ func TestDefaultLoggerShowsErrorsNotChatter(t *testing.T) {
 	})
 	out := logs.String()
 	// Before: nothing at all (the default discarded every line).
-	require.Contains(t, out, `level=ERROR msg="reconcile failed" controller=test key=bad`)
+	require.Contains(t, out, `level=WARN msg="reconcile failed" controller=test key=bad`)
 	require.NotContains(t, out, "key=good", "a healthy key's chatter is at Debug")
 }

@@ -75,13 +75,20 @@
 //
 // A revision conflict returned as it is (an error wrapping
 // store.ErrConflict: someone else wrote first) is a retry, not a failure:
-// it is paced like a Requeue that wrote nothing, logged at Info, and never
+// it is paced like a Requeue that wrote nothing, logged at Debug, and never
 // counts toward Stalled, so a spec that another writer keeps moving does
 // not make an object Stalled. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
-// result) and each failure at Error with the backoff delay. Loop.Inspect
+// result, reconcileID). A key's first failure is logged at Warn with the
+// backoff delay and its move to Stalled at Error, at most 10 of each per
+// minute; retries are logged at Debug; and while keys fail, one Warn line a
+// minute sums them up ("N keys failing, M Stalled", the failures of the
+// minute, the three most common reasons, and how many lines were left
+// out), so 100,000 failing keys log a few dozen lines, not one per
+// failure. Reconcilers log through Logger(ctx), whose lines carry the
+// same controller, key and reconcileID. Loop.Inspect
 // reports a key's queue state, failures, last error, next retry, Stalled
 // decision and conditions.
 //
@@ -231,7 +238,23 @@
 // (the spec or metadata, or a foreign field) can do. A status-only write still
 // counts toward a Fight, when it re-sets a status field another manager
 // changed. A status that never settles (a timestamp, say) written before
-// every Result.Requeue is caught by the write budget instead.
+// every Result.Requeue is caught by the status budget instead.
+//
+// Status writes have a budget of their own. A write that changes more than
+// the status side (the spec, metadata, a field another manager owns) spends
+// the write budget, oscillation.Config.MaxWrites (30 a minute without a
+// spec change); beyond it the key is held and reported Stalled=Oscillating
+// (TooManyWrites), as the Loop's own Stalled writes are. A status-only
+// write spends the status budget, MaxStatusWrites (120 a minute); beyond it
+// the key is held all the same, so the store sees at most about that many
+// writes a minute, but it is reported as Throttled (a Warn line, the
+// oscillation metric with kind Throttled, LoopStatus.Throttled, and the
+// key's status on the debug page), never as Stalled. The reason: a status
+// that reports observed changes in the world (a fleet that flaps) changes
+// as often as the world does; that is not an oscillation of desired state,
+// and Stalled=True, which kstatus reads as Failed, would tell every tool
+// that a healthy controller has failed. The budget is higher because such a
+// status legitimately follows a poll of every 0.5s.
 //
 // # Metrics
 //

@@ -142,11 +142,11 @@ func TestOscillationReportEndsAfterAWriteStormEnds(t *testing.T) {
 				return Result{}, nil
 			}
 			k := n.Add(1)
-			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: int(k)}, nil)
+			err := labelStorm(ctx, e, "test", key, int(k))
 			return Result{Requeue: true}, err
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet())...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet(), noProgressOff())...)
 		stop := start(t, l)
 		for i := 0; m.Oscillations("test", oscillation.TooManyWrites) == 0; i++ {
 			require.Less(t, i, 1000, "the write budget is spent")

@@ -44,6 +44,7 @@ type Loop[K comparable] struct {
 	cfg     config
 	sources []Source[K]
 	sw      StatusWriter[K]
+	marks   markReader[K]     // sw's, when it reads objects' marks (pause.go)
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
@@ -61,7 +62,9 @@ type Loop[K comparable] struct {
 	// pendingCap bounds pending (maxPending; tests lower it).
 	pendingCap int
 	active     atomic.Int64
-	held       atomic.Int64 // keys with a hold (oscillation backoff)
+	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
+	idPrefix   string        // ReconcileID's prefix, random per Loop
+	held       atomic.Int64  // keys with a hold (oscillation backoff)
 	// metricsOn is false for NopMetrics: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -75,7 +78,9 @@ type Loop[K comparable] struct {
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
 
-	own ownWrites // revisions and managers of the reconciles' writes
+	own    ownWrites   // revisions and managers of the reconciles' writes
+	noise  noiseLog    // the failure log's budgets (lognoise.go)
+	recent failureRing // the last failures, for pages (recent.go)
 
 	mu          sync.Mutex
 	keys        map[K]*keyState
@@ -106,13 +111,18 @@ type keyState struct {
 	// Stalled=True on its object. Both are zero while stalled is nil.
 	counted   string
 	stalledAt time.Time
+	// lastFailed is when the key last failed (recent.go).
+	lastFailed time.Time
+	// throttled is the status budget's report while its hold lasts: the
+	// key is paced, not Stalled (oscillation.Throttled).
+	throttled *oscillation.Report
 }
 
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
 	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
-		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil
+		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.throttled == nil
 }
 
 // New returns a Loop named name (used in logs, metrics and as the default
@@ -148,7 +158,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		}
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending}
+		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	_, nop := cfg.metrics.(NopMetrics)
 	l.metricsOn = !nop
 	_, busyRead := cfg.metrics.(ActiveWorkersReader)
@@ -162,6 +172,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
+	l.marks, _ = l.sw.(markReader[K])
 	if err := checkOwnerKinds(l.sources); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
@@ -221,6 +232,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 		})
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
+	bg.Go(func() { l.summaryLoop(runCtx) })
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)

@@ -56,14 +56,25 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		l.held.Add(1)
 	}
 	s.holdUntil = w.Time.Add(delay)
-	s.oscillated, s.oscUntil, s.oscWritten = &o, s.holdUntil.Add(l.cfg.osc.Window), false
-	s.stalled = &stalledNote{reason: ReasonOscillating, message: o.Message()}
+	if o.Kind == oscillation.Throttled {
+		// Status following the world: paced by the hold, reported as
+		// Throttled, never Stalled (see oscillation.Throttled).
+		s.throttled = &o
+	} else {
+		s.oscillated, s.oscUntil, s.oscWritten = &o, s.holdUntil.Add(l.cfg.osc.Window), false
+		s.stalled = &stalledNote{reason: ReasonOscillating, message: o.Message()}
+	}
 	l.mu.Unlock()
 
 	for _, o := range found {
 		l.metrics.Oscillation(l.name, o.Kind)
-		l.log.LogAttrs(context.Background(), slog.LevelError, "oscillation detected", slog.String("controller", l.name),
-			slog.Any("key", key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes))
+		lvl, msg := slog.LevelError, "oscillation detected"
+		if o.Kind == oscillation.Throttled {
+			lvl, msg = slog.LevelWarn, "status writes throttled"
+		}
+		l.log.LogAttrs(context.Background(), lvl, msg, slog.String("controller", l.name),
+			slog.Any("key", key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes),
+			slog.Duration("hold", delay))
 	}
 	// A worker reports the oscillation as Stalled now (heldBack, or the
 	// reconcile in flight: see record), without running the key, and

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	history "github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -63,6 +66,10 @@ type config struct {
 	loopManager  string
 	osc          oscillation.Config
 	rywTimeout   time.Duration
+	// observe-only (observeonly.go)
+	observeOnly   bool
+	observeReport func(context.Context, store.DryRunResult)
+	events        *history.Recorder // events.go
 }
 
 func defaultConfig(name string) config {
@@ -195,9 +202,12 @@ func WithMetrics(m Metrics) Option {
 
 // WithLogger sets the logger (default slog.Default(), as it is when New
 // runs, so warnings and errors are seen). Each reconcile is logged at Debug
-// with controller, key, attempt, duration and result; failures at Error
-// with the backoff delay; panics at Error with the stack; oscillation at
-// Error; a wait for a source to sync at Warn every SyncWaitReport.
+// with controller, key, attempt, duration, result and reconcileID; a key's
+// first failure at Warn with the backoff delay, its retries at Debug, its
+// move to Stalled at Error (at most 10 first failures and 10 Stalled moves
+// a minute, the rest counted in a Warn summary a minute while keys fail);
+// panics at Error with the stack; oscillation at Error; a wait for a
+// source to sync at Warn every SyncWaitReport.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) error {
 		if l == nil {

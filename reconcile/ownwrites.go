@@ -23,10 +23,13 @@ type ownWrites struct {
 	mu    sync.Mutex
 	revs  map[int64]struct{}
 	names map[string]struct{}
+	prune int // len(revs) past which wrote prunes: twice what the last prune kept
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
-// cache has already passed (they will never be judged) are dropped.
+// cache has already passed (they will never be judged) are dropped. While
+// the caches lag, a prune drops few, so the next waits until the revisions
+// have doubled: a prune scans them all, and each write must not.
 const maxOwnRevs = 1024
 
 // wrote records a revision a reconcile wrote. floor returns the lowest
@@ -41,13 +44,14 @@ func (o *ownWrites) wrote(rev int64, floor func() int64) {
 		o.revs = map[int64]struct{}{}
 	}
 	o.revs[rev] = struct{}{}
-	if len(o.revs) > maxOwnRevs {
+	if len(o.revs) > max(o.prune, maxOwnRevs) {
 		f := floor()
 		for r := range o.revs {
 			if r <= f {
 				delete(o.revs, r)
 			}
 		}
+		o.prune = 2 * len(o.revs)
 	}
 }
 

@@ -116,7 +116,7 @@ func TestErrorMethodThatPanicsIsReported(t *testing.T) {
 					require.Equal(t, 1, m.get(m.panics, "test"))
 					require.Contains(t, logs.String(), `level=ERROR msg="reconcile panicked"`)
 				} else {
-					require.Contains(t, logs.String(), `level=ERROR msg="reconcile failed"`)
+					require.Contains(t, logs.String(), `level=WARN msg="reconcile failed"`)
 				}
 				if !strings.HasPrefix(tt.name, "returned, wrapped") { // a terminal error is not retried
 					time.Sleep(1500 * time.Millisecond)

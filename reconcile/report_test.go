@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 // An oscillation is reported when it is detected, not when the hold ends:
-// a status write before every Requeue spends the write budget, the key is
+// a label write before every Requeue spends the write budget, the key is
 // held, and the object carries Stalled=Oscillating within 5 seconds of the
 // detection, while the hold still lasts.
 func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
@@ -27,11 +28,11 @@ func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
 			if n >= spinGuard {
 				return Result{}, nil
 			}
-			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: n}, nil)
+			err := labelStorm(ctx, e, "test", key, n)
 			return Result{Requeue: true}, err
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet())...)
+		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet(), noProgressOff())...)
 		stop := start(t, l)
 		for i := 0; m.Oscillations("test", oscillation.TooManyWrites) == 0; i++ {
 			require.Less(t, i, 1000, "the write budget is spent")
@@ -51,4 +52,18 @@ func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
 		require.Contains(t, c.Message, "too many writes: ")
 		require.NoError(t, stop())
 	})
+}
+
+// labelStorm writes a new label value as manager, the way a status storm
+// did before status writes got a budget of their own: a write of more than
+// the status side, so it spends MaxWrites (give the Loop a NoProgress
+// threshold above it, or NoProgress is found first).
+func labelStorm(ctx context.Context, e *env, manager, key string, n int) error {
+	_, err := e.st.As(manager).Apply(ctx, key, map[string]any{}, store.WithMeta(store.ApplyMeta{Labels: map[string]string{"n": strconv.Itoa(n)}}))
+	return err
+}
+
+// noProgressOff keeps NoProgress out of the way of the write budget.
+func noProgressOff() Option {
+	return WithOscillation(oscillation.Config{NoProgressWrites: 1_000_000})
 }

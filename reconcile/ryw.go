@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 )
 
@@ -16,11 +17,20 @@ type recorder struct {
 	// own tells the Loop of every revision written, so that its cache
 	// sources know the write as the Loop's own (ownWrites).
 	own func(rev int64)
+	// The reconcile's ID and logger (rlog.go): id counts the Loop's
+	// reconciles, log is built on demand by logger.
+	id       uint64
+	idPrefix string
+	logger   func(*recorder) *slog.Logger
+	log      atomic.Pointer[slog.Logger]
+	event    func(r *recorder, typ, reason, message string) // Event (events.go)
 }
 
-func (r *recorder) reset(fresh bool) {
+func (r *recorder) reset(fresh bool, id uint64) {
 	r.rev.Store(0)
 	r.fresh = fresh
+	r.id = id
+	r.log.Store(nil)
 }
 
 // RecordWrite tells the Loop running the reconcile of ctx that it wrote

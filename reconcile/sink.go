@@ -176,7 +176,7 @@ func (l *Loop[K]) holdLeft(key K) time.Duration {
 	}
 	d := s.holdUntil.Sub(l.clk.Now())
 	if d <= 0 {
-		s.holdUntil = time.Time{}
+		s.holdUntil, s.throttled = time.Time{}, nil
 		l.held.Add(-1)
 		if s.empty() {
 			l.deleteKeyLocked(key)

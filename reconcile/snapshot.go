@@ -51,6 +51,12 @@ type LoopStatus struct {
 	Failing     int `json:"failing"`
 	Stalled     int `json:"stalled"`
 	Oscillating int `json:"oscillating"`
+	// Throttled is the number of keys held because their status writes
+	// spent the status budget (oscillation.Throttled): paced, not Stalled.
+	Throttled int `json:"throttled"`
+	// RecentFailures are the last failures of the 20 keys that failed
+	// last, newest first, whether or not the keys still fail.
+	RecentFailures []RecentFailure `json:"recentFailures"`
 }
 
 // QueueStatus is a term's queue by state. Every key waiting for a time is in
@@ -108,13 +114,17 @@ type KeyStatus struct {
 	LastError    string        `json:"lastError,omitempty"`
 	LastResult   string        `json:"lastResult,omitempty"`
 	LastDuration time.Duration `json:"lastDuration,omitempty"`
+	// LastFailure is when the key last failed, while the Loop keeps state
+	// for it.
+	LastFailure time.Time `json:"lastFailure,omitzero"`
 	// Stalled reports whether the Loop last decided the key is stalled,
 	// with the reason and message it used.
 	Stalled        bool   `json:"stalled"`
 	StalledReason  string `json:"stalledReason,omitempty"`
 	StalledMessage string `json:"stalledMessage,omitempty"`
-	// Oscillation is the last oscillation detected, while it holds; its
-	// Paths are the flipping fields.
+	// Oscillation is the last oscillation detected, while it holds, or
+	// the status budget's Throttled report while its hold lasts; its Paths
+	// are the flipping fields.
 	Oscillation *oscillation.Report `json:"oscillation,omitempty"`
 	// Conditions and Generation are the object's, read through the
 	// StatusWriter; nil and 0 without one.
@@ -154,6 +164,9 @@ func (l *Loop[K]) Status() LoopStatus {
 		if ks.oscillated != nil {
 			s.Oscillating++
 		}
+		if ks.throttled != nil {
+			s.Throttled++
+		}
 		if ks.stalled != nil && !l.stalledTracked.Load() {
 			s.Stalled++
 		}
@@ -174,6 +187,7 @@ func (l *Loop[K]) Status() LoopStatus {
 	}
 	l.mu.Unlock()
 	s.Queue.Delayed += len(held) // delayed keys the Loop holds no state for
+	s.RecentFailures = l.recent.list()
 	return s
 }
 
@@ -217,14 +231,15 @@ func (l *Loop[K]) KeyStatuses() []KeyStatus {
 		s := l.keys[k]
 		if s != nil {
 			ks.Failures, ks.LastResult, ks.LastDuration = s.failures, s.lastResult, s.lastDur
+			ks.LastFailure = s.lastFailed
 			if s.lastErr != nil {
 				ks.LastError = errString(s.lastErr)
 			}
 			if s.stalled != nil {
 				ks.Stalled, ks.StalledReason, ks.StalledMessage = true, s.stalled.reason, s.stalled.message
 			}
-			if s.oscillated != nil {
-				o := *s.oscillated
+			if r := cmp.Or(s.oscillated, s.throttled); r != nil {
+				o := *r
 				o.Paths = slices.Clone(o.Paths)
 				ks.Oscillation = &o
 			}
@@ -288,7 +303,7 @@ func (l *Loop[K]) noteDuration(key K, d time.Duration) {
 // it failed, is stalled or oscillating, or is held. A key whose state is
 // only an oscillation detector counting writes is idle to an operator.
 func (s *keyState) noteworthy(now time.Time) bool {
-	return s.failures > 0 || s.lastErr != nil || s.stalled != nil || s.oscillated != nil || now.Before(s.holdUntil)
+	return s.failures > 0 || s.lastErr != nil || s.stalled != nil || s.oscillated != nil || s.throttled != nil || now.Before(s.holdUntil)
 }
 
 // rank orders KeyStatuses: stalled or oscillating, then failing, then the rest.
@@ -328,6 +343,9 @@ func describeKey(s *keyState, st queue.KeyState, running bool, now time.Time) (P
 	case st.Delayed:
 		switch p := waitPhase(s, st, now); p {
 		case PhaseHeld:
+			if s.throttled != nil && s.oscillated == nil {
+				return p, "throttled: status writes over the status budget; hints wait until the hold ends", st.ReadyAt
+			}
 			return p, "held after an oscillation: hints wait until the hold ends", st.ReadyAt
 		case PhaseBackingOff:
 			return p, fmt.Sprintf("backing off after %d consecutive failures", s.failures), st.ReadyAt

@@ -188,7 +188,7 @@ func (l *Loop[K]) resync() {
 			s.detector = nil
 		}
 		if !s.holdUntil.IsZero() && now.After(s.holdUntil) {
-			s.holdUntil = time.Time{}
+			s.holdUntil, s.throttled = time.Time{}, nil
 			l.held.Add(-1)
 		}
 		if s.empty() {

@@ -53,6 +53,8 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
+	l.setLogger(rec, slot)
+	l.setEvents(rec, slot)
 	if !l.metricsOn {
 		for {
 			key, ok := t.q.Get(t.ctx)
@@ -103,18 +105,22 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 // allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
+	marks, skip := l.skip(t, key)
+	if skip {
+		return end
+	}
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
 	if timed && !l.metricsOn {
 		start = t.q.Stamp()
 	}
 	failures, requeues := l.begin(key, rec)
-	res, err, panicked := l.run(ctx, key)
+	res, err, panicked := l.run(l.observeCtx(ctx, key, marks), key)
 	var dur time.Duration
 	if timed {
 		end = t.q.Stamp()
 		dur = end - start
 	}
-	if l.cutShort(t, ctx, key, res, err, panicked) {
+	if l.cutShort(t, ctx, rec, key, res, err, panicked) {
 		return end
 	}
 	d, o := l.conclude(key, res, err, failures, requeues, rec.rev.Load() > 0)
@@ -122,7 +128,10 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		l.noteDuration(key, dur)
 	}
 	l.schedule(t, key, d, rec, o.reportEnds)
-	l.report(t, ctx, key, res, err, d, o.warn, timed, dur, failures+1)
+	l.report(t, ctx, rec, key, res, err, d, o.warn, timed, dur, failures+1)
+	if o.newly {
+		l.logStalled(ctx, rec, key, o.note)
+	}
 	wrote := o.stall != stalledKeep && l.writeStalled(t, key, o.stall, o.note, o.newly)
 	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
@@ -143,7 +152,7 @@ func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 		}
 		l.mu.Unlock()
 	}
-	rec.reset(fresh)
+	rec.reset(fresh, l.reconciles.Add(1))
 	rec.attempt = failures + 1
 	return failures, requeues
 }
@@ -174,7 +183,7 @@ func (l *Loop[K]) run(ctx context.Context, key K) (res Result, err error, panick
 // the reconcile was cut short by the end of the term (shutdown or lost
 // leadership): such a failure or retry is not counted, and the next term
 // starts afresh.
-func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, key K, res Result, err error, panicked bool) bool {
+func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, panicked bool) bool {
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
@@ -188,7 +197,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, key K, res Result, e
 		var pe *PanicError
 		if errors.As(err, &pe) {
 			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
-				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)))
+				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)), rec.idAttr())
 		}
 	}
 	return false
@@ -222,9 +231,9 @@ func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportE
 }
 
 // report fires the reconcile's metrics and logs its outcome: at Debug
-// always (when timed), at Error for a failure (Info for a conflict), and
-// at Warn, once per key, for a Result returned with an error.
-func (l *Loop[K]) report(t *term[K], ctx context.Context, key K, res Result, err error, d decision, warn, timed bool, dur time.Duration, attempt int) {
+// always (when timed), a failure as logFailure says (lognoise.go), and at
+// Warn, once per key, for a Result returned with an error.
+func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d decision, warn, timed bool, dur time.Duration, attempt int) {
 	if l.metricsOn {
 		if t.qm != nil && (d.failed || d.requeues > 0) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
@@ -236,15 +245,10 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, key K, res Result, err
 	}
 	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", attempt), slog.Duration("duration", dur), slog.String("result", d.result))
+			slog.Int("attempt", attempt), slog.Duration("duration", dur), slog.String("result", d.result), rec.idAttr())
 	}
 	if err != nil {
-		lvl, msg := slog.LevelError, "reconcile failed"
-		if d.conflict {
-			lvl, msg = slog.LevelInfo, "reconcile hit a write conflict: retrying"
-		}
-		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", attempt), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay), slog.Any("error", err))
+		l.logFailure(ctx, rec, key, attempt-1, d, err)
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
@@ -469,7 +473,7 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 		return false
 	}
 	c, _ := GetCondition(out, Stalled)
-	err := l.sw.WriteCondition(t.work, key, l.cfg.loopManager, c)
+	err := l.sw.WriteCondition(l.loopWriteCtx(t.work, key), key, l.cfg.loopManager, c)
 	if err == nil {
 		l.stalledWritten(key, change, d, now)
 		return true
@@ -511,6 +515,6 @@ func (l *Loop[K]) stalledWritten(key K, change stalledChange, d stalledNote, now
 		l.mu.Unlock()
 	}
 	if d.reason != ReasonOscillating || change != stalledSet {
-		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}})
+		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}, Report: true})
 	}
 }

@@ -60,7 +60,11 @@ type ApplyResult struct {
 // fields it lacks, gives ErrInvalid. An Apply that changes an object the
 // Store remembers as it is stored is one Txn, with no read (see
 // WithLastValues).
-func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts ...ApplyOption) (ApplyResult, error) {
+func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts ...ApplyOption) (res ApplyResult, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Apply", name)
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err
 	}

@@ -38,7 +38,11 @@ import (
 // StatusGeneration when it writes. A missing object gives ErrNotFound:
 // status is never created. An ApplyStatus that changes an object the Store
 // remembers as it is stored is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (ApplyResult, error) {
+func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (res ApplyResult, err error) {
+	ctx, d := beginDry(ctx, w, opts, "ApplyStatus", name)
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err
 	}

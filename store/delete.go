@@ -16,7 +16,11 @@ import "context"
 // written, or replaced, since it was read; a failed precondition gives
 // ErrConflict. Without them, a write by someone else between Delete's read
 // and its write makes it re-read and try again.
-func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOption) (int64, error) {
+func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Delete", name)
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
 	if err := w.checkName(name); err != nil {
 		return 0, err
 	}

@@ -49,7 +49,11 @@ import (
 // ErrNotFound. On success obj.Meta is set to the stored Meta with the new
 // Revision, which is returned. An UpdateStatus of an object as the Store last
 // read or wrote it is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (int64, error) {
+func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "UpdateStatus", nameOf(obj))
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
 	if err := w.check(obj); err != nil {
 		return 0, err
 	}

@@ -49,7 +49,15 @@ func (s *Store[S, T]) As(manager string) *Writer[S, T] {
 // time. It returns an error wrapping ErrAlreadyExists if an object of that name
 // exists (even one whose deletion was requested), ErrInvalid for a bad name,
 // kind or condition list, and ErrFenced if ctx's fence no longer holds.
-func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, error) {
+func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T], opts ...WriteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Create", nameOf(obj))
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
+	return w.create(ctx, obj)
+}
+
+func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
 	}
@@ -102,7 +110,15 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T]) (int64, er
 // On success obj.Meta is what was stored, with the new Revision, which is
 // returned. A missing object gives ErrNotFound. An Update of an object as the
 // Store last read or wrote it is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T]) (int64, error) {
+func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T], opts ...WriteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Update", nameOf(obj))
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
+	return w.updateObj(ctx, obj)
+}
+
+func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64, error) {
 	if err := w.check(obj); err != nil {
 		return 0, err
 	}
@@ -167,6 +183,14 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 func userMetaEqual(a, b *Meta) bool {
 	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
 		slices.Equal(a.Owners, b.Owners) && slices.Equal(a.Finalizers, b.Finalizers)
+}
+
+// nameOf is obj's name, "" for a nil obj (which the write refuses).
+func nameOf[S, T any](obj *Object[S, T]) string {
+	if obj == nil {
+		return ""
+	}
+	return obj.Meta.Name
 }
 
 // check validates the parts of obj every write needs.
@@ -248,6 +272,10 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 	if err != nil {
 		return 0, err
 	}
+	if d := dryRunFrom(ctx); d != nil {
+		d.dryMeta(next.Meta)
+		return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	}
 	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)
@@ -264,13 +292,20 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	if fenced {
 		conds = append(conds, fence.Cond())
 	}
-	rev, err := w.s.b.Txn(ctx, conds, wr)
+	d := dryRunFrom(ctx)
+	var rev int64
+	var err error
+	if d != nil {
+		rev, err = w.dryTxn(ctx, d, conds, wr)
+	} else {
+		rev, err = w.s.b.Txn(ctx, conds, wr)
+	}
 	var cf *CondFailedError
 	if errors.As(err, &cf) && cf.Index > 0 {
 		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
 			ErrFenced, fence.Key, fence.Revision, cf.Actual)
 	}
-	if err == nil {
+	if err == nil && d == nil {
 		observeWrite(ctx, rev)
 		if wr.Kind == WriteDelete {
 			w.s.last.forget(wr.Key, rev)

@@ -43,21 +43,38 @@ function renderLoops(loops) {
       el("td", { class: l.leading ? "good" : "muted" }, role),
       el("td", {}, l.busy + " / " + (l.leading ? l.workers - l.busy : 0) + " of " + l.workers),
       num(q.ready), num(q.processing), num(q.delayed), num(q.backingOff), num(q.held),
-      num(l.failing), num(l.stalled), num(l.oscillating));
+      num(l.failing), num(l.stalled), num(l.oscillating), num(l.throttled || 0));
   }));
+}
+
+// clip shows text on at most two lines; the whole of it is in the title
+// (hover) and one click away.
+function clip(text, cls) {
+  return el("div", { class: "clip" + (cls ? " " + cls : ""), title: text }, text);
 }
 
 function conditions(k) {
   if (!k.conditions) return "";
-  return el("code", {}, k.conditions.map(c =>
-    c.type + "=" + c.status + (c.reason ? " (" + c.reason + ")" : "") + (c.message ? ": " + c.message : "")).join("\n"));
+  const short = k.conditions.map(c => c.type + "=" + c.status + (c.reason ? " (" + c.reason + ")" : "")).join(", ");
+  const full = k.conditions.map(c =>
+    c.type + "=" + c.status + (c.reason ? " (" + c.reason + ")" : "") + (c.message ? ": " + c.message : "")).join("\n");
+  const e = clip(short, "conds");
+  e.title = full;
+  return e;
 }
 
+// The flipping paths, collapsed to a count: the list opens on click.
 function oscillation(k) {
   const o = k.oscillation;
   if (!o) return "";
-  return el("div", {}, el("strong", {}, o.kind), " ", o.writes + " writes in " + o.window,
-    el("code", { class: "paths" }, "\n" + o.paths.join("\n")));
+  const n = o.paths.length;
+  return el("details", { class: "paths" },
+    el("summary", {}, el("strong", {}, o.kind), " ", o.writes + " writes in " + o.window + ", " + n + (n === 1 ? " path" : " paths")),
+    el("code", {}, o.paths.join("\n")));
+}
+
+function when(iso) {
+  return [el("time", { datetime: iso }, new Date(iso).toLocaleTimeString()), " (" + relative(iso) + ")"];
 }
 
 function renderKeys() {
@@ -66,24 +83,60 @@ function renderKeys() {
   const body = document.querySelector("#keys tbody");
   body.replaceChildren(...keys.map(k => {
     let cls = "";
-    if (k.oscillation) cls = "oscillating";
+    if (k.oscillation && k.oscillation.kind === "Throttled") cls = "throttled";
+    else if (k.oscillation) cls = "oscillating";
     else if (k.stalled) cls = "stalled";
     else if (k.failures > 0) cls = "failing";
-    const why = k.stalled ? [k.why, el("div", { class: "bad reason" }, "Stalled: " + k.reason)] : [k.why];
-    const next = k.until ? [el("time", { datetime: k.until }, new Date(k.until).toLocaleTimeString()), " (" + relative(k.until) + ")"] : ["on next change"];
+    const why = k.stalled ? [clip(k.why, "one"), el("div", { class: "bad reason clip one" }, "Stalled: " + k.reason)] : [clip(k.why)];
+    const next = k.until ? when(k.until) : ["on next change"];
+    const failures = k.lastFailure ? el("td", { class: "num failures" }, k.failures, el("div", { class: "muted last-failure" }, "last ", ...when(k.lastFailure))) : num(k.failures);
     return el("tr", { class: cls, "data-key": k.key, "data-loop": k.loop },
       el("td", {}, k.loop),
-      el("td", { class: "key" }, el("code", {}, k.key)),
+      el("td", { class: "key" }, el("code", { title: k.key }, k.key)),
       el("td", { class: "phase" }, k.phase),
       el("td", { class: "why" }, ...why),
       el("td", { class: "next" }, ...next),
-      num(k.failures),
+      failures,
       el("td", {}, (k.lastResult || "") + (k.lastDuration ? " in " + k.lastDuration : "")),
-      el("td", {}, k.lastError ? el("span", { class: "err" }, k.lastError) : ""),
+      el("td", {}, k.lastError ? clip(k.lastError, "err") : ""),
       el("td", {}, conditions(k)),
       el("td", {}, oscillation(k)));
   }));
   document.getElementById("nokeys").hidden = keys.length > 0;
+}
+
+// renderFailures lists every Loop's recent failures, newest first: they
+// stay after their keys went idle.
+function renderFailures(loops) {
+  const rows = [];
+  for (const l of loops) {
+    for (const f of l.recentFailures || []) rows.push({ loop: l.name, ...f });
+  }
+  rows.sort((a, b) => new Date(b.time) - new Date(a.time));
+  const body = document.querySelector("#failures tbody");
+  body.replaceChildren(...rows.map(f => el("tr", { "data-loop": f.loop, "data-key": f.key },
+    el("td", { class: "when" }, ...when(f.time)),
+    el("td", {}, f.loop),
+    el("td", { class: "key" }, el("code", { title: f.key }, f.key)),
+    num(f.attempt),
+    el("td", {}, clip(f.error, "err")),
+    el("td", { class: "muted" }, el("code", {}, f.reconcileID)))));
+  document.getElementById("nofailures").hidden = rows.length > 0;
+}
+
+function renderEvents(ev) {
+  const body = document.querySelector("#events tbody");
+  body.replaceChildren(...ev.events.map(e => el("tr", { class: e.type === "Warning" ? "failing" : "", "data-object": e.kind + "/" + e.name },
+    el("td", { class: "when" }, ...when(e.last)),
+    el("td", { class: e.type === "Warning" ? "bad" : "" }, e.type),
+    el("td", {}, e.reason),
+    el("td", { class: "key" }, el("code", { title: e.kind + "/" + e.name }, e.kind + "/" + e.name)),
+    el("td", {}, clip(e.message || "")),
+    num(e.count),
+    el("td", {}, e.source || ""))));
+  document.getElementById("noevents").hidden = ev.events.length > 0;
+  const s = ev.stats;
+  document.getElementById("eventstats").textContent = s && s.dropped ? s.dropped + " events dropped (buffer full)" : "";
 }
 
 function opt(v) { return v === undefined || v === null ? "–" : v; }
@@ -99,8 +152,10 @@ function renderCaches(caches) {
 
 async function refresh() {
   try {
-    const [loops, keys, caches] = await Promise.all([getJSON("api/loops"), getJSON("api/keys"), getJSON("api/caches")]);
+    const [loops, keys, caches, ev] = await Promise.all([getJSON("api/loops"), getJSON("api/keys"), getJSON("api/caches"), getJSON("api/events")]);
     renderLoops(loops);
+    renderFailures(loops);
+    renderEvents(ev);
     state.keys = keys;
     renderKeys();
     renderCaches(caches);

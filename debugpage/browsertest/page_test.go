@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/debugpage"
+	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 // chromium returns the browser to drive. Without one the test skips, except
@@ -43,26 +46,40 @@ func chromium(t *testing.T) string {
 func TestThePageInABrowser(t *testing.T) {
 	exe := chromium(t)
 
-	var broken atomic.Bool
+	rec, err := events.New(memstore.New())
+	require.NoError(t, err)
+	recCtx, stopRec := context.WithCancel(context.Background())
+	recDone := make(chan error, 1)
+	go func() { recDone <- rec.Run(recCtx) }()
+	defer func() { stopRec(); require.NoError(t, <-recDone) }()
+
+	var broken, flaky atomic.Bool
 	broken.Store(true)
+	flaky.Store(true)
 	r := reconcile.Func[string](func(_ context.Context, key string) (reconcile.Result, error) {
 		switch key {
 		case "db-primary":
 			if broken.Load() {
+				rec.Record(events.Event{Kind: "App", Name: key, Type: events.Warning, Reason: "DialFailed", Message: "10.0.0.7:5432 refused"})
 				return reconcile.Result{}, errors.New("dial tcp 10.0.0.7:5432: connection refused")
+			}
+		case "billing-service-eu-west-1-production-primary":
+			// Fails once, then is idle: only the recent failures show it.
+			if flaky.Swap(false) {
+				return reconcile.Result{}, errors.New("quota exceeded for " + strings.Repeat("/a/long/path", 30))
 			}
 		case "web-frontend":
 			return reconcile.Result{RequeueAfter: time.Hour}, nil
 		}
 		return reconcile.Result{}, nil
 	})
-	keys := []string{"db-primary", "web-frontend", "cache-idle"}
+	keys := []string{"db-primary", "web-frontend", "cache-idle", "billing-service-eu-west-1-production-primary"}
 	loop, err := reconcile.New("apps", r, reconcile.Keys(func() iter.Seq[string] { return slices.Values(keys) }),
 		reconcile.WithWorkers(2), reconcile.WithStallAfter(2), reconcile.WithResync(24*time.Hour, 0),
 		reconcile.WithBackoff(backoff.Policy{Base: 300 * time.Millisecond, Factor: 1, Cap: 300 * time.Millisecond}),
 		reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}))
 	require.NoError(t, err)
-	page := debugpage.New()
+	page := debugpage.New(debugpage.WithEvents(rec))
 	require.NoError(t, page.AddLoop(loop))
 	require.NoError(t, page.AddCache("apps", fakeCache{}))
 	mux := http.NewServeMux()
@@ -83,7 +100,7 @@ func TestThePageInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 
-	const db, web, idle = `tr[data-key="db-primary"]`, `tr[data-key="web-frontend"]`, `tr[data-key="cache-idle"]`
+	const db, web, idle = `#keys tr[data-key="db-primary"]`, `#keys tr[data-key="web-frontend"]`, `#keys tr[data-key="cache-idle"]`
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(sel))
@@ -123,6 +140,35 @@ func TestThePageInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2", panics, "the cache's panics column")
 	require.Zero(t, count(idle), "an idle, healthy key is not listed")
+
+	// Failures that came and went stay under "Recent failures", with
+	// their time; the failing key's row says when it last failed.
+	const billing = `#failures tr[data-key="billing-service-eu-west-1-production-primary"]`
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(billing)))
+	require.Zero(t, count(`#keys tr[data-key="billing-service-eu-west-1-production-primary"]`), "idle after one failure")
+	require.Contains(t, text(billing), "quota exceeded")
+	require.Contains(t, text(billing), "ago")
+	require.Contains(t, text(db+` td.failures`), "last ")
+	// Events: the reconciler's, aggregated into a count.
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#events tr[data-object="App/db-primary"]`)))
+	require.Contains(t, text(`#events tr[data-object="App/db-primary"]`), "DialFailed")
+
+	// Layout: in a narrow window every row of the tables is at most two
+	// lines, and no key wraps mid-word.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(900, 800)))
+	tall, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const line = parseFloat(getComputedStyle(document.body).lineHeight);
+		return [...document.querySelectorAll('#keys tbody tr, #failures tbody tr, #events tbody tr')]
+			.filter(r => r.getBoundingClientRect().height > 2 * line + 12)
+			.map(r => r.dataset.key + ' ' + r.getBoundingClientRect().height + 'px: ' +
+				[...r.cells].map(c => c.getBoundingClientRect().height + '/' + c.scrollHeight + ' ' + c.textContent.slice(0, 30)).join(' | '));
+	})()`))
+	require.NoError(t, err)
+	require.Empty(t, tall, "rows over two lines")
+	wrapped, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('td.key code')]
+		.filter(c => c.getClientRects().length > 1).map(c => c.textContent)`))
+	require.NoError(t, err)
+	require.Empty(t, wrapped, "keys wrapped")
 
 	// The search filter: only keys containing the text stay.
 	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(`#search`, "db-"), chromedp.WaitNotPresent(web)))

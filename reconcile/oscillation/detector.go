@@ -15,12 +15,13 @@ import (
 // NoProgress: NoProgressWrites writes by self within Window, with no change
 // to any path self does not own in between (by anyone), are reported.
 // TooManyWrites: a write by self beyond MaxWrites within Window (the
-// budget), status-only ones included, with no change to the spec in
-// between, is reported, and so is every further one while the budget stays
-// spent. A write
-// by self that changes only status-side paths (.status…, .conditions[…]) and
-// no foreign path does not count: see "Status-only writes" in the reconcile
-// package documentation.
+// budget), with no change to the spec in between, is reported, and so is
+// every further one while the budget stays spent. Throttled: the same for
+// status-only writes by self (.status…, .conditions[…], no foreign path),
+// against MaxStatusWrites (the status budget). A write by self that changes
+// only status-side paths and no foreign path does not count toward
+// NoProgress: see "Status-only writes" in the reconcile package
+// documentation.
 //
 // After a report the counts behind it start again, so a persisting
 // oscillation is reported once per threshold, not on every write. The zero
@@ -36,9 +37,10 @@ type Detector struct {
 	resets []pathTimes
 	// selfWrites: self's writes since the last change to a foreign path.
 	selfWrites []selfWrite
-	// budget: self's writes of any kind within Window since the last
-	// change to the spec.
-	budget []selfWrite
+	// budget: self's writes within Window since the last change to the
+	// spec that change more than the status side; statusBudget: those
+	// that change only it.
+	budget, statusBudget []selfWrite
 }
 
 type pathTimes struct {
@@ -63,7 +65,7 @@ func (d *Detector) Observe(w Write) []Report {
 		d.selfWrites = d.selfWrites[:0]
 	}
 	if specChanged(w.Owned) || specChanged(w.Foreign) {
-		d.budget = d.budget[:0]
+		d.budget, d.statusBudget = d.budget[:0], d.statusBudget[:0]
 	}
 	if !w.Self {
 		d.changedByOthers(w.Owned)
@@ -156,19 +158,29 @@ func (d *Detector) noProgress(w Write, cutoff time.Time) (Report, bool) {
 	return r, true
 }
 
-// tooManyWrites spends one of the budget on self's write w and reports
-// TooManyWrites while the budget is spent.
+// tooManyWrites spends one of a budget on self's write w and reports while
+// that budget is spent: the status budget (Throttled) for a write of the
+// status side alone, the write budget (TooManyWrites) for any other.
 func (d *Detector) tooManyWrites(w Write, cutoff time.Time) (Report, bool) {
-	paths := w.Owned
-	if len(w.Foreign) > 0 {
-		paths = slices.Concat(w.Owned, w.Foreign)
+	if len(w.Foreign) == 0 && !w.Report && statusOnly(w.Owned) {
+		d.statusBudget = spend(d.statusBudget, w.Time, w.Owned, cutoff)
+		if n := len(d.statusBudget); n > d.cfg.MaxStatusWrites {
+			return Report{Kind: Throttled, Paths: writtenPaths(d.statusBudget), Writes: n, Window: d.cfg.Window}, true
+		}
+		return Report{}, false
 	}
-	d.budget = append(d.budget[pruneWrites(d.budget, cutoff):], selfWrite{at: w.Time, paths: paths})
+	d.budget = spend(d.budget, w.Time, slices.Concat(w.Owned, w.Foreign), cutoff)
 	n := len(d.budget)
 	if n <= d.cfg.MaxWrites {
 		return Report{}, false
 	}
 	return Report{Kind: TooManyWrites, Paths: writtenPaths(d.budget), Writes: n, Window: d.cfg.Window}, true
+}
+
+// spend adds a write at `at` of paths to budget, dropping those out of the
+// window.
+func spend(budget []selfWrite, at time.Time, paths []diff.Path, cutoff time.Time) []selfWrite {
+	return append(budget[pruneWrites(budget, cutoff):], selfWrite{at: at, paths: paths})
 }
 
 // writtenPaths returns the paths of ws, sorted, each once.
@@ -223,8 +235,10 @@ func (d *Detector) Idle(now time.Time) bool {
 			return false
 		}
 	}
-	if len(d.budget) > 0 && !d.budget[len(d.budget)-1].at.Before(cutoff) {
-		return false
+	for _, b := range [2][]selfWrite{d.budget, d.statusBudget} {
+		if len(b) > 0 && !b[len(b)-1].at.Before(cutoff) {
+			return false
+		}
 	}
 	return len(d.selfWrites) == 0 || d.selfWrites[len(d.selfWrites)-1].at.Before(cutoff)
 }

@@ -276,6 +276,9 @@ func TestStatusOnlyPaths(t *testing.T) {
 	}
 }
 
+// The status budget, set to 30 here (its default is 120): status-only
+// writes by self within a minute beyond it are Throttled (writes of more
+// than the status side spend MaxWrites: statusbudget_test.go).
 func TestDetectorWriteBudget(t *testing.T) {
 	status := func(n int, every time.Duration) (ws []Write) {
 		for i := range n {
@@ -283,26 +286,26 @@ func TestDetectorWriteBudget(t *testing.T) {
 		}
 		return ws
 	}
-	budget := Report{Kind: TooManyWrites, Paths: ps(".status.phase"), Writes: 31, Window: time.Minute}
+	cfg := Config{MaxStatusWrites: 30}
+	budget := Report{Kind: Throttled, Paths: ps(".status.phase"), Writes: 31, Window: time.Minute}
 
-	// The 31st write within a minute is beyond the budget, status-only or
-	// not.
-	require.Equal(t, []Report{budget}, feed(New(Config{}), status(31, time.Second)...))
+	// The 31st write within a minute is beyond the budget.
+	require.Equal(t, []Report{budget}, feed(New(cfg), status(31, time.Second)...))
 	// Every further write while it stays spent is reported again.
-	d := New(Config{})
+	d := New(cfg)
 	feed(d, status(31, time.Second)...)
 	over := d.Observe(self(31*time.Second, ".status.phase"))
 	require.Len(t, over, 1)
-	require.Equal(t, TooManyWrites, over[0].Kind)
+	require.Equal(t, Throttled, over[0].Kind)
 	// One write every 2s stays within it for ever.
-	require.Empty(t, feed(New(Config{}), status(100, 2*time.Second)...))
+	require.Empty(t, feed(New(cfg), status(100, 2*time.Second)...))
 	// A change to the spec (a new generation) starts the budget over.
 	ws := status(30, time.Second)
 	ws = append(ws, other(30*time.Second, ".spec.replicas"), self(31*time.Second, ".status.phase"))
-	require.Empty(t, feed(New(Config{}), ws...))
+	require.Empty(t, feed(New(cfg), ws...))
 	// The budget is a Config field.
-	require.Equal(t, []Report{{Kind: TooManyWrites, Paths: ps(".status.phase"), Writes: 6, Window: time.Minute}},
-		feed(New(Config{MaxWrites: 5}), status(6, time.Second)...))
+	require.Equal(t, []Report{{Kind: Throttled, Paths: ps(".status.phase"), Writes: 6, Window: time.Minute}},
+		feed(New(Config{MaxStatusWrites: 5}), status(6, time.Second)...))
 	require.Equal(t, "TooManyWrites", TooManyWrites.String())
-	require.Contains(t, budget.Message(), "too many writes: 31 writes within 1m0s to .status.phase")
+	require.Contains(t, budget.Message(), "throttled: 31 status writes within 1m0s to .status.phase")
 }

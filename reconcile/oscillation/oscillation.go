@@ -18,13 +18,21 @@ const (
 	// changes (for example a label holding a hash of the object itself).
 	NoProgress
 	// TooManyWrites: the manager wrote beyond its budget, more than
-	// MaxWrites writes of any kind (status-only included) within Window
-	// with no change to the spec (the generation), for example a status
-	// that never settles written before every Result.Requeue.
+	// MaxWrites writes within Window that change more than the status
+	// side, with no change to the spec (the generation) in between.
 	TooManyWrites
+	// Throttled: the manager wrote its object's status side (.status,
+	// .conditions) more than MaxStatusWrites times within Window with no
+	// change to the spec, for example a status that follows a flapping
+	// fleet, or one that never settles (a timestamp) written before every
+	// Result.Requeue. Status that reports the world is not an oscillation
+	// of desired state: the reconcile Loop paces such a key (a hold) and
+	// reports it as Throttled, never as Stalled.
+	Throttled
 )
 
-// String returns "Fight", "NoProgress", "TooManyWrites" or "Unknown".
+// String returns "Fight", "NoProgress", "TooManyWrites", "Throttled" or
+// "Unknown".
 func (k Kind) String() string {
 	switch k {
 	case Fight:
@@ -33,6 +41,8 @@ func (k Kind) String() string {
 		return "NoProgress"
 	case TooManyWrites:
 		return "TooManyWrites"
+	case Throttled:
+		return "Throttled"
 	}
 	return "Unknown"
 }
@@ -43,11 +53,12 @@ const (
 	DefaultFightWrites      = 3
 	DefaultNoProgressWrites = 10
 	DefaultMaxWrites        = 30
+	DefaultMaxStatusWrites  = 120
 )
 
 // Config sets a Detector's thresholds. Zero (or negative) fields take the
 // defaults: a 1m window, 3 re-sets for a Fight, 10 writes for NoProgress,
-// a budget of 30 writes.
+// a budget of 30 writes and one of 120 status-only writes.
 type Config struct {
 	// Window is how far back writes count.
 	Window time.Duration
@@ -56,13 +67,20 @@ type Config struct {
 	// NoProgressWrites is how many counted writes within Window, with no
 	// foreign change in between, make NoProgress.
 	NoProgressWrites int
-	// MaxWrites is the write budget: a write by self that makes more
-	// than MaxWrites writes by self within Window, status-only writes
-	// included, with no change to the spec by anyone in between, is
-	// TooManyWrites; so is every further write while the budget stays
-	// spent. The default, 30, lets a status follow an outside system
-	// polled every 2s.
+	// MaxWrites is the write budget: a write by self that changes more
+	// than the status side and makes more than MaxWrites such writes by
+	// self within Window, with no change to the spec by anyone in
+	// between, is TooManyWrites; so is every further write while the
+	// budget stays spent. The default is 30.
 	MaxWrites int
+	// MaxStatusWrites is the status budget, the same for writes by self
+	// that change only the status side (.status, .conditions) and no
+	// foreign path: beyond it they are Throttled. It is separate and
+	// higher because a status that reports observed changes in the world
+	// (a fleet that flaps) changes as often as the world does, which is
+	// not an oscillation of desired state. The default, 120, lets a
+	// status follow an outside system polled every 0.5s.
+	MaxStatusWrites int
 }
 
 // WithDefaults returns c with every zero or negative field set to its
@@ -79,6 +97,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxWrites <= 0 {
 		c.MaxWrites = DefaultMaxWrites
+	}
+	if c.MaxStatusWrites <= 0 {
+		c.MaxStatusWrites = DefaultMaxStatusWrites
 	}
 	return c
 }
@@ -97,6 +118,11 @@ type Write struct {
 	Owned []diff.Path
 	// Foreign are the changed paths that self does not own after the write.
 	Foreign []diff.Path
+	// Report marks a write of the Loop's own report about the object (its
+	// Stalled condition): it spends MaxWrites, never the status budget,
+	// since a report that flips at every reconcile follows the Loop, not
+	// the world.
+	Report bool
 }
 
 // Report is a detected oscillation.
@@ -125,6 +151,9 @@ func (r Report) Message() string {
 			strings.Join(paths, ", "), r.Writes, r.Window)
 	case TooManyWrites:
 		return fmt.Sprintf("too many writes: %d writes within %v to %s with no change to the spec",
+			r.Writes, r.Window, strings.Join(paths, ", "))
+	case Throttled:
+		return fmt.Sprintf("throttled: %d status writes within %v to %s with no change to the spec",
 			r.Writes, r.Window, strings.Join(paths, ", "))
 	default:
 		return fmt.Sprintf("no progress: %d writes within %v to %s with no change to any field this manager does not own",

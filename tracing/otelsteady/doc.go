@@ -24,6 +24,7 @@
 //	steady.loop            the Loop's name
 //	steady.key             the key, fmt.Sprint'ed
 //	steady.attempt         1, or n+1 after n consecutive failures (reconcile.Attempt)
+//	steady.reconcile_id    the reconcile's ID (reconcile.ReconcileID), as in the Loop's log lines
 //	steady.result          success, error, requeue, requeue_after (controller_runtime_reconcile_total's result)
 //	steady.requeue.reason  why it runs again: backoff, blocked, retry_after, terminal (does not), requeue (after its write shows), requeue_after
 //	steady.blocked.reason  Blocked's reason, when blocked

@@ -115,6 +115,7 @@ func TestSpansAttributesAndTheLinkToTheWriter(t *testing.T) {
 		a := attrs(web)
 		require.Equal(t, "app", a["steady.loop"].AsString())
 		require.Equal(t, int64(1), a["steady.attempt"].AsInt64())
+		require.Regexp(t, `^[0-9a-f]{8}-\d+$`, a["steady.reconcile_id"].AsString(), "the ID of the Loop's log lines (reconcile.ReconcileID)")
 		require.Equal(t, "success", a["steady.result"].AsString())
 		_, hasReason := a["steady.requeue.reason"]
 		require.False(t, hasReason, "a success is not requeued")
@@ -198,6 +199,8 @@ func TestRequeueReasons(t *testing.T) {
 		require.Equal(t, c.result, a["steady.result"].AsString(), i)
 		require.Equal(t, c.reason, a["steady.requeue.reason"].AsString(), i)
 		require.Equal(t, int64(0), a["steady.attempt"].AsInt64(), "not a Loop's ctx")
+		_, hasID := a["steady.reconcile_id"]
+		require.False(t, hasID, "not a Loop's ctx")
 	}
 	require.Equal(t, 60.0, attrs(sr.Ended()[2])["steady.requeue.after"].AsFloat64())
 }

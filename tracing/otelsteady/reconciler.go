@@ -57,9 +57,13 @@ type traced[K comparable] struct {
 }
 
 func (t *traced[K]) Reconcile(ctx context.Context, key K) (res reconcile.Result, err error) {
+	attrs := []attribute.KeyValue{t.loop, attribute.String("steady.key", keyString(key)),
+		attribute.Int("steady.attempt", reconcile.Attempt(ctx))}
+	if id := reconcile.ReconcileID(ctx); id != "" {
+		attrs = append(attrs, attribute.String("steady.reconcile_id", id))
+	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithNewRoot(),
-		trace.WithAttributes(t.loop, attribute.String("steady.key", keyString(key)),
-			attribute.Int("steady.attempt", reconcile.Attempt(ctx)))}
+		trace.WithAttributes(attrs...)}
 	if t.cfg.Trigger != nil {
 		if tc := t.cfg.Trigger(key); tc != "" {
 			sc := trace.SpanContextFromContext(t.prop.Extract(context.Background(), propagation.MapCarrier{"traceparent": tc}))

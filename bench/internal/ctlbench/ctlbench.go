@@ -306,3 +306,8 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 		}
 	}
 }
+
+// CPUTime is the process's user+sys time so far, or 0 where getrusage is
+// missing. Benchmarks whose wall time depends on how much of a shared
+// machine they get report it per op next to ns/op.
+func CPUTime() time.Duration { return cpuTime() }

@@ -1,0 +1,109 @@
+package reconcile
+
+import (
+	"log/slog"
+
+	history "github.com/steady-go/steady/events"
+	"github.com/steady-go/steady/store"
+)
+
+// The annotation "steady.dev/paused", set to "true", pauses an object: the
+// Loop does not call Reconcile for it (hints, resync and retries find it
+// paused) and sets the condition Paused=True (reason "PausedByAnnotation")
+// as its own manager instead, once. Removing the annotation, or any other
+// value, resumes it: the change is a hint, the Loop sets Paused=False
+// (reason "Resumed") and reconciles. Only "true" pauses, as crossplane's
+// crossplane.io/paused. The Loop reads the annotation from the object its
+// StatusWriter knows (FromStore's reads its cache) before every reconcile.
+const pausedAnnotation = "steady.dev/paused"
+
+// Paused is the condition type the Loop writes on an object annotated
+// steady.dev/paused="true" (see pausedAnnotation): True while paused,
+// False (reason "Resumed") once the annotation is gone.
+const Paused = "Paused"
+
+// Reasons of the Paused condition.
+const (
+	reasonPaused  = "PausedByAnnotation"
+	reasonResumed = "Resumed"
+)
+
+// objectMarks is what the Loop reads from an object before reconciling it.
+type objectMarks struct {
+	paused      bool // pausedAnnotation is "true"
+	pauseShown  bool // the object carries Paused=True
+	observeOnly bool // observeOnlyAnnotation is "true"
+	// The object, for its events.
+	kind, name, uid string
+}
+
+// markReader is the narrow, optional side of a StatusWriter through which
+// the Loop reads an object's marks (StoreStatus implements it). ok is false
+// when the object is gone.
+type markReader[K comparable] interface {
+	marks(key K) (m objectMarks, ok bool)
+}
+
+func (s storeStatus[S, T]) marks(name string) (objectMarks, bool) {
+	obj, ok := s.c.Get(name)
+	if !ok {
+		return objectMarks{}, false
+	}
+	m := marksOf(obj.Meta.Annotations, obj.Conditions)
+	m.kind, m.name, m.uid = s.st.Kind(), name, obj.Meta.UID
+	return m, true
+}
+
+func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
+	m := objectMarks{paused: ann[pausedAnnotation] == "true", observeOnly: ann[observeOnlyAnnotation] == "true"}
+	if c, ok := GetCondition(conds, Paused); ok && c.Status == store.ConditionTrue {
+		m.pauseShown = true
+	}
+	return m
+}
+
+// skip reads key's marks, when the StatusWriter offers them, and reports
+// whether the reconcile must not run (the object is paused).
+func (l *Loop[K]) skip(t *term[K], key K) (objectMarks, bool) {
+	if l.marks == nil {
+		return objectMarks{}, false
+	}
+	m, ok := l.marks.marks(key)
+	return m, ok && l.paused(t, key, m)
+}
+
+// paused reports whether key's object is paused, and keeps its Paused
+// condition in step: set when it is paused and does not say so, cleared
+// (Paused=False) when it is not paused and still says so. The Loop
+// writes Paused as its own manager, through the StatusWriter, so the write
+// is not a hint for itself.
+func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
+	if m.paused == m.pauseShown {
+		return m.paused
+	}
+	c := store.Condition{Type: Paused, Status: store.ConditionTrue, Reason: reasonPaused,
+		Message: "reconciles paused by the annotation " + pausedAnnotation + "=true; remove it to resume"}
+	if !m.paused {
+		c = store.Condition{Type: Paused, Status: store.ConditionFalse, Reason: reasonResumed,
+			Message: "the annotation " + pausedAnnotation + " was removed"}
+	}
+	c.LastTransitionTime = l.clk.Now()
+	if _, gen, ok := l.sw.Conditions(key); ok {
+		c.ObservedGeneration = gen
+	}
+	err := l.sw.WriteCondition(l.observeCtx(t.work, key, m), key, l.cfg.loopManager, c)
+	switch {
+	case err != nil && t.work.Err() == nil:
+		l.log.LogAttrs(t.work, slog.LevelError, "writing Paused failed", slog.String("controller", l.name),
+			slog.Any("key", key), slog.Any("error", err))
+	case err == nil:
+		l.log.LogAttrs(t.work, slog.LevelInfo, "Paused set to "+string(c.Status)+" ("+c.Reason+")",
+			slog.String("controller", l.name), slog.Any("key", key))
+		reason := "Resumed"
+		if m.paused {
+			reason = "Paused"
+		}
+		l.recordEvent(key, "", history.Normal, reason, c.Message)
+	}
+	return m.paused
+}

@@ -117,7 +117,7 @@ func benchSteadyEvents(b *testing.B) {
 			first.Add(1)
 			return reconcile.Result{}, nil
 		}
-		if _, err := w.ApplyStatus(ctx, key, eventStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.IfObserved(o.Meta)); err != nil {
+		if _, err := w.ApplyStatus(ctx, key, eventStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta)); err != nil {
 			return reconcile.Result{}, err
 		}
 		reconciled <- key

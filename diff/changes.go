@@ -129,6 +129,11 @@ func formatValue(v any) string {
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
 	}
+	return formatReflect(v)
+}
+
+// formatReflect is formatValue for the types it does not name: by kind.
+func formatReflect(v any) string {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:

@@ -259,46 +259,19 @@ func floatEqual(a, b float64) bool {
 // value compares two values of plan p's type at the current path.
 func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
 	switch p.kind {
-	case kBool, kInt, kUint, kString, kFloat:
-		if !scalarEqual(p, w, g) {
-			d.changed(w, g)
-		}
-	case kComplex:
-		a, b := w.Complex(), g.Complex()
-		if !floatEqual(real(a), real(b)) || !floatEqual(imag(a), imag(b)) {
-			d.changed(w, g)
-		}
-	case kTime:
-		if !timeEqual(w, g) {
-			d.changed(w, g)
-		}
-	case kBytes:
-		if !d.bytesEqual(w, g) {
-			d.changed(w, g)
-		}
 	case kStruct:
 		d.structs(p, w, g, s)
 	case kPtr:
-		if w.IsNil() || g.IsNil() {
-			if w.IsNil() != g.IsNil() {
-				d.changed(w, g)
-			}
-			return
-		}
-		if w.Pointer() == g.Pointer() || d.seen(w.Pointer(), g.Pointer(), p.typ) {
+		if d.nilOnEitherSide(w, g) || w.Pointer() == g.Pointer() || d.seen(w.Pointer(), g.Pointer(), p.typ) {
 			return
 		}
 		d.depth++
 		d.value(p.elem, w.Elem(), g.Elem(), s)
 		d.depth--
 	case kIface:
-		if w.IsNil() || g.IsNil() {
-			if w.IsNil() != g.IsNil() {
-				d.changed(w, g)
-			}
-			return
+		if !d.nilOnEitherSide(w, g) {
+			d.any(w.Interface(), g.Interface(), s)
 		}
-		d.any(w.Interface(), g.Interface(), s)
 	case kSlice:
 		d.slice(p, listSpec{}, w, g, s)
 	case kArray:
@@ -306,10 +279,43 @@ func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
 	case kMap:
 		d.maps(p, w, g, s)
 	default:
-		if !opaqueEqual(w, g) {
+		if !d.leafEqual(p, w, g) {
 			d.changed(w, g)
 		}
 	}
+}
+
+// leafEqual compares two values of plan p's type that hold no values to
+// walk into: scalars, times, []byte, channels, functions.
+func (d *differ) leafEqual(p *typePlan, w, g reflect.Value) bool {
+	switch p.kind {
+	case kBool, kInt, kUint, kString, kFloat:
+		return scalarEqual(p, w, g)
+	case kComplex:
+		a, b := w.Complex(), g.Complex()
+		return floatEqual(real(a), real(b)) && floatEqual(imag(a), imag(b))
+	case kTime:
+		return timeEqual(w, g)
+	case kBytes:
+		return d.bytesEqual(w, g)
+	}
+	return opaqueEqual(w, g)
+}
+
+// nilOnEitherSide reports whether pointer or interface w or g is nil, and
+// reports a change when only one of them is.
+func (d *differ) nilOnEitherSide(w, g reflect.Value) bool {
+	wn, gn := w.IsNil(), g.IsNil()
+	if wn != gn {
+		d.changed(w, g)
+	}
+	return wn || gn
+}
+
+// bothEmpty reports whether a nil and a non-nil map, slice or []byte, of
+// lengths wn and gn, count as equal: with EquateEmpty, when both are empty.
+func (c *config) bothEmpty(wn, gn int) bool {
+	return c.equateEmpty && wn == 0 && gn == 0
 }
 
 // timeEqual compares two time.Time values with Equal, without boxing them
@@ -331,7 +337,7 @@ func asTime(v reflect.Value) time.Time {
 }
 
 func (d *differ) bytesEqual(w, g reflect.Value) bool {
-	if w.IsNil() != g.IsNil() && !(d.cfg.equateEmpty && w.Len() == 0 && g.Len() == 0) {
+	if w.IsNil() != g.IsNil() && !d.cfg.bothEmpty(w.Len(), g.Len()) {
 		return false
 	}
 	return bytes.Equal(w.Bytes(), g.Bytes())

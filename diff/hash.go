@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
+	"time"
 )
 
 // Hash returns a 64-bit hash of v in the view the options select: Ignore'd
@@ -234,59 +235,10 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 // sense of Hash's doc, so that struct fields holding nothing are left out.
 func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
 	switch p.kind {
-	case kBool:
-		h.bool(v.Bool())
-		return !v.Bool()
-	case kInt:
-		h.number(number{class: 'i', i: v.Int()})
-		return v.Int() == 0
-	case kUint:
-		u := v.Uint()
-		if u > math.MaxInt64 {
-			h.number(number{class: 'u', u: u})
-		} else {
-			h.number(number{class: 'i', i: int64(u)})
-		}
-		return u == 0
-	case kFloat:
-		h.number(floatNumber(v.Float()))
-		return v.Float() == 0
-	case kComplex:
-		c := v.Complex()
-		h.u64(tComplex)
-		h.number(floatNumber(real(c)))
-		h.number(floatNumber(imag(c)))
-		return c == 0
-	case kString:
-		h.str(tString, v.String())
-		return v.Len() == 0
-	case kTime:
-		t := asTime(v)
-		h.u64(tTime)
-		h.u64(uint64(t.Unix()))
-		h.u64(uint64(t.Nanosecond()))
-		return t.IsZero()
-	case kBytes:
-		if v.IsNil() && !h.cfg.equateEmpty {
-			h.u64(tNull)
-		} else {
-			h.str(tBytes, string(v.Bytes()))
-		}
-		return v.Len() == 0
 	case kStruct:
 		return h.structs(p, v, s)
 	case kPtr:
-		if v.IsNil() {
-			h.u64(tNull)
-			return true
-		}
-		if h.enterRef(v.Pointer(), p.typ) {
-			h.u64(tCycle)
-		} else {
-			h.value(p.elem, v.Elem(), s)
-		}
-		h.leaveRef(v.Pointer(), p.typ)
-		return false
+		return h.pointer(p, v, s)
 	case kIface:
 		if v.IsNil() {
 			h.u64(tNull)
@@ -301,15 +253,73 @@ func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
 		return v.Len() == 0
 	case kMap:
 		return h.maps(p, v, s)
-	default:
-		h.u64(tOpaque)
-		if v.Kind() == reflect.Func {
-			h.bool(v.IsNil())
-		} else {
-			h.u64(uint64(v.Pointer()))
-		}
-		return v.IsNil()
 	}
+	return h.leaf(p, v)
+}
+
+// leaf is value for the plans that hold no values to walk into: scalars,
+// times, []byte, channels, functions.
+func (h *hasher) leaf(p *typePlan, v reflect.Value) (empty bool) {
+	switch p.kind {
+	case kBool:
+		h.bool(v.Bool())
+		return !v.Bool()
+	case kInt:
+		h.number(number{class: 'i', i: v.Int()})
+		return v.Int() == 0
+	case kUint:
+		h.number(uintNumber(v.Uint()))
+		return v.Uint() == 0
+	case kFloat:
+		h.number(floatNumber(v.Float()))
+		return v.Float() == 0
+	case kComplex:
+		c := v.Complex()
+		h.u64(tComplex)
+		h.number(floatNumber(real(c)))
+		h.number(floatNumber(imag(c)))
+		return c == 0
+	case kString:
+		h.str(tString, v.String())
+		return v.Len() == 0
+	case kTime:
+		return h.time(asTime(v))
+	case kBytes:
+		if v.IsNil() && !h.cfg.equateEmpty {
+			h.u64(tNull)
+		} else {
+			h.str(tBytes, string(v.Bytes()))
+		}
+		return v.Len() == 0
+	}
+	h.u64(tOpaque)
+	if v.Kind() == reflect.Func {
+		h.bool(v.IsNil())
+	} else {
+		h.u64(uint64(v.Pointer()))
+	}
+	return v.IsNil()
+}
+
+func (h *hasher) time(t time.Time) (empty bool) {
+	h.u64(tTime)
+	h.u64(uint64(t.Unix()))
+	h.u64(uint64(t.Nanosecond()))
+	return t.IsZero()
+}
+
+func (h *hasher) pointer(p *typePlan, v reflect.Value, s scope) (empty bool) {
+	if v.IsNil() {
+		h.u64(tNull)
+		return true
+	}
+	if h.enterRef(v.Pointer(), p.typ) {
+		h.u64(tCycle)
+	} else {
+		h.value(p.elem, v.Elem(), s)
+	}
+	h.leaveRef(v.Pointer(), p.typ)
+	return false
 }
 
 // structs hashes the non-empty fields by name, in any order.

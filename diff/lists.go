@@ -8,7 +8,7 @@ import (
 // slice compares two slices of plan p's type; tag is the list declaration
 // of the field holding them, which ListKeys and ListSets options override.
 func (d *differ) slice(p *typePlan, tag listSpec, w, g reflect.Value, s scope) {
-	if w.IsNil() != g.IsNil() && !(d.cfg.equateEmpty && w.Len() == 0 && g.Len() == 0) {
+	if w.IsNil() != g.IsNil() && !d.cfg.bothEmpty(w.Len(), g.Len()) {
 		d.changed(w, g)
 		return
 	}

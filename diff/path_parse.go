@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/pathname"
 )
 
@@ -66,14 +68,9 @@ func (p *pathParser) parse() (Path, error) {
 	case s[0] != '.' && s[0] != '[':
 		return nil, p.errorf(0, `a path starts with "." or "[", not %q`, s[0])
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' || s[i] == '[' {
-			n++
-		}
-	}
-	path := make(Path, 0, n)
-	if len(s) > 1 && s[0] == '.' && s[1] == '[' {
+	// At most one element per "." or "[": one allocation.
+	path := make(Path, 0, strings.Count(s, ".")+strings.Count(s, "["))
+	if strings.HasPrefix(s, ".[") {
 		p.i = 1
 	}
 	for p.i < len(s) {
@@ -143,28 +140,9 @@ func (p *pathParser) bracket() (Element, error) {
 		return Element{}, p.errorf(open, `empty "[]"; expected ["name"], [key=value], [=value] or [index]`)
 	case c == '=':
 		p.i++
-		v, err := p.scalar()
-		if err != nil {
-			return Element{}, err
-		}
-		if err := p.expect(']'); err != nil {
-			return Element{}, err
-		}
-		return Element{Kind: ValueElem, Value: v}, nil
+		return p.setValue()
 	case c >= '0' && c <= '9':
-		end := p.i
-		for end < len(p.s) && p.s[end] >= '0' && p.s[end] <= '9' {
-			end++
-		}
-		if end < len(p.s) && p.s[end] == ']' {
-			n, err := strconv.Atoi(p.s[p.i:end])
-			if err != nil {
-				return Element{}, p.errorf(p.i, "index %s out of range", p.s[p.i:end])
-			}
-			p.i = end + 1
-			return Element{Kind: IndexElem, Index: n}, nil
-		}
-		return Element{}, p.errorf(end, `expected "]" after index %s`, p.s[p.i:end])
+		return p.index()
 	case c == '-':
 		return Element{}, p.errorf(p.i, "an index is a non-negative integer")
 	case c == '"':
@@ -172,20 +150,56 @@ func (p *pathParser) bracket() (Element, error) {
 		if err != nil {
 			return Element{}, err
 		}
-		if p.i < len(p.s) && p.s[p.i] == ']' {
-			p.i++
+		if p.eat(']') {
 			return Element{Kind: FieldElem, Name: name}, nil
 		}
 		return p.keys(open, name)
-	default:
-		end := scanIdent(p.s, p.i)
-		name := p.s[p.i:end]
-		if end == p.i || !pathname.IsIdent(name) {
-			return Element{}, p.errorf(p.i, `expected a quoted name, a key field, "=" or an index after "["`)
-		}
-		p.i = end
-		return p.keys(open, name)
 	}
+	end := scanIdent(p.s, p.i)
+	name := p.s[p.i:end]
+	if end == p.i || !pathname.IsIdent(name) {
+		return Element{}, p.errorf(p.i, `expected a quoted name, a key field, "=" or an index after "["`)
+	}
+	p.i = end
+	return p.keys(open, name)
+}
+
+// setValue parses the rest of [=v] after the "=".
+func (p *pathParser) setValue() (Element, error) {
+	v, err := p.scalar()
+	if err != nil {
+		return Element{}, err
+	}
+	if err := p.expect(']'); err != nil {
+		return Element{}, err
+	}
+	return Element{Kind: ValueElem, Value: v}, nil
+}
+
+// index parses the rest of [n] at its first digit.
+func (p *pathParser) index() (Element, error) {
+	end := p.i
+	for end < len(p.s) && p.s[end] >= '0' && p.s[end] <= '9' {
+		end++
+	}
+	if end == len(p.s) || p.s[end] != ']' {
+		return Element{}, p.errorf(end, `expected "]" after index %s`, p.s[p.i:end])
+	}
+	n, err := strconv.Atoi(p.s[p.i:end])
+	if err != nil {
+		return Element{}, p.errorf(p.i, "index %s out of range", p.s[p.i:end])
+	}
+	p.i = end + 1
+	return Element{Kind: IndexElem, Index: n}, nil
+}
+
+// eat consumes byte c if it comes next, and reports whether it did.
+func (p *pathParser) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
 }
 
 // keys parses the rest of [k=v,...] after the first key name.
@@ -205,8 +219,7 @@ func (p *pathParser) keys(open int, name string) (Element, error) {
 			}
 		}
 		keys = append(keys, KeyField{Name: name, Value: v})
-		if p.i < len(p.s) && p.s[p.i] == ']' {
-			p.i++
+		if p.eat(']') {
 			return Element{Kind: KeyElem, Keys: keys}, nil
 		}
 		if err := p.expect(','); err != nil {
@@ -228,8 +241,7 @@ func (p *pathParser) keys(open int, name string) (Element, error) {
 }
 
 func (p *pathParser) expect(c byte) error {
-	if p.i < len(p.s) && p.s[p.i] == c {
-		p.i++
+	if p.eat(c) {
 		return nil
 	}
 	if p.i >= len(p.s) {
@@ -315,62 +327,15 @@ func parseNumber(s string) (any, error) {
 		f, _ := strconv.ParseFloat(s, 64)
 		return f, nil
 	}
-	if !isJSONNumber(s) {
+	if !jsonscan.IsNumber(s) {
 		return nil, fmt.Errorf("%w %q", errNumber, s)
 	}
-	integral := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
-			integral = false
-			break
-		}
-	}
-	if integral {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n, nil
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	n, f, isInt, ok := jsonscan.ParseNumber(s)
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("number %s out of range", s)
+	case isInt:
+		return n, nil
 	}
 	return normalizeFloat(f), nil
-}
-
-// isJSONNumber checks s against JSON's number grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
-	i := 0
-	digits := func() bool {
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return i == len(s)
 }

@@ -96,21 +96,9 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 	if p, ok := b.built[t]; ok {
 		return p // possibly in progress: recursive types share the plan
 	}
-	p := &typePlan{typ: t}
+	p := &typePlan{typ: t, kind: leafKinds[t.Kind()]}
 	b.built[t] = p
 	switch t.Kind() {
-	case reflect.Bool:
-		p.kind = kBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		p.kind = kInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		p.kind = kUint
-	case reflect.Float32, reflect.Float64:
-		p.kind = kFloat
-	case reflect.Complex64, reflect.Complex128:
-		p.kind = kComplex
-	case reflect.String:
-		p.kind = kString
 	case reflect.Struct:
 		if t == timeTyp || t.ConvertibleTo(timeTyp) {
 			p.kind = kTime
@@ -118,9 +106,6 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 		}
 		p.kind = kStruct
 		b.structFields(p)
-	case reflect.Pointer:
-		p.kind = kPtr
-		p.elem = b.plan(t.Elem())
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			p.kind = kBytes
@@ -128,20 +113,41 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 		}
 		p.kind = kSlice
 		p.elem = b.plan(t.Elem())
-	case reflect.Array:
-		p.kind = kArray
+	case reflect.Pointer, reflect.Array:
 		p.elem = b.plan(t.Elem())
 	case reflect.Map:
-		p.kind = kMap
 		p.key = b.plan(t.Key())
 		p.elem = b.plan(t.Elem())
 		p.stringKeys = t.Key().Kind() == reflect.String
-	case reflect.Interface:
-		p.kind = kIface
-	default:
-		p.kind = kOpaque
 	}
 	return p
+}
+
+// leafKinds gives the plan kind of each reflect.Kind that needs no more
+// than its kind to classify (the rest is kOpaque).
+var leafKinds = [...]kind{
+	reflect.Bool:          kBool,
+	reflect.Int:           kInt,
+	reflect.Int8:          kInt,
+	reflect.Int16:         kInt,
+	reflect.Int32:         kInt,
+	reflect.Int64:         kInt,
+	reflect.Uint:          kUint,
+	reflect.Uint8:         kUint,
+	reflect.Uint16:        kUint,
+	reflect.Uint32:        kUint,
+	reflect.Uint64:        kUint,
+	reflect.Uintptr:       kUint,
+	reflect.Float32:       kFloat,
+	reflect.Float64:       kFloat,
+	reflect.Complex64:     kComplex,
+	reflect.Complex128:    kComplex,
+	reflect.String:        kString,
+	reflect.Pointer:       kPtr,
+	reflect.Array:         kArray,
+	reflect.Map:           kMap,
+	reflect.Interface:     kIface,
+	reflect.UnsafePointer: kOpaque,
 }
 
 // structFields collects a struct's fields the way encoding/json names them:
@@ -151,51 +157,7 @@ func (b *planBuilder) plan(t reflect.Type) *typePlan {
 // name, the least embedded wins, and a tie between untagged fields drops
 // them all, as in encoding/json.
 func (b *planBuilder) structFields(p *typePlan) {
-	type candidate struct {
-		fieldPlan
-		depth  int
-		tagged bool
-	}
-	var cands []candidate
-	var walk func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool)
-	walk = func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			idx := append(append([]int(nil), index...), i)
-			if f.Anonymous && name == "" {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct && f.IsExported() && ft != timeTyp {
-					if !seen[ft] {
-						seen[ft] = true
-						walk(ft, idx, depth+1, seen)
-						delete(seen, ft)
-					}
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			c := candidate{depth: depth, tagged: name != ""}
-			if name == "" {
-				name = f.Name
-			}
-			c.name, c.index = name, idx
-			c.plan = b.plan(f.Type)
-			c.list = parseSteadyTag(f.Tag.Get("steady"))
-			cands = append(cands, c)
-		}
-	}
-	walk(p.typ, nil, 0, map[reflect.Type]bool{p.typ: true})
-
+	cands := b.candidates(nil, p.typ, nil, 0, map[reflect.Type]bool{p.typ: true})
 	byName := make(map[string][]int, len(cands))
 	for i, c := range cands {
 		byName[c.name] = append(byName[c.name], i)
@@ -209,6 +171,61 @@ func (b *planBuilder) structFields(p *typePlan) {
 		p.byName[c.name] = len(p.fields)
 		p.fields = append(p.fields, c.fieldPlan)
 	}
+}
+
+// fieldCandidate is a field that structFields may keep.
+type fieldCandidate struct {
+	fieldPlan
+	depth  int
+	tagged bool
+}
+
+// candidates appends the fields of struct t, reached through index at
+// embedding depth depth, to cands, with the fields of the embedded structs
+// it promotes; seen holds the structs on the way down.
+func (b *planBuilder) candidates(cands []fieldCandidate, t reflect.Type, index []int, depth int, seen map[reflect.Type]bool) []fieldCandidate {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		idx := append(append([]int(nil), index...), i)
+		if et, ok := promoted(f, name); ok {
+			if !seen[et] {
+				seen[et] = true
+				cands = b.candidates(cands, et, idx, depth+1, seen)
+				delete(seen, et)
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		c := fieldCandidate{depth: depth, tagged: name != ""}
+		if name == "" {
+			name = f.Name
+		}
+		c.name, c.index = name, idx
+		c.plan = b.plan(f.Type)
+		c.list = parseSteadyTag(f.Tag.Get("steady"))
+		cands = append(cands, c)
+	}
+	return cands
+}
+
+// promoted returns the struct whose fields embedded field f (of json name
+// name) promotes, if it does.
+func promoted(f reflect.StructField, name string) (reflect.Type, bool) {
+	if !f.Anonymous || name != "" || !f.IsExported() {
+		return nil, false
+	}
+	ft := f.Type
+	if ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	return ft, ft.Kind() == reflect.Struct && ft != timeTyp
 }
 
 // dominant picks among same-named fields the one encoding/json keeps.

@@ -8,32 +8,14 @@ import (
 )
 
 // any compares two dynamic values: JSON-like trees without reflection,
-// anything else through its type's plan.
+// anything else through its type's plan. Fast path (BenchmarkEqualPodTree:
+// 0 allocs; 176 through the reflective walk, which handles trees too):
+// treeMap, treeList and treeEqualScalar walk decoded JSON without
+// reflection.
 func (d *differ) any(w, g any, s scope) {
 	switch wv := w.(type) {
 	case nil:
 		if g == nil {
-			return
-		}
-	case string:
-		if gv, ok := g.(string); ok {
-			if gv != wv {
-				d.report(Changed, w, g)
-			}
-			return
-		}
-	case bool:
-		if gv, ok := g.(bool); ok {
-			if gv != wv {
-				d.report(Changed, w, g)
-			}
-			return
-		}
-	case float64:
-		if gv, ok := g.(float64); ok {
-			if !floatEqual(wv, gv) {
-				d.report(Changed, w, g)
-			}
 			return
 		}
 	case map[string]any:
@@ -46,16 +28,14 @@ func (d *differ) any(w, g any, s scope) {
 			d.treeList(wv, gv, s)
 			return
 		}
-	}
-	if !d.cfg.exactNums {
-		if a, ok := numberOf(w); ok {
-			if b, ok := numberOf(g); ok {
-				if !a.equal(b) {
-					d.report(Changed, w, g)
-				}
-				return
-			}
+	default:
+		// Unequal scalars take the general way below, to the same report.
+		if treeEqualScalar(w, g) {
+			return
 		}
+	}
+	if !d.cfg.exactNums && d.numbers(w, g) {
+		return
 	}
 	wt, gt := reflect.TypeOf(w), reflect.TypeOf(g)
 	if wt != gt {
@@ -68,6 +48,23 @@ func (d *differ) any(w, g any, s scope) {
 	d.depth++
 	d.value(planOf(wt), reflect.ValueOf(w), reflect.ValueOf(g), s)
 	d.depth--
+}
+
+// numbers compares w and g by value when both are numbers, and reports
+// whether they were.
+func (d *differ) numbers(w, g any) bool {
+	a, ok := numberOf(w)
+	if !ok {
+		return false
+	}
+	b, ok := numberOf(g)
+	if !ok {
+		return false
+	}
+	if !a.equal(b) {
+		d.report(Changed, w, g)
+	}
+	return true
 }
 
 // treeEqualScalar reports whether w and g are equal strings, bools or
@@ -88,7 +85,7 @@ func treeEqualScalar(w, g any) bool {
 }
 
 func (d *differ) treeMap(w, g map[string]any, s scope) {
-	if (w == nil) != (g == nil) && !(d.cfg.equateEmpty && len(w) == 0 && len(g) == 0) {
+	if (w == nil) != (g == nil) && !d.cfg.bothEmpty(len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}
@@ -120,24 +117,29 @@ func (d *differ) treeMap(w, g map[string]any, s scope) {
 		d.leave(cs)
 	}
 	if matched < len(g) {
-		for k, gv := range g {
-			if _, ok := w[k]; ok {
-				continue
-			}
-			cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
-			if in {
-				d.report(Added, nil, gv)
-			}
-			d.leave(cs)
-		}
+		d.treeAdded(w, g, s)
 	}
 	d.sortFrom(start)
+}
+
+// treeAdded reports the fields of g that w lacks as Added.
+func (d *differ) treeAdded(w, g map[string]any, s scope) {
+	for k, gv := range g {
+		if _, ok := w[k]; ok {
+			continue
+		}
+		cs, in := d.enter(s, Element{Kind: FieldElem, Name: k}, item{})
+		if in {
+			d.report(Added, nil, gv)
+		}
+		d.leave(cs)
+	}
 }
 
 var anySliceTyp = reflect.TypeFor[[]any]()
 
 func (d *differ) treeList(w, g []any, s scope) {
-	if (w == nil) != (g == nil) && !(d.cfg.equateEmpty && len(w) == 0 && len(g) == 0) {
+	if (w == nil) != (g == nil) && !d.cfg.bothEmpty(len(w), len(g)) {
 		d.report(Changed, w, g)
 		return
 	}
@@ -214,15 +216,20 @@ func numberOf(v any) (number, bool) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return number{class: 'i', i: rv.Int()}, true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if u := rv.Uint(); u > math.MaxInt64 {
-			return number{class: 'u', u: u}, true
-		} else {
-			return number{class: 'i', i: int64(u)}, true
-		}
+		return uintNumber(rv.Uint()), true
 	case reflect.Float32, reflect.Float64:
 		return floatNumber(rv.Float()), true
 	}
 	return number{}, false
+}
+
+// uintNumber is the number of an unsigned integer: an integer unless it is
+// beyond int64.
+func uintNumber(u uint64) number {
+	if u > math.MaxInt64 {
+		return number{class: 'u', u: u}
+	}
+	return number{class: 'i', i: int64(u)}
 }
 
 func floatNumber(f float64) number {

@@ -67,7 +67,38 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 // applyMerge is Apply's full walk (apply_walk.go), for any change:
 // manager's Apply entry is managed[applyIdx], or none when applyIdx < 0.
 func applyMerge(liveTree, configTree map[string]any, manager string, managed Managed, cfg options, applyIdx int) (Result, error) {
-	w := applyWalk{managed: managed, manager: manager}
+	var w applyWalk
+	w.init(managed, manager, applyIdx)
+	root := at{live: liveTree, inLive: liveTree != nil, sch: cfg.schema.top(), built: 0, last: w.last.root(), frame: 0}
+	out, changed, err := w.mergeMap(root, configTree)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(w.conflicts) > 0 && !cfg.force {
+		return Result{}, &ConflictError{Conflicts: sortConflicts(w.conflicts)}
+	}
+	om := liveTree
+	if changed {
+		om = out.(map[string]any)
+	}
+	if om == nil {
+		om = map[string]any{}
+		changed = true
+	}
+	newManaged := w.newManaged(applyIdx, w.set(), om, cfg.schema.top())
+	return Result{
+		Object:        om,
+		Managed:       newManaged,
+		ObjectChanged: changed,
+		Changed:       changed || !newManaged.Equal(managed),
+	}, nil
+}
+
+// init sets up the walk for manager, whose Apply entry is
+// managed[applyIdx] (none when applyIdx < 0). It works in place: the walk
+// stays on its caller's stack.
+func (w *applyWalk) init(managed Managed, manager string, applyIdx int) {
+	w.managed, w.manager = managed, manager
 	// Size the new set like the largest existing one: appliers of one
 	// object tend to own similar amounts.
 	size := 64
@@ -102,38 +133,19 @@ func applyMerge(liveTree, configTree map[string]any, manager string, managed Man
 	scratch := new(applyScratch)
 	w.keys, w.items, w.path, w.keybuf = scratch.keys[:0], scratch.items[:0], scratch.path[:0], scratch.keybuf[:0]
 	w.cur = scratch.cur[:0]
+}
 
-	root := at{live: liveTree, inLive: liveTree != nil, sch: cfg.schema.top(), built: 0, last: w.last.root(), frame: 0}
-	out, changed, err := w.mergeMap(root, configTree)
-	if err != nil {
-		return Result{}, err
-	}
-	if len(w.conflicts) > 0 && !cfg.force {
-		return Result{}, &ConflictError{Conflicts: sortConflicts(w.conflicts)}
-	}
+// set returns the applier's new set: the nodes built, without the root's
+// membership and the nodes that claim nothing.
+func (w *applyWalk) set() *Set {
 	w.nodes[0].member = false // the root is never owned
 	if w.dead {
 		w.nodes = compact(w.nodes)
 	}
-	set := &Set{}
-	if len(w.nodes) > 1 {
-		set.nodes = w.nodes
+	if len(w.nodes) == 1 {
+		return &Set{}
 	}
-	om := liveTree
-	if changed {
-		om = out.(map[string]any)
-	}
-	if om == nil {
-		om = map[string]any{}
-		changed = true
-	}
-	newManaged := w.newManaged(applyIdx, set, om, cfg.schema.top())
-	return Result{
-		Object:        om,
-		Managed:       newManaged,
-		ObjectChanged: changed,
-		Changed:       changed || !newManaged.Equal(managed),
-	}, nil
+	return &Set{nodes: w.nodes}
 }
 
 // compact lays nodes out again without the nodes that are not members and

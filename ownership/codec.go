@@ -2,7 +2,6 @@ package ownership
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -86,64 +85,57 @@ func (w *objectWalk) walk(at int32, v any, sch *snode) {
 	w.nodes[at].member = true
 	switch x := v.(type) {
 	case map[string]any:
-		if sch.strategy() == stratAtomic || len(x) == 0 {
-			return
+		if sch.strategy() != stratAtomic {
+			w.walkMap(at, x, sch)
 		}
-		// Keep the values with the keys: no lookup after sorting.
-		mark := len(w.keys)
-		for k, v := range x {
-			w.keys = append(w.keys, keyValue{k, v})
-		}
-		sortKeyValues(w.keys[mark:])
-		lo := w.reserve(at, len(x))
-		for j := range len(x) {
-			kv := w.keys[mark+j]
-			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, kv.k
-			w.walk(lo+int32(j), kv.v, sch.field(kv.k))
-		}
-		w.keys = w.keys[:mark]
 	case []any:
-		st := sch.strategy()
-		if st != stratSet && st != stratKeyed {
-			return
+		if st := sch.strategy(); st == stratSet || st == stratKeyed {
+			w.walkList(at, x, sch)
 		}
-		mark := len(w.items)
-		kind := elemValue
-		if st == stratKeyed {
-			kind = elemKey
-		}
-		for i, it := range x {
-			var err error
-			if st == stratSet {
-				w.keybuf, err = appendScalarText(w.keybuf[:0], it)
-			} else if m, ok := it.(map[string]any); ok {
-				w.keybuf, err = appendKeyText(w.keybuf[:0], m, sch.strat.keys)
-			} else {
-				err = errNotObject
-			}
-			if err == nil {
-				w.items = append(w.items, itemRef{name: string(w.keybuf), idx: i})
-			}
-		}
-		slices.SortStableFunc(w.items[mark:], func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
-		// Duplicate items have no single identity: the first one gets the bit.
-		w.items = append(w.items[:mark], slices.CompactFunc(w.items[mark:], func(a, b itemRef) bool { return a.name == b.name })...)
-		n := len(w.items) - mark
-		lo := w.reserve(at, n)
-		for j := range n {
-			ref := w.items[mark+j]
-			w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = kind, ref.name
-			if st == stratKeyed {
-				w.walk(lo+int32(j), x[ref.idx], sch.item())
-			} else {
-				w.nodes[lo+int32(j)].member = true
-			}
-		}
-		w.items = w.items[:mark]
 	}
 }
 
-var errNotObject = errors.New("not an object")
+func (w *objectWalk) walkMap(at int32, x map[string]any, sch *snode) {
+	// Keep the values with the keys: no lookup after sorting.
+	mark := len(w.keys)
+	for k, v := range x {
+		w.keys = append(w.keys, keyValue{k, v})
+	}
+	sortKeyValues(w.keys[mark:])
+	lo := w.reserve(at, len(x))
+	for j := range len(x) {
+		kv := w.keys[mark+j]
+		w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, kv.k
+		w.walk(lo+int32(j), kv.v, sch.field(kv.k))
+	}
+	w.keys = w.keys[:mark]
+}
+
+func (w *objectWalk) walkList(at int32, x []any, sch *snode) {
+	mark := len(w.items)
+	for i, it := range x {
+		var err error
+		if w.keybuf, err = appendItemName(w.keybuf[:0], it, sch); err == nil {
+			w.items = append(w.items, itemRef{name: string(w.keybuf), idx: i})
+		}
+	}
+	slices.SortStableFunc(w.items[mark:], func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
+	// Duplicate items have no single identity: the first one gets the bit.
+	w.items = append(w.items[:mark], slices.CompactFunc(w.items[mark:], func(a, b itemRef) bool { return a.name == b.name })...)
+	n := len(w.items) - mark
+	lo := w.reserve(at, n)
+	kind := sch.itemKind()
+	for j := range n {
+		ref := w.items[mark+j]
+		w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = kind, ref.name
+		if kind == elemKey {
+			w.walk(lo+int32(j), x[ref.idx], sch.item())
+		} else {
+			w.nodes[lo+int32(j)].member = true
+		}
+	}
+	w.items = w.items[:mark]
+}
 
 // Encode returns s relative to the codec's object: "" for the empty set,
 // else "~", the shape hash, the bitmap in unpadded base64url, and, if s has

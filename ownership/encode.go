@@ -120,65 +120,75 @@ func (d *decoder) kids(parent int32, depth int) error {
 		if err := d.child(parent, depth); err != nil {
 			return err
 		}
-		if d.i < len(d.s) && d.s[d.i] == ',' {
-			d.i++
-			continue
+		if !d.eat(',') {
+			return nil
 		}
-		return nil
 	}
 }
 
 func (d *decoder) child(parent int32, depth int) error {
-	if d.i >= len(d.s) {
-		return d.errorf("missing element")
-	}
-	var kind uint8
-	var name string
-	var err error
-	switch c := d.s[d.i]; {
-	case c == '"':
-		kind = elemField
-		name, err = d.quoted()
-	case c == '[':
-		kind, name, err = d.item()
-	default:
-		kind = elemField
-		start := d.i
-		for d.i < len(d.s) && !strings.ContainsRune(",()[]!\"", rune(d.s[d.i])) {
-			d.i++
-		}
-		name = d.s[start:d.i]
-		if !pathname.IsIdent(name) {
-			d.i = start
-			return d.errorf("invalid name %q", name)
-		}
-	}
+	kind, name, err := d.element()
 	if err != nil {
 		return err
 	}
-	flip := false
-	if d.i < len(d.s) && d.s[d.i] == '!' {
-		flip = true
-		d.i++
-	}
+	flip := d.eat('!')
 	n := d.b.add(parent, kind, name, false)
-	if d.i < len(d.s) && d.s[d.i] == '(' {
-		d.i++
-		if err := d.kids(n, depth+1); err != nil {
-			return err
+	if !d.eat('(') {
+		if flip {
+			return d.errorf("! on a node without children")
 		}
-		if d.i >= len(d.s) || d.s[d.i] != ')' {
-			return d.errorf("missing )")
-		}
-		d.i++
-		d.b.nodes[n].member = (kind != elemField) != flip
+		d.b.nodes[n].member = true
 		return nil
 	}
-	if flip {
-		return d.errorf("! on a node without children")
+	if err := d.kids(n, depth+1); err != nil {
+		return err
 	}
-	d.b.nodes[n].member = true
+	if !d.eat(')') {
+		return d.errorf("missing )")
+	}
+	d.b.nodes[n].member = (kind != elemField) != flip
 	return nil
+}
+
+// eat consumes byte c if it comes next, and reports whether it did.
+func (d *decoder) eat(c byte) bool {
+	if d.i < len(d.s) && d.s[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// element reads one element: a field name, bare or quoted, or a bracketed
+// list item.
+func (d *decoder) element() (uint8, string, error) {
+	if d.i >= len(d.s) {
+		return 0, "", d.errorf("missing element")
+	}
+	switch d.s[d.i] {
+	case '"':
+		name, err := d.quoted()
+		return elemField, name, err
+	case '[':
+		return d.item()
+	}
+	name, err := d.bare(",()[]!\"", "name")
+	return elemField, name, err
+}
+
+// bare reads a bare name, which ends before any byte of stop and must be
+// an identifier; what names it in the error.
+func (d *decoder) bare(stop, what string) (string, error) {
+	start := d.i
+	for d.i < len(d.s) && strings.IndexByte(stop, d.s[d.i]) < 0 {
+		d.i++
+	}
+	name := d.s[start:d.i]
+	if !pathname.IsIdent(name) {
+		d.i = start
+		return "", d.errorf("invalid %s %q", what, name)
+	}
+	return name, nil
 }
 
 // quoted reads a Go-quoted string at d.i.
@@ -199,57 +209,17 @@ func (d *decoder) quoted() (string, error) {
 func (d *decoder) item() (uint8, string, error) {
 	d.i++ // [
 	start := d.i
-	buf := d.buf[:0]
 	kind := elemKey
-	if d.i < len(d.s) && d.s[d.i] == '=' {
-		kind = elemValue
-		d.i++
-		start = d.i
-		var err error
-		if buf, err = d.scalar(buf); err != nil {
-			return 0, "", err
-		}
+	var buf []byte
+	var err error
+	if d.eat('=') {
+		kind, start = elemValue, d.i
+		buf, err = d.scalar(d.buf[:0])
 	} else {
-		var names []string // the key fields so far: each at most once
-		for {
-			var name string
-			var err error
-			if d.i < len(d.s) && d.s[d.i] == '"' {
-				name, err = d.quoted()
-			} else {
-				ns := d.i
-				for d.i < len(d.s) && d.s[d.i] != '=' && d.s[d.i] != ']' {
-					d.i++
-				}
-				name = d.s[ns:d.i]
-				if !pathname.IsIdent(name) {
-					d.i = ns
-					err = d.errorf("invalid key name %q", name)
-				}
-			}
-			if err != nil {
-				return 0, "", err
-			}
-			if d.i >= len(d.s) || d.s[d.i] != '=' {
-				return 0, "", d.errorf("missing = after key name")
-			}
-			d.i++
-			if slices.Contains(names, name) {
-				return 0, "", d.errorf("key field %s listed twice", name)
-			}
-			names = append(names, name)
-			buf = appendName(buf, name)
-			buf = append(buf, '=')
-			if buf, err = d.scalar(buf); err != nil {
-				return 0, "", err
-			}
-			if d.i < len(d.s) && d.s[d.i] == ',' {
-				d.i++
-				buf = append(buf, ',')
-				continue
-			}
-			break
-		}
+		buf, err = d.keyFields(d.buf[:0])
+	}
+	if err != nil {
+		return 0, "", err
 	}
 	if d.i >= len(d.s) || d.s[d.i] != ']' {
 		return 0, "", d.errorf("missing ]")
@@ -261,6 +231,41 @@ func (d *decoder) item() (uint8, string, error) {
 		return kind, raw, nil
 	}
 	return kind, string(buf), nil
+}
+
+// keyFields reads a keyed item's fields, k=scalar,..., each key at most
+// once, and appends their canonical text to buf.
+func (d *decoder) keyFields(buf []byte) ([]byte, error) {
+	var names []string // the key fields so far
+	for {
+		name, err := d.keyName()
+		if err != nil {
+			return buf, err
+		}
+		if !d.eat('=') {
+			return buf, d.errorf("missing = after key name")
+		}
+		if slices.Contains(names, name) {
+			return buf, d.errorf("key field %s listed twice", name)
+		}
+		names = append(names, name)
+		buf = append(appendName(buf, name), '=')
+		if buf, err = d.scalar(buf); err != nil {
+			return buf, err
+		}
+		if !d.eat(',') {
+			return buf, nil
+		}
+		buf = append(buf, ',')
+	}
+}
+
+// keyName reads a key field's name, bare or quoted.
+func (d *decoder) keyName() (string, error) {
+	if d.i < len(d.s) && d.s[d.i] == '"' {
+		return d.quoted()
+	}
+	return d.bare("=]", "key name")
 }
 
 // scalar reads one scalar and appends its canonical text to buf.

@@ -103,6 +103,15 @@ func (n *snode) strategy() strategyKind {
 	return n.strat.kind
 }
 
+// itemKind is the element kind of the items of a set (elemValue) or a
+// keyed list (elemKey).
+func (n *snode) itemKind() uint8 {
+	if n.strategy() == stratSet {
+		return elemValue
+	}
+	return elemKey
+}
+
 func (s *Schema) top() *snode {
 	if s == nil {
 		return nil

@@ -129,57 +129,72 @@ func (b *tagSchema) fields(n *snode, t reflect.Type, at string) error {
 
 // tagged applies a steady tag to the schema c of a field of type ft.
 func (b *tagSchema) tagged(c *snode, ft reflect.Type, tag, where string) (*snode, error) {
-	bad := func(why string) error {
-		return fmt.Errorf("ownership: field %s: steady:%q: %s", where, tag, why)
-	}
-	var st Strategy
-	isList := ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array
-	switch {
-	case tag == "atomic":
-		if !isList && ft.Kind() != reflect.Map && ft.Kind() != reflect.Struct {
-			return nil, bad("atomic applies to lists, maps and structs")
-		}
-		st = Atomic()
-	case tag == "granular":
-		if ft.Kind() != reflect.Map && ft.Kind() != reflect.Struct {
-			return nil, bad("granular applies to maps and structs")
-		}
-		st = Granular()
-	case tag == "set":
-		if !isList {
-			return nil, bad("set applies to lists")
-		}
-		if !isScalar(ft.Elem()) {
-			return nil, bad("set items must be scalars")
-		}
-		st = AsSet()
-	case strings.HasPrefix(tag, "keys="):
-		if !isList || deref(ft.Elem()).Kind() != reflect.Struct {
-			return nil, bad("keys applies to lists of structs")
-		}
-		keys := strings.Split(strings.TrimPrefix(tag, "keys="), ",")
-		el := deref(ft.Elem())
-		for i, k := range keys {
-			kt, ok := jsonField(el, k)
-			if k == "" || !ok {
-				return nil, bad(fmt.Sprintf("%s has no field %q", el, k))
-			}
-			if !isScalar(kt) {
-				return nil, bad(fmt.Sprintf("key field %q of %s is a %s; key fields must be scalars", k, el, kt))
-			}
-			if slices.Contains(keys[:i], k) {
-				return nil, bad(fmt.Sprintf("key field %q listed twice", k))
-			}
-		}
-		st = Keyed(keys...)
-	default:
-		return nil, bad("unknown tag; want set, keys=..., atomic or granular")
+	st, why := tagStrategy(ft, tag)
+	if why != "" {
+		return nil, fmt.Errorf("ownership: field %s: steady:%q: %s", where, tag, why)
 	}
 	n := &snode{strat: st}
 	if c != nil {
 		n.fields, n.elem = c.fields, c.elem
 	}
 	return n, nil
+}
+
+// tagStrategy returns the strategy steady tag tag gives a field of type
+// ft, or why it cannot.
+func tagStrategy(ft reflect.Type, tag string) (Strategy, string) {
+	k := ft.Kind()
+	isList := k == reflect.Slice || k == reflect.Array
+	switch {
+	case tag == "atomic":
+		if !isList && k != reflect.Map && k != reflect.Struct {
+			return Strategy{}, "atomic applies to lists, maps and structs"
+		}
+		return Atomic(), ""
+	case tag == "granular":
+		if k != reflect.Map && k != reflect.Struct {
+			return Strategy{}, "granular applies to maps and structs"
+		}
+		return Granular(), ""
+	case tag == "set":
+		if !isList {
+			return Strategy{}, "set applies to lists"
+		}
+		return AsSet(), badSetItems(ft.Elem())
+	case strings.HasPrefix(tag, "keys="):
+		if !isList || deref(ft.Elem()).Kind() != reflect.Struct {
+			return Strategy{}, "keys applies to lists of structs"
+		}
+		keys := strings.Split(strings.TrimPrefix(tag, "keys="), ",")
+		return Keyed(keys...), badKeys(deref(ft.Elem()), keys)
+	}
+	return Strategy{}, "unknown tag; want set, keys=..., atomic or granular"
+}
+
+// badSetItems says why items of type el cannot make a set ("" when they
+// can).
+func badSetItems(el reflect.Type) string {
+	if !isScalar(el) {
+		return "set items must be scalars"
+	}
+	return ""
+}
+
+// badKeys says why keys are not key fields of struct el ("" when they are).
+func badKeys(el reflect.Type, keys []string) string {
+	for i, k := range keys {
+		kt, ok := jsonField(el, k)
+		if k == "" || !ok {
+			return fmt.Sprintf("%s has no field %q", el, k)
+		}
+		if !isScalar(kt) {
+			return fmt.Sprintf("key field %q of %s is a %s; key fields must be scalars", k, el, kt)
+		}
+		if slices.Contains(keys[:i], k) {
+			return fmt.Sprintf("key field %q listed twice", k)
+		}
+	}
+	return ""
 }
 
 // isScalar reports whether values of t (or what it points to) are JSON

@@ -70,34 +70,15 @@ func (s *Set) Empty() bool { return s == nil || len(s.nodes) == 0 }
 
 // child returns the index of i's child (kind, name), or -1. i < 0 gives -1.
 func (s *Set) child(i int32, kind uint8, name string) int32 {
-	if i < 0 || s == nil || len(s.nodes) == 0 {
-		return -1
-	}
-	lo, hi := s.nodes[i].lo, s.nodes[i].hi
-	for lo < hi {
-		m := int32(uint32(lo+hi) >> 1)
-		if cmpElem(s.nodes[m].kind, s.nodes[m].name, kind, name) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == name {
-		return lo
-	}
-	return -1
-}
-
-// root returns 0, or -1 for the empty set.
-func (s *Set) root() int32 {
-	if s == nil || len(s.nodes) == 0 {
-		return -1
-	}
-	return 0
+	return childOf(s, i, kind, name)
 }
 
 // childBytes is child with the name given as bytes; it does not allocate.
 func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
+	return childOf(s, i, kind, name)
+}
+
+func childOf[N string | []byte](s *Set, i int32, kind uint8, name N) int32 {
 	if i < 0 || s == nil || len(s.nodes) == 0 {
 		return -1
 	}
@@ -115,6 +96,14 @@ func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
 		return lo
 	}
 	return -1
+}
+
+// root returns 0, or -1 for the empty set.
+func (s *Set) root() int32 {
+	if s == nil || len(s.nodes) == 0 {
+		return -1
+	}
+	return 0
 }
 
 func cmpElem(ak uint8, an string, bk uint8, bn string) int {

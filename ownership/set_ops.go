@@ -65,55 +65,14 @@ func combine(s, t *Set, op setOp) *Set {
 	return r
 }
 
+// combineAt combines s's node si and t's node ti (either -1 where that set
+// has none) into b's node at, and recurses into their children.
 func combineAt(b *builder, at int32, s *Set, si int32, t *Set, ti int32, op setOp) {
-	sm := si >= 0 && s.nodes[si].member
-	tm := ti >= 0 && t.nodes[ti].member
 	if at != 0 {
-		switch op {
-		case opUnion:
-			b.nodes[at].member = sm || tm
-		case opDifference:
-			b.nodes[at].member = sm && !tm
-		case opIntersect:
-			b.nodes[at].member = sm && tm
-		case opWithout:
-			b.nodes[at].member = sm
-		}
+		b.nodes[at].member = op.member(si >= 0 && s.nodes[si].member, ti >= 0 && t.nodes[ti].member)
 	}
 	if op == opUnion {
-		var i, ie, j, je int32
-		if si >= 0 {
-			i, ie = s.nodes[si].lo, s.nodes[si].hi
-		}
-		if ti >= 0 {
-			j, je = t.nodes[ti].lo, t.nodes[ti].hi
-		}
-		for i < ie || j < je {
-			c := 0
-			switch {
-			case i >= ie:
-				c = 1
-			case j >= je:
-				c = -1
-			default:
-				c = cmpElem(s.nodes[i].kind, s.nodes[i].name, t.nodes[j].kind, t.nodes[j].name)
-			}
-			switch {
-			case c < 0:
-				n := b.add(at, s.nodes[i].kind, s.nodes[i].name, false)
-				combineAt(b, n, s, i, t, -1, op)
-				i++
-			case c > 0:
-				n := b.add(at, t.nodes[j].kind, t.nodes[j].name, false)
-				combineAt(b, n, s, -1, t, j, op)
-				j++
-			default:
-				n := b.add(at, s.nodes[i].kind, s.nodes[i].name, false)
-				combineAt(b, n, s, i, t, j, op)
-				i++
-				j++
-			}
-		}
+		unionChildren(b, at, s, si, t, ti)
 		return
 	}
 	if si < 0 {
@@ -122,10 +81,7 @@ func combineAt(b *builder, at int32, s *Set, si int32, t *Set, ti int32, op setO
 	for c := s.nodes[si].lo; c < s.nodes[si].hi; c++ {
 		sc := s.nodes[c]
 		tc := t.child(ti, sc.kind, sc.name)
-		if op == opWithout && tc >= 0 && t.nodes[tc].member {
-			continue
-		}
-		if op == opIntersect && tc < 0 {
+		if op.drops(t, tc) {
 			continue
 		}
 		n := b.add(at, sc.kind, sc.name, false)
@@ -179,4 +135,61 @@ func (s *Set) nodeCount() int {
 		return 0
 	}
 	return len(s.nodes)
+}
+
+// member reports whether a node is a member of the result, given whether
+// it is one in s (sm) and in t (tm).
+func (op setOp) member(sm, tm bool) bool {
+	switch op {
+	case opUnion:
+		return sm || tm
+	case opDifference:
+		return sm && !tm
+	case opIntersect:
+		return sm && tm
+	}
+	return sm // opWithout; what lies below t's members never gets here
+}
+
+// drops reports whether a child of s goes from the result with everything
+// below it, given its counterpart tc in t (-1 if none).
+func (op setOp) drops(t *Set, tc int32) bool {
+	switch op {
+	case opWithout:
+		return tc >= 0 && t.nodes[tc].member
+	case opIntersect:
+		return tc < 0
+	}
+	return false
+}
+
+// unionChildren merges the sorted children of si and ti (either -1) into
+// b's node at.
+func unionChildren(b *builder, at int32, s *Set, si int32, t *Set, ti int32) {
+	var i, ie, j, je int32
+	if si >= 0 {
+		i, ie = s.nodes[si].lo, s.nodes[si].hi
+	}
+	if ti >= 0 {
+		j, je = t.nodes[ti].lo, t.nodes[ti].hi
+	}
+	for i < ie || j < je {
+		c := 1 // only t has children left
+		if j >= je {
+			c = -1
+		} else if i < ie {
+			c = cmpElem(s.nodes[i].kind, s.nodes[i].name, t.nodes[j].kind, t.nodes[j].name)
+		}
+		si, ti := int32(-1), int32(-1)
+		var n *node
+		if c >= 0 {
+			ti, n = j, &t.nodes[j]
+			j++
+		}
+		if c <= 0 { // s's name where both have the element
+			si, n = i, &s.nodes[i]
+			i++
+		}
+		combineAt(b, b.add(at, n.kind, n.name, false), s, si, t, ti, opUnion)
+	}
 }

@@ -44,23 +44,45 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 		newTree = map[string]any{}
 	}
 	var u updateWalk
+	changed, removed, err := u.sets(oldTree, newTree, cfg.schema.top())
+	if err != nil {
+		return Result{}, err
+	}
+	out := updatedEntries(managed, manager, changed, removed, newTree, cfg.schema.top())
+	objChanged := u.events > 0 || oldTree == nil
+	return Result{
+		Object:        newTree,
+		Managed:       out,
+		ObjectChanged: objChanged,
+		Changed:       objChanged || !out.Equal(managed),
+	}, nil
+}
+
+// sets compares oldTree (nil for a create) with newTree and returns the
+// paths that changed or appeared, and those removed.
+func (u *updateWalk) sets(oldTree, newTree map[string]any, sch *snode) (changed, removed *Set, err error) {
 	u.chg.reset()
 	u.rem.reset()
 	var o any
 	if oldTree != nil {
 		o = oldTree
 	}
-	if err := u.compare(o, oldTree != nil, newTree, true, cfg.schema.top(), 0, 0); err != nil {
-		return Result{}, err
+	if err := u.compare(o, oldTree != nil, newTree, true, sch, 0, 0); err != nil {
+		return nil, nil, err
 	}
 	u.chg.nodes[0].member, u.rem.nodes[0].member = false, false
 	changed, dup := u.chg.freeze()
 	if dup >= 0 {
-		return Result{}, errorf(u.chg.pathOf(dup), "duplicate item")
+		return nil, nil, errorf(u.chg.pathOf(dup), "duplicate item")
 	}
-	removed, _ := u.rem.freeze()
-	taken := changed.Union(removed)
+	removed, _ = u.rem.freeze()
+	return changed, removed, nil
+}
 
+// updatedEntries returns managed after manager's Update changed (and
+// took) changed and removed removed, in object newTree of schema sch.
+func updatedEntries(managed Managed, manager string, changed, removed *Set, newTree map[string]any, sch *snode) Managed {
+	taken := changed.Union(removed)
 	out := make(Managed, 0, len(managed)+1)
 	found := false
 	for _, e := range managed {
@@ -70,7 +92,7 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 			found = true
 			s = s.Without(removed).Union(changed)
 		case e.Operation == OpApply:
-			s = keepEmptied(s, s.Without(taken), newTree, cfg.schema.top())
+			s = keepEmptied(s, s.Without(taken), newTree, sch)
 		default:
 			s = s.Without(taken)
 		}
@@ -81,13 +103,7 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 	if !found && !changed.Empty() {
 		out = append(out, Entry{Manager: manager, Operation: OpUpdate, Set: changed})
 	}
-	objChanged := u.events > 0 || oldTree == nil
-	return Result{
-		Object:        newTree,
-		Managed:       out,
-		ObjectChanged: objChanged,
-		Changed:       objChanged || !out.Equal(managed),
-	}, nil
+	return out
 }
 
 // updateWalk compares old and new, recording changed paths (owned by the
@@ -127,23 +143,7 @@ func (u *updateWalk) compare(o any, ook bool, n any, nok bool, sch *snode, cn, r
 	st := sch.strategy()
 	switch {
 	case nk == kindMap && st != stratAtomic:
-		om, nm := o.(map[string]any), n.(map[string]any)
-		for k, nv := range nm {
-			ov, ook := om[k]
-			c, r := u.child(cn, rn, elemField, k)
-			if err := u.compare(ov, ook, nv, true, sch.field(k), c, r); err != nil {
-				return err
-			}
-		}
-		for k, ov := range om {
-			if _, ok := nm[k]; !ok {
-				c, r := u.child(cn, rn, elemField, k)
-				if err := u.compare(ov, true, nil, false, sch.field(k), c, r); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return u.compareMaps(o.(map[string]any), n.(map[string]any), sch, cn, rn)
 	case nk == kindList && (st == stratSet || st == stratKeyed):
 		return u.compareItems(o.([]any), n.([]any), sch, cn, rn)
 	}
@@ -155,12 +155,29 @@ func (u *updateWalk) compare(o any, ook bool, n any, nok bool, sch *snode, cn, r
 	return nil
 }
 
+// compareMaps compares granular maps field by field.
+func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32) error {
+	for k, nv := range nm {
+		ov, ook := om[k]
+		c, r := u.child(cn, rn, elemField, k)
+		if err := u.compare(ov, ook, nv, true, sch.field(k), c, r); err != nil {
+			return err
+		}
+	}
+	for k, ov := range om {
+		if _, ok := nm[k]; !ok {
+			c, r := u.child(cn, rn, elemField, k)
+			if err := u.compare(ov, true, nil, false, sch.field(k), c, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // compareItems compares keyed lists or sets item by item.
 func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error {
-	kind := elemKey
-	if sch.strategy() == stratSet {
-		kind = elemValue
-	}
+	kind := sch.itemKind()
 	ot, err := u.texts(ol, sch, cn, false)
 	if err != nil {
 		return err
@@ -200,34 +217,9 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 // texts returns the identities of list items. strict makes a missing key
 // or a non-scalar set item an error (for new); otherwise it yields "".
 func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string, error) {
-	out := make([]string, len(l))
-	for i, it := range l {
-		if sch.strategy() == stratSet {
-			if kindOf(it) != kindScalar {
-				if strict {
-					return nil, fmt.Errorf("ownership: %s: set item of type %T is not a scalar", u.chg.pathOf(cn), it)
-				}
-				continue
-			}
-			u.keybuf, _ = appendScalarText(u.keybuf[:0], it)
-			out[i] = string(u.keybuf)
-			continue
-		}
-		m, ok := it.(map[string]any)
-		var err error
-		if ok {
-			if u.keybuf, err = appendKeyText(u.keybuf[:0], m, sch.strat.keys); err == nil {
-				out[i] = string(u.keybuf)
-			}
-		} else {
-			err = fmt.Errorf("keyed list item of type %T is not an object", it)
-		}
-		if err != nil {
-			if strict {
-				return nil, fmt.Errorf("ownership: %s: %v", u.chg.pathOf(cn), err)
-			}
-			out[i] = ""
-		}
+	out, err := itemNames(&u.keybuf, l, sch)
+	if err != nil && strict {
+		return nil, fmt.Errorf("ownership: %s: %v", u.chg.pathOf(cn), err)
 	}
 	if strict {
 		seen := make(map[string]bool, len(out))
@@ -241,18 +233,17 @@ func (u *updateWalk) texts(l []any, sch *snode, cn int32, strict bool) ([]string
 	return out, nil
 }
 
-// addAll claims every member of the new value n at node cn.
+// addAll claims every member of the new value n at node cn. The updater
+// owns a map or list it created, not only what is inside, as in
+// structured-merge-diff: when others take or remove what is inside, the
+// container stays its own (issue 23).
 func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
+	u.chg.nodes[cn].member = true
 	switch v := n.(type) {
 	case map[string]any:
-		if sch.strategy() == stratAtomic || len(v) == 0 {
-			u.chg.nodes[cn].member = true
+		if sch.strategy() == stratAtomic {
 			return validTree(n)
 		}
-		// The updater owns the map it created, not only what is inside,
-		// as in structured-merge-diff: when others take or remove the
-		// fields inside, the map stays its own (issue 23).
-		u.chg.nodes[cn].member = true
 		for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
 			if err := u.addAll(e, sch.field(k), c); err != nil {
@@ -261,35 +252,32 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		}
 		return nil
 	case []any:
-		st := sch.strategy()
-		if (st != stratSet && st != stratKeyed) || len(v) == 0 {
-			u.chg.nodes[cn].member = true
+		if st := sch.strategy(); st != stratSet && st != stratKeyed {
 			return validTree(n)
 		}
-		texts, err := u.texts(v, sch, cn, true)
-		if err != nil {
-			return err
-		}
-		// As for maps: the updater owns the list it created.
-		u.chg.nodes[cn].member = true
-		kind := elemKey
-		if st == stratSet {
-			kind = elemValue
-		}
-		for i, t := range texts {
-			c := u.chg.add(cn, kind, t, true)
-			if st == stratKeyed {
-				if err := u.addAll(v[i], sch.item(), c); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return u.addItems(v, sch, cn)
 	}
 	if kindOf(n) == kindInvalid {
 		return fmt.Errorf("ownership: %s: unsupported value of type %T", u.chg.pathOf(cn), n)
 	}
-	u.chg.nodes[cn].member = true
+	return nil
+}
+
+// addItems claims every item of new set or keyed list l at node cn.
+func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
+	texts, err := u.texts(l, sch, cn, true)
+	if err != nil {
+		return err
+	}
+	kind := sch.itemKind()
+	for i, t := range texts {
+		c := u.chg.add(cn, kind, t, true)
+		if kind == elemKey {
+			if err := u.addAll(l[i], sch.item(), c); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -330,59 +318,59 @@ type emptiedKeeper struct {
 // says the node is a map key, which may be kept. It reports whether it
 // kept a map at or below i.
 func (k *emptiedKeeper) walk(i, ai int32, v any, sch *snode, bi int32, addable bool) bool {
-	n := k.s.nodes[i]
 	switch x := v.(type) {
 	case map[string]any:
 		if sch.strategy() == stratAtomic {
 			return false
 		}
-		below := false
-		for c := n.lo; c < n.hi; c++ {
-			cn := k.s.nodes[c]
-			if cn.kind != elemField {
-				continue
-			}
-			cv, ok := x[cn.name]
-			if !ok {
-				continue
-			}
-			cb := k.b.find(bi, cn.kind, cn.name)
-			if k.walk(c, k.after.child(ai, cn.kind, cn.name), cv, sch.field(cn.name), cb, true) {
-				below = true
-			}
+		if k.walkFields(i, ai, x, sch, bi) {
+			return true
 		}
-		if !below && addable && ai < 0 && !n.member {
+		if addable && ai < 0 && !k.s.nodes[i].member {
 			k.b.nodes[bi].member = true
 			k.kept++
 			return true
 		}
-		return below
 	case []any:
-		st := sch.strategy()
-		if st != stratKeyed {
-			return false
+		if sch.strategy() == stratKeyed {
+			return k.walkItems(i, ai, x, sch, bi)
 		}
-		below := false
-		for _, it := range x {
-			m, ok := it.(map[string]any)
-			if !ok {
-				continue
-			}
-			var err error
-			if k.buf, err = appendKeyText(k.buf[:0], m, sch.strat.keys); err != nil {
-				continue
-			}
-			c := k.s.childBytes(i, elemKey, k.buf)
-			if c < 0 {
-				continue
-			}
-			name := k.s.nodes[c].name
-			cb := k.b.find(bi, elemKey, name)
-			if k.walk(c, k.after.child(ai, elemKey, name), m, sch.item(), cb, false) {
-				below = true
-			}
-		}
-		return below
 	}
 	return false
+}
+
+// walkFields is walk for the fields of map x at node i.
+func (k *emptiedKeeper) walkFields(i, ai int32, x map[string]any, sch *snode, bi int32) bool {
+	n := k.s.nodes[i]
+	below := false
+	for c := n.lo; c < n.hi; c++ {
+		cn := k.s.nodes[c]
+		if cn.kind != elemField {
+			continue
+		}
+		if cv, ok := x[cn.name]; ok {
+			cb := k.b.find(bi, cn.kind, cn.name)
+			below = k.walk(c, k.after.child(ai, cn.kind, cn.name), cv, sch.field(cn.name), cb, true) || below
+		}
+	}
+	return below
+}
+
+// walkItems is walk for the items of keyed list x at node i.
+func (k *emptiedKeeper) walkItems(i, ai int32, x []any, sch *snode, bi int32) bool {
+	below := false
+	for _, it := range x {
+		var err error
+		if k.buf, err = appendItemName(k.buf[:0], it, sch); err != nil {
+			continue
+		}
+		c := k.s.childBytes(i, elemKey, k.buf)
+		if c < 0 {
+			continue
+		}
+		name := k.s.nodes[c].name
+		cb := k.b.find(bi, elemKey, name)
+		below = k.walk(c, k.after.child(ai, elemKey, name), it, sch.item(), cb, false) || below
+	}
+	return below
 }

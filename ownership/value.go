@@ -69,6 +69,14 @@ func toNumber(v any) (number, bool) {
 		return normFloat(f), true
 	case float32:
 		return normFloat(float64(x)), true
+	}
+	return sizedNumber(v)
+}
+
+// sizedNumber is toNumber for the sized integer types, which typed
+// values give and decoded JSON does not.
+func sizedNumber(v any) (number, bool) {
+	switch x := v.(type) {
 	case int8:
 		return number{isInt: true, i: int64(x)}, true
 	case int16:
@@ -327,6 +335,40 @@ func appendKeyText(b []byte, m map[string]any, keys []string) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// appendItemName appends the element name of item it of a set or keyed
+// list of schema sch: the canonical text of a set item, the key fields of
+// a keyed item. An item without an identity is an error.
+func appendItemName(b []byte, it any, sch *snode) ([]byte, error) {
+	if sch.strategy() == stratSet {
+		if kindOf(it) != kindScalar {
+			return b, fmt.Errorf("set item of type %T is not a scalar", it)
+		}
+		return appendScalarText(b, it)
+	}
+	m, ok := it.(map[string]any)
+	if !ok {
+		return b, fmt.Errorf("keyed list item of type %T is not an object", it)
+	}
+	return appendKeyText(b, m, sch.strat.keys)
+}
+
+// itemNames returns the element names of the items of list l of schema
+// sch ("" for an item without an identity) and the first item's error;
+// buf is scratch.
+func itemNames(buf *[]byte, l []any, sch *snode) ([]string, error) {
+	names := make([]string, len(l))
+	var first error
+	for i, it := range l {
+		var err error
+		if *buf, err = appendItemName((*buf)[:0], it, sch); err == nil {
+			names[i] = string(*buf)
+		} else if first == nil {
+			first = err
+		}
+	}
+	return names, first
 }
 
 type keyError struct{ key, why string }

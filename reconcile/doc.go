@@ -38,6 +38,13 @@
 // attaches another). Resync adds every listed key at low priority: no store
 // reads, and a key in backoff keeps waiting.
 //
+// A cache source can filter its watch events with predicates
+// (WithPredicate, package reconcile/predicate) before it judges them;
+// resync, new terms and the cache's relist repairs are never filtered.
+// Loop.AddSource adds a source (and the caches it watches) to a running
+// Loop and removes it again. WithWriteLimit paces the Loop's writes with a
+// token bucket whose delay has a ceiling.
+//
 // A Loop waits for its caches to be warm before it works; while it waits it
 // logs at Warn every 30s (SyncWaitReport) which source, for how long, and
 // the cache's last list or watch error, and a Run cancelled meanwhile

@@ -50,6 +50,9 @@ type Loop[K comparable] struct {
 	log     *slog.Logger
 	metrics Metrics
 	waiters []RevisionWaiter
+	// writeWait is the write limit's wait (WithWriteLimit), nil for none.
+	writeWait func(context.Context) error
+	added     addedSources[K] // see AddSource
 
 	started atomic.Bool
 	cur     atomic.Pointer[term[K]] // the term being worked, nil when not leading
@@ -188,6 +191,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if l.retry, err = backoff.NewRetry[K](cfg.policy, bcfg); err != nil {
 		return nil, invalid("loop %s: retry limit: %v", name, err)
 	}
+	if l.writeWait, err = l.newWriteWait(); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -218,6 +224,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	if !l.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
+	ctx = l.limitWrites(ctx)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var bg sync.WaitGroup
@@ -233,6 +240,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	bg.Go(func() { l.resyncLoop(runCtx) })
 	bg.Go(func() { l.summaryLoop(runCtx) })
+	l.added.start(runCtx, l)
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
@@ -244,6 +252,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	stop(nil)
 	bg.Wait()
+	l.added.stop()
 	l.pmu.Lock()
 	l.pending = pendingKeys[K]{} // no term will take them
 	l.pmu.Unlock()

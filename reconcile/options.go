@@ -69,7 +69,8 @@ type config struct {
 	// observe-only (observeonly.go)
 	observeOnly   bool
 	observeReport func(context.Context, store.DryRunResult)
-	events        *history.Recorder // events.go
+	events        *history.Recorder     // events.go
+	writeLimit    *backoff.BucketConfig // see WithWriteLimit; nil for none
 }
 
 func defaultConfig(name string) config {

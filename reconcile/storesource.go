@@ -73,6 +73,7 @@ type cacheSource[S, T any] struct {
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
 	changes ChangeFunc[S, T]
 	sorted  bool
+	pred    predicates[S, T] // see WithPredicate
 
 	sink    atomic.Pointer[sinkRef]
 	started atomic.Bool
@@ -261,6 +262,9 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	if s.c == nil || (s.names != nil && s.st == nil) {
 		return errors.New("reconcile: cache source over a nil cache or store")
 	}
+	if s.pred.nilGiven {
+		return errNilPredicate
+	}
 	if !s.started.CompareAndSwap(false, true) {
 		return ErrSourceRunning
 	}
@@ -378,8 +382,8 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		}
 	}
 
-	hint := true
-	if typ == store.Modified {
+	hint := s.passes(ref, old, new)
+	if hint && typ == store.Modified {
 		hint = s.judge(ref.loop, old, new)
 	}
 	if primary && ref.loop != nil {

@@ -44,7 +44,7 @@ type ApplyResult struct {
 //     owns them too);
 //   - returns a *ownership.ConflictError (find it with errors.As), listing
 //     the (manager, path) pairs, when it would change a field another
-//     manager owns, and writes nothing; with Force it takes those fields.
+//     manager owns, and writes nothing; with WithForce it takes those fields.
 //     Retrying does not help, unlike ErrConflict;
 //   - writes nothing when nothing changes: Changed is false and the revision
 //     stays;
@@ -53,14 +53,14 @@ type ApplyResult struct {
 //
 // The merge happens against the stored object at the time of the write: a
 // concurrent write by someone else makes Apply re-read and merge again, so
-// applies of disjoint fields by several managers all land. IfRevision(r)
+// applies of disjoint fields by several managers all land. WithRevision(r)
 // instead fails with ErrConflict unless the object is still at revision r
 // (and fails if it does not exist), protecting a configuration computed from
 // a read. A merged spec that does not decode into the Spec type, or that has
 // fields it lacks, gives ErrInvalid. An Apply that changes an object the
 // Store remembers as it is stored is one Txn, with no read (see
 // WithLastValues).
-func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts ...ApplyOption) (res ApplyResult, err error) {
+func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts ...WriteOption) (res ApplyResult, err error) {
 	ctx, d := beginDry(ctx, w, opts, "Apply", name)
 	if d != nil {
 		defer func() { d.end(err) }()
@@ -68,9 +68,9 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 	if err := w.checkName(name); err != nil {
 		return ApplyResult{}, err
 	}
-	var cfg applyConfig
-	for _, o := range opts {
-		o.applyApply(&cfg)
+	var cfg writeConfig
+	if err := writeOpts(&cfg, "Apply", optForce|optRevision|optMeta, opts); err != nil {
+		return ApplyResult{}, err
 	}
 	configTree, err := specConfigTree(config, cfg.meta)
 	if err != nil {
@@ -87,7 +87,7 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 }
 
 // apply is one attempt of Apply against cur, the current object (nil when
-// there is none), under IfRevision(want) when want is not 0 (see write).
+// there is none), under WithRevision(want) when want is not 0 (see write).
 func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[string]any, want int64, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkRevision(name, cur, want); err != nil {
 		return ApplyResult{}, decided, err
@@ -105,9 +105,9 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	if cur != nil {
 		own = Cond{Key: own.Key, Target: ModRevision, Revision: cur.Meta.Revision}
 	}
-	out.Revision, out.Deleted, err = w.store(ctx, own, next, decodedSides{})
+	out.Revision, out.Deleted, err = w.store(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, want, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return ApplyResult{}, v, err
 	}
 	return out, v, nil

@@ -25,20 +25,20 @@ import (
 // nothing.
 //
 // Like Apply, it returns a *ownership.ConflictError (errors.As) when it would
-// change a field another manager owns, unless Force is given; it writes
+// change a field another manager owns, unless WithForce is given; it writes
 // nothing when nothing changes (Changed false, revision unchanged); and it
 // re-reads and merges again when a concurrent write lands first.
-// IfObserved(m) rejects it with ErrConflict unless the stored object is the
+// WithObserved(m) rejects it with ErrConflict unless the stored object is the
 // one the caller read as m, at the same spec (UID and Generation): pass it
 // whenever the status was computed from a read, so the status never lands
 // on a later spec nor on an object deleted and recreated under the same
-// name. (IfGeneration(g) alone checks the spec only, and IfUID(u) the
+// name. (WithGeneration(g) alone checks the spec only, and WithUID(u) the
 // identity only.) It needs no status freshness check (it
 // declares fields rather than rewriting what it read) and bumps
 // StatusGeneration when it writes. A missing object gives ErrNotFound:
 // status is never created. An ApplyStatus that changes an object the Store
 // remembers as it is stored is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...StatusOption) (res ApplyResult, err error) {
+func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...WriteOption) (res ApplyResult, err error) {
 	ctx, d := beginDry(ctx, w, opts, "ApplyStatus", name)
 	if d != nil {
 		defer func() { d.end(err) }()
@@ -49,12 +49,9 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	if err := validateConditions(conditions); err != nil {
 		return ApplyResult{}, err
 	}
-	var cfg statusConfig
-	for _, o := range opts {
-		o.applyStatus(&cfg)
-	}
-	if cfg.err != nil {
-		return ApplyResult{}, cfg.err
+	var cfg writeConfig
+	if err := writeOpts(&cfg, "ApplyStatus", optForce|optUID|optGeneration, opts); err != nil {
+		return ApplyResult{}, err
 	}
 	oopts := []ownership.Option{ownership.WithSchema(w.s.schemas.status)}
 	if cfg.force {
@@ -68,7 +65,7 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 
 // applyStatus is one attempt of ApplyStatus against cur, the current object
 // (see write).
-func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any, conditions []Condition, cfg statusConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
+func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any, conditions []Condition, cfg writeConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return ApplyResult{}, decided, err
 	}
@@ -81,9 +78,9 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 		return out, decided, nil
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.put(ctx, own, next, decodedSides{})
+	out.Revision, err = w.put(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, 0, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return ApplyResult{}, v, err
 	}
 	out.Changed = true

@@ -80,7 +80,7 @@ func TestApplyCreatesMergesAndWritesOnlyChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, res.Revision, obj.Meta.Revision, "a conflicting apply writes nothing")
 
-	forced, err := scaler.Apply(ctx, "web", map[string]any{"replicas": 5}, store.Force())
+	forced, err := scaler.Apply(ctx, "web", map[string]any{"replicas": 5}, store.WithForce())
 	require.NoError(t, err)
 	require.EqualValues(t, 2, forced.Generation, "a spec change bumps the generation")
 	obj, err = st.Get(ctx, "web")
@@ -150,13 +150,13 @@ func TestApplyPreconditionsAndBadInput(t *testing.T) {
 	ctx := t.Context()
 	st := newApplyStore(t)
 	w := st.As("user")
-	_, err := w.Apply(ctx, "web", applySpec{Image: "a"}, store.IfRevision(7))
+	_, err := w.Apply(ctx, "web", applySpec{Image: "a"}, store.WithRevision(7))
 	require.ErrorIs(t, err, store.ErrConflict, "IfRevision on a missing object")
 	res, err := w.Apply(ctx, "web", applySpec{Image: "a"})
 	require.NoError(t, err)
 	_, err = st.As("other").Apply(ctx, "web", map[string]any{"replicas": 2})
 	require.NoError(t, err)
-	_, err = w.Apply(ctx, "web", applySpec{Image: "b"}, store.IfRevision(res.Revision))
+	_, err = w.Apply(ctx, "web", applySpec{Image: "b"}, store.WithRevision(res.Revision))
 	require.ErrorIs(t, err, store.ErrConflict, "a configuration computed from a stale read")
 
 	_, err = w.Apply(ctx, "web", map[string]any{"unknown": 1})
@@ -221,7 +221,7 @@ func TestApplyStatusConditionsOwnedByType(t *testing.T) {
 	// A spec change since generation 1 refuses a status computed from it.
 	_, err = user.Apply(ctx, "web", applySpec{Image: "b"})
 	require.NoError(t, err)
-	_, err = user.ApplyStatus(ctx, "web", applyStatus{Ready: ptr(2)}, []store.Condition{ready}, store.IfGeneration(1))
+	_, err = user.ApplyStatus(ctx, "web", applyStatus{Ready: ptr(2)}, []store.Condition{ready}, store.WithGeneration(1))
 	require.ErrorIs(t, err, store.ErrConflict)
 
 	_, err = user.ApplyStatus(ctx, "missing", nil, nil)

@@ -163,7 +163,7 @@ func BenchmarkTyped1KB(b *testing.B) {
 		defer reportTypedCPU(b, typedBenchCPU())
 		for b.Loop() {
 			n++
-			if _, err := w.ApplyStatus(ctx, "bench-object", map[string]any{"observed": n}, nil, store.Force()); err != nil {
+			if _, err := w.ApplyStatus(ctx, "bench-object", map[string]any{"observed": n}, nil, store.WithForce()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,11 +12,11 @@ import "context"
 //
 // It returns the revision of its write. A missing object gives an error
 // wrapping ErrNotFound (IgnoreNotFound makes "delete if present" one line).
-// IfRevision and IfUID make it conditional on the object not having been
+// WithRevision and WithUID make it conditional on the object not having been
 // written, or replaced, since it was read; a failed precondition gives
 // ErrConflict. Without them, a write by someone else between Delete's read
 // and its write makes it re-read and try again.
-func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOption) (rev int64, err error) {
+func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...WriteOption) (rev int64, err error) {
 	ctx, d := beginDry(ctx, w, opts, "Delete", name)
 	if d != nil {
 		defer func() { d.end(err) }()
@@ -24,9 +24,9 @@ func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOp
 	if err := w.checkName(name); err != nil {
 		return 0, err
 	}
-	var cfg deleteConfig
-	for _, o := range opts {
-		o.applyDelete(&cfg)
+	var cfg writeConfig
+	if err := writeOpts(&cfg, "Delete", optRevision|optUID, opts); err != nil {
+		return 0, err
 	}
 	mem, sides := w.s.latest(name)
 	return write(ctx, w.s, "delete of", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
@@ -36,7 +36,7 @@ func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...DeleteOp
 
 // delete is one attempt of Delete against cur, the current object (see
 // write).
-func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg deleteConfig, cur *rawObject) (int64, verdict, error) {
+func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig, cur *rawObject) (int64, verdict, error) {
 	if err := w.checkRevision(name, cur, cfg.revision); err != nil {
 		return 0, decided, err
 	}
@@ -51,9 +51,9 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg deleteConfig
 	next.Meta.DeletionRequested = true
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, _, err := w.store(ctx, own, &next, decodedSides{})
+	rev, _, err := w.store(ctx, own, cur, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return 0, v, err
 	}
 	return rev, v, nil

@@ -55,7 +55,7 @@
 //     alone (labels, finalizers) do not conflict with it. This is
 //     spec/status separation without lost status updates. A status
 //     computed from an earlier read (a cached object) is written with
-//     IfObserved of that read's Meta, for UpdateStatus and ApplyStatus
+//     WithObserved of that read's Meta, for UpdateStatus and ApplyStatus
 //     alike: it lands on that object at that spec, or nowhere.
 //   - Delete: with finalizers it only marks the object (DeletionRequested);
 //     removing the last finalizer deletes it.
@@ -80,7 +80,7 @@
 // them with the fields other managers own, re-reading and merging again if
 // another write lands first. Changing a field someone else owns is a
 // *ownership.ConflictError listing who owns what (not ErrConflict: retrying
-// it never helps), unless Force is given. An apply that changes nothing
+// it never helps), unless WithForce is given. An apply that changes nothing
 // writes nothing.
 //
 // Meta.Managed records, per manager, the fields it owns, on two sides kept

@@ -51,28 +51,20 @@ type DryRunResult struct {
 // conflict fail the dry run as they would fail the write, and are in
 // into.Err too. A dry run is not reported to WithWriteObserver's observers
 // and leaves the Store's memory of values (WithLastValues) as it was.
-func DryRun(into *DryRunResult) dryRunOption { return dryRunOption{into} }
+func DryRun(into *DryRunResult) WriteOption {
+	return func(c *writeConfig) { c.dry, c.dryInto = true, into }
+}
 
-// dryRunOption is the option DryRun returns.
-type dryRunOption struct{ into *DryRunResult }
-
-// The configs do not hold it: beginDry finds it among the options (dryOf).
-func (dryRunOption) writeOption()              {}
-func (dryRunOption) applyApply(*applyConfig)   {}
-func (dryRunOption) applyStatus(*statusConfig) {}
-func (dryRunOption) applyDelete(*deleteConfig) {}
-
-// WriteOption refines Create and Update (DryRun is the one there is).
-type WriteOption interface{ writeOption() }
-
-// dryOf returns the DryRun among opts.
-func dryOf[O any](opts []O) (into *DryRunResult, on bool) {
+// dryOf returns the DryRun among opts. beginDry needs it before the write
+// checks its options, so it applies them to a scratch config.
+func dryOf(opts []WriteOption) (into *DryRunResult, on bool) {
+	var cfg writeConfig
 	for _, o := range opts {
-		if d, ok := any(o).(dryRunOption); ok {
-			into, on = d.into, true
+		if o != nil {
+			o(&cfg)
 		}
 	}
-	return into, on
+	return cfg.dryInto, cfg.dry
 }
 
 type dryRunKey struct{}
@@ -107,7 +99,7 @@ type dryRunWriteKey struct{}
 // beginDry starts a write: when the option (isDry) or ctx asks for a dry
 // run, it returns a ctx that makes the write's Txn a dry one (put and txn
 // find it there) and the dryRun to end with endDry.
-func beginDry[S, T, O any](ctx context.Context, w *Writer[S, T], opts []O, op, name string) (context.Context, *dryRun) {
+func beginDry[S, T any](ctx context.Context, w *Writer[S, T], opts []WriteOption, op, name string) (context.Context, *dryRun) {
 	into, on := dryOf(opts)
 	report, _ := ctx.Value(dryRunKey{}).(func(DryRunResult))
 	if !on && report == nil {

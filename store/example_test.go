@@ -37,7 +37,7 @@ func Example() {
 	// The controller reads, observes, and reports status for generation 1.
 	seen, _ := apps.Get(ctx, "web")
 	seen.Status.Ready = 3
-	if _, err := ctrl.UpdateStatus(ctx, seen, store.IfGeneration(seen.Meta.Generation)); err != nil {
+	if _, err := ctrl.UpdateStatus(ctx, seen, store.WithGeneration(seen.Meta.Generation)); err != nil {
 		panic(err)
 	}
 

@@ -91,13 +91,13 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				}
 				_, err = w.Update(ctx, &o)
 			case 2:
-				_, err = w.Apply(ctx, name, map[string]any{"image": fmt.Sprint("img", v)}, Force())
+				_, err = w.Apply(ctx, name, map[string]any{"image": fmt.Sprint("img", v)}, WithForce())
 			case 3:
 				o.Status.Ready = v
 				_, err = w.UpdateStatus(ctx, &o)
 			case 4:
 				_, err = w.ApplyStatus(ctx, name, map[string]any{"message": fmt.Sprint("m", v)},
-					[]Condition{{Type: fmt.Sprint("C", v%2), Status: ConditionTrue}}, Force())
+					[]Condition{{Type: fmt.Sprint("C", v%2), Status: ConditionTrue}}, WithForce())
 			case 5:
 				o.Status.Message = fmt.Sprint(step)
 				o.Spec.Replicas = v // ignored by UpdateStatus
@@ -161,11 +161,11 @@ func TestFieldChangesJudgesACopyAtTheSameRevisionAfresh(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
 	require.NoError(t, err)
-	_, err = st.As("ctrl").ApplyStatus(ctx, "a", map[string]any{"message": "m"}, []Condition{{Type: "C", Status: ConditionTrue}}, Force())
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", map[string]any{"message": "m"}, []Condition{{Type: "C", Status: ConditionTrue}}, WithForce())
 	require.NoError(t, err)
 	old, err := st.Get(ctx, "a")
 	require.NoError(t, err)
-	_, err = st.As("user").ApplyStatus(ctx, "a", map[string]any{"message": "n"}, []Condition{{Type: "D", Status: ConditionTrue}}, Force())
+	_, err = st.As("user").ApplyStatus(ctx, "a", map[string]any{"message": "n"}, []Condition{{Type: "D", Status: ConditionTrue}}, WithForce())
 	require.NoError(t, err)
 	new, err := st.Get(ctx, "a")
 	require.NoError(t, err)

@@ -25,10 +25,13 @@ const defaultLastValueBytes = 16 << 20
 // writing objects it got from a cache (which reads through the Store's List
 // and Watch) or from its own previous write, or applying to them, makes one
 // round trip per write. In every other case (nothing is remembered, the
-// write would change nothing or fails a check or gives an error, or the
-// Txn fails, its condition because someone wrote since) the write does what
-// it does without the memory: it reads the stored object and goes on from
-// there. So results, errors and stored values are the same either way; only
+// write would change nothing, fails a check or cannot be computed, or its
+// Txn's condition fails because someone wrote since) the write does what it
+// does without the memory: it reads the stored object and goes on from
+// there. An error of the Txn itself (ErrFenced, ErrUnavailable...) is
+// returned as it is, as it would be without the memory, since no read would
+// change it (and after ErrUnavailable the write may have landed). So
+// results, errors and stored values are the same either way; only
 // a write based on a value overwritten by a writer the Store did not see
 // costs one failed Txn more. This rests on the Backend contract: a key's
 // ModRevision names one value for good.

@@ -200,12 +200,12 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 			keep(obj)
 		}
 	case op <= 6:
-		var opts []store.StatusOption
+		var opts []store.WriteOption
 		switch mutation % 4 {
 		case 0: // hand-built: no read behind it
 			obj.Meta.Revision, obj.Meta.Generation, obj.Meta.UID = 0, 0, ""
 		case 1:
-			opts = append(opts, store.IfGeneration(obj.Meta.Generation))
+			opts = append(opts, store.WithGeneration(obj.Meta.Generation))
 		}
 		mutateStatus(obj, mutation/2)
 		rev, err := w.st.As(manager).UpdateStatus(ctx, obj, opts...)
@@ -215,14 +215,14 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 			keep(obj)
 		}
 	case op == 7:
-		var opts []store.ApplyOption
+		var opts []store.WriteOption
 		switch pick / 5 % 4 {
 		case 1:
 			if obj != nil {
-				opts = append(opts, store.IfRevision(obj.Meta.Revision))
+				opts = append(opts, store.WithRevision(obj.Meta.Revision))
 			}
 		case 2:
-			opts = append(opts, store.Force())
+			opts = append(opts, store.WithForce())
 		case 3: // metadata too: a finalizer added, kept or taken away
 			meta := store.ApplyMeta{Labels: map[string]string{"applied": manager}}
 			if mutation%2 == 1 {
@@ -234,18 +234,18 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 		out.Result = res
 		setErr(err)
 	case op == 8:
-		var opts []store.StatusOption
+		var opts []store.WriteOption
 		switch pick / 5 % 4 {
 		case 1:
 			if obj != nil {
-				opts = append(opts, store.IfGeneration(obj.Meta.Generation))
+				opts = append(opts, store.WithGeneration(obj.Meta.Generation))
 			}
 		case 2:
 			if obj != nil {
-				opts = append(opts, store.IfUID(obj.Meta.UID))
+				opts = append(opts, store.WithUID(obj.Meta.UID))
 			}
 		case 3:
-			opts = append(opts, store.Force())
+			opts = append(opts, store.WithForce())
 		}
 		cond := store.Condition{Type: "Ready", Status: []store.ConditionStatus{store.ConditionTrue, store.ConditionFalse}[mutation%2]}
 		res, err := w.st.As(manager).ApplyStatus(ctx, name, map[string]any{"ready": mutation % 3}, []store.Condition{cond}, opts...)
@@ -283,15 +283,15 @@ func lvStep(t *testing.T, w *lvWorld, op int, name string, pick uint64, mutation
 		setErr(err)
 	default:
 		if mutation == 0 || mutation == 1 && pick%2 == 0 {
-			var opts []store.DeleteOption
+			var opts []store.WriteOption
 			switch pick / 5 % 3 {
 			case 1:
 				if obj != nil {
-					opts = append(opts, store.IfRevision(obj.Meta.Revision))
+					opts = append(opts, store.WithRevision(obj.Meta.Revision))
 				}
 			case 2:
 				if obj != nil {
-					opts = append(opts, store.IfUID(obj.Meta.UID))
+					opts = append(opts, store.WithUID(obj.Meta.UID))
 				}
 			}
 			rev, err := w.st.As(manager).Delete(ctx, name, opts...)
@@ -543,5 +543,70 @@ func TestLastValuesConcurrentWriters(t *testing.T) {
 		require.Equal(t, fmt.Sprint(rounds), shared.Spec.Env[fmt.Sprint("W", i)])
 		require.Equal(t, []store.Condition{{Type: fmt.Sprint("W", i), Status: store.ConditionTrue, Reason: fmt.Sprint(rounds), LastTransitionTime: own.Conditions[0].LastTransitionTime}}, own.Conditions)
 		require.True(t, slices.ContainsFunc(own.Meta.Managed, func(m store.ManagedFields) bool { return m.Manager == fmt.Sprint("writer-", i) }))
+	}
+}
+
+// refusingBackend refuses the Txns it is told to with ErrUnavailable (an
+// answer lost, say), counting the reads and Txns a Store makes.
+type refusingBackend struct {
+	countingBackend
+	refuse atomic.Int64 // how many of the next Txns to refuse
+}
+
+func (r *refusingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if r.refuse.Add(-1) >= 0 {
+		r.txns.Add(1)
+		return 0, fmt.Errorf("connection lost: %w", store.ErrUnavailable)
+	}
+	return r.countingBackend.Txn(ctx, conds, w)
+}
+
+// A write from the remembered value whose Txn the Backend refuses for a
+// reason no other current value changes (ErrFenced, ErrUnavailable: the
+// write may even have landed) returns that error at once, as the write
+// would without the memory: no read, no second Txn that would turn a lost
+// answer into a misleading conflict or a hidden second write.
+func TestWriteFromRememberedValueReturnsTheBackendsRefusal(t *testing.T) {
+	ctx := t.Context()
+	b := &refusingBackend{countingBackend: countingBackend{Backend: memstore.New()}}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	obj := &lvObject{Meta: store.Meta{Name: "a", Finalizers: []string{"keep"}}, Spec: lvSpec{Image: "v1"}}
+	_, err = w.Create(ctx, obj)
+	require.NoError(t, err)
+
+	writes := map[string]func() error{
+		"Update": func() error {
+			next := copyObject(t, obj)
+			next.Spec.Replicas++
+			_, err := w.Update(ctx, next)
+			return err
+		},
+		"UpdateStatus": func() error {
+			next := copyObject(t, obj)
+			next.Status.Ready++
+			_, err := w.UpdateStatus(ctx, next)
+			return err
+		},
+		"Apply": func() error {
+			_, err := w.Apply(ctx, "a", map[string]any{"image": "v2"})
+			return err
+		},
+		"ApplyStatus": func() error {
+			_, err := w.ApplyStatus(ctx, "a", map[string]any{"ready": 3}, nil)
+			return err
+		},
+		"Delete": func() error {
+			_, err := w.Delete(ctx, "a")
+			return err
+		},
+	}
+	for _, name := range []string{"Update", "UpdateStatus", "Apply", "ApplyStatus", "Delete"} {
+		g0, t0 := b.gets.Load(), b.txns.Load()
+		b.refuse.Store(1)
+		err := writes[name]()
+		require.ErrorIs(t, err, store.ErrUnavailable, name)
+		require.Equal(t, [2]int64{0, 1}, [2]int64{b.gets.Load() - g0, b.txns.Load() - t0}, "%s: reads and Txns", name)
 	}
 }

@@ -17,6 +17,11 @@ type ListOptions struct {
 	Limit int
 	// Continue is List.Continue of the previous page; "" starts a listing.
 	Continue string
+	// NamePrefix keeps the objects whose name starts with it; "" keeps
+	// all. The Backend filters it: List reads only the keys under the
+	// Store's prefix + kind + "/" + NamePrefix. A NamePrefix with a "/"
+	// is invalid.
+	NamePrefix string
 }
 
 // List is one page of a Store.List.
@@ -55,6 +60,9 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 	if sel == nil {
 		sel = everything{}
 	}
+	if strings.Contains(opts.NamePrefix, "/") {
+		return nil, fmt.Errorf("%w: List NamePrefix %q contains a /", ErrInvalid, opts.NamePrefix)
+	}
 	bopts := KVListOptions{Limit: opts.Limit}
 	if opts.Continue != "" {
 		rev, after, err := s.parseContinue(opts.Continue)
@@ -65,7 +73,7 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 	}
 	out := &List[S, T]{Revision: bopts.Revision}
 	for {
-		page, err := s.b.List(ctx, s.prefix, bopts)
+		page, err := s.b.List(ctx, s.prefix+opts.NamePrefix, bopts)
 		if err != nil {
 			return nil, err
 		}

@@ -91,21 +91,9 @@ const maxKeptChanges = 16
 // reports true, dec is that record (or nil if it needed none), which then
 // holds for next too, as next has cur's shape and record on that side.
 func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known *decodedSide) (keep bool, dec *decodedSide) {
-	var oldRaw, newRaw []byte
-	if side == statusSide {
-		if !conditionsEqual(cur.Conditions, next.Conditions) {
-			return false, nil
-		}
-		oldRaw, newRaw = orNull(cur.Status), orNull(next.Status)
-	} else {
-		if !userMetaEqual(&cur.Meta, &next.Meta) {
-			return false, nil
-		}
-		oldRaw, newRaw = orNull(cur.Spec), orNull(next.Spec)
-	}
-	root := "spec"
-	if side == statusSide {
-		root = "status"
+	oldRaw, newRaw, root, ok := sideValues(cur, next, side)
+	if !ok {
+		return false, nil
 	}
 	changed, ok := jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
 	if !ok {
@@ -122,29 +110,47 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		d := sc.decodeSide(&cur.Meta, side, shape)
 		dec = &d
 	}
-	if !dec.canonical {
+	if !dec.canonical || !ownsAll(dec.managed, changed, manager) {
 		return false, nil
 	}
+	return true, dec
+}
+
+// sideValues returns the encoded values of one side of cur and next, and
+// the side's root field, when nothing else the side's record covers
+// (conditions, or the caller-written metadata) differs between them.
+func sideValues(cur, next *rawObject, side string) (oldRaw, newRaw []byte, root string, ok bool) {
+	if side == statusSide {
+		ok = conditionsEqual(cur.Conditions, next.Conditions)
+		return orNull(cur.Status), orNull(next.Status), "status", ok
+	}
+	ok = userMetaEqual(&cur.Meta, &next.Meta)
+	return orNull(cur.Spec), orNull(next.Spec), "spec", ok
+}
+
+// ownsAll reports whether manager, by its updates, owns each of the changed
+// fields (each a path of field names), and no one else does.
+func ownsAll(managed ownership.Managed, changed [][]string, manager string) bool {
 	for _, fields := range changed {
 		p := make(diff.Path, len(fields))
 		for i, f := range fields {
 			p[i] = diff.Element{Kind: diff.FieldElem, Name: f}
 		}
 		mine := false
-		for _, e := range dec.managed {
+		for _, e := range managed {
 			has := e.Set.Has(p)
 			if e.Manager == manager && e.Operation == ownership.OpUpdate {
 				if !has {
-					return false, nil
+					return false
 				}
 				mine = true
 			} else if has {
-				return false, nil
+				return false
 			}
 		}
 		if !mine {
-			return false, nil
+			return false
 		}
 	}
-	return true, dec
+	return true
 }

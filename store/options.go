@@ -2,29 +2,68 @@ package store
 
 import "fmt"
 
-// StatusOption refines UpdateStatus (and ApplyStatus).
-type StatusOption interface{ applyStatus(*statusConfig) }
+// WriteOption refines one write: Create, Update, Delete, UpdateStatus, Apply
+// or ApplyStatus.
+// Each write takes the options listed in its comment and fails with
+// ErrInvalid, writing nothing, when given one it does not take (UpdateStatus
+// ignores WithForce, for callers that share options with ApplyStatus).
+type WriteOption func(*writeConfig)
 
-// ApplyOption refines Apply.
-type ApplyOption interface{ applyApply(*applyConfig) }
+// Deprecated: use WriteOption.
+type ApplyOption = WriteOption
 
-// DeleteOption refines Delete.
-type DeleteOption interface{ applyDelete(*deleteConfig) }
-
-type statusConfig struct {
+// writeConfig is what a write's options ask for.
+type writeConfig struct {
+	force         bool
+	revision      int64
+	uid           string
 	generation    int64
 	hasGeneration bool
-	force         bool
-	uid           string
-	err           error // an option given a value it cannot check
+	meta          *ApplyMeta
+	given         writeOptions  // to refuse an option the write does not take
+	dry           bool          // DryRun, which every write takes
+	dryInto       *DryRunResult // where DryRun puts its result
+	err           error         // an option given a value it cannot check
 }
 
-type deleteConfig struct {
-	revision int64
-	uid      string
+// writeOptions is a set of write options, by the name of their With.
+type writeOptions uint8
+
+const (
+	optForce writeOptions = 1 << iota
+	optRevision
+	optUID
+	optGeneration
+	optMeta
+)
+
+// names lists the With functions of the options in o.
+func (o writeOptions) names() []string {
+	var out []string
+	for i, n := range []string{"WithForce", "WithRevision", "WithUID", "WithGeneration or WithObserved", "WithMeta"} {
+		if o&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
-// IfGeneration makes a status write conditional on the spec it was computed
+// writeOpts applies opts over cfg for the write called what, which takes
+// the options in takes, and reports an option it does not take or cannot
+// check.
+func writeOpts(cfg *writeConfig, what string, takes writeOptions, opts []WriteOption) error {
+	for _, o := range opts {
+		if o != nil {
+			o(cfg)
+		}
+	}
+	if extra := cfg.given &^ takes; extra != 0 {
+		return fmt.Errorf("%w: %s does not take %v", ErrInvalid, what, extra.names())
+	}
+	return cfg.err
+}
+
+// WithGeneration makes a status write conditional on the spec it was computed
 // from: the write is rejected with ErrConflict unless the stored Generation
 // is g. It has moved past g when the spec changed since. Writes that did not
 // change the spec (metadata, status, other managers' conditions) never make
@@ -32,80 +71,82 @@ type deleteConfig struct {
 // recreated under the same name starts again at generation 1, so a status
 // computed for generation g of the old object lands on a successor that
 // reached g too. A reconciler that writes the status it computed from a
-// read passes IfObserved instead, which checks both.
-func IfGeneration(g int64) StatusOption { return generationOption(g) }
+// read passes WithObserved instead, which checks both. UpdateStatus and
+// ApplyStatus take it.
+func WithGeneration(g int64) WriteOption {
+	return func(c *writeConfig) {
+		c.generation, c.hasGeneration = g, true
+		c.given |= optGeneration
+	}
+}
 
-// IfObserved makes a status write conditional on the object the status was
+// WithObserved makes a status write conditional on the object the status was
 // computed from, m being the Meta of the read (the cached object, or a Get):
 // the write is rejected with ErrConflict unless the stored object has m's
 // UID (it was not deleted and recreated since) and m's Generation (its spec
-// did not change since). It is IfUID(m.UID) and IfGeneration(m.Generation)
+// did not change since). It is WithUID(m.UID) and WithGeneration(m.Generation)
 // in one, so the status lands on the object and spec it describes or
 // nowhere, whatever was written in between. On ErrConflict, read again and
 // recompute. A Meta that no read returned (an empty UID or a zero
 // Generation) makes the write fail with ErrInvalid, not pass unchecked.
-func IfObserved(m Meta) StatusOption { return observedOption{uid: m.UID, generation: m.Generation} }
-
-// observedOption is the option IfObserved returns.
-type observedOption struct {
-	uid        string
-	generation int64
-}
-
-func (o observedOption) applyStatus(c *statusConfig) {
-	if o.uid == "" || o.generation <= 0 {
-		c.err = fmt.Errorf("%w: IfObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, o.uid, o.generation)
-		return
+// UpdateStatus and ApplyStatus take it.
+func WithObserved(m Meta) WriteOption {
+	return func(c *writeConfig) {
+		c.given |= optGeneration | optUID
+		if m.UID == "" || m.Generation <= 0 {
+			c.err = fmt.Errorf("%w: WithObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, m.UID, m.Generation)
+			return
+		}
+		c.uid, c.generation, c.hasGeneration = m.UID, m.Generation, true
 	}
-	c.uid, c.generation, c.hasGeneration = o.uid, o.generation, true
 }
 
-type generationOption int64
-
-func (g generationOption) applyStatus(c *statusConfig) {
-	c.generation, c.hasGeneration = int64(g), true
-}
-
-// IfRevision makes a write conditional on the object's revision: it is
+// WithRevision makes a write conditional on the object's revision: it is
 // rejected with ErrConflict unless the stored object is still at revision r,
-// that is, nobody wrote it since the read that returned r. It applies to
-// Delete (and Apply).
-func IfRevision(r int64) revisionOption { return revisionOption(r) }
-
-// revisionOption is the option IfRevision returns.
-type revisionOption int64
-
-func (r revisionOption) applyDelete(c *deleteConfig) { c.revision = int64(r) }
-func (r revisionOption) applyApply(c *applyConfig)   { c.revision = int64(r) }
-
-// IfUID makes a Delete, UpdateStatus or ApplyStatus conditional on the
-// object's identity: it is rejected with ErrConflict if the object called
-// name is not the one with this UID (it was deleted and recreated since it
-// was read). An empty uid adds no condition.
-func IfUID(uid string) uidOption { return uidOption(uid) }
-
-// uidOption is the option IfUID returns.
-type uidOption string
-
-func (u uidOption) applyDelete(c *deleteConfig) { c.uid = string(u) }
-func (u uidOption) applyStatus(c *statusConfig) { c.uid = string(u) }
-
-type applyConfig struct {
-	force    bool
-	revision int64
-	meta     *ApplyMeta
+// that is, nobody wrote it since the read that returned r. Delete and Apply
+// take it.
+func WithRevision(r int64) WriteOption {
+	return func(c *writeConfig) {
+		c.revision = r
+		c.given |= optRevision
+	}
 }
 
-// Force makes Apply and ApplyStatus take the fields they conflict on from
-// their owners instead of failing with *ownership.ConflictError; the previous
-// owners lose exactly those fields. UpdateStatus ignores it.
-func Force() forceOption { return forceOption{} }
+// WithUID makes a write conditional on the object's identity: it is rejected
+// with ErrConflict if the object called name is not the one with this UID
+// (it was deleted and recreated since it was read). An empty uid adds no
+// condition. Delete, UpdateStatus and ApplyStatus take it.
+func WithUID(uid string) WriteOption {
+	return func(c *writeConfig) {
+		c.uid = uid
+		c.given |= optUID
+	}
+}
 
-// forceOption is the option Force returns.
-type forceOption struct{}
+// WithForce makes Apply and ApplyStatus take the fields they conflict on
+// from their owners instead of failing with *ownership.ConflictError; the
+// previous owners lose exactly those fields. UpdateStatus ignores it.
+func WithForce() WriteOption {
+	return func(c *writeConfig) {
+		c.force = true
+		c.given |= optForce
+	}
+}
 
-func (forceOption) applyApply(c *applyConfig)   { c.force = true }
-func (forceOption) applyStatus(c *statusConfig) { c.force = true }
+// Deprecated: use WithGeneration.
+func IfGeneration(g int64) WriteOption { return WithGeneration(g) }
+
+// Deprecated: use WithObserved.
+func IfObserved(m Meta) WriteOption { return WithObserved(m) }
+
+// Deprecated: use WithRevision.
+func IfRevision(r int64) WriteOption { return WithRevision(r) }
+
+// Deprecated: use WithUID.
+func IfUID(uid string) WriteOption { return WithUID(uid) }
+
+// Deprecated: use WithForce.
+func Force() WriteOption { return WithForce() }
 
 // ApplyMeta is the metadata part of an applied configuration: the labels,
 // annotations, owners and finalizers the manager wants. Like the spec, each
@@ -122,9 +163,10 @@ type ApplyMeta struct {
 
 // WithMeta adds metadata to an Apply's configuration. Without it, the apply
 // claims no metadata (and releases, and so removes, metadata the manager
-// applied before).
-func WithMeta(m ApplyMeta) ApplyOption { return metaOption{m} }
-
-type metaOption struct{ m ApplyMeta }
-
-func (o metaOption) applyApply(c *applyConfig) { c.meta = &o.m }
+// applied before). Apply takes it.
+func WithMeta(m ApplyMeta) WriteOption {
+	return func(c *writeConfig) {
+		c.meta = &m
+		c.given |= optMeta
+	}
+}

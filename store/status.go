@@ -13,15 +13,15 @@ import (
 //
 // Its preconditions, each failing with ErrConflict, are exactly these:
 //
-//   - Identity: IfUID(u) or IfObserved(m) when given, else obj.Meta.UID
+//   - Identity: WithUID(u) or WithObserved(m) when given, else obj.Meta.UID
 //     when non-empty, must be the stored UID (the object was not deleted and
 //     recreated).
-//   - Spec: IfGeneration(g) or IfObserved(m) when given, else
+//   - Spec: WithGeneration(g) or WithObserved(m) when given, else
 //     obj.Meta.Generation when non-zero, must be the stored Generation (the
 //     status was computed from the current spec).
 //
 // When obj is a fresh read and the status was computed from an earlier one
-// (a cached object), pass IfObserved of that earlier read's Meta: it checks
+// (a cached object), pass WithObserved of that earlier read's Meta: it checks
 // both against what the status was computed from.
 //   - Status freshness: when obj was read (obj.Meta.Revision non-zero),
 //     obj.Meta.StatusGeneration must be the stored StatusGeneration: nobody
@@ -49,7 +49,7 @@ import (
 // ErrNotFound. On success obj.Meta is set to the stored Meta with the new
 // Revision, which is returned. An UpdateStatus of an object as the Store last
 // read or wrote it is one Txn, with no read (see WithLastValues).
-func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...StatusOption) (rev int64, err error) {
+func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts ...WriteOption) (rev int64, err error) {
 	ctx, d := beginDry(ctx, w, opts, "UpdateStatus", nameOf(obj))
 	if d != nil {
 		defer func() { d.end(err) }()
@@ -60,12 +60,9 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 	if err := validateConditions(obj.Conditions); err != nil {
 		return 0, err
 	}
-	cfg := statusConfig{generation: obj.Meta.Generation, hasGeneration: obj.Meta.Generation != 0, uid: obj.Meta.UID}
-	for _, o := range opts {
-		o.applyStatus(&cfg)
-	}
-	if cfg.err != nil {
-		return 0, cfg.err
+	cfg := writeConfig{generation: obj.Meta.Generation, hasGeneration: obj.Meta.Generation != 0, uid: obj.Meta.UID}
+	if err := writeOpts(&cfg, "UpdateStatus", optForce|optUID|optGeneration, opts); err != nil {
+		return 0, err
 	}
 	status, err := encodeJSON("status", obj.Status)
 	if err != nil {
@@ -87,7 +84,7 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 // object, with what is known of its sides, and status, obj's encoded Status
 // (see write). It returns the object to give the caller the Meta and
 // Conditions of.
-func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg statusConfig, status []byte, cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
+func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg writeConfig, status []byte, cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return nil, decided, err
 	}
@@ -109,9 +106,9 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 		return nil, decided, err
 	}
 	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, err := w.put(ctx, own, &next, sides)
+	rev, err := w.put(ctx, own, cur, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return nil, v, err
 	}
 	next.Meta = next.Meta.clone() // cur's may be the Store's memory
@@ -121,7 +118,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 
 // checkStatusTarget applies a status write's preconditions to the stored
 // object.
-func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, cfg statusConfig) error {
+func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, cfg writeConfig) error {
 	if err := w.checkUID(cur, cfg.uid); err != nil {
 		return err
 	}

@@ -38,29 +38,31 @@ import (
 // as its Backend. The objects it returns are fresh copies that the caller
 // owns.
 type Store[S, T any] struct {
-	b       Backend
-	kind    string
-	prefix  string // key prefix of this kind: opts prefix + kind + "/"
-	newUID  func() string
-	clock   clock.Clock
-	schemas schemas
-	trace   func(context.Context) string // see WithTraceContext
-	memo    *managedMemo                 // FieldChanges' decoded ownership of recent objects
-	last    *lastValues                  // see WithLastValues
-	views   sync.Pool                    // FieldChanges' *changeViews[S, T]
-	scratch sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
-	ver     *storeVersions               // nil: the kind has no versions (see WithVersion)
-	logger  *slog.Logger                 // see WithLogger
+	b         Backend
+	kind      string
+	prefix    string // key prefix of this kind: opts prefix + kind + "/"
+	newUID    func() string
+	clock     clock.Clock
+	schemas   schemas
+	trace     func(context.Context) string // see WithTraceContext
+	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
+	last      *lastValues                  // see WithLastValues
+	views     sync.Pool                    // FieldChanges' *changeViews[S, T]
+	scratch   sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
+	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
+	logger    *slog.Logger                 // see WithLogger
+	admission *admission[S, T]             // see WithAdmission; nil admits all
 }
 
 // Option configures New.
 type Option func(*config)
 
 type config struct {
-	prefix string
-	newUID func() string
-	clock  clock.Clock
-	trace  func(context.Context) string
+	prefix    string
+	newUID    func() string
+	clock     clock.Clock
+	trace     func(context.Context) string
+	admission any // an *admission[S, T], see WithAdmission
 
 	lastValueBytes int
 
@@ -144,8 +146,12 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 			return nil, err
 		}
 	}
+	ad, err := admissionFor[S, T](c.admission)
+	if err != nil {
+		return nil, err
+	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

@@ -158,7 +158,7 @@ func TestUpdateStatusRidesOverConcurrentMetadataWrites(t *testing.T) {
 	n := 500 / raceScale
 	for i := 1; i <= n; i++ {
 		read.Status.Ready = i
-		_, err := ctrl.UpdateStatus(ctx, read, store.IfGeneration(1))
+		_, err := ctrl.UpdateStatus(ctx, read, store.WithGeneration(1))
 		require.NoError(t, err, "status write %d", i)
 	}
 	close(stop)

@@ -85,59 +85,63 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, 
 		out.Progress = true
 		return out
 	}
-	switch {
-	case ev.Type == KVPut && !withPrev:
-		from, err := s.decodeLike(ev.KV, scratch, nil, cp)
-		switch {
-		case err != nil:
-			out.Undecodable = err.(*DecodeError)
-		case ev.Prev.ModRevision != 0:
-			out.Type, out.Object = Modified, from.obj
-			s.last.read(ev.KV)
-		default:
-			out.Type, out.Object = Added, from.obj
-			s.last.read(ev.KV)
-		}
-	case ev.Type == KVDelete && !withPrev:
-		s.last.forget(ev.KV.Key, ev.Revision)
-		out.Type, out.Object = Deleted, &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
-	case ev.Type == KVPut:
-		from, err := s.decodeLike(ev.KV, scratch, nil, cp)
-		obj := from.obj
-		var prev *Object[S, T]
-		if ev.Prev.ModRevision != 0 {
-			like := &from
-			if err != nil {
-				like = nil
-			}
-			prevFrom, _ := s.decodeLike(ev.Prev, scratch, like, cp)
-			prev = prevFrom.obj
-		}
-		switch {
-		case err != nil:
-			out.Undecodable, out.Prev = err.(*DecodeError), prev
-		case prev != nil:
-			out.Type, out.Object, out.Prev = Modified, obj, prev
-			s.last.read(ev.KV)
-		default: // a create, or a valid value over an undecodable one
-			out.Type, out.Object = Added, obj
-			s.last.read(ev.KV)
-		}
-	case ev.Type == KVDelete:
-		s.last.forget(ev.KV.Key, ev.Revision)
-		out.Type = Deleted
-		gone := ev.Prev
-		gone.ModRevision = ev.Revision
-		from, err := s.decodeLike(gone, scratch, nil, cp)
-		if err != nil {
-			out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
-			return out
-		}
-		out.Object = from.obj
-		prevFrom, _ := s.decodeLike(ev.Prev, scratch, &from, cp)
-		out.Prev = prevFrom.obj
+	switch ev.Type {
+	case KVPut:
+		s.putEvent(&out, ev, scratch, cp, withPrev)
+	case KVDelete:
+		s.deleteEvent(&out, ev, name, scratch, cp, withPrev)
 	default:
 		return Event[S, T]{Revision: ev.Revision, Err: fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)}
 	}
 	return out
+}
+
+// putEvent fills out for ev, a write: Added or Modified, with the state
+// before it when withPrev, or Undecodable.
+func (s *Store[S, T]) putEvent(out *Event[S, T], ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) {
+	from, err := s.decodeLike(ev.KV, scratch, nil, cp)
+	var prev *Object[S, T]
+	if withPrev && ev.Prev.ModRevision != 0 {
+		like := &from
+		if err != nil {
+			like = nil
+		}
+		prevFrom, _ := s.decodeLike(ev.Prev, scratch, like, cp)
+		prev = prevFrom.obj
+	}
+	// Without withPrev, a write over a value is Modified whether or not
+	// that value decoded; with it, a valid value over an undecodable one is
+	// Added.
+	modified := prev != nil || !withPrev && ev.Prev.ModRevision != 0
+	switch {
+	case err != nil:
+		out.Undecodable, out.Prev = err.(*DecodeError), prev
+	case modified:
+		out.Type, out.Object, out.Prev = Modified, from.obj, prev
+		s.last.read(ev.KV)
+	default: // a create, or a valid value over an undecodable one
+		out.Type, out.Object = Added, from.obj
+		s.last.read(ev.KV)
+	}
+}
+
+// deleteEvent fills out for ev, the deletion of the object called name:
+// with the last state and the one before it when withPrev and it decodes,
+// else with only the kind, name and deleting revision.
+func (s *Store[S, T]) deleteEvent(out *Event[S, T], ev KVEvent, name string, scratch *decodeScratch, cp copies, withPrev bool) {
+	s.last.forget(ev.KV.Key, ev.Revision)
+	out.Type = Deleted
+	out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
+	if !withPrev {
+		return
+	}
+	gone := ev.Prev
+	gone.ModRevision = ev.Revision
+	from, err := s.decodeLike(gone, scratch, nil, cp)
+	if err != nil {
+		return
+	}
+	out.Object = from.obj
+	prevFrom, _ := s.decodeLike(ev.Prev, scratch, &from, cp)
+	out.Prev = prevFrom.obj
 }

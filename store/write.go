@@ -16,10 +16,15 @@ type verdict int
 
 const (
 	// decided: the attempt's answer follows from the current value (nothing
-	// to write, a failed check, an error, a failed write).
+	// to write, a failed check, an error computing the write, a write whose
+	// condition on the current value's revision failed and that the caller's
+	// preconditions are about).
 	decided verdict = iota
-	// wrote: the write landed, conditional on the current value's revision.
-	wrote
+	// answered: the Backend answered the write: it landed, or the Backend
+	// refused it for a reason other than its condition on the current
+	// value's revision (ErrFenced, ErrUnavailable, ErrTooLarge...), which no
+	// other current value would change.
+	answered
 	// raced: the current value was overwritten before the write landed, by a
 	// write the caller's preconditions are not about.
 	raced
@@ -32,15 +37,15 @@ const (
 //
 // The current value comes from one of two places. First, when mem is not
 // nil, from the Store's memory of the object (see WithLastValues), which may
-// be out of date: only an attempt that wrote counts, and anything else is
-// left to a read, so that results are the same either way. Then from reads
-// of the stored object, until an attempt is decided or wrote; an attempt
-// that raced reads again, at most maxAttempts times, then the write gives up
-// with ErrConflict. what names the write in that error.
+// be out of date: only an attempt the Backend answered counts, and anything
+// else is left to a read, so that results are the same either way. Then
+// from reads of the stored object, until an attempt is decided or answered;
+// an attempt that raced reads again, at most maxAttempts times, then the
+// write gives up with ErrConflict. what names the write in that error.
 func write[S, T, R any](ctx context.Context, s *Store[S, T], what, name string, mem *rawObject, sides decodedSides, absentOK bool,
 	attempt func(cur *rawObject, sides decodedSides) (R, verdict, error)) (R, error) {
 	if mem != nil {
-		if out, v, err := attempt(mem, sides); v == wrote {
+		if out, v, err := attempt(mem, sides); v == answered {
 			return out, err
 		}
 	}

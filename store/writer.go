@@ -54,6 +54,9 @@ func (w *Writer[S, T]) Create(ctx context.Context, obj *Object[S, T], opts ...Wr
 	if d != nil {
 		defer func() { d.end(err) }()
 	}
+	if err := writeOpts(new(writeConfig), "Create", 0, opts); err != nil {
+		return 0, err
+	}
 	return w.create(ctx, obj)
 }
 
@@ -83,7 +86,7 @@ func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, er
 		return 0, err
 	}
 	key := w.s.prefix + m.Name
-	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, next, decodedSides{})
+	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, nil, next, decodedSides{})
 	if _, ok := ownCondFailure(err); ok {
 		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
 	}
@@ -114,6 +117,9 @@ func (w *Writer[S, T]) Update(ctx context.Context, obj *Object[S, T], opts ...Wr
 	ctx, d := beginDry(ctx, w, opts, "Update", nameOf(obj))
 	if d != nil {
 		defer func() { d.end(err) }()
+	}
+	if err := writeOpts(new(writeConfig), "Update", 0, opts); err != nil {
+		return 0, err
 	}
 	return w.updateObj(ctx, obj)
 }
@@ -168,9 +174,9 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 		return Meta{}, decided, err
 	}
 	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
-	rev, _, err := w.store(ctx, own, &next, sides)
+	rev, _, err := w.store(ctx, own, cur, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
-	if v != wrote {
+	if v != answered || err != nil {
 		return Meta{}, v, err
 	}
 	meta := next.Meta
@@ -212,7 +218,7 @@ func (w *Writer[S, T]) conflict(name string, want, have int64) error {
 		ErrConflict, w.s.kind, name, want, have)
 }
 
-// checkRevision applies IfRevision(want), when want is not 0, to cur, the
+// checkRevision applies WithRevision(want), when want is not 0, to cur, the
 // current object (nil when there is none).
 func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) error {
 	switch {
@@ -226,7 +232,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 	return nil
 }
 
-// checkUID applies IfUID(uid) to cur, the current object.
+// checkUID applies WithUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
 		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
@@ -236,7 +242,8 @@ func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 
 // landed turns the error of an attempt's Txn into its verdict: a failed own
 // cond means the object was written since the current value, a race, or,
-// when the caller named the revision it read (want), a conflict.
+// when the caller named the revision it read (want), a conflict; anything
+// else is the Backend's answer.
 func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, error) {
 	if cf, ok := ownCondFailure(err); ok {
 		if want != 0 {
@@ -244,33 +251,37 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 		}
 		return raced, nil
 	}
-	if err != nil {
-		return decided, err
-	}
-	return wrote, nil
+	return answered, err
 }
 
 // store writes next under the own-key cond: it deletes the object when its
 // deletion was requested and it has no finalizers left, and puts it
 // otherwise.
-func (w *Writer[S, T]) store(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
+func (w *Writer[S, T]) store(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
 	if next.Meta.DeletionRequested && len(next.Meta.Finalizers) == 0 {
 		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
 		return rev, true, err
 	}
-	rev, err = w.put(ctx, own, next, sides)
+	rev, err = w.put(ctx, own, cur, next, sides)
 	return rev, false, err
 }
 
 // put encodes next and writes it under the own-key cond (and ctx's fence),
 // then remembers it (see WithLastValues) with what is known of its sides.
-func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides decodedSides) (int64, error) {
+// cur is the value the cond holds the key to (nil for a creation), which
+// admission sees as the old object.
+func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		next.Meta.LastWrite.Trace = w.s.trace(ctx)
 	}
 	val, err := w.s.encodeStored(next)
 	if err != nil {
 		return 0, err
+	}
+	if w.s.admission != nil {
+		if val, sides, err = w.admit(own, cur, next, val, sides); err != nil {
+			return 0, err
+		}
 	}
 	if d := dryRunFrom(ctx); d != nil {
 		d.dryMeta(next.Meta)
@@ -287,6 +298,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, next *rawObject, sides
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, error) {
+	if err := waitWriteLimit(ctx); err != nil {
+		return 0, err
+	}
 	conds := []Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {

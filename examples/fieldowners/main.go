@@ -340,11 +340,11 @@ func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Resul
 		// Only the fields present in the config are applied (and owned):
 		// here .spec.replicas alone. Apply creates what does not exist, and
 		// the cache may still show an App that was deleted since (a restart
-		// against a lagging replica): IfRevision makes the apply fail with
+		// against a lagging replica): WithRevision makes the apply fail with
 		// ErrConflict unless the App is still the one read. The Loop retries
 		// a conflict, and the next read finds it gone, or current.
 		want := d.want
-		res, err := d.st.As(d.manager).Apply(ctx, name, Spec{Replicas: &want}, store.IfRevision(obj.Meta.Revision))
+		res, err := d.st.As(d.manager).Apply(ctx, name, Spec{Replicas: &want}, store.WithRevision(obj.Meta.Revision))
 		if c, ok := errors.AsType[*ownership.ConflictError](err); ok {
 			d.lastConflict.Store(c)
 			// Retrying a field conflict gives the same answer: report it and

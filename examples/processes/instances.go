@@ -138,7 +138,7 @@ func (c *instanceController) writePID(ctx context.Context, obj *Instance, pid in
 		return store.IgnoreNotFound(err)
 	}
 	fresh.Status.PID = pid
-	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.IfObserved(obj.Meta))
+	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.WithObserved(obj.Meta))
 	if err != nil {
 		return store.IgnoreNotFound(err)
 	}

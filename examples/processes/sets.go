@@ -81,7 +81,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 		if in.Meta.DeletionRequested || wanted(name, n, set.Spec.Replicas) {
 			continue
 		}
-		rev, err := w.Delete(ctx, n, store.IfUID(in.Meta.UID))
+		rev, err := w.Delete(ctx, n, store.WithUID(in.Meta.UID))
 		if err := store.IgnoreNotFound(err); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -95,7 +95,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
 		fresh.Status.Running = running
-		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfObserved(set.Meta))
+		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.WithObserved(set.Meta))
 		if err != nil {
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}

@@ -50,18 +50,23 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 		}
 		return a.word("null") && b.word("null")
 	}
-	ta, errA := a.scalar()
-	tb, errB := b.scalar()
-	if errA != nil || errB != nil {
+	return d.scalars(*path, strict)
+}
+
+// scalars compares two scalars at path, recording a change unless strict
+// forbids it or max changes are recorded already.
+func (d *lockstep) scalars(path []string, strict bool) bool {
+	ta, errA := d.a.scalar()
+	tb, errB := d.b.scalar()
+	switch {
+	case errA != nil || errB != nil:
 		return false
-	}
-	if ta == tb {
+	case ta == tb:
 		return true
-	}
-	if strict || len(d.changed) == d.max {
+	case strict || len(d.changed) == d.max:
 		return false
 	}
-	d.changed = append(d.changed, append([]string(nil), *path...))
+	d.changed = append(d.changed, append([]string(nil), path...))
 	return true
 }
 
@@ -76,21 +81,12 @@ func (d *lockstep) object(path *[]string, strict bool) bool {
 		return endA && endB
 	}
 	for {
-		a.space()
-		b.space()
-		if a.i >= len(a.b) || a.b[a.i] != '"' || b.i >= len(b.b) || b.b[b.i] != '"' {
+		k, ok := d.key()
+		if !ok {
 			return false
 		}
-		ka, errA := a.string()
-		kb, errB := b.string()
-		if errA != nil || errB != nil || ka != kb {
-			return false
-		}
-		if d.next() != ':' {
-			return false
-		}
-		*path = append(*path, ka)
-		ok := d.compare(path, strict)
+		*path = append(*path, k)
+		ok = d.compare(path, strict)
 		*path = (*path)[:len(*path)-1]
 		if !ok {
 			return false
@@ -103,6 +99,22 @@ func (d *lockstep) object(path *[]string, strict bool) bool {
 			return false
 		}
 	}
+}
+
+// key reads the same object key, and the colon after it, from both.
+func (d *lockstep) key() (string, bool) {
+	a, b := &d.a, &d.b
+	a.space()
+	b.space()
+	if a.i >= len(a.b) || a.b[a.i] != '"' || b.i >= len(b.b) || b.b[b.i] != '"' {
+		return "", false
+	}
+	ka, errA := a.string()
+	kb, errB := b.string()
+	if errA != nil || errB != nil || ka != kb || d.next() != ':' {
+		return "", false
+	}
+	return ka, true
 }
 
 // array requires both arrays to be equal item by item.

@@ -26,15 +26,7 @@ func (r *Reader) End() bool { return r.p.atEnd() }
 // returns false.
 func (r *Reader) Object(f func(key []byte) bool) bool {
 	p := &r.p
-	p.space()
-	if !p.byte('{') {
-		return false
-	}
-	p.space()
-	if p.byte('}') {
-		return true
-	}
-	for {
+	return p.members('{', '}', func() bool {
 		p.space()
 		if !p.byte('"') {
 			return false
@@ -48,44 +40,15 @@ func (r *Reader) Object(f func(key []byte) bool) bool {
 			return false
 		}
 		p.space()
-		if !p.byte(':') || !f(key) {
-			return false
-		}
-		p.space()
-		if p.byte('}') {
-			return true
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+		return p.byte(':') && f(key)
+	})
 }
 
 // Array reads an array, calling f once the Reader stands at each element,
 // which f must read. It reports false if the next value is not an array or
 // f returns false.
 func (r *Reader) Array(f func() bool) bool {
-	p := &r.p
-	p.space()
-	if !p.byte('[') {
-		return false
-	}
-	p.space()
-	if p.byte(']') {
-		return true
-	}
-	for {
-		if !f() {
-			return false
-		}
-		p.space()
-		if p.byte(']') {
-			return true
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+	return r.p.members('[', ']', f)
 }
 
 // String reads a string token and returns it, quotes included (b's own

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // maxDepth bounds nesting, as encoding/json does, so hostile input cannot
@@ -68,46 +67,16 @@ func (p *scanner) skip(depth int) bool {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		p.i++
-		p.space()
-		if p.byte('}') {
-			return true
-		}
-		for {
+		return p.members('{', '}', func() bool {
 			p.space()
 			if !p.skipString() {
 				return false
 			}
 			p.space()
-			if !p.byte(':') || !p.skip(depth+1) {
-				return false
-			}
-			p.space()
-			if p.byte('}') {
-				return true
-			}
-			if !p.byte(',') {
-				return false
-			}
-		}
+			return p.byte(':') && p.skip(depth+1)
+		})
 	case c == '[':
-		p.i++
-		p.space()
-		if p.byte(']') {
-			return true
-		}
-		for {
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.space()
-			if p.byte(']') {
-				return true
-			}
-			if !p.byte(',') {
-				return false
-			}
-		}
+		return p.members('[', ']', func() bool { return p.skip(depth + 1) })
 	case c == '"':
 		return p.skipString()
 	case c == 't':
@@ -121,6 +90,34 @@ func (p *scanner) skip(depth int) bool {
 		return ok
 	}
 	return false
+}
+
+// members reads an object or array (after white space) delimited by open
+// and close, calling member at each member (white space before it read
+// when it is not the first), which must read it. It reports false when
+// the next value does not open with open, a member is not followed by a
+// comma or close, or member returns false.
+func (p *scanner) members(open, close byte, member func() bool) bool {
+	p.space()
+	if !p.byte(open) {
+		return false
+	}
+	p.space()
+	if p.byte(close) {
+		return true
+	}
+	for {
+		if !member() {
+			return false
+		}
+		p.space()
+		if p.byte(close) {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
 }
 
 func (p *scanner) word(w string) bool {
@@ -145,50 +142,70 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 	if !p.byte('"') {
 		return false, false
 	}
-	// The common bytes first, in a tight loop.
+	p.plainRun()
+	if p.byte('"') {
+		return true, true
+	}
+	return false, p.skipStringRest()
+}
+
+// plainRun advances over the common bytes of a string, printable ASCII
+// but quotes and backslashes, in a tight loop.
+func (p *scanner) plainRun() {
 	for p.i < len(p.b) {
 		if c := p.b[p.i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			break
+			return
 		}
 		p.i++
 	}
-	if p.i < len(p.b) && p.b[p.i] == '"' {
-		p.i++
-		return true, true
-	}
+}
+
+// skipStringRest is skipString for the rest of a string that is not plain.
+func (p *scanner) skipStringRest() bool {
 	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
+		switch c := p.b[p.i]; {
 		case c == '"':
 			p.i++
-			return false, true
+			return true
 		case c < 0x20:
-			return false, false
+			return false
 		case c == '\\':
-			if p.i+1 >= len(p.b) {
-				return false, false
-			}
-			switch p.b[p.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i += 2
-			case 'u':
-				if len(p.b)-p.i < 6 {
-					return false, false
-				}
-				for _, h := range p.b[p.i+2 : p.i+6] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return false, false
-					}
-				}
-				p.i += 6
-			default:
-				return false, false
+			if !p.skipEscape() {
+				return false
 			}
 		default:
 			p.i++
 		}
 	}
-	return false, false
+	return false
+}
+
+// skipEscape validates the escape sequence at p.i.
+func (p *scanner) skipEscape() bool {
+	if p.i+1 >= len(p.b) {
+		return false
+	}
+	switch p.b[p.i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		p.i += 2
+		return true
+	case 'u':
+		if len(p.b)-p.i < 6 {
+			return false
+		}
+		for _, h := range p.b[p.i+2 : p.i+6] {
+			if !isHex(h) {
+				return false
+			}
+		}
+		p.i += 6
+		return true
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // string reads a string token and returns its value. Plain ASCII strings
@@ -198,33 +215,18 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 func (p *scanner) string() (string, error) {
 	start := p.i
 	p.i++ // "
-	plain := true
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			if plain {
-				return p.s[start+1 : p.i-1], nil
-			}
-			var s string
-			if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
-				return "", p.errorf("bad string: %v", err)
-			}
-			return s, nil
-		case c == '\\':
-			plain = false
-			p.i += 2
-		case c < 0x20:
-			return "", p.errorf("control character in string")
-		case c >= utf8.RuneSelf:
-			plain = false
-			p.i++
-		default:
-			p.i++
-		}
+	p.plainRun()
+	if p.byte('"') {
+		return p.s[start+1 : p.i-1], nil
 	}
-	return "", p.errorf("unterminated string")
+	if !p.skipStringRest() {
+		return "", p.errorf("bad string")
+	}
+	var s string
+	if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
+		return "", p.errorf("bad string: %v", err)
+	}
+	return s, nil
 }
 
 func (p *scanner) literal(word string, v any) (any, error) {
@@ -288,23 +290,41 @@ func (p *scanner) numberParts() (n int64, f float64, isInt bool, err error) {
 		return 0, 0, false, p.errorf("bad number")
 	}
 	text := p.s[start:p.i]
-	integral := true
-	for i := 0; i < len(text); i++ {
-		if c := text[i]; c == '.' || c == 'e' || c == 'E' {
-			integral = false
-			break
-		}
-	}
-	if integral {
-		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return n, 0, true, nil
-		}
-	}
-	f, err = strconv.ParseFloat(text, 64)
-	if err != nil {
+	if n, f, isInt, ok = ParseNumber(text); !ok {
 		return 0, 0, false, p.errorf("number %s out of range", text)
 	}
-	return 0, f, false, nil
+	return n, f, isInt, nil
+}
+
+// IsNumber reports whether s is exactly one token of JSON's number grammar,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func IsNumber(s string) bool {
+	p := scanner{b: []byte(s)}
+	_, ok := p.numberText()
+	return ok && p.i == len(p.b)
+}
+
+// ParseNumber parses a token of JSON's number grammar as a tree holds it:
+// n when integral and in int64's range (isInt), f otherwise. ok is false
+// beyond float64's range, as encoding/json has it.
+func ParseNumber(text string) (n int64, f float64, isInt, ok bool) {
+	if integral(text) {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return n, 0, true, true
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	return 0, f, false, err == nil
+}
+
+// integral reports whether number text has no fraction and no exponent.
+func integral(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
 }
 
 // scalar reads a string, number, true, false or null as a tree would (so

@@ -73,33 +73,19 @@ func (w Watch) Run(r Reader, from int64) {
 		case wake != nil && cursor > seen:
 			ev = store.KVEvent{Progress: true, Revision: cursor}
 		case wake != nil:
-			select {
-			case <-wake:
-				continue
-			case <-w.Stop:
-				return
-			case <-w.Closing:
-				w.fail(w.Closed(), seen)
+			if w.wait(wake, seen) {
 				return
 			}
+			continue
 		default:
 			continue // more to read
 		}
-		// wake is nil while events are queued: they are sent whatever
-		// happens meanwhile. Only a progress mark gives way to a change.
-		select {
-		case w.Out <- ev: // room in the channel: skip the full select
-		default:
-			select {
-			case w.Out <- ev:
-			case <-wake:
-				continue
-			case <-w.Stop:
-				return
-			case <-w.Closing:
-				w.fail(w.Closed(), seen)
-				return
-			}
+		sent, ended := w.send(ev, wake, seen)
+		if ended {
+			return
+		}
+		if !sent {
+			continue
 		}
 		seen = ev.Revision
 		if !ev.Progress {
@@ -107,6 +93,41 @@ func (w Watch) Run(r Reader, from int64) {
 			head++
 		}
 	}
+}
+
+// wait waits for wake, and reports whether the watch ended instead (after
+// its last event, if the backend closed). seen is the last revision sent.
+func (w Watch) wait(wake <-chan struct{}, seen int64) (ended bool) {
+	select {
+	case <-wake:
+		return false
+	case <-w.Stop:
+	case <-w.Closing:
+		w.fail(w.Closed(), seen)
+	}
+	return true
+}
+
+// send sends ev, and reports whether it did, or whether the watch ended
+// instead. wake is nil while events are queued: they are sent whatever
+// happens meanwhile. Only a progress mark gives way to a change (sent and
+// ended false).
+func (w Watch) send(ev store.KVEvent, wake <-chan struct{}, seen int64) (sent, ended bool) {
+	select {
+	case w.Out <- ev: // room in the channel: skip the full select
+		return true, false
+	default:
+	}
+	select {
+	case w.Out <- ev:
+		return true, false
+	case <-wake:
+		return false, false
+	case <-w.Stop:
+	case <-w.Closing:
+		w.fail(w.Closed(), seen)
+	}
+	return false, true
 }
 
 // fail sends the final error event, unless the watch's ctx ends first or

@@ -60,6 +60,8 @@
 //	steady_time_to_converge_seconds{controller}          histogram from a generation change to Ready at it; ExponentialBuckets(0.1, 2, 16)
 //	steady_unconverged_objects{controller}               gauge
 //	steady_fence_rejections_total{controller}            counter   see FenceRejected
+//	steady_write_limit_delayed_total{controller}         counter   writes reconcile.WithWriteLimit delayed
+//	steady_write_limit_delay_seconds_total{controller}   counter   the time they waited
 //
 // Read from each Loop given to AddLoop when scraped (reconcile.LoopStatus):
 //

@@ -46,6 +46,8 @@ type Metrics struct {
 	converge        *prom.HistogramVec
 	unconverged     *prom.GaugeVec
 	fenceRejections *prom.CounterVec
+	writesDelayed   *prom.CounterVec
+	writeDelay      *prom.CounterVec
 
 	state *stateCollector
 
@@ -143,13 +145,17 @@ func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
 			Help: "Objects not yet Ready at their current generation"}, ctl),
 		fenceRejections: prom.NewCounterVec(prom.CounterOpts{Name: "steady_fence_rejections_total",
 			Help: "Writes the store rejected because the writer's leadership term had ended"}, ctl),
+		writesDelayed: prom.NewCounterVec(prom.CounterOpts{Name: "steady_write_limit_delayed_total",
+			Help: "Writes the Loop's write limit delayed"}, ctl),
+		writeDelay: prom.NewCounterVec(prom.CounterOpts{Name: "steady_write_limit_delay_seconds_total",
+			Help: "Time the Loop's writes waited for its write limit"}, ctl),
 
 		state: newStateCollector(),
 	}
 	cs := []prom.Collector{
 		m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.panics, m.reconcileTime, m.maxConcurrent, m.activeWorkers,
 		m.depth, m.adds, m.latency, m.workDuration, m.unfinished, m.longest, m.retries,
-		m.stalled, m.oscillations, m.converge, m.unconverged, m.fenceRejections, m.state,
+		m.stalled, m.oscillations, m.converge, m.unconverged, m.fenceRejections, m.writesDelayed, m.writeDelay, m.state,
 	}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -316,6 +322,14 @@ func (m *Metrics) Stalled(controller, reason string) {
 // for its own Stalled write rejected so.
 func (m *Metrics) FenceRejected(controller string) {
 	m.fenceRejections.WithLabelValues(controller).Inc()
+}
+
+// WriteDelayed implements reconcile.WriteLimitMetrics: a write of
+// controller's that its write limit (reconcile.WithWriteLimit) delayed by d
+// (steady_write_limit_delayed_total, steady_write_limit_delay_seconds_total).
+func (m *Metrics) WriteDelayed(controller string, d time.Duration) {
+	m.writesDelayed.WithLabelValues(controller).Inc()
+	m.writeDelay.WithLabelValues(controller).Add(d.Seconds())
 }
 
 // QueueMetrics implements reconcile.Metrics: the workqueue_* series of

@@ -260,6 +260,9 @@ func histogram(t *testing.T, fams map[string]*dto.MetricFamily, name string, lab
 	return find(t, fams, name, labels).GetHistogram()
 }
 
+// The Loop finds the write-limit hook by this interface.
+var _ reconcile.WriteLimitMetrics = (*steadyprom.Metrics)(nil)
+
 func TestHooksTheLoopCallsRarely(t *testing.T) {
 	reg := prom.NewRegistry()
 	m, err := steadyprom.New(reg)
@@ -273,6 +276,8 @@ func TestHooksTheLoopCallsRarely(t *testing.T) {
 	m.Converged("app", 3*time.Second)
 	m.Unconverged("app", 4)
 	m.FenceRejected("app")
+	m.WriteDelayed("app", 1500*time.Millisecond)
+	m.WriteDelayed("app", 500*time.Millisecond)
 	m.ActiveWorkers("app", 3) // a controller without ActiveWorkersFunc
 	q := m.QueueMetrics("app")
 	q.Depth(5)
@@ -283,6 +288,8 @@ func TestHooksTheLoopCallsRarely(t *testing.T) {
 	app := map[string]string{"controller": "app"}
 	wq := map[string]string{"name": "app", "controller": "app"}
 	require.Equal(t, 2.0, value(t, fams, "steady_oscillations_total", map[string]string{"controller": "app", "kind": "Fight"}))
+	require.Equal(t, 2.0, value(t, fams, "steady_write_limit_delayed_total", app))
+	require.Equal(t, 2.0, value(t, fams, "steady_write_limit_delay_seconds_total", app))
 	require.Equal(t, 1.0, value(t, fams, "steady_oscillations_total", map[string]string{"controller": "app", "kind": "NoProgress"}))
 	h := histogram(t, fams, "steady_time_to_converge_seconds", app)
 	require.Equal(t, uint64(1), h.GetSampleCount())

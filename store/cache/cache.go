@@ -72,6 +72,7 @@ type Cache[S, T any] struct {
 	indexes    map[string]*index[S, T]
 	waitCh     chan struct{} // closed and cleared when rev advances; nil if nobody waits
 	detect     *mutationDetector[S, T]
+	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -82,6 +83,7 @@ type Cache[S, T any] struct {
 	lists        int64        // listings applied, the first included
 	driftRepairs int64        // differences found by periodic relists
 	panics       atomic.Int64 // see Panics
+	listing      atomic.Bool  // see Listing; written under dispatch
 
 	running atomic.Bool
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
@@ -102,6 +104,10 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if err == nil && nilness.IsNil(src) {
 		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
 	}
+	transform, terr := transformFor[S, T](cfg.transform)
+	if err == nil {
+		err = terr
+	}
 	c := &Cache[S, T]{
 		src:        src,
 		cfg:        cfg,
@@ -110,6 +116,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		quarantine: make(map[string]*store.DecodeError),
 		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
 		synced:     make(chan struct{}),
+		transform:  transform,
 	}
 	if cfg.report != nil {
 		c.detect = newMutationDetector[S, T]()

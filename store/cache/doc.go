@@ -37,6 +37,16 @@
 // variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which
 // steady's own tests set. Production code never pays for it.
 //
+// # Selection and transforms
+//
+// A Cache can hold part of a kind (WithSelector: labels, and metadata
+// fields; a name prefix is filtered by the Backend, the rest on arrival; an
+// object that stops matching reaches handlers as a deletion) and hold less
+// of each object (WithTransform strips fields once per change, before the
+// object is stored and before the mutation detector copies it). Handlers
+// can tell the changes a listing found from the watch's events (Listing),
+// which is how reconcile's predicates let every relist repair through.
+//
 // # Sources
 //
 // A Cache reads from a ListWatcher, which *store.Store implements; tests and

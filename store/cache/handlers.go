@@ -30,6 +30,8 @@ func (c *Cache[S, T]) AddHandler(h func(old, new *store.Object[S, T])) {
 	defer c.dispatch.Unlock()
 	c.handlers = append(c.handlers, h)
 	i := len(c.handlers) - 1
+	c.listing.Store(true)
+	defer c.listing.Store(false)
 	for _, obj := range c.List(nil) {
 		c.call(i, h, nil, obj)
 	}

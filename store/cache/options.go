@@ -43,6 +43,9 @@ type config struct {
 	panicLog *slog.Logger // log, or slog.Default: a panic is never discarded
 
 	relistPeriod time.Duration
+	transform    any            // a func(*store.Object[S, T]), see WithTransform
+	labels       store.Selector // see WithSelector
+	fields       FieldSelector
 }
 
 // WithRelistPeriod sets how often the Cache lists its kind again while its
@@ -121,6 +124,9 @@ func newConfig(opts []Option) (config, error) {
 	}
 	if c.relistPeriod < 0 {
 		return c, fmt.Errorf("%w: negative cache relist period %v", store.ErrInvalid, c.relistPeriod)
+	}
+	if err := c.validateSelector(); err != nil {
+		return c, err
 	}
 	if c.pageSize < 0 {
 		return c, fmt.Errorf("%w: negative cache page size %d", store.ErrInvalid, c.pageSize)

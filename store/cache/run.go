@@ -238,7 +238,7 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 // listAll reads every page of one listing into one List.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
-	opts := store.ListOptions{Limit: c.cfg.pageSize} // no Selector: every object
+	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
 		if err != nil {
@@ -264,6 +264,7 @@ type change[S, T any] struct{ old, new *store.Object[S, T] }
 func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	c.arrive(&ev)
 	c.mu.Lock()
 	if ev.Progress || ev.Revision <= c.listRev {
 		// A progress mark, or a change the last listing already holds.
@@ -318,9 +319,10 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 // undecodable values become the quarantine; a key among them keeps the
 // object the Cache held, if any.
 func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
-	items, rev := l.Items, l.Revision
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	l = c.arriveListing(l)
+	items, rev := l.Items, l.Revision
 	c.mu.Lock()
 	fresh := make(map[string]*store.Object[S, T], len(items))
 	for _, obj := range items {
@@ -377,12 +379,14 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.reportIndexPanics(panics)
 	c.reportMutations(mutated)
 	c.reportQuarantine(news)
+	c.listing.Store(true)
 	for _, ch := range deleted {
 		c.notify(ch)
 	}
 	for _, ch := range changed {
 		c.notify(ch)
 	}
+	c.listing.Store(false)
 	// Synced once the handlers have been told of the first listing, so that
 	// what they do with it (a Loop enqueues every key) is done by the time
 	// WaitForSync returns.

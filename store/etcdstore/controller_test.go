@@ -124,7 +124,7 @@ func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Resu
 	if g.Status.Children != 1 {
 		upd := *g
 		upd.Status.Children = 1
-		rev, err := c.groups.As(c.name).UpdateStatus(ctx, &upd, store.IfGeneration(g.Meta.Generation))
+		rev, err := c.groups.As(c.name).UpdateStatus(ctx, &upd, store.WithGeneration(g.Meta.Generation))
 		if err != nil {
 			return reconcile.Result{}, err
 		}

@@ -47,39 +47,30 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 
 // pump moves the etcd watch wch to out. wctx is the etcd watch's context
 // and stopWatch cancels it; ctx is the caller's.
+//
+// The etcd client buffers without bound whatever its watch channel's reader
+// has not taken, so pump always takes: events wait in queue, and a reader
+// that lets more than the Backend's watch limits wait ends the watch with
+// ErrExpired (the etcd watch is cancelled at once, so the client stops
+// buffering too).
 func (b *Backend) pump(ctx, wctx context.Context, stopWatch context.CancelFunc, wch clientv3.WatchChan, out chan<- store.KVEvent, last int64) {
-	// The etcd client buffers without bound whatever its watch channel's
-	// reader has not taken, so pump always takes: events wait in queue, and
-	// a reader that lets more than the Backend's watch limits wait ends the
-	// watch with ErrExpired (the etcd watch is cancelled at once, so the
-	// client stops buffering too).
-	var queue []store.KVEvent
-	queued := 0 // bytes of the keys and values in queue
-	expire := func(why string) {
-		stopWatch() // before waiting for the reader: etcd stops sending now
-		queue = nil
-		ev := store.KVEvent{Err: fmt.Errorf("etcdstore: watch: %s: %w", why, store.ErrExpired), Revision: last}
-		select {
-		case out <- ev:
-		case <-ctx.Done():
-		}
-	}
+	p := &pump{b: b, ctx: ctx, stopWatch: stopWatch, out: out, last: last}
 	tick := time.NewTicker(b.progress)
 	defer tick.Stop()
 	idle := true
 	for {
 		var send chan<- store.KVEvent
 		var next store.KVEvent
-		if len(queue) > 0 {
-			send, next = out, queue[0]
+		if len(p.queue) > 0 {
+			send, next = out, p.queue[0]
 		}
 		select {
 		case <-wctx.Done():
 			return
 		case send <- next:
-			queue[0] = store.KVEvent{}
-			queue = queue[1:]
-			queued -= eventBytes(next)
+			p.queue[0] = store.KVEvent{}
+			p.queue = p.queue[1:]
+			p.queued -= eventBytes(next)
 		case <-tick.C:
 			if idle {
 				// Best effort: a failed request just means no progress
@@ -88,56 +79,84 @@ func (b *Backend) pump(ctx, wctx context.Context, stopWatch context.CancelFunc, 
 			}
 			idle = true
 		case resp, ok := <-wch:
-			if !ok {
-				if wctx.Err() == nil {
-					expire("watch channel closed")
-				}
-				return
-			}
 			idle = false
-			if resp.CompactRevision != 0 {
-				expire(fmt.Sprintf("history compacted to %d", resp.CompactRevision))
-				return
-			}
-			if err := resp.Err(); err != nil {
+			if why := p.take(resp, ok); why != "" {
 				if wctx.Err() == nil {
-					expire(err.Error())
+					p.expire(why)
 				}
-				return
-			}
-			if resp.IsProgressNotify() {
-				if resp.Header.Revision > last {
-					last = resp.Header.Revision
-					if n := len(queue); n > 0 && queue[n-1].Progress {
-						queue[n-1].Revision = last // coalesce marks
-					} else {
-						queue = append(queue, store.KVEvent{Progress: true, Revision: last})
-					}
-				}
-				continue
-			}
-			for _, e := range resp.Events {
-				ev := store.KVEvent{Revision: e.Kv.ModRevision, KV: b.kv(e.Kv)}
-				if e.PrevKv != nil {
-					ev.Prev = b.kv(e.PrevKv)
-				}
-				switch e.Type {
-				case clientv3.EventTypePut:
-					ev.Type = store.KVPut
-				case clientv3.EventTypeDelete:
-					ev.Type = store.KVDelete
-					ev.KV.Value = nil
-				}
-				last = ev.Revision
-				queue = append(queue, ev)
-				queued += eventBytes(ev)
-			}
-			if len(queue) > b.watchEvents || queued > b.watchBytes {
-				expire(fmt.Sprintf("the reader fell behind by %d events (%d bytes), over the limit of %d events or %d bytes",
-					len(queue), queued, b.watchEvents, b.watchBytes))
 				return
 			}
 		}
+	}
+}
+
+// pump is the state of a watch's pump: what waits for the reader.
+type pump struct {
+	b         *Backend
+	ctx       context.Context
+	stopWatch context.CancelFunc
+	out       chan<- store.KVEvent
+	queue     []store.KVEvent
+	queued    int   // bytes of the keys and values in queue
+	last      int64 // the revision of the last event or mark queued
+}
+
+// take queues what the etcd watch response resp brings (ok false when the
+// watch channel closed). It returns why the watch must end, or "".
+func (p *pump) take(resp clientv3.WatchResponse, ok bool) string {
+	switch {
+	case !ok:
+		return "watch channel closed"
+	case resp.CompactRevision != 0:
+		return fmt.Sprintf("history compacted to %d", resp.CompactRevision)
+	case resp.Err() != nil:
+		return resp.Err().Error()
+	case resp.IsProgressNotify():
+		p.mark(resp.Header.Revision)
+		return ""
+	}
+	for _, e := range resp.Events {
+		ev := store.KVEvent{Revision: e.Kv.ModRevision, KV: p.b.kv(e.Kv)}
+		if e.PrevKv != nil {
+			ev.Prev = p.b.kv(e.PrevKv)
+		}
+		ev.Type = store.KVPut
+		if e.Type == clientv3.EventTypeDelete {
+			ev.Type, ev.KV.Value = store.KVDelete, nil
+		}
+		p.last = ev.Revision
+		p.queue = append(p.queue, ev)
+		p.queued += eventBytes(ev)
+	}
+	if len(p.queue) > p.b.watchEvents || p.queued > p.b.watchBytes {
+		return fmt.Sprintf("the reader fell behind by %d events (%d bytes), over the limit of %d events or %d bytes",
+			len(p.queue), p.queued, p.b.watchEvents, p.b.watchBytes)
+	}
+	return ""
+}
+
+// mark queues a progress mark at rev when it is past the last one, in
+// place of a mark still waiting for the reader.
+func (p *pump) mark(rev int64) {
+	if rev <= p.last {
+		return
+	}
+	p.last = rev
+	if n := len(p.queue); n > 0 && p.queue[n-1].Progress {
+		p.queue[n-1].Revision = rev
+		return
+	}
+	p.queue = append(p.queue, store.KVEvent{Progress: true, Revision: rev})
+}
+
+// expire ends the watch with ErrExpired, once the reader takes it.
+func (p *pump) expire(why string) {
+	p.stopWatch() // before waiting for the reader: etcd stops sending now
+	p.queue = nil
+	ev := store.KVEvent{Err: fmt.Errorf("etcdstore: watch: %s: %w", why, store.ErrExpired), Revision: p.last}
+	select {
+	case p.out <- ev:
+	case <-p.ctx.Done():
 	}
 }
 

@@ -154,7 +154,7 @@ func TestWriteIsOneRoundTrip(t *testing.T) {
 	require.Equal(t, [3]int64{0, 1, 0}, [3]int64{after[0] - before[0], after[1] - before[1], after[2] - before[2]},
 		"an ApplyStatus after a watched write: ranges, txns, other calls")
 	before = rpcs.snapshot()
-	res, err = w.Apply(ctx, "a", map[string]any{"replicas": 4}, store.Force())
+	res, err = w.Apply(ctx, "a", map[string]any{"replicas": 4}, store.WithForce())
 	require.NoError(t, err)
 	require.True(t, res.Changed)
 	after = rpcs.snapshot()

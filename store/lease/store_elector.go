@@ -137,19 +137,16 @@ func (e *StoreElector) campaign(ctx context.Context) (context.Context, store.Fen
 			}
 			// A key that names us is left over from an earlier term of ours
 			// (whose context is over): no other candidate leads, take it.
-			if rec.Holder == e.id || expired {
-				err := e.remove(ctx, kv.ModRevision)
-				if err == nil {
-					var term context.Context
-					var fence store.Fence
-					if term, fence, err = e.acquire(ctx); err == nil {
-						return term, fence, nil
-					}
-				}
-				if errors.Is(err, store.ErrCondFailed) {
-					seenRev = 0
-					continue // the key moved under us: look again
-				}
+			if rec.Holder != e.id && !expired {
+				break
+			}
+			term, fence, err := e.takeOver(ctx, kv.ModRevision)
+			if err == nil {
+				return term, fence, nil
+			}
+			if errors.Is(err, store.ErrCondFailed) {
+				seenRev = 0
+				continue // the key moved under us: look again
 			}
 		}
 		wait.Reset(e.cfg.retry)
@@ -159,6 +156,15 @@ func (e *StoreElector) campaign(ctx context.Context) (context.Context, store.Fen
 			return nil, store.Fence{}, ctx.Err()
 		}
 	}
+}
+
+// takeOver removes the leader key if it is still at modRev, and acquires
+// it.
+func (e *StoreElector) takeOver(ctx context.Context, modRev int64) (context.Context, store.Fence, error) {
+	if err := e.remove(ctx, modRev); err != nil {
+		return nil, store.Fence{}, err
+	}
+	return e.acquire(ctx)
 }
 
 // remove deletes the leader key if it is still at modRev.

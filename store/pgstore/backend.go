@@ -315,24 +315,8 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 	if err != nil {
 		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
 	}
-	var (
-		res       store.KVList
-		head, low int64
-	)
-	for rows.Next() {
-		var (
-			key, value  []byte
-			create, mod *int64
-		)
-		if err := rows.Scan(&head, &low, &key, &value, &create, &mod); err != nil {
-			rows.Close()
-			return store.KVList{}, mapErr(ctx, "list "+prefix, err)
-		}
-		if key != nil {
-			res.KVs = append(res.KVs, store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
-		}
-	}
-	if err := rows.Err(); err != nil {
+	res, head, low, err := scanList(rows)
+	if err != nil {
 		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
 	}
 	res.Revision = head
@@ -349,6 +333,25 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 		res.Continue = res.KVs[opts.Limit-1].Key
 	}
 	return res, nil
+}
+
+// scanList reads the rows of the list query: the keys, and the head and
+// floor revisions every row carries.
+func scanList(rows pgx.Rows) (res store.KVList, head, low int64, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			key, value  []byte
+			create, mod *int64
+		)
+		if err := rows.Scan(&head, &low, &key, &value, &create, &mod); err != nil {
+			return store.KVList{}, 0, 0, err
+		}
+		if key != nil {
+			res.KVs = append(res.KVs, store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
+		}
+	}
+	return res, head, low, rows.Err()
 }
 
 // prefixEnd is the smallest key after every key under prefix, or nil when
@@ -368,22 +371,13 @@ func prefixEnd(prefix string) []byte {
 // one statement, one round trip. A connection lost before the answer gives
 // an error wrapping store.ErrUnavailable: the write may have committed.
 func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if len(w.Value) > store.MaxValueSize {
-		return 0, fmt.Errorf("pgstore: value for %q is %d bytes, over the %d-byte limit: %w", w.Key, len(w.Value), store.MaxValueSize, store.ErrTooLarge)
-	}
-	if w.Key == "" {
-		return 0, fmt.Errorf("pgstore: txn write has an empty key: %w", store.ErrInvalid)
-	}
-	if w.Kind != store.WritePut && w.Kind != store.WriteDelete {
-		return 0, fmt.Errorf("pgstore: unknown write kind %d: %w", w.Kind, store.ErrInvalid)
+	if err := store.CheckTxn(conds, w); err != nil {
+		return 0, fmt.Errorf("pgstore: %w", err)
 	}
 	keys := make([][]byte, len(conds))
 	targets := make([]int32, len(conds))
 	revs := make([]int64, len(conds))
 	for i, c := range conds {
-		if c.Key == "" || c.Revision < 0 || (c.Target != store.ModRevision && c.Target != store.CreateRevision) {
-			return 0, fmt.Errorf("pgstore: txn cond on key %q, target %d, revision %d: %w", c.Key, c.Target, c.Revision, store.ErrInvalid)
-		}
 		keys[i], targets[i], revs[i] = []byte(c.Key), int32(c.Target), c.Revision
 	}
 	value := w.Value

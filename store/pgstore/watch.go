@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
 )
 
@@ -82,44 +83,14 @@ type watch struct {
 }
 
 func (w *watch) run() {
-	clk := w.b.cfg.clk
-	poll := clk.NewTimer(w.b.cfg.poll)
+	poll := w.b.cfg.clk.NewTimer(w.b.cfg.poll)
 	defer poll.Stop()
-	retry := time.Duration(0)
 	for {
 		var wake <-chan struct{}
 		if w.next == len(w.queue) {
-			wake = w.b.hub.changed() // before the read: a commit after it wakes us
-			if err := w.read(); err != nil {
-				if w.ctx.Err() != nil {
-					return
-				}
-				if errors.Is(err, store.ErrExpired) {
-					w.fail(err)
-					return
-				}
-				if !errors.Is(err, store.ErrUnavailable) {
-					// A failure that waiting does not cure (the schema
-					// dropped, a permission revoked): end the watch, as
-					// etcdstore does, so the reader relists and meets
-					// the error there, rather than wait here unseen.
-					w.fail(fmt.Errorf("%w (%w)", err, store.ErrExpired))
-					return
-				}
-				// The database is unreachable: wait and read again from
-				// the same cursor, so nothing is skipped.
-				retry = min(max(2*retry, 50*time.Millisecond), w.b.cfg.poll)
-				poll.Reset(retry)
-				select {
-				case <-w.ctx.Done():
-					return
-				case <-poll.C():
-				}
-				continue
-			}
-			retry = 0
-			if w.next < len(w.queue) || w.cursor < w.head {
-				wake = nil // more to send or to read
+			var ok bool
+			if wake, ok = w.refill(poll); !ok {
+				return
 			}
 		}
 		var ev store.KVEvent
@@ -140,21 +111,68 @@ func (w *watch) run() {
 		default:
 			continue // more to read
 		}
-		// Only a progress mark gives way to a wake-up; events already
-		// read are sent whatever happens meanwhile.
-		select {
-		case w.out <- ev:
-			w.seen = ev.Revision
-			if !ev.Progress {
-				w.queue[w.next] = store.KVEvent{} // release the values
-				w.next++
-				w.b.held.Add(-1)
-			}
-		case <-wake:
-		case <-w.ctx.Done():
+		if !w.send(ev, wake) {
 			return
 		}
 	}
+}
+
+// refill reads the next batch, and returns the channel that a change after
+// the read closes when the watch has read up to the head with nothing to
+// send, else nil. While the database is unreachable it waits and reads
+// again from the same cursor, so nothing is skipped. It returns false when
+// the watch ends.
+func (w *watch) refill(poll clock.Timer) (<-chan struct{}, bool) {
+	var retry time.Duration
+	for {
+		wake := w.b.hub.changed() // before the read: a commit after it wakes us
+		err := w.read()
+		switch {
+		case err == nil && (w.next < len(w.queue) || w.cursor < w.head):
+			return nil, true // more to send or to read
+		case err == nil:
+			return wake, true
+		case w.ctx.Err() != nil:
+			return nil, false
+		case errors.Is(err, store.ErrExpired):
+			w.fail(err)
+			return nil, false
+		case !errors.Is(err, store.ErrUnavailable):
+			// A failure that waiting does not cure (the schema dropped, a
+			// permission revoked): end the watch, as etcdstore does, so the
+			// reader relists and meets the error there, rather than wait
+			// here unseen.
+			w.fail(fmt.Errorf("%w (%w)", err, store.ErrExpired))
+			return nil, false
+		}
+		retry = min(max(2*retry, 50*time.Millisecond), w.b.cfg.poll)
+		poll.Reset(retry)
+		select {
+		case <-w.ctx.Done():
+			return nil, false
+		case <-poll.C():
+		}
+	}
+}
+
+// send sends ev, a queued event or a progress mark, unless the watch's ctx
+// ends first. Only a progress mark gives way to a wake-up; events already
+// read are sent whatever happens meanwhile (wake is nil then). It returns
+// false when the watch ends.
+func (w *watch) send(ev store.KVEvent, wake <-chan struct{}) bool {
+	select {
+	case w.out <- ev:
+		w.seen = ev.Revision
+		if !ev.Progress {
+			w.queue[w.next] = store.KVEvent{} // release the values
+			w.next++
+			w.b.held.Add(-1)
+		}
+	case <-wake:
+	case <-w.ctx.Done():
+		return false
+	}
+	return true
 }
 
 // read reads the next batch of events into the queue and advances the

@@ -284,7 +284,7 @@ func testTypedStatus(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	read.Status = WidgetStatus{Ready: 1}
 	read.Spec.Replicas = 42 // ignored by a status write
 	read.Conditions = []store.Condition{{Type: "Ready", Status: store.ConditionTrue, ObservedGeneration: 1}}
-	rev, err := ctrl.UpdateStatus(ctx, read, store.IfGeneration(1))
+	rev, err := ctrl.UpdateStatus(ctx, read, store.WithGeneration(1))
 	require.NoError(t, err, "a metadata-only write by someone else does not conflict")
 	require.Equal(t, rev, read.Meta.Revision)
 	got, err := st.Get(ctx, "web")
@@ -302,14 +302,14 @@ func testTypedStatus(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	_, err = user.Update(ctx, got)
 	require.NoError(t, err)
 	read.Status = WidgetStatus{Ready: 7}
-	_, err = ctrl.UpdateStatus(ctx, read, store.IfGeneration(1))
+	_, err = ctrl.UpdateStatus(ctx, read, store.WithGeneration(1))
 	require.ErrorIs(t, err, store.ErrConflict)
 	_, err = ctrl.UpdateStatus(ctx, read) // read.Meta.Generation is 1
 	require.ErrorIs(t, err, store.ErrConflict)
 	now, err := st.Get(ctx, "web")
 	require.NoError(t, err)
 	require.Equal(t, WidgetStatus{Ready: 1}, now.Status, "a refused status write writes nothing")
-	_, err = ctrl.UpdateStatus(ctx, read, store.IfGeneration(2))
+	_, err = ctrl.UpdateStatus(ctx, read, store.WithGeneration(2))
 	require.NoError(t, err)
 
 	// Writing the same status again writes nothing.
@@ -351,11 +351,11 @@ func testTypedDelete(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	w := st.As("alice")
 
 	plain := typedCreate(t, w, typedWidget("plain", 1))
-	_, err := w.Delete(ctx, "plain", store.IfUID("someone-else"))
+	_, err := w.Delete(ctx, "plain", store.WithUID("someone-else"))
 	require.ErrorIs(t, err, store.ErrConflict)
-	_, err = w.Delete(ctx, "plain", store.IfRevision(plain.Meta.Revision+100))
+	_, err = w.Delete(ctx, "plain", store.WithRevision(plain.Meta.Revision+100))
 	require.ErrorIs(t, err, store.ErrConflict)
-	rev, err := w.Delete(ctx, "plain", store.IfRevision(plain.Meta.Revision), store.IfUID(plain.Meta.UID))
+	rev, err := w.Delete(ctx, "plain", store.WithRevision(plain.Meta.Revision), store.WithUID(plain.Meta.UID))
 	require.NoError(t, err)
 	require.Greater(t, rev, plain.Meta.Revision)
 	_, err = st.Get(ctx, "plain")

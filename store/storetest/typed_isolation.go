@@ -39,7 +39,7 @@ func testTypedKeyIsolation(t *testing.T, newBackend func(t *testing.T) store.Bac
 			typedCreate(t, a.As("alice"), typedWidget("web", 3))
 			otherRev, err := other.As("mallory").Create(ctx, typedWidget("web", 9))
 			require.NoError(t, err, "the other Store's key space is its own: its create does not collide")
-			_, err = other.As("mallory").Apply(ctx, "web", WidgetSpec{Replicas: 9}, store.Force())
+			_, err = other.As("mallory").Apply(ctx, "web", WidgetSpec{Replicas: 9}, store.WithForce())
 			require.NoError(t, err)
 			endRev, err := a.As("alice").Create(ctx, typedWidget("zz-end", 1))
 			require.NoError(t, err)

@@ -70,9 +70,9 @@ func testTypedStatusFreshness(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	require.NoError(t, err)
 	typedCreate(t, alice, typedWidget("web", 1))
 	ready := []store.Condition{{Type: "Ready", Status: store.ConditionTrue, ObservedGeneration: old.Meta.Generation}}
-	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.IfGeneration(old.Meta.Generation))
+	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.WithGeneration(old.Meta.Generation))
 	require.ErrorIs(t, err, store.ErrConflict, "generation %d is not the successor's 1", old.Meta.Generation)
-	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.IfUID(old.Meta.UID))
+	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.WithUID(old.Meta.UID))
 	require.ErrorIs(t, err, store.ErrConflict, "another UID")
 	old.Status.Ready = 99
 	_, err = alice.UpdateStatus(ctx, old)
@@ -82,6 +82,6 @@ func testTypedStatusFreshness(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	require.Empty(t, now.Conditions)
 	require.Zero(t, now.Status.Ready)
 	ready[0].ObservedGeneration = 1
-	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.IfUID(now.Meta.UID), store.IfGeneration(1))
+	_, err = alice.ApplyStatus(ctx, "web", nil, ready, store.WithUID(now.Meta.UID), store.WithGeneration(1))
 	require.NoError(t, err, "the successor's own status write lands")
 }

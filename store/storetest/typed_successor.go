@@ -29,11 +29,11 @@ func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	require.NotEqual(t, old.Meta.UID, succ.Meta.UID)
 
 	ready := []store.Condition{{Type: "Ready", Status: store.ConditionTrue, ObservedGeneration: old.Meta.Generation}}
-	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.IfObserved(old.Meta))
+	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.WithObserved(old.Meta))
 	require.ErrorIs(t, err, store.ErrConflict, "ApplyStatus of the old object's status on its successor")
 	fresh := *succ // the status-freshness check passes; only the identity differs
 	fresh.Status.Ready = 1
-	_, err = ctrl.UpdateStatus(ctx, &fresh, store.IfObserved(old.Meta))
+	_, err = ctrl.UpdateStatus(ctx, &fresh, store.WithObserved(old.Meta))
 	require.ErrorIs(t, err, store.ErrConflict, "UpdateStatus of the old object's status on its successor")
 	got, err := st.Get(ctx, "web")
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	require.Zero(t, got.Status.Ready)
 
 	// IfGeneration alone cannot tell them apart: it is a spec check.
-	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.IfGeneration(old.Meta.Generation))
+	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.WithGeneration(old.Meta.Generation))
 	require.NoError(t, err, "IfGeneration(1) lands on a successor at generation 1")
 
 	// A spec change since the read is refused too.
@@ -51,22 +51,22 @@ func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	spec.Spec.Replicas = 3
 	_, err = user.Update(ctx, &spec)
 	require.NoError(t, err)
-	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 2}, nil, store.IfObserved(read.Meta))
+	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 2}, nil, store.WithObserved(read.Meta))
 	require.ErrorIs(t, err, store.ErrConflict, "status computed from an older spec")
 
 	// The successor's own status lands.
 	read, err = st.Get(ctx, "web")
 	require.NoError(t, err)
-	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 3}, nil, store.IfObserved(read.Meta))
+	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 3}, nil, store.WithObserved(read.Meta))
 	require.NoError(t, err)
 	fresh2, err := st.Get(ctx, "web")
 	require.NoError(t, err)
 	fresh2.Status.Ready = 4
-	_, err = ctrl.UpdateStatus(ctx, fresh2, store.IfObserved(read.Meta))
+	_, err = ctrl.UpdateStatus(ctx, fresh2, store.WithObserved(read.Meta))
 	require.NoError(t, err)
 
 	// A Meta that no read returned is a caller's bug, not a condition.
-	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 5}, nil, store.IfObserved(store.Meta{Name: "web"}))
+	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 5}, nil, store.WithObserved(store.Meta{Name: "web"}))
 	require.ErrorIs(t, err, store.ErrInvalid)
 	got, err = st.Get(ctx, "web")
 	require.NoError(t, err)

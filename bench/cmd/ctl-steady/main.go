@@ -89,7 +89,7 @@ func run(cfg *ctlbench.Config) error {
 			plan.Wrote(name, o.Spec.Replicas)
 			return reconcile.Result{}, nil
 		}
-		_, err := w.ApplyStatus(ctx, name, appStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.IfObserved(o.Meta))
+		_, err := w.ApplyStatus(ctx, name, appStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta))
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			conflicts.Add(1)

@@ -53,7 +53,7 @@ func run(ctx context.Context, apps *store.Store[AppSpec, AppStatus], fleet *Flee
 			return reconcile.Result{}, err // capped backoff; Stalled after 5 failures
 		}
 		// Only on the App this pass read, at the spec it read.
-		_, err = apps.As("app-controller").ApplyStatus(ctx, name, AppStatus{Running: running}, nil, store.IfObserved(app.Meta))
+		_, err = apps.As("app-controller").ApplyStatus(ctx, name, AppStatus{Running: running}, nil, store.WithObserved(app.Meta))
 		return reconcile.Result{}, store.IgnoreNotFound(err)
 	})
 	loop, err := reconcile.New("apps", r, reconcile.FromStore(appCache, apps), reconcile.WithWorkers(4))

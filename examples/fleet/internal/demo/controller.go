@@ -207,7 +207,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	if !changed && next.Status == g.Status {
 		return nil
 	}
-	if _, err := c.groups.As(ControllerName).UpdateStatus(ctx, &next, store.IfObserved(g.Meta)); err != nil {
+	if _, err := c.groups.As(ControllerName).UpdateStatus(ctx, &next, store.WithObserved(g.Meta)); err != nil {
 		return err
 	}
 	c.wrote(&c.count.statusWrites, "status of "+g.Meta.Name)

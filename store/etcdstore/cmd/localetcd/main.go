@@ -133,66 +133,19 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	n := len(cfg.clientPorts)
-	initial := make([]string, n)
-	for i := range n {
-		initial[i] = fmt.Sprintf("m%d=http://127.0.0.1:%d", i+1, cfg.peerPorts[i])
-	}
-	var members []*embed.Etcd
+	members, err := start(cfg, dir)
 	defer func() {
 		for _, m := range members {
 			m.Close() // waits for the member's servers and goroutines to stop
 		}
 	}()
-	type started struct {
-		e   *embed.Etcd
-		err error
+	if err != nil {
+		return err
 	}
-	results := make(chan started, n)
-	for i := range n {
-		ec := embed.NewConfig()
-		ec.Name = fmt.Sprintf("m%d", i+1)
-		ec.Dir = filepath.Join(dir, ec.Name)
-		ec.LogLevel = cfg.logLevel
-		peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cfg.peerPorts[i])}
-		client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cfg.clientPorts[i])}
-		ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-		ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		ec.InitialCluster = strings.Join(initial, ",")
-		ec.InitialClusterToken = "localetcd"
-		if _, err := os.Stat(filepath.Join(ec.Dir, "member")); err == nil {
-			ec.ClusterState = embed.ClusterStateFlagExisting // -dir from an earlier run
-		}
-		// Members of one cluster wait for each other at start, so start them
-		// side by side.
-		go func() {
-			e, err := embed.StartEtcd(ec)
-			results <- started{e, err}
-		}()
+	if ready, err := awaitReady(ctx, members); !ready {
+		return err
 	}
-	var errs []error
-	for range n {
-		r := <-results
-		if r.err != nil {
-			errs = append(errs, r.err)
-			continue
-		}
-		members = append(members, r.e)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("starting etcd: %w", err)
-	}
-	for _, m := range members {
-		select {
-		case <-m.Server.ReadyNotify():
-		case err := <-m.Err():
-			return fmt.Errorf("member %s: %w", m.Config().Name, err)
-		case <-time.After(60 * time.Second):
-			return fmt.Errorf("member %s did not become ready within 60s", m.Config().Name)
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	n := len(members)
 	endpoints := make([]string, n)
 	for i, p := range cfg.clientPorts {
 		endpoints[i] = fmt.Sprintf("127.0.0.1:%d", p)
@@ -218,4 +171,77 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	case err := <-errc:
 		return err
 	}
+}
+
+// start starts the members side by side, as members of one cluster wait for
+// each other at start, with their data under dir. It returns those that
+// started, for the caller to close, and what kept the others from starting.
+func start(cfg config, dir string) ([]*embed.Etcd, error) {
+	n := len(cfg.clientPorts)
+	initial := make([]string, n)
+	for i := range n {
+		initial[i] = fmt.Sprintf("m%d=http://127.0.0.1:%d", i+1, cfg.peerPorts[i])
+	}
+	type started struct {
+		e   *embed.Etcd
+		err error
+	}
+	results := make(chan started, n)
+	for i := range n {
+		ec := memberConfig(cfg, dir, i, strings.Join(initial, ","))
+		go func() {
+			e, err := embed.StartEtcd(ec)
+			results <- started{e, err}
+		}()
+	}
+	var members []*embed.Etcd
+	var errs []error
+	for range n {
+		r := <-results
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		members = append(members, r.e)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return members, fmt.Errorf("starting etcd: %w", err)
+	}
+	return members, nil
+}
+
+// memberConfig is the configuration of member i of the cluster initial.
+func memberConfig(cfg config, dir string, i int, initial string) *embed.Config {
+	ec := embed.NewConfig()
+	ec.Name = fmt.Sprintf("m%d", i+1)
+	ec.Dir = filepath.Join(dir, ec.Name)
+	ec.LogLevel = cfg.logLevel
+	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cfg.peerPorts[i])}
+	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", cfg.clientPorts[i])}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	ec.InitialCluster = initial
+	ec.InitialClusterToken = "localetcd"
+	if _, err := os.Stat(filepath.Join(ec.Dir, "member")); err == nil {
+		ec.ClusterState = embed.ClusterStateFlagExisting // -dir from an earlier run
+	}
+	return ec
+}
+
+// awaitReady waits until every member is ready. It reports false, with the
+// reason (nil when ctx ended), when one fails, takes over 60s, or ctx ends
+// first.
+func awaitReady(ctx context.Context, members []*embed.Etcd) (bool, error) {
+	for _, m := range members {
+		select {
+		case <-m.Server.ReadyNotify():
+		case err := <-m.Err():
+			return false, fmt.Errorf("member %s: %w", m.Config().Name, err)
+		case <-time.After(60 * time.Second):
+			return false, fmt.Errorf("member %s did not become ready within 60s", m.Config().Name)
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -1,0 +1,81 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/store"
+)
+
+// WithWriteLimit paces every write the Loop makes through a typed Store,
+// its reconciles' and its own Stalled writes, with one token bucket
+// (backoff.Bucket: Rate per second, Burst at once, a delay never over
+// Ceiling; zero fields take backoff's defaults, and a nil Clock the
+// Loop's). Each Txn a write sends waits for a token first; past the ceiling
+// it waits a capped delay without taking one, so a write never waits more
+// than Ceiling and the bucket owes at most Rate·Ceiling tokens. A reconcile
+// cancelled while a write waits fails that write with the cancellation.
+// A Metrics that implements WriteLimitMetrics is told of every write the
+// limit delayed.
+//
+// It works through store.WithWriteLimit on the ctx the Loop gives its
+// reconciles: writes made with another ctx are not paced. For one limit
+// shared by every Loop of a Manager, give store.WithWriteLimit(ctx,
+// bucket.Wait) to Manager.Run's ctx instead; a Loop's own limit then
+// applies on top of it. Without this option nothing is paced. A bad config
+// makes New fail.
+func WithWriteLimit(cfg backoff.BucketConfig) Option {
+	return optionFunc(func(c *config) error {
+		c.writeLimit = &cfg
+		return nil
+	})
+}
+
+// WriteLimitMetrics is implemented by a Metrics that counts the writes
+// WithWriteLimit delayed: WriteDelayed is called before each such write
+// waits, with how long it will wait (at most the ceiling).
+type WriteLimitMetrics interface {
+	WriteDelayed(controller string, d time.Duration)
+}
+
+// newWriteWait returns the Loop's write limit's wait, or nil without one.
+func (l *Loop[K]) newWriteWait() (func(context.Context) error, error) {
+	if l.cfg.writeLimit == nil {
+		return nil, nil
+	}
+	cfg := *l.cfg.writeLimit
+	if cfg.Clock == nil {
+		cfg.Clock = l.clk
+	}
+	b, err := backoff.NewBucket[struct{}](cfg)
+	if err != nil {
+		return nil, invalid("loop %s: write limit: %v", l.name, err)
+	}
+	m, _ := l.cfg.metrics.(WriteLimitMetrics)
+	return func(ctx context.Context) error {
+		d := b.When(struct{}{})
+		if d <= 0 {
+			return nil
+		}
+		if m != nil {
+			if p := guard.Call(func() { m.WriteDelayed(l.name, d) }); p != nil {
+				guardedMetrics{log: l.log}.report("WriteDelayed", p)
+			}
+		}
+		t := l.clk.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}, nil
+}
+
+// limitWrites puts the Loop's write limit, if any, on ctx.
+func (l *Loop[K]) limitWrites(ctx context.Context) context.Context {
+	return store.WithWriteLimit(ctx, l.writeWait)
+}

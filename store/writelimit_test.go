@@ -1,0 +1,47 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// A ctx's write limit paces every write made with it; limits chain, and a
+// limit that fails or panics fails the write, which writes nothing.
+func TestWithWriteLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newTypedStore(t, memstore.New())
+		b, err := backoff.NewBucket[string](backoff.BucketConfig{Rate: 2, Burst: 1})
+		require.NoError(t, err)
+		var order []string
+		outer := store.WithWriteLimit(context.Background(), func(ctx context.Context) error { order = append(order, "outer"); return b.Wait(ctx) })
+		ctx := store.WithWriteLimit(outer, func(context.Context) error { order = append(order, "inner"); return nil })
+		require.Equal(t, outer, store.WithWriteLimit(outer, nil), "a nil wait adds nothing")
+		w := st.As("alice")
+		t0 := time.Now()
+		for _, name := range []string{"a", "b", "c"} {
+			_, err := w.Create(ctx, &typedObj{Meta: store.Meta{Name: name}})
+			require.NoError(t, err)
+		}
+		require.Equal(t, time.Second, time.Since(t0), "three writes at 2/s, burst 1")
+		require.Equal(t, []string{"outer", "inner", "outer", "inner", "outer", "inner"}, order)
+
+		boom := errors.New("over budget")
+		failing := store.WithWriteLimit(context.Background(), func(context.Context) error { return boom })
+		_, err = w.Create(failing, &typedObj{Meta: store.Meta{Name: "d"}})
+		require.ErrorIs(t, err, boom)
+		panicking := store.WithWriteLimit(context.Background(), func(context.Context) error { panic("limit") })
+		_, err = w.Create(panicking, &typedObj{Meta: store.Meta{Name: "d"}})
+		require.EqualError(t, err, "store: write limit panicked: string: limit")
+		_, err = st.Get(context.Background(), "d")
+		require.ErrorIs(t, err, store.ErrNotFound, "no refused write landed")
+	})
+}

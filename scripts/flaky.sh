@@ -99,6 +99,9 @@ run . ./queue TestDelaysUseOneTimerAndNoGoroutinePerKey "$other" 1
 # The long seeded run: every fault through $schedules schedules, without
 # -race (which slows a schedule about sixfold).
 run . ./reconcile/reconciletest TestSchedules 1 0 -schedules="$schedules"
+# Fresh seeds of the server-side-apply differential test (CI runs the fixed
+# ones only, so that it is deterministic).
+run ownership/ssacheck . TestDifferential 1 0 -fresh=50
 
 echo "flaky: $passed passed, $failed failed"
 exit "$status"

@@ -45,11 +45,12 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 	} else {
 		raw.Spec = enc
 	}
-	tree, err := sideTree(raw, side)
+	codec, err := s.schemas.codecOf(raw, side)
 	if err != nil {
 		return nil, err
 	}
-	return s.schemas.decodeManaged(&raw.Meta, side, tree), nil
+	d, _ := s.schemas.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return codec, nil }, s.schemas.codecs.decodeNodes)
+	return d.managed, nil
 }
 
 // FieldChanges reports the fields that differ between two states of an

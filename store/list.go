@@ -53,25 +53,36 @@ type List[S, T any] struct {
 // that does not decode as an object of the kind does not fail the List: it
 // is left out of Items and reported in Undecodable, whatever the Selector.
 func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+	return s.list(ctx, opts, nil)
+}
+
+// ListReusing is List for a caller that keeps its own copy of the objects,
+// as store/cache's Cache does: for each stored object, before decoding it,
+// it calls reuse (when not nil) with the object's name and revision, and
+// when reuse returns a non-nil object it puts that object in Items in place
+// of decoding the stored value. reuse must return only an object it got
+// from this Store at exactly that revision (Meta.Revision equal to it),
+// which is then the stored value decoded, or nil; the Selector is matched
+// against the reused object's labels. Everything else is as List
+// describes. A Cache that relists after its watch fell behind decodes only
+// the objects that changed meanwhile.
+func (s *Store[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+	return s.list(ctx, opts, reuse)
+}
+
+// list is List and ListReusing.
+func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+	bopts, err := s.backendListOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	sel := opts.Selector
 	if sel == nil {
 		sel = everything{}
 	}
-	if strings.Contains(opts.NamePrefix, "/") {
-		return nil, fmt.Errorf("%w: List NamePrefix %q contains a /", ErrInvalid, opts.NamePrefix)
-	}
-	bopts := KVListOptions{Limit: opts.Limit}
-	if opts.Continue != "" {
-		rev, after, err := s.parseContinue(opts.Continue)
-		if err != nil {
-			return nil, err
-		}
-		bopts.Revision, bopts.Continue = rev, after
-	}
 	out := &List[S, T]{Revision: bopts.Revision}
+	scratch := s.borrowScratch()
+	defer s.giveBack(scratch)
 	for {
 		page, err := s.b.List(ctx, s.prefix+opts.NamePrefix, bopts)
 		if err != nil {
@@ -81,15 +92,13 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 			out.Revision = page.Revision
 		}
 		for i, kv := range page.KVs {
-			if _, ours := s.nameOf(kv.Key); !ours {
+			obj, bad := s.listed(kv, scratch, reuse)
+			if bad != nil {
+				out.Undecodable = append(out.Undecodable, bad)
+			}
+			if obj == nil {
 				continue
 			}
-			obj, err := s.decode(kv)
-			if err != nil {
-				out.Undecodable = append(out.Undecodable, err.(*DecodeError))
-				continue
-			}
-			s.last.read(kv)
 			if !sel.Matches(obj.Meta.Labels) {
 				continue
 			}
@@ -107,6 +116,49 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 		bopts.Revision = out.Revision
 		bopts.Continue = page.KVs[len(page.KVs)-1].Key
 	}
+}
+
+// backendListOptions returns the Backend's options for the first page of
+// opts, or an error wrapping ErrInvalid.
+func (s *Store[S, T]) backendListOptions(opts ListOptions) (KVListOptions, error) {
+	if opts.Limit < 0 {
+		return KVListOptions{}, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+	}
+	if strings.Contains(opts.NamePrefix, "/") {
+		return KVListOptions{}, fmt.Errorf("%w: List NamePrefix %q contains a /", ErrInvalid, opts.NamePrefix)
+	}
+	bopts := KVListOptions{Limit: opts.Limit}
+	if opts.Continue != "" {
+		rev, after, err := s.parseContinue(opts.Continue)
+		if err != nil {
+			return KVListOptions{}, err
+		}
+		bopts.Revision, bopts.Continue = rev, after
+	}
+	return bopts, nil
+}
+
+// listed returns the object of kv for a listing: the one reuse returns for
+// it, or kv decoded with scratch. It returns nil for a key outside the
+// Store's key space, and nil and the error for a value that does not
+// decode.
+func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T]) (*Object[S, T], *DecodeError) {
+	name, ours := s.nameOf(kv.Key)
+	if !ours {
+		return nil, nil
+	}
+	var obj *Object[S, T]
+	if reuse != nil {
+		obj = reuse(name, kv.ModRevision)
+	}
+	if obj == nil {
+		var err error
+		if obj, err = s.decodeShared(kv, scratch); err != nil {
+			return nil, err.(*DecodeError)
+		}
+	}
+	s.last.read(kv)
+	return obj, nil
 }
 
 // A continue token is the listing revision and the last key returned,

@@ -33,6 +33,7 @@ const (
 // schemas holds the merge strategies of both sides of one Store's objects.
 type schemas struct {
 	spec, status *ownership.Schema
+	codecs       *codecCache // the Codecs FieldChanges decoded with, by shape
 }
 
 func newSchemas[S, T any]() (schemas, error) {
@@ -60,7 +61,7 @@ func newSchemas[S, T any]() (schemas, error) {
 	if conds, err = conds.With(".status", statusSchema); err != nil {
 		return schemas{}, err
 	}
-	return schemas{spec: meta, status: conds}, nil
+	return schemas{spec: meta, status: conds, codecs: &codecCache{}}, nil
 }
 
 // specTree returns the spec-side tree of raw.

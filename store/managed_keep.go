@@ -52,8 +52,18 @@ type decodedSide struct {
 
 // decodeSide decodes one side's entries of meta.Managed relative to tree.
 func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decodedSide {
+	d, _ := sc.decodeSideWith(meta, side, func() (*ownership.Codec, error) { return ownership.NewCodec(tree, sc.of(side)), nil }, (*ownership.Codec).DecodeNodes)
+	return d
+}
+
+// decodeSideWith is decodeSide with the side's Codec made by newCodec, when
+// the side has entries, and entries decoded by decodeNodes, which is
+// ownership.Codec.DecodeNodes or gives what it gives. If newCodec fails, err
+// is its error.
+func (sc schemas) decodeSideWith(meta *Meta, side string, newCodec func() (*ownership.Codec, error),
+	decodeNodes func(*ownership.Codec, string) (*ownership.Set, bool)) (out decodedSide, err error) {
 	var codec *ownership.Codec
-	out := decodedSide{canonical: true}
+	out = decodedSide{canonical: true}
 	seenStatus := false
 	for _, e := range meta.Managed {
 		if e.Subresource == statusSide {
@@ -65,19 +75,21 @@ func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decod
 			continue
 		}
 		if codec == nil {
-			codec = ownership.NewCodec(tree, sc.of(side))
+			if codec, err = newCodec(); err != nil {
+				return decodedSide{}, err
+			}
 		}
-		set, nodesOnly := codec.DecodeNodes(e.Fields)
+		set, nodesOnly := decodeNodes(codec, e.Fields)
 		if !nodesOnly {
 			out.canonical = false
-			var err error
-			if set, err = codec.Decode(e.Fields); err != nil || set.Empty() {
+			var derr error
+			if set, derr = codec.Decode(e.Fields); derr != nil || set.Empty() {
 				continue // see the comment at the top of managed.go
 			}
 		}
 		out.managed = append(out.managed, ownership.Entry{Manager: e.Manager, Operation: ownership.Operation(e.Operation), Set: set})
 	}
-	return out
+	return out, nil
 }
 
 // maxKeptChanges bounds the changed leaves keepManaged checks one by one;

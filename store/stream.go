@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/steady-go/steady/internal/watchopt"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -30,6 +28,23 @@ import (
 // until the channel closes or cancel ctx; the Backend, not the reader, sets
 // how far a reader may fall behind.
 func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
+	return s.watch(ctx, fromRevision, true)
+}
+
+// WatchWithoutPrev is Watch for a caller that keeps its own copy of the
+// objects, as store/cache's Cache does, and so needs no previous states:
+// it saves decoding one. Prev is nil in every event; a write over an
+// existing value is Modified whether or not that value decoded; and a
+// Deleted event's Object holds only Meta.Kind, Name and Revision (the
+// deleting revision). Everything else (the Object of a write, Undecodable,
+// Revision, Progress, Err, order, the end of the channel) is as Watch
+// describes.
+func (s *Store[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
+	return s.watch(ctx, fromRevision, false)
+}
+
+// watch is Watch, and WatchWithoutPrev without withPrev.
+func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bool) (<-chan Event[S, T], error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
 	}
@@ -52,7 +67,6 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 		}()
 		scratch := new(decodeScratch) // this goroutine's alone
 		cp := copiesOf[S, T]()
-		withPrev := watchopt.Prev(ctx) // store/cache does without (see watchopt)
 		for ev := range in {
 			tev := s.typedEvent(ev, scratch, cp, withPrev)
 			select {
@@ -74,7 +88,7 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark. Without withPrev, the event leaves the state before the change
-// undecoded, as watchopt.WithoutPrev describes.
+// undecoded, as WatchWithoutPrev describes.
 func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {

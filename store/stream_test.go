@@ -5,13 +5,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// A watch whose ctx comes from watchopt.WithoutPrev (store/cache's) carries
-// the same events as a plain watch of the same history, except that Prev is
+// WatchWithoutPrev (store/cache's watch) carries the same events as a plain watch of the same history, except that Prev is
 // nil, a valid value written over an undecodable one is Modified rather
 // than Added, and a Deleted event's Object holds only Kind, Name and
 // Revision.
@@ -22,7 +20,7 @@ func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
 	m := st.As("m")
 	full, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	lean, err := st.Watch(watchopt.WithoutPrev(ctx), 0)
+	lean, err := st.WatchWithoutPrev(ctx, 0)
 	require.NoError(t, err)
 
 	put := func(name, value string) {
@@ -74,4 +72,64 @@ func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ListReusing puts the caller's object in place of each stored value it
+// returns one for, and decodes the rest; pages, Limit, Selector and
+// Undecodable are as List's.
+func TestListReusingDecodesOnlyWhatReuseDeclines(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	st := newTypedStore(t, b)
+	m := st.As("m")
+	for _, name := range []string{"a", "b", "c", "d"} {
+		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: name, Labels: map[string]string{"x": name}}})
+		require.NoError(t, err)
+	}
+	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "bb", Value: []byte("{not json")})
+	require.NoError(t, err)
+	full, err := st.List(ctx, store.ListOptions{})
+	require.NoError(t, err)
+	held := map[string]*typedObj{}
+	for _, o := range full.Items {
+		held[o.Meta.Name] = o
+	}
+	b0 := *held["b"]
+	stale := &b0
+	stale.Meta.Revision-- // not the stored revision: declined
+	held["b"] = stale
+	var asked []string
+	reuse := func(name string, rev int64) *typedObj {
+		asked = append(asked, name)
+		if o := held[name]; o != nil && o.Meta.Revision == rev {
+			return o
+		}
+		return nil
+	}
+
+	page, err := st.ListReusing(ctx, store.ListOptions{Limit: 2}, reuse)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, objNames(page.Items))
+	require.Same(t, held["a"], page.Items[0], "a reused object is the caller's")
+	require.NotSame(t, stale, page.Items[1], "a declined one is decoded")
+	require.Equal(t, full.Items[1], page.Items[1])
+	next, err := st.ListReusing(ctx, store.ListOptions{Limit: 2, Continue: page.Continue}, reuse)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c", "d"}, objNames(next.Items))
+	require.Len(t, next.Undecodable, 1)
+	require.Equal(t, "bb", next.Undecodable[0].Name)
+	require.Equal(t, []string{"a", "b", "bb", "c", "d"}, asked)
+
+	sel, err := st.ListReusing(ctx, store.ListOptions{Selector: store.MatchLabels(map[string]string{"x": "c"})}, reuse)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c"}, objNames(sel.Items))
+	require.Same(t, held["c"], sel.Items[0])
+}
+
+func objNames(objs []*typedObj) []string {
+	out := []string{}
+	for _, o := range objs {
+		out = append(out, o.Meta.Name)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -113,4 +114,47 @@ func shapeOf(v any, inList bool) any {
 		return v
 	}
 	return nil
+}
+
+// Texts with the same shape key decode to the same shape; texts of another
+// shape, or with another list, get another key.
+func TestAppendShapeKey(t *testing.T) {
+	key := func(s string) string {
+		k, ok := AppendShapeKey(nil, []byte(s))
+		if !ok {
+			return "!"
+		}
+		return string(k)
+	}
+	same := [][2]string{
+		{`{"a":1,"b":{"c":"x"}}`, ` {"a" : 2.5, "b":{"c":null}} `},
+		{`{"a":[1,2],"b":true}`, `{"a":[1,2],"b":false}`},
+		{`3`, `"s"`},
+	}
+	for _, c := range same {
+		if key(c[0]) == "!" || key(c[0]) != key(c[1]) {
+			t.Errorf("keys of %s and %s: %q, %q; want equal", c[0], c[1], key(c[0]), key(c[1]))
+		}
+		a, _ := DecodeShape([]byte(c[0]))
+		b, _ := DecodeShape([]byte(c[1]))
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s and %s share a key but decode to %v and %v", c[0], c[1], a, b)
+		}
+	}
+	differ := [][2]string{
+		{`{"a":1}`, `{"b":1}`},
+		{`{"a":1}`, `{"a":{}}`},
+		{`{"a":[1,2]}`, `{"a":[1,3]}`},
+		{`{"a":1}`, `{"a":1,"b":2}`},
+	}
+	for _, c := range differ {
+		if key(c[0]) == key(c[1]) {
+			t.Errorf("%s and %s share the key %q", c[0], c[1], key(c[0]))
+		}
+	}
+	for _, bad := range []string{`{"a":1`, `{"a\u0062":1}`, `{"a":1} x`, `[1,`, `{"a":1e999}`} {
+		if k, ok := AppendShapeKey([]byte("pre"), []byte(bad)); ok || string(k) != "pre" {
+			t.Errorf("AppendShapeKey(%s) = %q, %v; want pre, false", bad, k, ok)
+		}
+	}
 }

@@ -16,7 +16,8 @@ import (
 
 var (
 	stepsFlag = flag.Int("steps", 1000, "random steps per seed and mode")
-	seedFlag  = flag.Uint64("seed", 0, "replay this seed (synced and chained) instead of the fixed seeds and a fresh one")
+	seedFlag  = flag.Uint64("seed", 0, "replay this seed (synced and chained) instead of the fixed seeds")
+	freshFlag = flag.Int("fresh", 0, "also run this many fresh seeds, each printed for replay with -seed (scripts/flaky.sh runs 50)")
 	longFlag  = flag.Bool("long", false, "run TestDifferentialLong: 20,000 chained steps over seeds the fixed runs do not use")
 )
 
@@ -604,16 +605,19 @@ func check(t *testing.T, reps []report, strict bool) {
 // and requires that they agree, in every step, on the conflicts, the
 // object, the no-op flag and each (manager, operation)'s owned leaf
 // paths, once the differences doc.go lists are removed by a named rule
-// each. It runs the fixed seeds and one fresh seed, printed so that a
-// failure can be replayed with -seed.
+// each. It runs the fixed seeds, so that CI is deterministic; -fresh=N adds
+// N fresh seeds, each printed so that a failure can be replayed with -seed.
 func TestDifferential(t *testing.T) {
 	seeds := fixedSeeds
 	if *seedFlag != 0 {
 		seeds = []uint64{*seedFlag}
 	} else {
-		fresh := uint64(time.Now().UnixNano())
-		t.Logf("fresh seed %d (replay: go test -run Differential -seed=%d)", fresh, fresh)
-		seeds = append(slices.Clone(seeds), fresh)
+		seeds = slices.Clone(seeds)
+		for i := range *freshFlag {
+			fresh := uint64(time.Now().UnixNano()) + uint64(i)
+			t.Logf("fresh seed %d (replay: go test -run Differential -seed=%d)", fresh, fresh)
+			seeds = append(seeds, fresh)
+		}
 	}
 	var reps []report
 	for _, seed := range seeds {

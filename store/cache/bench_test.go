@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/steady-go/steady/store"
@@ -194,4 +195,70 @@ func heapInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// feedSource lists nothing and delivers on its watch what the benchmark
+// sends on feed.
+type feedSource struct {
+	feed chan store.Event[cacheSpec, cacheStatus]
+}
+
+func (s feedSource) List(context.Context, store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
+	return &store.List[cacheSpec, cacheStatus]{Revision: 1}, nil
+}
+
+func (s feedSource) Watch(ctx context.Context, _ int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	out := make(chan store.Event[cacheSpec, cacheStatus])
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case ev := <-s.feed:
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// BenchmarkWaitForLagging is a Loop's read-your-writes waits on a Cache
+// that runs behind: 1,000 WaitFor calls, each for its own revision ahead of
+// the Cache, released one by one as the Cache advances a revision at a
+// time. Each op is the 1,000 revisions and waits.
+func BenchmarkWaitForLagging(b *testing.B) {
+	const waiters = 1000
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := feedSource{feed: make(chan store.Event[cacheSpec, cacheStatus])}
+	c := cache.New[cacheSpec, cacheStatus](src, cache.WithRelistPeriod(0))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := c.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rev := int64(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for i := range waiters {
+			target := rev + int64(i) + 1
+			wg.Go(func() {
+				if err := c.WaitFor(ctx, target); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		for range waiters {
+			rev++
+			src.feed <- store.Event[cacheSpec, cacheStatus]{Revision: rev, Progress: true}
+		}
+		wg.Wait()
+	}
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,21 @@ type ListWatcher[S, T any] interface {
 	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
 	// Watch streams the changes after fromRevision; see Store.Watch. The
 	// Cache never reads Event.Prev: its handlers get the object it held
-	// for the key. So when the ListWatcher is a *store.Store itself, the
-	// Cache asks it (through a context value only steady can set) not to
-	// decode previous states; a wrapper gets Watch's full events.
+	// for the key.
 	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
+}
+
+// leanSource is what a Cache calls instead of List and Watch when its
+// ListWatcher is a *store.Store itself: a listing that reuses the objects
+// the Cache holds at their stored revision instead of decoding them again
+// (Store.ListReusing), so a relist after the watch fell behind decodes only
+// what changed, and a watch that does not decode previous states
+// (Store.WatchWithoutPrev), which the Cache never reads. A wrapper of a
+// Store is not one, even if it embeds the Store: its List and Watch are
+// what it means the Cache to see, and the Cache calls them.
+type leanSource[S, T any] interface {
+	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
+	WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -58,9 +70,10 @@ type Cache[S, T any] struct {
 	src     ListWatcher[S, T]
 	cfg     config
 	initErr error // a bad argument to New, returned by Run
-	// withoutPrev asks src's watches to leave Event.Prev out (see
-	// watchopt.WithoutPrev): true when src is a *store.Store.
-	withoutPrev bool
+	// lean is src when src is a *store.Store, else nil (see leanSource);
+	// reuse is c.reused, made once.
+	lean  leanSource[S, T]
+	reuse func(name string, revision int64) *store.Object[S, T]
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
@@ -70,7 +83,7 @@ type Cache[S, T any] struct {
 	rev        int64
 	listRev    int64 // revision of the last listing; older events are stale
 	indexes    map[string]*index[S, T]
-	waitCh     chan struct{} // closed and cleared when rev advances; nil if nobody waits
+	waiters    revWaiters // WaitFor calls, by revision; woken as rev reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
 
@@ -121,8 +134,24 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if cfg.report != nil {
 		c.detect = newMutationDetector[S, T]()
 	}
-	_, c.withoutPrev = src.(*store.Store[S, T])
+	if st, ok := src.(*store.Store[S, T]); ok && st != nil {
+		c.lean = st
+	}
+	c.reuse = c.reused
 	return c
+}
+
+// reused returns the object the Cache holds for name if it is at revision,
+// for a listing to use instead of decoding the stored value again; nil
+// otherwise.
+func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
+	c.mu.RLock()
+	obj := c.items[name]
+	c.mu.RUnlock()
+	if obj != nil && obj.Meta.Revision == revision {
+		return obj
+	}
+	return nil
 }
 
 // Get returns the cached object with this name. The object is shared and
@@ -221,35 +250,72 @@ func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
 // kind. It returns nil at once for a revision of 0 or below, and ctx's error
 // if ctx ends first.
 func (c *Cache[S, T]) WaitFor(ctx context.Context, revision int64) error {
-	for {
+	c.mu.Lock()
+	if c.rev >= revision {
+		c.mu.Unlock()
+		return nil
+	}
+	w := &revWaiter{rev: revision, ch: make(chan struct{})}
+	heap.Push(&c.waiters, w)
+	c.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
 		c.mu.Lock()
-		if c.rev >= revision {
-			c.mu.Unlock()
+		defer c.mu.Unlock()
+		if w.i < 0 { // woken meanwhile
 			return nil
 		}
-		if c.waitCh == nil {
-			c.waitCh = make(chan struct{})
-		}
-		ch := c.waitCh
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		heap.Remove(&c.waiters, w.i)
+		return ctx.Err()
 	}
 }
 
-// setRevisionLocked advances the revision and wakes WaitFor callers.
+// setRevisionLocked advances the revision and wakes the WaitFor calls it
+// reaches, and only those: a Cache that runs behind a Loop's writes has a
+// waiter per key, and each revision wakes the few it concerns.
 func (c *Cache[S, T]) setRevisionLocked(rev int64) {
 	if rev <= c.rev {
 		return
 	}
 	c.rev = rev
-	if c.waitCh != nil {
-		close(c.waitCh)
-		c.waitCh = nil
+	for len(c.waiters) > 0 && c.waiters[0].rev <= rev {
+		close(heap.Pop(&c.waiters).(*revWaiter).ch)
 	}
+}
+
+// revWaiter is one WaitFor call: ch is closed once the Cache holds rev.
+// i is its place in revWaiters, -1 once it has left.
+type revWaiter struct {
+	rev int64
+	ch  chan struct{}
+	i   int
+}
+
+// revWaiters is a min-heap of waiters by revision (container/heap).
+type revWaiters []*revWaiter
+
+func (h revWaiters) Len() int           { return len(h) }
+func (h revWaiters) Less(i, j int) bool { return h[i].rev < h[j].rev }
+func (h revWaiters) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].i, h[j].i = i, j
+}
+
+func (h *revWaiters) Push(x any) {
+	w := x.(*revWaiter)
+	w.i = len(*h)
+	*h = append(*h, w)
+}
+
+func (h *revWaiters) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	w.i = -1
+	return w
 }
 
 func sortByName[S, T any](objs []*store.Object[S, T]) {

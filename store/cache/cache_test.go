@@ -242,6 +242,26 @@ func TestCacheWaitFor(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		require.ErrorIs(t, c.WaitFor(ctx, 100), context.DeadlineExceeded)
+		require.Zero(t, c.Waiters(), "a WaitFor whose ctx ended leaves nothing behind")
+
+		// Waiters at several revisions are released in revision order,
+		// each once the Cache reaches its own.
+		released := make(chan int64, 3)
+		for _, rev := range []int64{30, 20, 25} {
+			go func() {
+				require.NoError(t, c.WaitFor(t.Context(), rev))
+				released <- rev
+			}()
+		}
+		synctest.Wait()
+		require.Equal(t, 3, c.Waiters())
+		w.send(evProgress(22))
+		require.Equal(t, int64(20), <-released)
+		synctest.Wait()
+		require.Empty(t, released, "25 and 30 still wait at 22")
+		w.send(evProgress(30))
+		require.ElementsMatch(t, []int64{25, 30}, []int64{<-released, <-released})
+		require.Zero(t, c.Waiters())
 	})
 }
 

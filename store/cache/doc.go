@@ -17,6 +17,9 @@
 // and reports the differences the same way, counting them as drift
 // (DriftRepairs). The reconcile Loop's resync
 // re-queues keys from the Cache; the relist is what makes the Cache right.
+// A relist decodes only the objects written since the Cache last saw them:
+// one it holds at the stored revision keeps its cached value, so a watch
+// that fell far behind a writer costs a listing, not a decode of the kind.
 //
 // A stored value that is not an object of the kind (a *store.DecodeError)
 // is quarantined, never fatal: the Cache skips it, keeps serving the rest
@@ -51,5 +54,9 @@
 //
 // A Cache reads from a ListWatcher, which *store.Store implements; tests and
 // fault injectors wrap one. It uses nothing but the store package's
-// exported API.
+// exported API: when the ListWatcher is a *store.Store itself, it calls
+// the Store's ListReusing (the relist above) and WatchWithoutPrev (its
+// handlers get the object it held, never Event.Prev, so the previous state
+// is not decoded) in place of List and Watch. A wrapper gets List and
+// Watch, and full events.
 package cache

@@ -13,7 +13,17 @@ func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
 	return nil
 }
 
-// SetWithoutPrev overrides whether c asks its source's watches to leave
-// Event.Prev out, so that a test can route a Store's lean watch through a
-// wrapper.
-func (c *Cache[S, T]) SetWithoutPrev(on bool) { c.withoutPrev = on }
+// SetLean makes c call src's ListReusing and WatchWithoutPrev (src must have
+// both) in place of its ListWatcher's List and Watch, as it does for a
+// *store.Store; nil makes it call List and Watch. A test routes a Store's
+// lean calls through a wrapper with it.
+func (c *Cache[S, T]) SetLean(src any) {
+	c.lean, _ = src.(leanSource[S, T])
+}
+
+// Waiters returns how many WaitFor calls are waiting.
+func (c *Cache[S, T]) Waiters() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.waiters)
+}

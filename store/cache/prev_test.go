@@ -16,13 +16,14 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// steppedSource passes a Store's List and Watch through, recording each
-// event its watches deliver, and loses events on command: drop turns the
-// event of one revision into a bare progress mark (a watch that loses a
-// change and carries on), expire ends the watch with ErrExpired instead
-// of delivering the next event.
+// steppedSource passes a Store's List and Watch through (and, for a Cache
+// told to call them with SetLean, its ListReusing and WatchWithoutPrev),
+// recording each event its watches deliver, and loses events on command:
+// drop turns the event of one revision into a bare progress mark (a watch
+// that loses a change and carries on), expire ends the watch with
+// ErrExpired instead of delivering the next event.
 type steppedSource struct {
-	src cache.ListWatcher[cacheSpec, cacheStatus]
+	src *store.Store[cacheSpec, cacheStatus]
 
 	mu     sync.Mutex
 	drop   int64
@@ -34,21 +35,31 @@ func (s *steppedSource) List(ctx context.Context, opts store.ListOptions) (*stor
 	return s.src.List(ctx, opts)
 }
 
+func (s *steppedSource) ListReusing(ctx context.Context, opts store.ListOptions, reuse func(string, int64) *cobj) (*store.List[cacheSpec, cacheStatus], error) {
+	return s.src.ListReusing(ctx, opts, reuse)
+}
+
 func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-	return relayWatch(ctx, s.src, from, func(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		switch {
-		case s.expire && !ev.Progress:
-			s.expire = false
-			ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision - 1, Err: fmt.Errorf("injected: %w", store.ErrExpired)}
-		case ev.Revision == s.drop && !ev.Progress:
-			ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Progress: true}
-		case !ev.Progress && ev.Err == nil:
-			s.seen[ev.Revision] = ev
-		}
-		return ev, true, true
-	})
+	return relayWatch(ctx, s.src.Watch, from, s.step)
+}
+
+func (s *steppedSource) WatchWithoutPrev(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	return relayWatch(ctx, s.src.WatchWithoutPrev, from, s.step)
+}
+
+func (s *steppedSource) step(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.expire && !ev.Progress:
+		s.expire = false
+		ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision - 1, Err: fmt.Errorf("injected: %w", store.ErrExpired)}
+	case ev.Revision == s.drop && !ev.Progress:
+		ev = store.Event[cacheSpec, cacheStatus]{Revision: ev.Revision, Progress: true}
+	case !ev.Progress && ev.Err == nil:
+		s.seen[ev.Revision] = ev
+	}
+	return ev, true, true
 }
 
 // pairs records the (old, new) pairs a handler is given.
@@ -71,10 +82,11 @@ func (p *pairs) take() [][2]*cobj {
 	return got
 }
 
-// A Cache over a Store asks its watch to leave out the state before each
-// change (store/cache never reads Event.Prev). The differential proof: two
-// Caches follow one Store, one with the shortcut and one reading full
-// events, through the same random writes (creates, spec and status
+// A Cache over a Store calls its lean methods (leanSource): a watch that
+// leaves out the state before each change (store/cache never reads
+// Event.Prev), and listings that reuse the objects the Cache holds at their
+// stored revision. The differential proof: two Caches follow one Store, one
+// through the lean methods and one through List and Watch, through the same random writes (creates, spec and status
 // updates, deletes and re-creates, undecodable values, valid values over
 // them, purges) and the same lost events, expired watches and relists;
 // after every step their handlers have been given equal (old, new) pairs.
@@ -103,7 +115,9 @@ func prevDifferential(t *testing.T, seed uint64, steps int) {
 	for i := range 2 {
 		srcs[i] = &steppedSource{src: st, seen: map[int64]store.Event[cacheSpec, cacheStatus]{}}
 		caches[i] = cache.New(srcs[i], cache.WithRelistPeriod(0), cache.WithMutationDetector(func(err error) { t.Error(err) }))
-		caches[i].SetWithoutPrev(i == 0)
+		if i == 0 {
+			caches[i].SetLean(srcs[i])
+		}
 		recs[i] = &pairs{}
 		caches[i].AddHandler(recs[i].handle)
 		defer startCache(t, caches[i])()

@@ -55,7 +55,7 @@ func (f *faultyListWatcher) Watch(ctx context.Context, from int64) (<-chan store
 	f.mu.Lock()
 	f.watches++
 	f.mu.Unlock()
-	return relayWatch(ctx, f.src, from, func(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
+	return relayWatch(ctx, f.src.Watch, from, func(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {
 		// Before each event: expire with probability 1/30, break with 1/60.
 		f.mu.Lock()
 		defer f.mu.Unlock()

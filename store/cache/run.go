@@ -11,7 +11,6 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
-	"github.com/steady-go/steady/internal/watchopt"
 	"github.com/steady-go/steady/store"
 )
 
@@ -85,9 +84,6 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if c.withoutPrev {
-		wctx = watchopt.WithoutPrev(wctx) // apply reads c.items, not Prev
-	}
 	events, err := c.watch(wctx, rev)
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
@@ -125,71 +121,89 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 // after this one.
 func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T]) (progressed bool, err error) {
 	var tick <-chan time.Time
-	var timer clock.Timer
+	var r relistState[S, T]
 	if c.cfg.relistPeriod > 0 {
-		timer = c.cfg.clock.NewTimer(c.relistDelay())
-		defer timer.Stop()
-		tick = timer.C()
+		r.timer = c.cfg.clock.NewTimer(c.relistDelay())
+		defer r.timer.Stop()
+		tick = r.timer.C()
 	}
-	var (
-		pending *store.List[S, T] // a periodic listing the watch has yet to reach
-		// due, when set, is when the next listing is due, and the timer
-		// runs the watch's grace to reach the last one instead.
-		due time.Time
-	)
 	for {
 		select {
 		case ev, ok := <-events:
-			if !ok {
-				return progressed, errWatchClosed
-			}
-			if ev.Err != nil {
-				return progressed, fmt.Errorf("cache: watch: %w", ev.Err)
-			}
-			if !ev.Progress && ev.Object == nil && ev.Undecodable == nil {
-				return progressed, fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
+			if err := c.followEvent(ev, ok, &r); err != nil {
+				return progressed, err
 			}
 			progressed = true
-			if pending != nil && !ev.Progress && ev.Revision > pending.Revision {
-				c.repair(pending)
-				pending = nil
-			}
-			c.apply(ev)
-			if pending != nil && c.Revision() >= pending.Revision {
-				c.repair(pending)
-				pending = nil
-			}
 		case <-tick:
-			if !due.IsZero() { // the grace ended
-				if pending != nil {
-					c.repair(pending) // the watch never caught up with it
-					pending = nil
-				}
-				timer.Reset(max(due.Sub(c.cfg.clock.Now()), 0))
-				due = time.Time{}
-				continue
-			}
-			delay := c.relistDelay()
-			next := c.cfg.clock.Now().Add(delay)
-			timer.Reset(delay)
-			l, err := c.listAll(ctx)
-			if err != nil {
-				if ctx.Err() == nil && c.cfg.onError != nil {
-					c.onError(fmt.Errorf("cache: periodic relist: %w", err))
-				}
-				continue
-			}
-			if c.Revision() >= l.Revision {
-				c.repair(l)
-				continue
-			}
-			// A live watch reaches the listing's revision soon, with an
-			// event or a progress notification; give it a quarter of a
-			// period, less than the shortest delay to the next listing.
-			pending, due = l, next
-			timer.Reset(c.cfg.relistPeriod / 4)
+			c.relistTick(ctx, &r)
 		}
 	}
+}
+
+// relistState is follow's periodic relisting: its timer, and a listing the
+// watch has yet to reach, if any.
+type relistState[S, T any] struct {
+	timer   clock.Timer
+	pending *store.List[S, T]
+	// due, when set, is when the next listing is due, and the timer runs
+	// the watch's grace to reach pending instead.
+	due time.Time
+}
+
+// followEvent applies one watch event (ok false: the channel closed), and
+// a pending listing as soon as the watch has reached its revision, before
+// any later event. It returns why the watch ended, or nil.
+func (c *Cache[S, T]) followEvent(ev store.Event[S, T], ok bool, r *relistState[S, T]) error {
+	switch {
+	case !ok:
+		return errWatchClosed
+	case ev.Err != nil:
+		return fmt.Errorf("cache: watch: %w", ev.Err)
+	case !ev.Progress && ev.Object == nil && ev.Undecodable == nil:
+		return fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
+	}
+	if r.pending != nil && !ev.Progress && ev.Revision > r.pending.Revision {
+		c.repair(r.pending)
+		r.pending = nil
+	}
+	c.apply(ev)
+	if r.pending != nil && c.Revision() >= r.pending.Revision {
+		c.repair(r.pending)
+		r.pending = nil
+	}
+	return nil
+}
+
+// relistTick handles the relist timer: either the watch's grace to reach
+// a pending listing ended (apply it anyway), or a listing is due (list, and
+// apply it at once if the watch is past its revision, else give the watch
+// a quarter of a period, less than the shortest delay to the next listing).
+func (c *Cache[S, T]) relistTick(ctx context.Context, r *relistState[S, T]) {
+	if !r.due.IsZero() { // the grace ended
+		if r.pending != nil {
+			c.repair(r.pending) // the watch never caught up with it
+			r.pending = nil
+		}
+		r.timer.Reset(max(r.due.Sub(c.cfg.clock.Now()), 0))
+		r.due = time.Time{}
+		return
+	}
+	delay := c.relistDelay()
+	next := c.cfg.clock.Now().Add(delay)
+	r.timer.Reset(delay)
+	l, err := c.listAll(ctx)
+	if err != nil {
+		if ctx.Err() == nil && c.cfg.onError != nil {
+			c.onError(fmt.Errorf("cache: periodic relist: %w", err))
+		}
+		return
+	}
+	if c.Revision() >= l.Revision {
+		c.repair(l)
+		return
+	}
+	r.pending, r.due = l, next
+	r.timer.Reset(c.cfg.relistPeriod / 4)
 }
 
 // repair applies a periodic listing and counts its differences as drift.
@@ -219,6 +233,9 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 		}
 	}()
 	defer guard.Catch(&p)
+	if c.lean != nil {
+		return c.lean.ListReusing(ctx, opts, c.reuse)
+	}
 	return c.src.List(ctx, opts)
 }
 
@@ -232,6 +249,9 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 		}
 	}()
 	defer guard.Catch(&p)
+	if c.lean != nil {
+		return c.lean.WatchWithoutPrev(ctx, rev) // apply reads c.items, not Prev
+	}
 	return c.src.Watch(ctx, rev)
 }
 
@@ -285,7 +305,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	name := ev.Object.Meta.Name
 	delete(c.quarantine, name)
 	// The handlers' old object is the one the Cache held, never ev.Prev
-	// (which a Store's watch leaves out for the Cache): the key's value at
+	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not
 	// decode.
 	old := c.items[name]
@@ -322,68 +342,26 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	l = c.arriveListing(l)
-	items, rev := l.Items, l.Revision
 	c.mu.Lock()
-	fresh := make(map[string]*store.Object[S, T], len(items))
-	for _, obj := range items {
-		fresh[obj.Meta.Name] = obj
+	news := c.setQuarantineLocked(l.Undecodable)
+	var d diffs[S, T]
+	c.dropMissingLocked(l.Items, &d)
+	for _, obj := range l.Items {
+		c.putListedLocked(obj, &d)
 	}
-	quarantine := make(map[string]*store.DecodeError, len(l.Undecodable))
-	var news []*store.DecodeError
-	for _, e := range l.Undecodable {
-		quarantine[e.Name] = e
-		if old, ok := c.quarantine[e.Name]; !ok || old.Revision != e.Revision {
-			news = append(news, e)
-		}
-	}
-	c.quarantine = quarantine
-	var deleted, changed []change[S, T]
-	var mutated []error
-	var panics []indexPanic
-	for name, old := range c.items {
-		if _, ok := fresh[name]; !ok && quarantine[name] == nil {
-			deleted = append(deleted, change[S, T]{old, nil})
-		}
-	}
-	sortChanges(deleted)
-	for _, ch := range deleted {
-		name := ch.old.Meta.Name
-		delete(c.items, name)
-		panics = c.reindexLocked(name, ch.old, nil, panics)
-		mutated = c.detect.replace(name, ch.old, nil, mutated)
-	}
-	for _, obj := range items {
-		name := obj.Meta.Name
-		old := c.items[name]
-		switch {
-		case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
-			mutated = c.detect.verify(name, old, mutated)
-			continue
-		case old != nil && old.Meta.UID != obj.Meta.UID:
-			// Deleted and recreated while the cache was blind.
-			deleted = append(deleted, change[S, T]{old, nil})
-			panics = c.reindexLocked(name, old, nil, panics)
-			mutated = c.detect.replace(name, old, nil, mutated)
-			old = nil
-		}
-		c.items[name] = obj
-		panics = c.reindexLocked(name, old, obj, panics)
-		mutated = c.detect.replace(name, old, obj, mutated)
-		changed = append(changed, change[S, T]{old, obj})
-	}
-	c.listRev = rev
-	c.setRevisionLocked(rev)
+	c.listRev = l.Revision
+	c.setRevisionLocked(l.Revision)
 	c.lists++
 	c.mu.Unlock()
 
-	c.reportIndexPanics(panics)
-	c.reportMutations(mutated)
+	c.reportIndexPanics(d.panics)
+	c.reportMutations(d.mutated)
 	c.reportQuarantine(news)
 	c.listing.Store(true)
-	for _, ch := range deleted {
+	for _, ch := range d.deleted {
 		c.notify(ch)
 	}
-	for _, ch := range changed {
+	for _, ch := range d.changed {
 		c.notify(ch)
 	}
 	c.listing.Store(false)
@@ -395,7 +373,74 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	default:
 		close(c.synced)
 	}
-	return len(deleted) + len(changed)
+	return len(d.deleted) + len(d.changed)
+}
+
+// diffs is what replace found: the changes for the handlers, and what the
+// index functions and the mutation detector reported on the way.
+type diffs[S, T any] struct {
+	deleted, changed []change[S, T]
+	mutated          []error
+	panics           []indexPanic
+}
+
+// setQuarantineLocked makes a listing's undecodable values the quarantine,
+// and returns those the Cache had not quarantined at that revision.
+func (c *Cache[S, T]) setQuarantineLocked(undecodable []*store.DecodeError) (news []*store.DecodeError) {
+	quarantine := make(map[string]*store.DecodeError, len(undecodable))
+	for _, e := range undecodable {
+		quarantine[e.Name] = e
+		if old, ok := c.quarantine[e.Name]; !ok || old.Revision != e.Revision {
+			news = append(news, e)
+		}
+	}
+	c.quarantine = quarantine
+	return news
+}
+
+// dropMissingLocked deletes, in name order, the cached objects the listing
+// (items, and the quarantine it set) does not hold.
+func (c *Cache[S, T]) dropMissingLocked(items []*store.Object[S, T], d *diffs[S, T]) {
+	listed := make(map[string]struct{}, len(items))
+	for _, obj := range items {
+		listed[obj.Meta.Name] = struct{}{}
+	}
+	for name, old := range c.items {
+		if _, ok := listed[name]; !ok && c.quarantine[name] == nil {
+			d.deleted = append(d.deleted, change[S, T]{old, nil})
+		}
+	}
+	sortChanges(d.deleted)
+	for _, ch := range d.deleted {
+		name := ch.old.Meta.Name
+		delete(c.items, name)
+		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
+		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
+	}
+}
+
+// putListedLocked makes obj, a listed object, the cached one. An object at
+// the revision the Cache holds (the same pointer, when the listing reused
+// it) keeps the cached value and is no change; one with a new UID
+// replaces a deleted and recreated object, a deletion and an addition.
+func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
+	name := obj.Meta.Name
+	old := c.items[name]
+	switch {
+	case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
+		d.mutated = c.detect.verify(name, old, d.mutated)
+		return
+	case old != nil && old.Meta.UID != obj.Meta.UID:
+		// Deleted and recreated while the cache was blind.
+		d.deleted = append(d.deleted, change[S, T]{old, nil})
+		d.panics = c.reindexLocked(name, old, nil, d.panics)
+		d.mutated = c.detect.replace(name, old, nil, d.mutated)
+		old = nil
+	}
+	c.items[name] = obj
+	d.panics = c.reindexLocked(name, old, obj, d.panics)
+	d.mutated = c.detect.replace(name, old, obj, d.mutated)
+	d.changed = append(d.changed, change[S, T]{old, obj})
 }
 
 func sortChanges[S, T any](chs []change[S, T]) {

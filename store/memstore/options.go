@@ -19,6 +19,17 @@ type config struct {
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, so its memory is up to n times the typical value size.
+//
+// n is the watch window: a watcher that falls n writes behind relists. For
+// a store/cache Cache that costs one listing of its kind, but no decoding
+// of the objects it already holds at their stored revision (only those
+// written meanwhile are decoded), so the default suits writers that run
+// ahead of their caches in bursts too; a burst of n writes replayed from
+// the history costs n decodes, more than the relist of a kind with fewer
+// than n objects. Raise n when a kind holds many more objects than the
+// writes a cache may fall behind by (a relist of 1M objects lists, if it
+// does not decode, all of them), at the memory of one old value per write
+// kept.
 func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
 }

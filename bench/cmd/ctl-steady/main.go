@@ -40,20 +40,21 @@ type app = store.Object[appSpec, appStatus]
 
 func main() {
 	cfg := ctlbench.Flags(flag.CommandLine)
+	history := flag.Int("history", memstore.DefaultHistorySize, "memstore's watch window (memstore.WithHistorySize)")
 	flag.Parse()
-	if err := run(cfg); err != nil {
+	if err := run(cfg, *history); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cfg *ctlbench.Config) error {
+func run(cfg *ctlbench.Config, history int) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mem := memstore.New()
+	mem := memstore.New(memstore.WithHistorySize(history))
 	st, err := store.New[appSpec, appStatus](mem, "App")
 	if err != nil {
 		return err

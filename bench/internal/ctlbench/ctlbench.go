@@ -23,11 +23,12 @@ import (
 
 // Config is the workload, the same on both sides.
 type Config struct {
-	Objects int           // objects in the store and the cache
-	Updates int           // spec updates by the other writer
-	Workers int           // reconcile workers
-	Timeout time.Duration // longest wait for the drain before giving up
-	Profile string        // file for a CPU profile of the timed phase; "" for none
+	Objects    int           // objects in the store and the cache
+	Updates    int           // spec updates by the other writer
+	Workers    int           // reconcile workers
+	Timeout    time.Duration // longest wait for the drain before giving up
+	Profile    string        // file for a CPU profile of the timed phase; "" for none
+	MemProfile string        // file for an allocation profile at the drain; "" for none
 }
 
 // Flags registers the workload's flags on fs and returns the Config they
@@ -39,6 +40,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.Workers, "workers", 4, "reconcile workers")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "give up if the drain takes longer")
 	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain) to this file")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write an allocation profile (set-up included) to this file at the drain")
 	return c
 }
 
@@ -292,6 +294,9 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 		select {
 		case <-plan.Done():
 			m.Stop(r)
+			if err := writeAllocs(cfg.MemProfile); err != nil {
+				return err
+			}
 			if errc != nil {
 				return <-errc
 			}
@@ -305,6 +310,19 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 			return fmt.Errorf("not drained after %v: %d objects left", cfg.Timeout, plan.Left())
 		}
 	}
+}
+
+// writeAllocs writes the allocation profile to file, unless file is "".
+func writeAllocs(file string) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // CPUTime is the process's user+sys time so far, or 0 where getrusage is

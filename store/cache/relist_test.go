@@ -1,0 +1,103 @@
+package cache_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// specDecodes counts countedSpec decodes. Only
+// TestRelistAfterExpiryDecodesOnlyChangedObjects reads it, and it runs
+// alone (no t.Parallel).
+var specDecodes atomic.Int64
+
+// countedSpec is a Spec whose every decode is counted.
+type countedSpec struct {
+	Image string `json:"image"`
+}
+
+func (s *countedSpec) UnmarshalJSON(b []byte) error {
+	specDecodes.Add(1)
+	type plain countedSpec
+	return json.Unmarshal(b, (*plain)(s))
+}
+
+// A writer that runs more than the history window ahead of a Cache's watch
+// ends the watch with ErrExpired, and the Cache relists. The relist decodes
+// only the objects that changed while the Cache was blind: an object whose
+// revision the Cache already holds keeps its cached value, undecoded. (It
+// decoded all n before: the cliff at 1M objects.) The writer runs ahead
+// while a handler holds the Cache up; the watch then holds at most four
+// events (one in the handler, one in each channel and one in hand), which
+// are decoded as events.
+func TestRelistAfterExpiryDecodesOnlyChangedObjects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, window, inFlight = 500, 16, 4
+		ctx := t.Context()
+		mem := memstore.New(memstore.WithHistorySize(window), memstore.WithWatchBuffer(1))
+		st, err := store.New[countedSpec, cacheStatus](mem, "Widget")
+		require.NoError(t, err)
+		w := st.As("writer")
+		for i := range n {
+			_, err := w.Create(ctx, &store.Object[countedSpec, cacheStatus]{Meta: store.Meta{Name: fmt.Sprintf("w%03d", i)}, Spec: countedSpec{Image: "v1"}})
+			require.NoError(t, err)
+		}
+		c := cache.New(st, cache.WithRelistPeriod(0), cache.WithRelistBackoff(fixedBackoff))
+		var hold atomic.Bool
+		release := make(chan struct{})
+		c.AddHandler(func(_, _ *store.Object[countedSpec, cacheStatus]) {
+			if hold.Load() {
+				<-release
+			}
+		})
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Run(runCtx) }()
+		require.NoError(t, c.WaitForSync(ctx))
+		require.Equal(t, n, c.Len())
+		relists := c.Relists()
+
+		// 3 windows of updates to 2 objects while the first update's
+		// handler call holds the Cache up.
+		hold.Store(true)
+		var changed []*store.Object[countedSpec, cacheStatus]
+		for i := range 3 * window {
+			o, err := st.Get(ctx, fmt.Sprintf("w%03d", i%2))
+			require.NoError(t, err)
+			o.Spec.Image = fmt.Sprintf("v%d", i+2)
+			_, err = w.Update(ctx, o)
+			require.NoError(t, err)
+			if i >= 3*window-2 {
+				changed = append(changed, o)
+			}
+		}
+		synctest.Wait()
+		before := specDecodes.Load()
+		hold.Store(false)
+		close(release)
+		time.Sleep(2 * time.Second) // the watch expires; the Cache relists after 1s
+		synctest.Wait()
+		require.Equal(t, relists+1, c.Relists(), "the watch expired and the Cache relisted")
+		decodes := specDecodes.Load() - before
+		require.LessOrEqual(t, decodes, int64(len(changed)+inFlight),
+			"the relist decodes the %d changed objects (and the watch its events in flight), not the %d unchanged ones", len(changed), n-len(changed))
+		for _, want := range changed {
+			got, ok := c.Get(want.Meta.Name)
+			require.True(t, ok)
+			require.Equal(t, want.Meta.Revision, got.Meta.Revision)
+			require.Equal(t, want.Spec, got.Spec)
+		}
+		cancel()
+		require.NoError(t, <-done)
+	})
+}

@@ -1,0 +1,82 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type judgeSpec struct {
+	Replicas int64             `json:"replicas"`
+	Image    string            `json:"image"`
+	Args     []string          `json:"args"`
+	Selector map[string]string `json:"selector"`
+}
+
+type judgeStatus struct {
+	ReadyReplicas int64 `json:"readyReplicas"`
+}
+
+// BenchmarkFieldChangesOwnStatus measures the change judge on the event of
+// a controller's own status write, half the events a controller sees: a
+// ~200-byte spec owned by "user", a status applied by "ctrl", and
+// FieldChanges(old, new, "ctrl") where new is ctrl's next status apply.
+// The judgement decodes the status side's ownership of old and new. It
+// cycles through more objects than the Store's decoded-ownership memo
+// holds, as a controller with many objects does.
+//
+//	go test -run '^$' -bench FieldChangesOwnStatus -benchmem ./store/
+func BenchmarkFieldChangesOwnStatus(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(), "App")
+	require.NoError(b, err)
+	user, ctrl := st.As("user"), st.As("ctrl")
+	type pair struct {
+		old, new *store.Object[judgeSpec, judgeStatus]
+	}
+	var pairs []pair
+	for i := range 16 {
+		name := fmt.Sprintf("app-%05d", i)
+		_, err := user.Create(ctx, &store.Object[judgeSpec, judgeStatus]{
+			Meta: store.Meta{Name: name},
+			Spec: judgeSpec{
+				Replicas: 1,
+				Image:    "registry.example.com/team/app:v1.2.3",
+				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
+				Selector: map[string]string{"app": name, "tier": "backend"},
+			},
+		})
+		require.NoError(b, err)
+		_, err = ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 1}, nil)
+		require.NoError(b, err)
+		o, err := st.Get(ctx, name)
+		require.NoError(b, err)
+		o.Spec.Replicas = 2
+		_, err = user.Update(ctx, o)
+		require.NoError(b, err)
+		old, err := st.Get(ctx, name)
+		require.NoError(b, err)
+		_, err = ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 2}, nil)
+		require.NoError(b, err)
+		new, err := st.Get(ctx, name)
+		require.NoError(b, err)
+		owned, foreign := st.FieldChanges(old, new, "ctrl")
+		require.Len(b, owned, 1)
+		require.Empty(b, foreign)
+		pairs = append(pairs, pair{old, new})
+	}
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		p := pairs[i%len(pairs)]
+		i++
+		st.FieldChanges(p.old, p.new, "ctrl")
+	}
+	reportTypedCPU(b, start)
+}

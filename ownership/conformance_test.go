@@ -187,6 +187,14 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"n":{"z":1}}`), update("u", `{"n":null}`), apply("a", `{"n":{"z":1}}`, "u .n")},
 		want:  `{"n":null}`,
 		owned: map[string][]string{"u/Update": {`.n`}}},
+	// Seed 88, step 891 of ssacheck in its smallest form: the null's
+	// previous owner keeps the map above it, which it created, as in
+	// structured-merge-diff; only the null itself differs (its updater
+	// owns it here, the map's creator there).
+	{name: "an update writing null over a created map leaves its creator the map above",
+		steps: []step{update("b", `{"m":{"a":1,"n":{"z":2}}}`), update("a", `{"m":{"a":1,"n":null}}`)},
+		want:  `{"m":{"a":1,"n":null}}`,
+		owned: map[string][]string{"a/Update": {`.m.n`}, "b/Update": {`.m`, `.m.a`}}},
 	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
 	// keyed list is written where there is none and owned by nobody.
 	{name: "set: an applied empty set is written and not owned",

@@ -1,5 +1,7 @@
 package ownership
 
+import "github.com/steady-go/steady/diff"
+
 type setOp uint8
 
 const (
@@ -54,7 +56,9 @@ func (s *Set) orEmpty() *Set {
 }
 
 func combine(s, t *Set, op setOp) *Set {
-	var b builder
+	// The result has at most the nodes of both: one allocation, not one
+	// per doubling.
+	b := builder{nodes: make([]bnode, 0, 1+s.nodeCount()+t.nodeCount())}
 	b.reset()
 	combineAt(&b, 0, s, s.root(), t, t.root(), op)
 	r, _ := b.freeze()
@@ -83,6 +87,54 @@ func combineAt(b *builder, at int32, s *Set, si int32, t *Set, ti int32, op setO
 		n := b.add(at, sc.kind, sc.name, false)
 		combineAt(b, n, s, c, t, tc, op)
 	}
+}
+
+// Moved returns the members of s at and below from, moved to the same
+// places below to (from itself to to): the set a rename of from to to
+// makes of them. It returns nil, without allocating, when s has no member
+// at or below from. Take them out of s with s.Difference(s.Moved(from,
+// from)). A path with an element a Set cannot hold (an index) is an error.
+func (s *Set) Moved(from, to diff.Path) (*Set, error) {
+	at := s.root()
+	for _, e := range from {
+		kind, name, ok := elemText(e, nil)
+		if !ok {
+			return nil, errorf(from, "element %s cannot be part of a field set", e)
+		}
+		if at = s.child(at, kind, name); at < 0 {
+			return nil, nil
+		}
+	}
+	if at < 0 {
+		return nil, nil
+	}
+	if len(to) == 0 {
+		return nil, errorf(to, "the root cannot be owned")
+	}
+	b := builder{nodes: make([]bnode, 0, 1+len(to)+len(s.nodes))}
+	b.reset()
+	dst := int32(0)
+	for _, e := range to {
+		kind, name, ok := elemText(e, nil)
+		if !ok {
+			return nil, errorf(to, "element %s cannot be part of a field set", e)
+		}
+		dst = b.find(dst, kind, name)
+	}
+	copySubtree(&b, dst, s, at)
+	out, _ := b.freeze()
+	if out.Empty() {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// nodeCount returns the number of nodes of s, nil included.
+func (s *Set) nodeCount() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.nodes)
 }
 
 // member reports whether a node is a member of the result, given whether

@@ -61,6 +61,34 @@ func TestSetOperations(t *testing.T) {
 	require.True(t, a.Intersect(nil).Empty())
 }
 
+// Moved is what a rename makes of a set: the members at and below from,
+// at the same places below to, and nothing (no allocation) when from holds
+// no member.
+func TestSetMoved(t *testing.T) {
+	s := MustNewSet(paths(`.spec.image`, `.spec.ports[name="http"]`, `.spec.ports[name="http"].port`, `.spec.replicas`)...)
+	m, err := s.Moved(p(`.spec.ports`), p(`.spec.endpoints`))
+	require.NoError(t, err)
+	require.Equal(t, sorted(`.spec.endpoints[name="http"]`, `.spec.endpoints[name="http"].port`), pathStrings(m))
+	m, err = s.Moved(p(`.spec.image`), p(`.spec.container.image`))
+	require.NoError(t, err)
+	require.Equal(t, []string{`.spec.container.image`}, pathStrings(m))
+	m, err = s.Moved(p(`.spec.image`), p(`.spec.image`))
+	require.NoError(t, err)
+	require.Equal(t, sorted(`.spec.ports[name="http"]`, `.spec.ports[name="http"].port`, `.spec.replicas`), pathStrings(s.Difference(m)))
+
+	for _, from := range []string{`.spec.command`, `.spec.image.x`, `.status`} {
+		m, err = s.Moved(p(from), p(`.spec.other`))
+		require.NoError(t, err)
+		require.Nil(t, m, from)
+	}
+	absent, to := p(`.spec.command`), p(`.spec.other`)
+	require.Zero(t, testing.AllocsPerRun(10, func() { _, _ = s.Moved(absent, to) }))
+	_, err = s.Moved(p(`.spec.image`), nil)
+	require.Error(t, err, "the root cannot be owned")
+	_, err = s.Moved(p(`.spec.image`), diff.Path{}.Index(0))
+	require.Error(t, err)
+}
+
 func TestEncodeRoundTrip(t *testing.T) {
 	s := MustNewSet(paths(`.metadata.labels["app.kubernetes.io/name"]`, `.spec.ports[port=80,protocol="TCP"]`,
 		`.spec.ports[port=80,protocol="TCP"].port`, `.spec.tags[="a b"]`, `.spec.replicas`, `.x.y`, `.x`)...)

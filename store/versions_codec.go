@@ -105,17 +105,7 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFro
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
 	}
 	obj := &Object[S, T]{Meta: raw.Meta, Spec: spec.(S), Status: status.(T), Conditions: raw.Conditions}
-	if len(raw.Meta.Managed) > 0 {
-		// The served sides' trees, for the records' paths.
-		at := &rawObject{Meta: raw.Meta, Conditions: raw.Conditions}
-		var err1, err2 error
-		at.Spec, err1 = json.Marshal(spec)
-		at.Status, err2 = json.Marshal(status)
-		if err := errors.Join(err1, err2); err != nil {
-			return decodedFrom[S, T]{}, s.decodeError(kv, err)
-		}
-		obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, raw, at)
-	}
+	obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, raw, nil)
 	return decodedFrom[S, T]{obj: obj}, nil
 }
 
@@ -154,7 +144,7 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 		return fmt.Errorf("encoding status at version %q: %v", raw.Version, err)
 	}
 	stored := &rawObject{Meta: raw.Meta, Spec: raw.stored.spec, Status: raw.stored.status, Conditions: raw.Conditions}
-	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, raw)
+	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil)
 	return nil
 }
 

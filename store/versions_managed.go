@@ -50,35 +50,17 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 	return out, nil
 }
 
-// mapPath maps p through the first rule whose source is a prefix of it
-// (from to to, or with back to to from), and reports false for a path
-// whose rule maps it to nothing.
-func mapPath(p diff.Path, rules []renameRule, back bool) (diff.Path, bool) {
-	for _, r := range rules {
-		src, dst := r.from, r.to
-		if back {
-			src, dst = r.to, r.from
-			if src == nil {
-				continue
-			}
-		}
-		if !p.HasPrefix(src) {
-			continue
-		}
-		if dst == nil {
-			return nil, false
-		}
-		return append(dst[:len(dst):len(dst)], p[len(src):]...), true
-	}
-	return p, true
-}
-
 // convertManaged returns meta's ownership records, made against the sides of
 // from (the value at version a), converted to the sides of to (the same
-// value at version b). An entry that does not decode, or a path that does
-// not map, is dropped and logged.
+// value at version b). With to nil (a read), the records are encoded in
+// the self-contained form (ownership.Set.Encode), which needs no tree of
+// the converted value: the only tree built is from's shape, so a read
+// costs its one decode, the user's funcs and that shape. A write, whose
+// to is stored, encodes relative to to, compactly; so does a write at the
+// same version (a == b) of records a read left self-contained. An entry
+// that does not decode, or a path that does not map, is dropped and logged.
 func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
-	if len(meta.Managed) == 0 || a == b {
+	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
 	out := make([]ManagedFields, 0, len(meta.Managed))
@@ -90,41 +72,39 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 		}
 		if codecs[side][0] == nil {
 			// A codec depends on the tree's shape only.
-			ft, err1 := sideTreeOf(from, e.Subresource, true)
-			tt, err2 := sideTreeOf(to, e.Subresource, true)
-			if err1 != nil || err2 != nil {
-				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", errorsJoin(err1, err2)))
+			ft, err := sideTreeOf(from, e.Subresource, true)
+			var tt map[string]any
+			if err == nil && to != nil {
+				tt, err = sideTreeOf(to, e.Subresource, true)
+			}
+			if err != nil {
+				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", err))
 				continue
 			}
 			codecs[side][0] = ownership.NewCodec(ft, a.schemas.of(e.Subresource))
-			codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
+			if to != nil {
+				codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
+			}
 		}
 		set, err := codecs[side][0].Decode(e.Fields)
 		if err != nil {
 			s.dropManaged(meta, e, err.Error())
 			continue
 		}
-		var paths []diff.Path
-		for _, p := range set.Paths() {
-			hub, ok := mapPath(p, a.rules, false)
-			if ok {
-				p, ok = mapPath(hub, b.rules, true)
-			}
-			if !ok {
-				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+		if a != b {
+			if set, err = s.renameSet(meta, e, set, a, b); err != nil {
+				s.dropManaged(meta, e, err.Error())
 				continue
 			}
-			paths = append(paths, p)
 		}
-		if len(paths) == 0 {
+		if set.Empty() {
 			continue
 		}
-		conv, err := ownership.NewSet(paths...)
-		if err != nil {
-			s.dropManaged(meta, e, err.Error())
-			continue
+		if to == nil {
+			e.Fields = set.Encode()
+		} else {
+			e.Fields = codecs[side][1].Encode(set)
 		}
-		e.Fields = codecs[side][1].Encode(conv)
 		out = append(out, e)
 	}
 	if len(out) == 0 {
@@ -133,11 +113,65 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	return out
 }
 
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
+// renameSet maps set, in the paths of version a, to the paths of version b
+// (through the hub: a path goes by the first rule whose source is a prefix
+// of it), dropping with a log line a path that has no counterpart. It works
+// on the set itself, so a set under no rename is returned as it is.
+func (s *Store[S, T]) renameSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version) (*ownership.Set, error) {
+	set, err := s.moveSet(meta, e, set, a, b, a.rules, false)
+	if err != nil {
+		return nil, err
 	}
-	return b
+	return s.moveSet(meta, e, set, a, b, b.rules, true)
+}
+
+// moveSet applies rules to set at once (or, with back, the rules reversed):
+// each rule takes what no earlier rule took, on the way from version a to b.
+func (s *Store[S, T]) moveSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version, rules []renameRule, back bool) (*ownership.Set, error) {
+	rest := set
+	var moved []*ownership.Set
+	for _, r := range rules {
+		src, dst := r.from, r.to
+		if back {
+			if src, dst = r.to, r.from; src == nil {
+				continue
+			}
+		}
+		sub, err := rest.Moved(src, src)
+		if err != nil {
+			return nil, err
+		}
+		if sub == nil {
+			continue
+		}
+		rest = rest.Difference(sub)
+		if dst == nil {
+			for _, p := range sub.Paths() {
+				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
+			}
+			continue
+		}
+		m, err := sub.Moved(src, dst)
+		if err != nil {
+			return nil, err
+		}
+		moved = append(moved, m)
+	}
+	for _, m := range moved {
+		rest = rest.Union(m)
+	}
+	return rest, nil
+}
+
+// allRelative reports whether every record is encoded relative to its
+// object (ownership.Codec.Encode), as stored records are.
+func allRelative(ms []ManagedFields) bool {
+	for _, e := range ms {
+		if e.Fields != "" && e.Fields[0] != '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // dropManaged logs a record, or a path of it, that conversion drops.

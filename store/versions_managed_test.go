@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,36 @@ func TestVersionsUnmappableOwnershipIsDroppedAndLogged(t *testing.T) {
 	require.Len(t, got.Meta.Managed, 1, "the record keeps its other paths")
 	_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2"})
 	require.Equal(t, []string{"old .spec.containerImage"}, conflictPaths(t, err))
+}
+
+// Stored ownership records are encoded relative to the stored value
+// (ownership.Codec.Encode, "~..."), whichever version wrote them: also the
+// records a read converted and a later write at the storage version kept
+// as they were (here the status side's, when only the spec is applied).
+func TestVersionsStoredOwnershipRecordsAreCompact(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	old1, _ := versionedStores(t, b, "v1")
+	_, err := old1.As("old").Apply(ctx, "a", map[string]any{"image": "img:1"})
+	require.NoError(t, err)
+	_, err = old1.As("old").ApplyStatus(ctx, "a", map[string]any{"ready": true}, nil)
+	require.NoError(t, err)
+
+	_, s2 := versionedStores(t, b, "v2") // the value is stored at v1, s2 serves and stores v2
+	got, err := s2.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, got.Meta.Managed, 2)
+	_, err = s2.As("new").Apply(ctx, "a", map[string]any{"replicas": 3})
+	require.NoError(t, err)
+
+	env := storedEnvelope(t, b, "a")
+	require.Equal(t, "v2", env["version"])
+	records := env["metadata"].(map[string]any)["managed"].([]any)
+	require.Len(t, records, 3)
+	for _, r := range records {
+		fields := r.(map[string]any)["fields"].(string)
+		require.Truef(t, strings.HasPrefix(fields, "~"), "record %v is stored relative to the value", r)
+	}
+	_, err = s2.As("third").ApplyStatus(ctx, "a", map[string]any{"ready": false}, nil)
+	require.Equal(t, []string{"old .status.ready"}, conflictPaths(t, err), "the kept status record still decodes")
 }

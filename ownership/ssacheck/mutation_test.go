@@ -218,3 +218,42 @@ func sameOwners(a, b map[string][]string, p string) bool {
 	}
 	return true
 }
+
+// TestUpdateNullMapUncoversOnlyHeldMaps pins rule update-null-map where an
+// update writes null over a map nested in another (seed 88, step 891, in
+// its smallest form): the reference's entry that listed both maps keeps
+// the outer one, which its null leaf hid, and steady's entry shows it as
+// a leaf. The rule excuses that, and nothing wider: not an outer map the
+// entry did not hold, nor one holding other leaves of the entry.
+func TestUpdateNullMapUncoversOnlyHeldMaps(t *testing.T) {
+	obj := map[string]any{"m": map[string]any{"x": 1, "n": nil}}
+	cases := []struct {
+		name      string
+		got, want map[string][]string
+		held      []string // the reference's beta/Update members before
+		explained bool
+	}{
+		{"the outer map the entry held", map[string][]string{"alpha/Update": {".m.n"}, "beta/Update": {".m"}},
+			map[string][]string{"beta/Update": {".m.n"}}, []string{".m", ".m.n"}, true},
+		{"an outer map the entry did not hold", map[string][]string{"alpha/Update": {".m.n"}, "beta/Update": {".m"}},
+			map[string][]string{"beta/Update": {".m.n"}}, []string{".m.n"}, false},
+		{"an outer map holding another leaf of the entry", map[string][]string{"alpha/Update": {".m.n"}, "beta/Update": {".m", ".m.x"}},
+			map[string][]string{"beta/Update": {".m.n", ".m.x"}}, []string{".m", ".m.n", ".m.x"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &cmp{op: "update", manager: "alpha", nullMaps: []string{".m.n"},
+				heldBefore: func(k, p string) bool { return k == "beta/Update" && slices.Contains(tc.held, p) },
+				got:        outcome{object: obj, owned: tc.got},
+				want:       outcome{object: obj, owned: tc.want},
+			}
+			rules := ruleHits{}
+			if got := sameOwned(c, tc.got, nil, &rules); got != tc.explained {
+				t.Fatalf("sameOwned = %v, want %v (rules %v)", got, tc.explained, rules)
+			}
+			if tc.explained && rules["update-null-map"] != 1 {
+				t.Errorf("rules = %v, want update-null-map once", rules)
+			}
+		})
+	}
+}

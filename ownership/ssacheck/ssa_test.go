@@ -959,7 +959,9 @@ func sortLists(v any, typ string) any {
 // fields inside removed or added: the updater gets nothing at the path
 // itself, and whoever listed it keeps it. steady's Update owns the null
 // it wrote, and whoever owned the null loses it. The paths an update
-// changes so (nullMaps) are dropped from both.
+// changes so (nullMaps) are dropped from both, and a map above such a
+// path that the reference's entry still holds becomes its leaf again
+// (uncoverHeldMaps).
 func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) bool {
 	want := c.want.owned
 	if ownedEqual(got, want) {
@@ -993,7 +995,7 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 	if len(c.nullMaps) > 0 {
 		isNullMap := func(_, p string) bool { return slices.Contains(c.nullMaps, p) }
 		got = drop(got, "update-null-map", isNullMap)
-		want = drop(want, "update-null-map", isNullMap)
+		want = drop(uncoverHeldMaps(want, c), "update-null-map", isNullMap)
 	}
 	if c.applied != nil {
 		// Rule null-to-map: the reference's entry keeps a stored null the
@@ -1050,6 +1052,44 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 		rules.hit(name)
 	}
 	return true
+}
+
+// uncoverHeldMaps serves rule update-null-map: for each of an entry's
+// leaves in want that the update changed between a map and null, it adds
+// the deepest map above it that the entry held before the step, when the
+// entry holds nothing else below that map. structured-merge-diff's update
+// takes nothing from a map the object keeps, so the entry still holds
+// that map; the null leaf hid it, and once the rule drops the null it is
+// the entry's leaf, as it is in steady's entry.
+func uncoverHeldMaps(want map[string][]string, c *cmp) map[string][]string {
+	out := make(map[string][]string, len(want))
+	for k, paths := range want {
+		out[k] = paths
+		for _, p := range paths {
+			if !slices.Contains(c.nullMaps, p) {
+				continue
+			}
+			q := p
+			for {
+				i := strings.LastIndex(q, ".")
+				if i <= 0 {
+					q = ""
+					break
+				}
+				if q = q[:i]; c.heldBefore(k, q) {
+					break
+				}
+			}
+			if q == "" || slices.Contains(out[k], q) || slices.ContainsFunc(paths, func(o string) bool {
+				return !slices.Contains(c.nullMaps, o) && atOrBelow(o, q)
+			}) {
+				continue
+			}
+			out[k] = append(slices.Clone(out[k]), q)
+			slices.Sort(out[k])
+		}
+	}
+	return out
 }
 
 // typeAt returns the schema type (as childType names it) of path p in

@@ -28,6 +28,11 @@ type Config[S, T any] struct {
 	Manager string
 	// Kind is the primary kind. Required.
 	Kind string
+	// StoreOptions are extra options of the primary kind's stores (the
+	// harness's, and Env.Store of every incarnation), such as
+	// store.WithVersion for a versioned kind served at a version other
+	// than its storage one.
+	StoreOptions []store.Option
 
 	// Seed is the first seed of Run's schedules (schedule i uses Seed+i).
 	// The -seed flag replaces it and runs that one schedule.

@@ -163,9 +163,9 @@ type Env[S, T any] struct {
 }
 
 // NewStore returns a store of kind over p's faulty backend, with UIDs the
-// schedule generates deterministically.
-func NewStore[S, T any](p *Process, kind string) (*store.Store[S, T], error) {
-	return store.New[S, T](p.Backend, kind, store.WithUIDs(p.w.nextUID))
+// schedule generates deterministically, and opts (such as store.WithVersion).
+func NewStore[S, T any](p *Process, kind string, opts ...store.Option) (*store.Store[S, T], error) {
+	return store.New[S, T](p.Backend, kind, append([]store.Option{store.WithUIDs(p.w.nextUID)}, opts...)...)
 }
 
 // NewCache returns a cache over st that the harness runs for the life of

@@ -64,7 +64,7 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 		return w.rep, nil
 	}
 
-	primary, err := store.New[S, T](w.raw, cfg.Kind, store.WithUIDs(w.nextPrimaryUID))
+	primary, err := store.New[S, T](w.raw, cfg.Kind, append([]store.Option{store.WithUIDs(w.nextPrimaryUID)}, cfg.StoreOptions...)...)
 	if err != nil {
 		return fail("reconciletest: primary store: %v", err)
 	}
@@ -142,7 +142,7 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 		cancel()
 		return nil, err
 	}
-	st, err := NewStore[S, T](p, cfg.Kind)
+	st, err := NewStore[S, T](p, cfg.Kind, cfg.StoreOptions...)
 	if err != nil {
 		return fail(err)
 	}

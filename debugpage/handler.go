@@ -145,7 +145,7 @@ func (h *Handler) snapshot() ([]reconcile.Inspectable, []namedCache) {
 
 // LoopView is a Loop as the API shows it.
 type LoopView struct {
-	reconcile.LoopStatus
+	reconcile.LoopInfo
 	// Idle is the number of workers not reconciling.
 	Idle int `json:"idle"`
 	// Role is "leading" or "standby".
@@ -156,8 +156,8 @@ func (h *Handler) serveLoops(w http.ResponseWriter, _ *http.Request) {
 	loops, _ := h.snapshot()
 	out := make([]LoopView, 0, len(loops))
 	for _, l := range loops {
-		s := l.Status()
-		v := LoopView{LoopStatus: s, Role: "standby"}
+		s := l.Info()
+		v := LoopView{LoopInfo: s, Role: "standby"}
 		if s.Leading {
 			v.Role, v.Idle = "leading", s.Workers-s.Busy
 		}
@@ -211,7 +211,7 @@ func (h *Handler) serveKeys(w http.ResponseWriter, r *http.Request) {
 		if only != "" && l.Name() != only {
 			continue
 		}
-		for _, k := range l.KeyStatuses() {
+		for _, k := range l.InspectAll() {
 			if q != "" && !strings.Contains(k.Key, q) {
 				continue
 			}
@@ -226,7 +226,7 @@ func (h *Handler) serveKeys(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, append(out, rest...))
 }
 
-func keyView(loop string, k reconcile.KeyStatus) KeyView {
+func keyView(loop string, k reconcile.KeyInfo) KeyView {
 	v := KeyView{Loop: loop, Key: k.Key, Phase: k.Phase, Why: k.Why, Until: k.Until, Failures: k.Failures,
 		LastError: bound(k.LastError), LastResult: k.LastResult, Stalled: k.Stalled, Reason: k.StalledReason,
 		Message: bound(k.StalledMessage), Generation: k.Generation, LastFailure: k.LastFailure}

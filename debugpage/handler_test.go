@@ -97,7 +97,7 @@ func TestAPIShowsLoopsKeysAndCaches(t *testing.T) {
 		require.Equal(t, "apps", loops[0].Name)
 		require.Equal(t, "leading", loops[0].Role)
 		require.Equal(t, 1, loops[0].Idle)
-		require.Equal(t, reconcile.QueueStatus{Delayed: 1, BackingOff: 1}, loops[0].Queue)
+		require.Equal(t, reconcile.QueueCounts{Delayed: 1, BackingOff: 1}, loops[0].Queue)
 		require.Equal(t, 2, loops[0].Stalled)
 
 		keys := decode[[]debugpage.KeyView](t, get(t, page, "/api/keys"))

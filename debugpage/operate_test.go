@@ -19,7 +19,7 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// stalledFalse is a StatusWriter whose objects say Stalled=False whatever
+// stalledFalse is a ConditionWriter whose objects say Stalled=False whatever
 // the Loop writes (another Loop cleared it, or the write was refused).
 type stalledFalse struct{}
 
@@ -37,14 +37,14 @@ func TestKeyViewFollowsTheObjectsStalledCondition(t *testing.T) {
 		r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) {
 			return reconcile.Result{}, reconcile.Terminal(errors.New("bad spec"))
 		})
-		src := reconcile.WithStatusWriter[string](reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"a"}) }), stalledFalse{})
+		src := reconcile.WithConditionWriter[string](reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"a"}) }), stalledFalse{})
 		l, err := reconcile.New("apps", r, src, reconcile.WithResync(24*time.Hour, 0))
 		require.NoError(t, err)
 		page := debugpage.New()
 		require.NoError(t, page.AddLoop(l))
 		run(t, l)
 		synctest.Wait()
-		ks := l.KeyStatuses()
+		ks := l.InspectAll()
 		require.Len(t, ks, 1)
 		require.True(t, ks[0].Stalled, "the Loop decided Stalled")
 		keys := decode[[]debugpage.KeyView](t, get(t, page, "/api/keys"))

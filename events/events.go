@@ -434,3 +434,25 @@ func (r *Recorder) remove(ctx context.Context, name string) {
 		r.byObj[en.obj] = names
 	}
 }
+
+// emitterKey is the context key of the emitter NewContext installs.
+type emitterKey struct{}
+
+// NewContext returns ctx carrying emit, which Emit calls. A reconcile.Loop
+// with events (reconcile.WithEvents) gives every reconcile such a ctx,
+// whose emit records on the reconciled object with the reconcile's ID; a
+// test of a reconciler can install its own to see what it emits.
+func NewContext(ctx context.Context, emit func(typ, reason, message string)) context.Context {
+	return context.WithValue(ctx, emitterKey{}, emit)
+}
+
+// Emit records an event about the object of the reconcile running with
+// ctx: typ is Normal or Warning, reason a CamelCase word, message for
+// people. Repeats are aggregated into a count. It never blocks; it does
+// nothing for a ctx without an emitter (NewContext), such as one that does
+// not come from a Loop with events.
+func Emit(ctx context.Context, typ, reason, message string) {
+	if emit, ok := ctx.Value(emitterKey{}).(func(typ, reason, message string)); ok && emit != nil {
+		emit(typ, reason, message)
+	}
+}

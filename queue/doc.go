@@ -25,9 +25,6 @@
 //     returns false. ShutDownWithDrain also waits, bounded by a context, for
 //     keys being processed. Get also returns false when its context is done.
 //   - Metrics hooks (Metrics), a name, and an injectable clock, as Options.
-//     A worker that times its own work can share the queue's clock reads
-//     (GetStamped, DoneStamped): with metrics, a key then costs two reads,
-//     one where it is added and one where its work ends.
 //
 // Compared with client-go's workqueue, which has the same core semantics:
 // delayed adds use one timer armed only by a Get that must wait, with no

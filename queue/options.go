@@ -3,6 +3,7 @@ package queue
 import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/workqueue"
 )
 
 // Option configures a Queue. Options are plain values that compose: pass
@@ -15,17 +16,13 @@ import (
 // compile error rather than a failure at run time.
 type Option func(*options)
 
-type options struct {
-	name    string
-	clock   clock.Clock
-	metrics Metrics
-	backoff *backoff.Policy
-}
+// options collects the core queue's options.
+type options struct{ w []workqueue.Option }
 
 // WithName names the queue, for the caller's metrics and logs. The queue
 // itself only returns it from Name.
 func WithName(name string) Option {
-	return func(o *options) { o.name = name }
+	return func(o *options) { o.w = append(o.w, workqueue.WithName(name)) }
 }
 
 // WithClock makes the queue read time and set its timer through c instead
@@ -33,14 +30,14 @@ func WithName(name string) Option {
 // real clock. Under testing/synctest
 // the real clock is already virtual, so tests rarely need this.
 func WithClock(c clock.Clock) Option {
-	return func(o *options) { o.clock = c }
+	return func(o *options) { o.w = append(o.w, workqueue.WithClock(c)) }
 }
 
 // WithMetrics makes the queue report to m (see Metrics). A nil m, or a
 // typed nil (a nil pointer), means no metrics, which is the default, and then the queue reads no clock on its
 // hot paths.
 func WithMetrics(m Metrics) Option {
-	return func(o *options) { o.metrics = m }
+	return func(o *options) { o.w = append(o.w, workqueue.WithMetrics(m)) }
 }
 
 // WithBackoff makes AddRateLimited delay the n-th consecutive failure of a
@@ -53,5 +50,5 @@ func WithMetrics(m Metrics) Option {
 // delays but never a panic. A limiter given to NewRateLimited takes
 // precedence.
 func WithBackoff(p backoff.Policy) Option {
-	return func(o *options) { o.backoff = &p }
+	return func(o *options) { o.w = append(o.w, workqueue.WithBackoff(p)) }
 }

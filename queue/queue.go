@@ -2,14 +2,17 @@ package queue
 
 import (
 	"context"
-	"sync"
+	"iter"
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/clock"
-	"github.com/steady-go/steady/internal/fastdelay"
-	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/workqueue"
 )
+
+// The queue itself is internal/workqueue; this package is its public face.
+// The core also has the stamped Get and Done (GetStamped, DoneStamped,
+// Stamp) through which a Loop shares its clock reads with the queue's
+// metrics: plumbing for the Loop, not API.
 
 // Priority is the level at which a key waits to be handed out.
 type Priority uint8
@@ -54,33 +57,7 @@ func (p Priority) String() string {
 // use. It starts no goroutine, except one that reports unfinished work every
 // half second when WithMetrics is given; ShutDown ends it.
 type Queue[K comparable] struct {
-	mu        sync.Mutex
-	keys      keyTable[K]
-	normal    list
-	low       list
-	normalRun int           // normal dequeues in a row while low keys waited
-	inFlight  int           // keys processing
-	waiters   int           // Gets blocked in select
-	woken     bool          // a token is in notify or being taken from it
-	notify    chan struct{} // wakes a blocked Get; closed by ShutDown
-	shutdown  bool
-	drained   chan struct{} // closed when inFlight reaches 0 after ShutDown
-	delay     delayState
-
-	name      string
-	clock     clock.Clock
-	realClock bool // clock is clock.Real: read it with time.Since
-	epoch     time.Time
-	m         *meter // nil without WithMetrics
-
-	// Backoff: either limiter, given to NewRateLimited, or the queue's own
-	// per-key failure counts (node.failures) delayed by own's policy, and by
-	// backoff.NewDefaultBucket when defaultBackoff is set. own's jitter
-	// source is advanced under mu.
-	limiter        backoff.Limiter[K]
-	own            fastdelay.Delays
-	defaultBackoff bool
-	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
+	q workqueue.Queue[K]
 }
 
 // New returns an empty queue configured by opts. With no options it uses
@@ -96,44 +73,20 @@ func New[K comparable](opts ...Option) *Queue[K] {
 // precedence over WithBackoff. A nil l (or a typed nil, such as a nil
 // *backoff.PerKey) means New.
 func NewRateLimited[K comparable](l backoff.Limiter[K], opts ...Option) *Queue[K] {
+	q := new(Queue[K])
+	if len(opts) == 0 {
+		q.q.Init(l)
+		return q
+	}
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	q := &Queue[K]{
-		notify: make(chan struct{}, 1),
-		name:   o.name,
-		clock:  o.clock,
-	}
-	q.keys.init()
-	q.normal.init()
-	q.low.init()
-	if nilness.IsNil(q.clock) {
-		q.clock = clock.Real{}
-	}
-	_, q.realClock = q.clock.(clock.Real)
-	q.epoch = q.clock.Now()
-	if !nilness.IsNil(l) {
-		q.limiter = l
-	} else {
-		p := backoff.DefaultPolicy()
-		if o.backoff != nil {
-			p = *o.backoff
-		}
-		q.own = fastdelay.NewDelays(p.Base, p.Factor, p.Cap, p.Jitter, p.Rand)
-		q.defaultBackoff = o.backoff == nil
-	}
-	if !nilness.IsNil(o.metrics) {
-		q.m = newMeter(o.metrics)
-		go q.reportUnfinished()
-	}
+	q.q.Init(l, o.w...)
 	return q
 }
-
-// Name returns the name given with WithName, or "".
-func (q *Queue[K]) Name() string { return q.name }
 
 // Add queues key at Normal priority, ready now.
 //
@@ -143,47 +96,22 @@ func (q *Queue[K]) Name() string { return q.name }
 //   - If key is processing, it is queued again when Done is called.
 //
 // After ShutDown, Add does nothing.
-func (q *Queue[K]) Add(key K) {
-	h := q.keys.hash(key)
-	q.mu.Lock()
-	if !q.shutdown {
-		q.add(key, h)
-	}
-	q.mu.Unlock()
-}
+func (q *Queue[K]) Add(key K) { q.q.Add(key) }
 
-func (q *Queue[K]) add(key K, h uint32) {
-	n, created := q.keys.insert(key, h)
-	q.addNode(n, created)
-}
-
-// addNode is add for node n, just found or created by insert.
-func (q *Queue[K]) addNode(n int32, created bool) {
-	if created {
-		q.countAdd()
-		q.enqueue(n, Normal)
-		return
-	}
-	nd := q.keys.at(n)
-	if nd.state&delayed != 0 {
-		q.heapRemove(n)
-		nd = q.keys.at(n)
-	}
-	switch s := nd.state; {
-	case s&processing != 0:
-		if s&dirtyNormal == 0 {
-			nd.state = s&^dirtyLow | dirtyNormal
-			q.countAdd()
-		}
-	case s&readyLow != 0:
-		q.unlink(&q.low, n)
-		nd.state &^= readyLow
-		q.enqueue(n, Normal)
-	case s&readyNormal == 0: // it was only delayed
-		q.countAdd()
-		q.enqueue(n, Normal)
-	}
-}
+// AddAfter queues key at Normal priority once d has passed. If d ≤ 0 it is
+// Add. Otherwise:
+//
+//   - If key is already delayed, it keeps the earlier of its ready time and
+//     now+d.
+//   - If key is already queued, or due to rerun after processing, AddAfter
+//     does nothing: it is ready sooner than now+d.
+//   - If key is processing, it waits out d; if it is still processing then,
+//     it is queued again when Done is called.
+//
+// AddAfter never allocates for a key the queue already holds and, once the
+// queue has held as many keys before, for a new one. After ShutDown it does
+// nothing.
+func (q *Queue[K]) AddAfter(key K, d time.Duration) { q.q.AddAfter(key, d) }
 
 // AddLow queues key at Low priority, ready now, for work that can wait
 // behind every normal add, such as a periodic resync. AddLow only ever adds
@@ -193,142 +121,32 @@ func (q *Queue[K]) addNode(n int32, created bool) {
 // is processing with no rerun due, it is queued Low when Done is called.
 //
 // After ShutDown, AddLow does nothing.
-func (q *Queue[K]) AddLow(key K) {
-	h := q.keys.hash(key)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.shutdown {
-		return
-	}
-	n, created := q.keys.insert(key, h)
-	nd := q.keys.at(n)
-	if created || nd.state == 0 { // new, or kept only for its failure count
-		q.countAdd()
-		q.enqueue(n, Low)
-		return
-	}
-	if nd.state == processing { // not delayed, no rerun due
-		nd.state |= dirtyLow
-		q.countAdd()
-	}
-}
+func (q *Queue[K]) AddLow(key K) { q.q.AddLow(key) }
 
-// Get hands out the next ready key, blocking until there is one. The caller
-// owns the key until it calls Done, and must call Done exactly once for it.
+// AddRateLimited queues key at Normal priority after a delay that grows
+// with key's failures, with the rules of AddAfter. Call it when processing
+// key failed; call Forget when it succeeds.
 //
-// Get returns false, without a key, when ctx is done (checked first, so a
-// cancelled worker takes no more keys), or once the queue is shut down and
-// no key is ready.
-func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
-	key, _, ok = q.get(ctx, -1)
-	return key, ok
-}
-
-// GetStamped is Get for a caller that times its work on the queue's clock
-// (see Stamp), so that the queue's metrics and the caller read the clock
-// once for both. It also returns at, the stamp at which key was handed
-// out: the end of its QueueLatency and the start of its WorkDuration.
+// The delay comes from the limiter given to NewRateLimited (its When, which
+// also counts the failure), or else from the queue's own count of key's
+// failures since the last Forget: with WithBackoff(p) the n-th failure
+// (from 0) waits p.Delay(n), with the jitter drawn, when p.Rand is nil,
+// from the queue's own generator (seeded from math/rand/v2, as
+// backoff.PerKey's is) rather than math/rand/v2's shared one; by default it
+// waits the longer of backoff.DefaultPolicy's Delay(n) and the When of
+// one backoff.NewDefaultBucket for all keys, as backoff.NewDefault would
+// give: 10ms after the first failure, doubling up to 2 minutes, with all
+// keys together paced under a ceiling.
 //
-// free is the stamp at which the caller became free to take a key,
-// typically the stamp it gave its last DoneStamped, or 0 for none. When
-// GetStamped does not wait and the key it hands out was ready by free, at
-// is free and no clock is read; the time between free and the hand-out,
-// the queue's own overhead, then counts as neither latency nor work.
-// Otherwise at is read from the clock.
-func (q *Queue[K]) GetStamped(ctx context.Context, free time.Duration) (key K, at time.Duration, ok bool) {
-	k, a, ok := q.get(ctx, max(int64(free), 0))
-	return k, time.Duration(a), ok
-}
+// After ShutDown, AddRateLimited does nothing and records no failure.
+func (q *Queue[K]) AddRateLimited(key K) { q.q.AddRateLimited(key) }
 
-// Stamp returns the queue's clock as the time since the queue was created:
-// the scale of GetStamped and DoneStamped. With the real clock it reads only
-// the monotonic clock; inside a synctest bubble it reads the bubble's.
-func (q *Queue[K]) Stamp() time.Duration { return time.Duration(q.stamp()) }
-
-func (q *Queue[K]) stamp() int64 {
-	if q.realClock {
-		return int64(time.Since(q.epoch))
-	}
-	return int64(q.clock.Now().Sub(q.epoch))
-}
-
-// handOut ends a Get that took node n and must stamp it (metrics, or
-// GetStamped): it stamps n, wakes a waiter if keys remain, unlocks, reports
-// how long n waited, and returns the stamp (see GetStamped).
-func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64) {
-	m := q.m
-	if free > 0 && !waited && (m == nil || m.readyAt[n] <= free) {
-		at = free
-	} else {
-		at = q.stamp()
-	}
-	var latency time.Duration
-	if m != nil {
-		latency = m.started(n, q.normal.n+q.low.n, at)
-	}
-	if q.waiters > 0 && q.normal.n+q.low.n > 0 {
-		q.wake()
-	}
-	q.mu.Unlock()
-	if m != nil {
-		m.hooks.QueueLatency(latency) // out of the lock: an observation needs no order
-	}
-	return at
-}
-
-// get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
-func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok bool) {
-	if ctx.Err() != nil {
-		return key, 0, false
-	}
-	waited := false
-	q.mu.Lock()
-	for {
-		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
-			q.promoteDue()
-		} else {
-			q.delay.skips++
-		}
-		if q.normal.n+q.low.n > 0 {
-			n := q.dequeue()
-			nd := q.keys.at(n)
-			nd.state |= processing
-			q.inFlight++
-			key = nd.key
-			if q.m != nil || free >= 0 {
-				return key, q.handOut(n, free, waited), true
-			}
-			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
-				q.wake()
-			}
-			q.mu.Unlock()
-			return key, 0, true
-		}
-		if q.shutdown {
-			q.mu.Unlock()
-			return key, 0, false
-		}
-		timer := q.armTimer()
-		q.waiters++
-		q.mu.Unlock()
-		woken, fired, cancelled := q.wait(ctx.Done(), timer)
-		if cancelled {
-			q.mu.Lock()
-			q.waiters--
-			q.mu.Unlock()
-			return key, 0, false
-		}
-		waited = true
-		q.mu.Lock()
-		q.waiters--
-		if fired {
-			q.delay.armed = false
-		}
-		if woken {
-			q.woken = false
-		}
-	}
-}
+// Delayed returns the number of keys waiting for a ready time (AddAfter,
+// AddRateLimited); a key whose time has come is ready and counts in Len
+// instead. Unlike Counts it does not walk the keys: it costs what Len
+// costs. Metrics adapters read it (or Counts) for the delayed-keys gauge;
+// Metrics.Depth, like client-go's workqueue_depth, counts ready keys only.
+func (q *Queue[K]) Delayed() int { return q.q.Delayed() }
 
 // Done tells the queue that the caller has finished processing key. If key
 // was added while it was processing, it is queued again now, at the highest
@@ -337,116 +155,77 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 //
 // Done works after ShutDown too: reruns recorded before ShutDown are queued,
 // and ShutDownWithDrain returns once every handed-out key is done.
-func (q *Queue[K]) Done(key K) { q.done(key, -1) }
+func (q *Queue[K]) Done(key K) { q.q.Done(key) }
 
-// DoneStamped is Done with at, a Stamp the caller took when its work on key
-// ended, as the end of key's WorkDuration and the ready time of a rerun it
-// queues: the queue reads no clock. A negative at is read from the clock.
-func (q *Queue[K]) DoneStamped(key K, at time.Duration) { q.done(key, int64(at)) }
+// Forget resets key's failure count, so its next AddRateLimited waits the
+// shortest delay again. It does not remove key from the queue. Forgetting a
+// key that never failed does nothing.
+func (q *Queue[K]) Forget(key K) { q.q.Forget(key) }
 
-func (q *Queue[K]) done(key K, at int64) {
-	h := q.keys.hash(key)
-	q.mu.Lock()
-	n, slot := q.keys.lookup(key, h)
-	if n == none {
-		q.mu.Unlock()
-		return
-	}
-	nd := q.keys.at(n)
-	s := nd.state
-	if s&processing == 0 {
-		q.mu.Unlock()
-		return
-	}
-	nd.state = s &^ (processing | dirty)
-	q.inFlight--
-	m := q.m
-	var work time.Duration
-	if m != nil {
-		if at < 0 {
-			at = q.stamp()
-		}
-		work = m.finished(n, at)
-	}
-	switch {
-	case s&dirtyNormal != 0:
-		q.enqueueAt(n, Normal, at)
-	case s&dirtyLow != 0:
-		q.enqueueAt(n, Low, at)
-	case s&delayed == 0 && nd.failures == 0:
-		q.keys.removeAt(slot)
-	}
-	if q.inFlight == 0 && q.drained != nil {
-		close(q.drained)
-		q.drained = nil
-	}
-	q.mu.Unlock()
-	if m != nil {
-		m.hooks.WorkDuration(work) // out of the lock: an observation needs no order
-	}
-}
+// Get hands out the next ready key, blocking until there is one. The caller
+// owns the key until it calls Done, and must call Done exactly once for it.
+//
+// Get returns false, without a key, when ctx is done (checked first, so a
+// cancelled worker takes no more keys), or once the queue is shut down and
+// no key is ready.
+func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) { return q.q.Get(ctx) }
 
 // Len returns the number of keys ready to be handed out, at both
 // priorities. It does not count keys processing, nor delayed keys (AddAfter,
 // AddRateLimited), which Delayed counts: a queue holding a million delayed
 // keys has Len 0 and Delayed 1,000,000. Like any length of a concurrent
 // queue, it may be stale by the time it is read.
-func (q *Queue[K]) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.delay.heap) > 0 {
-		q.promoteDue()
-	}
-	return q.normal.n + q.low.n
-}
+func (q *Queue[K]) Len() int { return q.q.Len() }
 
-// Delayed returns the number of keys waiting for a ready time (AddAfter,
-// AddRateLimited); a key whose time has come is ready and counts in Len
-// instead. Unlike Counts it does not walk the keys: it costs what Len
-// costs. Metrics adapters read it (or Counts) for the delayed-keys gauge;
-// Metrics.Depth, like client-go's workqueue_depth, counts ready keys only.
-func (q *Queue[K]) Delayed() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.delay.heap) > 0 {
-		q.promoteDue()
-	}
-	return len(q.delay.heap)
-}
+// Name returns the name given with WithName, or "".
+func (q *Queue[K]) Name() string { return q.q.Name() }
 
-// wait blocks until a wake-up token or ShutDown (woken), the timer (fired),
-// or ctx (cancelled). A plain receive costs less than a select, so the
-// common cases of no deadline or no delayed key select on fewer channels.
-func (q *Queue[K]) wait(ctxDone <-chan struct{}, timer <-chan time.Time) (woken, fired, cancelled bool) {
-	switch {
-	case ctxDone == nil && timer == nil:
-		_, woken = <-q.notify
-	case timer == nil:
-		select {
-		case _, woken = <-q.notify:
-		case <-ctxDone:
-			cancelled = true
-		}
-	case ctxDone == nil:
-		select {
-		case _, woken = <-q.notify:
-		case <-timer:
-			fired = true
-		}
-	default:
-		select {
-		case _, woken = <-q.notify:
-		case <-timer:
-			fired = true
-		case <-ctxDone:
-			cancelled = true
-		}
-	}
-	return woken, fired, cancelled
-}
+// NumRequeues returns how many times key has been added with AddRateLimited
+// since it was last forgotten, as the limiter given to NewRateLimited or the
+// queue itself counts them: 0 for a key that never failed.
+func (q *Queue[K]) NumRequeues(key K) int { return q.q.NumRequeues(key) }
 
-func (q *Queue[K]) countAdd() {
-	if q.m != nil {
-		q.m.hooks.Added()
+// ShutDown stops the queue for good. Later adds of every kind are ignored,
+// and delayed keys are dropped. Keys already ready stay: Get keeps handing
+// them out until none is left, then returns false, and blocked Gets wake up
+// to do so. Keys processing may still be handed back with Done, which
+// queues any rerun recorded before ShutDown. ShutDown does not wait for
+// keys (ShutDownWithDrain does), only for the queue's metrics goroutine to
+// end; calling it again does nothing.
+func (q *Queue[K]) ShutDown() { q.q.ShutDown() }
+
+// ShutDownWithDrain is ShutDown, and then waits until no key is in flight:
+// every key handed out by Get has been handed back with Done. It returns
+// nil then, or, if ctx is done first, an error that says how many keys were
+// still processing and wraps ctx's cause. Keys still ready when it returns
+// stay for Get; a caller that wants them processed too keeps its workers
+// calling Get until it returns false.
+func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error { return q.q.ShutDownWithDrain(ctx) }
+
+// State returns what the queue holds for key right now. A delayed key whose
+// time has come is reported Queued. State is for inspection and tests: like
+// Len, it may be stale by the time it is read.
+func (q *Queue[K]) State(key K) KeyState { return keyState(q.q.State(key)) }
+
+// Counts returns how many keys the queue holds in each state. It walks
+// every key, under the queue's lock, and allocates nothing: it is for
+// inspection pages and metric scrapes, not for a hot path. Keys whose delay
+// has passed are counted as Ready. Like Len, the result may be stale by the
+// time it is read.
+func (q *Queue[K]) Counts() Counts { return Counts(q.q.Counts()) }
+
+// All returns every key the queue holds something for (queued, processing
+// or delayed) with its state, as State would report it, in no particular
+// order. The states are copied under the queue's lock before the first is
+// yielded, so the loop body may call the queue; they are the queue at one
+// moment, and may be stale by the time they are read. It is for inspection
+// pages, not for a hot path: it costs one KeyState per key held.
+func (q *Queue[K]) All() iter.Seq2[K, KeyState] {
+	return func(yield func(K, KeyState) bool) {
+		for k, s := range q.q.All() {
+			if !yield(k, keyState(s)) {
+				return
+			}
+		}
 	}
 }

@@ -158,7 +158,7 @@ func BenchmarkJudgeStatusWrite(b *testing.B) {
 	require.NoError(b, err)
 	for _, bc := range []struct {
 		name string
-		f    ChangeFunc[appSpec, appStatus]
+		f    changeFunc[appSpec, appStatus]
 	}{
 		{"section", SectionChanges[appSpec, appStatus]},
 		{"field", st.FieldChanges},

@@ -15,7 +15,7 @@ const (
 	// nextOnHint schedules nothing: the key runs on the next hint or resync.
 	nextOnHint nextKind = iota
 	// nextAfterWrite runs the key once the cache holds the reconcile's last
-	// write (Result.Requeue).
+	// write (Result.RequeueAfterWrite).
 	nextAfterWrite
 	// nextAfter runs the key after decision.delay.
 	nextAfter
@@ -43,7 +43,7 @@ const (
 )
 
 // Metric result labels, as controller_runtime_reconcile_total uses them
-// (see Metrics.ReconcileDone and KeyInfo.LastResult).
+// (see metrics.Loop.ReconcileDone and KeyInfo.LastResult).
 const (
 	resultSuccess      = "success"
 	resultRequeue      = "requeue"
@@ -84,9 +84,10 @@ type decision struct {
 //
 //	return               failures   next run                      Stalled
 //	nil                  reset      next hint                     clear
-//	Requeue              unchanged  after the last write is seen  keep
+//	RequeueAfterWrite    unchanged  after the last write is seen  keep
 //	RequeueAfter d       reset      after d                       clear
-//	revision conflict    unchanged  as a Requeue that wrote none  keep
+//	revision conflict    unchanged  as a RequeueAfterWrite with   keep
+//	                                no write
 //	err                  +1         max(backoff, RequeueAfter)    set after stallAfter failures
 //	Blocked(reason, err) +1         max(backoff, RequeueAfter)    set now
 //	RetryAfter(err, d)   +1         max(d, backoff, RequeueAfter) as for err
@@ -103,7 +104,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		switch {
 		case after > 0:
 			return decision{next: nextAfter, delay: after, stalled: stalledClear, result: resultRequeueAfter}
-		case res.Requeue:
+		case res.afterWrite():
 			return decision{failures: failures, next: nextAfterWrite, result: resultRequeue}
 		default:
 			return decision{stalled: stalledClear, result: resultSuccess}
@@ -111,7 +112,7 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 	}
 	if te, ok := errors.AsType[*TerminalError](err); ok {
 		d := decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
-			message: errString(te.Err), warn: res.Requeue, result: resultError}
+			message: errString(te.Err), warn: res.afterWrite(), result: resultError}
 		if after > 0 {
 			d.next, d.delay = nextAfter, after
 		}

@@ -27,7 +27,7 @@ func TestDecideNilResetsAndClearsStalled(t *testing.T) {
 }
 
 func TestDecideRequeueKeepsFailuresAndWaitsForWrite(t *testing.T) {
-	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
+	d := decide(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
 	require.Equal(t, decision{failures: 3, next: nextAfterWrite, stalled: stalledKeep, result: resultRequeue}, d)
 	require.False(t, d.failed, "Requeue is not a failure")
 }
@@ -36,7 +36,7 @@ func TestDecideRequeueAfterResetsAndWaits(t *testing.T) {
 	d := decide(Result{RequeueAfter: time.Minute}, nil, 3, 5, testBackoff)
 	require.Equal(t, decision{failures: 0, next: nextAfter, delay: time.Minute, stalled: stalledClear, result: resultRequeueAfter}, d)
 	// RequeueAfter wins over Requeue.
-	require.Equal(t, d, decide(Result{Requeue: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
+	require.Equal(t, d, decide(Result{RequeueAfterWrite: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
 }
 
 func TestDecideErrorCountsAndBacksOff(t *testing.T) {
@@ -67,7 +67,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, 80*time.Millisecond, d.delay, "backoff wins when longer")
 
 	// Requeue with an error is also warned about, and follows the err row.
-	d = decide(Result{Requeue: true}, errBoom, 0, 5, testBackoff)
+	d = decide(Result{RequeueAfterWrite: true}, errBoom, 0, 5, testBackoff)
 	require.True(t, d.warn)
 	require.Equal(t, nextAfter, d.next)
 }
@@ -117,7 +117,7 @@ func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
 	require.Equal(t, time.Hour, d.delay)
 	require.False(t, d.warn)
 	// Requeue has no meaning with Terminal: warned.
-	require.True(t, decide(Result{Requeue: true}, Terminal(errBoom), 0, 5, bo).warn)
+	require.True(t, decide(Result{RequeueAfterWrite: true}, Terminal(errBoom), 0, 5, bo).warn)
 }
 
 func TestDecideNestedWrappers(t *testing.T) {
@@ -167,7 +167,7 @@ func FuzzDecide(f *testing.F) {
 		case 4:
 			err = Terminal(errBoom)
 		}
-		res := Result{Requeue: requeue, RequeueAfter: time.Duration(after)}
+		res := Result{RequeueAfterWrite: requeue, RequeueAfter: time.Duration(after)}
 		d := decide(res, err, failures, stallAfter, testBackoff)
 		require.GreaterOrEqual(t, d.delay, time.Duration(0))
 		require.GreaterOrEqual(t, d.failures, 0)
@@ -186,7 +186,7 @@ func FuzzDecide(f *testing.F) {
 }
 
 func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
-	d := decide(Result{Requeue: true}, nil, 3, 5, testBackoff)
+	d := decide(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
 	u := requeueUnwritten(d, false, 2, testBackoff)
 	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
 		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)

@@ -28,7 +28,8 @@ func (downBackend) Watch(context.Context, int64) (<-chan store.Event[appSpec, ap
 
 // A Loop waiting for a cache says so: every 30s at Warn, which source, for
 // how long, and the cache's last list or watch error; cancelled, Run says it
-// never synced. A Manager's Ready names the cache and its error.
+// never synced. (A Manager's Ready names the cache and its error: see
+// package manager.)
 func TestWaitingForACacheIsReported(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -43,8 +44,6 @@ func TestWaitingForACacheIsReported(t *testing.T) {
 				e := newEnv(t, "App", nil)
 				defer e.stop()
 				c := cache.New[appSpec, appStatus](downBackend{})
-				m := NewManager(WithManagerLogger(slog.New(slog.DiscardHandler)))
-				require.NoError(t, m.AddCache(c))
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				if tt.run {
@@ -70,14 +69,8 @@ func TestWaitingForACacheIsReported(t *testing.T) {
 				}
 				require.Equal(t, 2, lines, "one line every 30s")
 
-				err := m.Ready()
-				require.ErrorIs(t, err, ErrNotReady)
-				require.ErrorContains(t, err, "cache 0 (*cache.Cache[")
-				if tt.lastErr != "" {
-					require.ErrorContains(t, err, tt.lastErr, "Ready says why")
-				}
 				// Before: Run returned nil.
-				err = stop()
+				err := stop()
 				require.ErrorIs(t, err, ErrNotSynced)
 				require.ErrorContains(t, err, "source 0 (FromStore(App)), after 1m5s")
 				if tt.lastErr != "" {

@@ -14,14 +14,14 @@
 //		reconcile.WithWorkers(4))
 //
 // The source is New's typed argument, not an option: a Reconciler[K] takes
-// a Source[K], so a source (or the StatusWriter it carries) of another key
+// a Source[K], so a source (or the ConditionWriter it carries) of another key
 // type does not compile. The options are the same for every key type.
 //
 // The defaults, each documented on its option: 1 worker; resync every 10
 // minutes ±10%; no per-reconcile timeout; backoff.DefaultPolicy (10ms
 // doubling to 2m, ±20%) combined by max with an overall retry bucket (10/s,
 // burst 100, ceiling 30s); Stalled after 5 consecutive failures; no elector
-// (always working); NopMetrics; slog.Default() as the logger (errors and
+// (always working); metrics.NopLoop; slog.Default() as the logger (errors and
 // warnings seen, per-key lines at Debug); a 30s drain timeout; a
 // 2s read-your-writes timeout; the Loop's name as the reconciler's field
 // manager (Loop.FieldManager) and name+"-loop" as the manager of the
@@ -32,9 +32,9 @@
 // FromOwned for children that wake their controller owner, FromCacheMapped
 // for any mapping such as a dependency index), channels (FromChannel,
 // Mapped), functions (SourceFunc) and fixed key lists (Keys); Sources joins
-// several. A source may also list keys (KeyLister), need warming (Syncer),
-// follow the store's revisions (RevisionWaiter) and carry the StatusWriter
-// the Loop writes Stalled through (FromStore's does; WithStatusWriter
+// several. A source may also list keys (Keys), need warming (WaitForSync),
+// follow the store's revisions (Revision, WaitFor) and carry the ConditionWriter
+// the Loop writes Stalled through (FromStore's does; WithConditionWriter
 // attaches another). Resync adds every listed key at low priority: no store
 // reads, and a key in backoff keeps waiting.
 //
@@ -46,7 +46,7 @@
 // token bucket whose delay has a ceiling.
 //
 // A Loop waits for its caches to be warm before it works; while it waits it
-// logs at Warn every 30s (SyncWaitReport) which source, for how long, and
+// logs at Warn every 30s which source, for how long, and
 // the cache's last list or watch error, and a Run cancelled meanwhile
 // returns an error wrapping ErrNotSynced that says the same.
 //
@@ -70,21 +70,23 @@
 // reconciles with cause ErrShutdown, waits up to the drain timeout and
 // returns, naming any keys still running (ErrDrainTimeout).
 //
-// Result.Requeue means "run again once the cache shows what I wrote": every
-// typed-store write made with the reconcile's ctx is recorded (RecordWrite
+// Result.RequeueAfterWrite means "run again once the cache shows what I
+// wrote": every typed-store write made with the reconcile's ctx is recorded (RecordWrite
 // adds others), and the Loop waits for its caches to reach the highest
 // revision written (after 2s it runs anyway, and FreshReadNeeded(ctx) tells
-// the reconciler to read from the store). A Requeue from a pass that wrote
-// nothing has nothing to wait for: it runs again after per-key backoff
+// the reconciler to read from the store). A RequeueAfterWrite from a pass
+// that wrote nothing has nothing to wait for: it runs again after per-key backoff
 // (controller-runtime's "not ready yet, requeue"), neither a failure nor a
-// step toward Stalled. A Requeue from a pass that wrote is progress: it
-// resets the failure count.
+// step toward Stalled. A RequeueAfterWrite from a pass that wrote is
+// progress: it resets the failure count. Result.Requeue, controller-runtime's
+// name, is a deprecated alias of RequeueAfterWrite: a Loop acts on it the
+// same way, and warns once that it is deprecated.
 //
 // A revision conflict returned as it is (an error wrapping
 // store.ErrConflict: someone else wrote first) is a retry, not a failure:
-// it is paced like a Requeue that wrote nothing, logged at Debug, and never
-// counts toward Stalled, so a spec that another writer keeps moving does
-// not make an object Stalled. A field ownership conflict
+// it is paced like a RequeueAfterWrite that wrote nothing, logged at Debug,
+// and never counts toward Stalled, so a spec that another writer keeps
+// moving does not make an object Stalled. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
 // Conflicts are what a status write computed from a cache that runs behind
 // another writer gets (IfObserved of a stale read), and backoff is the
@@ -113,7 +115,7 @@
 //
 //	return                failures   next run                                Stalled
 //	nil                   reset      next hint or resync                     cleared
-//	Result{Requeue}       reset      once the cache holds the last write     unchanged
+//	RequeueAfterWrite     reset      once the cache holds the last write     unchanged
 //	  (nothing written)   unchanged  per-key backoff, the n-th in a row      unchanged
 //	Result{RequeueAfter}  reset      after RequeueAfter                      cleared
 //	revision conflict     unchanged  per-key backoff, the n-th in a row      unchanged
@@ -123,18 +125,18 @@
 //	Terminal(err)         reset      after RequeueAfter, else next hint      set (ReasonTerminal)
 //
 // Interactions, stated once:
-//   - RequeueAfter wins over Requeue when both are set.
+//   - RequeueAfter wins over RequeueAfterWrite when both are set.
 //   - A Result returned together with an error follows the error's row and
 //     logs one warning per key (Terminal with RequeueAfter excepted: that
 //     combination is part of the table).
 //   - Wrappers nest: Terminal wins over anything inside it; Blocked and
 //     RetryAfter combine (Stalled now, and the later of the two delays).
 //   - Stalled follows the failure count: a row that resets the count without
-//     an error clears it (Requeue excepted: the pass is not done, and the
+//     an error clears it (RequeueAfterWrite excepted: the pass is not done, and the
 //     row that ends it decides); "cleared" writes Stalled=False only on an
 //     object that has a Stalled=True condition, so a healthy object gets
 //     no write.
-//   - "The n-th in a row" counts the Requeues that wrote nothing and the
+//   - "The n-th in a row" counts the RequeueAfterWrites that wrote nothing and the
 //     revision conflicts since the last other row; the n-th waits
 //     backoff(n), and no earlier than a RequeueAfter returned with it.
 //   - A reconcile that ends because the Loop is stopping (ctx cause
@@ -155,10 +157,10 @@
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns only the Stalled condition; Ready belongs to the user.
 //
-// The Loop writes Stalled as its own manager, FieldManager()+"-loop", and
+// The Loop writes Stalled as its own manager, the field manager (WithFieldManager, LoopInfo.FieldManager)+"-loop", and
 // a Loop clears only a Stalled condition that manager owns in the object's
-// field ownership (StatusWriter.OwnsCondition), so it never clears a report
-// it did not write (see StoreStatus for two Loops over one kind). The
+// field ownership (ConditionWriter.OwnsCondition), so it never clears a report
+// it did not write (see StoreConditions for two Loops over one kind). The
 // message starts with the Loop's name for people to read ("app: " and the
 // error's text; for Blocked("SecretMissing", err) err's text, since the
 // reason is already in Reason); the text decides nothing. It holds no
@@ -194,7 +196,7 @@
 // # Own writes and oscillation
 //
 // Both are judged by field ownership, through the cache source's
-// ChangeFunc, on diff.Path values. FromStore's is the store's FieldChanges:
+// change function (WithChanges), on diff.Path values. FromStore's is the store's FieldChanges:
 // it diffs an object field by field (.metadata.labels.app, .spec.replicas,
 // .conditions[type="Ready"].status...) and splits the changes by who owns
 // them in Meta.Managed. FromOwned and FromCacheMapped, which have a cache
@@ -237,7 +239,7 @@
 // plus one window (1m10s after a first detection, with the defaults) plus
 // that reconcile, whatever the resync period, and costs one write for the
 // clear. A fight whose reconcilers return RequeueAfter 250ms makes at most
-// 15 writes a minute once detected; a status write before every Requeue,
+// 15 writes a minute once detected; a status write before every RequeueAfterWrite,
 // at most 60 in any minute.
 //
 // Status-only writes do not count toward NoProgress. A write by this manager
@@ -253,7 +255,7 @@
 // (the spec or metadata, or a foreign field) can do. A status-only write still
 // counts toward a Fight, when it re-sets a status field another manager
 // changed. A status that never settles (a timestamp, say) written before
-// every Result.Requeue is caught by the status budget instead.
+// every Result.RequeueAfterWrite is caught by the status budget instead.
 //
 // Status writes have a budget of their own. A write that changes more than
 // the status side (the spec, metadata, a field another manager owns) spends
@@ -263,7 +265,7 @@
 // write spends the status budget, MaxStatusWrites (120 a minute); beyond it
 // the key is held all the same, so the store sees at most about that many
 // writes a minute, but it is reported as Throttled (a Warn line, the
-// oscillation metric with kind Throttled, LoopStatus.Throttled, and the
+// oscillation metric with kind Throttled, LoopInfo.Throttled, and the
 // key's status on the debug page), never as Stalled. The reason: a status
 // that reports observed changes in the world (a fleet that flaps) changes
 // as often as the world does; that is not an oscillation of desired state,
@@ -273,20 +275,20 @@
 //
 // # Metrics
 //
-// Metrics is an interface with the semantics of controller-runtime's
+// metrics.Loop is an interface with the semantics of controller-runtime's
 // controller_runtime_* metrics, plus time to converge and the number of
 // unconverged objects. Every hook fires, the queue's Retry included (once
-// per retry through backoff). NopMetrics is the default; embed it in a type that
+// per retry through backoff). metrics.NopLoop is the default; embed it in a type that
 // implements only the hooks it needs.
 //
-// With NopMetrics the Loop reads no clock for metrics. With any other
-// Metrics it reads the clock twice per reconcile while keys wait for
+// With metrics.NopLoop the Loop reads no clock for metrics. With any other
+// metrics.Loop it reads the clock twice per reconcile while keys wait for
 // workers, once where the key is added and once where the reconcile ends:
-// the Loop and its queue share their stamps (queue.GetStamped and
-// DoneStamped), so the reconcile's start is the stamp at which the queue
+// the Loop and its queue share their stamps (the queue's core in
+// internal/workqueue takes the Loop's), so the reconcile's start is the stamp at which the queue
 // handed the key out, and the end stamp ends the queue's work duration and
 // starts the worker's next one. A worker that had to wait for a key, or
 // that logged or wrote Stalled after the reconcile, reads once more. A
-// Metrics that is an ActiveWorkersReader reads the number of busy workers
+// metrics.Loop with an ActiveWorkersFunc method reads the number of busy workers
 // when scraped; the Loop then keeps no shared count of them.
 package reconcile

@@ -12,8 +12,8 @@ import (
 // key's first failure (Warning, reason ReconcileFailed, the error), its
 // move to Stalled (Warning, the Stalled reason and message), a pause and
 // a resume (Normal, Paused and Resumed), each with the Loop's name as
-// Source and the reconcile's ID; and what reconcilers record with Event.
-// Only objects the Loop's StatusWriter knows get events (FromStore's
+// Source and the reconcile's ID; and what reconcilers record with events.Emit.
+// Only objects the Loop's ConditionWriter knows get events (FromStore's
 // does). Recording never blocks a reconcile: a full buffer drops.
 func WithEvents(r *history.Recorder) Option {
 	return optionFunc(func(c *config) error {
@@ -25,28 +25,18 @@ func WithEvents(r *history.Recorder) Option {
 	})
 }
 
-// Event records an event about the object of the reconcile running with
-// ctx, in the Loop's event history (WithEvents), with the reconcile's ID:
-// typ is events.Normal or events.Warning, reason a CamelCase word, message
-// for people. Repeats are aggregated into a count. It never blocks; it
-// does nothing for a ctx that does not come from a Loop with events.
-func Event(ctx context.Context, typ, reason, message string) {
-	if r, ok := ctx.Value(recorderKey{}).(*recorder); ok && r.event != nil {
-		r.event(r, typ, reason, message)
-	}
-}
-
-// setEvents makes rec's Event record on the object of the key slot holds.
-func (l *Loop[K]) setEvents(rec *recorder, slot *runningSlot[K]) {
+// withEvents returns the worker's ctx with an emitter (events.Emit) that
+// records on the object of the key slot holds, when the Loop has events.
+func (l *Loop[K]) withEvents(ctx context.Context, rec *recorder, slot *runningSlot[K]) context.Context {
 	if l.cfg.events == nil || l.marks == nil {
-		return
+		return ctx
 	}
-	rec.event = func(r *recorder, typ, reason, message string) {
+	return history.NewContext(ctx, func(typ, reason, message string) {
 		slot.mu.Lock()
 		key := slot.key
 		slot.mu.Unlock()
-		l.recordEvent(key, r.reconcileID(), typ, reason, message)
-	}
+		l.recordEvent(key, rec.reconcileID(), typ, reason, message)
+	})
 }
 
 // recordEvent records an event about key's object, when the Loop has

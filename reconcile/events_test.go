@@ -40,7 +40,7 @@ func TestLoopRecordsEventsOfItsObjects(t *testing.T) {
 			mu.Lock()
 			aID = ReconcileID(ctx)
 			mu.Unlock()
-			Event(ctx, history.Normal, "Scaled", "to 3")
+			history.Emit(ctx, history.Normal, "Scaled", "to 3")
 			return Result{}, nil
 		})
 		l, err := New("apps", r, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(2), WithEvents(rec))...)

@@ -128,17 +128,17 @@ func TestStatusWriteAndRequeueStormIsReportedAndSlowed(t *testing.T) {
 				return Result{}, nil
 			}
 			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "seen " + time.Now().String(), Replicas: int(n)}, nil)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		m := NewMemMetrics()
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), WithMetrics(m))...)
 		stop := start(t, l)
-		for i := 0; l.Status().Throttled == 0; i++ {
+		for i := 0; l.Info().Throttled == 0; i++ {
 			require.Less(t, i, 10_000, "throttled")
 			time.Sleep(10 * time.Millisecond)
 			synctest.Wait()
 		}
-		ks := l.KeyStatuses()
+		ks := l.InspectAll()
 		require.Len(t, ks, 1)
 		require.Equal(t, PhaseHeld, ks[0].Phase)
 		require.Contains(t, ks[0].Why, "throttled")

@@ -11,12 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
 
-// hookCounter counts the calls of every Metrics and queue.Metrics hook by
+// hookCounter counts the calls of every metrics.Loop and queue.Metrics hook by
 // method name.
 type hookCounter struct {
 	mu    sync.Mutex
@@ -50,7 +51,7 @@ func (q queueHooks) WorkDuration(time.Duration)    { q.h.hit("queue.WorkDuration
 func (q queueHooks) Unfinished(_, _ time.Duration) { q.h.hit("queue.Unfinished") }
 func (q queueHooks) Retry()                        { q.h.hit("queue.Retry") }
 
-// Every documented metric hook fires: each method of Metrics and of the
+// Every documented metric hook fires: each method of metrics.Loop and of the
 // queue.Metrics it returns is called in a run that fails, is fenced,
 // panics, requeues, converges and writes beyond its budget.
 func TestEveryMetricHookFires(t *testing.T) {
@@ -77,7 +78,7 @@ func TestEveryMetricHookFires(t *testing.T) {
 			}
 			storms++
 			_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: storms}, nil)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		h := &hookCounter{calls: map[string]int{}}
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(h))...)
@@ -86,7 +87,7 @@ func TestEveryMetricHookFires(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, stop())
 
-		for _, typ := range []reflect.Type{reflect.TypeFor[Metrics](), reflect.TypeFor[queue.Metrics]()} {
+		for _, typ := range []reflect.Type{reflect.TypeFor[metrics.Loop](), reflect.TypeFor[queue.Metrics]()} {
 			prefix := ""
 			if typ == reflect.TypeFor[queue.Metrics]() {
 				prefix = "queue."

@@ -159,7 +159,7 @@ func TestTermEndCancelsInFlightWithTheTermsCause(t *testing.T) {
 		synctest.Wait()
 		el.grants <- struct{}{}
 		synctest.Wait()
-		require.True(t, l.Inspect("a").Running)
+		require.Equal(t, PhaseRunning, l.Inspect("a").Phase)
 		el.endTerm()
 		synctest.Wait()
 		require.ErrorIs(t, <-causes, errDeposed)

@@ -143,7 +143,7 @@ func TestOscillationReportEndsAfterAWriteStormEnds(t *testing.T) {
 			}
 			k := n.Add(1)
 			err := labelStorm(ctx, e, "test", key, int(k))
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		m := NewMemMetrics()
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet(), noProgressOff())...)

@@ -13,11 +13,15 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
-// ErrAlreadyRunning is returned by a second call of Loop.Run.
-var ErrAlreadyRunning = errors.New("reconcile: loop is already running")
+// ErrAlreadyRunning is returned by a second call of Loop.Run, and of the Run
+// of a cache source (FromStore, FromOwned, FromCacheMapped: each serves one
+// Loop).
+var ErrAlreadyRunning = errors.New("reconcile: already running")
 
 // ErrDrainTimeout is wrapped by Run's error when reconciles were still
 // running DrainTimeout after Run's ctx ended; the error names their keys.
@@ -43,13 +47,13 @@ type Loop[K comparable] struct {
 	r       Reconciler[K]
 	cfg     config
 	sources []Source[K]
-	sw      StatusWriter[K]
+	sw      ConditionWriter[K]
 	marks   markReader[K]     // sw's, when it reads objects' marks (pause.go)
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
-	metrics Metrics
-	waiters []RevisionWaiter
+	metrics metrics.Loop
+	waiters []revisionWaiter
 	// writeWait is the write limit's wait (WithWriteLimit), nil for none.
 	writeWait func(context.Context) error
 	added     addedSources[K] // see AddSource
@@ -68,10 +72,10 @@ type Loop[K comparable] struct {
 	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
 	idPrefix   string        // ReconcileID's prefix, random per Loop
 	held       atomic.Int64  // keys with a hold (oscillation backoff)
-	// metricsOn is false for NopMetrics: then no timestamps are taken
+	// metricsOn is false for metrics.NopLoop: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
-	// countActive: metrics is on and not an ActiveWorkersReader, so the
+	// countActive: metrics is on and not an activeWorkersReader, so the
 	// Loop keeps active and calls ActiveWorkers around every reconcile.
 	countActive bool
 	// stalledTracked is set once a cache source reports conditions; from
@@ -80,6 +84,8 @@ type Loop[K comparable] struct {
 	stalledTracked atomic.Bool
 	nstalled       atomic.Int64
 	nkeys          atomic.Int64 // len(keys), read without the lock
+	// requeueWarned: the deprecation of Result.Requeue has been logged.
+	requeueWarned atomic.Bool
 
 	own    ownWrites   // revisions and managers of the reconciles' writes
 	noise  noiseLog    // the failure log's budgets (lognoise.go)
@@ -109,7 +115,7 @@ type keyState struct {
 	oscCount   int       // detections in a row; the hold doubles with each
 	holdUntil  time.Time // hints do not advance the key before this
 	stalled    *stalledNote
-	// counted is the reason Metrics.Stalled last counted for the key, ""
+	// counted is the reason metrics.Loop.Stalled last counted for the key, ""
 	// since it was last cleared; stalledAt is when the Loop last wrote
 	// Stalled=True on its object. Both are zero while stalled is nil.
 	counted   string
@@ -133,13 +139,13 @@ func (s *keyState) empty() bool {
 //
 // src is where keys come from: FromStore for the Loop's own kind, any other
 // Source, or several joined with Sources; nil for a Loop fed only through
-// its Add methods. It also carries the StatusWriter the Loop writes Stalled
-// through, if any: FromStore's, or one given with WithStatusWriter. Both
+// its Add methods. It also carries the ConditionWriter the Loop writes Stalled
+// through, if any: FromStore's, or one given with WithConditionWriter. Both
 // are typed by K, so a source or status writer of another key type does
 // not compile.
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
-// r, a bad option, a src that carries two StatusWriters, or a FromOwned
+// r, a bad option, a src that carries two ConditionWriters, or a FromOwned
 // source whose owner kind the Loop does not reconcile (see FromOwned). A
 // typed nil (a nil pointer or func behind the interface) counts as nil
 // wherever New or an option takes an interface, and is refused: the
@@ -162,9 +168,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
-	_, nop := cfg.metrics.(NopMetrics)
+	_, nop := cfg.metrics.(metrics.NopLoop)
 	l.metricsOn = !nop
-	_, busyRead := cfg.metrics.(ActiveWorkersReader)
+	_, busyRead := cfg.metrics.(activeWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
 	if l.metricsOn {
 		// A hook that panics is logged and skipped, on every path that
@@ -180,7 +186,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, fmt.Errorf("loop %s: %w", name, err)
 	}
 	for _, s := range l.sources {
-		if w, ok := s.(RevisionWaiter); ok {
+		if w, ok := s.(revisionWaiter); ok {
 			l.waiters = append(l.waiters, guardedWaiter[K]{w: w, l: l})
 		}
 	}
@@ -200,16 +206,11 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 // Name returns the Loop's name.
 func (l *Loop[K]) Name() string { return l.name }
 
-// FieldManager returns the field manager the reconciler writes as (see
-// WithFieldManager): the name its writes are judged by. The Loop writes its
-// own Stalled condition as FieldManager()+"-loop".
-func (l *Loop[K]) FieldManager() string { return l.cfg.manager }
-
 // Leading reports whether the Loop is working a leadership term now (always
 // true while Run runs without an elector, once sources are synced).
 func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 
-// Run starts the sources, waits until those that are Syncers are warm,
+// Run starts the sources, waits until those that are syncers are warm,
 // then works (while leading, with an elector) until ctx ends. It may be
 // called only once; a second call returns ErrAlreadyRunning.
 //
@@ -218,7 +219,7 @@ func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 // nil after a clean stop; an error wrapping ErrDrainTimeout that names the
 // keys still running if the drain timed out; an error wrapping ErrNotSynced
 // if ctx ended while it waited for a source to sync (while it waits, it
-// logs at Warn every SyncWaitReport which source, how long, and the
+// logs at Warn every 30 seconds which source, how long, and the
 // source's last list or watch error); or the error of a Source that failed.
 func (l *Loop[K]) Run(ctx context.Context) error {
 	if !l.started.CompareAndSwap(false, true) {
@@ -242,7 +243,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	bg.Go(func() { l.summaryLoop(runCtx) })
 	l.added.start(runCtx, l)
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
-	if r, ok := l.cfg.metrics.(ActiveWorkersReader); ok {
+	if r, ok := l.cfg.metrics.(activeWorkersReader); ok {
 		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 
@@ -268,7 +269,7 @@ func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error)
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", describe(s)))
+			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			err = p
 		}
 	}()
@@ -276,29 +277,29 @@ func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error)
 	return s.Run(ctx, l)
 }
 
-// waitSynced waits for every source that is a Syncer, logging at Warn
-// every SyncWaitReport which one it waits for, how long, and its last list
+// waitSynced waits for every source that is a syncer, logging at Warn
+// every 30 seconds which one it waits for, how long, and its last list
 // or watch error. It returns an error wrapping ErrNotSynced if ctx ends
 // first.
 func (l *Loop[K]) waitSynced(ctx context.Context) error {
 	for i, s := range l.sources {
-		sy, ok := s.(Syncer)
+		sy, ok := s.(syncer)
 		if !ok {
 			continue
 		}
 		start := l.clk.Now()
-		what := fmt.Sprintf("loop %s: source %d (%s)", l.name, i, describe(s))
-		err := waitSync(ctx, l.clk, sy.WaitForSync, func(waited time.Duration) {
+		what := fmt.Sprintf("loop %s: source %d (%s)", l.name, i, syncwait.Describe(s))
+		err := syncwait.Wait(ctx, l.clk, sy.WaitForSync, func(waited time.Duration) {
 			l.log.LogAttrs(ctx, slog.LevelWarn, "waiting for a source to sync", slog.String("controller", l.name),
-				slog.Int("source", i), slog.String("what", describe(s)), slog.Duration("waited", waited),
-				slog.Any("lastError", lastError(s)))
+				slog.Int("source", i), slog.String("what", syncwait.Describe(s)), slog.Duration("waited", waited),
+				slog.Any("lastError", syncwait.LastError(s)))
 		})
 		if p, ok := err.(*guard.Panic); ok {
-			l.userPanic("Syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", describe(s)))
+			l.userPanic("syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
 		}
 		if err != nil {
-			return notSynced(what, l.clk.Now().Sub(start), lastError(s))
+			return notSynced(what, l.clk.Now().Sub(start), syncwait.LastError(s))
 		}
 	}
 	return nil

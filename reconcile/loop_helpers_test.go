@@ -85,7 +85,7 @@ func keySet(keys ...string) Source[string] {
 	return Keys(func() iter.Seq[string] { return slices.Values(keys) })
 }
 
-// memStatus is a StatusWriter over an in-memory map. A condition is owned
+// memStatus is a ConditionWriter over an in-memory map. A condition is owned
 // by the manager that wrote it last.
 type memStatus struct {
 	mu     sync.Mutex

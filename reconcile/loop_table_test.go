@@ -21,7 +21,7 @@ func TestLoopNilRunsOnceAndClearsStalled(t *testing.T) {
 		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "test: 5 consecutive failures: boom"}}
 		st.owner[[2]string{"a", Stalled}] = "test-loop" // this Loop's manager
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -38,7 +38,7 @@ func TestLoopNilWritesNothingForAHealthyObject(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
@@ -56,7 +56,7 @@ func TestLoopRequeueRunsAgainWithoutCountingAFailure(t *testing.T) {
 				return Result{}, errBoom
 			case 2, 3:
 				RecordWrite(ctx, 7) // a Requeue after a write
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			}
 			return Result{}, nil
 		}
@@ -106,7 +106,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 			return Result{}, nil
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m))...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		synctest.Wait()
 		time.Sleep(1*time.Second + 2*time.Second + 4*time.Second)
@@ -114,8 +114,8 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 		require.Equal(t, 4, s.count("a"))
 		info := l.Inspect("a")
 		require.Equal(t, 4, info.Failures)
-		require.ErrorIs(t, info.LastError, errBoom)
-		require.Equal(t, time.Now().Add(8*time.Second), info.NextRetry)
+		require.ErrorIs(t, info.Err, errBoom)
+		require.Equal(t, time.Now().Add(8*time.Second), info.Until)
 		_, stalled := st.stalled("a")
 		require.False(t, stalled, "4 failures: not yet Stalled")
 
@@ -151,7 +151,7 @@ func TestLoopBlockedStallsAtOnce(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), fixedBackoff()...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		c, ok := st.stalled("a")
@@ -203,7 +203,7 @@ func TestLoopTerminalIsNotRetried(t *testing.T) {
 			}
 			return Result{}, nil
 		})
-		l := mustNew(t, s, WithStatusWriter(keySet("a", "b"), st), append(fixedBackoff(), WithMetrics(m))...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a", "b"), st), append(fixedBackoff(), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -224,7 +224,7 @@ func TestLoopResultWithErrorWarnsOncePerKey(t *testing.T) {
 		var logs logBuffer
 		s := newScript(func(_ string, n int) (Result, error) {
 			if n < 3 {
-				return Result{Requeue: true}, errBoom
+				return Result{RequeueAfterWrite: true}, errBoom
 			}
 			return Result{}, nil
 		})
@@ -268,7 +268,7 @@ func TestLoopPanicBecomesAnErrorWithStack(t *testing.T) {
 		synctest.Wait()
 		info := l.Inspect("a")
 		var pe *PanicError
-		require.ErrorAs(t, info.LastError, &pe)
+		require.ErrorAs(t, info.Err, &pe)
 		require.Equal(t, "nil map", pe.Value)
 		require.Contains(t, string(pe.Stack), "reconcile.(*script).Reconcile")
 		require.Equal(t, 1, m.Panics("test"))
@@ -293,7 +293,7 @@ func TestLoopTimeoutCancelsWithCause(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		require.ErrorIs(t, cause, ErrTimeout)
-		require.ErrorIs(t, l.Inspect("a").LastError, context.DeadlineExceeded)
+		require.ErrorIs(t, l.Inspect("a").Err, context.DeadlineExceeded)
 		require.NoError(t, stop())
 	})
 }

@@ -51,13 +51,13 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOption)
 	_, err = New[string]("x", nil, nil)
 	require.ErrorIs(t, err, ErrInvalidOption)
-	// A Source or StatusWriter of another key type does not compile; two
-	// StatusWriters among the sources are refused.
-	_, err = New("x", r, Sources(WithStatusWriter(keySet("a"), newMemStatus()), WithStatusWriter(keySet("b"), newMemStatus())))
+	// A Source or ConditionWriter of another key type does not compile; two
+	// ConditionWriters among the sources are refused.
+	_, err = New("x", r, Sources(WithConditionWriter(keySet("a"), newMemStatus()), WithConditionWriter(keySet("b"), newMemStatus())))
 	require.ErrorIs(t, err, ErrInvalidOption)
 	l, err := New("x", r, nil, nil, WithWorkers(3), WithFieldManager("app"))
 	require.NoError(t, err)
-	require.Equal(t, "app", l.FieldManager())
+	require.Equal(t, "app", l.Info().FieldManager)
 	require.Equal(t, "app-loop", l.cfg.loopManager)
 	require.Equal(t, "x", l.Name())
 }
@@ -65,10 +65,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 func TestSourcesJoinAndCarryOneStatusWriter(t *testing.T) {
 	r := Func[string](func(context.Context, string) (Result, error) { return Result{}, nil })
 	inner, outer := newMemStatus(), newMemStatus()
-	l, err := New("x", r, Sources(keySet("a"), nil, WithStatusWriter(Sources(keySet("b"), WithStatusWriter(keySet("c"), inner)), outer)))
+	l, err := New("x", r, Sources(keySet("a"), nil, WithConditionWriter(Sources(keySet("b"), WithConditionWriter(keySet("c"), inner)), outer)))
 	require.NoError(t, err)
 	require.Len(t, l.sources, 3, "lists and wrappers are unpacked, nil sources left out")
-	require.Same(t, outer, l.sw, "WithStatusWriter replaces the writers inside the source it wraps")
+	require.Same(t, outer, l.sw, "WithConditionWriter replaces the writers inside the source it wraps")
 }
 
 func TestRunTwiceFails(t *testing.T) {
@@ -100,7 +100,7 @@ func TestLoopDedupDuringReconcile(t *testing.T) {
 		hints <- "a"
 		synctest.Wait()
 		require.Equal(t, int64(1), calls.Load())
-		require.True(t, l.Inspect("a").Running)
+		require.Equal(t, PhaseRunning, l.Inspect("a").Phase)
 		for range 10000 {
 			hints <- "a"
 		}
@@ -166,7 +166,7 @@ func TestLoopShutdownCancelsInFlightWithErrShutdown(t *testing.T) {
 		l := mustNew(t, r, keySet("a"), WithMetrics(m))
 		stop := start(t, l)
 		synctest.Wait()
-		require.True(t, l.Inspect("a").Running)
+		require.Equal(t, PhaseRunning, l.Inspect("a").Phase)
 		require.NoError(t, stop())
 		require.ErrorIs(t, <-causes, ErrShutdown)
 		require.Zero(t, m.Errors("test"), "a reconcile cut short by shutdown is not a failure")
@@ -284,10 +284,10 @@ func TestRequeueWaitsForTheCacheToHoldTheWrite(t *testing.T) {
 			case 1:
 				RecordWrite(ctx, 7)
 				RecordWrite(ctx, 5) // the highest counts
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			case 2:
 				RecordWrite(ctx, 9)
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			}
 			return Result{}, nil
 		})
@@ -361,7 +361,7 @@ func TestSinkDropsHintsWhileNotLeading(t *testing.T) {
 	l.AddLow("a")
 	l.AddAfter("a", time.Second)
 	require.False(t, l.Leading())
-	require.Equal(t, KeyInfo{}, l.Inspect("a"))
+	require.Equal(t, KeyInfo{Key: "a", Phase: PhaseWaiting, Why: "runs on the next change or resync"}, l.Inspect("a"), "no state, no queue")
 }
 
 func TestInspectReportsQueueStateAndQueueMetrics(t *testing.T) {
@@ -372,11 +372,11 @@ func TestInspectReportsQueueStateAndQueueMetrics(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		info := l.Inspect("a")
-		require.True(t, info.Leading)
-		require.False(t, info.Running)
+		require.True(t, l.Leading())
+		require.NotEqual(t, PhaseRunning, info.Phase)
 		require.True(t, info.Queue.Delayed, "waiting out its backoff")
 		require.Equal(t, time.Now().Add(time.Second), info.Queue.ReadyAt)
-		require.Equal(t, info.NextRetry, info.Queue.ReadyAt)
+		require.Equal(t, info.Until, info.Queue.ReadyAt)
 		require.Equal(t, 1, info.Failures)
 		adds, latencies, works, _ := m.Queue("test").Counts()
 		require.Equal(t, 1, adds)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -45,7 +46,7 @@ func NewMemMetrics() *MemMetrics {
 	}
 }
 
-// ReconcileDone implements Metrics.
+// ReconcileDone implements metrics.Loop.
 func (m *MemMetrics) ReconcileDone(c, result string, d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -53,7 +54,7 @@ func (m *MemMetrics) ReconcileDone(c, result string, d time.Duration) {
 	m.durations[c] = append(m.durations[c], d)
 }
 
-// ReconcileError implements Metrics.
+// ReconcileError implements metrics.Loop.
 func (m *MemMetrics) ReconcileError(c string, terminal bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -63,10 +64,10 @@ func (m *MemMetrics) ReconcileError(c string, terminal bool) {
 	}
 }
 
-// ReconcilePanic implements Metrics.
+// ReconcilePanic implements metrics.Loop.
 func (m *MemMetrics) ReconcilePanic(c string) { m.inc(m.panics, c) }
 
-// ActiveWorkers implements Metrics.
+// ActiveWorkers implements metrics.Loop.
 func (m *MemMetrics) ActiveWorkers(c string, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -74,20 +75,20 @@ func (m *MemMetrics) ActiveWorkers(c string, n int) {
 	m.maxActive[c] = max(m.maxActive[c], n)
 }
 
-// MaxConcurrency implements Metrics.
+// MaxConcurrency implements metrics.Loop.
 func (m *MemMetrics) MaxConcurrency(c string, n int) { m.set(m.maxConc, c, n) }
 
-// Converged implements Metrics.
+// Converged implements metrics.Loop.
 func (m *MemMetrics) Converged(c string, d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.converged[c] = append(m.converged[c], d)
 }
 
-// Unconverged implements Metrics.
+// Unconverged implements metrics.Loop.
 func (m *MemMetrics) Unconverged(c string, n int) { m.set(m.unconverged, c, n) }
 
-// Oscillation implements Metrics.
+// Oscillation implements metrics.Loop.
 func (m *MemMetrics) Oscillation(c string, k oscillation.Kind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -97,13 +98,13 @@ func (m *MemMetrics) Oscillation(c string, k oscillation.Kind) {
 	m.oscillation[c][k]++
 }
 
-// FenceRejected implements Metrics.
+// FenceRejected implements metrics.Loop.
 func (m *MemMetrics) FenceRejected(c string) { m.inc(m.fenced, c) }
 
 // FenceRejections returns how many fence rejections c reported.
 func (m *MemMetrics) FenceRejections(c string) int { return m.get(m.fenced, c) }
 
-// Stalled implements Metrics.
+// Stalled implements metrics.Loop.
 func (m *MemMetrics) Stalled(c, reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -252,4 +253,4 @@ func (m *MemMetrics) Controllers() []string {
 	return slices.Sorted(maps.Keys(m.durations))
 }
 
-var _ Metrics = (*MemMetrics)(nil)
+var _ metrics.Loop = (*MemMetrics)(nil)

@@ -71,7 +71,7 @@ func TestStalledMessageIsBounded(t *testing.T) {
 				require.True(t, strings.HasPrefix(c.Message, "test: 0 xxx"), c.Message)
 				require.True(t, strings.HasSuffix(c.Message, "..."), "cut with a marker")
 				info := l.Inspect("a")
-				require.Equal(t, tt.err.Error(), errors.Unwrap(info.LastError).Error(), "Inspect has the whole error")
+				require.Equal(t, tt.err.Error(), errors.Unwrap(info.Err).Error(), "Inspect has the whole error")
 				require.Contains(t, log.String(), "the last line", "the log has the whole error")
 				require.NoError(t, stop())
 			})

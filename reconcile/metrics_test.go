@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -61,6 +62,6 @@ func TestMemMetricsConcurrent(t *testing.T) {
 }
 
 func TestNopMetricsIsAMetrics(t *testing.T) {
-	var m Metrics = NopMetrics{}
+	var m metrics.Loop = metrics.NopLoop{}
 	m.ReconcileDone("c", resultSuccess, 0) // does nothing, must not panic
 }

@@ -8,10 +8,51 @@ import (
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
-// The cache sources of this package, run by a Loop, report to it through
-// the methods of this file: what they see of writes feeds oscillation
-// detection, and what they see of objects feeds convergence tracking and
-// the set of stalled objects.
+// loopHooks is the contract between a Loop and the cache sources of this
+// package (FromStore, FromOwned, FromCacheMapped), beyond Sink: the Loop
+// passes itself as the Sink of Source.Run, and a cache source whose Sink
+// has these methods judges the Loop's own writes by them and reports to it
+// what it sees: writes feed oscillation detection, objects feed
+// convergence tracking and the set of stalled objects. With a Sink that
+// lacks them, a cache source delivers every change as a hint and reports
+// panics to slog.Default. *Loop[string] implements it (cache sources hint
+// object names). The methods are safe for concurrent use and take the
+// Loop's lock briefly; a source calls them from the cache's handler,
+// under its own lock, never the other way round.
+type loopHooks interface {
+	panicReporter
+	// managers names the field managers the Loop's writes carry: the
+	// reconciler's (WithFieldManager) and the Loop's own, for Stalled.
+	managers() (reconciler, loop string)
+	// judgeOwnWrites makes the Loop remember what its reconciles write,
+	// for ownWrite. A source calls it once, as it starts.
+	judgeOwnWrites()
+	// ownWrite reports whether a reconcile of the Loop wrote revision rev
+	// (as manager, which the Loop then knows as its own).
+	ownWrite(manager string, rev int64) bool
+	// keepsState reports whether the Loop keeps state for key: only then
+	// does another writer's change count for its oscillation detector.
+	keepsState(key string) bool
+	// observeWrite feeds key's oscillation detector one write.
+	observeWrite(key string, w oscillation.Write)
+	// observeState reports key's object as the cache holds it: its
+	// generation, the generation its Ready=True condition observed (0
+	// for none), and whether it has a Stalled, not False, the Loop owns.
+	observeState(key string, generation, readyGeneration int64, stalled bool)
+	// forgetKey drops everything the Loop keeps about a deleted object.
+	forgetKey(key string)
+}
+
+var _ loopHooks = (*Loop[string])(nil)
+
+// managers implements loopHooks.
+func (l *Loop[K]) managers() (reconciler, loop string) { return l.cfg.manager, l.cfg.loopManager }
+
+// judgeOwnWrites implements loopHooks.
+func (l *Loop[K]) judgeOwnWrites() { l.own.on.Store(true) }
+
+// ownWrite implements loopHooks.
+func (l *Loop[K]) ownWrite(manager string, rev int64) bool { return l.own.own(manager, rev) }
 
 // observeWrite feeds one write to key's oscillation detector. On a
 // detection it logs at Error, counts the metric, and holds the key: it
@@ -126,7 +167,6 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 	l.metrics.Unconverged(l.name, n)
 }
 
-// forgetKey drops everything about a deleted object.
 // keepsState reports whether the Loop keeps state for key: observeWrite
 // records another writer's change only then.
 func (l *Loop[K]) keepsState(key K) bool {
@@ -135,6 +175,7 @@ func (l *Loop[K]) keepsState(key K) bool {
 	return l.keys[key] != nil
 }
 
+// forgetKey drops everything about a deleted object.
 func (l *Loop[K]) forgetKey(key K) {
 	l.mu.Lock()
 	if s := l.keys[key]; s != nil {

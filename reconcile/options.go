@@ -11,6 +11,7 @@ import (
 	"github.com/steady-go/steady/clock"
 	history "github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
@@ -41,7 +42,7 @@ var ErrInvalidOption = errors.New("reconcile: invalid option")
 
 // Option configures a Loop. Options are plain values; later options override
 // earlier ones. None of them involves the Loop's key type: what does (the
-// Source, and the StatusWriter it carries) is New's typed argument, so a
+// Source, and the ConditionWriter it carries) is New's typed argument, so a
 // mismatch does not compile.
 type Option interface{ apply(*config) error }
 
@@ -58,7 +59,7 @@ type config struct {
 	bucket       backoff.BucketConfig
 	stallAfter   int
 	elector      lease.Elector
-	metrics      Metrics
+	metrics      metrics.Loop
 	logger       *slog.Logger
 	drainTimeout time.Duration
 	clock        clock.Clock
@@ -80,7 +81,7 @@ func defaultConfig(name string) config {
 		jitter:       DefaultResyncJitter,
 		policy:       backoff.DefaultPolicy(),
 		stallAfter:   DefaultStallAfter,
-		metrics:      NopMetrics{},
+		metrics:      metrics.NopLoop{},
 		logger:       slog.Default(),
 		drainTimeout: DefaultDrainTimeout,
 		clock:        clock.Real{},
@@ -189,9 +190,9 @@ func WithElector(e lease.Elector) Option {
 	})
 }
 
-// WithMetrics sets the metrics sink (default NopMetrics, which takes no
+// WithMetrics sets the metrics sink (default metrics.NopLoop, which takes no
 // timestamps).
-func WithMetrics(m Metrics) Option {
+func WithMetrics(m metrics.Loop) Option {
 	return optionFunc(func(c *config) error {
 		if nilness.IsNil(m) {
 			return invalid("nil metrics (%T)", m)
@@ -208,7 +209,7 @@ func WithMetrics(m Metrics) Option {
 // move to Stalled at Error (at most 10 first failures and 10 Stalled moves
 // a minute, the rest counted in a Warn summary a minute while keys fail);
 // panics at Error with the stack; oscillation at Error; a wait for a
-// source to sync at Warn every SyncWaitReport.
+// source to sync at Warn every 30 seconds.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) error {
 		if l == nil {

@@ -132,7 +132,7 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 					}
 					writes.Add(1)
 					RecordWrite(ctx, rev)
-					return Result{Requeue: true}, nil // re-observe before claiming convergence
+					return Result{RequeueAfterWrite: true}, nil // re-observe before claiming convergence
 				})
 				m := NewMemMetrics()
 				l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("hasher"), WithMetrics(m))...)
@@ -236,7 +236,7 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 		require.Zero(t, ma.Oscillations("test", oscillation.Fight)+mb.Oscillations("b", oscillation.Fight), "no fight: a conflict instead")
 		info := lb.Inspect("a")
 		var ce *ownership.ConflictError
-		require.ErrorAs(t, info.LastError, &ce, "the second controller gets the conflict")
+		require.ErrorAs(t, info.Err, &ce, "the second controller gets the conflict")
 		require.GreaterOrEqual(t, info.Failures, 5)
 		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
 		require.True(t, ok, "reported as Stalled after repeated failures")

@@ -48,7 +48,7 @@ func TestPanicIsStoredWithoutStackOrSecrets(t *testing.T) {
 				require.NotContains(t, c.Message, "\n")
 
 				var pe *PanicError
-				require.ErrorAs(t, l.Inspect("a").LastError, &pe, "Inspect has the panic")
+				require.ErrorAs(t, l.Inspect("a").Err, &pe, "Inspect has the panic")
 				require.Contains(t, string(pe.Stack), "reconcile.(*script).Reconcile", "and its stack")
 				out := logs.String()
 				require.Contains(t, out, `level=ERROR msg="reconcile panicked"`)
@@ -108,8 +108,8 @@ func TestErrorMethodThatPanicsIsReported(t *testing.T) {
 				c := stalledOf(t, e, "a")
 				require.True(t, strings.HasPrefix(c.Message, "test: "+tt.want), c.Message)
 				require.LessOrEqual(t, len(c.Message), 256)
-				require.Error(t, l.Inspect("a").LastError)
-				ks := l.KeyStatuses()
+				require.Error(t, l.Inspect("a").Err)
+				ks := l.InspectAll()
 				require.Len(t, ks, 1)
 				require.Contains(t, ks[0].LastError, "its Error method panicked", "the debug page's text")
 				if tt.panicked {

@@ -14,7 +14,7 @@ import (
 // value, resumes it: the change is a hint, the Loop sets Paused=False
 // (reason "Resumed") and reconciles. Only "true" pauses, as crossplane's
 // crossplane.io/paused. The Loop reads the annotation from the object its
-// StatusWriter knows (FromStore's reads its cache) before every reconcile.
+// ConditionWriter knows (FromStore's reads its cache) before every reconcile.
 const pausedAnnotation = "steady.dev/paused"
 
 // Paused is the condition type the Loop writes on an object annotated
@@ -37,14 +37,14 @@ type objectMarks struct {
 	kind, name, uid string
 }
 
-// markReader is the narrow, optional side of a StatusWriter through which
-// the Loop reads an object's marks (StoreStatus implements it). ok is false
+// markReader is the narrow, optional side of a ConditionWriter through which
+// the Loop reads an object's marks (StoreConditions implements it). ok is false
 // when the object is gone.
 type markReader[K comparable] interface {
 	marks(key K) (m objectMarks, ok bool)
 }
 
-func (s storeStatus[S, T]) marks(name string) (objectMarks, bool) {
+func (s storeConditions[S, T]) marks(name string) (objectMarks, bool) {
 	obj, ok := s.c.Get(name)
 	if !ok {
 		return objectMarks{}, false
@@ -62,7 +62,7 @@ func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
 	return m
 }
 
-// skip reads key's marks, when the StatusWriter offers them, and reports
+// skip reads key's marks, when the ConditionWriter offers them, and reports
 // whether the reconcile must not run (the object is paused).
 func (l *Loop[K]) skip(t *term[K], key K) (objectMarks, bool) {
 	if l.marks == nil {
@@ -75,7 +75,7 @@ func (l *Loop[K]) skip(t *term[K], key K) (objectMarks, bool) {
 // paused reports whether key's object is paused, and keeps its Paused
 // condition in step: set when it is paused and does not say so, cleared
 // (Paused=False) when it is not paused and still says so. The Loop
-// writes Paused as its own manager, through the StatusWriter, so the write
+// writes Paused as its own manager, through the ConditionWriter, so the write
 // is not a hint for itself.
 func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
 	if m.paused == m.pauseShown {

@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// recentFailures is how many keys LoopStatus.RecentFailures keeps.
+// recentFailures is how many keys LoopInfo.RecentFailures keeps.
 const recentFailures = 20
 
 // RecentFailure is the last failed reconcile of a key, as
-// LoopStatus.RecentFailures keeps it.
+// LoopInfo.RecentFailures keeps it.
 type RecentFailure struct {
 	// Key is the key, formatted with fmt.Sprint; Time when the reconcile
 	// failed; Attempt which consecutive failure of the key it was; Error

@@ -11,7 +11,7 @@ import (
 )
 
 // A Loop keeps its last failures, with their time, after the key recovered
-// and went idle; while it fails, its KeyStatus says when it last failed.
+// and went idle; while it fails, its KeyInfo says when it last failed.
 func TestRecentFailuresOutliveTheKeysFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScript(func(key string, n int) (Result, error) {
@@ -24,13 +24,13 @@ func TestRecentFailuresOutliveTheKeysFailure(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		first := time.Now()
-		ks := l.KeyStatuses()
+		ks := l.InspectAll()
 		require.Len(t, ks, 1)
 		require.True(t, first.Equal(ks[0].LastFailure), "when the key last failed")
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		require.Empty(t, l.KeyStatuses(), "recovered: idle")
-		rf := l.Status().RecentFailures
+		require.Empty(t, l.InspectAll(), "recovered: idle")
+		rf := l.Info().RecentFailures
 		require.Len(t, rf, 1, "one per key")
 		require.Equal(t, "a", rf[0].Key)
 		require.Equal(t, "attempt 2: boom", rf[0].Error, "the last")

@@ -31,35 +31,48 @@ func (f Func[K]) Reconcile(ctx context.Context, key K) (Result, error) { return 
 // returned no error. The zero Result means "done: run again on the next hint
 // or resync".
 //
-//	result                       failures   next run                                 Stalled
-//	Result{}                     reset      next hint or resync                      cleared
-//	Requeue, after a write       unchanged  once the cache holds the write (≤ 2s)    unchanged
-//	Requeue, nothing written     unchanged  per-key backoff: the n-th in a row       unchanged
-//	                                        waits as the n-th failure would
-//	RequeueAfter d               reset      after d                                  cleared
+//	result                          failures   next run                                 Stalled
+//	Result{}                        reset      next hint or resync                      cleared
+//	RequeueAfterWrite, after write  unchanged  once the cache holds the write (≤ 2s)    unchanged
+//	RequeueAfterWrite, no write     unchanged  per-key backoff: the n-th in a row       unchanged
+//	                                           waits as the n-th failure would
+//	RequeueAfter d                  reset      after d                                  cleared
 //
 // A pass "wrote" when a typed store write made with its ctx succeeded (or it
-// called RecordWrite). A Requeue that wrote nothing has no write to wait
-// for, so it is paced like controller-runtime's rate-limited requeue: it is
-// not a failure and never makes the object Stalled, and any other result
-// starts the backoff over. With an error, the error's row of the package
-// documentation applies.
+// called RecordWrite). A RequeueAfterWrite that wrote nothing has no write
+// to wait for, so it is paced like controller-runtime's rate-limited
+// requeue: it is not a failure and never makes the object Stalled, and any
+// other result starts the backoff over. With an error, the error's row of
+// the package documentation applies.
 //
-// If both fields are set, RequeueAfter wins: the key runs after RequeueAfter
-// and Requeue is ignored (by then the cache holds the write anyway).
+// If both are set, RequeueAfter wins: the key runs after RequeueAfter and
+// RequeueAfterWrite is ignored (by then the cache holds the write anyway).
 // A negative RequeueAfter is treated as zero.
 type Result struct {
-	// Requeue asks for another pass as soon as the cache reflects the last
-	// write this reconcile made (read-your-writes), so the next pass compares
-	// against the object as written, not a stale copy; after a pass that
-	// wrote nothing, another pass after per-key backoff. It does not count as
-	// a failure and does not reset the failure count.
-	Requeue bool
+	// RequeueAfterWrite asks for another pass as soon as the cache
+	// reflects the last write this reconcile made (read-your-writes), so
+	// the next pass compares against the object as written, not a stale
+	// copy; after a pass that wrote nothing, another pass after per-key
+	// backoff. It does not count as a failure and does not reset the
+	// failure count.
+	RequeueAfterWrite bool
 	// RequeueAfter asks for another pass after this delay. It resets the
 	// failure count. With an error it is a lower bound on the retry delay.
 	RequeueAfter time.Duration
+
+	// Requeue is RequeueAfterWrite under controller-runtime's name, where
+	// it meant "again at once, rate limited". A Loop treats it exactly as
+	// RequeueAfterWrite (so a pass that wrote nothing backs off, never
+	// spins) and logs at Warn, once, the first time a reconcile returns it.
+	//
+	// Deprecated: use RequeueAfterWrite, or RequeueAfter for a timed rerun.
+	Requeue bool
 }
+
+// afterWrite reports whether r asks for a pass after its write
+// (RequeueAfterWrite, or the deprecated Requeue).
+func (r Result) afterWrite() bool { return r.RequeueAfterWrite || r.Requeue }
 
 // isZero reports whether r asks for nothing (a negative RequeueAfter counts
 // as zero).
-func (r Result) isZero() bool { return !r.Requeue && r.RequeueAfter <= 0 }
+func (r Result) isZero() bool { return !r.afterWrite() && r.RequeueAfter <= 0 }

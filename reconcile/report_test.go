@@ -29,7 +29,7 @@ func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
 				return Result{}, nil
 			}
 			err := labelStorm(ctx, e, "test", key, n)
-			return Result{Requeue: true}, err
+			return Result{RequeueAfterWrite: true}, err
 		})
 		m := NewMemMetrics()
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithMetrics(m), quiet(), noProgressOff())...)

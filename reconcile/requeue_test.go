@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,10 +23,10 @@ func TestRequeueWithoutAWriteBacksOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
 		s := newScript(func(_ string, n int) (Result, error) {
-			return Result{Requeue: n < spinGuard}, nil
+			return Result{RequeueAfterWrite: n < spinGuard}, nil
 		})
 		m := NewMemMetrics()
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(m))...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), append(fixedBackoff(), WithStallAfter(1), WithMetrics(m))...)
 		stop := start(t, l)
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -34,7 +35,7 @@ func TestRequeueWithoutAWriteBacksOff(t *testing.T) {
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, s.gaps("a"))
 		info := l.Inspect("a")
 		require.Zero(t, info.Failures, "a Requeue is not a failure")
-		require.NoError(t, info.LastError)
+		require.NoError(t, info.Err)
 		require.Equal(t, resultRequeue, info.LastResult)
 		require.False(t, info.Stalled)
 		require.Zero(t, st.writeCount(), "never Stalled, even with stall-after 1")
@@ -52,10 +53,10 @@ func TestRequeueBackoffResetsAndWritesStillRunAtOnce(t *testing.T) {
 		s.fn = func(ctx context.Context, _ string) (Result, error) {
 			switch n := s.count("a"); n {
 			case 1, 2, 4, 5: // no write
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			case 3, 6: // wrote something
 				RecordWrite(ctx, int64(n))
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			}
 			return Result{}, nil
 		}
@@ -67,6 +68,25 @@ func TestRequeueBackoffResetsAndWritesStillRunAtOnce(t *testing.T) {
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 0, time.Second, 2 * time.Second, 0}, s.gaps("a"),
 			"a write resets the backoff of unwritten Requeues and runs again at once")
 		require.Zero(t, l.Inspect("a").Failures)
+		require.NoError(t, stop())
+	})
+}
+
+// The controller-runtime habit Result{Requeue: true} (which there meant
+// "again at once, rate limited" and is deprecated) is safe here: it means
+// RequeueAfterWrite, so a pass that wrote nothing is paced by per-key
+// backoff, never a spin; and it is loud: the Loop warns once, at the first
+// such result, that the field is deprecated and what it does here.
+func TestDeprecatedRequeueIsPacedAndWarnsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		s := newScript(func(_ string, n int) (Result, error) { return Result{Requeue: n < spinGuard}, nil })
+		l := mustNew(t, s, keySet("a", "b"), append(fixedBackoff(), WithLogger(newLogger(&logs)))...)
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 6, s.count("a"), "1s, 2s, 4s, 8s, 16s: per-key backoff")
+		require.Equal(t, 1, strings.Count(logs.String(), "Result.Requeue is deprecated"), logs.String())
 		require.NoError(t, stop())
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/syncwait"
 )
 
 // AddSource adds src to the Loop while it runs (or before: it then starts
@@ -17,10 +18,10 @@ import (
 // came after its Run.
 //
 // An added source runs on its own goroutine: its caches are started, the
-// source's hints flow once each of its Syncers (src, if it is one) has
-// synced, and, if src is a KeyLister, its keys are queued once at low
+// source's hints flow once each of its syncers (src, if it is one) has
+// synced, and, if src is a keyLister, its keys are queued once at low
 // priority then. Unlike the sources given to New, it is not listed at resync
-// or term start, no Result.Requeue waits for it, and the Loop does not wait
+// or term start, no Result.RequeueAfterWrite waits for it, and the Loop does not wait
 // for it to sync. When it fails (its Run or a cache's returns an error, or
 // panics), it is logged at Error and stopped, and the Loop goes on.
 //
@@ -29,11 +30,13 @@ import (
 // every added source has been stopped.
 //
 // AddSource returns an error wrapping ErrInvalidOption for a nil (or typed
-// nil) src or cache, for a src that carries a StatusWriter (the Loop's is
+// nil) src or cache, for a src that carries a ConditionWriter (the Loop's is
 // chosen once, by New), for a FromOwned src whose owner kind the Loop does
 // not reconcile (see FromOwned), and once Run has returned. A cache source
 // serves one Loop once: to add a kind again, make a new source.
-func (l *Loop[K]) AddSource(src Source[K], caches ...Cache) (remove func(), err error) {
+func (l *Loop[K]) AddSource(src Source[K], caches ...interface {
+	Run(ctx context.Context) error
+}) (remove func(), err error) {
 	srcs, sw, err := flatten(src, nil, nil)
 	if err != nil {
 		return nil, invalid("loop %s: AddSource: %v", l.name, err)
@@ -42,7 +45,7 @@ func (l *Loop[K]) AddSource(src Source[K], caches ...Cache) (remove func(), err 
 		return nil, invalid("loop %s: AddSource of a nil source", l.name)
 	}
 	if sw != nil {
-		return nil, invalid("loop %s: AddSource of a source with a StatusWriter (%T): the Loop's is chosen by New", l.name, sw)
+		return nil, invalid("loop %s: AddSource of a source with a ConditionWriter (%T): the Loop's is chosen by New", l.name, sw)
 	}
 	if err := checkOwnerKinds(append(srcs, l.sources...)); err != nil {
 		return nil, invalid("loop %s: AddSource: %v", l.name, err)
@@ -69,7 +72,9 @@ type addedSources[K comparable] struct {
 
 type addedSource[K comparable] struct {
 	srcs   []Source[K]
-	caches []Cache
+	caches []interface {
+		Run(ctx context.Context) error
+	}
 	cancel context.CancelFunc // nil until started
 	done   chan struct{}      // closed when its goroutines have ended
 	once   sync.Once
@@ -134,7 +139,7 @@ func (e *addedSource[K]) start(ctx context.Context, l *Loop[K]) {
 			wg.Go(func() {
 				if err := guardedRun(c.Run, ctx); err != nil && ctx.Err() == nil {
 					l.log.LogAttrs(ctx, slog.LevelError, "added source's cache failed", slog.String("controller", l.name),
-						slog.Int("cache", i), slog.String("what", describe(c)), slog.Any("error", err))
+						slog.Int("cache", i), slog.String("what", syncwait.Describe(c)), slog.Any("error", err))
 					e.cancel()
 				}
 			})
@@ -150,29 +155,29 @@ func (e *addedSource[K]) run(ctx context.Context, l *Loop[K], i int, s Source[K]
 	fail := func(err error) {
 		if ctx.Err() == nil {
 			l.log.LogAttrs(ctx, slog.LevelError, "added source failed", slog.String("controller", l.name),
-				slog.Int("source", i), slog.String("what", describe(s)), slog.Any("error", err))
+				slog.Int("source", i), slog.String("what", syncwait.Describe(s)), slog.Any("error", err))
 			e.cancel()
 		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- l.runSource(ctx, i, s) }()
-	if sy, ok := s.(Syncer); ok {
+	if sy, ok := s.(syncer); ok {
 		var err error
 		if p := guard.Call(func() { err = sy.WaitForSync(ctx) }); p != nil {
-			l.userPanic("Syncer.WaitForSync", p, slog.String("what", describe(s)))
+			l.userPanic("syncer.WaitForSync", p, slog.String("what", syncwait.Describe(s)))
 			err = p
 		}
 		if err != nil {
 			fail(err)
 		}
 	}
-	if kl, ok := s.(KeyLister[K]); ok && ctx.Err() == nil {
+	if kl, ok := s.(keyLister[K]); ok && ctx.Err() == nil {
 		if p := guard.Call(func() {
 			for k := range kl.Keys() {
 				l.AddLow(k)
 			}
 		}); p != nil {
-			l.userPanic("KeyLister", p, slog.String("what", describe(s)))
+			l.userPanic("keyLister", p, slog.String("what", syncwait.Describe(s)))
 		}
 	}
 	if err := <-done; err != nil {

@@ -62,7 +62,7 @@ func TestAddSourceBeforeRun(t *testing.T) {
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
-		require.Equal(t, 1, s.count("k1"), "a KeyLister's keys are queued once")
+		require.Equal(t, 1, s.count("k1"), "a keyLister's keys are queued once")
 		require.Equal(t, 1, s.count("k2"))
 		hints <- "k3"
 		synctest.Wait()
@@ -73,7 +73,7 @@ func TestAddSourceBeforeRun(t *testing.T) {
 	})
 }
 
-// Misuse: nil sources and caches, a StatusWriter, a failing or panicking
+// Misuse: nil sources and caches, a ConditionWriter, a failing or panicking
 // source: refused, or logged and stopped while the Loop goes on.
 func TestAddSourceMisuse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestAddSourceMisuse(t *testing.T) {
 		_, err = l.AddSource(FromChannel(make(chan string)), (*cache.Cache[appSpec, appStatus])(nil))
 		require.ErrorIs(t, err, ErrInvalidOption)
 		_, err = l.AddSource(FromStore(e.cache, e.st))
-		require.ErrorContains(t, err, "StatusWriter")
+		require.ErrorContains(t, err, "ConditionWriter")
 		_, err = l.AddSource(FromOwned(e.cache, ""))
 		require.ErrorIs(t, err, ErrInvalidOption)
 

@@ -23,7 +23,6 @@ type recorder struct {
 	idPrefix string
 	logger   func(*recorder) *slog.Logger
 	log      atomic.Pointer[slog.Logger]
-	event    func(r *recorder, typ, reason, message string) // Event (events.go)
 }
 
 func (r *recorder) reset(fresh bool, id uint64) {
@@ -35,7 +34,7 @@ func (r *recorder) reset(fresh bool, id uint64) {
 
 // RecordWrite tells the Loop running the reconcile of ctx that it wrote
 // revision rev (the revision a store write returned). When the reconcile
-// returns Result{Requeue: true}, the key runs again once the Loop's caches
+// returns Result{RequeueAfterWrite: true}, the key runs again once the Loop's caches
 // hold the highest revision recorded (read-your-writes). It is safe to call
 // from several goroutines, and does nothing for a ctx that does not come from
 // a Loop or for rev ≤ 0.

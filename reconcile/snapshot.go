@@ -6,28 +6,30 @@ import (
 	"slices"
 	"time"
 
+	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
 
-// This file is the Loop's read-only view for status pages and metric
-// scrapes: LoopStatus (Loop.Status) and KeyStatus (Loop.KeyStatuses). Both
-// are plain values without the key type, so one page or collector serves
-// Loops of any key type through the Inspectable interface.
+// This file is the Loop's read-only view for status pages, metric scrapes
+// and tests: LoopInfo (Loop.Info) and KeyInfo (Loop.Inspect for one key,
+// Loop.InspectAll for every key that is not idle). Both are plain values
+// without the key type, so one page or collector serves Loops of any key
+// type through the Inspectable interface.
 
 // Inspectable is what a status page or a metric collector needs of a Loop;
 // every *Loop implements it, whatever its key type.
 type Inspectable interface {
 	Name() string
-	Status() LoopStatus
-	KeyStatuses() []KeyStatus
+	Info() LoopInfo
+	InspectAll() []KeyInfo
 }
 
 var _ Inspectable = (*Loop[string])(nil)
 
-// LoopStatus is a Loop at one moment.
-type LoopStatus struct {
+// LoopInfo is a Loop at one moment.
+type LoopInfo struct {
 	// Name is the Loop's name; FieldManager the manager it writes as.
 	Name         string `json:"name"`
 	FieldManager string `json:"fieldManager"`
@@ -42,7 +44,7 @@ type LoopStatus struct {
 	Fenced  bool        `json:"fenced"`
 	Fence   store.Fence `json:"fence"`
 	// Queue is the current term's queue by state; zero while not leading.
-	Queue QueueStatus `json:"queue"`
+	Queue QueueCounts `json:"queue"`
 	// Failing is the number of keys whose last reconcile failed; Stalled
 	// the number of objects the Loop reports Stalled (as seen on the
 	// objects when a cache source reports conditions, else as the Loop
@@ -59,13 +61,14 @@ type LoopStatus struct {
 	RecentFailures []RecentFailure `json:"recentFailures"`
 }
 
-// QueueStatus is a term's queue by state. Every key waiting for a time is in
-// exactly one of Delayed, BackingOff and Held.
-type QueueStatus struct {
-	// Ready is the number of keys waiting for a worker, both priorities;
-	// ReadyLow how many of them wait at low priority (resync).
-	Ready    int `json:"ready"`
-	ReadyLow int `json:"readyLow"`
+// QueueCounts is a term's queue by state. Ready and Low mean what they mean
+// in queue.Counts: Ready+Low keys wait for a worker. Every key waiting for
+// a time is in exactly one of Delayed, BackingOff and Held.
+type QueueCounts struct {
+	// Ready is the number of keys waiting for a worker at normal priority
+	// (hints, retries); Low at low priority (resync).
+	Ready int `json:"ready"`
+	Low   int `json:"low"`
 	// Processing is the number of keys being reconciled.
 	Processing int `json:"processing"`
 	// Delayed is the number of keys waiting for a RequeueAfter (or another
@@ -79,7 +82,7 @@ type QueueStatus struct {
 // Phase is where a key is in its Loop, in one word.
 type Phase string
 
-// The phases of a key, in the order of KeyStatus.Phase's documentation.
+// The phases of a key, in the order of KeyInfo.Phase's documentation.
 const (
 	PhaseRunning    Phase = "running"
 	PhaseReady      Phase = "ready"
@@ -89,8 +92,8 @@ const (
 	PhaseWaiting    Phase = "waiting"
 )
 
-// KeyStatus is what a Loop knows of one key that is not idle.
-type KeyStatus struct {
+// KeyInfo is what a Loop knows of one key.
+type KeyInfo struct {
 	// Key is the key, formatted with fmt.Sprint.
 	Key string `json:"key"`
 	// Phase is, in this order of precedence: running (a worker has it),
@@ -100,55 +103,63 @@ type KeyStatus struct {
 	// hint or resync, as after a Terminal error).
 	Phase Phase `json:"phase"`
 	// Why says in words why the key is in its phase; Until is when it
-	// becomes ready, for the waiting phases that have a time.
+	// becomes ready, for the waiting phases that have a time (and for a
+	// running key that is also delayed).
 	Why   string    `json:"why"`
 	Until time.Time `json:"until,omitzero"`
-	// Queue is what the term's queue holds for the key.
+	// Queue is what the term's queue holds for the key; zero while the
+	// Loop does not lead.
 	Queue queue.KeyState `json:"queue"`
 	// Failures is the number of consecutive failed attempts; LastError the
-	// text of the last reconcile's error; LastResult its metric label
-	// ("success", "error", "requeue", "requeue_after"); LastDuration how
-	// long it took (zero unless the Loop times reconciles: with metrics or
-	// Debug logging on).
+	// text of the last reconcile's error, and Err the error itself (after
+	// a panic, a *PanicError that holds the stack); LastResult its metric
+	// label ("success", "error", "requeue", "requeue_after"); LastDuration
+	// how long it took (zero unless the Loop times reconciles: with metrics
+	// or Debug logging on). All are zero for a key the Loop holds no state
+	// for: a healthy one.
 	Failures     int           `json:"failures"`
 	LastError    string        `json:"lastError,omitempty"`
+	Err          error         `json:"-"`
 	LastResult   string        `json:"lastResult,omitempty"`
 	LastDuration time.Duration `json:"lastDuration,omitempty"`
 	// LastFailure is when the key last failed, while the Loop keeps state
 	// for it.
 	LastFailure time.Time `json:"lastFailure,omitzero"`
 	// Stalled reports whether the Loop last decided the key is stalled,
-	// with the reason and message it used.
+	// with the reason and message it used: the whole message, which the
+	// condition stores cut to one line of at most 256 bytes.
 	Stalled        bool   `json:"stalled"`
 	StalledReason  string `json:"stalledReason,omitempty"`
 	StalledMessage string `json:"stalledMessage,omitempty"`
 	// Oscillation is the last oscillation detected, while it holds, or
 	// the status budget's Throttled report while its hold lasts; its Paths
-	// are the flipping fields.
+	// are the flipping fields. HeldUntil is when its hold ends (hints wait
+	// until then).
 	Oscillation *oscillation.Report `json:"oscillation,omitempty"`
+	HeldUntil   time.Time           `json:"heldUntil,omitzero"`
 	// Conditions and Generation are the object's, read through the
-	// StatusWriter; nil and 0 without one.
+	// ConditionWriter; nil and 0 without one.
 	Conditions []store.Condition `json:"conditions,omitempty"`
 	Generation int64             `json:"generation,omitempty"`
 }
 
-// Status returns the Loop at this moment. It walks the term's queue and the
+// Info returns the Loop at this moment. It walks the term's queue and the
 // keys the Loop holds state for, so it costs O(keys held): call it from a
 // page or a scrape, not per reconcile. It is safe for concurrent use at any
 // time, before and after Run.
-func (l *Loop[K]) Status() LoopStatus {
-	s := LoopStatus{Name: l.name, FieldManager: l.cfg.manager, Workers: l.cfg.workers}
+func (l *Loop[K]) Info() LoopInfo {
+	s := LoopInfo{Name: l.name, FieldManager: l.cfg.manager, Workers: l.cfg.workers}
 	now := l.clk.Now()
 	t := l.cur.Load()
-	var held map[K]queue.KeyState
+	var held map[K]workqueue.KeyState
 	if t != nil {
 		s.Leading = true
 		s.Fence, s.Fenced = store.FenceFrom(t.ctx)
 		s.Busy = t.busy()
 		c := t.q.Counts()
-		s.Queue.Ready, s.Queue.ReadyLow, s.Queue.Processing = c.Ready+c.Low, c.Low, c.Processing
+		s.Queue.Ready, s.Queue.Low, s.Queue.Processing = c.Ready, c.Low, c.Processing
 		if c.Delayed > 0 {
-			held = map[K]queue.KeyState{}
+			held = map[K]workqueue.KeyState{}
 			for k, st := range t.q.All() {
 				if st.Delayed {
 					held[k] = st
@@ -171,14 +182,7 @@ func (l *Loop[K]) Status() LoopStatus {
 			s.Stalled++
 		}
 		if st, ok := held[k]; ok {
-			switch waitPhase(ks, st, now) {
-			case PhaseHeld:
-				s.Queue.Held++
-			case PhaseBackingOff:
-				s.Queue.BackingOff++
-			default:
-				s.Queue.Delayed++
-			}
+			s.Queue.countWait(waitPhase(ks, st, now))
 			delete(held, k)
 		}
 	}
@@ -191,80 +195,142 @@ func (l *Loop[K]) Status() LoopStatus {
 	return s
 }
 
-// KeyStatuses returns every key that is not idle: queued, running, delayed,
-// or with something the Loop remembers about it (failures, the last error,
-// a Stalled decision, an oscillation, a hold). They come stalled and oscillating keys first, then failing
-// ones, then the rest, each group by key. Conditions are read through the
-// StatusWriter (usually a cache, no store read). It costs O(keys held); it
-// is safe for concurrent use at any time.
-func (l *Loop[K]) KeyStatuses() []KeyStatus {
-	now := l.clk.Now()
-	type entry struct {
-		key   K
-		queue queue.KeyState
+// countWait counts a delayed key in the field of its phase.
+func (q *QueueCounts) countWait(p Phase) {
+	switch p {
+	case PhaseHeld:
+		q.Held++
+	case PhaseBackingOff:
+		q.BackingOff++
+	default:
+		q.Delayed++
 	}
-	entries := map[K]*entry{}
-	running := map[K]bool{}
+}
+
+// Inspect returns what the Loop knows of key now: its phase, what the queue
+// holds for it, its failures and last error, its Stalled decision and
+// oscillation, and its object's conditions. A key the Loop holds no state
+// for (never failed, or healthy) reports zero values apart from Key, Phase,
+// Why, Queue, Conditions and Generation. It is safe for concurrent use at
+// any time.
+func (l *Loop[K]) Inspect(key K) KeyInfo {
+	var qs workqueue.KeyState
+	running := false
+	if t := l.cur.Load(); t != nil {
+		qs = t.q.State(key)
+		running = t.running1(key)
+	}
+	now := l.clk.Now()
+	l.mu.Lock()
+	info := keyInfo(fmt.Sprint(key), l.keys[key], qs, running, now)
+	l.mu.Unlock()
+	l.readConditions(key, &info)
+	return info
+}
+
+// InspectAll returns every key that is not idle: queued, running, delayed,
+// or with something the Loop remembers about it (failures, the last error,
+// a Stalled decision, an oscillation, a hold), as Inspect reports each.
+// They come stalled and oscillating keys first, then failing ones, then
+// the rest, each group by key. Conditions are read through the
+// ConditionWriter (usually a cache, no store read). It costs O(keys held);
+// it is safe for concurrent use at any time.
+func (l *Loop[K]) InspectAll() []KeyInfo {
+	now := l.clk.Now()
+	queued := map[K]workqueue.KeyState{}
+	var running map[K]bool
 	if t := l.cur.Load(); t != nil {
 		for k, st := range t.q.All() {
-			entries[k] = &entry{key: k, queue: st}
+			queued[k] = st
 		}
-		for i := range t.running {
-			r := &t.running[i]
-			r.mu.Lock()
-			if r.busy {
-				running[r.key] = true
-			}
-			r.mu.Unlock()
-		}
+		running = t.runningKeys()
 	}
-	out := make([]KeyStatus, 0, len(entries))
-	keys := make([]K, 0, len(entries))
+	keys := make([]K, 0, len(queued))
 	l.mu.Lock()
 	for k, s := range l.keys {
-		if entries[k] == nil && s.noteworthy(now) {
-			entries[k] = &entry{key: k}
+		if _, ok := queued[k]; !ok && s.noteworthy(now) {
+			queued[k] = workqueue.KeyState{}
 		}
 	}
-	for k, e := range entries {
-		ks := KeyStatus{Key: fmt.Sprint(k), Queue: e.queue}
-		s := l.keys[k]
-		if s != nil {
-			ks.Failures, ks.LastResult, ks.LastDuration = s.failures, s.lastResult, s.lastDur
-			ks.LastFailure = s.lastFailed
-			if s.lastErr != nil {
-				ks.LastError = errString(s.lastErr)
-			}
-			if s.stalled != nil {
-				ks.Stalled, ks.StalledReason, ks.StalledMessage = true, s.stalled.reason, s.stalled.message
-			}
-			if r := cmp.Or(s.oscillated, s.throttled); r != nil {
-				o := *r
-				o.Paths = slices.Clone(o.Paths)
-				ks.Oscillation = &o
-			}
-		}
-		ks.Phase, ks.Why, ks.Until = describeKey(s, e.queue, running[k] || e.queue.Processing, now)
-		out = append(out, ks)
+	out := make([]KeyInfo, 0, len(queued))
+	for k, st := range queued {
+		out = append(out, keyInfo(fmt.Sprint(k), l.keys[k], st, running[k], now))
 		keys = append(keys, k)
 	}
 	l.mu.Unlock()
-	if l.sw != nil {
-		for i, k := range keys {
-			if conds, gen, ok := l.sw.Conditions(k); ok {
-				out[i].Conditions, out[i].Generation = conds, gen
-			}
-		}
+	for i, k := range keys {
+		l.readConditions(k, &out[i])
 	}
-	slices.SortFunc(out, func(a, b KeyStatus) int {
+	slices.SortFunc(out, func(a, b KeyInfo) int {
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.Key, b.Key))
 	})
 	return out
 }
 
-// busy is the number of the term's workers reconciling now.
+// keyInfo is the KeyInfo of a key with state s (nil for none) and queue
+// state st. The caller holds l.mu.
+func keyInfo(key string, s *keyState, st workqueue.KeyState, running bool, now time.Time) KeyInfo {
+	ki := KeyInfo{Key: key, Queue: publicKeyState(st)}
+	if s != nil {
+		ki.Failures, ki.Err, ki.LastResult, ki.LastDuration, ki.HeldUntil = s.failures, s.lastErr, s.lastResult, s.lastDur, s.holdUntil
+		ki.LastFailure = s.lastFailed
+		if s.lastErr != nil {
+			ki.LastError = errString(s.lastErr)
+		}
+		if s.stalled != nil {
+			ki.Stalled, ki.StalledReason, ki.StalledMessage = true, s.stalled.reason, s.stalled.message
+		}
+		if r := cmp.Or(s.oscillated, s.throttled); r != nil {
+			o := *r
+			o.Paths = slices.Clone(o.Paths)
+			ki.Oscillation = &o
+		}
+	}
+	ki.Phase, ki.Why, ki.Until = describeKey(s, st, running || st.Processing, now)
+	return ki
+}
+
+// readConditions fills in the conditions and generation of key's object,
+// read through the ConditionWriter, if there is one.
+func (l *Loop[K]) readConditions(key K, info *KeyInfo) {
+	if l.sw == nil {
+		return
+	}
+	if conds, gen, ok := l.sw.Conditions(key); ok {
+		info.Conditions, info.Generation = conds, gen
+	}
+}
+
+// running1 reports whether a worker of t is reconciling key now.
+func (t *term[K]) running1(key K) bool {
+	for i := range t.running {
+		r := &t.running[i]
+		r.mu.Lock()
+		busy := r.busy && r.key == key
+		r.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
+}
+
+// runningKeys returns the keys t's workers are reconciling now.
+func (t *term[K]) runningKeys() map[K]bool {
+	running := map[K]bool{}
+	for i := range t.running {
+		r := &t.running[i]
+		r.mu.Lock()
+		if r.busy {
+			running[r.key] = true
+		}
+		r.mu.Unlock()
+	}
+	return running
+}
+
 // busyWorkers is the number of workers holding a key now, for an
-// ActiveWorkersReader.
+// activeWorkersReader.
 func (l *Loop[K]) busyWorkers() int {
 	if t := l.cur.Load(); t != nil {
 		return t.busy()
@@ -272,6 +338,7 @@ func (l *Loop[K]) busyWorkers() int {
 	return 0
 }
 
+// busy is the number of the term's workers reconciling now.
 func (t *term[K]) busy() int {
 	n := 0
 	for i := range t.running {
@@ -285,7 +352,7 @@ func (t *term[K]) busy() int {
 	return n
 }
 
-// noteDuration keeps how long key's last reconcile took, for KeyStatuses,
+// noteDuration keeps how long key's last reconcile took, for KeyInfo,
 // when the Loop keeps state for the key. It is called only when the Loop
 // times reconciles, and costs nothing while no key has state.
 func (l *Loop[K]) noteDuration(key K, d time.Duration) {
@@ -306,8 +373,9 @@ func (s *keyState) noteworthy(now time.Time) bool {
 	return s.failures > 0 || s.lastErr != nil || s.stalled != nil || s.oscillated != nil || s.throttled != nil || now.Before(s.holdUntil)
 }
 
-// rank orders KeyStatuses: stalled or oscillating, then failing, then the rest.
-func rank(k KeyStatus) int {
+// rank orders InspectAll's keys: stalled or oscillating, then failing,
+// then the rest.
+func rank(k KeyInfo) int {
 	switch {
 	case k.Stalled || k.Oscillation != nil:
 		return 0
@@ -318,7 +386,7 @@ func rank(k KeyStatus) int {
 }
 
 // waitPhase is the phase of a key whose queue state is delayed.
-func waitPhase(s *keyState, st queue.KeyState, now time.Time) Phase {
+func waitPhase(s *keyState, st workqueue.KeyState, now time.Time) Phase {
 	switch {
 	case s != nil && !s.holdUntil.IsZero() && now.Before(s.holdUntil):
 		return PhaseHeld
@@ -329,14 +397,14 @@ func waitPhase(s *keyState, st queue.KeyState, now time.Time) Phase {
 }
 
 // describeKey gives a key's phase, why it is there and until when.
-func describeKey(s *keyState, st queue.KeyState, running bool, now time.Time) (Phase, string, time.Time) {
+func describeKey(s *keyState, st workqueue.KeyState, running bool, now time.Time) (Phase, string, time.Time) {
 	switch {
 	case running:
 		if st.Dirty || st.Delayed {
 			return PhaseRunning, "reconciling; runs again after this reconcile", st.ReadyAt
 		}
 		return PhaseRunning, "reconciling", time.Time{}
-	case st.Queued && st.Priority == queue.Low:
+	case st.Queued && st.Priority == workqueue.Low:
 		return PhaseReady, "queued at low priority (resync)", time.Time{}
 	case st.Queued:
 		return PhaseReady, "queued, waiting for a worker", time.Time{}
@@ -360,4 +428,11 @@ func describeKey(s *keyState, st queue.KeyState, running bool, now time.Time) (P
 		return PhaseWaiting, "failed; not queued (not leading, or the term ended)", time.Time{}
 	}
 	return PhaseWaiting, "runs on the next change or resync", time.Time{}
+}
+
+// publicKeyState is what the term's queue holds for a key, as package queue
+// reports it.
+func publicKeyState(s workqueue.KeyState) queue.KeyState {
+	return queue.KeyState{Queued: s.Queued, Priority: queue.Priority(s.Priority), Processing: s.Processing,
+		Dirty: s.Dirty, Delayed: s.Delayed, ReadyAt: s.ReadyAt}
 }

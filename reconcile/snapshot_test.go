@@ -14,7 +14,7 @@ import (
 	"github.com/steady-go/steady/store"
 )
 
-func TestStatusAndKeyStatusesDescribeEveryKeyThatIsNotIdle(t *testing.T) {
+func TestInfoAndInspectAllDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
@@ -31,32 +31,35 @@ func TestStatusAndKeyStatusesDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 			return Result{}, nil
 		})
 		sw := newMemStatus("bad", "good", "later", "slow", "final")
-		l := mustNew(t, s, WithStatusWriter(keySet("bad", "good", "later", "slow", "final"), sw),
+		l := mustNew(t, s, WithConditionWriter(keySet("bad", "good", "later", "slow", "final"), sw),
 			append(fixedBackoff(), WithWorkers(2), WithStallAfter(1), WithMetrics(NewMemMetrics()))...)
 
-		before := l.Status()
-		require.Equal(t, LoopStatus{Name: "test", FieldManager: "test", Workers: 2}, before, "before Run: not leading, nothing queued")
-		require.Empty(t, l.KeyStatuses())
+		before := l.Info()
+		require.Equal(t, LoopInfo{Name: "test", FieldManager: "test", Workers: 2}, before, "before Run: not leading, nothing queued")
+		require.Empty(t, l.InspectAll())
 
 		stop := start(t, l)
 		synctest.Wait()
 
-		st := l.Status()
+		st := l.Info()
 		require.True(t, st.Leading)
 		require.False(t, st.Fenced, "no elector, no fence")
 		require.Equal(t, 1, st.Busy, "slow is running")
-		require.Equal(t, QueueStatus{Processing: 1, Delayed: 1, BackingOff: 1}, st.Queue)
+		require.Equal(t, QueueCounts{Processing: 1, Delayed: 1, BackingOff: 1}, st.Queue)
 		require.Equal(t, 1, st.Failing)
 		require.Equal(t, 2, st.Stalled, "bad after one failure (WithStallAfter(1)), final at once")
 
-		keys := l.KeyStatuses()
-		byKey := map[string]KeyStatus{}
+		keys := l.InspectAll()
+		byKey := map[string]KeyInfo{}
 		var order []string
 		for _, k := range keys {
 			byKey[k.Key] = k
 			order = append(order, k.Key)
 		}
 		require.Equal(t, []string{"bad", "final", "later", "slow"}, order, "stalled first, then the rest; the healthy key is idle")
+		for _, k := range keys {
+			require.Equal(t, k, l.Inspect(k.Key), "one view of a key: Inspect reports what InspectAll does")
+		}
 
 		bad := byKey["bad"]
 		require.Equal(t, PhaseBackingOff, bad.Phase)
@@ -68,7 +71,7 @@ func TestStatusAndKeyStatusesDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 		require.True(t, bad.Stalled)
 		require.Equal(t, ReasonFailing, bad.StalledReason)
 		c, ok := GetCondition(bad.Conditions, Stalled)
-		require.True(t, ok, "conditions come through the StatusWriter")
+		require.True(t, ok, "conditions come through the ConditionWriter")
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, int64(1), bad.Generation)
 
@@ -92,12 +95,12 @@ func TestStatusAndKeyStatusesDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 		require.Equal(t, "reconciling; runs again after this reconcile", findKey(t, l, "slow").Why)
 		close(release)
 		synctest.Wait()
-		require.Equal(t, 0, l.Status().Busy)
+		require.Equal(t, 0, l.Info().Busy)
 		_, found := lookupKey(l, "slow")
 		require.False(t, found, "slow is idle once its rerun is done")
 
 		require.NoError(t, stop())
-		require.False(t, l.Status().Leading)
+		require.False(t, l.Info().Leading)
 	})
 }
 
@@ -140,16 +143,16 @@ func TestAttemptCountsConsecutiveFailures(t *testing.T) {
 	})
 }
 
-func lookupKey(l *Loop[string], key string) (KeyStatus, bool) {
-	for _, k := range l.KeyStatuses() {
+func lookupKey(l *Loop[string], key string) (KeyInfo, bool) {
+	for _, k := range l.InspectAll() {
 		if k.Key == key {
 			return k, true
 		}
 	}
-	return KeyStatus{}, false
+	return KeyInfo{}, false
 }
 
-func findKey(t *testing.T, l *Loop[string], key string) KeyStatus {
+func findKey(t *testing.T, l *Loop[string], key string) KeyInfo {
 	t.Helper()
 	k, ok := lookupKey(l, key)
 	require.True(t, ok, "key %q not reported", key)
@@ -162,8 +165,33 @@ func TestKeyStatusesLeaveOutKeysWhoseOnlyStateIsADetector(t *testing.T) {
 	l.setKeyLocked("counting", &keyState{detector: oscillation.New(oscillation.Config{})})
 	l.setKeyLocked("failed", &keyState{failures: 1, lastErr: errors.New("x")})
 	l.mu.Unlock()
-	keys := l.KeyStatuses()
+	keys := l.InspectAll()
 	require.Len(t, keys, 1)
 	require.Equal(t, "failed", keys[0].Key)
 	require.Equal(t, PhaseWaiting, keys[0].Phase)
+}
+
+// Ready means what it means in queue.Counts: keys waiting at normal
+// priority (hints, retries); Low counts those waiting at low priority
+// (resync), so Ready+Low keys wait for a worker.
+func TestQueueCountsReadyIsNormalPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			if key == "a" {
+				<-release
+			}
+			return Result{}, nil
+		})
+		l := mustNew(t, s, keySet("a", "b", "c"), WithWorkers(1))
+		stop := start(t, l)
+		synctest.Wait() // a runs; b and c wait at low priority, as listed
+		l.Add("hint")
+		q := l.Info().Queue
+		require.Equal(t, 1, q.Ready, "the hint, at normal priority")
+		require.Equal(t, 2, q.Low, "b and c, listed at low priority")
+		require.Equal(t, 1, q.Processing)
+		close(release)
+		require.NoError(t, stop())
+	})
 }

@@ -28,14 +28,20 @@ import (
 // So a source that lists nothing, such as Mapped's, loses no hint for want
 // of a term.
 //
-// A Source may also implement any of these interfaces, which the Loop looks
-// for when New is called:
-//   - KeyLister: its keys are added at every resync and new term;
-//   - Syncer: the Loop waits for it to be warm before it works;
-//   - RevisionWaiter: Result.Requeue waits for it to show the reconcile's
-//     last write;
-//   - StatusWriter[K]: the Loop writes its Stalled condition through it
-//     (FromStore's source is one; WithStatusWriter attaches one to any
+// A Source may also have any of these methods, which the Loop looks for
+// when New is called (by method set: no interface to name):
+//   - Keys() iter.Seq[K]: its keys are added at low priority at every
+//     resync and new term; a Keys (or its iteration) that panics is
+//     reported like a reconcile panic, the keys listed before it queued;
+//   - WaitForSync(ctx) error: the Loop waits for it to be warm (hold a full
+//     listing) before it campaigns; one that panics ends Run with an error;
+//   - Revision() int64 and WaitFor(ctx, revision int64) error (both):
+//     Result.RequeueAfterWrite waits until Revision reaches the highest
+//     revision the reconcile wrote (WaitFor returns once it has, or with
+//     ctx's error), or for the read-your-writes timeout; a Revision that
+//     panics reads as behind, a WaitFor that panics as a timeout;
+//   - ConditionWriter[K]: the Loop writes its Stalled condition through it
+//     (FromStore's source is one; WithConditionWriter attaches one to any
 //     source).
 type Source[K comparable] interface {
 	Run(ctx context.Context, sink Sink[K]) error
@@ -55,29 +61,29 @@ type Sink[K comparable] interface {
 	AddAfter(key K, d time.Duration)
 }
 
-// KeyLister is implemented by sources that can enumerate every key. The
+// keyLister is implemented by sources that can enumerate every key. The
 // Loop adds every listed key at low priority on each resync and at the
 // start of each leadership term. A Keys (or its iteration) that panics is
 // reported like a reconcile panic; the keys listed before it are queued.
-type KeyLister[K comparable] interface {
+type keyLister[K comparable] interface {
 	Keys() iter.Seq[K]
 }
 
-// Syncer is implemented by sources that must be warm (hold a full listing)
-// before the Loop starts working. The Loop waits for every Syncer before it
+// syncer is implemented by sources that must be warm (hold a full listing)
+// before the Loop starts working. The Loop waits for every syncer before it
 // campaigns for leadership. A WaitForSync that panics ends the Loop's Run
 // with an error naming the panic.
-type Syncer interface {
+type syncer interface {
 	WaitForSync(ctx context.Context) error
 }
 
-// RevisionWaiter is implemented by sources that follow a store, such as the
-// cache sources: after a reconcile that returns Result{Requeue: true}, the
-// Loop runs the key again once every RevisionWaiter's Revision has reached
+// revisionWaiter is implemented by sources that follow a store, such as the
+// cache sources: after a reconcile that returns Result{RequeueAfterWrite: true}, the
+// Loop runs the key again once every revisionWaiter's Revision has reached
 // the highest revision the reconcile wrote (or after the read-your-writes
 // timeout). A Revision that panics reads as behind, a WaitFor that panics
 // as a wait that timed out; each panic is reported like a reconcile panic.
-type RevisionWaiter interface {
+type revisionWaiter interface {
 	// Revision returns the store revision the source reflects now.
 	Revision() int64
 	// WaitFor returns once the source reflects revision, or with ctx's
@@ -88,7 +94,7 @@ type RevisionWaiter interface {
 // Sources joins several sources into one: the Loop runs each, and looks for
 // the optional interfaces (see Source) on each. Nil sources are left out; a
 // typed nil one (a nil pointer or func) makes New fail. At most one of them
-// may carry a StatusWriter, else New fails.
+// may carry a ConditionWriter, else New fails.
 func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](srcs) }
 
 type sourceList[K comparable] []Source[K]
@@ -123,11 +129,11 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	return first
 }
 
-// WithStatusWriter returns src with w as the StatusWriter the Loop writes
+// WithConditionWriter returns src with w as the ConditionWriter the Loop writes
 // its Stalled condition through, in place of any src carries itself (such as
 // FromStore's). A nil w leaves src as it is; a typed nil one (a nil
 // pointer) makes New fail.
-func WithStatusWriter[K comparable](src Source[K], w StatusWriter[K]) Source[K] {
+func WithConditionWriter[K comparable](src Source[K], w ConditionWriter[K]) Source[K] {
 	if w == nil {
 		return src
 	}
@@ -136,7 +142,7 @@ func WithStatusWriter[K comparable](src Source[K], w StatusWriter[K]) Source[K] 
 
 type withStatus[K comparable] struct {
 	src Source[K]
-	w   StatusWriter[K]
+	w   ConditionWriter[K]
 }
 
 // Run runs the wrapped source; a nil one delivers nothing.
@@ -148,11 +154,11 @@ func (s withStatus[K]) Run(ctx context.Context, sink Sink[K]) error {
 	return s.src.Run(ctx, sink)
 }
 
-// flatten unpacks src (Sources lists and WithStatusWriter wrappers) into
-// the sources the Loop runs and the StatusWriter it writes through. A
-// StatusWriter given with WithStatusWriter replaces those found inside the
+// flatten unpacks src (Sources lists and WithConditionWriter wrappers) into
+// the sources the Loop runs and the ConditionWriter it writes through. A
+// ConditionWriter given with WithConditionWriter replaces those found inside the
 // source it wraps; two found side by side are an error.
-func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) ([]Source[K], StatusWriter[K], error) {
+func flatten[K comparable](src Source[K], out []Source[K], sw ConditionWriter[K]) ([]Source[K], ConditionWriter[K], error) {
 	switch s := src.(type) {
 	case nil:
 		return out, sw, nil
@@ -180,7 +186,7 @@ func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) (
 		// on the Loop's goroutine when run.
 		return nil, nil, invalid("nil source (%T)", src)
 	}
-	if w, ok := src.(StatusWriter[K]); ok {
+	if w, ok := src.(ConditionWriter[K]); ok {
 		var err error
 		if sw, err = joinStatus(sw, w); err != nil {
 			return nil, nil, err
@@ -189,7 +195,7 @@ func flatten[K comparable](src Source[K], out []Source[K], sw StatusWriter[K]) (
 	return append(out, src), sw, nil
 }
 
-func joinStatus[K comparable](have, add StatusWriter[K]) (StatusWriter[K], error) {
+func joinStatus[K comparable](have, add ConditionWriter[K]) (ConditionWriter[K], error) {
 	if have != nil {
 		return nil, invalid("two status writers among the sources (%T and %T)", have, add)
 	}
@@ -220,12 +226,7 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 				}
 				keys, p := mapValue(fn, v)
 				if p != nil {
-					if r, ok := sink.(panicReporter); ok {
-						r.userPanic("mapper", p)
-					} else {
-						slog.Default().LogAttrs(ctx, slog.LevelError, "mapper panicked",
-							slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
-					}
+					reportPanic(sink, "mapper", p)
 				}
 				for _, k := range keys {
 					sink.Add(k)
@@ -235,11 +236,23 @@ func Mapped[T any, K comparable](ch <-chan T, fn func(T) []K) Source[K] {
 	})
 }
 
-// panicReporter is the one thing a source asks of the Loop beyond Sink:
-// reporting a panic of user code it ran (logged, counted) like the Loop's
-// own. A Sink without it gets the default logger.
+// panicReporter is the one thing any source of this package asks of the
+// Loop beyond Sink (the cache sources ask more: loopHooks): reporting a
+// panic of user code it ran (logged, counted) like the Loop's own.
 type panicReporter interface {
 	userPanic(what string, p *guard.Panic, attrs ...slog.Attr)
+}
+
+// reportPanic reports a panic of a function of the user's that a source
+// called: to the Loop when sink is one (panicReporter), else at Error to
+// slog.Default.
+func reportPanic(sink any, what string, p *guard.Panic, attrs ...slog.Attr) {
+	if r, ok := sink.(panicReporter); ok {
+		r.userPanic(what, p, attrs...)
+		return
+	}
+	attrs = append(attrs, slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+	slog.Default().LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
 }
 
 func mapValue[T any, K comparable](fn func(T) []K, v T) (keys []K, p *guard.Panic) {

@@ -12,7 +12,7 @@ import (
 // stalledUpdate computes the Stalled condition that loop sets after a
 // reconcile of an object at generation gen, and reports whether it must be
 // written. owned reports whether the Loop's own manager owns the object's
-// Stalled condition (StatusWriter.OwnsCondition), which is how a Loop knows
+// Stalled condition (ConditionWriter.OwnsCondition), which is how a Loop knows
 // a Stalled is its own.
 //
 //   - stalledSet sets Stalled=True with reason, and the message after the

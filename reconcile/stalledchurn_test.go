@@ -35,7 +35,7 @@ func statusFromSpec(e *env) Reconciler[string] {
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Requeue: true}, nil
+		return Result{RequeueAfterWrite: true}, nil
 	})
 }
 
@@ -133,7 +133,7 @@ func TestASpecBurstWritesFewConditions(t *testing.T) {
 				t.Logf("%d condition writes by the Loop, %d by the reconciler, %d Stalled counted", n,
 					writesBy(t, e, rev0, "test")["a"], stalledTotal(m))
 				require.LessOrEqual(t, n, 5, "condition writes by the Loop during and after the burst")
-				require.LessOrEqual(t, stalledTotal(m), n, "Metrics.Stalled counts conditions set, not decisions")
+				require.LessOrEqual(t, stalledTotal(m), n, "metrics.Loop.Stalled counts conditions set, not decisions")
 			})
 		})
 	}
@@ -173,7 +173,7 @@ func TestASpecBurstOverTenObjectsWritesFewConditions(t *testing.T) {
 // quiet discards the Loop's log: a burst logs a thousand failures.
 func quiet() Option { return WithLogger(slog.New(slog.DiscardHandler)) }
 
-// stalledTotal is Metrics.Stalled's count for Loop "test", every reason.
+// stalledTotal is metrics.Loop.Stalled's count for Loop "test", every reason.
 func stalledTotal(m *MemMetrics) int {
 	n := 0
 	for _, r := range []string{ReasonFailing, ReasonBlocked, ReasonTerminal, ReasonOscillating} {
@@ -192,14 +192,14 @@ func TestRequeueAfterAWriteResetsFailures(t *testing.T) {
 			switch n := s.count("a"); {
 			case n == 5:
 				RecordWrite(ctx, 1)
-				return Result{Requeue: true}, nil
+				return Result{RequeueAfterWrite: true}, nil
 			case n <= 9:
 				return Result{}, errBoom
 			}
 			return Result{}, nil
 		}
 		m := NewMemMetrics()
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m), quiet())...)
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), append(fixedBackoff(), WithMetrics(m), quiet())...)
 		stop := start(t, l)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -211,7 +211,7 @@ func TestRequeueAfterAWriteResetsFailures(t *testing.T) {
 	})
 }
 
-// Metrics.Stalled counts conditions set, not decisions: two Loops that
+// metrics.Loop.Stalled counts conditions set, not decisions: two Loops that
 // fight over a field for five minutes are each counted at most once per
 // detection, although every reconcile while the report stands decides
 // Stalled=Oscillating.

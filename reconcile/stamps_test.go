@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/store"
 )
 
 // durations records the durations the Loop and its queue report.
 type durations struct {
-	NopMetrics
+	metrics.NopLoop
 	mu                         sync.Mutex
 	reconciles, latency, works []time.Duration
 }
@@ -79,7 +80,7 @@ func TestSharedStampsGiveExactDurations(t *testing.T) {
 	})
 }
 
-// busyReader is a Metrics that reads the busy workers itself.
+// busyReader is a metrics.Loop that reads the busy workers itself.
 type busyReader struct {
 	hookCounter
 	mu   sync.Mutex
@@ -99,7 +100,7 @@ func (b *busyReader) read() int {
 	return b.busy()
 }
 
-// A Loop whose Metrics is an ActiveWorkersReader gives it the busy count
+// A Loop whose metrics.Loop is an activeWorkersReader gives it the busy count
 // once, at Run, and never calls ActiveWorkers.
 func TestActiveWorkersReaderReadsBusyWorkers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -186,7 +187,7 @@ func TestAStalledWriteIsTheKeysWork(t *testing.T) {
 			time.Sleep(2 * time.Second)
 			return Result{}, nil
 		})
-		l := mustNew(t, r, WithStatusWriter(keySet("a", "b"), slowStatus{st}), WithWorkers(1), WithMetrics(m),
+		l := mustNew(t, r, WithConditionWriter(keySet("a", "b"), slowStatus{st}), WithWorkers(1), WithMetrics(m),
 			WithResync(24*time.Hour, 0))
 		stop := start(t, l)
 		time.Sleep(10 * time.Second)

@@ -10,13 +10,13 @@ import (
 	"github.com/steady-go/steady/store/cache"
 )
 
-// StatusWriter is how the Loop reads and writes the Stalled condition of the
+// ConditionWriter is how the Loop reads and writes the Stalled condition of the
 // object behind a key. The Loop owns only Stalled: WriteCondition must leave
 // every other condition, and the status, as they are.
 //
-// A Source carries the StatusWriter to the Loop (see Source): FromStore's
-// source is one for its kind, and WithStatusWriter attaches any other.
-type StatusWriter[K comparable] interface {
+// A Source carries the ConditionWriter to the Loop (see Source): FromStore's
+// source is one for its kind, and WithConditionWriter attaches any other.
+type ConditionWriter[K comparable] interface {
 	// Conditions returns the object's current conditions and generation,
 	// typically from a cache (it is called after reconciles that may clear
 	// Stalled, so it must be cheap). ok is false when the object is gone.
@@ -29,12 +29,12 @@ type StatusWriter[K comparable] interface {
 	// is gone, or when ownership cannot be read.
 	OwnsCondition(key K, manager, typ string) bool
 	// WriteCondition writes c on the object as manager (the Loop's own
-	// manager, FieldManager()+"-loop"). ctx carries the leadership fence. A
+	// manager, the field manager (WithFieldManager, LoopInfo.FieldManager)+"-loop"). ctx carries the leadership fence. A
 	// missing object is not an error.
 	WriteCondition(ctx context.Context, key K, manager string, c store.Condition) error
 }
 
-// StoreStatus returns the StatusWriter for objects of a typed store (the
+// StoreConditions returns the ConditionWriter for objects of a typed store (the
 // one FromStore's source carries): it reads conditions from the cache and
 // ownership from their managed fields, and writes the Stalled condition with
 // ApplyStatus as the Loop's own manager, applying that one condition and no
@@ -49,17 +49,17 @@ type StatusWriter[K comparable] interface {
 // both wrote Stalled on one object therefore both own it: either one's
 // recovery clears it, and the other sets it again at its next failure. To
 // keep their reports apart, give each Loop its own condition type (a
-// StatusWriter that renames Stalled, as examples/fieldowners does).
-func StoreStatus[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) StatusWriter[string] {
-	return storeStatus[S, T]{c: c, st: st}
+// ConditionWriter that renames Stalled, as examples/fieldowners does).
+func StoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) ConditionWriter[string] {
+	return storeConditions[S, T]{c: c, st: st}
 }
 
-type storeStatus[S, T any] struct {
+type storeConditions[S, T any] struct {
 	c  *cache.Cache[S, T]
 	st *store.Store[S, T]
 }
 
-func (s storeStatus[S, T]) Conditions(name string) ([]store.Condition, int64, bool) {
+func (s storeConditions[S, T]) Conditions(name string) ([]store.Condition, int64, bool) {
 	obj, ok := s.c.Get(name)
 	if !ok {
 		return nil, 0, false
@@ -67,12 +67,12 @@ func (s storeStatus[S, T]) Conditions(name string) ([]store.Condition, int64, bo
 	return obj.Conditions, obj.Meta.Generation, true
 }
 
-func (s storeStatus[S, T]) OwnsCondition(name, manager, typ string) bool {
+func (s storeConditions[S, T]) OwnsCondition(name, manager, typ string) bool {
 	obj, ok := s.c.Get(name)
 	return ok && ownsCondition(s.st, obj, manager, typ)
 }
 
-func (s storeStatus[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
+func (s storeConditions[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
 	// The condition was judged on the cached object: it must not land on a
 	// successor of the same name.
 	var uid string

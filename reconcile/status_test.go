@@ -9,7 +9,7 @@ import (
 	"github.com/steady-go/steady/store"
 )
 
-// StoreStatus reads who owns a condition from the object's managed fields.
+// StoreConditions reads who owns a condition from the object's managed fields.
 func TestStoreStatusOwnsCondition(t *testing.T) {
 	e := newEnv(t, "App", nil)
 	defer e.stop()

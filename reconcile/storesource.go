@@ -19,25 +19,22 @@ import (
 	"github.com/steady-go/steady/store/cache"
 )
 
-// ErrSourceRunning is returned by a second Run of a cache source (FromStore,
-// FromOwned, FromCacheMapped): each serves one Loop.
-var ErrSourceRunning = errors.New("reconcile: cache source is already running")
-
-// ChangeFunc reports which paths changed between old and new, and splits
-// them by whether manager owns them after the change. FromStore judges with
-// the store's field-level FieldChanges; FromOwned and FromCacheMapped, which
-// have a cache alone, with SectionChanges. A ChangeFunc that panics is
-// reported like a reconcile panic, and its change is judged by its writer
-// alone: the Loop's own write is not a hint, another writer's change is.
-type ChangeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
+// changeFunc is a cache source's change judge (see WithChanges).
+type changeFunc[S, T any] func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)
 
 // CacheSourceOption configures a cache source (FromStore, FromOwned,
 // FromCacheMapped).
 type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 
-// WithChanges replaces the source's ChangeFunc (see ChangeFunc for the
-// defaults). A nil f changes nothing.
-func WithChanges[S, T any](f ChangeFunc[S, T]) CacheSourceOption[S, T] {
+// WithChanges replaces the function the source judges a change with: f
+// reports which paths changed between old and new, and splits them by
+// whether manager owns them after the change. By default FromStore judges
+// with the store's field-level FieldChanges; FromOwned and FromCacheMapped,
+// which have a cache alone, with SectionChanges. An f that panics is
+// reported like a reconcile panic, and its change is judged by its writer
+// alone: the Loop's own write is not a hint, another writer's change is. A
+// nil f changes nothing.
+func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {
 			s.changes = f
@@ -61,9 +58,8 @@ func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {
 // Loop (observe.go).
 //
 // Judging own writes needs the Loop's manager names and the observations
-// need the Loop: a cache source gets both from the sink it runs with, when
-// that sink is a *Loop[string] (a concrete type, not an interface: the
-// sources of this package know the Loop of this package).
+// need the Loop: a cache source gets both through loopHooks, the contract
+// a Loop's Sink offers its sources (see observe.go).
 //
 // A cache source registers one handler on the cache when it first runs and
 // may run once; after its Run returns the handler does nothing.
@@ -71,7 +67,7 @@ type cacheSource[S, T any] struct {
 	c       *cache.Cache[S, T]
 	st      *store.Store[S, T]                     // primary (FromStore) only
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
-	changes ChangeFunc[S, T]
+	changes changeFunc[S, T]
 	sorted  bool
 	pred    predicates[S, T] // see WithPredicate
 
@@ -85,20 +81,20 @@ type cacheSource[S, T any] struct {
 
 type sinkRef struct {
 	sink Sink[string]
-	loop *Loop[string] // nil when the sink is not a Loop
+	loop loopHooks // nil when the sink is not a Loop
 }
 
 // storeSource is FromStore's source: the primary cache source, a
-// KeyLister, and the StatusWriter of its kind.
+// keyLister, and the ConditionWriter of its kind.
 type storeSource[S, T any] struct {
 	*cacheSource[S, T]
-	storeStatus[S, T]
+	storeConditions[S, T]
 }
 
 // FromStore returns the source for the Loop's own kind: every change to an
 // object of c is a hint for its name (own writes excepted), and every cached
 // name is listed for resync and new terms (from a set of names it keeps,
-// without store reads). It carries StoreStatus(c, st), so the Loop writes
+// without store reads). It carries StoreConditions(c, st), so the Loop writes
 // its Stalled condition through st, and it judges own writes and
 // oscillation field by field with st's FieldChanges (from Meta.Managed):
 // oscillation reports name the flipping fields (.spec.replicas), and another
@@ -111,9 +107,9 @@ type storeSource[S, T any] struct {
 //   - drops own writes: a modification written by the Loop's field manager
 //     (or by the Loop itself, for Stalled) whose every changed path that
 //     manager owns is not a hint, so a status write cannot defeat backoff;
-//   - is a Syncer, so the Loop starts work only once the cache is warm;
-//   - is a RevisionWaiter, so Result.Requeue waits for the cache;
-//   - serves one Loop: a second Run returns ErrSourceRunning.
+//   - is a syncer, so the Loop starts work only once the cache is warm;
+//   - is a revisionWaiter, so Result.RequeueAfterWrite waits for the cache;
+//   - serves one Loop: a second Run returns ErrAlreadyRunning.
 //
 // FromStore's source also reports to the Loop what it sees: the writes, to
 // the oscillation detector, and the objects' Ready and Stalled conditions,
@@ -128,11 +124,11 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	s.names = map[string]struct{}{}
-	return storeSource[S, T]{cacheSource: s, storeStatus: storeStatus[S, T]{c: c, st: st}}
+	return storeSource[S, T]{cacheSource: s, storeConditions: storeConditions[S, T]{c: c, st: st}}
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.
-func storeChanges[S, T any](st *store.Store[S, T]) ChangeFunc[S, T] {
+func storeChanges[S, T any](st *store.Store[S, T]) changeFunc[S, T] {
 	if st == nil {
 		return nil
 	}
@@ -256,7 +252,7 @@ func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T])
 }
 
 // Run delivers the cache's changes to sink until ctx ends. It returns an
-// error for a nil cache (or a nil store, for FromStore), or ErrSourceRunning
+// error for a nil cache (or a nil store, for FromStore), or ErrAlreadyRunning
 // when called a second time.
 func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	if s.c == nil || (s.names != nil && s.st == nil) {
@@ -266,12 +262,12 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 		return errNilPredicate
 	}
 	if !s.started.CompareAndSwap(false, true) {
-		return ErrSourceRunning
+		return ErrAlreadyRunning
 	}
 	ref := &sinkRef{sink: sink}
-	if l, ok := sink.(*Loop[string]); ok {
+	if l, ok := sink.(loopHooks); ok {
 		ref.loop = l
-		l.own.on.Store(true)
+		l.judgeOwnWrites()
 	}
 	s.sink.Store(ref)
 	s.c.AddHandler(s.handle)
@@ -280,7 +276,7 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 	return nil
 }
 
-// WaitForSync waits for the cache's first listing (Syncer).
+// WaitForSync waits for the cache's first listing (syncer).
 func (s *cacheSource[S, T]) WaitForSync(ctx context.Context) error {
 	if s.c == nil {
 		return nil
@@ -309,7 +305,7 @@ func (s *cacheSource[S, T]) String() string {
 	return "cache source"
 }
 
-// Revision returns the store revision the cache reflects (RevisionWaiter).
+// Revision returns the store revision the cache reflects (revisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {
 		return 0
@@ -317,7 +313,7 @@ func (s *cacheSource[S, T]) Revision() int64 {
 	return s.c.Revision()
 }
 
-// WaitFor waits until the cache reflects revision (RevisionWaiter).
+// WaitFor waits until the cache reflects revision (revisionWaiter).
 func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 	if s.c == nil {
 		return nil
@@ -326,7 +322,7 @@ func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 }
 
 // Keys yields every object name the source has seen and not seen deleted
-// (KeyLister), in name order under WithSortedKeys.
+// (keyLister), in name order under WithSortedKeys.
 func (s storeSource[S, T]) Keys() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		s.mu.Lock()
@@ -375,34 +371,52 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if primary {
-		if typ == store.Deleted {
-			delete(s.names, obj.Meta.Name)
-		} else {
-			s.names[obj.Meta.Name] = struct{}{}
-		}
+		s.noteName(obj.Meta.Name, typ)
 	}
-
 	hint := s.passes(ref, old, new)
 	if hint && typ == store.Modified {
 		hint = s.judge(ref.loop, old, new)
 	}
 	if primary && ref.loop != nil {
-		if typ == store.Deleted {
-			ref.loop.forgetKey(obj.Meta.Name)
-		} else {
-			stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, ref.loop.cfg.loopManager, Stalled)
-			ref.loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
-		}
+		s.reportState(ref.loop, obj, typ)
 	}
-	if !hint {
+	if hint {
+		s.hint(ref, old, new, obj)
+	}
+}
+
+// noteName keeps the primary source's set of names (Keys) in step with an
+// event of type typ. It runs under s.mu.
+func (s *cacheSource[S, T]) noteName(name string, typ store.EventType) {
+	if typ == store.Deleted {
+		delete(s.names, name)
+	} else {
+		s.names[name] = struct{}{}
+	}
+}
+
+// reportState tells loop of obj as the primary cache now holds it (or of
+// its deletion): its generations and whether it carries a Stalled of the
+// Loop's.
+func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T], typ store.EventType) {
+	if typ == store.Deleted {
+		loop.forgetKey(obj.Meta.Name)
 		return
 	}
-	if primary {
+	_, loopSelf := loop.managers()
+	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, Stalled)
+	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
+}
+
+// hint adds the keys of a change to obj: its name for the primary source;
+// else what it maps to, before and after a modification, each once.
+func (s *cacheSource[S, T]) hint(ref *sinkRef, old, new, obj *store.Object[S, T]) {
+	if s.names != nil {
 		ref.sink.Add(obj.Meta.Name)
 		return
 	}
 	keys := s.mapped(ref, nil, obj)
-	if old != nil && new != nil && !primary {
+	if old != nil && new != nil {
 		keys = s.mapped(ref, keys, old)
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
@@ -413,13 +427,13 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 }
 
 // mapped appends the keys mapKeys maps obj to. A mapper that panics is
-// reported (to the Loop, or to slog.Default when the sink is not a Loop)
-// and maps obj to nothing: the other objects' hints still go.
+// reported (reportPanic) and maps obj to nothing: the other objects' hints
+// still go.
 func (s *cacheSource[S, T]) mapped(ref *sinkRef, keys []string, obj *store.Object[S, T]) (out []string) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			reportPanic(ref.loop, "mapper", p, slog.String("object", obj.Meta.Name))
+			reportPanic(ref.sink, "mapper", p, slog.String("object", obj.Meta.Name))
 			out = keys
 		}
 	}()
@@ -434,17 +448,6 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 	return owned, foreign, nil
 }
 
-// reportPanic reports a panic of a function of the user's that a source
-// called: to loop (userPanic), or to slog.Default when there is none.
-func reportPanic(loop *Loop[string], what string, p *guard.Panic, attrs ...slog.Attr) {
-	if loop != nil {
-		loop.userPanic(what, p, attrs...)
-		return
-	}
-	attrs = append(attrs, slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
-	slog.Default().LogAttrs(context.Background(), slog.LevelError, what+" panicked", attrs...)
-}
-
 // judge feeds the oscillation detector and decides whether a modification
 // is a hint for loop (nil when the sink is not a Loop: then every change
 // is).
@@ -454,21 +457,12 @@ func reportPanic(loop *Loop[string], what string, p *guard.Panic, attrs ...slog.
 // events that change nothing a Loop judges or only Stalled, and a secondary
 // source (FromOwned, FromCacheMapped) hints another writer's change without
 // judging it.
-func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, T]) bool {
+func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
 	if loop == nil {
 		return true
 	}
 	writer := new.Meta.LastWrite.Manager
-	self, loopSelf := loop.cfg.manager, loop.cfg.loopManager
-	judgeAs := self
-	switch {
-	case writer == loopSelf:
-		judgeAs = loopSelf
-	case writer != self && loop.own.own(writer, new.Meta.Revision):
-		// A reconcile of this Loop wrote it under another manager name:
-		// judge it as that manager's, which is this Loop's.
-		judgeAs = writer
-	}
+	judgeAs, loopSelf := judgedAs(loop, writer, new.Meta.Revision)
 	var buf [8]diff.Path
 	sections := sectionDiff(buf[:0], old, new)
 	if len(sections) == 0 {
@@ -516,6 +510,21 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 	return writer != judgeAs || len(foreign) > 0
 }
 
+// judgedAs names the manager a modification by writer at revision rev is
+// judged as: the Loop's own manager for its own (Stalled) write, writer
+// when a reconcile of the Loop wrote rev under that name (a name the Loop
+// then knows as its own), else the reconciler's manager.
+func judgedAs(loop loopHooks, writer string, rev int64) (judgeAs, loopSelf string) {
+	self, loopSelf := loop.managers()
+	switch {
+	case writer == loopSelf:
+		return loopSelf, loopSelf
+	case writer != self && loop.ownWrite(writer, rev):
+		return writer, loopSelf
+	}
+	return self, loopSelf
+}
+
 // observe feeds loop's oscillation detector one modification, split path
 // by path into the writes of judgeAs and of other managers, as
 // store.ChangedBy attributes them from new's field ownership: a relist (or
@@ -524,7 +533,7 @@ func (s *cacheSource[S, T]) judge(loop *Loop[string], old, new *store.Object[S, 
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
-func (s *cacheSource[S, T]) observe(loop *Loop[string], new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
 	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
 	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{
@@ -570,7 +579,7 @@ func readyGeneration(conds []store.Condition) int64 {
 	return 0
 }
 
-// SectionChanges is the ChangeFunc of FromOwned and FromCacheMapped. It
+// SectionChanges is the change function (WithChanges) of FromOwned and FromCacheMapped. It
 // reports changes by section of the object:
 //
 //	.metadata.labels  .metadata.annotations  .metadata.owners

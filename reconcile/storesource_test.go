@@ -220,7 +220,7 @@ func TestRequeueReadsItsOwnWriteFromTheCache(t *testing.T) {
 			if _, err := e.st.As("app").UpdateStatus(ctx, o); err != nil {
 				return Result{}, err
 			}
-			return Result{Requeue: true}, nil
+			return Result{RequeueAfterWrite: true}, nil
 		})
 		l := mustNew(t, r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"))...)
 		stop := start(t, l)
@@ -340,7 +340,7 @@ func TestMergedChangeOfAnotherActorStillTriggers(t *testing.T) {
 	})
 }
 
-// gatedSource is a Syncer that syncs when the test says so.
+// gatedSource is a syncer that syncs when the test says so.
 type gatedSource struct {
 	synced chan struct{}
 }
@@ -444,7 +444,7 @@ func TestFromOwnedRejectsAnOwnerKindTheLoopDoesNotReconcile(t *testing.T) {
 			`FromOwned owner kind "Pod"`},
 		{"empty", Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "")), "empty owner kind"},
 		{"empty, without FromStore", FromOwned(children.cache, ""), "empty owner kind"},
-		{"nested and wrapped", Sources(WithStatusWriter(Sources(FromOwned(children.cache, "Ap")), nil), FromStore(parents.cache, parents.st)),
+		{"nested and wrapped", Sources(WithConditionWriter(Sources(FromOwned(children.cache, "Ap")), nil), FromStore(parents.cache, parents.st)),
 			`FromOwned owner kind "Ap"`},
 		{"no FromStore: cannot be known", Sources(FromOwned(children.cache, "Anything"), FromChannel(make(chan string))), ""},
 	} {

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
 )
 
 // term is one period of work: one queue, one set of workers, one fence.
 type term[K comparable] struct {
-	q *queue.Queue[K]
+	q *workqueue.Queue[K]
 	// qm is the queue's metric hooks, nil without: the Loop fires Retry
 	// for each retry it schedules.
 	qm queue.Metrics
@@ -70,7 +72,7 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(termCtx))
 	defer cancelWork(nil)
 	qm := l.metrics.QueueMetrics(l.name)
-	q := queue.New[K](queue.WithClock(l.clk), queue.WithName(l.name), queue.WithMetrics(qm))
+	q := workqueue.New[K](workqueue.WithClock(l.clk), workqueue.WithName(l.name), workqueue.WithMetrics(qm))
 	t := &term[K]{q: q, qm: qm, ctx: termCtx, work: work, running: make([]runningSlot[K], l.cfg.workers)}
 	l.pmu.Lock()
 	l.cur.Store(t)
@@ -135,9 +137,9 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 // queued, and the other sources are listed.
 func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	for i, s := range l.sources {
-		if kl, ok := s.(KeyLister[K]); ok {
+		if kl, ok := s.(keyLister[K]); ok {
 			if p := l.listKeys(kl, t.q); p != nil {
-				l.userPanic("KeyLister", p, slog.Int("source", i), slog.String("what", describe(s)))
+				l.userPanic("keyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			}
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {
@@ -148,7 +150,7 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 	}
 }
 
-func (l *Loop[K]) listKeys(kl KeyLister[K], q *queue.Queue[K]) (p *guard.Panic) {
+func (l *Loop[K]) listKeys(kl keyLister[K], q *workqueue.Queue[K]) (p *guard.Panic) {
 	defer guard.Catch(&p)
 	for k := range kl.Keys() {
 		q.AddLow(k)
@@ -159,7 +161,7 @@ func (l *Loop[K]) listKeys(kl KeyLister[K], q *queue.Queue[K]) (p *guard.Panic) 
 // termKeyLister is implemented by sources that list keys at the start of
 // each term only: keys that a new term must re-derive because the hints and
 // retries that carried them were dropped with the last term, and that no
-// KeyLister lists (FromOwned's: the owners of the children it sees, which
+// keyLister lists (FromOwned's: the owners of the children it sees, which
 // include owners deleted while no Loop led).
 type termKeyLister[K comparable] interface {
 	termKeys() iter.Seq[K]

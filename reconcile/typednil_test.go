@@ -29,7 +29,7 @@ func TestNewRejectsTypedNils(t *testing.T) {
 		{"nil SourceFunc", r, SourceFunc[string](nil), nil},
 		{"nil key lister func", r, Keys[string](nil), nil},
 		{"typed nil among Sources", r, Sources(keySet("a"), SourceFunc[string](nil)), nil},
-		{"nil *memStatus status writer", r, WithStatusWriter(keySet("a"), (*memStatus)(nil)), nil},
+		{"nil *memStatus status writer", r, WithConditionWriter(keySet("a"), (*memStatus)(nil)), nil},
 		{"nil *lease.StoreElector", r, nil, []Option{WithElector((*lease.StoreElector)(nil))}},
 		{"nil *MemMetrics", r, nil, []Option{WithMetrics((*MemMetrics)(nil))}},
 		{"nil clock pointer", r, nil, []Option{WithClock((*brokenClock)(nil))}},
@@ -40,11 +40,4 @@ func TestNewRejectsTypedNils(t *testing.T) {
 			require.Nil(t, l)
 		})
 	}
-}
-
-// NewManager has no error result: a typed nil elector makes Run fail at
-// once, before it starts anything, instead of panicking in Campaign.
-func TestManagerRejectsATypedNilElector(t *testing.T) {
-	m := NewManager(WithManagerElector((*lease.StoreElector)(nil)))
-	require.ErrorIs(t, m.Run(t.Context()), ErrInvalidOption)
 }

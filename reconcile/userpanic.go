@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -25,11 +26,11 @@ func (l *Loop[K]) userPanic(what string, p *guard.Panic, attrs ...slog.Attr) {
 	l.metrics.ReconcilePanic(l.name)
 }
 
-// guardedWaiter runs a source's RevisionWaiter methods under recovery: a
+// guardedWaiter runs a source's revisionWaiter methods under recovery: a
 // Revision that panics reads as 0 (behind), a WaitFor that panics as a
 // wait that failed (the key runs, marked for a fresh read).
 type guardedWaiter[K comparable] struct {
-	w RevisionWaiter
+	w revisionWaiter
 	l *Loop[K]
 }
 
@@ -37,7 +38,7 @@ func (g guardedWaiter[K]) Revision() (rev int64) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			g.l.userPanic("RevisionWaiter.Revision", p)
+			g.l.userPanic("revisionWaiter.Revision", p)
 			rev = 0
 		}
 	}()
@@ -49,7 +50,7 @@ func (g guardedWaiter[K]) WaitFor(ctx context.Context, rev int64) (err error) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			g.l.userPanic("RevisionWaiter.WaitFor", p)
+			g.l.userPanic("revisionWaiter.WaitFor", p)
 			err = p
 		}
 	}()
@@ -77,7 +78,7 @@ func (l *Loop[K]) campaign(ctx context.Context) (term context.Context, err error
 // themselves. Its methods defer catch, which allocates nothing until a
 // hook panics.
 type guardedMetrics struct {
-	m   Metrics
+	m   metrics.Loop
 	log *slog.Logger
 }
 
@@ -163,7 +164,7 @@ func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
 }
 
 // activeWorkersFunc calls the user's ActiveWorkersFunc under recovery.
-func (g guardedMetrics) activeWorkersFunc(r ActiveWorkersReader, c string, busy func() int) {
+func (g guardedMetrics) activeWorkersFunc(r activeWorkersReader, c string, busy func() int) {
 	defer g.catch("ActiveWorkersFunc")
 	r.ActiveWorkersFunc(c, busy)
 }

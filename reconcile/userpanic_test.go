@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -59,7 +60,7 @@ func (panickyQueueMetrics) Retry()                                  { panic("Ret
 func TestMetricHooksThatPanic(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		m    Metrics
+		m    metrics.Loop
 		want []string // hooks named in the log
 	}{
 		{"every hook", panickyMetrics{}, []string{"ReconcileDone", "ReconcileError", "ReconcilePanic", "ActiveWorkers",
@@ -76,7 +77,7 @@ func TestMetricHooksThatPanic(t *testing.T) {
 					}
 					return Result{}, nil
 				})
-				l := mustNew(t, s, WithStatusWriter(keySet("a"), st),
+				l := mustNew(t, s, WithConditionWriter(keySet("a"), st),
 					append(fixedBackoff(), WithStallAfter(1), WithMetrics(tt.m), WithLogger(newLogger(&logs)))...)
 				stop := start(t, l)
 				time.Sleep(2 * time.Second) // past the 1s backoff of the panic
@@ -95,7 +96,7 @@ func TestMetricHooksThatPanic(t *testing.T) {
 	}
 }
 
-// panickyStatus is a StatusWriter (given with WithStatusWriter) whose
+// panickyStatus is a ConditionWriter (given with WithConditionWriter) whose
 // writes panic.
 type panickyStatus struct{ *memStatus }
 
@@ -104,21 +105,21 @@ func (panickyStatus) WriteCondition(context.Context, string, string, store.Condi
 	panic(e)
 }
 
-// A StatusWriter that panics: the Stalled write is lost (logged), the
+// A ConditionWriter that panics: the Stalled write is lost (logged), the
 // failing key is still retried with backoff.
 func TestStatusWriterThatPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logBuffer
 		m := NewMemMetrics()
 		s := newScript(func(string, int) (Result, error) { return Result{}, errBoom })
-		l := mustNew(t, s, WithStatusWriter(keySet("a"), panickyStatus{newMemStatus("a")}),
+		l := mustNew(t, s, WithConditionWriter(keySet("a"), panickyStatus{newMemStatus("a")}),
 			append(fixedBackoff(), WithStallAfter(1), WithMetrics(m), WithLogger(newLogger(&logs)))...)
 		stop := start(t, l)
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "retried after the 1s backoff")
 		require.NoError(t, stop())
-		require.Contains(t, logs.String(), `level=ERROR msg="StatusWriter panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="ConditionWriter panicked"`)
 		require.Contains(t, logs.String(), `key=a`)
 		require.Equal(t, 2, m.Panics("test"), "counted: one per Stalled write tried")
 	})
@@ -146,7 +147,7 @@ func TestKeyListerThatPanics(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "the resync's")
 		require.NoError(t, stop())
-		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="KeyLister panicked"`))
+		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="keyLister panicked"`))
 		require.Equal(t, 2, m.Panics("test"))
 	})
 }
@@ -185,7 +186,7 @@ func TestSourceStringAndLastErrorThatPanic(t *testing.T) {
 		var logs logBuffer
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, syncingSource{}, WithLogger(newLogger(&logs)))
-		ctx, cancel := context.WithTimeout(t.Context(), SyncWaitReport+time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second+time.Second)
 		defer cancel()
 		err := l.Run(ctx)
 		require.ErrorIs(t, err, ErrNotSynced)
@@ -344,18 +345,6 @@ func TestElectorThatPanics(t *testing.T) {
 	})
 }
 
-// A Manager's elector whose Campaign panics: logged, tried again.
-func TestManagerElectorThatPanics(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var logs logBuffer
-		m := NewManager(WithManagerElector(panickyElector{}), WithManagerLogger(newLogger(&logs)))
-		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
-		defer cancel()
-		require.NoError(t, m.Run(ctx))
-		require.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="manager: Elector.Campaign panicked"`))
-	})
-}
-
 // panickySyncer is a source whose WaitForSync panics.
 type panickySyncer struct{ keyList[string] }
 
@@ -369,69 +358,18 @@ func TestSyncerThatPanics(t *testing.T) {
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, panickySyncer{}, WithMetrics(m), WithLogger(newLogger(&logs)))
 		require.ErrorContains(t, l.Run(t.Context()), "WaitForSync panicked: string: WaitForSync")
-		require.Contains(t, logs.String(), `level=ERROR msg="Syncer.WaitForSync panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="syncer.WaitForSync panicked"`)
 		require.Equal(t, 1, m.Panics("test"))
 	})
 }
 
-// panickyCache is a Manager cache whose Run or WaitForSync panics.
-type panickyCache struct{ inRun bool }
-
-func (c panickyCache) Run(ctx context.Context) error {
-	if c.inRun {
-		panic("Run")
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c panickyCache) WaitForSync(ctx context.Context) error {
-	if !c.inRun {
-		panic("WaitForSync")
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func (panickyCache) HasSynced() bool { return false }
-
-// panickyRunner is a Manager part whose Run panics.
-type panickyRunner struct{}
-
-func (panickyRunner) Name() string                  { return "bad" }
-func (panickyRunner) Run(ctx context.Context) error { panic("Run") }
-
-// A Manager part that panics (a cache's Run or WaitForSync, a Loop's Run)
-// fails the Manager's Run with the panic.
-func TestManagerPartsThatPanic(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		add  func(*Manager) error
-		want string
-	}{
-		{"cache Run", func(m *Manager) error { return m.AddCache(panickyCache{inRun: true}) }, "cache 0: panicked: string: Run"},
-		{"cache WaitForSync", func(m *Manager) error { return m.AddCache(panickyCache{}) }, "WaitForSync panicked: string: WaitForSync"},
-		{"loop Run", func(m *Manager) error { return m.AddLoop(panickyRunner{}) }, "loop bad: panicked: string: Run"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var logs logBuffer
-				m := NewManager(WithManagerLogger(newLogger(&logs)))
-				require.NoError(t, tt.add(m))
-				require.ErrorContains(t, m.Run(t.Context()), tt.want)
-				require.Contains(t, logs.String(), "panicked")
-			})
-		})
-	}
-}
-
-// waiterSource is a RevisionWaiter whose methods panic.
+// waiterSource is a revisionWaiter whose methods panic.
 type waiterSource struct{ keyList[string] }
 
 func (waiterSource) Revision() int64                      { panic("Revision") }
 func (waiterSource) WaitFor(context.Context, int64) error { panic("WaitFor") }
 
-// A RevisionWaiter that panics: a Requeue after a write runs the key again,
+// A revisionWaiter that panics: a Requeue after a write runs the key again,
 // marked for a fresh read, and each panic is reported.
 func TestRevisionWaiterThatPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -444,15 +382,15 @@ func TestRevisionWaiterThatPanics(t *testing.T) {
 				return Result{}, nil
 			}
 			RecordWrite(ctx, 7)
-			return Result{Requeue: true}, nil
+			return Result{RequeueAfterWrite: true}, nil
 		})
 		l := mustNew(t, s, Sources(keySet("a"), waiterSource{}), WithMetrics(m), WithLogger(newLogger(&logs)))
 		stop := start(t, l)
 		synctest.Wait()
 		require.NoError(t, stop())
 		require.Equal(t, []bool{false, true}, fresh)
-		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.Revision panicked"`)
-		require.Contains(t, logs.String(), `level=ERROR msg="RevisionWaiter.WaitFor panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.Revision panicked"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.WaitFor panicked"`)
 	})
 }
 

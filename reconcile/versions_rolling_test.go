@@ -116,7 +116,7 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 						if res.Changed {
 							newWrites.Add(1)
 						}
-						return Result{Requeue: true}, nil // its own write does not trigger it
+						return Result{RequeueAfterWrite: true}, nil // its own write does not trigger it
 					}
 					if o.Status.Message != "serving "+o.Spec.ContainerImage {
 						cp := *o

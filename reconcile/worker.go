@@ -54,25 +54,31 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	ctx = store.WithWriteObserver(ctx, rec.record)
 	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
 	l.setLogger(rec, slot)
-	l.setEvents(rec, slot)
-	if !l.metricsOn {
-		for {
-			key, ok := t.q.Get(t.ctx)
-			if !ok {
-				return
-			}
-			slot.set(key)
-			if !l.heldBack(t, key) {
-				l.process(t, ctx, rec, key, -1)
-			}
-			slot.clear()
-			t.q.Done(key)
-		}
+	ctx = l.withEvents(ctx, rec, slot)
+	if l.metricsOn {
+		l.workStamped(t, slot, ctx, rec)
+		return
 	}
-	// With metrics, the queue and the Loop share their clock reads: the
-	// stamp at which Get hands a key out starts the reconcile's time, the
-	// one that ends it ends the queue's work duration, and the queue reuses
-	// it for the worker's next Get when a key is waiting.
+	for {
+		key, ok := t.q.Get(t.ctx)
+		if !ok {
+			return
+		}
+		slot.set(key)
+		if !l.heldBack(t, key) {
+			l.process(t, ctx, rec, key, -1)
+		}
+		slot.clear()
+		t.q.Done(key)
+	}
+}
+
+// workStamped is the worker's loop with metrics: the queue and the Loop
+// share their clock reads. The stamp at which Get hands a key out starts
+// the reconcile's time, the one that ends it ends the queue's work
+// duration, and the queue reuses it for the worker's next Get when a key
+// is waiting.
+func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Context, rec *recorder) {
 	var free time.Duration
 	for {
 		key, start, ok := t.q.GetStamped(t.ctx, free)
@@ -187,7 +193,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
-	if (err != nil || res.Requeue) && t.work.Err() != nil {
+	if (err != nil || res.afterWrite()) && t.work.Err() != nil {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
 		return true
@@ -252,8 +258,12 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, 
 	}
 	if warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeue", res.Requeue),
+			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeueAfterWrite", res.afterWrite()),
 			slog.Duration("requeueAfter", res.RequeueAfter))
+	}
+	if res.Requeue && l.requeueWarned.CompareAndSwap(false, true) {
+		l.log.LogAttrs(ctx, slog.LevelWarn, "Result.Requeue is deprecated: it means RequeueAfterWrite here (again once the cache holds this pass's write, after per-key backoff when it wrote nothing), not controller-runtime's immediate requeue; return RequeueAfterWrite or RequeueAfter (logged once per Loop)",
+			slog.String("controller", l.name), slog.Any("key", key))
 	}
 }
 
@@ -300,7 +310,7 @@ type outcome struct {
 	stall stalledChange
 	note  stalledNote
 	// newly reports a set that makes the key Stalled, or changes its
-	// reason: what Metrics.Stalled counts.
+	// reason: what metrics.Loop.Stalled counts.
 	newly bool
 	// reportEnds, when positive, is how long an oscillation's report
 	// still stands for a reconcile that would have cleared Stalled: the
@@ -425,8 +435,8 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 }
 
 // writeStalled sets or clears the Stalled condition through the
-// StatusWriter, if there is one, and counts newly (see outcome) in
-// Metrics.Stalled. It reports whether it wrote (or tried, or counted).
+// ConditionWriter, if there is one, and counts newly (see outcome) in
+// metrics.Loop.Stalled. It reports whether it wrote (or tried, or counted).
 //
 // A Stalled=True it sets is rewritten for a new generation with the same
 // reason at most once per backoff cap (see stalledUpdate). Every condition
@@ -436,7 +446,7 @@ func (l *Loop[K]) mayBeStalledLocked(key K) bool {
 // oscillation itself, written once per detection, does not count (it
 // would spend the budget it reports).
 //
-// A StatusWriter that panics is reported (userPanic) and the write is lost:
+// A ConditionWriter that panics is reported (userPanic) and the write is lost:
 // the key's retry, if it has one, is already scheduled.
 func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) (wrote bool) {
 	if newly {
@@ -448,7 +458,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			l.userPanic("StatusWriter", p, slog.Any("key", key))
+			l.userPanic("ConditionWriter", p, slog.Any("key", key))
 			wrote = true
 		}
 	}()

@@ -17,12 +17,13 @@ import (
 // it waits a capped delay without taking one, so a write never waits more
 // than Ceiling and the bucket owes at most Rate·Ceiling tokens. A reconcile
 // cancelled while a write waits fails that write with the cancellation.
-// A Metrics that implements WriteLimitMetrics is told of every write the
-// limit delayed.
+// A metrics.Loop with a WriteDelayed(controller string, d time.Duration)
+// method (no interface to name) is told of every write the limit delayed,
+// before it waits, with how long it will wait (at most the ceiling).
 //
 // It works through store.WithWriteLimit on the ctx the Loop gives its
 // reconciles: writes made with another ctx are not paced. For one limit
-// shared by every Loop of a Manager, give store.WithWriteLimit(ctx,
+// shared by every Loop of a manager.Manager, give store.WithWriteLimit(ctx,
 // bucket.Wait) to Manager.Run's ctx instead; a Loop's own limit then
 // applies on top of it. Without this option nothing is paced. A bad config
 // makes New fail.
@@ -33,10 +34,9 @@ func WithWriteLimit(cfg backoff.BucketConfig) Option {
 	})
 }
 
-// WriteLimitMetrics is implemented by a Metrics that counts the writes
-// WithWriteLimit delayed: WriteDelayed is called before each such write
-// waits, with how long it will wait (at most the ceiling).
-type WriteLimitMetrics interface {
+// writeLimitMetrics is the optional write-limit hook of a metrics.Loop
+// (see WithWriteLimit).
+type writeLimitMetrics interface {
 	WriteDelayed(controller string, d time.Duration)
 }
 
@@ -53,7 +53,7 @@ func (l *Loop[K]) newWriteWait() (func(context.Context) error, error) {
 	if err != nil {
 		return nil, invalid("loop %s: write limit: %v", l.name, err)
 	}
-	m, _ := l.cfg.metrics.(WriteLimitMetrics)
+	m, _ := l.cfg.metrics.(writeLimitMetrics)
 	return func(ctx context.Context) error {
 		d := b.When(struct{}{})
 		if d <= 0 {

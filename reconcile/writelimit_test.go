@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/store"
 )
 
 // delayMetrics records WriteDelayed calls.
 type delayMetrics struct {
-	NopMetrics
+	metrics.NopLoop
 	mu     sync.Mutex
 	delays []time.Duration
 	panic  bool
@@ -144,8 +145,9 @@ func TestWriteLimitMisuse(t *testing.T) {
 	})
 }
 
-// One bucket on Manager.Run's ctx paces the writes of every Loop it runs:
-// two Loops over two kinds, one write each, share one token a second.
+// One bucket on a ctx that several Loops run with (as manager.Manager.Run
+// runs its Loops with its ctx) paces the writes of every one: two Loops
+// over two kinds, one write each, share one token a second.
 func TestWriteLimitSharedByAManagersLoops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
@@ -157,21 +159,25 @@ func TestWriteLimitSharedByAManagersLoops(t *testing.T) {
 		var mu sync.Mutex
 		var landed []time.Duration
 		t0 := time.Now()
-		m := NewManager()
+		var loops []*Loop[string]
 		for i, env := range []*env{e, other} {
 			l, err := New(fmt.Sprintf("loop%d", i), pacedStatusWriter(env, t0, &mu, &landed), FromStore(env.cache, env.st), WithFieldManager("app"))
 			require.NoError(t, err)
-			require.NoError(t, m.AddLoop(l))
+			loops = append(loops, l)
 		}
 		bucket, err := backoff.NewBucket[string](backoff.BucketConfig{Rate: 1, Burst: 1})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(store.WithWriteLimit(context.Background(), bucket.Wait))
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
+		done := make(chan error, len(loops))
+		for _, l := range loops {
+			go func() { done <- l.Run(ctx) }()
+		}
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		cancel()
-		require.NoError(t, <-done)
+		for range loops {
+			require.NoError(t, <-done)
+		}
 		slices.Sort(landed)
 		require.Equal(t, []time.Duration{0, time.Second}, landed)
 	})

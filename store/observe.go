@@ -11,7 +11,7 @@ type writeObserverKey struct{}
 // WithWriteObserver returns a ctx whose successful writes through any typed
 // Store call f with the revision written, before the write returns. The
 // reconcile Loop puts one in every reconcile's ctx, so a reconcile's writes
-// are known to it (read-your-writes after Result{Requeue: true}, and its own
+// are known to it (read-your-writes after Result{RequeueAfterWrite: true}, and its own
 // writes told apart from other actors' whatever manager name they use)
 // without the reconciler reporting them. f must be quick and safe for
 // concurrent use. A write that fails, or that changes nothing and so writes

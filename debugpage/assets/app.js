@@ -42,7 +42,7 @@ function renderLoops(loops) {
       el("td", {}, l.name),
       el("td", { class: l.leading ? "good" : "muted" }, role),
       el("td", {}, l.busy + " / " + (l.leading ? l.workers - l.busy : 0) + " of " + l.workers),
-      num(q.ready), num(q.processing), num(q.delayed), num(q.backingOff), num(q.held),
+      num(q.ready + q.low), num(q.processing), num(q.delayed), num(q.backingOff), num(q.held),
       num(l.failing), num(l.stalled), num(l.oscillating), num(l.throttled || 0));
   }));
 }

@@ -277,7 +277,7 @@ func (e *scene) defaulter(manager string, want int, apply bool) *defaulter {
 // start runs a Loop for each controller.
 func (e *scene) start(ds ...*defaulter) error {
 	for _, d := range ds {
-		src := reconcile.WithStatusWriter(reconcile.FromStore(e.cache, e.st, reconcile.WithChanges(fieldChanges)),
+		src := reconcile.WithConditionWriter(reconcile.FromStore(e.cache, e.st, reconcile.WithChanges(fieldChanges)),
 			newPerLoopStalled(e.cache, e.st, d.manager))
 		loop, err := reconcile.New(d.manager, d, src, reconcile.WithOscillation(oscillation.Config{Window: oscWindow}))
 		if err != nil {

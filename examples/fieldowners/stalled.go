@@ -16,15 +16,15 @@ func stalledType(manager string) string { return "Stalled(" + manager + ")" }
 // condition. The Loop always writes the type reconcile.Stalled, so two Loops
 // over the same objects would share one condition, and the report of one
 // would replace the other's (a Loop clears only a Stalled it owns, so
-// neither clears the other's). This StatusWriter renames the condition on
+// neither clears the other's). This ConditionWriter renames the condition on
 // its way to the store and back.
 type perLoopStalled struct {
-	inner reconcile.StatusWriter[string]
+	inner reconcile.ConditionWriter[string]
 	typ   string
 }
 
 func newPerLoopStalled(c *cache.Cache[Spec, Status], st *store.Store[Spec, Status], manager string) perLoopStalled {
-	return perLoopStalled{inner: reconcile.StoreStatus(c, st), typ: stalledType(manager)}
+	return perLoopStalled{inner: reconcile.StoreConditions(c, st), typ: stalledType(manager)}
 }
 
 // Conditions shows this Loop's condition as Stalled and hides the others'.

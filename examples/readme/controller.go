@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/steady-go/steady/manager"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
@@ -27,7 +28,7 @@ type ReplicaSpec struct {
 }
 type ReplicaStatus struct{}
 
-const manager = "app-controller" // the field manager the app controller writes as
+const fieldManager = "app-controller" // the field manager the app controller writes as
 
 // appController reconciles one App by name: it observes the App and its
 // Replicas in the caches, acts on the difference, and reports.
@@ -52,7 +53,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	for _, r := range c.replicas.ByIndex(cache.IndexOwnerUID, app.Meta.UID) {
 		owned[r.Meta.Name] = r // a Replica left by an earlier App of this name has another owner UID
 	}
-	w := c.repSt.As(manager)
+	w := c.repSt.As(fieldManager)
 	for i := range app.Spec.Replicas {
 		n := fmt.Sprintf("%s-%d", name, i) // deterministic: a crash mid-loop never duplicates
 		r, ok := owned[n]
@@ -84,7 +85,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// IfObserved refuses it if the spec moved on meanwhile or the App was
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
-	_, err := c.appSt.As(manager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
+	_, err := c.appSt.As(fieldManager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
 		[]store.Condition{ready}, store.IfObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
@@ -106,7 +107,7 @@ func run(ctx context.Context, backend store.Backend) error {
 	appLoop, err := reconcile.New("apps", ctl, reconcile.Sources(
 		reconcile.FromStore(appCache, apps),       // an App changed (and every App on resync)
 		reconcile.FromOwned(replicaCache, "App")), // a Replica changed: reconcile its App
-		reconcile.WithFieldManager(manager))
+		reconcile.WithFieldManager(fieldManager))
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func run(ctx context.Context, backend store.Backend) error {
 		return err
 	}
 
-	m := reconcile.NewManager() // caches first, Loops once they synced; ordered stop
+	m := manager.New() // caches first, Loops once they synced; ordered stop
 	if err := errors.Join(m.AddCache(appCache), m.AddCache(replicaCache), m.AddLoop(appLoop), m.AddLoop(gcLoop)); err != nil {
 		return err
 	}

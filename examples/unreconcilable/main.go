@@ -323,7 +323,7 @@ func (s *story) attempt(ctx context.Context, a attempt) error {
 	}
 	s.created = time.Now()
 	s.printf(s.created, "created secret %q (the Loop holds %d failures; next backoff retry due in %v)", secretName,
-		info.Failures, info.NextRetry.Sub(s.created).Round(time.Millisecond))
+		info.Failures, info.Until.Sub(s.created).Round(time.Millisecond))
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/metrics"
 	steadyprom "github.com/steady-go/steady/metrics/prometheus"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile"
@@ -77,7 +78,7 @@ type benchSpec struct {
 	Replicas int `json:"replicas"`
 }
 
-func benchStoreLoop(b *testing.B, m reconcile.Metrics) {
+func benchStoreLoop(b *testing.B, m metrics.Loop) {
 	const n = 10_000
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -118,7 +119,7 @@ func benchStoreLoop(b *testing.B, m reconcile.Metrics) {
 	measurePasses(b, l, names, pass)
 }
 
-func benchLoop(b *testing.B, m reconcile.Metrics) {
+func benchLoop(b *testing.B, m metrics.Loop) {
 	const n = 10_000
 	names := make([]string, n)
 	for i := range names {
@@ -176,10 +177,10 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// stampsOnly is a Metrics whose hooks do nothing; unlike NopMetrics it makes
+// stampsOnly is a metrics.Loop whose hooks do nothing; unlike NopLoop it makes
 // the Loop and its queue take their timestamps. Like the adapter, it reads
-// the busy workers itself (ActiveWorkersReader), so the Loop counts none.
-type stampsOnly struct{ reconcile.NopMetrics }
+// the busy workers itself (ActiveWorkersFunc), so the Loop counts none.
+type stampsOnly struct{ metrics.NopLoop }
 
 func (stampsOnly) QueueMetrics(string) queue.Metrics    { return queue.NopMetrics{} }
 func (stampsOnly) ActiveWorkersFunc(string, func() int) {}
@@ -188,7 +189,7 @@ func (stampsOnly) ActiveWorkersFunc(string, func() int) {}
 // hooks a Loop and its queue call for one successful reconcile, without
 // the clock reads around them, on one goroutine (no cache line shared with
 // another core). The Loop calls no ActiveWorkers: the adapter is an
-// ActiveWorkersReader.
+// reader of busy workers (ActiveWorkersFunc).
 func BenchmarkHooksPerReconcile(b *testing.B) {
 	m, err := steadyprom.New(prom.NewRegistry())
 	require.NoError(b, err)

@@ -1,4 +1,4 @@
-// Package prometheus adapts steady's metric hooks (reconcile.Metrics and
+// Package prometheus adapts steady's metric hooks (metrics.Loop and
 // queue.Metrics) to github.com/prometheus/client_golang, with the series
 // names, types, labels and buckets that controller-runtime and client-go
 // export, so that dashboards and alerts written for controller-runtime work
@@ -48,14 +48,14 @@
 //
 // steady's Loop backs off with delayed adds, not AddRateLimited; it calls
 // the queue hook Retry for every retry it schedules through backoff (a
-// failure, a Requeue that wrote nothing, or a revision conflict), so workqueue_retries_total
+// failure, a RequeueAfterWrite that wrote nothing, or a revision conflict), so workqueue_retries_total
 // counts what controller-runtime's rate-limited adds count.
 //
 // # steady's series
 //
 // From the Loop's hooks:
 //
-//	steady_stalled_total{controller,reason}              counter   keys marked Stalled, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating; see reconcile.Metrics.Stalled)
+//	steady_stalled_total{controller,reason}              counter   keys marked Stalled, by reason (ReconcileFailing, Blocked's reason, TerminalError, Oscillating; see metrics.Loop.Stalled)
 //	steady_oscillations_total{controller,kind}           counter   kind: Fight, NoProgress
 //	steady_time_to_converge_seconds{controller}          histogram from a generation change to Ready at it; ExponentialBuckets(0.1, 2, 16)
 //	steady_unconverged_objects{controller}               gauge
@@ -63,7 +63,7 @@
 //	steady_write_limit_delayed_total{controller}         counter   writes reconcile.WithWriteLimit delayed
 //	steady_write_limit_delay_seconds_total{controller}   counter   the time they waited
 //
-// Read from each Loop given to AddLoop when scraped (reconcile.LoopStatus):
+// Read from each Loop given to AddLoop when scraped (reconcile.LoopInfo):
 //
 //	steady_stalled_objects{controller}                   gauge
 //	steady_failing_keys{controller}                      gauge     keys whose last reconcile failed

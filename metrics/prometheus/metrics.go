@@ -11,8 +11,8 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
-	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -21,7 +21,7 @@ import (
 var reconcileBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
 	1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60}
 
-// Metrics implements reconcile.Metrics (and, through QueueMetrics,
+// Metrics implements metrics.Loop (and, through QueueMetrics,
 // queue.Metrics) on Prometheus series; see the package documentation for
 // the series. Create it with New; one Metrics serves any number of Loops.
 type Metrics struct {
@@ -56,8 +56,8 @@ type Metrics struct {
 }
 
 var (
-	_ reconcile.Metrics             = (*Metrics)(nil)
-	_ reconcile.ActiveWorkersReader = (*Metrics)(nil)
+	_ metrics.Loop                                       = (*Metrics)(nil)
+	_ interface{ ActiveWorkersFunc(string, func() int) } = (*Metrics)(nil)
 )
 
 // Option configures New.
@@ -206,7 +206,7 @@ func (m *Metrics) loop(controller string) *loopSeries {
 	return actual.(*loopSeries)
 }
 
-// ReconcileDone implements reconcile.Metrics: reconcile_total{result} and
+// ReconcileDone implements metrics.Loop: reconcile_total{result} and
 // the reconcile_time histogram.
 func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 	s := m.loop(controller)
@@ -225,7 +225,7 @@ func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 	s.time.observe(d)
 }
 
-// ReconcileError implements reconcile.Metrics: reconcile_errors_total, and
+// ReconcileError implements metrics.Loop: reconcile_errors_total, and
 // terminal_reconcile_errors_total for a Terminal error.
 func (m *Metrics) ReconcileError(controller string, terminal bool) {
 	s := m.loop(controller)
@@ -235,16 +235,17 @@ func (m *Metrics) ReconcileError(controller string, terminal bool) {
 	}
 }
 
-// ReconcilePanic implements reconcile.Metrics: reconcile_panics_total.
+// ReconcilePanic implements metrics.Loop: reconcile_panics_total.
 func (m *Metrics) ReconcilePanic(controller string) { m.loop(controller).panics.Inc() }
 
-// ActiveWorkers implements reconcile.Metrics: active_workers, for a
+// ActiveWorkers implements metrics.Loop: active_workers, for a
 // controller whose Loop has not given ActiveWorkersFunc.
 func (m *Metrics) ActiveWorkers(controller string, n int) {
 	m.loop(controller).active.n.Store(int64(n))
 }
 
-// ActiveWorkersFunc implements reconcile.ActiveWorkersReader: a Loop gives
+// ActiveWorkersFunc is the optional hook of metrics.Loop (see its
+// ActiveWorkers) that a Loop finds on its Metrics: the Loop gives
 // busy when it runs, and active_workers is read from it at every scrape
 // (the Loop then calls no ActiveWorkers). A later call for the same
 // controller replaces busy.
@@ -293,25 +294,25 @@ func (v *activeVec) Collect(ch chan<- prom.Metric) {
 	}
 }
 
-// MaxConcurrency implements reconcile.Metrics: max_concurrent_reconciles.
+// MaxConcurrency implements metrics.Loop: max_concurrent_reconciles.
 func (m *Metrics) MaxConcurrency(controller string, n int) { m.loop(controller).max.Set(float64(n)) }
 
-// Converged implements reconcile.Metrics: steady_time_to_converge_seconds.
+// Converged implements metrics.Loop: steady_time_to_converge_seconds.
 func (m *Metrics) Converged(controller string, d time.Duration) {
 	m.loop(controller).converge.Observe(d.Seconds())
 }
 
-// Unconverged implements reconcile.Metrics: steady_unconverged_objects.
+// Unconverged implements metrics.Loop: steady_unconverged_objects.
 func (m *Metrics) Unconverged(controller string, n int) {
 	m.loop(controller).unconverged.Set(float64(n))
 }
 
-// Oscillation implements reconcile.Metrics: steady_oscillations_total{kind}.
+// Oscillation implements metrics.Loop: steady_oscillations_total{kind}.
 func (m *Metrics) Oscillation(controller string, kind oscillation.Kind) {
 	m.oscillations.WithLabelValues(controller, kind.String()).Inc()
 }
 
-// Stalled implements reconcile.Metrics: steady_stalled_total{reason}.
+// Stalled implements metrics.Loop: steady_stalled_total{reason}.
 func (m *Metrics) Stalled(controller, reason string) {
 	m.stalled.WithLabelValues(controller, reason).Inc()
 }
@@ -324,7 +325,7 @@ func (m *Metrics) FenceRejected(controller string) {
 	m.fenceRejections.WithLabelValues(controller).Inc()
 }
 
-// WriteDelayed implements reconcile.WriteLimitMetrics: a write of
+// WriteDelayed is the write-limit hook of a metrics.Loop (reconcile.WithWriteLimit): a write of
 // controller's that its write limit (reconcile.WithWriteLimit) delayed by d
 // (steady_write_limit_delayed_total, steady_write_limit_delay_seconds_total).
 func (m *Metrics) WriteDelayed(controller string, d time.Duration) {
@@ -332,7 +333,7 @@ func (m *Metrics) WriteDelayed(controller string, d time.Duration) {
 	m.writeDelay.WithLabelValues(controller).Add(d.Seconds())
 }
 
-// QueueMetrics implements reconcile.Metrics: the workqueue_* series of
+// QueueMetrics implements metrics.Loop: the workqueue_* series of
 // controller's queue, with name and controller both the Loop's name.
 func (m *Metrics) QueueMetrics(controller string) queue.Metrics {
 	l := prom.Labels{"name": controller, "controller": controller}

@@ -90,7 +90,7 @@ func TestScrapeAfterKnownWork(t *testing.T) {
 	// 5 ok + 4 flaky + 2 boom + 1 stuck + 1 later reconciles.
 	const want = 13
 	require.Eventually(t, func() bool { return w.done() == want }, 10*time.Second, time.Millisecond)
-	require.Eventually(t, func() bool { return loop.Status().Busy == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return loop.Info().Busy == 0 }, 10*time.Second, time.Millisecond)
 
 	fams := scrape(t, srv.URL)
 	app := map[string]string{"controller": "app"}
@@ -260,8 +260,10 @@ func histogram(t *testing.T, fams map[string]*dto.MetricFamily, name string, lab
 	return find(t, fams, name, labels).GetHistogram()
 }
 
-// The Loop finds the write-limit hook by this interface.
-var _ reconcile.WriteLimitMetrics = (*steadyprom.Metrics)(nil)
+// The Loop finds the write-limit hook by this method set.
+var _ interface {
+	WriteDelayed(controller string, d time.Duration)
+} = (*steadyprom.Metrics)(nil)
 
 func TestHooksTheLoopCallsRarely(t *testing.T) {
 	reg := prom.NewRegistry()
@@ -367,7 +369,7 @@ func TestActiveWorkersAreReadAtScrape(t *testing.T) {
 	app := map[string]string{"controller": "app"}
 	require.Equal(t, 2.0, value(t, scrape(t, srv.URL), "controller_runtime_active_workers", app), "a and b, of 3 workers")
 	close(release)
-	require.Eventually(t, func() bool { return loop.Status().Busy == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return loop.Info().Busy == 0 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, 0.0, value(t, scrape(t, srv.URL), "controller_runtime_active_workers", app))
 	require.Equal(t, 3.0, value(t, scrape(t, srv.URL), "controller_runtime_max_concurrent_reconciles", app))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/metrics"
 	steadyprom "github.com/steady-go/steady/metrics/prometheus"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
@@ -50,7 +51,7 @@ func BenchmarkControllerReconcile(b *testing.B) {
 	})
 }
 
-func benchController(b *testing.B, m reconcile.Metrics) {
+func benchController(b *testing.B, m metrics.Loop) {
 	const n = 1_000
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

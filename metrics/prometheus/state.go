@@ -126,7 +126,7 @@ func (c *stateCollector) Collect(ch chan<- prom.Metric) {
 		ch <- prom.MustNewConstMetric(d, prom.GaugeValue, v, labels...)
 	}
 	for name, l := range loops {
-		s := l.Status()
+		s := l.Info()
 		gauge(c.stalledObjs, float64(s.Stalled), name)
 		gauge(c.failing, float64(s.Failing), name)
 		gauge(c.oscillating, float64(s.Oscillating), name)
@@ -134,7 +134,7 @@ func (c *stateCollector) Collect(ch chan<- prom.Metric) {
 		for _, st := range []struct {
 			state string
 			n     int
-		}{{"ready", q.Ready}, {"processing", q.Processing}, {"delayed", q.Delayed}, {"backing_off", q.BackingOff}, {"held", q.Held}} {
+		}{{"ready", q.Ready + q.Low}, {"processing", q.Processing}, {"delayed", q.Delayed}, {"backing_off", q.BackingOff}, {"held", q.Held}} {
 			gauge(c.queueKeys, float64(st.n), name, st.state)
 		}
 		gauge(c.leading, bool01(s.Leading), name)

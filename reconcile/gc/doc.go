@@ -45,7 +45,7 @@
 //
 // A failed read or delete is returned to the Loop, which retries the key with
 // its backoff (and reports it Stalled after repeated failures, if the Loop
-// has a StatusWriter; New gives it none). With reconcile.WithElector the GC
+// has a ConditionWriter; New gives it none). With reconcile.WithElector the GC
 // works only while it leads, and its deletes carry the term's fence: a
 // deposed GC's delete is rejected by the store (store.ErrFenced), whatever
 // its caches say. When Run's ctx ends, the Loop stops as every Loop does.

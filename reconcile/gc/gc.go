@@ -68,6 +68,6 @@ func New[S, T any](name string, dependents *cache.Cache[S, T], st *store.Store[S
 	if err != nil {
 		return nil, err
 	}
-	c.w = st.As(loop.FieldManager())
+	c.w = st.As(loop.Info().FieldManager)
 	return loop, nil
 }

@@ -9,7 +9,7 @@
 // Loop's field manager), and turns each Report into a Stalled condition with
 // reason Oscillating, an Error log and a metric. Users meet this package in
 // the Loop's option (reconcile.WithOscillation takes a Config), in
-// Loop.Inspect (a *Report) and in the Metrics hook (a Kind).
+// Loop.Inspect (a *Report) and in the metrics.Loop hook (a Kind).
 //
 // Paths are diff.Path values in the path space of the object's managed
 // fields (.metadata.labels.app, .spec.replicas, .status.phase,

@@ -25,7 +25,7 @@ const (
 	// .conditions) more than MaxStatusWrites times within Window with no
 	// change to the spec, for example a status that follows a flapping
 	// fleet, or one that never settles (a timestamp) written before every
-	// Result.Requeue. Status that reports the world is not an oscillation
+	// Result.RequeueAfterWrite. Status that reports the world is not an oscillation
 	// of desired state: the reconcile Loop paces such a key (a hold) and
 	// reports it as Throttled, never as Stalled.
 	Throttled

@@ -160,27 +160,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 		return
 	}
 	if w.leadership {
-		fenced := false
-		for _, c := range conds {
-			if c.Key != leaseKey {
-				continue
-			}
-			fenced = true
-			kv, gerr := w.mem.Get(ctx, leaseKey)
-			if gerr != nil || kv.CreateRevision != c.Revision {
-				w.violateOn(HarmLiveAction, wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
-			}
-		}
-		w.mu.Lock()
-		term := p.fence
-		w.mu.Unlock()
-		if kv, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kv.CreateRevision != term) {
-			w.mu.Lock()
-			w.rep.StaleWrites++
-			w.mu.Unlock()
-			w.violateOn(HarmLiveAction, wr.Key, "stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
-				p.Incarnation, wr.Key, rev)
-		}
+		w.checkFence(ctx, p, conds, wr, rev)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -200,6 +180,32 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 	}
 	if w.pastBound && c.convergedAtBound {
 		c.afterBound++
+	}
+}
+
+// checkFence flags an accepted write of p made under the fence of a term
+// that is over, or made with no fence after p's term ended.
+func (w *world) checkFence(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, rev int64) {
+	fenced := false
+	for _, c := range conds {
+		if c.Key != leaseKey {
+			continue
+		}
+		fenced = true
+		kv, gerr := w.mem.Get(ctx, leaseKey)
+		if gerr != nil || kv.CreateRevision != c.Revision {
+			w.violateOn(HarmLiveAction, wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
+		}
+	}
+	w.mu.Lock()
+	term := p.fence
+	w.mu.Unlock()
+	if kv, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kv.CreateRevision != term) {
+		w.mu.Lock()
+		w.rep.StaleWrites++
+		w.mu.Unlock()
+		w.violateOn(HarmLiveAction, wr.Key, "stale write accepted: process %d wrote %q at revision %d after its term had ended, and the write carried no leadership fence (is the reconcile's ctx passed to the store?)",
+			p.Incarnation, wr.Key, rev)
 	}
 }
 

@@ -134,28 +134,34 @@ func (c *convergence[S, T]) final(ctx context.Context, when string, deadline boo
 			u.name, when, time.Since(c.w.start)-c.w.rep.FaultsStopped, u.err)
 	}
 	if deadline {
-		c.w.mu.Lock()
-		for _, name := range c.names {
-			c.w.counts(name).convergedAtBound = !bad[name]
-		}
-		c.w.mu.Unlock()
+		c.atDeadline(ctx, when, bad)
 	}
-	if deadline {
-		c.w.mu.Lock()
-		var gone []string
-		for _, name := range c.names {
-			if c.w.gone[name] {
-				gone = append(gone, name)
-			}
-		}
-		c.w.mu.Unlock()
-		for _, name := range gone {
-			if obj, err := c.st.Get(ctx, name); err == nil {
-				c.w.violateOn(HarmNotConverged, name, "object %s was deleted by the test but still exists %s (finalizers %v, deletion requested %v): a deletion must finish once faults stop",
-					name, when, obj.Meta.Finalizers, obj.Meta.DeletionRequested)
-			}
+	c.stalledChecks(ctx, when)
+}
+
+// atDeadline marks the objects that converged by the deadline (not in
+// bad), and flags an object the test deleted that still exists.
+func (c *convergence[S, T]) atDeadline(ctx context.Context, when string, bad map[string]bool) {
+	c.w.mu.Lock()
+	var gone []string
+	for _, name := range c.names {
+		c.w.counts(name).convergedAtBound = !bad[name]
+		if c.w.gone[name] {
+			gone = append(gone, name)
 		}
 	}
+	c.w.mu.Unlock()
+	for _, name := range gone {
+		if obj, err := c.st.Get(ctx, name); err == nil {
+			c.w.violateOn(HarmNotConverged, name, "object %s was deleted by the test but still exists %s (finalizers %v, deletion requested %v): a deletion must finish once faults stop",
+				name, when, obj.Meta.Finalizers, obj.Meta.DeletionRequested)
+		}
+	}
+}
+
+// stalledChecks flags an object the config calls unreconcilable that is
+// not Stalled, or is Stalled without a reason, message or time.
+func (c *convergence[S, T]) stalledChecks(ctx context.Context, when string) {
 	if c.cfg.Unreconcilable == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
@@ -279,56 +280,46 @@ func Validate[S, T any](cfg Config[S, T]) error {
 
 // withDefaults fills zero fields and validates cfg.
 func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
-	if cfg.Name == "" {
-		cfg.Name = "controller"
-	}
-	if cfg.Manager == "" {
-		cfg.Manager = cfg.Name
-	}
-	if cfg.Objects == 0 {
-		cfg.Objects = DefaultObjects
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
-	}
-	if cfg.ReconcileTime == 0 {
-		cfg.ReconcileTime = DefaultReconcileTime
-	}
-	if cfg.Passes == 0 {
-		cfg.Passes = DefaultPasses
-	}
-	if cfg.Resync == 0 {
-		cfg.Resync = DefaultResync
-	}
-	if cfg.BackoffCap == 0 {
-		cfg.BackoffCap = DefaultBackoffCap
-	}
-	if cfg.WritesPerPass == 0 {
-		cfg.WritesPerPass = DefaultWritesPerPass
-	}
+	orDefault(&cfg.Name, "controller")
+	orDefault(&cfg.Manager, cfg.Name)
+	orDefault(&cfg.Objects, DefaultObjects)
+	orDefault(&cfg.Workers, DefaultWorkers)
+	orDefault(&cfg.ReconcileTime, DefaultReconcileTime)
+	orDefault(&cfg.Passes, DefaultPasses)
+	orDefault(&cfg.Resync, DefaultResync)
+	orDefault(&cfg.BackoffCap, DefaultBackoffCap)
+	orDefault(&cfg.WritesPerPass, DefaultWritesPerPass)
 	f := &cfg.Faults
-	if f.Duration == 0 {
-		f.Duration = DefaultFaultDuration
+	orDefault(&f.Duration, DefaultFaultDuration)
+	orDefault(&f.MaxDelay, DefaultMaxDelay)
+	orDefault(&f.CrashAfter, DefaultCrashAfter)
+	return cfg, cfg.validate()
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
 	}
-	if f.MaxDelay == 0 {
-		f.MaxDelay = DefaultMaxDelay
-	}
-	if f.CrashAfter == 0 {
-		f.CrashAfter = DefaultCrashAfter
-	}
+}
+
+// validate names the first problem of a cfg with its defaults filled.
+func (cfg Config[S, T]) validate() error {
+	f := &cfg.Faults
 	switch {
 	case cfg.Kind == "":
-		return cfg, fmt.Errorf("%w: Kind is required", ErrConfig)
+		return fmt.Errorf("%w: Kind is required", ErrConfig)
 	case cfg.Object == nil:
-		return cfg, fmt.Errorf("%w: Object is required", ErrConfig)
+		return fmt.Errorf("%w: Object is required", ErrConfig)
 	case cfg.Setup == nil:
-		return cfg, fmt.Errorf("%w: Setup is required", ErrConfig)
-	case cfg.Objects < 0 || cfg.Workers < 0 || cfg.Passes < 0 || cfg.WritesPerPass < 0 || cfg.Schedules < 0:
-		return cfg, fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.ReconcileTime < 0 || cfg.Resync < 0 || cfg.BackoffCap < 0 || f.Duration < 0 || f.MaxDelay < 0:
-		return cfg, fmt.Errorf("%w: negative duration", ErrConfig)
-	case f.Crashes < 0 || f.CrashAfter < 0 || f.LeadershipLosses < 0 || f.StaleReads < 0 || f.Deletes < 0:
-		return cfg, fmt.Errorf("%w: negative fault count", ErrConfig)
+		return fmt.Errorf("%w: Setup is required", ErrConfig)
+	case anyNegative(cfg.Objects, cfg.Workers, cfg.Passes, cfg.WritesPerPass, cfg.Schedules):
+		return fmt.Errorf("%w: negative count", ErrConfig)
+	case anyNegative(cfg.ReconcileTime, cfg.Resync, cfg.BackoffCap, f.Duration, f.MaxDelay):
+		return fmt.Errorf("%w: negative duration", ErrConfig)
+	case anyNegative(f.Crashes, f.CrashAfter, f.LeadershipLosses, f.StaleReads, f.Deletes):
+		return fmt.Errorf("%w: negative fault count", ErrConfig)
 	}
 	for _, p := range []struct {
 		name string
@@ -340,10 +331,15 @@ func (cfg Config[S, T]) withDefaults() (Config[S, T], error) {
 		{"CompetingWrites", f.CompetingWrites}, {"TimeTravel", f.TimeTravel},
 	} {
 		if !(p.v >= 0 && p.v <= 1) {
-			return cfg, fmt.Errorf("%w: Faults.%s = %v is not a probability", ErrConfig, p.name, p.v)
+			return fmt.Errorf("%w: Faults.%s = %v is not a probability", ErrConfig, p.name, p.v)
 		}
 	}
-	return cfg, nil
+	return nil
+}
+
+// anyNegative reports whether one of vs is below zero.
+func anyNegative[T int | time.Duration](vs ...T) bool {
+	return slices.ContainsFunc(vs, func(v T) bool { return v < 0 })
 }
 
 // bound is the convergence bound once faults stop: a resync period (a lost

@@ -133,7 +133,7 @@ func (r *ownerGC) Reconcile(ctx context.Context, name string) (reconcile.Result,
 	}
 	wrote, err := syncPods(ctx, r.pods.As(r.manager), r.podc, s, indexName(s))
 	if err != nil || wrote {
-		return reconcile.Result{Requeue: wrote}, err
+		return reconcile.Result{RequeueAfterWrite: wrote}, err
 	}
 	return reconcile.Result{}, applyReady(ctx, r.sets, r.manager, s)
 }
@@ -182,7 +182,7 @@ func (r *leaderMemo) Reconcile(ctx context.Context, name string) (reconcile.Resu
 	}
 	wrote, err := syncPods(ctx, r.pods.As(r.manager), r.podc, s, indexName(s))
 	if err != nil || wrote {
-		return reconcile.Result{Requeue: wrote}, err
+		return reconcile.Result{RequeueAfterWrite: wrote}, err
 	}
 	r.mu.Lock()
 	done := r.wrote[s.Meta.UID] == s.Meta.Generation && reconcile.IsTrue(s.Conditions, reconcile.Ready)
@@ -252,7 +252,7 @@ func (r *applyOnly) Reconcile(ctx context.Context, name string) (reconcile.Resul
 		wrote = true
 	}
 	if wrote {
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{RequeueAfterWrite: true}, nil
 	}
 	return reconcile.Result{}, applyReady(ctx, r.sets, r.manager, s)
 }
@@ -356,7 +356,7 @@ func (r *twoKinds) Reconcile(ctx context.Context, name string) (reconcile.Result
 	}
 	res, err := r.uidNamed.Reconcile(ctx, name)
 	if err == nil && wroteConfig {
-		res.Requeue = true
+		res.RequeueAfterWrite = true
 	}
 	return res, err
 }
@@ -536,7 +536,7 @@ func (r *direct) Reconcile(ctx context.Context, name string) (reconcile.Result, 
 		wrote = true
 	}
 	if wrote {
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{RequeueAfterWrite: true}, nil
 	}
 	return reconcile.Result{}, applyReady(ctx, r.sets, r.manager, s)
 }
@@ -655,7 +655,7 @@ func (r *withFinalizer) Reconcile(ctx context.Context, name string) (reconcile.R
 		cp := *s
 		cp.Meta.Finalizers = append(slices.Clone(s.Meta.Finalizers), dnsFinalizer)
 		_, err := w.Update(ctx, &cp)
-		return reconcile.Result{Requeue: err == nil}, store.IgnoreNotFound(err)
+		return reconcile.Result{RequeueAfterWrite: err == nil}, store.IgnoreNotFound(err)
 	}
 	if s.Spec.Image == missingImage {
 		return reconcile.Result{}, reconcile.Blocked("ImageMissing", fmt.Errorf("image %q cannot be pulled", s.Spec.Image))
@@ -746,7 +746,7 @@ func (r *observedGen) Reconcile(ctx context.Context, name string) (reconcile.Res
 	s := &set{Meta: g.Meta, Spec: g.Spec}
 	wrote, err := syncPods(ctx, r.pods.As(r.manager), r.podc, s, indexName(s))
 	if err != nil || wrote {
-		return reconcile.Result{Requeue: wrote}, err
+		return reconcile.Result{RequeueAfterWrite: wrote}, err
 	}
 	if g.Status.ObservedGeneration == g.Meta.Generation && g.Status.Ready == g.Spec.Replicas {
 		return reconcile.Result{}, nil

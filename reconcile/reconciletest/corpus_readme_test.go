@@ -35,7 +35,7 @@ type ReplicaSpec struct {
 }
 type ReplicaStatus struct{}
 
-const manager = "app-controller" // the field manager the app controller writes as
+const fieldManager = "app-controller" // the field manager the app controller writes as
 
 type appController struct {
 	apps     *cache.Cache[AppSpec, AppStatus]
@@ -58,7 +58,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	for _, r := range c.replicas.ByIndex(cache.IndexOwnerUID, app.Meta.UID) {
 		owned[r.Meta.Name] = r // a Replica left by an earlier App of this name has another owner UID
 	}
-	w := c.repSt.As(manager)
+	w := c.repSt.As(fieldManager)
 	for i := range app.Spec.Replicas {
 		n := fmt.Sprintf("%s-%d", name, i) // deterministic: a crash mid-loop never duplicates
 		r, ok := owned[n]
@@ -90,7 +90,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// IfObserved refuses it if the spec moved on meanwhile or the App was
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
-	_, err := c.appSt.As(manager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
+	_, err := c.appSt.As(fieldManager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
 		[]store.Condition{ready}, store.IfObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
@@ -100,7 +100,7 @@ type app = store.Object[AppSpec, AppStatus]
 func readmeConfig() reconciletest.Config[AppSpec, AppStatus] {
 	return reconciletest.Config[AppSpec, AppStatus]{
 		Kind:    "App",
-		Manager: manager,
+		Manager: fieldManager,
 		Objects: 4,
 		Object: func(i int, rng *rand.Rand) *app {
 			a := &app{Meta: store.Meta{Name: fmt.Sprintf("app%d", i)}, Spec: AppSpec{Replicas: rng.IntN(4), Image: fmt.Sprintf("img:v%d", rng.IntN(3))}}

@@ -191,7 +191,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		wrote = true
 	}
 	if wrote {
-		return reconcile.Result{Requeue: true}, nil // observe what it made before it claims Ready
+		return reconcile.Result{RequeueAfterWrite: true}, nil // observe what it made before it claims Ready
 	}
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},
@@ -200,7 +200,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 }
 
 // podOwners lists, at every resync and new term, the sets that own a pod
-// and are missing from the set cache (reconcile.KeyLister), as a user who
+// and are missing from the set cache (a Keys method), as a user who
 // sweeps the observed side writes it: FromOwned lists a child's owners at a
 // new term only, this lister at every resync too. (Sets in the cache are
 // listed by the primary source already.)

@@ -266,7 +266,7 @@
 // listed in name order, and a read-your-writes requeue wakes alone (the
 // last cache to reach the awaited write always gets there by a progress
 // notification, never by an event whose hint would race the requeue).
-// Sources a Setup adds that list keys (reconcile.KeyLister) should list
+// Sources a Setup adds that list keys (a Keys method) should list
 // them in name order, and not list keys the primary cache lists too: the
 // adds of two listers race each other.
 //

@@ -108,28 +108,39 @@ func (w *world) release(g *gate) {
 			break
 		}
 	}
-	if g.list || g.elect {
+	switch {
+	case g.list || g.elect:
 		w.traceLocked("%s (process %d)", g.key, g.p.Incarnation)
 		g.release <- released{}
-		return
+	case !g.write:
+		w.releaseReconcileLocked(g)
+	default:
+		w.releaseWriteLocked(g)
 	}
-	if !g.write {
-		w.rep.Reconciles++
-		if w.pastBound {
-			c := w.counts(g.key)
-			c.afterReconciles++
-			if w.gone[g.key] {
-				c.goneReconciles++
-			}
+}
+
+// releaseReconcileLocked lets a reconcile of g.key start, drawing how long
+// it takes: the reconcile time ±10%.
+func (w *world) releaseReconcileLocked(g *gate) {
+	w.rep.Reconciles++
+	if w.pastBound {
+		c := w.counts(g.key)
+		c.afterReconciles++
+		if w.gone[g.key] {
+			c.goneReconciles++
 		}
-		d := w.reconcileTime
-		if d > 0 {
-			d += time.Duration(w.rng.Int64N(int64(d)/5+1)) - d/10
-		}
-		w.traceLocked("reconcile %s (process %d)", g.key, g.p.Incarnation)
-		g.release <- released{d: d}
-		return
 	}
+	d := w.reconcileTime
+	if d > 0 {
+		d += time.Duration(w.rng.Int64N(int64(d)/5+1)) - d/10
+	}
+	w.traceLocked("reconcile %s (process %d)", g.key, g.p.Incarnation)
+	g.release <- released{d: d}
+}
+
+// releaseWriteLocked lets the write at g go, with the fault it draws, or
+// the armed crash after it.
+func (w *world) releaseWriteLocked(g *gate) {
 	v := pass
 	if g.faulty {
 		w.maxNth = max(w.maxNth, g.nth)
@@ -140,15 +151,7 @@ func (w *world) release(g *gate) {
 		w.armK = 0
 		w.traceLocked("crash strikes after write %d of the reconcile of %s", g.nth, g.object)
 	case w.faultsOn && g.faulty:
-		u := w.rng.Float64()
-		switch f := w.f; {
-		case g.canConf && u < f.ConflictWrites:
-			v = conflict
-		case u >= f.ConflictWrites && u < f.ConflictWrites+f.UnavailableWrites:
-			v = unavailable
-		case u >= f.ConflictWrites+f.UnavailableWrites && u < f.ConflictWrites+f.UnavailableWrites+f.TimeoutWrites:
-			v = lostReply
-		}
+		v = w.f.writeFault(w.rng.Float64(), g.canConf)
 	}
 	if v != pass && v != crashAfter {
 		name := [...]string{conflict: "conflict", unavailable: "unavailable", lostReply: "committed-but-timed-out"}[v]
@@ -158,6 +161,22 @@ func (w *world) release(g *gate) {
 	}
 	w.traceLocked("write %s (process %d)", g.key, g.p.Incarnation)
 	g.release <- released{v: v}
+}
+
+// writeFault is the fault of a write for the draw u in [0, 1): the
+// probabilities of a conflict (only where one can happen), an unavailable
+// store and a lost reply take consecutive slices of [0, 1).
+func (f Faults) writeFault(u float64, canConf bool) verdict {
+	conf, unav := f.ConflictWrites, f.ConflictWrites+f.UnavailableWrites
+	switch {
+	case canConf && u < conf:
+		return conflict
+	case u >= conf && u < unav:
+		return unavailable
+	case u >= unav && u < unav+f.TimeoutWrites:
+		return lostReply
+	}
+	return pass
 }
 
 // errInjected marks errors the harness made up.

@@ -59,23 +59,8 @@ func (w *world) liveOwner(name, uid string) bool {
 // recordChild follows one accepted write of the controller to a child.
 // It runs under txnMu, and takes w.mu.
 func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
-	var name, uid string
-	var live bool
-	switch {
-	case wr.Kind == store.WriteDelete && found:
-		name, uid = childOwner(prev.Value, w.kind)
-		live = w.liveOwner(name, uid)
-	case wr.Kind == store.WritePut:
-		name, uid = childOwner(wr.Value, w.kind)
-		live = w.liveOwner(name, uid)
-		if found {
-			pn, pu := childOwner(prev.Value, w.kind)
-			live = w.liveOwner(pn, pu)
-			if pn != "" {
-				name = pn
-			}
-		}
-	default:
+	name, live, ok := w.childWriteOwner(prev, found, wr)
+	if !ok {
 		return
 	}
 	w.mu.Lock()
@@ -100,6 +85,30 @@ func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
 	case live && (specOf(prev.Value) != specOf(wr.Value) || ownerKey(prev.Value) != ownerKey(wr.Value)):
 		h.liveOverwrites++
 	}
+}
+
+// childWriteOwner names the owner of the child a write of the controller
+// deletes or puts (the previous value's, if any), and reports whether that
+// owner is live; ok is false for a write that is neither.
+func (w *world) childWriteOwner(prev store.KV, found bool, wr store.Write) (name string, live, ok bool) {
+	var uid string
+	switch {
+	case wr.Kind == store.WriteDelete && found:
+		name, uid = childOwner(prev.Value, w.kind)
+		return name, w.liveOwner(name, uid), true
+	case wr.Kind == store.WritePut:
+		name, uid = childOwner(wr.Value, w.kind)
+		live = w.liveOwner(name, uid)
+		if found {
+			pn, pu := childOwner(prev.Value, w.kind)
+			live = w.liveOwner(pn, pu)
+			if pn != "" {
+				name = pn
+			}
+		}
+		return name, live, true
+	}
+	return "", false, false
 }
 
 // specOf returns the JSON of a stored value's spec.
@@ -295,6 +304,13 @@ func (w *world) compareHistory(ref *world) {
 	skip := func(owner string) bool {
 		return owner == "" || w.competed[owner] || w.unrecreated[owner] || ref.unrecreated[owner]
 	}
+	w.compareChildrenLocked(ref, skip)
+	w.compareLeftoversLocked(ref, skip)
+}
+
+// compareChildrenLocked flags a child acted on while its owner was live
+// more often than in the reference run.
+func (w *world) compareChildrenLocked(ref *world, skip func(owner string) bool) {
 	for _, key := range slices.Sorted(maps.Keys(w.children)) {
 		h := w.children[key]
 		if skip(h.owner) {
@@ -318,6 +334,11 @@ func (w *world) compareHistory(ref *world) {
 			w.noteLocked("the controller created %s for an owner %s that was gone or replaced (a stale view), and collected it again", key, h.owner)
 		}
 	}
+}
+
+// compareLeftoversLocked flags a child leaked, missing or with another
+// spec at the end, against the reference run.
+func (w *world) compareLeftoversLocked(ref *world, skip func(owner string) bool) {
 	for _, key := range slices.Sorted(maps.Keys(w.leftover)) {
 		c := w.leftover[key]
 		if skip(c.owner) {

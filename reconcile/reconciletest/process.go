@@ -73,7 +73,7 @@ func (p *Process) Go(fn func(ctx context.Context) error) { p.goes = append(p.goe
 
 // Elector returns the elector to give every other Loop this incarnation
 // runs (reconcile.WithElector): it leads while the harness's Loop leads,
-// with the same term and fence, as a reconcile.Manager's Loops share one
+// with the same term and fence, as a manager.Manager's Loops share one
 // term. Without simulated leadership it leads as long as the process
 // lives, and writes carry no fence.
 func (p *Process) Elector() lease.Elector {

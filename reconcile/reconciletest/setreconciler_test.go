@@ -153,7 +153,7 @@ func (r *setReconciler) reconcile(ctx context.Context, name string) (reconcile.R
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		return reconcile.Result{Requeue: true}, nil
+		return reconcile.Result{RequeueAfterWrite: true}, nil
 	}
 	if r.bug != missedDelete && r.bug != nameSelector && r.bug != finalizerFirst {
 		stale, err := r.sweep(wctx, name, s.Meta.UID)
@@ -175,7 +175,7 @@ func (r *setReconciler) reconcile(ctx context.Context, name string) (reconcile.R
 		return reconcile.Result{}, err
 	}
 	if wrote {
-		return reconcile.Result{Requeue: true}, nil // re-observe before claiming Ready
+		return reconcile.Result{RequeueAfterWrite: true}, nil // re-observe before claiming Ready
 	}
 	r.done[name] = s.Meta.Generation
 	r.seen[name] = s.Spec.Replicas

@@ -246,7 +246,7 @@ func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, er
 	}
 	rec := &reconcileRec{key: key}
 	res, err := g.r.Reconcile(context.WithValue(ctx, ctxKey{}, rec), key)
-	if key, rev := rec.last(); err == nil && res.Requeue && res.RequeueAfter <= 0 && rev > 0 && !g.p.holds(rev) {
+	if key, rev := rec.last(); err == nil && (res.RequeueAfterWrite || res.Requeue) && res.RequeueAfter <= 0 && rev > 0 && !g.p.holds(rev) {
 		g.w.awaitWrite(g.p, key, rev)
 	}
 	if err != nil && !errors.Is(err, errDead) {

@@ -124,38 +124,68 @@ func (w *world) deliver(s *stream, now time.Time) {
 		return
 	}
 	faults := w.faultsOn && ev.Err == nil && !s.again
-	f := w.f
-	if faults && f.DelayEvents > 0 && w.rng.Float64() < f.DelayEvents {
-		d := time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay)))
-		s.pausedUntil = now.Add(d)
-		w.rep.Faults["delay"]++
-		// A held stream holds back every object with an event in it: their
-		// caches lag, so their writes may conflict and be retried.
-		seen := map[string]bool{}
-		for _, p := range s.pending {
-			if n := primaryOf(s, p); n != "" && !seen[n] {
-				seen[n] = true
-				w.disturbLocked(n)
-			}
-		}
-		w.traceLocked("fault delay: %s held %v at revision %d", s.prefix, d, ev.Revision)
+	if faults && w.delayLocked(s, ev, now) {
 		w.mu.Unlock()
 		return
 	}
 	s.pending = s.pending[1:]
-	if faults && f.DropEvents > 0 && w.rng.Float64() < f.DropEvents {
-		s.lost = true
-		if s.expireAt.IsZero() {
-			s.expireAt = now.Add(time.Duration(1 + w.rng.Int64N(int64(f.MaxDelay))))
-		}
-		w.rep.Faults["drop"]++
-		w.disturbLocked(primaryOf(s, ev))
-		w.traceLocked("fault drop: %s revision %d", s.prefix, ev.Revision)
+	if faults && w.dropLocked(s, ev, now) {
 		w.mu.Unlock()
 		return
 	}
-	dup := faults && f.DuplicateEvents > 0 && w.rng.Float64() < f.DuplicateEvents
-	expire := faults && f.ExpireWatches > 0 && w.rng.Float64() < f.ExpireWatches
+	expire := w.passLocked(s, ev, faults)
+	w.mu.Unlock()
+	s.send(ev)
+	if expire {
+		w.fault("expire", "%s after revision %d", s.prefix, ev.Revision)
+		w.expire(s)
+	}
+}
+
+// delayLocked draws whether s pauses before ev (a DelayEvents fault), and
+// pauses it if so.
+func (w *world) delayLocked(s *stream, ev store.KVEvent, now time.Time) bool {
+	if !w.chance(w.f.DelayEvents) {
+		return false
+	}
+	d := time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay)))
+	s.pausedUntil = now.Add(d)
+	w.rep.Faults["delay"]++
+	// A held stream holds back every object with an event in it: their
+	// caches lag, so their writes may conflict and be retried.
+	seen := map[string]bool{}
+	for _, p := range s.pending {
+		if n := primaryOf(s, p); n != "" && !seen[n] {
+			seen[n] = true
+			w.disturbLocked(n)
+		}
+	}
+	w.traceLocked("fault delay: %s held %v at revision %d", s.prefix, d, ev.Revision)
+	return true
+}
+
+// dropLocked draws whether ev, taken off s, is lost (a DropEvents fault):
+// then s expires a while later, as a watch that missed an event does.
+func (w *world) dropLocked(s *stream, ev store.KVEvent, now time.Time) bool {
+	if !w.chance(w.f.DropEvents) {
+		return false
+	}
+	s.lost = true
+	if s.expireAt.IsZero() {
+		s.expireAt = now.Add(time.Duration(1 + w.rng.Int64N(int64(w.f.MaxDelay))))
+	}
+	w.rep.Faults["drop"]++
+	w.disturbLocked(primaryOf(s, ev))
+	w.traceLocked("fault drop: %s revision %d", s.prefix, ev.Revision)
+	return true
+}
+
+// passLocked readies ev, taken off s, for delivery: it draws whether it is
+// duplicated (put back for a step of its own) and whether s expires after
+// it, which it reports.
+func (w *world) passLocked(s *stream, ev store.KVEvent, faults bool) (expire bool) {
+	dup := faults && w.chance(w.f.DuplicateEvents)
+	expire = faults && w.chance(w.f.ExpireWatches)
 	s.sent = max(s.sent, ev.Revision)
 	if s.again {
 		w.traceLocked("deliver %s revision %d again", ev.KV.Key, ev.Revision)
@@ -174,12 +204,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 	if ev.Err != nil {
 		s.closed = true
 	}
-	w.mu.Unlock()
-	s.send(ev)
-	if expire {
-		w.fault("expire", "%s after revision %d", s.prefix, ev.Revision)
-		w.expire(s)
-	}
+	return expire
 }
 
 // primaryOf names the object an event is about, for disturbance counts.

@@ -136,6 +136,31 @@ type phases struct {
 // harness started has ended. check is called at the deadline, with the
 // world quiescent.
 func (w *world) run(settle time.Duration, checkAt func(deadline bool)) error {
+	s := &scheduler{w: w, ph: w.plan(settle), checkAt: checkAt}
+	w.mu.Lock()
+	w.faultsOn = true
+	w.mu.Unlock()
+	if err := w.startProc(0, 0); err != nil {
+		return err
+	}
+	s.timer = time.NewTimer(time.Hour)
+	defer s.timer.Stop()
+	for {
+		synctest.Wait()
+		done, err := s.step(time.Now())
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+	}
+	w.teardown(s.rival)
+	return nil
+}
+
+// plan draws the schedule's phases, workload and crashes.
+func (w *world) plan(settle time.Duration) phases {
 	w.start = time.Now()
 	ph := phases{faultsEnd: w.start.Add(w.f.Duration)}
 	ph.deadline = ph.faultsEnd.Add(w.bound)
@@ -146,113 +171,156 @@ func (w *world) run(settle time.Duration, checkAt func(deadline bool)) error {
 	slices.SortFunc(ph.losses, func(a, b time.Time) int { return a.Compare(b) })
 	w.planWorkload(w.f.Deletes, len(w.names))
 	ph.crashes = w.planCrashes()
+	return ph
+}
 
-	w.mu.Lock()
-	w.faultsOn = true
-	w.mu.Unlock()
-	if err := w.startProc(0, 0); err != nil {
-		return err
+// scheduler is run's state: the phases still ahead and the rival leader,
+// if one holds the lease.
+type scheduler struct {
+	w       *world
+	ph      phases
+	checkAt func(deadline bool)
+	rival   *rival
+	checked bool
+	timer   *time.Timer
+}
+
+// step takes one scheduling decision at now, with the world quiescent, in
+// order of precedence: the phase changes, the faults due, the Loops'
+// work, housekeeping, a competing write, then one of the actions that may
+// happen, or a wait for the next thing due. It reports whether the
+// schedule is over.
+func (s *scheduler) step(now time.Time) (done bool, err error) {
+	w := s.w
+	if w.faultsOn && !now.Before(s.ph.faultsEnd) {
+		w.stopFaults(s.rival)
+		s.rival = nil
+		return false, nil
 	}
-	var rival *rival
-	checked := false
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		synctest.Wait()
-		now := time.Now()
-		if w.faultsOn && !now.Before(ph.faultsEnd) {
-			w.stopFaults(rival)
-			rival = nil
-			continue
-		}
-		if !checked && !now.Before(ph.deadline) {
-			checked = true
-			checkAt(true)
-			w.mu.Lock()
-			w.pastBound = true
-			w.rep.DeadlineWrites = w.rep.Writes
-			w.mu.Unlock()
-		}
-		if !now.Before(ph.settled) {
-			break
-		}
-		if w.faultsOn && len(ph.crashes) > 0 && !now.Before(ph.crashes[0]) && w.armCrash() {
-			ph.crashes = ph.crashes[1:]
-			continue
-		}
-		if w.faultsOn && w.idleCrash(now) {
-			continue
-		}
-		if w.takeCrash() {
-			if err := w.restart(); err != nil {
-				return err
-			}
-			continue
-		}
-		// A leadership loss is aimed at work in flight: once due, it
-		// strikes when a write of the controller waits at its gate (which
-		// then goes through, or not, under the lost term), or half-way
-		// to the end of the fault phase if none comes.
-		if len(ph.losses) > 0 && !now.Before(ph.losses[0]) && (w.writePending() || !now.Before(ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))) {
-			ph.losses = ph.losses[1:]
-			if w.faultsOn && rival == nil {
-				rival = w.loseLeadership(now)
-			}
-			continue
-		}
-		if rival != nil && !now.Before(rival.until) {
-			rival.stop()
-			rival = nil
-			continue
-		}
-		if w.nextWork(now) {
-			continue
-		}
-		if w.housekeep(now) {
-			continue
-		}
-		if w.faultsOn && w.competeFn != nil && w.f.CompetingWrites > 0 && w.rng.Float64() < w.f.CompetingWrites {
-			w.compete()
-			continue
-		}
-		acts := w.actions(now)
-		if len(acts) == 0 {
-			if w.rep.ConvergedAfter == 0 && !w.faultsOn && checkAt != nil {
-				checkAt(false)
-			}
-			wake := []time.Time{ph.faultsEnd, ph.deadline, ph.settled}
-			if len(ph.losses) > 0 {
-				wake = append(wake, ph.losses[0], ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0])/2))
-			}
-			if len(ph.crashes) > 0 {
-				wake = append(wake, ph.crashes[0])
-			}
-			if w.armK > 0 {
-				wake = append(wake, w.armedUntil)
-			}
-			if rival != nil {
-				wake = append(wake, rival.until)
-			}
-			wake = append(wake, w.streamWakes()...)
-			wake = append(wake, w.workWake()...)
-			next := ph.settled
-			for _, t := range wake {
-				if t.After(now) && t.Before(next) {
-					next = t
-				}
-			}
-			timer.Reset(next.Sub(now))
-			select {
-			case <-w.kick:
-			case <-timer.C:
-			}
-			continue
-		}
-		w.rep.Steps++
-		w.do(acts[w.pick(acts)], now)
+	if !s.checked && !now.Before(s.ph.deadline) {
+		s.checked = true
+		s.checkAt(true)
+		w.mu.Lock()
+		w.pastBound = true
+		w.rep.DeadlineWrites = w.rep.Writes
+		w.mu.Unlock()
 	}
-	w.teardown(rival)
-	return nil
+	if !now.Before(s.ph.settled) {
+		return true, nil
+	}
+	if acted, err := s.fault(now); acted || err != nil {
+		return false, err
+	}
+	if w.nextWork(now) || w.housekeep(now) {
+		return false, nil
+	}
+	if w.faultsOn && w.competeFn != nil && w.chance(w.f.CompetingWrites) {
+		w.compete()
+		return false, nil
+	}
+	acts := w.actions(now)
+	if len(acts) == 0 {
+		s.idle(now)
+		return false, nil
+	}
+	w.rep.Steps++
+	w.do(acts[w.pick(acts)], now)
+	return false, nil
+}
+
+// fault strikes the crash or leadership loss due at now, restarts a
+// crashed process, or ends a rival's term, and reports whether it did.
+func (s *scheduler) fault(now time.Time) (bool, error) {
+	if acted, err := s.crash(now); acted || err != nil {
+		return acted, err
+	}
+	return s.leadership(now), nil
+}
+
+// crash arms the crash due at now or one for an idle process, or restarts
+// a process that crashed, and reports whether it did.
+func (s *scheduler) crash(now time.Time) (bool, error) {
+	w, ph := s.w, &s.ph
+	if w.faultsOn && len(ph.crashes) > 0 && !now.Before(ph.crashes[0]) && w.armCrash() {
+		ph.crashes = ph.crashes[1:]
+		return true, nil
+	}
+	if w.faultsOn && w.idleCrash(now) {
+		return true, nil
+	}
+	if w.takeCrash() {
+		return true, w.restart()
+	}
+	return false, nil
+}
+
+// leadership strikes the leadership loss due at now or ends a rival's
+// term, and reports whether it did. A loss is aimed at work in flight:
+// once due, it strikes when a write of the controller waits at its gate
+// (which then goes through, or not, under the lost term), or half-way to
+// the end of the fault phase if none comes.
+func (s *scheduler) leadership(now time.Time) bool {
+	w, ph := s.w, &s.ph
+	if len(ph.losses) > 0 && !now.Before(ph.losses[0]) && (w.writePending() || !now.Before(ph.lossDeadline())) {
+		ph.losses = ph.losses[1:]
+		if w.faultsOn && s.rival == nil {
+			s.rival = w.loseLeadership(now)
+		}
+		return true
+	}
+	if s.rival != nil && !now.Before(s.rival.until) {
+		s.rival.stop()
+		s.rival = nil
+		return true
+	}
+	return false
+}
+
+// lossDeadline is when the next leadership loss strikes even with no write
+// waiting: half-way from when it is due to the end of the fault phase.
+func (ph *phases) lossDeadline() time.Time {
+	return ph.losses[0].Add(ph.faultsEnd.Sub(ph.losses[0]) / 2)
+}
+
+// idle runs the convergence check once nothing happens after the faults,
+// then waits until the next thing due or a kick.
+func (s *scheduler) idle(now time.Time) {
+	w, ph := s.w, &s.ph
+	if w.rep.ConvergedAfter == 0 && !w.faultsOn && s.checkAt != nil {
+		s.checkAt(false)
+	}
+	wake := []time.Time{ph.faultsEnd, ph.deadline, ph.settled}
+	if len(ph.losses) > 0 {
+		wake = append(wake, ph.losses[0], ph.lossDeadline())
+	}
+	if len(ph.crashes) > 0 {
+		wake = append(wake, ph.crashes[0])
+	}
+	if w.armK > 0 {
+		wake = append(wake, w.armedUntil)
+	}
+	if s.rival != nil {
+		wake = append(wake, s.rival.until)
+	}
+	wake = append(wake, w.streamWakes()...)
+	wake = append(wake, w.workWake()...)
+	next := ph.settled
+	for _, t := range wake {
+		if t.After(now) && t.Before(next) {
+			next = t
+		}
+	}
+	s.timer.Reset(next.Sub(now))
+	select {
+	case <-w.kick:
+	case <-s.timer.C:
+	}
+}
+
+// chance draws whether something of probability p happens; it draws
+// nothing for p ≤ 0.
+func (w *world) chance(p float64) bool {
+	return p > 0 && w.rng.Float64() < p
 }
 
 // pick chooses the action to take: the first forced one (a stream lagging

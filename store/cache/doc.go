@@ -26,7 +26,7 @@
 // of the kind (and the last valid object it held for that key, so a bad
 // write never looks like a deletion), lists it in Quarantined, logs it once
 // per key and revision (WithLogger) and counts it (Undecodable).
-// reconcile.Manager.Ready names it.
+// manager.Manager.Ready names it.
 //
 // Revision says which store revision the Cache reflects, and WaitFor(ctx,
 // rev) waits until it reflects a write that returned rev (read-your-writes).

@@ -182,7 +182,7 @@ func TestRequeueReasons(t *testing.T) {
 		result, reason string
 	}{
 		{reconcile.Result{}, nil, "success", ""},
-		{reconcile.Result{Requeue: true}, nil, "requeue", "requeue"},
+		{reconcile.Result{RequeueAfterWrite: true}, nil, "requeue", "requeue"},
 		{reconcile.Result{RequeueAfter: time.Minute}, nil, "requeue_after", "requeue_after"},
 		{reconcile.Result{}, errors.New("x"), "error", "backoff"},
 		{reconcile.Result{}, reconcile.RetryAfter(errors.New("x"), time.Second), "error", "retry_after"},

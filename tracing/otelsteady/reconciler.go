@@ -116,7 +116,7 @@ func annotate(span trace.Span, res reconcile.Result, err error) {
 		result, reason = "error", "backoff"
 	case res.RequeueAfter > 0:
 		result, reason = "requeue_after", "requeue_after"
-	case res.Requeue:
+	case res.RequeueAfterWrite || res.Requeue: // Requeue is the deprecated name of RequeueAfterWrite
 		result, reason = "requeue", "requeue"
 	default:
 		result = "success"

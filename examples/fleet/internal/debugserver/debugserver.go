@@ -26,6 +26,7 @@ import (
 	"github.com/steady-go/steady/store/cache"
 
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
+	"github.com/steady-go/steady/metrics"
 )
 
 type (
@@ -89,7 +90,7 @@ func (d *debugServer) Close() {
 }
 
 // Metrics returns what the Loop reports to: own and the Prometheus series.
-func (d *debugServer) Metrics(own reconcile.Metrics) reconcile.Metrics {
+func (d *debugServer) Metrics(own metrics.Loop) metrics.Loop {
 	return teeMetrics{own, d.prom}
 }
 
@@ -104,16 +105,16 @@ type currentLoop struct{ d *debugServer }
 
 func (c currentLoop) Name() string { return demo.ControllerName }
 
-func (c currentLoop) Status() reconcile.LoopStatus {
+func (c currentLoop) Info() reconcile.LoopInfo {
 	if l := c.d.loop.Load(); l != nil {
-		return l.Status()
+		return l.Info()
 	}
-	return reconcile.LoopStatus{Name: demo.ControllerName}
+	return reconcile.LoopInfo{Name: demo.ControllerName}
 }
 
-func (c currentLoop) KeyStatuses() []reconcile.KeyStatus {
+func (c currentLoop) InspectAll() []reconcile.KeyInfo {
 	if l := c.d.loop.Load(); l != nil {
-		return l.KeyStatuses()
+		return l.InspectAll()
 	}
 	return nil
 }
@@ -141,7 +142,7 @@ func (c currentCache) Len() int {
 }
 
 // teeMetrics reports to both a and b.
-type teeMetrics struct{ a, b reconcile.Metrics }
+type teeMetrics struct{ a, b metrics.Loop }
 
 func (t teeMetrics) ReconcileDone(c, r string, d time.Duration) {
 	t.a.ReconcileDone(c, r, d)

@@ -21,6 +21,7 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
+	"github.com/steady-go/steady/metrics"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -80,7 +81,7 @@ func TestDebugServesThePageAndMetricsOfTheCurrentLoop(t *testing.T) {
 
 // countErrors counts failed reconciles: the demo's own metrics, in short.
 type countErrors struct {
-	reconcile.NopMetrics
+	metrics.NopLoop
 	n atomic.Int64
 }
 

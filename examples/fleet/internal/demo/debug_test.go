@@ -16,6 +16,7 @@ import (
 	"github.com/steady-go/steady/store/cache"
 
 	"github.com/steady-go/steady/examples/internal/cli"
+	steadymetrics "github.com/steady-go/steady/metrics"
 )
 
 // fakeDebug is a Program's Debug that serves nothing and remembers what it
@@ -33,7 +34,7 @@ func (f *fakeDebug) start(addr string, w io.Writer) (Debugger, error) {
 	return f, nil
 }
 
-func (f *fakeDebug) Metrics(own reconcile.Metrics) reconcile.Metrics {
+func (f *fakeDebug) Metrics(own steadymetrics.Loop) steadymetrics.Loop {
 	return countingTee{own, f}
 }
 
@@ -59,12 +60,12 @@ func (f *fakeDebug) count() int {
 
 // countingTee reports to own, and counts reconciles for its fakeDebug.
 type countingTee struct {
-	reconcile.Metrics
+	steadymetrics.Loop
 	f *fakeDebug
 }
 
 func (c countingTee) ReconcileDone(ctl, result string, d time.Duration) {
-	c.Metrics.ReconcileDone(ctl, result, d)
+	c.Loop.ReconcileDone(ctl, result, d)
 	c.f.mu.Lock()
 	c.f.reports++
 	c.f.mu.Unlock()

@@ -27,6 +27,7 @@ import (
 
 	"github.com/steady-go/steady/examples/internal/cli"
 
+	steadymetrics "github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -60,7 +61,7 @@ type Program struct {
 type Debugger interface {
 	// Metrics returns what the Loop reports to: own, and whatever the
 	// server counts.
-	Metrics(own reconcile.Metrics) reconcile.Metrics
+	Metrics(own steadymetrics.Loop) steadymetrics.Loop
 	// Track makes loop and groups the ones shown: the controller starts a
 	// new Loop and cache after each crash.
 	Track(loop *reconcile.Loop[string], groups *cache.Cache[GroupSpec, GroupStatus])
@@ -284,7 +285,7 @@ func Run(ctx context.Context, args []string, w io.Writer, p Program) error {
 // own counters alone, and nothing is served.
 type noDebug struct{}
 
-func (noDebug) Metrics(own reconcile.Metrics) reconcile.Metrics                     { return own }
+func (noDebug) Metrics(own steadymetrics.Loop) steadymetrics.Loop                   { return own }
 func (noDebug) Track(*reconcile.Loop[string], *cache.Cache[GroupSpec, GroupStatus]) {}
 func (noDebug) URL() string                                                         { return "" }
 func (noDebug) Close()                                                              {}

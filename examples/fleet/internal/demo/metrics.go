@@ -4,14 +4,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/steady-go/steady/reconcile"
+	steadymetrics "github.com/steady-go/steady/metrics"
 )
 
 // metrics counts what the summary prints: reconciles, failed reconciles and
-// Stalled reports by reason. It embeds reconcile.NopMetrics for the hooks
+// Stalled reports by reason. It embeds steadymetrics.NopLoop for the hooks
 // it does not need. The controller name is ignored: the demo runs one Loop.
 type metrics struct {
-	reconcile.NopMetrics
+	steadymetrics.NopLoop
 	mu         sync.Mutex
 	reconciles int
 	errors     int
@@ -62,4 +62,4 @@ func (m *metrics) StalledCount(reason string) int {
 	return m.stalled[reason]
 }
 
-var _ reconcile.Metrics = (*metrics)(nil)
+var _ steadymetrics.Loop = (*metrics)(nil)

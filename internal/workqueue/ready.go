@@ -1,4 +1,4 @@
-package queue
+package workqueue
 
 // Ready keys wait in two FIFO lists, one per priority, linked through their
 // nodes so that moving a key between them (a normal add of a key queued low)

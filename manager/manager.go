@@ -1,4 +1,7 @@
-package reconcile
+// Package manager runs several reconcile Loops over shared caches with one
+// leader election: caches first, Loops once they synced, an ordered stop,
+// and Ready and Live for health endpoints.
+package manager
 
 import (
 	"context"
@@ -11,6 +14,8 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -18,8 +23,8 @@ import (
 // ErrNotReady is wrapped by Manager.Ready's error while the Manager is not
 // ready; ErrNotLive by Manager.Live's error once a part has failed.
 var (
-	ErrNotReady = errors.New("reconcile: manager not ready")
-	ErrNotLive  = errors.New("reconcile: manager not live")
+	ErrNotReady = errors.New("manager: not ready")
+	ErrNotLive  = errors.New("manager: not live")
 )
 
 // Cache is what a Manager needs of a shared informer cache; *cache.Cache
@@ -30,7 +35,7 @@ type Cache interface {
 	HasSynced() bool
 }
 
-// Runner is what a Manager needs of a Loop; *Loop implements it.
+// Runner is what a Manager needs of a Loop; *reconcile.Loop implements it.
 type Runner interface {
 	Name() string
 	Run(ctx context.Context) error
@@ -43,7 +48,7 @@ type Runner interface {
 // the reverse order when its ctx ends: the Loops first (each drains its
 // reconciles), then the campaign (releasing leadership), then the caches.
 //
-// With an elector, pass Manager.Elector to each Loop (WithElector): the
+// With an elector, pass Manager.Elector to each Loop (reconcile.WithElector): the
 // Manager campaigns once and every Loop works during the Manager's terms,
 // under the same fence.
 //
@@ -63,22 +68,22 @@ type Manager struct {
 	failed  error
 }
 
-// ManagerOption configures a Manager.
-type ManagerOption func(*Manager)
+// Option configures a Manager.
+type Option func(*Manager)
 
-// WithManagerElector makes the Manager campaign with e; its Loops get the
-// terms through Manager.Elector. A typed nil e (such as a nil
-// *lease.StoreElector) makes Run return an error wrapping ErrInvalidOption
-// before it starts anything.
-func WithManagerElector(e lease.Elector) ManagerOption {
+// WithElector makes the Manager campaign with e; its Loops get the terms
+// through Manager.Elector. A typed nil e (such as a nil
+// *lease.StoreElector) makes Run return an error wrapping
+// reconcile.ErrInvalidOption before it starts anything.
+func WithElector(e lease.Elector) Option {
 	return func(m *Manager) { m.elector = e }
 }
 
-// WithManagerLogger sets the Manager's logger (default slog.Default(), as
-// it is when NewManager runs). While it waits for a cache to sync, the
-// Manager logs at Warn every SyncWaitReport which cache, how long, and the
-// cache's last list or watch error.
-func WithManagerLogger(l *slog.Logger) ManagerOption {
+// WithLogger sets the Manager's logger (default slog.Default(), as it is
+// when New runs). While it waits for a cache to sync, the Manager logs at
+// Warn every 30 seconds which cache, how long, and the cache's last list or
+// watch error.
+func WithLogger(l *slog.Logger) Option {
 	return func(m *Manager) {
 		if l != nil {
 			m.log = l
@@ -86,8 +91,8 @@ func WithManagerLogger(l *slog.Logger) ManagerOption {
 	}
 }
 
-// NewManager returns an empty Manager.
-func NewManager(opts ...ManagerOption) *Manager {
+// New returns an empty Manager.
+func New(opts ...Option) *Manager {
 	m := &Manager{log: slog.Default(), shared: newSharedElector()}
 	for _, o := range opts {
 		if o != nil {
@@ -117,16 +122,16 @@ func (m *Manager) add(f func(), isNil bool) error {
 	defer m.mu.Unlock()
 	switch {
 	case isNil:
-		return invalid("manager: nil cache or loop")
+		return invalid("nil cache or loop")
 	case m.started:
-		return errors.New("reconcile: manager: add after Run")
+		return errors.New("manager: add after Run")
 	}
 	f()
 	return nil
 }
 
 // Elector returns the elector to give each of the Manager's Loops
-// (WithElector): a Loop's Campaign returns while the Manager leads, with the
+// (reconcile.WithElector): a Loop's Campaign returns while the Manager leads, with the
 // Manager's fence, and its term ends with the Manager's term or the Loop's
 // ctx. Without a Manager elector, Campaign returns at once (always leading).
 func (m *Manager) Elector() lease.Elector { return m.shared }
@@ -134,7 +139,7 @@ func (m *Manager) Elector() lease.Elector { return m.shared }
 // Run runs the Manager until ctx ends; see Manager. It returns the first
 // error of a part that failed (a Loop or cache whose Run returned an error),
 // joined with the errors of the stop, or, if ctx ended while it waited for
-// a cache to sync, an error wrapping ErrNotSynced that names the cache and
+// a cache to sync, an error wrapping reconcile.ErrNotSynced that names the cache and
 // its last list or watch error. A part whose Run or WaitForSync panics
 // fails like one that returned an error (the panic is logged at Error with
 // its stack); an elector whose Campaign panics is logged and campaigned
@@ -143,13 +148,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {
 		m.mu.Unlock()
-		return errors.New("reconcile: manager: Run called twice")
+		return errors.New("manager: Run called twice")
 	}
 	m.started = true
 	caches, loops := append([]Cache(nil), m.caches...), append([]Runner(nil), m.loops...)
 	m.mu.Unlock()
 	if m.elector != nil && nilness.IsNil(m.elector) {
-		return invalid("manager: nil elector (%T)", m.elector)
+		return invalid("nil elector (%T)", m.elector)
 	}
 
 	failCtx, fail := context.WithCancelCause(ctx)
@@ -158,7 +163,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		err = fmt.Errorf("reconcile: manager: %s: %w", what, err)
+		err = fmt.Errorf("manager: %s: %w", what, err)
 		m.mu.Lock()
 		if m.failed == nil {
 			m.failed = err
@@ -176,22 +181,22 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	defer func() { stopCaches(); cacheWG.Wait() }()
 	for i, c := range caches {
-		what := fmt.Sprintf("cache %d (%s)", i, describe(c))
+		what := fmt.Sprintf("cache %d (%s)", i, syncwait.Describe(c))
 		start := time.Now()
-		err := waitSync(failCtx, clock.Real{}, c.WaitForSync, func(waited time.Duration) {
+		err := syncwait.Wait(failCtx, clock.Real{}, c.WaitForSync, func(waited time.Duration) {
 			m.log.LogAttrs(ctx, slog.LevelWarn, "manager waiting for a cache to sync", slog.Int("cache", i),
-				slog.String("what", describe(c)), slog.Duration("waited", waited), slog.Any("lastError", lastError(c)))
+				slog.String("what", syncwait.Describe(c)), slog.Duration("waited", waited), slog.Any("lastError", syncwait.LastError(c)))
 		})
 		if p, ok := err.(*guard.Panic); ok {
 			m.log.LogAttrs(ctx, slog.LevelError, "manager: WaitForSync panicked", slog.String("what", what),
 				slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
-			return fmt.Errorf("reconcile: manager: %s: WaitForSync %w", what, p)
+			return fmt.Errorf("manager: %s: WaitForSync %w", what, p)
 		}
 		if err != nil {
 			if failed := m.failure(); failed != nil {
 				return failed
 			}
-			return notSynced(what, time.Since(start), lastError(c))
+			return syncwait.NotSynced(reconcile.ErrNotSynced, what, time.Since(start), syncwait.LastError(c))
 		}
 	}
 
@@ -285,10 +290,10 @@ func (m *Manager) Ready() error {
 	}
 	for i, c := range caches {
 		if !c.HasSynced() {
-			if err := lastError(c); err != nil {
-				return fmt.Errorf("%w: cache %d (%s) has not synced; last error: %w", ErrNotReady, i, describe(c), err)
+			if err := syncwait.LastError(c); err != nil {
+				return fmt.Errorf("%w: cache %d (%s) has not synced; last error: %w", ErrNotReady, i, syncwait.Describe(c), err)
 			}
-			return fmt.Errorf("%w: cache %d (%s) has not synced", ErrNotReady, i, describe(c))
+			return fmt.Errorf("%w: cache %d (%s) has not synced", ErrNotReady, i, syncwait.Describe(c))
 		}
 	}
 	for i, c := range caches {
@@ -298,7 +303,7 @@ func (m *Manager) Ready() error {
 		}
 		if bad := q.Quarantined(); len(bad) > 0 {
 			return fmt.Errorf("%w: cache %d (%s): %d undecodable value(s) quarantined, the first at key %.128q: %w",
-				ErrNotReady, i, describe(c), len(bad), bad[0].Key, bad[0])
+				ErrNotReady, i, syncwait.Describe(c), len(bad), bad[0].Key, bad[0])
 		}
 	}
 	if !running {
@@ -356,4 +361,9 @@ func (s *sharedElector) Campaign(ctx context.Context) (context.Context, store.Fe
 		case <-changed:
 		}
 	}
+}
+
+// invalid is an error wrapping reconcile.ErrInvalidOption.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: manager: %s", reconcile.ErrInvalidOption, fmt.Sprintf(format, args...))
 }

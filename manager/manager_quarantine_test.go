@@ -1,4 +1,4 @@
-package reconcile
+package manager_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/manager"
+	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -28,12 +30,12 @@ func TestManagerReadyNamesAQuarantinedValue(t *testing.T) {
 		require.NoError(t, err)
 
 		c := cache.New(st)
-		m := NewManager()
+		m := manager.New()
 		require.NoError(t, m.AddCache(c))
 		reconciled := make(chan string, 10)
-		l, err := New("widgets", Func[string](func(_ context.Context, key string) (Result, error) {
+		l, err := reconcile.New("widgets", reconcile.Func[string](func(_ context.Context, key string) (reconcile.Result, error) {
 			reconciled <- key
-			return Result{}, nil
+			return reconcile.Result{}, nil
 		}), keySet("good"))
 		require.NoError(t, err)
 		require.NoError(t, m.AddLoop(l))
@@ -44,7 +46,7 @@ func TestManagerReadyNamesAQuarantinedValue(t *testing.T) {
 		synctest.Wait()
 
 		err = m.Ready()
-		require.ErrorIs(t, err, ErrNotReady)
+		require.ErrorIs(t, err, manager.ErrNotReady)
 		require.ErrorContains(t, err, `"Widget/bad"`)
 		var de *store.DecodeError
 		require.ErrorAs(t, err, &de)
@@ -63,7 +65,7 @@ func TestManagerReadyNamesAQuarantinedValue(t *testing.T) {
 // A nil *cache.Cache passed AddCache's nil check and panicked on the cache's
 // goroutine once Run started; a nil *Loop likewise.
 func TestManagerRejectsTypedNils(t *testing.T) {
-	m := NewManager()
-	require.ErrorIs(t, m.AddCache((*cache.Cache[int, int])(nil)), ErrInvalidOption)
-	require.ErrorIs(t, m.AddLoop((*Loop[string])(nil)), ErrInvalidOption)
+	m := manager.New()
+	require.ErrorIs(t, m.AddCache((*cache.Cache[int, int])(nil)), reconcile.ErrInvalidOption)
+	require.ErrorIs(t, m.AddLoop((*reconcile.Loop[string])(nil)), reconcile.ErrInvalidOption)
 }

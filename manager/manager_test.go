@@ -1,9 +1,10 @@
-package reconcile
+package manager_test
 
 import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/manager"
+	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 )
 
@@ -77,7 +80,7 @@ func (c *slowCache) HasSynced() bool {
 
 // recLoop is a Loop wrapper that records start and stop.
 type recLoop struct {
-	*Loop[string]
+	*reconcile.Loop[string]
 	ev *events
 }
 
@@ -91,24 +94,24 @@ func (l recLoop) Run(ctx context.Context) error {
 func TestManagerStartsAndStopsInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ev := &events{}
-		m := NewManager()
+		m := manager.New()
 		require.NoError(t, m.AddCache(newSlowCache(ev, "cacheA", time.Second)))
 		require.NoError(t, m.AddCache(newSlowCache(ev, "cacheB", 3*time.Second)))
 		for _, name := range []string{"loop1", "loop2"} {
-			r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 				ev.add(name + " reconciled " + key)
-				return Result{}, nil
+				return reconcile.Result{}, nil
 			})
-			l, err := New(name, r, keySet("k"), WithElector(m.Elector()), WithResync(time.Hour, 0))
+			l, err := reconcile.New(name, r, keySet("k"), reconcile.WithElector(m.Elector()), reconcile.WithResync(time.Hour, 0))
 			require.NoError(t, err)
 			require.NoError(t, m.AddLoop(recLoop{l, ev}))
 		}
-		require.ErrorIs(t, m.AddLoop(nil), ErrInvalidOption)
+		require.ErrorIs(t, m.AddLoop(nil), reconcile.ErrInvalidOption)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- m.Run(ctx) }()
 		synctest.Wait()
-		require.ErrorIs(t, m.Ready(), ErrNotReady, "caches not synced")
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady, "caches not synced")
 		require.NoError(t, m.Live())
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
@@ -135,22 +138,19 @@ func TestManagerStartsAndStopsInOrder(t *testing.T) {
 
 func TestManagerSharesOneElector(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, "App", nil)
-		defer e.stop()
-		takeOver(t, e.b)
-		el := &handElector{b: e.b, grants: make(chan struct{})}
-		m := NewManager(WithManagerElector(el))
+		el := &handElector{grants: make(chan struct{})}
+		m := manager.New(manager.WithElector(el))
 		var mu sync.Mutex
 		fences := map[string]store.Fence{}
 		for _, name := range []string{"loop1", "loop2"} {
-			r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 				f, _ := store.FenceFrom(ctx)
 				mu.Lock()
 				fences[name] = f
 				mu.Unlock()
-				return Result{}, nil
+				return reconcile.Result{}, nil
 			})
-			l, err := New(name, r, keySet("k"), WithElector(m.Elector()))
+			l, err := reconcile.New(name, r, keySet("k"), reconcile.WithElector(m.Elector()))
 			require.NoError(t, err)
 			require.NoError(t, m.AddLoop(l))
 		}
@@ -177,17 +177,48 @@ func TestManagerSharesOneElector(t *testing.T) {
 func TestManagerReportsAFailedLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errBroken := errors.New("broken source")
-		m := NewManager()
-		bad, err := New("bad", newScript(func(string, int) (Result, error) { return Result{}, nil }), SourceFunc[string](func(context.Context, Sink[string]) error { return errBroken }))
+		m := manager.New()
+		bad, err := reconcile.New("bad", nop, reconcile.SourceFunc[string](func(context.Context, reconcile.Sink[string]) error { return errBroken }))
 		require.NoError(t, err)
-		good, err := New("good", newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
+		good, err := reconcile.New("good", nop, nil)
 		require.NoError(t, err)
 		require.NoError(t, m.AddLoop(bad))
 		require.NoError(t, m.AddLoop(good))
 		err = m.Run(context.Background())
 		require.ErrorIs(t, err, errBroken)
 		require.ErrorContains(t, err, "loop bad")
-		require.ErrorIs(t, m.Live(), ErrNotLive)
-		require.ErrorIs(t, m.Ready(), ErrNotReady)
+		require.ErrorIs(t, m.Live(), manager.ErrNotLive)
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady)
+	})
+}
+
+// downCache never syncs, and says why.
+type downCache struct{}
+
+func (downCache) Run(ctx context.Context) error         { <-ctx.Done(); return nil }
+func (downCache) WaitForSync(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+func (downCache) HasSynced() bool                       { return false }
+func (downCache) LastError() error                      { return errors.New("backend down: connection refused") }
+
+// Ready names a cache that has not synced and its last list or watch error;
+// a Run cancelled while it waits says which cache never synced, and why.
+func TestManagerReadyNamesACacheThatHasNotSynced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		m := manager.New(manager.WithLogger(newLogger(&logs)))
+		require.NoError(t, m.AddCache(downCache{}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		time.Sleep(65 * time.Second)
+		synctest.Wait()
+		err := m.Ready()
+		require.ErrorIs(t, err, manager.ErrNotReady)
+		require.ErrorContains(t, err, "cache 0 (manager_test.downCache) has not synced; last error: backend down")
+		require.Equal(t, 2, strings.Count(logs.String(), `level=WARN msg="manager waiting for a cache to sync"`), "every 30s")
+		cancel()
+		err = <-done
+		require.ErrorIs(t, err, reconcile.ErrNotSynced)
+		require.ErrorContains(t, err, "backend down")
 	})
 }

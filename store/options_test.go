@@ -27,6 +27,19 @@ func TestWriteOptionsAWriteDoesNotTake(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid)
 	_, err = w.ApplyStatus(ctx, "web", applyStatus{Phase: "up"}, nil, store.WithMeta(store.ApplyMeta{}))
 	require.ErrorIs(t, err, store.ErrInvalid)
+	// Create and Update take DryRun only: a precondition given to them
+	// would otherwise be silently ignored.
+	cur, err := st.Get(ctx, "web")
+	require.NoError(t, err)
+	_, err = w.Update(ctx, cur, store.WithRevision(1))
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, "Update does not take [WithRevision]")
+	_, err = w.Create(ctx, &store.Object[applySpec, applyStatus]{Meta: store.Meta{Name: "other"}}, store.WithForce())
+	require.ErrorIs(t, err, store.ErrInvalid)
+	var dry store.DryRunResult
+	_, err = w.Create(ctx, &store.Object[applySpec, applyStatus]{Meta: store.Meta{Name: "other"}}, store.DryRun(&dry))
+	require.NoError(t, err)
+	require.True(t, dry.Write, "a dry run is an option Create takes")
 
 	got, err := st.Get(ctx, "web")
 	require.NoError(t, err)

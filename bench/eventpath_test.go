@@ -108,13 +108,16 @@ func benchSteadyEvents(b *testing.B) {
 	reconciled := make(chan string, 1)
 	w := st.As("app-controller")
 	var first atomic.Int64
+	settled := make(chan struct{}) // closed when every key has been reconciled once
 	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 		o, ok := c.Get(key)
 		if !ok {
 			return reconcile.Result{}, nil
 		}
 		if o.Status.ReadyReplicas == o.Spec.Replicas {
-			first.Add(1)
+			if first.Add(1) == eventObjects {
+				close(settled)
+			}
 			return reconcile.Result{}, nil
 		}
 		if _, err := w.ApplyStatus(ctx, key, eventStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta)); err != nil {
@@ -134,9 +137,7 @@ func benchSteadyEvents(b *testing.B) {
 	defer cancel()
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { _ = l.Run(ctx) })
-	for first.Load() < eventObjects { // the first term reconciles every key once
-		time.Sleep(time.Millisecond)
-	}
+	awaitSettled(b, settled) // the first term reconciles every key once
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	i := 0
@@ -182,6 +183,7 @@ func benchClientGoEvents(b *testing.B) {
 	}
 	reconciled := make(chan string, 1)
 	var first atomic.Int64
+	settled := make(chan struct{}) // closed when every key has been reconciled once
 	reconcileKey := func(key string) error {
 		o, ok, err := inf.GetIndexer().GetByKey(key)
 		if err != nil || !ok {
@@ -190,7 +192,9 @@ func benchClientGoEvents(b *testing.B) {
 		d := o.(*kubefake.App)
 		want := d.Spec.Replicas
 		if d.Status.ReadyReplicas == want {
-			first.Add(1)
+			if first.Add(1) == eventObjects {
+				close(settled)
+			}
 			return nil
 		}
 		next := d.DeepCopy() // the cache's objects are read-only
@@ -223,9 +227,7 @@ func benchClientGoEvents(b *testing.B) {
 			}
 		})
 	}
-	for first.Load() < eventObjects {
-		time.Sleep(time.Millisecond)
-	}
+	awaitSettled(b, settled)
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	i := 0
@@ -246,4 +248,15 @@ func benchClientGoEvents(b *testing.B) {
 	}
 	b.StopTimer()
 	lat.report(b)
+}
+
+// awaitSettled waits for every key's first reconcile, or fails the
+// benchmark after a minute rather than hang.
+func awaitSettled(b *testing.B, settled <-chan struct{}) {
+	b.Helper()
+	select {
+	case <-settled:
+	case <-time.After(time.Minute):
+		b.Fatal("the first reconcile of every key did not finish within a minute")
+	}
 }

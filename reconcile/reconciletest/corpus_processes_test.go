@@ -7,10 +7,13 @@ import (
 	"hash/fnv"
 	"iter"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
@@ -18,6 +21,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/stretchr/testify/require"
 )
 
 // examples/processes: a ProcessSet wants N copies of a command; the set
@@ -211,7 +215,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 		if in.Meta.DeletionRequested || wanted(name, n, set.Spec.Replicas) {
 			continue
 		}
-		rev, err := w.Delete(ctx, n, store.IfUID(in.Meta.UID))
+		rev, err := w.Delete(ctx, n, store.WithUID(in.Meta.UID))
 		if err := store.IgnoreNotFound(err); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -224,7 +228,7 @@ func (c *setController) Reconcile(ctx context.Context, name string) (reconcile.R
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
 		fresh.Status.Running = running
-		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.IfObserved(set.Meta))
+		rev, err := c.setSt.As(setManager).UpdateStatus(ctx, fresh, store.WithObserved(set.Meta))
 		if err != nil {
 			return reconcile.Result{}, store.IgnoreNotFound(err)
 		}
@@ -334,7 +338,7 @@ func (c *instanceController) writePID(ctx context.Context, obj *Instance, pid in
 		return store.IgnoreNotFound(err)
 	}
 	fresh.Status.PID = pid
-	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.IfObserved(obj.Meta))
+	rev, err := c.st.As(instanceManager).UpdateStatus(ctx, fresh, store.WithObserved(obj.Meta))
 	if err != nil {
 		return store.IgnoreNotFound(err)
 	}
@@ -506,5 +510,50 @@ func processesConfig() reconciletest.Config[ProcessSetSpec, ProcessSetStatus] {
 			return err
 		},
 		Faults: reconciletest.AllFaults(),
+	}
+}
+
+// TestProcessesControllersAreTheExamples keeps this copy of
+// examples/processes honest (the root module cannot import the examples
+// module): the controllers' methods are the example's, byte for byte,
+// except the example's progress lines (c.log) and the ctx this copy hands
+// its fake OS so that the harness can gate it.
+func TestProcessesControllersAreTheExamples(t *testing.T) {
+	files := map[string]string{}
+	for _, name := range []string{"sets.go", "instances.go"} {
+		b, err := os.ReadFile("../../examples/processes/" + name)
+		require.NoError(t, err)
+		files[name] = string(b)
+	}
+	here, err := os.ReadFile("corpus_processes_test.go")
+	require.NoError(t, err)
+	body := func(src, sig string) string {
+		i := strings.Index(src, sig)
+		require.GreaterOrEqual(t, i, 0, "%s is gone", sig)
+		j := strings.Index(src[i:], "\n}\n")
+		require.Greater(t, j, 0)
+		return src[i : i+j+3]
+	}
+	osCtx := regexp.MustCompile(`c\.os\.(\w+)\(ctx(, )?`)
+	normal := func(s string) string {
+		var kept []string
+		for line := range strings.SplitSeq(s, "\n") {
+			if !strings.Contains(line, "c.log(") {
+				kept = append(kept, line)
+			}
+		}
+		return osCtx.ReplaceAllString(strings.Join(kept, "\n"), "c.os.$1(")
+	}
+	for sig, file := range map[string]string{
+		"func (c *setController) Reconcile(":      "sets.go",
+		"func (c *setController) setCommand(":     "sets.go",
+		"func wanted(":                            "sets.go",
+		"func (c *instanceController) Reconcile(": "instances.go",
+		"func (c *instanceController) writePID(":  "instances.go",
+		"func (c *instanceController) release(":   "instances.go",
+		"func (c *instanceController) observe(":   "instances.go",
+		"func (c *instanceController) forget(":    "instances.go",
+	} {
+		require.Equal(t, normal(body(files[file], sig)), normal(body(string(here), sig)), "%s differs from examples/processes/%s", sig, file)
 	}
 }

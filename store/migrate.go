@@ -21,6 +21,13 @@ type MigrateOptions struct {
 	// Progress, when set, is called after each page and at the end with
 	// the counts so far.
 	Progress func(MigrateProgress)
+	// DryRun, when set, makes the run a dry one: it writes nothing (no
+	// value, no checkpoint, nor the checkpoint's removal), goes through
+	// every key from the first whatever a checkpoint says, and calls
+	// DryRun with the name and the stored version of each value it would
+	// rewrite. The counts are those of a run (Migrated: the values it
+	// would rewrite); PerSecond paces nothing, as nothing is written.
+	DryRun func(name, version string)
 }
 
 // MigrateProgress counts what a Migrate did.
@@ -89,9 +96,12 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 			opts.Progress(p)
 		}
 	}
-	after, err := s.readCheckpoint(ctx)
-	if err != nil {
-		return p, err
+	var after string
+	var err error
+	if opts.DryRun == nil {
+		if after, err = s.readCheckpoint(ctx); err != nil {
+			return p, err
+		}
 	}
 	p.Resumed = after
 	var next time.Time // the earliest time of the next rewrite
@@ -109,7 +119,7 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 				continue
 			}
 			p.Scanned++
-			if migrated, err := s.migrateOne(ctx, kv, &p, opts.PerSecond, &next); err != nil {
+			if migrated, err := s.migrateOne(ctx, kv, &p, opts, &next); err != nil {
 				return p, err
 			} else if migrated {
 				p.Migrated++
@@ -119,12 +129,17 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 			break
 		}
 		cont = page.Continue
-		if name, ok := strings.CutPrefix(cont, s.prefix); ok {
+		if name, ok := strings.CutPrefix(cont, s.prefix); ok && opts.DryRun == nil {
 			if err := s.writeCheckpoint(ctx, name); err != nil {
 				return p, err
 			}
 		}
 		report()
+	}
+	if opts.DryRun != nil {
+		p.Done = true
+		report()
+		return p, nil
 	}
 	if _, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()}); err != nil && !errors.Is(err, ErrNotFound) {
 		return p, err
@@ -135,8 +150,9 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 }
 
 // migrateOne rewrites kv at the storage version unless it is there, pacing
-// rewrites to perSecond with next, and reports whether it wrote.
-func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, perSecond float64, next *time.Time) (bool, error) {
+// rewrites to opts.PerSecond with next, and reports whether it wrote (in a
+// dry run: whether it would, which it reports to opts.DryRun).
+func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) (bool, error) {
 	for range maxAttempts {
 		raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
 		if err == nil {
@@ -154,7 +170,16 @@ func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress,
 			p.Current++
 			return false, nil
 		}
-		if err := s.pace(ctx, perSecond, next); err != nil {
+		if opts.DryRun != nil {
+			name, _ := s.nameOf(kv.Key)
+			version := raw.Version
+			if version == "" {
+				version = s.ver.first
+			}
+			opts.DryRun(name, version)
+			return true, nil
+		}
+		if err := s.pace(ctx, opts.PerSecond, next); err != nil {
 			return false, err
 		}
 		val, err := out.encode()

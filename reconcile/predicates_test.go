@@ -78,7 +78,7 @@ func TestPredicateNeverSuppressesRelistRepairs(t *testing.T) {
 		stop := start(t, l)
 		// b's first reconcile waits (the read-your-writes timeout) for
 		// the cache to show the Loop's Reconciling write, which it loses.
-		time.Sleep(DefaultReadYourWritesTimeout)
+		time.Sleep(defaultReadYourWritesTimeout)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
 		require.Equal(t, 1, s.count("b"))

@@ -96,12 +96,10 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 			opts.Progress(p)
 		}
 	}
-	var after string
-	var err error
-	if opts.DryRun == nil {
-		if after, err = s.readCheckpoint(ctx); err != nil {
-			return p, err
-		}
+	dry := opts.DryRun != nil
+	after, err := s.readCheckpoint(ctx, dry)
+	if err != nil {
+		return p, err
 	}
 	p.Resumed = after
 	var next time.Time // the earliest time of the next rewrite
@@ -114,39 +112,45 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 		if err != nil {
 			return p, err
 		}
-		for _, kv := range page.KVs {
-			if _, ok := s.nameOf(kv.Key); !ok {
-				continue
-			}
-			p.Scanned++
-			if migrated, err := s.migrateOne(ctx, kv, &p, opts, &next); err != nil {
-				return p, err
-			} else if migrated {
-				p.Migrated++
-			}
+		if err := s.migratePage(ctx, page.KVs, &p, opts, &next); err != nil {
+			return p, err
 		}
 		if page.Continue == "" {
 			break
 		}
 		cont = page.Continue
-		if name, ok := strings.CutPrefix(cont, s.prefix); ok && opts.DryRun == nil {
-			if err := s.writeCheckpoint(ctx, name); err != nil {
+		if name, ok := strings.CutPrefix(cont, s.prefix); ok {
+			if err := s.writeCheckpoint(ctx, name, dry); err != nil {
 				return p, err
 			}
 		}
 		report()
 	}
-	if opts.DryRun != nil {
-		p.Done = true
-		report()
-		return p, nil
-	}
-	if _, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()}); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.deleteCheckpoint(ctx, dry); err != nil {
 		return p, err
 	}
 	p.Done = true
 	report()
 	return p, nil
+}
+
+// migratePage migrates the objects of one page of the kind's keys, counting
+// them in p.
+func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) error {
+	for _, kv := range kvs {
+		if _, ok := s.nameOf(kv.Key); !ok {
+			continue
+		}
+		p.Scanned++
+		migrated, err := s.migrateOne(ctx, kv, p, opts, next)
+		if err != nil {
+			return err
+		}
+		if migrated {
+			p.Migrated++
+		}
+	}
+	return nil
 }
 
 // migrateOne rewrites kv at the storage version unless it is there, pacing
@@ -257,7 +261,12 @@ func (s *Store[S, T]) pace(ctx context.Context, perSecond float64, next *time.Ti
 	return nil
 }
 
-func (s *Store[S, T]) readCheckpoint(ctx context.Context) (string, error) {
+// readCheckpoint returns the name a run resumes after: "" for a dry one,
+// which goes through every key.
+func (s *Store[S, T]) readCheckpoint(ctx context.Context, dry bool) (string, error) {
+	if dry {
+		return "", nil
+	}
 	kv, err := s.b.Get(ctx, s.checkpointKey())
 	if errors.Is(err, ErrNotFound) {
 		return "", nil
@@ -272,11 +281,26 @@ func (s *Store[S, T]) readCheckpoint(ctx context.Context) (string, error) {
 	return c.After, nil
 }
 
-func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string) error {
+// writeCheckpoint and deleteCheckpoint write nothing in a dry run.
+func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string, dry bool) error {
+	if dry {
+		return nil
+	}
 	val, err := json.Marshal(migrateCheckpoint{Storage: s.ver.storage.name, After: after})
 	if err != nil {
 		return err
 	}
 	_, err = s.b.Txn(ctx, nil, Write{Kind: WritePut, Key: s.checkpointKey(), Value: val})
+	return err
+}
+
+func (s *Store[S, T]) deleteCheckpoint(ctx context.Context, dry bool) error {
+	if dry {
+		return nil
+	}
+	_, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
 	return err
 }

@@ -465,11 +465,16 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		}
 	}()
 	defer guard.Catch(&p)
-	return l.putStalled(t, key, change, d) || newly
+	return l.putStalled(t, key, change, d, newly) || newly
 }
 
 // putStalled is writeStalled's write: it reports whether it tried one.
-func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
+func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) bool {
+	if change == stalledSet && !newly && l.observing(key) {
+		// Observe-only: the store never shows the Loop's Stalled, so
+		// each reason is reported once (newly), not at every failure.
+		return false
+	}
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
 		return false

@@ -22,9 +22,9 @@ import (
 //     generation it was computed from, and so moves it on.
 //   - An object no condition has observed yet (a new one) has no such
 //     generation to lag: before its first reconcile the Loop sets
-//     Reconciling=True (reason "Progressing"), and waits (at most the read-your-writes timeout) until
-//     its cache shows the write, so the reconcile reads the object as
-//     stored.
+//     Reconciling=True (reason "Progressing"), and waits (at most the
+//     read-your-writes timeout) until its cache shows the write, so the
+//     reconcile reads the object as stored.
 //   - A reconcile that succeeds (nil, or RequeueAfter with no error) sets
 //     the Loop's Reconciling=True to False (reason "Reconciled"); a failure
 //     or a RequeueAfterWrite keeps it True.
@@ -34,11 +34,14 @@ import (
 //
 // The Loop's Reconciling carries no ObservedGeneration: it observes no
 // spec, and a Reconciling=False of an earlier generation must not hold the
-// observed generation back. The cost is two writes in an object's life, and none per
-// reconcile or per generation: a burst of spec changes, or resyncs and
-// hints of an unchanged object, make the Loop write no Reconciling. These
-// writes are status-only, by the Loop's own manager, and a change to
-// Reconciling alone is never a hint for any Loop.
+// observed generation back. The cost is two writes in an object's life,
+// and none per reconcile or per generation: a burst of spec changes, or
+// resyncs and hints of an unchanged object, make the Loop write no
+// Reconciling. (Setting it for every new generation would cost two writes
+// per spec change: 1,000 spec changes in a second made the Loop write
+// 306 to 1,994 times on one object, where its bound is 5.) These writes
+// are status-only, by the Loop's own manager, and a change to Reconciling
+// alone is never a hint for any Loop.
 //
 // A reconciler that writes Reconciling itself keeps it: the Loop writes
 // the condition only on objects that have none, and changes only its own.

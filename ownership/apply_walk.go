@@ -152,6 +152,12 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 		}
 	}
 	w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
+	if w.dead && cnt > 0 && claimsNothing(w.nodes[lo:lo+int32(cnt)]) {
+		// Fields that claim nothing (empty sets and keyed lists) leave the
+		// map as an empty one is: owned, as structured-merge-diff owns the
+		// map key.
+		w.nodes[here.built].member = true
+	}
 	if here.last >= 0 && lm != nil {
 		out = w.pruneFields(here, mapPrune{live: lm, applied: cm, out: out})
 	}
@@ -159,6 +165,18 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 		return out, true, nil
 	}
 	return lm, false, nil
+}
+
+// claimsNothing reports whether none of a map's new nodes claims
+// anything. Only an empty set or keyed list leaves its node so: a map
+// field's node is a member or holds one (see mergeMap).
+func claimsNothing(children []node) bool {
+	for _, n := range children {
+		if n.member || n.lo < n.hi {
+			return false
+		}
+	}
+	return true
 }
 
 // openMap starts mergeMap: it pushes cm's non-null fields onto w.keys

@@ -123,6 +123,7 @@ var conformance = []scenario{
 			apply("a", `{"spec":{"items":[]}}`)},
 		want: `{"spec":{"items":[{"name":"x","u":2}]}}`,
 		owned: map[string][]string{
+			"a/Apply": {`.spec`},
 			"b/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].u`}}},
 	// Issue 13, item 1: a dropped item goes, with the fields others own
 	// inside it, unless another manager owns the item itself.
@@ -155,7 +156,7 @@ var conformance = []scenario{
 	// (directly or in maps that hold only those) is removed with them.
 	{name: "a map pruning leaves with only empty sets or keyed lists is removed",
 		schema: mustSchema(map[string]Strategy{".spec.tags": AsSet(), ".spec.items": Keyed("name"), ".spec.in.tags": AsSet()}),
-		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("b", `{"spec":{"items":[]}}`), apply("a", `{"k":1}`)},
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("a", `{"k":1}`)},
 		want:   `{"k":1}`,
 		owned:  map[string][]string{"a/Apply": {`.k`}}},
 	// Deliberate (owned-kept): pruning never removes what another manager
@@ -170,15 +171,13 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"k":1,"n":{}}`), update("u", `{"k":1,"n":{"z":1}}`), apply("a", `{"k":1}`)},
 		want:  `{"k":1,"n":{"z":1}}`,
 		owned: map[string][]string{"a/Apply": {`.k`}, "u/Update": {`.n.z`}}},
-	// Deliberate (hollow-map-pruned): a map the applier stops applying goes
-	// although it holds an empty set (which claims nothing);
-	// structured-merge-diff, whose field sets have no path for an empty set
-	// or keyed list, keeps {"spec":{"tags":[]}}.
-	{name: "a map the applier stops applying goes although it holds an empty set (deliberate)",
+	// As structured-merge-diff: whoever applies a map of empty sets owns
+	// the map, so it stays when another applier stops applying it.
+	{name: "a map another applier applied empty sets in stays when the first stops applying it",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"k":1,"spec":{}}`), apply("b", `{"spec":{"tags":[]}}`), apply("a", `{"k":1}`)},
-		want:   `{"k":1}`,
-		owned:  map[string][]string{"a/Apply": {`.k`}}},
+		want:   `{"k":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}, "b/Apply": {`.spec`}}},
 	// Deliberate (update-null-map): in an Update null is an ordinary value,
 	// so writing it over a map owns the field; structured-merge-diff sees
 	// only the fields inside removed: the updater owns nothing, and the
@@ -196,17 +195,32 @@ var conformance = []scenario{
 		want:  `{"m":{"a":1,"n":null}}`,
 		owned: map[string][]string{"a/Update": {`.m.n`}, "b/Update": {`.m`, `.m.a`}}},
 	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
-	// keyed list is written where there is none and owned by nobody.
+	// keyed list is written where there is none and owned by nobody; the
+	// map holding it is owned (see above), and pruned with it.
 	{name: "set: an applied empty set is written and not owned",
 		schema: portsSchema,
-		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`)), noop(apply("a", `{"a":1}`))},
-		want:   `{"a":1,"spec":{"tags":[]}}`,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`)), apply("a", `{"a":1,"spec":{"x":1}}`)},
+		want:   `{"a":1,"spec":{"tags":[],"x":1}}`,
+		owned:  map[string][]string{"a/Apply": {`.a`, `.spec.x`}}},
+	{name: "set: the map an applied empty set made owned goes when no longer applied",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), apply("a", `{"a":1}`)},
+		want:   `{"a":1}`,
 		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	// Seeds 68 and 101 of ssacheck in their smallest form: a map whose
+	// applied fields claim nothing (empty sets or keyed lists, nulls) is
+	// owned as an empty map is, as structured-merge-diff owns the map key;
+	// so applying it where it exists already claims it (a change).
+	{name: "an applied map of empty lists is owned as an empty map",
+		schema: portsSchema,
+		steps:  []step{update("u", `{"spec":{"items":[]}}`), apply("a", `{"spec":{"items":[],"x":null}}`)},
+		want:   `{"spec":{"items":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.spec`}, "u/Update": {`.spec`, `.spec.items`}}},
 	{name: "set: an emptied set the config still applies as [] stays (deliberate)",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"a":1,"spec":{"tags":["s"]}}`), apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`))},
 		want:   `{"a":1,"spec":{"tags":[]}}`,
-		owned:  map[string][]string{"a/Apply": {`.a`}}},
+		owned:  map[string][]string{"a/Apply": {`.a`, `.spec`}}},
 	{name: "keyed list: two-field keys tell items apart",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},

@@ -65,22 +65,6 @@ var faults = []fault{
 			}
 			return false
 		}},
-	{"hollow-map-pruned", "steady prunes a map holding only empty lists that the applier still applies",
-		func(c *cmp) bool {
-			if c.applied == nil || c.got.conflicts != nil {
-				return false
-			}
-			for _, name := range slices.Sorted(maps.Keys(c.got.object)) {
-				p := "." + name
-				_, inCfg := c.applied[name]
-				if inCfg && hollow(c.got.object[name], typeAt(p)) && !ownedAtOrBelow(c.got.owned, p) {
-					c.got.object = maps.Clone(c.got.object)
-					delete(c.got.object, name)
-					return true
-				}
-			}
-			return false
-		}},
 	{"type-change", "steady refuses a change of kind (not from null) that nobody below owns",
 		func(c *cmp) bool {
 			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
@@ -253,6 +237,53 @@ func TestUpdateNullMapUncoversOnlyHeldMaps(t *testing.T) {
 			}
 			if tc.explained && rules["update-null-map"] != 1 {
 				t.Errorf("rules = %v, want update-null-map once", rules)
+			}
+		})
+	}
+}
+
+// TestOwnedKeptRefusesAFailedPrune pins rule owned-kept where the
+// reference's prune leaves null for the map above what steady keeps (seed
+// 47, step 208, in its smallest form): alpha stops applying .m.m, whose
+// field a an Updater owns; steady keeps .m.m for it, structured-merge-
+// diff removes it and leaves "m":null. The rule excuses that and nothing
+// wider: not steady keeping a field alpha owned before and nobody owns
+// now (a prune that failed), beside the kept one or alone.
+func TestOwnedKeptRefusesAFailedPrune(t *testing.T) {
+	before := map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2, "x": 1}}}
+	prev := map[string][]string{"alpha/Apply": {".k", ".m.m.x"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}
+	want := outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}}
+	cases := []struct {
+		name      string
+		got       outcome
+		explained bool
+	}{
+		{"steady keeps the map for the updater's field", outcome{
+			object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2}}},
+			owned:  map[string][]string{"alpha/Apply": {".k"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}}, true},
+		{"steady also keeps a field alpha stopped applying", outcome{
+			object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2, "x": 1}}},
+			owned:  map[string][]string{"alpha/Apply": {".k"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}}, false},
+		{"steady keeps only the field alpha stopped applying", outcome{
+			object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"x": 1}}},
+			owned:  map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &cmp{op: "apply", manager: "alpha", applied: map[string]any{"k": 1},
+				gotBefore: before, wantBefore: before, gotPrev: prev, wantPrev: prev,
+				heldBefore: func(string, string) bool { return false },
+				got:        tc.got, want: want}
+			rules := ruleHits{}
+			ok, kept := sameObject(c, c.got.object, &rules)
+			if ok {
+				ok = sameOwned(c, c.got.owned, kept, &rules)
+			}
+			if ok != tc.explained {
+				t.Fatalf("explained = %v, want %v (rules %v)", ok, tc.explained, rules)
+			}
+			if tc.explained && (rules["owned-kept"] != 2 || rules["prune-null"] != 1) {
+				t.Errorf("rules = %v, want owned-kept (object and owned) and prune-null", rules)
 			}
 		})
 	}

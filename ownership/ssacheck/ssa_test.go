@@ -571,10 +571,6 @@ func stripNulls(m map[string]any) (map[string]any, bool) {
 // dropOwnedKept). The subtrees steady keeps that the reference removed
 // and that steady's entries own something at or below are dropped from
 // got; kept returns their paths, whose owned paths sameOwned then drops.
-//
-// Rule hollow-map-pruned: a map that holds only empty sets and keyed lists
-// and that nobody owns any more goes in steady; structured-merge-diff's
-// field sets have no path for it, so its prune may keep it (dropHollow).
 func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []string) {
 	want := c.want.object
 	if js(got) == js(want) {
@@ -589,11 +585,8 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 		// only one that was there before the step.
 		others := maps.Clone(c.got.owned)
 		delete(others, key(c.manager, ownership.OpApply))
-		if g, k := dropOwnedKept(got, want, c.gotBefore, "", others); len(k) > 0 {
+		if g, k := dropOwnedKept(got, want, c, others); len(k) > 0 {
 			got, kept, used = g, k, append(used, "owned-kept")
-		}
-		if w, ok := dropHollow(got, want, c.applied, "", "obj", c.got.owned, c.gotPrev[key(c.manager, ownership.OpApply)]); ok {
-			want, used = w, append(used, "hollow-map-pruned")
 		}
 	}
 	switch {
@@ -616,20 +609,37 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 	return true, kept
 }
 
-// dropOwnedKept removes from got (at path) the fields that want does not
-// have, that were there before (in steady) and that another entry of
-// steady (owned, the applier's own entry left out) owns something at or
-// below, and returns their paths. structured-merge-diff's prune removes a
-// map that the applier owned or emptied even where another entry owns
-// fields inside it (its addBackOwnedItems adds back only the paths a set
-// lists itself, and an Update entry lists a map only if it created it),
-// and a map that holds only empty sets or keyed lists even when it is
-// owned (addBackDanglingItems cannot see it).
-func dropOwnedKept(got, want, before map[string]any, path string, owned map[string][]string) (map[string]any, []string) {
-	return ownedKept(got, want, before, path, "obj", owned)
+// dropOwnedKept removes from got the fields that want does not have (or
+// has as the null its prune left), that were there before (in steady)
+// and that another entry of steady (owned, the applier's own entry left
+// out) owns something at or below, and returns their paths.
+// structured-merge-diff's prune removes a map that the applier owned or
+// emptied even where another entry owns fields inside it (its
+// addBackOwnedItems adds back only the paths a set lists itself, and an
+// Update entry lists a map only if it created it), and a map that holds
+// only empty sets or keyed lists even when it is owned
+// (addBackDanglingItems cannot see it); where that empties the map above,
+// it leaves null there (seed 47).
+//
+// Only what pruning keeps for another entry is excused: not a subtree
+// where steady still holds a path the applier owned before (c.gotPrev)
+// that no other entry owns at or below (a prune that failed), nor one
+// holding something the applier applies now.
+func dropOwnedKept(got, want map[string]any, c *cmp, owned map[string][]string) (map[string]any, []string) {
+	applier := key(c.manager, ownership.OpApply)
+	prunable := func(p string) bool {
+		if ownedAtOrBelow(map[string][]string{applier: c.got.owned[applier]}, p) {
+			return true
+		}
+		return slices.ContainsFunc(c.gotPrev[applier], func(q string) bool {
+			_, in := lookup(c.got.object, q)
+			return atOrBelow(q, p) && in && !ownedAtOrBelow(owned, q)
+		})
+	}
+	return ownedKept(got, want, c.gotBefore, "", "obj", owned, prunable)
 }
 
-func ownedKept(got, want, before map[string]any, path, typ string, owned map[string][]string) (map[string]any, []string) {
+func ownedKept(got, want, before map[string]any, path, typ string, owned map[string][]string, prunable func(string) bool) (map[string]any, []string) {
 	var kept []string
 	out := make(map[string]any, len(got))
 	for k, gv := range got {
@@ -637,7 +647,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
 		wv, ok := want[k]
 		bv, bok := before[k]
-		if !ok && bok && ownedAtOrBelow(owned, p) {
+		if (!ok || wv == nil && gv != nil && bv != nil) && bok && ownedAtOrBelow(owned, p) && !prunable(p) {
 			kept = append(kept, p)
 			continue
 		}
@@ -647,7 +657,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 			bm, _ := bv.(map[string]any)
 			if wok {
 				var k2 []string
-				if gv, k2 = ownedKept(g, wm, bm, p, ct, owned); len(k2) > 0 {
+				if gv, k2 = ownedKept(g, wm, bm, p, ct, owned, prunable); len(k2) > 0 {
 					kept = append(kept, k2...)
 				}
 			}
@@ -671,7 +681,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 				if wm == nil {
 					continue
 				}
-				if m, k2 := ownedKept(gm, wm, itemAt(bl, ip, ct), ip, it, owned); len(k2) > 0 {
+				if m, k2 := ownedKept(gm, wm, itemAt(bl, ip, ct), ip, it, owned, prunable); len(k2) > 0 {
 					l[i], kept = m, append(kept, k2...)
 				}
 			}
@@ -680,58 +690,6 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 		out[k] = gv
 	}
 	return out, kept
-}
-
-// dropHollow removes from want (at path, of schema type typ) the maps that
-// got does not have, that hold only empty sets and keyed lists (directly
-// or in maps that hold only those), that no entry of steady owns anything
-// in, and that the applier stopped applying: applied does not hold them
-// and the applier's entry owned something at or below them before (prev).
-func dropHollow(got, want, applied map[string]any, path, typ string, owned map[string][]string, prev []string) (map[string]any, bool) {
-	dropped := false
-	out := make(map[string]any, len(want))
-	for k, wv := range want {
-		p := path + "." + k
-		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
-		gv, ok := got[k]
-		av, aok := applied[k]
-		if !ok && !aok && hollow(wv, ct) && !ownedAtOrBelow(owned, p) &&
-			slices.ContainsFunc(prev, func(q string) bool { return atOrBelow(q, p) }) {
-			dropped = true
-			continue
-		}
-		gm, gok := gv.(map[string]any)
-		wm, wok := wv.(map[string]any)
-		am, _ := av.(map[string]any)
-		if gok && wok {
-			var d bool
-			if wv, d = dropHollow(gm, wm, am, p, ct, owned, prev); d {
-				dropped = true
-			}
-		}
-		out[k] = wv
-	}
-	return out, dropped
-}
-
-// hollow reports whether v (of schema type typ) is a granular map holding
-// only empty sets and keyed lists, directly or in maps that hold only
-// those.
-func hollow(v any, typ string) bool {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) == 0 || typ == "sel" {
-		return false
-	}
-	for k, e := range m {
-		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
-		if l, ok := e.([]any); ok && len(l) == 0 && (ct == "items" || ct == "pairs" || ct == "tags") {
-			continue
-		}
-		if !hollow(e, ct) {
-			return false
-		}
-	}
-	return true
 }
 
 // ownsExactly reports whether an entry owns path p itself.

@@ -101,7 +101,8 @@ func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
 	if err := validTree(c); err != nil {
 		return nil, false, w.errorf("%v", err)
 	}
-	w.changedHere(here.frame)
+	_, liveMap := here.live.(map[string]any)
+	w.changedHere(here.frame, liveMap)
 	return deepCopy(c), true, nil
 }
 
@@ -186,7 +187,7 @@ func claimsNothing(children []node) bool {
 func (w *applyWalk) openMap(here *at, cm map[string]any) (lm map[string]any, mark int, lo int32) {
 	lm, isMap := here.live.(map[string]any)
 	if here.inLive && !isMap {
-		w.changedHere(here.frame)
+		w.changedHere(here.frame, false)
 	}
 	mark = len(w.keys)
 	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): a
@@ -265,7 +266,8 @@ func (w *applyWalk) mergeList(here at, c []any) (any, bool, error) {
 	}
 	ll, isList := here.live.([]any)
 	if here.inLive && !isList {
-		w.changedHere(here.frame)
+		_, liveMap := here.live.(map[string]any)
+		w.changedHere(here.frame, liveMap)
 	}
 	kind := here.sch.itemKind()
 	mark := len(w.items)
@@ -336,7 +338,7 @@ func (w *applyWalk) setItem(ll []any, it any, frame int) (int, any) {
 	if li >= 0 {
 		return li, nil
 	}
-	w.changedHere(frame)
+	w.changedHere(frame, false)
 	return -1, deepCopy(it)
 }
 
@@ -751,10 +753,16 @@ func (w *applyWalk) dropBelow(frame int) {
 	}
 }
 
-// changedHere records that the value at the current path (frame) changes:
-// every other entry owning it or anything below conflicts (or, for the
-// applier's own Update entry, silently loses it).
-func (w *applyWalk) changedHere(frame int) {
+// changedHere records that the value at the current path (frame)
+// changes; liveMap says live holds a map there. Every other entry owning
+// the path or anything below loses it. As in structured-merge-diff, one
+// conflicts at the path itself when it owns the path, or is an Apply
+// entry owning fields inside the map (structured-merge-diff's Apply sets
+// hold every map key they applied fields in); an Update entry owning only
+// fields inside a map it did not create loses them without a conflict.
+// Below a list, every owned path conflicts. The applier's own Update
+// entry never conflicts.
+func (w *applyWalk) changedHere(frame int, liveMap bool) {
 	for i, s := range w.others {
 		o := w.ost[frame+i]
 		if o < 0 {
@@ -762,12 +770,15 @@ func (w *applyWalk) changedHere(frame int) {
 		}
 		e := w.managed[w.entries[i]]
 		w.strips = append(w.strips, strip{entry: w.entries[i], path: slices.Clone(w.path)})
-		if e.Manager == w.manager {
-			continue
+		switch {
+		case e.Manager == w.manager:
+		case s.nodes[o].member || liveMap && e.Operation == OpApply:
+			w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: w.diffPath()})
+		case !liveMap:
+			s.eachMember(o, w.diffPath(), func(p diff.Path) {
+				w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: p})
+			})
 		}
-		s.eachMember(o, w.diffPath(), func(p diff.Path) {
-			w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: p})
-		})
 	}
 }
 

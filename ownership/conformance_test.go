@@ -260,10 +260,21 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"m":{"n":{"x":1}}}`), apply("b", `{"m":{"n":{"y":2},"o":3}}`)},
 		want:  `{"m":{"n":{"x":1,"y":2},"o":3}}`,
 		owned: map[string][]string{"a/Apply": {".m.n.x"}, "b/Apply": {".m.n.y", ".m.o"}}},
-	{name: "type change map to scalar conflicts with the owners below",
-		steps: []step{apply("a", `{"m":{"x":1}}`), apply("b", `{"m":{"y":2}}`), apply("c", `{"m":"flat"}`, "a .m.x", "b .m.y")},
-		want:  `{"m":{"x":1,"y":2}}`,
-		owned: map[string][]string{"a/Apply": {".m.x"}, "b/Apply": {".m.y"}}},
+	// As structured-merge-diff, whose Apply entries hold every map key
+	// they applied fields in: the conflict is at the changed map, once per
+	// applier, however deep its fields.
+	{name: "type change map to scalar conflicts at the map with the appliers below",
+		steps: []step{apply("a", `{"m":{"x":1}}`), apply("b", `{"m":{"y":{"z":2}}}`), apply("c", `{"m":"flat"}`, "a .m", "b .m")},
+		want:  `{"m":{"x":1,"y":{"z":2}}}`,
+		owned: map[string][]string{"a/Apply": {".m.x"}, "b/Apply": {".m.y.z"}}},
+	// As structured-merge-diff: an updater conflicts at a map it created
+	// (only there), and loses the fields it wrote inside a map it did not
+	// create without a conflict.
+	{name: "type change map to scalar conflicts with an updater only at a map it created",
+		steps: []step{apply("a", `{"m":{"k":1}}`), update("u", `{"m":{"k":1,"x":1},"q":{"z":1}}`),
+			apply("c", `{"m":"flat","q":2}`, "a .m", "u .q"), apply("a", `{"m":"flat"}`)},
+		want:  `{"m":"flat","q":{"z":1}}`,
+		owned: map[string][]string{"a/Apply": {".m"}, "u/Update": {".q", ".q.z"}}},
 	{name: "type change scalar to map conflicts with the owner",
 		steps: []step{apply("a", `{"m":"flat"}`), apply("b", `{"m":{"x":1}}`, "a .m")},
 		want:  `{"m":"flat"}`,
@@ -391,8 +402,9 @@ func TestConflictsAreReportedOnce(t *testing.T) {
 	// .spec.tags becomes a map: a type change above the set item a owns.
 	_, err := Apply(r.Object, obj(t, `{"spec":{"tags":{"x":1}}}`), "b", r.Managed, WithSchema(portsSchema))
 	require.Equal(t, []string{`a .spec.tags[="a"]`}, conflictStrings(err))
-	// And back: a list replacing a map another manager filled.
+	// And back: a list replacing a map another manager filled conflicts
+	// at the map.
 	r = applyOK(t, nil, obj(t, `{"spec":{"tags":{"x":1}}}`), "a", nil, WithSchema(portsSchema))
 	_, err = Apply(r.Object, obj(t, `{"spec":{"tags":["a"]}}`), "b", r.Managed, WithSchema(portsSchema))
-	require.Equal(t, []string{`a .spec.tags.x`}, conflictStrings(err))
+	require.Equal(t, []string{`a .spec.tags`}, conflictStrings(err))
 }

@@ -17,6 +17,9 @@ type fault struct {
 	plant func(c *cmp) bool
 }
 
+// Rules map-members and type-change are gone (steady now owns and
+// conflicts as structured-merge-diff does there); their faults stay, to
+// show that nothing else excuses them.
 var faults = []fault{
 	{"update-containers", "an Update entry does not own the atomic map or empty map it wrote",
 		func(c *cmp) bool {

@@ -251,7 +251,8 @@ func (r *reference) owned() map[string][]string {
 
 // members lists each entry's member paths, not only its leaves, as far as
 // steady's sets can say the same: an Apply entry's map keys that hold
-// other members (rule map-members) are left out. (An Update entry's keyed
+// other members are left out (steady's Apply sets hold the leaves, not
+// the maps above them; see doc.go). (An Update entry's keyed
 // lists and sets stay: steady's Update owns those it creates too, so one
 // engine's entry holding such a list where the other's does not is
 // drift.) Chained runs compare these to find differences that leaves do
@@ -647,7 +648,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
 		wv, ok := want[k]
 		bv, bok := before[k]
-		if (!ok || wv == nil && gv != nil && bv != nil) && bok && ownedAtOrBelow(owned, p) && !prunable(p) {
+		if (!ok || wv == nil && bv != nil && nonEmptyMap(gv)) && bok && ownedAtOrBelow(owned, p) && !prunable(p) {
 			kept = append(kept, p)
 			continue
 		}
@@ -858,6 +859,11 @@ func dropKeptEmptyLists(got, want, applied map[string]any) (map[string]any, bool
 	return out, dropped
 }
 
+func nonEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) > 0
+}
+
 func emptyContainer(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
@@ -901,12 +907,6 @@ func sortLists(v any, typ string) any {
 // Update entry's path that is a keyed list or set in the reference's
 // object (or the null its prune left of one, where steady has nothing) and
 // that steady's same entry does not list is dropped.
-//
-// Rule map-members: structured-merge-diff's Apply entry owns every map key
-// without a schema as a member; a map it applied fields in whose fields
-// all went elsewhere becomes its leaf where steady's entry owns nothing
-// at or below it. Such a path (a granular map with fields, in the
-// reference's object) is dropped from the reference's Apply entry.
 //
 // Rule owned-kept: the paths another entry of steady owns in subtrees
 // that sameObject's rule owned-kept excused (kept) are dropped from
@@ -994,15 +994,6 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 				slices.ContainsFunc(containers[k], func(q string) bool { return atOrBelow(q, p) && q != p })
 		})
 	}
-	want = drop(want, "map-members", func(k, p string) bool {
-		if !strings.HasSuffix(k, "/Apply") || !notSteadys(k, p) {
-			return false
-		}
-		v, ok := lookup(c.want.object, p)
-		m, isMap := v.(map[string]any)
-		typ := typeAt(p)
-		return ok && isMap && len(m) > 0 && (typ == "obj" || typ == "deduced")
-	})
 	if !ownedEqual(got, want) {
 		return false
 	}
@@ -1154,104 +1145,37 @@ func ownedEqual(a, b map[string][]string) bool {
 }
 
 // sameConflicts compares (manager, path) conflict pairs. Rule
-// type-change: when a value changes kind, structured-merge-diff names the
-// changed path, steady every path its owner owns at or below it; a
-// reference pair matches steady's pairs of that manager below it. steady
-// also reports owners below a path whose value the config changes in kind
-// (structured-merge-diff reports them only where the owner's set holds the
-// changed path itself): such extra steady pairs, below the changed field
-// and of entries whose reference set did not hold it, are dropped. A step
-// only one engine refused is judge's to excuse, never this rule's.
+// null-to-map: steady's extra pairs at a stored null the config makes a
+// map are dropped (structured-merge-diff sees no change of the field
+// itself). A step only one engine refused is judge's to excuse, never
+// this rule's.
 func sameConflicts(c *cmp, got []string, rules *ruleHits) bool {
 	want := c.want.conflicts
 	if slices.Equal(got, want) {
 		return true
 	}
-	if got == nil || want == nil {
+	if got == nil || want == nil || c.applied == nil {
 		return false // one refused: only judge's whole-step rules may excuse it
 	}
 	rest := slices.Clone(got)
 	for _, w := range want {
 		n := len(rest)
-		rest = slices.DeleteFunc(rest, func(g string) bool {
-			return g == w || strings.HasPrefix(g, w+".") || strings.HasPrefix(g, w+"[")
-		})
-		if len(rest) == n {
+		if rest = slices.DeleteFunc(rest, func(g string) bool { return g == w }); len(rest) == n {
 			return false
 		}
 	}
-	used := "type-change"
 	rest = slices.DeleteFunc(rest, func(g string) bool {
-		k, p, _ := strings.Cut(g, " ")
-		if c.applied == nil {
-			return false
-		}
-		if b, bok := lookup(c.gotBefore, p); bok && b == nil {
-			// Rule null-to-map: a stored null the config makes a map
-			// conflicts with its owner in steady only.
-			a, _ := lookup(c.applied, p)
-			if _, isMap := a.(map[string]any); isMap {
-				used = "null-to-map"
-				return true
-			}
-		}
-		q := kindChangeAt(p, c.gotBefore, c.applied)
-		return q != "" && q != p && !c.heldBefore(k, q)
+		_, p, _ := strings.Cut(g, " ")
+		b, bok := lookup(c.gotBefore, p)
+		a, _ := lookup(c.applied, p)
+		_, isMap := a.(map[string]any)
+		return bok && b == nil && isMap
 	})
 	if len(rest) > 0 {
 		return false
 	}
-	rules.hit(used)
+	rules.hit("null-to-map")
 	return true
-}
-
-// refusedTypeChange reports whether steady refused an apply that the
-// reference wrote for rule type-change only: each of steady's conflicts
-// ("entry path") lies below a field whose kind the config changes (the
-// shallowest such field on its path), and the reference's set of that
-// entry did not hold that field before the step (heldBefore), which is
-// all structured-merge-diff conflicts on.
-func refusedTypeChange(c *cmp, heldBefore func(k, p string) bool) bool {
-	if c.applied == nil || c.got.conflicts == nil || c.want.conflicts != nil {
-		return false
-	}
-	for _, g := range c.got.conflicts {
-		k, p, _ := strings.Cut(g, " ")
-		q := kindChangeAt(p, c.gotBefore, c.applied)
-		if q == "" || q == p || heldBefore(k, q) {
-			return false
-		}
-	}
-	return true
-}
-
-// kindChangeAt returns the shallowest field path at or above p (field
-// elements only) where before and applied hold values of different kinds,
-// or "".
-func kindChangeAt(p string, before, applied map[string]any) string {
-	if i := strings.Index(p, "["); i >= 0 {
-		p = p[:i]
-	}
-	var b, a any = before, applied
-	at := ""
-	for _, name := range strings.Split(p, ".")[1:] {
-		bm, ok1 := b.(map[string]any)
-		am, ok2 := a.(map[string]any)
-		if !ok1 || !ok2 {
-			return ""
-		}
-		var bok, aok bool
-		b, bok = bm[name]
-		a, aok = am[name]
-		at += "." + name
-		if !bok || !aok {
-			return ""
-		}
-		if kindOf(b) != kindOf(a) {
-			return at
-		}
-	}
-	return ""
 }
 
 // nullToMap reports whether steady refused an apply that the reference

@@ -625,11 +625,14 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 // Only what pruning keeps for another entry is excused: not a subtree
 // where steady still holds a path the applier owned before (c.gotPrev)
 // that no other entry owns at or below (a prune that failed), nor one
-// holding something the applier applies now.
+// holding something the applier applies inside (an empty map it applies
+// there is fine: others' fields fill it; seed 240).
 func dropOwnedKept(got, want map[string]any, c *cmp, owned map[string][]string) (map[string]any, []string) {
 	applier := key(c.manager, ownership.OpApply)
 	prunable := func(p string) bool {
-		if ownedAtOrBelow(map[string][]string{applier: c.got.owned[applier]}, p) {
+		// The applier's own map ({} applied) may hold what others own;
+		// a field it applies inside may not go.
+		if slices.ContainsFunc(c.got.owned[applier], func(q string) bool { return q != p && atOrBelow(q, p) }) {
 			return true
 		}
 		return slices.ContainsFunc(c.gotPrev[applier], func(q string) bool {
@@ -953,18 +956,20 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 	if len(c.nullMaps) > 0 {
 		isNullMap := func(_, p string) bool { return slices.Contains(c.nullMaps, p) }
 		got = drop(got, "update-null-map", isNullMap)
-		want = drop(uncoverHeldMaps(want, c), "update-null-map", isNullMap)
+		want = drop(uncoverHeldMaps(want, c, isNullMap), "update-null-map", isNullMap)
 	}
 	if c.applied != nil {
 		// Rule null-to-map: the reference's entry keeps a stored null the
 		// config made a map (it sees no change of the field itself);
-		// steady's entry lost it to the type change.
-		want = drop(want, "null-to-map", func(k, p string) bool {
+		// steady's entry lost it to the type change, and holds the map
+		// above it if it held that before (uncoverHeldMaps; seed 232).
+		isNullToMap := func(k, p string) bool {
 			b, bok := lookup(c.gotBefore, p)
 			a, _ := lookup(c.applied, p)
 			_, isMap := a.(map[string]any)
 			return k != key(c.manager, ownership.OpApply) && bok && b == nil && isMap && notSteadys(k, p)
-		})
+		}
+		want = drop(uncoverHeldMaps(want, c, isNullToMap), "null-to-map", isNullToMap)
 	}
 	containers := map[string][]string{} // entry -> the lists dropped from it
 	want = drop(want, "update-containers", func(k, p string) bool {
@@ -1003,19 +1008,20 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 	return true
 }
 
-// uncoverHeldMaps serves rule update-null-map: for each of an entry's
-// leaves in want that the update changed between a map and null, it adds
+// uncoverHeldMaps serves rules update-null-map and null-to-map: for each
+// of an entry's leaves in want that the rule drops (dropped: the step
+// changed it between a map and null), it adds
 // the deepest map above it that the entry held before the step, when the
 // entry holds nothing else below that map. structured-merge-diff's update
 // takes nothing from a map the object keeps, so the entry still holds
 // that map; the null leaf hid it, and once the rule drops the null it is
 // the entry's leaf, as it is in steady's entry.
-func uncoverHeldMaps(want map[string][]string, c *cmp) map[string][]string {
+func uncoverHeldMaps(want map[string][]string, c *cmp, dropped func(k, p string) bool) map[string][]string {
 	out := make(map[string][]string, len(want))
 	for k, paths := range want {
 		out[k] = paths
 		for _, p := range paths {
-			if !slices.Contains(c.nullMaps, p) {
+			if !dropped(k, p) {
 				continue
 			}
 			q := p
@@ -1030,7 +1036,7 @@ func uncoverHeldMaps(want map[string][]string, c *cmp) map[string][]string {
 				}
 			}
 			if q == "" || slices.Contains(out[k], q) || slices.ContainsFunc(paths, func(o string) bool {
-				return !slices.Contains(c.nullMaps, o) && atOrBelow(o, q)
+				return !dropped(k, o) && atOrBelow(o, q)
 			}) {
 				continue
 			}

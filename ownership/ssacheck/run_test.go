@@ -28,8 +28,10 @@ var fixedSeeds = []uint64{20261201, 20261202}
 // chained) up to and including the step that failed: seed 47 step 208
 // (owned-kept where the reference's prune leaves null above the kept
 // map), seeds 68 step 257, 70 step 495 and 101 step 40 (an applied map
-// whose fields claim nothing is owned).
-var regressionSeeds = map[uint64]int{47: 209, 68: 258, 70: 496, 101: 41}
+// whose fields claim nothing is owned), seed 232 step 555 (null-to-map
+// where the null's entry held the map above) and seed 240 step 34
+// (owned-kept where the applier applies the kept map as {}).
+var regressionSeeds = map[uint64]int{47: 209, 68: 258, 70: 496, 101: 41, 232: 556, 240: 35}
 
 // longSeeds are the seeds of the long run (4 x 5,000 chained steps);
 // neither the fixed runs nor earlier audits used them.

@@ -550,7 +550,7 @@ func (w *applyWalk) pruneField(here at, f *mapPrune, pc int32, lv any) {
 	v, changed := w.prune(child, nil)
 	switch {
 	case !changed:
-	case (emptyMap(v) || hollow(v, child.sch)) && !w.owned(child.frame),
+	case (emptyMap(v) || hollow(v, child.sch)) && !w.ownedAfterDrops(child.frame),
 		// An emptied list the config still applies (as []) stays:
 		// re-applying the config must change nothing.
 		emptyList(v) && f.applied[pn.name] == nil && !w.ownsNode(child.frame):
@@ -724,6 +724,49 @@ func (w *applyWalk) ascend(frame int) {
 func (w *applyWalk) owned(frame int) bool {
 	for i := range w.others {
 		if w.ost[frame+i] >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedAfterDrops is owned without what the walk took from the other
+// entries below the path of frame (dropBelow: the fields inside list
+// items it removed). A map that pruning empties goes unless someone owns
+// it or something still in it.
+func (w *applyWalk) ownedAfterDrops(frame int) bool {
+	for i, s := range w.others {
+		o := w.ost[frame+i]
+		if o < 0 {
+			continue
+		}
+		var dropped [][]pelem // entry i's dropped paths, below here
+		for _, st := range w.strips {
+			if st.entry == w.entries[i] && len(st.path) > len(w.path) && slices.Equal(st.path[:len(w.path)], w.path) {
+				dropped = append(dropped, st.path[len(w.path):])
+			}
+		}
+		if len(dropped) == 0 || s.holdsOutside(o, nil, dropped) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsOutside reports whether node i (at rel, relative to the walk's
+// path) or a node below it is a member outside the subtrees dropped.
+func (s *Set) holdsOutside(i int32, rel []pelem, dropped [][]pelem) bool {
+	for _, d := range dropped {
+		if len(rel) >= len(d) && slices.Equal(rel[:len(d)], d) {
+			return false
+		}
+	}
+	n := s.nodes[i]
+	if n.member {
+		return true
+	}
+	for c := n.lo; c < n.hi; c++ {
+		if s.holdsOutside(c, append(rel[:len(rel):len(rel)], pelem{s.nodes[c].kind, s.nodes[c].name}), dropped) {
 			return true
 		}
 	}

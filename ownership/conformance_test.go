@@ -134,6 +134,16 @@ var conformance = []scenario{
 			apply("a", `{"spec":{"z":1}}`)},
 		want:  `{"spec":{"z":1}}`,
 		owned: map[string][]string{"a/Apply": {`.spec.z`}}},
+	// Seeds 157 and 259 of ssacheck in their smallest form: the fields
+	// others owned inside a dropped item go with it, so they keep nothing
+	// above it either: the map the prune empties goes too.
+	{name: "keyed list: a map emptied by dropping an item with others' fields goes",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"k":1,"spec":{"items":[{"name":"x"}]}}`),
+			update("u", `{"k":1,"spec":{"items":[{"name":"x","v":1}]}}`),
+			apply("a", `{"k":1}`)},
+		want:  `{"k":1}`,
+		owned: map[string][]string{"a/Apply": {`.k`}}},
 	// Issue 13, item 5 (deliberate): a stored null its owner wrote is a
 	// value; replacing it with a map is a type change and conflicts.
 	{name: "a stored null replaced by a map conflicts with its owner (deliberate)",

@@ -30,8 +30,10 @@ var fixedSeeds = []uint64{20261201, 20261202}
 // map), seeds 68 step 257, 70 step 495 and 101 step 40 (an applied map
 // whose fields claim nothing is owned), seed 232 step 555 (null-to-map
 // where the null's entry held the map above) and seed 240 step 34
-// (owned-kept where the applier applies the kept map as {}).
-var regressionSeeds = map[uint64]int{47: 209, 68: 258, 70: 496, 101: 41, 232: 556, 240: 35}
+// (owned-kept where the applier applies the kept map as {}), seeds 157
+// step 412 and 259 step 247 (a map emptied by dropping an item with
+// others' fields in it goes).
+var regressionSeeds = map[uint64]int{47: 209, 68: 258, 70: 496, 101: 41, 157: 413, 232: 556, 240: 35, 259: 248}
 
 // longSeeds are the seeds of the long run (4 x 5,000 chained steps);
 // neither the fixed runs nor earlier audits used them.

@@ -270,7 +270,7 @@ func fieldOwnersConfig(apply bool) func() reconciletest.Config[ownedSpec, struct
 				if err != nil {
 					return store.IgnoreNotFound(err)
 				}
-				_, err = w.Apply(ctx, name, ownedSpec{Image: fmt.Sprintf("web:%d", rng.IntN(3))}, store.Force(), store.IfRevision(a.Meta.Revision))
+				_, err = w.Apply(ctx, name, ownedSpec{Image: fmt.Sprintf("web:%d", rng.IntN(3))}, store.WithForce(), store.WithRevision(a.Meta.Revision))
 				return err
 			},
 			Faults: reconciletest.AllFaults(),

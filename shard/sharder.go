@@ -163,6 +163,18 @@ func (s *Sharder) Enter(i int) (lost context.Context, fence store.Fence, ok bool
 	return h.ctx, h.fence, true
 }
 
+// Fence returns the fence of shard i while this replica holds it (owned or
+// being released), and otherwise a fence that never holds: a write made
+// with it fails with store.ErrFenced.
+func (s *Sharder) Fence(i int) store.Fence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[i]; h != nil {
+		return h.fence
+	}
+	return store.Fence{Key: s.shardKey(i), Revision: -1}
+}
+
 // Exit ends a reconcile registered by a successful Enter(i).
 func (s *Sharder) Exit(i int) {
 	s.mu.Lock()
@@ -328,10 +340,10 @@ func (s *Sharder) logOnce(ctx context.Context, problem, why string) {
 // Serve renews the membership of term (Join's) and moves shards until term
 // ends: every retry period it lists members and shards, releases the shards
 // no longer assigned here (once their reconciles returned) and takes the
-// ones assigned here once free, calling gained(i) for each shard taken,
-// from Serve's goroutine. When term ends it releases every shard and then
+// ones assigned here once free, calling gained with the shards taken in
+// each round (from Serve's goroutine; the caller lists their keys). When term ends it releases every shard and then
 // the membership, and returns.
-func (s *Sharder) Serve(term context.Context, gained func(shard int)) {
+func (s *Sharder) Serve(term context.Context, gained func(shards []int)) {
 	s.mu.Lock()
 	t := s.term
 	s.mu.Unlock()
@@ -355,8 +367,8 @@ func (s *Sharder) Serve(term context.Context, gained func(shard int)) {
 			tick.Reset(s.cfg.retry)
 		case <-s.wake:
 		}
-		for _, i := range s.balance(term, t) {
-			gained(i)
+		if g := s.balance(term, t); len(g) > 0 {
+			gained(g)
 		}
 	}
 }

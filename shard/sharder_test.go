@@ -77,7 +77,7 @@ func start(t *testing.T, mem store.Backend, id string, opts ...shard.Option) *re
 			if err != nil {
 				return
 			}
-			s.Serve(term, func(i int) { r.mu.Lock(); r.gained = append(r.gained, i); r.mu.Unlock() })
+			s.Serve(term, func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() })
 		}
 	}()
 	return r

@@ -262,3 +262,22 @@ func TestNewRefusesBadInput(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A second process started with a replica's identity does not join while
+// the first renews: two replicas never act as one member.
+func TestSameIdentityDoesNotJoinTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := start(t, mem, "a", shard.WithShards(8))
+		settle(2 * retry)
+		twin := start(t, mem, "a", shard.WithShards(8))
+		settle(3 * ttl)
+		require.True(t, a.s.Status().Member)
+		require.Len(t, a.s.Status().Owned, 8)
+		require.False(t, twin.s.Status().Member, "the twin waits")
+		a.stop()
+		settle(ttl + 2*retry)
+		require.True(t, twin.s.Status().Member, "and joins once the first left")
+		twin.stop()
+	})
+}

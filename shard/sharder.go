@@ -482,6 +482,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 	if problem != "" {
 		s.logOnce(ctx, "shard count mismatch; holding no shards", problem)
 	}
+	owner := Assign(members, s.cfg.shards)
 
 	// Release what is no longer ours.
 	var moving []int
@@ -496,7 +497,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 			s.mu.Unlock()
 			continue
 		}
-		mine := problem == "" && Owner(members, i) == s.id
+		mine := problem == "" && owner[i] == s.id
 		if mine && h.releasing.IsZero() {
 			s.mu.Unlock()
 			continue
@@ -520,7 +521,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 	// Take what is ours and free.
 	if problem == "" {
 		for i := range s.cfg.shards {
-			if Owner(members, i) != s.id {
+			if owner[i] != s.id {
 				continue
 			}
 			s.mu.Lock()

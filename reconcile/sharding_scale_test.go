@@ -24,7 +24,6 @@ import (
 // with few keys per shard the busiest replica has a few percent more. Under
 // testing/synctest a sleep costs no CPU: this measures the split, not the
 // machine.
-//
 func TestShardedThroughputScales(t *testing.T) {
 	const keys = 1000
 	took := map[int]time.Duration{}

@@ -70,3 +70,10 @@ func TestAssignMovesFewShardsAndBalances(t *testing.T) {
 			float64(S)/float64(n+1), 1.2*S/float64(n), over, sets)
 	}
 }
+
+func BenchmarkOf(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		shard.Of("namespace-a.some-object-name", 256)
+	}
+}

@@ -428,50 +428,71 @@ func (s *Sharder) renew(t *memberTerm) {
 
 // balance lists members and shards once and moves shards; it returns the
 // shards taken.
-func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
+func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
 	kvs, err := s.list(ctx)
 	if err != nil {
 		return nil
 	}
-	now := s.cfg.clock.Now()
-	members := []string{s.id}
-	epochs := map[string]int64{s.id: t.epoch}
-	shardKVs := map[int]store.KV{}
-	problem := ""
+	v := s.look(ctx, t, kvs)
+	owner := make([]string, s.cfg.shards) // nobody's: hold no shards
+	if v.problem == "" {
+		owner = Assign(v.members, s.cfg.shards)
+	} else {
+		s.logOnce(ctx, "shard count mismatch; holding no shards", v.problem)
+	}
+	releasing := s.release(ctx, v, owner)
+	gained, waiting := s.take(ctx, t, v, owner)
+	moving := append(releasing, waiting...)
+	slices.Sort(moving)
+	s.mu.Lock()
+	s.status.Members = v.members
+	s.status.Owned = s.ownedLocked()
+	s.status.Moving = moving
+	s.status.Problem = v.problem
+	s.mu.Unlock()
+	return gained
+}
+
+// view is one listing of the members and shards.
+type view struct {
+	now     time.Time
+	members []string         // live, sorted, this replica included
+	epochs  map[string]int64 // live member → its epoch
+	shards  map[int]store.KV // shard → its key
+	problem string           // a member with another S
+}
+
+// look reads a listing: it times the other members' keys, deletes those
+// that expired (so their shards can be taken) and leaves them out.
+func (s *Sharder) look(ctx context.Context, t *memberTerm, kvs []store.KV) view {
+	v := view{now: s.cfg.clock.Now(), members: []string{s.id}, epochs: map[string]int64{s.id: t.epoch}, shards: map[int]store.KV{}}
 	listed := map[string]bool{}
 	for _, kv := range kvs {
 		rest := strings.TrimPrefix(kv.Key, s.prefix)
-		if id, ok := strings.CutPrefix(rest, "members/"); ok {
-			if id == s.id {
-				continue
-			}
-			listed[id] = true
-			rec, _ := decode[record](kv.Value)
-			s.mu.Lock()
-			sr, known := s.seen[id]
-			if !known || sr.rev != kv.ModRevision {
-				sr = seenRev{kv.ModRevision, now}
-				s.seen[id] = sr
-			}
-			s.mu.Unlock()
-			if now.Sub(sr.at) >= ttlOf(rec, s.cfg.ttl) {
-				// Expired: delete it so its shards can be taken.
-				_, _ = s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-					store.Write{Kind: store.WriteDelete, Key: kv.Key})
-				continue
-			}
-			members = append(members, id)
-			epochs[id] = kv.CreateRevision
-			if rec.Shards != s.cfg.shards && problem == "" {
-				problem = fmt.Sprintf("replica %q uses %d shards, this one %d: every replica must use the same number", id, rec.Shards, s.cfg.shards)
-			}
-		} else if n, ok := strings.CutPrefix(rest, "shard/"); ok {
+		if n, ok := strings.CutPrefix(rest, "shard/"); ok {
 			if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < s.cfg.shards {
-				shardKVs[i] = kv
+				v.shards[i] = kv
 			}
+			continue
+		}
+		id, ok := strings.CutPrefix(rest, "members/")
+		if !ok || id == s.id {
+			continue
+		}
+		listed[id] = true
+		rec, _ := decode[record](kv.Value)
+		if s.expired(id, kv.ModRevision, ttlOf(rec, s.cfg.ttl), v.now) {
+			_, _ = s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
+				store.Write{Kind: store.WriteDelete, Key: kv.Key})
+			continue
+		}
+		v.members = append(v.members, id)
+		v.epochs[id] = kv.CreateRevision
+		if rec.Shards != s.cfg.shards && v.problem == "" {
+			v.problem = fmt.Sprintf("replica %q uses %d shards, this one %d: every replica must use the same number", id, rec.Shards, s.cfg.shards)
 		}
 	}
-	slices.Sort(members)
+	slices.Sort(v.members)
 	s.mu.Lock()
 	for id := range s.seen {
 		if !listed[id] {
@@ -479,15 +500,29 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 		}
 	}
 	s.mu.Unlock()
-	if problem != "" {
-		s.logOnce(ctx, "shard count mismatch; holding no shards", problem)
-	}
-	owner := Assign(members, s.cfg.shards)
+	return v
+}
 
-	// Release what is no longer ours.
-	var moving []int
+// expired reports whether member id's key has stayed at modRev for ttl,
+// timed on this replica's clock from when it first saw modRev.
+func (s *Sharder) expired(id string, modRev int64, ttl time.Duration, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sr, known := s.seen[id]
+	if !known || sr.rev != modRev {
+		sr = seenRev{modRev, now}
+		s.seen[id] = sr
+	}
+	return now.Sub(sr.at) >= ttl
+}
+
+// release lets go of the held shards owner gives to another replica: it
+// cancels their reconciles, and deletes a shard's key once they returned
+// (or after the TTL). A held shard whose key was taken over is dropped at
+// once. It returns the shards still being released.
+func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing []int) {
 	for _, i := range s.heldShards() {
-		kv, present := shardKVs[i]
+		kv, present := v.shards[i]
 		s.mu.Lock()
 		h := s.held[i]
 		if !present || kv.CreateRevision != h.fence.Revision {
@@ -497,17 +532,16 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 			s.mu.Unlock()
 			continue
 		}
-		mine := problem == "" && owner[i] == s.id
-		if mine && h.releasing.IsZero() {
+		if owner[i] == s.id && h.releasing.IsZero() {
 			s.mu.Unlock()
 			continue
 		}
 		if h.releasing.IsZero() {
-			h.releasing = now
+			h.releasing = v.now
 			s.own[i].Store(false)
 			h.cancel(ErrMoved)
 		}
-		ready := h.inflight == 0 || now.Sub(h.releasing) >= s.cfg.ttl
+		ready := h.inflight == 0 || v.now.Sub(h.releasing) >= s.cfg.ttl
 		s.mu.Unlock()
 		if ready && s.deleteShard(ctx, i, h.fence.Revision) {
 			s.mu.Lock()
@@ -515,62 +549,58 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained []int) {
 			s.mu.Unlock()
 			continue
 		}
-		moving = append(moving, i)
+		releasing = append(releasing, i)
 	}
+	return releasing
+}
 
-	// Take what is ours and free.
-	if problem == "" {
-		for i := range s.cfg.shards {
-			if owner[i] != s.id {
-				continue
-			}
-			s.mu.Lock()
-			_, have := s.held[i]
-			s.mu.Unlock()
-			if have {
-				continue
-			}
-			kv, present := shardKVs[i]
-			if present {
-				rec, _ := decode[shardRecord](kv.Value)
-				switch {
-				case rec.Holder == s.id && rec.Epoch == t.epoch:
-					s.adopt(i, kv.CreateRevision) // ours, from a release that failed
-					gained = append(gained, i)
-					continue
-				case epochs[rec.Holder] == rec.Epoch && rec.Epoch != 0:
-					moving = append(moving, i) // its live owner has yet to release it
-					continue
-				}
-				// Its holder's membership is over: remove it.
-				if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-					store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
-					moving = append(moving, i)
-					continue
-				}
-			}
-			val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
-			rev, err := s.b.Txn(ctx, []store.Cond{
-				{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
-				{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
-			}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
-			if err != nil {
-				moving = append(moving, i)
-				continue
-			}
-			s.adopt(i, rev)
-			gained = append(gained, i)
+// take acquires the shards owner gives to this replica that are free: no
+// key, or a key whose holder's membership is over. It returns the shards
+// taken and those that wait for their live old owner (or failed).
+func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []string) (gained, waiting []int) {
+	for i := range s.cfg.shards {
+		if owner[i] != s.id || s.holds(i) {
+			continue
 		}
+		kv, present := v.shards[i]
+		if present {
+			rec, _ := decode[shardRecord](kv.Value)
+			switch {
+			case rec.Holder == s.id && rec.Epoch == t.epoch:
+				s.adopt(i, kv.CreateRevision) // ours, from a release that failed
+				gained = append(gained, i)
+				continue
+			case rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch:
+				waiting = append(waiting, i) // its live owner has yet to release it
+				continue
+			}
+			// Its holder's membership is over: remove it.
+			if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
+				store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
+				waiting = append(waiting, i)
+				continue
+			}
+		}
+		val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
+		rev, err := s.b.Txn(ctx, []store.Cond{
+			{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
+			{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
+		}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
+		if err != nil {
+			waiting = append(waiting, i)
+			continue
+		}
+		s.adopt(i, rev)
+		gained = append(gained, i)
 	}
+	return gained, waiting
+}
 
+func (s *Sharder) holds(i int) bool {
 	s.mu.Lock()
-	s.status.Members = members
-	s.status.Owned = s.ownedLocked()
-	slices.Sort(moving)
-	s.status.Moving = moving
-	s.status.Problem = problem
-	s.mu.Unlock()
-	return gained
+	defer s.mu.Unlock()
+	_, ok := s.held[i]
+	return ok
 }
 
 // list reads every member and shard key.

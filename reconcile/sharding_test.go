@@ -164,3 +164,19 @@ func TestWithShardingRefusesMisuse(t *testing.T) {
 	_, err = New[string]("l", newScript(nil), nil, WithSharding(sh), WithElector(&handElector{}))
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
+
+// The Loop's own writes for a key whose shard this replica does not hold
+// carry a fence that never holds: they are refused as fenced, not as
+// invalid.
+func TestShardFencedWritesOfAnUnheldShardAreFenced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "x"}})
+		sh, err := shard.New(e.b, "apps", "a")
+		require.NoError(t, err)
+		l := mustNew(t, newScript(nil), nil, WithSharding(sh))
+		_, err = e.st.As("app").ApplyStatus(l.shardFenced(context.Background(), "x"), "x", appStatus{Phase: "late"}, nil)
+		require.ErrorIs(t, err, store.ErrFenced)
+	})
+}

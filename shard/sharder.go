@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,7 +173,9 @@ func (s *Sharder) Fence(i int) store.Fence {
 	if h := s.held[i]; h != nil {
 		return h.fence
 	}
-	return store.Fence{Key: s.shardKey(i), Revision: -1}
+	// No key is ever created at revision MaxInt64; a negative revision
+	// would be refused as invalid rather than fenced.
+	return store.Fence{Key: s.shardKey(i), Revision: math.MaxInt64}
 }
 
 // Exit ends a reconcile registered by a successful Enter(i).

@@ -81,6 +81,8 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	if s.detector == nil {
 		s.detector = oscillation.New(l.cfg.osc)
 	}
+	l.paths.intern(w.Owned)
+	l.paths.intern(w.Foreign)
 	found := s.detector.Observe(w)
 	if len(found) == 0 {
 		l.mu.Unlock()

@@ -124,7 +124,7 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 		if err != nil {
 			return nil, err
 		}
-		live, managed = liveTree, w.s.schemas.decodeManaged(&cur.Meta, specSide, liveTree)
+		live, managed = liveTree, w.s.schemas.decodeManagedOf(cur, specSide, liveTree)
 	}
 	res, err := ownership.Apply(live, configTree, w.manager, managed, oopts...)
 	if err != nil {
@@ -137,11 +137,9 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 	if err != nil {
 		return nil, err
 	}
-	storedTree, err := specTree(next)
-	if err != nil {
+	if err := w.s.schemas.setManagedOf(next, specSide, res.Managed, nil); err != nil {
 		return nil, err
 	}
-	w.s.schemas.setManaged(&next.Meta, specSide, res.Managed, storedTree)
 	return next, nil
 }
 

@@ -103,7 +103,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	managed := w.s.schemas.decodeManaged(&cur.Meta, statusSide, liveTree)
+	managed := w.s.schemas.decodeManagedOf(cur, statusSide, liveTree)
 	res, err := ownership.Apply(liveTree, configTree, w.manager, managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
@@ -115,11 +115,9 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	storedTree, err := statusTree(next)
-	if err != nil {
+	if err := w.s.schemas.setManagedOf(next, statusSide, res.Managed, nil); err != nil {
 		return nil, err
 	}
-	w.s.schemas.setManaged(&next.Meta, statusSide, res.Managed, storedTree)
 	return next, nil
 }
 

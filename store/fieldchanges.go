@@ -45,7 +45,7 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 	} else {
 		raw.Spec = enc
 	}
-	codec, err := s.schemas.codecOf(raw, side)
+	codec, err := s.schemas.codecOf(raw, side, nil)
 	if err != nil {
 		return nil, err
 	}

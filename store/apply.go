@@ -150,7 +150,7 @@ func specConfigTree(config any, meta *ApplyMeta) (map[string]any, error) {
 		Metadata *ApplyMeta `json:"metadata,omitempty"`
 		Spec     any        `json:"spec,omitempty"`
 	}{meta, config}
-	tree, err := ownership.ToTree(doc)
+	tree, err := configTree(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: apply configuration: %v", ErrInvalid, err)
 	}

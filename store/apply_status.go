@@ -92,7 +92,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 // nil when nothing changes.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
-	configTree, err := ownership.ToTree(struct {
+	config, err := configTree(struct {
 		Status     any         `json:"status,omitempty"`
 		Conditions []Condition `json:"conditions,omitempty"`
 	}{status, conds})
@@ -104,7 +104,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 		return nil, err
 	}
 	managed := w.s.schemas.decodeManagedOf(cur, statusSide, liveTree)
-	res, err := ownership.Apply(liveTree, configTree, w.manager, managed, oopts...)
+	res, err := ownership.Apply(liveTree, config, w.manager, managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
 	}

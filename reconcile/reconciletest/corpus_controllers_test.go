@@ -58,7 +58,7 @@ func syncPods(ctx context.Context, w *store.Writer[podSpec, podStatus], podc *ca
 		wrote = true
 	}
 	for _, p := range have {
-		if _, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
 		wrote = true
@@ -71,7 +71,7 @@ func syncPods(ctx context.Context, w *store.Writer[podSpec, podStatus], podc *ca
 func applyReady(ctx context.Context, sets *store.Store[setSpec, setStatus], manager string, s *set) error {
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := sets.As(manager).ApplyStatus(ctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfObserved(s.Meta))
+		[]store.Condition{ready}, store.WithObserved(s.Meta))
 	if errors.Is(err, store.ErrConflict) {
 		return nil // a newer generation or set is on its way: its event brings us back
 	}
@@ -239,14 +239,14 @@ func (r *applyOnly) Reconcile(ctx context.Context, name string) (reconcile.Resul
 			continue
 		}
 		delete(have, pn)
-		res, err := w.Apply(ctx, pn, podSpec{Image: s.Spec.Image}, store.WithMeta(meta), store.Force())
+		res, err := w.Apply(ctx, pn, podSpec{Image: s.Spec.Image}, store.WithMeta(meta), store.WithForce())
 		if err != nil {
 			return reconcile.Result{}, err
 		}
 		wrote = wrote || res.Changed
 	}
 	for _, p := range have {
-		if _, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 		wrote = true
@@ -328,7 +328,7 @@ func (r *twoKinds) Reconcile(ctx context.Context, name string) (reconcile.Result
 			if gone, err := r.ownerGone(ctx, name, o.UID); err != nil || !gone {
 				return reconcile.Result{}, err
 			}
-			if _, err := w.Delete(ctx, c.Meta.Name, store.IfUID(c.Meta.UID)); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			if _, err := w.Delete(ctx, c.Meta.Name, store.WithUID(c.Meta.UID)); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 				return reconcile.Result{}, err
 			}
 		}
@@ -497,7 +497,7 @@ func (r *direct) Reconcile(ctx context.Context, name string) (reconcile.Result, 
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return reconcile.Result{}, err
 			}
-			if _, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID)); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 				return reconcile.Result{}, err
 			}
 		}
@@ -530,7 +530,7 @@ func (r *direct) Reconcile(ctx context.Context, name string) (reconcile.Result, 
 		wrote = true
 	}
 	for _, p := range have {
-		if _, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 		wrote = true
@@ -753,6 +753,6 @@ func (r *observedGen) Reconcile(ctx context.Context, name string) (reconcile.Res
 	}
 	cp := *g
 	cp.Status = genStatus{Ready: g.Spec.Replicas, ObservedGeneration: g.Meta.Generation}
-	_, err = r.sets.As(r.manager).UpdateStatus(ctx, &cp, store.IfObserved(g.Meta))
+	_, err = r.sets.As(r.manager).UpdateStatus(ctx, &cp, store.WithObserved(g.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }

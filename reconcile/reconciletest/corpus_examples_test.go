@@ -198,9 +198,9 @@ func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Resul
 		// Only the fields present in the config are applied (and owned):
 		// here .spec.replicas alone.
 		want := d.want
-		var opts []store.ApplyOption
+		var opts []store.WriteOption
 		if d.fixed {
-			opts = append(opts, store.IfRevision(obj.Meta.Revision))
+			opts = append(opts, store.WithRevision(obj.Meta.Revision))
 		}
 		res, err := d.st.As(d.manager).Apply(ctx, name, ownedSpec{Replicas: &want}, opts...)
 		if c, ok := errors.AsType[*ownership.ConflictError](err); ok {
@@ -250,7 +250,7 @@ func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec,
 				if err != nil {
 					return store.IgnoreNotFound(err)
 				}
-				_, err = w.Apply(ctx, name, ownedSpec{Image: fmt.Sprintf("web:%d", rng.IntN(3))}, store.Force(), store.IfRevision(a.Meta.Revision))
+				_, err = w.Apply(ctx, name, ownedSpec{Image: fmt.Sprintf("web:%d", rng.IntN(3))}, store.WithForce(), store.WithRevision(a.Meta.Revision))
 				return err
 			},
 			Faults: reconciletest.AllFaults(),

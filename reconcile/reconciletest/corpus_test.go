@@ -146,7 +146,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return reconcile.Result{}, err
 		}
-		_, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID))
+		_, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 			return reconcile.Result{}, err
 		}
@@ -185,7 +185,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		wrote = true
 	}
 	for _, p := range have {
-		if _, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 		wrote = true
@@ -195,7 +195,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 	}
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfGeneration(s.Meta.Generation))
+		[]store.Condition{ready}, store.WithGeneration(s.Meta.Generation))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
 

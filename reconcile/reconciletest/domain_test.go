@@ -74,7 +74,7 @@ func compete(ctx context.Context, b store.Backend, w *store.Writer[setSpec, setS
 	mine := ownedPods(ctx, pods, s.Meta.UID)
 	switch op := rng.IntN(4); {
 	case op == 3:
-		_, err = w.ApplyStatus(ctx, name, map[string]any{"note": fmt.Sprint("checked ", rng.IntN(1000))}, nil, store.Force())
+		_, err = w.ApplyStatus(ctx, name, map[string]any{"note": fmt.Sprint("checked ", rng.IntN(1000))}, nil, store.WithForce())
 	case op == 0 || len(mine) == 0:
 		if s.Spec.Image == missingImage {
 			return nil // leave the unreconcilable alone

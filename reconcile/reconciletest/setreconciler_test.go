@@ -216,12 +216,12 @@ func (r *setReconciler) reportReady(ctx, wctx context.Context, s *set) error {
 		}
 		cp.Conditions = conds
 		cp.Status.Ready = s.Spec.Replicas
-		rev, err := w.UpdateStatus(wctx, &cp, store.IfGeneration(s.Meta.Generation))
+		rev, err := w.UpdateStatus(wctx, &cp, store.WithGeneration(s.Meta.Generation))
 		reconcile.RecordWrite(ctx, rev)
 		return err
 	}
 	res, err := w.ApplyStatus(wctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
-		[]store.Condition{ready}, store.IfObserved(s.Meta))
+		[]store.Condition{ready}, store.WithObserved(s.Meta))
 	if res.Changed {
 		reconcile.RecordWrite(ctx, res.Revision)
 	}
@@ -265,7 +265,7 @@ func (r *setReconciler) sweep(ctx context.Context, name, uid string) (stale bool
 		if o, _ := controllerOf(p); o.UID == live {
 			continue
 		}
-		rev, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID))
+		rev, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			continue // gone, or replaced by a new pod
 		}
@@ -297,7 +297,7 @@ func (r *setReconciler) finalize(ctx context.Context, s *set) error {
 	}
 	w := r.pods.As(r.manager)
 	for _, p := range r.podc.ByIndex(cache.IndexOwnerUID, s.Meta.UID) {
-		rev, err := w.Delete(ctx, p.Meta.Name, store.IfUID(p.Meta.UID))
+		rev, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			continue
 		}
@@ -398,7 +398,7 @@ func (r *setReconciler) ownedPods(ctx, wctx context.Context, s *set) (wrote bool
 		if want[p.Meta.Name] {
 			continue
 		}
-		rev, err := w.Delete(wctx, p.Meta.Name, store.IfUID(p.Meta.UID))
+		rev, err := w.Delete(wctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if err = store.IgnoreNotFound(err); err != nil {
 			return wrote, err
 		}

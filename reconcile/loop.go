@@ -166,6 +166,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 			return nil, fmt.Errorf("loop %s: %w", name, err)
 		}
 	}
+	if cfg.elector != nil && cfg.sharder != nil {
+		return nil, invalid("loop %s: WithSharding and WithElector exclude each other: a sharded Loop's replicas all work, each on its shards", name)
+	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	_, nop := cfg.metrics.(metrics.NopLoop)

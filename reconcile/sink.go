@@ -85,6 +85,9 @@ func (l *Loop[K]) park(key K, high bool) {
 
 // addNow adds key to t's queue now, or when its hold ends.
 func (l *Loop[K]) addNow(t *term[K], key K) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
 			t.q.AddAfter(key, d)
@@ -107,6 +110,9 @@ func (l *Loop[K]) AddLow(key K) {
 
 // addLow adds key to t's queue at low priority, or when its hold ends.
 func (l *Loop[K]) addLow(t *term[K], key K) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
 			t.q.AddAfter(key, d)
@@ -127,6 +133,9 @@ func (l *Loop[K]) AddAfter(key K, d time.Duration) {
 
 // addAfter adds key to t's queue after d, or when its hold ends if later.
 func (l *Loop[K]) addAfter(t *term[K], key K, d time.Duration) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		d = max(d, l.holdLeft(key))
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/ownership"
@@ -46,10 +49,24 @@ type appReconciler struct {
 	apps    *cache.Cache[secretAppSpec, secretAppStatus]
 	secrets *cache.Cache[secretSpec, struct{}]
 	st      *store.Store[secretAppSpec, secretAppStatus]
-	manager string
+	// attempts is the demo's timeline, nil here (a send on it is
+	// skipped): the field keeps Reconcile the example's.
+	attempts chan<- attempt
+}
+
+// attempt is one call of the reconciler, as the example's timeline shows it.
+type attempt struct {
+	at  time.Time
+	err error
 }
 
 func (r *appReconciler) Reconcile(ctx context.Context, name string) (res reconcile.Result, err error) {
+	defer func() {
+		select {
+		case r.attempts <- attempt{at: time.Now(), err: err}:
+		default:
+		}
+	}()
 	app, ok := r.apps.Get(name)
 	if !ok {
 		return reconcile.Result{}, nil // gone: nothing to do
@@ -69,13 +86,14 @@ func (r *appReconciler) Reconcile(ctx context.Context, name string) (res reconci
 	}, time.Now()); err != nil {
 		return reconcile.Result{}, err
 	}
-	_, err = r.st.As(r.manager).UpdateStatus(ctx, &next)
+	_, err = r.st.As("app-controller").UpdateStatus(ctx, &next)
 	return reconcile.Result{}, err
 }
 
 func unreconcilableConfig() reconciletest.Config[secretAppSpec, secretAppStatus] {
 	secrets := []string{"db-0", "db-1"}
 	return reconciletest.Config[secretAppSpec, secretAppStatus]{
+		Name: "app-controller", // the manager the example's Reconcile writes as
 		Kind: "App",
 		Object: func(i int, rng *rand.Rand) *secretApp {
 			ref := secrets[rng.IntN(len(secrets))]
@@ -114,7 +132,7 @@ func unreconcilableConfig() reconciletest.Config[secretAppSpec, secretAppStatus]
 				}
 				return names
 			}))
-			return &appReconciler{apps: appCache, secrets: secretCache, st: env.Store, manager: env.Manager}, nil
+			return &appReconciler{apps: appCache, secrets: secretCache, st: env.Store}, nil
 		},
 		Converged: func(ctx context.Context, b store.Backend, a *secretApp) error {
 			if err := reconciletest.ReadyConverged(ctx, b, a); err != nil {
@@ -182,11 +200,10 @@ type defaulter struct {
 	apply   bool
 	st      *store.Store[ownedSpec, struct{}]
 	cache   *cache.Cache[ownedSpec, struct{}]
-	// fixed applies with the revision it read (store.IfRevision), as the
-	// example does; without it (as the example did before), an Apply
-	// computed from a cache that still shows a deleted app creates that
-	// app again.
-	fixed bool
+
+	// The demo's bookkeeping: kept so that Reconcile is the example's.
+	writes       atomic.Int64
+	lastConflict atomic.Pointer[ownership.ConflictError]
 }
 
 func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
@@ -196,19 +213,21 @@ func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Resul
 	}
 	if d.apply {
 		// Only the fields present in the config are applied (and owned):
-		// here .spec.replicas alone.
+		// here .spec.replicas alone. Apply creates what does not exist, and
+		// the cache may still show an App that was deleted since (a restart
+		// against a lagging replica): WithRevision makes the apply fail with
+		// ErrConflict unless the App is still the one read. The Loop retries
+		// a conflict, and the next read finds it gone, or current.
 		want := d.want
-		var opts []store.WriteOption
-		if d.fixed {
-			opts = append(opts, store.WithRevision(obj.Meta.Revision))
-		}
-		res, err := d.st.As(d.manager).Apply(ctx, name, ownedSpec{Replicas: &want}, opts...)
+		res, err := d.st.As(d.manager).Apply(ctx, name, ownedSpec{Replicas: &want}, store.WithRevision(obj.Meta.Revision))
 		if c, ok := errors.AsType[*ownership.ConflictError](err); ok {
+			d.lastConflict.Store(c)
 			// Retrying a field conflict gives the same answer: report it and
 			// wait for the next change instead.
-			return reconcile.Result{}, reconcile.Terminal(c)
+			return reconcile.Result{}, reconcile.Terminal(err)
 		}
 		if res.Changed {
+			d.writes.Add(1)
 			reconcile.RecordWrite(ctx, res.Revision)
 		}
 		return reconcile.Result{}, err
@@ -222,10 +241,11 @@ func (d *defaulter) Reconcile(ctx context.Context, name string) (reconcile.Resul
 	if _, err := d.st.As(d.manager).Update(ctx, &next); err != nil {
 		return reconcile.Result{}, err
 	}
+	d.writes.Add(1)
 	return reconcile.Result{}, nil
 }
 
-func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec, struct{}] {
+func fieldOwnersConfig(apply bool) func() reconciletest.Config[ownedSpec, struct{}] {
 	return func() reconciletest.Config[ownedSpec, struct{}] {
 		return reconciletest.Config[ownedSpec, struct{}]{
 			Kind: "App",
@@ -233,7 +253,7 @@ func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec,
 				return &ownedApp{Meta: store.Meta{Name: fmt.Sprintf("app%d", i)}, Spec: ownedSpec{Image: fmt.Sprintf("web:%d", rng.IntN(3))}}
 			},
 			Setup: func(env *reconciletest.Env[ownedSpec, struct{}]) (reconcile.Reconciler[string], error) {
-				return &defaulter{manager: env.Manager, want: 3, apply: apply, st: env.Store, cache: env.Cache, fixed: fixed}, nil
+				return &defaulter{manager: env.Manager, want: 3, apply: apply, st: env.Store, cache: env.Cache}, nil
 			},
 			Converged: func(_ context.Context, _ store.Backend, a *ownedApp) error {
 				if a.Spec.Replicas == nil || *a.Spec.Replicas != 3 {
@@ -258,13 +278,36 @@ func fieldOwnersConfig(apply, fixed bool) func() reconciletest.Config[ownedSpec,
 	}
 }
 
-// The fieldowners example's defaulter, as it was before it applied with
-// store.IfRevision, applied from its cache without a precondition: Apply
-// creates what does not exist, so a cache that still shows a deleted app
-// (a restart against a lagging replica) brings the app back. The harness
-// finds it: the app the test deleted still exists at the bound. (The corpus runs it with IfRevision.)
+// unguardedDefaulter is the fieldowners example's defaulter as it was
+// before it applied with store.WithRevision: it applies from its cache
+// without a precondition. Apply creates what does not exist, so a cache
+// that still shows a deleted app (a restart against a lagging replica)
+// brings the app back.
+type unguardedDefaulter struct{ *defaulter }
+
+func (d unguardedDefaulter) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
+	if _, ok := d.cache.Get(name); !ok {
+		return reconcile.Result{}, nil
+	}
+	want := d.want
+	res, err := d.st.As(d.manager).Apply(ctx, name, ownedSpec{Replicas: &want})
+	if c, ok := errors.AsType[*ownership.ConflictError](err); ok {
+		return reconcile.Result{}, reconcile.Terminal(c)
+	}
+	if res.Changed {
+		reconcile.RecordWrite(ctx, res.Revision)
+	}
+	return reconcile.Result{}, err
+}
+
+// The harness finds the unguarded defaulter's resurrection: the app the
+// test deleted still exists at the bound. (The corpus runs the example's
+// defaulter, which applies with WithRevision.)
 func TestFieldOwnersApplyFromStaleCacheIsCaught(t *testing.T) {
-	cfg := fieldOwnersConfig(true, false)()
+	cfg := fieldOwnersConfig(true)()
+	cfg.Setup = func(env *reconciletest.Env[ownedSpec, struct{}]) (reconcile.Reconciler[string], error) {
+		return unguardedDefaulter{&defaulter{manager: env.Manager, want: 3, apply: true, st: env.Store, cache: env.Cache}}, nil
+	}
 	for seed := range uint64(100) {
 		rep := reconciletest.Simulate(t, cfg, seed)
 		if !rep.Failed() {
@@ -276,4 +319,38 @@ func TestFieldOwnersApplyFromStaleCacheIsCaught(t *testing.T) {
 		return
 	}
 	t.Fatal("the defaulter that applies from a stale cache was not caught in 100 schedules")
+}
+
+// TestExampleControllersAreTheExamples keeps the corpus's copies of
+// examples/unreconcilable and examples/fieldowners honest (the root module
+// cannot import the examples module): their Reconcile methods are the
+// examples', byte for byte, demo bookkeeping included (it needs fields
+// the copies keep), except the fieldowners example's type Spec, which is
+// ownedSpec here.
+func TestExampleControllersAreTheExamples(t *testing.T) {
+	for _, c := range []struct {
+		example, sig string
+		rename       *strings.Replacer
+	}{
+		{"unreconcilable/main.go", "func (r *appReconciler) Reconcile(", strings.NewReplacer()},
+		{"fieldowners/main.go", "func (d *defaulter) Reconcile(", strings.NewReplacer("Spec{", "ownedSpec{")},
+	} {
+		ex, err := os.ReadFile("../../examples/" + c.example)
+		require.NoError(t, err)
+		here, err := os.ReadFile("corpus_examples_test.go")
+		require.NoError(t, err)
+		assert.Equal(t, c.rename.Replace(methodOf(t, string(ex), c.sig)), methodOf(t, string(here), c.sig),
+			"the corpus's copy of %s differs from examples/%s", c.sig, c.example)
+	}
+}
+
+// methodOf returns the function of src that starts with sig, up to its
+// closing brace at the start of a line.
+func methodOf(t *testing.T, src, sig string) string {
+	t.Helper()
+	i := strings.Index(src, sig)
+	require.GreaterOrEqual(t, i, 0, "%s is gone", sig)
+	j := strings.Index(src[i:], "\n}\n")
+	require.Greater(t, j, 0, "%s has no end", sig)
+	return src[i : i+j+3]
 }

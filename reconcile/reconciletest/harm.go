@@ -11,10 +11,11 @@ package reconciletest
 type Harm string
 
 const (
-	// HarmEndState: the end state differs from the fault-free run's: an
-	// object has not converged to what Config.Converged asks, or a child
-	// is left at the end that the reference run does not leave (a leaked
-	// child), is missing that it leaves, or ends with another spec.
+	// HarmEndState: the end state differs from the fault-free run's: a
+	// child is left at the end that the reference run does not leave (a
+	// leaked child), is missing that it leaves, or ends with another
+	// spec. (A primary object whose spec or status is not what
+	// Config.Converged asks is HarmNotConverged.)
 	HarmEndState Harm = "end state differs"
 	// HarmLiveAction: an action on live state that no fault-free run
 	// takes: deleting or overwriting a child whose owner is live and

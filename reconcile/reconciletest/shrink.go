@@ -53,15 +53,18 @@ func keepFaults(f Faults, keep []string) Faults {
 
 // shrink looks for a shorter schedule of seed that shows the same harm as
 // rep (its first violation's): it turns the faults of cfg off one at a
-// time, keeping each one whose schedule still shows the harm, and returns
-// the shortest failing report it found (rep itself if none) and the faults
-// it keeps. Each try is one more schedule (with its reference run).
+// time, keeping off each one whose schedule still shows the harm, so that
+// no single fault it keeps can be turned off too. It returns the report of
+// the last schedule that showed the harm (rep if none did), the one with
+// the fewest faults, and the faults it injects: the -faults flag that
+// replays that very schedule. Each try is one more schedule (with its
+// reference run).
 func shrink[S, T any](t *testing.T, cfg Config[S, T], seed uint64, rep *Report) (*Report, []string) {
+	best, faults := rep, faultNames(cfg.Faults)
 	if len(rep.Harms) == 0 {
-		return rep, faultNames(cfg.Faults)
+		return best, faults
 	}
 	harm := rep.Harms[0]
-	best := rep
 	for _, k := range faultKnobs {
 		if !k.on(cfg.Faults) {
 			continue
@@ -69,14 +72,13 @@ func shrink[S, T any](t *testing.T, cfg Config[S, T], seed uint64, rep *Report) 
 		try := cfg
 		k.off(&try.Faults)
 		r := simulateChecked(t, try, seed)
-		if slices.Contains(r.Harms, harm) {
-			cfg = try
-			if r.FailingStep <= best.FailingStep || best == rep {
-				best = r
-			}
+		if !slices.Contains(r.Harms, harm) {
+			continue
 		}
+		cfg = try
+		best, faults = r, faultNames(cfg.Faults)
 	}
-	return best, faultNames(cfg.Faults)
+	return best, faults
 }
 
 // failure is Run's message for a failed schedule: the harm, the shortest

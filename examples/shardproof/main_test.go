@@ -246,16 +246,20 @@ func items(t *testing.T, cli *clientv3.Client) *store.Store[ItemSpec, ItemStatus
 // applyAll applies spec N=n to item-00000.. from 32 goroutines.
 func applyAll(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count, n int) {
 	t.Helper()
+	require.NoError(t, applyEach(t.Context(), st, count, n))
+}
+
+func applyEach(ctx context.Context, st *store.Store[ItemSpec, ItemStatus], count, n int) error {
 	var g errgroup.Group
 	g.SetLimit(32)
 	w := st.As("test")
 	for i := range count {
 		g.Go(func() error {
-			_, err := w.Apply(t.Context(), fmt.Sprintf("item-%05d", i), ItemSpec{N: n})
+			_, err := w.Apply(ctx, fmt.Sprintf("item-%05d", i), ItemSpec{N: n})
 			return err
 		})
 	}
-	require.NoError(t, g.Wait())
+	return g.Wait()
 }
 
 // converged counts the Items whose status is at their generation, per
@@ -325,8 +329,8 @@ func TestKill9(t *testing.T) {
 
 	// The rollout, and c's death in the middle of it.
 	before := writes(t, procs["c"].record)
-	rollout := make(chan struct{})
-	go func() { defer close(rollout); applyAll(t, st, n, 2) }()
+	rollout := make(chan error, 1)
+	go func() { rollout <- applyEach(t.Context(), st, n, 2) }()
 	for w := 0; w < n/30; w = writes(t, procs["c"].record) - before { // about a tenth of c's Items rolled out
 		require.Less(t, time.Since(began), 2*time.Minute, "c wrote %d statuses of the rollout", w)
 		time.Sleep(10 * time.Millisecond)
@@ -345,7 +349,7 @@ func TestKill9(t *testing.T) {
 	t.Logf("the shards settled over a and b %v after the kill", (time.Since(killed) + settled(t, cli, []string{"a", "b"}, 10*ttl)).Round(time.Millisecond))
 	require.NotEmpty(t, cShards)
 	require.LessOrEqual(t, moved, ttl+time.Second, "c's shards move within the TTL plus 1s")
-	<-rollout
+	require.NoError(t, <-rollout)
 	by := awaitConverged(t, st, n, 60*time.Second)
 	t.Logf("all %d Items converged %v after the kill; status written last by %v", n, time.Since(killed).Round(time.Millisecond), by)
 	for _, id := range []string{"a", "b"} {

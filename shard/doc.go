@@ -42,7 +42,10 @@
 // reconciles of its keys, waits for them to return (at most the TTL), then
 // deletes the shard key. The new owner creates the key only once it is gone
 // (released, or deleted by anyone once its holder's member key expired), and
-// then lists the shard's keys and reconciles them. So no key is reconciled
+// then lists the shard's keys and reconciles them. After a crash, its shards
+// move between the TTL and the TTL plus two retry periods after the crashed
+// replica's last renewal (TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries):
+// WithRetryPeriod(500*time.Millisecond) bounds it by the TTL plus 1s. So no key is reconciled
 // by two replicas at once unless a reconcile outlives its replica's lease
 // (a partition), and then its writes are fenced.
 //

@@ -281,3 +281,29 @@ func TestSameIdentityDoesNotJoinTwice(t *testing.T) {
 		twin.stop()
 	})
 }
+
+// A crashed replica's shards move no earlier than the TTL after its last
+// renewal and no later than the TTL plus two retry periods after it: the
+// others time its key from the listing that first shows its last renewal,
+// and act on the next listing after the TTL.
+func TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 16
+		mem := memstore.New()
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3*retry + 123*time.Millisecond) // a crash at no particular moment
+		a.b.cut.Store(true)
+		cut := time.Now()
+		for len(b.s.Status().Owned) < S {
+			settle(10 * time.Millisecond)
+		}
+		took := time.Since(cut)
+		renew := ttl / 3 // the last renewal is at most this long before the crash
+		require.GreaterOrEqual(t, took, ttl-renew)
+		require.LessOrEqual(t, took, ttl+2*retry)
+		t.Logf("shards moved %v after the crash (TTL %v, renew %v, retry %v)", took, ttl, renew, retry)
+		a.b.cut.Store(false)
+		a.stop()
+		b.stop()
+	})
+}

@@ -95,6 +95,7 @@ type Loop[K comparable] struct {
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}
 	conv        convergence[K]
+	paths       pathTable // the paths the keys' detectors keep (pathtable.go)
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys

@@ -24,8 +24,11 @@ import (
 //     another entry owns the item itself; a map or list that this
 //     empties goes too, unless another entry owns it;
 //   - fails with *ConflictError, listing (manager, path) pairs, when it
-//     would change a field another manager owns (including a type change
-//     below which another manager owns fields), and writes nothing. With
+//     would change a field another manager owns, and writes nothing. A
+//     type change of a map conflicts, at the map, with the Apply entries
+//     owning fields inside it and an Update entry that created it; an
+//     Update entry's fields inside a map it did not create go with the
+//     map (as in structured-merge-diff). With
 //     Force it takes exactly those fields from their owners instead (an
 //     owner left with nothing inside a map the object keeps owns that
 //     map). The

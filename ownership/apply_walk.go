@@ -101,7 +101,8 @@ func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
 	if err := validTree(c); err != nil {
 		return nil, false, w.errorf("%v", err)
 	}
-	w.changedHere(here.frame)
+	_, liveMap := here.live.(map[string]any)
+	w.changedHere(here.frame, liveMap)
 	return deepCopy(c), true, nil
 }
 
@@ -152,6 +153,12 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 		}
 	}
 	w.keys, w.cur = w.keys[:mark], w.cur[:cmark]
+	if w.dead && cnt > 0 && claimsNothing(w.nodes[lo:lo+int32(cnt)]) {
+		// Fields that claim nothing (empty sets and keyed lists) leave the
+		// map as an empty one is: owned, as structured-merge-diff owns the
+		// map key.
+		w.nodes[here.built].member = true
+	}
 	if here.last >= 0 && lm != nil {
 		out = w.pruneFields(here, mapPrune{live: lm, applied: cm, out: out})
 	}
@@ -161,6 +168,18 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 	return lm, false, nil
 }
 
+// claimsNothing reports whether none of a map's new nodes claims
+// anything. Only an empty set or keyed list leaves its node so: a map
+// field's node is a member or holds one (see mergeMap).
+func claimsNothing(children []node) bool {
+	for _, n := range children {
+		if n.member || n.lo < n.hi {
+			return false
+		}
+	}
+	return true
+}
+
 // openMap starts mergeMap: it pushes cm's non-null fields onto w.keys
 // from mark, in key order, and reserves their nodes in the new set from
 // lo. lm is live's map (nil when live has none). here is a pointer only
@@ -168,7 +187,7 @@ func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
 func (w *applyWalk) openMap(here *at, cm map[string]any) (lm map[string]any, mark int, lo int32) {
 	lm, isMap := here.live.(map[string]any)
 	if here.inLive && !isMap {
-		w.changedHere(here.frame)
+		w.changedHere(here.frame, false)
 	}
 	mark = len(w.keys)
 	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): a
@@ -247,7 +266,8 @@ func (w *applyWalk) mergeList(here at, c []any) (any, bool, error) {
 	}
 	ll, isList := here.live.([]any)
 	if here.inLive && !isList {
-		w.changedHere(here.frame)
+		_, liveMap := here.live.(map[string]any)
+		w.changedHere(here.frame, liveMap)
 	}
 	kind := here.sch.itemKind()
 	mark := len(w.items)
@@ -318,7 +338,7 @@ func (w *applyWalk) setItem(ll []any, it any, frame int) (int, any) {
 	if li >= 0 {
 		return li, nil
 	}
-	w.changedHere(frame)
+	w.changedHere(frame, false)
 	return -1, deepCopy(it)
 }
 
@@ -530,7 +550,7 @@ func (w *applyWalk) pruneField(here at, f *mapPrune, pc int32, lv any) {
 	v, changed := w.prune(child, nil)
 	switch {
 	case !changed:
-	case (emptyMap(v) || hollow(v, child.sch)) && !w.owned(child.frame),
+	case (emptyMap(v) || hollow(v, child.sch)) && !w.ownedAfterDrops(child.frame),
 		// An emptied list the config still applies (as []) stays:
 		// re-applying the config must change nothing.
 		emptyList(v) && f.applied[pn.name] == nil && !w.ownsNode(child.frame):
@@ -710,6 +730,49 @@ func (w *applyWalk) owned(frame int) bool {
 	return false
 }
 
+// ownedAfterDrops is owned without what the walk took from the other
+// entries below the path of frame (dropBelow: the fields inside list
+// items it removed). A map that pruning empties goes unless someone owns
+// it or something still in it.
+func (w *applyWalk) ownedAfterDrops(frame int) bool {
+	for i, s := range w.others {
+		o := w.ost[frame+i]
+		if o < 0 {
+			continue
+		}
+		var dropped [][]pelem // entry i's dropped paths, below here
+		for _, st := range w.strips {
+			if st.entry == w.entries[i] && len(st.path) > len(w.path) && slices.Equal(st.path[:len(w.path)], w.path) {
+				dropped = append(dropped, st.path[len(w.path):])
+			}
+		}
+		if len(dropped) == 0 || s.holdsOutside(o, nil, dropped) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsOutside reports whether node i (at rel, relative to the walk's
+// path) or a node below it is a member outside the subtrees dropped.
+func (s *Set) holdsOutside(i int32, rel []pelem, dropped [][]pelem) bool {
+	for _, d := range dropped {
+		if len(rel) >= len(d) && slices.Equal(rel[:len(d)], d) {
+			return false
+		}
+	}
+	n := s.nodes[i]
+	if n.member {
+		return true
+	}
+	for c := n.lo; c < n.hi; c++ {
+		if s.holdsOutside(c, append(rel[:len(rel):len(rel)], pelem{s.nodes[c].kind, s.nodes[c].name}), dropped) {
+			return true
+		}
+	}
+	return false
+}
+
 // ownsNode reports whether another entry owns the path of frame itself,
 // not only something below it. Only that keeps a list item the applier
 // stops applying (another manager applied it, or an Update created it),
@@ -733,10 +796,16 @@ func (w *applyWalk) dropBelow(frame int) {
 	}
 }
 
-// changedHere records that the value at the current path (frame) changes:
-// every other entry owning it or anything below conflicts (or, for the
-// applier's own Update entry, silently loses it).
-func (w *applyWalk) changedHere(frame int) {
+// changedHere records that the value at the current path (frame)
+// changes; liveMap says live holds a map there. Every other entry owning
+// the path or anything below loses it. As in structured-merge-diff, one
+// conflicts at the path itself when it owns the path, or is an Apply
+// entry owning fields inside the map (structured-merge-diff's Apply sets
+// hold every map key they applied fields in); an Update entry owning only
+// fields inside a map it did not create loses them without a conflict.
+// Below a list, every owned path conflicts. The applier's own Update
+// entry never conflicts.
+func (w *applyWalk) changedHere(frame int, liveMap bool) {
 	for i, s := range w.others {
 		o := w.ost[frame+i]
 		if o < 0 {
@@ -744,12 +813,15 @@ func (w *applyWalk) changedHere(frame int) {
 		}
 		e := w.managed[w.entries[i]]
 		w.strips = append(w.strips, strip{entry: w.entries[i], path: slices.Clone(w.path)})
-		if e.Manager == w.manager {
-			continue
+		switch {
+		case e.Manager == w.manager:
+		case s.nodes[o].member || liveMap && e.Operation == OpApply:
+			w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: w.diffPath()})
+		case !liveMap:
+			s.eachMember(o, w.diffPath(), func(p diff.Path) {
+				w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: p})
+			})
 		}
-		s.eachMember(o, w.diffPath(), func(p diff.Path) {
-			w.conflicts = append(w.conflicts, Conflict{Manager: e.Manager, Operation: e.Operation, Path: p})
-		})
 	}
 }
 

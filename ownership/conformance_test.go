@@ -123,6 +123,7 @@ var conformance = []scenario{
 			apply("a", `{"spec":{"items":[]}}`)},
 		want: `{"spec":{"items":[{"name":"x","u":2}]}}`,
 		owned: map[string][]string{
+			"a/Apply": {`.spec`},
 			"b/Apply": {`.spec.items[name="x"]`, `.spec.items[name="x"].name`, `.spec.items[name="x"].u`}}},
 	// Issue 13, item 1: a dropped item goes, with the fields others own
 	// inside it, unless another manager owns the item itself.
@@ -133,6 +134,16 @@ var conformance = []scenario{
 			apply("a", `{"spec":{"z":1}}`)},
 		want:  `{"spec":{"z":1}}`,
 		owned: map[string][]string{"a/Apply": {`.spec.z`}}},
+	// Seeds 157 and 259 of ssacheck in their smallest form: the fields
+	// others owned inside a dropped item go with it, so they keep nothing
+	// above it either: the map the prune empties goes too.
+	{name: "keyed list: a map emptied by dropping an item with others' fields goes",
+		schema: portsSchema,
+		steps: []step{apply("a", `{"k":1,"spec":{"items":[{"name":"x"}]}}`),
+			update("u", `{"k":1,"spec":{"items":[{"name":"x","v":1}]}}`),
+			apply("a", `{"k":1}`)},
+		want:  `{"k":1}`,
+		owned: map[string][]string{"a/Apply": {`.k`}}},
 	// Issue 13, item 5 (deliberate): a stored null its owner wrote is a
 	// value; replacing it with a map is a type change and conflicts.
 	{name: "a stored null replaced by a map conflicts with its owner (deliberate)",
@@ -155,7 +166,7 @@ var conformance = []scenario{
 	// (directly or in maps that hold only those) is removed with them.
 	{name: "a map pruning leaves with only empty sets or keyed lists is removed",
 		schema: mustSchema(map[string]Strategy{".spec.tags": AsSet(), ".spec.items": Keyed("name"), ".spec.in.tags": AsSet()}),
-		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("b", `{"spec":{"items":[]}}`), apply("a", `{"k":1}`)},
+		steps:  []step{apply("a", `{"k":1,"spec":{"x":1,"tags":[],"in":{"tags":[]}}}`), apply("a", `{"k":1}`)},
 		want:   `{"k":1}`,
 		owned:  map[string][]string{"a/Apply": {`.k`}}},
 	// Deliberate (owned-kept): pruning never removes what another manager
@@ -170,15 +181,13 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"k":1,"n":{}}`), update("u", `{"k":1,"n":{"z":1}}`), apply("a", `{"k":1}`)},
 		want:  `{"k":1,"n":{"z":1}}`,
 		owned: map[string][]string{"a/Apply": {`.k`}, "u/Update": {`.n.z`}}},
-	// Deliberate (hollow-map-pruned): a map the applier stops applying goes
-	// although it holds an empty set (which claims nothing);
-	// structured-merge-diff, whose field sets have no path for an empty set
-	// or keyed list, keeps {"spec":{"tags":[]}}.
-	{name: "a map the applier stops applying goes although it holds an empty set (deliberate)",
+	// As structured-merge-diff: whoever applies a map of empty sets owns
+	// the map, so it stays when another applier stops applying it.
+	{name: "a map another applier applied empty sets in stays when the first stops applying it",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"k":1,"spec":{}}`), apply("b", `{"spec":{"tags":[]}}`), apply("a", `{"k":1}`)},
-		want:   `{"k":1}`,
-		owned:  map[string][]string{"a/Apply": {`.k`}}},
+		want:   `{"k":1,"spec":{"tags":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.k`}, "b/Apply": {`.spec`}}},
 	// Deliberate (update-null-map): in an Update null is an ordinary value,
 	// so writing it over a map owns the field; structured-merge-diff sees
 	// only the fields inside removed: the updater owns nothing, and the
@@ -196,17 +205,32 @@ var conformance = []scenario{
 		want:  `{"m":{"a":1,"n":null}}`,
 		owned: map[string][]string{"a/Update": {`.m.n`}, "b/Update": {`.m`, `.m.a`}}},
 	// Issue 13, item 3 (as structured-merge-diff): an applied empty set or
-	// keyed list is written where there is none and owned by nobody.
+	// keyed list is written where there is none and owned by nobody; the
+	// map holding it is owned (see above), and pruned with it.
 	{name: "set: an applied empty set is written and not owned",
 		schema: portsSchema,
-		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`)), noop(apply("a", `{"a":1}`))},
-		want:   `{"a":1,"spec":{"tags":[]}}`,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`)), apply("a", `{"a":1,"spec":{"x":1}}`)},
+		want:   `{"a":1,"spec":{"tags":[],"x":1}}`,
+		owned:  map[string][]string{"a/Apply": {`.a`, `.spec.x`}}},
+	{name: "set: the map an applied empty set made owned goes when no longer applied",
+		schema: portsSchema,
+		steps:  []step{apply("a", `{"a":1,"spec":{"tags":[]}}`), apply("a", `{"a":1}`)},
+		want:   `{"a":1}`,
 		owned:  map[string][]string{"a/Apply": {`.a`}}},
+	// Seeds 68 and 101 of ssacheck in their smallest form: a map whose
+	// applied fields claim nothing (empty sets or keyed lists, nulls) is
+	// owned as an empty map is, as structured-merge-diff owns the map key;
+	// so applying it where it exists already claims it (a change).
+	{name: "an applied map of empty lists is owned as an empty map",
+		schema: portsSchema,
+		steps:  []step{update("u", `{"spec":{"items":[]}}`), apply("a", `{"spec":{"items":[],"x":null}}`)},
+		want:   `{"spec":{"items":[]}}`,
+		owned:  map[string][]string{"a/Apply": {`.spec`}, "u/Update": {`.spec`, `.spec.items`}}},
 	{name: "set: an emptied set the config still applies as [] stays (deliberate)",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"a":1,"spec":{"tags":["s"]}}`), apply("a", `{"a":1,"spec":{"tags":[]}}`), noop(apply("a", `{"a":1,"spec":{"tags":[]}}`))},
 		want:   `{"a":1,"spec":{"tags":[]}}`,
-		owned:  map[string][]string{"a/Apply": {`.a`}}},
+		owned:  map[string][]string{"a/Apply": {`.a`, `.spec`}}},
 	{name: "keyed list: two-field keys tell items apart",
 		schema: portsSchema,
 		steps:  []step{apply("a", `{"spec":{"ports":[{"port":53,"protocol":"TCP"}]}}`), apply("b", `{"spec":{"ports":[{"port":53,"protocol":"UDP"}]}}`)},
@@ -246,10 +270,21 @@ var conformance = []scenario{
 		steps: []step{apply("a", `{"m":{"n":{"x":1}}}`), apply("b", `{"m":{"n":{"y":2},"o":3}}`)},
 		want:  `{"m":{"n":{"x":1,"y":2},"o":3}}`,
 		owned: map[string][]string{"a/Apply": {".m.n.x"}, "b/Apply": {".m.n.y", ".m.o"}}},
-	{name: "type change map to scalar conflicts with the owners below",
-		steps: []step{apply("a", `{"m":{"x":1}}`), apply("b", `{"m":{"y":2}}`), apply("c", `{"m":"flat"}`, "a .m.x", "b .m.y")},
-		want:  `{"m":{"x":1,"y":2}}`,
-		owned: map[string][]string{"a/Apply": {".m.x"}, "b/Apply": {".m.y"}}},
+	// As structured-merge-diff, whose Apply entries hold every map key
+	// they applied fields in: the conflict is at the changed map, once per
+	// applier, however deep its fields.
+	{name: "type change map to scalar conflicts at the map with the appliers below",
+		steps: []step{apply("a", `{"m":{"x":1}}`), apply("b", `{"m":{"y":{"z":2}}}`), apply("c", `{"m":"flat"}`, "a .m", "b .m")},
+		want:  `{"m":{"x":1,"y":{"z":2}}}`,
+		owned: map[string][]string{"a/Apply": {".m.x"}, "b/Apply": {".m.y.z"}}},
+	// As structured-merge-diff: an updater conflicts at a map it created
+	// (only there), and loses the fields it wrote inside a map it did not
+	// create without a conflict.
+	{name: "type change map to scalar conflicts with an updater only at a map it created",
+		steps: []step{apply("a", `{"m":{"k":1}}`), update("u", `{"m":{"k":1,"x":1},"q":{"z":1}}`),
+			apply("c", `{"m":"flat","q":2}`, "a .m", "u .q"), apply("a", `{"m":"flat"}`)},
+		want:  `{"m":"flat","q":{"z":1}}`,
+		owned: map[string][]string{"a/Apply": {".m"}, "u/Update": {".q", ".q.z"}}},
 	{name: "type change scalar to map conflicts with the owner",
 		steps: []step{apply("a", `{"m":"flat"}`), apply("b", `{"m":{"x":1}}`, "a .m")},
 		want:  `{"m":"flat"}`,
@@ -377,8 +412,9 @@ func TestConflictsAreReportedOnce(t *testing.T) {
 	// .spec.tags becomes a map: a type change above the set item a owns.
 	_, err := Apply(r.Object, obj(t, `{"spec":{"tags":{"x":1}}}`), "b", r.Managed, WithSchema(portsSchema))
 	require.Equal(t, []string{`a .spec.tags[="a"]`}, conflictStrings(err))
-	// And back: a list replacing a map another manager filled.
+	// And back: a list replacing a map another manager filled conflicts
+	// at the map.
 	r = applyOK(t, nil, obj(t, `{"spec":{"tags":{"x":1}}}`), "a", nil, WithSchema(portsSchema))
 	_, err = Apply(r.Object, obj(t, `{"spec":{"tags":["a"]}}`), "b", r.Managed, WithSchema(portsSchema))
-	require.Equal(t, []string{`a .spec.tags.x`}, conflictStrings(err))
+	require.Equal(t, []string{`a .spec.tags`}, conflictStrings(err))
 }

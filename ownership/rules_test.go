@@ -147,11 +147,12 @@ func TestRule8ListAndMapStrategies(t *testing.T) {
 	})
 }
 
-// Rule 9: a type change (map to scalar) conflicts.
+// Rule 9: a type change (map to scalar) conflicts, at the map, as in
+// structured-merge-diff.
 func TestRule9TypeChangeConflicts(t *testing.T) {
 	r := applyOK(t, nil, obj(t, `{"spec":{"a":{"b":1,"c":2}}}`), "owner", nil)
 	_, err := Apply(r.Object, obj(t, `{"spec":{"a":5}}`), "other", r.Managed)
-	require.Equal(t, []string{"owner .spec.a.b", "owner .spec.a.c"}, conflictStrings(err))
+	require.Equal(t, []string{"owner .spec.a"}, conflictStrings(err))
 	f := applyOK(t, r.Object, obj(t, `{"spec":{"a":5}}`), "other", r.Managed, Force())
 	requireObject(t, `{"spec":{"a":5}}`, f.Object)
 	require.Equal(t, []string{".spec"}, ownedBy(f.Managed, "owner", OpApply), "owner keeps the map it applied fields in")

@@ -51,18 +51,18 @@ func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T
 		}},
 		{"other status", func(o *app) error { o.Status.Replicas++; _, err := st.As("other").UpdateStatus(ctx, o); return err }},
 		{"other sets Stalled", func(o *app) error {
-			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at}}, store.Force())
+			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at}}, store.WithForce())
 			return err
 		}},
 		{"app sets Stalled", func(o *app) error {
-			_, err := st.As("app").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionFalse, LastTransitionTime: at}}, store.Force())
+			_, err := st.As("app").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionFalse, LastTransitionTime: at}}, store.WithForce())
 			return err
 		}},
 		{"other changes Stalled and Ready", func(o *app) error {
 			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{
 				{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at},
 				{Type: Ready, Status: store.ConditionTrue, LastTransitionTime: at},
-			}, store.Force())
+			}, store.WithForce())
 			return err
 		}},
 		{"user spec again", func(o *app) error { o.Spec.Image = "web:2"; _, err := st.As("user").Update(ctx, o); return err }},

@@ -19,22 +19,22 @@ import (
 
 // Defaults of the Loop's options.
 const (
-	// DefaultWorkers is the number of keys reconciled at once.
-	DefaultWorkers = 1
-	// DefaultResyncPeriod is the time between resync passes: every key is
-	// added at low priority this often (±DefaultResyncJitter).
-	DefaultResyncPeriod = 10 * time.Minute
-	// DefaultResyncJitter spreads each resync period by ±10%.
-	DefaultResyncJitter = 0.1
-	// DefaultStallAfter is the number of consecutive failures after which
+	// defaultWorkers is the number of keys reconciled at once.
+	defaultWorkers = 1
+	// defaultResyncPeriod is the time between resync passes: every key is
+	// added at low priority this often (±defaultResyncJitter).
+	defaultResyncPeriod = 10 * time.Minute
+	// defaultResyncJitter spreads each resync period by ±10%.
+	defaultResyncJitter = 0.1
+	// defaultStallAfter is the number of consecutive failures after which
 	// the Loop sets Stalled.
-	DefaultStallAfter = 5
-	// DefaultDrainTimeout bounds how long Run waits for in-flight reconciles
+	defaultStallAfter = 5
+	// defaultDrainTimeout bounds how long Run waits for in-flight reconciles
 	// after its ctx ends.
-	DefaultDrainTimeout = 30 * time.Second
-	// DefaultReadYourWritesTimeout bounds how long a Requeue waits for the
+	defaultDrainTimeout = 30 * time.Second
+	// defaultReadYourWritesTimeout bounds how long a Requeue waits for the
 	// cache to show the reconcile's last write before running anyway.
-	DefaultReadYourWritesTimeout = 2 * time.Second
+	defaultReadYourWritesTimeout = 2 * time.Second
 )
 
 // ErrInvalidOption is wrapped by New's error for a bad option.
@@ -76,18 +76,18 @@ type config struct {
 
 func defaultConfig(name string) config {
 	return config{
-		workers:      DefaultWorkers,
-		resync:       DefaultResyncPeriod,
-		jitter:       DefaultResyncJitter,
+		workers:      defaultWorkers,
+		resync:       defaultResyncPeriod,
+		jitter:       defaultResyncJitter,
 		policy:       backoff.DefaultPolicy(),
-		stallAfter:   DefaultStallAfter,
+		stallAfter:   defaultStallAfter,
 		metrics:      metrics.NopLoop{},
 		logger:       slog.Default(),
-		drainTimeout: DefaultDrainTimeout,
+		drainTimeout: defaultDrainTimeout,
 		clock:        clock.Real{},
 		manager:      name,
 		loopManager:  name + "-loop",
-		rywTimeout:   DefaultReadYourWritesTimeout,
+		rywTimeout:   defaultReadYourWritesTimeout,
 		osc:          oscillation.Config{}.WithDefaults(),
 	}
 }

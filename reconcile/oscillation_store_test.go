@@ -182,7 +182,7 @@ func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
 				_, err := e.st.As("user").Update(ctx, other)
 				require.NoError(t, err)
 			}
-			_, err := e.st.As("app").UpdateStatus(ctx, o, store.IfGeneration(cached.Meta.Generation))
+			_, err := e.st.As("app").UpdateStatus(ctx, o, store.WithGeneration(cached.Meta.Generation))
 			if errors.Is(err, store.ErrConflict) {
 				rejected.Add(1)
 			} else if err == nil {

@@ -127,7 +127,7 @@ func runRelistScenario(t *testing.T, seed uint64, osc bool) relistRun {
 			if !ok || o.Status.Replicas == o.Spec.Replicas {
 				return Result{}, nil
 			}
-			_, err := st.As("app").ApplyStatus(ctx, key, map[string]any{"replicas": o.Spec.Replicas}, nil, store.IfGeneration(o.Meta.Generation))
+			_, err := st.As("app").ApplyStatus(ctx, key, map[string]any{"replicas": o.Spec.Replicas}, nil, store.WithGeneration(o.Meta.Generation))
 			if errors.Is(err, store.ErrConflict) {
 				return Result{}, nil // the spec moved: its event is on its way
 			}

@@ -409,25 +409,36 @@ func describeKey(s *keyState, st workqueue.KeyState, running bool, now time.Time
 	case st.Queued:
 		return PhaseReady, "queued, waiting for a worker", time.Time{}
 	case st.Delayed:
-		switch p := waitPhase(s, st, now); p {
-		case PhaseHeld:
-			if s.throttled != nil && s.oscillated == nil {
-				return p, "throttled: status writes over the status budget; hints wait until the hold ends", st.ReadyAt
-			}
-			return p, "held after an oscillation: hints wait until the hold ends", st.ReadyAt
-		case PhaseBackingOff:
-			return p, fmt.Sprintf("backing off after %d consecutive failures", s.failures), st.ReadyAt
-		default:
-			return p, "RequeueAfter", st.ReadyAt
-		}
+		return describeDelayed(s, st, now)
 	}
+	return PhaseWaiting, describeWaiting(s), time.Time{}
+}
+
+// describeDelayed is describeKey for a key that waits for a time.
+func describeDelayed(s *keyState, st workqueue.KeyState, now time.Time) (Phase, string, time.Time) {
+	switch p := waitPhase(s, st, now); p {
+	case PhaseHeld:
+		if s.throttled != nil && s.oscillated == nil {
+			return p, "throttled: status writes over the status budget; hints wait until the hold ends", st.ReadyAt
+		}
+		return p, "held after an oscillation: hints wait until the hold ends", st.ReadyAt
+	case PhaseBackingOff:
+		return p, fmt.Sprintf("backing off after %d consecutive failures", s.failures), st.ReadyAt
+	default:
+		return p, "RequeueAfter", st.ReadyAt
+	}
+}
+
+// describeWaiting says why a key that is neither running, queued nor
+// delayed waits.
+func describeWaiting(s *keyState) string {
 	switch {
 	case s != nil && s.lastResult == "error" && s.failures == 0:
-		return PhaseWaiting, "terminal error: runs on the next change or resync", time.Time{}
+		return "terminal error: runs on the next change or resync"
 	case s != nil && s.failures > 0:
-		return PhaseWaiting, "failed; not queued (not leading, or the term ended)", time.Time{}
+		return "failed; not queued (not leading, or the term ended)"
 	}
-	return PhaseWaiting, "runs on the next change or resync", time.Time{}
+	return "runs on the next change or resync"
 }
 
 // publicKeyState is what the term's queue holds for a key, as package queue

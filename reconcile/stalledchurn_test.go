@@ -31,7 +31,7 @@ func statusFromSpec(e *env) Reconciler[string] {
 		}
 		time.Sleep(time.Duration(calls.Add(1)%3) * time.Millisecond)
 		_, err := e.st.As("test").ApplyStatus(ctx, key, appStatus{Replicas: cached.Spec.Replicas}, nil,
-			store.IfGeneration(cached.Meta.Generation))
+			store.WithGeneration(cached.Meta.Generation))
 		if err != nil {
 			return Result{}, err
 		}

@@ -79,7 +79,7 @@ func (s storeConditions[S, T]) WriteCondition(ctx context.Context, name, manager
 	if obj, ok := s.c.Get(name); ok {
 		uid = obj.Meta.UID
 	}
-	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.Force(), store.IfUID(uid))
+	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.WithForce(), store.WithUID(uid))
 	return store.IgnoreNotFound(err)
 }
 

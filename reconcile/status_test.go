@@ -17,7 +17,7 @@ func TestStoreStatusOwnsCondition(t *testing.T) {
 	apply := func(manager, message string) {
 		t.Helper()
 		c := store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: message}
-		_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.Force())
+		_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.WithForce())
 		require.NoError(t, err)
 	}
 	owns := func(manager string) bool {
@@ -35,7 +35,7 @@ func TestStoreStatusOwnsCondition(t *testing.T) {
 	require.True(t, owns("a-loop"), "an equal status applied by two managers is owned by both")
 
 	c := store.Condition{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, Message: "b: recovered"}
-	_, err := e.st.As("b-loop").ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.Force())
+	_, err := e.st.As("b-loop").ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.WithForce())
 	require.NoError(t, err)
 	require.True(t, owns("b-loop"))
 	require.True(t, owns("a-loop"), "a manager that applied the condition keeps owning it (the list item) after a forced change of its status")

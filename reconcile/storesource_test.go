@@ -137,7 +137,7 @@ func TestLoopClearsOnlyTheStalledItsManagerOwns(t *testing.T) {
 		stall := func(manager, message string) {
 			t.Helper()
 			c := store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: message}
-			_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.Force())
+			_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.WithForce())
 			require.NoError(t, err)
 		}
 		stall("other-loop", "test: 5 consecutive failures: boom") // names this Loop, owned by another

@@ -92,7 +92,7 @@ func TestAdmissionDefaultsAndValidatesEveryWrite(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrInvalid)
 	require.ErrorContains(t, err, "replicas may drop by 10 at most", "validate saw the stored object as old")
 
-	_, err = st.As("carol").Apply(ctx, "a", map[string]any{"Replicas": -3}, store.Force())
+	_, err = st.As("carol").Apply(ctx, "a", map[string]any{"Replicas": -3}, store.WithForce())
 	require.ErrorAs(t, err, &fe, "an Apply's merged result is validated")
 
 	a, err = st.Get(ctx, "a")

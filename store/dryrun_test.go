@@ -98,7 +98,7 @@ func TestDryRunApplyReportsConflictsAndOwnership(t *testing.T) {
 	requireFieldConflict(t, res.Err, "user", ".spec.replicas")
 	require.False(t, res.Write)
 
-	out, err := st.As("scaler").Apply(ctx, "web", applySpec{Replicas: ptr(5)}, store.Force(), store.DryRun(&res))
+	out, err := st.As("scaler").Apply(ctx, "web", applySpec{Replicas: ptr(5)}, store.WithForce(), store.DryRun(&res))
 	require.NoError(t, err)
 	require.True(t, out.Changed)
 	require.Equal(t, before, out.Revision, "the current revision: nothing was written")

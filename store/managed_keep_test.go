@@ -71,7 +71,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 	histories := map[string]func(t *testing.T, name string){
 		"created": func(t *testing.T, name string) {},
 		"applied by other": func(t *testing.T, name string) {
-			_, err := st.As("other").Apply(ctx, name, map[string]any{"replicas": 1, "env": map[string]any{"B": "2"}, "tuned": map[string]any{"x": 1}}, Force())
+			_, err := st.As("other").Apply(ctx, name, map[string]any{"replicas": 1, "env": map[string]any{"B": "2"}, "tuned": map[string]any{"x": 1}}, WithForce())
 			require.NoError(t, err)
 		},
 		"applied by writer": func(t *testing.T, name string) {
@@ -97,7 +97,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 			require.NoError(t, err)
 		},
 		"status by other": func(t *testing.T, name string) {
-			_, err := st.As("other").ApplyStatus(ctx, name, map[string]any{"message": "m"}, nil, Force())
+			_, err := st.As("other").ApplyStatus(ctx, name, map[string]any{"message": "m"}, nil, WithForce())
 			require.NoError(t, err)
 		},
 	}

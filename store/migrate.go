@@ -104,16 +104,8 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 		if err != nil {
 			return p, err
 		}
-		for _, kv := range page.KVs {
-			if _, ok := s.nameOf(kv.Key); !ok {
-				continue
-			}
-			p.Scanned++
-			if migrated, err := s.migrateOne(ctx, kv, &p, opts.PerSecond, &next); err != nil {
-				return p, err
-			} else if migrated {
-				p.Migrated++
-			}
+		if err := s.migratePage(ctx, page.KVs, &p, opts.PerSecond, &next); err != nil {
+			return p, err
 		}
 		if page.Continue == "" {
 			break
@@ -132,6 +124,25 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 	p.Done = true
 	report()
 	return p, nil
+}
+
+// migratePage migrates the objects of one page of the kind's keys, counting
+// them in p.
+func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgress, perSecond float64, next *time.Time) error {
+	for _, kv := range kvs {
+		if _, ok := s.nameOf(kv.Key); !ok {
+			continue
+		}
+		p.Scanned++
+		migrated, err := s.migrateOne(ctx, kv, p, perSecond, next)
+		if err != nil {
+			return err
+		}
+		if migrated {
+			p.Migrated++
+		}
+	}
+	return nil
 }
 
 // migrateOne rewrites kv at the storage version unless it is there, pacing

@@ -9,9 +9,6 @@ import "fmt"
 // ignores WithForce, for callers that share options with ApplyStatus).
 type WriteOption func(*writeConfig)
 
-// Deprecated: use WriteOption.
-type ApplyOption = WriteOption
-
 // writeConfig is what a write's options ask for.
 type writeConfig struct {
 	force         bool
@@ -132,21 +129,6 @@ func WithForce() WriteOption {
 		c.given |= optForce
 	}
 }
-
-// Deprecated: use WithGeneration.
-func IfGeneration(g int64) WriteOption { return WithGeneration(g) }
-
-// Deprecated: use WithObserved.
-func IfObserved(m Meta) WriteOption { return WithObserved(m) }
-
-// Deprecated: use WithRevision.
-func IfRevision(r int64) WriteOption { return WithRevision(r) }
-
-// Deprecated: use WithUID.
-func IfUID(uid string) WriteOption { return WithUID(uid) }
-
-// Deprecated: use WithForce.
-func Force() WriteOption { return WithForce() }
 
 // ApplyMeta is the metadata part of an applied configuration: the labels,
 // annotations, owners and finalizers the manager wants. Like the spec, each

@@ -47,10 +47,10 @@ func TestWriteOptionsAWriteDoesNotTake(t *testing.T) {
 
 	// The options a write takes work as before, and so do their
 	// deprecated names.
-	opts := []store.WriteOption{store.WithObserved(got.Meta), store.IfUID(got.Meta.UID), store.WithForce()}
+	opts := []store.WriteOption{store.WithObserved(got.Meta), store.WithUID(got.Meta.UID), store.WithForce()}
 	_, err = w.ApplyStatus(ctx, "web", applyStatus{Phase: "up"}, nil, opts...)
 	require.NoError(t, err)
-	_, err = w.Delete(ctx, "web", store.IfRevision(got.Meta.Revision))
+	_, err = w.Delete(ctx, "web", store.WithRevision(got.Meta.Revision))
 	require.ErrorIs(t, err, store.ErrConflict)
 	_, err = w.Delete(ctx, "web", store.WithUID(got.Meta.UID))
 	require.NoError(t, err)

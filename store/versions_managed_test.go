@@ -40,7 +40,7 @@ func TestVersionsFieldOwnershipAcrossVersions(t *testing.T) {
 			_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2", "replicas": 2})
 			require.Equal(t, []string{"old .spec.containerImage"}, conflictPaths(t, err), "reported in v2's paths")
 
-			_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2", "replicas": 2}, store.Force())
+			_, err = s2.As("new").Apply(ctx, "a", map[string]any{"containerImage": "img:2", "replicas": 2}, store.WithForce())
 			require.NoError(t, err)
 			_, err = s1.As("old").Apply(ctx, "a", map[string]any{"image": "img:3"})
 			require.Equal(t, []string{"new .spec.image"}, conflictPaths(t, err), "reported in v1's paths")

@@ -196,7 +196,7 @@ func TestVersionsNewerWritesOlderUpdatesNothingLost(t *testing.T) {
 			old.Status.Ready = true
 			_, err = s1.As("old").UpdateStatus(ctx, old)
 			require.NoError(t, err)
-			_, err = s1.As("old-apply").Apply(ctx, "a", map[string]any{"image": "img:4"}, store.Force())
+			_, err = s1.As("old-apply").Apply(ctx, "a", map[string]any{"image": "img:4"}, store.WithForce())
 			require.NoError(t, err)
 
 			got, err := s2.Get(ctx, "a")

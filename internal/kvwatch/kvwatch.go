@@ -1,12 +1,17 @@
 // Package kvwatch is the sending half of a store.Backend's Watch, shared by
-// memstore and boltstore: each watch reads its events out of its backend's
+// memstore, boltstore and pgstore: each watch reads its events out of its backend's
 // history in batches, at its receiver's pace, and sends progress marks once
 // it has sent everything. A backend supplies only the reading (a Reader);
 // how a batch, a mark, the end of the watch's ctx and the backend's Close
 // take turns is decided here once.
 package kvwatch
 
-import "github.com/steady-go/steady/store"
+import (
+	"time"
+
+	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/store"
+)
 
 // A Reader reads a watch's events out of its backend's history.
 type Reader interface {
@@ -17,7 +22,9 @@ type Reader interface {
 	// closed) after the next change, taken so that no change can slip in
 	// between the read and the wait; otherwise that channel is nil. An
 	// error (store.ErrExpired when the history no longer holds cursor+1)
-	// ends the watch.
+	// ends the watch, with no error event if Stop is closed by then. Read
+	// may block (to retry a backend that cannot be reached, say) as long as
+	// it returns once Stop is closed.
 	Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error)
 }
 
@@ -33,6 +40,11 @@ type Watch struct {
 	// ends with a last event carrying Closed()'s error if Out has room.
 	Closing <-chan struct{}
 	Closed  func() error
+	// Poll, if positive, makes a watch that waits for a change read again
+	// after Poll even without one, for a backend whose change notices can
+	// be lost (pgstore's NOTIFY); Clock times it.
+	Poll  time.Duration
+	Clock clock.Clock
 }
 
 // Run sends the events r reads after revision from on w.Out, in order,
@@ -53,7 +65,12 @@ func (w Watch) Run(r Reader, from int64) {
 		head         int
 		wake         <-chan struct{}
 		err          error
+		poll         clock.Timer
 	)
+	if w.Poll > 0 {
+		poll = w.Clock.NewTimer(w.Poll)
+		defer poll.Stop()
+	}
 	for {
 		if head == len(queue) {
 			clear(queue) // release the values
@@ -73,7 +90,7 @@ func (w Watch) Run(r Reader, from int64) {
 		case wake != nil && cursor > seen:
 			ev = store.KVEvent{Progress: true, Revision: cursor}
 		case wake != nil:
-			if w.wait(wake, seen) {
+			if w.wait(wake, poll, seen) {
 				return
 			}
 			continue
@@ -95,11 +112,19 @@ func (w Watch) Run(r Reader, from int64) {
 	}
 }
 
-// wait waits for wake, and reports whether the watch ended instead (after
-// its last event, if the backend closed). seen is the last revision sent.
-func (w Watch) wait(wake <-chan struct{}, seen int64) (ended bool) {
+// wait waits for wake (or poll, when not nil), and reports whether the
+// watch ended instead (after its last event, if the backend closed). seen
+// is the last revision sent.
+func (w Watch) wait(wake <-chan struct{}, poll clock.Timer, seen int64) (ended bool) {
+	var tick <-chan time.Time
+	if poll != nil {
+		poll.Reset(w.Poll)
+		tick = poll.C()
+	}
 	select {
 	case <-wake:
+		return false
+	case <-tick:
 		return false
 	case <-w.Stop:
 	case <-w.Closing:
@@ -130,9 +155,15 @@ func (w Watch) send(ev store.KVEvent, wake <-chan struct{}, seen int64) (sent, e
 	return false, true
 }
 
-// fail sends the final error event, unless the watch's ctx ends first or
-// the receiver is not there to take it while the backend closes.
+// fail sends the final error event, unless the watch's ctx ended (a
+// watch ended by its ctx closes without one) or ends first, or the
+// receiver is not there to take it while the backend closes.
 func (w Watch) fail(err error, seen int64) {
+	select {
+	case <-w.Stop:
+		return
+	default:
+	}
 	ev := store.KVEvent{Err: err, Revision: seen}
 	select {
 	case w.Out <- ev:

@@ -2,11 +2,15 @@ package kvwatch_test
 
 import (
 	"errors"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
 )
@@ -17,11 +21,20 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // which the watch wants the keys under prefix "a"; it reads one revision
 // per call and, once it has read everything, waits on wake.
 type history struct {
+	mu   sync.Mutex
 	keys []string
 	wake chan struct{}
 }
 
+func (h *history) add(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.keys = append(h.keys, key)
+}
+
 func (h *history) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if cursor >= int64(len(h.keys)) {
 		return q, cursor, h.wake, nil
 	}
@@ -74,4 +87,49 @@ func TestRunEndsWithTheClosedErrorWhenTheBackendCloses(t *testing.T) {
 	}
 	require.ErrorIs(t, last.Err, errClosed)
 	require.Equal(t, int64(1), last.Revision, "the error event carries the last revision sent")
+}
+
+// A backend whose change notices can be lost (pgstore's NOTIFY) sets Poll:
+// a watch that waits for a change reads again after Poll without one.
+func TestRunReadsAgainAfterPollWithoutAWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &history{keys: []string{"a1"}, wake: make(chan struct{})} // never woken
+		out, stop := make(chan store.KVEvent, 8), make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			kvwatch.Watch{Out: out, Stop: stop, Poll: time.Second, Clock: clock.Real{}}.Run(h, 0)
+		}()
+		require.Equal(t, int64(1), (<-out).Revision)
+		synctest.Wait()
+		h.add("a2") // a write whose notice is lost
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Len(t, out, 1, "the poll read the write")
+		require.Equal(t, int64(2), (<-out).Revision)
+		close(stop)
+		<-done
+	})
+}
+
+// failing is a Reader whose read fails because the watch's ctx ended
+// meanwhile (a query cancelled by it).
+type failing struct{ stop chan struct{} }
+
+func (f failing) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+	close(f.stop)
+	return q, cursor, nil, errors.New("context canceled")
+}
+
+// A watch ended by its ctx closes without an error event, also when its
+// last read failed because of that end.
+func TestRunSendsNoErrorEventAfterStop(t *testing.T) {
+	for range 50 {
+		f := failing{stop: make(chan struct{})}
+		out := make(chan store.KVEvent, 8)
+		kvwatch.Watch{Out: out, Stop: f.stop}.Run(f, 0)
+		for ev := range out {
+			require.NoError(t, ev.Err, "an event after the watch's ctx ended")
+		}
+	}
 }

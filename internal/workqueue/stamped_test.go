@@ -2,64 +2,14 @@ package workqueue_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/queuetest"
 	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/stretchr/testify/require"
 )
-
-// recorder keeps every measurement a queue reports.
-type recorder struct {
-	mu                  sync.Mutex
-	depths              []int
-	added, retries      int
-	latencies, works    []time.Duration
-	unfinished, longest time.Duration
-	reports             int
-}
-
-func (r *recorder) Depth(n int) { r.mu.Lock(); r.depths = append(r.depths, n); r.mu.Unlock() }
-func (r *recorder) Added()      { r.mu.Lock(); r.added++; r.mu.Unlock() }
-func (r *recorder) Retry()      { r.mu.Lock(); r.retries++; r.mu.Unlock() }
-func (r *recorder) QueueLatency(d time.Duration) {
-	r.mu.Lock()
-	r.latencies = append(r.latencies, d)
-	r.mu.Unlock()
-}
-func (r *recorder) WorkDuration(d time.Duration) {
-	r.mu.Lock()
-	r.works = append(r.works, d)
-	r.mu.Unlock()
-}
-func (r *recorder) Unfinished(total, longest time.Duration) {
-	r.mu.Lock()
-	r.unfinished, r.longest = total, longest
-	r.reports++
-	r.mu.Unlock()
-}
-
-func (r *recorder) snapshot() recorder {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return recorder{
-		depths: append([]int(nil), r.depths...), added: r.added, retries: r.retries,
-		latencies: append([]time.Duration(nil), r.latencies...), works: append([]time.Duration(nil), r.works...),
-		unfinished: r.unfinished, longest: r.longest, reports: r.reports,
-	}
-}
-
-// countingClock is the real clock, counting calls of Now.
-type countingClock struct {
-	clock.Real
-	nows atomic.Int64
-}
-
-func (c *countingClock) Now() time.Time { c.nows.Add(1); return c.Real.Now() }
 
 // GetStamped and DoneStamped time the work with the caller's stamps: Get
 // reuses the caller's free stamp when a key was waiting for it, Done takes
@@ -68,8 +18,8 @@ func (c *countingClock) Now() time.Time { c.nows.Add(1); return c.Real.Now() }
 // waited, reads the clock.
 func TestStampedGetAndDoneShareTheCallersClockReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &countingClock{}
-		r := &recorder{}
+		c := &queuetest.CountingClock{}
+		r := &queuetest.Recorder{}
 		q := workqueue.New[string](workqueue.WithClock(c), workqueue.WithMetrics(r))
 		defer q.ShutDown()
 		ctx := context.Background()
@@ -86,10 +36,10 @@ func TestStampedGetAndDoneShareTheCallersClockReads(t *testing.T) {
 		end := q.Stamp()
 		require.Equal(t, 3*time.Second, end)
 
-		reads := c.nows.Load()
+		reads := c.Nows.Load()
 		q.DoneStamped(a, end)
 		b, at, _ := q.GetStamped(ctx, end) // b was ready by end
-		require.Equal(t, reads, c.nows.Load(), "no clock read: the caller's stamps serve")
+		require.Equal(t, reads, c.Nows.Load(), "no clock read: the caller's stamps serve")
 		require.Equal(t, "b", b)
 		require.Equal(t, 3*time.Second, at)
 
@@ -116,9 +66,9 @@ func TestStampedGetAndDoneShareTheCallersClockReads(t *testing.T) {
 		require.Equal(t, 6*time.Second, at, "a Get that waited reads the clock")
 		q.DoneStamped(d, 7*time.Second)
 
-		got := r.snapshot()
-		require.Equal(t, []time.Duration{time.Second, 3 * time.Second, time.Second, 0, 0}, got.latencies)
-		require.Equal(t, []time.Duration{2 * time.Second, time.Second, 0, 0, time.Second}, got.works)
+		got := r.Snapshot()
+		require.Equal(t, []time.Duration{time.Second, 3 * time.Second, time.Second, 0, 0}, got.Latencies)
+		require.Equal(t, []time.Duration{2 * time.Second, time.Second, 0, 0, time.Second}, got.Works)
 	})
 }
 
@@ -149,7 +99,7 @@ func TestStampedGetWithoutMetricsReusesFreeOnlyWithoutWaiting(t *testing.T) {
 // Unfinished stays at or above zero.
 func TestStampsOutOfOrderNeverGiveNegativeDurations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := &recorder{}
+		r := &queuetest.Recorder{}
 		q := workqueue.New[string](workqueue.WithMetrics(r))
 		defer q.ShutDown()
 		ctx := context.Background()
@@ -167,15 +117,15 @@ func TestStampsOutOfOrderNeverGiveNegativeDurations(t *testing.T) {
 		require.True(t, ok)
 		time.Sleep(2 * workqueue.UnfinishedInterval)
 
-		got := r.snapshot()
-		for _, d := range got.latencies {
-			require.GreaterOrEqual(t, d, time.Duration(0), "latencies %v", got.latencies)
+		got := r.Snapshot()
+		for _, d := range got.Latencies {
+			require.GreaterOrEqual(t, d, time.Duration(0), "latencies %v", got.Latencies)
 		}
-		for _, d := range got.works {
-			require.GreaterOrEqual(t, d, time.Duration(0), "works %v", got.works)
+		for _, d := range got.Works {
+			require.GreaterOrEqual(t, d, time.Duration(0), "works %v", got.Works)
 		}
-		require.Len(t, got.latencies, 3)
-		require.GreaterOrEqual(t, got.unfinished, time.Duration(0))
-		require.GreaterOrEqual(t, got.longest, time.Duration(0))
+		require.Len(t, got.Latencies, 3)
+		require.GreaterOrEqual(t, got.Unfinished, time.Duration(0))
+		require.GreaterOrEqual(t, got.Longest, time.Duration(0))
 	})
 }

@@ -78,7 +78,7 @@ func benchController(b *testing.B, m metrics.Loop) {
 		if !ok {
 			return reconcile.Result{}, nil
 		}
-		_, err := ctl.ApplyStatus(ctx, key, benchSpec{Replicas: int(round.Load())}, nil, store.IfObserved(o.Meta))
+		_, err := ctl.ApplyStatus(ctx, key, benchSpec{Replicas: int(round.Load())}, nil, store.WithObserved(o.Meta))
 		if done.Add(1)%n == 0 {
 			round.Add(1)
 			pass <- struct{}{}

@@ -17,6 +17,9 @@ type fault struct {
 	plant func(c *cmp) bool
 }
 
+// Rules map-members and type-change are gone (steady now owns and
+// conflicts as structured-merge-diff does there); their faults stay, to
+// show that nothing else excuses them.
 var faults = []fault{
 	{"update-containers", "an Update entry does not own the atomic map or empty map it wrote",
 		func(c *cmp) bool {
@@ -62,22 +65,6 @@ var faults = []fault{
 				c.got.owned[k] = append(c.got.owned[k], p)
 				slices.Sort(c.got.owned[k])
 				return true
-			}
-			return false
-		}},
-	{"hollow-map-pruned", "steady prunes a map holding only empty lists that the applier still applies",
-		func(c *cmp) bool {
-			if c.applied == nil || c.got.conflicts != nil {
-				return false
-			}
-			for _, name := range slices.Sorted(maps.Keys(c.got.object)) {
-				p := "." + name
-				_, inCfg := c.applied[name]
-				if inCfg && hollow(c.got.object[name], typeAt(p)) && !ownedAtOrBelow(c.got.owned, p) {
-					c.got.object = maps.Clone(c.got.object)
-					delete(c.got.object, name)
-					return true
-				}
 			}
 			return false
 		}},
@@ -255,5 +242,86 @@ func TestUpdateNullMapUncoversOnlyHeldMaps(t *testing.T) {
 				t.Errorf("rules = %v, want update-null-map once", rules)
 			}
 		})
+	}
+}
+
+// TestOwnedKeptRefusesAFailedPrune pins rule owned-kept where the
+// reference's prune leaves null for the map above what steady keeps (seed
+// 47, step 208, in its smallest form): alpha stops applying .m.m, whose
+// field a an Updater owns; steady keeps .m.m for it, structured-merge-
+// diff removes it and leaves "m":null. So too where alpha applies .m as
+// {} (seed 240, step 34). The rule excuses that and nothing wider: not
+// steady keeping a field alpha owned before and nobody owns now (a prune
+// that failed), beside the kept one or alone, nor a field alpha applies
+// inside the map.
+func TestOwnedKeptRefusesAFailedPrune(t *testing.T) {
+	before := map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2, "x": 1}}}
+	prev := map[string][]string{"alpha/Apply": {".k", ".m.m.x"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}
+	kept := map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2}}}
+	cases := []struct {
+		name      string
+		applied   map[string]any
+		got, want outcome
+		explained bool
+	}{
+		{"steady keeps the map for the updater's field", map[string]any{"k": 1},
+			outcome{object: kept, owned: map[string][]string{"alpha/Apply": {".k"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}},
+			outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}}, true},
+		{"and alpha applies the map as {}", map[string]any{"k": 1, "m": map[string]any{}},
+			outcome{object: kept, owned: map[string][]string{"alpha/Apply": {".k", ".m"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}},
+			outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k", ".m"}, "gamma/Update": {".m"}}}, true},
+		{"steady also keeps a field alpha stopped applying", map[string]any{"k": 1},
+			outcome{object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2, "x": 1}}},
+				owned: map[string][]string{"alpha/Apply": {".k"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}},
+			outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}}, false},
+		{"steady keeps only the field alpha stopped applying", map[string]any{"k": 1},
+			outcome{object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"x": 1}}},
+				owned: map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}},
+			outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k"}, "gamma/Update": {".m"}}}, false},
+		{"alpha applies a field inside the kept map", map[string]any{"k": 1, "m": map[string]any{"y": 1}},
+			outcome{object: map[string]any{"k": 1, "m": map[string]any{"m": map[string]any{"a": 2}, "y": 1}},
+				owned: map[string][]string{"alpha/Apply": {".k", ".m.y"}, "beta/Update": {".m.m.a"}, "gamma/Update": {".m"}}},
+			outcome{object: map[string]any{"k": 1, "m": nil}, owned: map[string][]string{"alpha/Apply": {".k", ".m.y"}, "gamma/Update": {".m"}}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &cmp{op: "apply", manager: "alpha", applied: tc.applied,
+				gotBefore: before, wantBefore: before, gotPrev: prev, wantPrev: prev,
+				heldBefore: func(string, string) bool { return false },
+				got:        tc.got, want: tc.want}
+			rules := ruleHits{}
+			ok, kept := sameObject(c, c.got.object, &rules)
+			if ok {
+				ok = sameOwned(c, c.got.owned, kept, &rules)
+			}
+			if ok != tc.explained {
+				t.Fatalf("explained = %v, want %v (rules %v)", ok, tc.explained, rules)
+			}
+			if tc.explained && (rules["owned-kept"] != 2 || rules["prune-null"] != 1) {
+				t.Errorf("rules = %v, want owned-kept (object and owned) and prune-null", rules)
+			}
+		})
+	}
+}
+
+// TestNullToMapUncoversOnlyHeldMaps pins rule null-to-map's owned paths
+// where the applier's own Update entry wrote the null inside a map it
+// created (seed 232, step 555): the reference's entry keeps the null,
+// which hid the map above; steady's entry lost the null to the apply and
+// holds the map. The rule excuses that, and not a map the entry did not
+// hold before.
+func TestNullToMapUncoversOnlyHeldMaps(t *testing.T) {
+	before := map[string]any{"m": map[string]any{"n": nil}}
+	after := map[string]any{"m": map[string]any{"n": map[string]any{"z": 2}}}
+	for _, held := range []bool{true, false} {
+		c := &cmp{op: "apply", manager: "alpha", applied: after, gotBefore: before, wantBefore: before,
+			heldBefore: func(k, p string) bool { return held && k == "alpha/Update" && p == ".m" },
+			got:        outcome{object: after, owned: map[string][]string{"alpha/Apply": {".m.n.z"}, "alpha/Update": {".m"}}},
+			want:       outcome{object: after, owned: map[string][]string{"alpha/Apply": {".m.n.z"}, "alpha/Update": {".m.n"}}},
+		}
+		rules := ruleHits{}
+		if got := sameOwned(c, c.got.owned, nil, &rules); got != held {
+			t.Errorf("held before %v: sameOwned = %v (rules %v)", held, got, rules)
+		}
 	}
 }

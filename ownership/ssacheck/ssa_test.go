@@ -251,7 +251,8 @@ func (r *reference) owned() map[string][]string {
 
 // members lists each entry's member paths, not only its leaves, as far as
 // steady's sets can say the same: an Apply entry's map keys that hold
-// other members (rule map-members) are left out. (An Update entry's keyed
+// other members are left out (steady's Apply sets hold the leaves, not
+// the maps above them; see doc.go). (An Update entry's keyed
 // lists and sets stay: steady's Update owns those it creates too, so one
 // engine's entry holding such a list where the other's does not is
 // drift.) Chained runs compare these to find differences that leaves do
@@ -571,10 +572,6 @@ func stripNulls(m map[string]any) (map[string]any, bool) {
 // dropOwnedKept). The subtrees steady keeps that the reference removed
 // and that steady's entries own something at or below are dropped from
 // got; kept returns their paths, whose owned paths sameOwned then drops.
-//
-// Rule hollow-map-pruned: a map that holds only empty sets and keyed lists
-// and that nobody owns any more goes in steady; structured-merge-diff's
-// field sets have no path for it, so its prune may keep it (dropHollow).
 func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []string) {
 	want := c.want.object
 	if js(got) == js(want) {
@@ -589,11 +586,8 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 		// only one that was there before the step.
 		others := maps.Clone(c.got.owned)
 		delete(others, key(c.manager, ownership.OpApply))
-		if g, k := dropOwnedKept(got, want, c.gotBefore, "", others); len(k) > 0 {
+		if g, k := dropOwnedKept(got, want, c, others); len(k) > 0 {
 			got, kept, used = g, k, append(used, "owned-kept")
-		}
-		if w, ok := dropHollow(got, want, c.applied, "", "obj", c.got.owned, c.gotPrev[key(c.manager, ownership.OpApply)]); ok {
-			want, used = w, append(used, "hollow-map-pruned")
 		}
 	}
 	switch {
@@ -616,20 +610,40 @@ func sameObject(c *cmp, got map[string]any, rules *ruleHits) (ok bool, kept []st
 	return true, kept
 }
 
-// dropOwnedKept removes from got (at path) the fields that want does not
-// have, that were there before (in steady) and that another entry of
-// steady (owned, the applier's own entry left out) owns something at or
-// below, and returns their paths. structured-merge-diff's prune removes a
-// map that the applier owned or emptied even where another entry owns
-// fields inside it (its addBackOwnedItems adds back only the paths a set
-// lists itself, and an Update entry lists a map only if it created it),
-// and a map that holds only empty sets or keyed lists even when it is
-// owned (addBackDanglingItems cannot see it).
-func dropOwnedKept(got, want, before map[string]any, path string, owned map[string][]string) (map[string]any, []string) {
-	return ownedKept(got, want, before, path, "obj", owned)
+// dropOwnedKept removes from got the fields that want does not have (or
+// has as the null its prune left), that were there before (in steady)
+// and that another entry of steady (owned, the applier's own entry left
+// out) owns something at or below, and returns their paths.
+// structured-merge-diff's prune removes a map that the applier owned or
+// emptied even where another entry owns fields inside it (its
+// addBackOwnedItems adds back only the paths a set lists itself, and an
+// Update entry lists a map only if it created it), and a map that holds
+// only empty sets or keyed lists even when it is owned
+// (addBackDanglingItems cannot see it); where that empties the map above,
+// it leaves null there (seed 47).
+//
+// Only what pruning keeps for another entry is excused: not a subtree
+// where steady still holds a path the applier owned before (c.gotPrev)
+// that no other entry owns at or below (a prune that failed), nor one
+// holding something the applier applies inside (an empty map it applies
+// there is fine: others' fields fill it; seed 240).
+func dropOwnedKept(got, want map[string]any, c *cmp, owned map[string][]string) (map[string]any, []string) {
+	applier := key(c.manager, ownership.OpApply)
+	prunable := func(p string) bool {
+		// The applier's own map ({} applied) may hold what others own;
+		// a field it applies inside may not go.
+		if slices.ContainsFunc(c.got.owned[applier], func(q string) bool { return q != p && atOrBelow(q, p) }) {
+			return true
+		}
+		return slices.ContainsFunc(c.gotPrev[applier], func(q string) bool {
+			_, in := lookup(c.got.object, q)
+			return atOrBelow(q, p) && in && !ownedAtOrBelow(owned, q)
+		})
+	}
+	return ownedKept(got, want, c.gotBefore, "", "obj", owned, prunable)
 }
 
-func ownedKept(got, want, before map[string]any, path, typ string, owned map[string][]string) (map[string]any, []string) {
+func ownedKept(got, want, before map[string]any, path, typ string, owned map[string][]string, prunable func(string) bool) (map[string]any, []string) {
 	var kept []string
 	out := make(map[string]any, len(got))
 	for k, gv := range got {
@@ -637,7 +651,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
 		wv, ok := want[k]
 		bv, bok := before[k]
-		if !ok && bok && ownedAtOrBelow(owned, p) {
+		if (!ok || wv == nil && bv != nil && nonEmptyMap(gv)) && bok && ownedAtOrBelow(owned, p) && !prunable(p) {
 			kept = append(kept, p)
 			continue
 		}
@@ -647,7 +661,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 			bm, _ := bv.(map[string]any)
 			if wok {
 				var k2 []string
-				if gv, k2 = ownedKept(g, wm, bm, p, ct, owned); len(k2) > 0 {
+				if gv, k2 = ownedKept(g, wm, bm, p, ct, owned, prunable); len(k2) > 0 {
 					kept = append(kept, k2...)
 				}
 			}
@@ -671,7 +685,7 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 				if wm == nil {
 					continue
 				}
-				if m, k2 := ownedKept(gm, wm, itemAt(bl, ip, ct), ip, it, owned); len(k2) > 0 {
+				if m, k2 := ownedKept(gm, wm, itemAt(bl, ip, ct), ip, it, owned, prunable); len(k2) > 0 {
 					l[i], kept = m, append(kept, k2...)
 				}
 			}
@@ -680,58 +694,6 @@ func ownedKept(got, want, before map[string]any, path, typ string, owned map[str
 		out[k] = gv
 	}
 	return out, kept
-}
-
-// dropHollow removes from want (at path, of schema type typ) the maps that
-// got does not have, that hold only empty sets and keyed lists (directly
-// or in maps that hold only those), that no entry of steady owns anything
-// in, and that the applier stopped applying: applied does not hold them
-// and the applier's entry owned something at or below them before (prev).
-func dropHollow(got, want, applied map[string]any, path, typ string, owned map[string][]string, prev []string) (map[string]any, bool) {
-	dropped := false
-	out := make(map[string]any, len(want))
-	for k, wv := range want {
-		p := path + "." + k
-		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
-		gv, ok := got[k]
-		av, aok := applied[k]
-		if !ok && !aok && hollow(wv, ct) && !ownedAtOrBelow(owned, p) &&
-			slices.ContainsFunc(prev, func(q string) bool { return atOrBelow(q, p) }) {
-			dropped = true
-			continue
-		}
-		gm, gok := gv.(map[string]any)
-		wm, wok := wv.(map[string]any)
-		am, _ := av.(map[string]any)
-		if gok && wok {
-			var d bool
-			if wv, d = dropHollow(gm, wm, am, p, ct, owned, prev); d {
-				dropped = true
-			}
-		}
-		out[k] = wv
-	}
-	return out, dropped
-}
-
-// hollow reports whether v (of schema type typ) is a granular map holding
-// only empty sets and keyed lists, directly or in maps that hold only
-// those.
-func hollow(v any, typ string) bool {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) == 0 || typ == "sel" {
-		return false
-	}
-	for k, e := range m {
-		ct, _ := childType(typ, diff.Element{Kind: diff.FieldElem, Name: k})
-		if l, ok := e.([]any); ok && len(l) == 0 && (ct == "items" || ct == "pairs" || ct == "tags") {
-			continue
-		}
-		if !hollow(e, ct) {
-			return false
-		}
-	}
-	return true
 }
 
 // ownsExactly reports whether an entry owns path p itself.
@@ -900,6 +862,11 @@ func dropKeptEmptyLists(got, want, applied map[string]any) (map[string]any, bool
 	return out, dropped
 }
 
+func nonEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) > 0
+}
+
 func emptyContainer(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
@@ -943,12 +910,6 @@ func sortLists(v any, typ string) any {
 // Update entry's path that is a keyed list or set in the reference's
 // object (or the null its prune left of one, where steady has nothing) and
 // that steady's same entry does not list is dropped.
-//
-// Rule map-members: structured-merge-diff's Apply entry owns every map key
-// without a schema as a member; a map it applied fields in whose fields
-// all went elsewhere becomes its leaf where steady's entry owns nothing
-// at or below it. Such a path (a granular map with fields, in the
-// reference's object) is dropped from the reference's Apply entry.
 //
 // Rule owned-kept: the paths another entry of steady owns in subtrees
 // that sameObject's rule owned-kept excused (kept) are dropped from
@@ -995,18 +956,20 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 	if len(c.nullMaps) > 0 {
 		isNullMap := func(_, p string) bool { return slices.Contains(c.nullMaps, p) }
 		got = drop(got, "update-null-map", isNullMap)
-		want = drop(uncoverHeldMaps(want, c), "update-null-map", isNullMap)
+		want = drop(uncoverHeldMaps(want, c, isNullMap), "update-null-map", isNullMap)
 	}
 	if c.applied != nil {
 		// Rule null-to-map: the reference's entry keeps a stored null the
 		// config made a map (it sees no change of the field itself);
-		// steady's entry lost it to the type change.
-		want = drop(want, "null-to-map", func(k, p string) bool {
+		// steady's entry lost it to the type change, and holds the map
+		// above it if it held that before (uncoverHeldMaps; seed 232).
+		isNullToMap := func(k, p string) bool {
 			b, bok := lookup(c.gotBefore, p)
 			a, _ := lookup(c.applied, p)
 			_, isMap := a.(map[string]any)
 			return k != key(c.manager, ownership.OpApply) && bok && b == nil && isMap && notSteadys(k, p)
-		})
+		}
+		want = drop(uncoverHeldMaps(want, c, isNullToMap), "null-to-map", isNullToMap)
 	}
 	containers := map[string][]string{} // entry -> the lists dropped from it
 	want = drop(want, "update-containers", func(k, p string) bool {
@@ -1036,15 +999,6 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 				slices.ContainsFunc(containers[k], func(q string) bool { return atOrBelow(q, p) && q != p })
 		})
 	}
-	want = drop(want, "map-members", func(k, p string) bool {
-		if !strings.HasSuffix(k, "/Apply") || !notSteadys(k, p) {
-			return false
-		}
-		v, ok := lookup(c.want.object, p)
-		m, isMap := v.(map[string]any)
-		typ := typeAt(p)
-		return ok && isMap && len(m) > 0 && (typ == "obj" || typ == "deduced")
-	})
 	if !ownedEqual(got, want) {
 		return false
 	}
@@ -1054,19 +1008,20 @@ func sameOwned(c *cmp, got map[string][]string, kept []string, rules *ruleHits) 
 	return true
 }
 
-// uncoverHeldMaps serves rule update-null-map: for each of an entry's
-// leaves in want that the update changed between a map and null, it adds
+// uncoverHeldMaps serves rules update-null-map and null-to-map: for each
+// of an entry's leaves in want that the rule drops (dropped: the step
+// changed it between a map and null), it adds
 // the deepest map above it that the entry held before the step, when the
 // entry holds nothing else below that map. structured-merge-diff's update
 // takes nothing from a map the object keeps, so the entry still holds
 // that map; the null leaf hid it, and once the rule drops the null it is
 // the entry's leaf, as it is in steady's entry.
-func uncoverHeldMaps(want map[string][]string, c *cmp) map[string][]string {
+func uncoverHeldMaps(want map[string][]string, c *cmp, dropped func(k, p string) bool) map[string][]string {
 	out := make(map[string][]string, len(want))
 	for k, paths := range want {
 		out[k] = paths
 		for _, p := range paths {
-			if !slices.Contains(c.nullMaps, p) {
+			if !dropped(k, p) {
 				continue
 			}
 			q := p
@@ -1081,7 +1036,7 @@ func uncoverHeldMaps(want map[string][]string, c *cmp) map[string][]string {
 				}
 			}
 			if q == "" || slices.Contains(out[k], q) || slices.ContainsFunc(paths, func(o string) bool {
-				return !slices.Contains(c.nullMaps, o) && atOrBelow(o, q)
+				return !dropped(k, o) && atOrBelow(o, q)
 			}) {
 				continue
 			}
@@ -1196,104 +1151,37 @@ func ownedEqual(a, b map[string][]string) bool {
 }
 
 // sameConflicts compares (manager, path) conflict pairs. Rule
-// type-change: when a value changes kind, structured-merge-diff names the
-// changed path, steady every path its owner owns at or below it; a
-// reference pair matches steady's pairs of that manager below it. steady
-// also reports owners below a path whose value the config changes in kind
-// (structured-merge-diff reports them only where the owner's set holds the
-// changed path itself): such extra steady pairs, below the changed field
-// and of entries whose reference set did not hold it, are dropped. A step
-// only one engine refused is judge's to excuse, never this rule's.
+// null-to-map: steady's extra pairs at a stored null the config makes a
+// map are dropped (structured-merge-diff sees no change of the field
+// itself). A step only one engine refused is judge's to excuse, never
+// this rule's.
 func sameConflicts(c *cmp, got []string, rules *ruleHits) bool {
 	want := c.want.conflicts
 	if slices.Equal(got, want) {
 		return true
 	}
-	if got == nil || want == nil {
+	if got == nil || want == nil || c.applied == nil {
 		return false // one refused: only judge's whole-step rules may excuse it
 	}
 	rest := slices.Clone(got)
 	for _, w := range want {
 		n := len(rest)
-		rest = slices.DeleteFunc(rest, func(g string) bool {
-			return g == w || strings.HasPrefix(g, w+".") || strings.HasPrefix(g, w+"[")
-		})
-		if len(rest) == n {
+		if rest = slices.DeleteFunc(rest, func(g string) bool { return g == w }); len(rest) == n {
 			return false
 		}
 	}
-	used := "type-change"
 	rest = slices.DeleteFunc(rest, func(g string) bool {
-		k, p, _ := strings.Cut(g, " ")
-		if c.applied == nil {
-			return false
-		}
-		if b, bok := lookup(c.gotBefore, p); bok && b == nil {
-			// Rule null-to-map: a stored null the config makes a map
-			// conflicts with its owner in steady only.
-			a, _ := lookup(c.applied, p)
-			if _, isMap := a.(map[string]any); isMap {
-				used = "null-to-map"
-				return true
-			}
-		}
-		q := kindChangeAt(p, c.gotBefore, c.applied)
-		return q != "" && q != p && !c.heldBefore(k, q)
+		_, p, _ := strings.Cut(g, " ")
+		b, bok := lookup(c.gotBefore, p)
+		a, _ := lookup(c.applied, p)
+		_, isMap := a.(map[string]any)
+		return bok && b == nil && isMap
 	})
 	if len(rest) > 0 {
 		return false
 	}
-	rules.hit(used)
+	rules.hit("null-to-map")
 	return true
-}
-
-// refusedTypeChange reports whether steady refused an apply that the
-// reference wrote for rule type-change only: each of steady's conflicts
-// ("entry path") lies below a field whose kind the config changes (the
-// shallowest such field on its path), and the reference's set of that
-// entry did not hold that field before the step (heldBefore), which is
-// all structured-merge-diff conflicts on.
-func refusedTypeChange(c *cmp, heldBefore func(k, p string) bool) bool {
-	if c.applied == nil || c.got.conflicts == nil || c.want.conflicts != nil {
-		return false
-	}
-	for _, g := range c.got.conflicts {
-		k, p, _ := strings.Cut(g, " ")
-		q := kindChangeAt(p, c.gotBefore, c.applied)
-		if q == "" || q == p || heldBefore(k, q) {
-			return false
-		}
-	}
-	return true
-}
-
-// kindChangeAt returns the shallowest field path at or above p (field
-// elements only) where before and applied hold values of different kinds,
-// or "".
-func kindChangeAt(p string, before, applied map[string]any) string {
-	if i := strings.Index(p, "["); i >= 0 {
-		p = p[:i]
-	}
-	var b, a any = before, applied
-	at := ""
-	for _, name := range strings.Split(p, ".")[1:] {
-		bm, ok1 := b.(map[string]any)
-		am, ok2 := a.(map[string]any)
-		if !ok1 || !ok2 {
-			return ""
-		}
-		var bok, aok bool
-		b, bok = bm[name]
-		a, aok = am[name]
-		at += "." + name
-		if !bok || !aok {
-			return ""
-		}
-		if kindOf(b) != kindOf(a) {
-			return at
-		}
-	}
-	return ""
 }
 
 // nullToMap reports whether steady refused an apply that the reference

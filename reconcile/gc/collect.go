@@ -57,7 +57,7 @@ func (c *collector[S, T]) Reconcile(ctx context.Context, name string) (reconcile
 		return reconcile.Result{}, nil // the owner lives; its cache lags
 	}
 
-	rev, err := c.w.Delete(ctx, name, store.IfRevision(fresh.Meta.Revision))
+	rev, err := c.w.Delete(ctx, name, store.WithRevision(fresh.Meta.Revision))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return reconcile.Result{}, nil

@@ -68,7 +68,7 @@ func reconciler(c *cache.Cache[spec, stat], st *store.Store[spec, stat]) reconci
 		case "hold":
 			return reconcile.Result{}, nil // acts on nothing yet: the spec stays unobserved
 		}
-		_, err := st.As("app").ApplyStatus(ctx, name, stat{Seen: o.Spec.Mode}, []store.Condition{ready}, store.IfObserved(o.Meta))
+		_, err := st.As("app").ApplyStatus(ctx, name, stat{Seen: o.Spec.Mode}, []store.Condition{ready}, store.WithObserved(o.Meta))
 		return reconcile.Result{}, store.IgnoreNotFound(err)
 	})
 }

@@ -82,7 +82,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 		}
 	}
 	for n, r := range owned { // beyond the spec's count
-		if _, err := w.Delete(ctx, n, store.IfUID(r.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(ctx, n, store.WithUID(r.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -91,7 +91,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(fieldManager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
-		[]store.Condition{ready}, store.IfObserved(app.Meta))
+		[]store.Condition{ready}, store.WithObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }
 

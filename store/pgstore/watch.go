@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
 )
 
@@ -26,7 +26,8 @@ import (
 // error of its reads ends it with an event wrapping that error and
 // store.ErrExpired, so the reader relists.
 //
-// A watch reads its next batch only once the last one is in its channel:
+// The watch is kvwatch's: it reads its next batch only once the last one is
+// in its channel:
 // a receiver that stops reading holds at most two batches in memory, and
 // costs writers nothing. A watch whose next revision is compacted away
 // (fromRevision below the floor of the last Compact, or a receiver so far
@@ -54,137 +55,77 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		start:  []byte(prefix),
 		end:    prefixEnd(prefix),
 		prefix: prefix,
-		out:    make(chan store.KVEvent, b.cfg.watchBuffer),
-		cursor: fromRevision,
-		seen:   fromRevision,
 	}
+	out := make(chan store.KVEvent, b.cfg.watchBuffer)
 	b.hub.join()
 	go func() {
 		defer b.hub.leave()
-		defer close(w.out)
-		w.run()
-		b.held.Add(-int64(len(w.queue) - w.next))
+		kvwatch.Watch{Out: out, Stop: ctx.Done(), Poll: b.cfg.poll, Clock: b.cfg.clk}.Run(w, fromRevision)
+		b.held.Add(-int64(w.held))
 	}()
-	return w.out, nil
+	return out, nil
 }
 
+// watch is one watch's kvwatch.Reader of the log.
 type watch struct {
 	b          *Backend
 	ctx        context.Context
 	start, end []byte
 	prefix     string
-	out        chan store.KVEvent
-	// cursor is the revision up to which the log has been read, seen the
-	// last revision sent.
-	cursor, seen int64
-	head         int64
-	queue        []store.KVEvent
-	next         int // queue[next:] are read but not sent
+	held       int // the events of the last batch read, as counted in b.held
 }
 
-func (w *watch) run() {
-	poll := w.b.cfg.clk.NewTimer(w.b.cfg.poll)
-	defer poll.Stop()
-	for {
-		var wake <-chan struct{}
-		if w.next == len(w.queue) {
-			var ok bool
-			if wake, ok = w.refill(poll); !ok {
-				return
-			}
-		}
-		var ev store.KVEvent
-		switch {
-		case w.next < len(w.queue):
-			ev = w.queue[w.next]
-		case wake != nil && w.head > w.seen:
-			ev = store.KVEvent{Progress: true, Revision: w.head}
-		case wake != nil:
-			poll.Reset(w.b.cfg.poll)
-			select {
-			case <-wake:
-			case <-poll.C():
-			case <-w.ctx.Done():
-				return
-			}
-			continue
-		default:
-			continue // more to read
-		}
-		if !w.send(ev, wake) {
-			return
-		}
-	}
-}
-
-// refill reads the next batch, and returns the channel that a change after
-// the read closes when the watch has read up to the head with nothing to
-// send, else nil. While the database is unreachable it waits and reads
-// again from the same cursor, so nothing is skipped. It returns false when
-// the watch ends.
-func (w *watch) refill(poll clock.Timer) (<-chan struct{}, bool) {
-	var retry time.Duration
+// Read implements kvwatch.Reader. While the database is unreachable it
+// waits and reads again from the same cursor, so nothing is skipped; it
+// returns when the watch's ctx ends. An error other than
+// store.ErrUnavailable (the schema dropped, a permission revoked) ends the
+// watch with an error wrapping store.ErrExpired, as etcdstore does, so the
+// reader relists and meets the error there rather than wait here unseen.
+func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+	// kvwatch reads again only once the last batch is sent.
+	w.b.held.Add(-int64(w.held))
+	w.held = 0
+	var (
+		retry      time.Duration
+		next, head int64
+		err        error
+	)
 	for {
 		wake := w.b.hub.changed() // before the read: a commit after it wakes us
-		err := w.read()
+		q, next, head, err = w.read(q, cursor)
 		switch {
-		case err == nil && (w.next < len(w.queue) || w.cursor < w.head):
-			return nil, true // more to send or to read
 		case err == nil:
-			return wake, true
-		case w.ctx.Err() != nil:
-			return nil, false
-		case errors.Is(err, store.ErrExpired):
-			w.fail(err)
-			return nil, false
+			w.held = len(q)
+			w.b.held.Add(int64(w.held))
+			if len(q) > 0 || next < head {
+				wake = nil // more to send or to read
+			}
+			return q, next, wake, nil
+		case w.ctx.Err() != nil, errors.Is(err, store.ErrExpired):
+			return q, cursor, nil, err
 		case !errors.Is(err, store.ErrUnavailable):
-			// A failure that waiting does not cure (the schema dropped, a
-			// permission revoked): end the watch, as etcdstore does, so the
-			// reader relists and meets the error there, rather than wait
-			// here unseen.
-			w.fail(fmt.Errorf("%w (%w)", err, store.ErrExpired))
-			return nil, false
+			return q, cursor, nil, fmt.Errorf("%w (%w)", err, store.ErrExpired)
 		}
 		retry = min(max(2*retry, 50*time.Millisecond), w.b.cfg.poll)
-		poll.Reset(retry)
+		t := w.b.cfg.clk.NewTimer(retry)
 		select {
 		case <-w.ctx.Done():
-			return nil, false
-		case <-poll.C():
+			t.Stop()
+			return q, cursor, nil, w.ctx.Err()
+		case <-t.C():
 		}
 	}
 }
 
-// send sends ev, a queued event or a progress mark, unless the watch's ctx
-// ends first. Only a progress mark gives way to a wake-up; events already
-// read are sent whatever happens meanwhile (wake is nil then). It returns
-// false when the watch ends.
-func (w *watch) send(ev store.KVEvent, wake <-chan struct{}) bool {
-	select {
-	case w.out <- ev:
-		w.seen = ev.Revision
-		if !ev.Progress {
-			w.queue[w.next] = store.KVEvent{} // release the values
-			w.next++
-			w.b.held.Add(-1)
-		}
-	case <-wake:
-	case <-w.ctx.Done():
-		return false
-	}
-	return true
-}
-
-// read reads the next batch of events into the queue and advances the
-// cursor past them, scanning at most 8 batches of revisions so a watch on a
-// quiet prefix of a busy store keeps its queries short.
-func (w *watch) read() error {
-	clear(w.queue)
-	w.queue, w.next = w.queue[:0], 0
+// read appends the next batch of events after cursor to q and returns it,
+// the revision it has read up to and the head revision, scanning at most 8
+// batches of revisions so a watch on a quiet prefix of a busy store keeps
+// its queries short.
+func (w *watch) read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, int64, error) {
 	batch := w.b.cfg.watchBuffer
-	rows, err := w.b.pool.Query(w.ctx, w.b.sql.watch, w.cursor, w.start, w.end, batch, int64(8*batch))
+	rows, err := w.b.pool.Query(w.ctx, w.b.sql.watch, cursor, w.start, w.end, batch, int64(8*batch))
 	if err != nil {
-		return mapErr(w.ctx, "watch "+w.prefix, err)
+		return q, cursor, 0, mapErr(w.ctx, "watch "+w.prefix, err)
 	}
 	var head, low int64
 	for rows.Next() {
@@ -194,7 +135,8 @@ func (w *watch) read() error {
 		)
 		if err := rows.Scan(&head, &low, &rev, &key, &value, &create, &prevValue, &prevCreate, &prevRev); err != nil {
 			rows.Close()
-			return mapErr(w.ctx, "watch "+w.prefix, err)
+			clear(q)
+			return q[:0], cursor, 0, mapErr(w.ctx, "watch "+w.prefix, err)
 		}
 		if rev == nil {
 			continue // no event: the row only carries the head
@@ -206,33 +148,23 @@ func (w *watch) read() error {
 		if prevRev != nil {
 			ev.Prev = store.KV{Key: ev.KV.Key, Value: prevValue, CreateRevision: *prevCreate, ModRevision: *prevRev}
 		}
-		w.queue = append(w.queue, ev)
+		q = append(q, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return mapErr(w.ctx, "watch "+w.prefix, err)
+		clear(q)
+		return q[:0], cursor, 0, mapErr(w.ctx, "watch "+w.prefix, err)
 	}
-	if w.cursor+1 < low {
-		clear(w.queue)
-		w.queue = w.queue[:0]
-		return fmt.Errorf("pgstore: watch %q: history after revision %d is compacted (it starts at %d): %w", w.prefix, w.cursor, low, store.ErrExpired)
+	if cursor+1 < low {
+		clear(q)
+		return q[:0], cursor, 0, fmt.Errorf("pgstore: watch %q: history after revision %d is compacted (it starts at %d): %w", w.prefix, cursor, low, store.ErrExpired)
 	}
-	w.b.held.Add(int64(len(w.queue)))
-	w.head = head
 	switch {
-	case len(w.queue) == batch:
-		w.cursor = w.queue[batch-1].Revision
-	case head > w.cursor:
-		w.cursor = min(head, w.cursor+int64(8*batch))
+	case len(q) == batch:
+		cursor = q[batch-1].Revision
+	case head > cursor:
+		cursor = min(head, cursor+int64(8*batch))
 	}
-	return nil
-}
-
-// fail sends the final error event unless the watch's ctx ends first.
-func (w *watch) fail(err error) {
-	select {
-	case w.out <- store.KVEvent{Err: err, Revision: w.seen}:
-	case <-w.ctx.Done():
-	}
+	return q, cursor, head, nil
 }
 
 // hub holds the one listening connection of a Backend while it has

@@ -42,7 +42,7 @@ func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 
 	// IfGeneration alone cannot tell them apart: it is a spec check.
 	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.WithGeneration(old.Meta.Generation))
-	require.NoError(t, err, "IfGeneration(1) lands on a successor at generation 1")
+	require.NoError(t, err, "WithGeneration(1) lands on a successor at generation 1")
 
 	// A spec change since the read is refused too.
 	read, err := st.Get(ctx, "web")

@@ -51,20 +51,7 @@ func run(cfg *ctlbench.Config) error {
 	}
 	inf := api.Informer()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	enqueue := func(obj any) {
-		if k, err := k8scache.MetaNamespaceKeyFunc(obj); err == nil {
-			q.Add(k)
-		}
-	}
-	if _, err := inf.AddEventHandler(k8scache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-		DeleteFunc: func(obj any) {
-			if k, err := k8scache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				q.Add(k)
-			}
-		},
-	}); err != nil {
+	if err := enqueueChanges(inf, q); err != nil {
 		return err
 	}
 
@@ -103,20 +90,7 @@ func run(cfg *ctlbench.Config) error {
 		return fmt.Errorf("informer did not sync")
 	}
 	for range cfg.Workers {
-		wg.Go(func() {
-			for {
-				k, quit := q.Get()
-				if quit {
-					return
-				}
-				if err := reconcile(k); err != nil {
-					q.AddRateLimited(k)
-				} else {
-					q.Forget(k)
-				}
-				q.Done(k)
-			}
-		})
+		wg.Go(func() { work(q, reconcile) })
 	}
 
 	rep := ctlbench.Report{Side: "client-go", Objects: cfg.Objects, Updates: cfg.Updates, Relists: -1}
@@ -139,4 +113,41 @@ func run(cfg *ctlbench.Config) error {
 	rep.Conflicts = api.Conflicts()
 	rep.Write(os.Stdout)
 	return nil
+}
+
+// enqueueChanges adds the key of every object inf sees change to q, as a
+// controller-runtime event handler does.
+func enqueueChanges(inf k8scache.SharedIndexInformer, q workqueue.TypedRateLimitingInterface[string]) error {
+	enqueue := func(obj any) {
+		if k, err := k8scache.MetaNamespaceKeyFunc(obj); err == nil {
+			q.Add(k)
+		}
+	}
+	_, err := inf.AddEventHandler(k8scache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			if k, err := k8scache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				q.Add(k)
+			}
+		},
+	})
+	return err
+}
+
+// work is one worker: it reconciles the keys of q until q shuts down,
+// retrying a failed key with q's rate limit.
+func work(q workqueue.TypedRateLimitingInterface[string], reconcile func(string) error) {
+	for {
+		k, quit := q.Get()
+		if quit {
+			return
+		}
+		if err := reconcile(k); err != nil {
+			q.AddRateLimited(k)
+		} else {
+			q.Forget(k)
+		}
+		q.Done(k)
+	}
 }

@@ -26,7 +26,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -56,7 +55,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 				o.replica, strings.Join(o.endpoints, ","), o.prefix, o.ttl)
 			b, e, release, err := newEtcdBackend(ctx, o, note)
 			if err != nil {
-				return nil, nil, nil, err // not a nil *replicaElector in a non-nil Elector
+				return nil, nil, nil, err // not a nil *demo.WatchedElector in a non-nil Elector
 			}
 			return b, e, release, nil
 		},
@@ -110,7 +109,7 @@ const dialTimeout = 5 * time.Second
 // newEtcdBackend connects to the cluster, checks that it answers, and
 // returns the Backend under o.prefix, this replica's elector, and the
 // function that closes the client.
-func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string, args ...any)) (*etcdstore.Backend, *replicaElector, func(), error) {
+func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string, args ...any)) (*etcdstore.Backend, *demo.WatchedElector, func(), error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: o.endpoints, DialTimeout: dialTimeout, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("etcd %s: %w", strings.Join(o.endpoints, ","), err)
@@ -131,71 +130,16 @@ func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string,
 		cli.Close()
 		return nil, nil, nil, err
 	}
-	re := &replicaElector{Elector: e, backend: b, replica: o.replica, ttl: o.ttl, note: note}
+	holder := func(ctx context.Context) (string, error) {
+		kv, err := b.Get(ctx, e.Key())
+		return string(kv.Value), err
+	}
+	we := &demo.WatchedElector{Elector: e, Name: o.replica, LeaseTTL: o.ttl, Revision: "etcd revision", Note: note, Holder: holder}
 	release := func() {
-		re.awaitResign(cli)
+		awaitResign(cli, b.Prefix()+e.Key(), o.replica)
 		cli.Close()
 	}
-	return b, re, release, nil
-}
-
-// replicaElector is the etcd Elector, watched: it tells the demo whether
-// this replica leads, since when, and notes every change of term.
-type replicaElector struct {
-	*etcdstore.Elector
-	backend *etcdstore.Backend
-	replica string
-	ttl     time.Duration
-	note    func(format string, args ...any)
-
-	mu      sync.Mutex
-	leading bool
-	since   time.Time // when the current term began, or the last one ended
-	terms   int
-}
-
-var _ demo.Elector = (*replicaElector)(nil)
-
-// Campaign implements lease.Elector: it campaigns with the etcd Elector,
-// and notes the term's start and, in a goroutine that ends with the term,
-// its end.
-func (e *replicaElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
-	term, fence, err := e.Elector.Campaign(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.note("replica %s: campaign failed: %v", e.replica, err)
-		}
-		return term, fence, err
-	}
-	e.mu.Lock()
-	e.leading, e.since = true, time.Now()
-	e.terms++
-	e.mu.Unlock()
-	e.note("replica %s leads: term fenced at etcd revision %d; reconciling every group", e.replica, fence.Revision)
-	go func() {
-		<-term.Done()
-		e.mu.Lock()
-		e.leading, e.since = false, time.Now()
-		e.mu.Unlock()
-		if ctx.Err() == nil { // not a shutdown
-			e.note("replica %s's term ended (%v): its writes are fenced from now on", e.replica, context.Cause(term))
-		}
-	}()
-	return term, fence, nil
-}
-
-// Replica implements demo.Elector.
-func (e *replicaElector) Replica() string { return e.replica }
-
-// TTL implements demo.Elector.
-func (e *replicaElector) TTL() time.Duration { return e.ttl }
-
-// State implements demo.Elector: whether this replica leads, since when,
-// and how many terms it has begun.
-func (e *replicaElector) State() (leading bool, since time.Time, terms int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.leading, e.since, e.terms
+	return b, we, release, nil
 }
 
 // resignWait bounds how long a stopping replica waits for its election key
@@ -207,12 +151,11 @@ const resignWait = 2 * time.Second
 // the lease of a term whose campaign ended in a goroutine of its own;
 // closing the client before that revoke lands would leave the standby
 // waiting out the whole TTL after a clean stop.
-func (e *replicaElector) awaitResign(cli *clientv3.Client) {
+func awaitResign(cli *clientv3.Client, key, replica string) {
 	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
 	defer cancel()
-	key := e.backend.Prefix() + e.Key()
 	resp, err := cli.Get(ctx, key)
-	if err != nil || len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != e.replica {
+	if err != nil || len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != replica {
 		return
 	}
 	for w := range cli.Watch(ctx, key, clientv3.WithRev(resp.Kvs[0].ModRevision+1)) {
@@ -222,16 +165,4 @@ func (e *replicaElector) awaitResign(cli *clientv3.Client) {
 			}
 		}
 	}
-}
-
-// Leader implements demo.Elector: the name of the replica that holds the
-// election key, or "" if none does.
-func (e *replicaElector) Leader(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	kv, err := e.backend.Get(ctx, e.Key())
-	if err != nil {
-		return ""
-	}
-	return string(kv.Value)
 }

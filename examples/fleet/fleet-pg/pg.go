@@ -26,7 +26,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -55,7 +54,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 			fmt.Fprintf(w, "fleet: replica %s on PostgreSQL, schema %q, lease TTL %v\n", o.replica, o.schema, o.ttl)
 			b, e, release, err := newPGBackend(ctx, o, note)
 			if err != nil {
-				return nil, nil, nil, err // not a nil *replicaElector in a non-nil Elector
+				return nil, nil, nil, err // not a nil *demo.WatchedElector in a non-nil Elector
 			}
 			return b, e, release, nil
 		},
@@ -97,7 +96,7 @@ const connectTimeout = 5 * time.Second
 
 // newPGBackend connects, creates the schema if needed, and returns the
 // Backend, this replica's elector, and the function that closes the pool.
-func newPGBackend(ctx context.Context, o pgOptions, note func(format string, args ...any)) (*pgstore.Backend, *replicaElector, func(), error) {
+func newPGBackend(ctx context.Context, o pgOptions, note func(format string, args ...any)) (*pgstore.Backend, *demo.WatchedElector, func(), error) {
 	pool, err := pgxpool.New(ctx, o.url)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("-postgres: %w", err)
@@ -114,75 +113,6 @@ func newPGBackend(ctx context.Context, o pgOptions, note func(format string, arg
 		pool.Close()
 		return nil, nil, nil, err
 	}
-	re := &replicaElector{StoreElector: e, backend: b, replica: o.replica, ttl: o.ttl, note: note}
-	return b, re, pool.Close, nil
-}
-
-// replicaElector is the StoreElector, watched: it tells the demo whether
-// this replica leads, since when, and notes every change of term.
-type replicaElector struct {
-	*lease.StoreElector
-	backend *pgstore.Backend
-	replica string
-	ttl     time.Duration
-	note    func(format string, args ...any)
-
-	mu      sync.Mutex
-	leading bool
-	since   time.Time
-	terms   int
-}
-
-var _ demo.Elector = (*replicaElector)(nil)
-
-// Campaign implements lease.Elector: it campaigns, and notes the term's
-// start and, in a goroutine that ends with the term, its end.
-func (e *replicaElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
-	term, fence, err := e.StoreElector.Campaign(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.note("replica %s: campaign failed: %v", e.replica, err)
-		}
-		return term, fence, err
-	}
-	e.mu.Lock()
-	e.leading, e.since = true, time.Now()
-	e.terms++
-	e.mu.Unlock()
-	e.note("replica %s leads: term fenced at revision %d; reconciling every group", e.replica, fence.Revision)
-	go func() {
-		<-term.Done()
-		e.mu.Lock()
-		e.leading, e.since = false, time.Now()
-		e.mu.Unlock()
-		if ctx.Err() == nil { // not a shutdown
-			e.note("replica %s's term ended (%v): its writes are fenced from now on", e.replica, context.Cause(term))
-		}
-	}()
-	return term, fence, nil
-}
-
-// Replica implements demo.Elector.
-func (e *replicaElector) Replica() string { return e.replica }
-
-// TTL implements demo.Elector.
-func (e *replicaElector) TTL() time.Duration { return e.ttl }
-
-// State implements demo.Elector.
-func (e *replicaElector) State() (leading bool, since time.Time, terms int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.leading, e.since, e.terms
-}
-
-// Leader implements demo.Elector: the replica that holds the leader key,
-// or "".
-func (e *replicaElector) Leader(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	h, err := e.Holder(ctx)
-	if err != nil {
-		return ""
-	}
-	return h
+	we := &demo.WatchedElector{Elector: e, Name: o.replica, LeaseTTL: o.ttl, Revision: "revision", Note: note, Holder: e.Holder}
+	return b, we, pool.Close, nil
 }

@@ -374,11 +374,12 @@ func fleetConfig() reconciletest.Config[GroupSpec, GroupStatus] {
 }
 
 // The fleet example's controller is not in the corpus: it leaks the
-// instances of a group deleted while no process of it saw the deletion
-// (a crash, and the next process's cache never has the group). The
-// example removes what is left of a group when a reconcile finds the
-// group gone, and nothing makes a key of a group that is only in the
-// fleet: a sweep at resync that lists the groups of the fleet's
+// instances of a deleted group whose cleanup was cut short (seed 95: a
+// crash after the first of three deletes, then the next process's term
+// ends before its deletes land). The example removes what is left of a
+// group when a reconcile finds the group gone, but a later process's
+// cache never has the group, and nothing makes a key of a group that is
+// only in the fleet: a sweep at resync that lists the groups of the fleet's
 // instances missing from the cache (as the processes example lists its
 // processes' instances) would. This test shows the harness catches it;
 // once the example sweeps, it fails, and the controller joins the corpus.

@@ -208,7 +208,12 @@
 // status by UpdateStatus, two child kinds, a leader-elected one with
 // memory per term, children read without a cache, and apply only. Each
 // passes every schedule of AllFaults: TestCorpus runs 180 each, and
-// -corpus.full 2,000 each.
+// -corpus.full 2,000 each. The copies of the examples' controllers are
+// checked against the examples, byte for byte. The fleet example's
+// controller is not in the corpus: the harness finds it leaks the
+// instances of a deleted group whose cleanup a crash cut short
+// (TestFleetControllerLeaksAGroupDeletedUnseen), since nothing lists the
+// groups only its fleet still knows.
 //
 // # What the defaults catch, and the budget each needs
 //

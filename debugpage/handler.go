@@ -148,7 +148,8 @@ type LoopView struct {
 	reconcile.LoopInfo
 	// Idle is the number of workers not reconciling.
 	Idle int `json:"idle"`
-	// Role is "leading" or "standby".
+	// Role is "leading" or "standby", or "sharded" for a replica of a
+	// sharded Loop (its shards are in Sharding).
 	Role string `json:"role"`
 }
 
@@ -160,6 +161,9 @@ func (h *Handler) serveLoops(w http.ResponseWriter, _ *http.Request) {
 		v := LoopView{LoopInfo: s, Role: "standby"}
 		if s.Leading {
 			v.Role, v.Idle = "leading", s.Workers-s.Busy
+		}
+		if s.Sharding != nil {
+			v.Role = "sharded"
 		}
 		for i := range v.RecentFailures {
 			v.RecentFailures[i].Error = bound(v.RecentFailures[i].Error)

@@ -15,7 +15,8 @@ import (
 //
 //   - sets manager's Apply entry to exactly the fields present in config
 //     (not null; an empty set or keyed list claims nothing and is written
-//     only where live has none);
+//     only where live has none, and a map whose fields claim nothing is
+//     claimed as an empty map is);
 //   - writes config's values; values equal to live's (numbers by value)
 //     change nothing and are then owned by every manager applying them;
 //   - removes the fields manager applied last time but not now, unless

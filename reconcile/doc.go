@@ -66,6 +66,14 @@
 // gap. AddAfter does nothing while no term runs. Pending keys are discarded
 // when Run returns.
 //
+// With sharding (WithSharding and package shard) every replica works, each
+// on the keys of the shards assigned to it: its term is its membership, it
+// lists a shard's keys when it takes the shard, drops the keys of shards it
+// does not own wherever they are added, and runs each reconcile with its
+// shard's fence, so a write made after the shard moved is rejected by the
+// store. A shard moves only once its old owner's reconciles of it returned,
+// or its lease expired.
+//
 // When Run's ctx ends the Loop stops taking keys, cancels in-flight
 // reconciles with cause ErrShutdown, waits up to the drain timeout and
 // returns, naming any keys still running (ErrDrainTimeout).

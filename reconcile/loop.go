@@ -95,6 +95,7 @@ type Loop[K comparable] struct {
 	keys        map[K]*keyState
 	stalledObjs map[K]struct{}
 	conv        convergence[K]
+	paths       pathTable // the paths the keys' detectors keep (pathtable.go)
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys
@@ -165,6 +166,9 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		if err := o.apply(&cfg); err != nil {
 			return nil, fmt.Errorf("loop %s: %w", name, err)
 		}
+	}
+	if cfg.elector != nil && cfg.sharder != nil {
+		return nil, invalid("loop %s: WithSharding and WithElector exclude each other: a sharded Loop's replicas all work, each on its shards", name)
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}

@@ -61,7 +61,7 @@ func (l *Loop[K]) loopWriteCtx(ctx context.Context, key K) context.Context {
 	if l.marks != nil {
 		m, _ = l.marks.marks(key)
 	}
-	return l.observeCtx(ctx, key, m)
+	return l.observeCtx(l.shardFenced(ctx, key), key, m)
 }
 
 // refused reports one refused write: to the user's report and, when it

@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/lease"
 )
@@ -59,6 +60,7 @@ type config struct {
 	bucket       backoff.BucketConfig
 	stallAfter   int
 	elector      lease.Elector
+	sharder      *shard.Sharder // sharding.go
 	metrics      metrics.Loop
 	logger       *slog.Logger
 	drainTimeout time.Duration

@@ -187,7 +187,8 @@ func TestRelistMergingTwoManagersWritesIsNoFight(t *testing.T) {
 	}
 	fights, runsWithFights, expired := 0, 0, 0
 	var slowest time.Duration
-	for seed := range uint64(20) {
+	seeds := uint64(sweepSize(20))
+	for seed := range seeds {
 		r := runRelistScenario(t, seed, true)
 		fights += r.fights
 		expired += r.expired
@@ -196,7 +197,7 @@ func TestRelistMergingTwoManagersWritesIsNoFight(t *testing.T) {
 		}
 		slowest = max(slowest, r.converged)
 	}
-	t.Logf("20 seeds: %d expired watches, %d fights in %d runs, slowest convergence %v after the user stopped", expired, fights, runsWithFights, slowest)
-	require.Zero(t, fights, "false fights: %d in %d of 20 runs", fights, runsWithFights)
+	t.Logf("%d seeds: %d expired watches, %d fights in %d runs, slowest convergence %v after the user stopped", seeds, expired, fights, runsWithFights, slowest)
+	require.Zero(t, fights, "false fights: %d in %d of %d runs", fights, runsWithFights, seeds)
 	require.LessOrEqual(t, slowest, 10*time.Second, "convergence after the user stopped")
 }

@@ -34,7 +34,10 @@ func (l *Loop[K]) Add(key K) {
 
 // maxPending bounds the keys a Loop keeps while no term runs (see Add): a
 // source that hints a flood while the Loop does not lead costs bounded
-// memory, and the next term's listing repairs what listers list.
+// memory, and the next term's listing repairs what listers list. It does
+// not bound a first listing: FromStore's source keeps no hint for a name
+// the next term lists (only deletions), so a cache of any size starts
+// its first term whole, with nothing pending.
 const maxPending = 100_000
 
 // pendingKeys is the set of keys added while no term runs: true for Add,
@@ -82,6 +85,9 @@ func (l *Loop[K]) park(key K, high bool) {
 
 // addNow adds key to t's queue now, or when its hold ends.
 func (l *Loop[K]) addNow(t *term[K], key K) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
 			t.q.AddAfter(key, d)
@@ -104,6 +110,9 @@ func (l *Loop[K]) AddLow(key K) {
 
 // addLow adds key to t's queue at low priority, or when its hold ends.
 func (l *Loop[K]) addLow(t *term[K], key K) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		if d := l.holdLeft(key); d > 0 {
 			t.q.AddAfter(key, d)
@@ -124,6 +133,9 @@ func (l *Loop[K]) AddAfter(key K, d time.Duration) {
 
 // addAfter adds key to t's queue after d, or when its hold ends if later.
 func (l *Loop[K]) addAfter(t *term[K], key K, d time.Duration) {
+	if !l.owns(key) {
+		return
+	}
 	if l.held.Load() > 0 {
 		d = max(d, l.holdLeft(key))
 	}

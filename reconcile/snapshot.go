@@ -9,6 +9,7 @@ import (
 	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 )
 
@@ -59,6 +60,18 @@ type LoopInfo struct {
 	// RecentFailures are the last failures of the 20 keys that failed
 	// last, newest first, whether or not the keys still fail.
 	RecentFailures []RecentFailure `json:"recentFailures"`
+	// Sharding is the replica's shards, for a sharded Loop (WithSharding);
+	// nil otherwise.
+	Sharding *ShardingInfo `json:"sharding,omitempty"`
+}
+
+// ShardingInfo is one replica of a sharded Loop: its membership and shards
+// (shard.Status: Owned, Moving, Members...), and its queue per shard.
+type ShardingInfo struct {
+	shard.Status
+	// Queue is the number of keys in the term's queue (waiting, delayed
+	// or running) per shard; shards with none are left out.
+	Queue map[int]int `json:"queue"`
 }
 
 // QueueCounts is a term's queue by state. Ready and Low mean what they mean
@@ -192,6 +205,14 @@ func (l *Loop[K]) Info() LoopInfo {
 	l.mu.Unlock()
 	s.Queue.Delayed += len(held) // delayed keys the Loop holds no state for
 	s.RecentFailures = l.recent.list()
+	if sh := l.cfg.sharder; sh != nil {
+		s.Sharding = &ShardingInfo{Status: sh.Status(), Queue: map[int]int{}}
+		if t != nil {
+			for k := range t.q.All() {
+				s.Sharding.Queue[sh.Of(keyText(k))]++
+			}
+		}
+	}
 	return s
 }
 

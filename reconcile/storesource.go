@@ -368,6 +368,11 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	// being handled sees the key either in its snapshot or as a hint, and
 	// its workers start only after the snapshot is queued, so the key runs
 	// once, not twice.
+	//
+	// While no term of the Loop runs, the primary source hints only
+	// deletions: the name of an added or modified object is in its name
+	// set, which the next term lists, so a hint would be kept twice and a
+	// first listing larger than the Loop's pending cap would fill it.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if primary {
@@ -380,7 +385,7 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	if primary && ref.loop != nil {
 		s.reportState(ref.loop, obj, typ)
 	}
-	if hint {
+	if hint && !(primary && typ != store.Deleted && ref.loop != nil && !ref.loop.inTerm()) {
 		s.hint(ref, old, new, obj)
 	}
 }

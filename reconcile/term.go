@@ -57,8 +57,12 @@ func (s *runningSlot[K]) clear() {
 // shutdown timed out.
 func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	termCtx := runCtx
-	if l.cfg.elector != nil {
-		tc, err := l.campaign(runCtx)
+	if l.cfg.elector != nil || l.cfg.sharder != nil {
+		campaign := l.campaign
+		if l.cfg.sharder != nil {
+			campaign = l.join
+		}
+		tc, err := campaign(runCtx)
 		if err != nil {
 			if runCtx.Err() != nil {
 				return nil
@@ -90,7 +94,12 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 			l.addLow(t, k)
 		}
 	}
-	l.enqueueAll(t, true)
+	if l.cfg.sharder != nil {
+		// Keys are listed shard by shard, as the sharder takes them.
+		t.bg.Go(func() { l.serveShards(t) })
+	} else {
+		l.enqueueAll(t, true)
+	}
 	for i := range t.running {
 		t.workers.Go(func() { l.worker(t, &t.running[i]) })
 	}
@@ -136,24 +145,38 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 // that panics is reported (userPanic); the keys it listed before are
 // queued, and the other sources are listed.
 func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
+	var keep func(K) bool
+	if l.cfg.sharder != nil {
+		keep = l.owns
+	}
+	l.enqueueFiltered(t, termStart, keep)
+}
+
+// enqueueFiltered is enqueueAll for the keys keep keeps (every key for a
+// nil keep).
+func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool) {
 	for i, s := range l.sources {
 		if kl, ok := s.(keyLister[K]); ok {
-			if p := l.listKeys(kl, t.q); p != nil {
+			if p := l.listKeys(kl, t.q, keep); p != nil {
 				l.userPanic("keyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			}
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {
 			for k := range tl.termKeys() {
-				t.q.AddLow(k)
+				if keep == nil || keep(k) {
+					t.q.AddLow(k)
+				}
 			}
 		}
 	}
 }
 
-func (l *Loop[K]) listKeys(kl keyLister[K], q *workqueue.Queue[K]) (p *guard.Panic) {
+func (l *Loop[K]) listKeys(kl keyLister[K], q *workqueue.Queue[K], keep func(K) bool) (p *guard.Panic) {
 	defer guard.Catch(&p)
 	for k := range kl.Keys() {
-		q.AddLow(k)
+		if keep == nil || keep(k) {
+			q.AddLow(k)
+		}
 	}
 	return nil
 }

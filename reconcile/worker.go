@@ -66,7 +66,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		}
 		slot.set(key)
 		if !l.heldBack(t, key) {
-			l.process(t, ctx, rec, key, -1)
+			l.processIn(t, ctx, rec, key, -1)
 		}
 		slot.clear()
 		t.q.Done(key)
@@ -88,7 +88,7 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		slot.set(key)
 		end := time.Duration(-1)
 		if !l.heldBack(t, key) {
-			end = l.process(t, ctx, rec, key, start)
+			end = l.processIn(t, ctx, rec, key, start)
 		}
 		slot.clear()
 		if end < 0 {
@@ -97,6 +97,14 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		t.q.DoneStamped(key, end)
 		free = end
 	}
+}
+
+// processIn is process, under key's shard claim in a sharded Loop.
+func (l *Loop[K]) processIn(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) time.Duration {
+	if l.cfg.sharder != nil {
+		return l.processSharded(t, ctx, rec, key, start)
+	}
+	return l.process(t, ctx, rec, key, start)
 }
 
 // process runs one reconcile of key and carries out the decision, in four
@@ -193,7 +201,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
-	if (err != nil || res.afterWrite()) && t.work.Err() != nil {
+	if (err != nil || res.afterWrite()) && (t.work.Err() != nil || shardMoved(ctx)) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
 		return true

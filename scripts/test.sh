@@ -13,15 +13,22 @@
 # minutes compiling (the standard library and etcd's server, with -race)
 # before the first result.
 #
-# Two runs go in the background, beside the modules after the root one:
-# store/etcdstore's module (its tests mostly wait on etcd's timers), and
+# The modules run side by side, in three lanes, so that the tests that
+# wait (on timers, on etcd, on a PostgreSQL server) overlap with the ones
+# that compute: the root module; the nested modules one after another
+# (examples first: it compiles the heavy dependencies, etcd's server among
+# them, that the later modules share, once, into the build cache), with
+# store/etcdstore's module (its tests mostly wait on etcd's timers) started
+# beside them once examples is done; and the seeded sweeps without -race:
 # reconcile/reconciletest's TestSchedules (300 seeded schedules) and
 # TestCorpus (its correct controllers, each with its CI count of
-# schedules), without -race. The -race run skips both; the race detector
-# still runs the harness through every other reconciletest test,
-# TestEchoExample's 50 schedules among them. The long runs (1000
-# schedules, the corpus's 2,000 each) are in scripts/flaky.sh and behind
-# -corpus.full.
+# schedules), and the seed sweeps that also run, fewer seeds, under -race
+# (see sweepsWithoutRace below). The -race run skips TestSchedules and
+# TestCorpus; the race detector still runs the harness through every other
+# reconciletest test, TestEchoExample's 50 schedules among them. The long
+# runs (1000 schedules, the corpus's 2,000 each) are in scripts/flaky.sh and
+# behind -corpus.full. Lines of the lanes interleave; each package's line
+# names its package, and each module's last line its module.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
@@ -44,26 +51,29 @@ cpu() {
 
 # run LABEL DIR GO-TEST-ARGS...: runs go test in DIR, streaming its package
 # result lines, and appends its whole output to $log. A failure sets status.
+# Its CPU figure is that of its own subshell's children, so that the lanes
+# running beside it do not count.
 run() {
   local label=$1 dir=$2
   shift 2
-  local start=$SECONDS self=$BASHPID start_cpu out rc
-  start_cpu=$(cpu "$self")
-  out=$(mktemp "$log.XXXX")
-  echo "== $label"
-  (cd "$root/$dir" && go test "$@" 2>&1) | tee "$out" | grep --line-buffered -E '^(ok|FAIL|panic:)\s|^--- FAIL'
-  rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then
-    status=1
-    # What failed, with the output that led up to it.
-    grep -B40 -E '^\s*--- FAIL|^FAIL|^panic:|build failed|cannot find|undefined' "$out" | grep -vE '^\s*--- PASS|^=== (RUN|PAUSE|CONT)' | tail -300
-  fi
-  local skips
-  skips=$(skipped "$out")
-  cat "$out" >>"$log"
-  rm -f "$out"
-  [ -n "$skips" ] && echo "$skips"
-  echo "== $label: $([ "$rc" -eq 0 ] && echo ok || echo FAIL) in $((SECONDS - start))s ($(($(cpu "$self") - start_cpu))s of CPU)$([ -n "$skips" ] && echo ", $(grep -c . <<<"$skips") SKIPPED")"
+  (
+    start=$SECONDS self=$BASHPID
+    start_cpu=$(cpu "$self")
+    out=$(mktemp "$log.XXXX")
+    echo "== $label"
+    (cd "$root/$dir" && go test "$@" 2>&1) | tee "$out" | grep --line-buffered -E '^(ok|FAIL|panic:)\s|^--- FAIL'
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 0 ]; then
+      # What failed, with the output that led up to it.
+      grep -B40 -E '^\s*--- FAIL|^FAIL|^panic:|build failed|cannot find|undefined' "$out" | grep -vE '^\s*--- PASS|^=== (RUN|PAUSE|CONT)' | tail -300
+    fi
+    skips=$(skipped "$out")
+    cat "$out" >>"$log"
+    rm -f "$out"
+    [ -n "$skips" ] && echo "$skips"
+    echo "== $label: $([ "$rc" -eq 0 ] && echo ok || echo FAIL) in $((SECONDS - start))s ($(($(cpu "$self") - start_cpu))s of CPU)$([ -n "$skips" ] && echo ", $(grep -c . <<<"$skips") SKIPPED")"
+    exit "$rc"
+  ) || status=1
 }
 
 # skipped FILE prints "SKIP Name: reason" for each test go test -v reported
@@ -90,34 +100,62 @@ background() {
   bg_pids+=($!)
 }
 
-# The etcd module's tests mostly wait on etcd's real-time timers (a third
-# of a core busy): it runs in the background, beside the modules after it,
-# once the root module is done (and the examples module
-# has compiled etcd's server, with the same versions, into the cache).
-background_mods="./store/etcdstore"
-mods=$(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path '*/testdata/*' | sort)
-for mod in $mods; do
+# lane DIR...: runs the modules in DIRS one after another, as one
+# background job with a log of its own; store/etcdstore's module starts
+# beside the rest once the first (examples) is done.
+lane() {
+  local n=${#bg_pids[@]}
+  (
+    log=$log.bg$n status=0
+    etcd_pid=""
+    for dir in "$@"; do
+      run "module $dir (go test -race)" "$dir" -race -count=1 -v "${extra[@]}" ./...
+      if [ -z "$etcd_pid" ] && [ "$dir" = ./examples ] && [ -f "$root/store/etcdstore/go.mod" ]; then
+        (
+          log=$log.etcd status=0
+          run "module ./store/etcdstore (go test -race, beside the other modules)" ./store/etcdstore -race -count=1 -v "${extra[@]}" ./...
+          exit "$status"
+        ) &
+        etcd_pid=$!
+      fi
+    done
+    if [ -n "$etcd_pid" ]; then
+      wait "$etcd_pid" || status=1
+      cat "$log.etcd" >>"$log" 2>/dev/null
+    fi
+    exit "$status"
+  ) &
+  bg_pids+=($!)
+}
+
+# The sweeps that run smaller under -race (the race detector needs the code
+# paths, not every seed or key; see sweepSeeds and sweepSize) run in full
+# here, without it.
+sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived)$'
+reconcileWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight)$'
+
+extra=("$@")
+nested=()
+for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path '*/testdata/*' -not -path './store/etcdstore/*' | sort); do
   dir=$(dirname "$mod")
-  if [[ " $background_mods " == *" $dir "* ]]; then
-    continue # started after the root module
-  fi
-  if [ "$dir" != . ]; then
-    run "module $dir (go test -race)" "$dir" -race -count=1 -v "$@" ./...
-    continue
-  fi
-  run "module . (go test -race)" . -race -count=1 -v -skip '^(TestSchedules|TestCorpus)$' "$@" ./...
-  for bdir in $background_mods; do
-    [ -f "$root/$bdir/go.mod" ] && background "module $bdir (go test -race, in the background)" "$bdir" -race -count=1 -v "$@" ./...
-  done
-  if [ -d "$root/reconcile/reconciletest" ]; then
-    background "reconcile/reconciletest TestSchedules and TestCorpus without -race (in the background)" . -count=1 -v -run '^(TestSchedules|TestCorpus)$' ./reconcile/reconciletest -schedules=300
-  fi
+  case $dir in
+    .) ;;
+    ./examples) nested=("$dir" ${nested[@]+"${nested[@]}"}) ;; # first: see above
+    *) nested+=("$dir") ;;
+  esac
 done
+if [ -d "$root/reconcile/reconciletest" ]; then
+  background "reconcile/reconciletest seed sweeps without -race (beside the modules)" . -count=1 -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
+  background "reconcile sweeps without -race (beside the modules)" . -count=1 -v -run "$reconcileWithoutRace" ./reconcile
+fi
+if [ ${#nested[@]} -gt 0 ]; then
+  lane "${nested[@]}"
+fi
+run "module . (go test -race)" . -race -count=1 -v -skip '^(TestSchedules|TestCorpus)$' "$@" ./...
 for i in "${!bg_pids[@]}"; do
   wait "${bg_pids[$i]}" || status=1
   cat "$log.bg$i" >>"$log" 2>/dev/null
 done
-
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 skips=$(skipped "$log")
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)

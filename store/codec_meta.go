@@ -31,9 +31,9 @@ type metaDecoder struct {
 	// value stored without one (both "" for a kind without versions);
 	// found is the version of the value read, first until its key is read.
 	version, first, found string
-	// otherVersion reports that the value decoded but is at another
-	// version than the Store serves.
-	otherVersion bool
+	// otherVersion reports that the value is at another version than the
+	// Store serves; typed makes decodeStored stop when it finds that.
+	otherVersion, typed bool
 }
 
 // versionOf returns the version of a value whose version key holds v.

@@ -47,6 +47,13 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			var v string
 			v, ok = d.string()
 			d.found = d.versionOf(v)
+			if ok && d.typed && d.found != d.version {
+				// A typed decode cannot read a value of another
+				// version: stop before its metadata, which the
+				// conversion (decodeConverted) decodes.
+				d.otherVersion = true
+				return false
+			}
 		case "preserved":
 			k = 5
 			out.preserved, ok = r.Raw()
@@ -97,7 +104,9 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 // with encoding/json alone, into a new object. It returns obj with the
 // bytes of its Spec and Status, for a later call's like.
 func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], bool) {
+	d.typed = true
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
+	d.typed = false
 	if !ok {
 		return decodedFrom[S, T]{}, false
 	}

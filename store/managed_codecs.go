@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/steady-go/steady/internal/jsonscan"
@@ -19,7 +21,9 @@ import (
 // cannot tell (a key with escapes) is decoded the general way. The records
 // repeat too (one manager owns the same fields of every object), so the
 // Store also keeps the sets a remembered Codec decoded, by their text: Sets
-// are immutable and may be shared.
+// are immutable and may be shared. Writes use the same Codecs, for the
+// record they merge into and the one they encode: a controller's status
+// apply to one object after another decodes and encodes against one shape.
 
 // maxCodecs bounds the shapes a Store remembers; when full, it forgets them
 // all (one controller's objects use few).
@@ -117,18 +121,66 @@ func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 	if buf, ok = jsonscan.AppendShapeKey(buf, orNull(raw.Spec)); !ok {
 		return buf, false
 	}
-	if md := metaTree(&raw.Meta, true); md != nil {
-		text, err := json.Marshal(md)
-		if err != nil {
-			return buf, false
-		}
-		buf = append(append(buf, 0), text...)
-	}
-	return buf, true
+	return appendMetaShape(buf, &raw.Meta), true
 }
 
-// codecOf returns the Codec of one side of raw, remembered by shape.
-func (sc schemas) codecOf(raw *rawObject, side string) (*ownership.Codec, error) {
+// appendMetaShape appends to buf, after a 0, a key of the shape of m's
+// part of the spec-side tree (metaTree(m, true)): the label and annotation
+// keys, sorted, and the owners and finalizers in full. Each part is a tag,
+// a count and its strings, each string its length and bytes, so no two
+// keys run together. It appends nothing when m has none of them. Unlike
+// encoding metaTree, it allocates nothing for up to 32 labels and 32
+// annotations.
+func appendMetaShape(buf []byte, m *Meta) []byte {
+	if len(m.Labels) == 0 && len(m.Annotations) == 0 && len(m.Owners) == 0 && len(m.Finalizers) == 0 {
+		return buf
+	}
+	buf = append(buf, 0)
+	str := func(buf []byte, s string) []byte {
+		return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
+	}
+	var arr [32]string
+	for _, kv := range [...]struct {
+		tag byte
+		m   map[string]string
+	}{{'l', m.Labels}, {'a', m.Annotations}} {
+		if len(kv.m) == 0 {
+			continue
+		}
+		keys := arr[:0]
+		for k := range kv.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf = binary.AppendUvarint(append(buf, kv.tag), uint64(len(keys)))
+		for _, k := range keys {
+			buf = str(buf, k)
+		}
+	}
+	if len(m.Owners) > 0 {
+		buf = binary.AppendUvarint(append(buf, 'o'), uint64(len(m.Owners)))
+		for _, o := range m.Owners {
+			buf = str(str(str(buf, o.Kind), o.Name), o.UID)
+			c := byte('0')
+			if o.Controller {
+				c = '1'
+			}
+			buf = append(buf, c)
+		}
+	}
+	if len(m.Finalizers) > 0 {
+		buf = binary.AppendUvarint(append(buf, 'f'), uint64(len(m.Finalizers)))
+		for _, f := range m.Finalizers {
+			buf = str(buf, f)
+		}
+	}
+	return buf
+}
+
+// codecOf returns the Codec of one side of raw, remembered by shape. tree,
+// when not nil, is that side's tree (or its shape), which a shape not
+// remembered is read from; else it is decoded from raw.
+func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ownership.Codec, error) {
 	var arr [256]byte
 	key, keyed := sideShapeKey(arr[:0], raw, side)
 	if keyed {
@@ -136,13 +188,38 @@ func (sc schemas) codecOf(raw *rawObject, side string) (*ownership.Codec, error)
 			return c, nil
 		}
 	}
-	tree, err := sideTree(raw, side)
-	if err != nil {
-		return nil, err
+	if tree == nil {
+		var err error
+		if tree, err = sideTreeOf(raw, side, true); err != nil {
+			return nil, err
+		}
 	}
 	c := ownership.NewCodec(tree, sc.of(side))
 	if keyed {
 		sc.codecs.put(key, c)
 	}
 	return c, nil
+}
+
+// decodeManagedOf is decodeManaged for the stored raw, with the Codec and
+// the decoded sets remembered by shape and text: a controller's writes
+// decode the same record against the same shape object after object.
+func (sc schemas) decodeManagedOf(raw *rawObject, side string, tree map[string]any) ownership.Managed {
+	d, _ := sc.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(raw, side, tree) }, sc.codecs.decodeNodes)
+	return d.managed
+}
+
+// setManagedOf is setManaged for next, the object about to be stored, with
+// its side's Codec remembered by shape: tree (that side's tree, or nil) is
+// read only for a shape not remembered.
+func (sc schemas) setManagedOf(next *rawObject, side string, managed ownership.Managed, tree map[string]any) error {
+	var codec *ownership.Codec
+	if len(managed) > 0 {
+		var err error
+		if codec, err = sc.codecOf(next, side, tree); err != nil {
+			return err
+		}
+	}
+	sc.setManagedWith(&next.Meta, side, managed, codec)
+	return nil
 }

@@ -199,7 +199,7 @@ func (s *Store[S, T]) atStorage(raw *rawObject) (*rawObject, error) {
 	if v == storage {
 		return nil, nil // a value with no version at the first is current too
 	}
-	hub, err := hubOf(v, raw.Spec, raw.Status, raw.Preserved)
+	hub, err := hubOf(nil, v, raw.Spec, raw.Status, raw.Preserved)
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,9 @@ type Version struct {
 	err       error   // what NewVersions reports
 
 	// toHub decodes the version's encoded Spec and Status (nil: absent,
-	// the zero value) and converts them to a new hub (a *hubPair).
-	toHub func(spec, status []byte) (any, error)
+	// the zero value), with d when not nil, and converts them to a new hub
+	// (a *hubPair).
+	toHub func(spec, status []byte, d *metaDecoder) (any, error)
 	// roundTrip converts hub to this version and back to a new hub, and
 	// returns the version's values too (boxed).
 	roundTrip func(hub any) (back any, spec, status any, err error)
@@ -147,13 +148,13 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		}
 		return s, t, err
 	}
-	v.toHub = func(spec, status []byte) (any, error) {
+	v.toHub = func(spec, status []byte, d *metaDecoder) (any, error) {
 		var s S
 		var t T
-		if err := unmarshalSide(spec, &s); err != nil {
+		if err := d.side(spec, &s); err != nil {
 			return nil, fmt.Errorf("spec at version %q: %w", name, err)
 		}
-		if err := unmarshalSide(status, &t); err != nil {
+		if err := d.side(status, &t); err != nil {
 			return nil, fmt.Errorf("status at version %q: %w", name, err)
 		}
 		return convTo(s, t)
@@ -180,8 +181,21 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 // unmarshalSide decodes an encoded Spec or Status; absent or null leaves
 // the zero value.
 func unmarshalSide(b []byte, v any) error {
+	return (*metaDecoder)(nil).side(b, v)
+}
+
+// side is unmarshalSide with d's reusable decoder (see metaDecoder.json),
+// for a b that is one JSON value; with d nil, it uses json.Unmarshal.
+func (d *metaDecoder) side(b []byte, v any) error {
 	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
 		return nil
+	}
+	if d != nil && d.scratch != nil {
+		if d.json(b, v) {
+			return nil
+		}
+		// For the error, from a fresh start.
+		reflect.ValueOf(v).Elem().SetZero()
 	}
 	return json.Unmarshal(b, v)
 }
@@ -249,6 +263,8 @@ type storeVersions struct {
 	served  *Version
 	storage *Version
 	first   string // the version of a value stored with none
+	// converted remembers the ownership records reads converted.
+	converted *convertedMemo
 }
 
 // newStoreVersions checks WithVersion's arguments against S and T.
@@ -264,7 +280,7 @@ func newStoreVersions[S, T any](served string, vs *Versions) (*storeVersions, er
 		return nil, fmt.Errorf("%w: version %q is %v/%v, the Store's types are %v/%v",
 			ErrInvalid, served, v.spec, v.status, reflect.TypeFor[S](), reflect.TypeFor[T]())
 	}
-	return &storeVersions{Versions: vs, served: v, storage: vs.byName[vs.storage], first: vs.list[0].name}, nil
+	return &storeVersions{Versions: vs, served: v, storage: vs.byName[vs.storage], first: vs.list[0].name, converted: &convertedMemo{}}, nil
 }
 
 // Version returns the version the Store serves, "" for a kind without

@@ -23,31 +23,17 @@ type benchSpecV1 struct {
 // BenchmarkVersionedGet1KB is BenchmarkTyped1KB's get for a versioned kind
 // (v2, the hub, is benchSpec; v1 renames its image): at-storage reads the
 // ~1 KB object at the storage version it is stored at, converted reads it
-// at v1 (one decode, the user's funcs, and the ownership records' paths),
-// converted-no-ownership the same value without ownership records.
+// at v1 (one decode, the user's funcs, and the ownership records' paths,
+// converted once and remembered), converted-new-revision as if each read
+// were of a revision not read before (the records converted anew, with the
+// codec of their shape remembered), converted-new-shape as if of a value of
+// a shape not read before too (a new codec), converted-no-ownership the
+// value without ownership records.
 //
 //	go test -run '^$' -bench VersionedGet1KB -benchmem ./store/
 func BenchmarkVersionedGet1KB(b *testing.B) {
 	ctx := b.Context()
-	vs, err := store.NewVersions("v2",
-		store.VersionOf("v1", store.Conversion[benchSpecV1, benchStatus, benchSpec, benchStatus]{
-			ToHub: func(s benchSpecV1, st benchStatus) (benchSpec, benchStatus, error) {
-				return benchSpec{Image: s.ContainerImage, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
-			},
-			FromHub: func(s benchSpec, st benchStatus) (benchSpecV1, benchStatus, error) {
-				return benchSpecV1{ContainerImage: s.Image, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
-			},
-			Renames: []store.Rename{{From: ".spec.containerImage", To: ".spec.image"}},
-		}),
-		store.VersionOf("v2", store.Conversion[benchSpec, benchStatus, benchSpec, benchStatus]{}))
-	require.NoError(b, err)
-	mem := memstore.New(memstore.WithHistorySize(16))
-	s2, err := store.New[benchSpec, benchStatus](mem, "Bench", store.WithVersion("v2", vs))
-	require.NoError(b, err)
-	s1, err := store.New[benchSpecV1, benchStatus](mem, "Bench", store.WithVersion("v1", vs))
-	require.NoError(b, err)
-	_, err = s2.As("bench").Create(ctx, benchObject())
-	require.NoError(b, err)
+	s1, s2 := versionedBenchStores(b)
 	b.Run("at-storage", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportTypedCPU(b, typedBenchCPU())
@@ -66,16 +52,24 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 			}
 		}
 	})
-	// The same value without ownership records: Spec and Status only.
-	kv, err := mem.Get(ctx, "Bench/bench-object")
-	require.NoError(b, err)
-	var v map[string]any
-	require.NoError(b, json.Unmarshal(kv.Value, &v))
-	delete(v["metadata"].(map[string]any), "managed")
-	bare, err := json.Marshal(v)
-	require.NoError(b, err)
-	_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
-	require.NoError(b, err)
+	// A revision not read before, of a shape read before (converted again,
+	// with a remembered codec), and of a new shape (a new codec too).
+	for _, codecs := range []bool{false, true} {
+		name := "converted-new-revision"
+		if codecs {
+			name = "converted-new-shape"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportTypedCPU(b, typedBenchCPU())
+			for b.Loop() {
+				s1.ForgetConversions(codecs)
+				if _, err := s1.Get(ctx, "bench-object"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("converted-no-ownership", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportTypedCPU(b, typedBenchCPU())
@@ -85,4 +79,47 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// versionedBenchStores returns the Stores serving v1 and v2 of
+// BenchmarkVersionedGet1KB's kind, on a memstore holding, at v2,
+// benchObject ("bench-object") and the same value without ownership
+// records (Spec and Status only), "bare".
+func versionedBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStatus], s2 *store.Store[benchSpec, benchStatus]) {
+	ctx := tb.Context()
+	vs, err := store.NewVersions("v2",
+		store.VersionOf("v1", store.Conversion[benchSpecV1, benchStatus, benchSpec, benchStatus]{
+			ToHub: func(s benchSpecV1, st benchStatus) (benchSpec, benchStatus, error) {
+				return benchSpec{Image: s.ContainerImage, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
+			},
+			FromHub: func(s benchSpec, st benchStatus) (benchSpecV1, benchStatus, error) {
+				return benchSpecV1{ContainerImage: s.Image, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
+			},
+			Renames: []store.Rename{{From: ".spec.containerImage", To: ".spec.image"}},
+		}),
+		store.VersionOf("v2", store.Conversion[benchSpec, benchStatus, benchSpec, benchStatus]{}))
+	require.NoError(tb, err)
+	mem := memstore.New(memstore.WithHistorySize(16))
+	s2, err = store.New[benchSpec, benchStatus](mem, "Bench", store.WithVersion("v2", vs))
+	require.NoError(tb, err)
+	s1, err = store.New[benchSpecV1, benchStatus](mem, "Bench", store.WithVersion("v1", vs))
+	require.NoError(tb, err)
+	_, err = s2.As("bench").Create(ctx, benchObject())
+	require.NoError(tb, err)
+	kv, err := mem.Get(ctx, "Bench/bench-object")
+	require.NoError(tb, err)
+	var v struct { // the envelope's keys in the order the store writes them
+		Version  string          `json:"version"`
+		Metadata map[string]any  `json:"metadata"`
+		Spec     json.RawMessage `json:"spec"`
+		Status   json.RawMessage `json:"status"`
+	}
+	require.NoError(tb, json.Unmarshal(kv.Value, &v))
+	require.Contains(tb, v.Metadata, "managed")
+	delete(v.Metadata, "managed")
+	bare, err := json.Marshal(v)
+	require.NoError(tb, err)
+	_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
+	require.NoError(tb, err)
+	return s1, s2
 }

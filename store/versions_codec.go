@@ -59,9 +59,10 @@ func (s *Store[S, T]) versionOf(stored string) (*Version, error) {
 	return v, nil
 }
 
-// hubOf converts a value stored at v to the hub, preserved fields included.
-func hubOf(v *Version, spec, status, preserved []byte) (any, error) {
-	hub, err := v.toHub(spec, status)
+// hubOf converts a value stored at v to the hub, preserved fields included,
+// decoding with d when not nil.
+func hubOf(d *metaDecoder, v *Version, spec, status, preserved []byte) (any, error) {
+	hub, err := v.toHub(spec, status, d)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,8 @@ func hubOf(v *Version, spec, status, preserved []byte) (any, error) {
 // decodeConverted is decodeLike for a value at another version than the
 // served one: it converts it, or returns the *DecodeError saying why not.
 func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFrom[S, T], error) {
-	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
+	d := s.metaDecoder(kv.Key, scratch)
+	raw, err := decodeRaw(kv, d)
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}
@@ -95,7 +97,7 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFro
 	}
 	var hub any
 	if err == nil {
-		hub, err = hubOf(v, raw.Spec, raw.Status, raw.Preserved)
+		hub, err = hubOf(d, v, raw.Spec, raw.Status, raw.Preserved)
 	}
 	var spec, status any
 	if err == nil {
@@ -129,7 +131,7 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 	if v == s.ver.served {
 		return nil
 	}
-	hub, err := hubOf(v, raw.Spec, raw.Status, raw.Preserved)
+	hub, err := hubOf(nil, v, raw.Spec, raw.Status, raw.Preserved)
 	if err != nil {
 		return err
 	}
@@ -179,7 +181,7 @@ func (s *Store[S, T]) encodeStored(next *rawObject) ([]byte, error) {
 // convertForWrite returns next at the storage version.
 func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
 	served, storage := s.ver.served, s.ver.storage
-	hub, err := served.toHub(next.Spec, next.Status)
+	hub, err := served.toHub(next.Spec, next.Status, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +190,7 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
 		if err != nil {
 			return nil, err
 		}
-		theirs, err := hubOf(old, next.stored.spec, next.stored.status, next.Preserved)
+		theirs, err := hubOf(nil, old, next.stored.spec, next.stored.status, next.Preserved)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/ownership"
@@ -54,63 +55,185 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 // from (the value at version a), converted to the sides of to (the same
 // value at version b). With to nil (a read), the records are encoded in
 // the self-contained form (ownership.Set.Encode), which needs no tree of
-// the converted value: the only tree built is from's shape, so a read
-// costs its one decode, the user's funcs and that shape. A write, whose
+// the converted value, and each converted record is remembered (see
+// convertedMemo): a read of a record seen before costs a scan of its
+// side's shape and a lookup, not the shape's tree and codec. A write, whose
 // to is stored, encodes relative to to, compactly; so does a write at the
 // same version (a == b) of records a read left self-contained. An entry
-// that does not decode, or a path that does not map, is dropped and logged.
+// that does not decode, or a path that does not map, is dropped and logged
+// (on a read, the first time it is converted).
 func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
 	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
 	out := make([]ManagedFields, 0, len(meta.Managed))
-	var codecs [2][2]*ownership.Codec // [side][from, to]
+	var sides [2]sideConversion
+	// The memo keys: per side, the stored version and the side's shape
+	// (made when a record relative to it is first met; nil when it has
+	// none), then the record's text. Self-contained records need no shape.
+	var arr [2][512]byte
+	var shapes, shapeKeys [2][]byte
+	var shaped [2]bool
+	var key []byte
 	for _, e := range meta.Managed {
 		side := 0
 		if e.Subresource == statusSide {
 			side = 1
 		}
-		if codecs[side][0] == nil {
-			// A codec depends on the tree's shape only.
-			ft, err := sideTreeOf(from, e.Subresource, true)
-			var tt map[string]any
-			if err == nil && to != nil {
-				tt, err = sideTreeOf(to, e.Subresource, true)
-			}
-			if err != nil {
-				s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", err))
-				continue
-			}
-			codecs[side][0] = ownership.NewCodec(ft, a.schemas.of(e.Subresource))
-			if to != nil {
-				codecs[side][1] = ownership.NewCodec(tt, b.schemas.of(e.Subresource))
-			}
-		}
-		set, err := codecs[side][0].Decode(e.Fields)
-		if err != nil {
-			s.dropManaged(meta, e, err.Error())
-			continue
-		}
-		if a != b {
-			if set, err = s.renameSet(meta, e, set, a, b); err != nil {
-				s.dropManaged(meta, e, err.Error())
-				continue
-			}
-		}
-		if set.Empty() {
-			continue
-		}
+		key = nil
 		if to == nil {
-			e.Fields = set.Encode()
-		} else {
-			e.Fields = codecs[side][1].Encode(set)
+			switch relative := e.Fields != "" && e.Fields[0] == '~'; {
+			case relative && !shaped[side]:
+				shaped[side] = true
+				k := append(append(arr[side][:0], a.name...), 0)
+				if k, ok := sideShapeKey(k, from, e.Subresource); ok {
+					shapes[side] = append(k, 0)
+					shapeKeys[side] = k[len(a.name)+1:]
+				}
+				fallthrough
+			case relative:
+				if shapes[side] != nil {
+					key = append(shapes[side], e.Fields...)
+				}
+			default:
+				key = append(append([]byte(a.name), 1, byte('0'+side)), e.Fields...)
+			}
 		}
+		fields, ok := "", false
+		if key != nil {
+			fields, ok = s.ver.converted.get(key)
+		}
+		if !ok {
+			fields = s.convertRecord(meta, e, &sides[side], shapeKeys[side], a, b, from, to)
+			if key != nil {
+				s.ver.converted.put(key, fields)
+			}
+		}
+		if fields == "" {
+			continue
+		}
+		e.Fields = fields
 		out = append(out, e)
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// sideConversion is the codecs of the records of one side of a value, made
+// when a record first needs them.
+type sideConversion struct {
+	from, to *ownership.Codec
+	err      error // the side does not decode as a tree
+}
+
+// convertRecord returns the Fields of record e of meta converted from
+// version a to b, "" when nothing of it is left, as convertManaged does.
+// shape is the shape key of e's side (sideShapeKey), nil when not known.
+func (s *Store[S, T]) convertRecord(meta *Meta, e ManagedFields, c *sideConversion, shape []byte, a, b *Version, from, to *rawObject) string {
+	if c.err == nil && c.from == nil && (to != nil || e.Fields == "" || e.Fields[0] == '~') {
+		// A self-contained record needs no codec to decode.
+		c.err = c.makeCodecs(e.Subresource, shape, a, b, from, to)
+	}
+	if c.err != nil {
+		s.dropManaged(meta, e, fmt.Sprintf("the value does not decode as a tree: %v", c.err))
+		return ""
+	}
+	var set *ownership.Set
+	var err error
+	if c.from != nil {
+		set, err = c.from.Decode(e.Fields)
+	} else {
+		set, err = ownership.DecodeSet(e.Fields)
+	}
+	if err != nil {
+		s.dropManaged(meta, e, err.Error())
+		return ""
+	}
+	if a != b {
+		if set, err = s.renameSet(meta, e, set, a, b); err != nil {
+			s.dropManaged(meta, e, err.Error())
+			return ""
+		}
+	}
+	switch {
+	case set.Empty():
+		return ""
+	case to == nil:
+		return set.Encode()
+	default:
+		return c.to.Encode(set)
+	}
+}
+
+// makeCodecs makes c's codecs of side: from's, at version a, remembered in
+// a's codec cache by shape, the side's shape key, when not nil (a Codec
+// depends on the tree's shape only), and for a write to's, at version b.
+func (c *sideConversion) makeCodecs(side string, shape []byte, a, b *Version, from, to *rawObject) error {
+	if shape != nil {
+		c.from = a.schemas.codecs.get(shape)
+	}
+	if c.from == nil {
+		ft, err := sideTreeOf(from, side, true)
+		if err != nil {
+			return err
+		}
+		c.from = ownership.NewCodec(ft, a.schemas.of(side))
+		if shape != nil {
+			a.schemas.codecs.put(shape, c.from)
+		}
+	}
+	if to != nil {
+		tt, err := sideTreeOf(to, side, true)
+		if err != nil {
+			return err
+		}
+		c.to = ownership.NewCodec(tt, b.schemas.of(side))
+	}
+	return nil
+}
+
+// convertedMemo remembers, for a versioned Store's reads, the records it
+// converted: by the version they were stored at and their text and, for a
+// record encoded relative to its value, the value's shape (sideShapeKey),
+// which with the text fixes the set. One controller's values mostly repeat
+// both from one revision to the next (and often from one object to the
+// next), so a read converts a record once. A conversion that drops a record
+// or a path logs when it is first made. It is safe for concurrent use.
+type convertedMemo struct {
+	mu    sync.Mutex
+	m     map[string]string
+	bytes int
+}
+
+// maxConvertedBytes bounds the keys and texts convertedMemo holds; when
+// full, it forgets them all.
+const maxConvertedBytes = 1 << 20
+
+func (m *convertedMemo) get(key []byte) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.m[string(key)]
+	return v, ok
+}
+
+func (m *convertedMemo) put(key []byte, fields string) {
+	n := len(key) + len(fields)
+	if n > maxConvertedBytes/16 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bytes+n > maxConvertedBytes {
+		clear(m.m)
+		m.bytes = 0
+	}
+	if m.m == nil {
+		m.m = map[string]string{}
+	}
+	m.m[string(key)] = fields
+	m.bytes += n
 }
 
 // renameSet maps set, in the paths of version a, to the paths of version b

@@ -123,3 +123,32 @@ func TestVersionsStoredOwnershipRecordsAreCompact(t *testing.T) {
 	_, err = s2.As("third").ApplyStatus(ctx, "a", map[string]any{"ready": false}, nil)
 	require.Equal(t, []string{"old .status.ready"}, conflictPaths(t, err), "the kept status record still decodes")
 }
+
+// A read that converts a value costs one decode and the conversion funcs:
+// converting its ownership records as well costs a few allocations more
+// (the records' slice, the memo's lookups), not a second decode of the
+// value's shape. Allocations are counted, not time, so the machine's load
+// does not matter.
+func TestVersionsConvertedOwnershipCostsNoSecondDecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations")
+	}
+	ctx := t.Context()
+	s1, _ := versionedBenchStores(t)
+	get := func(name string) float64 {
+		got, err := s1.Get(ctx, name)
+		require.NoError(t, err)
+		if name == "bare" {
+			require.Empty(t, got.Meta.Managed)
+		} else {
+			require.Len(t, got.Meta.Managed, 1, "the creator's record")
+		}
+		return testing.AllocsPerRun(50, func() {
+			if _, err := s1.Get(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	bare, withRecords := get("bare"), get("bench-object")
+	require.LessOrEqualf(t, withRecords, bare+4, "a converted read allocates %v times with ownership records, %v without", withRecords, bare)
+}

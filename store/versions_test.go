@@ -266,3 +266,27 @@ func TestVersionsConversionErrorIsADecodeError(t *testing.T) {
 	require.ErrorAs(t, err, &de)
 	require.ErrorContains(t, err, `converting version "v1" to the hub: no`)
 }
+
+// A value at another version whose Spec does not decode as that version's
+// type is a *DecodeError saying why, and the next conversion, which may
+// reuse the decoder, reads its value whole.
+func TestVersionsUndecodableSpecAtAnotherVersionIsADecodeError(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	_, s2 := versionedStores(t, b, "v1")
+	for name, spec := range map[string]string{"bad": `{"image":7}`, "good": `{"image":"img:1"}`} {
+		value := []byte(`{"version":"v1","metadata":{"kind":"Widget","name":"` + name + `","uid":"u","lastWrite":{"manager":"x","op":"Create"},"generation":1},"spec":` + spec + `,"status":{"ready":true}}`)
+		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/" + name, Value: value})
+		require.NoError(t, err)
+	}
+	for range 2 {
+		_, err := s2.Get(ctx, "bad")
+		var de *store.DecodeError
+		require.ErrorAs(t, err, &de)
+		require.ErrorContains(t, err, `spec at version "v1": json: cannot unmarshal number into Go struct field specV1.image of type string`)
+		got, err := s2.Get(ctx, "good")
+		require.NoError(t, err)
+		require.Equal(t, specV2{ContainerImage: "img:1"}, got.Spec)
+		require.Equal(t, statusV2{Ready: true}, got.Status)
+	}
+}

@@ -34,9 +34,15 @@ function relative(iso) {
 function renderLoops(loops) {
   const body = document.querySelector("#loops tbody");
   body.replaceChildren(...loops.map(l => {
-    const role = l.leading
-      ? (l.fenced ? "leading (term " + l.fence.Revision + ")" : "leading")
-      : "standby";
+    const sh = l.sharding;
+    const role = sh
+      ? (sh.member
+        ? "sharded: " + (sh.owned || []).length + " of " + sh.shards + " shards" +
+          ((sh.moving || []).length ? ", " + sh.moving.length + " moving" : "")
+        : "sharded: joining") + (sh.problem ? " (" + sh.problem + ")" : "")
+      : l.leading
+        ? (l.fenced ? "leading (term " + l.fence.Revision + ")" : "leading")
+        : "standby";
     const q = l.queue;
     return el("tr", { "data-loop": l.name },
       el("td", {}, l.name),

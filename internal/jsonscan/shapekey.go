@@ -27,7 +27,38 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 	}
 	switch p.b[p.i] {
 	case '{':
-		return p.shapeObject(dst, depth)
+		p.i++
+		dst = append(dst, '{')
+		p.space()
+		if p.byte('}') {
+			return append(dst, '}'), true
+		}
+		for {
+			p.space()
+			start := p.i
+			if plain, ok := p.skipStringPlain(); !plain || !ok {
+				return dst, false
+			}
+			dst = append(dst, p.b[start:p.i]...)
+			p.space()
+			if !p.byte(':') {
+				return dst, false
+			}
+			dst = append(dst, ':')
+			var ok bool
+			if dst, ok = p.shapeKey(dst, depth+1); !ok {
+				return dst, false
+			}
+			p.space()
+			switch {
+			case p.byte(','):
+				dst = append(dst, ',')
+			case p.byte('}'):
+				return append(dst, '}'), true
+			default:
+				return dst, false
+			}
+		}
 	case '[':
 		start := p.i
 		if !p.skip(depth) {
@@ -52,41 +83,5 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 			return dst, false
 		}
 		return append(dst, '0'), true
-	}
-}
-
-// shapeObject is shapeKey of the object at p.i.
-func (p *scanner) shapeObject(dst []byte, depth int) ([]byte, bool) {
-	p.i++
-	dst = append(dst, '{')
-	p.space()
-	if p.byte('}') {
-		return append(dst, '}'), true
-	}
-	for {
-		p.space()
-		start := p.i
-		if plain, ok := p.skipStringPlain(); !plain || !ok {
-			return dst, false
-		}
-		dst = append(dst, p.b[start:p.i]...)
-		p.space()
-		if !p.byte(':') {
-			return dst, false
-		}
-		dst = append(dst, ':')
-		var ok bool
-		if dst, ok = p.shapeKey(dst, depth+1); !ok {
-			return dst, false
-		}
-		p.space()
-		switch {
-		case p.byte(','):
-			dst = append(dst, ',')
-		case p.byte('}'):
-			return append(dst, '}'), true
-		default:
-			return dst, false
-		}
 	}
 }

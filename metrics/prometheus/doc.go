@@ -71,6 +71,8 @@
 //	steady_queue_keys{controller,state}                  gauge     state: ready, processing, delayed, backing_off, held
 //	steady_leading{controller}                           gauge     1 while the Loop works a term
 //	steady_leader_term{controller}                       gauge     the term's fence revision; 0 unfenced or not leading
+//	steady_shards{controller,state}                      gauge     sharded Loops: shards owned, or moving (handed over)
+//	steady_shard_queue_keys{controller,shard}            gauge     sharded Loops: queued keys per owned or moving shard
 //
 // Read from each cache given to AddCache when scraped:
 //

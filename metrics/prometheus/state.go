@@ -2,6 +2,8 @@ package prometheus
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 	"sync"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -64,6 +66,7 @@ type stateCollector struct {
 	caches map[string]any
 
 	stalledObjs, failing, oscillating, queueKeys, leading, term    *prom.Desc
+	shards, shardQueue                                             *prom.Desc
 	synced, objects, revision, relists, drift, undecodable, panics *prom.Desc
 }
 
@@ -80,6 +83,10 @@ func newStateCollector() *stateCollector {
 			[]string{"controller", "state"}, nil),
 		leading: d("steady_leading", "1 while the Loop works a leadership term", ctl, nil),
 		term:    d("steady_leader_term", "The fence revision of the Loop's term; 0 when unfenced or not leading", ctl, nil),
+		shards: d("steady_shards", "Shards of a sharded Loop this replica owns (state owned) or hands over (state moving)",
+			[]string{"controller", "state"}, nil),
+		shardQueue: d("steady_shard_queue_keys", "Keys in a sharded Loop's queue per shard this replica owns or hands over",
+			[]string{"controller", "shard"}, nil),
 
 		synced:      d("steady_cache_synced", "1 once the cache has synced", cache, nil),
 		objects:     d("steady_cache_objects", "Objects in the cache", cache, nil),
@@ -104,7 +111,7 @@ func (c *stateCollector) add(set *map[string]any, name string, v any) error {
 // Describe implements prom.Collector.
 func (c *stateCollector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.stalledObjs, c.failing, c.oscillating, c.queueKeys, c.leading, c.term,
-		c.synced, c.objects, c.revision, c.relists, c.drift, c.undecodable, c.panics} {
+		c.shards, c.shardQueue, c.synced, c.objects, c.revision, c.relists, c.drift, c.undecodable, c.panics} {
 		ch <- d
 	}
 }
@@ -143,6 +150,13 @@ func (c *stateCollector) Collect(ch chan<- prom.Metric) {
 			term = float64(s.Fence.Revision)
 		}
 		gauge(c.term, term, name)
+		if sh := s.Sharding; sh != nil {
+			gauge(c.shards, float64(len(sh.Owned)), name, "owned")
+			gauge(c.shards, float64(len(sh.Moving)), name, "moving")
+			for _, i := range append(slices.Clone(sh.Owned), sh.Moving...) {
+				gauge(c.shardQueue, float64(sh.Queue[i]), name, strconv.Itoa(i))
+			}
+		}
 	}
 	for name, cc := range caches {
 		gauge(c.synced, bool01(cc.HasSynced()), name)

@@ -13,7 +13,7 @@
 // difference left by an excused step is carried while neither engine
 // changes it).
 //
-//	go test ./...                        # the fixed seeds, 1,000 steps each
+//	go test ./...                        # the fixed seeds, 1,000 steps each, and the seeds that once failed
 //	go test -run Differential -fresh=50  # and 50 fresh seeds, each printed for -seed
 //	go test -run Differential -v -seed=N # replay seed N
 //	go test -run DifferentialLong -v -long # 20,000 chained steps on new seeds

@@ -39,7 +39,7 @@ func TestEachFaultIsInjectedAndSurvived(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			total := map[string]int{}
-			for seed := range uint64(10) {
+			for seed := range sweepSeeds(10) {
 				rep := reconciletest.Simulate(t, config(noBug, tt.faults), seed)
 				require.False(t, rep.Failed(), "%s", rep)
 				require.Positive(t, rep.ConvergedAfter, "every object converged at some idle moment after the faults")
@@ -47,6 +47,9 @@ func TestEachFaultIsInjectedAndSurvived(t *testing.T) {
 				for k, n := range rep.Faults {
 					total[k] += n
 				}
+			}
+			if raceEnabled {
+				return // too few seeds to be sure each fault strikes: see sweepSeeds
 			}
 			for _, k := range tt.counts {
 				require.Positive(t, total[k], "fault %q was never injected", k)
@@ -61,7 +64,7 @@ func TestEachFaultIsInjectedAndSurvived(t *testing.T) {
 // accepted.
 func TestStaleTermWritesAreFencedOff(t *testing.T) {
 	fenced := 0
-	for seed := range uint64(40) {
+	for seed := range sweepSeeds(40) {
 		cfg := config(noBug, reconciletest.Faults{LeadershipLosses: 4})
 		// Enough work that a loss finds writes in flight: with the default
 		// few objects the first term (which now also takes the hints that
@@ -71,7 +74,9 @@ func TestStaleTermWritesAreFencedOff(t *testing.T) {
 		require.False(t, rep.Failed(), "%s", rep)
 		fenced += rep.FencedWrites
 	}
-	require.Positive(t, fenced, "some write should have been made by a deposed leader and rejected")
+	if !raceEnabled { // a quarter of the seeds may fence nothing: see sweepSeeds
+		require.Positive(t, fenced, "some write should have been made by a deposed leader and rejected")
+	}
 }
 
 // A reconciler too slow for the bound fails the convergence check, and one

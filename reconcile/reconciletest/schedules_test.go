@@ -30,3 +30,17 @@ func flagGiven(name string) bool {
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
+
+// sweepSeeds is the number of seeds a seed sweep runs: n, or a quarter of
+// it (at least 2) under the race detector, which needs the code paths, not
+// every seed, and slows these runs 20 to 100 times (TestStaleTermWrites...
+// took 2.3s without it, minutes with it). With a quarter of the seeds a
+// sweep checks every run but not that each fault struck in some run (a
+// fault may strike in seeds 13 and 38 only): scripts/test.sh runs the
+// sweeps again without the race detector, in full (sweepsWithoutRace).
+func sweepSeeds(n uint64) uint64 {
+	if raceEnabled {
+		return max(2, n/4)
+	}
+	return n
+}

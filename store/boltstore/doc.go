@@ -4,6 +4,9 @@
 // there is no server to run: an edge box, a CI runner, a small internal
 // service. It is not shared between machines: for more than one machine,
 // leader election and failover, run on etcd (store/etcdstore).
+// Sharded Loops (package shard, reconcile.WithSharding) split keys among
+// replica processes that share one store: boltstore, locked by one process,
+// cannot host them; use etcdstore.
 //
 // Open takes the file, locks it for the process (a second opener waits
 // WithLockTimeout and gets ErrLocked), checks it whole, and continues at its

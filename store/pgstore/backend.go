@@ -157,14 +157,19 @@ CREATE TABLE IF NOT EXISTS %[1]s.log (
 );
 CREATE INDEX IF NOT EXISTS log_key_rev ON %[1]s.log (key, rev DESC);
 
--- txn applies one write if every cond holds, in one statement (one round
+-- txn2 applies one write if every cond holds, in one statement (one round
 -- trip). failed is -1 on success, -2 when a delete finds no key, else the
 -- index of the first cond that failed, with actual its revision. Each query
 -- of a volatile function sees what committed before it, so the conds are
--- read after head's row lock is taken, when every earlier write is visible.
-CREATE OR REPLACE FUNCTION %[1]s.txn(ckeys bytea[], ctargets int[], crevs bigint[],
-	wdelete boolean, wkey bytea, wvalue bytea, chan text)
-RETURNS TABLE (new_rev bigint, failed int, actual bigint)
+-- read after head's row is locked, when every earlier write is visible.
+-- Locking head is also drawing the next revision (one statement); a write
+-- that does not happen puts it back before its transaction commits, so no
+-- one sees it. A write runs three statements: head, the key's row, and the
+-- new row with its NOTIFY. (txn2, not txn: txn, of an older version,
+-- returned a table, and CREATE OR REPLACE cannot change that.)
+CREATE OR REPLACE FUNCTION %[1]s.txn2(ckeys bytea[], ctargets int[], crevs bigint[],
+	wdelete boolean, wkey bytea, wvalue bytea, chan text,
+	OUT new_rev bigint, OUT failed int, OUT actual bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
 	cur bigint;
@@ -173,8 +178,9 @@ DECLARE
 	p_rev bigint;
 	p_create bigint;
 	gone boolean;
+	v text;
 BEGIN
-	SELECT h.rev INTO cur FROM %[1]s.head h FOR UPDATE;
+	UPDATE %[1]s.head SET rev = rev + 1 RETURNING rev INTO cur;
 	-- The written key's row first: a cond on that key, the usual one,
 	-- reads it from here.
 	SELECT l.rev, l.create_rev, l.value IS NULL INTO p_rev, p_create, gone
@@ -183,6 +189,8 @@ BEGIN
 		p_rev := 0;
 		p_create := 0;
 	END IF;
+	new_rev := 0;
+	actual := 0;
 	FOR i IN 1 .. coalesce(array_length(ckeys, 1), 0) LOOP
 		IF ckeys[i] = wkey THEN
 			a := CASE WHEN ctargets[i] = 0 THEN p_rev ELSE p_create END;
@@ -195,22 +203,24 @@ BEGIN
 			END IF;
 		END IF;
 		IF a <> crevs[i] THEN
-			RETURN QUERY SELECT 0::bigint, i - 1, a;
+			UPDATE %[1]s.head SET rev = rev - 1;
+			failed := i - 1;
+			actual := a;
 			RETURN;
 		END IF;
 	END LOOP;
 	IF wdelete AND p_rev = 0 THEN
-		RETURN QUERY SELECT 0::bigint, -2, 0::bigint;
+		UPDATE %[1]s.head SET rev = rev - 1;
+		failed := -2;
 		RETURN;
 	END IF;
-	cur := cur + 1;
-	WITH u AS (UPDATE %[1]s.head SET rev = cur)
-	INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey,
+	WITH w AS (INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey,
 		CASE WHEN wdelete THEN NULL ELSE wvalue END,
 		CASE WHEN wdelete THEN 0 WHEN p_create = 0 THEN cur ELSE p_create END,
-		p_rev);
-	PERFORM pg_notify(chan, cur::text);
-	RETURN QUERY SELECT cur, -1, 0::bigint;
+		p_rev) RETURNING rev)
+	SELECT pg_notify(chan, w.rev::text)::text INTO v FROM w;
+	new_rev := cur;
+	failed := -1;
 END $$;
 `
 
@@ -251,7 +261,7 @@ SELECT h.rev, h.compacted, k.key, k.value, k.create_rev, k.rev FROM h LEFT JOIN 
 		ORDER BY l.key, l.rev DESC
 	) d WHERE d.value IS NOT NULL ORDER BY d.key LIMIT $4
 ) k ON true ORDER BY k.key`,
-		txn: `SELECT new_rev, failed, actual FROM ` + s + `.txn($1, $2, $3, $4, $5, $6, $7)`,
+		txn: `SELECT new_rev, failed, actual FROM ` + s + `.txn2($1, $2, $3, $4, $5, $6, $7)`,
 		// The events after $1 under the prefix [$2, $3), scanning at most
 		// $5 revisions and returning at most $4 events, with each event's
 		// previous row, and the head they were read at.
@@ -367,7 +377,7 @@ func prefixEnd(prefix string) []byte {
 	return nil
 }
 
-// Txn implements store.Backend as one call of the schema's txn function:
+// Txn implements store.Backend as one call of the schema's txn2 function:
 // one statement, one round trip. A connection lost before the answer gives
 // an error wrapping store.ErrUnavailable: the write may have committed.
 func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {

@@ -4,8 +4,8 @@
 // Backend implements store.Backend in one schema of a database: a table of
 // revisions in the manner of kine (each row a write: key, value, create
 // revision and the key's previous row) and a one-row head holding the store
-// revision. Every write is one call of a PL/pgSQL function that takes the
-// head's row lock, checks the conds, appends the row, advances the head and
+// revision. Every write is one call of a PL/pgSQL function that advances
+// the head (taking its row lock), checks the conds, appends the row and
 // NOTIFYs, in one round trip; the row lock makes writes commit one at a
 // time, in revision order, which a sequence would not (concurrent
 // transactions commit in another order than they draw numbers, and a watch

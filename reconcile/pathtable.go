@@ -1,0 +1,49 @@
+package reconcile
+
+import (
+	"slices"
+
+	"github.com/steady-go/steady/diff"
+)
+
+// pathTable holds one copy of each path the Loop's oscillation detectors
+// keep. A detector keeps the paths of a key's writes for a window (a
+// minute by default), and a changed path comes from the ChangeFunc cut out
+// of a chunk of its diff's arena, which it keeps alive whole: at 100,000
+// keys that was about 450 bytes a key, most of the Loop's memory per key.
+// A controller changes few distinct paths (its status fields, its
+// conditions), the same for every key, so a key's detector can keep the
+// table's copy instead. Callers hold the Loop's lock.
+type pathTable struct{ paths []diff.Path }
+
+// maxTablePaths bounds the table: paths that differ from key to key (a
+// list item per object, say) are kept as they came once it is full, as
+// they were before the table.
+const maxTablePaths = 64
+
+// intern replaces, in place, each path of ps by the table's equal copy,
+// adding a compact copy of a path it does not hold while it has room.
+// Equal paths are interchangeable for a detector, which compares paths
+// with diff.Path.Equal.
+func (t *pathTable) intern(ps []diff.Path) {
+	for i, p := range ps {
+		ps[i] = t.one(p)
+	}
+}
+
+func (t *pathTable) one(p diff.Path) diff.Path {
+	for _, q := range t.paths {
+		if q.Equal(p) {
+			return q
+		}
+	}
+	if len(t.paths) >= maxTablePaths {
+		return p
+	}
+	q := slices.Clone(p)
+	for i := range q {
+		q[i].Keys = slices.Clone(q[i].Keys)
+	}
+	t.paths = append(t.paths, q)
+	return q
+}

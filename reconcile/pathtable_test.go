@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+)
+
+// statusChange is what a controller's status write changes, as the
+// ChangeFunc reports it: paths cut from a fresh diff arena at every call.
+func statusChange() []diff.Path {
+	type view struct {
+		Running    int               `json:"running"`
+		Conditions []store.Condition `json:"conditions"`
+	}
+	old := view{Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse, Reason: "Progressing", Message: "0/3"}}}
+	new := view{Running: 3, Conditions: []store.Condition{{Type: Ready, Status: store.ConditionTrue, Reason: "AllRunning", Message: "3/3"}}}
+	return diff.ChangedPaths(&old, &new, diff.ListKeys(diff.MustParsePath(".conditions"), "type"))
+}
+
+// The oscillation state of many keys whose writes change the same fields
+// holds one copy of those paths, not one per write: a controller's keys
+// change the same few status fields, and at 100,000 keys a copy per write,
+// with the chunk of diff arena it was cut from, was most of what the Loop
+// kept per key (examples/fleet at -objects 100000).
+func TestOscillationStateOfManyKeysSharesTheirPaths(t *testing.T) {
+	l := mustNew(t, Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), nil)
+	const n = 5_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("obj-%05d", i)
+	}
+	require.Len(t, statusChange(), 4, "the change: .running and three fields of the Ready condition")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, k := range keys {
+		for range 2 {
+			l.observeWrite(k, oscillation.Write{Self: true, Owned: statusChange()})
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perKey := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d keys, two writes each: %d bytes a key", n, perKey)
+	require.Less(t, perKey, int64(1500), "bytes of oscillation state a key (2,900 when each write kept its own paths)")
+	runtime.KeepAlive(l)
+}
+
+// A key's detector gets the table's copy of a path the table holds, and
+// paths keep coming through unchanged once it is full.
+func TestPathTableSharesEqualPathsAndIsBounded(t *testing.T) {
+	var tab pathTable
+	a, b := statusChange(), statusChange()
+	require.NotSame(t, &a[0][0], &b[0][0], "two diffs, two arenas")
+	tab.intern(a)
+	tab.intern(b)
+	for i := range a {
+		require.True(t, a[i].Equal(statusChange()[i]), "interning keeps the path")
+		require.Same(t, &a[i][0], &b[i][0], "path %s is shared", a[i])
+	}
+	for i := range maxTablePaths {
+		tab.intern([]diff.Path{diff.MustParsePath(fmt.Sprintf(".spec.f%d", i))})
+	}
+	require.Len(t, tab.paths, maxTablePaths)
+	extra := []diff.Path{diff.MustParsePath(".spec.extra")}
+	first := &extra[0][0]
+	tab.intern(extra)
+	require.Same(t, first, &extra[0][0], "a full table keeps a new path as it came")
+	require.Len(t, tab.paths, maxTablePaths)
+}

@@ -1,0 +1,182 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/shard"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// fleet is replicas of one sharded Loop on one memstore, each with its own
+// cache, recording who reconciled which key and any overlap.
+type fleet struct {
+	t   *testing.T
+	mem *memstore.Store
+
+	mu       sync.Mutex
+	running  map[string]string         // key → replica reconciling it now
+	by       map[string]map[string]int // key → replica → reconciles
+	overlaps []string
+}
+
+type member struct {
+	id    string
+	env   *env
+	sh    *shard.Sharder
+	loop  *Loop[string]
+	stop  func() error
+	fence map[string]store.Fence // key → fence of its last reconcile
+}
+
+const shardTTL, shardRetry = 3 * time.Second, 500 * time.Millisecond
+
+func (f *fleet) start(id string, opts ...shard.Option) *member {
+	t := f.t
+	e := newEnv(t, "App", f.mem)
+	t.Cleanup(e.stop)
+	sh, err := shard.New(f.mem, "apps", id, append([]shard.Option{shard.WithShards(16), shard.WithTTL(shardTTL), shard.WithRetryPeriod(shardRetry)}, opts...)...)
+	require.NoError(t, err)
+	m := &member{id: id, env: e, sh: sh}
+	r := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+		f.mu.Lock()
+		if other, ok := f.running[key]; ok {
+			f.overlaps = append(f.overlaps, fmt.Sprintf("%s: %s and %s", key, other, id))
+		}
+		f.running[key] = id
+		if f.by[key] == nil {
+			f.by[key] = map[string]int{}
+		}
+		f.by[key][id]++
+		f.mu.Unlock()
+		defer func() { f.mu.Lock(); delete(f.running, key); f.mu.Unlock() }()
+		time.Sleep(10 * time.Millisecond) // an external call
+		_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "done"}, nil)
+		return Result{}, err
+	})
+	m.loop = mustNew(t, r, FromStore(e.cache, e.st), WithSharding(sh), WithWorkers(2))
+	m.stop = start(t, m.loop)
+	return m
+}
+
+func newFleet(t *testing.T) *fleet {
+	return &fleet{t: t, mem: memstore.New(), running: map[string]string{}, by: map[string]map[string]int{}}
+}
+
+func (f *fleet) create(t *testing.T, e *env, names ...string) {
+	for _, n := range names {
+		e.create(t, "user", &app{Meta: store.Meta{Name: n}})
+	}
+}
+
+// converged requires every object to be done, reconciled only by the
+// replicas in owners (each key by its shard's owner among them).
+func (f *fleet) converged(t *testing.T, e *env, names []string, owners ...string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Empty(t, f.overlaps, "no key is reconciled by two replicas at once")
+	assigned := shard.Assign(owners, 16)
+	for _, n := range names {
+		require.Equal(t, "done", e.get(t, n).Status.Phase, n)
+		want := assigned[shard.Of(n, 16)]
+		require.Contains(t, f.by[n], want, "%s is reconciled by its shard's owner", n)
+	}
+}
+
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return out
+}
+
+// Three sharded replicas split the keys: each key is reconciled by its
+// shard's owner only. When one leaves, its shards move to the others, which
+// reconcile the keys that arrive later; never two replicas on one key.
+func TestShardedLoopsSplitKeysAndHandOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		a, b, c := f.start("a"), f.start("b"), f.start("c")
+		time.Sleep(3 * shardRetry) // the first to join takes every shard, then hands most over
+		synctest.Wait()
+		first := names("first", 60)
+		f.create(t, a.env, first...)
+		time.Sleep(4 * shardRetry)
+		synctest.Wait()
+		f.converged(t, a.env, first, "a", "b", "c")
+		f.mu.Lock()
+		for _, n := range first {
+			require.Len(t, f.by[n], 1, "%s: reconciled by one replica only: %v", n, f.by[n])
+		}
+		f.mu.Unlock()
+		info := a.loop.Info()
+		require.NotNil(t, info.Sharding)
+		require.Equal(t, a.sh.Status().Owned, info.Sharding.Owned)
+
+		require.NoError(t, b.stop())
+		time.Sleep(2 * shardRetry) // well under the TTL: b released its shards
+		synctest.Wait()
+		later := names("later", 30)
+		f.create(t, a.env, later...)
+		time.Sleep(2 * shardRetry)
+		synctest.Wait()
+		f.converged(t, a.env, later, "a", "c")
+		require.NoError(t, a.stop())
+		require.NoError(t, c.stop())
+	})
+}
+
+// A replica that crashes (cut off, its lease expiring) has its shards
+// taken after the TTL; its keys' late writes are refused with ErrFenced.
+func TestShardedLoopCrashedReplicaIsFenced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		a, b := f.start("a"), f.start("b")
+		time.Sleep(3 * shardRetry)
+		synctest.Wait()
+		i := a.sh.Status().Owned[0]
+		fence := a.sh.Fence(i)
+		require.NoError(t, a.stop()) // releases: b takes i at once
+		time.Sleep(2 * shardRetry)
+		synctest.Wait()
+		require.Contains(t, b.sh.Status().Owned, i)
+		b.env.create(t, "user", &app{Meta: store.Meta{Name: "x"}})
+		_, err := a.env.st.As("app").ApplyStatus(store.WithFence(context.Background(), fence), "x", appStatus{Phase: "stale"}, nil)
+		require.ErrorIs(t, err, store.ErrFenced, "a write under a released shard's fence is refused")
+		require.NoError(t, b.stop())
+	})
+}
+
+func TestWithShardingRefusesMisuse(t *testing.T) {
+	_, err := New[string]("l", newScript(nil), nil, WithSharding(nil))
+	require.ErrorIs(t, err, ErrInvalidOption)
+	sh, err := shard.New(memstore.New(), "l", "a")
+	require.NoError(t, err)
+	_, err = New[string]("l", newScript(nil), nil, WithSharding(sh), WithElector(&handElector{}))
+	require.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// The Loop's own writes for a key whose shard this replica does not hold
+// carry a fence that never holds: they are refused as fenced, not as
+// invalid.
+func TestShardFencedWritesOfAnUnheldShardAreFenced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "x"}})
+		sh, err := shard.New(e.b, "apps", "a")
+		require.NoError(t, err)
+		l := mustNew(t, newScript(nil), nil, WithSharding(sh))
+		_, err = e.st.As("app").ApplyStatus(l.shardFenced(context.Background(), "x"), "x", appStatus{Phase: "late"}, nil)
+		require.ErrorIs(t, err, store.ErrFenced)
+	})
+}

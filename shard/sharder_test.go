@@ -1,0 +1,309 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/shard"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+const (
+	ttl   = 3 * time.Second
+	retry = 500 * time.Millisecond
+)
+
+// partition makes every call hang until its ctx ends while cut, as a
+// network partition does.
+type partition struct {
+	store.Backend
+	cut atomic.Bool
+}
+
+func (p *partition) Get(ctx context.Context, key string) (store.KV, error) {
+	if p.cut.Load() {
+		<-ctx.Done()
+		return store.KV{}, ctx.Err()
+	}
+	return p.Backend.Get(ctx, key)
+}
+
+func (p *partition) List(ctx context.Context, prefix string, o store.KVListOptions) (store.KVList, error) {
+	if p.cut.Load() {
+		<-ctx.Done()
+		return store.KVList{}, ctx.Err()
+	}
+	return p.Backend.List(ctx, prefix, o)
+}
+
+func (p *partition) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if p.cut.Load() {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return p.Backend.Txn(ctx, conds, w)
+}
+
+type replica struct {
+	s      *shard.Sharder
+	b      *partition
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	gained []int
+}
+
+// start runs r as the Loop does: Join, Serve, again, until ctx ends.
+func start(t *testing.T, mem store.Backend, id string, opts ...shard.Option) *replica {
+	t.Helper()
+	b := &partition{Backend: mem}
+	s, err := shard.New(b, "loop", id, append([]shard.Option{shard.WithTTL(ttl), shard.WithRetryPeriod(retry)}, opts...)...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{s: s, b: b, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for ctx.Err() == nil {
+			term, err := s.Join(ctx)
+			if err != nil {
+				return
+			}
+			s.Serve(term, func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() })
+		}
+	}()
+	return r
+}
+
+func (r *replica) stop() { r.cancel(); <-r.done }
+
+// settle lets d of virtual time pass and every replica act on it.
+func settle(d time.Duration) { time.Sleep(d); synctest.Wait() }
+
+// owners returns each shard's owners as the replicas see them.
+func owners(S int, rs ...*replica) [][]string {
+	out := make([][]string, S)
+	for _, r := range rs {
+		for _, i := range r.s.Status().Owned {
+			out[i] = append(out[i], r.s.Identity())
+		}
+	}
+	return out
+}
+
+func assigned(S int, ids ...string) [][]string {
+	out := make([][]string, S)
+	for i, o := range shard.Assign(ids, S) {
+		out[i] = []string{o}
+	}
+	return out
+}
+
+// Three replicas split the shards as rendezvous hashing says, each shard
+// owned by exactly one.
+func TestReplicasSplitShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a, b, c := start(t, mem, "a", shard.WithShards(32)), start(t, mem, "b", shard.WithShards(32)), start(t, mem, "c", shard.WithShards(32))
+		settle(3 * retry)
+		require.Equal(t, assigned(32, "a", "b", "c"), owners(32, a, b, c))
+		st := a.s.Status()
+		require.Equal(t, []string{"a", "b", "c"}, st.Members)
+		require.Empty(t, st.Moving)
+		a.stop()
+		b.stop()
+		c.stop()
+		keys, err := mem.List(context.Background(), "_shards/", store.KVListOptions{})
+		require.NoError(t, err)
+		require.Empty(t, keys.KVs, "leaving replicas delete their shard and member keys")
+	})
+}
+
+// A leave moves only the leaver's shards, at once (it releases them); a
+// join takes only the joiner's shards from their owners.
+func TestJoinAndLeaveMoveOnlyTheirShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 64
+		mem := memstore.New()
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b))
+
+		c := start(t, mem, "c", shard.WithShards(S))
+		settle(3 * retry)
+		require.Equal(t, assigned(S, "a", "b", "c"), owners(S, a, b, c))
+		c.mu.Lock()
+		gained := slices.Sorted(slices.Values(c.gained))
+		c.mu.Unlock()
+		require.Equal(t, c.s.Status().Owned, gained, "the joiner is told of each shard it took")
+
+		b.stop()
+		settle(2 * retry) // well under the TTL: b released its shards
+		require.Equal(t, assigned(S, "a", "c"), owners(S, a, c))
+		a.stop()
+		c.stop()
+	})
+}
+
+// A replica cut off from the store stops working at 2/3 of the TTL; its
+// shards move only after the TTL, and a write carrying one of its old
+// shard fences is refused by the store.
+func TestPartitionedReplicaIsFenced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 16
+		mem := memstore.New()
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		i := a.s.Status().Owned[0]
+		lost, fence, ok := a.s.Enter(i)
+		require.True(t, ok)
+
+		a.b.cut.Store(true)
+		settle(ttl / 2)
+		require.Equal(t, assigned(S, "b")[i][0], "b")
+		require.NotContains(t, b.s.Status().Owned, i, "b waits for a's lease to expire")
+		settle(ttl / 3)
+		require.Error(t, lost.Err(), "a stopped work on its shards by 2/3 of the TTL")
+		require.Empty(t, a.s.Status().Owned)
+		settle(ttl)
+		require.Equal(t, assigned(S, "b"), owners(S, b), "b took every shard once a's lease expired")
+
+		_, err := mem.Txn(context.Background(), []store.Cond{fence.Cond()},
+			store.Write{Kind: store.WritePut, Key: "kind/late", Value: []byte("{}")})
+		require.ErrorIs(t, err, store.ErrCondFailed, "a's late write is fenced")
+		a.s.Exit(i)
+		a.b.cut.Store(false)
+		settle(ttl + 3*retry)
+		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b), "a rejoins and gets its shards back")
+		a.stop()
+		b.stop()
+	})
+}
+
+// A shard that moves waits for its old owner's reconciles to return: the
+// new owner takes it only after the last Exit.
+func TestMovedShardWaitsForInflightReconciles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 16
+		mem := memstore.New()
+		a := start(t, mem, "a", shard.WithShards(S))
+		settle(2 * retry)
+		var moving int = -1
+		for i, o := range shard.Assign([]string{"a", "b"}, S) {
+			if o == "b" {
+				moving = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, moving, 0)
+		lost, _, ok := a.s.Enter(moving)
+		require.True(t, ok)
+
+		b := start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		require.ErrorIs(t, context.Cause(lost), shard.ErrMoved, "a cancels the reconcile of a moving shard")
+		require.False(t, a.s.Owns(moving))
+		require.NotContains(t, b.s.Status().Owned, moving, "b waits while a's reconcile runs")
+		require.Contains(t, b.s.Status().Moving, moving)
+		_, _, ok = a.s.Enter(moving)
+		require.False(t, ok, "no new reconcile starts in a releasing shard")
+
+		a.s.Exit(moving)
+		settle(2 * retry)
+		require.Contains(t, b.s.Status().Owned, moving)
+		a.stop()
+		b.stop()
+	})
+}
+
+// Replicas configured with different shard counts hold no shards and say
+// why, rather than splitting keys two ways.
+func TestShardCountMismatchHoldsNoShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := start(t, mem, "a", shard.WithShards(8))
+		settle(2 * retry)
+		require.Len(t, a.s.Status().Owned, 8)
+		b := start(t, mem, "b", shard.WithShards(16))
+		settle(3 * retry)
+		for _, r := range []*replica{a, b} {
+			st := r.s.Status()
+			require.Empty(t, st.Owned, r.s.Identity())
+			require.Contains(t, st.Problem, "every replica must use the same number")
+		}
+		b.stop()
+		settle(2 * retry)
+		require.Len(t, a.s.Status().Owned, 8, "a takes its shards again once b left")
+		a.stop()
+	})
+}
+
+func TestNewRefusesBadInput(t *testing.T) {
+	mem := memstore.New()
+	var nilStore *memstore.Store
+	for name, err := range map[string]error{
+		"nil backend":    second(shard.New(nilStore, "l", "a")),
+		"empty name":     second(shard.New(mem, "", "a")),
+		"slash identity": second(shard.New(mem, "l", "a/b")),
+		"zero shards":    second(shard.New(mem, "l", "a", shard.WithShards(0))),
+		"bad renew":      second(shard.New(mem, "l", "a", shard.WithTTL(time.Second), shard.WithRenewInterval(time.Second))),
+	} {
+		require.Error(t, err, name)
+	}
+	_ = fmt.Sprint
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// A second process started with a replica's identity does not join while
+// the first renews: two replicas never act as one member.
+func TestSameIdentityDoesNotJoinTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := start(t, mem, "a", shard.WithShards(8))
+		settle(2 * retry)
+		twin := start(t, mem, "a", shard.WithShards(8))
+		settle(3 * ttl)
+		require.True(t, a.s.Status().Member)
+		require.Len(t, a.s.Status().Owned, 8)
+		require.False(t, twin.s.Status().Member, "the twin waits")
+		a.stop()
+		settle(ttl + 2*retry)
+		require.True(t, twin.s.Status().Member, "and joins once the first left")
+		twin.stop()
+	})
+}
+
+// A crashed replica's shards move no earlier than the TTL after its last
+// renewal and no later than the TTL plus two retry periods after it: the
+// others time its key from the listing that first shows its last renewal,
+// and act on the next listing after the TTL.
+func TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 16
+		mem := memstore.New()
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3*retry + 123*time.Millisecond) // a crash at no particular moment
+		a.b.cut.Store(true)
+		cut := time.Now()
+		for len(b.s.Status().Owned) < S {
+			settle(10 * time.Millisecond)
+		}
+		took := time.Since(cut)
+		renew := ttl / 3 // the last renewal is at most this long before the crash
+		require.GreaterOrEqual(t, took, ttl-renew)
+		require.LessOrEqual(t, took, ttl+2*retry)
+		t.Logf("shards moved %v after the crash (TTL %v, renew %v, retry %v)", took, ttl, renew, retry)
+		a.b.cut.Store(false)
+		a.stop()
+		b.stop()
+	})
+}

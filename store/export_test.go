@@ -1,0 +1,21 @@
+package store
+
+// ForgetConversions makes the next converted read of s convert its
+// ownership records anew (as for a revision not read before), and with
+// codecs too make their codecs anew (as for a value of a new shape): for
+// BenchmarkVersionedGet1KB.
+func (s *Store[S, T]) ForgetConversions(codecs bool) {
+	m := s.ver.converted
+	m.mu.Lock()
+	clear(m.m)
+	m.bytes = 0
+	m.mu.Unlock()
+	if codecs {
+		for _, v := range s.ver.list {
+			c := v.schemas.codecs
+			c.mu.Lock()
+			clear(c.codecs)
+			c.mu.Unlock()
+		}
+	}
+}

@@ -556,24 +556,26 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 }
 
 // onlyStalled reports whether a and b together hold a path and every one
-// is the Stalled condition or below it: a change to the Loops' report
-// alone, which is never an input.
+// is the Stalled or the Reconciling condition or below them: a change to
+// the Loops' reports alone, which are never an input.
 func onlyStalled(a, b []diff.Path) bool {
 	if len(a)+len(b) == 0 {
 		return false
 	}
 	for _, p := range a {
-		if !p.HasPrefix(stalledPath) {
+		if !isReport(p) {
 			return false
 		}
 	}
 	for _, p := range b {
-		if !p.HasPrefix(stalledPath) {
+		if !isReport(p) {
 			return false
 		}
 	}
 	return true
 }
+
+func isReport(p diff.Path) bool { return p.HasPrefix(stalledPath) || p.HasPrefix(reconcilingPath) }
 
 // readyGeneration returns the ObservedGeneration of a Ready=True condition,
 // or 0.
@@ -608,7 +610,8 @@ func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (own
 }
 
 var (
-	stalledPath = conditionPath(Stalled)
+	stalledPath     = conditionPath(Stalled)
+	reconcilingPath = conditionPath(Reconciling)
 )
 
 // sectionDiff appends to out the sections that differ between old and new.
@@ -658,6 +661,8 @@ func typedConditionPath(t string) diff.Path {
 		return stalledPath
 	case Ready:
 		return readyPath
+	case Reconciling:
+		return reconcilingPath
 	}
 	return conditionPath(t)
 }

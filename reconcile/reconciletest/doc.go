@@ -188,7 +188,7 @@
 //	                    finalizer removed before the children        end state differs (leaked), not converged
 //	                    a create whose reply was lost rolled back    action on live state (a live owner's child deleted)
 //	stale state         children of an owner the cache misses        action on live state
-//	                    children selected by owner name, not UID     not converged, action on live state, end state differs
+//	                    children selected by owner name, not UID     action on live state, end state differs, not converged
 //	                    whole status copied from its cache           lost update
 //	                    writes with a detached ctx (no fence)        action on live state (a stale write accepted)
 //	unobserved state    cleanup only on seeing the owner gone        not converged, end state differs (leaked child)
@@ -208,7 +208,12 @@
 // status by UpdateStatus, two child kinds, a leader-elected one with
 // memory per term, children read without a cache, and apply only. Each
 // passes every schedule of AllFaults: TestCorpus runs 180 each, and
-// -corpus.full 2,000 each.
+// -corpus.full 2,000 each. The copies of the examples' controllers are
+// checked against the examples, byte for byte. The fleet example's
+// controller is not in the corpus: the harness finds it leaks the
+// instances of a deleted group whose cleanup a crash cut short
+// (TestFleetControllerLeaksAGroupDeletedUnseen), since nothing lists the
+// groups only its fleet still knows.
 //
 // # What the defaults catch, and the budget each needs
 //
@@ -218,26 +223,26 @@
 // the status). Under the defaults every bug is caught and no twin has
 // failed (0 false alarms in 480 twin schedules of go test -run 'TestZoo$').
 // Measured with go test -run 'TestZoo$' -zoo.full -zoo.twins=1 (460
-// schedules each, seeds 0 to 459; 215 s of CPU): the schedules that catch
+// schedules each, seeds 0 to 459; 175 s of CPU): the schedules that catch
 // each bug, the same share, the schedules that catch it with probability
 // 99% at that rate, and, for comparison, the share then: before the harms,
 // when any child created or deleted more often than in the fault-free run
 // failed a schedule (on the code of then):
 //
 //	class               bug                                                  caught        99% in  then
-//	intermediate state  random child names tracked in status                 433  94.1%       2   98.9%
-//	                    child created, then its owner set in a second write  359  78.0%       4   78.7%
-//	                    children noted in status before they are created     336  73.0%       4   72.4%
-//	                    finalizer removed before the children are deleted    145  31.5%      13   48.5%
-//	                    a create whose reply was lost "rolled back"          116  25.2%      16   26.3%
-//	stale state         children of an owner the cache misses deleted         40   8.7%      51   10.0%
-//	                    children selected by owner name, not UID             154  33.5%      12   35.7%
-//	                    whole status copied from its cache, written anew      20   4.3%     104    3.3%
-//	                    writes with a detached ctx (no fence)                216  47.0%       8   47.2%
-//	unobserved state    cleanup only on seeing the owner gone                144  31.3%      13   36.1%
-//	                    a generation it reconciled trusted from memory       379  82.4%       3   84.6%
-//	                    scale-down only on a drop it saw itself               10   2.2%     210    2.6%
-//	essay patterns      errors swallowed: never Stalled                      171  37.2%      10   36.7%
+//	intermediate state  random child names tracked in status                 450  97.8%       2   98.9%
+//	                    child created, then its owner set in a second write  366  79.6%       3   78.7%
+//	                    children noted in status before they are created     322  70.0%       4   72.4%
+//	                    finalizer removed before the children are deleted    156  33.9%      12   48.5%
+//	                    a create whose reply was lost "rolled back"          111  24.1%      17   26.3%
+//	stale state         children of an owner the cache misses deleted         48  10.4%      42   10.0%
+//	                    children selected by owner name, not UID             147  32.0%      12   35.7%
+//	                    whole status copied from its cache, written anew      14   3.0%     150    3.3%
+//	                    writes with a detached ctx (no fence)                212  46.1%       8   47.2%
+//	unobserved state    cleanup only on seeing the owner gone                143  31.1%      13   36.1%
+//	                    a generation it reconciled trusted from memory       381  82.8%       3   84.6%
+//	                    scale-down only on a drop it saw itself                9   2.0%     234    2.6%
+//	essay patterns      errors swallowed: never Stalled                      170  37.0%      10   36.7%
 //	                    not-found returned as an error                       195  42.4%       9   42.4%
 //	                    a write on every pass                                458  99.6%       1   99.6%
 //	                    requeues itself forever once Ready                   458  99.6%       1   99.6%
@@ -245,16 +250,15 @@
 // TestZoo with -zoo.full fails a bug caught more than three binomial
 // standard deviations less often than the count above (zooCase.caught).
 // Most differences from then are within that noise (a change anywhere in
-// the Loop moves every schedule); random names and finalizer first are
-// not. The drops have two causes, and neither is a harm the harness now
-// misses:
+// the Loop moves every schedule); finalizer first is not. The drops have
+// two causes, and neither is a harm the harness now misses:
 //   - the harms themselves (measured on one code base, before and after
 //     them): random names 454 to 446, owner name 165 to 148, cleanup on
 //     seeing 174 to 155, memory 388 to 384 of 460. The schedules lost are
 //     those whose only sign was a child created for a deleted set from a
 //     stale view and collected again: repaired work, which a correct
 //     controller may do too (the corpus's do), so no harm. TestZoo counts them as noted: owner name
-//     15, cleanup on seeing 14 of the passing schedules above.
+//     17, cleanup on seeing 14 of the passing schedules above.
 //   - the Loop, not the harness: since a new term lists the owners of the
 //     children FromOwned sees, and pending hints wait for the next term,
 //     the Loop repairs leaks the buggy reconcilers leave (finalizer first

@@ -168,14 +168,15 @@ func blockedMessage(be *BlockedError) string {
 // neither a failure nor counted toward Stalled: failures and the Stalled
 // change of d are kept. A Requeue that wrote is progress: it resets the
 // failure count (and leaves Stalled to the rows that follow). Any other
-// decision is returned unchanged, and resets the count of retries.
-func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
+// decision is left unchanged, and resets the count of retries. It changes
+// d in place: a decision is too large to copy on every reconcile.
+func requeueUnwritten(d *decision, wrote bool, requeues int, backoff func(n int) time.Duration) {
 	if d.next != nextAfterWrite {
-		return d
+		return
 	}
 	if wrote && !d.conflict {
 		d.failures = 0
-		return d
+		return
 	}
 	n := requeues + 1
 	if n < 1 { // overflow-safe
@@ -183,7 +184,6 @@ func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) 
 	}
 	b := max(backoff(n), 0)
 	d.next, d.delay, d.backoff, d.requeues = nextAfter, max(b, d.delay), b, n
-	return d
 }
 
 // isConflict reports whether err is a revision conflict (store.ErrConflict:

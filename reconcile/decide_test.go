@@ -187,16 +187,16 @@ func FuzzDecide(f *testing.F) {
 
 func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
 	d := decide(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
-	u := requeueUnwritten(d, false, 2, testBackoff)
+	u := unwritten(d, false, 2, testBackoff)
 	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
 		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)
 	require.False(t, u.failed, "not a failure")
 	wrote := d
 	wrote.failures = 0
-	require.Equal(t, wrote, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write, and resets the failures")
+	require.Equal(t, wrote, unwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write, and resets the failures")
 	ok := decide(Result{}, nil, 0, 5, testBackoff)
-	require.Equal(t, ok, requeueUnwritten(ok, false, 2, testBackoff), "other rows reset the count")
-	require.Equal(t, 1, requeueUnwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
+	require.Equal(t, ok, unwritten(ok, false, 2, testBackoff), "other rows reset the count")
+	require.Equal(t, 1, unwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
 }
 
 // A revision conflict is a retry, not a failure: the count of failures and
@@ -208,12 +208,12 @@ func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
 func TestDecideRevisionConflictIsARetry(t *testing.T) {
 	conflict := fmt.Errorf("status of a: %w", store.ErrConflict)
 	for _, wrote := range []bool{false, true} {
-		d := requeueUnwritten(decide(Result{}, conflict, 4, 5, testBackoff), wrote, 2, testBackoff)
+		d := unwritten(decide(Result{}, conflict, 4, 5, testBackoff), wrote, 2, testBackoff)
 		require.Equal(t, decision{failures: 4, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond, backoff: 40 * time.Millisecond,
 			stalled: stalledKeep, conflict: true, result: resultError, message: conflict.Error()}, d)
 		require.False(t, d.failed)
 	}
-	d := requeueUnwritten(decide(Result{RequeueAfter: time.Second}, conflict, 0, 5, testBackoff), false, 0, testBackoff)
+	d := unwritten(decide(Result{RequeueAfter: time.Second}, conflict, 0, 5, testBackoff), false, 0, testBackoff)
 	require.Equal(t, time.Second, d.delay)
 	require.True(t, d.warn)
 
@@ -228,4 +228,10 @@ func TestDecideRevisionConflictIsARetry(t *testing.T) {
 		require.True(t, d.failed, "%v", err)
 		require.Equal(t, stalledSet, d.stalled, "%v", err)
 	}
+}
+
+// unwritten is requeueUnwritten on a copy of d.
+func unwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
+	requeueUnwritten(&d, wrote, requeues, backoff)
+	return d
 }

@@ -137,12 +137,13 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if l.cutShort(t, ctx, rec, key, res, err, panicked) {
 		return end
 	}
-	d, o := l.conclude(key, res, err, failures, requeues, rec.rev.Load() > 0)
+	var d decision
+	o := l.conclude(&d, key, res, err, failures, requeues, rec.rev.Load() > 0)
 	if timed {
 		l.noteDuration(key, dur)
 	}
-	l.schedule(t, key, d, rec, o.reportEnds)
-	l.report(t, ctx, rec, key, res, err, d, o.warn, timed, dur, failures+1)
+	l.schedule(t, key, &d, rec, o.reportEnds)
+	l.report(t, ctx, rec, key, res, err, &d, o.warn, timed, dur, failures+1)
 	if o.newly {
 		l.logStalled(ctx, rec, key, o.note)
 	}
@@ -218,17 +219,18 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 }
 
 // conclude decides what follows the reconcile (the result table, with a
-// Requeue paced by whether the pass wrote) and records it in key's state.
-func (l *Loop[K]) conclude(key K, res Result, err error, failures, requeues int, wrote bool) (decision, outcome) {
+// Requeue paced by whether the pass wrote) into d and records it in key's
+// state.
+func (l *Loop[K]) conclude(d *decision, key K, res Result, err error, failures, requeues int, wrote bool) outcome {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
-	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
-	d = requeueUnwritten(d, wrote, requeues, backoff)
-	return d, l.record(key, d, err)
+	*d = decide(res, err, failures, l.cfg.stallAfter, backoff)
+	requeueUnwritten(d, wrote, requeues, backoff)
+	return l.record(key, d, err)
 }
 
 // schedule queues key's next run as d says, and once more when an
 // oscillation's report stands reportEnds longer.
-func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportEnds time.Duration) {
+func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, reportEnds time.Duration) {
 	switch d.next {
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
@@ -247,7 +249,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportE
 // report fires the reconcile's metrics and logs its outcome: at Debug
 // always (when timed), a failure as logFailure says (lognoise.go), and at
 // Warn, once per key, for a Result returned with an error.
-func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d decision, warn, timed bool, dur time.Duration, attempt int) {
+func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d *decision, warn, timed bool, dur time.Duration, attempt int) {
 	if l.metricsOn {
 		if t.qm != nil && (d.failed || d.requeues > 0) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
@@ -330,7 +332,7 @@ type outcome struct {
 // follows (see outcome). While an oscillation hold lasts, Stalled is set to
 // the oscillation whatever the reconcile returned; a clear is skipped when
 // the key is known not to be stalled.
-func (l *Loop[K]) record(key K, d decision, err error) (o outcome) {
+func (l *Loop[K]) record(key K, d *decision, err error) (o outcome) {
 	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
@@ -358,7 +360,7 @@ func (l *Loop[K]) record(key K, d decision, err error) (o outcome) {
 }
 
 // recordLocked is record for a key with state s.
-func (l *Loop[K]) recordLocked(key K, s *keyState, d decision, err error, o *outcome) {
+func (l *Loop[K]) recordLocked(key K, s *keyState, d *decision, err error, o *outcome) {
 	s.failures, s.requeues, s.lastErr, s.lastResult = d.failures, d.requeues, err, d.result
 	s.nextRetry = time.Time{}
 	var now time.Time
@@ -395,7 +397,7 @@ func (l *Loop[K]) recordLocked(key K, s *keyState, d decision, err error, o *out
 // reportOscillation makes o report s's oscillation as Stalled: by the
 // first reconcile after it was detected, and until one window after its
 // hold ends; then it forgets the oscillation.
-func (s *keyState) reportOscillation(d decision, now time.Time, o *outcome) {
+func (s *keyState) reportOscillation(d *decision, now time.Time, o *outcome) {
 	if s.oscWritten && !now.Before(s.oscUntil) {
 		s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		return

@@ -119,8 +119,8 @@ func (l *Loop[K]) processIn(t *term[K], ctx context.Context, rec *recorder, key 
 // allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
-	marks, skip := l.skip(t, key)
-	if skip {
+	var marks objectMarks
+	if l.skip(t, key, &marks) {
 		return end
 	}
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
@@ -128,7 +128,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		start = t.q.Stamp()
 	}
 	failures, requeues := l.begin(key, rec)
-	res, err, panicked := l.run(l.observeCtx(ctx, key, marks), key)
+	res, err, panicked := l.run(l.observeCtx(ctx, key, &marks), key)
 	var dur time.Duration
 	if timed {
 		end = t.q.Stamp()
@@ -138,12 +138,15 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		return end
 	}
 	var d decision
-	o := l.conclude(&d, key, res, err, failures, requeues, rec.rev.Load() > 0)
+	var o outcome
+	l.conclude(&d, &o, key, res, err, failures, requeues, rec.rev.Load() > 0)
 	if timed {
 		l.noteDuration(key, dur)
 	}
 	l.schedule(t, key, &d, rec, o.reportEnds)
-	l.report(t, ctx, rec, key, res, err, &d, o.warn, timed, dur, failures+1)
+	if timed || err != nil || o.warn || res.Requeue { // else report has nothing to do
+		l.report(t, ctx, rec, key, res, err, &d, o.warn, timed, dur, failures+1)
+	}
 	if o.newly {
 		l.logStalled(ctx, rec, key, o.note)
 	}
@@ -219,13 +222,13 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 }
 
 // conclude decides what follows the reconcile (the result table, with a
-// Requeue paced by whether the pass wrote) into d and records it in key's
-// state.
-func (l *Loop[K]) conclude(d *decision, key K, res Result, err error, failures, requeues int, wrote bool) outcome {
+// Requeue paced by whether the pass wrote) into d, records it in key's
+// state and says in o what follows.
+func (l *Loop[K]) conclude(d *decision, o *outcome, key K, res Result, err error, failures, requeues int, wrote bool) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
 	*d = decide(res, err, failures, l.cfg.stallAfter, backoff)
 	requeueUnwritten(d, wrote, requeues, backoff)
-	return l.record(key, d, err)
+	l.record(key, d, err, o)
 }
 
 // schedule queues key's next run as d says, and once more when an
@@ -328,18 +331,18 @@ type outcome struct {
 	reportEnds time.Duration
 }
 
-// record stores the outcome of decision d in the key's state and says what
-// follows (see outcome). While an oscillation hold lasts, Stalled is set to
+// record stores the outcome of decision d in the key's state and says in o
+// what follows (see outcome). While an oscillation hold lasts, Stalled is set to
 // the oscillation whatever the reconcile returned; a clear is skipped when
 // the key is known not to be stalled.
-func (l *Loop[K]) record(key K, d *decision, err error) (o outcome) {
+func (l *Loop[K]) record(key K, d *decision, err error, o *outcome) {
 	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
 		if o.stall == stalledClear && !l.mayBeStalled(key) {
 			o.stall = stalledKeep
 		}
-		return o
+		return
 	}
 	o.note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
@@ -350,13 +353,12 @@ func (l *Loop[K]) record(key K, d *decision, err error) (o outcome) {
 			if o.stall == stalledClear && !l.mayBeStalledLocked(key) {
 				o.stall = stalledKeep
 			}
-			return o
+			return
 		}
 		s = &keyState{}
 		l.setKeyLocked(key, s)
 	}
-	l.recordLocked(key, s, d, err, &o)
-	return o
+	l.recordLocked(key, s, d, err, o)
 }
 
 // recordLocked is record for a key with state s.

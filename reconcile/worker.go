@@ -134,7 +134,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		end = t.q.Stamp()
 		dur = end - start
 	}
-	if l.cutShort(t, ctx, rec, key, res, err, panicked) {
+	if (err != nil || res.afterWrite()) && l.cutShort(t, ctx, rec, key, res, err, panicked) {
 		return end
 	}
 	var d decision
@@ -200,7 +200,8 @@ func (l *Loop[K]) run(ctx context.Context, key K) (res Result, err error, panick
 // cutShort counts a fenced write and reports a panic, and reports whether
 // the reconcile was cut short by the end of the term (shutdown or lost
 // leadership): such a failure or retry is not counted, and the next term
-// starts afresh.
+// starts afresh. It has nothing to do for a reconcile that
+// returned neither an error nor RequeueAfterWrite (a panic is an error).
 func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, panicked bool) bool {
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)

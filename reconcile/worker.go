@@ -150,7 +150,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if o.newly {
 		l.logStalled(ctx, rec, key, o.note)
 	}
-	wrote := o.stall != stalledKeep && l.writeStalled(t, key, o.stall, o.note, o.newly)
+	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
 	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
 	}

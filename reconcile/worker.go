@@ -227,7 +227,7 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 // state and says in o what follows.
 func (l *Loop[K]) conclude(d *decision, o *outcome, key K, res Result, err error, failures, requeues int, wrote bool) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
-	*d = decide(res, err, failures, l.cfg.stallAfter, backoff)
+	decide(d, res, err, failures, l.cfg.stallAfter, backoff)
 	requeueUnwritten(d, wrote, requeues, backoff)
 	l.record(key, d, err, o)
 }

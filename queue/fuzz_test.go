@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,9 @@ import (
 // and with the failure counts kept in the queue's own entries (WithBackoff),
 // whose entries must outlive Done and ShutDown while a count is above zero,
 // once with a policy whose delays the queue computes with Policy.Delay and
-// once with a Factor-2 policy whose delays it computes itself.
+// once with a Factor-2 policy whose delays it computes itself. Under -race
+// the seed corpus holds a quarter of the long random sequences (see
+// race.Sweep).
 func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0, 0, 5, 0, 0, 0, 6, 0, 5, 0}) // add, get, add while processing, done, get
 	f.Add([]byte{2, 5, 0, 1, 8, 1, 5, 0, 8, 3, 5, 0})
@@ -30,7 +33,7 @@ func FuzzQueue(f *testing.F) {
 	f.Add([]byte{3, 0, 5, 0, 8, 0, 3, 0, 1, 0, 8, 3, 5, 0, 4, 0, 3, 0})
 	f.Add([]byte{0, 0, 5, 0, 2, 4, 0, 0, 9, 0, 7, 0, 5, 0, 5, 0})
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 24 {
+	for range race.Sweep(24, 4) {
 		b := make([]byte, 800)
 		for i := range b {
 			b[i] = byte(r.UintN(256))

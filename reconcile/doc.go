@@ -163,7 +163,13 @@
 // framework-level []store.Condition of any object. SetCondition moves
 // LastTransitionTime only when the status flips, records ObservedGeneration,
 // and reports changed=false for an equal condition so no write happens. The
-// Loop owns only the Stalled condition; Ready belongs to the user.
+// Loop owns the Stalled condition and, on objects that have no
+// Reconciling of their own, Reconciling (see Reconciling: True before a
+// new object's first reconcile, False once one succeeded or with
+// Stalled=True); Ready belongs to the user, and carries the generation it
+// was computed from, so that kstatus reads a generation not yet
+// reconciled as InProgress. Each condition write of the Loop keeps its
+// other conditions.
 //
 // The Loop writes Stalled as its own manager, the field manager (WithFieldManager, LoopInfo.FieldManager)+"-loop", and
 // a Loop clears only a Stalled condition that manager owns in the object's

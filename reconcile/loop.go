@@ -219,8 +219,9 @@ func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 // called only once; a second call returns ErrAlreadyRunning.
 //
 // When ctx ends, Run stops taking keys, cancels in-flight reconciles with
-// cause ErrShutdown, and waits up to the drain timeout for them. It returns
-// nil after a clean stop; an error wrapping ErrDrainTimeout that names the
+// cause ErrShutdown, and waits up to the drain timeout for them (a sharded
+// Loop also waits for its sharder to release its shards, at most twice the
+// sharder's TTL). It returns nil after a clean stop; an error wrapping ErrDrainTimeout that names the
 // keys still running if the drain timed out; an error wrapping ErrNotSynced
 // if ctx ended while it waited for a source to sync (while it waits, it
 // logs at Warn every 30 seconds which source, how long, and the

@@ -38,6 +38,7 @@ func (h *hooksSink) managers() (string, string)                   { return "app"
 func (h *hooksSink) ownWrite(string, int64) bool                  { return false }
 func (h *hooksSink) keepsState(string) bool                       { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
+func (h *hooksSink) inTerm() bool                                 { return true }
 
 func (h *hooksSink) judgeOwnWrites() {
 	h.mu.Lock()

@@ -41,12 +41,18 @@ type loopHooks interface {
 	observeState(key string, generation, readyGeneration int64, stalled bool)
 	// forgetKey drops everything the Loop keeps about a deleted object.
 	forgetKey(key string)
+	// inTerm reports whether a term runs: a key added now goes to its
+	// queue, not to the pending set.
+	inTerm() bool
 }
 
 var _ loopHooks = (*Loop[string])(nil)
 
 // managers implements loopHooks.
 func (l *Loop[K]) managers() (reconciler, loop string) { return l.cfg.manager, l.cfg.loopManager }
+
+// inTerm implements loopHooks.
+func (l *Loop[K]) inTerm() bool { return l.cur.Load() != nil }
 
 // judgeOwnWrites implements loopHooks.
 func (l *Loop[K]) judgeOwnWrites() { l.own.on.Store(true) }

@@ -22,6 +22,9 @@ const observeOnlyAnnotation = "steady.dev/observe-only"
 // happen, the backend's Txn does not. This is how to try a new version of
 // a controller against production state: run it beside the one in charge,
 // under another field manager, observe-only, and read what it would write.
+// The Loop's Stalled is reported once per reason (the store never shows
+// it, so it is not retried at every failure), and it writes no
+// Reconciling.
 //
 // Each dry run's result goes to report, with the reconcile's ctx (report
 // may be nil; it must be quick and safe for concurrent use; a report that
@@ -52,6 +55,18 @@ func (l *Loop[K]) observeCtx(ctx context.Context, key K, m *objectMarks) context
 		return ctx
 	}
 	return store.WithDryRun(ctx, func(r store.DryRunResult) { l.refused(ctx, key, r) })
+}
+
+// observing reports whether key's writes are dry runs (observe-only).
+func (l *Loop[K]) observing(key K) bool {
+	if l.cfg.observeOnly {
+		return true
+	}
+	if l.marks == nil {
+		return false
+	}
+	m, _ := l.marks.marks(key)
+	return m.observeOnly
 }
 
 // loopWriteCtx is observeCtx for the Loop's own condition writes on key,
@@ -88,8 +103,8 @@ func (l *Loop[K]) refused(ctx context.Context, key K, r store.DryRunResult) {
 	}
 	lvl := slog.LevelInfo
 	if r.Manager == l.cfg.loopManager {
-		// The Loop's own Stalled and Paused: refused again at every
-		// failure, since the store never shows them written.
+		// The Loop's own Stalled and Paused: bookkeeping, not what the
+		// controller would write.
 		lvl = slog.LevelDebug
 	}
 	l.log.LogAttrs(ctx, lvl, "observe-only: write refused", attrs...)

@@ -84,3 +84,33 @@ func TestObserveOnlyAnnotationCoversOneObject(t *testing.T) {
 		require.Equal(t, "Up", e.get(t, "b").Status.Phase)
 	})
 }
+
+// Observe-only: the Stalled a failing key would get is reported once, not
+// at every failure, though the store never shows it; a new reason is
+// reported again.
+func TestObserveOnlyReportsAStalledOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "bad"}})
+		var mu sync.Mutex
+		var stalled []string
+		l, err := New("ctl", statusWriter(e, func(string) bool { return true }), FromStore(e.cache, e.st),
+			append(fixedBackoff(), WithStallAfter(1), quiet(),
+				WithObserveOnly(func(ctx context.Context, r store.DryRunResult) {
+					if r.Manager == "ctl-loop" {
+						mu.Lock()
+						defer mu.Unlock()
+						stalled = append(stalled, r.Op)
+					}
+				}))...)
+		require.NoError(t, err)
+		stop := start(t, l)
+		time.Sleep(10 * time.Minute) // failures at the backoff cap, a minute apart
+		synctest.Wait()
+		require.NoError(t, stop())
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"ApplyStatus"}, stalled, "one Stalled reported, not one per failure")
+	})
+}

@@ -33,6 +33,13 @@ type objectMarks struct {
 	paused      bool // pausedAnnotation is "true"
 	pauseShown  bool // the object carries Paused=True
 	observeOnly bool // observeOnlyAnnotation is "true"
+	// For Reconciling (reconciling.go): the object's generation, the
+	// highest ObservedGeneration of its conditions, whether its deletion
+	// is requested, and whether it has a Reconciling condition (True, or
+	// any).
+	gen, observed               int64
+	deleting                    bool
+	reconciling, hasReconciling bool
 	// The object, for its events.
 	kind, name, uid string
 }
@@ -51,13 +58,20 @@ func (s storeConditions[S, T]) marks(name string) (objectMarks, bool) {
 	}
 	m := marksOf(obj.Meta.Annotations, obj.Conditions)
 	m.kind, m.name, m.uid = s.st.Kind(), name, obj.Meta.UID
+	m.gen, m.deleting = obj.Meta.Generation, obj.Meta.DeletionRequested
 	return m, true
 }
 
 func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
 	m := objectMarks{paused: ann[pausedAnnotation] == "true", observeOnly: ann[observeOnlyAnnotation] == "true"}
-	if c, ok := GetCondition(conds, Paused); ok && c.Status == store.ConditionTrue {
-		m.pauseShown = true
+	for _, c := range conds {
+		m.observed = max(m.observed, c.ObservedGeneration)
+		switch c.Type {
+		case Paused:
+			m.pauseShown = c.Status == store.ConditionTrue
+		case Reconciling:
+			m.hasReconciling, m.reconciling = true, c.Status == store.ConditionTrue
+		}
 	}
 	return m
 }

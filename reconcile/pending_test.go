@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
 )
 
 // A hint from a channel source that comes before the first term (here,
@@ -151,6 +154,41 @@ func TestKeysAddedAsATermBeginsRunOnce(t *testing.T) {
 				require.Equal(t, 1, s.count(fmt.Sprint(g, "-", i)), "%d-%d", g, i)
 			}
 		}
+		require.NoError(t, stop())
+	})
+}
+
+// A first listing larger than the pending cap is reconciled whole, and
+// parks nothing: the primary cache source's hints for the names it holds
+// are what the term's listing yields anyway, so while no term runs they
+// are not kept (a 1M-object cache would otherwise fill the set, log it
+// full, and hold the keys twice).
+func TestFirstListingLargerThanThePendingCapParksNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		const n = 30
+		for i := range n {
+			e.create(t, "user", &app{Meta: store.Meta{Name: fmt.Sprint("o", i)}})
+		}
+		var logs logBuffer
+		gate := &gatedSource{synced: make(chan struct{})}
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, Sources(FromStore(e.cache, e.st), gate), WithLogger(newLogger(&logs)))
+		l.pendingCap = n / 3
+		stop := start(t, l)
+		synctest.Wait() // the cache source has replayed all n objects: no term yet
+		// A deletion is still kept: no listing names the deleted object.
+		_, err := e.st.As("user").Delete(context.Background(), "o0")
+		require.NoError(t, err)
+		synctest.Wait()
+		close(gate.synced)
+		synctest.Wait()
+		for i := range n {
+			require.Equal(t, 1, s.count(fmt.Sprint("o", i)), "o%d", i)
+		}
+		require.NotContains(t, logs.String(), "pending keys full")
+		require.Contains(t, logs.String(), `msg="term started" controller=test pending=1 pendingDropped=0`)
 		require.NoError(t, stop())
 	})
 }

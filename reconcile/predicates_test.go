@@ -76,6 +76,9 @@ func TestPredicateNeverSuppressesRelistRepairs(t *testing.T) {
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, FromStore(c, st, WithPredicate(nothing)), WithFieldManager("app"), WithResync(time.Hour, 0))
 		stop := start(t, l)
+		// b's first reconcile waits (the read-your-writes timeout) for
+		// the cache to show the Loop's Reconciling write, which it loses.
+		time.Sleep(defaultReadYourWritesTimeout)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
 		require.Equal(t, 1, s.count("b"))
@@ -153,7 +156,7 @@ func TestPredicateThatPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", observedApp("a")) // no Reconciling: the Loop writes nothing
 		var logs logBuffer
 		m := NewMemMetrics()
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })

@@ -17,7 +17,8 @@ import (
 // store.ErrFenced), and the reconcile's ctx ends with cause shard.ErrMoved
 // when the shard moves away. The Loop's term is s's membership: it joins
 // when Run starts (after its sources synced), lists and reconciles the
-// keys of each shard it takes, and releases its shards when Run ends.
+// keys of each shard it takes, and releases its shards before Run returns
+// (even when the drain timed out: Run then returns within twice the TTL).
 //
 // A key's shard is shard.Of of its text: the string itself, String() for a
 // fmt.Stringer, else fmt.Sprint. Keys must print the same in every replica

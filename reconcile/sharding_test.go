@@ -180,3 +180,39 @@ func TestShardFencedWritesOfAnUnheldShardAreFenced(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrFenced)
 	})
 }
+
+// When the drain times out on a reconcile that ignores its ctx, Run still
+// returns only after the sharder has released its shards and left (no
+// goroutine of the Loop outlives Run), and without waiting for the stuck
+// reconcile: the sharder waits for it at most the TTL, then its writes are
+// fenced.
+func TestShardedLoopRunReturnsAfterTheSharderLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "x"}})
+		sh, err := shard.New(e.b, "apps", "a", shard.WithShards(4), shard.WithTTL(shardTTL), shard.WithRetryPeriod(shardRetry))
+		require.NoError(t, err)
+		entered, unblock := make(chan struct{}), make(chan struct{})
+		defer close(unblock)
+		r := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			close(entered)
+			<-unblock // ignores ctx
+			return Result{}, nil
+		})
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithSharding(sh), WithDrainTimeout(time.Second))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- l.Run(ctx) }()
+		<-entered
+		begin := time.Now()
+		cancel()
+		err = <-done
+		require.ErrorIs(t, err, ErrDrainTimeout)
+		require.False(t, sh.Status().Member, "Run returned while the sharder was still leaving")
+		kvs, err := e.b.List(context.Background(), "_shards/", store.KVListOptions{})
+		require.NoError(t, err)
+		require.Empty(t, kvs.KVs, "the shard and member keys are released when Run returns")
+		require.LessOrEqual(t, time.Since(begin), shardTTL+time.Second, "Run waits at most the TTL for the stuck reconcile, plus the drain of the rest")
+	})
+}

@@ -34,7 +34,10 @@ func (l *Loop[K]) Add(key K) {
 
 // maxPending bounds the keys a Loop keeps while no term runs (see Add): a
 // source that hints a flood while the Loop does not lead costs bounded
-// memory, and the next term's listing repairs what listers list.
+// memory, and the next term's listing repairs what listers list. It does
+// not bound a first listing: FromStore's source keeps no hint for a name
+// the next term lists (only deletions), so a cache of any size starts
+// its first term whole, with nothing pending.
 const maxPending = 100_000
 
 // pendingKeys is the set of keys added while no term runs: true for Add,

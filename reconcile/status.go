@@ -36,10 +36,12 @@ type ConditionWriter[K comparable] interface {
 
 // StoreConditions returns the ConditionWriter for objects of a typed store (the
 // one FromStore's source carries): it reads conditions from the cache and
-// ownership from their managed fields, and writes the Stalled condition with
-// ApplyStatus as the Loop's own manager, applying that one condition and no
+// ownership from their managed fields, and writes a condition with
+// ApplyStatus as the Loop's own manager, applying it with the other
+// conditions that manager owns on the stored object (read for it), and no
 // status fields. Conditions are owned by type, so the write never touches
-// the user's Ready or status, and re-applying an unchanged Stalled writes
+// the user's Ready or status, never drops the Loop's other conditions
+// (Stalled, Reconciling, Paused), and re-applying an unchanged one writes
 // nothing. The Loop owns Stalled, so the apply is forced: a reconciler that
 // wrote Stalled itself loses it to the Loop.
 //
@@ -73,14 +75,58 @@ func (s storeConditions[S, T]) OwnsCondition(name, manager, typ string) bool {
 }
 
 func (s storeConditions[S, T]) WriteCondition(ctx context.Context, name, manager string, c store.Condition) error {
-	// The condition was judged on the cached object: it must not land on a
-	// successor of the same name.
+	return s.writeConditions(ctx, name, manager, c)
+}
+
+// conditionsWriter is the optional side of a ConditionWriter that writes
+// several conditions in one write (StoreConditions has it).
+type conditionsWriter[K comparable] interface {
+	writeConditions(ctx context.Context, key K, manager string, cs ...store.Condition) error
+}
+
+// writeConditions applies cs as manager, in one write, together with every
+// other condition manager owns on the stored object as it is: an apply
+// declares the manager's whole set of conditions, and one that left those
+// out would remove them (a Paused write would drop the Loop's Stalled). The
+// stored object is read for them, not the cached one, which may not show
+// the Loop's last write yet.
+func (s storeConditions[S, T]) writeConditions(ctx context.Context, name, manager string, cs ...store.Condition) error {
+	// The conditions were judged on the cached object: they must not land
+	// on a successor of the same name.
 	var uid string
 	if obj, ok := s.c.Get(name); ok {
 		uid = obj.Meta.UID
 	}
-	_, err := s.st.As(manager).ApplyStatus(ctx, name, nil, []store.Condition{c}, store.WithForce(), store.WithUID(uid))
+	stored, err := s.st.Get(ctx, name)
+	if err != nil {
+		return store.IgnoreNotFound(err)
+	}
+	if uid != "" && stored.Meta.UID != uid {
+		return nil
+	}
+	all := slices.Clone(cs)
+	for _, c := range stored.Conditions {
+		if !slices.ContainsFunc(cs, func(x store.Condition) bool { return x.Type == c.Type }) &&
+			ownsCondition(s.st, stored, manager, c.Type) {
+			all = append(all, c)
+		}
+	}
+	_, err = s.st.As(manager).ApplyStatus(ctx, name, nil, all, store.WithForce(), store.WithUID(stored.Meta.UID))
 	return store.IgnoreNotFound(err)
+}
+
+// writeConds writes cs on key's object as the Loop's manager: in one write
+// when the ConditionWriter can, else one by one, up to the first error.
+func (l *Loop[K]) writeConds(ctx context.Context, key K, cs ...store.Condition) error {
+	if w, ok := l.sw.(conditionsWriter[K]); ok {
+		return w.writeConditions(ctx, key, l.cfg.loopManager, cs...)
+	}
+	for _, c := range cs {
+		if err := l.sw.WriteCondition(ctx, key, l.cfg.loopManager, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ownsCondition reports whether manager owns obj's condition of type typ,

@@ -368,6 +368,11 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	// being handled sees the key either in its snapshot or as a hint, and
 	// its workers start only after the snapshot is queued, so the key runs
 	// once, not twice.
+	//
+	// While no term of the Loop runs, the primary source hints only
+	// deletions: the name of an added or modified object is in its name
+	// set, which the next term lists, so a hint would be kept twice and a
+	// first listing larger than the Loop's pending cap would fill it.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if primary {
@@ -380,7 +385,7 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	if primary && ref.loop != nil {
 		s.reportState(ref.loop, obj, typ)
 	}
-	if hint {
+	if hint && !(primary && typ != store.Deleted && ref.loop != nil && !ref.loop.inTerm()) {
 		s.hint(ref, old, new, obj)
 	}
 }
@@ -551,24 +556,26 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 }
 
 // onlyStalled reports whether a and b together hold a path and every one
-// is the Stalled condition or below it: a change to the Loops' report
-// alone, which is never an input.
+// is the Stalled or the Reconciling condition or below them: a change to
+// the Loops' reports alone, which are never an input.
 func onlyStalled(a, b []diff.Path) bool {
 	if len(a)+len(b) == 0 {
 		return false
 	}
 	for _, p := range a {
-		if !p.HasPrefix(stalledPath) {
+		if !isReport(p) {
 			return false
 		}
 	}
 	for _, p := range b {
-		if !p.HasPrefix(stalledPath) {
+		if !isReport(p) {
 			return false
 		}
 	}
 	return true
 }
+
+func isReport(p diff.Path) bool { return p.HasPrefix(stalledPath) || p.HasPrefix(reconcilingPath) }
 
 // readyGeneration returns the ObservedGeneration of a Ready=True condition,
 // or 0.
@@ -603,7 +610,8 @@ func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (own
 }
 
 var (
-	stalledPath = conditionPath(Stalled)
+	stalledPath     = conditionPath(Stalled)
+	reconcilingPath = conditionPath(Reconciling)
 )
 
 // sectionDiff appends to out the sections that differ between old and new.
@@ -653,6 +661,8 @@ func typedConditionPath(t string) diff.Path {
 		return stalledPath
 	case Ready:
 		return readyPath
+	case Reconciling:
+		return reconcilingPath
 	}
 	return conditionPath(t)
 }

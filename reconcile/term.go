@@ -30,7 +30,8 @@ type term[K comparable] struct {
 	// running holds the key each worker is reconciling, for drain reports.
 	running []runningSlot[K]
 	workers sync.WaitGroup
-	bg      sync.WaitGroup // read-your-writes waiters
+	bg      sync.WaitGroup // read-your-writes waiters, and the sharder
+	served  chan struct{}  // closed when the sharder left; nil unless sharded
 }
 
 type runningSlot[K comparable] struct {
@@ -96,7 +97,8 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	}
 	if l.cfg.sharder != nil {
 		// Keys are listed shard by shard, as the sharder takes them.
-		t.bg.Go(func() { l.serveShards(t) })
+		t.served = make(chan struct{})
+		t.bg.Go(func() { defer close(t.served); l.serveShards(t) })
 	} else {
 		l.enqueueAll(t, true)
 	}
@@ -120,6 +122,16 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 	case <-drained:
 		return nil
 	case <-timer.C():
+	}
+	if t.served != nil {
+		// Run waits for the sharder to release its shards rather than
+		// abandon the release: its wait for the stuck reconciles (at most
+		// the TTL) is what keeps another replica off their keys, and its
+		// deletes (bounded by the TTL) hand the shards over at once instead
+		// of after the lease expires. So Run returns within the drain
+		// timeout or twice the TTL, whichever is longer, and no goroutine
+		// of the sharder outlives it.
+		<-t.served
 	}
 	var stuck []string
 	for i := range t.running {

@@ -123,6 +123,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if l.skip(t, key, &marks) {
 		return end
 	}
+	working := l.marks != nil && l.reconcilingBefore(t, key, marks)
 	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
 	if timed && !l.metricsOn {
 		start = t.q.Stamp()
@@ -137,8 +138,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	if (err != nil || res.afterWrite()) && l.cutShort(t, ctx, rec, key, res, err, panicked) {
 		return end
 	}
-	var d decision
-	var o outcome
+	d, o := decision{}, outcome{}
 	l.conclude(&d, &o, key, res, err, failures, requeues, rec.rev.Load() > 0)
 	if timed {
 		l.noteDuration(key, dur)
@@ -151,6 +151,7 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		l.logStalled(ctx, rec, key, o.note)
 	}
 	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
+	wrote = working && l.reconcilingAfter(t, key, marks, d, o) || wrote
 	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
 	}
@@ -476,11 +477,16 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 		}
 	}()
 	defer guard.Catch(&p)
-	return l.putStalled(t, key, change, d) || newly
+	return l.putStalled(t, key, change, d, newly) || newly
 }
 
 // putStalled is writeStalled's write: it reports whether it tried one.
-func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledNote) bool {
+func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledNote, newly bool) bool {
+	if change == stalledSet && !newly && l.observing(key) {
+		// Observe-only: the store never shows the Loop's Stalled, so
+		// each reason is reported once (newly), not at every failure.
+		return false
+	}
 	conds, gen, ok := l.sw.Conditions(key)
 	if !ok {
 		return false
@@ -488,15 +494,28 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
 	now := l.clk.Now()
 	var regen time.Time
+	var stop store.Condition
+	stopping := false
 	if change == stalledSet {
 		regen = l.stalledRegen(key)
+		stop, stopping = l.reconcilingStopped(conds)
+		stopping = stopping && l.sw.OwnsCondition(key, l.cfg.loopManager, Reconciling)
+		if stopping {
+			// The Loop's Reconciling=True goes with this write, whatever
+			// regen says: kstatus reads it before Stalled, as InProgress.
+			regen = time.Time{}
+		}
 	}
 	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, now, regen)
-	if !write {
+	if !write && !stopping {
 		return false
 	}
 	c, _ := GetCondition(out, Stalled)
-	err := l.sw.WriteCondition(l.loopWriteCtx(t.work, key), key, l.cfg.loopManager, c)
+	cs := []store.Condition{c}
+	if stopping {
+		cs = append(cs, stop)
+	}
+	err := l.writeConds(l.loopWriteCtx(t.work, key), key, cs...)
 	if err == nil {
 		l.stalledWritten(key, change, d, now)
 		return true

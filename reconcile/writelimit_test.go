@@ -34,6 +34,14 @@ func (m *delayMetrics) WriteDelayed(controller string, d time.Duration) {
 	m.delays = append(m.delays, d)
 }
 
+// observedApp is a new object that a condition already observed (at
+// generation 1), so that the Loop writes no Reconciling on it: the writes
+// these tests pace are the reconciler's.
+func observedApp(name string) *app {
+	return &app{Meta: store.Meta{Name: name},
+		Conditions: []store.Condition{{Type: "Seen", Status: store.ConditionTrue, ObservedGeneration: 1}}}
+}
+
 // statusWriter returns a reconciler that writes each key's status once and
 // records when each write landed (since start).
 func pacedStatusWriter(e *env, start time.Time, mu *sync.Mutex, landed *[]time.Duration) Func[string] {
@@ -62,7 +70,7 @@ func TestWriteLimitPacesTheLoopsWrites(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
 		for i := range 10 {
-			e.create(t, "user", &app{Meta: store.Meta{Name: fmt.Sprintf("k%d", i)}})
+			e.create(t, "user", observedApp(fmt.Sprintf("k%d", i)))
 		}
 		require.NoError(t, e.cache.WaitForSync(t.Context()))
 		var mu sync.Mutex
@@ -88,8 +96,8 @@ func TestWriteLimitWaitEndsWithTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
-		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		e.create(t, "user", observedApp("a"))
+		e.create(t, "user", observedApp("b"))
 		var mu sync.Mutex
 		var landed []time.Duration
 		var errs []error
@@ -128,8 +136,8 @@ func TestWriteLimitMisuse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
-		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		e.create(t, "user", observedApp("a"))
+		e.create(t, "user", observedApp("b"))
 		var mu sync.Mutex
 		var landed []time.Duration
 		var logs logBuffer
@@ -152,10 +160,10 @@ func TestWriteLimitSharedByAManagersLoops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", observedApp("a"))
 		other := newEnv(t, "Other", e.b)
 		defer other.stop()
-		other.create(t, "user", &app{Meta: store.Meta{Name: "o"}})
+		other.create(t, "user", observedApp("o"))
 		var mu sync.Mutex
 		var landed []time.Duration
 		t0 := time.Now()

@@ -22,8 +22,9 @@
 # beside them once examples is done; and the seeded sweeps without -race:
 # reconcile/reconciletest's TestSchedules (300 seeded schedules) and
 # TestCorpus (its correct controllers, each with its CI count of
-# schedules), and the seed sweeps that also run, fewer seeds, under -race
-# (see sweepsWithoutRace below). The -race run skips TestSchedules and
+# schedules), and the seed sweeps and property tests that also run, fewer
+# seeds or inputs, under -race (see sweepsWithoutRace and
+# propertiesWithoutRace below). The -race run skips TestSchedules and
 # TestCorpus; the race detector still runs the harness through every other
 # reconciletest test, TestEchoExample's 50 schedules among them. The long
 # runs (1000 schedules, the corpus's 2,000 each) are in scripts/flaky.sh and
@@ -133,6 +134,9 @@ lane() {
 # here, without it.
 sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived)$'
 reconcileWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight)$'
+# The property tests of store, store/cache and queue that run a fraction of
+# their inputs under -race (see internal/race.Sweep and raceScale).
+propertiesWithoutRace='^(TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|FuzzQueue)$'
 
 extra=("$@")
 nested=()
@@ -147,6 +151,13 @@ done
 if [ -d "$root/reconcile/reconciletest" ]; then
   background "reconcile/reconciletest seed sweeps without -race (beside the modules)" . -count=1 -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
   background "reconcile sweeps without -race (beside the modules)" . -count=1 -v -run "$reconcileWithoutRace" ./reconcile
+fi
+properties=()
+for pkg in ./store ./store/cache ./queue; do
+  [ -d "$root/$pkg" ] && properties+=("$pkg")
+done
+if [ ${#properties[@]} -gt 0 ]; then
+  background "store, store/cache and queue property tests without -race (beside the modules)" . -count=1 -v -run "$propertiesWithoutRace" "${properties[@]}"
 fi
 if [ ${#nested[@]} -gt 0 ]; then
   lane "${nested[@]}"

@@ -124,7 +124,7 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 		if err != nil {
 			return nil, err
 		}
-		live, managed = liveTree, w.s.schemas.decodeManaged(&cur.Meta, specSide, liveTree)
+		live, managed = liveTree, w.s.schemas.decodeManagedOf(cur, specSide, liveTree)
 	}
 	res, err := ownership.Apply(live, configTree, w.manager, managed, oopts...)
 	if err != nil {
@@ -137,11 +137,9 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 	if err != nil {
 		return nil, err
 	}
-	storedTree, err := specTree(next)
-	if err != nil {
+	if err := w.s.schemas.setManagedOf(next, specSide, res.Managed, nil); err != nil {
 		return nil, err
 	}
-	w.s.schemas.setManaged(&next.Meta, specSide, res.Managed, storedTree)
 	return next, nil
 }
 
@@ -152,7 +150,7 @@ func specConfigTree(config any, meta *ApplyMeta) (map[string]any, error) {
 		Metadata *ApplyMeta `json:"metadata,omitempty"`
 		Spec     any        `json:"spec,omitempty"`
 	}{meta, config}
-	tree, err := ownership.ToTree(doc)
+	tree, err := configTree(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: apply configuration: %v", ErrInvalid, err)
 	}

@@ -92,7 +92,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 // nil when nothing changes.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
-	configTree, err := ownership.ToTree(struct {
+	config, err := configTree(struct {
 		Status     any         `json:"status,omitempty"`
 		Conditions []Condition `json:"conditions,omitempty"`
 	}{status, conds})
@@ -103,8 +103,8 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	managed := w.s.schemas.decodeManaged(&cur.Meta, statusSide, liveTree)
-	res, err := ownership.Apply(liveTree, configTree, w.manager, managed, oopts...)
+	managed := w.s.schemas.decodeManagedOf(cur, statusSide, liveTree)
+	res, err := ownership.Apply(liveTree, config, w.manager, managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
 	}
@@ -115,11 +115,9 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	storedTree, err := statusTree(next)
-	if err != nil {
+	if err := w.s.schemas.setManagedOf(next, statusSide, res.Managed, nil); err != nil {
 		return nil, err
 	}
-	w.s.schemas.setManaged(&next.Meta, statusSide, res.Managed, storedTree)
 	return next, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/internal/jsonscan"
+	"github.com/steady-go/steady/internal/race"
 )
 
 type fastSpec struct {
@@ -60,10 +61,11 @@ func FuzzDecodeObjectFast(f *testing.F) {
 // Every object the store can write takes the fast way and decodes as
 // encoding/json decodes it, also when one scratch space serves many objects
 // whose strings repeat (label values, managers, an object's old and new UID).
+// An eighth of the objects under -race (see race.Sweep).
 func TestDecodeObjectFastAgreesWithEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 3))
 	scratch := new(decodeScratch)
-	for i := range 2000 {
+	for i := range race.Sweep(2000, 8) {
 		obj := randomObject(rng)
 		value, err := json.Marshal(obj)
 		require.NoError(t, err)
@@ -235,12 +237,13 @@ func TestPlainCopy(t *testing.T) {
 
 // The state before a change, decoded with the state after it as like,
 // is what decoding it alone gives, and shares no map, slice or pointer
-// with it: Spec and Status are copied only when plainCopy allows.
+// with it: Spec and Status are copied only when plainCopy allows. A quarter
+// of the pairs under -race (see race.Sweep).
 func TestDecodeLikeAgreesWithDecodingAlone(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 5))
 	d := &metaDecoder{scratch: new(decodeScratch)}
-	copied := 0
-	for range 500 {
+	copied, pairs := 0, race.Sweep(500, 4)
+	for range pairs {
 		a, b := randomObject(rng), randomObject(rng)
 		switch rng.IntN(3) {
 		case 0:
@@ -258,7 +261,7 @@ func TestDecodeLikeAgreesWithDecodingAlone(t *testing.T) {
 		checkLike[fastSpec, fastStatus](t, d, after, before)
 		checkLike[plainSpec, plainSpec](t, d, after, before)
 	}
-	require.Greater(t, copied, 200)
+	require.Greater(t, copied, pairs*2/5, "two pairs in three share a Spec or a Status")
 }
 
 func checkLike[S, T any](t *testing.T, d *metaDecoder, after, before []byte) {

@@ -16,7 +16,7 @@ type DryRunResult struct {
 	// Kind and Name name the object; Manager is the Writer's manager.
 	Kind, Name, Manager string
 	// Op is the call: "Create", "Update", "UpdateStatus", "Apply",
-	// "ApplyStatus" or "Delete".
+	// "ApplyStatus", "Delete" or "Purge".
 	Op string
 	// Write is true when the write would have stored something: false
 	// when it would change nothing, or failed (see Err).
@@ -46,8 +46,8 @@ type DryRunResult struct {
 // real write would have returned (obj, where the call takes one, gets the
 // Meta that would have been stored; the revision returned is the object's
 // current one, 0 for a Create), and fills *into with the result (when into
-// is not nil). Create, Update, UpdateStatus, Apply, ApplyStatus and Delete
-// take it. A failed precondition, a fence that no longer holds or a field
+// is not nil). Create, Update, UpdateStatus, Apply, ApplyStatus, Delete
+// and Purge take it (Store.Migrate has MigrateOptions.DryRun). A failed precondition, a fence that no longer holds or a field
 // conflict fail the dry run as they would fail the write, and are in
 // into.Err too. A dry run is not reported to WithWriteObserver's observers
 // and leaves the Store's memory of values (WithLastValues) as it was.

@@ -2,9 +2,9 @@ package store
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/objpath"
@@ -45,7 +45,7 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 	} else {
 		raw.Spec = enc
 	}
-	codec, err := s.schemas.codecOf(raw, side)
+	codec, err := s.schemas.codecOf(raw, side, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +81,12 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if v == nil {
 		v = &changeViews[S, T]{}
 	}
-	if !specSideEqual(old, new) {
+	eq := s.sideEquals()
+	if !specSideEqual(eq, old, new) {
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
-	if !statusSideEqual(old, new) {
+	if !statusSideEqual(eq, old, new) {
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
 		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
 	}
@@ -198,16 +199,16 @@ func join(a, b []diff.Path) []diff.Path {
 // specSideEqual and statusSideEqual report whether a side of two objects is
 // plainly equal, so that the diff of that side would find nothing: an absent
 // collection equals an empty one, as in metaViewOf and nonNil, and
-// otherwise the values are reflect.DeepEqual.
-func specSideEqual[S, T any](old, new *Object[S, T]) bool {
+// otherwise the values are reflect.DeepEqual (eq, see equal.go).
+func specSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
 	om, nm := &old.Meta, &new.Meta
 	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
 		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers) &&
-		reflect.DeepEqual(&old.Spec, &new.Spec)
+		eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
 }
 
-func statusSideEqual[S, T any](old, new *Object[S, T]) bool {
-	return slices.Equal(old.Conditions, new.Conditions) && reflect.DeepEqual(&old.Status, &new.Status)
+func statusSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
+	return slices.Equal(old.Conditions, new.Conditions) && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
 }
 
 // managedMemo holds the decoded ownership of one side of the last few

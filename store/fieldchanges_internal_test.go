@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/objpath"
+	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
 )
 
@@ -52,7 +53,8 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 
 // FieldChanges gives the verdicts of the full judgement (every side's
 // ownership decoded) on random histories of writes by several managers, for
-// every manager, whether or not it has fields on the changed side.
+// every manager, whether or not it has fields on the changed side. A
+// quarter of the objects under -race (see race.Sweep).
 func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	ctx := context.Background()
 	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
@@ -60,7 +62,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	managers := []string{"user", "ctrl", "scaler", "nobody"}
 	rng := rand.New(rand.NewPCG(17, 1))
 	checked, shortcut := 0, 0
-	for obj := range 20 {
+	for obj := range race.Sweep(20, 4) {
 		name := fmt.Sprintf("k%d", obj)
 		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
 		require.NoError(t, err)

@@ -131,15 +131,10 @@ func (sc schemas) of(side string) *ownership.Schema {
 	return sc.spec
 }
 
-// decodeManaged returns the ownership record of one side of the stored meta,
-// whose tree on that side is tree.
-func (sc schemas) decodeManaged(meta *Meta, side string, tree map[string]any) ownership.Managed {
-	return sc.decodeSide(meta, side, tree).managed
-}
-
-// setManaged replaces one side's entries in meta.Managed with managed,
-// encoded relative to that side's new tree. Spec-side entries come first.
-func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed, tree map[string]any) {
+// setManagedWith replaces one side's entries in meta.Managed with managed,
+// encoded with codec, the Codec of that side's new value (nil when managed
+// is empty). Spec-side entries come first.
+func (sc schemas) setManagedWith(meta *Meta, side string, managed ownership.Managed, codec *ownership.Codec) {
 	var spec, status []ManagedFields
 	for _, e := range meta.Managed {
 		if e.Subresource == side {
@@ -152,7 +147,6 @@ func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed,
 		}
 	}
 	if len(managed) > 0 {
-		codec := ownership.NewCodec(tree, sc.of(side))
 		for _, e := range managed {
 			f := ManagedFields{Manager: e.Manager, Operation: string(e.Operation), Subresource: side, Fields: codec.Encode(e.Set)}
 			if side == statusSide {
@@ -186,7 +180,7 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string, known
 		if oldTree, err = sideTree(cur, side); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		managed = sc.decodeManaged(&cur.Meta, side, oldTree)
+		managed = sc.decodeManagedOf(cur, side, oldTree)
 	}
 	newTree, err := sideTree(next, side)
 	if err != nil {
@@ -200,7 +194,9 @@ func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string, known
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	sc.setManaged(&next.Meta, side, res.Managed, newTree)
+	if err := sc.setManagedOf(next, side, res.Managed, newTree); err != nil {
+		return nil, err
+	}
 	return nil, nil
 }
 

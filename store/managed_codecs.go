@@ -21,7 +21,9 @@ import (
 // cannot tell (a key with escapes) is decoded the general way. The records
 // repeat too (one manager owns the same fields of every object), so the
 // Store also keeps the sets a remembered Codec decoded, by their text: Sets
-// are immutable and may be shared.
+// are immutable and may be shared. Writes use the same Codecs, for the
+// record they merge into and the one they encode: a controller's status
+// apply to one object after another decodes and encodes against one shape.
 
 // maxCodecs bounds the shapes a Store remembers; when full, it forgets them
 // all (one controller's objects use few).
@@ -175,8 +177,10 @@ func appendMetaShape(buf []byte, m *Meta) []byte {
 	return buf
 }
 
-// codecOf returns the Codec of one side of raw, remembered by shape.
-func (sc schemas) codecOf(raw *rawObject, side string) (*ownership.Codec, error) {
+// codecOf returns the Codec of one side of raw, remembered by shape. tree,
+// when not nil, is that side's tree (or its shape), which a shape not
+// remembered is read from; else it is decoded from raw.
+func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ownership.Codec, error) {
 	var arr [256]byte
 	key, keyed := sideShapeKey(arr[:0], raw, side)
 	if keyed {
@@ -184,13 +188,38 @@ func (sc schemas) codecOf(raw *rawObject, side string) (*ownership.Codec, error)
 			return c, nil
 		}
 	}
-	tree, err := sideTree(raw, side)
-	if err != nil {
-		return nil, err
+	if tree == nil {
+		var err error
+		if tree, err = sideTreeOf(raw, side, true); err != nil {
+			return nil, err
+		}
 	}
 	c := ownership.NewCodec(tree, sc.of(side))
 	if keyed {
 		sc.codecs.put(key, c)
 	}
 	return c, nil
+}
+
+// decodeManagedOf is decodeManaged for the stored raw, with the Codec and
+// the decoded sets remembered by shape and text: a controller's writes
+// decode the same record against the same shape object after object.
+func (sc schemas) decodeManagedOf(raw *rawObject, side string, tree map[string]any) ownership.Managed {
+	d, _ := sc.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(raw, side, tree) }, sc.codecs.decodeNodes)
+	return d.managed
+}
+
+// setManagedOf is setManaged for next, the object about to be stored, with
+// its side's Codec remembered by shape: tree (that side's tree, or nil) is
+// read only for a shape not remembered.
+func (sc schemas) setManagedOf(next *rawObject, side string, managed ownership.Managed, tree map[string]any) error {
+	var codec *ownership.Codec
+	if len(managed) > 0 {
+		var err error
+		if codec, err = sc.codecOf(next, side, tree); err != nil {
+			return err
+		}
+	}
+	sc.setManagedWith(&next.Meta, side, managed, codec)
+	return nil
 }

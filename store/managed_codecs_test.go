@@ -1,11 +1,15 @@
 package store
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/ownership"
 )
 
 // Two objects' metadata have the same shape key exactly when their
@@ -43,4 +47,85 @@ func TestMetaShapeKeyTellsShapesApart(t *testing.T) {
 	}
 	require.Positive(t, same, "some distinct metadata share a shape")
 	require.Positive(t, differ)
+}
+
+// statusCodecs counts the status-side Codecs st remembers.
+func statusCodecs[S, T any](st *Store[S, T]) int {
+	st.schemas.codecs.mu.Lock()
+	defer st.schemas.codecs.mu.Unlock()
+	n := 0
+	for k := range st.schemas.codecs.codecs {
+		if k[0] == 's' {
+			n++
+		}
+	}
+	return n
+}
+
+// requireFreshRecord checks that every entry of name's stored record is
+// what a Codec of the stored object's own tree encodes: a record written
+// through a remembered Codec of another shape would not be.
+func requireFreshRecord[S, T any](t *testing.T, st *Store[S, T], name string) {
+	t.Helper()
+	raw, err := st.getRaw(context.Background(), name)
+	require.NoError(t, err)
+	for _, side := range []string{specSide, statusSide} {
+		tree, err := sideTree(raw, side)
+		require.NoError(t, err)
+		fresh := ownership.NewCodec(tree, st.schemas.of(side))
+		for _, e := range raw.Meta.Managed {
+			if e.Subresource != side {
+				continue
+			}
+			set, ok := fresh.DecodeNodes(e.Fields)
+			require.True(t, ok, "%s %s: %q decodes to the object's own nodes", side, e.Manager, e.Fields)
+			require.Equal(t, e.Fields, fresh.Encode(set), "%s %s", side, e.Manager)
+		}
+	}
+}
+
+// A controller's status writes to objects of one status shape use one
+// Codec, remembered by shape, for the record they decode and the one they
+// write; and every record written, through remembered Codecs and across
+// changes of shape (conditions added, spec map keys that differ from
+// object to object), is the one a Codec of the object's own tree writes.
+func TestWritesRememberCodecsByShape(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	const n = 4
+	for i := range n {
+		name := fmt.Sprint("k", i)
+		env := map[string]string{}
+		for j := range i + 1 {
+			env[fmt.Sprint("E", j)] = "v"
+		}
+		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: "i", Env: env}})
+		require.NoError(t, err)
+		for r := range 2 {
+			_, err = st.As("ctrl").ApplyStatus(ctx, name, map[string]any{"ready": r + 1}, nil)
+			require.NoError(t, err)
+			requireFreshRecord(t, st, name)
+			_, err = st.As("applier").Apply(ctx, name, map[string]any{"replicas": r + 1, "env": map[string]any{"A": fmt.Sprint(r)}}, WithForce())
+			require.NoError(t, err)
+			requireFreshRecord(t, st, name)
+		}
+	}
+	require.Equal(t, 1, statusCodecs(st), "objects of one status shape share one Codec")
+	for i := range n {
+		name := fmt.Sprint("k", i)
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, map[string]any{"ready": 9}, []Condition{{Type: "Ready", Status: "True", Reason: "Done"}})
+		require.NoError(t, err)
+		requireFreshRecord(t, st, name)
+		_, err = st.As("other").ApplyStatus(ctx, name, map[string]any{"message": "m"}, nil)
+		require.NoError(t, err)
+		requireFreshRecord(t, st, name)
+		o, err := st.Get(ctx, name)
+		require.NoError(t, err)
+		o.Spec.Env["B"] = "new key"
+		o.Status.Message = "by update"
+		_, err = st.As("user").Update(ctx, o)
+		require.NoError(t, err)
+		requireFreshRecord(t, st, name)
+	}
 }

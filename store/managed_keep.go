@@ -115,11 +115,10 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return true, nil
 	}
 	if dec = known; dec == nil {
-		shape, err := sideTreeOf(cur, side, true)
+		d, err := sc.decodeSideWith(&cur.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(cur, side, nil) }, sc.codecs.decodeNodes)
 		if err != nil {
 			return false, nil // the general way reports it
 		}
-		d := sc.decodeSide(&cur.Meta, side, shape)
 		dec = &d
 	}
 	if !dec.canonical || !ownsAll(dec.managed, changed, manager) {

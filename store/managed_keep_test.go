@@ -32,6 +32,23 @@ type keepStatus struct {
 	Message string `json:"message"`
 }
 
+// decodeManaged returns the ownership record of one side of the stored meta,
+// whose tree on that side is tree, with a Codec of its own: the reference
+// the Codecs and sets a Store remembers must agree with.
+func (sc schemas) decodeManaged(meta *Meta, side string, tree map[string]any) ownership.Managed {
+	return sc.decodeSide(meta, side, tree).managed
+}
+
+// setManaged is setManagedWith with a Codec of its own, of the side's new
+// tree (see decodeManaged).
+func (sc schemas) setManaged(meta *Meta, side string, managed ownership.Managed, tree map[string]any) {
+	var codec *ownership.Codec
+	if len(managed) > 0 {
+		codec = ownership.NewCodec(tree, sc.of(side))
+	}
+	sc.setManagedWith(meta, side, managed, codec)
+}
+
 // recordUpdateGeneral is recordUpdate without the keepManaged shortcut: the
 // specification the shortcut must agree with.
 func recordUpdateGeneral(sc schemas, cur, next *rawObject, side, manager string) error {

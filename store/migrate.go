@@ -21,6 +21,13 @@ type MigrateOptions struct {
 	// Progress, when set, is called after each page and at the end with
 	// the counts so far.
 	Progress func(MigrateProgress)
+	// DryRun, when set, makes the run a dry one: it writes nothing (no
+	// value, no checkpoint, nor the checkpoint's removal), goes through
+	// every key from the first whatever a checkpoint says, and calls
+	// DryRun with the name and the stored version of each value it would
+	// rewrite. The counts are those of a run (Migrated: the values it
+	// would rewrite); PerSecond paces nothing, as nothing is written.
+	DryRun func(name, version string)
 }
 
 // MigrateProgress counts what a Migrate did.
@@ -89,7 +96,8 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 			opts.Progress(p)
 		}
 	}
-	after, err := s.readCheckpoint(ctx)
+	dry := opts.DryRun != nil
+	after, err := s.readCheckpoint(ctx, dry)
 	if err != nil {
 		return p, err
 	}
@@ -104,7 +112,7 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 		if err != nil {
 			return p, err
 		}
-		if err := s.migratePage(ctx, page.KVs, &p, opts.PerSecond, &next); err != nil {
+		if err := s.migratePage(ctx, page.KVs, &p, opts, &next); err != nil {
 			return p, err
 		}
 		if page.Continue == "" {
@@ -112,13 +120,13 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 		}
 		cont = page.Continue
 		if name, ok := strings.CutPrefix(cont, s.prefix); ok {
-			if err := s.writeCheckpoint(ctx, name); err != nil {
+			if err := s.writeCheckpoint(ctx, name, dry); err != nil {
 				return p, err
 			}
 		}
 		report()
 	}
-	if _, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()}); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.deleteCheckpoint(ctx, dry); err != nil {
 		return p, err
 	}
 	p.Done = true
@@ -128,13 +136,13 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 
 // migratePage migrates the objects of one page of the kind's keys, counting
 // them in p.
-func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgress, perSecond float64, next *time.Time) error {
+func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) error {
 	for _, kv := range kvs {
 		if _, ok := s.nameOf(kv.Key); !ok {
 			continue
 		}
 		p.Scanned++
-		migrated, err := s.migrateOne(ctx, kv, p, perSecond, next)
+		migrated, err := s.migrateOne(ctx, kv, p, opts, next)
 		if err != nil {
 			return err
 		}
@@ -146,8 +154,9 @@ func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgr
 }
 
 // migrateOne rewrites kv at the storage version unless it is there, pacing
-// rewrites to perSecond with next, and reports whether it wrote.
-func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, perSecond float64, next *time.Time) (bool, error) {
+// rewrites to opts.PerSecond with next, and reports whether it wrote (in a
+// dry run: whether it would, which it reports to opts.DryRun).
+func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) (bool, error) {
 	for range maxAttempts {
 		raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
 		if err == nil {
@@ -165,7 +174,16 @@ func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress,
 			p.Current++
 			return false, nil
 		}
-		if err := s.pace(ctx, perSecond, next); err != nil {
+		if opts.DryRun != nil {
+			name, _ := s.nameOf(kv.Key)
+			version := raw.Version
+			if version == "" {
+				version = s.ver.first
+			}
+			opts.DryRun(name, version)
+			return true, nil
+		}
+		if err := s.pace(ctx, opts.PerSecond, next); err != nil {
 			return false, err
 		}
 		val, err := out.encode()
@@ -243,7 +261,12 @@ func (s *Store[S, T]) pace(ctx context.Context, perSecond float64, next *time.Ti
 	return nil
 }
 
-func (s *Store[S, T]) readCheckpoint(ctx context.Context) (string, error) {
+// readCheckpoint returns the name a run resumes after: "" for a dry one,
+// which goes through every key.
+func (s *Store[S, T]) readCheckpoint(ctx context.Context, dry bool) (string, error) {
+	if dry {
+		return "", nil
+	}
 	kv, err := s.b.Get(ctx, s.checkpointKey())
 	if errors.Is(err, ErrNotFound) {
 		return "", nil
@@ -258,11 +281,26 @@ func (s *Store[S, T]) readCheckpoint(ctx context.Context) (string, error) {
 	return c.After, nil
 }
 
-func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string) error {
+// writeCheckpoint and deleteCheckpoint write nothing in a dry run.
+func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string, dry bool) error {
+	if dry {
+		return nil
+	}
 	val, err := json.Marshal(migrateCheckpoint{Storage: s.ver.storage.name, After: after})
 	if err != nil {
 		return err
 	}
 	_, err = s.b.Txn(ctx, nil, Write{Kind: WritePut, Key: s.checkpointKey(), Value: val})
+	return err
+}
+
+func (s *Store[S, T]) deleteCheckpoint(ctx context.Context, dry bool) error {
+	if dry {
+		return nil
+	}
+	_, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,6 +53,8 @@ type Store[S, T any] struct {
 	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
 	logger    *slog.Logger                 // see WithLogger
 	admission *admission[S, T]             // see WithAdmission; nil admits all
+
+	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 }
 
 // Option configures New.

@@ -142,14 +142,37 @@ func (s *Store[S, T]) decodeError(kv KV, err error) *DecodeError {
 // else it fails with ErrConflict. It returns the revision of the deletion;
 // a missing key gives ErrNotFound, a bad name ErrInvalid, a fence that no
 // longer holds ErrFenced.
-func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64) (int64, error) {
+//
+// DryRun is the one option it takes (any other gives ErrInvalid), and a
+// ctx from WithDryRun makes it a dry run too: it deletes nothing, checks
+// that the key is there, the revision and the fence as the deletion would,
+// returns the key's current revision, and reports Op "Purge" with
+// Deleted set, or the error the deletion would have returned.
+func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, opts ...WriteOption) (rev int64, err error) {
+	ctx, d := beginDry(ctx, w, opts, "Purge", name)
+	if d != nil {
+		defer func() { d.end(err) }()
+	}
 	if w.manager == "" {
 		return 0, fmt.Errorf("%w: write without a manager (use Store.As with a name)", ErrInvalid)
 	}
 	if err := ValidateName(name); err != nil {
 		return 0, err
 	}
+	var cfg writeConfig
+	if err := writeOpts(&cfg, "Purge", 0, opts); err != nil {
+		return 0, err
+	}
 	key := w.s.prefix + name
+	if d != nil && revision == 0 {
+		// The dry run checks the key is there as the deletion would: as
+		// a condition on the revision it has now.
+		kv, err := w.s.b.Get(ctx, key)
+		if err != nil {
+			return 0, w.s.wrapNotFound(name, err)
+		}
+		revision = kv.ModRevision
+	}
 	conds := []Cond{{Key: key, Target: ModRevision, Revision: revision}}
 	if revision == 0 {
 		conds = nil
@@ -158,7 +181,12 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64) (
 	if fenced {
 		conds = append(conds, fence.Cond())
 	}
-	rev, err := w.s.b.Txn(ctx, conds, Write{Kind: WriteDelete, Key: key})
+	del := Write{Kind: WriteDelete, Key: key}
+	if d != nil {
+		rev, err = w.dryTxn(ctx, d, conds, del)
+	} else {
+		rev, err = w.s.b.Txn(ctx, conds, del)
+	}
 	var cf *CondFailedError
 	if errors.As(err, &cf) {
 		if revision != 0 && cf.Index == 0 {
@@ -169,6 +197,9 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64) (
 	}
 	if err != nil {
 		return 0, w.s.wrapNotFound(name, err)
+	}
+	if d != nil {
+		return rev, nil
 	}
 	observeWrite(ctx, rev)
 	w.s.last.forget(key, rev)

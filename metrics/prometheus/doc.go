@@ -12,7 +12,11 @@
 //
 // Nothing is registered globally: New registers on the Registerer it is
 // given, and fails (registering nothing) if a series of the same name is
-// already there, for example controller-runtime's own.
+// already there, for example controller-runtime's own. Beside the series
+// below it registers client_golang's Go and process collectors (go_*,
+// process_*), as controller-runtime's registry holds them; a registry
+// that has them already keeps its own, and WithoutRuntimeCollectors leaves
+// them out.
 //
 // # controller-runtime's series (label controller = the Loop's name)
 //

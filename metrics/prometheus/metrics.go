@@ -9,6 +9,7 @@ import (
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/metrics"
@@ -63,7 +64,7 @@ var (
 // Option configures New.
 type Option func(*options)
 
-type options struct{ native bool }
+type options struct{ native, noRuntime bool }
 
 // WithNativeHistograms makes workqueue_queue_duration_seconds and
 // workqueue_work_duration_seconds native histograms as well as classic
@@ -74,10 +75,18 @@ type options struct{ native bool }
 // negotiates the protobuf format sees them.
 func WithNativeHistograms() Option { return func(o *options) { o.native = true } }
 
-// New creates the series and registers them on reg. It returns an error,
-// and registers nothing, when reg is nil (a nil *prometheus.Registry
-// included) or already holds a series of the same name (controller-runtime's,
-// say).
+// WithoutRuntimeCollectors leaves the Go and process collectors out of
+// New, for a registry that has its own variant of them (a Go collector
+// with other runtime/metrics rules, say), which New's would clash with.
+func WithoutRuntimeCollectors() Option { return func(o *options) { o.noRuntime = true } }
+
+// New creates the series and registers them on reg, with client_golang's
+// Go and process collectors (go_*, process_*) beside them, as
+// controller-runtime's metrics registry holds them: a registry that holds
+// those two already keeps its own (WithoutRuntimeCollectors leaves them
+// out). It returns an error, and registers nothing, when reg is nil (a nil
+// *prometheus.Registry included) or already holds a series of the same
+// name (controller-runtime's, say).
 func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
 	if nilness.IsNil(reg) {
 		return nil, errors.New("steady prometheus: nil Registerer")
@@ -157,10 +166,21 @@ func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
 		m.depth, m.adds, m.latency, m.workDuration, m.unfinished, m.longest, m.retries,
 		m.stalled, m.oscillations, m.converge, m.unconverged, m.fenceRejections, m.writesDelayed, m.writeDelay, m.state,
 	}
+	runtimeFrom := len(cs)
+	if !o.noRuntime {
+		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	var done []prom.Collector
 	for i, c := range cs {
-		if err := reg.Register(c); err != nil {
-			for _, done := range cs[:i] {
-				reg.Unregister(done)
+		err := reg.Register(c)
+		switch {
+		case err == nil:
+			done = append(done, c)
+		case i >= runtimeFrom && errors.As(err, new(prom.AlreadyRegisteredError)):
+			// The registry's own Go or process collector serves them.
+		default:
+			for _, c := range done {
+				reg.Unregister(c)
 			}
 			return nil, fmt.Errorf("steady prometheus: %w", err)
 		}

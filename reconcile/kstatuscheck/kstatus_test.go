@@ -3,6 +3,7 @@ package kstatuscheck
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -50,12 +51,16 @@ func asResource(o *object) *unstructured.Unstructured {
 }
 
 // A reconciler as the README writes one: it acts on the spec's Mode, then
-// applies Ready at the generation it read.
-func reconciler(c *cache.Cache[spec, stat], st *store.Store[spec, stat]) reconcile.Reconciler[string] {
+// applies Ready at the generation it read. A Mode "block…" waits for gate
+// first (a reconcile in flight); gate may be nil when no object blocks.
+func reconciler(c *cache.Cache[spec, stat], st *store.Store[spec, stat], gate ...chan struct{}) reconcile.Reconciler[string] {
 	return reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
 		o, ok := c.Get(name)
 		if !ok || o.Meta.DeletionRequested {
 			return reconcile.Result{}, nil
+		}
+		if strings.HasPrefix(o.Spec.Mode, "block") {
+			<-gate[0]
 		}
 		ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "Running", ObservedGeneration: o.Meta.Generation}
 		switch o.Spec.Mode {
@@ -141,5 +146,74 @@ func TestKstatusOfObjectsALoopWrote(t *testing.T) {
 			require.Equal(t, w, res.Status, "%s: kstatus", name)
 			require.Equal(t, string(res.Status), got, "%s: debugpage.Kstatus agrees with kstatus", name)
 		}
+	})
+}
+
+// One object through its life, with kstatus computed at each phase: it
+// says what an operator expects, and debugpage.Kstatus says the same.
+func TestKstatusAtEachPhaseOfAnObjectsLife(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st, err := store.New[spec, stat](memstore.New(), "App")
+		require.NoError(t, err)
+		c := cache.New(st)
+		user := st.As("user")
+		_, err = user.Create(ctx, &object{Meta: store.Meta{Name: "a", Finalizers: []string{"example.com/cleanup"}}, Spec: spec{Mode: "block"}})
+		require.NoError(t, err)
+		gate := make(chan struct{})
+		l, err := reconcile.New("apps", reconciler(c, st, gate), reconcile.FromStore(c, st),
+			reconcile.WithFieldManager("app"), reconcile.WithStallAfter(3), reconcile.WithResync(24*time.Hour, 0),
+			reconcile.WithBackoff(backoff.Policy{Base: time.Second, Factor: 2, Cap: time.Minute}),
+			reconcile.WithRetryLimit(backoff.BucketConfig{Rate: rate.Inf}))
+		require.NoError(t, err)
+		runCtx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = c.Run(runCtx) })
+		wg.Go(func() { _ = l.Run(runCtx) })
+		defer func() { stop(); wg.Wait() }()
+
+		phase := func(name string, want status.Status) {
+			t.Helper()
+			synctest.Wait()
+			o, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			res, err := status.Compute(asResource(o))
+			require.NoError(t, err)
+			got, msg := debugpage.Kstatus(o.Meta.Generation, o.Meta.DeletionRequested, o.Conditions)
+			t.Logf("%-34s kstatus %-11s (%s); debugpage %s (%s); generation %d, conditions %v", name, res.Status, res.Message, got, msg, o.Meta.Generation, o.Conditions)
+			require.Equal(t, want, res.Status, "%s: kstatus", name)
+			require.Equal(t, string(res.Status), got, "%s: debugpage.Kstatus agrees with kstatus", name)
+		}
+		setMode := func(mode string) {
+			t.Helper()
+			o, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			o.Spec.Mode = mode
+			_, err = user.Update(ctx, o)
+			require.NoError(t, err)
+		}
+
+		phase("new, first reconcile in flight", status.InProgressStatus)
+		gate <- struct{}{}
+		phase("reconciled", status.CurrentStatus)
+		setMode("block again")
+		phase("new generation, reconcile in flight", status.InProgressStatus)
+		gate <- struct{}{}
+		phase("new generation reconciled", status.CurrentStatus)
+		setMode("fail")
+		phase("new generation failing, retried", status.InProgressStatus)
+		time.Sleep(3 * time.Second)
+		phase("failing until Stalled", status.FailedStatus)
+		setMode("")
+		phase("fixed", status.CurrentStatus)
+		setMode("waiting")
+		phase("Ready=False", status.InProgressStatus)
+		setMode("terminal")
+		phase("a Terminal error", status.FailedStatus)
+		setMode("")
+		phase("fixed again", status.CurrentStatus)
+		_, err = user.Delete(ctx, "a")
+		require.NoError(t, err)
+		phase("deletion requested", status.TerminatingStatus)
 	})
 }

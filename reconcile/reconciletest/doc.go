@@ -316,4 +316,17 @@
 // for step. What the Loop would need to remove these limits is a hook to run
 // its internal wake-ups (read-your-writes requeues, resync, term starts) as
 // steps of the caller's.
+//
+// # Sharded replicas
+//
+// RunReplicas runs a reconciler as a sharded Loop's replicas
+// (reconcile.WithSharding, 32 shards, a 3s lease TTL) on one memstore, each
+// replica with its own cache and its own link to the store, under seeded
+// crashes, partitions shorter and longer than the TTL (writes made while
+// cut off land when the link heals, as delayed requests do), joins and
+// leaves among 2 to 5 replicas, while a user changes objects. It checks
+// convergence, that no two replicas ran Reconcile for one key at once, and
+// that the store accepted no write of a replica whose shard key it did not
+// hold at that revision. Its schedules are seeded but not replayed step by
+// step: the replicas run free inside the bubble, without Config's gates.
 package reconciletest

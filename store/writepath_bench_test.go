@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// writePathObjects creates n objects of the controller-shaped benchmark's
+// shape (bench/cmd/ctl-steady): a ~200-byte spec owned by "user" and a
+// status field applied by "ctrl".
+func writePathObjects(b *testing.B, st *store.Store[judgeSpec, judgeStatus], n int) []string {
+	ctx := context.Background()
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("app-%05d", i)
+		_, err := st.As("user").Create(ctx, &store.Object[judgeSpec, judgeStatus]{
+			Meta: store.Meta{Name: name},
+			Spec: judgeSpec{
+				Replicas: 1,
+				Image:    "registry.example.com/team/app:v1.2.3",
+				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
+				Selector: map[string]string{"app": name, "tier": "backend"},
+			},
+		})
+		require.NoError(b, err)
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 1}, nil)
+		require.NoError(b, err)
+		names = append(names, name)
+	}
+	return names
+}
+
+// BenchmarkApplyStatusOwnField measures a controller's status write, half
+// the writes of a controller-shaped workload: "ctrl" applies the one status
+// field it owns with a new value, cycling through more objects than the
+// Store's memos hold. Each op is one ApplyStatus that changes the object.
+//
+//	go test -run '^$' -bench ApplyStatusOwnField -benchmem ./store/
+func BenchmarkApplyStatusOwnField(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	ctrl := st.As("ctrl")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		res, err := ctrl.ApplyStatus(ctx, names[i%len(names)], judgeStatus{ReadyReplicas: int64(2 + i/len(names))}, nil)
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}
+
+// BenchmarkUpdateSpecOther measures the other writer of that workload: a
+// client that reads an object and writes it back with its spec's replicas
+// changed (a Store that remembers no values, so each op is a Get and an
+// Update).
+//
+//	go test -run '^$' -bench UpdateSpecOther -benchmem ./store/
+func BenchmarkUpdateSpecOther(b *testing.B) {
+	ctx := context.Background()
+	mem := memstore.New(memstore.WithHistorySize(16))
+	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(b, err)
+	user := other.As("user")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		o, err := other.Get(ctx, names[i%len(names)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.Spec.Replicas++
+		if _, err := user.Update(ctx, o); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

@@ -41,7 +41,10 @@ import (
 // per spec change: 1,000 spec changes in a second made the Loop write
 // 306 to 1,994 times on one object, where its bound is 5.) These writes
 // are status-only, by the Loop's own manager, and a change to Reconciling
-// alone is never a hint for any Loop.
+// alone is never a hint for any Loop. So a reconciler must return the
+// ErrConflict of a whole-object Update, not swallow it in the hope that
+// the change which beat it brings another hint: another Loop's
+// Reconciling write changes the revision and brings none.
 //
 // A reconciler that writes Reconciling itself keeps it: the Loop writes
 // the condition only on objects that have none, and changes only its own.

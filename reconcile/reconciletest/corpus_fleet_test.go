@@ -28,7 +28,8 @@ import (
 // observes the group's instances in the fleet (the fleet is the truth,
 // not the store), creates the missing ones, replaces the failed or
 // outdated ones, removes the ones that should not exist, and reports
-// Ready from what it observed. Its functions below are the example's
+// Ready from what it observed; at every resync it also lists the groups
+// only the fleet still knows (orphans). Its functions below are the example's
 // (TestFleetControllerIsTheExample), the example's Instance named
 // fleetInstance here. The fleet is a fake: its instances are kept in the
 // store (kind FleetInstance, each owned by its group's name), reached

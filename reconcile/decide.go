@@ -80,7 +80,8 @@ type decision struct {
 	result string
 }
 
-// decide implements the result table of the package documentation:
+// decide implements the result table of the package documentation, into d
+// (filled in place: a decision is too large to copy on every reconcile):
 //
 //	return               failures   next run                      Stalled
 //	nil                  reset      next hint                     clear
@@ -98,40 +99,44 @@ type decision struct {
 // reconcile fails. A Requeue and a conflict are paced (and a Requeue that
 // wrote resets the count) by requeueUnwritten, which sees what was written. stallAfter ≤ 0 is treated as 1. When several wrappers are
 // nested, Terminal wins over the others; Blocked and RetryAfter combine.
-func decide(res Result, err error, failures, stallAfter int, backoff func(n int) time.Duration) decision {
+func decide(d *decision, res Result, err error, failures, stallAfter int, backoff func(n int) time.Duration) {
 	after := max(res.RequeueAfter, 0)
 	if err == nil {
 		switch {
 		case after > 0:
-			return decision{next: nextAfter, delay: after, stalled: stalledClear, result: resultRequeueAfter}
+			*d = decision{next: nextAfter, delay: after, stalled: stalledClear, result: resultRequeueAfter}
+			return
 		case res.afterWrite():
-			return decision{failures: failures, next: nextAfterWrite, result: resultRequeue}
+			*d = decision{failures: failures, next: nextAfterWrite, result: resultRequeue}
+			return
 		default:
-			return decision{stalled: stalledClear, result: resultSuccess}
+			*d = decision{stalled: stalledClear, result: resultSuccess}
+			return
 		}
 	}
 	if te, ok := errors.AsType[*TerminalError](err); ok {
-		d := decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
+		*d = decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
 			message: errString(te.Err), warn: res.afterWrite(), result: resultError}
 		if after > 0 {
 			d.next, d.delay = nextAfter, after
 		}
-		return d
+		return
 	}
 	if isConflict(err) {
 		// Someone else wrote first: re-reading and retrying is the cure,
 		// so it is a retry, not a failure toward Stalled (a spec that
 		// moves while status is written would make every object Stalled).
 		// requeueUnwritten paces it.
-		return decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
+		*d = decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
 			warn: !res.isZero(), result: resultError, message: errString(err)}
+		return
 	}
 	n := failures + 1
 	if n < 1 { // overflow-safe
 		n = 1
 	}
 	b := max(backoff(n), 0)
-	d := decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
+	*d = decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
 		warn: !res.isZero(), result: resultError, message: errString(err)}
 	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
 		d.delay = max(d.delay, ra.After)
@@ -140,13 +145,12 @@ func decide(res Result, err error, failures, stallAfter int, backoff func(n int)
 		// The reason is the condition's Reason: the message does not
 		// repeat it, it says what the wait is for.
 		d.stalled, d.reason, d.message = stalledSet, be.Reason, blockedMessage(be)
-		return d
+		return
 	}
 	if n >= max(stallAfter, 1) {
 		d.stalled, d.reason = stalledSet, ReasonFailing
 		d.message = errString(err) // no count: the condition changes only with its meaning
 	}
-	return d
 }
 
 // blockedMessage is the Stalled message of a Blocked error: the wrapped
@@ -168,14 +172,15 @@ func blockedMessage(be *BlockedError) string {
 // neither a failure nor counted toward Stalled: failures and the Stalled
 // change of d are kept. A Requeue that wrote is progress: it resets the
 // failure count (and leaves Stalled to the rows that follow). Any other
-// decision is returned unchanged, and resets the count of retries.
-func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
+// decision is left unchanged, and resets the count of retries. It changes
+// d in place: a decision is too large to copy on every reconcile.
+func requeueUnwritten(d *decision, wrote bool, requeues int, backoff func(n int) time.Duration) {
 	if d.next != nextAfterWrite {
-		return d
+		return
 	}
 	if wrote && !d.conflict {
 		d.failures = 0
-		return d
+		return
 	}
 	n := requeues + 1
 	if n < 1 { // overflow-safe
@@ -183,7 +188,6 @@ func requeueUnwritten(d decision, wrote bool, requeues int, backoff func(n int) 
 	}
 	b := max(backoff(n), 0)
 	d.next, d.delay, d.backoff, d.requeues = nextAfter, max(b, d.delay), b, n
-	return d
 }
 
 // isConflict reports whether err is a revision conflict (store.ErrConflict:

@@ -22,26 +22,26 @@ func testBackoff(n int) time.Duration { return 10 * time.Millisecond << min(n-1,
 // One test per row of the result table (DESIGN.md, "reconcile").
 
 func TestDecideNilResetsAndClearsStalled(t *testing.T) {
-	d := decide(Result{}, nil, 4, 5, testBackoff)
+	d := decided(Result{}, nil, 4, 5, testBackoff)
 	require.Equal(t, decision{failures: 0, next: nextOnHint, stalled: stalledClear, result: resultSuccess}, d)
 }
 
 func TestDecideRequeueKeepsFailuresAndWaitsForWrite(t *testing.T) {
-	d := decide(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
+	d := decided(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
 	require.Equal(t, decision{failures: 3, next: nextAfterWrite, stalled: stalledKeep, result: resultRequeue}, d)
 	require.False(t, d.failed, "Requeue is not a failure")
 }
 
 func TestDecideRequeueAfterResetsAndWaits(t *testing.T) {
-	d := decide(Result{RequeueAfter: time.Minute}, nil, 3, 5, testBackoff)
+	d := decided(Result{RequeueAfter: time.Minute}, nil, 3, 5, testBackoff)
 	require.Equal(t, decision{failures: 0, next: nextAfter, delay: time.Minute, stalled: stalledClear, result: resultRequeueAfter}, d)
 	// RequeueAfter wins over Requeue.
-	require.Equal(t, d, decide(Result{RequeueAfterWrite: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
+	require.Equal(t, d, decided(Result{RequeueAfterWrite: true, RequeueAfter: time.Minute}, nil, 3, 5, testBackoff))
 }
 
 func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	// Failures below the threshold: backoff, Stalled kept.
-	d := decide(Result{}, errBoom, 0, 5, testBackoff)
+	d := decided(Result{}, errBoom, 0, 5, testBackoff)
 	require.Equal(t, 1, d.failures)
 	require.True(t, d.failed)
 	require.Equal(t, nextAfter, d.next)
@@ -51,7 +51,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, resultError, d.result)
 
 	// The 5th consecutive failure sets Stalled.
-	d = decide(Result{}, errBoom, 4, 5, testBackoff)
+	d = decided(Result{}, errBoom, 4, 5, testBackoff)
 	require.Equal(t, 5, d.failures)
 	require.Equal(t, 160*time.Millisecond, d.delay)
 	require.Equal(t, stalledSet, d.stalled)
@@ -59,21 +59,21 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, "boom", d.message)
 
 	// With RequeueAfter: max(backoff, RequeueAfter), and a warning.
-	d = decide(Result{RequeueAfter: time.Second}, errBoom, 0, 5, testBackoff)
+	d = decided(Result{RequeueAfter: time.Second}, errBoom, 0, 5, testBackoff)
 	require.Equal(t, time.Second, d.delay)
 	require.Equal(t, 10*time.Millisecond, d.backoff)
 	require.True(t, d.warn)
-	d = decide(Result{RequeueAfter: time.Millisecond}, errBoom, 3, 5, testBackoff)
+	d = decided(Result{RequeueAfter: time.Millisecond}, errBoom, 3, 5, testBackoff)
 	require.Equal(t, 80*time.Millisecond, d.delay, "backoff wins when longer")
 
 	// Requeue with an error is also warned about, and follows the err row.
-	d = decide(Result{RequeueAfterWrite: true}, errBoom, 0, 5, testBackoff)
+	d = decided(Result{RequeueAfterWrite: true}, errBoom, 0, 5, testBackoff)
 	require.True(t, d.warn)
 	require.Equal(t, nextAfter, d.next)
 }
 
 func TestDecideBlockedStallsAtOnce(t *testing.T) {
-	d := decide(Result{}, Blocked("SecretMissing", errBoom), 0, 5, testBackoff)
+	d := decided(Result{}, Blocked("SecretMissing", errBoom), 0, 5, testBackoff)
 	require.Equal(t, 1, d.failures)
 	require.True(t, d.failed)
 	require.Equal(t, nextAfter, d.next)
@@ -82,23 +82,23 @@ func TestDecideBlockedStallsAtOnce(t *testing.T) {
 	require.Equal(t, "SecretMissing", d.reason)
 	require.Equal(t, "boom", d.message, "the message is the wrapped error; the reason is not repeated")
 
-	d = decide(Result{}, RetryAfter(Blocked("NoCapacity", nil), time.Minute), 0, 5, testBackoff)
+	d = decided(Result{}, RetryAfter(Blocked("NoCapacity", nil), time.Minute), 0, 5, testBackoff)
 	require.Equal(t, "NoCapacity", d.reason)
 	require.Equal(t, "blocked", d.message, "without a wrapped error")
 	require.Equal(t, time.Minute, d.delay)
 }
 
 func TestDecideRetryAfterTakesTheLonger(t *testing.T) {
-	d := decide(Result{}, RetryAfter(errBoom, time.Minute), 0, 5, testBackoff)
+	d := decided(Result{}, RetryAfter(errBoom, time.Minute), 0, 5, testBackoff)
 	require.Equal(t, 1, d.failures)
 	require.Equal(t, time.Minute, d.delay)
 	require.Equal(t, stalledKeep, d.stalled)
 
-	d = decide(Result{}, RetryAfter(errBoom, time.Millisecond), 2, 5, testBackoff)
+	d = decided(Result{}, RetryAfter(errBoom, time.Millisecond), 2, 5, testBackoff)
 	require.Equal(t, 40*time.Millisecond, d.delay, "backoff wins when longer")
 
 	// As for err: the 5th failure stalls.
-	d = decide(Result{}, RetryAfter(errBoom, time.Millisecond), 4, 5, testBackoff)
+	d = decided(Result{}, RetryAfter(errBoom, time.Millisecond), 4, 5, testBackoff)
 	require.Equal(t, stalledSet, d.stalled)
 	require.Equal(t, ReasonFailing, d.reason)
 }
@@ -106,27 +106,27 @@ func TestDecideRetryAfterTakesTheLonger(t *testing.T) {
 func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
 	called := false
 	bo := func(int) time.Duration { called = true; return time.Hour }
-	d := decide(Result{}, Terminal(errBoom), 3, 5, bo)
+	d := decided(Result{}, Terminal(errBoom), 3, 5, bo)
 	require.False(t, called, "Terminal consults no backoff")
 	require.Equal(t, decision{failures: 0, terminal: true, next: nextOnHint, stalled: stalledSet,
 		reason: ReasonTerminal, message: "boom", result: resultError}, d)
 
 	// With RequeueAfter: runs after it, without a warning (the table allows it).
-	d = decide(Result{RequeueAfter: time.Hour}, Terminal(errBoom), 3, 5, bo)
+	d = decided(Result{RequeueAfter: time.Hour}, Terminal(errBoom), 3, 5, bo)
 	require.Equal(t, nextAfter, d.next)
 	require.Equal(t, time.Hour, d.delay)
 	require.False(t, d.warn)
 	// Requeue has no meaning with Terminal: warned.
-	require.True(t, decide(Result{RequeueAfterWrite: true}, Terminal(errBoom), 0, 5, bo).warn)
+	require.True(t, decided(Result{RequeueAfterWrite: true}, Terminal(errBoom), 0, 5, bo).warn)
 }
 
 func TestDecideNestedWrappers(t *testing.T) {
 	// Terminal wins over everything inside it.
-	d := decide(Result{}, Terminal(Blocked("X", errBoom)), 0, 5, testBackoff)
+	d := decided(Result{}, Terminal(Blocked("X", errBoom)), 0, 5, testBackoff)
 	require.True(t, d.terminal)
 	require.Equal(t, nextOnHint, d.next)
 	// Blocked and RetryAfter combine.
-	d = decide(Result{}, Blocked("X", RetryAfter(errBoom, time.Minute)), 0, 5, testBackoff)
+	d = decided(Result{}, Blocked("X", RetryAfter(errBoom, time.Minute)), 0, 5, testBackoff)
 	require.Equal(t, stalledSet, d.stalled)
 	require.Equal(t, "X", d.reason)
 	require.Equal(t, time.Minute, d.delay)
@@ -134,14 +134,14 @@ func TestDecideNestedWrappers(t *testing.T) {
 
 func TestDecideEdgeInputs(t *testing.T) {
 	// stallAfter ≤ 0 is treated as 1.
-	require.Equal(t, stalledSet, decide(Result{}, errBoom, 0, 0, testBackoff).stalled)
+	require.Equal(t, stalledSet, decided(Result{}, errBoom, 0, 0, testBackoff).stalled)
 	// Failure count overflow is safe.
-	d := decide(Result{}, errBoom, math.MaxInt, 5, testBackoff)
+	d := decided(Result{}, errBoom, math.MaxInt, 5, testBackoff)
 	require.Equal(t, 1, d.failures)
 	// Negative delays are clamped.
-	d = decide(Result{RequeueAfter: -time.Second}, nil, 0, 5, testBackoff)
+	d = decided(Result{RequeueAfter: -time.Second}, nil, 0, 5, testBackoff)
 	require.Equal(t, nextOnHint, d.next)
-	d = decide(Result{}, errBoom, 0, 5, func(int) time.Duration { return -time.Second })
+	d = decided(Result{}, errBoom, 0, 5, func(int) time.Duration { return -time.Second })
 	require.Zero(t, d.delay)
 }
 
@@ -168,7 +168,7 @@ func FuzzDecide(f *testing.F) {
 			err = Terminal(errBoom)
 		}
 		res := Result{RequeueAfterWrite: requeue, RequeueAfter: time.Duration(after)}
-		d := decide(res, err, failures, stallAfter, testBackoff)
+		d := decided(res, err, failures, stallAfter, testBackoff)
 		require.GreaterOrEqual(t, d.delay, time.Duration(0))
 		require.GreaterOrEqual(t, d.failures, 0)
 		if d.failed {
@@ -186,17 +186,17 @@ func FuzzDecide(f *testing.F) {
 }
 
 func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
-	d := decide(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
-	u := requeueUnwritten(d, false, 2, testBackoff)
+	d := decided(Result{RequeueAfterWrite: true}, nil, 3, 5, testBackoff)
+	u := unwritten(d, false, 2, testBackoff)
 	require.Equal(t, decision{failures: 3, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond,
 		backoff: 40 * time.Millisecond, stalled: stalledKeep, result: resultRequeue}, u)
 	require.False(t, u.failed, "not a failure")
 	wrote := d
 	wrote.failures = 0
-	require.Equal(t, wrote, requeueUnwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write, and resets the failures")
-	ok := decide(Result{}, nil, 0, 5, testBackoff)
-	require.Equal(t, ok, requeueUnwritten(ok, false, 2, testBackoff), "other rows reset the count")
-	require.Equal(t, 1, requeueUnwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
+	require.Equal(t, wrote, unwritten(d, true, 2, testBackoff), "a pass that wrote waits for its write, and resets the failures")
+	ok := decided(Result{}, nil, 0, 5, testBackoff)
+	require.Equal(t, ok, unwritten(ok, false, 2, testBackoff), "other rows reset the count")
+	require.Equal(t, 1, unwritten(d, false, math.MaxInt, testBackoff).requeues, "overflow-safe")
 }
 
 // A revision conflict is a retry, not a failure: the count of failures and
@@ -208,12 +208,12 @@ func TestRequeueUnwrittenBacksOffWithoutFailing(t *testing.T) {
 func TestDecideRevisionConflictIsARetry(t *testing.T) {
 	conflict := fmt.Errorf("status of a: %w", store.ErrConflict)
 	for _, wrote := range []bool{false, true} {
-		d := requeueUnwritten(decide(Result{}, conflict, 4, 5, testBackoff), wrote, 2, testBackoff)
+		d := unwritten(decided(Result{}, conflict, 4, 5, testBackoff), wrote, 2, testBackoff)
 		require.Equal(t, decision{failures: 4, requeues: 3, next: nextAfter, delay: 40 * time.Millisecond, backoff: 40 * time.Millisecond,
 			stalled: stalledKeep, conflict: true, result: resultError, message: conflict.Error()}, d)
 		require.False(t, d.failed)
 	}
-	d := requeueUnwritten(decide(Result{RequeueAfter: time.Second}, conflict, 0, 5, testBackoff), false, 0, testBackoff)
+	d := unwritten(decided(Result{RequeueAfter: time.Second}, conflict, 0, 5, testBackoff), false, 0, testBackoff)
 	require.Equal(t, time.Second, d.delay)
 	require.True(t, d.warn)
 
@@ -224,8 +224,21 @@ func TestDecideRevisionConflictIsARetry(t *testing.T) {
 		Blocked("Busy", conflict),
 		RetryAfter(conflict, time.Second),
 	} {
-		d := decide(Result{}, err, 4, 5, testBackoff)
+		d := decided(Result{}, err, 4, 5, testBackoff)
 		require.True(t, d.failed, "%v", err)
 		require.Equal(t, stalledSet, d.stalled, "%v", err)
 	}
+}
+
+// unwritten is requeueUnwritten on a copy of d.
+func unwritten(d decision, wrote bool, requeues int, backoff func(n int) time.Duration) decision {
+	requeueUnwritten(&d, wrote, requeues, backoff)
+	return d
+}
+
+// decided is decide's decision.
+func decided(res Result, err error, failures, stallAfter int, backoff func(n int) time.Duration) decision {
+	var d decision
+	decide(&d, res, err, failures, stallAfter, backoff)
+	return d
 }

@@ -46,7 +46,7 @@ func allow(n *atomic.Int64, dropped *atomic.Int64) bool {
 // logFailure logs a failed reconcile: at Warn for a key's first failure
 // (within the interval's budget), at Debug otherwise. A revision conflict
 // is a retry, at Debug.
-func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures int, d decision, err error) {
+func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures int, d *decision, err error) {
 	l.noise.failures.Add(1)
 	if !d.conflict {
 		l.noteFailure(rec, key, failures+1, err)

@@ -50,7 +50,7 @@ func WithObserveOnly(report func(ctx context.Context, r store.DryRunResult)) Opt
 
 // observeCtx returns ctx with every typed-store write made a dry run, when
 // the Loop or key's object (m) is observe-only; ctx itself otherwise.
-func (l *Loop[K]) observeCtx(ctx context.Context, key K, m objectMarks) context.Context {
+func (l *Loop[K]) observeCtx(ctx context.Context, key K, m *objectMarks) context.Context {
 	if !l.cfg.observeOnly && !m.observeOnly {
 		return ctx
 	}
@@ -76,7 +76,7 @@ func (l *Loop[K]) loopWriteCtx(ctx context.Context, key K) context.Context {
 	if l.marks != nil {
 		m, _ = l.marks.marks(key)
 	}
-	return l.observeCtx(l.shardFenced(ctx, key), key, m)
+	return l.observeCtx(l.shardFenced(ctx, key), key, &m)
 }
 
 // refused reports one refused write: to the user's report and, when it

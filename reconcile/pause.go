@@ -77,13 +77,15 @@ func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
 }
 
 // skip reads key's marks, when the ConditionWriter offers them, and reports
-// whether the reconcile must not run (the object is paused).
-func (l *Loop[K]) skip(t *term[K], key K) (objectMarks, bool) {
+// whether the reconcile must not run (the object is paused). It reads the
+// marks into m, which it leaves zero without them.
+func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
 	if l.marks == nil {
-		return objectMarks{}, false
+		return false
 	}
-	m, ok := l.marks.marks(key)
-	return m, ok && l.paused(t, key, m)
+	var ok bool
+	*m, ok = l.marks.marks(key)
+	return ok && l.paused(t, key, m)
 }
 
 // paused reports whether key's object is paused, and keeps its Paused
@@ -91,7 +93,7 @@ func (l *Loop[K]) skip(t *term[K], key K) (objectMarks, bool) {
 // (Paused=False) when it is not paused and still says so. The Loop
 // writes Paused as its own manager, through the ConditionWriter, so the write
 // is not a hint for itself.
-func (l *Loop[K]) paused(t *term[K], key K, m objectMarks) bool {
+func (l *Loop[K]) paused(t *term[K], key K, m *objectMarks) bool {
 	if m.paused == m.pauseShown {
 		return m.paused
 	}

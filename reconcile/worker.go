@@ -119,8 +119,8 @@ func (l *Loop[K]) processIn(t *term[K], ctx context.Context, rec *recorder, key 
 // allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
 	end = -1
-	marks, skip := l.skip(t, key)
-	if skip {
+	var marks objectMarks
+	if l.skip(t, key, &marks) {
 		return end
 	}
 	working := l.marks != nil && l.reconcilingBefore(t, key, marks)
@@ -129,25 +129,28 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		start = t.q.Stamp()
 	}
 	failures, requeues := l.begin(key, rec)
-	res, err, panicked := l.run(l.observeCtx(ctx, key, marks), key)
+	res, err, panicked := l.run(l.observeCtx(ctx, key, &marks), key)
 	var dur time.Duration
 	if timed {
 		end = t.q.Stamp()
 		dur = end - start
 	}
-	if l.cutShort(t, ctx, rec, key, res, err, panicked) {
+	if (err != nil || res.afterWrite()) && l.cutShort(t, ctx, rec, key, res, err, panicked) {
 		return end
 	}
-	d, o := l.conclude(key, res, err, failures, requeues, rec.rev.Load() > 0)
+	d, o := decision{}, outcome{}
+	l.conclude(&d, &o, key, res, err, failures, requeues, rec.rev.Load() > 0)
 	if timed {
 		l.noteDuration(key, dur)
 	}
-	l.schedule(t, key, d, rec, o.reportEnds)
-	l.report(t, ctx, rec, key, res, err, d, o.warn, timed, dur, failures+1)
+	l.schedule(t, key, &d, rec, o.reportEnds)
+	if timed || err != nil || o.warn || res.Requeue { // else report has nothing to do
+		l.report(t, ctx, rec, key, res, err, &d, o.warn, timed, dur, failures+1)
+	}
 	if o.newly {
 		l.logStalled(ctx, rec, key, o.note)
 	}
-	wrote := o.stall != stalledKeep && l.writeStalled(t, key, o.stall, o.note, o.newly)
+	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
 	wrote = working && l.reconcilingAfter(t, key, marks, d, o) || wrote
 	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
 		end = t.q.Stamp() // after logging or writing: time this key's work took
@@ -198,7 +201,8 @@ func (l *Loop[K]) run(ctx context.Context, key K) (res Result, err error, panick
 // cutShort counts a fenced write and reports a panic, and reports whether
 // the reconcile was cut short by the end of the term (shutdown or lost
 // leadership): such a failure or retry is not counted, and the next term
-// starts afresh.
+// starts afresh. It has nothing to do for a reconcile that
+// returned neither an error nor RequeueAfterWrite (a panic is an error).
 func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, panicked bool) bool {
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
@@ -220,17 +224,18 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 }
 
 // conclude decides what follows the reconcile (the result table, with a
-// Requeue paced by whether the pass wrote) and records it in key's state.
-func (l *Loop[K]) conclude(key K, res Result, err error, failures, requeues int, wrote bool) (decision, outcome) {
+// Requeue paced by whether the pass wrote) into d, records it in key's
+// state and says in o what follows.
+func (l *Loop[K]) conclude(d *decision, o *outcome, key K, res Result, err error, failures, requeues int, wrote bool) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
-	d := decide(res, err, failures, l.cfg.stallAfter, backoff)
-	d = requeueUnwritten(d, wrote, requeues, backoff)
-	return d, l.record(key, d, err)
+	decide(d, res, err, failures, l.cfg.stallAfter, backoff)
+	requeueUnwritten(d, wrote, requeues, backoff)
+	l.record(key, d, err, o)
 }
 
 // schedule queues key's next run as d says, and once more when an
 // oscillation's report stands reportEnds longer.
-func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportEnds time.Duration) {
+func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, reportEnds time.Duration) {
 	switch d.next {
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
@@ -249,7 +254,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d decision, rec *recorder, reportE
 // report fires the reconcile's metrics and logs its outcome: at Debug
 // always (when timed), a failure as logFailure says (lognoise.go), and at
 // Warn, once per key, for a Result returned with an error.
-func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d decision, warn, timed bool, dur time.Duration, attempt int) {
+func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d *decision, warn, timed bool, dur time.Duration, attempt int) {
 	if l.metricsOn {
 		if t.qm != nil && (d.failed || d.requeues > 0) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
@@ -328,18 +333,18 @@ type outcome struct {
 	reportEnds time.Duration
 }
 
-// record stores the outcome of decision d in the key's state and says what
-// follows (see outcome). While an oscillation hold lasts, Stalled is set to
+// record stores the outcome of decision d in the key's state and says in o
+// what follows (see outcome). While an oscillation hold lasts, Stalled is set to
 // the oscillation whatever the reconcile returned; a clear is skipped when
 // the key is known not to be stalled.
-func (l *Loop[K]) record(key K, d decision, err error) (o outcome) {
+func (l *Loop[K]) record(key K, d *decision, err error, o *outcome) {
 	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
 		if o.stall == stalledClear && !l.mayBeStalled(key) {
 			o.stall = stalledKeep
 		}
-		return o
+		return
 	}
 	o.note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
@@ -350,17 +355,16 @@ func (l *Loop[K]) record(key K, d decision, err error) (o outcome) {
 			if o.stall == stalledClear && !l.mayBeStalledLocked(key) {
 				o.stall = stalledKeep
 			}
-			return o
+			return
 		}
 		s = &keyState{}
 		l.setKeyLocked(key, s)
 	}
-	l.recordLocked(key, s, d, err, &o)
-	return o
+	l.recordLocked(key, s, d, err, o)
 }
 
 // recordLocked is record for a key with state s.
-func (l *Loop[K]) recordLocked(key K, s *keyState, d decision, err error, o *outcome) {
+func (l *Loop[K]) recordLocked(key K, s *keyState, d *decision, err error, o *outcome) {
 	s.failures, s.requeues, s.lastErr, s.lastResult = d.failures, d.requeues, err, d.result
 	s.nextRetry = time.Time{}
 	var now time.Time
@@ -397,7 +401,7 @@ func (l *Loop[K]) recordLocked(key K, s *keyState, d decision, err error, o *out
 // reportOscillation makes o report s's oscillation as Stalled: by the
 // first reconcile after it was detected, and until one window after its
 // hold ends; then it forgets the oscillation.
-func (s *keyState) reportOscillation(d decision, now time.Time, o *outcome) {
+func (s *keyState) reportOscillation(d *decision, now time.Time, o *outcome) {
 	if s.oscWritten && !now.Before(s.oscUntil) {
 		s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		return

@@ -46,6 +46,7 @@ var corpus = []corpusCase{
 	{"example: fieldowners, the defaulter by Apply (with WithRevision)", 180, runs(fieldOwnersConfig(true))},
 	{"example: fieldowners, the defaulter by Update", 180, runs(fieldOwnersConfig(false))},
 	{"example: processes (sets, instances, GC; a fake OS)", 180, runs(processesConfig)},
+	{"example: fleet (groups of instances in a fleet, swept at resync)", 180, runs(fleetConfig)},
 	{"cache reads, children named for the parent's UID", 180, runs(uidNamedConfig)},
 	{"owner references, collected by the GC", 180, runs(ownerGCConfig)},
 	{"finalizer, external cleanup through an idempotent API", 180, runs(finalizerConfig)},

@@ -203,17 +203,18 @@
 // keep a corpus of them written as users write them (corpus_test.go): the
 // README's whole controller with its GC; the examples' controllers (echo,
 // unreconcilable, fieldowners, processes with its three Loops over a fake
-// OS); children named for their owner's UID, owner references with a GC,
-// a finalizer with an idempotent external API, an observedGeneration
-// status by UpdateStatus, two child kinds, a leader-elected one with
-// memory per term, children read without a cache, and apply only. Each
+// OS, fleet with the groups only its fleet knows swept at resync);
+// children named for their owner's UID, owner references with a GC, a
+// finalizer with an idempotent external API, an observedGeneration status
+// by UpdateStatus, two child kinds, a leader-elected one with memory per
+// term, children read without a cache, and apply only. Each
 // passes every schedule of AllFaults: TestCorpus runs 180 each, and
 // -corpus.full 2,000 each. The copies of the examples' controllers are
-// checked against the examples, byte for byte. The fleet example's
-// controller is not in the corpus: the harness finds it leaks the
-// instances of a deleted group whose cleanup a crash cut short
-// (TestFleetControllerLeaksAGroupDeletedUnseen), since nothing lists the
-// groups only its fleet still knows.
+// checked against the examples, byte for byte. The harness once found the
+// fleet example's controller leaking the instances of a deleted group
+// whose cleanup a crash cut short, since nothing listed the groups only
+// its fleet still knew; it now lists them at every resync
+// (TestFleetControllerSweepsAGroupDeletedUnseen).
 //
 // # What the defaults catch, and the budget each needs
 //

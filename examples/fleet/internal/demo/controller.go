@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -156,6 +157,23 @@ func (c *controller) Reconcile(ctx context.Context, name string) (reconcile.Resu
 		return reconcile.Result{RequeueAfter: progressingRecheck}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+// orphans lists the groups that still have instances but are not in the
+// cache: a group deleted before its cleanup finished (a crash between two
+// deletes) is in no store and sends no more events, so only the fleet
+// still knows it. The Loop lists these keys at every resync and new term
+// (reconcile.Keys), and the reconcile of a group it finds gone removes
+// what is left of it. Groups in the cache are left out: FromStore lists
+// them already.
+func (c *controller) orphans() iter.Seq[string] {
+	var gone []string
+	for _, name := range c.fleet.Groups() {
+		if _, ok := c.cache.Get(name); !ok {
+			gone = append(gone, name)
+		}
+	}
+	return slices.Values(gone)
 }
 
 // create and delete are idempotent: an instance that already exists, or is

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -224,6 +225,13 @@ func (f *Fleet) List(group string) []Instance {
 	}
 	slices.SortFunc(out, func(a, b Instance) int { return cmp.Compare(a.Name, b.Name) })
 	return out
+}
+
+// Groups returns the groups that have instances, in name order.
+func (f *Fleet) Groups() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.byGroup))
 }
 
 // Run moves instances along and injects faults until ctx ends.

@@ -108,7 +108,10 @@ func (s *supervisor) lifetime(ctx context.Context) error {
 		// term carries its fence, so a deposed leader's writes fail.
 		opts = append(opts, reconcile.WithElector(s.elector))
 	}
-	src := reconcile.Sources(reconcile.FromStore(groupCache, s.groups), reconcile.FromChannel(events))
+	// The groups come from the store, the fleet's events are hints, and
+	// at every resync and new term the groups only the fleet still knows
+	// are keys too (orphans).
+	src := reconcile.Sources(reconcile.FromStore(groupCache, s.groups), reconcile.FromChannel(events), reconcile.Keys(ctl.orphans))
 	loop, err := reconcile.New(ControllerName, ctl, src, opts...)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ const eventObjects = 1000
 //
 //   - steady: memstore, a Store.Get and Writer.Update of the spec by
 //     "user", cache.Cache, the Loop (its own-write judge sees the status
-//     write's event and drops it), and ApplyStatus with store.IfObserved.
+//     write's event and drops it), and ApplyStatus with store.WithObserved.
 //   - client-go: the ObjectTracker with the API server's semantics
 //     (package kubefake), a SharedIndexInformer whose handler adds to a
 //     workqueue with client-go's default controller rate limiter, drained

@@ -97,7 +97,7 @@
 // moving does not make an object Stalled. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
 // Conflicts are what a status write computed from a cache that runs behind
-// another writer gets (IfObserved of a stale read), and backoff is the
+// another writer gets (WithObserved of a stale read), and backoff is the
 // right pace for them: it spaces the passes of a key the writer keeps
 // moving, so the key is reconciled at fewer of its passing states, while
 // each of the cache's events for it still runs it. (Running the key only

@@ -162,7 +162,7 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 }
 
 // Pattern 3: status computed from the spec, while another actor writes the
-// spec. UpdateStatus(IfGeneration) rejects the status computed for a stale
+// spec. UpdateStatus(WithGeneration) rejects the status computed for a stale
 // generation, and the next pass writes it once.
 func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -298,7 +298,7 @@ func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 // subresource would. Each of its writes carries the spec it read, which the
 // autoscaler changed meanwhile: it reverts the autoscaler's change and the
 // two churn, until the Loop detects the fight on .spec.replicas and holds the
-// key back. (The second half, UpdateStatus with IfGeneration, is
+// key back. (The second half, UpdateStatus with WithGeneration, is
 // TestStatusFromSpecConvergesWithIfGeneration.)
 func TestStatusFromSpecWithWholeObjectWritesChurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 // statusFromSpec is a reconciler that computes its status from the spec it
 // read from the cache and writes it only for that generation
-// (IfGeneration), asking to run again once the write is readable.
+// (WithGeneration), asking to run again once the write is readable.
 // Computing the status takes 0, 1 or 2ms: while another writer moves the
 // spec, some of its writes are rejected with store.ErrConflict, which it
 // returns.

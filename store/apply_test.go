@@ -151,7 +151,7 @@ func TestApplyPreconditionsAndBadInput(t *testing.T) {
 	st := newApplyStore(t)
 	w := st.As("user")
 	_, err := w.Apply(ctx, "web", applySpec{Image: "a"}, store.WithRevision(7))
-	require.ErrorIs(t, err, store.ErrConflict, "IfRevision on a missing object")
+	require.ErrorIs(t, err, store.ErrConflict, "WithRevision on a missing object")
 	res, err := w.Apply(ctx, "web", applySpec{Image: "a"})
 	require.NoError(t, err)
 	_, err = st.As("other").Apply(ctx, "web", map[string]any{"replicas": 2})

@@ -82,7 +82,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 		}
 	}
 	// Status from what this pass made true, and Ready at this generation;
-	// IfObserved refuses it if the spec moved on meanwhile or the App was
+	// WithObserved refuses it if the spec moved on meanwhile or the App was
 	// deleted and recreated (the next pass reads the new one).
 	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(fieldManager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},

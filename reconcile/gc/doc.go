@@ -23,7 +23,7 @@
 //     pass at no store cost (the steady state);
 //  2. from the store: otherwise the dependent and then its owner are read
 //     afresh, so a lagging owner cache never causes a deletion;
-//  3. the dependent is deleted with store.IfRevision of that fresh read, so
+//  3. the dependent is deleted with store.WithRevision of that fresh read, so
 //     a dependent adopted or changed meanwhile is not, and the next pass
 //     decides again.
 //

@@ -297,7 +297,7 @@ func testTypedStatus(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.Equal(t, "Ready", got.Conditions[0].Type)
 
 	// The user changes the spec: a status computed from generation 1 is now
-	// refused, with or without an explicit IfGeneration.
+	// refused, with or without an explicit WithGeneration.
 	got.Spec.Replicas = 2
 	_, err = user.Update(ctx, got)
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 // one that only missed metadata writes lands, one computed from an older
 // spec is rejected, and no status write lands on a deleted object's
 // same-named successor (UpdateStatus by the UID it read, ApplyStatus by
-// IfUID, and by IfGeneration when the successor's generation is lower).
+// WithUID, and by WithGeneration when the successor's generation is lower).
 func testTypedStatusFreshness(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	ctx := t.Context()
 	alice, bob := st.As("alice"), st.As("bob")

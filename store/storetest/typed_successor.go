@@ -10,8 +10,8 @@ import (
 
 // testTypedStatusSuccessor checks that a status computed from a read never
 // lands on a same-named successor at the same generation: the object is
-// deleted and recreated (both at generation 1), so IfGeneration alone
-// cannot tell them apart, while IfObserved of the read's Meta rejects the
+// deleted and recreated (both at generation 1), so WithGeneration alone
+// cannot tell them apart, while WithObserved of the read's Meta rejects the
 // write with ErrConflict, for ApplyStatus and UpdateStatus alike, and lets
 // the successor's own status land.
 func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
@@ -40,7 +40,7 @@ func testTypedStatusSuccessor(t *testing.T, st *store.Store[WidgetSpec, WidgetSt
 	require.Empty(t, got.Conditions, "nobody reconciled the successor")
 	require.Zero(t, got.Status.Ready)
 
-	// IfGeneration alone cannot tell them apart: it is a spec check.
+	// WithGeneration alone cannot tell them apart: it is a spec check.
 	_, err = ctrl.ApplyStatus(ctx, "web", WidgetStatus{Ready: 1}, ready, store.WithGeneration(old.Meta.Generation))
 	require.NoError(t, err, "WithGeneration(1) lands on a successor at generation 1")
 

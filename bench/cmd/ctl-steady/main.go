@@ -2,7 +2,7 @@
 // (see controller.sh): a memstore holding -objects Apps with ~200-byte
 // specs, a cache, and a Loop with -workers workers whose Reconcile reads the
 // App from the cache and applies one status field, guarded by the read
-// (store.IfObserved), while another writer (its own Store over the same
+// (store.WithObserved), while another writer (its own Store over the same
 // memstore, reading before each write) makes -updates spec updates. It
 // prints one report line (package ctlbench) and exits non-zero if the
 // workload did not drain.

@@ -8,7 +8,7 @@
 // API server's part is played by APIServer, on the tracker: a spec update
 // keeps the status and bumps the generation, and UpdateStatus keeps the spec
 // and is rejected with a Conflict unless the stored object has the UID and
-// generation the status was computed from (what steady's store.IfObserved
+// generation the status was computed from (what steady's store.WithObserved
 // checks; the real API server checks the resourceVersion, which any write
 // moves, so it would reject more). The fake clientset is not used: it
 // records every action, so its heap would grow with the run.

@@ -9,6 +9,12 @@ import "context"
 // Watchers and caches then see who wrote and in which trace, and a
 // reconcile triggered by the write can link its span to the writer's.
 //
+// A status write (ApplyStatus, UpdateStatus) whose ctx carries no trace
+// ("" from inject) keeps the trace the value already records: the Loop's
+// own conditions (Reconciling before a new object's first reconcile,
+// Stalled) are written so, and must not cut the link from the reconcile to
+// the write that caused it. Any other write without a trace records "".
+//
 // inject is called once per write that stores a value (not for a write that
 // changes nothing, nor for a deletion), before the value is encoded; it must
 // be quick and safe for concurrent use. A nil inject, the default, records

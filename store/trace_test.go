@@ -48,6 +48,17 @@ func TestWithTraceContextRecordsTheWritersTraceInLastWrite(t *testing.T) {
 	_, err = w.Update(ctx, again)
 	require.NoError(t, err)
 	require.Empty(t, again.Meta.LastWrite.Trace)
+
+	// An untraced status write (the Loop's own conditions) keeps the trace
+	// of the write before it, so a reconcile still links to its cause.
+	again.Spec.Replicas = 4
+	_, err = w.Update(in("trace-spec"), again)
+	require.NoError(t, err)
+	_, err = st.As("loop").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: "Reconciling", Status: store.ConditionTrue, Reason: "Progressing"}})
+	require.NoError(t, err)
+	got, err = st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, store.LastWrite{Manager: "loop", Op: store.OpApplyStatus, Trace: "trace-spec"}, got.Meta.LastWrite)
 }
 
 func TestWithoutTraceContextNothingIsRecorded(t *testing.T) {

@@ -272,7 +272,14 @@ func (w *Writer[S, T]) store(ctx context.Context, own Cond, cur, next *rawObject
 // admission sees as the old object.
 func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
-		next.Meta.LastWrite.Trace = w.s.trace(ctx)
+		tr := w.s.trace(ctx)
+		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == OpApplyStatus || op == OpUpdateStatus) {
+			// An untraced status write (the Loop's own conditions, say)
+			// keeps the recorded trace, so the reconcile that the traced
+			// write caused still links to it.
+			tr = cur.Meta.LastWrite.Trace
+		}
+		next.Meta.LastWrite.Trace = tr
 	}
 	val, err := w.s.encodeStored(next)
 	if err != nil {

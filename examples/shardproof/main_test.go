@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/steady-go/steady/examples/internal/embedetcd"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -53,38 +53,6 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run"),
 		goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
 	)
-}
-
-// startEtcd starts a one-member etcd on loopback ports (as
-// examples/fleet/fleet-etcd's tests do), without fsync: the test measures
-// the replicas, not the disk.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	freeURL := func() url.URL {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer l.Close()
-		return url.URL{Scheme: "http", Host: l.Addr().String()}
-	}
-	cfg := embed.NewConfig()
-	cfg.Name = "m0"
-	cfg.Dir = t.TempDir()
-	cfg.LogLevel = "panic"
-	cfg.UnsafeNoFsync = true
-	peer, client := freeURL(), freeURL()
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.InitialCluster = "m0=" + peer.String()
-	cfg.InitialClusterToken = t.Name()
-	e, err := embed.StartEtcd(cfg)
-	require.NoError(t, err)
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not become ready")
-	}
-	return client.Host
 }
 
 // proc is one replica process.
@@ -310,7 +278,7 @@ func awaitConverged(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count i
 // at its revision (0 doubled).
 func TestKill9(t *testing.T) {
 	const ttl = 2 * time.Second
-	addr := startEtcd(t)
+	addr := embedetcd.Start(t, noFsync)
 	cli := etcdClient(t, addr)
 	st := items(t, cli)
 	dir := t.TempDir()
@@ -549,7 +517,7 @@ func TestScaling(t *testing.T) {
 }
 
 func scalingRun(t *testing.T, n, keys int, work []string) time.Duration {
-	addr := startEtcd(t)
+	addr := embedetcd.Start(t, noFsync)
 	cli := etcdClient(t, addr)
 	dir := t.TempDir()
 	var ids []string
@@ -590,7 +558,7 @@ func TestCacheMemory(t *testing.T) {
 	}
 	const count = 10000
 	for _, n := range []int{1, 2, 3} {
-		addr := startEtcd(t)
+		addr := embedetcd.Start(t, noFsync)
 		cli := etcdClient(t, addr)
 		st := items(t, cli)
 		applyAll(t, st, count, 1)
@@ -644,3 +612,7 @@ func TestChecksCatchDoubles(t *testing.T) {
 	require.Equal(t, 1, fenced)
 	require.Len(t, stale, 2, "a's write at 26 after b's term began at 20, and a's write without a fence")
 }
+
+// noFsync configures the etcd member without fsync: the test measures the
+// replicas, not the disk.
+func noFsync(cfg *embed.Config) { cfg.UnsafeNoFsync = true }

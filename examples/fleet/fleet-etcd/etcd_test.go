@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -17,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/steady-go/steady/examples/internal/embedetcd"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
@@ -39,37 +40,6 @@ func TestMain(m *testing.M) {
 // The etcd mode against a real etcd member, embedded in the test process on
 // a loopback port (as store/etcdstore's tests start theirs). These tests
 // run on real time: etcd cannot live in a synctest bubble.
-
-// startEtcd starts a one-member etcd cluster and returns its client address
-// as host:port, the form -etcd takes. It is stopped when the test ends.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	freeURL := func() url.URL {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer l.Close()
-		return url.URL{Scheme: "http", Host: l.Addr().String()}
-	}
-	cfg := embed.NewConfig()
-	cfg.Name = "m0"
-	cfg.Dir = t.TempDir()
-	cfg.LogLevel = "panic" // etcd logs expected shutdown noise at error level
-	peer, client := freeURL(), freeURL()
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.InitialCluster = "m0=" + peer.String()
-	cfg.InitialClusterToken = t.Name()
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	e, err := embed.StartEtcd(cfg)
-	require.NoError(t, err)
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not become ready")
-	}
-	return client.Host
-}
 
 // output is a writer for run that a test can wait on.
 type output struct {
@@ -138,7 +108,7 @@ func etcdClient(t *testing.T, addr string) *clientv3.Client {
 }
 
 func TestEtcdConvergesDespiteEveryFault(t *testing.T) {
-	addr := startEtcd(t)
+	addr := embedetcd.Start(t, fastElections)
 	out, stop := replica(t, []string{"-etcd", addr, "-replica=a", "-ttl=2s", "-objects=10", "-chaos=1s", "-seed=2"})
 	out.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
 	require.NoError(t, stop(), "interrupted after converging: exit 0")
@@ -166,7 +136,7 @@ func TestEtcdConvergesDespiteEveryFault(t *testing.T) {
 // leader stops, the standby takes over and converges its own fleet from the
 // stored state alone. A second start reuses the groups the first created.
 func TestEtcdFailoverToStandby(t *testing.T) {
-	addr := startEtcd(t)
+	addr := embedetcd.Start(t, fastElections)
 	common := []string{"-etcd", addr, "-ttl=2s", "-objects=10", "-faults=off"}
 	outA, stopA := replica(t, append([]string{"-replica=a"}, common...))
 	outA.waitFor(t, "converged: all 10 groups match the store", 30*time.Second)
@@ -226,7 +196,7 @@ func TestEtcdUnreachable(t *testing.T) {
 // takes over within the TTL plus 2s. Replica a reaches etcd through a proxy
 // that the test cuts; to etcd that is a dead process.
 func TestEtcdFailoverWhenTheLeaderIsCutOff(t *testing.T) {
-	addr := startEtcd(t)
+	addr := embedetcd.Start(t, fastElections)
 	p := startProxy(t, addr)
 	common := []string{"-ttl=2s", "-objects=10", "-faults=off"}
 	outA, stopA := replica(t, append([]string{"-etcd", p.addr(), "-replica=a"}, common...))
@@ -315,3 +285,7 @@ func number(t *testing.T, text, pattern string) int {
 	require.NoError(t, err)
 	return n
 }
+
+// fastElections gives the member a 10ms tick and a 100ms election timeout,
+// so a test that cuts a replica off does not wait on etcd's defaults.
+func fastElections(cfg *embed.Config) { cfg.TickMs, cfg.ElectionMs = 10, 100 }

@@ -109,15 +109,3 @@ func (NopMetrics) Unfinished(total, longest time.Duration) {}
 
 // Retry does nothing.
 func (NopMetrics) Retry() {}
-
-// meter keeps the timestamps metrics need, per node number, so that only a
-// queue with metrics pays for them. Timestamps are Queue.stamp readings.
-type meter struct {
-	hooks    Metrics
-	readyAt  []int64       // per node: when it last became ready
-	startAt  []int64       // per node: when Get handed it out
-	slot     []int32       // per node: its index in inFlight
-	inFlight []int32       // nodes processing, in no order
-	stop     chan struct{} // closed by ShutDown
-	stopped  chan struct{} // closed when reportUnfinished returns
-}

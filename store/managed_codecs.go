@@ -98,8 +98,8 @@ func (c *codecCache) put(key []byte, codec *ownership.Codec) {
 // sideShapeKey appends to buf the key of the shape of one side of raw, or
 // reports false when it has none (see the comment at the top of the file).
 // The key is the side, the shape key of its JSON (jsonscan.AppendShapeKey)
-// and, as the rest of the side's tree, the shape of the conditions
-// (appendConditionsShape) or of the metadata (appendMetaShape).
+// and the shape of the rest of the side's tree: the conditions' or the
+// metadata's.
 func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 	var ok bool
 	if side == statusSide {
@@ -117,35 +117,33 @@ func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 }
 
 // appendConditionsShape appends to buf, after a 0, a key of the shape of
-// conds' part of the status-side tree: conditions are a list keyed by
-// type, so the shape is each condition's type, in order, and which of its
-// omitempty fields it has; what the fields say (a message with a count in
-// it, a transition time) is no part of it, and objects whose conditions
-// differ only in that share a Codec. It appends nothing for no conditions,
-// and reports false for a time that does not encode (as the tree's
-// json.Marshal would fail).
+// the conditions' part of the status-side tree: each condition's type (its
+// identity in the list, keyed by type) and which of the fields encoding/json
+// may leave out it has. Values are leaves, which a Codec does not read, so
+// a condition's message, time or generation changing leaves the key as it
+// is. It appends nothing for no conditions, and reports false for a time
+// encoding/json cannot encode (as statusTreeOf would fail).
 func appendConditionsShape(buf []byte, conds []Condition) ([]byte, bool) {
 	if len(conds) == 0 {
 		return buf, true
 	}
 	buf = binary.AppendUvarint(append(buf, 0, 'c'), uint64(len(conds)))
-	for i := range conds {
-		c := &conds[i]
+	for _, c := range conds {
 		if y := c.LastTransitionTime.Year(); y < 0 || y > 9999 {
 			return buf, false
 		}
-		var fields byte
+		set := byte('0')
 		if c.Reason != "" {
-			fields |= 1
+			set |= 1
 		}
 		if c.Message != "" {
-			fields |= 2
+			set |= 2
 		}
 		if c.ObservedGeneration != 0 {
-			fields |= 4
+			set |= 4
 		}
 		buf = append(binary.AppendUvarint(buf, uint64(len(c.Type))), c.Type...)
-		buf = append(buf, fields)
+		buf = append(buf, set)
 	}
 	return buf, true
 }

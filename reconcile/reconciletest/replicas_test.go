@@ -52,10 +52,12 @@ func replicasConfig(converge func(spec int) int) reconciletest.Replicas[rspec, r
 
 // TestReplicas runs seeded schedules of a user's reconciler as three or more
 // sharded replicas under crashes, partitions, lease expiries, joins and
-// leaves (reconciletest.RunReplicas).
+// leaves (reconciletest.RunReplicas). Under the race detector, 2 of the 8
+// schedules (sweepSeeds); scripts/test.sh runs all 8 without it
+// (sweepsWithoutRace).
 func TestReplicas(t *testing.T) {
 	cfg := replicasConfig(func(spec int) int { return spec })
-	cfg.Schedules = 8
+	cfg.Schedules = int(sweepSeeds(8))
 	if testing.Short() {
 		cfg.Schedules = 2
 	}

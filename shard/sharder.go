@@ -524,6 +524,7 @@ func (s *Sharder) expired(id string, modRev int64, ttl time.Duration, now time.T
 // (or after the TTL). A held shard whose key was taken over is dropped at
 // once. It returns the shards still being released.
 func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing []int) {
+	var done []int // ready to delete: no reconciles left, or the TTL passed
 	for _, i := range s.heldShards() {
 		kv, present := v.shards[i]
 		s.mu.Lock()
@@ -546,21 +547,39 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 		}
 		ready := h.inflight == 0 || v.now.Sub(h.releasing) >= s.cfg.ttl
 		s.mu.Unlock()
-		if ready && s.deleteShard(ctx, i, h.fence.Revision) {
-			s.mu.Lock()
-			delete(s.held, i)
-			s.mu.Unlock()
+		if ready {
+			done = append(done, i)
 			continue
 		}
 		releasing = append(releasing, i)
 	}
+	var mu sync.Mutex
+	concurrently(done, func(i int) {
+		s.mu.Lock()
+		h := s.held[i] // only this goroutine (Serve's) removes held shards
+		s.mu.Unlock()
+		if s.deleteShard(ctx, i, h.fence.Revision) {
+			s.mu.Lock()
+			delete(s.held, i)
+			s.mu.Unlock()
+			return
+		}
+		mu.Lock()
+		releasing = append(releasing, i)
+		mu.Unlock()
+	})
+	slices.Sort(releasing)
 	return releasing
 }
 
 // take acquires the shards owner gives to this replica that are free: no
 // key, or a key whose holder's membership is over. It returns the shards
-// taken and those that wait for their live old owner (or failed).
+// taken and those that wait for their live old owner (or failed), each
+// sorted. The shards are taken concurrently (each its own delete and
+// create, conditioned on that shard's key alone), so taking a crashed
+// replica's many shards costs a few round trips, not two per shard.
 func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []string) (gained, waiting []int) {
+	var free []int
 	for i := range s.cfg.shards {
 		if owner[i] != s.id || s.holds(i) {
 			continue
@@ -577,26 +596,68 @@ func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []strin
 				waiting = append(waiting, i) // its live owner has yet to release it
 				continue
 			}
-			// Its holder's membership is over: remove it.
-			if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-				store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
-				waiting = append(waiting, i)
-				continue
-			}
 		}
-		val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
-		rev, err := s.b.Txn(ctx, []store.Cond{
-			{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
-			{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
-		}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
-		if err != nil {
-			waiting = append(waiting, i)
-			continue
-		}
-		s.adopt(i, rev)
-		gained = append(gained, i)
+		free = append(free, i)
 	}
+	var mu sync.Mutex
+	concurrently(free, func(i int) {
+		ok := s.takeOne(ctx, t, i, v.shards[i])
+		mu.Lock()
+		defer mu.Unlock()
+		if ok {
+			gained = append(gained, i)
+		} else {
+			waiting = append(waiting, i)
+		}
+	})
+	slices.Sort(gained)
+	slices.Sort(waiting)
 	return gained, waiting
+}
+
+// takeOne creates shard i's key for t, first deleting kv (when present: a
+// key whose holder's membership is over). It reports whether i is now held.
+func (s *Sharder) takeOne(ctx context.Context, t *memberTerm, i int, kv store.KV) bool {
+	if kv.ModRevision != 0 {
+		if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
+			store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
+			return false
+		}
+	}
+	val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
+	rev, err := s.b.Txn(ctx, []store.Cond{
+		{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
+		{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
+	}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
+	if err != nil {
+		return false
+	}
+	s.adopt(i, rev)
+	return true
+}
+
+// maxCalls bounds the store calls one replica makes at once to take or
+// release shards: enough that a replica taking a crashed peer's shards
+// waits a few round trips, few enough not to flood a loaded store.
+const maxCalls = 32
+
+// concurrently calls f for each of items, at most maxCalls at a time, and
+// returns once every call returned.
+func concurrently(items []int, f func(i int)) {
+	if len(items) == 1 {
+		f(items[0])
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxCalls)
+	for _, i := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 func (s *Sharder) holds(i int) bool {
@@ -701,13 +762,13 @@ wait:
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), s.cfg.ttl)
 	defer cancel()
-	for _, i := range s.heldShards() {
+	concurrently(s.heldShards(), func(i int) {
 		s.mu.Lock()
 		h := s.held[i]
 		delete(s.held, i)
 		s.mu.Unlock()
 		s.deleteShard(ctx, i, h.fence.Revision)
-	}
+	})
 	_, _ = s.b.Txn(ctx, []store.Cond{{Key: s.memberKey(s.id), Target: store.ModRevision, Revision: t.modRev.Load()}},
 		store.Write{Kind: store.WriteDelete, Key: s.memberKey(s.id)})
 	s.mu.Lock()

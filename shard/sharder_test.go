@@ -307,3 +307,74 @@ func TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries(t *testing.T) {
 		b.stop()
 	})
 }
+
+// slow delays every call by latency (virtual time under synctest), as a
+// loaded store across a network does, and counts the calls that overlap.
+type slow struct {
+	store.Backend
+	latency time.Duration
+	now     atomic.Int64 // calls in flight
+	peak    atomic.Int64
+}
+
+func (s *slow) wait(ctx context.Context) error {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	select {
+	case <-time.After(s.latency):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *slow) Get(ctx context.Context, key string) (store.KV, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.KV{}, err
+	}
+	return s.Backend.Get(ctx, key)
+}
+
+func (s *slow) List(ctx context.Context, prefix string, o store.KVListOptions) (store.KVList, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.KVList{}, err
+	}
+	return s.Backend.List(ctx, prefix, o)
+}
+
+func (s *slow) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.Backend.Txn(ctx, conds, w)
+}
+
+// A replica that takes many shards at once (a crashed replica's, on a store
+// where each call takes 20ms) takes them in a few round trips, not one
+// delete and one create after the other per shard: with 256 shards taken
+// one by one, b would hold the last of a's 128 about 5s after the first.
+func TestManyShardsAreTakenInAFewRoundTrips(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S, latency = 256, 20 * time.Millisecond
+		mem := &slow{Backend: memstore.New(), latency: latency}
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3*retry + 2*S*latency)
+		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b))
+		a.b.cut.Store(true)
+		cut := time.Now()
+		for len(b.s.Status().Owned) < S && time.Since(cut) < 4*ttl {
+			settle(10 * time.Millisecond)
+		}
+		took := time.Since(cut)
+		a.b.cut.Store(false)
+		a.stop()
+		b.stop()
+		// TTL plus two retries, as without latency, plus a listing, the
+		// expired member's delete and one delete and create per shard,
+		// all shards at once.
+		require.LessOrEqual(t, took, ttl+2*retry+10*latency, "peak calls in flight: %d", mem.peak.Load())
+		t.Logf("a's %d shards moved %v after the crash; peak calls in flight %d", S/2, took, mem.peak.Load())
+	})
+}

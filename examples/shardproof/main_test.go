@@ -319,7 +319,8 @@ func TestKill9(t *testing.T) {
 	require.NotEmpty(t, cShards)
 	// The move is timed by the wall clock on whatever else the machine runs.
 	// CI runs this under -race beside other modules on two cores, where the
-	// new owners' takes queue behind the rollout's writes (14.5s was seen),
+	// new owners' takes queue behind the rollout's writes (14.5s was seen
+	// while takes were one at a time),
 	// so it checks liveness: a shard that never moves still fails. The
 	// TTL plus 1s the README quotes is -proof.strict's.
 	bound := 10*ttl + 10*time.Second

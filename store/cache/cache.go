@@ -98,9 +98,10 @@ type Cache[S, T any] struct {
 	panics       atomic.Int64 // see Panics
 	listing      atomic.Bool  // see Listing; written under dispatch
 
-	running atomic.Bool
-	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
-	synced  chan struct{}
+	running  atomic.Bool
+	refilter refilterState         // see Refilter
+	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
+	synced   chan struct{}
 }
 
 // ErrRunning is returned by a second call of Cache.Run.
@@ -138,6 +139,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		c.lean = st
 	}
 	c.reuse = c.reused
+	c.refilter.init()
 	return c
 }
 

@@ -27,6 +27,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
+	defer c.refilter.stop()
 	var timer clock.Timer
 	failures := 0
 	for {
@@ -75,12 +76,14 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 // the watch ends, and returns why it ended. It reports whether the watch
 // delivered anything, which resets the relist backoff.
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
+	asked, _ := c.refilter.asked()
 	l, err := c.listAll(ctx)
 	if err != nil {
 		return false, fmt.Errorf("cache: list: %w", err)
 	}
 	rev := l.Revision
 	c.replace(l)
+	c.refilter.served(asked)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -136,6 +139,8 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
+		case <-c.refilter.nudge:
+			c.relistNow(ctx, &r)
 		}
 	}
 }

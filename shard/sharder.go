@@ -44,8 +44,9 @@ type Sharder struct {
 
 	turn chan struct{} // holds a token from Join until Serve returns
 
-	own  []atomic.Bool // own[i]: shard i is owned and not being released
-	wake chan struct{} // a releasing shard's last reconcile returned
+	own    []atomic.Bool // own[i]: shard i is owned, filled and not being released
+	cached []atomic.Bool // cached[i]: shard i is held (see Caches)
+	wake   chan struct{} // a releasing shard's last reconcile returned
 
 	mu     sync.Mutex
 	held   map[int]*held
@@ -119,7 +120,8 @@ func New(b store.Backend, name, identity string, opts ...Option) (*Sharder, erro
 	return &Sharder{
 		b: b, name: name, id: identity, nonce: hex.EncodeToString(n[:]), cfg: cfg,
 		prefix: "_shards/" + name + "/",
-		turn:   make(chan struct{}, 1), own: make([]atomic.Bool, cfg.shards), wake: make(chan struct{}, 1),
+		turn:   make(chan struct{}, 1), own: make([]atomic.Bool, cfg.shards), cached: make([]atomic.Bool, cfg.shards),
+		wake: make(chan struct{}, 1),
 		held: map[int]*held{}, seen: map[string]seenRev{},
 		status: Status{Identity: identity, Shards: cfg.shards},
 	}, nil
@@ -143,9 +145,17 @@ func (s *Sharder) Status() Status {
 	return st
 }
 
-// Owns reports whether this replica owns shard i now and is not releasing
-// it. It takes no lock.
+// Owns reports whether this replica owns shard i now: taken, filled (see
+// Hooks.Fill) and not being released. It takes no lock.
 func (s *Sharder) Owns(i int) bool { return i >= 0 && i < len(s.own) && s.own[i].Load() }
+
+// Caches reports whether this replica holds the shard of the object named
+// name: owned, being filled, or being released (its reconciles may still
+// read it). It is the function to give the cache of the Loop's own kind
+// (cache.WithKeep(s.Caches)), so that each replica caches only its shards'
+// objects; a sharded Loop then refilters that cache as shards move (see
+// reconcile.WithSharding). It takes no lock.
+func (s *Sharder) Caches(name string) bool { return s.cached[s.Of(name)].Load() }
 
 // Enter registers one reconcile in shard i, if this replica owns it and is
 // not releasing it: it returns the shard's context, which ends with cause
@@ -157,7 +167,7 @@ func (s *Sharder) Enter(i int) (lost context.Context, fence store.Fence, ok bool
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[i]
-	if h == nil || !h.releasing.IsZero() {
+	if h == nil || !s.own[i].Load() { // not held, being filled, or releasing
 		return nil, store.Fence{}, false
 	}
 	h.inflight++
@@ -340,13 +350,28 @@ func (s *Sharder) logOnce(ctx context.Context, problem, why string) {
 	}
 }
 
+// Hooks are what Serve calls, from its goroutine, as shards move. A nil
+// field is skipped.
+type Hooks struct {
+	// Fill is called with the shards taken in a round before they are
+	// owned: Enter refuses them until it returns, so a cache of the
+	// Loop's kind filtered by Caches can list them first and no reconcile
+	// reads it before. It should return once that is done or term ended.
+	Fill func(shards []int)
+	// Gained is called with the shards taken in a round once they are
+	// owned: the caller queues their keys.
+	Gained func(shards []int)
+	// Released is called with the shards whose keys this replica let go
+	// of in a round (Caches now rejects their objects).
+	Released func(shards []int)
+}
+
 // Serve renews the membership of term (Join's) and moves shards until term
 // ends: every retry period it lists members and shards, releases the shards
 // no longer assigned here (once their reconciles returned) and takes the
-// ones assigned here once free, calling gained with the shards taken in
-// each round (from Serve's goroutine; the caller lists their keys). When term ends it releases every shard and then
-// the membership, and returns.
-func (s *Sharder) Serve(term context.Context, gained func(shards []int)) {
+// ones assigned here once free, calling h's functions on the way. When term
+// ends it releases every shard and then the membership, and returns.
+func (s *Sharder) Serve(term context.Context, h Hooks) {
 	s.mu.Lock()
 	t := s.term
 	s.mu.Unlock()
@@ -370,10 +395,38 @@ func (s *Sharder) Serve(term context.Context, gained func(shards []int)) {
 			tick.Reset(s.cfg.retry)
 		case <-s.wake:
 		}
-		if g := s.balance(term, t); len(g) > 0 {
-			gained(g)
+		g, r := s.balance(term, t)
+		if len(r) > 0 && h.Released != nil {
+			h.Released(r)
+		}
+		if len(g) == 0 {
+			continue
+		}
+		if h.Fill != nil {
+			h.Fill(g)
+		}
+		if term.Err() != nil {
+			continue // leave releases them, never opened
+		}
+		s.open(g)
+		if h.Gained != nil {
+			h.Gained(g)
 		}
 	}
+}
+
+// open lets reconciles Enter the shards taken (and filled), unless one was
+// dropped or began its release meanwhile.
+func (s *Sharder) open(taken []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, i := range taken {
+		if h := s.held[i]; h != nil && h.releasing.IsZero() {
+			s.own[i].Store(true)
+		}
+	}
+	s.status.Owned = s.ownedLocked()
+	s.status.Moving = slices.DeleteFunc(s.status.Moving, func(i int) bool { return s.own[i].Load() })
 }
 
 // renew keeps t's member key alive, ending t at 2/3 of the TTL after the
@@ -430,11 +483,11 @@ func (s *Sharder) renew(t *memberTerm) {
 }
 
 // balance lists members and shards once and moves shards; it returns the
-// shards taken.
-func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
+// shards taken (not yet open) and those let go.
+func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained, released []int) {
 	kvs, err := s.list(ctx)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	v := s.look(ctx, t, kvs)
 	owner := make([]string, s.cfg.shards) // nobody's: hold no shards
@@ -443,9 +496,9 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
 	} else {
 		s.logOnce(ctx, "shard count mismatch; holding no shards", v.problem)
 	}
-	releasing := s.release(ctx, v, owner)
+	releasing, released := s.release(ctx, v, owner)
 	gained, waiting := s.take(ctx, t, v, owner)
-	moving := append(releasing, waiting...)
+	moving := append(append(releasing, waiting...), gained...) // gained: filling
 	slices.Sort(moving)
 	s.mu.Lock()
 	s.status.Members = v.members
@@ -453,7 +506,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
 	s.status.Moving = moving
 	s.status.Problem = v.problem
 	s.mu.Unlock()
-	return gained
+	return gained, released
 }
 
 // view is one listing of the members and shards.
@@ -522,8 +575,8 @@ func (s *Sharder) expired(id string, modRev int64, ttl time.Duration, now time.T
 // release lets go of the held shards owner gives to another replica: it
 // cancels their reconciles, and deletes a shard's key once they returned
 // (or after the TTL). A held shard whose key was taken over is dropped at
-// once. It returns the shards still being released.
-func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing []int) {
+// once. It returns the shards still being released, and those let go.
+func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing, released []int) {
 	var done []int // ready to delete: no reconciles left, or the TTL passed
 	for _, i := range s.heldShards() {
 		kv, present := v.shards[i]
@@ -534,6 +587,7 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 			// is ending. Stop at once; the store fences what is left.
 			s.drop(i, h)
 			s.mu.Unlock()
+			released = append(released, i)
 			continue
 		}
 		if owner[i] == s.id && h.releasing.IsZero() {
@@ -558,18 +612,24 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 		s.mu.Lock()
 		h := s.held[i] // only this goroutine (Serve's) removes held shards
 		s.mu.Unlock()
-		if s.deleteShard(ctx, i, h.fence.Revision) {
+		gone := s.deleteShard(ctx, i, h.fence.Revision)
+		if gone {
 			s.mu.Lock()
 			delete(s.held, i)
+			s.cached[i].Store(false)
 			s.mu.Unlock()
-			return
 		}
 		mu.Lock()
-		releasing = append(releasing, i)
-		mu.Unlock()
+		defer mu.Unlock()
+		if gone {
+			released = append(released, i)
+		} else {
+			releasing = append(releasing, i)
+		}
 	})
 	slices.Sort(releasing)
-	return releasing
+	slices.Sort(released)
+	return releasing, released
 }
 
 // take acquires the shards owner gives to this replica that are free: no
@@ -697,8 +757,8 @@ func (s *Sharder) heldShards() []int {
 
 func (s *Sharder) ownedLocked() []int {
 	out := []int{}
-	for i, h := range s.held {
-		if h.releasing.IsZero() {
+	for i := range s.held {
+		if s.own[i].Load() {
 			out = append(out, i)
 		}
 	}
@@ -706,18 +766,20 @@ func (s *Sharder) ownedLocked() []int {
 	return out
 }
 
-// adopt records shard i as owned with the fence of its key at rev.
+// adopt records shard i as held with the fence of its key at rev; Serve
+// opens it (Owns) once filled.
 func (s *Sharder) adopt(i int, rev int64) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s.mu.Lock()
 	s.held[i] = &held{fence: store.Fence{Key: s.shardKey(i), Revision: rev}, ctx: ctx, cancel: cancel}
-	s.own[i].Store(true)
+	s.cached[i].Store(true)
 	s.mu.Unlock()
 }
 
 // drop forgets shard i, ending its context. Under s.mu.
 func (s *Sharder) drop(i int, h *held) {
 	s.own[i].Store(false)
+	s.cached[i].Store(false)
 	h.cancel(ErrMoved)
 	delete(s.held, i)
 }
@@ -766,6 +828,7 @@ wait:
 		s.mu.Lock()
 		h := s.held[i]
 		delete(s.held, i)
+		s.cached[i].Store(false)
 		s.mu.Unlock()
 		s.deleteShard(ctx, i, h.fence.Revision)
 	})

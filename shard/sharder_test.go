@@ -77,7 +77,7 @@ func start(t *testing.T, mem store.Backend, id string, opts ...shard.Option) *re
 			if err != nil {
 				return
 			}
-			s.Serve(term, func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() })
+			s.Serve(term, shard.Hooks{Gained: func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() }})
 		}
 	}()
 	return r
@@ -376,5 +376,75 @@ func TestManyShardsAreTakenInAFewRoundTrips(t *testing.T) {
 		// all shards at once.
 		require.LessOrEqual(t, took, ttl+2*retry+10*latency, "peak calls in flight: %d", mem.peak.Load())
 		t.Logf("a's %d shards moved %v after the crash; peak calls in flight %d", S/2, took, mem.peak.Load())
+	})
+}
+
+// nameIn returns a name whose shard is i among S.
+func nameIn(i, S int) string {
+	for n := 0; ; n++ {
+		if name := fmt.Sprint("o", n); shard.Of(name, S) == i {
+			return name
+		}
+	}
+}
+
+// A shard taken is held (Caches accepts its objects) but not owned (Enter
+// refuses it) until Fill returns, so a cache filtered by Caches lists it
+// before any reconcile reads it; then Gained is told. A shard let go is
+// reported to Released, and Caches rejects its objects from then on.
+func TestTakenShardsAreFilledBeforeTheyOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 8
+		mem := memstore.New()
+		s, err := shard.New(mem, "loop", "a", shard.WithShards(S), shard.WithTTL(ttl), shard.WithRetryPeriod(retry))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		filling, fill := make(chan []int), make(chan struct{})
+		var mu sync.Mutex
+		var gained, released []int
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			term, err := s.Join(ctx)
+			if err != nil {
+				return
+			}
+			s.Serve(term, shard.Hooks{
+				Fill:     func(g []int) { filling <- g; <-fill },
+				Gained:   func(g []int) { mu.Lock(); gained = append(gained, g...); mu.Unlock() },
+				Released: func(r []int) { mu.Lock(); released = append(released, r...); mu.Unlock() },
+			})
+		}()
+		g := <-filling
+		require.Len(t, g, S)
+		for _, i := range g {
+			require.True(t, s.Caches(nameIn(i, S)), "shard %d's objects are cached while it fills", i)
+			require.False(t, s.Owns(i))
+			_, _, ok := s.Enter(i)
+			require.False(t, ok, "no reconcile enters shard %d before it is filled", i)
+		}
+		require.Equal(t, g, s.Status().Moving)
+		close(fill)
+		synctest.Wait()
+		mu.Lock()
+		require.Equal(t, g, gained)
+		mu.Unlock()
+		st := s.Status()
+		require.Equal(t, g, st.Owned)
+		require.Empty(t, st.Moving)
+
+		b := start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		moved := b.s.Status().Owned
+		require.NotEmpty(t, moved)
+		mu.Lock()
+		require.Equal(t, moved, released, "a reports the shards it let go")
+		mu.Unlock()
+		for _, i := range moved {
+			require.False(t, s.Caches(nameIn(i, S)), "a no longer caches shard %d", i)
+		}
+		cancel()
+		<-done
+		b.stop()
 	})
 }

@@ -35,7 +35,7 @@ type ListWatcher[S, T any] interface {
 // what it means the Cache to see, and the Cache calls them.
 type leanSource[S, T any] interface {
 	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
-	WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
+	WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept

@@ -10,20 +10,23 @@ import (
 	"github.com/steady-go/steady/internal/guard"
 )
 
-// WithKeep limits the Cache to the objects whose name keep accepts, judged
-// on arrival, for a filter no backend can apply upstream and whose answer
-// changes while the Cache runs: a sharded Loop's replica caches the objects
-// of the shards it holds (keep = shard.Sharder.Caches). Every listing and
-// watch still reads the whole kind (keep cannot go to the ListWatcher); the
-// objects keep rejects are dropped before they are stored, transformed or
-// indexed, so the Cache's memory is that of the kept objects.
+// WithKeep limits the Cache to the objects whose name keep accepts, for a
+// filter no backend can apply and whose answer changes while the Cache
+// runs: a sharded Loop's replica caches the objects of the shards it holds
+// (keep = shard.Sharder.Caches). Every listing and watch still reads the
+// whole kind's keys from the Backend; a *store.Store ListWatcher skips the
+// values keep rejects before decoding them (store.ListOptions.Keep,
+// Store.WatchWithoutPrev), and remembers none of them (store.WithLastValues),
+// and any other ListWatcher's objects are dropped on arrival, before they
+// are stored, transformed or indexed. So the Cache's memory is that of the
+// kept objects.
 //
 // Like WithSelector, an object keep stops accepting leaves the Cache as a
 // deletion for the handlers, and one it starts accepting arrives as an
 // addition, but only once the Cache lists again: after keep's answer
-// changes, call Refilter, which lists at once. keep is called under the
-// Cache's dispatch lock, on every event and listed object: it must be fast
-// and must not call the Cache. A keep that panics keeps the object (a
+// changes, call Refilter, which lists at once. keep is called from the
+// Cache's goroutines on every listed key and watched write: it must be
+// fast, safe for concurrent use, and must not call the Cache. A keep that panics keeps the object (a
 // Cache holding too much is safe; one missing an object is not) and is
 // reported like a handler's panic. Nil keeps everything.
 func WithKeep(keep func(name string) bool) Option { return func(c *config) { c.keep = keep } }
@@ -141,6 +144,15 @@ func (c *Cache[S, T]) relistNow(ctx context.Context, r *relistState[S, T]) {
 		r.pending = nil
 	}
 	c.refilter.served(want)
+}
+
+// keepFunc is WithKeep's function under recovery, for the ListWatcher to
+// filter with before decoding (store.ListOptions.Keep), or nil.
+func (c *Cache[S, T]) keepFunc() func(string) bool {
+	if c.cfg.keep == nil {
+		return nil
+	}
+	return c.keeps
 }
 
 // keeps reports whether WithKeep's function accepts name, under recovery.

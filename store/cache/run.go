@@ -255,7 +255,7 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 	}()
 	defer guard.Catch(&p)
 	if c.lean != nil {
-		return c.lean.WatchWithoutPrev(ctx, rev) // apply reads c.items, not Prev
+		return c.lean.WatchWithoutPrev(ctx, rev, c.keepFunc()) // apply reads c.items, not Prev
 	}
 	return c.src.Watch(ctx, rev)
 }

@@ -99,5 +99,5 @@ func (c *Cache[S, T]) listOptions() store.ListOptions {
 	if f.Name != "" && strings.HasPrefix(f.Name, prefix) {
 		prefix = f.Name
 	}
-	return store.ListOptions{Limit: c.cfg.pageSize, Selector: c.cfg.labels, NamePrefix: prefix}
+	return store.ListOptions{Limit: c.cfg.pageSize, Selector: c.cfg.labels, NamePrefix: prefix, Keep: c.keepFunc()}
 }

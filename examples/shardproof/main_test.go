@@ -552,13 +552,23 @@ func scalingRun(t *testing.T, n, keys int, work []string) time.Duration {
 }
 
 // Heap and RSS per replica process with 10k Items, over 1, 2 and 3
-// replicas. A measurement: run with -proof.scaling.
+// replicas that cache their shards' Items (cache.WithKeep(Sharder.Caches)),
+// and over 1 and 3 that cache every Item (-whole-kind). A measurement: run
+// with -proof.scaling.
 func TestCacheMemory(t *testing.T) {
 	if !*scaling {
 		t.Skip("a measurement: -proof.scaling")
 	}
 	const count = 10000
-	for _, n := range []int{1, 2, 3} {
+	for _, run := range []struct {
+		n     int
+		whole bool
+	}{{1, true}, {3, true}, {1, false}, {2, false}, {3, false}} {
+		n, args := run.n, []string{"-workers", "8"}
+		what := "its shards' Items"
+		if run.whole {
+			args, what = append(args, "-whole-kind"), "every Item"
+		}
 		addr := embedetcd.Start(t, noFsync)
 		cli := etcdClient(t, addr)
 		st := items(t, cli)
@@ -569,13 +579,13 @@ func TestCacheMemory(t *testing.T) {
 		for i := range n {
 			id := fmt.Sprint("r", i)
 			ids = append(ids, id)
-			procs = append(procs, startReplica(t, addr, dir, id, "-workers", "8"))
+			procs = append(procs, startReplica(t, addr, dir, id, args...))
 		}
 		settled(t, cli, ids, 30*time.Second)
 		awaitConverged(t, st, count, 2*time.Minute)
 		for _, p := range procs {
 			heap, rss, cached := p.mem(t)
-			t.Logf("%d replicas: %s caches %d Items, heap in use %.1f MiB, RSS %.1f MiB", n, p.id, cached, float64(heap)/(1<<20), float64(rss)/(1<<20))
+			t.Logf("%d replicas caching %s: %s caches %d Items, heap in use %.1f MiB, RSS %.1f MiB", n, what, p.id, cached, float64(heap)/(1<<20), float64(rss)/(1<<20))
 		}
 		for _, p := range procs {
 			p.stop(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -351,6 +352,12 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	news := c.setQuarantineLocked(l.Undecodable)
 	var d diffs[S, T]
 	c.dropMissingLocked(l.Items, &d)
+	if len(d.deleted) > len(c.items) {
+		// Most of the Cache left (a replica let shards go, see WithKeep):
+		// a Go map keeps its buckets after deletes, so copy what is left
+		// into one sized for it.
+		c.items = maps.Collect(maps.All(c.items))
+	}
 	for _, obj := range l.Items {
 		c.putListedLocked(obj, &d)
 	}

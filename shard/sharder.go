@@ -492,7 +492,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained, released 
 	v := s.look(ctx, t, kvs)
 	owner := make([]string, s.cfg.shards) // nobody's: hold no shards
 	if v.problem == "" {
-		owner = Assign(v.members, s.cfg.shards)
+		owner = Rebalance(v.members, v.holders(s.cfg.shards))
 	} else {
 		s.logOnce(ctx, "shard count mismatch; holding no shards", v.problem)
 	}
@@ -516,6 +516,18 @@ type view struct {
 	epochs  map[string]int64 // live member → its epoch
 	shards  map[int]store.KV // shard → its key
 	problem string           // a member with another S
+}
+
+// holders returns each shard's live holder, "" for a shard nobody holds
+// or whose holder's membership is over.
+func (v view) holders(shards int) []string {
+	out := make([]string, shards)
+	for i, kv := range v.shards {
+		if rec, _ := decode[shardRecord](kv.Value); rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch {
+			out[i] = rec.Holder
+		}
+	}
+	return out
 }
 
 // look reads a listing: it times the other members' keys, deletes those

@@ -99,11 +99,20 @@ func owners(S int, rs ...*replica) [][]string {
 	return out
 }
 
-func assigned(S int, ids ...string) [][]string {
-	out := make([][]string, S)
-	for i, o := range shard.Assign(ids, S) {
-		out[i] = []string{o}
+// split requires every shard owned by exactly one of rs, each owning its
+// share within one shard, and returns each shard's owner.
+func split(t *testing.T, S int, rs ...*replica) []string {
+	t.Helper()
+	out := make([]string, S)
+	var ids []string
+	for i, o := range owners(S, rs...) {
+		require.Len(t, o, 1, "shard %d has one owner: %v", i, o)
+		out[i] = o[0]
 	}
+	for _, r := range rs {
+		ids = append(ids, r.s.Identity())
+	}
+	requireBalanced(t, ids, out)
 	return out
 }
 
@@ -114,7 +123,7 @@ func TestReplicasSplitShards(t *testing.T) {
 		mem := memstore.New()
 		a, b, c := start(t, mem, "a", shard.WithShards(32)), start(t, mem, "b", shard.WithShards(32)), start(t, mem, "c", shard.WithShards(32))
 		settle(3 * retry)
-		require.Equal(t, assigned(32, "a", "b", "c"), owners(32, a, b, c))
+		split(t, 32, a, b, c)
 		st := a.s.Status()
 		require.Equal(t, []string{"a", "b", "c"}, st.Members)
 		require.Empty(t, st.Moving)
@@ -135,11 +144,12 @@ func TestJoinAndLeaveMoveOnlyTheirShards(t *testing.T) {
 		mem := memstore.New()
 		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
 		settle(3 * retry)
-		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b))
+		before := split(t, S, a, b)
 
 		c := start(t, mem, "c", shard.WithShards(S))
 		settle(3 * retry)
-		require.Equal(t, assigned(S, "a", "b", "c"), owners(S, a, b, c))
+		joined := split(t, S, a, b, c)
+		require.Equal(t, len(c.s.Status().Owned), movedBetween(before, joined), "only the shards c took moved")
 		c.mu.Lock()
 		gained := slices.Sorted(slices.Values(c.gained))
 		c.mu.Unlock()
@@ -147,7 +157,8 @@ func TestJoinAndLeaveMoveOnlyTheirShards(t *testing.T) {
 
 		b.stop()
 		settle(2 * retry) // well under the TTL: b released its shards
-		require.Equal(t, assigned(S, "a", "c"), owners(S, a, c))
+		left := split(t, S, a, c)
+		require.Equal(t, loads(joined)["b"], movedBetween(joined, left), "only b's shards moved")
 		a.stop()
 		c.stop()
 	})
@@ -168,13 +179,12 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 
 		a.b.cut.Store(true)
 		settle(ttl / 2)
-		require.Equal(t, assigned(S, "b")[i][0], "b")
 		require.NotContains(t, b.s.Status().Owned, i, "b waits for a's lease to expire")
 		settle(ttl / 3)
 		require.Error(t, lost.Err(), "a stopped work on its shards by 2/3 of the TTL")
 		require.Empty(t, a.s.Status().Owned)
 		settle(ttl)
-		require.Equal(t, assigned(S, "b"), owners(S, b), "b took every shard once a's lease expired")
+		split(t, S, b) // b took every shard once a's lease expired
 
 		_, err := mem.Txn(context.Background(), []store.Cond{fence.Cond()},
 			store.Write{Kind: store.WritePut, Key: "kind/late", Value: []byte("{}")})
@@ -182,7 +192,7 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 		a.s.Exit(i)
 		a.b.cut.Store(false)
 		settle(ttl + 3*retry)
-		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b), "a rejoins and gets its shards back")
+		split(t, S, a, b) // a rejoins and gets its share back
 		a.stop()
 		b.stop()
 	})
@@ -197,7 +207,8 @@ func TestMovedShardWaitsForInflightReconciles(t *testing.T) {
 		a := start(t, mem, "a", shard.WithShards(S))
 		settle(2 * retry)
 		var moving int = -1
-		for i, o := range shard.Assign([]string{"a", "b"}, S) {
+		all := slices.Repeat([]string{"a"}, S)
+		for i, o := range shard.Rebalance([]string{"a", "b"}, all) {
 			if o == "b" {
 				moving = i
 				break
@@ -361,7 +372,7 @@ func TestManyShardsAreTakenInAFewRoundTrips(t *testing.T) {
 		mem := &slow{Backend: memstore.New(), latency: latency}
 		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
 		settle(3*retry + 2*S*latency)
-		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b))
+		split(t, S, a, b)
 		a.b.cut.Store(true)
 		cut := time.Now()
 		for len(b.s.Status().Owned) < S && time.Since(cut) < 4*ttl {

@@ -154,14 +154,19 @@ func holders(t *testing.T, cli *clientv3.Client) map[int]string {
 	return h
 }
 
-// settled waits until the shards are held exactly as shard.Assign assigns
-// them among ids, and returns how long that took.
+// settled waits until every shard is held by one of ids, each its share,
+// as shard.Rebalance leaves them (nothing more to move), and returns how
+// long that took.
 func settled(t *testing.T, cli *clientv3.Client, ids []string, within time.Duration) time.Duration {
 	t.Helper()
-	want := shard.Assign(ids, shard.DefaultShards)
 	start := time.Now()
 	for {
 		h := holders(t, cli)
+		now := make([]string, shard.DefaultShards)
+		for i, id := range h {
+			now[i] = id
+		}
+		want := shard.Rebalance(ids, now)
 		ok := len(h) == len(want)
 		for i, id := range want {
 			ok = ok && h[i] == id

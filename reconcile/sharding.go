@@ -25,6 +25,12 @@ import (
 // (no pointers). Keys added (Add, AddLow, hints) that another replica owns
 // are dropped: that replica's sources see them. Give each replica a
 // Sharder with its own identity, and the same name and shard count.
+//
+// To cache only this replica's shards' objects, give the cache of the
+// Loop's kind cache.WithKeep(s.Caches): the Loop lists it again
+// (cache.Cache.Refilter) whenever it takes shards, before reconciling any of
+// their keys, and when it lets shards go. Without it each replica caches
+// the whole kind.
 // WithSharding and WithElector exclude each other; s must not be nil.
 func WithSharding(s *shard.Sharder) Option {
 	return optionFunc(func(c *config) error {

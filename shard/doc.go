@@ -56,6 +56,15 @@
 // by two replicas at once unless a reconcile outlives its replica's lease
 // (a partition), and then its writes are fenced.
 //
+// Cache: no backend filters keys by shard, so a replica's cache of the
+// Loop's kind holds the whole kind unless it is given
+// cache.WithKeep(s.Caches), which keeps the objects of the shards this
+// replica holds. A taken shard opens (Owns, Enter) only after Hooks.Fill
+// returned, in which the Loop lists that cache again
+// (cache.Cache.Refilter), so no reconcile reads the cache before it holds
+// the shard's objects and takes one for deleted; a released shard's
+// objects leave it (Hooks.Released).
+//
 // A Sharder serves one Loop: reconcile.WithSharding. It works on any
 // store.Backend that several processes share (etcdstore); memstore for
 // tests with replicas in one process. boltstore is one process's file.

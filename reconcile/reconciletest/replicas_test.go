@@ -63,3 +63,19 @@ func TestReplicas(t *testing.T) {
 	}
 	reconciletest.RunReplicas(t, cfg)
 }
+
+// The same schedules with each replica caching only its shards' objects
+// (cache.WithKeep(Sharder.Caches)), more shards, a shorter TTL and more
+// faults: every object still converges, with no overlap and no stale write.
+// A replica that reconciled a key before its cache listed the key's shard
+// would find no object and leave the key unconverged.
+func TestReplicasCachingTheirShards(t *testing.T) {
+	cfg := replicasConfig(func(spec int) int { return spec })
+	cfg.CacheShards = true
+	cfg.Shards, cfg.TTL, cfg.RetryPeriod, cfg.Faults = 64, 2*time.Second, 250*time.Millisecond, 16
+	cfg.Seed, cfg.Schedules = 100, 4
+	if testing.Short() {
+		cfg.Schedules = 1
+	}
+	reconciletest.RunReplicas(t, cfg)
+}

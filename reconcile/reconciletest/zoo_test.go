@@ -51,7 +51,7 @@ var zoo = []zooCase{
 	// 12 leaks Pod/set1-1 of a deleted set1, and the test's re-created set1
 	// cannot make the child of that name.
 	{"intermediate-state", "removes its finalizer before deleting the children", finalizerFirst, true,
-		[]string{"leaked child", "was still reconciled", "not converged"}, 156},
+		[]string{"leaked child", "was still reconciled", "not converged"}, 225},
 	{"intermediate-state", "rolls back a create whose reply was lost", rollbackOnError, false,
 		[]string{"action on live state"}, 111},
 	{"stale-state", "deletes children of an owner its cache misses, without a UID", staleOwnerGone, false,

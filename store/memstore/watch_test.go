@@ -134,3 +134,44 @@ func TestProgressIsCoalesced(t *testing.T) {
 	require.LessOrEqual(t, len(marks), buffer+2, "progress marks are coalesced: %v", marks)
 	require.IsIncreasing(t, marks)
 }
+
+// A watch that falls behind by more writes than WithHistorySize, but by
+// fewer than the Store holds keys, loses nothing: the Store keeps the
+// events it has yet to read, since replaying them costs its receiver less
+// than the relist an ErrExpired forces (a listing of every key). Once the
+// watch has caught up, the next write gives the extra events and their
+// memory back. Further behind than the key count, the watch expires.
+func TestLaggingWatchKeepsItsBacklogUpToTheKeyCount(t *testing.T) {
+	const floor, keys = 16, 1000
+	s := memstore.New(memstore.WithHistorySize(floor), memstore.WithWatchBuffer(4))
+	for i := range keys {
+		put(t, s, fmt.Sprintf("k/%d", i), "v")
+	}
+	from := s.Revision()
+	ch, err := s.Watch(t.Context(), "k/", from)
+	require.NoError(t, err)
+	for i := range keys - 1 { // the receiver is away for all of them
+		put(t, s, fmt.Sprintf("k/%d", i), "again")
+	}
+	for i := range keys - 1 {
+		ev := <-ch
+		require.NoError(t, ev.Err, "event %d of the backlog", i)
+		require.Equal(t, from+int64(i)+1, ev.Revision, "the backlog in order, without gaps")
+	}
+	put(t, s, "k/0", "caught up")
+	events, slots := s.Retained()
+	require.Equal(t, floor, events, "once the watch has read its backlog, the history is back to its floor")
+	require.LessOrEqual(t, slots, 4*floor, "and so is its ring")
+	require.Equal(t, s.Revision(), (<-ch).Revision)
+
+	for i := range keys + 10 { // the receiver is away again, for more writes than keys
+		put(t, s, fmt.Sprintf("k/%d", i%keys), "more")
+		events, _ = s.Retained()
+		require.LessOrEqual(t, events, keys, "a lagging watch holds at most one event per key")
+	}
+	var last store.KVEvent
+	for ev := range ch {
+		last = ev
+	}
+	require.ErrorIs(t, last.Err, store.ErrExpired, "further behind than the key count, the watch expires")
+}

@@ -12,9 +12,8 @@
 // with Compact, give store.ErrExpired.
 //
 // Writers never wait for watchers. Each watch reads its events out of the
-// ring at its receiver's pace, and the ring keeps what a lagging watch has
-// yet to read, up to one event per key; a receiver further behind gets a
-// final ErrExpired event and relists (see WithHistorySize). Watches end, and their
+// ring at its receiver's pace; a receiver that falls WithHistorySize writes
+// behind gets a final ErrExpired event and relists. Watches end, and their
 // goroutines exit, when their ctx does.
 //
 // Stats counts calls (Gets, Lists, Txns, Watches), so tests can show how many

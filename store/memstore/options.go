@@ -14,22 +14,22 @@ type config struct {
 	watchBuffer int
 }
 
-// WithHistorySize sets how many of the latest events the Store keeps at
-// least (default DefaultHistorySize), for watches to resume from and for
-// pinned List pages: a Watch from, or a List pinned to, a revision more
-// than n writes old ends with ErrExpired. Values below 1 mean 1. The
-// history holds on to the values it records, so its memory is up to n
-// times the typical value size.
+// WithHistorySize sets how many of the latest events the Store keeps for watches
+// to resume from and for pinned List pages (default DefaultHistorySize). A
+// Watch from, or a List pinned to, a revision more than n writes old ends
+// with ErrExpired. Values below 1 mean 1. The history holds on to the values
+// it records, so its memory is up to n times the typical value size.
 //
-// A running watch that falls behind keeps the events it has yet to read
-// beyond n, up to as many as the Store holds keys, and gives them back
-// once it has read them or ended: a writer that runs ahead of a store/cache
-// Cache for a while costs the Cache a replay of the writes, not a relist
-// of its kind. Only a watch further behind than the key count ends with
-// ErrExpired, when relisting (one listing of every key, which a Cache
-// decodes only where it changed) costs its receiver less than replaying.
-// So the memory a lagging watch holds is at most one event (one old value)
-// per key, and only while it lags.
+// n is the watch window: a watcher that falls n writes behind relists. For
+// a store/cache Cache that costs one listing of its kind, but no decoding
+// of the objects it already holds at their stored revision (only those
+// written meanwhile are decoded), so the default suits writers that run
+// ahead of their caches in bursts too; a burst of n writes replayed from
+// the history costs n decodes, more than the relist of a kind with fewer
+// than n objects. Raise n when a kind holds many more objects than the
+// writes a cache may fall behind by (a relist of 1M objects lists, if it
+// does not decode, all of them), at the memory of one old value per write
+// kept.
 func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
 }
@@ -38,8 +38,8 @@ func WithHistorySize(n int) Option {
 // events a watch copies out of the history at a time (default
 // DefaultWatchBuffer): a watch holds at most twice this many events of its
 // own. The rest of its backlog stays in the shared history ring, so a slow
-// receiver costs writers nothing: its watch ends with ErrExpired only once it
-// falls further behind than WithHistorySize describes. Values below 1 mean 1.
+// receiver costs writers nothing until it falls WithHistorySize writes behind,
+// when its watch ends with ErrExpired. Values below 1 mean 1.
 func WithWatchBuffer(n int) Option {
 	return func(c *config) { c.watchBuffer = max(n, 1) }
 }

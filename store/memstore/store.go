@@ -18,10 +18,9 @@ import (
 // (Get, List) share a read lock; a Txn holds the write lock for a map update
 // and a ring append, and never waits for a watcher: each watch has its own
 // goroutine that copies its events out of the ring at its receiver's pace,
-// and a watch whose receiver falls too far behind (see WithHistorySize) ends
-// with ErrExpired. Memory is the live keys, the ring (which holds on to the
-// values of its events: WithHistorySize of them, and while a watch lags up
-// to one per key) and at most 2×WithWatchBuffer events per watch.
+// and a watch whose receiver falls WithHistorySize writes behind ends with
+// ErrExpired. Memory is the live keys, the ring (which holds on to the values
+// of its events) and at most 2×WithWatchBuffer events per watch.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for
@@ -34,11 +33,6 @@ type Store struct {
 	// compacted is the revision passed to the last Compact: List pages
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
-	// watches are the running watches, which trim keeps the history for;
-	// slowest is at most the lowest revision any of them has read up to
-	// (recomputed only when the oldest event kept is above it).
-	watches []*watch
-	slowest int64
 
 	// waiting holds the watches that have read every change and wait for
 	// the next one (see wait); waitMu orders the read-locked watches that
@@ -140,44 +134,8 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 		ev.Type, ev.KV, ev.Prev = store.KVDelete, store.KV{Key: e.Key, ModRevision: rev}, *e
 	}
 	s.hist.add(ev)
-	s.trim()
 	s.notify()
 	return rev, nil
-}
-
-// trim evicts the oldest events beyond the history's floor that no running
-// watch has yet to read. A watch that has fallen behind keeps the events it
-// needs, up to as many as the Store holds keys: further behind, its
-// receiver is better served by a relist (a listing of at most that many
-// keys, and a store/cache Cache decodes only those that changed) than by
-// replaying more events, so the oldest go and the watch ends with
-// ErrExpired. Callers hold s.mu for writing.
-func (s *Store) trim() {
-	h := &s.hist
-	floor, ceiling := int64(h.floor), max(int64(h.floor), int64(len(s.kvs)))
-	for h.len() > floor {
-		if h.len() <= ceiling && h.first > s.slowest {
-			s.slowest = s.slowestWatch()
-			if h.first > s.slowest {
-				break // a watch still needs it
-			}
-		}
-		h.dropFirst()
-	}
-	h.shrink()
-}
-
-// slowestWatch returns the lowest revision a running watch has read up to,
-// among those the history still serves, or the store revision if none.
-// Callers hold s.mu for writing.
-func (s *Store) slowestWatch() int64 {
-	slowest := s.hist.last
-	for _, w := range s.watches {
-		if c := w.cursor.Load(); c >= s.hist.first-1 {
-			slowest = min(slowest, c)
-		}
-	}
-	return slowest
 }
 
 // condValue returns the revision c compares against. Callers hold s.mu.
@@ -246,16 +204,10 @@ func (s *Store) wait(w *watch) <-chan struct{} {
 	return w.wake
 }
 
-// unwait takes w, whose watch has ended, off the waiting list and the
-// running watches.
+// unwait takes w, whose watch has ended, off the waiting list.
 func (s *Store) unwait(w *watch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := slices.Index(s.watches, w); i >= 0 {
-		last := len(s.watches) - 1
-		s.watches[i], s.watches[last] = s.watches[last], nil
-		s.watches = s.watches[:last]
-	}
 	if !w.waiting {
 		return
 	}

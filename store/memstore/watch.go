@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
@@ -20,8 +19,8 @@ import (
 // and wake waiting watches; they never wait for one, and a slow receiver
 // costs them nothing. A watch ends with a final ErrExpired event when the
 // events it has yet to read leave the ring: fromRevision is older than the
-// history, or the receiver fell further behind than WithHistorySize
-// describes, or Compact discarded them. When ctx ends the goroutine exits and the channel is
+// history, or the receiver fell WithHistorySize writes behind, or Compact
+// discarded them. When ctx ends the goroutine exits and the channel is
 // closed.
 //
 // Once the watch has sent everything under prefix, it sends a Progress event
@@ -43,10 +42,6 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		stop:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 	}
-	w.cursor.Store(fromRevision)
-	s.mu.Lock()
-	s.watches = append(s.watches, w)
-	s.mu.Unlock()
 	out := make(chan store.KVEvent, s.watchBuffer)
 	// Each watch waits on a channel of its own rather than on ctx.Done(),
 	// which all watches of one ctx would contend for in every select.
@@ -69,9 +64,6 @@ type watch struct {
 	// guarded by the Store (its waitMu, or mu held for writing).
 	wake    chan struct{}
 	waiting bool
-	// cursor is the revision the watch has read the history up to: the
-	// Store keeps the events after it (see Store.trim).
-	cursor atomic.Int64
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
@@ -91,7 +83,6 @@ func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <
 			q = append(q, *ev)
 		}
 	}
-	w.cursor.Store(cursor)
 	if len(q) > 0 || cursor < last {
 		return q, cursor, nil, nil
 	}

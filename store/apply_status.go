@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/steady-go/steady/ownership"
@@ -126,7 +127,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if applied == nil || !reflect.DeepEqual(res.Object["status"], config["status"]) {
 		applied = nil // the merge kept fields of other managers': encode the result
 	}
-	next, err := w.statusFromTree(cur, res.Object, applied)
+	next, err := w.statusFromTree(cur, res.Object, applied, liveTree)
 	if err != nil {
 		return nil, err
 	}
@@ -140,13 +141,21 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 // tree: cur with the tree's status, in the canonical encoding of T, and its
 // conditions. status, when not nil, is the tree's status already in that
 // encoding (an applied status of type T, see plainJSON), which saves
-// encoding the tree and decoding it as a T to encode that again.
-func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte) (*rawObject, error) {
+// encoding the tree and decoding it as a T to encode that again. Conditions
+// the merge left as they were in live, cur's status-side tree, are cur's.
+func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
 	var conds []Condition
-	if status == nil {
+	c, hasConds := tree["conditions"]
+	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
+	switch {
+	case status == nil:
 		var doc struct {
 			Status     T           `json:"status"`
 			Conditions []Condition `json:"conditions"`
+		}
+		if keptConds {
+			delete(tree, "conditions") // tree is the merge's own map
+			defer func() { tree["conditions"] = c }()
 		}
 		if err := decodeStrict(tree, &doc); err != nil {
 			return nil, fmt.Errorf("%w: applied status of %s %q does not fit its type: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
@@ -156,10 +165,13 @@ func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, statu
 			return nil, err
 		}
 		conds = doc.Conditions
-	} else if c, ok := tree["conditions"]; ok {
+	case hasConds && !keptConds:
 		if err := decodeStrict(c, &conds); err != nil {
 			return nil, fmt.Errorf("%w: applied conditions of %s %q do not fit: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
 		}
+	}
+	if keptConds {
+		conds = slices.Clone(cur.Conditions)
 	}
 	if err := validateConditions(conds); err != nil {
 		return nil, err

@@ -60,8 +60,9 @@ type Version struct {
 	// roundTrip converts hub to this version and back to a new hub, and
 	// returns the version's values too (boxed).
 	roundTrip func(hub any) (back any, spec, status any, err error)
-	// fromHub converts hub to this version's values (boxed).
-	fromHub func(hub any) (spec, status any, err error)
+	// fromHub converts hub to this version's values, stored in spec and
+	// status (a *S and a *T: a pointer boxes without allocating).
+	fromHub func(hub, spec, status any) error
 	// hubSides returns pointers to hub's Spec and Status.
 	hubSides func(hub any) (spec, status any)
 }
@@ -159,9 +160,10 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		}
 		return convTo(s, t)
 	}
-	v.fromHub = func(hub any) (any, any, error) {
+	v.fromHub = func(hub, spec, status any) error {
 		s, t, err := convFrom(hub)
-		return s, t, err
+		*spec.(*S), *status.(*T) = s, t
+		return err
 	}
 	v.roundTrip = func(hub any) (any, any, any, error) {
 		s, t, err := convFrom(hub)

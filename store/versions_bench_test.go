@@ -76,8 +76,8 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 	// Revisions not read before, as a watch delivers them (see
 	// revisionBenchStores): at-storage-new-revision reads them at the
 	// storage version (one decode), converted-new-revision at v1.
-	r1, r2 := revisionBenchStores(b)
 	b.Run("at-storage-new-revision", func(b *testing.B) {
+		_, r2 := revisionBenchStores(b)
 		b.ReportAllocs()
 		defer reportTypedCPU(b, typedBenchCPU())
 		for b.Loop() {
@@ -87,6 +87,7 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 		}
 	})
 	b.Run("converted-new-revision", func(b *testing.B) {
+		r1, _ := revisionBenchStores(b)
 		b.ReportAllocs()
 		defer reportTypedCPU(b, typedBenchCPU())
 		for b.Loop() {

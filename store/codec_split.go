@@ -35,7 +35,22 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			k, ok = 0, d.meta(m)
 		case "spec":
 			k = 1
-			out.spec, ok = r.Raw()
+			if !d.specShape || !hasRelative(m.Managed, specSide) {
+				out.spec, ok = r.Raw()
+				break
+			}
+			var buf []byte
+			if d.scratch != nil {
+				buf = d.scratch.shape[:0]
+			}
+			var keyed bool
+			out.spec, buf, keyed, ok = r.RawShape(buf)
+			if d.scratch != nil {
+				d.scratch.shape = buf
+			}
+			if keyed {
+				d.specKey = buf
+			}
 		case "status":
 			k = 2
 			out.status, ok = r.Raw()

@@ -91,10 +91,11 @@ func hubOf(d *metaDecoder, v *Version, spec, status, preserved []byte) (any, err
 // are converted as convertManaged remembers them.
 func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch, obj *Object[S, T]) (decodedFrom[S, T], error) {
 	d := s.metaDecoder(kv.Key, scratch)
+	d.specShape = true
 	var raw rawObject // Spec and Status slices of kv.Value
 	var err error
 	if !decodeRawShared(kv.Value, &raw, d) {
-		raw = rawObject{}
+		raw, d.specKey = rawObject{}, nil
 		if err = decodeRawJSON(kv.Value, &raw); err != nil {
 			err = fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 		}
@@ -123,7 +124,7 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch, obj *Object
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
 	}
 	obj.Meta, obj.Conditions = raw.Meta, raw.Conditions
-	obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, &raw, nil)
+	obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, &raw, nil, d.specKey)
 	return decodedFrom[S, T]{obj: obj}, nil
 }
 
@@ -163,7 +164,7 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 		return fmt.Errorf("encoding status at version %q: %v", raw.Version, err)
 	}
 	stored := &rawObject{Meta: raw.Meta, Spec: raw.stored.spec, Status: raw.stored.status, Conditions: raw.Conditions}
-	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil)
+	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil, nil)
 	return nil
 }
 
@@ -236,7 +237,7 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {
 		return nil, err
 	}
-	out.Meta.Managed = s.convertManaged(&next.Meta, served, storage, next, &out)
+	out.Meta.Managed = s.convertManaged(&next.Meta, served, storage, next, &out, nil)
 	return &out, nil
 }
 

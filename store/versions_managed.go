@@ -62,7 +62,11 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 // same version (a == b) of records a read left self-contained. An entry
 // that does not decode, or a path that does not map, is dropped and logged
 // (on a read, the first time it is converted).
-func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
+//
+// specKey, when not nil, is the shape key of from's spec (as
+// jsonscan.AppendShapeKey gives it), read as the value was decoded: the
+// spec is not read again.
+func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject, specKey []byte) []ManagedFields {
 	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
@@ -86,7 +90,13 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 			case relative && !shaped[side]:
 				shaped[side] = true
 				k := append(append(arr[side][:0], a.name...), 0)
-				if k, ok := sideShapeKey(k, from, e.Subresource); ok {
+				ok := true
+				if side == 0 && specKey != nil {
+					k = specShapeKey(k, specKey, &from.Meta)
+				} else {
+					k, ok = sideShapeKey(k, from, e.Subresource)
+				}
+				if ok {
 					shapes[side] = append(k, 0)
 					shapeKeys[side] = k[len(a.name)+1:]
 				}
@@ -284,6 +294,17 @@ func (s *Store[S, T]) moveSet(meta *Meta, e ManagedFields, set *ownership.Set, a
 		rest = rest.Union(m)
 	}
 	return rest, nil
+}
+
+// hasRelative reports whether a record of side (specSide or statusSide) is
+// encoded relative to its object.
+func hasRelative(ms []ManagedFields, side string) bool {
+	for _, e := range ms {
+		if e.Subresource == side && e.Fields != "" && e.Fields[0] == '~' {
+			return true
+		}
+	}
+	return false
 }
 
 // allRelative reports whether every record is encoded relative to its

@@ -95,10 +95,12 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch, obj *Object
 	var raw rawObject // Spec and Status slices of kv.Value
 	var err error
 	if !decodeRawShared(kv.Value, &raw, d) {
-		raw, d.specKey = rawObject{}, nil
-		if err = decodeRawJSON(kv.Value, &raw); err != nil {
+		// Not into raw, which encoding/json would move to the heap.
+		slow := new(rawObject)
+		if err = decodeRawJSON(kv.Value, slow); err != nil {
 			err = fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
 		}
+		raw, d.specKey = *slow, nil
 	}
 	raw.Meta.Revision = kv.ModRevision
 	if err == nil {

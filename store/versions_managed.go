@@ -61,7 +61,8 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 // to is stored, encodes relative to to, compactly; so does a write at the
 // same version (a == b) of records a read left self-contained. An entry
 // that does not decode, or a path that does not map, is dropped and logged
-// (on a read, the first time it is converted).
+// (on a read, the first time it is converted). A read's records are
+// converted in place: meta.Managed must be the read's own.
 //
 // specKey, when not nil, is the shape key of from's spec (as
 // jsonscan.AppendShapeKey gives it), read as the value was decoded: the
@@ -70,7 +71,13 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
-	out := make([]ManagedFields, 0, len(meta.Managed))
+	var out []ManagedFields
+	if to == nil {
+		// A read converts the records it decoded, its own: in place.
+		out = meta.Managed[:0]
+	} else {
+		out = make([]ManagedFields, 0, len(meta.Managed))
+	}
 	var sides [2]sideConversion
 	// The memo keys: per side, the stored version and the side's shape
 	// (made when a record relative to it is first met; nil when it has

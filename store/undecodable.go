@@ -74,7 +74,7 @@ func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T]
 func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
 	if err == errOtherVersion {
-		return s.decodeConverted(kv, scratch)
+		return s.decodeConverted(kv, scratch, from.obj)
 	}
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &from.obj.Meta)

@@ -76,13 +76,10 @@ func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
 	return m
 }
 
-// skip reads key's marks, when the ConditionWriter offers them, and reports
-// whether the reconcile must not run (the object is paused). It reads the
-// marks into m, which it leaves zero without them.
+// skip reads key's marks into m and reports whether the reconcile must
+// not run (the object is paused). Only for a ConditionWriter that offers
+// marks (l.marks); m stays zero when the object is gone.
 func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
-	if l.marks == nil {
-		return false
-	}
 	var ok bool
 	*m, ok = l.marks.marks(key)
 	return ok && l.paused(t, key, m)

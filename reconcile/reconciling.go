@@ -65,7 +65,7 @@ const (
 // Terminating whatever its conditions say). It reports whether the object
 // carries the Loop's Reconciling=True now. An object already observed
 // costs it no call and no lock.
-func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m objectMarks) bool {
+func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
 	switch {
 	case l.cfg.observeOnly || m.observeOnly:
 		return false
@@ -89,7 +89,7 @@ func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m objectMarks) bool {
 // knows the object carries, to False after a reconcile that succeeded
 // (d.stalled is stalledClear). A Stalled=True write clears it itself
 // (putStalled). It reports whether it wrote (or tried).
-func (l *Loop[K]) reconcilingAfter(t *term[K], key K, m objectMarks, d decision, o outcome) bool {
+func (l *Loop[K]) reconcilingAfter(t *term[K], key K, m *objectMarks, d *decision, o *outcome) bool {
 	if d.stalled != stalledClear || o.stall == stalledSet {
 		return false
 	}

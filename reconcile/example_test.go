@@ -39,8 +39,7 @@ func ExampleBlocked() {
 		return reconcile.Result{}, reconcile.Blocked("SecretMissing", errNoSecret)
 	})
 	_, err := r.Reconcile(context.Background(), "app")
-	var b *reconcile.BlockedError
-	fmt.Println(errors.As(err, &b), b.Reason, errors.Is(err, errNoSecret))
+	fmt.Println(errors.Is(err, reconcile.ErrBlocked), reconcile.BlockedReason(err), errors.Is(err, errNoSecret))
 	// Output: true SecretMissing true
 }
 

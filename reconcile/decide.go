@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -115,7 +116,7 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 		}
 	}
 	if te, ok := errors.AsType[*terminalError](err); ok {
-		*d = decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
+		*d = decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: conditions.ReasonTerminal,
 			message: te.message(err), warn: res.afterWrite(), result: resultError}
 		if after > 0 {
 			d.next, d.delay = nextAfter, after
@@ -148,7 +149,7 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 		return
 	}
 	if n >= max(stallAfter, 1) {
-		d.stalled, d.reason = stalledSet, ReasonFailing
+		d.stalled, d.reason = stalledSet, conditions.ReasonFailing
 		d.message = errString(err) // no count: the condition changes only with its meaning
 	}
 }

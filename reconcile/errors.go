@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/reconcile/conditions"
 )
 
 // ErrShutdown is the cause of the context of every in-flight reconcile when
@@ -25,8 +26,8 @@ var ErrTerminal error = &terminalError{}
 
 // ErrBlocked matches, with errors.Is, every error made by Blocked; read
 // its reason with BlockedReason. Returning it, or an error wrapping it, is
-// the same as Blocked(ReasonBlocked, err).
-var ErrBlocked error = &blockedError{Reason: ReasonBlocked}
+// the same as Blocked(conditions.ReasonBlocked, err).
+var ErrBlocked error = &blockedError{Reason: conditions.ReasonBlocked}
 
 // ErrRetryAfter matches, with errors.Is, every error made by RetryAfter.
 // Returning it without RetryAfter asks for no delay: the failure is retried
@@ -39,7 +40,7 @@ type terminalError struct{ err error }
 
 // Terminal wraps err to mark it as one that retrying cannot fix, such as
 // an invalid spec. The Loop does not retry it, resets the failure count and
-// sets Stalled with reason ReasonTerminal and err's text as the message.
+// sets Stalled with reason conditions.ReasonTerminal and err's text as the message.
 // Terminal(nil) returns nil: nothing failed. errors.Is and errors.As see
 // through it, and errors.Is(err, ErrTerminal) reports it.
 func Terminal(err error) error {
@@ -84,7 +85,7 @@ type blockedError struct {
 // Blocked reports that an object cannot be reconciled until something
 // outside it changes (a missing secret, no capacity): the reconcile waits
 // on reason, a CamelCase word such as "SecretMissing" (an empty one
-// becomes ReasonBlocked). The Loop sets Stalled at once with that reason,
+// becomes conditions.ReasonBlocked). The Loop sets Stalled at once with that reason,
 // and retries with backoff. The condition's message is err's text, or
 // "blocked" when err is nil: the reason is not repeated in it. Unlike
 // Terminal and RetryAfter, Blocked returns a non-nil error even when err
@@ -93,7 +94,7 @@ type blockedError struct {
 // BlockedReason returns its reason.
 func Blocked(reason string, err error) error {
 	if reason == "" {
-		reason = ReasonBlocked
+		reason = conditions.ReasonBlocked
 	}
 	return &blockedError{Reason: reason, err: err}
 }

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"github.com/steady-go/steady/reconcile/conditions"
+
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +74,7 @@ func TestSentinelsMatchTheirWrappersOnly(t *testing.T) {
 		require.False(t, errors.Is(base, sentinel))
 	}
 	require.Equal(t, "SecretMissing", BlockedReason(fmt.Errorf("outer: %w", Blocked("SecretMissing", nil))))
-	require.Equal(t, ReasonBlocked, BlockedReason(Blocked("", base)))
+	require.Equal(t, conditions.ReasonBlocked, BlockedReason(Blocked("", base)))
 	require.Empty(t, BlockedReason(Terminal(base)))
 	require.Empty(t, BlockedReason(nil))
 }
@@ -84,11 +86,11 @@ func TestSentinelsMatchTheirWrappersOnly(t *testing.T) {
 func TestDecideTreatsAWrappedSentinelAsItsWrapper(t *testing.T) {
 	d := decided(Result{}, fmt.Errorf("replicas -1: %w", ErrTerminal), 3, 5, testBackoff)
 	require.True(t, d.terminal)
-	require.Equal(t, ReasonTerminal, d.reason)
+	require.Equal(t, conditions.ReasonTerminal, d.reason)
 	require.Equal(t, "replicas -1: terminal error", d.message)
 
 	d = decided(Result{}, fmt.Errorf("secret db: %w", ErrBlocked), 0, 5, testBackoff)
 	require.Equal(t, stalledSet, d.stalled)
-	require.Equal(t, ReasonBlocked, d.reason)
+	require.Equal(t, conditions.ReasonBlocked, d.reason)
 	require.Equal(t, "secret db: blocked: Blocked", d.message)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -33,10 +34,10 @@ func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) 
 	out := make([]store.Condition, 0, len(conds))
 	for _, c := range conds {
 		switch c.Type {
-		case reconcile.Stalled:
+		case conditions.Stalled:
 			continue
 		case p.typ:
-			c.Type = reconcile.Stalled
+			c.Type = conditions.Stalled
 		}
 		out = append(out, c)
 	}
@@ -45,7 +46,7 @@ func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) 
 
 // OwnsCondition reports whether manager owns this Loop's condition.
 func (p perLoopStalled) OwnsCondition(key, manager, typ string) bool {
-	if typ == reconcile.Stalled {
+	if typ == conditions.Stalled {
 		typ = p.typ
 	}
 	return p.inner.OwnsCondition(key, manager, typ)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"slices"
 	"sync"
 
@@ -99,8 +98,8 @@ func (c *codecCache) put(key []byte, codec *ownership.Codec) {
 // sideShapeKey appends to buf the key of the shape of one side of raw, or
 // reports false when it has none (see the comment at the top of the file).
 // The key is the side, the shape key of its JSON (jsonscan.AppendShapeKey)
-// and, as the rest of the side's tree, the conditions or the metadata
-// shape in full.
+// and the shape of the rest of the side's tree: the conditions' or the
+// metadata's.
 func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 	var ok bool
 	if side == statusSide {
@@ -108,20 +107,45 @@ func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 		if buf, ok = jsonscan.AppendShapeKey(buf, orNull(raw.Status)); !ok {
 			return buf, false
 		}
-		if len(raw.Conditions) > 0 {
-			conds, err := json.Marshal(raw.Conditions)
-			if err != nil {
-				return buf, false
-			}
-			buf = append(append(buf, 0), conds...)
-		}
-		return buf, true
+		return appendConditionsShape(buf, raw.Conditions)
 	}
 	buf = append(buf, 'p')
 	if buf, ok = jsonscan.AppendShapeKey(buf, orNull(raw.Spec)); !ok {
 		return buf, false
 	}
 	return appendMetaShape(buf, &raw.Meta), true
+}
+
+// appendConditionsShape appends to buf, after a 0, a key of the shape of
+// the conditions' part of the status-side tree: each condition's type (its
+// identity in the list, keyed by type) and which of the fields encoding/json
+// may leave out it has. Values are leaves, which a Codec does not read, so
+// a condition's message, time or generation changing leaves the key as it
+// is. It appends nothing for no conditions, and reports false for a time
+// encoding/json cannot encode (as statusTreeOf would fail).
+func appendConditionsShape(buf []byte, conds []Condition) ([]byte, bool) {
+	if len(conds) == 0 {
+		return buf, true
+	}
+	buf = binary.AppendUvarint(append(buf, 0, 'c'), uint64(len(conds)))
+	for _, c := range conds {
+		if y := c.LastTransitionTime.Year(); y < 0 || y > 9999 {
+			return buf, false
+		}
+		set := byte('0')
+		if c.Reason != "" {
+			set |= 1
+		}
+		if c.Message != "" {
+			set |= 2
+		}
+		if c.ObservedGeneration != 0 {
+			set |= 4
+		}
+		buf = append(binary.AppendUvarint(buf, uint64(len(c.Type))), c.Type...)
+		buf = append(buf, set)
+	}
+	return buf, true
 }
 
 // appendMetaShape appends to buf, after a 0, a key of the shape of m's

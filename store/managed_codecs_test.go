@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,6 +48,55 @@ func TestMetaShapeKeyTellsShapesApart(t *testing.T) {
 	}
 	require.Positive(t, same, "some distinct metadata share a shape")
 	require.Positive(t, differ)
+}
+
+// Two objects' status sides have the same shape key exactly when Codecs
+// of their trees are alike (the same shape hash): the conditions' types and
+// which of their fields are set count, their values (messages, times,
+// generations) do not, so one Codec and one converted record serve a
+// condition's every update.
+func TestStatusShapeKeyIgnoresConditionValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	sc, err := newSchemas[keepSpec, keepStatus]()
+	require.NoError(t, err)
+	pick := func(vs ...string) string { return vs[rng.IntN(len(vs))] }
+	raws := make([]*rawObject, 150)
+	for i := range raws {
+		raw := &rawObject{Status: []byte(pick(`{"ready":1}`, `{"ready":2}`, `{"ready":1,"message":"m"}`))}
+		for range rng.IntN(3) {
+			c := Condition{Type: pick("Ready", "Synced", ""), Status: ConditionStatus(pick("True", "False")),
+				Reason: pick("", "Done"), Message: pick("", "one", "two"),
+				LastTransitionTime: time.Unix(rng.Int64N(3), 0).UTC(), ObservedGeneration: rng.Int64N(3)}
+			raw.Conditions = append(raw.Conditions, c)
+		}
+		raws[i] = raw
+	}
+	everything, err := ownership.DecodeSet("status")
+	require.NoError(t, err)
+	keys, hashes := make([]string, len(raws)), make([]string, len(raws))
+	for i, raw := range raws {
+		k, ok := sideShapeKey(nil, raw, statusSide)
+		require.True(t, ok)
+		keys[i] = string(k)
+		tree, err := sideTreeOf(raw, statusSide, true)
+		require.NoError(t, err)
+		hashes[i] = ownership.NewCodec(tree, sc.status).Encode(everything)[:7] // "~" and the shape hash
+	}
+	same, differ := 0, 0
+	for i := range raws {
+		for j := range raws {
+			if keys[i] == keys[j] {
+				require.Equalf(t, hashes[i], hashes[j], "status %s %+v and %s %+v share a key but not a Codec", raws[i].Status, raws[i].Conditions, raws[j].Status, raws[j].Conditions)
+				if !reflect.DeepEqual(raws[i].Conditions, raws[j].Conditions) {
+					same++
+				}
+			} else if hashes[i] != hashes[j] {
+				differ++
+			}
+		}
+	}
+	require.Positive(t, differ)
+	require.Positive(t, same, "conditions that differ in values only share a key")
 }
 
 // statusCodecs counts the status-side Codecs st remembers.

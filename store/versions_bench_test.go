@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,7 +58,7 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 	// A revision not read before, of a shape read before (converted again,
 	// with a remembered codec), and of a new shape (a new codec too).
 	for _, codecs := range []bool{false, true} {
-		name := "converted-new-revision"
+		name := "converted-new-records"
 		if codecs {
 			name = "converted-new-shape"
 		}
@@ -70,6 +73,28 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 			}
 		})
 	}
+	// Revisions not read before, as a watch delivers them (see
+	// revisionBenchStores): at-storage-new-revision reads them at the
+	// storage version (one decode), converted-new-revision at v1.
+	r1, r2 := revisionBenchStores(b)
+	b.Run("at-storage-new-revision", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportTypedCPU(b, typedBenchCPU())
+		for b.Loop() {
+			if _, err := r2.Get(ctx, "bench-revisions"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("converted-new-revision", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportTypedCPU(b, typedBenchCPU())
+		for b.Loop() {
+			if _, err := r1.Get(ctx, "bench-revisions"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("converted-no-ownership", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportTypedCPU(b, typedBenchCPU())
@@ -87,19 +112,9 @@ func BenchmarkVersionedGet1KB(b *testing.B) {
 // records (Spec and Status only), "bare".
 func versionedBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStatus], s2 *store.Store[benchSpec, benchStatus]) {
 	ctx := tb.Context()
-	vs, err := store.NewVersions("v2",
-		store.VersionOf("v1", store.Conversion[benchSpecV1, benchStatus, benchSpec, benchStatus]{
-			ToHub: func(s benchSpecV1, st benchStatus) (benchSpec, benchStatus, error) {
-				return benchSpec{Image: s.ContainerImage, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
-			},
-			FromHub: func(s benchSpec, st benchStatus) (benchSpecV1, benchStatus, error) {
-				return benchSpecV1{ContainerImage: s.Image, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
-			},
-			Renames: []store.Rename{{From: ".spec.containerImage", To: ".spec.image"}},
-		}),
-		store.VersionOf("v2", store.Conversion[benchSpec, benchStatus, benchSpec, benchStatus]{}))
-	require.NoError(tb, err)
+	vs := benchVersions(tb)
 	mem := memstore.New(memstore.WithHistorySize(16))
+	var err error
 	s2, err = store.New[benchSpec, benchStatus](mem, "Bench", store.WithVersion("v2", vs))
 	require.NoError(tb, err)
 	s1, err = store.New[benchSpecV1, benchStatus](mem, "Bench", store.WithVersion("v1", vs))
@@ -122,4 +137,87 @@ func versionedBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStat
 	_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
 	require.NoError(tb, err)
 	return s1, s2
+}
+
+// benchVersions is BenchmarkVersionedGet1KB's kind: v2, the hub and the
+// storage version, is benchSpec, and v1 renames its image.
+func benchVersions(tb testing.TB) *store.Versions {
+	vs, err := store.NewVersions("v2",
+		store.VersionOf("v1", store.Conversion[benchSpecV1, benchStatus, benchSpec, benchStatus]{
+			ToHub: func(s benchSpecV1, st benchStatus) (benchSpec, benchStatus, error) {
+				return benchSpec{Image: s.ContainerImage, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
+			},
+			FromHub: func(s benchSpec, st benchStatus) (benchSpecV1, benchStatus, error) {
+				return benchSpecV1{ContainerImage: s.Image, Replicas: s.Replicas, Command: s.Command, Env: s.Env, Ports: s.Ports}, st, nil
+			},
+			Renames: []store.Rename{{From: ".spec.containerImage", To: ".spec.image"}},
+		}),
+		store.VersionOf("v2", store.Conversion[benchSpec, benchStatus, benchSpec, benchStatus]{}))
+	require.NoError(tb, err)
+	return vs
+}
+
+// revisionBenchStores returns Stores serving v1 and v2 of
+// BenchmarkVersionedGet1KB's kind whose Get of "bench-revisions" returns,
+// call after call, a revision not returned before (up to benchRevisions of
+// them, then the first again), as a controller's watch delivers them: the
+// ~1 KB benchObject at v2 with the spec record of its writer, and the status
+// record and Ready condition of a controller's ApplyStatus, whose replicas,
+// status, condition message and observed generation change from one
+// revision to the next.
+func revisionBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStatus], s2 *store.Store[benchSpec, benchStatus]) {
+	ctx := tb.Context()
+	vs := benchVersions(tb)
+	mem := memstore.New()
+	w, err := store.New[benchSpec, benchStatus](mem, "Bench", store.WithVersion("v2", vs))
+	require.NoError(tb, err)
+	obj := benchObject()
+	obj.Meta.Name = "bench-revisions"
+	obj.Spec.Replicas = 111111
+	_, err = w.As("bench").Create(ctx, obj)
+	require.NoError(tb, err)
+	_, err = w.As("ctrl").ApplyStatus(ctx, "bench-revisions", benchStatus{Ready: 3, Observed: 222222, Message: "all 333333 replicas are ready"},
+		[]store.Condition{{Type: "Ready", Status: store.ConditionTrue, Reason: "Serving", Message: "444444 replicas serve",
+			ObservedGeneration: 555555, LastTransitionTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
+	require.NoError(tb, err)
+	kv, err := mem.Get(ctx, "Bench/bench-revisions")
+	require.NoError(tb, err)
+	var at []int
+	for _, n := range []string{"111111", "222222", "333333", "444444", "555555"} {
+		require.Equal(tb, 1, bytes.Count(kv.Value, []byte(n)), n)
+		at = append(at, bytes.Index(kv.Value, []byte(n)))
+	}
+	kvs := make([]store.KV, benchRevisions)
+	for i := range kvs {
+		v := bytes.Clone(kv.Value)
+		for _, j := range at {
+			copy(v[j:], strconv.Itoa(100000+i))
+		}
+		kvs[i] = store.KV{Key: kv.Key, Value: v, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision + int64(i) + 1}
+	}
+	s1, err = store.New[benchSpecV1, benchStatus](&revisionRing{Backend: mem, kvs: kvs}, "Bench", store.WithVersion("v1", vs))
+	require.NoError(tb, err)
+	s2, err = store.New[benchSpec, benchStatus](&revisionRing{Backend: mem, kvs: kvs}, "Bench", store.WithVersion("v2", vs))
+	require.NoError(tb, err)
+	return s1, s2
+}
+
+// benchRevisions is how many revisions revisionBenchStores makes.
+const benchRevisions = 1 << 13
+
+// revisionRing is a Backend whose Get of the key of kvs returns them in
+// turn. It is for one goroutine.
+type revisionRing struct {
+	store.Backend
+	kvs  []store.KV
+	next int
+}
+
+func (r *revisionRing) Get(ctx context.Context, key string) (store.KV, error) {
+	if key != r.kvs[0].Key {
+		return r.Backend.Get(ctx, key)
+	}
+	kv := r.kvs[r.next%len(r.kvs)]
+	r.next++
+	return kv, nil
 }

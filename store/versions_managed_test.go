@@ -152,3 +152,34 @@ func TestVersionsConvertedOwnershipCostsNoSecondDecode(t *testing.T) {
 	bare, withRecords := get("bare"), get("bench-object")
 	require.LessOrEqualf(t, withRecords, bare+4, "a converted read allocates %v times with ownership records, %v without", withRecords, bare)
 }
+
+// Every watch event of a controller is a revision not read before, whose
+// values differ from the last one's and whose shape mostly does not (a
+// status message, a condition's time, the replicas). Converting it costs
+// a read at the storage version plus the conversion (the value's stored
+// sides kept aside, the hub, the records' slice and the memo's lookups):
+// its ownership records' conversion, remembered by shape and text, is not
+// made again because a value changed. Allocations are counted, not time.
+func TestVersionsConvertedWatchEventCostsARead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations")
+	}
+	ctx := t.Context()
+	s1, s2 := revisionBenchStores(t)
+	got, err := s1.Get(ctx, "bench-revisions")
+	require.NoError(t, err)
+	require.Len(t, got.Meta.Managed, 2, "the creator's spec record and the controller's status record")
+	require.Len(t, got.Conditions, 1)
+	const reads = 200 // fewer than benchRevisions: each read is of a new revision
+	plain := testing.AllocsPerRun(reads, func() {
+		if _, err := s2.Get(ctx, "bench-revisions"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	converted := testing.AllocsPerRun(reads, func() {
+		if _, err := s1.Get(ctx, "bench-revisions"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqualf(t, converted, plain+10, "a converted read of a new revision allocates %v times, a read at the storage version %v", converted, plain)
+}

@@ -19,3 +19,6 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 		}
 	}
 }
+
+// InvalidNameError lets the tests read which rule a name broke.
+type InvalidNameError = invalidNameError

@@ -122,9 +122,28 @@ func hasPathOrAbove(s *Set, p diff.Path) bool {
 	return false
 }
 
+// hasBelow reports whether a member of s lies strictly below p. It walks
+// the trie to p's node, as Has does, and looks under it, listing no
+// members: Attribute asks it for every changed path of every manager.
 func hasBelow(s *Set, p diff.Path) bool {
-	for _, q := range s.Paths() {
-		if len(q) > len(p) && q.HasPrefix(p) {
+	i := s.root()
+	var arr [64]byte
+	for _, e := range p {
+		kind, name, ok := elemText(e, arr[:0])
+		if !ok {
+			return false
+		}
+		if i = s.child(i, kind, name); i < 0 {
+			return false
+		}
+	}
+	return i >= 0 && s.memberUnder(i)
+}
+
+// memberUnder reports whether a descendant of node i is a member.
+func (s *Set) memberUnder(i int32) bool {
+	for c := s.nodes[i].lo; c < s.nodes[i].hi; c++ {
+		if s.nodes[c].member || s.memberUnder(c) {
 			return true
 		}
 	}

@@ -20,5 +20,15 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 	}
 }
 
+// ForgetLastValues empties s's memory of values (WithLastValues), so that a
+// test can weigh what the memory held.
+func (s *Store[S, T]) ForgetLastValues() {
+	l := s.last
+	l.mu.Lock()
+	clear(l.index)
+	l.items, l.bytes = nil, 0
+	l.mu.Unlock()
+}
+
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -609,4 +610,42 @@ func TestWriteFromRememberedValueReturnsTheBackendsRefusal(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrUnavailable, name)
 		require.Equal(t, [2]int64{0, 1}, [2]int64{b.gets.Load() - g0, b.txns.Load() - t0}, "%s: reads and Txns", name)
 	}
+}
+
+// The memory of values (WithLastValues) holds no more heap than its bound,
+// although what it keeps of the Store's own writes is decoded, not the
+// encoded bytes its bound used to count. The writes are a controller's:
+// a status with a condition whose message and time differ from object to
+// object, so that each status side has a shape of its own.
+func TestLastValuesHeapStaysWithinTheBound(t *testing.T) {
+	const bound = 512 << 10
+	ctx := t.Context()
+	st, err := store.New[lvSpec, lvStatus](memstore.New(), "Thing", store.WithLastValues(bound))
+	require.NoError(t, err)
+	n := 4000 / raceScale
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range n {
+		o := &lvObject{Meta: store.Meta{Name: fmt.Sprintf("thing-%05d", i)}, Spec: lvSpec{Image: "web:v1", Replicas: 1 + i%5}}
+		_, err := st.As("deployer").Create(ctx, o)
+		require.NoError(t, err)
+		o, err = st.Get(ctx, o.Meta.Name)
+		require.NoError(t, err)
+		next := *o
+		next.Status.Ready = o.Spec.Replicas
+		next.Conditions = []store.Condition{{Type: "Ready", Status: store.ConditionTrue, Reason: "AllRunning",
+			Message: fmt.Sprintf("%d/%d running %s", i%7, o.Spec.Replicas, o.Spec.Image), ObservedGeneration: 1,
+			LastTransitionTime: now.Add(time.Duration(i) * time.Millisecond)}}
+		_, err = st.As("controller").UpdateStatus(ctx, &next)
+		require.NoError(t, err)
+	}
+	var full, empty runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&full)
+	st.ForgetLastValues()
+	runtime.GC()
+	runtime.ReadMemStats(&empty)
+	held := int64(full.HeapAlloc) - int64(empty.HeapAlloc)
+	t.Logf("%d objects written: the memory held %d KiB (bound %d KiB)", n, held>>10, bound>>10)
+	require.LessOrEqual(t, held, int64(bound)*5/4, "heap held by the memory of values")
+	runtime.KeepAlive(st)
 }

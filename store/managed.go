@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/steady-go/steady/ownership"
 )
@@ -101,6 +102,10 @@ func statusTreeOf(raw *rawObject, shape bool) (map[string]any, error) {
 	}
 	tree := map[string]any{"status": status}
 	if len(raw.Conditions) > 0 {
+		if conds, ok := conditionsTree(raw.Conditions); ok {
+			tree["conditions"] = conds
+			return tree, nil
+		}
 		conds, err := json.Marshal(raw.Conditions)
 		if err != nil {
 			return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
@@ -110,6 +115,40 @@ func statusTreeOf(raw *rawObject, shape bool) (map[string]any, error) {
 		}
 	}
 	return tree, nil
+}
+
+// conditionsTree returns the tree the JSON of conds decodes to, built from
+// conds without encoding them: every status write builds the status-side
+// tree of the object before and after it. It reports false where that
+// tree would differ from its strings (one that is not valid UTF-8, which
+// encoding replaces) or the JSON would not encode (a time beyond year
+// 9999), for the caller to go the JSON way.
+func conditionsTree(conds []Condition) ([]any, bool) {
+	out := make([]any, len(conds))
+	var buf [48]byte
+	for i := range conds {
+		c := &conds[i]
+		if !utf8.ValidString(c.Type) || !utf8.ValidString(string(c.Status)) || !utf8.ValidString(c.Reason) || !utf8.ValidString(c.Message) {
+			return nil, false
+		}
+		at, err := c.LastTransitionTime.AppendText(buf[:0]) // MarshalText's text and errors
+		if err != nil {
+			return nil, false
+		}
+		m := make(map[string]any, 6)
+		m["type"], m["status"], m["lastTransitionTime"] = c.Type, string(c.Status), string(at)
+		if c.Reason != "" {
+			m["reason"] = c.Reason
+		}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		if c.ObservedGeneration != 0 {
+			m["observedGeneration"] = c.ObservedGeneration
+		}
+		out[i] = m
+	}
+	return out, true
 }
 
 // sideTree returns the tree of one side of raw.

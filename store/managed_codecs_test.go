@@ -179,3 +179,45 @@ func TestWritesRememberCodecsByShape(t *testing.T) {
 		requireFreshRecord(t, st, name)
 	}
 }
+
+// A controller's status writes whose conditions differ only in values
+// (a message with a count in it, a transition time) use one status Codec:
+// a Codec depends on which conditions there are and which of their fields,
+// not on what the fields say. Conditions of other types, in another order
+// or with other fields present get Codecs of their own, and every record
+// written is the one a Codec of the object's own tree writes.
+func TestStatusCodecIgnoresConditionValues(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	write := func(i int, conds []Condition) {
+		t.Helper()
+		name := fmt.Sprint("k", i)
+		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: "i"}})
+		require.NoError(t, err)
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, map[string]any{"ready": i}, conds)
+		require.NoError(t, err)
+		requireFreshRecord(t, st, name)
+	}
+	for i := range 20 {
+		write(i, []Condition{
+			{Type: "Ready", Status: "False", Reason: "Progressing", Message: fmt.Sprintf("%d/5 running", i%6),
+				LastTransitionTime: at.Add(time.Duration(i) * 1234567 * time.Nanosecond), ObservedGeneration: int64(1 + i%3)},
+			{Type: "Reconciling", Status: "True", Reason: "NewGeneration", LastTransitionTime: at.Add(time.Duration(i) * time.Second)},
+		})
+	}
+	require.Equal(t, 1, statusCodecs(st), "conditions that differ in values only share a Codec")
+	shapes := [][]Condition{
+		{{Type: "Reconciling", Status: "True", Reason: "NewGeneration"}, {Type: "Ready", Status: "False", Reason: "Progressing", Message: "m", ObservedGeneration: 1}},
+		{{Type: "Ready", Status: "False", Reason: "Progressing", ObservedGeneration: 1}, {Type: "Reconciling", Status: "True", Reason: "NewGeneration"}},
+		{{Type: "Ready", Status: "False", Reason: "Progressing", Message: "m"}, {Type: "Reconciling", Status: "True", Reason: "NewGeneration"}},
+		{{Type: "Ready", Status: "False", Message: "m", ObservedGeneration: 1}, {Type: "Reconciling", Status: "True", Reason: "NewGeneration"}},
+		{{Type: "Ready", Status: "False", Reason: "Progressing", Message: "m", ObservedGeneration: 1}, {Type: "Stalled", Status: "True", Reason: "NewGeneration"}},
+		{{Type: "Ready", Status: "False", Reason: "Progressing", Message: "m", ObservedGeneration: 1}},
+	}
+	for i, conds := range shapes {
+		write(100+i, conds)
+		require.Equal(t, 2+i, statusCodecs(st), "shape %d: %+v has a Codec of its own", i, conds)
+	}
+}

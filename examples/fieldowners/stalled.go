@@ -14,7 +14,7 @@ import (
 func stalledType(manager string) string { return "Stalled(" + manager + ")" }
 
 // perLoopStalled gives each of several Loops over one kind its own Stalled
-// condition. The Loop always writes the type reconcile.Stalled, so two Loops
+// condition. The Loop always writes the type conditions.Stalled, so two Loops
 // over the same objects would share one condition, and the report of one
 // would replace the other's (a Loop clears only a Stalled it owns, so
 // neither clears the other's). This ConditionWriter renames the condition on

@@ -219,6 +219,38 @@ func TestResyncDoesNotEraseBackoff(t *testing.T) {
 	})
 }
 
+// A key that two sources list is reconciled once per resync, however long
+// the listing takes: the Loop gathers every source's keys before it queues
+// any, so no worker can finish the first source's copy of the key before
+// the second source lists it again (which ran it twice, and counted a
+// converged object's extra reconcile toward the write-storm budget).
+func TestAKeyTwoSourcesListRunsOncePerResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		// The second listing is slow (a List call to a remote fleet): every
+		// worker is idle again before it yields.
+		slow := Keys(func() iter.Seq[string] {
+			return func(yield func(string) bool) {
+				synctest.Wait()
+				yield("a")
+			}
+		})
+		l := mustNew(t, s, Sources(keySet("a", "b"), slow), WithResync(time.Minute, 0))
+		stop := start(t, l)
+		// The test sleeps instead of calling synctest.Wait while a listing
+		// may run (at the term's start and at each whole minute): only one
+		// goroutine may wait at a time.
+		time.Sleep(30 * time.Second)
+		require.Equal(t, 1, s.count("a"), "the term's first listing")
+		for resync := 1; resync <= 3; resync++ {
+			time.Sleep(time.Minute)
+			require.Equal(t, 1+resync, s.count("a"), "reconciles of a after resync %d", resync)
+			require.Equal(t, 1+resync, s.count("b"), "reconciles of b after resync %d", resync)
+		}
+		require.NoError(t, stop())
+	})
+}
+
 // fakeWaiter is a cache revision a test advances by hand.
 type fakeWaiter struct {
 	mu  sync.Mutex

@@ -25,6 +25,12 @@ import (
 // (no pointers). Keys added (Add, AddLow, hints) that another replica owns
 // are dropped: that replica's sources see them. Give each replica a
 // Sharder with its own identity, and the same name and shard count.
+//
+// To cache only this replica's shards' objects, give the cache of the
+// Loop's kind cache.WithKeep(s.Caches): the Loop lists it again
+// (cache.Cache.Refilter) whenever it takes shards, before reconciling any of
+// their keys, and when it lets shards go. Without it each replica caches
+// the whole kind.
 // WithSharding and WithElector exclude each other; s must not be nil.
 func WithSharding(s *shard.Sharder) Option {
 	return optionFunc(func(c *config) error {
@@ -60,18 +66,43 @@ func (l *Loop[K]) join(runCtx context.Context) (context.Context, error) {
 	return l.cfg.sharder.Join(runCtx)
 }
 
-// serveShards runs the sharder for term t; each round's new shards have
-// their keys listed into t's queue.
+// serveShards runs the sharder for term t: the caches of its sources
+// follow the shards held (a cache filtered by shard.Sharder.Caches lists a
+// taken shard's objects before any of its keys is reconciled, and drops a
+// released shard's), and each round's new shards have their keys listed
+// into t's queue.
 func (l *Loop[K]) serveShards(t *term[K]) {
 	sh := l.cfg.sharder
-	sh.Serve(t.ctx, func(gained []int) {
-		set := make(map[int]bool, len(gained))
-		for _, i := range gained {
-			set[i] = true
-		}
-		l.log.LogAttrs(t.ctx, slog.LevelDebug, "shards taken", slog.String("controller", l.name), slog.Any("shards", gained))
-		l.enqueueFiltered(t, true, func(k K) bool { return set[sh.Of(keyText(k))] })
+	sh.Serve(t.ctx, shard.Hooks{
+		Fill:     func([]int) { l.refilterCaches(t.ctx) },
+		Released: func([]int) { l.refilterCaches(t.ctx) },
+		Gained: func(gained []int) {
+			set := make(map[int]bool, len(gained))
+			for _, i := range gained {
+				set[i] = true
+			}
+			l.log.LogAttrs(t.ctx, slog.LevelDebug, "shards taken", slog.String("controller", l.name), slog.Any("shards", gained))
+			l.enqueueFiltered(t, true, func(k K) bool { return set[sh.Of(keyText(k))] })
+		},
 	})
+}
+
+// refilterCaches makes the caches of the Loop's cache sources hold what
+// their WithKeep function accepts now (cache.Cache.Refilter; a cache
+// without one does nothing). It waits for each until ctx ends: a shard
+// whose objects are not cached yet must not open, or its reconciles would
+// take them for deleted.
+func (l *Loop[K]) refilterCaches(ctx context.Context) {
+	for _, s := range l.sources {
+		r, ok := s.(interface{ refilter(context.Context) error })
+		if !ok {
+			continue
+		}
+		if err := r.refilter(ctx); err != nil && ctx.Err() == nil {
+			l.log.LogAttrs(ctx, slog.LevelWarn, "cache not refiltered for the shards moved", slog.String("controller", l.name),
+				slog.String("source", fmt.Sprint(s)), slog.Any("error", err))
+		}
+	}
 }
 
 // processSharded runs process for key under its shard's claim: a key whose

@@ -17,11 +17,12 @@ import (
 
 // Replicas divide the work of a Loop whose reconcile waits 5ms on an
 // external call (one worker each): in virtual time, 1000 keys take 5s on
-// one replica, and 2 and 4 replicas are at least 1.9 and 3.3 times as fast
-// once the shards have settled (seen: 1.96× and 3.40×). The Loop is as fast
-// as its busiest replica: no replica owns more than 10% over its share of
-// the 256 shards (shard.Assign), and keys spread over shards by hash, so
-// with few keys per shard the busiest replica has a few percent more. Under
+// one replica, and 2 and 4 replicas are at least 1.8 and 3.4 times as fast
+// (the targets) once the shards have settled (seen: 1.85× and
+// 3.77×). The Loop is as fast as its busiest replica: every replica owns
+// its share of the 256 shards within one (shard.Rebalance), and keys spread
+// over shards by hash, so with 4 keys per shard the busiest replica has a
+// few percent more keys than its share (541 of 1000 with 2 replicas). Under
 // testing/synctest a sleep costs no CPU: this measures the split, not the
 // machine.
 func TestShardedThroughputScales(t *testing.T) {
@@ -33,8 +34,8 @@ func TestShardedThroughputScales(t *testing.T) {
 			n, took[n], keys, keys/took[n].Seconds(), took[1].Seconds()/took[n].Seconds())
 	}
 	require.Equal(t, 5*time.Second, took[1])
-	require.GreaterOrEqual(t, took[1].Seconds()/took[2].Seconds(), 1.9)
-	require.GreaterOrEqual(t, took[1].Seconds()/took[4].Seconds(), 3.3)
+	require.GreaterOrEqual(t, took[1].Seconds()/took[2].Seconds(), 1.8)
+	require.GreaterOrEqual(t, took[1].Seconds()/took[4].Seconds(), 3.4)
 }
 
 func shardedRun(t *testing.T, replicas, keys int) time.Duration {

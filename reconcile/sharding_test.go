@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -20,6 +22,11 @@ import (
 type fleet struct {
 	t   *testing.T
 	mem *memstore.Store
+	// filtered gives each replica's cache cache.WithKeep(its Sharder's
+	// Caches), and records every reconcile that found its object missing
+	// from its replica's cache in unseen.
+	filtered bool
+	unseen   []string
 
 	mu       sync.Mutex
 	running  map[string]string         // key → replica reconciling it now
@@ -40,10 +47,14 @@ const shardTTL, shardRetry = 3 * time.Second, 500 * time.Millisecond
 
 func (f *fleet) start(id string, opts ...shard.Option) *member {
 	t := f.t
-	e := newEnv(t, "App", f.mem)
-	t.Cleanup(e.stop)
 	sh, err := shard.New(f.mem, "apps", id, append([]shard.Option{shard.WithShards(16), shard.WithTTL(shardTTL), shard.WithRetryPeriod(shardRetry)}, opts...)...)
 	require.NoError(t, err)
+	var copts []cache.Option
+	if f.filtered {
+		copts = append(copts, cache.WithKeep(sh.Caches))
+	}
+	e := newEnv(t, "App", f.mem, copts...)
+	t.Cleanup(e.stop)
 	m := &member{id: id, env: e, sh: sh}
 	r := scriptFunc(func(ctx context.Context, key string) (Result, error) {
 		f.mu.Lock()
@@ -55,6 +66,9 @@ func (f *fleet) start(id string, opts ...shard.Option) *member {
 			f.by[key] = map[string]int{}
 		}
 		f.by[key][id]++
+		if _, cached := e.cache.Get(key); !cached && f.filtered {
+			f.unseen = append(f.unseen, key+" on "+id)
+		}
 		f.mu.Unlock()
 		defer func() { f.mu.Lock(); delete(f.running, key); f.mu.Unlock() }()
 		time.Sleep(10 * time.Millisecond) // an external call
@@ -76,17 +90,23 @@ func (f *fleet) create(t *testing.T, e *env, names ...string) {
 	}
 }
 
-// converged requires every object to be done, reconciled only by the
-// replicas in owners (each key by its shard's owner among them).
-func (f *fleet) converged(t *testing.T, e *env, names []string, owners ...string) {
+// converged requires every object to be done, and reconciled by the
+// member of ms that owns its shard now.
+func (f *fleet) converged(t *testing.T, e *env, names []string, ms ...*member) {
 	t.Helper()
+	owner := map[int]string{}
+	for _, m := range ms {
+		for _, i := range m.sh.Status().Owned {
+			owner[i] = m.id
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	require.Empty(t, f.overlaps, "no key is reconciled by two replicas at once")
-	assigned := shard.Assign(owners, 16)
 	for _, n := range names {
 		require.Equal(t, "done", e.get(t, n).Status.Phase, n)
-		want := assigned[shard.Of(n, 16)]
+		want, ok := owner[shard.Of(n, 16)]
+		require.True(t, ok, "%s's shard is owned by one of the replicas", n)
 		require.Contains(t, f.by[n], want, "%s is reconciled by its shard's owner", n)
 	}
 }
@@ -112,7 +132,7 @@ func TestShardedLoopsSplitKeysAndHandOver(t *testing.T) {
 		f.create(t, a.env, first...)
 		time.Sleep(4 * shardRetry)
 		synctest.Wait()
-		f.converged(t, a.env, first, "a", "b", "c")
+		f.converged(t, a.env, first, a, b, c)
 		f.mu.Lock()
 		for _, n := range first {
 			require.Len(t, f.by[n], 1, "%s: reconciled by one replica only: %v", n, f.by[n])
@@ -129,7 +149,7 @@ func TestShardedLoopsSplitKeysAndHandOver(t *testing.T) {
 		f.create(t, a.env, later...)
 		time.Sleep(2 * shardRetry)
 		synctest.Wait()
-		f.converged(t, a.env, later, "a", "c")
+		f.converged(t, a.env, later, a, c)
 		require.NoError(t, a.stop())
 		require.NoError(t, c.stop())
 	})
@@ -214,5 +234,69 @@ func TestShardedLoopRunReturnsAfterTheSharderLeft(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, kvs.KVs, "the shard and member keys are released when Run returns")
 		require.LessOrEqual(t, time.Since(begin), shardTTL+time.Second, "Run waits at most the TTL for the stuck reconcile, plus the drain of the rest")
+	})
+}
+
+// cachesOnlyTheirShards requires each replica's cache to hold exactly the
+// objects among names of the shards it holds.
+func cachesOnlyTheirShards(t *testing.T, all []string, ms ...*member) {
+	t.Helper()
+	for _, m := range ms {
+		var want []string
+		for _, n := range all {
+			if m.sh.Caches(n) {
+				want = append(want, n)
+			}
+		}
+		slices.Sort(want)
+		require.Equal(t, want, m.env.cache.Keys(), "%s caches its shards' objects only", m.id)
+		require.Less(t, len(want), len(all), "%s caches a part of the kind", m.id)
+	}
+}
+
+// With cache.WithKeep(Sharder.Caches), each replica caches only its
+// shards' objects, and follows the shards as they move: a joiner and the
+// replicas that take a leaver's shards list them before reconciling any of
+// their keys (no reconcile finds its object missing from its cache), and
+// the replicas that let shards go drop their objects.
+func TestShardedLoopsCacheOnlyTheirShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.filtered = true
+		a, b := f.start("a"), f.start("b")
+		time.Sleep(3 * shardRetry)
+		synctest.Wait()
+		first := names("first", 90)
+		f.create(t, a.env, first...)
+		time.Sleep(4 * shardRetry)
+		synctest.Wait()
+		f.converged(t, a.env, first, a, b)
+		cachesOnlyTheirShards(t, first, a, b)
+
+		c := f.start("c")
+		time.Sleep(4 * shardRetry)
+		synctest.Wait()
+		cachesOnlyTheirShards(t, first, a, b, c)
+		later := names("later", 30)
+		f.create(t, a.env, later...)
+		time.Sleep(2 * shardRetry)
+		synctest.Wait()
+		f.converged(t, a.env, later, a, b, c)
+
+		require.NoError(t, b.stop())
+		time.Sleep(3 * shardRetry)
+		synctest.Wait()
+		all := append(first, later...)
+		cachesOnlyTheirShards(t, all, a, c)
+		last := names("last", 30)
+		f.create(t, a.env, last...)
+		time.Sleep(2 * shardRetry)
+		synctest.Wait()
+		f.converged(t, a.env, last, a, c)
+		f.mu.Lock()
+		require.Empty(t, f.unseen, "every reconcile found its object in its replica's cache")
+		f.mu.Unlock()
+		require.NoError(t, a.stop())
+		require.NoError(t, c.stop())
 	})
 }

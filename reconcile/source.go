@@ -31,8 +31,10 @@ import (
 // A Source may also have any of these methods, which the Loop looks for
 // when New is called (by method set: no interface to name):
 //   - Keys() iter.Seq[K]: its keys are added at low priority at every
-//     resync and new term; a Keys (or its iteration) that panics is
-//     reported like a reconcile panic, the keys listed before it queued;
+//     resync and new term; a key several sources list is added once per
+//     pass (every listing is read before any of its keys is queued); a
+//     Keys (or its iteration) that panics is reported like a reconcile
+//     panic, the keys listed before it queued;
 //   - WaitForSync(ctx) error: the Loop waits for it to be warm (hold a full
 //     listing) before it campaigns; one that panics ends Run with an error;
 //   - Revision() int64 and WaitFor(ctx, revision int64) error (both):

@@ -32,14 +32,14 @@ type env struct {
 	stop  func()
 }
 
-func newEnv(t *testing.T, kind string, b *memstore.Store) *env {
+func newEnv(t *testing.T, kind string, b *memstore.Store, opts ...cache.Option) *env {
 	t.Helper()
 	if b == nil {
 		b = memstore.New()
 	}
 	st, err := store.New[appSpec, appStatus](b, kind)
 	require.NoError(t, err)
-	c := cache.New[appSpec, appStatus](st)
+	c := cache.New[appSpec, appStatus](st, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = c.Run(ctx) })

@@ -306,6 +306,15 @@ func (s *cacheSource[S, T]) String() string {
 	return "cache source"
 }
 
+// refilter makes the cache follow its WithKeep function (a sharded Loop's
+// shards moved): see cache.Cache.Refilter.
+func (s *cacheSource[S, T]) refilter(ctx context.Context) error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.Refilter(ctx)
+}
+
 // Revision returns the store revision the cache reflects (revisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {

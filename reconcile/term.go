@@ -165,30 +165,64 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 }
 
 // enqueueFiltered is enqueueAll for the keys keep keeps (every key for a
-// nil keep).
+// nil keep). With more than one listing it gathers every listing's keys,
+// each once, before it queues any: a key queued as the first source lists
+// it could be reconciled, done and queued again by a later source's
+// listing, and so run twice in one pass. A single listing is queued as it
+// is read, so the common one-cache Loop holds no copy of its keys.
 func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool) {
+	type listing struct {
+		i    int
+		keys iter.Seq[K]
+		kl   keyLister[K] // nil for a termKeyLister's listing
+	}
+	var ls []listing
 	for i, s := range l.sources {
 		if kl, ok := s.(keyLister[K]); ok {
-			if p := l.listKeys(kl, t.q, keep); p != nil {
-				l.userPanic("keyLister", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
-			}
+			ls = append(ls, listing{i: i, kl: kl})
 		}
 		if tl, ok := s.(termKeyLister[K]); ok && termStart {
-			for k := range tl.termKeys() {
-				if keep == nil || keep(k) {
-					t.q.AddLow(k)
-				}
+			ls = append(ls, listing{i: i, keys: tl.termKeys()})
+		}
+	}
+	add := func(k K) {
+		if keep == nil || keep(k) {
+			t.q.AddLow(k)
+		}
+	}
+	var seen map[K]struct{}
+	var order []K
+	if len(ls) > 1 {
+		seen = map[K]struct{}{}
+		add = func(k K) {
+			if _, ok := seen[k]; !ok && (keep == nil || keep(k)) {
+				seen[k] = struct{}{}
+				order = append(order, k)
 			}
 		}
 	}
+	for _, li := range ls {
+		if li.kl == nil {
+			for k := range li.keys {
+				add(k)
+			}
+			continue
+		}
+		if p := listKeys(li.kl, add); p != nil {
+			l.userPanic("keyLister", p, slog.Int("source", li.i), slog.String("what", syncwait.Describe(l.sources[li.i])))
+		}
+	}
+	for _, k := range order {
+		t.q.AddLow(k)
+	}
 }
 
-func (l *Loop[K]) listKeys(kl keyLister[K], q *workqueue.Queue[K], keep func(K) bool) (p *guard.Panic) {
+// listKeys passes each key kl lists to add, and returns the panic of a Keys
+// (or its iteration) that panics.
+func listKeys[K comparable](kl keyLister[K], add func(K)) (p *guard.Panic) {
 	defer guard.Catch(&p)
 	for k := range kl.Keys() {
-		if keep == nil || keep(k) {
-			q.AddLow(k)
-		}
+		add(k)
 	}
 	return nil
 }

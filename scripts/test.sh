@@ -22,14 +22,19 @@
 # beside them once examples is done; and the seeded sweeps without -race:
 # reconcile/reconciletest's TestSchedules (300 seeded schedules) and
 # TestCorpus (its correct controllers, each with its CI count of
-# schedules), and the seed sweeps and property tests that also run, fewer
-# seeds or inputs, under -race (see sweepsWithoutRace and
-# propertiesWithoutRace below). The -race run skips TestSchedules and
-# TestCorpus; the race detector still runs the harness through every other
+# schedules), and the seed sweeps, bug zoo and property tests that also
+# run, fewer seeds, cases or inputs, under -race (see sweepsWithoutRace and
+# propertiesWithoutRace below), and the checks the race detector would
+# upset (exact replay). The -race run skips TestSchedules and TestCorpus;
+# the race detector still runs the harness through every other
 # reconciletest test, TestEchoExample's 50 schedules among them. The long
 # runs (1000 schedules, the corpus's 2,000 each) are in scripts/flaky.sh and
 # behind -corpus.full. Lines of the lanes interleave; each package's line
 # names its package, and each module's last line its module.
+#
+# Every test a -run pattern names must have run: a renamed test would
+# otherwise drop out of its lane unseen. A run prints "MISSING Name" for
+# each one that did not, and fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
@@ -68,6 +73,12 @@ run() {
       # What failed, with the output that led up to it.
       grep -B40 -E '^\s*--- FAIL|^FAIL|^panic:|build failed|cannot find|undefined' "$out" | grep -vE '^\s*--- PASS|^=== (RUN|PAUSE|CONT)' | tail -300
     fi
+    missing=$(unrun "$out" "$@")
+    if [ -n "$missing" ]; then
+      echo "$missing"
+      echo "FAIL $label: the tests above are named in its -run pattern (scripts/test.sh) but did not run"
+      rc=1
+    fi
     skips=$(skipped "$out")
     cat "$out" >>"$log"
     rm -f "$out"
@@ -86,6 +97,27 @@ skipped() {
     /^[ \t]+[^ ]+\.go:[0-9]+: / { why = $0; sub(/^[ \t]+[^ ]+\.go:[0-9]+: /, "", why); next }
     /^[ \t]*--- SKIP: / { print "SKIP " $3 (why == "" ? "" : ": " why); why = "" }
 ' "$1"
+}
+
+# unrun FILE GO-TEST-ARGS...: prints "MISSING Name" for each name in a
+# -run '^(A|B)$' argument that has no "--- PASS|FAIL|SKIP: Name" line (go
+# test -v) in FILE. The patterns of this script are lists of whole names.
+unrun() {
+  local file=$1 pattern="" name
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      -run) pattern=${2:-}; shift ;;
+      -run=*) pattern=${1#-run=} ;;
+    esac
+    shift
+  done
+  [ -n "$pattern" ] || return 0
+  pattern=${pattern#^(}
+  pattern=${pattern%)\$}
+  for name in ${pattern//|/ }; do
+    grep -qE "^--- (PASS|FAIL|SKIP): $name \(" "$file" || echo "MISSING $name"
+  done
 }
 
 # background LABEL DIR GO-TEST-ARGS...: run, as a background job with a log
@@ -130,13 +162,16 @@ lane() {
 }
 
 # The sweeps that run smaller under -race (the race detector needs the code
-# paths, not every seed or key; see sweepSeeds and sweepSize) run in full
-# here, without it.
-sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived)$'
-reconcileWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight)$'
-# The property tests of store, store/cache and queue that run a fraction of
-# their inputs under -race (see internal/race.Sweep and raceScale).
-propertiesWithoutRace='^(TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|FuzzQueue)$'
+# paths, not every seed, key or zoo bug; see sweepSeeds, raceZoo and
+# sweepSize) run in full here, without it, and so do the checks of exact
+# replay that the race detector skips (TestSeedReplaysTheSchedule, the
+# replay halves of TestZoo and TestFailureNames...).
+sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived|TestZoo|TestEveryViolationNamesAHarm|TestReplicas|TestSeedReplaysTheSchedule|TestFailureNamesHarmShortestScheduleAndReplay)$'
+# reconcile's sweeps, and the property tests of store, store/cache and
+# queue that run a fraction of their inputs under -race (see
+# internal/race.Sweep and raceScale), in one go test, which builds the
+# packages once and side by side. No name is in two of these packages.
+propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|FuzzQueue)$'
 
 extra=("$@")
 nested=()
@@ -150,14 +185,13 @@ for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path
 done
 if [ -d "$root/reconcile/reconciletest" ]; then
   background "reconcile/reconciletest seed sweeps without -race (beside the modules)" . -count=1 -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
-  background "reconcile sweeps without -race (beside the modules)" . -count=1 -v -run "$reconcileWithoutRace" ./reconcile
 fi
 properties=()
-for pkg in ./store ./store/cache ./queue; do
+for pkg in ./reconcile ./store ./store/cache ./queue; do
   [ -d "$root/$pkg" ] && properties+=("$pkg")
 done
 if [ ${#properties[@]} -gt 0 ]; then
-  background "store, store/cache and queue property tests without -race (beside the modules)" . -count=1 -v -run "$propertiesWithoutRace" "${properties[@]}"
+  background "reconcile sweeps; store, store/cache and queue property tests without -race (beside the modules)" . -count=1 -v -run "$propertiesWithoutRace" "${properties[@]}"
 fi
 if [ ${#nested[@]} -gt 0 ]; then
   lane "${nested[@]}"

@@ -20,35 +20,76 @@ func TestTestShPrintsSkips(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs test.sh on a module of its own: go test, without -short")
 	}
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err)
-	bash, err := exec.LookPath("bash")
-	require.NoError(t, err)
-	script, err := os.ReadFile("test.sh")
-	require.NoError(t, err)
-
 	// A repository of one module, with one passing and one skipping test.
-	root := t.TempDir()
-	write := func(name, text string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(text), 0o644))
-	}
-	write("scripts/test.sh", string(script))
-	write("go.mod", "module example.com/fake\n\ngo 1.26.0\n")
-	write("fake_test.go", `package fake
+	root := fakeRepo(t, map[string]string{"fake_test.go": `package fake
 
 import "testing"
 
 func TestRuns(t *testing.T) {}
 
 func TestBrowser(t *testing.T) { t.Skip("no chromium on PATH") }
-`)
+`})
+	out, err := runTestSh(t, root)
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, out, "SKIP TestBrowser: no chromium on PATH\n")
+	require.Contains(t, out, ", 1 SKIPPED\n", "the module's line says it")
+	require.Contains(t, out, "tests: 1 passed, 0 failed, 1 SKIPPED", "the summary says it")
+}
+
+// A test that test.sh's -run patterns name but that did not run (renamed,
+// say) fails the run, by name: it must not drop out of its lane unseen.
+// The fake repository's reconcile/reconciletest has TestSchedules, and
+// none of the other tests the script runs there without -race.
+func TestTestShFailsWhenATestItNamesDidNotRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs test.sh on a module of its own: go test, without -short")
+	}
+	root := fakeRepo(t, map[string]string{
+		"reconcile/reconciletest/fake_test.go": `package reconciletest
+
+import (
+	"flag"
+	"testing"
+)
+
+var _ = flag.Int("schedules", 0, "test.sh passes -schedules")
+
+func TestSchedules(t *testing.T) {}
+`,
+	})
+	out, err := runTestSh(t, root)
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "MISSING TestCorpus\n")
+	require.Contains(t, out, "MISSING TestZoo\n")
+	require.NotContains(t, out, "MISSING TestSchedules\n", "it ran")
+	require.Contains(t, out, "FAIL reconcile/reconciletest seed sweeps without -race (beside the modules): the tests above are named in its -run pattern")
+	require.Contains(t, out, "tests: 1 passed, 1 failed", "the summary counts the failure")
+}
+
+// fakeRepo writes a repository of one module holding scripts/test.sh and
+// files (path: contents) into a temporary directory, and returns it.
+func fakeRepo(t *testing.T, files map[string]string) string {
+	script, err := os.ReadFile("test.sh")
+	require.NoError(t, err)
+	root := t.TempDir()
+	files["scripts/test.sh"] = string(script)
+	files["go.mod"] = "module example.com/fake\n\ngo 1.26.0\n"
+	for name, text := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(text), 0o644))
+	}
+	return root
+}
+
+// runTestSh runs root's scripts/test.sh in root and returns its output.
+func runTestSh(t *testing.T, root string) (string, error) {
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err)
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
 	cmd := exec.Command(bash, filepath.Join(root, "scripts/test.sh"))
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(goTool)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "SKIP TestBrowser: no chromium on PATH\n")
-	require.Contains(t, string(out), ", 1 SKIPPED\n", "the module's line says it")
-	require.Contains(t, string(out), "tests: 1 passed, 0 failed, 1 SKIPPED", "the summary says it")
+	return string(out), err
 }

@@ -17,17 +17,24 @@
 // may consider it gone, exactly like store/lease's leader.
 //
 // Assignment is computed, not coordinated: every replica lists the live
-// members and assigns the shards by rendezvous hashing with bounded loads
-// (Assign: pairs (member, shard) by decreasing hash, each member capped at
-// ceil(1.1·S/N) shards). Replicas that see the same member list agree with
-// no leader. A join or a leave moves about S/(N+1) shards (within 1.2·S/N
-// per change in 98% of member sets up to N=9 with S=256, 85% at N=10:
-// TestAssignMovesFewShardsAndBalances), and no replica owns more than 10%
-// over its share, which plain rendezvous hashing exceeds by 20–60%. A
-// leader-elected assigner would add a second lease, a published assignment
-// and a failure mode (a stuck assigner) for the same result; a hash ring
-// needs virtual nodes to balance as well. Replicas that briefly disagree on
-// the member list cannot both own a shard: ownership itself is a store key.
+// members and the shard keys, and computes the owners from both
+// (Rebalance): each member's share is floor(S/N) or ceil(S/N); a member
+// keeps the shards it holds up to its share (its highest rendezvous scores
+// first), and the rest go by decreasing rendezvous score to the members
+// below their share. Replicas that see the same listing agree with no
+// leader, and a handover half done computes the same target, so listings
+// taken at different moments of one handover agree. A join moves only the
+// shards the joiner gets (at most ceil(S/(N+1)), within 1.2·S/N for every
+// N from 1 to 32 with S=256), a leave only the leaver's, and no replica owns
+// more than its share plus one (TestRebalanceMovesOnlyWhatAJoinOrLeaveMust).
+// Computing owners from the members alone cannot do both: plain rendezvous
+// hashing leaves the busiest replica 1.2–1.6 times its share, and
+// rendezvous with bounded loads (this package's first version) moved many
+// more shards than the joiner gets whenever its integer cap dropped (most
+// joins beyond 10 replicas broke 1.2·S/N). A leader-elected assigner would
+// add a second lease, a published assignment and a failure mode (a stuck
+// assigner) for the same result. Replicas that briefly disagree cannot both
+// own a shard: ownership itself is a store key.
 //
 // A shard is owned through its key _shards/NAME/shard/I, created by the
 // owner (conditioned on its absence and on the owner's member key still
@@ -48,6 +55,15 @@
 // WithRetryPeriod(500*time.Millisecond) bounds it by the TTL plus 1s. So no key is reconciled
 // by two replicas at once unless a reconcile outlives its replica's lease
 // (a partition), and then its writes are fenced.
+//
+// Cache: no backend filters keys by shard, so a replica's cache of the
+// Loop's kind holds the whole kind unless it is given
+// cache.WithKeep(s.Caches), which keeps the objects of the shards this
+// replica holds. A taken shard opens (Owns, Enter) only after Hooks.Fill
+// returned, in which the Loop lists that cache again
+// (cache.Cache.Refilter), so no reconcile reads the cache before it holds
+// the shard's objects and takes one for deleted; a released shard's
+// objects leave it (Hooks.Released).
 //
 // A Sharder serves one Loop: reconcile.WithSharding. It works on any
 // store.Backend that several processes share (etcdstore); memstore for

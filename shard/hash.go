@@ -3,7 +3,6 @@ package shard
 import (
 	"cmp"
 	"hash/fnv"
-	"math"
 	"slices"
 	"strconv"
 )
@@ -41,33 +40,119 @@ func score(member string, shard int) uint64 {
 	return x
 }
 
-// Assign returns the owner of each of shards shards among members, by
-// rendezvous hashing with bounded loads: every (member, shard) pair has a
-// score, and in order of decreasing score each shard goes to the member of
-// its pair unless the shard is taken or the member already holds its cap,
-// ceil(1.1·shards/members). Plain rendezvous (each shard to its
-// highest-scoring member) moves the fewest shards but, with 256 shards,
-// leaves the busiest replica 1.2 to 1.6 times its fair share, and the Loop
-// is as fast as its busiest replica; the cap keeps every replica within
-// 10% of it for a few more shards moved per change. Every replica that sees
-// the same members, in any order, computes the same assignment. It returns
-// empty owners for no members.
+// Assign returns the owner of each of shards shards among members when
+// nobody holds any: Rebalance(members, make([]string, shards)).
 func Assign(members []string, shards int) []string {
+	return Rebalance(members, make([]string, shards))
+}
+
+// Rebalance returns the owner of each shard among members, given who holds
+// each now: holders[i] is shard i's live holder, or "" (a holder that is
+// not among members counts as ""). len(holders) is the number of shards S.
+//
+// Each member's share is floor(S/N) or ceil(S/N) shards: S mod N members
+// get one more, first those that hold more than floor(S/N) now, then by
+// name. A member keeps the
+// shards it holds up to its share, those it scores highest first (the
+// rendezvous score of the pair); the others and the free shards go, in
+// order of decreasing score, to the members below their share. So a join
+// moves only the shards the joiner gets (at most ceil(S/(N+1))), a leave
+// only the leaver's, every member owns its share within one shard, and
+// every replica that sees the same members and holders, in any order,
+// computes the same owners; once the shards are held as computed, the
+// computation gives the same owners again.
+//
+// Why not compute owners from the members alone: rendezvous hashing moves
+// the fewest shards but leaves the busiest replica 1.2 to 1.6 times its
+// share with S=256, and capping each member's load (rendezvous with bounded
+// loads, which this package used before) moves many more shards than the
+// joiner gets whenever the integer cap drops (beyond 10 replicas, most
+// joins moved more than 1.2·S/N). The holders are what makes a change move
+// only what it must.
+func Rebalance(members, holders []string) []string {
 	m := slices.Clone(members)
 	slices.Sort(m)
 	m = slices.Compact(m)
+	shards := len(holders)
 	out := make([]string, shards)
 	if len(m) == 0 {
 		return out
 	}
+	index := make(map[string]int, len(m))
+	for j, id := range m {
+		index[id] = j
+	}
+	// Each member's held shards; its share.
+	held := make([][]int, len(m))
+	for i, h := range holders {
+		if j, ok := index[h]; ok {
+			held[j] = append(held[j], i)
+		}
+	}
+	// The members that get one more: those already holding at least
+	// that many first, then by name. Ranking by the load itself would
+	// change the choice halfway through a handover, as loads move.
+	floor := shards / len(m)
+	ranked := make([]int, len(m))
+	for j := range ranked {
+		ranked[j] = j
+	}
+	full := func(j int) bool { return len(held[j]) > floor }
+	slices.SortStableFunc(ranked, func(a, b int) int {
+		switch {
+		case full(a) && !full(b):
+			return -1
+		case full(b) && !full(a):
+			return 1
+		}
+		return cmp.Compare(a, b) // m is sorted: by name
+	})
+	share := make([]int, len(m))
+	for rank, j := range ranked {
+		share[j] = floor
+		if rank < shards%len(m) {
+			share[j]++
+		}
+	}
+	// Keep up to the share, highest-scoring first.
+	load := make([]int, len(m))
+	var free []int
+	for j, hs := range held {
+		slices.SortFunc(hs, func(a, b int) int {
+			if c := cmp.Compare(score(m[j], b), score(m[j], a)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		for k, i := range hs {
+			if k < share[j] {
+				out[i] = m[j]
+				load[j]++
+			} else {
+				free = append(free, i)
+			}
+		}
+	}
+	for i, h := range holders {
+		if _, ok := index[h]; !ok {
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		return out
+	}
+	// The rest by decreasing score to the members with room.
 	type pair struct {
 		score  uint64
 		member int
 		shard  int
 	}
-	pairs := make([]pair, 0, len(m)*shards)
+	pairs := make([]pair, 0, len(m)*len(free))
 	for j, id := range m {
-		for i := range shards {
+		if load[j] >= share[j] {
+			continue
+		}
+		for _, i := range free {
 			pairs = append(pairs, pair{score(id, i), j, i})
 		}
 	}
@@ -80,11 +165,9 @@ func Assign(members []string, shards int) []string {
 		}
 		return cmp.Compare(a.shard, b.shard)
 	})
-	limit := int(math.Ceil(float64(shards) * 1.1 / float64(len(m))))
-	load := make([]int, len(m))
-	left := shards
+	left := len(free)
 	for _, p := range pairs {
-		if out[p.shard] != "" || load[p.member] >= limit {
+		if out[p.shard] != "" || load[p.member] >= share[p.member] {
 			continue
 		}
 		out[p.shard] = m[p.member]

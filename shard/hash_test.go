@@ -2,8 +2,8 @@ package shard_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,46 +28,98 @@ func TestAssignIgnoresMemberOrder(t *testing.T) {
 	require.Equal(t, make([]string, 3), shard.Assign(nil, 3), "no members, no owners")
 }
 
-// A join moves about S/(N+1) shards (those the joiner now owns, and a few
-// more as the caps shift), leaves every member within 10% of its fair share,
-// and stays within the 1.2·S/N per change in at least 85% of member
-// sets up to N=10 (S=256; 98% up to N=9). A leave is the same change
-// backwards.
-func TestAssignMovesFewShardsAndBalances(t *testing.T) {
+// loads returns how many shards each owner owns.
+func loads(owners []string) map[string]int {
+	l := map[string]int{}
+	for _, o := range owners {
+		l[o]++
+	}
+	return l
+}
+
+func movedBetween(before, after []string) (moved int) {
+	for i := range before {
+		if before[i] != after[i] {
+			moved++
+		}
+	}
+	return moved
+}
+
+// requireBalanced requires every shard owned by one of members, each
+// member owning floor(S/N) or ceil(S/N) shards.
+func requireBalanced(t *testing.T, members, owners []string) {
+	t.Helper()
+	S, n := len(owners), len(members)
+	l := loads(owners)
+	require.Len(t, l, n, "every member owns shards, nobody else does: %v", l)
+	for _, m := range members {
+		require.GreaterOrEqual(t, l[m], S/n, "%s owns %d of %d shards among %d", m, l[m], S, n)
+		require.LessOrEqual(t, l[m], (S+n-1)/n, "%s owns %d of %d shards among %d", m, l[m], S, n)
+	}
+}
+
+// For every fleet size from 1 to 32 replicas (S=256), grown one join at a
+// time as a fleet is: a join moves only the shards the joiner gets, at most
+// ceil(S/(N+1)), within the 1.2·S/N; a leave moves only the
+// leaver's; every member owns its share within one shard; and the owners
+// computed from a handover half done (some shards released, some taken)
+// are the handover's target, so replicas acting on listings taken at
+// different moments of one handover agree on where it goes.
+func TestRebalanceMovesOnlyWhatAJoinOrLeaveMust(t *testing.T) {
 	const S = 256
 	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 1; n <= 10; n++ {
-		total, over, sets := 0, 0, 200
-		for range sets {
-			members := make([]string, n)
-			for i := range members {
-				members[i] = fmt.Sprintf("replica-%x", rng.Uint64())
-			}
-			joiner := fmt.Sprintf("replica-%x", rng.Uint64())
-			before := shard.Assign(members, S)
-			after := shard.Assign(append(members, joiner), S)
-			moved := 0
-			load := map[string]int{}
-			for i := range S {
-				if before[i] != after[i] {
-					moved++
+	var members []string
+	owners := make([]string, S)
+	for n := 1; n <= 32; n++ {
+		members = append(members, fmt.Sprintf("replica-%x", rng.Uint64()))
+		before := owners
+		owners = shard.Rebalance(members, before)
+		joiner := members[n-1]
+		moved := movedBetween(before, owners)
+		requireBalanced(t, members, owners)
+		require.Equal(t, loads(owners)[joiner], moved, "N=%d→%d: only the joiner's shards move", n-1, n)
+		if n > 1 {
+			require.LessOrEqual(t, float64(moved), 1.2*S/float64(n-1), "N=%d→%d", n-1, n)
+		}
+		require.Equal(t, owners, shard.Rebalance(members, owners), "N=%d: the owners, once held, stay", n)
+		requireHalfDoneAgrees(t, rng, members, before, owners)
+
+		// A leave, from this fleet: only the leaver's shards move.
+		leaver := members[rng.IntN(n)]
+		rest := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == leaver })
+		if len(rest) > 0 {
+			left := shard.Rebalance(rest, owners)
+			requireBalanced(t, rest, left)
+			require.Equal(t, loads(owners)[leaver], movedBetween(owners, left), "N=%d→%d: only the leaver's shards move", n, n-1)
+			gone := slices.Clone(owners) // or it crashed: its shards are free
+			for i, o := range gone {
+				if o == leaver {
+					gone[i] = ""
 				}
-				load[after[i]]++
 			}
-			require.Len(t, load, n+1)
-			for m, l := range load {
-				require.LessOrEqual(t, l, int(math.Ceil(S*1.1/float64(n+1))), "%s owns %d of %d shards among %d", m, l, S, n+1)
-			}
-			total += moved
-			if float64(moved) > 1.2*S/float64(n) {
-				over++
+			requireHalfDoneAgrees(t, rng, rest, gone, left)
+		}
+	}
+}
+
+// requireHalfDoneAgrees requires that every state between from and to
+// (each moving shard released, taken, or not yet moved) leads to to.
+func requireHalfDoneAgrees(t *testing.T, rng *rand.Rand, members, from, to []string) {
+	t.Helper()
+	for range 20 {
+		mid := slices.Clone(from)
+		for i := range mid {
+			if from[i] != to[i] {
+				switch rng.IntN(3) {
+				case 0:
+					mid[i] = ""
+				case 1:
+					mid[i] = to[i]
+				}
 			}
 		}
-		mean := float64(total) / float64(sets)
-		require.LessOrEqual(t, mean, 1.2*S/float64(n+1), "n=%d: mean moved %v", n, mean)
-		require.LessOrEqual(t, over, sets*15/100, "n=%d: %d of %d joins moved more than 1.2·S/N", n, over, sets)
-		t.Logf("N=%d→%d: mean %.1f shards moved (S/(N+1)=%.1f, 1.2·S/N=%.1f), %d/%d over 1.2·S/N", n, n+1, mean,
-			float64(S)/float64(n+1), 1.2*S/float64(n), over, sets)
+		require.Equal(t, to, shard.Rebalance(members, mid), "N=%d: a half-done handover leads where it began to", len(members))
 	}
 }
 

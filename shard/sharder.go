@@ -44,8 +44,9 @@ type Sharder struct {
 
 	turn chan struct{} // holds a token from Join until Serve returns
 
-	own  []atomic.Bool // own[i]: shard i is owned and not being released
-	wake chan struct{} // a releasing shard's last reconcile returned
+	own    []atomic.Bool // own[i]: shard i is owned, filled and not being released
+	cached []atomic.Bool // cached[i]: shard i is held (see Caches)
+	wake   chan struct{} // a releasing shard's last reconcile returned
 
 	mu     sync.Mutex
 	held   map[int]*held
@@ -119,7 +120,8 @@ func New(b store.Backend, name, identity string, opts ...Option) (*Sharder, erro
 	return &Sharder{
 		b: b, name: name, id: identity, nonce: hex.EncodeToString(n[:]), cfg: cfg,
 		prefix: "_shards/" + name + "/",
-		turn:   make(chan struct{}, 1), own: make([]atomic.Bool, cfg.shards), wake: make(chan struct{}, 1),
+		turn:   make(chan struct{}, 1), own: make([]atomic.Bool, cfg.shards), cached: make([]atomic.Bool, cfg.shards),
+		wake: make(chan struct{}, 1),
 		held: map[int]*held{}, seen: map[string]seenRev{},
 		status: Status{Identity: identity, Shards: cfg.shards},
 	}, nil
@@ -143,9 +145,17 @@ func (s *Sharder) Status() Status {
 	return st
 }
 
-// Owns reports whether this replica owns shard i now and is not releasing
-// it. It takes no lock.
+// Owns reports whether this replica owns shard i now: taken, filled (see
+// Hooks.Fill) and not being released. It takes no lock.
 func (s *Sharder) Owns(i int) bool { return i >= 0 && i < len(s.own) && s.own[i].Load() }
+
+// Caches reports whether this replica holds the shard of the object named
+// name: owned, being filled, or being released (its reconciles may still
+// read it). It is the function to give the cache of the Loop's own kind
+// (cache.WithKeep(s.Caches)), so that each replica caches only its shards'
+// objects; a sharded Loop then refilters that cache as shards move (see
+// reconcile.WithSharding). It takes no lock.
+func (s *Sharder) Caches(name string) bool { return s.cached[s.Of(name)].Load() }
 
 // Enter registers one reconcile in shard i, if this replica owns it and is
 // not releasing it: it returns the shard's context, which ends with cause
@@ -157,7 +167,7 @@ func (s *Sharder) Enter(i int) (lost context.Context, fence store.Fence, ok bool
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[i]
-	if h == nil || !h.releasing.IsZero() {
+	if h == nil || !s.own[i].Load() { // not held, being filled, or releasing
 		return nil, store.Fence{}, false
 	}
 	h.inflight++
@@ -340,13 +350,28 @@ func (s *Sharder) logOnce(ctx context.Context, problem, why string) {
 	}
 }
 
+// Hooks are what Serve calls, from its goroutine, as shards move. A nil
+// field is skipped.
+type Hooks struct {
+	// Fill is called with the shards taken in a round before they are
+	// owned: Enter refuses them until it returns, so a cache of the
+	// Loop's kind filtered by Caches can list them first and no reconcile
+	// reads it before. It should return once that is done or term ended.
+	Fill func(shards []int)
+	// Gained is called with the shards taken in a round once they are
+	// owned: the caller queues their keys.
+	Gained func(shards []int)
+	// Released is called with the shards whose keys this replica let go
+	// of in a round (Caches now rejects their objects).
+	Released func(shards []int)
+}
+
 // Serve renews the membership of term (Join's) and moves shards until term
 // ends: every retry period it lists members and shards, releases the shards
 // no longer assigned here (once their reconciles returned) and takes the
-// ones assigned here once free, calling gained with the shards taken in
-// each round (from Serve's goroutine; the caller lists their keys). When term ends it releases every shard and then
-// the membership, and returns.
-func (s *Sharder) Serve(term context.Context, gained func(shards []int)) {
+// ones assigned here once free, calling h's functions on the way. When term
+// ends it releases every shard and then the membership, and returns.
+func (s *Sharder) Serve(term context.Context, h Hooks) {
 	s.mu.Lock()
 	t := s.term
 	s.mu.Unlock()
@@ -370,10 +395,38 @@ func (s *Sharder) Serve(term context.Context, gained func(shards []int)) {
 			tick.Reset(s.cfg.retry)
 		case <-s.wake:
 		}
-		if g := s.balance(term, t); len(g) > 0 {
-			gained(g)
+		g, r := s.balance(term, t)
+		if len(r) > 0 && h.Released != nil {
+			h.Released(r)
+		}
+		if len(g) == 0 {
+			continue
+		}
+		if h.Fill != nil {
+			h.Fill(g)
+		}
+		if term.Err() != nil {
+			continue // leave releases them, never opened
+		}
+		s.open(g)
+		if h.Gained != nil {
+			h.Gained(g)
 		}
 	}
+}
+
+// open lets reconciles Enter the shards taken (and filled), unless one was
+// dropped or began its release meanwhile.
+func (s *Sharder) open(taken []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, i := range taken {
+		if h := s.held[i]; h != nil && h.releasing.IsZero() {
+			s.own[i].Store(true)
+		}
+	}
+	s.status.Owned = s.ownedLocked()
+	s.status.Moving = slices.DeleteFunc(s.status.Moving, func(i int) bool { return s.own[i].Load() })
 }
 
 // renew keeps t's member key alive, ending t at 2/3 of the TTL after the
@@ -430,22 +483,22 @@ func (s *Sharder) renew(t *memberTerm) {
 }
 
 // balance lists members and shards once and moves shards; it returns the
-// shards taken.
-func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
+// shards taken (not yet open) and those let go.
+func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained, released []int) {
 	kvs, err := s.list(ctx)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	v := s.look(ctx, t, kvs)
 	owner := make([]string, s.cfg.shards) // nobody's: hold no shards
 	if v.problem == "" {
-		owner = Assign(v.members, s.cfg.shards)
+		owner = Rebalance(v.members, v.holders(s.cfg.shards))
 	} else {
 		s.logOnce(ctx, "shard count mismatch; holding no shards", v.problem)
 	}
-	releasing := s.release(ctx, v, owner)
+	releasing, released := s.release(ctx, v, owner)
 	gained, waiting := s.take(ctx, t, v, owner)
-	moving := append(releasing, waiting...)
+	moving := append(append(releasing, waiting...), gained...) // gained: filling
 	slices.Sort(moving)
 	s.mu.Lock()
 	s.status.Members = v.members
@@ -453,7 +506,7 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) []int {
 	s.status.Moving = moving
 	s.status.Problem = v.problem
 	s.mu.Unlock()
-	return gained
+	return gained, released
 }
 
 // view is one listing of the members and shards.
@@ -463,6 +516,18 @@ type view struct {
 	epochs  map[string]int64 // live member → its epoch
 	shards  map[int]store.KV // shard → its key
 	problem string           // a member with another S
+}
+
+// holders returns each shard's live holder, "" for a shard nobody holds
+// or whose holder's membership is over.
+func (v view) holders(shards int) []string {
+	out := make([]string, shards)
+	for i, kv := range v.shards {
+		if rec, _ := decode[shardRecord](kv.Value); rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch {
+			out[i] = rec.Holder
+		}
+	}
+	return out
 }
 
 // look reads a listing: it times the other members' keys, deletes those
@@ -522,8 +587,9 @@ func (s *Sharder) expired(id string, modRev int64, ttl time.Duration, now time.T
 // release lets go of the held shards owner gives to another replica: it
 // cancels their reconciles, and deletes a shard's key once they returned
 // (or after the TTL). A held shard whose key was taken over is dropped at
-// once. It returns the shards still being released.
-func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing []int) {
+// once. It returns the shards still being released, and those let go.
+func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing, released []int) {
+	var done []int // ready to delete: no reconciles left, or the TTL passed
 	for _, i := range s.heldShards() {
 		kv, present := v.shards[i]
 		s.mu.Lock()
@@ -533,6 +599,7 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 			// is ending. Stop at once; the store fences what is left.
 			s.drop(i, h)
 			s.mu.Unlock()
+			released = append(released, i)
 			continue
 		}
 		if owner[i] == s.id && h.releasing.IsZero() {
@@ -546,21 +613,45 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 		}
 		ready := h.inflight == 0 || v.now.Sub(h.releasing) >= s.cfg.ttl
 		s.mu.Unlock()
-		if ready && s.deleteShard(ctx, i, h.fence.Revision) {
-			s.mu.Lock()
-			delete(s.held, i)
-			s.mu.Unlock()
+		if ready {
+			done = append(done, i)
 			continue
 		}
 		releasing = append(releasing, i)
 	}
-	return releasing
+	var mu sync.Mutex
+	concurrently(done, func(i int) {
+		s.mu.Lock()
+		h := s.held[i] // only this goroutine (Serve's) removes held shards
+		s.mu.Unlock()
+		gone := s.deleteShard(ctx, i, h.fence.Revision)
+		if gone {
+			s.mu.Lock()
+			delete(s.held, i)
+			s.cached[i].Store(false)
+			s.mu.Unlock()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gone {
+			released = append(released, i)
+		} else {
+			releasing = append(releasing, i)
+		}
+	})
+	slices.Sort(releasing)
+	slices.Sort(released)
+	return releasing, released
 }
 
 // take acquires the shards owner gives to this replica that are free: no
 // key, or a key whose holder's membership is over. It returns the shards
-// taken and those that wait for their live old owner (or failed).
+// taken and those that wait for their live old owner (or failed), each
+// sorted. The shards are taken concurrently (each its own delete and
+// create, conditioned on that shard's key alone), so taking a crashed
+// replica's many shards costs a few round trips, not two per shard.
 func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []string) (gained, waiting []int) {
+	var free []int
 	for i := range s.cfg.shards {
 		if owner[i] != s.id || s.holds(i) {
 			continue
@@ -577,26 +668,68 @@ func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []strin
 				waiting = append(waiting, i) // its live owner has yet to release it
 				continue
 			}
-			// Its holder's membership is over: remove it.
-			if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-				store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
-				waiting = append(waiting, i)
-				continue
-			}
 		}
-		val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
-		rev, err := s.b.Txn(ctx, []store.Cond{
-			{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
-			{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
-		}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
-		if err != nil {
-			waiting = append(waiting, i)
-			continue
-		}
-		s.adopt(i, rev)
-		gained = append(gained, i)
+		free = append(free, i)
 	}
+	var mu sync.Mutex
+	concurrently(free, func(i int) {
+		ok := s.takeOne(ctx, t, i, v.shards[i])
+		mu.Lock()
+		defer mu.Unlock()
+		if ok {
+			gained = append(gained, i)
+		} else {
+			waiting = append(waiting, i)
+		}
+	})
+	slices.Sort(gained)
+	slices.Sort(waiting)
 	return gained, waiting
+}
+
+// takeOne creates shard i's key for t, first deleting kv (when present: a
+// key whose holder's membership is over). It reports whether i is now held.
+func (s *Sharder) takeOne(ctx context.Context, t *memberTerm, i int, kv store.KV) bool {
+	if kv.ModRevision != 0 {
+		if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
+			store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
+			return false
+		}
+	}
+	val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
+	rev, err := s.b.Txn(ctx, []store.Cond{
+		{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
+		{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
+	}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
+	if err != nil {
+		return false
+	}
+	s.adopt(i, rev)
+	return true
+}
+
+// maxCalls bounds the store calls one replica makes at once to take or
+// release shards: enough that a replica taking a crashed peer's shards
+// waits a few round trips, few enough not to flood a loaded store.
+const maxCalls = 32
+
+// concurrently calls f for each of items, at most maxCalls at a time, and
+// returns once every call returned.
+func concurrently(items []int, f func(i int)) {
+	if len(items) == 1 {
+		f(items[0])
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxCalls)
+	for _, i := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 func (s *Sharder) holds(i int) bool {
@@ -636,8 +769,8 @@ func (s *Sharder) heldShards() []int {
 
 func (s *Sharder) ownedLocked() []int {
 	out := []int{}
-	for i, h := range s.held {
-		if h.releasing.IsZero() {
+	for i := range s.held {
+		if s.own[i].Load() {
 			out = append(out, i)
 		}
 	}
@@ -645,18 +778,20 @@ func (s *Sharder) ownedLocked() []int {
 	return out
 }
 
-// adopt records shard i as owned with the fence of its key at rev.
+// adopt records shard i as held with the fence of its key at rev; Serve
+// opens it (Owns) once filled.
 func (s *Sharder) adopt(i int, rev int64) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s.mu.Lock()
 	s.held[i] = &held{fence: store.Fence{Key: s.shardKey(i), Revision: rev}, ctx: ctx, cancel: cancel}
-	s.own[i].Store(true)
+	s.cached[i].Store(true)
 	s.mu.Unlock()
 }
 
 // drop forgets shard i, ending its context. Under s.mu.
 func (s *Sharder) drop(i int, h *held) {
 	s.own[i].Store(false)
+	s.cached[i].Store(false)
 	h.cancel(ErrMoved)
 	delete(s.held, i)
 }
@@ -701,13 +836,14 @@ wait:
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), s.cfg.ttl)
 	defer cancel()
-	for _, i := range s.heldShards() {
+	concurrently(s.heldShards(), func(i int) {
 		s.mu.Lock()
 		h := s.held[i]
 		delete(s.held, i)
+		s.cached[i].Store(false)
 		s.mu.Unlock()
 		s.deleteShard(ctx, i, h.fence.Revision)
-	}
+	})
 	_, _ = s.b.Txn(ctx, []store.Cond{{Key: s.memberKey(s.id), Target: store.ModRevision, Revision: t.modRev.Load()}},
 		store.Write{Kind: store.WriteDelete, Key: s.memberKey(s.id)})
 	s.mu.Lock()

@@ -77,7 +77,7 @@ func start(t *testing.T, mem store.Backend, id string, opts ...shard.Option) *re
 			if err != nil {
 				return
 			}
-			s.Serve(term, func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() })
+			s.Serve(term, shard.Hooks{Gained: func(g []int) { r.mu.Lock(); r.gained = append(r.gained, g...); r.mu.Unlock() }})
 		}
 	}()
 	return r
@@ -99,11 +99,20 @@ func owners(S int, rs ...*replica) [][]string {
 	return out
 }
 
-func assigned(S int, ids ...string) [][]string {
-	out := make([][]string, S)
-	for i, o := range shard.Assign(ids, S) {
-		out[i] = []string{o}
+// split requires every shard owned by exactly one of rs, each owning its
+// share within one shard, and returns each shard's owner.
+func split(t *testing.T, S int, rs ...*replica) []string {
+	t.Helper()
+	out := make([]string, S)
+	var ids []string
+	for i, o := range owners(S, rs...) {
+		require.Len(t, o, 1, "shard %d has one owner: %v", i, o)
+		out[i] = o[0]
 	}
+	for _, r := range rs {
+		ids = append(ids, r.s.Identity())
+	}
+	requireBalanced(t, ids, out)
 	return out
 }
 
@@ -114,7 +123,7 @@ func TestReplicasSplitShards(t *testing.T) {
 		mem := memstore.New()
 		a, b, c := start(t, mem, "a", shard.WithShards(32)), start(t, mem, "b", shard.WithShards(32)), start(t, mem, "c", shard.WithShards(32))
 		settle(3 * retry)
-		require.Equal(t, assigned(32, "a", "b", "c"), owners(32, a, b, c))
+		split(t, 32, a, b, c)
 		st := a.s.Status()
 		require.Equal(t, []string{"a", "b", "c"}, st.Members)
 		require.Empty(t, st.Moving)
@@ -135,11 +144,12 @@ func TestJoinAndLeaveMoveOnlyTheirShards(t *testing.T) {
 		mem := memstore.New()
 		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
 		settle(3 * retry)
-		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b))
+		before := split(t, S, a, b)
 
 		c := start(t, mem, "c", shard.WithShards(S))
 		settle(3 * retry)
-		require.Equal(t, assigned(S, "a", "b", "c"), owners(S, a, b, c))
+		joined := split(t, S, a, b, c)
+		require.Equal(t, len(c.s.Status().Owned), movedBetween(before, joined), "only the shards c took moved")
 		c.mu.Lock()
 		gained := slices.Sorted(slices.Values(c.gained))
 		c.mu.Unlock()
@@ -147,7 +157,8 @@ func TestJoinAndLeaveMoveOnlyTheirShards(t *testing.T) {
 
 		b.stop()
 		settle(2 * retry) // well under the TTL: b released its shards
-		require.Equal(t, assigned(S, "a", "c"), owners(S, a, c))
+		left := split(t, S, a, c)
+		require.Equal(t, loads(joined)["b"], movedBetween(joined, left), "only b's shards moved")
 		a.stop()
 		c.stop()
 	})
@@ -168,13 +179,12 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 
 		a.b.cut.Store(true)
 		settle(ttl / 2)
-		require.Equal(t, assigned(S, "b")[i][0], "b")
 		require.NotContains(t, b.s.Status().Owned, i, "b waits for a's lease to expire")
 		settle(ttl / 3)
 		require.Error(t, lost.Err(), "a stopped work on its shards by 2/3 of the TTL")
 		require.Empty(t, a.s.Status().Owned)
 		settle(ttl)
-		require.Equal(t, assigned(S, "b"), owners(S, b), "b took every shard once a's lease expired")
+		split(t, S, b) // b took every shard once a's lease expired
 
 		_, err := mem.Txn(context.Background(), []store.Cond{fence.Cond()},
 			store.Write{Kind: store.WritePut, Key: "kind/late", Value: []byte("{}")})
@@ -182,7 +192,7 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 		a.s.Exit(i)
 		a.b.cut.Store(false)
 		settle(ttl + 3*retry)
-		require.Equal(t, assigned(S, "a", "b"), owners(S, a, b), "a rejoins and gets its shards back")
+		split(t, S, a, b) // a rejoins and gets its share back
 		a.stop()
 		b.stop()
 	})
@@ -197,7 +207,8 @@ func TestMovedShardWaitsForInflightReconciles(t *testing.T) {
 		a := start(t, mem, "a", shard.WithShards(S))
 		settle(2 * retry)
 		var moving int = -1
-		for i, o := range shard.Assign([]string{"a", "b"}, S) {
+		all := slices.Repeat([]string{"a"}, S)
+		for i, o := range shard.Rebalance([]string{"a", "b"}, all) {
 			if o == "b" {
 				moving = i
 				break
@@ -304,6 +315,147 @@ func TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries(t *testing.T) {
 		t.Logf("shards moved %v after the crash (TTL %v, renew %v, retry %v)", took, ttl, renew, retry)
 		a.b.cut.Store(false)
 		a.stop()
+		b.stop()
+	})
+}
+
+// slow delays every call by latency (virtual time under synctest), as a
+// loaded store across a network does, and counts the calls that overlap.
+type slow struct {
+	store.Backend
+	latency time.Duration
+	now     atomic.Int64 // calls in flight
+	peak    atomic.Int64
+}
+
+func (s *slow) wait(ctx context.Context) error {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	select {
+	case <-time.After(s.latency):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *slow) Get(ctx context.Context, key string) (store.KV, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.KV{}, err
+	}
+	return s.Backend.Get(ctx, key)
+}
+
+func (s *slow) List(ctx context.Context, prefix string, o store.KVListOptions) (store.KVList, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.KVList{}, err
+	}
+	return s.Backend.List(ctx, prefix, o)
+}
+
+func (s *slow) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.Backend.Txn(ctx, conds, w)
+}
+
+// A replica that takes many shards at once (a crashed replica's, on a store
+// where each call takes 20ms) takes them in a few round trips, not one
+// delete and one create after the other per shard: with 256 shards taken
+// one by one, b would hold the last of a's 128 about 5s after the first.
+func TestManyShardsAreTakenInAFewRoundTrips(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S, latency = 256, 20 * time.Millisecond
+		mem := &slow{Backend: memstore.New(), latency: latency}
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3*retry + 2*S*latency)
+		split(t, S, a, b)
+		a.b.cut.Store(true)
+		cut := time.Now()
+		for len(b.s.Status().Owned) < S && time.Since(cut) < 4*ttl {
+			settle(10 * time.Millisecond)
+		}
+		took := time.Since(cut)
+		a.b.cut.Store(false)
+		a.stop()
+		b.stop()
+		// TTL plus two retries, as without latency, plus a listing, the
+		// expired member's delete and one delete and create per shard,
+		// all shards at once.
+		require.LessOrEqual(t, took, ttl+2*retry+10*latency, "peak calls in flight: %d", mem.peak.Load())
+		t.Logf("a's %d shards moved %v after the crash; peak calls in flight %d", S/2, took, mem.peak.Load())
+	})
+}
+
+// nameIn returns a name whose shard is i among S.
+func nameIn(i, S int) string {
+	for n := 0; ; n++ {
+		if name := fmt.Sprint("o", n); shard.Of(name, S) == i {
+			return name
+		}
+	}
+}
+
+// A shard taken is held (Caches accepts its objects) but not owned (Enter
+// refuses it) until Fill returns, so a cache filtered by Caches lists it
+// before any reconcile reads it; then Gained is told. A shard let go is
+// reported to Released, and Caches rejects its objects from then on.
+func TestTakenShardsAreFilledBeforeTheyOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 8
+		mem := memstore.New()
+		s, err := shard.New(mem, "loop", "a", shard.WithShards(S), shard.WithTTL(ttl), shard.WithRetryPeriod(retry))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		filling, fill := make(chan []int), make(chan struct{})
+		var mu sync.Mutex
+		var gained, released []int
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			term, err := s.Join(ctx)
+			if err != nil {
+				return
+			}
+			s.Serve(term, shard.Hooks{
+				Fill:     func(g []int) { filling <- g; <-fill },
+				Gained:   func(g []int) { mu.Lock(); gained = append(gained, g...); mu.Unlock() },
+				Released: func(r []int) { mu.Lock(); released = append(released, r...); mu.Unlock() },
+			})
+		}()
+		g := <-filling
+		require.Len(t, g, S)
+		for _, i := range g {
+			require.True(t, s.Caches(nameIn(i, S)), "shard %d's objects are cached while it fills", i)
+			require.False(t, s.Owns(i))
+			_, _, ok := s.Enter(i)
+			require.False(t, ok, "no reconcile enters shard %d before it is filled", i)
+		}
+		require.Equal(t, g, s.Status().Moving)
+		close(fill)
+		synctest.Wait()
+		mu.Lock()
+		require.Equal(t, g, gained)
+		mu.Unlock()
+		st := s.Status()
+		require.Equal(t, g, st.Owned)
+		require.Empty(t, st.Moving)
+
+		b := start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		moved := b.s.Status().Owned
+		require.NotEmpty(t, moved)
+		mu.Lock()
+		require.Equal(t, moved, released, "a reports the shards it let go")
+		mu.Unlock()
+		for _, i := range moved {
+			require.False(t, s.Caches(nameIn(i, S)), "a no longer caches shard %d", i)
+		}
+		cancel()
+		<-done
 		b.stop()
 	})
 }

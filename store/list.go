@@ -22,6 +22,12 @@ type ListOptions struct {
 	// Store's prefix + kind + "/" + NamePrefix. A NamePrefix with a "/"
 	// is invalid.
 	NamePrefix string
+	// Keep, when not nil, keeps the objects whose name it accepts, judged
+	// before decoding: a key it rejects is read from the Backend (no
+	// Backend filters by it) but neither decoded nor remembered (see
+	// WithLastValues), nor reported as Undecodable. A sharded replica's
+	// cache lists its shards' objects this way (cache.WithKeep).
+	Keep func(name string) bool
 }
 
 // List is one page of a Store.List.
@@ -92,7 +98,7 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 			out.Revision = page.Revision
 		}
 		for i, kv := range page.KVs {
-			obj, bad := s.listed(kv, scratch, reuse)
+			obj, bad := s.listed(kv, scratch, reuse, opts.Keep)
 			if bad != nil {
 				out.Undecodable = append(out.Undecodable, bad)
 			}
@@ -142,20 +148,23 @@ func (s *Store[S, T]) backendListOptions(opts ListOptions) (KVListOptions, error
 // it, or kv decoded with scratch. It returns nil for a key outside the
 // Store's key space, and nil and the error for a value that does not
 // decode.
-func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T]) (*Object[S, T], *DecodeError) {
+func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T], keep func(string) bool) (*Object[S, T], *DecodeError) {
 	name, ours := s.nameOf(kv.Key)
-	if !ours {
+	if !ours || keep != nil && !keep(name) {
 		return nil, nil
 	}
-	var obj *Object[S, T]
 	if reuse != nil {
-		obj = reuse(name, kv.ModRevision)
-	}
-	if obj == nil {
-		var err error
-		if obj, err = s.decodeShared(kv, scratch); err != nil {
-			return nil, err.(*DecodeError)
+		// A reused object is not remembered again: its reader got it
+		// from this Store at this revision, and so the memory saw it then.
+		// (Remembering each listed value costs more than the listing when
+		// the kind outgrows the memory, every read forgetting another.)
+		if obj := reuse(name, kv.ModRevision); obj != nil {
+			return obj, nil
 		}
+	}
+	obj, err := s.decodeShared(kv, scratch)
+	if err != nil {
+		return nil, err.(*DecodeError)
 	}
 	s.last.read(kv)
 	return obj, nil

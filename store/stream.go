@@ -28,7 +28,7 @@ import (
 // until the channel closes or cancel ctx; the Backend, not the reader, sets
 // how far a reader may fall behind.
 func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
-	return s.watch(ctx, fromRevision, true)
+	return s.watch(ctx, fromRevision, true, nil)
 }
 
 // WatchWithoutPrev is Watch for a caller that keeps its own copy of the
@@ -38,13 +38,18 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // Deleted event's Object holds only Meta.Kind, Name and Revision (the
 // deleting revision). Everything else (the Object of a write, Undecodable,
 // Revision, Progress, Err, order, the end of the channel) is as Watch
-// describes.
-func (s *Store[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan Event[S, T], error) {
-	return s.watch(ctx, fromRevision, false)
+// describes, except that keep, when not nil, filters the writes by name as
+// ListOptions.Keep does: a write to an object whose name keep rejects is a
+// Progress event at its revision, its value neither decoded nor
+// remembered. Deletions are delivered whatever keep says (they decode
+// nothing), so a caller holding an object keep now rejects still sees it
+// deleted.
+func (s *Store[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
+	return s.watch(ctx, fromRevision, false, keep)
 }
 
 // watch is Watch, and WatchWithoutPrev without withPrev.
-func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bool) (<-chan Event[S, T], error) {
+func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bool, keep func(string) bool) (<-chan Event[S, T], error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
 	}
@@ -68,7 +73,12 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 		scratch := new(decodeScratch) // this goroutine's alone
 		cp := copiesOf[S, T]()
 		for ev := range in {
-			tev := s.typedEvent(ev, scratch, cp, withPrev)
+			var tev Event[S, T]
+			if s.rejects(ev, keep) {
+				tev = Event[S, T]{Revision: ev.Revision, Progress: true}
+			} else {
+				tev = s.typedEvent(ev, scratch, cp, withPrev)
+			}
 			select {
 			case out <- tev:
 			case <-ctx.Done():
@@ -80,6 +90,16 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 		}
 	}()
 	return out, nil
+}
+
+// rejects reports whether ev is a write to an object of the kind whose
+// name keep rejects (see WatchWithoutPrev).
+func (s *Store[S, T]) rejects(ev KVEvent, keep func(string) bool) bool {
+	if keep == nil || ev.Progress || ev.Err != nil || ev.Type != KVPut {
+		return false
+	}
+	name, ours := s.nameOf(ev.KV.Key)
+	return ours && !keep(name)
 }
 
 // typedEvent decodes one backend event with the watch's scratch space

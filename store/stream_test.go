@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
 	m := st.As("m")
 	full, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	lean, err := st.WatchWithoutPrev(ctx, 0)
+	lean, err := st.WatchWithoutPrev(ctx, 0, nil)
 	require.NoError(t, err)
 
 	put := func(name, value string) {
@@ -132,4 +133,48 @@ func objNames(objs []*typedObj) []string {
 		out = append(out, o.Meta.Name)
 	}
 	return out
+}
+
+// ListOptions.Keep and WatchWithoutPrev's keep filter by name before
+// decoding: a rejected name's value (even one that does not decode) is
+// left out of a listing and its writes come as progress at their
+// revisions; its deletion still comes.
+func TestKeepFiltersListAndWatchByName(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	st := newTypedStore(t, b)
+	m := st.As("m")
+	keep := func(name string) bool { return name != "b" }
+	lean, err := st.WatchWithoutPrev(ctx, 0, keep)
+	require.NoError(t, err)
+	for _, n := range []string{"a", "b", "c"} {
+		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: n}})
+		require.NoError(t, err)
+	}
+	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "b", Value: []byte("{not json")})
+	require.NoError(t, err)
+	_, err = m.Purge(ctx, "b", 0)
+	require.NoError(t, err)
+
+	l, err := st.List(ctx, store.ListOptions{Keep: keep})
+	require.NoError(t, err)
+	var listed []string
+	for _, o := range l.Items {
+		listed = append(listed, o.Meta.Name)
+	}
+	require.Equal(t, []string{"a", "c"}, listed)
+	require.Empty(t, l.Undecodable)
+
+	var got []string
+	for range 5 {
+		ev := <-lean
+		require.NoError(t, ev.Err)
+		switch {
+		case ev.Progress:
+			got = append(got, "progress")
+		default:
+			got = append(got, fmt.Sprint(ev.Type, " ", ev.Object.Meta.Name))
+		}
+	}
+	require.Equal(t, []string{fmt.Sprint(store.Added, " a"), "progress", fmt.Sprint(store.Added, " c"), "progress", fmt.Sprint(store.Deleted, " b")}, got)
 }

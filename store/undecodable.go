@@ -192,8 +192,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		if revision != 0 && cf.Index == 0 {
 			return 0, w.conflict(name, revision, cf.Actual)
 		}
-		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
-			ErrFenced, fence.Key, fence.Revision, cf.Actual)
+		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err != nil {
 		return 0, w.s.wrapNotFound(name, err)

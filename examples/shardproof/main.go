@@ -79,6 +79,7 @@ type options struct {
 	etcd, prefix, replica, record, mode string
 	ttl, retry, sleep, burn             time.Duration
 	workers, keys                       int
+	wholeKind                           bool
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
@@ -95,6 +96,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	fs.DurationVar(&o.burn, "burn", 0, "per reconcile: burn this much CPU")
 	fs.IntVar(&o.workers, "workers", 4, "reconcile workers")
 	fs.IntVar(&o.keys, "keys", 1000, "keys mode: the keys added on \"go\"")
+	fs.BoolVar(&o.wholeKind, "whole-kind", false, "cache every Item, not only those of the shards held")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,7 +143,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
-		c := cache.New[ItemSpec, ItemStatus](st)
+		var copts []cache.Option
+		if !o.wholeKind {
+			copts = append(copts, cache.WithKeep(sh.Caches)) // only the shards held
+		}
+		c := cache.New[ItemSpec, ItemStatus](st, copts...)
 		cached = c.Len
 		go func() { _ = c.Run(ctx) }()
 		src = reconcile.FromStore(c, st)

@@ -258,9 +258,13 @@ func leaves(out map[string]string, path string, v any) {
 }
 
 // leftChild is a child left at the end: its controller owner's name and
-// its spec.
+// its spec, and whether it is an orphan: no object of the primary kind
+// has its controller owner's UID (the owner is gone, or replaced by a
+// newer object of its name; for a reference without a UID, no object has
+// its name).
 type leftChild struct {
 	owner, spec string
+	orphan      bool
 }
 
 // finalChildren returns every object of another kind whose controller
@@ -275,11 +279,23 @@ func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 		if strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey {
 			continue
 		}
-		if o, _ := childOwner(kv.Value, w.kind); o != "" {
-			out[kv.Key] = leftChild{owner: o, spec: specOf(kv.Value)}
+		if o, uid := childOwner(kv.Value, w.kind); o != "" {
+			out[kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
 		}
 	}
 	return out
+}
+
+// ownerExists reports whether the primary object called name exists with
+// UID uid (with any UID for an owner reference without one, which names
+// its owner by name only), its deletion requested or not.
+func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
+	kv, err := w.mem.Get(ctx, w.prefix+name)
+	if err != nil {
+		return false
+	}
+	m, _, err := store.DecodeMeta(kv.Value)
+	return err == nil && (uid == "" || m.UID == uid)
 }
 
 // compareHistory checks the children of every primary object that no
@@ -341,10 +357,19 @@ func (w *world) compareChildrenLocked(ref *world, skip func(owner string) bool) 
 func (w *world) compareLeftoversLocked(ref *world, skip func(owner string) bool) {
 	for _, key := range slices.Sorted(maps.Keys(w.leftover)) {
 		c := w.leftover[key]
+		r, ok := ref.leftover[key]
+		if c.orphan && !r.orphan {
+			// Whatever competed with the owner, or kept the test from
+			// recreating it, a child whose owner is gone for good is a
+			// cleanup lost, unless the fault-free run loses it too.
+			w.violateLocked(HarmEndState, key, fmt.Sprintf(
+				"leaked child: %s (a child of %s) is left at the end, its owner gone, and the fault-free run of this seed does not leave it: a cleanup was lost",
+				key, c.owner))
+			continue
+		}
 		if skip(c.owner) {
 			continue
 		}
-		r, ok := ref.leftover[key]
 		switch {
 		case !ok:
 			w.violateLocked(HarmEndState, key, fmt.Sprintf(

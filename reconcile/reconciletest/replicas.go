@@ -44,8 +44,39 @@ type Replicas[S, T any] struct {
 	// Options are added to every replica's Loop (its field manager is
 	// "ctl" unless Options set another).
 	Options []reconcile.Option
+	// Shards is S (default 32), TTL the membership lease (default 3s) and
+	// RetryPeriod how often a replica looks at the members and the shards
+	// (default 500ms), as the replicas' shard.New options. Faults is how
+	// many seeded faults one schedule injects (default 12), one every 0.2
+	// to 3s of virtual time: a crash, a partition shorter or longer than
+	// the TTL, a join or a leave, with 2 to 5 replicas alive.
+	Shards      int
+	TTL         time.Duration
+	RetryPeriod time.Duration
+	Faults      int
+	// CacheShards gives each replica's cache cache.WithKeep(its Sharder's
+	// Caches), so each caches only its shards' objects, as a sharded
+	// controller that saves memory does.
+	CacheShards bool
 
 	unsharded bool // mutation: replicas without WithSharding
+}
+
+// withDefaults returns cfg with its zero durations and counts defaulted.
+func (cfg Replicas[S, T]) withDefaults() Replicas[S, T] {
+	if cfg.Shards <= 0 {
+		cfg.Shards = 32
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 3 * time.Second
+	}
+	if cfg.RetryPeriod <= 0 {
+		cfg.RetryPeriod = 500 * time.Millisecond
+	}
+	if cfg.Faults <= 0 {
+		cfg.Faults = 12
+	}
+	return cfg
 }
 
 // replicasResult is what one schedule's checks found.
@@ -64,6 +95,7 @@ func RunReplicas[S, T any](t *testing.T, cfg Replicas[S, T]) {
 	if cfg.Object == nil || cfg.Change == nil || cfg.Setup == nil || cfg.Converged == nil {
 		t.Fatal("reconciletest.Replicas: Object, Change, Setup and Converged are required")
 	}
+	cfg = cfg.withDefaults()
 	n := cfg.Schedules
 	if n <= 0 {
 		n = 4
@@ -83,12 +115,6 @@ func RunReplicas[S, T any](t *testing.T, cfg Replicas[S, T]) {
 }
 
 func firstFew(s []string) []string { return s[:min(len(s), 5)] }
-
-const (
-	rShards = 32
-	rTTL    = 3 * time.Second
-	rRetry  = 500 * time.Millisecond
-)
 
 // link is one replica's view of the store. While it is cut (a partition),
 // reads and watches hang until the link heals or their ctx ends, and a
@@ -223,7 +249,18 @@ func (f *rfleet[S, T]) start() *rreplica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cache.New[S, T](st)
+	var sh *shard.Sharder
+	if !f.cfg.unsharded {
+		sh, err = shard.New(ln, "apps", id, shard.WithShards(f.cfg.Shards), shard.WithTTL(f.cfg.TTL), shard.WithRetryPeriod(f.cfg.RetryPeriod))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var copts []cache.Option
+	if sh != nil && f.cfg.CacheShards {
+		copts = append(copts, cache.WithKeep(sh.Caches))
+	}
+	c := cache.New[S, T](st, copts...)
 	user, err := f.cfg.Setup(st, c)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
@@ -245,11 +282,7 @@ func (f *rfleet[S, T]) start() *rreplica {
 		return user.Reconcile(ctx, key)
 	})
 	opts := []reconcile.Option{reconcile.WithWorkers(4), reconcile.WithFieldManager("ctl")}
-	if !f.cfg.unsharded {
-		sh, err := shard.New(ln, "apps", id, shard.WithShards(rShards), shard.WithTTL(rTTL), shard.WithRetryPeriod(rRetry))
-		if err != nil {
-			t.Fatal(err)
-		}
+	if sh != nil {
 		opts = append(opts, reconcile.WithSharding(sh))
 	}
 	l, err := reconcile.New[string](id, r, reconcile.FromStore(c, st), append(opts, f.cfg.Options...)...)
@@ -325,8 +358,8 @@ func (f *rfleet[S, T]) step() {
 		f.mu.Lock()
 		r := f.alive[f.rng.IntN(len(f.alive))]
 		f.mu.Unlock()
-		d := time.Duration(f.rng.Int64N(int64(2 * rTTL)))
-		if d > rTTL {
+		d := time.Duration(f.rng.Int64N(int64(2 * f.cfg.TTL)))
+		if d > f.cfg.TTL {
 			f.fault("partition-past-ttl")
 		} else {
 			f.fault("partition")
@@ -348,7 +381,7 @@ func (f *rfleet[S, T]) step() {
 func (f *rfleet[S, T]) staleWrites(events []store.KVEvent) []string {
 	var out []string
 	for _, w := range f.writes {
-		key := "_shards/apps/shard/" + fmt.Sprint(shard.Of(w.key, rShards))
+		key := "_shards/apps/shard/" + fmt.Sprint(shard.Of(w.key, f.cfg.Shards))
 		holder := ""
 		for _, ev := range events {
 			if ev.Revision >= w.rev {
@@ -374,6 +407,7 @@ func (f *rfleet[S, T]) staleWrites(events []store.KVEvent) []string {
 }
 
 func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) replicasResult {
+	cfg = cfg.withDefaults()
 	kind := cfg.Kind
 	if kind == "" {
 		kind = "App"
@@ -417,8 +451,8 @@ func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) r
 	for range 3 {
 		f.start()
 	}
-	time.Sleep(2 * rRetry)
-	for range 12 {
+	time.Sleep(2 * cfg.RetryPeriod)
+	for range cfg.Faults {
 		time.Sleep(time.Duration(200+f.rng.IntN(2800)) * time.Millisecond)
 		for range 20 {
 			name := fmt.Sprintf("o%d", f.rng.IntN(objects))
@@ -431,7 +465,7 @@ func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) r
 	for _, r := range f.all {
 		r.link.setCut(false) // crashed replicas' writes on the wire land now
 	}
-	time.Sleep(3*rTTL + 4*rRetry)
+	time.Sleep(3*cfg.TTL + 4*cfg.RetryPeriod)
 	synctest.Wait()
 
 	var res replicasResult

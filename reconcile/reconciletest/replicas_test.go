@@ -52,12 +52,30 @@ func replicasConfig(converge func(spec int) int) reconciletest.Replicas[rspec, r
 
 // TestReplicas runs seeded schedules of a user's reconciler as three or more
 // sharded replicas under crashes, partitions, lease expiries, joins and
-// leaves (reconciletest.RunReplicas).
+// leaves (reconciletest.RunReplicas). Under the race detector, 2 of the 8
+// schedules (sweepSeeds); scripts/test.sh runs all 8 without it
+// (sweepsWithoutRace).
 func TestReplicas(t *testing.T) {
 	cfg := replicasConfig(func(spec int) int { return spec })
-	cfg.Schedules = 8
+	cfg.Schedules = int(sweepSeeds(8))
 	if testing.Short() {
 		cfg.Schedules = 2
+	}
+	reconciletest.RunReplicas(t, cfg)
+}
+
+// The same schedules with each replica caching only its shards' objects
+// (cache.WithKeep(Sharder.Caches)), more shards, a shorter TTL and more
+// faults: every object still converges, with no overlap and no stale write.
+// A replica that reconciled a key before its cache listed the key's shard
+// would find no object and leave the key unconverged.
+func TestReplicasCachingTheirShards(t *testing.T) {
+	cfg := replicasConfig(func(spec int) int { return spec })
+	cfg.CacheShards = true
+	cfg.Shards, cfg.TTL, cfg.RetryPeriod, cfg.Faults = 64, 2*time.Second, 250*time.Millisecond, 16
+	cfg.Seed, cfg.Schedules = 100, 4
+	if testing.Short() {
+		cfg.Schedules = 1
 	}
 	reconciletest.RunReplicas(t, cfg)
 }

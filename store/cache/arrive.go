@@ -15,7 +15,7 @@ func (c *Cache[S, T]) arrive(ev *store.Event[S, T]) {
 	switch {
 	case ev.Progress || ev.Err != nil:
 	case ev.Undecodable != nil:
-		if !c.cfg.fields.matchesName(ev.Undecodable.Name) {
+		if !c.cfg.fields.matchesName(ev.Undecodable.Name) || !c.keeps(ev.Undecodable.Name) {
 			*ev = store.Event[S, T]{Progress: true, Revision: ev.Revision}
 		}
 	case ev.Object == nil || ev.Type == store.Deleted:
@@ -36,7 +36,7 @@ func (c *Cache[S, T]) arriveListing(l *store.List[S, T]) *store.List[S, T] {
 	if c.cfg.selecting() {
 		kept := *l
 		kept.Items = slices.DeleteFunc(slices.Clone(l.Items), func(obj *store.Object[S, T]) bool { return !c.selects(obj) })
-		kept.Undecodable = slices.DeleteFunc(slices.Clone(l.Undecodable), func(e *store.DecodeError) bool { return !c.cfg.fields.matchesName(e.Name) })
+		kept.Undecodable = slices.DeleteFunc(slices.Clone(l.Undecodable), func(e *store.DecodeError) bool { return !c.cfg.fields.matchesName(e.Name) || !c.keeps(e.Name) })
 		l = &kept
 	}
 	if c.transform == nil {

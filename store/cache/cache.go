@@ -35,7 +35,7 @@ type ListWatcher[S, T any] interface {
 // what it means the Cache to see, and the Cache calls them.
 type leanSource[S, T any] interface {
 	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
-	WatchWithoutPrev(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
+	WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -98,9 +98,10 @@ type Cache[S, T any] struct {
 	panics       atomic.Int64 // see Panics
 	listing      atomic.Bool  // see Listing; written under dispatch
 
-	running atomic.Bool
-	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
-	synced  chan struct{}
+	running  atomic.Bool
+	refilter refilterState         // see Refilter
+	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
+	synced   chan struct{}
 }
 
 // ErrRunning is returned by a second call of Cache.Run.
@@ -138,6 +139,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		c.lean = st
 	}
 	c.reuse = c.reused
+	c.refilter.init()
 	return c
 }
 

@@ -205,6 +205,7 @@ func TestCacheListsAgainAfterAnEmptyListing(t *testing.T) {
 		require.Equal(t, int64(0), w.from)
 		require.NoError(t, c.WaitFor(t.Context(), 1))
 		require.Equal(t, []string{"a"}, c.Keys())
+		synctest.Wait() // handlers run after WaitFor returns
 		require.Equal(t, []string{"add a@1"}, rec.take())
 
 		// Events the second listing already holds are skipped.

@@ -46,6 +46,7 @@ type config struct {
 	transform    any            // a func(*store.Object[S, T]), see WithTransform
 	labels       store.Selector // see WithSelector
 	fields       FieldSelector
+	keep         func(name string) bool // see WithKeep
 }
 
 // WithRelistPeriod sets how often the Cache lists its kind again while its

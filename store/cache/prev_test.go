@@ -43,8 +43,10 @@ func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Eve
 	return relayWatch(ctx, s.src.Watch, from, s.step)
 }
 
-func (s *steppedSource) WatchWithoutPrev(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-	return relayWatch(ctx, s.src.WatchWithoutPrev, from, s.step)
+func (s *steppedSource) WatchWithoutPrev(ctx context.Context, from int64, keep func(string) bool) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+	return relayWatch(ctx, func(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
+		return s.src.WatchWithoutPrev(ctx, from, keep)
+	}, from, s.step)
 }
 
 func (s *steppedSource) step(ev store.Event[cacheSpec, cacheStatus]) (store.Event[cacheSpec, cacheStatus], bool, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
+	defer c.refilter.stop()
 	var timer clock.Timer
 	failures := 0
 	for {
@@ -75,12 +77,14 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 // the watch ends, and returns why it ended. It reports whether the watch
 // delivered anything, which resets the relist backoff.
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
+	asked, _ := c.refilter.asked()
 	l, err := c.listAll(ctx)
 	if err != nil {
 		return false, fmt.Errorf("cache: list: %w", err)
 	}
 	rev := l.Revision
 	c.replace(l)
+	c.refilter.served(asked)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -136,6 +140,8 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
+		case <-c.refilter.nudge:
+			c.relistNow(ctx, &r)
 		}
 	}
 }
@@ -250,7 +256,7 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Eve
 	}()
 	defer guard.Catch(&p)
 	if c.lean != nil {
-		return c.lean.WatchWithoutPrev(ctx, rev) // apply reads c.items, not Prev
+		return c.lean.WatchWithoutPrev(ctx, rev, c.keepFunc()) // apply reads c.items, not Prev
 	}
 	return c.src.Watch(ctx, rev)
 }
@@ -346,6 +352,12 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	news := c.setQuarantineLocked(l.Undecodable)
 	var d diffs[S, T]
 	c.dropMissingLocked(l.Items, &d)
+	if len(d.deleted) > len(c.items) {
+		// Most of the Cache left (a replica let shards go, see WithKeep):
+		// a Go map keeps its buckets after deletes, so copy what is left
+		// into one sized for it.
+		c.items = maps.Collect(maps.All(c.items))
+	}
 	for _, obj := range l.Items {
 		c.putListedLocked(obj, &d)
 	}

@@ -82,11 +82,13 @@ func (c *config) validateSelector() error {
 }
 
 // selecting reports whether WithSelector limits the Cache.
-func (c *config) selecting() bool { return c.labels != nil || c.fields != FieldSelector{} }
+func (c *config) selecting() bool {
+	return c.labels != nil || c.fields != FieldSelector{} || c.keep != nil
+}
 
 // selects reports whether the Cache keeps obj.
 func (c *Cache[S, T]) selects(obj *store.Object[S, T]) bool {
-	return (c.cfg.labels == nil || c.cfg.labels.Matches(obj.Meta.Labels)) && c.cfg.fields.matches(&obj.Meta)
+	return (c.cfg.labels == nil || c.cfg.labels.Matches(obj.Meta.Labels)) && c.cfg.fields.matches(&obj.Meta) && c.keeps(obj.Meta.Name)
 }
 
 // listOptions are the first page's options of a listing: WithSelector's
@@ -97,5 +99,5 @@ func (c *Cache[S, T]) listOptions() store.ListOptions {
 	if f.Name != "" && strings.HasPrefix(f.Name, prefix) {
 		prefix = f.Name
 	}
-	return store.ListOptions{Limit: c.cfg.pageSize, Selector: c.cfg.labels, NamePrefix: prefix}
+	return store.ListOptions{Limit: c.cfg.pageSize, Selector: c.cfg.labels, NamePrefix: prefix, Keep: c.keepFunc()}
 }

@@ -1,0 +1,148 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// keepSet is a WithKeep function whose answer the test changes.
+type keepSet struct {
+	mu   sync.Mutex
+	kept map[string]bool
+}
+
+func (k *keepSet) keep(name string) bool { k.mu.Lock(); defer k.mu.Unlock(); return k.kept[name] }
+func (k *keepSet) set(names ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.kept = map[string]bool{}
+	for _, n := range names {
+		k.kept[n] = true
+	}
+}
+
+// A Cache with WithKeep holds only the objects keep accepts, drops changes
+// to the others on arrival, and after keep's answer changed, Refilter makes
+// it hold what keep accepts now: the objects that left reach the handlers
+// as deletions, those that arrived as additions.
+func TestKeepHoldsWhatKeepAcceptsAndRefilterFollowsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		revs := map[string]int64{}
+		for _, name := range []string{"a", "b", "c"} {
+			revs[name], err = w.Create(ctx, &cobj{Meta: store.Meta{Name: name}})
+			require.NoError(t, err)
+		}
+		var k keepSet
+		k.set("a", "b")
+		c := cache.New[cacheSpec, cacheStatus](st, cache.WithKeep(k.keep))
+		var rec recorder
+		c.AddHandler(rec.handle)
+		stop := startCache(t, c)
+		require.NoError(t, c.WaitForSync(ctx))
+		require.Equal(t, []string{"a", "b"}, c.Keys())
+		rec.take()
+
+		o, err := st.Get(ctx, "c")
+		require.NoError(t, err)
+		o.Spec.Replicas = 2
+		revs["c"], err = w.Update(ctx, o)
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Empty(t, rec.take(), "a change to an object keep rejects is dropped on arrival")
+		require.Equal(t, []string{"a", "b"}, c.Keys())
+
+		k.set("b", "c")
+		require.NoError(t, c.Refilter(ctx))
+		require.Equal(t, []string{"b", "c"}, c.Keys())
+		require.Equal(t, []string{fmt.Sprintf("del a@%d", revs["a"]), fmt.Sprintf("add c@%d", revs["c"])}, rec.take())
+		got, _ := c.Get("c")
+		require.Equal(t, 2, got.Spec.Replicas, "the listing brought c as stored now")
+
+		stop()
+		require.ErrorIs(t, c.Refilter(ctx), cache.ErrNotRunning)
+	})
+}
+
+// Refilter returns at once without WithKeep, and a keep that panics keeps
+// the object (a Cache missing an object would take it for deleted) and is
+// counted as a panic.
+func TestKeepWithoutFunctionAndPanickingKeep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		_, err = st.As("alice").Create(ctx, &cobj{Meta: store.Meta{Name: "a"}})
+		require.NoError(t, err)
+		require.NoError(t, cache.New[cacheSpec, cacheStatus](st).Refilter(ctx), "no keep: nothing to do, not even a running Cache")
+
+		c := cache.New[cacheSpec, cacheStatus](st,
+			cache.WithKeep(func(string) bool { panic("keep bug") }),
+			cache.WithLogger(slog.New(slog.DiscardHandler)))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		require.Equal(t, []string{"a"}, c.Keys())
+		require.Positive(t, c.Panics())
+	})
+}
+
+// Refilter waits for a listing that began after it: a Cache whose store
+// cannot be listed keeps it waiting until ctx ends.
+func TestRefilterWaitsForAListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		fail := &failingLists{ListWatcher: st}
+		c := cache.New[cacheSpec, cacheStatus](fail, cache.WithKeep(func(string) bool { return true }))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		fail.set(true)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Refilter(ctx) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Refilter returned %v while every listing failed", err)
+		default:
+		}
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		fail.set(false)
+		require.NoError(t, c.Refilter(t.Context()), "and returns once a listing succeeds")
+	})
+}
+
+type failingLists struct {
+	cache.ListWatcher[cacheSpec, cacheStatus]
+	mu   sync.Mutex
+	fail bool
+}
+
+func (f *failingLists) set(v bool) { f.mu.Lock(); f.fail = v; f.mu.Unlock() }
+
+func (f *failingLists) List(ctx context.Context, o store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
+	f.mu.Lock()
+	fail := f.fail
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("list refused")
+	}
+	return f.ListWatcher.List(ctx, o)
+}

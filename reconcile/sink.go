@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"github.com/steady-go/steady/reconcile/conditions"
+
 	"context"
 	"log/slog"
 	"math/rand/v2"
@@ -171,7 +173,7 @@ func (l *Loop[K]) reportHeld(t *term[K], key K) {
 		l.mu.Unlock()
 		return
 	}
-	note := stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	note := stalledNote{reason: conditions.ReasonOscillating, message: s.oscillated.Message()}
 	s.oscWritten, s.stalled = true, &note
 	newly := s.counted != note.reason
 	s.counted = note.reason

@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -421,7 +422,7 @@ func (s *keyState) reportOscillation(d *decision, now time.Time, o *outcome) {
 		s.oscillated, s.oscCount, s.oscUntil = nil, 0, time.Time{}
 		return
 	}
-	o.stall, o.note = stalledSet, stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	o.stall, o.note = stalledSet, stalledNote{reason: conditions.ReasonOscillating, message: s.oscillated.Message()}
 	s.oscWritten = true
 	if d.stalled == stalledClear && now.Before(s.oscUntil) {
 		o.reportEnds = s.oscUntil.Sub(now)
@@ -506,7 +507,7 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 	if !ok {
 		return false
 	}
-	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, Stalled)
+	owned := change == stalledClear && stalledNotFalse(conds) && l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Stalled)
 	now := l.clk.Now()
 	var regen time.Time
 	var stop store.Condition
@@ -514,7 +515,7 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 	if change == stalledSet {
 		regen = l.stalledRegen(key)
 		stop, stopping = l.reconcilingStopped(conds)
-		stopping = stopping && l.sw.OwnsCondition(key, l.cfg.loopManager, Reconciling)
+		stopping = stopping && l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
 		if stopping {
 			// The Loop's Reconciling=True goes with this write, whatever
 			// regen says: kstatus reads it before Stalled, as InProgress.
@@ -525,7 +526,7 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 	if !write && !stopping {
 		return false
 	}
-	c, _ := GetCondition(out, Stalled)
+	c, _ := conditions.Get(out, conditions.Stalled)
 	cs := []store.Condition{c}
 	if stopping {
 		cs = append(cs, stop)
@@ -571,7 +572,7 @@ func (l *Loop[K]) stalledWritten(key K, change stalledChange, d stalledNote, now
 		}
 		l.mu.Unlock()
 	}
-	if d.reason != ReasonOscillating || change != stalledSet {
+	if d.reason != conditions.ReasonOscillating || change != stalledSet {
 		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}, Report: true})
 	}
 }

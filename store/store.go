@@ -110,7 +110,7 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 //
 // So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
 // (the slash separates kind and name in keys), "9lives" and "" are not. A
-// kind that breaks a rule gives an *InvalidNameError naming it. New also
+// kind that breaks a rule gives an error wrapping ErrInvalid that names it. New also
 // returns an error wrapping ErrInvalid when b is nil or a typed nil (such as
 // a nil *memstore.Store), when WithClock gave a typed nil, or when the
 // steady struct tags of S or T are malformed (see ownership.SchemaFor).

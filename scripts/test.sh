@@ -165,13 +165,14 @@ lane() {
 # paths, not every seed, key or zoo bug; see sweepSeeds, raceZoo and
 # sweepSize) run in full here, without it, and so do the checks of exact
 # replay that the race detector skips (TestSeedReplaysTheSchedule, the
-# replay halves of TestZoo and TestFailureNames...), and the allocation
-# count the race detector skips (TestVersionsConvertedWatchEventCostsARead).
+# replay halves of TestZoo and TestFailureNames...).
 sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived|TestZoo|TestEveryViolationNamesAHarm|TestReplicas|TestSeedReplaysTheSchedule|TestFailureNamesHarmShortestScheduleAndReplay)$'
 # reconcile's sweeps, and the property tests of store, store/cache and
 # queue that run a fraction of their inputs under -race (see
 # internal/race.Sweep and raceScale), in one go test, which builds the
 # packages once and side by side. No name is in two of these packages.
+# TestVersionsConvertedWatchEventCostsARead counts allocations, which the
+# race detector's sync.Pool makes random, so it runs only here.
 propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|FuzzQueue)$'
 
 extra=("$@")

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -237,7 +238,7 @@ func keyView(loop string, k reconcile.KeyInfo) KeyView {
 	// One source of truth: the object's Stalled condition, when it has
 	// one, is what the row says (it is what every other tool reads); the
 	// Loop's own decision may not have been written yet, or was refused.
-	if c, ok := reconcile.GetCondition(k.Conditions, reconcile.Stalled); ok {
+	if c, ok := conditions.Get(k.Conditions, conditions.Stalled); ok {
 		v.Stalled = c.Status == store.ConditionTrue
 		v.Reason, v.Message = "", ""
 		if v.Stalled {

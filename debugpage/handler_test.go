@@ -20,6 +20,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/debugpage"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store/cache"
 )
 
@@ -113,7 +114,7 @@ func TestAPIShowsLoopsKeysAndCaches(t *testing.T) {
 		require.True(t, time.Now().Add(1500*time.Millisecond).Equal(db.Until), "failures at 0s and 1s, then a 2s backoff: runs at 3s")
 		require.Equal(t, "connection refused", db.LastError)
 		require.True(t, db.Stalled)
-		require.Equal(t, reconcile.ReasonFailing, db.Reason)
+		require.Equal(t, conditions.ReasonFailing, db.Reason)
 		require.Equal(t, 2, db.Failures)
 
 		huge := keys[1]

@@ -3,7 +3,7 @@ package debugpage
 import (
 	"fmt"
 
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -43,13 +43,13 @@ func Kstatus(generation int64, deleting bool, conds []store.Condition) (status, 
 	if observed != 0 && generation != 0 && observed != generation {
 		return KstatusInProgress, fmt.Sprintf("generation is %d, but latest observed generation is %d", generation, observed)
 	}
-	if c, ok := reconcile.GetCondition(conds, "Reconciling"); ok && c.Status == store.ConditionTrue {
+	if c, ok := conditions.Get(conds, "Reconciling"); ok && c.Status == store.ConditionTrue {
 		return KstatusInProgress, c.Message
 	}
-	if c, ok := reconcile.GetCondition(conds, reconcile.Stalled); ok && c.Status == store.ConditionTrue {
+	if c, ok := conditions.Get(conds, conditions.Stalled); ok && c.Status == store.ConditionTrue {
 		return KstatusFailed, c.Message
 	}
-	if c, ok := reconcile.GetCondition(conds, reconcile.Ready); ok {
+	if c, ok := conditions.Get(conds, conditions.Ready); ok {
 		if c.Status == store.ConditionTrue {
 			return KstatusCurrent, "Resource is Ready"
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/steady-go/steady/debugpage"
 	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -24,7 +25,7 @@ import (
 type stalledFalse struct{}
 
 func (stalledFalse) Conditions(string) ([]store.Condition, int64, bool) {
-	return []store.Condition{{Type: reconcile.Stalled, Status: store.ConditionFalse, Reason: reconcile.ReasonRecovered}}, 1, true
+	return []store.Condition{{Type: conditions.Stalled, Status: store.ConditionFalse, Reason: conditions.ReasonRecovered}}, 1, true
 }
 func (stalledFalse) OwnsCondition(string, string, string) bool { return false }
 func (stalledFalse) WriteCondition(context.Context, string, string, store.Condition) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -40,7 +41,7 @@ func TestAnHourOfFailuresAtTheCapWritesStalledOnce(t *testing.T) {
 				// Before: 56 writes (the count in the message changed each time).
 				require.LessOrEqual(t, o.Meta.Revision-rev0, int64(2), "writes of the object by the Loop")
 				c := stalledOf(t, e, "a")
-				require.Equal(t, ReasonFailing, c.Reason)
+				require.Equal(t, conditions.ReasonFailing, c.Reason)
 				require.Equal(t, "test: "+tt.err(4).Error(), c.Message, "no counter: the error that made it Stalled")
 				require.Equal(t, s.count("a"), l.Inspect("a").Failures, "the count is in Inspect")
 				require.NoError(t, stop())
@@ -51,7 +52,7 @@ func TestAnHourOfFailuresAtTheCapWritesStalledOnce(t *testing.T) {
 
 func stalledOf(t *testing.T, e *env, name string) store.Condition {
 	t.Helper()
-	c, ok := GetCondition(e.get(t, name).Conditions, Stalled)
+	c, ok := conditions.Get(e.get(t, name).Conditions, conditions.Stalled)
 	require.True(t, ok, "Stalled is set")
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -53,31 +54,33 @@ const (
 
 // decision is what the Loop does after one reconcile. It is computed by the
 // pure function decide, so every row of the result table is a plain input.
+// The small fields come last: without padding between them a decision is
+// 88 bytes, not 112, and every reconcile zeroes one.
 type decision struct {
 	// failures is the new consecutive failure count.
 	failures int
-	// failed reports that this reconcile counted as a failure.
-	failed bool
 	// requeues is the new count of consecutive Requeues that wrote nothing
 	// and revision conflicts (see requeueUnwritten).
 	requeues int
-	// terminal reports a Terminal error.
-	terminal bool
-	next     nextKind
 	// delay is the wait for nextAfter.
 	delay time.Duration
 	// backoff is the backoff delay that was applied (0 if none).
 	backoff time.Duration
-	stalled stalledChange
 	// reason and message describe the Stalled condition for stalledSet.
 	reason, message string
+	// result is the metric label.
+	result string
+	// failed reports that this reconcile counted as a failure.
+	failed bool
+	// terminal reports a Terminal error.
+	terminal bool
+	next     nextKind
+	stalled  stalledChange
 	// warn reports a Result returned together with an error.
 	warn bool
 	// conflict reports a revision conflict (see isConflict): a retry
 	// paced like a Requeue that wrote nothing, not a failure.
 	conflict bool
-	// result is the metric label.
-	result string
 }
 
 // decide implements the result table of the package documentation, into d
@@ -114,9 +117,9 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 			return
 		}
 	}
-	if te, ok := errors.AsType[*TerminalError](err); ok {
-		*d = decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: ReasonTerminal,
-			message: errString(te.Err), warn: res.afterWrite(), result: resultError}
+	if te, ok := errors.AsType[*terminalError](err); ok {
+		*d = decision{terminal: true, next: nextOnHint, stalled: stalledSet, reason: conditions.ReasonTerminal,
+			message: te.message(err), warn: res.afterWrite(), result: resultError}
 		if after > 0 {
 			d.next, d.delay = nextAfter, after
 		}
@@ -138,28 +141,19 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 	b := max(backoff(n), 0)
 	*d = decision{failures: n, failed: true, next: nextAfter, backoff: b, delay: max(b, after),
 		warn: !res.isZero(), result: resultError, message: errString(err)}
-	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
-		d.delay = max(d.delay, ra.After)
+	if ra, ok := errors.AsType[*retryAfterError](err); ok {
+		d.delay = max(d.delay, ra.after)
 	}
-	if be, ok := errors.AsType[*BlockedError](err); ok {
+	if be, ok := errors.AsType[*blockedError](err); ok {
 		// The reason is the condition's Reason: the message does not
 		// repeat it, it says what the wait is for.
-		d.stalled, d.reason, d.message = stalledSet, be.Reason, blockedMessage(be)
+		d.stalled, d.reason, d.message = stalledSet, be.Reason, be.message(err)
 		return
 	}
 	if n >= max(stallAfter, 1) {
-		d.stalled, d.reason = stalledSet, ReasonFailing
+		d.stalled, d.reason = stalledSet, conditions.ReasonFailing
 		d.message = errString(err) // no count: the condition changes only with its meaning
 	}
-}
-
-// blockedMessage is the Stalled message of a Blocked error: the wrapped
-// error's text, or "blocked" when there is none.
-func blockedMessage(be *BlockedError) string {
-	if be.Err == nil {
-		return "blocked"
-	}
-	return errString(be.Err)
 }
 
 // requeueUnwritten turns the Requeue row of d (a Requeue with no error)
@@ -201,7 +195,7 @@ func isConflict(err error) bool {
 	}
 	_, owned := errors.AsType[*ownership.ConflictError](err)
 	_, panicked := errors.AsType[*PanicError](err)
-	_, blocked := errors.AsType[*BlockedError](err)
-	_, retry := errors.AsType[*RetryAfterError](err)
+	_, blocked := errors.AsType[*blockedError](err)
+	_, retry := errors.AsType[*retryAfterError](err)
 	return !owned && !panicked && !blocked && !retry
 }

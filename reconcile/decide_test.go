@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -55,7 +56,7 @@ func TestDecideErrorCountsAndBacksOff(t *testing.T) {
 	require.Equal(t, 5, d.failures)
 	require.Equal(t, 160*time.Millisecond, d.delay)
 	require.Equal(t, stalledSet, d.stalled)
-	require.Equal(t, ReasonFailing, d.reason)
+	require.Equal(t, conditions.ReasonFailing, d.reason)
 	require.Equal(t, "boom", d.message)
 
 	// With RequeueAfter: max(backoff, RequeueAfter), and a warning.
@@ -100,7 +101,7 @@ func TestDecideRetryAfterTakesTheLonger(t *testing.T) {
 	// As for err: the 5th failure stalls.
 	d = decided(Result{}, RetryAfter(errBoom, time.Millisecond), 4, 5, testBackoff)
 	require.Equal(t, stalledSet, d.stalled)
-	require.Equal(t, ReasonFailing, d.reason)
+	require.Equal(t, conditions.ReasonFailing, d.reason)
 }
 
 func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
@@ -109,7 +110,7 @@ func TestDecideTerminalStallsWithoutRetry(t *testing.T) {
 	d := decided(Result{}, Terminal(errBoom), 3, 5, bo)
 	require.False(t, called, "Terminal consults no backoff")
 	require.Equal(t, decision{failures: 0, terminal: true, next: nextOnHint, stalled: stalledSet,
-		reason: ReasonTerminal, message: "boom", result: resultError}, d)
+		reason: conditions.ReasonTerminal, message: "boom", result: resultError}, d)
 
 	// With RequeueAfter: runs after it, without a warning (the table allows it).
 	d = decided(Result{RequeueAfter: time.Hour}, Terminal(errBoom), 3, 5, bo)

@@ -130,7 +130,7 @@
 //	err                   +1         after max(backoff, RequeueAfter)        set after N failures (default 5)
 //	Blocked(reason, err)  +1         after max(backoff, RequeueAfter)        set now, with reason
 //	RetryAfter(err, d)    +1         after max(d, backoff, RequeueAfter)     as for err
-//	Terminal(err)         reset      after RequeueAfter, else next hint      set (ReasonTerminal)
+//	Terminal(err)         reset      after RequeueAfter, else next hint      set (TerminalError)
 //
 // Interactions, stated once:
 //   - RequeueAfter wins over RequeueAfterWrite when both are set.
@@ -159,12 +159,13 @@
 //
 // # Conditions
 //
-// SetCondition, GetCondition, IsTrue and RemoveCondition work on the
-// framework-level []store.Condition of any object. SetCondition moves
+// Package conditions names the condition types and reasons and has the
+// helpers (Set, Get, IsTrue, Remove) that work on the framework-level
+// []store.Condition of any object. conditions.Set moves
 // LastTransitionTime only when the status flips, records ObservedGeneration,
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns the Stalled condition and, on objects that have no
-// Reconciling of their own, Reconciling (see Reconciling: True before a
+// Reconciling of their own, Reconciling (see conditions.Reconciling: True before a
 // new object's first reconcile, False once one succeeded or with
 // Stalled=True); Ready belongs to the user, and carries the generation it
 // was computed from, so that kstatus reads a generation not yet
@@ -241,7 +242,7 @@
 // by this manager within a minute, of any kind (status-only included, and
 // the Loop's own Stalled writes apart from an oscillation's report), with
 // no change to the spec. Each is reported at once as Stalled with reason
-// ReasonOscillating (a worker writes the report without running the key),
+// conditions.ReasonOscillating (a worker writes the report without running the key),
 // naming the flipping fields in diff.Path notation, and Loop.Inspect
 // returns the oscillation.Report. The key is held: a sixth of the window,
 // doubling with each detection that comes within a window of the last

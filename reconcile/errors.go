@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/reconcile/conditions"
 )
 
 // ErrShutdown is the cause of the context of every in-flight reconcile when
@@ -17,85 +18,155 @@ var ErrShutdown = errors.New("reconcile: loop shutting down")
 // timeout (see WithTimeout) expires.
 var ErrTimeout = errors.New("reconcile: per-reconcile timeout")
 
-// TerminalError marks an error that retrying cannot fix, such as an invalid
-// spec. The Loop does not retry it, resets the failure count and sets
-// Stalled with reason ReasonTerminal. Create it with Terminal.
-type TerminalError struct{ Err error }
+// ErrTerminal matches, with errors.Is, every error made by Terminal.
+// Returning it, or an error wrapping it, is the same as returning
+// Terminal(err): the Loop does not retry, and the Stalled condition's
+// message is the whole error's text.
+var ErrTerminal error = &terminalError{}
 
-// Terminal wraps err so that the Loop does not retry it. Terminal(nil)
-// returns nil: nothing failed. errors.Is and errors.As see through it.
+// ErrBlocked matches, with errors.Is, every error made by Blocked; read
+// its reason with BlockedReason. Returning it, or an error wrapping it, is
+// the same as Blocked(conditions.ReasonBlocked, err).
+var ErrBlocked error = &blockedError{Reason: conditions.ReasonBlocked}
+
+// ErrRetryAfter matches, with errors.Is, every error made by RetryAfter.
+// Returning it without RetryAfter asks for no delay: the failure is retried
+// with backoff.
+var ErrRetryAfter error = &retryAfterError{}
+
+// terminalError marks an error that retrying cannot fix. Its Is matches
+// any terminalError, so that ErrTerminal finds every one.
+type terminalError struct{ err error }
+
+// Terminal wraps err to mark it as one that retrying cannot fix, such as
+// an invalid spec. The Loop does not retry it, resets the failure count and
+// sets Stalled with reason conditions.ReasonTerminal and err's text as the message.
+// Terminal(nil) returns nil: nothing failed. errors.Is and errors.As see
+// through it, and errors.Is(err, ErrTerminal) reports it.
 func Terminal(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &TerminalError{Err: err}
+	return &terminalError{err: err}
 }
 
-// Error reports the wrapped error as terminal.
-func (e *TerminalError) Error() string { return "terminal: " + errString(e.Err) }
+func (e *terminalError) Error() string {
+	if e.err == nil {
+		return "terminal error"
+	}
+	return "terminal: " + errString(e.err)
+}
 
-// Unwrap returns the wrapped error.
-func (e *TerminalError) Unwrap() error { return e.Err }
+func (e *terminalError) Unwrap() error { return e.err }
 
-// BlockedError reports that an object cannot be reconciled until something
-// outside it changes (a missing secret, no capacity). The Loop sets Stalled
-// at once with Reason, and retries with backoff. The condition's message is
-// the Loop's name and Err's text ("app: secret \"db\" not found"), or
-// "blocked" when Err is nil: Reason is not repeated in it. Create it with
-// Blocked.
-type BlockedError struct {
-	// Reason is the Stalled condition's reason, a CamelCase word such as
-	// "SecretMissing". Blocked defaults it to ReasonBlocked.
+func (e *terminalError) Is(target error) bool {
+	_, ok := target.(*terminalError)
+	return ok
+}
+
+// message is the Stalled condition's message for whole, an error that
+// holds e: the wrapped error's text, or whole's when e wraps nothing
+// (ErrTerminal wrapped by the reconciler).
+func (e *terminalError) message(whole error) string {
+	if e.err == nil {
+		return errString(whole)
+	}
+	return errString(e.err)
+}
+
+// blockedError reports that an object cannot be reconciled until something
+// outside it changes. Its Is matches any blockedError.
+type blockedError struct {
+	// Reason is the Stalled condition's reason.
 	Reason string
-	// Err is the underlying error; it may be nil.
-	Err error
+	err    error
 }
 
-// Blocked reports that reconciliation waits on reason. Unlike Terminal and
-// RetryAfter it returns a non-nil error even when err is nil, because being
-// blocked is itself the failure. An empty reason becomes ReasonBlocked.
+// Blocked reports that an object cannot be reconciled until something
+// outside it changes (a missing secret, no capacity): the reconcile waits
+// on reason, a CamelCase word such as "SecretMissing" (an empty one
+// becomes conditions.ReasonBlocked). The Loop sets Stalled at once with that reason,
+// and retries with backoff. The condition's message is err's text, or
+// "blocked" when err is nil: the reason is not repeated in it. Unlike
+// Terminal and RetryAfter, Blocked returns a non-nil error even when err
+// is nil, because being blocked is itself the failure. errors.Is and
+// errors.As see through it; errors.Is(err, ErrBlocked) reports it, and
+// BlockedReason returns its reason.
 func Blocked(reason string, err error) error {
 	if reason == "" {
-		reason = ReasonBlocked
+		reason = conditions.ReasonBlocked
 	}
-	return &BlockedError{Reason: reason, Err: err}
+	return &blockedError{Reason: reason, err: err}
 }
 
-// Error names the reason and the underlying error.
-func (e *BlockedError) Error() string {
-	if e.Err == nil {
+// BlockedReason returns the reason of the first Blocked error in err's
+// chain, and "" when there is none.
+func BlockedReason(err error) string {
+	if be, ok := errors.AsType[*blockedError](err); ok {
+		return be.Reason
+	}
+	return ""
+}
+
+func (e *blockedError) Error() string {
+	if e.err == nil {
 		return "blocked: " + e.Reason
 	}
-	return "blocked: " + e.Reason + ": " + guard.Text(e.Err)
+	return "blocked: " + e.Reason + ": " + guard.Text(e.err)
 }
 
-// Unwrap returns the wrapped error, or nil.
-func (e *BlockedError) Unwrap() error { return e.Err }
+func (e *blockedError) Unwrap() error { return e.err }
 
-// RetryAfterError asks for the next attempt no sooner than After (for
+func (e *blockedError) Is(target error) bool {
+	_, ok := target.(*blockedError)
+	return ok
+}
+
+// message is the Stalled condition's message for whole, an error that
+// holds e: the wrapped error's text; whole's when e is ErrBlocked, wrapped
+// by the reconciler; "blocked" for a Blocked error that wraps nothing.
+func (e *blockedError) message(whole error) string {
+	switch {
+	case e.err != nil:
+		return errString(e.err)
+	case e == ErrBlocked:
+		return errString(whole)
+	}
+	return "blocked"
+}
+
+// retryAfterError asks for the next attempt no sooner than after. Its Is
+// matches any retryAfterError.
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+// RetryAfter wraps err so that the Loop retries no sooner than d (for
 // example a rate limit that says when to come back). The failure still
-// counts, and the delay is max(After, backoff). Create it with RetryAfter.
-type RetryAfterError struct {
-	Err   error
-	After time.Duration
-}
-
-// RetryAfter wraps err so the Loop retries no sooner than d. RetryAfter(nil, d)
-// returns nil; a negative d is treated as zero.
+// counts, and the delay is max(d, backoff). RetryAfter(nil, d) returns nil;
+// a negative d is treated as zero. errors.Is and errors.As see through it,
+// and errors.Is(err, ErrRetryAfter) reports it.
 func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &RetryAfterError{Err: err, After: max(d, 0)}
+	return &retryAfterError{err: err, after: max(d, 0)}
 }
 
-// Error names the delay and the wrapped error.
-func (e *RetryAfterError) Error() string {
-	return fmt.Sprintf("retry after %v: %s", e.After, errString(e.Err))
+func (e *retryAfterError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("retry after %v", e.after)
+	}
+	return fmt.Sprintf("retry after %v: %s", e.after, errString(e.err))
 }
 
-// Unwrap returns the wrapped error.
-func (e *RetryAfterError) Unwrap() error { return e.Err }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+func (e *retryAfterError) Is(target error) bool {
+	_, ok := target.(*retryAfterError)
+	return ok
+}
 
 // errString is err's text, "<nil>" for nil. It never panics: the errors
 // are the reconciler's, and an Error method that panics (a typed nil

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	history "github.com/steady-go/steady/events"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -64,8 +65,8 @@ func TestLoopRecordsEventsOfItsObjects(t *testing.T) {
 		require.Equal(t, 1, bad["ReconcileFailed"].Count, "the first failure, not every retry")
 		require.Equal(t, history.Warning, bad["ReconcileFailed"].Type)
 		require.Equal(t, "boom", bad["ReconcileFailed"].Message)
-		require.Contains(t, bad, ReasonFailing, "the move to Stalled")
-		require.Equal(t, "apps", bad[ReasonFailing].Source)
+		require.Contains(t, bad, conditions.ReasonFailing, "the move to Stalled")
+		require.Equal(t, "apps", bad[conditions.ReasonFailing].Source)
 		a := reasons("a")
 		require.Equal(t, "to 3", a["Scaled"].Message)
 		mu.Lock()

@@ -7,31 +7,13 @@ import (
 	"iter"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
 )
-
-func ExampleSetCondition() {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var conds []store.Condition
-	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionFalse, Reason: "Creating", ObservedGeneration: 1}
-	changed, _ := reconcile.SetCondition(&conds, ready, t0)
-	fmt.Println("first set:", changed)
-	changed, _ = reconcile.SetCondition(&conds, ready, t0.Add(time.Minute))
-	fmt.Println("same again:", changed)
-	ready.Status, ready.Reason = store.ConditionTrue, "Available"
-	changed, _ = reconcile.SetCondition(&conds, ready, t0.Add(time.Hour))
-	c, _ := reconcile.GetCondition(conds, reconcile.Ready)
-	fmt.Println("flipped:", changed, c.LastTransitionTime.Format(time.Kitchen), reconcile.IsTrue(conds, reconcile.Ready))
-	// Output:
-	// first set: true
-	// same again: false
-	// flipped: true 1:00AM true
-}
 
 func ExampleBlocked() {
 	errNoSecret := errors.New(`secret "db" not found`)
@@ -39,8 +21,7 @@ func ExampleBlocked() {
 		return reconcile.Result{}, reconcile.Blocked("SecretMissing", errNoSecret)
 	})
 	_, err := r.Reconcile(context.Background(), "app")
-	var b *reconcile.BlockedError
-	fmt.Println(errors.As(err, &b), b.Reason, errors.Is(err, errNoSecret))
+	fmt.Println(errors.Is(err, reconcile.ErrBlocked), reconcile.BlockedReason(err), errors.Is(err, errNoSecret))
 	// Output: true SecretMissing true
 }
 
@@ -116,7 +97,7 @@ func ExampleFromStore() {
 	stalled := make(chan struct{})
 	var once sync.Once
 	cache.AddHandler(func(_, obj *store.Object[struct{}, struct{}]) {
-		if obj != nil && reconcile.IsTrue(obj.Conditions, reconcile.Stalled) {
+		if obj != nil && conditions.IsTrue(obj.Conditions, conditions.Stalled) {
 			once.Do(func() { close(stalled) })
 		}
 	})
@@ -132,7 +113,7 @@ func ExampleFromStore() {
 	<-done
 
 	obj, _ := st.Get(context.Background(), "web")
-	c, _ := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+	c, _ := conditions.Get(obj.Conditions, conditions.Stalled)
 	fmt.Println(c.Type, c.Status, c.Reason, obj.Meta.LastWrite.Manager)
 	fmt.Println(c.Message)
 	// Output:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -69,7 +70,7 @@ func TestHoldBoundsAFightWhoseReconcilerRequeuesAfter(t *testing.T) {
 			// Before: about 270 writes a minute (every 250ms), hold or not.
 			require.LessOrEqual(t, n, int64(15), "minute %d after detection", minute)
 		}
-		require.Equal(t, ReasonOscillating, stalledOf(t, e, "a").Reason)
+		require.Equal(t, conditions.ReasonOscillating, stalledOf(t, e, "a").Reason)
 		require.NoError(t, stopA())
 		require.NoError(t, stopB())
 	})
@@ -170,7 +171,7 @@ func TestStatusWriteAndRequeueStormIsReportedAndSlowed(t *testing.T) {
 		require.LessOrEqual(t, most, 2*oscillation.DefaultMaxStatusWrites)
 		require.Positive(t, m.Oscillations("test", oscillation.Throttled))
 		require.Zero(t, m.Oscillations("test", oscillation.TooManyWrites))
-		_, stalled := GetCondition(e.get(t, "a").Conditions, Stalled)
+		_, stalled := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		require.False(t, stalled, "never Stalled")
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -72,7 +73,7 @@ func TestEveryMetricHookFires(t *testing.T) {
 				panic("boom")
 			case "ready":
 				o, _ := e.cache.Get(key)
-				ready := store.Condition{Type: Ready, Status: store.ConditionTrue, Reason: "Done", ObservedGeneration: o.Meta.Generation}
+				ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "Done", ObservedGeneration: o.Meta.Generation}
 				_, err := e.st.As("test").ApplyStatus(ctx, key, nil, []store.Condition{ready})
 				return Result{}, err
 			}

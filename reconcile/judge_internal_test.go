@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -51,17 +52,17 @@ func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T
 		}},
 		{"other status", func(o *app) error { o.Status.Replicas++; _, err := st.As("other").UpdateStatus(ctx, o); return err }},
 		{"other sets Stalled", func(o *app) error {
-			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at}}, store.WithForce())
+			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue, LastTransitionTime: at}}, store.WithForce())
 			return err
 		}},
 		{"app sets Stalled", func(o *app) error {
-			_, err := st.As("app").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: Stalled, Status: store.ConditionFalse, LastTransitionTime: at}}, store.WithForce())
+			_, err := st.As("app").ApplyStatus(ctx, "a", nil, []store.Condition{{Type: conditions.Stalled, Status: store.ConditionFalse, LastTransitionTime: at}}, store.WithForce())
 			return err
 		}},
 		{"other changes Stalled and Ready", func(o *app) error {
 			_, err := st.As("other").ApplyStatus(ctx, "a", nil, []store.Condition{
-				{Type: Stalled, Status: store.ConditionTrue, LastTransitionTime: at},
-				{Type: Ready, Status: store.ConditionTrue, LastTransitionTime: at},
+				{Type: conditions.Stalled, Status: store.ConditionTrue, LastTransitionTime: at},
+				{Type: conditions.Ready, Status: store.ConditionTrue, LastTransitionTime: at},
 			}, store.WithForce())
 			return err
 		}},

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -33,12 +34,12 @@ func requireReportEnds(t *testing.T, e *env, l *Loop[string], detected time.Time
 	time.Sleep(time.Until(deadline))
 	synctest.Wait()
 	o := e.get(t, "a")
-	c, ok := GetCondition(o.Conditions, Stalled)
+	c, ok := conditions.Get(o.Conditions, conditions.Stalled)
 	require.True(t, ok, "Stalled was written")
 	require.Equal(t, store.ConditionFalse, c.Status,
 		"Stalled=%s (%s) %v after the detection: the hold ended at +%v, the report at +%v",
 		c.Status, c.Reason, time.Since(detected), info.HeldUntil.Sub(detected), info.HeldUntil.Add(l.cfg.osc.Window).Sub(detected))
-	require.Equal(t, ReasonRecovered, c.Reason)
+	require.Equal(t, conditions.ReasonRecovered, c.Reason)
 	require.Nil(t, l.Inspect("a").Oscillation, "the report is over")
 	return o.Meta.Revision
 }
@@ -113,7 +114,7 @@ func TestOscillationReportEndsAfterAFightStops(t *testing.T) {
 		require.NoError(t, err)
 		synctest.Wait()
 		rev0, w0 := e.get(t, "a").Meta.Revision, writes.Load()
-		require.Equal(t, ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
+		require.Equal(t, conditions.ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
 
 		rev := requireReportEnds(t, e, l, detected)
 		t.Logf("%d writes after the other writer left, %d of them the reconciler's", rev-rev0, writes.Load()-w0)
@@ -157,7 +158,7 @@ func TestOscillationReportEndsAfterAWriteStormEnds(t *testing.T) {
 		storm.Store(false)
 		synctest.Wait()
 		rev0 := e.get(t, "a").Meta.Revision
-		require.Equal(t, ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
+		require.Equal(t, conditions.ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
 
 		rev := requireReportEnds(t, e, l, detected)
 		t.Logf("%d writes after the storm ended", rev-rev0)
@@ -193,7 +194,7 @@ func TestWrongOscillationReportOfAHealthyObjectEnds(t *testing.T) {
 		require.Equal(t, 1, m.Oscillations("test", oscillation.Fight))
 		detected := time.Now()
 		synctest.Wait()
-		require.Equal(t, ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
+		require.Equal(t, conditions.ReasonOscillating, stalledOf(t, e, "a").Reason, "reported at detection")
 
 		rev := requireReportEnds(t, e, l, detected)
 		require.Equal(t, rev0+2, rev, "two writes: the report and its clear")

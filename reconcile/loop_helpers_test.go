@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -113,7 +114,7 @@ func (m *memStatus) Conditions(key string) ([]store.Condition, int64, bool) {
 func (m *memStatus) OwnsCondition(key, manager, typ string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := GetCondition(m.conds[key], typ)
+	_, ok := conditions.Get(m.conds[key], typ)
 	return ok && m.owner[[2]string{key, typ}] == manager
 }
 
@@ -121,7 +122,7 @@ func (m *memStatus) WriteCondition(_ context.Context, key string, manager string
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	conds := m.conds[key]
-	if _, err := SetCondition(&conds, c, time.Now()); err != nil {
+	if _, err := conditions.Set(&conds, c, time.Now()); err != nil {
 		return err
 	}
 	m.conds[key] = conds
@@ -133,7 +134,7 @@ func (m *memStatus) WriteCondition(_ context.Context, key string, manager string
 func (m *memStatus) stalled(key string) (store.Condition, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return GetCondition(m.conds[key], Stalled)
+	return conditions.Get(m.conds[key], conditions.Stalled)
 }
 
 func (m *memStatus) writeCount() int {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -18,8 +19,8 @@ import (
 func TestLoopNilRunsOnceAndClearsStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a")
-		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "test: 5 consecutive failures: boom"}}
-		st.owner[[2]string{"a", Stalled}] = "test-loop" // this Loop's manager
+		st.conds["a"] = []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue, Reason: conditions.ReasonFailing, Message: "test: 5 consecutive failures: boom"}}
+		st.owner[[2]string{"a", conditions.Stalled}] = "test-loop" // this Loop's manager
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
 		l := mustNew(t, s, WithConditionWriter(keySet("a"), st), fixedBackoff()...)
 		stop := start(t, l)
@@ -28,7 +29,7 @@ func TestLoopNilRunsOnceAndClearsStalled(t *testing.T) {
 		require.Equal(t, 1, s.count("a"), "nil: runs again only on the next hint")
 		c, _ := st.stalled("a")
 		require.Equal(t, store.ConditionFalse, c.Status, "a recovered object clears Stalled")
-		require.Equal(t, ReasonRecovered, c.Reason)
+		require.Equal(t, conditions.ReasonRecovered, c.Reason)
 		require.Zero(t, l.Inspect("a").Failures)
 		require.NoError(t, stop())
 	})
@@ -124,7 +125,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 		c, ok := st.stalled("a")
 		require.True(t, ok, "5th consecutive failure sets Stalled")
 		require.Equal(t, store.ConditionTrue, c.Status)
-		require.Equal(t, ReasonFailing, c.Reason)
+		require.Equal(t, conditions.ReasonFailing, c.Reason)
 		require.Equal(t, "test: boom", c.Message, "no failure count in the message")
 		require.Equal(t, time.Now(), c.LastTransitionTime)
 		require.Equal(t, int64(1), c.ObservedGeneration)
@@ -137,7 +138,7 @@ func TestLoopErrorBacksOffAndStallsAfterN(t *testing.T) {
 		require.Equal(t, 6, m.Errors("test"))
 		require.Equal(t, 1, m.Results("test", resultSuccess))
 		// Before: 2, one per decision (the 5th and 6th failures).
-		require.Equal(t, 1, m.StalledCount("test", ReasonFailing), "one condition set")
+		require.Equal(t, 1, m.StalledCount("test", conditions.ReasonFailing), "one condition set")
 		require.NoError(t, stop())
 	})
 }
@@ -210,7 +211,7 @@ func TestLoopTerminalIsNotRetried(t *testing.T) {
 		require.Equal(t, 1, s.count("a"), "Terminal: no retry")
 		c, ok := st.stalled("a")
 		require.True(t, ok)
-		require.Equal(t, ReasonTerminal, c.Reason)
+		require.Equal(t, conditions.ReasonTerminal, c.Reason)
 		require.Equal(t, "test: spec.size: must be positive", c.Message)
 		require.Zero(t, l.Inspect("a").Failures, "Terminal resets the count")
 		require.Equal(t, []time.Duration{time.Minute}, s.gaps("b"), "Terminal with RequeueAfter runs after it")

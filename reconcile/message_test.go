@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -61,7 +62,7 @@ func TestStalledMessageIsBounded(t *testing.T) {
 				stop := start(t, l)
 				time.Sleep(time.Second)
 				synctest.Wait()
-				c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+				c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 				// Before: 10 KB: the message was the error, whole (10,656 bytes, 401 lines);
 				// over 1 MiB: no Stalled at all (the write failed).
 				require.True(t, ok, "Stalled is stored")

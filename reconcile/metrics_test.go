@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/metrics"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -25,7 +26,7 @@ func TestMemMetricsRecords(t *testing.T) {
 	m.Converged("c", time.Minute)
 	m.Unconverged("c", 7)
 	m.Oscillation("c", oscillation.Fight)
-	m.Stalled("c", ReasonBlocked)
+	m.Stalled("c", conditions.ReasonBlocked)
 
 	require.Equal(t, 1, m.Results("c", resultSuccess))
 	require.Equal(t, 1, m.Results("c", resultError))
@@ -41,7 +42,7 @@ func TestMemMetricsRecords(t *testing.T) {
 	require.Equal(t, 7, m.UnconvergedNow("c"))
 	require.Equal(t, 1, m.Oscillations("c", oscillation.Fight))
 	require.Zero(t, m.Oscillations("c", oscillation.NoProgress))
-	require.Equal(t, 1, m.StalledCount("c", ReasonBlocked))
+	require.Equal(t, 1, m.StalledCount("c", conditions.ReasonBlocked))
 	require.Equal(t, []string{"c", "d"}, m.Controllers())
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -63,7 +64,7 @@ func (l *Loop[K]) ownWrite(manager string, rev int64) bool { return l.own.own(ma
 // observeWrite feeds one write to key's oscillation detector. On a
 // detection it logs at Error, counts the metric, and holds the key: it
 // runs no earlier than the hold's end, however it is added (see sink.go and
-// oscillationHold). A worker sets Stalled with ReasonOscillating at once
+// oscillationHold). A worker sets Stalled with conditions.ReasonOscillating at once
 // (see heldBack), and it stays until one window after the hold ends (a
 // reconcile that would clear it then runs the key again at that time: see
 // record); a detection within that time doubles the next hold, one after
@@ -111,7 +112,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		s.throttled = &o
 	} else {
 		s.oscillated, s.oscUntil, s.oscWritten = &o, s.holdUntil.Add(l.cfg.osc.Window), false
-		s.stalled = &stalledNote{reason: ReasonOscillating, message: o.Message()}
+		s.stalled = &stalledNote{reason: conditions.ReasonOscillating, message: o.Message()}
 	}
 	l.mu.Unlock()
 

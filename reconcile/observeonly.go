@@ -51,11 +51,14 @@ func WithObserveOnly(report func(ctx context.Context, r store.DryRunResult)) Opt
 // observeCtx returns ctx with every typed-store write made a dry run, when
 // the Loop or key's object (m) is observe-only; ctx itself otherwise.
 func (l *Loop[K]) observeCtx(ctx context.Context, key K, m *objectMarks) context.Context {
-	if !l.cfg.observeOnly && !m.observeOnly {
+	if !l.cfg.dryRun(m) {
 		return ctx
 	}
 	return store.WithDryRun(ctx, func(r store.DryRunResult) { l.refused(ctx, key, r) })
 }
+
+// dryRun reports whether writes for an object with marks m are dry runs.
+func (c *config) dryRun(m *objectMarks) bool { return c.observeOnly || m.observeOnly }
 
 // observing reports whether key's writes are dry runs (observe-only).
 func (l *Loop[K]) observing(key K) bool {

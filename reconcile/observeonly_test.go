@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -52,7 +53,7 @@ func TestObserveOnlyWritesNothingAndReportsWhatItWouldWrite(t *testing.T) {
 
 		require.Equal(t, rev, e.get(t, "bad").Meta.Revision, "the store's revision: nothing was written")
 		require.Empty(t, e.get(t, "a").Status.Phase)
-		_, stalled := GetCondition(e.get(t, "bad").Conditions, Stalled)
+		_, stalled := conditions.Get(e.get(t, "bad").Conditions, conditions.Stalled)
 		require.False(t, stalled, "the Loop's Stalled write was refused too")
 		mu.Lock()
 		defer mu.Unlock()

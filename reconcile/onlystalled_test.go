@@ -6,13 +6,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/conditions"
 )
 
 // TestOnlyStalled: a change is the Loops' report alone when it changed
 // something and every path is Stalled or below it, on either side.
 func TestOnlyStalled(t *testing.T) {
 	stalledStatus := stalledPath.Field("status")
-	ready := conditionPath(Ready)
+	ready := conditionPath(conditions.Ready)
 	spec := diff.Path{}.Field("spec")
 	for _, c := range []struct {
 		a, b []diff.Path

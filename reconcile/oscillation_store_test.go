@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 
 	"github.com/steady-go/steady/ownership"
@@ -61,9 +62,9 @@ func TestFightBetweenTwoControllersIsDetected(t *testing.T) {
 
 		require.GreaterOrEqual(t, ma.Oscillations("test", oscillation.Fight)+mb.Oscillations("b", oscillation.Fight), 1)
 		o := e.get(t, "a")
-		c, ok := GetCondition(o.Conditions, Stalled)
+		c, ok := conditions.Get(o.Conditions, conditions.Stalled)
 		require.True(t, ok)
-		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Equal(t, conditions.ReasonOscillating, c.Reason)
 		require.Contains(t, c.Message, "fight: re-set .spec.replicas ", "the report names the flipping field")
 		// Either side may be the one whose detector fired last: one of them
 		// must still report the fight.
@@ -146,13 +147,13 @@ func TestSelfReferentialHashIsNoProgress(t *testing.T) {
 				if !tt.wantOsc {
 					require.Equal(t, int64(1), writes.Load())
 					require.Zero(t, m.Oscillations("test", oscillation.NoProgress))
-					require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
+					require.False(t, conditions.IsTrue(e.get(t, "a").Conditions, conditions.Stalled))
 				} else {
 					// 10 writes, held 10s; 10 writes, held 20s; 10 writes, held 40s.
 					require.Equal(t, 3, m.Oscillations("test", oscillation.NoProgress))
-					c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+					c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 					require.True(t, ok)
-					require.Equal(t, ReasonOscillating, c.Reason)
+					require.Equal(t, conditions.ReasonOscillating, c.Reason)
 					require.Contains(t, c.Message, "no progress: 10 writes within 1m0s to .metadata.labels.hash")
 				}
 				require.NoError(t, stop())
@@ -201,7 +202,7 @@ func TestStatusFromSpecConvergesWithIfGeneration(t *testing.T) {
 		require.Equal(t, int64(1), statusWrites.Load(), "the next pass wrote it once")
 		o := e.get(t, "a")
 		require.Equal(t, 5, o.Status.Replicas)
-		require.False(t, IsTrue(o.Conditions, Stalled))
+		require.False(t, conditions.IsTrue(o.Conditions, conditions.Stalled))
 		require.NoError(t, stop())
 	})
 }
@@ -241,9 +242,9 @@ func TestApplyTurnsAFightIntoAConflict(t *testing.T) {
 		var ce *ownership.ConflictError
 		require.ErrorAs(t, info.Err, &ce, "the second controller gets the conflict")
 		require.GreaterOrEqual(t, info.Failures, 5)
-		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		require.True(t, ok, "reported as Stalled after repeated failures")
-		require.Equal(t, ReasonFailing, c.Reason)
+		require.Equal(t, conditions.ReasonFailing, c.Reason)
 		require.NoError(t, stopA())
 		require.NoError(t, stopB())
 	})
@@ -286,7 +287,7 @@ func TestStatusTrackingAnOutsideSystemIsNotNoProgress(t *testing.T) {
 		}
 		require.Equal(t, int64(16), writes.Load(), "one status write per outside change, plus the first")
 		require.Zero(t, m.Oscillations("test", oscillation.NoProgress))
-		require.False(t, IsTrue(e.get(t, "a").Conditions, Stalled))
+		require.False(t, conditions.IsTrue(e.get(t, "a").Conditions, conditions.Stalled))
 		require.NoError(t, stop())
 	})
 }
@@ -352,9 +353,9 @@ func TestStatusFromSpecWithWholeObjectWritesChurns(t *testing.T) {
 		t.Logf("%d reverts, %d fights reported", reverts.Load(), m.Oscillations("test", oscillation.Fight))
 		require.GreaterOrEqual(t, reverts.Load(), int64(3), "whole-object writes revert the other writer's spec")
 		require.GreaterOrEqual(t, m.Oscillations("test", oscillation.Fight), 1, "the churn is detected")
-		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		require.True(t, ok)
-		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Equal(t, conditions.ReasonOscillating, c.Reason)
 		require.Contains(t, c.Message, "fight: re-set .spec.replicas ")
 		cancel()
 		scaler.Wait()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -20,8 +21,8 @@ func statusChange() []diff.Path {
 		Running    int               `json:"running"`
 		Conditions []store.Condition `json:"conditions"`
 	}
-	old := view{Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse, Reason: "Progressing", Message: "0/3"}}}
-	new := view{Running: 3, Conditions: []store.Condition{{Type: Ready, Status: store.ConditionTrue, Reason: "AllRunning", Message: "3/3"}}}
+	old := view{Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionFalse, Reason: "Progressing", Message: "0/3"}}}
+	new := view{Running: 3, Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "AllRunning", Message: "3/3"}}}
 	return diff.ChangedPaths(&old, &new, diff.ListKeys(diff.MustParsePath(".conditions"), "type"))
 }
 

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	history "github.com/steady-go/steady/events"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -16,11 +17,6 @@ import (
 // crossplane.io/paused. The Loop reads the annotation from the object its
 // ConditionWriter knows (FromStore's reads its cache) before every reconcile.
 const pausedAnnotation = "steady.dev/paused"
-
-// Paused is the condition type the Loop writes on an object annotated
-// steady.dev/paused="true" (see pausedAnnotation): True while paused,
-// False (reason "Resumed") once the annotation is gone.
-const Paused = "Paused"
 
 // Reasons of the Paused condition.
 const (
@@ -67,22 +63,19 @@ func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
 	for _, c := range conds {
 		m.observed = max(m.observed, c.ObservedGeneration)
 		switch c.Type {
-		case Paused:
+		case conditions.Paused:
 			m.pauseShown = c.Status == store.ConditionTrue
-		case Reconciling:
+		case conditions.Reconciling:
 			m.hasReconciling, m.reconciling = true, c.Status == store.ConditionTrue
 		}
 	}
 	return m
 }
 
-// skip reads key's marks, when the ConditionWriter offers them, and reports
-// whether the reconcile must not run (the object is paused). It reads the
-// marks into m, which it leaves zero without them.
+// skip reads key's marks into m and reports whether the reconcile must
+// not run (the object is paused). Only for a ConditionWriter that offers
+// marks (l.marks); m stays zero when the object is gone.
 func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
-	if l.marks == nil {
-		return false
-	}
 	var ok bool
 	*m, ok = l.marks.marks(key)
 	return ok && l.paused(t, key, m)
@@ -97,10 +90,10 @@ func (l *Loop[K]) paused(t *term[K], key K, m *objectMarks) bool {
 	if m.paused == m.pauseShown {
 		return m.paused
 	}
-	c := store.Condition{Type: Paused, Status: store.ConditionTrue, Reason: reasonPaused,
+	c := store.Condition{Type: conditions.Paused, Status: store.ConditionTrue, Reason: reasonPaused,
 		Message: "reconciles paused by the annotation " + pausedAnnotation + "=true; remove it to resume"}
 	if !m.paused {
-		c = store.Condition{Type: Paused, Status: store.ConditionFalse, Reason: reasonResumed,
+		c = store.Condition{Type: conditions.Paused, Status: store.ConditionFalse, Reason: reasonResumed,
 			Message: "the annotation " + pausedAnnotation + " was removed"}
 	}
 	c.LastTransitionTime = l.clk.Now()

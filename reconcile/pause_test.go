@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -27,7 +28,7 @@ func TestPausedObjectIsNotReconciledUntilTheMarkIsRemoved(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 0, s.count("a"), "a paused object is not reconciled")
 		require.Equal(t, 1, s.count("b"))
-		c, ok := GetCondition(e.get(t, "a").Conditions, Paused)
+		c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Paused)
 		require.True(t, ok, "the Loop says the object is paused")
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, reasonPaused, c.Reason)
@@ -45,7 +46,7 @@ func TestPausedObjectIsNotReconciledUntilTheMarkIsRemoved(t *testing.T) {
 		require.NoError(t, err)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"), "removing the mark resumes it")
-		c, _ = GetCondition(e.get(t, "a").Conditions, Paused)
+		c, _ = conditions.Get(e.get(t, "a").Conditions, conditions.Paused)
 		require.Equal(t, store.ConditionFalse, c.Status)
 		require.Equal(t, reasonResumed, c.Reason)
 		require.NoError(t, stop())
@@ -67,7 +68,7 @@ func TestPausedAnnotationOtherValuesDoNotPause(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, s.count("f"))
 		require.Equal(t, 1, s.count("e"))
-		_, ok := GetCondition(e.get(t, "f").Conditions, Paused)
+		_, ok := conditions.Get(e.get(t, "f").Conditions, conditions.Paused)
 		require.False(t, ok)
 		require.NoError(t, stop())
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -40,7 +41,7 @@ func (a *kstatusApp) Reconcile(ctx context.Context, key string) (Result, error) 
 	case "fail":
 		return Result{}, errors.New("dependency unreachable")
 	}
-	ready := store.Condition{Type: Ready, Status: store.ConditionTrue, Reason: "Running", ObservedGeneration: o.Meta.Generation}
+	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "Running", ObservedGeneration: o.Meta.Generation}
 	_, err := a.e.st.As("app").ApplyStatus(ctx, key, nil, []store.Condition{ready}, store.WithObserved(o.Meta))
 	return Result{}, store.IgnoreNotFound(err)
 }
@@ -53,7 +54,7 @@ func (a *kstatusApp) lastSeen() []store.Condition {
 
 func requireCondition(t *testing.T, conds []store.Condition, typ string, status store.ConditionStatus, reason string, gen int64) {
 	t.Helper()
-	c, ok := GetCondition(conds, typ)
+	c, ok := conditions.Get(conds, typ)
 	require.True(t, ok, "%s is set: %v", typ, conds)
 	require.Equal(t, status, c.Status, "%s: %v", typ, conds)
 	require.Equal(t, reason, c.Reason, "%s: %v", typ, conds)
@@ -80,13 +81,13 @@ func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 		synctest.Wait()
 
 		// A new object, its reconcile in flight.
-		requireCondition(t, e.get(t, "a").Conditions, Reconciling, store.ConditionTrue, reasonProgressing, 0)
-		requireCondition(t, a.lastSeen(), Reconciling, store.ConditionTrue, reasonProgressing, 0)
+		requireCondition(t, e.get(t, "a").Conditions, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
+		requireCondition(t, a.lastSeen(), conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
 		close(a.gate)
 		synctest.Wait()
 		conds := e.get(t, "a").Conditions
-		requireCondition(t, conds, Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, Ready, store.ConditionTrue, "Running", 1)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 1)
 
 		// Reconciles of an observed generation write nothing.
 		rev := e.get(t, "a").Meta.Revision
@@ -104,15 +105,15 @@ func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 		require.NoError(t, err)
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
-		requireCondition(t, conds, Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, Ready, store.ConditionTrue, "Running", 1)
-		_, stalled := GetCondition(conds, Stalled)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 1)
+		_, stalled := conditions.Get(conds, conditions.Stalled)
 		require.False(t, stalled, "one failure is not Stalled")
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
-		requireCondition(t, conds, Stalled, store.ConditionTrue, ReasonFailing, 2)
-		requireCondition(t, conds, Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 2)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
 
 		// Fixed: the next generation is worked on, then reconciled.
 		o = e.get(t, "a")
@@ -121,9 +122,9 @@ func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 		require.NoError(t, err)
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
-		requireCondition(t, conds, Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, Stalled, store.ConditionFalse, ReasonRecovered, 3)
-		requireCondition(t, conds, Ready, store.ConditionTrue, "Running", 3)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionFalse, conditions.ReasonRecovered, 3)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 3)
 		require.NoError(t, stop())
 	})
 }
@@ -149,7 +150,7 @@ func TestLoopConditionWritesKeepTheLoopsOtherConditions(t *testing.T) {
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
-		requireCondition(t, e.get(t, "a").Conditions, Stalled, store.ConditionTrue, ReasonFailing, 1)
+		requireCondition(t, e.get(t, "a").Conditions, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 1)
 
 		o := e.get(t, "a")
 		o.Meta.Annotations = map[string]string{pausedAnnotation: "true"}
@@ -158,9 +159,9 @@ func TestLoopConditionWritesKeepTheLoopsOtherConditions(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		conds := e.get(t, "a").Conditions
-		requireCondition(t, conds, Paused, store.ConditionTrue, reasonPaused, 1)
-		requireCondition(t, conds, Stalled, store.ConditionTrue, ReasonFailing, 1)
-		requireCondition(t, conds, Reconciling, store.ConditionFalse, reasonStalled, 0)
+		requireCondition(t, conds, conditions.Paused, store.ConditionTrue, reasonPaused, 1)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 1)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonStalled, 0)
 		require.NoError(t, stop())
 	})
 }
@@ -236,7 +237,7 @@ func TestReconcilingOfTheReconcilerIsLeftAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		mine := store.Condition{Type: Reconciling, Status: store.ConditionTrue, Reason: "Mine"}
+		mine := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: "Mine"}
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Conditions: []store.Condition{mine}, Spec: appSpec{Image: "fail"}})
 		l, err := New("apps", &kstatusApp{e: e}, FromStore(e.cache, e.st),
 			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(1), quiet())...)
@@ -244,8 +245,8 @@ func TestReconcilingOfTheReconcilerIsLeftAlone(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		conds := e.get(t, "a").Conditions
-		requireCondition(t, conds, Stalled, store.ConditionTrue, ReasonFailing, 1)
-		requireCondition(t, conds, Reconciling, store.ConditionTrue, "Mine", 0)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 1)
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionTrue, "Mine", 0)
 		require.NoError(t, stop())
 	})
 }
@@ -263,13 +264,13 @@ func TestReconcilingIsNoHint(t *testing.T) {
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
-		requireCondition(t, e.get(t, "a").Conditions, Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, e.get(t, "a").Conditions, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
 		lo, err := New("audit", other, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("audit"))...)
 		require.NoError(t, err)
 		stopOther := start(t, lo)
 		synctest.Wait()
 		o := e.get(t, "a")
-		o.Conditions = []store.Condition{{Type: Reconciling, Status: store.ConditionTrue, Reason: "Progressing"}}
+		o.Conditions = []store.Condition{{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: "Progressing"}}
 		_, err = e.st.As("app-loop").UpdateStatus(context.Background(), o) // as the first Loop writes it
 		require.NoError(t, err)
 		synctest.Wait()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -158,7 +159,7 @@ func runRelistScenario(t *testing.T, seed uint64, osc bool) relistRun {
 			for i := range objects {
 				o, err := st.Get(ctx, fmt.Sprintf("o%02d", i))
 				require.NoError(t, err)
-				if o.Status.Replicas != o.Spec.Replicas || IsTrue(o.Conditions, Stalled) {
+				if o.Status.Replicas != o.Spec.Replicas || conditions.IsTrue(o.Conditions, conditions.Stalled) {
 					return false
 				}
 			}

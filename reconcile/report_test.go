@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -44,11 +45,11 @@ func TestTooManyWritesIsReportedWhileHeld(t *testing.T) {
 		synctest.Wait()
 		info := l.Inspect("a")
 		require.True(t, info.HeldUntil.After(time.Now()), "held")
-		c, ok := GetCondition(e.get(t, "a").Conditions, Stalled)
+		c, ok := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		// Before: no Stalled condition until the hold ended, 10s after.
 		require.True(t, ok && c.Status == store.ConditionTrue, "Stalled stored %v after the detection, while held until %v",
 			time.Since(detected), info.HeldUntil.Sub(detected))
-		require.Equal(t, ReasonOscillating, c.Reason)
+		require.Equal(t, conditions.ReasonOscillating, c.Reason)
 		require.Contains(t, c.Message, "too many writes: ")
 		require.NoError(t, stop())
 	})

@@ -25,11 +25,17 @@ type recorder struct {
 	log      atomic.Pointer[slog.Logger]
 }
 
-func (r *recorder) reset(fresh bool, id uint64) {
-	r.rev.Store(0)
-	r.fresh = fresh
-	r.id = id
-	r.log.Store(nil)
+// reset readies r for the next reconcile. It stores rev and log only when
+// the last reconcile set them: most write nothing and log nothing, and a
+// load is cheaper than an atomic store.
+func (r *recorder) reset(fresh bool, id uint64, attempt int) {
+	if r.rev.Load() != 0 {
+		r.rev.Store(0)
+	}
+	if r.log.Load() != nil {
+		r.log.Store(nil)
+	}
+	r.fresh, r.id, r.attempt = fresh, id, attempt
 }
 
 // RecordWrite tells the Loop running the reconcile of ctx that it wrote

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestSectionChanges(t *testing.T) {
 	base := func() *app {
 		return &app{Meta: store.Meta{Name: "a", Generation: 1, Labels: map[string]string{"team": "x"}, LastWrite: store.LastWrite{Manager: "app"}},
-			Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse}}}
+			Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionFalse}}}
 	}
 	tests := []struct {
 		name   string
@@ -30,7 +31,7 @@ func TestSectionChanges(t *testing.T) {
 		{"spec, by generation", func(o *app) { o.Meta.Generation = 2 }, []string{".spec"}},
 		{"status", func(o *app) { o.Status.Phase = "Running" }, []string{".status"}},
 		{"a condition changed and one added", func(o *app) {
-			o.Conditions = []store.Condition{{Type: Ready, Status: store.ConditionTrue}, {Type: "Progressing", Status: store.ConditionTrue}}
+			o.Conditions = []store.Condition{{Type: conditions.Ready, Status: store.ConditionTrue}, {Type: "Progressing", Status: store.ConditionTrue}}
 		}, []string{`.conditions[type="Ready"]`, `.conditions[type="Progressing"]`}},
 		{"a condition removed", func(o *app) { o.Conditions = nil }, []string{`.conditions[type="Ready"]`}},
 	}

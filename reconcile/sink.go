@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"github.com/steady-go/steady/reconcile/conditions"
+
 	"context"
 	"log/slog"
 	"math/rand/v2"
@@ -148,9 +150,11 @@ func (l *Loop[K]) addAfter(t *term[K], key K, d time.Duration) {
 // reported yet is written as Stalled now: a detection adds the key at once
 // for that (see observeWrite).
 func (l *Loop[K]) heldBack(t *term[K], key K) bool {
-	if l.held.Load() == 0 {
-		return false
-	}
+	return l.held.Load() > 0 && l.holdBack(t, key) // small enough to inline
+}
+
+// holdBack is heldBack for a Loop that holds some key.
+func (l *Loop[K]) holdBack(t *term[K], key K) bool {
 	d := l.holdLeft(key)
 	if d <= 0 {
 		return false
@@ -169,7 +173,7 @@ func (l *Loop[K]) reportHeld(t *term[K], key K) {
 		l.mu.Unlock()
 		return
 	}
-	note := stalledNote{reason: ReasonOscillating, message: s.oscillated.Message()}
+	note := stalledNote{reason: conditions.ReasonOscillating, message: s.oscillated.Message()}
 	s.oscWritten, s.stalled = true, &note
 	newly := s.counted != note.reason
 	s.counted = note.reason

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -69,8 +70,8 @@ func TestInfoAndInspectAllDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 		require.Equal(t, "disk full", bad.LastError)
 		require.Equal(t, "error", bad.LastResult)
 		require.True(t, bad.Stalled)
-		require.Equal(t, ReasonFailing, bad.StalledReason)
-		c, ok := GetCondition(bad.Conditions, Stalled)
+		require.Equal(t, conditions.ReasonFailing, bad.StalledReason)
+		c, ok := conditions.Get(bad.Conditions, conditions.Stalled)
 		require.True(t, ok, "conditions come through the ConditionWriter")
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, int64(1), bad.Generation)
@@ -78,7 +79,7 @@ func TestInfoAndInspectAllDescribeEveryKeyThatIsNotIdle(t *testing.T) {
 		final := byKey["final"]
 		require.Equal(t, PhaseWaiting, final.Phase)
 		require.Equal(t, "terminal error: runs on the next change or resync", final.Why)
-		require.Equal(t, ReasonTerminal, final.StalledReason)
+		require.Equal(t, conditions.ReasonTerminal, final.StalledReason)
 
 		later := byKey["later"]
 		require.Equal(t, PhaseDelayed, later.Phase)

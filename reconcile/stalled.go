@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -27,7 +28,7 @@ import (
 //     knows of none), so a spec that moves at every write, as in a fight
 //     or under an autoscaler, costs one write per cap, not one per
 //     generation.
-//   - stalledClear sets Stalled=False (ReasonRecovered) only when Stalled is
+//   - stalledClear sets Stalled=False (conditions.ReasonRecovered) only when Stalled is
 //     present, not already False, and owned by this Loop: an object that
 //     was never stalled gets no write, and a Loop never clears another
 //     Loop's Stalled.
@@ -38,27 +39,27 @@ func stalledUpdate(conds []store.Condition, loop string, owned bool, change stal
 	var c store.Condition
 	switch change {
 	case stalledSet:
-		if old, ok := GetCondition(conds, Stalled); ok && old.Status == store.ConditionTrue &&
+		if old, ok := conditions.Get(conds, conditions.Stalled); ok && old.Status == store.ConditionTrue &&
 			old.Reason == reason && (old.ObservedGeneration == gen || now.Before(regen)) {
 			return conds, false
 		}
-		c = store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: reason, Message: conditionMessage(loop + ": " + message), ObservedGeneration: gen}
+		c = store.Condition{Type: conditions.Stalled, Status: store.ConditionTrue, Reason: reason, Message: conditionMessage(loop + ": " + message), ObservedGeneration: gen}
 	case stalledClear:
 		if !owned || !stalledNotFalse(conds) {
 			return conds, false
 		}
-		c = store.Condition{Type: Stalled, Status: store.ConditionFalse, Reason: ReasonRecovered, Message: conditionMessage(loop + ": recovered"), ObservedGeneration: gen}
+		c = store.Condition{Type: conditions.Stalled, Status: store.ConditionFalse, Reason: conditions.ReasonRecovered, Message: conditionMessage(loop + ": recovered"), ObservedGeneration: gen}
 	default:
 		return conds, false
 	}
-	changed, err := SetCondition(&conds, c, now)
+	changed, err := conditions.Set(&conds, c, now)
 	return conds, changed && err == nil
 }
 
 // stalledNotFalse reports whether conds hold a Stalled condition that is not
 // False.
 func stalledNotFalse(conds []store.Condition) bool {
-	c, ok := GetCondition(conds, Stalled)
+	c, ok := conditions.Get(conds, conditions.Stalled)
 	return ok && c.Status != store.ConditionFalse
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 )
@@ -165,7 +166,7 @@ func TestASpecBurstOverTenObjectsWritesFewConditions(t *testing.T) {
 			require.LessOrEqual(t, writes[name], 5, name)
 			o := e.get(t, name)
 			require.Equal(t, o.Spec.Replicas, o.Status.Replicas, "%s converged", name)
-			require.False(t, IsTrue(o.Conditions, Stalled), name)
+			require.False(t, conditions.IsTrue(o.Conditions, conditions.Stalled), name)
 		}
 	})
 }
@@ -176,7 +177,7 @@ func quiet() Option { return WithLogger(slog.New(slog.DiscardHandler)) }
 // stalledTotal is metrics.Loop.Stalled's count for Loop "test", every reason.
 func stalledTotal(m *MemMetrics) int {
 	n := 0
-	for _, r := range []string{ReasonFailing, ReasonBlocked, ReasonTerminal, ReasonOscillating} {
+	for _, r := range []string{conditions.ReasonFailing, conditions.ReasonBlocked, conditions.ReasonTerminal, conditions.ReasonOscillating} {
 		n += m.StalledCount("test", r)
 	}
 	return n
@@ -237,8 +238,8 @@ func TestAFightCountsStalledOncePerDetection(t *testing.T) {
 		}{{"three", ma}, {"two", mb}} {
 			found := lm.m.Oscillations(lm.name, oscillation.Fight) + lm.m.Oscillations(lm.name, oscillation.NoProgress) +
 				lm.m.Oscillations(lm.name, oscillation.TooManyWrites)
-			t.Logf("%s: %d detections, %d Stalled counted", lm.name, found, lm.m.StalledCount(lm.name, ReasonOscillating))
-			require.LessOrEqual(t, lm.m.StalledCount(lm.name, ReasonOscillating), found, lm.name)
+			t.Logf("%s: %d detections, %d Stalled counted", lm.name, found, lm.m.StalledCount(lm.name, conditions.ReasonOscillating))
+			require.LessOrEqual(t, lm.m.StalledCount(lm.name, conditions.ReasonOscillating), found, lm.name)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -180,8 +181,8 @@ func (s slowStatus) WriteCondition(ctx context.Context, key string, manager stri
 func TestAStalledWriteIsTheKeysWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemStatus("a", "b")
-		st.conds["a"] = []store.Condition{{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: "old"}}
-		st.owner[[2]string{"a", Stalled}] = "test-loop"
+		st.conds["a"] = []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue, Reason: conditions.ReasonFailing, Message: "old"}}
+		st.owner[[2]string{"a", conditions.Stalled}] = "test-loop"
 		m := &durations{}
 		r := scriptFunc(func(context.Context, string) (Result, error) {
 			time.Sleep(2 * time.Second)

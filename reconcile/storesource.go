@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/objpath"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -418,7 +419,7 @@ func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T],
 		return
 	}
 	_, loopSelf := loop.managers()
-	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, Stalled)
+	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, conditions.Stalled)
 	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
 }
 
@@ -589,7 +590,7 @@ func isReport(p diff.Path) bool { return p.HasPrefix(stalledPath) || p.HasPrefix
 // readyGeneration returns the ObservedGeneration of a Ready=True condition,
 // or 0.
 func readyGeneration(conds []store.Condition) int64 {
-	if c, ok := GetCondition(conds, Ready); ok && c.Status == store.ConditionTrue {
+	if c, ok := conditions.Get(conds, conditions.Ready); ok && c.Status == store.ConditionTrue {
 		return max(c.ObservedGeneration, 1)
 	}
 	return 0
@@ -619,8 +620,8 @@ func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (own
 }
 
 var (
-	stalledPath     = conditionPath(Stalled)
-	reconcilingPath = conditionPath(Reconciling)
+	stalledPath     = conditionPath(conditions.Stalled)
+	reconcilingPath = conditionPath(conditions.Reconciling)
 )
 
 // sectionDiff appends to out the sections that differ between old and new.
@@ -650,12 +651,12 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff
 		out = append(out, objpath.Status)
 	}
 	for _, c := range new.Conditions {
-		if o, ok := GetCondition(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {
+		if o, ok := conditions.Get(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {
 			out = append(out, typedConditionPath(c.Type))
 		}
 	}
 	for _, o := range old.Conditions {
-		if _, ok := GetCondition(new.Conditions, o.Type); !ok {
+		if _, ok := conditions.Get(new.Conditions, o.Type); !ok {
 			out = append(out, typedConditionPath(o.Type))
 		}
 	}
@@ -666,17 +667,17 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff
 // conditions the Loop itself judges.
 func typedConditionPath(t string) diff.Path {
 	switch t {
-	case Stalled:
+	case conditions.Stalled:
 		return stalledPath
-	case Ready:
+	case conditions.Ready:
 		return readyPath
-	case Reconciling:
+	case conditions.Reconciling:
 		return reconcilingPath
 	}
 	return conditionPath(t)
 }
 
-var readyPath = conditionPath(Ready)
+var readyPath = conditionPath(conditions.Ready)
 
 func conditionEqual(a, b store.Condition) bool {
 	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -90,7 +91,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Conditions: []store.Condition{{Type: Ready, Status: store.ConditionFalse, Reason: "Pending"}}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionFalse, Reason: "Pending"}}})
 		var fixed atomic.Bool
 		s := newScript(func(string, int) (Result, error) {
 			if !fixed.Load() {
@@ -103,23 +104,23 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 		synctest.Wait()
 		o := e.get(t, "a")
 		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: store.OpApplyStatus}, o.Meta.LastWrite)
-		c, ok := GetCondition(o.Conditions, Stalled)
+		c, ok := conditions.Get(o.Conditions, conditions.Stalled)
 		require.True(t, ok)
 		require.Equal(t, store.ConditionTrue, c.Status)
 		require.Equal(t, "SecretMissing", c.Reason)
 		require.Equal(t, `test: secret "db" not found`, c.Message)
 		require.True(t, time.Now().Equal(c.LastTransitionTime))
-		require.True(t, IsTrue(o.Conditions, Stalled))
-		r, _ := GetCondition(o.Conditions, Ready)
+		require.True(t, conditions.IsTrue(o.Conditions, conditions.Stalled))
+		r, _ := conditions.Get(o.Conditions, conditions.Ready)
 		require.Equal(t, "Pending", r.Reason, "the user's Ready is left alone")
 		require.Equal(t, 1, s.count("a"), "the Loop's own Stalled write is not a hint")
 		info := l.Inspect("a")
-		require.True(t, IsTrue(info.Conditions, Stalled))
+		require.True(t, conditions.IsTrue(info.Conditions, conditions.Stalled))
 
 		fixed.Store(true)
 		time.Sleep(time.Second)
 		synctest.Wait()
-		c, _ = GetCondition(e.get(t, "a").Conditions, Stalled)
+		c, _ = conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		require.Equal(t, store.ConditionFalse, c.Status, "recovered")
 		require.Equal(t, 2, s.count("a"))
 		require.NoError(t, stop())
@@ -136,7 +137,7 @@ func TestLoopClearsOnlyTheStalledItsManagerOwns(t *testing.T) {
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
 		stall := func(manager, message string) {
 			t.Helper()
-			c := store.Condition{Type: Stalled, Status: store.ConditionTrue, Reason: ReasonFailing, Message: message}
+			c := store.Condition{Type: conditions.Stalled, Status: store.ConditionTrue, Reason: conditions.ReasonFailing, Message: message}
 			_, err := e.st.As(manager).ApplyStatus(context.Background(), "a", nil, []store.Condition{c}, store.WithForce())
 			require.NoError(t, err)
 		}
@@ -146,7 +147,7 @@ func TestLoopClearsOnlyTheStalledItsManagerOwns(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("a"))
-		require.True(t, IsTrue(e.get(t, "a").Conditions, Stalled), "another manager's Stalled stays")
+		require.True(t, conditions.IsTrue(e.get(t, "a").Conditions, conditions.Stalled), "another manager's Stalled stays")
 
 		stall("app-loop", "other: 5 consecutive failures: boom") // this Loop's manager owns it now
 		synctest.Wait()                                          // the cache has it
@@ -154,9 +155,9 @@ func TestLoopClearsOnlyTheStalledItsManagerOwns(t *testing.T) {
 		l.Add("a")
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"))
-		c, _ := GetCondition(e.get(t, "a").Conditions, Stalled)
+		c, _ := conditions.Get(e.get(t, "a").Conditions, conditions.Stalled)
 		require.Equal(t, store.ConditionFalse, c.Status, "the Loop clears the Stalled its manager owns")
-		require.Equal(t, ReasonRecovered, c.Reason)
+		require.Equal(t, conditions.ReasonRecovered, c.Reason)
 		require.NoError(t, stop())
 	})
 }
@@ -240,7 +241,7 @@ func TestConvergenceMetrics(t *testing.T) {
 			cached, _ := e.cache.Get(key)
 			time.Sleep(3 * time.Second) // the work takes time
 			o := copyOf(cached)
-			if _, err := SetCondition(&o.Conditions, store.Condition{Type: Ready, Status: store.ConditionTrue,
+			if _, err := conditions.Set(&o.Conditions, store.Condition{Type: conditions.Ready, Status: store.ConditionTrue,
 				Reason: "Available", ObservedGeneration: cached.Meta.Generation}, time.Now()); err != nil {
 				return Result{}, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -147,7 +148,7 @@ func TestRollingUpgradeTwoVersionsReconcileWithoutFighting(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, rollSpecV2{ContainerImage: "img:" + name, Replicas: 3}, got.Spec)
 			require.Equal(t, rollStatusV2{Ready: true, Message: "serving img:" + name}, got.Status)
-			_, stalled := GetCondition(got.Conditions, Stalled)
+			_, stalled := conditions.Get(got.Conditions, conditions.Stalled)
 			require.False(t, stalled, "%s: no Stalled condition", name)
 		}
 		for _, k := range []oscillation.Kind{oscillation.Fight, oscillation.NoProgress, oscillation.TooManyWrites} {

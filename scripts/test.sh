@@ -171,7 +171,9 @@ sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|Te
 # queue that run a fraction of their inputs under -race (see
 # internal/race.Sweep and raceScale), in one go test, which builds the
 # packages once and side by side. No name is in two of these packages.
-propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|FuzzQueue)$'
+# TestVersionsConvertedWatchEventCostsARead counts allocations, which the
+# race detector's sync.Pool makes random, so it runs only here.
+propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|FuzzQueue)$'
 
 extra=("$@")
 nested=()

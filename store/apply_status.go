@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/steady-go/steady/ownership"
@@ -92,6 +95,16 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 // nil when nothing changes.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
+	// A status of type T whose JSON form round-trips is encoded once, alone:
+	// if the merge keeps it as applied, that is the encoding to store.
+	var applied json.RawMessage
+	if st, ok := status.(T); ok && w.s.plainStatus {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+		}
+		applied, status = b, json.RawMessage(b)
+	}
 	config, err := configTree(struct {
 		Status     any         `json:"status,omitempty"`
 		Conditions []Condition `json:"conditions,omitempty"`
@@ -111,7 +124,10 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if !res.Changed {
 		return nil, nil
 	}
-	next, err := w.statusFromTree(cur, res.Object)
+	if applied == nil || !reflect.DeepEqual(res.Object["status"], config["status"]) {
+		applied = nil // the merge kept fields of other managers': encode the result
+	}
+	next, err := w.statusFromTree(cur, res.Object, applied, liveTree)
 	if err != nil {
 		return nil, err
 	}
@@ -123,24 +139,45 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 
 // statusFromTree builds the object to store from the merged status-side
 // tree: cur with the tree's status, in the canonical encoding of T, and its
-// conditions.
-func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any) (*rawObject, error) {
-	var doc struct {
-		Status     T           `json:"status"`
-		Conditions []Condition `json:"conditions"`
+// conditions. status, when not nil, is the tree's status already in that
+// encoding (an applied status of type T, see plainJSON), which saves
+// encoding the tree and decoding it as a T to encode that again. Conditions
+// the merge left as they were in live, cur's status-side tree, are cur's.
+func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
+	var conds []Condition
+	c, hasConds := tree["conditions"]
+	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
+	switch {
+	case status == nil:
+		var doc struct {
+			Status     T           `json:"status"`
+			Conditions []Condition `json:"conditions"`
+		}
+		if keptConds {
+			delete(tree, "conditions") // tree is the merge's own map
+			defer func() { tree["conditions"] = c }()
+		}
+		if err := decodeStrict(tree, &doc); err != nil {
+			return nil, fmt.Errorf("%w: applied status of %s %q does not fit its type: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
+		}
+		var err error
+		if status, err = encodeJSON("status", doc.Status); err != nil {
+			return nil, err
+		}
+		conds = doc.Conditions
+	case hasConds && !keptConds:
+		if err := decodeStrict(c, &conds); err != nil {
+			return nil, fmt.Errorf("%w: applied conditions of %s %q do not fit: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
+		}
 	}
-	if err := decodeStrict(tree, &doc); err != nil {
-		return nil, fmt.Errorf("%w: applied status of %s %q does not fit its type: %v", ErrInvalid, w.s.kind, cur.Meta.Name, err)
+	if keptConds {
+		conds = slices.Clone(cur.Conditions)
 	}
-	if err := validateConditions(doc.Conditions); err != nil {
-		return nil, err
-	}
-	status, err := encodeJSON("status", doc.Status)
-	if err != nil {
+	if err := validateConditions(conds); err != nil {
 		return nil, err
 	}
 	next := *cur
-	next.Status, next.Conditions = status, doc.Conditions
+	next.Status, next.Conditions = status, conds
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
 	next.Meta.StatusGeneration++
 	return &next, nil

@@ -80,7 +80,8 @@ func decodeObject[S, T any](kv KV, d *metaDecoder, like *decodedFrom[S, T], cp c
 	from, ok := decodeObjectFast(kv.Value, obj, d, like, cp)
 	if !ok {
 		if d.otherVersion {
-			return decodedFrom[S, T]{}, errOtherVersion
+			// The conversion decodes into obj.
+			return decodedFrom[S, T]{obj: obj}, errOtherVersion
 		}
 		obj = new(Object[S, T])
 		var version string

@@ -69,3 +69,35 @@ func plainCopy(t reflect.Type) bool {
 func sameBytes(a, b []byte) bool {
 	return (a == nil) == (b == nil) && bytes.Equal(a, b)
 }
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// plainJSON reports whether encoding a value of type t with encoding/json,
+// decoding that as a t and encoding the result gives the first encoding
+// again, and decoding it as a t strictly (unknown fields refused) cannot
+// fail: a plainCopy type with no encoding of its own at any depth,
+// time.Time excepted. An applied status of such a type is the canonical
+// encoding of itself (see mergeStatus).
+func plainJSON(t reflect.Type) bool {
+	if t == timeType {
+		return true
+	}
+	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||
+		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		return plainJSON(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainJSON(t.Field(i).Type) {
+				return false
+			}
+		}
+	}
+	return plainCopy(t)
+}

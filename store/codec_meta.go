@@ -34,6 +34,12 @@ type metaDecoder struct {
 	// otherVersion reports that the value is at another version than the
 	// Store serves; typed makes decodeStored stop when it finds that.
 	otherVersion, typed bool
+	// With specShape, decodeStored reads the spec's shape key into
+	// specKey (nil when it has none, or no record is encoded relative to
+	// the spec side) as it reads the spec, after the metadata as the
+	// store writes them: for the conversion of the ownership records.
+	specShape bool
+	specKey   []byte
 }
 
 // versionOf returns the version of a value whose version key holds v.
@@ -57,6 +63,8 @@ type decodeScratch struct {
 	// first used, and after an error.
 	dec *json.Decoder
 	r   bytes.Reader
+	// shape holds the last spec shape key read (metaDecoder.specKey).
+	shape []byte
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation.
 	d metaDecoder

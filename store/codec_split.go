@@ -35,7 +35,22 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			k, ok = 0, d.meta(m)
 		case "spec":
 			k = 1
-			out.spec, ok = r.Raw()
+			if !d.specShape || !hasRelative(m.Managed, specSide) {
+				out.spec, ok = r.Raw()
+				break
+			}
+			var buf []byte
+			if d.scratch != nil {
+				buf = d.scratch.shape[:0]
+			}
+			var keyed bool
+			out.spec, buf, keyed, ok = r.RawShape(buf)
+			if d.scratch != nil {
+				d.scratch.shape = buf
+			}
+			if keyed {
+				d.specKey = buf
+			}
 		case "status":
 			k = 2
 			out.status, ok = r.Raw()
@@ -70,6 +85,31 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 // decodeRawFast decodes a stored value as decodeRaw does with
 // decodeStored, reporting false when that does.
 func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
+	if !decodeRawShared(value, raw, d) {
+		return false
+	}
+	if raw.Preserved != nil {
+		raw.Preserved = append(json.RawMessage(nil), raw.Preserved...)
+	}
+	// Spec and Status share one copy of their bytes, as encoding/json would
+	// not keep references into value either.
+	if n := len(raw.Spec) + len(raw.Status); n > 0 {
+		buf := make([]byte, 0, n)
+		buf = append(buf, raw.Spec...)
+		buf = append(buf, raw.Status...)
+		if raw.Spec != nil {
+			raw.Spec = buf[:len(raw.Spec):len(raw.Spec)]
+		}
+		if raw.Status != nil {
+			raw.Status = buf[len(raw.Spec):]
+		}
+	}
+	return true
+}
+
+// decodeRawShared is decodeRawFast with Spec, Status and Preserved slices
+// of value, for a raw that does not outlive value.
+func decodeRawShared(value []byte, raw *rawObject, d *metaDecoder) bool {
 	parts, ok := decodeStored(value, &raw.Meta, &raw.Conditions, d)
 	if !ok {
 		return false
@@ -77,22 +117,7 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 	if d.found != "" {
 		raw.Version = d.found
 	}
-	if parts.preserved != nil {
-		raw.Preserved = append(json.RawMessage(nil), parts.preserved...)
-	}
-	// Spec and Status share one copy of their bytes, as encoding/json would
-	// not keep references into value either.
-	if n := len(parts.spec) + len(parts.status); n > 0 {
-		buf := make([]byte, 0, n)
-		buf = append(buf, parts.spec...)
-		buf = append(buf, parts.status...)
-		if parts.spec != nil {
-			raw.Spec = buf[:len(parts.spec):len(parts.spec)]
-		}
-		if parts.status != nil {
-			raw.Status = buf[len(parts.spec):]
-		}
-	}
+	raw.Spec, raw.Status, raw.Preserved = parts.spec, parts.status, parts.preserved
 	return true
 }
 

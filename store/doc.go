@@ -12,7 +12,7 @@
 //
 // Kinds and names follow documented rules (New lists the kind rules, ValidateName the name rules: names
 // are DNS-1123 subdomains). A name that breaks one is rejected with an
-// *InvalidNameError naming the rule.
+// error wrapping ErrInvalid whose text names the rule.
 //
 // # Storage layout
 //

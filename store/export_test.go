@@ -29,3 +29,6 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.items, l.bytes = nil, 0
 	l.mu.Unlock()
 }
+
+// InvalidNameError lets the tests read which rule a name broke.
+type InvalidNameError = invalidNameError

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Fence is a leadership precondition: a write carrying it succeeds only while
 // Key still has CreateRevision Revision, that is, while the leader key that
@@ -27,4 +30,27 @@ func WithFence(ctx context.Context, f Fence) context.Context {
 func FenceFrom(ctx context.Context) (Fence, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fence)
 	return f, ok
+}
+
+type noFence struct{}
+
+// WithoutFence returns a ctx whose writes carry no fence, for a term's
+// writes to a store whose backend does not hold the lease (a fence can be
+// checked only in the backend that holds its key). Such writes are not
+// fenced: a deposed leader may still make one, so make them idempotent or
+// owned (Apply) there. ctx's deadline and cancellation still apply.
+func WithoutFence(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fenceKey{}, noFence{})
+}
+
+// fenceFailed is the error of a write whose fence failed with the key's
+// create revision now actual. A key absent from the backend is also what a
+// fence from another backend's lease looks like, so the error says both.
+func fenceFailed(f Fence, actual int64) error {
+	if actual == 0 {
+		return fmt.Errorf("%w: fence %q (created at revision %d) is not in this store's backend: the term is over, "+
+			"or the lease lives in another backend, whose fence this backend cannot check "+
+			"(write to this store with store.WithoutFence(ctx))", ErrFenced, f.Key, f.Revision)
+	}
+	return fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)", ErrFenced, f.Key, f.Revision, actual)
 }

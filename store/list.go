@@ -153,15 +153,18 @@ func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name stri
 	if !ours || keep != nil && !keep(name) {
 		return nil, nil
 	}
-	var obj *Object[S, T]
 	if reuse != nil {
-		obj = reuse(name, kv.ModRevision)
-	}
-	if obj == nil {
-		var err error
-		if obj, err = s.decodeShared(kv, scratch); err != nil {
-			return nil, err.(*DecodeError)
+		// A reused object is not remembered again: its reader got it
+		// from this Store at this revision, and so the memory saw it then.
+		// (Remembering each listed value costs more than the listing when
+		// the kind outgrows the memory, every read forgetting another.)
+		if obj := reuse(name, kv.ModRevision); obj != nil {
+			return obj, nil
 		}
+	}
+	obj, err := s.decodeShared(kv, scratch)
+	if err != nil {
+		return nil, err.(*DecodeError)
 	}
 	s.last.read(kv)
 	return obj, nil

@@ -109,11 +109,17 @@ func sideShapeKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 		}
 		return appendConditionsShape(buf, raw.Conditions)
 	}
-	buf = append(buf, 'p')
-	if buf, ok = jsonscan.AppendShapeKey(buf, orNull(raw.Spec)); !ok {
-		return buf, false
+	mark := len(buf)
+	if buf, ok = jsonscan.AppendShapeKey(append(buf, 'p'), orNull(raw.Spec)); !ok {
+		return buf[:mark], false
 	}
 	return appendMetaShape(buf, &raw.Meta), true
+}
+
+// specShapeKey is sideShapeKey of the spec side of an object of metadata m
+// whose spec's shape key (jsonscan.AppendShapeKey) is spec.
+func specShapeKey(buf, spec []byte, m *Meta) []byte {
+	return appendMetaShape(append(append(buf, 'p'), spec...), m)
 }
 
 // appendConditionsShape appends to buf, after a 0, a key of the shape of

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -177,6 +178,40 @@ func TestWritesRememberCodecsByShape(t *testing.T) {
 		_, err = st.As("user").Update(ctx, o)
 		require.NoError(t, err)
 		requireFreshRecord(t, st, name)
+	}
+}
+
+// A converted read takes the spec's shape key from the pass that decodes
+// the value (metaDecoder.specShape) rather than reading the spec again:
+// the key is the one sideShapeKey reads, with or without scratch space,
+// and there is none when no spec-side record is relative to the value.
+func TestDecodeReadsTheSpecShapeKeySideShapeKeyReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	scratch := &decodeScratch{}
+	for range 200 {
+		obj := randomObject(rng)
+		relative := rng.IntN(4) > 0
+		if relative {
+			obj.Meta.Managed = append(obj.Meta.Managed, ManagedFields{Manager: "m", Fields: "~AAAAAA"})
+		}
+		if rng.IntN(2) == 0 {
+			obj.Spec.Ports = []int{rng.IntN(3), 8080}
+		}
+		value, err := json.Marshal(obj)
+		require.NoError(t, err)
+		for _, sc := range []*decodeScratch{nil, scratch} {
+			var raw rawObject
+			d := &metaDecoder{kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: sc, specShape: true}
+			require.True(t, decodeRawShared(value, &raw, d), "%s", value)
+			want, ok := sideShapeKey([]byte("x"), &raw, specSide)
+			require.True(t, ok)
+			if !relative && !hasRelative(obj.Meta.Managed, specSide) {
+				require.Nil(t, d.specKey)
+				continue
+			}
+			require.NotNil(t, d.specKey, "%s", value)
+			require.Equal(t, string(want), string(specShapeKey([]byte("x"), d.specKey, &raw.Meta)))
+		}
 	}
 }
 

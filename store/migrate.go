@@ -237,7 +237,7 @@ func (s *Store[S, T]) atStorage(raw *rawObject) (*rawObject, error) {
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {
 		return nil, err
 	}
-	out.Meta.Managed = s.convertManaged(&raw.Meta, v, storage, raw, &out)
+	out.Meta.Managed = s.convertManaged(&raw.Meta, v, storage, raw, &out, nil)
 	return &out, nil
 }
 

@@ -12,9 +12,9 @@ const (
 	maxNameSegmentLength = 63 // between dots
 )
 
-// InvalidNameError reports a kind or name that breaks a naming rule. It
-// matches ErrInvalid with errors.Is.
-type InvalidNameError struct {
+// invalidNameError reports a kind or name that breaks a naming rule. It
+// matches ErrInvalid with errors.Is, and its text names the rule.
+type invalidNameError struct {
 	// What is "kind" or "name".
 	What string
 	// Value is the rejected string.
@@ -26,14 +26,14 @@ type InvalidNameError struct {
 
 // Error quotes at most the first 128 bytes of Value, so a huge bad name
 // does not make a huge message.
-func (e *InvalidNameError) Error() string {
+func (e *invalidNameError) Error() string {
 	return fmt.Sprintf("store: invalid %s %q: %s", e.What, truncate(e.Value), e.Rule)
 }
 
 // Is makes errors.Is(err, ErrInvalid) true.
-func (e *InvalidNameError) Is(target error) bool { return target == ErrInvalid }
+func (e *invalidNameError) Is(target error) bool { return target == ErrInvalid }
 
-// The rules, as InvalidNameError.Rule spells them.
+// The rules, as invalidNameError.Rule spells them.
 const (
 	ruleEmpty         = "must not be empty"
 	ruleKindLength    = "must be at most 63 characters"
@@ -49,7 +49,7 @@ const (
 // validateKind reports whether s is a valid kind, by the rules listed on
 // New.
 func validateKind(s string) error {
-	bad := func(rule string) error { return &InvalidNameError{What: "kind", Value: s, Rule: rule} }
+	bad := func(rule string) error { return &invalidNameError{What: "kind", Value: s, Rule: rule} }
 	switch {
 	case s == "":
 		return bad(ruleEmpty)
@@ -81,10 +81,10 @@ func validateKind(s string) error {
 //
 // So "web", "web-1" and "web.example.com" are names, while "Web", "web_1",
 // "-web", "web..a" and "a/b" are not. The rules are checked in the order
-// listed and the first one broken is reported, as an *InvalidNameError that
+// listed and the first one broken is reported, as an error that names it and
 // matches ErrInvalid.
 func ValidateName(s string) error {
-	bad := func(rule string) error { return &InvalidNameError{What: "name", Value: s, Rule: rule} }
+	bad := func(rule string) error { return &invalidNameError{What: "name", Value: s, Rule: rule} }
 	switch {
 	case s == "":
 		return bad(ruleEmpty)

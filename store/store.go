@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,9 @@ type Store[S, T any] struct {
 	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
 	logger    *slog.Logger                 // see WithLogger
 	admission *admission[S, T]             // see WithAdmission; nil admits all
+	// plainStatus says T's JSON form round-trips (plainJSON): an applied
+	// status of type T is then stored as it encodes.
+	plainStatus bool
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 }
@@ -106,7 +110,7 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 //
 // So "Deployment", "widget" and "Widget.example.com" are kinds, while "a/b"
 // (the slash separates kind and name in keys), "9lives" and "" are not. A
-// kind that breaks a rule gives an *InvalidNameError naming it. New also
+// kind that breaks a rule gives an error wrapping ErrInvalid that names it. New also
 // returns an error wrapping ErrInvalid when b is nil or a typed nil (such as
 // a nil *memstore.Store), when WithClock gave a typed nil, or when the
 // steady struct tags of S or T are malformed (see ownership.SchemaFor).
@@ -154,7 +158,7 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 		return nil, err
 	}
 	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad}, nil
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

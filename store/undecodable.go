@@ -74,7 +74,7 @@ func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T]
 func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
 	if err == errOtherVersion {
-		return s.decodeConverted(kv, scratch)
+		return s.decodeConverted(kv, scratch, from.obj)
 	}
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &from.obj.Meta)
@@ -192,8 +192,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		if revision != 0 && cf.Index == 0 {
 			return 0, w.conflict(name, revision, cf.Actual)
 		}
-		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
-			ErrFenced, fence.Key, fence.Revision, cf.Actual)
+		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err != nil {
 		return 0, w.s.wrapNotFound(name, err)

@@ -60,8 +60,9 @@ type Version struct {
 	// roundTrip converts hub to this version and back to a new hub, and
 	// returns the version's values too (boxed).
 	roundTrip func(hub any) (back any, spec, status any, err error)
-	// fromHub converts hub to this version's values (boxed).
-	fromHub func(hub any) (spec, status any, err error)
+	// fromHub converts hub to this version's values, stored in spec and
+	// status (a *S and a *T: a pointer boxes without allocating).
+	fromHub func(hub, spec, status any) error
 	// hubSides returns pointers to hub's Spec and Status.
 	hubSides func(hub any) (spec, status any)
 }
@@ -149,19 +150,29 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		return s, t, err
 	}
 	v.toHub = func(spec, status []byte, d *metaDecoder) (any, error) {
-		var s S
-		var t T
-		if err := d.side(spec, &s); err != nil {
+		// One allocation for what the decoder fills and the hub.
+		x := new(struct {
+			s   S
+			t   T
+			hub hubPair[HS, HT]
+		})
+		if err := d.side(spec, &x.s); err != nil {
 			return nil, fmt.Errorf("spec at version %q: %w", name, err)
 		}
-		if err := d.side(status, &t); err != nil {
+		if err := d.side(status, &x.t); err != nil {
 			return nil, fmt.Errorf("status at version %q: %w", name, err)
 		}
-		return convTo(s, t)
+		hs, ht, err := toHub(x.s, x.t)
+		if err != nil {
+			return nil, fmt.Errorf("converting version %q to the hub: %w", name, err)
+		}
+		x.hub = hubPair[HS, HT]{hs, ht}
+		return &x.hub, nil
 	}
-	v.fromHub = func(hub any) (any, any, error) {
+	v.fromHub = func(hub, spec, status any) error {
 		s, t, err := convFrom(hub)
-		return s, t, err
+		*spec.(*S), *status.(*T) = s, t
+		return err
 	}
 	v.roundTrip = func(hub any) (any, any, any, error) {
 		s, t, err := convFrom(hub)

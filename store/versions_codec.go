@@ -84,10 +84,25 @@ func hubOf(d *metaDecoder, v *Version, spec, status, preserved []byte) (any, err
 }
 
 // decodeConverted is decodeLike for a value at another version than the
-// served one: it converts it, or returns the *DecodeError saying why not.
-func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFrom[S, T], error) {
+// served one: it converts it into obj (zeroed first; nil: a new one), or
+// returns the *DecodeError saying why not. The value is decoded once: its
+// stored Spec and Status into the stored version's types, which the
+// conversion funcs take to the served version's, and its ownership records
+// are converted as convertManaged remembers them.
+func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch, obj *Object[S, T]) (decodedFrom[S, T], error) {
 	d := s.metaDecoder(kv.Key, scratch)
-	raw, err := decodeRaw(kv, d)
+	d.specShape = true
+	var raw rawObject // Spec and Status slices of kv.Value
+	var err error
+	if !decodeRawShared(kv.Value, &raw, d) {
+		// Not into raw, which encoding/json would move to the heap.
+		slow := new(rawObject)
+		if err = decodeRawJSON(kv.Value, slow); err != nil {
+			err = fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)
+		}
+		raw, d.specKey = *slow, nil
+	}
+	raw.Meta.Revision = kv.ModRevision
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}
@@ -99,15 +114,19 @@ func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch) (decodedFro
 	if err == nil {
 		hub, err = hubOf(d, v, raw.Spec, raw.Status, raw.Preserved)
 	}
-	var spec, status any
+	if obj == nil {
+		obj = new(Object[S, T])
+	} else {
+		*obj = Object[S, T]{}
+	}
 	if err == nil {
-		spec, status, err = s.ver.served.fromHub(hub)
+		err = s.ver.served.fromHub(hub, &obj.Spec, &obj.Status)
 	}
 	if err != nil {
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
 	}
-	obj := &Object[S, T]{Meta: raw.Meta, Spec: spec.(S), Status: status.(T), Conditions: raw.Conditions}
-	obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, raw, nil)
+	obj.Meta, obj.Conditions = raw.Meta, raw.Conditions
+	obj.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, &raw, nil, d.specKey)
 	return decodedFrom[S, T]{obj: obj}, nil
 }
 
@@ -135,18 +154,19 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 	if err != nil {
 		return err
 	}
-	spec, status, err := s.ver.served.fromHub(hub)
-	if err != nil {
+	var spec S
+	var status T
+	if err := s.ver.served.fromHub(hub, &spec, &status); err != nil {
 		return err
 	}
-	if raw.Spec, err = json.Marshal(spec); err != nil {
+	if raw.Spec, err = json.Marshal(&spec); err != nil {
 		return fmt.Errorf("encoding spec at version %q: %v", raw.Version, err)
 	}
-	if raw.Status, err = json.Marshal(status); err != nil {
+	if raw.Status, err = json.Marshal(&status); err != nil {
 		return fmt.Errorf("encoding status at version %q: %v", raw.Version, err)
 	}
 	stored := &rawObject{Meta: raw.Meta, Spec: raw.stored.spec, Status: raw.stored.status, Conditions: raw.Conditions}
-	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil)
+	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil, nil)
 	return nil
 }
 
@@ -219,7 +239,7 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {
 		return nil, err
 	}
-	out.Meta.Managed = s.convertManaged(&next.Meta, served, storage, next, &out)
+	out.Meta.Managed = s.convertManaged(&next.Meta, served, storage, next, &out, nil)
 	return &out, nil
 }
 

@@ -61,12 +61,23 @@ func parseRenames(name string, rs []Rename) ([]renameRule, error) {
 // to is stored, encodes relative to to, compactly; so does a write at the
 // same version (a == b) of records a read left self-contained. An entry
 // that does not decode, or a path that does not map, is dropped and logged
-// (on a read, the first time it is converted).
-func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject) []ManagedFields {
+// (on a read, the first time it is converted). A read's records are
+// converted in place: meta.Managed must be the read's own.
+//
+// specKey, when not nil, is the shape key of from's spec (as
+// jsonscan.AppendShapeKey gives it), read as the value was decoded: the
+// spec is not read again.
+func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObject, specKey []byte) []ManagedFields {
 	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
-	out := make([]ManagedFields, 0, len(meta.Managed))
+	var out []ManagedFields
+	if to == nil {
+		// A read converts the records it decoded, its own: in place.
+		out = meta.Managed[:0]
+	} else {
+		out = make([]ManagedFields, 0, len(meta.Managed))
+	}
 	var sides [2]sideConversion
 	// The memo keys: per side, the stored version and the side's shape
 	// (made when a record relative to it is first met; nil when it has
@@ -86,7 +97,13 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 			case relative && !shaped[side]:
 				shaped[side] = true
 				k := append(append(arr[side][:0], a.name...), 0)
-				if k, ok := sideShapeKey(k, from, e.Subresource); ok {
+				ok := true
+				if side == 0 && specKey != nil {
+					k = specShapeKey(k, specKey, &from.Meta)
+				} else {
+					k, ok = sideShapeKey(k, from, e.Subresource)
+				}
+				if ok {
 					shapes[side] = append(k, 0)
 					shapeKeys[side] = k[len(a.name)+1:]
 				}
@@ -284,6 +301,17 @@ func (s *Store[S, T]) moveSet(meta *Meta, e ManagedFields, set *ownership.Set, a
 		rest = rest.Union(m)
 	}
 	return rest, nil
+}
+
+// hasRelative reports whether a record of side (specSide or statusSide) is
+// encoded relative to its object.
+func hasRelative(ms []ManagedFields, side string) bool {
+	for _, e := range ms {
+		if e.Subresource == side && e.Fields != "" && e.Fields[0] == '~' {
+			return true
+		}
+	}
+	return false
 }
 
 // allRelative reports whether every record is encoded relative to its

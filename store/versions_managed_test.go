@@ -156,13 +156,14 @@ func TestVersionsConvertedOwnershipCostsNoSecondDecode(t *testing.T) {
 // Every watch event of a controller is a revision not read before, whose
 // values differ from the last one's and whose shape mostly does not (a
 // status message, a condition's time, the replicas). Converting it costs
-// a read at the storage version plus the conversion (the value's stored
-// sides kept aside, the hub, the records' slice and the memo's lookups):
-// its ownership records' conversion, remembered by shape and text, is not
-// made again because a value changed. Allocations are counted, not time.
+// a read at the storage version (one decode) plus the conversion funcs:
+// one allocation more, for the stored version's values and the hub, and
+// one of slack. Its ownership records' conversion, remembered by shape and
+// text, is not made again because a value changed, and the spec is not
+// read again for its shape. Allocations are counted, not time.
 func TestVersionsConvertedWatchEventCostsARead(t *testing.T) {
-	if testing.Short() {
-		t.Skip("counts allocations")
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
 	}
 	ctx := t.Context()
 	s1, s2 := revisionBenchStores(t)
@@ -181,5 +182,5 @@ func TestVersionsConvertedWatchEventCostsARead(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	require.LessOrEqualf(t, converted, plain+10, "a converted read of a new revision allocates %v times, a read at the storage version %v", converted, plain)
+	require.LessOrEqualf(t, converted, plain+2, "a converted read of a new revision allocates %v times, a read at the storage version %v", converted, plain)
 }

@@ -92,3 +92,31 @@ func BenchmarkUpdateSpecOther(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyStatusOwnFieldBesideCondition is BenchmarkApplyStatusOwnField
+// on objects that also carry a condition of another manager's, as a Loop's
+// objects carry its Reconciling condition: the write leaves it as it is.
+//
+//	go test -run '^$' -bench ApplyStatusOwnFieldBesideCondition -benchmem ./store/
+func BenchmarkApplyStatusOwnFieldBesideCondition(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	for _, name := range names {
+		_, err := st.As("loop").ApplyStatus(ctx, name, nil, []store.Condition{{Type: "Reconciling", Status: store.ConditionFalse, Reason: "Reconciled"}})
+		require.NoError(b, err)
+	}
+	ctrl := st.As("ctrl")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		res, err := ctrl.ApplyStatus(ctx, names[i%len(names)], judgeStatus{ReadyReplicas: int64(2 + i/len(names))}, nil)
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

@@ -323,8 +323,7 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	}
 	var cf *CondFailedError
 	if errors.As(err, &cf) && cf.Index > 0 {
-		return 0, fmt.Errorf("%w: fence %q at revision %d no longer holds (have %d)",
-			ErrFenced, fence.Key, fence.Revision, cf.Actual)
+		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err == nil && d == nil {
 		observeWrite(ctx, rev)

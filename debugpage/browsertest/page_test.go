@@ -22,6 +22,7 @@ import (
 	"github.com/steady-go/steady/debugpage"
 	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -123,7 +124,7 @@ func TestThePageInABrowser(t *testing.T) {
 	dbRow := text(db)
 	require.Contains(t, dbRow, "backing-off")
 	require.Contains(t, dbRow, "backing off after")
-	require.Contains(t, dbRow, "Stalled: "+reconcile.ReasonFailing)
+	require.Contains(t, dbRow, "Stalled: "+conditions.ReasonFailing)
 	require.Contains(t, dbRow, "connection refused")
 	next, err := chromedp.Run(ctx, chromedp.AttributeValue(db+` td.next time`, "datetime"))
 	require.NoError(t, err)

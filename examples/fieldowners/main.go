@@ -30,6 +30,7 @@ import (
 
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -104,7 +105,7 @@ func fight(ctx context.Context, w io.Writer, timeout time.Duration) error {
 	}
 	stalled, err := e.waitFor(timeout, func(obj *App) (store.Condition, bool) {
 		for _, m := range []string{managerA, managerB} {
-			if c, ok := reconcile.GetCondition(obj.Conditions, stalledType(m)); ok && c.Status == store.ConditionTrue && c.Reason == reconcile.ReasonOscillating {
+			if c, ok := conditions.Get(obj.Conditions, stalledType(m)); ok && c.Status == store.ConditionTrue && c.Reason == conditions.ReasonOscillating {
 				return c, true
 			}
 		}
@@ -149,7 +150,7 @@ func owned(ctx context.Context, w io.Writer, quiet, timeout time.Duration) error
 		return err
 	}
 	stalled, err := e.waitFor(timeout, func(obj *App) (store.Condition, bool) {
-		c, ok := reconcile.GetCondition(obj.Conditions, stalledType(managerB))
+		c, ok := conditions.Get(obj.Conditions, stalledType(managerB))
 		return c, ok && c.Status == store.ConditionTrue
 	})
 	if err != nil {

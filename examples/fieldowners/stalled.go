@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -13,7 +14,7 @@ import (
 func stalledType(manager string) string { return "Stalled(" + manager + ")" }
 
 // perLoopStalled gives each of several Loops over one kind its own Stalled
-// condition. The Loop always writes the type reconcile.Stalled, so two Loops
+// condition. The Loop always writes the type conditions.Stalled, so two Loops
 // over the same objects would share one condition, and the report of one
 // would replace the other's (a Loop clears only a Stalled it owns, so
 // neither clears the other's). This ConditionWriter renames the condition on
@@ -33,10 +34,10 @@ func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) 
 	out := make([]store.Condition, 0, len(conds))
 	for _, c := range conds {
 		switch c.Type {
-		case reconcile.Stalled:
+		case conditions.Stalled:
 			continue
 		case p.typ:
-			c.Type = reconcile.Stalled
+			c.Type = conditions.Stalled
 		}
 		out = append(out, c)
 	}
@@ -45,7 +46,7 @@ func (p perLoopStalled) Conditions(key string) ([]store.Condition, int64, bool) 
 
 // OwnsCondition reports whether manager owns this Loop's condition.
 func (p perLoopStalled) OwnsCondition(key, manager, typ string) bool {
-	if typ == reconcile.Stalled {
+	if typ == conditions.Stalled {
 		typ = p.typ
 	}
 	return p.inner.OwnsCondition(key, manager, typ)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/examples/internal/cli"
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -161,7 +161,7 @@ func stalled(ctx context.Context, apps *store.Store[AppSpec, AppStatus]) func() 
 			return err.Error(), false
 		}
 		for _, c := range app.Conditions {
-			if isStalled(app) && c.Type == reconcile.Stalled {
+			if isStalled(app) && c.Type == conditions.Stalled {
 				return fmt.Sprintf("web Stalled, reason %s: %s", c.Reason, c.Message), true
 			}
 		}
@@ -172,14 +172,14 @@ func stalled(ctx context.Context, apps *store.Store[AppSpec, AppStatus]) func() 
 // isStalled reports whether app has Stalled=True.
 func isStalled(app *store.Object[AppSpec, AppStatus]) bool {
 	return slices.ContainsFunc(app.Conditions, func(c store.Condition) bool {
-		return c.Type == reconcile.Stalled && c.Status == store.ConditionTrue
+		return c.Type == conditions.Stalled && c.Status == store.ConditionTrue
 	})
 }
 
 // readyAt reports whether app is Ready=True at its current generation.
 func readyAt(app *store.Object[AppSpec, AppStatus]) bool {
 	for _, c := range app.Conditions {
-		if c.Type == reconcile.Ready {
+		if c.Type == conditions.Ready {
 			return c.Status == store.ConditionTrue && c.ObservedGeneration == app.Meta.Generation
 		}
 	}

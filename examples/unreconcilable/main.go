@@ -24,6 +24,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -196,8 +197,8 @@ func (r *appReconciler) Reconcile(ctx context.Context, name string) (res reconci
 	// report Ready. Cached objects are shared: change a copy.
 	next := *app
 	next.Status.SecretRevision = secret.Meta.Revision
-	if _, err := reconcile.SetCondition(&next.Conditions, store.Condition{
-		Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "Configured",
+	if _, err := conditions.Set(&next.Conditions, store.Condition{
+		Type: conditions.Ready, Status: store.ConditionTrue, Reason: "Configured",
 		Message: fmt.Sprintf("using secret %q", secret.Meta.Name), ObservedGeneration: app.Meta.Generation,
 	}, time.Now()); err != nil {
 		return reconcile.Result{}, err
@@ -263,7 +264,7 @@ func (s *story) play(ctx context.Context, apps *store.Store[AppSpec, AppStatus])
 			if !ok {
 				continue
 			}
-			if c, ok := reconcile.GetCondition(obj.Conditions, reconcile.Stalled); ok && c.Status == store.ConditionTrue && !stalledSeen {
+			if c, ok := conditions.Get(obj.Conditions, conditions.Stalled); ok && c.Status == store.ConditionTrue && !stalledSeen {
 				stalledSeen = true
 				s.printf(time.Now(), "app is Stalled=True  reason=%s  message=%q  since %s",
 					c.Reason, c.Message, c.LastTransitionTime.UTC().Format("15:04:05.000Z"))
@@ -271,12 +272,12 @@ func (s *story) play(ctx context.Context, apps *store.Store[AppSpec, AppStatus])
 			if s.created.IsZero() {
 				continue
 			}
-			ready, _ := reconcile.GetCondition(obj.Conditions, reconcile.Ready)
+			ready, _ := conditions.Get(obj.Conditions, conditions.Ready)
 			if ready.Status == store.ConditionTrue && !s.readySeen {
 				s.readySeen = true
 				s.printf(time.Now(), "app is Ready=True  reason=%s  message=%q", ready.Reason, ready.Message)
 			}
-			stalled, _ := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+			stalled, _ := conditions.Get(obj.Conditions, conditions.Stalled)
 			if !s.readySeen || stalled.Status == store.ConditionTrue {
 				continue
 			}

@@ -119,3 +119,19 @@ func (r *Reader) Raw() ([]byte, bool) {
 	}
 	return p.b[start:p.i], true
 }
+
+// RawShape is Raw that also appends to dst the value's shape key (see
+// AppendShapeKey) in the same pass, and returns it. A well-formed value
+// that has no shape key is read as Raw reads it, with keyed false and dst
+// as given.
+func (r *Reader) RawShape(dst []byte) (raw, key []byte, keyed, ok bool) {
+	p := &r.p
+	p.space()
+	start := p.i
+	if key, keyed = p.shapeKey(dst, 0); keyed {
+		return p.b[start:p.i], key, true, true
+	}
+	p.i = start
+	raw, ok = r.Raw()
+	return raw, dst, false, ok
+}

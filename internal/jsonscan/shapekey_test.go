@@ -19,3 +19,24 @@ func TestAppendShapeKeyKeepsTheCallersBufferOnTheStack(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// RawShape reads what Raw reads, and appends what AppendShapeKey appends
+// for the value it read, or nothing when that has no key.
+func TestRawShapeIsRawAndAppendShapeKey(t *testing.T) {
+	texts := append(append([]string{`{"a\u0062":1}`, `{"a":1e999}`, `{"a":[1,{"b":"c"}]} tail`, ` 7 `}, memberSeeds...), elementSeeds...)
+	for _, s := range texts {
+		b := []byte(s)
+		r1, r2 := NewReader(b), NewReader(b)
+		raw, ok := r1.Raw()
+		gotRaw, key, keyed, gotOK := r2.RawShape([]byte("pre"))
+		require.Equal(t, ok, gotOK, "%s", s)
+		require.Equal(t, string(raw), string(gotRaw), "%s", s)
+		require.Equal(t, r1.p.i, r2.p.i, "%s: where the Reader stands", s)
+		want, wantKeyed := AppendShapeKey([]byte("pre"), raw)
+		if !ok {
+			continue
+		}
+		require.Equal(t, wantKeyed, keyed, "%s", s)
+		require.Equal(t, string(want), string(key), "%s", s)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	steadyprom "github.com/steady-go/steady/metrics/prometheus"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
@@ -126,7 +127,7 @@ func TestScrapeAfterKnownWork(t *testing.T) {
 	require.Equal(t, dto.MetricType_GAUGE, fams["workqueue_longest_running_processor_seconds"].GetType())
 
 	// steady's own series.
-	require.Equal(t, 1.0, value(t, fams, "steady_stalled_total", map[string]string{"controller": "app", "reason": reconcile.ReasonTerminal}))
+	require.Equal(t, 1.0, value(t, fams, "steady_stalled_total", map[string]string{"controller": "app", "reason": conditions.ReasonTerminal}))
 	require.Equal(t, 1.0, value(t, fams, "steady_stalled_objects", app), "stuck")
 	require.Equal(t, 0.0, value(t, fams, "steady_failing_keys", app), "a Terminal error resets the failure count")
 	require.Equal(t, 1.0, value(t, fams, "steady_queue_keys", map[string]string{"controller": "app", "state": "delayed"}), "later")

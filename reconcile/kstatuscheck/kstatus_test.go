@@ -17,6 +17,7 @@ import (
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/debugpage"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -62,7 +63,7 @@ func reconciler(c *cache.Cache[spec, stat], st *store.Store[spec, stat], gate ..
 		if strings.HasPrefix(o.Spec.Mode, "block") {
 			<-gate[0]
 		}
-		ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "Running", ObservedGeneration: o.Meta.Generation}
+		ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "Running", ObservedGeneration: o.Meta.Generation}
 		switch o.Spec.Mode {
 		case "fail":
 			return reconcile.Result{}, errors.New("dependency unreachable")

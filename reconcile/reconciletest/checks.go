@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/diff"
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -32,7 +32,7 @@ func DiffConverged[S, T any](observe func(ctx context.Context, b store.Backend, 
 // ReadyConverged is the default convergence predicate: the object's Ready
 // condition is True at its current generation.
 func ReadyConverged[S, T any](_ context.Context, _ store.Backend, obj *store.Object[S, T]) error {
-	c, ok := reconcile.GetCondition(obj.Conditions, reconcile.Ready)
+	c, ok := conditions.Get(obj.Conditions, conditions.Ready)
 	switch {
 	case !ok:
 		return errors.New("no Ready condition")
@@ -81,8 +81,8 @@ func (c *convergence[S, T]) check(ctx context.Context, names []string) []unconve
 		if err == nil {
 			err = pred(ctx, c.st.Backend(), obj)
 		}
-		if err == nil && reconcile.IsTrue(obj.Conditions, reconcile.Stalled) {
-			s, _ := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+		if err == nil && conditions.IsTrue(obj.Conditions, conditions.Stalled) {
+			s, _ := conditions.Get(obj.Conditions, conditions.Stalled)
 			err = fmt.Errorf("converged but still Stalled (%s: %s)", s.Reason, s.Message)
 		}
 		if err != nil {
@@ -170,7 +170,7 @@ func (c *convergence[S, T]) stalledChecks(ctx context.Context, when string) {
 		if err != nil || !c.cfg.Unreconcilable(obj) {
 			continue
 		}
-		s, ok := reconcile.GetCondition(obj.Conditions, reconcile.Stalled)
+		s, ok := conditions.Get(obj.Conditions, conditions.Stalled)
 		switch {
 		case !ok || s.Status != store.ConditionTrue:
 			c.w.violateOn(HarmNotConverged, name, "object %s cannot be reconciled but is not Stalled %s", name, when)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
@@ -69,7 +70,7 @@ func syncPods(ctx context.Context, w *store.Writer[podSpec, podStatus], podc *ca
 // applyReady applies the set's status: Ready at the generation it
 // reconciled, refused if the spec moved on or the set was replaced.
 func applyReady(ctx context.Context, sets *store.Store[setSpec, setStatus], manager string, s *set) error {
-	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
+	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := sets.As(manager).ApplyStatus(ctx, s.Meta.Name, map[string]any{"ready": s.Spec.Replicas},
 		[]store.Condition{ready}, store.WithObserved(s.Meta))
 	if errors.Is(err, store.ErrConflict) {
@@ -185,7 +186,7 @@ func (r *leaderMemo) Reconcile(ctx context.Context, name string) (reconcile.Resu
 		return reconcile.Result{RequeueAfterWrite: wrote}, err
 	}
 	r.mu.Lock()
-	done := r.wrote[s.Meta.UID] == s.Meta.Generation && reconcile.IsTrue(s.Conditions, reconcile.Ready)
+	done := r.wrote[s.Meta.UID] == s.Meta.Generation && conditions.IsTrue(s.Conditions, conditions.Ready)
 	r.mu.Unlock()
 	if done {
 		return reconcile.Result{}, nil
@@ -718,7 +719,7 @@ func observedGenConfig() reconciletest.Config[setSpec, genStatus] {
 			if s.Status.ObservedGeneration != s.Meta.Generation || s.Status.Ready != s.Spec.Replicas {
 				return fmt.Errorf("status %+v at generation %d", s.Status, s.Meta.Generation)
 			}
-			return converged(ctx, b, &set{Meta: s.Meta, Spec: s.Spec, Conditions: []store.Condition{{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: s.Meta.Generation}}})
+			return converged(ctx, b, &set{Meta: s.Meta, Spec: s.Spec, Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionTrue, ObservedGeneration: s.Meta.Generation}}})
 		},
 		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[setSpec, genStatus], name string, rng *rand.Rand) error {
 			st, err := store.New[setSpec, genStatus](b, "Set")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -80,8 +81,8 @@ func (r *appReconciler) Reconcile(ctx context.Context, name string) (res reconci
 	// report Ready. Cached objects are shared: change a copy.
 	next := *app
 	next.Status.SecretRevision = secret.Meta.Revision
-	if _, err := reconcile.SetCondition(&next.Conditions, store.Condition{
-		Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "Configured",
+	if _, err := conditions.Set(&next.Conditions, store.Condition{
+		Type: conditions.Ready, Status: store.ConditionTrue, Reason: "Configured",
 		Message: fmt.Sprintf("using secret %q", secret.Meta.Name), ObservedGeneration: app.Meta.Generation,
 	}, time.Now()); err != nil {
 		return reconcile.Result{}, err

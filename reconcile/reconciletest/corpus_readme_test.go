@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
@@ -89,7 +90,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 	// Status from what this pass made true, and Ready at this generation;
 	// WithObserved refuses it if the spec moved on meanwhile or the App was
 	// deleted and recreated (the next pass reads the new one).
-	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
+	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, ObservedGeneration: app.Meta.Generation}
 	_, err := c.appSt.As(fieldManager).ApplyStatus(ctx, name, AppStatus{Replicas: app.Spec.Replicas},
 		[]store.Condition{ready}, store.WithObserved(app.Meta))
 	return reconcile.Result{}, store.IgnoreNotFound(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -194,7 +195,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 	if wrote {
 		return reconcile.Result{RequeueAfterWrite: true}, nil // observe what it made before it claims Ready
 	}
-	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
+	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},
 		[]store.Condition{ready}, store.WithGeneration(s.Meta.Generation))
 	return reconcile.Result{}, store.IgnoreNotFound(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 )
@@ -168,13 +169,13 @@ func chatty(setup func(*reconciletest.Env[setSpec, setStatus]) (reconcile.Reconc
 		return reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
 			res, err := r.Reconcile(ctx, name)
 			s, ok := env.Cache.Get(name)
-			if err != nil || res != (reconcile.Result{}) || !ok || !reconcile.IsTrue(s.Conditions, reconcile.Ready) {
+			if err != nil || res != (reconcile.Result{}) || !ok || !conditions.IsTrue(s.Conditions, conditions.Ready) {
 				return res, err
 			}
 			cp := *s
 			cp.Conditions = slices.Clone(s.Conditions)
 			for i := range cp.Conditions {
-				if cp.Conditions[i].Type == reconcile.Ready {
+				if cp.Conditions[i].Type == conditions.Ready {
 					cp.Conditions[i].Message = "checked at " + time.Now().Format(time.RFC3339Nano)
 				}
 			}

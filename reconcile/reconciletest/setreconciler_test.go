@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -116,7 +117,7 @@ func (r *setReconciler) Reconcile(ctx context.Context, name string) (reconcile.R
 	case r.bug == swallow && err != nil:
 		return reconcile.Result{}, nil
 	case r.bug == pollForever && err == nil && res == (reconcile.Result{}):
-		if s, ok := r.setc.Get(name); ok && reconcile.IsTrue(s.Conditions, reconcile.Ready) {
+		if s, ok := r.setc.Get(name); ok && conditions.IsTrue(s.Conditions, conditions.Ready) {
 			return reconcile.Result{RequeueAfter: time.Second}, nil
 		}
 	}
@@ -184,20 +185,20 @@ func (r *setReconciler) reconcile(ctx context.Context, name string) (reconcile.R
 
 // reportReady reports the set Ready at the generation it reconciled.
 func (r *setReconciler) reportReady(ctx, wctx context.Context, s *set) error {
-	ready := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue,
+	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue,
 		Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
 	w := r.sets.As(r.manager)
 	switch r.bug {
 	case clobber, randomNames, statusFirst, chattyStatus:
 		// The whole status, from the cached copy.
 		conds := slices.Clone(s.Conditions)
-		changed, err := reconcile.SetCondition(&conds, ready, time.Now())
+		changed, err := conditions.Set(&conds, ready, time.Now())
 		if err != nil {
 			return err
 		}
 		if r.bug == chattyStatus {
 			for i := range conds {
-				if conds[i].Type == reconcile.Ready {
+				if conds[i].Type == conditions.Ready {
 					conds[i].Message = "checked at " + time.Now().Format(time.RFC3339Nano)
 					changed = true
 				}

@@ -8,6 +8,11 @@
 // over, the store itself rejects the old leader's writes with
 // store.ErrFenced, whatever the old leader believes.
 //
+// A fence can be checked only in the backend that holds the leader key. A
+// term's write to a store over another backend fails with store.ErrFenced,
+// whose text says so; write there with store.WithoutFence(ctx), knowing that
+// such writes are not fenced.
+//
 // The term context ends when the ctx given to Campaign ends, when renewal
 // fails, or at the latest 2/3 of the lease TTL after the last successful
 // renewal began, so a leader stops its work before any other candidate may

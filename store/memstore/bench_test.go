@@ -221,3 +221,39 @@ func BenchmarkWatchWake(b *testing.B) {
 	for range ch {
 	}
 }
+
+// BenchmarkListPinnedListing lists all of 10,000 keys in pages of 500, each
+// pinned to the revision of a first page 2000 writes in the past, as the
+// pages of a Cache's relist are while writers go on.
+func BenchmarkListPinnedListing(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	rev := s.Revision()
+	v := make([]byte, 100)
+	for i := range 2000 {
+		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i*5), Value: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	ops, cpu := 0, processCPU()
+	for b.Loop() {
+		ops++
+		after, n := "", 0
+		for {
+			page, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 500, Continue: after, Revision: rev})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page.KVs)
+			if page.Continue == "" {
+				break
+			}
+			after = page.Continue
+		}
+		if n != 10_000 {
+			b.Fatalf("listed %d keys, want 10000", n)
+		}
+	}
+	reportCPU(b, cpu, ops)
+}

@@ -15,7 +15,9 @@ import (
 // to an older revision R is the current index with the writes after R
 // undone: the history ring holds each of those writes with the key's value
 // before it, so the page costs one pass over the writes since R plus the
-// page itself, and needs no copy of the data set per listing. A revision that
+// page itself, and needs no copy of the data set per listing. The Store
+// keeps that pass for the next page pinned to R, which reads only the
+// writes since, so a listing's pages together cost one pass. A revision that
 // has left the ring, or was compacted, gives ErrExpired.
 func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
 	s.count.lists.Add(1)
@@ -39,49 +41,120 @@ func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOption
 	case rev < head && (rev < s.compacted || !s.hist.covers(rev)):
 		return store.KVList{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
-	p := page{prefix: prefix, after: opts.Continue, limit: opts.Limit}
+	p := page{s: s, prefix: prefix, after: opts.Continue, limit: opts.Limit}
 	if p.after < prefix {
 		p.after = ""
 	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
 	if rev < head {
-		p.undo(s, rev)
+		u := s.takeUndo(prefix, rev)
+		defer s.keepUndo(u)
+		p.undo(u)
 	}
 	return p.collect(rev), nil
+}
+
+// undone is the state at revision rev of the keys under prefix written
+// after it, as far as the history has been read (up to upto). The pages of
+// one listing are all pinned to the revision of its first, so the Store
+// keeps the last one for the next page, which reads only the writes since:
+// a listing costs one pass over the writes since its revision, not one per
+// page.
+type undone struct {
+	prefix    string
+	rev, upto int64
+	// old holds the state at rev of each key written since (the zero KV
+	// if it did not exist then).
+	old map[string]store.KV
+	// existed lists, in key order once sorted, the keys of old that
+	// existed at rev: those that do not exist now are the page's gone keys.
+	existed  []store.KV
+	unsorted bool
+}
+
+// takeUndo returns the Store's undone state of prefix at rev, read up to
+// the store revision, taking it from the Store (a listing pinned elsewhere
+// meanwhile builds its own). Callers hold s.mu for reading.
+func (s *Store) takeUndo(prefix string, rev int64) *undone {
+	s.undoMu.Lock()
+	u := s.undo
+	s.undo = nil
+	s.undoMu.Unlock()
+	if u == nil || u.prefix != prefix || u.rev != rev {
+		u = &undone{prefix: prefix, rev: rev, upto: rev, old: make(map[string]store.KV)}
+	}
+	for r := u.upto + 1; r <= s.hist.last; r++ {
+		ev := s.hist.at(r)
+		key := ev.KV.Key
+		if !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		if _, seen := u.old[key]; seen {
+			continue
+		}
+		u.old[key] = ev.Prev
+		if ev.Prev.ModRevision != 0 {
+			u.existed = append(u.existed, ev.Prev)
+			u.unsorted = true
+		}
+	}
+	u.upto = s.hist.last
+	if u.unsorted {
+		slices.SortFunc(u.existed, func(a, b store.KV) int { return strings.Compare(a.Key, b.Key) })
+		u.unsorted = false
+	}
+	return u
+}
+
+// keepUndo keeps u for the next page of its listing.
+func (s *Store) keepUndo(u *undone) {
+	s.undoMu.Lock()
+	s.undo = u
+	s.undoMu.Unlock()
 }
 
 // page assembles one List page from the index cursor merged with the keys as
 // they were at the page's revision.
 type page struct {
+	s             *Store
 	prefix, after string
 	limit         int
 	cur           cursor
-	// old holds, for each key in range written after the page's revision,
-	// its state at that revision (the zero KV if it did not exist).
+	// old holds, for each key under prefix written after the page's
+	// revision, its state at that revision (the zero KV if it did not
+	// exist); nil for a page at the store revision.
 	old map[string]store.KV
-	// gone lists, in key order, the keys that existed at the page's
-	// revision but do not exist now.
+	// gone lists, in key order, the keys from the page's start on that
+	// existed at the page's revision; those that still exist are skipped.
 	gone []store.KV
 }
 
-func (p *page) inRange(key string) bool {
-	return strings.HasPrefix(key, p.prefix) && (p.after == "" || key > p.after)
+// undo takes the state at the page's revision from u.
+func (p *page) undo(u *undone) {
+	p.old = u.old
+	from := max(p.prefix, p.after)
+	i, _ := slices.BinarySearchFunc(u.existed, from, func(kv store.KV, key string) int { return strings.Compare(kv.Key, key) })
+	if i < len(u.existed) && p.after != "" && u.existed[i].Key == p.after {
+		i++
+	}
+	p.gone = u.existed[i:]
 }
 
-// undo records the state at rev of the keys written after it.
-func (p *page) undo(s *Store, rev int64) {
-	p.old = make(map[string]store.KV)
-	for r := rev + 1; r <= s.hist.last; r++ {
-		ev := s.hist.at(r)
-		if _, seen := p.old[ev.KV.Key]; seen || !p.inRange(ev.KV.Key) {
-			continue
+// nextGone returns the first key of gone that no longer exists, dropping
+// those before it, or false.
+func (p *page) nextGone() (store.KV, bool) {
+	for len(p.gone) > 0 {
+		kv := p.gone[0]
+		if !strings.HasPrefix(kv.Key, p.prefix) {
+			p.gone = nil
+			break
 		}
-		p.old[ev.KV.Key] = ev.Prev
-		if ev.Prev.ModRevision != 0 && s.kvs[ev.KV.Key] == nil {
-			p.gone = append(p.gone, ev.Prev)
+		if p.s.kvs[kv.Key] == nil {
+			return kv, true
 		}
+		p.gone = p.gone[1:]
 	}
-	slices.SortFunc(p.gone, func(a, b store.KV) int { return strings.Compare(a.Key, b.Key) })
+	return store.KV{}, false
 }
 
 // next returns the next key of the page in key order.
@@ -91,8 +164,7 @@ func (p *page) next() (store.KV, bool) {
 		if e != nil && !strings.HasPrefix(e.Key, p.prefix) {
 			e = nil
 		}
-		if len(p.gone) > 0 && (e == nil || p.gone[0].Key < e.Key) {
-			kv := p.gone[0]
+		if kv, ok := p.nextGone(); ok && (e == nil || kv.Key < e.Key) {
 			p.gone = p.gone[1:]
 			return kv, true
 		}

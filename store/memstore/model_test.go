@@ -86,3 +86,60 @@ func requireListing(t *testing.T, s *memstore.Store, model map[string]store.KV, 
 	}
 	require.Equal(t, want, paged, "List(%q) at %d in pages of %d", prefix, rev, opts.Limit)
 }
+
+// TestPinnedPagesWithWritesBetween lists, in pages pinned to the first
+// page's revision, while random puts and deletes land between the pages,
+// as a Cache's relist does while writers go on, and checks the listing
+// against the model at that revision: the pages of one listing share the
+// state of the past, extended by each page with the writes since the last.
+func TestPinnedPagesWithWritesBetween(t *testing.T) {
+	const keys = 800
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := memstore.New(memstore.WithHistorySize(100_000))
+	model := map[string]store.KV{}
+	write := func() {
+		key := fmt.Sprintf("k/%d", rng.IntN(keys))
+		if _, ok := model[key]; ok && rng.IntN(3) == 0 {
+			_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			require.NoError(t, err)
+			delete(model, key)
+			return
+		}
+		value := []byte(fmt.Sprint(rng.Int()))
+		rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: value})
+		require.NoError(t, err)
+		kv := store.KV{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
+		if old, ok := model[key]; ok {
+			kv.CreateRevision = old.CreateRevision
+		}
+		model[key] = kv
+	}
+	for range 2 * keys {
+		write()
+	}
+	for round := range 20 {
+		prefix := []string{"", "k/", "k/1", "k/3"}[round%4]
+		rev := s.Revision()
+		var want []store.KV
+		for _, k := range slices.Sorted(maps.Keys(model)) {
+			if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
+				want = append(want, model[k])
+			}
+		}
+		opts := store.KVListOptions{Limit: 10 + rng.IntN(100)}
+		var paged []store.KV
+		for {
+			res, err := s.List(t.Context(), prefix, opts)
+			require.NoError(t, err)
+			paged = append(paged, res.KVs...)
+			if res.Continue == "" {
+				break
+			}
+			opts.Continue, opts.Revision = res.Continue, res.Revision
+			for range rng.IntN(40) {
+				write()
+			}
+		}
+		require.Equal(t, want, paged, "round %d: List(%q) pinned to %d in pages of %d", round, prefix, rev, opts.Limit)
+	}
+}

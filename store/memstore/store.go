@@ -20,7 +20,10 @@ import (
 // goroutine that copies its events out of the ring at its receiver's pace,
 // and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events) and at most 2×WithWatchBuffer events per watch.
+// of its events), at most 2×WithWatchBuffer events per watch, and the state
+// of the past that the last pinned List page computed (the old values of
+// the keys written since its revision, at most the ring's), kept for the
+// next page of its listing.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for
@@ -33,6 +36,10 @@ type Store struct {
 	// compacted is the revision passed to the last Compact: List pages
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
+	// undo is the last pinned List page's state of the past (see takeUndo);
+	// undoMu guards it, as List holds mu only for reading.
+	undoMu sync.Mutex
+	undo   *undone
 
 	// waiting holds the watches that have read every change and wait for
 	// the next one (see wait); waitMu orders the read-locked watches that

@@ -99,18 +99,13 @@ func annotate(span trace.Span, res reconcile.Result, err error) {
 		attrs = append(attrs, attribute.Float64("steady.requeue.after", res.RequeueAfter.Seconds()))
 	}
 	var result, reason string
-	var (
-		term    *reconcile.TerminalError
-		blocked *reconcile.BlockedError
-		retry   *reconcile.RetryAfterError
-	)
 	switch {
-	case err != nil && errors.As(err, &term):
+	case err != nil && errors.Is(err, reconcile.ErrTerminal):
 		result, reason = "error", "terminal"
-	case err != nil && errors.As(err, &blocked):
+	case err != nil && errors.Is(err, reconcile.ErrBlocked):
 		result, reason = "error", "blocked"
-		attrs = append(attrs, attribute.String("steady.blocked.reason", blocked.Reason))
-	case err != nil && errors.As(err, &retry):
+		attrs = append(attrs, attribute.String("steady.blocked.reason", reconcile.BlockedReason(err)))
+	case err != nil && errors.Is(err, reconcile.ErrRetryAfter):
 		result, reason = "error", "retry_after"
 	case err != nil:
 		result, reason = "error", "backoff"

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
 
@@ -125,7 +125,7 @@ func (c *chaos) overwriteStatus(ctx context.Context, name string) error {
 			return err
 		}
 		g.Status.Running = 99
-		if _, err := reconcile.SetCondition(&g.Conditions, store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue,
+		if _, err := conditions.Set(&g.Conditions, store.Condition{Type: conditions.Ready, Status: store.ConditionTrue,
 			Reason: "LooksFine", Message: fmt.Sprintf("99/%d running (says the dashboard)", g.Spec.Replicas),
 			ObservedGeneration: g.Meta.Generation}, time.Now()); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -244,7 +245,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 			running++
 		}
 	}
-	cond := store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue, Reason: "AllRunning",
+	cond := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "AllRunning",
 		Message: fmt.Sprintf("%d/%d running %s", running, g.Spec.Replicas, g.Spec.Image), ObservedGeneration: g.Meta.Generation}
 	if !ready {
 		// The message carries the running count only: a status that
@@ -253,7 +254,7 @@ func (c *controller) writeStatus(ctx context.Context, g *Group, observed []Insta
 	}
 	next := *g // cached objects are shared: change a copy
 	next.Status.Running = running
-	changed, err := reconcile.SetCondition(&next.Conditions, cond, time.Now())
+	changed, err := conditions.Set(&next.Conditions, cond, time.Now())
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -109,7 +109,7 @@ func TestCheckTrustsObservationNotStatus(t *testing.T) {
 			obj, err := groups.Get(ctx, "web-00")
 			require.NoError(t, err)
 			obj.Status.Running = running
-			_, err = reconcile.SetCondition(&obj.Conditions, store.Condition{Type: reconcile.Ready, Status: store.ConditionTrue,
+			_, err = conditions.Set(&obj.Conditions, store.Condition{Type: conditions.Ready, Status: store.ConditionTrue,
 				ObservedGeneration: obj.Meta.Generation}, time.Now())
 			require.NoError(t, err)
 			_, err = groups.As("someone").UpdateStatus(ctx, obj)

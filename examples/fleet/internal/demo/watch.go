@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -42,7 +42,7 @@ func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error
 			if c.firstBad == "" {
 				why = strings.ReplaceAll(groupDiff(g, observed).String(), "\n", "; ")
 			}
-		} else if ready, ok := reconcile.GetCondition(g.Conditions, reconcile.Ready); !ok || ready.Status != store.ConditionTrue {
+		} else if ready, ok := conditions.Get(g.Conditions, conditions.Ready); !ok || ready.Status != store.ConditionTrue {
 			why = "fleet matches, but Ready is not True yet"
 		} else if ready.ObservedGeneration != g.Meta.Generation {
 			why = fmt.Sprintf("Ready is for generation %d, the spec is at %d", ready.ObservedGeneration, g.Meta.Generation)
@@ -56,7 +56,7 @@ func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error
 		if c.firstBad != "" {
 			continue
 		}
-		if st, ok := reconcile.GetCondition(g.Conditions, reconcile.Stalled); ok && st.Status == store.ConditionTrue {
+		if st, ok := conditions.Get(g.Conditions, conditions.Stalled); ok && st.Status == store.ConditionTrue {
 			why += fmt.Sprintf(" (Stalled: %s: %s)", st.Reason, st.Message)
 		}
 		c.firstBad = g.Meta.Name + ": " + why
@@ -336,7 +336,7 @@ func (p *printer) summary(c convergence, s counts) {
 	fmt.Fprintf(p.w, "    other writers: %d image changes by ops, %d false statuses by a dashboard, %d stray and %d stopped instances\n",
 		s.chaos.imageChanges.Load(), s.chaos.statusOverwrites.Load(), f.Strays, f.InterferenceRemoved)
 	var stalls []string
-	for _, r := range []string{reconcile.ReasonFailing, reconcile.ReasonOscillating, reconcile.ReasonBlocked, reconcile.ReasonTerminal} {
+	for _, r := range []string{conditions.ReasonFailing, conditions.ReasonOscillating, conditions.ReasonBlocked, conditions.ReasonTerminal} {
 		if n := s.metrics.StalledCount(r); n > 0 {
 			stalls = append(stalls, fmt.Sprintf("%d %s", n, r))
 		}

@@ -1,0 +1,91 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+type plainStatus struct {
+	Ready    int64     `json:"ready"`
+	Message  string    `json:"message,omitempty"`
+	Since    time.Time `json:"since"`
+	Counts   [2]uint8  `json:"counts"`
+	Progress struct {
+		Done  float64 `json:"done"`
+		Phase string  `json:"phase"`
+	} `json:"progress"`
+}
+
+// An ApplyStatus of a value of the Status type, which the Store encodes
+// once and stores as it encodes when the merge keeps it as applied, stores
+// what applying the same status as a map (encoded, merged, decoded as the
+// Status type and encoded again) stores: the same status, conditions and
+// ownership record, alone, beside another manager's status field or
+// condition, and when it removes a field it applied before.
+func TestApplyStatusOfTheTypeStoresWhatItsTreeStores(t *testing.T) {
+	ctx := t.Context()
+	st, err := store.New[judgeSpec, plainStatus](memstore.New(), "App")
+	require.NoError(t, err)
+	typed, tree := st.As("ctrl"), st.As("ctrl")
+	other := st.As("other")
+	for _, name := range []string{"typed", "tree"} {
+		_, err := st.As("user").Create(ctx, &store.Object[judgeSpec, plainStatus]{Meta: store.Meta{Name: name}})
+		require.NoError(t, err)
+	}
+	asTree := func(v any) map[string]any {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m
+	}
+	stored := func(name string) map[string]any {
+		kv, err := st.Backend().Get(ctx, "App/"+name)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(kv.Value, &m))
+		meta := m["metadata"].(map[string]any)
+		for _, k := range []string{"name", "uid", "creationTimestamp", "revision"} {
+			delete(meta, k)
+		}
+		return m
+	}
+	since := time.Date(2026, 12, 1, 23, 0, 0, 123, time.FixedZone("", 3600))
+	s := plainStatus{Ready: 3, Message: "<ok> & more", Since: since, Counts: [2]uint8{1, 2}}
+	s.Progress.Done, s.Progress.Phase = 0.1, "rolling"
+	steps := []struct {
+		what   string
+		before func(name string)
+		status plainStatus
+		conds  []store.Condition
+	}{
+		{what: "alone", status: s},
+		{what: "with conditions", status: s, conds: []store.Condition{{Type: "Ready", Status: store.ConditionTrue, Reason: "Fine", LastTransitionTime: since}}},
+		{what: "beside another manager's condition", before: func(name string) {
+			_, err := other.ApplyStatus(ctx, name, nil, []store.Condition{{Type: "Other", Status: store.ConditionFalse, Reason: "Waiting", LastTransitionTime: since}})
+			require.NoError(t, err)
+		}, status: plainStatus{Ready: 4, Since: since}},
+		{what: "beside another manager's field", before: func(name string) {
+			_, err := other.ApplyStatus(ctx, name, map[string]any{"message": "theirs"}, nil)
+			require.NoError(t, err)
+		}, status: plainStatus{Ready: 5}},
+	}
+	for _, step := range steps {
+		for _, name := range []string{"typed", "tree"} {
+			if step.before != nil {
+				step.before(name)
+			}
+		}
+		_, err := typed.ApplyStatus(ctx, "typed", step.status, step.conds)
+		require.NoError(t, err, step.what)
+		_, err = tree.ApplyStatus(ctx, "tree", asTree(step.status), step.conds)
+		require.NoError(t, err, step.what)
+		require.Equal(t, stored("tree"), stored("typed"), step.what)
+	}
+}

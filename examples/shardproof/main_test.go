@@ -262,14 +262,20 @@ func converged(t *testing.T, st *store.Store[ItemSpec, ItemStatus]) (done int, b
 // awaitConverged waits until every one of count Items is converged.
 func awaitConverged(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count int, within time.Duration) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	// Slow is not lost: CI runs this under -race beside other modules on two
+	// cores, so the deadline moves while Items keep converging, and only
+	// within with none converging fails.
+	deadline, best := time.Now().Add(within), -1
 	for {
 		done, by, total := converged(t, st)
 		if done == count && total == count {
 			return by
 		}
+		if done > best {
+			deadline, best = time.Now().Add(within), done
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d Items converged after %v (%d stored): lost", done, count, within, total)
+			t.Fatalf("%d of %d Items converged, and none more in %v (%d stored): lost", done, count, within, total)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}

@@ -259,7 +259,8 @@ func converged(t *testing.T, st *store.Store[ItemSpec, ItemStatus]) (done int, b
 	}
 }
 
-// awaitConverged waits until every one of count Items is converged.
+// awaitConverged waits until every one of count Items is converged, and
+// fails once no more have converged for within.
 func awaitConverged(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count int, within time.Duration) map[string]int {
 	t.Helper()
 	// Slow is not lost: CI runs this under -race beside other modules on two

@@ -74,12 +74,14 @@ func Example() {
 		Meta: store.Meta{Name: "web"}, Spec: AppSpec{Replicas: 2}}); err != nil {
 		log.Fatal(err)
 	}
-	for { // until the controller reports
+	for { // until the controller reports and the Loop is idle
 		app, err := apps.Get(ctx, "web")
 		if err != nil {
 			log.Fatal(err)
 		}
-		if app.Status.Running == 2 {
+		// A reconcile that stop cuts short would end its span with an error.
+		info := loop.Info()
+		if app.Status.Running == 2 && info.Busy == 0 && info.Queue.Ready+info.Queue.Low+info.Queue.Processing == 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

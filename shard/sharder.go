@@ -619,26 +619,20 @@ func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasin
 		}
 		releasing = append(releasing, i)
 	}
-	var mu sync.Mutex
-	concurrently(done, func(i int) {
+	deleted, failed := partition(done, func(i int) bool {
 		s.mu.Lock()
 		h := s.held[i] // only this goroutine (Serve's) removes held shards
 		s.mu.Unlock()
-		gone := s.deleteShard(ctx, i, h.fence.Revision)
-		if gone {
-			s.mu.Lock()
-			delete(s.held, i)
-			s.cached[i].Store(false)
-			s.mu.Unlock()
+		if !s.deleteShard(ctx, i, h.fence.Revision) {
+			return false
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if gone {
-			released = append(released, i)
-		} else {
-			releasing = append(releasing, i)
-		}
+		s.mu.Lock()
+		delete(s.held, i)
+		s.cached[i].Store(false)
+		s.mu.Unlock()
+		return true
 	})
+	released, releasing = append(released, deleted...), append(releasing, failed...)
 	slices.Sort(releasing)
 	slices.Sort(released)
 	return releasing, released
@@ -671,17 +665,8 @@ func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []strin
 		}
 		free = append(free, i)
 	}
-	var mu sync.Mutex
-	concurrently(free, func(i int) {
-		ok := s.takeOne(ctx, t, i, v.shards[i])
-		mu.Lock()
-		defer mu.Unlock()
-		if ok {
-			gained = append(gained, i)
-		} else {
-			waiting = append(waiting, i)
-		}
-	})
+	taken, failed := partition(free, func(i int) bool { return s.takeOne(ctx, t, i, v.shards[i]) })
+	gained, waiting = append(gained, taken...), append(waiting, failed...)
 	slices.Sort(gained)
 	slices.Sort(waiting)
 	return gained, waiting
@@ -730,6 +715,25 @@ func concurrently(items []int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// partition runs f on items as concurrently does and splits them by its
+// answer, each part sorted.
+func partition(items []int, f func(i int) bool) (yes, no []int) {
+	var mu sync.Mutex
+	concurrently(items, func(i int) {
+		ok := f(i)
+		mu.Lock()
+		defer mu.Unlock()
+		if ok {
+			yes = append(yes, i)
+		} else {
+			no = append(no, i)
+		}
+	})
+	slices.Sort(yes)
+	slices.Sort(no)
+	return yes, no
 }
 
 func (s *Sharder) holds(i int) bool {

@@ -144,6 +144,13 @@ func owned(ctx context.Context, w io.Writer, quiet, timeout time.Duration) error
 	}); err != nil {
 		return fmt.Errorf("scene 2: %s did not apply: %w", managerA, err)
 	}
+	// The cache can show a's write before a's reconcile has counted it: wait
+	// for the count, so the quiet window below sees only later writes.
+	for deadline := time.Now().Add(timeout); a.writes.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("scene 2: %s's write was not counted after %v", managerA, timeout)
+		}
+	}
 	fmt.Fprintf(w, "   %s applied replicas=%d, and so owns %s\n", managerA, defaultA, replicas)
 
 	if err := e.start(b); err != nil {

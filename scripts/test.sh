@@ -171,9 +171,10 @@ sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|Te
 # queue that run a fraction of their inputs under -race (see
 # internal/race.Sweep and raceScale), in one go test, which builds the
 # packages once and side by side. No name is in two of these packages.
-# TestVersionsConvertedWatchEventCostsARead counts allocations, which the
+# TestVersionsConverted{WatchEventCostsARead,OwnershipCostsNoSecondDecode}
+# count allocations, which the
 # race detector's sync.Pool makes random, so it runs only here.
-propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|FuzzQueue)$'
+propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|TestVersionsConvertedOwnershipCostsNoSecondDecode|FuzzQueue)$'
 
 extra=("$@")
 nested=()

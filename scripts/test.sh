@@ -172,8 +172,8 @@ sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|Te
 # internal/race.Sweep and raceScale), in one go test, which builds the
 # packages once and side by side. No name is in two of these packages.
 # TestVersionsConverted{WatchEventCostsARead,OwnershipCostsNoSecondDecode}
-# count allocations, which the
-# race detector's sync.Pool makes random, so it runs only here.
+# count allocations, which the race detector's sync.Pool makes random, so
+# they run only here.
 propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|TestVersionsConvertedOwnershipCostsNoSecondDecode|FuzzQueue)$'
 
 extra=("$@")

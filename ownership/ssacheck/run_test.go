@@ -153,28 +153,60 @@ func (d drift) apart(prev drift) []string {
 // judge compares one step. It returns which of object, conflicts, no-op
 // flag and owned paths agree once the named rules are applied, and the
 // rules it applied (used).
-func judge(c *cmp, d drift, used ruleHits) [4]bool {
-	got := carry(c, d, used)
-	sameObj, kept := sameObject(c, got.object, &used)
+//
+// byField records, per rule, what it was applied to: the input (the
+// reference's config, before judge), each compared field, or the whole
+// step (a refusal only one engine made).
+func judge(c *cmp, d drift, used ruleHits, byField map[string]*[nWhere]bool) [4]bool {
+	var f [nWhere]ruleHits
+	for i := range f {
+		f[i] = ruleHits{}
+	}
+	for name := range used {
+		f[whereInput].hit(name)
+	}
+	got := carry(c, d, &f)
+	sameObj, kept := sameObject(c, got.object, &f[0])
 	ok := [4]bool{
 		sameObj,
-		sameConflicts(c, got.conflicts, &used),
-		c.got.conflicts != nil || c.want.conflicts != nil || got.noop == c.want.noop || reorderOnly(c, got, &used),
-		sameOwned(c, got.owned, kept, &used),
+		sameConflicts(c, got.conflicts, &f[1]),
+		c.got.conflicts != nil || c.want.conflicts != nil || got.noop == c.want.noop || reorderOnly(c, got, &f[2]),
+		sameOwned(c, got.owned, kept, &f[3]),
 	}
 	switch {
 	case refusedInDrift(c, d):
 		// Rule carried: only one engine refused, on drifted paths only.
-		used.hit("carried")
+		f[whereStep].hit("carried")
 		ok = [4]bool{true, true, true, true}
 	case nullToMap(c):
 		// Rule null-to-map (doc.go): only steady refused, and only for
 		// stored nulls the config makes maps; the reference wrote.
-		used.hit("null-to-map")
+		f[whereStep].hit("null-to-map")
 		ok = [4]bool{true, true, true, true}
+	}
+	for i := range f {
+		for name := range f[i] {
+			used.hit(name)
+			if byField[name] == nil {
+				byField[name] = new([nWhere]bool)
+			}
+			byField[name][i] = true
+		}
 	}
 	return ok
 }
+
+// What a rule was applied to: the four compared fields (judge's order),
+// the reference's input, or the whole step; whereAlone counts the steps
+// where it was the only rule applied.
+const (
+	whereInput = 4
+	whereStep  = 5
+	whereAlone = 6
+	nWhere     = 7
+)
+
+var whereNames = [nWhere]string{"object", "conflicts", "no-op", "owned", "input", "step", "alone"}
 
 // reorderOnly reports whether steady's no-op differs from the reference's
 // write only by rule list-order: the reference changed nothing but the
@@ -207,12 +239,12 @@ func refusedInDrift(c *cmp, d drift) bool {
 // carry returns steady's outcome with the differences from the
 // reference's that lie in drifted subtrees replaced by the reference's
 // (rule carried).
-func carry(c *cmp, d drift, used ruleHits) outcome {
+func carry(c *cmp, d drift, f *[nWhere]ruleHits) outcome {
 	got := c.got
 	if len(d.paths) == 0 && len(d.owned) == 0 {
 		return got
 	}
-	hit := false
+	hit := func(i int) { f[i].hit("carried") }
 	copied := false
 	var carried []string // object paths carried: their owners are too
 	for _, p := range objectDiff(c.got.object, c.want.object) {
@@ -223,7 +255,7 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 		if !copied {
 			got.object, copied = ownership.DeepCopy(got.object).(map[string]any), true
 		}
-		hit = true
+		hit(0)
 		wv, ok := lookup(c.want.object, p)
 		setPath(got.object, p, wv, ok)
 	}
@@ -240,7 +272,7 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 		if !copied {
 			got.owned, copied = cloneOwned(got.owned), true
 		}
-		hit = true
+		hit(3)
 		if slices.Contains(c.want.owned[k], p) {
 			got.owned[k] = append(got.owned[k], p)
 			slices.Sort(got.owned[k])
@@ -258,12 +290,13 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 			if _, p, _ := strings.Cut(g, " "); !d.related(p) || slices.Contains(c.want.conflicts, g) {
 				out = append(out, g)
 			} else {
-				hit = true
+				hit(1)
 			}
 		}
 		for _, w := range c.want.conflicts {
 			if _, p, _ := strings.Cut(w, " "); d.related(p) && !slices.Contains(out, w) {
-				out, hit = append(out, w), true
+				out = append(out, w)
+				hit(1)
 			}
 		}
 		slices.Sort(out)
@@ -282,11 +315,9 @@ func carry(c *cmp, d drift, used ruleHits) outcome {
 			changes = append(changes, p)
 		}
 		if !slices.ContainsFunc(changes, func(p string) bool { return !d.related(p) }) {
-			got.noop, hit = c.want.noop, true
+			got.noop = c.want.noop
+			hit(2)
 		}
-	}
-	if hit {
-		used.hit("carried")
 	}
 	return got
 }
@@ -405,6 +436,7 @@ type report struct {
 	all             int    // all four agree after the rules
 	noRule          int    // all four identical and no rule applied at all
 	rules           ruleHits
+	where           map[string]*[nWhere]int // per rule, the steps it was applied to each of
 	examples        []string
 	unexplained     []int    // step numbers
 	planted, caught int      // mutation test: steps a fault was planted in, and of those reported
@@ -420,7 +452,7 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 	g := &gen{r: rand.New(rand.NewPCG(seed, 1))}
 	ref := newReference(t)
 	st := engine{live: map[string]any{}} // both engines start from {}
-	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}}
+	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}, where: map[string]*[nWhere]int{}}
 	var d drift
 	for step := 0; step < steps; step++ {
 		c := &cmp{
@@ -462,7 +494,8 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 			c.got.noop == c.want.noop,
 			ownedEqual(c.got.owned, c.want.owned),
 		}
-		ok := judge(c, d, used)
+		byField := map[string]*[nWhere]bool{}
+		ok := judge(c, d, used, byField)
 		// The states after the step. Chained, a difference between them
 		// that lies apart from every earlier one must come from a step
 		// some rule excused: one that appears in a step no rule touched
@@ -483,6 +516,19 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 		}
 		for name := range used {
 			rep.rules.hit(name)
+		}
+		for name := range used {
+			byField[name][whereAlone] = len(used) == 1
+		}
+		for name, w := range byField {
+			if rep.where[name] == nil {
+				rep.where[name] = new([nWhere]int)
+			}
+			for i, on := range w {
+				if on {
+					rep.where[name][i]++
+				}
+			}
 		}
 		for i := range ok {
 			if raw[i] {
@@ -572,6 +618,52 @@ func table(reps []report) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("(each field: agree after the rules / identical before any rule; no rule: all four identical and no rule applied)\n")
+	b.WriteString(whereTable(reps))
+	return b.String()
+}
+
+// whereTable lists, per mode and rule, the steps the rule was applied to,
+// in all and to each field, the reference's input and whole steps.
+func whereTable(reps []report) string {
+	var b strings.Builder
+	for _, chained := range []bool{false, true} {
+		steps, rules, where := 0, ruleHits{}, map[string]*[nWhere]int{}
+		for _, r := range reps {
+			if r.chained != chained {
+				continue
+			}
+			steps += r.steps
+			for name, n := range r.rules {
+				rules[name] += n
+				if where[name] == nil {
+					where[name] = new([nWhere]int)
+				}
+				if w := r.where[name]; w != nil {
+					for i := range w {
+						where[name][i] += w[i]
+					}
+				}
+			}
+		}
+		if steps == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s, %d steps: steps each rule was applied to, in all and per field\n", map[bool]string{false: "synced", true: "chained"}[chained], steps)
+		fmt.Fprintf(&b, "  %-24s %6s", "rule", "steps")
+		for _, n := range whereNames {
+			fmt.Fprintf(&b, " %9s", n)
+		}
+		b.WriteString("\n")
+		names := slices.Sorted(maps.Keys(rules))
+		slices.SortStableFunc(names, func(x, y string) int { return rules[y] - rules[x] })
+		for _, name := range names {
+			fmt.Fprintf(&b, "  %-24s %6d", name, rules[name])
+			for _, n := range where[name] {
+				fmt.Fprintf(&b, " %9d", n)
+			}
+			b.WriteString("\n")
+		}
+	}
 	return b.String()
 }
 

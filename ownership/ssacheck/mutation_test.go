@@ -12,27 +12,29 @@ import (
 // kind one filter (rule) would hide if it were broader than its stated
 // reason. It copies what it changes and reports whether it planted.
 type fault struct {
-	rule  string
+	name  string // the fault; the subtest's name
+	rule  string // the rule it probes: the one whose stated reason lies next to the fault
 	what  string
 	plant func(c *cmp) bool
 }
 
-// Rules map-members and type-change are gone (steady now owns and
-// conflicts as structured-merge-diff does there); their faults stay, to
-// show that nothing else excuses them.
+// Two faults were planted against rules that are gone, map-members and
+// type-change (steady now owns and conflicts as structured-merge-diff does
+// there); they stay, to show that nothing else excuses them, and name no
+// rule.
 var faults = []fault{
-	{"update-containers", "an Update entry does not own the atomic map or empty map it wrote",
+	{"update-drops-atomic-or-empty-map", "update-containers", "an Update entry does not own the atomic map or empty map it wrote",
 		func(c *cmp) bool {
 			return c.op == "update" && dropOwned(c, key(c.manager, ownership.OpUpdate), isSelOrEmptyMap)
 		}},
-	{"map-members", "an Apply entry does not own the atomic map, empty map or atomic list it applied",
+	{"apply-drops-atomic-or-empty-value", "", "an Apply entry does not own the atomic map, empty map or atomic list it applied",
 		func(c *cmp) bool {
 			return c.applied != nil && c.got.conflicts == nil && dropOwned(c, key(c.manager, ownership.OpApply), func(v any, p string) bool {
 				_, isList := v.([]any)
 				return isSelOrEmptyMap(v, p) || isList && typeAt(p) == "args"
 			})
 		}},
-	{"prune-null", "steady leaves an empty map nobody owns where structured-merge-diff's prune left null",
+	{"prune-keeps-unowned-empty-map", "prune-null", "steady leaves an empty map nobody owns where structured-merge-diff's prune left null",
 		func(c *cmp) bool {
 			for _, k := range slices.Sorted(maps.Keys(c.want.object)) {
 				_, inGot := c.got.object[k]
@@ -44,7 +46,7 @@ var faults = []fault{
 			}
 			return false
 		}},
-	{"owned-kept", "steady does not prune a field the applier stopped applying, and the applier keeps owning it",
+	{"prune-fails-for-applier", "owned-kept", "steady does not prune a field the applier stopped applying, and the applier keeps owning it",
 		func(c *cmp) bool {
 			if c.applied == nil || c.got.conflicts != nil {
 				return false
@@ -68,7 +70,7 @@ var faults = []fault{
 			}
 			return false
 		}},
-	{"type-change", "steady refuses a change of kind (not from null) that nobody below owns",
+	{"refuses-type-change-nobody-owns", "", "steady refuses a change of kind (not from null) that nobody below owns",
 		func(c *cmp) bool {
 			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
 				return false
@@ -118,7 +120,7 @@ func isSelOrEmptyMap(v any, p string) bool {
 // there: the test logs how many.)
 func TestFiltersCatchPlantedFaults(t *testing.T) {
 	for _, f := range faults {
-		t.Run(f.rule, func(t *testing.T) {
+		t.Run(f.name, func(t *testing.T) {
 			planted, caught := 0, 0
 			var examples []string
 			for _, seed := range fixedSeeds {
@@ -131,7 +133,11 @@ func TestFiltersCatchPlantedFaults(t *testing.T) {
 				c := run(t, fixedSeeds[0], 1000, true, f.plant)
 				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], c.planted, c.caught)
 			}
-			t.Logf("%s: %s: planted in %d steps, reported %d", f.rule, f.what, planted, caught)
+			rule := f.rule
+			if rule == "" {
+				rule = "no rule"
+			}
+			t.Logf("%s (probes %s): %s: planted in %d steps, reported %d", f.name, rule, f.what, planted, caught)
 			if caught != planted {
 				for _, e := range examples {
 					t.Log(e)

@@ -3,6 +3,7 @@ package ssacheck
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/steady-go/steady/ownership"
@@ -86,6 +87,98 @@ var faults = []fault{
 			}
 			return false
 		}},
+	{"reorders-atomic-list", "list-order", "steady reverses an atomic list (only keyed lists and sets may differ in order)",
+		func(c *cmp) bool {
+			for _, k := range slices.Sorted(maps.Keys(c.got.object)) {
+				l, ok := c.got.object[k].([]any)
+				if typeAt("."+k) != "args" || !ok || len(l) < 2 || js(l[0]) == js(l[len(l)-1]) {
+					continue
+				}
+				c.got.object = maps.Clone(c.got.object)
+				c.got.object[k] = reversed(l)
+				return true
+			}
+			return false
+		}},
+	{"keeps-emptied-list-not-applied", "applied-empty-list-kept", "steady keeps [] for a list its prune emptied that the config does not apply",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.gotBefore)) {
+				l, ok := c.gotBefore[k].([]any)
+				_, inGot := c.got.object[k]
+				_, inWant := c.want.object[k]
+				_, inCfg := c.applied[k]
+				if typ := typeAt("." + k); !ok || len(l) == 0 || inGot || inWant || inCfg || typ != "items" && typ != "pairs" && typ != "tags" {
+					continue
+				}
+				c.got.object = maps.Clone(c.got.object)
+				c.got.object[k] = []any{}
+				return true
+			}
+			return false
+		}},
+	{"refuses-null-to-scalar", "null-to-map", "steady refuses to apply a scalar over a stored null (only a map there conflicts with the null's owner)",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.applied)) {
+				b, ok := c.gotBefore[k]
+				if ok && b == nil && kindOf(c.applied[k]) == 1 {
+					c.got = outcome{conflicts: []string{"beta/Update ." + k}, object: c.gotBefore, owned: c.gotPrev}
+					return true
+				}
+			}
+			return false
+		}},
+	{"update-drops-scalar-over-null", "update-null-map", "an Update entry does not own a scalar it wrote over null (only null <-> a map of fields is excused)",
+		func(c *cmp) bool {
+			if c.op != "update" {
+				return false
+			}
+			k := key(c.manager, ownership.OpUpdate)
+			return dropOwned(c, k, func(v any, p string) bool {
+				b, ok := lookup(c.gotBefore, p)
+				return ok && b == nil && kindOf(v) == 1
+			})
+		}},
+	{"writes-applied-null", "applied-null", "steady writes a null the config applies where there was nothing",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.applied)) {
+				_, inBefore := c.gotBefore[k]
+				if _, inGot := c.got.object[k]; c.applied[k] == nil && !inBefore && !inGot {
+					c.got.object = maps.Clone(c.got.object)
+					c.got.object[k] = nil
+					return true
+				}
+			}
+			return false
+		}},
+	{"writes-over-another-managers-update", "own-update-entry", "steady writes where the reference conflicts with another manager's Update entry (only the applier's own may not conflict)",
+		func(c *cmp) bool {
+			if c.got.conflicts == nil || c.want.conflicts == nil || c.op != "apply" {
+				return false
+			}
+			for _, w := range c.want.conflicts {
+				if e, _, _ := strings.Cut(w, " "); !strings.HasSuffix(e, "/Update") || strings.HasPrefix(e, c.manager+"/") {
+					return false
+				}
+			}
+			c.got = outcome{noop: true, object: c.gotBefore, owned: c.gotPrev}
+			return true
+		}},
+}
+
+// reversed returns a reversed copy of l.
+func reversed(l []any) []any {
+	out := slices.Clone(l)
+	slices.Reverse(out)
+	return out
 }
 
 // dropOwned removes from entry k of steady's owned paths the first path

@@ -438,6 +438,7 @@ type report struct {
 	noRule          int    // all four identical and no rule applied at all
 	rules           ruleHits
 	where           map[string]*[nWhere]int // per rule, the steps it was applied to each of
+	carriedFrom     ruleHits                // chained: carried steps per rule that began their drift
 	examples        []string
 	unexplained     []int    // step numbers
 	planted, caught int      // mutation test: steps a fault was planted in, and of those reported
@@ -453,8 +454,9 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 	g := &gen{r: rand.New(rand.NewPCG(seed, 1))}
 	ref := newReference(t)
 	st := engine{live: map[string]any{}} // both engines start from {}
-	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}, where: map[string]*[nWhere]int{}}
+	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}, where: map[string]*[nWhere]int{}, carriedFrom: ruleHits{}}
 	var d drift
+	var began map[string][]string // chained: where each element of d began
 	for step := 0; step < steps; step++ {
 		c := &cmp{
 			manager:    []string{"alpha", "beta", "gamma"}[g.r.IntN(3)],
@@ -568,9 +570,75 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 			}
 			continue
 		}
+		if used["carried"] > 0 {
+			for _, r := range origins(began) {
+				rep.carriedFrom[r]++
+			}
+		}
+		began = traceDrift(next, began, used)
 		d = next
 	}
 	return rep
+}
+
+// traceDrift returns, for each element of drift next (an object path or
+// an "entry path" pair), the rules of the step where it began: prev's for
+// one that was there before; for a new one, the rules this step applied
+// (used), other than carried, and where carried applied, the origins of
+// the earlier elements at, above or below its path, from which it
+// follows.
+func traceDrift(next drift, prev map[string][]string, used ruleHits) map[string][]string {
+	out := make(map[string][]string, len(next.paths)+len(next.owned))
+	pathOf := func(e string) string {
+		if _, p, ok := strings.Cut(e, " "); ok {
+			return p
+		}
+		return e
+	}
+	add := func(e string) {
+		if o, ok := prev[e]; ok {
+			out[e] = o
+			return
+		}
+		set := map[string]bool{}
+		for name := range used {
+			set[name] = name != "carried"
+		}
+		if used["carried"] > 0 {
+			for q, o := range prev {
+				if p, qp := pathOf(e), pathOf(q); atOrBelow(p, qp) || atOrBelow(qp, p) {
+					for _, name := range o {
+						set[name] = true
+					}
+				}
+			}
+		}
+		for name, in := range set {
+			if in {
+				out[e] = append(out[e], name)
+			}
+		}
+		slices.Sort(out[e])
+	}
+	for e := range next.paths {
+		add(e)
+	}
+	for e := range next.owned {
+		add(e)
+	}
+	return out
+}
+
+// origins lists the rules that began any element of a drift traced by
+// traceDrift, each once.
+func origins(began map[string][]string) []string {
+	set := map[string]bool{}
+	for _, o := range began {
+		for _, name := range o {
+			set[name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 func pct(n, of int) string { return fmt.Sprintf("%6.2f%%", 100*float64(n)/float64(of)) }
@@ -665,6 +733,21 @@ func whereTable(reps []report) string {
 			fmt.Fprintf(&b, "  %-24s %6d", name, rules[name])
 			for _, n := range where[name] {
 				fmt.Fprintf(&b, " %9d", n)
+			}
+			b.WriteString("\n")
+		}
+		from := ruleHits{}
+		for _, r := range reps {
+			if r.chained == chained {
+				for name, n := range r.carriedFrom {
+					from[name] += n
+				}
+			}
+		}
+		if len(from) > 0 {
+			b.WriteString("  carried steps, by the rules of the steps where their drift began (a step may count for several):")
+			for _, name := range slices.Sorted(maps.Keys(from)) {
+				fmt.Fprintf(&b, " %s=%d", name, from[name])
 			}
 			b.WriteString("\n")
 		}

@@ -210,39 +210,56 @@ func isSelOrEmptyMap(v any, p string) bool {
 // where every step starts from one state and only the named rules can
 // excuse a difference. (In chained runs rule carried also excuses what
 // lies where the states already differ, and so can hide a fault planted
-// there: the test logs how many.)
+// there: with -v the test logs how many.) One run per seed serves every
+// fault: each is planted in a copy of the step.
 func TestFiltersCatchPlantedFaults(t *testing.T) {
-	for _, f := range faults {
+	plants := make([]func(*cmp) bool, len(faults))
+	for i, f := range faults {
+		plants[i] = f.plant
+	}
+	var synced []report
+	for _, seed := range fixedSeeds {
+		synced = append(synced, run(t, seed, 1000, false, plants...))
+	}
+	var chained report
+	if testing.Verbose() {
+		chained = run(t, fixedSeeds[0], 1000, true, plants...)
+	}
+	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			planted, caught := 0, 0
-			var examples []string
-			for _, seed := range fixedSeeds {
-				r := run(t, seed, 1000, false, f.plant)
-				planted += r.planted
-				caught += r.caught
-				examples = append(examples, r.passed...)
+			var sum planting
+			for _, r := range synced {
+				sum.planted += r.faults[i].planted
+				sum.caught += r.faults[i].caught
+				sum.passed = append(sum.passed, r.faults[i].passed...)
 			}
 			if testing.Verbose() {
-				c := run(t, fixedSeeds[0], 1000, true, f.plant)
-				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], c.planted, c.caught)
+				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], chained.faults[i].planted, chained.faults[i].caught)
 			}
 			rule := f.rule
 			if rule == "" {
 				rule = "no rule"
 			}
-			t.Logf("%s (probes %s): %s: planted in %d steps, reported %d", f.name, rule, f.what, planted, caught)
-			if caught != planted {
-				for _, e := range examples {
-					t.Log(e)
-				}
-			}
-			if planted == 0 {
-				t.Fatalf("the fault was never planted; the test proves nothing")
-			}
-			if caught != planted {
-				t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
-			}
+			t.Logf("%s (probes %s): %s: planted in %d steps, reported %d", f.name, rule, f.what, sum.planted, sum.caught)
+			requireCaught(t, sum)
 		})
+	}
+}
+
+// requireCaught fails unless a fault was planted, and reported in every
+// step it was planted in.
+func requireCaught(t *testing.T, p planting) {
+	t.Helper()
+	if p.caught != p.planted {
+		for _, e := range p.passed {
+			t.Log(e)
+		}
+	}
+	if p.planted == 0 {
+		t.Fatalf("the fault was never planted; the test proves nothing")
+	}
+	if p.caught != p.planted {
+		t.Errorf("%d of %d steps with a planted fault passed as explained", p.planted-p.caught, p.planted)
 	}
 }
 
@@ -271,22 +288,15 @@ func TestCarriedCatchesPlantedFaults(t *testing.T) {
 		}
 		return false
 	}
-	planted, caught := 0, 0
+	var sum planting
 	for _, seed := range fixedSeeds {
 		r := run(t, seed, 1000, true, plant)
-		planted += r.planted
-		caught += r.caught
-		for _, e := range r.passed {
-			t.Log(e)
-		}
+		sum.planted += r.faults[0].planted
+		sum.caught += r.faults[0].caught
+		sum.passed = append(sum.passed, r.faults[0].passed...)
 	}
-	t.Logf("carried: planted in %d chained steps, reported %d", planted, caught)
-	if planted == 0 {
-		t.Fatalf("the fault was never planted; the test proves nothing")
-	}
-	if caught != planted {
-		t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
-	}
+	t.Logf("carried: planted in %d chained steps, reported %d", sum.planted, sum.caught)
+	requireCaught(t, sum)
 }
 
 // sameOwners reports whether the same entries own p (or paths below it)

@@ -428,33 +428,42 @@ func setPath(obj map[string]any, p string, v any, ok bool) {
 
 // report is one run's agreement figures.
 type report struct {
-	seed            uint64
-	chained         bool
-	steps           int
-	ops             map[string]int
-	agree           [4]int // after the rules
-	identical       [4]int // raw, before any rule
-	all             int    // all four agree after the rules
-	noRule          int    // all four identical and no rule applied at all
-	rules           ruleHits
-	where           map[string]*[nWhere]int // per rule, the steps it was applied to each of
-	carriedFrom     ruleHits                // chained: carried steps per rule that began their drift
-	examples        []string
-	unexplained     []int    // step numbers
-	planted, caught int      // mutation test: steps a fault was planted in, and of those reported
-	passed          []string // mutation test: planted steps that passed
+	seed        uint64
+	chained     bool
+	steps       int
+	ops         map[string]int
+	agree       [4]int // after the rules
+	identical   [4]int // raw, before any rule
+	all         int    // all four agree after the rules
+	noRule      int    // all four identical and no rule applied at all
+	rules       ruleHits
+	where       map[string]*[nWhere]int // per rule, the steps it was applied to each of
+	carriedFrom ruleHits                // chained: carried steps per rule that began their drift
+	examples    []string
+	unexplained []int      // step numbers
+	faults      []planting // mutation test: per fault run's way
+}
+
+// planting is what one planted fault did in a run: the steps it was
+// planted in, of those the steps reported, and examples of those that
+// passed.
+type planting struct {
+	planted, caught int
+	passed          []string
 }
 
 // run runs steps random steps from seed through both engines. chained
 // keeps each engine on its own state; otherwise, after a step that does
 // not end identically, the reference takes steady's state (synced).
-// fault, if set, may plant a fault in steady's outcome of a step (it must
-// copy what it changes) and reports whether it did.
-func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bool) report {
+// Each of faults may plant a fault in a copy of a step's comparison (in
+// steady's outcome; it must copy what it changes) and reports whether it
+// did; the copy is judged on its own (report.faults), and the run goes
+// on from the step as it was, so that one run serves every fault.
+func run(t *testing.T, seed uint64, steps int, chained bool, faults ...func(*cmp) bool) report {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 1))}
 	ref := newReference(t)
 	st := engine{live: map[string]any{}} // both engines start from {}
-	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}, where: map[string]*[nWhere]int{}, carriedFrom: ruleHits{}}
+	rep := report{seed: seed, chained: chained, steps: steps, ops: map[string]int{}, rules: ruleHits{}, where: map[string]*[nWhere]int{}, carriedFrom: ruleHits{}, faults: make([]planting, len(faults))}
 	var d drift
 	var began map[string][]string // chained: where each element of d began
 	for step := 0; step < steps; step++ {
@@ -490,7 +499,7 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 			c.want = ref.update(t, next, c.manager)
 		}
 		rep.ops[c.op]++
-		planted := fault != nil && fault(c)
+		input := maps.Clone(used) // the rules applied to the input
 		raw := [4]bool{
 			js(c.got.object) == js(c.want.object),
 			slices.Equal(c.got.conflicts, c.want.conflicts),
@@ -505,16 +514,38 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 		// is a divergence the four compared fields do not show yet (an
 		// entry holding a map or list the other engine's does not).
 		var next drift
+		divergent := func(used ruleHits, ok *[4]bool) {
+			if !chained || len(used) > 0 {
+				return
+			}
+			for _, p := range next.apart(d) {
+				if strings.Contains(p, " ") {
+					ok[3] = false
+				} else {
+					ok[0] = false
+				}
+			}
+		}
 		if chained {
 			next = stateDrift(st, ref)
-			if len(used) == 0 {
-				for _, p := range next.apart(d) {
-					if strings.Contains(p, " ") {
-						ok[3] = false
-					} else {
-						ok[0] = false
-					}
-				}
+		}
+		divergent(used, &ok)
+		for i, plant := range faults {
+			fc := *c
+			if !plant(&fc) {
+				continue
+			}
+			fu := maps.Clone(input)
+			fok := judge(&fc, d, fu, map[string]*[nWhere]bool{})
+			divergent(fu, &fok)
+			f := &rep.faults[i]
+			f.planted++
+			switch {
+			case fok != [4]bool{true, true, true, true}:
+				f.caught++
+			case len(f.passed) < 8:
+				f.passed = append(f.passed, fmt.Sprintf("planted fault passed: seed %d step %d (chained=%v): %s rules %v\n  steady:    %s conflicts=%v noop=%v owned=%v\n  reference: %s conflicts=%v noop=%v owned=%v",
+					seed, step, chained, what, slices.Sorted(maps.Keys(fu)), js(fc.got.object), fc.got.conflicts, fc.got.noop, fc.got.owned, js(fc.want.object), fc.want.conflicts, fc.want.noop, fc.want.owned))
 			}
 		}
 		for name := range used {
@@ -545,19 +576,9 @@ func run(t *testing.T, seed uint64, steps int, chained bool, fault func(*cmp) bo
 		if exact && len(used) == 0 {
 			rep.noRule++
 		}
-		if planted {
-			rep.planted++
-		}
 		if ok == [4]bool{true, true, true, true} {
 			rep.all++
-			if planted && len(rep.passed) < 8 {
-				rep.passed = append(rep.passed, fmt.Sprintf("planted fault passed: seed %d step %d (chained=%v): %s rules %v\n  steady:    %s conflicts=%v noop=%v owned=%v\n  reference: %s conflicts=%v noop=%v owned=%v",
-					seed, step, chained, what, slices.Sorted(maps.Keys(used)), js(c.got.object), c.got.conflicts, c.got.noop, c.got.owned, js(c.want.object), c.want.conflicts, c.want.noop, c.want.owned))
-			}
 		} else {
-			if planted {
-				rep.caught++
-			}
 			rep.unexplained = append(rep.unexplained, step)
 			if len(rep.examples) < 8 {
 				rep.examples = append(rep.examples, fmt.Sprintf("seed %d step %d (chained=%v): %s\n  agree object/conflicts/noop/owned: %v\n  steady:    %s conflicts=%v noop=%v owned=%v\n  reference: %s conflicts=%v noop=%v owned=%v",
@@ -809,13 +830,13 @@ func TestDifferential(t *testing.T) {
 	var reps []report
 	for _, seed := range seeds {
 		for _, chained := range []bool{false, true} {
-			reps = append(reps, run(t, seed, *stepsFlag, chained, nil))
+			reps = append(reps, run(t, seed, *stepsFlag, chained))
 		}
 	}
 	if *seedFlag == 0 {
 		for _, seed := range slices.Sorted(maps.Keys(regressionSeeds)) {
 			for _, chained := range []bool{false, true} {
-				reps = append(reps, run(t, seed, regressionSeeds[seed], chained, nil))
+				reps = append(reps, run(t, seed, regressionSeeds[seed], chained))
 			}
 		}
 	}
@@ -834,7 +855,7 @@ func TestDifferentialLong(t *testing.T) {
 	var reps []report
 	for _, chained := range []bool{false, true} {
 		for _, seed := range longSeeds {
-			reps = append(reps, run(t, seed, 5000, chained, nil))
+			reps = append(reps, run(t, seed, 5000, chained))
 		}
 	}
 	check(t, reps, true)

@@ -441,7 +441,7 @@ type report struct {
 	carriedFrom ruleHits                // chained: carried steps per rule that began their drift
 	examples    []string
 	unexplained []int      // step numbers
-	faults      []planting // mutation test: per fault run's way
+	faults      []planting // mutation test: what each planted fault did
 }
 
 // planting is what one planted fault did in a run: the steps it was

@@ -101,13 +101,6 @@ func zooConfig(b bug, finalizer bool) reconciletest.Config[setSpec, setStatus] {
 // overall. With -zoo.full every bug and twin runs the whole budget, which
 // gives each bug's catch rate per schedule.
 //
-// A twin is the zoo's reconciler without a bug, with or without a
-// finalizer: the zoo has two twins, not sixteen. Each runs once, and a
-// schedule is a function of its seed, so running the same twin again for
-// the next bug would repeat the same schedules (it once ran 480 schedules,
-// 60 of them distinct). The twin without a finalizer is also
-// TestSchedules's configuration.
-//
 // Under the race detector it runs a quarter of the zoo, the bug of each
 // class caught most often (raceZoo), and 4 schedules per twin: the race
 // detector needs the harness's code paths, which every bug runs, not every
@@ -181,26 +174,7 @@ func TestZoo(t *testing.T) {
 						}
 					}
 				}
-				r.took = time.Since(start)
-				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
-				require.NotZero(t, r.first, "bug %q was not caught in %d schedules", zc.name, budget)
-				if *zooFull {
-					require.GreaterOrEqual(t, r.catches, zooFloor(zc.caught, budget),
-						"bug %q was caught in %d of %d schedules, markedly less often than the %d measured before", zc.name, r.catches, budget, zc.caught)
-				}
-			})
-		}
-		for _, finalizer := range []bool{false, true} {
-			if !slices.ContainsFunc(cases, func(zc zooCase) bool { return zc.finalizer == finalizer }) {
-				continue
-			}
-			t.Run(fmt.Sprintf("twin finalizer=%t", finalizer), func(t *testing.T) {
-				t.Parallel()
-				start := time.Now()
-				r := result{zooCase: zooCase{class: "twin", name: fmt.Sprintf("no bug, finalizer=%t", finalizer), bug: noBug, finalizer: finalizer}}
-				twin := zooConfig(noBug, finalizer)
+				twin := zooConfig(noBug, zc.finalizer)
 				for seed := range uint64(twins) {
 					rep := reconciletest.Simulate(t, twin, seed)
 					r.twinRan++
@@ -213,39 +187,38 @@ func TestZoo(t *testing.T) {
 				mu.Lock()
 				results = append(results, r)
 				mu.Unlock()
-				require.Zero(t, r.alarms, "the twin with finalizer=%t failed %d of %d schedules; the last:\n%s", finalizer, r.alarms, twins, r.alarm)
+				require.NotZero(t, r.first, "bug %q was not caught in %d schedules", zc.name, budget)
+				if *zooFull {
+					require.GreaterOrEqual(t, r.catches, zooFloor(zc.caught, budget),
+						"bug %q was caught in %d of %d schedules, markedly less often than the %d measured before", zc.name, r.catches, budget, zc.caught)
+				}
+				require.Zero(t, r.alarms, "the twin of %q failed %d of %d schedules; the last:\n%s", zc.name, r.alarms, twins, r.alarm)
 			})
 		}
 	})
 	caught, alarms, twinRuns := 0, 0, 0
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-18s %-62s %8s %10s %7s %7s %-12s %s\n", "class", "bug", "first", "rate", "noted", "twins", "took", "harms (schedules showing each)")
-	// The bugs in the zoo's order, then the twins.
-	order := func(r result) int {
-		if r.class == "twin" && r.finalizer {
-			return len(zoo) + 1
+	for _, zc := range zoo {
+		for _, r := range results {
+			if r.bug != zc.bug {
+				continue
+			}
+			if r.first > 0 {
+				caught++
+			}
+			alarms += r.alarms
+			twinRuns += r.twinRan
+			rate := "-"
+			if *zooFull {
+				rate = fmt.Sprintf("%d/%d", r.catches, r.ran)
+			}
+			var harms []string
+			for _, h := range slices.Sorted(maps.Keys(r.harms)) {
+				harms = append(harms, fmt.Sprintf("%s %d", h, r.harms[h]))
+			}
+			fmt.Fprintf(&b, "%-18s %-62s %8d %10s %7d %3d/%-3d %-12v %s\n", r.class, r.name, r.first, rate, r.noted, r.alarms, r.twinRan, r.took.Round(time.Millisecond), strings.Join(harms, ", "))
 		}
-		if r.class == "twin" {
-			return len(zoo)
-		}
-		return slices.IndexFunc(zoo, func(zc zooCase) bool { return zc.name == r.name })
-	}
-	slices.SortFunc(results, func(a, b result) int { return order(a) - order(b) })
-	for _, r := range results {
-		if r.first > 0 {
-			caught++
-		}
-		alarms += r.alarms
-		twinRuns += r.twinRan
-		rate := "-"
-		if *zooFull {
-			rate = fmt.Sprintf("%d/%d", r.catches, r.ran)
-		}
-		var harms []string
-		for _, h := range slices.Sorted(maps.Keys(r.harms)) {
-			harms = append(harms, fmt.Sprintf("%s %d", h, r.harms[h]))
-		}
-		fmt.Fprintf(&b, "%-18s %-62s %8d %10s %7d %3d/%-3d %-12v %s\n", r.class, r.name, r.first, rate, r.noted, r.alarms, r.twinRan, r.took.Round(time.Millisecond), strings.Join(harms, ", "))
 	}
 	t.Logf("zoo: caught %d of %d bugs within %d schedules each; %d false alarms in %d twin schedules\n%s",
 		caught, len(cases), budget, alarms, twinRuns, b.String())

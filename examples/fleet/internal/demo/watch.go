@@ -28,19 +28,19 @@ type convergence struct {
 // group's spec and requires Ready=True at the group's current generation and
 // a status that agrees with the fleet. It stops early with ctx's error.
 // Describing a difference runs diff.Diff (groupDiff), but only for the first
-// group that has one: the rest only need a yes or no (instancesMatch).
+// group that has one: the rest only need a yes or no (Fleet.Matches, which
+// copies nothing, so a converged group costs a check no allocation).
 func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error) {
 	c := convergence{total: len(list)}
 	for i, g := range list {
 		if i%128 == 0 && ctx.Err() != nil {
 			return c, context.Cause(ctx)
 		}
-		observed := fleet.List(g.Meta.Name)
 		why := ""
-		if !instancesMatch(g, observed) {
+		if !fleet.Matches(g) {
 			why = "the fleet differs"
 			if c.firstBad == "" {
-				why = strings.ReplaceAll(groupDiff(g, observed).String(), "\n", "; ")
+				why = strings.ReplaceAll(groupDiff(g, fleet.List(g.Meta.Name)).String(), "\n", "; ")
 			}
 		} else if ready, ok := conditions.Get(g.Conditions, conditions.Ready); !ok || ready.Status != store.ConditionTrue {
 			why = "fleet matches, but Ready is not True yet"

@@ -94,6 +94,22 @@ func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 	})
 }
 
+// The demo holds one cache of the groups, the controller's: the judge
+// reads it too, and confirms its verdict against the store itself. At
+// 100,000 groups a second cache of its own cost about 60 MB.
+func TestJudgeReadsTheControllersCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		backend := memstore.New()
+		p := Program{Data: func(string) (store.Backend, string, func(), error) {
+			return backend, "memory", func() {}, nil
+		}}
+		var out strings.Builder
+		require.NoError(t, Run(t.Context(), []string{"-objects=10", "-faults=off", "-data=unused"}, &out, p), out.String())
+		require.Contains(t, out.String(), "controller: no crash")
+		require.Equal(t, int64(1), backend.Stats().Watches, "watches of the groups: one cache, one watch")
+	})
+}
+
 // The convergence check must not trust a status: a group whose status
 // claims Ready while the fleet disagrees, or whose status miscounts, is not
 // converged.

@@ -12,6 +12,7 @@ type Option func(*config)
 type config struct {
 	historySize int
 	watchBuffer int
+	agingLag    int64 // 0: defaultAgingLag (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches

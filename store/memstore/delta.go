@@ -1,0 +1,94 @@
+package memstore
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// A delta spells a value as edits of a base value, the key's next version,
+// from which it mostly differs in a few places (a counter, a timestamp, a
+// condition). It is a sequence of edits, each three uvarints and some
+// bytes: copy n bytes of base at the cursor, skip s bytes of base, then
+// add the a literal bytes that follow.
+
+// deltaAnchor is how many equal bytes in a row end an edit: fewer, and
+// repeated JSON punctuation would end edits in the wrong place (the delta
+// stays correct, only longer).
+const deltaAnchor = 8
+
+// deltaReach is how many bytes of the value an edit adds at most before
+// the rest of the value is taken as one literal.
+const deltaReach = 64
+
+// encodeDelta appends to dst the delta that spells v from base.
+func encodeDelta(dst, v, base []byte) []byte {
+	i, j := 0, 0
+	for i < len(v) {
+		n := commonPrefix(v[i:], base[j:])
+		i += n
+		j += n
+		add, skip := len(v)-i, len(base)-j // no anchor: the rest is literal
+		if add > 0 {
+			add, skip = resync(v[i:], base[j:])
+		}
+		dst = binary.AppendUvarint(dst, uint64(n))
+		dst = binary.AppendUvarint(dst, uint64(skip))
+		dst = binary.AppendUvarint(dst, uint64(add))
+		dst = append(dst, v[i:i+add]...)
+		i += add
+		j += skip
+	}
+	return dst
+}
+
+// resync returns the fewest bytes of v (add) to take as literal such that
+// what follows them, deltaAnchor bytes of it, is found in base, and where
+// (skip); v's rest and base's rest if there is no such place near.
+func resync(v, base []byte) (add, skip int) {
+	add, skip = len(v), len(base)
+	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor); a++ {
+		if a >= add {
+			break
+		}
+		if s := bytes.Index(base, v[a:a+deltaAnchor]); s >= 0 {
+			return a, s
+		}
+	}
+	return add, skip
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// applyDelta appends to dst the value that d spells from base. It reports
+// false if d does not fit base, which a delta made by encodeDelta from
+// this base always does.
+func applyDelta(dst, d, base []byte) ([]byte, bool) {
+	j := 0
+	for len(d) > 0 {
+		var e [3]uint64
+		for k := range e {
+			x, w := binary.Uvarint(d)
+			if w <= 0 {
+				return dst, false
+			}
+			e[k], d = x, d[w:]
+		}
+		n, skip, add := e[0], e[1], e[2]
+		if n > uint64(len(base)-j) || skip > uint64(len(base)-j)-n || add > uint64(len(d)) {
+			return dst, false
+		}
+		dst = append(dst, base[j:j+int(n)]...)
+		j += int(n + skip)
+		dst = append(dst, d[:add]...)
+		d = d[add:]
+	}
+	return dst, true
+}

@@ -1,0 +1,48 @@
+package memstore
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A delta spells the value exactly from its base, whatever the two are, and
+// is short when they differ in a few places.
+func TestDeltaSpellsTheValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	alphabet := []byte(`{}",:abc0123456789`)
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for i := range 20000 {
+		base := random(rng.IntN(300))
+		v := bytes.Clone(base)
+		for range rng.IntN(6) { // a few edits: replace, insert or cut a span
+			at := rng.IntN(len(v) + 1)
+			end := min(len(v), at+rng.IntN(40))
+			v = append(v[:at:at], append(random(rng.IntN(40)), v[end:]...)...)
+		}
+		if i%10 == 0 {
+			v = random(rng.IntN(300)) // unrelated
+		}
+		d := encodeDelta(nil, v, base)
+		got, ok := applyDelta(nil, d, base)
+		require.True(t, ok)
+		require.Equal(t, string(v), string(got), "base %q", base)
+	}
+
+	base := bytes.Repeat([]byte(`{"type":"Ready","status":"True","message":"4/4 running"},`), 16)
+	v := bytes.Clone(base)
+	copy(v[100:], "False")
+	copy(v[700:], "3/4")
+	d := encodeDelta(nil, v, base)
+	require.Less(t, len(d), 40, "a delta of two small edits of %d bytes", len(v))
+	_, ok := applyDelta(nil, []byte{0xff}, base)
+	require.False(t, ok, "a truncated delta")
+}

@@ -95,8 +95,8 @@ func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 }
 
 // The demo holds one cache of the groups, the controller's: the judge
-// reads it too, and confirms its verdict against the store itself. At
-// 100,000 groups a second cache of its own cost about 60 MB.
+// reads it too, and confirms its verdict against the store itself. A
+// cache of its own held a second decoded copy of every group.
 func TestJudgeReadsTheControllersCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		backend := memstore.New()

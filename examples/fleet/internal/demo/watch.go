@@ -111,8 +111,8 @@ func (c counts) faults() int {
 //
 // The judge reads the groups from the controller's cache of this lifetime
 // (view returns it, nil before the first), skipping checks while that is
-// not synced (after a crash), rather than holding a second copy of every
-// group: at 100,000 groups that was about 60 MB. It checks the whole fleet
+// not synced (after a crash), rather than holding a second decoded copy
+// of every group. It checks the whole fleet
 // against it at most every 100ms, leaving at least twice a check's own time
 // between two checks so that judging never takes more than a third of the
 // machine. The controller's view is not the verdict: once every group

@@ -18,7 +18,7 @@ const deltaAnchor = 8
 
 // deltaReach is how many bytes of the value an edit adds at most before
 // the rest of the value is taken as one literal.
-const deltaReach = 64
+const deltaReach = 256
 
 // encodeDelta appends to dst the delta that spells v from base.
 func encodeDelta(dst, v, base []byte) []byte {
@@ -41,17 +41,19 @@ func encodeDelta(dst, v, base []byte) []byte {
 	return dst
 }
 
-// resync returns the fewest bytes of v (add) to take as literal such that
-// what follows them, deltaAnchor bytes of it, is found in base, and where
-// (skip); v's rest and base's rest if there is no such place near.
+// resync returns where v and base agree again after they differ at their
+// first bytes: after add bytes of v (to take as literal) and skip bytes of
+// base, deltaAnchor bytes of both are equal. Of the places within
+// deltaReach bytes of v it picks the one with the fewest bytes added and
+// skipped together, so that a common word further on does not make it
+// skip over what the two still share; without one, v's rest is literal.
 func resync(v, base []byte) (add, skip int) {
 	add, skip = len(v), len(base)
-	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor); a++ {
-		if a >= add {
-			break
-		}
-		if s := bytes.Index(base, v[a:a+deltaAnchor]); s >= 0 {
-			return a, s
+	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor) && a < add+skip; a++ {
+		// Only a place that beats the best so far is worth finding.
+		within := base[:min(len(base), add+skip-a+deltaAnchor-1)]
+		if s := bytes.Index(within, v[a:a+deltaAnchor]); s >= 0 && a+s < add+skip {
+			add, skip = a, s
 		}
 	}
 	return add, skip

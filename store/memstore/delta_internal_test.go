@@ -43,6 +43,17 @@ func TestDeltaSpellsTheValue(t *testing.T) {
 	copy(v[700:], "3/4")
 	d := encodeDelta(nil, v, base)
 	require.Less(t, len(d), 40, "a delta of two small edits of %d bytes", len(v))
+	// A value with a whole entry more than its base (a manager's record
+	// that the next write dropped) adds that entry and copies the rest,
+	// and one with another word where its base has one that recurs
+	// further on does not skip to there.
+	entry := []byte(`{"manager":"dashboard","operation":"Update","subresource":"status","fields":"~N7AoRgQAEB"},`)
+	v = append(append(bytes.Clone(base[:300]), entry...), base[300:]...)
+	d = encodeDelta(nil, v, base)
+	require.Less(t, len(d), len(entry)+20, "a delta of an entry of %d bytes added", len(entry))
+	v = bytes.Replace(base, []byte(`"True"`), []byte(`"Ready"`), 1)
+	d = encodeDelta(nil, v, base)
+	require.Less(t, len(d), 20, "a delta of one word replaced by another that recurs")
 	_, ok := applyDelta(nil, []byte{0xff}, base)
 	require.False(t, ok, "a truncated delta")
 }

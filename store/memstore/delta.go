@@ -48,6 +48,15 @@ func encodeDelta(dst, v, base []byte) []byte {
 // skipped together, so that a common word further on does not make it
 // skip over what the two still share; without one, v's rest is literal.
 func resync(v, base []byte) (add, skip int) {
+	// Most edits are a few bytes (a digit, a word): try those places
+	// first, fewest bytes first, before searching base.
+	for d := 1; d <= 16; d++ {
+		for a := max(0, d-len(base)+deltaAnchor); a <= d && a+deltaAnchor <= len(v); a++ {
+			if bytes.Equal(v[a:a+deltaAnchor], base[d-a:d-a+deltaAnchor]) {
+				return a, d - a
+			}
+		}
+	}
 	add, skip = len(v), len(base)
 	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor) && a < add+skip; a++ {
 		// Only a place that beats the best so far is worth finding.

@@ -50,7 +50,7 @@ func encodeDelta(dst, v, base []byte) []byte {
 func resync(v, base []byte) (add, skip int) {
 	// Most edits are a few bytes (a digit, a word): try those places
 	// first, fewest bytes first, before searching base.
-	for d := 1; d <= 16; d++ {
+	for d := 1; d <= 32; d++ {
 		for a := max(0, d-len(base)+deltaAnchor); a <= d && a+deltaAnchor <= len(v); a++ {
 			if bytes.Equal(v[a:a+deltaAnchor], base[d-a:d-a+deltaAnchor]) {
 				return a, d - a

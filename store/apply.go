@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ApplyResult reports what an Apply or ApplyStatus did.
@@ -101,9 +102,9 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	}
 	m := &next.Meta
 	out := ApplyResult{Generation: m.Generation, UID: m.UID, Changed: true, Created: cur == nil}
-	own := Cond{Key: w.s.prefix + name, Target: CreateRevision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.CreateRevision}
 	if cur != nil {
-		own = Cond{Key: own.Key, Target: ModRevision, Revision: cur.Meta.Revision}
+		own = kv.Cond{Key: own.Key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	}
 	out.Revision, out.Deleted, err = w.store(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, want, err)

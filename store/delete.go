@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"github.com/steady-go/steady/store/kv"
+)
 
 // Delete removes the object called name, in one of two ways:
 //
@@ -50,7 +53,7 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig,
 	next := *cur
 	next.Meta.DeletionRequested = true
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, cur, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
 	if v != answered || err != nil {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -105,7 +107,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
 		return nil, decided, err
 	}
-	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + cur.Meta.Name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, err := w.put(ctx, own, cur, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
 	if v != answered || err != nil {

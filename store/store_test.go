@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -21,7 +22,7 @@ type (
 	typedObj    = store.Object[typedSpec, typedStatus]
 )
 
-func newTypedStore(t *testing.T, b store.Backend) *store.Store[typedSpec, typedStatus] {
+func newTypedStore(t *testing.T, b kv.Backend) *store.Store[typedSpec, typedStatus] {
 	t.Helper()
 	st, err := store.New[typedSpec, typedStatus](b, "Widget")
 	require.NoError(t, err)
@@ -230,7 +231,7 @@ func TestUndecodableValuesAreReportedNotFatal(t *testing.T) {
 	st := newTypedStore(t, b)
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	junkRev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
+	junkRev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
 	require.NoError(t, err)
 	okRev, err := st.As("m").Create(ctx, &typedObj{Meta: store.Meta{Name: "ok"}})
 	require.NoError(t, err)

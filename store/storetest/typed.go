@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // WidgetSpec and WidgetStatus are the Spec and Status of the objects the
@@ -36,7 +37,7 @@ type (
 // values (bad JSON, a wrong field type, null, another kind, a name other
 // than the key's) that Get, List and Watch skip and report while serving the
 // rest. Run calls it; a backend's tests may also call it alone.
-func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
+func RunTyped(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 	t.Run("CreateGet", func(t *testing.T) { testTypedCreateGet(t, newTypedWidgets(t, newBackend)) })
 	t.Run("ListSelectorPagination", func(t *testing.T) { testTypedList(t, newTypedWidgets(t, newBackend)) })
 	t.Run("UpdateConflictGeneration", func(t *testing.T) { testTypedUpdate(t, newTypedWidgets(t, newBackend)) })
@@ -51,7 +52,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("PoisonValues", func(t *testing.T) { testTypedPoison(t, newTypedWidgets(t, newBackend)) })
 }
 
-func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) store.Backend) *store.Store[WidgetSpec, WidgetStatus] {
+func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) kv.Backend) *store.Store[WidgetSpec, WidgetStatus] {
 	t.Helper()
 	st, err := store.New[WidgetSpec, WidgetStatus](newBackend(t), "Widget", store.WithKeyPrefix("storetest/"))
 	require.NoError(t, err)

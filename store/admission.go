@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -137,8 +138,8 @@ func (w *Writer[S, T]) admit(own kv.Cond, cur, next *rawObject, val []byte, side
 // WithAdmission), and moves the Generation with a changed Spec.
 func (w *Writer[S, T]) takeDefaults(next *rawObject, obj, old *Object[S, T]) (changed bool, err error) {
 	op := next.Meta.LastWrite.Op
-	statusWrite := op == OpUpdateStatus || op == OpApplyStatus
-	if op == OpCreate || statusWrite {
+	statusWrite := op == ownership.OpUpdateStatus || op == ownership.OpApplyStatus
+	if op == ownership.OpCreate || statusWrite {
 		status, err := encodeJSON("status", obj.Status)
 		if err != nil {
 			return false, err
@@ -158,7 +159,7 @@ func (w *Writer[S, T]) takeDefaults(next *rawObject, obj, old *Object[S, T]) (ch
 		return changed, nil
 	}
 	next.Spec = spec
-	if op != OpCreate && old != nil {
+	if op != ownership.OpCreate && old != nil {
 		oldSpec, err := encodeJSON("spec", old.Spec)
 		if err != nil {
 			return false, err

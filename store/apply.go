@@ -50,7 +50,7 @@ type ApplyResult struct {
 //   - writes nothing when nothing changes: Changed is false and the revision
 //     stays;
 //   - bumps Generation only when the spec changed;
-//   - stamps LastWrite with OpApply.
+//   - stamps LastWrite with ownership.OpApply.
 //
 // The merge happens against the stored object at the time of the write: a
 // concurrent write by someone else makes Apply re-read and merge again, so
@@ -190,7 +190,7 @@ func (w *Writer[S, T]) specFromTree(cur *rawObject, name string, tree map[string
 	m := &next.Meta
 	m.Labels, m.Annotations = doc.Metadata.Labels, doc.Metadata.Annotations
 	m.Owners, m.Finalizers = doc.Metadata.Owners, doc.Metadata.Finalizers
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpApply}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApply}
 	return &next, nil
 }
 

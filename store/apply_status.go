@@ -179,7 +179,7 @@ func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, statu
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApplyStatus}
 	next.Meta.StatusGeneration++
 	return &next, nil
 }

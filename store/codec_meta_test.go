@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -106,7 +107,7 @@ func TestDecodeObjectFastDefersToEncodingJSON(t *testing.T) {
 // are not reallocated when they repeat.
 func TestDecodeScratchSharesRepeatedStrings(t *testing.T) {
 	obj := &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "Kind", Name: "n", UID: "0123456789-0123456789-0123456789-0123456789",
-		Labels: map[string]string{"app": "web"}, LastWrite: LastWrite{Manager: "user", Op: OpUpdate}}}
+		Labels: map[string]string{"app": "web"}, LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}}}
 	value, err := json.Marshal(obj)
 	require.NoError(t, err)
 	scratch := new(decodeScratch)
@@ -151,7 +152,7 @@ func randomObject(rng *rand.Rand) *Object[fastSpec, fastStatus] {
 		Kind: w(), Name: w(), UID: fmt.Sprintf("uid-%d", rng.IntN(4)),
 		Labels: strMap(), Annotations: strMap(),
 		DeletionRequested: rng.IntN(2) == 0,
-		LastWrite:         LastWrite{Manager: w(), Op: Op(w()), Trace: w()},
+		LastWrite:         LastWrite{Manager: w(), Op: ownership.Operation(w()), Trace: w()},
 		Generation:        rng.Int64N(1<<62) - 1<<61, StatusGeneration: rng.Int64N(10),
 	}}
 	for range rng.IntN(3) {
@@ -185,7 +186,7 @@ func BenchmarkDecodeObject(b *testing.B) {
 	obj := &Object[fastSpec, fastStatus]{
 		Meta: Meta{Kind: "App", Name: "obj-1", UID: "92340a08-8151-43e1-92bf-0d4043a3ded0", Labels: map[string]string{"app": "web"},
 			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~TM_mqwcA"}},
-			LastWrite: LastWrite{Manager: "user", Op: OpUpdate}, Generation: 2},
+			LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}, Generation: 2},
 		Spec: fastSpec{Image: "web:1", Replicas: 2},
 	}
 	value, err := json.Marshal(obj)
@@ -308,7 +309,7 @@ func BenchmarkTypedEvent(b *testing.B) {
 	obj := &Object[plainSpec, fastStatus]{
 		Meta: Meta{Kind: "App", Name: "obj-1", UID: "92340a08-8151-43e1-92bf-0d4043a3ded0", Labels: map[string]string{"app": "web"},
 			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~TM_mqwcA"}},
-			LastWrite: LastWrite{Manager: "user", Op: OpUpdate}, Generation: 2},
+			LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}, Generation: 2},
 		Spec:   plainSpec{Image: "web:1", Replicas: 2},
 		Status: fastStatus{Ready: 2, Message: "all replicas are ready"},
 	}

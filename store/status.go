@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 
 	"bytes"
@@ -100,7 +101,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpUpdateStatus}
 	next.Meta.StatusGeneration++
 	// The spec side is left as it is, and so is what is known of it.
 	var err error

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 
 	"bytes"
@@ -83,7 +84,7 @@ func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, er
 	m.Kind, m.UID, m.Generation, m.DeletionRequested = w.s.kind, w.s.newUID(), 1, false
 	m.StatusGeneration = 0
 	m.Revision, m.Managed = 0, nil
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpCreate}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpCreate}
 	if err := w.s.manageCreate(next, w.manager); err != nil {
 		return 0, err
 	}
@@ -169,7 +170,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	if specChanged {
 		m.Generation++
 	}
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpUpdate}
 	// The status side is left as it is, and so is what is known of it.
 	var err error
 	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
@@ -275,7 +276,7 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.trace(ctx)
-		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == OpApplyStatus || op == OpUpdateStatus) {
+		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == ownership.OpApplyStatus || op == ownership.OpUpdateStatus) {
 			// An untraced status write (the Loop's own conditions, say)
 			// keeps the recorded trace, so the reconcile that the traced
 			// write caused still links to it.

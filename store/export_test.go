@@ -32,7 +32,3 @@ func (s *Store[S, T]) ForgetLastValues() {
 
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError
-
-// SetWatchDecoders sets how many goroutines may decode one watch's backlog
-// (see Decoding a watch's backlog in stream.go), whatever GOMAXPROCS is.
-func (s *Store[S, T]) SetWatchDecoders(n int) { s.watchDecoders = n }

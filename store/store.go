@@ -57,10 +57,6 @@ type Store[S, T any] struct {
 	// plainStatus says T's JSON form round-trips (plainJSON): an applied
 	// status of type T is then stored as it encodes.
 	plainStatus bool
-	// watchDecoders is how many goroutines may decode one watch's backlog
-	// (see Decoding a watch's backlog); 0 means GOMAXPROCS, up to
-	// maxWatchDecoders. Tests set it.
-	watchDecoders int
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 }

@@ -3,9 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"slices"
-	"sync"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -73,128 +70,26 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 			for range in {
 			}
 		}()
-		d := s.newWatchDecoder(withPrev, keep)
+		scratch := new(decodeScratch) // this goroutine's alone
+		cp := copiesOf[S, T]()
 		for ev := range in {
-			for _, tev := range d.decode(receiveBacklog(in, ev, d.batch[:0])) {
-				select {
-				case out <- tev:
-				case <-ctx.Done():
-					return
-				}
-				if tev.Err != nil {
-					return
-				}
+			var tev Event[S, T]
+			if s.rejects(ev, keep) {
+				tev = Event[S, T]{Revision: ev.Revision, Progress: true}
+			} else {
+				tev = s.typedEvent(ev, scratch, cp, withPrev)
+			}
+			select {
+			case out <- tev:
+			case <-ctx.Done():
+				return
+			}
+			if tev.Err != nil {
+				return
 			}
 		}
 	}()
 	return out, nil
-}
-
-// Decoding a watch's backlog: a receiver that falls behind (a cache whose
-// handlers and readers share the cores with fast writers) would fall
-// further behind, until the Backend's window runs out and it relists, if
-// one goroutine decoded every event. So the events already waiting in the
-// Backend's channel are taken as one batch, decoded by up to
-// maxWatchDecoders goroutines, each a contiguous run of the batch, and
-// delivered in the order received: the order of revisions, so of every
-// key's changes too. What decoding remembers (the Store's last values) is
-// recorded after, in the same order. A receiver that keeps up finds one
-// event waiting and decodes it as before, on the watch's goroutine.
-const (
-	maxWatchBatch    = 256 // events taken at once from the Backend's channel
-	minParallelBatch = 16  // below this, one goroutine decodes the batch
-	maxWatchDecoders = 4
-)
-
-// receiveBacklog returns batch with first and then the events already
-// waiting in in (without waiting for more), up to maxWatchBatch.
-func receiveBacklog(in <-chan KVEvent, first KVEvent, batch []KVEvent) []KVEvent {
-	batch = append(batch, first)
-	for len(batch) < maxWatchBatch {
-		select {
-		case ev, ok := <-in:
-			if !ok {
-				return batch // the next receive sees the close
-			}
-			batch = append(batch, ev)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-// watchDecoder turns one watch's backend events into typed ones, one
-// batch at a time; it belongs to the watch's goroutine.
-type watchDecoder[S, T any] struct {
-	s        *Store[S, T]
-	withPrev bool
-	keep     func(string) bool
-	cp       copies
-	scratch  []*decodeScratch // one per decoding goroutine
-	batch    []KVEvent        // receiveBacklog's buffer, reused
-	out      []Event[S, T]
-}
-
-func (s *Store[S, T]) newWatchDecoder(withPrev bool, keep func(string) bool) *watchDecoder[S, T] {
-	n := s.watchDecoders
-	if n == 0 {
-		n = min(runtime.GOMAXPROCS(0), maxWatchDecoders)
-	}
-	d := &watchDecoder[S, T]{s: s, withPrev: withPrev, keep: keep, cp: copiesOf[S, T](), scratch: make([]*decodeScratch, max(n, 1))}
-	for i := range d.scratch {
-		d.scratch[i] = new(decodeScratch)
-	}
-	return d
-}
-
-// decode returns the typed events of batch, in its order (see Decoding a
-// watch's backlog). The result is reused by the next call.
-func (d *watchDecoder[S, T]) decode(batch []KVEvent) []Event[S, T] {
-	d.batch = batch
-	out := slices.Grow(d.out[:0], len(batch))[:len(batch)]
-	d.out = out
-	// keep is the caller's function: it is called on this goroutine only.
-	for i, ev := range batch {
-		if d.s.rejects(ev, d.keep) {
-			out[i] = Event[S, T]{Revision: ev.Revision, Progress: true}
-		} else {
-			out[i] = Event[S, T]{} // decoded below
-		}
-	}
-	run := func(w, from, to int) {
-		for i := from; i < to; i++ {
-			if !out[i].Progress {
-				out[i] = d.s.typedEvent(batch[i], d.scratch[w], d.cp, d.withPrev)
-			}
-		}
-	}
-	if n := len(d.scratch); n > 1 && len(batch) >= minParallelBatch {
-		var wg sync.WaitGroup
-		for w := 1; w < n; w++ {
-			wg.Go(func() { run(w, w*len(batch)/n, (w+1)*len(batch)/n) })
-		}
-		run(0, 0, len(batch)/n)
-		wg.Wait()
-	} else {
-		run(0, 0, len(batch))
-	}
-	for i, ev := range batch {
-		d.s.remember(ev, &out[i])
-	}
-	return out
-}
-
-// remember records in the Store's last values what decoding ev into tev
-// read: the value of a write that decoded, or a deletion.
-func (s *Store[S, T]) remember(ev KVEvent, tev *Event[S, T]) {
-	switch {
-	case tev.Progress || tev.Err != nil:
-	case tev.Type == Deleted:
-		s.last.forget(ev.KV.Key, ev.Revision)
-	case tev.Object != nil:
-		s.last.read(ev.KV)
-	}
 }
 
 // rejects reports whether ev is a write to an object of the kind whose
@@ -213,9 +108,7 @@ func (s *Store[S, T]) rejects(ev KVEvent, keep func(string) bool) bool {
 // decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark. Without withPrev, the event leaves the state before the change
-// undecoded, as WatchWithoutPrev describes. It records nothing in the
-// Store's last values (see remember), so that several goroutines may
-// decode one watch's events at once.
+// undecoded, as WatchWithoutPrev describes.
 func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
@@ -259,8 +152,10 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev KVEvent, scratch *decodeScra
 		out.Undecodable, out.Prev = err.(*DecodeError), prev
 	case modified:
 		out.Type, out.Object, out.Prev = Modified, from.obj, prev
+		s.last.read(ev.KV)
 	default: // a create, or a valid value over an undecodable one
 		out.Type, out.Object = Added, from.obj
+		s.last.read(ev.KV)
 	}
 }
 
@@ -268,6 +163,7 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev KVEvent, scratch *decodeScra
 // with the last state and the one before it when withPrev and it decodes,
 // else with only the kind, name and deleting revision.
 func (s *Store[S, T]) deleteEvent(out *Event[S, T], ev KVEvent, name string, scratch *decodeScratch, cp copies, withPrev bool) {
+	s.last.forget(ev.KV.Key, ev.Revision)
 	out.Type = Deleted
 	out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}
 	if !withPrev {

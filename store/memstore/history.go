@@ -1,6 +1,6 @@
 package memstore
 
-import "github.com/steady-go/steady/store"
+import "github.com/steady-go/steady/store/kv"
 
 // history is the ring of the most recent events, one per revision, that
 // watches resume from and pinned List pages are computed from. Revision r
@@ -26,10 +26,10 @@ type history struct {
 	agingLag    int64
 }
 
-// event is a KVEvent as the ring keeps it.
+// event is a kv.Event as the ring keeps it.
 type event struct {
 	key  string
-	typ  store.KVEventType
+	typ  kv.EventType
 	prev bool // the key existed before (Prev is set)
 	// valDelta says val is a delta against the value at next; prevDelta
 	// that prevVal is a delta against this event's value.
@@ -66,15 +66,15 @@ func newHistory(size int) history {
 // prev (nil if the key did not exist): a put of val, or a delete when
 // del. It evicts the oldest event when the ring is full, and ages the
 // event that is now agingLag old.
-func (h *history) add(key string, del bool, val []byte, create int64, prev *store.KV) {
+func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.KeyValue) {
 	rev := h.last + 1
 	if rev-h.first+1 > int64(h.size) {
 		h.evict()
 	}
 	h.last = rev
-	ev := event{key: key, typ: store.KVPut, val: val, create: create}
+	ev := event{key: key, typ: kv.EventPut, val: val, create: create}
 	if del {
-		ev.typ, ev.val, ev.create = store.KVDelete, nil, 0
+		ev.typ, ev.val, ev.create = kv.EventDelete, nil, 0
 	}
 	if prev != nil {
 		ev.prev, ev.prevCreate, ev.prevMod = true, prev.CreateRevision, prev.ModRevision
@@ -108,7 +108,7 @@ func (h *history) at(rev int64) *event {
 // if the ring holds it, else in the event itself.
 func (h *history) age(rev int64) {
 	ev := h.at(rev)
-	if ev.typ != store.KVPut || !ev.prev {
+	if ev.typ != kv.EventPut || !ev.prev {
 		return
 	}
 	if !h.holds(ev.prevMod) {
@@ -171,10 +171,10 @@ func (h *history) apply(d, base []byte) []byte {
 }
 
 // kvEvent returns the event of rev as a watch sends it.
-func (h *history) kvEvent(rev int64) store.KVEvent {
+func (h *history) kvEvent(rev int64) kv.Event {
 	ev := h.at(rev)
-	out := store.KVEvent{Type: ev.typ, Revision: rev, KV: store.KV{Key: ev.key, ModRevision: rev}}
-	if ev.typ == store.KVPut {
+	out := kv.Event{Type: ev.typ, Revision: rev, KV: kv.KeyValue{Key: ev.key, ModRevision: rev}}
+	if ev.typ == kv.EventPut {
 		out.KV.Value, out.KV.CreateRevision = h.value(rev), ev.create
 	}
 	if ev.prev {
@@ -185,12 +185,12 @@ func (h *history) kvEvent(rev int64) store.KVEvent {
 
 // prevKV returns the key's state before the event of rev: the zero KV if
 // it did not exist.
-func (h *history) prevKV(rev int64) store.KV {
+func (h *history) prevKV(rev int64) kv.KeyValue {
 	ev := h.at(rev)
 	if !ev.prev {
-		return store.KV{}
+		return kv.KeyValue{}
 	}
-	return store.KV{Key: ev.key, Value: h.prevValue(rev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
+	return kv.KeyValue{Key: ev.key, Value: h.prevValue(rev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
 }
 
 // covers reports whether every event after rev up to last is retained.

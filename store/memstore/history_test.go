@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -40,7 +40,7 @@ func TestHistoryKeepsOldValuesCompactly(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for w := range writes {
 		for k := range keys {
-			_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("k/%d", k), Value: doc(k, w)})
+			_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", k), Value: doc(k, w)})
 			require.NoError(t, err)
 		}
 	}
@@ -63,9 +63,9 @@ func TestOldValuesReadBackExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const size = 3000
 	s := memstore.New(memstore.WithHistorySize(size), memstore.WithAgingLag(1))
-	var log []store.KVEvent // every event, as a watch must send it
-	state := map[string]store.KV{}
-	snapshots := map[int64]map[string]store.KV{}
+	var log []kv.Event // every event, as a watch must send it
+	state := map[string]kv.KeyValue{}
+	snapshots := map[int64]map[string]kv.KeyValue{}
 	for step := range 8000 {
 		k := rng.IntN(40)
 		if step%500 < 200 {
@@ -73,25 +73,25 @@ func TestOldValuesReadBackExactly(t *testing.T) {
 		}
 		key := fmt.Sprintf("k/%02d", k)
 		prev, existed := state[key]
-		var ev store.KVEvent
+		var ev kv.Event
 		if existed && rng.IntN(8) == 0 {
-			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: key})
 			require.NoError(t, err)
-			ev = store.KVEvent{Type: store.KVDelete, Revision: rev, KV: store.KV{Key: key, ModRevision: rev}, Prev: prev}
+			ev = kv.Event{Type: kv.EventDelete, Revision: rev, KV: kv.KeyValue{Key: key, ModRevision: rev}, Prev: prev}
 			delete(state, key)
 		} else {
 			v := doc(k, step)
 			if rng.IntN(10) == 0 {
 				v = []byte(fmt.Sprint(rng.Int())) // unlike the last
 			}
-			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: v})
+			rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: v})
 			require.NoError(t, err)
-			kv := store.KV{Key: key, Value: v, CreateRevision: rev, ModRevision: rev}
+			now := kv.KeyValue{Key: key, Value: v, CreateRevision: rev, ModRevision: rev}
 			if existed {
-				kv.CreateRevision = prev.CreateRevision
+				now.CreateRevision = prev.CreateRevision
 			}
-			ev = store.KVEvent{Type: store.KVPut, Revision: rev, KV: kv, Prev: prev}
-			state[key] = kv
+			ev = kv.Event{Type: kv.EventPut, Revision: rev, KV: now, Prev: prev}
+			state[key] = now
 		}
 		log = append(log, ev)
 		if step%400 == 0 {
@@ -119,12 +119,12 @@ func TestOldValuesReadBackExactly(t *testing.T) {
 		if rev < head-size+500 {
 			continue
 		}
-		var want []store.KV
+		var want []kv.KeyValue
 		for _, k := range slices.Sorted(maps.Keys(snap)) {
 			want = append(want, snap[k])
 		}
-		var got []store.KV
-		opts := store.KVListOptions{Revision: rev, Limit: 7}
+		var got []kv.KeyValue
+		opts := kv.ListOptions{Revision: rev, Limit: 7}
 		for {
 			page, err := s.List(t.Context(), "k/", opts)
 			require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 
 	"github.com/steady-go/steady/examples/internal/cli"
@@ -100,7 +101,7 @@ func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 func TestJudgeReadsTheControllersCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		backend := memstore.New()
-		p := Program{Data: func(string) (store.Backend, string, func(), error) {
+		p := Program{Data: func(string) (kv.Backend, string, func(), error) {
 			return backend, "memory", func() {}, nil
 		}}
 		var out strings.Builder

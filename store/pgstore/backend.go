@@ -86,8 +86,11 @@ func WithClock(clk clock.Clock) Option { return func(c *config) { c.clk = clk } 
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-// New returns a Backend on pool, creating its schema, tables and function
-// if they do not exist (concurrent News on one database are safe). The
+// New returns a Backend on pool, creating its schema, tables and functions
+// if they do not exist (concurrent News on one database are safe), and
+// migrating a schema of an older pgstore, which kept the revision log
+// alone, in one transaction that waits for the older writes in flight (see
+// the package doc). The
 // caller keeps ownership of pool and closes it after every watch of the
 // Backend has ended. A connection failure gives an error wrapping
 // store.ErrUnavailable.
@@ -479,12 +482,15 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 			value = []byte{}
 		}
 	}
-	var res [3]int64 // the new revision, the cond that failed, its revision
+	var res []int64 // the new revision, the cond that failed, its revision
 	err := b.pool.QueryRow(ctx, b.sql.txn, []byte(w.Key), value, ktarget, krev, keys, targets, revs).Scan(&res)
-	rev, failed, actual := res[0], int(res[1]), res[2]
+	if err == nil && len(res) != 3 {
+		err = fmt.Errorf("the txn function answered %v", res)
+	}
 	if err != nil {
 		return 0, mapErr(ctx, fmt.Sprintf("txn on %q", w.Key), err)
 	}
+	rev, failed, actual := res[0], int(res[1]), res[2]
 	if failed > 0 && len(rest) == len(conds) {
 		failed-- // the others are all the conds
 	}

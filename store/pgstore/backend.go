@@ -310,30 +310,15 @@ func (b *Backend) migrate(ctx context.Context) error {
 }
 
 type queries struct {
-	get, list, txn, update, watch, head, compact, prune string
+	get, list, listToEnd, txn, update, watch, head, compact, prune string
 }
 
 func newQueries(s string) queries {
 	return queries{
-		get: `SELECT mod_rev, create_rev, value FROM ` + s + `.kv WHERE key = $1`,
-		// One statement, so one snapshot: the head it reports is the state
-		// the rows show. $3 is the pinned revision R (0: head), $4 the limit
-		// (NULL: none). The keys at R are those of kv not written since R,
-		// and, of each key written since R, the row before its first write
-		// after R (none for a create).
-		list: `WITH h AS (SELECT rev, compacted, CASE WHEN $3::bigint = 0 THEN rev ELSE $3::bigint END AS at FROM ` + s + `.revision)
-SELECT h.rev, h.compacted, d.key, d.value, d.create_rev, d.mod_rev FROM h LEFT JOIN LATERAL (
-	SELECT k.key, k.value, k.create_rev, k.mod_rev FROM ` + s + `.kv k
-	WHERE k.key >= $1 AND ($2::bytea IS NULL OR k.key < $2) AND k.mod_rev <= h.at
-	UNION ALL
-	SELECT p.key, p.value, p.create_rev, p.rev FROM (
-		SELECT DISTINCT ON (l.key) l.prev_rev FROM ` + s + `.log l
-		WHERE l.rev > h.at AND l.key >= $1 AND ($2::bytea IS NULL OR l.key < $2)
-		ORDER BY l.key, l.rev
-	) c JOIN ` + s + `.log p ON p.rev = c.prev_rev
-	ORDER BY 1 LIMIT $4
-) d ON true ORDER BY d.key`,
-		txn: `SELECT ` + s + `.txn3($1, $2, $3, $4, $5, $6, $7)`,
+		get:       `SELECT mod_rev, create_rev, value FROM ` + s + `.kv WHERE key = $1`,
+		list:      listQuery(s, true),
+		listToEnd: listQuery(s, false),
+		txn:       `SELECT ` + s + `.txn3($1, $2, $3, $4, $5, $6, $7)`,
 		// The usual write, a put conditioned on the key's ModRevision: the
 		// same call with fewer parameters to send.
 		update: `SELECT ` + s + `.txn3($1, $2, 0, $3, NULL, NULL, NULL)`,
@@ -356,6 +341,33 @@ SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.creat
 		prune: `DELETE FROM ` + s + `.log l WHERE l.rev < $1 AND (l.value IS NULL OR l.rev IN (
 	SELECT n.prev_rev FROM ` + s + `.log n WHERE n.rev < $1))`,
 	}
+}
+
+// listQuery is List's query, one statement, so one snapshot: the head it
+// reports is the state the rows show. $1 is the first key; with bounded,
+// $2 is the end of the range, else it has none and the others move down
+// one. Then come the pinned revision R (0: head) and the limit (NULL:
+// none). The keys at R are those of kv not written since R, and, of each
+// key written since R, the row before its first write after R (none for a
+// create). Each side is ordered and limited on its own, so a page reads
+// kv's index from its first key on, no further than it needs.
+func listQuery(s string, bounded bool) string {
+	end, rev, limit := "AND k.key < $2", "$3", "$4"
+	if !bounded {
+		end, rev, limit = "", "$2", "$3"
+	}
+	return `WITH h AS (SELECT rev, compacted, CASE WHEN ` + rev + `::bigint = 0 THEN rev ELSE ` + rev + `::bigint END AS at FROM ` + s + `.revision)
+SELECT h.rev, h.compacted, d.key, d.value, d.create_rev, d.mod_rev FROM h LEFT JOIN LATERAL (
+	(SELECT k.key, k.value, k.create_rev, k.mod_rev FROM ` + s + `.kv k
+	WHERE k.key >= $1 ` + end + ` AND k.mod_rev <= h.at ORDER BY k.key LIMIT ` + limit + `)
+	UNION ALL
+	(SELECT p.key, p.value, p.create_rev, p.rev FROM (
+		SELECT DISTINCT ON (k.key) k.prev_rev FROM ` + s + `.log k -- k: end names k.key
+		WHERE k.rev > h.at AND k.key >= $1 ` + end + `
+		ORDER BY k.key, k.rev
+	) c JOIN ` + s + `.log p ON p.rev = c.prev_rev ORDER BY p.key LIMIT ` + limit + `)
+	ORDER BY 1 LIMIT ` + limit + `
+) d ON true ORDER BY d.key`
 }
 
 // Get implements store.Backend.
@@ -397,7 +409,15 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 		n := opts.Limit + 1 // one more tells whether another page follows
 		limit = &n
 	}
-	rows, err := b.pool.Query(ctx, b.sql.list, start, end, opts.Revision, limit)
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if end == nil {
+		rows, err = b.pool.Query(ctx, b.sql.listToEnd, start, opts.Revision, limit)
+	} else {
+		rows, err = b.pool.Query(ctx, b.sql.list, start, end, opts.Revision, limit)
+	}
 	if err != nil {
 		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
 	}

@@ -66,6 +66,6 @@
 // objects leave it (Hooks.Released).
 //
 // A Sharder serves one Loop: reconcile.WithSharding. It works on any
-// store.Backend that several processes share (etcdstore); memstore for
+// kv.Backend that several processes share (etcdstore); memstore for
 // tests with replicas in one process. boltstore is one process's file.
 package shard

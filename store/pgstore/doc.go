@@ -1,7 +1,7 @@
 // Package pgstore runs steady on PostgreSQL, for teams whose desired state
 // already lives there.
 //
-// Backend implements store.Backend in one schema of a database: a table of
+// Backend implements kv.Backend in one schema of a database: a table of
 // the current value of each key, read by key by Get, List and the conds; a
 // log of revisions in the manner of kine (each row a write: key, value,
 // create revision and the key's previous row), which watches and Lists at a

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/pgstore"
 )
 
@@ -112,7 +112,7 @@ func TestNewMigratesTheLogOnlyLayout(t *testing.T) {
 	_, err := pool.Exec(ctx, fmt.Sprintf(layout1SQL, schema))
 	require.NoError(t, err)
 	// oldTxn is an older process's Txn: one call of txn2.
-	oldTxn := func(del bool, key, value string, conds ...store.Cond) (rev int64, failed int) {
+	oldTxn := func(del bool, key, value string, conds ...kv.Cond) (rev int64, failed int) {
 		t.Helper()
 		var (
 			keys    = [][]byte{}
@@ -138,30 +138,30 @@ func TestNewMigratesTheLogOnlyLayout(t *testing.T) {
 
 	b, err := pgstore.New(ctx, pool, pgstore.WithSchema(schema))
 	require.NoError(t, err)
-	kv := func(key, value string, create, mod int64) store.KV {
-		return store.KV{Key: key, Value: []byte(value), CreateRevision: create, ModRevision: mod}
+	at := func(key, value string, create, mod int64) kv.KeyValue {
+		return kv.KeyValue{Key: key, Value: []byte(value), CreateRevision: create, ModRevision: mod}
 	}
 	got, err := b.Get(ctx, "b")
 	require.NoError(t, err)
-	require.Equal(t, kv("b", "b2", 6, 6), got, "a key deleted and created again")
-	l, err := b.List(ctx, "", store.KVListOptions{})
+	require.Equal(t, at("b", "b2", 6, 6), got, "a key deleted and created again")
+	l, err := b.List(ctx, "", kv.ListOptions{})
 	require.NoError(t, err)
-	require.Equal(t, store.KVList{Revision: 6, KVs: []store.KV{kv("a", "a2", 1, 3), kv("b", "b2", 6, 6), kv("c", "c1", 5, 5)}}, l)
-	l, err = b.List(ctx, "", store.KVListOptions{Revision: 3})
+	require.Equal(t, kv.List{Revision: 6, KVs: []kv.KeyValue{at("a", "a2", 1, 3), at("b", "b2", 6, 6), at("c", "c1", 5, 5)}}, l)
+	l, err = b.List(ctx, "", kv.ListOptions{Revision: 3})
 	require.NoError(t, err)
-	require.Equal(t, store.KVList{Revision: 3, KVs: []store.KV{kv("a", "a2", 1, 3), kv("b", "b1", 2, 2)}}, l, "the store as it was at revision 3")
+	require.Equal(t, kv.List{Revision: 3, KVs: []kv.KeyValue{at("a", "a2", 1, 3), at("b", "b1", 2, 2)}}, l, "the store as it was at revision 3")
 
 	ch, err := b.Watch(ctx, "", 2)
 	require.NoError(t, err)
-	rev, err := b.Txn(ctx, []store.Cond{{Key: "a", Target: store.ModRevision, Revision: 3}}, store.Write{Kind: store.WritePut, Key: "a", Value: []byte("a3")})
+	rev, err := b.Txn(ctx, []kv.Cond{{Key: "a", Target: kv.ModRevision, Revision: 3}}, kv.Write{Kind: kv.WritePut, Key: "a", Value: []byte("a3")})
 	require.NoError(t, err)
 	require.Equal(t, int64(7), rev, "writes go on from the log's revision")
-	want := []store.KVEvent{
-		{Type: store.KVPut, Revision: 3, KV: kv("a", "a2", 1, 3), Prev: kv("a", "a1", 1, 1)},
-		{Type: store.KVDelete, Revision: 4, KV: store.KV{Key: "b", ModRevision: 4}, Prev: kv("b", "b1", 2, 2)},
-		{Type: store.KVPut, Revision: 5, KV: kv("c", "c1", 5, 5)},
-		{Type: store.KVPut, Revision: 6, KV: kv("b", "b2", 6, 6)},
-		{Type: store.KVPut, Revision: 7, KV: kv("a", "a3", 1, 7), Prev: kv("a", "a2", 1, 3)},
+	want := []kv.Event{
+		{Type: kv.EventPut, Revision: 3, KV: at("a", "a2", 1, 3), Prev: at("a", "a1", 1, 1)},
+		{Type: kv.EventDelete, Revision: 4, KV: kv.KeyValue{Key: "b", ModRevision: 4}, Prev: at("b", "b1", 2, 2)},
+		{Type: kv.EventPut, Revision: 5, KV: at("c", "c1", 5, 5)},
+		{Type: kv.EventPut, Revision: 6, KV: at("b", "b2", 6, 6)},
+		{Type: kv.EventPut, Revision: 7, KV: at("a", "a3", 1, 7), Prev: at("a", "a2", 1, 3)},
 	}
 	for _, w := range want {
 		ev := <-ch
@@ -173,13 +173,13 @@ func TestNewMigratesTheLogOnlyLayout(t *testing.T) {
 	}
 
 	// An older process still running calls txn2 for its writes.
-	rev, failed := oldTxn(false, "c", "c2", store.Cond{Key: "c", Target: store.ModRevision, Revision: 5})
+	rev, failed := oldTxn(false, "c", "c2", kv.Cond{Key: "c", Target: kv.ModRevision, Revision: 5})
 	require.Equal(t, -1, failed)
 	require.Equal(t, int64(8), rev)
 	got, err = b.Get(ctx, "c")
 	require.NoError(t, err)
-	require.Equal(t, kv("c", "c2", 5, 8), got, "an older process's write lands in the current values")
-	_, failed = oldTxn(false, "c", "c3", store.Cond{Key: "c", Target: store.ModRevision, Revision: 5})
+	require.Equal(t, at("c", "c2", 5, 8), got, "an older process's write lands in the current values")
+	_, failed = oldTxn(false, "c", "c3", kv.Cond{Key: "c", Target: kv.ModRevision, Revision: 5})
 	require.Equal(t, 0, failed, "its conds are checked against the current values")
 
 	_, err = pool.Exec(ctx, fmt.Sprintf(layout1SQL, schema))
@@ -190,5 +190,5 @@ func TestNewMigratesTheLogOnlyLayout(t *testing.T) {
 	require.NoError(t, err, "New on a migrated schema")
 	got, err = b.Get(ctx, "a")
 	require.NoError(t, err)
-	require.Equal(t, kv("a", "a3", 1, 7), got)
+	require.Equal(t, at("a", "a3", 1, 7), got)
 }

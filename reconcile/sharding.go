@@ -42,6 +42,31 @@ func WithSharding(s *shard.Sharder) Option {
 	})
 }
 
+// SetSharding makes l, which has not run, one replica of a sharded Loop,
+// as WithSharding(s) given to New would: manager.WithSharding shards every
+// Loop it is given this way. It returns an error wrapping ErrInvalidOption
+// for a nil s or a Loop already given a sharder or an elector (they exclude
+// each other), and ErrAlreadyRunning once Run was called. Call it before
+// Run: a Run called while it runs returns ErrAlreadyRunning.
+func (l *Loop[K]) SetSharding(s *shard.Sharder) error {
+	if s == nil {
+		return invalid("loop %s: nil sharder", l.name)
+	}
+	// Holding started keeps Run from starting while cfg changes.
+	if !l.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer l.started.Store(false)
+	switch {
+	case l.cfg.sharder != nil:
+		return invalid("loop %s: already sharded (WithSharding): give it one sharder", l.name)
+	case l.cfg.elector != nil:
+		return invalid("loop %s: has an elector (WithElector): a sharded Loop's replicas all work, each on its shards; remove WithElector", l.name)
+	}
+	l.cfg.sharder = s
+	return nil
+}
+
 // keyText is the text a key is sharded by.
 func keyText[K comparable](k K) string {
 	switch v := any(k).(type) {

@@ -65,7 +65,8 @@
 // the shard's objects and takes one for deleted; a released shard's
 // objects leave it (Hooks.Released).
 //
-// A Sharder serves one Loop: reconcile.WithSharding. It works on any
+// A Sharder serves one Loop: reconcile.WithSharding, or
+// manager.WithSharding, which gives each Loop of a Manager its own. It works on any
 // store.Backend that several processes share (etcdstore); memstore for
 // tests with replicas in one process. boltstore is one process's file.
 package shard

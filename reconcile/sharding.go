@@ -94,13 +94,13 @@ func (l *Loop[K]) join(runCtx context.Context) (context.Context, error) {
 // serveShards runs the sharder for term t: the caches of its sources
 // follow the shards held (a cache filtered by shard.Sharder.Caches lists a
 // taken shard's objects before any of its keys is reconciled, and drops a
-// released shard's), and each round's new shards have their keys listed
+// released shard's from memory), and each round's new shards have their keys listed
 // into t's queue.
 func (l *Loop[K]) serveShards(t *term[K]) {
 	sh := l.cfg.sharder
 	sh.Serve(t.ctx, shard.Hooks{
 		Fill:     func([]int) { l.refilterCaches(t.ctx) },
-		Released: func([]int) { l.refilterCaches(t.ctx) },
+		Released: func([]int) { l.pruneCaches() },
 		Gained: func(gained []int) {
 			set := make(map[int]bool, len(gained))
 			for _, i := range gained {
@@ -126,6 +126,17 @@ func (l *Loop[K]) refilterCaches(ctx context.Context) {
 		if err := r.refilter(ctx); err != nil && ctx.Err() == nil {
 			l.log.LogAttrs(ctx, slog.LevelWarn, "cache not refiltered for the shards moved", slog.String("controller", l.name),
 				slog.String("source", fmt.Sprint(s)), slog.Any("error", err))
+		}
+	}
+}
+
+// pruneCaches drops from the caches of the Loop's cache sources the
+// objects their WithKeep function rejects now (cache.Cache.Prune): shards
+// let go need no listing, their objects are in memory.
+func (l *Loop[K]) pruneCaches() {
+	for _, s := range l.sources {
+		if p, ok := s.(interface{ prune() }); ok {
+			p.prune()
 		}
 	}
 }

@@ -146,3 +146,57 @@ func (f *failingLists) List(ctx context.Context, o store.ListOptions) (*store.Li
 	}
 	return f.ListWatcher.List(ctx, o)
 }
+
+// Prune drops what keep rejects now from memory, with no listing (it works
+// while every listing fails): the objects that left reach the handlers as
+// deletions and leave the indexes. Without WithKeep it drops nothing, and a
+// keep that panics keeps the object.
+func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		revs := map[string]int64{}
+		for _, name := range []string{"a", "b", "c"} {
+			revs[name], err = st.As("alice").Create(ctx, &cobj{Meta: store.Meta{Name: name, Labels: map[string]string{"team": "x"}}})
+			require.NoError(t, err)
+		}
+		var k keepSet
+		k.set("a", "b", "c")
+		fail := &failingLists{ListWatcher: st}
+		c := cache.New[cacheSpec, cacheStatus](fail, cache.WithKeep(k.keep))
+		require.NoError(t, c.AddLabelIndex("team"))
+		var rec recorder
+		c.AddHandler(rec.handle)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		rec.take()
+
+		fail.set(true)
+		k.set("b")
+		require.Equal(t, 2, c.Prune())
+		require.Equal(t, []string{"b"}, c.Keys())
+		require.Len(t, c.ByLabel("team", "x"), 1)
+		require.Equal(t, []string{fmt.Sprintf("del a@%d", revs["a"]), fmt.Sprintf("del c@%d", revs["c"])}, rec.take())
+		require.Zero(t, c.Prune(), "nothing more to drop")
+		require.Zero(t, c.Relists(), "no listing")
+
+		require.Zero(t, cache.New[cacheSpec, cacheStatus](st).Prune(), "no keep: nothing to drop")
+		k.set()
+		panicky := cache.New[cacheSpec, cacheStatus](st,
+			cache.WithKeep(func(name string) bool {
+				if name == "a" {
+					panic("keep bug")
+				}
+				return k.keep(name)
+			}),
+			cache.WithLogger(slog.New(slog.DiscardHandler)))
+		stopPanicky := startCache(t, panicky)
+		defer stopPanicky()
+		require.NoError(t, panicky.WaitForSync(ctx))
+		require.Equal(t, []string{"a"}, panicky.Keys())
+		require.Zero(t, panicky.Prune(), "a keep that panics keeps the object")
+		require.Equal(t, []string{"a"}, panicky.Keys())
+	})
+}

@@ -29,8 +29,8 @@ import (
 // To cache only this replica's shards' objects, give the cache of the
 // Loop's kind cache.WithKeep(s.Caches): the Loop lists it again
 // (cache.Cache.Refilter) whenever it takes shards, before reconciling any of
-// their keys, and when it lets shards go. Without it each replica caches
-// the whole kind.
+// their keys, and drops the objects of shards it lets go from memory
+// (cache.Cache.Prune). Without it each replica caches the whole kind.
 // WithSharding and WithElector exclude each other; s must not be nil.
 func WithSharding(s *shard.Sharder) Option {
 	return optionFunc(func(c *config) error {

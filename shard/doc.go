@@ -63,7 +63,8 @@
 // returned, in which the Loop lists that cache again
 // (cache.Cache.Refilter), so no reconcile reads the cache before it holds
 // the shard's objects and takes one for deleted; a released shard's
-// objects leave it (Hooks.Released).
+// objects leave it from memory, with no listing (Hooks.Released,
+// cache.Cache.Prune).
 //
 // A Sharder serves one Loop: reconcile.WithSharding, or
 // manager.WithSharding, which gives each Loop of a Manager its own. It works on any

@@ -18,6 +18,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -121,7 +122,7 @@ func WithLogger(l *slog.Logger) Option {
 // cannot follow one Loop's shards. To cache only one Loop's shards, shard
 // it yourself (shard.New, reconcile.WithSharding, cache.WithKeep of its
 // Sharder's Caches) and run it in a Manager without WithSharding.
-func WithSharding(b store.Backend, identity string, opts ...shard.Option) Option {
+func WithSharding(b kv.Backend, identity string, opts ...shard.Option) Option {
 	return func(m *Manager) {
 		m.sharding = &sharding{b: b, identity: identity, opts: opts, names: map[string]bool{}}
 	}
@@ -129,7 +130,7 @@ func WithSharding(b store.Backend, identity string, opts ...shard.Option) Option
 
 // sharding is WithSharding's arguments and the names of the Loops sharded.
 type sharding struct {
-	b        store.Backend
+	b        kv.Backend
 	identity string
 	opts     []shard.Option
 	names    map[string]bool // under Manager.mu

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -40,7 +41,7 @@ type reconciled struct {
 	fences map[string]store.Fence     // "loop/key" → last fence
 }
 
-func startReplica(t *testing.T, b store.Backend, id string, rec *reconciled, keys []string) *replica {
+func startReplica(t *testing.T, b kv.Backend, id string, rec *reconciled, keys []string) *replica {
 	t.Helper()
 	rp := &replica{id: id, m: manager.New(manager.WithSharding(b, id, shardOpts()...)), loops: map[string]*reconcile.Loop[string]{}}
 	for _, name := range []string{"deployer", "auditor"} {

@@ -15,18 +15,19 @@ import (
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
 // countingBackend counts what one replica's Store reads of the kind
 // through List.
 type countingBackend struct {
-	store.Backend
+	kv.Backend
 	kind          string // the kind's key prefix
 	lists, listed atomic.Int64
 }
 
-func (b *countingBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *countingBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	l, err := b.Backend.List(ctx, prefix, opts)
 	if strings.HasPrefix(prefix, b.kind) {
 		if opts.Continue == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -237,7 +238,7 @@ func TestShardedLoopRunReturnsAfterTheSharderLeft(t *testing.T) {
 		err = <-done
 		require.ErrorIs(t, err, ErrDrainTimeout)
 		require.False(t, sh.Status().Member, "Run returned while the sharder was still leaving")
-		kvs, err := e.b.List(context.Background(), "_shards/", store.KVListOptions{})
+		kvs, err := e.b.List(context.Background(), "_shards/", kv.ListOptions{})
 		require.NoError(t, err)
 		require.Empty(t, kvs.KVs, "the shard and member keys are released when Run returns")
 		require.LessOrEqual(t, time.Since(begin), shardTTL+time.Second, "Run waits at most the TTL for the stuck reconcile, plus the drain of the rest")

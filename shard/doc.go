@@ -67,7 +67,7 @@
 // cache.Cache.Prune).
 //
 // A Sharder serves one Loop: reconcile.WithSharding, or
-// manager.WithSharding, which gives each Loop of a Manager its own. It works on any
-// store.Backend that several processes share (etcdstore); memstore for
-// tests with replicas in one process. boltstore is one process's file.
+// manager.WithSharding, which gives each Loop of a Manager its own. It
+// works on any kv.Backend that several processes share (etcdstore);
+// memstore for tests with replicas in one process. boltstore is one process's file.
 package shard

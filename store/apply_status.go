@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ApplyStatus is server-side apply on the status subresource: manager
@@ -80,7 +81,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 	case next == nil:
 		return out, decided, nil
 	}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	out.Revision, err = w.put(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
@@ -178,7 +179,7 @@ func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, statu
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApplyStatus}
 	next.Meta.StatusGeneration++
 	return &next, nil
 }

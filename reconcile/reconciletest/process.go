@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -22,7 +23,7 @@ type Process struct {
 	Incarnation int
 	// Backend is this process's view of the store, through which the
 	// harness injects faults. Build stores on it with NewStore.
-	Backend store.Backend
+	Backend kv.Backend
 	// Rand is a random source seeded from the schedule and the incarnation,
 	// for reconcilers that need randomness and still want a seed to replay.
 	// It is not safe for concurrent use.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRelist(b *testing.B) {
 	bk := memstore.New()
 	for i := range n {
 		v := fmt.Sprintf(benchObjectJSON, i, i%50, i%1000)
-		if _, err := bk.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("Widget/widget-%06d", i), Value: []byte(v)}); err != nil {
+		if _, err := bk.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("Widget/widget-%06d", i), Value: []byte(v)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Defaults of the options.
@@ -25,7 +26,7 @@ const (
 	DefaultHistorySize  = 10_000
 )
 
-// Backend is a store.Backend on a PostgreSQL database. Its keys, their
+// Backend is a kv.Backend on a PostgreSQL database. Its keys, their
 // history and the store revision live in the tables of one schema
 // (WithSchema), so Backends on different schemas share a database without
 // seeing each other. It is safe for concurrent use.
@@ -282,37 +283,37 @@ SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.creat
 	}
 }
 
-// Get implements store.Backend.
-func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
+// Get implements kv.Backend.
+func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
-		return store.KV{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	var (
-		kv    = store.KV{Key: key}
+		kvp   = kv.KeyValue{Key: key}
 		value []byte
 	)
-	err := b.pool.QueryRow(ctx, b.sql.get, []byte(key)).Scan(&kv.ModRevision, &kv.CreateRevision, &value)
+	err := b.pool.QueryRow(ctx, b.sql.get, []byte(key)).Scan(&kvp.ModRevision, &kvp.CreateRevision, &value)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && value == nil {
-		return store.KV{}, fmt.Errorf("pgstore: get %q: %w", key, store.ErrNotFound)
+		return kv.KeyValue{}, fmt.Errorf("pgstore: get %q: %w", key, store.ErrNotFound)
 	}
 	if err != nil {
-		return store.KV{}, mapErr(ctx, fmt.Sprintf("get %q", key), err)
+		return kv.KeyValue{}, mapErr(ctx, fmt.Sprintf("get %q", key), err)
 	}
-	kv.Value = value
-	return kv, nil
+	kvp.Value = value
+	return kvp, nil
 }
 
-// List implements store.Backend. Every page is one query that reads the
+// List implements kv.Backend. Every page is one query that reads the
 // latest row of each key at or below the listing's revision; a revision
 // below the last Compact gives store.ErrExpired.
-func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.KVList{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
+		return kv.List{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	start, end := []byte(prefix), prefixEnd(prefix)
 	if opts.Continue != "" {
 		if !strings.HasPrefix(opts.Continue, prefix) {
-			return store.KVList{}, fmt.Errorf("pgstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
+			return kv.List{}, fmt.Errorf("pgstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
 		}
 		start = append([]byte(opts.Continue), 0)
 	}
@@ -323,18 +324,18 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 	}
 	rows, err := b.pool.Query(ctx, b.sql.list, start, end, opts.Revision, limit)
 	if err != nil {
-		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
+		return kv.List{}, mapErr(ctx, "list "+prefix, err)
 	}
 	res, head, low, err := scanList(rows)
 	if err != nil {
-		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
+		return kv.List{}, mapErr(ctx, "list "+prefix, err)
 	}
 	res.Revision = head
 	switch {
 	case opts.Revision > head:
-		return store.KVList{}, fmt.Errorf("pgstore: list at revision %d, after the current %d: %w", opts.Revision, head, store.ErrInvalid)
+		return kv.List{}, fmt.Errorf("pgstore: list at revision %d, after the current %d: %w", opts.Revision, head, store.ErrInvalid)
 	case opts.Revision > 0 && opts.Revision < low:
-		return store.KVList{}, fmt.Errorf("pgstore: list at revision %d, compacted (history starts at %d): %w", opts.Revision, low, store.ErrExpired)
+		return kv.List{}, fmt.Errorf("pgstore: list at revision %d, compacted (history starts at %d): %w", opts.Revision, low, store.ErrExpired)
 	case opts.Revision > 0:
 		res.Revision = opts.Revision
 	}
@@ -347,7 +348,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 
 // scanList reads the rows of the list query: the keys, and the head and
 // floor revisions every row carries.
-func scanList(rows pgx.Rows) (res store.KVList, head, low int64, err error) {
+func scanList(rows pgx.Rows) (res kv.List, head, low int64, err error) {
 	defer rows.Close()
 	for rows.Next() {
 		var (
@@ -355,10 +356,10 @@ func scanList(rows pgx.Rows) (res store.KVList, head, low int64, err error) {
 			create, mod *int64
 		)
 		if err := rows.Scan(&head, &low, &key, &value, &create, &mod); err != nil {
-			return store.KVList{}, 0, 0, err
+			return kv.List{}, 0, 0, err
 		}
 		if key != nil {
-			res.KVs = append(res.KVs, store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
+			res.KVs = append(res.KVs, kv.KeyValue{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
 		}
 	}
 	return res, head, low, rows.Err()
@@ -377,11 +378,11 @@ func prefixEnd(prefix string) []byte {
 	return nil
 }
 
-// Txn implements store.Backend as one call of the schema's txn2 function:
+// Txn implements kv.Backend as one call of the schema's txn2 function:
 // one statement, one round trip. A connection lost before the answer gives
 // an error wrapping store.ErrUnavailable: the write may have committed.
-func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if err := store.CheckTxn(conds, w); err != nil {
+func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
 	keys := make([][]byte, len(conds))
@@ -398,7 +399,7 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 		rev, actual int64
 		failed      int
 	)
-	err := b.pool.QueryRow(ctx, b.sql.txn, keys, targets, revs, w.Kind == store.WriteDelete, []byte(w.Key), value, b.name).
+	err := b.pool.QueryRow(ctx, b.sql.txn, keys, targets, revs, w.Kind == kv.WriteDelete, []byte(w.Key), value, b.name).
 		Scan(&rev, &failed, &actual)
 	if err != nil {
 		return 0, mapErr(ctx, fmt.Sprintf("txn on %q", w.Key), err)
@@ -412,7 +413,7 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	case failed == -2:
 		return 0, fmt.Errorf("pgstore: delete %q: %w", w.Key, store.ErrNotFound)
 	case failed >= 0 && failed < len(conds):
-		return 0, &store.CondFailedError{Index: failed, Cond: conds[failed], Actual: actual}
+		return 0, &kv.CondFailedError{Index: failed, Cond: conds[failed], Actual: actual}
 	}
 	return 0, fmt.Errorf("pgstore: txn on %q: unexpected answer %d from the txn function", w.Key, failed)
 }

@@ -1,7 +1,7 @@
 // Package pgstore runs steady on PostgreSQL, for teams whose desired state
 // already lives there.
 //
-// Backend implements store.Backend in one schema of a database: a table of
+// Backend implements kv.Backend in one schema of a database: a table of
 // revisions in the manner of kine (each row a write: key, value, create
 // revision and the key's previous row) and a one-row head holding the store
 // revision. Every write is one call of a PL/pgSQL function that advances

@@ -100,7 +100,7 @@ func (l *Loop[K]) serveShards(t *term[K]) {
 	sh := l.cfg.sharder
 	sh.Serve(t.ctx, shard.Hooks{
 		Fill:     func([]int) { l.refilterCaches(t.ctx) },
-		Released: func([]int) { l.pruneCaches() },
+		Released: func([]int) { l.pruneCaches(t.ctx) },
 		Gained: func(gained []int) {
 			set := make(map[int]bool, len(gained))
 			for _, i := range gained {
@@ -133,10 +133,15 @@ func (l *Loop[K]) refilterCaches(ctx context.Context) {
 // pruneCaches drops from the caches of the Loop's cache sources the
 // objects their WithKeep function rejects now (cache.Cache.Prune): shards
 // let go need no listing, their objects are in memory.
-func (l *Loop[K]) pruneCaches() {
+func (l *Loop[K]) pruneCaches(ctx context.Context) {
 	for _, s := range l.sources {
-		if p, ok := s.(interface{ prune() }); ok {
-			p.prune()
+		p, ok := s.(interface{ prune(context.Context) error })
+		if !ok {
+			continue
+		}
+		if err := p.prune(ctx); err != nil && ctx.Err() == nil {
+			l.log.LogAttrs(ctx, slog.LevelWarn, "cache not pruned of the shards let go", slog.String("controller", l.name),
+				slog.String("source", fmt.Sprint(s)), slog.Any("error", err))
 		}
 	}
 }

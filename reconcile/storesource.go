@@ -317,10 +317,11 @@ func (s *cacheSource[S, T]) refilter(ctx context.Context) error {
 
 // prune drops what the cache's WithKeep function rejects now (a sharded
 // Loop let shards go): see cache.Cache.Prune.
-func (s *cacheSource[S, T]) prune() {
-	if s.c != nil {
-		s.c.Prune()
+func (s *cacheSource[S, T]) prune(ctx context.Context) error {
+	if s.c == nil {
+		return nil
 	}
+	return s.c.Prune(ctx)
 }
 
 // Revision returns the store revision the cache reflects (revisionWaiter).

@@ -49,44 +49,26 @@ func (c *Cache[S, T]) Refilter(ctx context.Context) error {
 	if c.cfg.keep == nil {
 		return nil
 	}
-	r := &c.refilter
-	r.mu.Lock()
-	r.want++
-	want := r.want
-	r.mu.Unlock()
-	select {
-	case r.nudge <- struct{}{}:
-	default: // a listing is already asked for
-	}
-	for {
-		r.mu.Lock()
-		done, wake, stopped := r.done, r.wake, r.stopped
-		r.mu.Unlock()
-		switch {
-		case done >= want:
-			return nil
-		case stopped:
-			return ErrNotRunning
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return c.refilter.ask(ctx)
 }
 
 // Prune drops, from memory and without listing, the objects WithKeep's
-// function rejects now, and tells the handlers of each as a deletion before
-// it returns. It is Refilter for a keep whose answer only narrowed since the
+// function rejects now, and returns once the handlers were told of each as
+// a deletion. It is Refilter for a keep whose answer only narrowed since the
 // last listing (a sharded replica let shards go): nothing the Cache lacks
-// can have become acceptable, so nothing need be read. It returns how many
-// objects left. A Cache without WithKeep returns 0 at once. It may be called
-// whether Run runs or not, but not from a handler.
-func (c *Cache[S, T]) Prune() int {
+// can have become acceptable, so nothing need be read. Run's goroutine
+// does it (only it changes what the Cache holds), between watch events. A
+// Cache without WithKeep returns nil at once. It returns ctx's error if ctx
+// ends first, and ErrNotRunning once Run has returned.
+func (c *Cache[S, T]) Prune(ctx context.Context) error {
 	if c.cfg.keep == nil {
-		return 0
+		return nil
 	}
+	return c.prune.ask(ctx)
+}
+
+// pruneNow is Prune, on Run's goroutine.
+func (c *Cache[S, T]) pruneNow() {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
 	// keep is called without c.mu (a panicking keep is reported to the
@@ -135,10 +117,38 @@ func (c *Cache[S, T]) Prune() int {
 		c.notify(ch)
 	}
 	c.listing.Store(false)
-	return len(d.deleted)
 }
 
-// refilterState is Refilter's handshake with Run: want counts the calls,
+// ask asks Run to serve one more call and waits until it did (nil), ctx
+// ended (ctx's error) or Run returned (ErrNotRunning).
+func (r *refilterState) ask(ctx context.Context) error {
+	r.mu.Lock()
+	r.want++
+	want := r.want
+	r.mu.Unlock()
+	select {
+	case r.nudge <- struct{}{}:
+	default: // already asked for
+	}
+	for {
+		r.mu.Lock()
+		done, wake, stopped := r.done, r.wake, r.stopped
+		r.mu.Unlock()
+		switch {
+		case done >= want:
+			return nil
+		case stopped:
+			return ErrNotRunning
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// refilterState is Refilter's handshake with Run (and Prune's): want counts the calls,
 // done the last call a listing has served, wake is closed (and replaced)
 // whenever done moves or Run stops.
 type refilterState struct {

@@ -59,8 +59,11 @@ func BenchmarkKeepHandover(b *testing.B) {
 				upTo.Store(64)
 				start = time.Now()
 				if how == "Prune" {
-					c.Prune()
-				} else if err := c.Refilter(ctx); err != nil {
+					err = c.Prune(ctx)
+				} else {
+					err = c.Refilter(ctx)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 				let += time.Since(start)

@@ -149,8 +149,8 @@ func (f *failingLists) List(ctx context.Context, o store.ListOptions) (*store.Li
 
 // Prune drops what keep rejects now from memory, with no listing (it works
 // while every listing fails): the objects that left reach the handlers as
-// deletions and leave the indexes. Without WithKeep it drops nothing, and a
-// keep that panics keeps the object.
+// deletions and leave the indexes. Without WithKeep it drops nothing, a
+// keep that panics keeps the object, and after Run returned it says so.
 func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
@@ -175,14 +175,15 @@ func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
 
 		fail.set(true)
 		k.set("b")
-		require.Equal(t, 2, c.Prune())
+		require.NoError(t, c.Prune(ctx))
 		require.Equal(t, []string{"b"}, c.Keys())
 		require.Len(t, c.ByLabel("team", "x"), 1)
 		require.Equal(t, []string{fmt.Sprintf("del a@%d", revs["a"]), fmt.Sprintf("del c@%d", revs["c"])}, rec.take())
-		require.Zero(t, c.Prune(), "nothing more to drop")
+		require.NoError(t, c.Prune(ctx))
+		require.Empty(t, rec.take(), "nothing more to drop")
 		require.Zero(t, c.Relists(), "no listing")
 
-		require.Zero(t, cache.New[cacheSpec, cacheStatus](st).Prune(), "no keep: nothing to drop")
+		require.NoError(t, cache.New[cacheSpec, cacheStatus](st).Prune(ctx), "no keep: nothing to drop, not even a running Cache")
 		k.set()
 		panicky := cache.New[cacheSpec, cacheStatus](st,
 			cache.WithKeep(func(name string) bool {
@@ -193,10 +194,11 @@ func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
 			}),
 			cache.WithLogger(slog.New(slog.DiscardHandler)))
 		stopPanicky := startCache(t, panicky)
-		defer stopPanicky()
 		require.NoError(t, panicky.WaitForSync(ctx))
 		require.Equal(t, []string{"a"}, panicky.Keys())
-		require.Zero(t, panicky.Prune(), "a keep that panics keeps the object")
-		require.Equal(t, []string{"a"}, panicky.Keys())
+		require.NoError(t, panicky.Prune(ctx))
+		require.Equal(t, []string{"a"}, panicky.Keys(), "a keep that panics keeps the object")
+		stopPanicky()
+		require.ErrorIs(t, panicky.Prune(ctx), cache.ErrNotRunning)
 	})
 }

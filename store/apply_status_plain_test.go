@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -105,20 +106,20 @@ func TestApplyOfConditionsOnlyKeepsTheStoredStatus(t *testing.T) {
 	require.NoError(t, err)
 	// The status as another client may have stored it: valid, not as the
 	// Store encodes it.
-	kv, err := b.Get(ctx, st.Prefix()+"a")
+	stored, err := b.Get(ctx, st.Prefix()+"a")
 	require.NoError(t, err)
-	require.Contains(t, string(kv.Value), `"status":{"Ready":1}`)
-	odd := strings.Replace(string(kv.Value), `"status":{"Ready":1}`, `"status":{ "Ready" : 1 }`, 1)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "a", Value: []byte(odd)})
+	require.Contains(t, string(stored.Value), `"status":{"Ready":1}`)
+	odd := strings.Replace(string(stored.Value), `"status":{"Ready":1}`, `"status":{ "Ready" : 1 }`, 1)
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "a", Value: []byte(odd)})
 	require.NoError(t, err)
 
 	c := store.Condition{Type: "Reconciling", Status: store.ConditionTrue, Reason: "Progressing"}
 	res, err := st.As("loop").ApplyStatus(ctx, "a", nil, []store.Condition{c}, store.WithForce())
 	require.NoError(t, err)
 	require.True(t, res.Changed)
-	kv, err = b.Get(ctx, st.Prefix()+"a")
+	stored, err = b.Get(ctx, st.Prefix()+"a")
 	require.NoError(t, err)
-	require.Contains(t, string(kv.Value), `"status":{ "Ready" : 1 }`)
+	require.Contains(t, string(stored.Value), `"status":{ "Ready" : 1 }`)
 	got, err := st.Get(ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, typedStatus{Ready: 1}, got.Status)

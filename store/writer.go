@@ -326,7 +326,7 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err == nil && d == nil {
-		observeWrite(ctx, rev)
+		observeWrite(ctx, w.s.b, rev)
 		if wr.Kind == WriteDelete {
 			w.s.last.forget(wr.Key, rev)
 		}

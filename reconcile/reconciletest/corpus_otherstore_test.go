@@ -45,19 +45,30 @@ func otherStoreConfig(fenceless bool) reconciletest.Config[setSpec, setStatus] {
 
 // The harness catches the two-store controller's fenceless status write: a
 // process whose term is over writes a set's status, the store accepts it
-// for want of a fence, and the schedule fails with the harm.
+// for want of a fence, and the schedule fails with the harm. With
+// -zoo.full it runs the whole default budget and logs the catch rate.
 func TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught(t *testing.T) {
 	cfg := otherStoreConfig(true)
+	first, caught := -1, 0
 	for seed := range uint64(reconciletest.DefaultSchedules) {
 		rep := reconciletest.Simulate(t, cfg, seed)
 		if !rep.Failed() {
 			continue
 		}
 		require.True(t, slicesContain(rep.Violations, "stale write accepted"), "caught for another reason:\n%s", rep)
-		t.Logf("caught at seed %d: %s", seed, rep.Violations[0])
-		return
+		caught++
+		if first < 0 {
+			first = int(seed)
+			t.Logf("caught at seed %d: %s", seed, rep.Violations[0])
+		}
+		if !*zooFull {
+			break
+		}
 	}
-	t.Fatalf("a two-store controller writing its primary without a fence passed %d schedules", reconciletest.DefaultSchedules)
+	require.GreaterOrEqual(t, first, 0, "a two-store controller writing its primary without a fence passed %d schedules", reconciletest.DefaultSchedules)
+	if *zooFull {
+		t.Logf("caught in %d of %d schedules", caught, reconciletest.DefaultSchedules)
+	}
 }
 
 func slicesContain(vs []string, sub string) bool {

@@ -276,8 +276,11 @@ func TestCancelKillsTheFleet(t *testing.T) {
 	}
 	err := run(ctx, []string{"-fleet", fleet}, v)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Len(t, v.checks, 1)
+	// The story may pass one more checkpoint before it sees the cancel (CI
+	// once saw the repair land first); it must not reach its end.
+	require.NotEmpty(t, v.checks)
 	require.Len(t, v.checks[0].procs, 3, "three were running when it was cancelled")
+	require.NotContains(t, v.text.String(), "== done")
 	requireNoneLeft(t, fleet, v.pids)
 }
 

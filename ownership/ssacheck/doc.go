@@ -13,8 +13,13 @@
 // difference left by an excused step is carried while neither engine
 // changes it).
 //
+// TestFiltersCatchPlantedFaults plants, per rule, a fault just outside the
+// rule's stated reason and requires each step it is planted in to be
+// reported; TestDeliberateDifferencesInTheirSmallestForm shows each
+// difference doc.go keeps on purpose as each engine handles it.
+//
 //	go test ./...                        # the fixed seeds, 1,000 steps each, and the seeds that once failed
 //	go test -run Differential -fresh=50  # and 50 fresh seeds, each printed for -seed
 //	go test -run Differential -v -seed=N # replay seed N
-//	go test -run DifferentialLong -v -long # 20,000 chained steps on new seeds
+//	go test -run DifferentialLong -v -long # 20,000 steps per mode on new seeds; the bound on chained
 package ssacheck

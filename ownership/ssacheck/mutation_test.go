@@ -3,6 +3,7 @@ package ssacheck
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/steady-go/steady/ownership"
@@ -12,27 +13,29 @@ import (
 // kind one filter (rule) would hide if it were broader than its stated
 // reason. It copies what it changes and reports whether it planted.
 type fault struct {
-	rule  string
+	name  string // the fault; the subtest's name
+	rule  string // the rule it probes: the one whose stated reason lies next to the fault
 	what  string
 	plant func(c *cmp) bool
 }
 
-// Rules map-members and type-change are gone (steady now owns and
-// conflicts as structured-merge-diff does there); their faults stay, to
-// show that nothing else excuses them.
+// Two faults were planted against rules that are gone, map-members and
+// type-change (steady now owns and conflicts as structured-merge-diff does
+// there); they stay, to show that nothing else excuses them, and name no
+// rule.
 var faults = []fault{
-	{"update-containers", "an Update entry does not own the atomic map or empty map it wrote",
+	{"update-drops-atomic-or-empty-map", "update-containers", "an Update entry does not own the atomic map or empty map it wrote",
 		func(c *cmp) bool {
 			return c.op == "update" && dropOwned(c, key(c.manager, ownership.OpUpdate), isSelOrEmptyMap)
 		}},
-	{"map-members", "an Apply entry does not own the atomic map, empty map or atomic list it applied",
+	{"apply-drops-atomic-or-empty-value", "", "an Apply entry does not own the atomic map, empty map or atomic list it applied",
 		func(c *cmp) bool {
 			return c.applied != nil && c.got.conflicts == nil && dropOwned(c, key(c.manager, ownership.OpApply), func(v any, p string) bool {
 				_, isList := v.([]any)
 				return isSelOrEmptyMap(v, p) || isList && typeAt(p) == "args"
 			})
 		}},
-	{"prune-null", "steady leaves an empty map nobody owns where structured-merge-diff's prune left null",
+	{"prune-keeps-unowned-empty-map", "prune-null", "steady leaves an empty map nobody owns where structured-merge-diff's prune left null",
 		func(c *cmp) bool {
 			for _, k := range slices.Sorted(maps.Keys(c.want.object)) {
 				_, inGot := c.got.object[k]
@@ -44,7 +47,7 @@ var faults = []fault{
 			}
 			return false
 		}},
-	{"owned-kept", "steady does not prune a field the applier stopped applying, and the applier keeps owning it",
+	{"prune-fails-for-applier", "owned-kept", "steady does not prune a field the applier stopped applying, and the applier keeps owning it",
 		func(c *cmp) bool {
 			if c.applied == nil || c.got.conflicts != nil {
 				return false
@@ -68,7 +71,7 @@ var faults = []fault{
 			}
 			return false
 		}},
-	{"type-change", "steady refuses a change of kind (not from null) that nobody below owns",
+	{"refuses-type-change-nobody-owns", "", "steady refuses a change of kind (not from null) that nobody below owns",
 		func(c *cmp) bool {
 			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
 				return false
@@ -84,6 +87,98 @@ var faults = []fault{
 			}
 			return false
 		}},
+	{"reorders-atomic-list", "list-order", "steady reverses an atomic list (only keyed lists and sets may differ in order)",
+		func(c *cmp) bool {
+			for _, k := range slices.Sorted(maps.Keys(c.got.object)) {
+				l, ok := c.got.object[k].([]any)
+				if typeAt("."+k) != "args" || !ok || len(l) < 2 || js(l[0]) == js(l[len(l)-1]) {
+					continue
+				}
+				c.got.object = maps.Clone(c.got.object)
+				c.got.object[k] = reversed(l)
+				return true
+			}
+			return false
+		}},
+	{"keeps-emptied-list-not-applied", "applied-empty-list-kept", "steady keeps [] for a list its prune emptied that the config does not apply",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.gotBefore)) {
+				l, ok := c.gotBefore[k].([]any)
+				_, inGot := c.got.object[k]
+				_, inWant := c.want.object[k]
+				_, inCfg := c.applied[k]
+				if typ := typeAt("." + k); !ok || len(l) == 0 || inGot || inWant || inCfg || typ != "items" && typ != "pairs" && typ != "tags" {
+					continue
+				}
+				c.got.object = maps.Clone(c.got.object)
+				c.got.object[k] = []any{}
+				return true
+			}
+			return false
+		}},
+	{"refuses-null-to-scalar", "null-to-map", "steady refuses to apply a scalar over a stored null (only a map there conflicts with the null's owner)",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil || c.want.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.applied)) {
+				b, ok := c.gotBefore[k]
+				if ok && b == nil && kindOf(c.applied[k]) == 1 {
+					c.got = outcome{conflicts: []string{"beta/Update ." + k}, object: c.gotBefore, owned: c.gotPrev}
+					return true
+				}
+			}
+			return false
+		}},
+	{"update-drops-scalar-over-null", "update-null-map", "an Update entry does not own a scalar it wrote over null (only null <-> a map of fields is excused)",
+		func(c *cmp) bool {
+			if c.op != "update" {
+				return false
+			}
+			k := key(c.manager, ownership.OpUpdate)
+			return dropOwned(c, k, func(v any, p string) bool {
+				b, ok := lookup(c.gotBefore, p)
+				return ok && b == nil && kindOf(v) == 1
+			})
+		}},
+	{"writes-applied-null", "applied-null", "steady writes a null the config applies where there was nothing",
+		func(c *cmp) bool {
+			if c.applied == nil || c.got.conflicts != nil {
+				return false
+			}
+			for _, k := range slices.Sorted(maps.Keys(c.applied)) {
+				_, inBefore := c.gotBefore[k]
+				if _, inGot := c.got.object[k]; c.applied[k] == nil && !inBefore && !inGot {
+					c.got.object = maps.Clone(c.got.object)
+					c.got.object[k] = nil
+					return true
+				}
+			}
+			return false
+		}},
+	{"writes-over-another-managers-update", "own-update-entry", "steady writes where the reference conflicts with another manager's Update entry (only the applier's own may not conflict)",
+		func(c *cmp) bool {
+			if c.got.conflicts == nil || c.want.conflicts == nil || c.op != "apply" {
+				return false
+			}
+			for _, w := range c.want.conflicts {
+				if e, _, _ := strings.Cut(w, " "); !strings.HasSuffix(e, "/Update") || strings.HasPrefix(e, c.manager+"/") {
+					return false
+				}
+			}
+			c.got = outcome{noop: true, object: c.gotBefore, owned: c.gotPrev}
+			return true
+		}},
+}
+
+// reversed returns a reversed copy of l.
+func reversed(l []any) []any {
+	out := slices.Clone(l)
+	slices.Reverse(out)
+	return out
 }
 
 // dropOwned removes from entry k of steady's owned paths the first path
@@ -115,35 +210,56 @@ func isSelOrEmptyMap(v any, p string) bool {
 // where every step starts from one state and only the named rules can
 // excuse a difference. (In chained runs rule carried also excuses what
 // lies where the states already differ, and so can hide a fault planted
-// there: the test logs how many.)
+// there: with -v the test logs how many.) One run per seed serves every
+// fault: each is planted in a copy of the step.
 func TestFiltersCatchPlantedFaults(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.rule, func(t *testing.T) {
-			planted, caught := 0, 0
-			var examples []string
-			for _, seed := range fixedSeeds {
-				r := run(t, seed, 1000, false, f.plant)
-				planted += r.planted
-				caught += r.caught
-				examples = append(examples, r.passed...)
+	plants := make([]func(*cmp) bool, len(faults))
+	for i, f := range faults {
+		plants[i] = f.plant
+	}
+	var synced []report
+	for _, seed := range fixedSeeds {
+		synced = append(synced, run(t, seed, 1000, false, plants...))
+	}
+	var chained report
+	if testing.Verbose() {
+		chained = run(t, fixedSeeds[0], 1000, true, plants...)
+	}
+	for i, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			var sum planting
+			for _, r := range synced {
+				sum.planted += r.faults[i].planted
+				sum.caught += r.faults[i].caught
+				sum.passed = append(sum.passed, r.faults[i].passed...)
 			}
 			if testing.Verbose() {
-				c := run(t, fixedSeeds[0], 1000, true, f.plant)
-				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], c.planted, c.caught)
+				t.Logf("chained, seed %d: planted in %d steps, reported %d", fixedSeeds[0], chained.faults[i].planted, chained.faults[i].caught)
 			}
-			t.Logf("%s: %s: planted in %d steps, reported %d", f.rule, f.what, planted, caught)
-			if caught != planted {
-				for _, e := range examples {
-					t.Log(e)
-				}
+			rule := f.rule
+			if rule == "" {
+				rule = "no rule"
 			}
-			if planted == 0 {
-				t.Fatalf("the fault was never planted; the test proves nothing")
-			}
-			if caught != planted {
-				t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
-			}
+			t.Logf("%s (probes %s): %s: planted in %d steps, reported %d", f.name, rule, f.what, sum.planted, sum.caught)
+			requireCaught(t, sum)
 		})
+	}
+}
+
+// requireCaught fails unless a fault was planted, and reported in every
+// step it was planted in.
+func requireCaught(t *testing.T, p planting) {
+	t.Helper()
+	if p.caught != p.planted {
+		for _, e := range p.passed {
+			t.Log(e)
+		}
+	}
+	if p.planted == 0 {
+		t.Fatalf("the fault was never planted; the test proves nothing")
+	}
+	if p.caught != p.planted {
+		t.Errorf("%d of %d steps with a planted fault passed as explained", p.planted-p.caught, p.planted)
 	}
 }
 
@@ -172,22 +288,15 @@ func TestCarriedCatchesPlantedFaults(t *testing.T) {
 		}
 		return false
 	}
-	planted, caught := 0, 0
+	var sum planting
 	for _, seed := range fixedSeeds {
 		r := run(t, seed, 1000, true, plant)
-		planted += r.planted
-		caught += r.caught
-		for _, e := range r.passed {
-			t.Log(e)
-		}
+		sum.planted += r.faults[0].planted
+		sum.caught += r.faults[0].caught
+		sum.passed = append(sum.passed, r.faults[0].passed...)
 	}
-	t.Logf("carried: planted in %d chained steps, reported %d", planted, caught)
-	if planted == 0 {
-		t.Fatalf("the fault was never planted; the test proves nothing")
-	}
-	if caught != planted {
-		t.Errorf("%d of %d steps with a planted fault passed as explained", planted-caught, planted)
-	}
+	t.Logf("carried: planted in %d chained steps, reported %d", sum.planted, sum.caught)
+	requireCaught(t, sum)
 }
 
 // sameOwners reports whether the same entries own p (or paths below it)

@@ -166,12 +166,13 @@ type outcome struct {
 	owned     map[string][]string // "manager/op" -> owned leaf paths, sorted
 }
 
-// apply runs an apply (or a forced one) through structured-merge-diff.
+// apply runs an apply (or a forced one) through structured-merge-diff,
+// with rule own-update-entry; with rules nil, as it is.
 func (r *reference) apply(t *testing.T, cfg map[string]any, manager string, force bool, rules *ruleHits) outcome {
 	mk := key(manager, ownership.OpApply)
 	newObj, managers, err := r.updater.Apply(r.obj, r.typed(t, cfg), "v1", cloneManagers(r.managers), mk, force)
 	var conflicts merge.Conflicts
-	if errors.As(err, &conflicts) {
+	if errors.As(err, &conflicts) && rules != nil {
 		// Rule own-update-entry: steady never lets a manager's own Update
 		// entry conflict with its Apply; the apply takes those fields from
 		// it, which is what a forced apply does to that entry.

@@ -230,14 +230,21 @@ func converged(ctx context.Context, gs *store.Store[GroupSpec, GroupStatus], cs 
 
 func waitConverged(t *testing.T, gs *store.Store[GroupSpec, GroupStatus], cs *store.Store[ChildSpec, struct{}], n int, within time.Duration) {
 	t.Helper()
-	var last int
-	var lastErr error
-	require.Eventually(t, func() bool {
+	// Not require.Eventually: its message's arguments are taken when it is
+	// called, so a failure would always say 0 converged.
+	deadline := time.Now().Add(within)
+	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		last, lastErr = converged(ctx, gs, cs, n)
-		return lastErr == nil && last == n
-	}, within, 100*time.Millisecond, "converged %d/%d (last error %v)", last, n, lastErr)
+		last, err := converged(ctx, gs, cs, n)
+		cancel()
+		if err == nil && last == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("converged %d/%d within %v (last error %v)", last, n, within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // A reconcile storm on a 3-member cluster loses etcd's raft leader midway:

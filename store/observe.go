@@ -55,7 +55,7 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 // (package wrote, which needs the backend: revisions of two backends are
 // unrelated), then to the observers of WithWriteObserver, so that a panic
 // of a user's observer never hides a write from the Loop.
-func observeWrite(ctx context.Context, b Backend, rev int64) {
+func observeWrite(ctx context.Context, b any, rev int64) {
 	wrote.Observe(ctx, b, rev)
 	if f, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && f != nil {
 		f(rev)

@@ -233,8 +233,10 @@
 // the status), and one variant run with a longer lag (below). A
 // two-store controller of the corpus with one bug, a status written
 // without the fence (store.WithoutFence applied to the primary's store too),
-// is caught as a stale write accepted
-// (TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught). Under the defaults every bug is caught and no twin has
+// is caught as a stale write accepted in 72 of 460 schedules (15.7%; 99%
+// within 28), with -zoo.full
+// (TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught); its fixed
+// form passes every schedule of TestCorpus. Under the defaults every bug is caught and no twin has
 // failed (0 false alarms in 480 twin schedules of go test -run 'TestZoo$').
 // Measured with go test -run 'TestZoo$' -zoo.full -zoo.twins=1 (460
 // schedules each, seeds 0 to 459; 175 s of CPU): the schedules that catch

@@ -32,3 +32,12 @@ func (s *Store[S, T]) ForgetLastValues() {
 
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError
+
+// StorageVersion returns the version s writes, "" for a kind without
+// versions.
+func (s *Store[S, T]) StorageVersion() string {
+	if s.ver == nil {
+		return ""
+	}
+	return s.ver.storage.name
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -25,7 +26,7 @@ func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
 	require.NoError(t, err)
 
 	put := func(name, value string) {
-		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name, Value: []byte(value)})
+		_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name, Value: []byte(value)})
 		require.NoError(t, err)
 	}
 	obj := &typedObj{Meta: store.Meta{Name: "a", Labels: map[string]string{"x": "1"}}, Spec: typedSpec{Replicas: 1}}
@@ -87,7 +88,7 @@ func TestListReusingDecodesOnlyWhatReuseDeclines(t *testing.T) {
 		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: name, Labels: map[string]string{"x": name}}})
 		require.NoError(t, err)
 	}
-	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "bb", Value: []byte("{not json")})
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "bb", Value: []byte("{not json")})
 	require.NoError(t, err)
 	full, err := st.List(ctx, store.ListOptions{})
 	require.NoError(t, err)
@@ -151,7 +152,7 @@ func TestKeepFiltersListAndWatchByName(t *testing.T) {
 		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: n}})
 		require.NoError(t, err)
 	}
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "b", Value: []byte("{not json")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "b", Value: []byte("{not json")})
 	require.NoError(t, err)
 	_, err = m.Purge(ctx, "b", 0)
 	require.NoError(t, err)

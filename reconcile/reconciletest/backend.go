@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // procBackend is a process's view of the store: the faultBackend. Every
@@ -25,11 +26,11 @@ type procBackend struct {
 	elector bool
 }
 
-var _ store.Backend = (*procBackend)(nil)
+var _ kv.Backend = (*procBackend)(nil)
 
-func (v *procBackend) Get(ctx context.Context, key string) (store.KV, error) {
+func (v *procBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if v.p.isDead() {
-		return store.KV{}, errDead
+		return kv.KeyValue{}, errDead
 	}
 	if v.elector {
 		return v.w.mem.Get(ctx, key)
@@ -37,15 +38,15 @@ func (v *procBackend) Get(ctx context.Context, key string) (store.KV, error) {
 	return v.sp.mem.Get(ctx, key)
 }
 
-func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (v *procBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if v.p.isDead() {
-		return store.KVList{}, errDead
+		return kv.List{}, errDead
 	}
 	if !v.elector {
 		// A listing waits for the scheduler too: a cache's first listing
 		// then never races the Loop's start, nor a relist anything else.
 		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: "list " + prefix}); err != nil {
-			return store.KVList{}, err
+			return kv.List{}, err
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
 			v.w.mu.Lock()
@@ -68,7 +69,7 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVList
 	return v.w.mem.List(ctx, prefix, opts)
 }
 
-func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
+func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	if v.p.isDead() {
 		return nil, errDead
 	}
@@ -78,7 +79,7 @@ func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-c
 	return v.w.watch(ctx, v.p, v.sp, prefix, from)
 }
 
-func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+func (v *procBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
 	if v.p.isDead() {
 		return 0, errDead
 	}
@@ -94,7 +95,7 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 		nth = rec.attempt()
 	}
 	g := &gate{p: v.p, write: true, key: v.sp.tag + wr.Key, object: obj, faulty: marked, nth: nth,
-		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
+		canConf: len(conds) > 0 && conds[0].Target == kv.ModRevision && conds[0].Revision > 0}
 	r, err := v.w.wait(ctx, g)
 	if err != nil {
 		return 0, err
@@ -104,7 +105,7 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 
 // commit carries out a released write to space sp and its verdict, and
 // checks it.
-func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []store.Cond, wr store.Write, vd verdict, obj string, marked bool) (int64, error) {
+func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, vd verdict, obj string, marked bool) (int64, error) {
 	w.txnMu.Lock()
 	defer w.txnMu.Unlock()
 	if p.isDead() {
@@ -119,8 +120,8 @@ func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []store
 		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
 	case conflict:
 		// A real conflict: someone rewrites the object, unchanged, first.
-		if kv, err := sp.mem.Get(ctx, wr.Key); err == nil {
-			_, _ = sp.mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: wr.Key, Value: kv.Value})
+		if kvp, err := sp.mem.Get(ctx, wr.Key); err == nil {
+			_, _ = sp.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value})
 		}
 	}
 	prev, gerr := sp.mem.Get(ctx, wr.Key)
@@ -159,8 +160,8 @@ func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []store
 // the leader key cannot move meanwhile. A write to the other space
 // (Process.Other) cannot carry a fence (the lease is not there), so no
 // fence is checked for it.
-func (w *world) check(ctx context.Context, p *Process, sp *space, conds []store.Cond, wr store.Write, rev int64, err error, obj string, marked bool) {
-	var cf *store.CondFailedError
+func (w *world) check(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, rev int64, err error, obj string, marked bool) {
+	var cf *kv.CondFailedError
 	if err != nil {
 		if errors.As(err, &cf) && cf.Cond.Key == leaseKey && sp == w.main {
 			w.mu.Lock()
@@ -196,22 +197,22 @@ func (w *world) check(ctx context.Context, p *Process, sp *space, conds []store.
 
 // checkFence flags an accepted write of p made under the fence of a term
 // that is over, or made with no fence after p's term ended.
-func (w *world) checkFence(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, rev int64) {
+func (w *world) checkFence(ctx context.Context, p *Process, conds []kv.Cond, wr kv.Write, rev int64) {
 	fenced := false
 	for _, c := range conds {
 		if c.Key != leaseKey {
 			continue
 		}
 		fenced = true
-		kv, gerr := w.mem.Get(ctx, leaseKey)
-		if gerr != nil || kv.CreateRevision != c.Revision {
+		kvp, gerr := w.mem.Get(ctx, leaseKey)
+		if gerr != nil || kvp.CreateRevision != c.Revision {
 			w.violateOn(HarmLiveAction, wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
 		}
 	}
 	w.mu.Lock()
 	term := p.fence
 	w.mu.Unlock()
-	if kv, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kv.CreateRevision != term) {
+	if kvp, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kvp.CreateRevision != term) {
 		w.mu.Lock()
 		w.rep.StaleWrites++
 		w.mu.Unlock()
@@ -231,7 +232,7 @@ type lockedBackend struct {
 // OtherStore returns the second store of the schedule whose store b is
 // (b as Converged, Fixtures and Compete get it): the store Process.Other
 // views, without faults. It returns nil for any other b.
-func OtherStore(b store.Backend) store.Backend {
+func OtherStore(b kv.Backend) kv.Backend {
 	lb, ok := b.(*lockedBackend)
 	if !ok {
 		return nil
@@ -239,21 +240,21 @@ func OtherStore(b store.Backend) store.Backend {
 	return lb.w.otherRaw
 }
 
-var _ store.Backend = (*lockedBackend)(nil)
+var _ kv.Backend = (*lockedBackend)(nil)
 
-func (b *lockedBackend) Get(ctx context.Context, key string) (store.KV, error) {
+func (b *lockedBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	return b.sp.mem.Get(ctx, key)
 }
 
-func (b *lockedBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *lockedBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	return b.sp.mem.List(ctx, prefix, opts)
 }
 
-func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
+func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	return b.sp.mem.Watch(ctx, prefix, from)
 }
 
-func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+func (b *lockedBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
 	b.w.txnMu.Lock()
 	defer b.w.txnMu.Unlock()
 	prev, gerr := b.sp.mem.Get(ctx, wr.Key)
@@ -274,7 +275,7 @@ func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Wr
 }
 
 // traceWrite records what came of a write of the controller.
-func (w *world) traceWrite(p *Process, wr store.Write, vd verdict, rev int64, err error) {
+func (w *world) traceWrite(p *Process, wr kv.Write, vd verdict, rev int64, err error) {
 	switch {
 	case err != nil:
 		w.trace("  %s by process %d rejected: %v", opOf(wr), p.Incarnation, err)
@@ -289,8 +290,8 @@ func (w *world) traceWrite(p *Process, wr store.Write, vd verdict, rev int64, er
 
 // opOf names a write: put or delete of a key, and for a put the manager
 // the store stamped.
-func opOf(wr store.Write) string {
-	if wr.Kind == store.WriteDelete {
+func opOf(wr kv.Write) string {
+	if wr.Kind == kv.WriteDelete {
 		return "delete " + wr.Key
 	}
 	if m, _, err := store.DecodeMeta(wr.Value); err == nil && m.LastWrite.Manager != "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // examples/fleet: a Group wants N instances of an image; the controller
@@ -90,7 +91,7 @@ type Fleet struct {
 	st *store.Store[fleetSpec, struct{}]
 }
 
-func fleetOver(b store.Backend) (*Fleet, error) {
+func fleetOver(b kv.Backend) (*Fleet, error) {
 	st, err := store.New[fleetSpec, struct{}](b, fleetKind)
 	return &Fleet{st: st}, err
 }
@@ -389,7 +390,7 @@ func fleetConfig() reconciletest.Config[GroupSpec, GroupStatus] {
 			env.Watch(reconcile.Keys(ctl.orphans))
 			return ctl, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, g *Group) error {
+		Converged: func(ctx context.Context, b kv.Backend, g *Group) error {
 			if err := reconciletest.ReadyConverged(ctx, b, g); err != nil {
 				return err
 			}
@@ -404,7 +405,7 @@ func fleetConfig() reconciletest.Config[GroupSpec, GroupStatus] {
 		},
 		// A user scales and upgrades groups; the fleet fails or loses an
 		// instance, or someone starts a stray one.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[GroupSpec, GroupStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[GroupSpec, GroupStatus], name string, rng *rand.Rand) error {
 			fleet, err := fleetOver(b)
 			if err != nil {
 				return err

@@ -21,7 +21,7 @@
 //			Kind:      "Widget",
 //			Object:    func(i int, rng *rand.Rand) *store.Object[MySpec, MyStatus] { ... },
 //			Setup:     func(env *reconciletest.Env[MySpec, MyStatus]) (reconcile.Reconciler[string], error) { ... },
-//			Converged: func(ctx context.Context, b store.Backend, obj *store.Object[MySpec, MyStatus]) error { ... },
+//			Converged: func(ctx context.Context, b kv.Backend, obj *store.Object[MySpec, MyStatus]) error { ... },
 //			Faults:    reconciletest.AllFaults(),
 //		})
 //	}

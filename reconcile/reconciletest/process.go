@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -22,7 +23,7 @@ type Process struct {
 	Incarnation int
 	// Backend is this process's view of the store, through which the
 	// harness injects faults. Build stores on it with NewStore.
-	Backend store.Backend
+	Backend kv.Backend
 	// Other is this process's view of a second store, for a controller
 	// whose children live in another store than its primary objects: a
 	// memstore of its own, with revisions unrelated to Backend's, seen
@@ -34,7 +35,7 @@ type Process struct {
 	// such writes idempotent or owned, since a deposed process may still
 	// make one (the harness does not fail a schedule for an unfenced write
 	// to Other). Build stores on it with NewOtherStore.
-	Other store.Backend
+	Other kv.Backend
 	// Rand is a random source seeded from the schedule and the incarnation,
 	// for reconcilers that need randomness and still want a seed to replay.
 	// It is not safe for concurrent use.

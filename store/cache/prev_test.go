@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -160,7 +161,7 @@ func prevDifferential(t *testing.T, seed uint64, steps int) {
 			if rnd.IntN(2) == 0 {
 				_, err = w.Purge(ctx, name, 0)
 			} else {
-				_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name,
+				_, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name,
 					Value: fmt.Appendf(nil, `{"metadata":{"kind":"Widget","name":%q,"uid":"raw-%d"},"spec":{"replicas":%d}}`, name, step, rnd.IntN(9))})
 			}
 		case errors.Is(err, store.ErrNotFound):
@@ -171,7 +172,7 @@ func prevDifferential(t *testing.T, seed uint64, steps int) {
 		case rnd.IntN(6) == 0:
 			_, err = w.Delete(ctx, name)
 		case rnd.IntN(8) == 0:
-			_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name, Value: []byte(`{"spec":`)})
+			_, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name, Value: []byte(`{"spec":`)})
 			poison[name] = true
 			counts.junk++
 		case rnd.IntN(3) == 0:

@@ -8,9 +8,10 @@ import (
 	"sync"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
-// Store is an in-memory store.Backend: a map of keys with one store-wide
+// Store is an in-memory kv.Backend: a map of keys with one store-wide
 // revision, a key-ordered index for List, and a bounded ring of the latest
 // events for Watch and for pinned List pages.
 //
@@ -30,7 +31,7 @@ import (
 // concurrent use.
 type Store struct {
 	mu   sync.RWMutex
-	kvs  map[string]*store.KV // live keys; the same pointers as idx
+	kvs  map[string]*kv.KeyValue // live keys; the same pointers as idx
 	idx  index
 	hist history
 	// compacted is the revision passed to the last Compact: List pages
@@ -51,7 +52,7 @@ type Store struct {
 	count       counters
 }
 
-var _ store.Backend = (*Store)(nil)
+var _ kv.Backend = (*Store)(nil)
 
 // New returns an empty Store at revision 0.
 func New(opts ...Option) *Store {
@@ -60,7 +61,7 @@ func New(opts ...Option) *Store {
 		o(&c)
 	}
 	return &Store{
-		kvs:         make(map[string]*store.KV),
+		kvs:         make(map[string]*kv.KeyValue),
 		hist:        newHistory(c.historySize),
 		watchBuffer: c.watchBuffer,
 	}
@@ -76,69 +77,69 @@ func (s *Store) Revision() int64 {
 
 // Get returns the current value of key, or an error wrapping
 // store.ErrNotFound. The returned Value must not be modified.
-func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
+func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	s.count.gets.Add(1)
 	if err := ctx.Err(); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	if key == "" {
-		return store.KV{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	s.mu.RLock()
 	e := s.kvs[key]
-	var kv store.KV
+	var kvp kv.KeyValue
 	if e != nil {
-		kv = *e
+		kvp = *e
 	}
 	s.mu.RUnlock()
 	if e == nil {
-		return store.KV{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
+		return kv.KeyValue{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
 	}
-	return kv, nil
+	return kvp, nil
 }
 
-// Txn applies w if every cond holds, as store.Backend describes, and returns
+// Txn applies w if every cond holds, as kv.Backend describes, and returns
 // the new revision. It copies w.Value, so the caller may reuse it.
-func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	s.count.txns.Add(1)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := store.CheckTxn(conds, w); err != nil {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("memstore: %w", err)
 	}
 	var val []byte
-	if w.Kind == store.WritePut {
+	if w.Kind == kv.WritePut {
 		val = bytes.Clone(w.Value)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, c := range conds {
 		if actual := s.condValue(c); actual != c.Revision {
-			return 0, &store.CondFailedError{Index: i, Cond: c, Actual: actual}
+			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
 		}
 	}
 	e := s.kvs[w.Key]
 	rev := s.hist.last + 1
-	ev := store.KVEvent{Revision: rev}
+	ev := kv.Event{Revision: rev}
 	switch w.Kind {
-	case store.WritePut:
+	case kv.WritePut:
 		if e == nil {
-			e = &store.KV{Key: w.Key, CreateRevision: rev}
+			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
 		} else {
 			ev.Prev = *e
 		}
 		e.Value, e.ModRevision = val, rev
-		ev.Type, ev.KV = store.KVPut, *e
-	case store.WriteDelete:
+		ev.Type, ev.KV = kv.EventPut, *e
+	case kv.WriteDelete:
 		if e == nil {
 			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
 		}
 		delete(s.kvs, w.Key)
 		s.idx.remove(w.Key)
-		ev.Type, ev.KV, ev.Prev = store.KVDelete, store.KV{Key: e.Key, ModRevision: rev}, *e
+		ev.Type, ev.KV, ev.Prev = kv.EventDelete, kv.KeyValue{Key: e.Key, ModRevision: rev}, *e
 	}
 	s.hist.add(ev)
 	s.notify()
@@ -146,12 +147,12 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 }
 
 // condValue returns the revision c compares against. Callers hold s.mu.
-func (s *Store) condValue(c store.Cond) int64 {
+func (s *Store) condValue(c kv.Cond) int64 {
 	e := s.kvs[c.Key]
 	switch {
 	case e == nil:
 		return 0
-	case c.Target == store.CreateRevision:
+	case c.Target == kv.CreateRevision:
 		return e.CreateRevision
 	default:
 		return e.ModRevision

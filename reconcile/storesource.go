@@ -71,6 +71,9 @@ type cacheSource[S, T any] struct {
 	changes changeFunc[S, T]
 	sorted  bool
 	pred    predicates[S, T] // see WithPredicate
+	// backend is the backend the cache follows (backendID), nil when
+	// unknown: its revisions are the only ones the source compares.
+	backend any
 
 	sink    atomic.Pointer[sinkRef]
 	started atomic.Bool
@@ -244,6 +247,11 @@ func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S
 
 func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T]) []string, opts []CacheSourceOption[S, T]) *cacheSource[S, T] {
 	s := &cacheSource[S, T]{c: c, mapKeys: fn, changes: SectionChanges[S, T]}
+	if c != nil {
+		if st, ok := c.Source().(*store.Store[S, T]); ok && st != nil {
+			s.backend = backendID(st.Backend())
+		}
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(s)
@@ -331,6 +339,9 @@ func (s *cacheSource[S, T]) Revision() int64 {
 	}
 	return s.c.Revision()
 }
+
+// followedBackend returns the backend the cache follows (backendFollower).
+func (s *cacheSource[S, T]) followedBackend() any { return s.backend }
 
 // WaitFor waits until the cache reflects revision (revisionWaiter).
 func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
@@ -486,7 +497,7 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 		return true
 	}
 	writer := new.Meta.LastWrite.Manager
-	judgeAs, loopSelf := judgedAs(loop, writer, new.Meta.Revision)
+	judgeAs, loopSelf := judgedAs(loop, s.backend, writer, new.Meta.Revision)
 	var buf [8]diff.Path
 	sections := sectionDiff(buf[:0], old, new)
 	if len(sections) == 0 {
@@ -534,16 +545,17 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 	return writer != judgeAs || len(foreign) > 0
 }
 
-// judgedAs names the manager a modification by writer at revision rev is
+// judgedAs names the manager a modification by writer at revision rev of
+// backend b is
 // judged as: the Loop's own manager for its own (Stalled) write, writer
 // when a reconcile of the Loop wrote rev under that name (a name the Loop
 // then knows as its own), else the reconciler's manager.
-func judgedAs(loop loopHooks, writer string, rev int64) (judgeAs, loopSelf string) {
+func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSelf string) {
 	self, loopSelf := loop.managers()
 	switch {
 	case writer == loopSelf:
 		return loopSelf, loopSelf
-	case writer != self && loop.ownWrite(writer, rev):
+	case writer != self && loop.ownWrite(b, writer, rev):
 		return writer, loopSelf
 	}
 	return self, loopSelf

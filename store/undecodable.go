@@ -202,7 +202,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	if d != nil {
 		return rev, nil
 	}
-	observeWrite(ctx, rev)
+	observeWrite(ctx, w.s.b, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
 }

@@ -329,7 +329,7 @@ func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64
 		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err == nil && d == nil {
-		observeWrite(ctx, rev)
+		observeWrite(ctx, w.s.b, rev)
 		if wr.Kind == kv.WriteDelete {
 			w.s.last.forget(wr.Key, rev)
 		}

@@ -22,6 +22,7 @@ type procBackend struct {
 	w       *world
 	p       *Process
 	prefix  string // the primary kind's key prefix, to attribute writes
+	sp      *space // the store it views
 	elector bool
 }
 
@@ -31,7 +32,10 @@ func (v *procBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) 
 	if v.p.isDead() {
 		return kv.KeyValue{}, errDead
 	}
-	return v.w.mem.Get(ctx, key)
+	if v.elector {
+		return v.w.mem.Get(ctx, key)
+	}
+	return v.sp.mem.Get(ctx, key)
 }
 
 func (v *procBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
@@ -46,20 +50,21 @@ func (v *procBackend) List(ctx context.Context, prefix string, opts kv.ListOptio
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
 			v.w.mu.Lock()
-			pin, travel := v.p.travel[prefix]
+			pin, travel := v.p.travel[v.sp.tag+prefix]
 			if travel {
 				delete(v.p.travel, prefix)
 				if v.p.lagged == nil {
 					v.p.lagged = map[string]bool{}
 				}
-				v.p.lagged[prefix] = true
+				v.p.lagged[v.sp.tag+prefix] = true
 			}
 			v.w.mu.Unlock()
 			if !travel {
-				pin = v.w.listPin(v.p, prefix)
+				pin = v.w.listPin(v.p, v.sp, prefix)
 			}
 			opts.Revision = pin
 		}
+		return v.sp.mem.List(ctx, prefix, opts)
 	}
 	return v.w.mem.List(ctx, prefix, opts)
 }
@@ -71,7 +76,7 @@ func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-c
 	if v.elector {
 		return v.w.mem.Watch(ctx, prefix, from)
 	}
-	return v.w.watch(ctx, v.p, prefix, from)
+	return v.w.watch(ctx, v.p, v.sp, prefix, from)
 }
 
 func (v *procBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
@@ -89,41 +94,45 @@ func (v *procBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (in
 	if rec := recordOf(ctx); rec != nil {
 		nth = rec.attempt()
 	}
-	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked, nth: nth,
+	g := &gate{p: v.p, write: true, key: v.sp.tag + wr.Key, object: obj, faulty: marked, nth: nth,
 		canConf: len(conds) > 0 && conds[0].Target == kv.ModRevision && conds[0].Revision > 0}
 	r, err := v.w.wait(ctx, g)
 	if err != nil {
 		return 0, err
 	}
-	return v.w.commit(ctx, v.p, conds, wr, r.v, obj, marked)
+	return v.w.commit(ctx, v.p, v.sp, conds, wr, r.v, obj, marked)
 }
 
-// commit carries out a released write and its verdict, and checks it.
-func (w *world) commit(ctx context.Context, p *Process, conds []kv.Cond, wr kv.Write, vd verdict, obj string, marked bool) (int64, error) {
+// commit carries out a released write to space sp and its verdict, and
+// checks it.
+func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, vd verdict, obj string, marked bool) (int64, error) {
 	w.txnMu.Lock()
 	defer w.txnMu.Unlock()
 	if p.isDead() {
 		return 0, errDead
 	}
+	// tw is wr as the harness names it: its key tagged with its space.
+	tw := wr
+	tw.Key = sp.tag + wr.Key
 	switch vd {
 	case unavailable:
-		w.trace("  %s not made: unavailable (injected)", opOf(wr))
+		w.trace("  %s not made: unavailable (injected)", opOf(tw))
 		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
 	case conflict:
 		// A real conflict: someone rewrites the object, unchanged, first.
-		if kvp, err := w.mem.Get(ctx, wr.Key); err == nil {
-			_, _ = w.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value})
+		if kvp, err := sp.mem.Get(ctx, wr.Key); err == nil {
+			_, _ = sp.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value})
 		}
 	}
-	prev, gerr := w.mem.Get(ctx, wr.Key)
-	rev, err := w.mem.Txn(ctx, conds, wr)
-	w.traceWrite(p, wr, vd, rev, err)
+	prev, gerr := sp.mem.Get(ctx, wr.Key)
+	rev, err := sp.mem.Txn(ctx, conds, wr)
+	w.traceWrite(p, tw, vd, rev, err)
 	if err == nil {
-		w.recordWrite(prev, gerr == nil, wr, true, marked)
+		w.recordWrite(prev, gerr == nil, tw, true, marked)
 	}
-	w.check(ctx, p, conds, wr, rev, err, obj, marked)
+	w.check(ctx, p, sp, conds, tw, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
-		rec.wrote(wr.Key, rev)
+		rec.wrote(sp, tw.Key, rev)
 	}
 	switch vd {
 	case lostReply:
@@ -148,11 +157,13 @@ func (w *world) commit(ctx context.Context, p *Process, conds []kv.Cond, wr kv.W
 // carried none is a stale write if the leader key is no longer the one of
 // its process's term; the store rejecting a stale fenced write (attempted,
 // not accepted) is counted in Report.FencedWrites. It runs under txnMu, so
-// the leader key cannot move meanwhile.
-func (w *world) check(ctx context.Context, p *Process, conds []kv.Cond, wr kv.Write, rev int64, err error, obj string, marked bool) {
+// the leader key cannot move meanwhile. A write to the other space
+// (Process.Other) cannot carry a fence (the lease is not there), so no
+// fence is checked for it.
+func (w *world) check(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, rev int64, err error, obj string, marked bool) {
 	var cf *kv.CondFailedError
 	if err != nil {
-		if errors.As(err, &cf) && cf.Cond.Key == leaseKey {
+		if errors.As(err, &cf) && cf.Cond.Key == leaseKey && sp == w.main {
 			w.mu.Lock()
 			w.rep.FencedWrites++
 			w.traceLocked("stale write of %s by process %d attempted and fenced off", wr.Key, p.Incarnation)
@@ -160,7 +171,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []kv.Cond, wr kv.Wr
 		}
 		return
 	}
-	if w.leadership {
+	if w.leadership && sp == w.main {
 		w.checkFence(ctx, p, conds, wr, rev)
 	}
 	w.mu.Lock()
@@ -213,35 +224,51 @@ func (w *world) checkFence(ctx context.Context, p *Process, conds []kv.Cond, wr 
 // lockedBackend is the store without faults, for the harness's own writers
 // (creator, competitor, rival, electors): its writes take txnMu so that the
 // fence check sees a still leader key.
-type lockedBackend struct{ w *world }
+type lockedBackend struct {
+	w  *world
+	sp *space
+}
+
+// OtherStore returns the second store of the schedule whose store b is
+// (b as Converged, Fixtures and Compete get it): the store Process.Other
+// views, without faults. It returns nil for any other b.
+func OtherStore(b kv.Backend) kv.Backend {
+	lb, ok := b.(*lockedBackend)
+	if !ok {
+		return nil
+	}
+	return lb.w.otherRaw
+}
 
 var _ kv.Backend = (*lockedBackend)(nil)
 
 func (b *lockedBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
-	return b.w.mem.Get(ctx, key)
+	return b.sp.mem.Get(ctx, key)
 }
 
 func (b *lockedBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
-	return b.w.mem.List(ctx, prefix, opts)
+	return b.sp.mem.List(ctx, prefix, opts)
 }
 
 func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
-	return b.w.mem.Watch(ctx, prefix, from)
+	return b.sp.mem.Watch(ctx, prefix, from)
 }
 
 func (b *lockedBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
 	b.w.txnMu.Lock()
 	defer b.w.txnMu.Unlock()
-	prev, gerr := b.w.mem.Get(ctx, wr.Key)
-	rev, err := b.w.mem.Txn(ctx, conds, wr)
+	prev, gerr := b.sp.mem.Get(ctx, wr.Key)
+	rev, err := b.sp.mem.Txn(ctx, conds, wr)
+	tw := wr
+	tw.Key = b.sp.tag + wr.Key
 	if err == nil {
-		b.w.recordWrite(prev, gerr == nil, wr, false, false)
+		b.w.recordWrite(prev, gerr == nil, tw, false, false)
 	}
 	if wr.Key != leaseKey && b.w.actor != "" {
 		if err != nil {
-			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(wr), err)
+			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(tw), err)
 		} else {
-			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(wr), rev)
+			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(tw), rev)
 		}
 	}
 	return rev, err

@@ -112,9 +112,13 @@ func ownedPods(ctx context.Context, pods *store.Store[podSpec, podStatus], uid s
 
 // converged: Ready at the set's generation, and the set's pods in the store
 // run Replicas copies of Image, compared with diff.
-var converged = func() func(context.Context, kv.Backend, *set) error {
+var converged = convergedIn(func(b kv.Backend) kv.Backend { return b })
+
+// convergedIn is converged with the pods in the store podsOf(b) returns
+// (reconciletest.OtherStore for pods in the second store).
+func convergedIn(podsOf func(kv.Backend) kv.Backend) func(context.Context, kv.Backend, *set) error {
 	pods := reconciletest.DiffConverged(func(ctx context.Context, b kv.Backend, s *set) (want, got any, err error) {
-		st, err := store.New[podSpec, podStatus](b, "Pod")
+		st, err := store.New[podSpec, podStatus](podsOf(b), "Pod")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -131,7 +135,7 @@ var converged = func() func(context.Context, kv.Backend, *set) error {
 		}
 		return pods(ctx, b, s)
 	}
-}()
+}
 
 func unreconcilable(s *set) bool { return s.Spec.Image == missingImage }
 

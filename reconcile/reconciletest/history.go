@@ -272,16 +272,18 @@ type leftChild struct {
 // owner is of the primary kind, by key.
 func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 	out := map[string]leftChild{}
-	l, err := w.mem.List(ctx, "", kv.ListOptions{})
-	if err != nil {
-		return out
-	}
-	for _, kv := range l.KVs {
-		if strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey {
+	for _, sp := range []*space{w.main, w.other} {
+		l, err := sp.mem.List(ctx, "", kv.ListOptions{})
+		if err != nil {
 			continue
 		}
-		if o, uid := childOwner(kv.Value, w.kind); o != "" {
-			out[kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+		for _, kv := range l.KVs {
+			if sp == w.main && (strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey) {
+				continue
+			}
+			if o, uid := childOwner(kv.Value, w.kind); o != "" {
+				out[sp.tag+kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+			}
 		}
 	}
 	return out

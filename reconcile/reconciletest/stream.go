@@ -21,7 +21,8 @@ import (
 // revision, whenever a stream has nothing pending.
 type stream struct {
 	p      *Process
-	prefix string
+	sp     *space
+	prefix string // the prefix watched, tagged with sp's tag
 	ctx    context.Context
 	feed   chan kv.Event
 
@@ -42,15 +43,17 @@ func compareStreams(a, b *stream) int {
 	return cmp.Compare(a.prefix, b.prefix)
 }
 
-// watch starts a stream of the changes under prefix after from.
-func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64) (<-chan kv.Event, error) {
+// watch starts a stream of the changes under prefix of space sp after
+// from.
+func (w *world) watch(ctx context.Context, p *Process, sp *space, prefix string, from int64) (<-chan kv.Event, error) {
 	ictx, cancel := context.WithCancel(ctx)
-	inner, err := w.mem.Watch(ictx, prefix, from)
+	inner, err := sp.mem.Watch(ictx, prefix, from)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan kv.Event, 4), sent: from}
+	prefix = sp.tag + prefix
+	s := &stream{p: p, sp: sp, prefix: prefix, ctx: ctx, feed: make(chan kv.Event, 4), sent: from}
 	out := make(chan kv.Event, 8)
 	w.mu.Lock()
 	if p.lagged[prefix] {
@@ -247,7 +250,7 @@ func (w *world) expire(s *stream) {
 // has nothing pending, so read-your-writes waits end. It reports whether it
 // did anything, so the scheduler lets that settle before its next decision.
 func (w *world) housekeep(now time.Time) bool {
-	rev := w.mem.Revision()
+	mainRev, otherRev := w.main.mem.Revision(), w.other.mem.Revision()
 	revs := w.cacheRevs()
 	w.mu.Lock()
 	type mark struct {
@@ -259,6 +262,10 @@ func (w *world) housekeep(now time.Time) bool {
 	w.streams = slices.DeleteFunc(w.streams, func(s *stream) bool { return s.closed || s.ctx.Err() != nil })
 	w.settleRywsLocked(now)
 	for _, s := range w.streams {
+		rev := mainRev
+		if s.sp == w.other {
+			rev = otherRev
+		}
 		switch {
 		case s.lost && !s.expireAt.IsZero() && !now.Before(s.expireAt):
 			expire = append(expire, s)

@@ -216,6 +216,11 @@ func (c *Cache[S, T]) Range(f func(name string) bool) {
 	}
 }
 
+// Source returns the ListWatcher the Cache lists and watches (New's src):
+// for a Cache over a typed Store, that Store, whose Backend says which
+// backend's revisions Revision counts.
+func (c *Cache[S, T]) Source() ListWatcher[S, T] { return c.src }
+
 // Revision returns the store revision the Cache reflects: every change up
 // to it has been applied. It is 0 before the first listing completes.
 func (c *Cache[S, T]) Revision() int64 {

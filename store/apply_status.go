@@ -117,8 +117,8 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	managed := w.s.schemas.decodeManagedOf(cur, statusSide, liveTree)
-	res, err := ownership.Apply(liveTree, config, w.manager, managed, oopts...)
+	dec, codec := w.s.schemas.decodeSideOf(cur, statusSide, liveTree)
+	res, err := ownership.Apply(liveTree, config, w.manager, dec.managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
 	}
@@ -132,7 +132,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	if err := w.s.schemas.setManagedOf(next, statusSide, res.Managed, nil); err != nil {
+	if err := w.s.schemas.setManagedOver(cur, next, statusSide, res.Managed, dec, codec); err != nil {
 		return nil, err
 	}
 	return next, nil

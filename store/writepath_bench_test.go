@@ -14,7 +14,7 @@ import (
 // writePathObjects creates n objects of the controller-shaped benchmark's
 // shape (bench/cmd/ctl-steady): a ~200-byte spec owned by "user" and a
 // status field applied by "ctrl".
-func writePathObjects(b *testing.B, st *store.Store[judgeSpec, judgeStatus], n int) []string {
+func writePathObjects(b testing.TB, st *store.Store[judgeSpec, judgeStatus], n int) []string {
 	ctx := context.Background()
 	var names []string
 	for i := range n {

@@ -181,7 +181,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {

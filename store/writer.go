@@ -314,7 +314,7 @@ func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64
 	conds := []kv.Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
 	d := dryRunFrom(ctx)
 	var rev int64

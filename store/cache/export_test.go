@@ -1,6 +1,11 @@
 package cache
 
-import "context"
+import (
+	"context"
+
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/store"
+)
 
 // RelistNow runs one periodic relist at once, as the relist timer does
 // after the watch has caught up: for BenchmarkRelist.
@@ -26,4 +31,11 @@ func (c *Cache[S, T]) Waiters() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.waiters)
+}
+
+// Lean returns st's ListReusing and WatchWithoutPrev, which a Cache over st
+// calls (through internal/storeaccess), for a test's wrapper to call.
+func Lean[S, T any](st *store.Store[S, T]) leanSource[S, T] {
+	l, _ := storeaccess.Of(st).(leanSource[S, T])
+	return l
 }

@@ -44,6 +44,6 @@ func (s *Store[S, T]) StorageVersion() string {
 	return s.ver.storage.name
 }
 
-// Lean returns the view of s that store/cache gets through
-// internal/storeaccess.Of: ListReusing and WatchWithoutPrev.
-func (s *Store[S, T]) Lean() *lean[S, T] { return storeaccess.Of(s).(*lean[S, T]) }
+// Lean returns the view of s that store/cache and reconcile get through
+// internal/storeaccess.Of: ListReusing, WatchWithoutPrev and ChangedBy.
+func (s *Store[S, T]) Lean() *internalView[S, T] { return storeaccess.Of(s).(*internalView[S, T]) }

@@ -62,7 +62,7 @@ type Store[S, T any] struct {
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 
-	// hooks carries the Store's lean view for internal/storeaccess.Of.
+	// hooks carries the Store's internalView for internal/storeaccess.Of.
 	hooks
 }
 
@@ -70,10 +70,11 @@ type Store[S, T any] struct {
 // carries is for the project's own packages (store/cache), not the API.
 type hooks = storeaccess.Hooks
 
-// lean is a Store's view for store/cache, which keeps its own copy of the
-// objects: ListReusing and WatchWithoutPrev. A Store carries it in its
-// hooks (storeaccess.Of(st) returns it).
-type lean[S, T any] Store[S, T]
+// internalView is what a Store offers the project's own packages and not
+// its users: store/cache's ListReusing and WatchWithoutPrev (for a caller
+// that keeps its own copy of the objects) and reconcile's ChangedBy. A
+// Store carries it in its hooks (storeaccess.Of(st) returns it).
+type internalView[S, T any] Store[S, T]
 
 // Option configures New.
 type Option func(*config)
@@ -173,7 +174,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	}
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
-	s.hooks = storeaccess.NewHooks((*lean[S, T])(s))
+	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil
 }
 

@@ -47,9 +47,9 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // nothing), so a caller holding an object keep now rejects still sees it
 // deleted.
 //
-// It is store/cache's, reached through internal/storeaccess (see lean).
-func (l *lean[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
-	return (*Store[S, T])(l).watch(ctx, fromRevision, false, keep)
+// It is store/cache's, reached through internal/storeaccess (see internalView).
+func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
+	return (*Store[S, T])(v).watch(ctx, fromRevision, false, keep)
 }
 
 // watch is Watch, and WatchWithoutPrev without withPrev.

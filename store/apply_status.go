@@ -142,12 +142,18 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 // tree: cur with the tree's status, in the canonical encoding of T, and its
 // conditions. status, when not nil, is the tree's status already in that
 // encoding (an applied status of type T, see plainJSON), which saves
-// encoding the tree and decoding it as a T to encode that again. Conditions
-// the merge left as they were in live, cur's status-side tree, are cur's.
+// encoding the tree and decoding it as a T to encode that again. The status
+// and conditions the merge left as they were in live, cur's status-side
+// tree, are cur's.
 func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
 	var conds []Condition
 	c, hasConds := tree["conditions"]
 	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
+	if status == nil && cur.Status != nil && reflect.DeepEqual(tree["status"], live["status"]) {
+		// The merge left the stored status as it was (an apply of
+		// conditions only, as the Loop's): its stored encoding is the one.
+		status = cur.Status
+	}
 	switch {
 	case status == nil:
 		var doc struct {

@@ -71,7 +71,8 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 // of decoding the stored value. reuse must return only an object it got
 // from this Store at exactly that revision (Meta.Revision equal to it),
 // which is then the stored value decoded, or nil; the Selector is matched
-// against the reused object's labels. Everything else is as List
+// against the reused object's labels. reuse is called on the caller's
+// goroutine, one call at a time. Everything else is as List
 // describes. A Cache that relists after its watch fell behind decodes only
 // the objects that changed meanwhile.
 // It is store/cache's, reached through internal/storeaccess (see internalView).

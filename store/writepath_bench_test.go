@@ -113,3 +113,34 @@ func benchApplyStatusOwnField(b *testing.B, conditions []store.Condition) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyConditionsOnly measures the Loop's own status writes (its
+// Reconciling, Stalled and Paused conditions): "loop" applies one condition
+// and no status fields, forced, flipping its status every op, on objects
+// whose status field "ctrl" owns. Each op is one ApplyStatus that changes
+// the object.
+//
+//	go test -run '^$' -bench ApplyConditionsOnly -benchmem ./store/
+func BenchmarkApplyConditionsOnly(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	loop := st.As("loop")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		status := store.ConditionTrue
+		if i/len(names)%2 == 1 {
+			status = store.ConditionFalse
+		}
+		c := store.Condition{Type: "Reconciling", Status: status, Reason: "Progressing"}
+		res, err := loop.ApplyStatus(ctx, names[i%len(names)], nil, []store.Condition{c}, store.WithForce())
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

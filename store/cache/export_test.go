@@ -8,7 +8,9 @@ import (
 )
 
 // RelistNow runs one periodic relist at once, as the relist timer does
-// after the watch has caught up: for BenchmarkRelist.
+// after the watch has caught up: for BenchmarkRelist. It lists on the
+// caller's goroutine, not Run's (see Cache.reused): call it only while
+// Run applies nothing.
 func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
 	l, err := c.listAll(ctx)
 	if err != nil {
@@ -39,3 +41,7 @@ func Lean[S, T any](st *store.Store[S, T]) leanSource[S, T] {
 	l, _ := storeaccess.Of(st).(leanSource[S, T])
 	return l
 }
+
+// ApplyListing applies l as Run applies a listing, and returns the number
+// of changes it reported to the handlers.
+func (c *Cache[S, T]) ApplyListing(l *store.List[S, T]) int { return c.replace(l) }

@@ -351,12 +351,14 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.mu.Lock()
 	news := c.setQuarantineLocked(l.Undecodable)
 	var d diffs[S, T]
-	c.dropMissingLocked(l.Items, &d)
-	if len(d.deleted) > len(c.items) {
-		// Most of the Cache left (a replica let shards go, see WithKeep):
-		// a Go map keeps its buckets after deletes, so copy what is left
-		// into one sized for it.
-		c.items = maps.Collect(maps.All(c.items))
+	if !c.holdsAllLocked(l.Items) {
+		c.dropMissingLocked(l.Items, &d)
+		if len(d.deleted) > len(c.items) {
+			// Most of the Cache left (a replica let shards go, see WithKeep):
+			// a Go map keeps its buckets after deletes, so copy what is left
+			// into one sized for it.
+			c.items = maps.Collect(maps.All(c.items))
+		}
 	}
 	for _, obj := range l.Items {
 		c.putListedLocked(obj, &d)
@@ -399,6 +401,9 @@ type diffs[S, T any] struct {
 // setQuarantineLocked makes a listing's undecodable values the quarantine,
 // and returns those the Cache had not quarantined at that revision.
 func (c *Cache[S, T]) setQuarantineLocked(undecodable []*store.DecodeError) (news []*store.DecodeError) {
+	if len(undecodable) == 0 && len(c.quarantine) == 0 {
+		return nil
+	}
 	quarantine := make(map[string]*store.DecodeError, len(undecodable))
 	for _, e := range undecodable {
 		quarantine[e.Name] = e
@@ -408,6 +413,30 @@ func (c *Cache[S, T]) setQuarantineLocked(undecodable []*store.DecodeError) (new
 	}
 	c.quarantine = quarantine
 	return news
+}
+
+// holdsAllLocked reports whether items, a listing in name order, and the
+// quarantine it set hold every cached object, so that none is missing:
+// counted, it saves dropMissingLocked's set of every listed name (a relist
+// after the watch fell behind deletes nothing). Items out of order (a
+// ListWatcher that breaks List's contract) count as not holding all.
+func (c *Cache[S, T]) holdsAllLocked(items []*store.Object[S, T]) bool {
+	held := 0
+	for i, obj := range items {
+		if i > 0 && obj.Meta.Name <= items[i-1].Meta.Name {
+			return false
+		}
+		if c.items[obj.Meta.Name] != nil {
+			held++
+		}
+	}
+	for name := range c.quarantine {
+		_, listed := slices.BinarySearchFunc(items, name, func(o *store.Object[S, T], name string) int { return strings.Compare(o.Meta.Name, name) })
+		if !listed && c.items[name] != nil {
+			held++
+		}
+	}
+	return held == len(c.items)
 }
 
 // dropMissingLocked deletes, in name order, the cached objects the listing

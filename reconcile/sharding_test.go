@@ -184,6 +184,13 @@ func TestWithShardingRefusesMisuse(t *testing.T) {
 	require.NoError(t, err)
 	_, err = New[string]("l", newScript(nil), nil, WithSharding(sh), WithElector(&handElector{}))
 	require.ErrorIs(t, err, ErrInvalidOption)
+
+	// SetSharding (manager.WithSharding's way in) refuses the same.
+	l := mustNew(t, newScript(nil), nil)
+	require.ErrorIs(t, l.SetSharding(nil), ErrInvalidOption)
+	require.NoError(t, l.SetSharding(sh))
+	require.ErrorIs(t, l.SetSharding(sh), ErrInvalidOption, "already sharded")
+	require.ErrorIs(t, mustNew(t, newScript(nil), nil, WithElector(&handElector{})).SetSharding(sh), ErrInvalidOption)
 }
 
 // The Loop's own writes for a key whose shard this replica does not hold

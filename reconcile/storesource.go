@@ -316,6 +316,15 @@ func (s *cacheSource[S, T]) refilter(ctx context.Context) error {
 	return s.c.Refilter(ctx)
 }
 
+// prune drops what the cache's WithKeep function rejects now (a sharded
+// Loop let shards go): see cache.Cache.Prune.
+func (s *cacheSource[S, T]) prune(ctx context.Context) error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.Prune(ctx)
+}
+
 // Revision returns the store revision the cache reflects (revisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {

@@ -102,6 +102,7 @@ type Cache[S, T any] struct {
 
 	running  atomic.Bool
 	refilter refilterState         // see Refilter
+	prune    refilterState         // see Prune
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
 }
@@ -142,6 +143,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	}
 	c.reuse = c.reused
 	c.refilter.init()
+	c.prune.init()
 	return c
 }
 

@@ -29,6 +29,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer c.refilter.stop()
+	defer c.prune.stop()
 	var timer clock.Timer
 	failures := 0
 	for {
@@ -78,6 +79,7 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 // delivered anything, which resets the relist backoff.
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
 	asked, _ := c.refilter.asked()
+	pruneAsked, _ := c.prune.asked() // a listing prunes too
 	l, err := c.listAll(ctx)
 	if err != nil {
 		return false, fmt.Errorf("cache: list: %w", err)
@@ -85,6 +87,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	rev := l.Revision
 	c.replace(l)
 	c.refilter.served(asked)
+	c.prune.served(pruneAsked)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,6 +143,10 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
+		case <-c.prune.nudge:
+			want, _ := c.prune.asked()
+			c.pruneNow()
+			c.prune.served(want)
 		case <-c.refilter.nudge:
 			c.relistNow(ctx, &r)
 		}

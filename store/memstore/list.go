@@ -64,13 +64,20 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 type undone struct {
 	prefix    string
 	rev, upto int64
-	// old holds the state at rev of each key written since (the zero KV
-	// if it did not exist then).
-	old map[string]kv.KeyValue
+	// old holds, for each key written since rev, the revision of its first
+	// event after rev, whose Prev is its state at rev (the zero KV if it
+	// did not exist then).
+	old map[string]int64
 	// existed lists, in key order once sorted, the keys of old that
 	// existed at rev: those that do not exist now are the page's gone keys.
-	existed  []kv.KeyValue
+	existed  []undoneKey
 	unsorted bool
+}
+
+// undoneKey is a key of undone.old with the revision it maps to.
+type undoneKey struct {
+	key string
+	rev int64
 }
 
 // takeUndo returns the Store's undone state of prefix at rev, read up to
@@ -82,26 +89,25 @@ func (s *Store) takeUndo(prefix string, rev int64) *undone {
 	s.undo = nil
 	s.undoMu.Unlock()
 	if u == nil || u.prefix != prefix || u.rev != rev {
-		u = &undone{prefix: prefix, rev: rev, upto: rev, old: make(map[string]kv.KeyValue)}
+		u = &undone{prefix: prefix, rev: rev, upto: rev, old: make(map[string]int64)}
 	}
 	for r := u.upto + 1; r <= s.hist.last; r++ {
 		ev := s.hist.at(r)
-		key := ev.KV.Key
-		if !strings.HasPrefix(key, prefix) {
+		if !strings.HasPrefix(ev.key, prefix) {
 			continue
 		}
-		if _, seen := u.old[key]; seen {
+		if _, seen := u.old[ev.key]; seen {
 			continue
 		}
-		u.old[key] = ev.Prev
-		if ev.Prev.ModRevision != 0 {
-			u.existed = append(u.existed, ev.Prev)
+		u.old[ev.key] = r
+		if ev.prev {
+			u.existed = append(u.existed, undoneKey{ev.key, r})
 			u.unsorted = true
 		}
 	}
 	u.upto = s.hist.last
 	if u.unsorted {
-		slices.SortFunc(u.existed, func(a, b kv.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+		slices.SortFunc(u.existed, func(a, b undoneKey) int { return strings.Compare(a.key, b.key) })
 		u.unsorted = false
 	}
 	return u
@@ -122,20 +128,20 @@ type page struct {
 	limit         int
 	cur           cursor
 	// old holds, for each key under prefix written after the page's
-	// revision, its state at that revision (the zero KV if it did not
-	// exist); nil for a page at the store revision.
-	old map[string]kv.KeyValue
+	// revision, the event whose Prev is its state at that revision (see
+	// undone); nil for a page at the store revision.
+	old map[string]int64
 	// gone lists, in key order, the keys from the page's start on that
 	// existed at the page's revision; those that still exist are skipped.
-	gone []kv.KeyValue
+	gone []undoneKey
 }
 
 // undo takes the state at the page's revision from u.
 func (p *page) undo(u *undone) {
 	p.old = u.old
 	from := max(p.prefix, p.after)
-	i, _ := slices.BinarySearchFunc(u.existed, from, func(kv kv.KeyValue, key string) int { return strings.Compare(kv.Key, key) })
-	if i < len(u.existed) && p.after != "" && u.existed[i].Key == p.after {
+	i, _ := slices.BinarySearchFunc(u.existed, from, func(k undoneKey, key string) int { return strings.Compare(k.key, key) })
+	if i < len(u.existed) && p.after != "" && u.existed[i].key == p.after {
 		i++
 	}
 	p.gone = u.existed[i:]
@@ -145,13 +151,13 @@ func (p *page) undo(u *undone) {
 // those before it, or false.
 func (p *page) nextGone() (kv.KeyValue, bool) {
 	for len(p.gone) > 0 {
-		kv := p.gone[0]
-		if !strings.HasPrefix(kv.Key, p.prefix) {
+		k := p.gone[0]
+		if !strings.HasPrefix(k.key, p.prefix) {
 			p.gone = nil
 			break
 		}
-		if p.s.kvs[kv.Key] == nil {
-			return kv, true
+		if p.s.kvs[k.key] == nil {
+			return p.s.hist.prevKV(k.rev), true
 		}
 		p.gone = p.gone[1:]
 	}
@@ -176,11 +182,11 @@ func (p *page) next() (kv.KeyValue, bool) {
 		if p.old == nil {
 			return *e, true
 		}
-		if old, ok := p.old[e.Key]; ok {
-			if old.ModRevision == 0 {
+		if r, ok := p.old[e.Key]; ok {
+			if !p.s.hist.at(r).prev {
 				continue // created after the page's revision
 			}
-			return old, true
+			return p.s.hist.prevKV(r), true
 		}
 		return *e, true
 	}

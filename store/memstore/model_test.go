@@ -18,9 +18,14 @@ import (
 // checks every kind of List against a plain map: current and pinned,
 // whole and paged, across prefixes.
 func TestListMatchesModel(t *testing.T) {
+	t.Run("recent values", func(t *testing.T) { testListMatchesModel(t) })
+	t.Run("old values as deltas", func(t *testing.T) { testListMatchesModel(t, memstore.WithAgingLag(1)) })
+}
+
+func testListMatchesModel(t *testing.T, opts ...memstore.Option) {
 	const keys, steps = 1500, 6000
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := memstore.New(memstore.WithHistorySize(steps))
+	s := memstore.New(append(opts, memstore.WithHistorySize(steps))...)
 	model := map[string]kv.KeyValue{}
 	snapshots := map[int64]map[string]kv.KeyValue{}
 	prefixes := []string{"", "k/", "k/1", "k/25", "k/149", "z/"}
@@ -93,9 +98,14 @@ func requireListing(t *testing.T, s *memstore.Store, model map[string]kv.KeyValu
 // against the model at that revision: the pages of one listing share the
 // state of the past, extended by each page with the writes since the last.
 func TestPinnedPagesWithWritesBetween(t *testing.T) {
+	t.Run("recent values", func(t *testing.T) { testPinnedPagesWithWritesBetween(t) })
+	t.Run("old values as deltas", func(t *testing.T) { testPinnedPagesWithWritesBetween(t, memstore.WithAgingLag(1)) })
+}
+
+func testPinnedPagesWithWritesBetween(t *testing.T, opts ...memstore.Option) {
 	const keys = 800
 	rng := rand.New(rand.NewPCG(3, 4))
-	s := memstore.New(memstore.WithHistorySize(100_000))
+	s := memstore.New(append(opts, memstore.WithHistorySize(100_000))...)
 	model := map[string]kv.KeyValue{}
 	write := func() {
 		key := fmt.Sprintf("k/%d", rng.IntN(keys))

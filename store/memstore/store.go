@@ -21,10 +21,12 @@ import (
 // goroutine that copies its events out of the ring at its receiver's pace,
 // and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events), at most 2×WithWatchBuffer events per watch, and the state
-// of the past that the last pinned List page computed (the old values of
-// the keys written since its revision, at most the ring's), kept for the
-// next page of its listing.
+// of its events: the latest in full, shared with the keys, and the older
+// ones' old values as deltas against the key's next value, see history),
+// at most 2×WithWatchBuffer events per watch, and the state of the past
+// that the last pinned List page computed (which keys were written since
+// its revision, at most the ring's), kept for the next page of its
+// listing.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for
@@ -60,9 +62,13 @@ func New(opts ...Option) *Store {
 	for _, o := range opts {
 		o(&c)
 	}
+	h := newHistory(c.historySize)
+	if c.agingLag > 0 {
+		h.agingLag = c.agingLag
+	}
 	return &Store{
 		kvs:         make(map[string]*kv.KeyValue),
-		hist:        newHistory(c.historySize),
+		hist:        h,
 		watchBuffer: c.watchBuffer,
 	}
 }
@@ -121,27 +127,27 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	e := s.kvs[w.Key]
 	rev := s.hist.last + 1
-	ev := kv.Event{Revision: rev}
 	switch w.Kind {
 	case kv.WritePut:
+		var prev *kv.KeyValue
 		if e == nil {
 			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
 		} else {
-			ev.Prev = *e
+			before := *e
+			prev = &before
 		}
 		e.Value, e.ModRevision = val, rev
-		ev.Type, ev.KV = kv.EventPut, *e
+		s.hist.add(e.Key, false, val, e.CreateRevision, prev)
 	case kv.WriteDelete:
 		if e == nil {
 			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
 		}
 		delete(s.kvs, w.Key)
 		s.idx.remove(w.Key)
-		ev.Type, ev.KV, ev.Prev = kv.EventDelete, kv.KeyValue{Key: e.Key, ModRevision: rev}, *e
+		s.hist.add(e.Key, true, nil, 0, e)
 	}
-	s.hist.add(ev)
 	s.notify()
 	return rev, nil
 }

@@ -27,6 +27,13 @@ func TestConformanceSmallBuffers(t *testing.T) {
 	})
 }
 
+// And with every old value kept as a delta (see TestOldValuesReadBackExactly).
+func TestConformanceOldValuesAsDeltas(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) kv.Backend {
+		return memstore.New(memstore.WithHistorySize(256), memstore.WithAgingLag(1))
+	})
+}
+
 func put(t *testing.T, s *memstore.Store, key, value string) int64 {
 	t.Helper()
 	rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})

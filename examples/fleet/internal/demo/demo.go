@@ -266,7 +266,7 @@ func Run(ctx context.Context, args []string, w io.Writer, p Program) error {
 	if elector != nil {
 		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
 	} else {
-		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
+		result = watch(gctx, o, groups, fleet, sup.cache, ch.done, out, snapshot)
 		if o.debug != "" && gctx.Err() == nil {
 			// The verdict is in; the page stays worth reading (the
 			// controller keeps resyncing, and a group that did not converge

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/syncwait"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/shard"
@@ -66,6 +67,8 @@ type Manager struct {
 	shared   *sharedElector
 	sharding *sharding // nil unless WithSharding
 	optErr   error     // a bad option, returned by AddLoop and Run
+	// writeWait is WithWriteLimit's wait, nil for none.
+	writeWait func(context.Context) error
 
 	mu      sync.Mutex
 	caches  []Cache
@@ -84,6 +87,18 @@ type Option func(*Manager)
 // reconcile.ErrInvalidOption before it starts anything.
 func WithElector(e lease.Elector) Option {
 	return func(m *Manager) { m.elector = e }
+}
+
+// WithWriteLimit paces the writes of every Loop of the Manager with wait,
+// a token bucket's wait such as backoff.Bucket's Wait, so that a bug cannot
+// hammer a shared store: each Txn that a write through a typed Store sends
+// from a Loop's reconcile waits first. An error from wait fails the write
+// with it, and a wait that panics fails the write with an error naming the
+// panic; either way nothing is written. A Loop's own limit
+// (reconcile.WithWriteLimit) applies on top of it. A nil wait paces
+// nothing.
+func WithWriteLimit(wait func(context.Context) error) Option {
+	return func(m *Manager) { m.writeWait = wait }
 }
 
 // WithLogger sets the Manager's logger (default slog.Default(), as it is
@@ -255,6 +270,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return invalid("nil elector (%T)", m.elector)
 	}
 
+	ctx = storeaccess.WithWriteLimit(ctx, m.writeWait)
 	failCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	record := func(what string, err error) {

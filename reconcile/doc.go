@@ -237,7 +237,7 @@
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
 // The detector learns who changed each path from the object's field
-// ownership after the event (store.Store.ChangedBy), not from the event's
+// ownership after the event, not from the event's
 // last writer: a relist that merges another manager's spec write and this
 // manager's status write into one event is two writes to it, one each, so
 // managers that write disjoint fields never look like a fight.

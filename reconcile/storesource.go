@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/objpath"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -104,7 +105,7 @@ type storeSource[S, T any] struct {
 // oscillation reports name the flipping fields (.spec.replicas), and another
 // actor's change merged into an event of ours still triggers. The
 // oscillation detector attributes each changed field to the manager that
-// owns it after the event (store.Store.ChangedBy), so a relist that merges
+// owns it after the event (the Store's ChangedBy), so a relist that merges
 // two managers' writes is not taken for a fight.
 //
 // Like every cache source (FromOwned, FromCacheMapped), it:
@@ -561,17 +562,25 @@ func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSel
 	return self, loopSelf
 }
 
+// changedBy is the Store's ChangedBy, which it offers the project's
+// packages only (internal/storeaccess): it splits changed paths by who
+// made them, from new's field ownership.
+type changedBy[S, T any] interface {
+	ChangedBy(new *store.Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path)
+}
+
 // observe feeds loop's oscillation detector one modification, split path
 // by path into the writes of judgeAs and of other managers, as
-// store.ChangedBy attributes them from new's field ownership: a relist (or
+// the Store's ChangedBy attributes them from new's field ownership: a relist (or
 // a watch that coalesces) can merge both into one event, and attributing
 // it all to its last writer would count the other's paths as re-sets by
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
 func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
-	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
-	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
+	by, _ := storeaccess.Of(s.st).(changedBy[S, T])
+	selfOwned, otherOwned := by.ChangedBy(new, judgeAs, owned)
+	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{
 		{Self: true, Owned: selfOwned, Foreign: selfForeign},
 		{Owned: otherOwned, Foreign: otherForeign},

@@ -186,7 +186,7 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 		settle(ttl)
 		split(t, S, b) // b took every shard once a's lease expired
 
-		_, err := mem.Txn(context.Background(), []kv.Cond{fence.Cond()},
+		_, err := mem.Txn(context.Background(), []kv.Cond{kv.Cond{Key: fence.Key, Target: kv.CreateRevision, Revision: fence.Revision}},
 			kv.Write{Kind: kv.WritePut, Key: "kind/late", Value: []byte("{}")})
 		require.ErrorIs(t, err, kv.ErrCondFailed, "a's late write is fenced")
 		a.s.Exit(i)

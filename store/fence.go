@@ -17,8 +17,8 @@ type Fence struct {
 	Revision int64
 }
 
-// Cond returns the fence as a Txn precondition.
-func (f Fence) Cond() kv.Cond {
+// cond returns f as a Txn precondition.
+func (f Fence) cond() kv.Cond {
 	return kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}
 }
 

@@ -75,8 +75,9 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 // goroutine, one call at a time. Everything else is as List
 // describes. A Cache that relists after its watch fell behind decodes only
 // the objects that changed meanwhile.
-func (s *Store[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
-	return s.list(ctx, opts, reuse)
+// It is store/cache's, reached through internal/storeaccess (see internalView).
+func (v *internalView[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+	return (*Store[S, T])(v).list(ctx, opts, reuse)
 }
 
 // list is List and ListReusing.

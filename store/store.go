@@ -16,6 +16,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -60,7 +61,20 @@ type Store[S, T any] struct {
 	plainStatus bool
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
+
+	// hooks carries the Store's internalView for internal/storeaccess.Of.
+	hooks
 }
+
+// hooks is an alias so that the embedded field is unexported: what it
+// carries is for the project's own packages (store/cache), not the API.
+type hooks = storeaccess.Hooks
+
+// internalView is what a Store offers the project's own packages and not
+// its users: store/cache's ListReusing and WatchWithoutPrev (for a caller
+// that keeps its own copy of the objects) and reconcile's ChangedBy. A
+// Store carries it in its hooks (storeaccess.Of(st) returns it).
+type internalView[S, T any] Store[S, T]
 
 // Option configures New.
 type Option func(*config)
@@ -158,8 +172,10 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}, nil
+	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
+	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
+	return s, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.

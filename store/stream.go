@@ -46,8 +46,10 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // remembered. Deletions are delivered whatever keep says (they decode
 // nothing), so a caller holding an object keep now rejects still sees it
 // deleted.
-func (s *Store[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
-	return s.watch(ctx, fromRevision, false, keep)
+//
+// It is store/cache's, reached through internal/storeaccess (see internalView).
+func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
+	return (*Store[S, T])(v).watch(ctx, fromRevision, false, keep)
 }
 
 // watch is Watch, and WatchWithoutPrev without withPrev.

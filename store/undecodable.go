@@ -41,11 +41,14 @@ func (e *DecodeError) Error() string {
 		e.Kind, truncate(e.Name), e.Revision, e.Err)
 }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
-
-// Unwrap returns Err.
-func (e *DecodeError) Unwrap() error { return e.Err }
+// Unwrap returns ErrInvalid and Err, so errors.Is(err, ErrInvalid) is true
+// and errors.Is and errors.As find what Err wraps.
+func (e *DecodeError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalid}
+	}
+	return []error{ErrInvalid, e.Err}
+}
 
 // truncate shortens s to maxQuotedLength bytes for an error message.
 func truncate(s string) string {
@@ -181,7 +184,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {

@@ -1,15 +1,16 @@
 package store
 
 import (
-	"github.com/steady-go/steady/ownership"
-	"github.com/steady-go/steady/store/kv"
-
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Writer writes objects of one Store on behalf of one manager. Get one with
@@ -308,13 +309,13 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64, error) {
-	if err := waitWriteLimit(ctx); err != nil {
+	if err := storeaccess.WaitWriteLimit(ctx); err != nil {
 		return 0, err
 	}
 	conds := []kv.Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
 	d := dryRunFrom(ctx)
 	var rev int64

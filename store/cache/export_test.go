@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 )
 
@@ -32,6 +33,13 @@ func (c *Cache[S, T]) Waiters() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.waiters)
+}
+
+// Lean returns st's ListReusing and WatchWithoutPrev, which a Cache over st
+// calls (through internal/storeaccess), for a test's wrapper to call.
+func Lean[S, T any](st *store.Store[S, T]) leanSource[S, T] {
+	l, _ := storeaccess.Of(st).(leanSource[S, T])
+	return l
 }
 
 // ApplyListing applies l as Run applies a listing, and returns the number

@@ -37,7 +37,7 @@ func (s *steppedSource) List(ctx context.Context, opts store.ListOptions) (*stor
 }
 
 func (s *steppedSource) ListReusing(ctx context.Context, opts store.ListOptions, reuse func(string, int64) *cobj) (*store.List[cacheSpec, cacheStatus], error) {
-	return s.src.ListReusing(ctx, opts, reuse)
+	return cache.Lean(s.src).ListReusing(ctx, opts, reuse)
 }
 
 func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
@@ -46,7 +46,7 @@ func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Eve
 
 func (s *steppedSource) WatchWithoutPrev(ctx context.Context, from int64, keep func(string) bool) (<-chan store.Event[cacheSpec, cacheStatus], error) {
 	return relayWatch(ctx, func(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-		return s.src.WatchWithoutPrev(ctx, from, keep)
+		return cache.Lean(s.src).WatchWithoutPrev(ctx, from, keep)
 	}, from, s.step)
 }
 

@@ -33,7 +33,7 @@ func ExampleStoreElector() {
 
 	// Writes made with term carry the fence; here one by hand.
 	f, _ := store.FenceFrom(term)
-	_, err = b.Txn(term, []kv.Cond{f.Cond()}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("1")})
+	_, err = b.Txn(term, []kv.Cond{kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("1")})
 	fmt.Println("write while leading:", err)
 
 	resign()
@@ -47,7 +47,7 @@ func ExampleStoreElector() {
 		fmt.Println(err)
 		return
 	}
-	_, err = b.Txn(context.Background(), []kv.Cond{fence.Cond()}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("2")})
+	_, err = b.Txn(context.Background(), []kv.Cond{kv.Cond{Key: fence.Key, Target: kv.CreateRevision, Revision: fence.Revision}}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("2")})
 	fmt.Println("write with the old fence rejected:", errors.Is(err, kv.ErrCondFailed))
 	// Output:
 	// leader: pod-1

@@ -43,5 +43,5 @@ func (p *partition) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64
 // fencedWrite writes value at key with fence f as a precondition, as the
 // typed store does for a write made with a term context.
 func fencedWrite(ctx context.Context, b kv.Backend, f store.Fence, key, value string) (int64, error) {
-	return b.Txn(ctx, []kv.Cond{f.Cond()}, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
+	return b.Txn(ctx, []kv.Cond{kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}}, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 }

@@ -134,7 +134,7 @@ func TestTakeoverAfterExpiryRejectsTheStaleFence(t *testing.T) {
 		_, err = fencedWrite(t.Context(), mem, fenceA, "work", "from a")
 		var cf *kv.CondFailedError
 		require.ErrorAs(t, err, &cf, "the store rejects the deposed leader's write")
-		require.Equal(t, fenceA.Cond(), cf.Cond)
+		require.Equal(t, kv.Cond{Key: fenceA.Key, Target: kv.CreateRevision, Revision: fenceA.Revision}, cf.Cond)
 		_, err = fencedWrite(t.Context(), mem, wb.fence, "work", "from b")
 		require.NoError(t, err)
 		pa.cut.Store(false)

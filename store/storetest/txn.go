@@ -54,7 +54,7 @@ var txnTests = []test{
 	}},
 	{"FenceOnOtherKey", func(t *testing.T, b kv.Backend) {
 		term := put(t, b, "lease", "leader-1")
-		fence := store.Fence{Key: "lease", Revision: term}.Cond()
+		fence := kv.Cond{Key: "lease", Target: kv.CreateRevision, Revision: term}
 		put(t, b, "obj", "by-leader-1", fence)
 		put(t, b, "lease", "leader-1-renewed") // a renewal keeps the CreateRevision
 		put(t, b, "obj", "still-leader-1", fence)

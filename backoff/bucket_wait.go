@@ -8,7 +8,7 @@ import (
 // Wait takes a token as When does and waits for it on the bucket's clock:
 // at once while the bucket holds tokens, at most the ceiling past that. It
 // returns ctx's error if ctx ends first (the token stays taken). Its shape
-// is store.WithWriteLimit's: b.Wait paces writes.
+// is manager.WithWriteLimit's: b.Wait paces writes.
 func (b *Bucket[K]) Wait(ctx context.Context) error {
 	var zero K
 	return b.sleep(ctx, b.When(zero))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Kind is the store kind events are kept under.
@@ -158,7 +159,7 @@ const recentSize = 100
 
 // New returns a Recorder keeping events in backend under Kind. Run it to
 // write them. It fails for a bad option.
-func New(backend store.Backend, opts ...Option) (*Recorder, error) {
+func New(backend kv.Backend, opts ...Option) (*Recorder, error) {
 	st, err := store.New[Event, struct{}](backend, Kind)
 	if err != nil {
 		return nil, err

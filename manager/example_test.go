@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"log/slog"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/steady-go/steady/manager"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -52,4 +57,54 @@ func Example() {
 	// deployer reconciled web
 	// stopped: <nil>
 	// not ready: true live: <nil>
+}
+
+// Two replicas of one controller, each a Manager with WithSharding (its
+// own identity, the same backend and shard options), split the keys of
+// every Loop they run. In production each replica is its own process, with
+// its pod name as the identity and etcdstore as the backend.
+func ExampleWithSharding() {
+	backend := memstore.New() // shared by every replica: etcdstore.New(cli)
+	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"a", "b", "c", "d", "e", "f", "g", "h"}) })
+	var mu sync.Mutex
+	worked := map[string]int{} // replica → keys reconciled
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stopped sync.WaitGroup
+	for _, identity := range []string{"pod-0", "pod-1"} {
+		m := manager.New(manager.WithSharding(backend, identity, shard.WithShards(16), shard.WithRetryPeriod(50*time.Millisecond)),
+			manager.WithLogger(slog.New(slog.DiscardHandler))) // the sharders log there too
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			mu.Lock()
+			worked[identity]++
+			mu.Unlock()
+			return reconcile.Result{}, nil
+		})
+		// No WithElector and no WithSharding: the Manager shards it.
+		loop, err := reconcile.New("deployer", r, keys)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := m.AddLoop(loop); err != nil {
+			fmt.Println(err)
+			return
+		}
+		stopped.Go(func() { _ = m.Run(ctx) })
+	}
+	for { // until both replicas have worked
+		mu.Lock()
+		n := len(worked)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	stopped.Wait() // each replica released its shards
+	fmt.Println("both replicas reconciled their shards' keys")
+	// Output:
+	// both replicas reconciled their shards' keys
 }

@@ -1,6 +1,6 @@
 // Package manager runs several reconcile Loops over shared caches with one
-// leader election: caches first, Loops once they synced, an ordered stop,
-// and Ready and Live for health endpoints.
+// leader election or sharded among replicas: caches first, Loops once they
+// synced, an ordered stop, and Ready and Live for health endpoints.
 package manager
 
 import (
@@ -14,9 +14,12 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/syncwait"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -52,13 +55,20 @@ type Runner interface {
 // Manager campaigns once and every Loop works during the Manager's terms,
 // under the same fence.
 //
+// With WithSharding instead, every Loop added runs sharded: each replica
+// works on its shards of each Loop's keys, and no Loop takes an elector.
+//
 // Ready reports whether every cache has synced and every Loop is running;
 // Live whether nothing has failed. Both are cheap, for health endpoints.
 // Add caches and loops before Run; a Manager runs once.
 type Manager struct {
-	elector lease.Elector
-	log     *slog.Logger
-	shared  *sharedElector
+	elector  lease.Elector
+	log      *slog.Logger
+	shared   *sharedElector
+	sharding *sharding // nil unless WithSharding
+	optErr   error     // a bad option, returned by AddLoop and Run
+	// writeWait is WithWriteLimit's wait, nil for none.
+	writeWait func(context.Context) error
 
 	mu      sync.Mutex
 	caches  []Cache
@@ -79,6 +89,18 @@ func WithElector(e lease.Elector) Option {
 	return func(m *Manager) { m.elector = e }
 }
 
+// WithWriteLimit paces the writes of every Loop of the Manager with wait,
+// a token bucket's wait such as backoff.Bucket's Wait, so that a bug cannot
+// hammer a shared store: each Txn that a write through a typed Store sends
+// from a Loop's reconcile waits first. An error from wait fails the write
+// with it, and a wait that panics fails the write with an error naming the
+// panic; either way nothing is written. A Loop's own limit
+// (reconcile.WithWriteLimit) applies on top of it. A nil wait paces
+// nothing.
+func WithWriteLimit(wait func(context.Context) error) Option {
+	return func(m *Manager) { m.writeWait = wait }
+}
+
 // WithLogger sets the Manager's logger (default slog.Default(), as it is
 // when New runs). While it waits for a cache to sync, the Manager logs at
 // Warn every 30 seconds which cache, how long, and the cache's last list or
@@ -91,7 +113,46 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// New returns an empty Manager.
+// WithSharding makes every Loop added to the Manager one replica of a
+// sharded Loop, as reconcile.WithSharding does for one Loop: AddLoop gives
+// the Loop a shard.Sharder named after it (its Name), on backend b, for the
+// replica identity (a pod name: distinct per replica, stable across its
+// restarts), with opts (shard.WithShards, WithTTL, WithRetryPeriod...;
+// logging to the Manager's logger unless opts set one). Every replica of the
+// controller runs a Manager with the same Loops, the same b and opts, and
+// its own identity. It is controller-runtime's manager.Options for
+// leader election, turned into a share of the work for every replica.
+//
+// A bad argument (a nil b, an identity that is empty or holds "/", an
+// invalid shard option) makes AddLoop and Run return an error wrapping
+// reconcile.ErrInvalidOption. So do WithSharding and WithElector together.
+// AddLoop refuses, with an error that says why, a Loop that cannot be
+// sharded this way: one given its own reconcile.WithSharding or an elector
+// (reconcile.WithElector, Manager.Elector included: a sharded Manager does
+// not campaign), a Runner that is not a *reconcile.Loop (or a wrapper
+// embedding one), and a second Loop of the same name (its replicas would
+// share the first one's shards).
+//
+// Each Loop's caches hold the whole kind: a cache shared by several Loops
+// cannot follow one Loop's shards. To cache only one Loop's shards, shard
+// it yourself (shard.New, reconcile.WithSharding, cache.WithKeep of its
+// Sharder's Caches) and run it in a Manager without WithSharding.
+func WithSharding(b kv.Backend, identity string, opts ...shard.Option) Option {
+	return func(m *Manager) {
+		m.sharding = &sharding{b: b, identity: identity, opts: opts, names: map[string]bool{}}
+	}
+}
+
+// sharding is WithSharding's arguments and the names of the Loops sharded.
+type sharding struct {
+	b        kv.Backend
+	identity string
+	opts     []shard.Option
+	names    map[string]bool // under Manager.mu
+}
+
+// New returns an empty Manager. A bad option is reported by AddLoop and
+// Run (New has no error result).
 func New(opts ...Option) *Manager {
 	m := &Manager{log: slog.Default(), shared: newSharedElector()}
 	for _, o := range opts {
@@ -99,7 +160,27 @@ func New(opts ...Option) *Manager {
 			o(m)
 		}
 	}
+	if sh := m.sharding; sh != nil {
+		// Checked once here with a stand-in name, so a Manager with no
+		// Loop yet still reports a bad identity or backend from Run.
+		switch _, err := shard.New(sh.b, "manager", sh.identity, sh.options(m.log)...); {
+		case err != nil:
+			m.optErr = invalid("WithSharding: %v", err)
+		case m.elector != nil:
+			m.optErr = invalid("WithSharding and WithElector exclude each other: a sharded Manager's replicas all work, each on its shards")
+		}
+	}
 	return m
+}
+
+func (s *sharding) options(log *slog.Logger) []shard.Option {
+	return append([]shard.Option{shard.WithLogger(log)}, s.opts...)
+}
+
+// shardable is what AddLoop needs of a Loop to shard it;
+// *reconcile.Loop implements it.
+type shardable interface {
+	SetSharding(*shard.Sharder) error
 }
 
 // AddCache adds a cache the Manager runs and waits for before any Loop
@@ -112,9 +193,38 @@ func (m *Manager) AddCache(c Cache) error {
 }
 
 // AddLoop adds a Loop. It returns an error after Run has started or for a
-// nil Loop.
+// nil Loop; with WithSharding, also for a bad WithSharding argument or a
+// Loop it cannot shard (see WithSharding), and then the Loop is not added.
 func (m *Manager) AddLoop(l Runner) error {
-	return m.add(func() { m.loops = append(m.loops, l) }, nilness.IsNil(l))
+	if m.sharding == nil || nilness.IsNil(l) {
+		return m.add(func() { m.loops = append(m.loops, l) }, nilness.IsNil(l))
+	}
+	if m.optErr != nil {
+		return m.optErr
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started {
+		return errors.New("manager: add after Run")
+	}
+	name := l.Name()
+	sl, ok := l.(shardable)
+	switch {
+	case !ok:
+		return invalid("loop %q: %T is not a *reconcile.Loop, so it cannot be sharded (WithSharding)", name, l)
+	case m.sharding.names[name]:
+		return invalid("loop %q added twice: sharded Loops are told apart by name", name)
+	}
+	sh, err := shard.New(m.sharding.b, name, m.sharding.identity, m.sharding.options(m.log)...)
+	if err != nil {
+		return invalid("loop %q: %v", name, err)
+	}
+	if err := sl.SetSharding(sh); err != nil {
+		return fmt.Errorf("manager: loop %q cannot join the Manager's sharding (WithSharding): %w", name, err)
+	}
+	m.sharding.names[name] = true
+	m.loops = append(m.loops, l)
+	return nil
 }
 
 func (m *Manager) add(f func(), isNil bool) error {
@@ -153,10 +263,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.started = true
 	caches, loops := append([]Cache(nil), m.caches...), append([]Runner(nil), m.loops...)
 	m.mu.Unlock()
+	if m.optErr != nil {
+		return m.optErr
+	}
 	if m.elector != nil && nilness.IsNil(m.elector) {
 		return invalid("nil elector (%T)", m.elector)
 	}
 
+	ctx = storeaccess.WithWriteLimit(ctx, m.writeWait)
 	failCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	record := func(what string, err error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -26,7 +27,7 @@ func TestManagerReadyNamesAQuarantinedValue(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.As("a").Create(ctx, &store.Object[map[string]int, map[string]int]{Meta: store.Meta{Name: "good"}})
 		require.NoError(t, err)
-		badRev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/bad", Value: []byte(`{"metadata":`)})
+		badRev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Widget/bad", Value: []byte(`{"metadata":`)})
 		require.NoError(t, err)
 
 		c := cache.New(st)

@@ -7,7 +7,9 @@ import (
 	"github.com/steady-go/steady/diff"
 )
 
-// Operation is how a manager last wrote its fields.
+// Operation is how a manager last wrote its fields. Field ownership knows
+// two, OpApply and OpUpdate; the store records the others in an object's
+// store.LastWrite, so that one type names every kind of write.
 type Operation string
 
 const (
@@ -16,6 +18,16 @@ const (
 	OpApply Operation = "Apply"
 	// OpUpdate is an ordinary write: the manager owns the fields it changed.
 	OpUpdate Operation = "Update"
+
+	// OpCreate is a store Create (its ownership is recorded as OpUpdate).
+	OpCreate Operation = "Create"
+	// OpUpdateStatus is a store UpdateStatus (ownership: OpUpdate).
+	OpUpdateStatus Operation = "UpdateStatus"
+	// OpApplyStatus is a store ApplyStatus (ownership: OpApply).
+	OpApplyStatus Operation = "ApplyStatus"
+	// OpDeleteMark is a store Delete that only marked the object
+	// (DeletionRequested) because finalizers remain.
+	OpDeleteMark Operation = "Delete"
 )
 
 // Entry is one manager's owned fields for one operation. A manager may have

@@ -82,7 +82,10 @@
 // wrote": every typed-store write made with the reconcile's ctx is recorded (RecordWrite
 // adds others), and the Loop waits for its caches to reach the highest
 // revision written (after 2s it runs anyway, and FreshReadNeeded(ctx) tells
-// the reconciler to read from the store). A RequeueAfterWrite from a pass
+// the reconciler to read from the store). Revisions are compared per
+// backend: a write to a second store (children kept in another system) is
+// waited for by the caches over that store only, since two backends'
+// revisions are unrelated counters. A RequeueAfterWrite from a pass
 // that wrote nothing has nothing to wait for: it runs again after per-key backoff
 // (controller-runtime's "not ready yet, requeue"), neither a failure nor a
 // step toward Stalled. A RequeueAfterWrite from a pass that wrote is
@@ -234,7 +237,7 @@
 // changed it; NoProgress is 10 writes within a minute with no change to any
 // field this manager does not own (WithOscillation sets the thresholds).
 // The detector learns who changed each path from the object's field
-// ownership after the event (store.Store.ChangedBy), not from the event's
+// ownership after the event, not from the event's
 // last writer: a relist that merges another manager's spec write and this
 // manager's status write into one event is two writes to it, one each, so
 // managers that write disjoint fields never look like a fight.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -20,7 +21,7 @@ var errDeposed = errors.New("deposed")
 // handElector grants terms when the test says so. Each grant takes the
 // leader key as it is in the backend; end cancels the current term.
 type handElector struct {
-	b      store.Backend
+	b      kv.Backend
 	grants chan struct{}
 	mu     sync.Mutex
 	end    context.CancelCauseFunc
@@ -53,14 +54,14 @@ func (e *handElector) endTerm() {
 }
 
 // takeOver deletes and recreates the leader key, as a new leader would.
-func takeOver(t *testing.T, b store.Backend) {
+func takeOver(t *testing.T, b kv.Backend) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := b.Get(ctx, leaseKey); err == nil {
-		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: leaseKey})
+		_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: leaseKey})
 		require.NoError(t, err)
 	}
-	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: leaseKey, Value: []byte("other")})
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: leaseKey, Value: []byte("other")})
 	require.NoError(t, err)
 }
 

@@ -53,7 +53,7 @@ type Loop[K comparable] struct {
 	clk     clock.Clock
 	log     *slog.Logger
 	metrics metrics.Loop
-	waiters []revisionWaiter
+	waiters []guardedWaiter[K]
 	// writeWait is the write limit's wait (WithWriteLimit), nil for none.
 	writeWait func(context.Context) error
 	added     addedSources[K] // see AddSource
@@ -191,7 +191,11 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	}
 	for _, s := range l.sources {
 		if w, ok := s.(revisionWaiter); ok {
-			l.waiters = append(l.waiters, guardedWaiter[K]{w: w, l: l})
+			g := guardedWaiter[K]{w: w, l: l}
+			if f, ok := s.(backendFollower); ok {
+				g.b = backendID(f.followedBackend())
+			}
+			l.waiters = append(l.waiters, g)
 		}
 	}
 	bcfg := cfg.bucket

@@ -35,7 +35,7 @@ func (h *hooksSink) AddLow(key string)                            { h.Add(key) }
 func (h *hooksSink) AddAfter(key string, _ time.Duration)         { h.Add(key) }
 func (h *hooksSink) userPanic(string, *guard.Panic, ...slog.Attr) {}
 func (h *hooksSink) managers() (string, string)                   { return "app", "app-loop" }
-func (h *hooksSink) ownWrite(string, int64) bool                  { return false }
+func (h *hooksSink) ownWrite(any, string, int64) bool             { return false }
 func (h *hooksSink) keepsState(string) bool                       { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
 func (h *hooksSink) inTerm() bool                                 { return true }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // bigError is an error of at least size bytes over lines lines (lines > 1),
@@ -49,7 +50,7 @@ func TestStalledMessageIsBounded(t *testing.T) {
 		err  error
 	}{
 		{"10 KB over 401 lines", bigError(10<<10, 401)},
-		{"over 1 MiB", bigError(store.MaxValueSize, 2)},
+		{"over 1 MiB", bigError(kv.MaxValueSize, 2)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

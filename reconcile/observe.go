@@ -29,8 +29,9 @@ type loopHooks interface {
 	// for ownWrite. A source calls it once, as it starts.
 	judgeOwnWrites()
 	// ownWrite reports whether a reconcile of the Loop wrote revision rev
-	// (as manager, which the Loop then knows as its own).
-	ownWrite(manager string, rev int64) bool
+	// to backend b (backendID; as manager, which the Loop then knows as
+	// its own).
+	ownWrite(b any, manager string, rev int64) bool
 	// keepsState reports whether the Loop keeps state for key: only then
 	// does another writer's change count for its oscillation detector.
 	keepsState(key string) bool
@@ -59,7 +60,9 @@ func (l *Loop[K]) inTerm() bool { return l.cur.Load() != nil }
 func (l *Loop[K]) judgeOwnWrites() { l.own.on.Store(true) }
 
 // ownWrite implements loopHooks.
-func (l *Loop[K]) ownWrite(manager string, rev int64) bool { return l.own.own(manager, rev) }
+func (l *Loop[K]) ownWrite(b any, manager string, rev int64) bool {
+	return l.own.own(b, manager, rev)
+}
 
 // observeWrite feeds one write to key's oscillation detector. On a
 // detection it logs at Error, counts the metric, and holds the key: it

@@ -18,10 +18,15 @@ import (
 // the reconcile's observer (the report follows the commit); then the event
 // is judged by name alone. Only the first write under a new name can be
 // missed that way, and a missed own write costs one extra reconcile.
+//
+// A revision is remembered with the backend it was written to, since two
+// backends' revisions are unrelated: a write to one store must not make
+// another store's event at the same revision pass for the Loop's own. A
+// revision of no known backend (RecordWrite's) matches an event of any.
 type ownWrites struct {
 	on    atomic.Bool // a cache source judges writes: record them
 	mu    sync.Mutex
-	revs  map[int64]struct{}
+	revs  map[written]struct{} // by backend (backendID) and revision
 	names map[string]struct{}
 	prune int // len(revs) past which wrote prunes: twice what the last prune kept
 }
@@ -32,22 +37,28 @@ type ownWrites struct {
 // have doubled: a prune scans them all, and each write must not.
 const maxOwnRevs = 1024
 
-// wrote records a revision a reconcile wrote. floor returns the lowest
-// revision every cache reflects; it is called only to prune.
-func (o *ownWrites) wrote(rev int64, floor func() int64) {
+// wrote records a revision a reconcile wrote to backend b. floor returns
+// the lowest revision every cache over a backend reflects; it is called
+// only to prune.
+func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 	if rev <= 0 || !o.on.Load() {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.revs == nil {
-		o.revs = map[int64]struct{}{}
+		o.revs = map[written]struct{}{}
 	}
-	o.revs[rev] = struct{}{}
+	o.revs[written{b: b, rev: rev}] = struct{}{}
 	if len(o.revs) > max(o.prune, maxOwnRevs) {
-		f := floor()
+		floors := map[any]int64{}
 		for r := range o.revs {
-			if r <= f {
+			f, ok := floors[r.b]
+			if !ok {
+				f = floor(r.b)
+				floors[r.b] = f
+			}
+			if r.rev <= f {
 				delete(o.revs, r)
 			}
 		}
@@ -55,13 +66,17 @@ func (o *ownWrites) wrote(rev int64, floor func() int64) {
 	}
 }
 
-// own reports whether the write of revision rev by manager is the Loop's
-// own, learning manager as one of the Loop's when rev was.
-func (o *ownWrites) own(manager string, rev int64) bool {
+// own reports whether the write of revision rev to backend b by manager is
+// the Loop's own, learning manager as one of the Loop's when rev was.
+func (o *ownWrites) own(b any, manager string, rev int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, ok := o.revs[rev]; ok {
-		delete(o.revs, rev)
+	k := written{b: b, rev: rev}
+	if _, ok := o.revs[k]; !ok {
+		k.b = nil
+	}
+	if _, ok := o.revs[k]; ok {
+		delete(o.revs, k)
 		if o.names == nil {
 			o.names = map[string]struct{}{}
 		}

@@ -136,19 +136,34 @@ func TestOwnWritesPruneOnlyWhenTheyDouble(t *testing.T) {
 	var o ownWrites
 	o.on.Store(true)
 	prunes := 0
-	lagging := func() int64 { prunes++; return 0 } // no cache has seen any
+	lagging := func(any) int64 { prunes++; return 0 } // no cache has seen any
 	const writes = 16 * maxOwnRevs
 	for rev := range int64(writes) {
-		o.wrote(rev+1, lagging)
+		o.wrote(nil, rev+1, lagging)
 	}
 	require.Len(t, o.revs, writes, "none is dropped before a cache has passed it")
 	require.LessOrEqual(t, prunes, 5, "prunes at 1k, 2k, 4k, 8k and 16k revisions")
 
 	rev := int64(writes)
-	caughtUp := func() int64 { return rev - 1 } // every cache is one write behind
+	caughtUp := func(any) int64 { return rev - 1 } // every cache is one write behind
 	for len(o.revs) > 1 {
 		rev++
 		require.Less(t, rev, int64(3*writes), "the revisions a cache passed are dropped at the next prune")
-		o.wrote(rev, caughtUp)
+		o.wrote(nil, rev, caughtUp)
 	}
+}
+
+// Two backends' revisions are unrelated counters: a write to one store
+// does not make another store's event at the same revision the Loop's own,
+// while a revision recorded without a backend (RecordWrite) matches any.
+func TestOwnWritesAreKnownByBackendAndRevision(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	a, b := new(int), new(int)
+	floor := func(any) int64 { return 0 }
+	o.wrote(a, 5, floor)
+	require.False(t, o.own(b, "someone", 5), "revision 5 of another backend is not the Loop's write")
+	require.True(t, o.own(a, "app", 5))
+	o.wrote(nil, 7, floor)
+	require.True(t, o.own(b, "app2", 7), "a revision of no known backend matches any")
 }

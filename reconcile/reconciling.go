@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
@@ -34,12 +35,12 @@ func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
 	}
 	c := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: reasonProgressing,
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
-	var rev int64
-	ctx := store.WithWriteObserver(t.work, func(r int64) { rev = max(rev, r) })
+	var revs []written
+	ctx := wrote.With(t.work, func(b any, rev int64) { revs = wroteTo(revs, backendID(b), rev) })
 	if !l.writeReconciling(ctx, t, key, c) {
 		return false
 	}
-	l.waitSeen(t.work, rev)
+	l.waitSeen(t.work, revs)
 	return true
 }
 
@@ -82,17 +83,13 @@ func (l *Loop[K]) writeReconciling(ctx context.Context, t *term[K], key K, c sto
 	return err == nil
 }
 
-// waitSeen waits until every cache source holds rev, or for the
-// read-your-writes timeout.
-func (l *Loop[K]) waitSeen(ctx context.Context, rev int64) {
-	if rev <= 0 {
+// waitSeen waits until every cache source over a backend written holds
+// what was written to it (revs), or for the read-your-writes timeout.
+func (l *Loop[K]) waitSeen(ctx context.Context, revs []written) {
+	if !l.behind(revs) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.rywTimeout)
 	defer cancel()
-	for _, w := range l.waiters {
-		if w.Revision() < rev && w.WaitFor(ctx, rev) != nil {
-			return
-		}
-	}
+	_ = l.waitWritten(ctx, revs) // a timeout leaves the pass to read what the cache has
 }

@@ -3,20 +3,33 @@ package reconcile
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"slices"
+	"sync"
 	"sync/atomic"
 )
 
 type recorderKey struct{}
 
+// written is the highest revision a reconcile wrote to one backend. b is the
+// backend's identity (backendID), nil when unknown: RecordWrite's revisions.
+type written struct {
+	b   any
+	rev int64
+}
+
 // recorder collects, for one reconcile, the highest store revision it
-// wrote. There is one per worker, reused for every reconcile.
+// wrote to each backend. There is one per worker, reused for every
+// reconcile.
 type recorder struct {
-	rev     atomic.Int64
+	rev     atomic.Int64 // the highest revision written to any backend
+	mu      sync.Mutex
+	revs    []written // by backend, usually one
 	fresh   bool
 	attempt int // see Attempt
 	// own tells the Loop of every revision written, so that its cache
 	// sources know the write as the Loop's own (ownWrites).
-	own func(rev int64)
+	own func(b any, rev int64)
 	// The reconcile's ID and logger (rlog.go): id counts the Loop's
 	// reconciles, log is built on demand by logger.
 	id       uint64
@@ -31,6 +44,10 @@ type recorder struct {
 func (r *recorder) reset(fresh bool, id uint64, attempt int) {
 	if r.rev.Load() != 0 {
 		r.rev.Store(0)
+		r.mu.Lock()
+		clear(r.revs)
+		r.revs = r.revs[:0]
+		r.mu.Unlock()
 	}
 	if r.log.Load() != nil {
 		r.log.Store(nil)
@@ -46,31 +63,88 @@ func (r *recorder) reset(fresh bool, id uint64, attempt int) {
 // a Loop or for rev ≤ 0.
 //
 // Writes through a typed store.Store made with the reconcile's ctx are
-// recorded automatically (the Loop puts a store.WithWriteObserver in it);
-// call RecordWrite for writes the store does not see, such as those of
-// another client whose revisions share the store's.
+// recorded automatically, each with the backend it went to, and waited for
+// only by the caches over that backend (revisions of two backends are
+// unrelated counters). Call RecordWrite for writes the store does not see,
+// such as those of another client whose revisions share the store's: a
+// revision recorded so names no backend, and every cache source waits for
+// it, so with caches over several backends prefer writing through a typed
+// Store.
 func RecordWrite(ctx context.Context, rev int64) {
 	r, ok := ctx.Value(recorderKey{}).(*recorder)
 	if !ok {
 		return
 	}
-	r.record(rev)
+	r.record(nil, rev)
 }
 
-// record keeps the highest revision seen.
-func (r *recorder) record(rev int64) {
+// record keeps the highest revision seen for backend b.
+func (r *recorder) record(b any, rev int64) {
 	if rev <= 0 {
 		return
 	}
+	b = backendID(b)
 	if r.own != nil {
-		r.own(rev)
+		r.own(b, rev)
 	}
 	for {
 		cur := r.rev.Load()
 		if rev <= cur || r.rev.CompareAndSwap(cur, rev) {
-			return
+			break
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revs = wroteTo(r.revs, b, rev)
+}
+
+// wroteTo returns revs with rev recorded for backend b.
+func wroteTo(revs []written, b any, rev int64) []written {
+	for i := range revs {
+		if revs[i].b == b {
+			revs[i].rev = max(revs[i].rev, rev)
+			return revs
+		}
+	}
+	return append(revs, written{b: b, rev: rev})
+}
+
+// written returns a copy of what the reconcile wrote, or nil if nothing.
+func (r *recorder) written() []written {
+	if r.rev.Load() == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.revs)
+}
+
+// backendID returns the identity by which two writes, or a write and a
+// cache, are known to share a backend: b itself, or nil (unknown) for a
+// nil b or one whose type cannot be compared.
+func backendID(b any) any {
+	if b == nil || !reflect.TypeOf(b).Comparable() {
+		return nil
+	}
+	return b
+}
+
+// sameBackend reports whether a revision of backend a is comparable with
+// one of backend b: when they are the same backend, or when either is
+// unknown (nil), which keeps the wait a Loop made before backends were
+// told apart rather than skip one it may need.
+func sameBackend(a, b any) bool { return a == nil || b == nil || a == b }
+
+// target returns the revision a cache over backend b must reach to show
+// revs: the highest of those written to b, 0 for none.
+func target(b any, revs []written) int64 {
+	var t int64
+	for _, r := range revs {
+		if sameBackend(b, r.b) {
+			t = max(t, r.rev)
+		}
+	}
+	return t
 }
 
 // FreshReadNeeded reports whether this reconcile follows a Requeue whose
@@ -82,31 +156,18 @@ func FreshReadNeeded(ctx context.Context) bool {
 	return ok && r.fresh
 }
 
-// requeueAfterWrite adds key once every cache holds rev, or after the
-// read-your-writes timeout, marking the key for a fresh read then.
-func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
-	pending := false
-	if rev > 0 {
-		for _, w := range l.waiters {
-			if w.Revision() < rev {
-				pending = true
-				break
-			}
-		}
-	}
-	if !pending {
+// requeueAfterWrite adds key once every cache holds what the reconcile
+// wrote to its backend (revs), or after the read-your-writes timeout,
+// marking the key for a fresh read then.
+func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, revs []written) {
+	if !l.behind(revs) {
 		l.addNow(t, key)
 		return
 	}
 	t.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(t.ctx, l.cfg.rywTimeout)
 		defer cancel()
-		var err error
-		for _, w := range l.waiters {
-			if err = w.WaitFor(ctx, rev); err != nil {
-				break
-			}
-		}
+		err := l.waitWritten(ctx, revs)
 		if t.ctx.Err() != nil {
 			return
 		}
@@ -124,12 +185,40 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, rev int64) {
 	})
 }
 
-// cacheFloor returns the lowest revision every cache source reflects.
-func (l *Loop[K]) cacheFloor() int64 {
+// behind reports whether a cache source has yet to show revs.
+func (l *Loop[K]) behind(revs []written) bool {
+	for _, w := range l.waiters {
+		if rev := target(w.b, revs); rev > 0 && w.Revision() < rev {
+			return true
+		}
+	}
+	return false
+}
+
+// waitWritten waits until every cache source shows revs: each the revision
+// written to its own backend.
+func (l *Loop[K]) waitWritten(ctx context.Context, revs []written) error {
+	for _, w := range l.waiters {
+		if rev := target(w.b, revs); rev > 0 && w.Revision() < rev {
+			if err := w.WaitFor(ctx, rev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// cacheFloor returns the lowest revision every cache source over backend b
+// (or over an unknown one) reflects.
+func (l *Loop[K]) cacheFloor(b any) int64 {
 	var f int64
-	for i, w := range l.waiters {
-		if r := w.Revision(); i == 0 || r < f {
-			f = r
+	first := true
+	for _, w := range l.waiters {
+		if !sameBackend(w.b, b) {
+			continue
+		}
+		if r := w.Revision(); first || r < f {
+			f, first = r, false
 		}
 	}
 	return f

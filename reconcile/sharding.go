@@ -29,8 +29,8 @@ import (
 // To cache only this replica's shards' objects, give the cache of the
 // Loop's kind cache.WithKeep(s.Caches): the Loop lists it again
 // (cache.Cache.Refilter) whenever it takes shards, before reconciling any of
-// their keys, and when it lets shards go. Without it each replica caches
-// the whole kind.
+// their keys, and drops the objects of shards it lets go from memory
+// (cache.Cache.Prune). Without it each replica caches the whole kind.
 // WithSharding and WithElector exclude each other; s must not be nil.
 func WithSharding(s *shard.Sharder) Option {
 	return optionFunc(func(c *config) error {
@@ -40,6 +40,31 @@ func WithSharding(s *shard.Sharder) Option {
 		c.sharder = s
 		return nil
 	})
+}
+
+// SetSharding makes l, which has not run, one replica of a sharded Loop,
+// as WithSharding(s) given to New would: manager.WithSharding shards every
+// Loop it is given this way. It returns an error wrapping ErrInvalidOption
+// for a nil s or a Loop already given a sharder or an elector (they exclude
+// each other), and ErrAlreadyRunning once Run was called. Call it before
+// Run: a Run called while it runs returns ErrAlreadyRunning.
+func (l *Loop[K]) SetSharding(s *shard.Sharder) error {
+	if s == nil {
+		return invalid("loop %s: nil sharder", l.name)
+	}
+	// Holding started keeps Run from starting while cfg changes.
+	if !l.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer l.started.Store(false)
+	switch {
+	case l.cfg.sharder != nil:
+		return invalid("loop %s: already sharded (WithSharding): give it one sharder", l.name)
+	case l.cfg.elector != nil:
+		return invalid("loop %s: has an elector (WithElector): a sharded Loop's replicas all work, each on its shards; remove WithElector", l.name)
+	}
+	l.cfg.sharder = s
+	return nil
 }
 
 // keyText is the text a key is sharded by.
@@ -69,13 +94,13 @@ func (l *Loop[K]) join(runCtx context.Context) (context.Context, error) {
 // serveShards runs the sharder for term t: the caches of its sources
 // follow the shards held (a cache filtered by shard.Sharder.Caches lists a
 // taken shard's objects before any of its keys is reconciled, and drops a
-// released shard's), and each round's new shards have their keys listed
+// released shard's from memory), and each round's new shards have their keys listed
 // into t's queue.
 func (l *Loop[K]) serveShards(t *term[K]) {
 	sh := l.cfg.sharder
 	sh.Serve(t.ctx, shard.Hooks{
 		Fill:     func([]int) { l.refilterCaches(t.ctx) },
-		Released: func([]int) { l.refilterCaches(t.ctx) },
+		Released: func([]int) { l.pruneCaches(t.ctx) },
 		Gained: func(gained []int) {
 			set := make(map[int]bool, len(gained))
 			for _, i := range gained {
@@ -100,6 +125,22 @@ func (l *Loop[K]) refilterCaches(ctx context.Context) {
 		}
 		if err := r.refilter(ctx); err != nil && ctx.Err() == nil {
 			l.log.LogAttrs(ctx, slog.LevelWarn, "cache not refiltered for the shards moved", slog.String("controller", l.name),
+				slog.String("source", fmt.Sprint(s)), slog.Any("error", err))
+		}
+	}
+}
+
+// pruneCaches drops from the caches of the Loop's cache sources the
+// objects their WithKeep function rejects now (cache.Cache.Prune): shards
+// let go need no listing, their objects are in memory.
+func (l *Loop[K]) pruneCaches(ctx context.Context) {
+	for _, s := range l.sources {
+		p, ok := s.(interface{ prune(context.Context) error })
+		if !ok {
+			continue
+		}
+		if err := p.prune(ctx); err != nil && ctx.Err() == nil {
+			l.log.LogAttrs(ctx, slog.LevelWarn, "cache not pruned of the shards let go", slog.String("controller", l.name),
 				slog.String("source", fmt.Sprint(s)), slog.Any("error", err))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -183,6 +184,13 @@ func TestWithShardingRefusesMisuse(t *testing.T) {
 	require.NoError(t, err)
 	_, err = New[string]("l", newScript(nil), nil, WithSharding(sh), WithElector(&handElector{}))
 	require.ErrorIs(t, err, ErrInvalidOption)
+
+	// SetSharding (manager.WithSharding's way in) refuses the same.
+	l := mustNew(t, newScript(nil), nil)
+	require.ErrorIs(t, l.SetSharding(nil), ErrInvalidOption)
+	require.NoError(t, l.SetSharding(sh))
+	require.ErrorIs(t, l.SetSharding(sh), ErrInvalidOption, "already sharded")
+	require.ErrorIs(t, mustNew(t, newScript(nil), nil, WithElector(&handElector{})).SetSharding(sh), ErrInvalidOption)
 }
 
 // The Loop's own writes for a key whose shard this replica does not hold
@@ -230,7 +238,7 @@ func TestShardedLoopRunReturnsAfterTheSharderLeft(t *testing.T) {
 		err = <-done
 		require.ErrorIs(t, err, ErrDrainTimeout)
 		require.False(t, sh.Status().Member, "Run returned while the sharder was still leaving")
-		kvs, err := e.b.List(context.Background(), "_shards/", store.KVListOptions{})
+		kvs, err := e.b.List(context.Background(), "_shards/", kv.ListOptions{})
 		require.NoError(t, err)
 		require.Empty(t, kvs.KVs, "the shard and member keys are released when Run returns")
 		require.LessOrEqual(t, time.Since(begin), shardTTL+time.Second, "Run waits at most the TTL for the stuck reconcile, plus the drain of the rest")

@@ -41,7 +41,11 @@ import (
 //     Result.RequeueAfterWrite waits until Revision reaches the highest
 //     revision the reconcile wrote (WaitFor returns once it has, or with
 //     ctx's error), or for the read-your-writes timeout; a Revision that
-//     panics reads as behind, a WaitFor that panics as a timeout;
+//     panics reads as behind, a WaitFor that panics as a timeout. The
+//     cache sources (FromStore, FromOwned, FromCacheMapped) wait only for
+//     writes to the backend their cache follows (a write to another
+//     store has revisions of its own); any other source waits for the
+//     highest revision written to any backend;
 //   - ConditionWriter[K]: the Loop writes its Stalled condition through it
 //     (FromStore's source is one; WithConditionWriter attaches one to any
 //     source).
@@ -91,6 +95,15 @@ type revisionWaiter interface {
 	// WaitFor returns once the source reflects revision, or with ctx's
 	// error.
 	WaitFor(ctx context.Context, revision int64) error
+}
+
+// backendFollower is implemented by the cache sources: the backend their
+// cache follows, so that a revision written to one backend is waited for
+// only by caches over it. A revisionWaiter without it (a user's source)
+// follows an unknown backend and waits for every write, as before backends
+// were told apart.
+type backendFollower interface {
+	followedBackend() any
 }
 
 // Sources joins several sources into one: the Loop runs each, and looks for

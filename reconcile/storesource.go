@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/objpath"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -71,6 +72,9 @@ type cacheSource[S, T any] struct {
 	changes changeFunc[S, T]
 	sorted  bool
 	pred    predicates[S, T] // see WithPredicate
+	// backend is the backend the cache follows (backendID), nil when
+	// unknown: its revisions are the only ones the source compares.
+	backend any
 
 	sink    atomic.Pointer[sinkRef]
 	started atomic.Bool
@@ -101,7 +105,7 @@ type storeSource[S, T any] struct {
 // oscillation reports name the flipping fields (.spec.replicas), and another
 // actor's change merged into an event of ours still triggers. The
 // oscillation detector attributes each changed field to the manager that
-// owns it after the event (store.Store.ChangedBy), so a relist that merges
+// owns it after the event (the Store's ChangedBy), so a relist that merges
 // two managers' writes is not taken for a fight.
 //
 // Like every cache source (FromOwned, FromCacheMapped), it:
@@ -244,6 +248,11 @@ func FromCacheMapped[S, T any](c *cache.Cache[S, T], fn func(obj *store.Object[S
 
 func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T]) []string, opts []CacheSourceOption[S, T]) *cacheSource[S, T] {
 	s := &cacheSource[S, T]{c: c, mapKeys: fn, changes: SectionChanges[S, T]}
+	if c != nil {
+		if st, ok := c.Source().(*store.Store[S, T]); ok && st != nil {
+			s.backend = backendID(st.Backend())
+		}
+	}
 	for _, o := range opts {
 		if o != nil {
 			o(s)
@@ -315,6 +324,15 @@ func (s *cacheSource[S, T]) refilter(ctx context.Context) error {
 	return s.c.Refilter(ctx)
 }
 
+// prune drops what the cache's WithKeep function rejects now (a sharded
+// Loop let shards go): see cache.Cache.Prune.
+func (s *cacheSource[S, T]) prune(ctx context.Context) error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.Prune(ctx)
+}
+
 // Revision returns the store revision the cache reflects (revisionWaiter).
 func (s *cacheSource[S, T]) Revision() int64 {
 	if s.c == nil {
@@ -322,6 +340,9 @@ func (s *cacheSource[S, T]) Revision() int64 {
 	}
 	return s.c.Revision()
 }
+
+// followedBackend returns the backend the cache follows (backendFollower).
+func (s *cacheSource[S, T]) followedBackend() any { return s.backend }
 
 // WaitFor waits until the cache reflects revision (revisionWaiter).
 func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
@@ -477,7 +498,7 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 		return true
 	}
 	writer := new.Meta.LastWrite.Manager
-	judgeAs, loopSelf := judgedAs(loop, writer, new.Meta.Revision)
+	judgeAs, loopSelf := judgedAs(loop, s.backend, writer, new.Meta.Revision)
 	var buf [8]diff.Path
 	sections := sectionDiff(buf[:0], old, new)
 	if len(sections) == 0 {
@@ -525,32 +546,41 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 	return writer != judgeAs || len(foreign) > 0
 }
 
-// judgedAs names the manager a modification by writer at revision rev is
+// judgedAs names the manager a modification by writer at revision rev of
+// backend b is
 // judged as: the Loop's own manager for its own (Stalled) write, writer
 // when a reconcile of the Loop wrote rev under that name (a name the Loop
 // then knows as its own), else the reconciler's manager.
-func judgedAs(loop loopHooks, writer string, rev int64) (judgeAs, loopSelf string) {
+func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSelf string) {
 	self, loopSelf := loop.managers()
 	switch {
 	case writer == loopSelf:
 		return loopSelf, loopSelf
-	case writer != self && loop.ownWrite(writer, rev):
+	case writer != self && loop.ownWrite(b, writer, rev):
 		return writer, loopSelf
 	}
 	return self, loopSelf
 }
 
+// changedBy is the Store's ChangedBy, which it offers the project's
+// packages only (internal/storeaccess): it splits changed paths by who
+// made them, from new's field ownership.
+type changedBy[S, T any] interface {
+	ChangedBy(new *store.Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path)
+}
+
 // observe feeds loop's oscillation detector one modification, split path
 // by path into the writes of judgeAs and of other managers, as
-// store.ChangedBy attributes them from new's field ownership: a relist (or
+// the Store's ChangedBy attributes them from new's field ownership: a relist (or
 // a watch that coalesces) can merge both into one event, and attributing
 // it all to its last writer would count the other's paths as re-sets by
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
 func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
-	selfOwned, otherOwned := s.st.ChangedBy(new, judgeAs, owned)
-	selfForeign, otherForeign := s.st.ChangedBy(new, judgeAs, foreign)
+	by, _ := storeaccess.Of(s.st).(changedBy[S, T])
+	selfOwned, otherOwned := by.ChangedBy(new, judgeAs, owned)
+	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{
 		{Self: true, Owned: selfOwned, Foreign: selfForeign},
 		{Owned: otherOwned, Foreign: otherForeign},

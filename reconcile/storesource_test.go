@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
@@ -103,7 +104,7 @@ func TestStalledIsWrittenAsTheLoopsManagerAndIsNotAHint(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		o := e.get(t, "a")
-		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: store.OpApplyStatus}, o.Meta.LastWrite)
+		require.Equal(t, store.LastWrite{Manager: "app-loop", Op: ownership.OpApplyStatus}, o.Meta.LastWrite)
 		c, ok := conditions.Get(o.Conditions, conditions.Stalled)
 		require.True(t, ok)
 		require.Equal(t, store.ConditionTrue, c.Status)

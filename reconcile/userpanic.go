@@ -32,6 +32,7 @@ func (l *Loop[K]) userPanic(what string, p *guard.Panic, attrs ...slog.Attr) {
 type guardedWaiter[K comparable] struct {
 	w revisionWaiter
 	l *Loop[K]
+	b any // the backend w follows (backendID), nil when unknown
 }
 
 func (g guardedWaiter[K]) Revision() (rev int64) {

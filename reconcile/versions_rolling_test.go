@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -54,7 +55,7 @@ func rollVersions(t *testing.T, storage string) *store.Versions {
 }
 
 // runVersioned starts a Store serving one version, its cache and a Loop.
-func runVersioned[S, T any](t *testing.T, b store.Backend, name, served string, vs *store.Versions, m *MemMetrics,
+func runVersioned[S, T any](t *testing.T, b kv.Backend, name, served string, vs *store.Versions, m *MemMetrics,
 	rec func(*store.Store[S, T], *cache.Cache[S, T]) Reconciler[string]) (*store.Store[S, T], func()) {
 	t.Helper()
 	st, err := store.New[S, T](b, "App", store.WithVersion(served, vs))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -52,8 +53,8 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	ctx := context.WithValue(wctx, recorderKey{}, rec)
 	// Every typed-store write made with the reconcile's ctx is recorded for
 	// read-your-writes without the reconciler calling RecordWrite.
-	ctx = store.WithWriteObserver(ctx, rec.record)
-	rec.own = func(rev int64) { l.own.wrote(rev, l.cacheFloor) }
+	ctx = wrote.With(ctx, rec.record)
+	rec.own = func(b any, rev int64) { l.own.wrote(b, rev, l.cacheFloor) }
 	l.setLogger(rec, slot)
 	ctx = l.withEvents(ctx, rec, slot)
 	if l.metricsOn {
@@ -255,7 +256,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, report
 	case nextAfter:
 		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
-		l.requeueAfterWrite(t, key, rec.rev.Load())
+		l.requeueAfterWrite(t, key, rec.written())
 	}
 	if reportEnds > 0 {
 		// A healthy key kept Stalled=Oscillating only because the report

@@ -6,7 +6,7 @@ import (
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/internal/guard"
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/internal/storeaccess"
 )
 
 // WithWriteLimit paces every write the Loop makes through a typed Store,
@@ -21,11 +21,10 @@ import (
 // method (no interface to name) is told of every write the limit delayed,
 // before it waits, with how long it will wait (at most the ceiling).
 //
-// It works through store.WithWriteLimit on the ctx the Loop gives its
-// reconciles: writes made with another ctx are not paced. For one limit
-// shared by every Loop of a manager.Manager, give store.WithWriteLimit(ctx,
-// bucket.Wait) to Manager.Run's ctx instead; a Loop's own limit then
-// applies on top of it. Without this option nothing is paced. A bad config
+// It works on the ctx the Loop gives its reconciles: writes made with
+// another ctx are not paced. For one limit shared by every Loop of a
+// manager.Manager, give the Manager manager.WithWriteLimit(bucket.Wait)
+// instead; a Loop's own limit then applies on top of it. Without this option nothing is paced. A bad config
 // makes New fail.
 func WithWriteLimit(cfg backoff.BucketConfig) Option {
 	return optionFunc(func(c *config) error {
@@ -77,5 +76,5 @@ func (l *Loop[K]) newWriteWait() (func(context.Context) error, error) {
 
 // limitWrites puts the Loop's write limit, if any, on ctx.
 func (l *Loop[K]) limitWrites(ctx context.Context) context.Context {
-	return store.WithWriteLimit(ctx, l.writeWait)
+	return storeaccess.WithWriteLimit(ctx, l.writeWait)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/store"
 )
@@ -175,7 +176,7 @@ func TestWriteLimitSharedByAManagersLoops(t *testing.T) {
 		}
 		bucket, err := backoff.NewBucket[string](backoff.BucketConfig{Rate: 1, Burst: 1})
 		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(store.WithWriteLimit(context.Background(), bucket.Wait))
+		ctx, cancel := context.WithCancel(storeaccess.WithWriteLimit(context.Background(), bucket.Wait))
 		done := make(chan error, len(loops))
 		for _, l := range loops {
 			go func() { done <- l.Run(ctx) }()

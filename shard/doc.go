@@ -63,9 +63,11 @@
 // returned, in which the Loop lists that cache again
 // (cache.Cache.Refilter), so no reconcile reads the cache before it holds
 // the shard's objects and takes one for deleted; a released shard's
-// objects leave it (Hooks.Released).
+// objects leave it from memory, with no listing (Hooks.Released,
+// cache.Cache.Prune).
 //
-// A Sharder serves one Loop: reconcile.WithSharding. It works on any
-// store.Backend that several processes share (etcdstore); memstore for
-// tests with replicas in one process. boltstore is one process's file.
+// A Sharder serves one Loop: reconcile.WithSharding, or
+// manager.WithSharding, which gives each Loop of a Manager its own. It
+// works on any kv.Backend that several processes share (etcdstore);
+// memstore for tests with replicas in one process. boltstore is one process's file.
 package shard

@@ -18,6 +18,7 @@ import (
 
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ErrLost is the cause of a membership term that ended without its ctx
@@ -35,7 +36,7 @@ var ErrMoved = errors.New("shard: shard moved to another replica")
 // reconcile.WithSharding; the Loop calls Join, Serve, Owns, Enter and Exit.
 // A Sharder serves one Loop. Its methods are safe for concurrent use.
 type Sharder struct {
-	b      store.Backend
+	b      kv.Backend
 	name   string
 	id     string
 	nonce  string // this process's, so a second process with our identity is seen
@@ -102,7 +103,7 @@ type Status struct {
 // "_shards/"+name+"/", outside every Store's key space. It returns an error
 // for a nil backend, an empty name or identity, a name or identity holding
 // "/", or invalid options.
-func New(b store.Backend, name, identity string, opts ...Option) (*Sharder, error) {
+func New(b kv.Backend, name, identity string, opts ...Option) (*Sharder, error) {
 	switch {
 	case nilness.IsNil(b):
 		return nil, fmt.Errorf("%w: shard: backend must not be nil (%T)", store.ErrInvalid, b)
@@ -265,30 +266,30 @@ func (s *Sharder) join(ctx context.Context) (context.Context, error) {
 	defer wait.Stop()
 	for {
 		start := clk.Now()
-		kv, err := s.b.Get(ctx, key)
+		kvp, err := s.b.Get(ctx, key)
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, store.ErrNotFound):
-			kv = store.KV{}
+			kvp = kv.KeyValue{}
 			fallthrough
 		case err == nil:
-			rec, _ := decode[record](kv.Value)
-			if kv.ModRevision != 0 && rec.Nonce != s.nonce {
-				expired := kv.ModRevision == seen.rev && start.Sub(seen.at) >= ttlOf(rec, s.cfg.ttl)
-				if kv.ModRevision != seen.rev {
-					seen = seenRev{kv.ModRevision, start}
+			rec, _ := decode[record](kvp.Value)
+			if kvp.ModRevision != 0 && rec.Nonce != s.nonce {
+				expired := kvp.ModRevision == seen.rev && start.Sub(seen.at) >= ttlOf(rec, s.cfg.ttl)
+				if kvp.ModRevision != seen.rev {
+					seen = seenRev{kvp.ModRevision, start}
 				}
 				if !expired && rec.Holder == s.id && rec.Nonce != "" {
 					s.logOnce(ctx, "identity in use", "another process renews this replica's member key: give each replica its own identity")
 					break
 				}
 			}
-			rev, err := s.create(ctx, key, kv.ModRevision)
+			rev, err := s.create(ctx, key, kvp.ModRevision)
 			if err == nil {
 				return s.startTerm(ctx, rev, start), nil
 			}
-			if errors.Is(err, store.ErrCondFailed) {
+			if errors.Is(err, kv.ErrCondFailed) {
 				continue
 			}
 		}
@@ -306,13 +307,13 @@ func (s *Sharder) join(ctx context.Context) (context.Context, error) {
 // a new CreateRevision, the epoch.
 func (s *Sharder) create(ctx context.Context, key string, modRev int64) (int64, error) {
 	if modRev != 0 {
-		if _, err := s.b.Txn(ctx, []store.Cond{{Key: key, Target: store.ModRevision, Revision: modRev}},
-			store.Write{Kind: store.WriteDelete, Key: key}); err != nil {
+		if _, err := s.b.Txn(ctx, []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: modRev}},
+			kv.Write{Kind: kv.WriteDelete, Key: key}); err != nil {
 			return 0, err
 		}
 	}
-	return s.b.Txn(ctx, []store.Cond{{Key: key, Target: store.CreateRevision, Revision: 0}},
-		store.Write{Kind: store.WritePut, Key: key, Value: s.memberValue()})
+	return s.b.Txn(ctx, []kv.Cond{{Key: key, Target: kv.CreateRevision, Revision: 0}},
+		kv.Write{Kind: kv.WritePut, Key: key, Value: s.memberValue()})
 }
 
 func (s *Sharder) startTerm(ctx context.Context, rev int64, start time.Time) context.Context {
@@ -454,8 +455,8 @@ func (s *Sharder) renew(t *memberTerm) {
 		var rev int64
 		go func() {
 			var err error
-			rev, err = s.b.Txn(t.ctx, []store.Cond{{Key: key, Target: store.ModRevision, Revision: t.modRev.Load()}},
-				store.Write{Kind: store.WritePut, Key: key, Value: s.memberValue()})
+			rev, err = s.b.Txn(t.ctx, []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: t.modRev.Load()}},
+				kv.Write{Kind: kv.WritePut, Key: key, Value: s.memberValue()})
 			res <- err
 		}()
 		var err error
@@ -471,7 +472,7 @@ func (s *Sharder) renew(t *memberTerm) {
 			t.modRev.Store(rev)
 			deadline.Reset(start.Add(stopAfter).Sub(clk.Now()))
 			tick.Reset(s.cfg.renew)
-		case errors.Is(err, store.ErrCondFailed):
+		case errors.Is(err, kv.ErrCondFailed):
 			lost("the member key was taken over")
 			return
 		case t.ctx.Err() != nil:
@@ -512,18 +513,18 @@ func (s *Sharder) balance(ctx context.Context, t *memberTerm) (gained, released 
 // view is one listing of the members and shards.
 type view struct {
 	now     time.Time
-	members []string         // live, sorted, this replica included
-	epochs  map[string]int64 // live member → its epoch
-	shards  map[int]store.KV // shard → its key
-	problem string           // a member with another S
+	members []string            // live, sorted, this replica included
+	epochs  map[string]int64    // live member → its epoch
+	shards  map[int]kv.KeyValue // shard → its key
+	problem string              // a member with another S
 }
 
 // holders returns each shard's live holder, "" for a shard nobody holds
 // or whose holder's membership is over.
 func (v view) holders(shards int) []string {
 	out := make([]string, shards)
-	for i, kv := range v.shards {
-		if rec, _ := decode[shardRecord](kv.Value); rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch {
+	for i, kvp := range v.shards {
+		if rec, _ := decode[shardRecord](kvp.Value); rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch {
 			out[i] = rec.Holder
 		}
 	}
@@ -532,14 +533,14 @@ func (v view) holders(shards int) []string {
 
 // look reads a listing: it times the other members' keys, deletes those
 // that expired (so their shards can be taken) and leaves them out.
-func (s *Sharder) look(ctx context.Context, t *memberTerm, kvs []store.KV) view {
-	v := view{now: s.cfg.clock.Now(), members: []string{s.id}, epochs: map[string]int64{s.id: t.epoch}, shards: map[int]store.KV{}}
+func (s *Sharder) look(ctx context.Context, t *memberTerm, kvs []kv.KeyValue) view {
+	v := view{now: s.cfg.clock.Now(), members: []string{s.id}, epochs: map[string]int64{s.id: t.epoch}, shards: map[int]kv.KeyValue{}}
 	listed := map[string]bool{}
-	for _, kv := range kvs {
-		rest := strings.TrimPrefix(kv.Key, s.prefix)
+	for _, kvp := range kvs {
+		rest := strings.TrimPrefix(kvp.Key, s.prefix)
 		if n, ok := strings.CutPrefix(rest, "shard/"); ok {
 			if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < s.cfg.shards {
-				v.shards[i] = kv
+				v.shards[i] = kvp
 			}
 			continue
 		}
@@ -548,14 +549,14 @@ func (s *Sharder) look(ctx context.Context, t *memberTerm, kvs []store.KV) view 
 			continue
 		}
 		listed[id] = true
-		rec, _ := decode[record](kv.Value)
-		if s.expired(id, kv.ModRevision, ttlOf(rec, s.cfg.ttl), v.now) {
-			_, _ = s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-				store.Write{Kind: store.WriteDelete, Key: kv.Key})
+		rec, _ := decode[record](kvp.Value)
+		if s.expired(id, kvp.ModRevision, ttlOf(rec, s.cfg.ttl), v.now) {
+			_, _ = s.b.Txn(ctx, []kv.Cond{{Key: kvp.Key, Target: kv.ModRevision, Revision: kvp.ModRevision}},
+				kv.Write{Kind: kv.WriteDelete, Key: kvp.Key})
 			continue
 		}
 		v.members = append(v.members, id)
-		v.epochs[id] = kv.CreateRevision
+		v.epochs[id] = kvp.CreateRevision
 		if rec.Shards != s.cfg.shards && v.problem == "" {
 			v.problem = fmt.Sprintf("replica %q uses %d shards, this one %d: every replica must use the same number", id, rec.Shards, s.cfg.shards)
 		}
@@ -591,10 +592,10 @@ func (s *Sharder) expired(id string, modRev int64, ttl time.Duration, now time.T
 func (s *Sharder) release(ctx context.Context, v view, owner []string) (releasing, released []int) {
 	var done []int // ready to delete: no reconciles left, or the TTL passed
 	for _, i := range s.heldShards() {
-		kv, present := v.shards[i]
+		kvp, present := v.shards[i]
 		s.mu.Lock()
 		h := s.held[i]
-		if !present || kv.CreateRevision != h.fence.Revision {
+		if !present || kvp.CreateRevision != h.fence.Revision {
 			// Taken over: only after our membership expired, so our term
 			// is ending. Stop at once; the store fences what is left.
 			s.drop(i, h)
@@ -650,12 +651,12 @@ func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []strin
 		if owner[i] != s.id || s.holds(i) {
 			continue
 		}
-		kv, present := v.shards[i]
+		kvp, present := v.shards[i]
 		if present {
-			rec, _ := decode[shardRecord](kv.Value)
+			rec, _ := decode[shardRecord](kvp.Value)
 			switch {
 			case rec.Holder == s.id && rec.Epoch == t.epoch:
-				s.adopt(i, kv.CreateRevision) // ours, from a release that failed
+				s.adopt(i, kvp.CreateRevision) // ours, from a release that failed
 				gained = append(gained, i)
 				continue
 			case rec.Epoch != 0 && v.epochs[rec.Holder] == rec.Epoch:
@@ -674,18 +675,18 @@ func (s *Sharder) take(ctx context.Context, t *memberTerm, v view, owner []strin
 
 // takeOne creates shard i's key for t, first deleting kv (when present: a
 // key whose holder's membership is over). It reports whether i is now held.
-func (s *Sharder) takeOne(ctx context.Context, t *memberTerm, i int, kv store.KV) bool {
-	if kv.ModRevision != 0 {
-		if _, err := s.b.Txn(ctx, []store.Cond{{Key: kv.Key, Target: store.ModRevision, Revision: kv.ModRevision}},
-			store.Write{Kind: store.WriteDelete, Key: kv.Key}); err != nil {
+func (s *Sharder) takeOne(ctx context.Context, t *memberTerm, i int, kvp kv.KeyValue) bool {
+	if kvp.ModRevision != 0 {
+		if _, err := s.b.Txn(ctx, []kv.Cond{{Key: kvp.Key, Target: kv.ModRevision, Revision: kvp.ModRevision}},
+			kv.Write{Kind: kv.WriteDelete, Key: kvp.Key}); err != nil {
 			return false
 		}
 	}
 	val, _ := json.Marshal(shardRecord{Holder: s.id, Epoch: t.epoch})
-	rev, err := s.b.Txn(ctx, []store.Cond{
-		{Key: s.shardKey(i), Target: store.CreateRevision, Revision: 0},
-		{Key: s.memberKey(s.id), Target: store.CreateRevision, Revision: t.epoch},
-	}, store.Write{Kind: store.WritePut, Key: s.shardKey(i), Value: val})
+	rev, err := s.b.Txn(ctx, []kv.Cond{
+		{Key: s.shardKey(i), Target: kv.CreateRevision, Revision: 0},
+		{Key: s.memberKey(s.id), Target: kv.CreateRevision, Revision: t.epoch},
+	}, kv.Write{Kind: kv.WritePut, Key: s.shardKey(i), Value: val})
 	if err != nil {
 		return false
 	}
@@ -744,9 +745,9 @@ func (s *Sharder) holds(i int) bool {
 }
 
 // list reads every member and shard key.
-func (s *Sharder) list(ctx context.Context) ([]store.KV, error) {
-	var out []store.KV
-	opts := store.KVListOptions{}
+func (s *Sharder) list(ctx context.Context) ([]kv.KeyValue, error) {
+	var out []kv.KeyValue
+	opts := kv.ListOptions{}
 	for {
 		l, err := s.b.List(ctx, s.prefix, opts)
 		if err != nil {
@@ -803,9 +804,9 @@ func (s *Sharder) drop(i int, h *held) {
 // deleteShard deletes shard i's key if it still has CreateRevision rev. It
 // reports whether the key is gone (deleted, or no longer ours).
 func (s *Sharder) deleteShard(ctx context.Context, i int, rev int64) bool {
-	_, err := s.b.Txn(ctx, []store.Cond{{Key: s.shardKey(i), Target: store.CreateRevision, Revision: rev}},
-		store.Write{Kind: store.WriteDelete, Key: s.shardKey(i)})
-	return err == nil || errors.Is(err, store.ErrCondFailed)
+	_, err := s.b.Txn(ctx, []kv.Cond{{Key: s.shardKey(i), Target: kv.CreateRevision, Revision: rev}},
+		kv.Write{Kind: kv.WriteDelete, Key: s.shardKey(i)})
+	return err == nil || errors.Is(err, kv.ErrCondFailed)
 }
 
 // leave ends t: every shard's context ends, its reconciles get up to the TTL
@@ -848,8 +849,8 @@ wait:
 		s.mu.Unlock()
 		s.deleteShard(ctx, i, h.fence.Revision)
 	})
-	_, _ = s.b.Txn(ctx, []store.Cond{{Key: s.memberKey(s.id), Target: store.ModRevision, Revision: t.modRev.Load()}},
-		store.Write{Kind: store.WriteDelete, Key: s.memberKey(s.id)})
+	_, _ = s.b.Txn(ctx, []kv.Cond{{Key: s.memberKey(s.id), Target: kv.ModRevision, Revision: t.modRev.Load()}},
+		kv.Write{Kind: kv.WriteDelete, Key: s.memberKey(s.id)})
 	s.mu.Lock()
 	s.term = nil
 	s.status.Member, s.status.Owned, s.status.Moving = false, nil, nil

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/shard"
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -25,27 +25,27 @@ const (
 // partition makes every call hang until its ctx ends while cut, as a
 // network partition does.
 type partition struct {
-	store.Backend
+	kv.Backend
 	cut atomic.Bool
 }
 
-func (p *partition) Get(ctx context.Context, key string) (store.KV, error) {
+func (p *partition) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if p.cut.Load() {
 		<-ctx.Done()
-		return store.KV{}, ctx.Err()
+		return kv.KeyValue{}, ctx.Err()
 	}
 	return p.Backend.Get(ctx, key)
 }
 
-func (p *partition) List(ctx context.Context, prefix string, o store.KVListOptions) (store.KVList, error) {
+func (p *partition) List(ctx context.Context, prefix string, o kv.ListOptions) (kv.List, error) {
 	if p.cut.Load() {
 		<-ctx.Done()
-		return store.KVList{}, ctx.Err()
+		return kv.List{}, ctx.Err()
 	}
 	return p.Backend.List(ctx, prefix, o)
 }
 
-func (p *partition) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (p *partition) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if p.cut.Load() {
 		<-ctx.Done()
 		return 0, ctx.Err()
@@ -63,7 +63,7 @@ type replica struct {
 }
 
 // start runs r as the Loop does: Join, Serve, again, until ctx ends.
-func start(t *testing.T, mem store.Backend, id string, opts ...shard.Option) *replica {
+func start(t *testing.T, mem kv.Backend, id string, opts ...shard.Option) *replica {
 	t.Helper()
 	b := &partition{Backend: mem}
 	s, err := shard.New(b, "loop", id, append([]shard.Option{shard.WithTTL(ttl), shard.WithRetryPeriod(retry)}, opts...)...)
@@ -130,7 +130,7 @@ func TestReplicasSplitShards(t *testing.T) {
 		a.stop()
 		b.stop()
 		c.stop()
-		keys, err := mem.List(context.Background(), "_shards/", store.KVListOptions{})
+		keys, err := mem.List(context.Background(), "_shards/", kv.ListOptions{})
 		require.NoError(t, err)
 		require.Empty(t, keys.KVs, "leaving replicas delete their shard and member keys")
 	})
@@ -186,9 +186,9 @@ func TestPartitionedReplicaIsFenced(t *testing.T) {
 		settle(ttl)
 		split(t, S, b) // b took every shard once a's lease expired
 
-		_, err := mem.Txn(context.Background(), []store.Cond{fence.Cond()},
-			store.Write{Kind: store.WritePut, Key: "kind/late", Value: []byte("{}")})
-		require.ErrorIs(t, err, store.ErrCondFailed, "a's late write is fenced")
+		_, err := mem.Txn(context.Background(), []kv.Cond{kv.Cond{Key: fence.Key, Target: kv.CreateRevision, Revision: fence.Revision}},
+			kv.Write{Kind: kv.WritePut, Key: "kind/late", Value: []byte("{}")})
+		require.ErrorIs(t, err, kv.ErrCondFailed, "a's late write is fenced")
 		a.s.Exit(i)
 		a.b.cut.Store(false)
 		settle(ttl + 3*retry)
@@ -322,7 +322,7 @@ func TestCrashedReplicaShardsMoveWithinTTLPlusTwoRetries(t *testing.T) {
 // slow delays every call by latency (virtual time under synctest), as a
 // loaded store across a network does, and counts the calls that overlap.
 type slow struct {
-	store.Backend
+	kv.Backend
 	latency time.Duration
 	now     atomic.Int64 // calls in flight
 	peak    atomic.Int64
@@ -341,21 +341,21 @@ func (s *slow) wait(ctx context.Context) error {
 	}
 }
 
-func (s *slow) Get(ctx context.Context, key string) (store.KV, error) {
+func (s *slow) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if err := s.wait(ctx); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	return s.Backend.Get(ctx, key)
 }
 
-func (s *slow) List(ctx context.Context, prefix string, o store.KVListOptions) (store.KVList, error) {
+func (s *slow) List(ctx context.Context, prefix string, o kv.ListOptions) (kv.List, error) {
 	if err := s.wait(ctx); err != nil {
-		return store.KVList{}, err
+		return kv.List{}, err
 	}
 	return s.Backend.List(ctx, prefix, o)
 }
 
-func (s *slow) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (s *slow) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if err := s.wait(ctx); err != nil {
 		return 0, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // WithAdmission makes the Store admit every write of its kind, by any
@@ -82,7 +84,7 @@ func admissionFor[S, T any](a any) (*admission[S, T], error) {
 // admit runs the Store's admission on next, encoded as val, about to be
 // written under own over cur (nil for a creation). It returns the value to
 // write, and the decoded sides that still describe it.
-func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides decodedSides) ([]byte, decodedSides, error) {
+func (w *Writer[S, T]) admit(own kv.Cond, cur, next *rawObject, val []byte, sides decodedSides) ([]byte, decodedSides, error) {
 	a := w.s.admission
 	name := next.Meta.Name
 	refuse := func(err error) error {
@@ -91,7 +93,7 @@ func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides d
 		}
 		return fmt.Errorf("%w: %s %q refused by admission: %w", ErrInvalid, w.s.kind, name, err)
 	}
-	obj, err := w.s.decode(KV{Key: own.Key, Value: val})
+	obj, err := w.s.decode(kv.KeyValue{Key: own.Key, Value: val})
 	if err != nil {
 		return nil, sides, err
 	}
@@ -101,7 +103,7 @@ func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides d
 		if err != nil {
 			return nil, sides, err
 		}
-		if old, err = w.s.decode(KV{Key: own.Key, Value: raw, ModRevision: cur.Meta.Revision}); err != nil {
+		if old, err = w.s.decode(kv.KeyValue{Key: own.Key, Value: raw, ModRevision: cur.Meta.Revision}); err != nil {
 			return nil, sides, err
 		}
 	}
@@ -136,8 +138,8 @@ func (w *Writer[S, T]) admit(own Cond, cur, next *rawObject, val []byte, sides d
 // WithAdmission), and moves the Generation with a changed Spec.
 func (w *Writer[S, T]) takeDefaults(next *rawObject, obj, old *Object[S, T]) (changed bool, err error) {
 	op := next.Meta.LastWrite.Op
-	statusWrite := op == OpUpdateStatus || op == OpApplyStatus
-	if op == OpCreate || statusWrite {
+	statusWrite := op == ownership.OpUpdateStatus || op == ownership.OpApplyStatus
+	if op == ownership.OpCreate || statusWrite {
 		status, err := encodeJSON("status", obj.Status)
 		if err != nil {
 			return false, err
@@ -157,7 +159,7 @@ func (w *Writer[S, T]) takeDefaults(next *rawObject, obj, old *Object[S, T]) (ch
 		return changed, nil
 	}
 	next.Spec = spec
-	if op != OpCreate && old != nil {
+	if op != ownership.OpCreate && old != nil {
 		oldSpec, err := encodeJSON("spec", old.Spec)
 		if err != nil {
 			return false, err

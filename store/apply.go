@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ApplyResult reports what an Apply or ApplyStatus did.
@@ -49,7 +50,7 @@ type ApplyResult struct {
 //   - writes nothing when nothing changes: Changed is false and the revision
 //     stays;
 //   - bumps Generation only when the spec changed;
-//   - stamps LastWrite with OpApply.
+//   - stamps LastWrite with ownership.OpApply.
 //
 // The merge happens against the stored object at the time of the write: a
 // concurrent write by someone else makes Apply re-read and merge again, so
@@ -101,9 +102,9 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	}
 	m := &next.Meta
 	out := ApplyResult{Generation: m.Generation, UID: m.UID, Changed: true, Created: cur == nil}
-	own := Cond{Key: w.s.prefix + name, Target: CreateRevision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.CreateRevision}
 	if cur != nil {
-		own = Cond{Key: own.Key, Target: ModRevision, Revision: cur.Meta.Revision}
+		own = kv.Cond{Key: own.Key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	}
 	out.Revision, out.Deleted, err = w.store(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, want, err)
@@ -189,7 +190,7 @@ func (w *Writer[S, T]) specFromTree(cur *rawObject, name string, tree map[string
 	m := &next.Meta
 	m.Labels, m.Annotations = doc.Metadata.Labels, doc.Metadata.Annotations
 	m.Owners, m.Finalizers = doc.Metadata.Owners, doc.Metadata.Finalizers
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpApply}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApply}
 	return &next, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ApplyStatus is server-side apply on the status subresource: manager
@@ -80,7 +81,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 	case next == nil:
 		return out, decided, nil
 	}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	out.Revision, err = w.put(ctx, own, cur, next, decodedSides{})
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
@@ -116,8 +117,8 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	managed := w.s.schemas.decodeManagedOf(cur, statusSide, liveTree)
-	res, err := ownership.Apply(liveTree, config, w.manager, managed, oopts...)
+	dec, codec := w.s.schemas.decodeSideOf(cur, statusSide, liveTree)
+	res, err := ownership.Apply(liveTree, config, w.manager, dec.managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
 	}
@@ -131,7 +132,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if err != nil {
 		return nil, err
 	}
-	if err := w.s.schemas.setManagedOf(next, statusSide, res.Managed, nil); err != nil {
+	if err := w.s.schemas.setManagedOver(cur, next, statusSide, res.Managed, dec, codec); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -141,12 +142,18 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 // tree: cur with the tree's status, in the canonical encoding of T, and its
 // conditions. status, when not nil, is the tree's status already in that
 // encoding (an applied status of type T, see plainJSON), which saves
-// encoding the tree and decoding it as a T to encode that again. Conditions
-// the merge left as they were in live, cur's status-side tree, are cur's.
+// encoding the tree and decoding it as a T to encode that again. The status
+// and conditions the merge left as they were in live, cur's status-side
+// tree, are cur's.
 func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
 	var conds []Condition
 	c, hasConds := tree["conditions"]
 	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
+	if status == nil && cur.Status != nil && reflect.DeepEqual(tree["status"], live["status"]) {
+		// The merge left the stored status as it was (an apply of
+		// conditions only, as the Loop's): its stored encoding is the one.
+		status = cur.Status
+	}
 	switch {
 	case status == nil:
 		var doc struct {
@@ -178,7 +185,7 @@ func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, statu
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpApplyStatus}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApplyStatus}
 	next.Meta.StatusGeneration++
 	return &next, nil
 }

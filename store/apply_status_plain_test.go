@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -88,4 +90,44 @@ func TestApplyStatusOfTheTypeStoresWhatItsTreeStores(t *testing.T) {
 		require.NoError(t, err, step.what)
 		require.Equal(t, stored("tree"), stored("typed"), step.what)
 	}
+}
+
+// An apply of conditions alone (the Loop's Reconciling, Stalled, Paused)
+// stores the status it leaves alone as it was stored, byte for byte,
+// rather than decoding and encoding it again; its conditions and ownership
+// change as they would otherwise.
+func TestApplyOfConditionsOnlyKeepsTheStoredStatus(t *testing.T) {
+	ctx := t.Context()
+	b := memstore.New()
+	st := newTypedStore(t, b)
+	_, err := st.As("user").Create(ctx, &typedObj{Meta: store.Meta{Name: "a"}, Spec: typedSpec{Replicas: 1}})
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", typedStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	// The status as another client may have stored it: valid, not as the
+	// Store encodes it.
+	stored, err := b.Get(ctx, st.Prefix()+"a")
+	require.NoError(t, err)
+	require.Contains(t, string(stored.Value), `"status":{"Ready":1}`)
+	odd := strings.Replace(string(stored.Value), `"status":{"Ready":1}`, `"status":{ "Ready" : 1 }`, 1)
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "a", Value: []byte(odd)})
+	require.NoError(t, err)
+
+	c := store.Condition{Type: "Reconciling", Status: store.ConditionTrue, Reason: "Progressing"}
+	res, err := st.As("loop").ApplyStatus(ctx, "a", nil, []store.Condition{c}, store.WithForce())
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	stored, err = b.Get(ctx, st.Prefix()+"a")
+	require.NoError(t, err)
+	require.Contains(t, string(stored.Value), `"status":{ "Ready" : 1 }`)
+	got, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, typedStatus{Ready: 1}, got.Status)
+	require.Len(t, got.Conditions, 1)
+	require.Equal(t, "Reconciling", got.Conditions[0].Type)
+	changed := *got
+	changed.Status.Ready = 2
+	owned, foreign := st.FieldChanges(got, &changed, "ctrl")
+	require.Len(t, owned, 1, "ctrl still owns its status field")
+	require.Empty(t, foreign)
 }

@@ -66,7 +66,7 @@ func TestApplyCreatesMergesAndWritesOnlyChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, res.Revision, obj.Meta.Revision)
 	require.Equal(t, res.UID, obj.Meta.UID)
-	require.Equal(t, store.LastWrite{Manager: "user", Op: store.OpApply}, obj.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "user", Op: ownership.OpApply}, obj.Meta.LastWrite)
 	require.Equal(t, 3, *obj.Spec.Replicas)
 
 	again, err := user.Apply(ctx, "web", applySpec{Image: "web:1", Replicas: ptr(3)})
@@ -195,7 +195,7 @@ func TestApplyStatusConditionsOwnedByType(t *testing.T) {
 	require.Equal(t, 1, *obj.Status.Ready)
 	require.Equal(t, created.Generation, obj.Meta.Generation, "status applies never bump the generation")
 	require.Equal(t, "a", obj.Spec.Image)
-	require.Equal(t, store.LastWrite{Manager: "loop", Op: store.OpApplyStatus}, obj.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "loop", Op: ownership.OpApplyStatus}, obj.Meta.LastWrite)
 
 	// The same conditions again, with a later time: nothing to write, the
 	// transition time stays.

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -75,7 +77,7 @@ func DecodeMeta(value []byte) (Meta, []Condition, error) {
 // with like and cp) when it can, with d's strings, and with encoding/json
 // alone otherwise. It returns the object with the bytes of its Spec and
 // Status, when it read them the fast way, for a later call's like.
-func decodeObject[S, T any](kv KV, d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
+func decodeObject[S, T any](kv kv.KeyValue, d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	obj := new(Object[S, T])
 	from, ok := decodeObjectFast(kv.Value, obj, d, like, cp)
 	if !ok {
@@ -104,7 +106,7 @@ func decodeRawJSON(value []byte, raw *rawObject) error {
 }
 
 // decodeRaw decodes a stored value with Spec and Status left encoded.
-func decodeRaw(kv KV, d *metaDecoder) (*rawObject, error) {
+func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 	raw := new(rawObject)
 	if !decodeRawFast(kv.Value, raw, d) {
 		raw = new(rawObject)

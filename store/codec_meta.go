@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/steady-go/steady/internal/jsonscan"
+	"github.com/steady-go/steady/ownership"
 )
 
 // metaDecoder decodes the Meta and Conditions of stored values without
@@ -301,7 +302,7 @@ func (d *metaDecoder) lastWrite() (LastWrite, bool) {
 			return 1 << 0, ok
 		case "op":
 			s, ok = d.string()
-			w.Op = Op(s)
+			w.Op = ownership.Operation(s)
 			return 1 << 1, ok
 		case "trace":
 			w.Trace, ok = d.string()

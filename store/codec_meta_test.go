@@ -12,6 +12,8 @@ import (
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 type fastSpec struct {
@@ -96,7 +98,7 @@ func TestDecodeObjectFastDefersToEncodingJSON(t *testing.T) {
 	d := &metaDecoder{r: jsonscan.NewReader([]byte(`[{"type":"A","lastTransitionTime":null}]`))}
 	_, ok := d.conditions()
 	require.False(t, ok)
-	got, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: []byte(`{"metadata":{"Kind":"K","labels":null},"spec":{"replicas":2}}`), ModRevision: 7}, &metaDecoder{}, nil, copies{})
+	got, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "k", Value: []byte(`{"metadata":{"Kind":"K","labels":null},"spec":{"replicas":2}}`), ModRevision: 7}, &metaDecoder{}, nil, copies{})
 	require.NoError(t, err)
 	require.Equal(t, &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "K", Revision: 7}, Spec: fastSpec{Replicas: 2}}, got.obj)
 }
@@ -105,16 +107,16 @@ func TestDecodeObjectFastDefersToEncodingJSON(t *testing.T) {
 // are not reallocated when they repeat.
 func TestDecodeScratchSharesRepeatedStrings(t *testing.T) {
 	obj := &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "Kind", Name: "n", UID: "0123456789-0123456789-0123456789-0123456789",
-		Labels: map[string]string{"app": "web"}, LastWrite: LastWrite{Manager: "user", Op: OpUpdate}}}
+		Labels: map[string]string{"app": "web"}, LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}}}
 	value, err := json.Marshal(obj)
 	require.NoError(t, err)
 	scratch := new(decodeScratch)
 	d := &metaDecoder{kind: "Kind", name: "n", scratch: scratch}
-	first, err := decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d, nil, copies{})
+	first, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "k", Value: value}, d, nil, copies{})
 	require.NoError(t, err)
 	var again decodedFrom[fastSpec, fastStatus]
 	allocs := testing.AllocsPerRun(100, func() {
-		again, err = decodeObject[fastSpec, fastStatus](KV{Key: "k", Value: value}, d, nil, copies{})
+		again, err = decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "k", Value: value}, d, nil, copies{})
 	})
 	require.NoError(t, err)
 	require.Equal(t, first.obj, again.obj)
@@ -150,7 +152,7 @@ func randomObject(rng *rand.Rand) *Object[fastSpec, fastStatus] {
 		Kind: w(), Name: w(), UID: fmt.Sprintf("uid-%d", rng.IntN(4)),
 		Labels: strMap(), Annotations: strMap(),
 		DeletionRequested: rng.IntN(2) == 0,
-		LastWrite:         LastWrite{Manager: w(), Op: Op(w()), Trace: w()},
+		LastWrite:         LastWrite{Manager: w(), Op: ownership.Operation(w()), Trace: w()},
 		Generation:        rng.Int64N(1<<62) - 1<<61, StatusGeneration: rng.Int64N(10),
 	}}
 	for range rng.IntN(3) {
@@ -184,12 +186,12 @@ func BenchmarkDecodeObject(b *testing.B) {
 	obj := &Object[fastSpec, fastStatus]{
 		Meta: Meta{Kind: "App", Name: "obj-1", UID: "92340a08-8151-43e1-92bf-0d4043a3ded0", Labels: map[string]string{"app": "web"},
 			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~TM_mqwcA"}},
-			LastWrite: LastWrite{Manager: "user", Op: OpUpdate}, Generation: 2},
+			LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}, Generation: 2},
 		Spec: fastSpec{Image: "web:1", Replicas: 2},
 	}
 	value, err := json.Marshal(obj)
 	require.NoError(b, err)
-	kv := KV{Key: "App/obj-1", Value: value, ModRevision: 7}
+	kv := kv.KeyValue{Key: "App/obj-1", Value: value, ModRevision: 7}
 	st, err := New[fastSpec, fastStatus](newMapBackend(), "App")
 	require.NoError(b, err)
 	b.Run("encoding-json", func(b *testing.B) {
@@ -267,12 +269,12 @@ func TestDecodeLikeAgreesWithDecodingAlone(t *testing.T) {
 func checkLike[S, T any](t *testing.T, d *metaDecoder, after, before []byte) {
 	t.Helper()
 	cp := copiesOf[S, T]()
-	from, err := decodeObject[S, T](KV{Key: "k", Value: after}, d, nil, cp)
+	from, err := decodeObject[S, T](kv.KeyValue{Key: "k", Value: after}, d, nil, cp)
 	if err != nil {
 		return // not an object of these types
 	}
-	got, err := decodeObject[S, T](KV{Key: "k", Value: before}, d, &from, cp)
-	want, wantErr := decodeObject[S, T](KV{Key: "k", Value: before}, &metaDecoder{}, nil, copies{})
+	got, err := decodeObject[S, T](kv.KeyValue{Key: "k", Value: before}, d, &from, cp)
+	want, wantErr := decodeObject[S, T](kv.KeyValue{Key: "k", Value: before}, &metaDecoder{}, nil, copies{})
 	require.Equal(t, wantErr, err)
 	if err != nil {
 		return
@@ -307,7 +309,7 @@ func BenchmarkTypedEvent(b *testing.B) {
 	obj := &Object[plainSpec, fastStatus]{
 		Meta: Meta{Kind: "App", Name: "obj-1", UID: "92340a08-8151-43e1-92bf-0d4043a3ded0", Labels: map[string]string{"app": "web"},
 			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~TM_mqwcA"}},
-			LastWrite: LastWrite{Manager: "user", Op: OpUpdate}, Generation: 2},
+			LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}, Generation: 2},
 		Spec:   plainSpec{Image: "web:1", Replicas: 2},
 		Status: fastStatus{Ready: 2, Message: "all replicas are ready"},
 	}
@@ -316,8 +318,8 @@ func BenchmarkTypedEvent(b *testing.B) {
 	obj.Spec.Replicas, obj.Meta.Generation = 3, 3
 	next, err := json.Marshal(obj)
 	require.NoError(b, err)
-	ev := KVEvent{Type: KVPut, Revision: 9, KV: KV{Key: st.keyOf("obj-1"), Value: next, ModRevision: 9},
-		Prev: KV{Key: st.keyOf("obj-1"), Value: prev, ModRevision: 8}}
+	ev := kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: st.keyOf("obj-1"), Value: next, ModRevision: 9},
+		Prev: kv.KeyValue{Key: st.keyOf("obj-1"), Value: prev, ModRevision: 8}}
 	for _, bc := range []struct {
 		name     string
 		cp       copies
@@ -355,7 +357,7 @@ func TestDecodeScratchReadsScalarsInTurn(t *testing.T) {
 	} {
 		want := new(Object[int, string])
 		wantErr := json.Unmarshal([]byte(value), &legacyObject[int, string]{Object: want, Legacy: &want.Meta})
-		got, err := decodeObject[int, string](KV{Key: "K/a", Value: []byte(value)}, &metaDecoder{kind: "K", name: "a", scratch: scratch}, nil, copies{})
+		got, err := decodeObject[int, string](kv.KeyValue{Key: "K/a", Value: []byte(value)}, &metaDecoder{kind: "K", name: "a", scratch: scratch}, nil, copies{})
 		if wantErr != nil {
 			require.Error(t, err, value)
 			continue

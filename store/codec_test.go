@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 )
 
@@ -16,7 +17,7 @@ func TestDecodeMetaWithoutSpecAndStatusTypes(t *testing.T) {
 		Meta: store.Meta{
 			Kind: "Widget", Name: "w", UID: "u-1", Generation: 3, Revision: 42,
 			Labels:    map[string]string{"app": "web"},
-			LastWrite: store.LastWrite{Manager: "m", Op: store.OpUpdate},
+			LastWrite: store.LastWrite{Manager: "m", Op: ownership.OpUpdate},
 		},
 		Spec:       map[string]any{"x": 1},
 		Status:     []int{1, 2},

@@ -1,11 +1,15 @@
 package store
 
-import "context"
+import (
+	"context"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
+)
 
 // Delete removes the object called name, in one of two ways:
 //
 //   - With finalizers, it sets Meta.DeletionRequested (stamping LastWrite
-//     with OpDeleteMark) and the object stays until an Update removes its
+//     with ownership.OpDeleteMark) and the object stays until an Update removes its
 //     last finalizer, which deletes it. Deleting an object whose deletion is
 //     already requested writes nothing and returns its current revision.
 //   - Without finalizers, it removes the object.
@@ -49,8 +53,8 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig,
 	// Without finalizers, store deletes it.
 	next := *cur
 	next.Meta.DeletionRequested = true
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpDeleteMark}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpDeleteMark}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, cur, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
 	if v != answered || err != nil {

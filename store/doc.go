@@ -1,6 +1,6 @@
 // Package store is steady's desired and observed state: an object model, a
-// typed Store written once over a small Backend contract, and the errors both
-// share.
+// typed Store written once over a small Backend contract (package store/kv),
+// and the errors both share.
 //
 // # Objects
 //
@@ -95,22 +95,16 @@
 //
 // # Backends
 //
-// Backend is a versioned key-value space with Get, a paginated List, a
-// conditional single-key Txn whose conditions may name any key, and Watch.
+// A Store runs over a kv.Backend: a versioned key-value space with Get, a
+// paginated List, a conditional single-key Txn whose conditions may name any
+// key, and Watch. Package store/kv holds that contract and its raw-key
+// names (kv.KeyValue, kv.List, kv.Event, kv.Cond, kv.Write); this package
+// has the typed API controllers use (ListOptions and List[S, T] for
+// Store.List, Event[S, T] with its EventType for Store.Watch).
 // store/memstore is the embedded implementation; store/storetest is the
 // conformance suite every implementation runs, including the typed
-// semantics above (storetest.RunTyped).
-//
-// # Names: typed objects and raw keys
-//
-// The package speaks at two levels, and the names say which. The typed API,
-// what controllers use, has the short names: ListOptions and List[S, T] for
-// Store.List, Event[S, T] with its EventType (Added, Modified, Deleted) for
-// Store.Watch. The Backend contract, what storage engines implement, works
-// on raw keys and values, and its names start with KV: KV (one stored key),
-// KVListOptions and KVList for Backend.List, KVEvent with its KVEventType
-// (KVPut, KVDelete) for Backend.Watch. Its Txn takes Conds and a Write
-// (WritePut, WriteDelete).
+// semantics above (storetest.RunTyped). The sentinel errors a Backend
+// returns are this package's: errors.Is(err, ErrNotFound) holds for both.
 //
 // The informer that keeps a typed copy of a kind in memory is package
 // store/cache.

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"bytes"
 	"context"
 	"errors"
@@ -134,33 +136,33 @@ func dryRunFrom(ctx context.Context) *dryRun {
 // existing name fail as they would), then records wr instead of writing
 // it. It returns the revision the written key has now: what a caller that
 // sets obj.Meta.Revision from it keeps consistent with the store.
-func (w *Writer[S, T]) dryTxn(ctx context.Context, d *dryRun, conds []Cond, wr Write) (int64, error) {
-	if err := CheckTxn(conds, wr); err != nil {
+func (w *Writer[S, T]) dryTxn(ctx context.Context, d *dryRun, conds []kv.Cond, wr kv.Write) (int64, error) {
+	if err := kv.CheckTxn(conds, wr); err != nil {
 		return 0, err
 	}
 	var rev int64
 	found := false
 	for i, c := range conds {
 		var mod, create int64
-		kv, err := w.s.b.Get(ctx, c.Key)
+		cur, err := w.s.b.Get(ctx, c.Key)
 		switch {
 		case err == nil:
-			mod, create = kv.ModRevision, kv.CreateRevision
+			mod, create = cur.ModRevision, cur.CreateRevision
 		case !errors.Is(err, ErrNotFound):
 			return 0, err
 		}
 		actual := mod
-		if c.Target == CreateRevision {
+		if c.Target == kv.CreateRevision {
 			actual = create
 		}
 		if actual != c.Revision {
-			return 0, &CondFailedError{Index: i, Cond: c, Actual: actual}
+			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
 		}
 		if c.Key == wr.Key {
 			rev, found = mod, mod != 0
 		}
 	}
-	if wr.Kind == WriteDelete {
+	if wr.Kind == kv.WriteDelete {
 		if !found {
 			return 0, fmt.Errorf("store: txn: delete of %q: %w", wr.Key, ErrNotFound)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -17,7 +18,7 @@ func TestDryRunPurgeDeletesNothing(t *testing.T) {
 	b := memstore.New()
 	st, err := store.New[applySpec, applyStatus](b, "App")
 	require.NoError(t, err)
-	bad, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "App/bad", Value: []byte(`{"version":"v9"`)})
+	bad, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/bad", Value: []byte(`{"version":"v9"`)})
 	require.NoError(t, err)
 	_, err = st.Get(ctx, "bad")
 	var de *store.DecodeError
@@ -68,9 +69,9 @@ func TestDryRunMigrateWritesNothing(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
 	seedV1(t, b, 250)
-	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/zz", Value: []byte(`{"version":"v9","metadata":{}}`)})
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Widget/zz", Value: []byte(`{"version":"v9","metadata":{}}`)})
 	require.NoError(t, err)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "_migrations/Widget", Value: []byte(`{"storage":"v2","after":"w100"}`)})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "_migrations/Widget", Value: []byte(`{"storage":"v2","after":"w100"}`)})
 	require.NoError(t, err)
 	rev := b.Revision()
 	_, s2 := versionedStores(t, b, "v2")
@@ -87,11 +88,11 @@ func TestDryRunMigrateWritesNothing(t *testing.T) {
 	require.Equal(t, 3, pages)
 	require.Equal(t, rev, b.Revision(), "nothing written")
 	require.Equal(t, map[any]int{"v1": 250, "v9": 1}, versionsIn(t, b))
-	kv, err := b.Get(ctx, "_migrations/Widget")
+	kvp, err := b.Get(ctx, "_migrations/Widget")
 	require.NoError(t, err)
-	require.JSONEq(t, `{"storage":"v2","after":"w100"}`, string(kv.Value), "the checkpoint is as it was")
+	require.JSONEq(t, `{"storage":"v2","after":"w100"}`, string(kvp.Value), "the checkpoint is as it was")
 
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "_migrations/Widget"})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "_migrations/Widget"})
 	require.NoError(t, err)
 	p, err = s2.Migrate(ctx, store.MigrateOptions{})
 	require.NoError(t, err)

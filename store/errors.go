@@ -1,12 +1,17 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/steady-go/steady/store/kv"
+)
 
 // Sentinel errors. Every error the store returns wraps one of these where it
-// applies; test with errors.Is.
+// applies; test with errors.Is. The ones a Backend returns too are package
+// kv's values under the same names.
 var (
 	// ErrNotFound: the object or key does not exist.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = kv.ErrNotFound
 	// ErrAlreadyExists: Create of an object that exists.
 	ErrAlreadyExists = errors.New("store: already exists")
 	// ErrConflict: a revision or generation precondition failed because
@@ -16,16 +21,14 @@ var (
 	ErrConflict = errors.New("store: conflict")
 	// ErrExpired: the requested history is gone (compacted, or a watcher
 	// fell behind). Relist and watch again.
-	ErrExpired = errors.New("store: revision expired")
+	ErrExpired = kv.ErrExpired
 	// ErrFenced: the write carried a leadership fence that no longer holds;
 	// the writer's term is over.
 	ErrFenced = errors.New("store: fenced: leadership term is over")
-	// ErrTooLarge: a value over MaxValueSize.
-	ErrTooLarge = errors.New("store: value too large")
+	// ErrTooLarge: a value over kv.MaxValueSize.
+	ErrTooLarge = kv.ErrTooLarge
 	// ErrInvalid: bad input, such as a name that breaks the naming rules.
-	ErrInvalid = errors.New("store: invalid")
-	// ErrCondFailed: a Backend Txn precondition failed (see CondFailedError).
-	ErrCondFailed = errors.New("store: txn precondition failed")
+	ErrInvalid = kv.ErrInvalid
 	// ErrUnavailable: the backend could not be reached or did not answer in
 	// time (a timeout, no leader, a leader change, a lost connection, an
 	// overloaded server). A write that fails with it may have committed:
@@ -33,7 +36,7 @@ var (
 	// if the first attempt committed, an Update's retry fails with
 	// ErrConflict and a Create's with ErrAlreadyExists, while Apply,
 	// ApplyStatus and Delete converge on retry.
-	ErrUnavailable = errors.New("store: unavailable (a write may have committed; retry idempotently)")
+	ErrUnavailable = kv.ErrUnavailable
 )
 
 // IgnoreNotFound returns nil if err is ErrNotFound, else err. It makes

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -120,13 +121,13 @@ func ExampleWithFence() {
 
 	// store/lease normally hands out the fence; here the leader key is made
 	// by hand.
-	rev, _ := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "leader", Value: []byte("me")})
+	rev, _ := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "leader", Value: []byte("me")})
 	term := store.WithFence(ctx, store.Fence{Key: "leader", Revision: rev})
 	_, err := apps.As("leader").Create(term, &store.Object[AppSpec, AppStatus]{Meta: store.Meta{Name: "a"}})
 	fmt.Println(err)
 
 	// The term ends: the leader key is deleted (and maybe recreated).
-	_, _ = b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "leader"})
+	_, _ = b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "leader"})
 	_, err = apps.As("leader").Create(term, &store.Object[AppSpec, AppStatus]{Meta: store.Meta{Name: "b"}})
 	fmt.Println(errors.Is(err, store.ErrFenced))
 	// Output:

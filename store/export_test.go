@@ -1,5 +1,7 @@
 package store
 
+import "github.com/steady-go/steady/internal/storeaccess"
+
 // ForgetConversions makes the next converted read of s convert its
 // ownership records anew (as for a revision not read before), and with
 // codecs too make their codecs anew (as for a value of a new shape): for
@@ -32,3 +34,16 @@ func (s *Store[S, T]) ForgetLastValues() {
 
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError
+
+// StorageVersion returns the version s writes, "" for a kind without
+// versions.
+func (s *Store[S, T]) StorageVersion() string {
+	if s.ver == nil {
+		return ""
+	}
+	return s.ver.storage.name
+}
+
+// Lean returns the view of s that store/cache and reconcile get through
+// internal/storeaccess.Of: ListReusing, WatchWithoutPrev and ChangedBy.
+func (s *Store[S, T]) Lean() *internalView[S, T] { return storeaccess.Of(s).(*internalView[S, T]) }

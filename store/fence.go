@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Fence is a leadership precondition: a write carrying it succeeds only while
@@ -15,8 +17,10 @@ type Fence struct {
 	Revision int64
 }
 
-// Cond returns the fence as a Txn precondition.
-func (f Fence) Cond() Cond { return Cond{Key: f.Key, Target: CreateRevision, Revision: f.Revision} }
+// cond returns f as a Txn precondition.
+func (f Fence) cond() kv.Cond {
+	return kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}
+}
 
 type fenceKey struct{}
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestAFenceFromAnotherBackendIsNamedAndCanBeLeftOut(t *testing.T) {
 	ctx := t.Context()
 	leases, children := memstore.New(), memstore.New()
-	rev, err := leases.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "leader", Value: []byte("me")})
+	rev, err := leases.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "leader", Value: []byte("me")})
 	require.NoError(t, err)
 	term := store.WithFence(ctx, store.Fence{Key: "leader", Revision: rev})
 

@@ -127,13 +127,15 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 // several managers as one modification) is split path by path, so that
 // two managers writing disjoint fields are told apart. A path is the last
 // writer's when the ownership of its side of new cannot be read. new must
-// be as read from the store (see FieldChanges).
+// be as read from the store (see FieldChanges). It is reconcile's (its
+// oscillation detector), reached through internal/storeaccess.
 //
 // The results may share paths' backing array. Cost: when every path falls
 // on one side, that result is paths itself and nothing is allocated. A side's ownership is decoded only when manager
 // could own a path on it (new records fields of manager's on that side, or
 // manager is the last writer), from the memo FieldChanges fills.
-func (s *Store[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	s := (*Store[S, T])(v)
 	writer := new.Meta.LastWrite.Manager
 	var managed [2]ownership.Managed
 	var state [2]uint8 // 0 not decoded, 1 decoded, 2 unreadable or not needed

@@ -102,7 +102,7 @@ func TestChangedBySplitsAMergedChange(t *testing.T) {
 		{"ctrl", ".status.ready", ".spec.replicas"},
 		{"user", ".spec.replicas", ".status.ready"},
 	} {
-		mine, others := st.ChangedBy(new, tt.manager, changed)
+		mine, others := st.Lean().ChangedBy(new, tt.manager, changed)
 		require.Equal(t, []string{tt.mine}, pathStrings(mine), tt.manager)
 		require.Equal(t, []string{tt.others}, pathStrings(others), tt.manager)
 	}
@@ -113,7 +113,7 @@ func TestChangedBySplitsAMergedChange(t *testing.T) {
 	require.NoError(t, err)
 	new, err = st.Get(ctx, "web")
 	require.NoError(t, err)
-	mine, others := st.ChangedBy(new, "user", []diff.Path{diff.MustParsePath(".spec.image")})
+	mine, others := st.Lean().ChangedBy(new, "user", []diff.Path{diff.MustParsePath(".spec.image")})
 	require.Equal(t, []string{".spec.image"}, pathStrings(mine))
 	require.Empty(t, others)
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -105,7 +107,7 @@ func (l *lastValues) latest(key string) (lastValue, bool) {
 }
 
 // read remembers kv as read from the Backend.
-func (l *lastValues) read(kv KV) {
+func (l *lastValues) read(kv kv.KeyValue) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}

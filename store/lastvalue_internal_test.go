@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -24,7 +26,7 @@ func TestLastValuesAccounting(t *testing.T) {
 		case 1:
 			l.wrote(key, rev, &rawObject{Meta: Meta{Name: key}}, make([]byte, rng.IntN(2000)), decodedSides{})
 		default:
-			l.read(KV{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
+			l.read(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
 		}
 		sum := 0
 		for i, e := range l.items {
@@ -37,8 +39,8 @@ func TestLastValuesAccounting(t *testing.T) {
 	}
 	require.Greater(t, len(l.items), 2, "a few values fit")
 
-	l.read(KV{Key: "a", Value: []byte("new"), ModRevision: 10_000})
-	l.read(KV{Key: "a", Value: []byte("old"), ModRevision: 9_999})
+	l.read(kv.KeyValue{Key: "a", Value: []byte("new"), ModRevision: 10_000})
+	l.read(kv.KeyValue{Key: "a", Value: []byte("old"), ModRevision: 9_999})
 	e, ok := l.lookup("a", 10_000)
 	require.True(t, ok)
 	require.Equal(t, "new", string(e.value), "an older revision does not replace a newer one")
@@ -47,7 +49,7 @@ func TestLastValuesAccounting(t *testing.T) {
 	l.wrote("a", 10_000, &rawObject{}, []byte("new"), decodedSides{})
 	e, _ = l.lookup("a", 10_000)
 	require.NotNil(t, e.raw, "the Store's own write of a revision replaces its read")
-	l.read(KV{Key: "a", Value: []byte("new"), ModRevision: 10_000})
+	l.read(kv.KeyValue{Key: "a", Value: []byte("new"), ModRevision: 10_000})
 	e, _ = l.lookup("a", 10_000)
 	require.NotNil(t, e.raw, "and is not replaced by it")
 	l.forget("a", 10_000)
@@ -56,7 +58,7 @@ func TestLastValuesAccounting(t *testing.T) {
 	l.forget("a", 10_001)
 	_, ok = l.lookup("a", 10_000)
 	require.False(t, ok)
-	l.read(KV{Key: "big", Value: make([]byte, max), ModRevision: 10_002})
+	l.read(kv.KeyValue{Key: "big", Value: make([]byte, max), ModRevision: 10_002})
 	_, ok = l.lookup("big", 10_002)
 	require.False(t, ok, "a value over the bound is not remembered")
 }
@@ -80,13 +82,13 @@ func BenchmarkLastValuesRead(b *testing.B) {
 			value := make([]byte, 1000)
 			for i := range keys {
 				keys[i] = fmt.Sprintf("prefix/Kind/object-%06d", i)
-				l.read(KV{Key: keys[i], Value: value, ModRevision: int64(i + 1)})
+				l.read(kv.KeyValue{Key: keys[i], Value: value, ModRevision: int64(i + 1)})
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				i++
-				l.read(KV{Key: keys[i%len(keys)], Value: value, ModRevision: int64(len(keys) + i)})
+				l.read(kv.KeyValue{Key: keys[i%len(keys)], Value: value, ModRevision: int64(len(keys) + i)})
 			}
 			b.ReportMetric(float64(len(l.items)), "values")
 		})

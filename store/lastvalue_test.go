@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -40,16 +41,16 @@ type lvObject = store.Object[lvSpec, lvStatus]
 
 // countingBackend counts the reads a Store makes of its Backend.
 type countingBackend struct {
-	store.Backend
+	kv.Backend
 	gets, txns atomic.Int64
 }
 
-func (c *countingBackend) Get(ctx context.Context, key string) (store.KV, error) {
+func (c *countingBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	c.gets.Add(1)
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *countingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (c *countingBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	c.txns.Add(1)
 	return c.Backend.Txn(ctx, conds, w)
 }
@@ -365,11 +366,11 @@ func mutateStatus(obj *lvObject, mutation int) {
 
 // requireSameValues requires both backends to hold the same keys, values
 // and revisions.
-func requireSameValues(t *testing.T, want, got store.Backend) {
+func requireSameValues(t *testing.T, want, got kv.Backend) {
 	t.Helper()
-	w, err := want.List(t.Context(), "", store.KVListOptions{})
+	w, err := want.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
-	g, err := got.List(t.Context(), "", store.KVListOptions{})
+	g, err := got.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, w.Revision, g.Revision)
 	require.Equal(t, len(w.KVs), len(g.KVs))
@@ -554,7 +555,7 @@ type refusingBackend struct {
 	refuse atomic.Int64 // how many of the next Txns to refuse
 }
 
-func (r *refusingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (r *refusingBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if r.refuse.Add(-1) >= 0 {
 		r.txns.Add(1)
 		return 0, fmt.Errorf("connection lost: %w", store.ErrUnavailable)

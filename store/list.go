@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -69,11 +71,13 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 // of decoding the stored value. reuse must return only an object it got
 // from this Store at exactly that revision (Meta.Revision equal to it),
 // which is then the stored value decoded, or nil; the Selector is matched
-// against the reused object's labels. Everything else is as List
+// against the reused object's labels. reuse is called on the caller's
+// goroutine, one call at a time. Everything else is as List
 // describes. A Cache that relists after its watch fell behind decodes only
 // the objects that changed meanwhile.
-func (s *Store[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
-	return s.list(ctx, opts, reuse)
+// It is store/cache's, reached through internal/storeaccess (see internalView).
+func (v *internalView[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+	return (*Store[S, T])(v).list(ctx, opts, reuse)
 }
 
 // list is List and ListReusing.
@@ -126,18 +130,18 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 
 // backendListOptions returns the Backend's options for the first page of
 // opts, or an error wrapping ErrInvalid.
-func (s *Store[S, T]) backendListOptions(opts ListOptions) (KVListOptions, error) {
+func (s *Store[S, T]) backendListOptions(opts ListOptions) (kv.ListOptions, error) {
 	if opts.Limit < 0 {
-		return KVListOptions{}, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
+		return kv.ListOptions{}, fmt.Errorf("%w: negative List limit %d", ErrInvalid, opts.Limit)
 	}
 	if strings.Contains(opts.NamePrefix, "/") {
-		return KVListOptions{}, fmt.Errorf("%w: List NamePrefix %q contains a /", ErrInvalid, opts.NamePrefix)
+		return kv.ListOptions{}, fmt.Errorf("%w: List NamePrefix %q contains a /", ErrInvalid, opts.NamePrefix)
 	}
-	bopts := KVListOptions{Limit: opts.Limit}
+	bopts := kv.ListOptions{Limit: opts.Limit}
 	if opts.Continue != "" {
 		rev, after, err := s.parseContinue(opts.Continue)
 		if err != nil {
-			return KVListOptions{}, err
+			return kv.ListOptions{}, err
 		}
 		bopts.Revision, bopts.Continue = rev, after
 	}
@@ -148,7 +152,7 @@ func (s *Store[S, T]) backendListOptions(opts ListOptions) (KVListOptions, error
 // it, or kv decoded with scratch. It returns nil for a key outside the
 // Store's key space, and nil and the error for a value that does not
 // decode.
-func (s *Store[S, T]) listed(kv KV, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T], keep func(string) bool) (*Object[S, T], *DecodeError) {
+func (s *Store[S, T]) listed(kv kv.KeyValue, scratch *decodeScratch, reuse func(name string, revision int64) *Object[S, T], keep func(string) bool) (*Object[S, T], *DecodeError) {
 	name, ours := s.nameOf(kv.Key)
 	if !ours || keep != nil && !keep(name) {
 		return nil, nil

@@ -235,8 +235,43 @@ func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ow
 // the decoded sets remembered by shape and text: a controller's writes
 // decode the same record against the same shape object after object.
 func (sc schemas) decodeManagedOf(raw *rawObject, side string, tree map[string]any) ownership.Managed {
-	d, _ := sc.decodeSideWith(&raw.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(raw, side, tree) }, sc.codecs.decodeNodes)
+	d, _ := sc.decodeSideOf(raw, side, tree)
 	return d.managed
+}
+
+// decodeSideOf is decodeManagedOf with the decoded side whole, and the
+// Codec it decoded with (nil when the side has no entries).
+func (sc schemas) decodeSideOf(raw *rawObject, side string, tree map[string]any) (decodedSide, *ownership.Codec) {
+	var codec *ownership.Codec
+	d, _ := sc.decodeSideWith(&raw.Meta, side, func() (c *ownership.Codec, err error) {
+		c, err = sc.codecOf(raw, side, tree)
+		codec = c
+		return c, err
+	}, sc.codecs.decodeNodes)
+	return d, codec
+}
+
+// setManagedOver is setManagedOf for next written over cur, whose side
+// decoded to dec with curCodec (decodeSideOf). When managed is dec's
+// record, dec is canonical and next's side has cur's shape (the same
+// remembered Codec), encoding managed would give cur's record again (as in
+// keepManaged), so next keeps cur's record as stored: a controller's
+// status apply of new values to the fields it owns encodes nothing.
+func (sc schemas) setManagedOver(cur, next *rawObject, side string, managed ownership.Managed, dec decodedSide, curCodec *ownership.Codec) error {
+	if len(managed) == 0 {
+		sc.setManagedWith(&next.Meta, side, nil, nil)
+		return nil
+	}
+	codec, err := sc.codecOf(next, side, nil)
+	if err != nil {
+		return err
+	}
+	if codec == curCodec && dec.canonical && managed.Equal(dec.managed) {
+		next.Meta.Managed = cur.Meta.Managed
+		return nil
+	}
+	sc.setManagedWith(&next.Meta, side, managed, codec)
+	return nil
 }
 
 // setManagedOf is setManaged for next, the object about to be stored, with

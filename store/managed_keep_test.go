@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 type keepSpec struct {
@@ -110,7 +111,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 			}
 			val, err := raw.encode()
 			require.NoError(t, err)
-			_, err = st.Backend().Txn(ctx, nil, Write{Kind: WritePut, Key: st.keyOf(name), Value: val})
+			_, err = st.Backend().Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.keyOf(name), Value: val})
 			require.NoError(t, err)
 		},
 		"status by other": func(t *testing.T, name string) {
@@ -224,41 +225,41 @@ func TestKeepManagedTakesOwnLeafChanges(t *testing.T) {
 // cannot import memstore (it imports this package).
 type mapBackend struct {
 	mu  sync.Mutex
-	m   map[string]KV
+	m   map[string]kv.KeyValue
 	rev int64
 }
 
-func newMapBackend() *mapBackend { return &mapBackend{m: map[string]KV{}} }
+func newMapBackend() *mapBackend { return &mapBackend{m: map[string]kv.KeyValue{}} }
 
-func (b *mapBackend) Get(_ context.Context, key string) (KV, error) {
+func (b *mapBackend) Get(_ context.Context, key string) (kv.KeyValue, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	kv, ok := b.m[key]
+	e, ok := b.m[key]
 	if !ok {
-		return KV{}, ErrNotFound
+		return kv.KeyValue{}, ErrNotFound
 	}
-	return kv, nil
+	return e, nil
 }
 
-func (b *mapBackend) List(context.Context, string, KVListOptions) (KVList, error) {
-	return KVList{}, fmt.Errorf("mapBackend: List not supported")
+func (b *mapBackend) List(context.Context, string, kv.ListOptions) (kv.List, error) {
+	return kv.List{}, fmt.Errorf("mapBackend: List not supported")
 }
 
-func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error) {
+func (b *mapBackend) Txn(_ context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, c := range conds {
-		kv := b.m[c.Key]
-		have := kv.ModRevision
-		if c.Target == CreateRevision {
-			have = kv.CreateRevision
+		e := b.m[c.Key]
+		have := e.ModRevision
+		if c.Target == kv.CreateRevision {
+			have = e.CreateRevision
 		}
 		if have != c.Revision {
-			return 0, &CondFailedError{Index: i, Cond: c, Actual: have}
+			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: have}
 		}
 	}
 	b.rev++
-	if w.Kind == WriteDelete {
+	if w.Kind == kv.WriteDelete {
 		delete(b.m, w.Key)
 		return b.rev, nil
 	}
@@ -266,11 +267,11 @@ func (b *mapBackend) Txn(_ context.Context, conds []Cond, w Write) (int64, error
 	if created == 0 {
 		created = b.rev
 	}
-	b.m[w.Key] = KV{Key: w.Key, Value: w.Value, CreateRevision: created, ModRevision: b.rev}
+	b.m[w.Key] = kv.KeyValue{Key: w.Key, Value: w.Value, CreateRevision: created, ModRevision: b.rev}
 	return b.rev, nil
 }
 
-func (b *mapBackend) Watch(context.Context, string, int64) (<-chan KVEvent, error) {
+func (b *mapBackend) Watch(context.Context, string, int64) (<-chan kv.Event, error) {
 	return nil, fmt.Errorf("mapBackend: Watch not supported")
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -55,7 +56,7 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
 	st := newTypedStore(t, b)
-	rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
+	rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
 	require.NoError(t, err)
 	check := func(what string, obj *typedObj) {
 		t.Helper()
@@ -109,17 +110,17 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	next.Spec.Replicas = 5
 	_, err = st.As("m").Update(ctx, &next)
 	require.NoError(t, err)
-	kv, err := b.Get(ctx, st.Prefix()+"old")
+	kvp, err := b.Get(ctx, st.Prefix()+"old")
 	require.NoError(t, err)
-	require.Contains(t, string(kv.Value), `{"metadata":{"kind":"Widget","name":"old","uid":"uid-old"`)
-	require.NotContains(t, string(kv.Value), `"meta":`)
+	require.Contains(t, string(kvp.Value), `{"metadata":{"kind":"Widget","name":"old","uid":"uid-old"`)
+	require.NotContains(t, string(kvp.Value), `"meta":`)
 	again, err := st.Get(ctx, "old")
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"app": "shop"}, again.Meta.Labels)
 	require.Equal(t, 5, again.Spec.Replicas)
 
 	// A status write on a legacy value keeps its Meta too.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
 	require.NoError(t, err)
 	cur, err := st.Get(ctx, "old")
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,7 +110,7 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 		cont = s.prefix + after
 	}
 	for {
-		page, err := s.b.List(ctx, s.prefix, KVListOptions{Limit: opts.PageSize, Continue: cont})
+		page, err := s.b.List(ctx, s.prefix, kv.ListOptions{Limit: opts.PageSize, Continue: cont})
 		if err != nil {
 			return p, err
 		}
@@ -136,13 +138,13 @@ func (s *Store[S, T]) Migrate(ctx context.Context, opts MigrateOptions) (Migrate
 
 // migratePage migrates the objects of one page of the kind's keys, counting
 // them in p.
-func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) error {
-	for _, kv := range kvs {
-		if _, ok := s.nameOf(kv.Key); !ok {
+func (s *Store[S, T]) migratePage(ctx context.Context, kvs []kv.KeyValue, p *MigrateProgress, opts MigrateOptions, next *time.Time) error {
+	for _, cur := range kvs {
+		if _, ok := s.nameOf(cur.Key); !ok {
 			continue
 		}
 		p.Scanned++
-		migrated, err := s.migrateOne(ctx, kv, p, opts, next)
+		migrated, err := s.migrateOne(ctx, cur, p, opts, next)
 		if err != nil {
 			return err
 		}
@@ -153,14 +155,14 @@ func (s *Store[S, T]) migratePage(ctx context.Context, kvs []KV, p *MigrateProgr
 	return nil
 }
 
-// migrateOne rewrites kv at the storage version unless it is there, pacing
+// migrateOne rewrites cur at the storage version unless it is there, pacing
 // rewrites to opts.PerSecond with next, and reports whether it wrote (in a
 // dry run: whether it would, which it reports to opts.DryRun).
-func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress, opts MigrateOptions, next *time.Time) (bool, error) {
+func (s *Store[S, T]) migrateOne(ctx context.Context, cur kv.KeyValue, p *MigrateProgress, opts MigrateOptions, next *time.Time) (bool, error) {
 	for range maxAttempts {
-		raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, nil))
+		raw, err := decodeRaw(cur, s.metaDecoder(cur.Key, nil))
 		if err == nil {
-			err = s.checkIdentity(kv.Key, &raw.Meta)
+			err = s.checkIdentity(cur.Key, &raw.Meta)
 		}
 		var out *rawObject
 		if err == nil {
@@ -175,7 +177,7 @@ func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress,
 			return false, nil
 		}
 		if opts.DryRun != nil {
-			name, _ := s.nameOf(kv.Key)
+			name, _ := s.nameOf(cur.Key)
 			version := raw.Version
 			if version == "" {
 				version = s.ver.first
@@ -191,19 +193,19 @@ func (s *Store[S, T]) migrateOne(ctx context.Context, kv KV, p *MigrateProgress,
 			return false, err
 		}
 		w := Writer[S, T]{s: s}
-		_, err = w.txn(ctx, Cond{Key: kv.Key, Target: ModRevision, Revision: kv.ModRevision}, Write{Kind: WritePut, Key: kv.Key, Value: val})
+		_, err = w.txn(ctx, kv.Cond{Key: cur.Key, Target: kv.ModRevision, Revision: cur.ModRevision}, kv.Write{Kind: kv.WritePut, Key: cur.Key, Value: val})
 		if _, ok := ownCondFailure(err); !ok {
 			return err == nil, err
 		}
 		// Written (or deleted) meanwhile: read it again.
 		p.Retried++
-		if kv, err = s.b.Get(ctx, kv.Key); errors.Is(err, ErrNotFound) {
+		if cur, err = s.b.Get(ctx, cur.Key); errors.Is(err, ErrNotFound) {
 			return false, nil
 		} else if err != nil {
 			return false, err
 		}
 	}
-	return false, fmt.Errorf("%w: migrating %q: gave up after %d concurrent writes", ErrConflict, kv.Key, maxAttempts)
+	return false, fmt.Errorf("%w: migrating %q: gave up after %d concurrent writes", ErrConflict, cur.Key, maxAttempts)
 }
 
 // atStorage returns raw, as stored, at the storage version, or nil when it
@@ -267,7 +269,7 @@ func (s *Store[S, T]) readCheckpoint(ctx context.Context, dry bool) (string, err
 	if dry {
 		return "", nil
 	}
-	kv, err := s.b.Get(ctx, s.checkpointKey())
+	cur, err := s.b.Get(ctx, s.checkpointKey())
 	if errors.Is(err, ErrNotFound) {
 		return "", nil
 	}
@@ -275,7 +277,7 @@ func (s *Store[S, T]) readCheckpoint(ctx context.Context, dry bool) (string, err
 		return "", err
 	}
 	var c migrateCheckpoint
-	if json.Unmarshal(kv.Value, &c) != nil || c.Storage != s.ver.storage.name {
+	if json.Unmarshal(cur.Value, &c) != nil || c.Storage != s.ver.storage.name {
 		return "", nil // another migration's, or unreadable: start afresh
 	}
 	return c.After, nil
@@ -290,7 +292,7 @@ func (s *Store[S, T]) writeCheckpoint(ctx context.Context, after string, dry boo
 	if err != nil {
 		return err
 	}
-	_, err = s.b.Txn(ctx, nil, Write{Kind: WritePut, Key: s.checkpointKey(), Value: val})
+	_, err = s.b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: s.checkpointKey(), Value: val})
 	return err
 }
 
@@ -298,7 +300,7 @@ func (s *Store[S, T]) deleteCheckpoint(ctx context.Context, dry bool) error {
 	if dry {
 		return nil
 	}
-	_, err := s.b.Txn(ctx, nil, Write{Kind: WriteDelete, Key: s.checkpointKey()})
+	_, err := s.b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: s.checkpointKey()})
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
 // seedV1 stores n Widgets at v1 (storage v1), named w000...
-func seedV1(t *testing.T, b store.Backend, n int) {
+func seedV1(t *testing.T, b kv.Backend, n int) {
 	t.Helper()
 	s1, _ := versionedStores(t, b, "v1")
 	for i := range n {
@@ -26,9 +27,9 @@ func seedV1(t *testing.T, b store.Backend, n int) {
 }
 
 // versionsIn counts the stored values of Widget per version.
-func versionsIn(t *testing.T, b store.Backend) map[any]int {
+func versionsIn(t *testing.T, b kv.Backend) map[any]int {
 	t.Helper()
-	l, err := b.List(t.Context(), "Widget/", store.KVListOptions{})
+	l, err := b.List(t.Context(), "Widget/", kv.ListOptions{})
 	require.NoError(t, err)
 	out := map[any]int{}
 	for _, kv := range l.KVs {
@@ -41,7 +42,7 @@ func TestMigrateRewritesAtTheStorageVersionIdempotently(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
 	seedV1(t, b, 250)
-	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/zz", Value: []byte(`{"version":"v9","metadata":{}}`)})
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Widget/zz", Value: []byte(`{"version":"v9","metadata":{}}`)})
 	require.NoError(t, err)
 	before, err := b.Get(ctx, "Widget/w007")
 	require.NoError(t, err)
@@ -92,13 +93,13 @@ func TestMigrateResumesFromItsCheckpoint(t *testing.T) {
 
 // interposer runs before once, just before the first Txn on key.
 type interposer struct {
-	store.Backend
+	kv.Backend
 	key    string
 	once   sync.Once
 	before func()
 }
 
-func (i *interposer) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (i *interposer) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if w.Key == i.key {
 		i.once.Do(i.before)
 	}

@@ -61,26 +61,12 @@ type OwnerRef struct {
 	Controller bool   `json:"controller,omitempty"`
 }
 
-// Op names the kind of write recorded in LastWrite. It is
-// ownership.Operation, so the two operations field ownership knows (Apply
-// and Update) are the same values here, and the store adds the kinds of
-// write ownership does not tell apart.
-type Op = ownership.Operation
-
-// The write operations the store stamps.
-const (
-	OpCreate       Op = "Create"
-	OpUpdate          = ownership.OpUpdate
-	OpUpdateStatus Op = "UpdateStatus"
-	OpApply           = ownership.OpApply
-	OpApplyStatus  Op = "ApplyStatus"
-	OpDeleteMark   Op = "Delete" // a Delete that only set DeletionRequested
-)
-
 // LastWrite says who wrote an object last, and how.
 type LastWrite struct {
 	Manager string `json:"manager"`
-	Op      Op     `json:"op"`
+	// Op is the kind of write: ownership.OpCreate, OpUpdate,
+	// OpUpdateStatus, OpApply, OpApplyStatus or OpDeleteMark.
+	Op ownership.Operation `json:"op"`
 	// Trace is the trace context of the write (for OpenTelemetry, a W3C
 	// traceparent), so that whoever reacts to the write can link to the
 	// writer's trace. It is set only by a Store made WithTraceContext.

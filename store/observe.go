@@ -4,25 +4,29 @@ import (
 	"context"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/wrote"
 )
 
 type writeObserverKey struct{}
 
 // WithWriteObserver returns a ctx whose successful writes through any typed
 // Store call f with the revision written, before the write returns. The
-// reconcile Loop puts one in every reconcile's ctx, so a reconcile's writes
-// are known to it (read-your-writes after Result{RequeueAfterWrite: true}, and its own
-// writes told apart from other actors' whatever manager name they use)
-// without the reconciler reporting them. f must be quick and safe for
-// concurrent use. A write that fails, or that changes nothing and so writes
-// nothing, is not reported.
+// reconcile Loop learns of every reconcile's writes the same way, through
+// a channel of its own that also names the backend written (so that it
+// compares a revision only with caches of that backend): read-your-writes
+// after Result{RequeueAfterWrite: true}, and its own writes told apart
+// from other actors' whatever manager name they use, without the
+// reconciler reporting them. f must be quick and safe for concurrent use.
+// A write that fails, or that changes nothing and so writes nothing, is
+// not reported.
 //
 // Observers chain: when ctx already carries one, both are called (the
-// earlier first), so a reconciler that adds its own does not replace the
-// Loop's. An observer that panics does not keep the later ones from being
-// called; its panic then goes on to the writer (whose write is done), as a
-// panic of the writer's own code would: inside a reconcile, the Loop
-// reports it as a reconcile panic. A nil f returns ctx unchanged.
+// earlier first), so a reconciler that adds its own does not replace one
+// a caller added. The Loop's is called before them all. An observer that
+// panics does not keep the later ones from being called; its panic then
+// goes on to the writer (whose write is done), as a panic of the writer's
+// own code would: inside a reconcile, the Loop reports it as a reconcile
+// panic. A nil f returns ctx unchanged.
 func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	if f == nil {
 		return ctx
@@ -47,7 +51,12 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	return context.WithValue(ctx, writeObserverKey{}, f)
 }
 
-func observeWrite(ctx context.Context, rev int64) {
+// observeWrite reports a write of rev to b: first to the reconcile Loop
+// (package wrote, which needs the backend: revisions of two backends are
+// unrelated), then to the observers of WithWriteObserver, so that a panic
+// of a user's observer never hides a write from the Loop.
+func observeWrite(ctx context.Context, b any, rev int64) {
+	wrote.Observe(ctx, b, rev)
 	if f, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && f != nil {
 		f(rev)
 	}

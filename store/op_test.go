@@ -13,8 +13,8 @@ import (
 // ownership's operations, values of one type, so LastWrite.Op compares with
 // a managed entry's Operation without a conversion.
 func TestOpIsOwnershipsOperation(t *testing.T) {
-	require.Equal(t, ownership.OpApply, store.OpApply)
-	require.Equal(t, ownership.OpUpdate, store.OpUpdate)
-	lw := store.LastWrite{Op: store.OpApply}
+	require.Equal(t, ownership.OpApply, ownership.OpApply)
+	require.Equal(t, ownership.OpUpdate, ownership.OpUpdate)
+	lw := store.LastWrite{Op: ownership.OpApply}
 	require.Equal(t, ownership.Entry{Operation: ownership.OpApply}.Operation, lw.Op)
 }

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -98,14 +101,14 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	}
 	next := *cur
 	next.Status, next.Conditions = status, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdateStatus}
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpUpdateStatus}
 	next.Meta.StatusGeneration++
 	// The spec side is left as it is, and so is what is known of it.
 	var err error
 	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
 		return nil, decided, err
 	}
-	own := Cond{Key: w.s.prefix + cur.Meta.Name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + cur.Meta.Name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, err := w.put(ctx, own, cur, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
 	if v != answered || err != nil {

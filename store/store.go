@@ -16,6 +16,8 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Store is the typed view of one kind of object over a Backend. Spec S and
@@ -40,7 +42,7 @@ import (
 // as its Backend. The objects it returns are fresh copies that the caller
 // owns.
 type Store[S, T any] struct {
-	b         Backend
+	b         kv.Backend
 	kind      string
 	prefix    string // key prefix of this kind: opts prefix + kind + "/"
 	newUID    func() string
@@ -59,7 +61,20 @@ type Store[S, T any] struct {
 	plainStatus bool
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
+
+	// hooks carries the Store's internalView for internal/storeaccess.Of.
+	hooks
 }
+
+// hooks is an alias so that the embedded field is unexported: what it
+// carries is for the project's own packages (store/cache), not the API.
+type hooks = storeaccess.Hooks
+
+// internalView is what a Store offers the project's own packages and not
+// its users: store/cache's ListReusing and WatchWithoutPrev (for a caller
+// that keeps its own copy of the objects) and reconcile's ChangedBy. A
+// Store carries it in its hooks (storeaccess.Of(st) returns it).
+type internalView[S, T any] Store[S, T]
 
 // Option configures New.
 type Option func(*config)
@@ -114,7 +129,7 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 // returns an error wrapping ErrInvalid when b is nil or a typed nil (such as
 // a nil *memstore.Store), when WithClock gave a typed nil, or when the
 // steady struct tags of S or T are malformed (see ownership.SchemaFor).
-func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error) {
+func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], error) {
 	if nilness.IsNil(b) {
 		return nil, fmt.Errorf("%w: nil Backend (%T)", ErrInvalid, b)
 	}
@@ -157,8 +172,10 @@ func New[S, T any](b Backend, kind string, opts ...Option) (*Store[S, T], error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}, nil
+	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
+	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
+	return s, nil
 }
 
 // validatePrefix applies WithKeyPrefix's rules.
@@ -197,7 +214,7 @@ func validatePrefix(prefix string) error {
 func (s *Store[S, T]) Kind() string { return s.kind }
 
 // Backend returns the Backend the Store reads and writes.
-func (s *Store[S, T]) Backend() Backend { return s.b }
+func (s *Store[S, T]) Backend() kv.Backend { return s.b }
 
 // keyOf returns the backend key of the object called name. It does not
 // validate name.
@@ -278,7 +295,7 @@ func (s *Store[S, T]) rememberedAs(key string, e lastValue, ok bool) (*rawObject
 	case e.raw != nil:
 		return e.raw, e.sides
 	}
-	raw, err := s.decodeRaw(KV{Key: key, Value: e.value, ModRevision: e.rev})
+	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
 	if err != nil {
 		return nil, decodedSides{} // the read of the write reports it
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -21,7 +23,7 @@ type (
 	typedObj    = store.Object[typedSpec, typedStatus]
 )
 
-func newTypedStore(t *testing.T, b store.Backend) *store.Store[typedSpec, typedStatus] {
+func newTypedStore(t *testing.T, b kv.Backend) *store.Store[typedSpec, typedStatus] {
 	t.Helper()
 	st, err := store.New[typedSpec, typedStatus](b, "Widget")
 	require.NoError(t, err)
@@ -109,14 +111,14 @@ func TestKeyLayoutAndEncoding(t *testing.T) {
 func TestCreateIgnoresStoreOwnedMeta(t *testing.T) {
 	st := newTypedStore(t, memstore.New())
 	obj := &typedObj{Meta: store.Meta{Name: "web", DeletionRequested: true, Generation: 5, Revision: 9,
-		LastWrite: store.LastWrite{Manager: "forged", Op: store.OpApply}}}
+		LastWrite: store.LastWrite{Manager: "forged", Op: ownership.OpApply}}}
 	_, err := st.As("m").Create(t.Context(), obj)
 	require.NoError(t, err)
 	got, err := st.Get(t.Context(), "web")
 	require.NoError(t, err)
 	require.False(t, got.Meta.DeletionRequested)
 	require.EqualValues(t, 1, got.Meta.Generation)
-	require.Equal(t, store.LastWrite{Manager: "m", Op: store.OpCreate}, got.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "m", Op: ownership.OpCreate}, got.Meta.LastWrite)
 }
 
 // Spec/status separation under load: status writes based on generation 1
@@ -230,7 +232,7 @@ func TestUndecodableValuesAreReportedNotFatal(t *testing.T) {
 	st := newTypedStore(t, b)
 	events, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	junkRev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
+	junkRev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "junk", Value: []byte("{not json")})
 	require.NoError(t, err)
 	okRev, err := st.As("m").Create(ctx, &typedObj{Meta: store.Meta{Name: "ok"}})
 	require.NoError(t, err)

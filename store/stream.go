@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"context"
 	"fmt"
 )
@@ -44,8 +46,10 @@ func (s *Store[S, T]) Watch(ctx context.Context, fromRevision int64) (<-chan Eve
 // remembered. Deletions are delivered whatever keep says (they decode
 // nothing), so a caller holding an object keep now rejects still sees it
 // deleted.
-func (s *Store[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
-	return s.watch(ctx, fromRevision, false, keep)
+//
+// It is store/cache's, reached through internal/storeaccess (see internalView).
+func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan Event[S, T], error) {
+	return (*Store[S, T])(v).watch(ctx, fromRevision, false, keep)
 }
 
 // watch is Watch, and WatchWithoutPrev without withPrev.
@@ -94,8 +98,8 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 
 // rejects reports whether ev is a write to an object of the kind whose
 // name keep rejects (see WatchWithoutPrev).
-func (s *Store[S, T]) rejects(ev KVEvent, keep func(string) bool) bool {
-	if keep == nil || ev.Progress || ev.Err != nil || ev.Type != KVPut {
+func (s *Store[S, T]) rejects(ev kv.Event, keep func(string) bool) bool {
+	if keep == nil || ev.Progress || ev.Err != nil || ev.Type != kv.EventPut {
 		return false
 	}
 	name, ours := s.nameOf(ev.KV.Key)
@@ -109,7 +113,7 @@ func (s *Store[S, T]) rejects(ev KVEvent, keep func(string) bool) bool {
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark. Without withPrev, the event leaves the state before the change
 // undecoded, as WatchWithoutPrev describes.
-func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
+func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
@@ -120,9 +124,9 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, 
 		return out
 	}
 	switch ev.Type {
-	case KVPut:
+	case kv.EventPut:
 		s.putEvent(&out, ev, scratch, cp, withPrev)
-	case KVDelete:
+	case kv.EventDelete:
 		s.deleteEvent(&out, ev, name, scratch, cp, withPrev)
 	default:
 		return Event[S, T]{Revision: ev.Revision, Err: fmt.Errorf("%w: watch event of unknown type %d at revision %d", ErrInvalid, ev.Type, ev.Revision)}
@@ -132,7 +136,7 @@ func (s *Store[S, T]) typedEvent(ev KVEvent, scratch *decodeScratch, cp copies, 
 
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
-func (s *Store[S, T]) putEvent(out *Event[S, T], ev KVEvent, scratch *decodeScratch, cp copies, withPrev bool) {
+func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) {
 	from, err := s.decodeLike(ev.KV, scratch, nil, cp)
 	var prev *Object[S, T]
 	if withPrev && ev.Prev.ModRevision != 0 {
@@ -162,7 +166,7 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev KVEvent, scratch *decodeScra
 // deleteEvent fills out for ev, the deletion of the object called name:
 // with the last state and the one before it when withPrev and it decodes,
 // else with only the kind, name and deleting revision.
-func (s *Store[S, T]) deleteEvent(out *Event[S, T], ev KVEvent, name string, scratch *decodeScratch, cp copies, withPrev bool) {
+func (s *Store[S, T]) deleteEvent(out *Event[S, T], ev kv.Event, name string, scratch *decodeScratch, cp copies, withPrev bool) {
 	s.last.forget(ev.KV.Key, ev.Revision)
 	out.Type = Deleted
 	out.Object = &Object[S, T]{Meta: Meta{Kind: s.kind, Name: name, Revision: ev.Revision}}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -21,11 +22,11 @@ func TestWatchWithoutPrevLeavesOutOnlyThePreviousState(t *testing.T) {
 	m := st.As("m")
 	full, err := st.Watch(ctx, 0)
 	require.NoError(t, err)
-	lean, err := st.WatchWithoutPrev(ctx, 0, nil)
+	lean, err := st.Lean().WatchWithoutPrev(ctx, 0, nil)
 	require.NoError(t, err)
 
 	put := func(name, value string) {
-		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name, Value: []byte(value)})
+		_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name, Value: []byte(value)})
 		require.NoError(t, err)
 	}
 	obj := &typedObj{Meta: store.Meta{Name: "a", Labels: map[string]string{"x": "1"}}, Spec: typedSpec{Replicas: 1}}
@@ -87,7 +88,7 @@ func TestListReusingDecodesOnlyWhatReuseDeclines(t *testing.T) {
 		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: name, Labels: map[string]string{"x": name}}})
 		require.NoError(t, err)
 	}
-	_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "bb", Value: []byte("{not json")})
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "bb", Value: []byte("{not json")})
 	require.NoError(t, err)
 	full, err := st.List(ctx, store.ListOptions{})
 	require.NoError(t, err)
@@ -108,20 +109,20 @@ func TestListReusingDecodesOnlyWhatReuseDeclines(t *testing.T) {
 		return nil
 	}
 
-	page, err := st.ListReusing(ctx, store.ListOptions{Limit: 2}, reuse)
+	page, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2}, reuse)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, objNames(page.Items))
 	require.Same(t, held["a"], page.Items[0], "a reused object is the caller's")
 	require.NotSame(t, stale, page.Items[1], "a declined one is decoded")
 	require.Equal(t, full.Items[1], page.Items[1])
-	next, err := st.ListReusing(ctx, store.ListOptions{Limit: 2, Continue: page.Continue}, reuse)
+	next, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2, Continue: page.Continue}, reuse)
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", "d"}, objNames(next.Items))
 	require.Len(t, next.Undecodable, 1)
 	require.Equal(t, "bb", next.Undecodable[0].Name)
 	require.Equal(t, []string{"a", "b", "bb", "c", "d"}, asked)
 
-	sel, err := st.ListReusing(ctx, store.ListOptions{Selector: store.MatchLabels(map[string]string{"x": "c"})}, reuse)
+	sel, err := st.Lean().ListReusing(ctx, store.ListOptions{Selector: store.MatchLabels(map[string]string{"x": "c"})}, reuse)
 	require.NoError(t, err)
 	require.Equal(t, []string{"c"}, objNames(sel.Items))
 	require.Same(t, held["c"], sel.Items[0])
@@ -145,13 +146,13 @@ func TestKeepFiltersListAndWatchByName(t *testing.T) {
 	st := newTypedStore(t, b)
 	m := st.As("m")
 	keep := func(name string) bool { return name != "b" }
-	lean, err := st.WatchWithoutPrev(ctx, 0, keep)
+	lean, err := st.Lean().WatchWithoutPrev(ctx, 0, keep)
 	require.NoError(t, err)
 	for _, n := range []string{"a", "b", "c"} {
 		_, err := m.Create(ctx, &typedObj{Meta: store.Meta{Name: n}})
 		require.NoError(t, err)
 	}
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + "b", Value: []byte("{not json")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "b", Value: []byte("{not json")})
 	require.NoError(t, err)
 	_, err = m.Purge(ctx, "b", 0)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -23,7 +24,7 @@ func TestWithTraceContextRecordsTheWritersTraceInLastWrite(t *testing.T) {
 	obj := &typedObj{Meta: store.Meta{Name: "a"}, Spec: typedSpec{Replicas: 1}}
 	_, err = w.Create(in("trace-create"), obj)
 	require.NoError(t, err)
-	require.Equal(t, store.LastWrite{Manager: "alice", Op: store.OpCreate, Trace: "trace-create"}, obj.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "alice", Op: ownership.OpCreate, Trace: "trace-create"}, obj.Meta.LastWrite)
 	got, err := st.Get(ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, "trace-create", got.Meta.LastWrite.Trace, "stored with the value")
@@ -35,7 +36,7 @@ func TestWithTraceContextRecordsTheWritersTraceInLastWrite(t *testing.T) {
 	require.NoError(t, err)
 	got, err = st.Get(ctx, "a")
 	require.NoError(t, err)
-	require.Equal(t, store.LastWrite{Manager: "bob", Op: store.OpApplyStatus, Trace: "trace-status"}, got.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "bob", Op: ownership.OpApplyStatus, Trace: "trace-status"}, got.Meta.LastWrite)
 
 	// A write that changes nothing writes nothing, trace included; a ctx
 	// without a trace records none.
@@ -58,7 +59,7 @@ func TestWithTraceContextRecordsTheWritersTraceInLastWrite(t *testing.T) {
 	require.NoError(t, err)
 	got, err = st.Get(ctx, "a")
 	require.NoError(t, err)
-	require.Equal(t, store.LastWrite{Manager: "loop", Op: store.OpApplyStatus, Trace: "trace-spec"}, got.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "loop", Op: ownership.OpApplyStatus, Trace: "trace-spec"}, got.Meta.LastWrite)
 }
 
 func TestWithoutTraceContextNothingIsRecorded(t *testing.T) {

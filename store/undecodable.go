@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/store/kv"
+
 	"context"
 	"errors"
 	"fmt"
@@ -39,11 +41,14 @@ func (e *DecodeError) Error() string {
 		e.Kind, truncate(e.Name), e.Revision, e.Err)
 }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
-
-// Unwrap returns Err.
-func (e *DecodeError) Unwrap() error { return e.Err }
+// Unwrap returns ErrInvalid and Err, so errors.Is(err, ErrInvalid) is true
+// and errors.Is and errors.As find what Err wraps.
+func (e *DecodeError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalid}
+	}
+	return []error{ErrInvalid, e.Err}
+}
 
 // truncate shortens s to maxQuotedLength bytes for an error message.
 func truncate(s string) string {
@@ -55,7 +60,7 @@ func truncate(s string) string {
 
 // decode decodes kv, a key of the Store's key space, into a typed object
 // whose Revision is the KV's ModRevision, or returns a *DecodeError.
-func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
+func (s *Store[S, T]) decode(kv kv.KeyValue) (*Object[S, T], error) {
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
 	return s.decodeShared(kv, scratch)
@@ -63,7 +68,7 @@ func (s *Store[S, T]) decode(kv KV) (*Object[S, T], error) {
 
 // decodeShared is decode with scratch space kept from earlier values (see
 // metaDecoder), which one caller at a time may use.
-func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T], error) {
+func (s *Store[S, T]) decodeShared(kv kv.KeyValue, scratch *decodeScratch) (*Object[S, T], error) {
 	from, err := s.decodeLike(kv, scratch, nil, copies{})
 	return from.obj, err
 }
@@ -71,7 +76,7 @@ func (s *Store[S, T]) decodeShared(kv KV, scratch *decodeScratch) (*Object[S, T]
 // decodeLike is decodeShared that may copy Spec or Status from like (see
 // decodeObjectFast), and returns the object with the bytes it was decoded
 // from.
-func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
+func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
 	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
 	if err == errOtherVersion {
 		return s.decodeConverted(kv, scratch, from.obj)
@@ -86,7 +91,7 @@ func (s *Store[S, T]) decodeLike(kv KV, scratch *decodeScratch, like *decodedFro
 }
 
 // decodeRaw is decode with Spec and Status left encoded.
-func (s *Store[S, T]) decodeRaw(kv KV) (*rawObject, error) {
+func (s *Store[S, T]) decodeRaw(kv kv.KeyValue) (*rawObject, error) {
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
 	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
@@ -129,7 +134,7 @@ func (s *Store[S, T]) checkIdentity(key string, m *Meta) error {
 	return ValidateName(name)
 }
 
-func (s *Store[S, T]) decodeError(kv KV, err error) *DecodeError {
+func (s *Store[S, T]) decodeError(kv kv.KeyValue, err error) *DecodeError {
 	name, _ := s.nameOf(kv.Key)
 	return &DecodeError{Kind: s.kind, Name: name, Key: kv.Key, Revision: kv.ModRevision, Err: err}
 }
@@ -173,21 +178,21 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		}
 		revision = kv.ModRevision
 	}
-	conds := []Cond{{Key: key, Target: ModRevision, Revision: revision}}
+	conds := []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: revision}}
 	if revision == 0 {
 		conds = nil
 	}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
-	del := Write{Kind: WriteDelete, Key: key}
+	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {
 		rev, err = w.dryTxn(ctx, d, conds, del)
 	} else {
 		rev, err = w.s.b.Txn(ctx, conds, del)
 	}
-	var cf *CondFailedError
+	var cf *kv.CondFailedError
 	if errors.As(err, &cf) {
 		if revision != 0 && cf.Index == 0 {
 			return 0, w.conflict(name, revision, cf.Actual)
@@ -200,7 +205,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	if d != nil {
 		return rev, nil
 	}
-	observeWrite(ctx, rev)
+	observeWrite(ctx, w.s.b, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
 }

@@ -302,12 +302,3 @@ func (s *Store[S, T]) Version() string {
 	}
 	return s.ver.served.name
 }
-
-// StorageVersion returns the version the Store writes, "" for a kind
-// without versions.
-func (s *Store[S, T]) StorageVersion() string {
-	if s.ver == nil {
-		return ""
-	}
-	return s.ver.storage.name
-}

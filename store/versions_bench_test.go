@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -139,7 +140,7 @@ func versionedBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStat
 	require.NoError(tb, err)
 	_, err = s2.As("bench").Create(ctx, benchObject())
 	require.NoError(tb, err)
-	kv, err := mem.Get(ctx, "Bench/bench-object")
+	kvp, err := mem.Get(ctx, "Bench/bench-object")
 	require.NoError(tb, err)
 	var v struct { // the envelope's keys in the order the store writes them
 		Version  string          `json:"version"`
@@ -147,12 +148,12 @@ func versionedBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStat
 		Spec     json.RawMessage `json:"spec"`
 		Status   json.RawMessage `json:"status"`
 	}
-	require.NoError(tb, json.Unmarshal(kv.Value, &v))
+	require.NoError(tb, json.Unmarshal(kvp.Value, &v))
 	require.Contains(tb, v.Metadata, "managed")
 	delete(v.Metadata, "managed")
 	bare, err := json.Marshal(v)
 	require.NoError(tb, err)
-	_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
+	_, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Bench/bare", Value: bytes.Replace(bare, []byte(`"bench-object"`), []byte(`"bare"`), 1)})
 	require.NoError(tb, err)
 	return s1, s2
 }
@@ -202,20 +203,20 @@ func revisionBenchStores(tb testing.TB) (s1 *store.Store[benchSpecV1, benchStatu
 		[]store.Condition{{Type: "Ready", Status: store.ConditionTrue, Reason: "Serving", Message: "444444 replicas serve",
 			ObservedGeneration: 555555, LastTransitionTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
 	require.NoError(tb, err)
-	kv, err := mem.Get(ctx, "Bench/bench-revisions")
+	kvp, err := mem.Get(ctx, "Bench/bench-revisions")
 	require.NoError(tb, err)
 	var at []int
 	for _, n := range []string{"111111", "222222", "333333", "444444", "555555"} {
-		require.Equal(tb, 1, bytes.Count(kv.Value, []byte(n)), n)
-		at = append(at, bytes.Index(kv.Value, []byte(n)))
+		require.Equal(tb, 1, bytes.Count(kvp.Value, []byte(n)), n)
+		at = append(at, bytes.Index(kvp.Value, []byte(n)))
 	}
-	kvs := make([]store.KV, benchRevisions)
+	kvs := make([]kv.KeyValue, benchRevisions)
 	for i := range kvs {
-		v := bytes.Clone(kv.Value)
+		v := bytes.Clone(kvp.Value)
 		for _, j := range at {
 			copy(v[j:], strconv.Itoa(100000+i))
 		}
-		kvs[i] = store.KV{Key: kv.Key, Value: v, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision + int64(i) + 1}
+		kvs[i] = kv.KeyValue{Key: kvp.Key, Value: v, CreateRevision: kvp.CreateRevision, ModRevision: kvp.ModRevision + int64(i) + 1}
 	}
 	s1, err = store.New[benchSpecV1, benchStatus](&revisionRing{Backend: mem, kvs: kvs}, "Bench", store.WithVersion("v1", vs))
 	require.NoError(tb, err)
@@ -230,16 +231,16 @@ const benchRevisions = 1 << 13
 // revisionRing is a Backend whose Get of the key of kvs returns them in
 // turn. It is for one goroutine.
 type revisionRing struct {
-	store.Backend
-	kvs  []store.KV
+	kv.Backend
+	kvs  []kv.KeyValue
 	next int
 }
 
-func (r *revisionRing) Get(ctx context.Context, key string) (store.KV, error) {
+func (r *revisionRing) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key != r.kvs[0].Key {
 		return r.Backend.Get(ctx, key)
 	}
-	kv := r.kvs[r.next%len(r.kvs)]
+	kvp := r.kvs[r.next%len(r.kvs)]
 	r.next++
-	return kv, nil
+	return kvp, nil
 }

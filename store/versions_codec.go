@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/steady-go/steady/store/kv"
 	"reflect"
 )
 
@@ -89,7 +90,7 @@ func hubOf(d *metaDecoder, v *Version, spec, status, preserved []byte) (any, err
 // stored Spec and Status into the stored version's types, which the
 // conversion funcs take to the served version's, and its ownership records
 // are converted as convertManaged remembers them.
-func (s *Store[S, T]) decodeConverted(kv KV, scratch *decodeScratch, obj *Object[S, T]) (decodedFrom[S, T], error) {
+func (s *Store[S, T]) decodeConverted(kv kv.KeyValue, scratch *decodeScratch, obj *Object[S, T]) (decodedFrom[S, T], error) {
 	d := s.metaDecoder(kv.Key, scratch)
 	d.specShape = true
 	var raw rawObject // Spec and Status slices of kv.Value

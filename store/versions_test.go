@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -49,7 +50,7 @@ func widgetVersions(t testing.TB, storage string) *store.Versions {
 	return vs
 }
 
-func versionedStores(t testing.TB, b store.Backend, storage string) (*store.Store[specV1, statusV1], *store.Store[specV2, statusV2]) {
+func versionedStores(t testing.TB, b kv.Backend, storage string) (*store.Store[specV1, statusV1], *store.Store[specV2, statusV2]) {
 	t.Helper()
 	vs := widgetVersions(t, storage)
 	s1, err := store.New[specV1, statusV1](b, "Widget", store.WithVersion("v1", vs))
@@ -60,7 +61,7 @@ func versionedStores(t testing.TB, b store.Backend, storage string) (*store.Stor
 }
 
 // storedEnvelope reads the raw stored value of Widget name.
-func storedEnvelope(t testing.TB, b store.Backend, name string) map[string]any {
+func storedEnvelope(t testing.TB, b kv.Backend, name string) map[string]any {
 	t.Helper()
 	kv, err := b.Get(context.Background(), "Widget/"+name)
 	require.NoError(t, err)
@@ -134,7 +135,7 @@ func TestVersionsUnknownVersionIsQuarantinedNeverOverwritten(t *testing.T) {
 	value := []byte(`{"version":"v3","metadata":{"kind":"Widget","name":"a","uid":"u","lastWrite":{"manager":"x","op":"Create"},"generation":1},"spec":{"image":{"name":"i"}},"status":{}}`)
 	ch, err := s1.Watch(ctx, 0)
 	require.NoError(t, err)
-	rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/a", Value: value})
+	rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Widget/a", Value: value})
 	require.NoError(t, err)
 
 	_, err = s1.Get(ctx, "a")
@@ -276,7 +277,7 @@ func TestVersionsUndecodableSpecAtAnotherVersionIsADecodeError(t *testing.T) {
 	_, s2 := versionedStores(t, b, "v1")
 	for name, spec := range map[string]string{"bad": `{"image":7}`, "good": `{"image":"img:1"}`} {
 		value := []byte(`{"version":"v1","metadata":{"kind":"Widget","name":"` + name + `","uid":"u","lastWrite":{"manager":"x","op":"Create"},"generation":1},"spec":` + spec + `,"status":{"ready":true}}`)
-		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "Widget/" + name, Value: value})
+		_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "Widget/" + name, Value: value})
 		require.NoError(t, err)
 	}
 	for range 2 {

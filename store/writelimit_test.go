@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -22,9 +23,9 @@ func TestWithWriteLimit(t *testing.T) {
 		b, err := backoff.NewBucket[string](backoff.BucketConfig{Rate: 2, Burst: 1})
 		require.NoError(t, err)
 		var order []string
-		outer := store.WithWriteLimit(context.Background(), func(ctx context.Context) error { order = append(order, "outer"); return b.Wait(ctx) })
-		ctx := store.WithWriteLimit(outer, func(context.Context) error { order = append(order, "inner"); return nil })
-		require.Equal(t, outer, store.WithWriteLimit(outer, nil), "a nil wait adds nothing")
+		outer := storeaccess.WithWriteLimit(context.Background(), func(ctx context.Context) error { order = append(order, "outer"); return b.Wait(ctx) })
+		ctx := storeaccess.WithWriteLimit(outer, func(context.Context) error { order = append(order, "inner"); return nil })
+		require.Equal(t, outer, storeaccess.WithWriteLimit(outer, nil), "a nil wait adds nothing")
 		w := st.As("alice")
 		t0 := time.Now()
 		for _, name := range []string{"a", "b", "c"} {
@@ -35,10 +36,10 @@ func TestWithWriteLimit(t *testing.T) {
 		require.Equal(t, []string{"outer", "inner", "outer", "inner", "outer", "inner"}, order)
 
 		boom := errors.New("over budget")
-		failing := store.WithWriteLimit(context.Background(), func(context.Context) error { return boom })
+		failing := storeaccess.WithWriteLimit(context.Background(), func(context.Context) error { return boom })
 		_, err = w.Create(failing, &typedObj{Meta: store.Meta{Name: "d"}})
 		require.ErrorIs(t, err, boom)
-		panicking := store.WithWriteLimit(context.Background(), func(context.Context) error { panic("limit") })
+		panicking := storeaccess.WithWriteLimit(context.Background(), func(context.Context) error { panic("limit") })
 		_, err = w.Create(panicking, &typedObj{Meta: store.Meta{Name: "d"}})
 		require.EqualError(t, err, "store: write limit panicked: string: limit")
 		_, err = st.Get(context.Background(), "d")

@@ -14,7 +14,7 @@ import (
 // writePathObjects creates n objects of the controller-shaped benchmark's
 // shape (bench/cmd/ctl-steady): a ~200-byte spec owned by "user" and a
 // status field applied by "ctrl".
-func writePathObjects(b *testing.B, st *store.Store[judgeSpec, judgeStatus], n int) []string {
+func writePathObjects(b testing.TB, st *store.Store[judgeSpec, judgeStatus], n int) []string {
 	ctx := context.Background()
 	var names []string
 	for i := range n {
@@ -106,6 +106,37 @@ func benchApplyStatusOwnField(b *testing.B, conditions []store.Condition) {
 	i := 0
 	for b.Loop() {
 		res, err := ctrl.ApplyStatus(ctx, names[i%len(names)], judgeStatus{ReadyReplicas: int64(2 + i/len(names))}, nil)
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}
+
+// BenchmarkApplyConditionsOnly measures the Loop's own status writes (its
+// Reconciling, Stalled and Paused conditions): "loop" applies one condition
+// and no status fields, forced, flipping its status every op, on objects
+// whose status field "ctrl" owns. Each op is one ApplyStatus that changes
+// the object.
+//
+//	go test -run '^$' -bench ApplyConditionsOnly -benchmem ./store/
+func BenchmarkApplyConditionsOnly(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	loop := st.As("loop")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		status := store.ConditionTrue
+		if i/len(names)%2 == 1 {
+			status = store.ConditionFalse
+		}
+		c := store.Condition{Type: "Reconciling", Status: status, Reason: "Progressing"}
+		res, err := loop.ApplyStatus(ctx, names[i%len(names)], nil, []store.Condition{c}, store.WithForce())
 		if err != nil || !res.Changed {
 			b.Fatal(err, res)
 		}

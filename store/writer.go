@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Writer writes objects of one Store on behalf of one manager. Get one with
@@ -81,12 +85,12 @@ func (w *Writer[S, T]) create(ctx context.Context, obj *Object[S, T]) (int64, er
 	m.Kind, m.UID, m.Generation, m.DeletionRequested = w.s.kind, w.s.newUID(), 1, false
 	m.StatusGeneration = 0
 	m.Revision, m.Managed = 0, nil
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpCreate}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpCreate}
 	if err := w.s.manageCreate(next, w.manager); err != nil {
 		return 0, err
 	}
 	key := w.s.prefix + m.Name
-	rev, err := w.put(ctx, Cond{Key: key, Target: CreateRevision}, nil, next, decodedSides{})
+	rev, err := w.put(ctx, kv.Cond{Key: key, Target: kv.CreateRevision}, nil, next, decodedSides{})
 	if _, ok := ownCondFailure(err); ok {
 		return 0, fmt.Errorf("%w: %s %q", ErrAlreadyExists, w.s.kind, m.Name)
 	}
@@ -167,13 +171,13 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	if specChanged {
 		m.Generation++
 	}
-	m.LastWrite = LastWrite{Manager: w.manager, Op: OpUpdate}
+	m.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpUpdate}
 	// The status side is left as it is, and so is what is known of it.
 	var err error
 	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
 		return Meta{}, decided, err
 	}
-	own := Cond{Key: w.s.prefix + name, Target: ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, cur, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
 	if v != answered || err != nil {
@@ -257,9 +261,9 @@ func (w *Writer[S, T]) landed(name string, want int64, err error) (verdict, erro
 // store writes next under the own-key cond: it deletes the object when its
 // deletion was requested and it has no finalizers left, and puts it
 // otherwise.
-func (w *Writer[S, T]) store(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
+func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (rev int64, deleted bool, err error) {
 	if next.Meta.DeletionRequested && len(next.Meta.Finalizers) == 0 {
-		rev, err = w.txn(ctx, own, Write{Kind: WriteDelete, Key: own.Key})
+		rev, err = w.txn(ctx, own, kv.Write{Kind: kv.WriteDelete, Key: own.Key})
 		return rev, true, err
 	}
 	rev, err = w.put(ctx, own, cur, next, sides)
@@ -270,10 +274,10 @@ func (w *Writer[S, T]) store(ctx context.Context, own Cond, cur, next *rawObject
 // then remembers it (see WithLastValues) with what is known of its sides.
 // cur is the value the cond holds the key to (nil for a creation), which
 // admission sees as the old object.
-func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
+func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.trace(ctx)
-		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == OpApplyStatus || op == OpUpdateStatus) {
+		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == ownership.OpApplyStatus || op == ownership.OpUpdateStatus) {
 			// An untraced status write (the Loop's own conditions, say)
 			// keeps the recorded trace, so the reconcile that the traced
 			// write caused still links to it.
@@ -292,9 +296,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, 
 	}
 	if d := dryRunFrom(ctx); d != nil {
 		d.dryMeta(next.Meta)
-		return w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+		return w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
 	}
-	rev, err := w.txn(ctx, own, Write{Kind: WritePut, Key: own.Key, Value: val})
+	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)
 	}
@@ -304,14 +308,14 @@ func (w *Writer[S, T]) put(ctx context.Context, own Cond, cur, next *rawObject, 
 // txn runs one write under its own-key cond and, when ctx carries one, the
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
-func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, error) {
-	if err := waitWriteLimit(ctx); err != nil {
+func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64, error) {
+	if err := storeaccess.WaitWriteLimit(ctx); err != nil {
 		return 0, err
 	}
-	conds := []Cond{own}
+	conds := []kv.Cond{own}
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
-		conds = append(conds, fence.Cond())
+		conds = append(conds, fence.cond())
 	}
 	d := dryRunFrom(ctx)
 	var rev int64
@@ -321,13 +325,13 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 	} else {
 		rev, err = w.s.b.Txn(ctx, conds, wr)
 	}
-	var cf *CondFailedError
+	var cf *kv.CondFailedError
 	if errors.As(err, &cf) && cf.Index > 0 {
 		return 0, fenceFailed(fence, cf.Actual)
 	}
 	if err == nil && d == nil {
-		observeWrite(ctx, rev)
-		if wr.Kind == WriteDelete {
+		observeWrite(ctx, w.s.b, rev)
+		if wr.Kind == kv.WriteDelete {
 			w.s.last.forget(wr.Key, rev)
 		}
 	}
@@ -336,8 +340,8 @@ func (w *Writer[S, T]) txn(ctx context.Context, own Cond, wr Write) (int64, erro
 
 // ownCondFailure returns the failed cond when err is the failure of a
 // write's own-key cond.
-func ownCondFailure(err error) (*CondFailedError, bool) {
-	var cf *CondFailedError
+func ownCondFailure(err error) (*kv.CondFailedError, bool) {
+	var cf *kv.CondFailedError
 	if errors.As(err, &cf) && cf.Index == 0 {
 		return cf, true
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 type AppSpec struct {
@@ -93,7 +94,7 @@ func (c *appController) Reconcile(ctx context.Context, name string) (reconcile.R
 
 // run runs the app controller and the garbage collector on backend until
 // ctx ends.
-func run(ctx context.Context, backend store.Backend) error {
+func run(ctx context.Context, backend kv.Backend) error {
 	apps, err := store.New[AppSpec, AppStatus](backend, "App")
 	if err != nil {
 		return err

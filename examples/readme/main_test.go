@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/examples/internal/cli"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -76,7 +77,7 @@ func TestCommandLine(t *testing.T) {
 func TestReconcileWritesNoStatusOnASuccessor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		newApps := func(b store.Backend) *store.Store[AppSpec, AppStatus] {
+		newApps := func(b kv.Backend) *store.Store[AppSpec, AppStatus] {
 			st, err := store.New[AppSpec, AppStatus](b, "App")
 			require.NoError(t, err)
 			return st

@@ -30,6 +30,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 
 	"github.com/steady-go/steady/examples/internal/cli"
 )
@@ -216,15 +217,15 @@ func runV2(ctx context.Context, w io.Writer, path string, rate float64) (err err
 
 // storedVersions prints how many widgets are stored at each version, and
 // widget-00 as v2 sees it.
-func storedVersions(ctx context.Context, w io.Writer, b store.Backend) error {
-	l, err := b.List(ctx, "Widget/", store.KVListOptions{})
+func storedVersions(ctx context.Context, w io.Writer, b kv.Backend) error {
+	l, err := b.List(ctx, "Widget/", kv.ListOptions{})
 	if err != nil {
 		return err
 	}
 	counts := map[string]int{}
-	for _, kv := range l.KVs {
+	for _, kvp := range l.KVs {
 		var env struct{ Version string }
-		if err := json.Unmarshal(kv.Value, &env); err != nil {
+		if err := json.Unmarshal(kvp.Value, &env); err != nil {
 			return err
 		}
 		counts[env.Version]++

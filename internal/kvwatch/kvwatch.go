@@ -1,4 +1,4 @@
-// Package kvwatch is the sending half of a store.Backend's Watch, shared by
+// Package kvwatch is the sending half of a kv.Backend's Watch, shared by
 // memstore, boltstore and pgstore: each watch reads its events out of its backend's
 // history in batches, at its receiver's pace, and sends progress marks once
 // it has sent everything. A backend supplies only the reading (a Reader);
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // A Reader reads a watch's events out of its backend's history.
@@ -25,14 +25,14 @@ type Reader interface {
 	// ends the watch, with no error event if Stop is closed by then. Read
 	// may block (to retry a backend that cannot be reached, say) as long as
 	// it returns once Stop is closed.
-	Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error)
+	Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error)
 }
 
 // Watch is one watch's channel and what ends it.
 type Watch struct {
 	// Out is the receiver's channel; its capacity is the batch size. Run
 	// closes it when the watch ends.
-	Out chan store.KVEvent
+	Out chan kv.Event
 	// Stop is closed when the watch's ctx ends: the watch ends at once,
 	// with no further event.
 	Stop <-chan struct{}
@@ -61,7 +61,7 @@ func (w Watch) Run(r Reader, from int64) {
 		// cursor is the revision up to which the history has been read,
 		// seen the last revision sent to the receiver.
 		cursor, seen = from, from
-		queue        []store.KVEvent // queue[head:] are read but not yet sent
+		queue        []kv.Event // queue[head:] are read but not yet sent
 		head         int
 		wake         <-chan struct{}
 		err          error
@@ -83,12 +83,12 @@ func (w Watch) Run(r Reader, from int64) {
 		} else {
 			wake = nil
 		}
-		var ev store.KVEvent
+		var ev kv.Event
 		switch {
 		case head < len(queue):
 			ev = queue[head]
 		case wake != nil && cursor > seen:
-			ev = store.KVEvent{Progress: true, Revision: cursor}
+			ev = kv.Event{Progress: true, Revision: cursor}
 		case wake != nil:
 			if w.wait(wake, poll, seen) {
 				return
@@ -106,7 +106,7 @@ func (w Watch) Run(r Reader, from int64) {
 		}
 		seen = ev.Revision
 		if !ev.Progress {
-			queue[head] = store.KVEvent{} // release the values
+			queue[head] = kv.Event{} // release the values
 			head++
 		}
 	}
@@ -137,7 +137,7 @@ func (w Watch) wait(wake <-chan struct{}, poll clock.Timer, seen int64) (ended b
 // instead. wake is nil while events are queued: they are sent whatever
 // happens meanwhile. Only a progress mark gives way to a change (sent and
 // ended false).
-func (w Watch) send(ev store.KVEvent, wake <-chan struct{}, seen int64) (sent, ended bool) {
+func (w Watch) send(ev kv.Event, wake <-chan struct{}, seen int64) (sent, ended bool) {
 	select {
 	case w.Out <- ev: // room in the channel: skip the full select
 		return true, false
@@ -164,7 +164,7 @@ func (w Watch) fail(err error, seen int64) {
 		return
 	default:
 	}
-	ev := store.KVEvent{Err: err, Revision: seen}
+	ev := kv.Event{Err: err, Revision: seen}
 	select {
 	case w.Out <- ev:
 	case <-w.Stop:

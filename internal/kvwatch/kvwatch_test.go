@@ -12,7 +12,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/kvwatch"
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,7 +32,7 @@ func (h *history) add(key string) {
 	h.keys = append(h.keys, key)
 }
 
-func (h *history) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+func (h *history) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if cursor >= int64(len(h.keys)) {
@@ -40,14 +40,14 @@ func (h *history) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64,
 	}
 	cursor++
 	if k := h.keys[cursor-1]; k[0] == 'a' {
-		q = append(q, store.KVEvent{Type: store.KVPut, KV: store.KV{Key: k, ModRevision: cursor}, Revision: cursor})
+		q = append(q, kv.Event{Type: kv.EventPut, KV: kv.KeyValue{Key: k, ModRevision: cursor}, Revision: cursor})
 	}
 	return q, cursor, nil, nil
 }
 
 func TestRunSendsTheMatchingEventsThenAProgressMarkThenEndsOnStop(t *testing.T) {
 	h := &history{keys: []string{"a1", "b2", "a3", "b4"}, wake: make(chan struct{})}
-	out, stop := make(chan store.KVEvent, 8), make(chan struct{})
+	out, stop := make(chan kv.Event, 8), make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -72,7 +72,7 @@ func TestRunSendsTheMatchingEventsThenAProgressMarkThenEndsOnStop(t *testing.T) 
 func TestRunEndsWithTheClosedErrorWhenTheBackendCloses(t *testing.T) {
 	errClosed := errors.New("closed")
 	h := &history{keys: []string{"a1"}, wake: make(chan struct{})}
-	out, closing := make(chan store.KVEvent, 8), make(chan struct{})
+	out, closing := make(chan kv.Event, 8), make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -81,7 +81,7 @@ func TestRunEndsWithTheClosedErrorWhenTheBackendCloses(t *testing.T) {
 	require.Equal(t, int64(1), (<-out).Revision)
 	close(closing)
 	<-done
-	var last store.KVEvent
+	var last kv.Event
 	for ev := range out {
 		last = ev
 	}
@@ -94,7 +94,7 @@ func TestRunEndsWithTheClosedErrorWhenTheBackendCloses(t *testing.T) {
 func TestRunReadsAgainAfterPollWithoutAWake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &history{keys: []string{"a1"}, wake: make(chan struct{})} // never woken
-		out, stop := make(chan store.KVEvent, 8), make(chan struct{})
+		out, stop := make(chan kv.Event, 8), make(chan struct{})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -116,7 +116,7 @@ func TestRunReadsAgainAfterPollWithoutAWake(t *testing.T) {
 // meanwhile (a query cancelled by it).
 type failing struct{ stop chan struct{} }
 
-func (f failing) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+func (f failing) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	close(f.stop)
 	return q, cursor, nil, errors.New("context canceled")
 }
@@ -126,7 +126,7 @@ func (f failing) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, 
 func TestRunSendsNoErrorEventAfterStop(t *testing.T) {
 	for range 50 {
 		f := failing{stop: make(chan struct{})}
-		out := make(chan store.KVEvent, 8)
+		out := make(chan kv.Event, 8)
 		kvwatch.Watch{Out: out, Stop: f.stop}.Run(f, 0)
 		for ev := range out {
 			require.NoError(t, ev.Err, "an event after the watch's ctx ended")

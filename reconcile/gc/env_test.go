@@ -11,6 +11,7 @@ import (
 	"github.com/steady-go/steady/reconcile/gc"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -158,7 +159,7 @@ func (f frozen[S, T]) Watch(ctx context.Context, _ int64) (<-chan store.Event[S,
 // then the k+1-th delete hangs until its ctx ends, as if the process died
 // in the middle of it, and crashed is closed.
 type crashGate struct {
-	store.Backend
+	kv.Backend
 	mu      sync.Mutex
 	left    int // deletes still allowed; -1 when not armed
 	crashed chan struct{}
@@ -177,8 +178,8 @@ func (g *crashGate) disarm() {
 	g.crashed = nil
 }
 
-func (g *crashGate) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if w.Kind == store.WriteDelete {
+func (g *crashGate) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if w.Kind == kv.WriteDelete {
 		g.mu.Lock()
 		hang := false
 		if g.crashed != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // procBackend is a process's view of the store: the faultBackend. Every
@@ -21,59 +22,64 @@ type procBackend struct {
 	w       *world
 	p       *Process
 	prefix  string // the primary kind's key prefix, to attribute writes
+	sp      *space // the store it views
 	elector bool
 }
 
-var _ store.Backend = (*procBackend)(nil)
+var _ kv.Backend = (*procBackend)(nil)
 
-func (v *procBackend) Get(ctx context.Context, key string) (store.KV, error) {
+func (v *procBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if v.p.isDead() {
-		return store.KV{}, errDead
+		return kv.KeyValue{}, errDead
 	}
-	return v.w.mem.Get(ctx, key)
+	if v.elector {
+		return v.w.mem.Get(ctx, key)
+	}
+	return v.sp.mem.Get(ctx, key)
 }
 
-func (v *procBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (v *procBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if v.p.isDead() {
-		return store.KVList{}, errDead
+		return kv.List{}, errDead
 	}
 	if !v.elector {
 		// A listing waits for the scheduler too: a cache's first listing
 		// then never races the Loop's start, nor a relist anything else.
 		if _, err := v.w.wait(ctx, &gate{p: v.p, list: true, key: "list " + prefix}); err != nil {
-			return store.KVList{}, err
+			return kv.List{}, err
 		}
 		if opts.Revision == 0 && opts.Continue == "" {
 			v.w.mu.Lock()
-			pin, travel := v.p.travel[prefix]
+			pin, travel := v.p.travel[v.sp.tag+prefix]
 			if travel {
 				delete(v.p.travel, prefix)
 				if v.p.lagged == nil {
 					v.p.lagged = map[string]bool{}
 				}
-				v.p.lagged[prefix] = true
+				v.p.lagged[v.sp.tag+prefix] = true
 			}
 			v.w.mu.Unlock()
 			if !travel {
-				pin = v.w.listPin(v.p, prefix)
+				pin = v.w.listPin(v.p, v.sp, prefix)
 			}
 			opts.Revision = pin
 		}
+		return v.sp.mem.List(ctx, prefix, opts)
 	}
 	return v.w.mem.List(ctx, prefix, opts)
 }
 
-func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
+func (v *procBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	if v.p.isDead() {
 		return nil, errDead
 	}
 	if v.elector {
 		return v.w.mem.Watch(ctx, prefix, from)
 	}
-	return v.w.watch(ctx, v.p, prefix, from)
+	return v.w.watch(ctx, v.p, v.sp, prefix, from)
 }
 
-func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+func (v *procBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
 	if v.p.isDead() {
 		return 0, errDead
 	}
@@ -88,41 +94,45 @@ func (v *procBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Writ
 	if rec := recordOf(ctx); rec != nil {
 		nth = rec.attempt()
 	}
-	g := &gate{p: v.p, write: true, key: wr.Key, object: obj, faulty: marked, nth: nth,
-		canConf: len(conds) > 0 && conds[0].Target == store.ModRevision && conds[0].Revision > 0}
+	g := &gate{p: v.p, write: true, key: v.sp.tag + wr.Key, object: obj, faulty: marked, nth: nth,
+		canConf: len(conds) > 0 && conds[0].Target == kv.ModRevision && conds[0].Revision > 0}
 	r, err := v.w.wait(ctx, g)
 	if err != nil {
 		return 0, err
 	}
-	return v.w.commit(ctx, v.p, conds, wr, r.v, obj, marked)
+	return v.w.commit(ctx, v.p, v.sp, conds, wr, r.v, obj, marked)
 }
 
-// commit carries out a released write and its verdict, and checks it.
-func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, vd verdict, obj string, marked bool) (int64, error) {
+// commit carries out a released write to space sp and its verdict, and
+// checks it.
+func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, vd verdict, obj string, marked bool) (int64, error) {
 	w.txnMu.Lock()
 	defer w.txnMu.Unlock()
 	if p.isDead() {
 		return 0, errDead
 	}
+	// tw is wr as the harness names it: its key tagged with its space.
+	tw := wr
+	tw.Key = sp.tag + wr.Key
 	switch vd {
 	case unavailable:
-		w.trace("  %s not made: unavailable (injected)", opOf(wr))
+		w.trace("  %s not made: unavailable (injected)", opOf(tw))
 		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
 	case conflict:
 		// A real conflict: someone rewrites the object, unchanged, first.
-		if kv, err := w.mem.Get(ctx, wr.Key); err == nil {
-			_, _ = w.mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: wr.Key, Value: kv.Value})
+		if kvp, err := sp.mem.Get(ctx, wr.Key); err == nil {
+			_, _ = sp.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value})
 		}
 	}
-	prev, gerr := w.mem.Get(ctx, wr.Key)
-	rev, err := w.mem.Txn(ctx, conds, wr)
-	w.traceWrite(p, wr, vd, rev, err)
+	prev, gerr := sp.mem.Get(ctx, wr.Key)
+	rev, err := sp.mem.Txn(ctx, conds, wr)
+	w.traceWrite(p, tw, vd, rev, err)
 	if err == nil {
-		w.recordWrite(prev, gerr == nil, wr, true, marked)
+		w.recordWrite(prev, gerr == nil, tw, true, marked)
 	}
-	w.check(ctx, p, conds, wr, rev, err, obj, marked)
+	w.check(ctx, p, sp, conds, tw, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
-		rec.wrote(wr.Key, rev)
+		rec.wrote(sp, tw.Key, rev)
 	}
 	switch vd {
 	case lostReply:
@@ -147,11 +157,13 @@ func (w *world) commit(ctx context.Context, p *Process, conds []store.Cond, wr s
 // carried none is a stale write if the leader key is no longer the one of
 // its process's term; the store rejecting a stale fenced write (attempted,
 // not accepted) is counted in Report.FencedWrites. It runs under txnMu, so
-// the leader key cannot move meanwhile.
-func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, rev int64, err error, obj string, marked bool) {
-	var cf *store.CondFailedError
+// the leader key cannot move meanwhile. A write to the other space
+// (Process.Other) cannot carry a fence (the lease is not there), so no
+// fence is checked for it.
+func (w *world) check(ctx context.Context, p *Process, sp *space, conds []kv.Cond, wr kv.Write, rev int64, err error, obj string, marked bool) {
+	var cf *kv.CondFailedError
 	if err != nil {
-		if errors.As(err, &cf) && cf.Cond.Key == leaseKey {
+		if errors.As(err, &cf) && cf.Cond.Key == leaseKey && sp == w.main {
 			w.mu.Lock()
 			w.rep.FencedWrites++
 			w.traceLocked("stale write of %s by process %d attempted and fenced off", wr.Key, p.Incarnation)
@@ -159,7 +171,7 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 		}
 		return
 	}
-	if w.leadership {
+	if w.leadership && sp == w.main {
 		w.checkFence(ctx, p, conds, wr, rev)
 	}
 	w.mu.Lock()
@@ -185,22 +197,22 @@ func (w *world) check(ctx context.Context, p *Process, conds []store.Cond, wr st
 
 // checkFence flags an accepted write of p made under the fence of a term
 // that is over, or made with no fence after p's term ended.
-func (w *world) checkFence(ctx context.Context, p *Process, conds []store.Cond, wr store.Write, rev int64) {
+func (w *world) checkFence(ctx context.Context, p *Process, conds []kv.Cond, wr kv.Write, rev int64) {
 	fenced := false
 	for _, c := range conds {
 		if c.Key != leaseKey {
 			continue
 		}
 		fenced = true
-		kv, gerr := w.mem.Get(ctx, leaseKey)
-		if gerr != nil || kv.CreateRevision != c.Revision {
+		kvp, gerr := w.mem.Get(ctx, leaseKey)
+		if gerr != nil || kvp.CreateRevision != c.Revision {
 			w.violateOn(HarmLiveAction, wr.Key, "write of %q at revision %d was accepted under the fence of a term that is over (fence %d)", wr.Key, rev, c.Revision)
 		}
 	}
 	w.mu.Lock()
 	term := p.fence
 	w.mu.Unlock()
-	if kv, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kv.CreateRevision != term) {
+	if kvp, gerr := w.mem.Get(ctx, leaseKey); !fenced && (gerr != nil || term == 0 || kvp.CreateRevision != term) {
 		w.mu.Lock()
 		w.rep.StaleWrites++
 		w.mu.Unlock()
@@ -212,42 +224,58 @@ func (w *world) checkFence(ctx context.Context, p *Process, conds []store.Cond, 
 // lockedBackend is the store without faults, for the harness's own writers
 // (creator, competitor, rival, electors): its writes take txnMu so that the
 // fence check sees a still leader key.
-type lockedBackend struct{ w *world }
-
-var _ store.Backend = (*lockedBackend)(nil)
-
-func (b *lockedBackend) Get(ctx context.Context, key string) (store.KV, error) {
-	return b.w.mem.Get(ctx, key)
+type lockedBackend struct {
+	w  *world
+	sp *space
 }
 
-func (b *lockedBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
-	return b.w.mem.List(ctx, prefix, opts)
+// OtherStore returns the second store of the schedule whose store b is
+// (b as Converged, Fixtures and Compete get it): the store Process.Other
+// views, without faults. It returns nil for any other b.
+func OtherStore(b kv.Backend) kv.Backend {
+	lb, ok := b.(*lockedBackend)
+	if !ok {
+		return nil
+	}
+	return lb.w.otherRaw
 }
 
-func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
-	return b.w.mem.Watch(ctx, prefix, from)
+var _ kv.Backend = (*lockedBackend)(nil)
+
+func (b *lockedBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
+	return b.sp.mem.Get(ctx, key)
 }
 
-func (b *lockedBackend) Txn(ctx context.Context, conds []store.Cond, wr store.Write) (int64, error) {
+func (b *lockedBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
+	return b.sp.mem.List(ctx, prefix, opts)
+}
+
+func (b *lockedBackend) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
+	return b.sp.mem.Watch(ctx, prefix, from)
+}
+
+func (b *lockedBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (int64, error) {
 	b.w.txnMu.Lock()
 	defer b.w.txnMu.Unlock()
-	prev, gerr := b.w.mem.Get(ctx, wr.Key)
-	rev, err := b.w.mem.Txn(ctx, conds, wr)
+	prev, gerr := b.sp.mem.Get(ctx, wr.Key)
+	rev, err := b.sp.mem.Txn(ctx, conds, wr)
+	tw := wr
+	tw.Key = b.sp.tag + wr.Key
 	if err == nil {
-		b.w.recordWrite(prev, gerr == nil, wr, false, false)
+		b.w.recordWrite(prev, gerr == nil, tw, false, false)
 	}
 	if wr.Key != leaseKey && b.w.actor != "" {
 		if err != nil {
-			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(wr), err)
+			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(tw), err)
 		} else {
-			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(wr), rev)
+			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(tw), rev)
 		}
 	}
 	return rev, err
 }
 
 // traceWrite records what came of a write of the controller.
-func (w *world) traceWrite(p *Process, wr store.Write, vd verdict, rev int64, err error) {
+func (w *world) traceWrite(p *Process, wr kv.Write, vd verdict, rev int64, err error) {
 	switch {
 	case err != nil:
 		w.trace("  %s by process %d rejected: %v", opOf(wr), p.Incarnation, err)
@@ -262,8 +290,8 @@ func (w *world) traceWrite(p *Process, wr store.Write, vd verdict, rev int64, er
 
 // opOf names a write: put or delete of a key, and for a put the manager
 // the store stamped.
-func opOf(wr store.Write) string {
-	if wr.Kind == store.WriteDelete {
+func opOf(wr kv.Write) string {
+	if wr.Kind == kv.WriteDelete {
 		return "delete " + wr.Key
 	}
 	if m, _, err := store.DecodeMeta(wr.Value); err == nil && m.LastWrite.Manager != "" {

@@ -10,14 +10,15 @@ import (
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // DiffConverged builds a Config.Converged predicate from the diff package:
 // observe returns what the object asks for (want) and what is there (got),
 // read from b, and the object has converged when diff.Diff(want, got,
 // opts...) is empty. The error of a difference names its paths.
-func DiffConverged[S, T any](observe func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) (want, got any, err error), opts ...diff.Option) func(context.Context, store.Backend, *store.Object[S, T]) error {
-	return func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) error {
+func DiffConverged[S, T any](observe func(ctx context.Context, b kv.Backend, obj *store.Object[S, T]) (want, got any, err error), opts ...diff.Option) func(context.Context, kv.Backend, *store.Object[S, T]) error {
+	return func(ctx context.Context, b kv.Backend, obj *store.Object[S, T]) error {
 		want, got, err := observe(ctx, b, obj)
 		if err != nil {
 			return err
@@ -31,7 +32,7 @@ func DiffConverged[S, T any](observe func(ctx context.Context, b store.Backend, 
 
 // ReadyConverged is the default convergence predicate: the object's Ready
 // condition is True at its current generation.
-func ReadyConverged[S, T any](_ context.Context, _ store.Backend, obj *store.Object[S, T]) error {
+func ReadyConverged[S, T any](_ context.Context, _ kv.Backend, obj *store.Object[S, T]) error {
 	c, ok := conditions.Get(obj.Conditions, conditions.Ready)
 	switch {
 	case !ok:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Config describes the simulation of one reconciler. Run and Simulate take
@@ -53,7 +54,7 @@ type Config[S, T any] struct {
 	// primary objects (the secrets they reference, say), writing directly
 	// on b, without faults, before the controller starts; the reference
 	// run gets the same. An error fails the schedule.
-	Fixtures func(ctx context.Context, b store.Backend) error
+	Fixtures func(ctx context.Context, b kv.Backend) error
 
 	// Setup builds the reconciler of one incarnation of the controller
 	// process. It runs once at the start and again after every crash, with
@@ -68,7 +69,7 @@ type Config[S, T any] struct {
 	// else an error saying what differs. DiffConverged builds one from the
 	// diff package. Nil means: the object's Ready condition is True at its
 	// current generation.
-	Converged func(ctx context.Context, b store.Backend, obj *store.Object[S, T]) error
+	Converged func(ctx context.Context, b kv.Backend, obj *store.Object[S, T]) error
 	// Unreconcilable reports the objects that can never converge (for
 	// example one that references a missing secret). They are exempt from
 	// Converged, and must instead end with a Stalled condition that has a
@@ -84,7 +85,7 @@ type Config[S, T any] struct {
 	// w, a Writer for the primary kind as manager "competitor", directly on
 	// the store (no faults), and may use b for other kinds. Nil means no
 	// competing writes even when Faults.CompetingWrites is set.
-	Compete func(ctx context.Context, b store.Backend, w *store.Writer[S, T], name string, rng *rand.Rand) error
+	Compete func(ctx context.Context, b kv.Backend, w *store.Writer[S, T], name string, rng *rand.Rand) error
 
 	// Workers is the Loop's worker count. Default 1.
 	Workers int

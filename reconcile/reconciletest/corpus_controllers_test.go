@@ -16,6 +16,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The corpus's controllers. Each is written as an experienced
@@ -296,7 +297,7 @@ func twoKindsConfig() reconciletest.Config[setSpec, setStatus] {
 		return &twoKinds{uidNamed: uidNamed{sets: env.Store, setc: env.Cache, pods: pods, podc: podc, manager: env.Manager},
 			configs: configs, cfgc: cfgc}, nil
 	}
-	cfg.Converged = func(ctx context.Context, b store.Backend, s *set) error {
+	cfg.Converged = func(ctx context.Context, b kv.Backend, s *set) error {
 		if err := converged(ctx, b, s); err != nil {
 			return err
 		}
@@ -602,7 +603,7 @@ func finalizerConfig() reconciletest.Config[setSpec, setStatus] {
 		}
 		return &withFinalizer{sets: env.Store, setc: env.Cache, dns: fakeDNS{recs, env.Manager}, manager: env.Manager}, nil
 	}
-	cfg.Converged = func(ctx context.Context, b store.Backend, s *set) error {
+	cfg.Converged = func(ctx context.Context, b kv.Backend, s *set) error {
 		if err := reconciletest.ReadyConverged(ctx, b, s); err != nil {
 			return err
 		}
@@ -715,13 +716,13 @@ func observedGenConfig() reconciletest.Config[setSpec, genStatus] {
 			env.Go(g.Run)
 			return &observedGen{sets: env.Store, setc: env.Cache, pods: pods, podc: podc, manager: env.Manager}, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, s *genSet) error {
+		Converged: func(ctx context.Context, b kv.Backend, s *genSet) error {
 			if s.Status.ObservedGeneration != s.Meta.Generation || s.Status.Ready != s.Spec.Replicas {
 				return fmt.Errorf("status %+v at generation %d", s.Status, s.Meta.Generation)
 			}
 			return converged(ctx, b, &set{Meta: s.Meta, Spec: s.Spec, Conditions: []store.Condition{{Type: conditions.Ready, Status: store.ConditionTrue, ObservedGeneration: s.Meta.Generation}}})
 		},
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[setSpec, genStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[setSpec, genStatus], name string, rng *rand.Rand) error {
 			st, err := store.New[setSpec, genStatus](b, "Set")
 			if err != nil {
 				return err

@@ -20,6 +20,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The examples' controllers, whose module the root module cannot import,
@@ -103,7 +104,7 @@ func unreconcilableConfig() reconciletest.Config[secretAppSpec, secretAppStatus]
 			}
 			return &secretApp{Meta: store.Meta{Name: fmt.Sprintf("app%d", i)}, Spec: secretAppSpec{Image: "billing:1.4", SecretRef: ref}}
 		},
-		Fixtures: func(ctx context.Context, b store.Backend) error {
+		Fixtures: func(ctx context.Context, b kv.Backend) error {
 			st, err := store.New[secretSpec, struct{}](b, "Secret")
 			if err != nil {
 				return err
@@ -135,7 +136,7 @@ func unreconcilableConfig() reconciletest.Config[secretAppSpec, secretAppStatus]
 			}))
 			return &appReconciler{apps: appCache, secrets: secretCache, st: env.Store}, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, a *secretApp) error {
+		Converged: func(ctx context.Context, b kv.Backend, a *secretApp) error {
 			if err := reconciletest.ReadyConverged(ctx, b, a); err != nil {
 				return err
 			}
@@ -154,7 +155,7 @@ func unreconcilableConfig() reconciletest.Config[secretAppSpec, secretAppStatus]
 		},
 		Unreconcilable: func(a *secretApp) bool { return a.Spec.SecretRef == "missing" },
 		// A user rotates secrets and moves apps between them.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[secretAppSpec, secretAppStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[secretAppSpec, secretAppStatus], name string, rng *rand.Rand) error {
 			if rng.IntN(2) == 0 {
 				st, err := store.New[secretSpec, struct{}](b, "Secret")
 				if err != nil {
@@ -256,13 +257,13 @@ func fieldOwnersConfig(apply bool) func() reconciletest.Config[ownedSpec, struct
 			Setup: func(env *reconciletest.Env[ownedSpec, struct{}]) (reconcile.Reconciler[string], error) {
 				return &defaulter{manager: env.Manager, want: 3, apply: apply, st: env.Store, cache: env.Cache}, nil
 			},
-			Converged: func(_ context.Context, _ store.Backend, a *ownedApp) error {
+			Converged: func(_ context.Context, _ kv.Backend, a *ownedApp) error {
 				if a.Spec.Replicas == nil || *a.Spec.Replicas != 3 {
 					return fmt.Errorf("replicas %v, want 3", a.Spec.Replicas)
 				}
 				return nil
 			},
-			Compete: func(ctx context.Context, b store.Backend, w *store.Writer[ownedSpec, struct{}], name string, rng *rand.Rand) error {
+			Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[ownedSpec, struct{}], name string, rng *rand.Rand) error {
 				st, err := store.New[ownedSpec, struct{}](b, "App")
 				if err != nil {
 					return err

@@ -24,6 +24,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // examples/fleet: a Group wants N instances of an image; the controller
@@ -90,7 +91,7 @@ type Fleet struct {
 	st *store.Store[fleetSpec, struct{}]
 }
 
-func fleetOver(b store.Backend) (*Fleet, error) {
+func fleetOver(b kv.Backend) (*Fleet, error) {
 	st, err := store.New[fleetSpec, struct{}](b, fleetKind)
 	return &Fleet{st: st}, err
 }
@@ -180,7 +181,9 @@ func wantInstances(g *Group) []fleetInstance {
 // instancesMatch reports whether the fleet runs exactly the instances a
 // group should have: the controller's test for Ready and the demo's test
 // for convergence. It is groupDiff(g, observed).Empty() without building
-// the description, which at 100,000 groups is most of a check's cost.
+// the description, which at 100,000 groups is most of a check's cost, and
+// without building wantInstances: each observed instance must be a
+// distinct one of them, running the group's image.
 func instancesMatch(g *Group, observed []fleetInstance) bool {
 	n := g.Spec.Replicas
 	if len(observed) != n {
@@ -195,18 +198,28 @@ func instancesMatch(g *Group, observed []fleetInstance) bool {
 		return true
 	}
 	var seen uint64
-	for _, in := range observed {
-		if in.Group != g.Meta.Name || in.Image != g.Spec.Image || in.State != Running {
+	for i := range observed {
+		if !oneOfWanted(g, &observed[i], &seen) {
 			return false
 		}
-		rest, ok := strings.CutPrefix(in.Name, g.Meta.Name)
-		rest, ok2 := strings.CutPrefix(rest, "-")
-		i, ok := instanceIndex(rest, ok && ok2)
-		if !ok || i >= n || seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
 	}
+	return true
+}
+
+// oneOfWanted reports whether in is one of the instances g should have,
+// running its image, and not one of those in seen, which it adds in to.
+// g has at most 64 replicas.
+func oneOfWanted(g *Group, in *fleetInstance, seen *uint64) bool {
+	if in.Group != g.Meta.Name || in.Image != g.Spec.Image || in.State != Running {
+		return false
+	}
+	rest, ok := strings.CutPrefix(in.Name, g.Meta.Name)
+	rest, ok2 := strings.CutPrefix(rest, "-")
+	i, ok := instanceIndex(rest, ok && ok2)
+	if !ok || i >= g.Spec.Replicas || *seen&(1<<i) != 0 {
+		return false
+	}
+	*seen |= 1 << i
 	return true
 }
 
@@ -389,7 +402,7 @@ func fleetConfig() reconciletest.Config[GroupSpec, GroupStatus] {
 			env.Watch(reconcile.Keys(ctl.orphans))
 			return ctl, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, g *Group) error {
+		Converged: func(ctx context.Context, b kv.Backend, g *Group) error {
 			if err := reconciletest.ReadyConverged(ctx, b, g); err != nil {
 				return err
 			}
@@ -404,7 +417,7 @@ func fleetConfig() reconciletest.Config[GroupSpec, GroupStatus] {
 		},
 		// A user scales and upgrades groups; the fleet fails or loses an
 		// instance, or someone starts a stray one.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[GroupSpec, GroupStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[GroupSpec, GroupStatus], name string, rng *rand.Rand) error {
 			fleet, err := fleetOver(b)
 			if err != nil {
 				return err
@@ -473,7 +486,7 @@ func TestFleetControllerIsTheExample(t *testing.T) {
 	here, err := os.ReadFile("corpus_fleet_test.go")
 	require.NoError(t, err)
 	instance := regexp.MustCompile(`\bInstance\b`)
-	for _, sig := range []string{"func wantInstances(", "func instancesMatch(", "func instanceIndex(", "func (c *controller) wrote(",
+	for _, sig := range []string{"func wantInstances(", "func instancesMatch(", "func oneOfWanted(", "func instanceIndex(", "func (c *controller) wrote(",
 		"func (c *controller) Reconcile(", "func (c *controller) orphans(", "func (c *controller) create(", "func (c *controller) delete(", "func (c *controller) writeStatus("} {
 		assert.Equal(t, instance.ReplaceAllString(methodOf(t, string(ex), sig), "fleetInstance"), methodOf(t, string(here), sig),
 			"%s differs from examples/fleet/internal/demo/controller.go", sig)

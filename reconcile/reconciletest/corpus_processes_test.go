@@ -21,6 +21,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -443,7 +444,7 @@ func processesConfig() reconciletest.Config[ProcessSetSpec, ProcessSetStatus] {
 			env.Go(gcLoop.Run)
 			return &setController{sets: env.Cache, setSt: env.Store, insts: instCache, instSt: insts}, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, s *ProcessSet) error {
+		Converged: func(ctx context.Context, b kv.Backend, s *ProcessSet) error {
 			insts, err := store.New[InstanceSpec, InstanceStatus](b, "Instance")
 			if err != nil {
 				return err
@@ -483,7 +484,7 @@ func processesConfig() reconciletest.Config[ProcessSetSpec, ProcessSetStatus] {
 		Unreconcilable: func(s *ProcessSet) bool { return s.Spec.validate() != nil },
 		// A user scales sets and changes their commands; someone kill -9s a
 		// process.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[ProcessSetSpec, ProcessSetStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[ProcessSetSpec, ProcessSetStatus], name string, rng *rand.Rand) error {
 			if rng.IntN(3) == 0 {
 				procs, err := store.New[procSpec, struct{}](b, "Proc")
 				if err != nil {

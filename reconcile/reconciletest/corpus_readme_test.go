@@ -16,6 +16,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The README's whole controller (examples/readme/controller.go), whose
@@ -125,7 +126,7 @@ func readmeConfig() reconciletest.Config[AppSpec, AppStatus] {
 			env.Go(gcLoop.Run)
 			return &appController{apps: env.Cache, appSt: env.Store, replicas: replicaCache, repSt: replicas}, nil
 		},
-		Converged: func(ctx context.Context, b store.Backend, a *app) error {
+		Converged: func(ctx context.Context, b kv.Backend, a *app) error {
 			if err := reconciletest.ReadyConverged(ctx, b, a); err != nil {
 				return err
 			}
@@ -155,7 +156,7 @@ func readmeConfig() reconciletest.Config[AppSpec, AppStatus] {
 		},
 		Unreconcilable: func(a *app) bool { return a.Spec.Replicas < 0 || a.Spec.Replicas > 100 },
 		// A user scales and updates Apps; someone deletes a replica.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[AppSpec, AppStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[AppSpec, AppStatus], name string, rng *rand.Rand) error {
 			apps, err := store.New[AppSpec, AppStatus](b, "App")
 			if err != nil {
 				return err

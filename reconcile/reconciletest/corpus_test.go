@@ -56,6 +56,9 @@ var corpus = []corpusCase{
 	{"leader-elected, memory per term, GC under the same term", 180, runs(leaderMemoConfig)},
 	{"children read from their store, no cache", 180, runs(directConfig)},
 	{"apply only", 180, runs(applyOnlyConfig)},
+	{"children in another store (its own revisions and faults, no fence there)", 180, runs(func() reconciletest.Config[setSpec, setStatus] {
+		return otherStoreConfig(false)
+	})},
 }
 
 // TestCorpus runs every controller of the corpus through the default
@@ -91,6 +94,12 @@ type uidNamed struct {
 	pods    *store.Store[podSpec, podStatus]
 	podc    *cache.Cache[podSpec, podStatus]
 	manager string
+	// podCtx, when set, makes the ctx of the pod writes from the
+	// reconcile's (otherStore: no fence in the pods' store).
+	podCtx func(context.Context) context.Context
+	// setCtx, when set, makes the ctx of the set's status write (the
+	// zoo's fenceless bug).
+	setCtx func(context.Context) context.Context
 }
 
 func uidNamedConfig() reconciletest.Config[setSpec, setStatus] {
@@ -110,7 +119,15 @@ func uidNamedConfig() reconciletest.Config[setSpec, setStatus] {
 // a hint for its set, and with sweep, at every resync the owners of pods
 // whose set the cache misses are keys too (so their orphans are swept).
 func podCache(env *reconciletest.Env[setSpec, setStatus], sweep bool) (*store.Store[podSpec, podStatus], *cache.Cache[podSpec, podStatus], error) {
-	pods, err := reconciletest.NewStore[podSpec, podStatus](env.Process, "Pod")
+	return podCacheIn(env, sweep, reconciletest.NewStore[podSpec, podStatus])
+}
+
+// podCacheIn is podCache with the pods' store made by newStore: NewStore
+// for the process's store, NewOtherStore for the second one.
+func podCacheIn(env *reconciletest.Env[setSpec, setStatus], sweep bool,
+	newStore func(*reconciletest.Process, string, ...store.Option) (*store.Store[podSpec, podStatus], error),
+) (*store.Store[podSpec, podStatus], *cache.Cache[podSpec, podStatus], error) {
+	pods, err := newStore(env.Process, "Pod")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,6 +148,13 @@ func podCache(env *reconciletest.Env[setSpec, setStatus], sweep bool) (*store.St
 }
 
 func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
+	sctx, pctx := ctx, ctx
+	if r.podCtx != nil {
+		pctx = r.podCtx(ctx)
+	}
+	if r.setCtx != nil {
+		sctx = r.setCtx(ctx)
+	}
 	s, ok := r.setc.Get(name)
 	uid := ""
 	if ok && !s.Meta.DeletionRequested {
@@ -148,7 +172,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return reconcile.Result{}, err
 		}
-		_, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
+		_, err := w.Delete(pctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 			return reconcile.Result{}, err
 		}
@@ -171,13 +195,13 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		var err error
 		switch {
 		case !ok:
-			_, err = w.Create(ctx, &pod{Meta: store.Meta{Name: pn, Owners: []store.OwnerRef{
+			_, err = w.Create(pctx, &pod{Meta: store.Meta{Name: pn, Owners: []store.OwnerRef{
 				{Kind: "Set", Name: name, UID: uid, Controller: true}}}, Spec: podSpec{Image: s.Spec.Image}})
 			err = store.IgnoreAlreadyExists(err)
 		case p.Spec.Image != s.Spec.Image:
 			cp := *p
 			cp.Spec.Image = s.Spec.Image
-			_, err = w.Update(ctx, &cp)
+			_, err = w.Update(pctx, &cp)
 		default:
 			continue
 		}
@@ -187,7 +211,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		wrote = true
 	}
 	for _, p := range have {
-		if _, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
+		if _, err := w.Delete(pctx, p.Meta.Name, store.WithUID(p.Meta.UID)); store.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, err
 		}
 		wrote = true
@@ -196,7 +220,7 @@ func (r *uidNamed) Reconcile(ctx context.Context, name string) (reconcile.Result
 		return reconcile.Result{RequeueAfterWrite: true}, nil // observe what it made before it claims Ready
 	}
 	ready := store.Condition{Type: conditions.Ready, Status: store.ConditionTrue, Reason: "PodsRunning", ObservedGeneration: s.Meta.Generation}
-	_, err := r.sets.As(r.manager).ApplyStatus(ctx, name, map[string]any{"ready": s.Spec.Replicas},
+	_, err := r.sets.As(r.manager).ApplyStatus(sctx, name, map[string]any{"ready": s.Spec.Replicas},
 		[]store.Condition{ready}, store.WithGeneration(s.Meta.Generation))
 	return reconcile.Result{}, store.IgnoreNotFound(err)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The tests' domain: a Set asks for Replicas pods running Image; its
@@ -59,7 +60,7 @@ func newSet(i int, rng *rand.Rand) *set {
 // compete is the competing writer: a user who edits a set or notes
 // something in its status (a field the controller does not own), or
 // someone who kills a pod or changes its image behind the controller's back.
-func compete(ctx context.Context, b store.Backend, w *store.Writer[setSpec, setStatus], name string, rng *rand.Rand) error {
+func compete(ctx context.Context, b kv.Backend, w *store.Writer[setSpec, setStatus], name string, rng *rand.Rand) error {
 	sets, err := store.New[setSpec, setStatus](b, "Set")
 	if err != nil {
 		return err
@@ -111,9 +112,13 @@ func ownedPods(ctx context.Context, pods *store.Store[podSpec, podStatus], uid s
 
 // converged: Ready at the set's generation, and the set's pods in the store
 // run Replicas copies of Image, compared with diff.
-var converged = func() func(context.Context, store.Backend, *set) error {
-	pods := reconciletest.DiffConverged(func(ctx context.Context, b store.Backend, s *set) (want, got any, err error) {
-		st, err := store.New[podSpec, podStatus](b, "Pod")
+var converged = convergedIn(func(b kv.Backend) kv.Backend { return b })
+
+// convergedIn is converged with the pods in the store podsOf(b) returns
+// (reconciletest.OtherStore for pods in the second store).
+func convergedIn(podsOf func(kv.Backend) kv.Backend) func(context.Context, kv.Backend, *set) error {
+	pods := reconciletest.DiffConverged(func(ctx context.Context, b kv.Backend, s *set) (want, got any, err error) {
+		st, err := store.New[podSpec, podStatus](podsOf(b), "Pod")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -124,13 +129,13 @@ var converged = func() func(context.Context, store.Backend, *set) error {
 		slices.Sort(have)
 		return slices.Repeat([]string{s.Spec.Image}, s.Spec.Replicas), have, nil
 	})
-	return func(ctx context.Context, b store.Backend, s *set) error {
+	return func(ctx context.Context, b kv.Backend, s *set) error {
 		if err := reconciletest.ReadyConverged(ctx, b, s); err != nil {
 			return err
 		}
 		return pods(ctx, b, s)
 	}
-}()
+}
 
 func unreconcilable(s *set) bool { return s.Spec.Image == missingImage }
 

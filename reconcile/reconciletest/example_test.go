@@ -9,6 +9,7 @@ import (
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // A user's kind: a Greeting whose status must echo its spec.
@@ -53,14 +54,14 @@ func echoConfig() reconciletest.Config[greetingSpec, greetingStatus] {
 		Setup: func(env *reconciletest.Env[greetingSpec, greetingStatus]) (reconcile.Reconciler[string], error) {
 			return echo{cache: env.Cache, w: env.Store.As(env.Manager)}, nil
 		},
-		Converged: func(_ context.Context, _ store.Backend, g *greeting) error {
+		Converged: func(_ context.Context, _ kv.Backend, g *greeting) error {
 			if g.Status.Echo != g.Spec.Text {
 				return fmt.Errorf("status echoes %q, spec says %q", g.Status.Echo, g.Spec.Text)
 			}
 			return nil
 		},
 		// Another manager rewrites greetings now and then.
-		Compete: func(ctx context.Context, b store.Backend, w *store.Writer[greetingSpec, greetingStatus], name string, rng *rand.Rand) error {
+		Compete: func(ctx context.Context, b kv.Backend, w *store.Writer[greetingSpec, greetingStatus], name string, rng *rand.Rand) error {
 			st, err := store.New[greetingSpec, greetingStatus](b, "Greeting")
 			if err != nil {
 				return err

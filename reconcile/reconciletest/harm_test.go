@@ -66,7 +66,7 @@ func TestEveryViolationNamesAHarm(t *testing.T) {
 		cases = raceZoo()
 	}
 	for _, zc := range cases {
-		cfg := zooConfig(zc.bug, zc.finalizer)
+		cfg := zc.config(false)
 		for seed := range sweepSeeds(8) {
 			rep := reconciletest.Simulate(t, cfg, seed)
 			require.Len(t, rep.Harms, len(rep.Violations))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // childHistory is what the controller did to one child (an object of
@@ -58,7 +59,7 @@ func (w *world) liveOwner(name, uid string) bool {
 
 // recordChild follows one accepted write of the controller to a child.
 // It runs under txnMu, and takes w.mu.
-func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
+func (w *world) recordChild(prev kv.KeyValue, found bool, wr kv.Write) {
 	name, live, ok := w.childWriteOwner(prev, found, wr)
 	if !ok {
 		return
@@ -74,7 +75,7 @@ func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
 		h.owner = name
 	}
 	switch {
-	case wr.Kind == store.WriteDelete:
+	case wr.Kind == kv.WriteDelete:
 		if live {
 			h.liveDeletes++
 		}
@@ -90,13 +91,13 @@ func (w *world) recordChild(prev store.KV, found bool, wr store.Write) {
 // childWriteOwner names the owner of the child a write of the controller
 // deletes or puts (the previous value's, if any), and reports whether that
 // owner is live; ok is false for a write that is neither.
-func (w *world) childWriteOwner(prev store.KV, found bool, wr store.Write) (name string, live, ok bool) {
+func (w *world) childWriteOwner(prev kv.KeyValue, found bool, wr kv.Write) (name string, live, ok bool) {
 	var uid string
 	switch {
-	case wr.Kind == store.WriteDelete && found:
+	case wr.Kind == kv.WriteDelete && found:
 		name, uid = childOwner(prev.Value, w.kind)
 		return name, w.liveOwner(name, uid), true
-	case wr.Kind == store.WritePut:
+	case wr.Kind == kv.WritePut:
 		name, uid = childOwner(wr.Value, w.kind)
 		live = w.liveOwner(name, uid)
 		if found {
@@ -143,7 +144,7 @@ type fieldWrite struct {
 // lost-update check). prev is the key as it was before the write (found
 // false if it did not exist); controller says the controller's process made
 // the write, marked that its reconciler did. It runs under txnMu.
-func (w *world) recordWrite(prev store.KV, found bool, wr store.Write, controller, marked bool) {
+func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, controller, marked bool) {
 	if wr.Key == leaseKey {
 		return
 	}
@@ -155,7 +156,7 @@ func (w *world) recordWrite(prev store.KV, found bool, wr store.Write, controlle
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if wr.Kind != store.WritePut {
+	if wr.Kind != kv.WritePut {
 		delete(w.fields, wr.Key)
 		return
 	}
@@ -271,16 +272,18 @@ type leftChild struct {
 // owner is of the primary kind, by key.
 func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 	out := map[string]leftChild{}
-	l, err := w.mem.List(ctx, "", store.KVListOptions{})
-	if err != nil {
-		return out
-	}
-	for _, kv := range l.KVs {
-		if strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey {
+	for _, sp := range []*space{w.main, w.other} {
+		l, err := sp.mem.List(ctx, "", kv.ListOptions{})
+		if err != nil {
 			continue
 		}
-		if o, uid := childOwner(kv.Value, w.kind); o != "" {
-			out[kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+		for _, kv := range l.KVs {
+			if sp == w.main && (strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey) {
+				continue
+			}
+			if o, uid := childOwner(kv.Value, w.kind); o != "" {
+				out[sp.tag+kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+			}
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -31,9 +32,9 @@ func (r *rival) stop() {
 // the store no longer honours.
 func (w *world) loseLeadership(now time.Time) *rival {
 	ctx := context.Background()
-	if kv, err := w.raw.Get(ctx, leaseKey); err == nil {
-		_, _ = w.raw.Txn(ctx, []store.Cond{{Key: leaseKey, Target: store.ModRevision, Revision: kv.ModRevision}},
-			store.Write{Kind: store.WriteDelete, Key: leaseKey})
+	if kvp, err := w.raw.Get(ctx, leaseKey); err == nil {
+		_, _ = w.raw.Txn(ctx, []kv.Cond{{Key: leaseKey, Target: kv.ModRevision, Revision: kvp.ModRevision}},
+			kv.Write{Kind: kv.WriteDelete, Key: leaseKey})
 	}
 	el, err := lease.New(w.raw, leaseKey, "rival",
 		lease.WithTTL(leaseTTL), lease.WithRenewInterval(leaseRenew), lease.WithRetryPeriod(leaseRetry))

@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -22,7 +23,19 @@ type Process struct {
 	Incarnation int
 	// Backend is this process's view of the store, through which the
 	// harness injects faults. Build stores on it with NewStore.
-	Backend store.Backend
+	Backend kv.Backend
+	// Other is this process's view of a second store, for a controller
+	// whose children live in another store than its primary objects: a
+	// memstore of its own, with revisions unrelated to Backend's, seen
+	// through the same faults (gated writes that conflict, fail, lose their
+	// reply or crash the process; watch events dropped, duplicated,
+	// delayed, reordered; watches expired), time travel excepted. The
+	// lease lives in Backend's store, so a write to Other cannot carry the
+	// term's fence: write to it with store.WithoutFence(ctx), and make
+	// such writes idempotent or owned, since a deposed process may still
+	// make one (the harness does not fail a schedule for an unfenced write
+	// to Other). Build stores on it with NewOtherStore.
+	Other kv.Backend
 	// Rand is a random source seeded from the schedule and the incarnation,
 	// for reconcilers that need randomness and still want a seed to replay.
 	// It is not safe for concurrent use.
@@ -38,8 +51,8 @@ type Process struct {
 	caches []func(context.Context) error
 	goes   []func(context.Context) error // Go's functions
 	follow *follower
-	revs   []func() int64          // the caches' revisions
-	byPfx  map[string]func() int64 // the same, by the prefix each lists
+	revs   []spaceRev              // the caches' revisions, with their space
+	byPfx  map[string]func() int64 // the same, by the prefix each lists (tagged with its space)
 	done   chan struct{}
 
 	// Guarded by w.mu.
@@ -130,10 +143,17 @@ func (p *Process) kill() {
 	p.once.Do(func() { close(p.dead) })
 }
 
-// holds reports whether every cache of p holds revision rev.
-func (p *Process) holds(rev int64) bool {
+// spaceRev is the revision of one cache, and the space it follows.
+type spaceRev struct {
+	sp  *space
+	rev func() int64
+}
+
+// holds reports whether every cache of p over space sp holds revision
+// rev (the Loop compares a revision only with caches of its backend).
+func (p *Process) holds(sp *space, rev int64) bool {
 	for _, r := range p.revs {
-		if r() < rev {
+		if r.sp == sp && r.rev() < rev {
 			return false
 		}
 	}
@@ -168,6 +188,12 @@ func NewStore[S, T any](p *Process, kind string, opts ...store.Option) (*store.S
 	return store.New[S, T](p.Backend, kind, append([]store.Option{store.WithUIDs(p.w.nextUID)}, opts...)...)
 }
 
+// NewOtherStore returns a store of kind over p's faulty view of the second
+// store (Process.Other), as NewStore does over Backend.
+func NewOtherStore[S, T any](p *Process, kind string, opts ...store.Option) (*store.Store[S, T], error) {
+	return store.New[S, T](p.Other, kind, append([]store.Option{store.WithUIDs(p.w.nextUID)}, opts...)...)
+}
+
 // NewCache returns a cache over st that the harness runs for the life of
 // p, with a seeded relist backoff and a mutation detector that reports
 // modified cached objects as violations.
@@ -176,12 +202,16 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 	c := cache.New[S, T](st,
 		cache.WithRelistBackoff(pol),
 		cache.WithMutationDetector(func(err error) { p.w.violate(HarmContract, "cache of %s: %v", kindName(st), err) }))
+	sp := p.w.main
+	if st.Backend() == p.Other {
+		sp = p.w.other
+	}
 	p.caches = append(p.caches, c.Run)
-	p.revs = append(p.revs, c.Revision)
+	p.revs = append(p.revs, spaceRev{sp: sp, rev: c.Revision})
 	if p.byPfx == nil {
 		p.byPfx = map[string]func() int64{}
 	}
-	p.byPfx[st.Prefix()] = c.Revision
+	p.byPfx[sp.tag+st.Prefix()] = c.Revision
 	return c
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/steady-go/steady/shard"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -124,8 +125,8 @@ func firstFew(s []string) []string { return s[:min(len(s), 5)] }
 // are for. Watches already open keep delivering: a cut replica still
 // hears, it cannot act.
 type link struct {
-	store.Backend
-	note   func(id string, w store.Write, rev int64, err error)
+	kv.Backend
+	note   func(id string, w kv.Write, rev int64, err error)
 	id     string
 	mu     sync.Mutex
 	healed chan struct{} // non-nil while cut; closed when healed
@@ -163,21 +164,21 @@ func (l *link) pass(ctx context.Context) error {
 	return nil
 }
 
-func (l *link) Get(ctx context.Context, key string) (store.KV, error) {
+func (l *link) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if err := l.pass(ctx); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	return l.Backend.Get(ctx, key)
 }
 
-func (l *link) List(ctx context.Context, p string, o store.KVListOptions) (store.KVList, error) {
+func (l *link) List(ctx context.Context, p string, o kv.ListOptions) (kv.List, error) {
 	if err := l.pass(ctx); err != nil {
-		return store.KVList{}, err
+		return kv.List{}, err
 	}
 	return l.Backend.List(ctx, p, o)
 }
 
-func (l *link) Watch(ctx context.Context, p string, from int64) (<-chan store.KVEvent, error) {
+func (l *link) Watch(ctx context.Context, p string, from int64) (<-chan kv.Event, error) {
 	if err := l.pass(ctx); err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ type txnResult struct {
 	err error
 }
 
-func (l *link) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (l *link) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	ch := l.blocked()
 	if ch == nil {
 		rev, err := l.Backend.Txn(ctx, conds, w)
@@ -304,7 +305,7 @@ func (f *rfleet[S, T]) start() *rreplica {
 
 // noteWrite records a write of replica id the store accepted on an
 // object of the kind.
-func (f *rfleet[S, T]) noteWrite(id string, w store.Write, rev int64, err error) {
+func (f *rfleet[S, T]) noteWrite(id string, w kv.Write, rev int64, err error) {
 	if err != nil || strings.HasPrefix(w.Key, "_") {
 		return
 	}
@@ -378,7 +379,7 @@ func (f *rfleet[S, T]) step() {
 // staleWrites returns the accepted writes of a replica for a key whose
 // shard key, at that revision, named another holder or none: read from the
 // store's own history of shard keys, not from what the replicas believed.
-func (f *rfleet[S, T]) staleWrites(events []store.KVEvent) []string {
+func (f *rfleet[S, T]) staleWrites(events []kv.Event) []string {
 	var out []string
 	for _, w := range f.writes {
 		key := "_shards/apps/shard/" + fmt.Sprint(shard.Of(w.key, f.cfg.Shards))
@@ -391,7 +392,7 @@ func (f *rfleet[S, T]) staleWrites(events []store.KVEvent) []string {
 				continue
 			}
 			holder = ""
-			if ev.Type == store.KVPut {
+			if ev.Type == kv.EventPut {
 				var rec struct{ Holder string }
 				if err := json.Unmarshal(ev.KV.Value, &rec); err != nil {
 					f.t.Fatalf("shard key %s: %v", key, err)
@@ -438,7 +439,7 @@ func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []store.KVEvent
+	var events []kv.Event
 	var watched sync.WaitGroup
 	watched.Go(func() {
 		for ev := range evc {

@@ -21,14 +21,15 @@ import (
 // below rev. A listing by a cache below rev is served below rev too.
 type ryw struct {
 	p     *Process
+	sp    *space // the space written: rev is one of its revisions
 	rev   int64
 	owner string    // the prefix of the cache that receives the event at rev
 	until time.Time // the Loop stops waiting then (read-your-writes timeout)
 }
 
-// awaitWrite records that the Loop waits for p's caches to hold rev, the
-// revision of a write of key.
-func (w *world) awaitWrite(p *Process, key string, rev int64) {
+// awaitWrite records that the Loop waits for p's caches over space sp to
+// hold rev, the revision of a write of key (tagged with sp's tag).
+func (w *world) awaitWrite(p *Process, sp *space, key string, rev int64) {
 	owner := ""
 	for pfx := range p.byPfx {
 		if strings.HasPrefix(key, pfx) {
@@ -37,7 +38,7 @@ func (w *world) awaitWrite(p *Process, key string, rev int64) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ryws = append(w.ryws, ryw{p: p, rev: rev, owner: owner, until: time.Now().Add(readYourWritesCap)})
+	w.ryws = append(w.ryws, ryw{p: p, sp: sp, rev: rev, owner: owner, until: time.Now().Add(readYourWritesCap)})
 }
 
 // cacheRevs returns the revision of every cache of the current process, by
@@ -61,7 +62,7 @@ func (w *world) cacheRevs() map[string]int64 {
 func (w *world) settleRywsLocked(now time.Time) {
 	out := w.ryws[:0]
 	for _, r := range w.ryws {
-		if r.p.isDead() || !now.Before(r.until) || r.p.holds(r.rev) {
+		if r.p.isDead() || !now.Before(r.until) || r.p.holds(r.sp, r.rev) {
 			continue
 		}
 		out = append(out, r)
@@ -76,7 +77,7 @@ func (w *world) settleRywsLocked(now time.Time) {
 func (w *world) holdLocked(s *stream, revs map[string]int64) int64 {
 	var hold int64
 	for _, r := range w.ryws {
-		if r.p != s.p || s.sent >= r.rev || r.owner == "" || r.owner == s.prefix {
+		if r.p != s.p || r.sp != s.sp || s.sent >= r.rev || r.owner == "" || r.owner == s.prefix {
 			continue
 		}
 		if at, ok := revs[r.owner]; ok && at >= r.rev {
@@ -96,12 +97,12 @@ func (w *world) holdLocked(s *stream, revs map[string]int64) int64 {
 func (w *world) capLocked(s *stream, from, to int64, revs map[string]int64) int64 {
 	var done []int64
 	for _, r := range w.ryws {
-		if r.p != s.p || r.rev <= from || r.rev > to {
+		if r.p != s.p || r.sp != s.sp || r.rev <= from || r.rev > to {
 			continue
 		}
 		others := true
 		for pfx, at := range revs {
-			if pfx != s.prefix && at < r.rev {
+			if pfx != s.prefix && w.spaceOf(pfx) == r.sp && at < r.rev {
 				others = false
 			}
 		}
@@ -122,8 +123,8 @@ func (w *world) capLocked(s *stream, from, to int64, revs map[string]int64) int6
 // waits for a write this cache has not reached, the listing is served just
 // below that write (as a lagging replica would), and the watch that follows
 // brings the cache the rest under the holds above.
-func (w *world) listPin(p *Process, prefix string) int64 {
-	cur, ok := p.byPfx[prefix]
+func (w *world) listPin(p *Process, sp *space, prefix string) int64 {
+	cur, ok := p.byPfx[sp.tag+prefix]
 	if !ok {
 		return 0
 	}
@@ -132,11 +133,11 @@ func (w *world) listPin(p *Process, prefix string) int64 {
 	defer w.mu.Unlock()
 	var pin int64
 	for _, r := range w.ryws {
-		if r.p == p && r.rev > at && (pin == 0 || r.rev-1 < pin) {
+		if r.p == p && r.sp == sp && r.rev > at && (pin == 0 || r.rev-1 < pin) {
 			pin = r.rev - 1
 		}
 	}
-	if pin >= w.mem.Revision() {
+	if pin >= sp.mem.Revision() {
 		return 0
 	}
 	return pin

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,7 +138,8 @@ func startProcess[S, T any](w *world, cfg Config[S, T], n int, prefix string) (*
 	pctx, cancel := context.WithCancel(context.Background())
 	p := &Process{Incarnation: n, w: w, ctx: pctx, cancel: cancel,
 		dead: make(chan struct{}), done: make(chan struct{}), Rand: w.newRand()}
-	p.Backend = &procBackend{w: w, p: p, prefix: prefix}
+	p.Backend = &procBackend{w: w, p: p, prefix: prefix, sp: w.main}
+	p.Other = &procBackend{w: w, p: p, prefix: prefix, sp: w.other}
 	fail := func(err error) (*Process, error) {
 		cancel()
 		return nil, err
@@ -246,8 +248,13 @@ func (g *gated) Reconcile(ctx context.Context, key string) (reconcile.Result, er
 	}
 	rec := &reconcileRec{key: key}
 	res, err := g.r.Reconcile(context.WithValue(ctx, ctxKey{}, rec), key)
-	if key, rev := rec.last(); err == nil && (res.RequeueAfterWrite || res.Requeue) && res.RequeueAfter <= 0 && rev > 0 && !g.p.holds(rev) {
-		g.w.awaitWrite(g.p, key, rev)
+	if err == nil && (res.RequeueAfterWrite || res.Requeue) && res.RequeueAfter <= 0 {
+		// The Loop waits, in each space written, for that space's caches.
+		for _, last := range rec.last() {
+			if !g.p.holds(last.sp, last.rev) {
+				g.w.awaitWrite(g.p, last.sp, last.key, last.rev)
+			}
+		}
 	}
 	if err != nil && !errors.Is(err, errDead) {
 		g.w.mu.Lock()
@@ -288,9 +295,8 @@ type reconcileRec struct {
 	key string
 
 	mu       sync.Mutex
-	maxRev   int64  // the highest revision its writes got
-	maxKey   string // the key written at maxRev
-	attempts int    // writes attempted
+	maxes    []lastWrite // per space written: the highest revision its writes got there
+	attempts int         // writes attempted
 }
 
 // attempt counts a write attempt and returns its number, from 1.
@@ -301,19 +307,34 @@ func (r *reconcileRec) attempt() int {
 	return r.attempts
 }
 
-// wrote records a write of the reconcile.
-func (r *reconcileRec) wrote(key string, rev int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rev > r.maxRev {
-		r.maxRev, r.maxKey = rev, key
-	}
+// lastWrite is the last write of a reconcile to one space: the Loop waits
+// for that space's caches to hold it.
+type lastWrite struct {
+	sp  *space
+	key string // tagged with its space
+	rev int64
 }
 
-func (r *reconcileRec) last() (string, int64) {
+// wrote records a write of the reconcile to space sp.
+func (r *reconcileRec) wrote(sp *space, key string, rev int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.maxKey, r.maxRev
+	for i := range r.maxes {
+		if r.maxes[i].sp == sp {
+			if rev > r.maxes[i].rev {
+				r.maxes[i].rev, r.maxes[i].key = rev, key
+			}
+			return
+		}
+	}
+	r.maxes = append(r.maxes, lastWrite{sp: sp, key: key, rev: rev})
+}
+
+// last returns the last write of the reconcile to each space it wrote.
+func (r *reconcileRec) last() []lastWrite {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.maxes)
 }
 
 func recordOf(ctx context.Context) *reconcileRec {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // stream is one watch of the controller, delivered by the scheduler. The
@@ -20,12 +21,13 @@ import (
 // revision, whenever a stream has nothing pending.
 type stream struct {
 	p      *Process
-	prefix string
+	sp     *space
+	prefix string // the prefix watched, tagged with sp's tag
 	ctx    context.Context
-	feed   chan store.KVEvent
+	feed   chan kv.Event
 
 	// Guarded by w.mu.
-	pending     []store.KVEvent
+	pending     []kv.Event
 	sent        int64
 	pausedUntil time.Time
 	expireAt    time.Time // a stream that lost an event ends then
@@ -41,16 +43,18 @@ func compareStreams(a, b *stream) int {
 	return cmp.Compare(a.prefix, b.prefix)
 }
 
-// watch starts a stream of the changes under prefix after from.
-func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64) (<-chan store.KVEvent, error) {
+// watch starts a stream of the changes under prefix of space sp after
+// from.
+func (w *world) watch(ctx context.Context, p *Process, sp *space, prefix string, from int64) (<-chan kv.Event, error) {
 	ictx, cancel := context.WithCancel(ctx)
-	inner, err := w.mem.Watch(ictx, prefix, from)
+	inner, err := sp.mem.Watch(ictx, prefix, from)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	s := &stream{p: p, prefix: prefix, ctx: ctx, feed: make(chan store.KVEvent, 4), sent: from}
-	out := make(chan store.KVEvent, 8)
+	prefix = sp.tag + prefix
+	s := &stream{p: p, sp: sp, prefix: prefix, ctx: ctx, feed: make(chan kv.Event, 4), sent: from}
+	out := make(chan kv.Event, 8)
 	w.mu.Lock()
 	if p.lagged[prefix] {
 		delete(p.lagged, prefix)
@@ -95,7 +99,7 @@ func (w *world) watch(ctx context.Context, p *Process, prefix string, from int64
 }
 
 // send hands ev to s's watcher.
-func (s *stream) send(ev store.KVEvent) {
+func (s *stream) send(ev kv.Event) {
 	select {
 	case s.feed <- ev:
 	case <-s.ctx.Done():
@@ -120,7 +124,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 		to := w.capLocked(s, s.sent, ev.Revision-1, revs)
 		s.sent = to
 		w.mu.Unlock()
-		s.send(store.KVEvent{Progress: true, Revision: to})
+		s.send(kv.Event{Progress: true, Revision: to})
 		return
 	}
 	faults := w.faultsOn && ev.Err == nil && !s.again
@@ -144,7 +148,7 @@ func (w *world) deliver(s *stream, now time.Time) {
 
 // delayLocked draws whether s pauses before ev (a DelayEvents fault), and
 // pauses it if so.
-func (w *world) delayLocked(s *stream, ev store.KVEvent, now time.Time) bool {
+func (w *world) delayLocked(s *stream, ev kv.Event, now time.Time) bool {
 	if !w.chance(w.f.DelayEvents) {
 		return false
 	}
@@ -166,7 +170,7 @@ func (w *world) delayLocked(s *stream, ev store.KVEvent, now time.Time) bool {
 
 // dropLocked draws whether ev, taken off s, is lost (a DropEvents fault):
 // then s expires a while later, as a watch that missed an event does.
-func (w *world) dropLocked(s *stream, ev store.KVEvent, now time.Time) bool {
+func (w *world) dropLocked(s *stream, ev kv.Event, now time.Time) bool {
 	if !w.chance(w.f.DropEvents) {
 		return false
 	}
@@ -183,7 +187,7 @@ func (w *world) dropLocked(s *stream, ev store.KVEvent, now time.Time) bool {
 // passLocked readies ev, taken off s, for delivery: it draws whether it is
 // duplicated (put back for a step of its own) and whether s expires after
 // it, which it reports.
-func (w *world) passLocked(s *stream, ev store.KVEvent, faults bool) (expire bool) {
+func (w *world) passLocked(s *stream, ev kv.Event, faults bool) (expire bool) {
 	dup := faults && w.chance(w.f.DuplicateEvents)
 	expire = faults && w.chance(w.f.ExpireWatches)
 	s.sent = max(s.sent, ev.Revision)
@@ -198,7 +202,7 @@ func (w *world) passLocked(s *stream, ev store.KVEvent, faults bool) (expire boo
 		// its hint would race the worker taking the first one's.
 		w.rep.Faults["duplicate"]++
 		w.traceLocked("fault duplicate: %s revision %d", s.prefix, ev.Revision)
-		s.pending = append([]store.KVEvent{ev}, s.pending...)
+		s.pending = append([]kv.Event{ev}, s.pending...)
 		s.again = true
 	}
 	if ev.Err != nil {
@@ -208,7 +212,7 @@ func (w *world) passLocked(s *stream, ev store.KVEvent, faults bool) (expire boo
 }
 
 // primaryOf names the object an event is about, for disturbance counts.
-func primaryOf(s *stream, ev store.KVEvent) string {
+func primaryOf(s *stream, ev kv.Event) string {
 	if m, _, err := store.DecodeMeta(ev.Prev.Value); err == nil && len(ev.Prev.Value) > 0 {
 		return ownerOrSelf(m)
 	}
@@ -235,7 +239,7 @@ func (w *world) expire(s *stream) {
 		return
 	}
 	s.closed = true
-	ev := store.KVEvent{Revision: s.sent, Err: fmt.Errorf("%w: %w: watch of %q broken", store.ErrExpired, errInjected, s.prefix)}
+	ev := kv.Event{Revision: s.sent, Err: fmt.Errorf("%w: %w: watch of %q broken", store.ErrExpired, errInjected, s.prefix)}
 	w.traceLocked("expire %s at revision %d", s.prefix, s.sent)
 	w.mu.Unlock()
 	s.send(ev)
@@ -246,7 +250,7 @@ func (w *world) expire(s *stream) {
 // has nothing pending, so read-your-writes waits end. It reports whether it
 // did anything, so the scheduler lets that settle before its next decision.
 func (w *world) housekeep(now time.Time) bool {
-	rev := w.mem.Revision()
+	mainRev, otherRev := w.main.mem.Revision(), w.other.mem.Revision()
 	revs := w.cacheRevs()
 	w.mu.Lock()
 	type mark struct {
@@ -258,6 +262,10 @@ func (w *world) housekeep(now time.Time) bool {
 	w.streams = slices.DeleteFunc(w.streams, func(s *stream) bool { return s.closed || s.ctx.Err() != nil })
 	w.settleRywsLocked(now)
 	for _, s := range w.streams {
+		rev := mainRev
+		if s.sp == w.other {
+			rev = otherRev
+		}
 		switch {
 		case s.lost && !s.expireAt.IsZero() && !now.Before(s.expireAt):
 			expire = append(expire, s)
@@ -278,7 +286,7 @@ func (w *world) housekeep(now time.Time) bool {
 		w.expire(s)
 	}
 	for _, m := range progress {
-		m.s.send(store.KVEvent{Progress: true, Revision: m.rev})
+		m.s.send(kv.Event{Progress: true, Revision: m.rev})
 	}
 	return len(expire)+len(progress) > 0
 }

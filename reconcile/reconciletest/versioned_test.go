@@ -11,6 +11,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile/reconciletest"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // greetingSpecV1 is the Greeting's first version, still its storage
@@ -45,7 +46,7 @@ func TestVersionedKindServedAtAnotherVersionThanStored(t *testing.T) {
 	cfg := echoConfig()
 	cfg.Schedules = 20
 	cfg.StoreOptions = []store.Option{store.WithVersion("v2", vs)}
-	cfg.Compete = func(ctx context.Context, b store.Backend, w *store.Writer[greetingSpec, greetingStatus], name string, rng *rand.Rand) error {
+	cfg.Compete = func(ctx context.Context, b kv.Backend, w *store.Writer[greetingSpec, greetingStatus], name string, rng *rand.Rand) error {
 		// Another program, still serving v1, rewrites greetings now and then.
 		old, err := store.New[greetingSpecV1, greetingStatus](b, "Greeting", store.WithVersion("v1", vs))
 		if err != nil {
@@ -60,13 +61,13 @@ func TestVersionedKindServedAtAnotherVersionThanStored(t *testing.T) {
 		return err
 	}
 	echoed := cfg.Converged
-	cfg.Converged = func(ctx context.Context, b store.Backend, g *greeting) error {
-		kv, err := b.Get(ctx, "Greeting/"+g.Meta.Name)
+	cfg.Converged = func(ctx context.Context, b kv.Backend, g *greeting) error {
+		kvp, err := b.Get(ctx, "Greeting/"+g.Meta.Name)
 		if err != nil {
 			return err
 		}
 		var env struct{ Version string }
-		if err := json.Unmarshal(kv.Value, &env); err != nil || env.Version != "v1" {
+		if err := json.Unmarshal(kvp.Value, &env); err != nil || env.Version != "v1" {
 			return fmt.Errorf("stored at version %q (%v), want the storage version v1", env.Version, err)
 		}
 		return echoed(ctx, b, g)

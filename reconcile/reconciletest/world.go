@@ -32,6 +32,10 @@ type world struct {
 	start time.Time
 	mem   *memstore.Store
 	raw   *lockedBackend // the store without faults, for the harness's writers
+	// main is mem as a space; other is the second store (Process.Other),
+	// otherRaw that store without faults (OtherStore).
+	main, other *space
+	otherRaw    *lockedBackend
 
 	leadership    bool
 	reconcileTime time.Duration
@@ -101,8 +105,34 @@ func newWorld(seed uint64, f Faults) *world {
 		competed:    map[string]bool{},
 		unrecreated: map[string]bool{},
 	}
-	w.raw = &lockedBackend{w: w}
+	w.main = &space{mem: w.mem}
+	w.other = &space{mem: memstore.New(), tag: otherTag}
+	w.raw = &lockedBackend{w: w, sp: w.main}
+	w.otherRaw = &lockedBackend{w: w, sp: w.other}
 	return w
+}
+
+// space is one store of a schedule: the main one, which holds the primary
+// kind and the lease, or the other (Process.Other), a memstore of its own
+// whose revisions are unrelated to the main one's.
+type space struct {
+	mem *memstore.Store
+	// tag prefixes the keys of the space wherever the harness names them
+	// together with the other space's (traces, child histories, caches by
+	// prefix): "" for the main space.
+	tag string
+}
+
+// otherTag is the other space's tag: no key of the main space starts with
+// it (keys start with a kind).
+const otherTag = "other:"
+
+// spaceOf returns the space of a tagged key or prefix.
+func (w *world) spaceOf(tagged string) *space {
+	if strings.HasPrefix(tagged, otherTag) {
+		return w.other
+	}
+	return w.main
 }
 
 // newRand returns a source of its own for one consumer, so that consumers

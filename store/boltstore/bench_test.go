@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -26,10 +26,10 @@ import (
 // empty for one benchmark.
 var backends = []struct {
 	name string
-	open func(b *testing.B) store.Backend
+	open func(b *testing.B) kv.Backend
 }{
-	{"memstore", func(b *testing.B) store.Backend { return memstore.New() }},
-	{"boltstore", func(b *testing.B) store.Backend {
+	{"memstore", func(b *testing.B) kv.Backend { return memstore.New() }},
+	{"boltstore", func(b *testing.B) kv.Backend {
 		s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"))
 		if err != nil {
 			b.Fatal(err)
@@ -41,7 +41,7 @@ var backends = []struct {
 
 // seed writes n keys obj/NNNNNN of 100-byte values from 32 writers at once
 // (boltstore batches them), and list/NNN keys for the List benchmark.
-func seed(b *testing.B, s store.Backend, n int) {
+func seed(b *testing.B, s kv.Backend, n int) {
 	b.Helper()
 	ctx := context.Background()
 	v := make([]byte, 100)
@@ -53,7 +53,7 @@ func seed(b *testing.B, s store.Backend, n int) {
 				if i < 100 {
 					key = fmt.Sprintf("list/%03d", i)
 				}
-				if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: key, Value: v}); err != nil {
+				if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: v}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -78,7 +78,7 @@ func BenchmarkWrite(b *testing.B) {
 					wg.Go(func() {
 						for i := range tokens {
 							key := fmt.Sprintf("obj/%d/%03d", w, i%100)
-							if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: key, Value: v}); err != nil {
+							if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: v}); err != nil {
 								b.Error(err)
 							}
 						}
@@ -125,7 +125,7 @@ func BenchmarkList(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := s.List(ctx, "list/", store.KVListOptions{})
+				res, err := s.List(ctx, "list/", kv.ListOptions{})
 				if err != nil || len(res.KVs) != 100 {
 					b.Fatal(len(res.KVs), err)
 				}

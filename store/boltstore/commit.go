@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Group commit. A Txn queues a request and waits; the committer goroutine
@@ -31,14 +32,14 @@ const bboltMaxKeySize = 32768
 
 type request struct {
 	ctx   context.Context
-	conds []store.Cond
-	w     store.Write
+	conds []kv.Cond
+	w     kv.Write
 	rev   int64
 	err   error
 	done  chan struct{}
 }
 
-// Txn applies w if every cond holds, as store.Backend describes, and returns
+// Txn applies w if every cond holds, as kv.Backend describes, and returns
 // the new revision once the write is on disk. A Txn whose ctx ends while it
 // waits for the committer is not applied; once the committer has taken it,
 // Txn waits for the commit (one fsync) and reports its outcome whatever ctx
@@ -46,7 +47,7 @@ type request struct {
 // (bbolt's limit) give an error wrapping store.ErrInvalid. If the commit
 // itself fails (a disk error), every Txn of its batch gets the error and
 // none is applied.
-func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -69,9 +70,9 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int
 	return r.rev, r.err
 }
 
-// validate adds bbolt's key size limit to store.CheckTxn.
-func validate(conds []store.Cond, w store.Write) error {
-	if err := store.CheckTxn(conds, w); err != nil {
+// validate adds bbolt's key size limit to kv.CheckTxn.
+func validate(conds []kv.Cond, w kv.Write) error {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return fmt.Errorf("boltstore: %w", err)
 	}
 	if len(w.Key) > bboltMaxKeySize {
@@ -203,35 +204,35 @@ func (s *Store) commit(batch []*request) {
 var errNothingWritten = errors.New("nothing written")
 
 // apply checks conds and makes w at revision rev. res is the request's
-// outcome (nil, a *store.CondFailedError, ErrNotFound for the delete of an
+// outcome (nil, a *kv.CondFailedError, ErrNotFound for the delete of an
 // absent key, or a damaged record); fatal is an error of bbolt that aborts
 // the whole batch.
-func apply(kvs, log *bolt.Bucket, conds []store.Cond, w store.Write, rev int64) (res, fatal error) {
+func apply(kvs, log *bolt.Bucket, conds []kv.Cond, w kv.Write, rev int64) (res, fatal error) {
 	for i, c := range conds {
 		actual := int64(0)
 		if rec := kvs.Get([]byte(c.Key)); rec != nil {
-			kv, err := decodeKV([]byte(c.Key), rec)
+			kvp, err := decodeKV([]byte(c.Key), rec)
 			if err != nil {
 				return err, nil
 			}
-			actual = kv.ModRevision
-			if c.Target == store.CreateRevision {
-				actual = kv.CreateRevision
+			actual = kvp.ModRevision
+			if c.Target == kv.CreateRevision {
+				actual = kvp.CreateRevision
 			}
 		}
 		if actual != c.Revision {
-			return &store.CondFailedError{Index: i, Cond: c, Actual: actual}, nil
+			return &kv.CondFailedError{Index: i, Cond: c, Actual: actual}, nil
 		}
 	}
 	key := []byte(w.Key)
-	var prev store.KV
+	var prev kv.KeyValue
 	if rec := kvs.Get(key); rec != nil {
 		var err error
 		if prev, err = decodeKV(key, rec); err != nil {
 			return err, nil
 		}
 	}
-	if w.Kind == store.WriteDelete {
+	if w.Kind == kv.WriteDelete {
 		if prev.ModRevision == 0 {
 			return fmt.Errorf("boltstore: delete %q: %w", w.Key, store.ErrNotFound), nil
 		}

@@ -13,15 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // contents is what a file holds, as the Backend shows it.
 type contents struct {
 	rev     int64
-	live    []store.KV
-	history []store.KVEvent // revisions 2 to rev
+	live    []kv.KeyValue
+	history []kv.Event // revisions 2 to rev
 }
 
 // readContents reads everything s shows: the live keys (by List and by Get)
@@ -29,13 +29,13 @@ type contents struct {
 func readContents(t *testing.T, s *boltstore.Store) contents {
 	t.Helper()
 	c := contents{rev: s.Revision()}
-	res, err := s.List(t.Context(), "", store.KVListOptions{})
+	res, err := s.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
 	c.live = res.KVs
-	for _, kv := range c.live {
-		got, err := s.Get(t.Context(), kv.Key)
-		require.NoError(t, err, "Get(%q) finds a listed key", kv.Key)
-		require.Equal(t, kv, got)
+	for _, kvp := range c.live {
+		got, err := s.Get(t.Context(), kvp.Key)
+		require.NoError(t, err, "Get(%q) finds a listed key", kvp.Key)
+		require.Equal(t, kvp, got)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -63,7 +63,7 @@ func fixture(t *testing.T) (string, contents) {
 	for i := range 300 {
 		key := fmt.Sprintf("obj/%03d", rng.IntN(60))
 		if _, err := s.Get(t.Context(), key); err == nil && i%5 == 0 {
-			_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: key})
 			require.NoError(t, err)
 			continue
 		}

@@ -1,4 +1,4 @@
-// Package boltstore is a durable store.Backend in one file on one machine,
+// Package boltstore is a durable kv.Backend in one file on one machine,
 // built on bbolt (go.etcd.io/bbolt, etcd's own storage engine, pure Go). It
 // is for desired state that must survive a restart of the process where
 // there is no server to run: an edge box, a CI runner, a small internal

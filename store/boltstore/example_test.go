@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Desired state written before a restart is there after it, at the same
@@ -26,7 +27,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rev, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "groups/web", Value: []byte(`{"replicas":3}`)})
+	rev, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "groups/web", Value: []byte(`{"replicas":3}`)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -38,11 +39,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	kv, err := s.Get(ctx, "groups/web")
+	kvp, err := s.Get(ctx, "groups/web")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("after the restart: %s at revision %d\n", kv.Value, kv.ModRevision)
+	fmt.Printf("after the restart: %s at revision %d\n", kvp.Value, kvp.ModRevision)
 	_, err = boltstore.Open(path, boltstore.WithLockTimeout(0))
 	fmt.Println("a second opener:", err != nil)
 	// Output:

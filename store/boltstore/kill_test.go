@@ -20,6 +20,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
 var soak = flag.Int("soak", 0, "TestKill9: kill the writer this many times instead of 20 (a long soak: -soak 500)")
@@ -148,7 +149,7 @@ func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 	// The whole history, revision 2 to head.
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	history := map[int64]store.KVEvent{}
+	history := map[int64]kv.Event{}
 	if head > 1 {
 		ch, err := s.Watch(ctx, "", 1)
 		require.NoError(t, err)
@@ -168,32 +169,32 @@ func checkAfterKill(t *testing.T, path string, acks []ack) int64 {
 		require.True(t, ok, "acknowledged write at %d is in the history", a.rev)
 		require.Equal(t, a.key, ev.KV.Key, "acknowledged write at %d", a.rev)
 		if a.del {
-			require.Equal(t, store.KVDelete, ev.Type, "acknowledged delete at %d", a.rev)
+			require.Equal(t, kv.EventDelete, ev.Type, "acknowledged delete at %d", a.rev)
 		} else {
-			require.Equal(t, store.KVPut, ev.Type, "acknowledged put at %d", a.rev)
+			require.Equal(t, kv.EventPut, ev.Type, "acknowledged put at %d", a.rev)
 			require.Equal(t, a.value, string(ev.KV.Value), "acknowledged put at %d", a.rev)
 		}
 	}
 
 	// Replaying the history gives exactly the live keys.
-	want := map[string]store.KV{"init": {Key: "init", CreateRevision: 1, ModRevision: 1}}
+	want := map[string]kv.KeyValue{"init": {Key: "init", CreateRevision: 1, ModRevision: 1}}
 	for r := int64(2); r <= head; r++ {
 		ev := history[r]
-		if ev.Type == store.KVDelete {
+		if ev.Type == kv.EventDelete {
 			delete(want, ev.KV.Key)
 			continue
 		}
 		want[ev.KV.Key] = ev.KV
 	}
-	live, err := s.List(t.Context(), "", store.KVListOptions{})
+	live, err := s.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, head, live.Revision)
 	require.Len(t, live.KVs, len(want), "live keys = the replay of the history")
-	for _, kv := range live.KVs {
-		w := want[kv.Key]
-		require.Equal(t, w.ModRevision, kv.ModRevision, "key %q", kv.Key)
-		require.Equal(t, w.CreateRevision, kv.CreateRevision, "key %q", kv.Key)
-		require.Equal(t, string(w.Value), string(kv.Value), "key %q", kv.Key)
+	for _, kvp := range live.KVs {
+		w := want[kvp.Key]
+		require.Equal(t, w.ModRevision, kvp.ModRevision, "key %q", kvp.Key)
+		require.Equal(t, w.CreateRevision, kvp.CreateRevision, "key %q", kvp.Key)
+		require.Equal(t, string(w.Value), string(kvp.Value), "key %q", kvp.Key)
 	}
 	return head
 }
@@ -231,17 +232,17 @@ func TestKill9Child(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(g), uint64(round)))
 			for i := 0; ; i++ {
 				key := fmt.Sprintf("k/%d/%02d", g, rng.IntN(20))
-				cond := store.Cond{Key: key, Target: store.CreateRevision} // absent
-				kv, err := s.Get(ctx, key)
+				cond := kv.Cond{Key: key, Target: kv.CreateRevision} // absent
+				kvp, err := s.Get(ctx, key)
 				if err == nil {
-					cond = store.Cond{Key: key, Target: store.ModRevision, Revision: kv.ModRevision}
+					cond = kv.Cond{Key: key, Target: kv.ModRevision, Revision: kvp.ModRevision}
 				} else if !errors.Is(err, store.ErrNotFound) {
 					fmt.Fprintln(os.Stderr, "child:", err)
 					os.Exit(2)
 				}
 				if err == nil && rng.IntN(5) == 0 {
-					rev, err := s.Txn(ctx, []store.Cond{cond}, store.Write{Kind: store.WriteDelete, Key: key})
-					if errors.Is(err, store.ErrCondFailed) {
+					rev, err := s.Txn(ctx, []kv.Cond{cond}, kv.Write{Kind: kv.WriteDelete, Key: key})
+					if errors.Is(err, kv.ErrCondFailed) {
 						continue // not acknowledged; the parent expects nothing of it
 					}
 					if err != nil {
@@ -253,8 +254,8 @@ func TestKill9Child(t *testing.T) {
 				}
 				tag := fmt.Sprintf("r%d.g%d.%d.", round, g, i)
 				size := rng.IntN(6000) // some values overflow a 4 KiB page
-				rev, err := s.Txn(ctx, []store.Cond{cond}, store.Write{Kind: store.WritePut, Key: key, Value: []byte(childValue(tag, size))})
-				if errors.Is(err, store.ErrCondFailed) {
+				rev, err := s.Txn(ctx, []kv.Cond{cond}, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(childValue(tag, size))})
+				if errors.Is(err, kv.ErrCondFailed) {
 					continue
 				}
 				if err != nil {

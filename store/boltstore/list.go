@@ -11,9 +11,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
-// List returns a page of the keys under prefix, as store.Backend describes.
+// List returns a page of the keys under prefix, as kv.Backend describes.
 //
 // A page at the current revision is a scan of the keys in one read
 // transaction. A page pinned to an older revision R is the current keys with
@@ -22,15 +23,15 @@ import (
 // pass over the writes since R plus the page. A revision below the history
 // floor (compacted, or more than WithHistorySize writes old) gives an error
 // wrapping store.ErrExpired.
-func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if err := ctx.Err(); err != nil {
-		return store.KVList{}, err
+		return kv.List{}, err
 	}
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.KVList{}, fmt.Errorf("boltstore: list %q: negative limit %d or revision %d: %w",
+		return kv.List{}, fmt.Errorf("boltstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
-	var res store.KVList
+	var res kv.List
 	err := s.view(func(tx *bolt.Tx) error {
 		st, err := readState(tx)
 		if err != nil {
@@ -69,10 +70,10 @@ type page struct {
 	k, rec        []byte // the cursor's current key and record; k is nil at the end
 	// old holds, for each key in range written after the page's revision,
 	// its state then (the zero KV if it did not exist).
-	old map[string]store.KV
+	old map[string]kv.KeyValue
 	// gone lists, in key order, the keys that existed at the page's
 	// revision but do not exist now.
-	gone []store.KV
+	gone []kv.KeyValue
 }
 
 func (p *page) inRange(key string) bool {
@@ -82,7 +83,7 @@ func (p *page) inRange(key string) bool {
 // undo records the state at rev of the keys written after it, from the
 // history records rev+1 onwards. Their values alias the transaction's pages.
 func (p *page) undo(kvs, log *bolt.Bucket, rev int64) error {
-	p.old = make(map[string]store.KV)
+	p.old = make(map[string]kv.KeyValue)
 	c := log.Cursor()
 	for k, rec := c.Seek(revKey(rev + 1)); k != nil; k, rec = c.Next() {
 		key, ok := eventKey(rec)
@@ -104,7 +105,7 @@ func (p *page) undo(kvs, log *bolt.Bucket, rev int64) error {
 			p.gone = append(p.gone, ev.Prev)
 		}
 	}
-	slices.SortFunc(p.gone, func(a, b store.KV) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(p.gone, func(a, b kv.KeyValue) int { return strings.Compare(a.Key, b.Key) })
 	return nil
 }
 
@@ -118,18 +119,18 @@ func (p *page) seek() {
 
 // next returns the next key of the page in key order; ok is false at the
 // end. Its value aliases the transaction's pages.
-func (p *page) next() (kv store.KV, ok bool, err error) {
+func (p *page) next() (kvp kv.KeyValue, ok bool, err error) {
 	for {
 		k := p.k
 		if k != nil && !bytes.HasPrefix(k, []byte(p.prefix)) {
 			k = nil
 		}
 		if len(p.gone) > 0 && (k == nil || p.gone[0].Key < string(k)) {
-			kv, p.gone = p.gone[0], p.gone[1:]
-			return kv, true, nil
+			kvp, p.gone = p.gone[0], p.gone[1:]
+			return kvp, true, nil
 		}
 		if k == nil {
-			return store.KV{}, false, nil
+			return kv.KeyValue{}, false, nil
 		}
 		rec := p.rec
 		p.k, p.rec = p.cur.Next()
@@ -139,20 +140,20 @@ func (p *page) next() (kv store.KV, ok bool, err error) {
 			}
 			return old, true, nil
 		}
-		kv, err := decodeKV(k, rec)
-		return kv, err == nil, err
+		kvp, err := decodeKV(k, rec)
+		return kvp, err == nil, err
 	}
 }
 
 // collect reads the page, copying the values out of the transaction.
-func (p *page) collect(rev int64) (store.KVList, error) {
-	res := store.KVList{Revision: rev}
+func (p *page) collect(rev int64) (kv.List, error) {
+	res := kv.List{Revision: rev}
 	if p.limit > 0 {
-		res.KVs = make([]store.KV, 0, min(p.limit, 1024))
+		res.KVs = make([]kv.KeyValue, 0, min(p.limit, 1024))
 	}
 	p.seek()
 	for {
-		kv, ok, err := p.next()
+		kvp, ok, err := p.next()
 		if err != nil || !ok {
 			return res, err
 		}
@@ -160,8 +161,8 @@ func (p *page) collect(rev int64) (store.KVList, error) {
 			res.Continue = res.KVs[len(res.KVs)-1].Key
 			return res, nil
 		}
-		kv.Value = bytes.Clone(kv.Value)
-		res.KVs = append(res.KVs, kv)
+		kvp.Value = bytes.Clone(kvp.Value)
+		res.KVs = append(res.KVs, kvp)
 	}
 }
 

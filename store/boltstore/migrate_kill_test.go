@@ -15,6 +15,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The kind TestMigrateKill9 migrates: v2 renamed v1's image.
@@ -104,13 +105,13 @@ func TestMigrateKill9(t *testing.T) {
 	require.Less(t, p.Scanned, n, "and did not start over")
 	require.Positive(t, p.Migrated)
 
-	l, err := b.List(t.Context(), "Widget/", store.KVListOptions{})
+	l, err := b.List(t.Context(), "Widget/", kv.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, l.KVs, n)
-	for _, kv := range l.KVs {
+	for _, kvp := range l.KVs {
 		var env struct{ Version string }
-		require.NoError(t, json.Unmarshal(kv.Value, &env))
-		require.Equal(t, "v2", env.Version, "%s is at the storage version", kv.Key)
+		require.NoError(t, json.Unmarshal(kvp.Value, &env))
+		require.Equal(t, "v2", env.Version, "%s is at the storage version", kvp.Key)
 	}
 	for i := range n {
 		got, err := s2.Get(t.Context(), fmt.Sprintf("w%03d", i))

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The file holds three buckets:
@@ -99,17 +99,17 @@ func encodeKV(key []byte, create, mod int64, value []byte) []byte {
 
 // decodeKV decodes a kvs record. The Value aliases rec: the caller copies it
 // before the transaction ends.
-func decodeKV(key, rec []byte) (store.KV, error) {
+func decodeKV(key, rec []byte) (kv.KeyValue, error) {
 	if err := checkSum(bucketKVs, key, rec); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	d := decoder{b: rec[4:]}
-	kv := store.KV{Key: string(key), CreateRevision: d.int(), ModRevision: d.int()}
-	kv.Value = d.b
-	if d.bad || kv.CreateRevision < 1 || kv.ModRevision < kv.CreateRevision {
-		return store.KV{}, fmt.Errorf("%w: malformed record of key %q", ErrCorrupt, key)
+	kvp := kv.KeyValue{Key: string(key), CreateRevision: d.int(), ModRevision: d.int()}
+	kvp.Value = d.b
+	if d.bad || kvp.CreateRevision < 1 || kvp.ModRevision < kvp.CreateRevision {
+		return kv.KeyValue{}, fmt.Errorf("%w: malformed record of key %q", ErrCorrupt, key)
 	}
-	return kv, nil
+	return kvp, nil
 }
 
 // revKey is the log key of revision rev.
@@ -118,7 +118,7 @@ func revKey(rev int64) []byte { return binary.BigEndian.AppendUint64(make([]byte
 // encodeEvent returns the log record of a write at revision rev to key:
 // after is its state after the write (ignored for a delete) and prev the
 // state before (the zero KV for a create).
-func encodeEvent(rev int64, del bool, key string, create int64, value []byte, prev store.KV) []byte {
+func encodeEvent(rev int64, del bool, key string, create int64, value []byte, prev kv.KeyValue) []byte {
 	rec := make([]byte, 5, 5+5*binary.MaxVarintLen64+len(key)+len(value)+len(prev.Value))
 	if del {
 		rec[4] = 1
@@ -146,30 +146,30 @@ func eventKey(rec []byte) ([]byte, bool) {
 }
 
 // decodeEvent decodes the log record of revision rev. Its values alias rec.
-func decodeEvent(rev int64, rec []byte) (store.KVEvent, error) {
+func decodeEvent(rev int64, rec []byte) (kv.Event, error) {
 	if err := checkSum(bucketLog, revKey(rev), rec); err != nil {
-		return store.KVEvent{}, err
+		return kv.Event{}, err
 	}
 	if len(rec) < 5 || rec[4] > 1 {
-		return store.KVEvent{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
+		return kv.Event{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
 	}
 	d := decoder{b: rec[5:]}
 	key := string(d.bytes())
-	ev := store.KVEvent{Type: store.KVPut, Revision: rev}
-	ev.KV = store.KV{Key: key, CreateRevision: d.int(), Value: d.bytes(), ModRevision: rev}
+	ev := kv.Event{Type: kv.EventPut, Revision: rev}
+	ev.KV = kv.KeyValue{Key: key, CreateRevision: d.int(), Value: d.bytes(), ModRevision: rev}
 	ev.Prev.CreateRevision, ev.Prev.ModRevision = d.int(), d.int()
 	ev.Prev.Value = d.b
 	if ev.Prev.ModRevision != 0 {
 		ev.Prev.Key = key
 	}
 	if rec[4] == 1 {
-		ev.Type = store.KVDelete
+		ev.Type = kv.EventDelete
 		ev.KV.CreateRevision, ev.KV.Value = 0, nil
 	}
 	if d.bad || key == "" || ev.Prev.ModRevision >= rev ||
-		(ev.Type == store.KVPut && (ev.KV.CreateRevision < 1 || ev.KV.CreateRevision > rev)) ||
-		(ev.Type == store.KVDelete && ev.Prev.ModRevision == 0) {
-		return store.KVEvent{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
+		(ev.Type == kv.EventPut && (ev.KV.CreateRevision < 1 || ev.KV.CreateRevision > rev)) ||
+		(ev.Type == kv.EventDelete && ev.Prev.ModRevision == 0) {
+		return kv.Event{}, fmt.Errorf("%w: malformed history record of revision %d", ErrCorrupt, rev)
 	}
 	return ev, nil
 }

@@ -12,11 +12,12 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
-func put(t *testing.T, b store.Backend, key, value string) int64 {
+func put(t *testing.T, b kv.Backend, key, value string) int64 {
 	t.Helper()
-	rev, err := b.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+	rev, err := b.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 	require.NoError(t, err)
 	return rev
 }
@@ -31,7 +32,7 @@ func reopen(t *testing.T, s *boltstore.Store, opts ...boltstore.Option) *boltsto
 }
 
 // recv returns the next event of ch, failing the test if none comes.
-func recv(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
+func recv(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-ch:
@@ -39,11 +40,11 @@ func recv(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 		return ev
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "no watch event within 10s")
-		return store.KVEvent{}
+		return kv.Event{}
 	}
 }
 
-func nextChange(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
+func nextChange(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	for {
 		ev := recv(t, ch)
@@ -63,15 +64,15 @@ func TestRestartKeepsStateAndRevision(t *testing.T) {
 	for i := range 20 {
 		last = put(t, s, fmt.Sprintf("k/%02d", i%7), fmt.Sprintf("v%d", i))
 	}
-	_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: "k/03"})
+	_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: "k/03"})
 	require.NoError(t, err)
 	last++
-	before, err := s.List(t.Context(), "", store.KVListOptions{})
+	before, err := s.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
 
 	s = reopen(t, s)
 	require.Equal(t, last, s.Revision(), "the revision survives a restart")
-	after, err := s.List(t.Context(), "", store.KVListOptions{})
+	after, err := s.List(t.Context(), "", kv.ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, before, after, "every key, value and revision survives a restart")
 	require.Equal(t, last+1, put(t, s, "k/new", "x"), "revisions continue after a restart, never repeat")
@@ -96,7 +97,7 @@ func TestWatchResumesAcrossRestart(t *testing.T) {
 	ev = nextChange(t, ch)
 	require.Equal(t, r4, ev.Revision)
 	require.Equal(t, "2", string(ev.KV.Value))
-	require.Equal(t, store.KV{Key: "w/a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, ev.Prev,
+	require.Equal(t, kv.KeyValue{Key: "w/a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, ev.Prev,
 		"the history keeps the value before each write across a restart")
 	r5 := put(t, s, "w/c", "1")
 	require.Equal(t, r5, nextChange(t, ch).Revision, "then the live writes")
@@ -121,7 +122,7 @@ func TestHistoryIsCompactedInTheBackground(t *testing.T) {
 		synctest.Wait()
 
 		requireExpired(t, s, first)
-		_, err = s.List(t.Context(), "h/", store.KVListOptions{Revision: first})
+		_, err = s.List(t.Context(), "h/", kv.ListOptions{Revision: first})
 		require.ErrorIs(t, err, store.ErrExpired, "a List pinned to compacted history")
 
 		ch, err := s.Watch(t.Context(), "h/", last-10)
@@ -186,11 +187,11 @@ func TestCloseEndsWatches(t *testing.T) {
 	require.NoError(t, s.Close())
 	ev := recv(t, ch)
 	require.ErrorIs(t, ev.Err, boltstore.ErrClosed)
-	_, err = s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: "k", Value: nil})
+	_, err = s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: nil})
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 	_, err = s.Get(t.Context(), "k")
 	require.ErrorIs(t, err, boltstore.ErrClosed)
-	_, err = s.List(t.Context(), "", store.KVListOptions{})
+	_, err = s.List(t.Context(), "", kv.ListOptions{})
 	require.ErrorIs(t, err, boltstore.ErrClosed)
 	require.NoError(t, s.Close(), "Close is idempotent")
 }

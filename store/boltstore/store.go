@@ -12,6 +12,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ErrClosed is wrapped by the errors of calls on a Store after Close.
@@ -21,7 +22,7 @@ var ErrClosed = errors.New("boltstore: store is closed")
 // Store in this process) has the file open.
 var ErrLocked = errors.New("boltstore: file is locked by another process")
 
-// Store is a store.Backend on one bbolt file. Every acknowledged Txn is on
+// Store is a kv.Backend on one bbolt file. Every acknowledged Txn is on
 // disk (fsynced) before Txn returns; concurrent Txns share one commit and
 // one fsync. Revisions continue across restarts from the file's last one.
 //
@@ -52,7 +53,7 @@ type Store struct {
 	closeErr  error
 }
 
-var _ store.Backend = (*Store)(nil)
+var _ kv.Backend = (*Store)(nil)
 
 // Path returns the file the Store was opened on.
 func (s *Store) Path() string { return s.path }
@@ -82,14 +83,14 @@ func (s *Store) Close() error {
 
 // Get returns the current value of key, or an error wrapping
 // store.ErrNotFound.
-func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
+func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if err := ctx.Err(); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	if key == "" {
-		return store.KV{}, fmt.Errorf("boltstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("boltstore: get of an empty key: %w", store.ErrInvalid)
 	}
-	var kv store.KV
+	var kvp kv.KeyValue
 	err := s.view(func(tx *bolt.Tx) error {
 		k := []byte(key)
 		rec := tx.Bucket(bucketKVs).Get(k)
@@ -97,13 +98,13 @@ func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
 			return fmt.Errorf("boltstore: get %q: %w", key, store.ErrNotFound)
 		}
 		var err error
-		if kv, err = decodeKV(k, rec); err != nil {
+		if kvp, err = decodeKV(k, rec); err != nil {
 			return err
 		}
-		kv.Value = bytes.Clone(kv.Value)
+		kvp.Value = bytes.Clone(kvp.Value)
 		return nil
 	})
-	return kv, err
+	return kvp, err
 }
 
 // view runs fn in a read transaction, turning a closed database into

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 )
 
@@ -24,5 +24,5 @@ func open(t *testing.T, opts ...boltstore.Option) *boltstore.Store {
 // TestConformance runs the backend and typed suites, each subtest on a
 // file of its own.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Backend { return open(t) })
+	storetest.Run(t, func(t *testing.T) kv.Backend { return open(t) })
 }

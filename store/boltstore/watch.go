@@ -9,10 +9,11 @@ import (
 
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Watch streams the changes under prefix after fromRevision, as
-// store.Backend describes. fromRevision may predate the Open of this Store:
+// kv.Backend describes. fromRevision may predate the Open of this Store:
 // the file's history is the watch's backlog, so a watch resumes across a
 // restart as far back as the history reaches.
 //
@@ -30,7 +31,7 @@ import (
 // carrying the store revision whenever the store has moved past the last
 // revision it sent; a mark waiting for room in a full channel is replaced by
 // a newer one rather than queued.
-func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan kv.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		fromRevision = s.head.Load()
 	}
 	w := &watch{s: s, prefix: []byte(prefix)}
-	out := make(chan store.KVEvent, s.cfg.watchBuffer)
+	out := make(chan kv.Event, s.cfg.watchBuffer)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -69,7 +70,7 @@ func (w *watch) closed() error {
 // kvwatch.Reader describes; the channel it returns is closed by the next
 // commit. It scans at most 8×WithWatchBuffer records per transaction, so a
 // watch on a quiet prefix of a busy store keeps its transactions short too.
-func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	wake := w.s.changed()
 	var head int64
 	err := w.s.view(func(tx *bolt.Tx) error {

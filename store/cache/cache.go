@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 )
 
@@ -28,11 +29,12 @@ type ListWatcher[S, T any] interface {
 // leanSource is what a Cache calls instead of List and Watch when its
 // ListWatcher is a *store.Store itself: a listing that reuses the objects
 // the Cache holds at their stored revision instead of decoding them again
-// (Store.ListReusing), so a relist after the watch fell behind decodes only
+// (the Store's ListReusing), so a relist after the watch fell behind decodes only
 // what changed, and a watch that does not decode previous states
-// (Store.WatchWithoutPrev), which the Cache never reads. A wrapper of a
+// (its WatchWithoutPrev), which the Cache never reads. A wrapper of a
 // Store is not one, even if it embeds the Store: its List and Watch are
-// what it means the Cache to see, and the Cache calls them.
+// what it means the Cache to see, and the Cache calls them. A Store offers
+// them only to the project's packages, through internal/storeaccess.
 type leanSource[S, T any] interface {
 	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
 	WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan store.Event[S, T], error)
@@ -100,6 +102,7 @@ type Cache[S, T any] struct {
 
 	running  atomic.Bool
 	refilter refilterState         // see Refilter
+	prune    refilterState         // see Prune
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
 }
@@ -136,20 +139,21 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		c.detect = newMutationDetector[S, T]()
 	}
 	if st, ok := src.(*store.Store[S, T]); ok && st != nil {
-		c.lean = st
+		c.lean, _ = storeaccess.Of(st).(leanSource[S, T])
 	}
 	c.reuse = c.reused
 	c.refilter.init()
+	c.prune.init()
 	return c
 }
 
 // reused returns the object the Cache holds for name if it is at revision,
 // for a listing to use instead of decoding the stored value again; nil
-// otherwise.
+// otherwise. Only Run's goroutine lists, and only it changes c.items (apply
+// and replace), so it reads c.items without c.mu: a relist of n objects
+// takes no lock n times.
 func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
-	c.mu.RLock()
 	obj := c.items[name]
-	c.mu.RUnlock()
 	if obj != nil && obj.Meta.Revision == revision {
 		return obj
 	}
@@ -213,6 +217,11 @@ func (c *Cache[S, T]) Range(f func(name string) bool) {
 		}
 	}
 }
+
+// Source returns the ListWatcher the Cache lists and watches (New's src):
+// for a Cache over a typed Store, that Store, whose Backend says which
+// backend's revisions Revision counts.
+func (c *Cache[S, T]) Source() ListWatcher[S, T] { return c.src }
 
 // Revision returns the store revision the Cache reflects: every change up
 // to it has been applied. It is 0 before the first listing completes.

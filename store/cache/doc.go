@@ -53,10 +53,10 @@
 // # Sources
 //
 // A Cache reads from a ListWatcher, which *store.Store implements; tests and
-// fault injectors wrap one. It uses nothing but the store package's
-// exported API: when the ListWatcher is a *store.Store itself, it calls
-// the Store's ListReusing (the relist above) and WatchWithoutPrev (its
+// fault injectors wrap one. When the ListWatcher is a *store.Store itself,
+// it calls the Store's ListReusing (the relist above) and WatchWithoutPrev (its
 // handlers get the object it held, never Event.Prev, so the previous state
-// is not decoded) in place of List and Watch. A wrapper gets List and
-// Watch, and full events.
+// is not decoded) in place of List and Watch; a Store offers those two
+// only to the project's packages (internal/storeaccess). A wrapper gets
+// List and Watch, and full events.
 package cache

@@ -1,9 +1,16 @@
 package cache
 
-import "context"
+import (
+	"context"
+
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/store"
+)
 
 // RelistNow runs one periodic relist at once, as the relist timer does
-// after the watch has caught up: for BenchmarkRelist.
+// after the watch has caught up: for BenchmarkRelist. It lists on the
+// caller's goroutine, not Run's (see Cache.reused): call it only while
+// Run applies nothing.
 func (c *Cache[S, T]) RelistNow(ctx context.Context) error {
 	l, err := c.listAll(ctx)
 	if err != nil {
@@ -27,3 +34,14 @@ func (c *Cache[S, T]) Waiters() int {
 	defer c.mu.RUnlock()
 	return len(c.waiters)
 }
+
+// Lean returns st's ListReusing and WatchWithoutPrev, which a Cache over st
+// calls (through internal/storeaccess), for a test's wrapper to call.
+func Lean[S, T any](st *store.Store[S, T]) leanSource[S, T] {
+	l, _ := storeaccess.Of(st).(leanSource[S, T])
+	return l
+}
+
+// ApplyListing applies l as Run applies a listing, and returns the number
+// of changes it reported to the handlers.
+func (c *Cache[S, T]) ApplyListing(l *store.List[S, T]) int { return c.replace(l) }

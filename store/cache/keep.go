@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	"github.com/steady-go/steady/internal/guard"
@@ -24,7 +25,9 @@ import (
 // Like WithSelector, an object keep stops accepting leaves the Cache as a
 // deletion for the handlers, and one it starts accepting arrives as an
 // addition, but only once the Cache lists again: after keep's answer
-// changes, call Refilter, which lists at once. keep is called from the
+// changes, call Refilter, which lists at once; when it only narrowed (no
+// object it rejected before is accepted now), Prune drops the objects it
+// rejects from memory, with no listing. keep is called from the
 // Cache's goroutines on every listed key and watched write: it must be
 // fast, safe for concurrent use, and must not call the Cache. A keep that panics keeps the object (a
 // Cache holding too much is safe; one missing an object is not) and is
@@ -46,14 +49,86 @@ func (c *Cache[S, T]) Refilter(ctx context.Context) error {
 	if c.cfg.keep == nil {
 		return nil
 	}
-	r := &c.refilter
+	return c.refilter.ask(ctx)
+}
+
+// Prune drops, from memory and without listing, the objects WithKeep's
+// function rejects now, and returns once the handlers were told of each as
+// a deletion. It is Refilter for a keep whose answer only narrowed since the
+// last listing (a sharded replica let shards go): nothing the Cache lacks
+// can have become acceptable, so nothing need be read. Run's goroutine
+// does it (only it changes what the Cache holds), between watch events. A
+// Cache without WithKeep returns nil at once. It returns ctx's error if ctx
+// ends first, and ErrNotRunning once Run has returned.
+func (c *Cache[S, T]) Prune(ctx context.Context) error {
+	if c.cfg.keep == nil {
+		return nil
+	}
+	return c.prune.ask(ctx)
+}
+
+// pruneNow is Prune, on Run's goroutine.
+func (c *Cache[S, T]) pruneNow() {
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	// keep is called without c.mu (a panicking keep is reported to the
+	// error handler, which may read the Cache); c.items and c.quarantine
+	// change only under dispatch, held throughout.
+	c.mu.RLock()
+	names := make([]string, 0, len(c.items)+len(c.quarantine))
+	for name := range c.items {
+		names = append(names, name)
+	}
+	for name := range c.quarantine {
+		if c.items[name] == nil {
+			names = append(names, name)
+		}
+	}
+	c.mu.RUnlock()
+	var gone []string
+	for _, name := range names {
+		if !c.keeps(name) {
+			gone = append(gone, name)
+		}
+	}
+	c.mu.Lock()
+	var d diffs[S, T]
+	for _, name := range gone {
+		delete(c.quarantine, name)
+		if old := c.items[name]; old != nil {
+			d.deleted = append(d.deleted, change[S, T]{old, nil})
+		}
+	}
+	sortChanges(d.deleted)
+	for _, ch := range d.deleted {
+		name := ch.old.Meta.Name
+		delete(c.items, name)
+		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
+		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
+	}
+	if len(d.deleted) > len(c.items) {
+		c.items = maps.Collect(maps.All(c.items)) // see replace
+	}
+	c.mu.Unlock()
+	c.reportIndexPanics(d.panics)
+	c.reportMutations(d.mutated)
+	c.listing.Store(true) // as a listing's deletions are
+	for _, ch := range d.deleted {
+		c.notify(ch)
+	}
+	c.listing.Store(false)
+}
+
+// ask asks Run to serve one more call and waits until it did (nil), ctx
+// ended (ctx's error) or Run returned (ErrNotRunning).
+func (r *refilterState) ask(ctx context.Context) error {
 	r.mu.Lock()
 	r.want++
 	want := r.want
 	r.mu.Unlock()
 	select {
 	case r.nudge <- struct{}{}:
-	default: // a listing is already asked for
+	default: // already asked for
 	}
 	for {
 		r.mu.Lock()
@@ -73,7 +148,7 @@ func (c *Cache[S, T]) Refilter(ctx context.Context) error {
 	}
 }
 
-// refilterState is Refilter's handshake with Run: want counts the calls,
+// refilterState is Refilter's handshake with Run (and Prune's): want counts the calls,
 // done the last call a listing has served, wake is closed (and replaced)
 // whenever done moves or Run stops.
 type refilterState struct {

@@ -146,3 +146,59 @@ func (f *failingLists) List(ctx context.Context, o store.ListOptions) (*store.Li
 	}
 	return f.ListWatcher.List(ctx, o)
 }
+
+// Prune drops what keep rejects now from memory, with no listing (it works
+// while every listing fails): the objects that left reach the handlers as
+// deletions and leave the indexes. Without WithKeep it drops nothing, a
+// keep that panics keeps the object, and after Run returned it says so.
+func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		revs := map[string]int64{}
+		for _, name := range []string{"a", "b", "c"} {
+			revs[name], err = st.As("alice").Create(ctx, &cobj{Meta: store.Meta{Name: name, Labels: map[string]string{"team": "x"}}})
+			require.NoError(t, err)
+		}
+		var k keepSet
+		k.set("a", "b", "c")
+		fail := &failingLists{ListWatcher: st}
+		c := cache.New[cacheSpec, cacheStatus](fail, cache.WithKeep(k.keep))
+		require.NoError(t, c.AddLabelIndex("team"))
+		var rec recorder
+		c.AddHandler(rec.handle)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		rec.take()
+
+		fail.set(true)
+		k.set("b")
+		require.NoError(t, c.Prune(ctx))
+		require.Equal(t, []string{"b"}, c.Keys())
+		require.Len(t, c.ByLabel("team", "x"), 1)
+		require.Equal(t, []string{fmt.Sprintf("del a@%d", revs["a"]), fmt.Sprintf("del c@%d", revs["c"])}, rec.take())
+		require.NoError(t, c.Prune(ctx))
+		require.Empty(t, rec.take(), "nothing more to drop")
+		require.Zero(t, c.Relists(), "no listing")
+
+		require.NoError(t, cache.New[cacheSpec, cacheStatus](st).Prune(ctx), "no keep: nothing to drop, not even a running Cache")
+		k.set()
+		panicky := cache.New[cacheSpec, cacheStatus](st,
+			cache.WithKeep(func(name string) bool {
+				if name == "a" {
+					panic("keep bug")
+				}
+				return k.keep(name)
+			}),
+			cache.WithLogger(slog.New(slog.DiscardHandler)))
+		stopPanicky := startCache(t, panicky)
+		require.NoError(t, panicky.WaitForSync(ctx))
+		require.Equal(t, []string{"a"}, panicky.Keys())
+		require.NoError(t, panicky.Prune(ctx))
+		require.Equal(t, []string{"a"}, panicky.Keys(), "a keep that panics keeps the object")
+		stopPanicky()
+		require.ErrorIs(t, panicky.Prune(ctx), cache.ErrNotRunning)
+	})
+}

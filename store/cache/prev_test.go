@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -36,7 +37,7 @@ func (s *steppedSource) List(ctx context.Context, opts store.ListOptions) (*stor
 }
 
 func (s *steppedSource) ListReusing(ctx context.Context, opts store.ListOptions, reuse func(string, int64) *cobj) (*store.List[cacheSpec, cacheStatus], error) {
-	return s.src.ListReusing(ctx, opts, reuse)
+	return cache.Lean(s.src).ListReusing(ctx, opts, reuse)
 }
 
 func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
@@ -45,7 +46,7 @@ func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Eve
 
 func (s *steppedSource) WatchWithoutPrev(ctx context.Context, from int64, keep func(string) bool) (<-chan store.Event[cacheSpec, cacheStatus], error) {
 	return relayWatch(ctx, func(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {
-		return s.src.WatchWithoutPrev(ctx, from, keep)
+		return cache.Lean(s.src).WatchWithoutPrev(ctx, from, keep)
 	}, from, s.step)
 }
 
@@ -160,7 +161,7 @@ func prevDifferential(t *testing.T, seed uint64, steps int) {
 			if rnd.IntN(2) == 0 {
 				_, err = w.Purge(ctx, name, 0)
 			} else {
-				_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name,
+				_, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name,
 					Value: fmt.Appendf(nil, `{"metadata":{"kind":"Widget","name":%q,"uid":"raw-%d"},"spec":{"replicas":%d}}`, name, step, rnd.IntN(9))})
 			}
 		case errors.Is(err, store.ErrNotFound):
@@ -171,7 +172,7 @@ func prevDifferential(t *testing.T, seed uint64, steps int) {
 		case rnd.IntN(6) == 0:
 			_, err = w.Delete(ctx, name)
 		case rnd.IntN(8) == 0:
-			_, err = mem.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: st.Prefix() + name, Value: []byte(`{"spec":`)})
+			_, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + name, Value: []byte(`{"spec":`)})
 			poison[name] = true
 			counts.junk++
 		case rnd.IntN(3) == 0:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -69,7 +70,7 @@ func TestCacheQuarantinesPoisonValues(t *testing.T) {
 		_, err = w.Create(ctx, real)
 		require.NoError(t, err)
 		raw := func(key, v string) int64 {
-			rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(v)})
+			rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(v)})
 			require.NoError(t, err)
 			return rev
 		}

@@ -101,3 +101,38 @@ func TestRelistAfterExpiryDecodesOnlyChangedObjects(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// A listing that holds every cached object at its cached revision (a
+// relist after the watch fell behind, when nothing was deleted) reports no
+// change and allocates nothing, however many objects the Cache holds: it
+// builds no set of the listed names to find the missing ones. A listing
+// that leaves one out still deletes it.
+func TestUnchangedListingAllocatesNothingPerObject(t *testing.T) {
+	for _, n := range []int{100, 5000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				objs := make([]*cobj, n)
+				for i := range objs {
+					objs[i] = mkObj(fmt.Sprintf("o%05d", i), fmt.Sprint("u", i), int64(i+1), nil)
+				}
+				c := cache.New(newScripted(int64(n), objs...), cache.WithRelistPeriod(0), cache.WithMutationDetector(nil))
+				stop := startCache(t, c)
+				defer stop()
+				require.NoError(t, c.WaitForSync(t.Context()))
+				l := &store.List[cacheSpec, cacheStatus]{Items: c.List(nil), Revision: int64(n)}
+				allocs := testing.AllocsPerRun(10, func() {
+					if changes := c.ApplyListing(l); changes != 0 {
+						t.Fatalf("%d changes from an unchanged listing", changes)
+					}
+				})
+				require.Zero(t, allocs, "allocations per listing of %d unchanged objects", n)
+
+				l.Items = l.Items[1:]
+				require.Equal(t, 1, c.ApplyListing(l))
+				_, ok := c.Get("o00000")
+				require.False(t, ok, "the object the listing left out is deleted")
+				require.Equal(t, n-1, c.Len())
+			})
+		})
+	}
+}

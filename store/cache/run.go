@@ -29,6 +29,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer c.refilter.stop()
+	defer c.prune.stop()
 	var timer clock.Timer
 	failures := 0
 	for {
@@ -78,6 +79,7 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 // delivered anything, which resets the relist backoff.
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
 	asked, _ := c.refilter.asked()
+	pruneAsked, _ := c.prune.asked() // a listing prunes too
 	l, err := c.listAll(ctx)
 	if err != nil {
 		return false, fmt.Errorf("cache: list: %w", err)
@@ -85,6 +87,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	rev := l.Revision
 	c.replace(l)
 	c.refilter.served(asked)
+	c.prune.served(pruneAsked)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,6 +143,10 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
+		case <-c.prune.nudge:
+			want, _ := c.prune.asked()
+			c.pruneNow()
+			c.prune.served(want)
 		case <-c.refilter.nudge:
 			c.relistNow(ctx, &r)
 		}
@@ -351,12 +358,14 @@ func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.mu.Lock()
 	news := c.setQuarantineLocked(l.Undecodable)
 	var d diffs[S, T]
-	c.dropMissingLocked(l.Items, &d)
-	if len(d.deleted) > len(c.items) {
-		// Most of the Cache left (a replica let shards go, see WithKeep):
-		// a Go map keeps its buckets after deletes, so copy what is left
-		// into one sized for it.
-		c.items = maps.Collect(maps.All(c.items))
+	if !c.holdsAllLocked(l.Items) {
+		c.dropMissingLocked(l.Items, &d)
+		if len(d.deleted) > len(c.items) {
+			// Most of the Cache left (a replica let shards go, see WithKeep):
+			// a Go map keeps its buckets after deletes, so copy what is left
+			// into one sized for it.
+			c.items = maps.Collect(maps.All(c.items))
+		}
 	}
 	for _, obj := range l.Items {
 		c.putListedLocked(obj, &d)
@@ -399,6 +408,9 @@ type diffs[S, T any] struct {
 // setQuarantineLocked makes a listing's undecodable values the quarantine,
 // and returns those the Cache had not quarantined at that revision.
 func (c *Cache[S, T]) setQuarantineLocked(undecodable []*store.DecodeError) (news []*store.DecodeError) {
+	if len(undecodable) == 0 && len(c.quarantine) == 0 {
+		return nil
+	}
 	quarantine := make(map[string]*store.DecodeError, len(undecodable))
 	for _, e := range undecodable {
 		quarantine[e.Name] = e
@@ -408,6 +420,30 @@ func (c *Cache[S, T]) setQuarantineLocked(undecodable []*store.DecodeError) (new
 	}
 	c.quarantine = quarantine
 	return news
+}
+
+// holdsAllLocked reports whether items, a listing in name order, and the
+// quarantine it set hold every cached object, so that none is missing:
+// counted, it saves dropMissingLocked's set of every listed name (a relist
+// after the watch fell behind deletes nothing). Items out of order (a
+// ListWatcher that breaks List's contract) count as not holding all.
+func (c *Cache[S, T]) holdsAllLocked(items []*store.Object[S, T]) bool {
+	held := 0
+	for i, obj := range items {
+		if i > 0 && obj.Meta.Name <= items[i-1].Meta.Name {
+			return false
+		}
+		if c.items[obj.Meta.Name] != nil {
+			held++
+		}
+	}
+	for name := range c.quarantine {
+		_, listed := slices.BinarySearchFunc(items, name, func(o *store.Object[S, T], name string) int { return strings.Compare(o.Meta.Name, name) })
+		if !listed && c.items[name] != nil {
+			held++
+		}
+	}
+	return held == len(c.items)
 }
 
 // dropMissingLocked deletes, in name order, the cached objects the listing

@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -65,11 +66,11 @@ func TestSelectorHoldsOnlyMatchingObjects(t *testing.T) {
 
 // listCounting counts the keys a Backend's List returns.
 type listCounting struct {
-	store.Backend
+	kv.Backend
 	listed atomic.Int64
 }
 
-func (b *listCounting) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *listCounting) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	l, err := b.Backend.List(ctx, prefix, opts)
 	b.listed.Add(int64(len(l.KVs)))
 	return l, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -15,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Backend is a store.Backend on an etcd cluster. Every key lives under the
+// Backend is a kv.Backend on an etcd cluster. Every key lives under the
 // Backend's prefix in etcd, and the store revision is etcd's cluster-wide
 // revision. It is safe for concurrent use.
 type Backend struct {
@@ -53,7 +54,7 @@ const (
 // WithWatchLimits bounds what a watch holds for a reader that falls behind:
 // at most events events and bytes bytes of keys and values (default
 // DefaultWatchEvents and DefaultWatchBytes). Past either, the watch ends with
-// store.ErrExpired, as the store.Backend contract has it for a watcher too
+// store.ErrExpired, as the kv.Backend contract has it for a watcher too
 // slow to keep up. Both must be positive.
 func WithWatchLimits(events, bytes int) Option {
 	return func(b *Backend) { b.watchEvents, b.watchBytes = events, bytes }
@@ -107,8 +108,8 @@ func (b *Backend) Client() *clientv3.Client { return b.cli }
 // Prefix returns the etcd key prefix under which the Backend's keys live.
 func (b *Backend) Prefix() string { return b.prefix }
 
-func (b *Backend) kv(k *mvccpb.KeyValue) store.KV {
-	return store.KV{
+func (b *Backend) keyValue(k *mvccpb.KeyValue) kv.KeyValue {
+	return kv.KeyValue{
 		Key:            strings.TrimPrefix(string(k.Key), b.prefix),
 		Value:          k.Value,
 		CreateRevision: k.CreateRevision,
@@ -116,35 +117,35 @@ func (b *Backend) kv(k *mvccpb.KeyValue) store.KV {
 	}
 }
 
-// Get implements store.Backend.
-func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
+// Get implements kv.Backend.
+func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
-		return store.KV{}, fmt.Errorf("etcdstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("etcdstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()
 	resp, err := b.cli.Get(cctx, b.prefix+key)
 	if err != nil {
-		return store.KV{}, b.mapCallErr(ctx, cctx, err)
+		return kv.KeyValue{}, b.mapCallErr(ctx, cctx, err)
 	}
 	if len(resp.Kvs) == 0 {
-		return store.KV{}, fmt.Errorf("etcdstore: get %q: %w", key, store.ErrNotFound)
+		return kv.KeyValue{}, fmt.Errorf("etcdstore: get %q: %w", key, store.ErrNotFound)
 	}
-	return b.kv(resp.Kvs[0]), nil
+	return b.keyValue(resp.Kvs[0]), nil
 }
 
-// List implements store.Backend. Pages are served by etcd range reads pinned
+// List implements kv.Backend. Pages are served by etcd range reads pinned
 // to the first page's revision; a revision etcd has compacted gives
 // store.ErrExpired.
-func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.KVList{}, fmt.Errorf("etcdstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
+		return kv.List{}, fmt.Errorf("etcdstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	full := b.prefix + prefix
 	start := full
 	if opts.Continue != "" {
 		if !strings.HasPrefix(opts.Continue, prefix) {
-			return store.KVList{}, fmt.Errorf("etcdstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
+			return kv.List{}, fmt.Errorf("etcdstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
 		}
 		start = b.prefix + opts.Continue + "\x00"
 	}
@@ -159,14 +160,14 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 	defer cancel()
 	resp, err := b.cli.Get(cctx, start, ops...)
 	if err != nil {
-		return store.KVList{}, b.mapCallErr(ctx, cctx, err)
+		return kv.List{}, b.mapCallErr(ctx, cctx, err)
 	}
-	res := store.KVList{KVs: make([]store.KV, len(resp.Kvs)), Revision: resp.Header.Revision}
+	res := kv.List{KVs: make([]kv.KeyValue, len(resp.Kvs)), Revision: resp.Header.Revision}
 	if opts.Revision > 0 {
 		res.Revision = opts.Revision
 	}
 	for i, k := range resp.Kvs {
-		res.KVs[i] = b.kv(k)
+		res.KVs[i] = b.keyValue(k)
 	}
 	if resp.More && len(res.KVs) > 0 {
 		res.Continue = res.KVs[len(res.KVs)-1].Key
@@ -174,18 +175,18 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 	return res, nil
 }
 
-// Txn implements store.Backend with one etcd transaction: the conds become
+// Txn implements kv.Backend with one etcd transaction: the conds become
 // compares, the write is the Then branch, and the Else branch reads every
 // compared key so a failure can name the cond that failed.
-func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if err := store.CheckTxn(conds, w); err != nil {
+func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("etcdstore: %w", err)
 	}
 	cmps := make([]clientv3.Cmp, 0, len(conds)+1)
 	elses := make([]clientv3.Op, 0, len(conds)+1)
 	for _, c := range conds {
 		k := b.prefix + c.Key
-		if c.Target == store.ModRevision {
+		if c.Target == kv.ModRevision {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", c.Revision))
 		} else {
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", c.Revision))
@@ -193,7 +194,7 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 		elses = append(elses, clientv3.OpGet(k, clientv3.WithKeysOnly()))
 	}
 	then := clientv3.OpPut(b.prefix+w.Key, string(w.Value))
-	if w.Kind == store.WriteDelete {
+	if w.Kind == kv.WriteDelete {
 		// Deleting an absent key is ErrNotFound, and must not be a no-op
 		// commit: require that the key exists.
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(b.prefix+w.Key), ">", 0))
@@ -211,23 +212,23 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	for i, c := range conds {
 		var actual int64
 		if kvs := resp.Responses[i].GetResponseRange().GetKvs(); len(kvs) > 0 {
-			if c.Target == store.ModRevision {
+			if c.Target == kv.ModRevision {
 				actual = kvs[0].ModRevision
 			} else {
 				actual = kvs[0].CreateRevision
 			}
 		}
 		if actual != c.Revision {
-			return 0, &store.CondFailedError{Index: i, Cond: c, Actual: actual}
+			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
 		}
 	}
 	// Every user cond held when read back, so the implicit existence check of
 	// a delete failed (or a cond changed between the compare and the read,
 	// which the caller cannot act on differently from a conflict).
-	if w.Kind == store.WriteDelete {
+	if w.Kind == kv.WriteDelete {
 		return 0, fmt.Errorf("etcdstore: delete %q: %w", w.Key, store.ErrNotFound)
 	}
-	return 0, fmt.Errorf("etcdstore: txn on %q failed its preconditions: %w", w.Key, store.ErrCondFailed)
+	return 0, fmt.Errorf("etcdstore: txn on %q failed its preconditions: %w", w.Key, kv.ErrCondFailed)
 }
 
 // Compact discards etcd's history before rev (store/storetest.Compactor).

@@ -10,6 +10,7 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
@@ -39,9 +40,9 @@ func newBackendOn(t *testing.T, cli *clientv3.Client) *etcdstore.Backend {
 	return b
 }
 
-func put(t *testing.T, b store.Backend, key, val string) int64 {
+func put(t *testing.T, b kv.Backend, key, val string) int64 {
 	t.Helper()
-	rev, err := b.Txn(context.Background(), nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(val)})
+	rev, err := b.Txn(context.Background(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(val)})
 	require.NoError(t, err)
 	return rev
 }
@@ -55,33 +56,33 @@ func TestBackendBasics(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	r1 := put(t, b, "a", "1")
-	kv, err := b.Get(ctx, "a")
+	kvp, err := b.Get(ctx, "a")
 	require.NoError(t, err)
-	require.Equal(t, store.KV{Key: "a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, kv)
+	require.Equal(t, kv.KeyValue{Key: "a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, kvp)
 
 	// A create cond on an existing key fails and names the cond.
-	_, err = b.Txn(ctx, []store.Cond{{Key: "a", Target: store.CreateRevision}}, store.Write{Kind: store.WritePut, Key: "a", Value: []byte("2")})
-	var cf *store.CondFailedError
+	_, err = b.Txn(ctx, []kv.Cond{{Key: "a", Target: kv.CreateRevision}}, kv.Write{Kind: kv.WritePut, Key: "a", Value: []byte("2")})
+	var cf *kv.CondFailedError
 	require.ErrorAs(t, err, &cf)
 	require.Equal(t, 0, cf.Index)
 	require.Equal(t, r1, cf.Actual)
-	require.ErrorIs(t, err, store.ErrCondFailed)
+	require.ErrorIs(t, err, kv.ErrCondFailed)
 
 	// An update cond on the right revision advances the revision by one.
-	r2, err := b.Txn(ctx, []store.Cond{{Key: "a", Target: store.ModRevision, Revision: r1}}, store.Write{Kind: store.WritePut, Key: "a", Value: []byte("2")})
+	r2, err := b.Txn(ctx, []kv.Cond{{Key: "a", Target: kv.ModRevision, Revision: r1}}, kv.Write{Kind: kv.WritePut, Key: "a", Value: []byte("2")})
 	require.NoError(t, err)
 	require.Equal(t, r1+1, r2)
 
 	// Deleting an absent key is ErrNotFound and writes nothing.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "nope"})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "nope"})
 	require.ErrorIs(t, err, store.ErrNotFound)
 	r3 := put(t, b, "b", "x")
 	require.Equal(t, r2+1, r3)
 
 	// Oversized values never reach etcd.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "big", Value: make([]byte, store.MaxValueSize+1)})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "big", Value: make([]byte, kv.MaxValueSize+1)})
 	require.ErrorIs(t, err, store.ErrTooLarge)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "max", Value: make([]byte, store.MaxValueSize)})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "max", Value: make([]byte, kv.MaxValueSize)})
 	require.NoError(t, err)
 }
 
@@ -95,20 +96,20 @@ func TestListPaginatesAtOneRevision(t *testing.T) {
 	put(t, b, "other", "v")
 
 	var got []string
-	opts := store.KVListOptions{Limit: 10}
+	opts := kv.ListOptions{Limit: 10}
 	first, err := b.List(ctx, "k/", opts)
 	require.NoError(t, err)
 	page := first
 	for {
-		for _, kv := range page.KVs {
-			got = append(got, kv.Key)
+		for _, kvp := range page.KVs {
+			got = append(got, kvp.Key)
 		}
 		if page.Continue == "" {
 			break
 		}
 		// Writes between pages do not show up in this listing.
 		put(t, b, "k/99-late", "v")
-		page, err = b.List(ctx, "k/", store.KVListOptions{Limit: 10, Continue: page.Continue, Revision: first.Revision})
+		page, err = b.List(ctx, "k/", kv.ListOptions{Limit: 10, Continue: page.Continue, Revision: first.Revision})
 		require.NoError(t, err)
 		require.Equal(t, first.Revision, page.Revision)
 	}
@@ -127,7 +128,7 @@ func TestCompactionExpiresWatchAndList(t *testing.T) {
 	_, err := b.Client().Compact(ctx, r3)
 	require.NoError(t, err)
 
-	_, err = b.List(ctx, "", store.KVListOptions{Revision: r1})
+	_, err = b.List(ctx, "", kv.ListOptions{Revision: r1})
 	require.ErrorIs(t, err, store.ErrExpired)
 
 	wctx, cancel := context.WithCancel(ctx)
@@ -161,7 +162,7 @@ func TestWatchSurvivesMemberRestart(t *testing.T) {
 	c.members[0] = e
 	for i := n / 2; i < n; i++ {
 		require.Eventually(t, func() bool {
-			_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("k/%d", i), Value: []byte("v")})
+			_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", i), Value: []byte("v")})
 			return err == nil
 		}, 20*time.Second, 20*time.Millisecond)
 	}

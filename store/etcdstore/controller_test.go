@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -41,21 +42,21 @@ type (
 
 // countingBackend counts what a controller asks of etcd, at the Backend.
 type countingBackend struct {
-	store.Backend
+	kv.Backend
 	gets, lists, txns atomic.Int64
 }
 
-func (c *countingBackend) Get(ctx context.Context, key string) (store.KV, error) {
+func (c *countingBackend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	c.gets.Add(1)
 	return c.Backend.Get(ctx, key)
 }
 
-func (c *countingBackend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (c *countingBackend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	c.lists.Add(1)
 	return c.Backend.List(ctx, prefix, opts)
 }
 
-func (c *countingBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (c *countingBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	c.txns.Add(1)
 	return c.Backend.Txn(ctx, conds, w)
 }

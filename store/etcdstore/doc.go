@@ -1,14 +1,14 @@
 // Package etcdstore runs steady on etcd, the store Kubernetes itself
 // reconciles against, for controllers that outgrow one process.
 //
-// Backend implements store.Backend over an etcd client: keys live under a
+// Backend implements kv.Backend over an etcd client: keys live under a
 // configurable prefix, a Txn is one etcd transaction (creates compare
 // create_revision == 0, updates and deletes compare mod_revision, and a
 // leadership fence is one more compare on the election key), List pages are
 // range reads pinned to one revision, and Watch resumes from a revision with
 // previous values and progress notifications. A compaction surfaces as
 // store.ErrExpired, which makes the informer cache relist. Values over
-// store.MaxValueSize are refused before they reach etcd. Every call to etcd
+// kv.MaxValueSize are refused before they reach etcd. Every call to etcd
 // is bounded by a call timeout (WithCallTimeout, DefaultCallTimeout 15 s)
 // even when the caller's ctx has no deadline: without quorum, or with no
 // member reachable, it fails with store.ErrUnavailable instead of waiting

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ func TestElectorOneLeaderAndHandover(t *testing.T) {
 
 	// a writes fenced; then steps down and b takes over at once (the lease is
 	// revoked, nobody waits out the TTL).
-	_, err = b.Txn(ctx, []store.Cond{fenceA.Cond()}, store.Write{Kind: store.WritePut, Key: "x", Value: []byte("a")})
+	_, err = b.Txn(ctx, []kv.Cond{kv.Cond{Key: fenceA.Key, Target: kv.CreateRevision, Revision: fenceA.Revision}}, kv.Write{Kind: kv.WritePut, Key: "x", Value: []byte("a")})
 	require.NoError(t, err)
 	stepDown := time.Now()
 	acancel()
@@ -61,13 +62,13 @@ func TestElectorOneLeaderAndHandover(t *testing.T) {
 	require.NotEqual(t, fenceA, w.fence)
 
 	// a's stale fence is refused by etcd itself; b's passes.
-	_, err = b.Txn(ctx, []store.Cond{fenceA.Cond()}, store.Write{Kind: store.WritePut, Key: "x", Value: []byte("stale")})
-	require.ErrorIs(t, err, store.ErrCondFailed)
-	_, err = b.Txn(ctx, []store.Cond{w.fence.Cond()}, store.Write{Kind: store.WritePut, Key: "x", Value: []byte("b")})
+	_, err = b.Txn(ctx, []kv.Cond{kv.Cond{Key: fenceA.Key, Target: kv.CreateRevision, Revision: fenceA.Revision}}, kv.Write{Kind: kv.WritePut, Key: "x", Value: []byte("stale")})
+	require.ErrorIs(t, err, kv.ErrCondFailed)
+	_, err = b.Txn(ctx, []kv.Cond{kv.Cond{Key: w.fence.Key, Target: kv.CreateRevision, Revision: w.fence.Revision}}, kv.Write{Kind: kv.WritePut, Key: "x", Value: []byte("b")})
 	require.NoError(t, err)
-	kv, err := b.Get(ctx, "x")
+	kvp, err := b.Get(ctx, "x")
 	require.NoError(t, err)
-	require.Equal(t, "b", string(kv.Value))
+	require.Equal(t, "b", string(kvp.Value))
 }
 
 func TestElectorTermEndsWhenEtcdIsGone(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestKeySpacesAreSeparated(t *testing.T) {
 		put(t, staging, "Widget/web", "staging")
 		put(t, app, "Widget/web", "app")
 
-		res, err := app.List(ctx, "", store.KVListOptions{})
+		res, err := app.List(ctx, "", kv.ListOptions{})
 		require.NoError(t, err)
 		require.Len(t, res.KVs, 1, "the app Backend lists only its own key, not %q", "/app-staging/Widget/web")
 		require.Equal(t, "app", string(res.KVs[0].Value))

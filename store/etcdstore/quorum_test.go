@@ -10,6 +10,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // TestCallsWithoutQuorumEndUnavailable: with two of three members gone, the
@@ -33,9 +34,9 @@ func TestCallsWithoutQuorumEndUnavailable(t *testing.T) {
 
 	calls := map[string]func(ctx context.Context) error{
 		"Get":  func(ctx context.Context) error { _, err := b.Get(ctx, "k"); return err },
-		"List": func(ctx context.Context) error { _, err := b.List(ctx, "", store.KVListOptions{}); return err },
+		"List": func(ctx context.Context) error { _, err := b.List(ctx, "", kv.ListOptions{}); return err },
 		"Txn": func(ctx context.Context) error {
-			_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "k", Value: []byte("w")})
+			_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("w")})
 			return err
 		},
 	}

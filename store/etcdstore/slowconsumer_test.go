@@ -12,6 +12,7 @@ import (
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 	"github.com/stretchr/testify/require"
 )
@@ -35,9 +36,9 @@ func TestStalledWatchIsBoundedAndExpires(t *testing.T) {
 	ctx := context.Background()
 	const n, size = 3000, 8 << 10
 	value := bytes.Repeat([]byte("x"), size)
-	write := func(b store.Backend, prefix string) {
+	write := func(b kv.Backend, prefix string) {
 		for i := range n {
-			_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("%sk%d", prefix, i%100), Value: value})
+			_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("%sk%d", prefix, i%100), Value: value})
 			require.NoError(t, err)
 		}
 	}
@@ -64,7 +65,7 @@ func TestStalledWatchIsBoundedAndExpires(t *testing.T) {
 	require.Less(t, extra, int64(16<<20), "a stalled watch holds at most its limits, not every event")
 
 	got := 0
-	var last store.KVEvent
+	var last kv.Event
 	for ev := range events {
 		last = ev
 		if ev.Err == nil && !ev.Progress {

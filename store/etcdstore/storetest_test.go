@@ -3,7 +3,7 @@ package etcdstore_test
 import (
 	"testing"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 )
 
@@ -13,6 +13,6 @@ import (
 func TestConformance(t *testing.T) {
 	c := startCluster(t, 1)
 	cli := c.client()
-	newBackend := func(t *testing.T) store.Backend { return newBackendOn(t, cli) }
+	newBackend := func(t *testing.T) kv.Backend { return newBackendOn(t, cli) }
 	storetest.Run(t, newBackend)
 }

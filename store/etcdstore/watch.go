@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Watch implements store.Backend on an etcd watch with previous values and
+// Watch implements kv.Backend on an etcd watch with previous values and
 // progress notifications. The etcd client resumes a watch from its last
 // revision after a lost connection, so a reconnect neither drops nor repeats
 // events; a compaction past the watch's position ends it with
@@ -21,7 +22,7 @@ import (
 // keys and values, wait for the reader, the watch ends with store.ErrExpired
 // and the reader relists. So a stalled reader costs at most the limits (and
 // the 64 events of the channel), never what etcd goes on sending.
-func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
+func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan kv.Event, error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("etcdstore: watch from negative revision %d: %w", fromRevision, store.ErrInvalid)
 	}
@@ -36,7 +37,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		opts = append(opts, clientv3.WithRev(fromRevision+1))
 	}
 	wch := b.cli.Watch(wctx, b.prefix+prefix, opts...)
-	out := make(chan store.KVEvent, 64)
+	out := make(chan kv.Event, 64)
 	go func() {
 		defer close(out)
 		defer cancel()
@@ -53,14 +54,14 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 // that lets more than the Backend's watch limits wait ends the watch with
 // ErrExpired (the etcd watch is cancelled at once, so the client stops
 // buffering too).
-func (b *Backend) pump(ctx, wctx context.Context, stopWatch context.CancelFunc, wch clientv3.WatchChan, out chan<- store.KVEvent, last int64) {
+func (b *Backend) pump(ctx, wctx context.Context, stopWatch context.CancelFunc, wch clientv3.WatchChan, out chan<- kv.Event, last int64) {
 	p := &pump{b: b, ctx: ctx, stopWatch: stopWatch, out: out, last: last}
 	tick := time.NewTicker(b.progress)
 	defer tick.Stop()
 	idle := true
 	for {
-		var send chan<- store.KVEvent
-		var next store.KVEvent
+		var send chan<- kv.Event
+		var next kv.Event
 		if len(p.queue) > 0 {
 			send, next = out, p.queue[0]
 		}
@@ -68,7 +69,7 @@ func (b *Backend) pump(ctx, wctx context.Context, stopWatch context.CancelFunc, 
 		case <-wctx.Done():
 			return
 		case send <- next:
-			p.queue[0] = store.KVEvent{}
+			p.queue[0] = kv.Event{}
 			p.queue = p.queue[1:]
 			p.queued -= eventBytes(next)
 		case <-tick.C:
@@ -95,8 +96,8 @@ type pump struct {
 	b         *Backend
 	ctx       context.Context
 	stopWatch context.CancelFunc
-	out       chan<- store.KVEvent
-	queue     []store.KVEvent
+	out       chan<- kv.Event
+	queue     []kv.Event
 	queued    int   // bytes of the keys and values in queue
 	last      int64 // the revision of the last event or mark queued
 }
@@ -116,13 +117,13 @@ func (p *pump) take(resp clientv3.WatchResponse, ok bool) string {
 		return ""
 	}
 	for _, e := range resp.Events {
-		ev := store.KVEvent{Revision: e.Kv.ModRevision, KV: p.b.kv(e.Kv)}
+		ev := kv.Event{Revision: e.Kv.ModRevision, KV: p.b.keyValue(e.Kv)}
 		if e.PrevKv != nil {
-			ev.Prev = p.b.kv(e.PrevKv)
+			ev.Prev = p.b.keyValue(e.PrevKv)
 		}
-		ev.Type = store.KVPut
+		ev.Type = kv.EventPut
 		if e.Type == clientv3.EventTypeDelete {
-			ev.Type, ev.KV.Value = store.KVDelete, nil
+			ev.Type, ev.KV.Value = kv.EventDelete, nil
 		}
 		p.last = ev.Revision
 		p.queue = append(p.queue, ev)
@@ -146,14 +147,14 @@ func (p *pump) mark(rev int64) {
 		p.queue[n-1].Revision = rev
 		return
 	}
-	p.queue = append(p.queue, store.KVEvent{Progress: true, Revision: rev})
+	p.queue = append(p.queue, kv.Event{Progress: true, Revision: rev})
 }
 
 // expire ends the watch with ErrExpired, once the reader takes it.
 func (p *pump) expire(why string) {
 	p.stopWatch() // before waiting for the reader: etcd stops sending now
 	p.queue = nil
-	ev := store.KVEvent{Err: fmt.Errorf("etcdstore: watch: %s: %w", why, store.ErrExpired), Revision: p.last}
+	ev := kv.Event{Err: fmt.Errorf("etcdstore: watch: %s: %w", why, store.ErrExpired), Revision: p.last}
 	select {
 	case p.out <- ev:
 	case <-p.ctx.Done():
@@ -161,6 +162,6 @@ func (p *pump) expire(why string) {
 }
 
 // eventBytes is what an event's keys and values weigh in a watch's queue.
-func eventBytes(ev store.KVEvent) int {
+func eventBytes(ev kv.Event) int {
 	return len(ev.KV.Key) + len(ev.KV.Value) + len(ev.Prev.Key) + len(ev.Prev.Value)
 }

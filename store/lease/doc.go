@@ -19,7 +19,7 @@
 // consider the lease expired. Its context.Cause says why: ctx's cause, or an
 // error wrapping ErrLost.
 //
-// StoreElector implements Elector on any store.Backend with one leader key:
+// StoreElector implements Elector on any kv.Backend with one leader key:
 // acquiring creates the key, renewing rewrites it (keeping its
 // CreateRevision, which is the fence), and releasing deletes it. Candidates
 // time an unchanged key on their own clocks, so no two machines' clocks are

@@ -7,7 +7,7 @@ import (
 )
 
 // Elector chooses one leader among candidates. StoreElector is the
-// implementation over any store.Backend; etcdstore offers one over etcd.
+// implementation over any kv.Backend; etcdstore offers one over etcd.
 //
 // Campaign blocks until the caller leads, or until ctx ends (then it returns
 // ctx's error). On success it returns a term context and the term's Fence. The

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -32,7 +33,7 @@ func ExampleStoreElector() {
 
 	// Writes made with term carry the fence; here one by hand.
 	f, _ := store.FenceFrom(term)
-	_, err = b.Txn(term, []store.Cond{f.Cond()}, store.Write{Kind: store.WritePut, Key: "work", Value: []byte("1")})
+	_, err = b.Txn(term, []kv.Cond{kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("1")})
 	fmt.Println("write while leading:", err)
 
 	resign()
@@ -46,8 +47,8 @@ func ExampleStoreElector() {
 		fmt.Println(err)
 		return
 	}
-	_, err = b.Txn(context.Background(), []store.Cond{fence.Cond()}, store.Write{Kind: store.WritePut, Key: "work", Value: []byte("2")})
-	fmt.Println("write with the old fence rejected:", errors.Is(err, store.ErrCondFailed))
+	_, err = b.Txn(context.Background(), []kv.Cond{kv.Cond{Key: fence.Key, Target: kv.CreateRevision, Revision: fence.Revision}}, kv.Write{Kind: kv.WritePut, Key: "work", Value: []byte("2")})
+	fmt.Println("write with the old fence rejected:", errors.Is(err, kv.ErrCondFailed))
 	// Output:
 	// leader: pod-1
 	// write while leading: <nil>

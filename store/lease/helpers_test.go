@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // until its ctx ends, as a network partition does. It lets a test stop one
 // candidate's renewals without touching the others.
 type partition struct {
-	store.Backend
+	kv.Backend
 	cut atomic.Bool
 }
 
@@ -25,14 +26,14 @@ func (p *partition) hang(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (p *partition) Get(ctx context.Context, key string) (store.KV, error) {
+func (p *partition) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if p.cut.Load() {
-		return store.KV{}, p.hang(ctx)
+		return kv.KeyValue{}, p.hang(ctx)
 	}
 	return p.Backend.Get(ctx, key)
 }
 
-func (p *partition) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (p *partition) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if p.cut.Load() {
 		return 0, p.hang(ctx)
 	}
@@ -41,6 +42,6 @@ func (p *partition) Txn(ctx context.Context, conds []store.Cond, w store.Write) 
 
 // fencedWrite writes value at key with fence f as a precondition, as the
 // typed store does for a write made with a term context.
-func fencedWrite(ctx context.Context, b store.Backend, f store.Fence, key, value string) (int64, error) {
-	return b.Txn(ctx, []store.Cond{f.Cond()}, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+func fencedWrite(ctx context.Context, b kv.Backend, f store.Fence, key, value string) (int64, error) {
+	return b.Txn(ctx, []kv.Cond{kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}}, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 }

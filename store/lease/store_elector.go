@@ -8,6 +8,7 @@ import (
 
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ErrLost is the cause (see context.Cause) of a term that ended without its
@@ -16,7 +17,7 @@ import (
 // Campaign may win again.
 var ErrLost = errors.New("lease: leadership lost")
 
-// StoreElector is an Elector that works on any store.Backend. The leader
+// StoreElector is an Elector that works on any kv.Backend. The leader
 // holds one key whose value names it; the key's CreateRevision is the term's
 // fence.
 //
@@ -37,7 +38,7 @@ var ErrLost = errors.New("lease: leadership lost")
 // term, including its release, to finish. It is safe for concurrent use,
 // but concurrent Campaign calls on one StoreElector take turns.
 type StoreElector struct {
-	b   store.Backend
+	b   kv.Backend
 	key string
 	id  string
 	cfg config
@@ -57,7 +58,7 @@ var _ Elector = (*StoreElector)(nil)
 // returns an error for a nil backend (a typed nil, such as a nil
 // *memstore.Store, included; it wraps store.ErrInvalid), an empty key or
 // identity, or invalid options.
-func New(b store.Backend, key, identity string, opts ...Option) (*StoreElector, error) {
+func New(b kv.Backend, key, identity string, opts ...Option) (*StoreElector, error) {
 	switch {
 	case nilness.IsNil(b):
 		return nil, fmt.Errorf("%w: lease: backend must not be nil (%T)", store.ErrInvalid, b)
@@ -81,11 +82,11 @@ func (e *StoreElector) Identity() string { return e.id }
 // wrapping store.ErrNotFound when nobody holds it. The holder may have
 // stopped already (its lease expired but not yet taken over).
 func (e *StoreElector) Holder(ctx context.Context) (string, error) {
-	kv, err := e.b.Get(ctx, e.key)
+	kvp, err := e.b.Get(ctx, e.key)
 	if err != nil {
 		return "", err
 	}
-	return decodeRecord(kv.Value).Holder, nil
+	return decodeRecord(kvp.Value).Holder, nil
 }
 
 // Campaign blocks until this elector leads or ctx ends; see Elector. The
@@ -114,7 +115,7 @@ func (e *StoreElector) campaign(ctx context.Context) (context.Context, store.Fen
 	)
 	defer wait.Stop()
 	for {
-		kv, err := e.b.Get(ctx, e.key)
+		kvp, err := e.b.Get(ctx, e.key)
 		now := e.cfg.clock.Now()
 		switch {
 		case ctx.Err() != nil:
@@ -124,27 +125,27 @@ func (e *StoreElector) campaign(ctx context.Context) (context.Context, store.Fen
 			if err == nil {
 				return term, fence, nil
 			}
-			if errors.Is(err, store.ErrCondFailed) {
+			if errors.Is(err, kv.ErrCondFailed) {
 				continue // someone else created it first: look again
 			}
 		case err != nil:
 			// Transient backend trouble: try again after the retry period.
 		default:
-			rec := decodeRecord(kv.Value)
-			expired := kv.ModRevision == seenRev && now.Sub(seenAt) >= rec.ttl(e.cfg.ttl)
-			if kv.ModRevision != seenRev {
-				seenRev, seenAt = kv.ModRevision, now
+			rec := decodeRecord(kvp.Value)
+			expired := kvp.ModRevision == seenRev && now.Sub(seenAt) >= rec.ttl(e.cfg.ttl)
+			if kvp.ModRevision != seenRev {
+				seenRev, seenAt = kvp.ModRevision, now
 			}
 			// A key that names us is left over from an earlier term of ours
 			// (whose context is over): no other candidate leads, take it.
 			if rec.Holder != e.id && !expired {
 				break
 			}
-			term, fence, err := e.takeOver(ctx, kv.ModRevision)
+			term, fence, err := e.takeOver(ctx, kvp.ModRevision)
 			if err == nil {
 				return term, fence, nil
 			}
-			if errors.Is(err, store.ErrCondFailed) {
+			if errors.Is(err, kv.ErrCondFailed) {
 				seenRev = 0
 				continue // the key moved under us: look again
 			}
@@ -169,8 +170,8 @@ func (e *StoreElector) takeOver(ctx context.Context, modRev int64) (context.Cont
 
 // remove deletes the leader key if it is still at modRev.
 func (e *StoreElector) remove(ctx context.Context, modRev int64) error {
-	_, err := e.b.Txn(ctx, []store.Cond{{Key: e.key, Target: store.ModRevision, Revision: modRev}},
-		store.Write{Kind: store.WriteDelete, Key: e.key})
+	_, err := e.b.Txn(ctx, []kv.Cond{{Key: e.key, Target: kv.ModRevision, Revision: modRev}},
+		kv.Write{Kind: kv.WriteDelete, Key: e.key})
 	return err
 }
 
@@ -181,8 +182,8 @@ func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fenc
 	if err != nil {
 		return nil, store.Fence{}, err
 	}
-	rev, err := e.b.Txn(ctx, []store.Cond{{Key: e.key, Target: store.CreateRevision, Revision: 0}},
-		store.Write{Kind: store.WritePut, Key: e.key, Value: val})
+	rev, err := e.b.Txn(ctx, []kv.Cond{{Key: e.key, Target: kv.CreateRevision, Revision: 0}},
+		kv.Write{Kind: kv.WritePut, Key: e.key, Value: val})
 	if err != nil {
 		return nil, store.Fence{}, err
 	}
@@ -238,8 +239,8 @@ func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, mo
 		rctx, cancel := context.WithCancel(ctx)
 		res := make(chan renewResult, 1)
 		go func() {
-			rev, err := e.b.Txn(rctx, []store.Cond{{Key: e.key, Target: store.ModRevision, Revision: modRev}},
-				store.Write{Kind: store.WritePut, Key: e.key, Value: val})
+			rev, err := e.b.Txn(rctx, []kv.Cond{{Key: e.key, Target: kv.ModRevision, Revision: modRev}},
+				kv.Write{Kind: kv.WritePut, Key: e.key, Value: val})
 			res <- renewResult{rev, err}
 		}()
 		var r renewResult
@@ -265,7 +266,7 @@ func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, mo
 			modRev = r.rev
 			deadline.Reset(start.Add(e.stopAfter()).Sub(clk.Now()))
 			tick.Reset(e.cfg.renew)
-		case errors.Is(r.err, store.ErrCondFailed):
+		case errors.Is(r.err, kv.ErrCondFailed):
 			lost("the leader key was taken over")
 			return
 		default:

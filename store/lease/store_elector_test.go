@@ -15,13 +15,14 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 	"github.com/steady-go/steady/store/memstore"
 )
 
 const ttl = 15 * time.Second // renew every 5s, stop at 10s, take over after 15s
 
-func newElector(t *testing.T, b store.Backend, id string, opts ...lease.Option) *lease.StoreElector {
+func newElector(t *testing.T, b kv.Backend, id string, opts ...lease.Option) *lease.StoreElector {
 	t.Helper()
 	e, err := lease.New(b, "leader", id, append([]lease.Option{lease.WithTTL(ttl)}, opts...)...)
 	require.NoError(t, err)
@@ -35,7 +36,7 @@ func TestNewRejectsBadArguments(t *testing.T) {
 	b := memstore.New()
 	for _, tc := range []struct {
 		name     string
-		b        store.Backend
+		b        kv.Backend
 		key, id  string
 		opts     []lease.Option
 		contains string
@@ -66,9 +67,9 @@ func TestCampaignAcquiresAFreeKeyAndFencesWrites(t *testing.T) {
 		term, fence, err := e.Campaign(ctx)
 		require.NoError(t, err)
 
-		kv, err := b.Get(t.Context(), "leader")
+		kvp, err := b.Get(t.Context(), "leader")
 		require.NoError(t, err)
-		require.Equal(t, store.Fence{Key: "leader", Revision: kv.CreateRevision}, fence,
+		require.Equal(t, store.Fence{Key: "leader", Revision: kvp.CreateRevision}, fence,
 			"the fence is the leader key's CreateRevision")
 		inCtx, ok := store.FenceFrom(term)
 		require.True(t, ok, "the term context carries the fence")
@@ -82,8 +83,8 @@ func TestCampaignAcquiresAFreeKeyAndFencesWrites(t *testing.T) {
 		require.NoError(t, term.Err(), "renewals keep the term alive")
 		kv2, err := b.Get(t.Context(), "leader")
 		require.NoError(t, err)
-		require.Greater(t, kv2.ModRevision, kv.ModRevision, "renewals rewrote the key")
-		require.Equal(t, kv.CreateRevision, kv2.CreateRevision)
+		require.Greater(t, kv2.ModRevision, kvp.ModRevision, "renewals rewrote the key")
+		require.Equal(t, kvp.CreateRevision, kv2.CreateRevision)
 		_, err = fencedWrite(t.Context(), b, fence, "work", "x")
 		require.NoError(t, err)
 
@@ -95,7 +96,7 @@ func TestCampaignAcquiresAFreeKeyAndFencesWrites(t *testing.T) {
 		_, err = b.Get(t.Context(), "leader")
 		require.ErrorIs(t, err, store.ErrNotFound, "the key is released")
 		_, err = fencedWrite(t.Context(), b, fence, "work", "y")
-		require.ErrorIs(t, err, store.ErrCondFailed, "a released term's fence no longer holds")
+		require.ErrorIs(t, err, kv.ErrCondFailed, "a released term's fence no longer holds")
 	})
 }
 
@@ -131,9 +132,9 @@ func TestTakeoverAfterExpiryRejectsTheStaleFence(t *testing.T) {
 		require.NotEqual(t, fenceA.Revision, wb.fence.Revision)
 
 		_, err = fencedWrite(t.Context(), mem, fenceA, "work", "from a")
-		var cf *store.CondFailedError
+		var cf *kv.CondFailedError
 		require.ErrorAs(t, err, &cf, "the store rejects the deposed leader's write")
-		require.Equal(t, fenceA.Cond(), cf.Cond)
+		require.Equal(t, kv.Cond{Key: fenceA.Key, Target: kv.CreateRevision, Revision: fenceA.Revision}, cf.Cond)
 		_, err = fencedWrite(t.Context(), mem, wb.fence, "work", "from b")
 		require.NoError(t, err)
 		pa.cut.Store(false)
@@ -165,7 +166,7 @@ func TestTermEndsWhenTheKeyIsTakenAway(t *testing.T) {
 		term, _, err := e.Campaign(t.Context())
 		require.NoError(t, err)
 		// An operator deletes the key by hand.
-		_, err = mem.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: "leader"})
+		_, err = mem.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: "leader"})
 		require.NoError(t, err)
 		start := time.Now()
 		<-term.Done()
@@ -330,7 +331,7 @@ func oneLeaderRun(t *testing.T, seed uint64) {
 						tm.zombie = true
 						tm.writes = append(tm.writes, rev)
 					} else {
-						assert.ErrorIs(t, err, store.ErrCondFailed) // not require: this is not the test's goroutine
+						assert.ErrorIs(t, err, kv.ErrCondFailed) // not require: this is not the test's goroutine
 					}
 				}
 				terms <- tm

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -16,7 +16,7 @@ func seeded(b *testing.B, n int) *memstore.Store {
 	s := memstore.New()
 	v := make([]byte, 100)
 	for i := range n {
-		if _, err := s.Txn(context.Background(), nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i), Value: v}); err != nil {
+		if _, err := s.Txn(context.Background(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("obj/%06d", i), Value: v}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,18 +55,18 @@ func BenchmarkGetParallel(b *testing.B) {
 func BenchmarkTxn(b *testing.B) {
 	s := seeded(b, 10_000)
 	ctx := context.Background()
-	kv, err := s.Get(ctx, "obj/004242")
+	kvp, err := s.Get(ctx, "obj/004242")
 	if err != nil {
 		b.Fatal(err)
 	}
-	rev := kv.ModRevision
+	rev := kvp.ModRevision
 	v := make([]byte, 100)
 	b.ReportAllocs()
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		rev, err = s.Txn(ctx, []store.Cond{{Key: "obj/004242", Target: store.ModRevision, Revision: rev}},
-			store.Write{Kind: store.WritePut, Key: "obj/004242", Value: v})
+		rev, err = s.Txn(ctx, []kv.Cond{{Key: "obj/004242", Target: kv.ModRevision, Revision: rev}},
+			kv.Write{Kind: kv.WritePut, Key: "obj/004242", Value: v})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -78,15 +78,15 @@ func BenchmarkTxnCreateDelete(b *testing.B) {
 	s := seeded(b, 10_000)
 	ctx := context.Background()
 	v := make([]byte, 100)
-	absent := []store.Cond{{Key: "obj/004242x", Target: store.CreateRevision}}
+	absent := []kv.Cond{{Key: "obj/004242x", Target: kv.CreateRevision}}
 	b.ReportAllocs()
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		if _, err := s.Txn(ctx, absent, store.Write{Kind: store.WritePut, Key: "obj/004242x", Value: v}); err != nil {
+		if _, err := s.Txn(ctx, absent, kv.Write{Kind: kv.WritePut, Key: "obj/004242x", Value: v}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "obj/004242x"}); err != nil {
+		if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "obj/004242x"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func BenchmarkListPage(b *testing.B) {
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		if _, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 100, Continue: "obj/005000"}); err != nil {
+		if _, err := s.List(ctx, "obj/", kv.ListOptions{Limit: 100, Continue: "obj/005000"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -114,7 +114,7 @@ func BenchmarkListPagePinned(b *testing.B) {
 	rev := s.Revision()
 	v := make([]byte, 100)
 	for i := range 1000 {
-		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i*7), Value: v}); err != nil {
+		if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("obj/%06d", i*7), Value: v}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func BenchmarkListPagePinned(b *testing.B) {
 	ops, cpu := 0, processCPU()
 	for b.Loop() {
 		ops++
-		if _, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 100, Continue: "obj/005000", Revision: rev}); err != nil {
+		if _, err := s.List(ctx, "obj/", kv.ListOptions{Limit: 100, Continue: "obj/005000", Revision: rev}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -170,7 +170,7 @@ func BenchmarkWatchFanOut(b *testing.B) {
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {
-		rev, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "w/k", Value: v})
+		rev, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "w/k", Value: v})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func BenchmarkWatchWake(b *testing.B) {
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {
-		rev, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "w/k", Value: v})
+		rev, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "w/k", Value: v})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func BenchmarkListPinnedListing(b *testing.B) {
 	rev := s.Revision()
 	v := make([]byte, 100)
 	for i := range 2000 {
-		if _, err := s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("obj/%06d", i*5), Value: v}); err != nil {
+		if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("obj/%06d", i*5), Value: v}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -241,7 +241,7 @@ func BenchmarkListPinnedListing(b *testing.B) {
 		ops++
 		after, n := "", 0
 		for {
-			page, err := s.List(ctx, "obj/", store.KVListOptions{Limit: 500, Continue: after, Revision: rev})
+			page, err := s.List(ctx, "obj/", kv.ListOptions{Limit: 500, Continue: after, Revision: rev})
 			if err != nil {
 				b.Fatal(err)
 			}

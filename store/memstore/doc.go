@@ -1,4 +1,4 @@
-// Package memstore is steady's embedded default store.Backend: an in-memory,
+// Package memstore is steady's embedded default kv.Backend: an in-memory,
 // versioned key-value space for single-process deployments, tests and the
 // fault-injection harness.
 //

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -14,13 +14,13 @@ func Example() {
 	s := memstore.New()
 
 	// Create only if absent: CreateRevision 0 means "does not exist".
-	absent := store.Cond{Key: "config/a", Target: store.CreateRevision, Revision: 0}
-	rev, _ := s.Txn(ctx, []store.Cond{absent}, store.Write{Kind: store.WritePut, Key: "config/a", Value: []byte("v1")})
+	absent := kv.Cond{Key: "config/a", Target: kv.CreateRevision, Revision: 0}
+	rev, _ := s.Txn(ctx, []kv.Cond{absent}, kv.Write{Kind: kv.WritePut, Key: "config/a", Value: []byte("v1")})
 	fmt.Println("created at", rev)
 
 	// A second create fails on its cond and writes nothing.
-	_, err := s.Txn(ctx, []store.Cond{absent}, store.Write{Kind: store.WritePut, Key: "config/a", Value: []byte("v2")})
-	var cf *store.CondFailedError
+	_, err := s.Txn(ctx, []kv.Cond{absent}, kv.Write{Kind: kv.WritePut, Key: "config/a", Value: []byte("v2")})
+	var cf *kv.CondFailedError
 	fmt.Println(errors.As(err, &cf), cf.Index, cf.Actual)
 
 	kv, _ := s.Get(ctx, "config/a")
@@ -36,7 +36,7 @@ func ExampleStore_Watch() {
 	defer cancel()
 	s := memstore.New()
 	put := func(key, value string) {
-		_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+		_, _ = s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 	}
 	put("jobs/a", "1")
 	put("jobs/b", "1")
@@ -58,14 +58,14 @@ func ExampleStore_List() {
 	ctx := context.Background()
 	s := memstore.New()
 	for _, k := range []string{"n/3", "n/1", "n/2", "other"} {
-		_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: k, Value: []byte("x")})
+		_, _ = s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: k, Value: []byte("x")})
 	}
-	page, _ := s.List(ctx, "n/", store.KVListOptions{Limit: 2})
+	page, _ := s.List(ctx, "n/", kv.ListOptions{Limit: 2})
 	// A write between pages does not show: the next page is pinned to the
 	// first page's revision.
-	_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "n/3"})
-	next, _ := s.List(ctx, "n/", store.KVListOptions{Limit: 2, Continue: page.Continue, Revision: page.Revision})
-	for _, p := range []store.KVList{page, next} {
+	_, _ = s.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "n/3"})
+	next, _ := s.List(ctx, "n/", kv.ListOptions{Limit: 2, Continue: page.Continue, Revision: page.Revision})
+	for _, p := range []kv.List{page, next} {
 		for _, kv := range p.KVs {
 			fmt.Print(kv.Key, " ")
 		}
@@ -80,7 +80,7 @@ func ExampleStore_Stats() {
 	ctx := context.Background()
 	s := memstore.New()
 	before := s.Stats()
-	_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "k", Value: []byte("v")})
+	_, _ = s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("v")})
 	_, _ = s.Get(ctx, "k")
 	fmt.Printf("%+v\n", s.Stats().Sub(before))
 	// Output: {Gets:1 Lists:0 Txns:1 Watches:0}

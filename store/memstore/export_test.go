@@ -8,3 +8,10 @@ func (s *Store) Waiting() int {
 	defer s.waitMu.Unlock()
 	return len(s.waiting)
 }
+
+// WithAgingLag sets how many of the latest events keep their values in
+// full (see history); 1 makes every older value a delta, so that tests
+// read deltas after a few writes.
+func WithAgingLag(n int64) Option {
+	return func(c *config) { c.agingLag = max(n, 1) }
+}

@@ -1,41 +1,196 @@
 package memstore
 
-import "github.com/steady-go/steady/store"
+import "github.com/steady-go/steady/store/kv"
 
 // history is the ring of the most recent events, one per revision, that
 // watches resume from and pinned List pages are computed from. Revision r
 // lives at slot (r-1) % size, so any retained revision is found in O(1).
 // Not safe for concurrent use; the Store's lock guards it.
+//
+// An event's value after the change, and the key's value before it, are
+// what a watch replays and a pinned page shows, so the ring keeps them for
+// as long as it keeps the event; most of them are old values no key holds
+// any more. A recent event (the agingLag latest) keeps its values in full,
+// shared with the keys and the events next to it, so that watches that
+// keep up copy nothing. Once an event is older, the value of the key's
+// previous event is kept as a delta (delta.go) against this event's value,
+// which is itself kept in full until the key is written again and that
+// write ages in turn. Reading an old value applies the deltas from the
+// key's next full value on, at most maxChain of them.
 type history struct {
-	buf  []store.KVEvent // grows to size, then wraps
+	buf  []event // grows to size, then wraps
 	size int
 	// first is the oldest retained revision and last the newest (the store
 	// revision); first == last+1 when nothing is retained.
 	first, last int64
+	agingLag    int64
 }
+
+// event is a kv.Event as the ring keeps it.
+type event struct {
+	key  string
+	typ  kv.EventType
+	prev bool // the key existed before (Prev is set)
+	// valDelta says val is a delta against the value at next; prevDelta
+	// that prevVal is a delta against this event's value.
+	valDelta, prevDelta bool
+	// chain is how many older events of the key read their value through
+	// this one's (deltas in a row before it), kept below maxChain.
+	chain uint8
+	// create is KV.CreateRevision (a put); prevCreate and prevMod are
+	// Prev's revisions.
+	create, prevCreate, prevMod int64
+	// next is the revision of the key's next event in the ring, 0 if
+	// none yet.
+	next int64
+	// val is the value after a put. prevVal is the value before, kept only
+	// while the event of prevMod is not in the ring (else it is that
+	// event's value).
+	val, prevVal []byte
+}
+
+// maxChain bounds the deltas applied to read one value: a key written
+// more often than that within the history keeps every maxChain-th old
+// value in full.
+const maxChain = 16
+
+// defaultAgingLag is how many of the latest events keep their values in
+// full: watches that keep within it read no delta.
+const defaultAgingLag = 1024
 
 func newHistory(size int) history {
-	return history{size: size, first: 1}
+	return history{size: size, first: 1, agingLag: defaultAgingLag}
 }
 
-// add records ev, whose Revision must be last+1, evicting the oldest event
-// when the ring is full.
-func (h *history) add(ev store.KVEvent) {
-	h.last = ev.Revision
-	if h.last-h.first+1 > int64(h.size) {
-		h.first++
+// add records the event of revision last+1 for key, whose value before was
+// prev (nil if the key did not exist): a put of val, or a delete when
+// del. It evicts the oldest event when the ring is full, and ages the
+// event that is now agingLag old.
+func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.KeyValue) {
+	rev := h.last + 1
+	if rev-h.first+1 > int64(h.size) {
+		h.evict()
 	}
-	slot := int((ev.Revision - 1) % int64(h.size))
+	h.last = rev
+	ev := event{key: key, typ: kv.EventPut, val: val, create: create}
+	if del {
+		ev.typ, ev.val, ev.create = kv.EventDelete, nil, 0
+	}
+	if prev != nil {
+		ev.prev, ev.prevCreate, ev.prevMod = true, prev.CreateRevision, prev.ModRevision
+		if h.holds(prev.ModRevision) {
+			h.at(prev.ModRevision).next = rev
+		} else {
+			ev.prevVal = prev.Value
+		}
+	}
+	slot := int((rev - 1) % int64(h.size))
 	if slot == len(h.buf) {
 		h.buf = append(h.buf, ev)
-		return
+	} else {
+		h.buf[slot] = ev
 	}
-	h.buf[slot] = ev
+	if old := rev - h.agingLag; old >= h.first {
+		h.age(old)
+	}
 }
 
+// holds reports whether the event of rev is in the ring.
+func (h *history) holds(rev int64) bool { return rev >= h.first && rev <= h.last }
+
 // at returns the event of revision rev, which must be in [first, last].
-func (h *history) at(rev int64) *store.KVEvent {
+func (h *history) at(rev int64) *event {
 	return &h.buf[(rev-1)%int64(h.size)]
+}
+
+// age keeps the key's value before the event of rev as a delta against
+// the event's value, which is still in full: in the key's previous event
+// if the ring holds it, else in the event itself.
+func (h *history) age(rev int64) {
+	ev := h.at(rev)
+	if ev.typ != kv.EventPut || !ev.prev {
+		return
+	}
+	if !h.holds(ev.prevMod) {
+		if !ev.prevDelta {
+			ev.prevVal, ev.prevDelta = encodeDelta(nil, ev.prevVal, ev.val), true
+		}
+		return
+	}
+	p := h.at(ev.prevMod)
+	if p.valDelta || p.chain+1 >= maxChain {
+		return // p stays in full: the older ones read through it
+	}
+	p.val, p.valDelta = encodeDelta(nil, p.val, ev.val), true
+	ev.chain = p.chain + 1
+}
+
+// evict drops the oldest event. Its value is the value before the key's
+// next event, which keeps it from now on.
+func (h *history) evict() {
+	ev := h.at(h.first)
+	if ev.next != 0 {
+		n := h.at(ev.next)
+		n.prevVal, n.prevDelta = ev.val, ev.valDelta
+	}
+	*ev = event{}
+	h.first++
+}
+
+// value returns the value after the put of rev, which the ring holds. An
+// old value is built afresh from its deltas; a recent one is shared and
+// must not be modified.
+func (h *history) value(rev int64) []byte {
+	ev := h.at(rev)
+	if !ev.valDelta {
+		return ev.val
+	}
+	return h.apply(ev.val, h.value(ev.next))
+}
+
+// prevValue returns the value before the event of rev, which the ring
+// holds and which has ev.prev set.
+func (h *history) prevValue(rev int64) []byte {
+	ev := h.at(rev)
+	switch {
+	case h.holds(ev.prevMod):
+		return h.value(ev.prevMod)
+	case ev.prevDelta:
+		return h.apply(ev.prevVal, h.value(rev))
+	default:
+		return ev.prevVal
+	}
+}
+
+func (h *history) apply(d, base []byte) []byte {
+	v, ok := applyDelta(make([]byte, 0, len(base)+len(d)), d, base)
+	if !ok {
+		panic("memstore: a history delta does not fit its base") // a bug in this file
+	}
+	return v
+}
+
+// kvEvent returns the event of rev as a watch sends it.
+func (h *history) kvEvent(rev int64) kv.Event {
+	ev := h.at(rev)
+	out := kv.Event{Type: ev.typ, Revision: rev, KV: kv.KeyValue{Key: ev.key, ModRevision: rev}}
+	if ev.typ == kv.EventPut {
+		out.KV.Value, out.KV.CreateRevision = h.value(rev), ev.create
+	}
+	if ev.prev {
+		out.Prev = h.prevKV(rev)
+	}
+	return out
+}
+
+// prevKV returns the key's state before the event of rev: the zero KV if
+// it did not exist.
+func (h *history) prevKV(rev int64) kv.KeyValue {
+	ev := h.at(rev)
+	if !ev.prev {
+		return kv.KeyValue{}
+	}
+	return kv.KeyValue{Key: ev.key, Value: h.prevValue(rev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
 }
 
 // covers reports whether every event after rev up to last is retained.
@@ -44,7 +199,7 @@ func (h *history) covers(rev int64) bool { return rev+1 >= h.first }
 // dropBefore forgets the events before rev (rev <= last+1), releasing their
 // values.
 func (h *history) dropBefore(rev int64) {
-	for ; h.first < rev; h.first++ {
-		*h.at(h.first) = store.KVEvent{}
+	for h.first < rev {
+		h.evict()
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // maxChunk is the largest chunk of the key index. Inserting into a chunk
@@ -15,14 +15,14 @@ const maxChunk = 512
 // index keeps the live keys in key order for List. It is a sorted sequence
 // of sorted chunks: a one-level B-tree that is cheap to insert into, delete
 // from and scan, and needs no balancing beyond splitting a full chunk. Its
-// entries are the same *store.KV values as the Store's map, so updates of an
+// entries are the same *kv.KeyValue values as the Store's map, so updates of an
 // existing key never touch it. Not safe for concurrent use; the Store's lock
 // guards it.
 type index struct {
-	chunks [][]*store.KV
+	chunks [][]*kv.KeyValue
 }
 
-func byKey(kv *store.KV, key string) int { return strings.Compare(kv.Key, key) }
+func byKey(kvp *kv.KeyValue, key string) int { return strings.Compare(kvp.Key, key) }
 
 // find returns the chunk that holds key or would hold it, and the position
 // of key in it. ci == len(x.chunks) means key is after every key.
@@ -39,17 +39,17 @@ func (x *index) find(key string) (ci, i int, found bool) {
 }
 
 // insert adds kv, whose key must not be in the index.
-func (x *index) insert(kv *store.KV) {
+func (x *index) insert(kvp *kv.KeyValue) {
 	if len(x.chunks) == 0 {
-		x.chunks = append(x.chunks, []*store.KV{kv})
+		x.chunks = append(x.chunks, []*kv.KeyValue{kvp})
 		return
 	}
-	ci, i, _ := x.find(kv.Key)
+	ci, i, _ := x.find(kvp.Key)
 	if ci == len(x.chunks) {
 		ci--
 		i = len(x.chunks[ci])
 	}
-	ch := slices.Insert(x.chunks[ci], i, kv)
+	ch := slices.Insert(x.chunks[ci], i, kvp)
 	if len(ch) <= maxChunk {
 		x.chunks[ci] = ch
 		return
@@ -103,7 +103,7 @@ func (x *index) seek(key string, after bool) cursor {
 }
 
 // peek returns the key under the cursor, or nil at the end.
-func (c *cursor) peek() *store.KV {
+func (c *cursor) peek() *kv.KeyValue {
 	if c.ci >= len(c.x.chunks) {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // TestIndex fills the index past many chunk splits, then empties it in
@@ -33,7 +33,7 @@ func TestIndex(t *testing.T) {
 	}
 	for i, k := range keys {
 		key := fmt.Sprintf("%05d", k)
-		x.insert(&store.KV{Key: key})
+		x.insert(&kv.KeyValue{Key: key})
 		j, _ := slices.BinarySearch(model, key)
 		model = slices.Insert(model, j, key)
 		if i%97 == 0 {

@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
-// List returns a page of the keys under prefix, as store.Backend describes.
+// List returns a page of the keys under prefix, as kv.Backend describes.
 //
 // A page at the current revision is a scan of the key index. A page pinned
 // to an older revision R is the current index with the writes after R
@@ -19,13 +20,13 @@ import (
 // keeps that pass for the next page pinned to R, which reads only the
 // writes since, so a listing's pages together cost one pass. A revision that
 // has left the ring, or was compacted, gives ErrExpired.
-func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	s.count.lists.Add(1)
 	if err := ctx.Err(); err != nil {
-		return store.KVList{}, err
+		return kv.List{}, err
 	}
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.KVList{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
+		return kv.List{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	s.mu.RLock()
@@ -36,10 +37,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOption
 	case rev == 0:
 		rev = head
 	case rev > head:
-		return store.KVList{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
+		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
 			prefix, rev, head, store.ErrInvalid)
 	case rev < head && (rev < s.compacted || !s.hist.covers(rev)):
-		return store.KVList{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
+		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
 	p := page{s: s, prefix: prefix, after: opts.Continue, limit: opts.Limit}
 	if p.after < prefix {
@@ -63,13 +64,20 @@ func (s *Store) List(ctx context.Context, prefix string, opts store.KVListOption
 type undone struct {
 	prefix    string
 	rev, upto int64
-	// old holds the state at rev of each key written since (the zero KV
-	// if it did not exist then).
-	old map[string]store.KV
+	// old holds, for each key written since rev, the revision of its first
+	// event after rev, whose Prev is its state at rev (the zero KV if it
+	// did not exist then).
+	old map[string]int64
 	// existed lists, in key order once sorted, the keys of old that
 	// existed at rev: those that do not exist now are the page's gone keys.
-	existed  []store.KV
+	existed  []undoneKey
 	unsorted bool
+}
+
+// undoneKey is a key of undone.old with the revision it maps to.
+type undoneKey struct {
+	key string
+	rev int64
 }
 
 // takeUndo returns the Store's undone state of prefix at rev, read up to
@@ -81,26 +89,25 @@ func (s *Store) takeUndo(prefix string, rev int64) *undone {
 	s.undo = nil
 	s.undoMu.Unlock()
 	if u == nil || u.prefix != prefix || u.rev != rev {
-		u = &undone{prefix: prefix, rev: rev, upto: rev, old: make(map[string]store.KV)}
+		u = &undone{prefix: prefix, rev: rev, upto: rev, old: make(map[string]int64)}
 	}
 	for r := u.upto + 1; r <= s.hist.last; r++ {
 		ev := s.hist.at(r)
-		key := ev.KV.Key
-		if !strings.HasPrefix(key, prefix) {
+		if !strings.HasPrefix(ev.key, prefix) {
 			continue
 		}
-		if _, seen := u.old[key]; seen {
+		if _, seen := u.old[ev.key]; seen {
 			continue
 		}
-		u.old[key] = ev.Prev
-		if ev.Prev.ModRevision != 0 {
-			u.existed = append(u.existed, ev.Prev)
+		u.old[ev.key] = r
+		if ev.prev {
+			u.existed = append(u.existed, undoneKey{ev.key, r})
 			u.unsorted = true
 		}
 	}
 	u.upto = s.hist.last
 	if u.unsorted {
-		slices.SortFunc(u.existed, func(a, b store.KV) int { return strings.Compare(a.Key, b.Key) })
+		slices.SortFunc(u.existed, func(a, b undoneKey) int { return strings.Compare(a.key, b.key) })
 		u.unsorted = false
 	}
 	return u
@@ -121,20 +128,20 @@ type page struct {
 	limit         int
 	cur           cursor
 	// old holds, for each key under prefix written after the page's
-	// revision, its state at that revision (the zero KV if it did not
-	// exist); nil for a page at the store revision.
-	old map[string]store.KV
+	// revision, the event whose Prev is its state at that revision (see
+	// undone); nil for a page at the store revision.
+	old map[string]int64
 	// gone lists, in key order, the keys from the page's start on that
 	// existed at the page's revision; those that still exist are skipped.
-	gone []store.KV
+	gone []undoneKey
 }
 
 // undo takes the state at the page's revision from u.
 func (p *page) undo(u *undone) {
 	p.old = u.old
 	from := max(p.prefix, p.after)
-	i, _ := slices.BinarySearchFunc(u.existed, from, func(kv store.KV, key string) int { return strings.Compare(kv.Key, key) })
-	if i < len(u.existed) && p.after != "" && u.existed[i].Key == p.after {
+	i, _ := slices.BinarySearchFunc(u.existed, from, func(k undoneKey, key string) int { return strings.Compare(k.key, key) })
+	if i < len(u.existed) && p.after != "" && u.existed[i].key == p.after {
 		i++
 	}
 	p.gone = u.existed[i:]
@@ -142,23 +149,23 @@ func (p *page) undo(u *undone) {
 
 // nextGone returns the first key of gone that no longer exists, dropping
 // those before it, or false.
-func (p *page) nextGone() (store.KV, bool) {
+func (p *page) nextGone() (kv.KeyValue, bool) {
 	for len(p.gone) > 0 {
-		kv := p.gone[0]
-		if !strings.HasPrefix(kv.Key, p.prefix) {
+		k := p.gone[0]
+		if !strings.HasPrefix(k.key, p.prefix) {
 			p.gone = nil
 			break
 		}
-		if p.s.kvs[kv.Key] == nil {
-			return kv, true
+		if p.s.kvs[k.key] == nil {
+			return p.s.hist.prevKV(k.rev), true
 		}
 		p.gone = p.gone[1:]
 	}
-	return store.KV{}, false
+	return kv.KeyValue{}, false
 }
 
 // next returns the next key of the page in key order.
-func (p *page) next() (store.KV, bool) {
+func (p *page) next() (kv.KeyValue, bool) {
 	for {
 		e := p.cur.peek()
 		if e != nil && !strings.HasPrefix(e.Key, p.prefix) {
@@ -169,26 +176,26 @@ func (p *page) next() (store.KV, bool) {
 			return kv, true
 		}
 		if e == nil {
-			return store.KV{}, false
+			return kv.KeyValue{}, false
 		}
 		p.cur.advance()
 		if p.old == nil {
 			return *e, true
 		}
-		if old, ok := p.old[e.Key]; ok {
-			if old.ModRevision == 0 {
+		if r, ok := p.old[e.Key]; ok {
+			if !p.s.hist.at(r).prev {
 				continue // created after the page's revision
 			}
-			return old, true
+			return p.s.hist.prevKV(r), true
 		}
 		return *e, true
 	}
 }
 
-func (p *page) collect(rev int64) store.KVList {
-	res := store.KVList{Revision: rev}
+func (p *page) collect(rev int64) kv.List {
+	res := kv.List{Revision: rev}
 	if p.limit > 0 {
-		res.KVs = make([]store.KV, 0, min(p.limit, 1024))
+		res.KVs = make([]kv.KeyValue, 0, min(p.limit, 1024))
 	}
 	for {
 		kv, ok := p.next()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -18,26 +18,31 @@ import (
 // checks every kind of List against a plain map: current and pinned,
 // whole and paged, across prefixes.
 func TestListMatchesModel(t *testing.T) {
+	t.Run("recent values", func(t *testing.T) { testListMatchesModel(t) })
+	t.Run("old values as deltas", func(t *testing.T) { testListMatchesModel(t, memstore.WithAgingLag(1)) })
+}
+
+func testListMatchesModel(t *testing.T, opts ...memstore.Option) {
 	const keys, steps = 1500, 6000
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := memstore.New(memstore.WithHistorySize(steps))
-	model := map[string]store.KV{}
-	snapshots := map[int64]map[string]store.KV{}
+	s := memstore.New(append(opts, memstore.WithHistorySize(steps))...)
+	model := map[string]kv.KeyValue{}
+	snapshots := map[int64]map[string]kv.KeyValue{}
 	prefixes := []string{"", "k/", "k/1", "k/25", "k/149", "z/"}
 
 	for step := range steps {
 		key := fmt.Sprintf("k/%d", rng.IntN(keys))
 		// Grow the key space for the first half, then churn it.
 		if _, ok := model[key]; ok && (step > steps/2 && rng.IntN(2) == 0) {
-			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: key})
 			require.NoError(t, err)
 			require.EqualValues(t, step+1, rev)
 			delete(model, key)
 		} else {
 			value := fmt.Sprint(step)
-			rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+			rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 			require.NoError(t, err)
-			kv := store.KV{Key: key, Value: []byte(value), CreateRevision: rev, ModRevision: rev}
+			kv := kv.KeyValue{Key: key, Value: []byte(value), CreateRevision: rev, ModRevision: rev}
 			if old, ok := model[key]; ok {
 				kv.CreateRevision = old.CreateRevision
 			}
@@ -61,20 +66,20 @@ func TestListMatchesModel(t *testing.T) {
 
 // requireListing lists prefix at rev (0: current), whole and in pages of a
 // random size, and compares with the model.
-func requireListing(t *testing.T, s *memstore.Store, model map[string]store.KV, prefix string, rev int64, rng *rand.Rand) {
+func requireListing(t *testing.T, s *memstore.Store, model map[string]kv.KeyValue, prefix string, rev int64, rng *rand.Rand) {
 	t.Helper()
-	var want []store.KV
+	var want []kv.KeyValue
 	for _, k := range slices.Sorted(maps.Keys(model)) {
 		if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
 			want = append(want, model[k])
 		}
 	}
-	whole, err := s.List(t.Context(), prefix, store.KVListOptions{Revision: rev})
+	whole, err := s.List(t.Context(), prefix, kv.ListOptions{Revision: rev})
 	require.NoError(t, err)
 	require.Equal(t, want, whole.KVs, "List(%q) at %d", prefix, rev)
 
-	opts := store.KVListOptions{Limit: 40 + rng.IntN(600), Revision: rev}
-	var paged []store.KV
+	opts := kv.ListOptions{Limit: 40 + rng.IntN(600), Revision: rev}
+	var paged []kv.KeyValue
 	for {
 		res, err := s.List(t.Context(), prefix, opts)
 		require.NoError(t, err)
@@ -93,22 +98,27 @@ func requireListing(t *testing.T, s *memstore.Store, model map[string]store.KV, 
 // against the model at that revision: the pages of one listing share the
 // state of the past, extended by each page with the writes since the last.
 func TestPinnedPagesWithWritesBetween(t *testing.T) {
+	t.Run("recent values", func(t *testing.T) { testPinnedPagesWithWritesBetween(t) })
+	t.Run("old values as deltas", func(t *testing.T) { testPinnedPagesWithWritesBetween(t, memstore.WithAgingLag(1)) })
+}
+
+func testPinnedPagesWithWritesBetween(t *testing.T, opts ...memstore.Option) {
 	const keys = 800
 	rng := rand.New(rand.NewPCG(3, 4))
-	s := memstore.New(memstore.WithHistorySize(100_000))
-	model := map[string]store.KV{}
+	s := memstore.New(append(opts, memstore.WithHistorySize(100_000))...)
+	model := map[string]kv.KeyValue{}
 	write := func() {
 		key := fmt.Sprintf("k/%d", rng.IntN(keys))
 		if _, ok := model[key]; ok && rng.IntN(3) == 0 {
-			_, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WriteDelete, Key: key})
+			_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: key})
 			require.NoError(t, err)
 			delete(model, key)
 			return
 		}
 		value := []byte(fmt.Sprint(rng.Int()))
-		rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: value})
+		rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: value})
 		require.NoError(t, err)
-		kv := store.KV{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
+		kv := kv.KeyValue{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
 		if old, ok := model[key]; ok {
 			kv.CreateRevision = old.CreateRevision
 		}
@@ -120,14 +130,14 @@ func TestPinnedPagesWithWritesBetween(t *testing.T) {
 	for round := range 20 {
 		prefix := []string{"", "k/", "k/1", "k/3"}[round%4]
 		rev := s.Revision()
-		var want []store.KV
+		var want []kv.KeyValue
 		for _, k := range slices.Sorted(maps.Keys(model)) {
 			if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
 				want = append(want, model[k])
 			}
 		}
-		opts := store.KVListOptions{Limit: 10 + rng.IntN(100)}
-		var paged []store.KV
+		opts := kv.ListOptions{Limit: 10 + rng.IntN(100)}
+		var paged []kv.KeyValue
 		for {
 			res, err := s.List(t.Context(), prefix, opts)
 			require.NoError(t, err)

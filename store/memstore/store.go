@@ -8,9 +8,10 @@ import (
 	"sync"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
-// Store is an in-memory store.Backend: a map of keys with one store-wide
+// Store is an in-memory kv.Backend: a map of keys with one store-wide
 // revision, a key-ordered index for List, and a bounded ring of the latest
 // events for Watch and for pinned List pages.
 //
@@ -20,17 +21,19 @@ import (
 // goroutine that copies its events out of the ring at its receiver's pace,
 // and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events), at most 2×WithWatchBuffer events per watch, and the state
-// of the past that the last pinned List page computed (the old values of
-// the keys written since its revision, at most the ring's), kept for the
-// next page of its listing.
+// of its events: the latest in full, shared with the keys, and the older
+// ones' old values as deltas against the key's next value, see history),
+// at most 2×WithWatchBuffer events per watch, and the state of the past
+// that the last pinned List page computed (which keys were written since
+// its revision, at most the ring's), kept for the next page of its
+// listing.
 //
 // A Store needs no Close: its only goroutines belong to watches, which end
 // with their ctx. The zero value is not usable; call New. A Store is safe for
 // concurrent use.
 type Store struct {
 	mu   sync.RWMutex
-	kvs  map[string]*store.KV // live keys; the same pointers as idx
+	kvs  map[string]*kv.KeyValue // live keys; the same pointers as idx
 	idx  index
 	hist history
 	// compacted is the revision passed to the last Compact: List pages
@@ -51,7 +54,7 @@ type Store struct {
 	count       counters
 }
 
-var _ store.Backend = (*Store)(nil)
+var _ kv.Backend = (*Store)(nil)
 
 // New returns an empty Store at revision 0.
 func New(opts ...Option) *Store {
@@ -59,9 +62,13 @@ func New(opts ...Option) *Store {
 	for _, o := range opts {
 		o(&c)
 	}
+	h := newHistory(c.historySize)
+	if c.agingLag > 0 {
+		h.agingLag = c.agingLag
+	}
 	return &Store{
-		kvs:         make(map[string]*store.KV),
-		hist:        newHistory(c.historySize),
+		kvs:         make(map[string]*kv.KeyValue),
+		hist:        h,
 		watchBuffer: c.watchBuffer,
 	}
 }
@@ -76,82 +83,82 @@ func (s *Store) Revision() int64 {
 
 // Get returns the current value of key, or an error wrapping
 // store.ErrNotFound. The returned Value must not be modified.
-func (s *Store) Get(ctx context.Context, key string) (store.KV, error) {
+func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	s.count.gets.Add(1)
 	if err := ctx.Err(); err != nil {
-		return store.KV{}, err
+		return kv.KeyValue{}, err
 	}
 	if key == "" {
-		return store.KV{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	s.mu.RLock()
 	e := s.kvs[key]
-	var kv store.KV
+	var kvp kv.KeyValue
 	if e != nil {
-		kv = *e
+		kvp = *e
 	}
 	s.mu.RUnlock()
 	if e == nil {
-		return store.KV{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
+		return kv.KeyValue{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
 	}
-	return kv, nil
+	return kvp, nil
 }
 
-// Txn applies w if every cond holds, as store.Backend describes, and returns
+// Txn applies w if every cond holds, as kv.Backend describes, and returns
 // the new revision. It copies w.Value, so the caller may reuse it.
-func (s *Store) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	s.count.txns.Add(1)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := store.CheckTxn(conds, w); err != nil {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("memstore: %w", err)
 	}
 	var val []byte
-	if w.Kind == store.WritePut {
+	if w.Kind == kv.WritePut {
 		val = bytes.Clone(w.Value)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, c := range conds {
 		if actual := s.condValue(c); actual != c.Revision {
-			return 0, &store.CondFailedError{Index: i, Cond: c, Actual: actual}
+			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
 		}
 	}
 	e := s.kvs[w.Key]
 	rev := s.hist.last + 1
-	ev := store.KVEvent{Revision: rev}
 	switch w.Kind {
-	case store.WritePut:
+	case kv.WritePut:
+		var prev *kv.KeyValue
 		if e == nil {
-			e = &store.KV{Key: w.Key, CreateRevision: rev}
+			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
 		} else {
-			ev.Prev = *e
+			before := *e
+			prev = &before
 		}
 		e.Value, e.ModRevision = val, rev
-		ev.Type, ev.KV = store.KVPut, *e
-	case store.WriteDelete:
+		s.hist.add(e.Key, false, val, e.CreateRevision, prev)
+	case kv.WriteDelete:
 		if e == nil {
 			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
 		}
 		delete(s.kvs, w.Key)
 		s.idx.remove(w.Key)
-		ev.Type, ev.KV, ev.Prev = store.KVDelete, store.KV{Key: e.Key, ModRevision: rev}, *e
+		s.hist.add(e.Key, true, nil, 0, e)
 	}
-	s.hist.add(ev)
 	s.notify()
 	return rev, nil
 }
 
 // condValue returns the revision c compares against. Callers hold s.mu.
-func (s *Store) condValue(c store.Cond) int64 {
+func (s *Store) condValue(c kv.Cond) int64 {
 	e := s.kvs[c.Key]
 	switch {
 	case e == nil:
 		return 0
-	case c.Target == store.CreateRevision:
+	case c.Target == kv.CreateRevision:
 		return e.CreateRevision
 	default:
 		return e.ModRevision

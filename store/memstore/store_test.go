@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/steady-go/steady/store/storetest"
 )
@@ -15,20 +16,27 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Backend { return memstore.New() })
+	storetest.Run(t, func(t *testing.T) kv.Backend { return memstore.New() })
 }
 
 // The suite must also hold with the smallest watch buffer and a history
 // just long enough for its longest backlog (200 writes).
 func TestConformanceSmallBuffers(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Backend {
+	storetest.Run(t, func(t *testing.T) kv.Backend {
 		return memstore.New(memstore.WithHistorySize(256), memstore.WithWatchBuffer(1))
+	})
+}
+
+// And with every old value kept as a delta (see TestOldValuesReadBackExactly).
+func TestConformanceOldValuesAsDeltas(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) kv.Backend {
+		return memstore.New(memstore.WithHistorySize(256), memstore.WithAgingLag(1))
 	})
 }
 
 func put(t *testing.T, s *memstore.Store, key, value string) int64 {
 	t.Helper()
-	rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+	rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 	require.NoError(t, err)
 	return rev
 }
@@ -57,7 +65,7 @@ func TestHistorySize(t *testing.T) {
 		{head - size - 1, true},
 		{1, true},
 	} {
-		_, err := s.List(t.Context(), "k/", store.KVListOptions{Revision: tc.rev})
+		_, err := s.List(t.Context(), "k/", kv.ListOptions{Revision: tc.rev})
 		ch, werr := s.Watch(t.Context(), "k/", tc.rev)
 		require.NoError(t, werr)
 		if tc.expired {
@@ -84,9 +92,9 @@ func TestCompact(t *testing.T) {
 	require.NoError(t, s.Compact(t.Context(), 3))
 	require.NoError(t, s.Compact(t.Context(), 2), "compacting less is a no-op")
 
-	_, err := s.List(t.Context(), "", store.KVListOptions{Revision: 2})
+	_, err := s.List(t.Context(), "", kv.ListOptions{Revision: 2})
 	require.ErrorIs(t, err, store.ErrExpired)
-	res, err := s.List(t.Context(), "", store.KVListOptions{Revision: 3})
+	res, err := s.List(t.Context(), "", kv.ListOptions{Revision: 3})
 	require.NoError(t, err)
 	require.Equal(t, "2", string(res.KVs[0].Value), "the state at the compaction revision")
 
@@ -126,10 +134,10 @@ func TestStats(t *testing.T) {
 	ctx := t.Context()
 	before := s.Stats()
 	put(t, s, "a", "v")
-	_, _ = s.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: "missing"})
+	_, _ = s.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "missing"})
 	_, _ = s.Get(ctx, "a")
 	_, _ = s.Get(ctx, "missing")
-	_, _ = s.List(ctx, "", store.KVListOptions{})
+	_, _ = s.List(ctx, "", kv.ListOptions{})
 	_, err := s.Watch(ctx, "", 0)
 	require.NoError(t, err)
 	require.Equal(t, memstore.Stats{Gets: 2, Lists: 1, Txns: 2, Watches: 1}, s.Stats().Sub(before),

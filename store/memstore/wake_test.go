@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -62,7 +62,7 @@ func TestWatchesMissNoChangeAcrossIdleGaps(t *testing.T) {
 				for burst := range 40 {
 					for range rnd.IntN(4) + 1 {
 						k := keys[rnd.IntN(len(keys))]
-						rev, err := s.Txn(context.Background(), nil, store.Write{Kind: store.WritePut, Key: k, Value: fmt.Append(nil, burst)})
+						rev, err := s.Txn(context.Background(), nil, kv.Write{Kind: kv.WritePut, Key: k, Value: fmt.Append(nil, burst)})
 						require.NoError(t, err)
 						mu.Lock()
 						written[rev] = k
@@ -78,7 +78,7 @@ func TestWatchesMissNoChangeAcrossIdleGaps(t *testing.T) {
 		final.set(s.Revision())
 		// One more write outside every prefix wakes them all to a progress
 		// mark at or past the final revision.
-		rev, err := s.Txn(context.Background(), nil, store.Write{Kind: store.WritePut, Key: "z", Value: []byte("v")})
+		rev, err := s.Txn(context.Background(), nil, kv.Write{Kind: kv.WritePut, Key: "z", Value: []byte("v")})
 		require.NoError(t, err)
 		written[rev] = "z"
 		for range prefixes {
@@ -112,7 +112,7 @@ func TestEndedWatchLeavesTheWaitingList(t *testing.T) {
 		}
 		synctest.Wait()
 		require.Equal(t, 1, s.Waiting())
-		rev, err := s.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: "k", Value: []byte("v")})
+		rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("v")})
 		require.NoError(t, err)
 		require.Equal(t, rev, (<-other).Revision, "the other watch still wakes")
 	})

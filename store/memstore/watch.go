@@ -7,10 +7,11 @@ import (
 
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Watch streams the changes under prefix after fromRevision, as
-// store.Backend describes.
+// kv.Backend describes.
 //
 // The history ring is the watch's backlog. Each watch has a goroutine that
 // copies its events out of the ring, at most WithWatchBuffer at a time, and
@@ -28,7 +29,7 @@ import (
 // revision it sent. A mark waiting for room in a full channel is replaced by
 // a newer one rather than queued, so a receiver that was away for many
 // writes finds at most WithWatchBuffer+2 marks, however many writes there were.
-func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
+func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan kv.Event, error) {
 	s.count.watches.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		stop:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 	}
-	out := make(chan store.KVEvent, s.watchBuffer)
+	out := make(chan kv.Event, s.watchBuffer)
 	// Each watch waits on a channel of its own rather than on ctx.Done(),
 	// which all watches of one ctx would contend for in every select.
 	release := context.AfterFunc(ctx, func() { close(w.stop) })
@@ -68,7 +69,7 @@ type watch struct {
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
 // describes; the channel it returns is the watch's wake.
-func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -79,8 +80,8 @@ func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <
 	}
 	for cursor < last && len(q) < s.watchBuffer {
 		cursor++
-		if ev := s.hist.at(cursor); strings.HasPrefix(ev.KV.Key, w.prefix) {
-			q = append(q, *ev)
+		if strings.HasPrefix(s.hist.at(cursor).key, w.prefix) {
+			q = append(q, s.hist.kvEvent(cursor))
 		}
 	}
 	if len(q) > 0 || cursor < last {

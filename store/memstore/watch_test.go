@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -27,7 +28,7 @@ func TestSlowWatcherExpiresWithoutBlockingWriters(t *testing.T) {
 	}
 	require.EqualValues(t, writes, s.Revision())
 
-	var got []store.KVEvent
+	var got []kv.Event
 	for ev := range ch {
 		got = append(got, ev)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Defaults of the options.
@@ -25,7 +26,7 @@ const (
 	DefaultHistorySize  = 10_000
 )
 
-// Backend is a store.Backend on a PostgreSQL database. Its keys, their
+// Backend is a kv.Backend on a PostgreSQL database. Its keys, their
 // history and the store revision live in the tables of one schema
 // (WithSchema), so Backends on different schemas share a database without
 // seeing each other. It is safe for concurrent use.
@@ -86,8 +87,11 @@ func WithClock(clk clock.Clock) Option { return func(c *config) { c.clk = clk } 
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-// New returns a Backend on pool, creating its schema, tables and function
-// if they do not exist (concurrent News on one database are safe). The
+// New returns a Backend on pool, creating its schema, tables and functions
+// if they do not exist (concurrent News on one database are safe), and
+// migrating a schema of an older pgstore, which kept the revision log
+// alone, in one transaction that waits for the older writes in flight (see
+// the package doc). The
 // caller keeps ownership of pool and closes it after every watch of the
 // Backend has ended. A connection failure gives an error wrapping
 // store.ErrUnavailable.
@@ -126,102 +130,166 @@ func (b *Backend) Schema() string { return b.name }
 // Pool returns the pool the Backend uses.
 func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 
-// The schema. head holds the store revision and the compaction floor in one
-// row, whose row lock every write takes first and holds until it commits:
-// writes commit one at a time, in revision order, so a reader that sees
-// revision N in head sees every write up to N in log. A sequence would not
-// do: concurrent transactions commit in another order than they draw
-// numbers, and a watch that read past a gap would skip the late one.
+// The schema. revision holds the store revision and the compaction floor
+// in one row, whose row lock every write takes first and holds until it
+// commits: writes commit one at a time, in revision order, so a reader that
+// sees revision N there sees every write up to N. A sequence would not do:
+// concurrent transactions commit in another order than they draw numbers,
+// and a watch that read past a gap would skip the late one.
 //
-// log has one row per write: the key's value after it (NULL for a delete),
-// its create revision, and prev_rev, the key's previous row (0 for a
-// create), which gives a watch event its Prev. The current value of a key is
-// its latest row; a pinned List reads the latest row at or below its
-// revision. Keys are bytea: store keys are Go strings, which need not be
-// UTF-8 and may hold NUL bytes, and bytea compares bytewise, as key order
-// requires.
+// kv holds the current value of each live key, which Get, List and the
+// conds read by key. log has one row per write, for watches and Lists at a
+// past revision: the key's value after it (NULL for a delete), its create
+// revision, and prev_rev, the key's previous row (0 for a create), which
+// gives a watch event its Prev and a List at revision R the value of a key
+// written since R (the prev_rev of its first write after R). Keys are
+// bytea: store keys are Go strings, which need not be UTF-8 and may hold
+// NUL bytes, and bytea compares bytewise, as key order requires.
+//
+// Migration. An older pgstore kept no kv table: the current value of a key
+// was its latest log row, head was what revision is now, and txn2 (or, at
+// first, txn) wrote the log alone. New migrates such a schema in one
+// transaction: it locks head, which every older write locks first (so the
+// older writes in flight commit before, and none starts until after), fills
+// kv from the log, and renames head to revision, leaving in its place a
+// view that older processes can read and cannot write: an older write that
+// was waiting fails (it re-resolves "head" to the view, and cannot lock or
+// update it), as does an older New, rather than write the log behind kv's
+// back. txn2 becomes a wrapper of txn3, so older processes that are running
+// go on writing correctly until they are replaced. The log's (key, rev)
+// index goes: nothing reads the log by key any more.
 const schemaSQL = `
 CREATE SCHEMA IF NOT EXISTS %[1]s;
-CREATE TABLE IF NOT EXISTS %[1]s.head (
-	one boolean PRIMARY KEY DEFAULT true CHECK (one),
-	rev bigint NOT NULL,
-	compacted bigint NOT NULL
-);
-INSERT INTO %[1]s.head (rev, compacted) VALUES (0, 0) ON CONFLICT DO NOTHING;
-CREATE TABLE IF NOT EXISTS %[1]s.log (
-	rev bigint PRIMARY KEY,
-	key bytea NOT NULL,
-	value bytea,
-	create_rev bigint NOT NULL,
-	prev_rev bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS log_key_rev ON %[1]s.log (key, rev DESC);
+DO $migrate$
+BEGIN
+	IF to_regclass('%[1]s.revision') IS NOT NULL THEN
+		RETURN;
+	END IF;
+	IF to_regclass('%[1]s.head') IS NULL THEN
+		CREATE TABLE %[1]s.revision (
+			one boolean PRIMARY KEY DEFAULT true CHECK (one),
+			rev bigint NOT NULL,
+			compacted bigint NOT NULL
+		);
+		INSERT INTO %[1]s.revision (rev, compacted) VALUES (0, 0);
+		CREATE TABLE %[1]s.log (
+			rev bigint PRIMARY KEY,
+			key bytea NOT NULL,
+			value bytea,
+			create_rev bigint NOT NULL,
+			prev_rev bigint NOT NULL
+		);
+	ELSE
+		LOCK TABLE %[1]s.head IN ACCESS EXCLUSIVE MODE;
+		ALTER TABLE %[1]s.head RENAME TO revision;
+		DROP INDEX IF EXISTS %[1]s.log_key_rev;
+		DROP FUNCTION IF EXISTS %[1]s.txn(bytea[], int[], bigint[], boolean, bytea, bytea, text);
+	END IF;
+	-- DISTINCT: a view that cannot be updated or locked.
+	CREATE VIEW %[1]s.head AS SELECT DISTINCT rev, compacted FROM %[1]s.revision;
+	CREATE TABLE %[1]s.kv (
+		key bytea PRIMARY KEY,
+		value bytea NOT NULL,
+		create_rev bigint NOT NULL,
+		mod_rev bigint NOT NULL
+	);
+	INSERT INTO %[1]s.kv (key, value, create_rev, mod_rev)
+		SELECT l.key, l.value, l.create_rev, l.rev FROM (
+			SELECT DISTINCT ON (key) key, value, create_rev, rev FROM %[1]s.log ORDER BY key, rev DESC
+		) l WHERE l.value IS NOT NULL;
+END $migrate$;
 
--- txn2 applies one write if every cond holds, in one statement (one round
--- trip). failed is -1 on success, -2 when a delete finds no key, else the
--- index of the first cond that failed, with actual its revision. Each query
--- of a volatile function sees what committed before it, so the conds are
--- read after head's row is locked, when every earlier write is visible.
--- Locking head is also drawing the next revision (one statement); a write
--- that does not happen puts it back before its transaction commits, so no
--- one sees it. A write runs three statements: head, the key's row, and the
--- new row with its NOTIFY. (txn2, not txn: txn, of an older version,
--- returned a table, and CREATE OR REPLACE cannot change that.)
+-- txn3 applies one write if every cond holds, in one call (one round trip).
+-- wvalue NULL is a delete. ktarget and krev are the first cond when it is
+-- on the written key (ktarget -1: none), okeys, otargets and orevs the
+-- others (NULL: none). It returns {new revision, -1, 0} on success,
+-- {0, -2, 0} when a delete finds no key, else {0, the cond that failed (0:
+-- the first, k: the k-th of the others), its revision}.
+--
+-- Locking revision's row is drawing the next revision; a write that does
+-- not happen puts it back before its transaction commits, so no one sees
+-- it. Each statement of a volatile function sees what committed before it
+-- (it takes a new snapshot), so what follows the lock sees every earlier
+-- write. The usual write, an update of a key at the revision it was read,
+-- checks its cond in the UPDATE of kv's row (its WHERE); the others read
+-- the conds first. Plain statements, not one with CTEs: PostgreSQL sets up
+-- a plan with CTEs for more than the statements would cost.
+CREATE OR REPLACE FUNCTION %[1]s.txn3(wkey bytea, wvalue bytea, ktarget int, krev bigint,
+	okeys bytea[], otargets int[], orevs bigint[])
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+	-- No defaults: each costs an evaluation on every call.
+	cur bigint;
+	p_mod bigint;
+	p_create bigint;
+	failed int;
+	actual bigint;
+BEGIN
+	UPDATE %[1]s.revision SET rev = rev + 1 RETURNING rev INTO cur;
+	IF ktarget = 0 AND krev > 0 AND okeys IS NULL AND wvalue IS NOT NULL THEN
+		UPDATE %[1]s.kv k SET value = wvalue, mod_rev = cur
+			WHERE k.key = wkey AND k.mod_rev = krev RETURNING k.create_rev INTO p_create;
+		IF FOUND THEN
+			INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey, wvalue, p_create, krev);
+			PERFORM pg_notify('%[2]s', '');
+			RETURN ARRAY[cur, -1, 0];
+		END IF;
+	END IF;
+	SELECT k.mod_rev, k.create_rev INTO p_mod, p_create FROM %[1]s.kv k WHERE k.key = wkey;
+	IF NOT FOUND THEN
+		p_mod := 0;
+		p_create := 0;
+	END IF;
+	failed := -1;
+	actual := 0;
+	IF ktarget >= 0 THEN
+		actual := CASE WHEN ktarget = 0 THEN p_mod ELSE p_create END;
+		IF actual <> krev THEN
+			failed := 0;
+		END IF;
+	END IF;
+	IF failed = -1 AND okeys IS NOT NULL THEN
+		SELECT c.idx, coalesce(CASE WHEN c.ctarget = 0 THEN k.mod_rev ELSE k.create_rev END, 0) INTO failed, actual
+			FROM unnest(okeys, otargets, orevs) WITH ORDINALITY c(ckey, ctarget, crev, idx)
+			LEFT JOIN %[1]s.kv k ON k.key = c.ckey
+			WHERE coalesce(CASE WHEN c.ctarget = 0 THEN k.mod_rev ELSE k.create_rev END, 0) <> c.crev
+			ORDER BY c.idx LIMIT 1;
+		IF NOT FOUND THEN
+			failed := -1;
+			actual := 0;
+		END IF;
+	END IF;
+	IF failed = -1 AND wvalue IS NULL AND p_mod = 0 THEN
+		failed := -2;
+	END IF;
+	IF failed <> -1 THEN
+		UPDATE %[1]s.revision SET rev = rev - 1;
+		RETURN ARRAY[0, failed, actual];
+	END IF;
+	IF wvalue IS NULL THEN
+		DELETE FROM %[1]s.kv k WHERE k.key = wkey;
+		p_create := 0;
+	ELSIF p_mod = 0 THEN
+		INSERT INTO %[1]s.kv (key, value, create_rev, mod_rev) VALUES (wkey, wvalue, cur, cur);
+		p_create := cur;
+	ELSE
+		UPDATE %[1]s.kv k SET value = wvalue, mod_rev = cur WHERE k.key = wkey;
+	END IF;
+	INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey, wvalue, p_create, p_mod);
+	PERFORM pg_notify('%[2]s', '');
+	RETURN ARRAY[cur, -1, 0];
+END $$;
+
+-- txn2 is the write function of the previous layout, for older processes
+-- still running: the same write through txn3.
 CREATE OR REPLACE FUNCTION %[1]s.txn2(ckeys bytea[], ctargets int[], crevs bigint[],
 	wdelete boolean, wkey bytea, wvalue bytea, chan text,
 	OUT new_rev bigint, OUT failed int, OUT actual bigint)
-LANGUAGE plpgsql AS $$
-DECLARE
-	cur bigint;
-	r record;
-	a bigint;
-	p_rev bigint;
-	p_create bigint;
-	gone boolean;
-	v text;
-BEGIN
-	UPDATE %[1]s.head SET rev = rev + 1 RETURNING rev INTO cur;
-	-- The written key's row first: a cond on that key, the usual one,
-	-- reads it from here.
-	SELECT l.rev, l.create_rev, l.value IS NULL INTO p_rev, p_create, gone
-		FROM %[1]s.log l WHERE l.key = wkey ORDER BY l.rev DESC LIMIT 1;
-	IF NOT FOUND OR gone THEN
-		p_rev := 0;
-		p_create := 0;
-	END IF;
-	new_rev := 0;
-	actual := 0;
-	FOR i IN 1 .. coalesce(array_length(ckeys, 1), 0) LOOP
-		IF ckeys[i] = wkey THEN
-			a := CASE WHEN ctargets[i] = 0 THEN p_rev ELSE p_create END;
-		ELSE
-			SELECT l.rev AS mod, l.create_rev AS crt, l.value IS NULL AS gone INTO r
-				FROM %[1]s.log l WHERE l.key = ckeys[i] ORDER BY l.rev DESC LIMIT 1;
-			a := 0;
-			IF FOUND AND NOT r.gone THEN
-				a := CASE WHEN ctargets[i] = 0 THEN r.mod ELSE r.crt END;
-			END IF;
-		END IF;
-		IF a <> crevs[i] THEN
-			UPDATE %[1]s.head SET rev = rev - 1;
-			failed := i - 1;
-			actual := a;
-			RETURN;
-		END IF;
-	END LOOP;
-	IF wdelete AND p_rev = 0 THEN
-		UPDATE %[1]s.head SET rev = rev - 1;
-		failed := -2;
-		RETURN;
-	END IF;
-	WITH w AS (INSERT INTO %[1]s.log (rev, key, value, create_rev, prev_rev) VALUES (cur, wkey,
-		CASE WHEN wdelete THEN NULL ELSE wvalue END,
-		CASE WHEN wdelete THEN 0 WHEN p_create = 0 THEN cur ELSE p_create END,
-		p_rev) RETURNING rev)
-	SELECT pg_notify(chan, w.rev::text)::text INTO v FROM w;
-	new_rev := cur;
-	failed := -1;
-END $$;
+LANGUAGE sql AS $$
+	SELECT t[1], CASE WHEN t[2] > 0 THEN t[2] - 1 ELSE t[2] END, t[3]
+	FROM %[1]s.txn3(wkey, CASE WHEN wdelete THEN NULL ELSE wvalue END, -1, 0,
+		nullif(ckeys, '{}'), ctargets, crevs) t
+$$;
 `
 
 // migrateLock is the advisory lock key that serializes New's DDL, since
@@ -233,7 +301,7 @@ func (b *Backend) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, b.schema))
+		_, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, b.schema, b.name))
 		return err
 	})
 	if err != nil {
@@ -243,76 +311,97 @@ func (b *Backend) migrate(ctx context.Context) error {
 }
 
 type queries struct {
-	get, list, txn, watch, head, compact, prune string
+	get, list, listToEnd, txn, update, watch, head, compact, prune string
 }
 
 func newQueries(s string) queries {
 	return queries{
-		get: `SELECT rev, create_rev, value FROM ` + s + `.log WHERE key = $1 ORDER BY rev DESC LIMIT 1`,
-		// One statement, so one snapshot: the head it reports is the state
-		// the rows show. $3 is the pinned revision (0: head), $4 the limit
-		// (NULL: none).
-		list: `WITH h AS (SELECT rev, compacted FROM ` + s + `.head)
-SELECT h.rev, h.compacted, k.key, k.value, k.create_rev, k.rev FROM h LEFT JOIN LATERAL (
-	SELECT d.* FROM (
-		SELECT DISTINCT ON (l.key) l.key, l.value, l.create_rev, l.rev FROM ` + s + `.log l
-		WHERE l.key >= $1 AND ($2::bytea IS NULL OR l.key < $2)
-			AND l.rev <= CASE WHEN $3::bigint = 0 THEN h.rev ELSE $3::bigint END
-		ORDER BY l.key, l.rev DESC
-	) d WHERE d.value IS NOT NULL ORDER BY d.key LIMIT $4
-) k ON true ORDER BY k.key`,
-		txn: `SELECT new_rev, failed, actual FROM ` + s + `.txn2($1, $2, $3, $4, $5, $6, $7)`,
+		get:       `SELECT mod_rev, create_rev, value FROM ` + s + `.kv WHERE key = $1`,
+		list:      listQuery(s, true),
+		listToEnd: listQuery(s, false),
+		txn:       `SELECT ` + s + `.txn3($1, $2, $3, $4, $5, $6, $7)`,
+		// The usual write, a put conditioned on the key's ModRevision: the
+		// same call with fewer parameters to send.
+		update: `SELECT ` + s + `.txn3($1, $2, 0, $3, NULL, NULL, NULL)`,
 		// The events after $1 under the prefix [$2, $3), scanning at most
 		// $5 revisions and returning at most $4 events, with each event's
 		// previous row, and the head they were read at.
-		watch: `WITH h AS (SELECT rev, compacted FROM ` + s + `.head)
+		watch: `WITH h AS (SELECT rev, compacted FROM ` + s + `.revision)
 SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.create_rev, p.rev FROM h LEFT JOIN LATERAL (
 	SELECT l.* FROM ` + s + `.log l
 	WHERE l.rev > $1 AND l.rev <= least(h.rev, $1 + $5) AND l.key >= $2 AND ($3::bytea IS NULL OR l.key < $3)
 	ORDER BY l.rev LIMIT $4
 ) e ON true LEFT JOIN ` + s + `.log p ON p.rev = e.prev_rev ORDER BY e.rev`,
-		head:    `SELECT rev, compacted FROM ` + s + `.head`,
-		compact: `UPDATE ` + s + `.head SET compacted = greatest(compacted, $1) WHERE $1 <= rev RETURNING rev`,
+		head:    `SELECT rev, compacted FROM ` + s + `.revision`,
+		compact: `UPDATE ` + s + `.revision SET compacted = greatest(compacted, $1) WHERE $1 <= rev RETURNING rev`,
 		// A row older than the floor $1 goes when no List at or above the
-		// floor can see it (a later row of its key is also below the floor)
-		// and no watch from floor-1 needs it as a Prev (the same), and every
-		// delete row below the floor goes: no row points to one as its Prev.
-		prune: `DELETE FROM ` + s + `.log l WHERE l.rev < $1 AND (l.value IS NULL OR EXISTS (
-	SELECT 1 FROM ` + s + `.log n WHERE n.key = l.key AND n.rev > l.rev AND n.rev < $1))`,
+		// floor can see it and no watch from floor-1 needs it as a Prev:
+		// when the key's next row, which points to it (prev_rev), is also
+		// below the floor. Every delete row below the floor goes: no row
+		// points to one.
+		prune: `DELETE FROM ` + s + `.log l WHERE l.rev < $1 AND (l.value IS NULL OR l.rev IN (
+	SELECT n.prev_rev FROM ` + s + `.log n WHERE n.rev < $1))`,
 	}
 }
 
-// Get implements store.Backend.
-func (b *Backend) Get(ctx context.Context, key string) (store.KV, error) {
+// listQuery is List's query, one statement, so one snapshot: the head it
+// reports is the state the rows show. $1 is the first key; with bounded,
+// $2 is the end of the range, else it has none and the others move down
+// one. Then come the pinned revision R (0: head) and the limit (NULL:
+// none). The keys at R are those of kv not written since R, and, of each
+// key written since R, the row before its first write after R (none for a
+// create). Each side is ordered and limited on its own, so a page reads
+// kv's index from its first key on, no further than it needs.
+func listQuery(s string, bounded bool) string {
+	end, rev, limit := "AND k.key < $2", "$3", "$4"
+	if !bounded {
+		end, rev, limit = "", "$2", "$3"
+	}
+	return `WITH h AS (SELECT rev, compacted, CASE WHEN ` + rev + `::bigint = 0 THEN rev ELSE ` + rev + `::bigint END AS at FROM ` + s + `.revision)
+SELECT h.rev, h.compacted, d.key, d.value, d.create_rev, d.mod_rev FROM h LEFT JOIN LATERAL (
+	(SELECT k.key, k.value, k.create_rev, k.mod_rev FROM ` + s + `.kv k
+	WHERE k.key >= $1 ` + end + ` AND k.mod_rev <= h.at ORDER BY k.key LIMIT ` + limit + `)
+	UNION ALL
+	(SELECT p.key, p.value, p.create_rev, p.rev FROM (
+		SELECT DISTINCT ON (k.key) k.prev_rev FROM ` + s + `.log k -- k: end names k.key
+		WHERE k.rev > h.at AND k.key >= $1 ` + end + `
+		ORDER BY k.key, k.rev
+	) c JOIN ` + s + `.log p ON p.rev = c.prev_rev ORDER BY p.key LIMIT ` + limit + `)
+	ORDER BY 1 LIMIT ` + limit + `
+) d ON true ORDER BY d.key`
+}
+
+// Get implements kv.Backend.
+func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
-		return store.KV{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
+		return kv.KeyValue{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	var (
-		kv    = store.KV{Key: key}
+		kvp   = kv.KeyValue{Key: key}
 		value []byte
 	)
-	err := b.pool.QueryRow(ctx, b.sql.get, []byte(key)).Scan(&kv.ModRevision, &kv.CreateRevision, &value)
+	err := b.pool.QueryRow(ctx, b.sql.get, []byte(key)).Scan(&kvp.ModRevision, &kvp.CreateRevision, &value)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && value == nil {
-		return store.KV{}, fmt.Errorf("pgstore: get %q: %w", key, store.ErrNotFound)
+		return kv.KeyValue{}, fmt.Errorf("pgstore: get %q: %w", key, store.ErrNotFound)
 	}
 	if err != nil {
-		return store.KV{}, mapErr(ctx, fmt.Sprintf("get %q", key), err)
+		return kv.KeyValue{}, mapErr(ctx, fmt.Sprintf("get %q", key), err)
 	}
-	kv.Value = value
-	return kv, nil
+	kvp.Value = value
+	return kvp, nil
 }
 
-// List implements store.Backend. Every page is one query that reads the
+// List implements kv.Backend. Every page is one query that reads the
 // latest row of each key at or below the listing's revision; a revision
 // below the last Compact gives store.ErrExpired.
-func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if opts.Limit < 0 || opts.Revision < 0 {
-		return store.KVList{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
+		return kv.List{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
 	start, end := []byte(prefix), prefixEnd(prefix)
 	if opts.Continue != "" {
 		if !strings.HasPrefix(opts.Continue, prefix) {
-			return store.KVList{}, fmt.Errorf("pgstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
+			return kv.List{}, fmt.Errorf("pgstore: continue key %q is not under prefix %q: %w", opts.Continue, prefix, store.ErrInvalid)
 		}
 		start = append([]byte(opts.Continue), 0)
 	}
@@ -321,20 +410,28 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 		n := opts.Limit + 1 // one more tells whether another page follows
 		limit = &n
 	}
-	rows, err := b.pool.Query(ctx, b.sql.list, start, end, opts.Revision, limit)
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if end == nil {
+		rows, err = b.pool.Query(ctx, b.sql.listToEnd, start, opts.Revision, limit)
+	} else {
+		rows, err = b.pool.Query(ctx, b.sql.list, start, end, opts.Revision, limit)
+	}
 	if err != nil {
-		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
+		return kv.List{}, mapErr(ctx, "list "+prefix, err)
 	}
 	res, head, low, err := scanList(rows)
 	if err != nil {
-		return store.KVList{}, mapErr(ctx, "list "+prefix, err)
+		return kv.List{}, mapErr(ctx, "list "+prefix, err)
 	}
 	res.Revision = head
 	switch {
 	case opts.Revision > head:
-		return store.KVList{}, fmt.Errorf("pgstore: list at revision %d, after the current %d: %w", opts.Revision, head, store.ErrInvalid)
+		return kv.List{}, fmt.Errorf("pgstore: list at revision %d, after the current %d: %w", opts.Revision, head, store.ErrInvalid)
 	case opts.Revision > 0 && opts.Revision < low:
-		return store.KVList{}, fmt.Errorf("pgstore: list at revision %d, compacted (history starts at %d): %w", opts.Revision, low, store.ErrExpired)
+		return kv.List{}, fmt.Errorf("pgstore: list at revision %d, compacted (history starts at %d): %w", opts.Revision, low, store.ErrExpired)
 	case opts.Revision > 0:
 		res.Revision = opts.Revision
 	}
@@ -347,7 +444,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts store.KVListOpti
 
 // scanList reads the rows of the list query: the keys, and the head and
 // floor revisions every row carries.
-func scanList(rows pgx.Rows) (res store.KVList, head, low int64, err error) {
+func scanList(rows pgx.Rows) (res kv.List, head, low int64, err error) {
 	defer rows.Close()
 	for rows.Next() {
 		var (
@@ -355,10 +452,10 @@ func scanList(rows pgx.Rows) (res store.KVList, head, low int64, err error) {
 			create, mod *int64
 		)
 		if err := rows.Scan(&head, &low, &key, &value, &create, &mod); err != nil {
-			return store.KVList{}, 0, 0, err
+			return kv.List{}, 0, 0, err
 		}
 		if key != nil {
-			res.KVs = append(res.KVs, store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
+			res.KVs = append(res.KVs, kv.KeyValue{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *mod})
 		}
 	}
 	return res, head, low, rows.Err()
@@ -377,31 +474,59 @@ func prefixEnd(prefix string) []byte {
 	return nil
 }
 
-// Txn implements store.Backend as one call of the schema's txn2 function:
-// one statement, one round trip. A connection lost before the answer gives
-// an error wrapping store.ErrUnavailable: the write may have committed.
-func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
-	if err := store.CheckTxn(conds, w); err != nil {
+// Txn implements kv.Backend as one call of the schema's txn3 function:
+// one round trip. A connection lost before the answer gives an error
+// wrapping store.ErrUnavailable: the write may have committed.
+func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
-	keys := make([][]byte, len(conds))
-	targets := make([]int32, len(conds))
-	revs := make([]int64, len(conds))
-	for i, c := range conds {
-		keys[i], targets[i], revs[i] = []byte(c.Key), int32(c.Target), c.Revision
-	}
-	value := w.Value
-	if value == nil {
-		value = []byte{} // nil would be NULL, which marks a delete
+	// The first cond, when on the written key (an update's own), goes as
+	// scalars; the others, as arrays, NULL when there are none.
+	var (
+		ktarget = int32(-1)
+		krev    int64
+		rest    = conds
+	)
+	if len(conds) > 0 && conds[0].Key == w.Key {
+		ktarget, krev, rest = int32(conds[0].Target), conds[0].Revision, conds[1:]
 	}
 	var (
-		rev, actual int64
-		failed      int
+		keys    [][]byte
+		targets []int32
+		revs    []int64
 	)
-	err := b.pool.QueryRow(ctx, b.sql.txn, keys, targets, revs, w.Kind == store.WriteDelete, []byte(w.Key), value, b.name).
-		Scan(&rev, &failed, &actual)
+	if len(rest) > 0 {
+		keys, targets, revs = make([][]byte, len(rest)), make([]int32, len(rest)), make([]int64, len(rest))
+		for i, c := range rest {
+			keys[i], targets[i], revs[i] = []byte(c.Key), int32(c.Target), c.Revision
+		}
+	}
+	var value []byte // nil, NULL, is a delete
+	if w.Kind == kv.WritePut {
+		value = w.Value
+		if value == nil {
+			value = []byte{}
+		}
+	}
+	var (
+		res []int64 // the new revision, the cond that failed, its revision
+		err error
+	)
+	if ktarget == int32(kv.ModRevision) && len(rest) == 0 && w.Kind == kv.WritePut {
+		err = b.pool.QueryRow(ctx, b.sql.update, []byte(w.Key), value, krev).Scan(&res)
+	} else {
+		err = b.pool.QueryRow(ctx, b.sql.txn, []byte(w.Key), value, ktarget, krev, keys, targets, revs).Scan(&res)
+	}
+	if err == nil && len(res) != 3 {
+		err = fmt.Errorf("the txn function answered %v", res)
+	}
 	if err != nil {
 		return 0, mapErr(ctx, fmt.Sprintf("txn on %q", w.Key), err)
+	}
+	rev, failed, actual := res[0], int(res[1]), res[2]
+	if failed > 0 && len(rest) == len(conds) {
+		failed-- // the others are all the conds
 	}
 	switch {
 	case failed == -1:
@@ -412,7 +537,7 @@ func (b *Backend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (i
 	case failed == -2:
 		return 0, fmt.Errorf("pgstore: delete %q: %w", w.Key, store.ErrNotFound)
 	case failed >= 0 && failed < len(conds):
-		return 0, &store.CondFailedError{Index: failed, Cond: conds[failed], Actual: actual}
+		return 0, &kv.CondFailedError{Index: failed, Cond: conds[failed], Actual: actual}
 	}
 	return 0, fmt.Errorf("pgstore: txn on %q: unexpected answer %d from the txn function", w.Key, failed)
 }

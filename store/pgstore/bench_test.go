@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 )
 
@@ -43,10 +44,10 @@ func BenchmarkUpdate(b *testing.B) {
 		return err
 	}
 	be := newBackend(b, pool)
-	rev, err := be.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "web", Value: value})
+	rev, err := be.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "web", Value: value})
 	require.NoError(b, err)
 	txn := func() (err error) {
-		rev, err = be.Txn(ctx, []store.Cond{{Key: "web", Target: store.ModRevision, Revision: rev}}, store.Write{Kind: store.WritePut, Key: "web", Value: value})
+		rev, err = be.Txn(ctx, []kv.Cond{{Key: "web", Target: kv.ModRevision, Revision: rev}}, kv.Write{Kind: kv.WritePut, Key: "web", Value: value})
 		return err
 	}
 	st, err := store.New[storetest.WidgetSpec, storetest.WidgetStatus](newBackend(b, pool), "Widget")
@@ -102,7 +103,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		if _, err := be.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("k/%d", i%10), Value: []byte("v")}); err != nil {
+		if _, err := be.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", i%10), Value: []byte("v")}); err != nil {
 			b.Fatal(err)
 		}
 		for ev := range ch {

@@ -1,15 +1,24 @@
 // Package pgstore runs steady on PostgreSQL, for teams whose desired state
 // already lives there.
 //
-// Backend implements store.Backend in one schema of a database: a table of
-// revisions in the manner of kine (each row a write: key, value, create
-// revision and the key's previous row) and a one-row head holding the store
-// revision. Every write is one call of a PL/pgSQL function that advances
-// the head (taking its row lock), checks the conds, appends the row and
-// NOTIFYs, in one round trip; the row lock makes writes commit one at a
-// time, in revision order, which a sequence would not (concurrent
-// transactions commit in another order than they draw numbers, and a watch
-// reading past the gap would skip the late one).
+// Backend implements kv.Backend in one schema of a database: a table of
+// the current value of each key, read by key by Get, List and the conds; a
+// log of revisions in the manner of kine (each row a write: key, value,
+// create revision and the key's previous row), which watches and Lists at a
+// past revision read; and a one-row table holding the store revision. Every
+// write is one call of a PL/pgSQL function that advances the revision
+// (taking its row lock), checks the conds, writes the current value,
+// appends the log row and NOTIFYs, in one round trip; the row lock makes
+// writes commit one at a time, in revision order, which a sequence would
+// not (concurrent transactions commit in another order than they draw
+// numbers, and a watch reading past the gap would skip the late one).
+//
+// A schema written by an older pgstore (the log alone) is migrated by New,
+// in place and in one transaction, with nothing lost; processes of the
+// older version that are still running can read it and go on writing
+// through a compatible function, and an older process that starts after
+// the migration fails in its New instead of writing behind the current
+// values' back.
 //
 // Watch reads the log by revision. LISTEN/NOTIFY only wakes it; the read
 // after a wake-up, a poll, or a reconnect of the listening connection is

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/pgstore"
 )
 
@@ -101,7 +102,7 @@ func TestConnectionLostMidWriteIsUnavailable(t *testing.T) {
 	ctx := t.Context()
 	// pgx prepares a statement on its first use, a round trip of its own:
 	// with replies dropped, that would stop the write before it is sent.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "warm", Value: []byte("v")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "warm", Value: []byte("v")})
 	require.NoError(t, err)
 	_, err = b.Get(ctx, "warm")
 	require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestConnectionLostMidWriteIsUnavailable(t *testing.T) {
 	p.dropped.Store(true)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "k", Value: []byte("v")})
+		_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("v")})
 		errc <- err
 	}()
 	require.Eventually(t, func() bool {
@@ -137,9 +138,9 @@ func TestConnectionLostMidWriteIsUnavailable(t *testing.T) {
 	require.ErrorIs(t, <-gotc, store.ErrUnavailable)
 
 	p.dropped.Store(false)
-	kv, err := b.Get(ctx, "k")
+	kvp, err := b.Get(ctx, "k")
 	require.NoError(t, err, "the pool dials a new connection")
-	require.Equal(t, "v", string(kv.Value))
+	require.Equal(t, "v", string(kvp.Value))
 }
 
 // storm runs writers that each create keys of their own, "w<i>/<n>", until
@@ -162,15 +163,15 @@ func storm(ctx context.Context, t *testing.T, b *pgstore.Backend, writers int, s
 				}
 				k, v := fmt.Sprintf("w%d/%d", w, n), fmt.Sprint(n)
 				for {
-					rev, err := b.Txn(ctx, []store.Cond{{Key: k, Target: store.CreateRevision}}, store.Write{Kind: store.WritePut, Key: k, Value: []byte(v)})
-					if errors.Is(err, store.ErrCondFailed) {
+					rev, err := b.Txn(ctx, []kv.Cond{{Key: k, Target: kv.CreateRevision}}, kv.Write{Kind: kv.WritePut, Key: k, Value: []byte(v)})
+					if errors.Is(err, kv.ErrCondFailed) {
 						// An earlier attempt committed; learn its revision.
-						kv, gerr := b.Get(ctx, k)
+						kvp, gerr := b.Get(ctx, k)
 						if gerr != nil {
 							time.Sleep(20 * time.Millisecond)
 							continue
 						}
-						rev, err = kv.ModRevision, nil
+						rev, err = kvp.ModRevision, nil
 					}
 					if errors.Is(err, store.ErrUnavailable) {
 						time.Sleep(20 * time.Millisecond) // the server is away: pace the retries
@@ -197,7 +198,7 @@ func storm(ctx context.Context, t *testing.T, b *pgstore.Backend, writers int, s
 // server is away.
 func endStorm(t *testing.T, b *pgstore.Backend) {
 	require.Eventually(t, func() bool {
-		_, err := b.Txn(t.Context(), nil, store.Write{Kind: store.WritePut, Key: "end", Value: []byte("")})
+		_, err := b.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: "end", Value: []byte("")})
 		return err == nil
 	}, 30*time.Second, 20*time.Millisecond)
 }
@@ -209,7 +210,7 @@ func endStorm(t *testing.T, b *pgstore.Backend) {
 func TestWatchResumesAfterConnectionsAreKilled(t *testing.T) {
 	b := newBackend(t, newPool(t))
 	ctx := t.Context()
-	from, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "start", Value: []byte("")})
+	from, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "start", Value: []byte("")})
 	require.NoError(t, err)
 	ch, err := b.Watch(ctx, "", from)
 	require.NoError(t, err)
@@ -258,7 +259,7 @@ func TestWatchResumesAfterConnectionsAreKilled(t *testing.T) {
 func TestServerRestartMidWriteStormLosesNoAckedWrite(t *testing.T) {
 	b := newBackend(t, newPool(t))
 	ctx := t.Context()
-	from, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "start", Value: []byte("")})
+	from, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "start", Value: []byte("")})
 	require.NoError(t, err)
 	ch, err := b.Watch(ctx, "", from)
 	require.NoError(t, err)
@@ -280,10 +281,10 @@ func TestServerRestartMidWriteStormLosesNoAckedWrite(t *testing.T) {
 	<-done
 
 	for _, w := range acked {
-		kv, err := b.Get(ctx, w.key)
+		kvp, err := b.Get(ctx, w.key)
 		require.NoError(t, err, "acknowledged write of %q at %d", w.key, w.rev)
-		require.Equal(t, w.rev, kv.ModRevision, "%q", w.key)
-		require.Equal(t, w.value, string(kv.Value), "%q", w.key)
+		require.Equal(t, w.rev, kvp.ModRevision, "%q", w.key)
+		require.Equal(t, w.value, string(kvp.Value), "%q", w.key)
 	}
 	endStorm(t, b)
 	requireEveryRevision(t, from, acked, collect(t, ch, "end"), "the watch across the restart")

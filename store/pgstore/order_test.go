@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/pgstore"
 )
 
@@ -24,9 +25,9 @@ type written struct {
 
 // collect reads ch until it sees key stop, and returns the change events
 // before it. It fails the test on an error event or a silence of 10s.
-func collect(t *testing.T, ch <-chan store.KVEvent, stop string) []store.KVEvent {
+func collect(t *testing.T, ch <-chan kv.Event, stop string) []kv.Event {
 	t.Helper()
-	var got []store.KVEvent
+	var got []kv.Event
 	timer := time.NewTimer(10 * time.Second)
 	defer timer.Stop()
 	for {
@@ -52,7 +53,7 @@ func collect(t *testing.T, ch <-chan store.KVEvent, stop string) []store.KVEvent
 // one per revision from from+1 on, with no revision skipped, repeated or
 // out of order: every Txn advances the revision by one, so the acknowledged
 // writes of a quiet schema are the whole revision range.
-func requireEveryRevision(t *testing.T, from int64, acked []written, events []store.KVEvent, who string) {
+func requireEveryRevision(t *testing.T, from int64, acked []written, events []kv.Event, who string) {
 	t.Helper()
 	byRev := make(map[int64]written, len(acked))
 	for _, w := range acked {
@@ -84,10 +85,10 @@ func TestCommitOrderUnderConcurrentWriters(t *testing.T) {
 	ctx := t.Context()
 	// A first write, so the watches can start from a revision: 0 would
 	// mean "from now" to the late one.
-	from, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "start", Value: []byte("")})
+	from, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "start", Value: []byte("")})
 	require.NoError(t, err)
 
-	var chans []<-chan store.KVEvent
+	var chans []<-chan kv.Event
 	for range 3 {
 		ch, err := b.Watch(ctx, "k/", from)
 		require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestCommitOrderUnderConcurrentWriters(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				k, v := fmt.Sprintf("k/%d/%d", w, i%5), fmt.Sprintf("%d-%d", w, i)
-				rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: k, Value: []byte(v)})
+				rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: k, Value: []byte(v)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -129,7 +130,7 @@ func TestCommitOrderUnderConcurrentWriters(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "k/end", Value: []byte("")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k/end", Value: []byte("")})
 	require.NoError(t, err)
 	require.Len(t, chans, 5)
 	for i, ch := range chans {
@@ -152,13 +153,13 @@ func TestSlowConsumerMemoryIsBounded(t *testing.T) {
 	var acked []written
 	for i := range writes {
 		k, v := fmt.Sprintf("k/%d", i%10), fmt.Sprint(i)
-		rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: k, Value: []byte(v)})
+		rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: k, Value: []byte(v)})
 		require.NoError(t, err)
 		acked = append(acked, written{rev, k, v})
 		require.LessOrEqual(t, b.HeldEvents(), int64(buffer), "after write %d: a stalled watch holds at most one batch", i)
 	}
 	require.LessOrEqual(t, len(ch), buffer)
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "end", Value: []byte("")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "end", Value: []byte("")})
 	require.NoError(t, err)
 	requireEveryRevision(t, 0, acked, collect(t, ch, "end"), "the slow reader")
 	require.Zero(t, b.HeldEvents())
@@ -171,7 +172,7 @@ func TestWatchFromCompactedRevisionExpires(t *testing.T) {
 	ctx := t.Context()
 	var revs []int64
 	for i := range 6 {
-		rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: "k", Value: []byte(fmt.Sprint(i))})
+		rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte(fmt.Sprint(i))})
 		require.NoError(t, err)
 		revs = append(revs, rev)
 	}
@@ -191,9 +192,9 @@ func TestWatchFromCompactedRevisionExpires(t *testing.T) {
 	require.NoError(t, ev.Err)
 	require.Equal(t, revs[4], ev.Revision)
 	require.Equal(t, "3", string(ev.Prev.Value), "the Prev of the first event after the floor is kept")
-	_, err = b.List(ctx, "", store.KVListOptions{Revision: revs[3]})
+	_, err = b.List(ctx, "", kv.ListOptions{Revision: revs[3]})
 	require.ErrorIs(t, err, store.ErrExpired)
-	l, err := b.List(ctx, "", store.KVListOptions{Revision: revs[4]})
+	l, err := b.List(ctx, "", kv.ListOptions{Revision: revs[4]})
 	require.NoError(t, err)
 	require.Equal(t, "4", string(l.KVs[0].Value))
 }
@@ -216,17 +217,17 @@ func TestReadModifyWriteLosesNoUpdate(t *testing.T) {
 			for i := range each {
 				key := fmt.Sprintf("n/%d", (w+i)%counters)
 				for {
-					n, cond := 0, store.Cond{Key: key, Target: store.CreateRevision}
-					kv, err := b.Get(ctx, key)
+					n, cond := 0, kv.Cond{Key: key, Target: kv.CreateRevision}
+					kvp, err := b.Get(ctx, key)
 					if err == nil {
-						n, _ = strconv.Atoi(string(kv.Value))
-						cond = store.Cond{Key: key, Target: store.ModRevision, Revision: kv.ModRevision}
+						n, _ = strconv.Atoi(string(kvp.Value))
+						cond = kv.Cond{Key: key, Target: kv.ModRevision, Revision: kvp.ModRevision}
 					} else if !errors.Is(err, store.ErrNotFound) {
 						t.Error(err)
 						return
 					}
-					rev, err := b.Txn(ctx, []store.Cond{cond}, store.Write{Kind: store.WritePut, Key: key, Value: []byte(strconv.Itoa(n + 1))})
-					if errors.Is(err, store.ErrCondFailed) {
+					rev, err := b.Txn(ctx, []kv.Cond{cond}, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(strconv.Itoa(n + 1))})
+					if errors.Is(err, kv.ErrCondFailed) {
 						continue
 					}
 					if err != nil {
@@ -244,9 +245,9 @@ func TestReadModifyWriteLosesNoUpdate(t *testing.T) {
 	wg.Wait()
 	total := 0
 	for c := range counters {
-		kv, err := b.Get(ctx, fmt.Sprintf("n/%d", c))
+		kvp, err := b.Get(ctx, fmt.Sprintf("n/%d", c))
 		require.NoError(t, err)
-		n, err := strconv.Atoi(string(kv.Value))
+		n, err := strconv.Atoi(string(kvp.Value))
 		require.NoError(t, err)
 		total += n
 	}
@@ -266,7 +267,7 @@ func TestHistorySizeBoundsTheLog(t *testing.T) {
 	var last int64
 	for i := range writes {
 		var err error
-		last, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("k/%d", i%keys), Value: []byte(fmt.Sprint(i))})
+		last, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", i%keys), Value: []byte(fmt.Sprint(i))})
 		require.NoError(t, err)
 		var rows int
 		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+b.Schema()+".log").Scan(&rows))

@@ -3,7 +3,7 @@ package pgstore_test
 import (
 	"testing"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/storetest"
 )
 
@@ -11,5 +11,5 @@ import (
 // server, each subtest on a schema of its own.
 func TestConformance(t *testing.T) {
 	pool := newPool(t)
-	storetest.Run(t, func(t *testing.T) store.Backend { return newBackend(t, pool) })
+	storetest.Run(t, func(t *testing.T) kv.Backend { return newBackend(t, pool) })
 }

@@ -11,9 +11,10 @@ import (
 
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
-// Watch implements store.Backend. A watch reads the log by revision: at
+// Watch implements kv.Backend. A watch reads the log by revision: at
 // most WithWatchBuffer events at a time, after the last revision it read,
 // in one query that also reads the head revision. Every Txn NOTIFYs the
 // schema's channel on commit, and a notification only wakes the watches to
@@ -34,7 +35,7 @@ import (
 // behind that Compact passed it) ends with an event wrapping
 // store.ErrExpired. Once it has sent every change under prefix, a watch
 // sends a Progress event whenever the head moved past its last event.
-func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan store.KVEvent, error) {
+func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan kv.Event, error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("pgstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
 	}
@@ -56,7 +57,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		end:    prefixEnd(prefix),
 		prefix: prefix,
 	}
-	out := make(chan store.KVEvent, b.cfg.watchBuffer)
+	out := make(chan kv.Event, b.cfg.watchBuffer)
 	b.hub.join()
 	go func() {
 		defer b.hub.leave()
@@ -81,7 +82,7 @@ type watch struct {
 // store.ErrUnavailable (the schema dropped, a permission revoked) ends the
 // watch with an error wrapping store.ErrExpired, as etcdstore does, so the
 // reader relists and meets the error there rather than wait here unseen.
-func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <-chan struct{}, error) {
+func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	// kvwatch reads again only once the last batch is sent.
 	w.b.held.Add(-int64(w.held))
 	w.held = 0
@@ -121,7 +122,7 @@ func (w *watch) Read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, <
 // the revision it has read up to and the head revision, scanning at most 8
 // batches of revisions so a watch on a quiet prefix of a busy store keeps
 // its queries short.
-func (w *watch) read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, int64, error) {
+func (w *watch) read(q []kv.Event, cursor int64) ([]kv.Event, int64, int64, error) {
 	batch := w.b.cfg.watchBuffer
 	rows, err := w.b.pool.Query(w.ctx, w.b.sql.watch, cursor, w.start, w.end, batch, int64(8*batch))
 	if err != nil {
@@ -141,12 +142,12 @@ func (w *watch) read(q []store.KVEvent, cursor int64) ([]store.KVEvent, int64, i
 		if rev == nil {
 			continue // no event: the row only carries the head
 		}
-		ev := store.KVEvent{Type: store.KVPut, Revision: *rev, KV: store.KV{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *rev}}
+		ev := kv.Event{Type: kv.EventPut, Revision: *rev, KV: kv.KeyValue{Key: string(key), Value: value, CreateRevision: *create, ModRevision: *rev}}
 		if value == nil {
-			ev.Type, ev.KV.CreateRevision = store.KVDelete, 0
+			ev.Type, ev.KV.CreateRevision = kv.EventDelete, 0
 		}
 		if prevRev != nil {
-			ev.Prev = store.KV{Key: ev.KV.Key, Value: prevValue, CreateRevision: *prevCreate, ModRevision: *prevRev}
+			ev.Prev = kv.KeyValue{Key: ev.KV.Key, Value: prevValue, CreateRevision: *prevCreate, ModRevision: *prevRev}
 		}
 		q = append(q, ev)
 	}

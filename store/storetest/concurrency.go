@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 var concurrencyTests = []test{
@@ -22,7 +23,7 @@ var concurrencyTests = []test{
 
 // testCASIncrements has goroutines increment one counter by
 // read-modify-write, retrying on a failed cond: every increment must land.
-func testCASIncrements(t *testing.T, b store.Backend) {
+func testCASIncrements(t *testing.T, b kv.Backend) {
 	const workers, each = 8, 50
 	ctx := t.Context()
 	var (
@@ -34,23 +35,23 @@ func testCASIncrements(t *testing.T, b store.Backend) {
 		wg.Go(func() {
 			for range each {
 				for {
-					n, cond := 0, store.Cond{Key: "counter", Target: store.CreateRevision}
-					kv, err := b.Get(ctx, "counter")
+					n, cond := 0, kv.Cond{Key: "counter", Target: kv.CreateRevision}
+					kvp, err := b.Get(ctx, "counter")
 					switch {
 					case errors.Is(err, store.ErrNotFound):
 					case err != nil:
 						t.Error(err)
 						return
 					default:
-						if n, err = strconv.Atoi(string(kv.Value)); err != nil {
+						if n, err = strconv.Atoi(string(kvp.Value)); err != nil {
 							t.Error(err)
 							return
 						}
-						cond = store.Cond{Key: "counter", Target: store.ModRevision, Revision: kv.ModRevision}
+						cond = kv.Cond{Key: "counter", Target: kv.ModRevision, Revision: kvp.ModRevision}
 					}
 					runtime.Gosched() // widen the read-to-write window, as real work would
-					rev, err := b.Txn(ctx, []store.Cond{cond}, store.Write{Kind: store.WritePut, Key: "counter", Value: []byte(strconv.Itoa(n + 1))})
-					if errors.Is(err, store.ErrCondFailed) {
+					rev, err := b.Txn(ctx, []kv.Cond{cond}, kv.Write{Kind: kv.WritePut, Key: "counter", Value: []byte(strconv.Itoa(n + 1))})
+					if errors.Is(err, kv.ErrCondFailed) {
 						continue
 					}
 					if err != nil {
@@ -76,14 +77,14 @@ func testCASIncrements(t *testing.T, b store.Backend) {
 // gets ErrExpired resumes from the last revision it saw, as clients do. A
 // last write of c/end, after the writers are done, tells the watchers to
 // stop, so a lost event fails the comparison instead of a wait.
-func testWritersAndWatchers(t *testing.T, b store.Backend) {
+func testWritersAndWatchers(t *testing.T, b kv.Backend) {
 	const writers, each, watchers = 4, 50, 3
 	ctx := t.Context()
 	from := currentRevision(t, b)
 
 	seen := make([][]int64, watchers)
 	var watching sync.WaitGroup
-	chans := make([]<-chan store.KVEvent, watchers)
+	chans := make([]<-chan kv.Event, watchers)
 	for i := range watchers {
 		chans[i] = watch(t, b, "c/", from)
 	}
@@ -131,7 +132,7 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 	for w := range writers {
 		writing.Go(func() {
 			for i := range each {
-				rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: fmt.Sprintf("c/%d/%d", w, i%3), Value: []byte("v")})
+				rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("c/%d/%d", w, i%3), Value: []byte("v")})
 				if err != nil {
 					t.Error(err)
 					return
@@ -153,7 +154,7 @@ func testWritersAndWatchers(t *testing.T, b store.Backend) {
 
 // testPinnedListsUnderWrites pages through listings while a writer updates
 // the keys: every listing must be the exact state at its revision.
-func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
+func testPinnedListsUnderWrites(t *testing.T, b kv.Backend) {
 	const nkeys, writes = 12, 150
 	ctx := t.Context()
 	// history[key] lists the revisions at which key was written, in order.
@@ -176,7 +177,7 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 		defer func() { mu.Lock(); done = true; mu.Unlock() }()
 		for i := range writes {
 			k := fmt.Sprintf("s/%02d", i%nkeys)
-			rev, err := b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: k, Value: []byte(strconv.Itoa(i))})
+			rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: k, Value: []byte(strconv.Itoa(i))})
 			if err != nil {
 				t.Error(err)
 				return
@@ -191,7 +192,7 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 
 	type snapshot struct {
 		rev int64
-		kvs []store.KV
+		kvs []kv.KeyValue
 	}
 	var snaps []snapshot
 	for {
@@ -199,11 +200,11 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 		finished := done
 		mu.Unlock()
 		var s snapshot
-		opts := store.KVListOptions{Limit: 5}
+		opts := kv.ListOptions{Limit: 5}
 		for {
 			res, err := b.List(ctx, "s/", opts)
 			if errors.Is(err, store.ErrExpired) {
-				s, opts = snapshot{}, store.KVListOptions{Limit: 5} // history moved on; list again
+				s, opts = snapshot{}, kv.ListOptions{Limit: 5} // history moved on; list again
 				continue
 			}
 			require.NoError(t, err)
@@ -226,11 +227,11 @@ func testPinnedListsUnderWrites(t *testing.T, b store.Backend) {
 	}
 	for _, s := range snaps {
 		require.Len(t, s.kvs, nkeys, "listing at %d has every key once", s.rev)
-		for _, kv := range s.kvs {
-			revs := history[kv.Key]
+		for _, kvp := range s.kvs {
+			revs := history[kvp.Key]
 			i, _ := slices.BinarySearch(revs, s.rev+1)
 			require.Positive(t, i)
-			require.Equal(t, revs[i-1], kv.ModRevision, "listing at %d shows %q as of its last write at or before %d", s.rev, kv.Key, s.rev)
+			require.Equal(t, revs[i-1], kvp.ModRevision, "listing at %d shows %q as of its last write at or before %d", s.rev, kvp.Key, s.rev)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite for store.Backend
+// Package storetest is the conformance suite for kv.Backend
 // implementations, in the way net/http/httptest serves HTTP code: public,
 // documented, and meant to be run from a backend's own tests.
 //

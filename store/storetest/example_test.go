@@ -3,7 +3,7 @@ package storetest_test
 import (
 	"testing"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/steady-go/steady/store/storetest"
 )
@@ -12,7 +12,7 @@ import (
 // constructor that hands each subtest an empty key space.
 func ExampleRun() {
 	conformance := func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) store.Backend {
+		storetest.Run(t, func(t *testing.T) kv.Backend {
 			// Your backend here; memstore stands in for it.
 			return memstore.New()
 		})

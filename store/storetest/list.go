@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 var listTests = []test{
-	{"OrderAndPrefix", func(t *testing.T, b store.Backend) {
+	{"OrderAndPrefix", func(t *testing.T, b kv.Backend) {
 		for _, k := range []string{"a/3", "b/1", "a/1", "a0", "a", "a/10", "a/sub/x", "a/2"} {
 			put(t, b, k, "v-"+k)
 		}
@@ -26,7 +27,7 @@ var listTests = []test{
 			{"", []string{"a", "a/1", "a/10", "a/2", "a/3", "a/sub/x", "a0", "b/1"}},
 			{"c/", nil},
 		} {
-			res, err := b.List(t.Context(), tc.prefix, store.KVListOptions{})
+			res, err := b.List(t.Context(), tc.prefix, kv.ListOptions{})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, keys(res.KVs), "List(%q) is in key order and under the prefix", tc.prefix)
 			require.Equal(t, head, res.Revision, "List(%q) reflects the current revision", tc.prefix)
@@ -36,7 +37,7 @@ var listTests = []test{
 			}
 		}
 	}},
-	{"Pagination", func(t *testing.T, b store.Backend) {
+	{"Pagination", func(t *testing.T, b kv.Backend) {
 		var want []string
 		for i := range 10 {
 			k := fmt.Sprintf("p/%02d", i)
@@ -48,7 +49,7 @@ var listTests = []test{
 			var got []string
 			var rev int64
 			pages := 0
-			opts := store.KVListOptions{Limit: limit}
+			opts := kv.ListOptions{Limit: limit}
 			for {
 				res, err := b.List(t.Context(), "p/", opts)
 				require.NoError(t, err)
@@ -69,14 +70,14 @@ var listTests = []test{
 			require.Equal(t, (len(want)+limit-1)/limit, pages, "limit %d: no empty trailing page", limit)
 		}
 	}},
-	{"RevisionPinned", func(t *testing.T, b store.Backend) {
+	{"RevisionPinned", func(t *testing.T, b kv.Backend) {
 		for i := range 6 {
 			put(t, b, fmt.Sprintf("k/%d", i), fmt.Sprintf("v%d", i))
 		}
-		first, err := b.List(t.Context(), "k/", store.KVListOptions{Limit: 2})
+		first, err := b.List(t.Context(), "k/", kv.ListOptions{Limit: 2})
 		require.NoError(t, err)
 		require.Equal(t, []string{"k/0", "k/1"}, keys(first.KVs))
-		before, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: first.Revision})
+		before, err := b.List(t.Context(), "k/", kv.ListOptions{Revision: first.Revision})
 		require.NoError(t, err)
 
 		// Change every kind of thing the remaining pages could see.
@@ -88,35 +89,35 @@ var listTests = []test{
 		put(t, b, "k/2", "recreated")
 		put(t, b, "k/9", "new")
 
-		rest := pages(t, b, "k/", store.KVListOptions{Limit: 2, Continue: first.Continue, Revision: first.Revision})
+		rest := pages(t, b, "k/", kv.ListOptions{Limit: 2, Continue: first.Continue, Revision: first.Revision})
 		got := append(slices.Clone(first.KVs), rest...)
 		require.Len(t, got, len(before.KVs), "pinned pages show the keys as they were")
 		for i := range got {
 			requireKV(t, before.KVs[i], got[i], "pinned page")
 		}
 
-		now, err := b.List(t.Context(), "k/", store.KVListOptions{})
+		now, err := b.List(t.Context(), "k/", kv.ListOptions{})
 		require.NoError(t, err)
 		require.Greater(t, now.Revision, first.Revision)
 		require.Equal(t, []string{"k/1", "k/2", "k/2a", "k/3", "k/5", "k/9"}, keys(now.KVs), "a fresh listing shows the changes")
 		require.Equal(t, "recreated", string(now.KVs[1].Value))
 	}},
-	{"PinnedToOlderRevision", func(t *testing.T, b store.Backend) {
+	{"PinnedToOlderRevision", func(t *testing.T, b kv.Backend) {
 		r1 := put(t, b, "k/a", "1")
 		put(t, b, "k/b", "1")
 		put(t, b, "k/a", "2")
-		res, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: r1})
+		res, err := b.List(t.Context(), "k/", kv.ListOptions{Revision: r1})
 		require.NoError(t, err)
 		require.Equal(t, r1, res.Revision)
 		require.Len(t, res.KVs, 1, "at r1 only k/a existed")
-		requireKV(t, store.KV{Key: "k/a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, res.KVs[0], "k/a at r1")
+		requireKV(t, kv.KeyValue{Key: "k/a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, res.KVs[0], "k/a at r1")
 	}},
-	{"FutureRevision", func(t *testing.T, b store.Backend) {
+	{"FutureRevision", func(t *testing.T, b kv.Backend) {
 		r := put(t, b, "k", "v")
-		_, err := b.List(t.Context(), "", store.KVListOptions{Revision: r + 1000})
+		_, err := b.List(t.Context(), "", kv.ListOptions{Revision: r + 1000})
 		require.ErrorIs(t, err, store.ErrInvalid)
 	}},
-	{"CompactedRevision", func(t *testing.T, b store.Backend) {
+	{"CompactedRevision", func(t *testing.T, b kv.Backend) {
 		c := compactor(t, b)
 		put(t, b, "k/a", "1")
 		old := put(t, b, "k/b", "1")
@@ -124,18 +125,18 @@ var listTests = []test{
 		mid := put(t, b, "k/c", "1")
 		put(t, b, "k/d", "1")
 		require.NoError(t, c.Compact(t.Context(), mid))
-		_, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: old})
+		_, err := b.List(t.Context(), "k/", kv.ListOptions{Revision: old})
 		require.ErrorIs(t, err, store.ErrExpired, "a listing pinned to compacted history")
-		res, err := b.List(t.Context(), "k/", store.KVListOptions{Revision: mid})
+		res, err := b.List(t.Context(), "k/", kv.ListOptions{Revision: mid})
 		require.NoError(t, err, "the compaction revision itself stays readable")
 		require.Equal(t, []string{"k/a", "k/b", "k/c"}, keys(res.KVs), "the state at the compaction revision")
 	}},
 }
 
 // pages follows a listing to its end and returns its keys.
-func pages(t *testing.T, b store.Backend, prefix string, opts store.KVListOptions) []store.KV {
+func pages(t *testing.T, b kv.Backend, prefix string, opts kv.ListOptions) []kv.KeyValue {
 	t.Helper()
-	var all []store.KV
+	var all []kv.KeyValue
 	for {
 		res, err := b.List(t.Context(), prefix, opts)
 		require.NoError(t, err)
@@ -150,7 +151,7 @@ func pages(t *testing.T, b store.Backend, prefix string, opts store.KVListOption
 	}
 }
 
-func keys(kvs []store.KV) []string {
+func keys(kvs []kv.KeyValue) []string {
 	var ks []string
 	for _, kv := range kvs {
 		ks = append(ks, kv.Key)
@@ -158,7 +159,7 @@ func keys(kvs []store.KV) []string {
 	return ks
 }
 
-func compactor(t *testing.T, b store.Backend) Compactor {
+func compactor(t *testing.T, b kv.Backend) Compactor {
 	t.Helper()
 	c, ok := b.(Compactor)
 	if !ok {

@@ -9,44 +9,44 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/steady-go/steady/store/storetest"
 )
 
 // mutant wraps a correct backend and breaks one rule of the contract.
 type mutant struct {
-	store.Backend
-	get   func(b store.Backend, ctx context.Context, key string) (store.KV, error)
-	txn   func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error)
-	list  func(b store.Backend, ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error)
-	watch func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error)
+	kv.Backend
+	get   func(b kv.Backend, ctx context.Context, key string) (kv.KeyValue, error)
+	txn   func(b kv.Backend, ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error)
+	list  func(b kv.Backend, ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error)
+	watch func(b kv.Backend, ctx context.Context, prefix string, from int64) (<-chan kv.Event, error)
 	// mapEvents rewrites or drops (ok false) the i-th event of a watch.
-	mapEvents func(i int, ev store.KVEvent) (store.KVEvent, bool)
+	mapEvents func(i int, ev kv.Event) (kv.Event, bool)
 }
 
-func (m *mutant) Get(ctx context.Context, key string) (store.KV, error) {
+func (m *mutant) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if m.get != nil {
 		return m.get(m.Backend, ctx, key)
 	}
 	return m.Backend.Get(ctx, key)
 }
 
-func (m *mutant) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (m *mutant) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if m.txn != nil {
 		return m.txn(m.Backend, ctx, conds, w)
 	}
 	return m.Backend.Txn(ctx, conds, w)
 }
 
-func (m *mutant) List(ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+func (m *mutant) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if m.list != nil {
 		return m.list(m.Backend, ctx, prefix, opts)
 	}
 	return m.Backend.List(ctx, prefix, opts)
 }
 
-func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
+func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	if m.watch != nil {
 		return m.watch(m.Backend, ctx, prefix, from)
 	}
@@ -54,7 +54,7 @@ func (m *mutant) Watch(ctx context.Context, prefix string, from int64) (<-chan s
 	if err != nil || m.mapEvents == nil {
 		return in, err
 	}
-	out := make(chan store.KVEvent)
+	out := make(chan kv.Event)
 	go func() {
 		defer close(out)
 		i := 0
@@ -81,18 +81,18 @@ var mutants = map[string]struct {
 	m        func() *mutant
 }{
 	"ignores conds": {[]string{"Txn/CreateIfAbsent", "Txn/FenceOnOtherKey"}, func() *mutant {
-		return &mutant{txn: func(b store.Backend, ctx context.Context, _ []store.Cond, w store.Write) (int64, error) {
+		return &mutant{txn: func(b kv.Backend, ctx context.Context, _ []kv.Cond, w kv.Write) (int64, error) {
 			return b.Txn(ctx, nil, w)
 		}}
 	}},
 	"reports the last failing cond": {[]string{"Txn/FirstFailingCond"}, func() *mutant {
-		return &mutant{txn: func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+		return &mutant{txn: func(b kv.Backend, ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 			rev, err := b.Txn(ctx, conds, w)
-			var cf *store.CondFailedError
+			var cf *kv.CondFailedError
 			if errors.As(err, &cf) {
 				for i := len(conds) - 1; i > cf.Index; i-- {
-					if _, err2 := b.Txn(ctx, conds[i:i+1], store.Write{Kind: store.WriteDelete, Key: "\x00never"}); errors.Is(err2, store.ErrCondFailed) {
-						return 0, &store.CondFailedError{Index: i, Cond: conds[i], Actual: err2.(*store.CondFailedError).Actual}
+					if _, err2 := b.Txn(ctx, conds[i:i+1], kv.Write{Kind: kv.WriteDelete, Key: "\x00never"}); errors.Is(err2, kv.ErrCondFailed) {
+						return 0, &kv.CondFailedError{Index: i, Cond: conds[i], Actual: err2.(*kv.CondFailedError).Actual}
 					}
 				}
 			}
@@ -100,7 +100,7 @@ var mutants = map[string]struct {
 		}}
 	}},
 	"does not pin list pages": {[]string{"List/RevisionPinned", "List/PinnedToOlderRevision"}, func() *mutant {
-		return &mutant{list: func(b store.Backend, ctx context.Context, prefix string, opts store.KVListOptions) (store.KVList, error) {
+		return &mutant{list: func(b kv.Backend, ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 			pinned := opts.Revision
 			opts.Revision = 0
 			res, err := b.List(ctx, prefix, opts)
@@ -111,33 +111,33 @@ var mutants = map[string]struct {
 		}}
 	}},
 	"watches from fromRevision inclusive": {[]string{"Watch/StrictlyAfterFromRevision"}, func() *mutant {
-		return &mutant{watch: func(b store.Backend, ctx context.Context, prefix string, from int64) (<-chan store.KVEvent, error) {
+		return &mutant{watch: func(b kv.Backend, ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 			return b.Watch(ctx, prefix, max(from-1, 0))
 		}}
 	}},
 	"loses Prev": {[]string{"Watch/Prev"}, func() *mutant {
-		return &mutant{mapEvents: func(_ int, ev store.KVEvent) (store.KVEvent, bool) {
-			ev.Prev = store.KV{}
+		return &mutant{mapEvents: func(_ int, ev kv.Event) (kv.Event, bool) {
+			ev.Prev = kv.KeyValue{}
 			return ev, true
 		}}
 	}},
 	"reuses the buffer of a value it returned": {[]string{"Get/ValuesReturnedStay"}, func() *mutant {
 		var scratch []byte // one buffer for every value read and written
 		return &mutant{
-			get: func(b store.Backend, ctx context.Context, key string) (store.KV, error) {
+			get: func(b kv.Backend, ctx context.Context, key string) (kv.KeyValue, error) {
 				kv, err := b.Get(ctx, key)
 				scratch = append(scratch[:0], kv.Value...)
 				kv.Value = scratch[:len(kv.Value):len(kv.Value)]
 				return kv, err
 			},
-			txn: func(b store.Backend, ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+			txn: func(b kv.Backend, ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 				copy(scratch, w.Value)
 				return b.Txn(ctx, conds, w)
 			},
 		}
 	}},
 	"skips an event": {[]string{"Watch/OrderAndContent", "Concurrency/WritersAndWatchers"}, func() *mutant {
-		return &mutant{mapEvents: func(i int, ev store.KVEvent) (store.KVEvent, bool) {
+		return &mutant{mapEvents: func(i int, ev kv.Event) (kv.Event, bool) {
 			return ev, ev.Progress || i != 3
 		}}
 	}},
@@ -175,7 +175,7 @@ func TestMutant(t *testing.T) {
 	}
 	tc, ok := mutants[name]
 	require.True(t, ok, "unknown mutant %q", name)
-	storetest.Run(t, func(t *testing.T) store.Backend {
+	storetest.Run(t, func(t *testing.T) kv.Backend {
 		m := tc.m()
 		m.Backend = memstore.New()
 		return m

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Compactor is an optional capability of a Backend whose history can be
@@ -26,7 +26,7 @@ type Compactor interface {
 // against a hung backend; it is not a performance target.
 const WaitTimeout = 10 * time.Second
 
-// Run checks that the backends newBackend returns keep the store.Backend
+// Run checks that the backends newBackend returns keep the kv.Backend
 // contract, as subtests of t. newBackend is called once per subtest and must
 // return an empty key space (or one with a key prefix of its own) in which
 // nothing else writes while the subtest runs, since the suite counts
@@ -39,7 +39,7 @@ const WaitTimeout = 10 * time.Second
 // history when the backend is a Compactor, and concurrency: CAS increments
 // that must lose no update, and concurrent writers and watchers that must see
 // every revision exactly once, in order. Run it with -race.
-func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
+func Run(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 	t.Helper()
 	groups := []struct {
 		name  string
@@ -64,25 +64,25 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 
 type test struct {
 	name string
-	run  func(t *testing.T, b store.Backend)
+	run  func(t *testing.T, b kv.Backend)
 }
 
-func put(t *testing.T, b store.Backend, key, value string, conds ...store.Cond) int64 {
+func put(t *testing.T, b kv.Backend, key, value string, conds ...kv.Cond) int64 {
 	t.Helper()
-	rev, err := b.Txn(t.Context(), conds, store.Write{Kind: store.WritePut, Key: key, Value: []byte(value)})
+	rev, err := b.Txn(t.Context(), conds, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
 	require.NoError(t, err, "put %q", key)
 	require.Positive(t, rev)
 	return rev
 }
 
-func del(t *testing.T, b store.Backend, key string, conds ...store.Cond) int64 {
+func del(t *testing.T, b kv.Backend, key string, conds ...kv.Cond) int64 {
 	t.Helper()
-	rev, err := b.Txn(t.Context(), conds, store.Write{Kind: store.WriteDelete, Key: key})
+	rev, err := b.Txn(t.Context(), conds, kv.Write{Kind: kv.WriteDelete, Key: key})
 	require.NoError(t, err, "delete %q", key)
 	return rev
 }
 
-func get(t *testing.T, b store.Backend, key string) store.KV {
+func get(t *testing.T, b kv.Backend, key string) kv.KeyValue {
 	t.Helper()
 	kv, err := b.Get(t.Context(), key)
 	require.NoError(t, err, "get %q", key)
@@ -91,16 +91,16 @@ func get(t *testing.T, b store.Backend, key string) store.KV {
 
 // currentRevision returns the store revision, read from an empty List: the
 // contract has no other way to ask for it.
-func currentRevision(t *testing.T, b store.Backend) int64 {
+func currentRevision(t *testing.T, b kv.Backend) int64 {
 	t.Helper()
-	res, err := b.List(t.Context(), "\xff\xfe-storetest-none/", store.KVListOptions{})
+	res, err := b.List(t.Context(), "\xff\xfe-storetest-none/", kv.ListOptions{})
 	require.NoError(t, err)
 	return res.Revision
 }
 
 // requireKV checks a KV field by field, comparing values as bytes so nil and
 // empty are equal.
-func requireKV(t *testing.T, want, got store.KV, msg string) {
+func requireKV(t *testing.T, want, got kv.KeyValue, msg string) {
 	t.Helper()
 	require.Equal(t, want.Key, got.Key, "%s: key", msg)
 	require.True(t, bytes.Equal(want.Value, got.Value), "%s: value of %q: want %q, got %q", msg, want.Key, want.Value, got.Value)
@@ -110,7 +110,7 @@ func requireKV(t *testing.T, want, got store.KV, msg string) {
 
 // requireNextRevision checks that nothing was written since last: the next
 // write gets last+1.
-func requireNextRevision(t *testing.T, b store.Backend, last int64) {
+func requireNextRevision(t *testing.T, b kv.Backend, last int64) {
 	t.Helper()
 	require.Equal(t, last+1, put(t, b, "storetest-probe", "x"), "a failed txn must not advance the revision")
 }

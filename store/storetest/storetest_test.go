@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/steady-go/steady/store/storetest"
 )
@@ -13,5 +13,5 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestMemstore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Backend { return memstore.New() })
+	storetest.Run(t, func(t *testing.T) kv.Backend { return memstore.New() })
 }

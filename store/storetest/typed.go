@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // WidgetSpec and WidgetStatus are the Spec and Status of the objects the
@@ -36,7 +38,7 @@ type (
 // values (bad JSON, a wrong field type, null, another kind, a name other
 // than the key's) that Get, List and Watch skip and report while serving the
 // rest. Run calls it; a backend's tests may also call it alone.
-func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
+func RunTyped(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 	t.Run("CreateGet", func(t *testing.T) { testTypedCreateGet(t, newTypedWidgets(t, newBackend)) })
 	t.Run("ListSelectorPagination", func(t *testing.T) { testTypedList(t, newTypedWidgets(t, newBackend)) })
 	t.Run("UpdateConflictGeneration", func(t *testing.T) { testTypedUpdate(t, newTypedWidgets(t, newBackend)) })
@@ -51,7 +53,7 @@ func RunTyped(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Run("PoisonValues", func(t *testing.T) { testTypedPoison(t, newTypedWidgets(t, newBackend)) })
 }
 
-func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) store.Backend) *store.Store[WidgetSpec, WidgetStatus] {
+func newTypedWidgets(t *testing.T, newBackend func(t *testing.T) kv.Backend) *store.Store[WidgetSpec, WidgetStatus] {
 	t.Helper()
 	st, err := store.New[WidgetSpec, WidgetStatus](newBackend(t), "Widget", store.WithKeyPrefix("storetest/"))
 	require.NoError(t, err)
@@ -87,7 +89,7 @@ func testTypedCreateGet(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus])
 	require.NotEqual(t, "ignored", obj.Meta.UID)
 	require.EqualValues(t, 1, obj.Meta.Generation)
 	require.Equal(t, "Widget", obj.Meta.Kind)
-	require.Equal(t, store.LastWrite{Manager: "alice", Op: store.OpCreate}, obj.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "alice", Op: ownership.OpCreate}, obj.Meta.LastWrite)
 
 	got, err := st.Get(ctx, "web")
 	require.NoError(t, err)
@@ -212,7 +214,7 @@ func testTypedUpdate(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.Greater(t, rev, created.Meta.Revision)
 	require.Equal(t, rev, obj.Meta.Revision)
 	require.EqualValues(t, 1, obj.Meta.Generation)
-	require.Equal(t, store.LastWrite{Manager: "bob", Op: store.OpUpdate}, obj.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "bob", Op: ownership.OpUpdate}, obj.Meta.LastWrite)
 
 	// A spec change bumps it.
 	obj.Spec.Replicas = 5
@@ -293,7 +295,7 @@ func testTypedStatus(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.Equal(t, 1, got.Spec.Replicas, "a status write leaves the spec alone")
 	require.Equal(t, map[string]string{"team": "a"}, got.Meta.Labels, "and the metadata")
 	require.EqualValues(t, 1, got.Meta.Generation, "and never bumps the generation")
-	require.Equal(t, store.LastWrite{Manager: "controller", Op: store.OpUpdateStatus}, got.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "controller", Op: ownership.OpUpdateStatus}, got.Meta.LastWrite)
 	require.Equal(t, "Ready", got.Conditions[0].Type)
 
 	// The user changes the spec: a status computed from generation 1 is now
@@ -373,7 +375,7 @@ func testTypedDelete(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.NoError(t, err, "with finalizers the object stays")
 	require.True(t, got.Meta.DeletionRequested)
 	require.Equal(t, rev, got.Meta.Revision)
-	require.Equal(t, store.LastWrite{Manager: "bob", Op: store.OpDeleteMark}, got.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "bob", Op: ownership.OpDeleteMark}, got.Meta.LastWrite)
 	again, err := w.Delete(ctx, "held")
 	require.NoError(t, err)
 	require.Equal(t, rev, again, "deleting again writes nothing")

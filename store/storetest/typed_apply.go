@@ -10,12 +10,13 @@ import (
 
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // testTypedApply checks server-side apply over the backend: creation, no
 // write when nothing changes, field conflicts, and concurrent applies of
 // disjoint fields all landing.
-func testTypedApply(t *testing.T, newBackend func(t *testing.T) store.Backend) {
+func testTypedApply(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 	ctx := t.Context()
 	st, err := store.New[map[string]int, map[string]int](newBackend(t), "Counters", store.WithKeyPrefix("storetest/"))
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // testTypedFence checks that writes made with a leadership fence in ctx
@@ -17,8 +18,8 @@ func testTypedFence(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	b := st.Backend()
 	const leader = "storetest-fence/leader"
 	take := func() store.Fence {
-		_, err := b.Txn(ctx, []store.Cond{{Key: leader, Target: store.CreateRevision}},
-			store.Write{Kind: store.WritePut, Key: leader, Value: []byte("me")})
+		_, err := b.Txn(ctx, []kv.Cond{{Key: leader, Target: kv.CreateRevision}},
+			kv.Write{Kind: kv.WritePut, Key: leader, Value: []byte("me")})
 		require.NoError(t, err)
 		kv, err := b.Get(ctx, leader)
 		require.NoError(t, err)
@@ -32,14 +33,14 @@ func testTypedFence(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	_, err := w.Create(term, obj)
 	require.NoError(t, err, "a write under a holding fence succeeds")
 	// A renewal rewrites the leader key but keeps the fence.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WritePut, Key: leader, Value: []byte("me, renewed")})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: leader, Value: []byte("me, renewed")})
 	require.NoError(t, err)
 	obj.Spec.Replicas = 2
 	_, err = w.Update(term, obj)
 	require.NoError(t, err)
 
 	// The term ends: the key goes and a new leader takes it.
-	_, err = b.Txn(ctx, nil, store.Write{Kind: store.WriteDelete, Key: leader})
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: leader})
 	require.NoError(t, err)
 	take()
 

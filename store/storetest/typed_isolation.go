@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // testTypedKeyIsolation checks that two Stores whose key spaces once
@@ -14,7 +15,7 @@ import (
 // without its slash ("x" with kind "App" against kind "xApp"), and a prefix
 // that nests under a kind ("team-a/" with kind "App" under the Store of kind
 // "team-a").
-func testTypedKeyIsolation(t *testing.T, newBackend func(t *testing.T) store.Backend) {
+func testTypedKeyIsolation(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 	pairs := []struct {
 		name           string
 		aKind, aPrefix string

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store"
 )
 
@@ -47,7 +48,7 @@ func testTypedWatch(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.Nil(t, ev.Prev)
 	require.Equal(t, "web", ev.Object.Meta.Name)
 	require.Equal(t, createRev, ev.Object.Meta.Revision)
-	require.Equal(t, store.LastWrite{Manager: "alice", Op: store.OpCreate}, ev.Object.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "alice", Op: ownership.OpCreate}, ev.Object.Meta.LastWrite)
 
 	ev = nextTypedEvent(t, events)
 	require.Equal(t, store.Modified, ev.Type)
@@ -55,13 +56,13 @@ func testTypedWatch(t *testing.T, st *store.Store[WidgetSpec, WidgetStatus]) {
 	require.Equal(t, 2, ev.Object.Spec.Replicas)
 	require.Equal(t, 1, ev.Prev.Spec.Replicas)
 	require.Equal(t, createRev, ev.Prev.Meta.Revision)
-	require.Equal(t, store.LastWrite{Manager: "bob", Op: store.OpUpdate}, ev.Object.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "bob", Op: ownership.OpUpdate}, ev.Object.Meta.LastWrite)
 
 	ev = nextTypedEvent(t, events)
 	require.Equal(t, store.Modified, ev.Type)
 	require.Equal(t, statusRev, ev.Revision)
 	require.Equal(t, 2, ev.Object.Status.Ready)
-	require.Equal(t, store.LastWrite{Manager: "alice", Op: store.OpUpdateStatus}, ev.Object.Meta.LastWrite)
+	require.Equal(t, store.LastWrite{Manager: "alice", Op: ownership.OpUpdateStatus}, ev.Object.Meta.LastWrite)
 
 	ev = nextTypedEvent(t, events)
 	require.Equal(t, store.Deleted, ev.Type)

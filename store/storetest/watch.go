@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 var watchTests = []test{
-	{"StrictlyAfterFromRevision", func(t *testing.T, b store.Backend) {
+	{"StrictlyAfterFromRevision", func(t *testing.T, b kv.Backend) {
 		r1 := put(t, b, "k/1", "a")
 		r2 := put(t, b, "k/2", "b")
 		r3 := put(t, b, "k/3", "c")
@@ -24,7 +25,7 @@ var watchTests = []test{
 		r4 := put(t, b, "k/4", "d")
 		require.Equal(t, r4, nextChange(t, live).Revision, "a watch from the current revision sees the next write")
 	}},
-	{"FromFutureRevision", func(t *testing.T, b store.Backend) {
+	{"FromFutureRevision", func(t *testing.T, b kv.Backend) {
 		now := currentRevision(t, b)
 		ch := watch(t, b, "k/", now+2)
 		put(t, b, "k/1", "a")
@@ -33,14 +34,14 @@ var watchTests = []test{
 		require.Equal(t, now+3, r3)
 		require.Equal(t, r3, nextChange(t, ch).Revision, "a watch from a future revision waits for the writes after it")
 	}},
-	{"OrderAndContent", func(t *testing.T, b store.Backend) {
+	{"OrderAndContent", func(t *testing.T, b kv.Backend) {
 		from := currentRevision(t, b)
 		ch := watch(t, b, "w/", from)
 		type write struct {
 			del bool
 			key string
 		}
-		var want []store.KVEvent
+		var want []kv.Event
 		for i := range 40 {
 			w := write{key: fmt.Sprintf("w/%d", i%5)}
 			if i%7 == 6 {
@@ -50,12 +51,12 @@ var watchTests = []test{
 			}
 			if w.del {
 				rev := del(t, b, w.key)
-				want = append(want, store.KVEvent{Type: store.KVDelete, Revision: rev, KV: store.KV{Key: w.key, ModRevision: rev}})
+				want = append(want, kv.Event{Type: kv.EventDelete, Revision: rev, KV: kv.KeyValue{Key: w.key, ModRevision: rev}})
 				continue
 			}
 			v := fmt.Sprintf("v%d", i)
 			rev := put(t, b, w.key, v)
-			want = append(want, store.KVEvent{Type: store.KVPut, Revision: rev, KV: get(t, b, w.key)})
+			want = append(want, kv.Event{Type: kv.EventPut, Revision: rev, KV: get(t, b, w.key)})
 		}
 		for i, w := range want {
 			ev := nextChange(t, ch)
@@ -64,7 +65,7 @@ var watchTests = []test{
 			requireKV(t, w.KV, ev.KV, fmt.Sprintf("event %d", i))
 		}
 	}},
-	{"Prefix", func(t *testing.T, b store.Backend) {
+	{"Prefix", func(t *testing.T, b kv.Backend) {
 		from := currentRevision(t, b)
 		ch := watch(t, b, "w/", from)
 		put(t, b, "x/1", "v")
@@ -75,32 +76,32 @@ var watchTests = []test{
 		require.Equal(t, r2, nextChange(t, ch).Revision)
 		require.Equal(t, r5, nextChange(t, ch).Revision, "keys outside the prefix are not sent")
 	}},
-	{"Prev", func(t *testing.T, b store.Backend) {
+	{"Prev", func(t *testing.T, b kv.Backend) {
 		from := currentRevision(t, b)
 		ch := watch(t, b, "k", from)
 		r1 := put(t, b, "k", "v1")
 		r2 := put(t, b, "k", "v2")
 		r3 := del(t, b, "k")
-		v1 := store.KV{Key: "k", Value: []byte("v1"), CreateRevision: r1, ModRevision: r1}
-		v2 := store.KV{Key: "k", Value: []byte("v2"), CreateRevision: r1, ModRevision: r2}
+		v1 := kv.KeyValue{Key: "k", Value: []byte("v1"), CreateRevision: r1, ModRevision: r1}
+		v2 := kv.KeyValue{Key: "k", Value: []byte("v2"), CreateRevision: r1, ModRevision: r2}
 
 		ev := nextChange(t, ch)
-		require.Equal(t, store.KVPut, ev.Type)
+		require.Equal(t, kv.EventPut, ev.Type)
 		requireKV(t, v1, ev.KV, "create")
-		requireKV(t, store.KV{}, ev.Prev, "a create has no Prev")
+		requireKV(t, kv.KeyValue{}, ev.Prev, "a create has no Prev")
 
 		ev = nextChange(t, ch)
-		require.Equal(t, store.KVPut, ev.Type)
+		require.Equal(t, kv.EventPut, ev.Type)
 		requireKV(t, v2, ev.KV, "update")
 		requireKV(t, v1, ev.Prev, "an update's Prev is the value before it")
 
 		ev = nextChange(t, ch)
-		require.Equal(t, store.KVDelete, ev.Type)
+		require.Equal(t, kv.EventDelete, ev.Type)
 		require.Equal(t, r3, ev.Revision)
-		requireKV(t, store.KV{Key: "k", ModRevision: r3}, ev.KV, "a delete carries the key and the deleting revision")
+		requireKV(t, kv.KeyValue{Key: "k", ModRevision: r3}, ev.KV, "a delete carries the key and the deleting revision")
 		requireKV(t, v2, ev.Prev, "a delete's Prev is the last value")
 	}},
-	{"ProgressForWritesOutsidePrefix", func(t *testing.T, b store.Backend) {
+	{"ProgressForWritesOutsidePrefix", func(t *testing.T, b kv.Backend) {
 		from := currentRevision(t, b)
 		ch := watch(t, b, "w/", from)
 		rx := put(t, b, "x/1", "v")
@@ -112,7 +113,7 @@ var watchTests = []test{
 		ry := put(t, b, "x/3", "v")
 		requireProgress(t, watch(t, b, "w/", rx), ry)
 	}},
-	{"ExpiredHistory", func(t *testing.T, b store.Backend) {
+	{"ExpiredHistory", func(t *testing.T, b kv.Backend) {
 		c := compactor(t, b)
 		r1 := put(t, b, "e/1", "v")
 		put(t, b, "e/2", "v")
@@ -128,7 +129,7 @@ var watchTests = []test{
 		ok := watch(t, b, "e/", r4)
 		require.Equal(t, r5, nextChange(t, ok).Revision, "a watch from the compaction revision works")
 	}},
-	{"CancelClosesChannel", func(t *testing.T, b store.Backend) {
+	{"CancelClosesChannel", func(t *testing.T, b kv.Backend) {
 		from := currentRevision(t, b)
 		ctx, cancel := context.WithCancel(t.Context())
 		ch, err := b.Watch(ctx, "k/", from)
@@ -143,7 +144,7 @@ var watchTests = []test{
 }
 
 // watch starts a watch that ends with the test.
-func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan store.KVEvent {
+func watch(t *testing.T, b kv.Backend, prefix string, from int64) <-chan kv.Event {
 	t.Helper()
 	ch, err := b.Watch(t.Context(), prefix, from)
 	require.NoError(t, err)
@@ -152,7 +153,7 @@ func watch(t *testing.T, b store.Backend, prefix string, from int64) <-chan stor
 
 // next returns the next event, failing the test if the channel closes or
 // nothing arrives within WaitTimeout.
-func next(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
+func next(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	ev, ok := recvWithin(ch, WaitTimeout)
 	require.True(t, ok, "watch channel closed, or no event within %v", WaitTimeout)
@@ -162,19 +163,19 @@ func next(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 
 // recvWithin receives from ch; ok is false if ch is closed or nothing
 // arrives within d. It does not fail the test, so goroutines may call it.
-func recvWithin(ch <-chan store.KVEvent, d time.Duration) (store.KVEvent, bool) {
+func recvWithin(ch <-chan kv.Event, d time.Duration) (kv.Event, bool) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case ev, ok := <-ch:
 		return ev, ok
 	case <-timer.C:
-		return store.KVEvent{}, false
+		return kv.Event{}, false
 	}
 }
 
 // nextChange returns the next Put or Delete, skipping progress marks.
-func nextChange(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
+func nextChange(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	for {
 		if ev := next(t, ch); !ev.Progress {
@@ -185,7 +186,7 @@ func nextChange(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
 
 // requireProgress waits for a progress mark at rev or later, failing on any
 // change event.
-func requireProgress(t *testing.T, ch <-chan store.KVEvent, rev int64) {
+func requireProgress(t *testing.T, ch <-chan kv.Event, rev int64) {
 	t.Helper()
 	for {
 		ev := next(t, ch)
@@ -198,11 +199,11 @@ func requireProgress(t *testing.T, ch <-chan store.KVEvent, rev int64) {
 
 // drain reads ch until it closes and returns the last event (the zero Event
 // if none came), checking that only the last one carries an error.
-func drain(t *testing.T, ch <-chan store.KVEvent) store.KVEvent {
+func drain(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	timer := time.NewTimer(WaitTimeout)
 	defer timer.Stop()
-	var last store.KVEvent
+	var last kv.Event
 	for {
 		select {
 		case ev, ok := <-ch:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // TraceContext returns the W3C traceparent of the span in ctx, "" when ctx
@@ -53,7 +54,7 @@ func FromCache[S, T any](c LastWriteCache[S, T]) (func(name string) string, erro
 // "steady.store.txn" span, a child of the span in the write's ctx. Reads,
 // lists and watches pass through untraced. A nil tp means
 // otel.GetTracerProvider().
-func Backend(b store.Backend, tp trace.TracerProvider) store.Backend {
+func Backend(b kv.Backend, tp trace.TracerProvider) kv.Backend {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
@@ -61,13 +62,13 @@ func Backend(b store.Backend, tp trace.TracerProvider) store.Backend {
 }
 
 type tracedBackend struct {
-	store.Backend
+	kv.Backend
 	tracer trace.Tracer
 }
 
-func (b *tracedBackend) Txn(ctx context.Context, conds []store.Cond, w store.Write) (int64, error) {
+func (b *tracedBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	op := "put"
-	if w.Kind == store.WriteDelete {
+	if w.Kind == kv.WriteDelete {
 		op = "delete"
 	}
 	ctx, span := b.tracer.Start(ctx, "steady.store.txn", trace.WithSpanKind(trace.SpanKindClient),

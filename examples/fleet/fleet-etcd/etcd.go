@@ -31,8 +31,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 
 	"github.com/steady-go/steady/examples/fleet/internal/debugserver"
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	var o etcdOptions
 	return demo.Run(ctx, args, w, demo.Program{Name: "fleet-etcd", Debug: debugserver.Start, Shared: &demo.Shared{
 		Flags: func(fs *flag.FlagSet) func() error { return addEtcdFlags(fs, &o) },
-		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (store.Backend, demo.Elector, func(), error) {
+		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (kv.Backend, demo.Elector, func(), error) {
 			fmt.Fprintf(w, "fleet: replica %s on etcd %s, keys under %q, lease TTL %v\n",
 				o.replica, strings.Join(o.endpoints, ","), o.prefix, o.ttl)
 			b, e, release, err := newEtcdBackend(ctx, o, note)
@@ -131,8 +131,8 @@ func newEtcdBackend(ctx context.Context, o etcdOptions, note func(format string,
 		return nil, nil, nil, err
 	}
 	holder := func(ctx context.Context) (string, error) {
-		kv, err := b.Get(ctx, e.Key())
-		return string(kv.Value), err
+		kvp, err := b.Get(ctx, e.Key())
+		return string(kvp.Value), err
 	}
 	we := &demo.WatchedElector{Elector: e, Name: o.replica, LeaseTTL: o.ttl, Revision: "etcd revision", Note: note, Holder: holder}
 	release := func() {

@@ -24,8 +24,8 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/boltstore"
+	"github.com/steady-go/steady/store/kv"
 
 	"github.com/steady-go/steady/examples/fleet/internal/debugserver"
 	"github.com/steady-go/steady/examples/fleet/internal/demo"
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 func dataFile(dir string) string { return filepath.Join(dir, "fleet.db") }
 
 // openData opens (or creates) the data mode's file in dir.
-func openData(dir string) (store.Backend, string, func(), error) {
+func openData(dir string) (kv.Backend, string, func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", nil, err
 	}

@@ -30,7 +30,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 	"github.com/steady-go/steady/store/pgstore"
 
@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	var o pgOptions
 	return demo.Run(ctx, args, w, demo.Program{Name: "fleet-pg", Debug: debugserver.Start, Shared: &demo.Shared{
 		Flags: func(fs *flag.FlagSet) func() error { return addPGFlags(fs, &o) },
-		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (store.Backend, demo.Elector, func(), error) {
+		Open: func(ctx context.Context, w io.Writer, note func(string, ...any)) (kv.Backend, demo.Elector, func(), error) {
 			fmt.Fprintf(w, "fleet: replica %s on PostgreSQL, schema %q, lease TTL %v\n", o.replica, o.schema, o.ttl)
 			b, e, release, err := newPGBackend(ctx, o, note)
 			if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/steady-go/steady/store/boltstore"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/etcdstore"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/pgstore"
 	"github.com/steady-go/steady/tracing/otelsteady"
 )
@@ -37,8 +38,8 @@ type AppStatus struct {
 }
 
 var (
-	_ store.Backend = (*etcdstore.Backend)(nil)
-	_ store.Backend = (*pgstore.Backend)(nil)
+	_ kv.Backend = (*etcdstore.Backend)(nil)
+	_ kv.Backend = (*pgstore.Backend)(nil)
 )
 
 func main() {

@@ -6,10 +6,11 @@ import (
 	"io"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// newBackend builds the store.Backend that holds the desired state, the
+// newBackend builds the kv.Backend that holds the desired state, the
 // elector of this replica (nil without a Shared store: the controller always
 // works), and the function that releases them. It is the one seam for
 // another backend: without a Shared store or -data it is the embedded
@@ -17,7 +18,7 @@ import (
 // (a store/boltstore file, in examples/fleet/fleet-full); with a Shared
 // store, whatever its Open returns (etcd, in examples/fleet/fleet-etcd).
 // Only those programs compile those backends.
-func newBackend(ctx context.Context, o options, p Program, w io.Writer, note func(format string, args ...any)) (store.Backend, Elector, func(), error) {
+func newBackend(ctx context.Context, o options, p Program, w io.Writer, note func(format string, args ...any)) (kv.Backend, Elector, func(), error) {
 	if p.Shared != nil {
 		return p.Shared.Open(ctx, w, note)
 	}
@@ -42,7 +43,7 @@ func newBackend(ctx context.Context, o options, p Program, w io.Writer, note fun
 
 // reportData says where the groups of -data live and how many an earlier
 // run left there.
-func reportData(ctx context.Context, w io.Writer, file string, b store.Backend) error {
+func reportData(ctx context.Context, w io.Writer, file string, b kv.Backend) error {
 	groups, err := store.New[GroupSpec, GroupStatus](b, "Group")
 	if err != nil {
 		return err

@@ -77,18 +77,28 @@ func instancesMatch(g *Group, observed []Instance) bool {
 		return true
 	}
 	var seen uint64
-	for _, in := range observed {
-		if in.Group != g.Meta.Name || in.Image != g.Spec.Image || in.State != Running {
+	for i := range observed {
+		if !oneOfWanted(g, &observed[i], &seen) {
 			return false
 		}
-		rest, ok := strings.CutPrefix(in.Name, g.Meta.Name)
-		rest, ok2 := strings.CutPrefix(rest, "-")
-		i, ok := instanceIndex(rest, ok && ok2)
-		if !ok || i >= n || seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
 	}
+	return true
+}
+
+// oneOfWanted reports whether in is one of the instances g should have,
+// running its image, and not one of those in seen, which it adds in to.
+// g has at most 64 replicas.
+func oneOfWanted(g *Group, in *Instance, seen *uint64) bool {
+	if in.Group != g.Meta.Name || in.Image != g.Spec.Image || in.State != Running {
+		return false
+	}
+	rest, ok := strings.CutPrefix(in.Name, g.Meta.Name)
+	rest, ok2 := strings.CutPrefix(rest, "-")
+	i, ok := instanceIndex(rest, ok && ok2)
+	if !ok || i >= g.Spec.Replicas || *seen&(1<<i) != 0 {
+		return false
+	}
+	*seen |= 1 << i
 	return true
 }
 

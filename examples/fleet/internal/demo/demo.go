@@ -31,6 +31,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/lease"
 )
 
@@ -48,7 +49,7 @@ type Program struct {
 	// store that keeps the groups in dir across runs, and returns it, the
 	// file it lives in (for the message that says so) and the function that
 	// closes it.
-	Data func(dir string) (b store.Backend, file string, release func(), err error)
+	Data func(dir string) (b kv.Backend, file string, release func(), err error)
 	// Debug, if set, adds the -debug ADDR flag: it starts serving what it
 	// shows of the controller at addr, may print a line about it to w, and
 	// returns the server. With -debug the demo keeps running after its
@@ -94,7 +95,7 @@ type Shared struct {
 	// Open connects to the store, may print a line about it to w, and
 	// returns the Backend, this replica's elector, and the function that
 	// releases both. note prints a timestamped event line.
-	Open func(ctx context.Context, w io.Writer, note func(format string, args ...any)) (store.Backend, Elector, func(), error)
+	Open func(ctx context.Context, w io.Writer, note func(format string, args ...any)) (kv.Backend, Elector, func(), error)
 }
 
 // Elector is the election of a Shared store, as the demo watches it.
@@ -265,7 +266,7 @@ func Run(ctx context.Context, args []string, w io.Writer, p Program) error {
 	if elector != nil {
 		result = watchReplica(gctx, o, groups, fleet, elector, ch.done, out, snapshot)
 	} else {
-		result = watch(gctx, o, groups, fleet, ch.done, out, snapshot)
+		result = watch(gctx, o, groups, fleet, sup.cache, ch.done, out, snapshot)
 		if o.debug != "" && gctx.Err() == nil {
 			// The verdict is in; the page stays worth reading (the
 			// controller keeps resyncing, and a group that did not converge

@@ -227,6 +227,28 @@ func (f *Fleet) List(group string) []Instance {
 	return out
 }
 
+// Matches reports whether the fleet runs exactly the instances g should
+// have: instancesMatch(g, f.List(g.Meta.Name)), without copying them out.
+// The judge asks it of every group at every check.
+func (f *Fleet) Matches(g *Group) bool {
+	if g.Spec.Replicas > 64 {
+		return instancesMatch(g, f.List(g.Meta.Name))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	have := f.byGroup[g.Meta.Name]
+	if len(have) != g.Spec.Replicas {
+		return false
+	}
+	var seen uint64
+	for _, in := range have {
+		if !oneOfWanted(g, &in.Instance, &seen) {
+			return false
+		}
+	}
+	return true
+}
+
 // Groups returns the groups that have instances, in name order.
 func (f *Fleet) Groups() []string {
 	f.mu.Lock()

@@ -38,7 +38,8 @@ type supervisor struct {
 	lifetimes atomic.Int64
 
 	mu      sync.Mutex
-	crash   context.CancelCauseFunc // the current lifetime's
+	crash   context.CancelCauseFunc              // the current lifetime's
+	current *cache.Cache[GroupSpec, GroupStatus] // the current lifetime's
 	writes  int64
 	crashed string // the write the crash followed
 }
@@ -53,6 +54,14 @@ func (s *supervisor) afterWrite(what string) {
 		s.crashed = what
 		s.crash(errCrash)
 	}
+}
+
+// cache returns the current lifetime's cache of the groups, which may not
+// be synced yet, or nil before the first lifetime. The judge reads it.
+func (s *supervisor) cache() *cache.Cache[GroupSpec, GroupStatus] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current
 }
 
 // Run runs lifetimes until ctx ends.
@@ -82,6 +91,9 @@ func (s *supervisor) Run(ctx context.Context) error {
 // fleet events as hints, and a Loop.
 func (s *supervisor) lifetime(ctx context.Context) error {
 	groupCache := cache.New(s.groups)
+	s.mu.Lock()
+	s.current = groupCache
+	s.mu.Unlock()
 	events := s.fleet.Subscribe()
 	defer s.fleet.Unsubscribe(events)
 	ctl := &controller{groups: s.groups, cache: groupCache, fleet: s.fleet, count: s.count}

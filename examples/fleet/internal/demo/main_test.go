@@ -17,6 +17,7 @@ import (
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 
 	"github.com/steady-go/steady/examples/internal/cli"
@@ -91,6 +92,22 @@ func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 		err = run(t.Context(), []string{"-objects=10", "-duration=30ms", "-faults=off"}, &out)
 		require.LessOrEqual(t, time.Since(start), 30*time.Millisecond)
 		require.Regexp(t, `not converged after 30ms: \d+ of 10 groups matched at the last check; first unconverged: [a-z]+-\d\d: \S`, err.Error())
+	})
+}
+
+// The demo holds one cache of the groups, the controller's: the judge
+// reads it too, and confirms its verdict against the store itself. A
+// cache of its own held a second decoded copy of every group.
+func TestJudgeReadsTheControllersCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		backend := memstore.New()
+		p := Program{Data: func(string) (kv.Backend, string, func(), error) {
+			return backend, "memory", func() {}, nil
+		}}
+		var out strings.Builder
+		require.NoError(t, Run(t.Context(), []string{"-objects=10", "-faults=off", "-data=unused"}, &out, p), out.String())
+		require.Contains(t, out.String(), "controller: no crash")
+		require.Equal(t, int64(1), backend.Stats().Watches, "watches of the groups: one cache, one watch")
 	})
 }
 

@@ -28,19 +28,19 @@ type convergence struct {
 // group's spec and requires Ready=True at the group's current generation and
 // a status that agrees with the fleet. It stops early with ctx's error.
 // Describing a difference runs diff.Diff (groupDiff), but only for the first
-// group that has one: the rest only need a yes or no (instancesMatch).
+// group that has one: the rest only need a yes or no (Fleet.Matches, which
+// copies nothing, so a converged group costs a check no allocation).
 func check(ctx context.Context, list []*Group, fleet *Fleet) (convergence, error) {
 	c := convergence{total: len(list)}
 	for i, g := range list {
 		if i%128 == 0 && ctx.Err() != nil {
 			return c, context.Cause(ctx)
 		}
-		observed := fleet.List(g.Meta.Name)
 		why := ""
-		if !instancesMatch(g, observed) {
+		if !fleet.Matches(g) {
 			why = "the fleet differs"
 			if c.firstBad == "" {
-				why = strings.ReplaceAll(groupDiff(g, observed).String(), "\n", "; ")
+				why = strings.ReplaceAll(groupDiff(g, fleet.List(g.Meta.Name)).String(), "\n", "; ")
 			}
 		} else if ready, ok := conditions.Get(g.Conditions, conditions.Ready); !ok || ready.Status != store.ConditionTrue {
 			why = "fleet matches, but Ready is not True yet"
@@ -109,25 +109,23 @@ func (c counts) faults() int {
 // after the faults stopped (nil) or o.duration has passed since start (an
 // error naming the first group still wrong).
 //
-// The judge keeps its own cache of the groups, apart from the controller's
-// (which a crash throws away), and checks the whole fleet against it at
-// most every 100ms, leaving at least twice a check's own time between two
-// checks so that judging never takes more than a third of the machine.
-// Once every group matches after the faults stopped, it confirms the verdict
-// against the store itself. Every check stops when the deadline passes, so
-// the deadline is kept to within a check of 128 groups.
+// The judge reads the groups from the controller's cache of this lifetime
+// (view returns it, nil before the first), skipping checks while that is
+// not synced (after a crash), rather than holding a second decoded copy
+// of every group. It checks the whole fleet
+// against it at most every 100ms, leaving at least twice a check's own time
+// between two checks so that judging never takes more than a third of the
+// machine. The controller's view is not the verdict: once every group
+// matches after the faults stopped, the judge confirms it against the store
+// itself. Every check stops when the deadline passes, so the deadline is
+// kept to within a check of 128 groups.
 func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupStatus], fleet *Fleet,
-	chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
+	view func() *cache.Cache[GroupSpec, GroupStatus], chaosDone <-chan struct{}, out *printer, snapshot func() counts) error {
 	dctx, cancel := context.WithDeadlineCause(ctx, out.start.Add(o.duration), errDeadline)
 	defer cancel()
-	// The judge reads specs, statuses and conditions, never the ownership
-	// records, which are most of a stored group: its copy drops them (at
-	// 100,000 groups, about 20 MB less to hold).
-	judge := cache.New(groups, cache.WithTransform(func(g *Group) { g.Meta.Managed = nil }))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { _ = judge.Run(dctx) })
 
 	var last convergence // the last complete check
 	lastDone := false    // whether the faults had stopped before it began
@@ -139,7 +137,7 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 		first := last.firstBad
 		switch {
 		case last.total == 0:
-			first = "none checked yet (the judge's cache had not loaded the groups)"
+			first = "none checked yet (the controller's cache had not loaded the groups)"
 		case first == "" && !lastDone:
 			first = "none at the last check, but the faults had not stopped yet"
 		case first == "":
@@ -147,9 +145,6 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 		}
 		return fmt.Errorf("not converged after %v: %d of %d groups matched at the last check; first unconverged: %s",
 			o.duration, last.converged, last.total, first)
-	}
-	if err := judge.WaitForSync(dctx); err != nil {
-		return fail(context.Cause(dctx))
 	}
 	// Keep the progress line live while a check runs.
 	wg.Go(func() {
@@ -172,6 +167,22 @@ func watch(ctx context.Context, o options, groups *store.Store[GroupSpec, GroupS
 		case <-dctx.Done():
 			return fail(context.Cause(dctx))
 		case <-t.C:
+		}
+		judge := view()
+		if judge == nil { // the controller is starting
+			t.Reset(time.Millisecond)
+			continue
+		}
+		if !judge.HasSynced() {
+			// The controller is (re)starting; a cache that a crash ended
+			// never syncs, so wait a while and look again.
+			wctx, stop := context.WithTimeout(dctx, pause)
+			_ = judge.WaitForSync(wctx)
+			stop()
+			if !judge.HasSynced() {
+				t.Reset(0)
+				continue
+			}
 		}
 		done := isClosed(chaosDone)
 		began := time.Now()

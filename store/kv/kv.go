@@ -1,8 +1,31 @@
-package store
+package kv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+)
+
+// Sentinel errors of the contract. A Backend returns errors that wrap them
+// where they apply; test with errors.Is. Package store exports the same
+// values (store.ErrNotFound is ErrNotFound), so a caller of either package
+// tests with the names it has.
+var (
+	// ErrNotFound: the key does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrExpired: the requested history is gone (compacted, or a watcher
+	// fell behind). Relist and watch again.
+	ErrExpired = errors.New("store: revision expired")
+	// ErrTooLarge: a value over MaxValueSize.
+	ErrTooLarge = errors.New("store: value too large")
+	// ErrInvalid: bad input, such as an empty key or a negative revision.
+	ErrInvalid = errors.New("store: invalid")
+	// ErrCondFailed: a Txn precondition failed (see CondFailedError).
+	ErrCondFailed = errors.New("store: txn precondition failed")
+	// ErrUnavailable: the backend could not be reached or did not answer in
+	// time (a timeout, no leader, a leader change, a lost connection, an
+	// overloaded server). A write that fails with it may have committed.
+	ErrUnavailable = errors.New("store: unavailable (a write may have committed; retry idempotently)")
 )
 
 // MaxValueSize is the largest value a Backend accepts (1 MiB). A larger value
@@ -33,7 +56,7 @@ const MaxValueSize = 1 << 20
 // call with ctx's error.
 type Backend interface {
 	// Get returns the current value of key, or an error wrapping ErrNotFound.
-	Get(ctx context.Context, key string) (KV, error)
+	Get(ctx context.Context, key string) (KeyValue, error)
 
 	// List returns the keys under prefix in key order, at most opts.Limit of
 	// them (0 means no limit), starting after opts.Continue. Every page of
@@ -41,7 +64,7 @@ type Backend interface {
 	// passed back in opts.Revision for the following pages. A Revision that is
 	// no longer available gives an error wrapping ErrExpired; one above the
 	// current revision gives an error wrapping ErrInvalid.
-	List(ctx context.Context, prefix string, opts KVListOptions) (KVList, error)
+	List(ctx context.Context, prefix string, opts ListOptions) (List, error)
 
 	// Txn applies w if and only if every cond holds, atomically, and returns
 	// the new store revision. Conds are checked in order; when one fails
@@ -57,7 +80,7 @@ type Backend interface {
 	// fails. A fromRevision of 0 means "from now": only changes after the
 	// call are delivered. The channel is closed after the last event. A watch that cannot
 	// continue (history compacted past fromRevision, or a watcher too slow to
-	// keep up) sends a final KVEvent whose Err wraps ErrExpired; the events
+	// keep up) sends a final Event whose Err wraps ErrExpired; the events
 	// before it are valid, and the caller resumes by relisting (or by
 	// watching again from the last revision it saw, while history lasts). A
 	// watch never blocks writers and never silently skips an event. When
@@ -65,11 +88,11 @@ type Backend interface {
 	// Progress event carrying that revision (coalesced; it need not send one
 	// per write). A fromRevision at or above the current revision waits for
 	// new writes. On ctx's end the channel is closed without an error event.
-	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan KVEvent, error)
+	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
 
-// KV is one stored key.
-type KV struct {
+// KeyValue is one stored key.
+type KeyValue struct {
 	Key   string
 	Value []byte
 	// CreateRevision is the revision at which the key was created.
@@ -78,8 +101,8 @@ type KV struct {
 	ModRevision int64
 }
 
-// KVListOptions selects a page of a Backend.List.
-type KVListOptions struct {
+// ListOptions selects a page of a Backend.List.
+type ListOptions struct {
 	// Limit is the page size; 0 returns everything.
 	Limit int
 	// Continue is the last key of the previous page; the page starts after it.
@@ -89,9 +112,9 @@ type KVListOptions struct {
 	Revision int64
 }
 
-// KVList is one page of a Backend.List.
-type KVList struct {
-	KVs []KV
+// List is one page of a Backend.List.
+type List struct {
+	KVs []KeyValue
 	// Revision is the store revision the page reflects.
 	Revision int64
 	// Continue is non-empty when more keys follow; pass it to the next call.
@@ -135,25 +158,25 @@ type Write struct {
 	Value []byte
 }
 
-// KVEventType says what happened to a key.
-type KVEventType uint8
+// EventType says what happened to a key.
+type EventType uint8
 
 const (
-	// KVPut is a create or an update of a key.
-	KVPut KVEventType = iota + 1
-	// KVDelete is the removal of a key.
-	KVDelete
+	// EventPut is a create or an update of a key.
+	EventPut EventType = iota + 1
+	// EventDelete is the removal of a key.
+	EventDelete
 )
 
-// KVEvent is one change delivered by Backend.Watch.
-type KVEvent struct {
-	Type KVEventType
-	// KV is the key after the change. For a KVDelete it carries the key, the
+// Event is one change delivered by Backend.Watch.
+type Event struct {
+	Type EventType
+	// KV is the key after the change. For an EventDelete it carries the key, the
 	// deleting revision as ModRevision, no value and CreateRevision 0.
-	KV KV
-	// Prev is the key before the change; for a create it is the zero KV. For
-	// a KVDelete it holds the last value, so a watcher can tell what went.
-	Prev KV
+	KV KeyValue
+	// Prev is the key before the change; for a create it is the zero KeyValue. For
+	// an EventDelete it holds the last value, so a watcher can tell what went.
+	Prev KeyValue
 	// Progress marks a notification carrying only Revision: every change
 	// under the prefix up to Revision has been delivered.
 	Progress bool

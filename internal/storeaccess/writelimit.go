@@ -1,4 +1,4 @@
-package store
+package storeaccess
 
 import (
 	"context"
@@ -12,12 +12,8 @@ type writeLimitKey struct{}
 // WithWriteLimit returns a ctx whose writes through any typed Store call
 // wait first, before each Txn they send to the Backend (an Apply or a
 // status write that retries after a concurrent write waits again): a token
-// bucket's wait, such as backoff.Bucket's Wait, so that a bug cannot
-// hammer a shared store. An error from wait fails the write with it, and a
-// wait that panics fails the write with an error naming the panic; either
-// way nothing is written. The reconcile Loop puts one in its ctx when given
-// reconcile.WithWriteLimit; give one to the ctx of Manager.Run for a limit
-// shared by every Loop of a Manager.
+// bucket's wait, such as backoff.Bucket's Wait. reconcile.WithWriteLimit
+// and manager.WithWriteLimit put one on the ctx of a Loop's reconciles.
 //
 // Limits chain: when ctx already carries one, a write waits for both (the
 // earlier first). A nil wait returns ctx unchanged.
@@ -37,8 +33,10 @@ func WithWriteLimit(ctx context.Context, wait func(context.Context) error) conte
 	return context.WithValue(ctx, writeLimitKey{}, wait)
 }
 
-// waitWriteLimit waits for ctx's write limit, if any.
-func waitWriteLimit(ctx context.Context) (err error) {
+// WaitWriteLimit waits for ctx's write limit, if any. An error from the
+// wait is returned wrapped, and a wait that panics gives an error naming
+// the panic: either way the caller writes nothing.
+func WaitWriteLimit(ctx context.Context) (err error) {
 	wait, ok := ctx.Value(writeLimitKey{}).(func(context.Context) error)
 	if !ok {
 		return nil

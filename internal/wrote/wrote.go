@@ -1,0 +1,32 @@
+// Package wrote carries in a ctx the observer a reconcile Loop gives its
+// reconciles: a typed store reports each write made with that ctx, with the
+// revision written and the backend it was written to. Revisions of two
+// backends are unrelated counters, so the Loop compares a revision only with
+// the revisions of caches over the same backend (read-your-writes, and the
+// judging of its own writes). store.WithWriteObserver, for users, reports
+// the revision alone; this is the Loop's own channel, beside it.
+package wrote
+
+import "context"
+
+type key struct{}
+
+// Func is told of one write: the backend it went to (the store's Backend, an
+// opaque identity; nil when unknown) and the revision it wrote.
+type Func func(backend any, rev int64)
+
+// With returns a ctx whose writes through a typed store call f. It replaces
+// any f ctx carried before; a nil f returns ctx unchanged.
+func With(ctx context.Context, f Func) context.Context {
+	if f == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, f)
+}
+
+// Observe tells ctx's Func, if any, of a write of rev to backend.
+func Observe(ctx context.Context, backend any, rev int64) {
+	if f, ok := ctx.Value(key{}).(Func); ok {
+		f(backend, rev)
+	}
+}

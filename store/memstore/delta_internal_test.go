@@ -1,0 +1,88 @@
+package memstore
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A delta spells the value exactly from its base, whatever the two are, and
+// is short when they differ in a few places.
+func TestDeltaSpellsTheValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	alphabet := []byte(`{}",:abc0123456789`)
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for i := range 20000 {
+		base := random(rng.IntN(300))
+		v := bytes.Clone(base)
+		for range rng.IntN(6) { // a few edits: replace, insert or cut a span
+			at := rng.IntN(len(v) + 1)
+			end := min(len(v), at+rng.IntN(40))
+			v = append(v[:at:at], append(random(rng.IntN(40)), v[end:]...)...)
+		}
+		if i%10 == 0 {
+			v = random(rng.IntN(300)) // unrelated
+		}
+		d := encodeDelta(nil, v, base)
+		got, ok := applyDelta(nil, d, base)
+		require.True(t, ok)
+		require.Equal(t, string(v), string(got), "base %q", base)
+	}
+
+	base := bytes.Repeat([]byte(`{"type":"Ready","status":"True","message":"4/4 running"},`), 16)
+	v := bytes.Clone(base)
+	copy(v[100:], "False")
+	copy(v[700:], "3/4")
+	d := encodeDelta(nil, v, base)
+	require.Less(t, len(d), 40, "a delta of two small edits of %d bytes", len(v))
+	// A value with a whole entry more than its base (a manager's record
+	// that the next write dropped) adds that entry and copies the rest,
+	// and one with another word where its base has one that recurs
+	// further on does not skip to there.
+	entry := []byte(`{"manager":"dashboard","operation":"Update","subresource":"status","fields":"~N7AoRgQAEB"},`)
+	v = append(append(bytes.Clone(base[:300]), entry...), base[300:]...)
+	d = encodeDelta(nil, v, base)
+	require.Less(t, len(d), len(entry)+20, "a delta of an entry of %d bytes added", len(entry))
+	v = bytes.Replace(base, []byte(`"True"`), []byte(`"Ready"`), 1)
+	d = encodeDelta(nil, v, base)
+	require.Less(t, len(d), 20, "a delta of one word replaced by another that recurs")
+	_, ok := applyDelta(nil, []byte{0xff}, base)
+	require.False(t, ok, "a truncated delta")
+}
+
+// The fleet demo's values: two writes of its controller, and a dashboard's
+// overwrite between them.
+var (
+	demoRunning3  = []byte(`{"metadata":{"kind":"Group","name":"web-00","uid":"1ad25a2b-64af-43ae-bbff-db1dd71ec69b","managed":[{"manager":"deployer","operation":"Update","fields":"~9f19GADg"},{"manager":"fleet-controller-loop","operation":"Apply","subresource":"status","fields":"~N7AoRgEPg"},{"manager":"fleet-controller","operation":"Update","subresource":"status","fields":"~N7AoRg6AcB"}],"lastWrite":{"manager":"fleet-controller","op":"UpdateStatus"},"generation":1,"statusGeneration":21},"spec":{"replicas":4,"image":"web:v1"},"status":{"running":3},"conditions":[{"type":"Reconciling","status":"False","reason":"Reconciled","message":"fleet-controller: generation 1 reconciled","lastTransitionTime":"2026-12-02T02:50:53.045930363Z"},{"type":"Ready","status":"False","reason":"Progressing","message":"3/4 running web:v1","lastTransitionTime":"2026-12-02T02:50:55.183443459Z","observedGeneration":1}]}`)
+	demoRunning4  = []byte(`{"metadata":{"kind":"Group","name":"web-00","uid":"1ad25a2b-64af-43ae-bbff-db1dd71ec69b","managed":[{"manager":"deployer","operation":"Update","fields":"~9f19GADg"},{"manager":"fleet-controller-loop","operation":"Apply","subresource":"status","fields":"~N7AoRgEPg"},{"manager":"fleet-controller","operation":"Update","subresource":"status","fields":"~N7AoRg6AcB"}],"lastWrite":{"manager":"fleet-controller","op":"UpdateStatus"},"generation":1,"statusGeneration":22},"spec":{"replicas":4,"image":"web:v1"},"status":{"running":4},"conditions":[{"type":"Reconciling","status":"False","reason":"Reconciled","message":"fleet-controller: generation 1 reconciled","lastTransitionTime":"2026-12-02T02:50:53.045930363Z"},{"type":"Ready","status":"True","reason":"AllRunning","message":"4/4 running web:v1","lastTransitionTime":"2026-12-02T02:50:55.254647512Z","observedGeneration":1}]}`)
+	demoDashboard = []byte(`{"metadata":{"kind":"Group","name":"web-00","uid":"1ad25a2b-64af-43ae-bbff-db1dd71ec69b","managed":[{"manager":"deployer","operation":"Update","fields":"~9f19GADg"},{"manager":"fleet-controller-loop","operation":"Apply","subresource":"status","fields":"~N7AoRgEPg"},{"manager":"fleet-controller","operation":"Update","subresource":"status","fields":"~N7AoRgqAY"},{"manager":"dashboard","operation":"Update","subresource":"status","fields":"~N7AoRgQAEB"}],"lastWrite":{"manager":"dashboard","op":"UpdateStatus"},"generation":1,"statusGeneration":15},"spec":{"replicas":4,"image":"web:v1"},"status":{"running":99},"conditions":[{"type":"Reconciling","status":"False","reason":"Reconciled","message":"fleet-controller: generation 1 reconciled","lastTransitionTime":"2026-12-02T02:50:53.045930363Z"},{"type":"Ready","status":"True","reason":"LooksFine","message":"99/4 running (says the dashboard)","lastTransitionTime":"2026-12-02T02:50:54.143673198Z","observedGeneration":1}]}`)
+)
+
+// BenchmarkEncodeDelta is the history's cost per aged write in the fleet
+// demo: an old value encoded against the key's next.
+func BenchmarkEncodeDelta(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		v, base []byte
+	}{
+		{"controller", demoRunning3, demoRunning4},
+		{"dashboard", demoRunning4, demoDashboard},
+		{"repair", demoDashboard, demoRunning4},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var d []byte
+			for b.Loop() {
+				d = encodeDelta(d[:0], tc.v, tc.base)
+			}
+			b.ReportMetric(float64(len(d)), "bytes")
+		})
+	}
+}

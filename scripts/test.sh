@@ -57,6 +57,10 @@ cpu() {
 
 # run LABEL DIR GO-TEST-ARGS...: runs go test in DIR, streaming its package
 # result lines, and appends its whole output to $log. A failure sets status.
+# Without go test's own go vet (-vet=off; an argument of the caller's may
+# turn it on): .ci/run vets every module before this script, with all of
+# go vet's checks, of which go test's are a subset, and a cold run would
+# otherwise type-check every test package a second time.
 # Its CPU figure is that of its own subshell's children, so that the lanes
 # running beside it do not count.
 run() {
@@ -67,7 +71,7 @@ run() {
     start_cpu=$(cpu "$self")
     out=$(mktemp "$log.XXXX")
     echo "== $label"
-    (cd "$root/$dir" && go test "$@" 2>&1) | tee "$out" | grep --line-buffered -E '^(ok|FAIL|panic:)\s|^--- FAIL'
+    (cd "$root/$dir" && go test -vet=off "$@" 2>&1) | tee "$out" | grep --line-buffered -E '^(ok|FAIL|panic:)\s|^--- FAIL'
     rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ]; then
       # What failed, with the output that led up to it.
@@ -187,6 +191,17 @@ for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path
     *) nested+=("$dir") ;;
   esac
 done
+# The lanes share the standard library and the root module's packages, with
+# -race and without. Two go commands that start side by side on an empty
+# build cache each compile them, since neither finds the other's work in
+# the cache yet; so both are compiled once here, before the lanes start
+# (a warm cache makes this a second's check). A build error here shows
+# again, with its test, in the lane that meets it.
+( cd "$root" && go build -race ./... >/dev/null 2>&1 ) &
+warm_race=$!
+( cd "$root" && go build ./... >/dev/null 2>&1 ) &
+warm=$!
+wait "$warm_race" "$warm"
 if [ -d "$root/reconcile/reconciletest" ]; then
   # It takes 6-8 minutes on two idle cores, near go test's 10-minute default,
   # and a loaded machine once timed it out (a hang still fails, at 30).

@@ -307,8 +307,8 @@ func (s *cacheSource[S, T]) LastError() error {
 // for a versioned kind (see store.WithVersion), or "cache source".
 func (s *cacheSource[S, T]) String() string {
 	if s.st != nil {
-		if v := s.st.Version(); v != "" {
-			return "FromStore(" + s.st.Kind() + "@" + v + ")"
+		if v, ok := storeaccess.Of(s.st).(interface{ Version() string }); ok && v.Version() != "" {
+			return "FromStore(" + s.st.Kind() + "@" + v.Version() + ")"
 		}
 		return "FromStore(" + s.st.Kind() + ")"
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
 	"bytes"
@@ -35,12 +36,6 @@ type rawObject struct {
 // value takes the new form on its next write.
 const legacyMetaKey = "meta"
 
-// metaOnly is what DecodeMeta reads; encoding/json skips the rest.
-type metaOnly struct {
-	Meta       Meta        `json:"metadata"`
-	Conditions []Condition `json:"conditions,omitempty"`
-}
-
 // The decoders read a value into the object the embedded pointer points at
 // and, in the same pass, Meta from the legacy key too: Legacy points at the
 // same Meta.
@@ -54,22 +49,19 @@ type (
 		*rawObject
 		Legacy *Meta `json:"meta"`
 	}
-	legacyMetaOnly struct {
-		*metaOnly
-		Legacy *Meta `json:"meta"`
-	}
 )
 
-// DecodeMeta decodes the Meta and Conditions of a stored object value without
+// decodeMeta decodes the Meta and Conditions of a stored object value without
 // knowing its Spec and Status types. Meta.Revision is zero: it is not part of
 // the value (take it from the KV's ModRevision). A value that is not an
-// encoded object gives an error wrapping ErrInvalid.
-func DecodeMeta(value []byte) (Meta, []Condition, error) {
-	var m metaOnly
-	if err := json.Unmarshal(value, &legacyMetaOnly{&m, &m.Meta}); err != nil {
+// encoded object gives an error wrapping ErrInvalid. The project's raw
+// readers outside this package call storeaccess.DecodeMeta, which it wraps.
+func decodeMeta(value []byte) (Meta, []Condition, error) {
+	m, conds, err := storeaccess.DecodeMeta[Meta, Condition](value)
+	if err != nil {
 		return Meta{}, nil, fmt.Errorf("%w: decoding object meta: %v", ErrInvalid, err)
 	}
-	return m.Meta, m.Conditions, nil
+	return m, conds, nil
 }
 
 // decodeObject decodes a stored value into a typed object whose Revision is

@@ -7,8 +7,7 @@
 // An Object[S, T] has Meta (identity and bookkeeping), a Spec S (what is
 // wanted), a Status T (what was observed) and Conditions (framework-level
 // observations keyed by type, so the reconcile Loop can own Stalled on any
-// status type while a reconciler owns Ready). Meta and Conditions decode
-// without knowing S and T (DecodeMeta).
+// status type while a reconciler owns Ready).
 //
 // Kinds and names follow documented rules (New lists the kind rules, ValidateName the name rules: names
 // are DNS-1123 subdomains). A name that breaks one is rejected with an

@@ -47,3 +47,14 @@ func (s *Store[S, T]) StorageVersion() string {
 // Lean returns the view of s that store/cache and reconcile get through
 // internal/storeaccess.Of: ListReusing, WatchWithoutPrev and ChangedBy.
 func (s *Store[S, T]) Lean() *internalView[S, T] { return storeaccess.Of(s).(*internalView[S, T]) }
+
+// DecodeMeta is decodeMeta, for the tests of the stored form.
+var DecodeMeta = decodeMeta
+
+// SetUIDs is internalView.SetUIDs (reconciletest calls it after New).
+func (s *Store[S, T]) SetUIDs(next func() string) {
+	storeaccess.Of(s).(*internalView[S, T]).SetUIDs(next)
+}
+
+// Version is internalView.Version.
+func (s *Store[S, T]) Version() string { return storeaccess.Of(s).(*internalView[S, T]).Version() }

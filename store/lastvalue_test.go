@@ -69,14 +69,16 @@ func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 	b := memstore.New()
 	counted := &countingBackend{Backend: b}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	uids := func(prefix string) store.Option {
+	uids := func(prefix string) func() string {
 		n := 0
-		return store.WithUIDs(func() string { n++; return fmt.Sprintf("%s-%d", prefix, n) })
+		return func() string { n++; return fmt.Sprintf("%s-%d", prefix, n) }
 	}
-	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), uids("st"), store.WithClock(fixedClock{t: now}))
+	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
-	other, err := store.New[lvSpec, lvStatus](b, "Thing", uids("other"), store.WithClock(fixedClock{t: now}))
+	st.SetUIDs(uids("st"))
+	other, err := store.New[lvSpec, lvStatus](b, "Thing", store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
+	other.SetUIDs(uids("other"))
 	return &lvWorld{backend: b, counted: counted, st: st, other: other, held: map[string][]*lvObject{}}
 }
 

@@ -47,11 +47,6 @@ type MigrateProgress struct {
 	Done bool
 }
 
-func (p MigrateProgress) String() string {
-	return fmt.Sprintf("scanned %d, migrated %d, already current %d, undecodable %d, retried %d",
-		p.Scanned, p.Migrated, p.Current, p.Undecodable, p.Retried)
-}
-
 // migrateCheckpoint is the stored position of a migration that has not
 // finished.
 type migrateCheckpoint struct {

@@ -45,7 +45,7 @@ type Store[S, T any] struct {
 	b         kv.Backend
 	kind      string
 	prefix    string // key prefix of this kind: opts prefix + kind + "/"
-	newUID    func() string
+	uids      atomic.Pointer[func() string]
 	clock     clock.Clock
 	schemas   schemas
 	trace     func(context.Context) string // see WithTraceContext
@@ -72,16 +72,38 @@ type hooks = storeaccess.Hooks
 
 // internalView is what a Store offers the project's own packages and not
 // its users: store/cache's ListReusing and WatchWithoutPrev (for a caller
-// that keeps its own copy of the objects) and reconcile's ChangedBy. A
+// that keeps its own copy of the objects), reconcile's ChangedBy, Version
+// (for names in logs and debug pages) and reconciletest's SetUIDs. A
 // Store carries it in its hooks (storeaccess.Of(st) returns it).
 type internalView[S, T any] Store[S, T]
+
+// SetUIDs replaces the generator of the UIDs that Create assigns (default:
+// a random, version 4, UUID); nil restores the default. A deterministic
+// generator makes simulations replayable (reconciletest); it must not
+// repeat a UID within one Backend. Call it right after New, before the
+// Store writes: a Create that runs meanwhile takes either generator, never
+// a torn one.
+func (v *internalView[S, T]) SetUIDs(next func() string) {
+	if next == nil {
+		v.uids.Store(nil)
+		return
+	}
+	v.uids.Store(&next)
+}
+
+// newUID returns the UID a Create assigns (see internalView.SetUIDs).
+func (s *Store[S, T]) newUID() string {
+	if next := s.uids.Load(); next != nil {
+		return (*next)()
+	}
+	return randomUID()
+}
 
 // Option configures New.
 type Option func(*config)
 
 type config struct {
 	prefix    string
-	newUID    func() string
 	clock     clock.Clock
 	trace     func(context.Context) string
 	admission any // an *admission[S, T], see WithAdmission
@@ -107,11 +129,6 @@ type config struct {
 // prefix that breaks a rule with an error wrapping ErrInvalid.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithUIDs replaces the generator of the UIDs that Create assigns. The
-// default is a random (version 4) UUID. A deterministic generator makes
-// simulations replayable; it must not repeat a UID within one Backend.
-func WithUIDs(next func() string) Option { return func(c *config) { c.newUID = next } }
-
 // WithClock sets the clock that stamps conditions' LastTransitionTime
 // (default: the wall clock; nil keeps it, and New refuses a typed nil).
 func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
@@ -136,12 +153,9 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	if err := validateKind(kind); err != nil {
 		return nil, err
 	}
-	c := config{newUID: randomUID, clock: clock.Real{}, lastValueBytes: defaultLastValueBytes}
+	c := config{clock: clock.Real{}, lastValueBytes: defaultLastValueBytes}
 	for _, o := range opts {
 		o(&c)
-	}
-	if c.newUID == nil {
-		c.newUID = randomUID
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
@@ -172,7 +186,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	if err != nil {
 		return nil, err
 	}
-	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", newUID: c.newUID, clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
+	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil

@@ -83,8 +83,9 @@ func TestKeyPrefixRejectsMalformedPaths(t *testing.T) {
 
 func TestKeyLayoutAndEncoding(t *testing.T) {
 	b := memstore.New()
-	st, err := store.New[typedSpec, typedStatus](b, "Widget", store.WithKeyPrefix("apps/"), store.WithUIDs(func() string { return "uid-1" }))
+	st, err := store.New[typedSpec, typedStatus](b, "Widget", store.WithKeyPrefix("apps/"))
 	require.NoError(t, err)
+	st.SetUIDs(func() string { return "uid-1" })
 	require.Equal(t, "Widget", st.Kind())
 	require.Equal(t, "apps/Widget/", st.Prefix())
 	require.Equal(t, "apps/Widget/web", st.Prefix()+"web")

@@ -296,7 +296,8 @@ func newStoreVersions[S, T any](served string, vs *Versions) (*storeVersions, er
 
 // Version returns the version the Store serves, "" for a kind without
 // versions.
-func (s *Store[S, T]) Version() string {
+func (v *internalView[S, T]) Version() string {
+	s := (*Store[S, T])(v)
 	if s.ver == nil {
 		return ""
 	}

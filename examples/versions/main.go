@@ -204,15 +204,21 @@ func runV2(ctx context.Context, w io.Writer, path string, rate float64) (err err
 	}
 	fmt.Fprintln(w, "widget-00 updated at v2: replicas=3 message=\"scaled to 3\"")
 	p, err := st.Migrate(ctx, store.MigrateOptions{PerSecond: rate, PageSize: 5, Progress: func(p store.MigrateProgress) {
-		fmt.Fprintf(w, "migrate: %s\n", p)
+		fmt.Fprintf(w, "migrate: %s\n", progress(p))
 	}})
 	if err != nil {
 		return err
 	}
 	if !p.Done {
-		return fmt.Errorf("migration did not finish: %s", p)
+		return fmt.Errorf("migration did not finish: %s", progress(p))
 	}
 	return storedVersions(ctx, w, b)
+}
+
+// progress is the line the example prints for a Migrate report.
+func progress(p store.MigrateProgress) string {
+	return fmt.Sprintf("scanned %d, migrated %d, already current %d, undecodable %d, retried %d",
+		p.Scanned, p.Migrated, p.Current, p.Undecodable, p.Retried)
 }
 
 // storedVersions prints how many widgets are stored at each version, and

@@ -1,7 +1,8 @@
 // Package storeaccess is how the project's own packages reach what a
 // store.Store offers them but not its users: store/cache's lean listing and
 // watch (a listing that reuses the objects the cache holds, a watch that
-// decodes no previous states).
+// decodes no previous states), a Store's served version, reconciletest's
+// UID generator, and DecodeMeta for raw key-value readers.
 //
 // A Store embeds a Hooks (through an unexported alias, so the field is not
 // part of its API) filled in by store.New; Of reads it back. The hooks are

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -294,7 +295,7 @@ func opOf(wr kv.Write) string {
 	if wr.Kind == kv.WriteDelete {
 		return "delete " + wr.Key
 	}
-	if m, _, err := store.DecodeMeta(wr.Value); err == nil && m.LastWrite.Manager != "" {
+	if m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](wr.Value); err == nil && m.LastWrite.Manager != "" {
 		return fmt.Sprintf("put %s (as %s, %s)", wr.Key, m.LastWrite.Manager, m.LastWrite.Op)
 	}
 	return "put " + wr.Key

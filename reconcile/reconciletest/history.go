@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -30,7 +31,7 @@ type childHistory struct {
 // childOwner returns the controller owner of kind in a stored value: its
 // name and UID, or "" and "".
 func childOwner(value []byte, kind string) (name, uid string) {
-	m, _, err := store.DecodeMeta(value)
+	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](value)
 	if err != nil {
 		return "", ""
 	}
@@ -53,7 +54,7 @@ func (w *world) liveOwner(name, uid string) bool {
 	if err != nil {
 		return false
 	}
-	m, _, err := store.DecodeMeta(kv.Value)
+	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](kv.Value)
 	return err == nil && m.UID == uid && !m.DeletionRequested
 }
 
@@ -125,7 +126,7 @@ func specOf(value []byte) string {
 
 // ownerKey names a stored value's owners, controller flag and UID included.
 func ownerKey(value []byte) string {
-	m, _, err := store.DecodeMeta(value)
+	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](value)
 	if err != nil {
 		return ""
 	}
@@ -165,7 +166,7 @@ func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, controlle
 		old = flatten(prev.Value)
 	}
 	cur := flatten(wr.Value)
-	m, _, _ := store.DecodeMeta(wr.Value)
+	m, _, _ := storeaccess.DecodeMeta[store.Meta, store.Condition](wr.Value)
 	fw := w.fields[wr.Key]
 	if fw == nil || !found {
 		fw = map[string]fieldWrite{}
@@ -297,7 +298,7 @@ func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
 	if err != nil {
 		return false
 	}
-	m, _, err := store.DecodeMeta(kv.Value)
+	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](kv.Value)
 	return err == nil && (uid == "" || m.UID == uid)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
@@ -185,13 +186,13 @@ type Env[S, T any] struct {
 // NewStore returns a store of kind over p's faulty backend, with UIDs the
 // schedule generates deterministically, and opts (such as store.WithVersion).
 func NewStore[S, T any](p *Process, kind string, opts ...store.Option) (*store.Store[S, T], error) {
-	return store.New[S, T](p.Backend, kind, append([]store.Option{store.WithUIDs(p.w.nextUID)}, opts...)...)
+	return newStore[S, T](p.Backend, kind, p.w.nextUID, opts)
 }
 
 // NewOtherStore returns a store of kind over p's faulty view of the second
 // store (Process.Other), as NewStore does over Backend.
 func NewOtherStore[S, T any](p *Process, kind string, opts ...store.Option) (*store.Store[S, T], error) {
-	return store.New[S, T](p.Other, kind, append([]store.Option{store.WithUIDs(p.w.nextUID)}, opts...)...)
+	return newStore[S, T](p.Other, kind, p.w.nextUID, opts)
 }
 
 // NewCache returns a cache over st that the harness runs for the life of
@@ -218,7 +219,7 @@ func NewCache[S, T any](p *Process, st *store.Store[S, T]) *cache.Cache[S, T] {
 // kindName names st's kind in reports: the kind, and @version for a
 // versioned kind (see store.WithVersion).
 func kindName[S, T any](st *store.Store[S, T]) string {
-	if v := st.Version(); v != "" {
+	if v := storeVersion(st); v != "" {
 		return st.Kind() + "@" + v
 	}
 	return st.Kind()
@@ -235,4 +236,23 @@ func (l *lockedRand) Float64() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.r.Float64()
+}
+
+// newStore returns a Store of kind over b whose Creates take their UIDs
+// from uids (set before the Store is used).
+func newStore[S, T any](b kv.Backend, kind string, uids func() string, opts []store.Option) (*store.Store[S, T], error) {
+	st, err := store.New[S, T](b, kind, opts...)
+	if err != nil {
+		return nil, err
+	}
+	storeaccess.Of(st).(interface{ SetUIDs(func() string) }).SetUIDs(uids)
+	return st, nil
+}
+
+// storeVersion is st's served version, "" for a kind without versions.
+func storeVersion(st any) string {
+	if v, ok := storeaccess.Of(st).(interface{ Version() string }); ok {
+		return v.Version()
+	}
+	return ""
 }

@@ -65,7 +65,7 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 		return w.rep, nil
 	}
 
-	primary, err := store.New[S, T](w.raw, cfg.Kind, append([]store.Option{store.WithUIDs(w.nextPrimaryUID)}, cfg.StoreOptions...)...)
+	primary, err := newStore[S, T](w.raw, cfg.Kind, w.nextPrimaryUID, cfg.StoreOptions)
 	if err != nil {
 		return fail("reconciletest: primary store: %v", err)
 	}

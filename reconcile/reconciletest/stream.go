@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -213,10 +214,10 @@ func (w *world) passLocked(s *stream, ev kv.Event, faults bool) (expire bool) {
 
 // primaryOf names the object an event is about, for disturbance counts.
 func primaryOf(s *stream, ev kv.Event) string {
-	if m, _, err := store.DecodeMeta(ev.Prev.Value); err == nil && len(ev.Prev.Value) > 0 {
+	if m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](ev.Prev.Value); err == nil && len(ev.Prev.Value) > 0 {
 		return ownerOrSelf(m)
 	}
-	if m, _, err := store.DecodeMeta(ev.KV.Value); err == nil {
+	if m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](ev.KV.Value); err == nil {
 		return ownerOrSelf(m)
 	}
 	return ""

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkListReusingUnchanged measures the listing of a store/cache
-// Cache's relist (Store.ListReusing, pages of 500) of 30,000 objects of
+// Cache's relist (the Store's reusing listing, reached through internal/storeaccess, pages of 500) of 30,000 objects of
 // about 1 KB, none of which changed since the Cache's copy: every object is
 // reused, none decoded, so what is left is the per-object cost of the
 // listing itself. 30 MB of values do not fit in the default memory of last

@@ -17,7 +17,7 @@ import (
 // (keep = shard.Sharder.Caches). Every listing and watch still reads the
 // whole kind's keys from the Backend; a *store.Store ListWatcher skips the
 // values keep rejects before decoding them (store.ListOptions.Keep,
-// Store.WatchWithoutPrev), and remembers none of them (store.WithLastValues),
+// the Store's watch without previous values), and remembers none of them (store.WithLastValues),
 // and any other ListWatcher's objects are dropped on arrival, before they
 // are stored, transformed or indexed. So the Cache's memory is that of the
 // kept objects.

@@ -158,45 +158,15 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 	if nilness.IsNil(r) {
 		return nil, invalid("nil reconciler (%T)", r)
 	}
-	cfg := defaultConfig(name)
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.apply(&cfg); err != nil {
-			return nil, fmt.Errorf("loop %s: %w", name, err)
-		}
-	}
-	if cfg.elector != nil && cfg.sharder != nil {
-		return nil, invalid("loop %s: WithSharding and WithElector exclude each other: a sharded Loop's replicas all work, each on its shards", name)
+	cfg, err := newConfig(name, opts)
+	if err != nil {
+		return nil, err
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
 		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
-	_, nop := cfg.metrics.(metrics.NopLoop)
-	l.metricsOn = !nop
-	_, busyRead := cfg.metrics.(activeWorkersReader)
-	l.countActive = l.metricsOn && !busyRead
-	if l.metricsOn {
-		// A hook that panics is logged and skipped, on every path that
-		// calls one (workers, sources, the queue under its lock).
-		l.metrics = guardedMetrics{m: cfg.metrics, log: cfg.logger}
-	}
-	var err error
-	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
+	l.initMetrics()
+	if err := l.initSources(src); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)
-	}
-	l.marks, _ = l.sw.(markReader[K])
-	if err := checkOwnerKinds(l.sources); err != nil {
-		return nil, fmt.Errorf("loop %s: %w", name, err)
-	}
-	for _, s := range l.sources {
-		if w, ok := s.(revisionWaiter); ok {
-			g := guardedWaiter[K]{w: w, l: l}
-			if f, ok := s.(backendFollower); ok {
-				g.b = backendID(f.followedBackend())
-			}
-			l.waiters = append(l.waiters, g)
-		}
 	}
 	bcfg := cfg.bucket
 	if bcfg.Clock == nil {
@@ -209,6 +179,62 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, err
 	}
 	return l, nil
+}
+
+// newConfig applies opts (nil ones skipped) over the defaults and refuses
+// combinations no single option can see: WithSharding with WithElector.
+func newConfig(name string, opts []Option) (config, error) {
+	cfg := defaultConfig(name)
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&cfg); err != nil {
+			return config{}, fmt.Errorf("loop %s: %w", name, err)
+		}
+	}
+	if cfg.elector != nil && cfg.sharder != nil {
+		return config{}, invalid("loop %s: WithSharding and WithElector exclude each other: a sharded Loop's replicas all work, each on its shards", name)
+	}
+	return cfg, nil
+}
+
+// initMetrics decides whether metric hooks are called at all (not for
+// metrics.NopLoop) and, when they are, guards them against panics.
+func (l *Loop[K]) initMetrics() {
+	_, nop := l.cfg.metrics.(metrics.NopLoop)
+	l.metricsOn = !nop
+	_, busyRead := l.cfg.metrics.(activeWorkersReader)
+	l.countActive = l.metricsOn && !busyRead
+	if l.metricsOn {
+		// A hook that panics is logged and skipped, on every path that
+		// calls one (workers, sources, the queue under its lock).
+		l.metrics = guardedMetrics{m: l.cfg.metrics, log: l.cfg.logger}
+	}
+}
+
+// initSources flattens src into the Loop's sources and status writer,
+// checks FromOwned owner kinds, and collects the sources that can wait
+// for a revision (read-your-writes).
+func (l *Loop[K]) initSources(src Source[K]) error {
+	var err error
+	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
+		return err
+	}
+	l.marks, _ = l.sw.(markReader[K])
+	if err := checkOwnerKinds(l.sources); err != nil {
+		return err
+	}
+	for _, s := range l.sources {
+		if w, ok := s.(revisionWaiter); ok {
+			g := guardedWaiter[K]{w: w, l: l}
+			if f, ok := s.(backendFollower); ok {
+				g.b = backendID(f.followedBackend())
+			}
+			l.waiters = append(l.waiters, g)
+		}
+	}
+	return nil
 }
 
 // Name returns the Loop's name.

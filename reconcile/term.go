@@ -57,22 +57,9 @@ func (s *runningSlot[K]) clear() {
 // It returns a non-nil error only when the Loop must stop: the drain after
 // shutdown timed out.
 func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
-	termCtx := runCtx
-	if l.cfg.elector != nil || l.cfg.sharder != nil {
-		campaign := l.campaign
-		if l.cfg.sharder != nil {
-			campaign = l.join
-		}
-		tc, err := campaign(runCtx)
-		if err != nil {
-			if runCtx.Err() != nil {
-				return nil
-			}
-			l.log.LogAttrs(runCtx, slog.LevelError, "campaign failed", slog.String("controller", l.name), slog.Any("error", err))
-			l.sleep(runCtx, time.Second)
-			return nil
-		}
-		termCtx = tc
+	termCtx, ok := l.termContext(runCtx)
+	if !ok {
+		return nil
 	}
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(termCtx))
 	defer cancelWork(nil)
@@ -133,6 +120,41 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 		// of the sharder outlives it.
 		<-t.served
 	}
+	stuck := t.stuckKeys()
+	err := fmt.Errorf("%w: loop %s: %d keys still running after %v: %v", ErrDrainTimeout, l.name, len(stuck), l.cfg.drainTimeout, stuck)
+	l.log.LogAttrs(parent, slog.LevelError, "drain timed out", slog.String("controller", l.name), slog.Any("keys", stuck))
+	if runCtx.Err() != nil {
+		return err
+	}
+	return nil // lost leadership: the stuck reconciles' writes are fenced; campaign again
+}
+
+// termContext is the context of the next term: runCtx itself without an
+// elector or sharder, else the term campaign (or join) wins. It reports
+// false when there is no term to work: runCtx ended, or the campaign
+// failed (logged, and retried by the caller after a second's pause).
+func (l *Loop[K]) termContext(runCtx context.Context) (context.Context, bool) {
+	if l.cfg.elector == nil && l.cfg.sharder == nil {
+		return runCtx, true
+	}
+	campaign := l.campaign
+	if l.cfg.sharder != nil {
+		campaign = l.join
+	}
+	tc, err := campaign(runCtx)
+	if err != nil {
+		if runCtx.Err() != nil {
+			return nil, false
+		}
+		l.log.LogAttrs(runCtx, slog.LevelError, "campaign failed", slog.String("controller", l.name), slog.Any("error", err))
+		l.sleep(runCtx, time.Second)
+		return nil, false
+	}
+	return tc, true
+}
+
+// stuckKeys lists, sorted, the keys t's workers are still reconciling.
+func (t *term[K]) stuckKeys() []string {
 	var stuck []string
 	for i := range t.running {
 		s := &t.running[i]
@@ -143,12 +165,7 @@ func (l *Loop[K]) runTerm(parent, runCtx context.Context) error {
 		s.mu.Unlock()
 	}
 	slices.Sort(stuck)
-	err := fmt.Errorf("%w: loop %s: %d keys still running after %v: %v", ErrDrainTimeout, l.name, len(stuck), l.cfg.drainTimeout, stuck)
-	l.log.LogAttrs(parent, slog.LevelError, "drain timed out", slog.String("controller", l.name), slog.Any("keys", stuck))
-	if runCtx.Err() != nil {
-		return err
-	}
-	return nil // lost leadership: the stuck reconciles' writes are fenced; campaign again
+	return stuck
 }
 
 // enqueueAll adds every key the sources list, at low priority, and at the

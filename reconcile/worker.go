@@ -514,14 +514,7 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 	var stop store.Condition
 	stopping := false
 	if change == stalledSet {
-		regen = l.stalledRegen(key)
-		stop, stopping = l.reconcilingStopped(conds)
-		stopping = stopping && l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
-		if stopping {
-			// The Loop's Reconciling=True goes with this write, whatever
-			// regen says: kstatus reads it before Stalled, as InProgress.
-			regen = time.Time{}
-		}
+		regen, stop, stopping = l.stalledSetExtras(key, conds)
 	}
 	out, write := stalledUpdate(conds, l.name, owned, change, d.reason, d.message, gen, now, regen)
 	if !write && !stopping {
@@ -537,6 +530,29 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 		l.stalledWritten(key, change, d, now)
 		return true
 	}
+	l.stalledWriteFailed(t, key, err)
+	return true
+}
+
+// stalledSetExtras is what a Stalled=True write on key's object goes
+// with: when it may be rewritten for a new generation (see stalledRegen),
+// and the Loop's own Reconciling=True turned off (stop, stopping) if conds
+// holds one.
+func (l *Loop[K]) stalledSetExtras(key K, conds []store.Condition) (regen time.Time, stop store.Condition, stopping bool) {
+	regen = l.stalledRegen(key)
+	stop, stopping = l.reconcilingStopped(conds)
+	stopping = stopping && l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
+	if stopping {
+		// The Loop's Reconciling=True goes with this write, whatever
+		// regen says: kstatus reads it before Stalled, as InProgress.
+		regen = time.Time{}
+	}
+	return regen, stop, stopping
+}
+
+// stalledWriteFailed counts a fenced Stalled write and logs the failure
+// (at Debug for a deleted object) unless the term's work has ended.
+func (l *Loop[K]) stalledWriteFailed(t *term[K], key K, err error) {
 	if errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
@@ -548,7 +564,6 @@ func (l *Loop[K]) putStalled(t *term[K], key K, change stalledChange, d stalledN
 		l.log.LogAttrs(t.work, lvl, "writing Stalled failed", slog.String("controller", l.name),
 			slog.Any("key", key), slog.Any("error", err))
 	}
-	return true
 }
 
 // stalledRegen is when a Stalled=True the Loop wrote on key's object may

@@ -73,8 +73,7 @@ func Rebalance(members, holders []string) []string {
 	m := slices.Clone(members)
 	slices.Sort(m)
 	m = slices.Compact(m)
-	shards := len(holders)
-	out := make([]string, shards)
+	out := make([]string, len(holders))
 	if len(m) == 0 {
 		return out
 	}
@@ -82,18 +81,32 @@ func Rebalance(members, holders []string) []string {
 	for j, id := range m {
 		index[id] = j
 	}
-	// Each member's held shards; its share.
+	// Each member's held shards.
 	held := make([][]int, len(m))
 	for i, h := range holders {
 		if j, ok := index[h]; ok {
 			held[j] = append(held[j], i)
 		}
 	}
-	// The members that get one more: those already holding at least
-	// that many first, then by name. Ranking by the load itself would
-	// change the choice halfway through a handover, as loads move.
-	floor := shards / len(m)
-	ranked := make([]int, len(m))
+	share := shares(held, len(holders))
+	load, free := keepHeld(m, held, share, out)
+	for i, h := range holders {
+		if _, ok := index[h]; !ok {
+			free = append(free, i)
+		}
+	}
+	assignFree(m, free, share, load, out)
+	return out
+}
+
+// shares returns each member's share of the shards: floor(S/N), one more
+// for the first S mod N members, those already holding at least that many
+// first, then by name. Ranking by the load itself would change the choice
+// halfway through a handover, as loads move.
+func shares(held [][]int, shards int) []int {
+	n := len(held)
+	floor := shards / n
+	ranked := make([]int, n)
 	for j := range ranked {
 		ranked[j] = j
 	}
@@ -105,18 +118,23 @@ func Rebalance(members, holders []string) []string {
 		case full(b) && !full(a):
 			return 1
 		}
-		return cmp.Compare(a, b) // m is sorted: by name
+		return cmp.Compare(a, b) // members are sorted: by name
 	})
-	share := make([]int, len(m))
+	share := make([]int, n)
 	for rank, j := range ranked {
 		share[j] = floor
-		if rank < shards%len(m) {
+		if rank < shards%n {
 			share[j]++
 		}
 	}
-	// Keep up to the share, highest-scoring first.
-	load := make([]int, len(m))
-	var free []int
+	return share
+}
+
+// keepHeld assigns in out each member's held shards up to its share,
+// highest-scoring first, and returns the members' loads and the held
+// shards beyond their holder's share.
+func keepHeld(m []string, held [][]int, share []int, out []string) (load, free []int) {
+	load = make([]int, len(m))
 	for j, hs := range held {
 		slices.SortFunc(hs, func(a, b int) int {
 			if c := cmp.Compare(score(m[j], b), score(m[j], a)); c != 0 {
@@ -133,15 +151,15 @@ func Rebalance(members, holders []string) []string {
 			}
 		}
 	}
-	for i, h := range holders {
-		if _, ok := index[h]; !ok {
-			free = append(free, i)
-		}
-	}
+	return load, free
+}
+
+// assignFree assigns in out the free shards, by decreasing score, to the
+// members whose load is below their share.
+func assignFree(m []string, free, share, load []int, out []string) {
 	if len(free) == 0 {
-		return out
+		return
 	}
-	// The rest by decreasing score to the members with room.
 	type pair struct {
 		score  uint64
 		member int
@@ -173,8 +191,7 @@ func Rebalance(members, holders []string) []string {
 		out[p.shard] = m[p.member]
 		load[p.member]++
 		if left--; left == 0 {
-			break
+			return
 		}
 	}
-	return out
 }

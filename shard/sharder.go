@@ -274,16 +274,9 @@ func (s *Sharder) join(ctx context.Context) (context.Context, error) {
 			kvp = kv.KeyValue{}
 			fallthrough
 		case err == nil:
-			rec, _ := decode[record](kvp.Value)
-			if kvp.ModRevision != 0 && rec.Nonce != s.nonce {
-				expired := kvp.ModRevision == seen.rev && start.Sub(seen.at) >= ttlOf(rec, s.cfg.ttl)
-				if kvp.ModRevision != seen.rev {
-					seen = seenRev{kvp.ModRevision, start}
-				}
-				if !expired && rec.Holder == s.id && rec.Nonce != "" {
-					s.logOnce(ctx, "identity in use", "another process renews this replica's member key: give each replica its own identity")
-					break
-				}
+			if s.heldElsewhere(kvp, start, &seen) {
+				s.logOnce(ctx, "identity in use", "another process renews this replica's member key: give each replica its own identity")
+				break
 			}
 			rev, err := s.create(ctx, key, kvp.ModRevision)
 			if err == nil {
@@ -300,6 +293,22 @@ func (s *Sharder) join(ctx context.Context) (context.Context, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// heldElsewhere reports whether another live process holds this replica's
+// member key kvp, read at start: its nonce is not ours and the key changed
+// within its TTL. seen carries the key's revision and when it was first
+// seen across join's attempts.
+func (s *Sharder) heldElsewhere(kvp kv.KeyValue, start time.Time, seen *seenRev) bool {
+	rec, _ := decode[record](kvp.Value)
+	if kvp.ModRevision == 0 || rec.Nonce == s.nonce {
+		return false
+	}
+	expired := kvp.ModRevision == seen.rev && start.Sub(seen.at) >= ttlOf(rec, s.cfg.ttl)
+	if kvp.ModRevision != seen.rev {
+		*seen = seenRev{kvp.ModRevision, start}
+	}
+	return !expired && rec.Holder == s.id && rec.Nonce != ""
 }
 
 // create makes the member key anew: it deletes the one at modRev (a

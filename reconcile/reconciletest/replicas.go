@@ -1,6 +1,7 @@
 package reconciletest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -409,10 +410,7 @@ func (f *rfleet[S, T]) staleWrites(events []kv.Event) []string {
 
 func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) replicasResult {
 	cfg = cfg.withDefaults()
-	kind := cfg.Kind
-	if kind == "" {
-		kind = "App"
-	}
+	kind := cmp.Or(cfg.Kind, "App")
 	objects := cfg.Objects
 	if objects <= 0 {
 		objects = 100
@@ -424,20 +422,61 @@ func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) r
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	f.createObjects(ctx, user, objects)
+	stopWatch := f.watchShards(ctx)
+
+	for range 3 {
+		f.start()
+	}
+	time.Sleep(2 * cfg.RetryPeriod)
+	for range cfg.Faults {
+		f.changeAndFault(ctx, user, objects)
+	}
+	for _, r := range f.all {
+		r.link.setCut(false) // crashed replicas' writes on the wire land now
+	}
+	time.Sleep(3*cfg.TTL + 4*cfg.RetryPeriod)
+	synctest.Wait()
+
+	var res replicasResult
+	res.unconverged = f.unconverged(ctx, user)
+	for _, r := range f.all {
+		r.cancel()
+	}
+	for _, r := range f.all {
+		<-r.done
+		r.link.late.Wait()
+	}
+	events := stopWatch()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	res.stale = f.staleWrites(events)
+	res.overlaps = f.overlaps
+	t.Logf("seed %d: faults %v; %d writes accepted, %d replicas started", seed, f.faults, len(f.writes), len(f.all))
+	return res
+}
+
+// createObjects creates the simulation's objects as the user, drawing
+// each from cfg.Object with the fleet's rng.
+func (f *rfleet[S, T]) createObjects(ctx context.Context, user *store.Store[S, T], objects int) {
 	for i := range objects {
-		obj := cfg.Object(i, f.rng)
+		obj := f.cfg.Object(i, f.rng)
 		if obj.Meta.Name == "" {
 			obj.Meta.Name = fmt.Sprintf("o%d", i)
 		}
 		if _, err := user.As("user").Create(ctx, obj); err != nil {
-			t.Fatalf("create object %d: %v", i, err)
+			f.t.Fatalf("create object %d: %v", i, err)
 		}
 	}
-	// Shard keys' history, for the stale-write check.
-	wctx, stopWatch := context.WithCancel(ctx)
-	evc, err := mem.Watch(wctx, "_shards/apps/shard/", 0)
+}
+
+// watchShards records the shard keys' history, for the stale-write check.
+// The returned func stops the watch and returns the events seen.
+func (f *rfleet[S, T]) watchShards(ctx context.Context) func() []kv.Event {
+	wctx, stop := context.WithCancel(ctx)
+	evc, err := f.mem.Watch(wctx, "_shards/apps/shard/", 0)
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	var events []kv.Event
 	var watched sync.WaitGroup
@@ -448,50 +487,37 @@ func simulateReplicas[S, T any](t *testing.T, cfg Replicas[S, T], seed uint64) r
 			}
 		}
 	})
-
-	for range 3 {
-		f.start()
+	return func() []kv.Event {
+		stop()
+		watched.Wait()
+		return events
 	}
-	time.Sleep(2 * cfg.RetryPeriod)
-	for range cfg.Faults {
-		time.Sleep(time.Duration(200+f.rng.IntN(2800)) * time.Millisecond)
-		for range 20 {
-			name := fmt.Sprintf("o%d", f.rng.IntN(objects))
-			if _, err := user.As("user").Apply(ctx, name, cfg.Change(name, f.rng), store.WithForce()); err != nil {
-				t.Fatalf("change %s: %v", name, err)
-			}
+}
+
+// changeAndFault waits a random while, applies 20 user changes to random objects,
+// then injects one fault.
+func (f *rfleet[S, T]) changeAndFault(ctx context.Context, user *store.Store[S, T], objects int) {
+	time.Sleep(time.Duration(200+f.rng.IntN(2800)) * time.Millisecond)
+	for range 20 {
+		name := fmt.Sprintf("o%d", f.rng.IntN(objects))
+		if _, err := user.As("user").Apply(ctx, name, f.cfg.Change(name, f.rng), store.WithForce()); err != nil {
+			f.t.Fatalf("change %s: %v", name, err)
 		}
-		f.step()
 	}
-	for _, r := range f.all {
-		r.link.setCut(false) // crashed replicas' writes on the wire land now
-	}
-	time.Sleep(3*cfg.TTL + 4*cfg.RetryPeriod)
-	synctest.Wait()
+	f.step()
+}
 
-	var res replicasResult
+// unconverged lists the objects cfg.Converged rejects, with its reason.
+func (f *rfleet[S, T]) unconverged(ctx context.Context, user *store.Store[S, T]) []string {
 	list, err := user.List(ctx, store.ListOptions{})
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
+	var out []string
 	for _, o := range list.Items {
-		if err := cfg.Converged(o); err != nil {
-			res.unconverged = append(res.unconverged, fmt.Sprintf("%s: %v", o.Meta.Name, err))
+		if err := f.cfg.Converged(o); err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", o.Meta.Name, err))
 		}
 	}
-	for _, r := range f.all {
-		r.cancel()
-	}
-	for _, r := range f.all {
-		<-r.done
-		r.link.late.Wait()
-	}
-	stopWatch()
-	watched.Wait()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	res.stale = f.staleWrites(events)
-	res.overlaps = f.overlaps
-	t.Logf("seed %d: faults %v; %d writes accepted, %d replicas started", seed, f.faults, len(f.writes), len(f.all))
-	return res
+	return out
 }

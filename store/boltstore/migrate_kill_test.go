@@ -99,7 +99,7 @@ func TestMigrateKill9(t *testing.T) {
 	require.NoError(t, err)
 	p, err := s2.Migrate(t.Context(), store.MigrateOptions{PageSize: 20})
 	require.NoError(t, err)
-	t.Logf("rerun: %s (resumed after %q)", p, p.Resumed)
+	t.Logf("rerun: %+v", p)
 	require.True(t, p.Done)
 	require.NotEmpty(t, p.Resumed, "the rerun resumed from the checkpoint")
 	require.Less(t, p.Scanned, n, "and did not start over")
@@ -135,7 +135,7 @@ func TestMigrateKill9Child(t *testing.T) {
 	s2, err := store.New[migSpecV2, migStatus](b, "Widget", store.WithVersion("v2", migVersions(t, "v2")))
 	require.NoError(t, err)
 	_, err = s2.Migrate(context.Background(), store.MigrateOptions{PageSize: 20, Progress: func(p store.MigrateProgress) {
-		fmt.Printf("progress %s\n", p)
+		fmt.Printf("progress %+v\n", p)
 	}})
 	require.NoError(t, err)
 	t.Fatal("the migration finished before the parent killed it")

@@ -481,42 +481,15 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
-	// The first cond, when on the written key (an update's own), goes as
-	// scalars; the others, as arrays, NULL when there are none.
-	var (
-		ktarget = int32(-1)
-		krev    int64
-		rest    = conds
-	)
-	if len(conds) > 0 && conds[0].Key == w.Key {
-		ktarget, krev, rest = int32(conds[0].Target), conds[0].Revision, conds[1:]
-	}
-	var (
-		keys    [][]byte
-		targets []int32
-		revs    []int64
-	)
-	if len(rest) > 0 {
-		keys, targets, revs = make([][]byte, len(rest)), make([]int32, len(rest)), make([]int64, len(rest))
-		for i, c := range rest {
-			keys[i], targets[i], revs[i] = []byte(c.Key), int32(c.Target), c.Revision
-		}
-	}
-	var value []byte // nil, NULL, is a delete
-	if w.Kind == kv.WritePut {
-		value = w.Value
-		if value == nil {
-			value = []byte{}
-		}
-	}
+	a := newTxnArgs(conds, w)
 	var (
 		res []int64 // the new revision, the cond that failed, its revision
 		err error
 	)
-	if ktarget == int32(kv.ModRevision) && len(rest) == 0 && w.Kind == kv.WritePut {
-		err = b.pool.QueryRow(ctx, b.sql.update, []byte(w.Key), value, krev).Scan(&res)
+	if a.ktarget == int32(kv.ModRevision) && len(a.rest) == 0 && w.Kind == kv.WritePut {
+		err = b.pool.QueryRow(ctx, b.sql.update, []byte(w.Key), a.value, a.krev).Scan(&res)
 	} else {
-		err = b.pool.QueryRow(ctx, b.sql.txn, []byte(w.Key), value, ktarget, krev, keys, targets, revs).Scan(&res)
+		err = b.pool.QueryRow(ctx, b.sql.txn, []byte(w.Key), a.value, a.ktarget, a.krev, a.keys, a.targets, a.revs).Scan(&res)
 	}
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("the txn function answered %v", res)
@@ -525,14 +498,12 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 		return 0, mapErr(ctx, fmt.Sprintf("txn on %q", w.Key), err)
 	}
 	rev, failed, actual := res[0], int(res[1]), res[2]
-	if failed > 0 && len(rest) == len(conds) {
+	if failed > 0 && len(a.rest) == len(conds) {
 		failed-- // the others are all the conds
 	}
 	switch {
 	case failed == -1:
-		if n := b.cfg.history; n > 0 && rev > n && rev%max(n/8, 1) == 0 {
-			_ = b.Compact(ctx, rev-n) // best effort: see WithHistorySize
-		}
+		b.compactHistory(ctx, rev)
 		return rev, nil
 	case failed == -2:
 		return 0, fmt.Errorf("pgstore: delete %q: %w", w.Key, store.ErrNotFound)
@@ -540,6 +511,48 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 		return 0, &kv.CondFailedError{Index: failed, Cond: conds[failed], Actual: actual}
 	}
 	return 0, fmt.Errorf("pgstore: txn on %q: unexpected answer %d from the txn function", w.Key, failed)
+}
+
+// txnArgs are Txn's arguments as the txn function takes them.
+type txnArgs struct {
+	ktarget int32 // the written key's own cond, -1 when there is none
+	krev    int64
+	rest    []kv.Cond // the other conds, as the arrays below (nil for NULL)
+	keys    [][]byte
+	targets []int32
+	revs    []int64
+	value   []byte // nil, NULL, is a delete
+}
+
+// newTxnArgs splits conds for the txn function: the first cond, when on the
+// written key (an update's own), goes as scalars; the others, as arrays,
+// NULL when there are none.
+func newTxnArgs(conds []kv.Cond, w kv.Write) txnArgs {
+	a := txnArgs{ktarget: -1, rest: conds}
+	if len(conds) > 0 && conds[0].Key == w.Key {
+		a.ktarget, a.krev, a.rest = int32(conds[0].Target), conds[0].Revision, conds[1:]
+	}
+	if len(a.rest) > 0 {
+		a.keys, a.targets, a.revs = make([][]byte, len(a.rest)), make([]int32, len(a.rest)), make([]int64, len(a.rest))
+		for i, c := range a.rest {
+			a.keys[i], a.targets[i], a.revs[i] = []byte(c.Key), int32(c.Target), c.Revision
+		}
+	}
+	if w.Kind == kv.WritePut {
+		a.value = w.Value
+		if a.value == nil {
+			a.value = []byte{}
+		}
+	}
+	return a
+}
+
+// compactHistory compacts to rev minus the history size, at every eighth
+// of it, after a write committed at rev. Best effort: see WithHistorySize.
+func (b *Backend) compactHistory(ctx context.Context, rev int64) {
+	if n := b.cfg.history; n > 0 && rev > n && rev%max(n/8, 1) == 0 {
+		_ = b.Compact(ctx, rev-n)
+	}
 }
 
 // Compact discards the history before rev (store/storetest.Compactor): a

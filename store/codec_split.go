@@ -35,22 +35,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			k, ok = 0, d.meta(m)
 		case "spec":
 			k = 1
-			if !d.specShape || !hasRelative(m.Managed, specSide) {
-				out.spec, ok = r.Raw()
-				break
-			}
-			var buf []byte
-			if d.scratch != nil {
-				buf = d.scratch.shape[:0]
-			}
-			var keyed bool
-			out.spec, buf, keyed, ok = r.RawShape(buf)
-			if d.scratch != nil {
-				d.scratch.shape = buf
-			}
-			if keyed {
-				d.specKey = buf
-			}
+			out.spec, ok = d.readSpec(m)
 		case "status":
 			k = 2
 			out.status, ok = r.Raw()
@@ -80,6 +65,28 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		return true
 	})
 	return out, ok && r.End()
+}
+
+// readSpec reads the spec's raw text at d.r; when the records in m relative to
+// the spec need its shape, it also reads the shape key into d.specKey
+// (in d.scratch's buffer when there is one).
+func (d *metaDecoder) readSpec(m *Meta) ([]byte, bool) {
+	r := &d.r
+	if !d.specShape || !hasRelative(m.Managed, specSide) {
+		return r.Raw()
+	}
+	var buf []byte
+	if d.scratch != nil {
+		buf = d.scratch.shape[:0]
+	}
+	spec, buf, keyed, ok := r.RawShape(buf)
+	if d.scratch != nil {
+		d.scratch.shape = buf
+	}
+	if keyed {
+		d.specKey = buf
+	}
+	return spec, ok
 }
 
 // decodeRawFast decodes a stored value as decodeRaw does with

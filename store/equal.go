@@ -81,6 +81,24 @@ func deepEqualOf(t reflect.Type) equalFunc {
 
 func compile(t reflect.Type) equalFunc {
 	switch t.Kind() {
+	case reflect.Pointer:
+		return compilePointer(t)
+	case reflect.Struct:
+		return compileStruct(t)
+	case reflect.Array:
+		return compileArray(t)
+	case reflect.Slice:
+		return compileSlice(t)
+	case reflect.Map:
+		return compileMap(t)
+	}
+	return compileScalar(t)
+}
+
+// compileScalar compares bool, numeric and string kinds by their bits; any
+// other kind falls back to reflect.DeepEqual.
+func compileScalar(t reflect.Type) equalFunc {
+	switch t.Kind() {
 	case reflect.Bool:
 		return func(a, b unsafe.Pointer) bool { return *(*bool)(a) == *(*bool)(b) }
 	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
@@ -104,66 +122,79 @@ func compile(t reflect.Type) equalFunc {
 		return func(a, b unsafe.Pointer) bool { return *(*complex128)(a) == *(*complex128)(b) }
 	case reflect.String:
 		return func(a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) }
-	case reflect.Pointer:
-		elem := compile(t.Elem())
-		return func(a, b unsafe.Pointer) bool {
-			pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
-			if pa == pb {
-				return true
-			}
-			return pa != nil && pb != nil && elem(pa, pb)
-		}
-	case reflect.Struct:
-		type field struct {
-			off uintptr
-			eq  equalFunc
-		}
-		fields := make([]field, t.NumField())
-		for i := range fields {
-			f := t.Field(i)
-			fields[i] = field{f.Offset, compile(f.Type)}
-		}
-		return func(a, b unsafe.Pointer) bool {
-			for _, f := range fields {
-				if !f.eq(unsafe.Add(a, f.off), unsafe.Add(b, f.off)) {
-					return false
-				}
-			}
+	}
+	return deepEqualOf(t)
+}
+
+func compilePointer(t reflect.Type) equalFunc {
+	elem := compile(t.Elem())
+	return func(a, b unsafe.Pointer) bool {
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		if pa == pb {
 			return true
 		}
-	case reflect.Array:
-		elem, size, n := compile(t.Elem()), t.Elem().Size(), uintptr(t.Len())
-		return func(a, b unsafe.Pointer) bool {
-			for i := range n {
-				if !elem(unsafe.Add(a, i*size), unsafe.Add(b, i*size)) {
-					return false
-				}
-			}
-			return true
-		}
-	case reflect.Slice:
-		elem, size := compile(t.Elem()), t.Elem().Size()
-		return func(a, b unsafe.Pointer) bool {
-			sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
-			switch {
-			case (sa.data == nil) != (sb.data == nil) || sa.len != sb.len:
+		return pa != nil && pb != nil && elem(pa, pb)
+	}
+}
+
+func compileStruct(t reflect.Type) equalFunc {
+	type field struct {
+		off uintptr
+		eq  equalFunc
+	}
+	fields := make([]field, t.NumField())
+	for i := range fields {
+		f := t.Field(i)
+		fields[i] = field{f.Offset, compile(f.Type)}
+	}
+	return func(a, b unsafe.Pointer) bool {
+		for _, f := range fields {
+			if !f.eq(unsafe.Add(a, f.off), unsafe.Add(b, f.off)) {
 				return false
-			case sa.data == sb.data:
-				return true
 			}
-			for i := range uintptr(sa.len) {
-				if !elem(unsafe.Add(sa.data, i*size), unsafe.Add(sb.data, i*size)) {
-					return false
-				}
+		}
+		return true
+	}
+}
+
+func compileArray(t reflect.Type) equalFunc {
+	elem, size, n := compile(t.Elem()), t.Elem().Size(), uintptr(t.Len())
+	return func(a, b unsafe.Pointer) bool {
+		for i := range n {
+			if !elem(unsafe.Add(a, i*size), unsafe.Add(b, i*size)) {
+				return false
 			}
+		}
+		return true
+	}
+}
+
+func compileSlice(t reflect.Type) equalFunc {
+	elem, size := compile(t.Elem()), t.Elem().Size()
+	return func(a, b unsafe.Pointer) bool {
+		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+		switch {
+		case (sa.data == nil) != (sb.data == nil) || sa.len != sb.len:
+			return false
+		case sa.data == sb.data:
 			return true
 		}
-	case reflect.Map:
-		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String && t.Key().PkgPath() == "" && t.Elem().PkgPath() == "" {
-			return func(a, b unsafe.Pointer) bool {
-				ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
-				return (ma == nil) == (mb == nil) && maps.Equal(ma, mb)
+		for i := range uintptr(sa.len) {
+			if !elem(unsafe.Add(sa.data, i*size), unsafe.Add(sb.data, i*size)) {
+				return false
 			}
+		}
+		return true
+	}
+}
+
+// compileMap has a fast path only for plain map[string]string; other maps
+// fall back to reflect.DeepEqual.
+func compileMap(t reflect.Type) equalFunc {
+	if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String && t.Key().PkgPath() == "" && t.Elem().PkgPath() == "" {
+		return func(a, b unsafe.Pointer) bool {
+			ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
+			return (ma == nil) == (mb == nil) && maps.Equal(ma, mb)
 		}
 	}
 	return deepEqualOf(t)

@@ -178,14 +178,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		}
 		revision = kv.ModRevision
 	}
-	conds := []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: revision}}
-	if revision == 0 {
-		conds = nil
-	}
-	fence, fenced := FenceFrom(ctx)
-	if fenced {
-		conds = append(conds, fence.cond())
-	}
+	conds, fence := purgeConds(ctx, key, revision)
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {
 		rev, err = w.dryTxn(ctx, d, conds, del)
@@ -208,4 +201,18 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	observeWrite(ctx, w.s.b, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
+}
+
+// purgeConds are Purge's conditions: key at revision (none when revision
+// is 0), then ctx's fence when it has one, which it also returns.
+func purgeConds(ctx context.Context, key string, revision int64) ([]kv.Cond, Fence) {
+	conds := []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: revision}}
+	if revision == 0 {
+		conds = nil
+	}
+	fence, fenced := FenceFrom(ctx)
+	if fenced {
+		conds = append(conds, fence.cond())
+	}
+	return conds, fence
 }

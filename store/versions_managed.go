@@ -71,13 +71,7 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	if len(meta.Managed) == 0 || a == b && (to == nil || allRelative(meta.Managed)) {
 		return meta.Managed
 	}
-	var out []ManagedFields
-	if to == nil {
-		// A read converts the records it decoded, its own: in place.
-		out = meta.Managed[:0]
-	} else {
-		out = make([]ManagedFields, 0, len(meta.Managed))
-	}
+	out := convertTarget(meta.Managed, to == nil)
 	var sides [2]sideConversion
 	// The memo keys: per side, the stored version and the side's shape
 	// (made when a record relative to it is first met; nil when it has
@@ -87,22 +81,14 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 	var shaped [2]bool
 	var key []byte
 	for _, e := range meta.Managed {
-		side := 0
-		if e.Subresource == statusSide {
-			side = 1
-		}
+		side := sideIndex(e.Subresource)
 		key = nil
 		if to == nil {
 			switch relative := e.Fields != "" && e.Fields[0] == '~'; {
 			case relative && !shaped[side]:
 				shaped[side] = true
 				k := append(append(arr[side][:0], a.name...), 0)
-				ok := true
-				if side == 0 && specKey != nil {
-					k = specShapeKey(k, specKey, &from.Meta)
-				} else {
-					k, ok = sideShapeKey(k, from, e.Subresource)
-				}
+				k, ok := readShapeKey(k, from, e.Subresource, specKey)
 				if ok {
 					shapes[side] = append(k, 0)
 					shapeKeys[side] = k[len(a.name)+1:]
@@ -116,16 +102,7 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 				key = append(append([]byte(a.name), 1, byte('0'+side)), e.Fields...)
 			}
 		}
-		fields, ok := "", false
-		if key != nil {
-			fields, ok = s.ver.converted.get(key)
-		}
-		if !ok {
-			fields = s.convertRecord(meta, e, &sides[side], shapeKeys[side], a, b, from, to)
-			if key != nil {
-				s.ver.converted.put(key, fields)
-			}
-		}
+		fields := s.convertMemo(key, meta, e, &sides[side], shapeKeys[side], a, b, from, to)
 		if fields == "" {
 			continue
 		}
@@ -136,6 +113,48 @@ func (s *Store[S, T]) convertManaged(meta *Meta, a, b *Version, from, to *rawObj
 		return nil
 	}
 	return out
+}
+
+// convertTarget is where convertManaged appends: a read converts the
+// records it decoded, its own, in place; a write gets a new slice.
+func convertTarget(m []ManagedFields, inPlace bool) []ManagedFields {
+	if inPlace {
+		return m[:0]
+	}
+	return make([]ManagedFields, 0, len(m))
+}
+
+// sideIndex is 0 for the spec side, 1 for the status side.
+func sideIndex(subresource string) int {
+	if subresource == statusSide {
+		return 1
+	}
+	return 0
+}
+
+// readShapeKey appends a read's shape key for the side subresource to k.
+// The spec side uses specKey, the key read as the value was decoded, when
+// there is one.
+func readShapeKey(k []byte, from *rawObject, subresource string, specKey []byte) ([]byte, bool) {
+	if subresource != statusSide && specKey != nil {
+		return specShapeKey(k, specKey, &from.Meta), true
+	}
+	return sideShapeKey(k, from, subresource)
+}
+
+// convertMemo is convertRecord through the memo: key (nil: not memoised)
+// is looked up first, and a miss's result is stored under it.
+func (s *Store[S, T]) convertMemo(key []byte, meta *Meta, e ManagedFields, side *sideConversion, shapeKey []byte, a, b *Version, from, to *rawObject) string {
+	if key != nil {
+		if fields, ok := s.ver.converted.get(key); ok {
+			return fields
+		}
+	}
+	fields := s.convertRecord(meta, e, side, shapeKey, a, b, from, to)
+	if key != nil {
+		s.ver.converted.put(key, fields)
+	}
+	return fields
 }
 
 // sideConversion is the codecs of the records of one side of a value, made

@@ -99,13 +99,7 @@ func (c *Cache[S, T]) pruneNow() {
 			d.deleted = append(d.deleted, change[S, T]{old, nil})
 		}
 	}
-	sortChanges(d.deleted)
-	for _, ch := range d.deleted {
-		name := ch.old.Meta.Name
-		delete(c.items, name)
-		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
-		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
-	}
+	c.removeDeletedLocked(&d)
 	if len(d.deleted) > len(c.items) {
 		c.items = maps.Collect(maps.All(c.items)) // see replace
 	}

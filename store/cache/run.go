@@ -458,6 +458,13 @@ func (c *Cache[S, T]) dropMissingLocked(items []*store.Object[S, T], d *diffs[S,
 			d.deleted = append(d.deleted, change[S, T]{old, nil})
 		}
 	}
+	c.removeDeletedLocked(d)
+}
+
+// removeDeletedLocked removes d's deleted objects from the items, their
+// indexes and the change detector, in name order, noting panicking indexers
+// and mutated objects in d.
+func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	sortChanges(d.deleted)
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name

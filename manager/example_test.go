@@ -67,7 +67,8 @@ func ExampleWithSharding() {
 	backend := memstore.New() // shared by every replica: etcdstore.New(cli)
 	keys := reconcile.Keys(func() iter.Seq[string] { return slices.Values([]string{"a", "b", "c", "d", "e", "f", "g", "h"}) })
 	var mu sync.Mutex
-	worked := map[string]int{} // replica → keys reconciled
+	worked := map[string]bool{} // the replicas that reconciled a key
+	both := make(chan struct{}) // closed when both have
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -77,7 +78,12 @@ func ExampleWithSharding() {
 			manager.WithLogger(slog.New(slog.DiscardHandler))) // the sharders log there too
 		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 			mu.Lock()
-			worked[identity]++
+			if !worked[identity] {
+				worked[identity] = true
+				if len(worked) == 2 {
+					close(both)
+				}
+			}
 			mu.Unlock()
 			return reconcile.Result{}, nil
 		})
@@ -93,15 +99,7 @@ func ExampleWithSharding() {
 		}
 		stopped.Go(func() { _ = m.Run(ctx) })
 	}
-	for { // until both replicas have worked
-		mu.Lock()
-		n := len(worked)
-		mu.Unlock()
-		if n == 2 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-both
 	cancel()
 	stopped.Wait() // each replica released its shards
 	fmt.Println("both replicas reconciled their shards' keys")

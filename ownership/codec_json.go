@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strconv"
@@ -11,22 +12,17 @@ import (
 
 // NewCodecJSON returns the Codec of the object the JSON text doc holds:
 // NewCodec of the tree doc decodes to (as ToTree decodes JSON), read from
-// the text without building that tree, since a Codec depends only on the
-// object's shape. Node names are substrings of one copy of doc, which the
-// Codec keeps. It returns an error when doc is not one JSON object, or
-// holds a number beyond float64's range, as decoding it would.
+// the text in one pass without building that tree, since a Codec depends
+// only on the object's shape. Node names are substrings of one copy of
+// doc, which the Codec keeps. It returns an error when doc is not one JSON
+// object, or holds a number beyond float64's range, as decoding it would.
 func NewCodecJSON(doc []byte, schema *Schema) (*Codec, error) {
-	r := jsonscan.NewReader(doc)
-	if raw, ok := r.Raw(); ok && r.End() && firstByte(raw) == '{' {
-		var keys [16]jsonMember
-		w := jsonWalk{objectWalk: objectWalk{nodes: make([]node, 1, 64)}, doc: doc, s: string(doc), members: keys[:0]}
-		if w.walk(0, raw, schema.top()) {
-			return w.codec(), nil
-		}
+	if c, ok := codecOfJSON(doc, schema); ok {
+		return c, nil
 	}
-	// What the walk does not read (a key with escapes, a number out of
-	// range, malformed text) goes through the tree, which decodes it or
-	// says why not.
+	// What the pass does not read (a key with escapes, a key given twice,
+	// a number out of range, malformed text) goes through the tree, which
+	// decodes it or says why not.
 	tree, err := jsonscan.DecodeShape(doc)
 	if err != nil {
 		return nil, err
@@ -38,115 +34,133 @@ func NewCodecJSON(doc []byte, schema *Schema) (*Codec, error) {
 	return NewCodec(obj, schema), nil
 }
 
-// jsonWalk is objectWalk over JSON text: the same nodes in the same order
-// (see objectWalk.walk), with an object's members read from the text, and
-// only a set or keyed list decoded, for its items' identities.
+// codecOfJSON is NewCodecJSON's one pass: it adds every node of the
+// object to a builder, in the text's order, and freezes it, which lays the
+// nodes out in NewCodec's order. It reports false for what it does not
+// read.
+func codecOfJSON(doc []byte, schema *Schema) (*Codec, bool) {
+	w := jsonWalk{b: builder{nodes: make([]bnode, 0, 16+len(doc)/32)}, doc: doc, s: string(doc)}
+	w.b.reset()
+	r := jsonscan.NewReader(doc)
+	if r.Next() != '{' || !w.value(&r, 0, schema.top()) || !r.End() {
+		return nil, false
+	}
+	all, dup := w.b.freeze()
+	if dup >= 0 {
+		return nil, false // decoding keeps a repeated key's last value
+	}
+	return codecOfNodes(all), true
+}
+
+// jsonWalk reads the nodes of an object from its JSON text into a builder:
+// the nodes objectWalk lays out for the tree the text decodes to.
 type jsonWalk struct {
-	objectWalk
-	doc     []byte
-	s       string // string(doc), whose substrings name the nodes
-	members []jsonMember
+	b      builder
+	doc    []byte
+	s      string // string(doc), whose substrings name the nodes
+	items  []itemRef
+	keybuf []byte
 }
 
-// jsonMember is an object's member: its key and its value's text.
-type jsonMember struct {
-	k string
-	v []byte
-}
-
-// name returns key, a plain key read from doc, as a substring of s: every
-// slice of doc ends where doc's capacity does, so their capacities tell
-// where they start.
+// name returns key, a slice of doc, as a substring of s: every slice of
+// doc ends where doc's capacity does, so their capacities tell where they
+// start.
 func (w *jsonWalk) name(key []byte) string {
 	at := cap(w.doc) - cap(key)
 	return w.s[at : at+len(key)]
 }
 
-// walk lays out the value v (at node at, of schema sch) as objectWalk.walk
-// lays out its tree, and reports false for what it does not read.
-func (w *jsonWalk) walk(at int32, v []byte, sch *snode) bool {
-	w.nodes[at].member = true
-	switch firstByte(v) {
+// value reads the next value of r, that of builder node at (of schema
+// sch), adding the nodes below it as objectWalk.walk lays them out. It
+// reports false for what it does not read.
+func (w *jsonWalk) value(r *jsonscan.Reader, at int32, sch *snode) bool {
+	switch r.Next() {
 	case '{':
 		if sch.strategy() != stratAtomic {
-			return w.walkObject(at, v, sch)
+			return r.Object(func(key []byte) bool {
+				k := w.name(key)
+				return w.value(r, w.b.add(at, elemField, k, true), sch.field(k))
+			})
 		}
 	case '[':
 		if st := sch.strategy(); st == stratSet || st == stratKeyed {
-			l, err := jsonscan.Decode(v)
-			if err != nil {
-				return false
-			}
-			w.walkList(at, l.([]any), sch)
-			return true
+			raw, ok := r.Raw()
+			return ok && w.list(at, raw, sch)
 		}
 	}
-	return numbersInRange(v)
+	raw, ok := r.Raw()
+	return ok && numbersInRange(raw)
 }
 
-// walkObject lays out the members of object v, sorted by key, the last of
-// a repeated key taking it (as decoding keeps the last).
-func (w *jsonWalk) walkObject(at int32, v []byte, sch *snode) bool {
-	mark := len(w.members)
-	r := jsonscan.NewReader(v)
-	if !r.Object(func(key []byte) bool {
-		raw, ok := r.Raw()
-		w.members = append(w.members, jsonMember{w.name(key), raw})
-		return ok
-	}) {
+// list adds the items of the set or keyed list raw below builder node at,
+// as objectWalk.walkList does: a set of plain strings is read from the
+// text, any other list decoded.
+func (w *jsonWalk) list(at int32, raw []byte, sch *snode) bool {
+	mark := len(w.items)
+	if sch.strategy() == stratSet {
+		// A plain string's item name (appendScalarText) is its token.
+		r := jsonscan.NewReader(raw)
+		if r.Array(func() bool {
+			token, plain, ok := r.String()
+			if !ok || !plain || bytes.IndexByte(token, 0x7f) >= 0 {
+				return false
+			}
+			w.items = append(w.items, itemRef{name: w.name(token)})
+			return true
+		}) {
+			w.addItems(at, mark, nil, sch)
+			w.items = w.items[:mark]
+			return true
+		}
+		w.items = w.items[:mark]
+	}
+	v, err := jsonscan.Decode(raw)
+	if err != nil {
 		return false
 	}
-	ms := w.members[mark:]
-	if len(ms) > 12 {
-		slices.SortStableFunc(ms, func(a, b jsonMember) int { return strings.Compare(a.k, b.k) })
-	} else {
-		for i := 1; i < len(ms); i++ {
-			for j := i; j > 0 && ms[j].k < ms[j-1].k; j-- {
-				ms[j], ms[j-1] = ms[j-1], ms[j]
-			}
-		}
-	}
-	n := 0
-	for i := range ms {
-		if i+1 < len(ms) && ms[i+1].k == ms[i].k {
-			continue
-		}
-		ms[n] = ms[i]
-		n++
-	}
-	w.members = w.members[:mark+n]
-	lo := w.reserve(at, n)
-	for j := range n {
-		m := w.members[mark+j] // w.members may grow below
-		w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, m.k
-		if !w.walk(lo+int32(j), m.v, sch.field(m.k)) {
-			return false
-		}
-	}
-	w.members = w.members[:mark]
+	w.tree(at, v, sch)
 	return true
 }
 
-// codec is NewCodec's result for the nodes laid out.
-func (w *jsonWalk) codec() *Codec {
-	w.nodes[0].member = false
-	all := &Set{}
-	if len(w.nodes) > 1 {
-		all.nodes = w.nodes
-	}
-	return codecOfNodes(all)
-}
-
-// firstByte is the first byte of v after white space, 0 when none.
-func firstByte(v []byte) byte {
-	for _, c := range v {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return c
+// addItems adds the items named in w.items[mark:] below builder node at,
+// sorted, the first of a repeated name taking it, and below a keyed item
+// its tree (l's item, l nil for a set).
+func (w *jsonWalk) addItems(at int32, mark int, l []any, sch *snode) {
+	items := w.items[mark:]
+	slices.SortStableFunc(items, func(a, b itemRef) int { return strings.Compare(a.name, b.name) })
+	items = slices.CompactFunc(items, func(a, b itemRef) bool { return a.name == b.name })
+	kind := sch.itemKind()
+	for _, ref := range items {
+		k := w.b.add(at, kind, ref.name, true)
+		if kind == elemKey {
+			w.tree(k, l[ref.idx], sch.item())
 		}
 	}
-	return 0
+}
+
+// tree adds the nodes below v, a decoded value at builder node at, as
+// objectWalk.walk lays them out.
+func (w *jsonWalk) tree(at int32, v any, sch *snode) {
+	switch x := v.(type) {
+	case map[string]any:
+		if sch.strategy() != stratAtomic {
+			for k, v := range x {
+				w.tree(w.b.add(at, elemField, k, true), v, sch.field(k))
+			}
+		}
+	case []any:
+		if st := sch.strategy(); st == stratSet || st == stratKeyed {
+			mark := len(w.items)
+			for i, it := range x {
+				var err error
+				if w.keybuf, err = appendItemName(w.keybuf[:0], it, sch); err == nil {
+					w.items = append(w.items, itemRef{name: string(w.keybuf), idx: i})
+				}
+			}
+			w.addItems(at, mark, x, sch)
+			w.items = w.items[:mark]
+		}
+	}
 }
 
 // numbersInRange reports whether every number in v, well-formed JSON, is
@@ -155,9 +169,20 @@ func numbersInRange(v []byte) bool {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c == '"':
-			for i++; i < len(v) && v[i] != '"'; i++ {
-				if v[i] == '\\' {
-					i++
+			// To the closing quote: one not escaped by an odd run of
+			// backslashes before it.
+			for {
+				j := bytes.IndexByte(v[i+1:], '"')
+				if j < 0 {
+					return true // not well-formed: not ours to judge
+				}
+				i += 1 + j
+				k := i - 1
+				for k >= 0 && v[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
 				}
 			}
 		case c == '-' || '0' <= c && c <= '9':

@@ -138,7 +138,8 @@ type pass struct {
 // process runs one reconcile of key and carries out the decision, in four
 // steps: run (the reconcile, with its timeout), conclude (decide and record
 // the outcome), schedule (the key's next run) and report (metrics and
-// logs), then settle (Stalled and Reconciling). start is the queue's stamp
+// logs); before them prepare (the object's marks: paused, Reconciling),
+// after them settle (Stalled and Reconciling). start is the queue's stamp
 // (Queue.Stamp) of the hand-out when the Loop has metrics, else negative.
 // It returns the stamp at which it was done with key, or -1 when it read
 // none: with metrics, the stamp that ended the reconcile, unless it then

@@ -40,6 +40,7 @@ func NewCodecJSON(doc []byte, schema *Schema) (*Codec, error) {
 // read.
 func codecOfJSON(doc []byte, schema *Schema) (*Codec, bool) {
 	w := jsonWalk{b: builder{nodes: make([]bnode, 0, 16+len(doc)/32)}, doc: doc, s: string(doc)}
+	w.items = w.itemArr[:0]
 	w.b.reset()
 	r := jsonscan.NewReader(doc)
 	if r.Next() != '{' || !w.value(&r, 0, schema.top()) || !r.End() {
@@ -60,6 +61,9 @@ type jsonWalk struct {
 	s      string // string(doc), whose substrings name the nodes
 	items  []itemRef
 	keybuf []byte
+	// itemArr holds the items of most lists, in w's own allocation (the
+	// walk's recursion through closures puts w on the heap).
+	itemArr [8]itemRef
 }
 
 // name returns key, a slice of doc, as a substring of s: every slice of

@@ -184,3 +184,16 @@ func TestJudgeKeepsTheGroupsInOrderBetweenChecks(t *testing.T) {
 	require.Equal(t, want, r.groups(c))
 	r.done()
 }
+
+// The judge is the demo's, not the controller's: however long its checks
+// take (100,000 groups on a loaded machine), it leaves the machine nine
+// tenths of the time, and still checks at least every 100ms when they are
+// quick.
+func TestJudgeTakesATenthOfTheTimeAtMost(t *testing.T) {
+	require.Equal(t, 100*time.Millisecond, judgePause(0))
+	require.Equal(t, 100*time.Millisecond, judgePause(time.Millisecond))
+	for _, took := range []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, time.Second} {
+		share := float64(took) / float64(took+judgePause(took))
+		require.LessOrEqual(t, share, 0.1, "a check of %v", took)
+	}
+}

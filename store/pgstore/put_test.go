@@ -59,3 +59,46 @@ func TestEveryWriteNotifies(t *testing.T) {
 		require.Equal(t, b.Schema(), n.Channel)
 	}
 }
+
+// TestFencedUpdate checks the usual write of a leader, an update of a key
+// at the revision it read under a fence (the lease key's CreateRevision):
+// it lands while both hold, and otherwise fails on the first cond that
+// does not hold, with its actual revision, using no revision.
+func TestFencedUpdate(t *testing.T) {
+	b := newBackend(t, newPool(t))
+	ctx := t.Context()
+	put := func(conds []kv.Cond, key, value string) (int64, error) {
+		return b.Txn(ctx, conds, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
+	}
+	term, err := put(nil, "lease", "leader-1")
+	require.NoError(t, err)
+	rev, err := put(nil, "obj", "v1")
+	require.NoError(t, err)
+	fence := kv.Cond{Key: "lease", Target: kv.CreateRevision, Revision: term}
+	own := kv.Cond{Key: "obj", Target: kv.ModRevision, Revision: rev}
+	rev, err = put([]kv.Cond{own, fence}, "obj", "v2")
+	require.NoError(t, err, "both conds hold")
+	own.Revision = rev
+
+	_, err = b.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "lease"})
+	require.NoError(t, err)
+	_, err = put([]kv.Cond{own, fence}, "obj", "v3")
+	require.Equal(t, &kv.CondFailedError{Index: 1, Cond: fence, Actual: 0}, err, "the lease is gone")
+	next, err := put(nil, "lease", "leader-2")
+	require.NoError(t, err)
+	_, err = put([]kv.Cond{own, fence}, "obj", "v3")
+	require.Equal(t, &kv.CondFailedError{Index: 1, Cond: fence, Actual: next}, err, "another term")
+	stale := kv.Cond{Key: "obj", Target: kv.ModRevision, Revision: rev - 1}
+	_, err = put([]kv.Cond{stale, fence}, "obj", "v3")
+	require.Equal(t, &kv.CondFailedError{Index: 0, Cond: stale, Actual: rev}, err, "both fail: the first is named")
+	newFence := kv.Cond{Key: "lease", Target: kv.CreateRevision, Revision: next}
+	_, err = put([]kv.Cond{stale, newFence}, "obj", "v3")
+	require.Equal(t, &kv.CondFailedError{Index: 0, Cond: stale, Actual: rev}, err, "a stale update under a fence that holds")
+
+	got, err := b.Get(ctx, "obj")
+	require.NoError(t, err)
+	require.Equal(t, kv.KeyValue{Key: "obj", Value: []byte("v2"), CreateRevision: 2, ModRevision: rev}, got, "no failed write landed")
+	last, err := put([]kv.Cond{own, newFence}, "obj", "v3")
+	require.NoError(t, err)
+	require.Equal(t, next+1, last, "the failed writes used no revision")
+}

@@ -41,6 +41,9 @@ type zooCase struct {
 	// maxDelay, when set, replaces Faults.MaxDelay for the bug and its
 	// twin: it bounds delays, and a time-travelled watch's lag too.
 	maxDelay time.Duration
+	// otherStore puts the pods of the bug and its twin in the second store
+	// (Process.Other), where the competitor kills and drifts them too.
+	otherStore bool
 }
 
 // config returns the configuration of zc's bug, or of its fixed twin.
@@ -50,6 +53,11 @@ func (zc zooCase) config(twin bool) reconciletest.Config[setSpec, setStatus] {
 		b = noBug
 	}
 	cfg := zooConfig(b, zc.finalizer)
+	if zc.otherStore {
+		cfg.Setup = setupIn(b, zc.finalizer, true)
+		cfg.Converged = convergedIn(reconciletest.OtherStore)
+		cfg.Compete = competeIn(reconciletest.OtherStore)
+	}
 	if zc.maxDelay > 0 {
 		cfg.Faults.MaxDelay = zc.maxDelay
 	}
@@ -58,18 +66,18 @@ func (zc zooCase) config(twin bool) reconciletest.Config[setSpec, setStatus] {
 
 var zoo = []zooCase{
 	{"intermediate-state", "random child names tracked in status", randomNames, false,
-		[]string{"desired and observed differ", "leaked child", "lost update"}, 450, 0},
+		[]string{"desired and observed differ", "leaked child", "lost update"}, 450, 0, false},
 	{"intermediate-state", "creates a child, then adds its owner in a second write", twoStepCreate, false,
-		[]string{"desired and observed differ", "leaked child"}, 366, 0},
+		[]string{"desired and observed differ", "leaked child"}, 366, 0, false},
 	{"intermediate-state", "notes children down in status before creating them", statusFirst, false,
-		[]string{"desired and observed differ", "lost update"}, 322, 0},
+		[]string{"desired and observed differ", "lost update"}, 322, 0, false},
 	// A leaked child can show as its successor's failure to converge: seed
 	// 12 leaks Pod/set1-1 of a deleted set1, and the test's re-created set1
 	// cannot make the child of that name.
 	{"intermediate-state", "removes its finalizer before deleting the children", finalizerFirst, true,
-		[]string{"leaked child", "was still reconciled", "not converged"}, 225, 0},
+		[]string{"leaked child", "was still reconciled", "not converged"}, 225, 0, false},
 	{"intermediate-state", "rolls back a create whose reply was lost", rollbackOnError, false,
-		[]string{"action on live state"}, 111, 0},
+		[]string{"action on live state"}, 111, 0, false},
 	// Rare since the Loop's Reconciling condition (issue 29): an object
 	// the cache misses carries no Reconciling in the cache's view, so the
 	// Loop writes Reconciling=True to the live object before the reconcile
@@ -79,34 +87,39 @@ var zoo = []zooCase{
 	// reconcile sees set3). Only a watch that lags past the read-your-writes
 	// timeout still lets the bug act (seeds 218 and 379).
 	{"stale-state", "deletes children of an owner its cache misses, without a UID", staleOwnerGone, false,
-		[]string{"action on live state"}, 2, 0},
+		[]string{"action on live state"}, 2, 0, false},
 	// The same bug where a time-travelled watch may lag for longer than
 	// the Loop's read-your-writes wait (Faults.MaxDelay 5s, not 2s: the lag
 	// past the lease takeover is drawn up to MaxDelay), so the harness
 	// still shows it catching the class (21 of 460; its twin failed none
 	// of 460).
 	{"stale-state", "deletes children of an owner its cache misses, its watch lagging up to 5s", staleOwnerGone, false,
-		[]string{"action on live state"}, 21, 5 * time.Second},
+		[]string{"action on live state"}, 21, 5 * time.Second, false},
 	{"stale-state", "selects children by owner name, not UID", nameSelector, false,
-		[]string{"desired and observed differ", "leaked child"}, 147, 0},
+		[]string{"desired and observed differ", "leaked child"}, 147, 0, false},
 	{"stale-state", "writes the whole status from its cached copy", clobber, false,
-		[]string{"lost update"}, 14, 0},
+		[]string{"lost update"}, 14, 0, false},
 	{"stale-state", "writes with a detached ctx (no leadership fence)", detachCtx, false,
-		[]string{"stale write accepted"}, 212, 0},
+		[]string{"stale write accepted"}, 212, 0, false},
 	{"unobserved-state", "cleans up only when it sees the owner gone", missedDelete, false,
-		[]string{"desired and observed differ", "leaked child"}, 143, 0},
+		[]string{"desired and observed differ", "leaked child"}, 143, 0, false},
 	{"unobserved-state", "trusts its memory of a generation it reconciled", trustMemory, false,
-		[]string{"has not converged"}, 381, 0},
+		[]string{"has not converged"}, 381, 0, false},
 	{"unobserved-state", "scales down only on a drop it saw itself", edgeScaleDown, false,
-		[]string{"desired and observed differ"}, 9, 0},
+		[]string{"desired and observed differ"}, 9, 0, false},
 	{"essay", "swallows errors: never Stalled", swallow, false,
-		[]string{"is not Stalled"}, 170, 0},
+		[]string{"is not Stalled"}, 170, 0, false},
 	{"essay", "returns not-found as an error", notFoundError, false,
-		[]string{"was still reconciled"}, 195, 0},
+		[]string{"was still reconciled"}, 195, 0, false},
 	{"essay", "writes on every pass", chattyStatus, false,
-		[]string{"writes after it converged", "more than its bound"}, 458, 0},
+		[]string{"writes after it converged", "more than its bound"}, 458, 0, false},
 	{"essay", "requeues itself forever once Ready", pollForever, false,
-		[]string{"reconciled", "after it converged"}, 458, 0},
+		[]string{"reconciled", "after it converged"}, 458, 0, false},
+	// The lost update in the second store: the competitor annotates a pod
+	// whose image it drifts, and the bug's repair of the image drops the
+	// annotation (the essay: an overwrite bypasses field ownership).
+	{"essay", "overwrites a pod in its second store with one built anew", rebuildPod, false,
+		[]string{"lost update"}, 1, 0, true},
 }
 
 // zooConfig is the default configuration for the zoo: the domain's Config

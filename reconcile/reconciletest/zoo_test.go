@@ -119,7 +119,7 @@ var zoo = []zooCase{
 	// whose image it drifts, and the bug's repair of the image drops the
 	// annotation (the essay: an overwrite bypasses field ownership).
 	{"essay", "overwrites a pod in its second store with one built anew", rebuildPod, false,
-		[]string{"lost update"}, 1, 0, true},
+		[]string{"lost update"}, 131, 0, true},
 }
 
 // zooConfig is the default configuration for the zoo: the domain's Config

@@ -133,11 +133,15 @@
 //     reference run does; or a write without a fence was accepted from a
 //     process whose term had ended (stale writes the store rejected are
 //     counted in Report.FencedWrites, not failed).
-//   - lost update (HarmLostUpdate): a reconciler write set a field of a
-//     primary object back to what it was before another manager changed it
-//     (a status computed from a stale copy clobbers the other manager's
-//     field; the store rejects a whole-status write that carries a stale
-//     read, but not one built anew).
+//   - lost update (HarmLostUpdate): a reconciler write set a field of an
+//     object, in either store, back to what it was before another manager
+//     changed it, where the controller did not author the field (a status
+//     computed from a stale copy clobbers the other manager's field; the
+//     store rejects a whole-status write that carries a stale read, but not
+//     one built anew; an Update of a child built anew drops the labels and
+//     annotations others put on it). A field the controller set first (a
+//     child's image) is its own: putting it back after another manager
+//     changed it repairs drift.
 //   - write storm (HarmStorm): an object got more than WritesPerPass ×
 //     (Passes + the faults that touched it) writes (Report.WriteBound; a
 //     delay, a crash, a deletion or recreation each count); an object that
@@ -182,7 +186,8 @@
 //	                                                     generation from memory
 //	action on live state  stale state; intermediate      cache-miss delete, owner name, detached ctx;
 //	                      (a lost reply rolled back)     rollback of a lost reply
-//	lost update           stale state                    whole status copied from the cache
+//	lost update           stale state; the essay         whole status copied from the cache; a pod
+//	                      (an overwrite past ownership)  in the second store overwritten anew
 //	write storm           the essay's patterns           not-found as an error, a write on every pass,
 //	                                                     requeue forever
 //
@@ -206,6 +211,7 @@
 //	                    not-found returned as an error               write storm (a deleted object retried)
 //	                    a write on every pass                        write storm
 //	                    requeues itself forever once Ready           write storm
+//	                    a pod in the second store overwritten anew   lost update (the competitor's annotation)
 //
 // A correct controller must pass every schedule: the package's own tests
 // keep a corpus of them written as users write them (corpus_test.go): the

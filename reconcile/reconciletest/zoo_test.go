@@ -165,9 +165,9 @@ func zooConfig(b bug, finalizer bool) reconciletest.Config[setSpec, setStatus] {
 // overall. With -zoo.full every bug and twin runs the whole budget, which
 // gives each bug's catch rate per schedule.
 //
-// The bugs of one zooSetting share their twin, which runs once: three
-// twins (with and without a finalizer, and the long-lag variant's), not
-// one per bug.
+// The bugs of one zooSetting share their twin, which runs once: four
+// twins (with and without a finalizer, the long-lag variant's and the
+// second-store one's), not one per bug.
 //
 // Under the race detector it runs a quarter of the zoo, the bug of each
 // class caught most often (raceZoo), and 4 schedules per twin: the race

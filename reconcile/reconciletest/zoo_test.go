@@ -94,18 +94,18 @@ func (zc zooCase) config(twin bool) reconciletest.Config[setSpec, setStatus] {
 
 var zoo = []zooCase{
 	{"intermediate-state", "random child names tracked in status", randomNames, false,
-		[]string{"desired and observed differ", "leaked child", "lost update"}, 450, 0, false},
+		[]string{"desired and observed differ", "leaked child", "lost update"}, 448, 0, false},
 	{"intermediate-state", "creates a child, then adds its owner in a second write", twoStepCreate, false,
-		[]string{"desired and observed differ", "leaked child"}, 366, 0, false},
+		[]string{"desired and observed differ", "leaked child"}, 361, 0, false},
 	{"intermediate-state", "notes children down in status before creating them", statusFirst, false,
-		[]string{"desired and observed differ", "lost update"}, 322, 0, false},
+		[]string{"desired and observed differ", "lost update"}, 324, 0, false},
 	// A leaked child can show as its successor's failure to converge: seed
 	// 12 leaks Pod/set1-1 of a deleted set1, and the test's re-created set1
 	// cannot make the child of that name.
 	{"intermediate-state", "removes its finalizer before deleting the children", finalizerFirst, true,
 		[]string{"leaked child", "was still reconciled", "not converged"}, 225, 0, false},
 	{"intermediate-state", "rolls back a create whose reply was lost", rollbackOnError, false,
-		[]string{"action on live state"}, 111, 0, false},
+		[]string{"action on live state"}, 103, 0, false},
 	// Rare since the Loop's Reconciling condition (issue 29): an object
 	// the cache misses carries no Reconciling in the cache's view, so the
 	// Loop writes Reconciling=True to the live object before the reconcile
@@ -124,15 +124,20 @@ var zoo = []zooCase{
 	{"stale-state", "deletes children of an owner its cache misses, its watch lagging up to 5s", staleOwnerGone, false,
 		[]string{"action on live state"}, 21, 5 * time.Second, false},
 	{"stale-state", "selects children by owner name, not UID", nameSelector, false,
-		[]string{"desired and observed differ", "leaked child"}, 147, 0, false},
+		[]string{"desired and observed differ", "leaked child"}, 169, 0, false},
+	// Rarer since the Reconciling condition too (14 before it): a cache
+	// sent back before the competitor's note also predates the Loop's
+	// Reconciling=True on the set, so the Loop writes it and waits until
+	// the cache shows it, and the reconcile copies a status that holds the
+	// note (30 of 460 with that wait taken out; see the package doc).
 	{"stale-state", "writes the whole status from its cached copy", clobber, false,
-		[]string{"lost update"}, 14, 0, false},
+		[]string{"lost update"}, 4, 0, false},
 	{"stale-state", "writes with a detached ctx (no leadership fence)", detachCtx, false,
-		[]string{"stale write accepted"}, 212, 0, false},
+		[]string{"stale write accepted"}, 213, 0, false},
 	{"unobserved-state", "cleans up only when it sees the owner gone", missedDelete, false,
-		[]string{"desired and observed differ", "leaked child"}, 143, 0, false},
+		[]string{"desired and observed differ", "leaked child"}, 179, 0, false},
 	{"unobserved-state", "trusts its memory of a generation it reconciled", trustMemory, false,
-		[]string{"has not converged"}, 381, 0, false},
+		[]string{"has not converged"}, 380, 0, false},
 	{"unobserved-state", "scales down only on a drop it saw itself", edgeScaleDown, false,
 		[]string{"desired and observed differ"}, 9, 0, false},
 	{"essay", "swallows errors: never Stalled", swallow, false,

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // A delta spells a value as edits of a base value, the key's next version,
@@ -14,11 +15,22 @@ import (
 // deltaAnchor is how many equal bytes in a row end an edit: fewer, and
 // repeated JSON punctuation would end edits in the wrong place (the delta
 // stays correct, only longer).
-const deltaAnchor = 8
+const deltaAnchor = 8 // resync compares it as a uint64
 
 // deltaReach is how many bytes of the value an edit adds at most before
 // the rest of the value is taken as one literal.
 const deltaReach = 256
+
+// newDelta returns the delta that spells v from base in a slice of its own
+// length: the history keeps it for long, and most deltas are a few dozen
+// bytes, which appending to nil would allocate three or four times.
+func newDelta(v, base []byte) []byte {
+	var buf [256]byte
+	d := encodeDelta(buf[:0], v, base)
+	out := make([]byte, len(d))
+	copy(out, d)
+	return out
+}
 
 // encodeDelta appends to dst the delta that spells v from base.
 func encodeDelta(dst, v, base []byte) []byte {
@@ -49,10 +61,11 @@ func encodeDelta(dst, v, base []byte) []byte {
 // skip over what the two still share; without one, v's rest is literal.
 func resync(v, base []byte) (add, skip int) {
 	// Most edits are a few bytes (a digit, a word): try those places
-	// first, fewest bytes first, before searching base.
+	// first, fewest bytes first, before searching base. The deltaAnchor
+	// (8) bytes are compared as one word.
 	for d := 1; d <= 32; d++ {
 		for a := max(0, d-len(base)+deltaAnchor); a <= d && a+deltaAnchor <= len(v); a++ {
-			if bytes.Equal(v[a:a+deltaAnchor], base[d-a:d-a+deltaAnchor]) {
+			if binary.LittleEndian.Uint64(v[a:]) == binary.LittleEndian.Uint64(base[d-a:]) {
 				return a, d - a
 			}
 		}
@@ -68,9 +81,17 @@ func resync(v, base []byte) (add, skip int) {
 	return add, skip
 }
 
+// commonPrefix is the length of the longest common prefix of a and b,
+// compared a word at a time.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}

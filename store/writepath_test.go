@@ -12,7 +12,9 @@ import (
 // A controller's status apply that changes only the value of a field it
 // already owns leaves the ownership record as stored, and does so without
 // encoding the record again (BenchmarkApplyStatusOwnField: 50 allocations
-// before, when every such write re-encoded the unchanged record).
+// before, when every such write re-encoded the unchanged record; 40 before
+// the applied status's tree was decoded from its JSON alone, not encoded
+// with it first).
 // Allocations are counted, not time, so the machine's load does not matter.
 func TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded(t *testing.T) {
 	if testing.Short() || raceScale > 1 {
@@ -37,7 +39,7 @@ func TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, replicas, after.Status.ReadyReplicas)
 	require.Equal(t, before.Meta.Managed, after.Meta.Managed, "the record as stored")
-	require.LessOrEqualf(t, allocs, 42.0, "an ApplyStatus of an owned field allocates %v times", allocs)
+	require.LessOrEqualf(t, allocs, 38.0, "an ApplyStatus of an owned field allocates %v times", allocs)
 }
 
 // The same holds for the spec side: a controller's Apply that changes only

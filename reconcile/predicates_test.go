@@ -157,6 +157,13 @@ func TestPredicateThatPanics(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
 		e.create(t, "user", observedApp("a")) // no Reconciling: the Loop writes nothing
+		// The cache holds a before the source registers, so a reaches it
+		// as a listing, which no predicate sees: the update below is the
+		// one event the predicate is called on. Without this wait the
+		// cache's watch may deliver the create after the source
+		// registered, a second event for the predicate (a watch event,
+		// rightly).
+		synctest.Wait()
 		var logs logBuffer
 		m := NewMemMetrics()
 		s := newScript(func(string, int) (Result, error) { return Result{}, nil })

@@ -109,60 +109,95 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 	}
 }
 
+// pass is one reconcile of a key as process carries it through its steps:
+// what the reconcile returned, what follows from it, and its timing. It
+// lives in process's frame; the steps fill and read it in place.
+type pass struct {
+	res   Result
+	err   error
+	marks objectMarks // zero without l.marks
+	d     decision
+	o     outcome
+	// failures and requeues are the key's counts before the reconcile.
+	failures, requeues int
+	// start and end are the queue's stamps (Queue.Stamp) of the
+	// reconcile, and dur its duration, when timed; end is -1 when no
+	// stamp was read.
+	start, end, dur time.Duration
+	// timed: the reconcile is timed (metrics, or Debug logging).
+	timed bool
+	// panicked: the reconciler panicked (err is a *PanicError).
+	panicked bool
+	// working: the object carries the Loop's Reconciling=True.
+	working bool
+	// slow: the steps after the reconcile logged or wrote, which takes
+	// time, so that a fresh stamp ends the key's work.
+	slow bool
+}
+
 // process runs one reconcile of key and carries out the decision, in four
 // steps: run (the reconcile, with its timeout), conclude (decide and record
-// the outcome), schedule (the key's next run) and report (metrics and logs;
-// then Stalled). start is the queue's stamp (Queue.Stamp) of the hand-out
-// when the Loop has metrics, else negative. It returns the stamp at which
-// it was done with key, or -1 when it read none: with metrics, the stamp
-// that ended the reconcile, unless it then logged or wrote Stalled, which
-// take time, and a fresh one then. The common case (a healthy key, a nil
-// result, no metrics, Debug off) takes no Loop lock, reads no clock and
-// allocates nothing.
-func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) (end time.Duration) {
-	end = -1
-	var marks objectMarks // zero without l.marks
-	working := false
-	if l.marks != nil {
-		if l.skip(t, key, &marks) {
-			return end
-		}
-		working = l.reconcilingBefore(t, key, &marks)
+// the outcome), schedule (the key's next run) and report (metrics and
+// logs); before them prepare (the object's marks: paused, Reconciling),
+// after them settle (Stalled and Reconciling). start is the queue's stamp
+// (Queue.Stamp) of the hand-out when the Loop has metrics, else negative.
+// It returns the stamp at which it was done with key, or -1 when it read
+// none: with metrics, the stamp that ended the reconcile, unless it then
+// logged or wrote, which take time, and a fresh one then. Each step is
+// called only when it has something to do: the common case (a healthy
+// key, a nil result, no metrics, Debug off) takes no Loop lock, reads no
+// clock and allocates nothing.
+func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) time.Duration {
+	p := pass{start: start, end: -1}
+	if l.marks != nil && l.prepare(t, key, &p) {
+		return -1
 	}
-	timed := l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
-	if timed && !l.metricsOn {
-		start = t.q.Stamp()
+	if l.run(t, ctx, rec, key, &p) {
+		return p.end
 	}
-	failures, requeues := l.begin(key, rec)
-	res, err, panicked := l.run(ctx, key, &marks)
-	var dur time.Duration
-	if timed {
-		end = t.q.Stamp()
-		dur = end - start
+	l.conclude(key, rec, &p)
+	if p.d.next != nextOnHint || p.o.reportEnds > 0 {
+		l.schedule(t, key, &p.d, rec, p.o.reportEnds)
 	}
-	if (err != nil || res.afterWrite()) && l.cutShort(t, ctx, rec, key, res, err, panicked) {
-		return end
+	if p.timed || p.err != nil || p.res.Requeue { // a warning (o.warn) comes with an error
+		l.report(t, ctx, rec, key, &p)
 	}
-	d, o := decision{}, outcome{}
-	l.conclude(&d, &o, key, res, err, failures, requeues, rec.rev.Load() > 0)
-	if timed {
-		l.noteDuration(key, dur)
+	if p.o.newly || p.working || p.o.stall != stalledKeep && l.sw != nil {
+		l.settle(t, ctx, rec, key, &p)
 	}
-	if d.next != nextOnHint || o.reportEnds > 0 { // else schedule has nothing to do
-		l.schedule(t, key, &d, rec, o.reportEnds)
+	if l.metricsOn && p.slow {
+		p.end = t.q.Stamp() // after logging or writing: time this key's work took
 	}
-	if timed || err != nil || o.warn || res.Requeue { // else report has nothing to do
-		l.report(t, ctx, rec, key, res, err, &d, o.warn, timed, dur, failures+1)
+	return p.end
+}
+
+// prepare reads key's object marks into p for a Loop that has them: it
+// reports whether the key is skipped (paused), and otherwise sets
+// Reconciling=True on an object not yet observed (reconcilingBefore).
+func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
+	if l.skip(t, key, &p.marks) {
+		return true
 	}
-	if o.newly {
-		l.logStalled(ctx, rec, key, o.note)
+	p.working = l.reconcilingBefore(t, key, &p.marks)
+	return false
+}
+
+// run is process's first step: it readies rec (begin) and calls the
+// reconciler (call), timed when metrics or Debug logging are on. It reports
+// whether the reconcile was cut short by the end of the term (cutShort),
+// which leaves the other steps nothing to do.
+func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *pass) (cut bool) {
+	p.timed = l.metricsOn || l.log.Enabled(ctx, slog.LevelDebug)
+	if p.timed && !l.metricsOn {
+		p.start = t.q.Stamp()
 	}
-	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
-	wrote = working && l.reconcilingAfter(t, key, &marks, &d, &o) || wrote
-	if l.metricsOn && (err != nil || o.warn || wrote || l.log.Enabled(ctx, slog.LevelDebug)) {
-		end = t.q.Stamp() // after logging or writing: time this key's work took
+	p.failures, p.requeues = l.begin(key, rec)
+	p.res, p.err, p.panicked = l.call(ctx, key, &p.marks)
+	if p.timed {
+		p.end = t.q.Stamp()
+		p.dur = p.end - p.start
 	}
-	return end
+	return (p.err != nil || p.res.afterWrite()) && l.cutShort(t, ctx, rec, key, p)
 }
 
 // begin reads what the Loop remembers of key before a reconcile (its
@@ -182,11 +217,11 @@ func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 	return failures, requeues
 }
 
-// run calls the reconciler on key under the per-reconcile timeout, if
+// call calls the reconciler on key under the per-reconcile timeout, if
 // any, with its writes made dry runs when key's marks m (or the Loop) say
 // observe-only, and counts it among the active workers while it runs. It
 // turns a panic into a *PanicError.
-func (l *Loop[K]) run(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
+func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
 	if l.cfg.dryRun(m) { // checked here too: a call per reconcile saved
 		ctx = l.observeCtx(ctx, key, m)
 	}
@@ -219,16 +254,17 @@ func (l *Loop[K]) run(ctx context.Context, key K, m *objectMarks) (res Result, e
 // leadership): such a failure or retry is not counted, and the next term
 // starts afresh. It has nothing to do for a reconcile that
 // returned neither an error nor RequeueAfterWrite (a panic is an error).
-func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, panicked bool) bool {
+func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K, p *pass) bool {
+	err := p.err
 	if err != nil && errors.Is(err, store.ErrFenced) {
 		l.metrics.FenceRejected(l.name)
 	}
-	if (err != nil || res.afterWrite()) && (t.work.Err() != nil || shardMoved(ctx)) {
+	if (err != nil || p.res.afterWrite()) && (t.work.Err() != nil || shardMoved(ctx)) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
 		return true
 	}
-	if panicked {
+	if p.panicked {
 		l.metrics.ReconcilePanic(l.name)
 		var pe *PanicError
 		if errors.As(err, &pe) {
@@ -240,13 +276,17 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 }
 
 // conclude decides what follows the reconcile (the result table, with a
-// Requeue paced by whether the pass wrote) into d, records it in key's
-// state and says in o what follows.
-func (l *Loop[K]) conclude(d *decision, o *outcome, key K, res Result, err error, failures, requeues int, wrote bool) {
+// Requeue paced by whether the pass wrote, as rec saw) into p.d, records
+// it, and the reconcile's duration, in key's state and says in p.o what
+// follows.
+func (l *Loop[K]) conclude(key K, rec *recorder, p *pass) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
-	decide(d, res, err, failures, l.cfg.stallAfter, backoff)
-	requeueUnwritten(d, wrote, requeues, backoff)
-	l.record(key, d, err, o)
+	decide(&p.d, p.res, p.err, p.failures, l.cfg.stallAfter, backoff)
+	requeueUnwritten(&p.d, rec.rev.Load() > 0, p.requeues, backoff)
+	l.record(key, &p.d, p.err, &p.o)
+	if p.timed {
+		l.noteDuration(key, p.dur)
+	}
 }
 
 // schedule queues key's next run as d says, and once more when an
@@ -269,25 +309,29 @@ func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, report
 
 // report fires the reconcile's metrics and logs its outcome: at Debug
 // always (when timed), a failure as logFailure says (lognoise.go), and at
-// Warn, once per key, for a Result returned with an error.
-func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, res Result, err error, d *decision, warn, timed bool, dur time.Duration, attempt int) {
+// Warn, once per key, for a Result returned with an error. It sets p.slow
+// when it logged, or may have.
+func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, p *pass) {
+	res, err, d := p.res, p.err, &p.d
 	if l.metricsOn {
 		if t.qm != nil && (d.failed || d.requeues > 0) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
 		}
-		l.metrics.ReconcileDone(l.name, d.result, dur)
+		l.metrics.ReconcileDone(l.name, d.result, p.dur)
 		if err != nil {
 			l.metrics.ReconcileError(l.name, d.terminal)
 		}
 	}
-	if timed && l.log.Enabled(ctx, slog.LevelDebug) {
+	if p.timed && l.log.Enabled(ctx, slog.LevelDebug) {
+		p.slow = true
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
-			slog.Int("attempt", attempt), slog.Duration("duration", dur), slog.String("result", d.result), rec.idAttr())
+			slog.Int("attempt", p.failures+1), slog.Duration("duration", p.dur), slog.String("result", d.result), rec.idAttr())
 	}
 	if err != nil {
-		l.logFailure(ctx, rec, key, attempt-1, d, err)
+		p.slow = true
+		l.logFailure(ctx, rec, key, p.failures, d, err)
 	}
-	if warn {
+	if p.o.warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
 			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeueAfterWrite", res.afterWrite()),
 			slog.Duration("requeueAfter", res.RequeueAfter))
@@ -296,6 +340,20 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, 
 		l.log.LogAttrs(ctx, slog.LevelWarn, "Result.Requeue is deprecated: it means RequeueAfterWrite here (again once the cache holds this pass's write, after per-key backoff when it wrote nothing), not controller-runtime's immediate requeue; return RequeueAfterWrite or RequeueAfter (logged once per Loop)",
 			slog.String("controller", l.name), slog.Any("key", key))
 	}
+}
+
+// settle is process's last step: it logs a key's move to Stalled, sets or
+// clears Stalled as p.o says (writeStalled), and turns the Loop's
+// Reconciling=True off after a reconcile that succeeded
+// (reconcilingAfter). It sets p.slow when it wrote (or tried, or counted).
+func (l *Loop[K]) settle(t *term[K], ctx context.Context, rec *recorder, key K, p *pass) {
+	o := &p.o
+	if o.newly {
+		l.logStalled(ctx, rec, key, o.note)
+	}
+	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
+	wrote = p.working && l.reconcilingAfter(t, key, &p.marks, &p.d, o) || wrote
+	p.slow = p.slow || wrote
 }
 
 // reconcileCaught calls the reconciler and catches its panic in p. It

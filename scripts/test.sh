@@ -137,6 +137,14 @@ background() {
   bg_pids+=($!)
 }
 
+# examples is a module of its own, and every module's tests run with
+# -race (.ci/run, README); several of its tests are of concurrency too
+# (shardproof's processes taking the shards of one killed with SIGKILL,
+# the fleet demo's workers under chaos). Without -race it would save
+# little: store/etcdstore builds etcd's server and gRPC with -race all the
+# same, from the build cache examples filled (the modules require the same
+# versions of what they share: scripts TestModulesBuildOneVersionOfEachDependency).
+#
 # lane DIR...: runs the modules in DIRS one after another, as one
 # background job with a log of its own; store/etcdstore's module starts
 # beside the rest once the first (examples) is done.
@@ -191,15 +199,34 @@ for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path
     *) nested+=("$dir") ;;
   esac
 done
+properties=()
+for pkg in ./reconcile ./store ./store/cache ./queue; do
+  [ -d "$root/$pkg" ] && properties+=("$pkg")
+done
+withoutRace=(${properties[@]+"${properties[@]}"})
+[ -d "$root/reconcile/reconciletest" ] && withoutRace+=(./reconcile/reconciletest)
+# warmup [-race] -- PKGS... compiles what go test of PKGS compiles before
+# its tests: their dependencies, test-only ones too (testify, goleak, the
+# testing package's own), but not the packages built with their _test.go
+# files.
+warmup() {
+  local flags=()
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  go list ${flags[@]+"${flags[@]}"} -deps -test -f '{{if and (not .ForTest) (ne .Name "main") (or .GoFiles .CgoFiles)}}{{.ImportPath}}{{end}}' "$@" |
+    grep . | xargs -r go build ${flags[@]+"${flags[@]}"}
+}
 # The lanes share the standard library and the root module's packages, with
 # -race and without. Two go commands that start side by side on an empty
 # build cache each compile them, since neither finds the other's work in
 # the cache yet; so both are compiled once here, before the lanes start
-# (a warm cache makes this a second's check). A build error here shows
-# again, with its test, in the lane that meets it.
-( cd "$root" && go build -race ./... >/dev/null 2>&1 ) &
+# (a warm cache makes this a second's check): with -race, what the root
+# module's tests need; without it, what the lanes without -race test need,
+# which leaves out debugpage and manager. A build error here shows again,
+# with its test, in the lane that meets it.
+( cd "$root" && warmup -race -- ./... >/dev/null 2>&1 ) &
 warm_race=$!
-( cd "$root" && go build ./... >/dev/null 2>&1 ) &
+( [ ${#withoutRace[@]} -eq 0 ] || { cd "$root" && warmup -- "${withoutRace[@]}" >/dev/null 2>&1; } ) &
 warm=$!
 wait "$warm_race" "$warm"
 if [ -d "$root/reconcile/reconciletest" ]; then
@@ -207,10 +234,6 @@ if [ -d "$root/reconcile/reconciletest" ]; then
   # and a loaded machine once timed it out (a hang still fails, at 30).
   background "reconcile/reconciletest seed sweeps without -race (beside the modules)" . -count=1 -timeout 30m -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
 fi
-properties=()
-for pkg in ./reconcile ./store ./store/cache ./queue; do
-  [ -d "$root/$pkg" ] && properties+=("$pkg")
-done
 if [ ${#properties[@]} -gt 0 ]; then
   background "reconcile sweeps; store, store/cache and queue property tests without -race (beside the modules)" . -count=1 -v -run "$propertiesWithoutRace" "${properties[@]}"
 fi

@@ -237,7 +237,9 @@
 // within 28), with -zoo.full
 // (TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught); its fixed
 // form passes every schedule of TestCorpus. Under the defaults every bug is caught and no twin has
-// failed (0 false alarms in 480 twin schedules of go test -run 'TestZoo$').
+// failed (0 false alarms in go test -run 'TestZoo$': 30 schedules of each
+// of its three twins; the bugs of one setting, a finalizer or not and the
+// long-lag variant's MaxDelay, share one twin).
 // Measured with go test -run 'TestZoo$' -zoo.full -zoo.twins=1 (460
 // schedules each, seeds 0 to 459; 175 s of CPU): the schedules that catch
 // each bug, the same share, the schedules that catch it with probability
@@ -285,8 +287,9 @@
 // lease takeover; the twin runs with it too), to show the harness still
 // catches the class: it is caught in 21 of 460 schedules (4.6%, so 99% within
 // 99 schedules; the row above), and its twin fails none of 460 (go test
-// -run 'TestZoo$/cases/deletes_children_of_an_owner' -zoo.full
-// -zoo.twins=460, which catches the default-lag bug in 2 of 460 again).
+// -run 'TestZoo$/cases/(deletes_children_of_an_owner|twin_finalizer=false,_MaxDelay)'
+// -zoo.full -zoo.twins=460, which catches the default-lag bug in 2 of 460
+// again).
 // Finalizer first fell to 156 (180 just
 // after the harms) through a gap in the history check, now closed: it
 // left out every child of an owner a competing write touched or the test

@@ -11,8 +11,7 @@ require (
 
 require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.45.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )
 
 replace github.com/steady-go/steady => ../..

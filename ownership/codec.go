@@ -41,6 +41,11 @@ func NewCodec(obj map[string]any, schema *Schema) *Codec {
 	if len(w.nodes) > 1 {
 		all.nodes = w.nodes
 	}
+	return codecOfNodes(all)
+}
+
+// codecOfNodes returns the Codec whose object's nodes are all's.
+func codecOfNodes(all *Set) *Codec {
 	sum := shapeHash(all.nodes)
 	enc := base64.RawURLEncoding.EncodeToString([]byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
 	return &Codec{all: all, hash: enc}

@@ -186,6 +186,11 @@ func runOwnership(t *testing.T, data []byte) {
 			live, managed = r.Object, r.Managed
 		}
 		codec := NewCodec(live, fuzzSchema)
+		if live != nil {
+			fromJSON, err := NewCodecJSON([]byte(mustJSON(live)), fuzzSchema)
+			require.NoError(t, err)
+			requireSameCodec(t, codec, fromJSON, mustJSON(live))
+		}
 		for _, e := range managed {
 			back, err := codec.Decode(codec.Encode(e.Set))
 			require.NoError(t, err)

@@ -1,6 +1,10 @@
 package ownership
 
-import "github.com/steady-go/steady/diff"
+import (
+	"slices"
+
+	"github.com/steady-go/steady/diff"
+)
 
 type setOp uint8
 
@@ -191,5 +195,110 @@ func unionChildren(b *builder, at int32, s *Set, si int32, t *Set, ti int32) {
 			i++
 		}
 		combineAt(b, b.add(at, n.kind, n.name, false), s, si, t, ti, opUnion)
+	}
+}
+
+// Move is one move of Set.Move: the members at and below From go to the
+// same places below To (From itself to To), or, with To nil, are removed.
+type Move struct{ From, To diff.Path }
+
+// Move returns s with moves made at once, as a rename of fields makes
+// them: each member at or below a move's From goes by the first move
+// whose From it is at or below, the rest stay where they are, and where
+// two land on one path they are one member. It returns s itself, without
+// allocating, when no move has a member to move. A path with an element a
+// Set cannot hold (an index), or a From or To of the root, is an error.
+func (s *Set) Move(moves ...Move) (*Set, error) {
+	var arr [8]int32
+	at := arr[:0] // per move, s's node at its From, -1 when it takes none
+	some := false
+	for i, m := range moves {
+		n, err := s.nodeAt(m.From)
+		if err != nil {
+			return nil, err
+		}
+		if m.To != nil && len(m.To) == 0 {
+			return nil, errorf(m.To, "the root cannot be owned")
+		}
+		// A From at or below an earlier one's has nothing left to take.
+		for k := n; k >= 0 && n >= 0; k = s.parentOf(k) {
+			if slices.Contains(at[:i], k) {
+				n = -1
+			}
+		}
+		at = append(at, n)
+		some = some || n >= 0
+	}
+	if !some {
+		return s, nil
+	}
+	b := builder{nodes: make([]bnode, 0, 1+len(s.nodes)+8*len(moves))}
+	b.reset()
+	copyExcept(&b, 0, s, 0, at, true)
+	for i, m := range moves {
+		if at[i] < 0 || m.To == nil {
+			continue
+		}
+		dst := int32(0)
+		for _, e := range m.To {
+			kind, name, ok := elemText(e, nil)
+			if !ok {
+				return nil, errorf(m.To, "element %s cannot be part of a field set", e)
+			}
+			dst = b.find(dst, kind, name)
+		}
+		b.nodes[dst].member = b.nodes[dst].member || s.nodes[at[i]].member
+		copyExcept(&b, dst, s, at[i], at, false)
+	}
+	out, _ := b.freeze()
+	return out, nil
+}
+
+// nodeAt returns the index of s's node at path p, -1 when s has none.
+func (s *Set) nodeAt(p diff.Path) (int32, error) {
+	at := s.root()
+	for _, e := range p {
+		kind, name, ok := elemText(e, nil)
+		if !ok {
+			return -1, errorf(p, "element %s cannot be part of a field set", e)
+		}
+		if at = s.child(at, kind, name); at < 0 {
+			return -1, nil
+		}
+	}
+	if len(p) == 0 {
+		return -1, errorf(p, "the root cannot be moved")
+	}
+	return at, nil
+}
+
+// parentOf returns the index of node i's parent, -1 for the root. Blocks
+// are laid out after their parent, so it searches the nodes before i.
+func (s *Set) parentOf(i int32) int32 {
+	for k := i - 1; k >= 0; k-- {
+		if s.nodes[k].lo <= i && i < s.nodes[k].hi {
+			return k
+		}
+	}
+	return -1
+}
+
+// copyExcept copies the children of s's node si, and below, onto builder
+// node at, leaving out the nodes in skip with what lies below them. fresh
+// says at has no children yet: they are added, not looked up.
+func copyExcept(b *builder, at int32, s *Set, si int32, skip []int32, fresh bool) {
+	for c := s.nodes[si].lo; c < s.nodes[si].hi; c++ {
+		if slices.Contains(skip, c) {
+			continue
+		}
+		n := &s.nodes[c]
+		var k int32
+		if fresh {
+			k = b.add(at, n.kind, n.name, n.member)
+		} else {
+			k = b.find(at, n.kind, n.name)
+			b.nodes[k].member = b.nodes[k].member || n.member
+		}
+		copyExcept(b, k, s, c, skip, fresh)
 	}
 }

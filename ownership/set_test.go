@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -163,4 +164,67 @@ func TestKeyFieldListedTwiceIsAnError(t *testing.T) {
 	}
 	_, err = SchemaFor(obj{})
 	require.ErrorContains(t, err, "listed twice")
+}
+
+// moveOneByOne is Set.Move made of Moved, Difference and Union, a move at
+// a time: each takes what no earlier move took.
+func moveOneByOne(t *testing.T, s *Set, moves []Move) *Set {
+	rest := s
+	var moved []*Set
+	for _, m := range moves {
+		sub, err := rest.Moved(m.From, m.From)
+		require.NoError(t, err)
+		if sub == nil {
+			continue
+		}
+		rest = rest.Difference(sub)
+		if m.To != nil {
+			to, err := sub.Moved(m.From, m.To)
+			require.NoError(t, err)
+			moved = append(moved, to)
+		}
+	}
+	for _, m := range moved {
+		rest = rest.Union(m)
+	}
+	return rest
+}
+
+// Set.Move makes its moves at once, as moving one after another does:
+// nested and overlapping Froms, a To inside a From, onto existing paths,
+// and removals.
+func TestSetMove(t *testing.T) {
+	vocab := []string{`.a`, `.a.b`, `.a.b.c`, `.a.d`, `.e`, `.e[k="1"]`, `.e[k="1"].f`, `.e[k="2"]`, `.g`, `.g.a`}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var ps []diff.Path
+		for _, v := range vocab {
+			if r.IntN(2) == 0 {
+				ps = append(ps, p(v))
+			}
+		}
+		s := MustNewSet(ps...)
+		var moves []Move
+		for range r.IntN(4) {
+			m := Move{From: p(vocab[r.IntN(len(vocab))])}
+			if r.IntN(5) > 0 {
+				m.To = p(vocab[r.IntN(len(vocab))])
+			}
+			moves = append(moves, m)
+		}
+		got, err := s.Move(moves...)
+		require.NoError(t, err)
+		want := moveOneByOne(t, s, moves)
+		require.True(t, want.Equal(got), "set %v moves %v: want %v, got %v", pathStrings(s), moves, pathStrings(want), pathStrings(got))
+	}
+	s := MustNewSet(paths(`.spec.image`, `.spec.replicas`)...)
+	from, to := p(`.spec.command`), p(`.spec.other`)
+	require.Zero(t, testing.AllocsPerRun(10, func() { _, _ = s.Move(Move{From: from, To: to}) }), "nothing to move")
+	same, err := s.Move(Move{From: from, To: to})
+	require.NoError(t, err)
+	require.Same(t, s, same)
+	for _, bad := range []Move{{From: nil, To: p(`.x`)}, {From: p(`.spec.image`), To: diff.Path{}}, {From: diff.Path{}.Index(0), To: p(`.x`)}, {From: p(`.spec.image`), To: diff.Path{}.Field("x").Index(0)}} {
+		_, err := s.Move(bad)
+		require.Error(t, err, "%v", bad)
+	}
 }

@@ -83,12 +83,17 @@ func benchLoop(b *testing.B, timeout time.Duration) {
 // BenchmarkLoopBareResync100k is the same without a store: keys from a
 // fixed list, a reconcile that does nothing. It isolates the Loop's own cost
 // from the cache read.
+//
+// sources=2 adds a second source that lists no key, as the fleet demo's
+// Keys of orphaned groups does: a resync then gathers the listings before
+// it queues any key (TestAKeyTwoSourcesListRunsOncePerResync).
 func BenchmarkLoopBareResync100k(b *testing.B) {
-	b.Run("timeout=off", func(b *testing.B) { benchBare(b, 0) })
-	b.Run("timeout=on", func(b *testing.B) { benchBare(b, time.Minute) })
+	b.Run("timeout=off", func(b *testing.B) { benchBare(b, 0, 1) })
+	b.Run("timeout=on", func(b *testing.B) { benchBare(b, time.Minute, 1) })
+	b.Run("sources=2", func(b *testing.B) { benchBare(b, 0, 2) })
 }
 
-func benchBare(b *testing.B, timeout time.Duration) {
+func benchBare(b *testing.B, timeout time.Duration, sources int) {
 	const n = 100_000
 	names := make([]string, n)
 	for i := range names {
@@ -107,7 +112,11 @@ func benchBare(b *testing.B, timeout time.Duration) {
 	if timeout > 0 {
 		opts = append(opts, WithTimeout(timeout))
 	}
-	l, err := New("bench", r, Keys(func() iter.Seq[string] { return slices.Values(names) }), opts...)
+	src := Keys(func() iter.Seq[string] { return slices.Values(names) })
+	if sources == 2 {
+		src = Sources(src, Keys(func() iter.Seq[string] { return slices.Values([]string(nil)) }))
+	}
+	l, err := New("bench", r, src, opts...)
 	require.NoError(b, err)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = l.Run(ctx) })

@@ -218,13 +218,15 @@ func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ow
 			return c, nil
 		}
 	}
-	if tree == nil {
+	var c *ownership.Codec
+	if tree != nil {
+		c = ownership.NewCodec(tree, sc.of(side))
+	} else {
 		var err error
-		if tree, err = sideTreeOf(raw, side, true); err != nil {
+		if c, err = sideCodec(raw, side, sc.of(side)); err != nil {
 			return nil, err
 		}
 	}
-	c := ownership.NewCodec(tree, sc.of(side))
 	if keyed {
 		sc.codecs.put(key, c)
 	}
@@ -287,4 +289,139 @@ func (sc schemas) setManagedOf(next *rawObject, side string, managed ownership.M
 	}
 	sc.setManagedWith(&next.Meta, side, managed, codec)
 	return nil
+}
+
+// sideCodec returns the Codec of one side of raw, read from the side's
+// JSON (ownership.NewCodecJSON) without building the side's tree: the
+// spec, or the status, with the rest of that side's tree (the metadata's
+// part, or the conditions) written around it. Where that text would not
+// say what the tree holds (a string that is not plain ASCII), or does not
+// decode, the Codec is made from the tree, which decodes it or says why not.
+func sideCodec(raw *rawObject, side string, schema *ownership.Schema) (*ownership.Codec, error) {
+	var doc []byte
+	ok := false
+	if side == statusSide {
+		doc = make([]byte, 0, len(raw.Status)+64*len(raw.Conditions)+32)
+		doc, ok = appendStatusDoc(doc, raw)
+	} else {
+		doc = make([]byte, 0, len(raw.Spec)+256)
+		doc, ok = appendSpecDoc(doc, raw)
+	}
+	if ok {
+		if c, err := ownership.NewCodecJSON(doc, schema); err == nil {
+			return c, nil
+		}
+	}
+	tree, err := sideTreeOf(raw, side, true)
+	if err != nil {
+		return nil, err
+	}
+	return ownership.NewCodec(tree, schema), nil
+}
+
+// appendSpecDoc appends the spec-side document of raw, in the shape
+// specTreeOf gives it: {"metadata":{labels, annotations, owners,
+// finalizers},"spec":...}, values that are leaves of the tree null. It
+// reports false for a string that is not plain ASCII.
+func appendSpecDoc(doc []byte, raw *rawObject) ([]byte, bool) {
+	m := &raw.Meta
+	doc = append(doc, '{')
+	if len(m.Labels) > 0 || len(m.Annotations) > 0 || len(m.Owners) > 0 || len(m.Finalizers) > 0 {
+		doc = append(doc, `"metadata":{`...)
+		ok := true
+		for _, kv := range [...]struct {
+			name string
+			m    map[string]string
+		}{{"labels", m.Labels}, {"annotations", m.Annotations}} {
+			if len(kv.m) == 0 {
+				continue
+			}
+			doc = append(append(append(doc, '"'), kv.name...), `":{`...)
+			for k := range kv.m {
+				doc, ok = appendPlainString(doc, k, ok)
+				doc = append(doc, ":null,"...)
+			}
+			doc[len(doc)-1] = '}'
+			doc = append(doc, ',')
+		}
+		if len(m.Owners) > 0 {
+			doc = append(doc, `"owners":[`...)
+			for _, o := range m.Owners {
+				doc = append(doc, `{"kind":`...)
+				doc, ok = appendPlainString(doc, o.Kind, ok)
+				doc = append(doc, `,"name":`...)
+				doc, ok = appendPlainString(doc, o.Name, ok)
+				doc = append(doc, `,"uid":`...)
+				doc, ok = appendPlainString(doc, o.UID, ok)
+				if o.Controller {
+					doc = append(doc, `,"controller":true`...)
+				}
+				doc = append(doc, "},"...)
+			}
+			doc[len(doc)-1] = ']'
+			doc = append(doc, ',')
+		}
+		if len(m.Finalizers) > 0 {
+			doc = append(doc, `"finalizers":[`...)
+			for _, f := range m.Finalizers {
+				doc, ok = appendPlainString(doc, f, ok)
+				doc = append(doc, ',')
+			}
+			doc[len(doc)-1] = ']'
+			doc = append(doc, ',')
+		}
+		doc[len(doc)-1] = '}'
+		doc = append(doc, ',')
+		if !ok {
+			return doc, false
+		}
+	}
+	doc = append(append(doc, `"spec":`...), orNull(raw.Spec)...)
+	return append(doc, '}'), true
+}
+
+// appendStatusDoc appends the status-side document of raw, in the shape
+// statusTreeOf gives it: {"conditions":[...],"status":...}, each
+// condition's fields but its type null. It reports false for a type that
+// is not plain ASCII and for a time that does not encode.
+func appendStatusDoc(doc []byte, raw *rawObject) ([]byte, bool) {
+	doc = append(doc, '{')
+	ok := true
+	if len(raw.Conditions) > 0 {
+		doc = append(doc, `"conditions":[`...)
+		for _, c := range raw.Conditions {
+			if y := c.LastTransitionTime.Year(); y < 0 || y > 9999 {
+				return doc, false
+			}
+			doc = append(doc, `{"type":`...)
+			doc, ok = appendPlainString(doc, c.Type, ok)
+			doc = append(doc, `,"status":null,"lastTransitionTime":null`...)
+			if c.Reason != "" {
+				doc = append(doc, `,"reason":null`...)
+			}
+			if c.Message != "" {
+				doc = append(doc, `,"message":null`...)
+			}
+			if c.ObservedGeneration != 0 {
+				doc = append(doc, `,"observedGeneration":null`...)
+			}
+			doc = append(doc, "},"...)
+		}
+		doc[len(doc)-1] = ']'
+		doc = append(doc, ',')
+	}
+	doc = append(append(doc, `"status":`...), orNull(raw.Status)...)
+	return append(doc, '}'), ok
+}
+
+// appendPlainString appends s quoted, and ok and whether s is plain:
+// printable ASCII without a quote or a backslash, so that its JSON is s
+// between quotes.
+func appendPlainString(doc []byte, s string, ok bool) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			ok = false
+		}
+	}
+	return append(append(append(doc, '"'), s...), '"'), ok
 }

@@ -256,3 +256,52 @@ func TestStatusCodecIgnoresConditionValues(t *testing.T) {
 		require.Equal(t, 2+i, statusCodecs(st), "shape %d: %+v has a Codec of its own", i, conds)
 	}
 }
+
+// sideCodec, which reads a side's Codec from its JSON text, gives the
+// Codec of the side's tree (the same shape hash and bits), for metadata,
+// owners, finalizers and conditions of every kind of string, and fails
+// where the tree does.
+func TestSideCodecIsTheCodecOfTheSideTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	sc, err := newSchemas[fastSpec, fastStatus]()
+	require.NoError(t, err)
+	var raws []*rawObject
+	for range 300 {
+		obj := randomObject(rng)
+		spec, err := json.Marshal(obj.Spec)
+		require.NoError(t, err)
+		status, err := json.Marshal(obj.Status)
+		require.NoError(t, err)
+		raws = append(raws, &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions})
+	}
+	raws = append(raws,
+		&rawObject{Meta: Meta{Labels: map[string]string{`a"b`: "", "\x7f": "", "é": ""}}},
+		&rawObject{Meta: Meta{Finalizers: []string{"b", "a", "b"}}, Spec: []byte(`{"env":{"k\u00e9y":""}}`)},
+		&rawObject{Spec: []byte(`{"image":1e999}`)},
+		&rawObject{Conditions: []Condition{{Type: "\xff"}, {Type: "Ready", LastTransitionTime: time.Unix(1, 0)}}},
+		&rawObject{Conditions: []Condition{{Type: "Ready", LastTransitionTime: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}},
+		&rawObject{Status: []byte(`{"ready":`)})
+	everything, err := ownership.DecodeSet("metadata,spec,status,conditions")
+	require.NoError(t, err)
+	read := 0
+	for _, raw := range raws {
+		for _, side := range []string{specSide, statusSide} {
+			tree, treeErr := sideTreeOf(raw, side, true)
+			c, err := sideCodec(raw, side, sc.of(side))
+			if treeErr != nil {
+				require.Error(t, err, "%s side of %+v", side, raw)
+				continue
+			}
+			require.NoError(t, err, "%s side of %+v", side, raw)
+			require.Equal(t, ownership.NewCodec(tree, sc.of(side)).Encode(everything), c.Encode(everything), "%s side of %+v", side, raw)
+			doc := appendSpecDoc
+			if side == statusSide {
+				doc = appendStatusDoc
+			}
+			if _, ok := doc(nil, raw); ok {
+				read++
+			}
+		}
+	}
+	require.Greater(t, read, len(raws)/3, "sides are read from their text")
+}

@@ -210,24 +210,19 @@ func (c *sideConversion) makeCodecs(side string, shape []byte, a, b *Version, fr
 	if shape != nil {
 		c.from = a.schemas.codecs.get(shape)
 	}
+	var err error
 	if c.from == nil {
-		ft, err := sideTreeOf(from, side, true)
-		if err != nil {
+		if c.from, err = sideCodec(from, side, a.schemas.of(side)); err != nil {
 			return err
 		}
-		c.from = ownership.NewCodec(ft, a.schemas.of(side))
 		if shape != nil {
 			a.schemas.codecs.put(shape, c.from)
 		}
 	}
 	if to != nil {
-		tt, err := sideTreeOf(to, side, true)
-		if err != nil {
-			return err
-		}
-		c.to = ownership.NewCodec(tt, b.schemas.of(side))
+		c.to, err = sideCodec(to, side, b.schemas.of(side))
 	}
-	return nil
+	return err
 }
 
 // convertedMemo remembers, for a versioned Store's reads, the records it
@@ -274,8 +269,8 @@ func (m *convertedMemo) put(key []byte, fields string) {
 
 // renameSet maps set, in the paths of version a, to the paths of version b
 // (through the hub: a path goes by the first rule whose source is a prefix
-// of it), dropping with a log line a path that has no counterpart. It works
-// on the set itself, so a set under no rename is returned as it is.
+// of it), dropping with a log line a path that has no counterpart. A set
+// under no rename is returned as it is.
 func (s *Store[S, T]) renameSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version) (*ownership.Set, error) {
 	set, err := s.moveSet(meta, e, set, a, b, a.rules, false)
 	if err != nil {
@@ -287,39 +282,34 @@ func (s *Store[S, T]) renameSet(meta *Meta, e ManagedFields, set *ownership.Set,
 // moveSet applies rules to set at once (or, with back, the rules reversed):
 // each rule takes what no earlier rule took, on the way from version a to b.
 func (s *Store[S, T]) moveSet(meta *Meta, e ManagedFields, set *ownership.Set, a, b *Version, rules []renameRule, back bool) (*ownership.Set, error) {
-	rest := set
-	var moved []*ownership.Set
+	var arr, earlier [8]ownership.Move
+	moves, taken := arr[:0], earlier[:0] // taken: the moves so far, as removals
 	for _, r := range rules {
-		src, dst := r.from, r.to
+		m := ownership.Move{From: r.from, To: r.to}
 		if back {
-			if src, dst = r.to, r.from; src == nil {
+			if m.From, m.To = r.to, r.from; m.From == nil {
 				continue
 			}
 		}
-		sub, err := rest.Moved(src, src)
-		if err != nil {
-			return nil, err
-		}
-		if sub == nil {
-			continue
-		}
-		rest = rest.Difference(sub)
-		if dst == nil {
+		if m.To == nil {
+			// Log what is dropped: what this rule takes and no earlier
+			// one does.
+			rest, err := set.Move(taken...)
+			if err != nil {
+				return nil, err
+			}
+			sub, err := rest.Moved(m.From, m.From)
+			if err != nil {
+				return nil, err
+			}
 			for _, p := range sub.Paths() {
 				s.dropManaged(meta, e, fmt.Sprintf("path %s of version %s has no counterpart at version %s", p, a.name, b.name))
 			}
-			continue
 		}
-		m, err := sub.Moved(src, dst)
-		if err != nil {
-			return nil, err
-		}
-		moved = append(moved, m)
+		moves = append(moves, m)
+		taken = append(taken, ownership.Move{From: m.From})
 	}
-	for _, m := range moved {
-		rest = rest.Union(m)
-	}
-	return rest, nil
+	return set.Move(moves...)
 }
 
 // hasRelative reports whether a record of side (specSide or statusSide) is

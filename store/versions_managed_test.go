@@ -184,3 +184,38 @@ func TestVersionsConvertedWatchEventCostsARead(t *testing.T) {
 	})
 	require.LessOrEqualf(t, converted, plain+2, "a converted read of a new revision allocates %v times, a read at the storage version %v", converted, plain)
 }
+
+// A converted read whose ownership records the Store has not converted
+// before (a record changed, or another object's) costs about one decode
+// more than a converted read without records: the records' bitmaps are
+// decoded against a remembered codec, their paths renamed in one pass and
+// encoded again, at most 1.3× the allocations of the read without. A value
+// of a shape not read before also needs its codec, read from the JSON
+// text, not from a tree of it: at most 1.5×. Allocations are counted, not
+// time.
+func TestVersionsConvertingNewOwnershipRecordsCostsAboutADecode(t *testing.T) {
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
+	}
+	ctx := t.Context()
+	s1, _ := versionedBenchStores(t)
+	read := func(name string, forget, codecs bool) float64 {
+		got, err := s1.Get(ctx, name)
+		require.NoError(t, err)
+		if name != "bare" {
+			require.Len(t, got.Meta.Managed, 1, "the creator's record")
+		}
+		return testing.AllocsPerRun(50, func() {
+			if forget {
+				s1.ForgetConversions(codecs)
+			}
+			if _, err := s1.Get(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	bare := read("bare", false, false)
+	newRecords, newShape := read("bench-object", true, false), read("bench-object", true, true)
+	require.LessOrEqualf(t, newRecords, 1.3*bare, "a converted read of records not converted before allocates %v times, one without records %v", newRecords, bare)
+	require.LessOrEqualf(t, newShape, 1.5*bare, "a converted read of a shape not read before allocates %v times, one without records %v", newShape, bare)
+}

@@ -20,6 +20,17 @@ func NewReader(b []byte) Reader { return Reader{p: scanner{b: b}} }
 // End reports whether only white space is left.
 func (r *Reader) End() bool { return r.p.atEnd() }
 
+// Next returns the first byte of the next value, after white space (0 at
+// the end), without reading it: '{' for an object, '[' for an array.
+func (r *Reader) Next() byte {
+	p := &r.p
+	p.space()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
 // Object reads an object, calling f with each member's key (plain ASCII,
 // b's own memory) once the Reader stands at the member's value, which f
 // must read. It reports false if the next value is not an object or f

@@ -1,10 +1,6 @@
 package memstore
 
-import (
-	"bytes"
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // A delta spells a value as edits of a base value, the key's next version,
 // from which it mostly differs in a few places (a counter, a timestamp, a
@@ -15,7 +11,7 @@ import (
 // deltaAnchor is how many equal bytes in a row end an edit: fewer, and
 // repeated JSON punctuation would end edits in the wrong place (the delta
 // stays correct, only longer).
-const deltaAnchor = 8 // resync compares it as a uint64
+const deltaAnchor = 8
 
 // deltaReach is how many bytes of the value an edit adds at most before
 // the rest of the value is taken as one literal.
@@ -57,39 +53,80 @@ func encodeDelta(dst, v, base []byte) []byte {
 // first bytes: after add bytes of v (to take as literal) and skip bytes of
 // base, deltaAnchor bytes of both are equal. Of the places within
 // deltaReach bytes of v it picks the one with the fewest bytes added and
-// skipped together, so that a common word further on does not make it
-// skip over what the two still share; without one, v's rest is literal.
+// skipped together (the fewest added of those), so that a common word
+// further on does not make it skip over what the two still share; without
+// one, v's rest is literal.
 func resync(v, base []byte) (add, skip int) {
 	// Most edits are a few bytes (a digit, a word): try those places
-	// first, fewest bytes first, before searching base. The deltaAnchor
-	// (8) bytes are compared as one word.
+	// first, fewest bytes first, before reading base.
 	for d := 1; d <= 32; d++ {
 		for a := max(0, d-len(base)+deltaAnchor); a <= d && a+deltaAnchor <= len(v); a++ {
-			if binary.LittleEndian.Uint64(v[a:]) == binary.LittleEndian.Uint64(base[d-a:]) {
+			if anchorAt(v, a) == anchorAt(base, d-a) {
 				return a, d - a
 			}
 		}
 	}
+	return resyncFar(v, base)
+}
+
+// resyncFar is resync for an edit longer than its first loop tries (a
+// manager's record or a condition added or dropped). It indexes the
+// anchors v may resume at, then reads base's once each, from its start, until
+// no place further on can be better: one pass over each side instead of a
+// search of base for each of v's deltaReach places, which made these edits
+// cost tens of microseconds.
+func resyncFar(v, base []byte) (add, skip int) {
+	var anchors [anchorSlots]uint64
+	var first [anchorSlots]uint16 // 1 + where anchors[i] first starts in v; 0 if unused
+	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor); a++ {
+		w := anchorAt(v, a)
+		for i := anchorSlot(w); ; i = (i + 1) % anchorSlots {
+			if first[i] == 0 {
+				anchors[i], first[i] = w, uint16(a+1)
+				break
+			}
+			if anchors[i] == w {
+				break // an earlier place has it, and adds fewer bytes
+			}
+		}
+	}
 	add, skip = len(v), len(base)
-	for a := 0; a <= min(deltaReach, len(v)-deltaAnchor) && a < add+skip; a++ {
-		// Only a place that beats the best so far is worth finding.
-		within := base[:min(len(base), add+skip-a+deltaAnchor-1)]
-		if s := bytes.Index(within, v[a:a+deltaAnchor]); s >= 0 && a+s < add+skip {
-			add, skip = a, s
+	// Places of base further on add fewer bytes of v, so one at the same
+	// total as the best so far is better.
+	for s := 0; s+deltaAnchor <= len(base) && s <= add+skip; s++ {
+		w := anchorAt(base, s)
+		for i := anchorSlot(w); first[i] != 0; i = (i + 1) % anchorSlots {
+			if anchors[i] == w {
+				if a := int(first[i]) - 1; a+s <= add+skip {
+					add, skip = a, s
+				}
+				break
+			}
 		}
 	}
 	return add, skip
 }
 
-// commonPrefix is the length of the longest common prefix of a and b,
-// compared a word at a time.
+// anchorAt returns the deltaAnchor bytes of b at i as one word, to compare
+// in one instruction.
+func anchorAt(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i : i+deltaAnchor]) }
+
+// The anchor is one word.
+var _ = [1]struct{}{}[deltaAnchor-8]
+
+// anchorSlots is the size of resyncFar's table of anchors: a power of two,
+// twice the deltaReach+1 anchors it holds at most.
+const anchorSlots = 512
+
+func anchorSlot(w uint64) uint { return uint((w*0x9e3779b97f4a7c15)>>32) % anchorSlots }
+
+// commonPrefix returns how many bytes a and b share at their start,
+// comparing a word at a time: most of a value is copied from its base.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)/8
-		}
+	for i+8 <= n && anchorAt(a, i) == anchorAt(b, i) {
+		i += 8
 	}
 	for ; i < n; i++ {
 		if a[i] != b[i] {

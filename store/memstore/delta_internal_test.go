@@ -124,3 +124,42 @@ func BenchmarkEncodeDelta(b *testing.B) {
 		})
 	}
 }
+
+// resync picks the place a search of base for each of v's places would:
+// the fewest bytes added and skipped together, the fewest added of those.
+func TestResyncPicksTheNearestPlace(t *testing.T) {
+	search := func(v, base []byte) (add, skip int) {
+		add, skip = len(v), len(base)
+		for a := 0; a <= min(deltaReach, len(v)-deltaAnchor); a++ {
+			if s := bytes.Index(base, v[a:a+deltaAnchor]); s >= 0 && a+s < add+skip {
+				add, skip = a, s
+			}
+		}
+		return add, skip
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	alphabet := []byte(`{}",:ab01`)
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for i := range 20000 {
+		// Two letters make anchors recur everywhere, and ties common.
+		alphabet = alphabet[:2+7*(i%2)]
+		base := random(rng.IntN(600))
+		v := random(rng.IntN(400))
+		if rng.IntN(2) == 0 && len(base) > 0 { // v resumes somewhere in base
+			at := rng.IntN(len(base))
+			v = append(v, base[at:]...)
+		}
+		if len(v) > 0 && len(base) > 0 && v[0] == base[0] {
+			continue // resync starts where the two differ
+		}
+		wantAdd, wantSkip := search(v, base)
+		add, skip := resync(v, base)
+		require.Equal(t, [2]int{wantAdd, wantSkip}, [2]int{add, skip}, "v %q\nbase %q", v, base)
+	}
+}

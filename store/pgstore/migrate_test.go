@@ -192,3 +192,49 @@ func TestNewMigratesTheLogOnlyLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, at("a", "a3", 1, 7), got)
 }
+
+// TestEveryLayoutGetsTheRevisionFillfactor checks that New leaves the
+// revision table at fillfactor 10 (see the schema's doc) whatever layout
+// it opens: a new schema, the log-only layout it migrates, and the layout
+// of the current-value table before the fillfactor, on which a process of
+// that version still writes through txn3 as it did.
+func TestEveryLayoutGetsTheRevisionFillfactor(t *testing.T) {
+	pool := newPool(t)
+	ctx := t.Context()
+	fillfactor := func(schema string) []string {
+		t.Helper()
+		var opts []string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT reloptions FROM pg_class WHERE oid = $1::regclass`, schema+".revision").Scan(&opts))
+		return opts
+	}
+	want := []string{"fillfactor=10"}
+
+	fresh := newBackend(t, pool)
+	require.Equal(t, want, fillfactor(fresh.Schema()), "a new schema")
+
+	logOnly := fmt.Sprintf("t%d", schemas.Add(1))
+	_, err := pool.Exec(ctx, fmt.Sprintf(layout1SQL, logOnly))
+	require.NoError(t, err)
+	_, err = pgstore.New(ctx, pool, pgstore.WithSchema(logOnly))
+	require.NoError(t, err)
+	require.Equal(t, want, fillfactor(logOnly), "the log-only layout, migrated")
+
+	// The layout before the fillfactor is this one without it.
+	before := newBackend(t, pool)
+	_, err = pool.Exec(ctx, `ALTER TABLE `+before.Schema()+`.revision RESET (fillfactor)`)
+	require.NoError(t, err)
+	rev, err := before.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("v1")})
+	require.NoError(t, err)
+	_, err = pgstore.New(ctx, pool, pgstore.WithSchema(before.Schema()))
+	require.NoError(t, err)
+	require.Equal(t, want, fillfactor(before.Schema()), "the layout before the fillfactor")
+	// An update as that version sent it.
+	var res []int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT `+before.Schema()+`.txn3($1, $2, 0, $3, NULL, NULL, NULL)`, []byte("k"), []byte("v2"), rev).Scan(&res))
+	require.Equal(t, []int64{rev + 1, -1, 0}, res, "an older process's update")
+	require.NoError(t, pool.QueryRow(ctx, `SELECT `+before.Schema()+`.txn3($1, $2, 0, $3, NULL, NULL, NULL)`, []byte("k"), []byte("v3"), rev).Scan(&res))
+	require.Equal(t, []int64{0, 0, rev + 1}, res, "an older process's stale update")
+	got, err := before.Get(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, kv.KeyValue{Key: "k", Value: []byte("v2"), CreateRevision: rev, ModRevision: rev + 1}, got)
+}

@@ -84,3 +84,18 @@ func BenchmarkReconcile(b *testing.B) {
 		})
 	}
 }
+
+// The controller's orphans, listed at every resync: at 100,000 groups it
+// reads every group the fleet knows, and finds each in the cache.
+func BenchmarkOrphans(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctl, names := benchController(b, ctx, 100_000)
+	reconcileAll(b, ctx, ctl, names) // the fleet knows every group
+	b.ReportAllocs()
+	for b.Loop() {
+		for range ctl.orphans() {
+			b.Fatal("an orphan")
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (h *history) age(rev int64) {
 	}
 	if !h.holds(ev.prevMod) {
 		if !ev.prevDelta {
-			ev.prevVal, ev.prevDelta = encodeDelta(nil, ev.prevVal, ev.val), true
+			ev.prevVal, ev.prevDelta = newDelta(ev.prevVal, ev.val), true
 		}
 		return
 	}
@@ -121,7 +121,7 @@ func (h *history) age(rev int64) {
 	if p.valDelta || p.chain+1 >= maxChain {
 		return // p stays in full: the older ones read through it
 	}
-	p.val, p.valDelta = encodeDelta(nil, p.val, ev.val), true
+	p.val, p.valDelta = newDelta(p.val, ev.val), true
 	ev.chain = p.chain + 1
 }
 

@@ -129,7 +129,7 @@ func (h *history) age(rev int64) {
 	if !h.holds(ev.prevMod) {
 		if !ev.prevDelta {
 			h.bytes -= len(ev.prevVal)
-			ev.prevVal, ev.prevDelta = encodeDelta(nil, ev.prevVal, ev.val), true
+			ev.prevVal, ev.prevDelta = newDelta(ev.prevVal, ev.val), true
 			h.bytes += len(ev.prevVal)
 		}
 		return
@@ -139,7 +139,7 @@ func (h *history) age(rev int64) {
 		return // p stays in full: the older ones read through it
 	}
 	h.bytes -= len(p.val)
-	p.val, p.valDelta = encodeDelta(nil, p.val, ev.val), true
+	p.val, p.valDelta = newDelta(p.val, ev.val), true
 	h.bytes += len(p.val)
 	ev.chain = p.chain + 1
 }

@@ -80,7 +80,7 @@ var (
 // length, allocated once: appending to nil grew it three or four times and
 // left slack the history held for as long as it kept the event.
 func TestAgedValuesHoldNoSlack(t *testing.T) {
-	h := newHistory(16)
+	h := newHistory(16, 0) // no budget: every event ages
 	h.agingLag = 1
 	vals := [][]byte{ctlSpecUpdated, ctlStatusApplied, ctlSpecUpdatedAgain, ctlStatusApplied}
 	for i, v := range vals {

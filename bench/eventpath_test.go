@@ -30,7 +30,8 @@ const eventObjects = 1000
 // queued and handed to a reconcile that reads the object from the cache and
 // writes one status field, guarded by that read. Each op is one spec update
 // and the status write it causes; it reports the update-to-status-written
-// latency (p50-µs, p99-µs) and, through -benchmem, the allocations and bytes
+// latency (p50-µs, p99-µs), for steady also the medians of its parts
+// (write-, pipe- and reconcile-p50-µs: see benchSteadyEvents) and, through -benchmem, the allocations and bytes
 // of the whole path per event, the status write and the event it makes
 // included. Both sides hold the ~200-byte spec of package ctlbench, and the
 // writer reads each object before it updates it.
@@ -53,6 +54,16 @@ const eventObjects = 1000
 func BenchmarkEventToReconcile(b *testing.B) {
 	b.Run("steady", benchSteadyEvents)
 	b.Run("client-go", benchClientGoEvents)
+}
+
+// reportAs reports the median of l as name-p50-µs: one part of the
+// latency (the write; the pipe from its return to Reconcile's start).
+func (l latencies) reportAs(b *testing.B, name string) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	b.ReportMetric(float64(l[len(l)/2].Nanoseconds())/1e3, name+"-p50-µs")
 }
 
 // latencies collects one duration per op and reports its quantiles.
@@ -108,8 +119,11 @@ func benchSteadyEvents(b *testing.B) {
 	reconciled := make(chan string, 1)
 	w := st.As("app-controller")
 	var first atomic.Int64
-	settled := make(chan struct{}) // closed when every key has been reconciled once
+	settled := make(chan struct{})    // closed when every key has been reconciled once
+	var entered, applied atomic.Int64 // when the last Reconcile began and wrote, in ns since start
+	start := time.Now()
 	r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+		entered.Store(int64(time.Since(start)))
 		o, ok := c.Get(key)
 		if !ok {
 			return reconcile.Result{}, nil
@@ -123,6 +137,7 @@ func benchSteadyEvents(b *testing.B) {
 		if _, err := w.ApplyStatus(ctx, key, eventStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta)); err != nil {
 			return reconcile.Result{}, err
 		}
+		applied.Store(int64(time.Since(start)))
 		reconciled <- key
 		return reconcile.Result{}, nil
 	})
@@ -139,6 +154,10 @@ func benchSteadyEvents(b *testing.B) {
 	wg.Go(func() { _ = l.Run(ctx) })
 	awaitSettled(b, settled) // the first term reconciles every key once
 	lat := make(latencies, 0, 1<<16)
+	// The parts of each op's latency: the spec update, from its return to
+	// Reconcile's start (watch, cache, judge, queue, worker), and the
+	// Reconcile up to its status write's return.
+	write, pipe, apply := make(latencies, 0, 1<<16), make(latencies, 0, 1<<16), make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -152,14 +171,21 @@ func benchSteadyEvents(b *testing.B) {
 		if _, err := user.Update(ctx, o); err != nil {
 			b.Fatal(err)
 		}
+		t1 := time.Now()
 		if k := <-reconciled; k != name {
 			b.Fatalf("reconciled %s, want %s", k, name)
 		}
 		lat = append(lat, time.Since(t0))
+		write = append(write, t1.Sub(t0))
+		pipe = append(pipe, time.Duration(entered.Load())-t1.Sub(start))
+		apply = append(apply, time.Duration(applied.Load()-entered.Load()))
 		i++
 	}
 	b.StopTimer()
 	lat.report(b)
+	write.reportAs(b, "write")
+	pipe.reportAs(b, "pipe")
+	apply.reportAs(b, "reconcile")
 }
 
 func benchClientGoEvents(b *testing.B) {

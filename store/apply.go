@@ -119,15 +119,17 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 // ownership record, or nil when nothing changes.
 func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
 	var live any
-	var managed ownership.Managed
+	var dec decodedSide
+	var codec *ownership.Codec
 	if cur != nil {
 		liveTree, err := specTree(cur)
 		if err != nil {
 			return nil, err
 		}
-		live, managed = liveTree, w.s.schemas.decodeManagedOf(cur, specSide, liveTree)
+		live = liveTree
+		dec, codec = w.s.schemas.decodeSideOf(cur, specSide, liveTree)
 	}
-	res, err := ownership.Apply(live, configTree, w.manager, managed, oopts...)
+	res, err := ownership.Apply(live, configTree, w.manager, dec.managed, oopts...)
 	if err != nil {
 		return nil, applyError(err)
 	}
@@ -138,7 +140,12 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 	if err != nil {
 		return nil, err
 	}
-	if err := w.s.schemas.setManagedOf(next, specSide, res.Managed, nil); err != nil {
+	if cur == nil {
+		err = w.s.schemas.setManagedOf(next, specSide, res.Managed, nil)
+	} else {
+		err = w.s.schemas.setManagedOver(cur, next, specSide, res.Managed, dec, codec)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return next, nil

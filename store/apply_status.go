@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -106,10 +107,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 		}
 		applied, status = b, json.RawMessage(b)
 	}
-	config, err := configTree(struct {
-		Status     any         `json:"status,omitempty"`
-		Conditions []Condition `json:"conditions,omitempty"`
-	}{status, conds})
+	config, err := statusConfigTree(status, conds)
 	if err != nil {
 		return nil, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
 	}
@@ -136,6 +134,41 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 		return nil, err
 	}
 	return next, nil
+}
+
+// statusConfigTree is the status-side tree of an applied status and
+// conditions: configTree of the two under "status" and "conditions", each
+// left out when empty. It builds what it can without encoding it first: a
+// status given as its JSON (a T, see mergeStatus) is decoded alone, and
+// conditions are built as conditionsTree builds them; anything else takes
+// configTree, as does what those decline.
+func statusConfigTree(status any, conds []Condition) (map[string]any, error) {
+	general := func() (map[string]any, error) {
+		return configTree(struct {
+			Status     any         `json:"status,omitempty"`
+			Conditions []Condition `json:"conditions,omitempty"`
+		}{status, conds})
+	}
+	raw, isRaw := status.(json.RawMessage)
+	if status != nil && (!isRaw || raw == nil) {
+		return general()
+	}
+	tree := make(map[string]any, 2)
+	if len(conds) > 0 {
+		c, ok := conditionsTree(conds)
+		if !ok {
+			return general()
+		}
+		tree["conditions"] = c
+	}
+	if isRaw {
+		v, err := jsonscan.Decode(raw)
+		if err != nil {
+			return general() // its error
+		}
+		tree["status"] = v
+	}
+	return tree, nil
 }
 
 // statusFromTree builds the object to store from the merged status-side

@@ -4,9 +4,10 @@ import (
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 )
 
 // The stored value of an object is the encoding/json encoding of Object
@@ -112,44 +113,209 @@ func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 
 // encode returns the stored value of raw. It is byte for byte what
 // json.Marshal of the equivalent Object gives, assembled from the parts so
-// that already encoded Spec and Status are not encoded again.
+// that already encoded Spec and Status are not encoded again, and Meta and
+// Conditions are written by appendMeta and appendConditions (encoding/json's
+// reflection was most of the cost of a write's encoding) unless those
+// decline, when encoding/json writes them.
 func (raw *rawObject) encode() ([]byte, error) {
-	meta, err := json.Marshal(&raw.Meta)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
-	}
-	var conds []byte
-	if len(raw.Conditions) > 0 {
-		if conds, err = json.Marshal(raw.Conditions); err != nil {
-			return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
-		}
-	}
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
-	var b bytes.Buffer
-	b.Grow(len(raw.Version) + len(meta) + len(spec) + len(status) + len(conds) + len(raw.Preserved) + 80)
+	// The metadata are rarely more than a few hundred bytes: one allocation
+	// holds the whole value.
+	b := make([]byte, 0, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
 	if raw.Version != "" {
 		// A version name needs no escaping (NewVersions checks it).
-		b.WriteString(`{"version":"`)
-		b.WriteString(raw.Version)
-		b.WriteString(`","metadata":`)
+		b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
 	} else {
-		b.WriteString(`{"metadata":`)
+		b = append(b, `{"metadata":`...)
 	}
-	b.Write(meta)
-	b.WriteString(`,"spec":`)
-	b.Write(spec)
-	b.WriteString(`,"status":`)
-	b.Write(status)
-	if conds != nil {
-		b.WriteString(`,"conditions":`)
-		b.Write(conds)
+	if out, ok := appendMeta(b, &raw.Meta); ok {
+		b = out
+	} else {
+		meta, err := json.Marshal(&raw.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+		}
+		b = append(b, meta...)
+	}
+	b = append(append(b, `,"spec":`...), spec...)
+	b = append(append(b, `,"status":`...), status...)
+	if len(raw.Conditions) > 0 {
+		b = append(b, `,"conditions":`...)
+		if out, ok := appendConditions(b, raw.Conditions); ok {
+			b = out
+		} else {
+			conds, err := json.Marshal(raw.Conditions)
+			if err != nil {
+				return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+			}
+			b = append(b, conds...)
+		}
 	}
 	if len(raw.Preserved) > 0 {
-		b.WriteString(`,"preserved":`)
-		b.Write(raw.Preserved)
+		b = append(append(b, `,"preserved":`...), raw.Preserved...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// metaSizeHint is about the length of m encoded.
+func metaSizeHint(m *Meta) int {
+	n := 160 + len(m.Kind) + len(m.Name) + len(m.UID) + len(m.LastWrite.Manager) + len(m.LastWrite.Trace)
+	for _, e := range m.Managed {
+		n += 60 + len(e.Manager) + len(e.Fields)
+	}
+	for k, v := range m.Labels {
+		n += 6 + len(k) + len(v)
+	}
+	for k, v := range m.Annotations {
+		n += 6 + len(k) + len(v)
+	}
+	return n + 64*len(m.Owners) + 16*len(m.Finalizers)
+}
+
+// appendMeta appends m as json.Marshal encodes it, or reports false
+// (having appended something) for what it leaves to encoding/json: a
+// string that encoding/json would escape.
+func appendMeta(b []byte, m *Meta) ([]byte, bool) {
+	ok := true
+	str := func(b []byte, s string) []byte {
+		if !plainJSONString(s) {
+			ok = false
+			return b
+		}
+		return append(append(append(b, '"'), s...), '"')
+	}
+	b = str(append(b, `{"kind":`...), m.Kind)
+	b = str(append(b, `,"name":`...), m.Name)
+	b = str(append(b, `,"uid":`...), m.UID)
+	for _, f := range [...]struct {
+		name string
+		m    map[string]string
+	}{{`,"labels":{`, m.Labels}, {`,"annotations":{`, m.Annotations}} {
+		if len(f.m) == 0 {
+			continue
+		}
+		b = append(b, f.name...)
+		var arr [16]string
+		keys := arr[:0]
+		for k := range f.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // as encoding/json orders a map's keys
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = str(append(str(b, k), ':'), f.m[k])
+		}
+		b = append(b, '}')
+	}
+	if len(m.Owners) > 0 {
+		b = append(b, `,"owners":[`...)
+		for i, o := range m.Owners {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = str(append(b, `{"kind":`...), o.Kind)
+			b = str(append(b, `,"name":`...), o.Name)
+			b = str(append(b, `,"uid":`...), o.UID)
+			if o.Controller {
+				b = append(b, `,"controller":true`...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(m.Finalizers) > 0 {
+		b = append(b, `,"finalizers":[`...)
+		for i, f := range m.Finalizers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = str(b, f)
+		}
+		b = append(b, ']')
+	}
+	if m.DeletionRequested {
+		b = append(b, `,"deletionRequested":true`...)
+	}
+	if len(m.Managed) > 0 {
+		b = append(b, `,"managed":[`...)
+		for i, e := range m.Managed {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = str(append(b, `{"manager":`...), e.Manager)
+			b = str(append(b, `,"operation":`...), e.Operation)
+			if e.Subresource != "" {
+				b = str(append(b, `,"subresource":`...), e.Subresource)
+			}
+			b = append(str(append(b, `,"fields":`...), e.Fields), '}')
+		}
+		b = append(b, ']')
+	}
+	b = str(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager)
+	b = str(append(b, `,"op":`...), string(m.LastWrite.Op))
+	if m.LastWrite.Trace != "" {
+		b = str(append(b, `,"trace":`...), m.LastWrite.Trace)
+	}
+	b = strconv.AppendInt(append(b, `},"generation":`...), m.Generation, 10)
+	if m.StatusGeneration != 0 {
+		b = strconv.AppendInt(append(b, `,"statusGeneration":`...), m.StatusGeneration, 10)
+	}
+	return append(b, '}'), ok
+}
+
+// appendConditions appends conds as json.Marshal encodes them, or reports
+// false (having appended something) for what it leaves to encoding/json: a
+// string that encoding/json would escape, a time it cannot encode.
+func appendConditions(b []byte, conds []Condition) ([]byte, bool) {
+	ok := true
+	str := func(b []byte, s string) []byte {
+		if !plainJSONString(s) {
+			ok = false
+			return b
+		}
+		return append(append(append(b, '"'), s...), '"')
+	}
+	b = append(b, '[')
+	for i, c := range conds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = str(append(b, `{"type":`...), c.Type)
+		b = str(append(b, `,"status":`...), string(c.Status))
+		if c.Reason != "" {
+			b = str(append(b, `,"reason":`...), c.Reason)
+		}
+		if c.Message != "" {
+			b = str(append(b, `,"message":`...), c.Message)
+		}
+		// What encoding/json writes for a time.Time: its MarshalJSON,
+		// which is compact and has nothing to escape.
+		t, err := c.LastTransitionTime.MarshalJSON()
+		if err != nil {
+			return b, false
+		}
+		b = append(append(b, `,"lastTransitionTime":`...), t...)
+		if c.ObservedGeneration != 0 {
+			b = strconv.AppendInt(append(b, `,"observedGeneration":`...), c.ObservedGeneration, 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), ok
+}
+
+// plainJSONString reports whether encoding/json writes s as it is between
+// quotes: printable ASCII, none of which it escapes (it escapes <, > and &
+// for HTML).
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func orNull(b []byte) []byte {

@@ -52,6 +52,43 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 	return (*Store[S, T])(v).watch(ctx, fromRevision, false, keep)
 }
 
+// WatchUndecoded is WatchWithoutPrev without its goroutine: it returns the
+// backend's watch channel and the function that turns each of its events
+// into the event WatchWithoutPrev would deliver, so that the caller decodes
+// on its own goroutine and an event reaches it in one hand-off instead of
+// two. The channel is the Backend's: it closes when ctx ends or after an
+// event whose Err is set, and the caller must read it until it closes or
+// cancel ctx. decode must be called in the order the events arrive, by one
+// goroutine at a time (it reuses scratch space). A negative fromRevision is
+// ErrInvalid.
+//
+// It is store/cache's Run's, reached through internal/storeaccess.
+func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
+	s := (*Store[S, T])(v)
+	if fromRevision < 0 {
+		return nil, nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
+	}
+	in, err := s.b.Watch(ctx, s.prefix, fromRevision)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := s.decoder(false, keep)
+	return in, d, nil
+}
+
+// decoder returns the function that types a watch's backend events, with
+// scratch space of its own: one goroutine at a time may call it.
+func (s *Store[S, T]) decoder(withPrev bool, keep func(string) bool) func(kv.Event) Event[S, T] {
+	scratch := new(decodeScratch)
+	cp := copiesOf[S, T]()
+	return func(ev kv.Event) Event[S, T] {
+		if s.rejects(ev, keep) {
+			return Event[S, T]{Revision: ev.Revision, Progress: true}
+		}
+		return s.typedEvent(ev, scratch, cp, withPrev)
+	}
+}
+
 // watch is Watch, and WatchWithoutPrev without withPrev.
 func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bool, keep func(string) bool) (<-chan Event[S, T], error) {
 	if fromRevision < 0 {
@@ -74,15 +111,9 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 			for range in {
 			}
 		}()
-		scratch := new(decodeScratch) // this goroutine's alone
-		cp := copiesOf[S, T]()
+		decode := s.decoder(withPrev, keep) // this goroutine's alone
 		for ev := range in {
-			var tev Event[S, T]
-			if s.rejects(ev, keep) {
-				tev = Event[S, T]{Revision: ev.Revision, Progress: true}
-			} else {
-				tev = s.typedEvent(ev, scratch, cp, withPrev)
-			}
+			tev := decode(ev)
 			select {
 			case out <- tev:
 			case <-ctx.Done():

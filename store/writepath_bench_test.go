@@ -46,6 +46,33 @@ func BenchmarkApplyStatusOwnField(b *testing.B) {
 	benchApplyStatusOwnField(b, nil)
 }
 
+// BenchmarkApplySpecOwnField is BenchmarkApplyStatusOwnField on the spec
+// side: "deployer" applies the one spec field it owns with a new value.
+//
+//	go test -run '^$' -bench ApplySpecOwnField -benchmem ./store/
+func BenchmarkApplySpecOwnField(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	deployer := st.As("deployer")
+	for _, name := range names {
+		_, err := deployer.Apply(ctx, name, map[string]any{"replicas": 5}, store.WithForce())
+		require.NoError(b, err)
+	}
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		res, err := deployer.Apply(ctx, names[i%len(names)], map[string]any{"replicas": 6 + i/len(names)})
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}
+
 // BenchmarkUpdateSpecOther measures the other writer of that workload: a
 // client that reads an object and writes it back with its spec's replicas
 // changed (a Store that remembers no values, so each op is a Get and an

@@ -13,8 +13,8 @@ import (
 
 // otherStoreConfig is uidNamed with its pods in a second store
 // (Process.Other: a memstore of its own, with its own revisions and its own
-// faults), as a controller whose children live in another system writes
-// it. The lease lives in the sets' store, so the pod writes go without the
+// faults, where the competitor kills pods and drifts their image), as a
+// controller whose children live in another system writes it. The lease lives in the sets' store, so the pod writes go without the
 // term's fence (store.WithoutFence); they are safe without it because each
 // is idempotent or guarded (deterministic names, creates that tolerate
 // AlreadyExists, updates with the cached revision, deletes by UID), so a
@@ -28,6 +28,7 @@ import (
 func otherStoreConfig(fenceless bool) reconciletest.Config[setSpec, setStatus] {
 	cfg := config(noBug, reconciletest.AllFaults())
 	cfg.Converged = convergedIn(reconciletest.OtherStore)
+	cfg.Compete = competeIn(reconciletest.OtherStore) // kills and drifts the pods where they are
 	cfg.Setup = func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
 		pods, podc, err := podCacheIn(env, true, reconciletest.NewOtherStore[podSpec, podStatus])
 		if err != nil {

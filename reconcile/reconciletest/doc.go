@@ -133,11 +133,15 @@
 //     reference run does; or a write without a fence was accepted from a
 //     process whose term had ended (stale writes the store rejected are
 //     counted in Report.FencedWrites, not failed).
-//   - lost update (HarmLostUpdate): a reconciler write set a field of a
-//     primary object back to what it was before another manager changed it
-//     (a status computed from a stale copy clobbers the other manager's
-//     field; the store rejects a whole-status write that carries a stale
-//     read, but not one built anew).
+//   - lost update (HarmLostUpdate): a reconciler write set a field of an
+//     object, in either store, back to what it was before another manager
+//     changed it, where the controller did not author the field (a status
+//     computed from a stale copy clobbers the other manager's field; the
+//     store rejects a whole-status write that carries a stale read, but not
+//     one built anew; an Update of a child built anew drops the labels and
+//     annotations others put on it). A field the controller set first (a
+//     child's image) is its own: putting it back after another manager
+//     changed it repairs drift.
 //   - write storm (HarmStorm): an object got more than WritesPerPass ×
 //     (Passes + the faults that touched it) writes (Report.WriteBound; a
 //     delay, a crash, a deletion or recreation each count); an object that
@@ -182,7 +186,8 @@
 //	                                                     generation from memory
 //	action on live state  stale state; intermediate      cache-miss delete, owner name, detached ctx;
 //	                      (a lost reply rolled back)     rollback of a lost reply
-//	lost update           stale state                    whole status copied from the cache
+//	lost update           stale state; the essay         whole status copied from the cache; a pod
+//	                      (an overwrite past ownership)  in the second store overwritten anew
 //	write storm           the essay's patterns           not-found as an error, a write on every pass,
 //	                                                     requeue forever
 //
@@ -206,6 +211,7 @@
 //	                    not-found returned as an error               write storm (a deleted object retried)
 //	                    a write on every pass                        write storm
 //	                    requeues itself forever once Ready           write storm
+//	                    a pod in the second store overwritten anew   lost update (the competitor's annotation)
 //
 // A correct controller must pass every schedule: the package's own tests
 // keep a corpus of them written as users write them (corpus_test.go): the
@@ -227,44 +233,51 @@
 //
 // # What the defaults catch, and the budget each needs
 //
-// The package's own tests keep a zoo of sixteen buggy reconcilers, each
+// The package's own tests keep a zoo of seventeen buggy reconcilers, each
 // beside its fixed twin (zoo_test.go, over a Set that owns Pods: four sets,
-// AllFaults, a competitor that edits specs, kills pods and notes things in
-// the status), and one variant run with a longer lag (below). A
+// AllFaults, a competitor that edits specs, notes things in the status,
+// kills pods, and drifts a pod's image leaving an annotation), one of them
+// with its pods in the second store (Process.Other, where the competitor
+// acts on them too), and one variant run with a longer lag (below). A
 // two-store controller of the corpus with one bug, a status written
 // without the fence (store.WithoutFence applied to the primary's store too),
-// is caught as a stale write accepted in 72 of 460 schedules (15.7%; 99%
-// within 28), with -zoo.full
-// (TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught); its fixed
+// is caught as a stale write accepted in 58 of 460 schedules (12.6%; 99%
+// within 35), with -zoo.full
+// (TestATwoStoreControllerWritingItsPrimaryUnfencedIsCaught: 72 when the
+// competitor's kills and drifts looked for pods in the primary's store,
+// found none there and edited a set's spec instead, which gives a deposed
+// process more status writes to make); its fixed
 // form passes every schedule of TestCorpus. Under the defaults every bug is caught and no twin has
 // failed (0 false alarms in go test -run 'TestZoo$': 30 schedules of each
-// of its three twins; the bugs of one setting, a finalizer or not and the
-// long-lag variant's MaxDelay, share one twin).
-// Measured with go test -run 'TestZoo$' -zoo.full -zoo.twins=1 (460
-// schedules each, seeds 0 to 459; 175 s of CPU): the schedules that catch
+// of its four twins; the bugs of one setting, a finalizer or not, the
+// long-lag variant's MaxDelay and the pods in the second store, share one
+// twin; the second-store twin also failed none of 460).
+// Measured with go test -run 'TestZoo$' -zoo.full -zoo.twins=30 (460
+// schedules each, seeds 0 to 459; 994 s at load 27): the schedules that catch
 // each bug, the same share, the schedules that catch it with probability
 // 99% at that rate, and, for comparison, the share then: before the harms,
 // when any child created or deleted more often than in the fault-free run
 // failed a schedule (on the code of then):
 //
 //	class               bug                                                  caught        99% in  then
-//	intermediate state  random child names tracked in status                 450  97.8%       2   98.9%
-//	                    child created, then its owner set in a second write  366  79.6%       3   78.7%
-//	                    children noted in status before they are created     322  70.0%       4   72.4%
+//	intermediate state  random child names tracked in status                 448  97.4%       2   98.9%
+//	                    child created, then its owner set in a second write  361  78.5%       3   78.7%
+//	                    children noted in status before they are created     324  70.4%       4   72.4%
 //	                    finalizer removed before the children are deleted    225  48.9%       7   48.5%
-//	                    a create whose reply was lost "rolled back"          111  24.1%      17   26.3%
+//	                    a create whose reply was lost "rolled back"          103  22.4%      19   26.3%
 //	stale state         children of an owner the cache misses deleted          2   0.4%    1057   10.0%
 //	                    the same, its watch lagging up to 5s (MaxDelay 5s)    21   4.6%      99       -
-//	                    children selected by owner name, not UID             147  32.0%      12   35.7%
-//	                    whole status copied from its cache, written anew      14   3.0%     150    3.3%
-//	                    writes with a detached ctx (no fence)                212  46.1%       8   47.2%
-//	unobserved state    cleanup only on seeing the owner gone                143  31.1%      13   36.1%
-//	                    a generation it reconciled trusted from memory       381  82.8%       3   84.6%
+//	                    children selected by owner name, not UID             169  36.7%      11   35.7%
+//	                    whole status copied from its cache, written anew       4   0.9%     528    3.3%
+//	                    writes with a detached ctx (no fence)                213  46.3%       8   47.2%
+//	unobserved state    cleanup only on seeing the owner gone                179  38.9%      10   36.1%
+//	                    a generation it reconciled trusted from memory       380  82.6%       3   84.6%
 //	                    scale-down only on a drop it saw itself                9   2.0%     234    2.6%
 //	essay patterns      errors swallowed: never Stalled                      170  37.0%      10   36.7%
 //	                    not-found returned as an error                       195  42.4%       9   42.4%
 //	                    a write on every pass                                458  99.6%       1   99.6%
 //	                    requeues itself forever once Ready                   458  99.6%       1   99.6%
+//	                    a pod in the second store overwritten anew           131  28.5%      14       -
 //
 // TestZoo with -zoo.full fails a bug caught more than three binomial
 // standard deviations less often than the count above (zooCase.caught).
@@ -290,6 +303,36 @@
 // -run 'TestZoo$/cases/(deletes_children_of_an_owner|twin_finalizer=false,_MaxDelay)'
 // -zoo.full -zoo.twins=460, which catches the default-lag bug in 2 of 460
 // again).
+// The whole-status bug fell from 14 to 4 with the same merge, for the
+// same reason (bisected, seeds 0 to 459: 14 on c79bd83, where it was
+// measured, and on fb6d72c, main just before the merge; 20 on 934fa6f
+// and 11 on its child 20abe19, the commit that adds the Loop's Reconciling
+// write; 4 on the merge, fe0732b, and on today's code). It loses the competitor's
+// note when it copies a status from a cache sent back before the note,
+// and such a cache also predates the Loop's Reconciling=True on the set:
+// the Loop writes it and waits until the cache shows it, and the
+// reconcile then copies a status that holds the note. With that one wait
+// taken out of the Loop (an experiment, not kept) the bug is caught in 30
+// of 460 on today's code; seed 22 of that experiment shows how: process
+// 2's Set cache starts at revision 7, the Loop writes Reconciling on set1
+// at revision 49 and, not waiting, the reconcile copies set1's status of
+// revision 7 and drops the note "checked 662" at revision 50. So the
+// harness creates the interleaving as before, and the Loop prevents the
+// harm in most of them: the same side effect, with the same limits, as
+// for the cache-miss bug (with Faults.MaxDelay 5s the whole-status bug is
+// caught in 9 of 460). At 4 of 460 the default budget catches it with
+// probability 98%, not 99% (that needs 528 schedules); the catching seed
+// is fixed, so TestZoo is deterministic, but a change that moves every
+// schedule may need -schedules raised for this row.
+// The rollback bug's 111 to 103 is noise, not a loss: over seeds 0 to
+// 1,379 it is caught in 305 schedules on fb6d72c (111, 106 and 88 in the
+// three blocks of 460) and in 316 on today's code (103, 115 and 98).
+// The second-store overwrite bug repairs a pod's drifted image with an
+// Update of a pod built anew, which drops the annotation the competitor
+// left: the lost-update check saw it only once it watched every object of
+// both stores (before, the bug passed all 460 schedules); that the check
+// spares a field the controller authored is what lets its twin repair the
+// image (without that, the twin failed 6 of 30 schedules).
 // Finalizer first fell to 156 (180 just
 // after the harms) through a gap in the history check, now closed: it
 // left out every child of an owner a competing write touched or the test

@@ -3,6 +3,7 @@ package reconciletest_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -59,40 +60,57 @@ func newSet(i int, rng *rand.Rand) *set {
 
 // compete is the competing writer: a user who edits a set or notes
 // something in its status (a field the controller does not own), or
-// someone who kills a pod or changes its image behind the controller's back.
-func compete(ctx context.Context, b kv.Backend, w *store.Writer[setSpec, setStatus], name string, rng *rand.Rand) error {
-	sets, err := store.New[setSpec, setStatus](b, "Set")
-	if err != nil {
-		return err
-	}
-	s, err := sets.Get(ctx, name)
-	if err != nil {
-		return err
-	}
-	pods, err := store.New[podSpec, podStatus](b, "Pod")
-	if err != nil {
-		return err
-	}
-	mine := ownedPods(ctx, pods, s.Meta.UID)
-	switch op := rng.IntN(4); {
-	case op == 3:
-		_, err = w.ApplyStatus(ctx, name, map[string]any{"note": fmt.Sprint("checked ", rng.IntN(1000))}, nil, store.WithForce())
-	case op == 0 || len(mine) == 0:
-		if s.Spec.Image == missingImage {
-			return nil // leave the unreconcilable alone
+// someone who kills a pod or changes its image behind the controller's back
+// (and leaves an annotation saying so, a field the controller does not own
+// either).
+var compete = competeIn(func(b kv.Backend) kv.Backend { return b })
+
+// competeIn is compete with the pods in the store podsOf(b) returns
+// (reconciletest.OtherStore for pods in the second store).
+func competeIn(podsOf func(kv.Backend) kv.Backend) func(context.Context, kv.Backend, *store.Writer[setSpec, setStatus], string, *rand.Rand) error {
+	return func(ctx context.Context, b kv.Backend, w *store.Writer[setSpec, setStatus], name string, rng *rand.Rand) error {
+		sets, err := store.New[setSpec, setStatus](b, "Set")
+		if err != nil {
+			return err
 		}
-		s.Spec.Replicas = 1 + rng.IntN(3)
-		s.Spec.Image = fmt.Sprintf("app:v%d", rng.IntN(3))
-		_, err = w.Update(ctx, s)
-	case op == 1:
-		_, err = pods.As("intruder").Delete(ctx, mine[rng.IntN(len(mine))].Meta.Name)
-	default:
-		p := mine[rng.IntN(len(mine))]
-		p.Spec.Image = "drifted"
-		_, err = pods.As("intruder").Update(ctx, p)
+		s, err := sets.Get(ctx, name)
+		if err != nil {
+			return err
+		}
+		pods, err := store.New[podSpec, podStatus](podsOf(b), "Pod")
+		if err != nil {
+			return err
+		}
+		mine := ownedPods(ctx, pods, s.Meta.UID)
+		switch op := rng.IntN(4); {
+		case op == 3:
+			_, err = w.ApplyStatus(ctx, name, map[string]any{"note": fmt.Sprint("checked ", rng.IntN(1000))}, nil, store.WithForce())
+		case op == 0 || len(mine) == 0:
+			if s.Spec.Image == missingImage {
+				return nil // leave the unreconcilable alone
+			}
+			s.Spec.Replicas = 1 + rng.IntN(3)
+			s.Spec.Image = fmt.Sprintf("app:v%d", rng.IntN(3))
+			_, err = w.Update(ctx, s)
+		case op == 1:
+			_, err = pods.As("intruder").Delete(ctx, mine[rng.IntN(len(mine))].Meta.Name)
+		default:
+			p := mine[rng.IntN(len(mine))]
+			p.Spec.Image = "drifted"
+			p.Meta.Annotations = maps.Clone(p.Meta.Annotations)
+			if p.Meta.Annotations == nil {
+				p.Meta.Annotations = map[string]string{}
+			}
+			p.Meta.Annotations[driftedBy] = "intruder"
+			_, err = pods.As("intruder").Update(ctx, p)
+		}
+		return err
 	}
-	return err
 }
+
+// driftedBy is the annotation the competitor leaves on a pod whose image it
+// changed.
+const driftedBy = "steady.test/drifted-by"
 
 func ownedPods(ctx context.Context, pods *store.Store[podSpec, podStatus], uid string) []*pod {
 	l, err := pods.List(ctx, store.ListOptions{})

@@ -133,27 +133,31 @@ func ownerKey(value []byte) string {
 	return fmt.Sprint(m.Owners)
 }
 
-// fieldWrite is who last changed one field of a primary object, and what
-// the field held before that change ("" for absent).
+// fieldWrite is who last changed one field of an object, what the field
+// held before that change ("" for absent), and who first gave it a value in
+// the object's life.
 type fieldWrite struct {
 	manager string
 	before  string
+	// first is the manager of the first write that set the field: the
+	// field's author. A field the controller authored (a child's image, a
+	// status it reports) is its own to put back after another manager
+	// changed it (repairing drift); any other is someone else's.
+	first string
 }
 
 // recordWrite follows one accepted write: the history of the controller's
-// children, and who changed which field of a primary object (for the
-// lost-update check). prev is the key as it was before the write (found
-// false if it did not exist); controller says the controller's process made
-// the write, marked that its reconciler did. It runs under txnMu.
+// children, and who changed which field of every object, in either store
+// (for the lost-update check). prev is the key as it was before the write
+// (found false if it did not exist); controller says the controller's
+// process made the write, marked that its reconciler did. It runs under
+// txnMu.
 func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, controller, marked bool) {
 	if wr.Key == leaseKey {
 		return
 	}
-	if !strings.HasPrefix(wr.Key, w.prefix) {
-		if controller {
-			w.recordChild(prev, found, wr)
-		}
-		return
+	if !strings.HasPrefix(wr.Key, w.prefix) && controller {
+		w.recordChild(prev, found, wr)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -177,14 +181,18 @@ func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, controlle
 			continue
 		}
 		last, ok := fw[path]
-		if marked && ok && !w.ownManager(last.manager) && cur[path] == last.before {
+		if marked && ok && !w.ownManager(last.manager) && !w.ownManager(last.first) && cur[path] == last.before {
 			w.violateLocked(HarmLostUpdate, "", fmt.Sprintf(
 				"the reconciler's write of %s set %s back to %s, undoing what manager %q wrote there (%s): a write computed from a stale copy clobbered a field another manager owns (write it by apply, or with a revision precondition)",
 				wr.Key, path, shown(cur[path]), last.manager, shown(old[path])))
 			w.rep.LostUpdates++
 			w.traceLocked("lost update of %s %s (manager %s's write undone)", wr.Key, path, last.manager)
 		}
-		fw[path] = fieldWrite{manager: m.LastWrite.Manager, before: old[path]}
+		first := last.first
+		if !ok {
+			first = m.LastWrite.Manager
+		}
+		fw[path] = fieldWrite{manager: m.LastWrite.Manager, before: old[path], first: first}
 	}
 }
 

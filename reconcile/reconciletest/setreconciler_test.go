@@ -40,8 +40,11 @@ type setReconciler struct {
 
 	bug       bug
 	finalizer bool
-	done      map[string]int64 // trustMemory: generation last reconciled
-	seen      map[string]int   // edgeScaleDown: replicas last seen
+	// otherStore: the pods live in the second store (Process.Other), whose
+	// writes go without the leadership fence (the lease is not there).
+	otherStore bool
+	done       map[string]int64 // trustMemory: generation last reconciled
+	seen       map[string]int   // edgeScaleDown: replicas last seen
 }
 
 type bug int
@@ -68,6 +71,7 @@ const (
 	notFoundError // returns not-found as an error: retries a deleted set forever
 	chattyStatus  // stamps the time into Ready on every pass: writes when nothing changed
 	pollForever   // requeues itself every second once Ready
+	rebuildPod    // fixes a pod's image by overwriting it with one built anew: drops what others wrote on it
 )
 
 const (
@@ -81,8 +85,18 @@ func setup(b bug) func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Re
 }
 
 func setupWith(b bug, finalizer bool) func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
+	return setupIn(b, finalizer, false)
+}
+
+// setupIn is setupWith with the pods in the second store (Process.Other)
+// when otherStore is set.
+func setupIn(b bug, finalizer, otherStore bool) func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
+	newPods := reconciletest.NewStore[podSpec, podStatus]
+	if otherStore {
+		newPods = reconciletest.NewOtherStore[podSpec, podStatus]
+	}
 	return func(env *reconciletest.Env[setSpec, setStatus]) (reconcile.Reconciler[string], error) {
-		pods, err := reconciletest.NewStore[podSpec, podStatus](env.Process, "Pod")
+		pods, err := newPods(env.Process, "Pod")
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +111,7 @@ func setupWith(b bug, finalizer bool) func(env *reconciletest.Env[setSpec, setSt
 		}
 		env.Watch(reconcile.FromOwned(podc, "Set"))
 		return &setReconciler{sets: env.Store, setc: env.Cache, pods: pods, podc: podc,
-			manager: env.Manager, rng: env.Rand, bug: b, finalizer: finalizer || b == finalizerFirst,
+			manager: env.Manager, rng: env.Rand, bug: b, finalizer: finalizer || b == finalizerFirst, otherStore: otherStore,
 			done: map[string]int64{}, seen: map[string]int{}}, nil
 	}
 }
@@ -244,14 +258,14 @@ func (r *setReconciler) sweep(ctx context.Context, name, uid string) (stale bool
 	if len(cands) == 0 {
 		return false, nil
 	}
-	w := r.pods.As(r.manager)
+	w, pctx := r.pods.As(r.manager), r.podCtx(ctx)
 	if r.bug == staleOwnerGone && uid == "" {
 		for _, p := range cands { // the cache says the set is gone: believe it
-			rev, err := w.Delete(ctx, p.Meta.Name)
+			rev, err := w.Delete(pctx, p.Meta.Name)
 			if err = store.IgnoreNotFound(err); err != nil {
 				return false, err
 			}
-			reconcile.RecordWrite(ctx, rev)
+			r.recordPodWrite(ctx, rev)
 		}
 		return false, nil
 	}
@@ -266,14 +280,14 @@ func (r *setReconciler) sweep(ctx context.Context, name, uid string) (stale bool
 		if o, _ := controllerOf(p); o.UID == live {
 			continue
 		}
-		rev, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
+		rev, err := w.Delete(pctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			continue // gone, or replaced by a new pod
 		}
 		if err != nil {
 			return false, err
 		}
-		reconcile.RecordWrite(ctx, rev)
+		r.recordPodWrite(ctx, rev)
 	}
 	return uid != "" && live != uid, nil
 }
@@ -298,14 +312,14 @@ func (r *setReconciler) finalize(ctx context.Context, s *set) error {
 	}
 	w := r.pods.As(r.manager)
 	for _, p := range r.podc.ByIndex(cache.IndexOwnerUID, s.Meta.UID) {
-		rev, err := w.Delete(ctx, p.Meta.Name, store.WithUID(p.Meta.UID))
+		rev, err := w.Delete(r.podCtx(ctx), p.Meta.Name, store.WithUID(p.Meta.UID))
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		reconcile.RecordWrite(ctx, rev)
+		r.recordPodWrite(ctx, rev)
 	}
 	if r.bug == finalizerFirst {
 		return nil
@@ -320,7 +334,7 @@ func (r *setReconciler) ownedPods(ctx, wctx context.Context, s *set) (wrote bool
 	if r.bug == nameSelector {
 		have = r.podc.ByIndex(byOwnerName, s.Meta.Name)
 	}
-	w := r.pods.As(r.manager)
+	w, pctx := r.pods.As(r.manager), r.podCtx(wctx)
 	if r.bug == statusFirst {
 		var missing []string
 		for i := range s.Spec.Replicas {
@@ -364,32 +378,39 @@ func (r *setReconciler) ownedPods(ctx, wctx context.Context, s *set) (wrote bool
 			if r.bug != twoStepCreate {
 				p.Meta.Owners = []store.OwnerRef{owner}
 			}
-			rev, err = w.Create(wctx, p)
+			rev, err = w.Create(pctx, p)
 			if errors.Is(err, store.ErrAlreadyExists) {
 				continue // it is there, the cache has not seen it yet: its event will bring us back
 			}
 			if err != nil && r.bug == rollbackOnError {
-				_, _ = w.Delete(wctx, pn) // undo what may not have happened
+				_, _ = w.Delete(pctx, pn) // undo what may not have happened
 			}
 			if err == nil && r.bug == twoStepCreate {
-				reconcile.RecordWrite(ctx, rev)
+				r.recordPodWrite(ctx, rev)
 				p, err = r.pods.Get(wctx, pn)
 				if err == nil {
 					p.Meta.Owners = []store.OwnerRef{owner}
-					rev, err = w.Update(wctx, p)
+					rev, err = w.Update(pctx, p)
 				}
 			}
 		case have[j].Spec.Image != s.Spec.Image:
 			cp := *have[j]
+			if r.bug == rebuildPod {
+				// The pod as the controller wants it, built anew over the
+				// one it read (its revision, so no conflict): whatever
+				// another manager wrote on it is not in it.
+				cp = pod{Meta: store.Meta{Name: pn, Revision: have[j].Meta.Revision,
+					Owners: []store.OwnerRef{{Kind: "Set", Name: s.Meta.Name, UID: s.Meta.UID, Controller: true}}}}
+			}
 			cp.Spec.Image = s.Spec.Image
-			rev, err = w.Update(wctx, &cp)
+			rev, err = w.Update(pctx, &cp)
 		default:
 			continue
 		}
 		if err != nil {
 			return wrote, err
 		}
-		reconcile.RecordWrite(ctx, rev)
+		r.recordPodWrite(ctx, rev)
 		wrote = true
 	}
 	if last, ok := r.seen[s.Meta.Name]; r.bug == edgeScaleDown && (!ok || last <= s.Spec.Replicas) {
@@ -399,11 +420,11 @@ func (r *setReconciler) ownedPods(ctx, wctx context.Context, s *set) (wrote bool
 		if want[p.Meta.Name] {
 			continue
 		}
-		rev, err := w.Delete(wctx, p.Meta.Name, store.WithUID(p.Meta.UID))
+		rev, err := w.Delete(pctx, p.Meta.Name, store.WithUID(p.Meta.UID))
 		if err = store.IgnoreNotFound(err); err != nil {
 			return wrote, err
 		}
-		reconcile.RecordWrite(ctx, rev)
+		r.recordPodWrite(ctx, rev)
 		wrote = true
 	}
 	return wrote, nil
@@ -418,15 +439,35 @@ func (r *setReconciler) trackedPods(ctx context.Context, s *set) (wrote bool, er
 		return false, nil
 	}
 	pn := fmt.Sprintf("%s-%x", s.Meta.Name, r.rng.Uint32())
-	rev, err := r.pods.As(r.manager).Create(ctx, &pod{Meta: store.Meta{Name: pn, Owners: []store.OwnerRef{
+	rev, err := r.pods.As(r.manager).Create(r.podCtx(ctx), &pod{Meta: store.Meta{Name: pn, Owners: []store.OwnerRef{
 		{Kind: "Set", Name: s.Meta.Name, UID: s.Meta.UID, Controller: true}}}, Spec: podSpec{Image: s.Spec.Image}})
 	if err != nil {
 		return false, err
 	}
-	reconcile.RecordWrite(ctx, rev)
+	r.recordPodWrite(ctx, rev)
 	cp := *s
 	cp.Status.Pods = append(slices.Clone(s.Status.Pods), pn)
 	rev, err = r.sets.As(r.manager).UpdateStatus(ctx, &cp)
 	reconcile.RecordWrite(ctx, rev)
 	return true, err
+}
+
+// podCtx returns the ctx for a pod write: ctx itself, or for pods in the
+// second store ctx without the leadership fence, which that store cannot
+// check (the lease is not there).
+func (r *setReconciler) podCtx(ctx context.Context) context.Context {
+	if r.otherStore {
+		return store.WithoutFence(ctx)
+	}
+	return ctx
+}
+
+// recordPodWrite tells the Loop of a pod write's revision. A write to the
+// second store is recorded by the store itself, with its backend: a
+// revision given to RecordWrite names no backend, and every cache, the
+// sets' included, would wait for a number of the pods' store.
+func (r *setReconciler) recordPodWrite(ctx context.Context, rev int64) {
+	if !r.otherStore {
+		reconcile.RecordWrite(ctx, rev)
+	}
 }

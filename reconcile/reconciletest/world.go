@@ -81,7 +81,7 @@ type world struct {
 	kind       string          // the primary kind
 	manager    string          // the reconciler's manager
 	children   map[string]*childHistory
-	fields     map[string]map[string]fieldWrite // primary key → field → its last change
+	fields     map[string]map[string]fieldWrite // key (tagged) → field → its last change
 	competed   map[string]bool                  // primary objects a competing write touched
 	leftover   map[string]leftChild             // children left at the end
 	// unrecreated are the primary objects the test could not recreate

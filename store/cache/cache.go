@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // ListWatcher is what a Cache reads from. *Store[S, T] implements it; tests
@@ -38,6 +39,14 @@ type ListWatcher[S, T any] interface {
 type leanSource[S, T any] interface {
 	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
 	WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan store.Event[S, T], error)
+}
+
+// undecodedSource is the part of a Store's lean view that hands the Cache
+// its backend's watch undecoded, with the decoder to type each event on
+// Run's goroutine (the Store's WatchUndecoded); a test's wrapper of the
+// lean view need not have it, and is then watched with WatchWithoutPrev.
+type undecodedSource[S, T any] interface {
+	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept

@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Run fills the Cache and keeps it current until ctx ends, then returns nil.
@@ -95,12 +96,18 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
-	if events == nil {
+	if events.typed == nil && events.raw == nil {
 		return false, fmt.Errorf("%w: Watch returned a nil channel", store.ErrInvalid)
 	}
 	defer func() {
 		cancel()
-		for range events { // let the source's goroutines finish
+		if events.typed != nil {
+			for range events.typed { // let the source's goroutines finish
+			}
+		}
+		if events.raw != nil {
+			for range events.raw {
+			}
 		}
 	}()
 	if rev == 0 {
@@ -126,7 +133,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 // progress) is applied then, so every write reaches the cache within one
 // period plus a quarter; the next listing stays due one jittered period
 // after this one.
-func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T]) (progressed bool, err error) {
+func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progressed bool, err error) {
 	var tick <-chan time.Time
 	var r relistState[S, T]
 	if c.cfg.relistPeriod > 0 {
@@ -136,7 +143,16 @@ func (c *Cache[S, T]) follow(ctx context.Context, events <-chan store.Event[S, T
 	}
 	for {
 		select {
-		case ev, ok := <-events:
+		case ev, ok := <-events.typed:
+			if err := c.followEvent(ev, ok, &r); err != nil {
+				return progressed, err
+			}
+			progressed = true
+		case kev, ok := <-events.raw:
+			var ev store.Event[S, T]
+			if ok {
+				ev = events.decode(kev)
+			}
 			if err := c.followEvent(ev, ok, &r); err != nil {
 				return progressed, err
 			}
@@ -252,20 +268,39 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 	return c.src.List(ctx, opts)
 }
 
-// watch is list for Watch.
-func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (ch <-chan store.Event[S, T], err error) {
+// stream is the watch follow reads: a channel of typed events, or a
+// Store's backend channel (raw) with the decoder that types its events on
+// Run's goroutine (see undecodedSource). Exactly one channel is set; the
+// other, nil, is never ready.
+type stream[S, T any] struct {
+	typed  <-chan store.Event[S, T]
+	raw    <-chan kv.Event
+	decode func(kv.Event) store.Event[S, T]
+}
+
+// watch is list for Watch. Over a Store itself it decodes the events on
+// Run's goroutine (undecodedSource): each event then reaches the Cache in
+// one goroutine hand-off, not two, which is most of what separates a write
+// from the handlers on a busy machine.
+func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], err error) {
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
 			c.reportPanic("ListWatcher.Watch", p, false)
-			ch, err = nil, p
+			st, err = stream[S, T]{}, p
 		}
 	}()
 	defer guard.Catch(&p)
-	if c.lean != nil {
-		return c.lean.WatchWithoutPrev(ctx, rev, c.keepFunc()) // apply reads c.items, not Prev
+	if u, ok := c.lean.(undecodedSource[S, T]); ok {
+		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc())
+		return st, err
 	}
-	return c.src.Watch(ctx, rev)
+	if c.lean != nil {
+		st.typed, err = c.lean.WatchWithoutPrev(ctx, rev, c.keepFunc()) // apply reads c.items, not Prev
+		return st, err
+	}
+	st.typed, err = c.src.Watch(ctx, rev)
+	return st, err
 }
 
 // listAll reads every page of one listing into one List.

@@ -17,6 +17,17 @@ const deltaAnchor = 8
 // the rest of the value is taken as one literal.
 const deltaReach = 256
 
+// newDelta returns the delta that spells v from base in a slice of its own
+// length: the history keeps it for long, and most deltas are a few dozen
+// bytes, which appending to nil would allocate three or four times.
+func newDelta(v, base []byte) []byte {
+	var buf [256]byte
+	d := encodeDelta(buf[:0], v, base)
+	out := make([]byte, len(d))
+	copy(out, d)
+	return out
+}
+
 // encodeDelta appends to dst the delta that spells v from base.
 func encodeDelta(dst, v, base []byte) []byte {
 	i, j := 0, 0

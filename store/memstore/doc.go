@@ -9,7 +9,10 @@
 // paginated List reflect the revision of its first page: a pinned page is
 // the current state with the writes since its revision undone, so listing
 // costs no copy of the data set. Revisions older than the ring, or removed
-// with Compact, give store.ErrExpired.
+// with Compact, give store.ErrExpired. The ring holds its values in full up
+// to WithHistoryBytes (16 MiB by default) and keeps older ones as deltas
+// against the key's next value past that, so a controller-sized history
+// costs a write no encoding and a large one keeps about one value per key.
 //
 // Writers never wait for watchers. Each watch reads its events out of the
 // ring at its receiver's pace; a receiver that falls WithHistorySize writes

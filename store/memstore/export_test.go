@@ -15,3 +15,24 @@ func (s *Store) Waiting() int {
 func WithAgingLag(n int64) Option {
 	return func(c *config) { c.agingLag = max(n, 1) }
 }
+
+// HistoryDeltas returns how many old values the history keeps as deltas.
+func (s *Store) HistoryDeltas() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h, n := &s.hist, 0
+	for r := h.first; r <= h.last; r++ {
+		if ev := h.at(r); ev.valDelta || ev.prevDelta {
+			n++
+		}
+	}
+	return n
+}
+
+// HistoryBytes returns the bytes of values the history holds, as it counts
+// them against WithHistoryBytes.
+func (s *Store) HistoryBytes() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hist.bytes
+}

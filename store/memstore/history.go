@@ -17,6 +17,10 @@ import "github.com/steady-go/steady/store/kv"
 // which is itself kept in full until the key is written again and that
 // write ages in turn. Reading an old value applies the deltas from the
 // key's next full value on, at most maxChain of them.
+//
+// Ageing costs a delta encoding per write, which only memory justifies: the
+// ring ages events, oldest first, only while the bytes it holds exceed its
+// budget, so a history whose values fit the budget encodes nothing.
 type history struct {
 	buf  []event // grows to size, then wraps
 	size int
@@ -24,6 +28,11 @@ type history struct {
 	// revision); first == last+1 when nothing is retained.
 	first, last int64
 	agingLag    int64
+	// bytes is the length of every retained event's val and prevVal, as
+	// kept (a delta's own length); budget is the most it may be before
+	// the ring ages events. aged is the oldest revision not yet aged.
+	bytes, budget int
+	aged          int64
 }
 
 // event is a kv.Event as the ring keeps it.
@@ -58,14 +67,14 @@ const maxChain = 16
 // full: watches that keep within it read no delta.
 const defaultAgingLag = 1024
 
-func newHistory(size int) history {
-	return history{size: size, first: 1, agingLag: defaultAgingLag}
+func newHistory(size, budget int) history {
+	return history{size: size, first: 1, agingLag: defaultAgingLag, budget: budget, aged: 1}
 }
 
 // add records the event of revision last+1 for key, whose value before was
 // prev (nil if the key did not exist): a put of val, or a delete when
-// del. It evicts the oldest event when the ring is full, and ages the
-// event that is now agingLag old.
+// del. It evicts the oldest event when the ring is full, and ages events
+// older than agingLag while the ring holds more bytes than its budget.
 func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.KeyValue) {
 	rev := h.last + 1
 	if rev-h.first+1 > int64(h.size) {
@@ -90,8 +99,14 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 	} else {
 		h.buf[slot] = ev
 	}
-	if old := rev - h.agingLag; old >= h.first {
+	h.bytes += len(ev.val) + len(ev.prevVal)
+	for h.bytes > h.budget {
+		old := max(h.aged, h.first)
+		if old > rev-h.agingLag {
+			break
+		}
 		h.age(old)
+		h.aged = old + 1
 	}
 }
 
@@ -113,7 +128,9 @@ func (h *history) age(rev int64) {
 	}
 	if !h.holds(ev.prevMod) {
 		if !ev.prevDelta {
-			ev.prevVal, ev.prevDelta = encodeDelta(nil, ev.prevVal, ev.val), true
+			h.bytes -= len(ev.prevVal)
+			ev.prevVal, ev.prevDelta = newDelta(ev.prevVal, ev.val), true
+			h.bytes += len(ev.prevVal)
 		}
 		return
 	}
@@ -121,7 +138,9 @@ func (h *history) age(rev int64) {
 	if p.valDelta || p.chain+1 >= maxChain {
 		return // p stays in full: the older ones read through it
 	}
-	p.val, p.valDelta = encodeDelta(nil, p.val, ev.val), true
+	h.bytes -= len(p.val)
+	p.val, p.valDelta = newDelta(p.val, ev.val), true
+	h.bytes += len(p.val)
 	ev.chain = p.chain + 1
 }
 
@@ -129,9 +148,11 @@ func (h *history) age(rev int64) {
 // next event, which keeps it from now on.
 func (h *history) evict() {
 	ev := h.at(h.first)
+	h.bytes -= len(ev.val) + len(ev.prevVal)
 	if ev.next != 0 {
 		n := h.at(ev.next)
 		n.prevVal, n.prevDelta = ev.val, ev.valDelta
+		h.bytes += len(n.prevVal)
 	}
 	*ev = event{}
 	h.first++

@@ -27,31 +27,35 @@ func doc(key, write int) []byte {
 }
 
 // The history keeps every event's value for watches and pinned List pages
-// to replay, but an old value is kept as its difference from the key's
-// next one: 40,000 writes of 4,000 keys, each a 1 KB document of which a
-// write changes a few bytes, hold about the live values and the events,
-// not 36,000 old values in full (the flagship demo's history was a third
-// of its heap).
+// to replay, but past its byte budget an old value is kept as its
+// difference from the key's next one: 40,000 writes of 4,000 keys, each a
+// 1 KB document of which a write changes a few bytes, hold about the live
+// values and the events, not 36,000 old values in full (the flagship
+// demo's history was a third of its heap), and at most the budget more.
 func TestHistoryKeepsOldValuesCompactly(t *testing.T) {
-	const keys, writes = 4000, 10
-	s := memstore.New(memstore.WithHistorySize(keys * writes))
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for w := range writes {
-		for k := range keys {
-			_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", k), Value: doc(k, w)})
-			require.NoError(t, err)
-		}
+	for _, budget := range []int{0, memstore.DefaultHistoryBytes} {
+		t.Run(fmt.Sprint("budget ", budget), func(t *testing.T) {
+			const keys, writes = 4000, 10
+			s := memstore.New(memstore.WithHistorySize(keys*writes), memstore.WithHistoryBytes(budget))
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for w := range writes {
+				for k := range keys {
+					_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", k), Value: doc(k, w)})
+					require.NoError(t, err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int(after.HeapAlloc) - int(before.HeapAlloc)
+			size := len(doc(0, 0))
+			live, old := keys*size, keys*(writes-1)*size
+			t.Logf("held %d bytes: live values %d, old values %d in full", held, live, old)
+			require.Less(t, held, budget+live+old/3, "bytes held: live values %d, old values %d in full", live, old)
+			runtime.KeepAlive(s)
+		})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	held := int(after.HeapAlloc) - int(before.HeapAlloc)
-	size := len(doc(0, 0))
-	live, old := keys*size, keys*(writes-1)*size
-	t.Logf("held %d bytes: live values %d, old values %d in full", held, live, old)
-	require.Less(t, held, live+old/3, "bytes held: live values %d, old values %d in full", live, old)
-	runtime.KeepAlive(s)
 }
 
 // Old values read back exactly as written, whether a watch replays them or
@@ -62,7 +66,7 @@ func TestHistoryKeepsOldValuesCompactly(t *testing.T) {
 func TestOldValuesReadBackExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const size = 3000
-	s := memstore.New(memstore.WithHistorySize(size), memstore.WithAgingLag(1))
+	s := memstore.New(memstore.WithHistorySize(size), memstore.WithAgingLag(1), memstore.WithHistoryBytes(0))
 	var log []kv.Event // every event, as a watch must send it
 	state := map[string]kv.KeyValue{}
 	snapshots := map[int64]map[string]kv.KeyValue{}
@@ -138,4 +142,29 @@ func TestOldValuesReadBackExactly(t *testing.T) {
 		checked++
 	}
 	require.Greater(t, checked, 2)
+}
+
+// A history whose values fit its byte budget keeps them in full, so a
+// write encodes no delta: a controller's 3,000 writes of 1 KB documents,
+// thousands of events old, are all still whole. Over the budget the
+// oldest events age until the history fits it again.
+func TestHistoryUnderItsBudgetEncodesNoDeltas(t *testing.T) {
+	const keys, writes = 100, 30
+	write := func(s *memstore.Store) {
+		for w := range writes {
+			for k := range keys {
+				_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", k), Value: doc(k, w)})
+				require.NoError(t, err)
+			}
+		}
+	}
+	s := memstore.New()
+	write(s)
+	require.Zero(t, s.HistoryDeltas(), "old values kept as deltas under the default budget")
+
+	const budget = 3 << 19 // more than the latest 1,024 events hold, which never age
+	s = memstore.New(memstore.WithHistoryBytes(budget))
+	write(s)
+	require.NotZero(t, s.HistoryDeltas(), "old values kept as deltas over the budget")
+	require.LessOrEqual(t, s.HistoryBytes(), budget)
 }

@@ -19,7 +19,7 @@ import (
 // whole and paged, across prefixes.
 func TestListMatchesModel(t *testing.T) {
 	t.Run("recent values", func(t *testing.T) { testListMatchesModel(t) })
-	t.Run("old values as deltas", func(t *testing.T) { testListMatchesModel(t, memstore.WithAgingLag(1)) })
+	t.Run("old values as deltas", func(t *testing.T) { testListMatchesModel(t, memstore.WithAgingLag(1), memstore.WithHistoryBytes(0)) })
 }
 
 func testListMatchesModel(t *testing.T, opts ...memstore.Option) {
@@ -99,7 +99,9 @@ func requireListing(t *testing.T, s *memstore.Store, model map[string]kv.KeyValu
 // state of the past, extended by each page with the writes since the last.
 func TestPinnedPagesWithWritesBetween(t *testing.T) {
 	t.Run("recent values", func(t *testing.T) { testPinnedPagesWithWritesBetween(t) })
-	t.Run("old values as deltas", func(t *testing.T) { testPinnedPagesWithWritesBetween(t, memstore.WithAgingLag(1)) })
+	t.Run("old values as deltas", func(t *testing.T) {
+		testPinnedPagesWithWritesBetween(t, memstore.WithAgingLag(1), memstore.WithHistoryBytes(0))
+	})
 }
 
 func testPinnedPagesWithWritesBetween(t *testing.T, opts ...memstore.Option) {

@@ -2,28 +2,31 @@ package memstore
 
 // Default sizes of a Store's history and of a watch's buffer.
 const (
-	DefaultHistorySize = 10_000
-	DefaultWatchBuffer = 128
+	DefaultHistorySize  = 10_000
+	DefaultHistoryBytes = 16 << 20
+	DefaultWatchBuffer  = 128
 )
 
 // Option configures a Store made by New.
 type Option func(*config)
 
 type config struct {
-	historySize int
-	watchBuffer int
-	agingLag    int64 // 0: defaultAgingLag (tests set it)
+	historySize  int
+	historyBytes int
+	watchBuffer  int
+	agingLag     int64 // 0: defaultAgingLag (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
 // to resume from and for pinned List pages (default DefaultHistorySize). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
-// it records: the latest 1,024 events' in full (shared with the keys where
-// current), and each older event's old value as a delta against the key's
-// next value, which is small when a write changes a few fields of a large
-// value (47 bytes between two of the fleet demo's 880-byte status writes),
-// and the size of the value when it changes throughout.
+// it records, in full (shared with the keys where current) while they fit
+// WithHistoryBytes; past that, the oldest events' old values, all but the
+// latest 1,024 events', are kept as deltas against the key's next value,
+// which is small when a write changes a few fields of a large value (47
+// bytes between two of the fleet demo's 880-byte status writes), and the
+// size of the value when it changes throughout.
 //
 // n is the watch window: a watcher that falls n writes behind relists. For
 // a store/cache Cache that costs one listing of its kind, but no decoding
@@ -37,6 +40,19 @@ type config struct {
 // kept.
 func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize = max(n, 1) }
+}
+
+// WithHistoryBytes sets how many bytes of values the history may hold in
+// full (default DefaultHistoryBytes, 16 MiB) before it keeps old values as
+// deltas (see WithHistorySize). A value counts once per event that records
+// it, current or not. Under the budget a write encodes nothing; over it,
+// each write encodes deltas for the oldest events, all but the latest 1,024,
+// until the history fits the budget again or no older event is left, so a
+// history of large values whose writes change them throughout may stay
+// over it. 0 keeps every old value but the latest 1,024 events' as a delta
+// whatever the size; values below 0 mean 0.
+func WithHistoryBytes(n int) Option {
+	return func(c *config) { c.historyBytes = max(n, 0) }
 }
 
 // WithWatchBuffer sets the capacity of a watch's channel, which is also the most

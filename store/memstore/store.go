@@ -21,8 +21,9 @@ import (
 // goroutine that copies its events out of the ring at its receiver's pace,
 // and a watch whose receiver falls WithHistorySize writes behind ends with
 // ErrExpired. Memory is the live keys, the ring (which holds on to the values
-// of its events: the latest in full, shared with the keys, and the older
-// ones' old values as deltas against the key's next value, see history),
+// of its events: in full, shared with the keys, up to WithHistoryBytes,
+// and past that the older ones' old values as deltas against the key's
+// next value, see history),
 // at most 2×WithWatchBuffer events per watch, and the state of the past
 // that the last pinned List page computed (which keys were written since
 // its revision, at most the ring's), kept for the next page of its
@@ -58,11 +59,11 @@ var _ kv.Backend = (*Store)(nil)
 
 // New returns an empty Store at revision 0.
 func New(opts ...Option) *Store {
-	c := config{historySize: DefaultHistorySize, watchBuffer: DefaultWatchBuffer}
+	c := config{historySize: DefaultHistorySize, historyBytes: DefaultHistoryBytes, watchBuffer: DefaultWatchBuffer}
 	for _, o := range opts {
 		o(&c)
 	}
-	h := newHistory(c.historySize)
+	h := newHistory(c.historySize, c.historyBytes)
 	if c.agingLag > 0 {
 		h.agingLag = c.agingLag
 	}

@@ -30,7 +30,7 @@ func TestConformanceSmallBuffers(t *testing.T) {
 // And with every old value kept as a delta (see TestOldValuesReadBackExactly).
 func TestConformanceOldValuesAsDeltas(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) kv.Backend {
-		return memstore.New(memstore.WithHistorySize(256), memstore.WithAgingLag(1))
+		return memstore.New(memstore.WithHistorySize(256), memstore.WithAgingLag(1), memstore.WithHistoryBytes(0))
 	})
 }
 

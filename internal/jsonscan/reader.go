@@ -36,23 +36,41 @@ func (r *Reader) Next() byte {
 // must read. It reports false if the next value is not an object or f
 // returns false.
 func (r *Reader) Object(f func(key []byte) bool) bool {
+	// Its own member loop rather than scanner.members: this is the
+	// decoders' innermost loop, and a closure call per member costs
+	// more than the loop it would share.
 	p := &r.p
-	return p.members('{', '}', func() bool {
-		p.space()
+	p.space()
+	if !p.byte('{') {
+		return false
+	}
+	p.space()
+	if p.byte('}') {
+		return true
+	}
+	for {
 		if !p.byte('"') {
 			return false
 		}
 		start := p.i
-		for p.i < len(p.b) && p.b[p.i] != '"' && p.b[p.i] != '\\' && p.b[p.i] >= 0x20 && p.b[p.i] < 0x80 {
-			p.i++
-		}
+		p.i = plainEnd(p.b, start)
 		key := p.b[start:p.i]
 		if !p.byte('"') {
 			return false
 		}
 		p.space()
-		return p.byte(':') && f(key)
-	})
+		if !p.byte(':') || !f(key) {
+			return false
+		}
+		p.space()
+		if p.byte('}') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+		p.space()
+	}
 }
 
 // Array reads an array, calling f once the Reader stands at each element,

@@ -145,3 +145,50 @@ func TestReaderMatchesEncodingJSON(t *testing.T) {
 	bad := NewReader([]byte(`{"a":2.5}`))
 	require.False(t, bad.Object(func([]byte) bool { _, ok := bad.Int64(); return ok }), "2.5 is no int64")
 }
+
+// storedShape is a value as package store writes it on the event path:
+// metadata with two managed entries and a last write, a Reconciling
+// condition, a spec and a status.
+const storedShape = `{"version":"v1","metadata":{"kind":"App","name":"app-00017","uid":"3f9c2a71-5b1e-4c8e-9d0a-6e2f7b8c1d40",` +
+	`"managed":[{"manager":"user","operation":"Update","fields":"{\"f:spec\":{\"f:args\":{},\"f:image\":{},\"f:replicas\":{},\"f:selector\":{\"f:app\":{}}}}"},` +
+	`{"manager":"app-controller","operation":"Apply","subresource":"status","fields":"{\"f:status\":{\"f:readyReplicas\":{}}}"}],` +
+	`"lastWrite":{"manager":"user","op":"Update"},"generation":42,"statusGeneration":42},` +
+	`"spec":{"replicas":41,"image":"registry.example.com/team/app:v1.2.3","args":["--port=8080","--log-level=info"],"selector":{"app":"app-00017"}},` +
+	`"status":{"readyReplicas":41},` +
+	`"conditions":[{"type":"Reconciling","status":"False","reason":"Reconciled","message":"bench: generation 1 reconciled","lastTransitionTime":"2026-12-02T07:00:00Z","observedGeneration":1}]}`
+
+// BenchmarkReaderObject reads storedShape the way store's decoder does:
+// every string of metadata and conditions with String, spec and status
+// whole with Raw. It is the inner loop of every read and watch event
+// (EventToReconcile/steady decodes five such values per event).
+func BenchmarkReaderObject(b *testing.B) {
+	text := []byte(storedShape)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(text)
+		if !readStored(&r) || !r.End() {
+			b.Fatal("storedShape did not read")
+		}
+	}
+}
+
+func readStored(r *Reader) bool {
+	switch r.Next() {
+	case '{':
+		return r.Object(func(key []byte) bool {
+			if string(key) == "spec" || string(key) == "status" {
+				_, ok := r.Raw()
+				return ok
+			}
+			return readStored(r)
+		})
+	case '[':
+		return r.Array(func() bool { return readStored(r) })
+	case '"':
+		_, _, ok := r.String()
+		return ok
+	}
+	_, ok := r.Raw()
+	return ok
+}

@@ -152,12 +152,20 @@ func (p *scanner) skipStringPlain() (plain, ok bool) {
 // plainRun advances over the common bytes of a string, printable ASCII
 // but quotes and backslashes, in a tight loop.
 func (p *scanner) plainRun() {
-	for p.i < len(p.b) {
-		if c := p.b[p.i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return
+	p.i = plainEnd(p.b, p.i)
+}
+
+// plainEnd returns the index of the first byte of b at or after i that
+// ends a plain run (a control character, quote, backslash or non-ASCII
+// byte), or len(b). It works on locals: a loop over p.b and p.i reloads
+// both from memory on every byte.
+func plainEnd(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return i
 		}
-		p.i++
 	}
+	return i
 }
 
 // skipStringRest is skipString for the rest of a string that is not plain.

@@ -27,7 +27,9 @@ import (
 type metaDecoder struct {
 	kind, name string
 	scratch    *decodeScratch // nil: none
-	r          jsonscan.Reader
+	// plans decodes typed Specs and Statuses (nil: encoding/json does).
+	plans *sidePlans
+	r     jsonscan.Reader
 	// version is the version the Store serves and first the version of a
 	// value stored without one (both "" for a kind without versions);
 	// found is the version of the value read, first until its key is read.

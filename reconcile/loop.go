@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -72,6 +73,8 @@ type Loop[K comparable] struct {
 	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
 	idPrefix   string        // ReconcileID's prefix, random per Loop
 	held       atomic.Int64  // keys with a hold (oscillation backoff)
+	awaits     atomic.Uint64 // waits for a stored revision begun: the count names each (keyState.awaitSeq)
+	awaiting   atomic.Int64  // keys with such a wait (keyState.awaitSeq ≠ 0)
 	// metricsOn is false for metrics.NopLoop: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -109,6 +112,13 @@ type keyState struct {
 	nextRetry  time.Time
 	warned     bool
 	freshRead  bool
+	// awaitSeq, when not 0, names the wait (awaitStored) that runs the
+	// key once the caches hold the revision its last pass's conflict
+	// failed against (awaited: where and at what revision the object is
+	// stored); until then the key's hints do not run it. A pass that
+	// begins ends the wait (see begin, clearAwaitLocked).
+	awaitSeq   uint64
+	awaited    *wrote.Stale
 	detector   *oscillation.Detector
 	oscillated *oscillation.Report
 	oscUntil   time.Time // one window after the hold of the last detection ends
@@ -131,7 +141,7 @@ type keyState struct {
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
-	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
+	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.awaitSeq == 0 && s.detector == nil &&
 		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.throttled == nil
 }
 

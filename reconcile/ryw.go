@@ -291,7 +291,7 @@ func (l *Loop[K]) awaited(t *term[K], key K, seq uint64, st *wrote.Stale, err er
 			t.qm.Retry()
 		}
 		if allow(&l.noise.first, &l.noise.firstDropped) {
-			l.log.LogAttrs(t.ctx, slog.LevelWarn, "the cache did not advance toward the revision a write conflicted with: is it running, over the store written to? retrying after backoff, told to read fresh",
+			l.log.LogAttrs(t.ctx, slog.LevelWarn, "the cache did not advance toward the revision a write conflicted with (not running, stuck, or relisting?): retrying after backoff, told to read fresh",
 				slog.String("controller", l.name), slog.Any("key", key), slog.Int64("storedRevision", st.Revision),
 				slog.Int64("cacheRevision", l.cacheFloor(backendID(st.Backend))), slog.Duration("stuckFor", l.cfg.rywTimeout),
 				slog.Duration("backoff", delay))

@@ -73,6 +73,13 @@ func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures
 	if !l.log.Enabled(ctx, lvl) {
 		return
 	}
+	if d.conflict {
+		// attempt counts failures, which a conflict is not: say how many
+		// conflicts in a row have been paced.
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("conflictsInARow", d.requeues), slog.Duration("backoff", d.delay), slog.Any("error", err), rec.idAttr())
+		return
+	}
 	l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
 		slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay),
 		slog.Any("error", err), rec.idAttr())

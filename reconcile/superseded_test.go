@@ -338,3 +338,30 @@ func TestSupersededOnlyForALaggingStaleConflictWithoutRequeueAfter(t *testing.T)
 	}
 	require.True(t, errors.Is(st, store.ErrConflict))
 }
+
+// A reconciler that keeps conflicting against what its cache shows (its
+// preconditions come from somewhere else) is paced by backoff, and is loud
+// about it: a Warn line at its 8th paced conflict in a row and at each
+// doubling, not one per conflict.
+func TestRepeatedConflictsWarnAtTheEighthInARow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conflict := fmt.Errorf("status of a: %w", store.ErrConflict)
+		var c calls
+		var logs logBuffer
+		l := mustNew(t, conflicting(&c, conflict, 1<<30), keySet("a"), append(fixedBackoff(), WithLogger(newLogger(&logs)))...)
+		stop := start(t, l)
+		time.Sleep(5 * time.Minute) // backoff 1s, 2s, ... 32s, then the 1m cap
+		synctest.Wait()
+		require.Equal(t, 10, c.n())
+		warns := 0
+		for _, line := range splitLines(logs.String()) {
+			if contains(line, "level=WARN") {
+				require.Contains(t, line, `msg="reconcile keeps hitting write conflicts against what its cache shows`)
+				require.Contains(t, line, "conflictsInARow=8 ")
+				warns++
+			}
+		}
+		require.Equal(t, 1, warns, "at the 8th, not before nor after until the 16th")
+		require.NoError(t, stop())
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"sync"
 	"testing"
@@ -88,8 +87,8 @@ func conflicting(c *calls, err error, n int) Reconciler[string] {
 
 // A status write computed from a cache that runs behind another writer
 // fails its precondition against a newer stored object, which the cache
-// will deliver. The pass is superseded: it runs again exactly once, as soon
-// as the cache holds the stored revision, with no backoff delay before or
+// will deliver. The pass is superseded: it runs again exactly once, on the
+// cache's event for the stored revision, with no backoff delay before or
 // after; hints meanwhile (the cache's events for states older than the
 // stored one) do not run it, since each pass would read a stale state and
 // conflict again. It is no failure and no paced retry, and Inspect says
@@ -121,6 +120,7 @@ func TestConflictWithANewerStoredObjectRunsOnceTheCacheHoldsIt(t *testing.T) {
 
 		caughtUp := time.Now()
 		src.set(stored)
+		l.Add("a") // the cache's event for the stored state
 		synctest.Wait()
 		require.Equal(t, 2, c.n(), "runs once the cache holds the stored revision")
 		require.Equal(t, caughtUp, c.times()[1], "at once: no backoff delay")
@@ -135,50 +135,26 @@ func TestConflictWithANewerStoredObjectRunsOnceTheCacheHoldsIt(t *testing.T) {
 	})
 }
 
-// heldWaiter is a cache that shows a revision before it wakes the waits
-// for it, so a test can order the cache's hint before the wake.
-type heldWaiter struct {
-	fakeWaiter
-	wake chan struct{}
-}
-
-func (w *heldWaiter) WaitFor(ctx context.Context, rev int64) error {
-	select {
-	case <-w.wake:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return w.fakeWaiter.WaitFor(ctx, rev)
-}
-
-type heldSource struct {
-	heldWaiter
-	keys []string
-}
-
-func (s *heldSource) Run(ctx context.Context, _ Sink[string]) error { <-ctx.Done(); return nil }
-func (s *heldSource) Keys() iter.Seq[string]                        { return slices.Values(s.keys) }
-
-// The cache's event for the stored state hints the key as the cache
-// reaches it: that pass and the end of the wait are one run, not two.
-func TestConflictWhoseStoredStateIsHintedRunsOnce(t *testing.T) {
+// When the cache's event for the stored state is no hint (a predicate
+// filtered it, or it was judged the Loop's own write), the key runs at the
+// end of its read-your-writes window, once.
+func TestConflictWhoseStoredStateIsNoHintRunsAtTheWindowsEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		conflict, stored := staleStatusConflict(t)
-		src := &heldSource{heldWaiter: heldWaiter{wake: make(chan struct{})}, keys: []string{"a"}}
+		src := &waitingSource{keys: []string{"a"}}
 		src.set(stored - 1)
 		var c calls
 		l := mustNew(t, conflicting(&c, conflict, 1), src, fixedBackoff()...)
+		began := time.Now()
 		stop := start(t, l)
 		synctest.Wait()
-		require.Equal(t, 1, c.n())
-		src.set(stored)
-		l.Add("a") // the hint of the stored state, before the wait wakes
+		time.Sleep(500 * time.Millisecond)
+		src.set(stored) // no hint
+		time.Sleep(time.Hour)
 		synctest.Wait()
 		require.Equal(t, 2, c.n())
-		close(src.wake)
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		require.Equal(t, 2, c.n(), "the wait ended with the pass that began: it runs nothing more")
+		require.Equal(t, began.Add(2*time.Second), c.times()[1], "the 2s read-your-writes timeout")
+		require.Equal(t, []bool{false, false}, c.freshReads())
 		require.NoError(t, stop())
 	})
 }
@@ -268,6 +244,7 @@ func TestConflictWaitsForACacheThatAdvancesSlowly(t *testing.T) {
 			time.Sleep(1900 * time.Millisecond)
 			src.set(stored - i)
 		}
+		l.Add("a") // the cache's event for the stored state
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		require.Equal(t, 2, c.n())
@@ -278,20 +255,17 @@ func TestConflictWaitsForACacheThatAdvancesSlowly(t *testing.T) {
 	})
 }
 
-// A term's end ends its waits: the next term starts afresh, its hints run
-// the key, and nothing is left waiting.
-func TestConflictWaitEndsWithTheTerm(t *testing.T) {
+// A key whose last pass conflicted and that is not queued (the Loop
+// stopped) is not said to have failed terminally.
+func TestInspectSaysAConflictedKeyIsNotQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		conflict, stored := staleStatusConflict(t)
-		src := &waitingSource{keys: []string{"a"}}
-		src.set(stored - 1)
+		conflict := fmt.Errorf("status of a: %w", store.ErrConflict)
 		var c calls
-		l := mustNew(t, conflicting(&c, conflict, 1), src, fixedBackoff()...)
+		l := mustNew(t, conflicting(&c, conflict, 1), keySet("a"), fixedBackoff()...)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, c.n())
 		require.NoError(t, stop())
-		require.Zero(t, l.awaiting.Load())
 		info := l.Inspect("a")
 		require.Equal(t, PhaseWaiting, info.Phase)
 		require.Equal(t, "its write conflicted; not queued (not leading, or the term ended)", info.Why)

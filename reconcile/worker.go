@@ -68,7 +68,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		}
 		slot.set(key)
 		switch {
-		case l.heldBack(t, key), l.waitsForStored(key):
+		case l.heldBack(t, key), l.waitsForStored(t, key):
 		case l.cfg.sharder != nil:
 			l.processSharded(t, ctx, rec, key, -1)
 		default:
@@ -94,7 +94,7 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		slot.set(key)
 		end := time.Duration(-1)
 		switch {
-		case l.heldBack(t, key), l.waitsForStored(key):
+		case l.heldBack(t, key), l.waitsForStored(t, key):
 		case l.cfg.sharder != nil:
 			end = l.processSharded(t, ctx, rec, key, start)
 		default:
@@ -304,7 +304,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, report
 	case nextAfterWrite:
 		l.requeueAfterWrite(t, key, rec.written())
 	case nextAfterStored:
-		l.awaitStored(t, key, d.stale, rec.written())
+		l.awaitStored(t, key, d.stale)
 	}
 	if reportEnds > 0 {
 		// A healthy key kept Stalled=Oscillating only because the report

@@ -108,12 +108,14 @@
 // cache will deliver the stored state; until it does, a retry would read
 // the same stale state and conflict again, and a backoff delay would only
 // keep the key waiting after the cache caught up. So the key runs again
-// exactly once, as soon as the caches hold the stored revision (and what
-// the pass wrote), with no backoff; hints for it meanwhile (the cache's
-// events for states older than the stored one) do not run it; Inspect says
-// which revision it waits for; and the count of paced retries is kept. The
-// wait lasts while the caches advance: when they do not advance at all for
-// the read-your-writes timeout (a cache that is not running, stuck, or
+// exactly once, on the cache's event for the stored state, with no
+// backoff; hints for it meanwhile (the cache's events for states older
+// than the stored one) do not run it; Inspect says which revision it waits
+// for; and the count of paced retries is kept. If that event is no hint (a
+// predicate filters it, or it is judged the Loop's own write), the key runs
+// at the end of a read-your-writes window (2s) once the caches hold the
+// stored revision. The wait lasts while the caches advance: when they do
+// not advance at all for a window (a cache that is not running, stuck, or
 // relisting), the key falls back to the paced retry, told to read fresh
 // (FreshReadNeeded), with a warning. A conflict against a stored revision
 // the caches already show, or in a store no cache of the Loop follows, is

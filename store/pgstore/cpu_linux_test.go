@@ -20,6 +20,21 @@ func selfCPU() (time.Duration, bool) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
+// backendCPU returns the CPU time server backend pid has used, from its
+// schedstat (nanoseconds); ok is false when the kernel keeps none.
+func backendCPU(pid int) (time.Duration, bool) {
+	ss, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(ss))
+	if len(f) == 0 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(ns), err == nil
+}
+
 // serverCPU returns the CPU time the server's client backends (its
 // connections' processes) have used: the server's side of a round trip,
 // which a loaded machine distorts less than wall time. It reads each
@@ -66,13 +81,10 @@ func serverCPU(port int) (d time.Duration, ok bool) {
 		if p.ppid != master || !strings.Contains(p.cmd, "127.0.0.1(") {
 			continue
 		}
-		if ss, err := os.ReadFile(dir + "/schedstat"); err == nil {
-			if f := strings.Fields(string(ss)); len(f) > 0 {
-				if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					d += time.Duration(ns)
-					continue
-				}
-			}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		if ns, ok := backendCPU(pid); ok {
+			d += ns
+			continue
 		}
 		d += time.Duration(p.ticks) * (time.Second / 100) // USER_HZ
 	}

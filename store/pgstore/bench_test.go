@@ -25,10 +25,12 @@ import (
 // its term's fence (store.WithFence): one more cond, on the leader key's
 // CreateRevision. The cases run in three ABBA rounds (raw, Txn, typed,
 // fenced, fenced, typed, Txn, raw), so that a change of the machine's load
-// falls on all of them. Besides wall-clock ns/op, each reports work-ns/op,
-// the CPU time of the test process and of the server's backends per write,
-// and client-ns/op, the test process's alone; reading the server's CPU
-// from /proc costs milliseconds, so it is read outside the measured loop.
+// falls on all of them; before them, interleaved (benchInterleaved) runs
+// the four cases write by write. Besides wall-clock ns/op, each reports
+// work-ns/op, the CPU time of the test process and of the server's
+// backends per write, and client-ns/op, the test process's alone; reading
+// the server's CPU from /proc costs milliseconds, so it is read outside the
+// measured loop.
 //
 //	go test -run '^$' -bench Update -benchtime 2000x ./   (in store/pgstore)
 func BenchmarkUpdate(b *testing.B) {

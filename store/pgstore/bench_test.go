@@ -115,7 +115,11 @@ func BenchmarkUpdate(b *testing.B) {
 // so every case meets the same load. A case's work is the CPU time of the
 // test process around its writes plus that of its connection's server
 // backend; each is reported per write, with typed/raw (and Txn/raw,
-// fenced/raw) as a ratio.
+// fenced/raw) as a ratio. Each write also meets the caches the other cases
+// left on both ends, which costs the raw UPDATE most: its work here is
+// about twice its work in the ABBA rounds, and the ratios are lower than
+// theirs. They compare the cases in a mixed workload; the ABBA rounds give
+// the cost of each write alone.
 func benchInterleaved(b *testing.B, value []byte) {
 	ctx := b.Context()
 	conn := func() (*pgxpool.Pool, int) {

@@ -69,8 +69,8 @@ func sidePlanOf(t reflect.Type) sideDecoder {
 }
 
 type sideCompiler struct {
-	// late holds the decoders of the struct types being compiled, for the
-	// types that contain themselves; filled in when done.
+	// late holds the decoders of the composite types being compiled, for
+	// the types that contain themselves; filled in when done.
 	late map[reflect.Type]*sideDecoder
 }
 
@@ -83,6 +83,19 @@ func (c *sideCompiler) compile(t reflect.Type) (sideDecoder, bool) {
 		return nil, false // its own decoding: encoding/json calls it
 	}
 	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Struct:
+		// A type may contain itself (type List []List): its decoder
+		// calls the one being compiled.
+		if p, ok := c.late[t]; ok {
+			return func(d *metaDecoder, v reflect.Value, depth int) bool { return (*p)(d, v, depth) }, true
+		}
+		self := new(sideDecoder)
+		c.late[t] = self
+		dec, ok := c.composite(t)
+		*self = dec
+		return dec, ok
+	}
+	switch t.Kind() {
 	case reflect.Bool:
 		return decodeBool, true
 	case reflect.String:
@@ -93,6 +106,13 @@ func (c *sideCompiler) compile(t reflect.Type) (sideDecoder, bool) {
 		return decodeUint, true
 	case reflect.Float32, reflect.Float64:
 		return decodeFloat, true
+	}
+	return nil, false // interfaces, arrays, complex numbers, channels, funcs
+}
+
+// composite compiles the decoder of a pointer, slice, map or struct type.
+func (c *sideCompiler) composite(t reflect.Type) (sideDecoder, bool) {
+	switch t.Kind() {
 	case reflect.Pointer:
 		return c.pointer(t)
 	case reflect.Slice:
@@ -114,7 +134,7 @@ func (c *sideCompiler) compile(t reflect.Type) (sideDecoder, bool) {
 	case reflect.Struct:
 		return c.structOf(t)
 	}
-	return nil, false // interfaces, arrays, complex numbers, channels, funcs
+	return nil, false
 }
 
 var (
@@ -231,9 +251,12 @@ func (c *sideCompiler) pointer(t reflect.Type) (sideDecoder, bool) {
 		if null(d) {
 			return true
 		}
+		if depth >= maxSideDepth {
+			return false // a pointer to itself reads no byte per level
+		}
 		p := reflect.New(et)
 		v.Set(p)
-		return elem(d, p.Elem(), depth)
+		return elem(d, p.Elem(), depth+1)
 	}, true
 }
 
@@ -305,11 +328,6 @@ type sideField struct {
 }
 
 func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
-	if p, ok := c.late[t]; ok {
-		return func(d *metaDecoder, v reflect.Value, depth int) bool { return (*p)(d, v, depth) }, true
-	}
-	self := new(sideDecoder)
-	c.late[t] = self
 	var fields []sideField
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -344,7 +362,7 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 	if len(fields) > 64 {
 		return nil, false
 	}
-	*self = func(d *metaDecoder, v reflect.Value, depth int) bool {
+	return func(d *metaDecoder, v reflect.Value, depth int) bool {
 		if null(d) {
 			return true
 		}
@@ -366,8 +384,7 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 			}
 			return false // not exactly a field's name
 		})
-	}
-	return *self, true
+	}, true
 }
 
 // plainTagName reports whether a json tag's name is one encoding/json

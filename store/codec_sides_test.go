@@ -22,6 +22,9 @@ type (
 	sideNum   int16
 	sideKey   string
 	sideTextK string
+	sideP     *sideP
+	sideS     []sideS
+	sideM     map[string]sideM
 	sideNode  struct {
 		Name string     `json:"name"`
 		Kids []sideNode `json:"kids,omitempty"`
@@ -263,6 +266,29 @@ func TestSideDecoderAgreesWithEncodingJSON(t *testing.T) {
 	require.Greater(t, compiled, typesSeen/4)
 	require.Greater(t, plainFast, plain*9/10, "what encoding/json writes is read the fast way")
 	require.Greater(t, mutatedFast, mutated/8)
+}
+
+// Types that contain themselves without a struct compile, and their
+// values decode as with encoding/json; a pointer to itself, which reads
+// no byte per level, is declined past the depth bound rather than
+// followed for ever.
+func TestSideDecoderOfTypesThatContainThemselves(t *testing.T) {
+	for _, c := range []struct {
+		typ  reflect.Type
+		text string
+	}{
+		{reflect.TypeFor[sideS](), `[[],[[]],null]`},
+		{reflect.TypeFor[sideM](), `{"a":{},"b":{"c":null}}`},
+		{reflect.TypeFor[sideP](), `null`},
+	} {
+		plan := sidePlanOf(c.typ)
+		require.NotNil(t, plan, "%v", c.typ)
+		want, got := reflect.New(c.typ), reflect.New(c.typ)
+		require.NoError(t, json.Unmarshal([]byte(c.text), want.Interface()))
+		require.True(t, fastSide(plan, []byte(c.text), got), c.text)
+		require.Equal(t, want.Interface(), got.Interface(), c.text)
+	}
+	require.False(t, fastSide(sidePlanOf(reflect.TypeFor[sideP]()), []byte(`1`), reflect.New(reflect.TypeFor[sideP]())))
 }
 
 func TestSidePlanOfDeclines(t *testing.T) {

@@ -175,6 +175,10 @@ func metaSizeHint(m *Meta) int {
 // appendMeta appends m as json.Marshal encodes it, or reports false
 // (having appended something) for what it leaves to encoding/json: a
 // string that encoding/json would escape.
+//
+// Not shared with appendSpecDoc (managed_codecs.go) by design: this writes
+// the stored bytes of every field, map keys sorted, as encoding/json would;
+// that writes only the spec side's ownership paths, leaves null, in any order.
 func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
 	str := func(b []byte, s string) []byte {

@@ -151,3 +151,60 @@ func TestVersionTypeUnmarshalJSONPanicIsADecodeError(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "img:4", got.Spec.Image)
 }
+
+// loudSpec encodes itself, and its MarshalJSON panics on the image
+// "bomb".
+type loudSpec struct{ Image string }
+
+func (s loudSpec) MarshalJSON() ([]byte, error) {
+	if s.Image == "bomb" {
+		var p *struct{ s string }
+		_ = p.s // nil pointer dereference
+	}
+	return json.Marshal(struct{ Image string }{s.Image})
+}
+
+// A Spec type whose MarshalJSON panics makes the write that encodes it
+// fail with ErrInvalid naming the panic, whatever goroutine writes (the
+// Loop's own condition writes of a kind with versions encode Spec and
+// Status too); nothing is stored, and the next write goes through.
+func TestSpecMarshalJSONPanicIsAnInvalidWrite(t *testing.T) {
+	ctx := t.Context()
+	const why = `panicked: runtime.errorString: runtime error: invalid memory address or nil pointer dereference`
+	st, err := store.New[loudSpec, touchyStatus](memstore.New(), "Widget")
+	require.NoError(t, err)
+	w := st.As("a")
+	_, err = w.Create(ctx, &store.Object[loudSpec, touchyStatus]{Meta: store.Meta{Name: "a"}, Spec: loudSpec{Image: "bomb"}})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, why)
+	_, err = st.Get(ctx, "a")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing stored")
+	obj := &store.Object[loudSpec, touchyStatus]{Meta: store.Meta{Name: "a"}, Spec: loudSpec{Image: "img:1"}}
+	_, err = w.Create(ctx, obj)
+	require.NoError(t, err)
+	obj.Spec.Image = "bomb"
+	_, err = w.Update(ctx, obj)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, why)
+
+	// At another version: a status write converts to the storage version,
+	// whose MarshalJSON panics.
+	b := memstore.New()
+	v1 := store.VersionOf("v1", store.Conversion[loudSpec, touchyStatus, specV2, statusV2]{
+		ToHub: func(s loudSpec, st touchyStatus) (specV2, statusV2, error) {
+			return specV2{ContainerImage: s.Image}, statusV2{Ready: st.Ready}, nil
+		},
+		FromHub: func(s specV2, st statusV2) (loudSpec, touchyStatus, error) {
+			return loudSpec{Image: s.ContainerImage}, touchyStatus{Ready: st.Ready}, nil
+		},
+	})
+	vs, err := store.NewVersions("v1", v1, store.VersionOf("v2", store.Conversion[specV2, statusV2, specV2, statusV2]{}))
+	require.NoError(t, err)
+	s2, err := store.New[specV2, statusV2](b, "Widget", store.WithVersion("v2", vs))
+	require.NoError(t, err)
+	_, err = s2.As("a").Create(ctx, &store.Object[specV2, statusV2]{Meta: store.Meta{Name: "a"}, Spec: specV2{ContainerImage: "bomb"}})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, why)
+	_, err = s2.As("a").Create(ctx, &store.Object[specV2, statusV2]{Meta: store.Meta{Name: "b"}, Spec: specV2{ContainerImage: "img:2"}})
+	require.NoError(t, err)
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
@@ -87,7 +88,7 @@ type Cache[S, T any] struct {
 	reuse func(name string, revision int64) *store.Object[S, T]
 
 	mu    sync.RWMutex
-	items map[string]*store.Object[S, T]
+	items map[string]item[S, T]
 	// quarantine holds, by name, the keys whose current value does not
 	// decode; items may still hold the last valid object of one.
 	quarantine map[string]*store.DecodeError
@@ -114,6 +115,44 @@ type Cache[S, T any] struct {
 	prune    refilterState         // see Prune
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
+
+	// hooks carries the Cache's internalView for internal/storeaccess.Of.
+	hooks
+}
+
+// hooks is an alias so that the embedded field is unexported: what it
+// carries is for the project's own packages (reconcile), not the API.
+type hooks = storeaccess.Hooks
+
+// item is a cached object and its marks (internal/objmarks), worked out
+// when the Cache stored it: a reconcile Loop reads them before every
+// reconcile, and finds them in the map slot its lookup lands on instead of
+// in the object's metadata and conditions, which at 100k objects are
+// cache misses (BenchmarkLoopNoopResync100k).
+type item[S, T any] struct {
+	obj   *store.Object[S, T]
+	marks objmarks.Marks
+}
+
+// itemOf returns obj with its marks.
+func itemOf[S, T any](obj *store.Object[S, T]) item[S, T] {
+	return item[S, T]{obj: obj, marks: objmarks.Of(&obj.Meta, obj.Conditions)}
+}
+
+// internalView is what a Cache offers the project's own packages and not
+// its users: the marks of its objects for a reconcile Loop (it is an
+// objmarks.Reader). A Cache carries it in its hooks (storeaccess.Of(c)
+// returns it).
+type internalView[S, T any] Cache[S, T]
+
+// Marks returns the marks of the object the Cache holds under name, as of
+// when it stored it; ok is false when it holds none.
+func (v *internalView[S, T]) Marks(name string) (objmarks.Marks, bool) {
+	c := (*Cache[S, T])(v)
+	c.mu.RLock()
+	it, ok := c.items[name]
+	c.mu.RUnlock()
+	return it.marks, ok
 }
 
 // ErrRunning is returned by a second call of Cache.Run.
@@ -138,7 +177,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		src:        src,
 		cfg:        cfg,
 		initErr:    err,
-		items:      make(map[string]*store.Object[S, T]),
+		items:      make(map[string]item[S, T]),
 		quarantine: make(map[string]*store.DecodeError),
 		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
 		synced:     make(chan struct{}),
@@ -151,6 +190,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		c.lean, _ = storeaccess.Of(st).(leanSource[S, T])
 	}
 	c.reuse = c.reused
+	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
 	c.refilter.init()
 	c.prune.init()
 	return c
@@ -162,7 +202,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 // and replace), so it reads c.items without c.mu: a relist of n objects
 // takes no lock n times.
 func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
-	obj := c.items[name]
+	obj := c.items[name].obj
 	if obj != nil && obj.Meta.Revision == revision {
 		return obj
 	}
@@ -173,9 +213,9 @@ func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
 // must not be modified. It does not allocate.
 func (c *Cache[S, T]) Get(name string) (*store.Object[S, T], bool) {
 	c.mu.RLock()
-	obj, ok := c.items[name]
+	it, ok := c.items[name]
 	c.mu.RUnlock()
-	return obj, ok
+	return it.obj, ok
 }
 
 // List returns the cached objects whose labels sel matches (nil matches
@@ -187,9 +227,9 @@ func (c *Cache[S, T]) List(sel store.Selector) []*store.Object[S, T] {
 	if sel == nil {
 		out = make([]*store.Object[S, T], 0, len(c.items))
 	}
-	for _, obj := range c.items {
-		if sel == nil || sel.Matches(obj.Meta.Labels) {
-			out = append(out, obj)
+	for _, it := range c.items {
+		if sel == nil || sel.Matches(it.obj.Meta.Labels) {
+			out = append(out, it.obj)
 		}
 	}
 	c.mu.RUnlock()

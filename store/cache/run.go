@@ -356,13 +356,13 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not
 	// decode.
-	old := c.items[name]
+	old := c.items[name].obj
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
 		delete(c.items, name)
 	} else {
 		new = ev.Object
-		c.items[name] = new
+		c.items[name] = itemOf(new)
 	}
 	var mutated []error
 	var panics []indexPanic
@@ -468,13 +468,13 @@ func (c *Cache[S, T]) holdsAllLocked(items []*store.Object[S, T]) bool {
 		if i > 0 && obj.Meta.Name <= items[i-1].Meta.Name {
 			return false
 		}
-		if c.items[obj.Meta.Name] != nil {
+		if c.items[obj.Meta.Name].obj != nil {
 			held++
 		}
 	}
 	for name := range c.quarantine {
 		_, listed := slices.BinarySearchFunc(items, name, func(o *store.Object[S, T], name string) int { return strings.Compare(o.Meta.Name, name) })
-		if !listed && c.items[name] != nil {
+		if !listed && c.items[name].obj != nil {
 			held++
 		}
 	}
@@ -488,9 +488,9 @@ func (c *Cache[S, T]) dropMissingLocked(items []*store.Object[S, T], d *diffs[S,
 	for _, obj := range items {
 		listed[obj.Meta.Name] = struct{}{}
 	}
-	for name, old := range c.items {
+	for name, it := range c.items {
 		if _, ok := listed[name]; !ok && c.quarantine[name] == nil {
-			d.deleted = append(d.deleted, change[S, T]{old, nil})
+			d.deleted = append(d.deleted, change[S, T]{it.obj, nil})
 		}
 	}
 	c.removeDeletedLocked(d)
@@ -515,7 +515,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 // replaces a deleted and recreated object, a deletion and an addition.
 func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 	name := obj.Meta.Name
-	old := c.items[name]
+	old := c.items[name].obj
 	switch {
 	case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
 		d.mutated = c.detect.verify(name, old, d.mutated)
@@ -527,7 +527,7 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		d.mutated = c.detect.replace(name, old, nil, d.mutated)
 		old = nil
 	}
-	c.items[name] = obj
+	c.items[name] = itemOf(obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)
 	d.changed = append(d.changed, change[S, T]{old, obj})

@@ -1,10 +1,11 @@
 // Package objmarks is what a reconcile Loop reads of an object before each
 // reconcile: whether it is paused or observe-only, and where its Loop
 // conditions stand. store/cache works the marks out once, when it stores an
-// object, and keeps them beside the object in its map, so that the Loop's
-// check before every reconcile reads a few bytes in the slot its lookup
-// lands on instead of the object's metadata and conditions, scattered over
-// the heap (BenchmarkLoopNoopResync100k, 100k objects).
+// object, and keeps those that are not Quiet, by name: most objects, once
+// reconciled, are quiet, so that the Loop's check before every reconcile
+// reads a counter, or a small map, instead of the object's metadata and
+// conditions, scattered over the heap (BenchmarkLoopNoopResync100k, 100k
+// objects).
 //
 // The Cache offers them to the project's packages alone, as a Reader
 // through internal/storeaccess. Package reconcile documents what each mark
@@ -61,9 +62,24 @@ func Of(meta *store.Meta, conds []store.Condition) Marks {
 	return m
 }
 
-// Reader is what a store/cache.Cache carries for internal/storeaccess.Of:
-// the marks of the object it holds under name, as of when it stored it;
-// ok is false when it holds none.
+// Quiet reports whether m asks nothing of a Loop before a reconcile: the
+// object is not paused and does not show Paused=True, is not observe-only,
+// has no Reconciling=True, and was observed before (it has a Reconciling
+// condition, an ObservedGeneration, or its deletion is requested), so the
+// Loop does not set Reconciling=True on it. Once reconciled, most objects
+// are quiet.
+func (m Marks) Quiet() bool {
+	return !m.Paused && !m.PauseShown && !m.ObserveOnly && !m.Reconciling &&
+		(m.HasReconciling || m.Observed || m.Deleting)
+}
+
+// Reader is what a store/cache.Cache carries for internal/storeaccess.Of.
 type Reader interface {
-	Marks(name string) (m Marks, ok bool)
+	// KeepMarks makes the Cache keep its objects' marks from now on (a
+	// Cache no Loop reads keeps none).
+	KeepMarks()
+	// Marks returns the marks of the object held under name and true when
+	// they are not quiet; zero and false when they are quiet, when no
+	// object is held under name, and before KeepMarks.
+	Marks(name string) (m Marks, loud bool)
 }

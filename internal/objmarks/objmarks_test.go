@@ -54,3 +54,16 @@ func TestOfReadsEachMark(t *testing.T) {
 		})
 	}
 }
+
+// Quiet marks ask nothing of a Loop: any mark it acts on, or an object no
+// condition has observed yet (the Loop sets Reconciling=True on it), is
+// loud.
+func TestQuietMarksAskNothingOfALoop(t *testing.T) {
+	for _, m := range []Marks{{HasReconciling: true}, {Observed: true}, {Deleting: true}, {HasReconciling: true, Observed: true}} {
+		require.True(t, m.Quiet(), "%+v", m)
+	}
+	for _, m := range []Marks{{}, {Paused: true, Observed: true}, {PauseShown: true, Observed: true}, {ObserveOnly: true, Observed: true},
+		{Reconciling: true, HasReconciling: true}} {
+		require.False(t, m.Quiet(), "%+v", m)
+	}
+}

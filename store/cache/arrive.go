@@ -45,7 +45,7 @@ func (c *Cache[S, T]) arriveListing(l *store.List[S, T]) *store.List[S, T] {
 	c.mu.RLock()
 	var fresh []*store.Object[S, T]
 	for _, obj := range l.Items {
-		if old := c.items[obj.Meta.Name].obj; old == nil || old.Meta.UID != obj.Meta.UID || old.Meta.Revision != obj.Meta.Revision {
+		if old := c.items[obj.Meta.Name]; old == nil || old.Meta.UID != obj.Meta.UID || old.Meta.Revision != obj.Meta.Revision {
 			fresh = append(fresh, obj)
 		}
 	}

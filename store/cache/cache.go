@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -88,7 +89,7 @@ type Cache[S, T any] struct {
 	reuse func(name string, revision int64) *store.Object[S, T]
 
 	mu    sync.RWMutex
-	items map[string]item[S, T]
+	items map[string]*store.Object[S, T]
 	// quarantine holds, by name, the keys whose current value does not
 	// decode; items may still hold the last valid object of one.
 	quarantine map[string]*store.DecodeError
@@ -98,6 +99,13 @@ type Cache[S, T any] struct {
 	waiters    revWaiters // WaitFor calls, by revision; woken as rev reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
+	// loud holds the marks (internal/objmarks) of the held objects whose
+	// marks are not quiet, by name, once a Loop asked for them (KeepMarks;
+	// nil before); loudPeak is its largest length since it was last made
+	// anew, and nloud its length, which Marks reads without c.mu.
+	loud     map[string]objmarks.Marks
+	loudPeak int
+	nloud    atomic.Int64
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -124,35 +132,73 @@ type Cache[S, T any] struct {
 // carries is for the project's own packages (reconcile), not the API.
 type hooks = storeaccess.Hooks
 
-// item is a cached object and its marks (internal/objmarks), worked out
-// when the Cache stored it: a reconcile Loop reads them before every
-// reconcile, and finds them in the map slot its lookup lands on instead of
-// in the object's metadata and conditions, which at 100k objects are
-// cache misses (BenchmarkLoopNoopResync100k).
-type item[S, T any] struct {
-	obj   *store.Object[S, T]
-	marks objmarks.Marks
-}
-
-// itemOf returns obj with its marks.
-func itemOf[S, T any](obj *store.Object[S, T]) item[S, T] {
-	return item[S, T]{obj: obj, marks: objmarks.Of(&obj.Meta, obj.Conditions)}
-}
-
 // internalView is what a Cache offers the project's own packages and not
 // its users: the marks of its objects for a reconcile Loop (it is an
 // objmarks.Reader). A Cache carries it in its hooks (storeaccess.Of(c)
 // returns it).
+//
+// The Cache works an object's marks out when it stores the object and
+// keeps only the loud ones, by name: once reconciled, most objects are
+// quiet, so that the Loop's check before each reconcile usually reads one
+// counter, and otherwise a map of the few loud objects, instead of each
+// object's metadata and conditions, which at 100k objects are cache misses
+// (BenchmarkLoopNoopResync100k). A Cache no Loop reads keeps none.
 type internalView[S, T any] Cache[S, T]
 
-// Marks returns the marks of the object the Cache holds under name, as of
-// when it stored it; ok is false when it holds none.
+// KeepMarks makes the Cache keep the marks of what it holds from now on,
+// starting with the objects it holds.
+func (v *internalView[S, T]) KeepMarks() {
+	c := (*Cache[S, T])(v)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loud != nil {
+		return
+	}
+	c.loud = map[string]objmarks.Marks{}
+	for name, obj := range c.items {
+		c.markLocked(name, obj)
+	}
+}
+
+// Marks returns the marks of the object held under name and true when
+// they are loud; zero and false when they are quiet, when the Cache holds
+// no such object, and before KeepMarks.
 func (v *internalView[S, T]) Marks(name string) (objmarks.Marks, bool) {
 	c := (*Cache[S, T])(v)
+	if c.nloud.Load() == 0 {
+		return objmarks.Marks{}, false
+	}
 	c.mu.RLock()
-	it, ok := c.items[name]
+	m, ok := c.loud[name]
 	c.mu.RUnlock()
-	return it.marks, ok
+	return m, ok
+}
+
+// markLocked keeps the marks of obj, now held under name (nil: none is),
+// once KeepMarks was called. A map that shrank to a quarter of its peak
+// (a first pass that made every new object quiet) is made anew, so that
+// lookups in it stay in a few cache lines.
+func (c *Cache[S, T]) markLocked(name string, obj *store.Object[S, T]) {
+	if c.loud == nil {
+		return
+	}
+	if obj != nil {
+		if m := objmarks.Of(&obj.Meta, obj.Conditions); !m.Quiet() {
+			c.loud[name] = m
+			c.loudPeak = max(c.loudPeak, len(c.loud))
+			c.nloud.Store(int64(len(c.loud)))
+			return
+		}
+	}
+	if _, ok := c.loud[name]; !ok {
+		return
+	}
+	delete(c.loud, name)
+	if len(c.loud) < c.loudPeak/4 {
+		c.loud = maps.Collect(maps.All(c.loud))
+		c.loudPeak = len(c.loud)
+	}
+	c.nloud.Store(int64(len(c.loud)))
 }
 
 // ErrRunning is returned by a second call of Cache.Run.
@@ -177,7 +223,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		src:        src,
 		cfg:        cfg,
 		initErr:    err,
-		items:      make(map[string]item[S, T]),
+		items:      make(map[string]*store.Object[S, T]),
 		quarantine: make(map[string]*store.DecodeError),
 		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
 		synced:     make(chan struct{}),
@@ -202,7 +248,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 // and replace), so it reads c.items without c.mu: a relist of n objects
 // takes no lock n times.
 func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
-	obj := c.items[name].obj
+	obj := c.items[name]
 	if obj != nil && obj.Meta.Revision == revision {
 		return obj
 	}
@@ -213,9 +259,9 @@ func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
 // must not be modified. It does not allocate.
 func (c *Cache[S, T]) Get(name string) (*store.Object[S, T], bool) {
 	c.mu.RLock()
-	it, ok := c.items[name]
+	obj, ok := c.items[name]
 	c.mu.RUnlock()
-	return it.obj, ok
+	return obj, ok
 }
 
 // List returns the cached objects whose labels sel matches (nil matches
@@ -227,9 +273,9 @@ func (c *Cache[S, T]) List(sel store.Selector) []*store.Object[S, T] {
 	if sel == nil {
 		out = make([]*store.Object[S, T], 0, len(c.items))
 	}
-	for _, it := range c.items {
-		if sel == nil || sel.Matches(it.obj.Meta.Labels) {
-			out = append(out, it.obj)
+	for _, obj := range c.items {
+		if sel == nil || sel.Matches(obj.Meta.Labels) {
+			out = append(out, obj)
 		}
 	}
 	c.mu.RUnlock()

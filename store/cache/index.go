@@ -39,8 +39,8 @@ func (c *Cache[S, T]) AddIndex(name string, fn IndexFunc[S, T]) error {
 	}
 	ix := newIndex(fn)
 	var panics []indexPanic
-	for obj, it := range c.items {
-		if p := ix.update(obj, nil, it.obj); p != nil {
+	for obj, o := range c.items {
+		if p := ix.update(obj, nil, o); p != nil {
 			panics = append(panics, indexPanic{index: name, object: obj, p: p})
 		}
 	}
@@ -86,9 +86,9 @@ func (c *Cache[S, T]) ByLabel(key, value string) []*store.Object[S, T] {
 		return c.collectLocked(ix.m[value])
 	}
 	var out []*store.Object[S, T]
-	for _, it := range c.items {
-		if v, ok := it.obj.Meta.Labels[key]; ok && v == value {
-			out = append(out, it.obj)
+	for _, obj := range c.items {
+		if v, ok := obj.Meta.Labels[key]; ok && v == value {
+			out = append(out, obj)
 		}
 	}
 	c.mu.RUnlock()
@@ -101,7 +101,7 @@ func (c *Cache[S, T]) collectLocked(set nameSet) []*store.Object[S, T] {
 		return nil
 	}
 	out := make([]*store.Object[S, T], 0, set.len())
-	set.each(func(name string) { out = append(out, c.items[name].obj) })
+	set.each(func(name string) { out = append(out, c.items[name]) })
 	sortByName(out)
 	return out
 }

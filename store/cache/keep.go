@@ -80,7 +80,7 @@ func (c *Cache[S, T]) pruneNow() {
 		names = append(names, name)
 	}
 	for name := range c.quarantine {
-		if c.items[name].obj == nil {
+		if c.items[name] == nil {
 			names = append(names, name)
 		}
 	}
@@ -95,7 +95,7 @@ func (c *Cache[S, T]) pruneNow() {
 	var d diffs[S, T]
 	for _, name := range gone {
 		delete(c.quarantine, name)
-		if old := c.items[name].obj; old != nil {
+		if old := c.items[name]; old != nil {
 			d.deleted = append(d.deleted, change[S, T]{old, nil})
 		}
 	}

@@ -14,25 +14,41 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// requireMarks checks that the marks c offers a reconcile Loop for each
-// name (internal/objmarks) are those of the object Get returns, and that
-// it offers none for a name it does not hold.
-func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
+// marksOf returns the marks c offers a reconcile Loop (internal/objmarks),
+// after asking it to keep them.
+func marksOf(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus]) objmarks.Reader {
 	t.Helper()
 	r, ok := storeaccess.Of(c).(objmarks.Reader)
 	require.True(t, ok, "a Cache offers its objects' marks")
+	r.KeepMarks()
+	return r
+}
+
+// requireMarks checks that the marks c offers for each name are those of
+// the object Get returns when they are loud, and that it offers none for
+// an object whose marks are quiet or a name it does not hold.
+func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
+	t.Helper()
+	r := marksOf(t, c)
 	for _, name := range names {
 		obj, held := c.Get(name)
-		m, ok := r.Marks(name)
-		require.Equal(t, held, ok, "marks of %s, held: %v", name, held)
+		var want objmarks.Marks
 		if held {
-			require.Equal(t, objmarks.Of(&obj.Meta, obj.Conditions), m, "marks of %s", name)
+			want = objmarks.Of(&obj.Meta, obj.Conditions)
+		}
+		m, loud := r.Marks(name)
+		require.Equal(t, held && !want.Quiet(), loud, "marks of %s (held: %v) are loud", name, held)
+		if loud {
+			require.Equal(t, want, m, "marks of %s", name)
+		} else {
+			require.Zero(t, m, "marks of %s", name)
 		}
 	}
 }
 
-// The marks a Cache keeps beside each object, worked out when it stored
-// the object, stay those of the object it serves: through creates,
+// The loud marks a Cache keeps, worked out when it stored each object,
+// stay those of the object it serves: from the objects it held when asked
+// to keep them, and through creates,
 // updates of annotations and conditions, deletions, a value that does not
 // decode (the last valid object and its marks stay), a relist that
 // changes, drops and recreates objects, and a transform.
@@ -58,12 +74,15 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(ctx))
+		r, ok := storeaccess.Of(c).(objmarks.Reader)
+		require.True(t, ok, "a Cache offers its objects' marks")
+		_, loud := r.Marks("paused")
+		require.False(t, loud, "a Cache no Loop asked keeps no marks")
 		requireMarks(t, c, names...)
-		r := storeaccess.Of(c).(objmarks.Reader)
-		m, _ := r.Marks("paused")
-		require.True(t, m.Paused, "the paused object's marks say so")
-		m, _ = r.Marks("cond")
-		require.Equal(t, objmarks.Marks{HasReconciling: true, Observed: true}, m)
+		m, loud := r.Marks("paused")
+		require.True(t, loud && m.Paused, "the paused object's marks say so")
+		_, loud = r.Marks("cond")
+		require.False(t, loud, "an object with Reconciling=False is quiet")
 
 		// Updates, a deletion.
 		obj, _ := st.Get(ctx, "paused")
@@ -86,6 +105,8 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
 		m, _ = r.Marks("cond")
 		require.Equal(t, objmarks.Marks{Reconciling: true, HasReconciling: true}, m)
+		_, loud = r.Marks("gone")
+		require.False(t, loud, "a deleted object has no marks")
 
 		// Values that do not decode: cond keeps its last valid object.
 		raw := func(key, v string) int64 {
@@ -119,7 +140,8 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		requireMarks(t, c, names...)
 		m, _ = r.Marks("paused")
 		require.Equal(t, objmarks.Marks{Paused: true}, m)
-		m, _ = r.Marks("cond")
+		m, loud = r.Marks("cond")
+		require.True(t, loud, "the recreated object, not yet observed, is loud")
 		require.Equal(t, objmarks.Marks{}, m)
 	})
 }
@@ -136,11 +158,12 @@ func TestCacheMarksAreThoseOfTheTransformedObject(t *testing.T) {
 		c := cache.New(st, cache.WithTransform(func(o *cobj) {
 			o.Meta.Annotations = map[string]string{objmarks.ObserveOnlyAnnotation: "true"}
 		}))
+		r := marksOf(t, c)
 		stop := startCache(t, c)
 		defer stop()
 		require.NoError(t, c.WaitForSync(ctx))
 		requireMarks(t, c, "a")
-		m, _ := storeaccess.Of(c).(objmarks.Reader).Marks("a")
+		m, _ := r.Marks("a")
 		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
 	})
 }

@@ -32,8 +32,8 @@ func (e *MutationError) Error() string {
 func (c *Cache[S, T]) Check() error {
 	c.mu.RLock()
 	var errs []error
-	for name, it := range c.items {
-		errs = c.detect.verify(name, it.obj, errs)
+	for name, obj := range c.items {
+		errs = c.detect.verify(name, obj, errs)
 	}
 	c.mu.RUnlock()
 	slices.SortFunc(errs, func(a, b error) int {

@@ -133,6 +133,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	sh := &shadow{objs: map[string]*cobj{}}
 	c.AddHandler(sh.handle)
 	require.NoError(t, c.AddLabelIndex("tier"))
+	marksOf(t, c) // kept from the first listing on
 	stop := startCache(t, c)
 	defer stop()
 

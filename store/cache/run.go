@@ -356,14 +356,15 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not
 	// decode.
-	old := c.items[name].obj
+	old := c.items[name]
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
 		delete(c.items, name)
 	} else {
 		new = ev.Object
-		c.items[name] = itemOf(new)
+		c.items[name] = new
 	}
+	c.markLocked(name, new)
 	var mutated []error
 	var panics []indexPanic
 	if old != nil || new != nil {
@@ -468,13 +469,13 @@ func (c *Cache[S, T]) holdsAllLocked(items []*store.Object[S, T]) bool {
 		if i > 0 && obj.Meta.Name <= items[i-1].Meta.Name {
 			return false
 		}
-		if c.items[obj.Meta.Name].obj != nil {
+		if c.items[obj.Meta.Name] != nil {
 			held++
 		}
 	}
 	for name := range c.quarantine {
 		_, listed := slices.BinarySearchFunc(items, name, func(o *store.Object[S, T], name string) int { return strings.Compare(o.Meta.Name, name) })
-		if !listed && c.items[name].obj != nil {
+		if !listed && c.items[name] != nil {
 			held++
 		}
 	}
@@ -488,9 +489,9 @@ func (c *Cache[S, T]) dropMissingLocked(items []*store.Object[S, T], d *diffs[S,
 	for _, obj := range items {
 		listed[obj.Meta.Name] = struct{}{}
 	}
-	for name, it := range c.items {
+	for name, old := range c.items {
 		if _, ok := listed[name]; !ok && c.quarantine[name] == nil {
-			d.deleted = append(d.deleted, change[S, T]{it.obj, nil})
+			d.deleted = append(d.deleted, change[S, T]{old, nil})
 		}
 	}
 	c.removeDeletedLocked(d)
@@ -504,6 +505,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
+		c.markLocked(name, nil)
 		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
 		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
 	}
@@ -515,7 +517,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 // replaces a deleted and recreated object, a deletion and an addition.
 func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 	name := obj.Meta.Name
-	old := c.items[name].obj
+	old := c.items[name]
 	switch {
 	case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
 		d.mutated = c.detect.verify(name, old, d.mutated)
@@ -527,7 +529,8 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		d.mutated = c.detect.replace(name, old, nil, d.mutated)
 		old = nil
 	}
-	c.items[name] = itemOf(obj)
+	c.items[name] = obj
+	c.markLocked(name, obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)
 	d.changed = append(d.changed, change[S, T]{old, obj})

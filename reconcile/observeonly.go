@@ -69,8 +69,7 @@ func (l *Loop[K]) observing(key K) bool {
 	if l.marks == nil {
 		return false
 	}
-	m, _ := l.marks.marks(key)
-	return m.ObserveOnly
+	return l.marks.marks(key).ObserveOnly
 }
 
 // loopWriteCtx is observeCtx for the Loop's own condition writes on key,
@@ -78,7 +77,7 @@ func (l *Loop[K]) observing(key K) bool {
 func (l *Loop[K]) loopWriteCtx(ctx context.Context, key K) context.Context {
 	var m objectMarks
 	if l.marks != nil {
-		m, _ = l.marks.marks(key)
+		m = l.marks.marks(key)
 	}
 	return l.observeCtx(l.shardFenced(ctx, key), key, &m)
 }

@@ -32,26 +32,29 @@ const (
 // object's generation then, for the messages of Reconciling.
 type objectMarks struct {
 	objmarks.Marks
-	gen int64
+	// quiet: the object asks nothing of the Loop (objmarks.Marks.Quiet),
+	// or there is none; Marks is then zero.
+	quiet bool
+	gen   int64
 }
 
 // markReader is the narrow, optional side of a ConditionWriter through which
-// the Loop reads an object's marks (StoreConditions implements it). ok is false
-// when the object is gone.
+// the Loop reads an object's marks (StoreConditions implements it).
 type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
-	marks(key K) (m objectMarks, ok bool)
-	// about returns what an event on key's object names it by.
+	marks(key K) objectMarks
+	// about returns what an event on key's object names it by; ok is
+	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
 }
 
-func (s storeConditions[S, T]) marks(name string) (objectMarks, bool) {
+func (s storeConditions[S, T]) marks(name string) objectMarks {
 	if s.mr == nil {
-		return objectMarks{}, false
+		return objectMarks{quiet: true}
 	}
-	m, ok := s.mr.Marks(name)
-	return objectMarks{Marks: m}, ok
+	m, loud := s.mr.Marks(name)
+	return objectMarks{Marks: m, quiet: !loud}
 }
 
 func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool) {
@@ -64,11 +67,10 @@ func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool)
 
 // skip reads key's marks into m and reports whether the reconcile must
 // not run (the object is paused). Only for a ConditionWriter that offers
-// marks (l.marks); m stays zero when the object is gone.
+// marks (l.marks); m is quiet when the object is gone.
 func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
-	var ok bool
-	*m, ok = l.marks.marks(key)
-	return ok && l.paused(t, key, m)
+	*m = l.marks.marks(key)
+	return l.paused(t, key, m)
 }
 
 // paused reports whether key's object is paused, and keeps its Paused

@@ -35,7 +35,7 @@ func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
 		}
 		_, m.gen, _ = l.sw.Conditions(key)
 		return true
-	case m.HasReconciling || m.Observed || m.Deleting:
+	case m.quiet || m.HasReconciling || m.Observed || m.Deleting:
 		return false
 	}
 	_, m.gen, _ = l.sw.Conditions(key)

@@ -61,15 +61,17 @@ func StoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) Cond
 type storeConditions[S, T any] struct {
 	c  *cache.Cache[S, T]
 	st *store.Store[S, T]
-	// mr reads the marks c keeps beside each object (internal/objmarks);
-	// nil for a nil c.
+	// mr reads the marks c keeps of its objects (internal/objmarks),
+	// which it asks c to keep; nil for a nil c.
 	mr objmarks.Reader
 }
 
 func newStoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) storeConditions[S, T] {
 	s := storeConditions[S, T]{c: c, st: st}
 	if c != nil {
-		s.mr, _ = storeaccess.Of(c).(objmarks.Reader)
+		if s.mr, _ = storeaccess.Of(c).(objmarks.Reader); s.mr != nil {
+			s.mr.KeepMarks()
+		}
 	}
 	return s
 }

@@ -22,17 +22,23 @@ const (
 // reconcile: when m says no condition has observed it and it has no
 // Reconciling (and its deletion is not requested: kstatus reads it as
 // Terminating whatever its conditions say). It reports whether the object
-// carries the Loop's Reconciling=True now. An object already observed
+// carries the Loop's Reconciling=True now, and then reads the object's
+// generation into m.gen for reconcilingAfter. An object already observed
 // costs it no call and no lock.
 func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
 	switch {
-	case l.cfg.observeOnly || m.observeOnly:
+	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case m.reconciling: // set before an earlier pass that did not succeed
-		return l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
-	case m.hasReconciling || m.observed > 0 || m.deleting:
+	case m.Reconciling: // set before an earlier pass that did not succeed
+		if !l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling) {
+			return false
+		}
+		_, m.gen, _ = l.sw.Conditions(key)
+		return true
+	case m.quiet || m.HasReconciling || m.Observed || m.Deleting:
 		return false
 	}
+	_, m.gen, _ = l.sw.Conditions(key)
 	c := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: reasonProgressing,
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
 	var revs []written

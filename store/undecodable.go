@@ -202,9 +202,9 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 		version, first = s.ver.served.name, s.ver.first
 	}
 	if scratch == nil {
-		return &metaDecoder{kind: s.kind, name: name, version: version, first: first}
+		return &metaDecoder{kind: s.kind, name: name, version: version, first: first, plans: s.sides}
 	}
-	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first}
+	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first, plans: s.sides}
 	return &scratch.d
 }
 

@@ -157,6 +157,7 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		}
 		return s, t, err
 	}
+	specPlan, statusPlan := sidePlanOf(v.spec), sidePlanOf(v.status)
 	v.toHub = func(spec, status []byte, d *metaDecoder) (any, error) {
 		// One allocation for what the decoder fills and the hub.
 		x := new(struct {
@@ -164,10 +165,10 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 			t   T
 			hub hubPair[HS, HT]
 		})
-		if err := d.side(spec, &x.s); err != nil {
+		if err := d.sideWith(spec, &x.s, specPlan); err != nil {
 			return nil, fmt.Errorf("spec at version %q: %w", name, err)
 		}
-		if err := d.side(status, &x.t); err != nil {
+		if err := d.sideWith(status, &x.t, statusPlan); err != nil {
 			return nil, fmt.Errorf("status at version %q: %w", name, err)
 		}
 		hs, ht, err := toHub(x.s, x.t)
@@ -239,11 +240,17 @@ func unmarshalSide(b []byte, v any) error {
 // side is unmarshalSide with d's reusable decoder (see metaDecoder.json),
 // for a b that is one JSON value; with d nil, it uses json.Unmarshal.
 func (d *metaDecoder) side(b []byte, v any) error {
+	return d.sideWith(b, v, nil)
+}
+
+// sideWith is side that decodes with plan (see sideDecoder) when d has
+// scratch space.
+func (d *metaDecoder) sideWith(b []byte, v any, plan sideDecoder) error {
 	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
 		return nil
 	}
 	if d != nil && d.scratch != nil {
-		if d.json(b, v) {
+		if d.decodeSide(b, v, plan) {
 			return nil
 		}
 		// For the error, from a fresh start.

@@ -39,6 +39,8 @@ type valueInfo struct {
 	ok        bool
 	fields    map[string]string
 	flattened bool
+	spec      string
+	specRead  bool
 }
 
 // seenValue is the info of the value a key got at revision rev.
@@ -69,6 +71,14 @@ func (v *valueInfo) flat(value []byte) map[string]string {
 	return v.fields
 }
 
+// specJSON returns specOf(value), the value v is the info of.
+func (v *valueInfo) specJSON(value []byte) string {
+	if !v.specRead {
+		v.spec, v.specRead = specOf(value), true
+	}
+	return v.spec
+}
+
 // infoAt returns the info of kvp, the current value of key (tagged with
 // its space), decoding it unless world.seen has it at kvp's revision. It
 // runs under txnMu.
@@ -90,13 +100,8 @@ func (w *world) rewritten(key string, from, to int64) {
 	}
 }
 
-// childOwner returns the controller owner of kind in a stored value: its
-// name and UID, or "" and "".
-func childOwner(value []byte, kind string) (name, uid string) {
-	return childOwnerOf(decodeInfo(value), kind)
-}
-
-// childOwnerOf is childOwner of the value info is the info of.
+// childOwnerOf returns the controller owner of kind in the stored value
+// info is the info of: its name and UID, or "" and "".
 func childOwnerOf(info *valueInfo, kind string) (name, uid string) {
 	if !info.ok {
 		return "", ""
@@ -152,7 +157,7 @@ func (w *world) recordChild(prev kv.KeyValue, old *valueInfo, found bool, wr kv.
 		if !live && name != "" {
 			h.stale++
 		}
-	case live && (specOf(prev.Value) != specOf(wr.Value) || ownerKey(old) != ownerKey(info)):
+	case live && (old.specJSON(prev.Value) != info.specJSON(wr.Value) || ownerKey(old) != ownerKey(info)):
 		h.liveOverwrites++
 	}
 }
@@ -370,6 +375,9 @@ type leftChild struct {
 // finalChildren returns every object of another kind whose controller
 // owner is of the primary kind, by key.
 func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
+	// Nothing writes any more; txnMu guards world.seen.
+	w.txnMu.Lock()
+	defer w.txnMu.Unlock()
 	out := map[string]leftChild{}
 	for _, sp := range []*space{w.main, w.other} {
 		l, err := sp.mem.List(ctx, "", kv.ListOptions{})
@@ -380,8 +388,9 @@ func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 			if sp == w.main && (strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey) {
 				continue
 			}
-			if o, uid := childOwner(kv.Value, w.kind); o != "" {
-				out[sp.tag+kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+			info := w.infoAt(sp.tag+kv.Key, kv)
+			if o, uid := childOwnerOf(info, w.kind); o != "" {
+				out[sp.tag+kv.Key] = leftChild{owner: o, spec: info.specJSON(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
 			}
 		}
 	}
@@ -390,14 +399,16 @@ func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 
 // ownerExists reports whether the primary object called name exists with
 // UID uid (with any UID for an owner reference without one, which names
-// its owner by name only), its deletion requested or not.
+// its owner by name only), its deletion requested or not. It runs under
+// txnMu.
 func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
-	kv, err := w.mem.Get(ctx, w.prefix+name)
+	key := w.prefix + name
+	kvp, err := w.mem.Get(ctx, key)
 	if err != nil {
 		return false
 	}
-	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](kv.Value)
-	return err == nil && (uid == "" || m.UID == uid)
+	info := w.infoAt(key, kvp)
+	return info.ok && (uid == "" || info.meta.UID == uid)
 }
 
 // compareHistory checks the children of every primary object that no

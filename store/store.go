@@ -59,6 +59,8 @@ type Store[S, T any] struct {
 	// plainStatus says T's JSON form round-trips (plainJSON): an applied
 	// status of type T is then stored as it encodes.
 	plainStatus bool
+	// ownCodec says decoding runs the user's code (kindOwnCodec).
+	ownCodec bool
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 
@@ -188,6 +190,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	}
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
+	s.ownCodec = kindOwnCodec[S, T](ver)
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil
 }

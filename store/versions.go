@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // Versions describes how a kind's Spec and Status types evolve: its
@@ -103,6 +105,12 @@ type hubPair[HS, HT any] struct {
 // parse, malformed steady struct tags).
 func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Version {
 	toHub, fromHub := c.ToHub, c.FromHub
+	if toHub != nil {
+		toHub = catchToHub(toHub)
+	}
+	if fromHub != nil {
+		fromHub = catchFromHub(fromHub)
+	}
 	if toHub == nil {
 		toHub = func(s S, t T) (hs HS, ht HT, err error) {
 			hs, ok1 := any(s).(HS)
@@ -187,6 +195,39 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		return &h.Spec, &h.Status
 	}
 	return v
+}
+
+// catchToHub makes a ToHub that panics return the panic as its error,
+// so the value it was converting is quarantined as a *DecodeError (or the
+// write refused) like a value whose conversion fails: a panic on one value
+// must not crash a watch's or a cache's goroutine, nor stop the rest of a
+// List. Only conversions pay for the deferred recover; a read at the
+// served version never calls it.
+func catchToHub[S, T, HS, HT any](f func(S, T) (HS, HT, error)) func(S, T) (HS, HT, error) {
+	return func(s S, t T) (hs HS, ht HT, err error) {
+		var p *guard.Panic
+		defer func() {
+			if p != nil {
+				err = p
+			}
+		}()
+		defer guard.Catch(&p)
+		return f(s, t)
+	}
+}
+
+// catchFromHub is catchToHub for FromHub.
+func catchFromHub[S, T, HS, HT any](f func(HS, HT) (S, T, error)) func(HS, HT) (S, T, error) {
+	return func(hs HS, ht HT) (s S, t T, err error) {
+		var p *guard.Panic
+		defer func() {
+			if p != nil {
+				err = p
+			}
+		}()
+		defer guard.Catch(&p)
+		return f(hs, ht)
+	}
 }
 
 // unmarshalSide decodes an encoded Spec or Status; absent or null leaves

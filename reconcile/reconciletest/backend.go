@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -115,21 +114,24 @@ func (w *world) commit(ctx context.Context, p *Process, sp *space, conds []kv.Co
 	// tw is wr as the harness names it: its key tagged with its space.
 	tw := wr
 	tw.Key = sp.tag + wr.Key
+	info := writtenInfo(tw)
 	switch vd {
 	case unavailable:
-		w.trace("  %s not made: unavailable (injected)", opOf(tw))
+		w.trace("  %s not made: unavailable (injected)", opOf(tw, info))
 		return 0, fmt.Errorf("%w: %w: write of %q not made", store.ErrUnavailable, errInjected, wr.Key)
 	case conflict:
 		// A real conflict: someone rewrites the object, unchanged, first.
 		if kvp, err := sp.mem.Get(ctx, wr.Key); err == nil {
-			_, _ = sp.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value})
+			if rev, err := sp.mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: wr.Key, Value: kvp.Value}); err == nil {
+				w.rewritten(tw.Key, kvp.ModRevision, rev)
+			}
 		}
 	}
 	prev, gerr := sp.mem.Get(ctx, wr.Key)
 	rev, err := sp.mem.Txn(ctx, conds, wr)
-	w.traceWrite(p, tw, vd, rev, err)
+	w.traceWrite(p, tw, info, vd, rev, err)
 	if err == nil {
-		w.recordWrite(prev, gerr == nil, tw, true, marked)
+		w.recordWrite(prev, gerr == nil, tw, info, rev, true, marked)
 	}
 	w.check(ctx, p, sp, conds, tw, rev, err, obj, marked)
 	if rec := recordOf(ctx); rec != nil && err == nil {
@@ -260,43 +262,48 @@ func (b *lockedBackend) Txn(ctx context.Context, conds []kv.Cond, wr kv.Write) (
 	defer b.w.txnMu.Unlock()
 	prev, gerr := b.sp.mem.Get(ctx, wr.Key)
 	rev, err := b.sp.mem.Txn(ctx, conds, wr)
+	if wr.Key == leaseKey {
+		return rev, err
+	}
 	tw := wr
 	tw.Key = b.sp.tag + wr.Key
+	info := writtenInfo(tw)
 	if err == nil {
-		b.w.recordWrite(prev, gerr == nil, tw, false, false)
+		b.w.recordWrite(prev, gerr == nil, tw, info, rev, false, false)
 	}
-	if wr.Key != leaseKey && b.w.actor != "" {
+	if b.w.actor != "" {
 		if err != nil {
-			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(tw), err)
+			b.w.trace("  %s: %s failed: %v", b.w.actor, opOf(tw, info), err)
 		} else {
-			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(tw), rev)
+			b.w.trace("  %s: %s → revision %d", b.w.actor, opOf(tw, info), rev)
 		}
 	}
 	return rev, err
 }
 
 // traceWrite records what came of a write of the controller.
-func (w *world) traceWrite(p *Process, wr kv.Write, vd verdict, rev int64, err error) {
+func (w *world) traceWrite(p *Process, wr kv.Write, info *valueInfo, vd verdict, rev int64, err error) {
+	op := opOf(wr, info)
 	switch {
 	case err != nil:
-		w.trace("  %s by process %d rejected: %v", opOf(wr), p.Incarnation, err)
+		w.trace("  %s by process %d rejected: %v", op, p.Incarnation, err)
 	case vd == lostReply:
-		w.trace("  %s by process %d committed at revision %d; the reply is lost", opOf(wr), p.Incarnation, rev)
+		w.trace("  %s by process %d committed at revision %d; the reply is lost", op, p.Incarnation, rev)
 	case vd == crashAfter:
-		w.trace("  %s by process %d committed at revision %d; the process crashes", opOf(wr), p.Incarnation, rev)
+		w.trace("  %s by process %d committed at revision %d; the process crashes", op, p.Incarnation, rev)
 	default:
-		w.trace("  %s by process %d → revision %d", opOf(wr), p.Incarnation, rev)
+		w.trace("  %s by process %d → revision %d", op, p.Incarnation, rev)
 	}
 }
 
 // opOf names a write: put or delete of a key, and for a put the manager
-// the store stamped.
-func opOf(wr kv.Write) string {
+// the store stamped (info is writtenInfo(wr)).
+func opOf(wr kv.Write, info *valueInfo) string {
 	if wr.Kind == kv.WriteDelete {
 		return "delete " + wr.Key
 	}
-	if m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](wr.Value); err == nil && m.LastWrite.Manager != "" {
-		return fmt.Sprintf("put %s (as %s, %s)", wr.Key, m.LastWrite.Manager, m.LastWrite.Op)
+	if info != nil && info.ok && info.meta.LastWrite.Manager != "" {
+		return "put " + wr.Key + " (as " + info.meta.LastWrite.Manager + ", " + string(info.meta.LastWrite.Op) + ")"
 	}
 	return "put " + wr.Key
 }

@@ -28,14 +28,85 @@ type childHistory struct {
 	stale int
 }
 
-// childOwner returns the controller owner of kind in a stored value: its
-// name and UID, or "" and "".
-func childOwner(value []byte, kind string) (name, uid string) {
+// valueInfo is what the harness reads of one stored value: its metadata
+// (ok false if it does not decode) and, once asked for, its fields
+// (flatten). The history check reads every value twice, as the value a
+// write puts and as the value the next write of its key replaces, and
+// decoding is most of its cost: world.seen keeps the info of each key's
+// current value, by revision, so each value is decoded once.
+type valueInfo struct {
+	meta      store.Meta
+	ok        bool
+	fields    map[string]string
+	flattened bool
+	spec      string
+	specRead  bool
+}
+
+// seenValue is the info of the value a key got at revision rev.
+type seenValue struct {
+	rev  int64
+	info *valueInfo
+}
+
+// decodeInfo decodes value's metadata.
+func decodeInfo(value []byte) *valueInfo {
 	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](value)
-	if err != nil {
+	return &valueInfo{meta: m, ok: err == nil}
+}
+
+// writtenInfo returns the info of the value wr puts; nil for a delete.
+func writtenInfo(wr kv.Write) *valueInfo {
+	if wr.Kind != kv.WritePut {
+		return nil
+	}
+	return decodeInfo(wr.Value)
+}
+
+// flat returns the fields of value, the value v is the info of.
+func (v *valueInfo) flat(value []byte) map[string]string {
+	if !v.flattened {
+		v.fields, v.flattened = flatten(value), true
+	}
+	return v.fields
+}
+
+// specJSON returns specOf(value), the value v is the info of.
+func (v *valueInfo) specJSON(value []byte) string {
+	if !v.specRead {
+		v.spec, v.specRead = specOf(value), true
+	}
+	return v.spec
+}
+
+// infoAt returns the info of kvp, the current value of key (tagged with
+// its space), decoding it unless world.seen has it at kvp's revision. It
+// runs under txnMu.
+func (w *world) infoAt(key string, kvp kv.KeyValue) *valueInfo {
+	if s, ok := w.seen[key]; ok && s.rev == kvp.ModRevision {
+		return s.info
+	}
+	info := decodeInfo(kvp.Value)
+	w.seen[key] = seenValue{rev: kvp.ModRevision, info: info}
+	return info
+}
+
+// rewritten records that key (tagged), whose value was at revision from,
+// was rewritten unchanged at revision to (an injected conflict). It runs
+// under txnMu.
+func (w *world) rewritten(key string, from, to int64) {
+	if s, ok := w.seen[key]; ok && s.rev == from {
+		w.seen[key] = seenValue{rev: to, info: s.info}
+	}
+}
+
+// childOwnerOf returns the controller owner of kind in the stored value
+// info is the info of: its name and UID, or "" and "".
+func childOwnerOf(info *valueInfo, kind string) (name, uid string) {
+	if !info.ok {
 		return "", ""
 	}
-	for _, o := range m.Owners {
+	for _, o := range info.meta.Owners {
 		if o.Controller && o.Kind == kind {
 			return o.Name, o.UID
 		}
@@ -50,18 +121,20 @@ func (w *world) liveOwner(name, uid string) bool {
 	if name == "" || uid == "" {
 		return false
 	}
-	kv, err := w.mem.Get(context.Background(), w.prefix+name)
+	key := w.prefix + name
+	kvp, err := w.mem.Get(context.Background(), key)
 	if err != nil {
 		return false
 	}
-	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](kv.Value)
-	return err == nil && m.UID == uid && !m.DeletionRequested
+	info := w.infoAt(key, kvp)
+	return info.ok && info.meta.UID == uid && !info.meta.DeletionRequested
 }
 
-// recordChild follows one accepted write of the controller to a child.
+// recordChild follows one accepted write of the controller to a child
+// (old is the info of prev, info that of wr's value).
 // It runs under txnMu, and takes w.mu.
-func (w *world) recordChild(prev kv.KeyValue, found bool, wr kv.Write) {
-	name, live, ok := w.childWriteOwner(prev, found, wr)
+func (w *world) recordChild(prev kv.KeyValue, old *valueInfo, found bool, wr kv.Write, info *valueInfo) {
+	name, live, ok := w.childWriteOwner(old, found, wr, info)
 	if !ok {
 		return
 	}
@@ -84,7 +157,7 @@ func (w *world) recordChild(prev kv.KeyValue, found bool, wr kv.Write) {
 		if !live && name != "" {
 			h.stale++
 		}
-	case live && (specOf(prev.Value) != specOf(wr.Value) || ownerKey(prev.Value) != ownerKey(wr.Value)):
+	case live && (old.specJSON(prev.Value) != info.specJSON(wr.Value) || ownerKey(old) != ownerKey(info)):
 		h.liveOverwrites++
 	}
 }
@@ -92,17 +165,17 @@ func (w *world) recordChild(prev kv.KeyValue, found bool, wr kv.Write) {
 // childWriteOwner names the owner of the child a write of the controller
 // deletes or puts (the previous value's, if any), and reports whether that
 // owner is live; ok is false for a write that is neither.
-func (w *world) childWriteOwner(prev kv.KeyValue, found bool, wr kv.Write) (name string, live, ok bool) {
+func (w *world) childWriteOwner(old *valueInfo, found bool, wr kv.Write, info *valueInfo) (name string, live, ok bool) {
 	var uid string
 	switch {
 	case wr.Kind == kv.WriteDelete && found:
-		name, uid = childOwner(prev.Value, w.kind)
+		name, uid = childOwnerOf(old, w.kind)
 		return name, w.liveOwner(name, uid), true
 	case wr.Kind == kv.WritePut:
-		name, uid = childOwner(wr.Value, w.kind)
+		name, uid = childOwnerOf(info, w.kind)
 		live = w.liveOwner(name, uid)
 		if found {
-			pn, pu := childOwner(prev.Value, w.kind)
+			pn, pu := childOwnerOf(old, w.kind)
 			live = w.liveOwner(pn, pu)
 			if pn != "" {
 				name = pn
@@ -124,13 +197,13 @@ func specOf(value []byte) string {
 	return string(obj.Spec)
 }
 
-// ownerKey names a stored value's owners, controller flag and UID included.
-func ownerKey(value []byte) string {
-	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](value)
-	if err != nil {
+// ownerKey names the owners of the value info is the info of, controller
+// flag and UID included.
+func ownerKey(info *valueInfo) string {
+	if !info.ok {
 		return ""
 	}
-	return fmt.Sprint(m.Owners)
+	return fmt.Sprint(info.meta.Owners)
 }
 
 // fieldWrite is who last changed one field of an object, what the field
@@ -149,28 +222,34 @@ type fieldWrite struct {
 // recordWrite follows one accepted write: the history of the controller's
 // children, and who changed which field of every object, in either store
 // (for the lost-update check). prev is the key as it was before the write
-// (found false if it did not exist); controller says the controller's
-// process made the write, marked that its reconciler did. It runs under
-// txnMu.
-func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, controller, marked bool) {
+// (found false if it did not exist); info is writtenInfo(wr), rev the
+// revision the write got; controller says the controller's process made
+// the write, marked that its reconciler did. It runs under txnMu.
+func (w *world) recordWrite(prev kv.KeyValue, found bool, wr kv.Write, info *valueInfo, rev int64, controller, marked bool) {
 	if wr.Key == leaseKey {
 		return
 	}
+	var was *valueInfo
+	if found {
+		was = w.infoAt(wr.Key, prev)
+	}
 	if !strings.HasPrefix(wr.Key, w.prefix) && controller {
-		w.recordChild(prev, found, wr)
+		w.recordChild(prev, was, found, wr, info)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if wr.Kind != kv.WritePut {
 		delete(w.fields, wr.Key)
+		delete(w.seen, wr.Key)
 		return
 	}
 	var old map[string]string
 	if found {
-		old = flatten(prev.Value)
+		old = was.flat(prev.Value)
 	}
-	cur := flatten(wr.Value)
-	m, _, _ := storeaccess.DecodeMeta[store.Meta, store.Condition](wr.Value)
+	cur := info.flat(wr.Value)
+	w.seen[wr.Key] = seenValue{rev: rev, info: info}
+	m := info.meta
 	fw := w.fields[wr.Key]
 	if fw == nil || !found {
 		fw = map[string]fieldWrite{}
@@ -224,15 +303,24 @@ func union(a, b map[string]string) map[string]string {
 // as its path and its JSON value: the leaves of the spec and the status
 // (a list is one leaf), each condition by type, and each label and
 // annotation.
+//
+// It decodes only those parts of the value into maps: the rest (the
+// managed fields above all) is skipped, which is most of the cost of a
+// value decoded whole.
 func flatten(value []byte) map[string]string {
-	var obj map[string]any
+	var obj struct {
+		Spec       any             `json:"spec"`
+		Status     any             `json:"status"`
+		Conditions any             `json:"conditions"`
+		Metadata   json.RawMessage `json:"metadata"`
+	}
 	if json.Unmarshal(value, &obj) != nil {
 		return nil
 	}
 	out := map[string]string{}
-	leaves(out, ".spec", obj["spec"])
-	leaves(out, ".status", obj["status"])
-	if conds, ok := obj["conditions"].([]any); ok {
+	leaves(out, ".spec", obj.Spec)
+	leaves(out, ".status", obj.Status)
+	if conds, ok := obj.Conditions.([]any); ok {
 		for _, c := range conds {
 			if m, ok := c.(map[string]any); ok {
 				b, _ := json.Marshal(m)
@@ -240,12 +328,19 @@ func flatten(value []byte) map[string]string {
 			}
 		}
 	}
-	if meta, ok := obj["metadata"].(map[string]any); ok {
-		for _, k := range []string{"labels", "annotations"} {
-			if m, ok := meta[k].(map[string]any); ok {
+	var meta struct {
+		Labels      any `json:"labels"`
+		Annotations any `json:"annotations"`
+	}
+	if json.Unmarshal(obj.Metadata, &meta) == nil {
+		for _, f := range []struct {
+			k string
+			v any
+		}{{"labels", meta.Labels}, {"annotations", meta.Annotations}} {
+			if m, ok := f.v.(map[string]any); ok {
 				for name, v := range m {
 					b, _ := json.Marshal(v)
-					out[fmt.Sprintf(".metadata.%s[%q]", k, name)] = string(b)
+					out[fmt.Sprintf(".metadata.%s[%q]", f.k, name)] = string(b)
 				}
 			}
 		}
@@ -280,6 +375,9 @@ type leftChild struct {
 // finalChildren returns every object of another kind whose controller
 // owner is of the primary kind, by key.
 func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
+	// Nothing writes any more; txnMu guards world.seen.
+	w.txnMu.Lock()
+	defer w.txnMu.Unlock()
 	out := map[string]leftChild{}
 	for _, sp := range []*space{w.main, w.other} {
 		l, err := sp.mem.List(ctx, "", kv.ListOptions{})
@@ -290,8 +388,9 @@ func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 			if sp == w.main && (strings.HasPrefix(kv.Key, w.prefix) || kv.Key == leaseKey) {
 				continue
 			}
-			if o, uid := childOwner(kv.Value, w.kind); o != "" {
-				out[sp.tag+kv.Key] = leftChild{owner: o, spec: specOf(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
+			info := w.infoAt(sp.tag+kv.Key, kv)
+			if o, uid := childOwnerOf(info, w.kind); o != "" {
+				out[sp.tag+kv.Key] = leftChild{owner: o, spec: info.specJSON(kv.Value), orphan: !w.ownerExists(ctx, o, uid)}
 			}
 		}
 	}
@@ -300,14 +399,16 @@ func (w *world) finalChildren(ctx context.Context) map[string]leftChild {
 
 // ownerExists reports whether the primary object called name exists with
 // UID uid (with any UID for an owner reference without one, which names
-// its owner by name only), its deletion requested or not.
+// its owner by name only), its deletion requested or not. It runs under
+// txnMu.
 func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
-	kv, err := w.mem.Get(ctx, w.prefix+name)
+	key := w.prefix + name
+	kvp, err := w.mem.Get(ctx, key)
 	if err != nil {
 		return false
 	}
-	m, _, err := storeaccess.DecodeMeta[store.Meta, store.Condition](kv.Value)
-	return err == nil && (uid == "" || m.UID == uid)
+	info := w.infoAt(key, kvp)
+	return info.ok && (uid == "" || info.meta.UID == uid)
 }
 
 // compareHistory checks the children of every primary object that no

@@ -85,7 +85,10 @@ func wordByte(b byte) bool {
 // traceLocked records one decision, stamped with the virtual time since the
 // schedule began. The trace is what a replay must reproduce.
 func (w *world) traceLocked(format string, args ...any) {
-	w.rep.Trace = append(w.rep.Trace, fmt.Sprintf("%v "+format, append([]any{time.Since(w.start)}, args...)...))
+	b := append(w.traceBuf[:0], time.Since(w.start).String()...)
+	b = append(b, ' ')
+	w.traceBuf = fmt.Appendf(b, format, args...)
+	w.rep.Trace = append(w.rep.Trace, string(w.traceBuf))
 }
 
 // noteLocked records a note: something a fault made the controller do

@@ -42,19 +42,24 @@ func (w *world) awaitWrite(p *Process, sp *space, key string, rev int64) {
 }
 
 // cacheRevs returns the revision of every cache of the current process, by
-// the prefix it lists. It must be called without w.mu.
+// the prefix it lists. It must be called without w.mu, from the scheduler's
+// goroutine: the map is the scheduler's, refilled at each call (a step
+// calls it up to three times), and valid until the next.
 func (w *world) cacheRevs() map[string]int64 {
 	w.mu.Lock()
 	p := w.proc
 	w.mu.Unlock()
-	out := map[string]int64{}
+	if w.revs == nil {
+		w.revs = map[string]int64{}
+	}
+	clear(w.revs)
 	if p == nil {
-		return out
+		return w.revs
 	}
 	for pfx, rev := range p.byPfx {
-		out[pfx] = rev()
+		w.revs[pfx] = rev()
 	}
-	return out
+	return w.revs
 }
 
 // settleRywsLocked drops the requeues that have woken: their caches hold

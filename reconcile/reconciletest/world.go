@@ -56,6 +56,9 @@ type world struct {
 	// txnMu serialises every write, so the harness can check each one
 	// against the leader key atomically.
 	txnMu sync.Mutex
+	// seen is the info of the current value of each key the history
+	// check has read, tagged with its space (guarded by txnMu).
+	seen map[string]seenValue
 
 	mu         sync.Mutex
 	gates      []*gate
@@ -72,14 +75,16 @@ type world struct {
 	travelTo   []int64          // revisions worth travelling back to: just before a competing write
 	deletedAt  map[int64]string // revisions just after a test deletion → the object deleted
 	violations []string
+	traceBuf   []byte // traceLocked's
 	harms      []Harm // the harm of each violation
 	rep        *Report
 	objWrites  map[string]*objCounts
-	gone       map[string]bool // primary objects the test deleted (and has not recreated yet)
-	work       workload        // scheduler goroutine only
-	actor      string          // who writes through raw now: "test", "competitor" (scheduler goroutine)
-	kind       string          // the primary kind
-	manager    string          // the reconciler's manager
+	gone       map[string]bool  // primary objects the test deleted (and has not recreated yet)
+	work       workload         // scheduler goroutine only
+	revs       map[string]int64 // cacheRevs's answer (scheduler goroutine)
+	actor      string           // who writes through raw now: "test", "competitor" (scheduler goroutine)
+	kind       string           // the primary kind
+	manager    string           // the reconciler's manager
 	children   map[string]*childHistory
 	fields     map[string]map[string]fieldWrite // key (tagged) → field → its last change
 	competed   map[string]bool                  // primary objects a competing write touched
@@ -94,7 +99,7 @@ func newWorld(seed uint64, f Faults) *world {
 		seed:        seed,
 		rng:         rand.New(rand.NewPCG(seed, 0x5eed)),
 		f:           f,
-		mem:         memstore.New(),
+		mem:         newMem(),
 		kick:        make(chan struct{}, 1),
 		rep:         &Report{Seed: seed, Faults: map[string]int{}, FailingStep: -1},
 		objWrites:   map[string]*objCounts{},
@@ -102,15 +107,23 @@ func newWorld(seed uint64, f Faults) *world {
 		deletedAt:   map[int64]string{},
 		children:    map[string]*childHistory{},
 		fields:      map[string]map[string]fieldWrite{},
+		seen:        map[string]seenValue{},
 		competed:    map[string]bool{},
 		unrecreated: map[string]bool{},
 	}
 	w.main = &space{mem: w.mem}
-	w.other = &space{mem: memstore.New(), tag: otherTag}
+	w.other = &space{mem: newMem(), tag: otherTag}
 	w.raw = &lockedBackend{w: w, sp: w.main}
 	w.otherRaw = &lockedBackend{w: w, sp: w.other}
 	return w
 }
+
+// newMem returns a store of a schedule. Its watches need little buffer: a
+// stream's goroutine moves each event to its pending list at once, and the
+// scheduler looks only once every goroutine is blocked, so the buffer
+// changes nothing a schedule does; the default's 128 events cost a
+// schedule about 170 KB for every watch its caches open and reopen.
+func newMem() *memstore.Store { return memstore.New(memstore.WithWatchBuffer(8)) }
 
 // space is one store of a schedule: the main one, which holds the primary
 // kind and the lease, or the other (Process.Other), a memstore of its own

@@ -18,29 +18,45 @@ const (
 	reasonStalled     = "Stalled"
 )
 
-// reconcilingBefore sets Reconciling=True on key's object before its first
-// reconcile: when m says no condition has observed it and it has no
-// Reconciling (and its deletion is not requested: kstatus reads it as
-// Terminating whatever its conditions say). It reports whether the object
-// carries the Loop's Reconciling=True now. An object already observed
-// costs it no call and no lock.
-func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
-	switch {
-	case l.cfg.observeOnly || m.observeOnly:
+// reconcilingBefore reports whether key's object carries the Loop's
+// Reconciling=True, set after an earlier pass that did not succeed
+// (reconcilingUnfinished). An object without Reconciling=True costs it no
+// call and no lock.
+func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
+	if l.cfg.observeOnly || m.observeOnly || !m.reconciling {
 		return false
-	case m.reconciling: // set before an earlier pass that did not succeed
-		return l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
+	}
+	return l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
+}
+
+// reconcilingUnfinished sets Reconciling=True on a new object after a
+// first reconcile that did not succeed (an error or a RequeueAfterWrite
+// that does not set Stalled), so that kstatus reads it InProgress, not
+// Current, while the Loop retries it. m, read before the reconcile, says
+// whether the object is new: present, no condition has observed it, it
+// has no Reconciling, and its deletion is not requested (kstatus reads it
+// as Terminating whatever its conditions say). A first reconcile that
+// succeeds costs no Reconciling write: the object then reads as the
+// reconciler left it (its Ready, at the generation it read). The write
+// waits (at most the read-your-writes timeout) until the cache shows it,
+// so the retry reads the object as stored. It reports whether it wrote
+// (or tried).
+func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *decision, o *outcome) bool {
+	switch {
+	case m.name == "" || l.cfg.observeOnly || m.observeOnly: // gone, or not written to
+		return false
 	case m.hasReconciling || m.observed > 0 || m.deleting:
+		return false
+	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false
 	}
 	c := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: reasonProgressing,
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
 	var revs []written
 	ctx := wrote.With(t.work, func(b any, rev int64) { revs = wroteTo(revs, backendID(b), rev) })
-	if !l.writeReconciling(ctx, t, key, c) {
-		return false
+	if l.writeReconciling(ctx, t, key, c) {
+		l.waitSeen(t.work, revs)
 	}
-	l.waitSeen(t.work, revs)
 	return true
 }
 

@@ -19,7 +19,7 @@ func TestUpdateReusesItsWalksScratch(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(50, update)
 	t.Logf("%.0f allocations per Update", allocs)
-	if allocs > 75 {
-		t.Errorf("%.0f allocations per Update, want at most 75 (92 when the walk was built afresh)", allocs)
+	if allocs > 80 { // 71 without the race detector, whose sync.Pool drops a share of what it is given
+		t.Errorf("%.0f allocations per Update, want at most 80 (92 when the walk was built afresh)", allocs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
@@ -20,6 +21,10 @@ const (
 	nextAfterWrite
 	// nextAfter runs the key after decision.delay.
 	nextAfter
+	// nextAfterStored runs the key once the caches hold the revision a
+	// conflict's stored object is at (decision.stale): a stale read's
+	// conflict, superseded by an event the caches have yet to deliver.
+	nextAfterStored
 )
 
 func (k nextKind) String() string {
@@ -30,6 +35,8 @@ func (k nextKind) String() string {
 		return "after-write"
 	case nextAfter:
 		return "after"
+	case nextAfterStored:
+		return "after-stored"
 	}
 	return "unknown"
 }
@@ -55,7 +62,7 @@ const (
 // decision is what the Loop does after one reconcile. It is computed by the
 // pure function decide, so every row of the result table is a plain input.
 // The small fields come last: without padding between them a decision is
-// 88 bytes, not 112, and every reconcile zeroes one.
+// 96 bytes, not 120, and every reconcile zeroes one.
 type decision struct {
 	// failures is the new consecutive failure count.
 	failures int
@@ -68,6 +75,10 @@ type decision struct {
 	backoff time.Duration
 	// reason and message describe the Stalled condition for stalledSet.
 	reason, message string
+	// stale is, for a conflict whose error says so, where and at what
+	// revision the object the write's precondition failed against is
+	// stored (see superseded); nil otherwise.
+	stale *wrote.Stale
 	// result is the metric label.
 	result string
 	// failed reports that this reconcile counted as a failure.
@@ -91,7 +102,7 @@ type decision struct {
 //	RequeueAfterWrite    unchanged  after the last write is seen  keep
 //	RequeueAfter d       reset      after d                       clear
 //	revision conflict    unchanged  as a RequeueAfterWrite with   keep
-//	                                no write
+//	                                no write, or see superseded
 //	err                  +1         max(backoff, RequeueAfter)    set after stallAfter failures
 //	Blocked(reason, err) +1         max(backoff, RequeueAfter)    set now
 //	RetryAfter(err, d)   +1         max(d, backoff, RequeueAfter) as for err
@@ -132,6 +143,7 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 		// requeueUnwritten paces it.
 		*d = decision{failures: failures, next: nextAfterWrite, delay: after, conflict: true,
 			warn: !res.isZero(), result: resultError, message: errString(err)}
+		d.stale, _ = errors.AsType[*wrote.Stale](err)
 		return
 	}
 	n := failures + 1
@@ -182,6 +194,28 @@ func requeueUnwritten(d *decision, wrote bool, requeues int, backoff func(n int)
 	}
 	b := max(backoff(n), 0)
 	d.next, d.delay, d.backoff, d.requeues = nextAfter, max(b, d.delay), b, n
+}
+
+// superseded turns the conflict row of d into a run once the caches hold
+// the stored object, when the conflict's error says where and at what
+// revision that object is stored (d.stale), a cache of the Loop has yet to
+// show that revision (lagging), and no RequeueAfter came with it. The pass
+// then read an older state from a cache that runs behind the store: the
+// cache will deliver the stored state (and its event, unless filtered,
+// hints the key), and until it does, a retry would read the same stale
+// state and conflict again, and a backoff delay would only keep the key
+// waiting after the cache caught up. It is neither a failure nor a paced
+// retry: failures, the count of paced retries (requeues, the count before
+// this pass) and the Stalled change of d are kept. It reports whether it
+// changed d. A conflict against what the caches already show, or against
+// a store no cache of the Loop follows, stays paced by requeueUnwritten,
+// so a reconciler that conflicts whatever it reads never spins.
+func superseded(d *decision, requeues int, lagging bool) bool {
+	if !d.conflict || d.stale == nil || d.delay > 0 || !lagging {
+		return false
+	}
+	d.next, d.requeues = nextAfterStored, requeues
+	return true
 }
 
 // isConflict reports whether err is a revision conflict (store.ErrConflict:

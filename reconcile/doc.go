@@ -95,18 +95,38 @@
 //
 // A revision conflict returned as it is (an error wrapping
 // store.ErrConflict: someone else wrote first) is a retry, not a failure:
-// it is paced like a RequeueAfterWrite that wrote nothing, logged at Debug,
-// and never counts toward Stalled, so a spec that another writer keeps
-// moving does not make an object Stalled. A field ownership conflict
+// it is logged at Debug, never counts toward Stalled, so a spec that
+// another writer keeps moving does not make an object Stalled, and is paced
+// like a RequeueAfterWrite that wrote nothing. A field ownership conflict
 // (*ownership.ConflictError), which retrying never fixes, is a failure.
-// Conflicts are what a status write computed from a cache that runs behind
-// another writer gets (WithObserved of a stale read), and backoff is the
-// right pace for them: it spaces the passes of a key the writer keeps
-// moving, so the key is reconciled at fewer of its passing states, while
-// each of the cache's events for it still runs it. (Running the key only
-// once the cache holds the revision the write failed against was measured
-// on bench/controller.sh's workload: more conflicts, or, holding its hints
-// too, half the conflicts at 1.5 times the CPU.)
+//
+// A conflict of a status write computed from a cache that runs behind
+// another writer (WithObserved of a stale read) is superseded rather than
+// retried: a typed store's conflict says where and at what revision the
+// object is stored, and when a cache of the Loop over that store has yet to
+// show that revision, the pass read a state the store has replaced. The
+// cache will deliver the stored state; until it does, a retry would read
+// the same stale state and conflict again, and a backoff delay would only
+// keep the key waiting after the cache caught up. So the key runs again
+// exactly once, on the cache's event for the stored state, with no
+// backoff; hints for it meanwhile (the cache's events for states older
+// than the stored one) do not run it; Inspect says which revision it waits
+// for; and the count of paced retries is kept. If that event is no hint (a
+// predicate filters it, or it is judged the Loop's own write), the key runs
+// at the end of a read-your-writes window (2s) once the caches hold the
+// stored revision. The wait lasts while the caches advance: when they do
+// not advance at all for a window (a cache that is not running, stuck, or
+// relisting), the key falls back to the paced retry, told to read fresh
+// (FreshReadNeeded), with a warning. A conflict against a stored revision
+// the caches already show, or in a store no cache of the Loop follows, is
+// paced by backoff: a reconciler that conflicts whatever it reads never
+// spins, and from its 8th paced conflict in a row (and at each doubling)
+// the Loop warns, within the failure log's budget. (On bench/controller.sh's
+// workload, where the writer runs more than a round of objects ahead of
+// the cache, nearly every conflict is the first of a pass that read a
+// replaced state, not a retry: 110 of 17,513 conflicted again at the same
+// stored generation when conflicts were all paced by backoff. Waiting
+// spares those and the passes of held hints; it cannot spare the first.)
 //
 // Each reconcile is logged at Debug (controller, key, attempt, duration,
 // result, reconcileID). A key's first failure is logged at Warn with the
@@ -130,6 +150,7 @@
 //	  (nothing written)   unchanged  per-key backoff, the n-th in a row      unchanged
 //	Result{RequeueAfter}  reset      after RequeueAfter                      cleared
 //	revision conflict     unchanged  per-key backoff, the n-th in a row      unchanged
+//	  (cache behind)      unchanged  once the caches hold the stored object  unchanged
 //	err                   +1         after max(backoff, RequeueAfter)        set after N failures (default 5)
 //	Blocked(reason, err)  +1         after max(backoff, RequeueAfter)        set now, with reason
 //	RetryAfter(err, d)    +1         after max(d, backoff, RequeueAfter)     as for err

@@ -25,6 +25,9 @@ const (
 	// maxReasons bounds the distinct reasons a summary counts; the rest
 	// count as "other".
 	maxReasons = 1000
+	// conflictsLoud is the count of paced conflicts in a row of a key
+	// from which they are logged at Warn: at it and at each doubling.
+	conflictsLoud = 8
 )
 
 // noiseLog counts the failure lines of the current interval.
@@ -45,7 +48,9 @@ func allow(n *atomic.Int64, dropped *atomic.Int64) bool {
 
 // logFailure logs a failed reconcile: at Warn for a key's first failure
 // (within the interval's budget), at Debug otherwise. A revision conflict
-// is a retry, at Debug.
+// is a retry, at Debug, until a key has conflicted conflictsLoud times in
+// a row against what its caches show, and at each doubling of that count
+// (at Warn, within the same budget).
 func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures int, d *decision, err error) {
 	l.noise.failures.Add(1)
 	if !d.conflict {
@@ -56,12 +61,23 @@ func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures
 	}
 	lvl, msg := slog.LevelDebug, "reconcile failed"
 	switch {
+	case d.next == nextAfterStored:
+		msg = "reconcile hit a write conflict with a newer stored object: runs again once the cache holds it"
+	case d.conflict && d.requeues >= conflictsLoud && d.requeues&(d.requeues-1) == 0 && allow(&l.noise.first, &l.noise.firstDropped):
+		lvl, msg = slog.LevelWarn, "reconcile keeps hitting write conflicts against what its cache shows: retrying with backoff (does it compute its preconditions from the cache it is hinted by?)"
 	case d.conflict:
 		msg = "reconcile hit a write conflict: retrying"
 	case failures == 0 && allow(&l.noise.first, &l.noise.firstDropped):
 		lvl = slog.LevelWarn
 	}
 	if !l.log.Enabled(ctx, lvl) {
+		return
+	}
+	if d.conflict {
+		// attempt counts failures, which a conflict is not: say how many
+		// conflicts in a row have been paced.
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+			slog.Int("conflictsInARow", d.requeues), slog.Duration("backoff", d.delay), slog.Any("error", err), rec.idAttr())
 		return
 	}
 	l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),

@@ -14,6 +14,7 @@ import (
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/internal/syncwait"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
@@ -72,6 +73,7 @@ type Loop[K comparable] struct {
 	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
 	idPrefix   string        // ReconcileID's prefix, random per Loop
 	held       atomic.Int64  // keys with a hold (oscillation backoff)
+	awaiting   atomic.Int64  // keys waiting for a stored revision (keyState.awaited)
 	// metricsOn is false for metrics.NopLoop: then no timestamps are taken
 	// for metrics.
 	metricsOn bool
@@ -109,6 +111,15 @@ type keyState struct {
 	nextRetry  time.Time
 	warned     bool
 	freshRead  bool
+	// awaited, when not nil, is where and at what revision the object
+	// is stored that the key's last pass conflicted with, while the
+	// caches have yet to show it (see awaitStored): the key's hints do
+	// not run it. awaitFloor is the caches' revision at the start of the
+	// current window, which ends at awaitUntil. A pass that begins ends
+	// the wait (clearAwaitLocked).
+	awaited    *wrote.Stale
+	awaitFloor int64
+	awaitUntil time.Time
 	detector   *oscillation.Detector
 	oscillated *oscillation.Report
 	oscUntil   time.Time // one window after the hold of the last detection ends
@@ -131,7 +142,7 @@ type keyState struct {
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
-	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.detector == nil &&
+	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.awaited == nil && s.detector == nil &&
 		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.throttled == nil
 }
 

@@ -194,6 +194,7 @@ func (l *Loop[K]) forgetKey(key K) {
 		if !s.holdUntil.IsZero() {
 			l.held.Add(-1)
 		}
+		l.clearAwaitLocked(s) // the deletion's hint runs the key
 		l.deleteKeyLocked(key)
 	}
 	delete(l.stalledObjs, key)

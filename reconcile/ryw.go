@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/steady-go/steady/internal/wrote"
 )
 
 type recorderKey struct{}
@@ -183,6 +186,120 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, revs []written) {
 		}
 		l.addNow(t, key)
 	})
+}
+
+// lagging reports whether a cache source over st's backend (or over an
+// unknown one) has yet to show st's stored revision.
+func (l *Loop[K]) lagging(st *wrote.Stale) bool {
+	b := backendID(st.Backend)
+	for _, w := range l.waiters {
+		if sameBackend(w.b, b) && w.Revision() < st.Revision {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitStored makes key wait for the caches to hold st's stored revision:
+// until they do, the key's hints do not run it (waitsForStored). They are
+// the cache's events for states older than the stored one, and each pass
+// would read a stale state and conflict again. The cache's event for the
+// stored state (or a later one) hints the key and runs it, once. A pass
+// that begins ends the wait, and decides the next run itself.
+//
+// In case that event is no hint (a predicate filters it, or it is judged
+// the Loop's own write), the key is also added after the read-your-writes
+// timeout, and at the end of each such window it runs if the caches hold
+// the stored revision. If they advanced during the window, another window
+// begins; if they did not advance at all (a cache that is not running,
+// stuck, or relisting), the wait ends: the key is retried as a paced
+// conflict is, the n-th in a row after backoff(n), marked for a fresh read
+// (FreshReadNeeded), and the Loop warns, within the failure log's budget.
+// No goroutine or timer of its own: the term's queue holds the window.
+func (l *Loop[K]) awaitStored(t *term[K], key K, st *wrote.Stale) {
+	floor := l.cacheFloor(backendID(st.Backend))
+	until := l.clk.Now().Add(l.cfg.rywTimeout)
+	l.mu.Lock()
+	s := l.keys[key]
+	if s == nil {
+		s = &keyState{}
+		l.setKeyLocked(key, s)
+	}
+	if s.awaited == nil {
+		l.awaiting.Add(1)
+	}
+	s.awaited, s.awaitFloor, s.awaitUntil = st, floor, until
+	l.mu.Unlock()
+	t.q.AddAfter(key, l.cfg.rywTimeout)
+}
+
+// clearAwaitLocked ends s's wait for a stored revision, if it has one.
+func (l *Loop[K]) clearAwaitLocked(s *keyState) {
+	if s.awaited != nil {
+		s.awaited, s.awaitFloor, s.awaitUntil = nil, 0, time.Time{}
+		l.awaiting.Add(-1)
+	}
+}
+
+// waitsForStored reports whether key, handed to a worker, waits for the
+// caches to hold the revision its last pass conflicted with (awaitStored):
+// then it must not run now, and is added again for the end of its window
+// (it is processing, so the queue runs it then, after Done). It costs an
+// atomic load while no key waits.
+func (l *Loop[K]) waitsForStored(t *term[K], key K) bool {
+	return l.awaiting.Load() > 0 && l.stillAwaits(t, key) // small enough to inline
+}
+
+// stillAwaits is waitsForStored for a Loop where some key waits.
+func (l *Loop[K]) stillAwaits(t *term[K], key K) bool {
+	l.mu.Lock()
+	s := l.keys[key]
+	if s == nil || s.awaited == nil {
+		l.mu.Unlock()
+		return false
+	}
+	st, floor0, until := s.awaited, s.awaitFloor, s.awaitUntil
+	l.mu.Unlock()
+	if !l.lagging(st) {
+		return false // the pass's begin ends the wait
+	}
+	now := l.clk.Now()
+	if left := until.Sub(now); left > 0 {
+		t.q.AddAfter(key, left)
+		return true
+	}
+	floor := l.cacheFloor(backendID(st.Backend))
+	l.mu.Lock()
+	s = l.keys[key]
+	if s == nil || s.awaited != st {
+		l.mu.Unlock()
+		return false
+	}
+	if floor > floor0 {
+		// The caches advance: they will deliver the stored state.
+		s.awaitFloor, s.awaitUntil = floor, now.Add(l.cfg.rywTimeout)
+		l.mu.Unlock()
+		t.q.AddAfter(key, l.cfg.rywTimeout)
+		return true
+	}
+	l.clearAwaitLocked(s)
+	n := s.requeues + 1
+	if n < 1 { // overflow-safe
+		n = 1
+	}
+	s.requeues, s.freshRead = n, true
+	l.mu.Unlock()
+	delay := max(l.retry.Delay(key, n-1), 0)
+	if t.qm != nil {
+		t.qm.Retry()
+	}
+	if allow(&l.noise.first, &l.noise.firstDropped) {
+		l.log.LogAttrs(t.ctx, slog.LevelWarn, "the cache did not advance toward the revision a write conflicted with (not running, stuck, or relisting?): retrying after backoff, told to read fresh",
+			slog.String("controller", l.name), slog.Any("key", key), slog.Int64("storedRevision", st.Revision),
+			slog.Int64("cacheRevision", floor), slog.Duration("stuckFor", l.cfg.rywTimeout), slog.Duration("backoff", delay))
+	}
+	t.q.AddAfter(key, delay)
+	return true
 }
 
 // behind reports whether a cache source has yet to show revs.

@@ -429,6 +429,8 @@ func describeKey(s *keyState, st workqueue.KeyState, running bool, now time.Time
 		return PhaseReady, "queued at low priority (resync)", time.Time{}
 	case st.Queued:
 		return PhaseReady, "queued, waiting for a worker", time.Time{}
+	case s != nil && s.awaited != nil:
+		return PhaseWaiting, fmt.Sprintf("its write conflicted with a newer stored object: runs once the cache holds revision %d", s.awaited.Revision), time.Time{}
 	case st.Delayed:
 		return describeDelayed(s, st, now)
 	}
@@ -454,6 +456,8 @@ func describeDelayed(s *keyState, st workqueue.KeyState, now time.Time) (Phase, 
 // delayed waits.
 func describeWaiting(s *keyState) string {
 	switch {
+	case s != nil && s.failures == 0 && s.lastErr != nil && isConflict(s.lastErr):
+		return "its write conflicted; not queued (not leading, or the term ended)"
 	case s != nil && s.lastResult == "error" && s.failures == 0:
 		return "terminal error: runs on the next change or resync"
 	case s != nil && s.failures > 0:

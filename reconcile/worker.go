@@ -68,7 +68,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		}
 		slot.set(key)
 		switch {
-		case l.heldBack(t, key):
+		case l.heldBack(t, key), l.waitsForStored(t, key):
 		case l.cfg.sharder != nil:
 			l.processSharded(t, ctx, rec, key, -1)
 		default:
@@ -94,7 +94,7 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		slot.set(key)
 		end := time.Duration(-1)
 		switch {
-		case l.heldBack(t, key):
+		case l.heldBack(t, key), l.waitsForStored(t, key):
 		case l.cfg.sharder != nil:
 			end = l.processSharded(t, ctx, rec, key, start)
 		default:
@@ -215,7 +215,11 @@ func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 		l.mu.Lock()
 		if s := l.keys[key]; s != nil {
 			failures, requeues, fresh = s.failures, s.requeues, s.freshRead
+			// This pass reads what the caches hold now and decides the
+			// next run: a wait for the stored revision (awaitStored)
+			// no longer runs the key.
 			s.freshRead = false
+			l.clearAwaitLocked(s)
 		}
 		l.mu.Unlock()
 	}
@@ -288,7 +292,9 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 func (l *Loop[K]) conclude(key K, rec *recorder, p *pass) {
 	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
 	decide(&p.d, p.res, p.err, p.failures, l.cfg.stallAfter, backoff)
-	requeueUnwritten(&p.d, rec.rev.Load() > 0, p.requeues, backoff)
+	if p.d.stale == nil || !superseded(&p.d, p.requeues, l.lagging(p.d.stale)) {
+		requeueUnwritten(&p.d, rec.rev.Load() > 0, p.requeues, backoff)
+	}
 	l.record(key, &p.d, p.err, &p.o)
 	if p.timed {
 		l.noteDuration(key, p.dur)
@@ -303,6 +309,8 @@ func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, report
 		l.addAfter(t, key, d.delay)
 	case nextAfterWrite:
 		l.requeueAfterWrite(t, key, rec.written())
+	case nextAfterStored:
+		l.awaitStored(t, key, d.stale)
 	}
 	if reportEnds > 0 {
 		// A healthy key kept Stalled=Oscillating only because the report
@@ -320,7 +328,7 @@ func (l *Loop[K]) schedule(t *term[K], key K, d *decision, rec *recorder, report
 func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, p *pass) {
 	res, err, d := p.res, p.err, &p.d
 	if l.metricsOn {
-		if t.qm != nil && (d.failed || d.requeues > 0) {
+		if t.qm != nil && (d.failed || d.requeues > 0 && d.next != nextAfterStored) {
 			t.qm.Retry() // workqueue_retries_total: a retry through backoff
 		}
 		l.metrics.ReconcileDone(l.name, d.result, p.dur)

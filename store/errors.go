@@ -17,7 +17,10 @@ var (
 	// ErrConflict: a revision or generation precondition failed because
 	// someone else wrote first. Re-read and retry usually helps. A field
 	// ownership conflict is a different error (*ownership.ConflictError),
-	// which retrying never fixes.
+	// which retrying never fixes. A failed precondition's error also tells
+	// a reconcile Loop at what revision the object is stored, so that a
+	// Loop whose cache has yet to show it waits for the cache instead of
+	// retrying the stale read (see package reconcile).
 	ErrConflict = errors.New("store: conflict")
 	// ErrExpired: the requested history is gone (compacted, or a watcher
 	// fell behind). Relist and watch again.

@@ -92,8 +92,8 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 		return nil, decided, err
 	}
 	if obj.Meta.Revision != 0 && cur.Meta.StatusGeneration != obj.Meta.StatusGeneration {
-		return nil, decided, fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
-			ErrConflict, w.s.kind, cur.Meta.Name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration)
+		return nil, decided, w.s.stale(fmt.Errorf("%w: status of %s %q was read at status generation %d and has been written since (now %d)",
+			ErrConflict, w.s.kind, cur.Meta.Name, obj.Meta.StatusGeneration, cur.Meta.StatusGeneration), cur.Meta.Revision)
 	}
 	conds := stampTransitions(obj.Conditions, cur.Conditions, w.s.clock.Now())
 	if bytes.Equal(status, cur.Status) && conditionsEqual(conds, cur.Conditions) {
@@ -126,12 +126,12 @@ func (w *Writer[S, T]) checkStatusTarget(cur *rawObject, cfg writeConfig) error 
 		return err
 	}
 	if cfg.hasGeneration && cur.Meta.Generation < cfg.generation {
-		return fmt.Errorf("%w: status of %s %q was computed from generation %d; the object is at generation %d, so it was replaced",
-			ErrConflict, w.s.kind, cur.Meta.Name, cfg.generation, cur.Meta.Generation)
+		return w.s.stale(fmt.Errorf("%w: status of %s %q was computed from generation %d; the object is at generation %d, so it was replaced",
+			ErrConflict, w.s.kind, cur.Meta.Name, cfg.generation, cur.Meta.Generation), cur.Meta.Revision)
 	}
 	if cfg.hasGeneration && cur.Meta.Generation > cfg.generation {
-		return fmt.Errorf("%w: status of %s %q was computed from generation %d; the spec is at generation %d",
-			ErrConflict, w.s.kind, cur.Meta.Name, cfg.generation, cur.Meta.Generation)
+		return w.s.stale(fmt.Errorf("%w: status of %s %q was computed from generation %d; the spec is at generation %d",
+			ErrConflict, w.s.kind, cur.Meta.Name, cfg.generation, cur.Meta.Generation), cur.Meta.Revision)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/ownership"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -218,8 +219,20 @@ func (w *Writer[S, T]) check(obj *Object[S, T]) error {
 }
 
 func (w *Writer[S, T]) conflict(name string, want, have int64) error {
-	return fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
-		ErrConflict, w.s.kind, name, want, have)
+	return w.s.stale(fmt.Errorf("%w: %s %q was read at revision %d and has been written since (now %d)",
+		ErrConflict, w.s.kind, name, want, have), have)
+}
+
+// stale says of err, a precondition's ErrConflict that failed against the
+// object stored at revision rev, where and at what revision that object is
+// stored (wrote.Stale), so that a reconcile Loop whose cache has yet to
+// show it waits for the cache rather than retry the stale read. err is
+// returned as it is for rev ≤ 0 (nothing stored).
+func (s *Store[S, T]) stale(err error, rev int64) error {
+	if rev <= 0 {
+		return err
+	}
+	return &wrote.Stale{Err: err, Backend: s.b, Revision: rev}
 }
 
 // checkRevision applies WithRevision(want), when want is not 0, to cur, the
@@ -239,7 +252,7 @@ func (w *Writer[S, T]) checkRevision(name string, cur *rawObject, want int64) er
 // checkUID applies WithUID(uid) to cur, the current object.
 func (w *Writer[S, T]) checkUID(cur *rawObject, uid string) error {
 	if uid != "" && uid != cur.Meta.UID {
-		return fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid)
+		return w.s.stale(fmt.Errorf("%w: %s %q was replaced (UID %s, want %s)", ErrConflict, w.s.kind, cur.Meta.Name, cur.Meta.UID, uid), cur.Meta.Revision)
 	}
 	return nil
 }

@@ -4,7 +4,9 @@
 // backends are unrelated counters, so the Loop compares a revision only with
 // the revisions of caches over the same backend (read-your-writes, and the
 // judging of its own writes). store.WithWriteObserver, for users, reports
-// the revision alone; this is the Loop's own channel, beside it.
+// the revision alone; this is the Loop's own channel, beside it. A write
+// whose precondition failed against a stored object says, the same way,
+// where and at what revision that object is stored (Stale).
 package wrote
 
 import "context"
@@ -30,3 +32,19 @@ func Observe(ctx context.Context, backend any, rev int64) {
 		f(backend, rev)
 	}
 }
+
+// Stale is the error of a typed store's write whose precondition failed
+// against the stored object: Err, which wraps store.ErrConflict, with the
+// backend the object is stored in (the store's Backend, as Func is told
+// it) and its revision there. The Loop reads it to tell a pass that read an
+// older state from a cache that runs behind the store (the cache will
+// deliver the stored state, and the pass can wait for it) from one that
+// read what is stored. Its text and chain are Err's.
+type Stale struct {
+	Err      error
+	Backend  any
+	Revision int64
+}
+
+func (e *Stale) Error() string { return e.Err.Error() }
+func (e *Stale) Unwrap() error { return e.Err }

@@ -11,20 +11,44 @@ import (
 	"time"
 )
 
-// workCPU returns the CPU time this process and the server's client
-// backends (its connections' processes) have used: the work of a round
-// trip on both ends, which a loaded machine distorts less than wall time.
-// Reading the server's processes needs /proc; ok is false without it.
-func workCPU(port int) (d time.Duration, ok bool) {
+// selfCPU returns the CPU time this process has used.
+func selfCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0, false
 	}
-	d = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
+
+// backendCPU returns the CPU time server backend pid has used, from its
+// schedstat (nanoseconds); ok is false when the kernel keeps none.
+func backendCPU(pid int) (time.Duration, bool) {
+	ss, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(ss))
+	if len(f) == 0 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(ns), err == nil
+}
+
+// serverCPU returns the CPU time the server's client backends (its
+// connections' processes) have used: the server's side of a round trip,
+// which a loaded machine distorts less than wall time. It reads each
+// backend's schedstat (nanoseconds), or its stat (ticks of 10ms, too coarse
+// for a short run) where the kernel keeps no schedstat. Reading /proc costs
+// milliseconds: the caller reads it outside the window it measures. ok is
+// false without /proc or without the server's postmaster.
+func serverCPU(port int) (d time.Duration, ok bool) {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	type proc struct{ ppid, cmd string }
+	type proc struct {
+		ppid, cmd string
+		ticks     int64 // utime + stime
+	}
 	procs := map[string]proc{}
-	stats := map[string][]string{}
 	master := ""
 	flag := "\x00-p\x00" + strconv.Itoa(port) + "\x00"
 	for _, dir := range dirs {
@@ -41,23 +65,28 @@ func workCPU(port int) (d time.Duration, ok bool) {
 		if len(f) < 13 {
 			continue
 		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
 		cmd, _ := os.ReadFile(dir + "/cmdline")
-		pid := filepath.Base(dir)
-		procs[pid], stats[pid] = proc{ppid: f[1], cmd: string(cmd)}, f
+		procs[dir] = proc{ppid: f[1], cmd: string(cmd), ticks: u + k}
 		if strings.Contains(string(cmd), "postgres") && strings.Contains(string(cmd), flag) {
-			master = pid
+			master = filepath.Base(dir)
 		}
 	}
 	if master == "" {
-		return d, false
+		return 0, false
 	}
-	for pid, p := range procs {
+	for dir, p := range procs {
 		// A client backend's title names its client's address.
-		if p.ppid == master && strings.Contains(p.cmd, "127.0.0.1(") {
-			u, _ := strconv.ParseInt(stats[pid][11], 10, 64)
-			s, _ := strconv.ParseInt(stats[pid][12], 10, 64)
-			d += time.Duration(u+s) * (time.Second / 100) // USER_HZ
+		if p.ppid != master || !strings.Contains(p.cmd, "127.0.0.1(") {
+			continue
 		}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		if ns, ok := backendCPU(pid); ok {
+			d += ns
+			continue
+		}
+		d += time.Duration(p.ticks) * (time.Second / 100) // USER_HZ
 	}
 	return d, true
 }

@@ -4,5 +4,9 @@ package pgstore_test
 
 import "time"
 
-// workCPU is the linux one's stand-in: no figure.
-func workCPU(port int) (time.Duration, bool) { return 0, false }
+// selfCPU, serverCPU and backendCPU are the linux ones' stand-ins: no figure.
+func selfCPU() (time.Duration, bool) { return 0, false }
+
+func serverCPU(port int) (time.Duration, bool) { return 0, false }
+
+func backendCPU(pid int) (time.Duration, bool) { return 0, false }

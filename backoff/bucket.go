@@ -9,6 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/fastdelay"
 )
 
 // Defaults for a BucketConfig field left at its zero value.
@@ -43,7 +44,8 @@ type BucketConfig struct {
 	Clock clock.Clock
 	// Rand returns a number uniform in [0, 1), used to spread capped
 	// delays; nil means math/rand/v2's Float64. It must be safe for
-	// concurrent use if the Bucket is.
+	// concurrent use if the Bucket is. If it panics, that draw comes from
+	// math/rand/v2 instead and the panic is logged at Error (slog.Default).
 	Rand func() float64
 }
 
@@ -161,7 +163,7 @@ func (b *Bucket[K]) reserve(now time.Time) (time.Duration, bool) {
 
 // capped returns Ceiling·U(0.8, 1), so that capped keys spread out.
 func (b *Bucket[K]) capped() time.Duration {
-	u := b.rand()
+	u := fastdelay.CallRand(b.rand)
 	if !(u >= 0 && u < 1) { // a Rand outside its contract gets the shortest spread
 		u = 0
 	}

@@ -51,7 +51,8 @@ type Policy struct {
 	// Rand returns a number uniform in [0, 1). Nil means math/rand/v2's
 	// Float64. Delay calls it at most once, and only when Jitter is positive
 	// and the delay is below Cap; it must be safe for concurrent use if the
-	// Policy is.
+	// Policy is. If it panics, that draw comes from math/rand/v2 instead
+	// and the panic is logged at Error (slog.Default).
 	Rand func() float64
 }
 

@@ -121,3 +121,35 @@ func TestTypedNilsMeanTheDefaults(t *testing.T) {
 		require.Equal(t, 1, q.NumRequeues("a"), "the queue's own failure counts")
 	})
 }
+
+// panickyUnfinished is a hook set whose Unfinished panics.
+type panickyUnfinished struct {
+	queue.NopMetrics
+	calls atomic.Int32
+}
+
+func (m *panickyUnfinished) Unfinished(total, longest time.Duration) {
+	m.calls.Add(1)
+	panic("Unfinished")
+}
+
+// Unfinished is the one hook the queue calls from a goroutine of its own
+// (every UnfinishedInterval). One that panics is logged and not called
+// again; it does not crash the process, and the queue works on.
+func TestUnfinishedHookThatPanicsIsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &panickyUnfinished{}
+		q := queue.New[string](queue.WithMetrics(m))
+		defer q.ShutDown()
+		q.Add("a")
+		k, _ := q.Get(context.Background())
+		time.Sleep(5 * queue.UnfinishedInterval)
+		synctest.Wait()
+		require.Equal(t, int32(1), m.calls.Load(), "called once, then dropped")
+		q.Done(k)
+		q.Add("b")
+		k, _ = q.Get(context.Background())
+		require.Equal(t, "b", k)
+		q.Done(k)
+	})
+}

@@ -78,7 +78,8 @@ type Metrics interface {
 	// long the keys processing now have been processing in total, and the
 	// longest of them (client-go's unfinished_work_seconds and
 	// longest_running_processor_seconds). Both are 0 when no key is
-	// processing.
+	// processing. It is called from the queue's own goroutine: if it
+	// panics, the panic is logged (slog.Default) and it is not called again.
 	Unfinished(total, longest time.Duration)
 	// Retry counts a call of AddRateLimited.
 	Retry()

@@ -45,10 +45,10 @@ func (l *Loop[K]) recordEvent(key K, id, typ, reason, message string) {
 	if l.cfg.events == nil || l.marks == nil {
 		return
 	}
-	m, ok := l.marks.marks(key)
+	kind, name, uid, ok := l.marks.about(key)
 	if !ok {
 		return
 	}
-	l.cfg.events.Record(history.Event{Kind: m.kind, Name: m.name, UID: m.uid, Type: typ, Reason: reason,
+	l.cfg.events.Record(history.Event{Kind: kind, Name: name, UID: uid, Type: typ, Reason: reason,
 		Message: message, Source: l.name, ReconcileID: id})
 }

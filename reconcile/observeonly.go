@@ -5,13 +5,14 @@ import (
 	"log/slog"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/store"
 )
 
 // observeOnlyAnnotation, set to "true" on an object, makes the Loop
 // reconcile that object observe-only, as WithObserveOnly does for every
 // object.
-const observeOnlyAnnotation = "steady.dev/observe-only"
+const observeOnlyAnnotation = objmarks.ObserveOnlyAnnotation
 
 // WithObserveOnly runs every reconcile observe-only (the annotation
 // steady.dev/observe-only="true" does it for one object): each write the
@@ -58,7 +59,7 @@ func (l *Loop[K]) observeCtx(ctx context.Context, key K, m *objectMarks) context
 }
 
 // dryRun reports whether writes for an object with marks m are dry runs.
-func (c *config) dryRun(m *objectMarks) bool { return c.observeOnly || m.observeOnly }
+func (c *config) dryRun(m *objectMarks) bool { return c.observeOnly || m.ObserveOnly }
 
 // observing reports whether key's writes are dry runs (observe-only).
 func (l *Loop[K]) observing(key K) bool {
@@ -68,8 +69,7 @@ func (l *Loop[K]) observing(key K) bool {
 	if l.marks == nil {
 		return false
 	}
-	m, _ := l.marks.marks(key)
-	return m.observeOnly
+	return l.marks.marks(key).ObserveOnly
 }
 
 // loopWriteCtx is observeCtx for the Loop's own condition writes on key,
@@ -77,7 +77,7 @@ func (l *Loop[K]) observing(key K) bool {
 func (l *Loop[K]) loopWriteCtx(ctx context.Context, key K) context.Context {
 	var m objectMarks
 	if l.marks != nil {
-		m, _ = l.marks.marks(key)
+		m = l.marks.marks(key)
 	}
 	return l.observeCtx(l.shardFenced(ctx, key), key, &m)
 }

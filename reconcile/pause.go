@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	history "github.com/steady-go/steady/events"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
 )
@@ -16,7 +17,7 @@ import (
 // (reason "Resumed") and reconciles. Only "true" pauses, as crossplane's
 // crossplane.io/paused. The Loop reads the annotation from the object its
 // ConditionWriter knows (FromStore's reads its cache) before every reconcile.
-const pausedAnnotation = "steady.dev/paused"
+const pausedAnnotation = objmarks.PausedAnnotation
 
 // Reasons of the Paused condition.
 const (
@@ -24,61 +25,52 @@ const (
 	reasonResumed = "Resumed"
 )
 
-// objectMarks is what the Loop reads from an object before reconciling it.
+// objectMarks is what the Loop reads of an object before reconciling it:
+// its marks (paused, observe-only, its Reconciling condition), which the
+// cache worked out when it stored the object, and, read only when the
+// Loop writes Reconciling=True or finds its own (reconcilingBefore), the
+// object's generation then, for the messages of Reconciling.
 type objectMarks struct {
-	paused      bool // pausedAnnotation is "true"
-	pauseShown  bool // the object carries Paused=True
-	observeOnly bool // observeOnlyAnnotation is "true"
-	// For Reconciling (reconciling.go): the object's generation, the
-	// highest ObservedGeneration of its conditions, whether its deletion
-	// is requested, and whether it has a Reconciling condition (True, or
-	// any).
-	gen, observed               int64
-	deleting                    bool
-	reconciling, hasReconciling bool
-	// The object, for its events.
-	kind, name, uid string
+	objmarks.Marks
+	// quiet: the object asks nothing of the Loop (objmarks.Marks.Quiet),
+	// or there is none; Marks is then zero.
+	quiet bool
+	gen   int64
 }
 
 // markReader is the narrow, optional side of a ConditionWriter through which
-// the Loop reads an object's marks (StoreConditions implements it). ok is false
-// when the object is gone.
+// the Loop reads an object's marks (StoreConditions implements it).
 type markReader[K comparable] interface {
-	marks(key K) (m objectMarks, ok bool)
+	// marks reads key's marks alone (gen stays 0): it is called before
+	// every reconcile, and reads no more than it needs.
+	marks(key K) objectMarks
+	// about returns what an event on key's object names it by; ok is
+	// false when the object is gone.
+	about(key K) (kind, name, uid string, ok bool)
 }
 
-func (s storeConditions[S, T]) marks(name string) (objectMarks, bool) {
+func (s storeConditions[S, T]) marks(name string) objectMarks {
+	if s.mr == nil {
+		return objectMarks{quiet: true}
+	}
+	m, loud := s.mr.Marks(name)
+	return objectMarks{Marks: m, quiet: !loud}
+}
+
+func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool) {
 	obj, ok := s.c.Get(name)
 	if !ok {
-		return objectMarks{}, false
+		return "", "", "", false
 	}
-	m := marksOf(obj.Meta.Annotations, obj.Conditions)
-	m.kind, m.name, m.uid = s.st.Kind(), name, obj.Meta.UID
-	m.gen, m.deleting = obj.Meta.Generation, obj.Meta.DeletionRequested
-	return m, true
-}
-
-func marksOf(ann map[string]string, conds []store.Condition) objectMarks {
-	m := objectMarks{paused: ann[pausedAnnotation] == "true", observeOnly: ann[observeOnlyAnnotation] == "true"}
-	for _, c := range conds {
-		m.observed = max(m.observed, c.ObservedGeneration)
-		switch c.Type {
-		case conditions.Paused:
-			m.pauseShown = c.Status == store.ConditionTrue
-		case conditions.Reconciling:
-			m.hasReconciling, m.reconciling = true, c.Status == store.ConditionTrue
-		}
-	}
-	return m
+	return s.st.Kind(), name, obj.Meta.UID, true
 }
 
 // skip reads key's marks into m and reports whether the reconcile must
 // not run (the object is paused). Only for a ConditionWriter that offers
-// marks (l.marks); m stays zero when the object is gone.
+// marks (l.marks); m is quiet when the object is gone.
 func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
-	var ok bool
-	*m, ok = l.marks.marks(key)
-	return ok && l.paused(t, key, m)
+	*m = l.marks.marks(key)
+	return l.paused(t, key, m)
 }
 
 // paused reports whether key's object is paused, and keeps its Paused
@@ -87,12 +79,12 @@ func (l *Loop[K]) skip(t *term[K], key K, m *objectMarks) bool {
 // writes Paused as its own manager, through the ConditionWriter, so the write
 // is not a hint for itself.
 func (l *Loop[K]) paused(t *term[K], key K, m *objectMarks) bool {
-	if m.paused == m.pauseShown {
-		return m.paused
+	if m.Paused == m.PauseShown {
+		return m.Paused
 	}
 	c := store.Condition{Type: conditions.Paused, Status: store.ConditionTrue, Reason: reasonPaused,
 		Message: "reconciles paused by the annotation " + pausedAnnotation + "=true; remove it to resume"}
-	if !m.paused {
+	if !m.Paused {
 		c = store.Condition{Type: conditions.Paused, Status: store.ConditionFalse, Reason: reasonResumed,
 			Message: "the annotation " + pausedAnnotation + " was removed"}
 	}
@@ -109,10 +101,10 @@ func (l *Loop[K]) paused(t *term[K], key K, m *objectMarks) bool {
 		l.log.LogAttrs(t.work, slog.LevelInfo, "Paused set to "+string(c.Status)+" ("+c.Reason+")",
 			slog.String("controller", l.name), slog.Any("key", key))
 		reason := "Resumed"
-		if m.paused {
+		if m.Paused {
 			reason = "Paused"
 		}
 		l.recordEvent(key, "", history.Normal, reason, c.Message)
 	}
-	return m.paused
+	return m.Paused
 }

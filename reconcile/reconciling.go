@@ -20,13 +20,18 @@ const (
 
 // reconcilingBefore reports whether key's object carries the Loop's
 // Reconciling=True, set after an earlier pass that did not succeed
-// (reconcilingUnfinished). An object without Reconciling=True costs it no
-// call and no lock.
+// (reconcilingUnfinished), and then reads the object's generation into
+// m.gen for reconcilingAfter. An object without Reconciling=True costs it
+// no call and no lock.
 func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
-	if l.cfg.observeOnly || m.observeOnly || !m.reconciling {
+	if l.cfg.observeOnly || m.ObserveOnly || !m.Reconciling {
 		return false
 	}
-	return l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling)
+	if !l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling) {
+		return false
+	}
+	_, m.gen, _ = l.sw.Conditions(key)
+	return true
 }
 
 // reconcilingUnfinished sets Reconciling=True on a new object after a
@@ -43,13 +48,14 @@ func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
 // (or tried).
 func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *decision, o *outcome) bool {
 	switch {
-	case m.name == "" || l.cfg.observeOnly || m.observeOnly: // gone, or not written to
+	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case m.hasReconciling || m.observed > 0 || m.deleting:
+	case m.quiet || m.HasReconciling || m.Observed || m.Deleting: // gone, or observed
 		return false
 	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false
 	}
+	_, m.gen, _ = l.sw.Conditions(key)
 	c := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: reasonProgressing,
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
 	var revs []written

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"iter"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // kstatusApp is a reconciler as the README writes one, driven by the
@@ -329,6 +332,30 @@ func TestReconcilingIsNoHint(t *testing.T) {
 		require.Equal(t, 1, s.count("a"))
 		require.Equal(t, 1, other.count("a"), "another Loop's Reconciling is no hint")
 		require.NoError(t, stopOther())
+		require.NoError(t, stop())
+	})
+}
+
+// The Loop judges Reconciling on the object its cache holds: a key whose
+// object the cache does not hold (outside its selection here; or not yet
+// seen) is reconciled without a Reconciling write on the stored object.
+func TestReconcilingIsNotWrittenOnAnObjectTheCacheDoesNotHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil, cache.WithSelector(nil, cache.FieldSelector{NamePrefix: "in-"}))
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "in-a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "out-b"}})
+		// Failing first reconciles: the Loop would set Reconciling=True on both.
+		s := newScript(func(string, int) (Result, error) { return Result{}, errors.New("not yet") })
+		src := Sources(FromStore(e.cache, e.st), Keys(func() iter.Seq[string] { return slices.Values([]string{"out-b"}) }))
+		l, err := New("apps", s, src, append(fixedBackoff(), quiet())...)
+		require.NoError(t, err)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, s.count("in-a"))
+		require.Equal(t, 1, s.count("out-b"))
+		requireCondition(t, e.get(t, "in-a").Conditions, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
+		require.Empty(t, e.get(t, "out-b").Conditions, "no Reconciling on an object the cache does not hold")
 		require.NoError(t, stop())
 	})
 }

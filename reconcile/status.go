@@ -5,7 +5,9 @@ import (
 	"slices"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/internal/objpath"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 )
@@ -53,12 +55,25 @@ type ConditionWriter[K comparable] interface {
 // keep their reports apart, give each Loop its own condition type (a
 // ConditionWriter that renames Stalled, as examples/fieldowners does).
 func StoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) ConditionWriter[string] {
-	return storeConditions[S, T]{c: c, st: st}
+	return newStoreConditions(c, st)
 }
 
 type storeConditions[S, T any] struct {
 	c  *cache.Cache[S, T]
 	st *store.Store[S, T]
+	// mr reads the marks c keeps of its objects (internal/objmarks),
+	// which it asks c to keep; nil for a nil c.
+	mr objmarks.Reader
+}
+
+func newStoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) storeConditions[S, T] {
+	s := storeConditions[S, T]{c: c, st: st}
+	if c != nil {
+		if s.mr, _ = storeaccess.Of(c).(objmarks.Reader); s.mr != nil {
+			s.mr.KeepMarks()
+		}
+	}
+	return s
 }
 
 func (s storeConditions[S, T]) Conditions(name string) ([]store.Condition, int64, bool) {

@@ -129,7 +129,7 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	s.names = map[string]struct{}{}
-	return storeSource[S, T]{cacheSource: s, storeConditions: storeConditions[S, T]{c: c, st: st}}
+	return storeSource[S, T]{cacheSource: s, storeConditions: newStoreConditions(c, st)}
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.

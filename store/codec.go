@@ -1,11 +1,13 @@
 package store
 
 import (
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 )
@@ -175,6 +177,10 @@ func metaSizeHint(m *Meta) int {
 // appendMeta appends m as json.Marshal encodes it, or reports false
 // (having appended something) for what it leaves to encoding/json: a
 // string that encoding/json would escape.
+//
+// Not shared with appendSpecDoc (managed_codecs.go) by design: this writes
+// the stored bytes of every field, map keys sorted, as encoding/json would;
+// that writes only the spec side's ownership paths, leaves null, in any order.
 func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
 	str := func(b []byte, s string) []byte {
@@ -318,6 +324,14 @@ func plainJSONString(s string) bool {
 	return true
 }
 
+// catchEncode, deferred, turns a panic of the user's encoding code into
+// *err, an ErrInvalid naming what was encoded.
+func catchEncode(what string, err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("%w: encoding %s: %w", ErrInvalid, what, &guard.Panic{Value: v, Stack: debug.Stack()})
+	}
+}
+
 func orNull(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte("null")
@@ -325,9 +339,12 @@ func orNull(b []byte) []byte {
 	return b
 }
 
-// encodeJSON encodes a Spec or Status value, reporting failures as ErrInvalid.
-func encodeJSON(what string, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
+// encodeJSON encodes a Spec or Status value, reporting failures as
+// ErrInvalid, a panic of the value's own MarshalJSON included: a write,
+// maybe on a Loop's worker, fails rather than crashes.
+func encodeJSON(what string, v any) (b []byte, err error) {
+	defer catchEncode(what, &err)
+	b, err = json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encoding %s: %v", ErrInvalid, what, err)
 	}

@@ -35,7 +35,8 @@ func decodeObjectJSON(value []byte) (*Object[fastSpec, fastStatus], error) {
 }
 
 // decodeObjectFast gives what encoding/json gives, or defers to it, with
-// and without scratch space (kept from one input to the next).
+// and without scratch space (kept from one input to the next), and with the
+// sideDecoders of the Spec and Status types.
 func FuzzDecodeObjectFast(f *testing.F) {
 	for _, s := range rawSeeds {
 		f.Add([]byte(s))
@@ -46,9 +47,10 @@ func FuzzDecodeObjectFast(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(v)
 	}
-	scratch := new(decodeScratch)
+	scratch, planned := new(decodeScratch), new(decodeScratch)
+	plans := sidePlansOf[fastSpec, fastStatus]()
 	f.Fuzz(func(t *testing.T, value []byte) {
-		for _, d := range []*metaDecoder{{}, {kind: "K", name: "a", scratch: scratch}} {
+		for _, d := range []*metaDecoder{{}, {kind: "K", name: "a", scratch: scratch}, {kind: "K", name: "a", scratch: planned, plans: plans}} {
 			fast := new(Object[fastSpec, fastStatus])
 			if _, ok := decodeObjectFast(value, fast, d, nil, copies{}); !ok {
 				continue
@@ -62,18 +64,21 @@ func FuzzDecodeObjectFast(f *testing.F) {
 
 // Every object the store can write takes the fast way and decodes as
 // encoding/json decodes it, also when one scratch space serves many objects
-// whose strings repeat (label values, managers, an object's old and new UID).
+// whose strings repeat (label values, managers, an object's old and new UID),
+// and with the sideDecoders of the Spec and Status types.
 // An eighth of the objects under -race (see race.Sweep).
 func TestDecodeObjectFastAgreesWithEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 3))
-	scratch := new(decodeScratch)
+	scratch, planned := new(decodeScratch), new(decodeScratch)
+	plans := sidePlansOf[fastSpec, fastStatus]()
 	for i := range race.Sweep(2000, 8) {
 		obj := randomObject(rng)
 		value, err := json.Marshal(obj)
 		require.NoError(t, err)
 		want, err := decodeObjectJSON(value)
 		require.NoError(t, err)
-		for _, d := range []*metaDecoder{{}, {kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: scratch}} {
+		for _, d := range []*metaDecoder{{}, {kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: scratch},
+			{kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: planned, plans: plans}} {
 			got := new(Object[fastSpec, fastStatus])
 			_, ok := decodeObjectFast(value, got, d, nil, copies{})
 			require.True(t, ok, "object %d takes the fast way: %s", i, value)

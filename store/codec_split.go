@@ -146,18 +146,22 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		d.otherVersion = true
 		return decodedFrom[S, T]{}, false
 	}
+	var plans sidePlans
+	if d.plans != nil {
+		plans = *d.plans
+	}
 	switch {
 	case parts.spec == nil:
 	case cp.spec && like != nil && sameBytes(parts.spec, like.spec):
 		obj.Spec = like.obj.Spec
-	case !d.json(parts.spec, &obj.Spec):
+	case !d.decodeSide(parts.spec, &obj.Spec, plans.spec):
 		return decodedFrom[S, T]{}, false
 	}
 	switch {
 	case parts.status == nil:
 	case cp.status && like != nil && sameBytes(parts.status, like.status):
 		obj.Status = like.obj.Status
-	case !d.json(parts.status, &obj.Status):
+	case !d.decodeSide(parts.status, &obj.Status, plans.status):
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status}, true

@@ -323,6 +323,10 @@ func sideCodec(raw *rawObject, side string, schema *ownership.Schema) (*ownershi
 // specTreeOf gives it: {"metadata":{labels, annotations, owners,
 // finalizers},"spec":...}, values that are leaves of the tree null. It
 // reports false for a string that is not plain ASCII.
+//
+// Not shared with appendMeta (codec.go) by design: this document names only
+// the paths ownership tracks, leaves null, keys unsorted, never stored; that
+// one is the stored metadata byte for byte as encoding/json writes it.
 func appendSpecDoc(doc []byte, raw *rawObject) ([]byte, bool) {
 	m := &raw.Meta
 	doc = append(doc, '{')

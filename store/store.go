@@ -59,6 +59,10 @@ type Store[S, T any] struct {
 	// plainStatus says T's JSON form round-trips (plainJSON): an applied
 	// status of type T is then stored as it encodes.
 	plainStatus bool
+	// sides decodes S and T without encoding/json where it can.
+	sides *sidePlans
+	// ownCodec says decoding runs the user's code (kindOwnCodec).
+	ownCodec bool
 
 	equals atomic.Pointer[sideEquals[S, T]] // FieldChanges' typed equalities (see sideEquals)
 
@@ -187,7 +191,8 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 		return nil, err
 	}
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]())}
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
+	s.ownCodec = kindOwnCodec[S, T](ver)
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil
 }

@@ -1,6 +1,12 @@
 package store
 
-import "context"
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/steady-go/steady/internal/guard"
+)
 
 // WithTraceContext makes every write of the Store record, in
 // Meta.LastWrite.Trace, the trace context that inject returns for the
@@ -17,8 +23,23 @@ import "context"
 //
 // inject is called once per write that stores a value (not for a write that
 // changes nothing, nor for a deletion), before the value is encoded; it must
-// be quick and safe for concurrent use. A nil inject, the default, records
-// nothing and costs nothing.
+// be quick and safe for concurrent use. An inject that panics counts as
+// "" (no trace) and the panic is logged at Error with its stack (see
+// WithLogger): the write goes on, as a tracing hook must not fail it nor
+// crash the goroutine writing (a Loop's worker, for its own conditions). A
+// nil inject, the default, records nothing and costs nothing.
 func WithTraceContext(inject func(ctx context.Context) string) Option {
 	return func(c *config) { c.trace = inject }
+}
+
+// traceOf calls the Store's inject (not nil) under recovery.
+func (s *Store[S, T]) traceOf(ctx context.Context) (tr string) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.LogAttrs(ctx, slog.LevelError, "store: trace inject panicked; the write records no trace of its own",
+				slog.String("kind", s.kind), slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(debug.Stack())))
+			tr = ""
+		}
+	}()
+	return s.trace(ctx)
 }

@@ -1,11 +1,16 @@
 package store
 
 import (
-	"github.com/steady-go/steady/store/kv"
-
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+
+	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // DecodeError reports a stored value that is not an object of the Store's
@@ -76,8 +81,13 @@ func (s *Store[S, T]) decodeShared(kv kv.KeyValue, scratch *decodeScratch) (*Obj
 // decodeLike is decodeShared that may copy Spec or Status from like (see
 // decodeObjectFast), and returns the object with the bytes it was decoded
 // from.
-func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], error) {
-	from, err := decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
+func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (from decodedFrom[S, T], err error) {
+	if s.ownCodec {
+		// Only a kind whose types run their own code while they decode
+		// pays for the recover.
+		defer catchDecode(s, kv, scratch, &from, &err)
+	}
+	from, err = decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
 	if err == errOtherVersion {
 		return s.decodeConverted(kv, scratch, from.obj)
 	}
@@ -90,11 +100,87 @@ func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *d
 	return from, nil
 }
 
+// catchDecode, deferred by a decode, turns a panic of the user's code
+// (an UnmarshalJSON of a Spec or Status type that panics on one value)
+// into that value's *DecodeError, with *res zeroed, so the value is
+// quarantined like any that does not decode and the watch, the cache or
+// the List that read it goes on with the rest. scratch's decoder, stopped
+// mid-value, is dropped. The stack goes to the Store's log: the error
+// names only the panic.
+func catchDecode[S, T, R any](s *Store[S, T], kv kv.KeyValue, scratch *decodeScratch, res *R, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if scratch != nil {
+		scratch.dec, scratch.shape = nil, nil
+	}
+	p := &guard.Panic{Value: v, Stack: debug.Stack()}
+	s.logger.LogAttrs(context.Background(), slog.LevelError, "store: decoding a value panicked", slog.String("kind", s.kind),
+		slog.String("key", truncate(kv.Key)), slog.Int64("revision", kv.ModRevision),
+		slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(p.Stack)))
+	var zero R
+	*res, *err = zero, s.decodeError(kv, p)
+}
+
+// ownCodec reports whether encoding/json decoding or encoding a t
+// may run code of the user's: an UnmarshalJSON, UnmarshalText, MarshalJSON
+// or MarshalText at any depth, other than the standard library's
+// time.Time and json.RawMessage.
+func ownCodec(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] || t == timeType || t == rawMessageType {
+		return false
+	}
+	seen[t] = true
+	for _, i := range []reflect.Type{jsonUnmarshaler, textUnmarshaler, jsonMarshaler, textMarshaler} {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return true
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return ownCodec(t.Elem(), seen)
+	case reflect.Map:
+		return ownCodec(t.Key(), seen) || ownCodec(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if ownCodec(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// kindOwnCodec is ownCodec for every type a Store of S and T
+// with versions ver (nil for none) decodes.
+func kindOwnCodec[S, T any](ver *storeVersions) bool {
+	seen := map[reflect.Type]bool{}
+	types := []reflect.Type{reflect.TypeFor[S](), reflect.TypeFor[T]()}
+	if ver != nil {
+		for _, v := range ver.list {
+			types = append(types, v.spec, v.status, v.hubSpec, v.hubStatus)
+		}
+	}
+	for _, t := range types {
+		if ownCodec(t, seen) {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeRaw is decode with Spec and Status left encoded.
-func (s *Store[S, T]) decodeRaw(kv kv.KeyValue) (*rawObject, error) {
+func (s *Store[S, T]) decodeRaw(kv kv.KeyValue) (raw *rawObject, err error) {
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
-	raw, err := decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
+	if s.ownCodec && s.ver != nil {
+		// Only a conversion decodes and encodes the Spec and Status here.
+		defer catchDecode(s, kv, scratch, &raw, &err)
+	}
+	raw, err = decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}
@@ -116,9 +202,9 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 		version, first = s.ver.served.name, s.ver.first
 	}
 	if scratch == nil {
-		return &metaDecoder{kind: s.kind, name: name, version: version, first: first}
+		return &metaDecoder{kind: s.kind, name: name, version: version, first: first, plans: s.sides}
 	}
-	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first}
+	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first, plans: s.sides}
 	return &scratch.d
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // Versions describes how a kind's Spec and Status types evolve: its
@@ -103,6 +105,12 @@ type hubPair[HS, HT any] struct {
 // parse, malformed steady struct tags).
 func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Version {
 	toHub, fromHub := c.ToHub, c.FromHub
+	if toHub != nil {
+		toHub = catchToHub(toHub)
+	}
+	if fromHub != nil {
+		fromHub = catchFromHub(fromHub)
+	}
 	if toHub == nil {
 		toHub = func(s S, t T) (hs HS, ht HT, err error) {
 			hs, ok1 := any(s).(HS)
@@ -149,6 +157,7 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 		}
 		return s, t, err
 	}
+	specPlan, statusPlan := sidePlanOf(v.spec), sidePlanOf(v.status)
 	v.toHub = func(spec, status []byte, d *metaDecoder) (any, error) {
 		// One allocation for what the decoder fills and the hub.
 		x := new(struct {
@@ -156,10 +165,10 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 			t   T
 			hub hubPair[HS, HT]
 		})
-		if err := d.side(spec, &x.s); err != nil {
+		if err := d.sideWith(spec, &x.s, specPlan); err != nil {
 			return nil, fmt.Errorf("spec at version %q: %w", name, err)
 		}
-		if err := d.side(status, &x.t); err != nil {
+		if err := d.sideWith(status, &x.t, statusPlan); err != nil {
 			return nil, fmt.Errorf("status at version %q: %w", name, err)
 		}
 		hs, ht, err := toHub(x.s, x.t)
@@ -189,6 +198,39 @@ func VersionOf[S, T, HS, HT any](name string, c Conversion[S, T, HS, HT]) *Versi
 	return v
 }
 
+// catchToHub makes a ToHub that panics return the panic as its error,
+// so the value it was converting is quarantined as a *DecodeError (or the
+// write refused) like a value whose conversion fails: a panic on one value
+// must not crash a watch's or a cache's goroutine, nor stop the rest of a
+// List. Only conversions pay for the deferred recover; a read at the
+// served version never calls it.
+func catchToHub[S, T, HS, HT any](f func(S, T) (HS, HT, error)) func(S, T) (HS, HT, error) {
+	return func(s S, t T) (hs HS, ht HT, err error) {
+		var p *guard.Panic
+		defer func() {
+			if p != nil {
+				err = p
+			}
+		}()
+		defer guard.Catch(&p)
+		return f(s, t)
+	}
+}
+
+// catchFromHub is catchToHub for FromHub.
+func catchFromHub[S, T, HS, HT any](f func(HS, HT) (S, T, error)) func(HS, HT) (S, T, error) {
+	return func(hs HS, ht HT) (s S, t T, err error) {
+		var p *guard.Panic
+		defer func() {
+			if p != nil {
+				err = p
+			}
+		}()
+		defer guard.Catch(&p)
+		return f(hs, ht)
+	}
+}
+
 // unmarshalSide decodes an encoded Spec or Status; absent or null leaves
 // the zero value.
 func unmarshalSide(b []byte, v any) error {
@@ -198,11 +240,17 @@ func unmarshalSide(b []byte, v any) error {
 // side is unmarshalSide with d's reusable decoder (see metaDecoder.json),
 // for a b that is one JSON value; with d nil, it uses json.Unmarshal.
 func (d *metaDecoder) side(b []byte, v any) error {
+	return d.sideWith(b, v, nil)
+}
+
+// sideWith is side that decodes with plan (see sideDecoder) when d has
+// scratch space.
+func (d *metaDecoder) sideWith(b []byte, v any, plan sideDecoder) error {
 	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
 		return nil
 	}
 	if d != nil && d.scratch != nil {
-		if d.json(b, v) {
+		if d.decodeSide(b, v, plan) {
 			return nil
 		}
 		// For the error, from a fresh start.

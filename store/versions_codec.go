@@ -200,7 +200,10 @@ func (s *Store[S, T]) encodeStored(next *rawObject) ([]byte, error) {
 }
 
 // convertForWrite returns next at the storage version.
-func (s *Store[S, T]) convertForWrite(next *rawObject) (*rawObject, error) {
+func (s *Store[S, T]) convertForWrite(next *rawObject) (_ *rawObject, err error) {
+	if s.ownCodec {
+		defer catchEncode("at version "+s.ver.storage.name, &err)
+	}
 	served, storage := s.ver.served, s.ver.storage
 	hub, err := served.toHub(next.Spec, next.Status, nil)
 	if err != nil {

@@ -342,6 +342,7 @@ func (s *Store[S, T]) dropManaged(meta *Meta, e ManagedFields, why string) {
 }
 
 // WithLogger sets the logger of what the Store drops rather than fails on,
-// such as an ownership record that does not convert between versions
-// (default: slog.Default()).
+// such as an ownership record that does not convert between versions, and
+// the stack of a panic in a Spec or Status type's own decoding (the value
+// is a *DecodeError) (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }

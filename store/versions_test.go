@@ -291,3 +291,144 @@ func TestVersionsUndecodableSpecAtAnotherVersionIsADecodeError(t *testing.T) {
 		require.Equal(t, statusV2{Ready: true}, got.Status)
 	}
 }
+
+// panickyVersions is widgetVersions whose v1 conversion funcs panic on the
+// value whose image is "bomb" (a user's func that dereferences what that
+// one value leaves nil).
+func panickyVersions(t testing.TB, storage string) *store.Versions {
+	t.Helper()
+	v1 := store.VersionOf("v1", store.Conversion[specV1, statusV1, specV2, statusV2]{
+		ToHub: func(s specV1, st statusV1) (specV2, statusV2, error) {
+			if s.Image == "bomb" {
+				panic("ToHub: nil pointer on bomb")
+			}
+			return specV2{ContainerImage: s.Image}, statusV2{Ready: st.Ready}, nil
+		},
+		FromHub: func(s specV2, st statusV2) (specV1, statusV1, error) {
+			if s.ContainerImage == "bomb" {
+				panic(errors.New("FromHub: nil pointer on bomb"))
+			}
+			return specV1{Image: s.ContainerImage}, statusV1{Ready: st.Ready}, nil
+		},
+	})
+	v2 := store.VersionOf("v2", store.Conversion[specV2, statusV2, specV2, statusV2]{})
+	vs, err := store.NewVersions(storage, v1, v2)
+	require.NoError(t, err)
+	return vs
+}
+
+// A conversion func that panics on one value makes that value a
+// *DecodeError naming the panic, as a conversion error does, wherever it
+// is decoded (Get, List, Watch, a write's read); every other value is
+// served. Stored at v1 and served at v2, it is v1's ToHub that panics;
+// stored at v2 (the hub) and served at v1, v1's FromHub.
+func TestVersionsConversionPanicIsADecodeError(t *testing.T) {
+	for _, tc := range []struct{ storage, served, panics string }{
+		{"v1", "v2", `converting version "v1" to the hub: panicked: string: ToHub: nil pointer on bomb`},
+		{"v2", "v1", `converting the hub to version "v1": panicked: *errors.errorString: FromHub: nil pointer on bomb`},
+	} {
+		t.Run("stored at "+tc.storage, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			b := memstore.New()
+			vs := panickyVersions(t, tc.storage)
+			s1, err := store.New[specV1, statusV1](b, "Widget", store.WithVersion("v1", vs))
+			require.NoError(t, err)
+			s2, err := store.New[specV2, statusV2](b, "Widget", store.WithVersion("v2", vs))
+			require.NoError(t, err)
+			// Written at the storage version, through its own Store: no
+			// conversion on the way in.
+			write := func(name, image string) {
+				if tc.storage == "v1" {
+					_, err = s1.As("a").Create(ctx, &store.Object[specV1, statusV1]{Meta: store.Meta{Name: name}, Spec: specV1{Image: image}})
+				} else {
+					_, err = s2.As("a").Create(ctx, &store.Object[specV2, statusV2]{Meta: store.Meta{Name: name}, Spec: specV2{ContainerImage: image}})
+				}
+				require.NoError(t, err)
+			}
+			get := func(name string) error { _, err := s2.Get(ctx, name); return err }
+			list := func() ([]string, []*store.DecodeError) {
+				l, err := s2.List(ctx, store.ListOptions{})
+				require.NoError(t, err, "a panicking conversion never fails the List")
+				var names []string
+				for _, o := range l.Items {
+					names = append(names, o.Meta.Name)
+				}
+				return names, l.Undecodable
+			}
+			update := func(name string, rev int64) error {
+				_, err := s2.As("b").Update(ctx, &store.Object[specV2, statusV2]{Meta: store.Meta{Name: name, Revision: rev}, Spec: specV2{ContainerImage: "fixed"}})
+				return err
+			}
+			if tc.served == "v1" {
+				get = func(name string) error { _, err := s1.Get(ctx, name); return err }
+				list = func() ([]string, []*store.DecodeError) {
+					l, err := s1.List(ctx, store.ListOptions{})
+					require.NoError(t, err, "a panicking conversion never fails the List")
+					var names []string
+					for _, o := range l.Items {
+						names = append(names, o.Meta.Name)
+					}
+					return names, l.Undecodable
+				}
+				update = func(name string, rev int64) error {
+					_, err := s1.As("b").Update(ctx, &store.Object[specV1, statusV1]{Meta: store.Meta{Name: name, Revision: rev}, Spec: specV1{Image: "fixed"}})
+					return err
+				}
+			}
+			var events <-chan string
+			if tc.served == "v2" {
+				events = watchNames(ctx, t, s2)
+			} else {
+				events = watchNames(ctx, t, s1)
+			}
+
+			write("a-good", "img:1")
+			write("b-bomb", "bomb")
+			write("c-good", "img:3")
+
+			require.NoError(t, get("a-good"))
+			err = get("b-bomb")
+			var de *store.DecodeError
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, "b-bomb", de.Name)
+			require.ErrorContains(t, err, tc.panics)
+			require.NoError(t, get("c-good"))
+
+			names, bad := list()
+			require.Equal(t, []string{"a-good", "c-good"}, names)
+			require.Len(t, bad, 1)
+			require.Equal(t, "b-bomb", bad[0].Name)
+			require.ErrorContains(t, bad[0], tc.panics)
+
+			require.Equal(t, "a-good", <-events)
+			require.Equal(t, "undecodable b-bomb: "+tc.panics, <-events)
+			require.Equal(t, "c-good", <-events)
+
+			err = update("b-bomb", de.Revision)
+			require.ErrorIs(t, err, store.ErrInvalid, "a value that does not convert is never overwritten")
+			require.ErrorContains(t, err, tc.panics)
+		})
+	}
+}
+
+// watchNames watches s from now and sends the name of each object
+// an event carries, or "undecodable NAME: REASON".
+func watchNames[S, T any](ctx context.Context, t *testing.T, s *store.Store[S, T]) <-chan string {
+	t.Helper()
+	l, err := s.List(ctx, store.ListOptions{})
+	require.NoError(t, err)
+	events, err := s.Watch(ctx, l.Revision)
+	require.NoError(t, err)
+	out := make(chan string, 16)
+	go func() {
+		for ev := range events {
+			if ev.Undecodable != nil {
+				out <- "undecodable " + ev.Undecodable.Name + ": " + ev.Undecodable.Err.Error()
+			} else {
+				out <- ev.Object.Meta.Name
+			}
+		}
+	}()
+	return out
+}

@@ -289,7 +289,7 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 // admission sees as the old object.
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
-		tr := w.s.trace(ctx)
+		tr := w.s.traceOf(ctx)
 		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == ownership.OpApplyStatus || op == ownership.OpUpdateStatus) {
 			// An untraced status write (the Loop's own conditions, say)
 			// keeps the recorded trace, so the reconcile that the traced

@@ -1,8 +1,13 @@
 package fastdelay
 
 import (
+	"context"
+	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"time"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // Delays computes one backoff.Policy's delays for a limiter that counts
@@ -46,7 +51,7 @@ func (d *Delays) Delay(n int, u float64) time.Duration {
 		return Exp(d.base, d.factor, d.cap, d.jitter, n, u, d.rand)
 	}
 	if u < 0 && d.fast.Draws(n) {
-		u = d.rand()
+		u = CallRand(d.rand)
 	}
 	return d.fast.Delay(n, u)
 }
@@ -80,6 +85,22 @@ func draw(r func() float64) float64 {
 	if r == nil {
 		return rand.Float64()
 	}
+	return CallRand(r)
+}
+
+// CallRand returns r(), a policy's Rand. One that panics is replaced, for
+// that draw, by math/rand/v2's Float64, and the panic logged at Error to
+// slog.Default (backoff has no logger of its own): its callers hold a
+// queue's lock or run a Loop's worker, neither of which a test's random
+// source may take down.
+func CallRand(r func() float64) (u float64) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Default().LogAttrs(context.Background(), slog.LevelError, "backoff: Rand panicked; drawing from math/rand/v2 instead",
+				slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(debug.Stack())))
+			u = rand.Float64()
+		}
+	}()
 	return r()
 }
 

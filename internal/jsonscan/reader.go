@@ -164,3 +164,22 @@ func (r *Reader) RawShape(dst []byte) (raw, key []byte, keyed, ok bool) {
 	raw, ok = r.Raw()
 	return raw, dst, false, ok
 }
+
+// Null reads null, reporting false if it is not next.
+func (r *Reader) Null() bool {
+	p := &r.p
+	p.space()
+	return p.word("null")
+}
+
+// Number reads a number token and returns it (b's own memory); its range is
+// not checked.
+func (r *Reader) Number() ([]byte, bool) {
+	p := &r.p
+	p.space()
+	if p.i >= len(p.b) {
+		return nil, false
+	}
+	start, ok := p.numberText()
+	return p.b[start:p.i], ok
+}

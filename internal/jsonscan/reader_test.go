@@ -32,6 +32,7 @@ func FuzzReader(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"s":"a","n":-12,"big":1234567890123456789,"f":1.5,"b":true,"x":null,"e":"\u00e9"}`))
+	f.Add([]byte(`{"f":-0.5e3,"f2":1,"z":null,"f3":"1","z2":nul,"z3":0,"f4":-}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkArray(t, b)
 		r := NewReader(b)
@@ -56,6 +57,13 @@ func FuzzReader(f *testing.F) {
 				v, ok = r.Int64()
 			case bytes.HasPrefix(key, []byte("b")):
 				v, ok = r.Bool()
+			case bytes.HasPrefix(key, []byte("f")):
+				var tok []byte
+				tok, ok = r.Number()
+				v = string(tok)
+			case bytes.HasPrefix(key, []byte("z")):
+				ok = r.Null()
+				v = "null"
 			default:
 				var raw []byte
 				raw, ok = r.Raw()
@@ -83,6 +91,12 @@ func FuzzReader(f *testing.F) {
 				var v bool
 				require.NoError(t, json.Unmarshal(raw, &v))
 				require.Equal(t, v, got[k], k)
+			case strings.HasPrefix(k, "f"):
+				var n json.Number
+				require.NoError(t, json.Unmarshal(raw, &n), "Number accepted %s", raw)
+				require.Equal(t, string(n), got[k], k)
+			case strings.HasPrefix(k, "z"):
+				require.Equal(t, "null", string(raw), "Null accepted %s", raw)
 			default:
 				require.Equal(t, string(raw), got[k], k)
 			}

@@ -1,7 +1,11 @@
 package workqueue
 
 import (
+	"context"
+	"log/slog"
 	"time"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // Metrics receives a queue's measurements, with the meaning of client-go's
@@ -127,7 +131,8 @@ func (m *meter) unfinished(now int64) (total, longest time.Duration) {
 }
 
 // reportUnfinished calls Metrics.Unfinished every UnfinishedInterval until
-// ShutDown.
+// ShutDown, or until it panics: the queue has no logger, so the panic goes
+// to slog.Default, once, and the hook is not called again.
 func (q *Queue[K]) reportUnfinished() {
 	defer close(q.m.stopped)
 	t := q.clock.NewTimer(UnfinishedInterval)
@@ -141,7 +146,11 @@ func (q *Queue[K]) reportUnfinished() {
 		q.mu.Lock()
 		total, longest := q.m.unfinished(q.stamp())
 		q.mu.Unlock()
-		q.m.hooks.Unfinished(total, longest)
+		if p := guard.Call(func() { q.m.hooks.Unfinished(total, longest) }); p != nil {
+			slog.Default().LogAttrs(context.Background(), slog.LevelError, "queue: metrics hook Unfinished panicked; not called again",
+				slog.String("queue", q.name), slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+			return
+		}
 		t.Reset(UnfinishedInterval)
 	}
 }

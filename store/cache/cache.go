@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
@@ -97,6 +99,13 @@ type Cache[S, T any] struct {
 	waiters    revWaiters // WaitFor calls, by revision; woken as rev reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
+	// loud holds the marks (internal/objmarks) of the held objects whose
+	// marks are not quiet, by name, once a Loop asked for them (KeepMarks;
+	// nil before); loudPeak is its largest length since it was last made
+	// anew, and nloud its length, which Marks reads without c.mu.
+	loud     map[string]objmarks.Marks
+	loudPeak int
+	nloud    atomic.Int64
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -114,6 +123,82 @@ type Cache[S, T any] struct {
 	prune    refilterState         // see Prune
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
+
+	// hooks carries the Cache's internalView for internal/storeaccess.Of.
+	hooks
+}
+
+// hooks is an alias so that the embedded field is unexported: what it
+// carries is for the project's own packages (reconcile), not the API.
+type hooks = storeaccess.Hooks
+
+// internalView is what a Cache offers the project's own packages and not
+// its users: the marks of its objects for a reconcile Loop (it is an
+// objmarks.Reader). A Cache carries it in its hooks (storeaccess.Of(c)
+// returns it).
+//
+// The Cache works an object's marks out when it stores the object and
+// keeps only the loud ones, by name: once reconciled, most objects are
+// quiet, so that the Loop's check before each reconcile usually reads one
+// counter, and otherwise a map of the few loud objects, instead of each
+// object's metadata and conditions, which at 100k objects are cache misses
+// (BenchmarkLoopNoopResync100k). A Cache no Loop reads keeps none.
+type internalView[S, T any] Cache[S, T]
+
+// KeepMarks makes the Cache keep the marks of what it holds from now on,
+// starting with the objects it holds.
+func (v *internalView[S, T]) KeepMarks() {
+	c := (*Cache[S, T])(v)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loud != nil {
+		return
+	}
+	c.loud = map[string]objmarks.Marks{}
+	for name, obj := range c.items {
+		c.markLocked(name, obj)
+	}
+}
+
+// Marks returns the marks of the object held under name and true when
+// they are loud; zero and false when they are quiet, when the Cache holds
+// no such object, and before KeepMarks.
+func (v *internalView[S, T]) Marks(name string) (objmarks.Marks, bool) {
+	c := (*Cache[S, T])(v)
+	if c.nloud.Load() == 0 {
+		return objmarks.Marks{}, false
+	}
+	c.mu.RLock()
+	m, ok := c.loud[name]
+	c.mu.RUnlock()
+	return m, ok
+}
+
+// markLocked keeps the marks of obj, now held under name (nil: none is),
+// once KeepMarks was called. A map that shrank to a quarter of its peak
+// (a first pass that made every new object quiet) is made anew, so that
+// lookups in it stay in a few cache lines.
+func (c *Cache[S, T]) markLocked(name string, obj *store.Object[S, T]) {
+	if c.loud == nil {
+		return
+	}
+	if obj != nil {
+		if m := objmarks.Of(&obj.Meta, obj.Conditions); !m.Quiet() {
+			c.loud[name] = m
+			c.loudPeak = max(c.loudPeak, len(c.loud))
+			c.nloud.Store(int64(len(c.loud)))
+			return
+		}
+	}
+	if _, ok := c.loud[name]; !ok {
+		return
+	}
+	delete(c.loud, name)
+	if len(c.loud) < c.loudPeak/4 {
+		c.loud = maps.Collect(maps.All(c.loud))
+		c.loudPeak = len(c.loud)
+	}
+	c.nloud.Store(int64(len(c.loud)))
 }
 
 // ErrRunning is returned by a second call of Cache.Run.
@@ -151,6 +236,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		c.lean, _ = storeaccess.Of(st).(leanSource[S, T])
 	}
 	c.reuse = c.reused
+	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
 	c.refilter.init()
 	c.prune.init()
 	return c

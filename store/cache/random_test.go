@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -132,6 +133,7 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	sh := &shadow{objs: map[string]*cobj{}}
 	c.AddHandler(sh.handle)
 	require.NoError(t, c.AddLabelIndex("tier"))
+	marksOf(t, c) // kept from the first listing on
 	stop := startCache(t, c)
 	defer stop()
 
@@ -152,10 +154,12 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 			_, err = w.Delete(ctx, name)
 		case rnd.IntN(3) == 0:
 			cur.Status.Ready = rnd.IntN(100)
+			cur.Conditions = randomConditions(rnd)
 			_, err = w.UpdateStatus(ctx, cur)
 		default:
 			cur.Spec.Replicas = rnd.IntN(100)
 			cur.Meta.Labels = map[string]string{"tier": fmt.Sprint(rnd.IntN(3))}
+			cur.Meta.Annotations = randomAnnotations(rnd)
 			_, err = w.Update(ctx, cur)
 		}
 		require.NoError(t, err, "write %d", i)
@@ -189,6 +193,12 @@ func requireCacheEqualsStore(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus
 	for i := range want.Items {
 		require.Equal(t, *want.Items[i], *got[i], "object %s", want.Items[i].Meta.Name)
 	}
+	var names []string
+	for i := range 30 {
+		names = append(names, fmt.Sprintf("w%02d", i))
+	}
+	requireMarks(t, c, names...)
+
 	sh.mu.Lock()
 	require.Empty(t, sh.wrong)
 	require.Len(t, sh.objs, len(got))
@@ -217,6 +227,31 @@ func requireCacheEqualsStore(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus
 		}
 		require.Equal(t, wantNames, nilIfEmpty(objNames(c.ByIndex(cache.IndexOwnerUID, uid))), "owner index %s", uid)
 	}
+}
+
+// randomAnnotations returns none, or the annotations a Loop reads
+// (internal/objmarks) with values that set them and values that do not.
+func randomAnnotations(rnd *rand.Rand) map[string]string {
+	if rnd.IntN(2) == 0 {
+		return nil
+	}
+	vals := []string{"true", "false", ""}
+	return map[string]string{
+		objmarks.PausedAnnotation:      vals[rnd.IntN(3)],
+		objmarks.ObserveOnlyAnnotation: vals[rnd.IntN(3)],
+	}
+}
+
+// randomConditions returns up to two of the conditions a Loop reads and
+// writes, each with a random status and observed generation.
+func randomConditions(rnd *rand.Rand) []store.Condition {
+	types := []string{"Paused", "Reconciling", "Ready"}
+	statuses := []store.ConditionStatus{store.ConditionTrue, store.ConditionFalse, store.ConditionUnknown}
+	var out []store.Condition
+	for _, i := range rnd.Perm(3)[:rnd.IntN(3)] {
+		out = append(out, store.Condition{Type: types[i], Status: statuses[rnd.IntN(3)], Reason: "Test", ObservedGeneration: int64(rnd.IntN(2))})
+	}
+	return out
 }
 
 func nilIfEmpty(s []string) []string {

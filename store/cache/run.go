@@ -364,6 +364,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		new = ev.Object
 		c.items[name] = new
 	}
+	c.markLocked(name, new)
 	var mutated []error
 	var panics []indexPanic
 	if old != nil || new != nil {
@@ -504,6 +505,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
+		c.markLocked(name, nil)
 		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
 		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
 	}
@@ -528,6 +530,7 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		old = nil
 	}
 	c.items[name] = obj
+	c.markLocked(name, obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)
 	d.changed = append(d.changed, change[S, T]{old, obj})

@@ -1,0 +1,169 @@
+package cache_test
+
+import (
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/objmarks"
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// marksOf returns the marks c offers a reconcile Loop (internal/objmarks),
+// after asking it to keep them.
+func marksOf(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus]) objmarks.Reader {
+	t.Helper()
+	r, ok := storeaccess.Of(c).(objmarks.Reader)
+	require.True(t, ok, "a Cache offers its objects' marks")
+	r.KeepMarks()
+	return r
+}
+
+// requireMarks checks that the marks c offers for each name are those of
+// the object Get returns when they are loud, and that it offers none for
+// an object whose marks are quiet or a name it does not hold.
+func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
+	t.Helper()
+	r := marksOf(t, c)
+	for _, name := range names {
+		obj, held := c.Get(name)
+		var want objmarks.Marks
+		if held {
+			want = objmarks.Of(&obj.Meta, obj.Conditions)
+		}
+		m, loud := r.Marks(name)
+		require.Equal(t, held && !want.Quiet(), loud, "marks of %s (held: %v) are loud", name, held)
+		if loud {
+			require.Equal(t, want, m, "marks of %s", name)
+		} else {
+			require.Zero(t, m, "marks of %s", name)
+		}
+	}
+}
+
+// The loud marks a Cache keeps, worked out when it stored each object,
+// stay those of the object it serves: from the objects it held when asked
+// to keep them, and through creates,
+// updates of annotations and conditions, deletions, a value that does not
+// decode (the last valid object and its marks stay), a relist that
+// changes, drops and recreates objects, and a transform.
+func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := memstore.New()
+		st, err := store.New[cacheSpec, cacheStatus](b, "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		names := []string{"plain", "paused", "cond", "gone", "bad", "never"}
+		create := func(name string, ann map[string]string, conds ...store.Condition) {
+			t.Helper()
+			_, err := w.Create(ctx, &cobj{Meta: store.Meta{Name: name, Annotations: ann}, Conditions: conds})
+			require.NoError(t, err)
+		}
+		create("plain", nil)
+		create("paused", map[string]string{objmarks.PausedAnnotation: "true"})
+		create("cond", nil, store.Condition{Type: "Reconciling", Status: store.ConditionFalse, Reason: "Reconciled", ObservedGeneration: 1})
+		create("gone", map[string]string{objmarks.ObserveOnlyAnnotation: "true"})
+
+		c := cache.New(st)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		r, ok := storeaccess.Of(c).(objmarks.Reader)
+		require.True(t, ok, "a Cache offers its objects' marks")
+		_, loud := r.Marks("paused")
+		require.False(t, loud, "a Cache no Loop asked keeps no marks")
+		requireMarks(t, c, names...)
+		m, loud := r.Marks("paused")
+		require.True(t, loud && m.Paused, "the paused object's marks say so")
+		_, loud = r.Marks("cond")
+		require.False(t, loud, "an object with Reconciling=False is quiet")
+
+		// Updates, a deletion.
+		obj, _ := st.Get(ctx, "paused")
+		obj.Meta.Annotations = nil
+		_, err = w.Update(ctx, obj)
+		require.NoError(t, err)
+		obj, _ = st.Get(ctx, "plain")
+		obj.Meta.Annotations = map[string]string{objmarks.ObserveOnlyAnnotation: "true"}
+		_, err = w.Update(ctx, obj)
+		require.NoError(t, err)
+		obj, _ = st.Get(ctx, "cond")
+		obj.Conditions = []store.Condition{{Type: "Reconciling", Status: store.ConditionTrue, Reason: "Progressing"}}
+		_, err = w.UpdateStatus(ctx, obj)
+		require.NoError(t, err)
+		rev, err := w.Delete(ctx, "gone")
+		require.NoError(t, err)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		requireMarks(t, c, names...)
+		m, _ = r.Marks("plain")
+		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
+		m, _ = r.Marks("cond")
+		require.Equal(t, objmarks.Marks{Reconciling: true, HasReconciling: true}, m)
+		_, loud = r.Marks("gone")
+		require.False(t, loud, "a deleted object has no marks")
+
+		// Values that do not decode: cond keeps its last valid object.
+		raw := func(key, v string) int64 {
+			rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(v)})
+			require.NoError(t, err)
+			return rev
+		}
+		raw("Widget/cond", "not json")
+		rev = raw("Widget/bad", `{"metadata":{"kind":"Widget","name":"cond","uid":"forged","annotations":{"steady.dev/paused":"true"}}}`)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		requireMarks(t, c, names...)
+		m, _ = r.Marks("cond")
+		require.True(t, m.Reconciling, "the last valid object's marks stay")
+
+		// A relist that finds paused changed, plain gone and cond recreated.
+		l := &store.List[cacheSpec, cacheStatus]{Revision: c.Revision() + 1}
+		for _, o := range c.List(nil) {
+			cp := *o
+			cp.Meta.Revision = l.Revision
+			switch o.Meta.Name {
+			case "plain":
+				continue
+			case "paused":
+				cp.Meta.Annotations = map[string]string{objmarks.PausedAnnotation: "true"}
+			case "cond":
+				cp.Meta.UID, cp.Conditions = "recreated", nil
+			}
+			l.Items = append(l.Items, &cp)
+		}
+		require.Equal(t, 4, c.ApplyListing(l), "paused changed, plain deleted, cond deleted and added")
+		requireMarks(t, c, names...)
+		m, _ = r.Marks("paused")
+		require.Equal(t, objmarks.Marks{Paused: true}, m)
+		m, loud = r.Marks("cond")
+		require.True(t, loud, "the recreated object, not yet observed, is loud")
+		require.Equal(t, objmarks.Marks{}, m)
+	})
+}
+
+// A transformed object's marks are those of the object as transformed:
+// what the Cache serves.
+func TestCacheMarksAreThoseOfTheTransformedObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		_, err = st.As("alice").Create(ctx, &cobj{Meta: store.Meta{Name: "a", Annotations: map[string]string{objmarks.PausedAnnotation: "true"}}})
+		require.NoError(t, err)
+		c := cache.New(st, cache.WithTransform(func(o *cobj) {
+			o.Meta.Annotations = map[string]string{objmarks.ObserveOnlyAnnotation: "true"}
+		}))
+		r := marksOf(t, c)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		requireMarks(t, c, "a")
+		m, _ := r.Marks("a")
+		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
+	})
+}

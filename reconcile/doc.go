@@ -189,9 +189,9 @@
 // LastTransitionTime only when the status flips, records ObservedGeneration,
 // and reports changed=false for an equal condition so no write happens. The
 // Loop owns the Stalled condition and, on objects that have no
-// Reconciling of their own, Reconciling (see conditions.Reconciling: True before a
-// new object's first reconcile, False once one succeeded or with
-// Stalled=True); Ready belongs to the user, and carries the generation it
+// Reconciling of their own, Reconciling (see conditions.Reconciling: True
+// after a new object's first reconcile that did not succeed, False once
+// one succeeded or with Stalled=True; none when the first succeeds); Ready belongs to the user, and carries the generation it
 // was computed from, so that kstatus reads a generation not yet
 // reconciled as InProgress. Each condition write of the Loop keeps its
 // other conditions.

@@ -18,24 +18,41 @@ const (
 	reasonStalled     = "Stalled"
 )
 
-// reconcilingBefore sets Reconciling=True on key's object before its first
-// reconcile: when m says no condition has observed it and it has no
-// Reconciling (and its deletion is not requested: kstatus reads it as
-// Terminating whatever its conditions say). It reports whether the object
-// carries the Loop's Reconciling=True now, and then reads the object's
-// generation into m.gen for reconcilingAfter. An object already observed
-// costs it no call and no lock.
-func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
+// reconcilingBefore reports whether key's object carries the Loop's
+// Reconciling=True, set after an earlier pass that did not succeed
+// (reconcilingUnfinished), and then reads the object's generation into
+// m.gen for reconcilingAfter. An object without Reconciling=True costs it
+// no call and no lock.
+func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
+	if l.cfg.observeOnly || m.ObserveOnly || !m.Reconciling {
+		return false
+	}
+	if !l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling) {
+		return false
+	}
+	_, m.gen, _ = l.sw.Conditions(key)
+	return true
+}
+
+// reconcilingUnfinished sets Reconciling=True on a new object after a
+// first reconcile that did not succeed (an error or a RequeueAfterWrite
+// that does not set Stalled), so that kstatus reads it InProgress, not
+// Current, while the Loop retries it. m, read before the reconcile, says
+// whether the object is new: present, no condition has observed it, it
+// has no Reconciling, and its deletion is not requested (kstatus reads it
+// as Terminating whatever its conditions say). A first reconcile that
+// succeeds costs no Reconciling write: the object then reads as the
+// reconciler left it (its Ready, at the generation it read). The write
+// waits (at most the read-your-writes timeout) until the cache shows it,
+// so the retry reads the object as stored. It reports whether it wrote
+// (or tried).
+func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *decision, o *outcome) bool {
 	switch {
 	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case m.Reconciling: // set before an earlier pass that did not succeed
-		if !l.sw.OwnsCondition(key, l.cfg.loopManager, conditions.Reconciling) {
-			return false
-		}
-		_, m.gen, _ = l.sw.Conditions(key)
-		return true
-	case m.quiet || m.HasReconciling || m.Observed || m.Deleting:
+	case m.quiet || m.HasReconciling || m.Observed || m.Deleting: // gone, or observed
+		return false
+	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false
 	}
 	_, m.gen, _ = l.sw.Conditions(key)
@@ -43,10 +60,9 @@ func (l *Loop[K]) reconcilingBefore(t *term[K], key K, m *objectMarks) bool {
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
 	var revs []written
 	ctx := wrote.With(t.work, func(b any, rev int64) { revs = wroteTo(revs, backendID(b), rev) })
-	if !l.writeReconciling(ctx, t, key, c) {
-		return false
+	if l.writeReconciling(ctx, t, key, c) {
+		l.waitSeen(t.work, revs)
 	}
-	l.waitSeen(t.work, revs)
 	return true
 }
 

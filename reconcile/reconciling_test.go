@@ -64,33 +64,36 @@ func requireCondition(t *testing.T, conds []store.Condition, typ string, status 
 	require.Equal(t, gen, c.ObservedGeneration, "%s: %v", typ, conds)
 }
 
-// The Loop keeps Reconciling as kstatus reads it. A new object is
-// Reconciling=True while its first reconcile runs,
-// and the reconcile reads it so; False once a reconcile succeeded. A later
-// generation shows as an observed generation behind (Ready's), with no
-// write by the Loop, until Ready or Stalled observe it. A reconcile of an
-// object whose generation is observed writes nothing.
+// The Loop keeps Reconciling as kstatus reads it. A new object whose
+// first reconcile fails is Reconciling=True while it is retried, False
+// once a reconcile succeeded. A later generation shows as an observed
+// generation behind (Ready's), with no write by the Loop, until Ready or
+// Stalled observe it. A reconcile of an object whose generation is
+// observed writes nothing.
 func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		e := newEnv(t, "App", nil)
 		defer e.stop()
-		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Image: "block"}})
-		a := &kstatusApp{e: e, gate: make(chan struct{})}
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Image: "fail"}})
+		a := &kstatusApp{e: e}
 		l, err := New("apps", a, FromStore(e.cache, e.st),
-			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(2))...)
+			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(2), quiet())...)
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
 
-		// A new object, its reconcile in flight.
+		// A new object, its first reconcile failed: retried, and read so.
 		requireCondition(t, e.get(t, "a").Conditions, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
-		requireCondition(t, a.lastSeen(), conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
-		close(a.gate)
+		o := e.get(t, "a")
+		o.Spec.Image = ""
+		_, err = e.st.As("user").Update(ctx, o)
+		require.NoError(t, err)
 		synctest.Wait()
+		requireCondition(t, a.lastSeen(), conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
 		conds := e.get(t, "a").Conditions
 		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 1)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 2)
 
 		// Reconciles of an observed generation write nothing.
 		rev := e.get(t, "a").Meta.Revision
@@ -98,24 +101,24 @@ func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 			l.Add("a")
 			synctest.Wait()
 		}
-		require.Equal(t, 4, a.count(), "the hints ran")
+		require.Equal(t, 5, a.count(), "the hints ran")
 		require.Equal(t, rev, e.get(t, "a").Meta.Revision, "no write for an unchanged object")
 
 		// A new generation that fails: behind until Stalled observes it.
-		o := e.get(t, "a")
+		o = e.get(t, "a")
 		o.Spec.Image = "fail"
 		_, err = e.st.As("user").Update(ctx, o)
 		require.NoError(t, err)
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
 		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 1)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 2)
 		_, stalled := conditions.Get(conds, conditions.Stalled)
 		require.False(t, stalled, "one failure is not Stalled")
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
-		requireCondition(t, conds, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 2)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 3)
 		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
 
 		// Fixed: the next generation is worked on, then reconciled.
@@ -126,8 +129,53 @@ func TestReconcilingFollowsTheGenerationTheLoopWorksOn(t *testing.T) {
 		synctest.Wait()
 		conds = e.get(t, "a").Conditions
 		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
-		requireCondition(t, conds, conditions.Stalled, store.ConditionFalse, conditions.ReasonRecovered, 3)
-		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 3)
+		requireCondition(t, conds, conditions.Stalled, store.ConditionFalse, conditions.ReasonRecovered, 4)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 4)
+		require.NoError(t, stop())
+	})
+}
+
+// A new object costs the Loop no Reconciling write when its first
+// reconcile succeeds: what the reconciler wrote (Ready at the generation it
+// read) is what kstatus reads. One whose first reconcile fails is set
+// Reconciling=True after it, so that kstatus reads it InProgress, not
+// Current, while the Loop retries it; the retry reads it so, and the first
+// success sets it False.
+func TestReconcilingIsWrittenOnlyAfterAFirstReconcileThatFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		rev0 := e.b.Revision()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "ok"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "bad"}, Spec: appSpec{Image: "fail"}})
+		a := &kstatusApp{e: e}
+		l, err := New("apps", a, FromStore(e.cache, e.st),
+			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(3), quiet())...)
+		require.NoError(t, err)
+		stop := start(t, l)
+		synctest.Wait()
+
+		conds := e.get(t, "ok").Conditions
+		_, has := conditions.Get(conds, conditions.Reconciling)
+		require.False(t, has, "a first reconcile that succeeds leaves no Reconciling: %v", conds)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 1)
+		require.Zero(t, writesBy(t, e, rev0, "app-loop")["ok"], "no Loop write on an object whose first reconcile succeeded")
+
+		requireCondition(t, e.get(t, "bad").Conditions, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
+		time.Sleep(time.Second) // the retry
+		synctest.Wait()
+		requireCondition(t, a.lastSeen(), conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
+
+		o := e.get(t, "bad")
+		o.Spec.Image = ""
+		_, err = e.st.As("user").Update(ctx, o)
+		require.NoError(t, err)
+		synctest.Wait()
+		conds = e.get(t, "bad").Conditions
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, conds, conditions.Ready, store.ConditionTrue, "Running", 2)
+		require.Equal(t, 2, writesBy(t, e, rev0, "app-loop")["bad"], "True after the failure, False after the success")
 		require.NoError(t, stop())
 	})
 }
@@ -149,9 +197,11 @@ func TestLoopConditionWritesKeepTheLoopsOtherConditions(t *testing.T) {
 		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Image: "fail"}})
 		a := &kstatusApp{e: e}
 		l, err := New("apps", a, FromStore(e.cache, e.st),
-			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(1))...)
+			append(fixedBackoff(), WithFieldManager("app"), WithStallAfter(2), quiet())...)
 		require.NoError(t, err)
 		stop := start(t, l)
+		synctest.Wait()
+		time.Sleep(time.Second) // the second failure sets Stalled
 		synctest.Wait()
 		requireCondition(t, e.get(t, "a").Conditions, conditions.Stalled, store.ConditionTrue, conditions.ReasonFailing, 1)
 
@@ -169,9 +219,10 @@ func TestLoopConditionWritesKeepTheLoopsOtherConditions(t *testing.T) {
 	})
 }
 
-// What Reconciling costs in writes, counted in the store's history: two
-// Loop writes in an object's life (True before its first reconcile, False
-// after it), none for a reconcile of an unchanged object nor for a new
+// What Reconciling costs in writes, counted in the store's history: none
+// for a new object whose first reconcile succeeds (two at most in an
+// object's life: True after a first reconcile that failed, False after a
+// success), none for a reconcile of an unchanged object nor for a new
 // generation. The reconciler's own writes are the same with or without it.
 func TestReconcilingWritesPerReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -201,7 +252,7 @@ func TestReconcilingWritesPerReconcile(t *testing.T) {
 		}
 		loop, app, n := count(rev0)
 		t.Logf("first reconciles: %d reconciles, %d Loop writes, %d reconciler writes", n, loop, app)
-		require.Equal(t, 2*objects, loop, "two Loop writes per new object")
+		require.Zero(t, loop, "no Loop write for a new object whose first reconcile succeeds")
 		require.Equal(t, objects, app)
 
 		rev1, n0 := e.b.Revision(), a.count()
@@ -267,7 +318,8 @@ func TestReconcilingIsNoHint(t *testing.T) {
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
-		requireCondition(t, e.get(t, "a").Conditions, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		_, has := conditions.Get(e.get(t, "a").Conditions, conditions.Reconciling)
+		require.False(t, has, "a first reconcile that succeeded writes no Reconciling")
 		lo, err := New("audit", other, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("audit"))...)
 		require.NoError(t, err)
 		stopOther := start(t, lo)
@@ -293,15 +345,16 @@ func TestReconcilingIsNotWrittenOnAnObjectTheCacheDoesNotHold(t *testing.T) {
 		defer e.stop()
 		e.create(t, "user", &app{Meta: store.Meta{Name: "in-a"}})
 		e.create(t, "user", &app{Meta: store.Meta{Name: "out-b"}})
-		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		// Failing first reconciles: the Loop would set Reconciling=True on both.
+		s := newScript(func(string, int) (Result, error) { return Result{}, errors.New("not yet") })
 		src := Sources(FromStore(e.cache, e.st), Keys(func() iter.Seq[string] { return slices.Values([]string{"out-b"}) }))
-		l, err := New("apps", s, src, fixedBackoff()...)
+		l, err := New("apps", s, src, append(fixedBackoff(), quiet())...)
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 1, s.count("in-a"))
 		require.Equal(t, 1, s.count("out-b"))
-		requireCondition(t, e.get(t, "in-a").Conditions, conditions.Reconciling, store.ConditionFalse, reasonReconciled, 0)
+		requireCondition(t, e.get(t, "in-a").Conditions, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
 		require.Empty(t, e.get(t, "out-b").Conditions, "no Reconciling on an object the cache does not hold")
 		require.NoError(t, stop())
 	})

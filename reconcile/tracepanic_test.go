@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -40,8 +41,9 @@ func TestTraceInjectThatPanicsOnTheLoopsOwnWrites(t *testing.T) {
 		_, err = st.As("user").Create(context.WithValue(ctx, spanKey{}, &span), &app{Meta: store.Meta{Name: "a"}})
 		require.NoError(t, err)
 
-		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-		l, err := New("apps", s, FromStore(c, st), append(fixedBackoff(), WithFieldManager("app"))...)
+		// A first reconcile that fails: the Loop then writes Reconciling=True.
+		s := newScript(func(string, int) (Result, error) { return Result{}, errors.New("not yet") })
+		l, err := New("apps", s, FromStore(c, st), append(fixedBackoff(), WithFieldManager("app"), quiet())...)
 		require.NoError(t, err)
 		stop := start(t, l)
 		synctest.Wait()
@@ -51,8 +53,8 @@ func TestTraceInjectThatPanicsOnTheLoopsOwnWrites(t *testing.T) {
 		got, err := st.Get(ctx, "a")
 		require.NoError(t, err)
 		rc, ok := conditions.Get(got.Conditions, conditions.Reconciling)
-		require.True(t, ok, "the Loop's Reconciling writes were made: %v", got.Conditions)
-		require.Equal(t, store.ConditionFalse, rc.Status)
+		require.True(t, ok, "the Loop's Reconciling write was made: %v", got.Conditions)
+		require.Equal(t, store.ConditionTrue, rc.Status)
 		require.Equal(t, "span-1", got.Meta.LastWrite.Trace, "an untraced status write keeps the trace before it")
 		require.Contains(t, logs.String(), `level=ERROR msg="store: trace inject panicked; the write records no trace of its own"`)
 		require.Contains(t, logs.String(), "tracepanic_test.go:", "with the stack")

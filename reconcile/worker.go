@@ -139,7 +139,9 @@ type pass struct {
 // steps: run (the reconcile, with its timeout), conclude (decide and record
 // the outcome), schedule (the key's next run) and report (metrics and
 // logs); before them prepare (the object's marks: paused, Reconciling),
-// after them settle (Stalled and Reconciling). start is the queue's stamp
+// after them settle (Stalled and Reconciling), and between conclude and
+// schedule the Reconciling=True of a new object whose first reconcile did
+// not succeed (reconcilingUnfinished). start is the queue's stamp
 // (Queue.Stamp) of the hand-out when the Loop has metrics, else negative.
 // It returns the stamp at which it was done with key, or -1 when it read
 // none: with metrics, the stamp that ended the reconcile, unless it then
@@ -156,6 +158,10 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 		return p.end
 	}
 	l.conclude(key, rec, &p)
+	if p.d.stalled != stalledClear && !p.working && l.marks != nil {
+		// Before the retry is queued, so that the retry reads it.
+		p.slow = l.reconcilingUnfinished(t, key, &p.marks, &p.d, &p.o)
+	}
 	if p.d.next != nextOnHint || p.o.reportEnds > 0 {
 		l.schedule(t, key, &p.d, rec, p.o.reportEnds)
 	}
@@ -172,13 +178,13 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 }
 
 // prepare reads key's object marks into p for a Loop that has them: it
-// reports whether the key is skipped (paused), and otherwise sets
-// Reconciling=True on an object not yet observed (reconcilingBefore).
+// reports whether the key is skipped (paused), and otherwise whether the
+// object carries the Loop's Reconciling=True (reconcilingBefore).
 func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
 	if l.skip(t, key, &p.marks) {
 		return true
 	}
-	p.working = l.reconcilingBefore(t, key, &p.marks)
+	p.working = l.reconcilingBefore(key, &p.marks)
 	return false
 }
 

@@ -17,7 +17,7 @@ import (
 //
 // A status write (ApplyStatus, UpdateStatus) whose ctx carries no trace
 // ("" from inject) keeps the trace the value already records: the Loop's
-// own conditions (Reconciling before a new object's first reconcile,
+// own conditions (Reconciling after a new object's first reconcile failed,
 // Stalled) are written so, and must not cut the link from the reconcile to
 // the write that caused it. Any other write without a trace records "".
 //

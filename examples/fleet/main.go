@@ -16,7 +16,9 @@
 // groups in a store/boltstore file that survives a restart) and -debug
 // (the debug page and Prometheus metrics), and examples/fleet/fleet-etcd
 // runs it on an etcd cluster (main_test.go checks that this program
-// compiles none of them).
+// compiles none of them). It runs under a soft memory limit that grows with
+// -objects (64 MiB and 4,800 bytes a group; the README says why), unless
+// GOMEMLIMIT is set.
 package main
 
 import (
@@ -31,5 +33,5 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cli.Exit("fleet", demo.Run(ctx, os.Args[1:], os.Stdout, demo.Program{Name: "fleet"}))
+	cli.Exit("fleet", demo.Run(ctx, os.Args[1:], os.Stdout, demo.Program{Name: "fleet", SoftMemoryLimit: true}))
 }

@@ -57,10 +57,18 @@ const Paused = "Paused"
 //     LatestGenerationNotObserved). The reconciler's Ready carries the
 //     generation it was computed from, and so moves it on.
 //   - An object no condition has observed yet (a new one) has no such
-//     generation to lag: before its first reconcile the Loop sets
-//     Reconciling=True (reason "Progressing"), and waits (at most the
-//     read-your-writes timeout) until its cache shows the write, so the
-//     reconcile reads the object as stored.
+//     generation to lag, and kstatus reads it Current: while it waits in
+//     the queue, and while its first reconcile runs, since the Loop writes
+//     nothing before it (the reconciler can write Ready=False first if it
+//     wants it InProgress sooner). If that first reconcile does not
+//     succeed (an error, or RequeueAfterWrite), the Loop sets
+//     Reconciling=True (reason "Progressing") after it, so that the object
+//     reads InProgress, not Current, while it is retried, and waits (at
+//     most the read-your-writes timeout) until its cache shows the write,
+//     so the retry reads the object as stored. A first reconcile that
+//     succeeds costs no Reconciling write: the object reads as the
+//     reconciler left it (its Ready, at the generation it read). One that
+//     sets Stalled=True writes no Reconciling: the object reads Failed.
 //   - A reconcile that succeeds (nil, or RequeueAfter with no error) sets
 //     the Loop's Reconciling=True to False (reason "Reconciled"); a failure
 //     or a RequeueAfterWrite keeps it True.
@@ -70,10 +78,13 @@ const Paused = "Paused"
 //
 // The Loop's Reconciling carries no ObservedGeneration: it observes no
 // spec, and a Reconciling=False of an earlier generation must not hold the
-// observed generation back. The cost is two writes in an object's life,
-// and none per reconcile or per generation: a burst of spec changes, or
-// resyncs and hints of an unchanged object, make the Loop write no
-// Reconciling. (Setting it for every new generation would cost two writes
+// observed generation back. The cost is at most two writes in an
+// object's life (none when its first reconcile succeeds), and none per
+// reconcile or per generation: a burst of spec changes, or resyncs and
+// hints of an unchanged object, make the Loop write no Reconciling.
+// (Writing True before every new object's first reconcile, as the Loop
+// once did, cost two writes per object, about 40% of the CPU of the fleet
+// example at 20,000 groups. Setting it for every new generation would cost two writes
 // per spec change: 1,000 spec changes in a second made the Loop write
 // 306 to 1,994 times on one object, where its bound is 5.) These writes
 // are status-only, by the Loop's own manager, and a change to Reconciling

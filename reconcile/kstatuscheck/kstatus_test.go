@@ -161,6 +161,8 @@ func TestKstatusAtEachPhaseOfAnObjectsLife(t *testing.T) {
 		user := st.As("user")
 		_, err = user.Create(ctx, &object{Meta: store.Meta{Name: "a", Finalizers: []string{"example.com/cleanup"}}, Spec: spec{Mode: "block"}})
 		require.NoError(t, err)
+		_, err = user.Create(ctx, &object{Meta: store.Meta{Name: "b"}, Spec: spec{Mode: "fail"}})
+		require.NoError(t, err)
 		gate := make(chan struct{})
 		l, err := reconcile.New("apps", reconciler(c, st, gate), reconcile.FromStore(c, st),
 			reconcile.WithFieldManager("app"), reconcile.WithStallAfter(3), reconcile.WithResync(24*time.Hour, 0),
@@ -173,10 +175,10 @@ func TestKstatusAtEachPhaseOfAnObjectsLife(t *testing.T) {
 		wg.Go(func() { _ = l.Run(runCtx) })
 		defer func() { stop(); wg.Wait() }()
 
-		phase := func(name string, want status.Status) {
+		phaseOf := func(key, name string, want status.Status) {
 			t.Helper()
 			synctest.Wait()
-			o, err := st.Get(ctx, "a")
+			o, err := st.Get(ctx, key)
 			require.NoError(t, err)
 			res, err := status.Compute(asResource(o))
 			require.NoError(t, err)
@@ -184,6 +186,10 @@ func TestKstatusAtEachPhaseOfAnObjectsLife(t *testing.T) {
 			t.Logf("%-34s kstatus %-11s (%s); debugpage %s (%s); generation %d, conditions %v", name, res.Status, res.Message, got, msg, o.Meta.Generation, o.Conditions)
 			require.Equal(t, want, res.Status, "%s: kstatus", name)
 			require.Equal(t, string(res.Status), got, "%s: debugpage.Kstatus agrees with kstatus", name)
+		}
+		phase := func(name string, want status.Status) {
+			t.Helper()
+			phaseOf("a", name, want)
 		}
 		setMode := func(mode string) {
 			t.Helper()
@@ -194,9 +200,14 @@ func TestKstatusAtEachPhaseOfAnObjectsLife(t *testing.T) {
 			require.NoError(t, err)
 		}
 
-		phase("new, first reconcile in flight", status.InProgressStatus)
+		// The Loop writes nothing before a first reconcile: kstatus reads
+		// an object no one has looked at yet as Current, as it does in
+		// the queue. One whose first reconcile failed is InProgress while
+		// it is retried.
+		phase("new, first reconcile in flight", status.CurrentStatus)
 		gate <- struct{}{}
 		phase("reconciled", status.CurrentStatus)
+		phaseOf("b", "new, first reconcile failed, retried", status.InProgressStatus)
 		setMode("block again")
 		phase("new generation, reconcile in flight", status.InProgressStatus)
 		gate <- struct{}{}

@@ -45,7 +45,7 @@ func TestALeakedChildOfAnOwnerLeftOutIsCaught(t *testing.T) {
 		leaked  string
 	}{
 		{5, "fault competing-write: set3", "Pod/set3-2"},
-		{0, "test cannot recreate set3", "Pod/set3-0"},
+		{322, "test cannot recreate set3", "Pod/set3-2"},
 	} {
 		rep := reconciletest.Simulate(t, zooConfig(finalizerFirst, true), tc.seed)
 		require.True(t, slices.ContainsFunc(rep.Trace, func(l string) bool { return strings.Contains(l, tc.premise) }),
@@ -98,13 +98,12 @@ func TestFailureNamesHarmShortestScheduleAndReplay(t *testing.T) {
 		t.Skip("runs child test processes")
 	}
 	cfg := zooConfig(clobber, false)
-	seed := uint64(0)
-	for ; seed < reconciletest.DefaultSchedules; seed++ {
-		if rep := reconciletest.Simulate(t, cfg, seed); rep.Failed() && rep.Harms[0] == reconciletest.HarmLostUpdate {
-			break
-		}
-	}
-	require.Less(t, seed, uint64(reconciletest.DefaultSchedules), "the clobbering reconciler must be caught")
+	// A schedule whose first harm is a lost update that survives turning
+	// some faults off, which the message must show (not every one does).
+	// TestZoo checks that the bug is caught.
+	const seed = uint64(494)
+	rep := reconciletest.Simulate(t, cfg, seed)
+	require.True(t, rep.Failed() && rep.Harms[0] == reconciletest.HarmLostUpdate, "seed %d loses an update: %s", seed, rep)
 	child := func(args ...string) string {
 		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestFailureNamesHarmShortestScheduleAndReplay$", "-test.count=1"}, args...)...)
 		cmd.Env = append(os.Environ(), "RECONCILETEST_SHRINK="+strconv.FormatUint(seed, 10))

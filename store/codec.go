@@ -193,28 +193,11 @@ func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 	b = str(append(b, `{"kind":`...), m.Kind)
 	b = str(append(b, `,"name":`...), m.Name)
 	b = str(append(b, `,"uid":`...), m.UID)
-	for _, f := range [...]struct {
-		name string
-		m    map[string]string
-	}{{`,"labels":{`, m.Labels}, {`,"annotations":{`, m.Annotations}} {
-		if len(f.m) == 0 {
-			continue
-		}
-		b = append(b, f.name...)
-		var arr [16]string
-		keys := arr[:0]
-		for k := range f.m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // as encoding/json orders a map's keys
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = str(append(str(b, k), ':'), f.m[k])
-		}
-		b = append(b, '}')
-	}
+	var plain bool
+	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)
+	ok = ok && plain
+	b, plain = appendStringMap(b, `,"annotations":{`, m.Annotations)
+	ok = ok && plain
 	if len(m.Owners) > 0 {
 		b = append(b, `,"owners":[`...)
 		for i, o := range m.Owners {
@@ -267,6 +250,35 @@ func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 	b = strconv.AppendInt(append(b, `},"generation":`...), m.Generation, 10)
 	if m.StatusGeneration != 0 {
 		b = strconv.AppendInt(append(b, `,"statusGeneration":`...), m.StatusGeneration, 10)
+	}
+	return append(b, '}'), ok
+}
+
+// appendStringMap appends m, if it has entries, as the member that name
+// opens, keys sorted as encoding/json orders them, or reports false for a
+// string encoding/json would escape (as appendMeta does).
+func appendStringMap(b []byte, name string, m map[string]string) ([]byte, bool) {
+	if len(m) == 0 {
+		return b, true
+	}
+	b = append(b, name...)
+	var arr [16]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	ok := true
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v := m[k]
+		if !plainJSONString(k) || !plainJSONString(v) {
+			ok = false
+			continue
+		}
+		b = append(append(append(append(append(b, '"'), k...), `":"`...), v...), '"')
 	}
 	return append(b, '}'), ok
 }

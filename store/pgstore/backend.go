@@ -143,15 +143,30 @@ func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 // work per write by about 4%.
 //
 // The row is also the cheapest way found to draw a revision in commit
-// order (server instructions per update, prepared, in a single-user
-// backend: put3 197k, a raw UPDATE 86k). An advisory or table lock with the
-// log's max(rev) costs more (217k, 232k; 213k with the max read in kv's
-// UPDATE): starting an index scan costs more than updating one row. A
-// sequence drawn under an advisory lock costs less (168k) but is not
-// transactional: a write that fails after drawing (a value too large, a
-// lost connection) would skip a revision, and a failed write must not
-// advance it. One statement with CTEs instead of put3 saves 3% but would
-// read a fence in a snapshot taken before the lock.
+// order, and these three tables the cheapest layout: what a write costs is
+// the number of statements it runs, not the tables it writes. Server
+// instructions per update of one key (a 200-byte value), prepared, over
+// the wire to a server run under callgrind (./testdata/instr/run.sh): a
+// raw UPDATE ... WHERE rev = $1, 75k; that UPDATE inside a PL/pgSQL
+// function, 92k; that and an INSERT of a log row, with no revision order
+// at all, 129k; put3, 177k. Of put3's, writing heap tuples and index
+// entries takes about 24k, starting up and shutting down its statements'
+// executors about 50k, its NOTIFY 5k. Cutting a table costs more than the
+// write it saves. The log alone, as kine keeps it (a key's current value
+// its newest row, found by a (key, rev) index; the revision drawn as
+// max(rev) + 1 by an INSERT ... ON CONFLICT DO NOTHING that retries when
+// it loses a race) costs 245k, and kv and the log with that draw instead
+// of the revision row 229k: a btree scan for a key's newest row or for
+// max(rev) reads its whole leaf page (about 43k per write), where the
+// revision row is one HOT update. An advisory lock with the log's max(rev)
+// costs more too. One WITH statement that updates revision and kv costs
+// more than the two statements (188k). A sequence drawn under an advisory
+// lock costs less but is not transactional: a write that fails after
+// drawing (a value too large, a lost connection) would skip a revision,
+// and a failed write must not advance it. Write-ahead log per update:
+// put3 560 bytes (the HOT updates of revision and kv 71 each, the log's
+// row 287 and its index entry 64, the commit 34), the raw UPDATE 122,
+// kine's layout 528.
 //
 // kv holds the current value of each live key, which Get, List and the
 // conds read by key. log has one row per write, for watches and Lists at a

@@ -149,7 +149,7 @@ func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 // the wire to a server run under callgrind (./testdata/instr/run.sh): a
 // raw UPDATE ... WHERE rev = $1, 75k; that UPDATE inside a PL/pgSQL
 // function, 92k; that and an INSERT of a log row, with no revision order
-// at all, 129k; put3, 177k. Of put3's, writing heap tuples and index
+// at all, 129k; put3, 177k (205k with a Writer's fence). Of put3's, writing heap tuples and index
 // entries takes about 24k, starting up and shutting down its statements'
 // executors about 50k, its NOTIFY 5k. Cutting a table costs more than the
 // write it saves. The log alone, as kine keeps it (a key's current value

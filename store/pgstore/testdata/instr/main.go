@@ -33,7 +33,10 @@ var variantsSQL string
 
 const schema = "steady"
 
-var value = make([]byte, 200)
+var (
+	value  = make([]byte, 200)
+	leader int64 // the CreateRevision of the key "leader", the fence of "fenced"
+)
 
 // A variant writes key at krev on pool (of one connection, be's) and
 // returns the key's new revision.
@@ -68,6 +71,10 @@ var variants = []variant{
 	{"put3", "pgstore's Txn (revision, kv, log, NOTIFY)", func(ctx context.Context, _ *pgxpool.Pool, be *pgstore.Backend, key string, krev int64) (int64, error) {
 		return be.Txn(ctx, []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: krev}}, kv.Write{Kind: kv.WritePut, Key: key, Value: value})
 	}},
+	{"fenced", "put3 with a Writer's fence (store.WithFence)", func(ctx context.Context, _ *pgxpool.Pool, be *pgstore.Backend, key string, krev int64) (int64, error) {
+		return be.Txn(ctx, []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: krev}, {Key: "leader", Target: kv.CreateRevision, Revision: leader}},
+			kv.Write{Kind: kv.WritePut, Key: key, Value: value})
+	}},
 	sqlVariant("put3with", "put3, revision and kv in one WITH statement", `SELECT `+schema+`.put3with(convert_to($1, 'UTF8'), $2, $3)`),
 	sqlVariant("kine", "the log alone, max(rev) + 1 ON CONFLICT", `SELECT kine(convert_to($1, 'UTF8'), $2, $3)`),
 	sqlVariant("kvlog", "kv and the log, max(rev) + 1 ON CONFLICT", `SELECT kvlog(convert_to($1, 'UTF8'), $2, $3)`),
@@ -98,7 +105,10 @@ func run(ctx context.Context, url, out string, n int) error {
 		return err
 	}
 	krev := map[string]int64{"raw": 1, "rawfn": 1, "rawlog": 1, "kine": 1, "kvlog": 1}
-	for _, key := range []string{"put3", "put3with"} {
+	if leader, err = be.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "leader", Value: []byte("a")}); err != nil {
+		return err
+	}
+	for _, key := range []string{"put3", "fenced", "put3with"} {
 		if krev[key], err = be.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: value}); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,7 +85,11 @@ func main() {
 	url := flag.String("url", "", "the server, run under callgrind with --callgrind-out-file=DIR/cg.%p")
 	out := flag.String("out", "", "DIR")
 	n := flag.Int("n", 1000, "writes per count")
+	only := flag.String("only", "", "the variants to count, comma-separated (default all)")
 	flag.Parse()
+	if *only != "" {
+		variants = slices.DeleteFunc(variants, func(v variant) bool { return !slices.Contains(strings.Split(*only, ","), v.name) })
+	}
 	if err := run(context.Background(), *url, *out, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "instr:", err)
 		os.Exit(1)

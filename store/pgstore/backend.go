@@ -149,10 +149,11 @@ func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 // the wire to a server run under callgrind (./testdata/instr/run.sh): a
 // raw UPDATE ... WHERE rev = $1, 75k; that UPDATE inside a PL/pgSQL
 // function, 92k; that and an INSERT of a log row, with no revision order
-// at all, 129k; put3, 177k (205k with a Writer's fence). Of put3's, writing heap tuples and index
-// entries takes about 24k, starting up and shutting down its statements'
-// executors about 50k, its NOTIFY 5k. Cutting a table costs more than the
-// write it saves. The log alone, as kine keeps it (a key's current value
+// at all, 129k; put3, 177k (205k with a Writer's fence: checking it in
+// kv's UPDATE instead costs as much). Of put3's, writing heap tuples and
+// index entries takes about 24k, starting up and shutting down its
+// statements' executors about 50k, its NOTIFY 5k. Cutting a table costs
+// more than the write it saves. The log alone, as kine keeps it (a key's current value
 // its newest row, found by a (key, rev) index; the revision drawn as
 // max(rev) + 1 by an INSERT ... ON CONFLICT DO NOTHING that retries when
 // it loses a race) costs 245k, and kv and the log with that draw instead

@@ -189,7 +189,10 @@ type Direct interface {
 	// the last Read. Nothing runs between the calls: the receiver reads at
 	// its own pace, and one that falls behind the backend's history gets
 	// Read's error (wrapping store.ErrExpired), as Run's receiver gets its
-	// last event.
+	// last event. Unlike Run's Reader, the Reader returns the channel that
+	// receives after the next change whenever it has read up to the
+	// store's revision, with events or without: the receiver then waits
+	// without reading once more.
 	WatchDirect(prefix string, from int64) (r Reader, stop func())
 	// Backend returns the backend the hooks are of: a value that embeds it
 	// (a test's wrapper) carries its hooks too, but it is not that

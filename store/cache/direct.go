@@ -19,8 +19,9 @@ type directSource[S, T any] interface {
 
 // directWatch is a watch follow reads itself, a batch at a time: it waits
 // on ready, reads what the backend holds past cursor (at most the
-// backend's batch), and applies it; once it has read everything it waits
-// for the backend's next change. What kvwatch.Run would send is what it
+// backend's batch), and applies it; once it has read everything (the
+// batch that reaches the backend's revision comes with the channel to
+// wait on) it waits for the backend's next change. What kvwatch.Run would send is what it
 // applies: the events in order, a progress mark when caught up past the
 // last event (writes under other prefixes), and Read's error as the
 // watch's last event. The backend never waits for it: a Cache that falls

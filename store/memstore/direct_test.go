@@ -14,8 +14,9 @@ import (
 
 // A Store offers the project's packages its watch to be read on their own
 // goroutine (kvwatch.Direct): the reader reads the changes under its
-// prefix in order, at most WithWatchBuffer a Read; once it has read
-// everything it gets a channel that receives after the next write; stop
+// prefix in order, at most WithWatchBuffer a Read; the Read that reaches
+// the store's revision, with events or without, also gives it a channel
+// that receives after the next write; stop
 // takes it off the waiting list; and a reader that falls the history
 // behind gets ErrExpired. It counts as a Watch call.
 func TestDirectWatchIsReadByItsReceiver(t *testing.T) {
@@ -52,20 +53,23 @@ func TestDirectWatchIsReadByItsReceiver(t *testing.T) {
 	require.Nil(t, wake, "more to read")
 	revs, cursor, wake = read(cursor)
 	require.Equal(t, []int64{5}, revs)
-	require.Nil(t, wake)
+	require.Equal(t, int64(5), cursor)
+	require.NotNil(t, wake, "the batch that reaches the store's revision comes with the wait")
+	require.Equal(t, 1, s.Waiting())
+	put(t, s, "b/2", "x") // 6, another prefix
+	<-wake
 	revs, cursor, wake = read(cursor)
 	require.Empty(t, revs)
-	require.Equal(t, int64(5), cursor)
+	require.Equal(t, int64(6), cursor)
 	require.NotNil(t, wake)
-	require.Equal(t, 1, s.Waiting())
 	stop()
 	require.Zero(t, s.Waiting(), "stop takes the watch off the waiting list")
 
-	r, stop = d.WatchDirect("a/", 5)
+	r, stop = d.WatchDirect("a/", 6)
 	defer stop()
 	for i := range 5 {
-		put(t, s, "a/1", string(rune('a'+i))) // 6..10: 6 leaves the ring of 4
+		put(t, s, "a/1", string(rune('a'+i))) // 7..11: 7 leaves the ring of 4
 	}
-	_, _, _, err := r.Read(nil, 5)
+	_, _, _, err := r.Read(nil, 6)
 	require.ErrorIs(t, err, store.ErrExpired, "a reader the history left behind")
 }

@@ -185,3 +185,51 @@ func TestFieldChangesJudgesACopyAtTheSameRevisionAfresh(t *testing.T) {
 		}
 	}
 }
+
+// A change that leaves a side of the object as it was, its value and its
+// ownership entries, leaves its ownership as it was: judging it hands the
+// new object the old one's decoded ownership of that side, so that the
+// next change, whose old object it is, does not decode it again. A
+// controller's status writes with another writer's spec writes between
+// them (the event path) decode each status side once. A side whose value
+// or entries changed hands nothing on.
+func TestFieldChangesHandsAnUnchangedSidesOwnershipOn(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
+	require.NoError(t, err)
+	get := func() *Object[keepSpec, keepStatus] {
+		o, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		return o
+	}
+	s0 := get()
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", map[string]any{"ready": 1}, nil, WithForce())
+	require.NoError(t, err)
+	s1 := get()
+	st.FieldChanges(s0, s1, "ctrl") // a status write: decodes s1's status side
+	_, ok := st.memo.get(s1, s1.Meta.Revision, statusSide)
+	require.True(t, ok)
+
+	u := *s1
+	u.Spec.Replicas = 2
+	_, err = st.As("user").Update(ctx, &u)
+	require.NoError(t, err)
+	s2 := get()
+	st.FieldChanges(s1, s2, "ctrl") // a spec write: the status side is as it was
+	m, ok := st.memo.get(s2, s2.Meta.Revision, statusSide)
+	require.True(t, ok, "the spec write's object holds the status side's ownership it left alone")
+	want, err := st.decodeSideManaged(s2, statusSide)
+	require.NoError(t, err)
+	require.Equal(t, want, m)
+	_, ok = st.memo.get(s2, s2.Meta.Revision, specSide)
+	require.False(t, ok, "the side it changed is not handed on")
+
+	_, err = st.As("other").ApplyStatus(ctx, "a", map[string]any{"message": "m"}, nil, WithForce())
+	require.NoError(t, err)
+	s3 := get()
+	st.FieldChanges(s2, s3, "user") // the status side changed (value and entries)
+	_, ok = st.memo.get(s3, s3.Meta.Revision, statusSide)
+	require.False(t, ok, "a changed status side is not handed on (user has no entry there: nothing decoded)")
+}

@@ -85,14 +85,10 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if !specSideEqual(eq, old, new) {
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
-	} else {
-		s.handOn(old, new, specSide)
 	}
 	if !statusSideEqual(eq, old, new) {
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
 		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
-	} else {
-		s.handOn(old, new, statusSide)
 	}
 	*v = changeViews[S, T]{} // hold nothing of old and new
 	s.views.Put(v)
@@ -191,43 +187,6 @@ func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths 
 		return paths, nil
 	}
 	return nil, paths
-}
-
-// handOn gives new the decoded ownership of side that the memo holds for
-// old, when the change left that side as it was: its value plainly equal
-// (the caller's check) and its ownership entries the same. The decode of
-// new's side would give the same record, and the next change, whose old
-// object new is, finds it in the memo: another writer's spec write between
-// two status writes of a controller (the event path) costs no decode of
-// the status side.
-func (s *Store[S, T]) handOn(old, new *Object[S, T], side string) {
-	if !sameEntries(&old.Meta, &new.Meta, side) {
-		return
-	}
-	if m, ok := s.memo.get(old, old.Meta.Revision, side); ok {
-		s.memo.put(new, new.Meta.Revision, side, m)
-	}
-}
-
-// sameEntries reports whether a and b hold the same ownership entries on
-// side, in the same order.
-func sameEntries(a, b *Meta, side string) bool {
-	i, j := 0, 0
-	for {
-		for i < len(a.Managed) && a.Managed[i].Subresource != side {
-			i++
-		}
-		for j < len(b.Managed) && b.Managed[j].Subresource != side {
-			j++
-		}
-		if i == len(a.Managed) || j == len(b.Managed) {
-			return i == len(a.Managed) && j == len(b.Managed)
-		}
-		if a.Managed[i] != b.Managed[j] {
-			return false
-		}
-		i, j = i+1, j+1
-	}
 }
 
 // join is append(a, b...), but b itself when a is empty: every slice

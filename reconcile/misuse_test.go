@@ -1,0 +1,279 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steady-go/steady/reconcile"
+	"github.com/stretchr/testify/require"
+)
+
+// Black-box misuse cases: a user porting controller-runtime habits, seen
+// from the public API only. Each case must be safe, bounded and loud.
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func misuseLogger(b *syncBuf) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) inc(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[k]++
+	return c.n[k]
+}
+
+func (c *counter) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
+
+func fixedKeys(keys ...string) reconcile.Source[string] {
+	return reconcile.Keys(func() iter.Seq[string] { return slices.Values(keys) })
+}
+
+func runLoop(t *testing.T, l *reconcile.Loop[string]) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// A RequeueAfter near math.MaxInt64, with or without an error, is a very
+// long wait: it must neither overflow into "now" (a spin) nor panic.
+func TestMisuseHugeRequeueAfterIsALongWaitNotASpin(t *testing.T) {
+	for _, tc := range []struct {
+		d       time.Duration
+		withErr bool
+	}{{time.Hour * 2, false}, {100 * 365 * 24 * time.Hour, false}, {time.Duration(math.MaxInt64), false}, {time.Duration(math.MaxInt64), true}} {
+		withErr, d := tc.withErr, tc.d
+		t.Run(fmt.Sprint(d, " error=", withErr), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var c counter
+				var logs syncBuf
+				r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+					c.inc(key)
+					if key == "ok" {
+						return reconcile.Result{}, nil
+					}
+					var err error
+					if withErr {
+						err = errors.New("not yet")
+					}
+					return reconcile.Result{RequeueAfter: d}, err
+				})
+				l, err := reconcile.New("huge", r, fixedKeys("huge", "ok"), reconcile.WithLogger(misuseLogger(&logs)))
+				require.NoError(t, err)
+				stop := runLoop(t, l)
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				require.GreaterOrEqual(t, c.get("ok"), 5, "resync runs the healthy key")
+				// Resync (10m ±10%) adds listed keys at low priority; a key
+				// waiting for its RequeueAfter keeps waiting, so one run.
+				require.Equal(t, 1, c.get("huge"), "a huge RequeueAfter ran the key again")
+				info := l.Inspect("huge")
+				require.True(t, info.Until.After(time.Now()), "until %v (%s %s)", info.Until, info.Phase, info.Why)
+				// A hint still runs it at once: level-triggered.
+				l.Add("huge")
+				synctest.Wait()
+				require.Equal(t, 2, c.get("huge"))
+				require.NoError(t, stop())
+			})
+		})
+	}
+}
+
+// A reconciler that fails at once, forever, on many keys: the Loop backs
+// off; over an hour of simulated time each key runs a bounded number of
+// times, and a healthy key added meanwhile converges at once.
+func TestMisuseFastErrorsForeverAreBoundedAndOthersConverge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		var logs syncBuf
+		keys := make([]string, 200)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("bad-%03d", i)
+		}
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			c.inc(key)
+			if strings.HasPrefix(key, "bad-") {
+				return reconcile.Result{}, errors.New("boom")
+			}
+			return reconcile.Result{}, nil
+		})
+		l, err := reconcile.New("fast", r, fixedKeys(keys...), reconcile.WithLogger(misuseLogger(&logs)), reconcile.WithWorkers(4))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		time.Sleep(30 * time.Minute)
+		synctest.Wait()
+		l.Add("good")
+		synctest.Wait()
+		require.Equal(t, 1, c.get("good"), "a healthy key waits behind failing ones")
+		time.Sleep(30 * time.Minute)
+		synctest.Wait()
+		total := 0
+		for _, k := range keys {
+			n := c.get(k)
+			// 10ms doubling to 2m: ~14 runs to reach the cap, then one
+			// every 2m (30 in an hour).
+			require.LessOrEqual(t, n, 60, "key %s ran %d times in an hour", k, n)
+			require.GreaterOrEqual(t, n, 5, "key %s was given up on", k)
+			total += n
+		}
+		t.Logf("%d reconciles of %d failing keys in 1h", total, len(keys))
+		require.Contains(t, logs.String(), "boom")
+		lines := strings.Count(logs.String(), "\n")
+		require.Less(t, lines, 400, "the failure log is not bounded: %d lines", lines)
+		require.NoError(t, stop())
+	})
+}
+
+// controller-runtime habit: return Result{Requeue: true} together with an
+// error. The error's row applies (backoff), and the Loop warns.
+func TestMisuseRequeueWithErrorFollowsTheErrorAndWarns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		var logs syncBuf
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			c.inc(key)
+			return reconcile.Result{Requeue: true, RequeueAfter: -time.Hour}, errors.New("both")
+		})
+		l, err := reconcile.New("both", r, fixedKeys("a"), reconcile.WithLogger(misuseLogger(&logs)))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		n := c.get("a")
+		require.LessOrEqual(t, n, 15, "ran %d times in a minute", n)
+		require.GreaterOrEqual(t, n, 5)
+		require.Contains(t, logs.String(), "level=WARN")
+		require.Contains(t, logs.String(), "both")
+		require.GreaterOrEqual(t, l.Inspect("a").Failures, 5, "a Requeue with an error is a failure")
+		require.NoError(t, stop())
+	})
+}
+
+// An error that wraps Terminal several layers down is terminal: not retried.
+func TestMisuseWrappedTerminalIsNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			c.inc(key)
+			err := fmt.Errorf("outer: %w", fmt.Errorf("mid: %w", reconcile.Terminal(errors.New("bad spec"))))
+			return reconcile.Result{}, errors.Join(errors.New("other"), err)
+		})
+		var logs syncBuf
+		l, err := reconcile.New("term", r, fixedKeys("a"), reconcile.WithLogger(misuseLogger(&logs)))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		require.Equal(t, 1, c.get("a"))
+		require.Contains(t, logs.String(), "bad spec")
+		require.NoError(t, stop())
+	})
+}
+
+// Run with a ctx already cancelled returns at once without reconciling,
+// and the Loop cannot be run again.
+func TestMisuseRunWithCancelledCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			c.inc(key)
+			return reconcile.Result{}, nil
+		})
+		l, err := reconcile.New("dead", r, fixedKeys("a"))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.NoError(t, l.Run(ctx))
+		require.Equal(t, 0, c.get("a"))
+		require.ErrorIs(t, l.Run(context.Background()), reconcile.ErrAlreadyRunning)
+		// Adding to a Loop that has stopped is harmless.
+		l.Add("a")
+		l.AddAfter("a", -time.Second)
+		l.AddLow("a")
+		synctest.Wait()
+		require.Equal(t, 0, c.get("a"))
+	})
+}
+
+// Two Runs at once: one works, the other is refused at once.
+func TestMisuseConcurrentRunIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			c.inc(key)
+			return reconcile.Result{}, nil
+		})
+		l, err := reconcile.New("twice", r, fixedKeys("a"))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		synctest.Wait()
+		require.ErrorIs(t, l.Run(context.Background()), reconcile.ErrAlreadyRunning)
+		require.Equal(t, 1, c.get("a"))
+		require.NoError(t, stop())
+	})
+}
+
+// Options given twice: the last wins; contradicting options are refused
+// or resolved, never a panic.
+func TestMisuseOptionsTwiceLastWins(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	l, err := reconcile.New("opts", r, nil, reconcile.WithWorkers(2), reconcile.WithWorkers(5), reconcile.WithFieldManager("a"), reconcile.WithFieldManager("b"))
+	require.NoError(t, err)
+	require.Equal(t, "b", l.Info().FieldManager)
+	_, err = reconcile.New("opts", r, nil, reconcile.WithWorkers(2), reconcile.WithWorkers(-1))
+	require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+	_, err = reconcile.New("opts", r, nil, reconcile.WithResync(time.Duration(math.MaxInt64), 0.99))
+	require.NoError(t, err, "a huge resync period is valid")
+	_, err = reconcile.New("opts", r, nil, reconcile.WithTimeout(time.Duration(math.MaxInt64)))
+	require.NoError(t, err)
+}

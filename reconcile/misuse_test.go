@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -276,4 +279,59 @@ func TestMisuseOptionsTwiceLastWins(t *testing.T) {
 	require.NoError(t, err, "a huge resync period is valid")
 	_, err = reconcile.New("opts", r, nil, reconcile.WithTimeout(time.Duration(math.MaxInt64)))
 	require.NoError(t, err)
+}
+
+type widget struct{ N int }
+
+// client-go habit: build the informer, forget to start it. A Loop over a
+// Cache nobody runs warns while it waits, and when its ctx ends its error
+// says the Cache's Run has not been called; it reconciles nothing.
+func TestMisuseLoopOverACacheNobodyRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := store.New[widget, widget](memstore.New(), "Widget")
+		require.NoError(t, err)
+		_, err = st.As("user").Create(t.Context(), &store.Object[widget, widget]{Meta: store.Meta{Name: "a"}})
+		require.NoError(t, err)
+		c := cache.New(st) // no c.Run
+		var n counter
+		var logs syncBuf
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			n.inc(key)
+			return reconcile.Result{}, nil
+		})
+		l, err := reconcile.New("widgets", r, reconcile.FromStore(c, st), reconcile.WithLogger(misuseLogger(&logs)))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		err = l.Run(ctx)
+		require.ErrorIs(t, err, reconcile.ErrNotSynced)
+		require.ErrorIs(t, err, cache.ErrNotRunning)
+		require.Contains(t, err.Error(), "Run has not been called")
+		require.Contains(t, logs.String(), "waiting for a source to sync")
+		require.Equal(t, 0, n.get("a"))
+	})
+}
+
+// A Cache whose Run already returned before it synced will never sync: the
+// Loop fails at once with an error that says so, rather than waiting for
+// its ctx.
+func TestMisuseLoopOverACacheThatStoppedUnsyncedFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := store.New[widget, widget](memstore.New(), "Widget")
+		require.NoError(t, err)
+		c := cache.New(st)
+		dead, cancelDead := context.WithCancel(t.Context())
+		cancelDead()
+		require.NoError(t, c.Run(dead))
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+		l, err := reconcile.New("widgets", r, reconcile.FromStore(c, st))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		start := time.Now()
+		err = l.Run(ctx)
+		require.ErrorIs(t, err, cache.ErrNotRunning)
+		require.NotErrorIs(t, err, context.DeadlineExceeded)
+		require.Zero(t, time.Since(start), "the Loop waited for a Cache that will never sync")
+	})
 }

@@ -308,6 +308,7 @@ func TestMisuseLoopOverACacheNobodyRuns(t *testing.T) {
 		require.ErrorIs(t, err, cache.ErrNotRunning)
 		require.Contains(t, err.Error(), "Run has not been called")
 		require.Contains(t, logs.String(), "waiting for a source to sync")
+		t.Log(err)
 		require.Equal(t, 0, n.get("a"))
 	})
 }

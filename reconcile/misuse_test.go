@@ -18,6 +18,7 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 	"github.com/stretchr/testify/require"
 )
@@ -334,5 +335,82 @@ func TestMisuseLoopOverACacheThatStoppedUnsyncedFailsAtOnce(t *testing.T) {
 		require.ErrorIs(t, err, cache.ErrNotRunning)
 		require.NotErrorIs(t, err, context.DeadlineExceeded)
 		require.Zero(t, time.Since(start), "the Loop waited for a Cache that will never sync")
+	})
+}
+
+// Bad data already in a store, written behind the Store's back (another
+// tool, an old version, a hand edit): none of it stops the rest. Every
+// good object converges, the bad values are quarantined and logged, and no
+// bad key makes the Loop spin.
+func TestMisuseBadDataInTheStoreDoesNotStopTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		b := memstore.New()
+		st, err := store.New[widget, widget](b, "Widget")
+		require.NoError(t, err)
+		raw := func(key, v string) {
+			_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(v)})
+			require.NoError(t, err, key)
+		}
+		raw("Widget/garbage", "not json")
+		raw("Widget/empty", "")
+		raw("Widget/null", "null")
+		raw("Widget/shape", `{"metadata":{"kind":"Widget","name":"shape"},"spec":"a string, not an object"}`)
+		raw("Widget/number", `{"metadata":{"kind":"Widget","name":"number"},"spec":{"N":"seven"}}`)
+		raw("Widget/Bad_Name", `{"metadata":{"kind":"Widget","name":"Bad_Name"},"spec":{"N":1}}`)
+		raw("Widget/otherkind", `{"metadata":{"kind":"Gadget","name":"otherkind"},"spec":{"N":1}}`)
+		raw("Widget/huge", `{"metadata":{"kind":"Widget","name":"huge","uid":"u-huge","generation":1},"spec":{"N":1,"x":"`+strings.Repeat("x", 1<<19)+`"}}`)
+		raw("Widget/nested/deeper", `{"metadata":{"kind":"Widget","name":"deeper"},"spec":{"N":1}}`)
+		const good = 20
+		for i := range good {
+			_, err := st.As("user").Create(ctx, &store.Object[widget, widget]{Meta: store.Meta{Name: fmt.Sprintf("good-%02d", i)}, Spec: widget{N: i}})
+			require.NoError(t, err)
+		}
+		var logs syncBuf
+		log := misuseLogger(&logs)
+		c := cache.New(st, cache.WithLogger(log))
+		go func() { _ = c.Run(ctx) }()
+		var n counter
+		r := reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
+			n.inc(name)
+			o, ok := c.Get(name)
+			if !ok {
+				return reconcile.Result{}, nil
+			}
+			if o.Status.N == o.Spec.N {
+				return reconcile.Result{}, nil
+			}
+			cp := *o
+			cp.Status.N = o.Spec.N
+			_, err := st.As("widgets").UpdateStatus(ctx, &cp, store.WithObserved(o.Meta))
+			return reconcile.Result{}, err
+		})
+		l, err := reconcile.New("widgets", r, reconcile.FromStore(c, st), reconcile.WithLogger(log), reconcile.WithWorkers(2))
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- l.Run(ctx) }()
+		time.Sleep(30 * time.Minute)
+		synctest.Wait()
+		for i := range good {
+			name := fmt.Sprintf("good-%02d", i)
+			o, err := st.Get(ctx, name)
+			require.NoError(t, err)
+			require.Equal(t, i, o.Status.N, "%s did not converge", name)
+		}
+		total := 0
+		// A huge value that decodes is an object like any other.
+		o, err := st.Get(ctx, "huge")
+		require.NoError(t, err)
+		require.Equal(t, 1, o.Status.N)
+		for _, k := range []string{"garbage", "empty", "null", "shape", "number", "Bad_Name", "otherkind", "deeper", "nested/deeper"} {
+			require.LessOrEqual(t, n.get(k), 10, "bad key %s ran %d times in 30m", k, n.get(k))
+			total += n.get(k)
+		}
+		t.Logf("bad keys: %d reconciles; quarantined %d; undecodable %d", total, len(c.Quarantined()), c.Undecodable())
+		require.GreaterOrEqual(t, len(c.Quarantined()), 6)
+		require.Contains(t, logs.String(), "quarantined")
+		cancel()
+		require.NoError(t, <-done)
 	})
 }

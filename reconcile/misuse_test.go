@@ -414,3 +414,31 @@ func TestMisuseBadDataInTheStoreDoesNotStopTheRest(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// A user who wants "no resync" passes the largest period there is. That is
+// valid, and must mean "practically never": the jittered period must not
+// overflow into a negative wait that resyncs at once. Each Loop draws its
+// jitter at random, about half the draws above the period, so 32 Loops
+// miss an overflow with odds of 2^-32.
+func TestMisuseHugeResyncPeriodIsNeverAnImmediateResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n counter
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			n.inc(key)
+			return reconcile.Result{}, nil
+		})
+		jitters := []float64{0.1, 0.5, 0.99, 0}
+		for i := range 32 {
+			l, err := reconcile.New(fmt.Sprint("never-", i), r, fixedKeys(fmt.Sprint("k", i)),
+				reconcile.WithResync(time.Duration(math.MaxInt64), jitters[i%len(jitters)]))
+			require.NoError(t, err)
+			runLoop(t, l)
+		}
+		time.Sleep(24 * time.Hour)
+		synctest.Wait()
+		for i := range 32 {
+			k := fmt.Sprint("k", i)
+			require.Equal(t, 1, n.get(k), "loop %d (jitter %v) resynced %d times in a day", i, jitters[i%len(jitters)], n.get(k)-1)
+		}
+	})
+}

@@ -442,3 +442,38 @@ func TestMisuseHugeResyncPeriodIsNeverAnImmediateResync(t *testing.T) {
 		}
 	})
 }
+
+// FromStore's cache and store must be over the same objects: the Loop
+// reconciles the cache's names and writes Stalled through the store. A
+// cache of another kind, prefix or backend is refused by New, naming both,
+// rather than reconciling names that do not exist and writing Stalled
+// nowhere.
+func TestMisuseFromStoreWithACacheOfOtherObjectsIsRefused(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	b := memstore.New()
+	widgets, err := store.New[widget, widget](b, "Widget")
+	require.NoError(t, err)
+	gadgets, err := store.New[widget, widget](b, "Gadget")
+	require.NoError(t, err)
+	teamWidgets, err := store.New[widget, widget](b, "Widget", store.WithKeyPrefix("team-a"))
+	require.NoError(t, err)
+	elsewhere, err := store.New[widget, widget](memstore.New(), "Widget")
+	require.NoError(t, err)
+	for name, c := range map[string]*cache.Cache[widget, widget]{
+		"kind":    cache.New(gadgets),
+		"prefix":  cache.New(teamWidgets),
+		"backend": cache.New(elsewhere),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.New("widgets", r, reconcile.FromStore(c, widgets))
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+			require.Contains(t, err.Error(), "FromStore")
+		})
+	}
+	_, err = reconcile.New("widgets", r, reconcile.FromStore(cache.New(widgets), widgets))
+	require.NoError(t, err, "the same store is fine")
+	same, err := store.New[widget, widget](b, "Widget")
+	require.NoError(t, err)
+	_, err = reconcile.New("widgets", r, reconcile.FromStore(cache.New(same), widgets))
+	require.NoError(t, err, "another Store value over the same objects is fine")
+}

@@ -477,3 +477,68 @@ func TestMisuseFromStoreWithACacheOfOtherObjectsIsRefused(t *testing.T) {
 	_, err = reconcile.New("widgets", r, reconcile.FromStore(cache.New(same), widgets))
 	require.NoError(t, err, "another Store value over the same objects is fine")
 }
+
+// myErr is a user's error type whose Error dereferences its receiver: a nil
+// *myErr returned as an error is the classic typed-nil mistake.
+type myErr struct{ msg string }
+
+func (e *myErr) Error() string { return e.msg }
+
+// panicErr is an error whose Error panics.
+type panicErr struct{}
+
+func (panicErr) Error() string { panic("Error() exploded") }
+
+// Broken errors from a reconciler: a typed nil (non-nil interface, nil
+// pointer whose Error panics), an error whose Error panics, panic(nil), and
+// a panic with an error value that is a typed nil. Each is a failure of
+// that key, logged, retried with backoff; the Loop survives and other
+// keys converge.
+func TestMisuseBrokenErrorsAndPanicsAreFailuresNotCrashes(t *testing.T) {
+	cases := map[string]func() (reconcile.Result, error){
+		"typed nil error": func() (reconcile.Result, error) {
+			var e *myErr
+			return reconcile.Result{}, e
+		},
+		"error whose Error panics": func() (reconcile.Result, error) { return reconcile.Result{}, panicErr{} },
+		"panic(nil)": func() (reconcile.Result, error) {
+			panic(nil)
+		},
+		"panic with a typed nil error": func() (reconcile.Result, error) {
+			var e *myErr
+			panic(e)
+		},
+		"panic with an error whose Error panics": func() (reconcile.Result, error) {
+			panic(panicErr{})
+		},
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n counter
+				var logs syncBuf
+				r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+					n.inc(key)
+					if key == "bad" {
+						return bad()
+					}
+					return reconcile.Result{}, nil
+				})
+				l, err := reconcile.New("broken", r, fixedKeys("bad", "good"), reconcile.WithLogger(misuseLogger(&logs)))
+				require.NoError(t, err)
+				stop := runLoop(t, l)
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				require.GreaterOrEqual(t, n.get("good"), 1)
+				bad := n.get("bad")
+				require.GreaterOrEqual(t, bad, 3, "the bad key was not retried")
+				require.LessOrEqual(t, bad, 30, "the bad key ran %d times in 10m", bad)
+				info := l.Inspect("bad")
+				require.GreaterOrEqual(t, info.Failures, 3)
+				require.NotEmpty(t, info.LastError)
+				require.Contains(t, logs.String(), "level=WARN")
+				require.NoError(t, stop())
+			})
+		})
+	}
+}

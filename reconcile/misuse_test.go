@@ -542,3 +542,16 @@ func TestMisuseBrokenErrorsAndPanicsAreFailuresNotCrashes(t *testing.T) {
 		})
 	}
 }
+
+// WithWorkers(math.MaxInt), "as many as you like", is refused by New: a
+// worker is a goroutine and a slot, and Run would try to make them all.
+func TestMisuseAbsurdWorkerCountIsRefused(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	for _, n := range []int{math.MaxInt, 1 << 40, 1<<16 + 1} {
+		_, err := reconcile.New("many", r, nil, reconcile.WithWorkers(n))
+		require.ErrorIs(t, err, reconcile.ErrInvalidOption, "workers %d", n)
+		require.Contains(t, err.Error(), "at most")
+	}
+	_, err := reconcile.New("many", r, nil, reconcile.WithWorkers(1<<16))
+	require.NoError(t, err)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -130,5 +132,101 @@ func TestMisuseTwoCachesOnOneStore(t *testing.T) {
 		require.Equal(t, []string{"a", "b"}, c2.Keys())
 		cancel()
 		wg.Wait()
+	})
+}
+
+var errClosed = errors.New("backend closed")
+
+// closable is a Backend that can be closed under a Cache: every call then
+// fails, and an open watch ends with the error.
+type closable struct {
+	*memstore.Store
+	closed atomic.Bool
+	calls  atomic.Int64 // List and Watch calls
+	mu     sync.Mutex
+	stop   []context.CancelFunc
+}
+
+func (c *closable) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
+	c.calls.Add(1)
+	if c.closed.Load() {
+		return kv.List{}, errClosed
+	}
+	return c.Store.List(ctx, prefix, opts)
+}
+
+func (c *closable) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
+	c.calls.Add(1)
+	if c.closed.Load() {
+		return nil, errClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.stop = append(c.stop, cancel)
+	c.mu.Unlock()
+	return c.Store.Watch(ctx, prefix, from)
+}
+
+func (c *closable) close() {
+	c.closed.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.stop {
+		f()
+	}
+}
+
+// A Cache whose backend is closed before it synced: WaitForSync with a
+// deadline returns an error that carries the backend's error, and Run
+// retries with backoff, not in a hot loop.
+func TestMisuseCacheOverAClosedBackendSaysWhyAndBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &closable{Store: memstore.New()}
+		b.close()
+		st, err := store.New[cacheSpec, cacheStatus](b, "Widget")
+		require.NoError(t, err)
+		c := cache.New(st)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		wctx, wcancel := context.WithTimeout(t.Context(), time.Hour)
+		defer wcancel()
+		err = c.WaitForSync(wctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorIs(t, err, errClosed, "the error says why the Cache has not synced")
+		require.NotErrorIs(t, err, cache.ErrNotRunning)
+		// Default relist backoff (10ms doubling to 2m): about 14 tries to
+		// reach the cap, then one every 2m, so about 45 in an hour.
+		require.LessOrEqual(t, b.calls.Load(), int64(80), "Run retried a closed backend %d times in an hour", b.calls.Load())
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// A Cache that synced keeps serving its last contents when the backend is
+// closed under it, retries with backoff, and says why in LastError.
+func TestMisuseBackendClosedUnderASyncedCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &closable{Store: memstore.New()}
+		st, err := store.New[cacheSpec, cacheStatus](b, "Widget")
+		require.NoError(t, err)
+		_, err = st.As("user").Create(t.Context(), &store.Object[cacheSpec, cacheStatus]{Meta: store.Meta{Name: "a"}})
+		require.NoError(t, err)
+		c := cache.New(st)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		require.NoError(t, c.WaitForSync(ctx))
+		before := b.calls.Load()
+		b.close()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		_, ok := c.Get("a")
+		require.True(t, ok, "a Cache whose backend closed dropped its contents")
+		require.ErrorIs(t, c.LastError(), errClosed)
+		require.LessOrEqual(t, b.calls.Load()-before, int64(80), "Run retried a closed backend %d times in an hour", b.calls.Load()-before)
+		require.NoError(t, c.WaitForSync(ctx))
+		cancel()
+		require.NoError(t, <-done)
 	})
 }

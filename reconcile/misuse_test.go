@@ -555,3 +555,33 @@ func TestMisuseAbsurdWorkerCountIsRefused(t *testing.T) {
 	_, err := reconcile.New("many", r, nil, reconcile.WithWorkers(1<<16))
 	require.NoError(t, err)
 }
+
+// An empty key (a name read from an empty field, Add("")) that fails is a
+// failing key like any other: the minute's summary names its reason as the
+// reconciler gave it. Taking "the key's text" out of the reason must not
+// take out "" between every two letters.
+func TestMisuseEmptyKeyFailingKeepsTheSummaryReadable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuf
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			return reconcile.Result{}, errors.New("name is required")
+		})
+		l, err := reconcile.New("empty", r, nil, reconcile.WithLogger(misuseLogger(&logs)))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		synctest.Wait()
+		l.Add("")
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		require.NoError(t, stop())
+		var summary string
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "keys failing") {
+				summary = line
+			}
+		}
+		require.NotEmpty(t, summary, "no summary line:\n%s", logs.String())
+		require.Contains(t, summary, "name is required")
+		require.NotContains(t, summary, "<key>n<key>")
+	})
+}

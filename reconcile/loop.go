@@ -93,8 +93,8 @@ type Loop[K comparable] struct {
 	noise  noiseLog    // the failure log's budgets (lognoise.go)
 	recent failureRing // the last failures, for pages (recent.go)
 
-	mu          sync.Mutex
-	keys        map[K]*keyState
+	mu   sync.Mutex
+	keys map[K]*keyState
 	// detectors holds the oscillation detectors of the keys whose
 	// writes count, apart from keys: most are of keys that converged,
 	// whose only state is a detector counting writes for a window, and
@@ -104,8 +104,8 @@ type Loop[K comparable] struct {
 	detectors     map[K]*oscillation.Detector
 	detectorsPeak int
 	stalledObjs   map[K]struct{}
-	conv        convergence[K]
-	paths       pathTable // the paths the keys' detectors keep (pathtable.go)
+	conv          convergence[K]
+	paths         pathTable // the paths the keys' detectors keep (pathtable.go)
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys

@@ -442,6 +442,38 @@ func TestUpdateFromRememberedValueSendsOneTxn(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrConflict)
 }
 
+// A Store keeps only its latest writes decoded (WithLastValues), but
+// remembers the older ones still: a write based on one of them needs no
+// read either, and stores what a write without the memory stores.
+func TestAWriteFromAnOldWriteNeedsNoRead(t *testing.T) {
+	ctx := t.Context()
+	b := &countingBackend{Backend: memstore.New()}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	objs := make([]*lvObject, 1500) // more than the writes kept decoded
+	for i := range objs {
+		objs[i] = &lvObject{Meta: store.Meta{Name: fmt.Sprintf("thing-%04d", i)}, Spec: lvSpec{Image: "web:v1"}}
+		_, err := w.Create(ctx, objs[i])
+		require.NoError(t, err)
+	}
+	gets0, txns0 := b.gets.Load(), b.txns.Load()
+	for _, o := range objs[:10] { // written first, displaced since
+		o.Status.Ready = 3
+		_, err := w.UpdateStatus(ctx, o)
+		require.NoError(t, err)
+		_, err = w.ApplyStatus(ctx, o.Meta.Name, lvStatus{Ready: 4}, nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, [2]int64{0, 20}, [2]int64{b.gets.Load() - gets0, b.txns.Load() - txns0})
+	for _, o := range objs[:10] {
+		got, err := st.Get(ctx, o.Meta.Name)
+		require.NoError(t, err)
+		require.Equal(t, 4, got.Status.Ready)
+		require.Equal(t, "web:v1", got.Spec.Image)
+	}
+}
+
 // The memory of values (WithLastValues) stays within its bound however
 // many objects pass through the Store, and writes go on agreeing with the
 // stored values when most of it has been forgotten.

@@ -41,7 +41,7 @@ const defaultLastValueBytes = 16 << 20
 // The bound counts each remembered value as its encoded size plus its key
 // and 128 bytes, and three times the encoded size for the Store's latest
 // own writes, which it keeps decoded too (so that a write soon after
-// another of the same object decodes nothing): the 1,024 latest; an older
+// another of the same object decodes nothing): the 256 latest; an older
 // one keeps only its value, the one read back from the Backend's watch
 // where one was. Past the bound, remembered keys are forgotten at random; a
 // value larger than the bound is not remembered. Values read are shared
@@ -75,8 +75,10 @@ type keyRev struct {
 	rev int64
 }
 
-// maxDecoded is how many of its latest writes a Store keeps decoded.
-const maxDecoded = 1024
+// maxDecoded is how many of its latest writes a Store keeps decoded: the
+// writes of one reconcile to its object come within a few of each other,
+// even with dozens of workers writing in between.
+const maxDecoded = 256
 
 // lastValue is one remembered value, as read (value) or as written by the
 // Store (value, and while it is among the latest writes raw, decoded, with

@@ -116,11 +116,12 @@ func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
 	require.NotNil(t, e.raw, "the latest write is decoded")
 
 	// A key written again is displaced by its own latest write only.
-	l.wrote("k1030", 5000, &rawObject{}, value(1030), decodedSides{})
+	again := fmt.Sprint("k", maxDecoded+5)
+	l.wrote(again, 5000, &rawObject{}, value(0), decodedSides{})
 	for i := range maxDecoded {
 		l.wrote(fmt.Sprint("x", i), int64(6000+i), &rawObject{}, value(i), decodedSides{})
 	}
-	e, _ = l.lookup("k1030", 5000)
+	e, _ = l.lookup(again, 5000)
 	require.Nil(t, e.raw)
 }
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -440,6 +442,57 @@ func TestUpdateFromRememberedValueSendsOneTxn(t *testing.T) {
 	stale.Spec.Replicas = 100
 	_, err = w.Update(ctx, stale)
 	require.ErrorIs(t, err, store.ErrConflict)
+}
+
+// recordingBackend keeps every value a Store hands over (kv.Write.Owned),
+// with a copy of it as it was handed over.
+type recordingBackend struct {
+	kv.Backend
+	mu     sync.Mutex
+	handed [][2][]byte
+}
+
+func (r *recordingBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if w.Owned {
+		r.mu.Lock()
+		r.handed = append(r.handed, [2][]byte{w.Value, bytes.Clone(w.Value)})
+		r.mu.Unlock()
+	}
+	return r.Backend.Txn(ctx, conds, w)
+}
+
+// A Store hands the values it writes over to its Backend (kv.Write.Owned),
+// which memstore then keeps without a copy (and the memory of values
+// remembers once): so it never modifies one afterwards, whatever it writes
+// next from its memory of values.
+func TestAStoreHandsItsValuesOverAndNeverModifiesOne(t *testing.T) {
+	ctx := t.Context()
+	b := &recordingBackend{Backend: memstore.New()}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	for i := range 20 {
+		o := &lvObject{Meta: store.Meta{Name: fmt.Sprint("t", i%4), Labels: map[string]string{"a": "b"}}, Spec: lvSpec{Image: "v1"}}
+		if i < 4 {
+			_, err = w.Create(ctx, o)
+			require.NoError(t, err)
+			continue
+		}
+		o, err = st.Get(ctx, o.Meta.Name)
+		require.NoError(t, err)
+		o.Spec.Replicas = i
+		o.Status.Notes = append(o.Status.Notes, fmt.Sprint(i))
+		_, err = w.Update(ctx, o)
+		require.NoError(t, err)
+		_, err = w.ApplyStatus(ctx, o.Meta.Name, lvStatus{Ready: i}, nil)
+		require.NoError(t, err)
+		_, err = w.UpdateStatus(ctx, o) // stale: a conflict
+		require.ErrorIs(t, err, store.ErrConflict)
+	}
+	require.Len(t, b.handed, 4+16*2)
+	for _, h := range b.handed {
+		require.Equal(t, string(h[1]), string(h[0]), "a value handed over is never modified")
+	}
 }
 
 // A Store keeps only its latest writes decoded (WithLastValues), but

@@ -392,8 +392,9 @@ func (c *Cache[S, T]) applyPage(page *store.List[S, T], p *pagedListing, last bo
 	for _, e := range l.Undecodable {
 		listed = append(listed, e.Name)
 	}
+	ordered := slices.IsSortedFunc(l.Items, func(a, b *store.Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
 	slices.Sort(listed) // items and undecodable values, each in order: a merge
-	if !slices.IsSorted(names(l.Items)) || len(p.names) > 0 && len(listed) > 0 && listed[0] <= p.names[len(p.names)-1] {
+	if !ordered || len(p.names) > 0 && len(listed) > 0 && listed[0] <= p.names[len(p.names)-1] {
 		p.unordered = true
 	}
 	var d diffs[S, T]
@@ -416,15 +417,6 @@ func (c *Cache[S, T]) applyPage(page *store.List[S, T], p *pagedListing, last bo
 	c.mu.Unlock()
 	p.names = append(p.names, listed...)
 	c.tell(&d)
-}
-
-// names returns the names of objs.
-func names[S, T any](objs []*store.Object[S, T]) []string {
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = o.Meta.Name
-	}
-	return out
 }
 
 // endPaged ends relistPaged's listing at revision rev: it sets the

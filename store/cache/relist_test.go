@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -178,5 +179,42 @@ func TestRelistAppliesEachPageAsItIsRead(t *testing.T) {
 		require.Equal(t, []int64{10, 10, 10, 10, 10, 10, 10}, revs, "the Cache stays at its revision until the listing ends")
 		require.Equal(t, int64(30), c.Revision())
 		require.Equal(t, []string{"a", "b", "d", "e", "f", "g"}, c.Keys())
+	})
+}
+
+// reversedPages serves each page of a scriptedSource backwards, breaking
+// List's contract of name order.
+type reversedPages struct{ *scriptedSource }
+
+func (r reversedPages) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
+	l, err := r.scriptedSource.List(ctx, opts)
+	if err == nil {
+		slices.Reverse(l.Items)
+	}
+	return l, err
+}
+
+// A relist whose pages are out of name order (a ListWatcher that breaks
+// List's contract) still deletes exactly the objects it leaves out, once
+// it ends.
+func TestRelistOutOfOrderStillDeletesWhatItLeavesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScripted(10, mkObj("a", "ua", 1, nil), mkObj("b", "ub", 2, nil), mkObj("c", "uc", 3, nil),
+			mkObj("d", "ud", 4, nil), mkObj("e", "ue", 5, nil))
+		c := cache.New(reversedPages{src}, cache.WithPageSize(2), cache.WithRelistPeriod(0), cache.WithRelistBackoff(fixedBackoff))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		var rec recorder
+		c.AddHandler(rec.handle)
+		rec.take()
+		w := <-src.streams
+		src.set(30, mkObj("a", "ua", 1, nil), mkObj("c", "uc", 23, nil), mkObj("d", "ud", 4, nil), mkObj("e", "ue", 5, nil))
+		w.send(evExpired(10))
+		<-src.streams
+		synctest.Wait()
+		require.Equal(t, []string{"mod c@3->23", "del b@2"}, rec.take())
+		require.Equal(t, []string{"a", "c", "d", "e"}, c.Keys())
+		require.Equal(t, int64(30), c.Revision())
 	})
 }

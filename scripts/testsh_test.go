@@ -157,3 +157,49 @@ func runTestSh(t *testing.T, root string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// coldrun.sh -tests runs README's test command on an empty build cache of
+// its own, passes it its arguments, prints its CPU-seconds and the load,
+// and fails over the budget, or when the tests fail. (A stub stands in
+// for test.sh here: the real one, cold, takes minutes.)
+func TestColdrunTestsReportsCPUSecondsAgainstABudget(t *testing.T) {
+	script, err := os.ReadFile("coldrun.sh")
+	require.NoError(t, err)
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "scripts/coldrun.sh"), script, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "scripts/test.sh"), []byte(`
+[ -d "$GOCACHE" ] && [ -z "$(ls -A "$GOCACHE")" ] || { echo "build cache not empty: $GOCACHE"; exit 3; }
+touch "$GOCACHE/built"
+echo "test.sh $*"
+echo "tests: 1 passed, 0 failed, 0 skipped"
+[ "${1:-}" != -fail ]
+`), 0o644))
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	coldrun := func(args ...string) (string, error) {
+		cmd := exec.Command(bash, append([]string{filepath.Join(root, "scripts/coldrun.sh"), "-tests"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	gocache := filepath.Join(t.TempDir(), "gocache")
+	out, err := coldrun("-gocache", gocache, "-race")
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, out, "test.sh -race\n", "its arguments go to test.sh")
+	require.Regexp(t, `(?m)^coldrun: \d+\.\d CPU-seconds \(user [0-9.]+ \+ sys [0-9.]+\), [0-9.]+ s wall, README's test command \(bash scripts/test.sh -race\) on an empty build cache, module cache warm; load average [0-9. ]+ before, [0-9. ]+ after$`, out)
+	require.DirExists(t, gocache, "-gocache keeps the build cache")
+
+	out, err = coldrun("-gocache", gocache)
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "is not empty", "a used build cache is not cold")
+
+	out, err = coldrun("-budget", "-1")
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "coldrun: over the budget of -1 CPU-seconds")
+
+	out, err = coldrun("-fail")
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "coldrun: the tests failed")
+}

@@ -4,17 +4,18 @@
 # Usage: bash scripts/test.sh [-race] [extra go test flags]
 #   (no flag)  README's test command: every test of every module without
 #              the race detector, the seed sweeps, bug zoo and property
-#              tests at their full, CI size. 355 CPU-seconds from an empty
-#              build cache (modules downloaded), 102 CPU-seconds and 113 s
-#              warm, on two cores at load 9-15.
+#              tests at their full, CI size. From an empty build cache
+#              (modules downloaded) 344-355 CPU-seconds, 315-373 s at load
+#              5-12; warm, 102-108 CPU-seconds, 113-123 s at load 9-16.
 #   -race      every test of every module again with the race detector
 #              (.ci/run runs it after the command above): the sweeps and
 #              property tests at a fraction of their inputs (they ran in
 #              full without it; see internal/race.Sweep and sweepSeeds),
 #              and neither reconcile/reconciletest's TestSchedules nor its
-#              TestCorpus. Several times the CPU of the first: the race
-#              detector slows the tests 2 to 20 times and etcd's server
-#              compiles again with it.
+#              TestCorpus. After the command above, on its build cache,
+#              428 CPU-seconds, 592 s at load 9-12: the race detector
+#              slows the tests 2 to 30 times, and everything compiles again
+#              with it.
 # The bench/ module holds side-by-side benchmarks only and is not run here.
 #
 # Progress: "== module DIR" when a module starts, each package's ok/FAIL

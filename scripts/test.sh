@@ -145,11 +145,17 @@ background() {
   bg_pids+=($!)
 }
 
+# -race, wherever it is among the arguments, picks the run with the race
+# detector; the other arguments go to every go test.
 race=()
-if [ "${1:-}" = -race ]; then
-  race=(-race)
-  shift
-fi
+args=()
+for arg in "$@"; do
+  case $arg in
+    -race | -race=true) race=(-race) ;;
+    *) args+=("$arg") ;;
+  esac
+done
+set -- ${args[@]+"${args[@]}"}
 with=${race[@]+"${race[@]}"}
 label="go test${with:+ $with}"
 

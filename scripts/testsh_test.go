@@ -93,7 +93,7 @@ func TestRace(t *testing.T) {
 		return
 	}
 	t.Setenv("WANT_RACE", "1")
-	out, err = runTestSh(t, root, "-race")
+	out, err = runTestSh(t, root, "-short", "-race") // -race need not come first
 	require.NoError(t, err, "%s", out)
 	require.Regexp(t, `(?m)^== module \. \(go test -race\): ok in \d+s \(\d+s of CPU\)$`, out)
 	require.Contains(t, out, "tests: 1 passed, 0 failed, 0 skipped")

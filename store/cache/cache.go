@@ -128,6 +128,8 @@ type Cache[S, T any] struct {
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
 	stopped  chan struct{} // closed when a Run that ran returns
+	// warnedIdle: WaitForSync logged that Run has not been called.
+	warnedIdle atomic.Bool
 
 	// hooks carries the Cache's internalView for internal/storeaccess.Of.
 	hooks
@@ -348,7 +350,7 @@ func (c *Cache[S, T]) HasSynced() bool {
 // syncing (an error wrapping ErrNotRunning, at once), or ctx ends (an error
 // wrapping ctx's error that says why the Cache has not synced: its last
 // list or watch error, or, wrapping ErrNotRunning too, that Run has not been
-// called, which it also logs at Warn). It returns New's error at once for a
+// called, which the first such call also logs at Warn). It returns New's error at once for a
 // Cache given bad arguments.
 func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
 	if c.initErr != nil {
@@ -373,8 +375,10 @@ func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
 func (c *Cache[S, T]) notSynced(ctx context.Context) error {
 	if !c.running.Load() {
 		err := fmt.Errorf("cache %q: %w before the first listing: %w: Run has not been called", c.Kind(), ctx.Err(), ErrNotRunning)
-		c.cfg.panicLog.LogAttrs(ctx, slog.LevelWarn, "cache: WaitForSync gave up on a Cache whose Run has not been called",
-			slog.String("kind", c.Kind()), slog.Any("error", err))
+		if !c.warnedIdle.Swap(true) { // once: a probe polling with a short deadline must not flood the log
+			c.cfg.panicLog.LogAttrs(ctx, slog.LevelWarn, "cache: WaitForSync gave up on a Cache whose Run has not been called",
+				slog.String("kind", c.Kind()), slog.Any("error", err))
+		}
 		return err
 	}
 	if last := c.LastError(); last != nil {

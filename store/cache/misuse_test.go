@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,6 +75,13 @@ func TestMisuseWaitForSyncWithoutRunSaysRunWasNeverCalled(t *testing.T) {
 		require.Contains(t, err.Error(), "Widget", "the error names the kind")
 		require.Contains(t, logs.String(), "level=WARN")
 		require.Contains(t, logs.String(), "Run has not been called")
+		// A probe polling with a short deadline logs it once, not per call.
+		for range 10 {
+			pctx, pcancel := context.WithTimeout(t.Context(), time.Second)
+			require.ErrorIs(t, c.WaitForSync(pctx), cache.ErrNotRunning)
+			pcancel()
+		}
+		require.Equal(t, 1, strings.Count(logs.String(), "level=WARN"))
 	})
 }
 

@@ -168,7 +168,11 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
 func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) {
-	from, err := s.decodeLike(ev.KV, scratch, nil, cp)
+	from, ok := s.decodeWritten(ev.KV, scratch)
+	var err error
+	if !ok {
+		from, err = s.decodeLike(ev.KV, scratch, nil, cp)
+	}
 	var prev *Object[S, T]
 	if withPrev && ev.Prev.ModRevision != 0 {
 		like := &from

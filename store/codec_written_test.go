@@ -132,3 +132,61 @@ func TestWatchOfOwnWriteIsTheStoredValue(t *testing.T) {
 		require.Equal(t, s.expected, ev.Object, "%s at %d", s.name, s.rev)
 	}
 }
+
+// A value the Store read from a watch is remembered decoded, as decoding
+// its bytes gives it, and a write from it (an ApplyStatus) writes what is
+// stored, whatever the watch's caller does to the object it was handed.
+func TestWriteFromWatchedValueIgnoresTheEventsObject(t *testing.T) {
+	ctx := t.Context()
+	mem := memstore.New()
+	st, err := store.New[writtenSpec, writtenStatus](mem, "W")
+	require.NoError(t, err)
+	other, err := store.New[writtenSpec, writtenStatus](mem, "W", store.WithLastValues(0))
+	require.NoError(t, err)
+	u := other.As("user")
+	from, err := u.Create(ctx, &store.Object[writtenSpec, writtenStatus]{Meta: store.Meta{Name: "seed"}})
+	require.NoError(t, err)
+	_, err = u.Create(ctx, &store.Object[writtenSpec, writtenStatus]{
+		Meta: store.Meta{Name: "x", Labels: map[string]string{"a": "1"}, Finalizers: []string{"f"}},
+		Spec: writtenSpec{Image: "img", Args: []string{"a"}},
+	})
+	require.NoError(t, err)
+	obj, err := other.Get(ctx, "x")
+	require.NoError(t, err)
+	obj.Conditions = []store.Condition{{Type: "Ready", Status: store.ConditionFalse, Message: "m"}}
+	_, err = u.UpdateStatus(ctx, obj)
+	require.NoError(t, err)
+	want, err := other.Get(ctx, "x")
+	require.NoError(t, err)
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := st.Watch(wctx, from)
+	require.NoError(t, err)
+	var ev store.Event[writtenSpec, writtenStatus]
+	for range 2 {
+		ev = <-events
+	}
+	require.Equal(t, want, ev.Object)
+	decoded, same := st.LatestRead("x")
+	require.True(t, decoded, "remembered decoded")
+	require.True(t, same, "as its bytes decode")
+	o := ev.Object
+	o.Meta.Labels["a"] = "changed"
+	o.Meta.Finalizers[0] = "changed"
+	o.Meta.Managed[0].Fields = "changed"
+	o.Conditions[0].Message = "changed"
+	_, same = st.LatestRead("x")
+	require.True(t, same, "the memory shares nothing with the event's object")
+
+	_, err = st.As("ctl").ApplyStatus(ctx, "x", writtenStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	got, err := other.Get(ctx, "x")
+	require.NoError(t, err)
+	require.Equal(t, want.Meta.Labels, got.Meta.Labels)
+	require.Equal(t, want.Meta.Finalizers, got.Meta.Finalizers)
+	require.Equal(t, want.Meta.Managed[0], got.Meta.Managed[0])
+	require.Equal(t, want.Conditions, got.Conditions)
+	require.Equal(t, want.Spec, got.Spec)
+	require.Equal(t, int64(1), got.Status.Ready)
+}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"reflect"
+
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -68,4 +70,17 @@ func (s *Store[S, T]) Version() string { return storeaccess.Of(s).(*internalView
 func (s *Store[S, T]) DecodeWrittenAt(name string, rev int64) (*Object[S, T], bool) {
 	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, nil)
 	return from.obj, ok
+}
+
+// LatestRead reports whether s remembers the latest value of name decoded
+// as read (not as its own write), and whether that decoded form is what
+// decoding the value's bytes gives.
+func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
+	key := s.prefix + name
+	e, ok := s.last.latest(key)
+	if !ok || e.raw == nil || e.value == nil {
+		return false, false
+	}
+	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	return true, err == nil && reflect.DeepEqual(want, e.raw)
 }

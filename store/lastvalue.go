@@ -39,8 +39,11 @@ const defaultLastValueBytes = 16 << 20
 // ModRevision names one value for good.
 //
 // The bound counts each remembered value as its encoded size plus its key
-// and 128 bytes, and twice the encoded size for the Store's own writes
-// (kept decoded). Past it, remembered keys are forgotten at random; a value
+// and 128 bytes, and twice the encoded size for the values kept decoded:
+// the Store's own writes, and the last 1,024 values its watches decoded
+// (a cache's), so that a write from a value a watch just delivered does
+// not decode it again, and the watch event of the Store's own write is
+// not decoded from its bytes. Past it, remembered keys are forgotten at random; a value
 // larger than the bound is not remembered. Values read are shared with the
 // Backend, not copied (see Backend), so with memstore they cost no more
 // than their entry.
@@ -56,10 +59,29 @@ type lastValues struct {
 	bytes int
 	index map[string]int // key -> position in items
 	items []lastValue    // in no order, so that one is forgotten in O(1)
+	// decoded holds the last maxDecodedReads values remembered decoded as
+	// read (readDecoded), oldest at next once full: past that, the oldest
+	// keeps only its bytes.
+	decoded []keyRev
+	next    int
 }
 
-// lastValue is one remembered value, as read (value) or as written by the
-// Store (raw, decoded, with what is known of its sides' ownership records).
+// keyRev names one value: the key's value at rev.
+type keyRev struct {
+	key string
+	rev int64
+}
+
+// maxDecodedReads bounds the values read that the memory keeps decoded
+// (see readDecoded): a write usually follows its read closely (a Loop
+// applies to the state its cache just delivered), and a decoded value
+// costs about twice its bytes, so the memory of every object read stays
+// as small as its bytes.
+const maxDecodedReads = 1024
+
+// lastValue is one remembered value, as read (value, and raw when read
+// decoded) or as written by the Store (raw, decoded, with what is known of
+// its sides' ownership records).
 type lastValue struct {
 	key   string
 	rev   int64
@@ -67,6 +89,19 @@ type lastValue struct {
 	raw   *rawObject
 	sides decodedSides
 	size  int
+}
+
+// rank orders what is remembered of one value by what a write from it
+// needs to do: its bytes (decode them), the bytes decoded as read, or the
+// Store's own write, decoded with what is known of its sides.
+func (e *lastValue) rank() int {
+	switch {
+	case e.raw == nil:
+		return 0
+	case e.value != nil:
+		return 1
+	}
+	return 2
 }
 
 // decodedSides holds, for the spec side and the status side of one stored
@@ -114,6 +149,38 @@ func (l *lastValues) read(kv kv.KeyValue) {
 	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead})
 }
 
+// readDecoded remembers kv as read from the Backend and decoded as raw, a
+// read of kv.Value (decodeRaw) that shares nothing it could modify with
+// anything handed out, so that a write from it need not decode it again.
+// The last maxDecodedReads values remembered so stay decoded; older ones
+// keep only their bytes.
+func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
+	if l == nil || kv.ModRevision == 0 {
+		return
+	}
+	if !l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead}) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kr := keyRev{kv.Key, kv.ModRevision}
+	if len(l.decoded) < maxDecodedReads {
+		l.decoded = append(l.decoded, kr)
+		return
+	}
+	old := l.decoded[l.next]
+	l.decoded[l.next] = kr
+	l.next = (l.next + 1) % maxDecodedReads
+	if i, ok := l.index[old.key]; ok && old != kr {
+		if e := &l.items[i]; e.rev == old.rev && e.value != nil && e.raw != nil {
+			e.raw = nil
+			size := len(e.key) + len(e.value) + entryOverhead
+			l.bytes += size - e.size
+			e.size = size
+		}
+	}
+}
+
 // wrote remembers raw, encoded as value, as written at rev, with what is
 // known of its sides. It keeps a copy of what raw shares with callers, so raw
 // may be handed out afterwards.
@@ -129,20 +196,21 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 }
 
 // put remembers e for key unless a later revision of key is remembered,
-// or the same one decoded (a write, whose watch event may come first), then
-// forgets other keys at random while over the bound.
-func (l *lastValues) put(key string, e lastValue) {
+// or the same one as well known (rank: a write, whose watch event may come
+// first, or a read decoded), then forgets other keys at random while over
+// the bound. It reports whether it remembered e.
+func (l *lastValues) put(key string, e lastValue) bool {
 	if e.size > l.max {
 		l.forget(key, e.rev)
-		return
+		return false
 	}
 	e.key = key
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i, ok := l.index[key]; ok {
 		old := &l.items[i]
-		if old.rev > e.rev || old.rev == e.rev && (old.raw != nil || e.raw == nil) {
-			return
+		if old.rev > e.rev || old.rev == e.rev && old.rank() >= e.rank() {
+			return false
 		}
 		l.bytes += e.size - old.size
 		*old = e
@@ -156,6 +224,7 @@ func (l *lastValues) put(key string, e lastValue) {
 			l.remove(i)
 		}
 	}
+	return true
 }
 
 // forget drops key's value when it is older than rev (a deletion at rev).

@@ -79,22 +79,27 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 // exactMeta reports whether every string of m comes back from its
 // encoding as it is: encoding/json replaces invalid UTF-8.
 func exactMeta(m *Meta) bool {
-	ok := utf8.ValidString(m.Kind) && utf8.ValidString(m.Name) && utf8.ValidString(m.UID) &&
-		utf8.ValidString(m.LastWrite.Manager) && utf8.ValidString(string(m.LastWrite.Op)) && utf8.ValidString(m.LastWrite.Trace) &&
-		validStrings(m.Labels) && validStrings(m.Annotations)
+	ok := validUTF8(m.Kind, m.Name, m.UID, m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
+		validUTF8Map(m.Labels) && validUTF8Map(m.Annotations) && validUTF8(m.Finalizers...)
 	for _, o := range m.Owners {
-		ok = ok && utf8.ValidString(o.Kind) && utf8.ValidString(o.Name) && utf8.ValidString(o.UID)
-	}
-	for _, f := range m.Finalizers {
-		ok = ok && utf8.ValidString(f)
+		ok = ok && validUTF8(o.Kind, o.Name, o.UID)
 	}
 	for _, e := range m.Managed {
-		ok = ok && utf8.ValidString(e.Manager) && utf8.ValidString(e.Operation) && utf8.ValidString(e.Subresource) && utf8.ValidString(e.Fields)
+		ok = ok && validUTF8(e.Manager, e.Operation, e.Subresource, e.Fields)
 	}
 	return ok
 }
 
-func validStrings(m map[string]string) bool {
+func validUTF8(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func validUTF8Map(m map[string]string) bool {
 	for k, v := range m {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return false
@@ -111,8 +116,7 @@ func exactConditions(conds []Condition) bool {
 	for i := range conds {
 		c := &conds[i]
 		t := c.LastTransitionTime
-		if !utf8.ValidString(c.Type) || !utf8.ValidString(string(c.Status)) || !utf8.ValidString(c.Reason) ||
-			!utf8.ValidString(c.Message) || t.Location() != time.UTC {
+		if !validUTF8(c.Type, string(c.Status), c.Reason, c.Message) || t.Location() != time.UTC {
 			return false
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Store[S, T]) DecodeWrittenAt(name string, rev int64) (*Object[S, T], bo
 func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
 	key := s.prefix + name
 	e, ok := s.last.latest(key)
-	if !ok || e.raw == nil || e.value == nil {
+	if !ok || e.raw == nil || e.written {
 		return false, false
 	}
 	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})

@@ -227,12 +227,12 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScr
 // remember remembers kv (see WithLastValues), a watch event's value that
 // decoded as from, decoded when it can: a write from it then need not read
 // it again (a Loop's status write applies to the state its cache just
-// delivered). It remembers nothing of a value decoded from the memory
-// (written), which holds it.
+// delivered). Of a value decoded from the memory (written), which holds
+// it decoded, it remembers the Backend's value alone (see lastValues.put).
 func (s *Store[S, T]) remember(kv kv.KeyValue, from *decodedFrom[S, T], written bool) {
 	switch {
-	case written || s.last == nil:
-	case from.plain && s.ver == nil:
+	case s.last == nil:
+	case !written && from.plain && s.ver == nil:
 		raw := &rawObject{Meta: from.obj.Meta.clone(), Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
 		s.last.readDecoded(kv, raw)
 	default:

@@ -20,11 +20,13 @@ func TestLastValuesAccounting(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 5000 {
 		key := fmt.Sprint("k", rng.IntN(64))
-		switch rev := int64(i + 1); rng.IntN(4) {
+		switch rev := int64(i + 1); rng.IntN(5) {
 		case 0:
 			l.forget(key, rev)
 		case 1:
 			l.wrote(key, rev, &rawObject{Meta: Meta{Name: key}}, make([]byte, rng.IntN(2000)), decodedSides{})
+		case 2:
+			l.readDecoded(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev}, &rawObject{})
 		default:
 			l.read(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
 		}
@@ -61,6 +63,109 @@ func TestLastValuesAccounting(t *testing.T) {
 	l.read(kv.KeyValue{Key: "big", Value: make([]byte, max), ModRevision: 10_002})
 	_, ok = l.lookup("big", 10_002)
 	require.False(t, ok, "a value over the bound is not remembered")
+}
+
+// Only the latest maxDecoded writes are remembered decoded: an older one
+// keeps its value, and costs what a read does. A read of a decoded write's
+// revision (its watch event, before or after it) lends it the Backend's
+// value, which is what it keeps once it is displaced.
+func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
+	l := newLastValues(64 << 20)
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"metadata":{"name":"k%d"}}`, i) }
+	backends := map[int][]byte{}
+	for i := range maxDecoded + 10 {
+		key := fmt.Sprint("k", i)
+		if i < 5 {
+			backends[i] = value(i)
+		}
+		if i < 3 { // the watch event first
+			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
+		}
+		l.wrote(key, int64(i+1), &rawObject{Meta: Meta{Name: key}}, value(i), decodedSides{})
+		if i >= 3 && i < 5 { // the write first
+			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
+		}
+	}
+	decoded, sum := 0, 0
+	for _, e := range l.items {
+		sum += e.size
+		if e.raw != nil {
+			decoded++
+			require.Equal(t, len(e.key)+3*len(e.value)+entryOverhead, e.size)
+		} else {
+			require.Equal(t, len(e.key)+len(e.value)+entryOverhead, e.size)
+		}
+	}
+	require.Equal(t, maxDecoded, decoded)
+	require.Equal(t, sum, l.bytes)
+	for i := range 10 {
+		e, ok := l.lookup(fmt.Sprint("k", i), int64(i+1))
+		require.True(t, ok, "a displaced write is still remembered")
+		require.Nil(t, e.raw, "but not decoded")
+		require.Equal(t, value(i), e.value)
+		if i < 5 {
+			require.Same(t, &backends[i][0], &e.value[0], "the Backend's value, read back")
+		}
+	}
+	// A listing that reads a displaced write's revision lends it the
+	// Backend's value too.
+	listed := value(7)
+	l.read(kv.KeyValue{Key: "k7", Value: listed, ModRevision: 8})
+	e, _ := l.lookup("k7", 8)
+	require.Same(t, &listed[0], &e.value[0])
+
+	e, _ = l.lookup(fmt.Sprint("k", maxDecoded+9), int64(maxDecoded+10))
+	require.NotNil(t, e.raw, "the latest write is decoded")
+
+	// A key written again is displaced by its own latest write only.
+	again := fmt.Sprint("k", maxDecoded+5)
+	l.wrote(again, 5000, &rawObject{}, value(0), decodedSides{})
+	for i := range maxDecoded {
+		l.wrote(fmt.Sprint("x", i), int64(6000+i), &rawObject{}, value(i), decodedSides{})
+	}
+	e, _ = l.lookup(again, 5000)
+	require.Nil(t, e.raw)
+}
+
+// The memory keeps the last maxDecodedReads values read decoded, counting
+// each as twice its bytes; an older one keeps only its bytes, and counts
+// them alone. The Store's own write of a revision outranks its decoded
+// read, which lends it the Backend's value, and stays decoded however many
+// values are read since.
+func TestLastValuesDecodedReads(t *testing.T) {
+	l := newLastValues(1 << 30)
+	backend := []byte("own")
+	l.readDecoded(kv.KeyValue{Key: "own", Value: backend, ModRevision: 1}, &rawObject{})
+	l.wrote("own", 1, &rawObject{}, []byte("own"), decodedSides{})
+	e, _ := l.lookup("own", 1)
+	require.True(t, e.written, "the Store's own write of a revision replaces its decoded read")
+	require.Same(t, &backend[0], &e.value[0], "with the Backend's value")
+	l.readDecoded(kv.KeyValue{Key: "own", Value: []byte("own"), ModRevision: 1}, &rawObject{})
+	e, _ = l.lookup("own", 1)
+	require.True(t, e.written, "and is not replaced by it")
+	const n = 3 * maxDecodedReads
+	for i := range n {
+		key := fmt.Sprint("k", i%(2*maxDecodedReads))
+		l.readDecoded(kv.KeyValue{Key: key, Value: []byte("value"), ModRevision: int64(i + 2)}, &rawObject{})
+	}
+	decoded, sum := 0, 0
+	for _, e := range l.items {
+		sum += e.size
+		switch {
+		case e.key == "own":
+		case e.raw == nil:
+			require.Equal(t, len(e.key)+len("value")+entryOverhead, e.size, "%s keeps its bytes alone", e.key)
+		default:
+			decoded++
+			require.GreaterOrEqual(t, e.rev, int64(n+2-maxDecodedReads), "%s at %d is among the last read", e.key, e.rev)
+			require.Equal(t, len(e.key)+2*len("value")+entryOverhead, e.size)
+		}
+	}
+	require.Equal(t, maxDecodedReads, decoded)
+	require.Equal(t, sum, l.bytes)
+	e, ok := l.lookup("own", 1)
+	require.True(t, ok)
+	require.NotNil(t, e.raw, "the Store's own write stays decoded")
 }
 
 // BenchmarkLastValuesRead measures what remembering a read costs List and

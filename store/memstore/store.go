@@ -114,7 +114,8 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 }
 
 // Txn applies w if every cond holds, as kv.Backend describes, and returns
-// the new revision. It copies w.Value, so the caller may reuse it.
+// the new revision. It copies w.Value, so the caller may reuse it, unless
+// w.Owned hands it over: then it keeps w.Value itself.
 func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	s.count.txns.Add(1)
 	if err := ctx.Err(); err != nil {
@@ -125,7 +126,10 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	var val []byte
 	if w.Kind == kv.WritePut {
-		val = bytes.Clone(w.Value)
+		val = w.Value
+		if !w.Owned {
+			val = bytes.Clone(w.Value)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,13 +27,18 @@ const (
 
 // objectMarks is what the Loop reads of an object before reconciling it:
 // its marks (paused, observe-only, its Reconciling condition), which the
-// cache worked out when it stored the object, and, read only when the
-// Loop writes Reconciling=True or finds its own (reconcilingBefore), the
-// object's generation then, for the messages of Reconciling.
+// cache worked out when it stored the object, the object itself, and,
+// read only when the Loop writes Reconciling=True or finds its own
+// (reconcilingBefore), the object's generation then, for the messages of
+// Reconciling.
 type objectMarks struct {
 	objmarks.Marks
-	// quiet: the object asks nothing of the Loop (objmarks.Marks.Quiet),
-	// or there is none; Marks is then zero.
+	// held is the object the cache held when the marks were read (nil
+	// for none): whether it was new (markReader.fresh) is worked out from
+	// it only after a reconcile that did not succeed.
+	held any
+	// quiet: the object asks nothing of the Loop before a reconcile
+	// (objmarks.Marks.Quiet), or there is none; Marks is then zero.
 	quiet bool
 	gen   int64
 }
@@ -44,6 +49,9 @@ type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
 	marks(key K) objectMarks
+	// fresh reports whether the object m was read from (m.held) is new:
+	// held, never observed (objmarks.Marks.Fresh). It reads the object.
+	fresh(m *objectMarks) bool
 	// about returns what an event on key's object names it by; ok is
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
@@ -53,8 +61,13 @@ func (s storeConditions[S, T]) marks(name string) objectMarks {
 	if s.mr == nil {
 		return objectMarks{quiet: true}
 	}
-	m, loud := s.mr.Marks(name)
-	return objectMarks{Marks: m, quiet: !loud}
+	m, loud, held := s.mr.Marks(name)
+	return objectMarks{Marks: m, held: held, quiet: !loud}
+}
+
+func (s storeConditions[S, T]) fresh(m *objectMarks) bool {
+	obj, ok := m.held.(*store.Object[S, T])
+	return ok && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
 }
 
 func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool) {

@@ -49,9 +49,11 @@ type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
 	marks(key K) objectMarks
-	// fresh reports whether the object m was read from (m.held) is new:
-	// held, never observed (objmarks.Marks.Fresh). It reads the object.
-	fresh(m *objectMarks) bool
+	// fresh reports whether held, an objectMarks' held, is a new object:
+	// present, never observed (objmarks.Marks.Fresh). It reads the object.
+	// It takes held, not the objectMarks: a pointer into process's pass
+	// through an interface call would move the pass to the heap.
+	fresh(held any) bool
 	// about returns what an event on key's object names it by; ok is
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
@@ -65,8 +67,8 @@ func (s storeConditions[S, T]) marks(name string) objectMarks {
 	return objectMarks{Marks: m, held: held, quiet: !loud}
 }
 
-func (s storeConditions[S, T]) fresh(m *objectMarks) bool {
-	obj, ok := m.held.(*store.Object[S, T])
+func (s storeConditions[S, T]) fresh(held any) bool {
+	obj, ok := held.(*store.Object[S, T])
 	return ok && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
 }
 

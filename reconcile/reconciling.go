@@ -51,7 +51,7 @@ func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *de
 	switch {
 	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case !l.marks.fresh(m): // gone, or observed, before the reconcile
+	case !l.marks.fresh(m.held): // gone, or observed, before the reconcile
 		return false
 	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false

@@ -190,7 +190,8 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 // listing of every object and others of none (the fleet demo's orphaned
 // groups), and a set of 100,000 keys made such a resync cost 2.5 times
 // one of a single listing (BenchmarkLoopBareResync100k/sources=2). A single listing is queued as
-// it is read, so the common one-cache Loop holds no copy of its keys.
+// it is read, a batch at a time (lowAdder), so the common one-cache Loop
+// holds no copy of its keys.
 func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool) {
 	type listing struct {
 		i    int
@@ -207,9 +208,10 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
+	low := lowAdder[K]{q: t.q}
 	add := func(k K) {
 		if keep == nil || keep(k) {
-			t.q.AddLow(k)
+			low.add(k)
 		}
 	}
 	if len(ls) > 1 {
@@ -233,8 +235,11 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 			lists = append(lists, got)
 		}
 	}
+	low.flush() // a single listing's last keys
 	if len(lists) == 1 {
-		lists[0].each(t.q.AddLow)
+		for _, chunk := range lists[0] {
+			t.q.AddLows(chunk)
+		}
 		return
 	}
 	seen := map[K]struct{}{}
@@ -242,10 +247,35 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		keys.each(func(k K) {
 			if _, ok := seen[k]; !ok {
 				seen[k] = struct{}{}
-				t.q.AddLow(k)
+				low.add(k)
 			}
 		})
 	}
+	low.flush()
+}
+
+// lowAdder queues keys at low priority a batch at a time
+// (workqueue.Queue.AddLows), so that a resync takes the queue's lock once
+// per batch rather than once per key, which the workers taking keys
+// meanwhile contend for (BenchmarkLoopNoopResync100k).
+type lowAdder[K comparable] struct {
+	q   *workqueue.Queue[K]
+	buf []K
+}
+
+func (a *lowAdder[K]) add(k K) {
+	if a.buf == nil {
+		a.buf = make([]K, 0, 64)
+	}
+	a.buf = append(a.buf, k)
+	if len(a.buf) == cap(a.buf) {
+		a.flush()
+	}
+}
+
+func (a *lowAdder[K]) flush() {
+	a.q.AddLows(a.buf)
+	a.buf = a.buf[:0]
 }
 
 // keyChunks holds a listing's keys in chunks that double in size up to

@@ -7,6 +7,7 @@ import (
 	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // The annotation "steady.dev/paused", set to "true", pauses an object: the
@@ -44,7 +45,10 @@ type objectMarks struct {
 }
 
 // markReader is the narrow, optional side of a ConditionWriter through which
-// the Loop reads an object's marks (StoreConditions implements it).
+// the Loop reads an object's marks: a ConditionWriter offers it through
+// an objectMarker method (StoreConditions does), so that the call before
+// every reconcile goes straight to a pointer (cacheMarks), not through
+// the wrapper of a ConditionWriter held by value.
 type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
@@ -59,7 +63,29 @@ type markReader[K comparable] interface {
 	about(key K) (kind, name, uid string, ok bool)
 }
 
-func (s storeConditions[S, T]) marks(name string) objectMarks {
+// objectMarker is implemented by a ConditionWriter that offers its
+// objects' marks.
+type objectMarker[K comparable] interface {
+	objectMarker() markReader[K]
+}
+
+// cacheMarks is StoreConditions' markReader.
+type cacheMarks[S, T any] struct {
+	c  *cache.Cache[S, T]
+	st *store.Store[S, T]
+	// mr reads the marks c keeps of its objects (internal/objmarks),
+	// which it asks c to keep; nil for a nil c.
+	mr objmarks.Reader
+}
+
+func (s storeConditions[S, T]) objectMarker() markReader[string] {
+	if s.mk == nil { // not made by newStoreConditions
+		return nil
+	}
+	return s.mk
+}
+
+func (s *cacheMarks[S, T]) marks(name string) objectMarks {
 	if s.mr == nil {
 		return objectMarks{quiet: true}
 	}
@@ -67,12 +93,12 @@ func (s storeConditions[S, T]) marks(name string) objectMarks {
 	return objectMarks{Marks: m, held: held, quiet: !loud}
 }
 
-func (s storeConditions[S, T]) fresh(held any) bool {
+func (s *cacheMarks[S, T]) fresh(held any) bool {
 	obj, ok := held.(*store.Object[S, T])
 	return ok && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
 }
 
-func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool) {
+func (s *cacheMarks[S, T]) about(name string) (kind, _, uid string, ok bool) {
 	obj, ok := s.c.Get(name)
 	if !ok {
 		return "", "", "", false

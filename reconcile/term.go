@@ -260,22 +260,20 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 // meanwhile contend for (BenchmarkLoopNoopResync100k).
 type lowAdder[K comparable] struct {
 	q   *workqueue.Queue[K]
-	buf []K
+	n   int
+	buf [64]K
 }
 
 func (a *lowAdder[K]) add(k K) {
-	if a.buf == nil {
-		a.buf = make([]K, 0, 64)
-	}
-	a.buf = append(a.buf, k)
-	if len(a.buf) == cap(a.buf) {
+	a.buf[a.n] = k
+	if a.n++; a.n == len(a.buf) {
 		a.flush()
 	}
 }
 
 func (a *lowAdder[K]) flush() {
-	a.q.AddLows(a.buf)
-	a.buf = a.buf[:0]
+	a.q.AddLows(a.buf[:a.n])
+	a.n = 0
 }
 
 // keyChunks holds a listing's keys in chunks that double in size up to

@@ -153,3 +153,62 @@ func TestUnfinishedHookThatPanicsIsDropped(t *testing.T) {
 		q.Done(k)
 	})
 }
+
+// panickyHooks is a hook set whose method named panics panics. It counts
+// the panics in boomed, and in late the calls of any method after one.
+type panickyHooks struct {
+	panics       string
+	boomed, late atomic.Int32
+}
+
+func (m *panickyHooks) call(name string) {
+	if m.boomed.Load() > 0 {
+		m.late.Add(1)
+	}
+	if name == m.panics {
+		m.boomed.Add(1)
+		panic(name)
+	}
+}
+func (m *panickyHooks) Depth(int)                               { m.call("Depth") }
+func (m *panickyHooks) Added()                                  { m.call("Added") }
+func (m *panickyHooks) QueueLatency(time.Duration)              { m.call("QueueLatency") }
+func (m *panickyHooks) WorkDuration(time.Duration)              { m.call("WorkDuration") }
+func (m *panickyHooks) Unfinished(total, longest time.Duration) { m.call("Unfinished") }
+func (m *panickyHooks) Retry()                                  { m.call("Retry") }
+
+// Most hooks run with the queue's lock held. One that panics must neither
+// escape into the caller (Add, Get, Done, AddRateLimited, ShutDown) nor
+// leave the lock held: the queue logs the panic once, calls none of that
+// Metrics' hooks again, and works on.
+func TestHooksThatPanicAreDropped(t *testing.T) {
+	for _, hook := range []string{"Depth", "Added", "QueueLatency", "WorkDuration", "Unfinished", "Retry"} {
+		t.Run(hook, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &panickyHooks{panics: hook}
+				q := queue.New[string](queue.WithMetrics(m))
+				require.NotPanics(t, func() {
+					for _, key := range []string{"a", "b", "c"} {
+						q.Add(key)
+						k, ok := q.Get(t.Context())
+						require.True(t, ok)
+						require.Equal(t, key, k)
+						time.Sleep(2 * queue.UnfinishedInterval)
+						q.AddRateLimited(k)
+						q.Done(k)
+						time.Sleep(time.Minute)
+						k, ok = q.Get(t.Context())
+						require.True(t, ok, "the retry is handed out")
+						require.Equal(t, key, k)
+						q.Forget(k)
+						q.Done(k)
+					}
+					q.ShutDown()
+				})
+				require.Equal(t, int32(1), m.boomed.Load(), "%s: called until it panicked", hook)
+				require.Zero(t, m.late.Load(), "no hook is called after one panicked")
+				require.Equal(t, 0, q.Len())
+			})
+		})
+	}
+}

@@ -58,8 +58,11 @@ type Counts struct {
 // implement only some methods.
 //
 // The queue calls the methods synchronously, some with its lock held: they
-// must be quick, safe for concurrent use, and must not call the queue.
-// Without WithMetrics the queue takes no timestamps.
+// must be quick, safe for concurrent use, and must not call the queue. A
+// method that panics is recovered where it was called, so that neither the
+// panic nor a held lock reaches the queue's caller: the queue logs it once
+// (slog.Default, with its stack), calls no method of that Metrics again,
+// and works on. Without WithMetrics the queue takes no timestamps.
 type Metrics interface {
 	// Depth reports the number of ready keys, both priorities, whenever
 	// it changes.
@@ -78,8 +81,7 @@ type Metrics interface {
 	// long the keys processing now have been processing in total, and the
 	// longest of them (client-go's unfinished_work_seconds and
 	// longest_running_processor_seconds). Both are 0 when no key is
-	// processing. It is called from the queue's own goroutine: if it
-	// panics, the panic is logged (slog.Default) and it is not called again.
+	// processing. It is called from the queue's own goroutine.
 	Unfinished(total, longest time.Duration)
 	// Retry counts a call of AddRateLimited.
 	Retry()

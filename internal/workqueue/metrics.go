@@ -3,6 +3,8 @@ package workqueue
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/internal/guard"
@@ -13,7 +15,10 @@ import (
 // implement only some methods.
 //
 // The queue calls the methods synchronously, some with its lock held: they
-// must be quick, safe for concurrent use, and must not call the queue.
+// must be quick, safe for concurrent use, and must not call the queue. A
+// method that panics is recovered where it was called: the queue logs the
+// panic once, to slog.Default with its stack, calls no method of that
+// Metrics again, and works on.
 // Without WithMetrics the queue takes no timestamps, except the ones a
 // caller asks for (Stamp, GetStamped).
 type Metrics interface {
@@ -69,7 +74,7 @@ func (NopMetrics) Retry() {}
 // meter keeps the timestamps metrics need, per node number, so that only a
 // queue with metrics pays for them. Timestamps are Queue.stamp readings.
 type meter struct {
-	hooks    Metrics
+	hooks    *guardedMetrics
 	readyAt  []int64       // per node: when it last became ready
 	startAt  []int64       // per node: when Get handed it out
 	slot     []int32       // per node: its index in inFlight
@@ -78,8 +83,71 @@ type meter struct {
 	stopped  chan struct{} // closed when reportUnfinished returns
 }
 
-func newMeter(h Metrics) *meter {
-	return &meter{hooks: h, stop: make(chan struct{}), stopped: make(chan struct{})}
+func newMeter(h Metrics, queue string) *meter {
+	return &meter{hooks: &guardedMetrics{h: h, queue: queue}, stop: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// guardedMetrics calls a user's Metrics so that a panic in one of its
+// methods, most of which run with the queue's lock held, neither escapes
+// into the queue's caller nor leaves the lock held. The first panic drops
+// the whole set: metrics that have lost an observation are wrong anyway,
+// and a hook that panicked once would likely panic on every call.
+type guardedMetrics struct {
+	h       Metrics
+	queue   string
+	dropped atomic.Bool
+}
+
+// recover, deferred by each method, catches its hook's panic.
+func (g *guardedMetrics) recover(hook string) {
+	v := recover()
+	if v == nil || g.dropped.Swap(true) {
+		return
+	}
+	slog.Default().LogAttrs(context.Background(), slog.LevelError, "queue: metrics hook "+hook+" panicked; no hook of this queue is called again",
+		slog.String("queue", g.queue), slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(debug.Stack())))
+}
+
+func (g *guardedMetrics) Depth(n int) {
+	if !g.dropped.Load() {
+		defer g.recover("Depth")
+		g.h.Depth(n)
+	}
+}
+
+func (g *guardedMetrics) Added() {
+	if !g.dropped.Load() {
+		defer g.recover("Added")
+		g.h.Added()
+	}
+}
+
+func (g *guardedMetrics) QueueLatency(d time.Duration) {
+	if !g.dropped.Load() {
+		defer g.recover("QueueLatency")
+		g.h.QueueLatency(d)
+	}
+}
+
+func (g *guardedMetrics) WorkDuration(d time.Duration) {
+	if !g.dropped.Load() {
+		defer g.recover("WorkDuration")
+		g.h.WorkDuration(d)
+	}
+}
+
+func (g *guardedMetrics) Unfinished(total, longest time.Duration) {
+	if !g.dropped.Load() {
+		defer g.recover("Unfinished")
+		g.h.Unfinished(total, longest)
+	}
+}
+
+func (g *guardedMetrics) Retry() {
+	if !g.dropped.Load() {
+		defer g.recover("Retry")
+		g.h.Retry()
+	}
 }
 
 func (m *meter) grow(n int32) {
@@ -131,8 +199,7 @@ func (m *meter) unfinished(now int64) (total, longest time.Duration) {
 }
 
 // reportUnfinished calls Metrics.Unfinished every UnfinishedInterval until
-// ShutDown, or until it panics: the queue has no logger, so the panic goes
-// to slog.Default, once, and the hook is not called again.
+// ShutDown, or until a hook has panicked (see guardedMetrics).
 func (q *Queue[K]) reportUnfinished() {
 	defer close(q.m.stopped)
 	t := q.clock.NewTimer(UnfinishedInterval)
@@ -146,9 +213,8 @@ func (q *Queue[K]) reportUnfinished() {
 		q.mu.Lock()
 		total, longest := q.m.unfinished(q.stamp())
 		q.mu.Unlock()
-		if p := guard.Call(func() { q.m.hooks.Unfinished(total, longest) }); p != nil {
-			slog.Default().LogAttrs(context.Background(), slog.LevelError, "queue: metrics hook Unfinished panicked; not called again",
-				slog.String("queue", q.name), slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+		q.m.hooks.Unfinished(total, longest)
+		if q.m.hooks.dropped.Load() {
 			return
 		}
 		t.Reset(UnfinishedInterval)

@@ -132,7 +132,7 @@ func (q *Queue[K]) Init(l backoff.Limiter[K], opts ...Option) {
 		q.defaultBackoff = o.backoff == nil
 	}
 	if !nilness.IsNil(o.metrics) {
-		q.m = newMeter(o.metrics)
+		q.m = newMeter(o.metrics, q.name)
 		go q.reportUnfinished()
 	}
 }

@@ -6,9 +6,9 @@
 // Loop's check before every reconcile reads a counter, or a small map,
 // instead of the object's metadata and conditions, scattered over the heap
 // (BenchmarkLoopNoopResync100k, 100k objects). With the marks it hands the
-// Loop the object it holds, whose own read by the reconciler then finds
-// the Cache's map warm, and from which the Loop works out, after a
-// reconcile that failed, whether the object was new (Fresh).
+// Loop the object it holds (one read of the Cache's map, which the
+// reconciler's own read then finds warm), from which the Loop works out,
+// after a reconcile that failed, whether the object was new (Fresh).
 //
 // The Cache offers them to the project's packages alone, as a Reader
 // through internal/storeaccess. Package reconcile documents what each mark

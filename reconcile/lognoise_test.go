@@ -101,8 +101,8 @@ func TestFailureLogIsBoundedAt100kFailingKeys(t *testing.T) {
 
 // sweepSize is the size of a test's sweep (keys, seeds): n, or a quarter of
 // it under the race detector, which needs the code paths, not the size,
-// and slows these tests about tenfold. scripts/test.sh runs them again
-// without it, at n (its sweepsWithoutRace).
+// and slows these tests about tenfold. scripts/test.sh (README's command)
+// runs them without it, at n.
 func sweepSize(n int) int {
 	if raceEnabled {
 		return n / 4

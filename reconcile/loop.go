@@ -93,11 +93,19 @@ type Loop[K comparable] struct {
 	noise  noiseLog    // the failure log's budgets (lognoise.go)
 	recent failureRing // the last failures, for pages (recent.go)
 
-	mu          sync.Mutex
-	keys        map[K]*keyState
-	stalledObjs map[K]struct{}
-	conv        convergence[K]
-	paths       pathTable // the paths the keys' detectors keep (pathtable.go)
+	mu   sync.Mutex
+	keys map[K]*keyState
+	// detectors holds the oscillation detectors of the keys whose
+	// writes count, apart from keys: most are of keys that converged,
+	// whose only state is a detector counting writes for a window, and
+	// a keyState apiece (30 MB at 100,000 keys) would cost memory and
+	// make every reconcile take the lock (nkeys). detectorsPeak is its
+	// largest length since it was last made anew (see resync).
+	detectors     map[K]*oscillation.Detector
+	detectorsPeak int
+	stalledObjs   map[K]struct{}
+	conv          convergence[K]
+	paths         pathTable // the paths the keys' detectors keep (pathtable.go)
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys
@@ -120,7 +128,6 @@ type keyState struct {
 	awaited    *wrote.Stale
 	awaitFloor int64
 	awaitUntil time.Time
-	detector   *oscillation.Detector
 	oscillated *oscillation.Report
 	oscUntil   time.Time // one window after the hold of the last detection ends
 	oscWritten bool      // Stalled has been set for oscillated
@@ -142,7 +149,7 @@ type keyState struct {
 type stalledNote struct{ reason, message string }
 
 func (s *keyState) empty() bool {
-	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.awaited == nil && s.detector == nil &&
+	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.awaited == nil &&
 		s.oscillated == nil && s.holdUntil.IsZero() && s.stalled == nil && s.throttled == nil
 }
 
@@ -174,7 +181,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, err
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
+		keys: map[K]*keyState{}, detectors: map[K]*oscillation.Detector{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	l.initMetrics()
 	if err := l.initSources(src); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)

@@ -77,26 +77,29 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		w.Time = l.clk.Now()
 	}
 	l.mu.Lock()
-	s := l.keys[key]
-	if s == nil {
-		if !w.Self {
+	det := l.detectors[key]
+	if det == nil {
+		if !w.Self && l.keys[key] == nil {
 			// Writes by others matter only once self writes too: keep no
 			// state for keys self never wrote.
 			l.mu.Unlock()
 			return
 		}
-		s = &keyState{}
-		l.setKeyLocked(key, s)
-	}
-	if s.detector == nil {
-		s.detector = oscillation.New(l.cfg.osc)
+		det = oscillation.New(l.cfg.osc)
+		l.detectors[key] = det
+		l.detectorsPeak = max(l.detectorsPeak, len(l.detectors))
 	}
 	l.paths.intern(w.Owned)
 	l.paths.intern(w.Foreign)
-	found := s.detector.Observe(w)
+	found := det.Observe(w)
 	if len(found) == 0 {
 		l.mu.Unlock()
 		return
+	}
+	s := l.keys[key]
+	if s == nil {
+		s = &keyState{}
+		l.setKeyLocked(key, s)
 	}
 	o := found[0]
 	if w.Time.After(s.oscUntil) {
@@ -179,12 +182,12 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 	l.metrics.Unconverged(l.name, n)
 }
 
-// keepsState reports whether the Loop keeps state for key: observeWrite
-// records another writer's change only then.
+// keepsState reports whether the Loop keeps state for key (a keyState or
+// a detector): observeWrite records another writer's change only then.
 func (l *Loop[K]) keepsState(key K) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.keys[key] != nil
+	return l.keys[key] != nil || l.detectors[key] != nil
 }
 
 // forgetKey drops everything about a deleted object.
@@ -197,6 +200,7 @@ func (l *Loop[K]) forgetKey(key K) {
 		l.clearAwaitLocked(s) // the deletion's hint runs the key
 		l.deleteKeyLocked(key)
 	}
+	delete(l.detectors, key)
 	delete(l.stalledObjs, key)
 	l.nstalled.Store(int64(len(l.stalledObjs)))
 	l.conv.forget(key)

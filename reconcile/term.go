@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -334,10 +335,19 @@ func (l *Loop[K]) resync() {
 	}
 	now := l.clk.Now()
 	l.mu.Lock()
-	for k, s := range l.keys {
-		if s.detector != nil && s.detector.Idle(now) {
-			s.detector = nil
+	for k, d := range l.detectors {
+		if d.Idle(now) {
+			delete(l.detectors, k)
 		}
+	}
+	if len(l.detectors) < l.detectorsPeak/4 {
+		// A map keeps the room of its peak: after a burst of writes to
+		// many keys has converged, make it anew.
+		// (maps.Clone would copy that room.)
+		l.detectors = maps.Collect(maps.All(l.detectors))
+		l.detectorsPeak = len(l.detectors)
+	}
+	for k, s := range l.keys {
 		if !s.holdUntil.IsZero() && now.After(s.holdUntil) {
 			s.holdUntil, s.throttled = time.Time{}, nil
 			l.held.Add(-1)

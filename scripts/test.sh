@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
-# Runs every test of every Go module in this repository with the race
-# detector, then prints one summary line: "tests: N passed, N failed".
-# Usage: bash scripts/test.sh [extra go test flags]
+# Runs every test of every Go module in this repository, then prints one
+# summary line: "tests: N passed, N failed, N skipped".
+# Usage: bash scripts/test.sh [-race] [extra go test flags]
+#   (no flag)  README's test command: every test of every module without
+#              the race detector, the seed sweeps, bug zoo and property
+#              tests at their full, CI size. From an empty build cache
+#              (modules downloaded) 344-355 CPU-seconds, 315-373 s at load
+#              5-12; warm, 102-108 CPU-seconds, 113-123 s at load 9-16.
+#   -race      every test of every module again with the race detector
+#              (.ci/run runs it after the command above): the sweeps and
+#              property tests at a fraction of their inputs (they ran in
+#              full without it; see internal/race.Sweep and sweepSeeds),
+#              and neither reconcile/reconciletest's TestSchedules nor its
+#              TestCorpus. After the command above, on its build cache,
+#              428 CPU-seconds, 592 s at load 9-12: the race detector
+#              slows the tests 2 to 30 times, and everything compiles again
+#              with it.
 # The bench/ module holds side-by-side benchmarks only and is not run here.
 #
 # Progress: "== module DIR" when a module starts, each package's ok/FAIL
@@ -10,8 +24,8 @@
 # itself (the browser test without Chromium, say) prints "SKIP Name: why"
 # and is counted in the summary line as skipped, never as passed: "ok"
 # means what ran passed, not that everything ran. A cold first run spends
-# minutes compiling (the standard library and etcd's server, with -race)
-# before the first result.
+# most of its time compiling (the standard library, etcd's server and
+# Kubernetes' apimachinery) before the first results.
 #
 # The modules run side by side, in three lanes, so that the tests that
 # wait (on timers, on etcd, on a PostgreSQL server) overlap with the ones
@@ -19,18 +33,12 @@
 # (examples first: it compiles the heavy dependencies, etcd's server among
 # them, that the later modules share, once, into the build cache), with
 # store/etcdstore's module (its tests mostly wait on etcd's timers) started
-# beside them once examples is done; and the seeded sweeps without -race:
-# reconcile/reconciletest's TestSchedules (300 seeded schedules) and
-# TestCorpus (its correct controllers, each with its CI count of
-# schedules), and the seed sweeps, bug zoo and property tests that also
-# run, fewer seeds, cases or inputs, under -race (see sweepsWithoutRace and
-# propertiesWithoutRace below), and the checks the race detector would
-# upset (exact replay). The -race run skips TestSchedules and TestCorpus;
-# the race detector still runs the harness through every other
-# reconciletest test, TestEchoExample's 50 schedules among them. The long
-# runs (1000 schedules, the corpus's 2,000 each) are in scripts/flaky.sh and
-# behind -corpus.full. Lines of the lanes interleave; each package's line
-# names its package, and each module's last line its module.
+# beside them once examples is done; and, without -race, the seed sweeps
+# of reconcile/reconciletest (sweepsWithoutRace below), -schedules=300. The
+# long runs (1000 schedules, the corpus's 2,000 each) are in
+# scripts/flaky.sh and behind -corpus.full. Lines of the lanes interleave;
+# each package's line names its package, and each module's last line its
+# module.
 #
 # Every test a -run pattern names must have run: a renamed test would
 # otherwise drop out of its lane unseen. A run prints "MISSING Name" for
@@ -137,14 +145,20 @@ background() {
   bg_pids+=($!)
 }
 
-# examples is a module of its own, and every module's tests run with
-# -race (.ci/run, README); several of its tests are of concurrency too
-# (shardproof's processes taking the shards of one killed with SIGKILL,
-# the fleet demo's workers under chaos). Without -race it would save
-# little: store/etcdstore builds etcd's server and gRPC with -race all the
-# same, from the build cache examples filled (the modules require the same
-# versions of what they share: scripts TestModulesBuildOneVersionOfEachDependency).
-#
+# -race, wherever it is among the arguments, picks the run with the race
+# detector; the other arguments go to every go test.
+race=()
+args=()
+for arg in "$@"; do
+  case $arg in
+    -race | -race=true) race=(-race) ;;
+    *) args+=("$arg") ;;
+  esac
+done
+set -- ${args[@]+"${args[@]}"}
+with=${race[@]+"${race[@]}"}
+label="go test${with:+ $with}"
+
 # lane DIR...: runs the modules in DIRS one after another, as one
 # background job with a log of its own; store/etcdstore's module starts
 # beside the rest once the first (examples) is done.
@@ -154,11 +168,11 @@ lane() {
     log=$log.bg$n status=0
     etcd_pid=""
     for dir in "$@"; do
-      run "module $dir (go test -race)" "$dir" -race -count=1 -v "${extra[@]}" ./...
+      run "module $dir ($label)" "$dir" ${race[@]+"${race[@]}"} -count=1 -v "${extra[@]}" ./...
       if [ -z "$etcd_pid" ] && [ "$dir" = ./examples ] && [ -f "$root/store/etcdstore/go.mod" ]; then
         (
           log=$log.etcd status=0
-          run "module ./store/etcdstore (go test -race, beside the other modules)" ./store/etcdstore -race -count=1 -v "${extra[@]}" ./...
+          run "module ./store/etcdstore ($label, beside the other modules)" ./store/etcdstore ${race[@]+"${race[@]}"} -count=1 -v "${extra[@]}" ./...
           exit "$status"
         ) &
         etcd_pid=$!
@@ -173,22 +187,15 @@ lane() {
   bg_pids+=($!)
 }
 
-# The sweeps that run smaller under -race (the race detector needs the code
-# paths, not every seed, key or zoo bug; see sweepSeeds, raceZoo and
-# sweepSize) run in full here, without it, and so do the checks of exact
-# replay that the race detector skips (TestSeedReplaysTheSchedule, the
-# replay halves of TestZoo and TestFailureNames...).
+# The seed sweeps of reconcile/reconciletest: TestSchedules (300 seeded
+# schedules here), TestCorpus (each correct controller at its CI count of
+# schedules), and the sweeps that also run, on a quarter of the seeds,
+# bugs or cases, under -race, with the checks of exact replay that the
+# race detector skips. Without -race they run in a lane of their own,
+# beside the root module's other tests; the -race run skips TestSchedules
+# and TestCorpus, and the race detector still runs the harness through
+# every other reconciletest test, TestEchoExample's 50 schedules among them.
 sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|TestEachFaultIsInjectedAndSurvived|TestZoo|TestEveryViolationNamesAHarm|TestReplicas|TestSeedReplaysTheSchedule|TestFailureNamesHarmShortestScheduleAndReplay)$'
-# reconcile's sweeps, and the property tests of store, store/cache and
-# queue that run a fraction of their inputs under -race (see
-# internal/race.Sweep and raceScale), in one go test, which builds the
-# packages once and side by side. No name is in two of these packages.
-# TestVersionsConverted{WatchEventCostsARead,OwnershipCostsNoSecondDecode},
-# TestVersionsConvertingNewOwnershipRecordsCostsAboutADecode and
-# TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded
-# count allocations, which the race detector's sync.Pool makes random, so
-# they run only here.
-propertiesWithoutRace='^(TestFailureLogIsBoundedAt100kFailingKeys|TestRelistMergingTwoManagersWritesIsNoFight|TestFieldChangesAgreesWithFullJudgement|TestDecodeObjectFastAgreesWithEncodingJSON|TestDecodeLikeAgreesWithDecodingAlone|TestNoLostUpdates|TestLastValuesAgree|TestLastValuesConcurrentWriters|TestConcurrentDisjointAppliesAllLand|TestUpdateStatusRidesOverConcurrentMetadataWrites|TestCacheWithoutPrevHandsHandlersTheSamePairs|TestCacheEndsEqualToTheStoreUnderInjectedExpiries|TestVersionsConvertedWatchEventCostsARead|TestVersionsConvertedOwnershipCostsNoSecondDecode|TestVersionsConvertingNewOwnershipRecordsCostsAboutADecode|TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded|FuzzQueue)$'
 
 extra=("$@")
 nested=()
@@ -200,12 +207,6 @@ for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path
     *) nested+=("$dir") ;;
   esac
 done
-properties=()
-for pkg in ./reconcile ./store ./store/cache ./queue; do
-  [ -d "$root/$pkg" ] && properties+=("$pkg")
-done
-withoutRace=(${properties[@]+"${properties[@]}"})
-[ -d "$root/reconcile/reconciletest" ] && withoutRace+=(./reconcile/reconciletest)
 # warmup [-race] -- PKGS... compiles what go test of PKGS compiles before
 # its tests: their dependencies, test-only ones too (testify, goleak, the
 # testing package's own), but not the packages built with their _test.go
@@ -217,31 +218,26 @@ warmup() {
   go list ${flags[@]+"${flags[@]}"} -deps -test -f '{{if and (not .ForTest) (ne .Name "main") (or .GoFiles .CgoFiles)}}{{.ImportPath}}{{end}}' "$@" |
     grep . | xargs -r go build ${flags[@]+"${flags[@]}"}
 }
-# The lanes share the standard library and the root module's packages, with
-# -race and without. Two go commands that start side by side on an empty
-# build cache each compile them, since neither finds the other's work in
-# the cache yet; so both are compiled once here, before the lanes start
-# (a warm cache makes this a second's check): with -race, what the root
-# module's tests need; without it, what the lanes without -race test need,
-# which leaves out debugpage and manager. A build error here shows again,
-# with its test, in the lane that meets it.
-( cd "$root" && warmup -race -- ./... >/dev/null 2>&1 ) &
-warm_race=$!
-( [ ${#withoutRace[@]} -eq 0 ] || { cd "$root" && warmup -- "${withoutRace[@]}" >/dev/null 2>&1; } ) &
-warm=$!
-wait "$warm_race" "$warm"
-if [ -d "$root/reconcile/reconciletest" ]; then
-  # It takes 6-8 minutes on two idle cores, near go test's 10-minute default,
-  # and a loaded machine once timed it out (a hang still fails, at 30).
-  background "reconcile/reconciletest seed sweeps without -race (beside the modules)" . -count=1 -timeout 30m -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
-fi
-if [ ${#properties[@]} -gt 0 ]; then
-  background "reconcile sweeps; store, store/cache and queue property tests without -race (beside the modules)" . -count=1 -v -run "$propertiesWithoutRace" "${properties[@]}"
+# The lanes share the standard library and the root module's packages. Two
+# go commands that start side by side on an empty build cache each compile
+# them, since neither finds the other's work in the cache yet; so they are
+# compiled once here, before the lanes start (a warm cache makes this a
+# second's check). A build error here shows again, with its test, in the
+# lane that meets it.
+(cd "$root" && warmup ${race[@]+"${race[@]}"} -- ./... >/dev/null 2>&1)
+if [ ${#race[@]} -eq 0 ] && [ -d "$root/reconcile/reconciletest" ]; then
+  # 38 CPU-seconds warm, 106 s at load 9-15; a loaded machine once timed
+  # it out at go test's 10-minute default (a hang still fails, at 30).
+  background "reconcile/reconciletest seed sweeps (beside the modules)" . -count=1 -timeout 30m -v -run "$sweepsWithoutRace" ./reconcile/reconciletest -schedules=300
 fi
 if [ ${#nested[@]} -gt 0 ]; then
   lane "${nested[@]}"
 fi
-run "module . (go test -race)" . -race -count=1 -v -skip '^(TestSchedules|TestCorpus)$' "$@" ./...
+if [ ${#race[@]} -eq 0 ]; then
+  run "module . ($label)" . -count=1 -v -skip "$sweepsWithoutRace" "$@" ./...
+else
+  run "module . ($label)" . -race -count=1 -v -skip '^(TestSchedules|TestCorpus)$' "$@" ./...
+fi
 for i in "${!bg_pids[@]}"; do
   wait "${bg_pids[$i]}" || status=1
   cat "$log.bg$i" >>"$log" 2>/dev/null

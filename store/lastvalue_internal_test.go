@@ -63,6 +63,68 @@ func TestLastValuesAccounting(t *testing.T) {
 	require.False(t, ok, "a value over the bound is not remembered")
 }
 
+// Only the latest maxDecoded writes are remembered decoded: an older one
+// keeps its value, and costs what a read does. A read of a decoded write's
+// revision (its watch event, before or after it) lends it the Backend's
+// value, which is what it keeps once it is displaced.
+func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
+	l := newLastValues(64 << 20)
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"metadata":{"name":"k%d"}}`, i) }
+	backends := map[int][]byte{}
+	for i := range maxDecoded + 10 {
+		key := fmt.Sprint("k", i)
+		if i < 5 {
+			backends[i] = value(i)
+		}
+		if i < 3 { // the watch event first
+			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
+		}
+		l.wrote(key, int64(i+1), &rawObject{Meta: Meta{Name: key}}, value(i), decodedSides{})
+		if i >= 3 && i < 5 { // the write first
+			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
+		}
+	}
+	decoded, sum := 0, 0
+	for _, e := range l.items {
+		sum += e.size
+		if e.raw != nil {
+			decoded++
+			require.Equal(t, len(e.key)+3*len(e.value)+entryOverhead, e.size)
+		} else {
+			require.Equal(t, len(e.key)+len(e.value)+entryOverhead, e.size)
+		}
+	}
+	require.Equal(t, maxDecoded, decoded)
+	require.Equal(t, sum, l.bytes)
+	for i := range 10 {
+		e, ok := l.lookup(fmt.Sprint("k", i), int64(i+1))
+		require.True(t, ok, "a displaced write is still remembered")
+		require.Nil(t, e.raw, "but not decoded")
+		require.Equal(t, value(i), e.value)
+		if i < 5 {
+			require.Same(t, &backends[i][0], &e.value[0], "the Backend's value, read back")
+		}
+	}
+	// A listing that reads a displaced write's revision lends it the
+	// Backend's value too.
+	listed := value(7)
+	l.read(kv.KeyValue{Key: "k7", Value: listed, ModRevision: 8})
+	e, _ := l.lookup("k7", 8)
+	require.Same(t, &listed[0], &e.value[0])
+
+	e, _ = l.lookup(fmt.Sprint("k", maxDecoded+9), int64(maxDecoded+10))
+	require.NotNil(t, e.raw, "the latest write is decoded")
+
+	// A key written again is displaced by its own latest write only.
+	again := fmt.Sprint("k", maxDecoded+5)
+	l.wrote(again, 5000, &rawObject{}, value(0), decodedSides{})
+	for i := range maxDecoded {
+		l.wrote(fmt.Sprint("x", i), int64(6000+i), &rawObject{}, value(i), decodedSides{})
+	}
+	e, _ = l.lookup(again, 5000)
+	require.Nil(t, e.raw)
+}
+
 // BenchmarkLastValuesRead measures what remembering a read costs List and
 // Watch per object, on 200,000 keys of ~1 KB values: "replace" when the
 // kind fits in the memory (a watch event of a remembered key), "evict" when

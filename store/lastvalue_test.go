@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -440,6 +442,89 @@ func TestUpdateFromRememberedValueSendsOneTxn(t *testing.T) {
 	stale.Spec.Replicas = 100
 	_, err = w.Update(ctx, stale)
 	require.ErrorIs(t, err, store.ErrConflict)
+}
+
+// recordingBackend keeps every value a Store hands over (kv.Write.Owned),
+// with a copy of it as it was handed over.
+type recordingBackend struct {
+	kv.Backend
+	mu     sync.Mutex
+	handed [][2][]byte
+}
+
+func (r *recordingBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if w.Owned {
+		r.mu.Lock()
+		r.handed = append(r.handed, [2][]byte{w.Value, bytes.Clone(w.Value)})
+		r.mu.Unlock()
+	}
+	return r.Backend.Txn(ctx, conds, w)
+}
+
+// A Store hands the values it writes over to its Backend (kv.Write.Owned),
+// which memstore then keeps without a copy (and the memory of values
+// remembers once): so it never modifies one afterwards, whatever it writes
+// next from its memory of values.
+func TestAStoreHandsItsValuesOverAndNeverModifiesOne(t *testing.T) {
+	ctx := t.Context()
+	b := &recordingBackend{Backend: memstore.New()}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	for i := range 20 {
+		o := &lvObject{Meta: store.Meta{Name: fmt.Sprint("t", i%4), Labels: map[string]string{"a": "b"}}, Spec: lvSpec{Image: "v1"}}
+		if i < 4 {
+			_, err = w.Create(ctx, o)
+			require.NoError(t, err)
+			continue
+		}
+		o, err = st.Get(ctx, o.Meta.Name)
+		require.NoError(t, err)
+		o.Spec.Replicas = i
+		o.Status.Notes = append(o.Status.Notes, fmt.Sprint(i))
+		_, err = w.Update(ctx, o)
+		require.NoError(t, err)
+		_, err = w.ApplyStatus(ctx, o.Meta.Name, lvStatus{Ready: i}, nil)
+		require.NoError(t, err)
+		_, err = w.UpdateStatus(ctx, o) // stale: a conflict
+		require.ErrorIs(t, err, store.ErrConflict)
+	}
+	require.Len(t, b.handed, 4+16*2)
+	for _, h := range b.handed {
+		require.Equal(t, string(h[1]), string(h[0]), "a value handed over is never modified")
+	}
+}
+
+// A Store keeps only its latest writes decoded (WithLastValues), but
+// remembers the older ones still: a write based on one of them needs no
+// read either, and stores what a write without the memory stores.
+func TestAWriteFromAnOldWriteNeedsNoRead(t *testing.T) {
+	ctx := t.Context()
+	b := &countingBackend{Backend: memstore.New()}
+	st, err := store.New[lvSpec, lvStatus](b, "Thing")
+	require.NoError(t, err)
+	w := st.As("loop")
+	objs := make([]*lvObject, 1500) // more than the writes kept decoded
+	for i := range objs {
+		objs[i] = &lvObject{Meta: store.Meta{Name: fmt.Sprintf("thing-%04d", i)}, Spec: lvSpec{Image: "web:v1"}}
+		_, err := w.Create(ctx, objs[i])
+		require.NoError(t, err)
+	}
+	gets0, txns0 := b.gets.Load(), b.txns.Load()
+	for _, o := range objs[:10] { // written first, displaced since
+		o.Status.Ready = 3
+		_, err := w.UpdateStatus(ctx, o)
+		require.NoError(t, err)
+		_, err = w.ApplyStatus(ctx, o.Meta.Name, lvStatus{Ready: 4}, nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, [2]int64{0, 20}, [2]int64{b.gets.Load() - gets0, b.txns.Load() - txns0})
+	for _, o := range objs[:10] {
+		got, err := st.Get(ctx, o.Meta.Name)
+		require.NoError(t, err)
+		require.Equal(t, 4, got.Status.Ready)
+		require.Equal(t, "web:v1", got.Spec.Image)
+	}
 }
 
 // The memory of values (WithLastValues) stays within its bound however

@@ -311,7 +311,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 		d.dryMeta(next.Meta)
 		return w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
 	}
-	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
+	// val is the Store's own encoding, never modified once written: the
+	// Backend may keep it (Owned), and the memory of values does.
+	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)
 	}

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
 )
 
 var (
-	stepsFlag = flag.Int("steps", 1000, "random steps per seed and mode")
+	stepsFlag = flag.Int("steps", 1000, "random steps per seed and mode (a quarter of the default under -race)")
 	seedFlag  = flag.Uint64("seed", 0, "replay this seed (synced and chained) instead of the fixed seeds")
 	freshFlag = flag.Int("fresh", 0, "also run this many fresh seeds, each printed for replay with -seed (scripts/flaky.sh runs 50)")
 	longFlag  = flag.Bool("long", false, "run TestDifferentialLong: 20,000 chained steps over seeds the fixed runs do not use")
@@ -815,7 +816,15 @@ func check(t *testing.T, reps []report, strict bool) {
 // each. It runs the fixed seeds and regressionSeeds, so that CI is
 // deterministic; -fresh=N adds
 // N fresh seeds, each printed so that a failure can be replayed with -seed.
+// Under -race the fixed and fresh seeds run the first quarter of their
+// steps unless -steps is given (race.Sweep): the engines run on one
+// goroutine, which the race detector slows about fivefold, and
+// scripts/test.sh, README's command, runs every step without it.
 func TestDifferential(t *testing.T) {
+	steps := *stepsFlag
+	if !stepsGiven() {
+		steps = race.Sweep(steps, 4)
+	}
 	seeds := fixedSeeds
 	if *seedFlag != 0 {
 		seeds = []uint64{*seedFlag}
@@ -830,7 +839,7 @@ func TestDifferential(t *testing.T) {
 	var reps []report
 	for _, seed := range seeds {
 		for _, chained := range []bool{false, true} {
-			reps = append(reps, run(t, seed, *stepsFlag, chained))
+			reps = append(reps, run(t, seed, steps, chained))
 		}
 	}
 	if *seedFlag == 0 {
@@ -841,6 +850,13 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	check(t, reps, false)
+}
+
+// stepsGiven reports whether -steps was set on the command line.
+func stepsGiven() bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "steps" })
+	return given
 }
 
 // TestDifferentialLong is the bound of issue 23: 20,000 chained steps over

@@ -63,7 +63,10 @@ type undecodedSource[S, T any] interface {
 // reports every difference to the handlers as a synthetic Added, Modified or
 // Deleted change, so nothing that happened while the cache was blind is
 // lost. An object deleted and recreated while blind (a new UID) is reported
-// as a deletion and an addition. While the watch runs, Run also relists
+// as a deletion and an addition. That listing is applied page by page as it
+// is read (WithPageSize), each page's deletions first, so that the relist
+// holds no second copy of the kind; the Cache's Revision stays where the
+// watch left it until the listing ends. While the watch runs, Run also relists
 // every relist period (WithRelistPeriod, DefaultRelistPeriod, jittered) and
 // repairs the same way what a watch lost without ending, counting each
 // difference in DriftRepairs. The Loop's resync re-queues keys from

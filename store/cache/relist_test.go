@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -135,4 +136,85 @@ func TestUnchangedListingAllocatesNothingPerObject(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The listing after a watch ended is applied page by page as it is read:
+// an object it replaces is garbage once its page is applied, not once the
+// whole kind is listed (read whole, it held a second copy of every object
+// changed while the Cache was blind, the peak of a controller's heap). So
+// the handlers hear of the first page's changes before the second page is
+// read; each page's deletions (held objects in its range of names that it
+// leaves out) come first, and the Cache moves to the listing's revision at
+// its end.
+func TestRelistAppliesEachPageAsItIsRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScripted(10, mkObj("a", "ua", 1, nil), mkObj("b", "ub", 2, nil), mkObj("c", "uc", 3, nil),
+			mkObj("d", "ud", 4, nil), mkObj("e", "ue", 5, nil), mkObj("f", "uf", 6, nil))
+		c := cache.New(src, cache.WithPageSize(2), cache.WithRelistPeriod(0), cache.WithRelistBackoff(fixedBackoff))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		var rec recorder
+		var listsSeen []int
+		var revs []int64
+		c.AddHandler(func(old, new *cobj) {
+			rec.handle(old, new)
+			listsSeen = append(listsSeen, src.listCount())
+			revs = append(revs, c.Revision())
+		})
+		rec.take()
+		listsSeen, revs = nil, nil
+		w := <-src.streams
+		lists := src.listCount()
+
+		// While blind: every object but c is modified, c deleted, g added.
+		src.set(30, mkObj("a", "ua", 21, nil), mkObj("b", "ub", 22, nil), mkObj("d", "ud", 24, nil),
+			mkObj("e", "ue", 25, nil), mkObj("f", "uf", 26, nil), mkObj("g", "ug", 27, nil))
+		w.send(evExpired(10))
+		<-src.streams
+		synctest.Wait()
+		require.Equal(t, []string{"mod a@1->21", "mod b@2->22", "del c@3", "mod d@4->24", "mod e@5->25", "mod f@6->26", "add g@27"}, rec.take())
+		require.Equal(t, []int{lists + 1, lists + 1, lists + 2, lists + 2, lists + 2, lists + 3, lists + 3}, listsSeen,
+			"each page's changes before the next page is read")
+		require.Equal(t, []int64{10, 10, 10, 10, 10, 10, 10}, revs, "the Cache stays at its revision until the listing ends")
+		require.Equal(t, int64(30), c.Revision())
+		require.Equal(t, []string{"a", "b", "d", "e", "f", "g"}, c.Keys())
+	})
+}
+
+// reversedPages serves each page of a scriptedSource backwards, breaking
+// List's contract of name order.
+type reversedPages struct{ *scriptedSource }
+
+func (r reversedPages) List(ctx context.Context, opts store.ListOptions) (*store.List[cacheSpec, cacheStatus], error) {
+	l, err := r.scriptedSource.List(ctx, opts)
+	if err == nil {
+		slices.Reverse(l.Items)
+	}
+	return l, err
+}
+
+// A relist whose pages are out of name order (a ListWatcher that breaks
+// List's contract) still deletes exactly the objects it leaves out, once
+// it ends.
+func TestRelistOutOfOrderStillDeletesWhatItLeavesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScripted(10, mkObj("a", "ua", 1, nil), mkObj("b", "ub", 2, nil), mkObj("c", "uc", 3, nil),
+			mkObj("d", "ud", 4, nil), mkObj("e", "ue", 5, nil))
+		c := cache.New(reversedPages{src}, cache.WithPageSize(2), cache.WithRelistPeriod(0), cache.WithRelistBackoff(fixedBackoff))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		var rec recorder
+		c.AddHandler(rec.handle)
+		rec.take()
+		w := <-src.streams
+		src.set(30, mkObj("a", "ua", 1, nil), mkObj("c", "uc", 23, nil), mkObj("d", "ud", 4, nil), mkObj("e", "ue", 5, nil))
+		w.send(evExpired(10))
+		<-src.streams
+		synctest.Wait()
+		require.Equal(t, []string{"mod c@3->23", "del b@2"}, rec.take())
+		require.Equal(t, []string{"a", "c", "d", "e"}, c.Keys())
+		require.Equal(t, int64(30), c.Revision())
+	})
 }

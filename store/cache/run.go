@@ -81,12 +81,19 @@ var errWatchClosed = errors.New("cache: watch ended without an error event")
 func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err error) {
 	asked, _ := c.refilter.asked()
 	pruneAsked, _ := c.prune.asked() // a listing prunes too
-	l, err := c.listAll(ctx)
-	if err != nil {
-		return false, fmt.Errorf("cache: list: %w", err)
+	var rev int64
+	if c.lists > 0 { // Run's goroutine alone changes lists
+		if rev, err = c.relistPaged(ctx); err != nil {
+			return false, fmt.Errorf("cache: list: %w", err)
+		}
+	} else {
+		l, err := c.listAll(ctx)
+		if err != nil {
+			return false, fmt.Errorf("cache: list: %w", err)
+		}
+		rev = l.Revision
+		c.replace(l)
 	}
-	rev := l.Revision
-	c.replace(l)
 	c.refilter.served(asked)
 	c.prune.served(pruneAsked)
 
@@ -96,7 +103,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
-	if events.typed == nil && events.raw == nil {
+	if events.typed == nil && events.raw == nil && events.direct == nil {
 		return false, fmt.Errorf("%w: Watch returned a nil channel", store.ErrInvalid)
 	}
 	defer func() {
@@ -109,13 +116,17 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 			for range events.raw {
 			}
 		}
+		if events.direct != nil {
+			events.direct.stop()
+		}
 	}()
 	if rev == 0 {
 		// A Watch from 0 starts from "now", so a write that landed between
 		// the listing of a never-written store and the Watch call would be
 		// missed. List again now that the watch runs: the events it
 		// delivers up to the new listing's revision are skipped as stale.
-		if l, err = c.listAll(ctx); err != nil {
+		l, err := c.listAll(ctx)
+		if err != nil {
 			return false, fmt.Errorf("cache: list: %w", err)
 		}
 		c.replace(l)
@@ -142,7 +153,19 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 		tick = r.timer.C()
 	}
 	for {
+		var ready, done <-chan struct{} // a direct watch's
+		if d := events.direct; d != nil {
+			ready, done = d.ready, d.done
+		}
 		select {
+		case <-ready:
+			applied, err := c.pull(events.direct, &r)
+			progressed = progressed || applied
+			if err != nil {
+				return progressed, err
+			}
+		case <-done:
+			return progressed, errWatchClosed
 		case ev, ok := <-events.typed:
 			if err := c.followEvent(ev, ok, &r); err != nil {
 				return progressed, err
@@ -268,20 +291,24 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 	return c.src.List(ctx, opts)
 }
 
-// stream is the watch follow reads: a channel of typed events, or a
-// Store's backend channel (raw) with the decoder that types its events on
-// Run's goroutine (see undecodedSource). Exactly one channel is set; the
-// other, nil, is never ready.
+// stream is the watch follow reads: a channel of typed events, a Store's
+// backend channel (raw) with the decoder that types its events on Run's
+// goroutine (see undecodedSource), or a Store's backend watch that Run
+// reads itself (direct, see directSource). Exactly one is set; the nil
+// channels are never ready.
 type stream[S, T any] struct {
 	typed  <-chan store.Event[S, T]
 	raw    <-chan kv.Event
 	decode func(kv.Event) store.Event[S, T]
+	direct *directWatch[S, T]
 }
 
 // watch is list for Watch. Over a Store itself it decodes the events on
 // Run's goroutine (undecodedSource): each event then reaches the Cache in
 // one goroutine hand-off, not two, which is most of what separates a write
-// from the handlers on a busy machine.
+// from the handlers on a busy machine. Over a Store whose backend lets Run
+// read the watch itself (directSource: memstore), that hand-off is the
+// writer's wake-up of Run, and no watch goroutine runs at all.
 func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], err error) {
 	var p *guard.Panic
 	defer func() {
@@ -291,6 +318,15 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 		}
 	}()
 	defer guard.Catch(&p)
+	if d, ok := c.lean.(directSource[S, T]); ok {
+		r, stop, decode, ok, err := d.WatchDirect(rev, c.keepFunc())
+		if err != nil || ok {
+			if ok {
+				st.direct = newDirectWatch(r, stop, decode, rev, ctx.Done())
+			}
+			return st, err
+		}
+	}
 	if u, ok := c.lean.(undecodedSource[S, T]); ok {
 		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc())
 		return st, err
@@ -323,6 +359,136 @@ func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 		}
 		opts.Continue = page.Continue
 	}
+}
+
+// relistPaged is listAll and replace for the listing after a watch ended:
+// it applies each page as it reads it, so that an object the listing
+// replaces is garbage once its page is applied, not once the whole kind is
+// listed. Read whole, the listing held a second copy of every object
+// changed while the Cache was blind until its end: the peak of a
+// controller's heap at 10,000 objects (~10 MB of ~45), and of one at
+// 1,000,000 (~1.5 GB). The handlers hear of each page's changes as it is
+// applied, its deletions (held objects in its range of names that it
+// leaves out) first, each in name order; the Cache moves to the listing's
+// revision at its end. A listing that fails midway leaves the pages
+// applied so far, each object at the listing's revision, for the next
+// listing to complete.
+func (c *Cache[S, T]) relistPaged(ctx context.Context) (int64, error) {
+	p := pagedListing{held: c.Keys()}
+	opts := c.listOptions()
+	for {
+		page, err := c.list(ctx, opts)
+		if err != nil {
+			return 0, err
+		}
+		if page == nil {
+			return 0, fmt.Errorf("%w: List returned no page", store.ErrInvalid)
+		}
+		last := page.Continue == ""
+		c.applyPage(page, &p, last)
+		if last {
+			c.endPaged(page.Revision, &p)
+			return page.Revision, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// pagedListing is relistPaged's state: the names the Cache held when it
+// began, in order, and how far the pages have come through them; the
+// names listed, in order; the undecodable values listed.
+type pagedListing struct {
+	held        []string
+	next        int
+	names       []string
+	undecodable []*store.DecodeError
+	unordered   bool // a page out of name order: deletions wait for the end
+}
+
+// applyPage applies one page of relistPaged's listing: the held objects
+// in its range of names that it does not list are deleted (all those left
+// when last), its objects put, and the handlers told.
+func (c *Cache[S, T]) applyPage(page *store.List[S, T], p *pagedListing, last bool) {
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	l := c.arriveListing(page)
+	p.undecodable = append(p.undecodable, l.Undecodable...)
+	listed := make([]string, 0, len(l.Items)+len(l.Undecodable))
+	for _, obj := range l.Items {
+		listed = append(listed, obj.Meta.Name)
+	}
+	for _, e := range l.Undecodable {
+		listed = append(listed, e.Name)
+	}
+	ordered := slices.IsSortedFunc(l.Items, func(a, b *store.Object[S, T]) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+	slices.Sort(listed) // items and undecodable values, each in order: a merge
+	if !ordered || len(p.names) > 0 && len(listed) > 0 && listed[0] <= p.names[len(p.names)-1] {
+		p.unordered = true
+	}
+	var d diffs[S, T]
+	c.mu.Lock()
+	if !p.unordered {
+		for ; p.next < len(p.held); p.next++ {
+			name := p.held[p.next]
+			if !last && (len(listed) == 0 || name > listed[len(listed)-1]) {
+				break
+			}
+			if _, ok := slices.BinarySearch(listed, name); !ok && c.items[name] != nil {
+				d.deleted = append(d.deleted, change[S, T]{c.items[name], nil})
+			}
+		}
+		c.removeDeletedLocked(&d)
+	}
+	for _, obj := range l.Items {
+		c.putListedLocked(obj, &d)
+	}
+	c.mu.Unlock()
+	p.names = append(p.names, listed...)
+	c.tell(&d)
+}
+
+// endPaged ends relistPaged's listing at revision rev: it sets the
+// quarantine to the listing's undecodable values, deletes what the pages
+// could not (a listing out of order), and moves the Cache to rev.
+func (c *Cache[S, T]) endPaged(rev int64, p *pagedListing) {
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	c.mu.Lock()
+	news := c.setQuarantineLocked(p.undecodable)
+	var d diffs[S, T]
+	if p.unordered {
+		slices.Sort(p.names)
+		for name, old := range c.items {
+			if _, listed := slices.BinarySearch(p.names, name); !listed {
+				d.deleted = append(d.deleted, change[S, T]{old, nil})
+			}
+		}
+		c.removeDeletedLocked(&d)
+	}
+	if len(c.items) < len(p.held)/2 {
+		c.items = maps.Collect(maps.All(c.items)) // see replace
+	}
+	c.listRev = rev
+	c.setRevisionLocked(rev)
+	c.lists++
+	c.mu.Unlock()
+	c.reportQuarantine(news)
+	c.tell(&d)
+}
+
+// tell reports what applying a listing (or a page of one) found, and
+// tells the handlers of its changes: deletions first.
+func (c *Cache[S, T]) tell(d *diffs[S, T]) {
+	c.reportIndexPanics(d.panics)
+	c.reportMutations(d.mutated)
+	c.listing.Store(true)
+	for _, ch := range d.deleted {
+		c.notify(ch)
+	}
+	for _, ch := range d.changed {
+		c.notify(ch)
+	}
+	c.listing.Store(false)
 }
 
 // change is one (old, new) pair for the handlers.

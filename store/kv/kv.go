@@ -50,7 +50,7 @@ const MaxValueSize = 1 << 20
 // returns (from Get, List and Watch) must not be modified by the caller, nor
 // by the Backend afterwards (a Store keeps some, see WithLastValues). On the
 // way in a Backend does not retain w.Value after Txn returns, so the caller
-// may reuse its buffer.
+// may reuse its buffer, unless w.Owned hands it over.
 //
 // Implementations must be safe for concurrent use. A cancelled ctx ends any
 // call with ctx's error.
@@ -156,6 +156,12 @@ type Write struct {
 	Kind  WriteKind
 	Key   string
 	Value []byte
+	// Owned hands Value over to the Backend: the caller will not modify
+	// it after Txn, so a Backend that keeps values in memory may keep Value
+	// itself instead of a copy (memstore does). A Store's writes set it:
+	// the value it encoded is then the one stored, and the one it
+	// remembers (see store.WithLastValues), once.
+	Owned bool
 }
 
 // EventType says what happened to a key.

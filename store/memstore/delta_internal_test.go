@@ -7,11 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/store/kv"
 )
 
 // A delta spells the value exactly from its base, whatever the two are, and
-// is short when they differ in a few places.
+// is short when they differ in a few places. An eighth of the pairs under
+// -race (see race.Sweep): one goroutine, whose every pair the race
+// detector slows about thirtyfold.
 func TestDeltaSpellsTheValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	alphabet := []byte(`{}",:abc0123456789`)
@@ -22,7 +25,7 @@ func TestDeltaSpellsTheValue(t *testing.T) {
 		}
 		return b
 	}
-	for i := range 20000 {
+	for i := range race.Sweep(20000, 8) {
 		base := random(rng.IntN(300))
 		v := bytes.Clone(base)
 		for range rng.IntN(6) { // a few edits: replace, insert or cut a span
@@ -127,6 +130,8 @@ func BenchmarkEncodeDelta(b *testing.B) {
 
 // resync picks the place a search of base for each of v's places would:
 // the fewest bytes added and skipped together, the fewest added of those.
+// An eighth of the pairs under -race (see race.Sweep): one goroutine,
+// whose every pair the race detector slows about sevenfold.
 func TestResyncPicksTheNearestPlace(t *testing.T) {
 	search := func(v, base []byte) (add, skip int) {
 		add, skip = len(v), len(base)
@@ -146,7 +151,7 @@ func TestResyncPicksTheNearestPlace(t *testing.T) {
 		}
 		return b
 	}
-	for i := range 20000 {
+	for i := range race.Sweep(20000, 8) {
 		// Two letters make anchors recur everywhere, and ties common.
 		alphabet = alphabet[:2+7*(i%2)]
 		base := random(rng.IntN(600))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -53,6 +54,11 @@ type Store struct {
 
 	watchBuffer int
 	count       counters
+
+	// hooks carries the Store's direct watch (kvwatch.Direct) for
+	// internal/storeaccess.Of: the project's packages read it without a
+	// watch goroutine (see direct.go).
+	hooks
 }
 
 var _ kv.Backend = (*Store)(nil)
@@ -67,11 +73,13 @@ func New(opts ...Option) *Store {
 	if c.agingLag > 0 {
 		h.agingLag = c.agingLag
 	}
-	return &Store{
+	s := &Store{
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
 		watchBuffer: c.watchBuffer,
 	}
+	s.hooks = storeaccess.NewHooks((*direct)(s))
+	return s
 }
 
 // Revision returns the current store revision: that of the last write, or 0
@@ -106,7 +114,8 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 }
 
 // Txn applies w if every cond holds, as kv.Backend describes, and returns
-// the new revision. It copies w.Value, so the caller may reuse it.
+// the new revision. It copies w.Value, so the caller may reuse it, unless
+// w.Owned hands it over: then it keeps w.Value itself.
 func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	s.count.txns.Add(1)
 	if err := ctx.Err(); err != nil {
@@ -117,7 +126,10 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	var val []byte
 	if w.Kind == kv.WritePut {
-		val = bytes.Clone(w.Value)
+		val = w.Value
+		if !w.Owned {
+			val = bytes.Clone(w.Value)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

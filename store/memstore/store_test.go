@@ -146,3 +146,22 @@ func TestStats(t *testing.T) {
 	mark := s.Stats()
 	require.Equal(t, memstore.Stats{}, s.Stats().Sub(mark), "no calls, no counts")
 }
+
+// A Txn keeps a value its caller hands over (Owned) itself, and copies
+// any other: the caller may reuse that one's buffer.
+func TestTxnKeepsAnOwnedValueAndCopiesAnyOther(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New()
+	owned, lent := []byte(`{"a":1}`), []byte(`{"b":2}`)
+	_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "owned", Value: owned, Owned: true})
+	require.NoError(t, err)
+	_, err = s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "lent", Value: lent})
+	require.NoError(t, err)
+	got, err := s.Get(ctx, "owned")
+	require.NoError(t, err)
+	require.Same(t, &owned[0], &got.Value[0], "an owned value is kept, not copied")
+	lent[0] = 'x'
+	got, err = s.Get(ctx, "lent")
+	require.NoError(t, err)
+	require.Equal(t, `{"b":2}`, string(got.Value), "a lent value is copied")
+}

@@ -143,15 +143,31 @@ func (b *Backend) Pool() *pgxpool.Pool { return b.pool }
 // work per write by about 4%.
 //
 // The row is also the cheapest way found to draw a revision in commit
-// order (server instructions per update, prepared, in a single-user
-// backend: put3 197k, a raw UPDATE 86k). An advisory or table lock with the
-// log's max(rev) costs more (217k, 232k; 213k with the max read in kv's
-// UPDATE): starting an index scan costs more than updating one row. A
-// sequence drawn under an advisory lock costs less (168k) but is not
-// transactional: a write that fails after drawing (a value too large, a
-// lost connection) would skip a revision, and a failed write must not
-// advance it. One statement with CTEs instead of put3 saves 3% but would
-// read a fence in a snapshot taken before the lock.
+// order, and these three tables the cheapest layout: what a write costs is
+// the number of statements it runs, not the tables it writes. Server
+// instructions per update of one key (a 200-byte value), prepared, over
+// the wire to a server run under callgrind (./testdata/instr/run.sh): a
+// raw UPDATE ... WHERE rev = $1, 75k; that UPDATE inside a PL/pgSQL
+// function, 92k; that and an INSERT of a log row, with no revision order
+// at all, 129k; put3, 177k (205k with a Writer's fence: checking it in
+// kv's UPDATE instead costs as much). Of put3's, writing heap tuples and
+// index entries takes about 24k, starting up and shutting down its
+// statements' executors about 50k, its NOTIFY 5k. Cutting a table costs
+// more than the write it saves. The log alone, as kine keeps it (a key's current value
+// its newest row, found by a (key, rev) index; the revision drawn as
+// max(rev) + 1 by an INSERT ... ON CONFLICT DO NOTHING that retries when
+// it loses a race) costs 245k, and kv and the log with that draw instead
+// of the revision row 229k: a btree scan for a key's newest row or for
+// max(rev) reads its whole leaf page (about 43k per write), where the
+// revision row is one HOT update. An advisory lock with the log's max(rev)
+// costs more too. One WITH statement that updates revision and kv costs
+// more than the two statements (188k). A sequence drawn under an advisory
+// lock costs less but is not transactional: a write that fails after
+// drawing (a value too large, a lost connection) would skip a revision,
+// and a failed write must not advance it. Write-ahead log per update:
+// put3 560 bytes (the HOT updates of revision and kv 71 each, the log's
+// row 287 and its index entry 64, the commit 34), the raw UPDATE 122,
+// kine's layout 528.
 //
 // kv holds the current value of each live key, which Get, List and the
 // conds read by key. log has one row per write, for watches and Lists at a
@@ -383,8 +399,11 @@ func newQueries(s string) queries {
 		put: `SELECT ` + s + `.put3($1, $2, $3, $4, $5)`,
 		// The events after $1 under the prefix [$2, $3), scanning at most
 		// $5 revisions and returning at most $4 events, with each event's
-		// previous row, and the head they were read at.
-		watch: `WITH h AS (SELECT rev, compacted FROM ` + s + `.revision)
+		// previous row, and the head they were read at. revision has one
+		// row, but until it is analyzed the planner counts the rows its
+		// pages could hold (thousands), and prices the join by them; LIMIT
+		// 1 tells it (see listQuery).
+		watch: `WITH h AS (SELECT rev, compacted FROM ` + s + `.revision LIMIT 1)
 SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.create_rev, p.rev FROM h LEFT JOIN LATERAL (
 	SELECT l.* FROM ` + s + `.log l
 	WHERE l.rev > $1 AND l.rev <= least(h.rev, $1 + $5) AND l.key >= $2 AND ($3::bytea IS NULL OR l.key < $3)
@@ -409,13 +428,18 @@ SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.creat
 // none). The keys at R are those of kv not written since R, and, of each
 // key written since R, the row before its first write after R (none for a
 // create). Each side is ordered and limited on its own, so a page reads
-// kv's index from its first key on, no further than it needs.
+// kv's index from its first key on, no further than it needs. h reads
+// revision's one row with LIMIT 1: until autovacuum analyzes revision, the
+// planner counts the rows its pages could hold (4,525 on a new schema
+// after 4,000 writes) and prices the join by them, and a plan priced above
+// jit_above_cost (100,000 by default) is JIT-compiled: a List of 100 keys
+// took 30 ms instead of 0.3 ms.
 func listQuery(s string, bounded bool) string {
 	end, rev, limit := "AND k.key < $2", "$3", "$4"
 	if !bounded {
 		end, rev, limit = "", "$2", "$3"
 	}
-	return `WITH h AS (SELECT rev, compacted, CASE WHEN ` + rev + `::bigint = 0 THEN rev ELSE ` + rev + `::bigint END AS at FROM ` + s + `.revision)
+	return `WITH h AS (SELECT rev, compacted, CASE WHEN ` + rev + `::bigint = 0 THEN rev ELSE ` + rev + `::bigint END AS at FROM ` + s + `.revision LIMIT 1)
 SELECT h.rev, h.compacted, d.key, d.value, d.create_rev, d.mod_rev FROM h LEFT JOIN LATERAL (
 	(SELECT k.key, k.value, k.create_rev, k.mod_rev FROM ` + s + `.kv k
 	WHERE k.key >= $1 ` + end + ` AND k.mod_rev <= h.at ORDER BY k.key LIMIT ` + limit + `)

@@ -28,9 +28,11 @@ import (
 // falls on all of them; before them, interleaved (benchInterleaved) runs
 // the four cases write by write. Besides wall-clock ns/op, each reports
 // work-ns/op, the CPU time of the test process and of the server's
-// backends per write, and client-ns/op, the test process's alone; reading
-// the server's CPU from /proc costs milliseconds, so it is read outside the
-// measured loop.
+// backends per write, client-ns/op, the test process's alone, and
+// WAL-B/op, the write-ahead log the server wrote per write (the server's
+// whole WAL, which nothing else writes meanwhile, history compaction
+// included): a figure no load can change. Reading the server's CPU from
+// /proc costs milliseconds, so it is read outside the measured loop.
 //
 //	go test -run '^$' -bench Update -benchtime 2000x ./   (in store/pgstore)
 func BenchmarkUpdate(b *testing.B) {
@@ -80,6 +82,8 @@ func BenchmarkUpdate(b *testing.B) {
 	run := func(op func() error) func(*testing.B) {
 		return func(b *testing.B) {
 			b.ReportAllocs()
+			var lsn string
+			require.NoError(b, pool.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn))
 			server, serverOK := serverCPU(port)
 			self, selfOK := selfCPU()
 			for b.Loop() {
@@ -89,6 +93,9 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 			selfNow, _ := selfCPU()
 			serverNow, _ := serverCPU(port)
+			var wal float64
+			require.NoError(b, pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)`, lsn).Scan(&wal))
+			b.ReportMetric(wal/float64(b.N), "WAL-B/op")
 			if client := selfNow - self; selfOK && b.N > 0 {
 				b.ReportMetric(float64(client)/float64(b.N), "client-ns/op")
 				if serverOK {
@@ -251,4 +258,60 @@ func BenchmarkWatchLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkRead times the reads of a store of 1,000 keys that each have
+// some history (4 writes, so the log holds 4,000 rows beside kv's 1,000):
+// a Get of one key, a List of 100 of them (one prefix), its first page of
+// 20, and the same List pinned 2,000 revisions back, which reads the log.
+// Each reports work-ns/op, the CPU time of the test process and of the
+// server's backends per read, as BenchmarkUpdate does.
+//
+//	go test -run '^$' -bench Read -benchtime 2000x ./   (in store/pgstore)
+func BenchmarkRead(b *testing.B) {
+	pool := newPool(b)
+	port := needServer(b).Port()
+	be := newBackend(b, pool)
+	ctx := b.Context()
+	value := make([]byte, 200)
+	for round := range 4 {
+		_, err := pool.Exec(ctx, `SELECT `+be.Schema()+`.txn3(convert_to(format('obj/%s/%s', i / 100, i % 100), 'UTF8'), $1, -1, 0, NULL, NULL, NULL)
+			FROM generate_series(0, 999) i`, value)
+		require.NoError(b, err, "round %d", round)
+	}
+	head, err := be.List(ctx, "obj/3/", kv.ListOptions{})
+	require.NoError(b, err)
+	require.Len(b, head.KVs, 100)
+	pinned := head.Revision - 2000
+	for _, c := range []struct {
+		name string
+		op   func() error
+	}{
+		{"Get", func() error { _, err := be.Get(ctx, "obj/3/42"); return err }},
+		{"List-100", func() error { _, err := be.List(ctx, "obj/3/", kv.ListOptions{}); return err }},
+		{"List-page-20", func() error { _, err := be.List(ctx, "obj/3/", kv.ListOptions{Limit: 20}); return err }},
+		{"List-100-at-past-revision", func() error {
+			l, err := be.List(ctx, "obj/3/", kv.ListOptions{Revision: pinned})
+			if err == nil && len(l.KVs) != 100 {
+				err = fmt.Errorf("%d keys at revision %d", len(l.KVs), pinned)
+			}
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			server, serverOK := serverCPU(port)
+			self, selfOK := selfCPU()
+			for b.Loop() {
+				if err := c.op(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			selfNow, _ := selfCPU()
+			serverNow, _ := serverCPU(port)
+			if selfOK && serverOK && b.N > 0 {
+				b.ReportMetric(float64(selfNow-self+serverNow-server)/float64(b.N), "work-ns/op")
+			}
+		})
+	}
 }

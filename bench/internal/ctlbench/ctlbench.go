@@ -6,6 +6,7 @@
 package ctlbench
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -29,6 +30,10 @@ type Config struct {
 	Timeout    time.Duration // longest wait for the drain before giving up
 	Profile    string        // file for a CPU profile of the timed phase; "" for none
 	MemProfile string        // file for an allocation profile at the drain; "" for none
+	// HeapProfile is the file for a heap profile taken when the heap a GC
+	// found live was at its highest during the timed phase (what the
+	// process kept alive at its peak, by call site); "" for none.
+	HeapProfile string
 }
 
 // Flags registers the workload's flags on fs and returns the Config they
@@ -41,13 +46,20 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "give up if the drain takes longer")
 	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain) to this file")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write an allocation profile (set-up included) to this file at the drain")
+	fs.StringVar(&c.HeapProfile, "heapprofile", "", "write a heap profile to this file, taken when the live heap was at its highest during the timed phase (costs time at each new high), and one of the heap before it to this file.setup")
 	return c
 }
 
-// Validate reports a Config the workload cannot run.
+// Validate reports a Config the workload cannot run. With a heap profile
+// asked for, it also samples an allocation every 4 KiB instead of every
+// 512 KiB, from here on, so that the profile resolves the call sites that
+// hold a few hundred KiB: each side calls it before it builds anything.
 func (c *Config) Validate() error {
 	if c.Objects < 1 || c.Updates < 0 || c.Workers < 1 || c.Timeout <= 0 {
 		return fmt.Errorf("ctlbench: need objects ≥ 1, updates ≥ 0, workers ≥ 1, timeout > 0; got %+v", *c)
+	}
+	if c.HeapProfile != "" {
+		runtime.MemProfileRate = 4096
 	}
 	return nil
 }
@@ -152,6 +164,10 @@ type Meter struct {
 	wg         sync.WaitGroup
 	setupHeap  uint64
 	samplePace time.Duration
+	// atPeak, when not nil, holds the heap profile taken at the highest
+	// live heap so far; only the sampler's goroutine writes it until Stop.
+	atPeak   *bytes.Buffer
+	profiled uint64 // the live heap atPeak was taken at
 }
 
 var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/heap/live:bytes"}
@@ -170,8 +186,15 @@ func readHeap() (heap, allocs, bytes, marked uint64) {
 // Start begins the timed phase. The peak heap is sampled every 5ms from
 // here on (runtime/metrics, no stop-the-world); the process's peak RSS
 // (VmHWM) covers the whole run, set-up included.
-func Start() *Meter {
+func Start() *Meter { return start(false) }
+
+// start is Start; with heapProfile, the Meter also keeps the heap profile
+// taken at the highest live heap (see Config.HeapProfile).
+func start(heapProfile bool) *Meter {
 	m := &Meter{stop: make(chan struct{}), samplePace: 5 * time.Millisecond}
+	if heapProfile {
+		m.atPeak = &bytes.Buffer{}
+	}
 	heap, allocs, bytes, marked := readHeap()
 	m.setupHeap, m.allocs0, m.bytes0 = heap, allocs, bytes
 	m.peak.Store(heap)
@@ -196,15 +219,26 @@ func Start() *Meter {
 func (m *Meter) sample() {
 	heap, _, _, marked := readHeap()
 	raise(&m.peak, heap)
-	raise(&m.peakLive, marked)
+	if raise(&m.peakLive, marked) && m.atPeak != nil && marked > m.profiled+m.profiled/32 {
+		// The heap profile's in-use figures are those of the last
+		// completed GC, the one that found marked live. Writing one takes
+		// long enough to change the run: only a high 3% over the last
+		// one's is profiled.
+		m.atPeak.Reset()
+		_ = pprof.Lookup("heap").WriteTo(m.atPeak, 0)
+		m.profiled = marked
+	}
 }
 
-// raise makes p at least v.
-func raise(p *atomic.Uint64, v uint64) {
+// raise makes p at least v, and reports whether it rose.
+func raise(p *atomic.Uint64, v uint64) bool {
 	for {
 		old := p.Load()
-		if v <= old || p.CompareAndSwap(old, v) {
-			return
+		if v <= old {
+			return false
+		}
+		if p.CompareAndSwap(old, v) {
+			return true
 		}
 	}
 }
@@ -221,6 +255,7 @@ type Report struct {
 	PeakHeap  uint64        // highest heap sampled (live objects and dead ones not yet swept), set-up included
 	PeakLive  uint64        // highest heap a GC found live, set-up included: PeakHeap less the GC's slack (up to GOGC% more)
 	SetupHeap uint64        // live heap when the timed phase began
+	DrainLive uint64        // live heap after a GC at the drain: what the run keeps, its garbage gone
 	HWM       uint64        // peak resident set of the process (VmHWM), bytes
 	Conflicts int64         // status writes the store rejected as stale
 	Retries   int64         // the writer's spec updates retried on a conflict
@@ -238,6 +273,8 @@ func (m *Meter) Stop(r *Report) {
 	r.Allocs, r.Bytes = allocs-m.allocs0, bytes-m.bytes0
 	r.PeakHeap, r.PeakLive, r.SetupHeap = m.peak.Load(), m.peakLive.Load(), m.setupHeap
 	r.HWM = vmHWM()
+	runtime.GC()
+	_, _, _, r.DrainLive = readHeap()
 }
 
 // Write prints r as one line of key=value pairs, the format controller.sh
@@ -246,13 +283,16 @@ func (m *Meter) Stop(r *Report) {
 // by the store and by the cache): what the run itself added.
 // peak_live_mib is the most a GC found live; peak_heap_mib exceeds it by
 // the collector's slack, up to as much again with GOGC=100, and more while
-// a long mark (on a loaded machine) lets allocation run on.
+// a long mark (on a loaded machine) lets allocation run on. drain_live_mib
+// is what a GC finds live once the run drained: what the library keeps
+// at rest, without the run's transient state (a relist's listing, events
+// in flight).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
-		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
+		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
 		r.Conflicts, r.Retries, r.Relists, runtime.GOMAXPROCS(0))
 }
@@ -301,7 +341,10 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 		}
 		defer pprof.StopCPUProfile()
 	}
-	m := Start()
+	if err := writeSetupHeap(cfg.HeapProfile); err != nil {
+		return err
+	}
+	m := start(cfg.HeapProfile != "")
 	errc := make(chan error, 1)
 	go func() { errc <- write(ctx) }()
 	for {
@@ -310,6 +353,11 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 			m.Stop(r)
 			if err := writeAllocs(cfg.MemProfile); err != nil {
 				return err
+			}
+			if m.atPeak != nil {
+				if err := os.WriteFile(cfg.HeapProfile, m.atPeak.Bytes(), 0o644); err != nil {
+					return err
+				}
 			}
 			if errc != nil {
 				return <-errc
@@ -324,6 +372,23 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 			return fmt.Errorf("not drained after %v: %d objects left", cfg.Timeout, plan.Left())
 		}
 	}
+}
+
+// writeSetupHeap writes, unless file is "", the heap profile of what is
+// live before the timed phase to file.setup (after a GC, which the figures
+// of a profiled run then include): the base to compare the peak's with
+// (go tool pprof -diff_base file.setup).
+func writeSetupHeap(file string) error {
+	if file == "" {
+		return nil
+	}
+	runtime.GC()
+	f, err := os.Create(file + ".setup")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // writeAllocs writes the allocation profile to file, unless file is "".

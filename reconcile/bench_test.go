@@ -35,7 +35,6 @@ import (
 // Reconciling=True) reads the object's entry in the cache's own map,
 // which the reconciler's read then finds warm, and whether the object was
 // new is worked out from that entry only after a reconcile that failed.
-// A resync queues its keys 64 per queue lock (workqueue AddLows), not one.
 //
 // Per reconcile (callgrind, GOGC=off, (I(4x) − I(2x)) / 200k, ± about 50
 // instructions of scheduler noise): 1,907 instructions at 1a51387, 2,420

@@ -191,8 +191,7 @@ func (l *Loop[K]) enqueueAll(t *term[K], termStart bool) {
 // listing of every object and others of none (the fleet demo's orphaned
 // groups), and a set of 100,000 keys made such a resync cost 2.5 times
 // one of a single listing (BenchmarkLoopBareResync100k/sources=2). A single listing is queued as
-// it is read, a batch at a time (lowAdder), so the common one-cache Loop
-// holds no copy of its keys.
+// it is read, so the common one-cache Loop holds no copy of its keys.
 func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool) {
 	type listing struct {
 		i    int
@@ -209,10 +208,9 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	low := lowAdder[K]{q: t.q}
 	add := func(k K) {
 		if keep == nil || keep(k) {
-			low.add(k)
+			t.q.AddLow(k)
 		}
 	}
 	if len(ls) > 1 {
@@ -236,11 +234,8 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 			lists = append(lists, got)
 		}
 	}
-	low.flush() // a single listing's last keys
 	if len(lists) == 1 {
-		for _, chunk := range lists[0] {
-			t.q.AddLows(chunk)
-		}
+		lists[0].each(t.q.AddLow)
 		return
 	}
 	seen := map[K]struct{}{}
@@ -248,33 +243,10 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		keys.each(func(k K) {
 			if _, ok := seen[k]; !ok {
 				seen[k] = struct{}{}
-				low.add(k)
+				t.q.AddLow(k)
 			}
 		})
 	}
-	low.flush()
-}
-
-// lowAdder queues keys at low priority a batch at a time
-// (workqueue.Queue.AddLows), so that a resync takes the queue's lock once
-// per batch rather than once per key, which the workers taking keys
-// meanwhile contend for (BenchmarkLoopNoopResync100k).
-type lowAdder[K comparable] struct {
-	q   *workqueue.Queue[K]
-	n   int
-	buf [64]K
-}
-
-func (a *lowAdder[K]) add(k K) {
-	a.buf[a.n] = k
-	if a.n++; a.n == len(a.buf) {
-		a.flush()
-	}
-}
-
-func (a *lowAdder[K]) flush() {
-	a.q.AddLows(a.buf[:a.n])
-	a.n = 0
 }
 
 // keyChunks holds a listing's keys in chunks that double in size up to

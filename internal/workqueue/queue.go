@@ -201,50 +201,10 @@ func (q *Queue[K]) addNode(n int32, created bool) {
 func (q *Queue[K]) AddLow(key K) {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	defer q.mu.Unlock() // Added, a hook, may panic
-	if !q.shutdown {
-		q.addLow(key, h)
-	}
-}
-
-// lowBatch is how many keys AddLows queues per lock: enough that a resync
-// of 100,000 keys takes the lock about 1,600 times rather than 100,000,
-// few enough that a worker waiting for the lock waits a few microseconds.
-const lowBatch = 64
-
-// AddLows is AddLow for each of keys, in order, taking the lock once per
-// lowBatch keys: a resync queues its listing this way, so that the workers
-// taking keys meanwhile do not contend with it for the lock at every key.
-func (q *Queue[K]) AddLows(keys []K) {
-	var hs [lowBatch]uint32
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), lowBatch)]
-		keys = keys[len(batch):]
-		for i, k := range batch {
-			hs[i] = q.keys.hash(k)
-		}
-		if !q.addLowLocked(batch, hs[:len(batch)]) {
-			return
-		}
-	}
-}
-
-// addLowLocked queues keys, whose hashes are hs, as AddLow does, under one
-// lock; it reports false after ShutDown.
-func (q *Queue[K]) addLowLocked(keys []K, hs []uint32) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock() // Added, a hook, may panic
+	defer q.mu.Unlock()
 	if q.shutdown {
-		return false
+		return
 	}
-	for i, k := range keys {
-		q.addLow(k, hs[i])
-	}
-	return true
-}
-
-// addLow is AddLow under q.mu, with key's hash h.
-func (q *Queue[K]) addLow(key K, h uint32) {
 	n, created := q.keys.insert(key, h)
 	nd := q.keys.at(n)
 	if created || nd.state == 0 { // new, or kept only for its failure count

@@ -36,16 +36,18 @@ import (
 // which the reconciler's read then finds warm, and whether the object was
 // new is worked out from that entry only after a reconcile that failed.
 //
-// Per reconcile (callgrind, GOGC=off, (I(4x) − I(2x)) / 200k, ± about 50
-// instructions of scheduler noise): 1,907 instructions at 1a51387, 2,420
-// before this change (ffcf647), 2,403 after: the entry read costs what
-// the loud-map lookup did. Its gain is in memory: simulated last-level
-// misses (--cache-sim, 8 MB LL) 7.5 → 7.2, the reconciler's map read
-// now hitting. What remains over 1a51387 is the marks read itself (the
-// map lookup and its interface calls, about 400 instructions) and the
-// Loop's steps around the reconcile (about 90); of the misses, the
-// reconciler's object (about 2.3), hashing the key's bytes (2.3) and the
-// map's group (0.9). No allocation per reconcile
+// Per reconcile (callgrind, GOGC=off, (I(4x) − I(2x)) / 200k; the
+// runtime's scheduler adds up to ±130 from run to run): 1,907
+// instructions at 1a51387, 2,420 before this change (ffcf647), 2,400 to
+// 2,540 after; in the Loop's, queue's and cache's own functions 1,682,
+// 2,159 and 2,187: the entry read costs what the loud-map lookup did. Its
+// gain is in memory: simulated last-level misses (--cache-sim, 8 MB LL)
+// 7.5 → 7.2, the reconciler's map read now hitting, and cpu-ns/reconcile
+// at load 5 about 860 → 620 (1a51387: 660). What remains over 1a51387 is
+// the marks read itself (the map lookup and its interface calls, about
+// 400 instructions) and the Loop's steps around the reconcile (about 90);
+// of the misses, the reconciler's object (about 2.3), hashing the key's
+// bytes (2.3) and the map's group (0.9). No allocation per reconcile
 // (TestAResyncPassAllocatesNothingPerReconcile).
 func BenchmarkLoopNoopResync100k(b *testing.B) {
 	b.Run("timeout=off", func(b *testing.B) { benchLoop(b, 0) })

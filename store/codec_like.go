@@ -25,6 +25,10 @@ func copiesOf[S, T any]() copies {
 type decodedFrom[S, T any] struct {
 	obj          *Object[S, T]
 	spec, status []byte // nil when absent
+	// plain says that the value holds only metadata, spec, status and
+	// conditions, at no version, and spec and status are slices of it:
+	// its raw read (decodeRaw) is obj's Meta and Conditions with them.
+	plain bool
 }
 
 var (

@@ -164,5 +164,5 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	case !d.decodeSide(parts.status, &obj.Status, plans.status):
 		return decodedFrom[S, T]{}, false
 	}
-	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status}, true
+	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
 }

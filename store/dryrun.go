@@ -60,10 +60,13 @@ func DryRun(into *DryRunResult) WriteOption {
 // dryOf returns the DryRun among opts. beginDry needs it before the write
 // checks its options, so it applies them to a scratch config.
 func dryOf(opts []WriteOption) (into *DryRunResult, on bool) {
-	var cfg writeConfig
+	if len(opts) == 0 {
+		return nil, false // no scratch config to allocate
+	}
+	cfg := new(writeConfig)
 	for _, o := range opts {
 		if o != nil {
-			o(&cfg)
+			o(cfg)
 		}
 	}
 	return cfg.dryInto, cfg.dry

@@ -1,6 +1,11 @@
 package store
 
-import "github.com/steady-go/steady/internal/storeaccess"
+import (
+	"reflect"
+
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/store/kv"
+)
 
 // ForgetConversions makes the next converted read of s convert its
 // ownership records anew (as for a revision not read before), and with
@@ -58,3 +63,24 @@ func (s *Store[S, T]) SetUIDs(next func() string) {
 
 // Version is internalView.Version.
 func (s *Store[S, T]) Version() string { return storeaccess.Of(s).(*internalView[S, T]).Version() }
+
+// DecodeWrittenAt is decodeWritten for the value of name at rev, given no
+// bytes: it reports whether the Store decodes that value's watch event
+// from its memory, and what it decodes.
+func (s *Store[S, T]) DecodeWrittenAt(name string, rev int64) (*Object[S, T], bool) {
+	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, nil)
+	return from.obj, ok
+}
+
+// LatestRead reports whether s remembers the latest value of name decoded
+// as read (not as its own write), and whether that decoded form is what
+// decoding the value's bytes gives.
+func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
+	key := s.prefix + name
+	e, ok := s.last.latest(key)
+	if !ok || e.raw == nil || e.written {
+		return false, false
+	}
+	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	return true, err == nil && reflect.DeepEqual(want, e.raw)
+}

@@ -41,9 +41,12 @@ const defaultLastValueBytes = 16 << 20
 // The bound counts each remembered value as its encoded size plus its key
 // and 128 bytes, and three times the encoded size for the Store's latest
 // own writes, which it keeps decoded too (so that a write soon after
-// another of the same object decodes nothing): the 256 latest; an older
-// one keeps only its value, the one read back from the Backend's watch
-// where one was. Past the bound, remembered keys are forgotten at random; a
+// another of the same object decodes nothing, nor does the watch event of
+// the write): the 256 latest; an older one keeps only its value, the one
+// read back from the Backend's watch where one was. The 1,024 values its
+// watches decoded last (a cache's) it keeps decoded too, counted twice
+// (so that a write from a value the cache just delivered decodes nothing);
+// an older one keeps only its value. Past the bound, remembered keys are forgotten at random; a
 // value larger than the bound is not remembered. Values read are shared
 // with the Backend, not copied (see Backend), so with memstore they cost no
 // more than their entry.
@@ -65,11 +68,22 @@ type lastValues struct {
 	// conditions) saves a decoding, and one long after is rarer than the
 	// memory a decoded object costs over its value (at 10,000 objects
 	// written once each, 7 MB of 44 in the controller benchmark).
-	decoded []keyRev
-	next    int
+	decoded decodedRing
+	// reads is the ring of the latest values remembered decoded as read
+	// (readDecoded): a write from the value a cache just delivered (a
+	// Loop's status apply) saves a decoding.
+	reads decodedRing
 }
 
-// keyRev names one remembered write.
+// decodedRing holds the latest values remembered decoded of one kind, the
+// oldest at next once it is full: past that, the oldest keeps only its
+// value.
+type decodedRing struct {
+	keys []keyRev
+	next int
+}
+
+// keyRev names one remembered value.
 type keyRev struct {
 	key string
 	rev int64
@@ -80,16 +94,37 @@ type keyRev struct {
 // even with dozens of workers writing in between.
 const maxDecoded = 256
 
-// lastValue is one remembered value, as read (value) or as written by the
-// Store (value, and while it is among the latest writes raw, decoded, with
-// what is known of its sides' ownership records).
+// maxDecodedReads is how many of the values its watches read a Store
+// keeps decoded: a Loop writes from the state its cache delivered after
+// the key waited in the queue, and a decoded value read costs about twice
+// its bytes (its value is the Backend's).
+const maxDecodedReads = 1024
+
+// lastValue is one remembered value, as read (value, and while it is among
+// the latest decoded reads raw) or as written by the Store (written; value,
+// and while it is among the latest writes raw, decoded, with what is known
+// of its sides' ownership records).
 type lastValue struct {
-	key   string
-	rev   int64
-	value []byte
-	raw   *rawObject
-	sides decodedSides
-	size  int
+	key     string
+	rev     int64
+	value   []byte
+	raw     *rawObject
+	sides   decodedSides
+	size    int
+	written bool
+}
+
+// rank orders what is remembered of one value by what a write from it
+// needs to do: decode its bytes, nothing (decoded as read), or nothing and
+// less (the Store's own write, with what is known of its sides).
+func (e *lastValue) rank() int {
+	switch {
+	case e.raw == nil:
+		return 0
+	case !e.written:
+		return 1
+	}
+	return 2
 }
 
 // decodedSides holds, for the spec side and the status side of one stored
@@ -148,25 +183,42 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 	own.Meta = raw.Meta.clone()
 	own.Meta.Revision = rev
 	own.Conditions = slices.Clone(raw.Conditions)
-	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead}) {
+	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true}) {
 		l.mu.Lock()
-		l.decodedLocked(keyRev{key, rev})
+		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
 		l.mu.Unlock()
 	}
 }
 
-// decodedLocked adds w, just remembered decoded, to the ring of the
-// latest decoded writes, and keeps only the value of the write it
-// displaces, unless that key was forgotten or written again since.
-func (l *lastValues) decodedLocked(w keyRev) {
-	if len(l.decoded) < maxDecoded {
-		l.decoded = append(l.decoded, w)
+// readDecoded remembers kv as read from the Backend and decoded as raw, a
+// read of kv.Value (decodeRaw) that shares nothing it could modify with
+// anything handed out, so that a write from it need not decode it again.
+// The last maxDecodedReads values remembered so stay decoded; older ones
+// keep only their value.
+func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
+	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	old := l.decoded[l.next]
-	l.decoded[l.next] = w
-	l.next = (l.next + 1) % maxDecoded
-	if i, ok := l.index[old.key]; ok && l.items[i].rev == old.rev && l.items[i].raw != nil {
+	if l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead}) {
+		l.mu.Lock()
+		l.decodedLocked(&l.reads, maxDecodedReads, keyRev{kv.Key, kv.ModRevision}, false)
+		l.mu.Unlock()
+	}
+}
+
+// decodedLocked adds w, just remembered decoded (as written by the Store,
+// or read), to ring, of at most max, and keeps only the value of the one
+// it displaces, unless that key was forgotten, or remembered at another
+// revision or otherwise, since.
+func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written bool) {
+	if len(ring.keys) < max {
+		ring.keys = append(ring.keys, w)
+		return
+	}
+	old := ring.keys[ring.next]
+	ring.keys[ring.next] = w
+	ring.next = (ring.next + 1) % max
+	if i, ok := l.index[old.key]; ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
 		e.raw, e.sides = nil, decodedSides{}
 		l.bytes -= e.size
@@ -176,12 +228,12 @@ func (l *lastValues) decodedLocked(w keyRev) {
 }
 
 // put remembers e for key unless a later revision of key is remembered,
-// or the same one decoded (a write, whose watch event may come first), then
-// forgets other keys at random while over the bound. It reports whether it
-// remembered e. A write and a read of the same revision, in either order
-// (a watch event, or a listing after the write was displaced from the
-// decoded ones), keep the read's value, the Backend's (shared, where the
-// write's is a copy).
+// or the same one as well known (rank: a write, whose watch event may come
+// first, or a read decoded), then forgets other keys at random while over
+// the bound. It reports whether it remembered e. A write and a read of the
+// same revision, in either order (a watch event, or a listing after the
+// write was displaced from the decoded ones), keep the read's value, the
+// Backend's (shared, where the write's is a copy).
 func (l *lastValues) put(key string, e lastValue) bool {
 	if e.size > l.max {
 		l.forget(key, e.rev)
@@ -194,12 +246,12 @@ func (l *lastValues) put(key string, e lastValue) bool {
 		old := &l.items[i]
 		switch {
 		case old.rev != e.rev:
-		case e.raw == nil: // a read: its value is the Backend's
+		case !e.written: // a read: its value is the Backend's
 			old.value = e.value
-		case old.raw == nil:
+		case !old.written:
 			e.value = old.value // the watch event came first
 		}
-		if old.rev > e.rev || old.rev == e.rev && (old.raw != nil || e.raw == nil) {
+		if old.rev > e.rev || old.rev == e.rev && old.rank() >= e.rank() {
 			return false
 		}
 		l.bytes += e.size - old.size

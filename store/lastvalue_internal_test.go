@@ -20,11 +20,13 @@ func TestLastValuesAccounting(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 5000 {
 		key := fmt.Sprint("k", rng.IntN(64))
-		switch rev := int64(i + 1); rng.IntN(4) {
+		switch rev := int64(i + 1); rng.IntN(5) {
 		case 0:
 			l.forget(key, rev)
 		case 1:
 			l.wrote(key, rev, &rawObject{Meta: Meta{Name: key}}, make([]byte, rng.IntN(2000)), decodedSides{})
+		case 2:
+			l.readDecoded(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev}, &rawObject{})
 		default:
 			l.read(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
 		}
@@ -123,6 +125,47 @@ func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
 	}
 	e, _ = l.lookup(again, 5000)
 	require.Nil(t, e.raw)
+}
+
+// The memory keeps the last maxDecodedReads values read decoded, counting
+// each as twice its bytes; an older one keeps only its bytes, and counts
+// them alone. The Store's own write of a revision outranks its decoded
+// read, which lends it the Backend's value, and stays decoded however many
+// values are read since.
+func TestLastValuesDecodedReads(t *testing.T) {
+	l := newLastValues(1 << 30)
+	backend := []byte("own")
+	l.readDecoded(kv.KeyValue{Key: "own", Value: backend, ModRevision: 1}, &rawObject{})
+	l.wrote("own", 1, &rawObject{}, []byte("own"), decodedSides{})
+	e, _ := l.lookup("own", 1)
+	require.True(t, e.written, "the Store's own write of a revision replaces its decoded read")
+	require.Same(t, &backend[0], &e.value[0], "with the Backend's value")
+	l.readDecoded(kv.KeyValue{Key: "own", Value: []byte("own"), ModRevision: 1}, &rawObject{})
+	e, _ = l.lookup("own", 1)
+	require.True(t, e.written, "and is not replaced by it")
+	const n = 3 * maxDecodedReads
+	for i := range n {
+		key := fmt.Sprint("k", i%(2*maxDecodedReads))
+		l.readDecoded(kv.KeyValue{Key: key, Value: []byte("value"), ModRevision: int64(i + 2)}, &rawObject{})
+	}
+	decoded, sum := 0, 0
+	for _, e := range l.items {
+		sum += e.size
+		switch {
+		case e.key == "own":
+		case e.raw == nil:
+			require.Equal(t, len(e.key)+len("value")+entryOverhead, e.size, "%s keeps its bytes alone", e.key)
+		default:
+			decoded++
+			require.GreaterOrEqual(t, e.rev, int64(n+2-maxDecodedReads), "%s at %d is among the last read", e.key, e.rev)
+			require.Equal(t, len(e.key)+2*len("value")+entryOverhead, e.size)
+		}
+	}
+	require.Equal(t, maxDecodedReads, decoded)
+	require.Equal(t, sum, l.bytes)
+	e, ok := l.lookup("own", 1)
+	require.True(t, ok)
+	require.NotNil(t, e.raw, "the Store's own write stays decoded")
 }
 
 // BenchmarkLastValuesRead measures what remembering a read costs List and

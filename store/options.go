@@ -49,10 +49,17 @@ func (o writeOptions) names() []string {
 // the options in takes, and reports an option it does not take or cannot
 // check.
 func writeOpts(cfg *writeConfig, what string, takes writeOptions, opts []WriteOption) error {
-	for _, o := range opts {
-		if o != nil {
-			o(cfg)
+	if len(opts) > 0 {
+		// The options write a config of their own, which escapes: cfg
+		// does not, so a write without options allocates none.
+		c := new(writeConfig)
+		*c = *cfg
+		for _, o := range opts {
+			if o != nil {
+				o(c)
+			}
 		}
+		*cfg = *c
 	}
 	if extra := cfg.given &^ takes; extra != 0 {
 		return fmt.Errorf("%w: %s does not take %v", ErrInvalid, what, extra.names())

@@ -7,6 +7,7 @@ import (
 
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -193,7 +194,11 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
 func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) {
-	from, err := s.decodeLike(ev.KV, scratch, nil, cp)
+	from, written := s.decodeWritten(ev.KV, scratch)
+	var err error
+	if !written {
+		from, err = s.decodeLike(ev.KV, scratch, nil, cp)
+	}
 	var prev *Object[S, T]
 	if withPrev && ev.Prev.ModRevision != 0 {
 		like := &from
@@ -212,10 +217,26 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScr
 		out.Undecodable, out.Prev = err.(*DecodeError), prev
 	case modified:
 		out.Type, out.Object, out.Prev = Modified, from.obj, prev
-		s.last.read(ev.KV)
+		s.remember(ev.KV, &from, written)
 	default: // a create, or a valid value over an undecodable one
 		out.Type, out.Object = Added, from.obj
-		s.last.read(ev.KV)
+		s.remember(ev.KV, &from, written)
+	}
+}
+
+// remember remembers kv (see WithLastValues), a watch event's value that
+// decoded as from, decoded when it can: a write from it then need not read
+// it again (a Loop's status write applies to the state its cache just
+// delivered). Of a value decoded from the memory (written), which holds
+// it decoded, it remembers the Backend's value alone (see lastValues.put).
+func (s *Store[S, T]) remember(kv kv.KeyValue, from *decodedFrom[S, T], written bool) {
+	switch {
+	case s.last == nil:
+	case !written && from.plain && s.ver == nil:
+		raw := &rawObject{Meta: from.obj.Meta.clone(), Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
+		s.last.readDecoded(kv, raw)
+	default:
+		s.last.read(kv)
 	}
 }
 

@@ -340,9 +340,12 @@ func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64
 	} else {
 		rev, err = w.s.b.Txn(ctx, conds, wr)
 	}
-	var cf *kv.CondFailedError
-	if errors.As(err, &cf) && cf.Index > 0 {
-		return 0, fenceFailed(fence, cf.Actual)
+	// errors.As's target escapes: only a failed write pays for it.
+	if err != nil {
+		var cf *kv.CondFailedError
+		if errors.As(err, &cf) && cf.Index > 0 {
+			return 0, fenceFailed(fence, cf.Actual)
+		}
 	}
 	if err == nil && d == nil {
 		observeWrite(ctx, w.s.b, rev)
@@ -356,6 +359,9 @@ func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64
 // ownCondFailure returns the failed cond when err is the failure of a
 // write's own-key cond.
 func ownCondFailure(err error) (*kv.CondFailedError, bool) {
+	if err == nil {
+		return nil, false // errors.As's target escapes: no allocation for a success
+	}
 	var cf *kv.CondFailedError
 	if errors.As(err, &cf) && cf.Index == 0 {
 		return cf, true

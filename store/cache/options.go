@@ -40,7 +40,7 @@ type config struct {
 	detector bool // WithMutationDetector was given
 	onError  func(error)
 	log      *slog.Logger
-	panicLog *slog.Logger // log, or slog.Default: a panic is never discarded
+	panicLog *slog.Logger // log, or slog.Default: a panic, or a wait on a Cache nobody runs, is never discarded
 
 	relistPeriod time.Duration
 	transform    any            // a func(*store.Object[S, T]), see WithTransform

@@ -1,0 +1,50 @@
+package jsonscan
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// plainEndBytewise is plainEnd one byte at a time: the specification.
+func plainEndBytewise(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return i
+		}
+	}
+	return i
+}
+
+// plainEnd finds the end of a plain run where a byte-at-a-time loop does,
+// from every start, whatever bytes end it and wherever they fall within a
+// word: each byte value that ends a run and its neighbours that do not
+// (0x1f and 0x20, 0x21 and 0x23 around the quote, 0x5b and 0x5d around the
+// backslash, 0x7f and 0x80), alone or after another, on random runs.
+func TestPlainEndIsBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{0x00, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 'a', 0x7e, 0x7f, 0x80, 0xff, 0xe2}
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		for i := 0; i <= len(b); i++ {
+			if got, want := plainEnd(b, i), plainEndBytewise(b, i); got != want {
+				t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	}
+	for c := range 256 {
+		for pos := range 17 {
+			b := []byte("abcdefghijklmnopqrstuvwxyz")
+			b[pos] = byte(c)
+			if got, want := plainEnd(b, 0), plainEndBytewise(b, 0); got != want {
+				t.Fatalf("plainEnd(%q, 0) = %d, want %d", b, got, want)
+			}
+		}
+	}
+}

@@ -25,18 +25,30 @@ import (
 // pass per iteration, 2 workers, the Stalled check included. Same shape as
 // client-go's hand-rolled loop in shared/bench/loopanchors.
 //
-// Its cost rose with 20abe19 (about 1.9k → 2.5–2.9k CPU-ns a reconcile at
-// load 13–20): since then the first pass leaves every object carrying the
-// Loop's Reconciling=False (each object rewritten and decoded again into
-// the cache), and every reconcile read the object's marks (pause,
-// observe-only, Reconciling) before the reconciler's own read, stalling on
-// memory. The Loop no longer reads the object for them: the cache keeps
-// only the marks that ask something of the Loop (internal/objmarks), so an
-// object once reconciled costs the check one counter read (about −20%
-// against the code before, at load 18–26). What remains of the rise
-// (about +25% against 1a51387) is the reconciler's own read of objects
-// that the first pass moved across the heap, and workqueue Done,
-// unexplained.
+// The reconciler writes nothing, so no object is ever observed, and since
+// the Loop stopped writing Reconciling after a first reconcile that
+// succeeds (cd1c5fb), nothing rewrites the objects: every one stays new.
+// The cache used to keep the marks of new objects among the loud ones
+// (internal/objmarks), so each reconcile paid a cold lookup in a second
+// map of 100k entries before the reconciler's own read. A new object is
+// now quiet: the check before a reconcile (paused, observe-only,
+// Reconciling=True) reads the object's entry in the cache's own map,
+// which the reconciler's read then finds warm, and whether the object was
+// new is worked out from that entry only after a reconcile that failed.
+//
+// Per reconcile (callgrind, GOGC=off, (I(4x) − I(2x)) / 200k; the
+// runtime's scheduler adds up to ±130 from run to run): 1,907
+// instructions at 1a51387, 2,420 before this change (ffcf647), 2,400 to
+// 2,540 after; in the Loop's, queue's and cache's own functions 1,682,
+// 2,159 and 2,187: the entry read costs what the loud-map lookup did. Its
+// gain is in memory: simulated last-level misses (--cache-sim, 8 MB LL)
+// 7.5 → 7.2, the reconciler's map read now hitting, and cpu-ns/reconcile
+// at load 5 about 860 → 620 (1a51387: 660). What remains over 1a51387 is
+// the marks read itself (the map lookup and its interface calls, about
+// 400 instructions) and the Loop's steps around the reconcile (about 90);
+// of the misses, the reconciler's object (about 2.3), hashing the key's
+// bytes (2.3) and the map's group (0.9). No allocation per reconcile
+// (TestAResyncPassAllocatesNothingPerReconcile).
 func BenchmarkLoopNoopResync100k(b *testing.B) {
 	b.Run("timeout=off", func(b *testing.B) { benchLoop(b, 0) })
 	b.Run("timeout=on", func(b *testing.B) { benchLoop(b, time.Minute) })

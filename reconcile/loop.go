@@ -239,7 +239,9 @@ func (l *Loop[K]) initSources(src Source[K]) error {
 	if l.sources, l.sw, err = flatten(src, nil, nil); err != nil {
 		return err
 	}
-	l.marks, _ = l.sw.(markReader[K])
+	if m, ok := l.sw.(objectMarker[K]); ok {
+		l.marks = m.objectMarker()
+	}
 	if err := checkOwnerKinds(l.sources); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
 )
 
 // The annotation "steady.dev/paused", set to "true", pauses an object: the
@@ -27,37 +28,77 @@ const (
 
 // objectMarks is what the Loop reads of an object before reconciling it:
 // its marks (paused, observe-only, its Reconciling condition), which the
-// cache worked out when it stored the object, and, read only when the
-// Loop writes Reconciling=True or finds its own (reconcilingBefore), the
-// object's generation then, for the messages of Reconciling.
+// cache worked out when it stored the object, the object itself, and,
+// read only when the Loop writes Reconciling=True or finds its own
+// (reconcilingBefore), the object's generation then, for the messages of
+// Reconciling.
 type objectMarks struct {
 	objmarks.Marks
-	// quiet: the object asks nothing of the Loop (objmarks.Marks.Quiet),
-	// or there is none; Marks is then zero.
+	// held is the object the cache held when the marks were read (nil
+	// for none): whether it was new (markReader.fresh) is worked out from
+	// it only after a reconcile that did not succeed.
+	held any
+	// quiet: the object asks nothing of the Loop before a reconcile
+	// (objmarks.Marks.Quiet), or there is none; Marks is then zero.
 	quiet bool
 	gen   int64
 }
 
 // markReader is the narrow, optional side of a ConditionWriter through which
-// the Loop reads an object's marks (StoreConditions implements it).
+// the Loop reads an object's marks: a ConditionWriter offers it through
+// an objectMarker method (StoreConditions does), so that the call before
+// every reconcile goes straight to a pointer (cacheMarks), not through
+// the wrapper of a ConditionWriter held by value.
 type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
 	marks(key K) objectMarks
+	// fresh reports whether held, an objectMarks' held, is a new object:
+	// present, never observed (objmarks.Marks.Fresh). It reads the object.
+	// It takes held, not the objectMarks: a pointer into process's pass
+	// through an interface call would move the pass to the heap.
+	fresh(held any) bool
 	// about returns what an event on key's object names it by; ok is
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
 }
 
-func (s storeConditions[S, T]) marks(name string) objectMarks {
+// objectMarker is implemented by a ConditionWriter that offers its
+// objects' marks.
+type objectMarker[K comparable] interface {
+	objectMarker() markReader[K]
+}
+
+// cacheMarks is StoreConditions' markReader.
+type cacheMarks[S, T any] struct {
+	c  *cache.Cache[S, T]
+	st *store.Store[S, T]
+	// mr reads the marks c keeps of its objects (internal/objmarks),
+	// which it asks c to keep; nil for a nil c.
+	mr objmarks.Reader
+}
+
+func (s storeConditions[S, T]) objectMarker() markReader[string] {
+	if s.mk == nil { // not made by newStoreConditions
+		return nil
+	}
+	return s.mk
+}
+
+func (s *cacheMarks[S, T]) marks(name string) objectMarks {
 	if s.mr == nil {
 		return objectMarks{quiet: true}
 	}
-	m, loud := s.mr.Marks(name)
-	return objectMarks{Marks: m, quiet: !loud}
+	m, loud, held := s.mr.Marks(name)
+	return objectMarks{Marks: m, held: held, quiet: !loud}
 }
 
-func (s storeConditions[S, T]) about(name string) (kind, _, uid string, ok bool) {
+func (s *cacheMarks[S, T]) fresh(held any) bool {
+	obj, ok := held.(*store.Object[S, T])
+	return ok && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
+}
+
+func (s *cacheMarks[S, T]) about(name string) (kind, _, uid string, ok bool) {
 	obj, ok := s.c.Get(name)
 	if !ok {
 		return "", "", "", false

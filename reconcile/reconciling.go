@@ -37,8 +37,9 @@ func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
 // reconcilingUnfinished sets Reconciling=True on a new object after a
 // first reconcile that did not succeed (an error or a RequeueAfterWrite
 // that does not set Stalled), so that kstatus reads it InProgress, not
-// Current, while the Loop retries it. m, read before the reconcile, says
-// whether the object is new: present, no condition has observed it, it
+// Current, while the Loop retries it. The object the cache held before the
+// reconcile (m.held; not the one it holds now, which may show the
+// reconciler's own writes) says whether it is new: present, no condition has observed it, it
 // has no Reconciling, and its deletion is not requested (kstatus reads it
 // as Terminating whatever its conditions say). A first reconcile that
 // succeeds costs no Reconciling write: the object then reads as the
@@ -50,7 +51,7 @@ func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *de
 	switch {
 	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case m.quiet || m.HasReconciling || m.Observed || m.Deleting: // gone, or observed
+	case !l.marks.fresh(m.held): // gone, or observed, before the reconcile
 		return false
 	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false

@@ -359,3 +359,37 @@ func TestReconcilingIsNotWrittenOnAnObjectTheCacheDoesNotHold(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// Whether an object is new is judged on the object the cache held before
+// the reconcile, not the one it holds after: a first reconcile that
+// writes an observed Ready=False, sees it in the cache, and fails leaves
+// Reconciling=True all the same, however fast the cache is.
+func TestReconcilingJudgesTheObjectAsItWasBeforeTheReconcile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		var calls int
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			calls++
+			if calls > 1 {
+				return Result{}, nil
+			}
+			o, _ := e.cache.Get(key)
+			notReady := store.Condition{Type: conditions.Ready, Status: store.ConditionFalse, Reason: "Waiting", ObservedGeneration: o.Meta.Generation}
+			res, err := e.st.As("app").ApplyStatus(ctx, key, nil, []store.Condition{notReady}, store.WithObserved(o.Meta))
+			require.NoError(t, err)
+			require.NoError(t, e.cache.WaitFor(ctx, res.Revision))
+			return Result{}, errors.New("dependency unreachable")
+		})
+		l, err := New("apps", r, FromStore(e.cache, e.st), append(fixedBackoff(), WithFieldManager("app"), quiet())...)
+		require.NoError(t, err)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, calls)
+		conds := e.get(t, "a").Conditions
+		requireCondition(t, conds, conditions.Reconciling, store.ConditionTrue, reasonProgressing, 0)
+		requireCondition(t, conds, conditions.Ready, store.ConditionFalse, "Waiting", 1)
+		require.NoError(t, stop())
+	})
+}

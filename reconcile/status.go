@@ -61,16 +61,14 @@ func StoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) Cond
 type storeConditions[S, T any] struct {
 	c  *cache.Cache[S, T]
 	st *store.Store[S, T]
-	// mr reads the marks c keeps of its objects (internal/objmarks),
-	// which it asks c to keep; nil for a nil c.
-	mr objmarks.Reader
+	mk *cacheMarks[S, T] // never nil
 }
 
 func newStoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) storeConditions[S, T] {
-	s := storeConditions[S, T]{c: c, st: st}
+	s := storeConditions[S, T]{c: c, st: st, mk: &cacheMarks[S, T]{c: c, st: st}}
 	if c != nil {
-		if s.mr, _ = storeaccess.Of(c).(objmarks.Reader); s.mr != nil {
-			s.mr.KeepMarks()
+		if s.mk.mr, _ = storeaccess.Of(c).(objmarks.Reader); s.mk.mr != nil {
+			s.mk.mr.KeepMarks()
 		}
 	}
 	return s

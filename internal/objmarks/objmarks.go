@@ -1,11 +1,14 @@
 // Package objmarks is what a reconcile Loop reads of an object before each
 // reconcile: whether it is paused or observe-only, and where its Loop
 // conditions stand. store/cache works the marks out once, when it stores an
-// object, and keeps those that are not Quiet, by name: most objects, once
-// reconciled, are quiet, so that the Loop's check before every reconcile
-// reads a counter, or a small map, instead of the object's metadata and
-// conditions, scattered over the heap (BenchmarkLoopNoopResync100k, 100k
-// objects).
+// object, and keeps those that are not Quiet, by name: most objects are
+// quiet (not paused, not observe-only, no Reconciling=True), so that the
+// Loop's check before every reconcile reads a counter, or a small map,
+// instead of the object's metadata and conditions, scattered over the heap
+// (BenchmarkLoopNoopResync100k, 100k objects). With the marks it hands the
+// Loop the object it holds (one read of the Cache's map, which the
+// reconciler's own read then finds warm), from which the Loop works out,
+// after a reconcile that failed, whether the object was new (Fresh).
 //
 // The Cache offers them to the project's packages alone, as a Reader
 // through internal/storeaccess. Package reconcile documents what each mark
@@ -64,13 +67,20 @@ func Of(meta *store.Meta, conds []store.Condition) Marks {
 
 // Quiet reports whether m asks nothing of a Loop before a reconcile: the
 // object is not paused and does not show Paused=True, is not observe-only,
-// has no Reconciling=True, and was observed before (it has a Reconciling
-// condition, an ObservedGeneration, or its deletion is requested), so the
-// Loop does not set Reconciling=True on it. Once reconciled, most objects
-// are quiet.
+// and has no Reconciling=True. Most objects are quiet, new ones included:
+// whether an object is new (Fresh) matters only after a reconcile that
+// failed, and the Loop works it out then from the object it held (see
+// Reader.Marks).
 func (m Marks) Quiet() bool {
-	return !m.Paused && !m.PauseShown && !m.ObserveOnly && !m.Reconciling &&
-		(m.HasReconciling || m.Observed || m.Deleting)
+	return !m.Paused && !m.PauseShown && !m.ObserveOnly && !m.Reconciling
+}
+
+// Fresh reports whether m's object was never observed: it has no
+// Reconciling condition, no condition with an ObservedGeneration, and its
+// deletion is not requested. The Loop sets Reconciling=True on such an
+// object after a reconcile that did not succeed.
+func (m Marks) Fresh() bool {
+	return !m.HasReconciling && !m.Observed && !m.Deleting
 }
 
 // Reader is what a store/cache.Cache carries for internal/storeaccess.Of.
@@ -80,6 +90,9 @@ type Reader interface {
 	KeepMarks()
 	// Marks returns the marks of the object held under name and true when
 	// they are not quiet; zero and false when they are quiet, when no
-	// object is held under name, and before KeepMarks.
-	Marks(name string) (m Marks, loud bool)
+	// object is held under name, and before KeepMarks. held is that
+	// object (a *store.Object of the Cache's types), nil when there is
+	// none: objects are shared and never modified, so its marks (Of) are
+	// those it had when Marks read it, whatever the Cache holds later.
+	Marks(name string) (m Marks, loud bool, held any)
 }

@@ -55,15 +55,25 @@ func TestOfReadsEachMark(t *testing.T) {
 	}
 }
 
-// Quiet marks ask nothing of a Loop: any mark it acts on, or an object no
-// condition has observed yet (the Loop sets Reconciling=True on it), is
-// loud.
+// Quiet marks ask nothing of a Loop before a reconcile: a new object's
+// included, whose freshness matters only after a reconcile that failed.
 func TestQuietMarksAskNothingOfALoop(t *testing.T) {
-	for _, m := range []Marks{{HasReconciling: true}, {Observed: true}, {Deleting: true}, {HasReconciling: true, Observed: true}} {
+	for _, m := range []Marks{{}, {HasReconciling: true}, {Observed: true}, {Deleting: true}, {HasReconciling: true, Observed: true}} {
 		require.True(t, m.Quiet(), "%+v", m)
 	}
-	for _, m := range []Marks{{}, {Paused: true, Observed: true}, {PauseShown: true, Observed: true}, {ObserveOnly: true, Observed: true},
+	for _, m := range []Marks{{Paused: true}, {Paused: true, Observed: true}, {PauseShown: true, Observed: true}, {ObserveOnly: true, Observed: true},
 		{Reconciling: true, HasReconciling: true}} {
 		require.False(t, m.Quiet(), "%+v", m)
+	}
+}
+
+// A fresh object was never observed: no Reconciling condition, no
+// ObservedGeneration, no deletion requested.
+func TestFreshMarksAreThoseOfANewObject(t *testing.T) {
+	for _, m := range []Marks{{}, {Paused: true}, {ObserveOnly: true, PauseShown: true}} {
+		require.True(t, m.Fresh(), "%+v", m)
+	}
+	for _, m := range []Marks{{HasReconciling: true}, {Observed: true}, {Deleting: true}, {Reconciling: true, HasReconciling: true}} {
+		require.False(t, m.Fresh(), "%+v", m)
 	}
 }

@@ -145,11 +145,13 @@ type hooks = storeaccess.Hooks
 // returns it).
 //
 // The Cache works an object's marks out when it stores the object and
-// keeps only the loud ones, by name: once reconciled, most objects are
-// quiet, so that the Loop's check before each reconcile usually reads one
-// counter, and otherwise a map of the few loud objects, instead of each
-// object's metadata and conditions, which at 100k objects are cache misses
-// (BenchmarkLoopNoopResync100k). A Cache no Loop reads keeps none.
+// keeps only the loud ones, by name: most objects are quiet (not paused,
+// not observe-only, no Reconciling=True), so that the Loop's check before
+// each reconcile reads the object's entry in c.items, which the
+// reconciler's own read then finds warm, and otherwise a map of the few
+// loud objects, instead of each object's metadata and conditions, which
+// at 100k objects are cache misses (BenchmarkLoopNoopResync100k). A Cache
+// no Loop reads keeps none.
 type internalView[S, T any] Cache[S, T]
 
 // KeepMarks makes the Cache keep the marks of what it holds from now on,
@@ -169,22 +171,27 @@ func (v *internalView[S, T]) KeepMarks() {
 
 // Marks returns the marks of the object held under name and true when
 // they are loud; zero and false when they are quiet, when the Cache holds
-// no such object, and before KeepMarks.
-func (v *internalView[S, T]) Marks(name string) (objmarks.Marks, bool) {
+// no such object, and before KeepMarks. held is the object (a
+// *store.Object[S, T]), or nil; a nil *store.Object is never returned as
+// a non-nil held.
+func (v *internalView[S, T]) Marks(name string) (m objmarks.Marks, loud bool, held any) {
 	c := (*Cache[S, T])(v)
-	if c.nloud.Load() == 0 {
-		return objmarks.Marks{}, false
-	}
 	c.mu.RLock()
-	m, ok := c.loud[name]
+	obj := c.items[name]
+	if c.nloud.Load() != 0 {
+		m, loud = c.loud[name]
+	}
 	c.mu.RUnlock()
-	return m, ok
+	if obj == nil {
+		return m, loud, nil
+	}
+	return m, loud, obj
 }
 
 // markLocked keeps the marks of obj, now held under name (nil: none is),
 // once KeepMarks was called. A map that shrank to a quarter of its peak
-// (a first pass that made every new object quiet) is made anew, so that
-// lookups in it stay in a few cache lines.
+// (a rollout whose Reconciling=True were all turned off) is made anew, so
+// that lookups in it stay in a few cache lines.
 func (c *Cache[S, T]) markLocked(name string, obj *store.Object[S, T]) {
 	if c.loud == nil {
 		return

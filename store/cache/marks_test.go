@@ -26,7 +26,8 @@ func marksOf(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus]) objmarks.Read
 
 // requireMarks checks that the marks c offers for each name are those of
 // the object Get returns when they are loud, and that it offers none for
-// an object whose marks are quiet or a name it does not hold.
+// an object whose marks are quiet or a name it does not hold, and that
+// they come with the object Get returns.
 func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
 	t.Helper()
 	r := marksOf(t, c)
@@ -36,8 +37,13 @@ func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ..
 		if held {
 			want = objmarks.Of(&obj.Meta, obj.Conditions)
 		}
-		m, loud := r.Marks(name)
+		m, loud, h := r.Marks(name)
 		require.Equal(t, held && !want.Quiet(), loud, "marks of %s (held: %v) are loud", name, held)
+		if held {
+			require.Same(t, obj, h, "the object held under %s comes with its marks", name)
+		} else {
+			require.Nil(t, h, "no object is held under %s", name)
+		}
 		if loud {
 			require.Equal(t, want, m, "marks of %s", name)
 		} else {
@@ -76,13 +82,16 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		require.NoError(t, c.WaitForSync(ctx))
 		r, ok := storeaccess.Of(c).(objmarks.Reader)
 		require.True(t, ok, "a Cache offers its objects' marks")
-		_, loud := r.Marks("paused")
+		_, loud, _ := r.Marks("paused")
 		require.False(t, loud, "a Cache no Loop asked keeps no marks")
 		requireMarks(t, c, names...)
-		m, loud := r.Marks("paused")
+		m, loud, _ := r.Marks("paused")
 		require.True(t, loud && m.Paused, "the paused object's marks say so")
-		_, loud = r.Marks("cond")
+		_, loud, _ = r.Marks("cond")
 		require.False(t, loud, "an object with Reconciling=False is quiet")
+		_, loud, held := r.Marks("plain")
+		require.False(t, loud, "a new object asks nothing of a Loop before a reconcile: quiet")
+		require.True(t, objmarks.Of(&held.(*cobj).Meta, held.(*cobj).Conditions).Fresh(), "the new object held is fresh")
 
 		// Updates, a deletion.
 		obj, _ := st.Get(ctx, "paused")
@@ -101,11 +110,11 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, c.WaitFor(ctx, rev))
 		requireMarks(t, c, names...)
-		m, _ = r.Marks("plain")
+		m, _, _ = r.Marks("plain")
 		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
-		m, _ = r.Marks("cond")
+		m, _, _ = r.Marks("cond")
 		require.Equal(t, objmarks.Marks{Reconciling: true, HasReconciling: true}, m)
-		_, loud = r.Marks("gone")
+		_, loud, _ = r.Marks("gone")
 		require.False(t, loud, "a deleted object has no marks")
 
 		// Values that do not decode: cond keeps its last valid object.
@@ -118,7 +127,7 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		rev = raw("Widget/bad", `{"metadata":{"kind":"Widget","name":"cond","uid":"forged","annotations":{"steady.dev/paused":"true"}}}`)
 		require.NoError(t, c.WaitFor(ctx, rev))
 		requireMarks(t, c, names...)
-		m, _ = r.Marks("cond")
+		m, _, _ = r.Marks("cond")
 		require.True(t, m.Reconciling, "the last valid object's marks stay")
 
 		// A relist that finds paused changed, plain gone and cond recreated.
@@ -138,11 +147,12 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		}
 		require.Equal(t, 4, c.ApplyListing(l), "paused changed, plain deleted, cond deleted and added")
 		requireMarks(t, c, names...)
-		m, _ = r.Marks("paused")
+		m, _, _ = r.Marks("paused")
 		require.Equal(t, objmarks.Marks{Paused: true}, m)
-		m, loud = r.Marks("cond")
-		require.True(t, loud, "the recreated object, not yet observed, is loud")
+		m, loud, held = r.Marks("cond")
+		require.False(t, loud, "the recreated object, not yet observed, is quiet")
 		require.Equal(t, objmarks.Marks{}, m)
+		require.Equal(t, "recreated", held.(*cobj).Meta.UID, "the recreated object is held")
 	})
 }
 
@@ -163,7 +173,7 @@ func TestCacheMarksAreThoseOfTheTransformedObject(t *testing.T) {
 		defer stop()
 		require.NoError(t, c.WaitForSync(ctx))
 		requireMarks(t, c, "a")
-		m, _ := r.Marks("a")
+		m, _, _ := r.Marks("a")
 		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
 	})
 }

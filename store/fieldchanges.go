@@ -216,6 +216,14 @@ func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths 
 	return nil, paths
 }
 
+// StatusEqual reports whether the statuses a and b are reflect.DeepEqual,
+// by the Store's equality of T, built once (see equal.go). It is
+// reconcile's (the section check of FromStore's change judge, on every
+// event), reached through internal/storeaccess.
+func (v *internalView[S, T]) StatusEqual(a, b *T) bool {
+	return (*Store[S, T])(v).sideEquals().status(unsafe.Pointer(a), unsafe.Pointer(b))
+}
+
 // join is append(a, b...), but b itself when a is empty: every slice
 // FieldChanges joins is new and its own, so no one else sees the appends.
 func join(a, b []diff.Path) []diff.Path {

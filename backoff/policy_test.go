@@ -205,3 +205,26 @@ func FuzzDelay(f *testing.F) {
 		}
 	})
 }
+
+// DefaultPolicy's doc, with its jitter: attempts 0 to 13 can wait less than
+// the cap (13 at most 1.2·81.92s), from attempt 14 on every delay is exactly
+// 2 minutes whatever Rand draws, and attempts 0 to 13 add up to about 2.7
+// minutes.
+func TestDefaultPolicyIsExactlyTheCapFromAttemptFourteenWithJitter(t *testing.T) {
+	var sum time.Duration
+	for attempt := 0; attempt <= 13; attempt++ {
+		lo, hi := backoff.DefaultPolicy(), backoff.DefaultPolicy()
+		lo.Rand, hi.Rand = fixed(0), fixed(math.Nextafter(1, 0))
+		require.Less(t, hi.Delay(attempt), 2*time.Minute, "attempt %d", attempt)
+		require.Less(t, lo.Delay(attempt), hi.Delay(attempt), "attempt %d is spread", attempt)
+		sum += noJitter().Delay(attempt)
+	}
+	require.InDelta(t, 2.7, sum.Minutes(), 0.05, "time to reach attempt 14")
+	for _, attempt := range []int{14, 15, 30, math.MaxInt} {
+		for _, u := range []float64{0, 0.5, math.Nextafter(1, 0)} {
+			p := backoff.DefaultPolicy()
+			p.Rand = fixed(u)
+			require.Equal(t, 2*time.Minute, p.Delay(attempt), "attempt %d, u %v", attempt, u)
+		}
+	}
+}

@@ -310,7 +310,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if failed := m.failure(); failed != nil {
 				return failed
 			}
-			return syncwait.NotSynced(reconcile.ErrNotSynced, what, time.Since(start), syncwait.LastError(c))
+			return syncwait.NotSynced(reconcile.ErrNotSynced, what, time.Since(start), syncwait.Why(failCtx, err, syncwait.LastError(c)))
 		}
 	}
 

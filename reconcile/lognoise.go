@@ -129,7 +129,10 @@ func (l *Loop[K]) summarize(ctx context.Context) {
 		failing++
 		r := "other"
 		if _, ok := reasons[r]; len(reasons) < maxReasons || ok {
-			r = strings.ReplaceAll(errString(s.lastErr), fmt.Sprint(k), "<key>")
+			r = errString(s.lastErr)
+			if ks := fmt.Sprint(k); ks != "" { // "" would be replaced between every two bytes
+				r = strings.ReplaceAll(r, ks, "<key>")
+			}
 			if _, ok := reasons[r]; !ok && len(reasons) >= maxReasons {
 				r = "other"
 			}

@@ -351,8 +351,13 @@ func (l *Loop[K]) waitSynced(ctx context.Context) error {
 			l.userPanic("syncer.WaitForSync", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
 			return fmt.Errorf("reconcile: %s: WaitForSync %w", what, p)
 		}
+		if err != nil && ctx.Err() == nil {
+			// The source will never sync (a Cache whose Run returned):
+			// waiting for ctx would only hide why.
+			return fmt.Errorf("reconcile: %s: WaitForSync: %w", what, err)
+		}
 		if err != nil {
-			return notSynced(what, l.clk.Now().Sub(start), syncwait.LastError(s))
+			return notSynced(what, l.clk.Now().Sub(start), syncwait.Why(ctx, err, syncwait.LastError(s)))
 		}
 	}
 	return nil

@@ -98,12 +98,20 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
+// maxWorkers bounds WithWorkers: each worker is a goroutine and a slot made
+// when a term starts, so math.MaxInt ("unbounded") would panic in Run.
+const maxWorkers = 1 << 16
+
 // WithWorkers sets how many keys are reconciled at once (default 1). n must
-// be at least 1. One key is never reconciled by two workers at once.
+// be at least 1 and at most 65,536. One key is never reconciled by two
+// workers at once.
 func WithWorkers(n int) Option {
 	return optionFunc(func(c *config) error {
-		if n < 1 {
+		switch {
+		case n < 1:
 			return invalid("workers must be at least 1, got %d", n)
+		case n > maxWorkers:
+			return invalid("workers must be at most %d, got %d", maxWorkers, n)
 		}
 		c.workers = n
 		return nil

@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -201,10 +202,16 @@ func (l *Loop[K]) holdLeft(key K) time.Duration {
 	return d
 }
 
-// jittered returns d spread uniformly by ±j.
+// jittered returns d spread uniformly by ±j, at most the longest Duration:
+// a period near math.MaxInt64 (a user's "never") spread upward would
+// otherwise convert to a negative wait, that is, at once.
 func jittered(d time.Duration, j float64) time.Duration {
 	if j <= 0 {
 		return d
 	}
-	return time.Duration(float64(d) * (1 + j*(2*rand.Float64()-1)))
+	f := float64(d) * (1 + j*(2*rand.Float64()-1))
+	if f >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, one past the largest
+		return math.MaxInt64
+	}
+	return time.Duration(f)
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"reflect"
@@ -127,7 +128,8 @@ type storeSource[S, T any] struct {
 // any other Sink, a cache source delivers every change as a hint.
 //
 // Run the cache itself separately (cache.Cache.Run, or Manager.AddCache).
-// A nil c or st makes the source's Run fail.
+// A nil c or st makes the source's Run fail; a c over other objects than
+// st's (another kind, key prefix or backend) makes New fail.
 func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
 	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
 	s := newCacheSource(c, nil, opts) // its key is the object's name
@@ -224,12 +226,45 @@ func (s storeSource[S, T]) reconciledKind() string {
 	return s.cacheSource.st.Kind()
 }
 
-// checkOwnerKinds rejects a FromOwned source among srcs whose owner kind is
+// mismatch says how FromStore's cache and store hold different objects
+// (another kind, key prefix or backend), or "" when they hold the same or
+// it cannot tell (a nil one, which fails Run, or a cache over another
+// ListWatcher than a Store, known only by its Kind).
+func (s storeSource[S, T]) mismatch() string {
+	c, st := s.cacheSource.c, s.cacheSource.st
+	if c == nil || st == nil {
+		return ""
+	}
+	cst, ok := c.Source().(*store.Store[S, T])
+	if !ok || cst == nil {
+		if k := c.Kind(); k != "" && k != st.Kind() {
+			return fmt.Sprintf("a cache of kind %q and a store of kind %q", k, st.Kind())
+		}
+		return ""
+	}
+	switch {
+	case cst.Kind() != st.Kind():
+		return fmt.Sprintf("a cache of kind %q and a store of kind %q", cst.Kind(), st.Kind())
+	case cst.Prefix() != st.Prefix():
+		return fmt.Sprintf("a cache of keys %q and a store of keys %q", cst.Prefix(), st.Prefix())
+	case backendID(cst.Backend()) != backendID(st.Backend()):
+		return fmt.Sprintf("a cache and a store of kind %q over two backends", st.Kind())
+	}
+	return ""
+}
+
+// checkOwnerKinds rejects a FromStore source among srcs whose cache and
+// store hold different objects, and a FromOwned source whose owner kind is
 // empty, or differs from the kind of every FromStore source among srcs when
 // there is one (see FromOwned).
 func checkOwnerKinds[K comparable](srcs []Source[K]) error {
 	var kinds []string
 	for _, s := range srcs {
+		if m, ok := s.(interface{ mismatch() string }); ok {
+			if why := m.mismatch(); why != "" {
+				return invalid("FromStore over %s: the Loop would reconcile names its store does not hold", why)
+			}
+		}
 		if r, ok := s.(interface{ reconciledKind() string }); ok && r.reconciledKind() != "" {
 			kinds = append(kinds, r.reconciledKind())
 		}

@@ -75,6 +75,17 @@ func Wait(ctx context.Context, clk clock.Clock, wait func(context.Context) error
 	}
 }
 
+// Why returns what an error for a wait that ended with wait's error err
+// should name: err itself when it says more than ctx's error does (a Cache
+// whose Run has not been called says so), else lastErr, the cache's last
+// list or watch error.
+func Why(ctx context.Context, err, lastErr error) error {
+	if err != nil && err != ctx.Err() {
+		return err
+	}
+	return lastErr
+}
+
 // NotSynced is the error, wrapping notSynced, for a wait for what that
 // ended with ctx after waited; it names lastErr, the cache's last list or
 // watch error, if any.

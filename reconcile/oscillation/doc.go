@@ -7,7 +7,9 @@
 // The Loop keeps one Detector per object it writes, feeds it the writes its
 // cache source sees (judged by field ownership from the point of view of the
 // Loop's field manager), and turns each Report into a Stalled condition with
-// reason Oscillating, an Error log and a metric. Users meet this package in
+// reason Oscillating, an Error log and a metric, except a Throttled one (the
+// status budget spent), which holds the key all the same but is a Warn log
+// and a metric, never Stalled. Users meet this package in
 // the Loop's option (reconcile.WithOscillation takes a Config), in
 // Loop.Inspect (a *Report) and in the metrics.Loop hook (a Kind).
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -126,6 +127,9 @@ type Cache[S, T any] struct {
 	prune    refilterState         // see Prune
 	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
 	synced   chan struct{}
+	stopped  chan struct{} // closed when a Run that ran returns
+	// warnedIdle: WaitForSync logged that Run has not been called.
+	warnedIdle atomic.Bool
 
 	// hooks carries the Cache's internalView for internal/storeaccess.Of.
 	hooks
@@ -230,6 +234,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		quarantine: make(map[string]*store.DecodeError),
 		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
 		synced:     make(chan struct{}),
+		stopped:    make(chan struct{}),
 		transform:  transform,
 	}
 	if cfg.report != nil {
@@ -341,15 +346,45 @@ func (c *Cache[S, T]) HasSynced() bool {
 }
 
 // WaitForSync blocks until the first listing has been applied and handed to
-// the handlers added before it (then it returns nil) or ctx ends (then it
-// returns ctx's error).
+// the handlers added before it (then it returns nil), Run returned without
+// syncing (an error wrapping ErrNotRunning, at once), or ctx ends (an error
+// wrapping ctx's error that says why the Cache has not synced: its last
+// list or watch error, or, wrapping ErrNotRunning too, that Run has not been
+// called, which the first such call also logs at Warn). It returns New's error at once for a
+// Cache given bad arguments.
 func (c *Cache[S, T]) WaitForSync(ctx context.Context) error {
+	if c.initErr != nil {
+		return c.initErr
+	}
 	select {
 	case <-c.synced:
 		return nil
+	case <-c.stopped:
+		if c.HasSynced() {
+			return nil
+		}
+		return fmt.Errorf("cache %q: %w: Run returned before the first listing", c.Kind(), ErrNotRunning)
 	case <-ctx.Done():
-		return ctx.Err()
+		return c.notSynced(ctx)
 	}
+}
+
+// notSynced is WaitForSync's error for a ctx that ended first. A Cache
+// nobody runs (client-go's forgotten informer Start) would otherwise fail
+// with a bare "context deadline exceeded", so it says so, loudly.
+func (c *Cache[S, T]) notSynced(ctx context.Context) error {
+	if !c.running.Load() {
+		err := fmt.Errorf("cache %q: %w before the first listing: %w: Run has not been called", c.Kind(), ctx.Err(), ErrNotRunning)
+		if !c.warnedIdle.Swap(true) { // once: a probe polling with a short deadline must not flood the log
+			c.cfg.panicLog.LogAttrs(ctx, slog.LevelWarn, "cache: WaitForSync gave up on a Cache whose Run has not been called",
+				slog.String("kind", c.Kind()), slog.Any("error", err))
+		}
+		return err
+	}
+	if last := c.LastError(); last != nil {
+		return fmt.Errorf("cache %q: %w before the first listing; last list or watch error: %w", c.Kind(), ctx.Err(), last)
+	}
+	return fmt.Errorf("cache %q: %w before the first listing", c.Kind(), ctx.Err())
 }
 
 // WaitFor blocks until the Cache reflects at least revision, for

@@ -29,6 +29,7 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
+	defer close(c.stopped)
 	defer c.refilter.stop()
 	defer c.prune.stop()
 	var timer clock.Timer

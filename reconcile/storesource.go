@@ -71,8 +71,12 @@ type cacheSource[S, T any] struct {
 	st      *store.Store[S, T]                     // primary (FromStore) only
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
 	changes changeFunc[S, T]
-	sorted  bool
-	pred    predicates[S, T] // see WithPredicate
+	// statusEqual is reflect.DeepEqual of two statuses, or the primary's
+	// Store's equality of T (the same verdicts, without walking the type
+	// on every event); nil for reflect.DeepEqual.
+	statusEqual func(a, b *T) bool
+	sorted      bool
+	pred        predicates[S, T] // see WithPredicate
 	// backend is the backend the cache follows (backendID), nil when
 	// unknown: its revisions are the only ones the source compares.
 	backend any
@@ -130,8 +134,17 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
+	if eq, ok := storeaccess.Of(st).(statusEqualer[T]); ok {
+		s.statusEqual = eq.StatusEqual
+	}
 	s.names = map[string]struct{}{}
 	return storeSource[S, T]{cacheSource: s, storeConditions: newStoreConditions(c, st)}
+}
+
+// statusEqualer is the Store's StatusEqual, which it offers the project's
+// packages only (internal/storeaccess).
+type statusEqualer[T any] interface {
+	StatusEqual(a, b *T) bool
 }
 
 // storeChanges is st.FieldChanges, or nil (the default) for a nil st.
@@ -535,7 +548,7 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 	writer := new.Meta.LastWrite.Manager
 	judgeAs, loopSelf := judgedAs(loop, s.backend, writer, new.Meta.Revision)
 	var buf [8]diff.Path
-	sections := sectionDiff(buf[:0], old, new)
+	sections := sectionDiff(buf[:0], old, new, s.statusEqual)
 	if len(sections) == 0 {
 		// Bookkeeping only: an own write (not a hint) when ours.
 		return writer != judgeAs
@@ -677,7 +690,7 @@ func readyGeneration(conds []store.Condition) int64 {
 // writer, so a merged change of another actor can be missed until resync.
 // FromStore judges field by field from the object's managed fields instead.
 func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path) {
-	changed := sectionDiff(nil, old, new)
+	changed := sectionDiff(nil, old, new, nil)
 	if new.Meta.LastWrite.Manager == manager {
 		return changed, nil
 	}
@@ -691,8 +704,8 @@ var (
 
 // sectionDiff appends to out the sections that differ between old and new.
 // The paths it appends share their backing arrays: callers must not modify
-// them.
-func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff.Path {
+// them. statusEqual, when not nil, is reflect.DeepEqual of two statuses.
+func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T], statusEqual func(a, b *T) bool) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
 	if !mapsEqual(om.Labels, nm.Labels) {
 		out = append(out, objpath.Labels)
@@ -712,7 +725,10 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff
 	if om.Generation != nm.Generation {
 		out = append(out, objpath.Spec)
 	}
-	if !reflect.DeepEqual(&old.Status, &new.Status) { // pointers: boxing them costs no allocation
+	if statusEqual == nil {
+		statusEqual = deepEqual[T]
+	}
+	if !statusEqual(&old.Status, &new.Status) {
 		out = append(out, objpath.Status)
 	}
 	for _, c := range new.Conditions {
@@ -726,6 +742,11 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T]) []diff
 		}
 	}
 	return out
+}
+
+// deepEqual is reflect.DeepEqual of two values of type T.
+func deepEqual[T any](a, b *T) bool {
+	return reflect.DeepEqual(a, b) // pointers: boxing them costs no allocation
 }
 
 // typedConditionPath is conditionPath, without building the two

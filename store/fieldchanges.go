@@ -62,7 +62,10 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // (Generation, LastWrite, Managed, Revision) is not a change.
 //
 // If the ownership of a side of the object cannot be read, every change on
-// that side counts as foreign, which errs towards acting on the change.
+// that side counts as foreign, which errs towards acting on the change. (The
+// ownership before the change is read only when the ownership after it
+// leaves a path not manager's, see below; for objects as read from the
+// store, whose sides always decode, that changes no answer.)
 //
 // Cost: the differences are found on the typed values, and only for a side
 // (spec or status) that is not plainly equal (reflect.DeepEqual, which is
@@ -70,7 +73,10 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its
 // changes are foreign without a decode (the usual case for a controller
-// judging a user's spec write). The Store remembers the decoded ownership
+// judging a user's spec write). The ownership before the change is decoded
+// only when the ownership after it leaves a changed path not manager's
+// (ownership.Attribute consults it for nothing else): a controller judging
+// its own status write decodes the new object's record alone. The Store remembers the decoded ownership
 // of the last few objects it was given, by address and revision, so that
 // the new object of one event, which is the old object of the next, is
 // decoded once: old and new must be as read from the store and never
@@ -106,16 +112,37 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 			foreign = join(foreign, side.changed) // Attribute needs an entry of manager's to own a path
 			continue
 		}
-		before, errOld := s.sideManaged(old, side.name)
-		after, errNew := s.sideManaged(new, side.name)
-		if errOld != nil || errNew != nil {
+		o, f, ok := s.attribute(old, new, side.name, manager, side.changed)
+		if !ok {
 			foreign = join(foreign, side.changed)
 			continue
 		}
-		o, f := ownership.Attribute(manager, side.changed, before, after)
 		owned, foreign = join(owned, o), join(foreign, f)
 	}
 	return owned, foreign
+}
+
+// attribute is ownership.Attribute of the changes of one side from old to
+// new, with old's ownership decoded only when it can decide a path. Attribute
+// reads the ownership before a change only for a path nobody owns after it,
+// and can then only make the path manager's: judged from new's record alone
+// (before nil), a change whose every path is manager's (the Loop's own
+// status write, every event) is judged, so old's record is not decoded. ok is
+// false when a record needed cannot be read.
+func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, changed []diff.Path) (owned, foreign []diff.Path, ok bool) {
+	after, err := s.sideManaged(new, side)
+	if err != nil {
+		return nil, nil, false
+	}
+	if owned, foreign = ownership.Attribute(manager, changed, nil, after); len(foreign) == 0 {
+		return owned, nil, true
+	}
+	before, err := s.sideManaged(old, side)
+	if err != nil {
+		return nil, nil, false
+	}
+	owned, foreign = ownership.Attribute(manager, changed, before, after)
+	return owned, foreign, true
 }
 
 // ChangedBy splits paths, changed fields of an object in the path space of
@@ -187,6 +214,14 @@ func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths 
 		return paths, nil
 	}
 	return nil, paths
+}
+
+// StatusEqual reports whether the statuses a and b are reflect.DeepEqual,
+// by the Store's equality of T, built once (see equal.go). It is
+// reconcile's (the section check of FromStore's change judge, on every
+// event), reached through internal/storeaccess.
+func (v *internalView[S, T]) StatusEqual(a, b *T) bool {
+	return (*Store[S, T])(v).sideEquals().status(unsafe.Pointer(a), unsafe.Pointer(b))
 }
 
 // join is append(a, b...), but b itself when a is empty: every slice

@@ -53,8 +53,9 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 
 // FieldChanges gives the verdicts of the full judgement (every side's
 // ownership decoded) on random histories of writes by several managers, for
-// every manager, whether or not it has fields on the changed side. A
-// quarter of the objects under -race (see race.Sweep).
+// every manager, whether or not it has fields on the changed side, and
+// whether the new record alone decides (the old one is then not decoded)
+// or not. A quarter of the objects under -race (see race.Sweep).
 func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	ctx := context.Background()
 	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
@@ -62,6 +63,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	managers := []string{"user", "ctrl", "scaler", "nobody"}
 	rng := rand.New(rand.NewPCG(17, 1))
 	checked, shortcut := 0, 0
+	newOnly, bothDecoded := 0, 0 // judgements of a side from new's record alone, and from both
 	for obj := range race.Sweep(20, 4) {
 		name := fmt.Sprintf("k%d", obj)
 		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
@@ -118,10 +120,25 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			prev = new
 			for _, m := range managers {
 				wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
-				for range 2 { // the second time from the memo of decoded ownership
+				fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
+				if fresh {
+					st.memo = &managedMemo{}
+				}
+				for i := range 2 { // the second time from the memo of decoded ownership
 					gotOwned, gotForeign := st.FieldChanges(old, new, m)
 					require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, name)
 					require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, name)
+					for _, side := range []string{specSide, statusSide} {
+						_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
+						_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
+						switch {
+						case !fresh || i > 0 || !newDecoded:
+						case oldDecoded:
+							bothDecoded++
+						default:
+							newOnly++
+						}
+					}
 				}
 				checked++
 				if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
@@ -133,6 +150,8 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	}
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
+	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
+	require.Greater(t, bothDecoded, 10, "and from both records")
 }
 
 func cloneMap[V any](m map[string]V) map[string]V {
@@ -183,5 +202,44 @@ func TestFieldChangesJudgesACopyAtTheSameRevisionAfresh(t *testing.T) {
 			require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, %s", m)
 			require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, %s", m)
 		}
+	}
+}
+
+// The ownership before a change decides only the paths nobody owns after
+// it (ownership.Attribute): a change whose every path the judged manager
+// owns after it is judged from the new object's record alone, the old
+// one's is not decoded (the Loop's own status write, every event). A
+// change that leaves a path not the manager's still decodes both.
+func TestFieldChangesDecodesTheOldRecordOnlyWhenTheNewLeavesAPathUndecided(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
+	require.NoError(t, err)
+	_, err = st.As("user").ApplyStatus(ctx, "a", map[string]any{"ready": 1}, nil, WithForce())
+	require.NoError(t, err)
+	for i, c := range []struct {
+		writer, judged string
+		oldDecoded     bool
+	}{
+		{"ctrl", "ctrl", false}, // ctrl's own write of the field it owns
+		{"ctrl", "ctrl", false}, // and again
+		{"ctrl", "user", true},  // judged by another manager with fields on the side: foreign
+	} {
+		old, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		_, err = st.As(c.writer).ApplyStatus(ctx, "a", map[string]any{"message": fmt.Sprint("m", i)}, nil, WithForce())
+		require.NoError(t, err)
+		new, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		st.memo = &managedMemo{}
+		wantOwned, wantForeign := fieldChangesFull(st, old, new, c.judged)
+		gotOwned, gotForeign := st.FieldChanges(old, new, c.judged)
+		require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, case %d", i)
+		require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, case %d", i)
+		_, decoded := st.memo.get(old, old.Meta.Revision, statusSide)
+		require.Equal(t, c.oldDecoded, decoded, "old's status side decoded, case %d", i)
+		_, decoded = st.memo.get(new, new.Meta.Revision, statusSide)
+		require.True(t, decoded, "new's status side decoded, case %d", i)
 	}
 }

@@ -78,18 +78,30 @@ func TestConvergesWithoutFaults(t *testing.T) {
 func TestFailsClearlyWhenNotConvergedInTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out strings.Builder
-		start := time.Now()
-		err := run(t.Context(), []string{"-objects=10", "-duration=500ms", "-chaos=3s"}, &out)
-		require.LessOrEqual(t, time.Since(start), 500*time.Millisecond, "the deadline is kept, not overrun by a check")
-		require.ErrorContains(t, err, "not converged after 500ms: ")
-		require.Contains(t, err.Error(), "first unconverged: none at the last check, but the faults had not stopped yet",
-			"every group matched, but the 3s of faults outlast the 500ms")
-		require.NotContains(t, out.String(), "converged: all")
+		// Every group usually matches by 500ms while the 3s of faults go
+		// on; but a group a fault has just hit can still be unready at the
+		// last check (about 1 run in 40: the goroutines' order is not
+		// fixed), and then the report names it. Either report is right;
+		// the first must come within a few runs.
+		sawNone := false
+		for attempt := 0; attempt < 5 && !sawNone; attempt++ {
+			out.Reset()
+			start := time.Now()
+			err := run(t.Context(), []string{"-objects=10", "-duration=500ms", "-chaos=3s"}, &out)
+			require.LessOrEqual(t, time.Since(start), 500*time.Millisecond, "the deadline is kept, not overrun by a check")
+			require.ErrorContains(t, err, "not converged after 500ms: ")
+			require.NotContains(t, out.String(), "converged: all")
+			sawNone = strings.Contains(err.Error(), "10 of 10 groups matched at the last check; first unconverged: none at the last check, but the faults had not stopped yet")
+			if !sawNone {
+				require.Regexp(t, `first unconverged: [a-z]+-\d\d: \S`, err.Error())
+			}
+		}
+		require.True(t, sawNone, "every group matched, but the 3s of faults outlast the 500ms: in none of 5 runs")
 
 		// Too short to start the instances: the report names a group and why.
 		out.Reset()
-		start = time.Now()
-		err = run(t.Context(), []string{"-objects=10", "-duration=30ms", "-faults=off"}, &out)
+		start := time.Now()
+		err := run(t.Context(), []string{"-objects=10", "-duration=30ms", "-faults=off"}, &out)
 		require.LessOrEqual(t, time.Since(start), 30*time.Millisecond)
 		require.Regexp(t, `not converged after 30ms: \d+ of 10 groups matched at the last check; first unconverged: [a-z]+-\d\d: \S`, err.Error())
 	})

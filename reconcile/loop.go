@@ -103,9 +103,14 @@ type Loop[K comparable] struct {
 	// largest length since it was last made anew (see resync).
 	detectors     map[K]*oscillation.Detector
 	detectorsPeak int
-	stalledObjs   map[K]struct{}
-	conv          convergence[K]
-	paths         pathTable // the paths the keys' detectors keep (pathtable.go)
+	// reruns counts, per key, its passes in a row that ended with a rerun
+	// due (see paceReruns); rerunning is its size, so that a pass with none
+	// costs one atomic load while no key has a count.
+	reruns      map[K]int
+	rerunning   atomic.Int64
+	stalledObjs map[K]struct{}
+	conv        convergence[K]
+	paths       pathTable // the paths the keys' detectors keep (pathtable.go)
 }
 
 // keyState is what the Loop remembers about a key between reconciles. Keys
@@ -181,7 +186,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, err
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, detectors: map[K]*oscillation.Detector{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
+		keys: map[K]*keyState{}, detectors: map[K]*oscillation.Detector{}, reruns: map[K]int{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	l.initMetrics()
 	if err := l.initSources(src); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)

@@ -585,3 +585,52 @@ func TestMisuseEmptyKeyFailingKeepsTheSummaryReadable(t *testing.T) {
 		require.NotContains(t, summary, "<key>n<key>")
 	})
 }
+
+// A reconciler that hints its own key from inside Reconcile on every pass
+// (l.Add(key), as if it were controller-runtime's Requeue) would rerun it at
+// once forever: a hint while a key runs is one immediate rerun. The Loop
+// paces such a key: from the 20th pass in a row that ended with a rerun due,
+// each rerun waits a backoff delay, logged at Warn once per run of them,
+// and the key is back to normal after one pass that ends with none.
+func TestMisuseReconcilerThatAddsItsOwnKeyIsPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c counter
+		var logs syncBuf
+		var l *reconcile.Loop[string]
+		var stopAdding sync.Once
+		adding := make(chan struct{})
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			n := c.inc(key)
+			select {
+			case <-adding:
+			default:
+				// Bounded so that the test ends without pacing too.
+				if key == "self" && n < 10_000 {
+					l.Add(key)
+				}
+			}
+			return reconcile.Result{}, nil
+		})
+		var err error
+		l, err = reconcile.New("selfadd", r, fixedKeys("self", "ok"), reconcile.WithLogger(misuseLogger(&logs)), reconcile.WithResync(24*time.Hour, 0))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		n := c.get("self")
+		t.Logf("a key that hints itself every pass: %d runs in a minute", n)
+		require.LessOrEqual(t, n, 100, "a key that hints itself every pass ran %d times in a minute", n)
+		require.GreaterOrEqual(t, n, 20)
+		require.Equal(t, 1, c.get("ok"))
+		require.Equal(t, 1, strings.Count(logs.String(), "added again during each of its last passes"), logs.String())
+
+		stopAdding.Do(func() { close(adding) })
+		time.Sleep(5 * time.Minute) // the last paced rerun, which adds nothing
+		synctest.Wait()
+		before := c.get("self")
+		l.Add("self")
+		synctest.Wait()
+		require.Equal(t, before+1, c.get("self"), "after a pass with no rerun, a hint runs the key at once")
+		require.NoError(t, stop())
+	})
+}

@@ -201,6 +201,7 @@ func (l *Loop[K]) forgetKey(key K) {
 		l.deleteKeyLocked(key)
 	}
 	delete(l.detectors, key)
+	l.forgetRerunsLocked(key)
 	delete(l.stalledObjs, key)
 	l.nstalled.Store(int64(len(l.stalledObjs)))
 	l.conv.forget(key)

@@ -67,15 +67,19 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 			return
 		}
 		slot.set(key)
+		ran := true
 		switch {
 		case l.heldBack(t, key), l.waitsForStored(t, key):
+			ran = false
 		case l.cfg.sharder != nil:
 			l.processSharded(t, ctx, rec, key, -1)
 		default:
 			l.process(t, ctx, rec, key, -1)
 		}
 		slot.clear()
-		t.q.Done(key)
+		if rerun := t.q.Done(key); ran {
+			l.paceReruns(key, rerun)
+		}
 	}
 }
 
@@ -93,8 +97,10 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		}
 		slot.set(key)
 		end := time.Duration(-1)
+		ran := true
 		switch {
 		case l.heldBack(t, key), l.waitsForStored(t, key):
+			ran = false
 		case l.cfg.sharder != nil:
 			end = l.processSharded(t, ctx, rec, key, start)
 		default:
@@ -104,7 +110,9 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		if end < 0 {
 			end = t.q.Stamp()
 		}
-		t.q.DoneStamped(key, end)
+		if rerun := t.q.DoneStamped(key, end); ran {
+			l.paceReruns(key, rerun)
+		}
 		free = end
 	}
 }

@@ -337,31 +337,31 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 
 // Done tells the queue that the caller has finished processing key. If key
 // was added while it was processing, it is queued again now, at the highest
-// priority it was added with. Done of a key that is not processing (never
-// handed out, or already done) does nothing.
+// priority it was added with, and Done reports true. Done of a key that is
+// not processing (never handed out, or already done) does nothing.
 //
 // Done works after ShutDown too: reruns recorded before ShutDown are queued,
 // and ShutDownWithDrain returns once every handed-out key is done.
-func (q *Queue[K]) Done(key K) { q.done(key, -1) }
+func (q *Queue[K]) Done(key K) (rerun bool) { return q.done(key, -1) }
 
 // DoneStamped is Done with at, a Stamp the caller took when its work on key
 // ended, as the end of key's WorkDuration and the ready time of a rerun it
 // queues: the queue reads no clock. A negative at is read from the clock.
-func (q *Queue[K]) DoneStamped(key K, at time.Duration) { q.done(key, int64(at)) }
+func (q *Queue[K]) DoneStamped(key K, at time.Duration) (rerun bool) { return q.done(key, int64(at)) }
 
-func (q *Queue[K]) done(key K, at int64) {
+func (q *Queue[K]) done(key K, at int64) bool {
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	n, slot := q.keys.lookup(key, h)
 	if n == none {
 		q.mu.Unlock()
-		return
+		return false
 	}
 	nd := q.keys.at(n)
 	s := nd.state
 	if s&processing == 0 {
 		q.mu.Unlock()
-		return
+		return false
 	}
 	nd.state = s &^ (processing | dirty)
 	q.inFlight--
@@ -389,6 +389,7 @@ func (q *Queue[K]) done(key K, at int64) {
 	if m != nil {
 		m.hooks.WorkDuration(work) // out of the lock: an observation needs no order
 	}
+	return s&dirty != 0
 }
 
 // Len returns the number of keys ready to be handed out, at both

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"github.com/steady-go/steady/internal/kvwatch"
-	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
 	"context"
@@ -77,29 +75,6 @@ func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision in
 	}
 	d := s.decoder(false, keep)
 	return in, d, nil
-}
-
-// WatchDirect is WatchUndecoded for a Backend that offers its watch to be
-// read on the caller's goroutine (kvwatch.Direct, which memstore offers
-// through internal/storeaccess): it returns the watch's Reader, its stop
-// and the decode of WatchUndecoded, and the caller calls Read itself, so
-// that a write wakes it and not a watch goroutine that then wakes it. ok
-// is false, and nothing is started, when the Backend offers none (a
-// wrapper of one, which embeds it, does not count: its Watch is what it
-// means the caller to see). A negative fromRevision is ErrInvalid.
-//
-// It is store/cache's Run's, reached through internal/storeaccess.
-func (v *internalView[S, T]) WatchDirect(fromRevision int64, keep func(name string) bool) (r kvwatch.Reader, stop func(), decode func(kv.Event) Event[S, T], ok bool, err error) {
-	s := (*Store[S, T])(v)
-	d, _ := storeaccess.Of(s.b).(kvwatch.Direct)
-	if d == nil || d.Backend() != any(s.b) {
-		return nil, nil, nil, false, nil
-	}
-	if fromRevision < 0 {
-		return nil, nil, nil, false, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
-	}
-	r, stop = d.WatchDirect(s.prefix, fromRevision)
-	return r, stop, s.decoder(false, keep), true, nil
 }
 
 // decoder returns the function that types a watch's backend events, with

@@ -175,27 +175,3 @@ func (w Watch) fail(err error, seen int64) {
 		}
 	}
 }
-
-// Direct is what a backend offers the project's packages (through
-// internal/storeaccess) when one of its watches can be read on its
-// receiver's own goroutine: the receiver calls Read itself and waits on the
-// channel Read returns, so a change reaches it in one goroutine hand-off,
-// from the writer, and not two through Run's goroutine. memstore offers it.
-type Direct interface {
-	// WatchDirect starts a watch of the changes under prefix after
-	// revision from, counted as one Watch call, and returns its Reader
-	// (whose first cursor is from) and stop, which ends it. Read and stop
-	// are called by one goroutine at a time; stop is called once, after
-	// the last Read. Nothing runs between the calls: the receiver reads at
-	// its own pace, and one that falls behind the backend's history gets
-	// Read's error (wrapping store.ErrExpired), as Run's receiver gets its
-	// last event. Unlike Run's Reader, the Reader returns the channel that
-	// receives after the next change whenever it has read up to the
-	// store's revision, with events or without: the receiver then waits
-	// without reading once more.
-	WatchDirect(prefix string, from int64) (r Reader, stop func())
-	// Backend returns the backend the hooks are of: a value that embeds it
-	// (a test's wrapper) carries its hooks too, but it is not that
-	// backend, and its Watch is what its caller means to be watched.
-	Backend() any
-}

@@ -57,8 +57,6 @@
 // it calls the Store's ListReusing (the relist above) and WatchWithoutPrev (its
 // handlers get the object it held, never Event.Prev, so the previous state
 // is not decoded) in place of List and Watch; a Store offers those two
-// only to the project's packages (internal/storeaccess). Over a memstore,
-// Run reads the watch itself, a batch at a time out of the memstore's
-// history, so a write wakes Run and no watch goroutine stands between
-// them. A wrapper gets List and Watch, and full events.
+// only to the project's packages (internal/storeaccess). A wrapper gets
+// List and Watch, and full events.
 package cache

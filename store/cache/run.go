@@ -104,7 +104,7 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
-	if events.typed == nil && events.raw == nil && events.direct == nil {
+	if events.typed == nil && events.raw == nil {
 		return false, fmt.Errorf("%w: Watch returned a nil channel", store.ErrInvalid)
 	}
 	defer func() {
@@ -116,9 +116,6 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 		if events.raw != nil {
 			for range events.raw {
 			}
-		}
-		if events.direct != nil {
-			events.direct.stop()
 		}
 	}()
 	if rev == 0 {
@@ -154,19 +151,7 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 		tick = r.timer.C()
 	}
 	for {
-		var ready, done <-chan struct{} // a direct watch's
-		if d := events.direct; d != nil {
-			ready, done = d.ready, d.done
-		}
 		select {
-		case <-ready:
-			applied, err := c.pull(events.direct, &r)
-			progressed = progressed || applied
-			if err != nil {
-				return progressed, err
-			}
-		case <-done:
-			return progressed, errWatchClosed
 		case ev, ok := <-events.typed:
 			if err := c.followEvent(ev, ok, &r); err != nil {
 				return progressed, err
@@ -292,24 +277,20 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 	return c.src.List(ctx, opts)
 }
 
-// stream is the watch follow reads: a channel of typed events, a Store's
-// backend channel (raw) with the decoder that types its events on Run's
-// goroutine (see undecodedSource), or a Store's backend watch that Run
-// reads itself (direct, see directSource). Exactly one is set; the nil
-// channels are never ready.
+// stream is the watch follow reads: a channel of typed events, or a
+// Store's backend channel (raw) with the decoder that types its events on
+// Run's goroutine (see undecodedSource). Exactly one channel is set; the
+// other, nil, is never ready.
 type stream[S, T any] struct {
 	typed  <-chan store.Event[S, T]
 	raw    <-chan kv.Event
 	decode func(kv.Event) store.Event[S, T]
-	direct *directWatch[S, T]
 }
 
 // watch is list for Watch. Over a Store itself it decodes the events on
 // Run's goroutine (undecodedSource): each event then reaches the Cache in
 // one goroutine hand-off, not two, which is most of what separates a write
-// from the handlers on a busy machine. Over a Store whose backend lets Run
-// read the watch itself (directSource: memstore), that hand-off is the
-// writer's wake-up of Run, and no watch goroutine runs at all.
+// from the handlers on a busy machine.
 func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], err error) {
 	var p *guard.Panic
 	defer func() {
@@ -319,15 +300,6 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 		}
 	}()
 	defer guard.Catch(&p)
-	if d, ok := c.lean.(directSource[S, T]); ok {
-		r, stop, decode, ok, err := d.WatchDirect(rev, c.keepFunc())
-		if err != nil || ok {
-			if ok {
-				st.direct = newDirectWatch(r, stop, decode, rev, ctx.Done())
-			}
-			return st, err
-		}
-	}
 	if u, ok := c.lean.(undecodedSource[S, T]); ok {
 		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc())
 		return st, err

@@ -17,9 +17,7 @@
 // Writers never wait for watchers. Each watch reads its events out of the
 // ring at its receiver's pace; a receiver that falls WithHistorySize writes
 // behind gets a final ErrExpired event and relists. Watches end, and their
-// goroutines exit, when their ctx does. (store/cache reads a Store's watch
-// on its own goroutine instead, through an internal hook: no goroutine of
-// the memstore's stands between a write and the cache.)
+// goroutines exit, when their ctx does.
 //
 // Stats counts calls (Gets, Lists, Txns, Watches), so tests can show how many
 // store reads a reconcile pass costs. memstore passes store/storetest.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -54,11 +53,6 @@ type Store struct {
 
 	watchBuffer int
 	count       counters
-
-	// hooks carries the Store's direct watch (kvwatch.Direct) for
-	// internal/storeaccess.Of: the project's packages read it without a
-	// watch goroutine (see direct.go).
-	hooks
 }
 
 var _ kv.Backend = (*Store)(nil)
@@ -73,13 +67,11 @@ func New(opts ...Option) *Store {
 	if c.agingLag > 0 {
 		h.agingLag = c.agingLag
 	}
-	s := &Store{
+	return &Store{
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
 		watchBuffer: c.watchBuffer,
 	}
-	s.hooks = storeaccess.NewHooks((*direct)(s))
-	return s
 }
 
 // Revision returns the current store revision: that of the last write, or 0

@@ -65,10 +65,6 @@ type watch struct {
 	// guarded by the Store (its waitMu, or mu held for writing).
 	wake    chan struct{}
 	waiting bool
-	// direct says the receiver reads the watch itself (WatchDirect): a
-	// Read that reaches the store's revision returns the wake channel even
-	// with events, so that the receiver need not read once more to wait.
-	direct bool
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
@@ -88,7 +84,7 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 			q = append(q, s.hist.kvEvent(cursor))
 		}
 	}
-	if cursor < last || len(q) > 0 && !w.direct {
+	if len(q) > 0 || cursor < last {
 		return q, cursor, nil, nil
 	}
 	return q, cursor, s.wait(w), nil

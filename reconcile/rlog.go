@@ -11,7 +11,8 @@ import (
 
 // Logger returns the logger of the reconcile running with ctx: the Loop's
 // logger (WithLogger) with the attributes controller (the Loop's name),
-// key and reconcileID, so every line a reconciler logs through it can be
+// key (a key whose text is over 256 bytes as its first bytes and its
+// length) and reconcileID, so every line a reconciler logs through it can be
 // joined with the Loop's own lines about that reconcile, its trace
 // (otelsteady sets steady.reconcile_id) and its events. It is built on
 // first use, once per reconcile. For a ctx that does not come from a Loop it

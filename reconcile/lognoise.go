@@ -76,11 +76,11 @@ func (l *Loop[K]) logFailure(ctx context.Context, rec *recorder, key K, failures
 	if d.conflict {
 		// attempt counts failures, which a conflict is not: say how many
 		// conflicts in a row have been paced.
-		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+		l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), keyAttr(key),
 			slog.Int("conflictsInARow", d.requeues), slog.Duration("backoff", d.delay), slog.Any("error", err), rec.idAttr())
 		return
 	}
-	l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), slog.Any("key", key),
+	l.log.LogAttrs(ctx, lvl, msg, slog.String("controller", l.name), keyAttr(key),
 		slog.Int("attempt", failures+1), slog.Bool("terminal", d.terminal), slog.Duration("backoff", d.delay),
 		slog.Any("error", err), rec.idAttr())
 }
@@ -92,7 +92,7 @@ func (l *Loop[K]) logStalled(ctx context.Context, rec *recorder, key K, note sta
 	if !allow(&l.noise.stalled, &l.noise.stalledDropped) {
 		return
 	}
-	l.log.LogAttrs(ctx, slog.LevelError, "key is Stalled", slog.String("controller", l.name), slog.Any("key", key),
+	l.log.LogAttrs(ctx, slog.LevelError, "key is Stalled", slog.String("controller", l.name), keyAttr(key),
 		slog.String("reason", note.reason), slog.String("message", note.message), rec.idAttr())
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
@@ -632,5 +633,34 @@ func TestMisuseReconcilerThatAddsItsOwnKeyIsPaced(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, before+1, c.get("self"), "after a pass with no rerun, a hint runs the key at once")
 		require.NoError(t, stop())
+	})
+}
+
+// A huge key (100 KB) is the user's value, but the Loop's log lines about
+// it stay small: each names the key by its first bytes and its length, the
+// reconcile's own Logger too, so an hour of failures costs a bounded log.
+func TestMisuseHugeKeyIsLoggedByItsStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		key := "huge-" + strings.Repeat("é", 50_000) // 100,005 bytes, cut on a rune boundary
+		var logs syncBuf
+		r := reconcile.Func[string](func(ctx context.Context, k string) (reconcile.Result, error) {
+			reconcile.Logger(ctx).Info("reconciling")
+			return reconcile.Result{}, errors.New("not yet")
+		})
+		l, err := reconcile.New("hugekey", r, fixedKeys(key), reconcile.WithLogger(misuseLogger(&logs)))
+		require.NoError(t, err)
+		stop := runLoop(t, l)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.NoError(t, stop())
+		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+		require.Greater(t, len(lines), 10)
+		for _, line := range lines {
+			require.Less(t, len(line), 1024, "a log line of %d bytes: %.200s", len(line), line)
+			if strings.Contains(line, "key=") {
+				require.Contains(t, line, "(100005 bytes)", line)
+				require.True(t, utf8.ValidString(line))
+			}
+		}
 	})
 }

@@ -129,7 +129,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 			lvl, msg = slog.LevelWarn, "status writes throttled"
 		}
 		l.log.LogAttrs(context.Background(), lvl, msg, slog.String("controller", l.name),
-			slog.Any("key", key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes),
+			keyAttr(key), slog.String("kind", o.Kind.String()), slog.Any("paths", o.Paths), slog.Int("writes", o.Writes),
 			slog.Duration("hold", delay))
 	}
 	// A worker reports the oscillation as Stalled now (heldBack, or the

@@ -87,13 +87,13 @@ func (l *Loop[K]) loopWriteCtx(ctx context.Context, key K) context.Context {
 func (l *Loop[K]) refused(ctx context.Context, key K, r store.DryRunResult) {
 	if f := l.cfg.observeReport; f != nil {
 		if p := guard.Call(func() { f(ctx, r) }); p != nil {
-			l.userPanic("observe-only report", p, slog.Any("key", key))
+			l.userPanic("observe-only report", p, keyAttr(key))
 		}
 	}
 	if !r.Write && r.Err == nil {
 		return
 	}
-	attrs := []slog.Attr{slog.String("controller", l.name), slog.Any("key", key)}
+	attrs := []slog.Attr{slog.String("controller", l.name), keyAttr(key)}
 	if id := ReconcileID(ctx); id != "" {
 		attrs = append(attrs, slog.String("reconcileID", id))
 	}

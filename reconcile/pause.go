@@ -137,10 +137,10 @@ func (l *Loop[K]) paused(t *term[K], key K, m *objectMarks) bool {
 	switch {
 	case err != nil && t.work.Err() == nil:
 		l.log.LogAttrs(t.work, slog.LevelError, "writing Paused failed", slog.String("controller", l.name),
-			slog.Any("key", key), slog.Any("error", err))
+			keyAttr(key), slog.Any("error", err))
 	case err == nil:
 		l.log.LogAttrs(t.work, slog.LevelInfo, "Paused set to "+string(c.Status)+" ("+c.Reason+")",
-			slog.String("controller", l.name), slog.Any("key", key))
+			slog.String("controller", l.name), keyAttr(key))
 		reason := "Resumed"
 		if m.Paused {
 			reason = "Paused"

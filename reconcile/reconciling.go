@@ -101,7 +101,7 @@ func (l *Loop[K]) writeReconciling(ctx context.Context, t *term[K], key K, c sto
 			lvl = slog.LevelDebug
 		}
 		l.log.LogAttrs(t.work, lvl, "writing Reconciling failed", slog.String("controller", l.name),
-			slog.Any("key", key), slog.Any("error", err))
+			keyAttr(key), slog.Any("error", err))
 	}
 	return err == nil
 }

@@ -54,7 +54,7 @@ func (l *Loop[K]) paceReruns(key K, rerun bool) {
 	if n == rerunLimit {
 		l.log.LogAttrs(context.Background(), slog.LevelWarn,
 			"key added again during each of its last passes; its reruns are paced (backoff) until a pass ends with none",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Int("passes", n), slog.Duration("delay", delay))
+			slog.String("controller", l.name), keyAttr(key), slog.Int("passes", n), slog.Duration("delay", delay))
 	}
 }
 

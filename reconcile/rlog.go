@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"unicode/utf8"
 )
 
 // Logger returns the logger of the reconcile running with ctx: the Loop's
 // logger (WithLogger) with the attributes controller (the Loop's name),
-// key and reconcileID, so every line a reconciler logs through it can be
+// key (a key whose text is over 256 bytes as its first bytes and its
+// length) and reconcileID, so every line a reconciler logs through it can be
 // joined with the Loop's own lines about that reconcile, its trace
 // (otelsteady sets steady.reconcile_id) and its events. It is built on
 // first use, once per reconcile. For a ctx that does not come from a Loop it
@@ -62,6 +64,34 @@ func (l *Loop[K]) setLogger(rec *recorder, slot *runningSlot[K]) {
 		slot.mu.Lock()
 		key := slot.key
 		slot.mu.Unlock()
-		return l.log.With(slog.String("controller", l.name), slog.Any("key", key), r.idAttr())
+		return l.log.With(slog.String("controller", l.name), keyAttr(key), r.idAttr())
 	}
+}
+
+// maxLoggedKey bounds a key's text in the Loop's log lines. A key is the
+// user's value: logged whole, a 100 KB key would make each line 100 KB,
+// and the log's size unbounded although its number of lines is bounded.
+const maxLoggedKey = 256
+
+// keyAttr is the key attribute of the Loop's lines: the key itself, or,
+// for a key whose text (a string, or a fmt.Stringer's String) is longer
+// than maxLoggedKey bytes, its first bytes and its length.
+func keyAttr[K comparable](key K) slog.Attr {
+	var s string
+	switch k := any(key).(type) {
+	case string:
+		s = k
+	case fmt.Stringer:
+		s = k.String()
+	default:
+		return slog.Any("key", key)
+	}
+	if len(s) <= maxLoggedKey {
+		return slog.Any("key", key)
+	}
+	cut := maxLoggedKey
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return slog.String("key", fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s)))
 }

@@ -295,7 +295,7 @@ func (l *Loop[K]) stillAwaits(t *term[K], key K) bool {
 	}
 	if allow(&l.noise.first, &l.noise.firstDropped) {
 		l.log.LogAttrs(t.ctx, slog.LevelWarn, "the cache did not advance toward the revision a write conflicted with (not running, stuck, or relisting?): retrying after backoff, told to read fresh",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Int64("storedRevision", st.Revision),
+			slog.String("controller", l.name), keyAttr(key), slog.Int64("storedRevision", st.Revision),
 			slog.Int64("cacheRevision", floor), slog.Duration("stuckFor", l.cfg.rywTimeout), slog.Duration("backoff", delay))
 	}
 	t.q.AddAfter(key, delay)

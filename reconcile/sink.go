@@ -75,7 +75,7 @@ func (l *Loop[K]) park(key K, high bool) {
 		p.dropped++
 		if p.dropped == 1 {
 			l.log.LogAttrs(context.Background(), slog.LevelWarn, "pending keys full; dropping keys added until the next term",
-				slog.String("controller", l.name), slog.Int("cap", l.pendingCap), slog.Any("key", key))
+				slog.String("controller", l.name), slog.Int("cap", l.pendingCap), keyAttr(key))
 		}
 		return
 	}

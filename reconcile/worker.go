@@ -279,14 +279,14 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 	}
 	if (err != nil || p.res.afterWrite()) && (t.work.Err() != nil || shardMoved(ctx)) {
 		l.log.LogAttrs(ctx, slog.LevelDebug, "reconcile cut short",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Any("cause", context.Cause(t.work)))
+			slog.String("controller", l.name), keyAttr(key), slog.Any("cause", context.Cause(t.work)))
 		return true
 	}
 	if p.panicked {
 		l.metrics.ReconcilePanic(l.name)
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), slog.Any("key", key),
+			l.log.LogAttrs(ctx, slog.LevelError, "reconcile panicked", slog.String("controller", l.name), keyAttr(key),
 				slog.String("panic", pe.Error()), slog.String("stack", string(pe.Stack)), rec.idAttr())
 		}
 	}
@@ -346,7 +346,7 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, 
 	}
 	if p.timed && l.log.Enabled(ctx, slog.LevelDebug) {
 		p.slow = true
-		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), slog.Any("key", key),
+		l.log.LogAttrs(ctx, slog.LevelDebug, "reconciled", slog.String("controller", l.name), keyAttr(key),
 			slog.Int("attempt", p.failures+1), slog.Duration("duration", p.dur), slog.String("result", d.result), rec.idAttr())
 	}
 	if err != nil {
@@ -355,12 +355,12 @@ func (l *Loop[K]) report(t *term[K], ctx context.Context, rec *recorder, key K, 
 	}
 	if p.o.warn {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "result returned with an error: the error decides the next run",
-			slog.String("controller", l.name), slog.Any("key", key), slog.Bool("requeueAfterWrite", res.afterWrite()),
+			slog.String("controller", l.name), keyAttr(key), slog.Bool("requeueAfterWrite", res.afterWrite()),
 			slog.Duration("requeueAfter", res.RequeueAfter))
 	}
 	if res.Requeue && l.requeueWarned.CompareAndSwap(false, true) {
 		l.log.LogAttrs(ctx, slog.LevelWarn, "Result.Requeue is deprecated: it means RequeueAfterWrite here (again once the cache holds this pass's write, after per-key backoff when it wrote nothing), not controller-runtime's immediate requeue; return RequeueAfterWrite or RequeueAfter (logged once per Loop)",
-			slog.String("controller", l.name), slog.Any("key", key))
+			slog.String("controller", l.name), keyAttr(key))
 	}
 }
 
@@ -569,7 +569,7 @@ func (l *Loop[K]) writeStalled(t *term[K], key K, change stalledChange, d stalle
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
-			l.userPanic("ConditionWriter", p, slog.Any("key", key))
+			l.userPanic("ConditionWriter", p, keyAttr(key))
 			wrote = true
 		}
 	}()
@@ -642,7 +642,7 @@ func (l *Loop[K]) stalledWriteFailed(t *term[K], key K, err error) {
 			lvl = slog.LevelDebug
 		}
 		l.log.LogAttrs(t.work, lvl, "writing Stalled failed", slog.String("controller", l.name),
-			slog.Any("key", key), slog.Any("error", err))
+			keyAttr(key), slog.Any("error", err))
 	}
 }
 

@@ -19,7 +19,11 @@ import (
 // the one rule.
 
 // Add makes key due now, in the current term. A key on hold waits out its
-// hold instead. While no term runs (before the first, between terms, and
+// hold instead. A key added while it runs runs once more when its pass
+// ends; one added again during each of 20 of its passes in a row is held
+// for a backoff delay before each further rerun, and logged at Warn, until
+// a pass ends with no add (so a reconciler that adds its own key never
+// spins). While no term runs (before the first, between terms, and
 // while the Loop does not lead) the key is kept in a deduplicated pending
 // set and added to the next term's queue when it begins, with the keys the
 // term lists (a key both pending and listed runs once); past maxPending

@@ -479,6 +479,46 @@ func TestMisuseFromStoreWithACacheOfOtherObjectsIsRefused(t *testing.T) {
 	require.NoError(t, err, "another Store value over the same objects is fine")
 }
 
+// Misuse: a cache source over a nil cache or store, or given a nil
+// predicate, is refused by New (and by AddSource), naming what is nil, not
+// found only when Run starts.
+func TestMisuseNilPartsOfASourceAreRefusedByNew(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	widgets, err := store.New[widget, widget](memstore.New(), "Widget")
+	require.NoError(t, err)
+	c := cache.New(widgets)
+	var nilCache *cache.Cache[widget, widget]
+	var nilStore *store.Store[widget, widget]
+	children := func(*store.Object[widget, widget]) []string { return nil }
+	for name, tc := range map[string]struct {
+		src  reconcile.Source[string]
+		says string
+		add  bool // AddSource takes it (not FromStore: it carries the ConditionWriter)
+	}{
+		"FromStore nil cache":       {reconcile.FromStore(nilCache, widgets), "nil cache", false},
+		"FromStore nil store":       {reconcile.FromStore(c, nilStore), "nil store", false},
+		"FromStore nil predicate":   {reconcile.FromStore(c, widgets, reconcile.WithPredicate[widget, widget](nil)), "nil predicate", false},
+		"FromOwned nil cache":       {reconcile.FromOwned(nilCache, "Widget"), "nil cache", true},
+		"FromOwned nil predicate":   {reconcile.FromOwned(c, "Widget", reconcile.WithPredicate[widget, widget](nil)), "nil predicate", true},
+		"FromCacheMapped nil cache": {reconcile.FromCacheMapped(nilCache, children), "nil cache", true},
+		"joined":                    {reconcile.Sources(reconcile.FromOwned(c, "Widget"), reconcile.FromOwned(nilCache, "Widget")), "nil cache", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.New("widgets", r, tc.src)
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+			require.ErrorContains(t, err, tc.says)
+			if !tc.add {
+				return
+			}
+			l, err := reconcile.New("widgets", r, reconcile.FromStore(c, widgets))
+			require.NoError(t, err)
+			_, err = l.AddSource(tc.src)
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption, "AddSource refuses it too")
+			require.ErrorContains(t, err, tc.says)
+		})
+	}
+}
+
 // myErr is a user's error type whose Error dereferences its receiver: a nil
 // *myErr returned as an error is the classic typed-nil mistake.
 type myErr struct{ msg string }

@@ -83,7 +83,7 @@ var schemas atomic.Int64
 // at revision 0.
 func newBackend(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Backend {
 	t.Helper()
-	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1)))}, opts...)
+	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1))), nil}, opts...) // a nil option is skipped
 	b, err := pgstore.New(t.Context(), pool, opts...)
 	require.NoError(t, err)
 	return b

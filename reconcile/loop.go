@@ -249,6 +249,11 @@ func (l *Loop[K]) initSources(src Source[K]) error {
 	if m, ok := l.sw.(objectMarker[K]); ok {
 		l.marks = m.objectMarker()
 	}
+	if m, ok := l.sw.(interface{ writerLacks() string }); ok {
+		if why := m.writerLacks(); why != "" {
+			return invalid("StoreConditions over %s", why)
+		}
+	}
 	if err := checkSources(l.sources); err != nil {
 		return err
 	}

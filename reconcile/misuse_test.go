@@ -704,3 +704,35 @@ func TestMisuseHugeKeyIsLoggedByItsStart(t *testing.T) {
 		}
 	})
 }
+
+// Misuse: StoreConditions over a nil cache or store, given as the Loop's
+// ConditionWriter, is refused by New, not found at the first Stalled write.
+func TestMisuseStoreConditionsOverNothingIsRefused(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	widgets, err := store.New[widget, widget](memstore.New(), "Widget")
+	require.NoError(t, err)
+	c := cache.New(widgets)
+	for name, w := range map[string]reconcile.ConditionWriter[string]{
+		"nil cache": reconcile.StoreConditions[widget, widget](nil, widgets),
+		"nil store": reconcile.StoreConditions[widget, widget](c, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.New("widgets", r, reconcile.WithConditionWriter(reconcile.FromChannel(make(chan string)), w))
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+			require.ErrorContains(t, err, name)
+		})
+	}
+	_, err = reconcile.New("widgets", r, reconcile.WithConditionWriter(reconcile.FromChannel(make(chan string)), reconcile.StoreConditions(c, widgets)))
+	require.NoError(t, err)
+}
+
+// Misuse: SectionChanges called with a nil side (a creation or deletion,
+// which sources never judge) reports nothing changed, not a panic.
+func TestMisuseSectionChangesOfANilSide(t *testing.T) {
+	obj := &store.Object[widget, widget]{Meta: store.Meta{Name: "a", Generation: 1}}
+	for _, pair := range [][2]*store.Object[widget, widget]{{nil, obj}, {obj, nil}, {nil, nil}} {
+		owned, foreign := reconcile.SectionChanges(pair[0], pair[1], "m")
+		require.Empty(t, owned)
+		require.Empty(t, foreign)
+	}
+}

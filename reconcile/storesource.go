@@ -706,7 +706,12 @@ func readyGeneration(conds []store.Condition) int64 {
 // writes by several actors into one change is attributed to the last
 // writer, so a merged change of another actor can be missed until resync.
 // FromStore judges field by field from the object's managed fields instead.
+// A nil old or new (a creation or a deletion, which sources never judge)
+// has no changed paths.
 func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path) {
+	if old == nil || new == nil { // not a modification: nothing to compare
+		return nil, nil
+	}
 	changed := sectionDiff(nil, old, new, nil)
 	if new.Meta.LastWrite.Manager == manager {
 		return changed, nil

@@ -34,7 +34,15 @@ import (
 // included): a figure no load can change. Reading the server's CPU from
 // /proc costs milliseconds, so it is read outside the measured loop.
 //
-//	go test -run '^$' -bench Update -benchtime 2000x ./   (in store/pgstore)
+// The test server does not flush its log (fsync=off); PGSTORE_BENCH_DURABLE
+// runs the benchmarks against a server that does (see TestMain), and each
+// benchmark logs the settings it ran with:
+//
+//	go test -run '^$' -bench Update -benchtime 2000x ./                           fsync=off
+//	PGSTORE_BENCH_DURABLE=1 go test -run '^$' -bench Update -benchtime 500x ./      PostgreSQL's defaults
+//	PGSTORE_BENCH_DURABLE=async go test -run '^$' -bench Update -benchtime 2000x ./ synchronous_commit=off
+//
+// (in store/pgstore).
 func BenchmarkUpdate(b *testing.B) {
 	pool := newPool(b)
 	port := needServer(b).Port()
@@ -104,7 +112,10 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 		}
 	}
-	b.Run("interleaved", func(b *testing.B) { benchInterleaved(b, value) })
+	b.Run("interleaved", func(b *testing.B) {
+		logSettings(b, pool) // a benchmark with sub-benchmarks prints its log only under -v
+		benchInterleaved(b, value)
+	})
 	for range 3 {
 		for _, c := range []struct {
 			name string
@@ -227,13 +238,25 @@ func benchInterleaved(b *testing.B, value []byte) {
 	}
 }
 
+// logSettings logs the server's durability settings, which
+// PGSTORE_BENCH_DURABLE chose, beside a benchmark's figures.
+func logSettings(b *testing.B, pool *pgxpool.Pool) {
+	var fsync, fpw, sync string
+	require.NoError(b, pool.QueryRow(b.Context(), `SELECT current_setting('fsync'), current_setting('full_page_writes'), current_setting('synchronous_commit')`).Scan(&fsync, &fpw, &sync))
+	b.Logf("server: fsync=%s full_page_writes=%s synchronous_commit=%s", fsync, fpw, sync)
+}
+
 // BenchmarkWatchLatency times a write from the Txn call to its event on a
 // watch that was waiting (woken by NOTIFY), and reports the 50th and 99th
-// percentiles.
+// percentiles. The latency includes the write's commit, so on a server
+// that flushes its log (PGSTORE_BENCH_DURABLE=1, see BenchmarkUpdate) it
+// includes the flush.
 //
 //	go test -run '^$' -bench WatchLatency -benchtime 1000x ./   (in store/pgstore)
 func BenchmarkWatchLatency(b *testing.B) {
-	be := newBackend(b, newPool(b))
+	pool := newPool(b)
+	logSettings(b, pool)
+	be := newBackend(b, pool)
 	ctx := b.Context()
 	ch, err := be.Watch(ctx, "k/", 0)
 	require.NoError(b, err)

@@ -48,8 +48,9 @@
 // write, a smaller share of a longer round trip. On a server with
 // PostgreSQL's default durability each commit, the UPDATE's as well,
 // waits for its log to be flushed to the disk, and the flush (milliseconds
-// on a virtual disk) hides the difference: there a typed Update took 1.13
-// times the UPDATE's time (3.97ms against 3.52ms, BenchmarkUpdate's doc).
+// on a virtual disk) dominates both: there a typed Update took 1.13 times
+// the UPDATE's time (medians, 3.97ms against 3.52ms; 0.98 to 1.23 times in
+// each run, as the flush's time varies; see BenchmarkUpdate).
 //
 // Errors. A write whose connection is lost before its answer arrives, and
 // every failure to reach the server, wraps store.ErrUnavailable: the write

@@ -62,6 +62,10 @@ type markReader[K comparable] interface {
 	// about returns what an event on key's object names it by; ok is
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
+	// counts returns the counters marks reads (objmarks.Counts), which
+	// the Loop reads itself before each reconcile (Loop.prepare); nil for
+	// none.
+	counts() *objmarks.Counts
 }
 
 // objectMarker is implemented by a ConditionWriter that offers its
@@ -92,6 +96,13 @@ func (s *cacheMarks[S, T]) marks(name string) objectMarks {
 	}
 	m, loud, at := s.mr.Marks(name)
 	return objectMarks{Marks: m, at: at, quiet: !loud}
+}
+
+func (s *cacheMarks[S, T]) counts() *objmarks.Counts {
+	if s.mr == nil {
+		return nil
+	}
+	return s.mr.Counts()
 }
 
 func (s *cacheMarks[S, T]) wasFresh(name string, at uint64) bool {

@@ -187,8 +187,17 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 
 // prepare reads key's object marks into p for a Loop that has them: it
 // reports whether the key is skipped (paused), and otherwise whether the
-// object carries the Loop's Reconciling=True (reconcilingBefore).
+// object carries the Loop's Reconciling=True (reconcilingBefore). While
+// no object is loud it reads two counters, and nothing of key's object.
 func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
+	if l.quiet != nil {
+		// No object is loud: key's marks are zero (not paused, no
+		// Reconciling=True), and only the stamp is read, with no call.
+		if at, quiet := l.quiet.Quiet(); quiet {
+			p.marks.at, p.marks.quiet = at, true
+			return false
+		}
+	}
 	if l.skip(t, key, &p.marks) {
 		return true
 	}

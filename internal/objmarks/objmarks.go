@@ -15,7 +15,11 @@
 // does.
 package objmarks
 
-import "github.com/steady-go/steady/store"
+import (
+	"sync/atomic"
+
+	"github.com/steady-go/steady/store"
+)
 
 // The annotations the Loop reads: set to "true", they pause the object's
 // reconciles, or make its writes dry runs.
@@ -100,4 +104,26 @@ type Reader interface {
 	// record; when more turns than it keeps came after at, WasFresh
 	// answers about the object held now, as if none of them were name's.
 	WasFresh(name string, at uint64) bool
+	// Counts returns the Cache's counters, which Marks reads: a Loop reads
+	// them itself before each reconcile, and calls Marks only while some
+	// object is loud.
+	Counts() *Counts
+}
+
+// Counts are the two counters a Cache keeps for Readers: read without its
+// lock, written under it.
+type Counts struct {
+	// Turns counts the turns the Cache recorded (objects that turned
+	// fresh or stopped being fresh): Marks' at is its value.
+	Turns atomic.Uint64
+	// Loud is the number of objects held whose marks are loud.
+	Loud atomic.Int64
+}
+
+// Quiet reports whether no object is loud and, if so, the stamp Marks
+// would return with zero marks for any name: what a Loop reads before a
+// reconcile while no object is paused, observe-only or Reconciling=True.
+func (c *Counts) Quiet() (at uint64, quiet bool) {
+	at = c.Turns.Load()
+	return at, c.Loud.Load() == 0
 }

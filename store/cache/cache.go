@@ -106,13 +106,13 @@ type Cache[S, T any] struct {
 	// loud holds the marks (internal/objmarks) of the held objects whose
 	// marks are not quiet, by name, once a Loop asked for them (KeepMarks;
 	// nil before); loudPeak is its largest length since it was last made
-	// anew, and nloud its length, which Marks reads without c.mu.
+	// anew, and counts.Loud its length, which Marks reads without c.mu.
 	loud     map[string]objmarks.Marks
 	loudPeak int
-	nloud    atomic.Int64
 	// turns records the objects that turned fresh or stopped being fresh,
-	// for WasFresh, once KeepMarks was called.
-	turns freshTurns
+	// for WasFresh, once KeepMarks was called; counts.Turns counts them.
+	turns  freshTurns
+	counts objmarks.Counts
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -181,14 +181,17 @@ func (v *internalView[S, T]) KeepMarks() {
 // Loop calls it before every reconcile.
 func (v *internalView[S, T]) Marks(name string) (m objmarks.Marks, loud bool, at uint64) {
 	c := (*Cache[S, T])(v)
-	at = c.turns.n.Load()
-	if c.nloud.Load() != 0 {
+	at, quiet := c.counts.Quiet()
+	if !quiet {
 		c.mu.RLock()
 		m, loud = c.loud[name]
 		c.mu.RUnlock()
 	}
 	return m, loud, at
 }
+
+// Counts returns the counters Marks reads.
+func (v *internalView[S, T]) Counts() *objmarks.Counts { return &v.counts }
 
 // WasFresh reports whether the object held under name at stamp at (a
 // Marks' at) was fresh (objmarks.Marks.Fresh; no object held is not):
@@ -200,7 +203,7 @@ func (v *internalView[S, T]) WasFresh(name string, at uint64) bool {
 	c := (*Cache[S, T])(v)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if was, ok := c.turns.since(name, at); ok {
+	if was, ok := c.turns.since(name, at, c.counts.Turns.Load()); ok {
 		return was
 	}
 	return fresh(c.items[name])
@@ -219,12 +222,10 @@ const turnsKept = 1024
 // freshTurns is a bounded record of turns: the objects held under a name
 // that turned fresh (objmarks.Marks.Fresh), or stopped being fresh, by a
 // change the Cache applied (no object held is not fresh, so creating a
-// new object and deleting one are turns). It is written under c.mu; n is
-// read without it (internalView.Marks).
+// new object and deleting one are turns). It is written under c.mu, and
+// the Cache's counts.Turns counts the turns recorded: turn i is
+// ring[i%turnsKept] while i >= counts.Turns-turnsKept.
 type freshTurns struct {
-	// n counts the turns recorded; turn i is ring[i%turnsKept] while
-	// i >= n-turnsKept.
-	n    atomic.Uint64
 	ring []freshTurn // nil before KeepMarks
 }
 
@@ -233,20 +234,19 @@ type freshTurn struct {
 	was  bool // the object held under name was fresh before the turn
 }
 
-// add records that the object held under name turned, from fresh when
-// was. The caller holds c.mu.
-func (f *freshTurns) add(name string, was bool) {
-	n := f.n.Load()
-	f.ring[n%turnsKept] = freshTurn{name, was}
-	f.n.Store(n + 1) // after the turn is in ring: Marks' at never counts an unrecorded turn
+// addTurnLocked records that the object held under name turned, from fresh
+// when was. The caller holds c.mu.
+func (c *Cache[S, T]) addTurnLocked(name string, was bool) {
+	n := c.counts.Turns.Load()
+	c.turns.ring[n%turnsKept] = freshTurn{name, was}
+	c.counts.Turns.Store(n + 1) // after the turn is in ring: Marks' at never counts an unrecorded turn
 }
 
-// since returns what the earliest turn of name after stamp at says the
-// object was before it, and true; false when no turn of name came after
-// at, or when the record lost some that came after it. The caller holds
-// c.mu.
-func (f *freshTurns) since(name string, at uint64) (was, ok bool) {
-	n := f.n.Load()
+// since returns what the earliest turn of name after stamp at, of the n
+// recorded, says the object was before it, and true; false when no turn
+// of name came after at, or when the record lost some that came after it.
+// The caller holds c.mu.
+func (f *freshTurns) since(name string, at, n uint64) (was, ok bool) {
 	if n-at > turnsKept {
 		return false, false
 	}
@@ -272,12 +272,12 @@ func (c *Cache[S, T]) markLocked(name string, old, new *store.Object[S, T]) {
 		m = objmarks.Of(&new.Meta, new.Conditions)
 	}
 	if was := fresh(old); was != (new != nil && m.Fresh()) {
-		c.turns.add(name, was)
+		c.addTurnLocked(name, was)
 	}
 	if new != nil && !m.Quiet() {
 		c.loud[name] = m
 		c.loudPeak = max(c.loudPeak, len(c.loud))
-		c.nloud.Store(int64(len(c.loud)))
+		c.counts.Loud.Store(int64(len(c.loud)))
 		return
 	}
 	if _, ok := c.loud[name]; !ok {
@@ -288,7 +288,7 @@ func (c *Cache[S, T]) markLocked(name string, old, new *store.Object[S, T]) {
 		c.loud = maps.Collect(maps.All(c.loud))
 		c.loudPeak = len(c.loud)
 	}
-	c.nloud.Store(int64(len(c.loud)))
+	c.counts.Loud.Store(int64(len(c.loud)))
 }
 
 // ErrRunning is returned by a second call of Cache.Run.

@@ -150,11 +150,14 @@ type hooks = storeaccess.Hooks
 // The Cache works an object's marks out when it stores the object and
 // keeps only the loud ones, by name: most objects are quiet (not paused,
 // not observe-only, no Reconciling=True), so that the Loop's check before
-// each reconcile reads the object's entry in c.items, which the
-// reconciler's own read then finds warm, and otherwise a map of the few
-// loud objects, instead of each object's metadata and conditions, which
-// at 100k objects are cache misses (BenchmarkLoopNoopResync100k). A Cache
-// no Loop reads keeps none.
+// each reconcile reads two counters (objmarks.Counts) while none is loud,
+// and otherwise a map of the few loud objects, instead of each object's
+// metadata and conditions, which at 100k objects are cache misses
+// (BenchmarkLoopNoopResync100k). Whether an object was new before a
+// reconcile, which the Loop asks only after one that failed, comes from a
+// bounded record of the objects that turned new or stopped being new
+// (freshTurns), not from a read of the object before each reconcile. A
+// Cache no Loop reads keeps none.
 type internalView[S, T any] Cache[S, T]
 
 // KeepMarks makes the Cache keep the marks of what it holds from now on,

@@ -208,9 +208,12 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	add := func(k K) {
-		if keep == nil || keep(k) {
-			t.q.AddLow(k)
+	add := t.q.AddLow    // no closure per key to call it through: a resync's common case
+	if keep != nil {
+		add = func(k K) {
+			if keep(k) {
+				t.q.AddLow(k)
+			}
 		}
 	}
 	if len(ls) > 1 {

@@ -160,7 +160,7 @@ type pass struct {
 // clock and allocates nothing.
 func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K, start time.Duration) time.Duration {
 	p := pass{start: start, end: -1}
-	if l.marks != nil && l.prepare(t, key, &p) {
+	if l.marks != nil && !l.quietMarks(&p) && l.prepare(t, key, &p) {
 		return -1
 	}
 	if l.run(t, ctx, rec, key, &p) {
@@ -186,19 +186,23 @@ func (l *Loop[K]) process(t *term[K], ctx context.Context, rec *recorder, key K,
 	return p.end
 }
 
+// quietMarks reads the marks' counters (objmarks.Counts) for a Loop whose
+// ConditionWriter offers them, and reports whether no object is loud:
+// key's marks are then zero (not paused, no Reconciling=True), and p
+// holds the stamp, read with no call and nothing of key's object. Small
+// enough to inline.
+func (l *Loop[K]) quietMarks(p *pass) bool {
+	if l.quiet == nil {
+		return false
+	}
+	p.marks.at, p.marks.quiet = l.quiet.Quiet()
+	return p.marks.quiet
+}
+
 // prepare reads key's object marks into p for a Loop that has them: it
 // reports whether the key is skipped (paused), and otherwise whether the
-// object carries the Loop's Reconciling=True (reconcilingBefore). While
-// no object is loud it reads two counters, and nothing of key's object.
+// object carries the Loop's Reconciling=True (reconcilingBefore).
 func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
-	if l.quiet != nil {
-		// No object is loud: key's marks are zero (not paused, no
-		// Reconciling=True), and only the stamp is read, with no call.
-		if at, quiet := l.quiet.Quiet(); quiet {
-			p.marks.at, p.marks.quiet = at, true
-			return false
-		}
-	}
 	if l.skip(t, key, &p.marks) {
 		return true
 	}

@@ -260,6 +260,7 @@ type Report struct {
 	Conflicts int64         // status writes the store rejected as stale
 	Retries   int64         // the writer's spec updates retried on a conflict
 	Relists   int64         // full relists of the cache during the run (-1: not known)
+	Passes    int64         // reconcile passes over the same span
 }
 
 // Stop ends the timed phase and fills r's measured fields.
@@ -278,7 +279,9 @@ func (m *Meter) Stop(r *Report) {
 }
 
 // Write prints r as one line of key=value pairs, the format controller.sh
-// parses; per-event figures divide by the spec updates. heap_growth_mib is
+// parses; per-event figures divide by the spec updates (passes_per_event:
+// reconcile passes per update, below 1 where the queue merged updates of one
+// key). heap_growth_mib is
 // the peak heap less the heap at rest before the updates (the objects, held
 // by the store and by the cache): what the run itself added.
 // peak_live_mib is the most a GC found live; peak_heap_mib exceeds it by
@@ -289,12 +292,12 @@ func (m *Meter) Stop(r *Report) {
 // in flight).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d passes_per_event=%.2f gomaxprocs=%d\n",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
-		r.Conflicts, r.Retries, r.Relists, runtime.GOMAXPROCS(0))
+		r.Conflicts, r.Retries, r.Relists, float64(r.Passes)/ev, runtime.GOMAXPROCS(0))
 }
 
 // vmHWM is the process's peak resident set from /proc/self/status, 0 where
@@ -345,12 +348,14 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 		return err
 	}
 	m := start(cfg.HeapProfile != "")
+	passes0 := passes.Load()
 	errc := make(chan error, 1)
 	go func() { errc <- write(ctx) }()
 	for {
 		select {
 		case <-plan.Done():
 			m.Stop(r)
+			r.Passes = passes.Load() - passes0
 			if err := writeAllocs(cfg.MemProfile); err != nil {
 				return err
 			}

@@ -26,6 +26,9 @@ type expiringPages struct {
 	st    *store.Store[cacheSpec, cacheStatus]
 	mu    sync.Mutex
 	lists []int // the Limit of each List call, in order
+	// expiring, when not nil, is called before a page after the first
+	// expires.
+	expiring func()
 }
 
 // limits returns the Limit of each List call since the last call.
@@ -42,6 +45,9 @@ func (e *expiringPages) List(ctx context.Context, opts store.ListOptions) (*stor
 	e.lists = append(e.lists, opts.Limit)
 	e.mu.Unlock()
 	if opts.Continue != "" {
+		if e.expiring != nil {
+			e.expiring()
+		}
 		return nil, fmt.Errorf("injected: page after the first: %w", store.ErrExpired)
 	}
 	return e.st.List(ctx, opts)
@@ -102,6 +108,14 @@ func TestListingWhosePagesExpireFallsBackToOnePage(t *testing.T) {
 		require.NoError(t, err)
 		_, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: "w10"}, Spec: cacheSpec{Image: "v1"}})
 		require.NoError(t, err)
+		_, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: "a00"}, Spec: cacheSpec{Image: "v1"}})
+		require.NoError(t, err)
+		src.expiring = func() { // a00, added by the first page, is deleted
+			if _, err := w.Delete(ctx, "a00"); err != nil {
+				t.Error(err)
+			}
+			src.expiring = nil
+		}
 		synctest.Wait()
 		relists := c.Relists()
 		hold.Store(false)
@@ -118,6 +132,8 @@ func TestListingWhosePagesExpireFallsBackToOnePage(t *testing.T) {
 		require.False(t, ok, "deleted while the Cache was blind")
 		_, ok = c.Get("w10")
 		require.True(t, ok, "created while the Cache was blind")
+		_, ok = c.Get("a00")
+		require.False(t, ok, "created while the Cache was blind, listed by the first page, deleted before the whole listing")
 		require.Equal(t, n, c.Len())
 		cancel()
 		require.NoError(t, <-done)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -123,7 +122,7 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if !res.Changed {
 		return nil, nil
 	}
-	if applied == nil || !reflect.DeepEqual(res.Object["status"], config["status"]) {
+	if applied == nil || !treeEqual(res.Object["status"], config["status"]) {
 		applied = nil // the merge kept fields of other managers': encode the result
 	}
 	next, err := w.statusFromTree(cur, res.Object, applied, liveTree)
@@ -181,8 +180,8 @@ func statusConfigTree(status any, conds []Condition) (map[string]any, error) {
 func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
 	var conds []Condition
 	c, hasConds := tree["conditions"]
-	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
-	if status == nil && cur.Status != nil && reflect.DeepEqual(tree["status"], live["status"]) {
+	keptConds := hasConds && treeEqual(c, live["conditions"]) // shared when kept: quick
+	if status == nil && cur.Status != nil && treeEqual(tree["status"], live["status"]) {
 		// The merge left the stored status as it was (an apply of
 		// conditions only, as the Loop's): its stored encoding is the one.
 		status = cur.Status

@@ -21,11 +21,33 @@ func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Man
 	if m, ok := s.memo.get(obj, obj.Meta.Revision, side); ok {
 		return m, nil
 	}
+	if m, ok := s.writtenManaged(obj, side); ok {
+		s.memo.put(obj, obj.Meta.Revision, side, m)
+		return m, nil
+	}
 	m, err := s.decodeSideManaged(obj, side)
 	if err == nil {
 		s.memo.put(obj, obj.Meta.Revision, side, m)
 	}
 	return m, err
+}
+
+// writtenManaged returns the status side's record of obj as the Store
+// remembers it from its own write of obj's revision (a status write, which
+// knows the record it wrote: see decodedSides), when it does: the Loop's
+// status write, judged when its event comes back, is not decoded again. It
+// serves a status of type T whose JSON form round-trips (plainJSON) only:
+// the remembered record is decoded against the stored status, and obj's
+// re-encoded status (decodeSideManaged) is that same JSON then.
+func (s *Store[S, T]) writtenManaged(obj *Object[S, T], side string) (ownership.Managed, bool) {
+	if side != statusSide || !s.plainStatus {
+		return nil, false
+	}
+	e, ok := s.last.lookup(s.prefix+obj.Meta.Name, obj.Meta.Revision)
+	if !ok || !e.written || e.sides.status == nil {
+		return nil, false
+	}
+	return e.sides.status.managed, true
 }
 
 func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {

@@ -104,7 +104,10 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // of the last few objects it was given, by address and revision, so that
 // the new object of one event, which is the old object of the next, is
 // decoded once: old and new must be as read from the store and never
-// modified (a copy is a different object).
+// modified (a copy is a different object). The status side's record of a
+// revision the Store wrote itself, with a Status type whose JSON form
+// round-trips, is taken from its memory of values when that holds it (see
+// WithLastValues): the event of a controller's status write decodes none.
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
 	v, _ := s.views.Get().(*changeViews[S, T])

@@ -112,6 +112,12 @@ type lastValue struct {
 	sides   decodedSides
 	size    int
 	written bool
+	// sameSpecAs is, for a write remembered decoded, the revision of the
+	// value remembered decoded before it whose spec it left byte for byte
+	// as it was (a status write's), 0 when there is none: the watch event
+	// of the write may take its Spec from an object decoded from that
+	// value (see WatchUndecoded).
+	sameSpecAs int64
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -244,6 +250,9 @@ func (l *lastValues) put(key string, e lastValue) bool {
 	defer l.mu.Unlock()
 	if i, ok := l.index[key]; ok {
 		old := &l.items[i]
+		if e.written && e.raw != nil && old.raw != nil && old.rev < e.rev && sameBytes(old.raw.Spec, e.raw.Spec) {
+			e.sameSpecAs = old.rev
+		}
 		switch {
 		case old.rev != e.rev:
 		case !e.written: // a read: its value is the Backend's

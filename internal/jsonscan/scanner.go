@@ -34,7 +34,9 @@ func (p *scanner) errorf(format string, args ...any) error {
 }
 
 func (p *scanner) space() {
-	for p.i < len(p.b) {
+	// Every byte above ' ' is not white space: one comparison for the
+	// common case, values that the store wrote compactly.
+	for p.i < len(p.b) && p.b[p.i] <= ' ' {
 		switch p.b[p.i] {
 		case ' ', '\t', '\n', '\r':
 			p.i++

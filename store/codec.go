@@ -382,6 +382,9 @@ func orNull(b []byte) []byte {
 // ErrInvalid, a panic of the value's own MarshalJSON included: a write,
 // maybe on a Loop's worker, fails rather than crashes.
 func encodeJSON(what string, v any) (b []byte, err error) {
+	if b, ok := encodeSide(v); ok {
+		return b, nil // no code of the user's ran
+	}
 	defer catchEncode(what, &err)
 	b, err = json.Marshal(v)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +75,7 @@ type Manager struct {
 	mu      sync.Mutex
 	caches  []Cache
 	loops   []Runner
+	names   map[string]bool // of loops
 	running bool
 	started bool
 	failed  error
@@ -139,16 +142,15 @@ func WithLogger(l *slog.Logger) Option {
 // Sharder's Caches) and run it in a Manager without WithSharding.
 func WithSharding(b kv.Backend, identity string, opts ...shard.Option) Option {
 	return func(m *Manager) {
-		m.sharding = &sharding{b: b, identity: identity, opts: opts, names: map[string]bool{}}
+		m.sharding = &sharding{b: b, identity: identity, opts: opts}
 	}
 }
 
-// sharding is WithSharding's arguments and the names of the Loops sharded.
+// sharding is WithSharding's arguments.
 type sharding struct {
 	b        kv.Backend
 	identity string
 	opts     []shard.Option
-	names    map[string]bool // under Manager.mu
 }
 
 // New returns an empty Manager. A bad option is reported by AddLoop and
@@ -184,20 +186,34 @@ type shardable interface {
 }
 
 // AddCache adds a cache the Manager runs and waits for before any Loop
-// starts. It returns an error after Run has started or for a nil cache
-// (a typed nil, such as a nil *cache.Cache, included).
+// starts. It returns an error after Run has started, for a nil cache (a
+// typed nil, such as a nil *cache.Cache, included), and for a cache added
+// before (a second Run of it would fail, and the Manager's with it).
 func (m *Manager) AddCache(c Cache) error {
-	return m.add(func() {
-		m.caches = append(m.caches, c)
-	}, nilness.IsNil(c))
+	if nilness.IsNil(c) {
+		return invalid("nil cache (%T)", c)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started {
+		return errors.New("manager: add after Run")
+	}
+	if slices.ContainsFunc(m.caches, func(o Cache) bool { return samePart(o, c) }) {
+		return invalid("cache %T added twice", c)
+	}
+	m.caches = append(m.caches, c)
+	return nil
 }
 
-// AddLoop adds a Loop. It returns an error after Run has started or for a
-// nil Loop; with WithSharding, also for a bad WithSharding argument or a
-// Loop it cannot shard (see WithSharding), and then the Loop is not added.
+// AddLoop adds a Loop. It returns an error after Run has started, for a
+// nil Loop, and for a Loop whose name an added Loop has: Loops are told
+// apart by name (in logs, metrics, the debug page and sharding), and the
+// same Loop added twice would fail its second Run. With WithSharding, it
+// also returns one for a bad WithSharding argument or a Loop it cannot
+// shard (see WithSharding), and then the Loop is not added.
 func (m *Manager) AddLoop(l Runner) error {
-	if m.sharding == nil || nilness.IsNil(l) {
-		return m.add(func() { m.loops = append(m.loops, l) }, nilness.IsNil(l))
+	if nilness.IsNil(l) {
+		return invalid("nil loop (%T)", l)
 	}
 	if m.optErr != nil {
 		return m.optErr
@@ -208,12 +224,27 @@ func (m *Manager) AddLoop(l Runner) error {
 		return errors.New("manager: add after Run")
 	}
 	name := l.Name()
+	if m.names[name] {
+		return invalid("loop %q added twice: Loops are told apart by name", name)
+	}
+	if m.sharding != nil {
+		if err := m.shard(l, name); err != nil {
+			return err
+		}
+	}
+	if m.names == nil {
+		m.names = map[string]bool{}
+	}
+	m.names[name] = true
+	m.loops = append(m.loops, l)
+	return nil
+}
+
+// shard gives l, named name, a Sharder of the Manager's WithSharding.
+func (m *Manager) shard(l Runner, name string) error {
 	sl, ok := l.(shardable)
-	switch {
-	case !ok:
+	if !ok {
 		return invalid("loop %q: %T is not a *reconcile.Loop, so it cannot be sharded (WithSharding)", name, l)
-	case m.sharding.names[name]:
-		return invalid("loop %q added twice: sharded Loops are told apart by name", name)
 	}
 	sh, err := shard.New(m.sharding.b, name, m.sharding.identity, m.sharding.options(m.log)...)
 	if err != nil {
@@ -222,22 +253,15 @@ func (m *Manager) AddLoop(l Runner) error {
 	if err := sl.SetSharding(sh); err != nil {
 		return fmt.Errorf("manager: loop %q cannot join the Manager's sharding (WithSharding): %w", name, err)
 	}
-	m.sharding.names[name] = true
-	m.loops = append(m.loops, l)
 	return nil
 }
 
-func (m *Manager) add(f func(), isNil bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case isNil:
-		return invalid("nil cache or loop")
-	case m.started:
-		return errors.New("manager: add after Run")
-	}
-	f()
-	return nil
+// samePart reports whether a and b are one part: the same pointer (every
+// cache of this project is one) to a value that is not zero-sized (those
+// may share an address). Equal values of another kind may be two parts.
+func samePart(a, b any) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Kind() == reflect.Pointer && ta.Elem().Size() != 0 && a == b
 }
 
 // Elector returns the elector to give each of the Manager's Loops

@@ -192,6 +192,39 @@ func TestManagerReportsAFailedLoop(t *testing.T) {
 	})
 }
 
+// Misuse: a Loop added twice, or two Loops of one name, and a cache added
+// twice are refused by the Add call, not found when Run fails with "already
+// running". Two equal values of a non-pointer cache type are two caches.
+func TestManagerRefusesAPartAddedTwice(t *testing.T) {
+	m := manager.New()
+	l, err := reconcile.New("deployer", nop, nil)
+	require.NoError(t, err)
+	require.NoError(t, m.AddLoop(l))
+	err = m.AddLoop(l)
+	require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+	require.ErrorContains(t, err, `"deployer" added twice`)
+	other, err := reconcile.New("deployer", nop, nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, m.AddLoop(other), `"deployer" added twice`)
+	second, err := reconcile.New("pruner", nop, nil)
+	require.NoError(t, err)
+	require.NoError(t, m.AddLoop(second))
+
+	c := &downCachePtr{}
+	require.NoError(t, m.AddCache(c))
+	err = m.AddCache(c)
+	require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+	require.ErrorContains(t, err, "added twice")
+	require.NoError(t, m.AddCache(&downCachePtr{}), "another cache of the same type")
+	require.NoError(t, m.AddCache(downCache{}))
+	require.NoError(t, m.AddCache(downCache{}), "equal values are not one part")
+}
+
+type downCachePtr struct {
+	downCache
+	_ int // not zero-sized: two zero-sized allocations may share an address
+}
+
 // downCache never syncs, and says why.
 type downCache struct{}
 

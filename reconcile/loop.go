@@ -169,8 +169,10 @@ func (s *keyState) empty() bool {
 // not compile.
 //
 // New returns an error wrapping ErrInvalidOption for an empty name, a nil
-// r, a bad option, a src that carries two ConditionWriters, or a FromOwned
-// source whose owner kind the Loop does not reconcile (see FromOwned). A
+// r, a bad option, a src that carries two ConditionWriters, a cache source
+// over a nil cache (or FromStore's over a nil store, or given a nil
+// predicate), or a FromOwned source whose owner kind the Loop does not
+// reconcile (see FromOwned). A
 // typed nil (a nil pointer or func behind the interface) counts as nil
 // wherever New or an option takes an interface, and is refused: the
 // reconciler, a source or status writer, an elector, metrics or a clock.
@@ -247,7 +249,12 @@ func (l *Loop[K]) initSources(src Source[K]) error {
 	if m, ok := l.sw.(objectMarker[K]); ok {
 		l.marks = m.objectMarker()
 	}
-	if err := checkOwnerKinds(l.sources); err != nil {
+	if m, ok := l.sw.(interface{ writerLacks() string }); ok {
+		if why := m.writerLacks(); why != "" {
+			return invalid("StoreConditions over %s", why)
+		}
+	}
+	if err := checkSources(l.sources); err != nil {
 		return err
 	}
 	for _, s := range l.sources {

@@ -479,6 +479,46 @@ func TestMisuseFromStoreWithACacheOfOtherObjectsIsRefused(t *testing.T) {
 	require.NoError(t, err, "another Store value over the same objects is fine")
 }
 
+// Misuse: a cache source over a nil cache or store, or given a nil
+// predicate, is refused by New (and by AddSource), naming what is nil, not
+// found only when Run starts.
+func TestMisuseNilPartsOfASourceAreRefusedByNew(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	widgets, err := store.New[widget, widget](memstore.New(), "Widget")
+	require.NoError(t, err)
+	c := cache.New(widgets)
+	var nilCache *cache.Cache[widget, widget]
+	var nilStore *store.Store[widget, widget]
+	children := func(*store.Object[widget, widget]) []string { return nil }
+	for name, tc := range map[string]struct {
+		src  reconcile.Source[string]
+		says string
+		add  bool // AddSource takes it (not FromStore: it carries the ConditionWriter)
+	}{
+		"FromStore nil cache":       {reconcile.FromStore(nilCache, widgets), "nil cache", false},
+		"FromStore nil store":       {reconcile.FromStore(c, nilStore), "nil store", false},
+		"FromStore nil predicate":   {reconcile.FromStore(c, widgets, reconcile.WithPredicate[widget, widget](nil)), "nil predicate", false},
+		"FromOwned nil cache":       {reconcile.FromOwned(nilCache, "Widget"), "nil cache", true},
+		"FromOwned nil predicate":   {reconcile.FromOwned(c, "Widget", reconcile.WithPredicate[widget, widget](nil)), "nil predicate", true},
+		"FromCacheMapped nil cache": {reconcile.FromCacheMapped(nilCache, children), "nil cache", true},
+		"joined":                    {reconcile.Sources(reconcile.FromOwned(c, "Widget"), reconcile.FromOwned(nilCache, "Widget")), "nil cache", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.New("widgets", r, tc.src)
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+			require.ErrorContains(t, err, tc.says)
+			if !tc.add {
+				return
+			}
+			l, err := reconcile.New("widgets", r, reconcile.FromStore(c, widgets))
+			require.NoError(t, err)
+			_, err = l.AddSource(tc.src)
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption, "AddSource refuses it too")
+			require.ErrorContains(t, err, tc.says)
+		})
+	}
+}
+
 // myErr is a user's error type whose Error dereferences its receiver: a nil
 // *myErr returned as an error is the classic typed-nil mistake.
 type myErr struct{ msg string }
@@ -663,4 +703,36 @@ func TestMisuseHugeKeyIsLoggedByItsStart(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Misuse: StoreConditions over a nil cache or store, given as the Loop's
+// ConditionWriter, is refused by New, not found at the first Stalled write.
+func TestMisuseStoreConditionsOverNothingIsRefused(t *testing.T) {
+	r := reconcile.Func[string](func(context.Context, string) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	widgets, err := store.New[widget, widget](memstore.New(), "Widget")
+	require.NoError(t, err)
+	c := cache.New(widgets)
+	for name, w := range map[string]reconcile.ConditionWriter[string]{
+		"nil cache": reconcile.StoreConditions[widget, widget](nil, widgets),
+		"nil store": reconcile.StoreConditions[widget, widget](c, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := reconcile.New("widgets", r, reconcile.WithConditionWriter(reconcile.FromChannel(make(chan string)), w))
+			require.ErrorIs(t, err, reconcile.ErrInvalidOption)
+			require.ErrorContains(t, err, name)
+		})
+	}
+	_, err = reconcile.New("widgets", r, reconcile.WithConditionWriter(reconcile.FromChannel(make(chan string)), reconcile.StoreConditions(c, widgets)))
+	require.NoError(t, err)
+}
+
+// Misuse: SectionChanges called with a nil side (a creation or deletion,
+// which sources never judge) reports nothing changed, not a panic.
+func TestMisuseSectionChangesOfANilSide(t *testing.T) {
+	obj := &store.Object[widget, widget]{Meta: store.Meta{Name: "a", Generation: 1}}
+	for _, pair := range [][2]*store.Object[widget, widget]{{nil, obj}, {obj, nil}, {nil, nil}} {
+		owned, foreign := reconcile.SectionChanges(pair[0], pair[1], "m")
+		require.Empty(t, owned)
+		require.Empty(t, foreign)
+	}
 }

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/steady-go/steady/internal/guard"
@@ -20,8 +19,8 @@ import (
 // are hints whatever p says. A dropped event is not judged either, so it
 // feeds no oscillation detection. A p that panics is reported like a
 // reconcile panic and counts as passing its event. A nil p (an And, Or or Not of a
-// nil predicate is nil too) makes the source's Run fail with an error, which
-// ends the Loop's Run.
+// nil predicate is nil too) makes New and AddSource refuse the source
+// (ErrInvalidOption).
 func WithPredicate[S, T any](p func(old, new *store.Object[S, T]) bool) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if p == nil {
@@ -31,8 +30,6 @@ func WithPredicate[S, T any](p func(old, new *store.Object[S, T]) bool) CacheSou
 		s.pred.all = append(s.pred.all, p)
 	}
 }
-
-var errNilPredicate = errors.New("reconcile: WithPredicate got a nil predicate (an And, Or or Not of a nil predicate is nil)")
 
 // predicates are a cache source's WithPredicate funcs.
 type predicates[S, T any] struct {

@@ -136,16 +136,17 @@ func e2get(t *testing.T, st *store.Store[appSpec, appStatus], name string) *app 
 	return o
 }
 
-// Misuse: a nil predicate, or a composition of one, fails the source's Run
-// and so the Loop's, saying why.
-func TestNilPredicateFailsTheLoop(t *testing.T) {
+// Misuse: a nil predicate, or a composition of one, makes New refuse the
+// source, saying why.
+func TestNilPredicateIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, "App", nil)
 		defer e.stop()
 		for _, p := range []predicate.Predicate[appSpec, appStatus]{nil, predicate.And(predicate.LabelsChanged[appSpec, appStatus](), nil)} {
 			s := newScript(func(string, int) (Result, error) { return Result{}, nil })
-			l := mustNew(t, s, FromStore(e.cache, e.st, WithPredicate(p)), WithFieldManager("app"))
-			require.ErrorContains(t, l.Run(t.Context()), "WithPredicate got a nil predicate")
+			_, err := New("apps", s, FromStore(e.cache, e.st, WithPredicate(p)), WithFieldManager("app"))
+			require.ErrorIs(t, err, ErrInvalidOption)
+			require.ErrorContains(t, err, "WithPredicate got a nil predicate")
 		}
 	})
 }

@@ -30,7 +30,8 @@ import (
 // every added source has been stopped.
 //
 // AddSource returns an error wrapping ErrInvalidOption for a nil (or typed
-// nil) src or cache, for a src that carries a ConditionWriter (the Loop's is
+// nil) src or cache, for a cache source over a nil cache or given a nil
+// predicate, for a src that carries a ConditionWriter (the Loop's is
 // chosen once, by New), for a FromOwned src whose owner kind the Loop does
 // not reconcile (see FromOwned), and once Run has returned. A cache source
 // serves one Loop once: to add a kind again, make a new source.
@@ -47,7 +48,7 @@ func (l *Loop[K]) AddSource(src Source[K], caches ...interface {
 	if sw != nil {
 		return nil, invalid("loop %s: AddSource of a source with a ConditionWriter (%T): the Loop's is chosen by New", l.name, sw)
 	}
-	if err := checkOwnerKinds(append(srcs, l.sources...)); err != nil {
+	if err := checkSources(append(srcs, l.sources...)); err != nil {
 		return nil, invalid("loop %s: AddSource: %v", l.name, err)
 	}
 	for _, c := range caches {

@@ -58,6 +58,18 @@ func StoreConditions[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) Cond
 	return newStoreConditions(c, st)
 }
 
+// writerLacks says what s lacks: a nil cache or store; "" when it lacks
+// nothing (New refuses a ConditionWriter that lacks one).
+func (s storeConditions[S, T]) writerLacks() string {
+	switch {
+	case s.c == nil:
+		return "a nil cache"
+	case s.st == nil:
+		return "a nil store"
+	}
+	return ""
+}
+
 type storeConditions[S, T any] struct {
 	c  *cache.Cache[S, T]
 	st *store.Store[S, T]

@@ -190,7 +190,7 @@ func FromOwned[S, T any](c *cache.Cache[S, T], ownerKind string, opts ...CacheSo
 }
 
 // ownedSource is FromOwned's source: a cache source that knows the owner
-// kind its hints name, for checkOwnerKinds.
+// kind its hints name, for checkSources.
 type ownedSource[S, T any] struct {
 	*cacheSource[S, T]
 	kind string
@@ -228,7 +228,7 @@ func (s storeSource[S, T]) reconciledKind() string {
 
 // mismatch says how FromStore's cache and store hold different objects
 // (another kind, key prefix or backend), or "" when they hold the same or
-// it cannot tell (a nil one, which fails Run, or a cache over another
+// it cannot tell (a nil one, which checkSources refuses, or a cache over another
 // ListWatcher than a Store, known only by its Kind).
 func (s storeSource[S, T]) mismatch() string {
 	c, st := s.cacheSource.c, s.cacheSource.st
@@ -253,13 +253,33 @@ func (s storeSource[S, T]) mismatch() string {
 	return ""
 }
 
-// checkOwnerKinds rejects a FromStore source among srcs whose cache and
-// store hold different objects, and a FromOwned source whose owner kind is
+// missing says what a cache source lacks: a nil cache, FromStore's nil
+// store, or a nil predicate; "" when it lacks nothing.
+func (s *cacheSource[S, T]) missing() string {
+	switch {
+	case s.c == nil:
+		return "a nil cache"
+	case s.names != nil && s.st == nil:
+		return "FromStore with a nil store"
+	case s.pred.nilGiven:
+		return "WithPredicate got a nil predicate (an And, Or or Not of a nil predicate is nil)"
+	}
+	return ""
+}
+
+// checkSources rejects a cache source among srcs that lacks a part (a nil
+// cache, store or predicate), a FromStore source whose cache and store
+// hold different objects, and a FromOwned source whose owner kind is
 // empty, or differs from the kind of every FromStore source among srcs when
 // there is one (see FromOwned).
-func checkOwnerKinds[K comparable](srcs []Source[K]) error {
+func checkSources[K comparable](srcs []Source[K]) error {
 	var kinds []string
 	for _, s := range srcs {
+		if m, ok := s.(interface{ missing() string }); ok {
+			if why := m.missing(); why != "" {
+				return invalid("cache source over %s", why)
+			}
+		}
 		if m, ok := s.(interface{ mismatch() string }); ok {
 			if why := m.mismatch(); why != "" {
 				return invalid("FromStore over %s: the Loop would reconcile names its store does not hold", why)
@@ -310,14 +330,11 @@ func newCacheSource[S, T any](c *cache.Cache[S, T], fn func(*store.Object[S, T])
 }
 
 // Run delivers the cache's changes to sink until ctx ends. It returns an
-// error for a nil cache (or a nil store, for FromStore), or ErrAlreadyRunning
-// when called a second time.
+// error for a source that lacks a part (which New and AddSource refuse), or
+// ErrAlreadyRunning when called a second time.
 func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
-	if s.c == nil || (s.names != nil && s.st == nil) {
-		return errors.New("reconcile: cache source over a nil cache or store")
-	}
-	if s.pred.nilGiven {
-		return errNilPredicate
+	if why := s.missing(); why != "" {
+		return errors.New("reconcile: cache source over " + why)
 	}
 	if !s.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -689,7 +706,12 @@ func readyGeneration(conds []store.Condition) int64 {
 // writes by several actors into one change is attributed to the last
 // writer, so a merged change of another actor can be missed until resync.
 // FromStore judges field by field from the object's managed fields instead.
+// A nil old or new (a creation or a deletion, which sources never judge)
+// has no changed paths.
 func SectionChanges[S, T any](old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path) {
+	if old == nil || new == nil { // not a modification: nothing to compare
+		return nil, nil
+	}
 	changed := sectionDiff(nil, old, new, nil)
 	if new.Meta.LastWrite.Manager == manager {
 		return changed, nil

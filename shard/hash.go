@@ -10,10 +10,13 @@ import (
 // DefaultShards is the number of shards of a Sharder without WithShards.
 const DefaultShards = 256
 
-// Of returns key's shard among shards (shards ≥ 1): FNV-1a 64 of key,
-// modulo shards. It is stable across processes and versions: changing it
-// would move every key.
+// Of returns key's shard among shards: FNV-1a 64 of key, modulo shards.
+// It is stable across processes and versions: changing it would move
+// every key. shards below 1 counts as one shard, so every key is shard 0.
 func Of(key string, shards int) int {
+	if shards < 1 {
+		return 0
+	}
 	// FNV-1a 64, inline: no allocation on the Loop's hot path.
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(key); i++ {
@@ -41,9 +44,10 @@ func score(member string, shard int) uint64 {
 }
 
 // Assign returns the owner of each of shards shards among members when
-// nobody holds any: Rebalance(members, make([]string, shards)).
+// nobody holds any: Rebalance(members, make([]string, shards)). shards
+// below 0 counts as none.
 func Assign(members []string, shards int) []string {
-	return Rebalance(members, make([]string, shards))
+	return Rebalance(members, make([]string, max(shards, 0)))
 }
 
 // Rebalance returns the owner of each shard among members, given who holds

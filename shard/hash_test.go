@@ -129,3 +129,12 @@ func BenchmarkOf(b *testing.B) {
 		shard.Of("namespace-a.some-object-name", 256)
 	}
 }
+
+// Misuse: a shard count below 1 is no panic. Of counts it as one shard
+// (every key is shard 0), and Assign below 0 as none.
+func TestOfAndAssignTakeAnyShardCount(t *testing.T) {
+	for _, n := range []int{0, -1, -256} {
+		require.Equal(t, 0, shard.Of("ns/obj-1", n), "Of(key, %d)", n)
+		require.Empty(t, shard.Assign([]string{"a", "b"}, n), "Assign(members, %d)", n)
+	}
+}

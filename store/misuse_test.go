@@ -136,3 +136,15 @@ func TestMisuseConcurrentWritersOfOneKeyLoseNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Spec.Tags, writers*each)
 }
+
+// Misuse: a nil option (a conditional option left nil) is skipped, by
+// store.New as by memstore.New, not a panic.
+func TestMisuseNilOptionsAreSkipped(t *testing.T) {
+	st, err := store.New[mSpec, mStatus](memstore.New(nil, memstore.WithHistorySize(10), nil), "Widget", nil, store.WithKeyPrefix("team"), nil)
+	require.NoError(t, err)
+	_, err = st.As("m").Create(t.Context(), &store.Object[mSpec, mStatus]{Meta: store.Meta{Name: "a"}})
+	require.NoError(t, err)
+	_, err = st.Get(t.Context(), "a")
+	require.NoError(t, err)
+	require.Equal(t, "team/Widget/", st.Prefix(), "the options around a nil one still apply")
+}

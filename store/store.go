@@ -159,7 +159,9 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	}
 	c := config{clock: clock.Real{}, lastValueBytes: defaultLastValueBytes}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -25,7 +25,7 @@ func TestOfReadsTheHooksACarrierWasBuiltWith(t *testing.T) {
 	if got := Of(wrapper{c}); got != "lean" {
 		t.Fatalf("Of(wrapper) = %v, want lean", got)
 	}
-	for _, x := range []any{nil, "x", carrier{}, &carrier{}} {
+	for _, x := range []any{nil, "x", carrier{}, &carrier{}, (*carrier)(nil)} { // a nil carrier: a nil *store.Store
 		if got := Of(x); got != nil {
 			t.Fatalf("Of(%#v) = %v, want nil", x, got)
 		}

@@ -9,6 +9,8 @@
 // per Store, set once at construction: nothing here is package state.
 package storeaccess
 
+import "github.com/steady-go/steady/internal/nilness"
+
 // Hooks is what a store.Store carries for Of. Its zero value carries
 // nothing.
 type Hooks struct{ impl any }
@@ -22,9 +24,10 @@ func (h *Hooks) storeHooks() any { return h.impl }
 // holder has an unexported method, so only a type that embeds Hooks is one.
 type holder interface{ storeHooks() any }
 
-// Of returns what x's Hooks carry, or nil when x embeds none (or is nil).
+// Of returns what x's Hooks carry, or nil when x embeds none or is nil (a
+// nil *store.Store included: its promoted method would dereference it).
 func Of(x any) any {
-	if h, ok := x.(holder); ok {
+	if h, ok := x.(holder); ok && !nilness.IsNil(h) {
 		return h.storeHooks()
 	}
 	return nil

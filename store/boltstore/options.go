@@ -21,7 +21,9 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{historySize: DefaultHistorySize, watchBuffer: DefaultWatchBuffer, lockTimeout: DefaultLockTimeout}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	return c
 }

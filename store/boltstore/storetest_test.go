@@ -15,7 +15,7 @@ import (
 // test.
 func open(t *testing.T, opts ...boltstore.Option) *boltstore.Store {
 	t.Helper()
-	s, err := boltstore.Open(filepath.Join(t.TempDir(), "steady.db"), opts...)
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "steady.db"), append(opts, nil)...) // a nil option is skipped
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s

@@ -227,8 +227,11 @@ var ErrRunning = errors.New("cache: already running")
 // Every Cache has the IndexOwnerUID index; AddIndex adds more.
 func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	cfg, err := newConfig(opts)
-	if err == nil && nilness.IsNil(src) {
-		err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
+	if nilness.IsNil(src) {
+		src = nil // so that Kind, Version and Source see no ListWatcher, not a typed nil
+		if err == nil {
+			err = fmt.Errorf("%w: the cache needs a ListWatcher, got nil", store.ErrInvalid)
+		}
 	}
 	transform, terr := transformFor[S, T](cfg.transform)
 	if err == nil {

@@ -238,3 +238,18 @@ func TestMisuseBackendClosedUnderASyncedCache(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// Misuse: a Cache over a typed nil Store answers its reads as a Cache over
+// nothing (no kind, no objects, no Source), and Run says why, instead of
+// panicking in Kind.
+func TestMisuseCacheOverATypedNilStore(t *testing.T) {
+	var st *store.Store[cacheSpec, cacheStatus]
+	c := cache.New[cacheSpec, cacheStatus](st)
+	require.Empty(t, c.Kind())
+	require.Empty(t, c.Version())
+	require.Nil(t, c.Source())
+	_, ok := c.Get("a")
+	require.False(t, ok)
+	require.Empty(t, c.List(nil))
+	require.ErrorIs(t, c.Run(t.Context()), store.ErrInvalid)
+}

@@ -85,7 +85,9 @@ func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	b := &Backend{cli: cli, prefix: "/steady/", progress: time.Second, timeout: DefaultCallTimeout,
 		watchEvents: DefaultWatchEvents, watchBytes: DefaultWatchBytes}
 	for _, o := range opts {
-		o(b)
+		if o != nil {
+			o(b)
+		}
 	}
 	if b.prefix != "" && !strings.HasSuffix(b.prefix, "/") {
 		b.prefix += "/"

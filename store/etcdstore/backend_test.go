@@ -218,4 +218,6 @@ func TestNewRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "progress interval must be positive")
 	_, err = etcdstore.New(cli, etcdstore.WithCallTimeout(0))
 	require.ErrorContains(t, err, "call timeout must be positive")
+	_, err = etcdstore.New(cli, nil, etcdstore.WithPrefix("/x/"), nil)
+	require.NoError(t, err, "a nil option is skipped")
 }

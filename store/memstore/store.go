@@ -61,7 +61,9 @@ var _ kv.Backend = (*Store)(nil)
 func New(opts ...Option) *Store {
 	c := config{historySize: DefaultHistorySize, historyBytes: DefaultHistoryBytes, watchBuffer: DefaultWatchBuffer}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	h := newHistory(c.historySize, c.historyBytes)
 	if c.agingLag > 0 {

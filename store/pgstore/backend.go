@@ -101,7 +101,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 	}
 	cfg := config{schema: DefaultSchema, watchBuffer: DefaultWatchBuffer, poll: DefaultPollInterval, clk: clock.Real{}, history: DefaultHistorySize}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if !identRE.MatchString(cfg.schema) {
 		return nil, fmt.Errorf("pgstore: schema name %.80q is not a lower-case SQL identifier of at most 63 bytes: %w", cfg.schema, store.ErrInvalid)

@@ -23,12 +23,41 @@ var server *pgtest.Server
 // directory, a free loopback port), runs the tests, stops the server and
 // checks for leaked goroutines. Without PostgreSQL binaries the tests skip
 // loudly, unless STEADY_PG_REQUIRED is set (CI sets it), when they fail.
+//
+// The server is pgtest's NoSync one, which never waits for the disk, unless
+// PGSTORE_BENCH_DURABLE says otherwise (benchDurability), so that the
+// benchmarks can measure a server with the durability users run.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// benchDurability reads PGSTORE_BENCH_DURABLE: unset, "" or "0" is
+// pgtest.NoSync (fsync=off), "1" is pgtest.Durable (PostgreSQL's defaults:
+// each commit waits for its log flush), "async" is pgtest.AsyncCommit
+// (durable, with synchronous_commit=off). Any other value is an error.
+func benchDurability() (pgtest.Durability, error) {
+	switch v := os.Getenv("PGSTORE_BENCH_DURABLE"); v {
+	case "", "0":
+		return pgtest.NoSync, nil
+	case "1":
+		return pgtest.Durable, nil
+	case "async":
+		return pgtest.AsyncCommit, nil
+	default:
+		return 0, fmt.Errorf(`PGSTORE_BENCH_DURABLE=%q: want "0" (fsync=off), "1" (PostgreSQL's defaults) or "async" (synchronous_commit=off)`, v)
+	}
+}
+
 func runMain(m *testing.M) int {
-	s, err := pgtest.Start()
+	d, err := benchDurability()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pgstore: %v\n", err)
+		return 1
+	}
+	if d != pgtest.NoSync {
+		fmt.Fprintf(os.Stderr, "pgstore: PostgreSQL runs with durability %v\n", d)
+	}
+	s, err := pgtest.Start(pgtest.WithDurability(d))
 	switch {
 	case errors.Is(err, pgtest.ErrNoPostgres) && os.Getenv("STEADY_PG_REQUIRED") == "":
 		fmt.Fprintf(os.Stderr, "\n!!! pgstore: %v: EVERY TEST OF THIS PACKAGE SKIPS (install postgresql, or set STEADY_PG_REQUIRED=1 to fail instead)\n\n", err)
@@ -83,7 +112,7 @@ var schemas atomic.Int64
 // at revision 0.
 func newBackend(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Backend {
 	t.Helper()
-	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1)))}, opts...)
+	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1))), nil}, opts...) // a nil option is skipped
 	b, err := pgstore.New(t.Context(), pool, opts...)
 	require.NoError(t, err)
 	return b

@@ -2,6 +2,10 @@
 // into a temporary directory, a free loopback port, the server process run
 // as an unprivileged user when the test runs as root. store/pgstore's tests
 // and the fleet-pg example's use it; so may a user's.
+//
+// By default the server does not flush its write-ahead log (NoSync), so that
+// tests which kill and restart it run fast; WithDurability starts it with
+// the settings of a server users run instead, for benchmarks.
 package pgtest
 
 import (
@@ -24,10 +28,72 @@ var ErrNoPostgres = errors.New("no PostgreSQL server binary (postgres, initdb, p
 // it runs as the postgres user (or nobody), since the server refuses to run
 // as root.
 type Server struct {
-	bin  string // directory of postgres, initdb and pg_ctl
-	dir  string // holds data/, the socket and the log
-	port int
-	user *user.User // nil: the current user
+	bin        string // directory of postgres, initdb and pg_ctl
+	dir        string // holds data/, the socket and the log
+	port       int
+	user       *user.User // nil: the current user
+	durability Durability
+}
+
+// Durability is how the server makes its commits durable: the settings of
+// fsync, full_page_writes and synchronous_commit it starts with.
+type Durability int
+
+const (
+	// NoSync is the tests' server: fsync=off and full_page_writes=off. No
+	// commit waits for the disk, and a kill and restart of the server
+	// loses nothing (the kernel keeps what a killed process wrote), though
+	// a crash of the machine would.
+	NoSync Durability = iota
+	// Durable is PostgreSQL's defaults, as a server users run has them:
+	// fsync=on, full_page_writes=on, synchronous_commit=on. Each commit
+	// waits for its write-ahead log to reach the disk (an fdatasync), so a
+	// write costs at least one flush of the disk.
+	Durable
+	// AsyncCommit is Durable with synchronous_commit=off, a common tuning:
+	// a commit returns before its log is flushed (the WAL writer flushes
+	// it within a few hundred milliseconds), so a crash of the server may
+	// lose the last commits, but never corrupts the data.
+	AsyncCommit
+)
+
+// String is the Durability's name: "nosync", "durable" or "async-commit".
+func (d Durability) String() string {
+	switch d {
+	case NoSync:
+		return "nosync"
+	case Durable:
+		return "durable"
+	case AsyncCommit:
+		return "async-commit"
+	}
+	return fmt.Sprintf("Durability(%d)", int(d))
+}
+
+// settings is d's server options.
+func (d Durability) settings() string {
+	switch d {
+	case Durable:
+		return "-c fsync=on -c full_page_writes=on -c synchronous_commit=on"
+	case AsyncCommit:
+		return "-c fsync=on -c full_page_writes=on -c synchronous_commit=off"
+	}
+	return "-c fsync=off -c full_page_writes=off"
+}
+
+// Option configures Start.
+type Option func(*Server) error
+
+// WithDurability starts the server with durability d (NoSync by default).
+// An unknown d is Start's error.
+func WithDurability(d Durability) Option {
+	return func(s *Server) error {
+		if d < NoSync || d > AsyncCommit {
+			return fmt.Errorf("pgtest: unknown durability %v", d)
+		}
+		s.durability = d
+		return nil
+	}
 }
 
 func findBin() (string, error) {
@@ -51,13 +117,22 @@ func findBin() (string, error) {
 // /usr/lib/postgresql/*/bin), runs initdb into a new temporary directory and
 // starts the server there, waiting until it accepts connections. Without
 // binaries it returns ErrNoPostgres. Close stops the server and removes the
-// directory.
-func Start() (*Server, error) {
+// directory. A nil option is skipped.
+func Start(opts ...Option) (*Server, error) {
+	s := &Server{}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin}
+	s.bin = bin
 	if os.Geteuid() == 0 {
 		if s.user, err = user.Lookup("postgres"); err != nil {
 			if s.user, err = user.Lookup("nobody"); err != nil {
@@ -115,10 +190,9 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 
 // Start starts the stopped server again (the package's Start starts it the
 // first time), on the same port and data, and waits until it accepts
-// connections. fsync is off: tests kill and restart the server process,
-// never the machine, and the kernel keeps what a killed process wrote.
+// connections, with the Durability it was first started with.
 func (s *Server) Start() error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c shared_buffers=32MB -c max_connections=200", s.port, s.dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 %s -c shared_buffers=32MB -c max_connections=200", s.port, s.dir, s.durability.settings())
 	out, err := s.command("pg_ctl", "-D", s.data(), "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -38,4 +39,41 @@ func TestStartStopStart(t *testing.T) {
 	require.NoError(t, dial(), "the server is back on the same port")
 	require.NoError(t, s.Close())
 	require.Error(t, dial())
+}
+
+// Each Durability starts a server with its settings of fsync,
+// full_page_writes and synchronous_commit; NoSync is the default.
+func TestDurability(t *testing.T) {
+	for _, c := range []struct {
+		opts []pgtest.Option
+		want string // fsync, full_page_writes, synchronous_commit
+	}{
+		{nil, "off off on"},
+		{[]pgtest.Option{pgtest.WithDurability(pgtest.NoSync)}, "off off on"},
+		{[]pgtest.Option{pgtest.WithDurability(pgtest.Durable)}, "on on on"},
+		{[]pgtest.Option{nil, pgtest.WithDurability(pgtest.AsyncCommit)}, "on on off"},
+	} {
+		t.Run(c.want, func(t *testing.T) {
+			s, err := pgtest.Start(c.opts...)
+			if errors.Is(err, pgtest.ErrNoPostgres) && os.Getenv("STEADY_PG_REQUIRED") == "" {
+				t.Skip(err)
+			}
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Close()) }()
+			conn, err := pgx.Connect(t.Context(), s.URL())
+			require.NoError(t, err)
+			defer conn.Close(t.Context())
+			var got string
+			require.NoError(t, conn.QueryRow(t.Context(),
+				`SELECT current_setting('fsync') || ' ' || current_setting('full_page_writes') || ' ' || current_setting('synchronous_commit')`).Scan(&got))
+			require.Equal(t, c.want, got)
+		})
+	}
+}
+
+// An unknown Durability is Start's error, before anything starts.
+func TestUnknownDurability(t *testing.T) {
+	_, err := pgtest.Start(pgtest.WithDurability(pgtest.Durability(7)))
+	require.ErrorContains(t, err, "unknown durability Durability(7)")
+	require.NotErrorIs(t, err, pgtest.ErrNoPostgres)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,5 +210,44 @@ func TestSideEncoderLeavesToEncodingJSON(t *testing.T) {
 		require.False(t, ok, "%T", v)
 		_, err := encodeJSON("spec", v)
 		require.ErrorIs(t, err, ErrInvalid, "%T", v)
+	}
+}
+
+// plainJSONStringBytewise is plainJSONString a byte at a time.
+func plainJSONStringBytewise(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// TestPlainJSONStringIsBytewise: the word-at-a-time plainJSONString agrees
+// with a byte loop whatever byte value stands at whatever place in a word,
+// alone or next to others, on random strings.
+func TestPlainJSONStringIsBytewise(t *testing.T) {
+	for c := range 256 {
+		for n := 1; n <= 17; n++ {
+			for at := range n {
+				b := []byte(strings.Repeat("a", n))
+				b[at] = byte(c)
+				require.Equal(t, plainJSONStringBytewise(string(b)), plainJSONString(string(b)), "%q", b)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte{0x00, 0x1f, 0x20, 0x21, '"', 0x23, '&', 0x27, ';', '<', '=', '>', '?', 0x5b, '\\', 0x5d, 0x7e, 0x7f, 0x80, 0xa2, 0xff}
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for j := range b {
+			if r.IntN(6) == 0 {
+				b[j] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[j] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		require.Equal(t, plainJSONStringBytewise(string(b)), plainJSONString(string(b)), "%q", b)
 	}
 }

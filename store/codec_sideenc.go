@@ -225,25 +225,9 @@ func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
 		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if !plainTagName(name) {
-			return nil, false
-		}
-		omit := false
-		for _, o := range strings.Split(opts, ",") {
-			switch o {
-			case "":
-			case "omitempty":
-				omit = true
-			default:
-				return nil, false // "string", "omitzero": encoding/json's rules
-			}
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		if slices.Contains(names, name) {
-			return nil, false // encoding/json's rules for clashes
+		name, omit, ok := encFieldName(sf.Name, tag)
+		if !ok || slices.Contains(names, name) {
+			return nil, false // a tag it leaves to encoding/json, or a clash
 		}
 		names = append(names, name)
 		enc, ok := c.compile(sf.Type)
@@ -273,6 +257,30 @@ func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
 		}
 		return append(b, '}'), true
 	}, true
+}
+
+// encFieldName returns the name a field called field with the json tag
+// tag has in its struct's encoding, and whether omitempty is among the
+// tag's options; false for a tag a sideEncoder leaves to encoding/json (a
+// name that is not plainTagName's, an option but omitempty).
+func encFieldName(field, tag string) (name string, omit, ok bool) {
+	name, opts, _ := strings.Cut(tag, ",")
+	if !plainTagName(name) {
+		return "", false, false
+	}
+	for _, o := range strings.Split(opts, ",") {
+		switch o {
+		case "":
+		case "omitempty":
+			omit = true
+		default:
+			return "", false, false // "string", "omitzero": encoding/json's rules
+		}
+	}
+	if name == "" {
+		name = field
+	}
+	return name, omit, true
 }
 
 // emptyJSON is encoding/json's isEmptyValue for the kinds a sideEncoder

@@ -169,6 +169,9 @@ func (c *encCompiler) mapOf(t reflect.Type) (sideEncoder, bool) {
 	if t.Key().Kind() != reflect.String {
 		return nil, false // encoding/json writes other keys otherwise
 	}
+	if t == stringMapType {
+		return encodeStringMap, true
+	}
 	elem, ok := c.compile(t.Elem())
 	if !ok {
 		return nil, false
@@ -180,19 +183,14 @@ func (c *encCompiler) mapOf(t reflect.Type) (sideEncoder, bool) {
 		if depth >= maxEncodeDepth {
 			return b, false // maybe a cycle (type M map[string]M)
 		}
-		keys := make([]string, 0, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			keys = append(keys, it.Key().String())
-		}
-		slices.Sort(keys) // encoding/json's order
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) }) // encoding/json's order
 		b = append(b, '{')
-		k := reflect.New(t.Key()).Elem()
-		for i, key := range keys {
+		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendJSONString(b, key), ':')
-			k.SetString(key)
+			b = append(appendJSONString(b, k.String()), ':')
 			var ok bool
 			if b, ok = elem(b, v.MapIndex(k), depth+1); !ok {
 				return b, false
@@ -200,6 +198,29 @@ func (c *encCompiler) mapOf(t reflect.Type) (sideEncoder, bool) {
 		}
 		return append(b, '}'), true
 	}, true
+}
+
+// encodeStringMap is the map encoder for the commonest map type, without
+// reflection per entry.
+func encodeStringMap(b []byte, v reflect.Value, _ int) ([]byte, bool) {
+	m := v.Interface().(map[string]string) // a map's interface holds its pointer: no allocation
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	var arr [16]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // encoding/json's order
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(appendJSONString(b, k), ':'), m[k])
+	}
+	return append(b, '}'), true
 }
 
 // encField is a field of a struct as encoding/json writes it.

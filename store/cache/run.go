@@ -322,12 +322,18 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 	return st, err
 }
 
-// listAll reads every page of one listing into one List.
+// listAll reads every page of one listing into one List. A page after the
+// first that fails with ErrExpired (see wholeIfExpired) starts it again, in
+// one page.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
 	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
+		if wholeIfExpired(err, &opts) {
+			all = new(store.List[S, T])
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -355,12 +361,20 @@ func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 // leaves out) first, each in name order; the Cache moves to the listing's
 // revision at its end. A listing that fails midway leaves the pages
 // applied so far, each object at the listing's revision, for the next
-// listing to complete.
+// listing to complete. A page after the first that fails with ErrExpired
+// (see wholeIfExpired) leaves the pages applied so far and lists the kind
+// again, in one page.
 func (c *Cache[S, T]) relistPaged(ctx context.Context) (int64, error) {
 	p := pagedListing{held: c.Keys()}
 	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
+		if wholeIfExpired(err, &opts) {
+			// The pages applied so far stay, each object at its page's
+			// revision; the whole listing starts from the names held now.
+			p = pagedListing{held: p.heldNow(c)}
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -377,6 +391,25 @@ func (c *Cache[S, T]) relistPaged(ctx context.Context) (int64, error) {
 	}
 }
 
+// wholeIfExpired reports whether err, from the List of a page after the
+// first of a paged listing, says that the listing's revision has left the
+// backend's history, and if so makes opts those of a listing of the whole
+// kind in one page. Every page of a listing is pinned to the revision of
+// its first, so a writer that writes more than the history (memstore's
+// WithHistorySize, etcd's compaction) while a big kind is read expires
+// every paged listing of it: at 100,000 objects and one write per 20µs,
+// the Cache retried its relist, from the first page, after a backoff, for
+// as long as the writer kept ahead (4s of 5, the Cache blind all along).
+// A listing in one page is read at the current revision and cannot
+// expire; client-go's pager falls back the same way.
+func wholeIfExpired(err error, opts *store.ListOptions) bool {
+	if err == nil || opts.Continue == "" || opts.Limit == 0 || !errors.Is(err, store.ErrExpired) {
+		return false
+	}
+	opts.Continue, opts.Limit = "", 0
+	return true
+}
+
 // pagedListing is relistPaged's state: the names the Cache held when it
 // began, in order, and how far the pages have come through them; the
 // names listed, in order; the undecodable values listed.
@@ -386,6 +419,34 @@ type pagedListing struct {
 	names       []string
 	undecodable []*store.DecodeError
 	unordered   bool // a page out of name order: deletions wait for the end
+}
+
+// heldNow returns, in name order, the names the Cache may hold during
+// the listing: those it held when it began and those its pages listed
+// since, merged, or, after pages out of order, Keys. (Some may be gone,
+// deleted by a page; they are skipped as held no more.) A merge, not Keys:
+// sorting the names of 1M objects again costs half a second.
+func (p *pagedListing) heldNow(c interface{ Keys() []string }) []string {
+	if p.unordered {
+		return c.Keys()
+	}
+	out := make([]string, 0, len(p.held)+len(p.names))
+	i, j := 0, 0
+	for i < len(p.held) || j < len(p.names) {
+		switch {
+		case j == len(p.names) || i < len(p.held) && p.held[i] < p.names[j]:
+			out = append(out, p.held[i])
+			i++
+		case i == len(p.held) || p.names[j] < p.held[i]:
+			out = append(out, p.names[j])
+			j++
+		default:
+			out = append(out, p.held[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // applyPage applies one page of relistPaged's listing: the held objects

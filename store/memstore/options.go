@@ -12,13 +12,16 @@ type Option func(*config)
 
 type config struct {
 	historySize  int
+	historySet   bool // WithHistorySize was given: the window does not grow
 	historyBytes int
 	watchBuffer  int
 	agingLag     int64 // 0: defaultAgingLag (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
-// to resume from and for pinned List pages (default DefaultHistorySize). A
+// to resume from and for pinned List pages (by default DefaultHistorySize,
+// or a tenth as many as the Store holds keys when that is more: the
+// window grows, by doubling, with the keys, and never shrinks). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, in full (shared with the keys where current) while they fit
@@ -34,12 +37,15 @@ type config struct {
 // written meanwhile are decoded), so the default suits writers that run
 // ahead of their caches in bursts too; a burst of n writes replayed from
 // the history costs n decodes, more than the relist of a kind with fewer
-// than n objects. Raise n when a kind holds many more objects than the
-// writes a cache may fall behind by (a relist of 1M objects lists, if it
-// does not decode, all of them), at the memory of one old value per write
-// kept.
+// than n objects. A relist of many objects lists, if it does not decode,
+// all of them, so the default window grows with the keys: at 1M objects
+// and the fixed 10,000-write window, a controller's cache whose writer
+// ran ahead relisted again and again (its relists lasted longer than the
+// window) and spent half its CPU listing. A window set here stays as set:
+// raise it when a kind holds many more objects than the writes a cache may
+// fall behind by, at the memory of one old value per write kept.
 func WithHistorySize(n int) Option {
-	return func(c *config) { c.historySize = max(n, 1) }
+	return func(c *config) { c.historySize, c.historySet = max(n, 1), true }
 }
 
 // WithHistoryBytes sets how many bytes of values the history may hold in

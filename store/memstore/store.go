@@ -51,9 +51,19 @@ type Store struct {
 	waitMu  sync.Mutex
 	waiting []*watch
 
+	// growHistory says the history's size is the default, which grows
+	// with the keys (see WithHistorySize).
+	growHistory bool
 	watchBuffer int
 	count       counters
 }
+
+// keysPerHistoryEvent is how many keys the default history keeps one
+// event for, at least: a watcher that falls out of the history relists,
+// which costs a listing of every key, so the window grows with them. At
+// 1M keys that is 100,000 events, ~10 MB of ring and the values the
+// history budget and deltas hold; the keys' own values are far more.
+const keysPerHistoryEvent = 10
 
 var _ kv.Backend = (*Store)(nil)
 
@@ -72,6 +82,7 @@ func New(opts ...Option) *Store {
 	return &Store{
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
+		growHistory: !c.historySet,
 		watchBuffer: c.watchBuffer,
 	}
 }
@@ -141,6 +152,9 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
+			if want := len(s.kvs) / keysPerHistoryEvent; s.growHistory && want > s.hist.size {
+				s.hist.grow(max(want, 2*s.hist.size))
+			}
 		} else {
 			before := *e
 			prev = &before

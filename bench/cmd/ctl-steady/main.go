@@ -40,7 +40,7 @@ type app = store.Object[appSpec, appStatus]
 
 func main() {
 	cfg := ctlbench.Flags(flag.CommandLine)
-	history := flag.Int("history", memstore.DefaultHistorySize, "memstore's watch window (memstore.WithHistorySize)")
+	history := flag.Int("history", 0, "memstore's watch window (memstore.WithHistorySize); 0 for memstore's default, which grows with the keys")
 	flag.Parse()
 	if err := run(cfg, *history); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
@@ -54,7 +54,11 @@ func run(cfg *ctlbench.Config, history int) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mem := memstore.New(memstore.WithHistorySize(history))
+	var opts []memstore.Option
+	if history > 0 {
+		opts = append(opts, memstore.WithHistorySize(history))
+	}
+	mem := memstore.New(opts...)
 	st, err := store.New[appSpec, appStatus](mem, "App")
 	if err != nil {
 		return err

@@ -63,8 +63,8 @@ type markReader[K comparable] interface {
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
 	// counts returns the counters marks reads (objmarks.Counts), which
-	// the Loop reads itself before each reconcile (Loop.prepare); nil for
-	// none.
+	// the Loop reads itself before each reconcile (Loop.quietMarks); nil
+	// for none.
 	counts() *objmarks.Counts
 }
 

@@ -208,7 +208,8 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	add := t.q.AddLow    // no closure per key to call it through: a resync's common case
+	// No closure per key to call AddLow through in a resync's common case.
+	add := t.q.AddLow
 	if keep != nil {
 		add = func(k K) {
 			if keep(k) {

@@ -61,3 +61,60 @@ func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
 		})
 	}
 }
+
+// A watch that merely lags is not expired by the default window: while a
+// live watch is about to fall out of it, the window doubles, up to
+// MaxLagHistory times the window the keys call for, so the backlog it has
+// yet to read stays. A controller's cache fell ~14,000 writes behind at
+// 10,000 keys and ~24,000 at 100,000 (a writer running ahead of it for a
+// second), past the 10,000-write window, and relisted three times in a
+// five-second run. A window set with WithHistorySize stays as set, and a
+// watch that lags by more than the most the window grows to expires.
+func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []memstore.Option
+		behind  int
+		expires bool
+	}{
+		{"default", nil, 3 * memstore.DefaultHistorySize, false},
+		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, 3 * memstore.DefaultHistorySize, false},
+		{"default, past the most it grows to", nil, (memstore.MaxLagHistory + 1) * memstore.DefaultHistorySize, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, 3 * memstore.DefaultHistorySize, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := memstore.New(tc.opts...)
+			put := func(i int) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%02d", i%10), Value: fmt.Appendf(nil, `{"i":%d}`, i)})
+				require.NoError(t, err)
+			}
+			put(0)
+			from := s.Revision()
+			ch, err := s.Watch(ctx, "k/", from)
+			require.NoError(t, err)
+			for i := range tc.behind { // the watch reads nothing meanwhile
+				put(i + 1)
+			}
+			want := from + 1
+			for want <= s.Revision() {
+				ev := <-ch
+				if ev.Progress {
+					continue
+				}
+				if tc.expires {
+					if ev.Err != nil {
+						require.ErrorIs(t, ev.Err, kv.ErrExpired)
+						return
+					}
+				} else {
+					require.NoError(t, ev.Err, "the watch lagging %d writes behind keeps its backlog", tc.behind)
+				}
+				require.Equal(t, want, ev.Revision)
+				require.Equal(t, fmt.Sprintf(`{"i":%d}`, want-1), string(ev.KV.Value))
+				want++
+			}
+			require.False(t, tc.expires, "the watch %d writes behind expires", tc.behind)
+		})
+	}
+}

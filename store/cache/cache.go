@@ -49,7 +49,7 @@ type leanSource[S, T any] interface {
 // Run's goroutine (the Store's WatchUndecoded); a test's wrapper of the
 // lean view need not have it, and is then watched with WatchWithoutPrev.
 type undecodedSource[S, T any] interface {
-	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
+	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *store.Object[S, T]) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -74,7 +74,8 @@ type undecodedSource[S, T any] interface {
 // the Cache (use Keys or Range); the relist is what makes the Cache right.
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
-// read-only values: a caller that wants to change one copies it first. A
+// read-only values: a caller that wants to change one copies it first.
+// Successive objects of one name may share memory (see the package doc). A
 // mutation detector catches callers that do not. It is off unless turned
 // on, with WithMutationDetector or MutationDetectorEnv (which a test's
 // TestMain can set); a test binary alone does not turn it on.

@@ -301,7 +301,17 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 	}()
 	defer guard.Catch(&p)
 	if u, ok := c.lean.(undecodedSource[S, T]); ok {
-		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc())
+		// The objects it holds are read-only, and decode runs on Run's
+		// goroutine, which reused may read c.items on: an event's object
+		// may share the side its change left as it was with the object
+		// held. A transform changes objects in place, after decoding: they
+		// are no longer what their bytes decode to, and what it changes
+		// must be the object's own.
+		var held func(string, int64) *store.Object[S, T]
+		if c.transform == nil {
+			held = c.reuse
+		}
+		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc(), held)
 		return st, err
 	}
 	if c.lean != nil {

@@ -71,7 +71,7 @@ type Store struct {
 const keysPerHistoryEvent = 10
 
 // maxLagHistory is how many times the window the keys call for the default
-// window may grow to while a live watch lags (see lagGrow).
+// window may grow to, at most, while a live watch lags (see lagGrow).
 const maxLagHistory = 8
 
 var _ kv.Backend = (*Store)(nil)
@@ -228,23 +228,26 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 
 // lagGrow doubles the default history, full and about to evict its
 // oldest event, while a live watch has more than seven eighths of it yet
-// to read, up to maxLagHistory times the window the keys call for: a
-// watch that merely lags keeps its backlog rather than expire, which
-// costs its consumer a relist of every key, and the memory is spent only
-// once a watch lagged that far (the ring never shrinks). It looks every
-// sixteenth of the ring's writes once it is full (lagCheck), so that a
-// watch cannot cross the last eighth unseen. Callers hold s.mu for writing, before hist.add.
+// to read: a watch that merely lags keeps its backlog rather than expire,
+// and the memory is spent only once a watch lagged that far (the ring
+// never shrinks). It grows up to as many events as the Store holds keys,
+// and no more than maxLagHistory times the window the keys call for: a
+// watch further behind relists, a listing of every key that decodes only
+// those changed, which costs less than replaying the backlog, a decode an
+// event. It looks every sixteenth of the ring's writes once it is full
+// (lagCheck), so that a watch cannot cross the last eighth unseen. Callers
+// hold s.mu for writing, before hist.add.
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
-	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= maxLagHistory*s.keysWindow ||
-		h.last < s.lagCheck {
+	most := min(len(s.kvs), maxLagHistory*s.keysWindow)
+	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return
 	}
 	s.lagCheck = h.last + max(size/16, 1)
 	for w := range s.live {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
-			h.grow(min(2*h.size, maxLagHistory*s.keysWindow))
+			h.grow(min(2*h.size, most))
 			return
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // events it has yet to read leave the ring: fromRevision is older than the
 // history, or the receiver fell WithHistorySize writes behind, or Compact
 // discarded them. The default window (no WithHistorySize) grows instead
-// while a live watch lags, up to eight times the window the keys call for
+// while a live watch lags, up to as many writes as the Store holds keys
 // (see WithHistorySize), so a receiver that merely lags keeps its backlog. When ctx ends the goroutine exits and the channel is
 // closed.
 //

@@ -58,6 +58,7 @@ type Store struct {
 	growHistory bool
 	keysWindow  int
 	live        map[*watch]struct{}
+	growBudget  bool  // the history's budget is the default: it grows with a lagging watch's window
 	lagCheck    int64 // the revision from which lagGrow looks again
 	watchBuffer int
 	count       counters
@@ -93,6 +94,7 @@ func New(opts ...Option) *Store {
 		hist:        h,
 		growHistory: !c.historySet,
 		keysWindow:  c.historySize,
+		growBudget:  !c.bytesSet,
 		live:        make(map[*watch]struct{}),
 		watchBuffer: c.watchBuffer,
 	}
@@ -234,9 +236,11 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // and no more than maxLagHistory times the window the keys call for: a
 // watch further behind relists, a listing of every key that decodes only
 // those changed, which costs less than replaying the backlog, a decode an
-// event. It looks every sixteenth of the ring's writes once it is full
-// (lagCheck), so that a watch cannot cross the last eighth unseen. Callers
-// hold s.mu for writing, before hist.add.
+// event. The default budget of values grows in proportion (growBudget):
+// else each write, ageing the grown ring, encodes a delta, which cost more
+// than the relists the window saved. It looks every sixteenth of the
+// ring's writes once it is full (lagCheck), so that a watch cannot cross
+// the last eighth unseen. Callers hold s.mu for writing, before hist.add.
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
@@ -247,7 +251,11 @@ func (s *Store) lagGrow() {
 	s.lagCheck = h.last + max(size/16, 1)
 	for w := range s.live {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
-			h.grow(min(2*h.size, most))
+			n := min(2*h.size, most)
+			if s.growBudget {
+				h.budget = int(int64(h.budget) * int64(n) / size)
+			}
+			h.grow(n)
 			return
 		}
 	}

@@ -66,9 +66,10 @@ type Store struct {
 
 // keysPerHistoryEvent is how many keys the default history keeps one
 // event for, at least: a watcher that falls out of the history relists,
-// which costs a listing of every key, so the window grows with them. At
-// 1M keys that is 100,000 events, ~10 MB of ring and the values the
-// history budget and deltas hold; the keys' own values are far more.
+// which costs a listing of every key, so the window grows with them,
+// doubling. At 1M keys that is 160,000 events (at least 100,000), ~17 MB
+// of ring and the values the history budget and deltas hold; the keys'
+// own values are far more.
 const keysPerHistoryEvent = 10
 
 // maxLagHistory is how many times the window the keys call for the default

@@ -81,7 +81,14 @@ func run(cfg *ctlbench.Config, history int) error {
 	}
 
 	plan := ctlbench.NewPlan(cfg)
-	c := cache.New(st)
+	// The cache's errors, counted from the first: an expired watch or
+	// listing (the backend's history moved past it) is why it relists.
+	var expired atomic.Int64
+	c := cache.New(st, cache.WithErrorHandler(func(err error) {
+		if errors.Is(err, store.ErrExpired) {
+			expired.Add(1)
+		}
+	}))
 	var passes, conflicts atomic.Int64
 	w := st.As("app-controller")
 	r := reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
@@ -118,7 +125,7 @@ func run(cfg *ctlbench.Config, history int) error {
 	defer cancel()
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { _ = l.Run(ctx) })
-	relists0 := c.Relists()
+	relists0, expired0 := c.Relists(), expired.Load()
 	var retries atomic.Int64
 	rep := ctlbench.Report{Side: "steady", Objects: cfg.Objects, Updates: cfg.Updates}
 	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
@@ -127,6 +134,7 @@ func run(cfg *ctlbench.Config, history int) error {
 		return err
 	}
 	rep.Conflicts, rep.Retries, rep.Relists = conflicts.Load(), retries.Load(), c.Relists()-relists0
+	rep.Expired = expired.Load() - expired0
 	rep.Write(os.Stdout)
 	return nil
 }

@@ -269,6 +269,7 @@ type Report struct {
 	Conflicts int64         // status writes the store rejected as stale
 	Retries   int64         // the writer's spec updates retried on a conflict
 	Relists   int64         // full relists of the cache during the run (-1: not known)
+	Expired   int64         // the cache's watches and listings that ended expired (ErrExpired: fell out of the backend's history), the usual cause of a relist (-1: not known)
 	Passes    int64         // reconcile passes over the same span
 	GCCycles  uint64        // GC cycles completed over the same span
 }
@@ -290,7 +291,9 @@ func (m *Meter) Stop(r *Report) {
 }
 
 // Write prints r as one line of key=value pairs, the format controller.sh
-// parses; per-event figures divide by the spec updates (passes_per_event:
+// parses; per-event figures divide by the spec updates (expired: the
+// cache's watches and listings that fell out of the backend's history, why
+// it relisted; passes_per_event:
 // reconcile passes per update, below 1 where the queue merged updates of one
 // key; gc_cycles: the GC cycles completed, at 1M objects one or none, each
 // the mark of a ~2 GB heap and a large part of the CPU). heap_growth_mib is
@@ -304,12 +307,12 @@ func (m *Meter) Stop(r *Report) {
 // in flight).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d\n",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d\n",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
-		r.Conflicts, r.Retries, r.Relists, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0))
+		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0))
 }
 
 // vmHWM is the process's peak resident set from /proc/self/status, 0 where

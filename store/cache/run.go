@@ -574,7 +574,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		new = ev.Object
 		c.items[name] = new
 	}
-	c.markLocked(name, new)
+	c.markLocked(name, old, new)
 	var mutated []error
 	var panics []indexPanic
 	if old != nil || new != nil {
@@ -715,7 +715,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
-		c.markLocked(name, nil)
+		c.markLocked(name, ch.old, nil)
 		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
 		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
 	}
@@ -728,6 +728,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 	name := obj.Meta.Name
 	old := c.items[name]
+	held := old
 	switch {
 	case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
 		d.mutated = c.detect.verify(name, old, d.mutated)
@@ -740,7 +741,7 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		old = nil
 	}
 	c.items[name] = obj
-	c.markLocked(name, obj)
+	c.markLocked(name, held, obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)
 	d.changed = append(d.changed, change[S, T]{old, obj})

@@ -30,24 +30,30 @@ import (
 // succeeds (cd1c5fb), nothing rewrites the objects: every one stays new.
 // The cache used to keep the marks of new objects among the loud ones
 // (internal/objmarks), so each reconcile paid a cold lookup in a second
-// map of 100k entries before the reconciler's own read. A new object is
-// now quiet: the check before a reconcile (paused, observe-only,
-// Reconciling=True) reads the object's entry in the cache's own map,
-// which the reconciler's read then finds warm, and whether the object was
-// new is worked out from that entry only after a reconcile that failed.
+// map of 100k entries before the reconciler's own read; then (ffcf647) a
+// lookup of the object in the cache's own map, under its read lock, to
+// judge after a failed reconcile whether the object was new before it.
+// Now, while no object is paused, observe-only or Reconciling=True, the
+// check before a reconcile reads two counters of the cache
+// (objmarks.Counts), inlined, with no call, no lock and no lookup; the
+// cache records the objects that turned new or stopped being new
+// (freshTurns), and the Loop asks it, only after a failed reconcile,
+// whether the object was new at the count it read.
 //
-// Per reconcile (callgrind, GOGC=off, (I(4x) − I(2x)) / 200k; the
-// runtime's scheduler adds up to ±130 from run to run): 1,907
-// instructions at 1a51387, 2,420 before this change (ffcf647), 2,400 to
-// 2,540 after; in the Loop's, queue's and cache's own functions 1,682,
-// 2,159 and 2,187: the entry read costs what the loud-map lookup did. Its
-// gain is in memory: simulated last-level misses (--cache-sim, 8 MB LL)
-// 7.5 → 7.2, the reconciler's map read now hitting, and cpu-ns/reconcile
-// at load 5 about 860 → 620 (1a51387: 660). What remains over 1a51387 is
-// the marks read itself (the map lookup and its interface calls, about
-// 400 instructions) and the Loop's steps around the reconcile (about 90);
-// of the misses, the reconciler's object (about 2.3), hashing the key's
-// bytes (2.3) and the map's group (0.9). No allocation per reconcile
+// Per reconcile (callgrind, GOGC=off, (I(10x) − I(2x)) / 800k; the
+// runtime's scheduler and the queue's random hash seed move it by tens
+// from run to run): 1,915 and 1,946 instructions at 1a51387, 2,466 and
+// 2,467 at 5b2e9a8, 1,986 and 2,020 after (about +4% over 1a51387). Of
+// the 470 cut, the marks read (map lookup, its hashing, the read lock,
+// two interface calls and the copies through skip and paused) was about
+// 400; the calls paceReruns makes when no key reruns, guard.Catch's
+// deferred wrapper and a closure per key in the resync, about 60. What
+// remains over 1a51387 is the Loop's steps around the reconcile
+// (begin, run, conclude, recorder.reset: about 100, partly features
+// since: reconcile IDs, rerun pacing, read-your-writes waits); the
+// queue's own functions cost the same at both. cpu-ns/reconcile, ABBA
+// at load 5: 929 at 1a51387 against 934 after (median of 8 each); 893 at
+// 5b2e9a8 against 803 at load 4.5. No allocation per reconcile
 // (TestAResyncPassAllocatesNothingPerReconcile).
 func BenchmarkLoopNoopResync100k(b *testing.B) {
 	b.Run("timeout=off", func(b *testing.B) { benchLoop(b, 0) })

@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
+	"github.com/steady-go/steady/internal/objmarks"
 	"github.com/steady-go/steady/internal/syncwait"
 	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/metrics"
@@ -49,7 +50,10 @@ type Loop[K comparable] struct {
 	cfg     config
 	sources []Source[K]
 	sw      ConditionWriter[K]
-	marks   markReader[K]     // sw's, when it reads objects' marks (pause.go)
+	marks   markReader[K] // sw's, when it reads objects' marks (pause.go)
+	// quiet is marks' counters (objmarks.Counts), nil for none: while no
+	// object is loud, the check before a reconcile reads them alone.
+	quiet   *objmarks.Counts
 	retry   *backoff.Retry[K] // failure counts are the keys' own (keyState)
 	clk     clock.Clock
 	log     *slog.Logger
@@ -247,7 +251,9 @@ func (l *Loop[K]) initSources(src Source[K]) error {
 		return err
 	}
 	if m, ok := l.sw.(objectMarker[K]); ok {
-		l.marks = m.objectMarker()
+		if l.marks = m.objectMarker(); l.marks != nil {
+			l.quiet = l.marks.counts()
+		}
 	}
 	if m, ok := l.sw.(interface{ writerLacks() string }); ok {
 		if why := m.writerLacks(); why != "" {

@@ -28,16 +28,16 @@ const (
 
 // objectMarks is what the Loop reads of an object before reconciling it:
 // its marks (paused, observe-only, its Reconciling condition), which the
-// cache worked out when it stored the object, the object itself, and,
+// cache worked out when it stored the object, a stamp of the read, and,
 // read only when the Loop writes Reconciling=True or finds its own
 // (reconcilingBefore), the object's generation then, for the messages of
 // Reconciling.
 type objectMarks struct {
 	objmarks.Marks
-	// held is the object the cache held when the marks were read (nil
-	// for none): whether it was new (markReader.fresh) is worked out from
-	// it only after a reconcile that did not succeed.
-	held any
+	// at stamps the read: whether the object was new then
+	// (markReader.wasFresh) is asked only after a reconcile that did not
+	// succeed.
+	at uint64
 	// quiet: the object asks nothing of the Loop before a reconcile
 	// (objmarks.Marks.Quiet), or there is none; Marks is then zero.
 	quiet bool
@@ -53,14 +53,19 @@ type markReader[K comparable] interface {
 	// marks reads key's marks alone (gen stays 0): it is called before
 	// every reconcile, and reads no more than it needs.
 	marks(key K) objectMarks
-	// fresh reports whether held, an objectMarks' held, is a new object:
-	// present, never observed (objmarks.Marks.Fresh). It reads the object.
-	// It takes held, not the objectMarks: a pointer into process's pass
-	// through an interface call would move the pass to the heap.
-	fresh(held any) bool
+	// wasFresh reports whether key's object was new (present, never
+	// observed: objmarks.Marks.Fresh) when marks returned the stamp at,
+	// whatever it is now (objmarks.Reader.WasFresh). It takes at, not the
+	// objectMarks: a pointer into process's pass through an interface call
+	// would move the pass to the heap.
+	wasFresh(key K, at uint64) bool
 	// about returns what an event on key's object names it by; ok is
 	// false when the object is gone.
 	about(key K) (kind, name, uid string, ok bool)
+	// counts returns the counters marks reads (objmarks.Counts), which
+	// the Loop reads itself before each reconcile (Loop.quietMarks); nil
+	// for none.
+	counts() *objmarks.Counts
 }
 
 // objectMarker is implemented by a ConditionWriter that offers its
@@ -89,13 +94,19 @@ func (s *cacheMarks[S, T]) marks(name string) objectMarks {
 	if s.mr == nil {
 		return objectMarks{quiet: true}
 	}
-	m, loud, held := s.mr.Marks(name)
-	return objectMarks{Marks: m, held: held, quiet: !loud}
+	m, loud, at := s.mr.Marks(name)
+	return objectMarks{Marks: m, at: at, quiet: !loud}
 }
 
-func (s *cacheMarks[S, T]) fresh(held any) bool {
-	obj, ok := held.(*store.Object[S, T])
-	return ok && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
+func (s *cacheMarks[S, T]) counts() *objmarks.Counts {
+	if s.mr == nil {
+		return nil
+	}
+	return s.mr.Counts()
+}
+
+func (s *cacheMarks[S, T]) wasFresh(name string, at uint64) bool {
+	return s.mr != nil && s.mr.WasFresh(name, at)
 }
 
 func (s *cacheMarks[S, T]) about(name string) (kind, _, uid string, ok bool) {

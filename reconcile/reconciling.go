@@ -38,10 +38,15 @@ func (l *Loop[K]) reconcilingBefore(key K, m *objectMarks) bool {
 // first reconcile that did not succeed (an error or a RequeueAfterWrite
 // that does not set Stalled), so that kstatus reads it InProgress, not
 // Current, while the Loop retries it. The object the cache held before the
-// reconcile (m.held; not the one it holds now, which may show the
+// reconcile (at m.at; not the one it holds now, which may show the
 // reconciler's own writes) says whether it is new: present, no condition has observed it, it
 // has no Reconciling, and its deletion is not requested (kstatus reads it
-// as Terminating whatever its conditions say). A first reconcile that
+// as Terminating whatever its conditions say). The cache answers from a
+// bounded record of the objects that turned new or stopped being new
+// (store/cache keeps the last 1,024 turns): when more objects turned
+// while the reconcile ran, the object is judged as the cache holds it
+// now, so that one the reconcile observed gets no Reconciling=True this
+// time. A first reconcile that
 // succeeds costs no Reconciling write: the object then reads as the
 // reconciler left it (its Ready, at the generation it read). The write
 // waits (at most the read-your-writes timeout) until the cache shows it,
@@ -51,7 +56,7 @@ func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *de
 	switch {
 	case l.cfg.observeOnly || m.ObserveOnly:
 		return false
-	case !l.marks.fresh(m.held): // gone, or observed, before the reconcile
+	case !l.marks.wasFresh(key, m.at): // gone, or observed, before the reconcile
 		return false
 	case d.stalled == stalledClear || o.stall == stalledSet:
 		return false

@@ -18,7 +18,8 @@ const rerunLimit = 20
 // tells whether the key was added again while it ran. From the rerunLimit-th
 // such pass in a row, key is held for the backoff policy's delay of the
 // passes past the limit, doubling; the first is logged at Warn. A pass that
-// ends with no rerun due ends the run of them.
+// ends with no rerun due ends the run of them. The worker calls it only
+// when it has something to do: a rerun due, or some key in a run of them.
 func (l *Loop[K]) paceReruns(key K, rerun bool) {
 	if !rerun {
 		if l.rerunning.Load() > 0 {

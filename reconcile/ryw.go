@@ -45,6 +45,14 @@ type recorder struct {
 // the last reconcile set them: most write nothing and log nothing, and a
 // load is cheaper than an atomic store.
 func (r *recorder) reset(fresh bool, id uint64, attempt int) {
+	if r.rev.Load() != 0 || r.log.Load() != nil {
+		r.clear() // out of line: most reconciles have nothing to clear
+	}
+	r.fresh, r.id, r.attempt = fresh, id, attempt
+}
+
+// clear forgets the last reconcile's writes and logger.
+func (r *recorder) clear() {
 	if r.rev.Load() != 0 {
 		r.rev.Store(0)
 		r.mu.Lock()
@@ -55,7 +63,6 @@ func (r *recorder) reset(fresh bool, id uint64, attempt int) {
 	if r.log.Load() != nil {
 		r.log.Store(nil)
 	}
-	r.fresh, r.id, r.attempt = fresh, id, attempt
 }
 
 // RecordWrite tells the Loop running the reconcile of ctx that it wrote

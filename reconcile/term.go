@@ -208,9 +208,13 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	add := func(k K) {
-		if keep == nil || keep(k) {
-			t.q.AddLow(k)
+	// No closure per key to call AddLow through in a resync's common case.
+	add := t.q.AddLow
+	if keep != nil {
+		add = func(k K) {
+			if keep(k) {
+				t.q.AddLow(k)
+			}
 		}
 	}
 	if len(ls) > 1 {

@@ -143,7 +143,7 @@ func (w *Writer[S, T]) mergeSpec(name string, configTree map[string]any, oopts [
 	if cur == nil {
 		err = w.s.schemas.setManagedOf(next, specSide, res.Managed, nil)
 	} else {
-		err = w.s.schemas.setManagedOver(cur, next, specSide, res.Managed, dec, codec)
+		_, err = w.s.schemas.setManagedOver(cur, next, specSide, res.Managed, dec, codec)
 	}
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -74,7 +73,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return ApplyResult{}, decided, err
 	}
-	next, err := w.mergeStatus(status, conditions, oopts, cur)
+	next, sides, err := w.mergeStatus(status, conditions, oopts, cur)
 	out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
 	switch {
 	case err != nil:
@@ -83,7 +82,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 		return out, decided, nil
 	}
 	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.put(ctx, own, cur, next, decodedSides{})
+	out.Revision, err = w.put(ctx, own, cur, next, sides)
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err
@@ -94,8 +93,14 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 
 // mergeStatus merges status and conditions, manager's applied status side,
 // into cur's, and returns the object to store with its ownership record, or
-// nil when nothing changes.
-func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, error) {
+// nil when nothing changes, and what is known of its sides: the status
+// side's record, decoded, when the write keeps cur's record (the fields
+// manager applied are the ones it owned) and stores the applied status as
+// its canonical encoding, as a controller's status apply does. The Store
+// remembers it with the write (see WithLastValues), and its change judge
+// takes it from there for the write's event (see sideManaged) instead of
+// decoding it again.
+func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	// A status of type T whose JSON form round-trips is encoded once, alone:
 	// if the merge keeps it as applied, that is the encoding to store.
@@ -103,37 +108,42 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	if st, ok := status.(T); ok && w.s.plainStatus {
 		b, err := json.Marshal(st)
 		if err != nil {
-			return nil, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+			return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
 		}
 		applied, status = b, json.RawMessage(b)
 	}
 	config, err := statusConfigTree(status, conds)
 	if err != nil {
-		return nil, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+		return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
 	}
 	liveTree, err := statusTree(cur)
 	if err != nil {
-		return nil, err
+		return nil, decodedSides{}, err
 	}
 	dec, codec := w.s.schemas.decodeSideOf(cur, statusSide, liveTree)
 	res, err := ownership.Apply(liveTree, config, w.manager, dec.managed, oopts...)
 	if err != nil {
-		return nil, applyError(err)
+		return nil, decodedSides{}, applyError(err)
 	}
 	if !res.Changed {
-		return nil, nil
+		return nil, decodedSides{}, nil
 	}
-	if applied == nil || !reflect.DeepEqual(res.Object["status"], config["status"]) {
+	if applied == nil || !treeEqual(res.Object["status"], config["status"]) {
 		applied = nil // the merge kept fields of other managers': encode the result
 	}
 	next, err := w.statusFromTree(cur, res.Object, applied, liveTree)
 	if err != nil {
-		return nil, err
+		return nil, decodedSides{}, err
 	}
-	if err := w.s.schemas.setManagedOver(cur, next, statusSide, res.Managed, dec, codec); err != nil {
-		return nil, err
+	kept, err := w.s.schemas.setManagedOver(cur, next, statusSide, res.Managed, dec, codec)
+	if err != nil {
+		return nil, decodedSides{}, err
 	}
-	return next, nil
+	var sides decodedSides
+	if kept && applied != nil {
+		sides.status = &dec
+	}
+	return next, sides, nil
 }
 
 // statusConfigTree is the status-side tree of an applied status and
@@ -181,8 +191,8 @@ func statusConfigTree(status any, conds []Condition) (map[string]any, error) {
 func (w *Writer[S, T]) statusFromTree(cur *rawObject, tree map[string]any, status []byte, live map[string]any) (*rawObject, error) {
 	var conds []Condition
 	c, hasConds := tree["conditions"]
-	keptConds := hasConds && reflect.DeepEqual(c, live["conditions"]) // shared when kept: quick
-	if status == nil && cur.Status != nil && reflect.DeepEqual(tree["status"], live["status"]) {
+	keptConds := hasConds && treeEqual(c, live["conditions"]) // shared when kept: quick
+	if status == nil && cur.Status != nil && treeEqual(tree["status"], live["status"]) {
 		// The merge left the stored status as it was (an apply of
 		// conditions only, as the Loop's): its stored encoding is the one.
 		status = cur.Status

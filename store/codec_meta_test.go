@@ -338,7 +338,7 @@ func BenchmarkTypedEvent(b *testing.B) {
 			scratch := new(decodeScratch)
 			b.ReportAllocs()
 			for b.Loop() {
-				tev := st.typedEvent(ev, scratch, bc.cp, bc.withPrev)
+				tev := st.typedEvent(ev, scratch, bc.cp, bc.withPrev, nil)
 				if tev.Type != Modified || tev.Object.Spec.Replicas != 3 || (tev.Prev != nil) != bc.withPrev {
 					b.Fatal(tev)
 				}

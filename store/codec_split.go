@@ -146,23 +146,34 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		d.otherVersion = true
 		return decodedFrom[S, T]{}, false
 	}
+	if !decodeSides(d, obj, parts.spec, parts.status, like, cp) {
+		return decodedFrom[S, T]{}, false
+	}
+	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
+}
+
+// decodeSides decodes spec and status (nil when absent), the bytes of a
+// stored value's Spec and Status, into obj's, or copies from like (when
+// not nil) the one that like holds decoded from the same bytes when cp
+// allows, reporting false when decodeSide does.
+func decodeSides[S, T any](d *metaDecoder, obj *Object[S, T], spec, status []byte, like *decodedFrom[S, T], cp copies) bool {
 	var plans sidePlans
 	if d.plans != nil {
 		plans = *d.plans
 	}
 	switch {
-	case parts.spec == nil:
-	case cp.spec && like != nil && sameBytes(parts.spec, like.spec):
+	case spec == nil:
+	case cp.spec && like != nil && sameBytes(spec, like.spec):
 		obj.Spec = like.obj.Spec
-	case !d.decodeSide(parts.spec, &obj.Spec, plans.spec):
-		return decodedFrom[S, T]{}, false
+	case !d.decodeSide(spec, &obj.Spec, plans.spec):
+		return false
 	}
 	switch {
-	case parts.status == nil:
-	case cp.status && like != nil && sameBytes(parts.status, like.status):
+	case status == nil:
+	case cp.status && like != nil && sameBytes(status, like.status):
 		obj.Status = like.obj.Status
-	case !d.decodeSide(parts.status, &obj.Status, plans.status):
-		return decodedFrom[S, T]{}, false
+	case !d.decodeSide(status, &obj.Status, plans.status):
+		return false
 	}
-	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
+	return true
 }

@@ -20,9 +20,10 @@ import (
 // exactly what decoding them gives: a kind without versions whose types
 // run no code of their own as they decode, a value with nothing preserved,
 // strings that encoding/json writes as they are (valid UTF-8), condition
-// times that come back as they went (UTC), and Spec and Status that decode. Empty maps and slices come back nil, as the
-// encoding omits them.
-func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch) (decodedFrom[S, T], bool) {
+// times that come back as they went (UTC), and Spec and Status that decode
+// (or a Spec it takes from an object held, see WatchUndecoded). Empty maps
+// and slices come back nil, as the encoding omits them.
+func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch, held *heldObjects[S, T]) (decodedFrom[S, T], bool) {
 	if s.ver != nil || s.ownCodec {
 		return decodedFrom[S, T]{}, false
 	}
@@ -40,12 +41,11 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch) (dec
 		return decodedFrom[S, T]{}, false
 	}
 	d := s.metaDecoder(kv.Key, scratch)
-	var plans sidePlans
-	if d.plans != nil {
-		plans = *d.plans
+	var like *decodedFrom[S, T]
+	if same, ok := held.sameSpec(d.name, &e); ok {
+		like = &same
 	}
-	if raw.Spec != nil && !d.decodeSide(raw.Spec, &obj.Spec, plans.spec) ||
-		raw.Status != nil && !d.decodeSide(raw.Status, &obj.Status, plans.status) {
+	if !decodeSides(d, obj, raw.Spec, raw.Status, like, copies{spec: true}) {
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: raw.Spec, status: raw.Status}, true

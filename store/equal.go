@@ -206,3 +206,71 @@ type sliceHeader struct {
 	len  int
 	cap  int
 }
+
+// treeEqual reports whether a and b, trees of decoded JSON (map[string]any,
+// []any, string, bool, int64, float64, nil), are reflect.DeepEqual: the
+// status write path asks it of its merged and applied status trees on every
+// write, where reflect.DeepEqual allocated for each map entry it visited
+// and walked each value's type. Its verdicts are reflect.DeepEqual's for
+// any values: a nil map or list differs from an empty one, a map or list
+// equals itself (even holding NaN), NaN differs from itself otherwise, and
+// a value of any other type, or below treeEqualDepth, is handed to
+// reflect.DeepEqual.
+func treeEqual(a, b any) bool { return treeEqualAt(a, b, 0) }
+
+// treeEqualDepth is how deep treeEqual walks by itself: decoded JSON is far
+// shallower (jsonscan stops at 10,000), and reflect.DeepEqual, which takes
+// over below it, stops at cycles, which a tree built by hand can have.
+const treeEqualDepth = 100
+
+func treeEqualAt(a, b any, depth int) bool {
+	if depth > treeEqualDepth {
+		return reflect.DeepEqual(a, b)
+	}
+	switch av := a.(type) {
+	case nil:
+		return b == nil
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok || (av == nil) != (bv == nil) || len(av) != len(bv) {
+			return false
+		}
+		if *(*unsafe.Pointer)(unsafe.Pointer(&av)) == *(*unsafe.Pointer)(unsafe.Pointer(&bv)) {
+			return true
+		}
+		for k, x := range av {
+			y, ok := bv[k]
+			if !ok || !treeEqualAt(x, y, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || (av == nil) != (bv == nil) || len(av) != len(bv) {
+			return false
+		}
+		if len(av) > 0 && &av[0] == &bv[0] {
+			return true
+		}
+		for i := range av {
+			if !treeEqualAt(av[i], bv[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	case string:
+		bv, ok := b.(string)
+		return ok && av == bv
+	case int64:
+		bv, ok := b.(int64)
+		return ok && av == bv
+	case float64:
+		bv, ok := b.(float64)
+		return ok && av == bv
+	case bool:
+		bv, ok := b.(bool)
+		return ok && av == bv
+	}
+	return reflect.DeepEqual(a, b)
+}

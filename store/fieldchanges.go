@@ -2,6 +2,7 @@ package store
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"unsafe"
@@ -21,11 +22,33 @@ func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Man
 	if m, ok := s.memo.get(obj, obj.Meta.Revision, side); ok {
 		return m, nil
 	}
+	if m, ok := s.writtenManaged(obj, side); ok {
+		s.memo.put(obj, obj.Meta.Revision, side, m)
+		return m, nil
+	}
 	m, err := s.decodeSideManaged(obj, side)
 	if err == nil {
 		s.memo.put(obj, obj.Meta.Revision, side, m)
 	}
 	return m, err
+}
+
+// writtenManaged returns the status side's record of obj as the Store
+// remembers it from its own write of obj's revision (a status write, which
+// knows the record it wrote: see decodedSides), when it does: the Loop's
+// status write, judged when its event comes back, is not decoded again. It
+// serves a status of type T whose JSON form round-trips (plainJSON) only:
+// the remembered record is decoded against the stored status, and obj's
+// re-encoded status (decodeSideManaged) is that same JSON then.
+func (s *Store[S, T]) writtenManaged(obj *Object[S, T], side string) (ownership.Managed, bool) {
+	if side != statusSide || !s.plainStatus {
+		return nil, false
+	}
+	e, ok := s.last.lookup(s.prefix+obj.Meta.Name, obj.Meta.Revision)
+	if !ok || !e.written || e.sides.status == nil {
+		return nil, false
+	}
+	return e.sides.status.managed, true
 }
 
 func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
@@ -69,7 +92,8 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 //
 // Cost: the differences are found on the typed values, and only for a side
 // (spec or status) that is not plainly equal (reflect.DeepEqual, which is
-// stricter than the diff). The ownership of a side is decoded only when
+// stricter than the diff); of a spec side whose metadata is plainly equal,
+// the Spec alone when it is a struct. The ownership of a side is decoded only when
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its
 // changes are foreign without a decode (the usual case for a controller
@@ -80,7 +104,10 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // of the last few objects it was given, by address and revision, so that
 // the new object of one event, which is the old object of the next, is
 // decoded once: old and new must be as read from the store and never
-// modified (a copy is a different object).
+// modified (a copy is a different object). The status side's record of a
+// revision the Store wrote itself, with a Status type whose JSON form
+// round-trips, is taken from its memory of values when that holds it (see
+// WithLastValues): the event of a controller's status write decodes none.
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
 	v, _ := s.views.Get().(*changeViews[S, T])
@@ -88,7 +115,11 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 		v = &changeViews[S, T]{}
 	}
 	eq := s.sideEquals()
-	if !specSideEqual(eq, old, new) {
+	switch metaEqual := userMetaSideEqual(old, new); {
+	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
+	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
+		specChanges = specOnlyChanges(&old.Spec, &new.Spec)
+	default:
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
@@ -238,10 +269,37 @@ func join(a, b []diff.Path) []diff.Path {
 // collection equals an empty one, as in metaViewOf and nonNil, and
 // otherwise the values are reflect.DeepEqual (eq, see equal.go).
 func specSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
+	return userMetaSideEqual(old, new) && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+}
+
+// userMetaSideEqual reports whether the metadata the spec side's diff shows
+// (metaView) is plainly equal.
+func userMetaSideEqual[S, T any](old, new *Object[S, T]) bool {
 	om, nm := &old.Meta, &new.Meta
 	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
-		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers) &&
-		eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers)
+}
+
+// specOnlyChanges is the spec side's diff when its metadata is plainly
+// equal (so that the diff of the metadata would find nothing) and S is a
+// struct: S alone, its paths put under .spec, as the diff of the whole
+// side gives them. Another writer's spec update, which a Loop judges for
+// its oscillation detector, so skips walking the metadata (BenchmarkFieldChangesOtherSpec).
+// The options are the spec side's but for the metadata's finalizers, a
+// path that is not below .spec.
+func specOnlyChanges[S any](old, new *S) []diff.Path {
+	ps := diff.ChangedPaths(old, new, specOnlyDiffOptions)
+	n := 0
+	for _, p := range ps {
+		n += len(objpath.Spec) + len(p)
+	}
+	buf := make([]diff.Element, 0, n)
+	for i, p := range ps {
+		start := len(buf)
+		buf = append(append(buf, objpath.Spec...), p...)
+		ps[i] = buf[start:len(buf):len(buf)]
+	}
+	return ps
 }
 
 func statusSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
@@ -300,8 +358,10 @@ func hasEntry(meta *Meta, side, manager string) bool {
 
 var (
 	// The options of FieldChanges' two diffs, combined once.
-	specDiffOptions   = diff.Options(diff.ListSets(objpath.Finalizers), diff.EquateEmpty())
-	statusDiffOptions = diff.Options(diff.ListKeys(objpath.Conditions, "type"), diff.EquateEmpty())
+	specDiffOptions = diff.Options(diff.ListSets(objpath.Finalizers), diff.EquateEmpty())
+	// specOnlyDiffOptions are specDiffOptions for S alone (specOnlyChanges).
+	specOnlyDiffOptions = diff.Options(diff.EquateEmpty())
+	statusDiffOptions   = diff.Options(diff.ListKeys(objpath.Conditions, "type"), diff.EquateEmpty())
 )
 
 // The views FieldChanges diffs: typed, so that the Spec and Status struct

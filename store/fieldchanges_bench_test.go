@@ -80,3 +80,42 @@ func BenchmarkFieldChangesOwnStatus(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkFieldChangesOtherSpec measures the change judge on the other
+// half of a controller's events: "user" updates the replicas of the
+// ~200-byte spec, and FieldChanges(old, new, "ctrl") judges it for the
+// controller, which a Loop does only to feed the key's oscillation
+// detector (ctrl has no spec-side entry: nothing is decoded).
+//
+//	go test -run '^$' -bench FieldChangesOtherSpec -benchmem ./store/
+func BenchmarkFieldChangesOtherSpec(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(), "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 16)
+	type pair struct {
+		old, new *store.Object[judgeSpec, judgeStatus]
+	}
+	var pairs []pair
+	for _, name := range names {
+		old, err := st.Get(ctx, name)
+		require.NoError(b, err)
+		o := *old
+		o.Spec.Replicas++
+		_, err = st.As("user").Update(ctx, &o)
+		require.NoError(b, err)
+		new, err := st.Get(ctx, name)
+		require.NoError(b, err)
+		owned, foreign := st.FieldChanges(old, new, "ctrl")
+		require.Empty(b, owned)
+		require.Len(b, foreign, 1)
+		pairs = append(pairs, pair{old, new})
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p := pairs[i%len(pairs)]
+		i++
+		st.FieldChanges(p.old, p.new, "ctrl")
+	}
+}

@@ -64,6 +64,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 1))
 	checked, shortcut := 0, 0
 	newOnly, bothDecoded := 0, 0 // judgements of a side from new's record alone, and from both
+	applied := 0                 // typed status applies whose record the Store knew from its write
 	for obj := range race.Sweep(20, 4) {
 		name := fmt.Sprintf("k%d", obj)
 		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
@@ -81,7 +82,8 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			o.Meta.Labels = cloneMap(old.Meta.Labels)
 			o.Conditions = append([]Condition(nil), old.Conditions...)
 			v := rng.IntN(4)
-			switch rng.IntN(7) {
+			op := rng.IntN(10)
+			switch op {
 			case 0:
 				o.Spec.Replicas = v
 				_, err = w.Update(ctx, &o)
@@ -106,8 +108,21 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				o.Status.Message = fmt.Sprint(step)
 				o.Spec.Replicas = v // ignored by UpdateStatus
 				_, err = w.UpdateStatus(ctx, &o)
+			case 7, 8, 9:
+				// A typed status, applied again and again by one manager
+				// as a controller does: the write keeps the record, and the
+				// Store remembers it decoded for the judge (see sideManaged).
+				_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: v, Message: fmt.Sprint("m", v%2)}, nil, WithForce())
 			case 6:
-				if tag := fmt.Sprint("t", v); !slices.Contains(o.Spec.Tags, tag) {
+				if v == 3 && len(o.Spec.Tags) == 0 {
+					// No tags, stored as null or as []: no change, as the
+					// diff's EquateEmpty has it.
+					if o.Spec.Tags == nil {
+						o.Spec.Tags = []string{}
+					} else {
+						o.Spec.Tags = nil
+					}
+				} else if tag := fmt.Sprint("t", v); !slices.Contains(o.Spec.Tags, tag) {
 					o.Spec.Tags = append(slices.Clone(o.Spec.Tags), tag)
 				} else {
 					o.Spec.Tags = slices.DeleteFunc(slices.Clone(o.Spec.Tags), func(s string) bool { return s == tag })
@@ -118,6 +133,9 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			new, err := st.Get(ctx, name)
 			require.NoError(t, err)
 			prev = new
+			if e, ok := st.last.lookup(st.prefix+name, new.Meta.Revision); ok && e.sides.status != nil && op >= 7 {
+				applied++
+			}
 			for _, m := range managers {
 				wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
 				fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
@@ -152,6 +170,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
 	require.Greater(t, bothDecoded, 10, "and from both records")
+	require.Greater(t, applied, 10, "and from the record a status apply kept, known from the write")
 }
 
 func cloneMap[V any](m map[string]V) map[string]V {

@@ -112,6 +112,12 @@ type lastValue struct {
 	sides   decodedSides
 	size    int
 	written bool
+	// sameSpecAs is, for a write remembered decoded, the revision of the
+	// value remembered decoded before it whose spec it left byte for byte
+	// as it was (a status write's), 0 when there is none: the watch event
+	// of the write may take its Spec from an object decoded from that
+	// value (see WatchUndecoded).
+	sameSpecAs int64
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -244,6 +250,7 @@ func (l *lastValues) put(key string, e lastValue) bool {
 	defer l.mu.Unlock()
 	if i, ok := l.index[key]; ok {
 		old := &l.items[i]
+		e.sameSpecAs = sameSpecAs(old, &e)
 		switch {
 		case old.rev != e.rev:
 		case !e.written: // a read: its value is the Backend's
@@ -267,6 +274,17 @@ func (l *lastValues) put(key string, e lastValue) bool {
 		}
 	}
 	return true
+}
+
+// sameSpecAs returns what e, remembered over old, records as the value
+// whose spec it left as it was (see lastValue.sameSpecAs): old's revision
+// when e is a write and both are remembered decoded with the same spec
+// bytes, else 0.
+func sameSpecAs(old, e *lastValue) int64 {
+	if e.written && e.raw != nil && old.raw != nil && old.rev < e.rev && sameBytes(old.raw.Spec, e.raw.Spec) {
+		return old.rev
+	}
+	return 0
 }
 
 // forget drops key's value when it is older than rev (a deletion at rev).

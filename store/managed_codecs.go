@@ -258,22 +258,24 @@ func (sc schemas) decodeSideOf(raw *rawObject, side string, tree map[string]any)
 // record, dec is canonical and next's side has cur's shape (the same
 // remembered Codec), encoding managed would give cur's record again (as in
 // keepManaged), so next keeps cur's record as stored: a controller's
-// status apply of new values to the fields it owns encodes nothing.
-func (sc schemas) setManagedOver(cur, next *rawObject, side string, managed ownership.Managed, dec decodedSide, curCodec *ownership.Codec) error {
+// status apply of new values to the fields it owns encodes nothing. kept
+// reports that case, in which dec is next's side too, as decodeSide gives
+// it against next's shape (the same Codec, the same record).
+func (sc schemas) setManagedOver(cur, next *rawObject, side string, managed ownership.Managed, dec decodedSide, curCodec *ownership.Codec) (kept bool, err error) {
 	if len(managed) == 0 {
 		sc.setManagedWith(&next.Meta, side, nil, nil)
-		return nil
+		return false, nil
 	}
 	codec, err := sc.codecOf(next, side, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if codec == curCodec && dec.canonical && managed.Equal(dec.managed) {
 		next.Meta.Managed = cur.Meta.Managed
-		return nil
+		return true, nil
 	}
 	sc.setManagedWith(&next.Meta, side, managed, codec)
-	return nil
+	return false, nil
 }
 
 // setManagedOf is setManaged for next, the object about to be stored, with

@@ -63,8 +63,20 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // goroutine at a time (it reuses scratch space). A negative fromRevision is
 // ErrInvalid.
 //
+// held, when not nil, is the caller's promise that the objects decode
+// returns are shared and read-only, and that held(name, revision) returns
+// the object it holds for name if that is the one decode returned for
+// name's value at revision (or a listing did), unchanged since, and nil
+// otherwise; decode calls it on the caller's goroutine. The event of a
+// write of the Store's own that left the spec's bytes as they were in a
+// value the caller holds (a status write) then takes the Spec of the held
+// object, memory shared, instead of decoding it again (see decodeWritten):
+// it is what the same bytes decode to, and no one changes either object.
+// Only a kind without versions whose Spec type runs no code of its own as
+// it decodes does so.
+//
 // It is store/cache's Run's, reached through internal/storeaccess.
-func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
+func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *Object[S, T]) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
 	s := (*Store[S, T])(v)
 	if fromRevision < 0 {
 		return nil, nil, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
@@ -73,20 +85,53 @@ func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision in
 	if err != nil {
 		return nil, nil, err
 	}
-	d := s.decoder(false, keep)
+	d := s.decoder(false, keep, s.heldObjects(held))
 	return in, d, nil
 }
 
+// heldObjects is what a watch knows of the objects its caller holds (see
+// WatchUndecoded).
+type heldObjects[S, T any] struct {
+	held func(name string, revision int64) *Object[S, T]
+}
+
+// heldObjects returns the heldObjects of held, or nil when held is nil or
+// the Spec cannot be taken from a held object: its decoding must be a
+// function of its bytes alone (the kind has no versions, whose conversions
+// are the user's code, and the type no decoding of its own: it has a
+// sideDecoder).
+func (s *Store[S, T]) heldObjects(held func(string, int64) *Object[S, T]) *heldObjects[S, T] {
+	if held == nil || s.ver != nil || s.ownCodec || s.sides == nil || s.sides.spec == nil {
+		return nil
+	}
+	return &heldObjects[S, T]{held: held}
+}
+
+// sameSpec returns the object held for name decoded from a value whose
+// spec's bytes are those of e, a value the Store remembers, with those
+// bytes (see lastValue.sameSpecAs); false when there is none.
+func (h *heldObjects[S, T]) sameSpec(name string, e *lastValue) (decodedFrom[S, T], bool) {
+	if h == nil || e.sameSpecAs == 0 {
+		return decodedFrom[S, T]{}, false
+	}
+	obj := h.held(name, e.sameSpecAs)
+	if obj == nil {
+		return decodedFrom[S, T]{}, false
+	}
+	return decodedFrom[S, T]{obj: obj, spec: e.raw.Spec}, true
+}
+
 // decoder returns the function that types a watch's backend events, with
-// scratch space of its own: one goroutine at a time may call it.
-func (s *Store[S, T]) decoder(withPrev bool, keep func(string) bool) func(kv.Event) Event[S, T] {
+// scratch space of its own: one goroutine at a time may call it. held is
+// nil unless the caller holds the objects read-only (see WatchUndecoded).
+func (s *Store[S, T]) decoder(withPrev bool, keep func(string) bool, held *heldObjects[S, T]) func(kv.Event) Event[S, T] {
 	scratch := new(decodeScratch)
 	cp := copiesOf[S, T]()
 	return func(ev kv.Event) Event[S, T] {
 		if s.rejects(ev, keep) {
 			return Event[S, T]{Revision: ev.Revision, Progress: true}
 		}
-		return s.typedEvent(ev, scratch, cp, withPrev)
+		return s.typedEvent(ev, scratch, cp, withPrev, held)
 	}
 }
 
@@ -112,7 +157,7 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 			for range in {
 			}
 		}()
-		decode := s.decoder(withPrev, keep) // this goroutine's alone
+		decode := s.decoder(withPrev, keep, nil) // this goroutine's alone
 		for ev := range in {
 			tev := decode(ev)
 			select {
@@ -144,8 +189,9 @@ func (s *Store[S, T]) rejects(ev kv.Event, keep func(string) bool) bool {
 // decode is reported in Undecodable (see Event).
 // A change to a key outside the Store's key space (see nameOf) turns into a
 // progress mark. Without withPrev, the event leaves the state before the change
-// undecoded, as WatchWithoutPrev describes.
-func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) Event[S, T] {
+// undecoded, as WatchWithoutPrev describes. The object of a write may take
+// its Spec from a held object (see WatchUndecoded).
+func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) Event[S, T] {
 	out := Event[S, T]{Revision: ev.Revision, Progress: ev.Progress, Err: ev.Err}
 	if ev.Progress || ev.Err != nil {
 		return out
@@ -157,7 +203,7 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 	}
 	switch ev.Type {
 	case kv.EventPut:
-		s.putEvent(&out, ev, scratch, cp, withPrev)
+		s.putEvent(&out, ev, scratch, cp, withPrev, held)
 	case kv.EventDelete:
 		s.deleteEvent(&out, ev, name, scratch, cp, withPrev)
 	default:
@@ -168,8 +214,8 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
-func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool) {
-	from, written := s.decodeWritten(ev.KV, scratch)
+func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) {
+	from, written := s.decodeWritten(ev.KV, scratch, held)
 	var err error
 	if !written {
 		from, err = s.decodeLike(ev.KV, scratch, nil, cp)

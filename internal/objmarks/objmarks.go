@@ -6,16 +6,20 @@
 // Loop's check before every reconcile reads a counter, or a small map,
 // instead of the object's metadata and conditions, scattered over the heap
 // (BenchmarkLoopNoopResync100k, 100k objects). With the marks it hands the
-// Loop the object it holds (one read of the Cache's map, which the
-// reconciler's own read then finds warm), from which the Loop works out,
-// after a reconcile that failed, whether the object was new (Fresh).
+// Loop a stamp, by which the Loop asks the Cache, only after a reconcile
+// that failed, whether the object was new (Fresh) when it read the marks:
+// the reconcile itself may have made it not new.
 //
 // The Cache offers them to the project's packages alone, as a Reader
 // through internal/storeaccess. Package reconcile documents what each mark
 // does.
 package objmarks
 
-import "github.com/steady-go/steady/store"
+import (
+	"sync/atomic"
+
+	"github.com/steady-go/steady/store"
+)
 
 // The annotations the Loop reads: set to "true", they pause the object's
 // reconciles, or make its writes dry runs.
@@ -69,8 +73,7 @@ func Of(meta *store.Meta, conds []store.Condition) Marks {
 // object is not paused and does not show Paused=True, is not observe-only,
 // and has no Reconciling=True. Most objects are quiet, new ones included:
 // whether an object is new (Fresh) matters only after a reconcile that
-// failed, and the Loop works it out then from the object it held (see
-// Reader.Marks).
+// failed, and the Loop asks it then (Reader.WasFresh).
 func (m Marks) Quiet() bool {
 	return !m.Paused && !m.PauseShown && !m.ObserveOnly && !m.Reconciling
 }
@@ -90,9 +93,37 @@ type Reader interface {
 	KeepMarks()
 	// Marks returns the marks of the object held under name and true when
 	// they are not quiet; zero and false when they are quiet, when no
-	// object is held under name, and before KeepMarks. held is that
-	// object (a *store.Object of the Cache's types), nil when there is
-	// none: objects are shared and never modified, so its marks (Of) are
-	// those it had when Marks read it, whatever the Cache holds later.
-	Marks(name string) (m Marks, loud bool, held any)
+	// object is held under name, and before KeepMarks. at stamps the read
+	// for WasFresh. While no object is loud it reads two counters and
+	// nothing else: no lock, no lookup of name.
+	Marks(name string) (m Marks, loud bool, at uint64)
+	// WasFresh reports whether the object held under name when Marks
+	// returned at was Fresh (no object held is not fresh), whatever the
+	// Cache holds now. The Cache keeps the last turns (an object held
+	// under a name turned fresh, or stopped being fresh) in a bounded
+	// record; when more turns than it keeps came after at, WasFresh
+	// answers about the object held now, as if none of them were name's.
+	WasFresh(name string, at uint64) bool
+	// Counts returns the Cache's counters, which Marks reads: a Loop reads
+	// them itself before each reconcile, and calls Marks only while some
+	// object is loud.
+	Counts() *Counts
+}
+
+// Counts are the two counters a Cache keeps for Readers: read without its
+// lock, written under it.
+type Counts struct {
+	// Turns counts the turns the Cache recorded (objects that turned
+	// fresh or stopped being fresh): Marks' at is its value.
+	Turns atomic.Uint64
+	// Loud is the number of objects held whose marks are loud.
+	Loud atomic.Int64
+}
+
+// Quiet reports whether no object is loud and, if so, the stamp Marks
+// would return with zero marks for any name: what a Loop reads before a
+// reconcile while no object is paused, observe-only or Reconciling=True.
+func (c *Counts) Quiet() (at uint64, quiet bool) {
+	at = c.Turns.Load()
+	return at, c.Loud.Load() == 0
 }

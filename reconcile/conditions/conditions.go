@@ -65,8 +65,13 @@ const Paused = "Paused"
 //     Reconciling=True (reason "Progressing") after it, so that the object
 //     reads InProgress, not Current, while it is retried, and waits (at
 //     most the read-your-writes timeout) until its cache shows the write,
-//     so the retry reads the object as stored. A first reconcile that
-//     succeeds costs no Reconciling write: the object reads as the
+//     so the retry reads the object as stored. Whether the object was new
+//     is judged as it was before the reconcile (a reconciler that wrote an
+//     observed Ready=False and failed still gets Reconciling=True), except
+//     when more than 1,024 objects of its cache turned new or stopped
+//     being new while the reconcile ran (a burst of creations): it is then
+//     judged as it is after, and one the reconcile observed gets none.
+//     A first reconcile that succeeds costs no Reconciling write: the object reads as the
 //     reconciler left it (its Ready, at the generation it read). One that
 //     sets Stalled=True writes no Reconciling: the object reads Failed.
 //   - A reconcile that succeeds (nil, or RequeueAfter with no error) sets

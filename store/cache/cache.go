@@ -49,7 +49,7 @@ type leanSource[S, T any] interface {
 // Run's goroutine (the Store's WatchUndecoded); a test's wrapper of the
 // lean view need not have it, and is then watched with WatchWithoutPrev.
 type undecodedSource[S, T any] interface {
-	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
+	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *store.Object[S, T]) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept
@@ -74,7 +74,8 @@ type undecodedSource[S, T any] interface {
 // the Cache (use Keys or Range); the relist is what makes the Cache right.
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
-// read-only values: a caller that wants to change one copies it first. A
+// read-only values: a caller that wants to change one copies it first.
+// Successive objects of one name may share memory (see the package doc). A
 // mutation detector catches callers that do not. It is off unless turned
 // on, with WithMutationDetector or MutationDetectorEnv (which a test's
 // TestMain can set); a test binary alone does not turn it on.
@@ -106,10 +107,13 @@ type Cache[S, T any] struct {
 	// loud holds the marks (internal/objmarks) of the held objects whose
 	// marks are not quiet, by name, once a Loop asked for them (KeepMarks;
 	// nil before); loudPeak is its largest length since it was last made
-	// anew, and nloud its length, which Marks reads without c.mu.
+	// anew, and counts.Loud its length, which Marks reads without c.mu.
 	loud     map[string]objmarks.Marks
 	loudPeak int
-	nloud    atomic.Int64
+	// turns records the objects that turned fresh or stopped being fresh,
+	// for WasFresh, once KeepMarks was called; counts.Turns counts them.
+	turns  freshTurns
+	counts objmarks.Counts
 
 	// dispatch serializes applying a change with calling the handlers on
 	// it, so a handler added concurrently sees each object's changes in
@@ -147,11 +151,14 @@ type hooks = storeaccess.Hooks
 // The Cache works an object's marks out when it stores the object and
 // keeps only the loud ones, by name: most objects are quiet (not paused,
 // not observe-only, no Reconciling=True), so that the Loop's check before
-// each reconcile reads the object's entry in c.items, which the
-// reconciler's own read then finds warm, and otherwise a map of the few
-// loud objects, instead of each object's metadata and conditions, which
-// at 100k objects are cache misses (BenchmarkLoopNoopResync100k). A Cache
-// no Loop reads keeps none.
+// each reconcile reads two counters (objmarks.Counts) while none is loud,
+// and otherwise a map of the few loud objects, instead of each object's
+// metadata and conditions, which at 100k objects are cache misses
+// (BenchmarkLoopNoopResync100k). Whether an object was new before a
+// reconcile, which the Loop asks only after one that failed, comes from a
+// bounded record of the objects that turned new or stopped being new
+// (freshTurns), not from a read of the object before each reconcile. A
+// Cache no Loop reads keeps none.
 type internalView[S, T any] Cache[S, T]
 
 // KeepMarks makes the Cache keep the marks of what it holds from now on,
@@ -164,45 +171,118 @@ func (v *internalView[S, T]) KeepMarks() {
 		return
 	}
 	c.loud = map[string]objmarks.Marks{}
+	c.turns.ring = make([]freshTurn, turnsKept)
 	for name, obj := range c.items {
-		c.markLocked(name, obj)
+		c.markLocked(name, obj, obj)
 	}
 }
 
 // Marks returns the marks of the object held under name and true when
 // they are loud; zero and false when they are quiet, when the Cache holds
-// no such object, and before KeepMarks. held is the object (a
-// *store.Object[S, T]), or nil; a nil *store.Object is never returned as
-// a non-nil held.
-func (v *internalView[S, T]) Marks(name string) (m objmarks.Marks, loud bool, held any) {
+// no such object, and before KeepMarks. at stamps the read for WasFresh:
+// it is the number of turns recorded. While no object is loud, Marks
+// reads the two counters alone, with no lock and no lookup of name: a
+// Loop calls it before every reconcile.
+func (v *internalView[S, T]) Marks(name string) (m objmarks.Marks, loud bool, at uint64) {
 	c := (*Cache[S, T])(v)
-	c.mu.RLock()
-	obj := c.items[name]
-	if c.nloud.Load() != 0 {
+	at, quiet := c.counts.Quiet()
+	if !quiet {
+		c.mu.RLock()
 		m, loud = c.loud[name]
+		c.mu.RUnlock()
 	}
-	c.mu.RUnlock()
-	if obj == nil {
-		return m, loud, nil
-	}
-	return m, loud, obj
+	return m, loud, at
 }
 
-// markLocked keeps the marks of obj, now held under name (nil: none is),
-// once KeepMarks was called. A map that shrank to a quarter of its peak
+// Counts returns the counters Marks reads.
+func (v *internalView[S, T]) Counts() *objmarks.Counts { return &v.counts }
+
+// WasFresh reports whether the object held under name at stamp at (a
+// Marks' at) was fresh (objmarks.Marks.Fresh; no object held is not):
+// the earliest turn of name recorded after at says what it was before,
+// and with none, the object held now says. When more than turnsKept turns
+// came after at, those lost may have been name's: it then answers about
+// the object held now (see objmarks.Reader).
+func (v *internalView[S, T]) WasFresh(name string, at uint64) bool {
+	c := (*Cache[S, T])(v)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if was, ok := c.turns.since(name, at, c.counts.Turns.Load()); ok {
+		return was
+	}
+	return fresh(c.items[name])
+}
+
+// fresh reports whether obj is a new object: held (not nil) and Fresh.
+func fresh[S, T any](obj *store.Object[S, T]) bool {
+	return obj != nil && objmarks.Of(&obj.Meta, obj.Conditions).Fresh()
+}
+
+// turnsKept is how many turns a Cache's freshTurns keeps: a reconcile
+// judged after more turns than that (a creation burst of this many
+// objects while it ran) judges its object as it is then.
+const turnsKept = 1024
+
+// freshTurns is a bounded record of turns: the objects held under a name
+// that turned fresh (objmarks.Marks.Fresh), or stopped being fresh, by a
+// change the Cache applied (no object held is not fresh, so creating a
+// new object and deleting one are turns). It is written under c.mu, and
+// the Cache's counts.Turns counts the turns recorded: turn i is
+// ring[i%turnsKept] while i >= counts.Turns-turnsKept.
+type freshTurns struct {
+	ring []freshTurn // nil before KeepMarks
+}
+
+type freshTurn struct {
+	name string
+	was  bool // the object held under name was fresh before the turn
+}
+
+// addTurnLocked records that the object held under name turned, from fresh
+// when was. The caller holds c.mu.
+func (c *Cache[S, T]) addTurnLocked(name string, was bool) {
+	n := c.counts.Turns.Load()
+	c.turns.ring[n%turnsKept] = freshTurn{name, was}
+	c.counts.Turns.Store(n + 1) // after the turn is in ring: Marks' at never counts an unrecorded turn
+}
+
+// since returns what the earliest turn of name after stamp at, of the n
+// recorded, says the object was before it, and true; false when no turn
+// of name came after at, or when the record lost some that came after it.
+// The caller holds c.mu.
+func (f *freshTurns) since(name string, at, n uint64) (was, ok bool) {
+	if n-at > turnsKept {
+		return false, false
+	}
+	for i := at; i < n; i++ {
+		if t := &f.ring[i%turnsKept]; t.name == name {
+			return t.was, true
+		}
+	}
+	return false, false
+}
+
+// markLocked keeps the marks of new, now held under name in place of old
+// (nil: none is, none was), once KeepMarks was called, and records a turn
+// of freshness. A loud map that shrank to a quarter of its peak
 // (a rollout whose Reconciling=True were all turned off) is made anew, so
 // that lookups in it stay in a few cache lines.
-func (c *Cache[S, T]) markLocked(name string, obj *store.Object[S, T]) {
+func (c *Cache[S, T]) markLocked(name string, old, new *store.Object[S, T]) {
 	if c.loud == nil {
 		return
 	}
-	if obj != nil {
-		if m := objmarks.Of(&obj.Meta, obj.Conditions); !m.Quiet() {
-			c.loud[name] = m
-			c.loudPeak = max(c.loudPeak, len(c.loud))
-			c.nloud.Store(int64(len(c.loud)))
-			return
-		}
+	var m objmarks.Marks
+	if new != nil {
+		m = objmarks.Of(&new.Meta, new.Conditions)
+	}
+	if was := fresh(old); was != (new != nil && m.Fresh()) {
+		c.addTurnLocked(name, was)
+	}
+	if new != nil && !m.Quiet() {
+		c.loud[name] = m
+		c.loudPeak = max(c.loudPeak, len(c.loud))
+		c.counts.Loud.Store(int64(len(c.loud)))
+		return
 	}
 	if _, ok := c.loud[name]; !ok {
 		return
@@ -212,7 +292,7 @@ func (c *Cache[S, T]) markLocked(name string, obj *store.Object[S, T]) {
 		c.loud = maps.Collect(maps.All(c.loud))
 		c.loudPeak = len(c.loud)
 	}
-	c.nloud.Store(int64(len(c.loud)))
+	c.counts.Loud.Store(int64(len(c.loud)))
 }
 
 // ErrRunning is returned by a second call of Cache.Run.

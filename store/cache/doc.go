@@ -34,8 +34,11 @@
 // too.
 //
 // Objects served by Get, List, ByIndex and ByLabel, and passed to handlers,
-// are shared and read-only: copy one before changing it. The mutation
-// detector catches code that does not. It is opt-in, with
+// are shared and read-only: copy one before changing it. Successive objects
+// of one name may share memory too (the object after a status write holds
+// the Spec of the one before, unless the Cache has a transform), so a
+// change to one would show in another. The mutation detector catches code
+// that changes one. It is opt-in, with
 // WithMutationDetector or, for every Cache of a process, the environment
 // variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which
 // steady's own tests set. Production code never pays for it.

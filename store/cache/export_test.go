@@ -45,3 +45,7 @@ func Lean[S, T any](st *store.Store[S, T]) leanSource[S, T] {
 // ApplyListing applies l as Run applies a listing, and returns the number
 // of changes it reported to the handlers.
 func (c *Cache[S, T]) ApplyListing(l *store.List[S, T]) int { return c.replace(l) }
+
+// TurnsKept is how many turns of freshness the Cache's record keeps (see
+// internalView.WasFresh).
+const TurnsKept = turnsKept

@@ -1,6 +1,10 @@
 package cache_test
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -25,9 +29,9 @@ func marksOf(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus]) objmarks.Read
 }
 
 // requireMarks checks that the marks c offers for each name are those of
-// the object Get returns when they are loud, and that it offers none for
-// an object whose marks are quiet or a name it does not hold, and that
-// they come with the object Get returns.
+// the object Get returns when they are loud, that it offers none for an
+// object whose marks are quiet or a name it does not hold, and that
+// WasFresh, asked at once, says whether that object is new.
 func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
 	t.Helper()
 	r := marksOf(t, c)
@@ -37,13 +41,9 @@ func requireMarks(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ..
 		if held {
 			want = objmarks.Of(&obj.Meta, obj.Conditions)
 		}
-		m, loud, h := r.Marks(name)
+		m, loud, at := r.Marks(name)
 		require.Equal(t, held && !want.Quiet(), loud, "marks of %s (held: %v) are loud", name, held)
-		if held {
-			require.Same(t, obj, h, "the object held under %s comes with its marks", name)
-		} else {
-			require.Nil(t, h, "no object is held under %s", name)
-		}
+		require.Equal(t, held && want.Fresh(), r.WasFresh(name, at), "%s (held: %v) is fresh", name, held)
 		if loud {
 			require.Equal(t, want, m, "marks of %s", name)
 		} else {
@@ -89,9 +89,9 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		require.True(t, loud && m.Paused, "the paused object's marks say so")
 		_, loud, _ = r.Marks("cond")
 		require.False(t, loud, "an object with Reconciling=False is quiet")
-		_, loud, held := r.Marks("plain")
+		_, loud, at := r.Marks("plain")
 		require.False(t, loud, "a new object asks nothing of a Loop before a reconcile: quiet")
-		require.True(t, objmarks.Of(&held.(*cobj).Meta, held.(*cobj).Conditions).Fresh(), "the new object held is fresh")
+		require.True(t, r.WasFresh("plain", at), "the new object is fresh")
 
 		// Updates, a deletion.
 		obj, _ := st.Get(ctx, "paused")
@@ -149,10 +149,10 @@ func TestCacheMarksAreThoseOfTheObjectItServes(t *testing.T) {
 		requireMarks(t, c, names...)
 		m, _, _ = r.Marks("paused")
 		require.Equal(t, objmarks.Marks{Paused: true}, m)
-		m, loud, held = r.Marks("cond")
+		m, loud, at = r.Marks("cond")
 		require.False(t, loud, "the recreated object, not yet observed, is quiet")
 		require.Equal(t, objmarks.Marks{}, m)
-		require.Equal(t, "recreated", held.(*cobj).Meta.UID, "the recreated object is held")
+		require.True(t, r.WasFresh("cond", at), "the recreated object is new")
 	})
 }
 
@@ -175,5 +175,140 @@ func TestCacheMarksAreThoseOfTheTransformedObject(t *testing.T) {
 		requireMarks(t, c, "a")
 		m, _, _ := r.Marks("a")
 		require.Equal(t, objmarks.Marks{ObserveOnly: true}, m)
+	})
+}
+
+// WasFresh answers about the object held when Marks stamped its read,
+// whatever happened since: an object that was observed, created, deleted,
+// recreated or stripped of its conditions after the stamp was, before,
+// what it was then; every change of an object counts, each name's
+// earliest after the stamp deciding. A stamp taken after the changes
+// answers about the objects held now.
+func TestCacheWasFreshAnswersAboutTheObjectAsItWasAtTheStamp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		observed := []store.Condition{{Type: "Ready", Status: store.ConditionFalse, Reason: "Waiting", ObservedGeneration: 1}}
+		create := func(name string, conds []store.Condition) int64 {
+			t.Helper()
+			rev, err := w.Create(ctx, &cobj{Meta: store.Meta{Name: name}, Conditions: conds})
+			require.NoError(t, err)
+			return rev
+		}
+		setConds := func(name string, conds []store.Condition) int64 {
+			t.Helper()
+			o, err := st.Get(ctx, name)
+			require.NoError(t, err)
+			o.Conditions = conds
+			rev, err := w.UpdateStatus(ctx, o)
+			require.NoError(t, err)
+			return rev
+		}
+		del := func(name string) int64 {
+			t.Helper()
+			rev, err := w.Delete(ctx, name)
+			require.NoError(t, err)
+			return rev
+		}
+		for _, name := range []string{"observed-after", "stripped-after", "deleted-after", "twice", "untouched-new", "untouched-seen"} {
+			var conds []store.Condition
+			if name == "stripped-after" || name == "untouched-seen" {
+				conds = observed
+			}
+			create(name, conds)
+		}
+		c := cache.New(st)
+		r := marksOf(t, c)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+
+		_, _, at := r.Marks("any")
+		setConds("observed-after", observed)
+		setConds("stripped-after", nil)
+		del("deleted-after")
+		create("created-after", nil)
+		setConds("twice", observed)
+		del("twice")
+		rev := create("twice", nil)
+		require.NoError(t, c.WaitFor(ctx, rev))
+
+		was := map[string]bool{
+			"observed-after": true, "stripped-after": false, "deleted-after": true, "created-after": false,
+			"twice": true, "untouched-new": true, "untouched-seen": false, "never": false,
+		}
+		now := map[string]bool{
+			"observed-after": false, "stripped-after": true, "deleted-after": false, "created-after": true,
+			"twice": true, "untouched-new": true, "untouched-seen": false, "never": false,
+		}
+		_, _, after := r.Marks("any")
+		for name, want := range was {
+			require.Equal(t, want, r.WasFresh(name, at), "%s was fresh at the stamp", name)
+			require.Equal(t, now[name], r.WasFresh(name, after), "%s is fresh at a stamp taken after", name)
+		}
+		requireMarks(t, c, slices.Collect(maps.Keys(was))...)
+	})
+}
+
+// The Cache keeps a bounded record of turns: when more turns than it keeps
+// came after a stamp, WasFresh answers about the object held now, as if
+// none of them were the name's. An object observed during a reconcile,
+// followed by that many other turns, is then judged not new; one that
+// turned new again, new.
+func TestCacheWasFreshAfterTheRecordOverflowedAnswersAboutTheObjectNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		_, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: "a"}})
+		require.NoError(t, err)
+		c := cache.New(st)
+		r := marksOf(t, c)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+
+		_, _, at := r.Marks("a")
+		o, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		o.Conditions = []store.Condition{{Type: "Ready", Status: store.ConditionFalse, Reason: "Waiting", ObservedGeneration: 1}}
+		rev, err := w.UpdateStatus(ctx, o)
+		require.NoError(t, err)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		_, _, now := r.Marks("a")
+		require.False(t, r.WasFresh("a", now), "a is observed now")
+		// Turns kept, less the one of a: the record still holds a's.
+		l := &store.List[cacheSpec, cacheStatus]{}
+		for i := range cache.TurnsKept - 1 {
+			l.Items = append(l.Items, &cobj{Meta: store.Meta{Name: fmt.Sprintf("new-%04d", i), UID: "u", Revision: 1}})
+		}
+		cur, _ := c.Get("a")
+		l.Items = append(l.Items, cur)
+		slices.SortFunc(l.Items, func(a, b *cobj) int { return strings.Compare(a.Meta.Name, b.Meta.Name) })
+		l.Revision = c.Revision() + 1
+		c.ApplyListing(l)
+		require.True(t, r.WasFresh("a", at), "every turn since the stamp kept: a was new")
+
+		// One more turn: the record lost a's.
+		l.Items = slices.DeleteFunc(l.Items, func(o *cobj) bool { return o.Meta.Name == "new-0000" })
+		l.Revision++
+		c.ApplyListing(l)
+		require.False(t, r.WasFresh("a", at), "a turn since the stamp lost: a is judged as it is now")
+
+		// a turns new again: its turn lands where the lost ones were, and
+		// still the object held now answers.
+		l.Revision++
+		for i, o := range l.Items {
+			if o.Meta.Name == "a" {
+				cp := *o
+				cp.Conditions, cp.Meta.Revision = nil, l.Revision
+				l.Items[i] = &cp
+			}
+		}
+		c.ApplyListing(l)
+		require.True(t, r.WasFresh("a", at), "turns since the stamp lost: a is judged as it is now, new")
 	})
 }

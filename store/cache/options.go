@@ -89,7 +89,10 @@ func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError
 
 // WithPageSize sets how many objects each List page of a (re)listing holds
 // (default DefaultPageSize); 0 lists everything in one page. Negative is
-// invalid.
+// invalid. Every page is read at the revision of the first; a page after
+// the first that fails with ErrExpired (more writes landed meanwhile than
+// the backend keeps history for) makes the Cache list the kind again in one
+// page, which cannot expire, instead of failing the listing.
 func WithPageSize(n int) Option { return func(c *config) { c.pageSize = n } }
 
 // WithRelistBackoff sets the delays between consecutive failed listings or

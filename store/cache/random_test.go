@@ -133,13 +133,27 @@ func randomCacheRun(t *testing.T, seed uint64, writes int) {
 	sh := &shadow{objs: map[string]*cobj{}}
 	c.AddHandler(sh.handle)
 	require.NoError(t, c.AddLabelIndex("tier"))
-	marksOf(t, c) // kept from the first listing on
+	r := marksOf(t, c) // kept from the first listing on
 	stop := startCache(t, c)
 	defer stop()
 
 	ctx := t.Context()
 	const names = 30
+	var stamps []freshAt
 	for i := range writes {
+		if i%40 == 0 {
+			// With the cache idle, stamp the objects' freshness; WasFresh
+			// must answer the same later, whatever changed since (two
+			// stamps back: fewer turns than the record keeps).
+			synctest.Wait()
+			stamps = append(stamps, stampFresh(r, c, names))
+			for _, s := range stamps[max(0, len(stamps)-3):] {
+				for name, want := range s.fresh {
+					require.Equal(t, want, r.WasFresh(name, s.at), "write %d: %s was fresh at the stamp of write %d", i, name, s.write)
+				}
+			}
+			stamps[len(stamps)-1].write = i
+		}
 		name := fmt.Sprintf("w%02d", rnd.IntN(names))
 		cur, err := st.Get(ctx, name)
 		switch {
@@ -257,6 +271,27 @@ func randomConditions(rnd *rand.Rand) []store.Condition {
 func nilIfEmpty(s []string) []string {
 	if len(s) == 0 {
 		return nil
+	}
+	return s
+}
+
+// freshAt is which objects were new (objmarks.Marks.Fresh) when a Cache's
+// marks read returned at.
+type freshAt struct {
+	at    uint64
+	write int
+	fresh map[string]bool
+}
+
+// stampFresh reads a stamp and which of the names w00.. hold a new object,
+// with c idle.
+func stampFresh(r objmarks.Reader, c *cache.Cache[cacheSpec, cacheStatus], names int) freshAt {
+	_, _, at := r.Marks("w00")
+	s := freshAt{at: at, fresh: map[string]bool{}}
+	for i := range names {
+		name := fmt.Sprintf("w%02d", i)
+		o, ok := c.Get(name)
+		s.fresh[name] = ok && objmarks.Of(&o.Meta, o.Conditions).Fresh()
 	}
 	return s
 }

@@ -301,7 +301,17 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 	}()
 	defer guard.Catch(&p)
 	if u, ok := c.lean.(undecodedSource[S, T]); ok {
-		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc())
+		// The objects it holds are read-only, and decode runs on Run's
+		// goroutine, which reused may read c.items on: an event's object
+		// may share the side its change left as it was with the object
+		// held. A transform changes objects in place, after decoding: they
+		// are no longer what their bytes decode to, and what it changes
+		// must be the object's own.
+		var held func(string, int64) *store.Object[S, T]
+		if c.transform == nil {
+			held = c.reuse
+		}
+		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc(), held)
 		return st, err
 	}
 	if c.lean != nil {
@@ -312,12 +322,18 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 	return st, err
 }
 
-// listAll reads every page of one listing into one List.
+// listAll reads every page of one listing into one List. A page after the
+// first that fails with ErrExpired (see wholeIfExpired) starts it again, in
+// one page.
 func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 	all := new(store.List[S, T])
 	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
+		if wholeIfExpired(err, &opts) {
+			all = new(store.List[S, T])
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -345,12 +361,20 @@ func (c *Cache[S, T]) listAll(ctx context.Context) (*store.List[S, T], error) {
 // leaves out) first, each in name order; the Cache moves to the listing's
 // revision at its end. A listing that fails midway leaves the pages
 // applied so far, each object at the listing's revision, for the next
-// listing to complete.
+// listing to complete. A page after the first that fails with ErrExpired
+// (see wholeIfExpired) leaves the pages applied so far and lists the kind
+// again, in one page.
 func (c *Cache[S, T]) relistPaged(ctx context.Context) (int64, error) {
 	p := pagedListing{held: c.Keys()}
 	opts := c.listOptions()
 	for {
 		page, err := c.list(ctx, opts)
+		if wholeIfExpired(err, &opts) {
+			// The pages applied so far stay, each object at its page's
+			// revision; the whole listing starts from the names held now.
+			p = pagedListing{held: p.heldNow(c)}
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -367,6 +391,25 @@ func (c *Cache[S, T]) relistPaged(ctx context.Context) (int64, error) {
 	}
 }
 
+// wholeIfExpired reports whether err, from the List of a page after the
+// first of a paged listing, says that the listing's revision has left the
+// backend's history, and if so makes opts those of a listing of the whole
+// kind in one page. Every page of a listing is pinned to the revision of
+// its first, so a writer that writes more than the history (memstore's
+// WithHistorySize, etcd's compaction) while a big kind is read expires
+// every paged listing of it: at 100,000 objects and one write per 20µs,
+// the Cache retried its relist, from the first page, after a backoff, for
+// as long as the writer kept ahead (4s of 5, the Cache blind all along).
+// A listing in one page is read at the current revision and cannot
+// expire; client-go's pager falls back the same way.
+func wholeIfExpired(err error, opts *store.ListOptions) bool {
+	if err == nil || opts.Continue == "" || opts.Limit == 0 || !errors.Is(err, store.ErrExpired) {
+		return false
+	}
+	opts.Continue, opts.Limit = "", 0
+	return true
+}
+
 // pagedListing is relistPaged's state: the names the Cache held when it
 // began, in order, and how far the pages have come through them; the
 // names listed, in order; the undecodable values listed.
@@ -376,6 +419,34 @@ type pagedListing struct {
 	names       []string
 	undecodable []*store.DecodeError
 	unordered   bool // a page out of name order: deletions wait for the end
+}
+
+// heldNow returns, in name order, the names the Cache may hold during
+// the listing: those it held when it began and those its pages listed
+// since, merged, or, after pages out of order, Keys. (Some may be gone,
+// deleted by a page; they are skipped as held no more.) A merge, not Keys:
+// sorting the names of 1M objects again costs half a second.
+func (p *pagedListing) heldNow(c interface{ Keys() []string }) []string {
+	if p.unordered {
+		return c.Keys()
+	}
+	out := make([]string, 0, len(p.held)+len(p.names))
+	i, j := 0, 0
+	for i < len(p.held) || j < len(p.names) {
+		switch {
+		case j == len(p.names) || i < len(p.held) && p.held[i] < p.names[j]:
+			out = append(out, p.held[i])
+			i++
+		case i == len(p.held) || p.names[j] < p.held[i]:
+			out = append(out, p.names[j])
+			j++
+		default:
+			out = append(out, p.held[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // applyPage applies one page of relistPaged's listing: the held objects
@@ -503,7 +574,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		new = ev.Object
 		c.items[name] = new
 	}
-	c.markLocked(name, new)
+	c.markLocked(name, old, new)
 	var mutated []error
 	var panics []indexPanic
 	if old != nil || new != nil {
@@ -644,7 +715,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
-		c.markLocked(name, nil)
+		c.markLocked(name, ch.old, nil)
 		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
 		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
 	}
@@ -657,6 +728,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 	name := obj.Meta.Name
 	old := c.items[name]
+	held := old
 	switch {
 	case old != nil && old.Meta.UID == obj.Meta.UID && old.Meta.Revision == obj.Meta.Revision:
 		d.mutated = c.detect.verify(name, old, d.mutated)
@@ -669,7 +741,7 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		old = nil
 	}
 	c.items[name] = obj
-	c.markLocked(name, obj)
+	c.markLocked(name, held, obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)
 	d.changed = append(d.changed, change[S, T]{old, obj})

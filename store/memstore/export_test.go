@@ -36,3 +36,6 @@ func (s *Store) HistoryBytes() int {
 	defer s.mu.RUnlock()
 	return s.hist.bytes
 }
+
+// MaxLagHistory is maxLagHistory, for the tests.
+const MaxLagHistory = maxLagHistory

@@ -110,6 +110,20 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 	}
 }
 
+// grow makes the ring hold n events (n > size), keeping those it holds.
+// Revision r lives at slot (r-1) % size: a ring that has not wrapped keeps
+// its slots, one that has is laid out anew.
+func (h *history) grow(n int) {
+	if h.last > int64(h.size) {
+		buf := make([]event, n)
+		for r := h.first; r <= h.last; r++ {
+			buf[(r-1)%int64(n)] = *h.at(r)
+		}
+		h.buf = buf
+	}
+	h.size = n
+}
+
 // holds reports whether the event of rev is in the ring.
 func (h *history) holds(rev int64) bool { return rev >= h.first && rev <= h.last }
 

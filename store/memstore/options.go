@@ -12,13 +12,18 @@ type Option func(*config)
 
 type config struct {
 	historySize  int
+	historySet   bool // WithHistorySize was given: the window does not grow
 	historyBytes int
+	bytesSet     bool // WithHistoryBytes was given: the budget does not grow
 	watchBuffer  int
 	agingLag     int64 // 0: defaultAgingLag (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
-// to resume from and for pinned List pages (default DefaultHistorySize). A
+// to resume from and for pinned List pages (by default DefaultHistorySize,
+// or a tenth as many as the Store holds keys when that is more: the
+// window grows, by doubling, with the keys, and never shrinks; it also
+// doubles while a live watch is about to fall out of it: see below). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, in full (shared with the keys where current) while they fit
@@ -34,12 +39,27 @@ type config struct {
 // written meanwhile are decoded), so the default suits writers that run
 // ahead of their caches in bursts too; a burst of n writes replayed from
 // the history costs n decodes, more than the relist of a kind with fewer
-// than n objects. Raise n when a kind holds many more objects than the
-// writes a cache may fall behind by (a relist of 1M objects lists, if it
-// does not decode, all of them), at the memory of one old value per write
-// kept.
+// than n objects. A relist of many objects lists, if it does not decode,
+// all of them, so the default window grows with the keys: at 1M objects
+// and the fixed 10,000-write window, a controller's cache whose writer
+// ran ahead relisted again and again (its relists lasted longer than the
+// window) and spent half its CPU listing. And a watch that merely lags is
+// not expired by the default window: while a live watch has more than
+// seven eighths of the window yet to read, the window doubles, up to as
+// many writes as the Store holds keys and eight times what the keys call
+// for (80,000 writes at 100,000 keys, 1M at 1M), and the budget of
+// WithHistoryBytes with it, so its memory, 104 bytes of ring per write
+// plus the old value it holds, is spent only once a watch lagged that far
+// (at 1M keys, at most ~100 MB of ring and 100 MiB of values). A controller's cache whose writer ran ahead of it fell ~28,000
+// writes behind at 100,000 keys and relisted two or three times in a
+// five-second run; now it relists none. A watch further behind than the
+// keys relists, which costs less than replaying its backlog (at 10,000
+// keys and ~14,000 writes behind, a cache kept from relisting took ~20%
+// more CPU per event). A window set here stays as set:
+// raise it when a kind holds many more objects than the writes a cache may
+// fall behind by, at the memory of one old value per write kept.
 func WithHistorySize(n int) Option {
-	return func(c *config) { c.historySize = max(n, 1) }
+	return func(c *config) { c.historySize, c.historySet = max(n, 1), true }
 }
 
 // WithHistoryBytes sets how many bytes of values the history may hold in
@@ -50,9 +70,13 @@ func WithHistorySize(n int) Option {
 // until the history fits the budget again or no older event is left, so a
 // history of large values whose writes change them throughout may stay
 // over it. 0 keeps every old value but the latest 1,024 events' as a delta
-// whatever the size; values below 0 mean 0.
+// whatever the size; values below 0 mean 0. Without this option the budget
+// grows in proportion as the default window grows for a lagging watch (see
+// WithHistorySize), so that its backlog encodes no deltas: ageing a grown
+// window cost a controller ~13% of its CPU at 100,000 keys, more than the
+// relists the window saved.
 func WithHistoryBytes(n int) Option {
-	return func(c *config) { c.historyBytes = max(n, 0) }
+	return func(c *config) { c.historyBytes, c.bytesSet = max(n, 0), true }
 }
 
 // WithWatchBuffer sets the capacity of a watch's channel, which is also the most

@@ -51,9 +51,30 @@ type Store struct {
 	waitMu  sync.Mutex
 	waiting []*watch
 
+	// growHistory says the history's size is the default, which grows
+	// with the keys (see WithHistorySize) and while a watch lags (see
+	// lagGrow); keysWindow is the size the keys call for, and live the
+	// watches that have not ended, registered only then.
+	growHistory bool
+	keysWindow  int
+	live        map[*watch]struct{}
+	growBudget  bool  // the history's budget is the default: it grows with a lagging watch's window
+	lagCheck    int64 // the revision from which lagGrow looks again
 	watchBuffer int
 	count       counters
 }
+
+// keysPerHistoryEvent is how many keys the default history keeps one
+// event for, at least: a watcher that falls out of the history relists,
+// which costs a listing of every key, so the window grows with them,
+// doubling. At 1M keys that is 160,000 events (at least 100,000), ~17 MB
+// of ring and the values the history budget and deltas hold; the keys'
+// own values are far more.
+const keysPerHistoryEvent = 10
+
+// maxLagHistory is how many times the window the keys call for the default
+// window may grow to, at most, while a live watch lags (see lagGrow).
+const maxLagHistory = 8
 
 var _ kv.Backend = (*Store)(nil)
 
@@ -72,6 +93,10 @@ func New(opts ...Option) *Store {
 	return &Store{
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
+		growHistory: !c.historySet,
+		keysWindow:  c.historySize,
+		growBudget:  !c.bytesSet,
+		live:        make(map[*watch]struct{}),
 		watchBuffer: c.watchBuffer,
 	}
 }
@@ -141,11 +166,18 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
+			if want := len(s.kvs) / keysPerHistoryEvent; s.growHistory && want > s.keysWindow {
+				s.keysWindow = max(want, 2*s.keysWindow)
+				if s.keysWindow > s.hist.size {
+					s.hist.grow(s.keysWindow)
+				}
+			}
 		} else {
 			before := *e
 			prev = &before
 		}
 		e.Value, e.ModRevision = val, rev
+		s.lagGrow()
 		s.hist.add(e.Key, false, val, e.CreateRevision, prev)
 	case kv.WriteDelete:
 		if e == nil {
@@ -153,6 +185,7 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 		}
 		delete(s.kvs, w.Key)
 		s.idx.remove(w.Key)
+		s.lagGrow()
 		s.hist.add(e.Key, true, nil, 0, e)
 	}
 	s.notify()
@@ -196,6 +229,39 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	return nil
 }
 
+// lagGrow doubles the default history, full and about to evict its
+// oldest event, while a live watch has more than seven eighths of it yet
+// to read: a watch that merely lags keeps its backlog rather than expire,
+// and the memory is spent only once a watch lagged that far (the ring
+// never shrinks). It grows up to as many events as the Store holds keys,
+// and no more than maxLagHistory times the window the keys call for: a
+// watch further behind relists, a listing of every key that decodes only
+// those changed, which costs less than replaying the backlog, a decode an
+// event. The default budget of values grows in proportion (growBudget):
+// else each write, ageing the grown ring, encodes a delta, which cost more
+// than the relists the window saved. It looks every sixteenth of the
+// ring's writes once it is full (lagCheck), so that a watch cannot cross
+// the last eighth unseen. Callers hold s.mu for writing, before hist.add.
+func (s *Store) lagGrow() {
+	h := &s.hist
+	size := int64(h.size)
+	most := min(len(s.kvs), maxLagHistory*s.keysWindow)
+	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
+		return
+	}
+	s.lagCheck = h.last + max(size/16, 1)
+	for w := range s.live {
+		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
+			n := min(2*h.size, most)
+			if s.growBudget {
+				h.budget = int(int64(h.budget) * int64(n) / size)
+			}
+			h.grow(n)
+			return
+		}
+	}
+}
+
 // notify wakes the watches waiting for a change, and empties the waiting
 // list. Callers hold s.mu for writing.
 func (s *Store) notify() {
@@ -229,6 +295,7 @@ func (s *Store) wait(w *watch) <-chan struct{} {
 func (s *Store) unwait(w *watch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.live, w)
 	if !w.waiting {
 		return
 	}

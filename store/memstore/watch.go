@@ -21,7 +21,9 @@ import (
 // costs them nothing. A watch ends with a final ErrExpired event when the
 // events it has yet to read leave the ring: fromRevision is older than the
 // history, or the receiver fell WithHistorySize writes behind, or Compact
-// discarded them. When ctx ends the goroutine exits and the channel is
+// discarded them. The default window (no WithHistorySize) grows instead
+// while a live watch lags, up to as many writes as the Store holds keys
+// (see WithHistorySize), so a receiver that merely lags keeps its backlog. When ctx ends the goroutine exits and the channel is
 // closed.
 //
 // Once the watch has sent everything under prefix, it sends a Progress event
@@ -44,6 +46,12 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		wake:   make(chan struct{}, 1),
 	}
 	out := make(chan kv.Event, s.watchBuffer)
+	if s.growHistory {
+		s.mu.Lock()
+		w.cursor = fromRevision
+		s.live[w] = struct{}{}
+		s.mu.Unlock()
+	}
 	// Each watch waits on a channel of its own rather than on ctx.Done(),
 	// which all watches of one ctx would contend for in every select.
 	release := context.AfterFunc(ctx, func() { close(w.stop) })
@@ -65,6 +73,10 @@ type watch struct {
 	// guarded by the Store (its waitMu, or mu held for writing).
 	wake    chan struct{}
 	waiting bool
+	// cursor is the revision up to which the watch has read the ring,
+	// kept for lagGrow: Read sets it holding the Store's mu for reading,
+	// lagGrow reads it holding it for writing.
+	cursor int64
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
@@ -84,6 +96,7 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 			q = append(q, s.hist.kvEvent(cursor))
 		}
 	}
+	w.cursor = cursor
 	if len(q) > 0 || cursor < last {
 		return q, cursor, nil, nil
 	}

@@ -93,7 +93,7 @@ func run(cfg *ctlbench.Config) error {
 		wg.Go(func() { work(q, reconcile) })
 	}
 
-	rep := ctlbench.Report{Side: "client-go", Objects: cfg.Objects, Updates: cfg.Updates, Relists: -1}
+	rep := ctlbench.Report{Side: "client-go", Objects: cfg.Objects, Updates: cfg.Updates, Relists: -1, Expired: -1}
 	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
 		for u := range cfg.Updates {
 			if err := ctx.Err(); err != nil {

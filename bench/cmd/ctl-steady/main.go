@@ -40,7 +40,7 @@ type app = store.Object[appSpec, appStatus]
 
 func main() {
 	cfg := ctlbench.Flags(flag.CommandLine)
-	history := flag.Int("history", memstore.DefaultHistorySize, "memstore's watch window (memstore.WithHistorySize)")
+	history := flag.Int("history", 0, "memstore's watch window (memstore.WithHistorySize); 0 for memstore's default, which grows with the keys")
 	flag.Parse()
 	if err := run(cfg, *history); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
@@ -54,7 +54,11 @@ func run(cfg *ctlbench.Config, history int) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mem := memstore.New(memstore.WithHistorySize(history))
+	var opts []memstore.Option
+	if history > 0 {
+		opts = append(opts, memstore.WithHistorySize(history))
+	}
+	mem := memstore.New(opts...)
 	st, err := store.New[appSpec, appStatus](mem, "App")
 	if err != nil {
 		return err
@@ -77,7 +81,14 @@ func run(cfg *ctlbench.Config, history int) error {
 	}
 
 	plan := ctlbench.NewPlan(cfg)
-	c := cache.New(st)
+	// The cache's errors, counted from the first: an expired watch or
+	// listing (the backend's history moved past it) is why it relists.
+	var expired atomic.Int64
+	c := cache.New(st, cache.WithErrorHandler(func(err error) {
+		if errors.Is(err, store.ErrExpired) {
+			expired.Add(1)
+		}
+	}))
 	var passes, conflicts atomic.Int64
 	w := st.As("app-controller")
 	r := reconcile.Func[string](func(ctx context.Context, name string) (reconcile.Result, error) {
@@ -114,7 +125,7 @@ func run(cfg *ctlbench.Config, history int) error {
 	defer cancel()
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { _ = l.Run(ctx) })
-	relists0 := c.Relists()
+	relists0, expired0 := c.Relists(), expired.Load()
 	var retries atomic.Int64
 	rep := ctlbench.Report{Side: "steady", Objects: cfg.Objects, Updates: cfg.Updates}
 	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
@@ -123,6 +134,7 @@ func run(cfg *ctlbench.Config, history int) error {
 		return err
 	}
 	rep.Conflicts, rep.Retries, rep.Relists = conflicts.Load(), retries.Load(), c.Relists()-relists0
+	rep.Expired = expired.Load() - expired0
 	rep.Write(os.Stdout)
 	return nil
 }

@@ -157,6 +157,7 @@ type Meter struct {
 	start      time.Time
 	cpu0       time.Duration
 	allocs0    uint64
+	gc0        uint64
 	bytes0     uint64
 	peak       atomic.Uint64
 	peakLive   atomic.Uint64
@@ -171,6 +172,13 @@ type Meter struct {
 }
 
 var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/heap/live:bytes"}
+
+// gcCycles returns the GC cycles completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
 
 // readHeap returns the heap's objects (live, and dead ones not yet swept),
 // the allocations so far, and the heap the last GC found live.
@@ -211,6 +219,7 @@ func start(heapProfile bool) *Meter {
 			}
 		}
 	})
+	m.gc0 = gcCycles()
 	m.cpu0 = cpuTime()
 	m.start = time.Now()
 	return m
@@ -260,12 +269,16 @@ type Report struct {
 	Conflicts int64         // status writes the store rejected as stale
 	Retries   int64         // the writer's spec updates retried on a conflict
 	Relists   int64         // full relists of the cache during the run (-1: not known)
+	Expired   int64         // the cache's watches and listings that ended expired (ErrExpired: fell out of the backend's history), the usual cause of a relist (-1: not known)
+	Passes    int64         // reconcile passes over the same span
+	GCCycles  uint64        // GC cycles completed over the same span
 }
 
 // Stop ends the timed phase and fills r's measured fields.
 func (m *Meter) Stop(r *Report) {
 	r.Wall = time.Since(m.start)
 	r.CPU = cpuTime() - m.cpu0
+	r.GCCycles = gcCycles() - m.gc0
 	_, allocs, bytes, _ := readHeap()
 	close(m.stop)
 	m.wg.Wait()
@@ -278,7 +291,12 @@ func (m *Meter) Stop(r *Report) {
 }
 
 // Write prints r as one line of key=value pairs, the format controller.sh
-// parses; per-event figures divide by the spec updates. heap_growth_mib is
+// parses; per-event figures divide by the spec updates (expired: the
+// cache's watches and listings that fell out of the backend's history, why
+// it relisted; passes_per_event:
+// reconcile passes per update, below 1 where the queue merged updates of one
+// key; gc_cycles: the GC cycles completed, at 1M objects one or none, each
+// the mark of a ~2 GB heap and a large part of the CPU). heap_growth_mib is
 // the peak heap less the heap at rest before the updates (the objects, held
 // by the store and by the cache): what the run itself added.
 // peak_live_mib is the most a GC found live; peak_heap_mib exceeds it by
@@ -289,12 +307,12 @@ func (m *Meter) Stop(r *Report) {
 // in flight).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d gomaxprocs=%d\n",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d\n",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
-		r.Conflicts, r.Retries, r.Relists, runtime.GOMAXPROCS(0))
+		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0))
 }
 
 // vmHWM is the process's peak resident set from /proc/self/status, 0 where
@@ -317,7 +335,8 @@ func vmHWM() uint64 {
 }
 
 // Drive runs the timed phase: it waits for the first reconcile pass over
-// every object (passes counts reconciles), starts the meter, runs write
+// every object (passes counts reconciles), collects the heap (a CPU
+// profile includes that GC, the figures do not), starts the meter, runs write
 // (the other writer) and returns when the plan has drained, with r's
 // measured fields filled. It gives up after cfg.Timeout.
 func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, write func(context.Context) error, r *Report) error {
@@ -341,16 +360,22 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// The timed phase starts on a collected heap: else whether the GC the
+	// set-up owes falls into it decides a run at 1M objects (the mark of a
+	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
+	runtime.GC()
 	if err := writeSetupHeap(cfg.HeapProfile); err != nil {
 		return err
 	}
 	m := start(cfg.HeapProfile != "")
+	passes0 := passes.Load()
 	errc := make(chan error, 1)
 	go func() { errc <- write(ctx) }()
 	for {
 		select {
 		case <-plan.Done():
 			m.Stop(r)
+			r.Passes = passes.Load() - passes0
 			if err := writeAllocs(cfg.MemProfile); err != nil {
 				return err
 			}
@@ -375,14 +400,12 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, w
 }
 
 // writeSetupHeap writes, unless file is "", the heap profile of what is
-// live before the timed phase to file.setup (after a GC, which the figures
-// of a profiled run then include): the base to compare the peak's with
-// (go tool pprof -diff_base file.setup).
+// live before the timed phase to file.setup (after Drive's GC): the base
+// to compare the peak's with (go tool pprof -diff_base file.setup).
 func writeSetupHeap(file string) error {
 	if file == "" {
 		return nil
 	}
-	runtime.GC()
 	f, err := os.Create(file + ".setup")
 	if err != nil {
 		return err

@@ -1,0 +1,197 @@
+package cache_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// appSpec has what a Spec usually has and a plain copy would share: a
+// slice and a map.
+type appSpec struct {
+	Replicas int               `json:"replicas"`
+	Args     []string          `json:"args"`
+	Selector map[string]string `json:"selector"`
+}
+
+type appStatus struct {
+	Ready int `json:"ready"`
+}
+
+type appObj = store.Object[appSpec, appStatus]
+
+// sameSpecMemory reports whether two Specs share their slice and map, as
+// an object made from the other's Spec does.
+func sameSpecMemory(a, b appSpec) bool {
+	return len(a.Args) > 0 && &a.Args[0] == &b.Args[0] &&
+		reflect.ValueOf(a.Selector).UnsafePointer() == reflect.ValueOf(b.Selector).UnsafePointer()
+}
+
+func startApps(t *testing.T, c *cache.Cache[appSpec, appStatus]) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+func newApp(name string) *appObj {
+	return &appObj{Meta: store.Meta{Name: name}, Spec: appSpec{Replicas: 1, Args: []string{"--port=80"}, Selector: map[string]string{"app": name}}}
+}
+
+// TestCacheKeepsTheSpecAStatusWriteLeftAsItWas: a status write leaves the
+// spec's bytes as they were, and when the write is the watched Store's own
+// (its event decoded from what the Store remembers of it), the Cache's
+// object for it takes the Spec of the object it held, decoded from those
+// bytes, instead of decoding them again: Cache objects are read-only, so
+// they may share it. A spec write, the Store's own or another client's,
+// decodes the new Spec; another client's status write decodes its value.
+func TestCacheKeepsTheSpecAStatusWriteLeftAsItWas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := memstore.New()
+		st, err := store.New[appSpec, appStatus](mem, "App")
+		require.NoError(t, err)
+		other, err := store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
+		require.NoError(t, err)
+		_, err = st.As("alice").Create(ctx, newApp("a"))
+		require.NoError(t, err)
+		c := cache.New(st)
+		stop := startApps(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		held, _ := c.Get("a")
+		await := func(rev int64) *appObj {
+			t.Helper()
+			require.NoError(t, c.WaitFor(ctx, rev))
+			got, _ := c.Get("a")
+			require.Equal(t, rev, got.Meta.Revision)
+			return got
+		}
+
+		for i := range 2 {
+			res, err := st.As("ctl").ApplyStatus(ctx, "a", appStatus{Ready: i + 1}, nil)
+			require.NoError(t, err)
+			got := await(res.Revision)
+			require.Equal(t, i+1, got.Status.Ready)
+			require.Equal(t, held.Spec, got.Spec)
+			require.True(t, sameSpecMemory(held.Spec, got.Spec), "status write %d: the Spec is the held object's", i)
+			held = got
+		}
+
+		o := *held
+		o.Spec = appSpec{Replicas: 2, Args: []string{"--port=81"}, Selector: map[string]string{"app": "b"}}
+		rev, err := st.As("alice").Update(ctx, &o)
+		require.NoError(t, err)
+		got := await(rev)
+		require.Equal(t, o.Spec, got.Spec, "the Store's own spec write")
+		require.False(t, sameSpecMemory(held.Spec, got.Spec))
+		held = got
+
+		res, err := other.As("ctl").ApplyStatus(ctx, "a", appStatus{Ready: 3}, nil)
+		require.NoError(t, err)
+		got = await(res.Revision)
+		require.Equal(t, 3, got.Status.Ready)
+		require.Equal(t, held.Spec, got.Spec, "another client's status write")
+
+		u, err := other.Get(ctx, "a")
+		require.NoError(t, err)
+		u.Spec.Replicas = 3
+		rev, err = other.As("alice").Update(ctx, u)
+		require.NoError(t, err)
+		got = await(rev)
+		require.Equal(t, u.Spec, got.Spec, "another client's spec write")
+	})
+}
+
+// TestCacheTakesTheSpecOnlyFromTheStateBeforeTheChange: the Cache's
+// object is used only when it is the state the change was made over (at
+// the event's previous revision). Here the Cache holds an older state: the
+// one in between did not decode (it claims another name), so the Cache
+// kept the older one. The next value has the spec of the one in between,
+// not that of the object held.
+func TestCacheTakesTheSpecOnlyFromTheStateBeforeTheChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := memstore.New()
+		st, err := store.New[appSpec, appStatus](mem, "App")
+		require.NoError(t, err)
+		a := newApp("a")
+		_, err = st.As("alice").Create(ctx, a)
+		require.NoError(t, err)
+		c := cache.New(st)
+		stop := startApps(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		held, _ := c.Get("a")
+
+		raw := func(v any) int64 {
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			rev, err := mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: b})
+			require.NoError(t, err)
+			return rev
+		}
+		between := *held
+		between.Meta.Name = "impostor"
+		between.Spec = appSpec{Replicas: 7, Args: held.Spec.Args, Selector: held.Spec.Selector}
+		rev := raw(&between)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		kept, _ := c.Get("a")
+		require.Same(t, held, kept, "the value in between is quarantined")
+
+		next := between
+		next.Meta.Name = "a"
+		next.Status.Ready = 1
+		rev = raw(&next)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		got, _ := c.Get("a")
+		require.Equal(t, 7, got.Spec.Replicas, "the spec of the value stored")
+		require.Equal(t, 1, got.Status.Ready)
+	})
+}
+
+// TestCacheWithTransformDecodesEverySpec: a transform may change the
+// object it is given in place, so a Cache that has one holds objects that
+// are no longer what their bytes decode to, and must not share what a
+// transform could change with another: the previous object stays as it was
+// handed out.
+func TestCacheWithTransformDecodesEverySpec(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := memstore.New()
+		st, err := store.New[appSpec, appStatus](mem, "App")
+		require.NoError(t, err)
+		_, err = st.As("alice").Create(ctx, newApp("a"))
+		require.NoError(t, err)
+		seen := 0
+		c := cache.New(st, cache.WithTransform(func(o *appObj) {
+			seen++
+			o.Spec.Selector["seen"] = string(rune('0' + seen)) // in place
+		}))
+		stop := startApps(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		held, _ := c.Get("a")
+		require.Equal(t, map[string]string{"app": "a", "seen": "1"}, held.Spec.Selector)
+
+		res, err := st.As("ctl").ApplyStatus(ctx, "a", appStatus{Ready: 1}, nil)
+		require.NoError(t, err)
+		require.NoError(t, c.WaitFor(ctx, res.Revision))
+		got, _ := c.Get("a")
+		require.Equal(t, map[string]string{"app": "a", "seen": "2"}, got.Spec.Selector)
+		require.Equal(t, map[string]string{"app": "a", "seen": "1"}, held.Spec.Selector, "the object handed out before is unchanged")
+	})
+}

@@ -1,0 +1,323 @@
+package store
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A sideEncoder appends a Spec or Status value as json.Marshal encodes it,
+// byte for byte, without encoding/json's reflection per value and its
+// buffer handling: json.Marshal was most of the cost of encoding a write's
+// Spec. It is compiled once per type (sideEncoderOf) for the types a Spec
+// or Status is usually made of: structs without embedded fields, and
+// within them strings, bools, integers, pointers, slices (not of bytes)
+// and maps with string keys. A type with anything else (floats, whose
+// formatting is encoding/json's own, interfaces, arrays, a type with its
+// own encoding, time.Time among them) has none, and encoding/json encodes
+// it. depth counts the pointers, slices and maps entered, so that a cycle,
+// which encoding/json reports as an error, is left to it.
+//
+// It reports false, having appended something, for a value it leaves to
+// encoding/json: one nested deeper than maxEncodeDepth of those.
+// TestSideEncoderAgreesWithEncodingJSON holds it to json.Marshal.
+type sideEncoder func(b []byte, v reflect.Value, depth int) ([]byte, bool)
+
+// maxEncodeDepth bounds the pointers, slices and maps a sideEncoder
+// enters; encoding/json starts looking for cycles at 1000.
+const maxEncodeDepth = 500
+
+// sideEncoders caches sideEncoderOf per type (a nil sideEncoder: none).
+var sideEncoders sync.Map // reflect.Type -> sideEncoder
+
+// sideEncoderOf returns the sideEncoder of t, or nil when it has none.
+func sideEncoderOf(t reflect.Type) sideEncoder {
+	if e, ok := sideEncoders.Load(t); ok {
+		return e.(sideEncoder)
+	}
+	c := encCompiler{late: map[reflect.Type]*sideEncoder{}}
+	enc, ok := c.compile(t)
+	if !ok {
+		enc = nil
+	}
+	e, _ := sideEncoders.LoadOrStore(t, enc)
+	return e.(sideEncoder)
+}
+
+// encodeSide appends v with its sideEncoder, in a pooled buffer, and
+// returns it in one allocation of its length; false when it has none or
+// it declines.
+func encodeSide(v any) ([]byte, bool) {
+	enc := sideEncoderOf(reflect.TypeOf(v))
+	if enc == nil {
+		return nil, false
+	}
+	bp := encodeBuffers.Get().(*[]byte)
+	b, ok := enc((*bp)[:0], reflect.ValueOf(v), 0)
+	var out []byte
+	if ok {
+		out = append([]byte(nil), b...)
+	}
+	if cap(b) <= maxPooledEncode {
+		*bp = b[:0]
+		encodeBuffers.Put(bp)
+	}
+	return out, ok
+}
+
+type encCompiler struct {
+	// late holds the encoders of the composite types being compiled, for
+	// the types that contain themselves; filled in when done.
+	late map[reflect.Type]*sideEncoder
+}
+
+func (c *encCompiler) compile(t reflect.Type) (sideEncoder, bool) {
+	if t == nil || t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||
+		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return nil, false // its own encoding (time.Time's too)
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Struct:
+		if p, ok := c.late[t]; ok {
+			return func(b []byte, v reflect.Value, depth int) ([]byte, bool) { return (*p)(b, v, depth) }, true
+		}
+		self := new(sideEncoder)
+		c.late[t] = self
+		enc, ok := c.composite(t)
+		*self = enc
+		return enc, ok
+	case reflect.Bool:
+		return func(b []byte, v reflect.Value, _ int) ([]byte, bool) { return strconv.AppendBool(b, v.Bool()), true }, true
+	case reflect.String:
+		return func(b []byte, v reflect.Value, _ int) ([]byte, bool) { return appendJSONString(b, v.String()), true }, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(b []byte, v reflect.Value, _ int) ([]byte, bool) { return strconv.AppendInt(b, v.Int(), 10), true }, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(b []byte, v reflect.Value, _ int) ([]byte, bool) {
+			return strconv.AppendUint(b, v.Uint(), 10), true
+		}, true
+	}
+	return nil, false
+}
+
+// appendJSONString appends s quoted as encoding/json writes it: as it is
+// when it has nothing encoding/json escapes or replaces, else as
+// json.Marshal writes it.
+func appendJSONString(b []byte, s string) []byte {
+	if plainJSONString(s) {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}
+
+func (c *encCompiler) composite(t reflect.Type) (sideEncoder, bool) {
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem, ok := c.compile(t.Elem())
+		if !ok {
+			return nil, false
+		}
+		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+			if v.IsNil() {
+				return append(b, "null"...), true
+			}
+			if depth >= maxEncodeDepth {
+				return b, false // maybe a cycle: encoding/json's error
+			}
+			return elem(b, v.Elem(), depth+1)
+		}, true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil, false // base64
+		}
+		elem, ok := c.compile(t.Elem())
+		if !ok {
+			return nil, false
+		}
+		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+			if v.IsNil() {
+				return append(b, "null"...), true
+			}
+			if depth >= maxEncodeDepth {
+				return b, false // maybe a cycle (type L []L)
+			}
+			b = append(b, '[')
+			for i := range v.Len() {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				var ok bool
+				if b, ok = elem(b, v.Index(i), depth+1); !ok {
+					return b, false
+				}
+			}
+			return append(b, ']'), true
+		}, true
+	case reflect.Map:
+		return c.mapOf(t)
+	case reflect.Struct:
+		return c.structOf(t)
+	}
+	return nil, false
+}
+
+func (c *encCompiler) mapOf(t reflect.Type) (sideEncoder, bool) {
+	if t.Key().Kind() != reflect.String {
+		return nil, false // encoding/json writes other keys otherwise
+	}
+	if t == stringMapType {
+		return encodeStringMap, true
+	}
+	elem, ok := c.compile(t.Elem())
+	if !ok {
+		return nil, false
+	}
+	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+		if v.IsNil() {
+			return append(b, "null"...), true
+		}
+		if depth >= maxEncodeDepth {
+			return b, false // maybe a cycle (type M map[string]M)
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) }) // encoding/json's order
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendJSONString(b, k.String()), ':')
+			var ok bool
+			if b, ok = elem(b, v.MapIndex(k), depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}, true
+}
+
+// encodeStringMap is the map encoder for the commonest map type, without
+// reflection per entry.
+func encodeStringMap(b []byte, v reflect.Value, _ int) ([]byte, bool) {
+	m := v.Interface().(map[string]string) // a map's interface holds its pointer: no allocation
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	var arr [16]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // encoding/json's order
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(appendJSONString(b, k), ':'), m[k])
+	}
+	return append(b, '}'), true
+}
+
+// encField is a field of a struct as encoding/json writes it.
+type encField struct {
+	prefix    string // `"name":`
+	index     int
+	omitEmpty bool
+	enc       sideEncoder
+}
+
+func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
+	var fields []encField
+	var names []string
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil, false // embedded: encoding/json's promotion rules
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, omit, ok := encFieldName(sf.Name, tag)
+		if !ok || slices.Contains(names, name) {
+			return nil, false // a tag it leaves to encoding/json, or a clash
+		}
+		names = append(names, name)
+		enc, ok := c.compile(sf.Type)
+		if !ok {
+			return nil, false
+		}
+		fields = append(fields, encField{prefix: `"` + name + `":`, index: i, omitEmpty: omit, enc: enc})
+	}
+	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+		b = append(b, '{')
+		first := true
+		for i := range fields {
+			f := &fields[i]
+			fv := v.Field(f.index)
+			if f.omitEmpty && emptyJSON(fv) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, f.prefix...)
+			var ok bool
+			if b, ok = f.enc(b, fv, depth); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}, true
+}
+
+// encFieldName returns the name a field called field with the json tag
+// tag has in its struct's encoding, and whether omitempty is among the
+// tag's options; false for a tag a sideEncoder leaves to encoding/json (a
+// name that is not plainTagName's, an option but omitempty).
+func encFieldName(field, tag string) (name string, omit, ok bool) {
+	name, opts, _ := strings.Cut(tag, ",")
+	if !plainTagName(name) {
+		return "", false, false
+	}
+	for _, o := range strings.Split(opts, ",") {
+		switch o {
+		case "":
+		case "omitempty":
+			omit = true
+		default:
+			return "", false, false // "string", "omitzero": encoding/json's rules
+		}
+	}
+	if name == "" {
+		name = field
+	}
+	return name, omit, true
+}
+
+// emptyJSON is encoding/json's isEmptyValue for the kinds a sideEncoder
+// writes.
+func emptyJSON(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+package memstore_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// The default watch window grows with the keys: it holds at least a tenth
+// as many writes as the Store holds keys. A watcher that falls out of the
+// window relists, which costs a listing of every key: at 1M keys, with the
+// 10,000-write window, a controller's cache relisted again and again (each
+// relist longer than the window lasted, the writer running ahead) and spent
+// half its CPU listing. A window set with WithHistorySize stays as set.
+func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
+	const keys = 20 * memstore.DefaultHistorySize
+	behind := memstore.DefaultHistorySize + memstore.DefaultHistorySize/2 // past the default, within keys/10
+	for _, tc := range []struct {
+		name    string
+		opts    []memstore.Option
+		expires bool
+	}{
+		{"default", nil, false},
+		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, false},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := memstore.New(tc.opts...)
+			for i := range keys {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{}`)})
+				require.NoError(t, err)
+			}
+			from := s.Revision()
+			for i := range behind {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{"a":1}`)})
+				require.NoError(t, err)
+			}
+			ch, err := s.Watch(ctx, "k/", from)
+			require.NoError(t, err)
+			ev := <-ch
+			if tc.expires {
+				require.ErrorIs(t, ev.Err, kv.ErrExpired)
+				return
+			}
+			require.NoError(t, ev.Err)
+			require.Equal(t, from+1, ev.Revision, "the watch resumes %d writes behind", behind)
+			require.Equal(t, "k/0000000", ev.KV.Key)
+			require.Equal(t, `{"a":1}`, string(ev.KV.Value))
+			require.Equal(t, `{}`, string(ev.Prev.Value))
+			l, err := s.List(ctx, "k/", kv.ListOptions{Revision: from, Limit: 2})
+			require.NoError(t, err, "and a page pinned there is served")
+			require.Len(t, l.KVs, 2)
+			for _, got := range l.KVs {
+				require.Equal(t, `{}`, string(got.Value), "%s as it was", got.Key)
+			}
+		})
+	}
+}
+
+// A watch that merely lags is not expired by the default window: while a
+// live watch is about to fall out of it, the window doubles, up to as many
+// writes as the Store holds keys (and MaxLagHistory times the window the
+// keys call for), so the backlog it has yet to read stays. A controller's
+// cache fell ~14,000 writes behind at 10,000 keys and ~28,000 at 100,000
+// (a writer running ahead of it), past the 10,000-write window, and
+// relisted two or three times in a five-second run. A watch further behind
+// than the Store holds keys expires: its relist, a listing of every key
+// that decodes only those changed, costs less than replaying the backlog,
+// a decode a write: at 10,000 keys and ~14,000 writes behind, a
+// controller kept from relisting took ~20% more CPU per event. A window
+// set with WithHistorySize stays as set.
+func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
+	const keys = 4 * memstore.DefaultHistorySize
+	for _, tc := range []struct {
+		name    string
+		opts    []memstore.Option
+		keys    int
+		behind  int
+		expires bool
+	}{
+		{"default", nil, keys, 3 * memstore.DefaultHistorySize, false},
+		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, keys, 3 * memstore.DefaultHistorySize, false},
+		{"default, further behind than the keys", nil, keys, keys + memstore.DefaultHistorySize, true},
+		{"default, few keys", nil, 10, 3 * memstore.DefaultHistorySize / 2, true},
+		{"default, past the most it grows to", nil, 10 * memstore.DefaultHistorySize, (memstore.MaxLagHistory + 1) * memstore.DefaultHistorySize, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, keys, 3 * memstore.DefaultHistorySize, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := memstore.New(tc.opts...)
+			put := func(i int) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%tc.keys), Value: fmt.Appendf(nil, `{"i":%d}`, i)})
+				require.NoError(t, err)
+			}
+			for i := range tc.keys {
+				put(i)
+			}
+			from := s.Revision()
+			ch, err := s.Watch(ctx, "k/", from)
+			require.NoError(t, err)
+			for i := range tc.behind { // the watch reads nothing meanwhile
+				put(tc.keys + i)
+			}
+			want := from + 1
+			for want <= s.Revision() {
+				ev := <-ch
+				if ev.Progress {
+					continue
+				}
+				if tc.expires {
+					if ev.Err != nil {
+						require.ErrorIs(t, ev.Err, kv.ErrExpired)
+						return
+					}
+				} else {
+					require.NoError(t, ev.Err, "the watch lagging %d writes behind keeps its backlog", tc.behind)
+				}
+				require.Equal(t, want, ev.Revision)
+				require.Equal(t, fmt.Sprintf(`{"i":%d}`, want-1), string(ev.KV.Value))
+				want++
+			}
+			require.False(t, tc.expires, "the watch %d writes behind expires", tc.behind)
+		})
+	}
+}
+
+// The window a lagging watch grew keeps its values in full within the
+// default WithHistoryBytes budget grown in proportion, so that the writes
+// made while a watch lags encode no deltas, nor does the watch apply any:
+// with the budget as it was, ageing the grown window cost ~13% of a
+// controller's CPU at 100,000 keys (each write encoding an old value as a
+// delta), more than the relists it saved. A budget set with
+// WithHistoryBytes stays as set.
+func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
+	const keys, behind = 4 * memstore.DefaultHistorySize, 3 * memstore.DefaultHistorySize
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
+	for _, tc := range []struct {
+		name   string
+		opts   []memstore.Option
+		deltas bool
+	}{
+		{"default", nil, false},
+		{"budget set", []memstore.Option{memstore.WithHistoryBytes(memstore.DefaultHistoryBytes)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := memstore.New(tc.opts...)
+			put := func(i int) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%keys), Value: value(i)})
+				require.NoError(t, err)
+			}
+			for i := range keys {
+				put(i)
+			}
+			from := s.Revision()
+			ch, err := s.Watch(ctx, "k/", from)
+			require.NoError(t, err)
+			for i := range behind { // the watch reads nothing meanwhile
+				put(keys + i)
+			}
+			if tc.deltas {
+				require.LessOrEqual(t, s.HistoryBytes(), memstore.DefaultHistoryBytes)
+				require.NotZero(t, s.HistoryDeltas())
+			} else {
+				require.Greater(t, s.HistoryBytes(), memstore.DefaultHistoryBytes, "the backlog's values, more than the default budget, are kept")
+				require.Zero(t, s.HistoryDeltas(), "in full")
+			}
+			for want := from + 1; want <= s.Revision(); {
+				ev := <-ch
+				require.NoError(t, ev.Err)
+				if !ev.Progress {
+					require.Equal(t, string(value(int(want-1))), string(ev.KV.Value))
+					want++
+				}
+			}
+		})
+	}
+}

@@ -34,6 +34,18 @@ func BenchmarkAddGetDone(b *testing.B) {
 	}
 }
 
+// BenchmarkAddQueued is a duplicate Add: its key is already queued, so the
+// Add finds it and changes nothing.
+func BenchmarkAddQueued(b *testing.B) {
+	q := queue.New[string]()
+	defer q.ShutDown()
+	q.Add(benchKeys[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Add(benchKeys[0])
+	}
+}
+
 func BenchmarkBurstDedupDrain10k(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()

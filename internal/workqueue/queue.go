@@ -54,7 +54,10 @@ func (p Priority) String() string {
 // use. It starts no goroutine, except one that reports unfinished work every
 // half second when WithMetrics is given; ShutDown ends it.
 type Queue[K comparable] struct {
-	mu        sync.Mutex
+	// mu guards everything below it. Add of a key already queued at Normal
+	// priority holds it for reading only (see Add); every other operation,
+	// Get and Done included, holds it for writing.
+	mu        sync.RWMutex
 	keys      keyTable[K]
 	normal    list
 	low       list
@@ -150,6 +153,25 @@ func (q *Queue[K]) Name() string { return q.name }
 // After ShutDown, Add does nothing.
 func (q *Queue[K]) Add(key K) {
 	h := q.keys.hash(key)
+	// The common duplicate, a key already queued at Normal priority and not
+	// processing, changes nothing: look for it under the read lock, so that
+	// duplicate Adds from many goroutines neither wait for each other nor
+	// queue for the exclusive lock behind the workers' Gets and Dones.
+	//
+	// Returning then loses no update. Under the read lock no writer runs,
+	// so the state read is the one an exclusive Add would have seen, and
+	// an exclusive Add that saw it would have done nothing either (same
+	// shutdown or not: after ShutDown Add does nothing anyway). The Get
+	// that takes the key takes the exclusive lock after this read lock is
+	// released, so the run it starts begins after this Add, which is all
+	// an Add promises. A key that is processing is not skipped: the Add
+	// must mark it dirty for a rerun after Done, and only a writer may.
+	q.mu.RLock()
+	if n, _ := q.keys.lookup(key, h); n != none && q.keys.at(n).state&(readyNormal|processing|delayed) == readyNormal {
+		q.mu.RUnlock()
+		return
+	}
+	q.mu.RUnlock()
 	q.mu.Lock()
 	if !q.shutdown {
 		q.add(key, h)

@@ -42,15 +42,19 @@
 // alone, nor a revision drawn without the revision row (see the schema's
 // comment in backend.go, and testdata/instr). On loopback, where the round
 // trip itself is short, and on a server whose commits do not wait for the
-// disk (fsync=off, or synchronous_commit=off), a typed Update takes about
-// twice that UPDATE's time (BenchmarkUpdate: 2.1 to 2.2 times); over a
+// disk (fsync=off, or synchronous_commit=off), a typed Update takes 1.5 to
+// 2.2 times that UPDATE's time (BenchmarkUpdate: 1.60 and 1.50 on an idle
+// machine, where each round trip also waits for a core to wake; 2.1 to 2.2
+// at load 6 to 11); over a
 // network the difference stays the same few tens of microseconds per
 // write, a smaller share of a longer round trip. On a server with
 // PostgreSQL's default durability each commit, the UPDATE's as well,
 // waits for its log to be flushed to the disk, and the flush (milliseconds
 // on a virtual disk) dominates both: there a typed Update took 1.13 times
-// the UPDATE's time (medians, 3.97ms against 3.52ms; 0.98 to 1.23 times in
-// each run, as the flush's time varies; see BenchmarkUpdate).
+// the UPDATE's time at load 6 to 11 (medians, 3.97ms against 3.52ms; 0.98
+// to 1.23 times in each run, as the flush's time varies) and 1.16 times on
+// an idle machine (271µs against 233µs; 1.20 with a fence; see
+// BenchmarkUpdate).
 //
 // Errors. A write whose connection is lost before its answer arrives, and
 // every failure to reach the server, wraps store.ErrUnavailable: the write

@@ -232,45 +232,45 @@ func treeEqualAt(a, b any, depth int) bool {
 		return b == nil
 	case map[string]any:
 		bv, ok := b.(map[string]any)
-		if !ok || (av == nil) != (bv == nil) || len(av) != len(bv) {
-			return false
-		}
-		if *(*unsafe.Pointer)(unsafe.Pointer(&av)) == *(*unsafe.Pointer)(unsafe.Pointer(&bv)) {
-			return true
-		}
-		for k, x := range av {
-			y, ok := bv[k]
-			if !ok || !treeEqualAt(x, y, depth+1) {
-				return false
-			}
-		}
-		return true
+		return ok && treeMapsEqual(av, bv, depth)
 	case []any:
 		bv, ok := b.([]any)
-		if !ok || (av == nil) != (bv == nil) || len(av) != len(bv) {
-			return false
-		}
-		if len(av) > 0 && &av[0] == &bv[0] {
-			return true
-		}
-		for i := range av {
-			if !treeEqualAt(av[i], bv[i], depth+1) {
-				return false
-			}
-		}
-		return true
-	case string:
-		bv, ok := b.(string)
-		return ok && av == bv
-	case int64:
-		bv, ok := b.(int64)
-		return ok && av == bv
-	case float64:
-		bv, ok := b.(float64)
-		return ok && av == bv
-	case bool:
-		bv, ok := b.(bool)
-		return ok && av == bv
+		return ok && treeListsEqual(av, bv, depth)
+	case string, int64, float64, bool:
+		return a == b // same dynamic type and value; NaN differs from itself
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// treeMapsEqual is treeEqualAt of two maps.
+func treeMapsEqual(a, b map[string]any, depth int) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	if *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b)) {
+		return true // one map: equal to itself, even holding NaN
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !treeEqualAt(x, y, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// treeListsEqual is treeEqualAt of two lists.
+func treeListsEqual(a, b []any, depth int) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	if len(a) > 0 && &a[0] == &b[0] {
+		return true // one list: equal to itself, even holding NaN
+	}
+	for i := range a {
+		if !treeEqualAt(a[i], b[i], depth+1) {
+			return false
+		}
+	}
+	return true
 }

@@ -234,19 +234,13 @@ type encField struct {
 func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
 	var fields []encField
 	var names []string
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			return nil, false // embedded: encoding/json's promotion rules
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, omit, ok := encFieldName(sf.Name, tag)
+	sfs, ok := jsonFields(t)
+	if !ok {
+		return nil, false
+	}
+	for _, sf := range sfs {
+		i := sf.Index[0]
+		name, omit, ok := encFieldName(sf.Name, sf.Tag.Get("json"))
 		if !ok || slices.Contains(names, name) {
 			return nil, false // a tag it leaves to encoding/json, or a clash
 		}

@@ -327,21 +327,32 @@ type sideField struct {
 	dec   sideDecoder
 }
 
-func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
-	var fields []sideField
+// jsonFields returns the fields of struct type t that encoding/json
+// reads and writes (exported, not tagged "-"), in order; false when t
+// embeds one (encoding/json's promotion rules, left to it).
+func jsonFields(t reflect.Type) ([]reflect.StructField, bool) {
+	var out []reflect.StructField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if sf.Anonymous {
-			return nil, false // embedded: encoding/json's promotion rules
+			return nil, false
 		}
-		if !sf.IsExported() {
-			continue
+		if sf.IsExported() && sf.Tag.Get("json") != "-" {
+			out = append(out, sf)
 		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
+	}
+	return out, true
+}
+
+func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
+	var fields []sideField
+	sfs, ok := jsonFields(t)
+	if !ok {
+		return nil, false
+	}
+	for _, sf := range sfs {
+		i := sf.Index[0]
+		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if !plainTagName(name) || !plainTagOpts(opts) {
 			return nil, false
 		}

@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -22,23 +21,6 @@ import (
 
 // Misuse from client-go habits, black-box: a Cache read or waited on
 // without Run (informerFactory.Start forgotten), or after Run returned.
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func misuseStore(t *testing.T) *store.Store[cacheSpec, cacheStatus] {
 	st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
@@ -64,7 +46,7 @@ func TestMisuseReadsBeforeRunAreEmpty(t *testing.T) {
 // "context deadline exceeded".
 func TestMisuseWaitForSyncWithoutRunSaysRunWasNeverCalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs lockedBuf
+		var logs syncBuffer // userpanic_test.go
 		c := cache.New(misuseStore(t), cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()

@@ -75,8 +75,11 @@ type cacheSource[S, T any] struct {
 	// Store's equality of T (the same verdicts, without walking the type
 	// on every event); nil for reflect.DeepEqual.
 	statusEqual func(a, b *T) bool
-	sorted      bool
-	pred        predicates[S, T] // see WithPredicate
+	// by is the primary's Store's ChangedBy, looked up once; nil for the
+	// others, which observe nothing.
+	by     changedBy[S, T]
+	sorted bool
+	pred   predicates[S, T] // see WithPredicate
 	// backend is the backend the cache follows (backendID), nil when
 	// unknown: its revisions are the only ones the source compares.
 	backend any
@@ -128,15 +131,17 @@ type storeSource[S, T any] struct {
 // any other Sink, a cache source delivers every change as a hint.
 //
 // Run the cache itself separately (cache.Cache.Run, or Manager.AddCache).
-// A nil c or st makes the source's Run fail; a c over other objects than
-// st's (another kind, key prefix or backend) makes New fail.
+// New refuses a nil c or st, and a c over other objects than st's
+// (another kind, key prefix or backend).
 func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
 	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
-	if eq, ok := storeaccess.Of(st).(statusEqualer[T]); ok {
+	hooks := storeaccess.Of(st)
+	if eq, ok := hooks.(statusEqualer[T]); ok {
 		s.statusEqual = eq.StatusEqual
 	}
+	s.by, _ = hooks.(changedBy[S, T])
 	s.names = map[string]struct{}{}
 	return storeSource[S, T]{cacheSource: s, storeConditions: newStoreConditions(c, st)}
 }
@@ -643,7 +648,10 @@ type changedBy[S, T any] interface {
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
 func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
-	by, _ := storeaccess.Of(s.st).(changedBy[S, T])
+	by := s.by
+	if by == nil {
+		return
+	}
 	selfOwned, otherOwned := by.ChangedBy(new, judgeAs, owned)
 	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{

@@ -35,13 +35,21 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			k, ok = 0, d.meta(m)
 		case "spec":
 			k = 1
+			start := r.Pos()
 			out.spec, ok = d.readSpec(m)
+			if b := d.base; ok && b != nil && b.sides.spec {
+				b.specSame = b.member(value, key, start, r.Pos())
+			}
 		case "status":
 			k = 2
+			start := r.Pos()
 			out.status, ok = r.Raw()
+			if b := d.base; ok && b != nil && b.sides.status {
+				b.statusSame = b.member(value, key, start, r.Pos())
+			}
 		case "conditions":
 			k = 3
-			*conds, ok = d.conditions()
+			*conds, ok = d.conditionsOrBase(value, key)
 		case "version":
 			k = 4
 			var v string
@@ -65,6 +73,29 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		return true
 	})
 	return out, ok && r.End()
+}
+
+// conditionsOrBase reads the conditions at d.r, the value of key in value,
+// or takes the base's when they are the same (see baseValue).
+func (d *metaDecoder) conditionsOrBase(value, key []byte) ([]Condition, bool) {
+	b := d.base
+	start := d.r.Pos()
+	if b == nil || start >= b.prefix && !b.inSuffix(value, key, start) {
+		return d.conditions()
+	}
+	raw, ok := d.r.Raw()
+	if !ok {
+		return nil, false
+	}
+	if b.member(value, key, start, d.r.Pos()) {
+		return b.conds, true
+	}
+	outer := d.r
+	d.r = jsonscan.NewReader(raw)
+	conds, ok := d.conditions()
+	ok = ok && d.r.End()
+	d.r = outer
+	return conds, ok
 }
 
 // readSpec reads the spec's raw text at d.r; when the records in m relative to
@@ -145,6 +176,17 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	if d.found != d.version {
 		d.otherVersion = true
 		return decodedFrom[S, T]{}, false
+	}
+	if b := d.base; b != nil && like != nil {
+		// like is the held object; take the sides it has as they are.
+		held := *like
+		if b.specSame {
+			held.spec, cp.spec = parts.spec, true
+		}
+		if b.statusSame {
+			held.status, cp.status = parts.status, true
+		}
+		like = &held
 	}
 	if !decodeSides(d, obj, parts.spec, parts.status, like, cp) {
 		return decodedFrom[S, T]{}, false

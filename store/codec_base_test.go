@@ -351,3 +351,27 @@ func BenchmarkWatchSpecWriteOverHeld(b *testing.B) {
 		})
 	}
 }
+
+// A Spec or Status its sideDecoder declines (a key spelled in another
+// case, which encoding/json matches) is read again as bytes and decoded
+// by encoding/json, the rest of the value the fast way, in one pass.
+func TestDecodeObjectFastSideDeclined(t *testing.T) {
+	plans := sidePlansOf[fastSpec, fastStatus]()
+	for _, value := range []string{
+		`{"metadata":{"kind":"K","name":"a"},"spec":{"Image":"web:1","replicas":2},"status":{"ready":1}}`,
+		`{"metadata":{"kind":"K","name":"a"},"spec":{"image":"web:1"},"status":{"Ready":1,"message":"m"}}`,
+		`{"metadata":{"kind":"K","name":"a"},"spec": {"image":"web:1","replicas":2.0},"status":{"ready":1}}`, // not an int
+		`{"metadata":{"kind":"K","name":"a"},"spec": {"image":"web:1","env":{"A":"1","A":"2"}},"status":{"ready":1}}`,
+	} {
+		obj := new(Object[fastSpec, fastStatus])
+		from, ok := decodeObjectFast([]byte(value), obj, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
+		want, err := decodeObjectJSON([]byte(value))
+		if err != nil {
+			require.False(t, ok, value)
+			continue
+		}
+		require.True(t, ok, value)
+		require.Equal(t, want, obj, value)
+		require.True(t, json.Valid(from.spec) && json.Valid(from.status), value)
+	}
+}

@@ -49,6 +49,9 @@ type metaDecoder struct {
 	// base, when not nil, is the value the held object was decoded from
 	// (see baseValue): decodeStored takes from it what is the same.
 	base *baseValue
+	// into, for a typed decode, is where decodeStored decodes the Spec
+	// and Status (see sidesInto).
+	into sidesInto
 }
 
 // versionOf returns the version of a value whose version key holds v.

@@ -241,7 +241,7 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
 func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, name string, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) {
-	from, written := s.decodeWritten(ev.KV, scratch, held)
+	from, written := s.decodeWritten(ev.KV, ev.Prev.ModRevision, scratch, held)
 	var err error
 	if !written {
 		from, err = s.decodeOver(ev, name, scratch, cp, held)

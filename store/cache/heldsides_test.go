@@ -86,8 +86,14 @@ func TestCacheKeepsTheSpecAStatusWriteLeftAsItWas(t *testing.T) {
 			require.NoError(t, err)
 			got := await(res.Revision)
 			require.Equal(t, i+1, got.Status.Ready)
+			want, err := other.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, want, got, "status write %d: the object stored", i)
 			require.Equal(t, held.Spec, got.Spec)
 			require.True(t, sameSpecMemory(held.Spec, got.Spec), "status write %d: the Spec is the held object's", i)
+			if i > 0 { // the first adds ctl's record
+				require.Same(t, &held.Meta.Managed[0], &got.Meta.Managed[0], "status write %d: the records are the held object's", i)
+			}
 			held = got
 		}
 

@@ -37,7 +37,11 @@ type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 // which have a cache alone, with SectionChanges. An f that panics is
 // reported like a reconcile panic, and its change is judged by its writer
 // alone: the Loop's own write is not a hint, another writer's change is. A
-// nil f changes nothing.
+// nil f changes nothing. Another writer's change is a hint whatever f finds
+// unless Stalled changed, so FromStore's source then queues it without
+// calling f, and calls f on it only for the oscillation detector, when the
+// Loop keeps state for the key: after the hint, before it judges its next
+// change.
 func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {

@@ -37,6 +37,11 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeS
 		return decodedFrom[S, T]{}, false
 	}
 	raw := e.raw
+	// The Store's kind and the names it writes are ASCII (validateKind,
+	// ValidateName): a Meta that names them needs no check of those.
+	if s.checkIdentity(kv.Key, &raw.Meta) != nil {
+		return decodedFrom[S, T]{}, false
+	}
 	var same metaSame
 	if h := held.at(s, kv.Key, prev); h != nil {
 		same = sameAsHeld(&raw.Meta, &h.Meta)
@@ -46,9 +51,6 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeS
 	}
 	obj := &Object[S, T]{Meta: decodedClone(raw.Meta, same), Conditions: nilIfEmpty(slices.Clone(raw.Conditions))}
 	obj.Meta.Revision = kv.ModRevision
-	if s.checkIdentity(kv.Key, &obj.Meta) != nil {
-		return decodedFrom[S, T]{}, false
-	}
 	d := s.metaDecoder(kv.Key, scratch)
 	var like *decodedFrom[S, T]
 	if same, ok := held.sameSpec(d.name, &e); ok {
@@ -67,11 +69,14 @@ type metaSame struct {
 	owners              []OwnerRef
 	finalizers          []string
 	managed             []ManagedFields
+	// uid: the UID is the held object's.
+	uid bool
 }
 
 // sameAsHeld returns the maps and slices of h, a held object's Meta, that
 // m has equal (see metaSame).
 func sameAsHeld(m, h *Meta) (same metaSame) {
+	same.uid = m.UID == h.UID
 	if len(m.Labels) > 0 && maps.Equal(m.Labels, h.Labels) {
 		same.labels = h.Labels
 	}
@@ -144,9 +149,10 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 
 // exactMeta reports whether every string of m comes back from its
 // encoding as it is: encoding/json replaces invalid UTF-8. Those of the
-// maps and slices in same, decoded, are.
+// maps and slices in same, decoded, are, and so are Kind and Name, the
+// Store's and its key's (checkIdentity came first).
 func exactMeta(m *Meta, same metaSame) bool {
-	ok := validUTF8(m.Kind, m.Name, m.UID, m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
+	ok := (same.uid || utf8.ValidString(m.UID)) && validUTF8(m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
 		(same.labels != nil || validUTF8Map(m.Labels)) && (same.annotations != nil || validUTF8Map(m.Annotations)) &&
 		(same.finalizers != nil || validUTF8(m.Finalizers...))
 	if same.owners == nil {

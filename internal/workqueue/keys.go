@@ -48,7 +48,7 @@ const none = int32(-1)
 type keyTable[K comparable] struct {
 	seed  maphash.Seed // for keys other than strings
 	sseed uint64       // for strings (strHash)
-	slots []uint64 // 0 is empty; otherwise hash<<32 | node+1
+	slots []uint64     // 0 is empty; otherwise hash<<32 | node+1
 	used  int
 	limit int // used at which the table grows: 3/4 of the slots
 	pages [][]node[K]

@@ -227,6 +227,37 @@ func (q *Queue[K]) AddLow(key K) {
 	q.mu.Unlock()
 }
 
+// AddLowBatch is AddLow of each of keys, in order, for a caller that adds
+// many keys at once, as a Loop's resync adds every key: it takes the
+// queue's lock once per lowBatch keys rather than once per key, so the
+// adder neither pays a lock and an unlock per key nor contends for the lock
+// with the workers' Gets and Dones once per key. It hashes a batch before
+// taking the lock. After ShutDown it does nothing.
+func (q *Queue[K]) AddLowBatch(keys []K) {
+	var hs [lowBatch]uint32
+	for len(keys) > 0 {
+		b := keys[:min(len(keys), lowBatch)]
+		keys = keys[len(b):]
+		for i, k := range b {
+			hs[i] = q.keys.hash(k)
+		}
+		q.mu.Lock()
+		if q.shutdown {
+			q.mu.Unlock()
+			return
+		}
+		for i, k := range b {
+			q.addLow(k, hs[i])
+		}
+		q.mu.Unlock()
+	}
+}
+
+// lowBatch is how many keys AddLowBatch adds under one hold of the lock:
+// enough that the lock's cost per key is small, few enough that a Get
+// waits for at most a few microseconds.
+const lowBatch = 32
+
 func (q *Queue[K]) addLow(key K, h uint32) {
 	n, nd, created := q.keys.insert(key, h)
 	if created || nd.state == 0 { // new, or kept only for its failure count

@@ -33,10 +33,6 @@
 // each queue, not a global provider; and a queue holding a key costs about
 // 50 bytes plus the key (about 70 while the key is delayed), with no
 // allocation per add, Get or Done once it has held as many keys before.
-// A key finished with nothing left to do keeps its entry, holding nothing,
-// until new keys need the room, so that adding it again (a resync adds
-// every key again) costs less; entries never outnumber 4/3 of the most
-// keys the queue held at once.
 //
 // Time comes from the clock given with WithClock, the real one by default,
 // and the queue works inside testing/synctest bubbles.

@@ -6,8 +6,7 @@ import (
 )
 
 // node is the state of one key the queue knows about. A key that is neither
-// ready, processing, nor delayed, and has no failure count, has no node, or
-// an idle one (see keyTable.idle).
+// ready, processing, nor delayed, and has no failure count, has no node.
 type node[K comparable] struct {
 	key K
 	// prev and next link the node into its ready list. While the node is
@@ -55,18 +54,6 @@ type keyTable[K comparable] struct {
 	pages [][]node[K]
 	n     int32 // nodes ever allocated: the next new node number
 	free  int32 // first free node, or none
-	// idle counts the nodes of keys the queue holds nothing for (state 0,
-	// no failure count) that are kept in the table anyway. Done leaves the
-	// node of a key it finishes with nothing to do, rather than remove it,
-	// so that a key added again soon after, as a resync adds every key
-	// again, finds its node: neither Done nor the add pays a removal and
-	// an insertion. An idle node is only removed (evictIdle) when a new key
-	// needs a node, none is free and more than a quarter of the nodes are
-	// idle, so idle nodes never make the table hold more nodes than
-	// 4/3 of the most keys it held at once, nor keep a key longer than it
-	// takes that many new keys to arrive.
-	idle int32
-	hand int32 // the next node evictIdle looks at
 }
 
 // Nodes live in pages of pageSize, so a growing queue never copies them:
@@ -139,16 +126,8 @@ func (t *keyTable[K]) insert(k K, h uint32) (n int32, nd *node[K], created bool)
 		if uint32(s>>32) == h {
 			i := int32(uint32(s)) - 1
 			if nd := t.at(i); nd.key == k {
-				if nd.state == 0 && nd.failures == 0 {
-					t.idle-- // every caller makes it hold something
-				}
 				return i, nd, false
 			}
-		}
-	}
-	if t.free == none && t.idle > t.n/4 {
-		t.evictIdle()
-		for p = int(h) & mask; t.slots[p] != 0; p = (p + 1) & mask { // the removal may have moved slots
 		}
 	}
 	n, nd = t.alloc(k)
@@ -171,25 +150,6 @@ func (t *keyTable[K]) grow() {
 			p = (p + 1) & mask
 		}
 		t.slots[p] = s
-	}
-}
-
-// evictIdle removes one idle node, the first the hand finds; the caller
-// knows one exists. While more than a quarter of the nodes are idle, the
-// hand passes about four nodes per eviction.
-func (t *keyTable[K]) evictIdle() {
-	for {
-		n := t.hand
-		if t.hand++; t.hand >= t.n {
-			t.hand = 0
-		}
-		// No node is free (the caller's condition), so every node with
-		// nothing in it is an idle one in the table.
-		if nd := t.at(n); nd.state == 0 && nd.failures == 0 {
-			t.idle--
-			t.remove(n)
-			return
-		}
 	}
 }
 

@@ -404,7 +404,7 @@ func (q *Queue[K]) DoneStamped(key K, at time.Duration) (rerun bool) { return q.
 func (q *Queue[K]) done(key K, at int64) bool {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	n, nd, _ := q.keys.lookup(key, h)
+	n, nd, slot := q.keys.lookup(key, h)
 	if nd == nil {
 		q.mu.Unlock()
 		return false
@@ -430,7 +430,7 @@ func (q *Queue[K]) done(key K, at int64) bool {
 	case s&dirtyLow != 0:
 		q.enqueueAt(n, nd, Low, at)
 	case s&delayed == 0 && nd.failures == 0:
-		q.keys.idle++ // its node stays, for the key's next add (see keyTable.idle)
+		q.keys.removeAt(slot, nd)
 	}
 	if q.inFlight == 0 && q.drained != nil {
 		close(q.drained)

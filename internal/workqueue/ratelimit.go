@@ -91,13 +91,9 @@ func (q *Queue[K]) Forget(key K) {
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	if _, nd, slot := q.keys.lookup(key, h); nd != nil {
+		nd.failures = 0
 		if nd.state == 0 {
-			if nd.failures == 0 {
-				q.keys.idle-- // an idle node, removed now
-			}
 			q.keys.removeAt(slot, nd)
-		} else {
-			nd.failures = 0
 		}
 	}
 	q.mu.Unlock()

@@ -61,9 +61,16 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 		}
 	}
 	applyIdx := managed.Find(manager, OpApply)
-	if applyIdx >= 0 && allNonEmpty(managed) && isNoop(liveTree, configTree, cfg.schema.top(), managed[applyIdx].Set) {
-		// What the full walk would return: live itself and an equal record.
-		return Result{Object: liveTree, Managed: slices.Clone(managed)}, nil
+	if applyIdx >= 0 && allNonEmpty(managed) {
+		if changes, ok := reapplied(liveTree, configTree, cfg.schema.top(), managed[applyIdx].Set, true); ok {
+			if changes.n == 0 {
+				// What the full walk would return: live itself and an equal record.
+				return Result{Object: liveTree, Managed: slices.Clone(managed)}, nil
+			}
+			if r, ok := applyChanges(liveTree, managed, applyIdx, &changes); ok {
+				return r, nil
+			}
+		}
 	}
 	return applyMerge(liveTree, configTree, manager, managed, cfg, applyIdx)
 }

@@ -102,13 +102,14 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 // decoding it again.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
-	// A status of type T whose JSON form round-trips is encoded once, alone:
-	// if the merge keeps it as applied, that is the encoding to store.
+	// A status of type T whose JSON form round-trips is encoded once, alone
+	// (by its side encoder, as a write encodes it): if the merge keeps it as
+	// applied, that is the encoding to store.
 	var applied json.RawMessage
 	if st, ok := status.(T); ok && w.s.plainStatus {
-		b, err := json.Marshal(st)
+		b, err := encodeJSON("applied status", st)
 		if err != nil {
-			return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+			return nil, decodedSides{}, err
 		}
 		applied, status = b, json.RawMessage(b)
 	}

@@ -430,6 +430,11 @@ func (q *Queue[K]) done(key K, at int64) bool {
 	case s&dirtyLow != 0:
 		q.enqueueAt(n, nd, Low, at)
 	case s&delayed == 0 && nd.failures == 0:
+		// Keeping the node, idle, for the key's next add would save a
+		// removal and an allocation when a resync adds every key again,
+		// but a bound on idle nodes below the number of keys thrashes:
+		// each key re-added after its node was evicted evicts another
+		// key's before that key is re-added (ca51e69, reverted).
 		q.keys.removeAt(slot, nd)
 	}
 	if q.inFlight == 0 && q.drained != nil {

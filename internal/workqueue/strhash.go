@@ -11,22 +11,28 @@ import "math/bits"
 // It is wyhash's mixing (the multiply-fold of a 128-bit product) over the
 // key's bytes read 8 at a time, with the first and last bytes of a short
 // key read overlapping, as wyhash does. Like maphash's, the seed is random
-// and never leaves the queue, so which keys collide differs between queues
-// and cannot be chosen from outside; the hash is not cryptographic, and
-// the table it serves only needs it spread well.
+// and never leaves the queue, and every word of the key is mixed with it
+// before it is multiplied, so which keys collide differs between queues and
+// cannot be chosen from outside; the hash is not cryptographic, and the
+// table it serves only needs it spread well.
 func strHash(s string, seed uint64) uint64 {
 	const (
 		p0 = 0xa0761d6478bd642f
 		p1 = 0xe7037ed1a0b428db
 	)
+	// Every word of the key meets a secret before a multiply: a word that
+	// met only a constant could be chosen to zero the product, and with it
+	// every key of that pattern would hash alike under any seed.
+	s0, s1 := seed^p0, bits.RotateLeft64(seed, 32)^p1
 	n := len(s)
+	h := seed
 	var a, b uint64
 	switch {
 	case n >= 16:
-		// Whole 16-byte blocks fold into the seed; the last 16 bytes, which
-		// may overlap the last block, are a and b.
+		// Whole 16-byte blocks fold into h; the last 16 bytes, which may
+		// overlap the last block, are a and b.
 		for p := s; len(p) > 16; p = p[16:] {
-			seed = mix(le64(p)^p1, le64(p[8:])^seed)
+			h = mix(le64(p)^s1, le64(p[8:])^h)
 		}
 		a, b = le64(s[n-16:]), le64(s[n-8:])
 	case n >= 8:
@@ -36,7 +42,7 @@ func strHash(s string, seed uint64) uint64 {
 	case n > 0:
 		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 	}
-	return mix(p1^uint64(n), mix(a^p1, b^seed^p0))
+	return mix(s1^uint64(n), mix(a^s1, b^h^s0))
 }
 
 // mix folds the 128-bit product of a and b into 64 bits.

@@ -57,3 +57,32 @@ func TestStrHashSpreadsObjectNamesLikeARandomFunction(t *testing.T) {
 		require.GreaterOrEqual(t, len(full), n-10, "%q: distinct 32-bit hashes", prefix)
 	}
 }
+
+// Which keys collide must depend on the seed, so that keys chosen from
+// outside (object names a tenant picks) cannot all fall in one slot: no
+// byte pattern may cancel the seed out. Before: 16-byte keys whose first
+// 8 bytes were one of the hash's constants all hashed to 0, whatever the
+// seed.
+func TestStrHashCollisionsCannotBeChosenWithoutTheSeed(t *testing.T) {
+	for _, p := range []uint64{0xa0761d6478bd642f, 0xe7037ed1a0b428db} {
+		var prefix [8]byte
+		for i := range prefix {
+			prefix[i] = byte(p >> (8 * i))
+		}
+		for _, n := range []int{8, 12, 16, 24, 40} {
+			for _, seed := range []uint64{1, 0x9e3779b97f4a7c15} {
+				hashes := map[uint64]bool{}
+				for i := range 1000 {
+					k := []byte(strings.Repeat("x", n))
+					copy(k, prefix[:])
+					copy(k[n-8:], prefix[:]) // the last 8 bytes too
+					k[8%n] ^= byte(i)        // vary a byte the pattern leaves
+					k[n/2+1] ^= byte(i >> 8)
+					k[n-1] ^= byte(i * 7)
+					hashes[strHash(string(k), seed)] = true
+				}
+				require.Greater(t, len(hashes), 200, "constant %#x, length %d, seed %#x: keys built from it collide", p, n, seed)
+			}
+		}
+	}
+}

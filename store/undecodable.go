@@ -82,12 +82,20 @@ func (s *Store[S, T]) decodeShared(kv kv.KeyValue, scratch *decodeScratch) (*Obj
 // decodeObjectFast), and returns the object with the bytes it was decoded
 // from.
 func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (from decodedFrom[S, T], err error) {
+	return s.decodeLikeOver(kv, scratch, like, cp, nil)
+}
+
+// decodeLikeOver is decodeLike over base (nil for none), whose held object
+// like then is (see baseValue).
+func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
 	if s.ownCodec {
 		// Only a kind whose types run their own code while they decode
 		// pays for the recover.
 		defer catchDecode(s, kv, scratch, &from, &err)
 	}
-	from, err = decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
+	d := s.metaDecoder(kv.Key, scratch)
+	d.base = base
+	from, err = decodeObject[S, T](kv, d, like, cp)
 	if err == errOtherVersion {
 		return s.decodeConverted(kv, scratch, from.obj)
 	}

@@ -5,12 +5,14 @@ import (
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // The stored value of an object is the encoding/json encoding of Object
@@ -32,6 +34,25 @@ type rawObject struct {
 	// stored is, for a versioned Store, the value as stored, when Spec and
 	// Status are at the served version (see Store.served).
 	stored storedSides
+	// shape is the shape key of Spec as the read of a write computed it
+	// while slicing Spec (see specKey).
+	shape knownShape
+}
+
+// knownShape is the shape key (jsonscan.AppendShapeKey) of the JSON text
+// of, when key is not nil.
+type knownShape struct{ of, key []byte }
+
+// specKey returns the shape key of raw.Spec that the read which decoded raw
+// computed (Store.getRaw), or nil. It holds only for the very bytes it was
+// computed from: a copy of raw whose Spec was replaced (the next value of a
+// write) has none, so that no key outlives the text it describes.
+func (raw *rawObject) specKey() []byte {
+	k := &raw.shape
+	if k.key == nil || len(k.of) != len(raw.Spec) || len(k.of) == 0 || unsafe.SliceData(k.of) != unsafe.SliceData(raw.Spec) {
+		return nil
+	}
+	return k.key
 }
 
 // legacyMetaKey is the key under which values written before the metadata
@@ -104,7 +125,11 @@ func decodeRawJSON(value []byte, raw *rawObject) error {
 // decodeRaw decodes a stored value with Spec and Status left encoded.
 func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 	raw := new(rawObject)
-	if !decodeRawFast(kv.Value, raw, d) {
+	if decodeRawFast(kv.Value, raw, d) {
+		if d.specKey != nil {
+			raw.shape = knownShape{of: raw.Spec, key: bytes.Clone(d.specKey)}
+		}
+	} else {
 		raw = new(rawObject)
 		if err := decodeRawJSON(kv.Value, raw); err != nil {
 			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)

@@ -281,7 +281,7 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	raw, err := s.decodeRaw(kv)
+	raw, err := s.decodeRaw(kv, true)
 	if err == nil {
 		s.last.read(kv)
 	}
@@ -316,7 +316,7 @@ func (s *Store[S, T]) rememberedAs(key string, e lastValue, ok bool) (*rawObject
 	case e.raw != nil:
 		return e.raw, e.sides
 	}
-	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
 	if err != nil {
 		return nil, decodedSides{} // the read of the write reports it
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"reflect"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -45,6 +46,35 @@ type metaDecoder struct {
 	// store writes them: for the conversion of the ownership records.
 	specShape bool
 	specKey   []byte
+	// specIn and statusIn, when their plans are set (a typed decode with no
+	// side to copy from a like), have decodeStored decode Spec and Status
+	// as it reads them, rather than validate them for decodeSides to read
+	// again.
+	specIn, statusIn inPass
+}
+
+// inPass is a side of the object being decoded that decodeStored decodes
+// in its pass (see metaDecoder.specIn).
+type inPass struct {
+	v    reflect.Value // the Spec or Status, a zero value
+	plan sideDecoder   // nil: decodeStored only validates the side
+	// decoded reports that the plan decoded the side into v; declined
+	// that it did not, leaving v zero, for encoding/json to decode.
+	decoded, declined bool
+}
+
+// readSide reads one side's value at d.r, decoding it in as it goes when
+// in has a plan.
+func (d *metaDecoder) readSide(in *inPass) ([]byte, bool) {
+	if in.plan == nil {
+		return d.r.Raw()
+	}
+	raw, decoded, ok := d.r.Decode(func() bool { return in.plan(d, in.v, 0) })
+	if !decoded {
+		in.v.SetZero() // encoding/json decodes into a zero value
+	}
+	in.decoded, in.declined = decoded, !decoded
+	return raw, ok
 }
 
 // versionOf returns the version of a value whose version key holds v.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -38,7 +39,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			out.spec, ok = d.readSpec(m)
 		case "status":
 			k = 2
-			out.status, ok = r.Raw()
+			out.status, ok = d.readSide(&d.statusIn)
 		case "conditions":
 			k = 3
 			*conds, ok = d.conditions()
@@ -73,7 +74,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 func (d *metaDecoder) readSpec(m *Meta) ([]byte, bool) {
 	r := &d.r
 	if !d.specShape || !hasRelative(m.Managed, specSide) {
-		return r.Raw()
+		return d.readSide(&d.specIn)
 	}
 	var buf []byte
 	if d.scratch != nil {
@@ -137,8 +138,18 @@ func decodeRawShared(value []byte, raw *rawObject, d *metaDecoder) bool {
 // bytes of its Spec and Status, for a later call's like.
 func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], bool) {
 	d.typed = true
+	if d.plans != nil {
+		// A side that no like gives is decoded in decodeStored's pass.
+		if !cp.spec || like == nil {
+			d.specIn = inPass{v: reflect.ValueOf(&obj.Spec).Elem(), plan: d.plans.spec}
+		}
+		if !cp.status || like == nil {
+			d.statusIn = inPass{v: reflect.ValueOf(&obj.Status).Elem(), plan: d.plans.status}
+		}
+	}
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
 	d.typed = false
+	defer func() { d.specIn, d.statusIn = inPass{}, inPass{} }() // d may be kept: not obj
 	if !ok {
 		return decodedFrom[S, T]{}, false
 	}
@@ -155,21 +166,31 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 // decodeSides decodes spec and status (nil when absent), the bytes of a
 // stored value's Spec and Status, into obj's, or copies from like (when
 // not nil) the one that like holds decoded from the same bytes when cp
-// allows, reporting false when decodeSide does.
+// allows, reporting false when decodeSide does. A side that decodeStored
+// decoded in its pass (metaDecoder.specIn) is left as it is; one whose plan
+// declined there goes to encoding/json.
 func decodeSides[S, T any](d *metaDecoder, obj *Object[S, T], spec, status []byte, like *decodedFrom[S, T], cp copies) bool {
 	var plans sidePlans
 	if d.plans != nil {
 		plans = *d.plans
 	}
 	switch {
-	case spec == nil:
+	case spec == nil, d.specIn.decoded:
+	case d.specIn.declined:
+		if !d.json(spec, &obj.Spec) {
+			return false
+		}
 	case cp.spec && like != nil && sameBytes(spec, like.spec):
 		obj.Spec = like.obj.Spec
 	case !d.decodeSide(spec, &obj.Spec, plans.spec):
 		return false
 	}
 	switch {
-	case status == nil:
+	case status == nil, d.statusIn.decoded:
+	case d.statusIn.declined:
+		if !d.json(status, &obj.Status) {
+			return false
+		}
 	case cp.status && like != nil && sameBytes(status, like.status):
 		obj.Status = like.obj.Status
 	case !d.decodeSide(status, &obj.Status, plans.status):

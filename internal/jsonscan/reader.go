@@ -149,6 +149,23 @@ func (r *Reader) Raw() ([]byte, bool) {
 	return p.b[start:p.i], true
 }
 
+// Decode reads a value with f, which reads one value from the Reader (a
+// decoder that knows its shape), and returns the value's bytes (b's own
+// memory) with decoded true. When f reports false, the value is read again
+// as Raw reads it, with decoded false: the caller decodes it some other
+// way.
+func (r *Reader) Decode(f func() bool) (raw []byte, decoded, ok bool) {
+	p := &r.p
+	p.space()
+	start := p.i
+	if f() {
+		return p.b[start:p.i], true, true
+	}
+	p.i = start
+	raw, ok = r.Raw()
+	return raw, false, ok
+}
+
 // RawShape is Raw that also appends to dst the value's shape key (see
 // AppendShapeKey) in the same pass, and returns it. A well-formed value
 // that has no shape key is read as Raw reads it, with keyed false and dst

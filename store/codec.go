@@ -5,7 +5,6 @@ import (
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
@@ -125,11 +124,7 @@ func decodeRawJSON(value []byte, raw *rawObject) error {
 // decodeRaw decodes a stored value with Spec and Status left encoded.
 func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 	raw := new(rawObject)
-	if decodeRawFast(kv.Value, raw, d) {
-		if d.specKey != nil {
-			raw.shape = knownShape{of: raw.Spec, key: bytes.Clone(d.specKey)}
-		}
-	} else {
+	if !decodeRawFast(kv.Value, raw, d) {
 		raw = new(rawObject)
 		if err := decodeRawJSON(kv.Value, raw); err != nil {
 			return nil, fmt.Errorf("%w: decoding %q: %v", ErrInvalid, kv.Key, err)

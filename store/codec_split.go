@@ -17,7 +17,8 @@ type storedValue struct {
 
 // decodeStored reads a stored value the way the store writes it, in one
 // pass: Meta and Conditions into m and conds with d, Spec and Status
-// validated and sliced. It handles exactly the values the store writes (the
+// validated and sliced (and decoded too when d says so: metaDecoder.specIn).
+// It handles exactly the values the store writes (the
 // four keys, each at most once, spelled as encode spells them, or Meta under
 // the legacy key, and what metaDecoder reads) and reports false for anything
 // else, well-formed or not, which the caller then decodes the general way

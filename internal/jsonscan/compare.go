@@ -126,6 +126,14 @@ func (p *scanner) sameValue(depth int) bool {
 		return p.byte(']') || p.sameMembers(']', depth)
 	case 'n':
 		return p.word("null")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// Only an exponent or a long mantissa can be out of range (as
+		// scalar parses it): the common short number is not parsed.
+		start, ok := p.numberText()
+		if text := p.s[start:p.i]; ok && (len(text) > 15 || strings.ContainsAny(text, "eE")) {
+			_, _, _, ok = ParseNumber(text)
+		}
+		return ok
 	}
 	_, err := p.scalar()
 	return err == nil

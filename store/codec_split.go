@@ -17,7 +17,8 @@ type storedValue struct {
 
 // decodeStored reads a stored value the way the store writes it, in one
 // pass: Meta and Conditions into m and conds with d, Spec and Status
-// validated and sliced. It handles exactly the values the store writes (the
+// validated and sliced (and decoded too when d says so: metaDecoder.specIn).
+// It handles exactly the values the store writes (the
 // four keys, each at most once, spelled as encode spells them, or Meta under
 // the legacy key, and what metaDecoder reads) and reports false for anything
 // else, well-formed or not, which the caller then decodes the general way
@@ -154,6 +155,7 @@ func (d *metaDecoder) conditionsOrBase(value, key []byte) ([]Condition, bool) {
 // (in d.scratch's buffer when there is one).
 func (d *metaDecoder) readSpec(m *Meta) ([]byte, bool) {
 	r := &d.r
+	d.specKey = nil // not an earlier value's
 	if !d.specShape || !hasRelative(m.Managed, specSide) {
 		return r.Raw()
 	}
@@ -181,16 +183,23 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 		raw.Preserved = append(json.RawMessage(nil), raw.Preserved...)
 	}
 	// Spec and Status share one copy of their bytes, as encoding/json would
-	// not keep references into value either.
-	if n := len(raw.Spec) + len(raw.Status); n > 0 {
+	// not keep references into value either, and so does the spec's shape
+	// key when d read it (see rawObject.specKey).
+	key := d.specKey
+	if n := len(raw.Spec) + len(raw.Status) + len(key); n > 0 {
 		buf := make([]byte, 0, n)
 		buf = append(buf, raw.Spec...)
 		buf = append(buf, raw.Status...)
+		buf = append(buf, key...)
+		spec, status := len(raw.Spec), len(raw.Spec)+len(raw.Status)
 		if raw.Spec != nil {
-			raw.Spec = buf[:len(raw.Spec):len(raw.Spec)]
+			raw.Spec = buf[:spec:spec]
 		}
 		if raw.Status != nil {
-			raw.Status = buf[len(raw.Spec):]
+			raw.Status = buf[spec:status:status]
+		}
+		if key != nil {
+			raw.shape = knownShape{of: raw.Spec, key: buf[status:]}
 		}
 	}
 	return true

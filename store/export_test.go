@@ -81,6 +81,6 @@ func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
 	if !ok || e.raw == nil || e.written {
 		return false, false
 	}
-	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
 	return true, err == nil && reflect.DeepEqual(want, e.raw)
 }

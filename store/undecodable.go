@@ -180,15 +180,20 @@ func kindOwnCodec[S, T any](ver *storeVersions) bool {
 	return false
 }
 
-// decodeRaw is decode with Spec and Status left encoded.
-func (s *Store[S, T]) decodeRaw(kv kv.KeyValue) (raw *rawObject, err error) {
+// decodeRaw is decode with Spec and Status left encoded. With shape, it
+// also computes the shape key of the Spec, when the value's ownership
+// records need it, while slicing it (see rawObject.specKey): the write that
+// reads the value then does not read its Spec again for its Codec.
+func (s *Store[S, T]) decodeRaw(kv kv.KeyValue, shape bool) (raw *rawObject, err error) {
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
 	if s.ownCodec && s.ver != nil {
 		// Only a conversion decodes and encodes the Spec and Status here.
 		defer catchDecode(s, kv, scratch, &raw, &err)
 	}
-	raw, err = decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
+	d := s.metaDecoder(kv.Key, scratch)
+	d.specShape = shape
+	raw, err = decodeRaw(kv, d)
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}

@@ -17,7 +17,7 @@ type storedValue struct {
 
 // decodeStored reads a stored value the way the store writes it, in one
 // pass: Meta and Conditions into m and conds with d, Spec and Status
-// validated and sliced (and decoded too when d says so: metaDecoder.specIn).
+// validated and sliced (and decoded too when d says so: metaDecoder.into).
 // It handles exactly the values the store writes (the
 // four keys, each at most once, spelled as encode spells them, or Meta under
 // the legacy key, and what metaDecoder reads) and reports false for anything

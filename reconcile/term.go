@@ -39,6 +39,10 @@ type runningSlot[K comparable] struct {
 	mu   sync.Mutex
 	key  K
 	busy bool
+	// The slots are one slice and each worker locks its own twice per
+	// reconcile: the padding keeps two slots off a cache line, so that
+	// the workers do not take turns owning it (false sharing).
+	_ [64]byte
 }
 
 func (s *runningSlot[K]) set(k K) {

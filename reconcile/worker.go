@@ -210,7 +210,8 @@ func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
 	return false
 }
 
-// run is process's first step: it readies rec (begin) and calls the
+// run is process's first step: it readies rec (begin, or rec.reset
+// alone while no key has state) and calls the
 // reconciler (call), timed when metrics or Debug logging are on. It reports
 // whether the reconcile was cut short by the end of the term (cutShort),
 // which leaves the other steps nothing to do.
@@ -219,7 +220,11 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 	if p.timed && !l.metricsOn {
 		p.start = t.q.Stamp()
 	}
-	p.failures, p.requeues = l.begin(key, rec)
+	if l.nkeys.Load() > 0 {
+		p.failures, p.requeues = l.begin(key, rec)
+	} else {
+		rec.reset(false, 1)
+	}
 	p.res, p.err, p.panicked = l.call(ctx, key, &p.marks)
 	if p.timed {
 		p.end = t.q.Stamp()
@@ -229,23 +234,22 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 }
 
 // begin reads what the Loop remembers of key before a reconcile (its
-// failure and requeue counts) and readies rec for it. It takes the lock
-// only when some key has state.
+// failure and requeue counts) and readies rec for it. run calls it only
+// while some key has state (nkeys): otherwise the counts are zero, and rec
+// is readied with no call.
 func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 	fresh := false
-	if l.nkeys.Load() > 0 {
-		l.mu.Lock()
-		if s := l.keys[key]; s != nil {
-			failures, requeues, fresh = s.failures, s.requeues, s.freshRead
-			// This pass reads what the caches hold now and decides the
-			// next run: a wait for the stored revision (awaitStored)
-			// no longer runs the key.
-			s.freshRead = false
-			l.clearAwaitLocked(s)
-		}
-		l.mu.Unlock()
+	l.mu.Lock()
+	if s := l.keys[key]; s != nil {
+		failures, requeues, fresh = s.failures, s.requeues, s.freshRead
+		// This pass reads what the caches hold now and decides the
+		// next run: a wait for the stored revision (awaitStored)
+		// no longer runs the key.
+		s.freshRead = false
+		l.clearAwaitLocked(s)
 	}
-	rec.reset(fresh, l.reconciles.Add(1), failures+1)
+	l.mu.Unlock()
+	rec.reset(fresh, failures+1)
 	return failures, requeues
 }
 
@@ -456,7 +460,7 @@ func (l *Loop[K]) record(key K, d *decision, err error, o *outcome) {
 	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
-		if o.stall == stalledClear && !l.mayBeStalled(key) {
+		if o.stall == stalledClear && (l.noneStalled() || !l.mayBeStalled(key)) {
 			o.stall = stalledKeep
 		}
 		return
@@ -553,6 +557,12 @@ func (l *Loop[K]) mayBeStalled(key K) bool {
 	defer l.mu.Unlock()
 	_, ok := l.stalledObjs[key]
 	return ok
+}
+
+// noneStalled reports that no object may carry Stalled=True (mayBeStalled
+// is false for every key), with no call: small enough to inline.
+func (l *Loop[K]) noneStalled() bool {
+	return l.stalledTracked.Load() && l.nstalled.Load() == 0
 }
 
 func (l *Loop[K]) mayBeStalledLocked(key K) bool {

@@ -225,7 +225,14 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 	} else {
 		rec.reset(false, 1)
 	}
-	p.res, p.err, p.panicked = l.call(ctx, key, &p.marks)
+	if l.cfg.dryRun(&p.marks) || l.cfg.timeout > 0 || l.countActive {
+		p.res, p.err, p.panicked = l.callWrapped(ctx, key, &p.marks)
+	} else {
+		p.res, p.err, p.panicked = l.call(ctx, key)
+	}
+	if p.err != nil && !p.panicked {
+		p.err = walkable(p.err)
+	}
 	if p.timed {
 		p.end = t.q.Stamp()
 		p.dur = p.end - p.start
@@ -253,12 +260,11 @@ func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 	return failures, requeues
 }
 
-// call calls the reconciler on key under the per-reconcile timeout, if
-// any, with its writes made dry runs when key's marks m (or the Loop) say
-// observe-only, and counts it among the active workers while it runs. It
-// turns a panic into a *PanicError.
-func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
-	if l.cfg.dryRun(m) { // checked here too: a call per reconcile saved
+// callWrapped is call under the per-reconcile timeout, if any, with the
+// reconciler's writes made dry runs when key's marks m (or the Loop) say
+// observe-only, and counted among the active workers while it runs.
+func (l *Loop[K]) callWrapped(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
+	if l.cfg.dryRun(m) {
 		ctx = l.observeCtx(ctx, key, m)
 	}
 	rctx := ctx
@@ -270,12 +276,7 @@ func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, 
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
-	res, err, p := l.reconcileCaught(rctx, key)
-	if p != nil {
-		res, err, panicked = Result{}, &PanicError{Value: p.Value, Stack: p.Stack}, true
-	} else if err != nil {
-		err = walkable(err)
-	}
+	res, err, panicked = l.call(rctx, key)
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
@@ -283,6 +284,23 @@ func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, 
 		dctx.end()
 	}
 	return res, err, panicked
+}
+
+// call calls the reconciler on key and turns a panic into a *PanicError
+// (panicked). It defers its own recover rather than pass a closure to
+// guard.Call, or defer guard.Catch: the closure and the extra calls cost
+// about 50, and about 10, instructions per reconcile
+// (BenchmarkLoopBareResync100k). run calls it directly when no timeout,
+// dry run or count of active workers wraps it (callWrapped): a call
+// level less per reconcile.
+func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err, panicked = Result{}, &PanicError{Value: v, Stack: debug.Stack()}, true
+		}
+	}()
+	res, err = l.r.Reconcile(ctx, key)
+	return res, err, false
 }
 
 // cutShort counts a fenced write and reports a panic, and reports whether
@@ -394,20 +412,6 @@ func (l *Loop[K]) settle(t *term[K], ctx context.Context, rec *recorder, key K, 
 	wrote := o.stall != stalledKeep && (o.newly || l.sw != nil) && l.writeStalled(t, key, o.stall, o.note, o.newly)
 	wrote = p.working && l.reconcilingAfter(t, key, &p.marks, &p.d, o) || wrote
 	p.slow = p.slow || wrote
-}
-
-// reconcileCaught calls the reconciler and catches its panic in p. It
-// defers its own recover rather than pass a closure to guard.Call, or
-// defer guard.Catch(&p): the closure and the extra calls cost about 50,
-// and about 10, instructions per reconcile (BenchmarkLoopBareResync100k).
-func (l *Loop[K]) reconcileCaught(ctx context.Context, key K) (res Result, err error, p *guard.Panic) {
-	defer func() {
-		if v := recover(); v != nil {
-			p = &guard.Panic{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	res, err = l.r.Reconcile(ctx, key)
-	return res, err, nil
 }
 
 // errProbe matches no error: errors.Is with it walks the whole chain.

@@ -212,8 +212,10 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	// No closure per key to call AddLow through in a resync's common case.
-	add := t.q.AddLow
+	// No func value per key to call AddLow through in a resync's common
+	// case (one listing, no filter): a nil add has listKeys call it
+	// directly.
+	var add func(K)
 	if keep != nil {
 		add = func(k K) {
 			if keep(k) {
@@ -233,9 +235,13 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		got = nil
 		if li.kl == nil {
 			for k := range li.keys {
-				add(k)
+				if add == nil {
+					t.q.AddLow(k)
+				} else {
+					add(k)
+				}
 			}
-		} else if p := listKeys(li.kl, add); p != nil {
+		} else if p := listKeys(li.kl, add, t.q); p != nil {
 			l.userPanic("keyLister", p, slog.Int("source", li.i), slog.String("what", syncwait.Describe(l.sources[li.i])))
 		}
 		if len(got) > 0 {
@@ -278,10 +284,17 @@ func (c keyChunks[K]) each(f func(K)) {
 	}
 }
 
-// listKeys passes each key kl lists to add, and returns the panic of a Keys
-// (or its iteration) that panics.
-func listKeys[K comparable](kl keyLister[K], add func(K)) (p *guard.Panic) {
+// listKeys passes each key kl lists to add, or, for a nil add, queues it
+// in q at low priority with no func value to call through, and returns the
+// panic of a Keys (or its iteration) that panics.
+func listKeys[K comparable](kl keyLister[K], add func(K), q *workqueue.Queue[K]) (p *guard.Panic) {
 	defer guard.Catch(&p)
+	if add == nil {
+		for k := range kl.Keys() {
+			q.AddLow(k)
+		}
+		return nil
+	}
 	for k := range kl.Keys() {
 		add(k)
 	}

@@ -135,8 +135,9 @@ type pass struct {
 	start, end, dur time.Duration
 	// timed: the reconcile is timed (metrics, or Debug logging).
 	timed bool
-	// panicked: the reconciler panicked (err is a *PanicError).
-	panicked bool
+	// returned: Reconcile returned (call); panicked: it panicked (err
+	// is a *PanicError).
+	returned, panicked bool
 	// working: the object carries the Loop's Reconciling=True.
 	working bool
 	// slow: the steps after the reconcile logged or wrote, which takes
@@ -226,9 +227,9 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 		rec.reset(false, 1)
 	}
 	if l.cfg.dryRun(&p.marks) || l.cfg.timeout > 0 || l.countActive {
-		p.res, p.err, p.panicked = l.callWrapped(ctx, key, &p.marks)
+		l.callWrapped(ctx, key, p)
 	} else {
-		p.res, p.err, p.panicked = l.call(ctx, key)
+		l.call(ctx, key, p)
 	}
 	if p.err != nil && !p.panicked {
 		p.err = walkable(p.err)
@@ -261,11 +262,11 @@ func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 }
 
 // callWrapped is call under the per-reconcile timeout, if any, with the
-// reconciler's writes made dry runs when key's marks m (or the Loop) say
-// observe-only, and counted among the active workers while it runs.
-func (l *Loop[K]) callWrapped(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
-	if l.cfg.dryRun(m) {
-		ctx = l.observeCtx(ctx, key, m)
+// reconciler's writes made dry runs when key's marks (p.marks) or the Loop
+// say observe-only, and counted among the active workers while it runs.
+func (l *Loop[K]) callWrapped(ctx context.Context, key K, p *pass) {
+	if l.cfg.dryRun(&p.marks) {
+		ctx = l.observeCtx(ctx, key, &p.marks)
 	}
 	rctx := ctx
 	var dctx *deadlineCtx
@@ -276,38 +277,39 @@ func (l *Loop[K]) callWrapped(ctx context.Context, key K, m *objectMarks) (res R
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
-	res, err, panicked = l.call(rctx, key)
+	l.call(rctx, key, p)
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
 	if dctx != nil {
 		dctx.end()
 	}
-	return res, err, panicked
 }
 
-// call calls the reconciler on key and turns a panic into a *PanicError
-// (panicked). It defers its own recover rather than pass a closure to
-// guard.Call, or defer guard.Catch: the closure and the extra calls cost
-// about 50, and about 10, instructions per reconcile
-// (BenchmarkLoopBareResync100k). run calls it directly when no timeout,
-// dry run or count of active workers wraps it (callWrapped): a call
-// level less per reconcile.
-// The deferred function calls recover only when Reconcile did not return
-// (returned stays false): about 15 instructions per reconcile saved.
-func (l *Loop[K]) call(ctx context.Context, key K) (res Result, err error, panicked bool) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		if v := recover(); v != nil {
-			res, err, panicked = Result{}, &PanicError{Value: v, Stack: debug.Stack()}, true
-		}
-	}()
-	res, err = l.r.Reconcile(ctx, key)
-	returned = true
-	return res, err, false
+// call calls the reconciler on key, into p.res and p.err, and turns a
+// panic into a *PanicError (p.panicked). It defers its own recover
+// (p.caught) rather than pass a closure to guard.Call, or defer
+// guard.Catch: the closure and the extra calls cost about 50, and about
+// 10, instructions per reconcile (BenchmarkLoopBareResync100k); and a
+// method of p, not a closure that would capture each result. run calls it
+// directly when no timeout, dry run or count of active workers wraps it
+// (callWrapped).
+func (l *Loop[K]) call(ctx context.Context, key K, p *pass) {
+	defer p.caught()
+	p.res, p.err = l.r.Reconcile(ctx, key)
+	p.returned = true
+}
+
+// caught, deferred by call, turns a panic of the reconciler into p's
+// result. It calls recover only when Reconcile did not return: about 15
+// instructions per reconcile saved.
+func (p *pass) caught() {
+	if p.returned {
+		return
+	}
+	if v := recover(); v != nil {
+		p.res, p.err, p.panicked = Result{}, &PanicError{Value: v, Stack: debug.Stack()}, true
+	}
 }
 
 // cutShort counts a fenced write and reports a panic, and reports whether

@@ -39,6 +39,8 @@ func (h *hooksSink) ownWrite(any, string, int64) bool             { return false
 func (h *hooksSink) keepsState(string) bool                       { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
 func (h *hooksSink) inTerm() bool                                 { return true }
+func (h *hooksSink) deferJudgements(func()) func()                { return func() {} }
+func (h *hooksSink) now() time.Time                               { return time.Now() }
 
 func (h *hooksSink) judgeOwnWrites() {
 	h.mu.Lock()

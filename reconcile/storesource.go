@@ -122,7 +122,8 @@ type deferredJudge[S, T any] struct {
 // BenchmarkLoopNoopResync100k), and lists the names in the order they
 // were added, which is near the order the cache allocated their objects
 // in: the reconciles of a resync then read the objects more nearly in
-// memory order. It costs about 24 bytes per name more than a set.
+// memory order. It costs about 24 bytes per name more than a set (the
+// list's 16 and the index's 8; more while append's room is unused).
 type nameSet struct {
 	at   map[string]int // index of each name in list
 	list []string

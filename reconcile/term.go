@@ -230,16 +230,16 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 			}
 		}
 	}
+	termAdd := add // for a term's listing, read once a term: no matter
+	if termAdd == nil {
+		termAdd = t.q.AddLow
+	}
 	var lists []keyChunks[K] // the listings that had keys
 	for _, li := range ls {
 		got = nil
 		if li.kl == nil {
 			for k := range li.keys {
-				if add == nil {
-					t.q.AddLow(k)
-				} else {
-					add(k)
-				}
+				termAdd(k)
 			}
 		} else if p := listKeys(li.kl, add, t.q); p != nil {
 			l.userPanic("keyLister", p, slog.Int("source", li.i), slog.String("what", syncwait.Describe(l.sources[li.i])))

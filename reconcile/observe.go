@@ -91,6 +91,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	}
 	l.paths.intern(w.Owned)
 	l.paths.intern(w.Foreign)
+	w.Owned, w.Foreign = l.paths.list(w.Owned), l.paths.list(w.Foreign)
 	found := det.Observe(w)
 	if len(found) == 0 {
 		l.mu.Unlock()

@@ -66,6 +66,27 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 	}
 }
 
+// seen forgets the revision rev of backend b, if a reconcile wrote it: a
+// cache delivered its write under a name that judges it without the
+// revision (the reconciler's or the Loop's own manager). Kept, it would
+// wait for a prune after every cache passed it, and prunes wait for the
+// revisions to double.
+func (o *ownWrites) seen(b any, rev int64) {
+	if !o.on.Load() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.revs) == 0 {
+		return
+	}
+	k := written{b: b, rev: rev}
+	if _, ok := o.revs[k]; !ok {
+		k.b = nil
+	}
+	delete(o.revs, k)
+}
+
 // own reports whether the write of revision rev to backend b by manager is
 // the Loop's own, learning manager as one of the Loop's when rev was.
 func (o *ownWrites) own(b any, manager string, rev int64) bool {

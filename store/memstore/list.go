@@ -47,12 +47,18 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		p.after = ""
 	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
-	if rev < head {
-		u := s.takeUndo(prefix, rev)
-		defer s.keepUndo(u)
-		p.undo(u)
+	if rev == head {
+		return p.collect(rev), nil
 	}
-	return p.collect(rev), nil
+	u := s.takeUndo(prefix, rev)
+	p.undo(u)
+	l := p.collect(rev)
+	if l.Continue != "" {
+		// The listing's last page needs it no more: kept, it would hold
+		// every key written since rev until the next pinned listing.
+		s.keepUndo(u)
+	}
+	return l, nil
 }
 
 // undone is the state at revision rev of the keys under prefix written
@@ -60,7 +66,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 // one listing are all pinned to the revision of its first, so the Store
 // keeps the last one for the next page, which reads only the writes since:
 // a listing costs one pass over the writes since its revision, not one per
-// page.
+// page. The last page of a listing drops it.
 type undone struct {
 	prefix    string
 	rev, upto int64

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -50,7 +51,7 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 		o.revs = map[written]struct{}{}
 	}
 	o.revs[written{b: b, rev: rev}] = struct{}{}
-	if len(o.revs) > max(o.prune, maxOwnRevs) {
+	if n := len(o.revs); n > max(o.prune, maxOwnRevs) {
 		floors := map[any]int64{}
 		for r := range o.revs {
 			f, ok := floors[r.b]
@@ -63,6 +64,12 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 			}
 		}
 		o.prune = 2 * len(o.revs)
+		if len(o.revs) < n/4 {
+			// A map keeps the room it grew to: revisions a cache never
+			// delivers one by one (a relist skips them) filled it while
+			// the cache lagged, ~80 bytes each.
+			o.revs = maps.Collect(maps.All(o.revs))
+		}
 	}
 }
 

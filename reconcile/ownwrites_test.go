@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -201,4 +202,36 @@ func TestOwnWritesUnderTheReconcilersNameAreForgottenOnceSeen(t *testing.T) {
 		require.Zero(t, kept, "revisions remembered after the cache delivered every write")
 		require.NoError(t, stop())
 	})
+}
+
+// A prune that leaves the revisions mostly gone gives back the room the
+// map grew to: the revisions of writes a cache never delivers one by one
+// (those a relist skips) filled it while the cache lagged, and a map
+// keeps its room.
+func TestOwnWritesGiveBackTheirRoomOncePassed(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	var rev, cacheAt int64
+	floor := func(any) int64 { return cacheAt }
+	heap := func() int64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	base := heap()
+	for range 64 * maxOwnRevs { // the cache lags behind every one
+		rev++
+		o.wrote(nil, rev, floor)
+	}
+	full := heap() - base
+	cacheAt = rev // it relisted past them
+	for len(o.revs) >= 64*maxOwnRevs/4 {
+		rev++
+		o.wrote(nil, rev, floor)
+	}
+	left := heap() - base
+	t.Logf("%d revisions: %d bytes; %d left: %d bytes", 64*maxOwnRevs, full, len(o.revs), left)
+	require.Less(t, left, full/4, "bytes the revisions hold once the caches passed most")
+	runtime.KeepAlive(&o)
 }

@@ -40,6 +40,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
 			prefix, rev, head, store.ErrInvalid)
 	case rev < head && (rev < s.compacted || !s.hist.covers(rev)):
+		s.dropExpiredUndo()
 		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
 	p := page{s: s, prefix: prefix, after: opts.Continue, limit: opts.Limit}
@@ -117,6 +118,19 @@ func (s *Store) takeUndo(prefix string, rev int64) *undone {
 		u.unsorted = false
 	}
 	return u
+}
+
+// dropExpiredUndo drops the undone state the Store keeps if its revision
+// has left the history: every page pinned to it ends with ErrExpired, and
+// a listing that expires (a Cache's relist then lists in one unpinned page)
+// never reaches its last page, which would drop it. Callers hold s.mu for
+// reading.
+func (s *Store) dropExpiredUndo() {
+	s.undoMu.Lock()
+	if u := s.undo; u != nil && (u.rev < s.compacted || !s.hist.covers(u.rev)) {
+		s.undo = nil
+	}
+	s.undoMu.Unlock()
 }
 
 // keepUndo keeps u for the next page of its listing.

@@ -18,13 +18,20 @@ import (
 // fighter is a reconciler that sets .spec.replicas to replicas with
 // whole-object updates as manager, and asks to run again after `after`
 // (examples/fleet's pattern), counting its writes.
+//
+// It stops writing after fighterMaxWrites writes in all: a fight the Loops
+// fail to hold runs its writes back to back in one instant of the bubble's
+// clock, so synctest.Wait would never return and the test would hang
+// instead of failing its assertions.
+const fighterMaxWrites = 5000
+
 func fighter(e *env, manager string, replicas int, after time.Duration, writes *atomic.Int64) Reconciler[string] {
 	return Func[string](func(ctx context.Context, key string) (Result, error) {
 		cached, ok := e.cache.Get(key)
 		if !ok {
 			return Result{}, nil
 		}
-		if cached.Spec.Replicas != replicas {
+		if cached.Spec.Replicas != replicas && writes.Load() < fighterMaxWrites {
 			o := copyOf(cached)
 			o.Spec.Replicas = replicas
 			if _, err := e.st.As(manager).Update(ctx, o); err == nil {

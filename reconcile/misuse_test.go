@@ -310,6 +310,12 @@ func TestMisuseLoopOverACacheNobodyRuns(t *testing.T) {
 		require.ErrorIs(t, err, cache.ErrNotRunning)
 		require.Contains(t, err.Error(), "Run has not been called")
 		require.Contains(t, logs.String(), "waiting for a source to sync")
+		// The warning every 30 seconds says why, not lastError=<nil>.
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "waiting for a source to sync") {
+				require.Contains(t, line, "Run has not been called", line)
+			}
+		}
 		t.Log(err)
 		require.Equal(t, 0, n.get("a"))
 	})

@@ -347,9 +347,11 @@ func TestCacheReportsWhyItRelists(t *testing.T) {
 		src := newScripted(10)
 		errs := make(chan error, 10)
 		c := cache.New(src, cache.WithErrorHandler(func(err error) { errs <- err }))
-		require.NoError(t, c.LastError(), "nothing has failed yet")
+		require.ErrorIs(t, c.LastError(), cache.ErrNotRunning, "not run yet")
 		stop := startCache(t, c)
 		defer stop()
+		synctest.Wait()
+		require.NoError(t, c.LastError(), "nothing has failed yet")
 
 		w := <-src.streams
 		w.send(evExpired(10))

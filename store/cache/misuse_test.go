@@ -67,6 +67,25 @@ func TestMisuseWaitForSyncWithoutRunSaysRunWasNeverCalled(t *testing.T) {
 	})
 }
 
+// LastError says a Cache nobody runs will not sync, for the health check
+// or the Loop that asks it why, and stops saying so once Run is called.
+func TestMisuseLastErrorOfACacheNobodyRunsSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := cache.New(misuseStore(t))
+		err := c.LastError()
+		require.ErrorIs(t, err, cache.ErrNotRunning)
+		require.ErrorContains(t, err, "Run has not been called")
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		require.NoError(t, c.WaitForSync(ctx))
+		require.NoError(t, c.LastError())
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, c.LastError(), "a Cache whose Run returned was run")
+	})
+}
+
 // Run that returned before its first listing (its ctx ended early): a
 // WaitForSync, even without a deadline, returns ErrNotRunning rather than
 // blocking forever.

@@ -64,10 +64,16 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 
 // LastError returns the error of the last failed list or watch (the one
 // WithErrorHandler saw last), or nil if none has failed. It is for health
-// checks and logs: a Cache that never syncs says why.
+// checks and logs: a Cache that never syncs says why. A Cache whose Run has
+// not been called yet returns an error wrapping ErrNotRunning that says so
+// (client-go's forgotten informer Start), which a Loop waiting for the
+// Cache logs every 30 seconds.
 func (c *Cache[S, T]) LastError() error {
 	if p := c.lastErr.Load(); p != nil {
 		return *p
+	}
+	if !c.running.Load() && c.initErr == nil {
+		return fmt.Errorf("cache %q: %w: Run has not been called", c.Kind(), ErrNotRunning)
 	}
 	return nil
 }

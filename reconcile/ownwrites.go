@@ -83,15 +83,14 @@ func (o *ownWrites) seen(b any, rev int64) {
 		return
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.revs) == 0 {
-		return
+	if len(o.revs) > 0 {
+		k := written{b: b, rev: rev}
+		if _, ok := o.revs[k]; !ok {
+			k.b = nil
+		}
+		delete(o.revs, k)
 	}
-	k := written{b: b, rev: rev}
-	if _, ok := o.revs[k]; !ok {
-		k.b = nil
-	}
-	delete(o.revs, k)
+	o.mu.Unlock()
 }
 
 // own reports whether the write of revision rev to backend b by manager is

@@ -57,15 +57,18 @@ func (t *pathTable) one(p diff.Path) diff.Path {
 	return q
 }
 
-// list returns the table's list equal to ps (the same paths in the same
-// order), adding a copy of ps while it has room, and nil for an empty ps.
-// Callers intern ps's paths first, and never modify the list returned.
+// list returns the table's list of the same paths as ps in the same order,
+// adding a copy of ps while it has room, and nil for an empty ps. Callers
+// intern ps's paths first, so that the paths of equal lists are the same
+// copies, compared by address; a path the full table did not take makes
+// ps's list one the table does not share. Callers never modify the list
+// returned.
 func (t *pathTable) list(ps []diff.Path) []diff.Path {
 	if len(ps) == 0 {
 		return nil
 	}
 	for _, q := range t.lists {
-		if slices.EqualFunc(q, ps, diff.Path.Equal) {
+		if slices.EqualFunc(q, ps, samePath) {
 			return q
 		}
 	}
@@ -75,4 +78,9 @@ func (t *pathTable) list(ps []diff.Path) []diff.Path {
 	q := slices.Clone(ps)
 	t.lists = append(t.lists, q)
 	return q
+}
+
+// samePath reports whether p and q are the same copy of a path.
+func samePath(p, q diff.Path) bool {
+	return len(p) == len(q) && (len(p) == 0 || &p[0] == &q[0])
 }

@@ -14,10 +14,12 @@ import (
 	"github.com/steady-go/steady/store/memstore"
 )
 
-// The judge skips the field-level judgement of another writer's change to a
-// key its Loop keeps no state for, unless Stalled changed. It must give the
-// verdict the full judgement gives: the same change judged for a Loop that
-// keeps state for the key (which takes the full way) is the reference.
+// The judge skips the field-level judgement of another writer's change,
+// unless Stalled changed (for a key its Loop keeps state for, the judgement
+// is made after the verdict, for the oscillation detector alone). It must
+// give the verdict the full judgement gives: another writer's change is a
+// hint unless every path the field-level diff finds is under Stalled or
+// Reconciling; the Loop's own changes take the full way for both Loops.
 func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.New[appSpec, appStatus](memstore.New(), "App")
@@ -80,6 +82,10 @@ func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T
 			skipped++
 		}
 		require.Equal(t, src.judge(kept, old, new), src.judge(fresh, old, new), w.name)
+		if new.Meta.LastWrite.Manager != "app" {
+			owned, foreign := st.FieldChanges(old, new, "app")
+			require.Equal(t, !onlyStalled(owned, foreign), src.judge(fresh, old, new), w.name)
+		}
 	}
 	require.Positive(t, skipped, "some changes take the skip")
 }

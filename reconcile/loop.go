@@ -93,9 +93,10 @@ type Loop[K comparable] struct {
 	// requeueWarned: the deprecation of Result.Requeue has been logged.
 	requeueWarned atomic.Bool
 
-	own    ownWrites   // revisions and managers of the reconciles' writes
-	noise  noiseLog    // the failure log's budgets (lognoise.go)
-	recent failureRing // the last failures, for pages (recent.go)
+	own    ownWrites      // revisions and managers of the reconciles' writes
+	judges deferredJudges // the sources' flushes of their deferred judgements
+	noise  noiseLog       // the failure log's budgets (lognoise.go)
+	recent failureRing    // the last failures, for pages (recent.go)
 
 	mu   sync.Mutex
 	keys map[K]*keyState

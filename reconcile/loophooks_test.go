@@ -40,6 +40,8 @@ func (h *hooksSink) sawWrite(any, int64)                          {}
 func (h *hooksSink) keepsState(string) bool                       { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
 func (h *hooksSink) inTerm() bool                                 { return true }
+func (h *hooksSink) deferJudgements(func()) func()                { return func() {} }
+func (h *hooksSink) now() time.Time                               { return time.Now() }
 
 func (h *hooksSink) judgeOwnWrites() {
 	h.mu.Lock()

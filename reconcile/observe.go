@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/steady-go/steady/reconcile/conditions"
@@ -45,6 +47,16 @@ type loopHooks interface {
 	// generation, the generation its Ready=True condition observed (0
 	// for none), and whether it has a Stalled, not False, the Loop owns.
 	observeState(key string, generation, readyGeneration int64, stalled bool)
+	// deferJudgements registers flush, which makes the field-level
+	// judgement a source deferred (see cacheSource.deferred), until the
+	// returned remove is called: the Loop calls it before it observes a
+	// write of its own that no cache event carries (a Stalled write), so
+	// that its oscillation detector hears of the writes in the order they
+	// were made.
+	deferJudgements(flush func()) (remove func())
+	// now reads the Loop's clock: the time of a write whose observation
+	// waits (see cacheSource.deferred).
+	now() time.Time
 	// forgetKey drops everything the Loop keeps about a deleted object.
 	forgetKey(key string)
 	// inTerm reports whether a term runs: a key added now goes to its
@@ -62,6 +74,43 @@ func (l *Loop[K]) inTerm() bool { return l.cur.Load() != nil }
 
 // judgeOwnWrites implements loopHooks.
 func (l *Loop[K]) judgeOwnWrites() { l.own.on.Store(true) }
+
+// now implements loopHooks.
+func (l *Loop[K]) now() time.Time { return l.clk.Now() }
+
+// deferJudgements implements loopHooks.
+func (l *Loop[K]) deferJudgements(flush func()) (remove func()) { return l.judges.add(flush) }
+
+// deferredJudges are the flushes the Loop's cache sources registered
+// (deferJudgements). Sources register once, as they start; the Loop calls
+// them only before a Stalled write's observation, so a plain lock will do.
+type deferredJudges struct {
+	mu      sync.Mutex
+	flushes []*func()
+}
+
+func (d *deferredJudges) add(flush func()) (remove func()) {
+	p := &flush
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.flushes = append(d.flushes, p)
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.flushes = slices.DeleteFunc(d.flushes, func(q *func()) bool { return q == p })
+	}
+}
+
+// flush calls every registered flush, outside the lock: a flush takes its
+// source's lock, and observes through the Loop's.
+func (d *deferredJudges) flush() {
+	d.mu.Lock()
+	fs := slices.Clone(d.flushes)
+	d.mu.Unlock()
+	for _, f := range fs {
+		(*f)()
+	}
+}
 
 // ownWrite implements loopHooks.
 func (l *Loop[K]) ownWrite(b any, manager string, rev int64) bool {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/guard"
@@ -36,7 +37,11 @@ type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 // which have a cache alone, with SectionChanges. An f that panics is
 // reported like a reconcile panic, and its change is judged by its writer
 // alone: the Loop's own write is not a hint, another writer's change is. A
-// nil f changes nothing.
+// nil f changes nothing. Another writer's change is a hint whatever f finds
+// unless Stalled changed, so FromStore's source then queues it without
+// calling f, and calls f on it only for the oscillation detector, when the
+// Loop keeps state for the key: after the hint, before it judges its next
+// change.
 func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {
@@ -90,6 +95,25 @@ type cacheSource[S, T any] struct {
 	mu    sync.Mutex
 	names map[string]struct{} // primary only
 	buf   []string
+	// deferred is another writer's change whose hint was certain before
+	// its field-level judgement (see judge), judged after the hint: the
+	// judgement feeds the oscillation detector alone, and made before the
+	// hint it delayed every such event's reconcile by its cost. It is
+	// made (flushLocked) before the next change is judged, or when the
+	// Loop is about to observe a write of its own that no event carries;
+	// at most one waits.
+	deferred deferredJudge[S, T]
+}
+
+// deferredJudge is a change whose field-level judgement waits: the Loop
+// that judges it, the objects before and after, the manager it is judged
+// as, and when it was seen (a change split by ChangedBy may hold writes of
+// the Loop's, whose time counts). loop is nil when none waits.
+type deferredJudge[S, T any] struct {
+	loop     loopHooks
+	old, new *store.Object[S, T]
+	judgeAs  string
+	at       time.Time
 }
 
 type sinkRef struct {
@@ -350,10 +374,37 @@ func (s *cacheSource[S, T]) Run(ctx context.Context, sink Sink[string]) error {
 		l.judgeOwnWrites()
 	}
 	s.sink.Store(ref)
+	if ref.loop != nil && s.names != nil { // only the primary defers judgements
+		defer ref.loop.deferJudgements(s.flush)()
+	}
 	s.c.AddHandler(s.handle)
 	<-ctx.Done()
 	s.sink.Store(nil)
 	return nil
+}
+
+// flush makes the deferred judgement, if one waits (see deferred).
+func (s *cacheSource[S, T]) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushLocked()
+}
+
+// flushLocked is flush for a caller holding s.mu.
+func (s *cacheSource[S, T]) flushLocked() {
+	d := s.deferred
+	if d.loop == nil {
+		return
+	}
+	s.deferred = deferredJudge[S, T]{}
+	owned, foreign, p := s.changed(d.old, d.new, d.judgeAs)
+	if p != nil {
+		d.loop.userPanic("ChangeFunc", p, slog.String("key", d.new.Meta.Name))
+		return
+	}
+	if len(owned)+len(foreign) > 0 {
+		s.observe(d.loop, d.new, d.judgeAs, owned, foreign, d.at)
+	}
 }
 
 // WaitForSync waits for the cache's first listing (syncer).
@@ -476,12 +527,13 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	// first listing larger than the Loop's pending cap would fill it.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushLocked() // the detector hears of the last change before this one
 	if primary {
 		s.noteName(obj.Meta.Name, typ)
 	}
 	hint := s.passes(ref, old, new)
 	if hint && typ == store.Modified {
-		hint = s.judge(ref.loop, old, new)
+		hint = s.judgeLater(ref.loop, old, new)
 	}
 	if primary && ref.loop != nil {
 		s.reportState(ref.loop, obj, typ)
@@ -564,6 +616,16 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 // source (FromOwned, FromCacheMapped) hints another writer's change without
 // judging it.
 func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
+	hint := s.judgeLater(loop, old, new)
+	s.flushLocked()
+	return hint
+}
+
+// judgeLater is judge, except that the field-level judgement of another
+// writer's change whose hint is certain without it waits in s.deferred:
+// it feeds the detector alone, and the caller hints first. The caller
+// holds s.mu.
+func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S, T]) bool {
 	if loop == nil {
 		return true
 	}
@@ -581,15 +643,19 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 		return false
 	}
 	primary := s.names != nil
-	if writer != judgeAs && (!primary || !loop.keepsState(new.Meta.Name) && !slices.ContainsFunc(sections, stalledPath.Equal)) {
+	if writer != judgeAs && (!primary || !slices.ContainsFunc(sections, stalledPath.Equal)) {
 		// Another actor's change is a hint, whatever its paths, unless
 		// every path it changed is under Stalled. A secondary source
 		// never asks. A primary one need not either when Stalled did
 		// not change (the section check compares every field of a
 		// condition, as the field-level diff does, so the latter finds
-		// no path under Stalled) and the Loop keeps no state for the
-		// key (its oscillation detector ignores other writers' changes
-		// to such keys, see observeWrite).
+		// no path under Stalled). The field-level judgement then only
+		// feeds the oscillation detector, which ignores other writers'
+		// changes to keys the Loop keeps no state for (see
+		// observeWrite); for the others it is made after the hint.
+		if primary && loop.keepsState(new.Meta.Name) {
+			s.deferred = deferredJudge[S, T]{loop: loop, old: old, new: new, judgeAs: judgeAs, at: loop.now()}
+		}
 		return true
 	}
 	owned, foreign, p := s.changed(old, new, judgeAs)
@@ -603,7 +669,7 @@ func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) 
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.
-		s.observe(loop, new, judgeAs, owned, foreign)
+		s.observe(loop, new, judgeAs, owned, foreign, time.Time{})
 	}
 	if onlyStalled(owned, foreign) {
 		return false
@@ -650,7 +716,7 @@ type changedBy[S, T any] interface {
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
-func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path, at time.Time) {
 	by := s.by
 	if by == nil {
 		return
@@ -658,8 +724,8 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 	selfOwned, otherOwned := by.ChangedBy(new, judgeAs, owned)
 	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{
-		{Self: true, Owned: selfOwned, Foreign: selfForeign},
-		{Owned: otherOwned, Foreign: otherForeign},
+		{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign},
+		{Time: at, Owned: otherOwned, Foreign: otherForeign},
 	}
 	if new.Meta.LastWrite.Manager == judgeAs {
 		writes[0], writes[1] = writes[1], writes[0]

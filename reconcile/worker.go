@@ -687,6 +687,7 @@ func (l *Loop[K]) stalledWritten(key K, change stalledChange, d stalledNote, now
 		l.mu.Unlock()
 	}
 	if d.reason != conditions.ReasonOscillating || change != stalledSet {
+		l.judges.flush() // the writes the sources saw before this one go first
 		l.observeWrite(key, oscillation.Write{Time: now, Self: true, Owned: []diff.Path{stalledPath}, Report: true})
 	}
 }

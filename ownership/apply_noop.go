@@ -1,5 +1,7 @@
 package ownership
 
+import "slices"
+
 // A re-apply of an unchanged config is the common case for a controller
 // that applies its desired state on every pass. noopWalk recognizes it in
 // one read-only walk of config against live and the manager's last applied
@@ -13,21 +15,63 @@ package ownership
 // copy); FuzzOwnership cross-checks it against the full walk. Its
 // functions take plain named parameters: a position struct like the full
 // walk's costs it 4% more instructions.
+//
+// The same walk recognizes the next most common case, a controller
+// re-applying its fields with some new values (a status field it sets on
+// every pass): with room for changes, it also accepts a scalar leaf, not
+// inside a list, whose live value is another scalar, and lists those
+// leaves; applyChanges then finishes the apply when no other entry has a
+// node at any of their paths. Fast path, kept by BenchmarkApplyOwnFieldChanged
+// (a controller re-applies the one status field it owns with a new value:
+// ≤ 3 allocs); FuzzOwnership cross-checks it against the full walk too.
 
 // noopWalk walks the last applied set. Element names are built in
 // buffers local to each list's frame, so that they stay on the stack.
 type noopWalk struct {
-	last *Set
+	last    *Set
+	changes leafChanges // the changed leaves found
+	room    bool        // changes are accepted, up to maxChanges
+	inList  bool        // the walk is inside a list: no change is accepted
+}
+
+// maxChanges bounds the changed leaves a re-apply's walk accepts.
+const maxChanges = 4
+
+// leafChanges are the scalar leaves a re-apply changes. They are held by
+// value: the walk stays on its caller's stack.
+type leafChanges struct {
+	n    int
+	leaf [maxChanges]leafChange
+}
+
+// leafChange is one: its node in the last applied set and its config
+// value.
+type leafChange struct {
+	node int32
+	v    any
 }
 
 // isNoop reports whether applying config over live, where the manager's
 // last applied set is last, changes nothing.
 func isNoop(live, config map[string]any, sch *snode, last *Set) bool {
+	changes, ok := reapplied(live, config, sch, last, false)
+	return ok && changes.n == 0
+}
+
+// reapplied reports whether applying config over live, where the
+// manager's last applied set is last, builds that set again node for node
+// and changes nothing, or, with room, at most maxChanges values of live,
+// each a scalar leaf outside any list whose live value is a scalar. It
+// returns those leaves.
+func reapplied(live, config map[string]any, sch *snode, last *Set, room bool) (leafChanges, bool) {
 	if live == nil || last.Empty() || last.nodes[0].member || len(config) == 0 {
-		return false
+		return leafChanges{}, false
 	}
-	w := noopWalk{last: last}
-	return w.mapOK(live, config, sch, 0, false)
+	w := noopWalk{last: last, room: room}
+	if !w.mapOK(live, config, sch, 0, false) {
+		return leafChanges{}, false
+	}
+	return w.changes, true
 }
 
 // value checks config value c against live's value (present when inLive)
@@ -50,13 +94,26 @@ func (w *noopWalk) value(live any, inLive bool, c any, sch *snode, last int32, m
 		}
 		return w.leaf(live, inLive, c, last)
 	}
-	return kindOf(c) == kindScalar && w.leaf(live, inLive, c, last)
+	return kindOf(c) == kindScalar && (w.leaf(live, inLive, c, last) || w.room && w.change(live, inLive, c, last))
 }
 
 // leaf: a member without children whose live value is equal.
 func (w *noopWalk) leaf(live any, inLive bool, c any, last int32) bool {
 	n := &w.last.nodes[last]
 	return n.member && n.lo == n.hi && inLive && deepEqual(live, c)
+}
+
+// change records that the leaf at node last changes from live to scalar c,
+// when it is a member without children, its live value is a scalar, it is
+// not inside a list and the walk has room.
+func (w *noopWalk) change(live any, inLive bool, c any, last int32) bool {
+	n := &w.last.nodes[last]
+	if !n.member || n.lo != n.hi || !inLive || w.inList || w.changes.n == maxChanges || kindOf(live) != kindScalar {
+		return false
+	}
+	w.changes.leaf[w.changes.n] = leafChange{node: last, v: c}
+	w.changes.n++
+	return true
 }
 
 // mapOK: the node's children are exactly cm's non-null fields, each
@@ -152,6 +209,10 @@ func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, 
 	if !ok {
 		return false
 	}
+	// An item's key fields are its identity: a change inside an item is
+	// the full walk's. (A false return ends the walk: no need to restore.)
+	in := w.inList
+	w.inList = true
 	keys := sch.strat.keys
 	isch := sch.item()
 	var seen uint64
@@ -191,6 +252,109 @@ func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, 
 		inOrder = false
 		li := findKeyed(ll, cm, keys)
 		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
+			return false
+		}
+	}
+	w.inList = in
+	return true
+}
+
+// maxChangeDepth bounds the depth of a changed leaf applyChanges handles.
+const maxChangeDepth = 16
+
+// applyChanges returns what the full walk returns for a re-apply by the
+// owner of managed[applyIdx] that reapplied accepted with changes: live
+// with those leaves set to their config values, and the record as it was
+// (the applier builds its last set again, and no entry loses anything).
+// It reports false, for the full walk to decide, when another entry has a
+// node at the path of a changed leaf (a conflict, or a field it loses) or
+// a leaf lies deeper than maxChangeDepth.
+func applyChanges(live map[string]any, managed Managed, applyIdx int, ch *leafChanges) (Result, bool) {
+	last := managed[applyIdx].Set
+	changes := ch.leaf[:ch.n]
+	var paths [maxChanges][maxChangeDepth]int32
+	var depths [maxChanges]int
+	for i, ch := range changes {
+		n := last.pathTo(ch.node, paths[i][:])
+		if n < 0 {
+			return Result{}, false
+		}
+		for j, e := range managed {
+			if j != applyIdx && e.Set.holdsPath(last, paths[i][:n]) {
+				return Result{}, false
+			}
+		}
+		depths[i] = n
+	}
+	root := cloneMap(live)
+	// The maps copied so far, by their node in last: changes share them.
+	var copied [maxChangeDepth]struct {
+		node int32
+		m    map[string]any
+	}
+	nc := 0
+	for i, ch := range changes {
+		path := paths[i][:depths[i]]
+		m := root
+	parents:
+		for _, p := range path[:len(path)-1] {
+			for _, c := range copied[:nc] {
+				if c.node == p {
+					m = c.m
+					continue parents
+				}
+			}
+			name := last.nodes[p].name
+			child := cloneMap(m[name].(map[string]any)) // reapplied found a map
+			m[name] = child
+			m = child
+			if nc < len(copied) {
+				copied[nc].node, copied[nc].m = p, child
+				nc++
+			}
+		}
+		m[last.nodes[ch.node].name] = deepCopy(ch.v)
+	}
+	return Result{Object: root, Managed: slices.Clone(managed), ObjectChanged: true, Changed: true}, true
+}
+
+// pathTo writes into path the nodes from the root's child down to node x
+// (its ancestors first, x last) and returns their number, or -1 when
+// path is too short. A node's parent is the node whose block of children
+// holds it.
+func (s *Set) pathTo(x int32, path []int32) int {
+	n := 0
+	for x != 0 {
+		if n == len(path) {
+			return -1
+		}
+		path[n] = x
+		n++
+		x = s.parent(x)
+		if x < 0 {
+			return -1
+		}
+	}
+	slices.Reverse(path[:n])
+	return n
+}
+
+// parent returns the parent of node x, or -1 if none.
+func (s *Set) parent(x int32) int32 {
+	for p := range s.nodes {
+		if n := &s.nodes[p]; n.lo <= x && x < n.hi {
+			return int32(p)
+		}
+	}
+	return -1
+}
+
+// holdsPath reports whether s has a node at the path that nodes of set
+// last spell, from the root down.
+func (s *Set) holdsPath(last *Set, nodes []int32) bool {
+	at := s.root()
+	for _, p := range nodes {
+		if at = s.child(at, last.nodes[p].kind, last.nodes[p].name); at < 0 {
 			return false
 		}
 	}

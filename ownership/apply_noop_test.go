@@ -6,17 +6,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// checkNoopAgrees requires that when Apply's no-op shortcut accepts an
-// apply, the full walk agrees: no error, nothing changed.
+// checkNoopAgrees requires that when Apply's shortcuts take an apply, the
+// full walk agrees: for the no-op, no error and nothing changed; for a
+// re-apply with changed leaves (applyChanges), the same object, record and
+// flags.
 func checkNoopAgrees(t *testing.T, live, cfg map[string]any, mgr string, managed Managed) {
 	t.Helper()
 	i := managed.Find(mgr, OpApply)
-	if i < 0 || !allNonEmpty(managed) || !isNoop(live, cfg, fuzzSchema.top(), managed[i].Set) {
+	if i < 0 || !allNonEmpty(managed) {
 		return
 	}
+	changes, ok := reapplied(live, cfg, fuzzSchema.top(), managed[i].Set, true)
+	if !ok {
+		return
+	}
+	quick := Result{Object: live, Managed: managed}
+	if changes.n > 0 {
+		if quick, ok = applyChanges(live, managed, i, &changes); !ok {
+			return
+		}
+	}
 	r, err := applyMerge(live, cfg, mgr, managed, options{schema: fuzzSchema}, i)
-	require.NoError(t, err, "the shortcut accepted an apply the full walk rejects")
-	require.False(t, r.Changed, "the shortcut accepted an apply that changes something:\nlive %s\nconfig %s\n%v", mustJSON(live), mustJSON(cfg), snapshot(managed))
+	require.NoError(t, err, "the shortcut accepted an apply the full walk rejects:\nlive %s\nconfig %s\n%v", mustJSON(live), mustJSON(cfg), snapshot(managed))
+	require.Equal(t, r.Changed, quick.Changed, "the shortcut and the full walk disagree on Changed:\nlive %s\nconfig %s\n%v", mustJSON(live), mustJSON(cfg), snapshot(managed))
+	require.Equal(t, r.ObjectChanged, quick.ObjectChanged)
+	require.Equal(t, mustJSON(r.Object), mustJSON(quick.Object))
+	require.Equal(t, snapshot(r.Managed), snapshot(quick.Managed))
 }
 
 // TestApplyNoopShortcut: a re-apply is recognized by the shortcut, and
@@ -91,4 +106,67 @@ func TestApplyNoopDuplicateLiveItems(t *testing.T) {
 		checkNoopAgrees(t, live, c, "alpha", first.Managed)
 	}
 	checkNoopAgrees(t, live, cfg, "alpha", first.Managed)
+}
+
+// TestApplyChangedLeavesShortcut: a re-apply of the same fields with new
+// scalar values outside lists is finished by applyChanges when nobody else
+// holds a changed path, and left to the full walk otherwise.
+func TestApplyChangedLeavesShortcut(t *testing.T) {
+	opt := WithSchema(fuzzSchema)
+	base := func() map[string]any {
+		return map[string]any{
+			"a":     int64(1),
+			"b":     "x",
+			"c":     int64(2),
+			"m":     map[string]any{"b": "x", "c": true},
+			"items": []any{map[string]any{"name": "p", "v": "x"}},
+			"sel":   map[string]any{"k": "y"},
+		}
+	}
+	first, err := Apply(nil, base(), "alpha", nil, opt)
+	require.NoError(t, err)
+	// beta owns m.c; alpha's own Update entry owns a (by an update of it).
+	withBeta, err := Apply(first.Object, map[string]any{"m": map[string]any{"c": true}}, "beta", first.Managed, opt)
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		managed Managed
+		edit    func(m map[string]any)
+		quick   bool // applyChanges finishes it
+	}{
+		{"one leaf", first.Managed, func(m map[string]any) { m["a"] = int64(7) }, true},
+		{"leaves in a map", first.Managed, func(m map[string]any) { m["m"] = map[string]any{"b": "z", "c": false} }, true},
+		{"leaves at two depths", first.Managed, func(m map[string]any) { m["a"] = "s"; m["m"].(map[string]any)["c"] = int64(3) }, true},
+		{"a leaf another manager owns too", withBeta.Managed, func(m map[string]any) { m["m"].(map[string]any)["c"] = false }, false},
+		{"a leaf beside one another manager owns", withBeta.Managed, func(m map[string]any) { m["m"].(map[string]any)["b"] = "z" }, true},
+		{"a value inside a list item", first.Managed, func(m map[string]any) { m["items"].([]any)[0].(map[string]any)["v"] = "z" }, false},
+		{"an atomic map", first.Managed, func(m map[string]any) { m["sel"] = map[string]any{"k": "z"} }, false},
+		{"a scalar becomes a map", first.Managed, func(m map[string]any) { m["a"] = map[string]any{"z": int64(1)} }, false},
+		{"a map becomes a scalar", first.Managed, func(m map[string]any) { m["m"] = "x" }, false},
+		{"four leaves", first.Managed, func(m map[string]any) {
+			m["a"], m["b"], m["m"] = int64(2), "y", map[string]any{"b": "z", "c": false}
+		}, true},
+		{"five leaves: more than the walk holds", first.Managed, func(m map[string]any) {
+			m["a"], m["b"], m["c"], m["m"] = int64(2), "y", int64(3), map[string]any{"b": "z", "c": false}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			live := withBeta.Object
+			cfg := base()
+			tt.edit(cfg)
+			i := tt.managed.Find("alpha", OpApply)
+			changes, ok := reapplied(live, cfg, fuzzSchema.top(), tt.managed[i].Set, true)
+			if ok && changes.n > 0 {
+				_, ok = applyChanges(live, tt.managed, i, &changes)
+			}
+			require.Equal(t, tt.quick, ok && changes.n > 0)
+			checkNoopAgrees(t, live, cfg, "alpha", tt.managed)
+			before := mustJSON(live)
+			r, err := Apply(live, cfg, "alpha", tt.managed, opt, Force())
+			require.NoError(t, err)
+			require.True(t, r.Changed)
+			require.Equal(t, before, mustJSON(live), "Apply modified live")
+		})
+	}
 }

@@ -39,6 +39,7 @@ type applyWalk struct {
 	dead      bool       // nodes has nodes that claim nothing; see compact
 	managed   Managed
 	manager   string
+	scratch   *applyScratch // where keys, items, cur, path and keybuf start
 }
 
 // applyScratch holds the walk's stacks in one allocation; they grow past

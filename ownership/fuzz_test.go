@@ -111,6 +111,27 @@ func (g *gen) tags() []any {
 	return out
 }
 
+// revalue returns a copy of config with some scalar values outside lists
+// replaced (by other values, or null), as a controller re-applies its
+// fields with new values.
+func (g *gen) revalue(config map[string]any) map[string]any {
+	out := make(map[string]any, len(config))
+	for _, k := range sortedKeys(config) {
+		switch v := config[k].(type) {
+		case map[string]any:
+			out[k] = g.revalue(v)
+		case []any:
+			out[k] = v
+		default:
+			out[k] = v
+			if g.next()%2 == 0 {
+				out[k] = g.scalar()
+			}
+		}
+	}
+	return out
+}
+
 // mutate returns a changed copy of live for an update.
 func (g *gen) mutate(live map[string]any) map[string]any {
 	next := DeepCopy(live).(map[string]any)
@@ -172,6 +193,7 @@ func runOwnership(t *testing.T, data []byte) {
 			checkInvariants(t, r, fuzzSchema)
 			require.Equal(t, []string(nil), r.Managed.Owners(nil), "the root is never owned")
 			checkNoopAgrees(t, r.Object, cfg, mgr, r.Managed)
+			checkNoopAgrees(t, r.Object, g.revalue(cfg), mgr, r.Managed)
 			again, err := Apply(r.Object, cfg, mgr, r.Managed, opt)
 			require.NoError(t, err, "re-applying the last config")
 			require.False(t, again.Changed, "re-applying the last config changed something:\nconfig %s\nlive %s\nafter %s\n%v\n%v", mustJSON(cfg), mustJSON(r.Object), mustJSON(again.Object), snapshot(r.Managed), snapshot(again.Managed))

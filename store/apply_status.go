@@ -61,15 +61,17 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	if cfg.force {
 		oopts = append(oopts, ownership.Force())
 	}
-	mem, sides := w.s.latest(name)
+	key := w.s.prefix + name // built once: each attempt's write condition names it
+	e, ok := w.s.last.latest(key)
+	mem, sides := w.s.rememberedAs(key, e, ok)
 	return write(ctx, w.s, "status apply to", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
-		return w.applyStatus(ctx, name, status, conditions, cfg, oopts, cur)
+		return w.applyStatus(ctx, key, name, status, conditions, cfg, oopts, cur)
 	})
 }
 
 // applyStatus is one attempt of ApplyStatus against cur, the current object
-// (see write).
-func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any, conditions []Condition, cfg writeConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
+// (see write), stored under key.
+func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status any, conditions []Condition, cfg writeConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return ApplyResult{}, decided, err
 	}
@@ -81,7 +83,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 	case next == nil:
 		return out, decided, nil
 	}
-	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	out.Revision, err = w.put(ctx, own, cur, next, sides)
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
@@ -102,13 +104,14 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, name string, status any,
 // decoding it again.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
-	// A status of type T whose JSON form round-trips is encoded once, alone:
-	// if the merge keeps it as applied, that is the encoding to store.
+	// A status of type T whose JSON form round-trips is encoded once, alone
+	// (by its side encoder, as a write encodes it): if the merge keeps it as
+	// applied, that is the encoding to store.
 	var applied json.RawMessage
 	if st, ok := status.(T); ok && w.s.plainStatus {
-		b, err := json.Marshal(st)
+		b, err := encodeJSON("applied status", st)
 		if err != nil {
-			return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)
+			return nil, decodedSides{}, err
 		}
 		applied, status = b, json.RawMessage(b)
 	}

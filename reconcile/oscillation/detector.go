@@ -87,7 +87,8 @@ func sharedConfig(cfg Config) *Config {
 	if p := lastConfig.Load(); p != nil && *p == cfg {
 		return p
 	}
-	p := &cfg
+	p := new(Config) // not &cfg, which would move every call's cfg to the heap
+	*p = cfg
 	lastConfig.Store(p)
 	return p
 }

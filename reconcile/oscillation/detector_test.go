@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/race"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -324,3 +325,17 @@ func TestDetectorsShareTheirConfig(t *testing.T) {
 	require.Empty(t, z.Observe(Write{Time: time.Unix(100, 0), Self: true, Owned: []diff.Path{diff.MustParsePath(".spec.a")}}))
 	require.Equal(t, Config{}.WithDefaults(), *z.cfg)
 }
+
+// A Detector made with the Config of the one made before it allocates
+// itself alone: a Loop makes one for every object it writes.
+func TestNewWithTheLastConfigAllocatesTheDetectorAlone(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations")
+	}
+	cfg := Config{MaxWrites: 9}
+	New(cfg)
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { kept = New(cfg) }))
+}
+
+// kept keeps what a test makes, as a Loop does.
+var kept *Detector

@@ -335,12 +335,15 @@ func (m *managedMemo) get(obj any, rev int64, side string) (ownership.Managed, b
 		return nil, false
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for i := range m.entries {
-		if e := &m.entries[i]; e.obj == obj && e.rev == rev && e.side == side {
-			return e.managed, true
+		// The revision first: it tells most entries apart, and costs least.
+		if e := &m.entries[i]; e.rev == rev && e.obj == obj && e.side == side {
+			managed := e.managed
+			m.mu.Unlock()
+			return managed, true
 		}
 	}
+	m.mu.Unlock()
 	return nil, false
 }
 

@@ -44,11 +44,11 @@ func (s *Store[S, T]) writtenManaged(obj *Object[S, T], side string) (ownership.
 	if side != statusSide || !s.plainStatus {
 		return nil, false
 	}
-	e, ok := s.last.lookup(s.prefix+obj.Meta.Name, obj.Meta.Revision)
-	if !ok || !e.written || e.sides.status == nil {
+	d := s.last.writtenStatus(s.prefix, obj.Meta.Name, obj.Meta.Revision)
+	if d == nil {
 		return nil, false
 	}
-	return e.sides.status.managed, true
+	return d.managed, true
 }
 
 func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {

@@ -302,6 +302,30 @@ func TestProbePointerReceiverMarshalerRoundTrips(t *testing.T) {
 				t.Fatalf("Get: %+v", got.Spec)
 			}
 		}},
+		{"versioned", func(t *testing.T, mem *memstore.Store) {
+			vs, err := store.NewVersions("v1", store.VersionOf("v1", store.Conversion[probePtrSpec, probePtrSpec, probePtrSpec, probePtrSpec]{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := store.New[probePtrSpec, probePtrSpec](mem, "PtrVersioned", store.WithVersion("v1", vs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &store.Object[probePtrSpec, probePtrSpec]{Meta: store.Meta{Name: "a"}, Spec: probePtrSpec{probePtrMarshaler{V: 5}}}
+			if _, err := s.As("m").Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			if raw := storedPart(t, mem, s, "a", "spec"); string(raw) != `{"field":{"custom":5}}` {
+				t.Errorf("stored spec %s, want json.Marshal(&obj)'s {\"field\":{\"custom\":5}}", raw)
+			}
+			got, err := s.Get(ctx, "a")
+			if err != nil {
+				t.Fatalf("Get of what Create wrote: %v", err)
+			}
+			if got.Spec.Field.V != 5 {
+				t.Fatalf("Get: %+v", got.Spec)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, memstore.New()) })
 	}

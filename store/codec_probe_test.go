@@ -330,3 +330,170 @@ func TestProbePointerReceiverMarshalerRoundTrips(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, memstore.New()) })
 	}
 }
+
+type probeName string
+
+type probeTree struct {
+	Name string       `json:"name"`
+	Kids []*probeTree `json:"kids,omitempty"`
+}
+
+// probeSideSpec holds only what the compiled encoder and decoder handle
+// themselves, with edge-case values.
+type probeSideSpec struct {
+	Unicode   string                  `json:"unicode"`
+	Plain     string                  `json:""`
+	Dash      string                  `json:"-,"`
+	Skip      string                  `json:"-"`
+	Dotted    string                  `json:"a.b-c_d"`
+	Named     probeName               `json:"named,omitempty"`
+	NamedKeys map[probeName]probeName `json:"namedKeys"`
+	PP        **int                   `json:"pp"`
+	ZeroPtr   *int                    `json:"zeroPtr,omitempty"`
+	NilSlice  []string                `json:"nilSlice"`
+	Empty     []string                `json:"empty"`
+	EmptyOmit []string                `json:"emptyOmit,omitempty"`
+	MapOmit   map[string]string       `json:"mapOmit,omitempty"`
+	I8        int8                    `json:"i8"`
+	U16       uint16                  `json:"u16"`
+	U         uint64                  `json:"u"`
+	I         int64                   `json:"i"`
+	B         bool                    `json:"b,omitempty"`
+	Tree      probeTree               `json:"tree"`
+	Strs      map[string][]string     `json:"strs"`
+	NilInMap  map[string]*probeTree   `json:"nilInMap"`
+	private   int
+}
+
+func probeSideValue(i int) probeSideSpec {
+	one, zero := 1+i, 0
+	p := &one
+	v := probeSideSpec{
+		Unicode:   "ü <>&\u2028\u2029 \x7f \x01 \xff\xfe \"q\" \\",
+		Plain:     "plain",
+		Dash:      "dash",
+		Skip:      "skipped",
+		Dotted:    "dotted",
+		Named:     "n",
+		NamedKeys: map[probeName]probeName{"z": "1", "<a>": "2", "ä": "3", "": "4"},
+		PP:        &p,
+		ZeroPtr:   &zero,
+		Empty:     []string{},
+		EmptyOmit: []string{},
+		MapOmit:   map[string]string{},
+		I8:        -128,
+		U16:       65535,
+		U:         math.MaxUint64 - uint64(i),
+		I:         math.MinInt64 + int64(i),
+		Tree:      probeTree{Name: "root", Kids: []*probeTree{{Name: "a"}, nil, {Name: "b", Kids: []*probeTree{{Name: "c"}}}}},
+		Strs:      map[string][]string{"b": nil, "a": {"x", ""}, "\u00e9": {}},
+		NilInMap:  map[string]*probeTree{"nil": nil, "t": {Name: "t"}},
+		private:   5,
+	}
+	if i%2 == 0 {
+		// ASCII keys only, which the compiled decoder reads itself
+		// (it leaves other keys to encoding/json).
+		delete(v.NamedKeys, "ä")
+		delete(v.NamedKeys, "<a>")
+		v.U = math.MaxInt64 // above, encoding/json reads it
+		delete(v.Strs, "\u00e9")
+		v.Strs["e"] = []string{}
+		v.Unicode = "ünï€ode 😀 plain"
+	}
+	return v
+}
+
+func TestProbeSideEncodedShapesMatchEncodingJSON(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	s, err := store.New[probeSideSpec, probeSideSpec](mem, "ProbeSide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.As("probe")
+	obj := &store.Object[probeSideSpec, probeSideSpec]{Meta: store.Meta{Name: "a"}, Spec: probeSideValue(0), Status: probeSideValue(1)}
+	if _, err := w.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, spec, status probeSideSpec) {
+		t.Helper()
+		for part, v := range map[string]probeSideSpec{"spec": spec, "status": status} {
+			want, _ := json.Marshal(v)
+			if raw := storedPart(t, mem, s, "a", part); !bytes.Equal(raw, want) {
+				t.Fatalf("%s: stored %s differs from json.Marshal's:\ngot  %s\nwant %s", step, part, raw, want)
+			}
+		}
+		got, err := s.Get(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := jsonRoundTrip(t, spec); !reflect.DeepEqual(got.Spec, want) {
+			t.Fatalf("%s: Get's spec differs from encoding/json's round trip:\ngot  %#v\nwant %#v", step, got.Spec, want)
+		}
+		if want := jsonRoundTrip(t, status); !reflect.DeepEqual(got.Status, want) {
+			t.Fatalf("%s: Get's status differs from encoding/json's round trip:\ngot  %#v\nwant %#v", step, got.Status, want)
+		}
+	}
+	check("Create", probeSideValue(0), probeSideValue(1))
+	got, _ := s.Get(ctx, "a")
+	got.Spec = probeSideValue(2)
+	if _, err := w.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	check("Update", probeSideValue(2), probeSideValue(1))
+	got, _ = s.Get(ctx, "a")
+	got.Status = probeSideValue(3)
+	if _, err := w.UpdateStatus(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	check("UpdateStatus", probeSideValue(2), probeSideValue(3))
+	applied := probeSideValue(4)
+	applied.U = math.MaxInt64 // see TestProbeApplyStatusKeepsBigUint64
+	if _, err := w.ApplyStatus(ctx, "a", applied, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Get(ctx, "a")
+	if want := jsonRoundTrip(t, applied); got.Status.U != want.U || got.Status.I != want.I || !reflect.DeepEqual(got.Status.Tree, want.Tree) {
+		t.Fatalf("ApplyStatus: got %#v", got.Status)
+	}
+	probeSame(t, "ApplyStatus: spec", got.Spec, jsonRoundTrip(t, probeSideValue(2)))
+}
+
+type probeBig struct {
+	U uint64 `json:"u"`
+	S string `json:"s,omitempty"`
+}
+
+// An applied status of type T keeps a uint64 above math.MaxInt64 exactly,
+// as encoding/json does, whether or not it covers every field of the
+// stored status.
+func TestProbeApplyStatusKeepsBigUint64(t *testing.T) {
+	t.Skip("bug: an ApplyStatus that leaves a stored status field alone goes through ownership's tree, whose numbers are int64 or float64: a uint64 above math.MaxInt64 is silently rounded (1<<63+1 is stored as 9223372036854776000) or fails with ErrInvalid (math.MaxUint64), while one that covers every field keeps it exactly; the fix spans internal/jsonscan's Decode and ownership's number")
+	ctx := context.Background()
+	for _, u := range []uint64{math.MaxInt64, 1<<63 + 1, math.MaxUint64} {
+		for _, covers := range []bool{true, false} {
+			s, err := store.New[probeBig, probeBig](memstore.New(), "ProbeBig")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := s.As("probe")
+			if _, err := w.Create(ctx, &store.Object[probeBig, probeBig]{Meta: store.Meta{Name: "a"}, Status: probeBig{S: "kept"}}); err != nil {
+				t.Fatal(err)
+			}
+			applied := probeBig{U: u}
+			if covers {
+				applied.S = "applied"
+			}
+			if _, err := w.ApplyStatus(ctx, "a", applied, nil); err != nil {
+				t.Fatalf("ApplyStatus of %+v: %v", applied, err)
+			}
+			got, err := s.Get(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.U != u {
+				t.Fatalf("ApplyStatus of %+v stored %d", applied, got.Status.U)
+			}
+		}
+	}
+}

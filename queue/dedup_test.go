@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -83,4 +84,40 @@ func TestDuplicateAddsRacingWorkersLoseNoUpdate(t *testing.T) {
 			require.Equal(t, version[k].Load(), seen[k].Load(), "round %d: key %d's last run missed an Add", round, k)
 		}
 	}
+}
+
+// Done finds its key among the keys processing however many there are,
+// and in whatever order they are handed back: each Done ends its own key
+// (rerunning it if it was added meanwhile) and no other.
+func TestDoneInAnyOrderEndsOnlyItsOwnKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for n := 1; n <= 10; n++ {
+			q := queue.New[int]()
+			for k := range n {
+				q.Add(k)
+			}
+			for range n {
+				mustGet(t, q)
+			}
+			for k := 0; k < n; k += 3 {
+				q.Add(k) // due to rerun
+			}
+			q.Done(n) // never handed out
+			order := rand.New(rand.NewPCG(uint64(n), 1)).Perm(n)
+			for i, k := range order {
+				q.Done(k)
+				q.Done(k) // a second Done does nothing
+				want := queue.KeyState{}
+				if k%3 == 0 {
+					want = queue.KeyState{Queued: true}
+				}
+				require.Equal(t, want, q.State(k), "n=%d: key %d after its Done", n, k)
+				for _, other := range order[i+1:] {
+					require.True(t, q.State(other).Processing, "n=%d: key %d after Done(%d)", n, other, k)
+				}
+			}
+			require.Equal(t, (n+2)/3, q.Len())
+			q.ShutDown()
+		}
+	})
 }

@@ -177,3 +177,30 @@ type fixedLimiter struct{ d time.Duration }
 func (l *fixedLimiter) When(string) time.Duration { return l.d }
 func (l *fixedLimiter) Forget(string)             {}
 func (l *fixedLimiter) NumRequeues(string) int    { return 0 }
+
+func TestANormalAddOfTheKeyAtTheHeadOfTheLowListMovesItAndKeepsTheRestInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := queue.New[string]()
+		defer q.ShutDown()
+		for _, k := range []string{"a", "b", "c", "d"} {
+			q.AddLow(k)
+		}
+		require.Equal(t, "a", mustGet(t, q)) // b heads the low list now
+		q.Add("b")
+		q.Add("d") // and the tail
+		q.Done("a")
+		require.Equal(t, queue.KeyState{Queued: true, Priority: queue.Low}, q.State("c"))
+		require.Equal(t, []string{"b", "d", "c"}, drain(q))
+
+		// The only low key, once a Get took the one before it: the low
+		// list is left empty, and a later AddLow heads it.
+		q.AddLow("x")
+		q.AddLow("y")
+		require.Equal(t, "x", mustGet(t, q))
+		q.Add("y")
+		q.AddLow("z")
+		q.Done("x")
+		require.Equal(t, 2, q.Len())
+		require.Equal(t, []string{"y", "z"}, drain(q))
+	})
+}

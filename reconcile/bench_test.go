@@ -48,12 +48,44 @@ import (
 // two interface calls and the copies through skip and paused) was about
 // 400; the calls paceReruns makes when no key reruns, guard.Catch's
 // deferred wrapper and a closure per key in the resync, about 60. What
-// remains over 1a51387 is the Loop's steps around the reconcile
+// remained over 1a51387 was the Loop's steps around the reconcile
 // (begin, run, conclude, recorder.reset: about 100, partly features
-// since: reconcile IDs, rerun pacing, read-your-writes waits); the
-// queue's own functions cost the same at both. cpu-ns/reconcile, ABBA
-// at load 5: 929 at 1a51387 against 934 after (median of 8 each); 893 at
-// 5b2e9a8 against 803 at load 4.5. No allocation per reconcile
+// since: reconcile IDs, rerun pacing, read-your-writes waits). cpu-ns/
+// reconcile, ABBA at load 5: 929 at 1a51387 against 934 after (median of
+// 8 each); 893 at 5b2e9a8 against 803 at load 4.5.
+//
+// Then (issues 25, 26), at 432a09f, whose queue had meanwhile grown an
+// RWMutex (about +150 in the queue's functions, not the Loop's): 2,167
+// instructions against 1,952 at 1a51387 in the same runs, the Loop's own
+// functions 639 against 549. The Loop's cut, to 1,973 (the Loop's own
+// about 460, under 1a51387's 549; the queue's unchanged): a reconcile
+// takes its ID's number only when the ID is used (the workers shared a
+// counter written at every reconcile: a cache line that crossed cores
+// each time, which no padding could help); recorder.reset inlines (one
+// flag, used) and begin is called only while some key has state; the
+// Stalled check of a clean reconcile reads two counters inline
+// (noneStalled), and record's common case has no deferred unlock; a
+// reconcile that returned nil and a zero Result takes decide's first row
+// (succeeded) with no closure and no call; the reconciler is called with
+// one call level less (call, recovering through a method of the pass,
+// and calling recover only when Reconcile did not return); a resync
+// queues each key with AddLow called directly. The workers' recorders and
+// running slots are padded off each other's cache line (false sharing:
+// instructions do not show it). cpu-ns/reconcile, ABBA at load 13-14
+// (2 cores, noisy): median of 6, 1,187 at 1a51387, 1,118 at 432a09f, 970
+// after.
+//
+// Then FromStore's source kept its names with a dense list (nameSet): a
+// resync copies a slice instead of iterating a map of 100,000 names
+// (about 80 instructions per name), to 1,869 instructions, under
+// 1a51387's 1,952; and it lists them in the order they came, near the
+// order of the cache's objects in memory, which the reconciles then read
+// more nearly in order. That is most of the time cut: cpu-ns/reconcile,
+// ABBA at load 10.5, median of 6, 1,211 at 1a51387, 1,311 at 432a09f,
+// 547 after (wall ns/reconcile, median 2,940, 2,690 and 1,009; fastest
+// 1,072, 1,327 and 614). Here every object came in one listing; objects
+// replaced since (each change allocates a new one) are read out of that
+// order. No allocation per reconcile
 // (TestAResyncPassAllocatesNothingPerReconcile).
 func BenchmarkLoopNoopResync100k(b *testing.B) {
 	b.Run("timeout=off", func(b *testing.B) { benchLoop(b, 0) })

@@ -124,7 +124,8 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 			*d = decision{failures: failures, next: nextAfterWrite, result: resultRequeue}
 			return
 		default:
-			*d = decision{stalled: stalledClear, result: resultSuccess}
+			*d = decision{}
+			succeeded(d)
 			return
 		}
 	}
@@ -167,6 +168,11 @@ func decide(d *decision, res Result, err error, failures, stallAfter int, backof
 		d.message = errString(err) // no count: the condition changes only with its meaning
 	}
 }
+
+// succeeded fills d, zero, with decide's first row: a reconcile that
+// returned nil and a zero Result. The Loop's conclude calls it directly for
+// such a reconcile, on a decision still zero.
+func succeeded(d *decision) { d.stalled, d.result = stalledClear, resultSuccess }
 
 // requeueUnwritten turns the Requeue row of d (a Requeue with no error)
 // into a retry paced by per-key backoff when the pass wrote nothing: there

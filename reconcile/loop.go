@@ -74,7 +74,7 @@ type Loop[K comparable] struct {
 	// pendingCap bounds pending (maxPending; tests lower it).
 	pendingCap int
 	active     atomic.Int64
-	reconciles atomic.Uint64 // reconciles run: the count of ReconcileID
+	reconciles atomic.Uint64 // reconcile IDs handed out: the count of ReconcileID (recorder.idNumber)
 	idPrefix   string        // ReconcileID's prefix, random per Loop
 	held       atomic.Int64  // keys with a hold (oscillation backoff)
 	awaiting   atomic.Int64  // keys waiting for a stored revision (keyState.awaited)

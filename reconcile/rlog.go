@@ -26,6 +26,7 @@ func Logger(ctx context.Context) *slog.Logger {
 		return lg
 	}
 	lg := r.logger(r)
+	r.used.Store(true)
 	r.log.Store(lg)
 	return lg
 }
@@ -33,8 +34,11 @@ func Logger(ctx context.Context) *slog.Logger {
 // ReconcileID returns the ID of the reconcile running with ctx, "" for a
 // ctx that does not come from a Loop. IDs are unique within a process and,
 // with high probability, across restarts: a random prefix per Loop and a
-// count of its reconciles ("5f3a09c1-42"). The Loop's log lines about a
-// reconcile carry it as reconcileID.
+// count ("5f3a09c1-42"). The count numbers the reconciles whose ID was
+// used (by ReconcileID, Logger, an event, or the Loop's own log lines and
+// RecentFailure), in the order of first use: a reconcile that uses none
+// takes no number. The Loop's log lines about a reconcile carry it as
+// reconcileID.
 func ReconcileID(ctx context.Context) string {
 	r, ok := ctx.Value(recorderKey{}).(*recorder)
 	if !ok || r.idPrefix == "" {
@@ -50,7 +54,24 @@ func newIDPrefix() string {
 	return fmt.Sprintf("%08x", binary.BigEndian.Uint32(b[:]))
 }
 
-func (r *recorder) reconcileID() string { return fmt.Sprintf("%s-%d", r.idPrefix, r.id) }
+func (r *recorder) reconcileID() string { return fmt.Sprintf("%s-%d", r.idPrefix, r.idNumber()) }
+
+// idNumber returns the number of the reconcile's ID, taking the next of
+// the Loop's count the first time it is asked for. A reconcile that never
+// uses its ID (most: it logs nothing, records no event and does not fail)
+// takes none, so the workers share no counter they write at every
+// reconcile. Safe for concurrent use: two goroutines of one reconcile that
+// ask at once get the same number.
+func (r *recorder) idNumber() uint64 {
+	if id := r.id.Load(); id != 0 {
+		return id
+	}
+	r.used.Store(true)
+	if id := r.ids.Add(1); r.id.CompareAndSwap(0, id) {
+		return id
+	}
+	return r.id.Load()
+}
 
 // idAttr is the reconcileID attribute of the Loop's lines about the
 // reconcile rec runs.
@@ -59,7 +80,7 @@ func (r *recorder) idAttr() slog.Attr { return slog.String("reconcileID", r.reco
 // setLogger makes rec build its reconcile's logger, on demand, from the
 // Loop's logger with the key slot holds.
 func (l *Loop[K]) setLogger(rec *recorder, slot *runningSlot[K]) {
-	rec.idPrefix = l.idPrefix
+	rec.idPrefix, rec.ids = l.idPrefix, &l.reconciles
 	rec.logger = func(r *recorder) *slog.Logger {
 		slot.mu.Lock()
 		key := slot.key

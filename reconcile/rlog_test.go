@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -48,4 +49,49 @@ func TestLoggerInCtxCarriesLoopKeyAndReconcileID(t *testing.T) {
 func TestLoggerOutsideALoop(t *testing.T) {
 	require.Same(t, slog.Default(), Logger(context.Background()))
 	require.Empty(t, ReconcileID(context.Background()))
+}
+
+// A reconcile's ID is the same from every goroutine of the reconcile that
+// asks for it, even at once; the numbers count the reconciles that used
+// their ID, in the order of first use: a reconcile that uses none (most)
+// takes none, so the workers share no counter they write at each one.
+func TestReconcileIDNumbersOnlyTheReconcilesThatUseIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var ids [][]string
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			if key != "asks" {
+				return Result{}, nil
+			}
+			got := make([]string, 4)
+			var wg sync.WaitGroup
+			for i := range got {
+				wg.Go(func() { got[i] = ReconcileID(ctx) })
+			}
+			wg.Wait()
+			mu.Lock()
+			ids = append(ids, got)
+			mu.Unlock()
+			return Result{}, nil
+		})
+		l := mustNew(t, s, keySet("q1", "q2", "q3"))
+		stop := start(t, l)
+		synctest.Wait()
+		l.Add("asks")
+		synctest.Wait()
+		l.Add("q1")
+		synctest.Wait()
+		l.Add("asks")
+		synctest.Wait()
+		require.NoError(t, stop())
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, ids, 2)
+		for i, got := range ids {
+			require.Regexp(t, `^[0-9a-f]{8}-`+strconv.Itoa(i+1)+`$`, got[0], "reconcile %d", i)
+			for _, id := range got {
+				require.Equal(t, got[0], id, "one ID per reconcile, whichever goroutine asks")
+			}
+		}
+	})
 }

@@ -33,25 +33,35 @@ type recorder struct {
 	// own tells the Loop of every revision written, so that its cache
 	// sources know the write as the Loop's own (ownWrites).
 	own func(b any, rev int64)
-	// The reconcile's ID and logger (rlog.go): id counts the Loop's
-	// reconciles, log is built on demand by logger.
-	id       uint64
+	// The reconcile's ID and logger (rlog.go): id is 0 until the ID is
+	// first asked for, then the next of ids, the Loop's count of the IDs
+	// it handed out; log is built on demand by logger.
+	id       atomic.Uint64
+	ids      *atomic.Uint64
 	idPrefix string
 	logger   func(*recorder) *slog.Logger
 	log      atomic.Pointer[slog.Logger]
+	// used: the reconcile wrote (rev), took an ID or built its logger,
+	// which reset must clear; most do none of these.
+	used atomic.Bool
+	// The workers' recorders are allocated one after the other, and each
+	// reconcile writes its own: the padding keeps two of them off a
+	// cache line, so that one worker's reset does not evict the line
+	// the other reads (false sharing).
+	_ [64]byte
 }
 
-// reset readies r for the next reconcile. It stores rev and log only when
-// the last reconcile set them: most write nothing and log nothing, and a
-// load is cheaper than an atomic store.
-func (r *recorder) reset(fresh bool, id uint64, attempt int) {
-	if r.rev.Load() != 0 || r.log.Load() != nil {
+// reset readies r for the next reconcile. It clears rev, id and log only
+// when the last reconcile set them (used): a load is cheaper than the
+// atomic stores. Small enough to inline.
+func (r *recorder) reset(fresh bool, attempt int) {
+	if r.used.Load() {
 		r.clear() // out of line: most reconciles have nothing to clear
 	}
-	r.fresh, r.id, r.attempt = fresh, id, attempt
+	r.fresh, r.attempt = fresh, attempt
 }
 
-// clear forgets the last reconcile's writes and logger.
+// clear forgets the last reconcile's writes, ID and logger.
 func (r *recorder) clear() {
 	if r.rev.Load() != 0 {
 		r.rev.Store(0)
@@ -60,9 +70,9 @@ func (r *recorder) clear() {
 		r.revs = r.revs[:0]
 		r.mu.Unlock()
 	}
-	if r.log.Load() != nil {
-		r.log.Store(nil)
-	}
+	r.id.Store(0)
+	r.log.Store(nil)
+	r.used.Store(false)
 }
 
 // RecordWrite tells the Loop running the reconcile of ctx that it wrote
@@ -97,6 +107,7 @@ func (r *recorder) record(b any, rev int64) {
 	if r.own != nil {
 		r.own(b, rev)
 	}
+	r.used.Store(true)
 	for {
 		cur := r.rev.Load()
 		if rev <= cur || r.rev.CompareAndSwap(cur, rev) {

@@ -93,7 +93,7 @@ type cacheSource[S, T any] struct {
 	started atomic.Bool
 
 	mu    sync.Mutex
-	names map[string]struct{} // primary only
+	names *nameSet // primary only
 	buf   []string
 	// deferred is another writer's change whose hint was certain before
 	// its field-level judgement (see judge), judged after the hint: the
@@ -114,6 +114,44 @@ type deferredJudge[S, T any] struct {
 	old, new *store.Object[S, T]
 	judgeAs  string
 	at       time.Time
+}
+
+// nameSet is the primary source's set of names, kept with a dense list so
+// that Keys, at every resync, copies a slice instead of iterating a map
+// (about 80 instructions per name at 100,000 names,
+// BenchmarkLoopNoopResync100k), and lists the names in the order they
+// were added, which is near the order the cache allocated their objects
+// in: the reconciles of a resync then read the objects more nearly in
+// memory order. It costs about 24 bytes per name more than a set (the
+// list's 16 and the index's 8; more while append's room is unused).
+type nameSet struct {
+	at   map[string]int // index of each name in list
+	list []string
+}
+
+func newNameSet() *nameSet { return &nameSet{at: map[string]int{}} }
+
+func (n *nameSet) add(name string) {
+	if _, ok := n.at[name]; !ok {
+		n.at[name] = len(n.list)
+		n.list = append(n.list, name)
+	}
+}
+
+// remove takes name out, moving the last name into its place.
+func (n *nameSet) remove(name string) {
+	i, ok := n.at[name]
+	if !ok {
+		return
+	}
+	delete(n.at, name)
+	last := len(n.list) - 1
+	if i != last {
+		n.list[i] = n.list[last]
+		n.at[n.list[i]] = i
+	}
+	n.list[last] = ""
+	n.list = n.list[:last]
 }
 
 type sinkRef struct {
@@ -166,7 +204,7 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 		s.statusEqual = eq.StatusEqual
 	}
 	s.by, _ = hooks.(changedBy[S, T])
-	s.names = map[string]struct{}{}
+	s.names = newNameSet()
 	return storeSource[S, T]{cacheSource: s, storeConditions: newStoreConditions(c, st)}
 }
 
@@ -478,10 +516,7 @@ func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 func (s storeSource[S, T]) Keys() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		s.mu.Lock()
-		buf := s.buf[:0]
-		for n := range s.names {
-			buf = append(buf, n)
-		}
+		buf := append(s.buf[:0], s.names.list...)
 		s.buf = nil // owned by this iteration until it ends
 		s.mu.Unlock()
 		defer func() {
@@ -547,9 +582,9 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 // event of type typ. It runs under s.mu.
 func (s *cacheSource[S, T]) noteName(name string, typ store.EventType) {
 	if typ == store.Deleted {
-		delete(s.names, name)
+		s.names.remove(name)
 	} else {
-		s.names[name] = struct{}{}
+		s.names.add(name)
 	}
 }
 

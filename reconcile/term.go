@@ -39,6 +39,10 @@ type runningSlot[K comparable] struct {
 	mu   sync.Mutex
 	key  K
 	busy bool
+	// The slots are one slice and each worker locks its own twice per
+	// reconcile: the padding keeps two slots off a cache line, so that
+	// the workers do not take turns owning it (false sharing).
+	_ [64]byte
 }
 
 func (s *runningSlot[K]) set(k K) {
@@ -208,8 +212,10 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 		}
 	}
 	var got keyChunks[K] // the current listing's keys, with more than one listing
-	// No closure per key to call AddLow through in a resync's common case.
-	add := t.q.AddLow
+	// No func value per key to call AddLow through in a resync's common
+	// case (one listing, no filter): a nil add has listKeys call it
+	// directly.
+	var add func(K)
 	if keep != nil {
 		add = func(k K) {
 			if keep(k) {
@@ -224,14 +230,18 @@ func (l *Loop[K]) enqueueFiltered(t *term[K], termStart bool, keep func(K) bool)
 			}
 		}
 	}
+	termAdd := add // for a term's listing, read once a term: no matter
+	if termAdd == nil {
+		termAdd = t.q.AddLow
+	}
 	var lists []keyChunks[K] // the listings that had keys
 	for _, li := range ls {
 		got = nil
 		if li.kl == nil {
 			for k := range li.keys {
-				add(k)
+				termAdd(k)
 			}
-		} else if p := listKeys(li.kl, add); p != nil {
+		} else if p := listKeys(li.kl, add, t.q); p != nil {
 			l.userPanic("keyLister", p, slog.Int("source", li.i), slog.String("what", syncwait.Describe(l.sources[li.i])))
 		}
 		if len(got) > 0 {
@@ -274,10 +284,17 @@ func (c keyChunks[K]) each(f func(K)) {
 	}
 }
 
-// listKeys passes each key kl lists to add, and returns the panic of a Keys
-// (or its iteration) that panics.
-func listKeys[K comparable](kl keyLister[K], add func(K)) (p *guard.Panic) {
+// listKeys passes each key kl lists to add, or, for a nil add, queues it
+// in q at low priority with no func value to call through, and returns the
+// panic of a Keys (or its iteration) that panics.
+func listKeys[K comparable](kl keyLister[K], add func(K), q *workqueue.Queue[K]) (p *guard.Panic) {
 	defer guard.Catch(&p)
+	if add == nil {
+		for k := range kl.Keys() {
+			q.AddLow(k)
+		}
+		return nil
+	}
 	for k := range kl.Keys() {
 		add(k)
 	}

@@ -135,8 +135,9 @@ type pass struct {
 	start, end, dur time.Duration
 	// timed: the reconcile is timed (metrics, or Debug logging).
 	timed bool
-	// panicked: the reconciler panicked (err is a *PanicError).
-	panicked bool
+	// returned: Reconcile returned (call); panicked: it panicked (err
+	// is a *PanicError).
+	returned, panicked bool
 	// working: the object carries the Loop's Reconciling=True.
 	working bool
 	// slow: the steps after the reconcile logged or wrote, which takes
@@ -210,7 +211,8 @@ func (l *Loop[K]) prepare(t *term[K], key K, p *pass) (skip bool) {
 	return false
 }
 
-// run is process's first step: it readies rec (begin) and calls the
+// run is process's first step: it readies rec (begin, or rec.reset
+// alone while no key has state) and calls the
 // reconciler (call), timed when metrics or Debug logging are on. It reports
 // whether the reconcile was cut short by the end of the term (cutShort),
 // which leaves the other steps nothing to do.
@@ -219,8 +221,19 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 	if p.timed && !l.metricsOn {
 		p.start = t.q.Stamp()
 	}
-	p.failures, p.requeues = l.begin(key, rec)
-	p.res, p.err, p.panicked = l.call(ctx, key, &p.marks)
+	if l.nkeys.Load() > 0 {
+		p.failures, p.requeues = l.begin(key, rec)
+	} else {
+		rec.reset(false, 1)
+	}
+	if l.cfg.dryRun(&p.marks) || l.cfg.timeout > 0 || l.countActive {
+		l.callWrapped(ctx, key, p)
+	} else {
+		l.call(ctx, key, p)
+	}
+	if p.err != nil && !p.panicked {
+		p.err = walkable(p.err)
+	}
 	if p.timed {
 		p.end = t.q.Stamp()
 		p.dur = p.end - p.start
@@ -229,33 +242,31 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 }
 
 // begin reads what the Loop remembers of key before a reconcile (its
-// failure and requeue counts) and readies rec for it. It takes the lock
-// only when some key has state.
+// failure and requeue counts) and readies rec for it. run calls it only
+// while some key has state (nkeys): otherwise the counts are zero, and rec
+// is readied with no call.
 func (l *Loop[K]) begin(key K, rec *recorder) (failures, requeues int) {
 	fresh := false
-	if l.nkeys.Load() > 0 {
-		l.mu.Lock()
-		if s := l.keys[key]; s != nil {
-			failures, requeues, fresh = s.failures, s.requeues, s.freshRead
-			// This pass reads what the caches hold now and decides the
-			// next run: a wait for the stored revision (awaitStored)
-			// no longer runs the key.
-			s.freshRead = false
-			l.clearAwaitLocked(s)
-		}
-		l.mu.Unlock()
+	l.mu.Lock()
+	if s := l.keys[key]; s != nil {
+		failures, requeues, fresh = s.failures, s.requeues, s.freshRead
+		// This pass reads what the caches hold now and decides the
+		// next run: a wait for the stored revision (awaitStored)
+		// no longer runs the key.
+		s.freshRead = false
+		l.clearAwaitLocked(s)
 	}
-	rec.reset(fresh, l.reconciles.Add(1), failures+1)
+	l.mu.Unlock()
+	rec.reset(fresh, failures+1)
 	return failures, requeues
 }
 
-// call calls the reconciler on key under the per-reconcile timeout, if
-// any, with its writes made dry runs when key's marks m (or the Loop) say
-// observe-only, and counts it among the active workers while it runs. It
-// turns a panic into a *PanicError.
-func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, err error, panicked bool) {
-	if l.cfg.dryRun(m) { // checked here too: a call per reconcile saved
-		ctx = l.observeCtx(ctx, key, m)
+// callWrapped is call under the per-reconcile timeout, if any, with the
+// reconciler's writes made dry runs when key's marks (p.marks) or the Loop
+// say observe-only, and counted among the active workers while it runs.
+func (l *Loop[K]) callWrapped(ctx context.Context, key K, p *pass) {
+	if l.cfg.dryRun(&p.marks) {
+		ctx = l.observeCtx(ctx, key, &p.marks)
 	}
 	rctx := ctx
 	var dctx *deadlineCtx
@@ -266,19 +277,39 @@ func (l *Loop[K]) call(ctx context.Context, key K, m *objectMarks) (res Result, 
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
 	}
-	res, err, p := l.reconcileCaught(rctx, key)
-	if p != nil {
-		res, err, panicked = Result{}, &PanicError{Value: p.Value, Stack: p.Stack}, true
-	} else if err != nil {
-		err = walkable(err)
-	}
+	l.call(rctx, key, p)
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
 	}
 	if dctx != nil {
 		dctx.end()
 	}
-	return res, err, panicked
+}
+
+// call calls the reconciler on key, into p.res and p.err, and turns a
+// panic into a *PanicError (p.panicked). It defers its own recover
+// (p.caught) rather than pass a closure to guard.Call, or defer
+// guard.Catch: the closure and the extra calls cost about 50, and about
+// 10, instructions per reconcile (BenchmarkLoopBareResync100k); and a
+// method of p, not a closure that would capture each result. run calls it
+// directly when no timeout, dry run or count of active workers wraps it
+// (callWrapped).
+func (l *Loop[K]) call(ctx context.Context, key K, p *pass) {
+	defer p.caught()
+	p.res, p.err = l.r.Reconcile(ctx, key)
+	p.returned = true
+}
+
+// caught, deferred by call, turns a panic of the reconciler into p's
+// result. It calls recover only when Reconcile did not return: about 15
+// instructions per reconcile saved.
+func (p *pass) caught() {
+	if p.returned {
+		return
+	}
+	if v := recover(); v != nil {
+		p.res, p.err, p.panicked = Result{}, &PanicError{Value: v, Stack: debug.Stack()}, true
+	}
 }
 
 // cutShort counts a fenced write and reports a panic, and reports whether
@@ -311,11 +342,19 @@ func (l *Loop[K]) cutShort(t *term[K], ctx context.Context, rec *recorder, key K
 // Requeue paced by whether the pass wrote, as rec saw) into p.d, records
 // it, and the reconcile's duration, in key's state and says in p.o what
 // follows.
+//
+// A reconcile that returned nil and a zero Result (most) takes decide's
+// first row (succeeded) on p.d, still zero, with no closure and no call:
+// requeueUnwritten and superseded have nothing to do for it.
 func (l *Loop[K]) conclude(key K, rec *recorder, p *pass) {
-	backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
-	decide(&p.d, p.res, p.err, p.failures, l.cfg.stallAfter, backoff)
-	if p.d.stale == nil || !superseded(&p.d, p.requeues, l.lagging(p.d.stale)) {
-		requeueUnwritten(&p.d, rec.rev.Load() > 0, p.requeues, backoff)
+	if p.err == nil && p.res.isZero() {
+		succeeded(&p.d)
+	} else {
+		backoff := func(n int) time.Duration { return l.retry.Delay(key, n-1) }
+		decide(&p.d, p.res, p.err, p.failures, l.cfg.stallAfter, backoff)
+		if p.d.stale == nil || !superseded(&p.d, p.requeues, l.lagging(p.d.stale)) {
+			requeueUnwritten(&p.d, rec.rev.Load() > 0, p.requeues, backoff)
+		}
 	}
 	l.record(key, &p.d, p.err, &p.o)
 	if p.timed {
@@ -392,20 +431,6 @@ func (l *Loop[K]) settle(t *term[K], ctx context.Context, rec *recorder, key K, 
 	p.slow = p.slow || wrote
 }
 
-// reconcileCaught calls the reconciler and catches its panic in p. It
-// defers its own recover rather than pass a closure to guard.Call, or
-// defer guard.Catch(&p): the closure and the extra calls cost about 50,
-// and about 10, instructions per reconcile (BenchmarkLoopBareResync100k).
-func (l *Loop[K]) reconcileCaught(ctx context.Context, key K) (res Result, err error, p *guard.Panic) {
-	defer func() {
-		if v := recover(); v != nil {
-			p = &guard.Panic{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	res, err = l.r.Reconcile(ctx, key)
-	return res, err, nil
-}
-
 // errProbe matches no error: errors.Is with it walks the whole chain.
 var errProbe = errors.New("reconcile: probe")
 
@@ -456,11 +481,18 @@ func (l *Loop[K]) record(key K, d *decision, err error, o *outcome) {
 	o.stall = d.stalled
 	clean := d.failures == 0 && err == nil && !d.warn && d.stalled != stalledSet && d.next != nextAfter
 	if clean && l.nkeys.Load() == 0 {
-		if o.stall == stalledClear && !l.mayBeStalled(key) {
+		if o.stall == stalledClear && (l.noneStalled() || !l.mayBeStalled(key)) {
 			o.stall = stalledKeep
 		}
 		return
 	}
+	l.recordKeyed(key, clean, d, err, o)
+}
+
+// recordKeyed is record for a reconcile that was not clean, or of a Loop
+// where some key has state: it takes the lock, which record's common case
+// does not (nor does it pay for the deferred unlock).
+func (l *Loop[K]) recordKeyed(key K, clean bool, d *decision, err error, o *outcome) {
 	o.note = stalledNote{reason: d.reason, message: d.message}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -553,6 +585,12 @@ func (l *Loop[K]) mayBeStalled(key K) bool {
 	defer l.mu.Unlock()
 	_, ok := l.stalledObjs[key]
 	return ok
+}
+
+// noneStalled reports that no object may carry Stalled=True (mayBeStalled
+// is false for every key), with no call: small enough to inline.
+func (l *Loop[K]) noneStalled() bool {
+	return l.stalledTracked.Load() && l.nstalled.Load() == 0
 }
 
 func (l *Loop[K]) mayBeStalledLocked(key K) bool {

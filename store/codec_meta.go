@@ -25,7 +25,8 @@ import (
 // a string that spells the Store's kind or the key's name is that string, and
 // with scratch space a string seen lately is the one decoded then. Strings
 // are immutable, so sharing one between objects is safe; maps and slices
-// are never shared.
+// are shared only with a held object the value is decoded over (see
+// baseValue), which is read-only.
 type metaDecoder struct {
 	kind, name string
 	scratch    *decodeScratch // nil: none
@@ -45,6 +46,12 @@ type metaDecoder struct {
 	// store writes them: for the conversion of the ownership records.
 	specShape bool
 	specKey   []byte
+	// base, when not nil, is the value the held object was decoded from
+	// (see baseValue): decodeStored takes from it what is the same.
+	base *baseValue
+	// into, for a typed decode, is where decodeStored decodes the Spec
+	// and Status (see sidesInto).
+	into sidesInto
 }
 
 // versionOf returns the version of a value whose version key holds v.
@@ -71,8 +78,9 @@ type decodeScratch struct {
 	// shape holds the last spec shape key read (metaDecoder.specKey).
 	shape []byte
 	// d is the decoder of the value being read, kept here so that it costs
-	// no allocation.
-	d metaDecoder
+	// no allocation; base likewise, for its base.
+	d    metaDecoder
+	base baseValue
 }
 
 // borrowScratch lends scratch space from the Store's pool to a decoder that
@@ -200,22 +208,22 @@ func (d *metaDecoder) meta(m *Meta) bool {
 			m.UID, ok = d.string()
 			return 1 << 2, ok
 		case "labels":
-			m.Labels, ok = d.stringMap()
+			m.Labels, ok = orBase(d, (*metaDecoder).stringMap, baseLabels)
 			return 1 << 3, ok
 		case "annotations":
-			m.Annotations, ok = d.stringMap()
+			m.Annotations, ok = orBase(d, (*metaDecoder).stringMap, baseAnnotations)
 			return 1 << 4, ok
 		case "owners":
-			m.Owners, ok = list(d, (*metaDecoder).owner)
+			m.Owners, ok = orBase(d, owners, baseOwners)
 			return 1 << 5, ok
 		case "finalizers":
-			m.Finalizers, ok = list(d, (*metaDecoder).string)
+			m.Finalizers, ok = orBase(d, finalizers, baseFinalizers)
 			return 1 << 6, ok
 		case "deletionRequested":
 			m.DeletionRequested, ok = r.Bool()
 			return 1 << 7, ok
 		case "managed":
-			m.Managed, ok = list(d, (*metaDecoder).managed)
+			m.Managed, ok = orBase(d, managedList, baseManaged)
 			return 1 << 8, ok
 		case "lastWrite":
 			m.LastWrite, ok = d.lastWrite()
@@ -230,6 +238,16 @@ func (d *metaDecoder) meta(m *Meta) bool {
 		return 0, false
 	})
 }
+
+// The decoders of Meta's lists, and the parts of a base's Meta (see orBase).
+func owners(d *metaDecoder) ([]OwnerRef, bool)           { return list(d, (*metaDecoder).owner) }
+func finalizers(d *metaDecoder) ([]string, bool)         { return list(d, (*metaDecoder).string) }
+func managedList(d *metaDecoder) ([]ManagedFields, bool) { return list(d, (*metaDecoder).managed) }
+func baseLabels(m *Meta) map[string]string               { return m.Labels }
+func baseAnnotations(m *Meta) map[string]string          { return m.Annotations }
+func baseOwners(m *Meta) []OwnerRef                      { return m.Owners }
+func baseFinalizers(m *Meta) []string                    { return m.Finalizers }
+func baseManaged(m *Meta) []ManagedFields                { return m.Managed }
 
 // stringMap decodes a JSON object of strings into a new map; a repeated key
 // reports false (encoding/json keeps the last, the store never writes one).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -16,7 +17,8 @@ type storedValue struct {
 
 // decodeStored reads a stored value the way the store writes it, in one
 // pass: Meta and Conditions into m and conds with d, Spec and Status
-// validated and sliced. It handles exactly the values the store writes (the
+// validated and sliced (and decoded too when d says so: metaDecoder.into).
+// It handles exactly the values the store writes (the
 // four keys, each at most once, spelled as encode spells them, or Meta under
 // the legacy key, and what metaDecoder reads) and reports false for anything
 // else, well-formed or not, which the caller then decodes the general way
@@ -35,13 +37,27 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 			k, ok = 0, d.meta(m)
 		case "spec":
 			k = 1
-			out.spec, ok = d.readSpec(m)
+			if d.specShape {
+				out.spec, ok = d.readSpec(m)
+				break
+			}
+			var s sideRead
+			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.base != nil && d.base.sides.spec)
+			out.spec, d.into.specDone = s.raw, s.decoded
+			if s.same {
+				d.base.specSame = true
+			}
 		case "status":
 			k = 2
-			out.status, ok = r.Raw()
+			var s sideRead
+			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.base != nil && d.base.sides.status)
+			out.status, d.into.statusDone = s.raw, s.decoded
+			if s.same {
+				d.base.statusSame = true
+			}
 		case "conditions":
 			k = 3
-			*conds, ok = d.conditions()
+			*conds, ok = d.conditionsOrBase(value, key)
 		case "version":
 			k = 4
 			var v string
@@ -67,11 +83,79 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 	return out, ok && r.End()
 }
 
+// sidesInto is where decodeStored decodes a typed object's Spec and
+// Status as it reads them, each in one pass where its bytes are read
+// (validated, then decoded, was two), with their sideDecoders; zero (no
+// plan) for a raw read. specDone and statusDone report the sides it
+// decoded.
+type sidesInto struct {
+	spec, status         reflect.Value
+	specPlan, statusPlan sideDecoder
+	specDone, statusDone bool
+}
+
+// sideRead is what metaDecoder.sideOf read.
+type sideRead struct {
+	raw []byte
+	// decoded: into its sidesInto value; same: the base holds it (may
+	// it be taken, see baseValue).
+	decoded, same bool
+}
+
+// sideOf reads the Spec or Status at d.r, the value of key in value: decoded
+// into v with plan in the same pass when plan is not nil and the base
+// (when may) does not hold it, and as its bytes. A value plan declines is
+// read again as bytes alone, v zero, for decodeSides to decode.
+func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, may bool) (sideRead, bool) {
+	r := &d.r
+	r.Next() // the white space before it
+	start := r.Pos()
+	b := d.base
+	if may && b.inSuffix(value, key, start) {
+		raw, ok := r.Raw()
+		return sideRead{raw: raw, same: ok}, ok
+	}
+	if plan != nil {
+		outer := *r
+		if plan(d, v, 0) {
+			return sideRead{raw: value[start:r.Pos()], decoded: true}, true
+		}
+		v.SetZero()
+		*r = outer
+	}
+	raw, ok := r.Raw()
+	return sideRead{raw: raw, same: ok && may && r.Pos() <= b.prefix}, ok
+}
+
+// conditionsOrBase reads the conditions at d.r, the value of key in value,
+// or takes the base's when they are the same (see baseValue).
+func (d *metaDecoder) conditionsOrBase(value, key []byte) ([]Condition, bool) {
+	b := d.base
+	start := d.r.Pos()
+	if b == nil || start >= b.prefix && !b.inSuffix(value, key, start) {
+		return d.conditions()
+	}
+	raw, ok := d.r.Raw()
+	if !ok {
+		return nil, false
+	}
+	if b.member(value, key, start, d.r.Pos()) {
+		return b.conds, true
+	}
+	outer := d.r
+	d.r = jsonscan.NewReader(raw)
+	conds, ok := d.conditions()
+	ok = ok && d.r.End()
+	d.r = outer
+	return conds, ok
+}
+
 // readSpec reads the spec's raw text at d.r; when the records in m relative to
 // the spec need its shape, it also reads the shape key into d.specKey
 // (in d.scratch's buffer when there is one).
 func (d *metaDecoder) readSpec(m *Meta) ([]byte, bool) {
 	r := &d.r
+	d.specKey = nil // not an earlier value's
 	if !d.specShape || !hasRelative(m.Managed, specSide) {
 		return r.Raw()
 	}
@@ -99,16 +183,23 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 		raw.Preserved = append(json.RawMessage(nil), raw.Preserved...)
 	}
 	// Spec and Status share one copy of their bytes, as encoding/json would
-	// not keep references into value either.
-	if n := len(raw.Spec) + len(raw.Status); n > 0 {
+	// not keep references into value either, and so does the spec's shape
+	// key when d read it (see rawObject.specKey).
+	key := d.specKey
+	if n := len(raw.Spec) + len(raw.Status) + len(key); n > 0 {
 		buf := make([]byte, 0, n)
 		buf = append(buf, raw.Spec...)
 		buf = append(buf, raw.Status...)
+		buf = append(buf, key...)
+		spec, status := len(raw.Spec), len(raw.Spec)+len(raw.Status)
 		if raw.Spec != nil {
-			raw.Spec = buf[:len(raw.Spec):len(raw.Spec)]
+			raw.Spec = buf[:spec:spec]
 		}
 		if raw.Status != nil {
-			raw.Status = buf[len(raw.Spec):]
+			raw.Status = buf[spec:status:status]
+		}
+		if key != nil {
+			raw.shape = knownShape{of: raw.Spec, key: buf[status:]}
 		}
 	}
 	return true
@@ -137,8 +228,20 @@ func decodeRawShared(value []byte, raw *rawObject, d *metaDecoder) bool {
 // bytes of its Spec and Status, for a later call's like.
 func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder, like *decodedFrom[S, T], cp copies) (decodedFrom[S, T], bool) {
 	d.typed = true
+	if (like == nil || d.base != nil) && d.plans != nil {
+		// Without like, whose sides are copied when their bytes match
+		// (known once read), in the pass that reads them.
+		d.into = sidesInto{specPlan: d.plans.spec, statusPlan: d.plans.status}
+		if d.into.specPlan != nil {
+			d.into.spec = reflect.ValueOf(&obj.Spec).Elem()
+		}
+		if d.into.statusPlan != nil {
+			d.into.status = reflect.ValueOf(&obj.Status).Elem()
+		}
+	}
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
-	d.typed = false
+	into := d.into
+	d.typed, d.into = false, sidesInto{}
 	if !ok {
 		return decodedFrom[S, T]{}, false
 	}
@@ -146,7 +249,25 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		d.otherVersion = true
 		return decodedFrom[S, T]{}, false
 	}
-	if !decodeSides(d, obj, parts.spec, parts.status, like, cp) {
+	if b := d.base; b != nil && like != nil {
+		// like is the held object; take the sides it has as they are.
+		held := *like
+		if b.specSame {
+			held.spec, cp.spec = parts.spec, true
+		}
+		if b.statusSame {
+			held.status, cp.status = parts.status, true
+		}
+		like = &held
+	}
+	spec, status := parts.spec, parts.status
+	if into.specDone {
+		spec = nil // decoded
+	}
+	if into.statusDone {
+		status = nil
+	}
+	if !decodeSides(d, obj, spec, status, like, cp) {
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true

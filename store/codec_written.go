@@ -23,7 +23,12 @@ import (
 // times that come back as they went (UTC), and Spec and Status that decode
 // (or a Spec it takes from an object held, see WatchUndecoded). Empty maps
 // and slices come back nil, as the encoding omits them.
-func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch, held *heldObjects[S, T]) (decodedFrom[S, T], bool) {
+//
+// Of the maps and slices of Meta, those equal to the ones of the object
+// held for the value before (at prev, see WatchUndecoded) are that
+// object's, memory shared: they are what decoding gives (valid UTF-8,
+// having been decoded), so they need no check and no copy.
+func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeScratch, held *heldObjects[S, T]) (decodedFrom[S, T], bool) {
 	if s.ver != nil || s.ownCodec {
 		return decodedFrom[S, T]{}, false
 	}
@@ -32,14 +37,20 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch, held
 		return decodedFrom[S, T]{}, false
 	}
 	raw := e.raw
-	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta) || !exactConditions(raw.Conditions) {
+	// The Store's kind and the names it writes are ASCII (validateKind,
+	// ValidateName): a Meta that names them needs no check of those.
+	if s.checkIdentity(kv.Key, &raw.Meta) != nil {
 		return decodedFrom[S, T]{}, false
 	}
-	obj := &Object[S, T]{Meta: decodedClone(raw.Meta), Conditions: nilIfEmpty(slices.Clone(raw.Conditions))}
+	var same metaSame
+	if h := held.at(s, kv.Key, prev); h != nil {
+		same = sameAsHeld(&raw.Meta, &h.Meta)
+	}
+	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same) || !exactConditions(raw.Conditions) {
+		return decodedFrom[S, T]{}, false
+	}
+	obj := &Object[S, T]{Meta: decodedClone(raw.Meta, same), Conditions: nilIfEmpty(slices.Clone(raw.Conditions))}
 	obj.Meta.Revision = kv.ModRevision
-	if s.checkIdentity(kv.Key, &obj.Meta) != nil {
-		return decodedFrom[S, T]{}, false
-	}
 	d := s.metaDecoder(kv.Key, scratch)
 	var like *decodedFrom[S, T]
 	if same, ok := held.sameSpec(d.name, &e); ok {
@@ -51,15 +62,75 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, scratch *decodeScratch, held
 	return decodedFrom[S, T]{obj: obj, spec: raw.Spec, status: raw.Status}, true
 }
 
+// metaSame holds, for each of a Meta's maps and slices, the held object's
+// when it is equal and not empty (see sameAsHeld), else nil.
+type metaSame struct {
+	labels, annotations map[string]string
+	owners              []OwnerRef
+	finalizers          []string
+	managed             []ManagedFields
+	// uid: the UID is the held object's.
+	uid bool
+}
+
+// sameAsHeld returns the maps and slices of h, a held object's Meta, that
+// m has equal (see metaSame).
+func sameAsHeld(m, h *Meta) (same metaSame) {
+	same.uid = m.UID == h.UID
+	if len(m.Labels) > 0 && maps.Equal(m.Labels, h.Labels) {
+		same.labels = h.Labels
+	}
+	if len(m.Annotations) > 0 && maps.Equal(m.Annotations, h.Annotations) {
+		same.annotations = h.Annotations
+	}
+	if len(m.Owners) > 0 && slices.Equal(m.Owners, h.Owners) {
+		same.owners = h.Owners
+	}
+	if len(m.Finalizers) > 0 && slices.Equal(m.Finalizers, h.Finalizers) {
+		same.finalizers = h.Finalizers
+	}
+	if len(m.Managed) > 0 && slices.Equal(m.Managed, h.Managed) {
+		same.managed = h.Managed
+	}
+	return same
+}
+
+// at returns the object held for key's name at rev, nil when there is
+// none (or h is nil).
+func (h *heldObjects[S, T]) at(s *Store[S, T], key string, rev int64) *Object[S, T] {
+	if h == nil || rev == 0 {
+		return nil
+	}
+	name, _ := s.nameOf(key)
+	return h.held(name, rev)
+}
+
 // decodedClone returns a copy of m that shares nothing it could modify with
-// m, with empty maps and slices nil, as a decode of m's encoding gives them.
-func decodedClone(m Meta) Meta {
-	m.Labels = nilIfEmptyMap(maps.Clone(m.Labels))
-	m.Annotations = nilIfEmptyMap(maps.Clone(m.Annotations))
-	m.Owners = nilIfEmpty(slices.Clone(m.Owners))
-	m.Finalizers = nilIfEmpty(slices.Clone(m.Finalizers))
-	m.Managed = nilIfEmpty(slices.Clone(m.Managed))
+// m, with empty maps and slices nil, as a decode of m's encoding gives them;
+// those in same are the held object's.
+func decodedClone(m Meta, same metaSame) Meta {
+	m.Labels = heldMap(same.labels, m.Labels)
+	m.Annotations = heldMap(same.annotations, m.Annotations)
+	m.Owners = heldSlice(same.owners, m.Owners)
+	m.Finalizers = heldSlice(same.finalizers, m.Finalizers)
+	m.Managed = heldSlice(same.managed, m.Managed)
 	return m
+}
+
+// heldMap and heldSlice return held when it is not nil, else a copy of v,
+// nil when empty.
+func heldMap(held, v map[string]string) map[string]string {
+	if held != nil {
+		return held
+	}
+	return nilIfEmptyMap(maps.Clone(v))
+}
+
+func heldSlice[E any](held, v []E) []E {
+	if held != nil {
+		return held
+	}
+	return nilIfEmpty(slices.Clone(v))
 }
 
 func nilIfEmpty[E any](s []E) []E {
@@ -77,15 +148,22 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 }
 
 // exactMeta reports whether every string of m comes back from its
-// encoding as it is: encoding/json replaces invalid UTF-8.
-func exactMeta(m *Meta) bool {
-	ok := validUTF8(m.Kind, m.Name, m.UID, m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
-		validUTF8Map(m.Labels) && validUTF8Map(m.Annotations) && validUTF8(m.Finalizers...)
-	for _, o := range m.Owners {
-		ok = ok && validUTF8(o.Kind, o.Name, o.UID)
+// encoding as it is: encoding/json replaces invalid UTF-8. Those of the
+// maps and slices in same, decoded, are, and so are Kind and Name, the
+// Store's and its key's (checkIdentity came first).
+func exactMeta(m *Meta, same metaSame) bool {
+	ok := (same.uid || utf8.ValidString(m.UID)) && validUTF8(m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
+		(same.labels != nil || validUTF8Map(m.Labels)) && (same.annotations != nil || validUTF8Map(m.Annotations)) &&
+		(same.finalizers != nil || validUTF8(m.Finalizers...))
+	if same.owners == nil {
+		for _, o := range m.Owners {
+			ok = ok && validUTF8(o.Kind, o.Name, o.UID)
+		}
 	}
-	for _, e := range m.Managed {
-		ok = ok && validUTF8(e.Manager, e.Operation, e.Subresource, e.Fields)
+	if same.managed == nil {
+		for _, e := range m.Managed {
+			ok = ok && validUTF8(e.Manager, e.Operation, e.Subresource, e.Fields)
+		}
 	}
 	return ok
 }

@@ -68,7 +68,7 @@ func (s *Store[S, T]) Version() string { return storeaccess.Of(s).(*internalView
 // bytes: it reports whether the Store decodes that value's watch event
 // from its memory, and what it decodes.
 func (s *Store[S, T]) DecodeWrittenAt(name string, rev int64) (*Object[S, T], bool) {
-	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, nil, nil)
+	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, 0, nil, nil)
 	return from.obj, ok
 }
 
@@ -81,6 +81,6 @@ func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
 	if !ok || e.raw == nil || e.written {
 		return false, false
 	}
-	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
 	return true, err == nil && reflect.DeepEqual(want, e.raw)
 }

@@ -112,6 +112,12 @@ type lastValue struct {
 	sides   decodedSides
 	size    int
 	written bool
+	// whole says that value is one decodeStored reads whole, each key of
+	// the object and of its metadata known and there once: the Store
+	// encoded it (a write), or a watch decoded it so (readDecoded). A
+	// watch event over it may take what it left as it was from the object
+	// decoded from it (see baseValue); it outlives raw.
+	whole bool
 	// sameSpecAs is, for a write remembered decoded, the revision of the
 	// value remembered decoded before it whose spec it left byte for byte
 	// as it was (a status write's), 0 when there is none: the watch event
@@ -171,11 +177,15 @@ func (l *lastValues) latest(key string) (lastValue, bool) {
 }
 
 // read remembers kv as read from the Backend.
-func (l *lastValues) read(kv kv.KeyValue) {
+func (l *lastValues) read(kv kv.KeyValue) { l.readWhole(kv, false) }
+
+// readWhole is read for a value that decodeStored read whole when whole
+// (see lastValue.whole).
+func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead})
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole})
 }
 
 // wrote remembers raw, encoded as value, as written at rev, with what is
@@ -189,7 +199,7 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 	own.Meta = raw.Meta.clone()
 	own.Meta.Revision = rev
 	own.Conditions = slices.Clone(raw.Conditions)
-	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true}) {
+	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
 		l.mu.Lock()
 		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
 		l.mu.Unlock()
@@ -199,13 +209,14 @@ func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, 
 // readDecoded remembers kv as read from the Backend and decoded as raw, a
 // read of kv.Value (decodeRaw) that shares nothing it could modify with
 // anything handed out, so that a write from it need not decode it again.
+// decodeStored read kv.Value whole (raw is a plain decodedFrom's).
 // The last maxDecodedReads values remembered so stay decoded; older ones
 // keep only their value.
 func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	if l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead}) {
+	if l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true}) {
 		l.mu.Lock()
 		l.decodedLocked(&l.reads, maxDecodedReads, keyRev{kv.Key, kv.ModRevision}, false)
 		l.mu.Unlock()

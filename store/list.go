@@ -166,12 +166,12 @@ func (s *Store[S, T]) listed(kv kv.KeyValue, scratch *decodeScratch, reuse func(
 			return obj, nil
 		}
 	}
-	obj, err := s.decodeShared(kv, scratch)
+	from, err := s.decodeLike(kv, scratch, nil, copies{})
 	if err != nil {
 		return nil, err.(*DecodeError)
 	}
-	s.last.read(kv)
-	return obj, nil
+	s.last.readWhole(kv, from.plain)
+	return from.obj, nil
 }
 
 // A continue token is the listing revision and the last key returned,

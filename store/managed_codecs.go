@@ -212,7 +212,13 @@ func appendMetaShape(buf []byte, m *Meta) []byte {
 // remembered is read from; else it is decoded from raw.
 func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ownership.Codec, error) {
 	var arr [256]byte
-	key, keyed := sideShapeKey(arr[:0], raw, side)
+	var key []byte
+	keyed := true
+	if k := raw.specKey(); k != nil && side != statusSide {
+		key = specShapeKey(arr[:0], k, &raw.Meta)
+	} else {
+		key, keyed = sideShapeKey(arr[:0], raw, side)
+	}
 	if keyed {
 		if c := sc.codecs.get(key); c != nil {
 			return c, nil

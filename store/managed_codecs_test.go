@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // Two objects' metadata have the same shape key exactly when their
@@ -211,6 +213,40 @@ func TestDecodeReadsTheSpecShapeKeySideShapeKeyReads(t *testing.T) {
 			}
 			require.NotNil(t, d.specKey, "%s", value)
 			require.Equal(t, string(want), string(specShapeKey([]byte("x"), d.specKey, &raw.Meta)))
+		}
+	}
+}
+
+// The read of a write (Store.getRaw) keeps the spec's shape key it read
+// while slicing the spec, for the write's Codec (codecOf): it is the key
+// sideShapeKey reads, and it holds for those bytes only. A copy of the
+// object with another Spec (the next value of an Update or an Apply), even
+// one that spells the same text, has no key, so that no Codec is looked up
+// by the shape of a spec that is not there.
+func TestWriteReadKeepsTheSpecShapeKeyOfItsSpecOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 1))
+	for range 200 {
+		obj := randomObject(rng)
+		obj.Meta.Managed = append(obj.Meta.Managed, ManagedFields{Manager: "m", Fields: "~AAAAAA"})
+		if rng.IntN(2) == 0 {
+			obj.Spec.Ports = []int{rng.IntN(3), 8080}
+		}
+		value, err := json.Marshal(obj)
+		require.NoError(t, err)
+		d := &metaDecoder{kind: obj.Meta.Kind, name: obj.Meta.Name, scratch: &decodeScratch{}, specShape: true}
+		raw, err := decodeRaw(kv.KeyValue{Key: "k", Value: value, ModRevision: 1}, d)
+		require.NoError(t, err)
+		want, ok := sideShapeKey(nil, raw, specSide)
+		require.True(t, ok)
+		require.NotNil(t, raw.specKey(), "%s", value)
+		require.Equal(t, string(want), string(specShapeKey(nil, raw.specKey(), &raw.Meta)))
+
+		kept := *raw // a status write's next value: the same Spec
+		require.Equal(t, string(want), string(specShapeKey(nil, kept.specKey(), &kept.Meta)))
+		for _, spec := range [][]byte{[]byte(`{"other":{"shape":1}}`), bytes.Clone(raw.Spec), raw.Spec[:len(raw.Spec)-1]} {
+			next := *raw
+			next.Spec = spec
+			require.Nil(t, next.specKey(), "the key of %s for %s", raw.Spec, spec)
 		}
 	}
 }

@@ -142,10 +142,11 @@ func sideValues(cur, next *rawObject, side string) (oldRaw, newRaw []byte, root 
 // ownsAll reports whether manager, by its updates, owns each of the changed
 // fields (each a path of field names), and no one else does.
 func ownsAll(managed ownership.Managed, changed [][]string, manager string) bool {
+	var buf [8]diff.Element // a changed leaf's path, on the stack when short
 	for _, fields := range changed {
-		p := make(diff.Path, len(fields))
-		for i, f := range fields {
-			p[i] = diff.Element{Kind: diff.FieldElem, Name: f}
+		p := buf[:0]
+		for _, f := range fields {
+			p = append(p, diff.Element{Kind: diff.FieldElem, Name: f})
 		}
 		mine := false
 		for _, e := range managed {

@@ -97,8 +97,14 @@ func ValidateName(s string) error {
 			return bad(ruleNameChars)
 		}
 	}
-	for seg := range strings.SplitSeq(s, ".") {
-		switch {
+	// The segments between dots, in order (every Get and write validates
+	// a name: no iterator).
+	for start := 0; start <= len(s); {
+		end := start + strings.IndexByte(s[start:], '.')
+		if end < start {
+			end = len(s)
+		}
+		switch seg := s[start:end]; {
 		case seg == "":
 			return bad(ruleNameSegment)
 		case len(seg) > maxNameSegmentLength:
@@ -106,6 +112,7 @@ func ValidateName(s string) error {
 		case seg[0] == '-' || seg[len(seg)-1] == '-':
 			return bad(ruleNameEdges)
 		}
+		start = end + 1
 	}
 	return nil
 }

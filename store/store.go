@@ -281,7 +281,7 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	raw, err := s.decodeRaw(kv)
+	raw, err := s.decodeRaw(kv, true)
 	if err == nil {
 		s.last.read(kv)
 	}
@@ -293,6 +293,9 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, erro
 // WithLastValues). The caller must not modify it, nor hand out what it
 // holds.
 func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSides) {
+	if s.last == nil {
+		return nil, decodedSides{} // no memory: not even the key to build
+	}
 	key := s.prefix + name
 	e, ok := s.last.lookup(key, rev)
 	return s.rememberedAs(key, e, ok)
@@ -303,6 +306,9 @@ func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSid
 // from it must be conditional on its revision. The caller must not modify
 // it, nor hand out what it holds.
 func (s *Store[S, T]) latest(name string) (*rawObject, decodedSides) {
+	if s.last == nil {
+		return nil, decodedSides{}
+	}
 	key := s.prefix + name
 	e, ok := s.last.latest(key)
 	return s.rememberedAs(key, e, ok)
@@ -316,7 +322,7 @@ func (s *Store[S, T]) rememberedAs(key string, e lastValue, ok bool) (*rawObject
 	case e.raw != nil:
 		return e.raw, e.sides
 	}
-	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev})
+	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
 	if err != nil {
 		return nil, decodedSides{} // the read of the write reports it
 	}

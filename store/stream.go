@@ -72,8 +72,12 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // value the caller holds (a status write) then takes the Spec of the held
 // object, memory shared, instead of decoding it again (see decodeWritten):
 // it is what the same bytes decode to, and no one changes either object.
-// Only a kind without versions whose Spec type runs no code of its own as
-// it decodes does so.
+// The event of any other write over a value the Store remembers as one it
+// read whole or wrote (see lastValue.whole) takes from the object held for
+// the value before it what the write left byte for byte as it was (see
+// baseValue): Meta's maps and slices, Conditions, and the Status when its
+// type has a sideDecoder. Only a kind without versions whose Spec type
+// runs no code of its own as it decodes does either.
 //
 // It is store/cache's Run's, reached through internal/storeaccess.
 func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *Object[S, T]) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
@@ -119,6 +123,28 @@ func (h *heldObjects[S, T]) sameSpec(name string, e *lastValue) (decodedFrom[S, 
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: e.raw.Spec}, true
+}
+
+// decodeOver decodes the value of ev, a write, taking what it left as it
+// was from the object held for name at the revision it was written over,
+// when there is one and the Store remembers the value that object was
+// decoded from, as decodeStored reads it whole (see baseValue).
+func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratch, cp copies, held *heldObjects[S, T]) (decodedFrom[S, T], error) {
+	if held == nil || ev.Prev.ModRevision == 0 {
+		return s.decodeLike(ev.KV, scratch, nil, cp)
+	}
+	e, ok := s.last.lookup(ev.KV.Key, ev.Prev.ModRevision)
+	if !ok || !e.whole || e.value == nil {
+		return s.decodeLike(ev.KV, scratch, nil, cp)
+	}
+	obj := held.held(name, ev.Prev.ModRevision)
+	if obj == nil {
+		return s.decodeLike(ev.KV, scratch, nil, cp)
+	}
+	scratch.base.set(e.value, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
+	from, err := s.decodeLikeOver(ev.KV, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
+	scratch.base = baseValue{} // holds the object no longer
+	return from, err
 }
 
 // decoder returns the function that types a watch's backend events, with
@@ -203,7 +229,7 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 	}
 	switch ev.Type {
 	case kv.EventPut:
-		s.putEvent(&out, ev, scratch, cp, withPrev, held)
+		s.putEvent(&out, ev, name, scratch, cp, withPrev, held)
 	case kv.EventDelete:
 		s.deleteEvent(&out, ev, name, scratch, cp, withPrev)
 	default:
@@ -214,11 +240,11 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
-func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) {
-	from, written := s.decodeWritten(ev.KV, scratch, held)
+func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, name string, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) {
+	from, written := s.decodeWritten(ev.KV, ev.Prev.ModRevision, scratch, held)
 	var err error
 	if !written {
-		from, err = s.decodeLike(ev.KV, scratch, nil, cp)
+		from, err = s.decodeOver(ev, name, scratch, cp, held)
 	}
 	var prev *Object[S, T]
 	if withPrev && ev.Prev.ModRevision != 0 {

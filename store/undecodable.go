@@ -82,12 +82,20 @@ func (s *Store[S, T]) decodeShared(kv kv.KeyValue, scratch *decodeScratch) (*Obj
 // decodeObjectFast), and returns the object with the bytes it was decoded
 // from.
 func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (from decodedFrom[S, T], err error) {
+	return s.decodeLikeOver(kv, scratch, like, cp, nil)
+}
+
+// decodeLikeOver is decodeLike over base (nil for none), whose held object
+// like then is (see baseValue).
+func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
 	if s.ownCodec {
 		// Only a kind whose types run their own code while they decode
 		// pays for the recover.
 		defer catchDecode(s, kv, scratch, &from, &err)
 	}
-	from, err = decodeObject[S, T](kv, s.metaDecoder(kv.Key, scratch), like, cp)
+	d := s.metaDecoder(kv.Key, scratch)
+	d.base = base
+	from, err = decodeObject[S, T](kv, d, like, cp)
 	if err == errOtherVersion {
 		return s.decodeConverted(kv, scratch, from.obj)
 	}
@@ -172,15 +180,20 @@ func kindOwnCodec[S, T any](ver *storeVersions) bool {
 	return false
 }
 
-// decodeRaw is decode with Spec and Status left encoded.
-func (s *Store[S, T]) decodeRaw(kv kv.KeyValue) (raw *rawObject, err error) {
+// decodeRaw is decode with Spec and Status left encoded. With shape, it
+// also computes the shape key of the Spec, when the value's ownership
+// records need it, while slicing it (see rawObject.specKey): the write that
+// reads the value then does not read its Spec again for its Codec.
+func (s *Store[S, T]) decodeRaw(kv kv.KeyValue, shape bool) (raw *rawObject, err error) {
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
 	if s.ownCodec && s.ver != nil {
 		// Only a conversion decodes and encodes the Spec and Status here.
 		defer catchDecode(s, kv, scratch, &raw, &err)
 	}
-	raw, err = decodeRaw(kv, s.metaDecoder(kv.Key, scratch))
+	d := s.metaDecoder(kv.Key, scratch)
+	d.specShape = shape
+	raw, err = decodeRaw(kv, d)
 	if err == nil {
 		err = s.checkIdentity(kv.Key, &raw.Meta)
 	}

@@ -161,7 +161,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 		return Meta{}, decided, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
 	}
 	next := *cur
-	next.Spec = spec
+	next.Spec, next.shape = spec, knownShape{} // cur's key is not of spec
 	m := &next.Meta
 	m.Labels, m.Annotations = obj.Meta.Labels, obj.Meta.Annotations
 	m.Owners, m.Finalizers = obj.Meta.Owners, obj.Meta.Finalizers

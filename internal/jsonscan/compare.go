@@ -1,5 +1,12 @@
 package jsonscan
 
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"unsafe"
+)
+
 // ChangedScalars reads two JSON values token by token and returns the paths
 // (object keys, below root) of the scalars whose text differs, without
 // building either tree: both values have the same object keys in the same
@@ -11,14 +18,55 @@ package jsonscan
 //
 // A scalar whose text changed but not its value (1.0 for 1) is reported: the
 // caller decides what a change of text means.
+//
+// The common case, a write that changes a few scalars of a value, leaves
+// most of the text as it was: a token in the longest common prefix of a and
+// b, or at the same place in their longest common suffix, is read from a
+// only, as b's is the same text at the same nesting.
 func ChangedScalars(a, b []byte, root string, max int) ([][]string, bool) {
 	var pathBuf [8]string
 	path := append(pathBuf[:0], root)
-	d := lockstep{a: scanner{b: a, s: string(a)}, b: scanner{b: b, s: string(b)}, max: max}
+	// Strings are read from the inputs themselves, not from copies: they live
+	// only for this call, and the paths returned are cloned (see scalars).
+	d := lockstep{a: scanner{b: a, s: unsafe.String(unsafe.SliceData(a), len(a))},
+		b: scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}, max: max}
+	d.prefix = commonPrefix(a, b)
+	d.suffix = commonSuffix(a[d.prefix:], b[d.prefix:])
 	if !d.compare(&path, false) || !d.a.atEnd() || !d.b.atEnd() {
 		return nil, false
 	}
 	return d.changed, true
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for len(a) >= 8 && len(b) >= 8 {
+		if x := binary.LittleEndian.Uint64(a) ^ binary.LittleEndian.Uint64(b); x != 0 {
+			return n + bits.TrailingZeros64(x)/8
+		}
+		a, b, n = a[8:], b[8:], n+8
+	}
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		a, b, n = a[1:], b[1:], n+1
+	}
+	return n
+}
+
+// commonSuffix is the length of the longest common suffix of a and b.
+func commonSuffix(a, b []byte) int {
+	n := 0
+	for len(a) >= 8 && len(b) >= 8 {
+		// The last byte of a word is its most significant.
+		if x := binary.LittleEndian.Uint64(a[len(a)-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-8:]); x != 0 {
+			return n + bits.LeadingZeros64(x)/8
+		}
+		a, b, n = a[:len(a)-8], b[:len(b)-8], n+8
+	}
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b, n = a[:len(a)-1], b[:len(b)-1], n+1
+	}
+	return n
 }
 
 // lockstep is the state of ChangedScalars; the path being read is passed
@@ -28,6 +76,103 @@ type lockstep struct {
 	a, b    scanner
 	changed [][]string
 	max     int
+	// prefix and suffix are the lengths of the longest common prefix of the
+	// two texts and of their longest common suffix after it.
+	prefix, suffix int
+}
+
+// same reports whether b's token from b.i is the one a just read from
+// start to a.i, so that reading it again can be skipped: b.i is start and
+// the token and the byte after it (which ends a number) lie in the common
+// prefix, or both are as far from the end and the token starts in the
+// common suffix.
+func (d *lockstep) same(start int) bool {
+	a, b := &d.a, &d.b
+	return b.i == start && a.i < d.prefix || len(a.b)-start == len(b.b)-b.i && start >= len(a.b)-d.suffix
+}
+
+// inTail reports whether the rest of b from b.i is the rest of a from a.i:
+// both are as far from their end, within the common suffix.
+func (d *lockstep) inTail() bool {
+	return len(d.a.b)-d.a.i == len(d.b.b)-d.b.i && d.a.i >= len(d.a.b)-d.suffix
+}
+
+// finish reads the rest of the object or array being read, after a comma,
+// when it is the same text in both (inTail): from a only, as the lockstep
+// would read it from both (sameMembers), then moves b past it.
+func (d *lockstep) finish(close byte, depth int) bool {
+	off := d.b.i - d.a.i
+	ok := d.a.sameMembers(close, depth)
+	d.b.i = d.a.i + off
+	return ok
+}
+
+// sameValue reads one value whose path has depth elements as
+// lockstep.compare reads it from two identical texts (so with the same
+// errors), from p only.
+func (p *scanner) sameValue(depth int) bool {
+	p.space()
+	if p.i >= len(p.b) || depth > maxDepth {
+		return false
+	}
+	switch p.b[p.i] {
+	case '{':
+		p.i++
+		p.space()
+		return p.byte('}') || p.sameMembers('}', depth+1)
+	case '[':
+		p.i++
+		p.space()
+		return p.byte(']') || p.sameMembers(']', depth)
+	case 'n':
+		return p.word("null")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// Only an exponent or a long mantissa can be out of range (as
+		// scalar parses it): the common short number is not parsed.
+		start, ok := p.numberText()
+		if text := p.s[start:p.i]; ok && (len(text) > 15 || strings.ContainsAny(text, "eE")) {
+			_, _, _, ok = ParseNumber(text)
+		}
+		return ok
+	}
+	_, err := p.scalar()
+	return err == nil
+}
+
+// sameMembers reads the rest of an object (close '}', its members' paths
+// of depth elements) or array (close ']', its items' paths of depth
+// elements), from a member, through close, as sameValue reads values.
+func (p *scanner) sameMembers(close byte, depth int) bool {
+	for {
+		if close == '}' {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != '"' {
+				return false
+			}
+			if _, err := p.string(); err != nil {
+				return false
+			}
+			p.space()
+			if !p.byte(':') {
+				return false
+			}
+		}
+		if !p.sameValue(depth) {
+			return false
+		}
+		p.space()
+		if p.byte(close) {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// skipSame moves b past the token a read from start to a.i (see same).
+func (d *lockstep) skipSame(start int) {
+	d.b.i += d.a.i - start
 }
 
 func (d *lockstep) compare(path *[]string, strict bool) bool {
@@ -36,6 +181,12 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 	b.space()
 	if a.i >= len(a.b) || b.i >= len(b.b) || len(*path) > maxDepth {
 		return false
+	}
+	if d.inTail() {
+		off := b.i - a.i
+		ok := a.sameValue(len(*path))
+		b.i = a.i + off
+		return ok
 	}
 	ca, cb := a.b[a.i], b.b[b.i]
 	if ca == '{' || cb == '{' || ca == '[' || cb == '[' || ca == 'n' || cb == 'n' {
@@ -56,17 +207,29 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 // scalars compares two scalars at path, recording a change unless strict
 // forbids it or max changes are recorded already.
 func (d *lockstep) scalars(path []string, strict bool) bool {
+	start := d.a.i
 	ta, errA := d.a.scalar()
+	if errA != nil {
+		return false
+	}
+	if d.same(start) {
+		d.skipSame(start)
+		return true
+	}
 	tb, errB := d.b.scalar()
 	switch {
-	case errA != nil || errB != nil:
+	case errB != nil:
 		return false
 	case ta == tb:
 		return true
 	case strict || len(d.changed) == d.max:
 		return false
 	}
-	d.changed = append(d.changed, append([]string(nil), path...))
+	p := make([]string, len(path))
+	for i, k := range path {
+		p[i] = strings.Clone(k) // k may be a slice of an input
+	}
+	d.changed = append(d.changed, p)
 	return true
 }
 
@@ -93,6 +256,9 @@ func (d *lockstep) object(path *[]string, strict bool) bool {
 		}
 		switch d.next() {
 		case ',':
+			if d.inTail() {
+				return d.finish('}', len(*path)+1)
+			}
 		case '}':
 			return true
 		default:
@@ -109,9 +275,17 @@ func (d *lockstep) key() (string, bool) {
 	if a.i >= len(a.b) || a.b[a.i] != '"' || b.i >= len(b.b) || b.b[b.i] != '"' {
 		return "", false
 	}
+	start := a.i
 	ka, errA := a.string()
-	kb, errB := b.string()
-	if errA != nil || errB != nil || ka != kb || d.next() != ':' {
+	if errA != nil {
+		return "", false
+	}
+	if d.same(start) {
+		d.skipSame(start)
+	} else if kb, errB := b.string(); errB != nil || ka != kb {
+		return "", false
+	}
+	if d.next() != ':' {
 		return "", false
 	}
 	return ka, true
@@ -134,6 +308,9 @@ func (d *lockstep) array(path *[]string) bool {
 		}
 		switch d.next() {
 		case ',':
+			if d.inTail() {
+				return d.finish(']', len(*path))
+			}
 		case ']':
 			return true
 		default:

@@ -89,3 +89,19 @@ func isScalar(v any) bool {
 	}
 	return true
 }
+
+// BenchmarkChangedScalars compares the ~200-byte spec of the
+// controller-shaped benchmark (bench/cmd/ctl-steady) before and after its
+// writer bumps the replicas, as an Update's keepManaged does.
+//
+//	go test -run '^$' -bench ChangedScalars -benchmem ./internal/jsonscan/
+func BenchmarkChangedScalars(b *testing.B) {
+	a := []byte(`{"replicas":7,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080","--verbose","--config=/etc/app/config.yaml"],"selector":{"app":"app-00042","tier":"backend"}}`)
+	c := []byte(`{"replicas":8,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080","--verbose","--config=/etc/app/config.yaml"],"selector":{"app":"app-00042","tier":"backend"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if changed, ok := ChangedScalars(a, c, "spec", 16); !ok || len(changed) != 1 {
+			b.Fatal(changed, ok)
+		}
+	}
+}

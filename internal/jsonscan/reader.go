@@ -20,6 +20,10 @@ func NewReader(b []byte) Reader { return Reader{p: scanner{b: b}} }
 // End reports whether only white space is left.
 func (r *Reader) End() bool { return r.p.atEnd() }
 
+// Pos returns the offset in b of the next byte to read: within Object's f,
+// the first byte after the member's colon.
+func (r *Reader) Pos() int { return r.p.i }
+
 // Next returns the first byte of the next value, after white space (0 at
 // the end), without reading it: '{' for an object, '[' for an array.
 func (r *Reader) Next() byte {

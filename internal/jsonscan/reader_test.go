@@ -206,3 +206,19 @@ func readStored(r *Reader) bool {
 	_, ok := r.Raw()
 	return ok
 }
+
+// Pos is the offset of the next byte to read: within Object's f, the byte
+// after the member's colon, and after a value, the byte after it.
+func TestReaderPos(t *testing.T) {
+	text := []byte(`{"a":1, "bb" : [2]}`)
+	r := NewReader(text)
+	var at []int
+	require.True(t, r.Object(func(key []byte) bool {
+		at = append(at, r.Pos())
+		_, ok := r.Raw()
+		at = append(at, r.Pos())
+		return ok
+	}))
+	require.Equal(t, []int{5, 6, 14, 18}, at)
+	require.Equal(t, len(text), r.Pos())
+}

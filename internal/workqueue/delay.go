@@ -73,7 +73,7 @@ func (q *Queue[K]) after(d time.Duration) int64 {
 }
 
 func (q *Queue[K]) addAt(key K, h uint32, at int64) {
-	n, created := q.keys.insert(key, h)
+	n, _, created := q.keys.insert(key, h)
 	q.delayNode(n, created, at)
 }
 

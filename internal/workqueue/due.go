@@ -195,9 +195,10 @@ func sortItems(h []delayItem) {
 // is processing.
 func (q *Queue[K]) ripen(n int32) {
 	q.countAdd()
-	if nd := q.keys.at(n); nd.state&processing != 0 {
+	nd := q.keys.at(n)
+	if nd.state&processing != 0 {
 		nd.state |= dirtyNormal
 		return
 	}
-	q.enqueue(n, Normal)
+	q.enqueue(n, nd, Normal)
 }

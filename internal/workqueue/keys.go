@@ -1,6 +1,9 @@
 package workqueue
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/rand/v2"
+)
 
 // node is the state of one key the queue knows about. A key that is neither
 // ready, processing, nor delayed, and has no failure count, has no node.
@@ -43,9 +46,11 @@ const none = int32(-1)
 // a lookup hashes the key once where a map insert after a failed lookup
 // hashes it twice.
 type keyTable[K comparable] struct {
-	seed  maphash.Seed
-	slots []uint64 // 0 is empty; otherwise hash<<32 | node+1
+	seed  maphash.Seed // for keys other than strings
+	sseed uint64       // for strings (strHash)
+	slots []uint64     // 0 is empty; otherwise hash<<32 | node+1
 	used  int
+	limit int // used at which the table grows: 3/4 of the slots
 	pages [][]node[K]
 	n     int32 // nodes ever allocated: the next new node number
 	free  int32 // first free node, or none
@@ -68,6 +73,7 @@ func (t *keyTable[K]) at(n int32) *node[K] {
 
 func (t *keyTable[K]) init() {
 	t.seed = maphash.MakeSeed()
+	t.sseed = rand.Uint64()
 	t.free = none
 }
 
@@ -76,37 +82,38 @@ func (t *keyTable[K]) init() {
 func (t *keyTable[K]) hash(k K) uint32 {
 	var h uint64
 	if s, ok := any(k).(string); ok {
-		h = maphash.String(t.seed, s) // the common key, without a type lookup
+		h = strHash(s, t.sseed) // the common key, without a type lookup
 	} else {
 		h = maphash.Comparable(t.seed, k)
 	}
 	return uint32(h ^ h>>32)
 }
 
-// lookup returns the node of k, whose hash is h, and the slot that holds
-// it, or none.
-func (t *keyTable[K]) lookup(k K, h uint32) (n int32, slot int) {
+// lookup returns the node of k, whose hash is h, its number and the slot
+// that holds it, or nil and none.
+func (t *keyTable[K]) lookup(k K, h uint32) (n int32, nd *node[K], slot int) {
 	if t.used == 0 {
-		return none, 0
+		return none, nil, 0
 	}
 	mask := len(t.slots) - 1
 	for p := int(h) & mask; ; p = (p + 1) & mask {
 		s := t.slots[p]
 		if s == 0 {
-			return none, 0
+			return none, nil, 0
 		}
 		if uint32(s>>32) == h {
-			if i := int32(uint32(s)) - 1; t.at(i).key == k {
-				return i, p
+			i := int32(uint32(s)) - 1
+			if nd := t.at(i); nd.key == k {
+				return i, nd, p
 			}
 		}
 	}
 }
 
-// insert returns the node of k, whose hash is h, creating it with an empty
-// state if k had none; created reports which.
-func (t *keyTable[K]) insert(k K, h uint32) (n int32, created bool) {
-	if t.used >= len(t.slots)-len(t.slots)/4 { // load above 3/4
+// insert returns the node of k, whose hash is h, and its number, creating
+// it with an empty state if k had none; created reports which.
+func (t *keyTable[K]) insert(k K, h uint32) (n int32, nd *node[K], created bool) {
+	if t.used >= t.limit {
 		t.grow()
 	}
 	mask := len(t.slots) - 1
@@ -117,20 +124,22 @@ func (t *keyTable[K]) insert(k K, h uint32) (n int32, created bool) {
 			break
 		}
 		if uint32(s>>32) == h {
-			if i := int32(uint32(s)) - 1; t.at(i).key == k {
-				return i, false
+			i := int32(uint32(s)) - 1
+			if nd := t.at(i); nd.key == k {
+				return i, nd, false
 			}
 		}
 	}
-	n = t.alloc(k)
+	n, nd = t.alloc(k)
 	t.slots[p] = uint64(h)<<32 | uint64(n+1)
 	t.used++
-	return n, true
+	return n, nd, true
 }
 
 func (t *keyTable[K]) grow() {
 	old := t.slots
 	t.slots = make([]uint64, max(16, 2*len(old)))
+	t.limit = len(t.slots) - len(t.slots)/4
 	mask := len(t.slots) - 1
 	for _, s := range old {
 		if s == 0 {
@@ -146,18 +155,19 @@ func (t *keyTable[K]) grow() {
 
 // remove deletes node n, which must be in the table, and frees it.
 func (t *keyTable[K]) remove(n int32) {
-	h := t.hash(t.at(n).key)
+	nd := t.at(n)
+	h := t.hash(nd.key)
 	mask := len(t.slots) - 1
 	p := int(h) & mask
 	for uint32(t.slots[p]) != uint32(n+1) {
 		p = (p + 1) & mask
 	}
-	t.removeAt(p)
+	t.removeAt(p, nd)
 }
 
-// removeAt deletes the key in slot p and frees its node. It shifts later
-// entries of the probe run back, so the table never holds tombstones.
-func (t *keyTable[K]) removeAt(p int) {
+// removeAt deletes the key in slot p and frees its node, nd. It shifts
+// later entries of the probe run back, so the table never holds tombstones.
+func (t *keyTable[K]) removeAt(p int, nd *node[K]) {
 	n := int32(uint32(t.slots[p])) - 1
 	mask := len(t.slots) - 1
 	for q := (p + 1) & mask; ; q = (q + 1) & mask {
@@ -175,31 +185,35 @@ func (t *keyTable[K]) removeAt(p int) {
 	}
 	t.slots[p] = 0
 	t.used--
-	*t.at(n) = node[K]{next: t.free}
+	*nd = node[K]{next: t.free}
 	t.free = n
 }
 
-func (t *keyTable[K]) alloc(k K) int32 {
+// alloc returns a new node for k, and its number.
+func (t *keyTable[K]) alloc(k K) (int32, *node[K]) {
 	n := t.free
 	if n != none {
-		t.free = t.at(n).next
-	} else {
-		n = t.n
-		t.n++
-		p := int(n >> pageShift)
-		if p == len(t.pages) {
-			t.pages = append(t.pages, nil)
-			if p > 0 {
-				t.pages[p] = make([]node[K], pageSize)
-			}
-		}
-		if pg := t.pages[p]; len(pg) <= int(n&(pageSize-1)) { // the first page, full
-			t.pages[p] = make([]node[K], min(max(2*len(pg), 8), pageSize))
-			copy(t.pages[p], pg)
+		nd := t.at(n)
+		t.free = nd.next
+		*nd = node[K]{key: k, prev: none, next: none}
+		return n, nd
+	}
+	n = t.n
+	t.n++
+	p := int(n >> pageShift)
+	if p == len(t.pages) {
+		t.pages = append(t.pages, nil)
+		if p > 0 {
+			t.pages[p] = make([]node[K], pageSize)
 		}
 	}
-	*t.at(n) = node[K]{key: k, prev: none, next: none}
-	return n
+	if pg := t.pages[p]; len(pg) <= int(n&(pageSize-1)) { // the first page, full
+		t.pages[p] = make([]node[K], min(max(2*len(pg), 8), pageSize))
+		copy(t.pages[p], pg)
+	}
+	nd := t.at(n)
+	*nd = node[K]{key: k, prev: none, next: none}
+	return n, nd
 }
 
 // grown returns s with twice the capacity, at least 8.

@@ -167,7 +167,7 @@ func (q *Queue[K]) Add(key K) {
 	// an Add promises. A key that is processing is not skipped: the Add
 	// must mark it dirty for a rerun after Done, and only a writer may.
 	q.mu.RLock()
-	if n, _ := q.keys.lookup(key, h); n != none && q.keys.at(n).state&(readyNormal|processing|delayed) == readyNormal {
+	if _, nd, _ := q.keys.lookup(key, h); nd != nil && nd.state&(readyNormal|processing|delayed) == readyNormal {
 		q.mu.RUnlock()
 		return
 	}
@@ -180,21 +180,19 @@ func (q *Queue[K]) Add(key K) {
 }
 
 func (q *Queue[K]) add(key K, h uint32) {
-	n, created := q.keys.insert(key, h)
-	q.addNode(n, created)
+	n, nd, created := q.keys.insert(key, h)
+	q.addNode(n, nd, created)
 }
 
-// addNode is add for node n, just found or created by insert.
-func (q *Queue[K]) addNode(n int32, created bool) {
+// addNode is add for node n, nd, just found or created by insert.
+func (q *Queue[K]) addNode(n int32, nd *node[K], created bool) {
 	if created {
 		q.countAdd()
-		q.enqueue(n, Normal)
+		q.enqueue(n, nd, Normal)
 		return
 	}
-	nd := q.keys.at(n)
 	if nd.state&delayed != 0 {
 		q.heapRemove(n)
-		nd = q.keys.at(n)
 	}
 	switch s := nd.state; {
 	case s&processing != 0:
@@ -203,12 +201,12 @@ func (q *Queue[K]) addNode(n int32, created bool) {
 			q.countAdd()
 		}
 	case s&readyLow != 0:
-		q.unlink(&q.low, n)
+		q.unlink(&q.low, n, nd)
 		nd.state &^= readyLow
-		q.enqueue(n, Normal)
+		q.enqueue(n, nd, Normal)
 	case s&readyNormal == 0: // it was only delayed
 		q.countAdd()
-		q.enqueue(n, Normal)
+		q.enqueue(n, nd, Normal)
 	}
 }
 
@@ -223,15 +221,48 @@ func (q *Queue[K]) addNode(n int32, created bool) {
 func (q *Queue[K]) AddLow(key K) {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.shutdown {
-		return
+	if !q.shutdown {
+		q.addLow(key, h)
 	}
-	n, created := q.keys.insert(key, h)
-	nd := q.keys.at(n)
+	q.mu.Unlock()
+}
+
+// AddLowBatch is AddLow of each of keys, in order, for a caller that adds
+// many keys at once, as a Loop's resync adds every key: it takes the
+// queue's lock once per lowBatch keys rather than once per key, so the
+// adder neither pays a lock and an unlock per key nor contends for the lock
+// with the workers' Gets and Dones once per key. It hashes a batch before
+// taking the lock. After ShutDown it does nothing.
+func (q *Queue[K]) AddLowBatch(keys []K) {
+	var hs [lowBatch]uint32
+	for len(keys) > 0 {
+		b := keys[:min(len(keys), lowBatch)]
+		keys = keys[len(b):]
+		for i, k := range b {
+			hs[i] = q.keys.hash(k)
+		}
+		q.mu.Lock()
+		if q.shutdown {
+			q.mu.Unlock()
+			return
+		}
+		for i, k := range b {
+			q.addLow(k, hs[i])
+		}
+		q.mu.Unlock()
+	}
+}
+
+// lowBatch is how many keys AddLowBatch adds under one hold of the lock:
+// enough that the lock's cost per key is small, few enough that a Get
+// waits for at most a few microseconds.
+const lowBatch = 32
+
+func (q *Queue[K]) addLow(key K, h uint32) {
+	n, nd, created := q.keys.insert(key, h)
 	if created || nd.state == 0 { // new, or kept only for its failure count
 		q.countAdd()
-		q.enqueue(n, Low)
+		q.enqueue(n, nd, Low)
 		return
 	}
 	if nd.state == processing { // not delayed, no rerun due
@@ -317,8 +348,7 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 			q.delay.skips++
 		}
 		if q.normal.n+q.low.n > 0 {
-			n := q.dequeue()
-			nd := q.keys.at(n)
+			n, nd := q.dequeue()
 			nd.state |= processing
 			q.inFlight++
 			key = nd.key
@@ -374,12 +404,11 @@ func (q *Queue[K]) DoneStamped(key K, at time.Duration) (rerun bool) { return q.
 func (q *Queue[K]) done(key K, at int64) bool {
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	n, slot := q.keys.lookup(key, h)
-	if n == none {
+	n, nd, slot := q.keys.lookup(key, h)
+	if nd == nil {
 		q.mu.Unlock()
 		return false
 	}
-	nd := q.keys.at(n)
 	s := nd.state
 	if s&processing == 0 {
 		q.mu.Unlock()
@@ -397,11 +426,16 @@ func (q *Queue[K]) done(key K, at int64) bool {
 	}
 	switch {
 	case s&dirtyNormal != 0:
-		q.enqueueAt(n, Normal, at)
+		q.enqueueAt(n, nd, Normal, at)
 	case s&dirtyLow != 0:
-		q.enqueueAt(n, Low, at)
+		q.enqueueAt(n, nd, Low, at)
 	case s&delayed == 0 && nd.failures == 0:
-		q.keys.removeAt(slot)
+		// Keeping the node, idle, for the key's next add would save a
+		// removal and an allocation when a resync adds every key again,
+		// but a bound on idle nodes below the number of keys thrashes:
+		// each key re-added after its node was evicted evicts another
+		// key's before that key is re-added (ca51e69, reverted).
+		q.keys.removeAt(slot, nd)
 	}
 	if q.inFlight == 0 && q.drained != nil {
 		close(q.drained)

@@ -53,8 +53,7 @@ func (q *Queue[K]) AddRateLimited(key K) {
 		q.mu.Unlock()
 		return
 	}
-	n, created := q.keys.insert(key, h)
-	nd := q.keys.at(n)
+	n, nd, created := q.keys.insert(key, h)
 	f := nd.failures
 	if f < math.MaxUint32 {
 		nd.failures = f + 1
@@ -71,7 +70,7 @@ func (q *Queue[K]) AddRateLimited(key K) {
 	}
 	switch {
 	case d <= 0:
-		q.addNode(n, created)
+		q.addNode(n, nd, created)
 	case nd.state&delayed != 0 && q.delay.heap[nd.prev].at-int64(d) <= q.delay.seen:
 		// Already due no later than now+d, as the last clock reading
 		// shows without a new one: AddAfter would leave it.
@@ -91,11 +90,10 @@ func (q *Queue[K]) Forget(key K) {
 	}
 	h := q.keys.hash(key)
 	q.mu.Lock()
-	if n, slot := q.keys.lookup(key, h); n != none {
-		nd := q.keys.at(n)
+	if _, nd, slot := q.keys.lookup(key, h); nd != nil {
 		nd.failures = 0
 		if nd.state == 0 {
-			q.keys.removeAt(slot)
+			q.keys.removeAt(slot, nd)
 		}
 	}
 	q.mu.Unlock()
@@ -111,8 +109,8 @@ func (q *Queue[K]) NumRequeues(key K) int {
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if n, _ := q.keys.lookup(key, h); n != none {
-		return int(q.keys.at(n).failures)
+	if _, nd, _ := q.keys.lookup(key, h); nd != nil {
+		return int(nd.failures)
 	}
 	return 0
 }

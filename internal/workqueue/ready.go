@@ -2,7 +2,9 @@ package workqueue
 
 // Ready keys wait in two FIFO lists, one per priority, linked through their
 // nodes so that moving a key between them (a normal add of a key queued low)
-// costs O(1) and no allocation.
+// costs O(1) and no allocation. The head's prev is not kept (it may name
+// any node): the head is known by l.head, so dequeue, the hot path, writes
+// no node but the one it takes.
 
 // lowEvery bounds how long a backlogged low list waits: when both lists hold
 // keys, at least one dequeue in lowEvery takes a low key.
@@ -15,8 +17,8 @@ type list struct {
 
 func (l *list) init() { l.head, l.tail = none, none }
 
-func (q *Queue[K]) pushBack(l *list, n int32) {
-	nd := q.keys.at(n)
+// pushBack appends node n, nd, to l.
+func (q *Queue[K]) pushBack(l *list, n int32, nd *node[K]) {
 	nd.prev, nd.next = l.tail, none
 	if l.tail == none {
 		l.head = n
@@ -27,34 +29,35 @@ func (q *Queue[K]) pushBack(l *list, n int32) {
 	l.n++
 }
 
-func (q *Queue[K]) unlink(l *list, n int32) {
-	nd := q.keys.at(n)
-	if nd.prev == none {
-		l.head = nd.next
+// unlink takes node n, nd, out of l.
+func (q *Queue[K]) unlink(l *list, n int32, nd *node[K]) {
+	prev := nd.prev
+	if n == l.head {
+		l.head, prev = nd.next, none // the head's prev is not kept
 	} else {
-		q.keys.at(nd.prev).next = nd.next
+		q.keys.at(prev).next = nd.next
 	}
 	if nd.next == none {
-		l.tail = nd.prev
+		l.tail = prev
 	} else {
-		q.keys.at(nd.next).prev = nd.prev
+		q.keys.at(nd.next).prev = prev
 	}
 	nd.prev, nd.next = none, none
 	l.n--
 }
 
-// enqueue makes node n ready at priority p and wakes a waiting Get.
-func (q *Queue[K]) enqueue(n int32, p Priority) { q.enqueueAt(n, p, -1) }
+// enqueue makes node n, nd, ready at priority p and wakes a waiting Get.
+func (q *Queue[K]) enqueue(n int32, nd *node[K], p Priority) { q.enqueueAt(n, nd, p, -1) }
 
 // enqueueAt is enqueue with at, when it is not negative, as the stamp of
 // the moment n became ready (for metrics).
-func (q *Queue[K]) enqueueAt(n int32, p Priority, at int64) {
+func (q *Queue[K]) enqueueAt(n int32, nd *node[K], p Priority, at int64) {
 	if p == Low {
-		q.keys.at(n).state |= readyLow
-		q.pushBack(&q.low, n)
+		nd.state |= readyLow
+		q.pushBack(&q.low, n, nd)
 	} else {
-		q.keys.at(n).state |= readyNormal
-		q.pushBack(&q.normal, n)
+		nd.state |= readyNormal
+		q.pushBack(&q.normal, n, nd)
 	}
 	if q.m != nil {
 		if at < 0 {
@@ -67,11 +70,11 @@ func (q *Queue[K]) enqueueAt(n int32, p Priority, at int64) {
 	}
 }
 
-// dequeue removes and returns the next ready node; some list must be
-// non-empty. Normal keys go first, except that after lowEvery-1 normal
-// dequeues in a row while low keys waited, a low key goes. The count needs
-// no timestamps, so the hot path reads no clock.
-func (q *Queue[K]) dequeue() int32 {
+// dequeue removes and returns the next ready node and its number; some list
+// must be non-empty. Normal keys go first, except that after lowEvery-1
+// normal dequeues in a row while low keys waited, a low key goes. The count
+// needs no timestamps, so the hot path reads no clock.
+func (q *Queue[K]) dequeue() (int32, *node[K]) {
 	l := &q.normal
 	if q.low.n > 0 {
 		if q.normal.n == 0 || q.normalRun >= lowEvery-1 {
@@ -81,10 +84,16 @@ func (q *Queue[K]) dequeue() int32 {
 			q.normalRun++
 		}
 	}
+	// unlink, for the head.
 	n := l.head
-	q.unlink(l, n)
-	q.keys.at(n).state &^= ready
-	return n
+	nd := q.keys.at(n)
+	if l.head = nd.next; l.head == none {
+		l.tail = none
+	}
+	nd.prev, nd.next = none, none
+	l.n--
+	nd.state &^= ready
+	return n, nd
 }
 
 // wake lets one waiting Get run. The channel holds at most one token, and

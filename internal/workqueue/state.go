@@ -36,9 +36,9 @@ func (q *Queue[K]) State(key K) KeyState {
 	if len(q.delay.heap) > 0 {
 		q.promoteDue()
 	}
-	n, _ := q.keys.lookup(key, h)
-	if n == none {
+	_, nd, _ := q.keys.lookup(key, h)
+	if nd == nil {
 		return KeyState{}
 	}
-	return q.stateOf(q.keys.at(n))
+	return q.stateOf(nd)
 }

@@ -35,9 +35,12 @@
 //
 // Objects served by Get, List, ByIndex and ByLabel, and passed to handlers,
 // are shared and read-only: copy one before changing it. Successive objects
-// of one name may share memory too (the object after a status write holds
-// the Spec of the one before, unless the Cache has a transform), so a
-// change to one would show in another. The mutation detector catches code
+// of one name may share memory too (unless the Cache has a transform): the
+// object after a write holds, of the one before, what the write left byte
+// for byte as it was, which its event does not decode again (the Spec of
+// a status write, the Status of a spec write, the ownership records,
+// labels, annotations and conditions), so a change to one would show in
+// another. The mutation detector catches code
 // that changes one. It is opt-in, with
 // WithMutationDetector or, for every Cache of a process, the environment
 // variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which

@@ -301,6 +301,15 @@ func TestProbePointerReceiverMarshalerRoundTrips(t *testing.T) {
 			if got.Spec.Field.V != 5 {
 				t.Fatalf("Get: %+v", got.Spec)
 			}
+			if _, err := s.As("m").ApplyStatus(ctx, "a", probePtrSpec{probePtrMarshaler{V: 7}}, nil); err != nil {
+				t.Fatalf("ApplyStatus: %v", err)
+			}
+			if raw := storedPart(t, mem, s, "a", "status"); string(raw) != `{"field":{"custom":7}}` {
+				t.Errorf("applied status %s, want {\"field\":{\"custom\":7}}", raw)
+			}
+			if got, err := s.Get(ctx, "a"); err != nil || got.Status.Field.V != 7 {
+				t.Fatalf("Get after ApplyStatus: %v", err)
+			}
 		}},
 		{"versioned", func(t *testing.T, mem *memstore.Store) {
 			vs, err := store.NewVersions("v1", store.VersionOf("v1", store.Conversion[probePtrSpec, probePtrSpec, probePtrSpec, probePtrSpec]{}))

@@ -310,6 +310,12 @@ func TestProbePointerReceiverMarshalerRoundTrips(t *testing.T) {
 			if got, err := s.Get(ctx, "a"); err != nil || got.Status.Field.V != 7 {
 				t.Fatalf("Get after ApplyStatus: %v", err)
 			}
+			if _, err := s.As("m").Apply(ctx, "a", probePtrSpec{probePtrMarshaler{V: 9}}); err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if raw := storedPart(t, mem, s, "a", "spec"); string(raw) != `{"field":{"custom":9}}` {
+				t.Errorf("applied spec %s, want {\"field\":{\"custom\":9}}", raw)
+			}
 		}},
 		{"versioned", func(t *testing.T, mem *memstore.Store) {
 			vs, err := store.NewVersions("v1", store.VersionOf("v1", store.Conversion[probePtrSpec, probePtrSpec, probePtrSpec, probePtrSpec]{}))

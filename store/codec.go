@@ -468,8 +468,8 @@ func encodeJSON(what string, v any) (b []byte, err error) {
 // receivers round-trips.
 func addressable(v any) any {
 	rv := reflect.ValueOf(v)
-	if !rv.IsValid() {
-		return v
+	if !rv.IsValid() || rv.Type().Implements(jsonMarshaler) {
+		return v // nothing to address: its own MarshalJSON encodes it all
 	}
 	p := reflect.New(rv.Type())
 	p.Elem().Set(rv)

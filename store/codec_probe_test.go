@@ -341,6 +341,54 @@ func TestProbePointerReceiverMarshalerRoundTrips(t *testing.T) {
 				t.Fatalf("Get: %+v", got.Spec)
 			}
 		}},
+		{"converted", func(t *testing.T, mem *memstore.Store) {
+			type hub struct{ V int }
+			v1 := store.VersionOf("v1", store.Conversion[probePtrSpec, probePtrSpec, hub, hub]{
+				ToHub: func(s, st probePtrSpec) (hub, hub, error) { return hub{s.Field.V}, hub{st.Field.V}, nil },
+				FromHub: func(s, st hub) (probePtrSpec, probePtrSpec, error) {
+					return probePtrSpec{probePtrMarshaler{s.V}}, probePtrSpec{probePtrMarshaler{st.V}}, nil
+				},
+			})
+			v2 := store.VersionOf("v2", store.Conversion[hub, hub, hub, hub]{})
+			vs, err := store.NewVersions("v1", v1, v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s2, err := store.New[hub, hub](mem, "PtrConverted", store.WithVersion("v2", vs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s1, err := store.New[probePtrSpec, probePtrSpec](mem, "PtrConverted", store.WithVersion("v1", vs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s2.As("m").Create(ctx, &store.Object[hub, hub]{Meta: store.Meta{Name: "a"}, Spec: hub{5}}); err != nil {
+				t.Fatal(err)
+			}
+			if raw := storedPart(t, mem, s1, "a", "spec"); string(raw) != `{"field":{"custom":5}}` {
+				t.Errorf("stored spec %s, want {\"field\":{\"custom\":5}}", raw)
+			}
+			for _, get := range []func() (int, error){
+				func() (int, error) {
+					o, err := s1.Get(ctx, "a")
+					if err != nil {
+						return 0, err
+					}
+					return o.Spec.Field.V, nil
+				},
+				func() (int, error) {
+					o, err := s2.Get(ctx, "a")
+					if err != nil {
+						return 0, err
+					}
+					return o.Spec.V, nil
+				},
+			} {
+				if v, err := get(); err != nil || v != 5 {
+					t.Fatalf("Get of what Create wrote: %d, %v", v, err)
+				}
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, memstore.New()) })
 	}

@@ -36,6 +36,7 @@ func (h *hooksSink) AddAfter(key string, _ time.Duration)         { h.Add(key) }
 func (h *hooksSink) userPanic(string, *guard.Panic, ...slog.Attr) {}
 func (h *hooksSink) managers() (string, string)                   { return "app", "app-loop" }
 func (h *hooksSink) ownWrite(any, string, int64) bool             { return false }
+func (h *hooksSink) sawWrite(any, int64)                          {}
 func (h *hooksSink) keepsState(string) bool                       { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
 func (h *hooksSink) inTerm() bool                                 { return true }

@@ -34,6 +34,10 @@ type loopHooks interface {
 	// to backend b (backendID; as manager, which the Loop then knows as
 	// its own).
 	ownWrite(b any, manager string, rev int64) bool
+	// sawWrite tells the Loop that a cache delivered revision rev of
+	// backend b under a name that judges it without ownWrite: the Loop
+	// forgets the revision if a reconcile of its wrote it.
+	sawWrite(b any, rev int64)
 	// keepsState reports whether the Loop keeps state for key: only then
 	// does another writer's change count for its oscillation detector.
 	keepsState(key string) bool
@@ -140,6 +144,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	}
 	l.paths.intern(w.Owned)
 	l.paths.intern(w.Foreign)
+	w.Owned, w.Foreign = l.paths.list(w.Owned), l.paths.list(w.Foreign)
 	found := det.Observe(w)
 	if len(found) == 0 {
 		l.mu.Unlock()
@@ -230,6 +235,9 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 	}
 	l.metrics.Unconverged(l.name, n)
 }
+
+// sawWrite implements loopHooks.
+func (l *Loop[K]) sawWrite(b any, rev int64) { l.own.seen(b, rev) }
 
 // keepsState reports whether the Loop keeps state for key (a keyState or
 // a detector): observeWrite records another writer's change only then.

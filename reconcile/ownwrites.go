@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -50,7 +51,7 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 		o.revs = map[written]struct{}{}
 	}
 	o.revs[written{b: b, rev: rev}] = struct{}{}
-	if len(o.revs) > max(o.prune, maxOwnRevs) {
+	if n := len(o.revs); n > max(o.prune, maxOwnRevs) {
 		floors := map[any]int64{}
 		for r := range o.revs {
 			f, ok := floors[r.b]
@@ -63,7 +64,33 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 			}
 		}
 		o.prune = 2 * len(o.revs)
+		if len(o.revs) < n/4 {
+			// A map keeps the room it grew to: revisions a cache never
+			// delivers one by one (a relist skips them) filled it while
+			// the cache lagged, ~80 bytes each.
+			o.revs = maps.Collect(maps.All(o.revs))
+		}
 	}
+}
+
+// seen forgets the revision rev of backend b, if a reconcile wrote it: a
+// cache delivered its write under a name that judges it without the
+// revision (the reconciler's or the Loop's own manager). Kept, it would
+// wait for a prune after every cache passed it, and prunes wait for the
+// revisions to double.
+func (o *ownWrites) seen(b any, rev int64) {
+	if !o.on.Load() {
+		return
+	}
+	o.mu.Lock()
+	if len(o.revs) > 0 {
+		k := written{b: b, rev: rev}
+		if _, ok := o.revs[k]; !ok {
+			k.b = nil
+		}
+		delete(o.revs, k)
+	}
+	o.mu.Unlock()
 }
 
 // own reports whether the write of revision rev to backend b by manager is

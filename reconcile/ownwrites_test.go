@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -166,4 +168,70 @@ func TestOwnWritesAreKnownByBackendAndRevision(t *testing.T) {
 	require.True(t, o.own(a, "app", 5))
 	o.wrote(nil, 7, floor)
 	require.True(t, o.own(b, "app2", 7), "a revision of no known backend matches any")
+}
+
+// A write that reaches the cache under the reconciler's manager name is
+// judged by that name alone, and the Loop forgets its revision once seen,
+// as it does one judged by revision: it kept each until a prune after the
+// caches passed it, and prunes wait for the revisions to double (~1 MB at
+// 10,000 keys of the controller benchmark, bench/cmd/ctl-steady).
+func TestOwnWritesUnderTheReconcilersNameAreForgottenOnceSeen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		for i := range 20 {
+			e.create(t, "user", &app{Meta: store.Meta{Name: fmt.Sprintf("a%02d", i)}, Spec: appSpec{Replicas: 3}})
+		}
+		var writes atomic.Int64
+		r := Func[string](func(ctx context.Context, name string) (Result, error) {
+			if _, err := e.st.As("apps").ApplyStatus(ctx, name, appStatus{Replicas: 3}, nil); err != nil {
+				return Result{}, err
+			}
+			writes.Add(1)
+			return Result{}, nil
+		})
+		loop, err := New("apps", r, FromStore(e.cache, e.st), WithFieldManager("apps"))
+		require.NoError(t, err)
+		stop := start(t, loop)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.GreaterOrEqual(t, writes.Load(), int64(20))
+		loop.own.mu.Lock()
+		kept := len(loop.own.revs)
+		loop.own.mu.Unlock()
+		require.Zero(t, kept, "revisions remembered after the cache delivered every write")
+		require.NoError(t, stop())
+	})
+}
+
+// A prune that leaves the revisions mostly gone gives back the room the
+// map grew to: the revisions of writes a cache never delivers one by one
+// (those a relist skips) filled it while the cache lagged, and a map
+// keeps its room.
+func TestOwnWritesGiveBackTheirRoomOncePassed(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	var rev, cacheAt int64
+	floor := func(any) int64 { return cacheAt }
+	heap := func() int64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	base := heap()
+	for range 64 * maxOwnRevs { // the cache lags behind every one
+		rev++
+		o.wrote(nil, rev, floor)
+	}
+	full := heap() - base
+	cacheAt = rev // it relisted past them
+	for len(o.revs) >= 64*maxOwnRevs/4 {
+		rev++
+		o.wrote(nil, rev, floor)
+	}
+	left := heap() - base
+	t.Logf("%d revisions: %d bytes; %d left: %d bytes", 64*maxOwnRevs, full, len(o.revs), left)
+	require.Less(t, left, full/4, "bytes the revisions hold once the caches passed most")
+	runtime.KeepAlive(&o)
 }

@@ -13,13 +13,22 @@ import (
 // keys that was about 450 bytes a key, most of the Loop's memory per key.
 // A controller changes few distinct paths (its status fields, its
 // conditions), the same for every key, so a key's detector can keep the
-// table's copy instead. Callers hold the Loop's lock.
-type pathTable struct{ paths []diff.Path }
+// table's copy instead. So does a key's detector keep the table's copy of
+// the list of paths a write changed: a status write changes the same
+// fields of every key, and a list of its own a write was 24 to 96 bytes
+// of a detector's ~200. Callers hold the Loop's lock.
+type pathTable struct {
+	paths []diff.Path
+	lists [][]diff.Path
+}
 
 // maxTablePaths bounds the table: paths that differ from key to key (a
 // list item per object, say) are kept as they came once it is full, as
-// they were before the table.
-const maxTablePaths = 64
+// they were before the table. maxTableLists bounds the lists the same way.
+const (
+	maxTablePaths = 64
+	maxTableLists = 64
+)
 
 // intern replaces, in place, each path of ps by the table's equal copy,
 // adding a compact copy of a path it does not hold while it has room.
@@ -46,4 +55,32 @@ func (t *pathTable) one(p diff.Path) diff.Path {
 	}
 	t.paths = append(t.paths, q)
 	return q
+}
+
+// list returns the table's list of the same paths as ps in the same order,
+// adding a copy of ps while it has room, and nil for an empty ps. Callers
+// intern ps's paths first, so that the paths of equal lists are the same
+// copies, compared by address; a path the full table did not take makes
+// ps's list one the table does not share. Callers never modify the list
+// returned.
+func (t *pathTable) list(ps []diff.Path) []diff.Path {
+	if len(ps) == 0 {
+		return nil
+	}
+	for _, q := range t.lists {
+		if slices.EqualFunc(q, ps, samePath) {
+			return q
+		}
+	}
+	if len(t.lists) >= maxTableLists {
+		return ps
+	}
+	q := slices.Clone(ps)
+	t.lists = append(t.lists, q)
+	return q
+}
+
+// samePath reports whether p and q are the same copy of a path.
+func samePath(p, q diff.Path) bool {
+	return len(p) == len(q) && (len(p) == 0 || &p[0] == &q[0])
 }

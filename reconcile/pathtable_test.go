@@ -77,3 +77,56 @@ func TestPathTableSharesEqualPathsAndIsBounded(t *testing.T) {
 	require.Same(t, first, &extra[0][0], "a full table keeps a new path as it came")
 	require.Len(t, tab.paths, maxTablePaths)
 }
+
+// The oscillation state of a controller that writes one status field of
+// each of its keys, while another writer changes their specs (the
+// controller benchmark's shape, bench/cmd/ctl-steady): a detector a key,
+// the times of its status writes within the window, and one shared list
+// of the paths they changed. At 10,000 keys it was ~3.5 MB, a tenth of
+// what that controller keeps alive.
+func TestOscillationStateOfAStatusWriterIsSmall(t *testing.T) {
+	l := mustNew(t, Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), nil)
+	const n = 5_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("obj-%05d", i)
+	}
+	status := func() []diff.Path { return []diff.Path{diff.MustParsePath(".status.readyReplicas")} }
+	spec := func() []diff.Path { return []diff.Path{diff.MustParsePath(".spec.replicas")} }
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, k := range keys {
+		for range 3 {
+			l.observeWrite(k, oscillation.Write{Self: true, Owned: status()})
+			l.observeWrite(k, oscillation.Write{Foreign: spec()})
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perKey := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d keys, three status writes each: %d bytes a key", n, perKey)
+	require.Less(t, perKey, int64(200), "bytes of oscillation state a key (275 with a Config, 48-byte writes and a list of paths a write in each detector)")
+	runtime.KeepAlive(l)
+}
+
+// A key's detector gets the table's copy of a list of paths equal to a
+// list the table holds, and lists keep coming through unchanged once it
+// is full.
+func TestPathTableSharesEqualListsAndIsBounded(t *testing.T) {
+	var tab pathTable
+	a, b := statusChange(), statusChange()
+	tab.intern(a)
+	tab.intern(b)
+	la, lb := tab.list(a), tab.list(b)
+	require.Equal(t, a, la, "the list holds the paths, in order")
+	require.Same(t, &la[0], &lb[0], "equal lists are shared")
+	require.Nil(t, tab.list(nil))
+	for i := range maxTableLists {
+		tab.list([]diff.Path{diff.MustParsePath(fmt.Sprintf(".spec.f%d", i))})
+	}
+	require.Len(t, tab.lists, maxTableLists)
+	extra := []diff.Path{diff.MustParsePath(".spec.extra")}
+	require.Same(t, &extra[0], &tab.list(extra)[0], "a full table keeps a new list as it came")
+	require.Len(t, tab.lists, maxTableLists)
+}

@@ -726,8 +726,11 @@ func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSel
 	self, loopSelf := loop.managers()
 	switch {
 	case writer == loopSelf:
+		loop.sawWrite(b, rev)
 		return loopSelf, loopSelf
-	case writer != self && loop.ownWrite(b, writer, rev):
+	case writer == self:
+		loop.sawWrite(b, rev)
+	case loop.ownWrite(b, writer, rev):
 		return writer, loopSelf
 	}
 	return self, loopSelf

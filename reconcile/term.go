@@ -290,8 +290,12 @@ func (c keyChunks[K]) each(f func(K)) {
 func listKeys[K comparable](kl keyLister[K], add func(K), q *workqueue.Queue[K]) (p *guard.Panic) {
 	defer guard.Catch(&p)
 	if add == nil {
+		// In batches: the queue's lock once per batch, not per key, so
+		// the workers' Gets and Dones do not contend with every add.
+		var b lowBatch[K]
+		defer b.flush(q) // what was listed before a panic still goes in
 		for k := range kl.Keys() {
-			q.AddLow(k)
+			b.add(q, k)
 		}
 		return nil
 	}
@@ -299,6 +303,24 @@ func listKeys[K comparable](kl keyLister[K], add func(K), q *workqueue.Queue[K])
 		add(k)
 	}
 	return nil
+}
+
+// lowBatch gathers keys for Queue.AddLowBatch.
+type lowBatch[K comparable] struct {
+	keys [32]K
+	n    int
+}
+
+func (b *lowBatch[K]) add(q *workqueue.Queue[K], k K) {
+	b.keys[b.n] = k
+	if b.n++; b.n == len(b.keys) {
+		b.flush(q)
+	}
+}
+
+func (b *lowBatch[K]) flush(q *workqueue.Queue[K]) {
+	q.AddLowBatch(b.keys[:b.n])
+	b.n = 0
 }
 
 // termKeyLister is implemented by sources that list keys at the start of

@@ -2,6 +2,7 @@ package oscillation
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/diff"
@@ -28,19 +29,37 @@ import (
 // Detector uses the default Config; a Detector is not safe for concurrent
 // use.
 type Detector struct {
-	cfg Config
+	// cfg is shared by the Detectors made with equal Configs (see
+	// sharedConfig): a Loop keeps one Detector per object it writes.
+	cfg *Config
+	// base is the time the writes kept count from: a write keeps its time
+	// as an offset from base, 8 bytes instead of a time.Time's 24. It is
+	// the time of the first write kept.
+	base  time.Time
+	based bool // base is set
 	// changedByOther: paths another manager changed since self last wrote
 	// them, sorted by diff.Path.Compare.
 	changedByOther []diff.Path
+	// statusBudget: self's writes within Window since the last change to
+	// the spec that change only the status side.
+	statusBudget []selfWrite
+	// more is the state of writes that change more than the status side,
+	// nil until the first: a controller that writes only status, the
+	// usual one, keeps 96 bytes a Detector instead of 160.
+	more *moreState
+}
+
+// moreState is the part of a Detector's state that only writes beyond
+// the status side use.
+type moreState struct {
 	// resets: times self re-set a path after another manager changed it,
 	// sorted by path.
 	resets []pathTimes
 	// selfWrites: self's writes since the last change to a foreign path.
 	selfWrites []selfWrite
 	// budget: self's writes within Window since the last change to the
-	// spec that change more than the status side; statusBudget: those
-	// that change only it.
-	budget, statusBudget []selfWrite
+	// spec that change more than the status side.
+	budget []selfWrite
 }
 
 type pathTimes struct {
@@ -48,39 +67,89 @@ type pathTimes struct {
 	times []time.Time
 }
 
+// selfWrite is one write by self, at base+at.
 type selfWrite struct {
-	at    time.Time
+	at    time.Duration
 	paths []diff.Path
 }
 
 // New returns a Detector with cfg (zero fields take the defaults).
-func New(cfg Config) *Detector { return &Detector{cfg: cfg.WithDefaults()} }
+func New(cfg Config) *Detector { return &Detector{cfg: sharedConfig(cfg)} }
+
+// lastConfig is the Config the latest New was given, with its defaults:
+// the Detectors of one Loop share it.
+var lastConfig atomic.Pointer[Config]
+
+// sharedConfig returns cfg with its defaults, shared with the Detectors
+// made last with an equal Config. Detectors never modify it.
+func sharedConfig(cfg Config) *Config {
+	cfg = cfg.WithDefaults()
+	if p := lastConfig.Load(); p != nil && *p == cfg {
+		return p
+	}
+	p := new(Config) // not &cfg, which would move every call's cfg to the heap
+	*p = cfg
+	lastConfig.Store(p)
+	return p
+}
+
+// config returns d's Config: the defaults for the zero Detector.
+func (d *Detector) config() *Config {
+	if d.cfg == nil {
+		d.cfg = sharedConfig(Config{})
+	}
+	return d.cfg
+}
+
+// more returns d's state of writes beyond the status side, made on first
+// use.
+func (d *Detector) moreState() *moreState {
+	if d.more == nil {
+		d.more = &moreState{}
+	}
+	return d.more
+}
+
+// offset returns t as the offset from d's base that d keeps, setting the
+// base at the first time kept. Offsets compare as their times do (Sub
+// uses the monotonic clock readings where both times have one, as Before
+// does).
+func (d *Detector) offset(t time.Time) time.Duration {
+	if !d.based {
+		d.base, d.based = t, true
+	}
+	return t.Sub(d.base)
+}
 
 // Observe records w and reports the oscillations it completes (at most one
 // of each kind, Fight first). It keeps w's path slices: the caller must not
 // modify them afterwards.
 func (d *Detector) Observe(w Write) []Report {
-	d.cfg = d.cfg.WithDefaults()
-	if len(w.Foreign) > 0 {
-		d.selfWrites = d.selfWrites[:0]
+	cfg := d.config()
+	if len(w.Foreign) > 0 && d.more != nil {
+		d.more.selfWrites = d.more.selfWrites[:0]
 	}
 	if specChanged(w.Owned) || specChanged(w.Foreign) {
-		d.budget, d.statusBudget = d.budget[:0], d.statusBudget[:0]
+		d.statusBudget = d.statusBudget[:0]
+		if d.more != nil {
+			d.more.budget = d.more.budget[:0]
+		}
 	}
 	if !w.Self {
 		d.changedByOthers(w.Owned)
 		d.changedByOthers(w.Foreign)
 		return nil
 	}
-	cutoff := w.Time.Add(-d.cfg.Window)
+	cutoff := w.Time.Add(-cfg.Window)
 	var out []Report
 	if r, ok := d.fight(w, cutoff); ok {
 		out = append(out, r)
 	}
-	if r, ok := d.noProgress(w, cutoff); ok {
+	now := d.offset(w.Time)
+	if r, ok := d.noProgress(w, now, now-cfg.Window); ok {
 		out = append(out, r)
 	}
-	if r, ok := d.tooManyWrites(w, cutoff); ok {
+	if r, ok := d.tooManyWrites(w, now, now-cfg.Window); ok {
 		out = append(out, r)
 	}
 	return out
@@ -112,7 +181,7 @@ func (d *Detector) fight(w Write, cutoff time.Time) (Report, bool) {
 	if len(fought) == 0 {
 		return Report{}, false
 	}
-	d.resets = slices.DeleteFunc(d.resets, func(r pathTimes) bool {
+	d.more.resets = slices.DeleteFunc(d.more.resets, func(r pathTimes) bool {
 		return slices.ContainsFunc(fought, r.path.Equal)
 	})
 	slices.SortFunc(fought, diff.Path.Compare)
@@ -128,58 +197,62 @@ func (d *Detector) reset(p diff.Path, at, cutoff time.Time) int {
 		return 0
 	}
 	d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
-	j, found := slices.BinarySearchFunc(d.resets, p, comparePathTimes)
+	m := d.moreState()
+	j, found := slices.BinarySearchFunc(m.resets, p, comparePathTimes)
 	if !found {
-		d.resets = slices.Insert(d.resets, j, pathTimes{path: p})
+		m.resets = slices.Insert(m.resets, j, pathTimes{path: p})
 	}
-	r := &d.resets[j]
+	r := &m.resets[j]
 	r.times = append(pruneTimes(r.times, cutoff), at)
 	return len(r.times)
 }
 
-// noProgress counts self's write w, unless it changes a foreign path or
-// only status-side ones, and reports NoProgress at NoProgressWrites such
-// writes within the window.
-func (d *Detector) noProgress(w Write, cutoff time.Time) (Report, bool) {
+// noProgress counts self's write w, at offset now, unless it changes a
+// foreign path or only status-side ones, and reports NoProgress at
+// NoProgressWrites such writes within the window (after cutoff).
+func (d *Detector) noProgress(w Write, now, cutoff time.Duration) (Report, bool) {
 	if len(w.Foreign) > 0 || statusOnly(w.Owned) {
 		return Report{}, false
 	}
+	m := d.moreState()
 	i := 0
-	for i < len(d.selfWrites) && d.selfWrites[i].at.Before(cutoff) {
+	for i < len(m.selfWrites) && m.selfWrites[i].at < cutoff {
 		i++
 	}
-	d.selfWrites = append(d.selfWrites[i:], selfWrite{at: w.Time, paths: w.Owned})
-	n := len(d.selfWrites)
+	m.selfWrites = append(m.selfWrites[i:], selfWrite{at: now, paths: w.Owned})
+	n := len(m.selfWrites)
 	if n < d.cfg.NoProgressWrites {
 		return Report{}, false
 	}
-	r := Report{Kind: NoProgress, Paths: writtenPaths(d.selfWrites), Writes: n, Window: d.cfg.Window}
-	d.selfWrites = nil
+	r := Report{Kind: NoProgress, Paths: writtenPaths(m.selfWrites), Writes: n, Window: d.cfg.Window}
+	m.selfWrites = nil
 	return r, true
 }
 
-// tooManyWrites spends one of a budget on self's write w and reports while
-// that budget is spent: the status budget (Throttled) for a write of the
-// status side alone, the write budget (TooManyWrites) for any other.
-func (d *Detector) tooManyWrites(w Write, cutoff time.Time) (Report, bool) {
+// tooManyWrites spends one of a budget on self's write w, at offset now,
+// and reports while that budget is spent: the status budget (Throttled)
+// for a write of the status side alone, the write budget (TooManyWrites)
+// for any other.
+func (d *Detector) tooManyWrites(w Write, now, cutoff time.Duration) (Report, bool) {
 	if len(w.Foreign) == 0 && !w.Report && statusOnly(w.Owned) {
-		d.statusBudget = spend(d.statusBudget, w.Time, w.Owned, cutoff)
+		d.statusBudget = spend(d.statusBudget, now, w.Owned, cutoff)
 		if n := len(d.statusBudget); n > d.cfg.MaxStatusWrites {
 			return Report{Kind: Throttled, Paths: writtenPaths(d.statusBudget), Writes: n, Window: d.cfg.Window}, true
 		}
 		return Report{}, false
 	}
-	d.budget = spend(d.budget, w.Time, slices.Concat(w.Owned, w.Foreign), cutoff)
-	n := len(d.budget)
+	m := d.moreState()
+	m.budget = spend(m.budget, now, slices.Concat(w.Owned, w.Foreign), cutoff)
+	n := len(m.budget)
 	if n <= d.cfg.MaxWrites {
 		return Report{}, false
 	}
-	return Report{Kind: TooManyWrites, Paths: writtenPaths(d.budget), Writes: n, Window: d.cfg.Window}, true
+	return Report{Kind: TooManyWrites, Paths: writtenPaths(m.budget), Writes: n, Window: d.cfg.Window}, true
 }
 
-// spend adds a write at `at` of paths to budget, dropping those out of the
-// window.
-func spend(budget []selfWrite, at time.Time, paths []diff.Path, cutoff time.Time) []selfWrite {
+// spend adds a write at offset at of paths to budget, dropping those out
+// of the window (at or before cutoff).
+func spend(budget []selfWrite, at time.Duration, paths []diff.Path, cutoff time.Duration) []selfWrite {
 	return append(budget[pruneWrites(budget, cutoff):], selfWrite{at: at, paths: paths})
 }
 
@@ -195,9 +268,9 @@ func writtenPaths(ws []selfWrite) []diff.Path {
 
 // pruneWrites returns the index of the first write after cutoff: the
 // budget's window is (now−Window, now].
-func pruneWrites(ws []selfWrite, cutoff time.Time) int {
+func pruneWrites(ws []selfWrite, cutoff time.Duration) int {
 	i := 0
-	for i < len(ws) && !ws[i].at.After(cutoff) {
+	for i < len(ws) && ws[i].at <= cutoff {
 		i++
 	}
 	return i
@@ -226,21 +299,27 @@ func statusOnly(paths []diff.Path) bool {
 // Idle reports whether d holds nothing that could still count at time now,
 // so a caller keeping one Detector per object may drop it.
 func (d *Detector) Idle(now time.Time) bool {
-	cutoff := now.Add(-d.cfg.WithDefaults().Window)
+	window := d.config().Window
 	if len(d.changedByOther) > 0 {
 		return false
 	}
-	for _, r := range d.resets {
-		if len(r.times) > 0 && !r.times[len(r.times)-1].Before(cutoff) {
+	cutoff := now.Sub(d.base) - window // writes are kept only once base is set
+	if len(d.statusBudget) > 0 && d.statusBudget[len(d.statusBudget)-1].at >= cutoff {
+		return false
+	}
+	m := d.more
+	if m == nil {
+		return true
+	}
+	for _, r := range m.resets {
+		if len(r.times) > 0 && !r.times[len(r.times)-1].Before(now.Add(-window)) {
 			return false
 		}
 	}
-	for _, b := range [2][]selfWrite{d.budget, d.statusBudget} {
-		if len(b) > 0 && !b[len(b)-1].at.Before(cutoff) {
-			return false
-		}
+	if len(m.budget) > 0 && m.budget[len(m.budget)-1].at >= cutoff {
+		return false
 	}
-	return len(d.selfWrites) == 0 || d.selfWrites[len(d.selfWrites)-1].at.Before(cutoff)
+	return len(m.selfWrites) == 0 || m.selfWrites[len(m.selfWrites)-1].at < cutoff
 }
 
 func pruneTimes(ts []time.Time, cutoff time.Time) []time.Time {

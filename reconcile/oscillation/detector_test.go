@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/race"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -309,3 +310,32 @@ func TestDetectorWriteBudget(t *testing.T) {
 	require.Equal(t, "TooManyWrites", TooManyWrites.String())
 	require.Contains(t, budget.Message(), "throttled: 31 status writes within 1m0s to .status.phase")
 }
+
+// The Detectors made with equal Configs share one copy of it, with its
+// defaults: a Loop keeps a Detector for every object it writes. The zero
+// Detector uses the defaults.
+func TestDetectorsShareTheirConfig(t *testing.T) {
+	a, b := New(Config{MaxWrites: 7}), New(Config{MaxWrites: 7})
+	require.Same(t, a.cfg, b.cfg)
+	require.Equal(t, Config{MaxWrites: 7}.WithDefaults(), *a.cfg)
+	c := New(Config{MaxWrites: 8})
+	require.NotSame(t, a.cfg, c.cfg)
+	require.Equal(t, 7, a.cfg.MaxWrites, "another Config leaves a's as it was")
+	var z Detector
+	require.Empty(t, z.Observe(Write{Time: time.Unix(100, 0), Self: true, Owned: []diff.Path{diff.MustParsePath(".spec.a")}}))
+	require.Equal(t, Config{}.WithDefaults(), *z.cfg)
+}
+
+// A Detector made with the Config of the one made before it allocates
+// itself alone: a Loop makes one for every object it writes.
+func TestNewWithTheLastConfigAllocatesTheDetectorAlone(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations")
+	}
+	cfg := Config{MaxWrites: 9}
+	New(cfg)
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { kept = New(cfg) }))
+}
+
+// kept keeps what a test makes, as a Loop does.
+var kept *Detector

@@ -40,6 +40,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: store is at %d: %w",
 			prefix, rev, head, store.ErrInvalid)
 	case rev < head && (rev < s.compacted || !s.hist.covers(rev)):
+		s.dropExpiredUndo()
 		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
 	p := page{s: s, prefix: prefix, after: opts.Continue, limit: opts.Limit}
@@ -47,12 +48,18 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		p.after = ""
 	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
-	if rev < head {
-		u := s.takeUndo(prefix, rev)
-		defer s.keepUndo(u)
-		p.undo(u)
+	if rev == head {
+		return p.collect(rev), nil
 	}
-	return p.collect(rev), nil
+	u := s.takeUndo(prefix, rev)
+	p.undo(u)
+	l := p.collect(rev)
+	if l.Continue != "" {
+		// The listing's last page needs it no more: kept, it would hold
+		// every key written since rev until the next pinned listing.
+		s.keepUndo(u)
+	}
+	return l, nil
 }
 
 // undone is the state at revision rev of the keys under prefix written
@@ -60,7 +67,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 // one listing are all pinned to the revision of its first, so the Store
 // keeps the last one for the next page, which reads only the writes since:
 // a listing costs one pass over the writes since its revision, not one per
-// page.
+// page. The last page of a listing drops it.
 type undone struct {
 	prefix    string
 	rev, upto int64
@@ -111,6 +118,19 @@ func (s *Store) takeUndo(prefix string, rev int64) *undone {
 		u.unsorted = false
 	}
 	return u
+}
+
+// dropExpiredUndo drops the undone state the Store keeps if its revision
+// has left the history: every page pinned to it ends with ErrExpired, and
+// a listing that expires (a Cache's relist then lists in one unpinned page)
+// never reaches its last page, which would drop it. Callers hold s.mu for
+// reading.
+func (s *Store) dropExpiredUndo() {
+	s.undoMu.Lock()
+	if u := s.undo; u != nil && (u.rev < s.compacted || !s.hist.covers(u.rev)) {
+		s.undo = nil
+	}
+	s.undoMu.Unlock()
 }
 
 // keepUndo keeps u for the next page of its listing.

@@ -155,8 +155,39 @@ func probeTree(r *rand.Rand, depth int) map[string]any {
 	for n := r.IntN(4) + 1; n > 0; n-- {
 		m[probeKeys[r.IntN(len(probeKeys))]] = probeValue(r, depth)
 	}
+	if depth == 0 && r.IntN(2) == 0 {
+		// A keyed list and a set (see probeSchema), whose items' fields the
+		// shortcut leaves to the full walk.
+		var items []any
+		for _, name := range []string{"p", "q"} {
+			if r.IntN(2) == 0 {
+				items = append(items, map[string]any{"name": name, "v": probeScalar(r), "m": map[string]any{"x": probeScalar(r)}})
+			}
+		}
+		if items != nil {
+			m["l"] = items
+		}
+		if r.IntN(2) == 0 {
+			m["s"] = []any{"x", int64(1)}[:1+r.IntN(2)]
+		}
+		if r.IntN(2) == 0 {
+			m["at"] = map[string]any{"k": probeScalar(r)}
+		}
+	}
 	return m
 }
+
+var probeSchema = func() *ownership.Schema {
+	s, err := ownership.NewSchema(map[string]ownership.Strategy{
+		".l":  ownership.Keyed("name"),
+		".s":  ownership.AsSet(),
+		".at": ownership.Atomic(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // revalueProbe changes up to max scalar leaves outside lists of cfg: to
 // other scalars, null, a map, a list or an empty map.
@@ -172,6 +203,19 @@ func revalueProbe(r *rand.Rand, cfg map[string]any, budget *int) map[string]any 
 		switch x := v.(type) {
 		case map[string]any:
 			out[k] = revalueProbe(r, x, budget)
+			continue
+		case []any:
+			l := make([]any, len(x))
+			for i, it := range x {
+				if m, ok := it.(map[string]any); ok {
+					name := m["name"]
+					m = revalueProbe(r, m, budget)
+					m["name"] = name // the key stays
+					it = m
+				}
+				l[i] = it
+			}
+			out[k] = l
 			continue
 		}
 		out[k] = v
@@ -200,7 +244,7 @@ func TestProbeReapplyShortcutAgreesWithFullWalk(t *testing.T) {
 		lastCfg := map[string]map[string]any{}
 		for step := 0; step < 12; step++ {
 			mgr := managers[r.IntN(len(managers))]
-			var opts []ownership.Option
+			opts := []ownership.Option{ownership.WithSchema(probeSchema)}
 			if r.IntN(4) == 0 {
 				opts = append(opts, ownership.Force())
 			}
@@ -232,7 +276,7 @@ func TestProbeReapplyShortcutAgreesWithFullWalk(t *testing.T) {
 						next[k] = v
 					}
 				}
-				res, err := ownership.Update(live, next, mgr, managed)
+				res, err := ownership.Update(live, next, mgr, managed, ownership.WithSchema(probeSchema))
 				if err != nil {
 					t.Fatalf("seed %d: Update: %v", seed, err)
 				}

@@ -53,7 +53,9 @@ func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) 
 // WithSortedKeys makes FromStore's source list its keys in name order at
 // every resync and new term, so that the order in which they are queued is
 // reproducible (reconciletest's seeded runs use it). It costs a sort of
-// every name per resync; without it the keys come in map order. Other
+// every name per resync; without it the keys come in no promised order
+// (today about the order the source first saw them, which a delete
+// reshuffles), and no longer in Go's random map order. Other
 // sources ignore it: FromOwned lists its keys (at term start only) in name
 // order always, FromCacheMapped lists none.
 func WithSortedKeys[S, T any]() CacheSourceOption[S, T] {

@@ -157,7 +157,7 @@ func specConfigTree(config any, meta *ApplyMeta) (map[string]any, error) {
 	doc := struct {
 		Metadata *ApplyMeta `json:"metadata,omitempty"`
 		Spec     any        `json:"spec,omitempty"`
-	}{meta, config}
+	}{meta, addressable(config)}
 	tree, err := configTree(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: apply configuration: %v", ErrInvalid, err)

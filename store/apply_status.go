@@ -160,7 +160,7 @@ func statusConfigTree(status any, conds []Condition) (map[string]any, error) {
 		return configTree(struct {
 			Status     any         `json:"status,omitempty"`
 			Conditions []Condition `json:"conditions,omitempty"`
-		}{status, conds})
+		}{addressable(status), conds})
 	}
 	raw, isRaw := status.(json.RawMessage)
 	if status != nil && (!isRaw || raw == nil) {

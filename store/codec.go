@@ -4,6 +4,7 @@ import (
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
+	"reflect"
 
 	"encoding/json"
 	"fmt"
@@ -453,9 +454,24 @@ func encodeJSON(what string, v any) (b []byte, err error) {
 		return b, nil // no code of the user's ran
 	}
 	defer catchEncode(what, &err)
-	b, err = json.Marshal(v)
+	b, err = json.Marshal(addressable(v))
 	if err != nil {
 		return nil, fmt.Errorf("%w: encoding %s: %v", ErrInvalid, what, err)
 	}
 	return b, nil
+}
+
+// addressable returns a pointer to a copy of v, so that encoding/json
+// calls the MarshalJSON and MarshalText methods with pointer receivers of
+// v and its fields, as it does for the fields of an Object encoded through
+// a pointer, and as decoding calls UnmarshalJSON: a type with pointer
+// receivers round-trips.
+func addressable(v any) any {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Type().Implements(jsonMarshaler) {
+		return v // nothing to address: its own MarshalJSON encodes it all
+	}
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	return p.Interface()
 }

@@ -225,10 +225,10 @@ func (s *Store[S, T]) atStorage(raw *rawObject) (*rawObject, error) {
 	out := *raw
 	out.Meta.Revision = 0
 	out.Version = storage.name
-	if out.Spec, err = json.Marshal(spec); err != nil {
+	if out.Spec, err = json.Marshal(addressable(spec)); err != nil {
 		return nil, err
 	}
-	if out.Status, err = json.Marshal(status); err != nil {
+	if out.Status, err = json.Marshal(addressable(status)); err != nil {
 		return nil, err
 	}
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {

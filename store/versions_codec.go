@@ -234,10 +234,10 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (_ *rawObject, err error)
 	}
 	out := *next
 	out.Version = storage.name
-	if out.Spec, err = json.Marshal(spec); err != nil {
+	if out.Spec, err = json.Marshal(addressable(spec)); err != nil {
 		return nil, fmt.Errorf("encoding spec at version %q: %v", storage.name, err)
 	}
-	if out.Status, err = json.Marshal(status); err != nil {
+	if out.Status, err = json.Marshal(addressable(status)); err != nil {
 		return nil, fmt.Errorf("encoding status at version %q: %v", storage.name, err)
 	}
 	if out.Preserved, err = preservedOf(storage, hub, back); err != nil {

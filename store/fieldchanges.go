@@ -44,11 +44,11 @@ func (s *Store[S, T]) writtenManaged(obj *Object[S, T], side string) (ownership.
 	if side != statusSide || !s.plainStatus {
 		return nil, false
 	}
-	e, ok := s.last.lookup(s.prefix+obj.Meta.Name, obj.Meta.Revision)
-	if !ok || !e.written || e.sides.status == nil {
+	d := s.last.writtenStatus(s.prefix, obj.Meta.Name, obj.Meta.Revision)
+	if d == nil {
 		return nil, false
 	}
-	return e.sides.status.managed, true
+	return d.managed, true
 }
 
 func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
@@ -93,7 +93,8 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // Cost: the differences are found on the typed values, and only for a side
 // (spec or status) that is not plainly equal (reflect.DeepEqual, which is
 // stricter than the diff); of a spec side whose metadata is plainly equal,
-// the Spec alone when it is a struct. The ownership of a side is decoded only when
+// the Spec alone when it is a struct; of a status side whose conditions are
+// plainly equal, the Status alone when it is a struct. The ownership of a side is decoded only when
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its
 // changes are foreign without a decode (the usual case for a controller
@@ -118,12 +119,16 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	switch metaEqual := userMetaSideEqual(old, new); {
 	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
 	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
-		specChanges = specOnlyChanges(&old.Spec, &new.Spec)
+		specChanges = sideOnlyChanges(objpath.Spec, &old.Spec, &new.Spec)
 	default:
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
-	if !statusSideEqual(eq, old, new) {
+	switch condEqual := slices.Equal(old.Conditions, new.Conditions); {
+	case condEqual && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status)):
+	case condEqual && reflect.TypeFor[T]().Kind() == reflect.Struct:
+		statusChanges = sideOnlyChanges(objpath.Status, &old.Status, &new.Status)
+	default:
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
 		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
 	}
@@ -280,23 +285,26 @@ func userMetaSideEqual[S, T any](old, new *Object[S, T]) bool {
 		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers)
 }
 
-// specOnlyChanges is the spec side's diff when its metadata is plainly
-// equal (so that the diff of the metadata would find nothing) and S is a
-// struct: S alone, its paths put under .spec, as the diff of the whole
-// side gives them. Another writer's spec update, which a Loop judges for
-// its oscillation detector, so skips walking the metadata (BenchmarkFieldChangesOtherSpec).
-// The options are the spec side's but for the metadata's finalizers, a
-// path that is not below .spec.
-func specOnlyChanges[S any](old, new *S) []diff.Path {
-	ps := diff.ChangedPaths(old, new, specOnlyDiffOptions)
+// sideOnlyChanges is a side's diff when the rest of the side is plainly
+// equal (so that its diff would find nothing) and V, the side's Spec or
+// Status, is a struct: V alone, its paths put under side (.spec or
+// .status), as the diff of the whole side gives them. The spec side skips
+// walking the metadata: another writer's spec update, which a Loop judges
+// for its oscillation detector (BenchmarkFieldChangesOtherSpec); the status
+// side skips the conditions: the Loop's own status write, judged when its
+// event comes back. The options are the side's but for those of the part
+// skipped (the metadata's finalizers, the conditions' keys), paths that are
+// not below side.
+func sideOnlyChanges[V any](side diff.Path, old, new *V) []diff.Path {
+	ps := diff.ChangedPaths(old, new, sideOnlyDiffOptions)
 	n := 0
 	for _, p := range ps {
-		n += len(objpath.Spec) + len(p)
+		n += len(side) + len(p)
 	}
 	buf := make([]diff.Element, 0, n)
 	for i, p := range ps {
 		start := len(buf)
-		buf = append(append(buf, objpath.Spec...), p...)
+		buf = append(append(buf, side...), p...)
 		ps[i] = buf[start:len(buf):len(buf)]
 	}
 	return ps
@@ -327,12 +335,15 @@ func (m *managedMemo) get(obj any, rev int64, side string) (ownership.Managed, b
 		return nil, false
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for i := range m.entries {
-		if e := &m.entries[i]; e.obj == obj && e.rev == rev && e.side == side {
-			return e.managed, true
+		// The revision first: it tells most entries apart, and costs least.
+		if e := &m.entries[i]; e.rev == rev && e.obj == obj && e.side == side {
+			managed := e.managed
+			m.mu.Unlock()
+			return managed, true
 		}
 	}
+	m.mu.Unlock()
 	return nil, false
 }
 
@@ -359,8 +370,9 @@ func hasEntry(meta *Meta, side, manager string) bool {
 var (
 	// The options of FieldChanges' two diffs, combined once.
 	specDiffOptions = diff.Options(diff.ListSets(objpath.Finalizers), diff.EquateEmpty())
-	// specOnlyDiffOptions are specDiffOptions for S alone (specOnlyChanges).
-	specOnlyDiffOptions = diff.Options(diff.EquateEmpty())
+	// sideOnlyDiffOptions are the options of either diff for S or T alone
+	// (sideOnlyChanges).
+	sideOnlyDiffOptions = diff.Options(diff.EquateEmpty())
 	statusDiffOptions   = diff.Options(diff.ListKeys(objpath.Conditions, "type"), diff.EquateEmpty())
 )
 

@@ -163,6 +163,28 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 	return lastValue{}, false
 }
 
+// writtenStatus returns the status side of what is remembered of the key
+// prefix+name when it is the Store's own write of rev and knows that side:
+// lookup's e.sides.status when e.written, nil otherwise. It is
+// FieldChanges' (writtenManaged), on every event of a status write: it
+// builds the key on the stack and copies out no lastValue.
+func (l *lastValues) writtenStatus(prefix, name string, rev int64) *decodedSide {
+	if l == nil || rev == 0 {
+		return nil
+	}
+	var buf [64]byte
+	key := append(append(buf[:0], prefix...), name...)
+	var d *decodedSide
+	l.mu.Lock()
+	if i, ok := l.index[string(key)]; ok {
+		if e := &l.items[i]; e.rev == rev && e.written {
+			d = e.sides.status
+		}
+	}
+	l.mu.Unlock()
+	return d
+}
+
 // latest returns what is remembered of key, at whatever revision.
 func (l *lastValues) latest(key string) (lastValue, bool) {
 	if l == nil {

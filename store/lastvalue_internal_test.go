@@ -1,13 +1,14 @@
 package store
 
 import (
-	"github.com/steady-go/steady/store/kv"
-
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/kv"
 )
 
 // The memory never holds more than its bound, counts what it holds
@@ -197,5 +198,35 @@ func BenchmarkLastValuesRead(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(l.items)), "values")
 		})
+	}
+}
+
+// writtenStatus gives the status side of the Store's own write of the
+// revision asked, as lookup does, and nothing for another revision, for a
+// value read rather than written, or for another key: the judge takes a
+// record it did not decode only from there (see writtenManaged).
+func TestWrittenStatusIsOnlyTheStoresOwnWriteOfThatRevision(t *testing.T) {
+	side := &decodedSide{}
+	l := newLastValues(1 << 20)
+	l.put("p/Kind/a", lastValue{rev: 5, written: true, sides: decodedSides{status: side}, size: 10})
+	l.put("p/Kind/b", lastValue{rev: 6, sides: decodedSides{status: side}, size: 10})
+	if got := l.writtenStatus("p/Kind/", "a", 5); got != side {
+		t.Fatalf("own write at its revision: got %p, want %p", got, side)
+	}
+	for _, c := range []struct {
+		name string
+		rev  int64
+	}{{"a", 4}, {"a", 0}, {"b", 6}, {"c", 5}} {
+		if got := l.writtenStatus("p/Kind/", c.name, c.rev); got != nil {
+			t.Errorf("%s at %d: got a record, want none", c.name, c.rev)
+		}
+	}
+	long := strings.Repeat("n", 100) // longer than the key's stack buffer
+	l.put("p/Kind/"+long, lastValue{rev: 7, written: true, sides: decodedSides{status: side}, size: 10})
+	if got := l.writtenStatus("p/Kind/", long, 7); got != side {
+		t.Errorf("long name: got %p, want %p", got, side)
+	}
+	if (*lastValues)(nil).writtenStatus("p/Kind/", "a", 5) != nil {
+		t.Error("a nil memory remembers nothing")
 	}
 }

@@ -269,16 +269,9 @@ func join(a, b []diff.Path) []diff.Path {
 	return append(a, b...)
 }
 
-// specSideEqual and statusSideEqual report whether a side of two objects is
-// plainly equal, so that the diff of that side would find nothing: an absent
-// collection equals an empty one, as in metaViewOf and nonNil, and
-// otherwise the values are reflect.DeepEqual (eq, see equal.go).
-func specSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
-	return userMetaSideEqual(old, new) && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
-}
-
 // userMetaSideEqual reports whether the metadata the spec side's diff shows
-// (metaView) is plainly equal.
+// (metaView) is plainly equal, so that its diff would find nothing: an
+// absent collection equals an empty one, as in metaViewOf.
 func userMetaSideEqual[S, T any](old, new *Object[S, T]) bool {
 	om, nm := &old.Meta, &new.Meta
 	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
@@ -308,10 +301,6 @@ func sideOnlyChanges[V any](side diff.Path, old, new *V) []diff.Path {
 		ps[i] = buf[start:len(buf):len(buf)]
 	}
 	return ps
-}
-
-func statusSideEqual[S, T any](eq *sideEquals[S, T], old, new *Object[S, T]) bool {
-	return slices.Equal(old.Conditions, new.Conditions) && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
 }
 
 // managedMemo holds the decoded ownership of one side of the last few

@@ -158,3 +158,25 @@ func TestAppendShapeKey(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecode decodes storedShape whole, as the store decodes a stored
+// value's side into ownership's tree on every apply (two per write), and a
+// run of numbers of every kind the tree holds.
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"stored", storedShape},
+		{"numbers", `[0,1,-1,42,65535,-9223372036854775808,9223372036854775807,0.5,-2.25,1e-3,3.141592653589793,` +
+			`1e3,-0,9223372036854775808,18446744073709551615,1e21]`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			text := []byte(c.text)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Decode(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

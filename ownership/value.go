@@ -48,7 +48,11 @@ func kindOf(v any) valueKind {
 // exact, and any other value is the float64 encoding/json reads it as
 // ('f': not an integer, or beyond 64 bits). Each value has one form, so 1,
 // 1.0, 1e0 and json.Number("1") are one number, and so are -0 and 0, while
-// uint64(1<<63+1) and float64(1<<63) differ.
+// uint64(1<<63+1) and float64(1<<63) differ. Text written with a fraction
+// or an exponent is read as a float64 first (json.Number("1e3") is 1000,
+// as encoding/json reads it into a float64 field), and an integral float64
+// is the integer its JSON text is (see normFloat), so that a value and its
+// encoding compare equal.
 type number struct {
 	class byte
 	i     int64
@@ -122,16 +126,31 @@ func normUint(u uint64) number {
 }
 
 // normFloat turns integral floats within int64 or uint64 into integers, so
-// that 1 and 1.0 have one form (and -0 is 0).
+// that 1 and 1.0 have one form (and -0 is 0). Beyond 2^53, where a float64's
+// JSON text (the shortest that reads back as it) is not its exact value, the
+// integer is the text's: float64(1<<63+2048) is 9223372036854778000, as
+// stored, and the tree and its JSON compare equal.
 func normFloat(f float64) number {
 	switch {
 	case f != math.Trunc(f) || math.IsInf(f, 0): // NaN too
-	case f >= -(1<<63) && f < 1<<63:
+	case f > -(1<<53) && f < 1<<53:
 		return number{class: 'i', i: int64(f)}
-	case f >= 0 && f < 1<<64:
-		return number{class: 'u', u: uint64(f)}
+	case f >= -(1<<63) && f < 1<<64:
+		return wideFloat(f)
 	}
 	return number{class: 'f', f: f}
+}
+
+// wideFloat is normFloat of an integral f in [-2^63, 2^64) beyond 2^53: the
+// integer its JSON text, in digits below 1e21, is.
+func wideFloat(f float64) number {
+	var buf [24]byte
+	text := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+	if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+		return number{class: 'i', i: i}
+	}
+	u, _ := strconv.ParseUint(string(text), 10, 64) // the shortest text of f < 2^64 is below 2^64
+	return normUint(u)
 }
 
 func (n number) equal(m number) bool {
@@ -176,6 +195,10 @@ func scalarEqual(a, b any) bool {
 		return ok && x == y
 	case nil:
 		return b == nil
+	case int64:
+		if y, ok := b.(int64); ok { // the common number: no normalizing
+			return x == y
+		}
 	}
 	n, ok := toNumber(a)
 	if !ok {

@@ -178,6 +178,11 @@ func TestPathCompare(t *testing.T) {
 		".a[=-1.5]",
 		".a[=1]",
 		".a[=1.5]",
+		".a[=9223372036854775807]",
+		".a[=9223372036854775808]",
+		".a[=9223372036854775809]",
+		".a[=18446744073709551615]",
+		".a[=1.8446744073709552e+19]",
 		`.a[=""]`,
 		`.a[="a"]`,
 		".a[2]",
@@ -192,6 +197,10 @@ func TestPathCompare(t *testing.T) {
 	for i, p := range paths {
 		require.Equal(t, sorted[i], p.String())
 		require.Zero(t, p.Compare(MustParsePath(sorted[i])))
+		for _, q := range paths[i+1:] {
+			require.Negative(t, p.Compare(q), "%s before %s", p, q)
+			require.Positive(t, q.Compare(p), "%s after %s", q, p)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"math"
 	"strings"
 )
@@ -27,8 +28,9 @@ import (
 // keeps invalid UTF-8 byte for byte.
 //
 // Key and set values are JSON scalars: a string, a bool, nil (null), or a
-// number. Numbers are int64 when integral and within range, float64 otherwise
-// (NaN, +Inf and -Inf are written as such). Path methods that build elements
+// number. Numbers are int64 when integral and within range, uint64 when
+// integral beyond int64 and within uint64 (exact: 1<<63+1 is not 1<<63),
+// float64 otherwise (NaN, +Inf and -Inf are written as such). Path methods that build elements
 // normalize Go numeric types to that form; Equal and Compare compare numbers
 // by value, so an Element holding float64(2) equals one holding int64(2).
 //
@@ -223,7 +225,7 @@ func scalarRank(v any) int {
 		return 0
 	case bool:
 		return 1
-	case int64, float64:
+	case int64, uint64, float64:
 		return 2
 	case string:
 		return 3
@@ -248,22 +250,54 @@ func compareScalar(a, b any) int {
 			return -1
 		}
 		return 1
-	case int64:
-		if y, ok := b.(int64); ok {
-			return cmpInt64(x, y)
-		}
-		return compareFloat(float64(x), b.(float64))
-	case float64:
-		if y, ok := b.(int64); ok {
-			return -compareFloat(float64(y), x)
-		}
-		return compareFloat(x, b.(float64))
+	case int64, uint64, float64:
+		return compareNumber(a, b)
 	case string:
 		return strings.Compare(x, b.(string))
 	case nil:
 		return 0
 	}
 	return strings.Compare(formatScalar(a), formatScalar(b))
+}
+
+// compareNumber orders two normalized numbers: a uint64 is beyond every
+// int64, and a float64 is not integral, or beyond both, or NaN.
+func compareNumber(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return cmpInt64(x, y)
+		case uint64:
+			return -1
+		}
+		return compareFloat(float64(x), b.(float64))
+	case uint64:
+		switch y := b.(type) {
+		case int64:
+			return 1
+		case uint64:
+			return cmp.Compare(x, y)
+		}
+		return -floatVsUint(b.(float64))
+	}
+	switch y := b.(type) {
+	case int64:
+		return -compareFloat(float64(y), a.(float64))
+	case uint64:
+		return floatVsUint(a.(float64))
+	}
+	return compareFloat(a.(float64), b.(float64))
+}
+
+// floatVsUint orders a normalized float64 before or after any normalized
+// uint64: the float64 is never within (MaxInt64, 2^64), where every float64
+// is an integer.
+func floatVsUint(f float64) int {
+	if math.IsNaN(f) || f < 1<<63 {
+		return -1
+	}
+	return 1
 }
 
 func cmpInt64(a, b int64) int {

@@ -62,6 +62,8 @@ func formatScalar(v any) string {
 		return strconv.FormatBool(x)
 	case int64:
 		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
 	case float64:
 		return formatFloat(x)
 	case string:
@@ -84,8 +86,8 @@ func formatFloat(f float64) string {
 }
 
 // normalizeScalar maps Go scalars to the path value forms: signed and
-// unsigned integers to int64 (float64 beyond its range), floats to int64 when
-// integral and in range, named string and bool types to string and bool.
+// unsigned integers to int64 (uint64 beyond it), floats to int64 or uint64
+// when integral and in range, named string and bool types to string and bool.
 // A json.Number becomes its number (its string when malformed). Other values
 // are returned unchanged.
 func normalizeScalar(v any) any {
@@ -113,7 +115,7 @@ func normalizeScalar(v any) any {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		u := rv.Uint()
 		if u > math.MaxInt64 {
-			return float64(u)
+			return u
 		}
 		return int64(u)
 	case reflect.Float32, reflect.Float64:
@@ -126,10 +128,15 @@ func normalizeScalar(v any) any {
 	return v
 }
 
-// normalizeFloat returns f as int64 when it is integral and fits, else f.
+// normalizeFloat returns f as int64, or uint64 beyond it, when it is
+// integral and fits, else f.
 func normalizeFloat(f float64) any {
-	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+	switch {
+	case f != math.Trunc(f):
+	case f >= -(1<<63) && f < 1<<63:
 		return int64(f)
+	case f >= 0 && f < 1<<64:
+		return uint64(f)
 	}
 	return f
 }

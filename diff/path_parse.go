@@ -320,7 +320,8 @@ func scanNumber(s string, i int) int {
 var errNumber = errors.New("invalid number")
 
 // parseNumber parses a JSON number, or NaN, +Inf, -Inf, into an int64 when
-// integral and in range, else a float64.
+// integral and in range, a uint64 when integral beyond int64 and within
+// uint64, else a float64.
 func parseNumber(s string) (any, error) {
 	switch s {
 	case "NaN", "+Inf", "-Inf":
@@ -336,6 +337,9 @@ func parseNumber(s string) (any, error) {
 		return nil, fmt.Errorf("number %s out of range", s)
 	case isInt:
 		return n, nil
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return u, nil // beyond int64, where a float64 would round it
 	}
 	return normalizeFloat(f), nil
 }

@@ -57,7 +57,10 @@ func TestParsePathNormalizes(t *testing.T) {
 		{`.a[=-0.0]`, ".a[=0]"},
 		{`.a[="b"]`, `.a[="b"]`},
 		{`.a["n"="x"]`, `.a[n="x"]`},
-		{`.a[=9223372036854775808]`, ".a[=9.223372036854776e+18]"},
+		{`.a[=9223372036854775808]`, ".a[=9223372036854775808]"},
+		{`.a[=9223372036854775809]`, ".a[=9223372036854775809]"},
+		{`.a[=18446744073709551616]`, ".a[=1.8446744073709552e+19]"},
+		{`.a[=1e19]`, ".a[=10000000000000000000]"},
 		{`.a[=1E400000000000000000000000000000000000000000000000000000000000000000000000000000000000]`, ""},
 	}
 	for _, tt := range tests {
@@ -152,7 +155,9 @@ func TestPathHelpers(t *testing.T) {
 	require.True(t, Path{}.Value(int32(2)).Equal(Path{}.Value(2.0)))
 	require.True(t, Path{}.Value(uint8(2)).Equal(MustParsePath(".[=2]")))
 	require.True(t, Path{}.Value(json.Number("2.50")).Equal(MustParsePath(".[=2.5]")))
-	require.Equal(t, ".[=1.8446744073709552e+19]", Path{}.Value(uint64(math.MaxUint64)).String())
+	require.Equal(t, ".[=18446744073709551615]", Path{}.Value(uint64(math.MaxUint64)).String())
+	require.False(t, Path{}.Value(uint64(1<<63+1)).Equal(Path{}.Value(float64(1<<63))), "exact beyond int64")
+	require.True(t, Path{}.Value(json.Number("9223372036854775809")).Equal(Path{}.Value(uint64(1<<63+1))))
 	type color string
 	require.Equal(t, `.[="red"]`, Path{}.Value(color("red")).String())
 	require.True(t, Element{Kind: ValueElem, Value: math.NaN()}.Equal(Element{Kind: ValueElem, Value: math.NaN()}))
@@ -173,6 +178,11 @@ func TestPathCompare(t *testing.T) {
 		".a[=-1.5]",
 		".a[=1]",
 		".a[=1.5]",
+		".a[=9223372036854775807]",
+		".a[=9223372036854775808]",
+		".a[=9223372036854775809]",
+		".a[=18446744073709551615]",
+		".a[=1.8446744073709552e+19]",
 		`.a[=""]`,
 		`.a[="a"]`,
 		".a[2]",
@@ -187,6 +197,10 @@ func TestPathCompare(t *testing.T) {
 	for i, p := range paths {
 		require.Equal(t, sorted[i], p.String())
 		require.Zero(t, p.Compare(MustParsePath(sorted[i])))
+		for _, q := range paths[i+1:] {
+			require.Negative(t, p.Compare(q), "%s before %s", p, q)
+			require.Positive(t, q.Compare(p), "%s after %s", q, p)
+		}
 	}
 }
 

@@ -18,6 +18,19 @@
 // changed, so that a store writes only when needed. Re-applying the same
 // config reports Changed == false.
 //
+// # Numbers
+//
+// Numbers compare by value, whatever their Go type: int64(1), 1.0,
+// json.Number("1.0") are equal, as are 1000 and 1e3, and -0 and 0.
+// Integers within int64 and uint64 compare exactly (uint64(1<<63+1) is
+// not 1<<63); an integral float64 is the integer its JSON text is
+// (float64(1<<63) is 9223372036854776000, as encoding/json writes it);
+// anything else (a fraction, an integer beyond 64 bits) is the float64
+// encoding/json reads it as. A value equal to the stored one changes
+// nothing, and values are stored as given, so an encoded tree keeps every
+// integer's text: a uint64 beyond int64, a json.Number such as -0 or 1e3
+// (see DeepCopy and ToTree).
+//
 // # Paths and sets
 //
 // Paths are diff.Path values. Map keys are fields (.spec.replicas), items of

@@ -289,13 +289,10 @@ func (d *decoder) scalar(buf []byte) ([]byte, error) {
 	case "true", "false", "null":
 		return append(buf, tok...), nil
 	}
-	if i, err := strconv.ParseInt(tok, 10, 64); err == nil {
-		return strconv.AppendInt(buf, i, 10), nil
-	}
-	f, err := strconv.ParseFloat(tok, 64)
-	if err != nil || tok == "" {
+	n, ok := textNumber(tok)
+	if !ok || tok == "" {
 		d.i = start
 		return buf, d.errorf("invalid value %q", tok)
 	}
-	return normFloat(f).appendText(buf), nil
+	return n.appendText(buf), nil
 }

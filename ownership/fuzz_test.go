@@ -1,11 +1,15 @@
 package ownership
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/jsonscan"
 )
 
 var fuzzSchema = mustSchema(map[string]Strategy{
@@ -21,6 +25,9 @@ var fuzzSchema = mustSchema(map[string]Strategy{
 type gen struct {
 	data []byte
 	i    int
+	// nums, when set, replaces the integers 1 and 2 of scalar, and numTags
+	// the items of tags (see FuzzOwnershipNumbers).
+	nums, numTags []any
 }
 
 func (g *gen) next() int {
@@ -35,13 +42,14 @@ func (g *gen) next() int {
 func (g *gen) done() bool { return g.i >= len(g.data) }
 
 func (g *gen) scalar() any {
-	switch g.next() % 7 {
-	case 0:
-		return int64(1)
+	switch k := g.next() % 7; k {
+	case 0, 2:
+		if g.nums != nil {
+			return g.nums[g.next()%len(g.nums)]
+		}
+		return int64(k/2 + 1)
 	case 1:
 		return 1.0 // equal to int64(1)
-	case 2:
-		return int64(2)
 	case 3:
 		return "x"
 	case 4:
@@ -103,7 +111,11 @@ func (g *gen) items() []any {
 
 func (g *gen) tags() []any {
 	var out []any
-	for _, v := range []any{"s", "t", int64(3)} {
+	vocab := []any{"s", "t", int64(3)}
+	if g.numTags != nil {
+		vocab = g.numTags
+	}
+	for _, v := range vocab {
 		if g.next()%2 == 1 {
 			out = append(out, v)
 		}
@@ -161,8 +173,9 @@ func snapshot(m Managed) []string {
 	return out
 }
 
-func runOwnership(t *testing.T, data []byte) {
-	g := &gen{data: data}
+func runOwnership(t *testing.T, data []byte) { runOwnershipOf(t, &gen{data: data}) }
+
+func runOwnershipOf(t *testing.T, g *gen) {
 	var live map[string]any
 	var managed Managed
 	managers := []string{"alpha", "beta", "gamma"}
@@ -191,6 +204,10 @@ func runOwnership(t *testing.T, data []byte) {
 				continue
 			}
 			checkInvariants(t, r, fuzzSchema)
+			if g.nums != nil {
+				checkAppliedTexts(t, cfg, live, r.Object)
+				r.Object = storedForm(t, r.Object)
+			}
 			require.Equal(t, []string(nil), r.Managed.Owners(nil), "the root is never owned")
 			checkNoopAgrees(t, r.Object, cfg, mgr, r.Managed)
 			checkNoopAgrees(t, r.Object, g.revalue(cfg), mgr, r.Managed)
@@ -205,6 +222,10 @@ func runOwnership(t *testing.T, data []byte) {
 			require.Equal(t, beforeObj, mustJSON(live), "Update modified live")
 			require.Equal(t, beforeManaged, snapshot(managed), "Update modified managed")
 			checkInvariants(t, r, fuzzSchema)
+			if g.nums != nil {
+				require.Equal(t, mustJSON(next), mustJSON(r.Object), "Update writes the new object as it is")
+				r.Object = storedForm(t, r.Object)
+			}
 			live, managed = r.Object, r.Managed
 		}
 		codec := NewCodec(live, fuzzSchema)
@@ -237,4 +258,80 @@ func FuzzOwnership(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(runOwnership)
+}
+
+// FuzzOwnershipNumbers is FuzzOwnership over integers a float64 loses or
+// respells (beyond int64, -0, 1e3, big literals) and values equal to them in
+// another form, each step starting from the stored form of the last
+// (encoded, then decoded as the store decodes it). Besides FuzzOwnership's
+// checks: every applied value is stored as the config or the live object
+// wrote it, an Update writes its object as it is, and the object's JSON
+// decodes to a tree that encodes to the same text.
+func FuzzOwnershipNumbers(f *testing.F) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		b := make([]byte, 64+r.IntN(400))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		runOwnershipOf(t, &gen{data: data, nums: edgeNumbers, numTags: []any{
+			"s", uint64(1<<63 + 1), uint64(1<<63 + 2), json.Number("18446744073709551615"), json.Number("-0"), json.Number("1e3"),
+		}})
+	})
+}
+
+// edgeNumbers are integers a float64 loses or respells, and some equal to
+// them in another form.
+var edgeNumbers = []any{
+	uint64(1<<63 + 1), uint64(1<<63 + 2), json.Number("9223372036854775809"), // = 1<<63+1
+	uint64(math.MaxUint64), json.Number("18446744073709551616"), int64(math.MaxInt64),
+	json.Number("-0"), math.Copysign(0, -1), int64(0),
+	json.Number("1e3"), int64(1000), json.Number("1.0"), int64(1),
+	float64(1 << 63), json.Number("9223372036854776000"), // = float64(1<<63), as written
+	json.Number("123456789012345678901234567890"), int64(math.MinInt64),
+}
+
+// checkAppliedTexts requires each scalar cfg applied outside lists to be
+// stored in after as the config or live (before the apply) wrote it, and
+// equal to the config's.
+func checkAppliedTexts(t *testing.T, cfg, live, after map[string]any) {
+	t.Helper()
+	for k, c := range cfg {
+		a, ok := after[k]
+		if !ok {
+			continue // null, or an empty set
+		}
+		l := live[k]
+		switch c := c.(type) {
+		case map[string]any:
+			am, _ := a.(map[string]any)
+			lm, _ := l.(map[string]any)
+			if am != nil {
+				checkAppliedTexts(t, c, lm, am)
+			}
+		case []any, nil:
+		default:
+			require.True(t, scalarEqual(c, a), "applied %s=%s, stored %s", k, mustJSON(c), mustJSON(a))
+			if mustJSON(a) != mustJSON(c) {
+				require.Equal(t, mustJSON(l), mustJSON(a), "applied %s=%s over %s, stored %s", k, mustJSON(c), mustJSON(l), mustJSON(a))
+			}
+		}
+	}
+}
+
+// storedForm is obj as the store reads it back: its JSON decoded by
+// jsonscan.Decode, which must encode to the same text.
+func storedForm(t *testing.T, obj map[string]any) map[string]any {
+	t.Helper()
+	if obj == nil {
+		return nil
+	}
+	text := mustJSON(obj)
+	v, err := jsonscan.Decode([]byte(text))
+	require.NoError(t, err)
+	require.Equal(t, text, mustJSON(v), "the stored object decodes to another text")
+	return v.(map[string]any)
 }

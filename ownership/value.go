@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/steady-go/steady/internal/jsonscan"
 )
 
 // A tree is the JSON-like form the engine works on: map[string]any, []any,
 // string, bool, float64 (or float32), any Go integer type, json.Number, and
-// nil. Numbers compare by value, so int64(1), 1.0 and json.Number("1") are
-// equal.
+// nil. Numbers compare by value (see number), so int64(1), 1.0 and
+// json.Number("1") are equal, and uint64(1<<63+1) and 1<<63 are not.
 
 // valueKind classifies a tree node.
 type valueKind uint8
@@ -41,10 +43,20 @@ func kindOf(v any) valueKind {
 	return kindInvalid
 }
 
-// number is a normalized numeric scalar.
+// number is a normalized numeric scalar, for comparison by value: an
+// integer within int64 (class 'i') or beyond it within uint64 ('u') is
+// exact, and any other value is the float64 encoding/json reads it as
+// ('f': not an integer, or beyond 64 bits). Each value has one form, so 1,
+// 1.0, 1e0 and json.Number("1") are one number, and so are -0 and 0, while
+// uint64(1<<63+1) and float64(1<<63) differ. Text written with a fraction
+// or an exponent is read as a float64 first (json.Number("1e3") is 1000,
+// as encoding/json reads it into a float64 field), and an integral float64
+// is the integer its JSON text is (see normFloat), so that a value and its
+// encoding compare equal.
 type number struct {
-	isInt bool
+	class byte
 	i     int64
+	u     uint64
 	f     float64
 }
 
@@ -53,24 +65,33 @@ type number struct {
 func toNumber(v any) (number, bool) {
 	switch x := v.(type) {
 	case int64:
-		return number{isInt: true, i: x}, true
+		return number{class: 'i', i: x}, true
 	case float64:
 		return normFloat(x), true
 	case int:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return number{isInt: true, i: i}, true
-		}
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return number{}, false
-		}
-		return normFloat(f), true
+		return textNumber(string(x))
 	case float32:
 		return normFloat(float64(x)), true
 	}
 	return sizedNumber(v)
+}
+
+// textNumber is toNumber of a number's text: an integer written in digits
+// within int64 or uint64 exactly, anything else as the float64 it reads as.
+func textNumber(s string) (number, bool) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return number{class: 'i', i: i}, true
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return normUint(u), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return number{}, false
+	}
+	return normFloat(f), true
 }
 
 // sizedNumber is toNumber for the sized integer types, which typed
@@ -78,19 +99,19 @@ func toNumber(v any) (number, bool) {
 func sizedNumber(v any) (number, bool) {
 	switch x := v.(type) {
 	case int8:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case int16:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case int32:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case uint:
 		return normUint(uint64(x)), true
 	case uint8:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case uint16:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case uint32:
-		return number{isInt: true, i: int64(x)}, true
+		return number{class: 'i', i: int64(x)}, true
 	case uint64:
 		return normUint(x), true
 	}
@@ -99,33 +120,58 @@ func sizedNumber(v any) (number, bool) {
 
 func normUint(u uint64) number {
 	if u > math.MaxInt64 {
-		return number{f: float64(u)}
+		return number{class: 'u', u: u}
 	}
-	return number{isInt: true, i: int64(u)}
+	return number{class: 'i', i: int64(u)}
 }
 
-// normFloat turns integral floats that fit an int64 into integers, so that
-// 1 and 1.0 have one form.
+// normFloat turns integral floats within int64 or uint64 into integers, so
+// that 1 and 1.0 have one form (and -0 is 0). Beyond 2^53, where a float64's
+// JSON text (the shortest that reads back as it) is not its exact value, the
+// integer is the text's: float64(1<<63+2048) is 9223372036854778000, as
+// stored, and the tree and its JSON compare equal.
 func normFloat(f float64) number {
-	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
-		return number{isInt: true, i: int64(f)}
+	switch {
+	case f != math.Trunc(f) || math.IsInf(f, 0): // NaN too
+	case f > -(1<<53) && f < 1<<53:
+		return number{class: 'i', i: int64(f)}
+	case f >= -(1<<63) && f < 1<<64:
+		return wideFloat(f)
 	}
-	return number{f: f}
+	return number{class: 'f', f: f}
+}
+
+// wideFloat is normFloat of an integral f in [-2^63, 2^64) beyond 2^53: the
+// integer its JSON text, in digits below 1e21, is.
+func wideFloat(f float64) number {
+	var buf [24]byte
+	text := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+	if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+		return number{class: 'i', i: i}
+	}
+	u, _ := strconv.ParseUint(string(text), 10, 64) // the shortest text of f < 2^64 is below 2^64
+	return normUint(u)
 }
 
 func (n number) equal(m number) bool {
-	if n.isInt != m.isInt {
+	if n.class != m.class {
 		return false
 	}
-	if n.isInt {
+	switch n.class {
+	case 'i':
 		return n.i == m.i
+	case 'u':
+		return n.u == m.u
 	}
 	return n.f == m.f || (math.IsNaN(n.f) && math.IsNaN(m.f))
 }
 
 func (n number) appendText(b []byte) []byte {
-	if n.isInt {
+	switch n.class {
+	case 'i':
 		return strconv.AppendInt(b, n.i, 10)
+	case 'u':
+		return strconv.AppendUint(b, n.u, 10)
 	}
 	switch {
 	case math.IsNaN(n.f):
@@ -149,6 +195,10 @@ func scalarEqual(a, b any) bool {
 		return ok && x == y
 	case nil:
 		return b == nil
+	case int64:
+		if y, ok := b.(int64); ok { // the common number: no normalizing
+			return x == y
+		}
 	}
 	n, ok := toNumber(a)
 	if !ok {
@@ -212,8 +262,11 @@ func appendScalarText(b []byte, v any) ([]byte, error) {
 }
 
 // deepCopy copies a tree so that the copy shares no map or slice with v.
-// Scalars are normalized: json.Number, float32 and the integer types become
-// int64 or float64.
+// Scalars are normalized as Decode gives them (see jsonscan.Number), so that
+// encoding the copy writes each integer as it was: the integer types become
+// int64, or uint64 beyond int64; float32 becomes float64; a json.Number
+// becomes int64 or float64 unless it is an integer an int64 would not write
+// back as it is (-0, beyond int64, 1e3), which stays as it is.
 func deepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -230,19 +283,31 @@ func deepCopy(v any) any {
 		return l
 	case string, bool, nil, int64, float64:
 		return v
-	}
-	if n, ok := toNumber(v); ok {
-		if n.isInt {
-			return n.i
+	case json.Number:
+		if jsonscan.IsNumber(string(x)) {
+			if n, ok := jsonscan.Number(string(x)); ok {
+				return n
+			}
 		}
-		return n.f
 	}
-	return v
+	n, ok := toNumber(v)
+	switch {
+	case !ok:
+		return v
+	case n.class == 'i':
+		return n.i
+	case n.class == 'u':
+		return n.u
+	}
+	return n.f
 }
 
 // DeepCopy returns a copy of the tree v that shares no map or slice with it.
-// Numbers of other Go types become int64 (integral) or float64. Values that
-// are not tree nodes are returned as they are.
+// Numbers of other Go types become int64, uint64 (integers beyond int64) or
+// float64, and a json.Number stays one only where it holds an integer that
+// int64 would write otherwise (-0, beyond int64, 1e3), so that encoding the
+// copy keeps every integer's value and text. Values that are not tree nodes
+// are returned as they are.
 func DeepCopy(v any) any { return deepCopy(v) }
 
 // ToTree converts a typed value into a tree by encoding it with
@@ -253,7 +318,9 @@ func DeepCopy(v any) any { return deepCopy(v) }
 // optional field, make it a pointer with omitempty: nil leaves the field
 // unclaimed, a pointer to 0 claims it with the value 0.
 //
-// Integral numbers decode as int64, others as float64. A tree (a
+// Numbers decode as DeepCopy leaves them: integers as int64, or as
+// json.Number where int64 would change their text (beyond int64, -0, 1e3),
+// other numbers as float64. A tree (a
 // map[string]any) is returned as it is. ToTree returns an error if v cannot
 // be encoded as JSON or does not encode as a JSON object or null.
 func ToTree(v any) (map[string]any, error) {

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"testing"
 
@@ -32,5 +33,46 @@ func TestIsNumberAndParseNumberAgreeWithEncodingJSON(t *testing.T) {
 			require.False(t, isInt, "ParseNumber(%q) is a float", s)
 			require.Equal(t, want, f)
 		}
+	}
+}
+
+// Number keeps the text of every integer an int64 would not write back as it
+// was (encoding the tree gives it again), and reads the rest as
+// encoding/json does.
+func TestNumberKeepsIntegerText(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want any
+	}{
+		{"0", int64(0)},
+		{"-7", int64(-7)},
+		{"9223372036854775807", int64(math.MaxInt64)},
+		{"-9223372036854775808", int64(math.MinInt64)},
+		{"-0", json.Number("-0")},
+		{"9223372036854775808", json.Number("9223372036854775808")},
+		{"18446744073709551615", json.Number("18446744073709551615")},
+		{"-9223372036854775809", json.Number("-9223372036854775809")},
+		{"123456789012345678901234567890", json.Number("123456789012345678901234567890")},
+		{"1e3", json.Number("1e3")},
+		{"1.0", json.Number("1.0")},
+		{"-0.0", json.Number("-0.0")},
+		{"1e21", json.Number("1e21")},
+		{"1e-400", json.Number("1e-400")},
+		{"0.5", 0.5},
+		{"-2.5e-3", -2.5e-3},
+		{"1.0000000000000000001", json.Number("1.0000000000000000001")},
+	} {
+		got, ok := Number(c.text)
+		require.True(t, ok, c.text)
+		require.Equal(t, c.want, got, c.text)
+		b, err := json.Marshal(got)
+		require.NoError(t, err)
+		if _, isFloat := got.(float64); !isFloat {
+			require.Equal(t, c.text, string(b), "%s encodes back as it was", c.text)
+		}
+	}
+	for _, bad := range []string{"1e400", "-1e400"} {
+		_, ok := Number(bad)
+		require.False(t, ok, bad)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 )
@@ -302,18 +303,18 @@ func (p *scanner) numberText() (start int, ok bool) {
 	return start, true
 }
 
-// number reads a JSON number as a tree holds it: int64 when integral and in
-// range, float64 otherwise; beyond float64's range it is an error, as
-// encoding/json makes it.
+// number reads a JSON number as a tree holds it (see Number).
 func (p *scanner) number() (any, error) {
-	n, f, isInt, err := p.numberParts()
-	if err != nil {
-		return nil, err
+	start, ok := p.numberText()
+	if !ok {
+		return nil, p.errorf("bad number")
 	}
-	if isInt {
-		return n, nil
+	text := p.s[start:p.i]
+	v, ok := Number(text)
+	if !ok {
+		return nil, p.errorf("number %s out of range", text)
 	}
-	return f, nil
+	return v, nil
 }
 
 // numberParts reads a JSON number: n when integral and in range (isInt), f
@@ -350,6 +351,31 @@ func ParseNumber(text string) (n int64, f float64, isInt, ok bool) {
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	return 0, f, false, err == nil
+}
+
+// Number is a token of JSON's number grammar as a tree holds it: int64 when
+// it is an integer written as encoding/json writes an int64; float64 when its
+// value is not an integer (as encoding/json reads it, so nearest); and
+// otherwise, an integer value written in any other way (-0, beyond int64,
+// 1e3, 1.0), its text, as a json.Number. Encoding the tree with encoding/json
+// so gives every integer's text back as it was: a uint64 beyond int64, a big
+// integer in a float64 field, a -0. ok is false beyond float64's range, as
+// encoding/json has it.
+func Number(text string) (v any, ok bool) {
+	if integral(text) {
+		// "-0" is the one text ParseInt reads that FormatInt does not write.
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil && (n != 0 || len(text) == 1) {
+			return n, true
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	switch {
+	case err != nil:
+		return nil, false
+	case f != math.Trunc(f): // not an integer, nor ±Inf (out of range above)
+		return f, true
+	}
+	return json.Number(text), true
 }
 
 // integral reports whether number text has no fraction and no exponent.

@@ -3,9 +3,11 @@ package jsonscan
 import "slices"
 
 // Decode decodes JSON into the tree form package ownership works on:
-// map[string]any, []any, string, bool, nil, and numbers as int64 when
-// integral and in range, float64 otherwise. It gives what encoding/json (with
-// UseNumber, numbers then converted) gives, at a fraction of the cost.
+// map[string]any, []any, string, bool, nil, and numbers as Number gives
+// them: int64, float64, or a json.Number for an integer no int64 writes back
+// as it was written, so that encoding the tree keeps every integer's text. It
+// gives what encoding/json (with UseNumber, numbers then converted by Number)
+// gives, at a fraction of the cost.
 // Malformed input, and a number beyond float64's range, is an error.
 //
 // Keys and plain strings are substrings of one copy of the input, so the

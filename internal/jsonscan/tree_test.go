@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strconv"
 	"testing"
@@ -11,8 +12,9 @@ import (
 )
 
 // referenceTree is Decode's specification: encoding/json with
-// UseNumber, numbers then made int64 when integral and in range, float64
-// otherwise; a number beyond float64's range is an error.
+// UseNumber, numbers then made int64 when integral and written as
+// strconv.FormatInt writes them, float64 when not integral, and kept as
+// json.Numbers otherwise; a number beyond float64's range is an error.
 func referenceTree(raw []byte) (any, error) {
 	if !json.Valid(raw) {
 		return nil, strconv.ErrSyntax
@@ -28,14 +30,17 @@ func referenceTree(raw []byte) (any, error) {
 	fix = func(v any) any {
 		switch v := v.(type) {
 		case json.Number:
-			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && strconv.FormatInt(i, 10) == string(v) {
 				return i
 			}
 			f, err := strconv.ParseFloat(string(v), 64)
 			if err != nil {
 				rangeErr = err
 			}
-			return f
+			if f != math.Trunc(f) {
+				return f
+			}
+			return v
 		case map[string]any:
 			for k, x := range v {
 				v[k] = fix(x)
@@ -62,6 +67,9 @@ var treeSeeds = []string{
 	` [ 1 , 2 ] `,
 	`01`, `1.`, `.5`, `-`, `1e`, `+1`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `tru`, `nul`, `"abc`, `{`, `[`, ``,
 	`{"a":1}x`, "\"a\x01\"", `1e400`,
+	`9223372036854775807`, `9223372036854775808`, `18446744073709551615`, `18446744073709551616`,
+	`-9223372036854775809`, `100000000000000000001`, `1e21`, `1.0`, `-0.0`, `1.5e3`, `1e-400`, `-0e5`,
+	`{"u":18446744073709551615,"z":-0,"e":1e3,"f":0.1,"i":7}`,
 }
 
 func TestDecodeMatchesEncodingJSON(t *testing.T) {
@@ -156,5 +164,27 @@ func TestAppendShapeKey(t *testing.T) {
 		if k, ok := AppendShapeKey([]byte("pre"), []byte(bad)); ok || string(k) != "pre" {
 			t.Errorf("AppendShapeKey(%s) = %q, %v; want pre, false", bad, k, ok)
 		}
+	}
+}
+
+// BenchmarkDecode decodes storedShape whole, as the store decodes a stored
+// value's side into ownership's tree on every apply (two per write), and a
+// run of numbers of every kind the tree holds.
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"stored", storedShape},
+		{"numbers", `[0,1,-1,42,65535,-9223372036854775808,9223372036854775807,0.5,-2.25,1e-3,3.141592653589793,` +
+			`1e3,-0,9223372036854775808,18446744073709551615,1e21]`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			text := []byte(c.text)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Decode(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-
-	"github.com/steady-go/steady/internal/jsonscan"
 )
 
 // baseValue lets a watch's decoder take from the object the caller holds
@@ -37,14 +35,20 @@ import (
 // held object may hold another occurrence than the one that matched); so
 // the base must be a value that decodeStored reads (see
 // lastValue.decodedWhole), and only the parts whose decoding is a function
-// of their bytes alone are taken: Meta's and Conditions', and the Spec's
-// and Status's when their types have a sideDecoder.
+// of their bytes alone are taken: Conditions, and the Spec and Status when
+// their types have a sideDecoder.
+//
+// The metadata need no base bytes: metaAsWritten compares the held
+// object's Meta with the new value's metadata part by part. A base whose
+// bytes are not known (nil) has none in common, and serves for that alone.
 type baseValue struct {
 	// prefix is the length of the common prefix; suffix is where, in the
 	// new value, the common suffix starts.
 	prefix, suffix int
-	meta           *Meta
-	conds          []Condition
+	// meta is the held object's Meta (see metaAsWritten); conds its
+	// Conditions.
+	meta  *Meta
+	conds []Condition
 	// sides says which of Spec and Status may be taken; specSame and
 	// statusSame say that decodeStored found them as they were.
 	sides                copies
@@ -73,30 +77,6 @@ func (b *baseValue) inSuffix(value, key []byte, start int) bool {
 	// between, and a comma before them.
 	k := start - len(key) - 3
 	return k-1 >= b.suffix && value[start-1] == ':' && value[start-2] == '"' && value[k] == '"' && value[k-1] == ','
-}
-
-// orBase reads the value at d.r with dec, or, when it ends within the
-// common prefix of the value being decoded and its base (see baseValue),
-// returns base's part that part gives.
-func orBase[E any](d *metaDecoder, dec func(*metaDecoder) (E, bool), part func(*Meta) E) (E, bool) {
-	b := d.base
-	if b == nil || d.r.Pos() >= b.prefix {
-		return dec(d)
-	}
-	raw, ok := d.r.Raw()
-	if !ok {
-		var zero E
-		return zero, false
-	}
-	if d.r.Pos() <= b.prefix {
-		return part(b.meta), true
-	}
-	outer := d.r
-	d.r, d.base = jsonscan.NewReader(raw), nil
-	v, ok := dec(d)
-	ok = ok && d.r.End()
-	d.r, d.base = outer, b
-	return v, ok
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b.

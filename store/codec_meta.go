@@ -192,8 +192,24 @@ func members(r *jsonscan.Reader, f func(key []byte) (bit uint, ok bool)) bool {
 	})
 }
 
-// meta decodes a Meta, as json.Unmarshal into a zero Meta does.
+// meta decodes a Meta, as json.Unmarshal into a zero Meta does: as
+// appendMeta writes them when they are (metaAsWritten, which takes from
+// the base's held object what is the same), else member by member.
 func (d *metaDecoder) meta(m *Meta) bool {
+	var held *Meta
+	if d.base != nil {
+		held = d.base.meta
+	}
+	saved, outer := *m, d.r
+	if d.metaAsWritten(m, held) {
+		return true
+	}
+	*m, d.r = saved, outer
+	return d.metaMembers(m)
+}
+
+// metaMembers decodes a Meta member by member, whatever their order.
+func (d *metaDecoder) metaMembers(m *Meta) bool {
 	r := &d.r
 	return members(r, func(key []byte) (uint, bool) {
 		var ok bool
@@ -208,22 +224,22 @@ func (d *metaDecoder) meta(m *Meta) bool {
 			m.UID, ok = d.string()
 			return 1 << 2, ok
 		case "labels":
-			m.Labels, ok = orBase(d, (*metaDecoder).stringMap, baseLabels)
+			m.Labels, ok = d.stringMap()
 			return 1 << 3, ok
 		case "annotations":
-			m.Annotations, ok = orBase(d, (*metaDecoder).stringMap, baseAnnotations)
+			m.Annotations, ok = d.stringMap()
 			return 1 << 4, ok
 		case "owners":
-			m.Owners, ok = orBase(d, owners, baseOwners)
+			m.Owners, ok = list(d, (*metaDecoder).owner)
 			return 1 << 5, ok
 		case "finalizers":
-			m.Finalizers, ok = orBase(d, finalizers, baseFinalizers)
+			m.Finalizers, ok = list(d, (*metaDecoder).string)
 			return 1 << 6, ok
 		case "deletionRequested":
 			m.DeletionRequested, ok = r.Bool()
 			return 1 << 7, ok
 		case "managed":
-			m.Managed, ok = orBase(d, managedList, baseManaged)
+			m.Managed, ok = list(d, (*metaDecoder).managed)
 			return 1 << 8, ok
 		case "lastWrite":
 			m.LastWrite, ok = d.lastWrite()
@@ -238,16 +254,6 @@ func (d *metaDecoder) meta(m *Meta) bool {
 		return 0, false
 	})
 }
-
-// The decoders of Meta's lists, and the parts of a base's Meta (see orBase).
-func owners(d *metaDecoder) ([]OwnerRef, bool)           { return list(d, (*metaDecoder).owner) }
-func finalizers(d *metaDecoder) ([]string, bool)         { return list(d, (*metaDecoder).string) }
-func managedList(d *metaDecoder) ([]ManagedFields, bool) { return list(d, (*metaDecoder).managed) }
-func baseLabels(m *Meta) map[string]string               { return m.Labels }
-func baseAnnotations(m *Meta) map[string]string          { return m.Annotations }
-func baseOwners(m *Meta) []OwnerRef                      { return m.Owners }
-func baseFinalizers(m *Meta) []string                    { return m.Finalizers }
-func baseManaged(m *Meta) []ManagedFields                { return m.Managed }
 
 // stringMap decodes a JSON object of strings into a new map; a repeated key
 // reports false (encoding/json keeps the last, the store never writes one).

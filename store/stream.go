@@ -72,12 +72,14 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // value the caller holds (a status write) then takes the Spec of the held
 // object, memory shared, instead of decoding it again (see decodeWritten):
 // it is what the same bytes decode to, and no one changes either object.
-// The event of any other write over a value the Store remembers as one it
-// read whole or wrote (see lastValue.whole) takes from the object held for
-// the value before it what the write left byte for byte as it was (see
-// baseValue): Meta's maps and slices, Conditions, and the Status when its
-// type has a sideDecoder. Only a kind without versions whose Spec type
-// runs no code of its own as it decodes does either.
+// The event of any other write takes from the object held for the value
+// before it what the write left as it was (see baseValue): the strings,
+// maps and slices of its Meta whose text is the held ones' (metaAsWritten),
+// and, over a value the Store remembers as one it read whole or wrote (see
+// lastValue.whole), what the write left byte for byte as it was:
+// Conditions, and the Status when its type has a sideDecoder. Only a kind
+// without versions whose Spec type runs no code of its own as it decodes
+// does either.
 //
 // It is store/cache's Run's, reached through internal/storeaccess.
 func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *Object[S, T]) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
@@ -127,21 +129,22 @@ func (h *heldObjects[S, T]) sameSpec(name string, e *lastValue) (decodedFrom[S, 
 
 // decodeOver decodes the value of ev, a write, taking what it left as it
 // was from the object held for name at the revision it was written over,
-// when there is one and the Store remembers the value that object was
-// decoded from, as decodeStored reads it whole (see baseValue).
+// when there is one (see baseValue): its metadata's parts that are the
+// same, and when the Store remembers the value that object was decoded
+// from, as decodeStored reads it whole, any part whose bytes are the same.
 func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratch, cp copies, held *heldObjects[S, T]) (decodedFrom[S, T], error) {
 	if held == nil || ev.Prev.ModRevision == 0 {
-		return s.decodeLike(ev.KV, scratch, nil, cp)
-	}
-	e, ok := s.last.lookup(ev.KV.Key, ev.Prev.ModRevision)
-	if !ok || !e.whole || e.value == nil {
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
 	obj := held.held(name, ev.Prev.ModRevision)
 	if obj == nil {
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
-	scratch.base.set(e.value, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
+	var base []byte // not remembered: no bytes in common
+	if e, ok := s.last.lookup(ev.KV.Key, ev.Prev.ModRevision); ok && e.whole {
+		base = e.value
+	}
+	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
 	from, err := s.decodeLikeOver(ev.KV, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
 	scratch.base = baseValue{} // holds the object no longer
 	return from, err

@@ -187,3 +187,28 @@ func (r *Reader) Number() ([]byte, bool) {
 	start, ok := p.numberText()
 	return p.b[start:p.i], ok
 }
+
+// Literal reads lit when the text goes on with it byte for byte, white
+// space included, and reports whether it did; otherwise it reads nothing.
+// With Plain, it reads a text in the one spelling its decoder expects
+// (the store's own encoding) without a call per member, the caller taking
+// another way when either reports false.
+func (r *Reader) Literal(lit string) bool { return r.p.word(lit) }
+
+// Plain reads a string token that starts right at the next byte and whose
+// content is plain (printable ASCII without escapes, see String), and
+// returns that content (b's own memory). For anything else it reports
+// false and reads nothing.
+func (r *Reader) Plain() ([]byte, bool) {
+	p := &r.p
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
+	}
+	start := p.i + 1
+	end := plainEnd(p.b, start)
+	if end >= len(p.b) || p.b[end] != '"' {
+		return nil, false
+	}
+	p.i = end + 1
+	return p.b[start:end], true
+}

@@ -222,3 +222,34 @@ func TestReaderPos(t *testing.T) {
 	require.Equal(t, []int{5, 6, 14, 18}, at)
 	require.Equal(t, len(text), r.Pos())
 }
+
+// Literal reads its text only when it comes next byte for byte; Plain
+// reads a string only where String, starting at a quote, reads one it
+// calls plain, with the content String gives; both read nothing otherwise.
+func TestReaderLiteralAndPlain(t *testing.T) {
+	r := NewReader([]byte(`{"kind":"App"}`))
+	require.False(t, r.Literal(`{"kind" :`))
+	require.False(t, r.Literal(`{"kind":"App"}x`))
+	require.Equal(t, 0, r.Pos())
+	require.True(t, r.Literal(`{"kind":`))
+	require.Equal(t, 8, r.Pos())
+
+	texts := append(append([]string{`"a"`, `""`, `"a\"b"`, `"ä"`, "\"a\x01\"", `"a`, ` "a"`, `a`, "\"\x7f\"",
+		`"abcdefghijklmnop\n"`, `"abcdefghijklmnopq"`, `"abcdefgh"`, `"abcdefghi`}, memberSeeds...), elementSeeds...)
+	for _, text := range texts {
+		for i := range len(text) + 1 {
+			tail := []byte(text[i:])
+			r, s := NewReader(tail), NewReader(tail)
+			content, ok := r.Plain()
+			token, plain, sok := s.String()
+			want := sok && plain && len(tail) > 0 && tail[0] == '"'
+			require.Equal(t, want, ok, "%q", tail)
+			if !ok {
+				require.Equal(t, 0, r.Pos(), "%q", tail)
+				continue
+			}
+			require.Equal(t, string(token[1:len(token)-1]), string(content), "%q", tail)
+			require.Equal(t, s.Pos(), r.Pos(), "%q", tail)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package store
+
+// Metadata as the store writes them (appendMeta) are read here without a
+// call per member: each fixed part of the text is one jsonscan
+// Reader.Literal, each string one Reader.Plain. That is most of what
+// decoding an object's metadata costs (the ownership records are most of
+// their bytes), and a watch, a Get and the read of a write all do it.
+//
+// A watch event's metadata are mostly those of the object held for the
+// value before it (see baseValue.meta): another writer's spec update
+// changes the generation and the last write, and leaves the records as
+// they were. So each string that is the held one's text is the held one,
+// and a list or a map whose every element is the held one's is the held
+// list or map, memory shared as baseValue shares it (the held object is
+// read-only): the records then cost one comparison per string and no
+// allocation. It needs no bytes of the value before: the held object's
+// own parts, compared with what they would be written as, say whether
+// they are the same.
+
+// metaAsWritten decodes m, as meta does, from metadata spelled exactly as
+// appendMeta writes them, taking from held (nil: none) what is the same.
+// For any other text (white space, keys in another order or spelling, a
+// string that is not plain ASCII, an empty list) it reports false, with m
+// and d.r partly read; meta then reads the metadata the general way. So
+// both give the same Meta for the texts it reads.
+func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
+	r := &d.r
+	var none Meta
+	h := held
+	if h == nil {
+		h = &none
+	}
+	ok := r.Literal(`{"kind":`) && d.plainAs(&m.Kind, h.Kind) &&
+		r.Literal(`,"name":`) && d.plainAs(&m.Name, h.Name) &&
+		r.Literal(`,"uid":`) && d.plainAs(&m.UID, h.UID)
+	if ok && r.Literal(`,"labels":`) {
+		m.Labels, ok = d.mapAsWritten(h.Labels)
+	}
+	if ok && r.Literal(`,"annotations":`) {
+		m.Annotations, ok = d.mapAsWritten(h.Annotations)
+	}
+	if ok && r.Literal(`,"owners":`) {
+		m.Owners, ok = listAsWritten(d, h.Owners, (*metaDecoder).ownerAsWritten)
+	}
+	if ok && r.Literal(`,"finalizers":`) {
+		m.Finalizers, ok = listAsWritten(d, h.Finalizers, (*metaDecoder).finalizerAsWritten)
+	}
+	if ok && r.Literal(`,"deletionRequested":true`) {
+		m.DeletionRequested = true
+	}
+	if ok && r.Literal(`,"managed":`) {
+		m.Managed, ok = listAsWritten(d, h.Managed, (*metaDecoder).managedAsWritten)
+	}
+	return ok && d.writeAsWritten(m, &h.LastWrite)
+}
+
+// writeAsWritten reads the rest of the metadata as appendMeta writes them,
+// from the last write on (see metaAsWritten).
+func (d *metaDecoder) writeAsWritten(m *Meta, held *LastWrite) bool {
+	r := &d.r
+	w := &m.LastWrite
+	ok := r.Literal(`,"lastWrite":{"manager":`) && d.plainAs(&w.Manager, held.Manager) &&
+		r.Literal(`,"op":`) && d.plainAs((*string)(&w.Op), string(held.Op))
+	if ok && r.Literal(`,"trace":`) {
+		ok = d.plainAs(&w.Trace, held.Trace)
+	}
+	if !ok || !r.Literal(`},"generation":`) {
+		return false
+	}
+	if m.Generation, ok = r.Int64(); ok && r.Literal(`,"statusGeneration":`) {
+		m.StatusGeneration, ok = r.Int64()
+	}
+	return ok && r.Literal(`}`)
+}
+
+// plainAs reads a plain string into *s: held when it is held's text, else
+// what str gives.
+func (d *metaDecoder) plainAs(s *string, held string) bool {
+	b, ok := d.r.Plain()
+	if !ok {
+		return false
+	}
+	if string(b) == held {
+		*s = held
+	} else {
+		*s = d.str(b)
+	}
+	return true
+}
+
+// listAsWritten reads a non-empty list as appendMeta writes it, each
+// element with elem, given the held list's element at its index (zero past
+// its end). It returns held itself when the list has as many elements and
+// each is held's, else a new slice of the list's length.
+func listAsWritten[E comparable](d *metaDecoder, held []E, elem func(*metaDecoder, E) (E, bool)) ([]E, bool) {
+	r := &d.r
+	if !r.Literal(`[`) {
+		return nil, false
+	}
+	var first [4]E
+	items, same := first[:0], true
+	for i := 0; ; i++ {
+		var h E
+		if i < len(held) {
+			h = held[i]
+		}
+		e, ok := elem(d, h)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, e)
+		same = same && i < len(held) && e == h
+		if r.Literal(`]`) {
+			break
+		}
+		if !r.Literal(`,`) {
+			return nil, false
+		}
+	}
+	if same && len(items) == len(held) {
+		return held, true
+	}
+	return append(make([]E, 0, len(items)), items...), true
+}
+
+func (d *metaDecoder) managedAsWritten(held ManagedFields) (f ManagedFields, ok bool) {
+	r := &d.r
+	ok = r.Literal(`{"manager":`) && d.plainAs(&f.Manager, held.Manager) &&
+		r.Literal(`,"operation":`) && d.plainAs(&f.Operation, held.Operation)
+	if ok && r.Literal(`,"subresource":`) {
+		ok = d.plainAs(&f.Subresource, held.Subresource)
+	}
+	ok = ok && r.Literal(`,"fields":`) && d.plainAs(&f.Fields, held.Fields) && r.Literal(`}`)
+	return f, ok
+}
+
+func (d *metaDecoder) ownerAsWritten(held OwnerRef) (o OwnerRef, ok bool) {
+	r := &d.r
+	ok = r.Literal(`{"kind":`) && d.plainAs(&o.Kind, held.Kind) &&
+		r.Literal(`,"name":`) && d.plainAs(&o.Name, held.Name) &&
+		r.Literal(`,"uid":`) && d.plainAs(&o.UID, held.UID)
+	if ok && r.Literal(`,"controller":true`) {
+		o.Controller = true
+	}
+	ok = ok && r.Literal(`}`)
+	return o, ok
+}
+
+func (d *metaDecoder) finalizerAsWritten(held string) (s string, ok bool) {
+	ok = d.plainAs(&s, held)
+	return s, ok
+}
+
+// mapAsWritten reads a map of strings as appendStringMap writes it, keys
+// in increasing order (so none repeats): held itself when it has the same
+// entries, else a new map.
+func (d *metaDecoder) mapAsWritten(held map[string]string) (map[string]string, bool) {
+	start := d.r
+	if len(held) > 0 && d.sameMap(held) {
+		return held, true
+	}
+	d.r = start
+	out := map[string]string{}
+	ok := d.entriesAsWritten(func(k, v []byte) {
+		out[d.str(k)] = d.str(v)
+	})
+	return out, ok
+}
+
+// sameMap reads a map as mapAsWritten does, reporting whether its entries
+// are held's (false too for anything mapAsWritten does not read).
+func (d *metaDecoder) sameMap(held map[string]string) bool {
+	n, same := 0, true
+	ok := d.entriesAsWritten(func(k, v []byte) {
+		hv, in := held[string(k)]
+		same = same && in && hv == string(v)
+		n++
+	})
+	return ok && same && n == len(held)
+}
+
+// entriesAsWritten reads a map of strings as appendStringMap writes it,
+// keys in increasing order, calling f with each key and value.
+func (d *metaDecoder) entriesAsWritten(f func(k, v []byte)) bool {
+	r := &d.r
+	if !r.Literal(`{`) {
+		return false
+	}
+	if r.Literal(`}`) {
+		return true
+	}
+	var prev []byte
+	for i := 0; ; i++ {
+		k, ok := r.Plain()
+		if !ok || i > 0 && string(k) <= string(prev) || !r.Literal(`:`) {
+			return false
+		}
+		v, ok := r.Plain()
+		if !ok {
+			return false
+		}
+		f(k, v)
+		if r.Literal(`}`) {
+			return true
+		}
+		if !r.Literal(`,`) {
+			return false
+		}
+		prev = k
+	}
+}

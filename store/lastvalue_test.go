@@ -70,6 +70,9 @@ type lvWorld struct {
 	watched int64 // the revision up to which events has been read
 }
 
+// newLVWorld returns a world whose Store keeps lastValues bytes of
+// memory (WithLastValues), or none, and keeps no Get decoded either
+// (decodedGets), when lastValues is negative.
 func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 	b := memstore.New()
 	counted := &countingBackend{Backend: b}
@@ -78,8 +81,11 @@ func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 		n := 0
 		return func() string { n++; return fmt.Sprintf("%s-%d", prefix, n) }
 	}
-	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), store.WithClock(fixedClock{t: now}))
+	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(max(lastValues, 0)), store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
+	if lastValues < 0 {
+		st.ForgetGets() // the slow path: every read decoded afresh
+	}
 	st.SetUIDs(uids("st"))
 	other, err := store.New[lvSpec, lvStatus](b, "Thing", store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
@@ -134,12 +140,12 @@ func TestLastValuesAgree(t *testing.T) {
 	var saved [11]int64
 	for seed := range max(2, 30/raceScale) { // the race detector has nothing to find here
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
+			on, gets, off := newLVWorld(t, 16<<20), newLVWorld(t, 0), newLVWorld(t, -1)
 			rng := rand.New(rand.NewPCG(uint64(seed), 1))
 			for step := range 300 {
 				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(3))
 				pick, mutation, manager := rng.Uint64(), rng.IntN(8), []string{"alice", "bob"}[rng.IntN(2)]
-				saved[op] += lvCompare(t, on, off, op, name, pick, mutation, manager, fmt.Sprint("step ", step))
+				saved[op] += lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("step ", step), on, gets)
 			}
 		})
 	}
@@ -164,33 +170,44 @@ func FuzzLastValuesAgree(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0, 8, 0, 1, 0, 9, 0, 1, 1, 8, 0, 1, 0})
 	f.Add([]byte{0, 0, 1, 0, 1, 0, 1, 5, 10, 0, 1, 0, 9, 0, 1, 3, 10, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
+		on, gets, off := newLVWorld(t, 16<<20), newLVWorld(t, 0), newLVWorld(t, -1)
 		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
 			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
 			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]
-			lvCompare(t, on, off, op, name, pick, mutation, manager, fmt.Sprint("operation ", i/4))
+			lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("operation ", i/4), on, gets)
 		}
 	})
 }
 
-// lvCompare carries out one operation in both worlds, requires the same
-// outcome and stored values, and that the memory never costs a read, and
-// returns the reads it saved. Before it, half the time, the worlds' watches
+// lvCompare carries out one operation in off, the world with no memory at
+// all, and in each of worlds, requires the same outcome and stored values,
+// and that a memory never costs a read, and returns the reads that the
+// first of worlds saved. Before it, half the time, the worlds' watches
 // catch up with their writes.
-func lvCompare(t *testing.T, on, off *lvWorld, op int, name string, pick uint64, mutation int, manager, where string) int64 {
+func lvCompare(t *testing.T, off *lvWorld, op int, name string, pick uint64, mutation int, manager, where string, worlds ...*lvWorld) int64 {
 	t.Helper()
 	if pick/7%2 == 0 {
-		on.drain(t)
+		for _, w := range worlds {
+			w.drain(t)
+		}
 		off.drain(t)
 	}
-	gotGets, wantGets := on.counted.gets.Load(), off.counted.gets.Load()
-	got := lvStep(t, on, op, name, pick, mutation, manager)
+	gets := make([]int64, len(worlds))
+	got := make([]lvOutcome, len(worlds))
+	for i, w := range worlds {
+		gets[i] = w.counted.gets.Load()
+		got[i] = lvStep(t, w, op, name, pick, mutation, manager)
+		gets[i] = w.counted.gets.Load() - gets[i]
+	}
+	wantGets := off.counted.gets.Load()
 	want := lvStep(t, off, op, name, pick, mutation, manager)
-	require.Equal(t, want, got, "%s: op %d on %s, pick %d, mutation %d by %s", where, op, name, pick, mutation, manager)
-	requireSameValues(t, off.backend, on.backend)
-	gotGets, wantGets = on.counted.gets.Load()-gotGets, off.counted.gets.Load()-wantGets
-	require.LessOrEqual(t, gotGets, wantGets, "%s: op %d: the memory cost a read", where, op)
-	return wantGets - gotGets
+	wantGets = off.counted.gets.Load() - wantGets
+	for i, w := range worlds {
+		require.Equal(t, want, got[i], "%s: world %d: op %d on %s, pick %d, mutation %d by %s", where, i, op, name, pick, mutation, manager)
+		requireSameValues(t, off.backend, w.backend)
+		require.LessOrEqual(t, gets[i], wantGets, "%s: world %d: op %d: the memory cost a read", where, i, op)
+	}
+	return wantGets - gets[0]
 }
 
 // lvStep carries out one operation on w and returns its outcome.

@@ -13,6 +13,7 @@ import (
 	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // fieldChangesFull is FieldChanges without its shortcuts: both sides'
@@ -51,20 +52,72 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
 }
 
+// txnHookBackend is a mapBackend that calls after, when set, once a Txn has
+// landed and before it returns: where a watch beside the writer can deliver
+// the write's event to a cache, which judges it before the write returns.
+type txnHookBackend struct {
+	*mapBackend
+	after func()
+}
+
+func (b *txnHookBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	rev, err := b.mapBackend.Txn(ctx, conds, w)
+	if after := b.after; err == nil && after != nil {
+		b.after = nil
+		after()
+	}
+	return rev, err
+}
+
 // FieldChanges gives the verdicts of the full judgement (every side's
 // ownership decoded) on random histories of writes by several managers, for
 // every manager, whether or not it has fields on the changed side, and
 // whether the new record alone decides (the old one is then not decoded)
-// or not. A quarter of the objects under -race (see race.Sweep).
+// or not. Every other typed status apply is judged while
+// the write is under way, its value read back before the write returned (as
+// a cache's watch can deliver it), which takes its record from the write
+// under way. A quarter of the objects under -race (see race.Sweep).
 func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	ctx := context.Background()
-	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	backend := &txnHookBackend{mapBackend: newMapBackend()}
+	st, err := New[keepSpec, keepStatus](backend, "Keep")
 	require.NoError(t, err)
 	managers := []string{"user", "ctrl", "scaler", "nobody"}
 	rng := rand.New(rand.NewPCG(17, 1))
 	checked, shortcut := 0, 0
 	newOnly, bothDecoded := 0, 0 // judgements of a side from new's record alone, and from both
 	applied := 0                 // typed status applies whose record the Store knew from its write
+	underWay := 0                // and judged before the write returned, from the write under way
+	judge := func(obj, step int, old, new *Object[keepSpec, keepStatus]) {
+		for _, m := range managers {
+			wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
+			fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
+			if fresh {
+				st.memo = &managedMemo{}
+			}
+			for i := range 2 { // the second time from the memo of decoded ownership
+				gotOwned, gotForeign := st.FieldChanges(old, new, m)
+				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, new.Meta.Name)
+				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, new.Meta.Name)
+				for _, side := range []string{specSide, statusSide} {
+					_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
+					_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
+					switch {
+					case !fresh || i > 0 || !newDecoded:
+					case oldDecoded:
+						bothDecoded++
+					default:
+						newOnly++
+					}
+				}
+			}
+			checked++
+			if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
+				!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
+				shortcut++
+			}
+		}
+	}
 	for obj := range race.Sweep(20, 4) {
 		name := fmt.Sprintf("k%d", obj)
 		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
@@ -83,6 +136,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			o.Conditions = append([]Condition(nil), old.Conditions...)
 			v := rng.IntN(4)
 			op := rng.IntN(10)
+			var early *Object[keepSpec, keepStatus] // new, when judged before its write returned
 			switch op {
 			case 0:
 				o.Spec.Replicas = v
@@ -112,7 +166,23 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				// A typed status, applied again and again by one manager
 				// as a controller does: the write keeps the record, and the
 				// Store remembers it decoded for the judge (see sideManaged).
+				if (obj+step)%2 == 1 {
+					// Judged as its write lands, before it returns.
+					backend.after = func() {
+						var err error
+						early, err = st.Get(ctx, name)
+						require.NoError(t, err)
+						e, ok := st.last.lookup(st.prefix+name, early.Meta.Revision)
+						require.True(t, ok)
+						require.False(t, e.written, "the write is not remembered yet")
+						if _, ok := st.writtenManaged(early, statusSide); ok {
+							underWay++
+						}
+						judge(obj, step, old, early)
+					}
+				}
 				_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: v, Message: fmt.Sprint("m", v%2)}, nil, WithForce())
+				backend.after = nil
 			case 6:
 				if v == 3 && len(o.Spec.Tags) == 0 {
 					// No tags, stored as null or as []: no change, as the
@@ -130,47 +200,26 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				_, err = w.Update(ctx, &o)
 			}
 			require.NoError(t, err)
+			if early != nil {
+				prev = early
+				continue
+			}
 			new, err := st.Get(ctx, name)
 			require.NoError(t, err)
 			prev = new
 			if e, ok := st.last.lookup(st.prefix+name, new.Meta.Revision); ok && e.sides.status != nil && op >= 7 {
 				applied++
 			}
-			for _, m := range managers {
-				wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
-				fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
-				if fresh {
-					st.memo = &managedMemo{}
-				}
-				for i := range 2 { // the second time from the memo of decoded ownership
-					gotOwned, gotForeign := st.FieldChanges(old, new, m)
-					require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, name)
-					require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, name)
-					for _, side := range []string{specSide, statusSide} {
-						_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
-						_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
-						switch {
-						case !fresh || i > 0 || !newDecoded:
-						case oldDecoded:
-							bothDecoded++
-						default:
-							newOnly++
-						}
-					}
-				}
-				checked++
-				if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
-					!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
-					shortcut++
-				}
-			}
+			judge(obj, step, old, new)
 		}
 	}
+	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d", checked, shortcut, newOnly, bothDecoded, applied, underWay)
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
 	require.Greater(t, bothDecoded, 10, "and from both records")
-	require.Greater(t, applied, 10, "and from the record a status apply kept, known from the write")
+	require.Greater(t, applied, 5, "and from the record a status apply kept, known from the write")
+	require.Greater(t, underWay, 5, "and from the record of a write under way, its event judged before the write returned")
 }
 
 func cloneMap[V any](m map[string]V) map[string]V {

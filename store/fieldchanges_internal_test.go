@@ -55,12 +55,18 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 // txnHookBackend is a mapBackend that calls after, when set, once a Txn has
 // landed and before it returns: where a watch beside the writer can deliver
 // the write's event to a cache, which judges it before the write returns.
+// Before, when set, it calls before, once, where another writer can land
+// first.
 type txnHookBackend struct {
 	*mapBackend
-	after func()
+	before, after func()
 }
 
 func (b *txnHookBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if before := b.before; before != nil {
+		b.before = nil
+		before()
+	}
 	rev, err := b.mapBackend.Txn(ctx, conds, w)
 	if after := b.after; err == nil && after != nil {
 		b.after = nil
@@ -76,7 +82,10 @@ func (b *txnHookBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (
 // or not. Every other typed status apply is judged while
 // the write is under way, its value read back before the write returned (as
 // a cache's watch can deliver it), which takes its record from the write
-// under way. A quarter of the objects under -race (see race.Sweep).
+// under way; and now and then another client's status write lands just
+// before a typed status apply's, and is judged before the apply's write,
+// under way, fails: the record of the write under way is not the record of
+// that value. A quarter of the objects under -race (see race.Sweep).
 func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	ctx := context.Background()
 	backend := &txnHookBackend{mapBackend: newMapBackend()}
@@ -88,6 +97,9 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	newOnly, bothDecoded := 0, 0 // judgements of a side from new's record alone, and from both
 	applied := 0                 // typed status applies whose record the Store knew from its write
 	underWay := 0                // and judged before the write returned, from the write under way
+	interloped := 0              // another client's value judged while a write of the key was under way
+	other, err := New[keepSpec, keepStatus](backend.mapBackend, "Keep", WithLastValues(0))
+	require.NoError(t, err)
 	judge := func(obj, step int, old, new *Object[keepSpec, keepStatus]) {
 		for _, m := range managers {
 			wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
@@ -137,6 +149,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			v := rng.IntN(4)
 			op := rng.IntN(10)
 			var early *Object[keepSpec, keepStatus] // new, when judged before its write returned
+			var mid *Object[keepSpec, keepStatus]   // another client's value, judged while the write was under way
 			switch op {
 			case 0:
 				o.Spec.Replicas = v
@@ -166,7 +179,27 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				// A typed status, applied again and again by one manager
 				// as a controller does: the write keeps the record, and the
 				// Store remembers it decoded for the judge (see sideManaged).
-				if (obj+step)%2 == 1 {
+				switch {
+				case step%3 == 0:
+					// Another client's write lands first: the apply's
+					// write under way fails and goes again.
+					backend.before = func() {
+						cur, err := other.Get(ctx, name)
+						require.NoError(t, err)
+						cur.Status.Ready = 10 + step
+						_, err = other.As("user").UpdateStatus(ctx, cur)
+						require.NoError(t, err)
+						mid, err = st.Get(ctx, name)
+						require.NoError(t, err)
+						st.last.mu.Lock()
+						pending := slices.ContainsFunc(st.last.pending, func(p pendingWrite) bool { return p.key == st.prefix+name })
+						st.last.mu.Unlock()
+						if pending {
+							interloped++
+						}
+						judge(obj, step, old, mid)
+					}
+				case (obj+step)%2 == 1:
 					// Judged as its write lands, before it returns.
 					backend.after = func() {
 						var err error
@@ -182,7 +215,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 					}
 				}
 				_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: v, Message: fmt.Sprint("m", v%2)}, nil, WithForce())
-				backend.after = nil
+				backend.before, backend.after = nil, nil
 			case 6:
 				if v == 3 && len(o.Spec.Tags) == 0 {
 					// No tags, stored as null or as []: no change, as the
@@ -204,6 +237,9 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				prev = early
 				continue
 			}
+			if mid != nil {
+				old = mid // the next event a cache sees
+			}
 			new, err := st.Get(ctx, name)
 			require.NoError(t, err)
 			prev = new
@@ -213,13 +249,14 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			judge(obj, step, old, new)
 		}
 	}
-	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d", checked, shortcut, newOnly, bothDecoded, applied, underWay)
+	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d, interloped %d", checked, shortcut, newOnly, bothDecoded, applied, underWay, interloped)
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
 	require.Greater(t, bothDecoded, 10, "and from both records")
 	require.Greater(t, applied, 5, "and from the record a status apply kept, known from the write")
 	require.Greater(t, underWay, 5, "and from the record of a write under way, its event judged before the write returned")
+	require.Greater(t, interloped, 2, "and another client's value judged while a write of the key was under way")
 }
 
 func cloneMap[V any](m map[string]V) map[string]V {

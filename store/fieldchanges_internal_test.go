@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -100,7 +104,27 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	interloped := 0              // another client's value judged while a write of the key was under way
 	other, err := New[keepSpec, keepStatus](backend.mapBackend, "Keep", WithLastValues(0))
 	require.NoError(t, err)
+	leafOnly, walked := 0, 0 // struct sides whose changes are leaves' alone, and those the diff walks
 	judge := func(obj, step int, old, new *Object[keepSpec, keepStatus]) {
+		eq := st.sideEquals()
+		for _, c := range [][2]bool{
+			{userMetaSideEqual(old, new), func() bool {
+				ps, ok := eq.specFields.changes(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+				return ok && ps != nil
+			}()},
+			{slices.Equal(old.Conditions, new.Conditions), func() bool {
+				ps, ok := eq.statusFields.changes(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
+				return ok && ps != nil
+			}()},
+		} {
+			switch {
+			case !c[0]:
+			case c[1]:
+				leafOnly++
+			default:
+				walked++
+			}
+		}
 		for _, m := range managers {
 			wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
 			fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
@@ -217,7 +241,14 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: v, Message: fmt.Sprint("m", v%2)}, nil, WithForce())
 				backend.before, backend.after = nil, nil
 			case 6:
-				if v == 3 && len(o.Spec.Tags) == 0 {
+				if v == 2 {
+					// A pointer to a leaf: set, changed, cleared.
+					if o.Spec.Ptr == nil || *o.Spec.Ptr == step {
+						o.Spec.Ptr = &step
+					} else {
+						o.Spec.Ptr = nil
+					}
+				} else if v == 3 && len(o.Spec.Tags) == 0 {
 					// No tags, stored as null or as []: no change, as the
 					// diff's EquateEmpty has it.
 					if o.Spec.Tags == nil {
@@ -249,11 +280,14 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			judge(obj, step, old, new)
 		}
 	}
-	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d, interloped %d", checked, shortcut, newOnly, bothDecoded, applied, underWay, interloped)
+	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d, interloped %d, leafOnly %d, walked %d",
+		checked, shortcut, newOnly, bothDecoded, applied, underWay, interloped, leafOnly, walked)
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
 	require.Greater(t, bothDecoded, 10, "and from both records")
+	require.Greater(t, leafOnly, 10, "the histories change leaves alone (no walk of the side)")
+	require.Greater(t, walked, 10, "and other fields (a walk)")
 	require.Greater(t, applied, 5, "and from the record a status apply kept, known from the write")
 	require.Greater(t, underWay, 5, "and from the record of a write under way, its event judged before the write returned")
 	require.Greater(t, interloped, 2, "and another client's value judged while a write of the key was under way")
@@ -347,4 +381,90 @@ func TestFieldChangesDecodesTheOldRecordOnlyWhenTheNewLeavesAPathUndecided(t *te
 		_, decoded = st.memo.get(new, new.Meta.Revision, statusSide)
 		require.True(t, decoded, "new's status side decoded, case %d", i)
 	}
+}
+
+// wideSpec has a field of every kind judgedFields treats apart: leaves
+// (bool, integers, string, pointers to them), and fields the diff walks
+// (a float, whose NaN it equates; slices and maps, whose empty forms it
+// equates; a struct, a pointer to one), besides fields it leaves out.
+type wideSpec struct {
+	B      bool              `json:"b"`
+	I8     int8              `json:"i8,omitempty"`
+	U      uint              `json:"u"`
+	Name   string            // untagged: its Go name
+	PS     *string           `json:"ps"`
+	PI     *int64            `json:"pi"`
+	F      float64           `json:"f"`
+	L      []string          `json:"l"`
+	M      map[string]string `json:"m"`
+	Port   keepPort          `json:"port"`
+	PPort  *keepPort         `json:"pport"`
+	Ignore int               `json:"-"`
+	hidden int
+}
+
+// structChanges, the judge's walk of a struct side by its fields, gives
+// the paths of sideOnlyChanges, the diff's walk, in the same order, for
+// random pairs of values that differ in a few fields; and judgedFields
+// is nil (the diff walks every change) for a struct it cannot name as the
+// diff does.
+func TestStructChangesAgreesWithTheDiff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 2))
+	fields := fieldsOf(reflect.TypeFor[wideSpec](), objpath.Spec)
+	require.Len(t, fields, 11)
+	str := func(s string) *string { return &s }
+	i64 := func(i int64) *int64 { return &i }
+	set := []func(*wideSpec, int){
+		func(w *wideSpec, v int) { w.B = v%2 == 1 },
+		func(w *wideSpec, v int) { w.I8 = int8(v - 1) },
+		func(w *wideSpec, v int) { w.U = uint(v) },
+		func(w *wideSpec, v int) { w.Name = fmt.Sprint("n", v%2) },
+		func(w *wideSpec, v int) { w.PS = []*string{nil, str(""), str("a"), str("a")}[v] },
+		func(w *wideSpec, v int) { w.PI = []*int64{nil, i64(0), i64(1), nil}[v] },
+		func(w *wideSpec, v int) { w.F = []float64{0, math.NaN(), math.Copysign(0, -1), 1}[v] },
+		func(w *wideSpec, v int) { w.L = [][]string{nil, {}, {"a"}, {"a", "b"}}[v] },
+		func(w *wideSpec, v int) { w.M = []map[string]string{nil, {}, {"a": "1"}, {"a": "2"}}[v] },
+		func(w *wideSpec, v int) { w.Port.Port = v % 2 },
+		func(w *wideSpec, v int) { w.PPort = []*keepPort{nil, {}, {Name: "a"}, nil}[v] },
+		func(w *wideSpec, v int) { w.Ignore = v },
+		func(w *wideSpec, v int) { w.hidden = v },
+	}
+	fast, walked := 0, 0
+	for range race.Sweep(4000, 4) {
+		var a, b wideSpec
+		for _, f := range set {
+			v := rng.IntN(4)
+			f(&a, v)
+			if rng.IntN(4) == 0 {
+				v = rng.IntN(4)
+			}
+			f(&b, v)
+		}
+		want := sideOnlyChanges(objpath.Spec, &a, &b)
+		got := structChanges(fields, objpath.Spec, &a, &b)
+		require.Equal(t, pathsText(want), pathsText(got), "%+v\n%+v", a, b)
+		if _, ok := fields.changes(unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
+			fast++
+		} else {
+			walked++
+		}
+	}
+	require.Greater(t, fast, 50, "pairs judged by their leaves alone")
+	require.Greater(t, walked, 50, "and by the diff's walk")
+
+	type embedded struct{ keepPort }
+	type dup struct {
+		A int `json:"B"`
+		B int // named B too
+	}
+	type withTime struct {
+		T time.Time `json:"t"`
+	}
+	require.Nil(t, fieldsOf(reflect.TypeFor[embedded](), objpath.Spec), "an embedded struct")
+	require.Nil(t, fieldsOf(reflect.TypeFor[dup](), objpath.Spec), "two fields of one name")
+	require.Nil(t, fieldsOf(reflect.TypeFor[time.Time](), objpath.Spec), "a time")
+	require.Nil(t, fieldsOf(reflect.TypeFor[map[string]int](), objpath.Spec), "not a struct")
+	tf := fieldsOf(reflect.TypeFor[withTime](), objpath.Spec)
+	require.Len(t, tf, 1)
+	require.False(t, tf[0].leaf, "a time field is not a leaf")
 }

@@ -289,7 +289,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	require.Greater(t, leafOnly, 10, "the histories change leaves alone (no walk of the side)")
 	require.Greater(t, walked, 10, "and other fields (a walk)")
 	require.Greater(t, applied, 5, "and from the record a status apply kept, known from the write")
-	require.Greater(t, underWay, 5, "and from the record of a write under way, its event judged before the write returned")
+	require.Greater(t, underWay, 2, "and from the record of a write under way, its event judged before the write returned")
 	require.Greater(t, interloped, 2, "and another client's value judged while a write of the key was under way")
 }
 

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"reflect"
 	"unsafe"
+
+	"github.com/steady-go/steady/internal/objpath"
 )
 
 // FieldChanges first asks whether a side of two objects is plainly equal,
@@ -25,6 +27,9 @@ type equalFunc func(a, b unsafe.Pointer) bool
 // on first use (see Store.sideEquals).
 type sideEquals[S, T any] struct {
 	spec, status equalFunc
+	// specFields and statusFields are S's and T's fields as the diff
+	// names them, nil when they have no plain form (see fieldsOf).
+	specFields, statusFields judgedFields
 }
 
 // sideEquals returns s's equalities, building them on first use; two
@@ -33,7 +38,8 @@ func (s *Store[S, T]) sideEquals() *sideEquals[S, T] {
 	if e := s.equals.Load(); e != nil {
 		return e
 	}
-	e := &sideEquals[S, T]{spec: equalOf(reflect.TypeFor[S]()), status: equalOf(reflect.TypeFor[T]())}
+	e := &sideEquals[S, T]{spec: equalOf(reflect.TypeFor[S]()), status: equalOf(reflect.TypeFor[T]()),
+		specFields: fieldsOf(reflect.TypeFor[S](), objpath.Spec), statusFields: fieldsOf(reflect.TypeFor[T](), objpath.Status)}
 	s.equals.Store(e)
 	return e
 }

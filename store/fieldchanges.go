@@ -4,7 +4,9 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/steady-go/steady/diff"
@@ -119,7 +121,7 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	switch metaEqual := userMetaSideEqual(old, new); {
 	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
 	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
-		specChanges = sideOnlyChanges(objpath.Spec, &old.Spec, &new.Spec)
+		specChanges = structChanges(eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
 	default:
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
@@ -127,7 +129,7 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	switch condEqual := slices.Equal(old.Conditions, new.Conditions); {
 	case condEqual && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status)):
 	case condEqual && reflect.TypeFor[T]().Kind() == reflect.Struct:
-		statusChanges = sideOnlyChanges(objpath.Status, &old.Status, &new.Status)
+		statusChanges = structChanges(eq.statusFields, objpath.Status, &old.Status, &new.Status)
 	default:
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
 		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
@@ -301,6 +303,109 @@ func sideOnlyChanges[V any](side diff.Path, old, new *V) []diff.Path {
 		ps[i] = buf[start:len(buf):len(buf)]
 	}
 	return ps
+}
+
+// structChanges is sideOnlyChanges(side, old, new) for a struct V whose
+// fields are fields (see fieldsOf): without the diff's walk when every
+// field that differs is a leaf, whose change is its path alone (the replica
+// count another writer updates, the status field the Loop writes).
+func structChanges[V any](fields judgedFields, side diff.Path, old, new *V) []diff.Path {
+	if ps, ok := fields.changes(unsafe.Pointer(old), unsafe.Pointer(new)); ok {
+		return ps
+	}
+	return sideOnlyChanges(side, old, new)
+}
+
+// judgedFields are the fields of a struct Spec or Status that the diff
+// compares, in its order, each with its equality and its path under the
+// side. nil when the struct has no plain form (see fieldsOf).
+type judgedFields []judgedField
+
+type judgedField struct {
+	off  uintptr
+	eq   equalFunc
+	path diff.Path // side and field name, capped: shared by every result
+	// leaf: a field of bool, integer or string kind, or a pointer to one,
+	// whose change the diff reports as path alone (it reports a pointer's
+	// change at the pointer's path, and compares those kinds by value, as
+	// eq does).
+	leaf bool
+}
+
+// changes returns the diff's paths of the changes from the struct at old
+// to the one at new, and true, when every field that differs is a leaf: a
+// field eq finds equal (reflect.DeepEqual, stricter than the diff) has no
+// change; one it finds unequal, a leaf's, is exactly the change at its path.
+// ok is false when a field that is not a leaf differs (the diff must walk
+// it) or fs is nil.
+func (fs judgedFields) changes(old, new unsafe.Pointer) (paths []diff.Path, ok bool) {
+	if fs == nil {
+		return nil, false
+	}
+	for i := range fs {
+		f := &fs[i]
+		if f.eq(unsafe.Add(old, f.off), unsafe.Add(new, f.off)) {
+			continue
+		}
+		if !f.leaf {
+			return nil, false
+		}
+		paths = append(paths, f.path)
+	}
+	return paths, true
+}
+
+// fieldsOf returns the fields of struct type t the diff compares, as it
+// names and orders them (encoding/json's names, declaration order), with
+// their paths under side; nil when t is not a struct or not plain: a field
+// the diff treats otherwise than one by one (an embedded one, whose fields
+// it promotes; two fields of one name, of which it keeps one or none) or a
+// time (which it compares as one value). Unexported fields and fields
+// tagged "-" the diff leaves out, and so does fieldsOf.
+func fieldsOf(t reflect.Type, side diff.Path) judgedFields {
+	if t.Kind() != reflect.Struct || t.ConvertibleTo(reflect.TypeFor[time.Time]()) {
+		return nil
+	}
+	fs := judgedFields{}
+	names := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		switch {
+		case f.Anonymous:
+			return nil
+		case tag == "-" || !f.IsExported():
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		if names[name] {
+			return nil
+		}
+		names[name] = true
+		path := slices.Clip(append(slices.Clone(side), diff.Element{Kind: diff.FieldElem, Name: name}))
+		fs = append(fs, judgedField{off: f.Offset, eq: equalOf(f.Type), path: path, leaf: leafKind(f.Type)})
+	}
+	return fs
+}
+
+// leafKind reports whether the diff reports a change of a value of type t
+// as the value's path alone and compares it as its bits: bool, integer and
+// string kinds, and pointers to them (not floats: the diff takes NaN for
+// equal to NaN, DeepEqual does not).
+func leafKind(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // managedMemo holds the decoded ownership of one side of the last few

@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // fieldChangesFull is FieldChanges without its shortcuts: both sides'
@@ -51,20 +56,104 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
 }
 
+// txnHookBackend is a mapBackend that calls after, when set, once a Txn has
+// landed and before it returns: where a watch beside the writer can deliver
+// the write's event to a cache, which judges it before the write returns.
+// Before, when set, it calls before, once, where another writer can land
+// first.
+type txnHookBackend struct {
+	*mapBackend
+	before, after func()
+}
+
+func (b *txnHookBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if before := b.before; before != nil {
+		b.before = nil
+		before()
+	}
+	rev, err := b.mapBackend.Txn(ctx, conds, w)
+	if after := b.after; err == nil && after != nil {
+		b.after = nil
+		after()
+	}
+	return rev, err
+}
+
 // FieldChanges gives the verdicts of the full judgement (every side's
 // ownership decoded) on random histories of writes by several managers, for
 // every manager, whether or not it has fields on the changed side, and
 // whether the new record alone decides (the old one is then not decoded)
-// or not. A quarter of the objects under -race (see race.Sweep).
+// or not. Every other typed status apply is judged while
+// the write is under way, its value read back before the write returned (as
+// a cache's watch can deliver it), which takes its record from the write
+// under way; and now and then another client's status write lands just
+// before a typed status apply's, and is judged before the apply's write,
+// under way, fails: the record of the write under way is not the record of
+// that value. A quarter of the objects under -race (see race.Sweep).
 func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	ctx := context.Background()
-	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	backend := &txnHookBackend{mapBackend: newMapBackend()}
+	st, err := New[keepSpec, keepStatus](backend, "Keep")
 	require.NoError(t, err)
 	managers := []string{"user", "ctrl", "scaler", "nobody"}
 	rng := rand.New(rand.NewPCG(17, 1))
 	checked, shortcut := 0, 0
 	newOnly, bothDecoded := 0, 0 // judgements of a side from new's record alone, and from both
 	applied := 0                 // typed status applies whose record the Store knew from its write
+	underWay := 0                // and judged before the write returned, from the write under way
+	interloped := 0              // another client's value judged while a write of the key was under way
+	other, err := New[keepSpec, keepStatus](backend.mapBackend, "Keep", WithLastValues(0))
+	require.NoError(t, err)
+	leafOnly, walked := 0, 0 // struct sides whose changes are leaves' alone, and those the diff walks
+	judge := func(obj, step int, old, new *Object[keepSpec, keepStatus]) {
+		eq := st.sideEquals()
+		for _, c := range [][2]bool{
+			{userMetaSideEqual(old, new), func() bool {
+				ps, ok := eq.specFields.changes(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+				return ok && ps != nil
+			}()},
+			{slices.Equal(old.Conditions, new.Conditions), func() bool {
+				ps, ok := eq.statusFields.changes(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
+				return ok && ps != nil
+			}()},
+		} {
+			switch {
+			case !c[0]:
+			case c[1]:
+				leafOnly++
+			default:
+				walked++
+			}
+		}
+		for _, m := range managers {
+			wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
+			fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
+			if fresh {
+				st.memo = &managedMemo{}
+			}
+			for i := range 2 { // the second time from the memo of decoded ownership
+				gotOwned, gotForeign := st.FieldChanges(old, new, m)
+				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, new.Meta.Name)
+				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, new.Meta.Name)
+				for _, side := range []string{specSide, statusSide} {
+					_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
+					_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
+					switch {
+					case !fresh || i > 0 || !newDecoded:
+					case oldDecoded:
+						bothDecoded++
+					default:
+						newOnly++
+					}
+				}
+			}
+			checked++
+			if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
+				!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
+				shortcut++
+			}
+		}
+	}
 	for obj := range race.Sweep(20, 4) {
 		name := fmt.Sprintf("k%d", obj)
 		_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
@@ -83,6 +172,8 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			o.Conditions = append([]Condition(nil), old.Conditions...)
 			v := rng.IntN(4)
 			op := rng.IntN(10)
+			var early *Object[keepSpec, keepStatus] // new, when judged before its write returned
+			var mid *Object[keepSpec, keepStatus]   // another client's value, judged while the write was under way
 			switch op {
 			case 0:
 				o.Spec.Replicas = v
@@ -112,9 +203,52 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				// A typed status, applied again and again by one manager
 				// as a controller does: the write keeps the record, and the
 				// Store remembers it decoded for the judge (see sideManaged).
+				switch {
+				case step%3 == 0:
+					// Another client's write lands first: the apply's
+					// write under way fails and goes again.
+					backend.before = func() {
+						cur, err := other.Get(ctx, name)
+						require.NoError(t, err)
+						cur.Status.Ready = 10 + step
+						_, err = other.As("user").UpdateStatus(ctx, cur)
+						require.NoError(t, err)
+						mid, err = st.Get(ctx, name)
+						require.NoError(t, err)
+						st.last.mu.Lock()
+						pending := slices.ContainsFunc(st.last.pending, func(p pendingWrite) bool { return p.key == st.prefix+name })
+						st.last.mu.Unlock()
+						if pending {
+							interloped++
+						}
+						judge(obj, step, old, mid)
+					}
+				case (obj+step)%2 == 1:
+					// Judged as its write lands, before it returns.
+					backend.after = func() {
+						var err error
+						early, err = st.Get(ctx, name)
+						require.NoError(t, err)
+						e, ok := st.last.lookup(st.prefix+name, early.Meta.Revision)
+						require.True(t, ok)
+						require.False(t, e.written, "the write is not remembered yet")
+						if _, ok := st.writtenManaged(early, statusSide); ok {
+							underWay++
+						}
+						judge(obj, step, old, early)
+					}
+				}
 				_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: v, Message: fmt.Sprint("m", v%2)}, nil, WithForce())
+				backend.before, backend.after = nil, nil
 			case 6:
-				if v == 3 && len(o.Spec.Tags) == 0 {
+				if v == 2 {
+					// A pointer to a leaf: set, changed, cleared.
+					if o.Spec.Ptr == nil || *o.Spec.Ptr == step {
+						o.Spec.Ptr = &step
+					} else {
+						o.Spec.Ptr = nil
+					}
+				} else if v == 3 && len(o.Spec.Tags) == 0 {
 					// No tags, stored as null or as []: no change, as the
 					// diff's EquateEmpty has it.
 					if o.Spec.Tags == nil {
@@ -130,47 +264,33 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				_, err = w.Update(ctx, &o)
 			}
 			require.NoError(t, err)
+			if early != nil {
+				prev = early
+				continue
+			}
+			if mid != nil {
+				old = mid // the next event a cache sees
+			}
 			new, err := st.Get(ctx, name)
 			require.NoError(t, err)
 			prev = new
 			if e, ok := st.last.lookup(st.prefix+name, new.Meta.Revision); ok && e.sides.status != nil && op >= 7 {
 				applied++
 			}
-			for _, m := range managers {
-				wantOwned, wantForeign := fieldChangesFull(st, old, new, m)
-				fresh := obj%2 == 0 // old is a new object: whether it was decoded shows in a fresh memo
-				if fresh {
-					st.memo = &managedMemo{}
-				}
-				for i := range 2 { // the second time from the memo of decoded ownership
-					gotOwned, gotForeign := st.FieldChanges(old, new, m)
-					require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, name)
-					require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, name)
-					for _, side := range []string{specSide, statusSide} {
-						_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
-						_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
-						switch {
-						case !fresh || i > 0 || !newDecoded:
-						case oldDecoded:
-							bothDecoded++
-						default:
-							newOnly++
-						}
-					}
-				}
-				checked++
-				if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
-					!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
-					shortcut++
-				}
-			}
+			judge(obj, step, old, new)
 		}
 	}
+	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d, interloped %d, leafOnly %d, walked %d",
+		checked, shortcut, newOnly, bothDecoded, applied, underWay, interloped, leafOnly, walked)
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
 	require.Greater(t, bothDecoded, 10, "and from both records")
-	require.Greater(t, applied, 10, "and from the record a status apply kept, known from the write")
+	require.Greater(t, leafOnly, 10, "the histories change leaves alone (no walk of the side)")
+	require.Greater(t, walked, 10, "and other fields (a walk)")
+	require.Greater(t, applied, 5, "and from the record a status apply kept, known from the write")
+	require.Greater(t, underWay, 2, "and from the record of a write under way, its event judged before the write returned")
+	require.Greater(t, interloped, 2, "and another client's value judged while a write of the key was under way")
 }
 
 func cloneMap[V any](m map[string]V) map[string]V {
@@ -261,4 +381,90 @@ func TestFieldChangesDecodesTheOldRecordOnlyWhenTheNewLeavesAPathUndecided(t *te
 		_, decoded = st.memo.get(new, new.Meta.Revision, statusSide)
 		require.True(t, decoded, "new's status side decoded, case %d", i)
 	}
+}
+
+// wideSpec has a field of every kind judgedFields treats apart: leaves
+// (bool, integers, string, pointers to them), and fields the diff walks
+// (a float, whose NaN it equates; slices and maps, whose empty forms it
+// equates; a struct, a pointer to one), besides fields it leaves out.
+type wideSpec struct {
+	B      bool              `json:"b"`
+	I8     int8              `json:"i8,omitempty"`
+	U      uint              `json:"u"`
+	Name   string            // untagged: its Go name
+	PS     *string           `json:"ps"`
+	PI     *int64            `json:"pi"`
+	F      float64           `json:"f"`
+	L      []string          `json:"l"`
+	M      map[string]string `json:"m"`
+	Port   keepPort          `json:"port"`
+	PPort  *keepPort         `json:"pport"`
+	Ignore int               `json:"-"`
+	hidden int
+}
+
+// structChanges, the judge's walk of a struct side by its fields, gives
+// the paths of sideOnlyChanges, the diff's walk, in the same order, for
+// random pairs of values that differ in a few fields; and judgedFields
+// is nil (the diff walks every change) for a struct it cannot name as the
+// diff does.
+func TestStructChangesAgreesWithTheDiff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 2))
+	fields := fieldsOf(reflect.TypeFor[wideSpec](), objpath.Spec)
+	require.Len(t, fields, 11)
+	str := func(s string) *string { return &s }
+	i64 := func(i int64) *int64 { return &i }
+	set := []func(*wideSpec, int){
+		func(w *wideSpec, v int) { w.B = v%2 == 1 },
+		func(w *wideSpec, v int) { w.I8 = int8(v - 1) },
+		func(w *wideSpec, v int) { w.U = uint(v) },
+		func(w *wideSpec, v int) { w.Name = fmt.Sprint("n", v%2) },
+		func(w *wideSpec, v int) { w.PS = []*string{nil, str(""), str("a"), str("a")}[v] },
+		func(w *wideSpec, v int) { w.PI = []*int64{nil, i64(0), i64(1), nil}[v] },
+		func(w *wideSpec, v int) { w.F = []float64{0, math.NaN(), math.Copysign(0, -1), 1}[v] },
+		func(w *wideSpec, v int) { w.L = [][]string{nil, {}, {"a"}, {"a", "b"}}[v] },
+		func(w *wideSpec, v int) { w.M = []map[string]string{nil, {}, {"a": "1"}, {"a": "2"}}[v] },
+		func(w *wideSpec, v int) { w.Port.Port = v % 2 },
+		func(w *wideSpec, v int) { w.PPort = []*keepPort{nil, {}, {Name: "a"}, nil}[v] },
+		func(w *wideSpec, v int) { w.Ignore = v },
+		func(w *wideSpec, v int) { w.hidden = v },
+	}
+	fast, walked := 0, 0
+	for range race.Sweep(4000, 4) {
+		var a, b wideSpec
+		for _, f := range set {
+			v := rng.IntN(4)
+			f(&a, v)
+			if rng.IntN(4) == 0 {
+				v = rng.IntN(4)
+			}
+			f(&b, v)
+		}
+		want := sideOnlyChanges(objpath.Spec, &a, &b)
+		got := structChanges(fields, objpath.Spec, &a, &b)
+		require.Equal(t, pathsText(want), pathsText(got), "%+v\n%+v", a, b)
+		if _, ok := fields.changes(unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
+			fast++
+		} else {
+			walked++
+		}
+	}
+	require.Greater(t, fast, 50, "pairs judged by their leaves alone")
+	require.Greater(t, walked, 50, "and by the diff's walk")
+
+	type embedded struct{ keepPort }
+	type dup struct {
+		A int `json:"B"`
+		B int // named B too
+	}
+	type withTime struct {
+		T time.Time `json:"t"`
+	}
+	require.Nil(t, fieldsOf(reflect.TypeFor[embedded](), objpath.Spec), "an embedded struct")
+	require.Nil(t, fieldsOf(reflect.TypeFor[dup](), objpath.Spec), "two fields of one name")
+	require.Nil(t, fieldsOf(reflect.TypeFor[time.Time](), objpath.Spec), "a time")
+	require.Nil(t, fieldsOf(reflect.TypeFor[map[string]int](), objpath.Spec), "not a struct")
+	tf := fieldsOf(reflect.TypeFor[withTime](), objpath.Spec)
+	require.Len(t, tf, 1)
+	require.False(t, tf[0].leaf, "a time field is not a leaf")
 }

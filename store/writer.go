@@ -313,6 +313,10 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 	}
 	// val is the Store's own encoding, never modified once written: the
 	// Backend may keep it (Owned), and the memory of values does.
+	if sides.status != nil {
+		w.s.last.writing(own.Key, val, sides.status) // its event may be judged before wrote
+		defer w.s.last.doneWriting(own.Key, val)
+	}
 	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
 		w.s.last.wrote(own.Key, rev, next, val, sides)

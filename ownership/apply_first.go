@@ -32,7 +32,6 @@ const (
 type firstWalk struct {
 	nodes   []node
 	managed Managed
-	leaves  int
 }
 
 // firstFrame is, for each entry of the record, its node at the current
@@ -43,15 +42,16 @@ type firstFrame [maxFirstEntries]int32
 // config over live when manager has no Apply entry in managed (see
 // above), or false for the full walk to decide.
 func applyFirst(live, config map[string]any, manager string, managed Managed, sch *snode) (Result, bool) {
-	if live == nil || len(managed) > maxFirstEntries {
+	leaves := 0
+	if live == nil || len(managed) > maxFirstEntries || !smallConfig(config, sch, 0, &leaves) {
 		return Result{}, false
 	}
-	w := firstWalk{nodes: make([]node, 1, 8), managed: managed}
+	w := firstWalk{nodes: make([]node, 1, 1+leaves+2), managed: managed}
 	var root firstFrame
 	for i, e := range managed {
 		root[i] = e.Set.root()
 	}
-	out, changed, ok := w.mergeMap(0, live, config, sch, root, 0)
+	out, changed, ok := w.mergeMap(0, live, config, sch, root)
 	if !ok {
 		return Result{}, false
 	}
@@ -71,21 +71,15 @@ func applyFirst(live, config map[string]any, manager string, managed Managed, sc
 
 // mergeMap merges config map cm into live's map lm (nil when live has no
 // map here) at node built of the new set, whose schema is sch and whose
-// nodes in the record's entries are at. It reports false where the full
-// walk must decide.
-func (w *firstWalk) mergeMap(built int32, lm, cm map[string]any, sch *snode, at firstFrame, depth int) (map[string]any, bool, bool) {
-	if depth == maxFirstDepth || len(cm) > maxFirstFields {
-		return nil, false, false
-	}
+// nodes in the record's entries are at. smallConfig has checked cm's
+// shape. It reports false where the full walk must decide.
+func (w *firstWalk) mergeMap(built int32, lm, cm map[string]any, sch *snode, at firstFrame) (map[string]any, bool, bool) {
 	var arr [maxFirstFields]keyValue
 	keys := arr[:0]
 	for k, v := range cm {
 		if v != nil {
 			keys = append(keys, keyValue{k, v})
 		}
-	}
-	if len(keys) == 0 {
-		return nil, false, false // an empty map is claimed: the full walk's
 	}
 	sortKeyValues(keys)
 	lo := int32(len(w.nodes))
@@ -103,7 +97,7 @@ func (w *firstWalk) mergeMap(built int32, lm, cm map[string]any, sch *snode, at 
 			child[i] = e.Set.child(at[i], elemField, kv.k)
 		}
 		lv, inLive := lm[kv.k]
-		v, changed, ok := w.value(lo+int32(j), lv, inLive, kv.v, sch.field(kv.k), child, depth)
+		v, changed, ok := w.value(lo+int32(j), lv, inLive, kv.v, sch.field(kv.k), child)
 		if !ok {
 			return nil, false, false
 		}
@@ -122,20 +116,13 @@ func (w *firstWalk) mergeMap(built int32, lm, cm map[string]any, sch *snode, at 
 
 // value merges config value c (not null) into live's value lv (present
 // when inLive) at node built, as mergeMap does.
-func (w *firstWalk) value(built int32, lv any, inLive bool, c any, sch *snode, at firstFrame, depth int) (any, bool, bool) {
+func (w *firstWalk) value(built int32, lv any, inLive bool, c any, sch *snode, at firstFrame) (any, bool, bool) {
 	if cm, isMap := c.(map[string]any); isMap {
-		if sch.strategy() == stratAtomic {
-			return nil, false, false
-		}
 		lm, liveMap := lv.(map[string]any)
 		if inLive && !liveMap && w.held(&at) {
 			return nil, false, false // a type change another entry sees
 		}
-		return w.mergeMap(built, lm, cm, sch, at, depth+1)
-	}
-	w.leaves++
-	if w.leaves > maxFirstLeaves || kindOf(c) != kindScalar {
-		return nil, false, false
+		return w.mergeMap(built, lm, cm, sch, at)
 	}
 	w.nodes[built].member = true
 	if inLive && deepEqual(lv, c) {
@@ -155,4 +142,31 @@ func (w *firstWalk) held(at *firstFrame) bool {
 		}
 	}
 	return false
+}
+
+// smallConfig reports, before anything is built, whether config map cm
+// (of schema sch, at depth) has the shape applyFirst takes: granular maps
+// of at most maxFirstFields fields, each claiming something, and in all
+// at most maxFirstLeaves scalar leaves (counted in leaves).
+func smallConfig(cm map[string]any, sch *snode, depth int, leaves *int) bool {
+	if depth == maxFirstDepth || len(cm) > maxFirstFields {
+		return false
+	}
+	n := 0
+	for k, v := range cm {
+		switch x := v.(type) {
+		case nil:
+			continue
+		case map[string]any:
+			if fs := sch.field(k); fs.strategy() == stratAtomic || !smallConfig(x, fs, depth+1, leaves) {
+				return false
+			}
+		default:
+			if *leaves++; *leaves > maxFirstLeaves || kindOf(v) != kindScalar {
+				return false
+			}
+		}
+		n++
+	}
+	return n > 0 // an empty map is claimed: the full walk's
 }

@@ -114,6 +114,11 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 			return nil, decodedSides{}, err
 		}
 		applied, status = b, json.RawMessage(b)
+		if len(conds) == 0 {
+			if next, ok, err := w.firstStatusApply(cur, applied); ok || err != nil {
+				return next, decodedSides{}, err
+			}
+		}
 	}
 	config, err := statusConfigTree(status, conds)
 	if err != nil {

@@ -106,7 +106,8 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	// A status of type T whose JSON form round-trips is encoded once, alone
 	// (by its side encoder, as a write encodes it): if the merge keeps it as
-	// applied, that is the encoding to store.
+	// applied, that is the encoding to store; a manager's first apply of
+	// a flat one is read from the texts alone (firstStatusApply).
 	var applied json.RawMessage
 	if st, ok := status.(T); ok && w.s.plainStatus {
 		b, err := encodeJSON("applied status", st)
@@ -114,7 +115,18 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 			return nil, decodedSides{}, err
 		}
 		applied, status = b, json.RawMessage(b)
+		if len(conds) == 0 {
+			if next, ok, err := w.firstStatusApply(cur, applied); ok || err != nil {
+				return next, decodedSides{}, err
+			}
+		}
 	}
+	return w.mergeStatusTrees(status, applied, conds, oopts, cur)
+}
+
+// mergeStatusTrees is mergeStatus by the status side's trees, for any
+// apply: applied, when not nil, is status's encoding as a T.
+func (w *Writer[S, T]) mergeStatusTrees(status any, applied json.RawMessage, conds []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
 	config, err := statusConfigTree(status, conds)
 	if err != nil {
 		return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)

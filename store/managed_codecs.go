@@ -37,6 +37,9 @@ type codecCache struct {
 	mu     sync.Mutex
 	codecs map[string]*ownership.Codec
 	sets   map[decodedKey]*ownership.Set
+	// fields holds the texts of first status applies' sets, by Codec and
+	// the status fields applied (see statusFields).
+	fields map[*ownership.Codec]map[string]string
 }
 
 type decodedKey struct {

@@ -171,3 +171,53 @@ func BenchmarkApplyConditionsOnly(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyStatusFirst measures a controller's first status write to
+// an object, the status write of nearly every event once a controller has
+// more objects than events (the controller benchmark at 100k and 1M
+// objects): "ctrl", which owns nothing on the object yet, applies its one
+// status field to an object "user" created (and owns the spec of). Each op
+// is one ApplyStatus that changes the object; the objects are created in
+// batches outside the timer (for instruction counts, collect only inside
+// ApplyStatus: callgrind --collect-atstart=no --toggle-collect='*Writer*ApplyStatus').
+// It keeps ownership's first-apply fast path (see ownership.Apply).
+//
+//	go test -run '^$' -bench ApplyStatusFirst -benchmem ./store/
+func BenchmarkApplyStatusFirst(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	user, ctrl := st.As("user"), st.As("ctrl")
+	var names []string
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i, created := 0, 0
+	for b.Loop() {
+		if i == len(names) {
+			b.StopTimer()
+			names = names[:0]
+			for j := range 128 {
+				name := fmt.Sprintf("app-%09d", created+j)
+				_, err := user.Create(ctx, &store.Object[judgeSpec, judgeStatus]{
+					Meta: store.Meta{Name: name},
+					Spec: judgeSpec{
+						Replicas: 3,
+						Image:    "registry.example.com/team/app:v1.2.3",
+						Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
+						Selector: map[string]string{"app": name, "tier": "backend"},
+					},
+				})
+				require.NoError(b, err)
+				names = append(names, name)
+			}
+			i, created = 0, created+len(names)
+			b.StartTimer()
+		}
+		res, err := ctrl.ApplyStatus(ctx, names[i], judgeStatus{ReadyReplicas: 3}, nil)
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

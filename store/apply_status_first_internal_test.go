@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/race"
+	"github.com/steady-go/steady/ownership"
+)
+
+// firstStatus is a status that is flat unless Extra is set, and names
+// Count only when it is set.
+type firstStatus struct {
+	Ready int64             `json:"ready"`
+	Phase string            `json:"phase"`
+	Count *int64            `json:"count,omitempty"`
+	Obs   bool              `json:"obs"`
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+type firstSpec struct {
+	Replicas int64 `json:"replicas"`
+}
+
+func randomFirstStatus(rng *rand.Rand) firstStatus {
+	st := firstStatus{Ready: rng.Int64N(3), Phase: []string{"", "Up", "Down"}[rng.IntN(3)], Obs: rng.IntN(2) == 0}
+	if rng.IntN(3) == 0 {
+		n := rng.Int64N(2)
+		st.Count = &n
+	}
+	if rng.IntN(8) == 0 {
+		st.Extra = map[string]string{"k": "v"}
+	}
+	return st
+}
+
+// A first status apply that firstStatusApply takes gives the object, the
+// stored status and the ownership record the tree merge gives, over
+// random objects whose status other managers applied (fields of it, by
+// force or not, or conditions), updated, or that the manager itself wrote
+// before; and it takes a good share of them.
+func TestApplyStatusFirstMatchesTheMerge(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[firstSpec, firstStatus](newMapBackend(), "First")
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(26, 3))
+	took, tried, beside := 0, 0, 0
+	ctrl := st.As("ctrl")
+	oopts := []ownership.Option{ownership.WithSchema(st.schemas.status)}
+	for i := range race.Sweep(1500, 8) {
+		name := fmt.Sprintf("o-%d", i)
+		_, err := st.As("user").Create(ctx, &Object[firstSpec, firstStatus]{Meta: Meta{Name: name}, Spec: firstSpec{Replicas: 1}, Status: randomFirstStatus(rng)})
+		require.NoError(t, err)
+		for range rng.IntN(4) {
+			history(ctx, t, st, name, rng)
+		}
+		cur, err := st.getRaw(ctx, name)
+		require.NoError(t, err)
+		status := randomFirstStatus(rng)
+		applied, err := encodeJSON("applied status", status)
+		require.NoError(t, err)
+		tried++
+		fast, ok, ferr := ctrl.firstStatusApply(cur, applied)
+		if !ok && ferr == nil {
+			continue
+		}
+		took++
+		for _, e := range cur.Meta.Managed {
+			if e.Subresource == statusSide {
+				beside++ // another manager's status-side entry
+				break
+			}
+		}
+		want, _, werr := ctrl.mergeStatusTrees(json.RawMessage(applied), applied, nil, oopts, cur)
+		why := fmt.Sprintf("object %d: status %s, applied %s, record %+v", i, cur.Status, applied, cur.Meta.Managed)
+		if werr != nil {
+			require.EqualError(t, ferr, werr.Error(), why)
+			continue
+		}
+		require.NoError(t, ferr, why)
+		require.Equal(t, want, fast, why)
+		wantBytes, err := st.encodeStored(want)
+		require.NoError(t, err)
+		gotBytes, err := st.encodeStored(fast)
+		require.NoError(t, err)
+		require.Equal(t, string(wantBytes), string(gotBytes), why)
+	}
+	t.Logf("firstStatusApply took %d of %d first applies, %d beside another manager's status-side entry", took, tried, beside)
+	require.Greater(t, beside, took/6, "too few beside other entries to be tested")
+	require.Greater(t, took, tried/6, "firstStatusApply took too few to be tested")
+	require.Less(t, took, tried*9/10, "firstStatusApply gave up too rarely for its limits to be tested")
+}
+
+// history makes one random status write to name: another manager's apply
+// of some status fields (forced or not) or of conditions, an update of the
+// status, or ctrl's own apply or update (after which ctrl's next apply is
+// not its first). Conflicts are part of the game.
+func history(ctx context.Context, t *testing.T, st *Store[firstSpec, firstStatus], name string, rng *rand.Rand) {
+	t.Helper()
+	var err error
+	switch rng.IntN(8) {
+	case 0, 1:
+		fields := map[string]any{}
+		for k, v := range map[string]any{"ready": rng.Int64N(3), "phase": "Up", "obs": true, "count": rng.Int64N(2)} {
+			if rng.IntN(3) == 0 {
+				fields[k] = v
+			}
+		}
+		var opts []WriteOption
+		if rng.IntN(2) == 0 {
+			opts = append(opts, WithForce())
+		}
+		_, err = st.As("other").ApplyStatus(ctx, name, fields, nil, opts...)
+	case 2, 7:
+		conds := []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Fine"}}
+		if rng.IntN(2) == 0 {
+			conds = append(conds, Condition{Type: "Stalled", Status: ConditionFalse})
+		}
+		_, err = st.As("loop").ApplyStatus(ctx, name, nil, conds)
+	case 3, 4:
+		mgr := []string{"editor", "ctrl"}[rng.IntN(2)]
+		var o *Object[firstSpec, firstStatus]
+		if o, err = st.Get(ctx, name); err == nil {
+			o.Status = randomFirstStatus(rng)
+			_, err = st.As(mgr).UpdateStatus(ctx, o)
+		}
+	case 5:
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, randomFirstStatus(rng), nil, WithForce())
+	case 6:
+		_, err = st.As("other").ApplyStatus(ctx, name, nil, nil) // drops its fields
+	}
+	if err != nil {
+		var ce *ownership.ConflictError
+		require.ErrorAs(t, err, &ce)
+	}
+}

@@ -3,8 +3,14 @@ package memstore
 import "github.com/steady-go/steady/store/kv"
 
 // history is the ring of the most recent events, one per revision, that
-// watches resume from and pinned List pages are computed from. Revision r
-// lives at slot (r-1) % size, so any retained revision is found in O(1).
+// watches resume from and pinned List pages are computed from. It keeps
+// them in blocks of historyBlock revisions each, the oldest first: any
+// retained revision is found in O(1), the ring grows by raising size
+// alone, and a block is let go (kept for the next) once every event in it
+// is evicted. A ring in one slice, revision r at slot (r-1) % size, grew
+// by copying every event it held into a slice twice as large, holding the
+// Store's write lock and both slices: at 1M keys a window grown for a
+// lagging watch, 640,000 events (~65 MB) copied into 1M (~104 MB).
 // Not safe for concurrent use; the Store's lock guards it.
 //
 // An event's value after the change, and the key's value before it, are
@@ -22,8 +28,13 @@ import "github.com/steady-go/steady/store/kv"
 // ring ages events, oldest first, only while the bytes it holds exceed its
 // budget, so a history whose values fit the budget encodes nothing.
 type history struct {
-	buf  []event // grows to size, then wraps
-	size int
+	// blocks hold the retained revisions: blocks[i][j] is revision
+	// (base+i)*historyBlock + j + 1. The last block grows by appending
+	// up to historyBlock events; spare is a block let go, for the next.
+	blocks [][]event
+	base   int64
+	spare  []event
+	size   int // the most events retained
 	// first is the oldest retained revision and last the newest (the store
 	// revision); first == last+1 when nothing is retained.
 	first, last int64
@@ -57,6 +68,13 @@ type event struct {
 	// event's value).
 	val, prevVal []byte
 }
+
+// historyBlock is how many revisions a block of the history holds: a
+// power of two, so that finding one is a shift and a mask. A block of
+// 104-byte events is ~104 KB: the ring holds up to two blocks' events
+// beyond its size (the oldest block's evicted ones, and the spare), which
+// a small WithHistorySize makes more than the size itself.
+const historyBlock = 1024
 
 // maxChain bounds the deltas applied to read one value: a key written
 // more often than that within the history keeps every maxChain-th old
@@ -93,12 +111,7 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 			ev.prevVal = prev.Value
 		}
 	}
-	slot := int((rev - 1) % int64(h.size))
-	if slot == len(h.buf) {
-		h.buf = append(h.buf, ev)
-	} else {
-		h.buf[slot] = ev
-	}
+	h.put(rev, ev)
 	h.bytes += len(ev.val) + len(ev.prevVal)
 	for h.bytes > h.budget {
 		old := max(h.aged, h.first)
@@ -110,26 +123,38 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 	}
 }
 
-// grow makes the ring hold n events (n > size), keeping those it holds.
-// Revision r lives at slot (r-1) % size: a ring that has not wrapped keeps
-// its slots, one that has is laid out anew.
-func (h *history) grow(n int) {
-	if h.last > int64(h.size) {
-		buf := make([]event, n)
-		for r := h.first; r <= h.last; r++ {
-			buf[(r-1)%int64(n)] = *h.at(r)
+// put stores ev as the event of rev, last+1: in the last block, or in a
+// new one (the spare if any) once the last is full. A new block starts
+// at 16 events and grows by appending, so a Store with few writes holds
+// few events.
+func (h *history) put(rev int64, ev event) {
+	b := int((rev-1)/historyBlock - h.base)
+	if b == len(h.blocks) {
+		blk := h.spare[:0]
+		h.spare = nil
+		if blk == nil {
+			blk = make([]event, 0, 16)
 		}
-		h.buf = buf
+		h.blocks = append(h.blocks, blk)
 	}
-	h.size = n
+	blk := &h.blocks[b]
+	if i := int((rev - 1) % historyBlock); i < len(*blk) {
+		(*blk)[i] = ev
+	} else {
+		*blk = append(*blk, ev)
+	}
 }
+
+// grow makes the ring hold up to n events (n > size), keeping those it
+// holds: no event moves.
+func (h *history) grow(n int) { h.size = n }
 
 // holds reports whether the event of rev is in the ring.
 func (h *history) holds(rev int64) bool { return rev >= h.first && rev <= h.last }
 
 // at returns the event of revision rev, which must be in [first, last].
 func (h *history) at(rev int64) *event {
-	return &h.buf[(rev-1)%int64(h.size)]
+	return &h.blocks[(rev-1)/historyBlock-h.base][(rev-1)%historyBlock]
 }
 
 // age keeps the key's value before the event of rev as a delta against
@@ -170,6 +195,12 @@ func (h *history) evict() {
 	}
 	*ev = event{}
 	h.first++
+	if (h.first-1)%historyBlock == 0 {
+		// Every event of the oldest block is evicted (and cleared).
+		h.spare, h.blocks[0] = h.blocks[0], nil
+		h.blocks = h.blocks[1:]
+		h.base++
+	}
 }
 
 // value returns the value after the put of rev, which the ring holds. An

@@ -1,0 +1,67 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/kv"
+)
+
+// The default window grows without moving an event: a write that doubles
+// it allocates about what any write does, where the ring in one slice
+// copied every event it held into one twice as large, holding the write
+// lock (at 1M keys, 640,000 events into 1M, ~100 MB). The events written
+// before the growth read back as written.
+func TestHistoryGrowsWithoutCopying(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	keys := keysPerHistoryEvent * DefaultHistorySize // the next key doubles the window
+	put := func(i int) {
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: fmt.Appendf(nil, `{"i":%d}`, i)})
+		require.NoError(t, err)
+	}
+	for i := range keys + keysPerHistoryEvent - 1 {
+		put(i)
+	}
+	size := s.hist.size
+	require.Equal(t, DefaultHistorySize, size)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	put(keys + keysPerHistoryEvent - 1)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, 2*size, s.hist.size, "the window doubled")
+	grew := after.TotalAlloc - before.TotalAlloc
+	require.Less(t, grew, uint64(64<<10), "bytes allocated by the write that doubled a window of %d events", size)
+	for r := s.hist.first; r <= s.hist.last; r++ {
+		ev := s.hist.kvEvent(r)
+		require.Equal(t, fmt.Sprintf(`{"i":%d}`, r-1), string(ev.KV.Value), "revision %d", r)
+	}
+}
+
+// The ring lets go of its oldest block once it has evicted every event in
+// it: however many writes it has seen, it holds its size and at most two
+// blocks more (the oldest block's evicted events, the spare).
+func TestHistoryHoldsItsSizeAndTwoBlocks(t *testing.T) {
+	for _, size := range []int{1, 100, historyBlock, 3*historyBlock + 7} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			h := newHistory(size, 0)
+			for i := range 10 * (size + historyBlock) {
+				h.add(fmt.Sprint(i%7), false, []byte("v"), 1, nil)
+				held := len(h.spare)
+				for _, b := range h.blocks {
+					held += len(b)
+				}
+				require.LessOrEqual(t, held, size+2*historyBlock, "after %d writes", i+1)
+				require.Equal(t, int64(i+1), h.last)
+				require.Equal(t, max(int64(1), h.last-int64(size)+1), h.first)
+				for _, r := range []int64{h.first, (h.first + h.last) / 2, h.last} {
+					require.Equal(t, fmt.Sprint((r-1)%7), h.at(r).key, "revision %d after %d writes", r, i+1)
+				}
+			}
+		})
+	}
+}

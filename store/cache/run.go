@@ -192,25 +192,31 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 }
 
 // followInPlace is follow for a watch read in place (events.cursor): Run's
-// goroutine reads each batch itself and, once it has applied one (or
-// while it waits for the next change), serves the relist timer and the
-// nudges, as follow's select does between events. It returns when ctx
-// ends, with ctx's error.
+// goroutine reads each batch itself and serves the relist timer and the
+// nudges, as follow's select does between events, while it waits for the
+// next change, and before a batch it read without waiting (a busy watch
+// never waits). It returns when ctx ends, with ctx's error.
 func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r *relistState[S, T], tick <-chan time.Time) (progressed bool, err error) {
+	waited := false
 	for {
+		fresh := events.cursor.Drained()
 		kev, wake, ok := events.cursor.Next()
-		if ok {
-			if err := c.followEvent(events.decode(kev), true, r); err != nil {
-				return progressed, err
+		if !ok || fresh && !waited {
+			if c.serve(ctx, r, tick, wake, !ok && wake != nil) {
+				return progressed, ctx.Err()
 			}
-			progressed = true
-			if !events.cursor.Drained() {
+			waited = !ok && wake != nil
+			if !ok {
 				continue
 			}
 		}
-		if c.serve(ctx, r, tick, wake, !ok && wake != nil) {
-			return progressed, ctx.Err()
+		if fresh {
+			waited = false
 		}
+		if err := c.followEvent(events.decode(kev), true, r); err != nil {
+			return progressed, err
+		}
+		progressed = true
 	}
 }
 

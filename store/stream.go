@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/steady-go/steady/internal/kvwatch"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
 
 	"context"
@@ -93,6 +95,31 @@ func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision in
 	}
 	d := s.decoder(false, keep, s.heldObjects(held))
 	return in, d, nil
+}
+
+// FollowUndecoded is WatchUndecoded for a backend whose watch its caller
+// can read in place (memstore: see kvwatch.Follower): no channel, no
+// goroutine, the caller reads the backend's events with the Cursor on its
+// own goroutine and waits on the channel Next returns. end ends the watch;
+// the caller must call it once it stops reading. ok is false, and nothing
+// started, when the backend offers no such watch; the caller then calls
+// WatchUndecoded. Events, decode and held are as WatchUndecoded says.
+//
+// It is store/cache's Run's, reached through internal/storeaccess.
+func (v *internalView[S, T]) FollowUndecoded(fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *Object[S, T]) (cur *kvwatch.Cursor, end func(), decode func(kv.Event) Event[S, T], ok bool, err error) {
+	s := (*Store[S, T])(v)
+	f, isFollower := storeaccess.Of(s.b).(kvwatch.Follower)
+	if !isFollower || f.Backend() != s.b { // a wrapper's Watch is what it means the Cache to see
+		return nil, nil, nil, false, nil
+	}
+	if fromRevision < 0 {
+		return nil, nil, nil, true, fmt.Errorf("%w: negative watch revision %d", ErrInvalid, fromRevision)
+	}
+	r, end, err := f.Follow(s.prefix, fromRevision)
+	if err != nil {
+		return nil, nil, nil, true, err
+	}
+	return kvwatch.NewCursor(r, fromRevision), end, s.decoder(false, keep, s.heldObjects(held)), true, nil
 }
 
 // heldObjects is what a watch knows of the objects its caller holds (see

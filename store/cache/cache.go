@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/steady-go/steady/internal/kvwatch"
 	"log/slog"
 	"maps"
 	"slices"
@@ -50,6 +51,14 @@ type leanSource[S, T any] interface {
 // lean view need not have it, and is then watched with WatchWithoutPrev.
 type undecodedSource[S, T any] interface {
 	WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *store.Object[S, T]) (<-chan kv.Event, func(kv.Event) store.Event[S, T], error)
+}
+
+// followSource is the part of a Store's lean view that hands the Cache a
+// watch to read in place, on Run's goroutine, when its backend offers one
+// (the Store's FollowUndecoded): a write then wakes Run's goroutine itself
+// rather than a goroutine of the watch's that wakes it.
+type followSource[S, T any] interface {
+	FollowUndecoded(fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *store.Object[S, T]) (*kvwatch.Cursor, func(), func(kv.Event) store.Event[S, T], bool, error)
 }
 
 // Cache is an informer: an in-memory copy of one kind's objects, kept

@@ -18,6 +18,8 @@ import (
 // an event reaches the handlers in one goroutine hand-off (the backend's
 // watch to Run), not two through a decoding goroutine of the Store's, and
 // the events are the same: each write is applied and handled in order.
+// Over memstore, Run also reads the history itself (kvwatch.Cursor): the
+// write wakes Run, with no goroutine of the watch's in between.
 func TestCacheOverAStoreDecodesItsWatchOnRunsGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -50,5 +52,7 @@ func TestCacheOverAStoreDecodesItsWatchOnRunsGoroutine(t *testing.T) {
 		require.NotContains(t, stacks, "store.(*Store[...]).watch.func",
 			"a goroutine of the Store decodes the watch for the Cache")
 		require.True(t, strings.Contains(stacks, "cache.(*Cache[...]).follow"), "Run follows the watch")
+		require.NotContains(t, stacks, "kvwatch.Watch.Run",
+			"a goroutine of memstore's watch feeds the Cache: Run reads the history in place")
 	})
 }

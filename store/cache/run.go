@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/steady-go/steady/internal/kvwatch"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -110,11 +111,14 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 	if err != nil {
 		return false, fmt.Errorf("cache: watch from revision %d: %w", rev, err)
 	}
-	if events.typed == nil && events.raw == nil {
+	if events.typed == nil && events.raw == nil && events.cursor == nil {
 		return false, fmt.Errorf("%w: Watch returned a nil channel", store.ErrInvalid)
 	}
 	defer func() {
 		cancel()
+		if events.end != nil {
+			events.end()
+		}
 		if events.typed != nil {
 			for range events.typed { // let the source's goroutines finish
 			}
@@ -156,6 +160,9 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 		defer r.timer.Stop()
 		tick = r.timer.C()
 	}
+	if events.cursor != nil {
+		return c.followInPlace(ctx, events, &r, tick)
+	}
 	for {
 		select {
 		case ev, ok := <-events.typed:
@@ -183,6 +190,87 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 		}
 	}
 }
+
+// followInPlace is follow for a watch read in place (events.cursor): Run's
+// goroutine reads each batch itself and serves the relist timer and the
+// nudges, as follow's select does between events, while it waits for the
+// next change, and before a batch it read without waiting (a busy watch
+// never waits). It returns when ctx ends, with ctx's error.
+func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r *relistState[S, T], tick <-chan time.Time) (progressed bool, err error) {
+	waited := false
+	for {
+		fresh := events.cursor.Drained()
+		kev, wake, ok := events.cursor.Next()
+		if !ok || fresh && !waited {
+			if c.serve(ctx, r, tick, wake, !ok && wake != nil) {
+				return progressed, ctx.Err()
+			}
+			waited = !ok && wake != nil
+			if !ok {
+				continue
+			}
+		}
+		if fresh {
+			waited = false
+		}
+		if err := c.followEvent(events.decode(kev), true, r); err != nil {
+			return progressed, err
+		}
+		progressed = true
+	}
+}
+
+// serve is followInPlace's turn for the relist timer and the nudges: it
+// serves one that is ready or, when wait is set, waits for one or for
+// wake. It reports whether ctx ended.
+func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], tick <-chan time.Time, wake <-chan struct{}, wait bool) (ended bool) {
+	var turn int
+	if wait {
+		select {
+		case <-wake:
+			return false
+		case <-ctx.Done():
+			return true
+		case <-tick:
+			turn = turnRelist
+		case <-c.prune.nudge:
+			turn = turnPrune
+		case <-c.refilter.nudge:
+			turn = turnRefilter
+		}
+	} else {
+		select {
+		case <-ctx.Done():
+			return true
+		case <-tick:
+			turn = turnRelist
+		case <-c.prune.nudge:
+			turn = turnPrune
+		case <-c.refilter.nudge:
+			turn = turnRefilter
+		default:
+			return false
+		}
+	}
+	switch turn {
+	case turnRelist:
+		c.relistTick(ctx, r)
+	case turnPrune:
+		want, _ := c.prune.asked()
+		c.pruneNow()
+		c.prune.served(want)
+	case turnRefilter:
+		c.relistNow(ctx, r)
+	}
+	return false
+}
+
+// serve's turns.
+const (
+	turnRelist = iota + 1
+	turnPrune
+	turnRefilter
+)
 
 // relistState is follow's periodic relisting: its timer, and a listing the
 // watch has yet to reach, if any.
@@ -291,6 +379,10 @@ type stream[S, T any] struct {
 	typed  <-chan store.Event[S, T]
 	raw    <-chan kv.Event
 	decode func(kv.Event) store.Event[S, T]
+	// cursor, when set instead of a channel, reads the backend's watch in
+	// place (followSource); end ends it.
+	cursor *kvwatch.Cursor
+	end    func()
 }
 
 // watch is list for Watch. Over a Store itself it decodes the events on
@@ -306,6 +398,16 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 		}
 	}()
 	defer guard.Catch(&p)
+	var held func(string, int64) *store.Object[S, T]
+	if c.transform == nil {
+		held = c.reuse
+	}
+	if f, ok := c.lean.(followSource[S, T]); ok {
+		var in bool
+		if st.cursor, st.end, st.decode, in, err = f.FollowUndecoded(rev, c.keepFunc(), held); in {
+			return st, err
+		}
+	}
 	if u, ok := c.lean.(undecodedSource[S, T]); ok {
 		// The objects it holds are read-only, and decode runs on Run's
 		// goroutine, which reused may read c.items on: an event's object
@@ -313,10 +415,6 @@ func (c *Cache[S, T]) watch(ctx context.Context, rev int64) (st stream[S, T], er
 		// held. A transform changes objects in place, after decoding: they
 		// are no longer what their bytes decode to, and what it changes
 		// must be the object's own.
-		var held func(string, int64) *store.Object[S, T]
-		if c.transform == nil {
-			held = c.reuse
-		}
 		st.raw, st.decode, err = u.WatchUndecoded(ctx, rev, c.keepFunc(), held)
 		return st, err
 	}

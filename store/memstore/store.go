@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -62,7 +63,15 @@ type Store struct {
 	lagCheck    int64 // the revision from which lagGrow looks again
 	watchBuffer int
 	count       counters
+
+	// hooks carries the Store's follower (see Follow) for
+	// internal/storeaccess.Of: store/cache reads a Store's watch in place.
+	hooks
 }
+
+// hooks is an alias so that the embedded field is unexported: what it
+// carries is for the project's own packages, not the API.
+type hooks = storeaccess.Hooks
 
 // keysPerHistoryEvent is how many keys the default history keeps one
 // event for, at least: a watcher that falls out of the history relists,
@@ -90,7 +99,7 @@ func New(opts ...Option) *Store {
 	if c.agingLag > 0 {
 		h.agingLag = c.agingLag
 	}
-	return &Store{
+	s := &Store{
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
 		growHistory: !c.historySet,
@@ -99,6 +108,8 @@ func New(opts ...Option) *Store {
 		live:        make(map[*watch]struct{}),
 		watchBuffer: c.watchBuffer,
 	}
+	s.hooks = storeaccess.NewHooks(follower{s})
+	return s
 }
 
 // Revision returns the current store revision: that of the last write, or 0

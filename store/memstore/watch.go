@@ -39,19 +39,9 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("memstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
 	}
-	w := &watch{
-		s:      s,
-		prefix: prefix,
-		stop:   make(chan struct{}),
-		wake:   make(chan struct{}, 1),
-	}
+	w := s.newWatch(prefix, fromRevision)
+	w.stop = make(chan struct{})
 	out := make(chan kv.Event, s.watchBuffer)
-	if s.growHistory {
-		s.mu.Lock()
-		w.cursor = fromRevision
-		s.live[w] = struct{}{}
-		s.mu.Unlock()
-	}
 	// Each watch waits on a channel of its own rather than on ctx.Done(),
 	// which all watches of one ctx would contend for in every select.
 	release := context.AfterFunc(ctx, func() { close(w.stop) })
@@ -61,6 +51,41 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 		kvwatch.Watch{Out: out, Stop: w.stop}.Run(w, fromRevision)
 	}()
 	return out, nil
+}
+
+// newWatch returns a watch of prefix from fromRevision, registered as live
+// (see lagGrow) when the history grows with its watches. Its end must
+// unwait it.
+func (s *Store) newWatch(prefix string, fromRevision int64) *watch {
+	w := &watch{s: s, prefix: prefix, wake: make(chan struct{}, 1)}
+	if s.growHistory {
+		s.mu.Lock()
+		w.cursor = fromRevision
+		s.live[w] = struct{}{}
+		s.mu.Unlock()
+	}
+	return w
+}
+
+// follower is what the Store offers store/cache through
+// internal/storeaccess: its watch read in place (kvwatch.Follower).
+type follower struct{ s *Store }
+
+func (f follower) Backend() kv.Backend { return f.s }
+
+// Follow is Watch without its goroutine and channel: the caller reads the
+// watch's events with a kvwatch.Cursor on its own goroutine, and waits on
+// the channel Next returns, which a write wakes, as Watch's goroutine
+// does. end takes the watch off the Store's lists; it must be called
+// once, when the caller stops reading.
+func (f follower) Follow(prefix string, fromRevision int64) (kvwatch.Reader, func(), error) {
+	s := f.s
+	s.count.watches.Add(1)
+	if fromRevision < 0 {
+		return nil, nil, fmt.Errorf("memstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
+	}
+	w := s.newWatch(prefix, fromRevision)
+	return w, func() { s.unwait(w) }, nil
 }
 
 // watch is one watch's kvwatch.Reader of the history ring.

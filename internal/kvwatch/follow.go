@@ -1,0 +1,75 @@
+package kvwatch
+
+import (
+	"github.com/steady-go/steady/store/kv"
+)
+
+// Follower is a backend whose watch its receiver may read in place, on
+// the receiver's own goroutine, rather than from a channel that a
+// goroutine of the watch's fills: an event then reaches the receiver in
+// one goroutine hand-off (the write waking it) instead of two. memstore
+// offers it to store/cache through internal/storeaccess.
+type Follower interface {
+	// Backend is the kv.Backend whose watch Follow reads, so that a caller
+	// given a wrapper of it (whose Watch means something else) can tell.
+	Backend() kv.Backend
+	// Follow starts a watch of the changes under prefix after fromRevision,
+	// as the backend's Watch would, and returns its reader and the function
+	// that ends it, which the caller must call once it stops reading (the
+	// watch holds nothing else: no goroutine).
+	Follow(prefix string, fromRevision int64) (r Reader, end func(), err error)
+}
+
+// Cursor reads a Reader's events in place, with what Run sends: the events
+// in order, a Progress mark at the revision read up to once every event is
+// delivered and that has moved past the last revision delivered, and a last
+// event carrying the error when a read fails. The zero Cursor is not
+// usable; call NewCursor. One goroutine at a time may call Next.
+type Cursor struct {
+	r            Reader
+	cursor, seen int64
+	queue        []kv.Event // queue[head:] are read but not yet delivered
+	head         int
+	failed       bool
+}
+
+// NewCursor returns a Cursor over the events r reads after revision from.
+func NewCursor(r Reader, from int64) *Cursor {
+	return &Cursor{r: r, cursor: from, seen: from}
+}
+
+// Next returns the next event and true, or false and the channel to wait on
+// before calling Next again (nil: call it again at once, another batch is
+// due). After it has returned an event whose Err is set it returns false
+// and a nil channel for good.
+func (c *Cursor) Next() (ev kv.Event, wake <-chan struct{}, ok bool) {
+	if c.failed {
+		return kv.Event{}, nil, false
+	}
+	if c.head == len(c.queue) {
+		clear(c.queue) // release the values
+		c.queue, c.head = c.queue[:0], 0
+		var err error
+		c.queue, c.cursor, wake, err = c.r.Read(c.queue, c.cursor)
+		if err != nil {
+			c.failed = true
+			return kv.Event{Err: err, Revision: c.seen}, nil, true
+		}
+	}
+	switch {
+	case c.head < len(c.queue):
+		ev = c.queue[c.head]
+		c.queue[c.head] = kv.Event{} // release the values
+		c.head++
+	case wake != nil && c.cursor > c.seen:
+		ev = kv.Event{Progress: true, Revision: c.cursor}
+	default:
+		return kv.Event{}, wake, false
+	}
+	c.seen = ev.Revision
+	return ev, nil, true
+}
+
+// Drained reports whether the events read so far are all delivered: the
+// next Next reads the backend again.
+func (c *Cursor) Drained() bool { return c.head == len(c.queue) }

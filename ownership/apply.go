@@ -73,11 +73,6 @@ func Apply(live, config any, manager string, managed Managed, opts ...Option) (R
 			}
 		}
 	}
-	if applyIdx < 0 {
-		if r, ok := applyFirst(liveTree, configTree, manager, managed, cfg.schema.top()); ok {
-			return r, nil
-		}
-	}
 	return applyMerge(liveTree, configTree, manager, managed, cfg, applyIdx)
 }
 

@@ -37,11 +37,6 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.mu.Unlock()
 }
 
-// ForgetGets makes s, a Store without the memory of values, keep no Get
-// decoded (decodedGets): every read of a write decodes its value, the
-// slow path the tests compare with.
-func (s *Store[S, T]) ForgetGets() { s.gets = nil }
-
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError
 

@@ -71,8 +71,7 @@ type lvWorld struct {
 }
 
 // newLVWorld returns a world whose Store keeps lastValues bytes of
-// memory (WithLastValues), or none, and keeps no Get decoded either
-// (decodedGets), when lastValues is negative.
+// memory (WithLastValues).
 func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 	b := memstore.New()
 	counted := &countingBackend{Backend: b}
@@ -81,11 +80,8 @@ func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 		n := 0
 		return func() string { n++; return fmt.Sprintf("%s-%d", prefix, n) }
 	}
-	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(max(lastValues, 0)), store.WithClock(fixedClock{t: now}))
+	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
-	if lastValues < 0 {
-		st.ForgetGets() // the slow path: every read decoded afresh
-	}
 	st.SetUIDs(uids("st"))
 	other, err := store.New[lvSpec, lvStatus](b, "Thing", store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
@@ -140,12 +136,12 @@ func TestLastValuesAgree(t *testing.T) {
 	var saved [11]int64
 	for seed := range max(2, 30/raceScale) { // the race detector has nothing to find here
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			on, gets, off := newLVWorld(t, 16<<20), newLVWorld(t, 0), newLVWorld(t, -1)
+			on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
 			rng := rand.New(rand.NewPCG(uint64(seed), 1))
 			for step := range 300 {
 				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(3))
 				pick, mutation, manager := rng.Uint64(), rng.IntN(8), []string{"alice", "bob"}[rng.IntN(2)]
-				saved[op] += lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("step ", step), on, gets)
+				saved[op] += lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("step ", step), on)
 			}
 		})
 	}
@@ -170,11 +166,11 @@ func FuzzLastValuesAgree(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0, 8, 0, 1, 0, 9, 0, 1, 1, 8, 0, 1, 0})
 	f.Add([]byte{0, 0, 1, 0, 1, 0, 1, 5, 10, 0, 1, 0, 9, 0, 1, 3, 10, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		on, gets, off := newLVWorld(t, 16<<20), newLVWorld(t, 0), newLVWorld(t, -1)
+		on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
 		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
 			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
 			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]
-			lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("operation ", i/4), on, gets)
+			lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("operation ", i/4), on)
 		}
 	})
 }

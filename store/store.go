@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,7 +51,6 @@ type Store[S, T any] struct {
 	trace     func(context.Context) string // see WithTraceContext
 	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
 	last      *lastValues                  // see WithLastValues
-	gets      *decodedGets                 // without last, what the latest Gets decoded
 	views     sync.Pool                    // FieldChanges' *changeViews[S, T]
 	scratch   sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
 	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
@@ -197,9 +195,6 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
 	s.ownCodec = kindOwnCodec[S, T](ver)
-	if s.last == nil && ver == nil {
-		s.gets = &decodedGets{}
-	}
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil
 }
@@ -283,23 +278,15 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 	// of what it returned) decodes the value once.
 	if s.last != nil {
 		s.remember(kv, &from, false)
-	} else if s.gets != nil && from.plain {
-		// Its raw read (decodeRaw), as the watch's remember has it.
-		s.gets.put(kv, &rawObject{Meta: from.obj.Meta.clone(), Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status})
 	}
 	return from.obj, nil
 }
 
-// getRaw reads the stored object with Spec and Status left encoded. The
-// caller must not modify it, nor hand out what it holds: it may be what
-// the Store's latest Gets decoded (see decodedGets).
+// getRaw reads the stored object with Spec and Status left encoded.
 func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, error) {
 	kv, err := s.b.Get(ctx, s.prefix+name)
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
-	}
-	if raw := s.gets.lookup(kv); raw != nil {
-		return raw, nil
 	}
 	raw, err := s.decodeRaw(kv, true)
 	if err == nil {

@@ -173,21 +173,8 @@ func numbersInRange(v []byte) bool {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c == '"':
-			// To the closing quote: one not escaped by an odd run of
-			// backslashes before it.
-			for {
-				j := bytes.IndexByte(v[i+1:], '"')
-				if j < 0 {
-					return true // not well-formed: not ours to judge
-				}
-				i += 1 + j
-				k := i - 1
-				for k >= 0 && v[k] == '\\' {
-					k--
-				}
-				if (i-1-k)%2 == 0 {
-					break
-				}
+			if i = closingQuote(v, i); i < 0 {
+				return true // not well-formed: not ours to judge
 			}
 		case c == '-' || '0' <= c && c <= '9':
 			start, long := i, false
@@ -204,4 +191,25 @@ func numbersInRange(v []byte) bool {
 		}
 	}
 	return true
+}
+
+// closingQuote returns the index of the quote that closes the string
+// opened at v[open]: the first one not escaped by an odd run of
+// backslashes before it. It returns -1 when there is none.
+func closingQuote(v []byte, open int) int {
+	i := open
+	for {
+		j := bytes.IndexByte(v[i+1:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += 1 + j
+		k := i - 1
+		for k >= 0 && v[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 0 {
+			return i
+		}
+	}
 }

@@ -86,3 +86,26 @@ func TestNewCodecJSONOfAnEncodedStruct(t *testing.T) {
 	require.NoError(t, err)
 	requireSameCodec(t, NewCodec(tree, sch), got, string(doc))
 }
+
+// TestNumbersInRangeReadsStringsAsText: text inside a string, escaped
+// quotes included, is never judged as a number; a number after a string
+// that ends in an escaped backslash is.
+func TestNumbersInRangeReadsStringsAsText(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		want bool
+	}{
+		{`{"a":1e308}`, true},
+		{`{"a":1e999}`, false},
+		{`{"a":-1e999}`, false},
+		{`{"a":"1e999"}`, true},
+		{`{"a":"x\"1e999"}`, true},
+		{`{"a":"x\\\"1e999"}`, true},
+		{`{"a":"x\\","b":1e999}`, false},
+		{`{"a":"x\\\\","b":1e999}`, false},
+		{`{"a":12345678901234567890123}`, true},
+		{`{"a":"unterminated`, true},
+	} {
+		require.Equal(t, c.want, numbersInRange([]byte(c.json)), c.json)
+	}
+}

@@ -210,27 +210,9 @@ type Move struct{ From, To diff.Path }
 // Set cannot hold (an index), or a From or To of the root, is an error.
 func (s *Set) Move(moves ...Move) (*Set, error) {
 	var arr [8]int32
-	at := arr[:0] // per move, s's node at its From, -1 when it takes none
-	some := false
-	for i, m := range moves {
-		n, err := s.nodeAt(m.From)
-		if err != nil {
-			return nil, err
-		}
-		if m.To != nil && len(m.To) == 0 {
-			return nil, errorf(m.To, "the root cannot be owned")
-		}
-		// A From at or below an earlier one's has nothing left to take.
-		for k := n; k >= 0 && n >= 0; k = s.parentOf(k) {
-			if slices.Contains(at[:i], k) {
-				n = -1
-			}
-		}
-		at = append(at, n)
-		some = some || n >= 0
-	}
-	if !some {
-		return s, nil
+	at, some, err := s.moveSources(arr[:0], moves)
+	if err != nil || !some {
+		return s, err
 	}
 	b := builder{nodes: make([]bnode, 0, 1+len(s.nodes)+8*len(moves))}
 	b.reset()
@@ -252,6 +234,30 @@ func (s *Set) Move(moves ...Move) (*Set, error) {
 	}
 	out, _ := b.freeze()
 	return out, nil
+}
+
+// moveSources appends to at, per move, s's node at its From, or -1 when
+// the move takes nothing (s has no node there, or an earlier move's From
+// is at or above it), and says whether any move takes a node.
+func (s *Set) moveSources(at []int32, moves []Move) ([]int32, bool, error) {
+	some := false
+	for i, m := range moves {
+		n, err := s.nodeAt(m.From)
+		if err != nil {
+			return nil, false, err
+		}
+		if m.To != nil && len(m.To) == 0 {
+			return nil, false, errorf(m.To, "the root cannot be owned")
+		}
+		for k := n; k >= 0 && n >= 0; k = s.parentOf(k) {
+			if slices.Contains(at[:i], k) {
+				n = -1
+			}
+		}
+		at = append(at, n)
+		some = some || n >= 0
+	}
+	return at, some, nil
 }
 
 // nodeAt returns the index of s's node at path p, -1 when s has none.

@@ -440,13 +440,17 @@ func (s *Sharder) open(taken []int) {
 }
 
 // renew keeps t's member key alive, ending t at 2/3 of the TTL after the
-// start of the last successful renewal.
+// start of the last successful renewal. Each renewal is due one renew
+// interval after that start too, not after the last call returned: on a
+// slow store a renewal then has the whole interval to land, where timing
+// from its return left it the interval less the previous call's latency
+// (and the first one, less Join's calls and Serve's start).
 func (s *Sharder) renew(t *memberTerm) {
 	clk := s.cfg.clock
 	stopAfter := s.cfg.ttl * 2 / 3
 	deadline := clk.NewTimer(t.start.Add(stopAfter).Sub(clk.Now()))
 	defer deadline.Stop()
-	tick := clk.NewTimer(s.cfg.renew)
+	tick := clk.NewTimer(t.start.Add(s.cfg.renew).Sub(clk.Now()))
 	defer tick.Stop()
 	key := s.memberKey(s.id)
 	lost := func(why string) { t.cancel(fmt.Errorf("%w: %s", ErrLost, why)) }
@@ -480,7 +484,7 @@ func (s *Sharder) renew(t *memberTerm) {
 		case err == nil:
 			t.modRev.Store(rev)
 			deadline.Reset(start.Add(stopAfter).Sub(clk.Now()))
-			tick.Reset(s.cfg.renew)
+			tick.Reset(start.Add(s.cfg.renew).Sub(clk.Now()))
 		case errors.Is(err, kv.ErrCondFailed):
 			lost("the member key was taken over")
 			return

@@ -278,9 +278,9 @@ func (s *Sharder) join(ctx context.Context) (context.Context, error) {
 				s.logOnce(ctx, "identity in use", "another process renews this replica's member key: give each replica its own identity")
 				break
 			}
-			rev, err := s.create(ctx, key, kvp.ModRevision)
+			rev, began, err := s.create(ctx, key, kvp.ModRevision)
 			if err == nil {
-				return s.startTerm(ctx, rev, start), nil
+				return s.startTerm(ctx, rev, began), nil
 			}
 			if errors.Is(err, kv.ErrCondFailed) {
 				continue
@@ -313,16 +313,21 @@ func (s *Sharder) heldElsewhere(kvp kv.KeyValue, start time.Time, seen *seenRev)
 
 // create makes the member key anew: it deletes the one at modRev (a
 // leftover of an earlier term, or an expired one) first, so the new key has
-// a new CreateRevision, the epoch.
-func (s *Sharder) create(ctx context.Context, key string, modRev int64) (int64, error) {
+// a new CreateRevision, the epoch. It returns when the creating call began:
+// no other replica can see the key, and time it, before then, so the term
+// is timed from there (the Get and the delete before it need not eat into
+// the first renewal's time).
+func (s *Sharder) create(ctx context.Context, key string, modRev int64) (rev int64, began time.Time, err error) {
 	if modRev != 0 {
 		if _, err := s.b.Txn(ctx, []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: modRev}},
 			kv.Write{Kind: kv.WriteDelete, Key: key}); err != nil {
-			return 0, err
+			return 0, time.Time{}, err
 		}
 	}
-	return s.b.Txn(ctx, []kv.Cond{{Key: key, Target: kv.CreateRevision, Revision: 0}},
+	began = s.cfg.clock.Now()
+	rev, err = s.b.Txn(ctx, []kv.Cond{{Key: key, Target: kv.CreateRevision, Revision: 0}},
 		kv.Write{Kind: kv.WritePut, Key: key, Value: s.memberValue()})
+	return rev, began, err
 }
 
 func (s *Sharder) startTerm(ctx context.Context, rev int64, start time.Time) context.Context {
@@ -440,13 +445,17 @@ func (s *Sharder) open(taken []int) {
 }
 
 // renew keeps t's member key alive, ending t at 2/3 of the TTL after the
-// start of the last successful renewal.
+// start of the last successful renewal. Each renewal is due one renew
+// interval after that start too, not after the last call returned: on a
+// slow store a renewal then has the whole interval to land, where timing
+// from its return left it the interval less the previous call's latency
+// (and the first one, less Join's calls and Serve's start).
 func (s *Sharder) renew(t *memberTerm) {
 	clk := s.cfg.clock
 	stopAfter := s.cfg.ttl * 2 / 3
 	deadline := clk.NewTimer(t.start.Add(stopAfter).Sub(clk.Now()))
 	defer deadline.Stop()
-	tick := clk.NewTimer(s.cfg.renew)
+	tick := clk.NewTimer(t.start.Add(s.cfg.renew).Sub(clk.Now()))
 	defer tick.Stop()
 	key := s.memberKey(s.id)
 	lost := func(why string) { t.cancel(fmt.Errorf("%w: %s", ErrLost, why)) }
@@ -480,7 +489,7 @@ func (s *Sharder) renew(t *memberTerm) {
 		case err == nil:
 			t.modRev.Store(rev)
 			deadline.Reset(start.Add(stopAfter).Sub(clk.Now()))
-			tick.Reset(s.cfg.renew)
+			tick.Reset(start.Add(s.cfg.renew).Sub(clk.Now()))
 		case errors.Is(err, kv.ErrCondFailed):
 			lost("the member key was taken over")
 			return

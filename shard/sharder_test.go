@@ -459,3 +459,31 @@ func TestTakenShardsAreFilledBeforeTheyOpen(t *testing.T) {
 		b.stop()
 	})
 }
+
+// A replica on a store whose every call takes 900ms (under the renew
+// interval, TTL/3 = 1s) stays a member and keeps its shards: the term is
+// timed from when the call creating the member key began, and each renewal
+// is due one renew interval after the last successful one began, as the
+// 2/3-of-TTL deadline is timed, so a renewal has the whole interval to land.
+// Timed from when the last one returned (or, for the first, from when Serve
+// started, after Join's own calls), two slow calls in a row missed the
+// deadline and the membership ended every few seconds, shards and all; timed
+// from Join's Get, the first renewal landed at 2.7s, after the 2s deadline.
+func TestSlowRenewalsKeepMembership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S, latency = 16, 900 * time.Millisecond
+		mem := &slow{Backend: memstore.New(), latency: latency}
+		s, err := shard.New(mem, "loop", "a", shard.WithShards(S), shard.WithTTL(ttl), shard.WithRetryPeriod(retry))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		term, err := s.Join(ctx)
+		require.NoError(t, err)
+		served := make(chan struct{})
+		go func() { defer close(served); s.Serve(term, shard.Hooks{}) }()
+		settle(10 * ttl)
+		require.NoError(t, context.Cause(term), "the membership ended")
+		require.Len(t, s.Status().Owned, S)
+		cancel()
+		<-served
+	})
+}

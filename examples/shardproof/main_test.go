@@ -225,7 +225,10 @@ func items(t *testing.T, cli *clientv3.Client) *store.Store[ItemSpec, ItemStatus
 	return st
 }
 
-// applyAll applies spec N=n to item-00000.. from 32 goroutines.
+// applyers is how many Applies applyAll makes at once.
+const applyers = 32
+
+// applyAll applies spec N=n to item-00000.. from applyers goroutines.
 func applyAll(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count, n int) {
 	t.Helper()
 	require.NoError(t, applyEach(t.Context(), st, count, n))
@@ -233,7 +236,7 @@ func applyAll(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count, n int)
 
 func applyEach(ctx context.Context, st *store.Store[ItemSpec, ItemStatus], count, n int) error {
 	var g errgroup.Group
-	g.SetLimit(32)
+	g.SetLimit(applyers)
 	w := st.As("test")
 	for i := range count {
 		g.Go(func() error {
@@ -297,7 +300,6 @@ func awaitConverged(t *testing.T, st *store.Store[ItemSpec, ItemStatus], count i
 // and every write the store accepted carried the newest fence of its shard
 // at its revision (0 doubled).
 func TestKill9(t *testing.T) {
-	const ttl = 2 * time.Second
 	addr := embedetcd.Start(t, noFsync)
 	cli := etcdClient(t, addr)
 	st := items(t, cli)
@@ -305,14 +307,27 @@ func TestKill9(t *testing.T) {
 	n := *objects
 	began := time.Now()
 	applyAll(t, st, n, 1)
-	t.Logf("%d Items stored in %v", n, time.Since(began).Round(time.Millisecond))
+	stored := time.Since(began)
+	// The membership TTL is 2s, or nine store calls where they are slower:
+	// a replica stops at 2/3 of the TTL unless a renewal landed, so on a
+	// store whose calls take over a third of the TTL every replica loses
+	// its membership, shards and all, every few seconds, and no shard
+	// comes to rest. Under -race at load average 16, 2000 Items were
+	// stored in 44s (0.7s a call, 32 at once) and renewals then took
+	// 0.2-1.35s: with 2s, each replica rejoined every 1-4s and CI once
+	// saw no shard come to rest for 30s (its Items took 1m6s). The
+	// Applies above time the store as the replicas will find it; nine
+	// calls leave a renewal three to land.
+	perCall := stored * applyers / time.Duration(n)
+	ttl := min(max(2*time.Second, 9*perCall), shard.DefaultTTL).Round(100 * time.Millisecond)
+	t.Logf("%d Items stored in %v, %v a call: TTL %v", n, stored.Round(time.Millisecond), perCall.Round(time.Millisecond), ttl)
 
 	ids := []string{"a", "b", "c"}
 	procs := map[string]*proc{}
 	for _, id := range ids {
 		procs[id] = startReplica(t, addr, dir, id, "-ttl", ttl.String(), "-workers", "8")
 	}
-	t.Logf("shards settled over a, b, c %v after the last start", settled(t, cli, ids, 30*time.Second))
+	t.Logf("shards settled over a, b, c %v after the last start", settled(t, cli, ids, max(30*time.Second, 3*ttl)))
 	awaitConverged(t, st, n, 60*time.Second)
 	t.Logf("%d Items converged %v after the first start", n, time.Since(began).Round(time.Millisecond))
 

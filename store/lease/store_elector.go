@@ -214,7 +214,10 @@ func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, mo
 	clk := e.cfg.clock
 	deadline := clk.NewTimer(renewed.Add(e.stopAfter()).Sub(clk.Now()))
 	defer deadline.Stop()
-	tick := clk.NewTimer(e.cfg.renew)
+	// Each renewal is due one renew interval after the start of the last
+	// successful one, as the deadline is timed, not after it returned: on
+	// a slow store it then has the whole interval to land.
+	tick := clk.NewTimer(renewed.Add(e.cfg.renew).Sub(clk.Now()))
 	defer tick.Stop()
 
 	lost := func(why string) { end(fmt.Errorf("%w: %s", ErrLost, why)) }
@@ -265,7 +268,7 @@ func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, mo
 		case r.err == nil:
 			modRev = r.rev
 			deadline.Reset(start.Add(e.stopAfter()).Sub(clk.Now()))
-			tick.Reset(e.cfg.renew)
+			tick.Reset(start.Add(e.cfg.renew).Sub(clk.Now()))
 		case errors.Is(r.err, kv.ErrCondFailed):
 			lost("the leader key was taken over")
 			return

@@ -159,6 +159,36 @@ func TestTermEndsAtTwoThirdsTTLWhenRenewalBlocks(t *testing.T) {
 	})
 }
 
+// slowTxn delays every Txn by latency, as a loaded store does.
+type slowTxn struct {
+	kv.Backend
+	latency time.Duration
+}
+
+func (s slowTxn) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	time.Sleep(s.latency)
+	return s.Backend.Txn(ctx, conds, w)
+}
+
+// A leader whose every write takes 3s (under the renew interval, 5s) keeps
+// its term: each renewal is due 5s after the last successful one began, so
+// it lands by 8s, within the 10s deadline. Timed from when the last call
+// returned, the first renewal began at 8s and landed at 11s, too late.
+func TestSlowRenewalsKeepTheTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newElector(t, slowTxn{Backend: memstore.New(), latency: 3 * time.Second}, "a")
+		ctx, cancel := context.WithCancel(t.Context())
+		term, _, err := e.Campaign(ctx)
+		require.NoError(t, err)
+		time.Sleep(10 * ttl)
+		require.NoError(t, context.Cause(term), "the term ended")
+		cancel()
+		<-term.Done()
+		time.Sleep(ttl) // the release's slow delete
+		synctest.Wait()
+	})
+}
+
 func TestTermEndsWhenTheKeyIsTakenAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := memstore.New()

@@ -253,6 +253,13 @@ func sameScalar(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
+	// Two integers as a tree holds them (int64: jsonscan.Number) are
+	// compared unboxed: the usual change of a status field, a count.
+	if x, ok := treeInt(a); ok {
+		if y, ok := treeInt(b); ok {
+			return x == y
+		}
+	}
 	x, errA := jsonscan.Decode(a)
 	y, errB := jsonscan.Decode(b)
 	return errA == nil && errB == nil && treeEqual(x, y)
@@ -301,4 +308,15 @@ func (c *codecCache) statusFields(codec *ownership.Codec, keys [][]byte) string 
 	}
 	byKeys[string(id)] = text
 	return text
+}
+
+// treeInt returns the int64 a tree holds for number text b, or false when
+// it holds something else there (jsonscan.Number): a float64, or the text
+// of an integer not written as encoding/json writes an int64 (-0, 1e3).
+func treeInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		return 0, false
+	}
+	n, _, isInt, ok := jsonscan.ParseNumber(string(b))
+	return n, ok && isInt && (n != 0 || len(b) == 1) && jsonscan.IsNumber(string(b))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
 )
@@ -158,5 +159,22 @@ func history(ctx context.Context, t *testing.T, st *Store[firstSpec, firstStatus
 	if err != nil {
 		var ce *ownership.ConflictError
 		require.ErrorAs(t, err, &ce)
+	}
+}
+
+// sameScalar compares two scalars as their decoded trees compare
+// (treeEqual of jsonscan.Decode's values), integers unboxed included.
+func TestSameScalarIsTheTrees(t *testing.T) {
+	texts := []string{"0", "-0", "1", "12", "13", "-12", "1.0", "1e3", "1000", "1.5", "1.50",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		`"a"`, `"\u0061"`, `"b"`, "true", "false", "null"}
+	for _, a := range texts {
+		for _, b := range texts {
+			x, err := jsonscan.Decode([]byte(a))
+			require.NoError(t, err)
+			y, err := jsonscan.Decode([]byte(b))
+			require.NoError(t, err)
+			require.Equal(t, treeEqual(x, y), sameScalar([]byte(a), []byte(b)), "%s and %s", a, b)
+		}
 	}
 }

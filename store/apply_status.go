@@ -106,8 +106,9 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	// A status of type T whose JSON form round-trips is encoded once, alone
 	// (by its side encoder, as a write encodes it): if the merge keeps it as
-	// applied, that is the encoding to store; a manager's first apply of
-	// a flat one is read from the texts alone (firstStatusApply).
+	// applied, that is the encoding to store; a manager's apply of a flat
+	// one, first or of the fields it owns, is read from the texts alone
+	// (flatStatusApply).
 	var applied json.RawMessage
 	if st, ok := status.(T); ok && w.s.plainStatus {
 		b, err := encodeJSON("applied status", st)
@@ -116,8 +117,8 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 		}
 		applied, status = b, json.RawMessage(b)
 		if len(conds) == 0 {
-			if next, ok, err := w.firstStatusApply(cur, applied); ok || err != nil {
-				return next, decodedSides{}, err
+			if next, sides, ok, err := w.flatStatusApply(cur, applied); ok || err != nil {
+				return next, sides, err
 			}
 		}
 	}

@@ -12,79 +12,92 @@ import (
 // A controller's first status apply to an object, before it owns anything
 // there, is the status write of nearly every event once a controller has
 // more objects than events (the controller benchmark at 100k and 1M
-// objects). For its usual shape, a status of type T whose JSON is an
-// object of a few scalar fields, applied alone over a stored status of
-// scalar fields that it names all of, firstStatusApply gives the object
-// mergeStatus would store, read from the two JSON texts alone: no tree is
-// decoded, no merge walked.
+// objects); its later applies, of new values to the fields it owns, are
+// the status write of nearly every event below that (BenchmarkEventToReconcile,
+// and the controller benchmark at 10k objects). For their usual shape, a
+// status of type T whose JSON is an object of a few scalar fields, applied
+// alone over a stored status of scalar fields that it names all of,
+// flatStatusApply gives the object mergeStatus would store, read from the
+// two JSON texts alone: no tree is decoded, no merge walked.
 //
-// Why it is mergeStatus's object: ownership.Apply of {"status": applied}
-// over the stored status side, for a manager with no entry there, sets
-// every applied field to its applied value (each a scalar leaf; none is
-// null), and keeps the stored fields the config does not name: here none.
-// So the merged status is the applied one, which mergeStatus then stores
-// as its own encoding, and the conditions are the stored ones. Apply
-// conflicts with, or takes a field from, another entry only at a changed
-// path where that entry has a node; the stored status's fields are
-// scalars, so a node there is a member (Set.Has), and a field the stored
-// status lacks has none in a canonical record (nodes of the object's own).
-// So when no other entry owns an applied field, no entry loses anything,
-// and the record is the stored entries, then manager's new Apply entry,
-// whose set is every applied field: every status field of the new object.
-// Its text depends only on the Codec of the new object's side, which is
-// remembered by shape (codecOf), so the text is remembered with it.
+// Why it is mergeStatus's object, for a first apply: ownership.Apply of
+// {"status": applied} over the stored status side, for a manager with no
+// entry there, sets every applied field to its applied value (each a
+// scalar leaf; none is null), and keeps the stored fields the config does
+// not name: here none. So the merged status is the applied one, which
+// mergeStatus then stores as its own encoding, and the conditions are the
+// stored ones. Apply conflicts with, or takes a field from, another entry
+// only at a changed path where that entry has a node; the stored status's
+// fields are scalars, so a node there is a member (Set.Has), and a field
+// the stored status lacks has none in a canonical record (nodes of the
+// object's own). So when no other entry owns an applied field, no entry
+// loses anything, and the record is the stored entries, then manager's new
+// Apply entry, whose set is every applied field: every status field of the
+// new object. Its text depends only on the Codec of the new object's side,
+// which is remembered by shape (codecOf), so the text is remembered with
+// it.
 //
-// Fast path, kept by BenchmarkApplyStatusFirst;
-// TestApplyStatusFirstMatchesTheMerge cross-checks it against the merge.
+// And for a later apply (see ownStatusApply): when manager's Apply entry
+// owns exactly the applied fields and no other entry owns any of them, the
+// merge removes nothing (manager gives up no field), conflicts with no one
+// and takes nothing, so the merged status is again the applied one and
+// every entry keeps its set: the record is the stored one, kept as stored
+// while the new status has the stored one's shape (setManagedOver). It
+// changes nothing when each applied value equals the stored one.
+//
+// Fast path, kept by BenchmarkApplyStatusFirst and
+// BenchmarkApplyStatusOwnField; TestApplyStatusFlatMatchesTheMerge
+// cross-checks it against the merge.
 
-// maxFirstFields bounds the applied status fields firstStatusApply takes.
+// maxFirstFields bounds the applied status fields flatStatusApply takes.
 const maxFirstFields = 16
 
-// firstStatusApply returns the object mergeStatus returns for manager's
-// apply of status JSON applied, with no conditions, over cur, or false
-// for mergeStatus to decide (see above).
-func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte) (*rawObject, bool, error) {
-	others := 0
+// flatStatusApply returns the object mergeStatus returns for manager's
+// apply of status JSON applied, with no conditions, over cur, and what is
+// known of its sides as mergeStatus gives them; or false for mergeStatus
+// to decide (see above). A nil object with true means nothing changes.
+func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObject, decodedSides, bool, error) {
+	others, mine := 0, false
 	for _, e := range cur.Meta.Managed {
 		if e.Subresource != statusSide {
 			continue
 		}
 		if e.Manager == w.manager {
-			return nil, false, nil
+			if mine || e.Operation != string(ownership.OpApply) {
+				return nil, decodedSides{}, false, nil
+			}
+			mine = true
+			continue
 		}
 		others++
 	}
 	var arr [maxFirstFields][]byte
 	keys, ok := flatFields(arr[:0], applied, nil)
 	if !ok || len(keys) == 0 || w.manager == "" {
-		return nil, false, nil
+		return nil, decodedSides{}, false, nil
 	}
 	if _, ok := flatFields(arr[len(keys):len(keys)], orNull(cur.Status), keys); !ok {
-		return nil, false, nil
+		return nil, decodedSides{}, false, nil
+	}
+	if mine {
+		return w.ownStatusApply(cur, applied, keys)
 	}
 	sc := w.s.schemas
 	var managed ownership.Managed
 	if others > 0 {
 		dec, _ := sc.decodeSideOf(cur, statusSide, nil)
-		if !dec.canonical || len(dec.managed) != others || ownsAny(dec.managed, keys) {
-			return nil, false, nil
+		if !dec.canonical || len(dec.managed) != others || ownsAny(dec.managed, keys, -1) {
+			return nil, decodedSides{}, false, nil
 		}
 		managed = slices.Grow(dec.managed[:len(dec.managed):len(dec.managed)], 1)
 	}
-	var conds []Condition
-	if len(cur.Conditions) > 0 {
-		conds = slices.Clone(cur.Conditions)
-	}
-	if err := validateConditions(conds); err != nil {
-		return nil, false, err
-	}
-	next := *cur
-	next.Status, next.Conditions = applied, conds
-	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApplyStatus}
-	next.Meta.StatusGeneration++
-	codec, err := sc.codecOf(&next, statusSide, nil)
+	next, err := w.appliedStatus(cur, applied)
 	if err != nil {
-		return nil, false, err
+		return nil, decodedSides{}, false, err
+	}
+	codec, err := sc.codecOf(next, statusSide, nil)
+	if err != nil {
+		return nil, decodedSides{}, false, err
 	}
 	// The record as setManagedWith writes it, the new entry last. With no
 	// status-side entries, cur's are the spec side's, in order.
@@ -96,7 +109,50 @@ func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte) (*rawObj
 	} else {
 		next.Meta.Managed = append(slices.Clip(cur.Meta.Managed), entry)
 	}
-	return &next, true, nil
+	return next, decodedSides{}, true, nil
+}
+
+// ownStatusApply is flatStatusApply's later apply, by a manager with an
+// Apply entry on the status side, of the status fields named by keys
+// (see above).
+func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, keys [][]byte) (*rawObject, decodedSides, bool, error) {
+	sc := w.s.schemas
+	dec, curCodec := sc.decodeSideOf(cur, statusSide, nil)
+	if !dec.canonical || curCodec == nil {
+		return nil, decodedSides{}, false, nil
+	}
+	i := dec.managed.Find(w.manager, ownership.OpApply)
+	if i < 0 || ownsAny(dec.managed, keys, i) || !ownsExactly(dec.managed[i].Set, keys) {
+		return nil, decodedSides{}, false, nil
+	}
+	if flatEqual(orNull(cur.Status), applied) {
+		return nil, decodedSides{}, true, nil
+	}
+	next, err := w.appliedStatus(cur, applied)
+	if err != nil {
+		return nil, decodedSides{}, false, err
+	}
+	if codec, err := sc.codecOf(next, statusSide, nil); err != nil || codec != curCodec {
+		return nil, decodedSides{}, false, nil // a new shape: the merge encodes the record
+	}
+	return next, decodedSides{status: &dec}, true, nil
+}
+
+// appliedStatus is cur with status applied, cur's conditions and the
+// status apply's LastWrite and StatusGeneration; its record is cur's.
+func (w *Writer[S, T]) appliedStatus(cur *rawObject, applied []byte) (*rawObject, error) {
+	var conds []Condition
+	if len(cur.Conditions) > 0 {
+		conds = slices.Clone(cur.Conditions)
+	}
+	if err := validateConditions(conds); err != nil {
+		return nil, err
+	}
+	next := *cur
+	next.Status, next.Conditions = applied, conds
+	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpApplyStatus}
+	next.Meta.StatusGeneration++
+	return &next, nil
 }
 
 // flatFields appends to keys the keys of JSON object b, and reports
@@ -127,18 +183,86 @@ func flatFields(keys [][]byte, b []byte, names [][]byte) ([][]byte, bool) {
 	return keys, ok && r.End()
 }
 
-// ownsAny reports whether an entry owns the status field of a key.
-func ownsAny(managed ownership.Managed, keys [][]byte) bool {
+// ownsAny reports whether an entry, but the one at skip, owns the status
+// field of a key.
+func ownsAny(managed ownership.Managed, keys [][]byte, skip int) bool {
 	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
 	for _, k := range keys {
 		p[1].Name = string(k)
-		for _, e := range managed {
-			if e.Set.Has(p) {
+		for i, e := range managed {
+			if i != skip && e.Set.Has(p) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// ownsExactly reports whether set's members are the status fields of keys
+// (keys are distinct: flatFields).
+func ownsExactly(set *ownership.Set, keys [][]byte) bool {
+	if set.Len() != len(keys) {
+		return false
+	}
+	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
+	for _, k := range keys {
+		p[1].Name = string(k)
+		if !set.Has(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// flatEqual reports whether two flat JSON objects (flatFields) hold the
+// same fields with equal values, as their decoded trees compare: a value
+// whose text differs is decoded (1.0 and 1 differ there, as in treeEqual).
+func flatEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var arr [2 * maxFirstFields][]byte // a's keys and values, in turn
+	kv := arr[:0]
+	r := jsonscan.NewReader(a)
+	if !r.Object(func(key []byte) bool {
+		if len(kv) == len(arr) {
+			return false
+		}
+		v, ok := r.Raw()
+		kv = append(kv, key, v)
+		return ok
+	}) {
+		return false
+	}
+	n := 0
+	r = jsonscan.NewReader(b)
+	return r.Object(func(key []byte) bool {
+		v, ok := r.Raw()
+		n++
+		for i := 0; ok && i < len(kv); i += 2 {
+			if bytes.Equal(kv[i], key) {
+				return sameScalar(kv[i+1], v)
+			}
+		}
+		return false
+	}) && n == len(kv)/2
+}
+
+// sameScalar reports whether two JSON scalars decode to equal values.
+func sameScalar(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	// Two integers as a tree holds them (int64: jsonscan.Number) are
+	// compared unboxed: the usual change of a status field, a count.
+	if x, ok := treeInt(a); ok {
+		if y, ok := treeInt(b); ok {
+			return x == y
+		}
+	}
+	x, errA := jsonscan.Decode(a)
+	y, errB := jsonscan.Decode(b)
+	return errA == nil && errB == nil && treeEqual(x, y)
 }
 
 // statusFields returns codec's encoding of the set of the status fields
@@ -184,4 +308,15 @@ func (c *codecCache) statusFields(codec *ownership.Codec, keys [][]byte) string 
 	}
 	byKeys[string(id)] = text
 	return text
+}
+
+// treeInt returns the int64 a tree holds for number text b, or false when
+// it holds something else there (jsonscan.Number): a float64, or the text
+// of an integer not written as encoding/json writes an int64 (-0, 1e3).
+func treeInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		return 0, false
+	}
+	n, _, isInt, ok := jsonscan.ParseNumber(string(b))
+	return n, ok && isInt && (n != 0 || len(b) == 1) && jsonscan.IsNumber(string(b))
 }

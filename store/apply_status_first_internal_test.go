@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
 )
@@ -39,17 +41,19 @@ func randomFirstStatus(rng *rand.Rand) firstStatus {
 	return st
 }
 
-// A first status apply that firstStatusApply takes gives the object, the
-// stored status and the ownership record the tree merge gives, over
-// random objects whose status other managers applied (fields of it, by
-// force or not, or conditions), updated, or that the manager itself wrote
-// before; and it takes a good share of them.
-func TestApplyStatusFirstMatchesTheMerge(t *testing.T) {
+// A status apply that flatStatusApply takes, a manager's first or one of
+// the fields it owns by an earlier apply, gives the object, the stored
+// status, the ownership record and what is known of the sides that the
+// tree merge gives, over random objects whose status other managers
+// applied (fields of it, by force or not, or conditions), updated, or that
+// the manager itself applied or updated before; and it takes a good share
+// of both kinds.
+func TestApplyStatusFlatMatchesTheMerge(t *testing.T) {
 	ctx := context.Background()
 	st, err := New[firstSpec, firstStatus](newMapBackend(), "First")
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(26, 3))
-	took, tried, beside := 0, 0, 0
+	took, tried, beside, own, unchanged := 0, 0, 0, 0, 0
 	ctrl := st.As("ctrl")
 	oopts := []ownership.Option{ownership.WithSchema(st.schemas.status)}
 	for i := range race.Sweep(1500, 8) {
@@ -59,24 +63,34 @@ func TestApplyStatusFirstMatchesTheMerge(t *testing.T) {
 		for range rng.IntN(4) {
 			history(ctx, t, st, name, rng)
 		}
+		if rng.IntN(3) == 0 { // ctrl applied last: the apply below is a later one
+			_, err := ctrl.ApplyStatus(ctx, name, randomFirstStatus(rng), nil, WithForce())
+			require.NoError(t, err)
+		}
 		cur, err := st.getRaw(ctx, name)
 		require.NoError(t, err)
 		status := randomFirstStatus(rng)
+		if rng.IntN(4) == 0 {
+			_ = json.Unmarshal(cur.Status, &status) // the stored values, where they fit
+		}
 		applied, err := encodeJSON("applied status", status)
 		require.NoError(t, err)
 		tried++
-		fast, ok, ferr := ctrl.firstStatusApply(cur, applied)
+		fast, fastSides, ok, ferr := ctrl.flatStatusApply(cur, applied)
 		if !ok && ferr == nil {
 			continue
 		}
 		took++
 		for _, e := range cur.Meta.Managed {
-			if e.Subresource == statusSide {
+			if e.Subresource == statusSide && e.Manager != "ctrl" {
 				beside++ // another manager's status-side entry
 				break
 			}
 		}
-		want, _, werr := ctrl.mergeStatusTrees(json.RawMessage(applied), applied, nil, oopts, cur)
+		if slices.ContainsFunc(cur.Meta.Managed, func(e ManagedFields) bool { return e.Manager == "ctrl" && e.Subresource == statusSide }) {
+			own++
+		}
+		want, wantSides, werr := ctrl.mergeStatusTrees(json.RawMessage(applied), applied, nil, oopts, cur)
 		why := fmt.Sprintf("object %d: status %s, applied %s, record %+v", i, cur.Status, applied, cur.Meta.Managed)
 		if werr != nil {
 			require.EqualError(t, ferr, werr.Error(), why)
@@ -84,16 +98,24 @@ func TestApplyStatusFirstMatchesTheMerge(t *testing.T) {
 		}
 		require.NoError(t, ferr, why)
 		require.Equal(t, want, fast, why)
+		require.Equal(t, wantSides, fastSides, why)
+		if want == nil {
+			unchanged++
+			continue
+		}
 		wantBytes, err := st.encodeStored(want)
 		require.NoError(t, err)
 		gotBytes, err := st.encodeStored(fast)
 		require.NoError(t, err)
 		require.Equal(t, string(wantBytes), string(gotBytes), why)
 	}
-	t.Logf("firstStatusApply took %d of %d first applies, %d beside another manager's status-side entry", took, tried, beside)
+	t.Logf("flatStatusApply took %d of %d applies, %d beside another manager's status-side entry, %d of fields ctrl owned, %d changing nothing",
+		took, tried, beside, own, unchanged)
 	require.Greater(t, beside, took/6, "too few beside other entries to be tested")
-	require.Greater(t, took, tried/6, "firstStatusApply took too few to be tested")
-	require.Less(t, took, tried*9/10, "firstStatusApply gave up too rarely for its limits to be tested")
+	require.Greater(t, own, took/8, "too few of fields ctrl owned to be tested")
+	require.Greater(t, unchanged, own/8, "too few that change nothing to be tested")
+	require.Greater(t, took, tried/6, "flatStatusApply took too few to be tested")
+	require.Less(t, took, tried*9/10, "flatStatusApply gave up too rarely for its limits to be tested")
 }
 
 // history makes one random status write to name: another manager's apply
@@ -137,5 +159,22 @@ func history(ctx context.Context, t *testing.T, st *Store[firstSpec, firstStatus
 	if err != nil {
 		var ce *ownership.ConflictError
 		require.ErrorAs(t, err, &ce)
+	}
+}
+
+// sameScalar compares two scalars as their decoded trees compare
+// (treeEqual of jsonscan.Decode's values), integers unboxed included.
+func TestSameScalarIsTheTrees(t *testing.T) {
+	texts := []string{"0", "-0", "1", "12", "13", "-12", "1.0", "1e3", "1000", "1.5", "1.50",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		`"a"`, `"\u0061"`, `"b"`, "true", "false", "null"}
+	for _, a := range texts {
+		for _, b := range texts {
+			x, err := jsonscan.Decode([]byte(a))
+			require.NoError(t, err)
+			y, err := jsonscan.Decode([]byte(b))
+			require.NoError(t, err)
+			require.Equal(t, treeEqual(x, y), sameScalar([]byte(a), []byte(b)), "%s and %s", a, b)
+		}
 	}
 }

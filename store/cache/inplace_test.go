@@ -628,6 +628,11 @@ func inPlaceVersusChannelRun(t *testing.T, seed uint64, writes int) {
 		}{{pc.whole, pc.wholeSh}, {pc.filtered, pc.filterSh}} {
 			x.c.AddHandler(func(old, new *cobj) {
 				x.sh.handle(old, new)
+				if old != nil && new != nil && new.Meta.Revision <= old.Meta.Revision {
+					x.sh.mu.Lock()
+					x.sh.wrong = append(x.sh.wrong, fmt.Sprintf("%s: a change from revision %d to %d", new.Meta.Name, old.Meta.Revision, new.Meta.Revision))
+					x.sh.mu.Unlock()
+				}
 				g.wait()
 			})
 			require.NoError(t, x.c.AddLabelIndex("tier"))

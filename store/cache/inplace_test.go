@@ -645,6 +645,7 @@ func inPlaceVersusChannelRun(t *testing.T, seed uint64, writes int) {
 	for _, c := range caches {
 		require.NoError(t, c.WaitForSync(ctx))
 	}
+	synctest.Wait() // WaitForSync returns before Run starts its watch
 	require.Equal(t, 2, channelWatches(), "the two Caches over the hidden memstore read channels; the two over memstore read in place")
 	stopReads := readWhileRunning(caches...)
 	defer stopReads()

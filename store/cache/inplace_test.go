@@ -425,7 +425,9 @@ func TestRunEndsWithItsContextWhileAWriterKeepsTheWatchBusy(t *testing.T) {
 		case err := <-done:
 			require.NoError(t, err)
 		case <-time.After(200 * time.Millisecond): // in place, one handler call; over a channel, the few events it holds
-			t.Fatal("Run went on applying the backlog after its ctx ended")
+			stopWriter()
+			require.NoError(t, <-done)
+			t.Fatal("Run went on applying the backlog after its ctx ended, until the writer stopped")
 		}
 		require.Less(t, c.Revision(), mem.Revision(), "Run returned without applying the backlog")
 		synctest.Wait()

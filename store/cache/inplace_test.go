@@ -164,7 +164,7 @@ func readWhileRunning[S, T any](caches ...*cache.Cache[S, T]) (stop func()) {
 // goroutine is idle.
 func settle[S, T any](t *testing.T, mem *memstore.Store, caches ...*cache.Cache[S, T]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Hour) // virtual time: fails, not hangs, if a Cache stalls
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // virtual time: fails, not hangs, if a Cache stalls
 	defer cancel()
 	rev := mem.Revision()
 	for _, c := range caches {

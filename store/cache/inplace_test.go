@@ -775,3 +775,37 @@ func inPlaceVersusChannelRun(t *testing.T, seed uint64, writes int) {
 		require.Greater(t, pc.whole.Relists(), pc.expiries.Load(), "%s: periodic relists ran too", pc.path.name)
 	}
 }
+
+// A Cache whose Run returned holds none of memstore's history back: its
+// watch ended with it. (memstore's default window grows while a live
+// watch lags, up to as many writes as it holds keys; a watch left live
+// would hold a window of 2n writes for good.) With 2n keys and 2n writes
+// after the Cache stopped, a window of n writes has let go of the first n.
+func TestAStoppedCacheHoldsNoHistoryBack(t *testing.T) {
+	onEachPath(t, func(t *testing.T, p watchPath) {
+		ctx := t.Context()
+		const n = memstore.DefaultHistorySize
+		mem := memstore.New()
+		put := func(i int) {
+			_, err := mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("Other/k%05d", i%(2*n)), Value: []byte("v")})
+			require.NoError(t, err)
+		}
+		for i := range 2 * n {
+			put(i)
+		}
+		c := cache.New(newWidgets(t, p.backend(mem)))
+		stop := startCache(t, c)
+		require.NoError(t, c.WaitForSync(ctx))
+		p.requireTaken(t, 1)
+		stop()
+
+		for i := range 2 * n {
+			put(i)
+		}
+		from := mem.Revision() - 3*n/2
+		events, err := mem.Watch(ctx, "", from)
+		require.NoError(t, err)
+		ev := <-events
+		require.ErrorIs(t, ev.Err, store.ErrExpired, "the history after revision %d is gone: no watch held it", from)
+	})
+}

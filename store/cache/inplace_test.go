@@ -754,7 +754,7 @@ func inPlaceVersusChannelRun(t *testing.T, seed uint64, writes int) {
 		case rnd.IntN(60) == 0 || i == writes/2: // at least once
 			// A burst past the window while every handler is held up.
 			g.shut()
-			for range window + 8 {
+			for range 2 * window { // past what a channel watch reads ahead too
 				write()
 			}
 			g.open()

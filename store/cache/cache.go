@@ -110,7 +110,7 @@ type Cache[S, T any] struct {
 	rev        int64
 	listRev    int64 // revision of the last listing; older events are stale
 	indexes    map[string]*index[S, T]
-	waiters    revWaiters // WaitFor calls, by revision; woken as rev reaches theirs
+	waiters    revWaiters // WaitFor calls, by revision; woken as told reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
 	// loud holds the marks (internal/objmarks) of the held objects whose
@@ -133,7 +133,13 @@ type Cache[S, T any] struct {
 	lists        int64        // listings applied, the first included
 	driftRepairs int64        // differences found by periodic relists
 	panics       atomic.Int64 // see Panics
-	listing      atomic.Bool  // see Listing; written under dispatch
+	// toldRev is the revision whose changes every handler has been told of:
+	// WaitFor waits for it, not for rev, so what a handler does with
+	// a change (a Loop's hint) happens before a WaitFor of its revision
+	// returns. nwait is len(waiters), for tellWaiters to read without c.mu.
+	toldRev atomic.Int64
+	nwait   atomic.Int64
+	listing atomic.Bool // see Listing; written under dispatch
 
 	running  atomic.Bool
 	refilter refilterState         // see Refilter
@@ -488,18 +494,28 @@ func (c *Cache[S, T]) notSynced(ctx context.Context) error {
 
 // WaitFor blocks until the Cache reflects at least revision, for
 // read-your-writes: after a write returned revision r, WaitFor(ctx, r)
-// returns once Get shows that write or a later state. Progress
-// notifications count, so it returns even when r was a write to another
-// kind. It returns nil at once for a revision of 0 or below, and ctx's error
-// if ctx ends first.
+// returns once Get shows that write or a later state, and once the handlers
+// have been told of every change up to it (so a Loop's hint of the change
+// is queued before the Loop's worker that waited goes on, whatever the
+// goroutines' timing). Progress notifications count, so it returns even
+// when r was a write to another kind. It returns nil at once for a
+// revision of 0 or below, and ctx's error if ctx ends first.
 func (c *Cache[S, T]) WaitFor(ctx context.Context, revision int64) error {
+	if c.toldRev.Load() >= revision {
+		return nil
+	}
 	c.mu.Lock()
-	if c.rev >= revision {
+	w := &revWaiter{rev: revision, ch: make(chan struct{})}
+	heap.Push(&c.waiters, w)
+	// Counted, then told read again, as tellWaiters stores toldRev, then
+	// reads the count: one of the two sees the other's store.
+	c.nwait.Store(int64(len(c.waiters)))
+	if c.toldRev.Load() >= revision {
+		heap.Remove(&c.waiters, w.i)
+		c.nwait.Store(int64(len(c.waiters)))
 		c.mu.Unlock()
 		return nil
 	}
-	w := &revWaiter{rev: revision, ch: make(chan struct{})}
-	heap.Push(&c.waiters, w)
 	c.mu.Unlock()
 	select {
 	case <-w.ch:
@@ -511,21 +527,40 @@ func (c *Cache[S, T]) WaitFor(ctx context.Context, revision int64) error {
 			return nil
 		}
 		heap.Remove(&c.waiters, w.i)
+		c.nwait.Store(int64(len(c.waiters)))
 		return ctx.Err()
 	}
 }
 
-// setRevisionLocked advances the revision and wakes the WaitFor calls it
-// reaches, and only those: a Cache that runs behind a Loop's writes has a
-// waiter per key, and each revision wakes the few it concerns.
+// setRevisionLocked advances the revision that Get and Revision show. The
+// WaitFor calls it reaches wake in tellWaiters, once the handlers have
+// been told.
 func (c *Cache[S, T]) setRevisionLocked(rev int64) {
-	if rev <= c.rev {
+	c.rev = max(c.rev, rev)
+}
+
+// tellWaiters records that the handlers have been told of every change up
+// to the Cache's revision and wakes the WaitFor calls it reaches, and only
+// those:
+// a Cache that runs behind a Loop's writes has a waiter per key, and each
+// revision wakes the few it concerns. The caller holds c.dispatch, under
+// which every change of c.rev is made, and not c.mu. It takes c.mu only
+// when a WaitFor waits.
+func (c *Cache[S, T]) tellWaiters() {
+	rev := c.rev
+	if rev <= c.toldRev.Load() {
 		return
 	}
-	c.rev = rev
+	c.toldRev.Store(rev)
+	if c.nwait.Load() == 0 {
+		return
+	}
+	c.mu.Lock()
 	for len(c.waiters) > 0 && c.waiters[0].rev <= rev {
 		close(heap.Pop(&c.waiters).(*revWaiter).ch)
 	}
+	c.nwait.Store(int64(len(c.waiters)))
+	c.mu.Unlock()
 }
 
 // revWaiter is one WaitFor call: ch is closed once the Cache holds rev.

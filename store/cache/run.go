@@ -601,6 +601,7 @@ func (c *Cache[S, T]) applyPage(page *store.List[S, T], p *pagedListing, last bo
 func (c *Cache[S, T]) endPaged(rev int64, p *pagedListing) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	defer c.tellWaiters() // after the handlers: see WaitFor
 	c.mu.Lock()
 	news := c.setQuarantineLocked(p.undecodable)
 	var d diffs[S, T]
@@ -646,6 +647,7 @@ type change[S, T any] struct{ old, new *store.Object[S, T] }
 func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	defer c.tellWaiters() // after the handlers: see WaitFor
 	c.arrive(&ev)
 	c.mu.Lock()
 	if ev.Progress || ev.Revision <= c.listRev {
@@ -704,6 +706,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 func (c *Cache[S, T]) replace(l *store.List[S, T]) (changes int) {
 	c.dispatch.Lock()
 	defer c.dispatch.Unlock()
+	defer c.tellWaiters() // after the handlers: see WaitFor
 	l = c.arriveListing(l)
 	c.mu.Lock()
 	news := c.setQuarantineLocked(l.Undecodable)

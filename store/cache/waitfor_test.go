@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -46,5 +47,49 @@ func TestWaitForAWriteToAnotherKindReturns(t *testing.T) {
 		require.Equal(t, 1, got.Spec.N)
 		_, ok = c.Get("o")
 		require.False(t, ok, "the other kind is not held")
+	})
+}
+
+// WaitFor returns only once the handlers have been told of the change that
+// brought the Cache to the revision: a Loop's worker waiting for its own
+// write goes on after the Loop's hint of that write is queued, never
+// alongside it (a race that made replays of a seeded schedule diverge).
+// Here the handler holds the event for the write while WaitFor waits.
+func TestWaitForReturnsAfterTheHandlersOfItsRevision(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		type spec struct{ N int }
+		apps, err := store.New[spec, struct{}](memstore.New(), "App")
+		require.NoError(t, err)
+		c := cache.New(apps)
+		release := make(chan struct{})
+		releaseOnce := sync.OnceFunc(func() { close(release) })
+		defer releaseOnce() // a failure below leaves no handler blocked
+		var handled bool
+		c.AddHandler(func(_, new *store.Object[spec, struct{}]) {
+			if new != nil && new.Spec.N == 1 {
+				<-release
+				handled = true
+			}
+		})
+		go c.Run(ctx)
+		require.NoError(t, c.WaitForSync(ctx))
+
+		rev, err := apps.As("w").Create(ctx, &store.Object[spec, struct{}]{Meta: store.Meta{Name: "a"}, Spec: spec{1}})
+		require.NoError(t, err)
+		waited := make(chan error, 1)
+		go func() { waited <- c.WaitFor(ctx, rev) }()
+		synctest.Wait()
+		require.GreaterOrEqual(t, c.Revision(), rev, "the Cache shows the write while its handler runs")
+		select {
+		case err := <-waited:
+			t.Fatalf("WaitFor returned (%v) while the handler of its revision was still running", err)
+		default:
+		}
+		releaseOnce()
+		require.NoError(t, <-waited)
+		require.True(t, handled)
+		require.NoError(t, c.WaitFor(ctx, rev), "a revision already told returns at once")
 	})
 }

@@ -57,19 +57,9 @@ const maxFirstFields = 16
 // known of its sides as mergeStatus gives them; or false for mergeStatus
 // to decide (see above). A nil object with true means nothing changes.
 func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObject, decodedSides, bool, error) {
-	others, mine := 0, false
-	for _, e := range cur.Meta.Managed {
-		if e.Subresource != statusSide {
-			continue
-		}
-		if e.Manager == w.manager {
-			if mine || e.Operation != string(ownership.OpApply) {
-				return nil, decodedSides{}, false, nil
-			}
-			mine = true
-			continue
-		}
-		others++
+	others, mine, ok := w.statusEntries(cur)
+	if !ok {
+		return nil, decodedSides{}, false, nil
 	}
 	var arr [maxFirstFields][]byte
 	keys, ok := flatFields(arr[:0], applied, nil)
@@ -82,6 +72,33 @@ func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObje
 	if mine {
 		return w.ownStatusApply(cur, applied, keys)
 	}
+	return w.firstStatusApply(cur, applied, keys, others)
+}
+
+// statusEntries counts cur's status-side entries of managers other than
+// w's, and says whether w's manager has one; ok is false when that one is
+// not a single Apply entry, which flatStatusApply leaves to the merge.
+func (w *Writer[S, T]) statusEntries(cur *rawObject) (others int, mine, ok bool) {
+	for _, e := range cur.Meta.Managed {
+		if e.Subresource != statusSide {
+			continue
+		}
+		if e.Manager == w.manager {
+			if mine || e.Operation != string(ownership.OpApply) {
+				return 0, false, false
+			}
+			mine = true
+			continue
+		}
+		others++
+	}
+	return others, mine, true
+}
+
+// firstStatusApply is flatStatusApply's first apply by w's manager, of
+// the status fields named by keys, over cur with others status-side
+// entries of other managers (see above).
+func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, keys [][]byte, others int) (*rawObject, decodedSides, bool, error) {
 	sc := w.s.schemas
 	var managed ownership.Managed
 	if others > 0 {

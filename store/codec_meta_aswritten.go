@@ -32,8 +32,23 @@ func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 	}
 	ok := r.Literal(`{"kind":`) && d.plainAs(&m.Kind, h.Kind) &&
 		r.Literal(`,"name":`) && d.plainAs(&m.Name, h.Name) &&
-		r.Literal(`,"uid":`) && d.plainAs(&m.UID, h.UID)
-	if ok && r.Literal(`,"labels":`) {
+		r.Literal(`,"uid":`) && d.plainAs(&m.UID, h.UID) &&
+		d.tagsAsWritten(m, h)
+	if ok && r.Literal(`,"deletionRequested":true`) {
+		m.DeletionRequested = true
+	}
+	if ok && r.Literal(`,"managed":`) {
+		m.Managed, ok = listAsWritten(d, h.Managed, (*metaDecoder).managedAsWritten)
+	}
+	return ok && d.writeAsWritten(m, &h.LastWrite)
+}
+
+// tagsAsWritten reads the labels, annotations, owners and finalizers that
+// follow the UID, each optional, as appendMeta writes them (see
+// metaAsWritten).
+func (d *metaDecoder) tagsAsWritten(m *Meta, h *Meta) bool {
+	r, ok := &d.r, true
+	if r.Literal(`,"labels":`) {
 		m.Labels, ok = d.mapAsWritten(h.Labels)
 	}
 	if ok && r.Literal(`,"annotations":`) {
@@ -45,13 +60,7 @@ func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 	if ok && r.Literal(`,"finalizers":`) {
 		m.Finalizers, ok = listAsWritten(d, h.Finalizers, (*metaDecoder).finalizerAsWritten)
 	}
-	if ok && r.Literal(`,"deletionRequested":true`) {
-		m.DeletionRequested = true
-	}
-	if ok && r.Literal(`,"managed":`) {
-		m.Managed, ok = listAsWritten(d, h.Managed, (*metaDecoder).managedAsWritten)
-	}
-	return ok && d.writeAsWritten(m, &h.LastWrite)
+	return ok
 }
 
 // writeAsWritten reads the rest of the metadata as appendMeta writes them,

@@ -34,6 +34,7 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.mu.Lock()
 	clear(l.index)
 	l.items, l.bytes = nil, 0
+	l.records = statusRecords{}
 	l.mu.Unlock()
 }
 

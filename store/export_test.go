@@ -53,8 +53,11 @@ func (s *Store[S, T]) ForgetStatusRecords() (n, counted int) {
 	return n, counted
 }
 
-// MaxStatusRecords is maxStatusRecords, for the tests.
-const MaxStatusRecords = maxStatusRecords
+// MaxStatusRecords and MaxDecoded are maxStatusRecords and maxDecoded, for the tests.
+const (
+	MaxStatusRecords = maxStatusRecords
+	MaxDecoded       = maxDecoded
+)
 
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError

@@ -34,8 +34,30 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.mu.Lock()
 	clear(l.index)
 	l.items, l.bytes = nil, 0
+	l.records = statusRecords{}
 	l.mu.Unlock()
 }
+
+// ForgetStatusRecords empties the status records of s's memory of values
+// (statusRecords) and returns how many it held and the bytes it counted
+// them as, so that a test can weigh what they held.
+func (s *Store[S, T]) ForgetStatusRecords() (n, counted int) {
+	l := s.last
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.records.byKey {
+		n, counted = n+1, counted+r.size
+	}
+	l.bytes -= counted
+	l.records = statusRecords{}
+	return n, counted
+}
+
+// MaxStatusRecords and MaxDecoded are maxStatusRecords and maxDecoded, for the tests.
+const (
+	MaxStatusRecords = maxStatusRecords
+	MaxDecoded       = maxDecoded
+)
 
 // InvalidNameError lets the tests read which rule a name broke.
 type InvalidNameError = invalidNameError

@@ -86,6 +86,12 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // reported as .metadata.deletionRequested, owned by nobody. Bookkeeping
 // (Generation, LastWrite, Managed, Revision) is not a change.
 //
+// The two slices are the caller's, but the paths in them may be shared
+// with the Store and with other calls' results (a Spec or Status field's
+// path is built once per Store; .metadata.deletionRequested is objpath's):
+// callers must not modify a returned path (its elements, or past its
+// length by appending to it); copy it first (diff.Path.Append copies).
+//
 // If the ownership of a side of the object cannot be read, every change on
 // that side counts as foreign, which errs towards acting on the change. (The
 // ownership before the change is read only when the ownership after it

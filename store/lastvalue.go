@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -47,10 +48,17 @@ const defaultLastValueBytes = 16 << 20
 // read back from the Backend's watch where one was. The 1,024 values its
 // watches decoded last (a cache's) it keeps decoded too, counted twice
 // (so that a write from a value the cache just delivered decodes nothing);
-// an older one keeps only its value. Past the bound, remembered keys are forgotten at random; a
-// value larger than the bound is not remembered. Values read are shared
-// with the Backend, not copied (see Backend), so with memstore they cost no
-// more than their entry.
+// an older one keeps only its value. Of the latest 4,096 own writes that
+// knew their status side's ownership record (status writes) and have left
+// those 256 (or whose key has a later value since), it keeps that record,
+// by key and revision, counted as its key and 128 bytes plus an upper
+// bound of the decoded record's size (about 300 bytes for a one-field
+// status), so that the change judge of a cache lagging behind the Store's
+// writes decodes none (see Store.FieldChanges). Past the bound, remembered
+// keys are forgotten at random, then the oldest records; a value larger
+// than the bound is not remembered. Values read are shared with the
+// Backend, not copied (see Backend), so with memstore they cost no more
+// than their entry.
 func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
 
 // lastValues is the Store's memory of the last value of each key (see
@@ -74,6 +82,9 @@ type lastValues struct {
 	// (readDecoded): a write from the value a cache just delivered (a
 	// Loop's status apply) saves a decoding.
 	reads decodedRing
+	// records are the status side's records of the Store's own writes
+	// whose decoded value it no longer keeps (see statusRecords).
+	records statusRecords
 	// pending are the Store's writes under way whose status side's record
 	// is known (see writing), a few at a time (one per writing goroutine).
 	pending []pendingWrite
@@ -105,6 +116,32 @@ type keyRev struct {
 // writes of one reconcile to its object come within a few of each other,
 // even with dozens of workers writing in between.
 const maxDecoded = 256
+
+// statusRecords keeps, for the Store's latest own writes with a known
+// status side's record (a status write's) that the memory no longer keeps
+// decoded (displaced from the decoded ring, or replaced by a later value of
+// their key), that record by key and revision, the oldest forgotten first:
+// the judge of a write's event (writtenStatus) takes it from there when a
+// cache delivers the event only after more than maxDecoded later own
+// writes (in the controller benchmark the cache lags hundreds of writes
+// behind the Loop), where it would decode it again. A record of a revision
+// holds for good, as the revision names one value. It counts in the
+// memory's bound (statusRecordBytes).
+type statusRecords struct {
+	byKey map[string]statusRecord
+	order decodedRing // the keys recorded, oldest first (a key recorded again is there twice)
+}
+
+type statusRecord struct {
+	rev    int64
+	status *decodedSide
+	size   int
+}
+
+// maxStatusRecords is how many status records (statusRecords) a Store
+// keeps past its decoded writes: the lag of a cache behind the writes of
+// a Loop, in own writes.
+const maxStatusRecords = 4096
 
 // maxDecodedReads is how many of the values its watches read a Store
 // keeps decoded: a Loop writes from the state its cache delivered after
@@ -199,6 +236,9 @@ func (l *lastValues) writtenStatus(prefix, name string, rev int64) *decodedSide 
 			// was remembered (see writing).
 			d = l.pendingStatusLocked(key, e.value)
 		}
+	}
+	if r, ok := l.records.byKey[string(key)]; d == nil && ok && r.rev == rev {
+		d = r.status // a write no longer remembered decoded
 	}
 	l.mu.Unlock()
 	return d
@@ -326,10 +366,12 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 	ring.next = (ring.next + 1) % max
 	if i, ok := l.index[old.key]; ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
+		l.recordLocked(e)
 		e.raw, e.sides = nil, decodedSides{}
 		l.bytes -= e.size
 		e.size = len(e.key) + len(e.value) + entryOverhead
 		l.bytes += e.size
+		l.shrinkLocked(w.key)
 	}
 }
 
@@ -362,18 +404,99 @@ func (l *lastValues) put(key string, e lastValue) bool {
 			return false
 		}
 		l.bytes += e.size - old.size
+		l.recordLocked(old)
 		*old = e
 	} else {
 		l.index[key] = len(l.items)
 		l.items = append(l.items, e)
 		l.bytes += e.size
 	}
-	for l.bytes > l.max { // ends: e alone fits
-		if i := rand.IntN(len(l.items)); l.items[i].key != key {
+	l.shrinkLocked(key)
+	return true
+}
+
+// shrinkLocked forgets keys other than keep at random, then the oldest
+// status records, while the memory holds more than its bound. It ends:
+// keep's value alone fits.
+func (l *lastValues) shrinkLocked(keep string) {
+	for l.bytes > l.max {
+		if len(l.items) == 0 || len(l.items) == 1 && l.items[0].key == keep {
+			l.forgetOldestRecordLocked()
+			continue
+		}
+		if i := rand.IntN(len(l.items)); l.items[i].key != keep {
 			l.remove(i)
 		}
 	}
-	return true
+}
+
+// recordLocked keeps the status side's record of e, about to lose it (its
+// decoded value displaced, or replaced by a later value of its key), among
+// the status records, when e is the Store's own write decoded and knows
+// it. The memory may then hold more than its bound: the caller shrinks it
+// (shrinkLocked) once done with e, which shrinking may move.
+func (l *lastValues) recordLocked(e *lastValue) {
+	if !e.written || e.raw == nil || e.sides.status == nil {
+		return
+	}
+	rs := &l.records
+	if r, ok := rs.byKey[e.key]; ok {
+		if r.rev >= e.rev {
+			return
+		}
+		l.bytes -= r.size
+	}
+	if rs.byKey == nil {
+		rs.byKey = map[string]statusRecord{}
+	}
+	r := statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, &e.raw.Meta)}
+	rs.byKey[e.key] = r
+	l.bytes += r.size
+	if len(rs.order.keys) < maxStatusRecords {
+		rs.order.keys = append(rs.order.keys, keyRev{e.key, e.rev})
+	} else {
+		gone := rs.order.keys[rs.order.next]
+		rs.order.keys[rs.order.next] = keyRev{e.key, e.rev}
+		rs.order.next = (rs.order.next + 1) % maxStatusRecords
+		l.forgetRecordLocked(gone)
+	}
+}
+
+// forgetRecordLocked forgets the status record of k, if it is still k's.
+func (l *lastValues) forgetRecordLocked(k keyRev) bool {
+	if r, ok := l.records.byKey[k.key]; ok && r.rev == k.rev {
+		delete(l.records.byKey, k.key)
+		l.bytes -= r.size
+		return true
+	}
+	return false
+}
+
+// forgetOldestRecordLocked forgets the oldest status record there is.
+func (l *lastValues) forgetOldestRecordLocked() {
+	o := &l.records.order
+	for i := range o.keys {
+		if l.forgetRecordLocked(o.keys[(o.next+i)%len(o.keys)]) {
+			return
+		}
+	}
+}
+
+// statusRecordBytes is what the status record of the value of key whose
+// metadata is meta counts (statusRecords): the record's place in the map and
+// the ring, and per status-side entry of meta.Managed, its Entry, Set and
+// strings, and the Set's nodes: at most one per name its Fields text
+// holds, each after a comma or a parenthesis but the first, and a decoder
+// allocates no more than one per 6 bytes of the text beyond them.
+func statusRecordBytes(key string, meta *Meta) int {
+	n := len(key) + entryOverhead
+	for i := range meta.Managed {
+		if e := &meta.Managed[i]; e.Subresource == statusSide {
+			nodes := 2 + strings.Count(e.Fields, ",") + strings.Count(e.Fields, "(") + len(e.Fields)/6
+			n += 64 + 32*nodes + len(e.Fields) + len(e.Manager) + len(e.Operation)
+		}
+	}
+	return n
 }
 
 // sameSpecAs returns what e, remembered over old, records as the value

@@ -12,20 +12,30 @@ import (
 )
 
 // The memory never holds more than its bound, counts what it holds
-// exactly, keeps the latest revision of a key, and forgets a key deleted
-// after the revision it holds.
+// exactly (the status records of its writes too), keeps the latest
+// revision of a key, and forgets a key deleted after the revision it holds.
+// Which keys it forgets past the bound is random, so how many values it
+// holds at the end of the run is too: that a few fit is checked over the
+// whole run.
 func TestLastValuesAccounting(t *testing.T) {
-	const max = 8 << 10
-	l := newLastValues(max)
+	const bound = 8 << 10
+	l := newLastValues(bound)
 	require.Nil(t, newLastValues(0), "0 turns the memory off")
 	rng := rand.New(rand.NewPCG(1, 2))
+	most, records := 0, 0
 	for i := range 5000 {
 		key := fmt.Sprint("k", rng.IntN(64))
 		switch rev := int64(i + 1); rng.IntN(5) {
 		case 0:
 			l.forget(key, rev)
 		case 1:
-			l.wrote(key, rev, &rawObject{Meta: Meta{Name: key}}, make([]byte, rng.IntN(2000)), decodedSides{})
+			var sides decodedSides
+			meta := Meta{Name: key}
+			if rng.IntN(2) == 0 { // a status write, whose record the memory may keep past its value
+				sides.status = &decodedSide{}
+				meta.Managed = []ManagedFields{{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "status(ready,message)"}}
+			}
+			l.wrote(key, rev, &rawObject{Meta: meta}, make([]byte, rng.IntN(2000)), sides)
 		case 2:
 			l.readDecoded(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev}, &rawObject{})
 		default:
@@ -36,11 +46,17 @@ func TestLastValuesAccounting(t *testing.T) {
 			sum += e.size
 			require.Equal(t, i, l.index[e.key])
 		}
+		for key, r := range l.records.byKey {
+			sum += r.size
+			require.Contains(t, l.records.order.keys, keyRev{key, r.rev}, "a record is in the order it is forgotten in")
+		}
 		require.Len(t, l.index, len(l.items))
 		require.Equal(t, sum, l.bytes)
-		require.LessOrEqual(t, l.bytes, max)
+		require.LessOrEqual(t, l.bytes, bound)
+		most, records = max(most, len(l.items)), max(records, len(l.records.byKey))
 	}
-	require.Greater(t, len(l.items), 2, "a few values fit")
+	require.Greater(t, most, 2, "a few values fit")
+	require.Positive(t, records, "status records are kept")
 
 	l.read(kv.KeyValue{Key: "a", Value: []byte("new"), ModRevision: 10_000})
 	l.read(kv.KeyValue{Key: "a", Value: []byte("old"), ModRevision: 9_999})
@@ -61,7 +77,7 @@ func TestLastValuesAccounting(t *testing.T) {
 	l.forget("a", 10_001)
 	_, ok = l.lookup("a", 10_000)
 	require.False(t, ok)
-	l.read(kv.KeyValue{Key: "big", Value: make([]byte, max), ModRevision: 10_002})
+	l.read(kv.KeyValue{Key: "big", Value: make([]byte, bound), ModRevision: 10_002})
 	_, ok = l.lookup("big", 10_002)
 	require.False(t, ok, "a value over the bound is not remembered")
 }

@@ -776,3 +776,41 @@ func TestLastValuesHeapStaysWithinTheBound(t *testing.T) {
 	require.LessOrEqual(t, held, int64(bound)*5/4, "heap held by the memory of values")
 	runtime.KeepAlive(st)
 }
+
+// The status records the memory of values keeps of the Store's own status
+// writes past its decoded ones (see WithLastValues) hold no more heap than
+// they count, and no more than MaxStatusRecords are kept. The writes are a
+// controller's status applies of one field, twice to each object (a status
+// write knows its record when it keeps it), as in the controller benchmark.
+func TestLastValuesStatusRecordsHoldNoMoreThanTheyCount(t *testing.T) {
+	ctx := t.Context()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(), "App", store.WithLastValues(256<<20))
+	require.NoError(t, err)
+	n := store.MaxStatusRecords + 1000
+	if raceScale > 1 {
+		n = 2000
+	}
+	for i := range n {
+		name := fmt.Sprintf("thing-%05d", i)
+		_, err := st.As("deployer").Create(ctx, &store.Object[judgeSpec, judgeStatus]{Meta: store.Meta{Name: name}, Spec: judgeSpec{Image: "web:v1", Replicas: 1}})
+		require.NoError(t, err)
+		for ready := range 2 { // the first apply makes the record, the second knows it
+			_, err = st.As("controller").ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: int64(ready)}, nil)
+			require.NoError(t, err)
+		}
+	}
+	var full, empty runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&full)
+	records, counted := st.ForgetStatusRecords()
+	runtime.GC()
+	runtime.ReadMemStats(&empty)
+	held := int64(full.HeapAlloc) - int64(empty.HeapAlloc)
+	t.Logf("%d status writes: %d records held %d bytes, counted as %d", n, records, held, counted)
+	// Every second apply left the decoded writes (the 256 latest: the
+	// creation and two applies of each of the last 86 objects) but those.
+	want := min(n-(store.MaxDecoded+2)/3, store.MaxStatusRecords)
+	require.Equal(t, want, records)
+	require.LessOrEqual(t, held, int64(counted), "heap held by the status records")
+	runtime.KeepAlive(st)
+}

@@ -131,6 +131,8 @@ type Report struct {
 	// Paths are the flipping paths, sorted (diff.Path.Compare): for a Fight
 	// the paths re-set after another manager changed them, for NoProgress
 	// the paths self kept writing (for TooManyWrites, within the window).
+	// The slice is the caller's; the paths in it may be shared with the
+	// store's change judge and must not be modified.
 	Paths []diff.Path
 	// Writes is the number of writes (re-sets for a Fight) in the window.
 	Writes int

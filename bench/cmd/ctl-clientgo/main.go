@@ -4,7 +4,8 @@
 // SharedIndexInformer, a workqueue with client-go's default controller rate
 // limiter, and -workers workers whose reconcile reads the App from
 // the informer's cache and writes one status field with UpdateStatus,
-// guarded by the read, while another writer makes -updates spec updates.
+// guarded by the read, while another writer makes -updates spec updates,
+// flat out or, with -rate, paced (see package ctlbench).
 // It prints one report line (package ctlbench) and exits non-zero if the
 // workload did not drain.
 //

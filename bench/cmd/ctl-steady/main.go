@@ -3,9 +3,9 @@
 // specs, a cache, and a Loop with -workers workers whose Reconcile reads the
 // App from the cache and applies one status field, guarded by the read
 // (store.WithObserved), while another writer (its own Store over the same
-// memstore, reading before each write) makes -updates spec updates. It
-// prints one report line (package ctlbench) and exits non-zero if the
-// workload did not drain.
+// memstore, reading before each write) makes -updates spec updates, flat
+// out or, with -rate, paced (see package ctlbench). It prints one report
+// line (package ctlbench) and exits non-zero if the workload did not drain.
 package main
 
 import (

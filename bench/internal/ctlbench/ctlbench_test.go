@@ -194,3 +194,23 @@ func TestValidateRejectsARateWithoutALagBound(t *testing.T) {
 		}
 	}
 }
+
+// CPU counts the timed phase only: what the set-up burned before Drive is
+// not in the report.
+func TestCPUCountsOnlyTheTimedPhase(t *testing.T) {
+	cfg := &Config{Objects: 1, Updates: 0, Workers: 1, Timeout: time.Minute}
+	p := NewPlan(cfg)
+	var passes atomic.Int64
+	passes.Store(1)
+	setup := CPUTime()
+	for x := uint64(1); CPUTime()-setup < 100*time.Millisecond; x = x*6364136223846793005 + 1 {
+		runtime.KeepAlive(x)
+	}
+	var r Report
+	if err := Drive(t.Context(), cfg, p, &passes, func(context.Context, int) error { return nil }, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.CPU >= 50*time.Millisecond {
+		t.Fatalf("CPU %v for a timed phase with nothing to do, after a set-up of 100ms", r.CPU)
+	}
+}

@@ -299,6 +299,7 @@ type Meter struct {
 	cpu0       time.Duration
 	allocs0    uint64
 	gc0        uint64
+	runs0      uint64
 	bytes0     uint64
 	peak       atomic.Uint64
 	peakLive   atomic.Uint64
@@ -319,6 +320,19 @@ func gcCycles() uint64 {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// goroutineRuns estimates how many times a goroutine was put to run so
+// far: the runtime times the wait before 1 run in 8 of each goroutine
+// (gTrackingPeriod) into /sched/latencies, whose count is that sample.
+func goroutineRuns() uint64 {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	var n uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		n += c
+	}
+	return 8 * n
 }
 
 // readHeap returns the heap's objects (live, and dead ones not yet swept),
@@ -362,6 +376,7 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 		}
 	})
 	m.gc0 = gcCycles()
+	m.runs0 = goroutineRuns()
 	m.cpu0 = cpuTime()
 	m.start = time.Now()
 	return m
@@ -414,6 +429,7 @@ type Report struct {
 	Expired   int64         // the cache's watches and listings that ended expired (ErrExpired: fell out of the backend's history), the usual cause of a relist (-1: not known)
 	Passes    int64         // reconcile passes over the same span
 	GCCycles  uint64        // GC cycles completed over the same span
+	Runs      uint64        // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
 
 	// A paced run's figures (Config.Rate), zero in a flat-out one.
 	Rate   int           // the writer's pace, updates per second
@@ -430,6 +446,7 @@ func (m *Meter) Stop(r *Report) {
 	r.Wall = time.Since(m.start)
 	r.CPU = cpuTime() - m.cpu0
 	r.GCCycles = gcCycles() - m.gc0
+	r.Runs = goroutineRuns() - m.runs0
 	_, allocs, bytes, _ := readHeap()
 	close(m.stop)
 	m.wg.Wait()
@@ -456,17 +473,19 @@ func (m *Meter) Stop(r *Report) {
 // is what a GC finds live once the run drained: what the library keeps
 // at rest, without the run's transient state (a relist's listing, events
 // in flight). cpu_us_per_pass is the same CPU per reconcile pass (see the
-// package doc). A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
+// package doc). runs_per_event is how many times a goroutine was put to run
+// per update (Report.Runs): in a paced run each is likely a wake-up of an
+// idle thread, a large part of the CPU per event. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d cpu_us_per_pass=%.2f",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d cpu_us_per_pass=%.2f runs_per_event=%.1f",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
 		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0),
-		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)))
+		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev)
 	if r.Rate > 0 {
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 		kept := 0

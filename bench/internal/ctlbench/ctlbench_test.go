@@ -214,3 +214,28 @@ func TestCPUCountsOnlyTheTimedPhase(t *testing.T) {
 		t.Fatalf("CPU %v for a timed phase with nothing to do, after a set-up of 100ms", r.CPU)
 	}
 }
+
+// The meter counts goroutine runs: two goroutines that hand a token to each
+// other 10,000 times are put to run about 20,000 times.
+func TestMeterCountsGoroutineRuns(t *testing.T) {
+	ping, pong := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	m := Start()
+	for range 10_000 {
+		ping <- struct{}{}
+		<-pong
+	}
+	var r Report
+	m.Stop(&r)
+	close(ping)
+	<-done
+	if r.Runs < 10_000 || r.Runs > 60_000 {
+		t.Fatalf("%d goroutine runs for 10,000 round trips: want about 20,000", r.Runs)
+	}
+}

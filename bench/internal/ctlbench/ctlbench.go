@@ -30,14 +30,19 @@
 // the cache's fill, the first pass over every object) is not counted, nor
 // the GC that Drive runs before the phase. It includes all the process
 // spends meanwhile: the writer, the cache, the workers, the GC, and the
-// meter's heap sampler (every 5ms, a few µs each, the same on both sides;
-// in a paced run of 10s about 0.2 µs per event). cpu_us_per_pass divides
-// the same CPU by the reconcile passes, the writer's and the cache's work
-// included, so it is per pass only in name: read it with passes_per_event.
-// In a paced run passes_per_event is not the same on both sides: client-go's
-// handler enqueues its own status write and reconciles once more to find
-// nothing to do (2 passes per update), where steady's change judge drops
-// the Loop's own status write.
+// meter's heap sampler, the same on both sides (every 5ms flat out, every
+// 50ms paced: a sample wakes an idle process, ~90 µs of CPU, so that 3
+// updates in 2s cost 44ms at 5ms and 7ms at 50ms; at 2000 updates/s, about
+// 1 µs per event). A paced run's CPU per event is 2-3× a flat-out run's on
+// both sides (2000/s, 2 cores shared with other work): no batch amortizes
+// an update's wake-ups, and it likely meets cold caches. runs_per_event
+// counts the goroutine runs per update, the hand-offs that wake threads.
+// cpu_us_per_pass divides the same CPU by the reconcile passes, the
+// writer's and the cache's work included, so it is per pass only in name:
+// read it with passes_per_event. In a paced run passes_per_event is not the
+// same on both sides: client-go's handler enqueues its own status write
+// and reconciles once more to find nothing to do (2 passes per update),
+// where steady's change judge drops the Loop's own status write (1).
 package ctlbench
 
 import (

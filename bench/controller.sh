@@ -8,7 +8,25 @@
 #   controller  cmd/ctl-steady against cmd/ctl-clientgo: -n objects, -u spec
 #               updates by another writer, -w workers (see package ctlbench);
 #               CPU per event, wall time to drain, peak heap, allocations
-#               per event, conflicts
+#               per event, conflicts. The writer runs flat out and the run
+#               drains its backlog: throughput, and the figures earlier
+#               tables quote. Its CPU per event moves with passes_per_event,
+#               how many updates of one key the queue merged into one pass:
+#               the two sides do different amounts of work.
+#   paced       the same programs with the writer paced at -a updates per
+#               second (default 2000, below both sides' capacity), each
+#               update of an object seconds apart, so that every update is
+#               reconciled on its own on both sides: its CPU per event
+#               compares the cost of the same work, idle wake-ups included
+#               (a real controller's events trickle in). Each run reports
+#               its lag from update to status write (lag_*_ms) and whether
+#               it kept up (no update merged, p99 lag and the writer's
+#               slip within 100ms); runs that did not are listed after the
+#               table, and their figures are of a saturated run.
+#               passes_per_event is ~1 on steady's side and ~2 on
+#               client-go's (it reconciles its own status write once more).
+#   Both report cpu_us_per_pass, the same CPU per reconcile pass; read it
+#   with passes_per_event.
 #   event       BenchmarkEventToReconcile/{steady,client-go}, -e ops each
 #   backoff     BenchmarkBackoffWhenForget/{itemexp,default}/{steady,client-go},
 #               -k ops each
@@ -17,9 +35,10 @@
 #               machine: read cpu-ns/op and gets/add next to it
 #
 # Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
-#                      [-e event ops] [-k backoff ops] [-q queue benchtime]
-#                      [-p part,part]
+#                      [-a paced rate] [-e event ops] [-k backoff ops]
+#                      [-q queue benchtime] [-p part,part]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
+#          controller.sh -r 5 -p paced   (50k updates at 2000/s: 25s a run)
 #          controller.sh -r 1 -n 100000 -p controller
 #          controller.sh -r 10 -p queue
 # It builds each program once (GOWORK=off, against this module's go.mod),
@@ -27,10 +46,10 @@
 # is printed with it: figures from a loaded machine are noisy. The table
 # gives, per figure, the median of the per-round ratios and their range.
 set -euo pipefail
-rounds=5 objects=10000 updates=50000 workers=4 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,event,backoff,queue
-while getopts r:n:u:w:e:k:q:p: opt; do
+rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue
+while getopts r:n:u:w:a:e:k:q:p: opt; do
   case $opt in
-    r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;;
+    r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;; a) rate=$OPTARG ;;
     e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; q) queuetime=$OPTARG ;; p) parts=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
@@ -50,7 +69,7 @@ data=$work/data
 record() {
   awk -v label="$1" -v round="$2" -v side="$3" '
     /^side=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-        if (kv[1] ~ /^(side|objects|updates|gomaxprocs)$/ || kv[2] < 0) continue
+        if (kv[1] ~ /^(side|objects|updates|gomaxprocs|rate|kept_up)$/ || kv[2] < 0) continue
         print label, kv[1], round, side, kv[2] } }
     /^Benchmark/ { for (i = 3; i < NF; i += 2) print label, $(i+1), round, side, $i }
   ' >>"$data"
@@ -63,12 +82,14 @@ run() {
   out=$("$@" 2>&1) || { echo "$out" >&2; echo "FAILED: $label $side round $round" >&2; exit 1; }
   echo "$out" | grep -E '^(side=|Benchmark)' | sed "s/^/[$round $label] /" >&2
   echo "$out" | record "$label" "$round" "$side"
+  if echo "$out" | grep -q '^side=.* kept_up=0'; then echo "$label $side round $round" >>"$work/notkept"; fi
 }
 
 side_cmd() { # LABEL SIDE: the command of one side of one part
   case $1 in
     controller) [ "$2" = steady ] && echo "$work/ctl-steady" || echo "$work/ctl-clientgo"
       echo "-objects $objects -updates $updates -workers $workers" ;;
+    paced) side_cmd controller "$2"; echo "-rate $rate" ;;
     event) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $eventops -test.bench ^BenchmarkEventToReconcile\$/^$2\$" ;;
     backoff-itemexp) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^itemexp\$/^$2\$" ;;
     backoff-default) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^default\$/^$2\$" ;;
@@ -79,7 +100,7 @@ side_cmd() { # LABEL SIDE: the command of one side of one part
 labels=()
 for p in ${parts//,/ }; do
   case $p in
-    controller|event|queue) labels+=("$p") ;;
+    controller|paced|event|queue) labels+=("$p") ;;
     backoff) labels+=(backoff-itemexp backoff-default) ;;
     *) echo "unknown part $p" >&2; exit 2 ;;
   esac
@@ -99,7 +120,7 @@ done
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers; $(nproc) CPUs, load average after: $load"
+echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers paced rate=$rate/s; $(nproc) CPUs, load average after: $load"
 printf '%-16s %-18s %12s %12s %10s  %s\n' part figure steady client-go ratio 'ratio range'
 sort -k1,1 -k2,2 -k3,3n "$data" | awk '
   function median(a, n,   i, j, t) {
@@ -121,3 +142,7 @@ sort -k1,1 -k2,2 -k3,3n "$data" | awk '
       delete S; delete C; delete R
     }
   }'
+if [ -s "$work/notkept" ]; then
+  echo "did not keep up (kept_up=0: an update merged, or p99 lag or writer slip over 100ms; a saturated run, not paced work):"
+  sed 's/^/  /' "$work/notkept"
+fi

@@ -8,6 +8,7 @@
 // the medians of the per-round ratios steady/client-go:
 //
 //	cd bench && ./controller.sh -r 5                      # 10k objects, 50k updates
+//	cd bench && ./controller.sh -r 5 -p paced             # the same at 2000 updates/s
 //	cd bench && ./controller.sh -r 1 -n 100000 -p controller
 //	cd bench && ./controller.sh -r 10 -p queue
 //
@@ -22,7 +23,13 @@
 //     the conflicts its status writes met. client-go's side is the
 //     sample-controller pattern over a custom resource with the same spec
 //     (kubefake.App) in the ObjectTracker, with the API server's write
-//     semantics supplied by package kubefake.
+//     semantics supplied by package kubefake. The writer runs flat out: its
+//     CPU per event moves with how many updates the queue merges
+//     (passes_per_event), so the two sides do different amounts of work.
+//   - paced: the same with the writer paced (-a, 2000 updates/s by
+//     default), so that both sides reconcile every update on its own and
+//     CPU per event compares the same work; each run checks that it kept
+//     up (package ctlbench's doc says how and why both modes are kept).
 //   - event: BenchmarkEventToReconcile, one change at a time, its latency.
 //   - backoff: BenchmarkBackoffWhenForget, like with like.
 //   - queue: BenchmarkParallelAdd4W, adds from GOMAXPROCS goroutines while

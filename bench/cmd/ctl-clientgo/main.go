@@ -4,7 +4,8 @@
 // SharedIndexInformer, a workqueue with client-go's default controller rate
 // limiter, and -workers workers whose reconcile reads the App from
 // the informer's cache and writes one status field with UpdateStatus,
-// guarded by the read, while another writer makes -updates spec updates.
+// guarded by the read, while another writer makes -updates spec updates,
+// flat out or, with -rate, paced (see package ctlbench).
 // It prints one report line (package ctlbench) and exits non-zero if the
 // workload did not drain.
 //
@@ -94,19 +95,11 @@ func run(cfg *ctlbench.Config) error {
 	}
 
 	rep := ctlbench.Report{Side: "client-go", Objects: cfg.Objects, Updates: cfg.Updates, Relists: -1, Expired: -1}
-	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
-		for u := range cfg.Updates {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			i, replicas := plan.Update(u)
-			if err := api.UpdateSpec(ctlbench.Name(i), func(d *kubefake.App) {
-				d.Spec.Replicas = int32(replicas)
-			}); err != nil {
-				return err
-			}
-		}
-		return nil
+	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(_ context.Context, u int) error {
+		i, replicas := plan.Update(u)
+		return api.UpdateSpec(ctlbench.Name(i), func(d *kubefake.App) {
+			d.Spec.Replicas = int32(replicas)
+		})
 	}, &rep); err != nil {
 		return err
 	}

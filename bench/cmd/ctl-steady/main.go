@@ -3,9 +3,9 @@
 // specs, a cache, and a Loop with -workers workers whose Reconcile reads the
 // App from the cache and applies one status field, guarded by the read
 // (store.WithObserved), while another writer (its own Store over the same
-// memstore, reading before each write) makes -updates spec updates. It
-// prints one report line (package ctlbench) and exits non-zero if the
-// workload did not drain.
+// memstore, reading before each write) makes -updates spec updates, flat
+// out or, with -rate, paced (see package ctlbench). It prints one report
+// line (package ctlbench) and exits non-zero if the workload did not drain.
 package main
 
 import (
@@ -128,8 +128,8 @@ func run(cfg *ctlbench.Config, history int) error {
 	relists0, expired0 := c.Relists(), expired.Load()
 	var retries atomic.Int64
 	rep := ctlbench.Report{Side: "steady", Objects: cfg.Objects, Updates: cfg.Updates}
-	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context) error {
-		return write(ctx, cfg, plan, other, user, &retries)
+	if err := ctlbench.Drive(ctx, cfg, plan, &passes, func(ctx context.Context, u int) error {
+		return update(ctx, u, plan, other, user, &retries)
 	}, &rep); err != nil {
 		return err
 	}
@@ -139,28 +139,22 @@ func run(cfg *ctlbench.Config, history int) error {
 	return nil
 }
 
-// write is the other writer: update by update, it reads the object, sets
-// its replica count and writes it back, again on a conflict.
-func write(ctx context.Context, cfg *ctlbench.Config, plan *ctlbench.Plan, st *store.Store[appSpec, appStatus], user *store.Writer[appSpec, appStatus], retries *atomic.Int64) error {
-	for u := range cfg.Updates {
-		i, replicas := plan.Update(u)
-		name := ctlbench.Name(i)
-		for {
-			o, err := st.Get(ctx, name)
-			if err != nil {
-				return err
-			}
-			o.Spec.Replicas = replicas
-			_, err = user.Update(ctx, o)
-			if errors.Is(err, store.ErrConflict) {
-				retries.Add(1)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			break
+// update is the other writer's update u: it reads the object, sets its
+// replica count and writes it back, again on a conflict.
+func update(ctx context.Context, u int, plan *ctlbench.Plan, st *store.Store[appSpec, appStatus], user *store.Writer[appSpec, appStatus], retries *atomic.Int64) error {
+	i, replicas := plan.Update(u)
+	name := ctlbench.Name(i)
+	for {
+		o, err := st.Get(ctx, name)
+		if err != nil {
+			return err
 		}
+		o.Spec.Replicas = replicas
+		_, err = user.Update(ctx, o)
+		if errors.Is(err, store.ErrConflict) {
+			retries.Add(1)
+			continue
+		}
+		return err
 	}
-	return nil
 }

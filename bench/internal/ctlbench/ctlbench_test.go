@@ -1,8 +1,13 @@
 package ctlbench
 
 import (
+	"context"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -43,5 +48,194 @@ func TestMeterReportsTheLiveHeapApart(t *testing.T) {
 	runtime.KeepAlive(keep)
 	if r.PeakLive < 32<<20 {
 		t.Fatalf("peak live heap %d: want at least the %d bytes kept", r.PeakLive, 32<<20)
+	}
+}
+
+// pacedRun drives a paced run of 10 objects and 50 updates at 100 per
+// second in a synctest bubble, where update(u) is the other writer's
+// update u, and returns the report.
+func pacedRun(t *testing.T, update func(p *Plan, u int)) Report {
+	t.Helper()
+	cfg := &Config{Objects: 10, Updates: 50, Workers: 1, Timeout: time.Minute, Rate: 100, MaxLag: 100 * time.Millisecond}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlan(cfg)
+	var passes atomic.Int64
+	passes.Store(int64(cfg.Objects)) // the first pass is done
+	var r Report
+	if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+		update(p, u)
+		return nil
+	}, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// reconcile is a reconciler that keeps up: it writes update u's status at
+// once.
+func reconcile(p *Plan, u int) {
+	i, replicas := p.Update(u)
+	p.Wrote(Name(i), replicas)
+}
+
+// A paced writer issues update u at u/rate seconds, not before and not in
+// a burst; a run that keeps up is reported as kept up, with no lag.
+func TestPacedWriterKeepsItsSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var issued []time.Duration
+		start := time.Now()
+		r := pacedRun(t, func(p *Plan, u int) {
+			issued = append(issued, time.Since(start))
+			reconcile(p, u)
+		})
+		for u, at := range issued {
+			if due := time.Duration(u) * 10 * time.Millisecond; at < due || at > due+time.Millisecond {
+				t.Fatalf("update %d issued at %v: want %v (1ms late at most)", u, at, due)
+			}
+		}
+		if !r.KeptUp || r.Missed != 0 || r.LagMax != 0 || r.Rate != 100 || r.Wall < 490*time.Millisecond {
+			t.Fatalf("a run that kept up reported %+v", r)
+		}
+	})
+}
+
+// A paced run whose reconciler falls behind (20ms per update at 10ms
+// between updates) is flagged by its lag.
+func TestPacedRunFallingBehindIsFlagged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		queue := make(chan func(), 50)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for pass := range queue {
+				time.Sleep(20 * time.Millisecond)
+				pass()
+			}
+		}()
+		r := pacedRun(t, func(p *Plan, u int) { queue <- func() { reconcile(p, u) } })
+		close(queue)
+		<-done
+		if r.KeptUp || r.LagP99 <= 100*time.Millisecond || r.Missed != 0 {
+			t.Fatalf("a reconciler at half the rate reported %+v", r)
+		}
+	})
+}
+
+// A paced run in which updates of one object were merged (only each
+// object's last update reconciled) is flagged by its missed updates.
+func TestPacedRunWithMergedUpdatesIsFlagged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := pacedRun(t, func(p *Plan, u int) {
+			if u >= 40 { // the last update of each of the 10 objects
+				reconcile(p, u)
+			}
+		})
+		if r.KeptUp || r.Missed != 40 {
+			t.Fatalf("a run that reconciled 10 of 50 updates reported %+v", r)
+		}
+	})
+}
+
+// A paced run whose writer cannot keep its schedule (20ms per update at
+// 10ms between updates) is flagged by its slip, though every update is
+// reconciled at once.
+func TestPacedRunWithASlowWriterIsFlagged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := pacedRun(t, func(p *Plan, u int) {
+			time.Sleep(20 * time.Millisecond)
+			reconcile(p, u)
+		})
+		if r.KeptUp || r.Slip <= 100*time.Millisecond || r.LagP99 > 100*time.Millisecond {
+			t.Fatalf("a writer at half the rate reported %+v", r)
+		}
+	})
+}
+
+// Without a rate the writer waits for nothing, and the report has no paced
+// figures; with one, the report line carries them and the verdict.
+func TestFlatOutRunIsNotPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{Objects: 10, Updates: 50, Workers: 1, Timeout: time.Minute}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(10)
+		var r Report
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			reconcile(p, u)
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Wall != 0 || r.Rate != 0 || r.KeptUp {
+			t.Fatalf("a flat-out run reported %+v", r)
+		}
+		var b strings.Builder
+		r.Write(&b)
+		if strings.Contains(b.String(), "rate=") || !strings.Contains(b.String(), " cpu_us_per_pass=") {
+			t.Fatalf("a flat-out run's line: %s", b.String())
+		}
+		b.Reset()
+		r.Rate, r.Missed = 100, 3
+		r.Write(&b)
+		if !strings.Contains(b.String(), " rate=100 ") || !strings.Contains(b.String(), " missed=3 kept_up=0\n") {
+			t.Fatalf("a paced run's line: %s", b.String())
+		}
+	})
+}
+
+// A rate needs a lag bound to judge the run by.
+func TestValidateRejectsARateWithoutALagBound(t *testing.T) {
+	for _, c := range []Config{{Rate: -1}, {Rate: 100}} {
+		c.Objects, c.Updates, c.Workers, c.Timeout = 1, 1, 1, time.Minute
+		if err := c.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil, want an error", c)
+		}
+	}
+}
+
+// CPU counts the timed phase only: what the set-up burned before Drive is
+// not in the report.
+func TestCPUCountsOnlyTheTimedPhase(t *testing.T) {
+	cfg := &Config{Objects: 1, Updates: 0, Workers: 1, Timeout: time.Minute}
+	p := NewPlan(cfg)
+	var passes atomic.Int64
+	passes.Store(1)
+	setup := CPUTime()
+	for x := uint64(1); CPUTime()-setup < 100*time.Millisecond; x = x*6364136223846793005 + 1 {
+		runtime.KeepAlive(x)
+	}
+	var r Report
+	if err := Drive(t.Context(), cfg, p, &passes, func(context.Context, int) error { return nil }, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.CPU >= 50*time.Millisecond {
+		t.Fatalf("CPU %v for a timed phase with nothing to do, after a set-up of 100ms", r.CPU)
+	}
+}
+
+// The meter counts goroutine runs: two goroutines that hand a token to each
+// other 10,000 times are put to run about 20,000 times.
+func TestMeterCountsGoroutineRuns(t *testing.T) {
+	ping, pong := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	m := Start()
+	for range 10_000 {
+		ping <- struct{}{}
+		<-pong
+	}
+	var r Report
+	m.Stop(&r)
+	close(ping)
+	<-done
+	if r.Runs < 10_000 || r.Runs > 60_000 {
+		t.Fatalf("%d goroutine runs for 10,000 round trips: want about 20,000", r.Runs)
 	}
 }

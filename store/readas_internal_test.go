@@ -268,3 +268,36 @@ func TestUpdateFromReadKeepsGuarantees(t *testing.T) {
 		require.Equal(t, rewritten, now)
 	}
 }
+
+// TestKeepManagedTrustsOnlyAShapeKeyedSpec checks that keepManaged, given
+// a stored spec that Decode refuses (a list holding a number beyond
+// float64's range, written around the store) and a new spec that ends as it
+// does, goes the general way, which fails with ErrInvalid, as it did before
+// it skipped the unchanged end of a spec that the read gave a shape key:
+// the read gives such a spec none.
+func TestKeepManagedTrustsOnlyAShapeKeyedSpec(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
+	require.NoError(t, err)
+	cur, err := b.Get(ctx, st.keyOf("a"))
+	require.NoError(t, err)
+	v := bytes.Replace(cur.Value, []byte(`"args":null`), []byte(`"args":[1e400]`), 1)
+	require.NotEqual(t, cur.Value, v)
+	_, err = b.Txn(ctx, []kv.Cond{{Key: cur.Key, Target: kv.ModRevision, Revision: cur.ModRevision}}, kv.Write{Kind: kv.WritePut, Key: cur.Key, Value: v})
+	require.NoError(t, err)
+	stored, err := b.Get(ctx, st.keyOf("a"))
+	require.NoError(t, err)
+	read, err := st.decodeRaw(stored, true)
+	require.NoError(t, err)
+	require.Nil(t, read.specKey())
+	next := *read
+	next.Spec = bytes.Replace(read.Spec, []byte(`"replicas":1`), []byte(`"replicas":2`), 1)
+	require.NotEqual(t, read.Spec, next.Spec)
+	next.shape = knownShape{}
+	keep, _ := st.schemas.keepManaged(read, &next, specSide, "user", nil)
+	require.False(t, keep, "a spec Decode refuses goes the general way")
+	_, err = st.schemas.recordUpdate(read, &next, specSide, "user", nil)
+	require.ErrorIs(t, err, ErrInvalid)
+}

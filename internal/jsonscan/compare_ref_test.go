@@ -260,10 +260,18 @@ func requireOfValidAgrees(t *testing.T, a, b []byte, root string, max int) {
 // valid a does skip the common suffix: with an a that only the suffix
 // makes invalid, it reports the change that ChangedScalars refuses.
 func TestChangedScalarsOfValidReadsLess(t *testing.T) {
-	a, b := []byte(`{"r":1,"x":[1e400]}`), []byte(`{"r":2,"x":[1e400]}`)
-	_, ok := ChangedScalars(a, b, "spec", 4)
-	require.False(t, ok)
-	got, ok := ChangedScalarsOfValid(a, b, "spec", 4)
-	require.True(t, ok)
-	require.Equal(t, [][]string{{"spec", "r"}}, got)
+	for _, c := range []struct {
+		a, b string
+		want [][]string
+	}{
+		{`{"r":1,"x":[1e400]}`, `{"r":2,"x":[1e400]}`, [][]string{{"spec", "r"}}},              // after a comma
+		{`{"r" :[1e400]}`, `{"r":[1e400]}`, nil},                                               // at a value
+		{`{"r":{"s":1,"t":1e400}}`, `{"r":{"s":2,"t":1e400}}`, [][]string{{"spec", "r", "s"}}}, // nested
+	} {
+		_, ok := ChangedScalars([]byte(c.a), []byte(c.b), "spec", 4)
+		require.False(t, ok, c.a)
+		got, ok := ChangedScalarsOfValid([]byte(c.a), []byte(c.b), "spec", 4)
+		require.True(t, ok, c.a)
+		require.Equal(t, c.want, got, c.a)
+	}
 }

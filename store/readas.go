@@ -45,11 +45,14 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	m.Labels, m.Annotations = nilIfEmptyMap(m.Labels), nilIfEmptyMap(m.Annotations)
 	m.Owners, m.Finalizers, m.Managed = nilIfEmpty(m.Owners), nilIfEmpty(m.Finalizers), nilIfEmpty(m.Managed)
 	bp := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(bp)
 	head, ok := appendMeta(append((*bp)[:0], `{"metadata":`...), &m)
 	head = append(head, `,"spec":`...)
-	*bp = head[:0]
-	if !ok || !bytes.HasPrefix(kv.Value, head) {
+	same := ok && bytes.HasPrefix(kv.Value, head)
+	if cap(head) <= maxPooledEncode {
+		*bp = head[:0]
+		encodeBuffers.Put(bp)
+	}
+	if !same {
 		return nil, false
 	}
 	scratch := s.borrowScratch()

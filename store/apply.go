@@ -82,7 +82,7 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 		oopts = append(oopts, ownership.Force())
 	}
 	mem, sides := w.s.latest(name)
-	return write(ctx, w.s, "apply to", name, mem, sides, true, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
+	return write(ctx, w.s, "apply to", name, mem, sides, nil, true, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
 		return w.apply(ctx, name, configTree, cfg.revision, oopts, cur)
 	})
 }

@@ -64,7 +64,7 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	key := w.s.prefix + name // built once: each attempt's write condition names it
 	e, ok := w.s.last.latest(key)
 	mem, sides := w.s.rememberedAs(key, e, ok)
-	return write(ctx, w.s, "status apply to", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
+	return write(ctx, w.s, "status apply to", name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
 		return w.applyStatus(ctx, key, name, status, conditions, cfg, oopts, cur)
 	})
 }

@@ -67,7 +67,7 @@ func TestApplyStatusFlatMatchesTheMerge(t *testing.T) {
 			_, err := ctrl.ApplyStatus(ctx, name, randomFirstStatus(rng), nil, WithForce())
 			require.NoError(t, err)
 		}
-		cur, err := st.getRaw(ctx, name)
+		cur, err := st.getRaw(ctx, name, nil)
 		require.NoError(t, err)
 		status := randomFirstStatus(rng)
 		if rng.IntN(4) == 0 {

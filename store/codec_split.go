@@ -182,10 +182,15 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 	if raw.Preserved != nil {
 		raw.Preserved = append(json.RawMessage(nil), raw.Preserved...)
 	}
-	// Spec and Status share one copy of their bytes, as encoding/json would
-	// not keep references into value either, and so does the spec's shape
-	// key when d read it (see rawObject.specKey).
-	key := d.specKey
+	raw.ownSides(d.specKey)
+	return true
+}
+
+// ownSides replaces raw's Spec and Status, slices of the value read, with
+// one copy of their bytes, as encoding/json would not keep references into
+// the value either; key, the spec's shape key when the read computed it
+// (nil when not), shares that copy (see rawObject.specKey).
+func (raw *rawObject) ownSides(key []byte) {
 	if n := len(raw.Spec) + len(raw.Status) + len(key); n > 0 {
 		buf := make([]byte, 0, n)
 		buf = append(buf, raw.Spec...)
@@ -202,7 +207,6 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 			raw.shape = knownShape{of: raw.Spec, key: buf[status:]}
 		}
 	}
-	return true
 }
 
 // decodeRawShared is decodeRawFast with Spec, Status and Preserved slices

@@ -33,7 +33,7 @@ func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...WriteOpt
 		return 0, err
 	}
 	mem, sides := w.s.latest(name)
-	return write(ctx, w.s, "delete of", name, mem, sides, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
+	return write(ctx, w.s, "delete of", name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
 		return w.delete(ctx, name, cfg, cur)
 	})
 }

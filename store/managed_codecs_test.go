@@ -120,7 +120,7 @@ func statusCodecs[S, T any](st *Store[S, T]) int {
 // through a remembered Codec of another shape would not be.
 func requireFreshRecord[S, T any](t *testing.T, st *Store[S, T], name string) {
 	t.Helper()
-	raw, err := st.getRaw(context.Background(), name)
+	raw, err := st.getRaw(context.Background(), name, nil)
 	require.NoError(t, err)
 	for _, side := range []string{specSide, statusSide} {
 		tree, err := sideTree(raw, side)

@@ -107,7 +107,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	if !ok {
 		return false, nil
 	}
-	changed, ok := jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
+	changed, ok := changedScalars(cur, oldRaw, newRaw, root)
 	if !ok {
 		return false, nil
 	}
@@ -125,6 +125,17 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	return true, dec
+}
+
+// changedScalars is jsonscan.ChangedScalars of one side of cur and next,
+// whose encoded values are oldRaw and newRaw. A spec that the read of cur
+// gave a shape key is JSON that Decode accepts (jsonscan.AppendShapeKey),
+// so the text it shares with next at the end is not read again.
+func changedScalars(cur *rawObject, oldRaw, newRaw []byte, root string) ([][]string, bool) {
+	if root == "spec" && cur.specKey() != nil {
+		return jsonscan.ChangedScalarsOfValid(oldRaw, newRaw, root, maxKeptChanges)
+	}
+	return jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
 }
 
 // sideValues returns the encoded values of one side of cur and next, and

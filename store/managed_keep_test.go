@@ -97,7 +97,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 			require.NoError(t, err)
 		},
 		"record written around the store": func(t *testing.T, name string) {
-			raw, err := st.getRaw(ctx, name)
+			raw, err := st.getRaw(ctx, name, nil)
 			require.NoError(t, err)
 			m := &raw.Meta
 			m.Managed = append([]ManagedFields{
@@ -149,7 +149,7 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 					_, err := st.As("writer").Create(ctx, obj)
 					require.NoError(t, err)
 					history(t, name)
-					cur, err := st.getRaw(ctx, name)
+					cur, err := st.getRaw(ctx, name, nil)
 					require.NoError(t, err)
 					typed, err := st.Get(ctx, name)
 					require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestKeepManagedTakesOwnLeafChanges(t *testing.T) {
 	obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: "k"}, Spec: keepSpec{Replicas: 1, Env: map[string]string{"A": "1"}}}
 	_, err = st.As("writer").Create(ctx, obj)
 	require.NoError(t, err)
-	cur, err := st.getRaw(ctx, "k")
+	cur, err := st.getRaw(ctx, "k", nil)
 	require.NoError(t, err)
 	shape, err := sideTreeOf(cur, specSide, true)
 	require.NoError(t, err)

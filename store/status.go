@@ -73,7 +73,7 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 	}
 	name := obj.Meta.Name
 	mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	next, err := write(ctx, w.s, "status of", name, mem, sides, false, func(cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
+	next, err := write(ctx, w.s, "status of", name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
 		return w.updateStatus(ctx, obj, cfg, status, cur, sides)
 	})
 	if err != nil {

@@ -282,13 +282,18 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 	return from.obj, nil
 }
 
-// getRaw reads the stored object with Spec and Status left encoded.
-func (s *Store[S, T]) getRaw(ctx context.Context, name string) (*rawObject, error) {
+// getRaw reads the stored object with Spec and Status left encoded. read,
+// when not nil, is the Meta of the caller's own read of the object, which
+// the stored metadata are likely to be (see decodeRawAs).
+func (s *Store[S, T]) getRaw(ctx context.Context, name string, read *Meta) (*rawObject, error) {
 	kv, err := s.b.Get(ctx, s.prefix+name)
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	raw, err := s.decodeRaw(kv, true)
+	raw, ok := s.decodeRawAs(kv, read)
+	if !ok {
+		raw, err = s.decodeRaw(kv, true)
+	}
 	if err == nil {
 		s.last.read(kv)
 	}

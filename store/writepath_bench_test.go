@@ -80,12 +80,27 @@ func BenchmarkApplySpecOwnField(b *testing.B) {
 //
 //	go test -run '^$' -bench UpdateSpecOther -benchmem ./store/
 func BenchmarkUpdateSpecOther(b *testing.B) {
+	benchUpdateSpec(b, store.WithLastValues(0))
+}
+
+// BenchmarkUpdateSpecRemembering is BenchmarkUpdateSpecOther with a client
+// Store that remembers values (the default): its Update writes from what
+// its Get remembered, with no read.
+//
+//	go test -run '^$' -bench UpdateSpecRemembering -benchmem ./store/
+func BenchmarkUpdateSpecRemembering(b *testing.B) {
+	benchUpdateSpec(b)
+}
+
+// benchUpdateSpec times a client Store, made with opts, that reads one of
+// 16 objects and writes it back with its spec's replicas changed.
+func benchUpdateSpec(b *testing.B, opts ...store.Option) {
 	ctx := context.Background()
 	mem := memstore.New(memstore.WithHistorySize(16))
 	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
 	require.NoError(b, err)
 	names := writePathObjects(b, st, 16)
-	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", opts...)
 	require.NoError(b, err)
 	user := other.As("user")
 	b.ReportAllocs()

@@ -142,7 +142,7 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 		return 0, err
 	}
 	mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	meta, err := write(ctx, w.s, "update of", name, mem, sides, false, func(cur *rawObject, sides decodedSides) (Meta, verdict, error) {
+	meta, err := write(ctx, w.s, "update of", name, mem, sides, &obj.Meta, false, func(cur *rawObject, sides decodedSides) (Meta, verdict, error) {
 		return w.update(ctx, obj, spec, cur, sides)
 	})
 	if err != nil {

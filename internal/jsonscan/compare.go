@@ -24,12 +24,30 @@ import (
 // b, or at the same place in their longest common suffix, is read from a
 // only, as b's is the same text at the same nesting.
 func ChangedScalars(a, b []byte, root string, max int) ([][]string, bool) {
+	return changedScalars(a, b, root, max, false)
+}
+
+// ChangedScalarsOfValid is ChangedScalars for an a known to be JSON that
+// Decode accepts (a text AppendShapeKey gave a key is). It does not read
+// the text that a and b have in common at their end: that text is a's,
+// after what the two have read alike, at the same nesting, so it is as
+// valid in b as in a and holds no change. Its answer is ChangedScalars'
+// for such an a; for another, it may report a change where ChangedScalars
+// reports false.
+func ChangedScalarsOfValid(a, b []byte, root string, max int) ([][]string, bool) {
+	if len(a) == len(b) && commonPrefix(a, b) == len(a) {
+		return nil, true
+	}
+	return changedScalars(a, b, root, max, true)
+}
+
+func changedScalars(a, b []byte, root string, max int, valid bool) ([][]string, bool) {
 	var pathBuf [8]string
 	path := append(pathBuf[:0], root)
 	// Strings are read from the inputs themselves, not from copies: they live
 	// only for this call, and the paths returned are cloned (see scalars).
 	d := lockstep{a: scanner{b: a, s: unsafe.String(unsafe.SliceData(a), len(a))},
-		b: scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}, max: max}
+		b: scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}, max: max, valid: valid}
 	d.prefix = commonPrefix(a, b)
 	d.suffix = commonSuffix(a[d.prefix:], b[d.prefix:])
 	if !d.compare(&path, false) || !d.a.atEnd() || !d.b.atEnd() {
@@ -79,6 +97,16 @@ type lockstep struct {
 	// prefix and suffix are the lengths of the longest common prefix of the
 	// two texts and of their longest common suffix after it.
 	prefix, suffix int
+	// valid: a is known to be JSON that Decode accepts, so the common
+	// suffix is not read (see ChangedScalarsOfValid); done: both texts
+	// have been skipped to their end that way.
+	valid, done bool
+}
+
+// skipTail moves both texts to their end, from a place where the rest of
+// each is the common suffix (inTail), when a is known valid.
+func (d *lockstep) skipTail() {
+	d.a.i, d.b.i, d.done = len(d.a.b), len(d.b.b), true
 }
 
 // same reports whether b's token from b.i is the one a just read from
@@ -101,6 +129,10 @@ func (d *lockstep) inTail() bool {
 // when it is the same text in both (inTail): from a only, as the lockstep
 // would read it from both (sameMembers), then moves b past it.
 func (d *lockstep) finish(close byte, depth int) bool {
+	if d.valid {
+		d.skipTail()
+		return true
+	}
 	off := d.b.i - d.a.i
 	ok := d.a.sameMembers(close, depth)
 	d.b.i = d.a.i + off
@@ -183,6 +215,10 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 		return false
 	}
 	if d.inTail() {
+		if d.valid {
+			d.skipTail()
+			return true
+		}
 		off := b.i - a.i
 		ok := a.sameValue(len(*path))
 		b.i = a.i + off
@@ -251,8 +287,8 @@ func (d *lockstep) object(path *[]string, strict bool) bool {
 		*path = append(*path, k)
 		ok = d.compare(path, strict)
 		*path = (*path)[:len(*path)-1]
-		if !ok {
-			return false
+		if !ok || d.done {
+			return ok
 		}
 		switch d.next() {
 		case ',':
@@ -303,8 +339,8 @@ func (d *lockstep) array(path *[]string) bool {
 		return endA && endB
 	}
 	for {
-		if !d.compare(path, true) {
-			return false
+		if ok := d.compare(path, true); !ok || d.done {
+			return ok
 		}
 		switch d.next() {
 		case ',':

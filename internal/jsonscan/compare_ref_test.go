@@ -176,6 +176,7 @@ func FuzzChangedScalarsMatchesReference(f *testing.F) {
 				got, gotOK := ChangedScalars(pair[0], pair[1], "root", max)
 				require.Equal(t, wantOK, gotOK, "%q → %q", pair[0], pair[1])
 				require.Equal(t, want, got, "%q → %q", pair[0], pair[1])
+				requireOfValidAgrees(t, pair[0], pair[1], "root", max)
 			}
 		}
 	})
@@ -204,6 +205,7 @@ func TestChangedScalarsMatchesReference(t *testing.T) {
 			got, gotOK := ChangedScalars(pair[0], pair[1], "spec", 3)
 			require.Equal(t, wantOK, gotOK, "%s → %s", pair[0], pair[1])
 			require.Equal(t, want, got, "%s → %s", pair[0], pair[1])
+			requireOfValidAgrees(t, pair[0], pair[1], "spec", 3)
 		}
 	}
 }
@@ -239,4 +241,37 @@ func randomJSON(rng *rand.Rand, depth int) string {
 		return sb.String() + "]"
 	}
 	return ws() + []string{"1", "true", `"x"`, "2.5", "null", `"\u00e9\n"`, "-0", "1e400", "10000000000000000000000"}[rng.IntN(9)] + ws()
+}
+
+// requireOfValidAgrees requires ChangedScalarsOfValid to answer as
+// ChangedScalars does when a is JSON that Decode accepts.
+func requireOfValidAgrees(t *testing.T, a, b []byte, root string, max int) {
+	t.Helper()
+	if _, err := Decode(a); err != nil {
+		return
+	}
+	want, wantOK := ChangedScalars(a, b, root, max)
+	got, gotOK := ChangedScalarsOfValid(a, b, root, max)
+	require.Equal(t, wantOK, gotOK, "of valid: %q → %q", a, b)
+	require.Equal(t, want, got, "of valid: %q → %q", a, b)
+}
+
+// TestChangedScalarsOfValidReadsLess checks that the variant for a known
+// valid a does skip the common suffix: with an a that only the suffix
+// makes invalid, it reports the change that ChangedScalars refuses.
+func TestChangedScalarsOfValidReadsLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want [][]string
+	}{
+		{`{"r":1,"x":[1e400]}`, `{"r":2,"x":[1e400]}`, [][]string{{"spec", "r"}}},              // after a comma
+		{`{"r" :[1e400]}`, `{"r":[1e400]}`, nil},                                               // at a value
+		{`{"r":{"s":1,"t":1e400}}`, `{"r":{"s":2,"t":1e400}}`, [][]string{{"spec", "r", "s"}}}, // nested
+	} {
+		_, ok := ChangedScalars([]byte(c.a), []byte(c.b), "spec", 4)
+		require.False(t, ok, c.a)
+		got, ok := ChangedScalarsOfValid([]byte(c.a), []byte(c.b), "spec", 4)
+		require.True(t, ok, c.a)
+		require.Equal(t, c.want, got, c.a)
+	}
 }

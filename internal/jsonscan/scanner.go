@@ -28,6 +28,9 @@ type scanner struct {
 	// the depth of lists being read.
 	shape  bool
 	inList int
+	// ranges makes skip reject a number beyond float64's range, as Decode
+	// does (AppendShapeKey's lists).
+	ranges bool
 }
 
 func (p *scanner) errorf(format string, args ...any) error {
@@ -91,8 +94,8 @@ func (p *scanner) skip(depth int) bool {
 	case c == 'n':
 		return p.word("null")
 	case c == '-' || '0' <= c && c <= '9':
-		_, ok := p.numberText()
-		return ok
+		start, ok := p.numberText()
+		return ok && (!p.ranges || inRange(p.b[start:p.i]))
 	}
 	return false
 }

@@ -11,6 +11,8 @@ import (
 // and lists are kept whole, as their items carry their identity. It reports
 // false, and dst as given, for malformed text and for a key that is not
 // plain ASCII or a number beyond float64's range (as Decode); texts that decode alike may still have different keys.
+//
+// A text it gives a key to is one that Decode accepts.
 func AppendShapeKey(dst, b []byte) ([]byte, bool) {
 	p := scanner{b: b}
 	out, ok := p.shapeKey(dst, 0)
@@ -60,22 +62,21 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 			}
 		}
 	case '[':
+		// As Decode, a number beyond float64's range is an error, in a
+		// list too.
 		start := p.i
-		if !p.skip(depth) {
+		p.ranges = true
+		ok := p.skip(depth)
+		p.ranges = false
+		if !ok {
 			return dst, false
 		}
 		return append(dst, p.b[start:p.i]...), true
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		// As Decode, a number beyond float64's range is an error.
 		start, ok := p.numberText()
-		if !ok {
+		if !ok || !inRange(p.b[start:p.i]) {
 			return dst, false
-		}
-		// Only an exponent or a long mantissa can be out of range.
-		if text := p.b[start:p.i]; len(text) > 15 || bytes.ContainsAny(text, "eE") {
-			if _, err := strconv.ParseFloat(string(text), 64); err != nil {
-				return dst, false
-			}
 		}
 		return append(dst, '0'), true
 	default:
@@ -84,4 +85,14 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 		}
 		return append(dst, '0'), true
 	}
+}
+
+// inRange reports whether the number text is within float64's range, as
+// Decode requires. Only an exponent or a long mantissa can be out of range.
+func inRange(text []byte) bool {
+	if len(text) <= 15 && !bytes.ContainsAny(text, "eE") {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(text), 64)
+	return err == nil
 }

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,4 +40,25 @@ func TestRawShapeIsRawAndAppendShapeKey(t *testing.T) {
 		require.Equal(t, wantKeyed, keyed, "%s", s)
 		require.Equal(t, string(want), string(key), "%s", s)
 	}
+}
+
+// A text AppendShapeKey gives a key to is one that Decode accepts (what
+// ChangedScalarsOfValid's callers rely on), lists included.
+func TestAppendShapeKeyOnlyOfDecodable(t *testing.T) {
+	texts := append(append([]string{`[1e400]`, `{"a":[1,{"b":1e999}]}`, `{"a":[10000000000000000000000000000000000000000e400]}`, `{"a":1e400}`, `{"a":[1e300,-2.5e-3,"x"]}`}, memberSeeds...), elementSeeds...)
+	rng := rand.New(rand.NewPCG(26, 44))
+	for range 3000 {
+		texts = append(texts, randomJSON(rng, 0))
+	}
+	keyed := 0
+	for _, s := range texts {
+		if _, ok := AppendShapeKey(nil, []byte(s)); ok {
+			keyed++
+			_, err := Decode([]byte(s))
+			require.NoError(t, err, "%s has a shape key", s)
+		}
+	}
+	require.Greater(t, keyed, 100)
+	_, ok := AppendShapeKey(nil, []byte(`{"a":[1e400]}`))
+	require.False(t, ok)
 }

@@ -42,7 +42,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 				break
 			}
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.base != nil && d.base.sides.spec)
+			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.into.specHeld, d.base != nil && d.base.sides.spec)
 			out.spec, d.into.specDone = s.raw, s.decoded
 			if s.same {
 				d.base.specSame = true
@@ -50,7 +50,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		case "status":
 			k = 2
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.base != nil && d.base.sides.status)
+			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.into.statusHeld, d.base != nil && d.base.sides.status)
 			out.status, d.into.statusDone = s.raw, s.decoded
 			if s.same {
 				d.base.statusSame = true
@@ -87,10 +87,13 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 // Status as it reads them, each in one pass where its bytes are read
 // (validated, then decoded, was two), with their sideDecoders; zero (no
 // plan) for a raw read. specDone and statusDone report the sides it
-// decoded.
+// decoded. specHeld and statusHeld, when valid, are the held object's
+// Spec and Status (see heldSide), whose unchanged fields the new ones may
+// share.
 type sidesInto struct {
 	spec, status         reflect.Value
 	specPlan, statusPlan sideDecoder
+	specHeld, statusHeld reflect.Value
 	specDone, statusDone bool
 }
 
@@ -105,8 +108,10 @@ type sideRead struct {
 // sideOf reads the Spec or Status at d.r, the value of key in value: decoded
 // into v with plan in the same pass when plan is not nil and the base
 // (when may) does not hold it, and as its bytes. A value plan declines is
-// read again as bytes alone, v zero, for decodeSides to decode.
-func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, may bool) (sideRead, bool) {
+// read again as bytes alone, v zero, for decodeSides to decode. held, when
+// valid, is the held object's side, whose fields v may share (see
+// heldSide).
+func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, held reflect.Value, may bool) (sideRead, bool) {
 	r := &d.r
 	r.Next() // the white space before it
 	start := r.Pos()
@@ -117,7 +122,12 @@ func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecode
 	}
 	if plan != nil {
 		outer := *r
-		if plan(d, v, 0) {
+		if held.IsValid() && v.Kind() == reflect.Struct {
+			d.held = held // for plan, a struct's decoder, to take
+		}
+		ok := plan(d, v, 0)
+		d.held = reflect.Value{}
+		if ok {
 			return sideRead{raw: value[start:r.Pos()], decoded: true}, true
 		}
 		v.SetZero()
@@ -237,6 +247,9 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		}
 		if d.into.statusPlan != nil {
 			d.into.status = reflect.ValueOf(&obj.Status).Elem()
+		}
+		if d.base != nil && like != nil {
+			d.into.specHeld, d.into.statusHeld = reflect.ValueOf(&like.obj.Spec).Elem(), reflect.ValueOf(&like.obj.Status).Elem()
 		}
 	}
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)

@@ -379,6 +379,11 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 	if len(fields) > 64 {
 		return nil, false
 	}
+	return structDecoder(fields), true
+}
+
+// structDecoder returns the sideDecoder of a struct with fields.
+func structDecoder(fields []sideField) sideDecoder {
 	return func(d *metaDecoder, v reflect.Value, depth int) bool {
 		held := d.held
 		d.held = reflect.Value{}
@@ -399,22 +404,27 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 					return false // given twice
 				}
 				seen |= 1 << i
-				fv := v.Field(f.index)
-				if held.IsValid() {
-					hv := held.Field(f.index)
-					switch {
-					case f.same != nil && f.same(d, hv):
-						fv.Set(hv)
-						return true
-					case f.nested:
-						d.held = hv
-					}
-				}
-				return f.dec(d, fv, depth+1)
+				return f.decode(d, v.Field(f.index), held, depth+1)
 			}
 			return false // not exactly a field's name
 		})
-	}, true
+	}
+}
+
+// decode decodes the field's value at d.r into fv, sharing the value of
+// held (the held struct, when valid) when it may (see heldSide).
+func (f *sideField) decode(d *metaDecoder, fv, held reflect.Value, depth int) bool {
+	if held.IsValid() {
+		hv := held.Field(f.index)
+		switch {
+		case f.same != nil && f.same(d, hv):
+			fv.Set(hv)
+			return true
+		case f.nested:
+			d.held = hv // for its decoder to take
+		}
+	}
+	return f.dec(d, fv, depth)
 }
 
 // heldSide: a watch event's Spec or Status decoded over the held object

@@ -241,16 +241,7 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	if (like == nil || d.base != nil) && d.plans != nil {
 		// Without like, whose sides are copied when their bytes match
 		// (known once read), in the pass that reads them.
-		d.into = sidesInto{specPlan: d.plans.spec, statusPlan: d.plans.status}
-		if d.into.specPlan != nil {
-			d.into.spec = reflect.ValueOf(&obj.Spec).Elem()
-		}
-		if d.into.statusPlan != nil {
-			d.into.status = reflect.ValueOf(&obj.Status).Elem()
-		}
-		if d.base != nil && like != nil {
-			d.into.specHeld, d.into.statusHeld = reflect.ValueOf(&like.obj.Spec).Elem(), reflect.ValueOf(&like.obj.Status).Elem()
-		}
+		d.into = sidesIntoOf(d.plans, obj, like)
 	}
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
 	into := d.into
@@ -284,6 +275,22 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
+}
+
+// sidesIntoOf returns the sidesInto of obj for plans, over like, the held
+// object, when not nil (see heldSide).
+func sidesIntoOf[S, T any](plans *sidePlans, obj *Object[S, T], like *decodedFrom[S, T]) sidesInto {
+	into := sidesInto{specPlan: plans.spec, statusPlan: plans.status}
+	if into.specPlan != nil {
+		into.spec = reflect.ValueOf(&obj.Spec).Elem()
+	}
+	if into.statusPlan != nil {
+		into.status = reflect.ValueOf(&obj.Status).Elem()
+	}
+	if like != nil {
+		into.specHeld, into.statusHeld = reflect.ValueOf(&like.obj.Spec).Elem(), reflect.ValueOf(&like.obj.Status).Elem()
+	}
+	return into
 }
 
 // decodeSides decodes spec and status (nil when absent), the bytes of a

@@ -2,8 +2,10 @@ package store
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +161,8 @@ func TestDecodeOverBaseOfLookalikes(t *testing.T) {
 }
 
 // What is the same is the held object's, memory shared: a spec write
-// leaves the ownership records, the labels, the status and the conditions
-// as they were.
+// leaves the ownership records, the labels, the status, the conditions
+// and the spec's map as they were.
 func TestDecodeOverBaseTakesWhatIsTheSame(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	obj := &Object[fastSpec, fastStatus]{
@@ -192,7 +194,7 @@ func TestDecodeOverBaseTakesWhatIsTheSame(t *testing.T) {
 	require.Same(t, &held.obj.Conditions[0], &got.obj.Conditions[0], "the conditions")
 	require.True(t, b.statusSame, "the status")
 	require.False(t, b.specSame, "the spec changed")
-	require.False(t, sharesMemory(held.obj.Spec, got.obj.Spec), "the spec is decoded")
+	require.True(t, sameMap(held.obj.Spec.Env, got.obj.Spec.Env), "the spec's map the write left as it was")
 	require.True(t, sameMap(held.obj.Meta.Labels, got.obj.Meta.Labels), "the labels")
 }
 
@@ -380,4 +382,187 @@ func TestDecodeObjectFastSideDeclined(t *testing.T) {
 		require.Equal(t, want, obj, value)
 		require.True(t, json.Valid(from.spec) && json.Valid(from.status), value)
 	}
+}
+
+// heldSpec has a field of each kind a Spec decoded over the held object
+// may share (see heldSide), at the top and in a nested struct, and some
+// it may not.
+type heldSpec struct {
+	Image    string            `json:"image"`
+	Replicas int               `json:"replicas"`
+	Args     []string          `json:"args,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	Ports    []int             `json:"ports,omitempty"`
+	Pod      heldPod           `json:"pod"`
+	Phase    heldPhase         `json:"phase,omitempty"`
+}
+
+type heldPod struct {
+	Name    string            `json:"name"`
+	Command []string          `json:"command"`
+	Labels  map[string]string `json:"labels"`
+}
+
+type heldPhase string
+
+// randomHeldSpec returns a heldSpec whose strings are, some, ones that
+// the encoding spells with escapes, and whose lists and maps are, some,
+// nil or empty.
+func randomHeldSpec(rng *rand.Rand) heldSpec {
+	words := []string{"", "a", "web", "--port=80", `q"uote`, "<b>", "ä", "0123456789-0123456789-0123456789"}
+	w := func() string { return words[rng.IntN(len(words))] }
+	strs := func() []string {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return []string{}
+		}
+		s := make([]string, 1+rng.IntN(3))
+		for i := range s {
+			s[i] = w()
+		}
+		return s
+	}
+	strMap := func() map[string]string {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return map[string]string{}
+		}
+		m := map[string]string{}
+		for range 1 + rng.IntN(3) {
+			m[[]string{"app", "shard", "tier", "a.b/c"}[rng.IntN(4)]] = w()
+		}
+		return m
+	}
+	return heldSpec{Image: w(), Replicas: rng.IntN(3), Args: strs(), Selector: strMap(), Ports: []int{rng.IntN(2)},
+		Pod: heldPod{Name: w(), Command: strs(), Labels: strMap()}, Phase: heldPhase(w())}
+}
+
+// changedHeldSpec returns a copy of s with some of its fields changed:
+// replaced, or one element added, removed or changed.
+func changedHeldSpec(rng *rand.Rand, s heldSpec) heldSpec {
+	next := s
+	next.Args, next.Pod.Command = slices.Clone(s.Args), slices.Clone(s.Pod.Command)
+	next.Selector, next.Pod.Labels = maps.Clone(s.Selector), maps.Clone(s.Pod.Labels)
+	other := randomHeldSpec(rng)
+	for range 1 + rng.IntN(2) {
+		switch rng.IntN(9) {
+		case 0:
+			next.Replicas++
+		case 1:
+			next.Image = other.Image
+		case 2:
+			next.Args = other.Args
+		case 3:
+			next.Args = append(next.Args, "x")
+		case 4:
+			if len(next.Args) > 0 {
+				next.Args = next.Args[:len(next.Args)-1]
+			}
+		case 5:
+			next.Selector = other.Selector
+		case 6:
+			if next.Selector == nil {
+				next.Selector = map[string]string{}
+			}
+			next.Selector[[]string{"app", "zone"}[rng.IntN(2)]] = "x"
+		case 7:
+			for k := range next.Selector {
+				delete(next.Selector, k)
+				break
+			}
+		case 8:
+			next.Pod = other.Pod
+		}
+	}
+	return next
+}
+
+// asIs reports whether the encoding spells each string as it is, in
+// printable ASCII (see Reader.Plain): the texts whose fields a Spec
+// decoded over the held one shares.
+func asIs(ss ...string) bool {
+	for _, s := range ss {
+		b, _ := json.Marshal(s)
+		if string(b) != `"`+s+`"` || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedAsIs reports, for one list or map field, whether a Spec decoded
+// over the held one shares held's: when it decodes to an equal one that
+// is not empty, written with strings spelled as they are.
+func sharedAsIs(held, got any) (shared, want bool) {
+	rh, rg := reflect.ValueOf(held), reflect.ValueOf(got)
+	shared = rh.Len() > 0 && rg.Len() > 0 && rh.UnsafePointer() == rg.UnsafePointer()
+	if rh.Len() == 0 || !reflect.DeepEqual(held, got) {
+		return shared, false
+	}
+	switch v := held.(type) {
+	case []string:
+		return shared, asIs(v...)
+	case map[string]string:
+		return shared, asIs(slices.Collect(maps.Keys(v))...) && asIs(slices.Collect(maps.Values(v))...)
+	}
+	return shared, false
+}
+
+// A Spec decoded over the held object (a watch's, see heldSide) is the
+// Spec its value decodes to alone, and shares each string, list of strings
+// and map of strings, at the top and in a nested struct, that the held
+// Spec holds equal, not empty, and whose text it reads as it is (the
+// encoding's), and no other: for random Specs each changed in a few fields
+// from the held one, in either order.
+func TestDecodeOverHeldSharesWhatDecodesEqual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(44, 1))
+	plans := sidePlansOf[heldSpec, fastStatus]()
+	require.NotNil(t, plans.spec)
+	decode := func(value []byte, held *Object[heldSpec, fastStatus]) *Object[heldSpec, fastStatus] {
+		t.Helper()
+		d := &metaDecoder{kind: "K", name: "a", plans: plans}
+		var like *decodedFrom[heldSpec, fastStatus]
+		if held != nil {
+			d.base = new(baseValue)
+			d.base.set(nil, value, &held.Meta, held.Conditions, copies{spec: true, status: true})
+			like = &decodedFrom[heldSpec, fastStatus]{obj: held}
+		}
+		from, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, d, like, copies{})
+		require.NoError(t, err)
+		return from.obj
+	}
+	var shared, decoded int
+	for range race.Sweep(3000, 8) {
+		obj := &Object[heldSpec, fastStatus]{Meta: Meta{Kind: "K", Name: "a"}, Spec: randomHeldSpec(rng)}
+		next := &Object[heldSpec, fastStatus]{Meta: obj.Meta, Spec: changedHeldSpec(rng, obj.Spec)}
+		for _, pair := range [][2]*Object[heldSpec, fastStatus]{{obj, next}, {next, obj}} {
+			base, err := json.Marshal(pair[0])
+			require.NoError(t, err)
+			value, err := json.Marshal(pair[1])
+			require.NoError(t, err)
+			held := decode(base, nil)
+			got, want := decode(value, held), decode(value, nil)
+			require.Equal(t, want, got, "%s\nover\n%s", value, base)
+			check := func(name string, h, g any) {
+				t.Helper()
+				sharedNow, want := sharedAsIs(h, g)
+				require.Equal(t, want, sharedNow, "%s: %s\nover\n%s", name, value, base)
+				if sharedNow {
+					shared++
+				} else {
+					decoded++
+				}
+			}
+			check("args", held.Spec.Args, got.Spec.Args)
+			check("selector", held.Spec.Selector, got.Spec.Selector)
+			check("pod.command", held.Spec.Pod.Command, got.Spec.Pod.Command)
+			check("pod.labels", held.Spec.Pod.Labels, got.Spec.Pod.Labels)
+		}
+	}
+	require.Positive(t, shared)
+	require.Positive(t, decoded)
 }

@@ -320,11 +320,16 @@ func (c *sideCompiler) mapOf(t reflect.Type) (sideDecoder, bool) {
 	}, true
 }
 
-// sideField is a field of a struct as encoding/json names it.
+// sideField is a field of a struct as encoding/json names it. same, when
+// not nil, reads the field's value when it is the held one's (see
+// heldSide); nested says that dec is a struct's, which takes the held
+// struct.
 type sideField struct {
-	name  string
-	index int
-	dec   sideDecoder
+	name   string
+	index  int
+	dec    sideDecoder
+	same   sameField
+	nested bool
 }
 
 // jsonFields returns the fields of struct type t that encoding/json
@@ -368,12 +373,20 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 		if !ok {
 			return nil, false
 		}
-		fields = append(fields, sideField{name: name, index: i, dec: dec})
+		fields = append(fields, sideField{name: name, index: i, dec: dec, same: sameFieldOf(sf.Type),
+			nested: sf.Type.Kind() == reflect.Struct && sf.Type != timeType})
 	}
 	if len(fields) > 64 {
 		return nil, false
 	}
+	return structDecoder(fields), true
+}
+
+// structDecoder returns the sideDecoder of a struct with fields.
+func structDecoder(fields []sideField) sideDecoder {
 	return func(d *metaDecoder, v reflect.Value, depth int) bool {
+		held := d.held
+		d.held = reflect.Value{}
 		if null(d) {
 			return true
 		}
@@ -391,11 +404,124 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 					return false // given twice
 				}
 				seen |= 1 << i
-				return f.dec(d, v.Field(f.index), depth+1)
+				return f.decode(d, v.Field(f.index), held, depth+1)
 			}
 			return false // not exactly a field's name
 		})
-	}, true
+	}
+}
+
+// decode decodes the field's value at d.r into fv, sharing the value of
+// held (the held struct, when valid) when it may (see heldSide).
+func (f *sideField) decode(d *metaDecoder, fv, held reflect.Value, depth int) bool {
+	if held.IsValid() {
+		hv := held.Field(f.index)
+		switch {
+		case f.same != nil && f.same(d, hv):
+			fv.Set(hv)
+			return true
+		case f.nested:
+			d.held = hv // for its decoder to take
+		}
+	}
+	return f.dec(d, fv, depth)
+}
+
+// heldSide: a watch event's Spec or Status decoded over the held object
+// (see WatchUndecoded) shares the held one's strings, []string and
+// map[string]string fields, at any depth of structs, whose text decodes to
+// what they hold: another client's spec update that changes a count
+// leaves the spec's lists and maps as they were, and decoding them again
+// was most of what decoding the spec cost (a map and a slice allocated
+// per event). The held object is read-only, as the new one is, so they may
+// share them, as the Spec of a status write is shared whole (see
+// heldObjects.sameSpec). What is shared is decided by comparing the text
+// with the held values themselves, not with the bytes they were decoded
+// from, so it needs no base bytes (a value past the Store's memory) and
+// holds whatever the held object was decoded from: a field shares the
+// held value only when its text decodes to an equal one.
+//
+// A sameField reads the value at d.r when it is written as the store's
+// encoding writes it (no white space, plain strings, a map's keys in
+// increasing order) and decodes to what h holds (an empty or nil h never
+// is: the text of an empty list or map decodes to an empty, not a nil, one
+// and a null to nothing); otherwise it reads nothing and reports false, and
+// the field's decoder reads it.
+type sameField func(d *metaDecoder, h reflect.Value) bool
+
+// sameFieldOf returns the sameField of a field of type t, nil for one
+// whose value is not worth sharing or is not compared.
+func sameFieldOf(t reflect.Type) sameField {
+	switch t {
+	case reflect.TypeFor[string]():
+		return sameString
+	case stringsType:
+		return sameStrings
+	case stringMapType:
+		return sameStringMap
+	}
+	return nil
+}
+
+func sameString(d *metaDecoder, h reflect.Value) bool {
+	start := d.r
+	b, ok := d.r.Plain()
+	if ok && string(b) == h.String() {
+		return true
+	}
+	d.r = start
+	return false
+}
+
+func sameStrings(d *metaDecoder, h reflect.Value) bool {
+	if !h.CanAddr() {
+		return false
+	}
+	held := *h.Addr().Interface().(*[]string)
+	if len(held) == 0 {
+		return false
+	}
+	start := d.r
+	r := &d.r
+	ok := r.Literal(`[`)
+	for i := 0; ok; i++ {
+		var b []byte
+		b, ok = r.Plain()
+		ok = ok && i < len(held) && string(b) == held[i]
+		if ok && r.Literal(`]`) {
+			if i+1 == len(held) {
+				return true
+			}
+			break
+		}
+		ok = ok && r.Literal(`,`)
+	}
+	d.r = start
+	return false
+}
+
+func sameStringMap(d *metaDecoder, h reflect.Value) bool {
+	if !h.CanAddr() {
+		return false
+	}
+	held := *h.Addr().Interface().(*map[string]string)
+	if len(held) == 0 {
+		return false
+	}
+	start := d.r
+	n, same := 0, true
+	// Keys in increasing order are distinct: n of them, each held's with
+	// its value, are held's n entries.
+	ok := d.entriesAsWritten(func(k, v []byte) {
+		hv, in := held[string(k)]
+		same = same && in && hv == string(v)
+		n++
+	})
+	if ok && same && n == len(held) {
+		return true
+	}
+	d.r = start
+	return false
 }
 
 // plainTagName reports whether a json tag's name is one encoding/json

@@ -42,7 +42,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 				break
 			}
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.base != nil && d.base.sides.spec)
+			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.into.specHeld, d.base != nil && d.base.sides.spec)
 			out.spec, d.into.specDone = s.raw, s.decoded
 			if s.same {
 				d.base.specSame = true
@@ -50,7 +50,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		case "status":
 			k = 2
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.base != nil && d.base.sides.status)
+			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.into.statusHeld, d.base != nil && d.base.sides.status)
 			out.status, d.into.statusDone = s.raw, s.decoded
 			if s.same {
 				d.base.statusSame = true
@@ -87,10 +87,13 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 // Status as it reads them, each in one pass where its bytes are read
 // (validated, then decoded, was two), with their sideDecoders; zero (no
 // plan) for a raw read. specDone and statusDone report the sides it
-// decoded.
+// decoded. specHeld and statusHeld, when valid, are the held object's
+// Spec and Status (see heldSide), whose unchanged fields the new ones may
+// share.
 type sidesInto struct {
 	spec, status         reflect.Value
 	specPlan, statusPlan sideDecoder
+	specHeld, statusHeld reflect.Value
 	specDone, statusDone bool
 }
 
@@ -105,8 +108,10 @@ type sideRead struct {
 // sideOf reads the Spec or Status at d.r, the value of key in value: decoded
 // into v with plan in the same pass when plan is not nil and the base
 // (when may) does not hold it, and as its bytes. A value plan declines is
-// read again as bytes alone, v zero, for decodeSides to decode.
-func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, may bool) (sideRead, bool) {
+// read again as bytes alone, v zero, for decodeSides to decode. held, when
+// valid, is the held object's side, whose fields v may share (see
+// heldSide).
+func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, held reflect.Value, may bool) (sideRead, bool) {
 	r := &d.r
 	r.Next() // the white space before it
 	start := r.Pos()
@@ -117,7 +122,12 @@ func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecode
 	}
 	if plan != nil {
 		outer := *r
-		if plan(d, v, 0) {
+		if held.IsValid() && v.Kind() == reflect.Struct {
+			d.held = held // for plan, a struct's decoder, to take
+		}
+		ok := plan(d, v, 0)
+		d.held = reflect.Value{}
+		if ok {
 			return sideRead{raw: value[start:r.Pos()], decoded: true}, true
 		}
 		v.SetZero()
@@ -235,13 +245,7 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	if (like == nil || d.base != nil) && d.plans != nil {
 		// Without like, whose sides are copied when their bytes match
 		// (known once read), in the pass that reads them.
-		d.into = sidesInto{specPlan: d.plans.spec, statusPlan: d.plans.status}
-		if d.into.specPlan != nil {
-			d.into.spec = reflect.ValueOf(&obj.Spec).Elem()
-		}
-		if d.into.statusPlan != nil {
-			d.into.status = reflect.ValueOf(&obj.Status).Elem()
-		}
+		d.into = sidesIntoOf(d.plans, obj, like)
 	}
 	parts, ok := decodeStored(value, &obj.Meta, &obj.Conditions, d)
 	into := d.into
@@ -275,6 +279,22 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 		return decodedFrom[S, T]{}, false
 	}
 	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
+}
+
+// sidesIntoOf returns the sidesInto of obj for plans, over like, the held
+// object, when not nil (see heldSide).
+func sidesIntoOf[S, T any](plans *sidePlans, obj *Object[S, T], like *decodedFrom[S, T]) sidesInto {
+	into := sidesInto{specPlan: plans.spec, statusPlan: plans.status}
+	if into.specPlan != nil {
+		into.spec = reflect.ValueOf(&obj.Spec).Elem()
+	}
+	if into.statusPlan != nil {
+		into.status = reflect.ValueOf(&obj.Status).Elem()
+	}
+	if like != nil {
+		into.specHeld, into.statusHeld = reflect.ValueOf(&like.obj.Spec).Elem(), reflect.ValueOf(&like.obj.Status).Elem()
+	}
+	return into
 }
 
 // decodeSides decodes spec and status (nil when absent), the bytes of a

@@ -77,7 +77,8 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // The event of any other write takes from the object held for the value
 // before it what the write left as it was (see baseValue): the strings,
 // maps and slices of its Meta whose text is the held ones' (metaAsWritten),
-// and, over a value the Store remembers as one it read whole or wrote (see
+// the strings, []string and map[string]string fields of a Spec or Status
+// it decodes whose text decodes to the held ones (heldSide), and, over a value the Store remembers as one it read whole or wrote (see
 // lastValue.whole), what the write left byte for byte as it was:
 // Conditions, and the Status when its type has a sideDecoder. Only a kind
 // without versions whose Spec type runs no code of its own as it decodes

@@ -39,8 +39,10 @@
 // object after a write holds, of the one before, what the write left byte
 // for byte as it was, which its event does not decode again (the Spec of
 // a status write, the Status of a spec write, the ownership records,
-// labels, annotations and conditions), so a change to one would show in
-// another. The mutation detector catches code
+// labels, annotations and conditions), and of another client's write the
+// strings, lists of strings and maps of strings of the Spec and Status
+// that decode to what the one before holds, so a change to one would show
+// in another. The mutation detector catches code
 // that changes one. It is opt-in, with
 // WithMutationDetector or, for every Cache of a process, the environment
 // variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which

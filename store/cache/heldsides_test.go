@@ -220,7 +220,9 @@ func TestCacheWithTransformDecodesEverySpec(t *testing.T) {
 // spec write leaves the ownership records, labels and conditions as they
 // were, byte for byte, in the value before it (here the Store's own status
 // write, and before that the value the Cache listed), and the Cache's
-// object for it takes them from the object it held. Its Spec is decoded.
+// object for it takes them from the object it held, and from its Spec the
+// slice and the map the write left as they were (see
+// TestCacheSharesOnlyWhatASpecWriteLeftAsItWas).
 func TestCacheKeepsWhatAnotherClientsSpecWriteLeftAsItWas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
@@ -262,7 +264,7 @@ func TestCacheKeepsWhatAnotherClientsSpecWriteLeftAsItWas(t *testing.T) {
 			require.Same(t, &held.Meta.Managed[0], &got.Meta.Managed[0], "%s: the records", what)
 			require.Same(t, &held.Conditions[0], &got.Conditions[0], "%s: the conditions", what)
 			require.True(t, reflect.ValueOf(held.Meta.Labels).UnsafePointer() == reflect.ValueOf(got.Meta.Labels).UnsafePointer(), "%s: the labels", what)
-			require.False(t, sameSpecMemory(held.Spec, got.Spec), "%s: the Spec is decoded", what)
+			require.True(t, sameSpecMemory(held.Spec, got.Spec), "%s: the Spec's slice and map", what)
 		}
 
 		held, _ := c.Get("a")
@@ -275,5 +277,91 @@ func TestCacheKeepsWhatAnotherClientsSpecWriteLeftAsItWas(t *testing.T) {
 		got = await(specWrite(3))
 		shares(held, got, "over the Store's own status write")
 		require.Equal(t, 2, got.Status.Ready)
+	})
+}
+
+// TestCacheSharesOnlyWhatASpecWriteLeftAsItWas: each spec write by another
+// client gives an object equal to the one stored, whose Spec shares with
+// the object held before it the slice or map the write left as it was, and
+// not the one it changed; the objects handed out before stay as they were
+// (the mutation detector, on, finds none changed). A value that does not
+// decode is quarantined, and the valid value after it, written over it and
+// not over the object held, shares nothing with that object.
+func TestCacheSharesOnlyWhatASpecWriteLeftAsItWas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := memstore.New()
+		st, err := store.New[appSpec, appStatus](mem, "App")
+		require.NoError(t, err)
+		other, err := store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
+		require.NoError(t, err)
+		alice := other.As("alice")
+		a := newApp("a")
+		a.Spec.Args = []string{"--port=80", "--v=2"}
+		_, err = alice.Create(ctx, a)
+		require.NoError(t, err)
+		c := cache.New(st, cache.WithMutationDetector(func(err error) { t.Error(err) }))
+		stop := startApps(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		specWrite := func(change func(*appSpec)) (got, stored *appObj) {
+			t.Helper()
+			u, err := other.Get(ctx, "a")
+			require.NoError(t, err)
+			change(&u.Spec)
+			rev, err := alice.Update(ctx, u)
+			require.NoError(t, err)
+			require.NoError(t, c.WaitFor(ctx, rev))
+			got, _ = c.Get("a")
+			stored, err = other.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, stored, got, "the object stored")
+			return got, stored
+		}
+		sameArgs := func(x, y *appObj) bool { return &x.Spec.Args[0] == &y.Spec.Args[0] }
+		sameSelector := func(x, y *appObj) bool {
+			return reflect.ValueOf(x.Spec.Selector).UnsafePointer() == reflect.ValueOf(y.Spec.Selector).UnsafePointer()
+		}
+
+		held, _ := c.Get("a")
+		was := *held
+		got, _ := specWrite(func(s *appSpec) { s.Replicas = 2 })
+		require.True(t, sameArgs(held, got) && sameSelector(held, got), "a count changed: the slice and the map are the held ones")
+		require.Equal(t, was, *held, "the object handed out before")
+
+		held = got
+		got, _ = specWrite(func(s *appSpec) { s.Args = append(s.Args, "--v=3") })
+		require.False(t, sameArgs(held, got), "the slice changed")
+		require.True(t, sameSelector(held, got), "the map did not")
+		require.Equal(t, []string{"--port=80", "--v=2"}, held.Spec.Args)
+
+		held = got
+		got, _ = specWrite(func(s *appSpec) { s.Selector["tier"] = "web" })
+		require.True(t, sameArgs(held, got), "the slice did not change")
+		require.False(t, sameSelector(held, got), "the map changed")
+		require.Equal(t, map[string]string{"app": "a"}, held.Spec.Selector)
+
+		held = got
+		rev, err := mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: []byte(`{"metadata":{"kind":"App","name":"a"},"spec":{"args":7}}`)})
+		require.NoError(t, err)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		require.Equal(t, 1, c.Undecodable(), "the bad value is quarantined")
+		kept, _ := c.Get("a")
+		require.Same(t, held, kept, "and the last valid object kept")
+		fixed := *held
+		fixed.Meta.Revision = 0
+		fixed.Spec.Replicas = 5
+		v, err := json.Marshal(&fixed)
+		require.NoError(t, err)
+		rev, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: v})
+		require.NoError(t, err)
+		require.NoError(t, c.WaitFor(ctx, rev))
+		got, _ = c.Get("a")
+		stored, err := other.Get(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, stored, got)
+		require.Zero(t, c.Undecodable())
+		require.False(t, sameArgs(held, got) || sameSelector(held, got), "written over the bad value: decoded whole")
+		require.NoError(t, c.Check())
 	})
 }

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/kv"
+)
+
+// ctlSpec and ctlStatus are the controller benchmark's App
+// (bench/internal/ctlbench): a ~200-byte spec with a slice and a map.
+type ctlSpec struct {
+	Replicas int64             `json:"replicas"`
+	Image    string            `json:"image"`
+	Args     []string          `json:"args"`
+	Selector map[string]string `json:"selector"`
+}
+
+type ctlStatus struct {
+	ReadyReplicas int64 `json:"readyReplicas"`
+}
+
+// BenchmarkWatchControllerSpecWrite is a cache's watch decoding the
+// controller benchmark's spec update by another client (a new count) over
+// the object held for the Store's own status write before it, which the
+// Store remembers (over-held), and no longer remembers (held-only): the
+// Status and the records taken from the held object, and now the spec's
+// image, args and selector too (see heldSide).
+//
+//	go test -run '^$' -bench WatchControllerSpecWrite -benchmem ./store/
+func BenchmarkWatchControllerSpecWrite(b *testing.B) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(b, err)
+	key := st.keyOf("app-1")
+	obj := &Object[ctlSpec, ctlStatus]{
+		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
+			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
+			LastWrite: LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, Generation: 2, StatusGeneration: 2},
+		Spec: ctlSpec{Replicas: 5, Image: "registry.example.com/platform/web-frontend:v1.27.3",
+			Args:     []string{"--listen=:8080", "--log-level=info", "--config=/etc/web/config.yaml"},
+			Selector: map[string]string{"app": "web", "shard": "1"}},
+		Status: ctlStatus{ReadyReplicas: 5},
+	}
+	prev, err := json.Marshal(obj)
+	require.NoError(b, err)
+	obj.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
+	obj.Spec.Replicas, obj.Meta.Generation = 6, 3
+	next, err := json.Marshal(obj)
+	require.NoError(b, err)
+	ev := kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: key, Value: next, ModRevision: 9},
+		Prev: kv.KeyValue{Key: key, Value: prev, ModRevision: 8}}
+	raw, err := decodeRaw(ev.Prev, &metaDecoder{})
+	require.NoError(b, err)
+	held, err := st.decode(ev.Prev)
+	require.NoError(b, err)
+	for _, bc := range []struct {
+		name     string
+		remember bool
+	}{{"over-held", true}, {"held-only", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return held }))
+			b.ReportAllocs()
+			for b.Loop() {
+				st.last.forget(key, 10)
+				if bc.remember {
+					st.last.wrote(key, 8, raw, prev, decodedSides{})
+				}
+				tev := decode(ev)
+				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || len(tev.Object.Spec.Args) != 3 || tev.Object.Status.ReadyReplicas != 5 {
+					b.Fatal(tev)
+				}
+			}
+		})
+	}
+}

@@ -77,6 +77,7 @@ func sameBytes(a, b []byte) bool {
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonNumber    = reflect.TypeFor[json.Number]()
 )
 
 // plainJSON reports whether encoding a value of type t with encoding/json,

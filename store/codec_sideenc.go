@@ -16,8 +16,8 @@ import (
 // or Status is usually made of: structs without embedded fields, and
 // within them strings, bools, integers, pointers, slices (not of bytes)
 // and maps with string keys. A type with anything else (floats, whose
-// formatting is encoding/json's own, interfaces, arrays, a type with its
-// own encoding, time.Time among them) has none, and encoding/json encodes
+// formatting is encoding/json's own, json.Number, interfaces, arrays, a
+// type with its own encoding, time.Time among them) has none, and encoding/json encodes
 // it. depth counts the pointers, slices and maps entered, so that a cycle,
 // which encoding/json reports as an error, is left to it.
 //
@@ -78,6 +78,9 @@ func (c *encCompiler) compile(t reflect.Type) (sideEncoder, bool) {
 	if t == nil || t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||
 		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
 		return nil, false // its own encoding (time.Time's too)
+	}
+	if t == jsonNumber {
+		return nil, false // a string type that encoding/json writes as a number
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Struct:

@@ -191,6 +191,10 @@ func TestSideEncoderLeavesToEncodingJSON(t *testing.T) {
 		struct{ M map[int]string }{map[int]string{1: "a"}},
 		encMarshaler{},
 		struct{ E encMarshaler }{},
+		struct{ N json.Number }{"1"}, // a number's text, not a string
+		struct{ N *json.Number }{new(json.Number("2.5e3"))},
+		struct{ L []json.Number }{[]json.Number{"1", "-2"}},
+		struct{ M map[string]json.Number }{map[string]json.Number{"a": "3"}},
 	} {
 		require.Nil(t, sideEncoderOf(reflect.TypeOf(v)), "%T", v)
 		want, err := json.Marshal(v)

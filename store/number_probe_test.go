@@ -137,3 +137,49 @@ func mustText(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// numberSpec has only fields the store encodes without encoding/json,
+// and a json.Number, which is a string type written as a number.
+type numberSpec struct {
+	Name  string        `json:"name"`
+	N     json.Number   `json:"n"`
+	Ns    []json.Number `json:"ns"`
+	Count int           `json:"count"`
+}
+
+// TestJSONNumberIsStoredAsANumber: a json.Number in a Spec is stored as
+// json.Marshal writes it (a number, not a quoted string), and reads back
+// as the same text.
+func TestJSONNumberIsStoredAsANumber(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	st, err := store.New[numberSpec, struct{}](mem, "Num")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := numberSpec{Name: "a", N: "12.5e3", Ns: []json.Number{"1", "-2"}, Count: 3}
+	if _, err := st.As("u").Create(ctx, &store.Object[numberSpec, struct{}]{Meta: store.Meta{Name: "a"}, Spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := mem.Get(ctx, "Num/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(kv.Value, &stored); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(spec)
+	if string(stored.Spec) != string(want) {
+		t.Errorf("stored spec %s, want %s", stored.Spec, want)
+	}
+	got, err := st.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.N != spec.N || len(got.Spec.Ns) != 2 || got.Spec.Ns[1] != "-2" {
+		t.Errorf("read back %+v, want %+v", got.Spec, spec)
+	}
+}

@@ -2,8 +2,11 @@ package reconcile
 
 import (
 	"context"
+	"iter"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -109,4 +112,53 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 		require.Equal(t, step.self, self, "%s: a write of %s: %+v", step.name, step.judgeAs, got)
 		require.Equal(t, step.other, other, "%s: a write of another: %+v", step.name, got)
 	}
+}
+
+// The primary source reports every object's state; the Loop keeps the set
+// of objects carrying its Stalled, which a clean reconcile reads through a
+// count without its lock. A report of an object without Stalled takes no
+// lock while the set is empty, but still clears an object that had one.
+func TestObserveStateClearsStalledOnlyFastWhenNoneIs(t *testing.T) {
+	l, err := New("app", Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }),
+		Keys(func() iter.Seq[string] { return slices.Values([]string{"a", "b"}) }))
+	require.NoError(t, err)
+	require.True(t, l.mayBeStalled("a"), "untracked: every key may be")
+	l.observeState("a", 1, 0, false)
+	require.False(t, l.mayBeStalled("a"), "tracked once a source reports")
+	l.observeState("a", 2, 0, true)
+	l.observeState("b", 2, 0, false)
+	require.True(t, l.mayBeStalled("a"))
+	require.False(t, l.mayBeStalled("b"))
+	l.observeState("a", 3, 0, false)
+	require.False(t, l.mayBeStalled("a"), "its Stalled cleared")
+	require.True(t, l.noneStalled())
+}
+
+// FromStore's source lists the names of the objects its cache holds: an
+// addition adds one, a deletion removes it, a modification leaves the set
+// as it is (its name came with its addition).
+func TestStoreSourceKeysFollowTheCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}, Spec: appSpec{Replicas: 1}})
+		src := FromStore(e.cache, e.st).(storeSource[appSpec, appStatus])
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = src.Run(ctx, &hooksSink{}) })
+		defer func() { cancel(); wg.Wait() }()
+		require.NoError(t, src.WaitForSync(ctx))
+		synctest.Wait()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "c"}})
+		o := copyOf(e.get(t, "a"))
+		o.Spec.Replicas = 2
+		_, err := e.st.As("user").Update(ctx, o)
+		require.NoError(t, err)
+		_, err = e.st.As("user").Delete(ctx, "b")
+		require.NoError(t, err)
+		synctest.Wait()
+		require.ElementsMatch(t, []string{"a", "c"}, slices.Collect(src.Keys()))
+	})
 }

@@ -25,16 +25,16 @@ import (
 // another store's event at the same revision pass for the Loop's own. A
 // revision of no known backend (RecordWrite's) matches an event of any.
 type ownWrites struct {
-	on    atomic.Bool // a cache source judges writes: record them
-	mu    sync.Mutex
-	revs  map[written]struct{} // by backend (backendID) and revision
+	on   atomic.Bool // a cache source judges writes: record them
+	mu   sync.Mutex
+	revs map[written]struct{} // by backend (backendID) and revision
 	// anyRevs counts the revisions in revs of no known backend: while
 	// there are none, an event's revision is looked up once, not twice
 	// (a key holding an interface costs a lookup tens of instructions
 	// even in an empty map).
 	anyRevs int
 	names   map[string]struct{}
-	prune int // len(revs) past which wrote prunes: twice what the last prune kept
+	prune   int // len(revs) past which wrote prunes: twice what the last prune kept
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every

@@ -378,6 +378,17 @@ const handleKeys = 256
 //
 // The Loop's clock moves 3 s per reading: a key's writes come more than a
 // window apart, so no detector reaches a budget however long it runs.
+//
+// Per op (callgrind, GOMAXPROCS=1 GOGC=off, (I(40000x) − I(20000x)) /
+// 20000): 16,711 instructions with the handler of 14096e4, 12,908 after
+// (−23%): the owned paths of the Loop's own write are its own without
+// ChangedBy (about 1,500), paths compare field steps by name (diff.Path),
+// a modification does not look its name up in the name set, the state
+// report takes no lock while nothing is stalled, own-write lookups skip
+// an empty map, FieldChanges takes no pooled view it does not use. What
+// is left is mostly FieldChanges (about 5,900, both events: comparing the
+// unchanged ~200-byte spec, and the status record's lookup for the own
+// write) and the oscillation detector (about 2,700 with observeWrite).
 func BenchmarkHandle(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

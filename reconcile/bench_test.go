@@ -386,7 +386,7 @@ const handleKeys = 256
 // a modification does not look its name up in the name set, the state
 // report takes no lock while nothing is stalled, own-write lookups skip
 // an empty map, FieldChanges takes no pooled view it does not use. What
-// is left is mostly FieldChanges (about 5,900, both events: comparing the
+// is left is mostly FieldChanges (about 6,000, both events: comparing the
 // unchanged ~200-byte spec, and the status record's lookup for the own
 // write) and the oscillation detector (about 2,700 with observeWrite).
 func BenchmarkHandle(b *testing.B) {

@@ -107,7 +107,13 @@ func (p Path) Equal(q Path) bool {
 		return false
 	}
 	for i := range p {
-		if !p[i].Equal(q[i]) {
+		if e, f := &p[i], &q[i]; e.Kind == FieldElem && f.Kind == FieldElem {
+			// Most steps are fields: their names alone, without
+			// copying the elements into Compare.
+			if e.Name != f.Name {
+				return false
+			}
+		} else if e.Compare(*f) != 0 {
 			return false
 		}
 	}
@@ -127,7 +133,14 @@ func (p Path) HasPrefix(prefix Path) bool {
 // by number.
 func (p Path) Compare(q Path) int {
 	for i := 0; i < len(p) && i < len(q); i++ {
-		if c := p[i].Compare(q[i]); c != 0 {
+		e, f := &p[i], &q[i]
+		c := 0
+		if e.Kind == FieldElem && f.Kind == FieldElem { // as in Equal
+			c = strings.Compare(e.Name, f.Name)
+		} else {
+			c = e.Compare(*f)
+		}
+		if c != 0 {
 			return c
 		}
 	}

@@ -234,3 +234,33 @@ func FuzzPath(f *testing.F) {
 		}
 	})
 }
+
+// Path.Equal and Path.Compare compare field steps by name without going
+// through Element.Compare: they must answer as it does, step by step, for
+// fields and every other kind, mixed.
+func TestPathEqualAndCompareAreElementCompares(t *testing.T) {
+	var paths []Path
+	for _, s := range []string{
+		".", ".a", ".b", ".a.b", ".a.c", ".b.a", ".status", ".status.ready", ".spec.replicas",
+		`.a[="a"]`, `.a[k="a"]`, `.a[k="b"]`, ".a[0]", ".a[1]", `.conditions[type="Ready"].status`,
+		`.["a"]`, `.a[=1]`, `.a[=1.0]`, `.a[="1"]`, `.a[k="a"].b`,
+	} {
+		paths = append(paths, MustParsePath(s))
+	}
+	ref := func(p, q Path) int {
+		for i := 0; i < len(p) && i < len(q); i++ {
+			if c := p[i].Compare(q[i]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(p), len(q))
+	}
+	for _, p := range paths {
+		for _, q := range paths {
+			want := ref(p, q)
+			require.Equal(t, want, p.Compare(q), "%s against %s", p, q)
+			require.Equal(t, want == 0, p.Equal(q), "%s against %s", p, q)
+			require.Equal(t, len(q) <= len(p) && ref(p[:len(q)], q) == 0, p.HasPrefix(q), "%s has prefix %s", p, q)
+		}
+	}
+}

@@ -211,7 +211,16 @@ func oscillationHold(window time.Duration, n int, limit time.Duration) time.Dura
 // look before clearing it): stalled reports a Stalled condition, not False,
 // that the Loop's manager owns.
 func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled bool) {
-	l.stalledTracked.Store(true)
+	if !l.stalledTracked.Load() {
+		l.stalledTracked.Store(true) // once: the workers read it before each reconcile
+	}
+	if !stalled && !l.metricsOn && l.nstalled.Load() == 0 {
+		// Nothing to forget, nothing to count, and no write to the
+		// count the workers read. Only cache sources' handlers change
+		// the set, so an empty one can gain a key only by a handler
+		// running at the same time, which may as well run after.
+		return
+	}
 	var now time.Time
 	if l.metricsOn {
 		now = l.clk.Now()

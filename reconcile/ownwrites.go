@@ -25,11 +25,16 @@ import (
 // another store's event at the same revision pass for the Loop's own. A
 // revision of no known backend (RecordWrite's) matches an event of any.
 type ownWrites struct {
-	on    atomic.Bool // a cache source judges writes: record them
-	mu    sync.Mutex
-	revs  map[written]struct{} // by backend (backendID) and revision
-	names map[string]struct{}
-	prune int // len(revs) past which wrote prunes: twice what the last prune kept
+	on   atomic.Bool // a cache source judges writes: record them
+	mu   sync.Mutex
+	revs map[written]struct{} // by backend (backendID) and revision
+	// anyRevs counts the revisions in revs of no known backend: while
+	// there are none, an event's revision is looked up once, not twice
+	// (a key holding an interface costs a lookup tens of instructions
+	// even in an empty map).
+	anyRevs int
+	names   map[string]struct{}
+	prune   int // len(revs) past which wrote prunes: twice what the last prune kept
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
@@ -50,7 +55,13 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 	if o.revs == nil {
 		o.revs = map[written]struct{}{}
 	}
-	o.revs[written{b: b, rev: rev}] = struct{}{}
+	k := written{b: b, rev: rev}
+	if b == nil {
+		if _, ok := o.revs[k]; !ok {
+			o.anyRevs++
+		}
+	}
+	o.revs[k] = struct{}{}
 	if n := len(o.revs); n > max(o.prune, maxOwnRevs) {
 		floors := map[any]int64{}
 		for r := range o.revs {
@@ -60,7 +71,7 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 				floors[r.b] = f
 			}
 			if r.rev <= f {
-				delete(o.revs, r)
+				o.forgetLocked(r)
 			}
 		}
 		o.prune = 2 * len(o.revs)
@@ -83,14 +94,32 @@ func (o *ownWrites) seen(b any, rev int64) {
 		return
 	}
 	o.mu.Lock()
-	if len(o.revs) > 0 {
-		k := written{b: b, rev: rev}
-		if _, ok := o.revs[k]; !ok {
-			k.b = nil
-		}
-		delete(o.revs, k)
+	if k, ok := o.findLocked(b, rev); ok {
+		o.forgetLocked(k)
 	}
 	o.mu.Unlock()
+}
+
+// findLocked returns the key under which revs holds revision rev of
+// backend b, or of no known backend; ok is false when it holds neither.
+func (o *ownWrites) findLocked(b any, rev int64) (k written, ok bool) {
+	if len(o.revs) == 0 {
+		return written{}, false
+	}
+	k = written{b: b, rev: rev}
+	if _, ok = o.revs[k]; !ok && b != nil && o.anyRevs > 0 {
+		k.b = nil
+		_, ok = o.revs[k]
+	}
+	return k, ok
+}
+
+// forgetLocked deletes k, which revs holds, from revs.
+func (o *ownWrites) forgetLocked(k written) {
+	delete(o.revs, k)
+	if k.b == nil {
+		o.anyRevs--
+	}
 }
 
 // own reports whether the write of revision rev to backend b by manager is
@@ -98,12 +127,8 @@ func (o *ownWrites) seen(b any, rev int64) {
 func (o *ownWrites) own(b any, manager string, rev int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	k := written{b: b, rev: rev}
-	if _, ok := o.revs[k]; !ok {
-		k.b = nil
-	}
-	if _, ok := o.revs[k]; ok {
-		delete(o.revs, k)
+	if k, ok := o.findLocked(b, rev); ok {
+		o.forgetLocked(k)
 		if o.names == nil {
 			o.names = map[string]struct{}{}
 		}

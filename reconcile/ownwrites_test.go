@@ -235,3 +235,29 @@ func TestOwnWritesGiveBackTheirRoomOncePassed(t *testing.T) {
 	require.Less(t, left, full/4, "bytes the revisions hold once the caches passed most")
 	runtime.KeepAlive(&o)
 }
+
+// The revisions of no known backend are counted, so that an event's
+// revision is looked up a second time (as one of no backend) only while
+// some are held: the count follows every way one comes and goes.
+func TestOwnWritesCountTheRevisionsOfNoBackend(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	a, b := new(int), new(int)
+	floor := func(any) int64 { return 8 }
+	o.wrote(nil, 7, floor)
+	o.wrote(nil, 7, floor) // once
+	o.wrote(a, 9, floor)
+	require.Equal(t, 1, o.anyRevs)
+	require.True(t, o.own(b, "app", 7), "a revision of no known backend matches any")
+	require.Zero(t, o.anyRevs)
+	require.False(t, o.own(b, "someone", 9), "nor is another backend's")
+	o.wrote(nil, 10, floor)
+	o.seen(a, 10)
+	require.Zero(t, o.anyRevs, "seen forgets it")
+	require.False(t, o.own(b, "someone", 10))
+	for rev := range int64(maxOwnRevs + 1) {
+		o.wrote(nil, rev+1, floor) // the last pushes a prune past the floor
+	}
+	require.Equal(t, len(o.revs)-1, o.anyRevs, "the prune forgot those up to the floor; a's 9 stays")
+	require.True(t, o.own(b, "app", maxOwnRevs))
+}

@@ -45,7 +45,7 @@ type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {
-			s.changes = f
+			s.changes, s.fieldLevel = f, false
 		}
 	}
 }
@@ -78,6 +78,10 @@ type cacheSource[S, T any] struct {
 	st      *store.Store[S, T]                     // primary (FromStore) only
 	mapKeys func(obj *store.Object[S, T]) []string // nil for the primary: the key is the name
 	changes changeFunc[S, T]
+	// fieldLevel: changes is the Store's FieldChanges (FromStore without
+	// WithChanges), whose owned paths of a change judged as its own
+	// writer are all that writer's by ChangedBy too (see observe).
+	fieldLevel bool
 	// statusEqual is reflect.DeepEqual of two statuses, or the primary's
 	// Store's equality of T (the same verdicts, without walking the type
 	// on every event); nil for reflect.DeepEqual.
@@ -198,7 +202,9 @@ type storeSource[S, T any] struct {
 // New refuses a nil c or st, and a c over other objects than st's
 // (another kind, key prefix or backend).
 func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...CacheSourceOption[S, T]) Source[string] {
-	opts = append([]CacheSourceOption[S, T]{WithChanges(storeChanges(st))}, opts...)
+	if st != nil {
+		opts = append([]CacheSourceOption[S, T]{func(s *cacheSource[S, T]) { s.changes, s.fieldLevel = st.FieldChanges, true }}, opts...)
+	}
 	s := newCacheSource(c, nil, opts) // its key is the object's name
 	s.st = st
 	hooks := storeaccess.Of(st)
@@ -214,14 +220,6 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 // packages only (internal/storeaccess).
 type statusEqualer[T any] interface {
 	StatusEqual(a, b *T) bool
-}
-
-// storeChanges is st.FieldChanges, or nil (the default) for a nil st.
-func storeChanges[S, T any](st *store.Store[S, T]) changeFunc[S, T] {
-	if st == nil {
-		return nil
-	}
-	return st.FieldChanges
 }
 
 // FromOwned returns a source over a child kind: a change to a child is a
@@ -565,7 +563,11 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushLocked() // the detector hears of the last change before this one
-	if primary {
+	if primary && typ != store.Modified {
+		// A modification's name is in already: the cache tells a handler
+		// of each object's addition first (AddHandler replays what it
+		// holds as additions), and a lookup in a set of every name is a
+		// cache miss per event at 10,000 objects.
 		s.noteName(obj.Meta.Name, typ)
 	}
 	hint := s.passes(ref, old, new)
@@ -753,12 +755,23 @@ type changedBy[S, T any] interface {
 // judgeAs and judgeAs' paths as changes by another, a fight between two
 // managers that write disjoint fields. The last writer's part is observed
 // last, as it was written last.
+//
+// A change judgeAs wrote last, judged by the Store's FieldChanges, keeps
+// its owned paths whole without asking ChangedBy, which would give them
+// all to judgeAs: FieldChanges owns judgeAs a path only when judgeAs owns
+// it after the change, or nobody does, by the same record of new that
+// ChangedBy reads (ownership.Attribute and ownership.ChangedBy), and
+// ChangedBy gives the last writer every such path. That is the Loop's own
+// status write, every one.
 func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path, at time.Time) {
 	by := s.by
 	if by == nil {
 		return
 	}
-	selfOwned, otherOwned := by.ChangedBy(new, judgeAs, owned)
+	selfOwned, otherOwned := owned, []diff.Path(nil)
+	if !s.fieldLevel || new.Meta.LastWrite.Manager != judgeAs {
+		selfOwned, otherOwned = by.ChangedBy(new, judgeAs, owned)
+	}
 	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	writes := [2]oscillation.Write{
 		{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign},

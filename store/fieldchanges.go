@@ -119,16 +119,14 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // WithLastValues): the event of a controller's status write decodes none.
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
-	v, _ := s.views.Get().(*changeViews[S, T])
-	if v == nil {
-		v = &changeViews[S, T]{}
-	}
+	var v *changeViews[S, T] // taken only for a side diffed whole
 	eq := s.sideEquals()
 	switch metaEqual := userMetaSideEqual(old, new); {
 	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
 	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
 		specChanges = structChanges(eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
 	default:
+		v = s.takeViews(v)
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
@@ -137,11 +135,14 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	case condEqual && reflect.TypeFor[T]().Kind() == reflect.Struct:
 		statusChanges = structChanges(eq.statusFields, objpath.Status, &old.Status, &new.Status)
 	default:
+		v = s.takeViews(v)
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
 		statusChanges = diff.ChangedPaths(&v.status[0], &v.status[1], statusDiffOptions)
 	}
-	*v = changeViews[S, T]{} // hold nothing of old and new
-	s.views.Put(v)
+	if v != nil {
+		*v = changeViews[S, T]{} // hold nothing of old and new
+		s.views.Put(v)
+	}
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, objpath.DeletionRequested)
 	}
@@ -164,6 +165,16 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 		owned, foreign = join(owned, o), join(foreign, f)
 	}
 	return owned, foreign
+}
+
+// takeViews returns v, or when v is nil one of s's views to diff in.
+func (s *Store[S, T]) takeViews(v *changeViews[S, T]) *changeViews[S, T] {
+	if v == nil {
+		if v, _ = s.views.Get().(*changeViews[S, T]); v == nil {
+			v = &changeViews[S, T]{}
+		}
+	}
+	return v
 }
 
 // attribute is ownership.Attribute of the changes of one side from old to

@@ -221,3 +221,51 @@ func BenchmarkApplyStatusFirst(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyStatusObserved measures the controller benchmark's status
+// write as its Loop makes it (bench/cmd/ctl-steady): another client (a
+// Store that remembers nothing) updates an object's spec, the Loop's Store
+// reads it (as its cache's watch does, remembering it decoded), and "ctrl"
+// applies the one status field it owns with the new value, guarded by that
+// read (WithObserved). It cycles through 1,024 objects, more than the own
+// writes the Store keeps decoded. Each op is one update, one read and one
+// ApplyStatus that changes the object; only the ApplyStatus is timed (for
+// instruction counts, collect only inside it: callgrind
+// --collect-atstart=no --toggle-collect='*).ApplyStatus').
+//
+//	go test -run '^$' -bench ApplyStatusObserved -benchmem ./store/
+func BenchmarkApplyStatusObserved(b *testing.B) {
+	ctx := context.Background()
+	mem := memstore.New(memstore.WithHistorySize(16))
+	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, 1024)
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(b, err)
+	user, ctrl := other.As("user"), st.As("ctrl")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		name := names[i%len(names)]
+		o, err := other.Get(ctx, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.Spec.Replicas++
+		if _, err := user.Update(ctx, o); err != nil {
+			b.Fatal(err)
+		}
+		if o, err = st.Get(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta))
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

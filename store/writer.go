@@ -286,7 +286,8 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 // put encodes next and writes it under the own-key cond (and ctx's fence),
 // then remembers it (see WithLastValues) with what is known of its sides.
 // cur is the value the cond holds the key to (nil for a creation), which
-// admission sees as the old object.
+// admission sees as the old object: the Store's memory, or a read of the
+// write's own, what no write hands to its caller (see lastValues.wrote).
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.traceOf(ctx)
@@ -319,7 +320,7 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 	}
 	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
-		w.s.last.wrote(own.Key, rev, next, val, sides)
+		w.s.last.wrote(own.Key, rev, cur, next, val, sides)
 	}
 	return rev, err
 }

@@ -65,7 +65,7 @@ func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObje
 	// in a quarter of arr.
 	const n = maxFirstFields
 	var arr [4 * n][]byte
-	a, ok := flatFields(flatObject{arr[0:0:n], arr[n:n:2*n]}, applied, nil)
+	a, ok := flatFields(flatObject{arr[0:0:n], arr[n : n : 2*n]}, applied, nil)
 	if !ok || len(a.keys) == 0 || w.manager == "" {
 		return nil, decodedSides{}, false, nil
 	}

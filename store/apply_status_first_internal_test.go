@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,4 +187,43 @@ func TestSameScalarIsTheTrees(t *testing.T) {
 			require.Equal(t, treeEqual(x, y), sameScalar([]byte(a), []byte(b)), "%s and %s", a, b)
 		}
 	}
+}
+
+// sameShape says two flat objects have the same shape key only when they
+// have, each a key (ownStatusApply then keeps the record without asking
+// codecOf), and it says so for flat objects of the same keys in the same
+// order whose numbers are short and have no exponent (the Loop's).
+func TestSameShapeIsTheShapeKey(t *testing.T) {
+	texts := []string{`{"a":1}`, `{"a":2,"b":"x"}`, `{"b":"x","a":2}`, `{"a":null,"b":true}`, `{"a":1.5,"b":"y"}`,
+		`{"a":1e3,"b":"x"}`, `{"a":1e999,"b":"x"}`, `{"a":-12345678901234567,"b":"x"}`, `{"a":1234567890123456789012,"b":""}`,
+		`{"a":"1e999","b":"x"}`, `{"a":3,"b":"x","c":false}`, `{"b":1}`}
+	sawSame := 0
+	for _, x := range texts {
+		for _, y := range texts {
+			var arr [4 * maxFirstFields][]byte
+			a, ok := flatFields(flatObject{arr[0:0], arr[maxFirstFields:maxFirstFields]}, []byte(x), nil)
+			if !ok {
+				a, ok = flatFields(flatObject{arr[0:0], arr[maxFirstFields:maxFirstFields]}, []byte(x), [][]byte{[]byte("a"), []byte("b")})
+			}
+			require.True(t, ok, x)
+			b, ok := flatFields(flatObject{arr[2*maxFirstFields : 2*maxFirstFields], arr[3*maxFirstFields : 3*maxFirstFields]}, []byte(y), a.keys)
+			if !ok {
+				continue // not a's fields
+			}
+			kx, okx := jsonscan.AppendShapeKey(nil, []byte(x))
+			ky, oky := jsonscan.AppendShapeKey(nil, []byte(y))
+			keyed := okx && oky && string(kx) == string(ky)
+			if sameShape(a, b) {
+				sawSame++
+				require.True(t, keyed, "%s and %s: sameShape, not the same key", x, y)
+			}
+			short := !slices.ContainsFunc([]string{x, y}, func(s string) bool {
+				return slices.ContainsFunc([]string{"e3", "e999", "4567", "1.5"}, func(n string) bool { return strings.Contains(s, n) })
+			})
+			if keyed && short {
+				require.True(t, sameShape(a, b), "%s and %s: the same key, short numbers", x, y)
+			}
+		}
+	}
+	require.Greater(t, sawSame, 8)
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,4 +247,19 @@ func TestWrittenStatusIsOnlyTheStoresOwnWriteOfThatRevision(t *testing.T) {
 	if (*lastValues)(nil).writtenStatus("p/Kind/", "a", 5) != nil {
 		t.Error("a nil memory remembers nothing")
 	}
+}
+
+// sharedSlice says a slice's elements are another's only when each is:
+// one that grew into the other's spare capacity has elements of its own.
+func TestSharedSliceIsElementByElement(t *testing.T) {
+	b := make([]int, 2, 4)
+	require.True(t, sharedSlice(b, b))
+	require.True(t, sharedSlice(b[:1], b))
+	require.True(t, sharedSlice([]int(nil), b), "nothing to copy")
+	require.False(t, sharedSlice(append(b, 3), b), "grew into b's capacity")
+	require.False(t, sharedSlice(slices.Clone(b), b))
+	m := map[string]int{}
+	require.True(t, sharedMap(m, m))
+	require.False(t, sharedMap(maps.Clone(m), m))
+	require.False(t, sharedMap(map[string]int(nil), nil))
 }

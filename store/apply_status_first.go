@@ -275,8 +275,15 @@ func sameFields(a, b flatObject) bool {
 // same order, and no number the key parses (a long one, or one with an
 // exponent, which may be out of range and give none).
 func sameShape(a, b flatObject) bool {
-	return slices.EqualFunc(a.keys, b.keys, bytes.Equal) &&
-		!slices.ContainsFunc(a.vals, parsedInShapeKey) && !slices.ContainsFunc(b.vals, parsedInShapeKey)
+	if len(a.keys) != len(b.keys) {
+		return false
+	}
+	for i, k := range a.keys {
+		if !bytes.Equal(k, b.keys[i]) || parsedInShapeKey(a.vals[i]) || parsedInShapeKey(b.vals[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // parsedInShapeKey reports whether jsonscan.AppendShapeKey parses scalar v
@@ -290,8 +297,14 @@ func sameScalar(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
+	// Two integers written as encoding/json writes an int64, each text
+	// one value: different texts (the usual change of a status field, a
+	// count) are different values, with nothing to parse.
+	if canonicalInt(a) && canonicalInt(b) {
+		return false
+	}
 	// Two integers as a tree holds them (int64: jsonscan.Number) are
-	// compared unboxed: the usual change of a status field, a count.
+	// compared unboxed.
 	if x, ok := treeInt(a); ok {
 		if y, ok := treeInt(b); ok {
 			return x == y
@@ -300,6 +313,25 @@ func sameScalar(a, b []byte) bool {
 	x, errA := jsonscan.Decode(a)
 	y, errB := jsonscan.Decode(b)
 	return errA == nil && errB == nil && treeEqual(x, y)
+}
+
+// canonicalInt reports whether b is an integer as encoding/json writes an
+// int64 of up to 18 digits (no sign but a minus, no leading zero, no -0):
+// the one text of its value, which fits an int64.
+func canonicalInt(b []byte) bool {
+	digits := b
+	if len(b) > 0 && b[0] == '-' {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // statusFields returns codec's encoding of the set of the status fields

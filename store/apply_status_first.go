@@ -289,7 +289,10 @@ func sameShape(a, b flatObject) bool {
 // parsedInShapeKey reports whether jsonscan.AppendShapeKey parses scalar v
 // to check its range: a number of more than 15 bytes or with an exponent.
 func parsedInShapeKey(v []byte) bool {
-	return len(v) > 0 && (v[0] == '-' || '0' <= v[0] && v[0] <= '9') && (len(v) > 15 || bytes.ContainsAny(v, "eE"))
+	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || '9' < v[0]) {
+		return false // not a number
+	}
+	return len(v) > 15 || bytes.IndexByte(v, 'e') >= 0 || bytes.IndexByte(v, 'E') >= 0
 }
 
 // sameScalar reports whether two JSON scalars decode to equal values.

@@ -269,3 +269,50 @@ func BenchmarkApplyStatusObserved(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyStatusFirstJudged measures a controller's first status
+// write to an object together with the change judge of its event, as a
+// Loop's cache hands it over: "user" creates an object, "ctrl" applies
+// its one status field, and FieldChanges(created, applied, "ctrl") judges
+// the write (its objects read back with Get, as a watch decodes them).
+// Each op is all of that, timed: what the apply learns of the record it
+// writes, the judge need not decode.
+//
+//	go test -run '^$' -bench ApplyStatusFirstJudged -benchmem ./store/
+func BenchmarkApplyStatusFirstJudged(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(b, err)
+	user, ctrl := st.As("user"), st.As("ctrl")
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		name := fmt.Sprintf("app-%09d", i)
+		i++
+		created := &store.Object[judgeSpec, judgeStatus]{
+			Meta: store.Meta{Name: name},
+			Spec: judgeSpec{
+				Replicas: 3,
+				Image:    "registry.example.com/team/app:v1.2.3",
+				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
+				Selector: map[string]string{"app": name, "tier": "backend"},
+			},
+		}
+		if _, err := user.Create(ctx, created); err != nil {
+			b.Fatal(err)
+		}
+		res, err := ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 3}, nil)
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		applied, err := st.Get(ctx, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if owned, foreign := st.FieldChanges(created, applied, "ctrl"); len(owned) != 1 || len(foreign) != 0 {
+			b.Fatal(owned, foreign)
+		}
+	}
+	reportTypedCPU(b, start)
+}

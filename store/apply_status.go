@@ -102,7 +102,8 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 // nil when nothing changes, and what is known of its sides: the status
 // side's record, decoded, when the write keeps cur's record (the fields
 // manager applied are the ones it owned) and stores the applied status as
-// its canonical encoding, as a controller's status apply does. The Store
+// its canonical encoding, as a controller's status apply does, or is a
+// manager's first apply of a flat status (firstStatusApply). The Store
 // remembers it with the write (see WithLastValues), and its change judge
 // takes it from there for the write's event (see sideManaged) instead of
 // decoding it again.

@@ -43,7 +43,11 @@ import (
 // status is never created. An ApplyStatus that changes an object the Store
 // remembers as it is stored is one Txn, with no read (see WithLastValues).
 func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any, conditions []Condition, opts ...WriteOption) (res ApplyResult, err error) {
-	ctx, d := beginDry(ctx, w, opts, "ApplyStatus", name)
+	// The options are read once, for the dry run and for the write (a
+	// Loop's apply carries WithObserved).
+	var cfg writeConfig
+	optErr := writeOpts(&cfg, "ApplyStatus", optForce|optUID|optGeneration, opts)
+	ctx, d := startDry(ctx, w, cfg.dryInto, cfg.dry, "ApplyStatus", name)
 	if d != nil {
 		defer func() { d.end(err) }()
 	}
@@ -53,29 +57,29 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	if err := validateConditions(conditions); err != nil {
 		return ApplyResult{}, err
 	}
-	var cfg writeConfig
-	if err := writeOpts(&cfg, "ApplyStatus", optForce|optUID|optGeneration, opts); err != nil {
-		return ApplyResult{}, err
+	if optErr != nil {
+		return ApplyResult{}, optErr
 	}
-	oopts := []ownership.Option{ownership.WithSchema(w.s.schemas.status)}
-	if cfg.force {
-		oopts = append(oopts, ownership.Force())
+	// Each attempt's write condition names the key: the memory's string
+	// when it remembers the object, else built once.
+	e, ok := w.s.last.latestOf(w.s.prefix, name)
+	key := e.key
+	if !ok {
+		key = w.s.prefix + name
 	}
-	key := w.s.prefix + name // built once: each attempt's write condition names it
-	e, ok := w.s.last.latest(key)
 	mem, sides := w.s.rememberedAs(key, e, ok)
 	return write(ctx, w.s, "status apply to", name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
-		return w.applyStatus(ctx, key, name, status, conditions, cfg, oopts, cur)
+		return w.applyStatus(ctx, key, name, status, conditions, cfg, cur)
 	})
 }
 
 // applyStatus is one attempt of ApplyStatus against cur, the current object
 // (see write), stored under key.
-func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status any, conditions []Condition, cfg writeConfig, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
+func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status any, conditions []Condition, cfg writeConfig, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return ApplyResult{}, decided, err
 	}
-	next, sides, err := w.mergeStatus(status, conditions, oopts, cur)
+	next, sides, err := w.mergeStatus(status, conditions, cfg.force, cur)
 	out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
 	switch {
 	case err != nil:
@@ -98,11 +102,12 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 // nil when nothing changes, and what is known of its sides: the status
 // side's record, decoded, when the write keeps cur's record (the fields
 // manager applied are the ones it owned) and stores the applied status as
-// its canonical encoding, as a controller's status apply does. The Store
+// its canonical encoding, as a controller's status apply does, or is a
+// manager's first apply of a flat status (firstStatusApply). The Store
 // remembers it with the write (see WithLastValues), and its change judge
 // takes it from there for the write's event (see sideManaged) instead of
 // decoding it again.
-func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
+func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force bool, cur *rawObject) (*rawObject, decodedSides, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	// A status of type T whose JSON form round-trips is encoded once, alone
 	// (by its side encoder, as a write encodes it): if the merge keeps it as
@@ -122,12 +127,16 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, oopts []o
 			}
 		}
 	}
-	return w.mergeStatusTrees(status, applied, conds, oopts, cur)
+	return w.mergeStatusTrees(status, applied, conds, force, cur)
 }
 
 // mergeStatusTrees is mergeStatus by the status side's trees, for any
 // apply: applied, when not nil, is status's encoding as a T.
-func (w *Writer[S, T]) mergeStatusTrees(status any, applied json.RawMessage, conds []Condition, oopts []ownership.Option, cur *rawObject) (*rawObject, decodedSides, error) {
+func (w *Writer[S, T]) mergeStatusTrees(status any, applied json.RawMessage, conds []Condition, force bool, cur *rawObject) (*rawObject, decodedSides, error) {
+	oopts := []ownership.Option{ownership.WithSchema(w.s.schemas.status)}
+	if force {
+		oopts = append(oopts, ownership.Force())
+	}
 	config, err := statusConfigTree(status, conds)
 	if err != nil {
 		return nil, decodedSides{}, fmt.Errorf("%w: applied status: %v", ErrInvalid, err)

@@ -61,18 +61,22 @@ func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObje
 	if !ok {
 		return nil, decodedSides{}, false, nil
 	}
-	var arr [maxFirstFields][]byte
-	keys, ok := flatFields(arr[:0], applied, nil)
-	if !ok || len(keys) == 0 || w.manager == "" {
+	// The applied fields' keys and values, then the stored status's, each
+	// in a quarter of arr.
+	const n = maxFirstFields
+	var arr [4 * n][]byte
+	a, ok := flatFields(flatObject{arr[0:0:n], arr[n : n : 2*n]}, applied, nil)
+	if !ok || len(a.keys) == 0 || w.manager == "" {
 		return nil, decodedSides{}, false, nil
 	}
-	if _, ok := flatFields(arr[len(keys):len(keys)], orNull(cur.Status), keys); !ok {
+	stored, ok := flatFields(flatObject{arr[2*n : 2*n : 3*n], arr[3*n : 3*n : 4*n]}, orNull(cur.Status), a.keys)
+	if !ok {
 		return nil, decodedSides{}, false, nil
 	}
 	if mine {
-		return w.ownStatusApply(cur, applied, keys)
+		return w.ownStatusApply(cur, applied, a, stored)
 	}
-	return w.firstStatusApply(cur, applied, keys, others)
+	return w.firstStatusApply(cur, applied, a.keys, others)
 }
 
 // statusEntries counts cur's status-side entries of managers other than
@@ -126,31 +130,46 @@ func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, keys [][
 	} else {
 		next.Meta.Managed = append(slices.Clip(cur.Meta.Managed), entry)
 	}
-	return next, decodedSides{}, true, nil
+	// The status side's record, decoded as the change judge decodes the
+	// write's event (decodeSideManaged: the same status text, so the same
+	// Codec), which then takes it from the write (see writing), as the
+	// memory does. The sets decoded come from the Codec's memo: a
+	// controller's first applies write the same record object after object.
+	dec, _ := sc.decodeSideWith(&next.Meta, statusSide, func() (*ownership.Codec, error) { return codec, nil }, sc.codecs.decodeNodes)
+	var sides decodedSides
+	if dec.canonical {
+		sides.status = &dec
+	}
+	return next, sides, true, nil
 }
 
 // ownStatusApply is flatStatusApply's later apply, by a manager with an
-// Apply entry on the status side, of the status fields named by keys
-// (see above).
-func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, keys [][]byte) (*rawObject, decodedSides, bool, error) {
+// Apply entry on the status side, of the fields of a over the stored
+// status's (see above).
+func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored flatObject) (*rawObject, decodedSides, bool, error) {
 	sc := w.s.schemas
 	dec, curCodec := sc.decodeSideOf(cur, statusSide, nil)
 	if !dec.canonical || curCodec == nil {
 		return nil, decodedSides{}, false, nil
 	}
 	i := dec.managed.Find(w.manager, ownership.OpApply)
-	if i < 0 || ownsAny(dec.managed, keys, i) || !ownsExactly(dec.managed[i].Set, keys) {
+	if i < 0 || ownsAny(dec.managed, a.keys, i) || !ownsExactly(dec.managed[i].Set, a.keys) {
 		return nil, decodedSides{}, false, nil
 	}
-	if flatEqual(orNull(cur.Status), applied) {
+	if sameFields(a, stored) {
 		return nil, decodedSides{}, true, nil
 	}
 	next, err := w.appliedStatus(cur, applied)
 	if err != nil {
 		return nil, decodedSides{}, false, err
 	}
-	if codec, err := sc.codecOf(next, statusSide, nil); err != nil || codec != curCodec {
-		return nil, decodedSides{}, false, nil // a new shape: the merge encodes the record
+	// The record is kept while the new status has the stored one's shape
+	// (codecOf's key, see sideShapeKey): the same keys in the same order,
+	// the same conditions, each keyed; then the shape's Codec is cur's.
+	if !sameShape(a, stored) || !conditionsKeyed(next.Conditions) {
+		if codec, err := sc.codecOf(next, statusSide, nil); err != nil || codec != curCodec {
+			return nil, decodedSides{}, false, nil // a new shape: the merge encodes the record
+		}
 	}
 	return next, decodedSides{status: &dec}, true, nil
 }
@@ -172,11 +191,15 @@ func (w *Writer[S, T]) appliedStatus(cur *rawObject, applied []byte) (*rawObject
 	return &next, nil
 }
 
-// flatFields appends to keys the keys of JSON object b, and reports
+// flatObject is a flat JSON object's fields as flatFields reads them:
+// keys[i] holds vals[i], the value's text.
+type flatObject struct{ keys, vals [][]byte }
+
+// flatFields appends to o the fields of JSON object b, and reports
 // whether b is an object of at most maxFirstFields fields, each a scalar
 // with a plain key, none twice; with names, each key must be one of them,
 // and null values are allowed.
-func flatFields(keys [][]byte, b []byte, names [][]byte) ([][]byte, bool) {
+func flatFields(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
 	r := jsonscan.NewReader(b)
 	ok := r.Object(func(key []byte) bool {
 		switch r.Next() {
@@ -187,17 +210,17 @@ func flatFields(keys [][]byte, b []byte, names [][]byte) ([][]byte, bool) {
 				return false // applies nothing: the merge's
 			}
 		}
-		if len(keys) == maxFirstFields || slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Equal(k, key) }) {
+		if len(o.keys) == maxFirstFields || slices.ContainsFunc(o.keys, func(k []byte) bool { return bytes.Equal(k, key) }) {
 			return false
 		}
 		if names != nil && !slices.ContainsFunc(names, func(k []byte) bool { return bytes.Equal(k, key) }) {
 			return false
 		}
-		keys = append(keys, key)
-		_, ok := r.Raw()
+		v, ok := r.Raw()
+		o.keys, o.vals = append(o.keys, key), append(o.vals, v)
 		return ok
 	})
-	return keys, ok && r.End()
+	return o, ok && r.End()
 }
 
 // ownsAny reports whether an entry, but the one at skip, owns the status
@@ -231,38 +254,45 @@ func ownsExactly(set *ownership.Set, keys [][]byte) bool {
 	return true
 }
 
-// flatEqual reports whether two flat JSON objects (flatFields) hold the
-// same fields with equal values, as their decoded trees compare: a value
-// whose text differs is decoded (1.0 and 1 differ there, as in treeEqual).
-func flatEqual(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
+// sameFields reports whether two flat objects (flatFields) hold the same
+// fields with equal values, as their decoded trees compare: a value whose
+// text differs is decoded (1.0 and 1 differ there, as in treeEqual).
+func sameFields(a, b flatObject) bool {
+	if len(a.keys) != len(b.keys) {
+		return false
 	}
-	var arr [2 * maxFirstFields][]byte // a's keys and values, in turn
-	kv := arr[:0]
-	r := jsonscan.NewReader(a)
-	if !r.Object(func(key []byte) bool {
-		if len(kv) == len(arr) {
+	for i, k := range a.keys {
+		j := slices.IndexFunc(b.keys, func(l []byte) bool { return bytes.Equal(k, l) })
+		if j < 0 || !sameScalar(a.vals[i], b.vals[j]) {
 			return false
 		}
-		v, ok := r.Raw()
-		kv = append(kv, key, v)
-		return ok
-	}) {
+	}
+	return true
+}
+
+// sameShape reports whether two flat objects (flatFields) have the same
+// shape key (jsonscan.AppendShapeKey), each a key: the same keys in the
+// same order, and no number the key parses (a long one, or one with an
+// exponent, which may be out of range and give none).
+func sameShape(a, b flatObject) bool {
+	if len(a.keys) != len(b.keys) {
 		return false
 	}
-	n := 0
-	r = jsonscan.NewReader(b)
-	return r.Object(func(key []byte) bool {
-		v, ok := r.Raw()
-		n++
-		for i := 0; ok && i < len(kv); i += 2 {
-			if bytes.Equal(kv[i], key) {
-				return sameScalar(kv[i+1], v)
-			}
+	for i, k := range a.keys {
+		if !bytes.Equal(k, b.keys[i]) || parsedInShapeKey(a.vals[i]) || parsedInShapeKey(b.vals[i]) {
+			return false
 		}
-		return false
-	}) && n == len(kv)/2
+	}
+	return true
+}
+
+// parsedInShapeKey reports whether jsonscan.AppendShapeKey parses scalar v
+// to check its range: a number of more than 15 bytes or with an exponent.
+func parsedInShapeKey(v []byte) bool {
+	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || '9' < v[0]) {
+		return false // not a number
+	}
+	return len(v) > 15 || bytes.IndexByte(v, 'e') >= 0 || bytes.IndexByte(v, 'E') >= 0
 }
 
 // sameScalar reports whether two JSON scalars decode to equal values.
@@ -270,8 +300,14 @@ func sameScalar(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
+	// Two integers written as encoding/json writes an int64, each text
+	// one value: different texts (the usual change of a status field, a
+	// count) are different values, with nothing to parse.
+	if canonicalInt(a) && canonicalInt(b) {
+		return false
+	}
 	// Two integers as a tree holds them (int64: jsonscan.Number) are
-	// compared unboxed: the usual change of a status field, a count.
+	// compared unboxed.
 	if x, ok := treeInt(a); ok {
 		if y, ok := treeInt(b); ok {
 			return x == y
@@ -280,6 +316,25 @@ func sameScalar(a, b []byte) bool {
 	x, errA := jsonscan.Decode(a)
 	y, errB := jsonscan.Decode(b)
 	return errA == nil && errB == nil && treeEqual(x, y)
+}
+
+// canonicalInt reports whether b is an integer as encoding/json writes an
+// int64 of up to 18 digits (no sign but a minus, no leading zero, no -0):
+// the one text of its value, which fits an int64.
+func canonicalInt(b []byte) bool {
+	digits := b
+	if len(b) > 0 && b[0] == '-' {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // statusFields returns codec's encoding of the set of the status fields

@@ -292,7 +292,7 @@ func TestWatchDecodesOverOnlyAValueReadWhole(t *testing.T) {
 	require.NoError(t, err)
 	raw, err := decodeRaw(kv.KeyValue{Key: key, Value: val, ModRevision: 3}, &metaDecoder{})
 	require.NoError(t, err)
-	st.last.wrote(key, 3, raw, val, decodedSides{})
+	st.last.wrote(key, 3, nil, raw, val, decodedSides{})
 	held = event(next, val, 3)
 	changed := []byte(strings.Replace(string(val), `"replicas":2`, `"replicas":3`, 1))
 	got = event(val, changed, 4)
@@ -349,7 +349,7 @@ func BenchmarkWatchSpecWriteOverHeld(b *testing.B) {
 				// The Store remembers its write; the event, the value after it.
 				st.last.forget(key, 10)
 				if bc.remember {
-					st.last.wrote(key, 8, raw, prev, decodedSides{})
+					st.last.wrote(key, 8, nil, raw, prev, decodedSides{})
 				}
 				tev := decode(ev)
 				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || (&tev.Object.Meta.Managed[0] == &held.Meta.Managed[0]) != (bc.name != "no-held") {

@@ -106,6 +106,12 @@ type dryRunWriteKey struct{}
 // find it there) and the dryRun to end with endDry.
 func beginDry[S, T any](ctx context.Context, w *Writer[S, T], opts []WriteOption, op, name string) (context.Context, *dryRun) {
 	into, on := dryOf(opts)
+	return startDry(ctx, w, into, on, op, name)
+}
+
+// startDry is beginDry for a write that read its options itself: into and
+// on are its DryRun's (writeConfig.dryInto and dry).
+func startDry[S, T any](ctx context.Context, w *Writer[S, T], into *DryRunResult, on bool, op, name string) (context.Context, *dryRun) {
 	report, _ := ctx.Value(dryRunKey{}).(func(DryRunResult))
 	if !on && report == nil {
 		return ctx, nil

@@ -65,7 +65,7 @@ func BenchmarkWatchControllerSpecWrite(b *testing.B) {
 			for b.Loop() {
 				st.last.forget(key, 10)
 				if bc.remember {
-					st.last.wrote(key, 8, raw, prev, decodedSides{})
+					st.last.wrote(key, 8, nil, raw, prev, decodedSides{})
 				}
 				tev := decode(ev)
 				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || len(tev.Object.Spec.Args) != 3 || tev.Object.Status.ReadyReplicas != 5 {

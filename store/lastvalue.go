@@ -305,6 +305,22 @@ func (l *lastValues) latest(key string) (lastValue, bool) {
 	return lastValue{}, false
 }
 
+// latestOf is latest of the key prefix+name, built on the stack: the
+// lastValue's key is the remembered key string.
+func (l *lastValues) latestOf(prefix, name string) (lastValue, bool) {
+	if l == nil {
+		return lastValue{}, false
+	}
+	var buf [64]byte
+	key := append(append(buf[:0], prefix...), name...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, ok := l.index[string(key)]; ok {
+		return l.items[i], true
+	}
+	return lastValue{}, false
+}
+
 // read remembers kv as read from the Backend.
 func (l *lastValues) read(kv kv.KeyValue) { l.readWhole(kv, false) }
 
@@ -317,17 +333,26 @@ func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole})
 }
 
-// wrote remembers raw, encoded as value, as written at rev, with what is
-// known of its sides. It keeps a copy of what raw shares with callers, so raw
-// may be handed out afterwards.
-func (l *lastValues) wrote(key string, rev int64, raw *rawObject, value []byte, sides decodedSides) {
+// wrote remembers raw, encoded as value, as written at rev over cur (nil
+// for a creation), with what is known of its sides. It keeps a copy of
+// what raw may share with callers, so raw may be handed out afterwards:
+// of the maps and slices raw's Meta and Conditions hold, those that are
+// cur's need none. cur is the value the write was computed from, the
+// memory's own or a read of the write's own, which no write hands out: a
+// status write, which leaves the metadata as they were, copies none.
+func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides) {
 	if l == nil {
 		return
 	}
 	own := *raw
-	own.Meta = raw.Meta.clone()
+	if cur == nil {
+		cur = &rawObject{}
+	}
+	own.Meta = raw.Meta.cloneBut(&cur.Meta)
 	own.Meta.Revision = rev
-	own.Conditions = slices.Clone(raw.Conditions)
+	if !sharedSlice(raw.Conditions, cur.Conditions) {
+		own.Conditions = slices.Clone(raw.Conditions)
+	}
 	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
 		l.mu.Lock()
 		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
@@ -536,11 +561,38 @@ func (l *lastValues) remove(i int) {
 }
 
 // clone returns m with its own copies of the maps and slices it holds.
-func (m Meta) clone() Meta {
-	m.Labels = maps.Clone(m.Labels)
-	m.Annotations = maps.Clone(m.Annotations)
-	m.Owners = slices.Clone(m.Owners)
-	m.Finalizers = slices.Clone(m.Finalizers)
-	m.Managed = slices.Clone(m.Managed)
+func (m Meta) clone() Meta { return m.cloneBut(&Meta{}) }
+
+// cloneBut is clone but for the maps and slices m shares with held, which
+// it keeps as they are.
+func (m Meta) cloneBut(held *Meta) Meta {
+	if !sharedMap(m.Labels, held.Labels) {
+		m.Labels = maps.Clone(m.Labels)
+	}
+	if !sharedMap(m.Annotations, held.Annotations) {
+		m.Annotations = maps.Clone(m.Annotations)
+	}
+	if !sharedSlice(m.Owners, held.Owners) {
+		m.Owners = slices.Clone(m.Owners)
+	}
+	if !sharedSlice(m.Finalizers, held.Finalizers) {
+		m.Finalizers = slices.Clone(m.Finalizers)
+	}
+	if !sharedSlice(m.Managed, held.Managed) {
+		m.Managed = slices.Clone(m.Managed)
+	}
 	return m
+}
+
+// sharedMap reports whether a and b are the same map (not nil), not merely
+// equal ones.
+func sharedMap[K comparable, V any](a, b map[K]V) bool {
+	return a != nil && *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+}
+
+// sharedSlice reports whether every element of a is b's (a holds a prefix of
+// b's elements, in b's array), so that a copy of b covers a; true for an
+// empty a, which holds nothing to copy.
+func sharedSlice[E any](a, b []E) bool {
+	return len(a) == 0 || len(a) <= len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +37,7 @@ func TestLastValuesAccounting(t *testing.T) {
 				sides.status = &decodedSide{}
 				meta.Managed = []ManagedFields{{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "status(ready,message)"}}
 			}
-			l.wrote(key, rev, &rawObject{Meta: meta}, make([]byte, rng.IntN(2000)), sides)
+			l.wrote(key, rev, nil, &rawObject{Meta: meta}, make([]byte, rng.IntN(2000)), sides)
 		case 2:
 			l.readDecoded(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev}, &rawObject{})
 		default:
@@ -65,7 +67,7 @@ func TestLastValuesAccounting(t *testing.T) {
 	require.Equal(t, "new", string(e.value), "an older revision does not replace a newer one")
 	_, ok = l.lookup("a", 9_999)
 	require.False(t, ok)
-	l.wrote("a", 10_000, &rawObject{}, []byte("new"), decodedSides{})
+	l.wrote("a", 10_000, nil, &rawObject{}, []byte("new"), decodedSides{})
 	e, _ = l.lookup("a", 10_000)
 	require.NotNil(t, e.raw, "the Store's own write of a revision replaces its read")
 	l.read(kv.KeyValue{Key: "a", Value: []byte("new"), ModRevision: 10_000})
@@ -98,7 +100,7 @@ func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
 		if i < 3 { // the watch event first
 			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
 		}
-		l.wrote(key, int64(i+1), &rawObject{Meta: Meta{Name: key}}, value(i), decodedSides{})
+		l.wrote(key, int64(i+1), nil, &rawObject{Meta: Meta{Name: key}}, value(i), decodedSides{})
 		if i >= 3 && i < 5 { // the write first
 			l.read(kv.KeyValue{Key: key, Value: backends[i], ModRevision: int64(i + 1)})
 		}
@@ -136,9 +138,9 @@ func TestLastValuesKeepOnlyTheLatestWritesDecoded(t *testing.T) {
 
 	// A key written again is displaced by its own latest write only.
 	again := fmt.Sprint("k", maxDecoded+5)
-	l.wrote(again, 5000, &rawObject{}, value(0), decodedSides{})
+	l.wrote(again, 5000, nil, &rawObject{}, value(0), decodedSides{})
 	for i := range maxDecoded {
-		l.wrote(fmt.Sprint("x", i), int64(6000+i), &rawObject{}, value(i), decodedSides{})
+		l.wrote(fmt.Sprint("x", i), int64(6000+i), nil, &rawObject{}, value(i), decodedSides{})
 	}
 	e, _ = l.lookup(again, 5000)
 	require.Nil(t, e.raw)
@@ -153,7 +155,7 @@ func TestLastValuesDecodedReads(t *testing.T) {
 	l := newLastValues(1 << 30)
 	backend := []byte("own")
 	l.readDecoded(kv.KeyValue{Key: "own", Value: backend, ModRevision: 1}, &rawObject{})
-	l.wrote("own", 1, &rawObject{}, []byte("own"), decodedSides{})
+	l.wrote("own", 1, nil, &rawObject{}, []byte("own"), decodedSides{})
 	e, _ := l.lookup("own", 1)
 	require.True(t, e.written, "the Store's own write of a revision replaces its decoded read")
 	require.Same(t, &backend[0], &e.value[0], "with the Backend's value")
@@ -245,4 +247,19 @@ func TestWrittenStatusIsOnlyTheStoresOwnWriteOfThatRevision(t *testing.T) {
 	if (*lastValues)(nil).writtenStatus("p/Kind/", "a", 5) != nil {
 		t.Error("a nil memory remembers nothing")
 	}
+}
+
+// sharedSlice says a slice's elements are another's only when each is:
+// one that grew into the other's spare capacity has elements of its own.
+func TestSharedSliceIsElementByElement(t *testing.T) {
+	b := make([]int, 2, 4)
+	require.True(t, sharedSlice(b, b))
+	require.True(t, sharedSlice(b[:1], b))
+	require.True(t, sharedSlice([]int(nil), b), "nothing to copy")
+	require.False(t, sharedSlice(append(b, 3), b), "grew into b's capacity")
+	require.False(t, sharedSlice(slices.Clone(b), b))
+	m := map[string]int{}
+	require.True(t, sharedMap(m, m))
+	require.False(t, sharedMap(maps.Clone(m), m))
+	require.False(t, sharedMap(map[string]int(nil), nil))
 }

@@ -781,7 +781,8 @@ func TestLastValuesHeapStaysWithinTheBound(t *testing.T) {
 // writes past its decoded ones (see WithLastValues) hold no more heap than
 // they count, and no more than MaxStatusRecords are kept. The writes are a
 // controller's status applies of one field, twice to each object (a status
-// write knows its record when it keeps it), as in the controller benchmark.
+// write knows its record, the first apply's included), as in the
+// controller benchmark.
 func TestLastValuesStatusRecordsHoldNoMoreThanTheyCount(t *testing.T) {
 	ctx := t.Context()
 	st, err := store.New[judgeSpec, judgeStatus](memstore.New(), "App", store.WithLastValues(256<<20))
@@ -794,7 +795,7 @@ func TestLastValuesStatusRecordsHoldNoMoreThanTheyCount(t *testing.T) {
 		name := fmt.Sprintf("thing-%05d", i)
 		_, err := st.As("deployer").Create(ctx, &store.Object[judgeSpec, judgeStatus]{Meta: store.Meta{Name: name}, Spec: judgeSpec{Image: "web:v1", Replicas: 1}})
 		require.NoError(t, err)
-		for ready := range 2 { // the first apply makes the record, the second knows it
+		for ready := range 2 { // the first apply makes the record, the second keeps it
 			_, err = st.As("controller").ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: int64(ready)}, nil)
 			require.NoError(t, err)
 		}
@@ -807,9 +808,14 @@ func TestLastValuesStatusRecordsHoldNoMoreThanTheyCount(t *testing.T) {
 	runtime.ReadMemStats(&empty)
 	held := int64(full.HeapAlloc) - int64(empty.HeapAlloc)
 	t.Logf("%d status writes: %d records held %d bytes, counted as %d", n, records, held, counted)
-	// Every second apply left the decoded writes (the 256 latest: the
-	// creation and two applies of each of the last 86 objects) but those.
-	want := min(n-(store.MaxDecoded+2)/3, store.MaxStatusRecords)
+	// Each object makes two records: its first apply's when the second
+	// replaces it, and the second's when it leaves the decoded writes (the
+	// 256 latest: the creation and two applies of each of the last 86
+	// objects, whose first apply's record is their latest). The records
+	// kept are the latest MaxStatusRecords made, so each key's latest is
+	// among them for the last MaxStatusRecords/2 objects to leave the
+	// decoded writes, and for those 86.
+	want := min(n, store.MaxStatusRecords/2+(store.MaxDecoded+2)/3)
 	require.Equal(t, want, records)
 	require.LessOrEqual(t, held, int64(counted), "heap held by the status records")
 	runtime.KeepAlive(st)

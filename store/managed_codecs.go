@@ -137,10 +137,10 @@ func appendConditionsShape(buf []byte, conds []Condition) ([]byte, bool) {
 		return buf, true
 	}
 	buf = binary.AppendUvarint(append(buf, 0, 'c'), uint64(len(conds)))
+	if !conditionsKeyed(conds) {
+		return buf, false
+	}
 	for _, c := range conds {
-		if y := c.LastTransitionTime.Year(); y < 0 || y > 9999 {
-			return buf, false
-		}
 		set := byte('0')
 		if c.Reason != "" {
 			set |= 1
@@ -155,6 +155,17 @@ func appendConditionsShape(buf []byte, conds []Condition) ([]byte, bool) {
 		buf = append(buf, set)
 	}
 	return buf, true
+}
+
+// conditionsKeyed reports whether appendConditionsShape keys conds: each
+// time is one encoding/json can encode.
+func conditionsKeyed(conds []Condition) bool {
+	for _, c := range conds {
+		if y := c.LastTransitionTime.Year(); y < 0 || y > 9999 {
+			return false
+		}
+	}
+	return true
 }
 
 // appendMetaShape appends to buf, after a 0, a key of the shape of m's

@@ -95,13 +95,19 @@ func WithGeneration(g int64) WriteOption {
 // Generation) makes the write fail with ErrInvalid, not pass unchecked.
 // UpdateStatus and ApplyStatus take it.
 func WithObserved(m Meta) WriteOption {
+	// The option holds the two fields it checks, not a copy of m: a
+	// Loop's status write gives one per reconcile.
+	uid, gen := m.UID, m.Generation
+	if uid == "" || gen <= 0 {
+		err := fmt.Errorf("%w: WithObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, uid, gen)
+		return func(c *writeConfig) {
+			c.given |= optGeneration | optUID
+			c.err = err
+		}
+	}
 	return func(c *writeConfig) {
 		c.given |= optGeneration | optUID
-		if m.UID == "" || m.Generation <= 0 {
-			c.err = fmt.Errorf("%w: WithObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, m.UID, m.Generation)
-			return
-		}
-		c.uid, c.generation, c.hasGeneration = m.UID, m.Generation, true
+		c.uid, c.generation, c.hasGeneration = uid, gen, true
 	}
 }
 

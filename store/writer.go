@@ -286,7 +286,8 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 // put encodes next and writes it under the own-key cond (and ctx's fence),
 // then remembers it (see WithLastValues) with what is known of its sides.
 // cur is the value the cond holds the key to (nil for a creation), which
-// admission sees as the old object.
+// admission sees as the old object: the Store's memory, or a read of the
+// write's own, what no write hands to its caller (see lastValues.wrote).
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.traceOf(ctx)
@@ -309,7 +310,7 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 	}
 	if d := dryRunFrom(ctx); d != nil {
 		d.dryMeta(next.Meta)
-		return w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
+		return w.txnAs(ctx, d, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
 	}
 	// val is the Store's own encoding, never modified once written: the
 	// Backend may keep it (Owned), and the memory of values does.
@@ -317,9 +318,9 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 		w.s.last.writing(own.Key, val, sides.status) // its event may be judged before wrote
 		defer w.s.last.doneWriting(own.Key, val)
 	}
-	rev, err := w.txn(ctx, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
+	rev, err := w.txnAs(ctx, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
-		w.s.last.wrote(own.Key, rev, next, val, sides)
+		w.s.last.wrote(own.Key, rev, cur, next, val, sides)
 	}
 	return rev, err
 }
@@ -328,6 +329,12 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64, error) {
+	return w.txnAs(ctx, dryRunFrom(ctx), own, wr)
+}
+
+// txnAs is txn for a write that looked up its dry run in ctx (d; nil for
+// none): put, on every write, which need not look again.
+func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.Write) (int64, error) {
 	if err := storeaccess.WaitWriteLimit(ctx); err != nil {
 		return 0, err
 	}
@@ -336,7 +343,6 @@ func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64
 	if fenced {
 		conds = append(conds, fence.cond())
 	}
-	d := dryRunFrom(ctx)
 	var rev int64
 	var err error
 	if d != nil {

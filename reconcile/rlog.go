@@ -60,17 +60,23 @@ func (r *recorder) reconcileID() string { return fmt.Sprintf("%s-%d", r.idPrefix
 // the Loop's count the first time it is asked for. A reconcile that never
 // uses its ID (most: it logs nothing, records no event and does not fail)
 // takes none, so the workers share no counter they write at every
-// reconcile. Safe for concurrent use: two goroutines of one reconcile that
-// ask at once get the same number.
+// reconcile. Safe for concurrent use: goroutines of one reconcile that
+// ask at once get the same number, and take one number between them (a
+// compare-and-swap after the count's increment would leave a gap in the
+// count for every loser).
 func (r *recorder) idNumber() uint64 {
 	if id := r.id.Load(); id != 0 {
 		return id
 	}
-	r.used.Store(true)
-	if id := r.ids.Add(1); r.id.CompareAndSwap(0, id) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id := r.id.Load(); id != 0 {
 		return id
 	}
-	return r.id.Load()
+	r.used.Store(true)
+	id := r.ids.Add(1)
+	r.id.Store(id)
+	return id
 }
 
 // idAttr is the reconcileID attribute of the Loop's lines about the

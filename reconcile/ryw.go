@@ -26,7 +26,7 @@ type written struct {
 // reconcile.
 type recorder struct {
 	rev     atomic.Int64 // the highest revision written to any backend
-	mu      sync.Mutex
+	mu      sync.Mutex // guards revs, and the first taking of id
 	revs    []written // by backend, usually one
 	fresh   bool
 	attempt int // see Attempt

@@ -26,8 +26,8 @@ type written struct {
 // reconcile.
 type recorder struct {
 	rev     atomic.Int64 // the highest revision written to any backend
-	mu      sync.Mutex // guards revs, and the first taking of id
-	revs    []written // by backend, usually one
+	mu      sync.Mutex   // guards revs, and the first taking of id
+	revs    []written    // by backend, usually one
 	fresh   bool
 	attempt int // see Attempt
 	// own tells the Loop of every revision written, so that its cache

@@ -194,11 +194,15 @@ func compileSlice(t reflect.Type) equalFunc {
 	}
 }
 
-// compileMap has a fast path only for plain map[string]string; other maps
-// fall back to reflect.DeepEqual.
+// compileMap has a fast path only for plain map[string]string, which a
+// map shares with itself at once; other maps fall back to
+// reflect.DeepEqual.
 func compileMap(t reflect.Type) equalFunc {
 	if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String && t.Key().PkgPath() == "" && t.Elem().PkgPath() == "" {
 		return func(a, b unsafe.Pointer) bool {
+			if *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) {
+				return true // one map: a watch event shares the held object's unchanged ones
+			}
 			ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
 			return (ma == nil) == (mb == nil) && maps.Equal(ma, mb)
 		}

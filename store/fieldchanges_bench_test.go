@@ -18,6 +18,20 @@ type judgeSpec struct {
 	Selector map[string]string `json:"selector"`
 }
 
+// judgeApp is an App named name with a ~200-byte spec at replicas, as a
+// controller's user creates it.
+func judgeApp(name string, replicas int64) *store.Object[judgeSpec, judgeStatus] {
+	return &store.Object[judgeSpec, judgeStatus]{
+		Meta: store.Meta{Name: name},
+		Spec: judgeSpec{
+			Replicas: replicas,
+			Image:    "registry.example.com/team/app:v1.2.3",
+			Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
+			Selector: map[string]string{"app": name, "tier": "backend"},
+		},
+	}
+}
+
 type judgeStatus struct {
 	ReadyReplicas int64 `json:"readyReplicas"`
 }
@@ -55,15 +69,7 @@ func benchFieldChangesOwnStatus(b *testing.B, lag int) {
 	var pairs []pair
 	for i := range 16 {
 		name := fmt.Sprintf("app-%05d", i)
-		_, err := user.Create(ctx, &store.Object[judgeSpec, judgeStatus]{
-			Meta: store.Meta{Name: name},
-			Spec: judgeSpec{
-				Replicas: 1,
-				Image:    "registry.example.com/team/app:v1.2.3",
-				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
-				Selector: map[string]string{"app": name, "tier": "backend"},
-			},
-		})
+		_, err := user.Create(ctx, judgeApp(name, 1))
 		require.NoError(b, err)
 		_, err = ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 1}, nil)
 		require.NoError(b, err)

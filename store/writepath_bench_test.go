@@ -19,15 +19,7 @@ func writePathObjects(b testing.TB, st *store.Store[judgeSpec, judgeStatus], n i
 	var names []string
 	for i := range n {
 		name := fmt.Sprintf("app-%05d", i)
-		_, err := st.As("user").Create(ctx, &store.Object[judgeSpec, judgeStatus]{
-			Meta: store.Meta{Name: name},
-			Spec: judgeSpec{
-				Replicas: 1,
-				Image:    "registry.example.com/team/app:v1.2.3",
-				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
-				Selector: map[string]string{"app": name, "tier": "backend"},
-			},
-		})
+		_, err := st.As("user").Create(ctx, judgeApp(name, 1))
 		require.NoError(b, err)
 		_, err = st.As("ctrl").ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 1}, nil)
 		require.NoError(b, err)
@@ -213,15 +205,7 @@ func BenchmarkApplyStatusFirst(b *testing.B) {
 			names = names[:0]
 			for j := range 128 {
 				name := fmt.Sprintf("app-%09d", created+j)
-				_, err := user.Create(ctx, &store.Object[judgeSpec, judgeStatus]{
-					Meta: store.Meta{Name: name},
-					Spec: judgeSpec{
-						Replicas: 3,
-						Image:    "registry.example.com/team/app:v1.2.3",
-						Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
-						Selector: map[string]string{"app": name, "tier": "backend"},
-					},
-				})
+				_, err := user.Create(ctx, judgeApp(name, 3))
 				require.NoError(b, err)
 				names = append(names, name)
 			}
@@ -305,15 +289,7 @@ func BenchmarkApplyStatusFirstJudged(b *testing.B) {
 	for b.Loop() {
 		name := fmt.Sprintf("app-%09d", i)
 		i++
-		created := &store.Object[judgeSpec, judgeStatus]{
-			Meta: store.Meta{Name: name},
-			Spec: judgeSpec{
-				Replicas: 3,
-				Image:    "registry.example.com/team/app:v1.2.3",
-				Args:     []string{"--listen=:8080", "--verbose", "--config=/etc/app/config.yaml"},
-				Selector: map[string]string{"app": name, "tier": "backend"},
-			},
-		}
+		created := judgeApp(name, 3)
 		if _, err := user.Create(ctx, created); err != nil {
 			b.Fatal(err)
 		}

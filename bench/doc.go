@@ -39,6 +39,15 @@
 //     adds found their key still queued, a mix the scheduler sets. Quote
 //     cpu-ns/op; the table's ratio range shows the spread of ns/op.
 //
+// Where an event's instructions go comes from split.sh: it counts
+// BenchmarkEventToReconcile's instructions per event on both sides with
+// callgrind (no timing noise, so two commits compare), and splits steady's
+// into the parts of an event and the guarantees client-go lacks (ownership
+// records, the status apply's merge, the change judge and oscillation
+// detection), which it sums apart from the rest:
+//
+//	cd bench && ./split.sh                                # needs valgrind
+//
 // The benchmarks run on their own too,
 //
 //	cd bench && go test -run '^$' -bench . -benchmem .

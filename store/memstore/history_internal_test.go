@@ -44,16 +44,18 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 
 // The ring lets go of its oldest block once it has evicted every event in
 // it: however many writes it has seen, it holds its size and at most two
-// blocks more (the oldest block's evicted events, the spare).
+// blocks more (the oldest block's evicted events, the spare), and no block
+// has room for more than historyBlock events.
 func TestHistoryHoldsItsSizeAndTwoBlocks(t *testing.T) {
 	for _, size := range []int{1, 100, historyBlock, 3*historyBlock + 7} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			h := newHistory(size, 0)
 			for i := range 10 * (size + historyBlock) {
 				h.add(fmt.Sprint(i%7), false, []byte("v"), 1, nil)
-				held := len(h.spare)
+				held := cap(h.spare)
 				for _, b := range h.blocks {
-					held += len(b)
+					held += cap(b)
+					require.LessOrEqual(t, cap(b), historyBlock, "a block's room after %d writes", i+1)
 				}
 				require.LessOrEqual(t, held, size+2*historyBlock, "after %d writes", i+1)
 				require.Equal(t, int64(i+1), h.last)

@@ -39,3 +39,6 @@ func (s *Store) HistoryBytes() int {
 
 // MaxLagHistory is maxLagHistory, for the tests.
 const MaxLagHistory = maxLagHistory
+
+// BudgetWindow is budgetWindow, for the tests.
+const BudgetWindow = budgetWindow

@@ -81,6 +81,11 @@ type hooks = storeaccess.Hooks
 // own values are far more.
 const keysPerHistoryEvent = 10
 
+// budgetWindow is the window DefaultHistoryBytes is sized for: the default
+// budget grows with a lagging watch's window (see lagGrow) only past it,
+// as it did when the default window started there.
+const budgetWindow = 10_000
+
 // maxLagHistory is how many times the window the keys call for the default
 // window may grow to, at most, while a live watch lags (see lagGrow).
 const maxLagHistory = 8
@@ -248,7 +253,8 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // and no more than maxLagHistory times the window the keys call for: a
 // watch further behind relists, a listing of every key that decodes only
 // those changed, which costs less than replaying the backlog, a decode an
-// event. The default budget of values grows in proportion (growBudget):
+// event. The default budget of values grows in proportion past
+// budgetWindow (growBudget):
 // else each write, ageing the grown ring, encodes a delta, which cost more
 // than the relists the window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
@@ -265,7 +271,7 @@ func (s *Store) lagGrow() {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
 			n := min(2*h.size, most)
 			if s.growBudget {
-				h.budget = int(int64(h.budget) * int64(n) / size)
+				h.budget = int(int64(h.budget) * int64(max(n, budgetWindow)) / max(size, budgetWindow))
 			}
 			h.grow(n)
 			return

@@ -130,14 +130,15 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 }
 
 // The window a lagging watch grew keeps its values in full within the
-// default WithHistoryBytes budget grown in proportion, so that the writes
+// default WithHistoryBytes budget grown in proportion past BudgetWindow
+// writes, so that the writes
 // made while a watch lags encode no deltas, nor does the watch apply any:
 // with the budget as it was, ageing the grown window cost ~13% of a
 // controller's CPU at 100,000 keys (each write encoding an old value as a
 // delta), more than the relists it saved. A budget set with
 // WithHistoryBytes stays as set.
 func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
-	const keys, behind = 4 * memstore.DefaultHistorySize, 3 * memstore.DefaultHistorySize
+	const keys, behind = 4 * memstore.BudgetWindow, 3 * memstore.BudgetWindow
 	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
 	for _, tc := range []struct {
 		name   string
@@ -180,4 +181,64 @@ func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The default window at rest is DefaultHistorySize, but the budget of its
+// values is sized for BudgetWindow writes, and a lagging watch's window
+// grown no further than that keeps it: as when the default window started
+// at BudgetWindow, a backlog of old values over the budget keeps the
+// oldest as deltas, where the budget grown in proportion from the smaller
+// window (four times over) would keep them all in full.
+func TestALaggingWatchsWindowWithinTheBudgetWindowKeepsTheBudget(t *testing.T) {
+	const keys, written, behind = memstore.BudgetWindow, 1000, 3 * memstore.BudgetWindow / 4
+	pad := 2 * memstore.DefaultHistoryBytes / (behind - written) // the backlog's old values are twice the budget
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0*d"}`, i, pad, 0) }
+	ctx := t.Context()
+	s := memstore.New()
+	for i := range keys {
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{}`)})
+		require.NoError(t, err)
+	}
+	from := s.Revision()
+	ch, err := s.Watch(ctx, "k/", from)
+	require.NoError(t, err)
+	for i := range behind { // the watch reads nothing meanwhile
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%written), Value: value(i)})
+		require.NoError(t, err)
+	}
+	require.NotZero(t, s.HistoryDeltas(), "old values kept as deltas")
+	// The latest 1,024 events never age, and they hold every current value.
+	require.LessOrEqual(t, s.HistoryBytes(), memstore.DefaultHistoryBytes+2*1024*len(value(0)), "the default budget")
+	for want := from + 1; want <= s.Revision(); {
+		ev := <-ch
+		require.NoError(t, ev.Err, "the watch lagging %d writes behind keeps its backlog", behind)
+		if !ev.Progress {
+			require.Equal(t, string(value(int(want-from-1))), string(ev.KV.Value))
+			want++
+		}
+	}
+}
+
+// At rest, with a watch that keeps up, a default Store of 10,000 keys holds
+// the old values of DefaultHistorySize writes at most, not one per key:
+// the 10,000-write window it held before was a sixth of a 10,000-object
+// controller's heap (5 of 28 MiB), where client-go's informer keeps no old
+// state at all.
+func TestDefaultWindowAtRestHoldsFewOldValues(t *testing.T) {
+	const keys = 10_000
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
+	ctx := t.Context()
+	s := memstore.New()
+	ch, err := s.Watch(ctx, "k/", 0)
+	require.NoError(t, err)
+	for i := range 3 * keys {
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%keys), Value: value(i)})
+		require.NoError(t, err)
+		ev := <-ch // the watch keeps up
+		require.NoError(t, ev.Err)
+		require.Equal(t, int64(i+1), ev.Revision)
+	}
+	// Each event holds its value and, for the oldest of its key, the one
+	// before: at most two values an event.
+	require.LessOrEqual(t, s.HistoryBytes(), 2*2048*len(value(3*keys)), "bytes of values the history holds")
 }

@@ -76,7 +76,8 @@ type hooks = storeaccess.Hooks
 // keysPerHistoryEvent is how many keys the default history keeps one
 // event for, at least: a watcher that falls out of the history relists,
 // which costs a listing of every key, so the window grows with them,
-// doubling. At 1M keys that is 160,000 events (at least 100,000), ~17 MB
+// doubling from DefaultHistorySize. At 1M keys that is 131,072 events (at
+// least 100,000; 160,000 when it doubled from 10,000), ~14 MB
 // of ring and the values the history budget and deltas hold; the keys'
 // own values are far more.
 const keysPerHistoryEvent = 10

@@ -40,5 +40,5 @@ func (s *Store) HistoryBytes() int {
 // MaxLagHistory is maxLagHistory, for the tests.
 const MaxLagHistory = maxLagHistory
 
-// BudgetWindow is budgetWindow, for the tests.
-const BudgetWindow = budgetWindow
+// BaseWindow is baseWindow, for the tests.
+const BaseWindow = baseWindow

@@ -128,8 +128,8 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 // at 16 events and grows by doubling, so a Store with few writes holds
 // few events, up to historyBlock exactly: append's growth gave a block
 // room for 1,417 events (147 KB) where it holds 1,024, 40 KB of every
-// block spent on nothing (0.5 MB of a 10,000-event window, 5 MB of the
-// 131,072 events at 1M keys).
+// block spent on nothing (0.5 MB of a 10,000-event window, 6 MB of the
+// 160,000 events at 1M keys).
 func (h *history) put(rev int64, ev event) {
 	b := int((rev-1)/historyBlock - h.base)
 	if b == len(h.blocks) {

@@ -19,7 +19,7 @@ import (
 func TestHistoryGrowsWithoutCopying(t *testing.T) {
 	ctx := context.Background()
 	s := New()
-	keys := keysPerHistoryEvent * DefaultHistorySize // the next key doubles the window
+	keys := keysPerHistoryEvent * baseWindow // the next key doubles the window
 	put := func(i int) {
 		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: fmt.Appendf(nil, `{"i":%d}`, i)})
 		require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 		put(i)
 	}
 	size := s.hist.size
-	require.Equal(t, DefaultHistorySize, size)
+	require.Equal(t, baseWindow, size)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	put(keys + keysPerHistoryEvent - 1)

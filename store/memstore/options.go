@@ -20,10 +20,11 @@ type config struct {
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
-// to resume from and for pinned List pages (by default DefaultHistorySize,
-// or a tenth as many as the Store holds keys when that is more: the
-// window grows, by doubling, with the keys, and never shrinks; it also
-// doubles while a live watch is about to fall out of it: see below). A
+// to resume from and for pinned List pages (by default DefaultHistorySize
+// up to 20,480 keys, then 10,000, or a tenth as many as the Store holds
+// keys when that is more: the window grows, by doubling, with the keys,
+// and never shrinks; it also doubles while a live watch is about to fall
+// out of it: see below). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, in full (shared with the keys where current) while they fit
@@ -56,10 +57,10 @@ type config struct {
 // behind than the keys relists, which costs less than replaying its
 // backlog (at 10,000 keys and ~14,000 writes behind, a cache kept from
 // relisting took ~20% more CPU per event). So the default window at rest
-// need not hold a burst: it was 10,000 writes, and its old values were a
-// sixth of a 10,000-object controller's heap (the history's values are
-// one old value per write, mostly: 5 of 28 MiB, where client-go's
-// informer holds none); at 2,048 the same run holds 23 MiB, and a burst
+// of a small Store need not hold a burst: it was 10,000 writes below
+// 100,000 keys, and at 10,000 keys their old values (one a write, mostly)
+// were a sixth of a controller's heap, 5 of 28 MiB, where client-go's
+// informer holds none; at 2,048 the same run holds 23 MiB, and a burst
 // grows it as far as before. A window set here stays as set: raise it
 // when a kind holds many more objects than the writes a cache may fall
 // behind by, at the memory of one old value per write kept.

@@ -17,8 +17,8 @@ import (
 // relist longer than the window lasted, the writer running ahead) and spent
 // half its CPU listing. A window set with WithHistorySize stays as set.
 func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
-	const keys = 20 * memstore.DefaultHistorySize
-	behind := memstore.DefaultHistorySize + memstore.DefaultHistorySize/2 // past the default, within keys/10
+	const keys = 20 * memstore.BaseWindow
+	behind := memstore.BaseWindow + memstore.BaseWindow/2 // past the default, within keys/10
 	for _, tc := range []struct {
 		name    string
 		opts    []memstore.Option
@@ -26,7 +26,7 @@ func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
 	}{
 		{"default", nil, false},
 		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, false},
-		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.BaseWindow)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -72,10 +72,12 @@ func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
 // than the Store holds keys expires: its relist, a listing of every key
 // that decodes only those changed, costs less than replaying the backlog,
 // a decode a write: at 10,000 keys and ~14,000 writes behind, a
-// controller kept from relisting took ~20% more CPU per event. A window
-// set with WithHistorySize stays as set.
+// controller kept from relisting took ~20% more CPU per event. A Store
+// of BaseWindow keys, whose window at rest is DefaultHistorySize, grows it
+// as far as the keys for a watch that lags. A window set with
+// WithHistorySize stays as set.
 func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
-	const keys = 4 * memstore.DefaultHistorySize
+	const keys = 4 * memstore.BaseWindow
 	for _, tc := range []struct {
 		name    string
 		opts    []memstore.Option
@@ -83,12 +85,13 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 		behind  int
 		expires bool
 	}{
-		{"default", nil, keys, 3 * memstore.DefaultHistorySize, false},
-		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, keys, 3 * memstore.DefaultHistorySize, false},
-		{"default, further behind than the keys", nil, keys, keys + memstore.DefaultHistorySize, true},
-		{"default, few keys", nil, 10, 3 * memstore.DefaultHistorySize / 2, true},
-		{"default, past the most it grows to", nil, 10 * memstore.DefaultHistorySize, (memstore.MaxLagHistory + 1) * memstore.DefaultHistorySize, true},
-		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, keys, 3 * memstore.DefaultHistorySize, true},
+		{"default", nil, keys, 3 * memstore.BaseWindow, false},
+		{"default, a window at rest of DefaultHistorySize", nil, memstore.BaseWindow, 9 * memstore.BaseWindow / 10, false},
+		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, keys, 3 * memstore.BaseWindow, false},
+		{"default, further behind than the keys", nil, keys, keys + memstore.BaseWindow, true},
+		{"default, few keys", nil, 10, 3 * memstore.BaseWindow / 2, true},
+		{"default, past the most it grows to", nil, 10 * memstore.BaseWindow, (memstore.MaxLagHistory + 1) * memstore.BaseWindow, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.BaseWindow)}, keys, 3 * memstore.BaseWindow, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -130,7 +133,7 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 }
 
 // The window a lagging watch grew keeps its values in full within the
-// default WithHistoryBytes budget grown in proportion past BudgetWindow
+// default WithHistoryBytes budget grown in proportion past BaseWindow
 // writes, so that the writes
 // made while a watch lags encode no deltas, nor does the watch apply any:
 // with the budget as it was, ageing the grown window cost ~13% of a
@@ -138,7 +141,7 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 // delta), more than the relists it saved. A budget set with
 // WithHistoryBytes stays as set.
 func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
-	const keys, behind = 4 * memstore.BudgetWindow, 3 * memstore.BudgetWindow
+	const keys, behind = 4 * memstore.BaseWindow, 3 * memstore.BaseWindow
 	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
 	for _, tc := range []struct {
 		name   string
@@ -184,13 +187,13 @@ func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
 }
 
 // The default window at rest is DefaultHistorySize, but the budget of its
-// values is sized for BudgetWindow writes, and a lagging watch's window
+// values is sized for BaseWindow writes, and a lagging watch's window
 // grown no further than that keeps it: as when the default window started
-// at BudgetWindow, a backlog of old values over the budget keeps the
+// at BaseWindow, a backlog of old values over the budget keeps the
 // oldest as deltas, where the budget grown in proportion from the smaller
 // window (four times over) would keep them all in full.
-func TestALaggingWatchsWindowWithinTheBudgetWindowKeepsTheBudget(t *testing.T) {
-	const keys, written, behind = memstore.BudgetWindow, 1000, 3 * memstore.BudgetWindow / 4
+func TestALaggingWatchsWindowWithinTheBaseWindowKeepsTheBudget(t *testing.T) {
+	const keys, written, behind = memstore.BaseWindow, 1000, 3 * memstore.BaseWindow / 4
 	pad := 2 * memstore.DefaultHistoryBytes / (behind - written) // the backlog's old values are twice the budget
 	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0*d"}`, i, pad, 0) }
 	ctx := t.Context()

@@ -193,14 +193,7 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
-			if want := len(s.kvs) / keysPerHistoryEvent; s.growHistory && want > min(s.keysWindow, s.hist.size) {
-				if want > s.keysWindow {
-					s.keysWindow = max(want, 2*s.keysWindow)
-				}
-				if s.keysWindow > s.hist.size {
-					s.hist.grow(s.keysWindow)
-				}
-			}
+			s.keysGrow()
 		} else {
 			before := *e
 			prev = &before
@@ -219,6 +212,23 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	s.notify()
 	return rev, nil
+}
+
+// keysGrow grows the default window with the keys, after a create: the
+// window the keys call for doubles once they call for more, and the ring
+// takes it once they call for more than it holds (DefaultHistorySize, at
+// rest, is less than baseWindow). Callers hold s.mu for writing.
+func (s *Store) keysGrow() {
+	want := len(s.kvs) / keysPerHistoryEvent
+	if !s.growHistory || want <= min(s.keysWindow, s.hist.size) {
+		return
+	}
+	if want > s.keysWindow {
+		s.keysWindow = max(want, 2*s.keysWindow)
+	}
+	if s.keysWindow > s.hist.size {
+		s.hist.grow(s.keysWindow)
+	}
 }
 
 // condValue returns the revision c compares against. Callers hold s.mu.

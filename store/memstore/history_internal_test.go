@@ -67,3 +67,31 @@ func TestHistoryHoldsItsSizeAndTwoBlocks(t *testing.T) {
 		})
 	}
 }
+
+// The default window at rest is DefaultHistorySize until the keys call for
+// more; from there it is the window they call for, baseWindow at least,
+// whether or not a lagging watch grew it meanwhile (to less than that).
+func TestDefaultWindowTakesTheKeysWindowPastItsSizeAtRest(t *testing.T) {
+	for _, lagged := range []int{0, 2 * DefaultHistorySize} {
+		t.Run(fmt.Sprint("grown to ", lagged), func(t *testing.T) {
+			ctx := context.Background()
+			s := New()
+			put := func(i int) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{}`)})
+				require.NoError(t, err)
+			}
+			keys := keysPerHistoryEvent * (DefaultHistorySize + 1) // they call for one more
+			for i := range keys - 1 {
+				put(i)
+				if i == keys/2 && lagged > 0 {
+					s.mu.Lock()
+					s.hist.grow(lagged) // as lagGrow does
+					s.mu.Unlock()
+				}
+			}
+			require.Equal(t, max(DefaultHistorySize, lagged), s.hist.size, "at rest")
+			put(keys - 1)
+			require.Equal(t, baseWindow, s.hist.size, "once the keys call for more")
+		})
+	}
+}

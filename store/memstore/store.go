@@ -55,9 +55,9 @@ type Store struct {
 	// growHistory says the history's size is the default, which grows
 	// with the keys (see WithHistorySize) and while a watch lags (see
 	// lagGrow); keysWindow is the size the keys call for (at least
-	// baseWindow), which the ring takes once they call for more than it
-	// holds, and live the watches that have not ended, registered only
-	// then.
+	// baseWindow), which the ring takes once they call for more than
+	// DefaultHistorySize, and live the watches that have not ended,
+	// registered only then.
 	growHistory bool
 	keysWindow  int
 	live        map[*watch]struct{}
@@ -214,13 +214,13 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	return rev, nil
 }
 
-// keysGrow grows the default window with the keys, after a create: the
-// window the keys call for doubles once they call for more, and the ring
-// takes it once they call for more than it holds (DefaultHistorySize, at
-// rest, is less than baseWindow). Callers hold s.mu for writing.
+// keysGrow grows the default window with the keys, after a create: once
+// they call for more than DefaultHistorySize, the ring takes the window
+// they call for (at least baseWindow), which doubles once they call for
+// more. Callers hold s.mu for writing.
 func (s *Store) keysGrow() {
 	want := len(s.kvs) / keysPerHistoryEvent
-	if !s.growHistory || want <= min(s.keysWindow, s.hist.size) {
+	if !s.growHistory || want <= DefaultHistorySize {
 		return
 	}
 	if want > s.keysWindow {

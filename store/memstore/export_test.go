@@ -39,3 +39,6 @@ func (s *Store) HistoryBytes() int {
 
 // MaxLagHistory is maxLagHistory, for the tests.
 const MaxLagHistory = maxLagHistory
+
+// BaseWindow is baseWindow, for the tests.
+const BaseWindow = baseWindow

@@ -125,8 +125,11 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 
 // put stores ev as the event of rev, last+1: in the last block, or in a
 // new one (the spare if any) once the last is full. A new block starts
-// at 16 events and grows by appending, so a Store with few writes holds
-// few events.
+// at 16 events and grows by doubling, so a Store with few writes holds
+// few events, up to historyBlock exactly: append's growth gave a block
+// room for 1,417 events (147 KB) where it holds 1,024, 40 KB of every
+// block spent on nothing (0.5 MB of a 10,000-event window, 6 MB of the
+// 160,000 events at 1M keys).
 func (h *history) put(rev int64, ev event) {
 	b := int((rev-1)/historyBlock - h.base)
 	if b == len(h.blocks) {
@@ -140,9 +143,12 @@ func (h *history) put(rev int64, ev event) {
 	blk := &h.blocks[b]
 	if i := int((rev - 1) % historyBlock); i < len(*blk) {
 		(*blk)[i] = ev
-	} else {
-		*blk = append(*blk, ev)
+		return
 	}
+	if len(*blk) == cap(*blk) {
+		*blk = append(make([]event, 0, min(2*cap(*blk), historyBlock)), *blk...)
+	}
+	*blk = append(*blk, ev)
 }
 
 // grow makes the ring hold up to n events (n > size), keeping those it

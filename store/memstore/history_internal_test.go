@@ -19,7 +19,7 @@ import (
 func TestHistoryGrowsWithoutCopying(t *testing.T) {
 	ctx := context.Background()
 	s := New()
-	keys := keysPerHistoryEvent * DefaultHistorySize // the next key doubles the window
+	keys := keysPerHistoryEvent * baseWindow // the next key doubles the window
 	put := func(i int) {
 		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: fmt.Appendf(nil, `{"i":%d}`, i)})
 		require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 		put(i)
 	}
 	size := s.hist.size
-	require.Equal(t, DefaultHistorySize, size)
+	require.Equal(t, baseWindow, size)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	put(keys + keysPerHistoryEvent - 1)
@@ -44,16 +44,18 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 
 // The ring lets go of its oldest block once it has evicted every event in
 // it: however many writes it has seen, it holds its size and at most two
-// blocks more (the oldest block's evicted events, the spare).
+// blocks more (the oldest block's evicted events, the spare), and no block
+// has room for more than historyBlock events.
 func TestHistoryHoldsItsSizeAndTwoBlocks(t *testing.T) {
 	for _, size := range []int{1, 100, historyBlock, 3*historyBlock + 7} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			h := newHistory(size, 0)
 			for i := range 10 * (size + historyBlock) {
 				h.add(fmt.Sprint(i%7), false, []byte("v"), 1, nil)
-				held := len(h.spare)
+				held := cap(h.spare)
 				for _, b := range h.blocks {
-					held += len(b)
+					held += cap(b)
+					require.LessOrEqual(t, cap(b), historyBlock, "a block's room after %d writes", i+1)
 				}
 				require.LessOrEqual(t, held, size+2*historyBlock, "after %d writes", i+1)
 				require.Equal(t, int64(i+1), h.last)
@@ -62,6 +64,34 @@ func TestHistoryHoldsItsSizeAndTwoBlocks(t *testing.T) {
 					require.Equal(t, fmt.Sprint((r-1)%7), h.at(r).key, "revision %d after %d writes", r, i+1)
 				}
 			}
+		})
+	}
+}
+
+// The default window at rest is DefaultHistorySize until the keys call for
+// more; from there it is the window they call for, baseWindow at least,
+// whether or not a lagging watch grew it meanwhile (to less than that).
+func TestDefaultWindowTakesTheKeysWindowPastItsSizeAtRest(t *testing.T) {
+	for _, lagged := range []int{0, 2 * DefaultHistorySize} {
+		t.Run(fmt.Sprint("grown to ", lagged), func(t *testing.T) {
+			ctx := context.Background()
+			s := New()
+			put := func(i int) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{}`)})
+				require.NoError(t, err)
+			}
+			keys := keysPerHistoryEvent * (DefaultHistorySize + 1) // they call for one more
+			for i := range keys - 1 {
+				put(i)
+				if i == keys/2 && lagged > 0 {
+					s.mu.Lock()
+					s.hist.grow(lagged) // as lagGrow does
+					s.mu.Unlock()
+				}
+			}
+			require.Equal(t, max(DefaultHistorySize, lagged), s.hist.size, "at rest")
+			put(keys - 1)
+			require.Equal(t, baseWindow, s.hist.size, "once the keys call for more")
 		})
 	}
 }

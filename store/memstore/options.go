@@ -2,7 +2,7 @@ package memstore
 
 // Default sizes of a Store's history and of a watch's buffer.
 const (
-	DefaultHistorySize  = 10_000
+	DefaultHistorySize  = 2048
 	DefaultHistoryBytes = 16 << 20
 	DefaultWatchBuffer  = 128
 )
@@ -20,10 +20,11 @@ type config struct {
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
-// to resume from and for pinned List pages (by default DefaultHistorySize,
-// or a tenth as many as the Store holds keys when that is more: the
-// window grows, by doubling, with the keys, and never shrinks; it also
-// doubles while a live watch is about to fall out of it: see below). A
+// to resume from and for pinned List pages (by default DefaultHistorySize
+// up to 20,480 keys, then 10,000, or a tenth as many as the Store holds
+// keys when that is more: the window grows, by doubling, with the keys,
+// and never shrinks; it also doubles while a live watch is about to fall
+// out of it: see below). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, in full (shared with the keys where current) while they fit
@@ -36,28 +37,33 @@ type config struct {
 // n is the watch window: a watcher that falls n writes behind relists. For
 // a store/cache Cache that costs one listing of its kind, but no decoding
 // of the objects it already holds at their stored revision (only those
-// written meanwhile are decoded), so the default suits writers that run
-// ahead of their caches in bursts too; a burst of n writes replayed from
-// the history costs n decodes, more than the relist of a kind with fewer
-// than n objects. A relist of many objects lists, if it does not decode,
-// all of them, so the default window grows with the keys: at 1M objects
-// and the fixed 10,000-write window, a controller's cache whose writer
-// ran ahead relisted again and again (its relists lasted longer than the
-// window) and spent half its CPU listing. And a watch that merely lags is
-// not expired by the default window: while a live watch has more than
-// seven eighths of the window yet to read, the window doubles, up to as
-// many writes as the Store holds keys and eight times what the keys call
-// for (80,000 writes at 100,000 keys, 1M at 1M), and the budget of
-// WithHistoryBytes with it, so its memory, 104 bytes of ring per write
-// plus the old value it holds, is spent only once a watch lagged that far
-// (at 1M keys, at most ~100 MB of ring and 100 MiB of values). A controller's cache whose writer ran ahead of it fell ~28,000
-// writes behind at 100,000 keys and relisted two or three times in a
-// five-second run; now it relists none. A watch further behind than the
-// keys relists, which costs less than replaying its backlog (at 10,000
-// keys and ~14,000 writes behind, a cache kept from relisting took ~20%
-// more CPU per event). A window set here stays as set:
-// raise it when a kind holds many more objects than the writes a cache may
-// fall behind by, at the memory of one old value per write kept.
+// written meanwhile are decoded); a burst of n writes replayed from the
+// history costs n decodes, more than the relist of a kind with fewer than
+// n objects. A relist of many objects lists, if it does not decode, all
+// of them, so the default window grows with the keys: at 1M objects and a
+// fixed 10,000-write window, a controller's cache whose writer ran ahead
+// relisted again and again (its relists lasted longer than the window)
+// and spent half its CPU listing. And a watch that merely lags is not
+// expired by the default window: while a live watch has more than seven
+// eighths of the window yet to read, the window doubles, up to as many
+// writes as the Store holds keys and eight times what the keys call for
+// (80,000 writes at 100,000 keys, 1M at 1M; 10,000 at 10,000), and the
+// budget of WithHistoryBytes with it once past 10,000 writes, so its
+// memory, 104 bytes of ring per write plus the old value it holds, is
+// spent only once a watch lagged that far (at 1M keys, at most ~100 MB of
+// ring and 100 MiB of values). A controller's cache whose writer ran ahead
+// of it fell ~28,000 writes behind at 100,000 keys and relisted two or
+// three times in a five-second run; now it relists none. A watch further
+// behind than the keys relists, which costs less than replaying its
+// backlog (at 10,000 keys and ~14,000 writes behind, a cache kept from
+// relisting took ~20% more CPU per event). So the default window at rest
+// of a small Store need not hold a burst: it was 10,000 writes below
+// 100,000 keys, and at 10,000 keys their old values (one a write, mostly)
+// were a sixth of a controller's heap, 5 of 28 MiB, where client-go's
+// informer holds none; at 2,048 the same run holds 23 MiB, and a burst
+// grows it as far as before. A window set here stays as set: raise it
+// when a kind holds many more objects than the writes a cache may fall
+// behind by, at the memory of one old value per write kept.
 func WithHistorySize(n int) Option {
 	return func(c *config) { c.historySize, c.historySet = max(n, 1), true }
 }

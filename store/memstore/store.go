@@ -54,8 +54,10 @@ type Store struct {
 
 	// growHistory says the history's size is the default, which grows
 	// with the keys (see WithHistorySize) and while a watch lags (see
-	// lagGrow); keysWindow is the size the keys call for, and live the
-	// watches that have not ended, registered only then.
+	// lagGrow); keysWindow is the size the keys call for (at least
+	// baseWindow), which the ring takes once they call for more than
+	// DefaultHistorySize, and live the watches that have not ended,
+	// registered only then.
 	growHistory bool
 	keysWindow  int
 	live        map[*watch]struct{}
@@ -76,10 +78,20 @@ type hooks = storeaccess.Hooks
 // keysPerHistoryEvent is how many keys the default history keeps one
 // event for, at least: a watcher that falls out of the history relists,
 // which costs a listing of every key, so the window grows with them,
-// doubling. At 1M keys that is 160,000 events (at least 100,000), ~17 MB
+// doubling from baseWindow. At 1M keys that is 160,000 events (at least
+// 100,000), ~17 MB
 // of ring and the values the history budget and deltas hold; the keys'
 // own values are far more.
 const keysPerHistoryEvent = 10
+
+// baseWindow is the least window the keys call for (see keysWindow): the
+// default window takes it once the Store holds more keys than
+// keysPerHistoryEvent times DefaultHistorySize, and doubles from it as the
+// keys grow; below that, the window at rest is DefaultHistorySize, which a
+// lagging watch grows as far (see lagGrow). It is also the window
+// DefaultHistoryBytes is sized for: the default budget grows with a
+// lagging watch's window only past it.
+const baseWindow = 10_000
 
 // maxLagHistory is how many times the window the keys call for the default
 // window may grow to, at most, while a live watch lags (see lagGrow).
@@ -96,6 +108,10 @@ func New(opts ...Option) *Store {
 		}
 	}
 	h := newHistory(c.historySize, c.historyBytes)
+	keysWindow := c.historySize
+	if !c.historySet {
+		keysWindow = max(keysWindow, baseWindow)
+	}
 	if c.agingLag > 0 {
 		h.agingLag = c.agingLag
 	}
@@ -103,7 +119,7 @@ func New(opts ...Option) *Store {
 		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
 		growHistory: !c.historySet,
-		keysWindow:  c.historySize,
+		keysWindow:  keysWindow,
 		growBudget:  !c.bytesSet,
 		live:        make(map[*watch]struct{}),
 		watchBuffer: c.watchBuffer,
@@ -177,12 +193,7 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
 			s.kvs[w.Key] = e
 			s.idx.insert(e)
-			if want := len(s.kvs) / keysPerHistoryEvent; s.growHistory && want > s.keysWindow {
-				s.keysWindow = max(want, 2*s.keysWindow)
-				if s.keysWindow > s.hist.size {
-					s.hist.grow(s.keysWindow)
-				}
-			}
+			s.keysGrow()
 		} else {
 			before := *e
 			prev = &before
@@ -201,6 +212,23 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	s.notify()
 	return rev, nil
+}
+
+// keysGrow grows the default window with the keys, after a create: once
+// they call for more than DefaultHistorySize, the ring takes the window
+// they call for (at least baseWindow), which doubles once they call for
+// more. Callers hold s.mu for writing.
+func (s *Store) keysGrow() {
+	want := len(s.kvs) / keysPerHistoryEvent
+	if !s.growHistory || want <= DefaultHistorySize {
+		return
+	}
+	if want > s.keysWindow {
+		s.keysWindow = max(want, 2*s.keysWindow)
+	}
+	if s.keysWindow > s.hist.size {
+		s.hist.grow(s.keysWindow)
+	}
 }
 
 // condValue returns the revision c compares against. Callers hold s.mu.
@@ -248,7 +276,8 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // and no more than maxLagHistory times the window the keys call for: a
 // watch further behind relists, a listing of every key that decodes only
 // those changed, which costs less than replaying the backlog, a decode an
-// event. The default budget of values grows in proportion (growBudget):
+// event. The default budget of values grows in proportion past
+// baseWindow (growBudget):
 // else each write, ageing the grown ring, encodes a delta, which cost more
 // than the relists the window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
@@ -265,7 +294,7 @@ func (s *Store) lagGrow() {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
 			n := min(2*h.size, most)
 			if s.growBudget {
-				h.budget = int(int64(h.budget) * int64(n) / size)
+				h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / max(size, baseWindow))
 			}
 			h.grow(n)
 			return

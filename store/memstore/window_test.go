@@ -17,8 +17,8 @@ import (
 // relist longer than the window lasted, the writer running ahead) and spent
 // half its CPU listing. A window set with WithHistorySize stays as set.
 func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
-	const keys = 20 * memstore.DefaultHistorySize
-	behind := memstore.DefaultHistorySize + memstore.DefaultHistorySize/2 // past the default, within keys/10
+	const keys = 20 * memstore.BaseWindow
+	behind := memstore.BaseWindow + memstore.BaseWindow/2 // past the default, within keys/10
 	for _, tc := range []struct {
 		name    string
 		opts    []memstore.Option
@@ -26,7 +26,7 @@ func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
 	}{
 		{"default", nil, false},
 		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, false},
-		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.BaseWindow)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -72,10 +72,12 @@ func TestDefaultWindowGrowsWithTheKeys(t *testing.T) {
 // than the Store holds keys expires: its relist, a listing of every key
 // that decodes only those changed, costs less than replaying the backlog,
 // a decode a write: at 10,000 keys and ~14,000 writes behind, a
-// controller kept from relisting took ~20% more CPU per event. A window
-// set with WithHistorySize stays as set.
+// controller kept from relisting took ~20% more CPU per event. A Store
+// of BaseWindow keys, whose window at rest is DefaultHistorySize, grows it
+// as far as the keys for a watch that lags. A window set with
+// WithHistorySize stays as set.
 func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
-	const keys = 4 * memstore.DefaultHistorySize
+	const keys = 4 * memstore.BaseWindow
 	for _, tc := range []struct {
 		name    string
 		opts    []memstore.Option
@@ -83,12 +85,13 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 		behind  int
 		expires bool
 	}{
-		{"default", nil, keys, 3 * memstore.DefaultHistorySize, false},
-		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, keys, 3 * memstore.DefaultHistorySize, false},
-		{"default, further behind than the keys", nil, keys, keys + memstore.DefaultHistorySize, true},
-		{"default, few keys", nil, 10, 3 * memstore.DefaultHistorySize / 2, true},
-		{"default, past the most it grows to", nil, 10 * memstore.DefaultHistorySize, (memstore.MaxLagHistory + 1) * memstore.DefaultHistorySize, true},
-		{"set", []memstore.Option{memstore.WithHistorySize(memstore.DefaultHistorySize)}, keys, 3 * memstore.DefaultHistorySize, true},
+		{"default", nil, keys, 3 * memstore.BaseWindow, false},
+		{"default, a window at rest of DefaultHistorySize", nil, memstore.BaseWindow, 9 * memstore.BaseWindow / 10, false},
+		{"default, old values as deltas", []memstore.Option{memstore.WithHistoryBytes(0)}, keys, 3 * memstore.BaseWindow, false},
+		{"default, further behind than the keys", nil, keys, keys + memstore.BaseWindow, true},
+		{"default, few keys", nil, 10, 3 * memstore.BaseWindow / 2, true},
+		{"default, past the most it grows to", nil, 10 * memstore.BaseWindow, (memstore.MaxLagHistory + 1) * memstore.BaseWindow, true},
+		{"set", []memstore.Option{memstore.WithHistorySize(memstore.BaseWindow)}, keys, 3 * memstore.BaseWindow, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -130,14 +133,15 @@ func TestDefaultWindowKeepsWhatALaggingWatchHasYetToRead(t *testing.T) {
 }
 
 // The window a lagging watch grew keeps its values in full within the
-// default WithHistoryBytes budget grown in proportion, so that the writes
+// default WithHistoryBytes budget grown in proportion past BaseWindow
+// writes, so that the writes
 // made while a watch lags encode no deltas, nor does the watch apply any:
 // with the budget as it was, ageing the grown window cost ~13% of a
 // controller's CPU at 100,000 keys (each write encoding an old value as a
 // delta), more than the relists it saved. A budget set with
 // WithHistoryBytes stays as set.
 func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
-	const keys, behind = 4 * memstore.DefaultHistorySize, 3 * memstore.DefaultHistorySize
+	const keys, behind = 4 * memstore.BaseWindow, 3 * memstore.BaseWindow
 	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
 	for _, tc := range []struct {
 		name   string
@@ -180,4 +184,64 @@ func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The default window at rest is DefaultHistorySize, but the budget of its
+// values is sized for BaseWindow writes, and a lagging watch's window
+// grown no further than that keeps it: as when the default window started
+// at BaseWindow, a backlog of old values over the budget keeps the
+// oldest as deltas, where the budget grown in proportion from the smaller
+// window (four times over) would keep them all in full.
+func TestALaggingWatchsWindowWithinTheBaseWindowKeepsTheBudget(t *testing.T) {
+	const keys, written, behind = memstore.BaseWindow, 1000, 3 * memstore.BaseWindow / 4
+	pad := 2 * memstore.DefaultHistoryBytes / (behind - written) // the backlog's old values are twice the budget
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0*d"}`, i, pad, 0) }
+	ctx := t.Context()
+	s := memstore.New()
+	for i := range keys {
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: []byte(`{}`)})
+		require.NoError(t, err)
+	}
+	from := s.Revision()
+	ch, err := s.Watch(ctx, "k/", from)
+	require.NoError(t, err)
+	for i := range behind { // the watch reads nothing meanwhile
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%written), Value: value(i)})
+		require.NoError(t, err)
+	}
+	require.NotZero(t, s.HistoryDeltas(), "old values kept as deltas")
+	// The latest 1,024 events never age, and they hold every current value.
+	require.LessOrEqual(t, s.HistoryBytes(), memstore.DefaultHistoryBytes+2*1024*len(value(0)), "the default budget")
+	for want := from + 1; want <= s.Revision(); {
+		ev := <-ch
+		require.NoError(t, ev.Err, "the watch lagging %d writes behind keeps its backlog", behind)
+		if !ev.Progress {
+			require.Equal(t, string(value(int(want-from-1))), string(ev.KV.Value))
+			want++
+		}
+	}
+}
+
+// At rest, with a watch that keeps up, a default Store of 10,000 keys holds
+// the old values of DefaultHistorySize writes at most, not one per key:
+// the 10,000-write window it held before was a sixth of a 10,000-object
+// controller's heap (5 of 28 MiB), where client-go's informer keeps no old
+// state at all.
+func TestDefaultWindowAtRestHoldsFewOldValues(t *testing.T) {
+	const keys = 10_000
+	value := func(i int) []byte { return fmt.Appendf(nil, `{"i":%d,"pad":"%0500d"}`, i, 0) }
+	ctx := t.Context()
+	s := memstore.New()
+	ch, err := s.Watch(ctx, "k/", 0)
+	require.NoError(t, err)
+	for i := range 3 * keys {
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i%keys), Value: value(i)})
+		require.NoError(t, err)
+		ev := <-ch // the watch keeps up
+		require.NoError(t, ev.Err)
+		require.Equal(t, int64(i+1), ev.Revision)
+	}
+	// Each event holds its value and, for the oldest of its key, the one
+	// before: at most two values an event.
+	require.LessOrEqual(t, s.HistoryBytes(), 2*2048*len(value(3*keys)), "bytes of values the history holds")
 }

@@ -83,11 +83,9 @@ type decodeScratch struct {
 	// shape holds the last spec shape key read (metaDecoder.specKey).
 	shape []byte
 	// managed and writes remember the last ownership records and last
-	// writes read, by their text (see textMemo); lists the last []string
-	// values of a Spec or Status (see metaDecoder.stringList).
+	// writes read, by their text (see textMemo).
 	managed textMemo[ManagedFields]
 	writes  textMemo[LastWrite]
-	lists   textMemo[string]
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation; base likewise, for its base.
 	d    metaDecoder

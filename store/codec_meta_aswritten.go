@@ -85,10 +85,6 @@ type textMemo[E comparable] struct {
 	items [2][]E
 }
 
-// maxMemoText bounds the texts a textMemo keeps, so that the scratch
-// space of a decoder that read a long list once does not hold its copy.
-const maxMemoText = 4 << 10
-
 // read reads at r a text the memo holds, most recent first, returning
 // what it decoded to; it reads nothing when it holds none that comes next.
 func (m *textMemo[E]) read(r *jsonscan.Reader) ([]E, bool) {
@@ -105,12 +101,8 @@ func (m *textMemo[E]) read(r *jsonscan.Reader) ([]E, bool) {
 }
 
 // keep remembers text, the whole text of a value that decoded to items,
-// in place of the least recent, copying both into the memo's own memory;
-// a text over maxMemoText bytes it does not keep.
+// in place of the least recent, copying both into the memo's own memory.
 func (m *textMemo[E]) keep(text []byte, items []E) {
-	if len(text) > maxMemoText {
-		return
-	}
 	last := len(m.text) - 1
 	oldText, oldItems := m.text[last], m.items[last]
 	copy(m.text[1:], m.text[:last])

@@ -149,29 +149,9 @@ func decodeStrings(d *metaDecoder, v reflect.Value, _ int) bool {
 	if null(d) {
 		return true
 	}
-	s, ok := d.stringList()
+	s, ok := list(d, (*metaDecoder).string)
 	*v.Addr().Interface().(*[]string) = s // reflect.ValueOf(s) would allocate
 	return ok
-}
-
-// stringList reads a list of strings as list does, or, when its text is
-// one the scratch space remembers (see textMemo), takes a copy of what it
-// decoded to: a kind's objects often have the same lists (a container's
-// arguments, say), and reading a text again is a comparison of its bytes.
-func (d *metaDecoder) stringList() ([]string, bool) {
-	if d.scratch == nil {
-		return list(d, (*metaDecoder).string)
-	}
-	memo := &d.scratch.lists
-	if items, ok := memo.read(&d.r); ok {
-		return append(make([]string, 0, len(items)), items...), true
-	}
-	start := d.r.Pos()
-	items, ok := list(d, (*metaDecoder).string)
-	if ok {
-		memo.keep(d.r.Since(start), items)
-	}
-	return items, ok
 }
 
 func decodeStringMap(d *metaDecoder, v reflect.Value, _ int) bool {

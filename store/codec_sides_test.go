@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -353,57 +352,4 @@ func TestTypedDecodeOfTheEventPathsValue(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 11.0)
-}
-
-// Lists of strings that repeat from one value to the next (what the
-// scratch space remembers by their text, see metaDecoder.stringList)
-// decode as encoding/json decodes them, remembered or not, spelled with
-// white space, escapes or invalid UTF-8, empty, with a null, or differing
-// from a remembered one by their last bytes; and each decode's list is
-// its own, which no later decode shares or changes. A quarter of the
-// cases under -race.
-func TestStringListAgreesWithDecoding(t *testing.T) {
-	rng := rand.New(rand.NewPCG(45, 2))
-	words := []string{`"--listen=:8080"`, `"--log-level=info"`, `"a"`, `""`, `"\u00e9"`, `"bad` + "\xff" + `"`, `"q\"uote"`, `null`}
-	list := func() string {
-		items := make([]string, rng.IntN(4))
-		for i := range items {
-			items[i] = words[rng.IntN(len(words))]
-		}
-		sep := []string{",", ", "}[rng.IntN(2)]
-		return "[" + strings.Join(items, sep) + "]"
-	}
-	texts := []string{list(), list(), list()}
-	scratch := new(decodeScratch)
-	remembered := 0
-	for range race.Sweep(4000, 4) {
-		text := texts[rng.IntN(len(texts))]
-		switch rng.IntN(6) {
-		case 0:
-			text = list()
-		case 1:
-			text = strings.TrimSuffix(text, "]") + `,"z"]`
-		case 2:
-			text = " " + text
-		}
-		var want []string
-		wantErr := json.Unmarshal([]byte(text), &want)
-		var got []string
-		d := &metaDecoder{scratch: scratch, r: jsonscan.NewReader([]byte(text))}
-		ok := decodeStrings(d, reflect.ValueOf(&got).Elem(), 0) && d.r.End()
-		if !ok {
-			// encoding/json's: a null element, which it reads as ""
-			require.True(t, wantErr != nil || strings.Contains(text, "null"), text)
-			continue
-		}
-		require.NoError(t, wantErr, "accepted what encoding/json rejects: %s", text)
-		require.Equal(t, want, got, text)
-		if len(got) > 0 {
-			got[0] = "changed" // the caller's: nothing remembered changes
-		}
-		if string(scratch.lists.text[0]) == strings.TrimLeft(text, " ") {
-			remembered++
-		}
-	}
-	require.Greater(t, remembered, race.Sweep(4000, 4)/2, "the lists read last are remembered")
 }

@@ -82,6 +82,10 @@ type decodeScratch struct {
 	r   bytes.Reader
 	// shape holds the last spec shape key read (metaDecoder.specKey).
 	shape []byte
+	// managed and writes remember the last ownership records and last
+	// writes read, by their text (see textMemo).
+	managed textMemo[ManagedFields]
+	writes  textMemo[LastWrite]
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation; base likewise, for its base.
 	d    metaDecoder

@@ -1,5 +1,11 @@
 package store
 
+import (
+	"slices"
+
+	"github.com/steady-go/steady/internal/jsonscan"
+)
+
 // Metadata as the store writes them (appendMeta) are read here without a
 // call per member: each fixed part of the text is one jsonscan
 // Reader.Literal, each string one Reader.Plain. That is most of what
@@ -38,9 +44,70 @@ func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 		m.DeletionRequested = true
 	}
 	if ok && r.Literal(`,"managed":`) {
-		m.Managed, ok = listAsWritten(d, h.Managed, (*metaDecoder).managedAsWritten)
+		m.Managed, ok = d.managedAsWrittenList(h.Managed)
 	}
 	return ok && d.writeAsWritten(m, &h.LastWrite)
+}
+
+// managedAsWrittenList reads the ownership records as listAsWritten does,
+// or, when their text is one the scratch space remembers (see textMemo),
+// takes what it decoded to.
+func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedFields, bool) {
+	if d.scratch == nil {
+		return listAsWritten(d, held, (*metaDecoder).managedAsWritten)
+	}
+	memo := &d.scratch.managed
+	if items, ok := memo.read(&d.r); ok {
+		if slices.Equal(items, held) {
+			return held, true
+		}
+		return append(make([]ManagedFields, 0, len(items)), items...), true
+	}
+	start := d.r.Pos()
+	list, ok := listAsWritten(d, held, (*metaDecoder).managedAsWritten)
+	if ok {
+		memo.keep(d.r.Since(start), list)
+	}
+	return list, ok
+}
+
+// textMemo remembers the last two texts of a part of the metadata (the
+// ownership records, the last write) that a decoder read as appendMeta
+// writes them, with what each decoded to: those repeat from one value to
+// the next (the records of a kind's objects are mostly the same, as are its
+// writers), and reading a text again is a comparison of its bytes, where
+// decoding it was a token and a string comparison per field. A text
+// decodes to the same value wherever it is read (the decoders read left
+// to right, and each text is a whole value), so what the memo gives is
+// what decoding gives. Its slices are its own, never handed out.
+type textMemo[E comparable] struct {
+	text  [2][]byte
+	items [2][]E
+}
+
+// read reads at r a text the memo holds, most recent first, returning
+// what it decoded to; it reads nothing when it holds none that comes next.
+func (m *textMemo[E]) read(r *jsonscan.Reader) ([]E, bool) {
+	for i := range m.text {
+		if len(m.text[i]) > 0 && r.LiteralBytes(m.text[i]) {
+			if i > 0 {
+				m.text[0], m.text[i] = m.text[i], m.text[0]
+				m.items[0], m.items[i] = m.items[i], m.items[0]
+			}
+			return m.items[0], true
+		}
+	}
+	return nil, false
+}
+
+// keep remembers text, the whole text of a value that decoded to items,
+// in place of the least recent, copying both into the memo's own memory.
+func (m *textMemo[E]) keep(text []byte, items []E) {
+	last := len(m.text) - 1
+	oldText, oldItems := m.text[last], m.items[last]
+	copy(m.text[1:], m.text[:last])
+	copy(m.items[1:], m.items[:last])
+	m.text[0], m.items[0] = append(oldText[:0], text...), append(oldItems[:0], items...)
 }
 
 // tagsAsWritten reads the labels, annotations, owners and finalizers that
@@ -67,19 +134,43 @@ func (d *metaDecoder) tagsAsWritten(m *Meta, h *Meta) bool {
 // from the last write on (see metaAsWritten).
 func (d *metaDecoder) writeAsWritten(m *Meta, held *LastWrite) bool {
 	r := &d.r
-	w := &m.LastWrite
-	ok := r.Literal(`,"lastWrite":{"manager":`) && d.plainAs(&w.Manager, held.Manager) &&
-		r.Literal(`,"op":`) && d.plainAs((*string)(&w.Op), string(held.Op))
-	if ok && r.Literal(`,"trace":`) {
-		ok = d.plainAs(&w.Trace, held.Trace)
-	}
-	if !ok || !r.Literal(`},"generation":`) {
+	if !r.Literal(`,"lastWrite":`) || !d.lastWriteAsWritten(&m.LastWrite, held) || !r.Literal(`,"generation":`) {
 		return false
 	}
+	var ok bool
 	if m.Generation, ok = r.Int64(); ok && r.Literal(`,"statusGeneration":`) {
 		m.StatusGeneration, ok = r.Int64()
 	}
 	return ok && r.Literal(`}`)
+}
+
+// lastWriteAsWritten reads the last write as appendMeta writes it into
+// *w, or, when its text is one the scratch space remembers (see
+// textMemo), takes what it decoded to. A write with a trace (one per
+// write) is not remembered.
+func (d *metaDecoder) lastWriteAsWritten(w *LastWrite, held *LastWrite) bool {
+	r := &d.r
+	var memo *textMemo[LastWrite]
+	if d.scratch != nil {
+		memo = &d.scratch.writes
+		if items, ok := memo.read(r); ok {
+			*w = items[0]
+			return true
+		}
+	}
+	start := r.Pos()
+	ok := r.Literal(`{"manager":`) && d.plainAs(&w.Manager, held.Manager) &&
+		r.Literal(`,"op":`) && d.plainAs((*string)(&w.Op), string(held.Op))
+	if ok && r.Literal(`,"trace":`) {
+		ok = d.plainAs(&w.Trace, held.Trace)
+	}
+	if !ok || !r.Literal(`}`) {
+		return false
+	}
+	if memo != nil && w.Trace == "" {
+		memo.keep(r.Since(start), []LastWrite{*w})
+	}
+	return true
 }
 
 // plainAs reads a plain string into *s: held when it is held's text, else

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -387,4 +389,78 @@ func TestMetaAsWrittenEdgeCases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Metadata whose records and last write repeat from one value to the next
+// (what the scratch space remembers by their text, see textMemo) decode
+// as encoding/json decodes them, whether their text is remembered, was
+// remembered and pushed out, or differs from a remembered one by a byte
+// near its end; over a held object whose records are the same they are
+// its records, and otherwise records that no later decode shares or
+// changes. A quarter of the cases under -race.
+func TestTextMemoAgreesWithDecoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 1))
+	// Metadata the store writes as they are (appendMeta): no "del\x7f".
+	plainMeta := func() Meta {
+		for {
+			m := randomMeta(rng, true)
+			if _, ok := appendMeta(nil, &m); ok && len(m.Managed) > 0 {
+				return m
+			}
+		}
+	}
+	pool := func(n int) []Meta {
+		out := make([]Meta, n)
+		for i := range out {
+			out[i] = plainMeta()
+		}
+		return out
+	}
+	records, writes := pool(4), pool(4)
+	scratch := new(decodeScratch)
+	checked, remembered := 0, 0
+	for range race.Sweep(3000, 4) {
+		m := plainMeta()
+		if rng.IntN(8) > 0 {
+			m.Managed = slices.Clone(records[rng.IntN(len(records))].Managed)
+		}
+		if rng.IntN(8) > 0 {
+			m.LastWrite = writes[rng.IntN(len(writes))].LastWrite
+		}
+		if n := len(m.Managed); n > 0 && rng.IntN(6) == 0 {
+			m.Managed[n-1].Fields += "z" // a remembered text's but for its end
+		}
+		var held *Meta
+		switch rng.IntN(3) {
+		case 1:
+			h := m.clone()
+			held = &h
+		case 2:
+			h := nearby(rng, m)
+			held = &h
+		}
+		text, ok := appendMeta(nil, &m)
+		if !ok {
+			continue // not plain: encoding/json's
+		}
+		got, ok := requireMetaAsDecoded(t, text, held, scratch)
+		require.True(t, ok, "%s", text)
+		if len(got.Managed) == 0 {
+			continue
+		}
+		if held != nil && slices.Equal(held.Managed, got.Managed) {
+			require.Same(t, &held.Managed[0], &got.Managed[0], "the held records")
+		} else {
+			// The caller's own records: changing them changes nothing
+			// the scratch space remembers.
+			got.Managed[0].Fields = "changed"
+		}
+		checked++
+		list, _ := appendMeta(nil, &Meta{Managed: m.Managed})
+		if text := scratch.managed.text[0]; text[0] == '[' && bytes.Contains(list, text) {
+			remembered++
+		}
+	}
+	require.Greater(t, checked, race.Sweep(3000, 4)/4)
+	require.Equal(t, checked, remembered, "the records read last are remembered")
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -73,5 +74,38 @@ func BenchmarkWatchControllerSpecWrite(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkGetController is another client's Get of the controller
+// benchmark's object (a Store that remembers nothing, as the benchmark's
+// other writer): the whole value decoded, with no held object to take
+// from.
+//
+//	go test -run '^$' -bench GetController -benchmem ./store/
+func BenchmarkGetController(b *testing.B) {
+	be := newMapBackend()
+	st, err := New[ctlSpec, ctlStatus](be, "App", WithLastValues(0))
+	require.NoError(b, err)
+	key := st.keyOf("app-1")
+	obj := &Object[ctlSpec, ctlStatus]{
+		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
+			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
+			LastWrite: LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, Generation: 2, StatusGeneration: 1},
+		Spec: ctlSpec{Replicas: 5, Image: "registry.example.com/platform/web-frontend:v1.27.3",
+			Args:     []string{"--listen=:8080", "--log-level=info", "--config=/etc/web/config.yaml"},
+			Selector: map[string]string{"app": "web", "shard": "1"}},
+		Status: ctlStatus{ReadyReplicas: 3},
+	}
+	value, err := json.Marshal(obj)
+	require.NoError(b, err)
+	be.m[key] = kv.KeyValue{Key: key, Value: value, CreateRevision: 1, ModRevision: 8}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := st.Get(ctx, "app-1")
+		if err != nil || got.Spec.Replicas != 5 || got.Meta.Managed[1].Subresource != "status" {
+			b.Fatal(got, err)
+		}
 	}
 }

@@ -195,6 +195,22 @@ func (r *Reader) Number() ([]byte, bool) {
 // another way when either reports false.
 func (r *Reader) Literal(lit string) bool { return r.p.word(lit) }
 
+// LiteralBytes is Literal for a text held in bytes: a decoder that
+// remembers texts it read (and what they decoded to) reads one again
+// with a comparison.
+func (r *Reader) LiteralBytes(lit []byte) bool {
+	p := &r.p
+	if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == string(lit) {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// Since returns the bytes read from pos, an earlier Pos, on (b's own
+// memory).
+func (r *Reader) Since(pos int) []byte { return r.p.b[pos:r.p.i] }
+
 // Plain reads a string token that starts right at the next byte and whose
 // content is plain (printable ASCII without escapes, see String), and
 // returns that content (b's own memory). For anything else it reports

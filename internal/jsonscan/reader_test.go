@@ -253,3 +253,23 @@ func TestReaderLiteralAndPlain(t *testing.T) {
 		}
 	}
 }
+
+// LiteralBytes reads exactly what Literal reads, at every place of a text
+// and for every piece of it, and Since returns what was read.
+func TestReaderLiteralBytes(t *testing.T) {
+	text := `{"metadata":{"kind":"App","managed":[{"manager":"user"}]},"spec":{}}`
+	for i := range len(text) + 1 {
+		for j := i; j <= len(text); j++ {
+			for _, lit := range []string{text[i:j], text[i:j] + "x", "x" + text[i:j]} {
+				r, s := NewReader([]byte(text)), NewReader([]byte(text))
+				r.p.i, s.p.i = i, i
+				ok := r.LiteralBytes([]byte(lit))
+				require.Equal(t, s.Literal(lit), ok, "%q at %d", lit, i)
+				require.Equal(t, s.Pos(), r.Pos(), "%q at %d", lit, i)
+				if ok {
+					require.Equal(t, lit, string(r.Since(i)))
+				}
+			}
+		}
+	}
+}

@@ -55,8 +55,13 @@ func encodeSide(v any) ([]byte, bool) {
 	if enc == nil {
 		return nil, false
 	}
+	return encodeWith(enc, reflect.ValueOf(v))
+}
+
+// encodeWith is encodeSide of v with enc, v's sideEncoder.
+func encodeWith(enc sideEncoder, v reflect.Value) ([]byte, bool) {
 	bp := encodeBuffers.Get().(*[]byte)
-	b, ok := enc((*bp)[:0], reflect.ValueOf(v), 0)
+	b, ok := enc((*bp)[:0], v, 0)
 	var out []byte
 	if ok {
 		out = append([]byte(nil), b...)

@@ -461,6 +461,19 @@ func encodeJSON(what string, v any) (b []byte, err error) {
 	return b, nil
 }
 
+// encodeJSONAt is encodeJSON of *v. A V that a sideEncoder encodes is read
+// where it is: boxing a copy of it in an interface to call encodeJSON was an
+// allocation of its size, on every Update. An interface type has no
+// sideEncoder: encodeJSON encodes its dynamic value.
+func encodeJSONAt[V any](what string, v *V) ([]byte, error) {
+	if enc := sideEncoderOf(reflect.TypeFor[V]()); enc != nil {
+		if b, ok := encodeWith(enc, reflect.ValueOf(v).Elem()); ok {
+			return b, nil // no code of the user's ran
+		}
+	}
+	return encodeJSON(what, *v)
+}
+
 // addressable returns a pointer to a copy of v, so that encoding/json
 // calls the MarshalJSON and MarshalText methods with pointer receivers of
 // v and its fields, as it does for the fields of an Object encoded through

@@ -55,8 +55,13 @@ func encodeSide(v any) ([]byte, bool) {
 	if enc == nil {
 		return nil, false
 	}
+	return encodeWith(enc, reflect.ValueOf(v))
+}
+
+// encodeWith is encodeSide of v with enc, v's sideEncoder.
+func encodeWith(enc sideEncoder, v reflect.Value) ([]byte, bool) {
 	bp := encodeBuffers.Get().(*[]byte)
-	b, ok := enc((*bp)[:0], reflect.ValueOf(v), 0)
+	b, ok := enc((*bp)[:0], v, 0)
 	var out []byte
 	if ok {
 		out = append([]byte(nil), b...)
@@ -210,21 +215,26 @@ func encodeStringMap(b []byte, v reflect.Value, _ int) ([]byte, bool) {
 	if m == nil {
 		return append(b, "null"...), true
 	}
-	var arr [16]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
+	// The entries are taken in one pass, values with their keys: a lookup
+	// per key cost as much as the pass.
+	var arr [16]stringEntry
+	entries := arr[:0]
+	for k, v := range m {
+		entries = append(entries, stringEntry{k, v})
 	}
-	slices.Sort(keys) // encoding/json's order
+	slices.SortFunc(entries, func(a, b stringEntry) int { return strings.Compare(a.k, b.k) }) // encoding/json's order
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, e := range entries {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(append(appendJSONString(b, k), ':'), m[k])
+		b = appendJSONString(append(appendJSONString(b, e.k), ':'), e.v)
 	}
 	return append(b, '}'), true
 }
+
+// stringEntry is an entry of a map[string]string.
+type stringEntry struct{ k, v string }
 
 // encField is a field of a struct as encoding/json writes it.
 type encField struct {

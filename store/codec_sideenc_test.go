@@ -255,3 +255,37 @@ func TestPlainJSONStringIsBytewise(t *testing.T) {
 		require.Equal(t, plainJSONStringBytewise(string(b)), plainJSONString(string(b)), "%q", b)
 	}
 }
+
+// requireEncodeJSONAt requires encodeJSONAt of &v to give what encodeJSON
+// of v gives: the same bytes, or an error both.
+func requireEncodeJSONAt[V any](t *testing.T, v V) {
+	t.Helper()
+	want, wantErr := encodeJSON("spec", v)
+	got, err := encodeJSONAt("spec", &v)
+	require.Equal(t, wantErr != nil, err != nil, "%T: %v, %v", v, wantErr, err)
+	require.Equal(t, string(want), string(got), "%T", v)
+}
+
+// TestEncodeJSONAtIsEncodeJSON holds the Update's encoding of its Spec in
+// place (encodeJSONAt) to encodeJSON, on random specs and on the values a
+// sideEncoder leaves to encoding/json: types it has none for, a cycle it
+// declines, a Spec type that is an interface, whose dynamic type decides.
+func TestEncodeJSONAtIsEncodeJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 7))
+	for range 3000 {
+		requireEncodeJSONAt(t, randSpec(r))
+	}
+	cycle := &encCycle{}
+	cycle.Next = cycle
+	requireEncodeJSONAt(t, cycle)
+	requireEncodeJSONAt(t, encCycle{Next: cycle})
+	requireEncodeJSONAt(t, struct{ F float64 }{1.5})
+	requireEncodeJSONAt(t, encMarshaler{A: 1})
+	requireEncodeJSONAt(t, struct{ E encMarshaler }{})
+	requireEncodeJSONAt(t, struct{ T time.Time }{})
+	requireEncodeJSONAt(t, (*encSpec)(nil))
+	requireEncodeJSONAt[any](t, randSpec(r))
+	requireEncodeJSONAt[any](t, struct{ F float64 }{2.5})
+	requireEncodeJSONAt[any](t, nil)
+	requireEncodeJSONAt(t, "<a>")
+}

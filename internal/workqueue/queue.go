@@ -278,7 +278,18 @@ func (q *Queue[K]) addLow(key K, h uint32) {
 // cancelled worker takes no more keys), or once the queue is shut down and
 // no key is ready.
 func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
-	key, _, ok = q.get(ctx, -1)
+	key, _, ok = q.get(ctx, -1, true)
+	return key, ok
+}
+
+// GetUntilShutDown is Get for a caller that shuts the queue down as soon
+// as ctx ends (a Loop's term): its wait for a key watches the queue alone,
+// a plain channel receive, rather than a select over the queue and ctx
+// (about 600 instructions less per wait, BenchmarkGetWait). Like Get, it
+// returns false when ctx is done as it starts or when it wakes; one that
+// waits when ctx ends wakes at the ShutDown, or at an Add before it.
+func (q *Queue[K]) GetUntilShutDown(ctx context.Context) (key K, ok bool) {
+	key, _, ok = q.get(ctx, -1, false)
 	return key, ok
 }
 
@@ -294,7 +305,7 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 // the queue's own overhead, then counts as neither latency nor work.
 // Otherwise at is read from the clock.
 func (q *Queue[K]) GetStamped(ctx context.Context, free time.Duration) (key K, at time.Duration, ok bool) {
-	k, a, ok := q.get(ctx, max(int64(free), 0))
+	k, a, ok := q.get(ctx, max(int64(free), 0), true)
 	return k, time.Duration(a), ok
 }
 
@@ -334,14 +345,26 @@ func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64) {
 	return at
 }
 
-// get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
-func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok bool) {
+// get is Get, GetUntilShutDown (watchCtx false) and GetStamped. free < 0
+// is Get: at is read only for metrics.
+func (q *Queue[K]) get(ctx context.Context, free int64, watchCtx bool) (key K, at int64, ok bool) {
 	if ctx.Err() != nil {
 		return key, 0, false
+	}
+	var ctxDone <-chan struct{}
+	if watchCtx {
+		ctxDone = ctx.Done()
 	}
 	waited := false
 	q.mu.Lock()
 	for {
+		if waited && !watchCtx && ctx.Err() != nil {
+			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
+				q.wake() // pass on a wake-up this Get may have taken
+			}
+			q.mu.Unlock()
+			return key, 0, false
+		}
 		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
 			q.promoteDue()
 		} else {
@@ -368,7 +391,7 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 		timer := q.armTimer()
 		q.waiters++
 		q.mu.Unlock()
-		woken, fired, cancelled := q.wait(ctx.Done(), timer)
+		woken, fired, cancelled := q.wait(ctxDone, timer)
 		if cancelled {
 			q.mu.Lock()
 			q.waiters--

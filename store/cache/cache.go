@@ -110,7 +110,8 @@ type Cache[S, T any] struct {
 	rev        int64
 	listRev    int64 // revision of the last listing; older events are stale
 	indexes    map[string]*index[S, T]
-	waiters    revWaiters // WaitFor calls, by revision; woken as told reaches theirs
+	ixList     []*index[S, T] // indexes' values, for reindexLocked to walk
+	waiters    revWaiters     // WaitFor calls, by revision; woken as told reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
 	// loud holds the marks (internal/objmarks) of the held objects whose
@@ -343,7 +344,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		initErr:    err,
 		items:      make(map[string]*store.Object[S, T]),
 		quarantine: make(map[string]*store.DecodeError),
-		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
+		indexes:    map[string]*index[S, T]{},
 		synced:     make(chan struct{}),
 		stopped:    make(chan struct{}),
 		transform:  transform,
@@ -354,6 +355,9 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if st, ok := src.(*store.Store[S, T]); ok && st != nil {
 		c.lean, _ = storeaccess.Of(st).(leanSource[S, T])
 	}
+	owners := newIndex(ownerUIDs[S, T])
+	owners.name, owners.owners = IndexOwnerUID, true
+	c.indexes[IndexOwnerUID], c.ixList = owners, []*index[S, T]{owners}
 	c.reuse = c.reused
 	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
 	c.nudge = make(chan struct{}, 1)

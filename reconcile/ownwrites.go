@@ -101,8 +101,8 @@ func (o *ownWrites) seen(b any, rev int64) {
 // dropLocked deletes revision rev of backend b from revs or, when revs
 // does not hold it, revision rev of no known backend, and reports whether
 // it deleted one. It tells by the map's length: a delete, not a lookup
-// and a delete, hashes the interface-holding key once (about 250
-// instructions less per event of the Loop's own writes, BenchmarkHandle).
+// and a delete, hashes the interface-holding key once per event of the
+// Loop's own write (seen; see BenchmarkEventToReconcile).
 func (o *ownWrites) dropLocked(b any, rev int64) bool {
 	n := len(o.revs)
 	if n == 0 {

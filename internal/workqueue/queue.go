@@ -352,18 +352,11 @@ func (q *Queue[K]) get(ctx context.Context, free int64, watchCtx bool) (key K, a
 	if ctx.Err() != nil {
 		return key, 0, false
 	}
-	var ctxDone <-chan struct{}
-	if watchCtx {
-		ctxDone = ctx.Done()
-	}
+	ctxDone := doneIf(ctx, watchCtx)
 	waited := false
 	q.mu.Lock()
 	for {
-		if waited && !watchCtx && ctx.Err() != nil {
-			if q.waiters > 0 && q.normal.n+q.low.n > 0 {
-				q.wake() // pass on a wake-up this Get may have taken
-			}
-			q.mu.Unlock()
+		if waited && q.endedLocked(ctx, watchCtx) {
 			return key, 0, false
 		}
 		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
@@ -409,6 +402,29 @@ func (q *Queue[K]) get(ctx context.Context, free int64, watchCtx bool) (key K, a
 			q.woken = false
 		}
 	}
+}
+
+// doneIf is ctx.Done() when watch is set, else nil: what get's wait
+// selects on besides the queue.
+func doneIf(ctx context.Context, watch bool) <-chan struct{} {
+	if watch {
+		return ctx.Done()
+	}
+	return nil
+}
+
+// endedLocked reports whether ctx ended, for a GetUntilShutDown (watched
+// false) that woke (see get): then it passes on a wake-up it may have
+// taken, and unlocks. A Get's wait watched ctx itself.
+func (q *Queue[K]) endedLocked(ctx context.Context, watched bool) bool {
+	if watched || ctx.Err() == nil {
+		return false
+	}
+	if q.waiters > 0 && q.normal.n+q.low.n > 0 {
+		q.wake()
+	}
+	q.mu.Unlock()
+	return true
 }
 
 // Done tells the queue that the caller has finished processing key. If key

@@ -94,24 +94,36 @@ func (o *ownWrites) seen(b any, rev int64) {
 		return
 	}
 	o.mu.Lock()
-	if k, ok := o.findLocked(b, rev); ok {
-		o.forgetLocked(k)
-	}
+	o.dropLocked(b, rev)
 	o.mu.Unlock()
 }
 
-// findLocked returns the key under which revs holds revision rev of
-// backend b, or of no known backend; ok is false when it holds neither.
-func (o *ownWrites) findLocked(b any, rev int64) (k written, ok bool) {
-	if len(o.revs) == 0 {
-		return written{}, false
+// dropLocked deletes revision rev of backend b from revs or, when revs
+// does not hold it, revision rev of no known backend, and reports whether
+// it deleted one. It tells by the map's length: a delete, not a lookup
+// and a delete, hashes the interface-holding key once per event of the
+// Loop's own write (seen; see BenchmarkEventToReconcile).
+func (o *ownWrites) dropLocked(b any, rev int64) bool {
+	n := len(o.revs)
+	if n == 0 {
+		return false
 	}
-	k = written{b: b, rev: rev}
-	if _, ok = o.revs[k]; !ok && b != nil && o.anyRevs > 0 {
-		k.b = nil
-		_, ok = o.revs[k]
+	delete(o.revs, written{b: b, rev: rev})
+	if len(o.revs) < n {
+		if b == nil {
+			o.anyRevs--
+		}
+		return true
 	}
-	return k, ok
+	if b == nil || o.anyRevs == 0 {
+		return false
+	}
+	delete(o.revs, written{rev: rev})
+	if len(o.revs) < n {
+		o.anyRevs--
+		return true
+	}
+	return false
 }
 
 // forgetLocked deletes k, which revs holds, from revs.
@@ -127,8 +139,7 @@ func (o *ownWrites) forgetLocked(k written) {
 func (o *ownWrites) own(b any, manager string, rev int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if k, ok := o.findLocked(b, rev); ok {
-		o.forgetLocked(k)
+	if o.dropLocked(b, rev) {
 		if o.names == nil {
 			o.names = map[string]struct{}{}
 		}

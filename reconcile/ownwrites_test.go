@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -260,4 +261,61 @@ func TestOwnWritesCountTheRevisionsOfNoBackend(t *testing.T) {
 	}
 	require.Equal(t, len(o.revs)-1, o.anyRevs, "the prune forgot those up to the floor; a's 9 stays")
 	require.True(t, o.own(b, "app", maxOwnRevs))
+}
+
+// ownWrites answers as a plain model of its contract does, through many
+// random writes, sightings and judgements over two backends and revisions
+// of no known backend: a revision is the Loop's own when it was written to
+// the event's backend or to none (the backend's first), and judging or
+// seeing it forgets it; anyRevs counts those of no backend it holds.
+func TestOwnWritesFollowTheirModel(t *testing.T) {
+	a, b := new(int), new(int)
+	backends := []any{nil, a, b}
+	floor := func(any) int64 { return 0 } // fewer than maxOwnRevs: no prune
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		var o ownWrites
+		o.on.Store(true)
+		model := map[written]bool{}
+		names := map[string]bool{}
+		drop := func(bk any, rev int64) bool {
+			for _, k := range []written{{b: bk, rev: rev}, {rev: rev}} {
+				if model[k] {
+					delete(model, k)
+					return true
+				}
+				if bk == nil {
+					break
+				}
+			}
+			return false
+		}
+		for step := range 300 {
+			bk, rev := backends[r.IntN(len(backends))], int64(1+r.IntN(12))
+			name := fmt.Sprintf("m%d", r.IntN(3))
+			switch r.IntN(3) {
+			case 0:
+				o.wrote(bk, rev, floor)
+				model[written{b: bk, rev: rev}] = true
+			case 1:
+				o.seen(bk, rev)
+				drop(bk, rev)
+			default:
+				want := drop(bk, rev)
+				if want {
+					names[name] = true
+				}
+				want = want || names[name]
+				require.Equal(t, want, o.own(bk, name, rev), "seed %d step %d: own(%v, %s, %d)", seed, step, bk, name, rev)
+			}
+			anyRevs := 0
+			for k := range model {
+				if k.b == nil {
+					anyRevs++
+				}
+			}
+			require.Len(t, o.revs, len(model), "seed %d step %d", seed, step)
+			require.Equal(t, anyRevs, o.anyRevs, "seed %d step %d", seed, step)
+		}
+	}
 }

@@ -63,7 +63,7 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		return
 	}
 	for {
-		key, ok := t.q.Get(t.ctx)
+		key, ok := t.q.GetUntilShutDown(t.ctx) // runTerm shuts the queue down as t.ctx ends
 		if !ok {
 			return
 		}

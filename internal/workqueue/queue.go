@@ -278,7 +278,19 @@ func (q *Queue[K]) addLow(key K, h uint32) {
 // cancelled worker takes no more keys), or once the queue is shut down and
 // no key is ready.
 func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
-	key, _, ok = q.get(ctx, -1)
+	key, _, ok = q.get(ctx, -1, true)
+	return key, ok
+}
+
+// GetUntilShutDown is Get for a caller that shuts the queue down as soon
+// as ctx ends (a Loop's term): its wait for a key watches the queue alone,
+// a plain channel receive, rather than a select over the queue and ctx
+// (per wait about 800 instructions less: 4.6k against 3.8k per op of
+// BenchmarkGetWait, callgrind). Like Get, it
+// returns false when ctx is done as it starts or when it wakes; one that
+// waits when ctx ends wakes at the ShutDown, or at an Add before it.
+func (q *Queue[K]) GetUntilShutDown(ctx context.Context) (key K, ok bool) {
+	key, _, ok = q.get(ctx, -1, false)
 	return key, ok
 }
 
@@ -294,7 +306,7 @@ func (q *Queue[K]) Get(ctx context.Context) (key K, ok bool) {
 // the queue's own overhead, then counts as neither latency nor work.
 // Otherwise at is read from the clock.
 func (q *Queue[K]) GetStamped(ctx context.Context, free time.Duration) (key K, at time.Duration, ok bool) {
-	k, a, ok := q.get(ctx, max(int64(free), 0))
+	k, a, ok := q.get(ctx, max(int64(free), 0), true)
 	return k, time.Duration(a), ok
 }
 
@@ -334,14 +346,19 @@ func (q *Queue[K]) handOut(n int32, free int64, waited bool) (at int64) {
 	return at
 }
 
-// get is Get and GetStamped. free < 0 is Get: at is read only for metrics.
-func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok bool) {
+// get is Get, GetUntilShutDown (watchCtx false) and GetStamped. free < 0
+// is Get: at is read only for metrics.
+func (q *Queue[K]) get(ctx context.Context, free int64, watchCtx bool) (key K, at int64, ok bool) {
 	if ctx.Err() != nil {
 		return key, 0, false
 	}
+	ctxDone := doneIf(ctx, watchCtx)
 	waited := false
 	q.mu.Lock()
 	for {
+		if waited && q.endedLocked(ctx, watchCtx) {
+			return key, 0, false
+		}
 		if len(q.delay.heap) > 0 && (q.normal.n+q.low.n == 0 || q.delay.skips >= promoteEvery-1) {
 			q.promoteDue()
 		} else {
@@ -368,7 +385,7 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 		timer := q.armTimer()
 		q.waiters++
 		q.mu.Unlock()
-		woken, fired, cancelled := q.wait(ctx.Done(), timer)
+		woken, fired, cancelled := q.wait(ctxDone, timer)
 		if cancelled {
 			q.mu.Lock()
 			q.waiters--
@@ -385,6 +402,29 @@ func (q *Queue[K]) get(ctx context.Context, free int64) (key K, at int64, ok boo
 			q.woken = false
 		}
 	}
+}
+
+// doneIf is ctx.Done() when watch is set, else nil: what get's wait
+// selects on besides the queue.
+func doneIf(ctx context.Context, watch bool) <-chan struct{} {
+	if watch {
+		return ctx.Done()
+	}
+	return nil
+}
+
+// endedLocked reports whether ctx ended, for a GetUntilShutDown (watched
+// false) that woke (see get): then it passes on a wake-up it may have
+// taken, and unlocks. A Get's wait watched ctx itself.
+func (q *Queue[K]) endedLocked(ctx context.Context, watched bool) bool {
+	if watched || ctx.Err() == nil {
+		return false
+	}
+	if q.waiters > 0 && q.normal.n+q.low.n > 0 {
+		q.wake()
+	}
+	q.mu.Unlock()
+	return true
 }
 
 // Done tells the queue that the caller has finished processing key. If key

@@ -110,7 +110,8 @@ type Cache[S, T any] struct {
 	rev        int64
 	listRev    int64 // revision of the last listing; older events are stale
 	indexes    map[string]*index[S, T]
-	waiters    revWaiters // WaitFor calls, by revision; woken as told reaches theirs
+	ixList     []*index[S, T] // indexes' values, for reindexLocked to walk
+	waiters    revWaiters     // WaitFor calls, by revision; woken as told reaches theirs
 	detect     *mutationDetector[S, T]
 	transform  func(*store.Object[S, T]) // see WithTransform; nil for none
 	// loud holds the marks (internal/objmarks) of the held objects whose
@@ -142,11 +143,17 @@ type Cache[S, T any] struct {
 	listing atomic.Bool // see Listing; written under dispatch
 
 	running  atomic.Bool
-	refilter refilterState         // see Refilter
-	prune    refilterState         // see Prune
-	lastErr  atomic.Pointer[error] // the last list or watch error, for LastError
-	synced   chan struct{}
-	stopped  chan struct{} // closed when a Run that ran returns
+	refilter refilterState // see Refilter
+	prune    refilterState // see Prune
+	// nudge (buffered, 1) wakes Run's goroutine between watch events for
+	// what is not an event: a Refilter or Prune call, or the end of Run's
+	// context (see serve). One channel for all three, so that the wait for
+	// the next event, one per event on a quiet watch, selects on three
+	// channels (the watch's, this and the relist timer's), not five.
+	nudge   chan struct{}
+	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
+	synced  chan struct{}
+	stopped chan struct{} // closed when a Run that ran returns
 	// warnedIdle: WaitForSync logged that Run has not been called.
 	warnedIdle atomic.Bool
 
@@ -337,7 +344,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 		initErr:    err,
 		items:      make(map[string]*store.Object[S, T]),
 		quarantine: make(map[string]*store.DecodeError),
-		indexes:    map[string]*index[S, T]{IndexOwnerUID: newIndex(ownerUIDs[S, T])},
+		indexes:    map[string]*index[S, T]{},
 		synced:     make(chan struct{}),
 		stopped:    make(chan struct{}),
 		transform:  transform,
@@ -348,10 +355,14 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	if st, ok := src.(*store.Store[S, T]); ok && st != nil {
 		c.lean, _ = storeaccess.Of(st).(leanSource[S, T])
 	}
+	owners := newIndex(ownerUIDs[S, T])
+	owners.name, owners.owners = IndexOwnerUID, true
+	c.indexes[IndexOwnerUID], c.ixList = owners, []*index[S, T]{owners}
 	c.reuse = c.reused
 	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
-	c.refilter.init()
-	c.prune.init()
+	c.nudge = make(chan struct{}, 1)
+	c.refilter.init(c.nudge)
+	c.prune.init(c.nudge)
 	return c
 }
 

@@ -1,6 +1,9 @@
 package cache_test
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 func TestCacheIndexes(t *testing.T) {
@@ -101,5 +105,62 @@ func TestCacheIndexLargeValues(t *testing.T) {
 		}
 		synctest.Wait()
 		require.Equal(t, slices.Concat(want[:5], want[30:]), objNames(c.ByIndex(cache.IndexOwnerUID, "boss")))
+	})
+}
+
+// The owner index (IndexOwnerUID) files each object under its owners'
+// UIDs through every change, whether or not it moved Meta.Owners
+// (reindexLocked skips the index for a change that keeps them): after each
+// of many random creations, changes of spec, changes of owners (the same
+// number of owners, other UIDs, another order) and deletions, ByIndex
+// gives, for every UID, the cached objects a scan finds.
+func TestOwnerIndexFollowsRandomChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		c := cache.New[cacheSpec, cacheStatus](st)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		uids := []string{"u0", "u1", "u2", "u3"}
+		r := rand.New(rand.NewPCG(7, 26))
+		owners := func() []store.OwnerRef {
+			var out []store.OwnerRef
+			for _, i := range r.Perm(len(uids))[:r.IntN(3)] {
+				out = append(out, store.OwnerRef{Kind: "Set", Name: "set-" + uids[i], UID: uids[i]})
+			}
+			return out
+		}
+		w := st.As("alice")
+		for step := range 400 {
+			name := fmt.Sprintf("w%d", r.IntN(12))
+			o, err := st.Get(ctx, name)
+			var rev int64
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				rev, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: name, Owners: owners()}})
+			case err != nil:
+			case r.IntN(5) == 0:
+				rev, err = w.Delete(ctx, name)
+			case r.IntN(2) == 0:
+				o.Spec.Replicas++
+				rev, err = w.Update(ctx, o)
+			default:
+				o.Meta.Owners = owners()
+				rev, err = w.Update(ctx, o)
+			}
+			require.NoError(t, err, "step %d", step)
+			require.NoError(t, c.WaitFor(ctx, rev))
+			for _, uid := range uids {
+				want := []string{}
+				for _, obj := range c.List(nil) {
+					if slices.ContainsFunc(obj.Meta.Owners, func(o store.OwnerRef) bool { return o.UID == uid }) {
+						want = append(want, obj.Meta.Name)
+					}
+				}
+				require.Equal(t, want, objNames(c.ByIndex(cache.IndexOwnerUID, uid)), "step %d, owner %s", step, uid)
+			}
+		}
 	})
 }

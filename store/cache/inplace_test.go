@@ -809,3 +809,26 @@ func TestAStoppedCacheHoldsNoHistoryBack(t *testing.T) {
 		require.ErrorIs(t, ev.Err, store.ErrExpired, "the history after revision %d is gone: no watch held it", from)
 	})
 }
+
+// A quiet watch still relists every period: Run's goroutine, waiting for
+// the next change, hears the relist timer (relayed as a nudge when it
+// reads the watch in place), and each listing arms the timer for the next,
+// due one jittered period (3/4 to 1) after it began.
+func TestAQuietWatchRelistsEveryPeriod(t *testing.T) {
+	onEachPath(t, func(t *testing.T, p watchPath) {
+		const period = time.Second
+		mem := memstore.New()
+		st := newWidgets(t, p.backend(mem))
+		createN(t, st, 5)
+		c := cache.New(st, cache.WithRelistPeriod(period))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		p.requireTaken(t, 1)
+		time.Sleep(3 * period)
+		synctest.Wait()
+		require.GreaterOrEqual(t, c.Relists(), int64(3), "three periods, three listings at least")
+		require.LessOrEqual(t, c.Relists(), int64(4), "and at most one per 3/4 period")
+		require.Zero(t, c.DriftRepairs())
+	})
+}

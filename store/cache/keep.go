@@ -146,7 +146,7 @@ func (r *refilterState) ask(ctx context.Context) error {
 // done the last call a listing has served, wake is closed (and replaced)
 // whenever done moves or Run stops.
 type refilterState struct {
-	nudge chan struct{} // buffered (1): a listing is asked for
+	nudge chan struct{} // the Cache's (see Cache.nudge): a call waits
 
 	mu      sync.Mutex
 	want    uint64
@@ -155,8 +155,8 @@ type refilterState struct {
 	wake    chan struct{}
 }
 
-func (r *refilterState) init() {
-	r.nudge = make(chan struct{}, 1)
+func (r *refilterState) init(nudge chan struct{}) {
+	r.nudge = nudge
 	r.wake = make(chan struct{})
 }
 

@@ -202,3 +202,66 @@ func TestPruneDropsWhatKeepRejectsWithoutListing(t *testing.T) {
 		require.ErrorIs(t, panicky.Prune(ctx), cache.ErrNotRunning)
 	})
 }
+
+// Run's goroutine hears of a Prune call, a Refilter call and the end of its
+// context on one channel (see serve): a Prune and a Refilter asked while
+// it was busy share one nudge and are both served, and Run returns when
+// its context ends while the watch is quiet, with no event to wake it.
+func TestPruneRefilterAndRunsEndShareOneNudge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		for _, name := range []string{"a", "b", "c"} {
+			_, err = st.As("alice").Create(ctx, &cobj{Meta: store.Meta{Name: name}})
+			require.NoError(t, err)
+		}
+		var k keepSet
+		k.set("a", "b", "c")
+		c := cache.New[cacheSpec, cacheStatus](st, cache.WithKeep(k.keep))
+		gate := make(chan struct{})
+		c.AddHandler(func(old, new *cobj) {
+			if new != nil && new.Meta.Name == "a" && old != nil {
+				<-gate // Run's goroutine is busy while both calls are made
+			}
+		})
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ran := make(chan error, 1)
+		go func() { ran <- c.Run(runCtx) }()
+		require.NoError(t, c.WaitForSync(ctx))
+
+		o, ok := c.Get("a")
+		require.True(t, ok)
+		u := *o
+		u.Spec.Replicas++
+		_, err = st.As("alice").Update(ctx, &u)
+		require.NoError(t, err)
+		synctest.Wait() // the handler holds Run's goroutine
+		k.set("b")
+		pruned, refiltered := make(chan error, 1), make(chan error, 1)
+		go func() { pruned <- c.Prune(ctx) }()
+		go func() { refiltered <- c.Refilter(ctx) }()
+		synctest.Wait()
+		close(gate)
+		synctest.Wait()
+		for what, ch := range map[string]chan error{"Prune": pruned, "Refilter": refiltered} {
+			select {
+			case err := <-ch:
+				require.NoError(t, err, what)
+			default:
+				t.Fatalf("%s still waits after Run's goroutine went back to the watch", what)
+			}
+		}
+		require.Equal(t, []string{"b"}, c.Keys())
+
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-ran:
+			require.NoError(t, err)
+		default:
+			t.Fatal("Run still waits on a quiet watch after its context ended")
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/clock"
@@ -181,12 +182,8 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 			progressed = true
 		case <-tick:
 			c.relistTick(ctx, &r)
-		case <-c.prune.nudge:
-			want, _ := c.prune.asked()
-			c.pruneNow()
-			c.prune.served(want)
-		case <-c.refilter.nudge:
-			c.relistNow(ctx, &r)
+		case <-c.nudge:
+			c.nudged(ctx, &r) // ctx's end closes the channels
 		}
 	}
 }
@@ -196,13 +193,25 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 // nudges, as follow's select does between events, while it waits for the
 // next change, and before a batch it read without waiting (a busy watch
 // never waits). It returns when ctx ends, with ctx's error.
+//
+// The end of ctx and the relist timer come as nudges (Cache.nudge), ctx's
+// by an AfterFunc and the timer's by a goroutine that relays its ticks
+// (relayTicks), with Refilter's and Prune's: the wait for the next event,
+// which a quiet watch makes once per event, then selects on two channels
+// rather than five, about 2,200 instructions less per event (callgrind,
+// BenchmarkFollowSpecAndStatus: 107.4k per op of two events before,
+// 102.9k after).
 func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r *relistState[S, T], tick <-chan time.Time) (progressed bool, err error) {
+	defer context.AfterFunc(ctx, c.nudgeRun)()
+	if tick != nil {
+		defer c.relayTicks(tick, r)()
+	}
 	waited := false
 	for {
 		fresh := events.cursor.Drained()
 		kev, wake, ok := events.cursor.Next()
 		if !ok || fresh && !waited {
-			if c.serve(ctx, r, tick, wake, !ok && wake != nil) {
+			if c.serve(ctx, r, wake, !ok && wake != nil) {
 				return progressed, ctx.Err()
 			}
 			waited = !ok && wake != nil
@@ -220,62 +229,81 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 	}
 }
 
-// serve is followInPlace's turn for the relist timer and the nudges: it
-// serves one that is ready or, when wait is set, waits for one or for
-// wake. It reports whether ctx ended.
-func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], tick <-chan time.Time, wake <-chan struct{}, wait bool) (ended bool) {
-	var turn int
+// serve is followInPlace's turn for the nudges (Cache.nudge): it serves
+// one that is pending or, when wait is set, waits for one or for wake. It
+// reports whether ctx ended.
+func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-chan struct{}, wait bool) (ended bool) {
 	if wait {
 		select {
 		case <-wake:
 			return false
-		case <-ctx.Done():
-			return true
-		case <-tick:
-			turn = turnRelist
-		case <-c.prune.nudge:
-			turn = turnPrune
-		case <-c.refilter.nudge:
-			turn = turnRefilter
+		case <-c.nudge:
 		}
 	} else {
 		select {
-		case <-ctx.Done():
-			return true
-		case <-tick:
-			turn = turnRelist
-		case <-c.prune.nudge:
-			turn = turnPrune
-		case <-c.refilter.nudge:
-			turn = turnRefilter
+		case <-c.nudge:
 		default:
 			return false
 		}
 	}
-	switch turn {
-	case turnRelist:
+	return c.nudged(ctx, r)
+}
+
+// relayTicks relays the relist timer's ticks to Run's goroutine as
+// nudges (r.ticked) until the returned stop is called, which waits for
+// the relay to end.
+func (c *Cache[S, T]) relayTicks(tick <-chan time.Time, r *relistState[S, T]) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-tick:
+				r.ticked.Store(true)
+				c.nudgeRun()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}
+
+// nudged serves a nudge (see Cache.nudge): it reports whether ctx ended,
+// and otherwise serves a relayed tick of the relist timer and the Prune
+// and Refilter calls that wait, if any. A nudge whose calls a listing
+// already served serves nothing.
+func (c *Cache[S, T]) nudged(ctx context.Context, r *relistState[S, T]) (ended bool) {
+	if ctx.Err() != nil {
+		return true
+	}
+	if r.ticked.Swap(false) {
 		c.relistTick(ctx, r)
-	case turnPrune:
-		want, _ := c.prune.asked()
+	}
+	if want, waiting := c.prune.asked(); waiting {
 		c.pruneNow()
 		c.prune.served(want)
-	case turnRefilter:
-		c.relistNow(ctx, r)
 	}
+	c.relistNow(ctx, r) // nothing unless a Refilter call waits
 	return false
 }
 
-// serve's turns.
-const (
-	turnRelist = iota + 1
-	turnPrune
-	turnRefilter
-)
+// nudgeRun nudges Run's goroutine (see Cache.nudge); a nudge already
+// pending will do.
+func (c *Cache[S, T]) nudgeRun() {
+	select {
+	case c.nudge <- struct{}{}:
+	default:
+	}
+}
 
 // relistState is follow's periodic relisting: its timer, and a listing the
 // watch has yet to reach, if any.
 type relistState[S, T any] struct {
-	timer   clock.Timer
+	timer clock.Timer
+	// ticked is set by relayTicks when a tick came (followInPlace).
+	ticked  atomic.Bool
 	pending *store.List[S, T]
 	// due, when set, is when the next listing is due, and the timer runs
 	// the watch's grace to reach pending instead.
@@ -310,6 +338,12 @@ func (c *Cache[S, T]) followEvent(ev store.Event[S, T], ok bool, r *relistState[
 // a pending listing ended (apply it anyway), or a listing is due (list, and
 // apply it at once if the watch is past its revision, else give the watch
 // a quarter of a period, less than the shortest delay to the next listing).
+//
+// It resets the timer once, after the listing: the timer, which has just
+// fired, is not running while it lists, so no tick of an earlier reset can
+// follow a later one, however long the listing takes, even as relayed
+// (relayTicks). The next listing is due one jittered period after this
+// one began.
 func (c *Cache[S, T]) relistTick(ctx context.Context, r *relistState[S, T]) {
 	if !r.due.IsZero() { // the grace ended
 		if r.pending != nil {
@@ -320,22 +354,21 @@ func (c *Cache[S, T]) relistTick(ctx context.Context, r *relistState[S, T]) {
 		r.due = time.Time{}
 		return
 	}
-	delay := c.relistDelay()
-	next := c.cfg.clock.Now().Add(delay)
-	r.timer.Reset(delay)
+	next := c.cfg.clock.Now().Add(c.relistDelay())
 	l, err := c.listAll(ctx)
-	if err != nil {
+	switch {
+	case err != nil:
 		if ctx.Err() == nil && c.cfg.onError != nil {
 			c.onError(fmt.Errorf("cache: periodic relist: %w", err))
 		}
-		return
-	}
-	if c.Revision() >= l.Revision {
+	case c.Revision() >= l.Revision:
 		c.repair(l)
+	default:
+		r.pending, r.due = l, next
+		r.timer.Reset(c.cfg.relistPeriod / 4)
 		return
 	}
-	r.pending, r.due = l, next
-	r.timer.Reset(c.cfg.relistPeriod / 4)
+	r.timer.Reset(max(next.Sub(c.cfg.clock.Now()), 0))
 }
 
 // repair applies a periodic listing and counts its differences as drift.

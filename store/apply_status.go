@@ -88,7 +88,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 		return out, decided, nil
 	}
 	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.put(ctx, own, cur, next, sides)
+	out.Revision, err = w.putGiven(ctx, own, cur, next, sides, true) // next is not used again
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err
@@ -120,12 +120,14 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force boo
 		if err != nil {
 			return nil, decodedSides{}, err
 		}
-		applied, status = b, json.RawMessage(b)
+		applied = b
 		if len(conds) == 0 {
 			if next, sides, ok, err := w.flatStatusApply(cur, applied); ok || err != nil {
 				return next, sides, err
 			}
 		}
+		// Boxed only for the merge: the fast path above takes the bytes.
+		status = json.RawMessage(b)
 	}
 	return w.mergeStatusTrees(status, applied, conds, force, cur)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
@@ -228,7 +229,7 @@ func flatFields(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
 func ownsAny(managed ownership.Managed, keys [][]byte, skip int) bool {
 	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
 	for _, k := range keys {
-		p[1].Name = string(k)
+		p[1].Name = viewString(k)
 		for i, e := range managed {
 			if i != skip && e.Set.Has(p) {
 				return true
@@ -238,6 +239,12 @@ func ownsAny(managed ownership.Managed, keys [][]byte, skip int) bool {
 	return false
 }
 
+// viewString is k as a string that shares its bytes, for a path that
+// Set.Has only reads (it keeps nothing of it): a key of flatFields, from a
+// JSON text nothing modifies while it is read. A copy (string(k)) was an
+// allocation per key, as the path escapes into Has.
+func viewString(k []byte) string { return unsafe.String(unsafe.SliceData(k), len(k)) }
+
 // ownsExactly reports whether set's members are the status fields of keys
 // (keys are distinct: flatFields).
 func ownsExactly(set *ownership.Set, keys [][]byte) bool {
@@ -246,7 +253,7 @@ func ownsExactly(set *ownership.Set, keys [][]byte) bool {
 	}
 	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
 	for _, k := range keys {
-		p[1].Name = string(k)
+		p[1].Name = viewString(k)
 		if !set.Has(p) {
 			return false
 		}

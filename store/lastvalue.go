@@ -341,10 +341,21 @@ func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 // memory's own or a read of the write's own, which no write hands out: a
 // status write, which leaves the metadata as they were, copies none.
 func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides) {
+	l.wroteGiven(key, rev, cur, raw, value, sides, false)
+}
+
+// wroteGiven is wrote; given says that the writer is done with raw (see
+// Writer.putGiven): the memory then keeps raw itself, with those copies,
+// instead of a copy of it.
+func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given bool) {
 	if l == nil {
 		return
 	}
-	own := *raw
+	own := raw
+	if !given {
+		own = new(rawObject)
+		*own = *raw
+	}
 	if cur == nil {
 		cur = &rawObject{}
 	}
@@ -353,7 +364,7 @@ func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []b
 	if !sharedSlice(raw.Conditions, cur.Conditions) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
-	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
+	if l.put(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
 		l.mu.Lock()
 		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
 		l.mu.Unlock()

@@ -76,7 +76,15 @@ func TestApplyStatusFlatMatchesTheMerge(t *testing.T) {
 		applied, err := encodeJSON("applied status", status)
 		require.NoError(t, err)
 		tried++
-		fast, fastSides, ok, ferr := ctrl.flatStatusApply(cur, applied)
+		fast, fastSides, ok, ferr := ctrl.flatStatusApply(cur, applied, nil)
+		// Given cur's status side, as the memory knows it, it decides the
+		// same without decoding it.
+		known, _ := st.schemas.decodeSideOf(cur, statusSide, nil)
+		kfast, kfastSides, kok, kerr := ctrl.flatStatusApply(cur, applied, &known)
+		require.Equal(t, ok, kok)
+		require.Equal(t, ferr, kerr)
+		require.Equal(t, fast, kfast)
+		require.Equal(t, fastSides, kfastSides)
 		if !ok && ferr == nil {
 			continue
 		}

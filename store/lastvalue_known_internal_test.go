@@ -132,3 +132,31 @@ func TestLastValuesKnownStatusIsTheDecodedOne(t *testing.T) {
 	require.Greater(t, known, race.Sweep(100, 4), "too few reads knew their status side to be tested")
 	require.Greater(t, refused, race.Sweep(100, 4), "too few reads were refused a record to be tested")
 }
+
+// Two values have the same statusSideOf only with the same ownership
+// record, status text and conditions: each of them alone decides the
+// status side's record (its Codec is the status's and the conditions'
+// shape), whether or not a random history happens to change one alone.
+func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
+	base := func() *rawObject {
+		return &rawObject{
+			Meta: Meta{Managed: []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+				{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b"}}},
+			Status:     []byte(`{"ready":1}`),
+			Conditions: []Condition{{Type: "Ready", Status: ConditionTrue}},
+		}
+	}
+	side := sideOf(base())
+	require.True(t, side.same(base()))
+	for what, change := range map[string]func(*rawObject){
+		"status":     func(r *rawObject) { r.Status = []byte(`{"ready":1,"note":"n"}`) },
+		"record":     func(r *rawObject) { r.Meta.Managed = r.Meta.Managed[:1] },
+		"entry":      func(r *rawObject) { r.Meta.Managed = []ManagedFields{r.Meta.Managed[0], {Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~c"}} },
+		"conditions": func(r *rawObject) { r.Conditions = append(r.Conditions, Condition{Type: "Stalled", Status: ConditionFalse}) },
+		"condition":  func(r *rawObject) { r.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "R"}} },
+	} {
+		r := base()
+		change(r)
+		require.False(t, side.same(r), what)
+	}
+}

@@ -149,11 +149,15 @@ func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
 	side := sideOf(base())
 	require.True(t, side.same(base()))
 	for what, change := range map[string]func(*rawObject){
-		"status":     func(r *rawObject) { r.Status = []byte(`{"ready":1,"note":"n"}`) },
-		"record":     func(r *rawObject) { r.Meta.Managed = r.Meta.Managed[:1] },
-		"entry":      func(r *rawObject) { r.Meta.Managed = []ManagedFields{r.Meta.Managed[0], {Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~c"}} },
-		"conditions": func(r *rawObject) { r.Conditions = append(r.Conditions, Condition{Type: "Stalled", Status: ConditionFalse}) },
-		"condition":  func(r *rawObject) { r.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "R"}} },
+		"status": func(r *rawObject) { r.Status = []byte(`{"ready":1,"note":"n"}`) },
+		"record": func(r *rawObject) { r.Meta.Managed = r.Meta.Managed[:1] },
+		"entry": func(r *rawObject) {
+			r.Meta.Managed = []ManagedFields{r.Meta.Managed[0], {Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~c"}}
+		},
+		"conditions": func(r *rawObject) {
+			r.Conditions = append(r.Conditions, Condition{Type: "Stalled", Status: ConditionFalse})
+		},
+		"condition": func(r *rawObject) { r.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "R"}} },
 	} {
 		r := base()
 		change(r)

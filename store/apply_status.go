@@ -68,18 +68,18 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 		key = w.s.prefix + name
 	}
 	mem, sides := w.s.rememberedAs(key, e, ok)
-	return write(ctx, w.s, "status apply to", name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
-		return w.applyStatus(ctx, key, name, status, conditions, cfg, cur)
+	return write(ctx, w.s, "status apply to", name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (ApplyResult, verdict, error) {
+		return w.applyStatus(ctx, key, name, status, conditions, cfg, cur, sides.status)
 	})
 }
 
 // applyStatus is one attempt of ApplyStatus against cur, the current object
-// (see write), stored under key.
-func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status any, conditions []Condition, cfg writeConfig, cur *rawObject) (ApplyResult, verdict, error) {
+// (see write), stored under key, whose status side is known when not nil.
+func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status any, conditions []Condition, cfg writeConfig, cur *rawObject, known *decodedSide) (ApplyResult, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return ApplyResult{}, decided, err
 	}
-	next, sides, err := w.mergeStatus(status, conditions, cfg.force, cur)
+	next, sides, err := w.mergeStatus(status, conditions, cfg.force, cur, known)
 	out := ApplyResult{Revision: cur.Meta.Revision, Generation: cur.Meta.Generation, UID: cur.Meta.UID}
 	switch {
 	case err != nil:
@@ -88,7 +88,7 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 		return out, decided, nil
 	}
 	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.put(ctx, own, cur, next, sides)
+	out.Revision, err = w.putGiven(ctx, own, cur, next, sides, true) // next is not used again
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err
@@ -106,8 +106,9 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 // manager's first apply of a flat status (firstStatusApply). The Store
 // remembers it with the write (see WithLastValues), and its change judge
 // takes it from there for the write's event (see sideManaged) instead of
-// decoding it again.
-func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force bool, cur *rawObject) (*rawObject, decodedSides, error) {
+// decoding it again. known, when not nil, is cur's status side as
+// decodeSideOf gives it.
+func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force bool, cur *rawObject, known *decodedSide) (*rawObject, decodedSides, error) {
 	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
 	// A status of type T whose JSON form round-trips is encoded once, alone
 	// (by its side encoder, as a write encodes it): if the merge keeps it as
@@ -120,12 +121,14 @@ func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force boo
 		if err != nil {
 			return nil, decodedSides{}, err
 		}
-		applied, status = b, json.RawMessage(b)
+		applied = b
 		if len(conds) == 0 {
-			if next, sides, ok, err := w.flatStatusApply(cur, applied); ok || err != nil {
+			if next, sides, ok, err := w.flatStatusApply(cur, applied, known); ok || err != nil {
 				return next, sides, err
 			}
 		}
+		// Boxed only for the merge: the fast path above takes the bytes.
+		status = json.RawMessage(b)
 	}
 	return w.mergeStatusTrees(status, applied, conds, force, cur)
 }

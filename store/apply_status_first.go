@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
@@ -56,7 +57,9 @@ const maxFirstFields = 16
 // apply of status JSON applied, with no conditions, over cur, and what is
 // known of its sides as mergeStatus gives them; or false for mergeStatus
 // to decide (see above). A nil object with true means nothing changes.
-func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObject, decodedSides, bool, error) {
+// known, when not nil, is cur's status side as decodeSideOf gives it (what
+// the Store's memory knows of it, see lastValues.put).
+func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte, known *decodedSide) (*rawObject, decodedSides, bool, error) {
 	others, mine, ok := w.statusEntries(cur)
 	if !ok {
 		return nil, decodedSides{}, false, nil
@@ -74,7 +77,7 @@ func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte) (*rawObje
 		return nil, decodedSides{}, false, nil
 	}
 	if mine {
-		return w.ownStatusApply(cur, applied, a, stored)
+		return w.ownStatusApply(cur, applied, a, stored, known)
 	}
 	return w.firstStatusApply(cur, applied, a.keys, others)
 }
@@ -145,11 +148,19 @@ func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, keys [][
 
 // ownStatusApply is flatStatusApply's later apply, by a manager with an
 // Apply entry on the status side, of the fields of a over the stored
-// status's (see above).
-func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored flatObject) (*rawObject, decodedSides, bool, error) {
+// status's (see above), with cur's status side when known (not nil).
+func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored flatObject, known *decodedSide) (*rawObject, decodedSides, bool, error) {
 	sc := w.s.schemas
-	dec, curCodec := sc.decodeSideOf(cur, statusSide, nil)
-	if !dec.canonical || curCodec == nil {
+	var curCodec *ownership.Codec // cur's, once needed
+	dec := known
+	if dec == nil {
+		var d decodedSide
+		if d, curCodec = sc.decodeSideOf(cur, statusSide, nil); curCodec == nil {
+			return nil, decodedSides{}, false, nil
+		}
+		dec = &d
+	}
+	if !dec.canonical {
 		return nil, decodedSides{}, false, nil
 	}
 	i := dec.managed.Find(w.manager, ownership.OpApply)
@@ -167,11 +178,16 @@ func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored 
 	// (codecOf's key, see sideShapeKey): the same keys in the same order,
 	// the same conditions, each keyed; then the shape's Codec is cur's.
 	if !sameShape(a, stored) || !conditionsKeyed(next.Conditions) {
-		if codec, err := sc.codecOf(next, statusSide, nil); err != nil || codec != curCodec {
+		var err error
+		if curCodec == nil {
+			curCodec, err = sc.codecOf(cur, statusSide, nil)
+		}
+		codec, nextErr := sc.codecOf(next, statusSide, nil)
+		if err != nil || nextErr != nil || codec != curCodec {
 			return nil, decodedSides{}, false, nil // a new shape: the merge encodes the record
 		}
 	}
-	return next, decodedSides{status: &dec}, true, nil
+	return next, decodedSides{status: dec}, true, nil
 }
 
 // appliedStatus is cur with status applied, cur's conditions and the
@@ -228,7 +244,7 @@ func flatFields(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
 func ownsAny(managed ownership.Managed, keys [][]byte, skip int) bool {
 	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
 	for _, k := range keys {
-		p[1].Name = string(k)
+		p[1].Name = viewString(k)
 		for i, e := range managed {
 			if i != skip && e.Set.Has(p) {
 				return true
@@ -238,6 +254,12 @@ func ownsAny(managed ownership.Managed, keys [][]byte, skip int) bool {
 	return false
 }
 
+// viewString is k as a string that shares its bytes, for a path that
+// Set.Has only reads (it keeps nothing of it): a key of flatFields, from a
+// JSON text nothing modifies while it is read. A copy (string(k)) was an
+// allocation per key, as the path escapes into Has.
+func viewString(k []byte) string { return unsafe.String(unsafe.SliceData(k), len(k)) }
+
 // ownsExactly reports whether set's members are the status fields of keys
 // (keys are distinct: flatFields).
 func ownsExactly(set *ownership.Set, keys [][]byte) bool {
@@ -246,7 +268,7 @@ func ownsExactly(set *ownership.Set, keys [][]byte) bool {
 	}
 	p := diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem}}
 	for _, k := range keys {
-		p[1].Name = string(k)
+		p[1].Name = viewString(k)
 		if !set.Has(p) {
 			return false
 		}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/binary"
+
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
@@ -385,26 +387,30 @@ func appendConditions(b []byte, conds []Condition) ([]byte, bool) {
 // a string shorter than a word a byte at a time, through a table (a byte
 // loop over the comparisons was half of its cost).
 func plainJSONString(s string) bool {
-	if len(s) < 8 {
-		for i := 0; i < len(s); i++ {
-			if !plainJSONByte[s[i]] {
+	// Words are loaded whole (binary.LittleEndian: one load each, where
+	// a word assembled from its bytes was eight), and a string of 4 to 7
+	// bytes is one word of two overlapping halves: a byte read twice was
+	// checked twice.
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	switch {
+	case len(b) >= 8:
+		for i := 0; i+8 <= len(b); i += 8 {
+			if !plainJSONWord(binary.LittleEndian.Uint64(b[i:])) {
 				return false
 			}
 		}
-		return true
+		// The last bytes, in a word that ends the string: bytes it reads
+		// again were plain.
+		return len(b)%8 == 0 || plainJSONWord(binary.LittleEndian.Uint64(b[len(b)-8:]))
+	case len(b) >= 4:
+		return plainJSONWord(uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))<<32)
 	}
-	word := func(i int) uint64 {
-		return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-	}
-	for i := 0; i+8 <= len(s); i += 8 {
-		if !plainJSONWord(word(i)) {
+	for _, c := range b {
+		if !plainJSONByte[c] {
 			return false
 		}
 	}
-	// The last bytes, in a word that ends the string: bytes it reads again
-	// were plain.
-	return len(s)%8 == 0 || plainJSONWord(word(len(s)-8))
+	return true
 }
 
 // plainJSONWord reports whether each byte of the word x is plain (see

@@ -136,6 +136,36 @@ type statusRecord struct {
 	rev    int64
 	status *decodedSide
 	size   int
+	// side is what status is a function of (see sideOf): a later value
+	// with the same side has the same record.
+	side statusSideOf
+}
+
+// statusSideOf is what the status side's record of a value, as decodeSide
+// gives it against the side's shape (decodedSide), depends on: the whole
+// ownership record (the side's entries, and the order of the two sides'
+// for canonical), the status's text (its shape, hence the Codec, with the
+// conditions') and the conditions (their shape: a condition's leaves are
+// not read). Two values whose statusSideOf are equal (same) have the same
+// status side: a read of the value another writer made of the Store's own
+// status write, changing the spec alone, knows it from that write's
+// record without decoding it (see lastValues.put).
+type statusSideOf struct {
+	managed []ManagedFields
+	status  string
+	conds   []Condition
+}
+
+// sideOf returns the statusSideOf of raw, sharing its record and
+// conditions (the memory's own, never modified) and copying its status's
+// text, which may be part of a whole value the record must not hold.
+func sideOf(raw *rawObject) statusSideOf {
+	return statusSideOf{managed: raw.Meta.Managed, status: string(raw.Status), conds: raw.Conditions}
+}
+
+// same reports whether raw's status side is the one s describes.
+func (s *statusSideOf) same(raw *rawObject) bool {
+	return s.status == string(raw.Status) && slices.Equal(s.managed, raw.Meta.Managed) && conditionsEqual(s.conds, raw.Conditions)
 }
 
 // maxStatusRecords is how many status records (statusRecords) a Store
@@ -341,10 +371,21 @@ func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 // memory's own or a read of the write's own, which no write hands out: a
 // status write, which leaves the metadata as they were, copies none.
 func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides) {
+	l.wroteGiven(key, rev, cur, raw, value, sides, false)
+}
+
+// wroteGiven is wrote; given says that the writer is done with raw (see
+// Writer.putGiven): the memory then keeps raw itself, with those copies,
+// instead of a copy of it.
+func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given bool) {
 	if l == nil {
 		return
 	}
-	own := *raw
+	own := raw
+	if !given {
+		own = new(rawObject)
+		*own = *raw
+	}
 	if cur == nil {
 		cur = &rawObject{}
 	}
@@ -353,7 +394,7 @@ func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []b
 	if !sharedSlice(raw.Conditions, cur.Conditions) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
-	if l.put(key, lastValue{rev: rev, value: value, raw: &own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
+	if l.put(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
 		l.mu.Lock()
 		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
 		l.mu.Unlock()
@@ -430,14 +471,30 @@ func (l *lastValues) put(key string, e lastValue) bool {
 		}
 		l.bytes += e.size - old.size
 		l.recordLocked(old)
+		l.knownStatusLocked(&e)
 		*old = e
 	} else {
+		l.knownStatusLocked(&e)
 		l.index[key] = len(l.items)
 		l.items = append(l.items, e)
 		l.bytes += e.size
 	}
 	l.shrinkLocked(key)
 	return true
+}
+
+// knownStatusLocked gives e, a value read decoded, the status side's
+// record of the Store's own write of its key that the memory keeps
+// (recordLocked) when that write's status side is e's (statusSideOf): the
+// status apply of a Loop after another writer changed the spec then
+// decodes no record.
+func (l *lastValues) knownStatusLocked(e *lastValue) {
+	if e.written || e.raw == nil || e.sides.status != nil {
+		return
+	}
+	if r, ok := l.records.byKey[e.key]; ok && r.rev < e.rev && r.side.same(e.raw) {
+		e.sides.status = r.status
+	}
 }
 
 // shrinkLocked forgets keys other than keep at random, then the oldest
@@ -474,7 +531,7 @@ func (l *lastValues) recordLocked(e *lastValue) {
 	if rs.byKey == nil {
 		rs.byKey = map[string]statusRecord{}
 	}
-	r := statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, &e.raw.Meta)}
+	r := statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
 	rs.byKey[e.key] = r
 	l.bytes += r.size
 	if len(rs.order.keys) < maxStatusRecords {
@@ -507,14 +564,22 @@ func (l *lastValues) forgetOldestRecordLocked() {
 	}
 }
 
-// statusRecordBytes is what the status record of the value of key whose
-// metadata is meta counts (statusRecords): the record's place in the map and
-// the ring, and per status-side entry of meta.Managed, its Entry, Set and
+// statusRecordBytes is what the status record of raw, the value of key,
+// counts (statusRecords): the record's place in the map and the ring, its
+// statusSideOf (the record's entries and their strings, the status's
+// text, the conditions), and per status-side entry of meta.Managed, its Entry, Set and
 // strings, and the Set's nodes: at most one per name its Fields text
 // holds, each after a comma or a parenthesis but the first, and a decoder
 // allocates no more than one per 6 bytes of the text beyond them.
-func statusRecordBytes(key string, meta *Meta) int {
-	n := len(key) + entryOverhead
+func statusRecordBytes(key string, raw *rawObject) int {
+	meta := &raw.Meta
+	n := len(key) + entryOverhead + 16 + len(raw.Status) + 160*len(raw.Conditions)
+	for i := range meta.Managed {
+		// statusSideOf's: the entry, and strings of its own (an object's
+		// Fields text, say), rounded up.
+		e := &meta.Managed[i]
+		n += 64 + 16 + len(e.Manager) + len(e.Fields)
+	}
 	for i := range meta.Managed {
 		if e := &meta.Managed[i]; e.Subresource == statusSide {
 			nodes := 2 + strings.Count(e.Fields, ",") + strings.Count(e.Fields, "(") + len(e.Fields)/6

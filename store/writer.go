@@ -289,6 +289,14 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 // admission sees as the old object: the Store's memory, or a read of the
 // write's own, what no write hands to its caller (see lastValues.wrote).
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
+	return w.putGiven(ctx, own, cur, next, sides, false)
+}
+
+// putGiven is put; given says that the caller neither reads nor hands out
+// next once it returns, so the memory of values may keep next itself (see
+// lastValues.wrote) rather than a copy: a status apply's, whose object is
+// its own.
+func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides, given bool) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.traceOf(ctx)
 		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == ownership.OpApplyStatus || op == ownership.OpUpdateStatus) {
@@ -320,7 +328,7 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 	}
 	rev, err := w.txnAs(ctx, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
-		w.s.last.wrote(own.Key, rev, cur, next, val, sides)
+		w.s.last.wroteGiven(own.Key, rev, cur, next, val, sides, given)
 	}
 	return rev, err
 }

@@ -179,12 +179,18 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A write's first cond is on its own key (a store.Writer's always):
+	// that entry is looked up once.
+	e := s.kvs[w.Key]
 	for i, c := range conds {
-		if actual := s.condValue(c); actual != c.Revision {
+		ce := e
+		if c.Key != w.Key {
+			ce = s.kvs[c.Key]
+		}
+		if actual := condValue(ce, c); actual != c.Revision {
 			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
 		}
 	}
-	e := s.kvs[w.Key]
 	rev := s.hist.last + 1
 	switch w.Kind {
 	case kv.WritePut:
@@ -231,9 +237,9 @@ func (s *Store) keysGrow() {
 	}
 }
 
-// condValue returns the revision c compares against. Callers hold s.mu.
-func (s *Store) condValue(c kv.Cond) int64 {
-	e := s.kvs[c.Key]
+// condValue returns the revision c compares against, e being the entry
+// of c.Key (nil for none). Callers hold s.mu.
+func condValue(e *kv.KeyValue, c kv.Cond) int64 {
 	switch {
 	case e == nil:
 		return 0

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/race"
+	"github.com/steady-go/steady/ownership"
+)
+
+// knownStatus is a status stored as it encodes (plainJSON), as a Store
+// remembers the values it reads decoded only then, whose shape changes
+// with Note.
+type knownStatus struct {
+	Ready int64  `json:"ready"`
+	Phase string `json:"phase"`
+	Note  string `json:"note,omitempty"`
+}
+
+func randomKnownStatus(rng *rand.Rand) knownStatus {
+	st := knownStatus{Ready: rng.Int64N(3), Phase: []string{"", "Up"}[rng.IntN(2)]}
+	if rng.IntN(4) == 0 {
+		st.Note = "n"
+	}
+	return st
+}
+
+// knownHistory writes the status side of name as a manager other than
+// "ctrl" does, through st: fields applied, by force or not, or dropped,
+// conditions applied, the status updated.
+func knownHistory(ctx context.Context, t *testing.T, st *Store[firstSpec, knownStatus], name string, rng *rand.Rand) {
+	t.Helper()
+	var err error
+	switch rng.IntN(5) {
+	case 0:
+		fields := map[string]any{}
+		for k, v := range map[string]any{"ready": rng.Int64N(3), "phase": "Down", "note": "m"} {
+			if rng.IntN(3) == 0 {
+				fields[k] = v
+			}
+		}
+		var opts []WriteOption
+		if rng.IntN(2) == 0 {
+			opts = append(opts, WithForce())
+		}
+		_, err = st.As("other").ApplyStatus(ctx, name, fields, nil, opts...)
+	case 1:
+		conds := []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Fine"}}
+		if rng.IntN(2) == 0 {
+			conds = append(conds, Condition{Type: "Stalled", Status: ConditionFalse})
+		}
+		_, err = st.As("loop").ApplyStatus(ctx, name, nil, conds)
+	case 2:
+		var o *Object[firstSpec, knownStatus]
+		if o, err = st.Get(ctx, name); err == nil {
+			o.Status = randomKnownStatus(rng)
+			_, err = st.As("editor").UpdateStatus(ctx, o)
+		}
+	case 3:
+		_, err = st.As("other").ApplyStatus(ctx, name, nil, nil) // drops its fields
+	case 4:
+		_, err = st.As("loop").ApplyStatus(ctx, name, nil, nil) // drops its conditions
+	}
+	if err != nil {
+		var ce *ownership.ConflictError
+		require.ErrorAs(t, err, &ce)
+	}
+}
+
+// A value the Store reads after another writer changed the object it last
+// wrote knows its status side from that write's record only when that is
+// the status side decodeSideOf gives the value (see
+// lastValues.knownStatusLocked), over random histories in which other
+// managers apply, update and drop status fields and conditions and another
+// client updates the spec; and it is known often, and refused often.
+func TestLastValuesKnownStatusIsTheDecodedOne(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	mine, err := New[firstSpec, knownStatus](b, "First")
+	require.NoError(t, err)
+	other, err := New[firstSpec, knownStatus](b, "First", WithLastValues(0))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(45, 1))
+	const objects = 6
+	for i := range objects {
+		_, err := other.As("user").Create(ctx, &Object[firstSpec, knownStatus]{Meta: Meta{Name: fmt.Sprint("o-", i)}, Spec: firstSpec{Replicas: 1}})
+		require.NoError(t, err)
+	}
+	known, refused := 0, 0
+	for range race.Sweep(3000, 4) {
+		name := fmt.Sprint("o-", rng.IntN(objects))
+		switch rng.IntN(4) {
+		case 0:
+			knownHistory(ctx, t, other, name, rng)
+		case 1, 2:
+			o, err := other.Get(ctx, name)
+			require.NoError(t, err)
+			o.Spec.Replicas++
+			_, err = other.As("user").Update(ctx, o)
+			require.NoError(t, err)
+		case 3:
+			_, err := mine.As("ctrl").ApplyStatus(ctx, name, randomKnownStatus(rng), nil, WithForce())
+			require.NoError(t, err)
+			continue
+		}
+		key := mine.prefix + name
+		mine.last.mu.Lock()
+		r, recorded := mine.last.records.byKey[key]
+		mine.last.mu.Unlock()
+		_, err := mine.Get(ctx, name)
+		require.NoError(t, err)
+		e, ok := mine.last.latest(key)
+		require.True(t, ok)
+		if e.written || e.raw == nil {
+			continue
+		}
+		if e.sides.status == nil {
+			if recorded && r.rev < e.rev {
+				refused++
+			}
+			continue
+		}
+		known++
+		dec, _ := mine.schemas.decodeSideOf(e.raw, statusSide, nil)
+		require.Equal(t, dec, *e.sides.status, "%s at %d: record %+v, status %s", name, e.rev, e.raw.Meta.Managed, e.raw.Status)
+	}
+	t.Logf("%d reads knew their status side, %d with a record did not", known, refused)
+	require.Greater(t, known, race.Sweep(100, 4), "too few reads knew their status side to be tested")
+	require.Greater(t, refused, race.Sweep(100, 4), "too few reads were refused a record to be tested")
+}
+
+// Two values have the same statusSideOf only with the same ownership
+// record, status text and conditions: each of them alone decides the
+// status side's record (its Codec is the status's and the conditions'
+// shape), whether or not a random history happens to change one alone.
+func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
+	base := func() *rawObject {
+		return &rawObject{
+			Meta: Meta{Managed: []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+				{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b"}}},
+			Status:     []byte(`{"ready":1}`),
+			Conditions: []Condition{{Type: "Ready", Status: ConditionTrue}},
+		}
+	}
+	side := sideOf(base())
+	require.True(t, side.same(base()))
+	for what, change := range map[string]func(*rawObject){
+		"status": func(r *rawObject) { r.Status = []byte(`{"ready":1,"note":"n"}`) },
+		"record": func(r *rawObject) { r.Meta.Managed = r.Meta.Managed[:1] },
+		"entry": func(r *rawObject) {
+			r.Meta.Managed = []ManagedFields{r.Meta.Managed[0], {Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~c"}}
+		},
+		"conditions": func(r *rawObject) {
+			r.Conditions = append(r.Conditions, Condition{Type: "Stalled", Status: ConditionFalse})
+		},
+		"condition": func(r *rawObject) { r.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "R"}} },
+	} {
+		r := base()
+		change(r)
+		require.False(t, side.same(r), what)
+	}
+}

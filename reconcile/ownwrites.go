@@ -19,10 +19,10 @@ import (
 // the reconcile's observer (the report follows the commit); then the event
 // is judged by name alone. Only the first write under a new name can be
 // missed that way, and a missed own write costs one extra reconcile. The
-// revision is not remembered then (see early): the write was seen already,
+// revision is not remembered then (see early): its event came already,
 // and no prune would drop it before the revisions double. Its writer is
-// learned then, as a lagging cache's event of the write would still be
-// judged (the write was the reconcile's, under that name).
+// learned then, as it is when the report comes first, so that another
+// cache's later event of the write is judged the same either way.
 //
 // A revision is remembered with the backend it was written to, since two
 // backends' revisions are unrelated: a write to one store must not make

@@ -18,7 +18,11 @@ import (
 // A write's event can reach a cache before the store reports the write to
 // the reconcile's observer (the report follows the commit); then the event
 // is judged by name alone. Only the first write under a new name can be
-// missed that way, and a missed own write costs one extra reconcile.
+// missed that way, and a missed own write costs one extra reconcile. The
+// revision is not remembered then (see early): its event came already,
+// and no prune would drop it before the revisions double. Its writer is
+// learned then, as it is when the report comes first, so that another
+// cache's later event of the write is judged the same either way.
 //
 // A revision is remembered with the backend it was written to, since two
 // backends' revisions are unrelated: a write to one store must not make
@@ -35,6 +39,53 @@ type ownWrites struct {
 	anyRevs int
 	names   map[string]struct{}
 	prune   int // len(revs) past which wrote prunes: twice what the last prune kept
+	// early holds the last events seen whose revision revs did not hold,
+	// next the slot of the next: wrote does not keep a revision a cache
+	// delivered before the store reported it (it would stay until a
+	// prune). The window is a write's commit to its report, a few events
+	// at most; one that falls out of early only waits for a prune, as all
+	// did before.
+	early [earlyRevs]sighting
+	next  int
+}
+
+// earlyRevs is how many of the last unmatched events wrote looks through:
+// each write scans them all.
+const earlyRevs = 16
+
+// sighting is an event of revision rev of backend b whose revision revs
+// did not hold, by manager when judged by own ("" when by seen: the
+// Loop's names need no learning, and no write is by "").
+type sighting struct {
+	b       any
+	rev     int64
+	manager string
+}
+
+// sawEarlyLocked remembers an event revs did not hold, in case its
+// revision is reported after it.
+func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
+	o.early[o.next] = sighting{b: b, rev: rev, manager: manager}
+	o.next = (o.next + 1) % earlyRevs
+}
+
+// seenEarlyLocked reports whether an event of revision rev of backend b
+// (of any backend when b is nil, as an own lookup matches it) was seen
+// before wrote was told of it, learning its writer as one of the Loop's
+// (each such event's: two caches can have seen it).
+func (o *ownWrites) seenEarlyLocked(b any, rev int64) bool {
+	seen := false
+	for i := range o.early {
+		s := &o.early[i]
+		if s.rev != rev || (b != nil && s.b != b) {
+			continue
+		}
+		if s.manager != "" {
+			o.learnLocked(s.manager)
+		}
+		seen = true
+	}
+	return seen
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
@@ -52,6 +103,9 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.seenEarlyLocked(b, rev) {
+		return
+	}
 	if o.revs == nil {
 		o.revs = map[written]struct{}{}
 	}
@@ -94,7 +148,9 @@ func (o *ownWrites) seen(b any, rev int64) {
 		return
 	}
 	o.mu.Lock()
-	o.dropLocked(b, rev)
+	if !o.dropLocked(b, rev) {
+		o.sawEarlyLocked(b, rev, "")
+	}
 	o.mu.Unlock()
 }
 
@@ -140,12 +196,18 @@ func (o *ownWrites) own(b any, manager string, rev int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.dropLocked(b, rev) {
-		if o.names == nil {
-			o.names = map[string]struct{}{}
-		}
-		o.names[manager] = struct{}{}
+		o.learnLocked(manager)
 		return true
 	}
+	o.sawEarlyLocked(b, rev, manager)
 	_, ok := o.names[manager]
 	return ok
+}
+
+// learnLocked knows manager as one a reconcile of the Loop wrote as.
+func (o *ownWrites) learnLocked(manager string) {
+	if o.names == nil {
+		o.names = map[string]struct{}{}
+	}
+	o.names[manager] = struct{}{}
 }

@@ -63,6 +63,8 @@ perop() {
 perop steady >"$work/steady.op"
 perop client-go >"$work/client-go.op"
 
+total() { awk -F '\t' '$1 == "PROGRAM TOTALS" { printf "%.0f", $2 }' "$work/$1.op"; }
+
 # row LABEL REGEX...: the summed cost per op of the functions matching any REGEX (file:function, ERE).
 row() {
   local label=$1; shift
@@ -73,29 +75,38 @@ row() {
   done
   # A renamed function must not read as a free guarantee.
   ((found)) || { echo "split.sh: no function matches row '$label': was one renamed?" >&2; exit 1; }
+  # An inclusive cost below zero, or above the total, is callgrind's shadow
+  # stack crossing a goroutine switch (a preempted goroutine): not a figure.
+  ((sum >= 0 && sum <= $(total steady))) ||
+    { echo "split.sh: row '$label' is $sum of $(total steady): a goroutine switch confused callgrind; run again" >&2; exit 1; }
   printf '%s\t%s\n' "$label" "$sum"
 }
-total() { awk -F '\t' '$1 == "PROGRAM TOTALS" { printf "%.0f", $2 }' "$work/$1.op"; }
 st=$(total steady) cg=$(total client-go)
+{
+  row 'the other writer: Get' 'store/store\.go:.*store\.\(\*Store\[.*\)\.Get$'
+  row 'the other writer: Update' 'store/writer\.go:.*store\.\(\*Writer\[.*\)\.Update$'
+  row 'the cache: decode of the events' 'store/stream\.go:.*store\.\(\*Store\[.*\)\.putEvent$'
+  row 'the cache: handlers (the Loop'"'"'s included)' 'cache/run\.go:.*cache\.\(\*Cache\[.*\)\.apply$'
+  row 'the reconcile (cache read, ApplyStatus)' 'reconcile\.Func\[string\]\.Reconcile$'
+} >"$work/parts"
+{
+  row 'ownership record of the Update' 'store/managed\.go:.*store\.schemas\.recordUpdate$'
+  row 'reading ownership records' 'store/codec_meta_aswritten\.go:.*store\.\(\*metaDecoder\)\.managedAsWritten$'
+  row 'the status apply'"'"'s merge' 'store/apply_status_first\.go:.*\)\.flatStatusApply$' 'store/apply_status\.go:.*\)\.mergeStatusTrees$'
+  row 'change judge, own writes, oscillation' 'reconcile/storesource\.go:.*reconcile\.\(\*cacheSource\[.*\)\.(changed|observe)$' 'reconcile/storesource\.go:.*reconcile\.judgedAs$'
+} >"$work/guarantees"
+sum() { awk -F '\t' '{ s += $2 } END { printf "%.0f", s }' "$1"; }
+ps=$(sum "$work/parts") gs=$(sum "$work/guarantees")
+# The parts are disjoint: more than the total is the same confusion.
+((ps <= st)) || { echo "split.sh: the parts add up to $ps of $st: a goroutine switch confused callgrind; run again" >&2; exit 1; }
 {
   printf 'part\tinstructions per event\n'
   printf 'steady, all\t%s\n' "$st"
-  row '  the other writer: Get' 'store/store\.go:.*store\.\(\*Store\[.*\)\.Get$'
-  row '  the other writer: Update' 'store/writer\.go:.*store\.\(\*Writer\[.*\)\.Update$'
-  row '  the cache: decode of the events' 'store/stream\.go:.*store\.\(\*Store\[.*\)\.putEvent$'
-  row '  the cache: handlers (the Loop'"'"'s included)' 'cache/run\.go:.*cache\.\(\*Cache\[.*\)\.apply$'
-  row '  the reconcile (cache read, ApplyStatus)' 'reconcile\.Func\[string\]\.Reconcile$'
-  {
-    row 'ownership record of the Update' 'store/managed\.go:.*store\.schemas\.recordUpdate$'
-    row 'reading ownership records' 'store/codec_meta_aswritten\.go:.*store\.\(\*metaDecoder\)\.managedAsWritten$'
-    row 'the status apply'"'"'s merge' 'store/apply_status_first\.go:.*\)\.flatStatusApply$' 'store/apply_status\.go:.*\)\.mergeStatusTrees$'
-    row 'change judge, own writes, oscillation' 'reconcile/storesource\.go:.*reconcile\.\(\*cacheSource\[.*\)\.(changed|observe)$' 'reconcile/storesource\.go:.*reconcile\.judgedAs$'
-  } >"$work/guarantees"
+  sed 's/^/  /' "$work/parts"
   sed 's/^/  guarantee: /' "$work/guarantees"
-  gs=$(awk -F '\t' '{ s += $2 } END { printf "%.0f", s }' "$work/guarantees")
   printf 'steady, guarantees\t%s\n' "$gs"
   printf 'steady, the rest\t%s\n' $((st - gs))
   printf 'client-go, all\t%s\n' "$cg"
 } | column -t -s $'\t'
-awk -v st="$st" -v cg="$cg" -v gs="$(awk -F '\t' '{ s += $2 } END { print s }' "$work/guarantees")" 'BEGIN {
+awk -v st="$st" -v cg="$cg" -v gs="$gs" 'BEGIN {
   printf "steady / client-go: %.2fx; without the guarantees: %.2fx\n", st / cg, (st - gs) / cg }'

@@ -35,15 +35,7 @@ func BenchmarkWatchControllerSpecWrite(b *testing.B) {
 	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
 	require.NoError(b, err)
 	key := st.keyOf("app-1")
-	obj := &Object[ctlSpec, ctlStatus]{
-		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
-			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
-			LastWrite: LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, Generation: 2, StatusGeneration: 2},
-		Spec: ctlSpec{Replicas: 5, Image: "registry.example.com/platform/web-frontend:v1.27.3",
-			Args:     []string{"--listen=:8080", "--log-level=info", "--config=/etc/web/config.yaml"},
-			Selector: map[string]string{"app": "web", "shard": "1"}},
-		Status: ctlStatus{ReadyReplicas: 5},
-	}
+	obj := controllerApp()
 	prev, err := json.Marshal(obj)
 	require.NoError(b, err)
 	obj.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
@@ -88,15 +80,8 @@ func BenchmarkGetController(b *testing.B) {
 	st, err := New[ctlSpec, ctlStatus](be, "App", WithLastValues(0))
 	require.NoError(b, err)
 	key := st.keyOf("app-1")
-	obj := &Object[ctlSpec, ctlStatus]{
-		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
-			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
-			LastWrite: LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, Generation: 2, StatusGeneration: 1},
-		Spec: ctlSpec{Replicas: 5, Image: "registry.example.com/platform/web-frontend:v1.27.3",
-			Args:     []string{"--listen=:8080", "--log-level=info", "--config=/etc/web/config.yaml"},
-			Selector: map[string]string{"app": "web", "shard": "1"}},
-		Status: ctlStatus{ReadyReplicas: 3},
-	}
+	obj := controllerApp()
+	obj.Meta.StatusGeneration, obj.Status.ReadyReplicas = 1, 3 // the status lags
 	value, err := json.Marshal(obj)
 	require.NoError(b, err)
 	be.m[key] = kv.KeyValue{Key: key, Value: value, CreateRevision: 1, ModRevision: 8}
@@ -107,5 +92,19 @@ func BenchmarkGetController(b *testing.B) {
 		if err != nil || got.Spec.Replicas != 5 || got.Meta.Managed[1].Subresource != "status" {
 			b.Fatal(got, err)
 		}
+	}
+}
+
+// controllerApp is the controller benchmark's object (bench/cmd/ctl-steady)
+// as its Loop's status write left it: 5 replicas, all ready.
+func controllerApp() *Object[ctlSpec, ctlStatus] {
+	return &Object[ctlSpec, ctlStatus]{
+		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
+			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
+			LastWrite: LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, Generation: 2, StatusGeneration: 2},
+		Spec: ctlSpec{Replicas: 5, Image: "registry.example.com/platform/web-frontend:v1.27.3",
+			Args:     []string{"--listen=:8080", "--log-level=info", "--config=/etc/web/config.yaml"},
+			Selector: map[string]string{"app": "web", "shard": "1"}},
+		Status: ctlStatus{ReadyReplicas: 5},
 	}
 }

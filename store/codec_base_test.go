@@ -313,7 +313,6 @@ func TestWatchDecodesOverOnlyAValueReadWhole(t *testing.T) {
 func BenchmarkWatchSpecWriteOverHeld(b *testing.B) {
 	st, err := New[fastSpec, fastStatus](newMapBackend(), "App")
 	require.NoError(b, err)
-	key := st.keyOf("app-1")
 	obj := &Object[fastSpec, fastStatus]{
 		Meta: Meta{Kind: "App", Name: "app-1", UID: "33c810c9-5b5b-447e-ac54-555352fe88da",
 			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~OVitRw_g"}, {Manager: "app-controller", Operation: "Apply", Subresource: "status", Fields: "~Dha_owBA"}},
@@ -321,38 +320,27 @@ func BenchmarkWatchSpecWriteOverHeld(b *testing.B) {
 		Spec:   fastSpec{Image: "registry.example.com/platform/web-frontend:v1.27.3", Replicas: 5, Env: map[string]string{"app": "web", "shard": "1"}, Ports: []int{8080, 8443}},
 		Status: fastStatus{Ready: 5, Message: "all replicas are ready"},
 	}
-	prev, err := json.Marshal(obj)
-	require.NoError(b, err)
-	obj.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
-	obj.Spec.Replicas, obj.Meta.Generation = 6, 3
-	next, err := json.Marshal(obj)
-	require.NoError(b, err)
-	ev := kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: key, Value: next, ModRevision: 9},
-		Prev: kv.KeyValue{Key: key, Value: prev, ModRevision: 8}}
-	raw, err := decodeRaw(ev.Prev, &metaDecoder{})
-	require.NoError(b, err)
-	held, err := st.decode(ev.Prev)
-	require.NoError(b, err)
+	w := newHeldSpecWrite(b, st, obj, func(s *fastSpec) { s.Replicas = 6 })
 	for _, bc := range []struct {
 		name     string
 		held     func(string, int64) *Object[fastSpec, fastStatus]
 		remember bool
 	}{
 		{"no-held", func(string, int64) *Object[fastSpec, fastStatus] { return nil }, true},
-		{"over-held", func(string, int64) *Object[fastSpec, fastStatus] { return held }, true},
-		{"held-only", func(string, int64) *Object[fastSpec, fastStatus] { return held }, false},
+		{"over-held", func(string, int64) *Object[fastSpec, fastStatus] { return w.held }, true},
+		{"held-only", func(string, int64) *Object[fastSpec, fastStatus] { return w.held }, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			decode := st.decoder(false, nil, st.heldObjects(bc.held))
 			b.ReportAllocs()
 			for b.Loop() {
 				// The Store remembers its write; the event, the value after it.
-				st.last.forget(key, 10)
+				st.last.forget(w.key, 10)
 				if bc.remember {
-					st.last.wrote(key, 8, nil, raw, prev, decodedSides{})
+					st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
 				}
-				tev := decode(ev)
-				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || (&tev.Object.Meta.Managed[0] == &held.Meta.Managed[0]) != (bc.name != "no-held") {
+				tev := decode(w.ev)
+				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || (&tev.Object.Meta.Managed[0] == &w.held.Meta.Managed[0]) != (bc.name != "no-held") {
 					b.Fatal(tev)
 				}
 			}

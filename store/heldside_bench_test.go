@@ -34,33 +34,20 @@ type ctlStatus struct {
 func BenchmarkWatchControllerSpecWrite(b *testing.B) {
 	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
 	require.NoError(b, err)
-	key := st.keyOf("app-1")
-	obj := controllerApp()
-	prev, err := json.Marshal(obj)
-	require.NoError(b, err)
-	obj.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
-	obj.Spec.Replicas, obj.Meta.Generation = 6, 3
-	next, err := json.Marshal(obj)
-	require.NoError(b, err)
-	ev := kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: key, Value: next, ModRevision: 9},
-		Prev: kv.KeyValue{Key: key, Value: prev, ModRevision: 8}}
-	raw, err := decodeRaw(ev.Prev, &metaDecoder{})
-	require.NoError(b, err)
-	held, err := st.decode(ev.Prev)
-	require.NoError(b, err)
+	w := newHeldSpecWrite(b, st, controllerApp(), func(s *ctlSpec) { s.Replicas = 6 })
 	for _, bc := range []struct {
 		name     string
 		remember bool
 	}{{"over-held", true}, {"held-only", false}} {
 		b.Run(bc.name, func(b *testing.B) {
-			decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return held }))
+			decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return w.held }))
 			b.ReportAllocs()
 			for b.Loop() {
-				st.last.forget(key, 10)
+				st.last.forget(w.key, 10)
 				if bc.remember {
-					st.last.wrote(key, 8, nil, raw, prev, decodedSides{})
+					st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
 				}
-				tev := decode(ev)
+				tev := decode(w.ev)
 				if tev.Type != Modified || tev.Object.Spec.Replicas != 6 || len(tev.Object.Spec.Args) != 3 || tev.Object.Status.ReadyReplicas != 5 {
 					b.Fatal(tev)
 				}
@@ -107,4 +94,35 @@ func controllerApp() *Object[ctlSpec, ctlStatus] {
 			Selector: map[string]string{"app": "web", "shard": "1"}},
 		Status: ctlStatus{ReadyReplicas: 5},
 	}
+}
+
+// heldSpecWrite is what a held-object benchmark replays: the watch event
+// of another client's spec write to an object (its Generation and
+// LastWrite moved on), with the value before it decoded raw, as the Store
+// remembers its own write, and as the Store's object, as a cache holds it.
+type heldSpecWrite[S, T any] struct {
+	key  string
+	ev   kv.Event
+	raw  *rawObject
+	held *Object[S, T]
+}
+
+// newHeldSpecWrite stores nothing: it encodes obj, at revision 8, and
+// then obj with update applied to its Spec, at 9.
+func newHeldSpecWrite[S, T any](tb testing.TB, st *Store[S, T], obj *Object[S, T], update func(*S)) heldSpecWrite[S, T] {
+	w := heldSpecWrite[S, T]{key: st.keyOf(obj.Meta.Name)}
+	prev, err := json.Marshal(obj)
+	require.NoError(tb, err)
+	obj.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
+	obj.Meta.Generation++
+	update(&obj.Spec)
+	next, err := json.Marshal(obj)
+	require.NoError(tb, err)
+	w.ev = kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: w.key, Value: next, ModRevision: 9},
+		Prev: kv.KeyValue{Key: w.key, Value: prev, ModRevision: 8}}
+	w.raw, err = decodeRaw(w.ev.Prev, &metaDecoder{})
+	require.NoError(tb, err)
+	w.held, err = st.decode(w.ev.Prev)
+	require.NoError(tb, err)
+	return w
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/steady-go/steady/internal/kvwatch"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -121,12 +122,10 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 			events.end()
 		}
 		if events.typed != nil {
-			for range events.typed { // let the source's goroutines finish
-			}
+			drainWatch(c, events.typed)
 		}
 		if events.raw != nil {
-			for range events.raw {
-			}
+			drainWatch(c, events.raw)
 		}
 	}()
 	if rev == 0 {
@@ -164,14 +163,21 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 	if events.cursor != nil {
 		return c.followInPlace(ctx, events, &r, tick)
 	}
+	defer context.AfterFunc(ctx, c.nudgeRun)() // a source may not close its channel (drainWatch)
 	for {
 		select {
 		case ev, ok := <-events.typed:
+			if ctx.Err() != nil { // the channel may hold a backlog: leave it
+				return progressed, ctx.Err()
+			}
 			if err := c.followEvent(ev, ok, &r); err != nil {
 				return progressed, err
 			}
 			progressed = true
 		case kev, ok := <-events.raw:
+			if ctx.Err() != nil {
+				return progressed, ctx.Err()
+			}
 			var ev store.Event[S, T]
 			if ok {
 				ev = events.decode(kev)
@@ -183,7 +189,37 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 		case <-tick:
 			c.relistTick(ctx, &r)
 		case <-c.nudge:
-			c.nudged(ctx, &r) // ctx's end closes the channels
+			if c.nudged(ctx, &r) {
+				return progressed, ctx.Err()
+			}
+		}
+	}
+}
+
+// watchCloseGrace is how long a Cache waits, after it stopped reading a
+// watch channel and ended the watch's ctx, for the source to close it.
+const watchCloseGrace = 5 * time.Second
+
+// drainWatch reads what is left in a watch channel the Cache stopped
+// following, until its source closes it, so that a source blocked sending
+// an event can see its ctx end and finish. A source that has not closed it
+// within watchCloseGrace (its Watch ignores its ctx) is left behind, with an
+// error in the log: its goroutines are its own, and Run must not hang with
+// them.
+func drainWatch[S, T, E any](c *Cache[S, T], ch <-chan E) {
+	timer := c.cfg.clock.NewTimer(watchCloseGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-timer.C():
+			c.cfg.panicLog.LogAttrs(context.Background(), slog.LevelError,
+				"cache: the source's watch channel is still open after its ctx ended; the Cache leaves it (Watch must close its channel when its ctx ends)",
+				slog.String("kind", c.Kind()), slog.Duration("waited", watchCloseGrace))
+			return
 		}
 	}
 }

@@ -27,7 +27,9 @@ type ListWatcher[S, T any] interface {
 	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
 	// Watch streams the changes after fromRevision; see Store.Watch. The
 	// Cache never reads Event.Prev: its handlers get the object it held
-	// for the key.
+	// for the key. The channel must be closed once ctx ends; the Cache
+	// stops reading it then, drains it for up to 5 seconds while it waits
+	// for the close, and leaves it after that with an error in its log.
 	Watch(ctx context.Context, fromRevision int64) (<-chan store.Event[S, T], error)
 }
 

@@ -10,16 +10,22 @@
 # first pass) cancels out. Unlike BenchmarkEventToReconcile it counts all a
 # program does per event: the writer's read and write, the watch and cache,
 # the Loop and its status writes, conflicts and retries, GC (on, as in a
-# real run), the meter. Per event it prints instructions (Ir), D1 misses
-# (reads and writes) and LL misses, each program's passes_per_event and GC
-# cycles as the run under valgrind saw them, then each side's top functions
-# by instructions and by D1 misses (self cost, per event).
+# real run), the meter. Per event it prints instructions (Ir), I1 misses
+# (code), D1 misses (data, reads and writes) and LL misses, an estimate of
+# cycles (Ir + 10 per L1 miss + 100 per LL miss, KCachegrind's rough model:
+# a model, not a measurement), the passes per event of the difference and
+# of each run, and GC cycles, as the runs under valgrind saw them; then each
+# side's top functions by instructions, I1 misses and D1 misses (self
+# cost, per event). A path whose code does not fit in the 32 KiB I1 misses
+# it again each event: the count of I1 misses shows it.
 #
 # Read it with the limits of the simulation:
 #   - GOMAXPROCS=1 (-p to change). Valgrind runs one thread at a time, so
 #     with 2 Ps an idle M spins in the scheduler (findRunnable, lock2)
 #     through its time slices, and the counts measure valgrind, not the
-#     program (a third of the instructions at GOMAXPROCS=2). So the figure
+#     program (at GOMAXPROCS=2, ctl-steady's run of 20000 updates counted
+#     14.9G instructions, 45% in the scheduler's locks and run queues, and
+#     its run of 40000 counted 6.7G). So the figure
 #     is that of a one-core run; it says nothing of what running on two
 #     cores adds (wake-ups of idle threads, cache lines moving between
 #     cores, which cachegrind does not simulate).

@@ -5,7 +5,7 @@
 # instructions, or because it runs them slower (misses)?
 #
 # It runs each program under cachegrind (--cache-sim=yes) at U and 2U spec
-# updates (-u U, default 20000) over the same objects and takes the
+# updates (-u U, default 5000) over the same objects and takes the
 # difference over U, so set-up (creating the objects, filling the cache, the
 # first pass) cancels out. Unlike BenchmarkEventToReconcile it counts all a
 # program does per event: the writer's read and write, the watch and cache,
@@ -43,8 +43,13 @@
 #     10k objects and 20000 updates fell out of memstore's watch window
 #     (2,048 writes at rest below 20,480 keys) and relisted: so ctl-steady
 #     runs with a window of 65536 writes (-history; -h sets it, 0 for
-#     memstore's default), which kept it from relisting. The window's size
-#     changes what memstore holds, not what an event costs.
+#     memstore's default). The window's size changes what memstore holds,
+#     not what an event costs.
+#   - valgrind runs ~100x slower than native: at 10k objects, ctl-steady
+#     with 10000 updates took 11 minutes on a loaded machine (load ~20),
+#     and past 10 minutes the Cache's periodic relist and the Loop's resync
+#     of every key (default periods, which the programs do not set) fall
+#     into the run: runs of 9 minutes or more are refused.
 # A run whose output lacks cachegrind's counts or the program's report
 # line, or whose steady runs relisted a different number of times, is
 # refused rather than read.
@@ -57,7 +62,7 @@
 # running anything.
 # (needs valgrind; at the defaults ~20-40 minutes: both sides run at once)
 set -euo pipefail
-updates=20000 objects=10000 workers=4 procs=1 llsize= top=12 keep= again= history=65536
+updates=5000 objects=10000 workers=4 procs=1 llsize= top=12 keep= again= history=65536
 while getopts u:n:w:p:l:t:o:ah: opt; do
   case $opt in
     u) updates=$OPTARG ;; n) objects=$OPTARG ;; w) workers=$OPTARG ;; p) procs=$OPTARG ;;
@@ -82,12 +87,13 @@ if [[ -n $llsize ]]; then ll=(--LL="$llsize,16,64"); fi
 # run SIDE U: one program under cachegrind; its counts in $work/SIDE-U.cg,
 # its output in $work/SIDE-U.out.
 run() {
-  local extra=()
+  local extra=() start=$SECONDS
   if [[ $1 == steady ]]; then extra=(-history "$history"); fi
   GOMAXPROCS=$procs valgrind --tool=cachegrind --cache-sim=yes "${ll[@]}" \
     --cachegrind-out-file="$work/$1-$2.cg" "$work/ctl-$1" \
     -objects "$objects" -updates "$2" -workers "$workers" "${extra[@]}" >"$work/$1-$2.out" 2>&1 ||
     { cat "$work/$1-$2.out" >&2; echo "cachegrind.sh: ctl-$1 -updates $2 failed" >&2; return 1; }
+  echo $((SECONDS - start)) >"$work/$1-$2.secs"
 }
 if [[ -z $again ]]; then
   CGO_ENABLED=0 go build -o "$work/ctl-steady" ./cmd/ctl-steady
@@ -162,7 +168,20 @@ done
 # decode of every object into the per-event figures: not an event's cost.
 r1=$(figure steady "$updates" relists)
 r2=$(figure steady "$u2" relists)
-((r1 == r2)) || { echo "cachegrind.sh: ctl-steady relisted $r1 times at -updates $updates but $r2 at $u2: run again with a larger watch window (-h)" >&2; exit 1; }
+((r1 == r2)) || { echo "cachegrind.sh: ctl-steady relisted $r1 times at -updates $updates but $r2 at $u2: run again (fewer updates, or a larger watch window: -h)" >&2; exit 1; }
+# The Cache relists and the Loop resyncs every object every 10 minutes
+# (±10%) of wall time, and under valgrind a run can last that long: one
+# that did has a relist and a pass over every key in it.
+for side in steady clientgo; do
+  for u in "$updates" "$u2"; do
+    if [[ ! -f $work/$side-$u.secs ]]; then
+      echo "ctl-$side -updates $u: its run time was not recorded: not checked against the 10-minute relist and resync"
+    elif (($(<"$work/$side-$u.secs") >= 540)); then
+      echo "cachegrind.sh: ctl-$side -updates $u ran $(<"$work/$side-$u.secs")s under valgrind: past 9 minutes, the periodic relist and resync may be in it; use fewer updates or a quieter machine" >&2
+      exit 1
+    fi
+  done
+done
 
 for side in steady clientgo; do
   fns "$side" "$updates" >"$work/$side.a"

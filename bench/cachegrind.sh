@@ -37,8 +37,8 @@
 #     machine's L3, which is large enough to hold 10k objects: -l bytes sets
 #     another LL size, e.g. an L2's). The geometries are printed.
 #   - the meter samples the heap every 5ms of wall time, and valgrind's
-#     wall time is ~50x a native run's: the samples (runtime/metrics) add
-#     the same to both sides, and show in the top functions.
+#     wall time is ~100x a native run's: still only ~0.1k instructions per
+#     event on each side (runtime.readMetricsLocked).
 #   - under valgrind the cache lags the writer further than natively, and at
 #     10k objects and 20000 updates fell out of memstore's watch window
 #     (2,048 writes at rest below 20,480 keys) and relisted: so ctl-steady
@@ -60,7 +60,8 @@
 # -o keeps the programs, their outputs and cachegrind's files (SIDE-U.cg, for
 # cg_annotate) in dir; with -a, it reads those again (same -u) instead of
 # running anything.
-# (needs valgrind; at the defaults ~20-40 minutes: both sides run at once)
+# (needs valgrind; at the defaults ~15 minutes on a loaded machine: both
+# sides run at once)
 set -euo pipefail
 updates=5000 objects=10000 workers=4 procs=1 llsize= top=12 keep= again= history=65536
 while getopts u:n:w:p:l:t:o:ah: opt; do

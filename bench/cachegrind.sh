@@ -36,6 +36,9 @@
 #   - the caches simulated are D1 and LL (the last level; by default this
 #     machine's L3, which is large enough to hold 10k objects: -l bytes sets
 #     another LL size, e.g. an L2's). The geometries are printed.
+#   - GC cycles come whole, and each marks the whole live heap (~30 MiB at
+#     10k objects): with few in the difference (gc@U, gc@2U), the per-event
+#     GC share is coarse on both sides; more updates smooth it.
 #   - the meter samples the heap every 5ms of wall time, and valgrind's
 #     wall time is ~100x a native run's: still only ~0.1k instructions per
 #     event on each side (runtime.readMetricsLocked).

@@ -36,21 +36,28 @@
 #
 # Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
 #                      [-a paced rate] [-e event ops] [-k backoff ops]
-#                      [-q queue benchtime] [-p part,part]
+#                      [-q queue benchtime] [-p part,part] [-g gomaxprocs]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
 #          controller.sh -r 5 -p paced   (50k updates at 2000/s: 25s a run)
 #          controller.sh -r 1 -n 100000 -p controller
 #          controller.sh -r 10 -p queue
+#          controller.sh -r 5 -p controller -g 1   (each program on one P)
+# -g sets GOMAXPROCS for every run (default: the runtime's, one P per CPU).
+# Flat out on a quiet machine, CPU per event is not the same on one P as on
+# two: on two, the writer, the watch and the workers run at once (cache
+# lines move between cores, idle Ps spin and are woken), which cachegrind.sh
+# (one P) does not count: -g 1 against the default shows what that adds.
 # It builds each program once (GOWORK=off, against this module's go.mod),
 # prints every run's raw line, then the table. The machine's load average
 # is printed with it: figures from a loaded machine are noisy. The table
 # gives, per figure, the median of the per-round ratios and their range.
 set -euo pipefail
-rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue
-while getopts r:n:u:w:a:e:k:q:p: opt; do
+rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue procs=
+while getopts r:n:u:w:a:e:k:q:p:g: opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;; a) rate=$OPTARG ;;
     e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; q) queuetime=$OPTARG ;; p) parts=$OPTARG ;;
+    g) procs=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -62,6 +69,7 @@ echo "building in $work" >&2
 go build -o "$work/ctl-steady" ./cmd/ctl-steady
 go build -o "$work/ctl-clientgo" ./cmd/ctl-clientgo
 go test -c -o "$work/bench.test" .
+if [[ -n $procs ]]; then export GOMAXPROCS=$procs; fi
 data=$work/data
 
 # record LABEL ROUND SIDE: reads one run's output and appends

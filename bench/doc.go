@@ -48,6 +48,13 @@
 //
 //	cd bench && ./split.sh                                # needs valgrind
 //
+// Whether a side's CPU per event is the instructions it executes or how
+// fast they run comes from cachegrind.sh: it counts the instructions and
+// the simulated cache misses per event of both controller programs, whole
+// (the writer, GC, the meter), on one P, with each side's top functions:
+//
+//	cd bench && ./cachegrind.sh                           # needs valgrind
+//
 // The benchmarks run on their own too,
 //
 //	cd bench && go test -run '^$' -bench . -benchmem .

@@ -112,7 +112,10 @@ func TestWatchKeepsOrderUnderARacingReader(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for r := 1; r <= n; r++ {
-			update(t, a, r)
+			if err := a.UpdateSpec(ctlbench.Name(0), func(d *App) { d.Spec.Replicas = int32(r) }); err != nil {
+				t.Error(err) // not Fatal: not the test's goroutine
+				return
+			}
 		}
 	})
 	expect(t, w, 1, n)

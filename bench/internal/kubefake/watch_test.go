@@ -110,6 +110,8 @@ func TestWatchKeepsOrderUnderARacingReader(t *testing.T) {
 	w := a.startWatch()
 	const n = 20_000
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer w.Stop() // first, should expect fail
 	wg.Go(func() {
 		for r := 1; r <= n; r++ {
 			if err := a.UpdateSpec(ctlbench.Name(0), func(d *App) { d.Spec.Replicas = int32(r) }); err != nil {
@@ -119,6 +121,4 @@ func TestWatchKeepsOrderUnderARacingReader(t *testing.T) {
 		}
 	})
 	expect(t, w, 1, n)
-	wg.Wait()
-	w.Stop()
 }

@@ -77,7 +77,7 @@ data=$work/data
 record() {
   awk -v label="$1" -v round="$2" -v side="$3" '
     /^side=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-        if (kv[1] ~ /^(side|objects|updates|gomaxprocs|rate|kept_up)$/ || kv[2] < 0) continue
+        if (kv[1] ~ /^(side|objects|updates|gomaxprocs|gogc|rate|kept_up)$/ || kv[2] < 0) continue
         print label, kv[1], round, side, kv[2] } }
     /^Benchmark/ { for (i = 3; i < NF; i += 2) print label, $(i+1), round, side, $i }
   ' >>"$data"

@@ -257,3 +257,44 @@ func BenchmarkListPinnedListing(b *testing.B) {
 	}
 	reportCPU(b, cpu, ops)
 }
+
+// BenchmarkTxnManyKeys is BenchmarkTxn at 120,000 keys of ~600-byte
+// values shaped as the controller benchmark's stored Apps, once the window
+// the keys call for (20,000 writes) is full: each key in turn gets a spec
+// update by one writer (generation moved) and a status write by another
+// (ready replicas moved), the two writes of an event of the controller
+// benchmark, one op each. What a write costs the history at rest past
+// 100,000 keys, the ageing of old values included where they outgrow
+// their budget. (Few keys past 100,000, so that callgrind's runs of it
+// take minutes, not an hour.)
+func BenchmarkTxnManyKeys(b *testing.B) {
+	const keys, window = 120_000, 2 * memstore.BaseWindow
+	value := func(i, gen, ready int, manager, op string) []byte {
+		return fmt.Appendf(nil, `{"metadata":{"kind":"App","name":"app-%06d","uid":"be0d6774-9f1c-4c55-8a0e-%012d","managed":[{"manager":"user","operation":"Update","fields":"~htm_NA_gE"},{"manager":"app-controller","operation":"Apply","subresource":"status","fields":"~Dha_owBA"}],"lastWrite":{"manager":%q,"op":%q},"generation":%d,"statusGeneration":%d},"spec":{"replicas":%d,"image":"registry.example.com/platform/web-frontend:v1.27.3","args":["--listen=:8080","--log-level=info","--config=/etc/web/config.yaml"],"selector":{"app":"web","shard":"%d"}},"status":{"readyReplicas":%d}}`,
+			i, i, manager, op, gen, ready, gen, i%64, ready)
+	}
+	s := memstore.New()
+	ctx := context.Background()
+	put := func(w int) { // write w: of key w/2, a spec update if even, else a status write
+		i, gen := (w/2)%keys, w/(2*keys)+1
+		v := value(i, gen, gen-1, "user", "Update")
+		if w%2 == 1 {
+			v = value(i, gen, gen, "app-controller", "ApplyStatus")
+		}
+		if _, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("obj/%06d", i), Value: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w := 1
+	for ; w < 2*keys; w += 2 { // the keys, at their first status write
+		put(w)
+	}
+	for ; w < 2*keys+window; w++ { // then a full window of writes
+		put(w)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		put(w)
+		w++
+	}
+}

@@ -69,8 +69,8 @@ func encodeDelta(dst, v, base []byte) []byte {
 // v's deltaReach anchors, cost 10,000 instructions per old value of the
 // controller-shaped benchmark's objects and 85,000 per value of the fleet
 // demo's (BenchmarkEncodeDelta): the history's ageing, which encodes one
-// a write once its values outgrow their budget (at 1M objects), was 9% of
-// a controller's CPU.
+// a write once its values outgrow their budget, was 9% of a controller's
+// CPU at 1M objects (before the budget grew with the keys' window).
 func resync(v, base []byte) (add, skip int) {
 	for d := 1; d <= nearSteps; d++ {
 		for a := max(0, d-len(base)+deltaAnchor); a <= d && a+deltaAnchor <= len(v); a++ {

@@ -51,7 +51,8 @@ type config struct {
 // budget of WithHistoryBytes with it once past 10,000 writes, so its
 // memory, 104 bytes of ring per write plus the old value it holds, is
 // spent only once a watch lagged that far (at 1M keys, at most ~100 MB of
-// ring and 100 MiB of values). A controller's cache whose writer ran ahead
+// ring and 1.6 GiB of values; the window the keys call for, 160,000
+// writes, holds up to 256 MiB of values in full). A controller's cache whose writer ran ahead
 // of it fell ~28,000 writes behind at 100,000 keys and relisted two or
 // three times in a five-second run; now it relists none. A watch further
 // behind than the keys relists, which costs less than replaying its
@@ -77,10 +78,12 @@ func WithHistorySize(n int) Option {
 // history of large values whose writes change them throughout may stay
 // over it. 0 keeps every old value but the latest 1,024 events' as a delta
 // whatever the size; values below 0 mean 0. Without this option the budget
-// grows in proportion as the default window grows for a lagging watch (see
-// WithHistorySize), so that its backlog encodes no deltas: ageing a grown
-// window cost a controller ~13% of its CPU at 100,000 keys, more than the
-// relists the window saved.
+// grows in proportion as the default window grows past 10,000 writes, with
+// the keys or for a lagging watch (see WithHistorySize), so that the
+// window's writes encode no deltas: ageing a window grown for a lagging
+// watch cost a controller ~13% of its CPU at 100,000 keys, more than the
+// relists the window saved, and ageing the 160,000-write window of 1M keys
+// ~20% of its CPU per event.
 func WithHistoryBytes(n int) Option {
 	return func(c *config) { c.historyBytes, c.bytesSet = max(n, 0), true }
 }

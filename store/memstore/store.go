@@ -223,7 +223,14 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 // keysGrow grows the default window with the keys, after a create: once
 // they call for more than DefaultHistorySize, the ring takes the window
 // they call for (at least baseWindow), which doubles once they call for
-// more. Callers hold s.mu for writing.
+// more. The default budget of values grows in proportion past baseWindow
+// (growBudget), as lagGrow's does: at 1M keys the window is 160,000
+// writes, and with the budget left at DefaultHistoryBytes (sized for
+// baseWindow) every write once ~13,000 had filled it aged an old value,
+// a delta encoding that was a fifth of a controller's CPU per event at
+// 1M objects and none at 100,000 (whose 10,000-write window fits the
+// budget): its cost per event rose with the keys. Callers hold s.mu for
+// writing.
 func (s *Store) keysGrow() {
 	want := len(s.kvs) / keysPerHistoryEvent
 	if !s.growHistory || want <= DefaultHistorySize {
@@ -232,8 +239,11 @@ func (s *Store) keysGrow() {
 	if want > s.keysWindow {
 		s.keysWindow = max(want, 2*s.keysWindow)
 	}
-	if s.keysWindow > s.hist.size {
-		s.hist.grow(s.keysWindow)
+	if h := &s.hist; s.keysWindow > h.size {
+		if s.growBudget {
+			h.budget = int(int64(h.budget) * int64(s.keysWindow) / int64(max(h.size, baseWindow)))
+		}
+		h.grow(s.keysWindow)
 	}
 }
 

@@ -186,6 +186,62 @@ func TestALaggingWatchsWindowKeepsItsValuesInFull(t *testing.T) {
 	}
 }
 
+// The window the keys call for keeps its values in full within the default
+// WithHistoryBytes budget grown in proportion past BaseWindow writes, as a
+// lagging watch's window does: at 1M keys the window is 160,000 writes,
+// and with the budget sized for BaseWindow every write once ~13,000 had
+// filled it aged an old value (a delta encoding), a fifth of a
+// controller's CPU per event at 1M objects and nothing at 100,000. Here
+// 200,000 keys call for 20,000 writes, and as many writes of 1.5 KB
+// values (30 MB, twice the default budget and within the grown one) keep
+// them all in full. A budget set with WithHistoryBytes stays as set.
+func TestTheKeysWindowKeepsItsValuesInFull(t *testing.T) {
+	const keys, writes = 20 * memstore.BaseWindow, 2 * memstore.BaseWindow
+	value := fmt.Appendf(nil, `{"pad":"%01500d"}`, 0)
+	for _, tc := range []struct {
+		name   string
+		opts   []memstore.Option
+		deltas bool
+	}{
+		{"default", nil, false},
+		{"budget set", []memstore.Option{memstore.WithHistoryBytes(memstore.DefaultHistoryBytes)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := memstore.New(tc.opts...)
+			put := func(i int, v []byte) {
+				_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", i), Value: v})
+				require.NoError(t, err)
+			}
+			for i := range keys {
+				put(i, []byte(`{}`))
+			}
+			from := s.Revision()
+			for i := range writes {
+				put(i, value)
+			}
+			if tc.deltas {
+				require.NotZero(t, s.HistoryDeltas())
+				return
+			}
+			require.Greater(t, s.HistoryBytes(), 3*memstore.DefaultHistoryBytes/2, "the writes' values, more than the default budget, are kept")
+			require.Zero(t, s.HistoryDeltas(), "in full")
+			ch, err := s.Watch(ctx, "k/", from)
+			require.NoError(t, err, "and a watch from before them replays them")
+			for want := from + 1; want <= s.Revision(); {
+				ev := <-ch
+				require.NoError(t, ev.Err)
+				if !ev.Progress {
+					require.Equal(t, want, ev.Revision)
+					require.Equal(t, string(value), string(ev.KV.Value))
+					require.Equal(t, `{}`, string(ev.Prev.Value))
+					want++
+				}
+			}
+		})
+	}
+}
+
 // The default window at rest is DefaultHistorySize, but the budget of its
 // values is sized for BaseWindow writes, and a lagging watch's window
 // grown no further than that keeps it: as when the default window started

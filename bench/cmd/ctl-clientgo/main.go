@@ -20,7 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/watch"
 	k8scache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -41,11 +40,6 @@ func run(cfg *ctlbench.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	// The tracker's watch panics when its channel is full (100 events by
-	// default); an API server would end a slow watch instead. Room for every
-	// event of the run keeps the writer free to run ahead, as steady's is.
-	watch.DefaultChanSize = int32(min(2*cfg.Updates+1024, 1<<30))
-
 	api, err := kubefake.NewAPIServer(cfg.Objects)
 	if err != nil {
 		return err

@@ -40,25 +40,37 @@ type app = store.Object[appSpec, appStatus]
 
 func main() {
 	cfg := ctlbench.Flags(flag.CommandLine)
-	history := flag.Int("history", 0, "memstore's watch window (memstore.WithHistorySize); 0 for memstore's default, which grows with the keys")
+	var hist historyFlags
+	flag.IntVar(&hist.size, "history", 0, "memstore's watch window (memstore.WithHistorySize); 0 for memstore's default, which grows with the keys")
+	flag.IntVar(&hist.bytes, "history-bytes", -1, "bytes of values memstore's history keeps in full before it keeps old values as deltas (memstore.WithHistoryBytes); -1 for memstore's default, which grows with a lagging watch's window")
 	flag.Parse()
-	if err := run(cfg, *history); err != nil {
+	if err := run(cfg, hist); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cfg *ctlbench.Config, history int) error {
+// historyFlags are memstore's history options, where set.
+type historyFlags struct{ size, bytes int }
+
+func (h historyFlags) options() []memstore.Option {
+	var opts []memstore.Option
+	if h.size > 0 {
+		opts = append(opts, memstore.WithHistorySize(h.size))
+	}
+	if h.bytes >= 0 {
+		opts = append(opts, memstore.WithHistoryBytes(h.bytes))
+	}
+	return opts
+}
+
+func run(cfg *ctlbench.Config, hist historyFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var opts []memstore.Option
-	if history > 0 {
-		opts = append(opts, memstore.WithHistorySize(history))
-	}
-	mem := memstore.New(opts...)
+	mem := memstore.New(hist.options()...)
 	st, err := store.New[appSpec, appStatus](mem, "App")
 	if err != nil {
 		return err

@@ -327,6 +327,16 @@ func gcCycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// gcPercent returns the GC's percent (GOGC; -1 when off).
+func gcPercent() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64())
+}
+
 // goroutineRuns estimates how many times a goroutine was put to run so
 // far: the runtime times the wait before 1 run in 8 of each goroutine
 // (gTrackingPeriod) into /sched/latencies, whose count is that sample.
@@ -434,6 +444,7 @@ type Report struct {
 	Expired   int64         // the cache's watches and listings that ended expired (ErrExpired: fell out of the backend's history), the usual cause of a relist (-1: not known)
 	Passes    int64         // reconcile passes over the same span
 	GCCycles  uint64        // GC cycles completed over the same span
+	GOGC      int64         // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
 	Runs      uint64        // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
 
 	// A paced run's figures (Config.Rate), zero in a flat-out one.
@@ -451,6 +462,7 @@ func (m *Meter) Stop(r *Report) {
 	r.Wall = time.Since(m.start)
 	r.CPU = cpuTime() - m.cpu0
 	r.GCCycles = gcCycles() - m.gc0
+	r.GOGC = gcPercent()
 	r.Runs = goroutineRuns() - m.runs0
 	_, allocs, bytes, _ := readHeap()
 	close(m.stop)
@@ -480,16 +492,17 @@ func (m *Meter) Stop(r *Report) {
 // in flight). cpu_us_per_pass is the same CPU per reconcile pass (see the
 // package doc). runs_per_event is how many times a goroutine was put to run
 // per update (Report.Runs): in a paced run each is likely a wake-up of an
-// idle thread, a large part of the CPU per event. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
+// idle thread, a large part of the CPU per event. gogc is the GC's percent
+// (GOGC, -1 off): peak heaps compare only between runs at the same. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d cpu_us_per_pass=%.2f runs_per_event=%.1f",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
-		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0),
+		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0), r.GOGC,
 		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev)
 	if r.Rate > 0 {
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

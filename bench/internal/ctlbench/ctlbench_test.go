@@ -3,6 +3,7 @@ package ctlbench
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,6 +49,20 @@ func TestMeterReportsTheLiveHeapApart(t *testing.T) {
 	runtime.KeepAlive(keep)
 	if r.PeakLive < 32<<20 {
 		t.Fatalf("peak live heap %d: want at least the %d bytes kept", r.PeakLive, 32<<20)
+	}
+}
+
+// The report says the GC's percent the run had, which sets the peak
+// heap's slack over the live heap.
+func TestReportSaysGOGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	m := Start()
+	var r Report
+	m.Stop(&r)
+	var b strings.Builder
+	r.Write(&b)
+	if r.GOGC != 50 || !strings.Contains(b.String(), " gogc=50 ") {
+		t.Fatalf("GOGC %d, line %s; want 50", r.GOGC, b.String())
 	}
 }
 

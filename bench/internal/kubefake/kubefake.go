@@ -17,6 +17,7 @@ package kubefake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,15 +49,13 @@ type APIServer struct {
 	mu        sync.Mutex
 	tracker   k8stesting.ObjectTracker
 	conflicts atomic.Int64
+	watchers  []*watcher // the watches of the Apps, guarded by mu
 }
 
 // NewAPIServer returns an APIServer holding objects Apps, named
 // and labelled as package ctlbench says, at 0 replicas and generation 1.
-//
-// The tracker's watch panics when its channel is full (watch.DefaultChanSize,
-// 100 events by default), where an API server would end a slow watch; so
-// set watch.DefaultChanSize to the events a run can put ahead of its
-// informer before the informer starts.
+// Its watch is its own (see watcher), not the tracker's, whose channel had
+// to be sized for every event a run could put ahead of its informer.
 func NewAPIServer(objects int) (*APIServer, error) {
 	scheme := runtime.NewScheme()
 	if err := addToScheme(scheme); err != nil {
@@ -90,7 +89,34 @@ func (a *APIServer) UpdateSpec(name string, mutate func(*App)) error {
 	d := o.(*App)
 	mutate(d)
 	d.Generation++
-	return a.tracker.Update(gvr, d, Namespace)
+	return a.update(d)
+}
+
+// update stores d, and sends its event to every watch, as the tracker's
+// own watch did: a copy of d for each (the tracker keeps its own copy).
+// The caller holds a.mu, so the watches see the writes in their order.
+func (a *APIServer) update(d *App) error {
+	if err := a.tracker.Update(gvr, d, Namespace); err != nil {
+		return err
+	}
+	for _, w := range a.watchers {
+		w.modified(d.DeepCopy())
+	}
+	return nil
+}
+
+// startWatch starts a watch of the Apps' writes from now on.
+func (a *APIServer) startWatch() watch.Interface {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var w *watcher
+	w = newWatcher(func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.watchers = slices.DeleteFunc(a.watchers, func(o *watcher) bool { return o == w })
+	})
+	a.watchers = append(a.watchers, w)
+	return w
 }
 
 // UpdateStatus writes d's status onto the stored object if it is still
@@ -109,7 +135,7 @@ func (a *APIServer) UpdateStatus(d *App) error {
 			fmt.Errorf("generation %d, status computed for %d", cur.Generation, d.Generation))
 	}
 	cur.Status = d.Status
-	return a.tracker.Update(gvr, cur, Namespace)
+	return a.update(cur)
 }
 
 // Conflicts is the number of UpdateStatus calls rejected so far.
@@ -123,7 +149,7 @@ func (a *APIServer) Informer() k8scache.SharedIndexInformer {
 			return a.tracker.List(gvr, gvk, Namespace)
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return a.tracker.Watch(gvr, Namespace)
+			return a.startWatch(), nil
 		},
 	}
 	return k8scache.NewSharedIndexInformer(noWatchList{lw}, &App{}, 0,

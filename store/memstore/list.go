@@ -48,6 +48,9 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		p.after = ""
 	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
+	if opts.Continue == "" {
+		s.pin(rev)
+	}
 	if rev == head {
 		return p.collect(rev), nil
 	}

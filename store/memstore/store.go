@@ -42,9 +42,11 @@ type Store struct {
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
 	// undo is the last pinned List page's state of the past (see takeUndo);
-	// undoMu guards it, as List holds mu only for reading.
+	// pins counts the revisions of listings no watch has started from yet
+	// (see pin). undoMu guards both, as List holds mu only for reading.
 	undoMu sync.Mutex
 	undo   *undone
+	pins   map[int64]int32
 
 	// waiting holds the watches that have read every change and wait for
 	// the next one (see wait); waitMu orders the read-locked watches that
@@ -63,6 +65,14 @@ type Store struct {
 	live        map[*watch]struct{}
 	growBudget  bool  // the history's budget is the default: it grows with a lagging watch's window
 	lagCheck    int64 // the revision from which lagGrow looks again
+	// rest is the default window's size at rest, which settle shrinks a
+	// window grown for a lagging watch back to: DefaultHistorySize, or
+	// keysWindow once the keys call for more. baseBudget is the budget
+	// of values at rest; settleCheck the revision from which a write
+	// calls settle again.
+	rest        int
+	baseBudget  int
+	settleCheck int64
 	watchBuffer int
 	count       counters
 
@@ -122,6 +132,8 @@ func New(opts ...Option) *Store {
 		keysWindow:  keysWindow,
 		growBudget:  !c.bytesSet,
 		live:        make(map[*watch]struct{}),
+		rest:        c.historySize,
+		baseBudget:  c.historyBytes,
 		watchBuffer: c.watchBuffer,
 	}
 	s.hooks = storeaccess.NewHooks(follower{s})
@@ -216,6 +228,9 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 		s.lagGrow()
 		s.hist.add(e.Key, true, nil, 0, e)
 	}
+	if s.hist.size > s.rest && s.hist.last >= s.settleCheck {
+		s.settle()
+	}
 	s.notify()
 	return rev, nil
 }
@@ -232,6 +247,7 @@ func (s *Store) keysGrow() {
 	if want > s.keysWindow {
 		s.keysWindow = max(want, 2*s.keysWindow)
 	}
+	s.rest = s.keysWindow
 	if s.keysWindow > s.hist.size {
 		s.hist.grow(s.keysWindow)
 	}
@@ -277,8 +293,8 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // lagGrow doubles the default history, full and about to evict its
 // oldest event, while a live watch has more than seven eighths of it yet
 // to read: a watch that merely lags keeps its backlog rather than expire,
-// and the memory is spent only once a watch lagged that far (the ring
-// never shrinks). It grows up to as many events as the Store holds keys,
+// and the memory is spent only once a watch lagged that far (settle
+// shrinks the ring back once every live watch has caught up). It grows up to as many events as the Store holds keys,
 // and no more than maxLagHistory times the window the keys call for: a
 // watch further behind relists, a listing of every key that decodes only
 // those changed, which costs less than replaying the backlog, a decode an

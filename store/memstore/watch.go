@@ -62,6 +62,7 @@ func (s *Store) newWatch(prefix string, fromRevision int64) *watch {
 		s.mu.Lock()
 		w.cursor = fromRevision
 		s.live[w] = struct{}{}
+		s.unpin(fromRevision)
 		s.mu.Unlock()
 	}
 	return w
@@ -99,19 +100,25 @@ type watch struct {
 	wake    chan struct{}
 	waiting bool
 	// cursor is the revision up to which the watch has read the ring,
-	// kept for lagGrow: Read sets it holding the Store's mu for reading,
-	// lagGrow reads it holding it for writing.
+	// kept for lagGrow and settle: Read sets it holding the Store's mu for
+	// reading, they read it holding it for writing. lagged says a Read
+	// left events to read since the watch last caught up; only Read uses
+	// it.
 	cursor int64
+	lagged bool
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
-// describes; the channel it returns is the watch's wake.
+// describes; the channel it returns is the watch's wake. A watch that
+// catches up with a backlog behind it, the window grown, lets the Store
+// shrink the window back (see settle): without a write after, nothing
+// else would.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	last := s.hist.last
 	if cursor < last && !s.hist.covers(cursor) {
+		s.mu.RUnlock()
 		return q, cursor, nil, fmt.Errorf("memstore: watch %q: history after revision %d is gone (oldest kept is %d): %w",
 			w.prefix, cursor, s.hist.first, store.ErrExpired)
 	}
@@ -123,7 +130,18 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	}
 	w.cursor = cursor
 	if len(q) > 0 || cursor < last {
+		w.lagged = w.lagged || cursor < last
+		s.mu.RUnlock()
 		return q, cursor, nil, nil
 	}
-	return q, cursor, s.wait(w), nil
+	settle := w.lagged && s.hist.size > s.rest
+	w.lagged = false
+	wake := s.wait(w)
+	s.mu.RUnlock()
+	if settle {
+		s.mu.Lock()
+		s.settle()
+		s.mu.Unlock()
+	}
+	return q, cursor, wake, nil
 }

@@ -86,7 +86,7 @@ func TestDefaultWindowTakesTheKeysWindowPastItsSizeAtRest(t *testing.T) {
 				put(i)
 				if i == keys/2 && lagged > 0 {
 					s.mu.Lock()
-					s.hist.grow(lagged) // as lagGrow does
+					s.hist.grow(lagged)               // as lagGrow does
 					s.live[&watch{s: s}] = struct{}{} // a live watch past saving: settle keeps the window
 					s.mu.Unlock()
 				}

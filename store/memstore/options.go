@@ -17,6 +17,7 @@ type config struct {
 	bytesSet     bool // WithHistoryBytes was given: the budget does not grow
 	watchBuffer  int
 	agingLag     int64 // 0: defaultAgingLag (tests set it)
+	settleOff    bool  // the default window never shrinks (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches

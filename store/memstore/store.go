@@ -73,6 +73,12 @@ type Store struct {
 	rest        int
 	baseBudget  int
 	settleCheck int64
+	settleOff   bool // tests compare with the window as it was, never shrunk
+	// peak is the largest window lagGrow grew: a window settle shrank
+	// grows back as far for a lagging watch, as a window never shrunk
+	// holds that many events for it (the keys, which bound the growth,
+	// may have fallen since).
+	peak        int
 	watchBuffer int
 	count       counters
 
@@ -134,6 +140,7 @@ func New(opts ...Option) *Store {
 		live:        make(map[*watch]struct{}),
 		rest:        c.historySize,
 		baseBudget:  c.historyBytes,
+		settleOff:   c.settleOff,
 		watchBuffer: c.watchBuffer,
 	}
 	s.hooks = storeaccess.NewHooks(follower{s})
@@ -307,7 +314,7 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
-	most := min(len(s.kvs), maxLagHistory*s.keysWindow)
+	most := max(min(len(s.kvs), maxLagHistory*s.keysWindow), s.peak)
 	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return
 	}
@@ -319,6 +326,7 @@ func (s *Store) lagGrow() {
 				h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / max(size, baseWindow))
 			}
 			h.grow(n)
+			s.peak = max(s.peak, n)
 			return
 		}
 	}

@@ -1,41 +1,38 @@
 package memstore
 
 // settle shrinks the default window, grown while a watch lagged (see
-// lagGrow), back to its size at rest once every live watch has caught up
-// (none has more than half the window at rest yet to read): the grown
-// window's old values were the heap a controller kept after a burst, a
-// third more than client-go's informer (30.6 against 21.3 MiB at 10,000
-// objects, drained), for as long as the Store lived. It keeps every event
-// a live watch has yet to read, and a shrunk window grows again for a
-// lagging watch as far as it ever grew (see lagGrow), so no live watch
-// expires that the grown window would have kept. Nor does it shrink while
-// the window holds the revision of a listing no watch has started from
-// yet (see pin): a Cache that relists reads its pages pinned to that
-// revision, then watches from it, and both would have found the grown
-// window, however far the writes went meanwhile. It shrinks only to half
-// the window or less (or to the window at rest), and lagGrow grows it
-// again only once a watch has seven eighths of it yet to read: a watch
-// that keeps up within half the window neither shrinks it nor grows it
-// back. The budget of values shrinks in proportion, as it grew. Callers
-// hold s.mu for writing.
+// lagGrow), back toward its size at rest as the live watches catch up:
+// to the window at rest, or twice what the live watch furthest behind has
+// yet to read if that is more. The grown window's old values were the
+// heap a controller kept after a burst, a third more than client-go's
+// informer (30.6 against 21.3 MiB at 10,000 objects, drained), for as
+// long as the Store lived. It keeps every event a live watch has yet to
+// read, and a shrunk window grows again for a lagging watch as far as it
+// ever grew (see lagGrow), so no live watch expires that the grown window
+// would have kept. Nor does it shrink while the window holds the revision
+// of a listing no watch has started from yet (see pin): a Cache that
+// relists reads its pages pinned to that revision, then watches from it,
+// and both would have found the grown window, however far the writes went
+// meanwhile; nor while no watch is live: one that ended may be about to
+// relist. It shrinks by an eighth of the window at least, and lagGrow
+// grows it again only once a watch has seven eighths of it yet to read:
+// a watch whose lag wavers by less than that neither shrinks the window
+// nor grows it back. The writes call settle every sixteenth of the window
+// at rest (settleCheck), and so does a watch that nears the store
+// revision (see watch.Read). The budget of values shrinks in proportion,
+// as it grew. Callers hold s.mu for writing.
 func (s *Store) settle() {
 	h := &s.hist
-	if s.settleOff {
+	if s.settleOff || len(s.live) == 0 {
 		return
 	}
 	s.settleCheck = h.last + int64(max(s.rest/16, 1))
-	keep := h.last + 1 - int64(s.rest) // the oldest revision the window at rest holds
+	var lag int64
 	for w := range s.live {
-		if w.cursor < h.last-int64(s.rest/2) {
-			return // it lags yet
-		}
-		keep = min(keep, w.cursor+1)
+		lag = max(lag, h.last-w.cursor)
 	}
-	if s.pinned() {
-		return
-	}
-	n := max(s.rest, int(h.last+1-keep))
-	if n >= h.size || (n > s.rest && n > h.size/2) {
+	n := int(max(int64(s.rest), 2*lag))
+	if !shrinks(n, h.size) || s.pinned() {
 		return
 	}
 	if s.growBudget {
@@ -45,6 +42,10 @@ func (s *Store) settle() {
 	h.shrink(n)
 	s.lagCheck = 0 // lagGrow looks at the next write
 }
+
+// shrinks reports whether settle shrinks a window of size events to n:
+// by an eighth at least.
+func shrinks(n, size int) bool { return n <= size-size/8 }
 
 // pinned reports whether the ring holds the revision of a listing no watch
 // has started from yet, forgetting those it no longer holds. Callers hold
@@ -88,6 +89,20 @@ func (s *Store) pin(rev int64) {
 		delete(s.pins, oldest)
 	}
 	s.pins[rev]++
+}
+
+// pinnedBefore reports whether the ring holds the revision of a listing no
+// watch has started from yet older than rev. Callers hold s.mu for
+// writing.
+func (s *Store) pinnedBefore(rev int64) bool {
+	s.undoMu.Lock()
+	defer s.undoMu.Unlock()
+	for r := range s.pins {
+		if s.hist.covers(r) && r < rev {
+			return true
+		}
+	}
+	return false
 }
 
 // unpin records a watch from rev started: the listing read at rev, if any,

@@ -301,8 +301,10 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // oldest event, while a live watch has more than seven eighths of it yet
 // to read: a watch that merely lags keeps its backlog rather than expire,
 // and the memory is spent only once a watch lagged that far (settle
-// shrinks the ring back once every live watch has caught up). It grows up to as many events as the Store holds keys,
-// and no more than maxLagHistory times the window the keys call for: a
+// shrinks the ring back once every live watch has caught up). It grows up
+// to as many events as the Store holds keys, and no more than
+// maxLagHistory times the window the keys call for (or as far as it grew
+// before, the keys since fallen): a
 // watch further behind relists, a listing of every key that decodes only
 // those changed, which costs less than replaying the backlog, a decode an
 // event. The default budget of values grows in proportion past
@@ -310,26 +312,39 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // else each write, ageing the grown ring, encodes a delta, which cost more
 // than the relists the window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
-// the last eighth unseen. Callers hold s.mu for writing, before hist.add.
+// the last eighth unseen. A window settle shrank grows as well, as far
+// as it ever grew, for a listing no watch has started from yet (see pin):
+// a Cache whose watch expired relists, then watches from its listing's
+// revision, and the window it had grown kept the writes meanwhile.
+// Callers hold s.mu for writing, before hist.add.
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
 	most := max(min(len(s.kvs), maxLagHistory*s.keysWindow), s.peak)
-	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
+	if !s.growHistory || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return
 	}
 	s.lagCheck = h.last + max(size/16, 1)
 	for w := range s.live {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
-			n := min(2*h.size, most)
-			if s.growBudget {
-				h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / max(size, baseWindow))
-			}
-			h.grow(n)
-			s.peak = max(s.peak, n)
+			s.growTo(min(2*h.size, most))
 			return
 		}
 	}
+	if h.size < s.peak && s.pinnedBefore(h.first+size/8) {
+		s.growTo(min(2*h.size, s.peak))
+	}
+}
+
+// growTo grows the history to n events, and its default budget in
+// proportion past baseWindow. Callers hold s.mu for writing.
+func (s *Store) growTo(n int) {
+	h := &s.hist
+	if s.growBudget {
+		h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / int64(max(h.size, baseWindow)))
+	}
+	h.grow(n)
+	s.peak = max(s.peak, n)
 }
 
 // notify wakes the watches waiting for a change, and empties the waiting

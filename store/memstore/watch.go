@@ -110,9 +110,11 @@ type watch struct {
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
 // describes; the channel it returns is the watch's wake. A watch that
-// catches up with a backlog behind it, the window grown, lets the Store
-// shrink the window back (see settle): without a write after, nothing
-// else would.
+// comes near enough to the store revision for its lag to let the window
+// shrink, with a backlog behind it and the window grown, asks the Store to
+// (see settle): once it has caught up, no write may follow that would. It
+// asks again once caught up, or once the writes since the Store last
+// looked call for another look.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
 	s.mu.RLock()
@@ -129,14 +131,15 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 		}
 	}
 	w.cursor = cursor
-	if len(q) > 0 || cursor < last {
-		w.lagged = w.lagged || cursor < last
-		s.mu.RUnlock()
-		return q, cursor, nil, nil
+	w.lagged = w.lagged || cursor < last
+	settle := w.lagged && s.hist.size > s.rest && shrinks(int(2*(last-cursor)), s.hist.size) && (cursor == last || last >= s.settleCheck)
+	if settle {
+		w.lagged = false
 	}
-	settle := w.lagged && s.hist.size > s.rest
-	w.lagged = false
-	wake := s.wait(w)
+	var wake <-chan struct{}
+	if len(q) == 0 && cursor == last {
+		wake = s.wait(w)
+	}
 	s.mu.RUnlock()
 	if settle {
 		s.mu.Lock()

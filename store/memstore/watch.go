@@ -103,9 +103,11 @@ type watch struct {
 	// kept for lagGrow and settle: Read sets it holding the Store's mu for
 	// reading, they read it holding it for writing. lagged says a Read
 	// left events to read since the watch last caught up; only Read uses
-	// it.
+	// it, and asked, the store revision when it last asked the Store to
+	// settle since (0: not yet).
 	cursor int64
 	lagged bool
+	asked  int64
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
@@ -113,8 +115,8 @@ type watch struct {
 // comes near enough to the store revision for its lag to let the window
 // shrink, with a backlog behind it and the window grown, asks the Store to
 // (see settle): once it has caught up, no write may follow that would. It
-// asks again once caught up, or once the writes since the Store last
-// looked call for another look.
+// asks again once caught up, or once a sixteenth of the window at rest
+// was written since it last asked.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
 	s.mu.RLock()
@@ -132,9 +134,13 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	}
 	w.cursor = cursor
 	w.lagged = w.lagged || cursor < last
-	settle := w.lagged && s.hist.size > s.rest && shrinks(int(2*(last-cursor)), s.hist.size) && (cursor == last || last >= s.settleCheck)
+	settle := w.lagged && s.hist.size > s.rest && shrinks(int(2*(last-cursor)), s.hist.size) &&
+		(cursor == last || w.asked == 0 || last >= w.asked+int64(max(s.rest/16, 1)))
 	if settle {
-		w.lagged = false
+		w.asked = last
+		if cursor == last {
+			w.lagged, w.asked = false, 0
+		}
 	}
 	var wake <-chan struct{}
 	if len(q) == 0 && cursor == last {

@@ -14,10 +14,12 @@ package memstore
 // relists reads its pages pinned to that revision, then watches from it,
 // and both would have found the grown window, however far the writes went
 // meanwhile; nor while no watch is live: one that ended may be about to
-// relist. It shrinks by an eighth of the window at least, and lagGrow
-// grows it again only once a watch has seven eighths of it yet to read:
-// a watch whose lag wavers by less than that neither shrinks the window
-// nor grows it back. The writes call settle every sixteenth of the window
+// relist. It shrinks only once the furthest behind has a quarter of the
+// window or less yet to read (or half the window at rest, to shrink to
+// that), and lagGrow grows it only once a watch has seven eighths of it
+// yet to read: a window just grown for a lagging watch (seven sixteenths
+// of it yet to read) does not shrink, and one just shrunk (half of it,
+// at most) does not grow until its watch falls further behind. The writes call settle every sixteenth of the window
 // at rest (settleCheck), and so does a watch that nears the store
 // revision (see watch.Read). The budget of values shrinks in proportion,
 // as it grew. Callers hold s.mu for writing.
@@ -31,8 +33,8 @@ func (s *Store) settle() {
 	for w := range s.live {
 		lag = max(lag, h.last-w.cursor)
 	}
-	n := int(max(int64(s.rest), 2*lag))
-	if !shrinks(n, h.size) || s.pinned() {
+	n := s.shrinkTo(lag)
+	if !s.shrinks(n) || s.pinned() {
 		return
 	}
 	if s.growBudget {
@@ -43,76 +45,115 @@ func (s *Store) settle() {
 	s.lagCheck = 0 // lagGrow looks at the next write
 }
 
-// shrinks reports whether settle shrinks a window of size events to n:
-// by an eighth at least.
-func shrinks(n, size int) bool { return n <= size-size/8 }
+// shrinkTo returns the window settle shrinks the ring to while the live
+// watch furthest behind has lag events yet to read.
+func (s *Store) shrinkTo(lag int64) int { return int(max(int64(s.rest), 2*lag)) }
 
-// pinned reports whether the ring holds the revision of a listing no watch
-// has started from yet, forgetting those it no longer holds. Callers hold
-// s.mu for writing.
+// shrinks reports whether settle shrinks the ring to n events. Callers
+// hold s.mu.
+func (s *Store) shrinks(n int) bool {
+	return n <= s.hist.size/2 || n == s.rest && n < s.hist.size
+}
+
+// pinned reports whether settle must leave the window as it is for a
+// listing (see listPin): one whose pages go on, or one that ended lately
+// and no watch has started from yet. Callers hold s.mu for writing.
 func (s *Store) pinned() bool {
 	s.undoMu.Lock()
 	defer s.undoMu.Unlock()
-	for rev := range s.pins {
-		if !s.hist.covers(rev) {
-			delete(s.pins, rev) // the grown window dropped it too
-		}
-	}
+	s.prunePins()
 	return len(s.pins) > 0
 }
 
-// maxPins bounds the listings whose revision settle keeps (see pin).
+// prunePins forgets the listings settle need not keep any more: those
+// whose revision the ring no longer holds, and those that ended long ago.
+// Callers hold s.undoMu, and s.mu.
+func (s *Store) prunePins() {
+	for rev, p := range s.pins {
+		if !s.hist.covers(rev) || p.open == 0 && s.hist.last-p.ended > int64(s.rest/2) {
+			delete(s.pins, rev)
+		}
+	}
+}
+
+// maxPins bounds the listings settle keeps revisions for (see listPin).
 const maxPins = 64
 
-// pin records a listing read at rev, as its first page is: its later
-// pages are pinned to rev, and a watch from rev follows a Cache's relist,
-// so settle leaves the window as it is until a watch from rev starts
-// (unpin), or until the window drops rev anyway. Of more than maxPins
-// listings no watch has started from, the oldest is forgotten: listings
-// no watch follows. A Store listed often at its revision and watched from
-// elsewhere settles only once it is listed less often than the window's
-// writes. Callers hold s.mu for reading.
-func (s *Store) pin(rev int64) {
+// listPin is what the Store knows of the listings at one revision: how
+// many have pages left (their first page had a Continue, their last was
+// not read yet), and the store revision when the last of them ended (0:
+// none ended that no watch has started from). A listing pinned to a
+// revision needs the events after it for its next page; one that ended
+// needs them for the watch from its revision that usually follows (a
+// Cache's relist), so settle leaves the window as it is while a listing
+// has pages left, and for half the window at rest of writes after one
+// ended, unless a watch from its revision starts first. A window settle
+// shrank grows again for a listing with pages left (see lagGrow), not for
+// one that ended: a Cache's periodic relist, which no watch follows, would
+// grow it for nothing. Of more than maxPins revisions the oldest is
+// forgotten.
+type listPin struct {
+	open  int32
+	ended int64
+}
+
+// pin records a page of a listing at rev read (first, the first page;
+// more, that it had a Continue). Callers hold s.mu for reading.
+func (s *Store) pin(rev int64, first, more bool) {
 	if !s.growHistory {
 		return
 	}
 	s.undoMu.Lock()
 	defer s.undoMu.Unlock()
 	if s.pins == nil {
-		s.pins = make(map[int64]int32)
+		s.pins = make(map[int64]listPin)
 	}
-	if _, ok := s.pins[rev]; !ok && len(s.pins) >= maxPins {
+	p, ok := s.pins[rev]
+	if !ok && len(s.pins) >= maxPins {
+		s.prunePins()
+	}
+	if !ok && len(s.pins) >= maxPins {
 		oldest := rev
 		for r := range s.pins {
 			oldest = min(oldest, r)
 		}
 		delete(s.pins, oldest)
 	}
-	s.pins[rev]++
+	switch {
+	case first && more:
+		p.open++
+	case !more:
+		if !first && p.open > 0 {
+			p.open--
+		}
+		p.ended = s.hist.last
+	}
+	s.pins[rev] = p
 }
 
-// pinnedBefore reports whether the ring holds the revision of a listing no
-// watch has started from yet older than rev. Callers hold s.mu for
-// writing.
+// pinnedBefore reports whether the ring holds the revision, older than
+// rev, of a listing with pages left. Callers hold s.mu for writing.
 func (s *Store) pinnedBefore(rev int64) bool {
 	s.undoMu.Lock()
 	defer s.undoMu.Unlock()
-	for r := range s.pins {
-		if s.hist.covers(r) && r < rev {
+	for r, p := range s.pins {
+		if p.open > 0 && s.hist.covers(r) && r < rev {
 			return true
 		}
 	}
 	return false
 }
 
-// unpin records a watch from rev started: the listing read at rev, if any,
-// needs the events after it no more. Callers hold s.mu for writing.
+// unpin records a watch from rev started: the listings that ended at rev,
+// if any, need the events after it no more. Callers hold s.mu for writing.
 func (s *Store) unpin(rev int64) {
 	s.undoMu.Lock()
-	if n := s.pins[rev]; n > 1 {
-		s.pins[rev] = n - 1
-	} else if n == 1 {
-		delete(s.pins, rev)
+	if p, ok := s.pins[rev]; ok {
+		if p.open == 0 {
+			delete(s.pins, rev)
+		} else {
+			s.pins[rev] = listPin{open: p.open}
+		}
 	}
 	s.undoMu.Unlock()
 }

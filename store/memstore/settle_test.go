@@ -81,12 +81,12 @@ func TestGrownWindowShrinksOnceTheWatchCatchesUp(t *testing.T) {
 	}
 }
 
-// As the watch nears the store revision, the window shrinks to twice what
-// it has yet to read, keeping all of it, and to its size at rest once it
-// has caught up.
+// As the watch nears the store revision, within a quarter of the window,
+// the window shrinks to twice what it has yet to read, keeping all of it,
+// and to its size at rest once it has caught up.
 func TestGrownWindowShrinksToTwiceTheLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const keys, behind, lag = 10_000, 6_000, 2_500
+		const keys, behind, lag = 10_000, 6_000, 1_500
 		s, ch, from := newLaggedStore(t, keys, behind)
 		grown := s.HistorySize()
 		readTo(t, ch, from, s.Revision()-lag)
@@ -143,9 +143,9 @@ func TestGrownWindowKeepsAListingsRevision(t *testing.T) {
 }
 
 // A window shrunk back grows again, as far as it grew before, for a
-// listing no watch has started from yet, as it does for a watch that
-// lags: the Cache that relists while the writes go on then watches from
-// its listing's revision, which the window grown before would have kept.
+// listing with pages left, as it does for a watch that lags: the Cache
+// that relists in pages while the writes go on then watches from its
+// listing's revision, which the window grown before would have kept.
 func TestShrunkWindowGrowsForAListing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const keys, behind = 10_000, 6_000
@@ -154,11 +154,17 @@ func TestShrunkWindowGrowsForAListing(t *testing.T) {
 		readTo(t, ch, from, s.Revision())
 		synctest.Wait()
 		require.Equal(t, memstore.DefaultHistorySize, s.HistorySize())
-		page, err := s.List(t.Context(), "k/", kv.ListOptions{})
+		page, err := s.List(t.Context(), "k/", kv.ListOptions{Limit: 100})
 		require.NoError(t, err)
 		writeKeepingUp(t, s, ch, grown-grown/8)
-		lw, err := s.Watch(t.Context(), "k/", page.Revision)
+		opts := kv.ListOptions{Limit: 100, Revision: page.Revision, Continue: page.Continue}
+		for opts.Continue != "" {
+			page, err := s.List(t.Context(), "k/", opts)
+			require.NoError(t, err, "a page pinned to the listing's revision")
+			opts.Continue = page.Continue
+		}
+		lw, err := s.Watch(t.Context(), "k/", opts.Revision)
 		require.NoError(t, err)
-		readTo(t, lw, page.Revision, s.Revision())
+		readTo(t, lw, opts.Revision, s.Revision())
 	})
 }

@@ -42,11 +42,11 @@ type Store struct {
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
 	// undo is the last pinned List page's state of the past (see takeUndo);
-	// pins counts the revisions of listings no watch has started from yet
-	// (see pin). undoMu guards both, as List holds mu only for reading.
+	// pins holds what settle keeps of the listings (see listPin). undoMu
+	// guards both, as List holds mu only for reading.
 	undoMu sync.Mutex
 	undo   *undone
-	pins   map[int64]int32
+	pins   map[int64]listPin
 
 	// waiting holds the watches that have read every change and wait for
 	// the next one (see wait); waitMu orders the read-locked watches that
@@ -313,15 +313,16 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // than the relists the window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
 // the last eighth unseen. A window settle shrank grows as well, as far
-// as it ever grew, for a listing no watch has started from yet (see pin):
-// a Cache whose watch expired relists, then watches from its listing's
+// as it ever grew, for a listing with pages left (see listPin): a Cache
+// whose watch expired relists in pages, then watches from its listing's
 // revision, and the window it had grown kept the writes meanwhile.
 // Callers hold s.mu for writing, before hist.add.
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
 	most := max(min(len(s.kvs), maxLagHistory*s.keysWindow), s.peak)
-	if !s.growHistory || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
+	// pins changes only under s.mu for reading (List), or for writing.
+	if !s.growHistory || len(s.live) == 0 && len(s.pins) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return
 	}
 	s.lagCheck = h.last + max(size/16, 1)

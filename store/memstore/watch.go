@@ -134,7 +134,7 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	}
 	w.cursor = cursor
 	w.lagged = w.lagged || cursor < last
-	settle := w.lagged && s.hist.size > s.rest && shrinks(int(2*(last-cursor)), s.hist.size) &&
+	settle := w.lagged && s.hist.size > s.rest && s.shrinks(s.shrinkTo(last-cursor)) &&
 		(cursor == last || w.asked == 0 || last >= w.asked+int64(max(s.rest/16, 1)))
 	if settle {
 		w.asked = last

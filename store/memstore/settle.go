@@ -1,40 +1,42 @@
 package memstore
 
 // settle shrinks the default window, grown while a watch lagged (see
-// lagGrow), back toward its size at rest as the live watches catch up:
-// to the window at rest, or twice what the live watch furthest behind has
-// yet to read if that is more. The grown window's old values were the
-// heap a controller kept after a burst, a third more than client-go's
-// informer (30.6 against 21.3 MiB at 10,000 objects, drained), for as
-// long as the Store lived. It keeps every event a live watch has yet to
-// read, and a shrunk window grows again for a lagging watch as far as it
-// ever grew (see lagGrow), so no live watch expires that the grown window
-// would have kept. Nor does it shrink while the window holds the revision
-// of a listing no watch has started from yet (see pin): a Cache that
-// relists reads its pages pinned to that revision, then watches from it,
-// and both would have found the grown window, however far the writes went
-// meanwhile; nor while no watch is live: one that ended may be about to
-// relist. It shrinks only once the furthest behind has a quarter of the
-// window or less yet to read (or half the window at rest, to shrink to
-// that), and lagGrow grows it only once a watch has seven eighths of it
-// yet to read: a window just grown for a lagging watch (seven sixteenths
-// of it yet to read) does not shrink, and one just shrunk (half of it,
-// at most) does not grow until its watch falls further behind. The writes call settle every sixteenth of the window
-// at rest (settleCheck), and so does a watch that nears the store
-// revision (see watch.Read). The budget of values shrinks in proportion,
-// as it grew. Callers hold s.mu for writing.
+// lagGrow), back toward its size at rest as the live watches catch up: to
+// the window at rest, or to twice what the live watch furthest behind has
+// yet to read if that is more. The grown window's old values, which no
+// watch needed any more, were the heap a controller kept after a burst
+// for as long as the Store lived, a third more than client-go's informer
+// (30.6 against 21.3 MiB at 10,000 objects, drained).
+//
+// No live watch expires that the grown window would have kept: settle
+// keeps every event a live watch has yet to read, and a shrunk window
+// grows again for a lagging watch as far as it ever grew (see lagGrow).
+// Nor does a listing (see listPin): settle keeps the events after a
+// listing with pages left as it keeps a lagging watch's, and shrinks
+// nothing while one that ended lately has no watch from its revision yet,
+// or while no watch is live (one that ended may be about to relist).
+//
+// It shrinks only once the furthest behind has a quarter of the window
+// or less yet to read (or half the window at rest, to shrink to that),
+// and lagGrow grows it only once a watch has seven eighths of it yet to
+// read: a window just grown (seven sixteenths of it yet to read) does not
+// shrink, and one just shrunk (half of it at most) does not grow until
+// its watch falls further behind. The writes call settle every sixteenth
+// of the window at rest (settleCheck), and so does a watch that nears the
+// store revision (see watch.Read). The budget of values shrinks in
+// proportion, as it grew. Callers hold s.mu for writing.
 func (s *Store) settle() {
 	h := &s.hist
 	if s.settleOff || len(s.live) == 0 {
 		return
 	}
 	s.settleCheck = h.last + int64(max(s.rest/16, 1))
-	var lag int64
+	lag, ended := s.pinned()
 	for w := range s.live {
 		lag = max(lag, h.last-w.cursor)
 	}
 	n := s.shrinkTo(lag)
-	if !s.shrinks(n) || s.pinned() {
+	if ended || !s.shrinks(n) {
 		return
 	}
 	if s.growBudget {
@@ -55,14 +57,20 @@ func (s *Store) shrinks(n int) bool {
 	return n <= s.hist.size/2 || n == s.rest && n < s.hist.size
 }
 
-// pinned reports whether settle must leave the window as it is for a
-// listing (see listPin): one whose pages go on, or one that ended lately
-// and no watch has started from yet. Callers hold s.mu for writing.
-func (s *Store) pinned() bool {
+// pinned returns how many writes ago the oldest listing with pages left
+// began (0 for none), and reports whether a listing ended lately that no
+// watch has started from yet (see listPin). Callers hold s.mu for writing.
+func (s *Store) pinned() (lag int64, ended bool) {
 	s.undoMu.Lock()
 	defer s.undoMu.Unlock()
 	s.prunePins()
-	return len(s.pins) > 0
+	for rev, p := range s.pins {
+		if p.open > 0 {
+			lag = max(lag, s.hist.last-rev)
+		}
+		ended = ended || p.ended != 0
+	}
+	return lag, ended
 }
 
 // prunePins forgets the listings settle need not keep any more: those
@@ -83,15 +91,15 @@ const maxPins = 64
 // many have pages left (their first page had a Continue, their last was
 // not read yet), and the store revision when the last of them ended (0:
 // none ended that no watch has started from). A listing pinned to a
-// revision needs the events after it for its next page; one that ended
+// revision needs the events after it for its next page, so settle keeps
+// them, and a window settle shrank grows again for it (see lagGrow), as
+// for a live watch at its revision that reads nothing. One that ended
 // needs them for the watch from its revision that usually follows (a
-// Cache's relist), so settle leaves the window as it is while a listing
-// has pages left, and for half the window at rest of writes after one
-// ended, unless a watch from its revision starts first. A window settle
-// shrank grows again for a listing with pages left (see lagGrow), not for
-// one that ended: a Cache's periodic relist, which no watch follows, would
-// grow it for nothing. Of more than maxPins revisions the oldest is
-// forgotten.
+// Cache's relist), so settle leaves the window as it is for half the
+// window at rest of writes after it ended, unless a watch from its
+// revision starts first; the window does not grow for it: a Cache's
+// periodic relist, which no watch follows, would grow it for nothing. Of
+// more than maxPins revisions the oldest is forgotten.
 type listPin struct {
 	open  int32
 	ended int64

@@ -62,6 +62,10 @@ func testSettleExpiresNothing(t *testing.T, seed uint64) {
 		}
 	}
 	var twins []*settleTwin
+	// ended holds the revisions of listings that ended, and the store
+	// revision by which a watch from each starts: a Cache's relist applies
+	// its last page before it watches, the writes going on.
+	var ended [][2]int64
 	watchFrom := func(rev int64) {
 		tw := &settleTwin{cursor: rev}
 		for i, s := range stores {
@@ -119,7 +123,7 @@ func testSettleExpiresNothing(t *testing.T, seed uint64) {
 		tw.opts.Revision, tw.opts.Continue = l[0].Revision, l[0].Continue
 		if tw.opts.Continue == "" {
 			end(i)
-			watchFrom(l[0].Revision) // as a Cache's relist does
+			ended = append(ended, [2]int64{l[0].Revision, stores[0].hist.last + rng.Int64N(int64(stores[0].rest/4))})
 		}
 	}
 	shrunk, grown := 0, 0
@@ -150,6 +154,13 @@ func testSettleExpiresNothing(t *testing.T, seed uint64) {
 		default:
 			write(step)
 		}
+		for i := 0; i < len(ended); i++ {
+			if e := ended[i]; e[1] <= stores[0].hist.last && len(twins) < 8 {
+				watchFrom(e[0]) // as a Cache's relist does
+				ended = append(ended[:i], ended[i+1:]...)
+				i--
+			}
+		}
 		switch n := stores[0].hist.size; {
 		case n < size:
 			shrunk++
@@ -162,7 +173,12 @@ func testSettleExpiresNothing(t *testing.T, seed uint64) {
 	// Every listing ends in a watch from it, every watch catches up and
 	// all but one end; the one keeps up with writes enough to pass the
 	// listings left unfinished.
-	for len(twins) > 0 {
+	for len(twins) > 0 || len(ended) > 0 {
+		if len(twins) == 0 {
+			watchFrom(ended[0][0])
+			ended = ended[1:]
+			continue
+		}
 		i := len(twins) - 1
 		if tw := twins[i]; tw.listing {
 			page(i)

@@ -170,3 +170,29 @@ func TestShrunkWindowGrowsForAListing(t *testing.T) {
 		readTo(t, lw, opts.Revision, s.Revision())
 	})
 }
+
+// A window shrunk back grows again for a lagging watch as far as it grew
+// before, even once the keys, which bound its growth, have fallen: the
+// window never shrunk would hold that many writes.
+func TestShrunkWindowGrowsAsFarAsItGrew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const keys, behind, left = 10_000, 6_000, 1_000
+		s, ch, from := newLaggedStore(t, keys, behind)
+		readTo(t, ch, from, s.Revision())
+		synctest.Wait()
+		require.Equal(t, memstore.DefaultHistorySize, s.HistorySize())
+		for i := range keys - left { // deleted, each read as it lands
+			rev, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WriteDelete, Key: fmt.Sprintf("k/%07d", i)})
+			require.NoError(t, err)
+			for ev := <-ch; ev.Revision < rev || ev.Progress; ev = <-ch {
+				require.NoError(t, ev.Err)
+			}
+		}
+		from = s.Revision()
+		for i := range behind { // the watch reads nothing meanwhile
+			_, err := s.Txn(t.Context(), nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%07d", keys-left+i%left), Value: settleValue(i)})
+			require.NoError(t, err)
+		}
+		readTo(t, ch, from, s.Revision())
+	})
+}

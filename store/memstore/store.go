@@ -301,16 +301,15 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // oldest event, while a live watch has more than seven eighths of it yet
 // to read: a watch that merely lags keeps its backlog rather than expire,
 // and the memory is spent only once a watch lagged that far (settle
-// shrinks the ring back once every live watch has caught up). It grows up
-// to as many events as the Store holds keys, and no more than
-// maxLagHistory times the window the keys call for (or as far as it grew
-// before, the keys since fallen): a
-// watch further behind relists, a listing of every key that decodes only
-// those changed, which costs less than replaying the backlog, a decode an
-// event. The default budget of values grows in proportion past
-// baseWindow (growBudget):
-// else each write, ageing the grown ring, encodes a delta, which cost more
-// than the relists the window saved. It looks every sixteenth of the
+// shrinks the ring back as the watches catch up). It grows up to as many
+// events as the Store holds keys, and no more than maxLagHistory times
+// the window the keys call for (or as far as it grew before, the keys
+// since fallen): a watch further behind relists, a listing of every key
+// that decodes only those changed, which costs less than replaying the
+// backlog, a decode an event. The default budget of values grows in
+// proportion past baseWindow (growBudget): else each write, ageing the
+// grown ring, encodes a delta, which cost more than the relists the
+// window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
 // the last eighth unseen. A window settle shrank grows as well, as far
 // as it ever grew, for a listing with pages left (see listPin): a Cache

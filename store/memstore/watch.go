@@ -122,9 +122,10 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	s.mu.RLock()
 	last := s.hist.last
 	if cursor < last && !s.hist.covers(cursor) {
+		first := s.hist.first
 		s.mu.RUnlock()
 		return q, cursor, nil, fmt.Errorf("memstore: watch %q: history after revision %d is gone (oldest kept is %d): %w",
-			w.prefix, cursor, s.hist.first, store.ErrExpired)
+			w.prefix, cursor, first, store.ErrExpired)
 	}
 	for cursor < last && len(q) < s.watchBuffer {
 		cursor++

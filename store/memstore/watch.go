@@ -134,15 +134,7 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 		}
 	}
 	w.cursor = cursor
-	w.lagged = w.lagged || cursor < last
-	settle := w.lagged && s.hist.size > s.rest && s.shrinks(s.shrinkTo(last-cursor)) &&
-		(cursor == last || w.asked == 0 || last >= w.asked+int64(max(s.rest/16, 1)))
-	if settle {
-		w.asked = last
-		if cursor == last {
-			w.lagged, w.asked = false, 0
-		}
-	}
+	settle := w.asksToSettle(last)
 	var wake <-chan struct{}
 	if len(q) == 0 && cursor == last {
 		wake = s.wait(w)
@@ -154,4 +146,23 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 		s.mu.Unlock()
 	}
 	return q, cursor, wake, nil
+}
+
+// asksToSettle reports whether the watch, having read up to w.cursor with
+// the store at revision last, asks the Store to settle (see Read), and
+// notes that it does. Callers hold s.mu for reading.
+func (w *watch) asksToSettle(last int64) bool {
+	s := w.s
+	w.lagged = w.lagged || w.cursor < last
+	if !w.lagged || s.hist.size <= s.rest || !s.shrinks(s.shrinkTo(last-w.cursor)) {
+		return false
+	}
+	if w.cursor < last && w.asked != 0 && last < w.asked+int64(max(s.rest/16, 1)) {
+		return false // it asked lately
+	}
+	w.asked = last
+	if w.cursor == last {
+		w.lagged, w.asked = false, 0
+	}
+	return true
 }

@@ -42,3 +42,16 @@ const MaxLagHistory = maxLagHistory
 
 // BaseWindow is baseWindow, for the tests.
 const BaseWindow = baseWindow
+
+// WithoutSettle keeps a default window grown for a lagging watch grown, as
+// it was before settle: tests compare with it.
+func WithoutSettle() Option {
+	return func(c *config) { c.settleOff = true }
+}
+
+// HistorySize returns how many events the history may hold.
+func (s *Store) HistorySize() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hist.size
+}

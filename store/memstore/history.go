@@ -155,6 +155,15 @@ func (h *history) put(rev int64, ev event) {
 // holds: no event moves.
 func (h *history) grow(n int) { h.size = n }
 
+// shrink makes the ring hold up to n events (n < size), evicting the
+// oldest beyond them.
+func (h *history) shrink(n int) {
+	for h.last-h.first+1 > int64(n) {
+		h.evict()
+	}
+	h.size = n
+}
+
 // holds reports whether the event of rev is in the ring.
 func (h *history) holds(rev int64) bool { return rev >= h.first && rev <= h.last }
 

@@ -48,17 +48,20 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		p.after = ""
 	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
+	var l kv.List
 	if rev == head {
-		return p.collect(rev), nil
+		l = p.collect(rev)
+	} else {
+		u := s.takeUndo(prefix, rev)
+		p.undo(u)
+		l = p.collect(rev)
+		if l.Continue != "" {
+			// The listing's last page needs it no more: kept, it would hold
+			// every key written since rev until the next pinned listing.
+			s.keepUndo(u)
+		}
 	}
-	u := s.takeUndo(prefix, rev)
-	p.undo(u)
-	l := p.collect(rev)
-	if l.Continue != "" {
-		// The listing's last page needs it no more: kept, it would hold
-		// every key written since rev until the next pinned listing.
-		s.keepUndo(u)
-	}
+	s.pin(rev, opts.Continue == "", l.Continue != "")
 	return l, nil
 }
 

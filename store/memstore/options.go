@@ -17,14 +17,16 @@ type config struct {
 	bytesSet     bool // WithHistoryBytes was given: the budget does not grow
 	watchBuffer  int
 	agingLag     int64 // 0: defaultAgingLag (tests set it)
+	settleOff    bool  // the default window never shrinks (tests set it)
 }
 
 // WithHistorySize sets how many of the latest events the Store keeps for watches
 // to resume from and for pinned List pages (by default DefaultHistorySize
 // up to 20,480 keys, then 10,000, or a tenth as many as the Store holds
 // keys when that is more: the window grows, by doubling, with the keys,
-// and never shrinks; it also doubles while a live watch is about to fall
-// out of it: see below). A
+// and never shrinks below that; it also doubles while a live watch is
+// about to fall out of it, and shrinks back as the watches catch up: see
+// below). A
 // Watch from, or a List pinned to, a revision more than n writes old ends
 // with ErrExpired. Values below 1 mean 1. The history holds on to the values
 // it records, in full (shared with the keys where current) while they fit
@@ -52,7 +54,11 @@ type config struct {
 // memory, 104 bytes of ring per write plus the old value it holds, is
 // spent only once a watch lagged that far (at 1M keys, at most ~100 MB of
 // ring and 1.6 GiB of values; the window the keys call for, 160,000
-// writes, holds up to 256 MiB of values in full). A controller's cache whose writer ran ahead
+// writes, holds up to 256 MiB of values in full), and only until the
+// watches catch up: the window then shrinks back to its size at rest,
+// keeping what a live watch has yet to read and what a listing pinned to
+// a revision still needs, and grows again as far for a watch that lags
+// again. A controller's cache whose writer ran ahead
 // of it fell ~28,000 writes behind at 100,000 keys and relisted two or
 // three times in a five-second run; now it relists none. A watch further
 // behind than the keys relists, which costs less than replaying its

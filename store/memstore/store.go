@@ -42,9 +42,11 @@ type Store struct {
 	// pinned below it are refused even where the ring could rebuild them.
 	compacted int64
 	// undo is the last pinned List page's state of the past (see takeUndo);
-	// undoMu guards it, as List holds mu only for reading.
+	// pins holds what settle keeps of the listings (see listPin). undoMu
+	// guards both, as List holds mu only for reading.
 	undoMu sync.Mutex
 	undo   *undone
+	pins   map[int64]listPin
 
 	// waiting holds the watches that have read every change and wait for
 	// the next one (see wait); waitMu orders the read-locked watches that
@@ -63,6 +65,20 @@ type Store struct {
 	live        map[*watch]struct{}
 	growBudget  bool  // the history's budget is the default: it grows with a lagging watch's window
 	lagCheck    int64 // the revision from which lagGrow looks again
+	// rest is the default window's size at rest, which settle shrinks a
+	// window grown for a lagging watch back to: DefaultHistorySize, or
+	// keysWindow once the keys call for more. baseBudget is the budget
+	// of values at rest; settleCheck the revision from which a write
+	// calls settle again.
+	rest        int
+	baseBudget  int
+	settleCheck int64
+	settleOff   bool // tests compare with the window as it was, never shrunk
+	// peak is the largest window lagGrow grew: a window settle shrank
+	// grows back as far for a lagging watch, as a window never shrunk
+	// holds that many events for it (the keys, which bound the growth,
+	// may have fallen since).
+	peak        int
 	watchBuffer int
 	count       counters
 
@@ -122,6 +138,9 @@ func New(opts ...Option) *Store {
 		keysWindow:  keysWindow,
 		growBudget:  !c.bytesSet,
 		live:        make(map[*watch]struct{}),
+		rest:        c.historySize,
+		baseBudget:  c.historyBytes,
+		settleOff:   c.settleOff,
 		watchBuffer: c.watchBuffer,
 	}
 	s.hooks = storeaccess.NewHooks(follower{s})
@@ -216,6 +235,9 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 		s.lagGrow()
 		s.hist.add(e.Key, true, nil, 0, e)
 	}
+	if s.hist.size > s.rest && s.hist.last >= s.settleCheck {
+		s.settle()
+	}
 	s.notify()
 	return rev, nil
 }
@@ -239,11 +261,9 @@ func (s *Store) keysGrow() {
 	if want > s.keysWindow {
 		s.keysWindow = max(want, 2*s.keysWindow)
 	}
-	if h := &s.hist; s.keysWindow > h.size {
-		if s.growBudget {
-			h.budget = int(int64(h.budget) * int64(s.keysWindow) / int64(max(h.size, baseWindow)))
-		}
-		h.grow(s.keysWindow)
+	s.rest = s.keysWindow
+	if s.keysWindow > s.hist.size {
+		s.growTo(s.keysWindow)
 	}
 }
 
@@ -287,35 +307,51 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 // lagGrow doubles the default history, full and about to evict its
 // oldest event, while a live watch has more than seven eighths of it yet
 // to read: a watch that merely lags keeps its backlog rather than expire,
-// and the memory is spent only once a watch lagged that far (the ring
-// never shrinks). It grows up to as many events as the Store holds keys,
-// and no more than maxLagHistory times the window the keys call for: a
-// watch further behind relists, a listing of every key that decodes only
-// those changed, which costs less than replaying the backlog, a decode an
-// event. The default budget of values grows in proportion past
-// baseWindow (growBudget):
-// else each write, ageing the grown ring, encodes a delta, which cost more
-// than the relists the window saved. It looks every sixteenth of the
+// and the memory is spent only once a watch lagged that far (settle
+// shrinks the ring back as the watches catch up). It grows up to as many
+// events as the Store holds keys, and no more than maxLagHistory times
+// the window the keys call for (or as far as it grew before, the keys
+// since fallen): a watch further behind relists, a listing of every key
+// that decodes only those changed, which costs less than replaying the
+// backlog, a decode an event. The default budget of values grows in
+// proportion past baseWindow (growBudget): else each write, ageing the
+// grown ring, encodes a delta, which cost more than the relists the
+// window saved. It looks every sixteenth of the
 // ring's writes once it is full (lagCheck), so that a watch cannot cross
-// the last eighth unseen. Callers hold s.mu for writing, before hist.add.
+// the last eighth unseen. A window settle shrank grows as well, as far
+// as it ever grew, for a listing with pages left (see listPin): a Cache
+// whose watch expired relists in pages, then watches from its listing's
+// revision, and the window it had grown kept the writes meanwhile.
+// Callers hold s.mu for writing, before hist.add.
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
-	most := min(len(s.kvs), maxLagHistory*s.keysWindow)
-	if !s.growHistory || len(s.live) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
+	most := max(min(len(s.kvs), maxLagHistory*s.keysWindow), s.peak)
+	// pins changes only under s.mu for reading (List), or for writing.
+	if !s.growHistory || len(s.live) == 0 && len(s.pins) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return
 	}
 	s.lagCheck = h.last + max(size/16, 1)
 	for w := range s.live {
 		if h.covers(w.cursor) && w.cursor < h.first+size/8 {
-			n := min(2*h.size, most)
-			if s.growBudget {
-				h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / max(size, baseWindow))
-			}
-			h.grow(n)
+			s.growTo(min(2*h.size, most))
 			return
 		}
 	}
+	if h.size < s.peak && s.pinnedBefore(h.first+size/8) {
+		s.growTo(min(2*h.size, s.peak))
+	}
+}
+
+// growTo grows the history to n events, and its default budget in
+// proportion past baseWindow. Callers hold s.mu for writing.
+func (s *Store) growTo(n int) {
+	h := &s.hist
+	if s.growBudget {
+		h.budget = int(int64(h.budget) * int64(max(n, baseWindow)) / int64(max(h.size, baseWindow)))
+	}
+	h.grow(n)
+	s.peak = max(s.peak, n)
 }
 
 // notify wakes the watches waiting for a change, and empties the waiting

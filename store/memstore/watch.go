@@ -62,6 +62,7 @@ func (s *Store) newWatch(prefix string, fromRevision int64) *watch {
 		s.mu.Lock()
 		w.cursor = fromRevision
 		s.live[w] = struct{}{}
+		s.unpin(fromRevision)
 		s.mu.Unlock()
 	}
 	return w
@@ -99,21 +100,32 @@ type watch struct {
 	wake    chan struct{}
 	waiting bool
 	// cursor is the revision up to which the watch has read the ring,
-	// kept for lagGrow: Read sets it holding the Store's mu for reading,
-	// lagGrow reads it holding it for writing.
+	// kept for lagGrow and settle: Read sets it holding the Store's mu for
+	// reading, they read it holding it for writing. lagged says a Read
+	// left events to read since the watch last caught up; only Read uses
+	// it, and asked, the store revision when it last asked the Store to
+	// settle since (0: not yet).
 	cursor int64
+	lagged bool
+	asked  int64
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
-// describes; the channel it returns is the watch's wake.
+// describes; the channel it returns is the watch's wake. A watch that
+// comes near enough to the store revision for its lag to let the window
+// shrink, with a backlog behind it and the window grown, asks the Store to
+// (see settle): once it has caught up, no write may follow that would. It
+// asks again once caught up, or once a sixteenth of the window at rest
+// was written since it last asked.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	last := s.hist.last
 	if cursor < last && !s.hist.covers(cursor) {
+		first := s.hist.first
+		s.mu.RUnlock()
 		return q, cursor, nil, fmt.Errorf("memstore: watch %q: history after revision %d is gone (oldest kept is %d): %w",
-			w.prefix, cursor, s.hist.first, store.ErrExpired)
+			w.prefix, cursor, first, store.ErrExpired)
 	}
 	for cursor < last && len(q) < s.watchBuffer {
 		cursor++
@@ -122,8 +134,35 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 		}
 	}
 	w.cursor = cursor
-	if len(q) > 0 || cursor < last {
-		return q, cursor, nil, nil
+	settle := w.asksToSettle(last)
+	var wake <-chan struct{}
+	if len(q) == 0 && cursor == last {
+		wake = s.wait(w)
 	}
-	return q, cursor, s.wait(w), nil
+	s.mu.RUnlock()
+	if settle {
+		s.mu.Lock()
+		s.settle()
+		s.mu.Unlock()
+	}
+	return q, cursor, wake, nil
+}
+
+// asksToSettle reports whether the watch, having read up to w.cursor with
+// the store at revision last, asks the Store to settle (see Read), and
+// notes that it does. Callers hold s.mu for reading.
+func (w *watch) asksToSettle(last int64) bool {
+	s := w.s
+	w.lagged = w.lagged || w.cursor < last
+	if !w.lagged || s.hist.size <= s.rest || !s.shrinks(s.shrinkTo(last-w.cursor)) {
+		return false
+	}
+	if w.cursor < last && w.asked != 0 && last < w.asked+int64(max(s.rest/16, 1)) {
+		return false // it asked lately
+	}
+	w.asked = last
+	if w.cursor == last {
+		w.lagged, w.asked = false, 0
+	}
+	return true
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
-	"reflect"
+	"unsafe"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -53,10 +53,10 @@ type metaDecoder struct {
 	// into, for a typed decode, is where decodeStored decodes the Spec
 	// and Status (see sidesInto).
 	into sidesInto
-	// held, when valid, is the held object's struct at the place being
-	// decoded, for the struct's sideDecoder to take (see heldSide); valid
-	// only from where it is set to that decoder's start.
-	held reflect.Value
+	// held, when not nil, points at the held object's struct at the place
+	// being decoded, for the struct's sideDecoder to take (see heldSide);
+	// valid only from where it is set to that decoder's start.
+	held unsafe.Pointer
 }
 
 // versionOf returns the version of a value whose version key holds v.

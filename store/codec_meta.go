@@ -159,25 +159,23 @@ func (d *metaDecoder) json(v []byte, p any) bool {
 // differ there: "--config=/etc/web/config.yaml" and its api twin only in
 // the middle), which costs the same whatever b's length, where hashing
 // every byte was a tenth of a decode. The words are mixed by a 128-bit
-// product: a multiply by one constant, keeping its top bits, left strings
-// that differ in their first bytes' high bits or their last bytes in the
-// same slot, and two in three of a fleet's repeated strings alike missed
-// (TestStringCacheKeepsAFleetsRepeatedStrings).
+// product (both halves): a product by one constant, keeping its top bits,
+// put strings that differ only in their first bytes' high bits in one
+// slot, and a fleet's watch allocated three times as many of its repeated
+// strings (TestStringCacheKeepsAFleetsRepeatedStrings). It is small enough
+// to be inlined in str.
 func strSlot(b []byte) int {
 	n := len(b)
 	var x, y uint64
 	if n >= 8 {
 		x = binary.LittleEndian.Uint64(b)
-		y = binary.LittleEndian.Uint64(b[n-8:])
-		if n > 16 {
-			y ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b[n/2-4:]), 31)
-		}
+		y = binary.LittleEndian.Uint64(b[n-8:]) + binary.LittleEndian.Uint64(b[n/2-4:])
 	} else {
 		for _, c := range b {
 			x = x<<8 | uint64(c)
 		}
 	}
-	hi, lo := bits.Mul64(x^0xa0761d6478bd642f, y^uint64(n)^0xe7037ed1a0b428db)
+	hi, lo := bits.Mul64(x, y^uint64(n)^0xe7037ed1a0b428db)
 	return int((hi ^ lo) >> (64 - strSlotBits))
 }
 

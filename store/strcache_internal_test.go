@@ -88,3 +88,28 @@ func TestStringCacheKeepsAFleetsRepeatedStrings(t *testing.T) {
 	t.Logf("%.2f strings allocated per event", perEvent)
 	require.Less(t, perEvent, 1.3)
 }
+
+// BenchmarkStringCacheFleet is the string cache's part of a watch over a
+// fleet (see TestStringCacheKeepsAFleetsRepeatedStrings): one event's
+// strings per op, the allocations those the cache misses.
+//
+//	go test -run '^$' -bench StringCacheFleet -benchmem ./store/
+func BenchmarkStringCacheFleet(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 46))
+	objs := newFleet(rng, 20, 2000)
+	events := make([][][]byte, 4096)
+	for i := range events {
+		for _, s := range objs[rng.IntN(len(objs))].strings() {
+			events[i] = append(events[i], []byte(s))
+		}
+	}
+	d := &metaDecoder{kind: "App", scratch: new(decodeScratch)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for _, s := range events[i%len(events)] {
+			d.str(s)
+		}
+		i++
+	}
+}

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
-	"reflect"
+	"unsafe"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -53,10 +53,10 @@ type metaDecoder struct {
 	// into, for a typed decode, is where decodeStored decodes the Spec
 	// and Status (see sidesInto).
 	into sidesInto
-	// held, when valid, is the held object's struct at the place being
-	// decoded, for the struct's sideDecoder to take (see heldSide); valid
-	// only from where it is set to that decoder's start.
-	held reflect.Value
+	// held, when not nil, points at the held object's struct at the place
+	// being decoded, for the struct's sideDecoder to take (see heldSide);
+	// valid only from where it is set to that decoder's start.
+	held unsafe.Pointer
 }
 
 // versionOf returns the version of a value whose version key holds v.
@@ -74,7 +74,7 @@ type decodeScratch struct {
 	// those that repeat from one object to the next (label keys and
 	// values, manager names, the UID of an object's old and new state)
 	// are allocated once.
-	strings [128][2]string
+	strings [1 << strSlotBits][2]string
 	// dec decodes Spec and Status, reusing its state from one value to
 	// the next (json.Unmarshal allocates it anew every call); nil until
 	// first used, and after an error.
@@ -154,22 +154,35 @@ func (d *metaDecoder) json(v []byte, p any) bool {
 }
 
 // strSlot is the slot of decodeScratch.strings for b: a hash of its length
-// and of its first and last eight bytes (the strings that repeat, names,
-// UIDs, records, mostly differ there), which costs the same whatever
-// b's length, where hashing every byte was a tenth of a decode.
+// and of its first, middle and last eight bytes (the strings that repeat,
+// names, UIDs, records, label keys and values, images, arguments, mostly
+// differ there: "--config=/etc/web/config.yaml" and its api twin only in
+// the middle), which costs the same whatever b's length, where hashing
+// every byte was a tenth of a decode. The words are mixed by a 128-bit
+// product (both halves): a product by one constant, keeping its top bits,
+// put strings that differ only in their first bytes' high bits in one
+// slot, and a fleet's watch allocated three times as many of its repeated
+// strings (TestStringCacheKeepsAFleetsRepeatedStrings). It is small enough
+// to be inlined in str.
 func strSlot(b []byte) int {
 	n := len(b)
-	var x uint64
+	var x, y uint64
 	if n >= 8 {
-		x = binary.LittleEndian.Uint64(b) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[n-8:]), 29)
+		x = binary.LittleEndian.Uint64(b)
+		y = binary.LittleEndian.Uint64(b[n-8:]) + binary.LittleEndian.Uint64(b[n/2-4:])
 	} else {
 		for _, c := range b {
 			x = x<<8 | uint64(c)
 		}
 	}
-	x = (x ^ uint64(n)) * 0x9e3779b97f4a7c15
-	return int(x >> (64 - 7)) // len(decodeScratch.strings) is 1<<7
+	hi, lo := bits.Mul64(x, y^uint64(n)^0xe7037ed1a0b428db)
+	return int((hi ^ lo) >> (64 - strSlotBits))
 }
+
+// strSlotBits is log2 of len(decodeScratch.strings): 256 slots of two
+// strings (8 KiB) kept a fleet's repeated strings where 128 missed half
+// again as often.
+const strSlotBits = 8
 
 // string reads a string.
 func (d *metaDecoder) string() (string, bool) {

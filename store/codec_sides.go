@@ -1,11 +1,13 @@
 package store
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -26,16 +28,28 @@ import (
 // reports false, and the caller decodes the value with encoding/json, which
 // gives its result or its error. TestSideDecoderAgreesWithEncodingJSON holds
 // it to that.
-type sideDecoder func(d *metaDecoder, v reflect.Value, depth int) bool
+//
+// It writes at p, which points at a value of the type it was compiled for:
+// the type and each field's offset are known when it is compiled, so a
+// value is written as the plain Go code for its type would write it, where
+// going through reflect.Value per field and per value (Field, Set, SetInt,
+// Index) was a fifth of a decode. A struct, slice or map of a composite
+// element still goes through reflect to allocate, never to write a scalar.
+type sideDecoder func(d *metaDecoder, p unsafe.Pointer, depth int) bool
 
 // maxSideDepth bounds nesting as jsonscan and encoding/json do.
 const maxSideDepth = 10000
 
-// sidePlans holds the Store's sideDecoders for S and T (nil: none).
-type sidePlans struct{ spec, status sideDecoder }
+// sidePlans holds the Store's sideDecoders for S and T (nil: none), and
+// the types.
+type sidePlans struct {
+	spec, status         sideDecoder
+	specType, statusType reflect.Type
+}
 
 func sidePlansOf[S, T any]() *sidePlans {
-	return &sidePlans{spec: sidePlanOf(reflect.TypeFor[S]()), status: sidePlanOf(reflect.TypeFor[T]())}
+	s, t := reflect.TypeFor[S](), reflect.TypeFor[T]()
+	return &sidePlans{spec: sidePlanOf(s), status: sidePlanOf(t), specType: s, statusType: t}
 }
 
 // decodeSide decodes v, one JSON value that jsonscan validated, into p, a
@@ -46,13 +60,13 @@ func (d *metaDecoder) decodeSide(v []byte, p any, plan sideDecoder) bool {
 	if plan != nil {
 		outer := d.r
 		d.r = jsonscan.NewReader(v)
-		e := reflect.ValueOf(p).Elem()
-		ok := plan(d, e, 0) && d.r.End()
+		pv := reflect.ValueOf(p)
+		ok := plan(d, pv.UnsafePointer(), 0) && d.r.End()
 		d.r = outer
 		if ok {
 			return true
 		}
-		e.SetZero() // encoding/json decodes into a zero value
+		pv.Elem().SetZero() // encoding/json decodes into a zero value
 	}
 	return d.json(v, p)
 }
@@ -87,7 +101,7 @@ func (c *sideCompiler) compile(t reflect.Type) (sideDecoder, bool) {
 		// A type may contain itself (type List []List): its decoder
 		// calls the one being compiled.
 		if p, ok := c.late[t]; ok {
-			return func(d *metaDecoder, v reflect.Value, depth int) bool { return (*p)(d, v, depth) }, true
+			return func(d *metaDecoder, v unsafe.Pointer, depth int) bool { return (*p)(d, v, depth) }, true
 		}
 		self := new(sideDecoder)
 		c.late[t] = self
@@ -95,17 +109,25 @@ func (c *sideCompiler) compile(t reflect.Type) (sideDecoder, bool) {
 		*self = dec
 		return dec, ok
 	}
+	return scalarDecoder(t)
+}
+
+// scalarDecoder returns the decoder of a bool, string, integer or float
+// type, writing a value of its size.
+func scalarDecoder(t reflect.Type) (sideDecoder, bool) {
 	switch t.Kind() {
 	case reflect.Bool:
 		return decodeBool, true
 	case reflect.String:
 		return decodeString, true
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return decodeInt, true
+		return decodeInt(t.Bits()), true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return decodeUint, true
-	case reflect.Float32, reflect.Float64:
-		return decodeFloat, true
+		return decodeUint(t.Bits()), true
+	case reflect.Float32:
+		return decodeFloat32, true
+	case reflect.Float64:
+		return decodeFloat64, true
 	}
 	return nil, false // interfaces, arrays, complex numbers, channels, funcs
 }
@@ -116,7 +138,7 @@ func (c *sideCompiler) composite(t reflect.Type) (sideDecoder, bool) {
 	case reflect.Pointer:
 		return c.pointer(t)
 	case reflect.Slice:
-		if t == stringsType {
+		if t.Elem() == stringType {
 			return decodeStrings, true
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -124,7 +146,7 @@ func (c *sideCompiler) composite(t reflect.Type) (sideDecoder, bool) {
 		}
 		return c.slice(t)
 	case reflect.Map:
-		if t == stringMapType {
+		if t.Key() == stringType && t.Elem() == stringType {
 			return decodeStringMap, true
 		}
 		if k := t.Key(); k.Kind() != reflect.String || reflect.PointerTo(k).Implements(textUnmarshaler) {
@@ -138,28 +160,29 @@ func (c *sideCompiler) composite(t reflect.Type) (sideDecoder, bool) {
 }
 
 var (
+	stringType    = reflect.TypeFor[string]()
 	stringsType   = reflect.TypeFor[[]string]()
 	stringMapType = reflect.TypeFor[map[string]string]()
 )
 
 // decodeStrings and decodeStringMap are the slice and map decoders for the
-// commonest element type, without reflection per element (a null element
-// reports false).
-func decodeStrings(d *metaDecoder, v reflect.Value, _ int) bool {
+// commonest element type (and the types named after them, which have its
+// layout), without reflection per element (a null element reports false).
+func decodeStrings(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
 	s, ok := list(d, (*metaDecoder).string)
-	*v.Addr().Interface().(*[]string) = s // reflect.ValueOf(s) would allocate
+	*(*[]string)(p) = s
 	return ok
 }
 
-func decodeStringMap(d *metaDecoder, v reflect.Value, _ int) bool {
+func decodeStringMap(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
 	m, ok := d.stringMap()
-	v.Set(reflect.ValueOf(m))
+	*(*map[string]string)(p) = m
 	return ok
 }
 
@@ -170,75 +193,127 @@ func null(d *metaDecoder) bool {
 	return d.r.Next() == 'n' && d.r.Null()
 }
 
-func decodeBool(d *metaDecoder, v reflect.Value, _ int) bool {
+func decodeBool(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
 	b, ok := d.r.Bool()
-	v.SetBool(b)
+	*(*bool)(p) = b
 	return ok
 }
 
-func decodeString(d *metaDecoder, v reflect.Value, _ int) bool {
+func decodeString(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
 	s, ok := d.string()
-	v.SetString(s)
+	*(*string)(p) = s
 	return ok
 }
 
-func decodeInt(d *metaDecoder, v reflect.Value, _ int) bool {
-	if null(d) {
+// decodeInt returns the decoder of a signed integer of the given bits,
+// which declines a number out of its range, as encoding/json refuses it.
+func decodeInt(bits int) sideDecoder {
+	shift := 64 - bits
+	return func(d *metaDecoder, p unsafe.Pointer, _ int) bool {
+		if null(d) {
+			return true
+		}
+		n, ok := d.r.Int64()
+		if !ok || n<<shift>>shift != n {
+			return false
+		}
+		switch bits {
+		case 8:
+			*(*int8)(p) = int8(n)
+		case 16:
+			*(*int16)(p) = int16(n)
+		case 32:
+			*(*int32)(p) = int32(n)
+		default:
+			*(*int64)(p) = n
+		}
 		return true
 	}
-	n, ok := d.r.Int64()
-	if !ok || v.OverflowInt(n) {
-		return false
-	}
-	v.SetInt(n)
-	return true
 }
 
-func decodeUint(d *metaDecoder, v reflect.Value, _ int) bool {
-	if null(d) {
+// decodeUint is decodeInt for an unsigned integer; the number must fit
+// int64 too (jsonscan's Int64), which the largest uint64 do not: those
+// are declined, for encoding/json to decode.
+func decodeUint(bits int) sideDecoder {
+	shift := 64 - bits
+	return func(d *metaDecoder, p unsafe.Pointer, _ int) bool {
+		if null(d) {
+			return true
+		}
+		if d.r.Next() == '-' {
+			return false // encoding/json refuses even -0
+		}
+		n, ok := d.r.Int64()
+		if u := uint64(n); !ok || u<<shift>>shift != u {
+			return false
+		}
+		switch bits {
+		case 8:
+			*(*uint8)(p) = uint8(n)
+		case 16:
+			*(*uint16)(p) = uint16(n)
+		case 32:
+			*(*uint32)(p) = uint32(n)
+		default:
+			*(*uint64)(p) = uint64(n)
+		}
 		return true
 	}
-	if d.r.Next() == '-' {
-		return false // encoding/json refuses even -0
-	}
-	n, ok := d.r.Int64()
-	if !ok || v.OverflowUint(uint64(n)) {
-		return false
-	}
-	v.SetUint(uint64(n))
-	return true
 }
 
-func decodeFloat(d *metaDecoder, v reflect.Value, _ int) bool {
+// floatText reads a number's text for decodeFloat32 and decodeFloat64.
+func floatText(d *metaDecoder) ([]byte, bool) {
+	return d.r.Number()
+}
+
+func decodeFloat64(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
-	text, ok := d.r.Number()
+	text, ok := floatText(d)
 	if !ok {
 		return false
 	}
-	f, err := strconv.ParseFloat(string(text), v.Type().Bits())
-	if err != nil || v.OverflowFloat(f) {
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
 		return false
 	}
-	v.SetFloat(f)
+	*(*float64)(p) = f
+	return true
+}
+
+func decodeFloat32(d *metaDecoder, p unsafe.Pointer, _ int) bool {
+	if null(d) {
+		return true
+	}
+	text, ok := floatText(d)
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(text), 32)
+	// What reflect.Value.OverflowFloat checks for a float32, after
+	// encoding/json's ParseFloat.
+	if err != nil || math.Abs(f) > math.MaxFloat32 {
+		return false
+	}
+	*(*float32)(p) = float32(f)
 	return true
 }
 
 // decodeTime does what encoding/json does for a string token into a
 // time.Time: it calls its UnmarshalJSON, with the quotes.
-func decodeTime(d *metaDecoder, v reflect.Value, _ int) bool {
+func decodeTime(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
 	raw, ok := d.r.Raw()
-	return ok && raw[0] == '"' && v.Addr().Interface().(*time.Time).UnmarshalJSON(raw) == nil
+	return ok && raw[0] == '"' && (*time.Time)(p).UnmarshalJSON(raw) == nil
 }
 
 func (c *sideCompiler) pointer(t reflect.Type) (sideDecoder, bool) {
@@ -247,16 +322,16 @@ func (c *sideCompiler) pointer(t reflect.Type) (sideDecoder, bool) {
 		return nil, false
 	}
 	et := t.Elem()
-	return func(d *metaDecoder, v reflect.Value, depth int) bool {
+	return func(d *metaDecoder, p unsafe.Pointer, depth int) bool {
 		if null(d) {
 			return true
 		}
 		if depth >= maxSideDepth {
 			return false // a pointer to itself reads no byte per level
 		}
-		p := reflect.New(et)
-		v.Set(p)
-		return elem(d, p.Elem(), depth+1)
+		e := reflect.New(et).UnsafePointer()
+		*(*unsafe.Pointer)(p) = e
+		return elem(d, e, depth+1)
 	}, true
 }
 
@@ -265,23 +340,27 @@ func (c *sideCompiler) slice(t reflect.Type) (sideDecoder, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(d *metaDecoder, v reflect.Value, depth int) bool {
+	size := t.Elem().Size()
+	return func(d *metaDecoder, p unsafe.Pointer, depth int) bool {
 		if null(d) {
 			return true
 		}
 		if depth >= maxSideDepth {
 			return false
 		}
-		// v grows in place: a reflect.MakeSlice per array would cost an
-		// allocation for its header.
+		// The slice grows in place (reflect allocates its array, typed,
+		// for the collector): a reflect.MakeSlice per array would cost
+		// an allocation for its header.
+		v := reflect.NewAt(t, p).Elem()
+		h := (*sliceHeader)(p)
 		n := 0
 		ok := d.r.Array(func() bool {
-			if n == v.Cap() {
+			if n == h.cap {
 				v.Grow(max(n, 4))
 			}
-			v.SetLen(n + 1)
+			h.len = n + 1
 			n++
-			return elem(d, v.Index(n-1), depth+1)
+			return elem(d, unsafe.Add(h.data, uintptr(n-1)*size), depth+1)
 		})
 		if ok && n == 0 {
 			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is an empty slice, not nil
@@ -296,7 +375,7 @@ func (c *sideCompiler) mapOf(t reflect.Type) (sideDecoder, bool) {
 		return nil, false
 	}
 	kt, et := t.Key(), t.Elem()
-	return func(d *metaDecoder, v reflect.Value, depth int) bool {
+	return func(d *metaDecoder, p unsafe.Pointer, depth int) bool {
 		if null(d) {
 			return true
 		}
@@ -304,13 +383,14 @@ func (c *sideCompiler) mapOf(t reflect.Type) (sideDecoder, bool) {
 			return false
 		}
 		m := reflect.MakeMap(t)
-		v.Set(m)
+		reflect.NewAt(t, p).Elem().Set(m)
 		k, e := reflect.New(kt).Elem(), reflect.New(et).Elem()
+		ep := e.Addr().UnsafePointer()
 		return d.r.Object(func(key []byte) bool {
 			// A repeated key takes the last value, as with
 			// encoding/json, which decodes each into a zero value.
 			e.SetZero()
-			if !elem(d, e, depth+1) {
+			if !elem(d, ep, depth+1) {
 				return false
 			}
 			k.SetString(d.str(key)) // plain ASCII (Reader.Object)
@@ -320,13 +400,13 @@ func (c *sideCompiler) mapOf(t reflect.Type) (sideDecoder, bool) {
 	}, true
 }
 
-// sideField is a field of a struct as encoding/json names it. same, when
-// not nil, reads the field's value when it is the held one's (see
-// heldSide); nested says that dec is a struct's, which takes the held
-// struct.
+// sideField is a field of a struct as encoding/json names it, at offset
+// in the struct. same, when not nil, reads the field's value when it is
+// the held one's (see heldSide); nested says that dec is a struct's,
+// which takes the held struct.
 type sideField struct {
 	name   string
-	index  int
+	offset uintptr
 	dec    sideDecoder
 	same   sameField
 	nested bool
@@ -356,7 +436,6 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 		return nil, false
 	}
 	for _, sf := range sfs {
-		i := sf.Index[0]
 		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if !plainTagName(name) || !plainTagOpts(opts) {
 			return nil, false
@@ -373,7 +452,7 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 		if !ok {
 			return nil, false
 		}
-		fields = append(fields, sideField{name: name, index: i, dec: dec, same: sameFieldOf(sf.Type),
+		fields = append(fields, sideField{name: name, offset: sf.Offset, dec: dec, same: sameFieldOf(sf.Type),
 			nested: sf.Type.Kind() == reflect.Struct && sf.Type != timeType})
 	}
 	if len(fields) > 64 {
@@ -384,9 +463,9 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 
 // structDecoder returns the sideDecoder of a struct with fields.
 func structDecoder(fields []sideField) sideDecoder {
-	return func(d *metaDecoder, v reflect.Value, depth int) bool {
+	return func(d *metaDecoder, p unsafe.Pointer, depth int) bool {
 		held := d.held
-		d.held = reflect.Value{}
+		d.held = nil
 		if null(d) {
 			return true
 		}
@@ -394,8 +473,16 @@ func structDecoder(fields []sideField) sideDecoder {
 			return false
 		}
 		var seen uint64
+		// The fields are looked for from the one after the last found:
+		// encoding/json writes them in order, so that is the next key
+		// but for the omitted ones.
+		next := 0
 		return d.r.Object(func(key []byte) bool {
-			for i := range fields {
+			for j := range fields {
+				i := next + j
+				if i >= len(fields) {
+					i -= len(fields)
+				}
 				f := &fields[i]
 				if string(key) != f.name {
 					continue
@@ -404,27 +491,27 @@ func structDecoder(fields []sideField) sideDecoder {
 					return false // given twice
 				}
 				seen |= 1 << i
-				return f.decode(d, v.Field(f.index), held, depth+1)
+				next = i + 1
+				return f.decode(d, unsafe.Add(p, f.offset), held, depth+1)
 			}
 			return false // not exactly a field's name
 		})
 	}
 }
 
-// decode decodes the field's value at d.r into fv, sharing the value of
-// held (the held struct, when valid) when it may (see heldSide).
-func (f *sideField) decode(d *metaDecoder, fv, held reflect.Value, depth int) bool {
-	if held.IsValid() {
-		hv := held.Field(f.index)
+// decode decodes the field's value at d.r into fp, sharing the value of
+// held (the held struct, when not nil) when it may (see heldSide).
+func (f *sideField) decode(d *metaDecoder, fp, held unsafe.Pointer, depth int) bool {
+	if held != nil {
+		hp := unsafe.Add(held, f.offset)
 		switch {
-		case f.same != nil && f.same(d, hv):
-			fv.Set(hv)
+		case f.same != nil && f.same(d, hp, fp):
 			return true
 		case f.nested:
-			d.held = hv // for its decoder to take
+			d.held = hp // for its decoder to take
 		}
 	}
-	return f.dec(d, fv, depth)
+	return f.dec(d, fp, depth)
 }
 
 // heldSide: a watch event's Spec or Status decoded over the held object
@@ -443,17 +530,17 @@ func (f *sideField) decode(d *metaDecoder, fv, held reflect.Value, depth int) bo
 //
 // A sameField reads the value at d.r when it is written as the store's
 // encoding writes it (no white space, plain strings, a map's keys in
-// increasing order) and decodes to what h holds (an empty or nil h never
-// is: the text of an empty list or map decodes to an empty, not a nil, one
-// and a null to nothing); otherwise it reads nothing and reports false, and
-// the field's decoder reads it.
-type sameField func(d *metaDecoder, h reflect.Value) bool
+// increasing order) and decodes to what h points at (an empty or nil one
+// never does: the text of an empty list or map decodes to an empty, not a
+// nil, one and a null to nothing), and then sets *p to it; otherwise it
+// reads nothing and reports false, and the field's decoder reads it.
+type sameField func(d *metaDecoder, h, p unsafe.Pointer) bool
 
 // sameFieldOf returns the sameField of a field of type t, nil for one
 // whose value is not worth sharing or is not compared.
 func sameFieldOf(t reflect.Type) sameField {
 	switch t {
-	case reflect.TypeFor[string]():
+	case stringType:
 		return sameString
 	case stringsType:
 		return sameStrings
@@ -463,21 +550,20 @@ func sameFieldOf(t reflect.Type) sameField {
 	return nil
 }
 
-func sameString(d *metaDecoder, h reflect.Value) bool {
+func sameString(d *metaDecoder, h, p unsafe.Pointer) bool {
+	held := *(*string)(h)
 	start := d.r
 	b, ok := d.r.Plain()
-	if ok && string(b) == h.String() {
+	if ok && string(b) == held {
+		*(*string)(p) = held
 		return true
 	}
 	d.r = start
 	return false
 }
 
-func sameStrings(d *metaDecoder, h reflect.Value) bool {
-	if !h.CanAddr() {
-		return false
-	}
-	held := *h.Addr().Interface().(*[]string)
+func sameStrings(d *metaDecoder, h, p unsafe.Pointer) bool {
+	held := *(*[]string)(h)
 	if len(held) == 0 {
 		return false
 	}
@@ -490,6 +576,7 @@ func sameStrings(d *metaDecoder, h reflect.Value) bool {
 		ok = ok && i < len(held) && string(b) == held[i]
 		if ok && r.Literal(`]`) {
 			if i+1 == len(held) {
+				*(*[]string)(p) = held
 				return true
 			}
 			break
@@ -500,11 +587,8 @@ func sameStrings(d *metaDecoder, h reflect.Value) bool {
 	return false
 }
 
-func sameStringMap(d *metaDecoder, h reflect.Value) bool {
-	if !h.CanAddr() {
-		return false
-	}
-	held := *h.Addr().Interface().(*map[string]string)
+func sameStringMap(d *metaDecoder, h, p unsafe.Pointer) bool {
+	held := *(*map[string]string)(h)
 	if len(held) == 0 {
 		return false
 	}
@@ -518,6 +602,7 @@ func sameStringMap(d *metaDecoder, h reflect.Value) bool {
 		n++
 	})
 	if ok && same && n == len(held) {
+		*(*map[string]string)(p) = held
 		return true
 	}
 	d.r = start

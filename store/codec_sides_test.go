@@ -206,7 +206,7 @@ func mutate(rng *rand.Rand, text []byte) []byte {
 func fastSide(plan sideDecoder, text []byte, p reflect.Value) bool {
 	d := &metaDecoder{scratch: new(decodeScratch)}
 	d.r = jsonscan.NewReader(text)
-	return plan(d, p.Elem(), 0) && d.r.End()
+	return plan(d, p.UnsafePointer(), 0) && d.r.End()
 }
 
 // A sideDecoder decodes exactly what encoding/json decodes without error,

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"reflect"
+	"unsafe"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -42,7 +43,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 				break
 			}
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.into.specHeld, d.base != nil && d.base.sides.spec)
+			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.into.specType, d.into.specHeld, d.base != nil && d.base.sides.spec)
 			out.spec, d.into.specDone = s.raw, s.decoded
 			if s.same {
 				d.base.specSame = true
@@ -50,7 +51,7 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 		case "status":
 			k = 2
 			var s sideRead
-			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.into.statusHeld, d.base != nil && d.base.sides.status)
+			s, ok = d.sideOf(value, key, d.into.status, d.into.statusPlan, d.into.statusType, d.into.statusHeld, d.base != nil && d.base.sides.status)
 			out.status, d.into.statusDone = s.raw, s.decoded
 			if s.same {
 				d.base.statusSame = true
@@ -87,13 +88,14 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 // Status as it reads them, each in one pass where its bytes are read
 // (validated, then decoded, was two), with their sideDecoders; zero (no
 // plan) for a raw read. specDone and statusDone report the sides it
-// decoded. specHeld and statusHeld, when valid, are the held object's
-// Spec and Status (see heldSide), whose unchanged fields the new ones may
-// share.
+// decoded. specHeld and statusHeld, when not nil, point at the held
+// object's Spec and Status (see heldSide), whose unchanged fields the new
+// ones may share.
 type sidesInto struct {
-	spec, status         reflect.Value
+	spec, status         unsafe.Pointer
 	specPlan, statusPlan sideDecoder
-	specHeld, statusHeld reflect.Value
+	specType, statusType reflect.Type
+	specHeld, statusHeld unsafe.Pointer
 	specDone, statusDone bool
 }
 
@@ -106,12 +108,12 @@ type sideRead struct {
 }
 
 // sideOf reads the Spec or Status at d.r, the value of key in value: decoded
-// into v with plan in the same pass when plan is not nil and the base
+// into *p with plan in the same pass when plan is not nil and the base
 // (when may) does not hold it, and as its bytes. A value plan declines is
-// read again as bytes alone, v zero, for decodeSides to decode. held, when
-// valid, is the held object's side, whose fields v may share (see
-// heldSide).
-func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecoder, held reflect.Value, may bool) (sideRead, bool) {
+// read again as bytes alone, *p zero, for decodeSides to decode. t is
+// *p's type. held, when not nil, points at the held object's side, whose
+// fields *p may share (see heldSide).
+func (d *metaDecoder) sideOf(value, key []byte, p unsafe.Pointer, plan sideDecoder, t reflect.Type, held unsafe.Pointer, may bool) (sideRead, bool) {
 	r := &d.r
 	r.Next() // the white space before it
 	start := r.Pos()
@@ -122,15 +124,15 @@ func (d *metaDecoder) sideOf(value, key []byte, v reflect.Value, plan sideDecode
 	}
 	if plan != nil {
 		outer := *r
-		if held.IsValid() && v.Kind() == reflect.Struct {
+		if t.Kind() == reflect.Struct {
 			d.held = held // for plan, a struct's decoder, to take
 		}
-		ok := plan(d, v, 0)
-		d.held = reflect.Value{}
+		ok := plan(d, p, 0)
+		d.held = nil
 		if ok {
 			return sideRead{raw: value[start:r.Pos()], decoded: true}, true
 		}
-		v.SetZero()
+		reflect.NewAt(t, p).Elem().SetZero()
 		*r = outer
 	}
 	raw, ok := r.Raw()
@@ -284,15 +286,10 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 // sidesIntoOf returns the sidesInto of obj for plans, over like, the held
 // object, when not nil (see heldSide).
 func sidesIntoOf[S, T any](plans *sidePlans, obj *Object[S, T], like *decodedFrom[S, T]) sidesInto {
-	into := sidesInto{specPlan: plans.spec, statusPlan: plans.status}
-	if into.specPlan != nil {
-		into.spec = reflect.ValueOf(&obj.Spec).Elem()
-	}
-	if into.statusPlan != nil {
-		into.status = reflect.ValueOf(&obj.Status).Elem()
-	}
+	into := sidesInto{specPlan: plans.spec, statusPlan: plans.status, specType: plans.specType, statusType: plans.statusType,
+		spec: unsafe.Pointer(&obj.Spec), status: unsafe.Pointer(&obj.Status)}
 	if like != nil {
-		into.specHeld, into.statusHeld = reflect.ValueOf(&like.obj.Spec).Elem(), reflect.ValueOf(&like.obj.Status).Elem()
+		into.specHeld, into.statusHeld = unsafe.Pointer(&like.obj.Spec), unsafe.Pointer(&like.obj.Status)
 	}
 	return into
 }

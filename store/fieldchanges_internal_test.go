@@ -125,11 +125,11 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 		eq := st.sideEquals()
 		for _, c := range [][2]bool{
 			{userMetaSideEqual(old, new), func() bool {
-				ps, ok := eq.specFields.changes(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+				ps, ok := eq.specFields.changes(nil, unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
 				return ok && ps != nil
 			}()},
 			{slices.Equal(old.Conditions, new.Conditions), func() bool {
-				ps, ok := eq.statusFields.changes(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
+				ps, ok := eq.statusFields.changes(nil, unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
 				return ok && ps != nil
 			}()},
 		} {
@@ -472,9 +472,9 @@ func TestStructChangesAgreesWithTheDiff(t *testing.T) {
 			f(&b, v)
 		}
 		want := sideOnlyChanges(objpath.Spec, &a, &b)
-		got := structChanges(fields, objpath.Spec, &a, &b)
+		got := structChanges(nil, fields, objpath.Spec, &a, &b)
 		require.Equal(t, pathsText(want), pathsText(got), "%+v\n%+v", a, b)
-		if _, ok := fields.changes(unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
+		if _, ok := fields.changes(nil, unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
 			fast++
 		} else {
 			walked++

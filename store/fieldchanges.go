@@ -151,16 +151,19 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, objpath.DeletionRequested)
 	}
-	for i, changed := range [2][]diff.Path{specChanges, statusChanges} {
-		side := specSide
-		if i == 1 {
-			side = statusSide
-		}
+	return s.attributeSides(old, new, manager, foreign, [2][]diff.Path{specChanges, statusChanges})
+}
+
+// attributeSides is FieldChanges' split of the changes of each side (spec,
+// status) by owner, after foreign, the changes it found owned by nobody.
+// A path Attribute does not judge is copied to foreign: the changes may be
+// FieldChanges' buf's.
+func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, foreign []diff.Path, changes [2][]diff.Path) (owned, foreignOut []diff.Path) {
+	for i, changed := range changes {
+		side := [2]string{specSide, statusSide}[i]
 		if len(changed) == 0 {
 			continue
 		}
-		// A path Attribute does not judge is copied to foreign: changed
-		// may be buf's.
 		if !hasEntry(&old.Meta, side, manager) && !hasEntry(&new.Meta, side, manager) {
 			foreign = append(foreign, changed...) // Attribute needs an entry of manager's to own a path
 			continue

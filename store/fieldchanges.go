@@ -100,8 +100,11 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 //
 // Cost: the differences are found on the typed values, and only for a side
 // (spec or status) that is not plainly equal (reflect.DeepEqual, which is
-// stricter than the diff); of a spec side whose metadata is plainly equal,
-// the Spec alone when it is a struct; of a status side whose conditions are
+// stricter than the diff), and not even that for a spec side whose
+// metadata is plainly equal at the same UID and Generation (the Store
+// bumps Generation whenever the spec changes: old and new as read from
+// the store, the spec is unchanged); of a spec side whose metadata is
+// plainly equal, the Spec alone when it is a struct; of a status side whose conditions are
 // plainly equal, the Status alone when it is a struct. The ownership of a side is decoded only when
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its

@@ -100,8 +100,11 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 //
 // Cost: the differences are found on the typed values, and only for a side
 // (spec or status) that is not plainly equal (reflect.DeepEqual, which is
-// stricter than the diff); of a spec side whose metadata is plainly equal,
-// the Spec alone when it is a struct; of a status side whose conditions are
+// stricter than the diff), and not even that for a spec side whose
+// metadata is plainly equal at the same UID and Generation (the Store
+// bumps Generation whenever the spec changes: old and new as read from
+// the store, the spec is unchanged); of a spec side whose metadata is
+// plainly equal, the Spec alone when it is a struct; of a status side whose conditions are
 // plainly equal, the Status alone when it is a struct. The ownership of a side is decoded only when
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its
@@ -119,12 +122,17 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // WithLastValues): the event of a controller's status write decodes none.
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
 	var specChanges, statusChanges []diff.Path
+	// A leaf side's changes go in buf while they are only read here (by
+	// attribute, which copies them): a status write of the manager's own,
+	// every other event of a controller, allocates no list of them.
+	var buf [4]diff.Path
 	var v *changeViews[S, T] // taken only for a side diffed whole
 	eq := s.sideEquals()
 	switch metaEqual := userMetaSideEqual(old, new); {
+	case metaEqual && sameSpec(&old.Meta, &new.Meta):
 	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
 	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
-		specChanges = structChanges(eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
+		specChanges = structChanges(buf[:0:2], eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
 	default:
 		v = s.takeViews(v)
 		v.spec[0], v.spec[1] = specView[S]{metaViewOf(&old.Meta), old.Spec}, specView[S]{metaViewOf(&new.Meta), new.Spec}
@@ -133,7 +141,7 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	switch condEqual := slices.Equal(old.Conditions, new.Conditions); {
 	case condEqual && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status)):
 	case condEqual && reflect.TypeFor[T]().Kind() == reflect.Struct:
-		statusChanges = structChanges(eq.statusFields, objpath.Status, &old.Status, &new.Status)
+		statusChanges = structChanges(buf[2:2], eq.statusFields, objpath.Status, &old.Status, &new.Status)
 	default:
 		v = s.takeViews(v)
 		v.status[0], v.status[1] = statusView[T]{old.Status, nonNil(old.Conditions)}, statusView[T]{new.Status, nonNil(new.Conditions)}
@@ -146,20 +154,26 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, objpath.DeletionRequested)
 	}
-	for _, side := range [2]struct {
-		name    string
-		changed []diff.Path
-	}{{specSide, specChanges}, {statusSide, statusChanges}} {
-		if len(side.changed) == 0 {
+	return s.attributeSides(old, new, manager, foreign, [2][]diff.Path{specChanges, statusChanges})
+}
+
+// attributeSides is FieldChanges' split of the changes of each side (spec,
+// status) by owner, after foreign, the changes it found owned by nobody.
+// A path Attribute does not judge is copied to foreign: the changes may be
+// FieldChanges' buf's.
+func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, foreign []diff.Path, changes [2][]diff.Path) (owned, foreignOut []diff.Path) {
+	for i, changed := range changes {
+		side := [2]string{specSide, statusSide}[i]
+		if len(changed) == 0 {
 			continue
 		}
-		if !hasEntry(&old.Meta, side.name, manager) && !hasEntry(&new.Meta, side.name, manager) {
-			foreign = join(foreign, side.changed) // Attribute needs an entry of manager's to own a path
+		if !hasEntry(&old.Meta, side, manager) && !hasEntry(&new.Meta, side, manager) {
+			foreign = append(foreign, changed...) // Attribute needs an entry of manager's to own a path
 			continue
 		}
-		o, f, ok := s.attribute(old, new, side.name, manager, side.changed)
+		o, f, ok := s.attribute(old, new, side, manager, changed)
 		if !ok {
-			foreign = join(foreign, side.changed)
+			foreign = append(foreign, changed...)
 			continue
 		}
 		owned, foreign = join(owned, o), join(foreign, f)
@@ -217,8 +231,17 @@ func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, ch
 // could own a path on it (new records fields of manager's on that side, or
 // manager is the last writer), from the memo FieldChanges fills.
 func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
 	s := (*Store[S, T])(v)
 	writer := new.Meta.LastWrite.Manager
+	if writer != manager && noneOwnable(&new.Meta, manager, paths) {
+		// Another writer's change that manager can own no path of (by
+		// below, without its closure): the usual one the Loop's
+		// oscillation detector is fed, a spec write.
+		return nil, paths
+	}
 	var managed [2]ownership.Managed
 	var state [2]uint8 // 0 not decoded, 1 decoded, 2 unreadable or not needed
 	by := func(p diff.Path) bool {
@@ -240,9 +263,6 @@ func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths 
 			return writer == manager
 		}
 		return ownership.ChangedBy(manager, writer, p, managed[i])
-	}
-	if len(paths) == 0 {
-		return nil, nil
 	}
 	first := by(paths[0])
 	for i, p := range paths[1:] {
@@ -269,6 +289,31 @@ func (v *internalView[S, T]) ChangedBy(new *Object[S, T], manager string, paths 
 		return paths, nil
 	}
 	return nil, paths
+}
+
+// noneOwnable reports whether meta records no fields of manager on the
+// side of any path of paths: ChangedBy then gives none of them to a
+// manager that did not write last.
+func noneOwnable(meta *Meta, manager string, paths []diff.Path) bool {
+	var entry [2]bool // on the spec side, on the status side
+	for _, e := range meta.Managed {
+		if e.Manager == manager {
+			entry[b2i(e.Subresource == statusSide)] = true
+		}
+	}
+	for _, p := range paths {
+		if entry[b2i(objpath.StatusSide(p))] {
+			return false
+		}
+	}
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // StatusEqual reports whether the statuses a and b are reflect.DeepEqual,
@@ -326,11 +371,25 @@ func sideOnlyChanges[V any](side diff.Path, old, new *V) []diff.Path {
 // fields are fields (see fieldsOf): without the diff's walk when every
 // field that differs is a leaf, whose change is its path alone (the replica
 // count another writer updates, the status field the Loop writes).
-func structChanges[V any](fields judgedFields, side diff.Path, old, new *V) []diff.Path {
-	if ps, ok := fields.changes(unsafe.Pointer(old), unsafe.Pointer(new)); ok {
+//
+// The leaves' paths are appended to buf, which FieldChanges passes on its
+// stack: the result is read, never kept (copy it to keep it).
+func structChanges[V any](buf []diff.Path, fields judgedFields, side diff.Path, old, new *V) []diff.Path {
+	if ps, ok := fields.changes(buf, unsafe.Pointer(old), unsafe.Pointer(new)); ok {
 		return ps
 	}
 	return sideOnlyChanges(side, old, new)
+}
+
+// sameSpec reports whether the spec of an object is unchanged from om to
+// nm by their Meta alone: the same object (UID) at the same Generation,
+// which the Store bumps whenever the spec's encoding changes (Update,
+// Apply, admission), so the typed specs of two such states as read from
+// the store are equal and the diff finds nothing. The zero Generation and
+// UID are no object's as read from the store: a hand-built pair is
+// compared.
+func sameSpec(om, nm *Meta) bool {
+	return om.Generation == nm.Generation && om.Generation != 0 && om.UID == nm.UID && om.UID != ""
 }
 
 // judgedFields are the fields of a struct Spec or Status that the diff
@@ -355,10 +414,11 @@ type judgedField struct {
 // change; one it finds unequal, a leaf's, is exactly the change at its path.
 // ok is false when a field that is not a leaf differs (the diff must walk
 // it) or fs is nil.
-func (fs judgedFields) changes(old, new unsafe.Pointer) (paths []diff.Path, ok bool) {
+func (fs judgedFields) changes(buf []diff.Path, old, new unsafe.Pointer) (paths []diff.Path, ok bool) {
 	if fs == nil {
 		return nil, false
 	}
+	paths = buf[:0]
 	for i := range fs {
 		f := &fs[i]
 		if f.eq(unsafe.Add(old, f.off), unsafe.Add(new, f.off)) {
@@ -368,6 +428,9 @@ func (fs judgedFields) changes(old, new unsafe.Pointer) (paths []diff.Path, ok b
 			return nil, false
 		}
 		paths = append(paths, f.path)
+	}
+	if len(paths) == 0 {
+		return nil, true
 	}
 	return paths, true
 }

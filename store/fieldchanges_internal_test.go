@@ -34,26 +34,46 @@ func fieldChangesFull[S, T any](s *Store[S, T], old, new *Object[S, T], manager 
 	if len(specChanges)+len(statusChanges) == 0 {
 		return owned, foreign
 	}
-	managedOf := func(obj *Object[S, T]) (spec, status ownership.Managed) {
-		raw, err := rawFromObject(obj)
-		if err != nil {
-			panic(err)
-		}
-		specT, err := specTree(raw)
-		if err != nil {
-			panic(err)
-		}
-		statusT, err := statusTree(raw)
-		if err != nil {
-			panic(err)
-		}
-		return s.schemas.decodeManaged(&raw.Meta, specSide, specT), s.schemas.decodeManaged(&raw.Meta, statusSide, statusT)
-	}
-	oldSpec, oldStatus := managedOf(old)
-	newSpec, newStatus := managedOf(new)
+	oldSpec, oldStatus := managedFull(s, old)
+	newSpec, newStatus := managedFull(s, new)
 	specOwned, specForeign := ownership.Attribute(manager, specChanges, oldSpec, newSpec)
 	statusOwned, statusForeign := ownership.Attribute(manager, statusChanges, oldStatus, newStatus)
 	return append(specOwned, statusOwned...), append(append(foreign, specForeign...), statusForeign...)
+}
+
+// managedFull is obj's ownership of each side, decoded afresh.
+func managedFull[S, T any](s *Store[S, T], obj *Object[S, T]) (spec, status ownership.Managed) {
+	raw, err := rawFromObject(obj)
+	if err != nil {
+		panic(err)
+	}
+	specT, err := specTree(raw)
+	if err != nil {
+		panic(err)
+	}
+	statusT, err := statusTree(raw)
+	if err != nil {
+		panic(err)
+	}
+	return s.schemas.decodeManaged(&raw.Meta, specSide, specT), s.schemas.decodeManaged(&raw.Meta, statusSide, statusT)
+}
+
+// changedByFull is ChangedBy without its shortcuts: ownership.ChangedBy of
+// each path, from new's ownership of its side decoded afresh.
+func changedByFull[S, T any](s *Store[S, T], new *Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	spec, status := managedFull(s, new)
+	for _, p := range paths {
+		m := spec
+		if objpath.StatusSide(p) {
+			m = status
+		}
+		if ownership.ChangedBy(manager, new.Meta.LastWrite.Manager, p, m) {
+			mine = append(mine, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	return mine, others
 }
 
 // txnHookBackend is a mapBackend that calls after, when set, once a Txn has
@@ -104,6 +124,11 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	interloped := 0              // another client's value judged while a write of the key was under way
 	other, err := New[keepSpec, keepStatus](backend.mapBackend, "Keep", WithLastValues(0))
 	require.NoError(t, err)
+	// sameGen counts judgements of a spec taken for unchanged by its
+	// Generation (sameSpec), recreated those of an object deleted and
+	// created again at the same Generation (a relist can merge them),
+	// othersOnly those of ChangedBy giving every path to others at once.
+	sameGen, recreated, othersOnly := 0, 0, 0
 	leafOnly, walked := 0, 0 // struct sides whose changes are leaves' alone, and those the diff walks
 	// lagged counts typed status applies judged only after more of the
 	// Store's own writes than it keeps decoded (a cache lagging behind the
@@ -125,11 +150,11 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 		eq := st.sideEquals()
 		for _, c := range [][2]bool{
 			{userMetaSideEqual(old, new), func() bool {
-				ps, ok := eq.specFields.changes(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
+				ps, ok := eq.specFields.changes(nil, unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec))
 				return ok && ps != nil
 			}()},
 			{slices.Equal(old.Conditions, new.Conditions), func() bool {
-				ps, ok := eq.statusFields.changes(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
+				ps, ok := eq.statusFields.changes(nil, unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status))
 				return ok && ps != nil
 			}()},
 		} {
@@ -151,6 +176,17 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				gotOwned, gotForeign := st.FieldChanges(old, new, m)
 				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, new.Meta.Name)
 				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, new.Meta.Name)
+				if i == 0 {
+					// Who made them, as the Loop's oscillation detector asks.
+					changed := slices.Concat(wantOwned, wantForeign)
+					wantMine, wantOthers := changedByFull(st, new, m, changed)
+					gotMine, gotOthers := (*internalView[keepSpec, keepStatus])(st).ChangedBy(new, m, changed)
+					require.Equal(t, pathsText(wantMine), pathsText(gotMine), "ChangedBy mine, manager %s, step %d of %s", m, step, new.Meta.Name)
+					require.Equal(t, pathsText(wantOthers), pathsText(gotOthers), "ChangedBy others, manager %s, step %d of %s", m, step, new.Meta.Name)
+					if new.Meta.LastWrite.Manager != m && len(changed) > 0 && noneOwnable(&new.Meta, m, changed) {
+						othersOnly++
+					}
+				}
 				for _, side := range []string{specSide, statusSide} {
 					_, newDecoded := st.memo.get(new, new.Meta.Revision, side)
 					_, oldDecoded := st.memo.get(old, old.Meta.Revision, side)
@@ -164,6 +200,12 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				}
 			}
 			checked++
+			if sameSpec(&old.Meta, &new.Meta) {
+				sameGen++
+			}
+			if old.Meta.Generation == new.Meta.Generation && old.Meta.UID != new.Meta.UID {
+				recreated++
+			}
 			if !hasEntry(&old.Meta, specSide, m) && !hasEntry(&new.Meta, specSide, m) ||
 				!hasEntry(&old.Meta, statusSide, m) && !hasEntry(&new.Meta, statusSide, m) {
 				shortcut++
@@ -187,7 +229,7 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 			o.Meta.Labels = cloneMap(old.Meta.Labels)
 			o.Conditions = append([]Condition(nil), old.Conditions...)
 			v := rng.IntN(4)
-			op := rng.IntN(10)
+			op := rng.IntN(11)
 			var early *Object[keepSpec, keepStatus] // new, when judged before its write returned
 			var mid *Object[keepSpec, keepStatus]   // another client's value, judged while the write was under way
 			switch op {
@@ -260,6 +302,12 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 					applied++
 				}
 				backend.before, backend.after = nil, nil
+			case 10:
+				// Deleted and created again with another spec: a new UID,
+				// Generation 1 again.
+				_, err = w.Delete(ctx, name)
+				require.NoError(t, err)
+				_, err = w.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 100 + step}})
 			case 6:
 				if v == 2 {
 					// A pointer to a leaf: set, changed, cleared.
@@ -312,6 +360,10 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 	}
 	t.Logf("checked %d, shortcut %d, newOnly %d, bothDecoded %d, applied %d, underWay %d, interloped %d, leafOnly %d, walked %d, lagged %d",
 		checked, shortcut, newOnly, bothDecoded, applied, underWay, interloped, leafOnly, walked, lagged)
+	t.Logf("sameGen %d, recreated %d, othersOnly %d", sameGen, recreated, othersOnly)
+	require.Greater(t, sameGen, checked/10, "the histories exercise the spec unchanged by its Generation")
+	require.Greater(t, recreated, 0, "and an object created again at the same Generation")
+	require.Greater(t, othersOnly, checked/10, "and ChangedBy's change of others alone")
 	require.Greater(t, shortcut, checked/10, "the histories exercise the no-entry shortcut")
 	require.Less(t, shortcut, checked, "and the decoding way")
 	require.Greater(t, newOnly, 10, "the histories exercise judging from the new record alone")
@@ -472,9 +524,9 @@ func TestStructChangesAgreesWithTheDiff(t *testing.T) {
 			f(&b, v)
 		}
 		want := sideOnlyChanges(objpath.Spec, &a, &b)
-		got := structChanges(fields, objpath.Spec, &a, &b)
+		got := structChanges(nil, fields, objpath.Spec, &a, &b)
 		require.Equal(t, pathsText(want), pathsText(got), "%+v\n%+v", a, b)
-		if _, ok := fields.changes(unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
+		if _, ok := fields.changes(nil, unsafe.Pointer(&a), unsafe.Pointer(&b)); ok {
 			fast++
 		} else {
 			walked++

@@ -161,7 +161,7 @@ func (r *Reader) RawShape(dst []byte) (raw, key []byte, keyed, ok bool) {
 	p := &r.p
 	p.space()
 	start := p.i
-	if key, keyed = p.shapeKey(dst, 0); keyed {
+	if key, keyed = p.shapeKeyOf(dst); keyed {
 		return p.b[start:p.i], key, true, true
 	}
 	p.i = start

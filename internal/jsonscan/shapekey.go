@@ -15,11 +15,159 @@ import (
 // A text it gives a key to is one that Decode accepts.
 func AppendShapeKey(dst, b []byte) ([]byte, bool) {
 	p := scanner{b: b}
-	out, ok := p.shapeKey(dst, 0)
+	out, ok := p.shapeKeyOf(dst)
 	if !ok || !p.atEnd() {
 		return dst, false
 	}
 	return out, true
+}
+
+// shapeKeyOf is shapeKey of the value at p.i: read in one loop
+// (shapeKeyCompact) when it is written as the store writes values, and
+// read again the general way when that declines it.
+func (p *scanner) shapeKeyOf(dst []byte) ([]byte, bool) {
+	p.space()
+	start := p.i
+	if out, ok := p.shapeKeyCompact(dst); ok {
+		return out, true
+	}
+	p.i = start
+	return p.shapeKey(dst, 0)
+}
+
+// maxCompactDepth bounds the nesting shapeKeyCompact reads: a bit per
+// open container.
+const maxCompactDepth = 64
+
+// shapeKeyCompact is shapeKey for a value with no white space outside its
+// strings and no object key that is not plain (encoding/json's output, as
+// the store writes values), nested at most maxCompactDepth deep, read in
+// one loop rather than a call per token. Its key is then the text itself
+// with each scalar outside lists replaced by 0, so it appends runs of the
+// text. It reports false for any other text, valid or not, having written
+// only to dst's spare capacity, and p.i anywhere: the caller reads the
+// value again the general way, which gives the answer.
+func (p *scanner) shapeKeyCompact(dst []byte) ([]byte, bool) {
+	b, i := p.b, p.i
+	run := i // the start of the text not yet appended
+	// objs holds a bit per open container, the innermost lowest: 1 for an
+	// object, 0 for a list; lists counts the open lists.
+	var objs uint64
+	depth, lists := 0, 0
+	for {
+		// A value starts at i.
+		if i >= len(b) {
+			return dst, false
+		}
+		start := i
+		switch c := b[i]; c {
+		case '{', '[':
+			i++
+			if i < len(b) && b[i] == c+2 { // '}' or ']': empty, a leaf
+				i++
+				start = -1
+				break
+			}
+			if depth == maxCompactDepth {
+				return dst, false
+			}
+			depth++
+			objs <<= 1
+			if c == '[' {
+				lists++
+				continue
+			}
+			objs |= 1
+			if i = plainKey(b, i); i < 0 {
+				return dst, false
+			}
+			continue
+		case '"':
+			i = plainEnd(b, i+1)
+			if i < len(b) && b[i] == '"' {
+				i++
+				break
+			}
+			p.i = i
+			if !p.skipStringRest() {
+				return dst, false
+			}
+			i = p.i
+		case 't':
+			if i = literalEnd(b, i, "true"); i < 0 {
+				return dst, false
+			}
+		case 'f':
+			if i = literalEnd(b, i, "false"); i < 0 {
+				return dst, false
+			}
+		case 'n':
+			if i = literalEnd(b, i, "null"); i < 0 {
+				return dst, false
+			}
+		default:
+			p.i = i
+			if n, ok := p.numberText(); !ok || !inRange(b[n:p.i]) {
+				return dst, false
+			}
+			i = p.i
+		}
+		if start >= 0 && lists == 0 {
+			dst = append(append(dst, b[run:start]...), '0')
+			run = i
+		}
+		// A value ends at i: read the closings it is the last value of,
+		// then a comma (and the key after it, in an object).
+		for {
+			if depth == 0 {
+				p.i = i
+				return append(dst, b[run:i]...), true
+			}
+			if i >= len(b) {
+				return dst, false
+			}
+			inObj := objs&1 == 1
+			if b[i] == ',' {
+				if i++; inObj {
+					if i = plainKey(b, i); i < 0 {
+						return dst, false
+					}
+				}
+				break
+			}
+			if inObj && b[i] != '}' || !inObj && b[i] != ']' {
+				return dst, false
+			}
+			i++
+			if !inObj {
+				lists--
+			}
+			depth--
+			objs >>= 1
+		}
+	}
+}
+
+// plainKey reads a plain object key (see plainEnd) and its colon at i,
+// with no white space, and returns where its value starts, or -1.
+func plainKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	i = plainEnd(b, i+1)
+	if i+1 >= len(b) || b[i] != '"' || b[i+1] != ':' {
+		return -1
+	}
+	return i + 2
+}
+
+// literalEnd returns the end of the literal w at i, or -1 if it is not
+// there.
+func literalEnd(b []byte, i int, w string) int {
+	if len(b)-i < len(w) || string(b[i:i+len(w)]) != w {
+		return -1
+	}
+	return i + len(w)
 }
 
 func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {

@@ -1,9 +1,6 @@
 package jsonscan
 
-import (
-	"bytes"
-	"strconv"
-)
+import "strconv"
 
 // AppendShapeKey appends to dst a key of the shape of the JSON text b: two
 // texts with the same key decode (DecodeShape) to the same tree. Object keys
@@ -238,9 +235,21 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 // inRange reports whether the number text is within float64's range, as
 // Decode requires. Only an exponent or a long mantissa can be out of range.
 func inRange(text []byte) bool {
-	if len(text) <= 15 && !bytes.ContainsAny(text, "eE") {
+	if len(text) <= 15 && !hasExponent(text) {
 		return true
 	}
 	_, err := strconv.ParseFloat(string(text), 64)
 	return err == nil
+}
+
+// hasExponent reports whether the number text has an exponent: a loop
+// over the few bytes of a common number costs less than a call to
+// bytes.ContainsAny.
+func hasExponent(text []byte) bool {
+	for _, c := range text {
+		if c|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }

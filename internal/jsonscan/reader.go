@@ -147,6 +147,10 @@ func (r *Reader) Raw() ([]byte, bool) {
 	p := &r.p
 	p.space()
 	start := p.i
+	if _, ok := p.compact(nil, false); ok {
+		return p.b[start:p.i], true
+	}
+	p.i = start
 	if !p.skip(0) {
 		return nil, false
 	}

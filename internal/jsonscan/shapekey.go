@@ -20,31 +20,32 @@ func AppendShapeKey(dst, b []byte) ([]byte, bool) {
 }
 
 // shapeKeyOf is shapeKey of the value at p.i: read in one loop
-// (shapeKeyCompact) when it is written as the store writes values, and
+// (compact) when it is written as the store writes values, and
 // read again the general way when that declines it.
 func (p *scanner) shapeKeyOf(dst []byte) ([]byte, bool) {
 	p.space()
 	start := p.i
-	if out, ok := p.shapeKeyCompact(dst); ok {
+	if out, ok := p.compact(dst, true); ok {
 		return out, true
 	}
 	p.i = start
 	return p.shapeKey(dst, 0)
 }
 
-// maxCompactDepth bounds the nesting shapeKeyCompact reads: a bit per
+// maxCompactDepth bounds the nesting compact reads: a bit per
 // open container.
 const maxCompactDepth = 64
 
-// shapeKeyCompact is shapeKey for a value with no white space outside its
-// strings and no object key that is not plain (encoding/json's output, as
-// the store writes values), nested at most maxCompactDepth deep, read in
-// one loop rather than a call per token. Its key is then the text itself
-// with each scalar outside lists replaced by 0, so it appends runs of the
-// text. It reports false for any other text, valid or not, having written
-// only to dst's spare capacity, and p.i anywhere: the caller reads the
-// value again the general way, which gives the answer.
-func (p *scanner) shapeKeyCompact(dst []byte) ([]byte, bool) {
+// compact reads a value with no white space outside its strings and no
+// object key that is not plain (encoding/json's output, as the store
+// writes values), nested at most maxCompactDepth deep, in one loop rather
+// than a call per token: with key, as shapeKey reads it, appending its key
+// to dst, which is then the text itself with each scalar outside lists
+// replaced by 0, appended by runs; without, as skip reads it, appending
+// nothing. It reports false for any other text, valid or not, having
+// written only to dst's spare capacity, and p.i anywhere: the caller reads
+// the value again the general way, which gives the answer.
+func (p *scanner) compact(dst []byte, key bool) ([]byte, bool) {
 	b, i := p.b, p.i
 	run := i // the start of the text not yet appended
 	// objs holds a bit per open container, the innermost lowest: 1 for an
@@ -104,12 +105,12 @@ func (p *scanner) shapeKeyCompact(dst []byte) ([]byte, bool) {
 			}
 		default:
 			p.i = i
-			if n, ok := p.numberText(); !ok || !inRange(b[n:p.i]) {
+			if n, ok := p.numberText(); !ok || key && !inRange(b[n:p.i]) {
 				return dst, false
 			}
 			i = p.i
 		}
-		if start >= 0 && lists == 0 {
+		if key && start >= 0 && lists == 0 {
 			dst = append(append(dst, b[run:start]...), '0')
 			run = i
 		}
@@ -118,7 +119,10 @@ func (p *scanner) shapeKeyCompact(dst []byte) ([]byte, bool) {
 		for {
 			if depth == 0 {
 				p.i = i
-				return append(dst, b[run:i]...), true
+				if key {
+					dst = append(dst, b[run:i]...)
+				}
+				return dst, true
 			}
 			if i >= len(b) {
 				return dst, false

@@ -66,16 +66,19 @@ func TestAppendShapeKeyOnlyOfDecodable(t *testing.T) {
 	require.False(t, ok)
 }
 
-// shapeKeyCompact, the one-loop reading of a value written as the store
-// writes values, gives shapeKey's key and stops where it stops whenever it
-// answers, and answers for every such value that has a key: random texts,
-// written compactly (with plain keys and not too deep) or not, valid or
-// cut short or with a byte changed.
-func TestShapeKeyCompactIsShapeKey(t *testing.T) {
+// compact, the one-loop reading of a value written as the store writes
+// values, reads a value as shapeKey reads it (key) and as skip reads it
+// (no key): whenever it answers, it gives shapeKey's key, or nothing, and
+// stops where they stop, and it answers for every such value that they
+// accept. The texts are random, written compactly (with plain keys and not
+// too deep) or not, valid or cut short or with a byte changed. shapeKeyOf
+// and Reader.Raw, which read again what compact declines, answer as
+// shapeKey and skip do.
+func TestCompactIsShapeKeyAndSkip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(46, 26))
 	texts := append(append([]string{`{}`, `[]`, `{"a":{}}`, `{"a":[]}`, `{"a":[{}]}`, `""`, `"\u00e9"`, `-0`, `1e400`,
 		`{"a":1e400}`, `{"a":[1e400]}`, `{"a":[{"b\u0062":1}]}`, `{"a":"x\ty"}`, `{"a":tru}`, `{"a":nul}`, `{"a":fals}`,
-		`{"a":1,}`, `{"a":1]`, `[1}`, `{"a":01}`, `{"a":1.}`, `{"a":"\q"}`, `{"a" :1}`, `{"a":1} `, ` {"a":1}`},
+		`{"a":1,}`, `{"a":1]`, `[1}`, `{"a":01}`, `{"a":1.}`, `{"a":"\q"}`, `{"a" :1}`, `{"a":1} `, ` {"a":1}`, "{\"a\":\"\xff\"}"},
 		memberSeeds...), elementSeeds...)
 	deep := strings.Repeat(`{"a":`, maxCompactDepth) + "1" + strings.Repeat("}", maxCompactDepth)
 	texts = append(texts, deep, `{"b":`+deep+`}`, strings.Repeat("[", maxCompactDepth+1)+strings.Repeat("]", maxCompactDepth+1))
@@ -93,38 +96,53 @@ func TestShapeKeyCompactIsShapeKey(t *testing.T) {
 		}
 		texts = append(texts, s)
 	}
-	compact, answered := 0, 0
+	var stored, answered [2]int
 	for _, s := range texts {
 		b := []byte(s)
-		slow := scanner{b: b}
-		want, wantOK := slow.shapeKey([]byte("pre"), 0)
-		fast := scanner{b: b}
-		got, ok := fast.shapeKeyCompact([]byte("pre"))
-		if ok {
-			answered++
-			require.True(t, wantOK, "%s: keyed by shapeKeyCompact only", s)
-			require.Equal(t, string(want), string(got), "%s", s)
-			require.Equal(t, slow.i, fast.i, "%s: where the scanner stands", s)
-		}
-		if wantOK && storedForm(b[:slow.i]) {
-			compact++
-			require.True(t, ok, "%s: written as the store writes values, yet declined", s)
-		}
-		all := scanner{b: b}
-		got, ok = all.shapeKeyOf([]byte("pre"))
-		require.Equal(t, wantOK, ok, "%s", s)
-		if ok {
-			require.Equal(t, string(want), string(got), "%s", s)
-			require.Equal(t, slow.i, all.i, "%s: where the scanner stands", s)
+		for k, key := range []bool{false, true} {
+			slow := scanner{b: b}
+			var want []byte
+			var wantOK bool
+			if key {
+				want, wantOK = slow.shapeKey([]byte("pre"), 0)
+			} else {
+				want, wantOK = []byte("pre"), slow.skip(0)
+			}
+			fast := scanner{b: b}
+			got, ok := fast.compact([]byte("pre"), key)
+			if ok {
+				answered[k]++
+				require.True(t, wantOK, "%s (key %v): read by compact only", s, key)
+				require.Equal(t, string(want), string(got), "%s (key %v)", s, key)
+				require.Equal(t, slow.i, fast.i, "%s (key %v): where the scanner stands", s, key)
+			}
+			if wantOK && storedForm(b[:slow.i]) {
+				stored[k]++
+				require.True(t, ok, "%s (key %v): written as the store writes values, yet declined", s, key)
+			}
+			r := NewReader(b)
+			if key {
+				got, ok = r.p.shapeKeyOf([]byte("pre"))
+			} else {
+				got, ok = r.Raw()
+				want = bytes.TrimLeft(b[:slow.i], " \t\n\r")
+			}
+			require.Equal(t, wantOK, ok, "%s (key %v)", s, key)
+			if ok {
+				require.Equal(t, string(want), string(got), "%s (key %v)", s, key)
+				require.Equal(t, slow.i, r.p.i, "%s (key %v): where the reader stands", s, key)
+			}
 		}
 	}
-	require.Greater(t, compact, 5000)
-	require.Greater(t, answered, 5000)
+	for k := range 2 {
+		require.Greater(t, stored[k], 5000)
+		require.Greater(t, answered[k], 5000)
+	}
 }
 
 // storedForm reports whether the JSON text b is written as encoding/json
 // writes it, with no white space outside strings and plain keys, nested at
-// most maxCompactDepth deep: what shapeKeyCompact must answer for.
+// most maxCompactDepth deep: what compact must answer for.
 func storedForm(b []byte) bool {
 	var out bytes.Buffer
 	if !json.Valid(b) || json.Compact(&out, b) != nil || !bytes.Equal(out.Bytes(), b) {

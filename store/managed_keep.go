@@ -116,15 +116,15 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	if !ok {
 		return false, nil
 	}
-	changed, ok := changedScalars(cur, oldRaw, newRaw, root)
-	if !ok {
+	var changed jsonscan.Changes // on the stack, with the paths' keys
+	if !changedScalars(&changed, cur, oldRaw, newRaw, root) {
 		return false, nil
 	}
-	if len(changed) == 0 && len(cur.Meta.Managed) == 0 {
+	if changed.Len() == 0 && len(cur.Meta.Managed) == 0 {
 		return true, nil
 	}
 	if known != nil {
-		return known.canonical && ownsAll(known.managed, changed, manager), known
+		return known.canonical && ownsAll(known.managed, &changed, manager), known
 	}
 	// Decoded on the stack: only a record kept for the Store's memory
 	// leaves it.
@@ -133,7 +133,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	switch {
 	case err != nil:
 		return false, nil // the general way reports it
-	case !d.canonical || !ownsAll(d.managed, changed, manager):
+	case !d.canonical || !ownsAll(d.managed, &changed, manager):
 		return false, nil
 	case !sc.remember:
 		return true, nil
@@ -145,15 +145,15 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	return true, &kept
 }
 
-// changedScalars is jsonscan.ChangedScalars of one side of cur and next,
-// whose encoded values are oldRaw and newRaw. A spec that the read of cur
-// gave a shape key is JSON that Decode accepts (jsonscan.AppendShapeKey),
-// so the text it shares with next at the end is not read again.
-func changedScalars(cur *rawObject, oldRaw, newRaw []byte, root string) ([][]string, bool) {
-	if root == "spec" && cur.specKey() != nil {
-		return jsonscan.ChangedScalarsOfValid(oldRaw, newRaw, root, maxKeptChanges)
-	}
-	return jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
+// changedScalars is jsonscan.ChangedScalarsTo of one side of cur and next,
+// whose encoded values are oldRaw and newRaw: false also for changes whose
+// paths do not fit in c, which the general way records. A spec that the
+// read of cur gave a shape key is JSON that Decode accepts
+// (jsonscan.AppendShapeKey), so the text it shares with next at the end is
+// not read again.
+func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string) bool {
+	valid := root == "spec" && cur.specKey() != nil
+	return jsonscan.ChangedScalarsTo(c, oldRaw, newRaw, root, maxKeptChanges, valid)
 }
 
 // sideValues returns the encoded values of one side of cur and next, and
@@ -170,9 +170,10 @@ func sideValues(cur, next *rawObject, side string) (oldRaw, newRaw []byte, root 
 
 // ownsAll reports whether manager, by its updates, owns each of the changed
 // fields (each a path of field names), and no one else does.
-func ownsAll(managed ownership.Managed, changed [][]string, manager string) bool {
+func ownsAll(managed ownership.Managed, changed *jsonscan.Changes, manager string) bool {
 	var buf [8]diff.Element // a changed leaf's path, on the stack when short
-	for _, fields := range changed {
+	for i := range changed.Len() {
+		fields := changed.Path(i)
 		p := buf[:0]
 		for _, f := range fields {
 			p = append(p, diff.Element{Kind: diff.FieldElem, Name: f})

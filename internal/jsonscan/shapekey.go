@@ -48,105 +48,128 @@ const maxCompactDepth = 64
 func (p *scanner) compact(dst []byte, key bool) ([]byte, bool) {
 	b, i := p.b, p.i
 	run := i // the start of the text not yet appended
-	// objs holds a bit per open container, the innermost lowest: 1 for an
-	// object, 0 for a list; lists counts the open lists.
-	var objs uint64
-	depth, lists := 0, 0
+	var n compactNest
 	for {
 		// A value starts at i.
 		if i >= len(b) {
 			return dst, false
 		}
-		start := i
-		switch c := b[i]; c {
-		case '{', '[':
-			i++
-			if i < len(b) && b[i] == c+2 { // '}' or ']': empty, a leaf
-				i++
-				start = -1
-				break
-			}
-			if depth == maxCompactDepth {
+		if c := b[i]; c == '{' || c == '[' {
+			var empty, ok bool
+			if i, empty, ok = n.open(b, i); !ok {
 				return dst, false
-			}
-			depth++
-			objs <<= 1
-			if c == '[' {
-				lists++
+			} else if !empty {
 				continue
 			}
-			objs |= 1
-			if i = plainKey(b, i); i < 0 {
+		} else {
+			start := i
+			if i = p.compactScalar(i, key); i < 0 {
 				return dst, false
 			}
-			continue
-		case '"':
-			i = plainEnd(b, i+1)
-			if i < len(b) && b[i] == '"' {
-				i++
-				break
+			if key && n.lists == 0 {
+				dst = append(append(dst, b[run:start]...), '0')
+				run = i
 			}
-			p.i = i
-			if !p.skipStringRest() {
-				return dst, false
-			}
-			i = p.i
-		case 't':
-			if i = literalEnd(b, i, "true"); i < 0 {
-				return dst, false
-			}
-		case 'f':
-			if i = literalEnd(b, i, "false"); i < 0 {
-				return dst, false
-			}
-		case 'n':
-			if i = literalEnd(b, i, "null"); i < 0 {
-				return dst, false
-			}
-		default:
-			p.i = i
-			if n, ok := p.numberText(); !ok || key && !inRange(b[n:p.i]) {
-				return dst, false
-			}
-			i = p.i
 		}
-		if key && start >= 0 && lists == 0 {
-			dst = append(append(dst, b[run:start]...), '0')
-			run = i
-		}
-		// A value ends at i: read the closings it is the last value of,
-		// then a comma (and the key after it, in an object).
-		for {
-			if depth == 0 {
-				p.i = i
-				if key {
-					dst = append(dst, b[run:i]...)
-				}
-				return dst, true
+		// A value ends at i.
+		var done, ok bool
+		if i, done, ok = n.next(b, i); !ok {
+			return dst, false
+		} else if done {
+			p.i = i
+			if key {
+				dst = append(dst, b[run:i]...)
 			}
-			if i >= len(b) {
-				return dst, false
-			}
-			inObj := objs&1 == 1
-			if b[i] == ',' {
-				if i++; inObj {
-					if i = plainKey(b, i); i < 0 {
-						return dst, false
-					}
-				}
-				break
-			}
-			if inObj && b[i] != '}' || !inObj && b[i] != ']' {
-				return dst, false
-			}
-			i++
-			if !inObj {
-				lists--
-			}
-			depth--
-			objs >>= 1
+			return dst, true
 		}
 	}
+}
+
+// compactNest is the containers open around compact's place in the text.
+type compactNest struct {
+	// objs holds a bit per open container, the innermost lowest: 1 for an
+	// object, 0 for a list; lists counts the open lists.
+	objs         uint64
+	depth, lists int
+}
+
+// open reads the container that opens at i: an empty one whole (empty),
+// else its opening and, in an object, its first key, and returns where
+// what follows starts; ok is false for a text compact does not read.
+func (n *compactNest) open(b []byte, i int) (next int, empty, ok bool) {
+	c := b[i]
+	if i++; i < len(b) && b[i] == c+2 { // '}' or ']'
+		return i + 1, true, true
+	}
+	if n.depth == maxCompactDepth {
+		return i, false, false
+	}
+	n.depth++
+	n.objs <<= 1
+	if c == '[' {
+		n.lists++
+		return i, false, true
+	}
+	n.objs |= 1
+	i = plainKey(b, i)
+	return i, false, i >= 0
+}
+
+// next reads, after a value that ends at i, the closings of the containers
+// it ends, then a comma and, in an object, the key after it, and returns
+// where the next value starts; done reports that the value read was the
+// outermost, ending at next.
+func (n *compactNest) next(b []byte, i int) (next int, done, ok bool) {
+	for n.depth > 0 {
+		if i >= len(b) {
+			return i, false, false
+		}
+		inObj := n.objs&1 == 1
+		if b[i] == ',' {
+			if i++; inObj {
+				i = plainKey(b, i)
+			}
+			return i, false, i >= 0
+		}
+		if inObj && b[i] != '}' || !inObj && b[i] != ']' {
+			return i, false, false
+		}
+		i++
+		if !inObj {
+			n.lists--
+		}
+		n.depth--
+		n.objs >>= 1
+	}
+	return i, true, true
+}
+
+// compactScalar reads the scalar at i as compact does (a number's range
+// checked with ranges) and returns its end, or -1.
+func (p *scanner) compactScalar(i int, ranges bool) int {
+	b := p.b
+	switch b[i] {
+	case '"':
+		if i = plainEnd(b, i+1); i < len(b) && b[i] == '"' {
+			return i + 1
+		}
+		p.i = i
+		if !p.skipStringRest() {
+			return -1
+		}
+		return p.i
+	case 't':
+		return literalEnd(b, i, "true")
+	case 'f':
+		return literalEnd(b, i, "false")
+	case 'n':
+		return literalEnd(b, i, "null")
+	}
+	p.i = i
+	if n, ok := p.numberText(); !ok || ranges && !inRange(b[n:p.i]) {
+		return -1
+	}
+	return p.i
 }
 
 // plainKey reads a plain object key (see plainEnd) and its colon at i,

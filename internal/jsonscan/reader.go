@@ -147,10 +147,13 @@ func (r *Reader) Raw() ([]byte, bool) {
 	p := &r.p
 	p.space()
 	start := p.i
-	if _, ok := p.compact(nil, false); ok {
-		return p.b[start:p.i], true
+	// A container the one loop; a scalar, read as fast by skip, not.
+	if c := r.Next(); c == '{' || c == '[' {
+		if _, ok := p.compact(nil, false); ok {
+			return p.b[start:p.i], true
+		}
+		p.i = start
 	}
-	p.i = start
 	if !p.skip(0) {
 		return nil, false
 	}

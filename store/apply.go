@@ -81,15 +81,15 @@ func (w *Writer[S, T]) Apply(ctx context.Context, name string, config any, opts 
 	if cfg.force {
 		oopts = append(oopts, ownership.Force())
 	}
-	mem, sides := w.s.latest(name)
-	return write(ctx, w.s, "apply to", name, mem, sides, nil, true, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
-		return w.apply(ctx, name, configTree, cfg.revision, oopts, cur)
+	key, mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "apply to", key, name, mem, sides, nil, true, func(cur *rawObject, _ decodedSides) (ApplyResult, verdict, error) {
+		return w.apply(ctx, key, name, configTree, cfg.revision, oopts, cur)
 	})
 }
 
-// apply is one attempt of Apply against cur, the current object (nil when
-// there is none), under WithRevision(want) when want is not 0 (see write).
-func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[string]any, want int64, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
+// apply is one attempt of Apply against cur, the current object stored
+// under key (nil when there is none), under WithRevision(want) when want is not 0 (see write).
+func (w *Writer[S, T]) apply(ctx context.Context, key, name string, configTree map[string]any, want int64, oopts []ownership.Option, cur *rawObject) (ApplyResult, verdict, error) {
 	if err := w.checkRevision(name, cur, want); err != nil {
 		return ApplyResult{}, decided, err
 	}
@@ -102,7 +102,7 @@ func (w *Writer[S, T]) apply(ctx context.Context, name string, configTree map[st
 	}
 	m := &next.Meta
 	out := ApplyResult{Generation: m.Generation, UID: m.UID, Changed: true, Created: cur == nil}
-	own := kv.Cond{Key: w.s.prefix + name, Target: kv.CreateRevision}
+	own := kv.Cond{Key: key, Target: kv.CreateRevision}
 	if cur != nil {
 		own = kv.Cond{Key: own.Key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	}

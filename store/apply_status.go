@@ -62,13 +62,8 @@ func (w *Writer[S, T]) ApplyStatus(ctx context.Context, name string, status any,
 	}
 	// Each attempt's write condition names the key: the memory's string
 	// when it remembers the object, else built once.
-	e, ok := w.s.last.latestOf(w.s.prefix, name)
-	key := e.key
-	if !ok {
-		key = w.s.prefix + name
-	}
-	mem, sides := w.s.rememberedAs(key, e, ok)
-	return write(ctx, w.s, "status apply to", name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (ApplyResult, verdict, error) {
+	key, mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "status apply to", key, name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (ApplyResult, verdict, error) {
 		return w.applyStatus(ctx, key, name, status, conditions, cfg, cur, sides.status)
 	})
 }

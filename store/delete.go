@@ -32,15 +32,15 @@ func (w *Writer[S, T]) Delete(ctx context.Context, name string, opts ...WriteOpt
 	if err := writeOpts(&cfg, "Delete", optRevision|optUID, opts); err != nil {
 		return 0, err
 	}
-	mem, sides := w.s.latest(name)
-	return write(ctx, w.s, "delete of", name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
-		return w.delete(ctx, name, cfg, cur)
+	key, mem, sides := w.s.latest(name)
+	return write(ctx, w.s, "delete of", key, name, mem, sides, nil, false, func(cur *rawObject, _ decodedSides) (int64, verdict, error) {
+		return w.delete(ctx, key, name, cfg, cur)
 	})
 }
 
-// delete is one attempt of Delete against cur, the current object (see
-// write).
-func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig, cur *rawObject) (int64, verdict, error) {
+// delete is one attempt of Delete against cur, the current object, stored
+// under key (see write).
+func (w *Writer[S, T]) delete(ctx context.Context, key, name string, cfg writeConfig, cur *rawObject) (int64, verdict, error) {
 	if err := w.checkRevision(name, cur, cfg.revision); err != nil {
 		return 0, decided, err
 	}
@@ -54,7 +54,7 @@ func (w *Writer[S, T]) delete(ctx context.Context, name string, cfg writeConfig,
 	next := *cur
 	next.Meta.DeletionRequested = true
 	next.Meta.LastWrite = LastWrite{Manager: w.manager, Op: ownership.OpDeleteMark}
-	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, cur, &next, decodedSides{})
 	v, err := w.landed(name, cfg.revision, err)
 	if v != answered || err != nil {

@@ -35,6 +35,10 @@ const (
 type schemas struct {
 	spec, status *ownership.Schema
 	codecs       *codecCache // the Codecs FieldChanges decoded with, by shape
+	// remember: the Store remembers values (WithLastValues), and with them
+	// a write's decoded record (see recordUpdate's kept), which is
+	// otherwise not worth keeping past the write.
+	remember bool
 }
 
 func newSchemas[S, T any]() (schemas, error) {
@@ -207,7 +211,8 @@ func (sc schemas) setManagedWith(meta *Meta, side string, managed ownership.Mana
 // next.Meta.Managed is updated. When the write leaves the record as it is
 // (see keepManaged), next.Meta.Managed is left as copied from cur, and kept
 // is the side's decoded record for next when known (the record of cur's
-// side as decodeSide gives it, or nil) or keepManaged decoded it.
+// side as decodeSide gives it, or nil) or keepManaged decoded it for a
+// Store that remembers values.
 func (sc schemas) recordUpdate(cur, next *rawObject, side, manager string, known *decodedSide) (kept *decodedSide, err error) {
 	var oldTree map[string]any
 	var managed ownership.Managed

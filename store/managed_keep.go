@@ -1,6 +1,8 @@
 package store
 
 import (
+	"slices"
+
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -62,8 +64,14 @@ func (sc schemas) decodeSide(meta *Meta, side string, tree map[string]any) decod
 // is its error.
 func (sc schemas) decodeSideWith(meta *Meta, side string, newCodec func() (*ownership.Codec, error),
 	decodeNodes func(*ownership.Codec, string) (*ownership.Set, bool)) (out decodedSide, err error) {
+	return sc.decodeSideInto(nil, meta, side, newCodec, decodeNodes)
+}
+
+// decodeSideInto is decodeSideWith appending the entries to buf.
+func (sc schemas) decodeSideInto(buf ownership.Managed, meta *Meta, side string, newCodec func() (*ownership.Codec, error),
+	decodeNodes func(*ownership.Codec, string) (*ownership.Set, bool)) (out decodedSide, err error) {
 	var codec *ownership.Codec
-	out = decodedSide{canonical: true}
+	out = decodedSide{managed: buf, canonical: true}
 	seenStatus := false
 	for _, e := range meta.Managed {
 		if e.Subresource == statusSide {
@@ -100,42 +108,52 @@ const maxKeptChanges = 16
 // cur to next, leaves that side's ownership record exactly as stored. See the
 // comment at the top of the file. known, when not nil, is the side's record
 // decoded against cur's shape, as decodeSide gives it; when keepManaged
-// reports true, dec is that record (or nil if it needed none), which then
-// holds for next too, as next has cur's shape and record on that side.
+// reports true, dec is that record (or nil if it needed none, or decoded it
+// for a Store that does not remember values), which then holds for next
+// too, as next has cur's shape and record on that side.
 func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known *decodedSide) (keep bool, dec *decodedSide) {
 	oldRaw, newRaw, root, ok := sideValues(cur, next, side)
 	if !ok {
 		return false, nil
 	}
-	changed, ok := changedScalars(cur, oldRaw, newRaw, root)
-	if !ok {
+	var changed jsonscan.Changes // on the stack, with the paths' keys
+	if !changedScalars(&changed, cur, oldRaw, newRaw, root) {
 		return false, nil
 	}
-	if len(changed) == 0 && len(cur.Meta.Managed) == 0 {
+	if changed.Len() == 0 && len(cur.Meta.Managed) == 0 {
 		return true, nil
 	}
-	if dec = known; dec == nil {
-		d, err := sc.decodeSideWith(&cur.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(cur, side, nil) }, sc.codecs.decodeNodes)
-		if err != nil {
-			return false, nil // the general way reports it
-		}
-		dec = &d
+	if known != nil {
+		return known.canonical && ownsAll(known.managed, &changed, manager), known
 	}
-	if !dec.canonical || !ownsAll(dec.managed, changed, manager) {
+	// Decoded on the stack: only a record kept for the Store's memory
+	// leaves it.
+	var buf [4]ownership.Entry
+	d, err := sc.decodeSideInto(buf[:0], &cur.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(cur, side, nil) }, sc.codecs.decodeNodes)
+	switch {
+	case err != nil:
+		return false, nil // the general way reports it
+	case !d.canonical || !ownsAll(d.managed, &changed, manager):
 		return false, nil
+	case !sc.remember:
+		return true, nil
 	}
-	return true, dec
+	kept := decodedSide{canonical: true}
+	if len(d.managed) > 0 {
+		kept.managed = slices.Clone(d.managed)
+	}
+	return true, &kept
 }
 
-// changedScalars is jsonscan.ChangedScalars of one side of cur and next,
-// whose encoded values are oldRaw and newRaw. A spec that the read of cur
-// gave a shape key is JSON that Decode accepts (jsonscan.AppendShapeKey),
-// so the text it shares with next at the end is not read again.
-func changedScalars(cur *rawObject, oldRaw, newRaw []byte, root string) ([][]string, bool) {
-	if root == "spec" && cur.specKey() != nil {
-		return jsonscan.ChangedScalarsOfValid(oldRaw, newRaw, root, maxKeptChanges)
-	}
-	return jsonscan.ChangedScalars(oldRaw, newRaw, root, maxKeptChanges)
+// changedScalars is jsonscan.ChangedScalarsTo of one side of cur and next,
+// whose encoded values are oldRaw and newRaw: false also for changes whose
+// paths do not fit in c, which the general way records. A spec that the
+// read of cur gave a shape key is JSON that Decode accepts
+// (jsonscan.AppendShapeKey), so the text it shares with next at the end is
+// not read again.
+func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string) bool {
+	valid := root == "spec" && cur.specKey() != nil
+	return jsonscan.ChangedScalarsTo(c, oldRaw, newRaw, root, maxKeptChanges, valid)
 }
 
 // sideValues returns the encoded values of one side of cur and next, and
@@ -152,9 +170,10 @@ func sideValues(cur, next *rawObject, side string) (oldRaw, newRaw []byte, root 
 
 // ownsAll reports whether manager, by its updates, owns each of the changed
 // fields (each a path of field names), and no one else does.
-func ownsAll(managed ownership.Managed, changed [][]string, manager string) bool {
+func ownsAll(managed ownership.Managed, changed *jsonscan.Changes, manager string) bool {
 	var buf [8]diff.Element // a changed leaf's path, on the stack when short
-	for _, fields := range changed {
+	for i := range changed.Len() {
+		fields := changed.Path(i)
 		p := buf[:0]
 		for _, f := range fields {
 			p = append(p, diff.Element{Kind: diff.FieldElem, Name: f})

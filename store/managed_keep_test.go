@@ -174,6 +174,15 @@ func TestKeepManagedAgreesWithUpdate(t *testing.T) {
 						require.NoError(t, err)
 						require.Equal(t, st.schemas.decodeSide(&got.Meta, side, shape), *kept)
 					}
+					// A Store that remembers no values records the same,
+					// and keeps no decoded record it would not remember.
+					forgetful := st.schemas
+					forgetful.remember = false
+					got = next
+					kept, err = forgetful.recordUpdate(cur, &got, side, "writer", nil)
+					require.NoError(t, err)
+					require.Equal(t, want.Meta.Managed, got.Meta.Managed)
+					require.Nil(t, kept)
 					// Given cur's decoded record, as the Store's memory of
 					// its writes gives it, recordUpdate records the same.
 					curShape, err := sideTreeOf(cur, side, true)

@@ -72,9 +72,9 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 		return 0, err
 	}
 	name := obj.Meta.Name
-	mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	next, err := write(ctx, w.s, "status of", name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
-		return w.updateStatus(ctx, obj, cfg, status, cur, sides)
+	key, mem, sides := w.s.remembered(name, obj.Meta.Revision)
+	next, err := write(ctx, w.s, "status of", key, name, mem, sides, nil, false, func(cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
+		return w.updateStatus(ctx, key, obj, cfg, status, cur, sides)
 	})
 	if err != nil {
 		return 0, err
@@ -84,10 +84,10 @@ func (w *Writer[S, T]) UpdateStatus(ctx context.Context, obj *Object[S, T], opts
 }
 
 // updateStatus is one attempt of UpdateStatus against cur, the current
-// object, with what is known of its sides, and status, obj's encoded Status
+// object, stored under key, with what is known of its sides, and status, obj's encoded Status
 // (see write). It returns the object to give the caller the Meta and
 // Conditions of.
-func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg writeConfig, status []byte, cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
+func (w *Writer[S, T]) updateStatus(ctx context.Context, key string, obj *Object[S, T], cfg writeConfig, status []byte, cur *rawObject, sides decodedSides) (*rawObject, verdict, error) {
 	if err := w.checkStatusTarget(cur, cfg); err != nil {
 		return nil, decided, err
 	}
@@ -108,7 +108,7 @@ func (w *Writer[S, T]) updateStatus(ctx context.Context, obj *Object[S, T], cfg 
 	if sides.status, err = w.s.manageStatus(cur, &next, w.manager, sides.status); err != nil {
 		return nil, decided, err
 	}
-	own := kv.Cond{Key: w.s.prefix + cur.Meta.Name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, err := w.put(ctx, own, cur, &next, sides)
 	v, err := w.landed(cur.Meta.Name, 0, err)
 	if v != answered || err != nil {

@@ -194,6 +194,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	}
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
+	s.schemas.remember = s.last != nil
 	s.ownCodec = kindOwnCodec[S, T](ver)
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil
@@ -286,7 +287,13 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 // when not nil, is the Meta of the caller's own read of the object, which
 // the stored metadata are likely to be (see decodeRawAs).
 func (s *Store[S, T]) getRaw(ctx context.Context, name string, read *Meta) (*rawObject, error) {
-	kv, err := s.b.Get(ctx, s.prefix+name)
+	return s.getRawAt(ctx, s.prefix+name, name, read)
+}
+
+// getRawAt is getRaw of the object called name stored under key, a write's
+// key built once for all its attempts.
+func (s *Store[S, T]) getRawAt(ctx context.Context, key, name string, read *Meta) (*rawObject, error) {
+	kv, err := s.b.Get(ctx, key)
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
@@ -300,30 +307,36 @@ func (s *Store[S, T]) getRaw(ctx context.Context, name string, read *Meta) (*raw
 	return raw, err
 }
 
-// remembered returns the stored object called name as it was at rev, and
-// what is known of its sides, when the Store remembers it (see
-// WithLastValues). The caller must not modify it, nor hand out what it
-// holds.
-func (s *Store[S, T]) remembered(name string, rev int64) (*rawObject, decodedSides) {
-	if s.last == nil {
-		return nil, decodedSides{} // no memory: not even the key to build
-	}
-	key := s.prefix + name
-	e, ok := s.last.lookup(key, rev)
-	return s.rememberedAs(key, e, ok)
+// remembered returns the key of the object called name and, when the
+// Store remembers it as it was at rev (see WithLastValues), that object and
+// what is known of its sides. The key is the memory's string when it
+// remembers the object, else built once, for the write's attempts to share.
+// The caller must not modify the object, nor hand out what it holds.
+func (s *Store[S, T]) remembered(name string, rev int64) (string, *rawObject, decodedSides) {
+	key, e, ok := s.rememberedKey(name)
+	ok = ok && rev != 0 && e.rev == rev
+	mem, sides := s.rememberedAs(key, e, ok)
+	return key, mem, sides
 }
 
-// latest returns the latest value of the object called name the Store
-// remembers (see WithLastValues), or nil. It may be out of date: a write
-// from it must be conditional on its revision. The caller must not modify
-// it, nor hand out what it holds.
-func (s *Store[S, T]) latest(name string) (*rawObject, decodedSides) {
-	if s.last == nil {
-		return nil, decodedSides{}
+// latest is remembered of the latest value of the object called name the
+// Store remembers, whatever its revision. It may be out of date: a write
+// from it must be conditional on its revision.
+func (s *Store[S, T]) latest(name string) (string, *rawObject, decodedSides) {
+	key, e, ok := s.rememberedKey(name)
+	mem, sides := s.rememberedAs(key, e, ok)
+	return key, mem, sides
+}
+
+// rememberedKey returns the key of the object called name, and the latest
+// value of it the Store remembers, if any: the key is then the memory's
+// string, and is built only when the Store remembers no value of it.
+func (s *Store[S, T]) rememberedKey(name string) (string, lastValue, bool) {
+	e, ok := s.last.latestOf(s.prefix, name)
+	if !ok {
+		return s.prefix + name, lastValue{}, false
 	}
-	key := s.prefix + name
-	e, ok := s.last.latest(key)
-	return s.rememberedAs(key, e, ok)
+	return e.key, e, true
 }
 
 // rememberedAs decodes e, remembered of key if ok.

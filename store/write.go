@@ -31,7 +31,8 @@ const (
 )
 
 // write is the skeleton of every write but Create. attempt computes the
-// write from cur, the current value of the object called name (nil when
+// write from cur, the current value of the object called name, stored
+// under key (nil when
 // there is none, which only a write with absentOK sees), with what is known
 // of its sides, and tries it. read, when not nil, is the Meta of the
 // caller's own read of the object, which helps read it (see getRaw).
@@ -43,7 +44,7 @@ const (
 // from reads of the stored object, until an attempt is decided or answered;
 // an attempt that raced reads again, at most maxAttempts times, then the
 // write gives up with ErrConflict. what names the write in that error.
-func write[S, T, R any](ctx context.Context, s *Store[S, T], what, name string, mem *rawObject, sides decodedSides, read *Meta, absentOK bool,
+func write[S, T, R any](ctx context.Context, s *Store[S, T], what, key, name string, mem *rawObject, sides decodedSides, read *Meta, absentOK bool,
 	attempt func(cur *rawObject, sides decodedSides) (R, verdict, error)) (R, error) {
 	if mem != nil {
 		if out, v, err := attempt(mem, sides); v == answered {
@@ -52,7 +53,7 @@ func write[S, T, R any](ctx context.Context, s *Store[S, T], what, name string, 
 	}
 	var zero R
 	for range maxAttempts {
-		cur, err := s.getRaw(ctx, name, read)
+		cur, err := s.getRawAt(ctx, key, name, read)
 		if err != nil && !(absentOK && errors.Is(err, ErrNotFound)) {
 			return zero, err
 		}

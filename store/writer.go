@@ -141,9 +141,9 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 	if err != nil {
 		return 0, err
 	}
-	mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	meta, err := write(ctx, w.s, "update of", name, mem, sides, &obj.Meta, false, func(cur *rawObject, sides decodedSides) (Meta, verdict, error) {
-		return w.update(ctx, obj, spec, cur, sides)
+	key, mem, sides := w.s.remembered(name, obj.Meta.Revision)
+	meta, err := write(ctx, w.s, "update of", key, name, mem, sides, &obj.Meta, false, func(cur *rawObject, sides decodedSides) (Meta, verdict, error) {
+		return w.update(ctx, key, obj, spec, cur, sides)
 	})
 	if err != nil {
 		return 0, err
@@ -152,10 +152,10 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 	return meta.Revision, nil
 }
 
-// update is one attempt of Update against cur, the current object, with
-// what is known of its sides, and spec, obj's encoded Spec (see write). It
-// returns the Meta to give the caller.
-func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides) (Meta, verdict, error) {
+// update is one attempt of Update against cur, the current object, stored
+// under key, with what is known of its sides, and spec, obj's encoded Spec
+// (see write). It returns the Meta to give the caller.
+func (w *Writer[S, T]) update(ctx context.Context, key string, obj *Object[S, T], spec []byte, cur *rawObject, sides decodedSides) (Meta, verdict, error) {
 	name := obj.Meta.Name
 	if cur.Meta.Revision != obj.Meta.Revision {
 		return Meta{}, decided, w.conflict(name, obj.Meta.Revision, cur.Meta.Revision)
@@ -178,7 +178,7 @@ func (w *Writer[S, T]) update(ctx context.Context, obj *Object[S, T], spec []byt
 	if sides.spec, err = w.s.manageUpdate(cur, &next, w.manager, sides.spec); err != nil {
 		return Meta{}, decided, err
 	}
-	own := kv.Cond{Key: w.s.prefix + name, Target: kv.ModRevision, Revision: cur.Meta.Revision}
+	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
 	rev, _, err := w.store(ctx, own, cur, &next, sides)
 	v, err := w.landed(name, obj.Meta.Revision, err)
 	if v != answered || err != nil {

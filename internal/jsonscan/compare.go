@@ -41,6 +41,53 @@ func ChangedScalarsOfValid(a, b []byte, root string, max int) ([][]string, bool)
 	return changedScalars(a, b, root, max, true)
 }
 
+// Changes holds the paths of the scalars ChangedScalarsTo found changed,
+// in its own arrays: a caller's Changes on its stack costs no allocation.
+type Changes struct {
+	keys [32]string // the paths, one after the other
+	ends [16]uint8  // where each path ends in keys
+	n    int
+}
+
+// Len is the number of paths.
+func (c *Changes) Len() int { return c.n }
+
+// Path returns the i'th path, c's own memory.
+func (c *Changes) Path(i int) []string {
+	start := 0
+	if i > 0 {
+		start = int(c.ends[i-1])
+	}
+	return c.keys[start:c.ends[i]]
+}
+
+// ChangedScalarsTo is ChangedScalars (ChangedScalarsOfValid when valid)
+// with the paths held in c, not copied: their keys may be a's memory, so
+// valid while a is unchanged. It also reports false when the paths do not
+// fit in c (more than 16, or more than 32 keys in all, roots included).
+func ChangedScalarsTo(c *Changes, a, b []byte, root string, max int, valid bool) bool {
+	*c = Changes{}
+	if valid && len(a) == len(b) && commonPrefix(a, b) == len(a) {
+		return true
+	}
+	var pathBuf [8]string
+	d := lockstep{max: max, valid: valid, to: true}
+	d.init(a, b)
+	if !d.compare(append(pathBuf[:0], root), false) || !d.a.atEnd() || !d.b.atEnd() {
+		return false
+	}
+	*c = d.out
+	return true
+}
+
+// init sets the lockstep to read a and b.
+func (d *lockstep) init(a, b []byte) {
+	d.a = scanner{b: a, s: unsafe.String(unsafe.SliceData(a), len(a))}
+	d.b = scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}
+	d.prefix = commonPrefix(a, b)
+	d.suffix = commonSuffix(a[d.prefix:], b[d.prefix:])
+}
+
 func changedScalars(a, b []byte, root string, max int, valid bool) ([][]string, bool) {
 	// The path is passed down by value, so that its buffer stays on the
 	// stack.
@@ -48,10 +95,8 @@ func changedScalars(a, b []byte, root string, max int, valid bool) ([][]string, 
 	path := append(pathBuf[:0], root)
 	// Strings are read from the inputs themselves, not from copies: they live
 	// only for this call, and the paths returned are cloned (see scalars).
-	d := lockstep{a: scanner{b: a, s: unsafe.String(unsafe.SliceData(a), len(a))},
-		b: scanner{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}, max: max, valid: valid}
-	d.prefix = commonPrefix(a, b)
-	d.suffix = commonSuffix(a[d.prefix:], b[d.prefix:])
+	d := lockstep{max: max, valid: valid}
+	d.init(a, b)
 	if !d.compare(path, false) || !d.a.atEnd() || !d.b.atEnd() {
 		return nil, false
 	}
@@ -95,7 +140,10 @@ func commonSuffix(a, b []byte) int {
 type lockstep struct {
 	a, b    scanner
 	changed [][]string
-	max     int
+	// to: the paths go to out, not copied (see ChangedScalarsTo).
+	to  bool
+	out Changes
+	max int
 	// prefix and suffix are the lengths of the longest common prefix of the
 	// two texts and of their longest common suffix after it.
 	prefix, suffix int
@@ -261,8 +309,10 @@ func (d *lockstep) scalars(path []string, strict bool) bool {
 		return false
 	case ta == tb:
 		return true
-	case strict || len(d.changed) == d.max:
+	case strict || len(d.changed) == d.max || d.out.n == d.max:
 		return false
+	case d.to:
+		return d.out.add(path)
 	}
 	p := make([]string, len(path))
 	p[0] = path[0]
@@ -270,6 +320,21 @@ func (d *lockstep) scalars(path []string, strict bool) bool {
 		p[i+1] = strings.Clone(k) // k may be a slice of an input
 	}
 	d.changed = append(d.changed, p)
+	return true
+}
+
+// add appends path to c, reporting false when it does not fit.
+func (c *Changes) add(path []string) bool {
+	start := 0
+	if c.n > 0 {
+		start = int(c.ends[c.n-1])
+	}
+	if c.n == len(c.ends) || len(path) > len(c.keys)-start {
+		return false
+	}
+	copy(c.keys[start:], path)
+	c.ends[c.n] = uint8(start + len(path))
+	c.n++
 	return true
 }
 

@@ -1,7 +1,9 @@
 package jsonscan
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,6 +179,7 @@ func FuzzChangedScalarsMatchesReference(f *testing.F) {
 				require.Equal(t, wantOK, gotOK, "%q → %q", pair[0], pair[1])
 				require.Equal(t, want, got, "%q → %q", pair[0], pair[1])
 				requireOfValidAgrees(t, pair[0], pair[1], "root", max)
+				requireToAgrees(t, pair[0], pair[1], "root", max)
 			}
 		}
 	})
@@ -206,6 +209,7 @@ func TestChangedScalarsMatchesReference(t *testing.T) {
 			require.Equal(t, wantOK, gotOK, "%s → %s", pair[0], pair[1])
 			require.Equal(t, want, got, "%s → %s", pair[0], pair[1])
 			requireOfValidAgrees(t, pair[0], pair[1], "spec", 3)
+			requireToAgrees(t, pair[0], pair[1], "spec", 3)
 		}
 	}
 }
@@ -254,6 +258,68 @@ func requireOfValidAgrees(t *testing.T, a, b []byte, root string, max int) {
 	got, gotOK := ChangedScalarsOfValid(a, b, root, max)
 	require.Equal(t, wantOK, gotOK, "of valid: %q → %q", a, b)
 	require.Equal(t, want, got, "of valid: %q → %q", a, b)
+}
+
+// requireToAgrees requires ChangedScalarsTo to give the paths and the
+// answer of ChangedScalars, and of ChangedScalarsOfValid when a is JSON
+// that Decode accepts, but for paths that do not fit in a Changes.
+func requireToAgrees(t *testing.T, a, b []byte, root string, max int) {
+	t.Helper()
+	for _, valid := range []bool{false, true} {
+		var want [][]string
+		var wantOK bool
+		if !valid {
+			want, wantOK = ChangedScalars(a, b, root, max)
+		} else if _, err := Decode(a); err != nil {
+			continue
+		} else {
+			want, wantOK = ChangedScalarsOfValid(a, b, root, max)
+		}
+		var c Changes
+		c.n = 3 // not an earlier call's paths
+		gotOK := ChangedScalarsTo(&c, a, b, root, max, valid)
+		var got [][]string
+		keys := 0
+		for i := range c.Len() {
+			got = append(got, slices.Clone(c.Path(i)))
+		}
+		for _, p := range want {
+			keys += len(p)
+		}
+		if wantOK && !gotOK {
+			require.True(t, len(want) > 16 || keys > 32, "to (valid %v): %q → %q: declined paths that fit", valid, a, b)
+			continue
+		}
+		require.Equal(t, wantOK, gotOK, "to (valid %v): %q → %q", valid, a, b)
+		if wantOK {
+			require.Equal(t, want, got, "to (valid %v): %q → %q", valid, a, b)
+		}
+	}
+}
+
+// TestChangedScalarsToHoldsWhatFits checks that ChangedScalarsTo declines
+// paths that do not fit in a Changes, and takes those that just fit.
+func TestChangedScalarsToHoldsWhatFits(t *testing.T) {
+	deep := func(n int, v string) string {
+		return strings.Repeat(`{"k":`, n) + v + strings.Repeat("}", n)
+	}
+	var c Changes
+	require.True(t, ChangedScalarsTo(&c, []byte(deep(31, "1")), []byte(deep(31, "2")), "r", 16, false))
+	require.Equal(t, 32, len(c.Path(0)))
+	require.False(t, ChangedScalarsTo(&c, []byte(deep(32, "1")), []byte(deep(32, "2")), "r", 16, false))
+	wide := func(v string) string {
+		var sb strings.Builder
+		for i := range 17 {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, `"k%d":%s`, i, v)
+		}
+		return "{" + sb.String() + "}"
+	}
+	require.False(t, ChangedScalarsTo(&c, []byte(wide("1")), []byte(wide("2")), "r", 17, false))
+	require.True(t, ChangedScalarsTo(&c, []byte(wide("1")), []byte(wide("1")), "r", 17, false))
+	require.Zero(t, c.Len())
 }
 
 // TestChangedScalarsOfValidReadsLess checks that the variant for a known

@@ -147,6 +147,13 @@ func (r *Reader) Raw() ([]byte, bool) {
 	p := &r.p
 	p.space()
 	start := p.i
+	// A container the one loop; a scalar, read as fast by skip, not.
+	if c := r.Next(); c == '{' || c == '[' {
+		if _, ok := p.compact(nil, false); ok {
+			return p.b[start:p.i], true
+		}
+		p.i = start
+	}
 	if !p.skip(0) {
 		return nil, false
 	}
@@ -161,7 +168,7 @@ func (r *Reader) RawShape(dst []byte) (raw, key []byte, keyed, ok bool) {
 	p := &r.p
 	p.space()
 	start := p.i
-	if key, keyed = p.shapeKey(dst, 0); keyed {
+	if key, keyed = p.shapeKeyOf(dst); keyed {
 		return p.b[start:p.i], key, true, true
 	}
 	p.i = start

@@ -320,21 +320,6 @@ func (p *scanner) number() (any, error) {
 	return v, nil
 }
 
-// numberParts reads a JSON number: n when integral and in range (isInt), f
-// otherwise. It does not box either, so that reading a number to skip it
-// costs no allocation.
-func (p *scanner) numberParts() (n int64, f float64, isInt bool, err error) {
-	start, ok := p.numberText()
-	if !ok {
-		return 0, 0, false, p.errorf("bad number")
-	}
-	text := p.s[start:p.i]
-	if n, f, isInt, ok = ParseNumber(text); !ok {
-		return 0, 0, false, p.errorf("number %s out of range", text)
-	}
-	return n, f, isInt, nil
-}
-
 // IsNumber reports whether s is exactly one token of JSON's number grammar,
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func IsNumber(s string) bool {
@@ -406,7 +391,13 @@ func (p *scanner) scalar() (string, error) {
 	case c == 'n':
 		_, err = p.literal("null", nil)
 	case c == '-' || '0' <= c && c <= '9':
-		_, _, _, err = p.numberParts()
+		// Its range is checked as Number would find it, but the common
+		// short number is not parsed (see inRange).
+		if _, ok := p.numberText(); !ok {
+			err = p.errorf("bad number")
+		} else if text := p.b[start:p.i]; !inRange(text) {
+			err = p.errorf("number %s out of range", text)
+		}
 	default:
 		err = p.errorf("unexpected %q", c)
 	}

@@ -1,9 +1,6 @@
 package jsonscan
 
-import (
-	"bytes"
-	"strconv"
-)
+import "strconv"
 
 // AppendShapeKey appends to dst a key of the shape of the JSON text b: two
 // texts with the same key decode (DecodeShape) to the same tree. Object keys
@@ -15,11 +12,186 @@ import (
 // A text it gives a key to is one that Decode accepts.
 func AppendShapeKey(dst, b []byte) ([]byte, bool) {
 	p := scanner{b: b}
-	out, ok := p.shapeKey(dst, 0)
+	out, ok := p.shapeKeyOf(dst)
 	if !ok || !p.atEnd() {
 		return dst, false
 	}
 	return out, true
+}
+
+// shapeKeyOf is shapeKey of the value at p.i: read in one loop
+// (compact) when it is written as the store writes values, and
+// read again the general way when that declines it.
+func (p *scanner) shapeKeyOf(dst []byte) ([]byte, bool) {
+	p.space()
+	start := p.i
+	if out, ok := p.compact(dst, true); ok {
+		return out, true
+	}
+	p.i = start
+	return p.shapeKey(dst, 0)
+}
+
+// maxCompactDepth bounds the nesting compact reads: a bit per
+// open container.
+const maxCompactDepth = 64
+
+// compact reads a value with no white space outside its strings and no
+// object key that is not plain (encoding/json's output, as the store
+// writes values), nested at most maxCompactDepth deep, in one loop rather
+// than a call per token: with key, as shapeKey reads it, appending its key
+// to dst, which is then the text itself with each scalar outside lists
+// replaced by 0, appended by runs; without, as skip reads it, appending
+// nothing. It reports false for any other text, valid or not, having
+// written only to dst's spare capacity, and p.i anywhere: the caller reads
+// the value again the general way, which gives the answer.
+func (p *scanner) compact(dst []byte, key bool) ([]byte, bool) {
+	b, i := p.b, p.i
+	run := i // the start of the text not yet appended
+	var n compactNest
+	for {
+		// A value starts at i.
+		if i >= len(b) {
+			return dst, false
+		}
+		if c := b[i]; c == '{' || c == '[' {
+			var empty, ok bool
+			if i, empty, ok = n.open(b, i); !ok {
+				return dst, false
+			} else if !empty {
+				continue
+			}
+		} else {
+			start := i
+			if i = p.compactScalar(i, key); i < 0 {
+				return dst, false
+			}
+			if key && n.lists == 0 {
+				dst = append(append(dst, b[run:start]...), '0')
+				run = i
+			}
+		}
+		// A value ends at i.
+		var done, ok bool
+		if i, done, ok = n.next(b, i); !ok {
+			return dst, false
+		} else if done {
+			p.i = i
+			if key {
+				dst = append(dst, b[run:i]...)
+			}
+			return dst, true
+		}
+	}
+}
+
+// compactNest is the containers open around compact's place in the text.
+type compactNest struct {
+	// objs holds a bit per open container, the innermost lowest: 1 for an
+	// object, 0 for a list; lists counts the open lists.
+	objs         uint64
+	depth, lists int
+}
+
+// open reads the container that opens at i: an empty one whole (empty),
+// else its opening and, in an object, its first key, and returns where
+// what follows starts; ok is false for a text compact does not read.
+func (n *compactNest) open(b []byte, i int) (next int, empty, ok bool) {
+	c := b[i]
+	if i++; i < len(b) && b[i] == c+2 { // '}' or ']'
+		return i + 1, true, true
+	}
+	if n.depth == maxCompactDepth {
+		return i, false, false
+	}
+	n.depth++
+	n.objs <<= 1
+	if c == '[' {
+		n.lists++
+		return i, false, true
+	}
+	n.objs |= 1
+	i = plainKey(b, i)
+	return i, false, i >= 0
+}
+
+// next reads, after a value that ends at i, the closings of the containers
+// it ends, then a comma and, in an object, the key after it, and returns
+// where the next value starts; done reports that the value read was the
+// outermost, ending at next.
+func (n *compactNest) next(b []byte, i int) (next int, done, ok bool) {
+	for n.depth > 0 {
+		if i >= len(b) {
+			return i, false, false
+		}
+		inObj := n.objs&1 == 1
+		if b[i] == ',' {
+			if i++; inObj {
+				i = plainKey(b, i)
+			}
+			return i, false, i >= 0
+		}
+		if inObj && b[i] != '}' || !inObj && b[i] != ']' {
+			return i, false, false
+		}
+		i++
+		if !inObj {
+			n.lists--
+		}
+		n.depth--
+		n.objs >>= 1
+	}
+	return i, true, true
+}
+
+// compactScalar reads the scalar at i as compact does (a number's range
+// checked with ranges) and returns its end, or -1.
+func (p *scanner) compactScalar(i int, ranges bool) int {
+	b := p.b
+	switch b[i] {
+	case '"':
+		if i = plainEnd(b, i+1); i < len(b) && b[i] == '"' {
+			return i + 1
+		}
+		p.i = i
+		if !p.skipStringRest() {
+			return -1
+		}
+		return p.i
+	case 't':
+		return literalEnd(b, i, "true")
+	case 'f':
+		return literalEnd(b, i, "false")
+	case 'n':
+		return literalEnd(b, i, "null")
+	}
+	p.i = i
+	if n, ok := p.numberText(); !ok || ranges && !inRange(b[n:p.i]) {
+		return -1
+	}
+	return p.i
+}
+
+// plainKey reads a plain object key (see plainEnd) and its colon at i,
+// with no white space, and returns where its value starts, or -1.
+func plainKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	i = plainEnd(b, i+1)
+	if i+1 >= len(b) || b[i] != '"' || b[i+1] != ':' {
+		return -1
+	}
+	return i + 2
+}
+
+// literalEnd returns the end of the literal w at i, or -1 if it is not
+// there.
+func literalEnd(b []byte, i int, w string) int {
+	if len(b)-i < len(w) || string(b[i:i+len(w)]) != w {
+		return -1
+	}
+	return i + len(w)
 }
 
 func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
@@ -90,9 +262,21 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 // inRange reports whether the number text is within float64's range, as
 // Decode requires. Only an exponent or a long mantissa can be out of range.
 func inRange(text []byte) bool {
-	if len(text) <= 15 && !bytes.ContainsAny(text, "eE") {
+	if len(text) <= 15 && !hasExponent(text) {
 		return true
 	}
 	_, err := strconv.ParseFloat(string(text), 64)
 	return err == nil
+}
+
+// hasExponent reports whether the number text has an exponent: a loop
+// over the few bytes of a common number costs less than a call to
+// bytes.ContainsAny.
+func hasExponent(text []byte) bool {
+	for _, c := range text {
+		if c|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }

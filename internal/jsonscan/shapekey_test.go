@@ -1,7 +1,10 @@
 package jsonscan
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,4 +64,163 @@ func TestAppendShapeKeyOnlyOfDecodable(t *testing.T) {
 	require.Greater(t, keyed, 100)
 	_, ok := AppendShapeKey(nil, []byte(`{"a":[1e400]}`))
 	require.False(t, ok)
+}
+
+// compact, the one-loop reading of a value written as the store writes
+// values, reads a value as shapeKey reads it (key) and as skip reads it
+// (no key): whenever it answers, it gives shapeKey's key, or nothing, and
+// stops where they stop, and it answers for every such value that they
+// accept. The texts are random, written compactly (with plain keys and not
+// too deep) or not, valid or cut short or with a byte changed. shapeKeyOf
+// and Reader.Raw, which read again what compact declines, answer as
+// shapeKey and skip do.
+func TestCompactIsShapeKeyAndSkip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(46, 26))
+	texts := append(append([]string{`{}`, `[]`, `{"a":{}}`, `{"a":[]}`, `{"a":[{}]}`, `""`, `"\u00e9"`, `-0`, `1e400`,
+		`{"a":1e400}`, `{"a":[1e400]}`, `{"a":[{"b\u0062":1}]}`, `{"a":"x\ty"}`, `{"a":tru}`, `{"a":nul}`, `{"a":fals}`,
+		`{"a":1,}`, `{"a":1]`, `[1}`, `{"a":01}`, `{"a":1.}`, `{"a":"\q"}`, `{"a" :1}`, `{"a":1} `, ` {"a":1}`, "{\"a\":\"\xff\"}"},
+		memberSeeds...), elementSeeds...)
+	deep := strings.Repeat(`{"a":`, maxCompactDepth) + "1" + strings.Repeat("}", maxCompactDepth)
+	texts = append(texts, deep, `{"b":`+deep+`}`, strings.Repeat("[", maxCompactDepth+1)+strings.Repeat("]", maxCompactDepth+1))
+	for range 20000 {
+		s := randomStoredJSON(rng, 0)
+		switch rng.IntN(8) {
+		case 0:
+			s = s[:rng.IntN(len(s)+1)]
+		case 1:
+			b := []byte(s)
+			b[rng.IntN(len(b))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
+			s = string(b)
+		case 2:
+			s = randomJSON(rng, 0)
+		}
+		texts = append(texts, s)
+	}
+	var stored, answered [2]int
+	for _, s := range texts {
+		b := []byte(s)
+		for k, key := range []bool{false, true} {
+			slow := scanner{b: b}
+			var want []byte
+			var wantOK bool
+			if key {
+				want, wantOK = slow.shapeKey([]byte("pre"), 0)
+			} else {
+				want, wantOK = []byte("pre"), slow.skip(0)
+			}
+			fast := scanner{b: b}
+			got, ok := fast.compact([]byte("pre"), key)
+			if ok {
+				answered[k]++
+				require.True(t, wantOK, "%s (key %v): read by compact only", s, key)
+				require.Equal(t, string(want), string(got), "%s (key %v)", s, key)
+				require.Equal(t, slow.i, fast.i, "%s (key %v): where the scanner stands", s, key)
+			}
+			if wantOK && storedForm(b[:slow.i]) {
+				stored[k]++
+				require.True(t, ok, "%s (key %v): written as the store writes values, yet declined", s, key)
+			}
+			r := NewReader(b)
+			if key {
+				got, ok = r.p.shapeKeyOf([]byte("pre"))
+			} else {
+				got, ok = r.Raw()
+				want = bytes.TrimLeft(b[:slow.i], " \t\n\r")
+			}
+			require.Equal(t, wantOK, ok, "%s (key %v)", s, key)
+			if ok {
+				require.Equal(t, string(want), string(got), "%s (key %v)", s, key)
+				require.Equal(t, slow.i, r.p.i, "%s (key %v): where the reader stands", s, key)
+			}
+		}
+	}
+	for k := range 2 {
+		require.Greater(t, stored[k], 5000)
+		require.Greater(t, answered[k], 5000)
+	}
+}
+
+// storedForm reports whether the JSON text b is written as encoding/json
+// writes it, with no white space outside strings and plain keys, nested at
+// most maxCompactDepth deep: what compact must answer for.
+func storedForm(b []byte) bool {
+	var out bytes.Buffer
+	if !json.Valid(b) || json.Compact(&out, b) != nil || !bytes.Equal(out.Bytes(), b) {
+		return false
+	}
+	// A compact valid text: a string is a key when a colon follows it.
+	depth, maxDepth := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case '}', ']':
+			depth--
+		case '"':
+			plain := true
+			for i++; b[i] != '"'; i++ {
+				if c := b[i]; c < 0x20 || c >= 0x7f {
+					plain = false
+				} else if c == '\\' {
+					plain = false
+					i++
+				}
+			}
+			if !plain && i+1 < len(b) && b[i+1] == ':' {
+				return false // a key written with an escape or not ASCII
+			}
+		}
+	}
+	return maxDepth <= maxCompactDepth
+}
+
+// randomStoredJSON is a random JSON value at depth as encoding/json writes
+// one: no white space outside strings, keys plain but now and then, strings
+// with escapes now and then, numbers of every kind.
+func randomStoredJSON(rng *rand.Rand, depth int) string {
+	kind := rng.IntN(8)
+	if depth > 4 {
+		kind = 4 + rng.IntN(4)
+	}
+	switch kind {
+	case 0, 1, 2:
+		var sb strings.Builder
+		sb.WriteString("{")
+		for k := range rng.IntN(4) {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString(`"` + []string{"a", "replicas", "c\\u0063", "d e", "f"}[rng.IntN(5)] + `":` + randomStoredJSON(rng, depth+1))
+		}
+		return sb.String() + "}"
+	case 3:
+		var sb strings.Builder
+		sb.WriteString("[")
+		for k := range rng.IntN(3) {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString(randomStoredJSON(rng, depth+1))
+		}
+		return sb.String() + "]"
+	}
+	return []string{"1", "true", "false", `"x"`, "2.5", "null", `"\u00e9\n"`, "-0", "1e400", "10000000000000000000000", `"a\"b"`, `""`, "-12.5e-3", `"registry.example.com/team/app:v1.2.3"`}[rng.IntN(14)]
+}
+
+// BenchmarkRawShape reads a spec of the controller benchmark's shape
+// (bench/cmd/ctl-steady) with its shape key, as the read of every Update
+// reads the stored spec.
+//
+//	go test -run '^$' -bench RawShape -benchmem ./internal/jsonscan/
+func BenchmarkRawShape(b *testing.B) {
+	spec := []byte(`{"replicas":3,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080","--verbose","--config=/etc/app/config.yaml"],"selector":{"app":"app-00001","tier":"backend"}}`)
+	var buf [256]byte
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(spec)
+		if _, _, keyed, ok := r.RawShape(buf[:0]); !ok || !keyed {
+			b.Fatal("no shape key")
+		}
+	}
 }

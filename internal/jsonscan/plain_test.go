@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 )
@@ -44,6 +45,59 @@ func TestPlainEndIsBytewise(t *testing.T) {
 			b[pos] = byte(c)
 			if got, want := plainEnd(b, 0), plainEndBytewise(b, 0); got != want {
 				t.Fatalf("plainEnd(%q, 0) = %d, want %d", b, got, want)
+			}
+		}
+	}
+}
+
+// strictEndBytewise is strictEnd one byte at a time: the specification.
+func strictEndBytewise(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			return i
+		}
+	}
+	return i
+}
+
+// strictEnd finds the end of a strict run where a byte-at-a-time loop
+// does, from every start, as TestPlainEndIsBytewise checks plainEnd, with
+// the bytes that end a strict run only (<, >, &) and their neighbours
+// (0x25 and 0x27, 0x3b, 0x3d and 0x3f) among them; and PlainStrict
+// reads a string that Plain reads exactly when none of those is in it.
+func TestStrictEndIsBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0x00, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 'a', 0x7e, 0x7f, 0x80, 0xff, 0xe2, 0xa2,
+		0x25, '&', 0x27, 0x3b, '<', 0x3d, '>', 0x3f}
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		for i := 0; i <= len(b); i++ {
+			if got, want := strictEnd(b, i), strictEndBytewise(b, i); got != want {
+				t.Fatalf("strictEnd(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+		token := append(append([]byte{'"'}, b...), '"')
+		r, rs := NewReader(token), NewReader(token)
+		plain, okPlain := r.Plain()
+		strict, okStrict := rs.PlainStrict()
+		wantStrict := okPlain && !bytes.ContainsAny(plain, "<>&")
+		if okStrict != wantStrict || okStrict && !bytes.Equal(strict, plain) {
+			t.Fatalf("PlainStrict(%q) = %q, %v; Plain gives %q, %v", token, strict, okStrict, plain, okPlain)
+		}
+	}
+	for c := range 256 {
+		for pos := range 17 {
+			b := []byte("abcdefghijklmnopqrstuvwxyz")
+			b[pos] = byte(c)
+			if got, want := strictEnd(b, 0), strictEndBytewise(b, 0); got != want {
+				t.Fatalf("strictEnd(%q, 0) = %d, want %d", b, got, want)
 			}
 		}
 	}

@@ -228,3 +228,21 @@ func (r *Reader) Plain() ([]byte, bool) {
 	p.i = end + 1
 	return p.b[start:end], true
 }
+
+// PlainStrict is Plain for a string that encoding/json writes as it is,
+// between quotes: Plain's, without <, > and & (which it escapes for HTML).
+// A decoder that reads a text with it (and Literal) knows that the text is
+// what encoding/json writes for what it read.
+func (r *Reader) PlainStrict() ([]byte, bool) {
+	p := &r.p
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
+	}
+	start := p.i + 1
+	end := strictEnd(p.b, start)
+	if end >= len(p.b) || p.b[end] != '"' {
+		return nil, false
+	}
+	p.i = end + 1
+	return p.b[start:end], true
+}

@@ -149,11 +149,13 @@ func (d *metaDecoder) writeAsWritten(m *Meta, held *LastWrite) bool {
 	return ok && r.Literal(`}`)
 }
 
-// int64AsWritten reads an int64 as strconv.AppendInt writes it: not -0.
+// int64AsWritten reads an int64 as strconv.AppendInt writes it: no white
+// space before it, not -0.
 func (d *metaDecoder) int64AsWritten() (int64, bool) {
 	start := d.r.Pos()
 	n, ok := d.r.Int64()
-	return n, ok && (n != 0 || len(d.r.Since(start)) == 1)
+	text := d.r.Since(start)
+	return n, ok && (text[0] == '-' && n != 0 || text[0] >= '0' && text[0] <= '9')
 }
 
 // lastWriteAsWritten reads the last write as appendMeta writes it into

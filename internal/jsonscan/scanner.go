@@ -191,28 +191,8 @@ func plainEnd(b []byte, i int) int {
 	return i
 }
 
-// strictEnd is plainEnd for a strict run (see Reader.PlainStrict): one
-// that <, > and & end too. In a word x, the lowest of those sets its high
-// bit in ((x | 2) ^ '>') - 1 per byte (< and > are 0 there) or in
-// (x ^ '&') - 1 (& is), where no plain byte below it sets one (see
-// plainEnd).
-func strictEnd(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		angle, amp := (x|0x02*ones)^'>'*ones, x^'&'*ones
-		m := (x - 0x20*ones) | ((x ^ '"'*ones) - ones) | ((x ^ '\\'*ones) - ones) | (angle - ones) | (amp - ones)
-		if m &= highs; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(b) && !endsStrict[b[i]]; i++ {
-	}
-	return i
-}
-
 // endsStrict holds, for each byte, whether it ends a strict run (see
-// strictEnd).
+// Reader.PlainStrict).
 var endsStrict = func() (t [256]bool) {
 	for c := range t {
 		t[c] = endsRun[c] || c == '<' || c == '>' || c == '&'

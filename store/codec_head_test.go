@@ -169,6 +169,20 @@ func TestEncodeOverIsFullEncode(t *testing.T) {
 	for i := range race.Sweep(6000, 8) {
 		plain := rng.IntN(4) > 0
 		raw := &rawObject{Meta: randomMeta(rng, plain), Spec: json.RawMessage(`{"replicas":1}`), Status: json.RawMessage(`{"ready":2}`)}
+		if rng.IntN(3) == 0 { // printable ASCII that encoding/json escapes, and another encoder may not
+			m := &raw.Meta
+			html := "x<y>&z"
+			switch rng.IntN(4) {
+			case 0:
+				m.UID = html
+			case 1:
+				m.Finalizers = append(m.Finalizers, html)
+			case 2:
+				m.Managed = append(m.Managed, ManagedFields{Manager: "m", Operation: "Apply", Fields: html})
+			default:
+				m.Labels = map[string]string{"a": html}
+			}
+		}
 		if rng.IntN(4) == 0 {
 			raw.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, LastTransitionTime: time.Unix(int64(i), 0).UTC()}}
 		}

@@ -39,6 +39,9 @@ type rawObject struct {
 	// shape is the shape key of Spec as the read of a write computed it
 	// while slicing Spec (see specKey).
 	shape knownShape
+	// head is the text of Meta up to its last write in the value raw was
+	// read from or written as, when known (see storedHead).
+	head storedHead
 }
 
 // knownShape is the shape key (jsonscan.AppendShapeKey) of the JSON text
@@ -149,8 +152,19 @@ func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 // value (memstore without a copy, see kv.Write.Owned), and a buffer sized
 // by the hint held ~20% of slack (704 bytes for a 575-byte value).
 func (raw *rawObject) encode() ([]byte, error) {
+	val, _, err := raw.encodeOver(nil)
+	return val, err
+}
+
+// encodeOver is encode for a write of raw computed from cur (nil: none),
+// which copies the text of cur's metadata up to its last write from the
+// value cur was read from or written as where raw's are the same (see
+// storedHead), rather than writing it again. It also returns the length
+// of that text in the value (0 when the value has no such head, see
+// storedHead), for the caller to give raw the head of its own value.
+func (raw *rawObject) encodeOver(cur *rawObject) ([]byte, int, error) {
 	bp := encodeBuffers.Get().(*[]byte)
-	b, err := raw.appendTo((*bp)[:0])
+	b, head, err := raw.appendTo((*bp)[:0], cur)
 	var out []byte
 	if err == nil {
 		out = append([]byte(nil), b...)
@@ -159,7 +173,7 @@ func (raw *rawObject) encode() ([]byte, error) {
 		*bp = b[:0]
 		encodeBuffers.Put(bp)
 	}
-	return out, err
+	return out, head, err
 }
 
 // encodeBuffers are encode's scratch buffers; one over maxPooledEncode is
@@ -168,24 +182,43 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledEncode = 64 << 10
 
-// appendTo appends the stored value of raw to b (see encode).
-func (raw *rawObject) appendTo(b []byte) ([]byte, error) {
+// appendTo appends the stored value of raw to b (see encodeOver), and
+// reports the length of its head (0 for none: see storedHead).
+func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
 	// The metadata are rarely more than a few hundred bytes: one growth at
 	// most, with an empty buffer.
 	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
+	start, head := len(b), 0
 	if raw.Version != "" {
 		// A version name needs no escaping (NewVersions checks it).
 		b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
+	} else if text := cur.headFor(&raw.Meta); text != nil {
+		b = append(b, text...)
+		head = len(b) - start
 	} else {
 		b = append(b, `{"metadata":`...)
 	}
-	if out, ok := appendMeta(b, &raw.Meta); ok {
-		b = out
-	} else {
+	ok := true
+	if head == 0 {
+		b, ok = appendMetaHead(b, &raw.Meta)
+		if ok && raw.Version == "" {
+			head = len(b) - start
+		}
+	}
+	if ok {
+		b, ok = appendMetaTail(b, &raw.Meta)
+	}
+	if !ok {
+		b, head = b[:start], 0
+		if raw.Version != "" {
+			b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
+		} else {
+			b = append(b, `{"metadata":`...)
+		}
 		meta, err := json.Marshal(&raw.Meta)
 		if err != nil {
-			return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+			return nil, 0, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
 		}
 		b = append(b, meta...)
 	}
@@ -198,7 +231,7 @@ func (raw *rawObject) appendTo(b []byte) ([]byte, error) {
 		} else {
 			conds, err := json.Marshal(raw.Conditions)
 			if err != nil {
-				return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+				return nil, 0, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
 			}
 			b = append(b, conds...)
 		}
@@ -206,7 +239,7 @@ func (raw *rawObject) appendTo(b []byte) ([]byte, error) {
 	if len(raw.Preserved) > 0 {
 		b = append(append(b, `,"preserved":`...), raw.Preserved...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), head, nil
 }
 
 // metaSizeHint is about the length of m encoded.
@@ -232,6 +265,16 @@ func metaSizeHint(m *Meta) int {
 // the stored bytes of every field, map keys sorted, as encoding/json would;
 // that writes only the spec side's ownership paths, leaves null, in any order.
 func appendMeta(b []byte, m *Meta) ([]byte, bool) {
+	b, ok := appendMetaHead(b, m)
+	if !ok {
+		return b, false
+	}
+	return appendMetaTail(b, m)
+}
+
+// appendMetaHead appends what appendMeta writes before the last write:
+// from the opening brace to the ownership records (see storedHead).
+func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
 	str := func(b []byte, s string) []byte {
 		if !plainJSONString(s) {
@@ -291,6 +334,20 @@ func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 			b = append(str(append(b, `,"fields":`...), e.Fields), '}')
 		}
 		b = append(b, ']')
+	}
+	return b, ok
+}
+
+// appendMetaTail appends the rest of what appendMeta writes, from the
+// last write on.
+func appendMetaTail(b []byte, m *Meta) ([]byte, bool) {
+	ok := true
+	str := func(b []byte, s string) []byte {
+		if !plainJSONString(s) {
+			ok = false
+			return b
+		}
+		return append(append(append(b, '"'), s...), '"')
 	}
 	b = str(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager)
 	b = str(append(b, `,"op":`...), string(m.LastWrite.Op))

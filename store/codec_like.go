@@ -29,6 +29,9 @@ type decodedFrom[S, T any] struct {
 	// conditions, at no version, and spec and status are slices of it:
 	// its raw read (decodeRaw) is obj's Meta and Conditions with them.
 	plain bool
+	// headEnd, when not 0, is the length of the value's head (see
+	// storedHead), for a plain one.
+	headEnd int
 }
 
 var (

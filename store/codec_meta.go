@@ -57,6 +57,10 @@ type metaDecoder struct {
 	// being decoded, for the struct's sideDecoder to take (see heldSide);
 	// valid only from where it is set to that decoder's start.
 	held unsafe.Pointer
+	// headEnd is, once meta read metadata laid out as appendMeta writes
+	// them, the offset in the text read of their last write's member (its
+	// comma), else 0 (see storedHead).
+	headEnd int
 }
 
 // versionOf returns the version of a value whose version key holds v.
@@ -226,7 +230,7 @@ func (d *metaDecoder) meta(m *Meta) bool {
 	if d.metaAsWritten(m, held) {
 		return true
 	}
-	*m, d.r = saved, outer
+	*m, d.r, d.headEnd = saved, outer, 0
 	return d.metaMembers(m)
 }
 

@@ -26,9 +26,12 @@ import (
 // metaAsWritten decodes m, as meta does, from metadata spelled exactly as
 // appendMeta writes them, taking from held (nil: none) what is the same.
 // For any other text (white space, keys in another order or spelling, a
-// string that is not plain ASCII, an empty list) it reports false, with m
-// and d.r partly read; meta then reads the metadata the general way. So
-// both give the same Meta for the texts it reads.
+// string that is not plain ASCII or that encoding/json escapes (<, >, &),
+// an empty list, map, subresource or trace, a zero status generation, -0)
+// it reports false, with m and d.r partly read; meta then reads the
+// metadata the general way. So both give the same Meta for the texts it
+// reads, and a text it reads is byte for byte what encoding/json, and so
+// appendTo, writes for the Meta it gives (see storedHead).
 func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 	r := &d.r
 	var none Meta
@@ -134,14 +137,25 @@ func (d *metaDecoder) tagsAsWritten(m *Meta, h *Meta) bool {
 // from the last write on (see metaAsWritten).
 func (d *metaDecoder) writeAsWritten(m *Meta, held *LastWrite) bool {
 	r := &d.r
+	d.headEnd = r.Pos()
 	if !r.Literal(`,"lastWrite":`) || !d.lastWriteAsWritten(&m.LastWrite, held) || !r.Literal(`,"generation":`) {
 		return false
 	}
 	var ok bool
-	if m.Generation, ok = r.Int64(); ok && r.Literal(`,"statusGeneration":`) {
-		m.StatusGeneration, ok = r.Int64()
+	if m.Generation, ok = d.int64AsWritten(); ok && r.Literal(`,"statusGeneration":`) {
+		m.StatusGeneration, ok = d.int64AsWritten()
+		ok = ok && m.StatusGeneration != 0 // appendMeta leaves 0 out
 	}
 	return ok && r.Literal(`}`)
+}
+
+// int64AsWritten reads an int64 as strconv.AppendInt writes it: no white
+// space before it, not -0.
+func (d *metaDecoder) int64AsWritten() (int64, bool) {
+	start := d.r.Pos()
+	n, ok := d.r.Int64()
+	text := d.r.Since(start)
+	return n, ok && (text[0] == '-' && n != 0 || text[0] >= '0' && text[0] <= '9')
 }
 
 // lastWriteAsWritten reads the last write as appendMeta writes it into
@@ -162,7 +176,7 @@ func (d *metaDecoder) lastWriteAsWritten(w *LastWrite, held *LastWrite) bool {
 	ok := r.Literal(`{"manager":`) && d.plainAs(&w.Manager, held.Manager) &&
 		r.Literal(`,"op":`) && d.plainAs((*string)(&w.Op), string(held.Op))
 	if ok && r.Literal(`,"trace":`) {
-		ok = d.plainAs(&w.Trace, held.Trace)
+		ok = d.plainAs(&w.Trace, held.Trace) && w.Trace != "" // appendMeta leaves "" out
 	}
 	if !ok || !r.Literal(`}`) {
 		return false
@@ -173,10 +187,11 @@ func (d *metaDecoder) lastWriteAsWritten(w *LastWrite, held *LastWrite) bool {
 	return true
 }
 
-// plainAs reads a plain string into *s: held when it is held's text, else
-// what str gives.
+// plainAs reads a string encoding/json writes as it is
+// (Reader.PlainStrict) into *s: held when it is held's text, else what str
+// gives.
 func (d *metaDecoder) plainAs(s *string, held string) bool {
-	b, ok := d.r.Plain()
+	b, ok := d.r.PlainStrict()
 	if !ok {
 		return false
 	}
@@ -228,7 +243,7 @@ func (d *metaDecoder) managedAsWritten(held ManagedFields) (f ManagedFields, ok 
 	ok = r.Literal(`{"manager":`) && d.plainAs(&f.Manager, held.Manager) &&
 		r.Literal(`,"operation":`) && d.plainAs(&f.Operation, held.Operation)
 	if ok && r.Literal(`,"subresource":`) {
-		ok = d.plainAs(&f.Subresource, held.Subresource)
+		ok = d.plainAs(&f.Subresource, held.Subresource) && f.Subresource != "" // appendMeta leaves "" out
 	}
 	ok = ok && r.Literal(`,"fields":`) && d.plainAs(&f.Fields, held.Fields) && r.Literal(`}`)
 	return f, ok
@@ -279,23 +294,21 @@ func (d *metaDecoder) sameMap(held map[string]string) bool {
 	return ok && same && n == len(held)
 }
 
-// entriesAsWritten reads a map of strings as appendStringMap writes it,
-// keys in increasing order, calling f with each key and value.
+// entriesAsWritten reads a non-empty map of strings as appendStringMap
+// writes it (it leaves an empty one out), keys in increasing order,
+// calling f with each key and value.
 func (d *metaDecoder) entriesAsWritten(f func(k, v []byte)) bool {
 	r := &d.r
 	if !r.Literal(`{`) {
 		return false
 	}
-	if r.Literal(`}`) {
-		return true
-	}
 	var prev []byte
 	for i := 0; ; i++ {
-		k, ok := r.Plain()
+		k, ok := r.PlainStrict()
 		if !ok || i > 0 && string(k) <= string(prev) || !r.Literal(`:`) {
 			return false
 		}
-		v, ok := r.Plain()
+		v, ok := r.PlainStrict()
 		if !ok {
 			return false
 		}

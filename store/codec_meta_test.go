@@ -87,6 +87,8 @@ func TestDecodeObjectFastAgreesWithEncodingJSON(t *testing.T) {
 		var raw, rawWant rawObject
 		require.True(t, decodeRawFast(value, &raw, &metaDecoder{scratch: scratch}))
 		require.NoError(t, decodeRawJSON(value, &rawWant))
+		requireHead(t, &raw, value)
+		raw.head = storedHead{}
 		require.Equal(t, rawWant, raw)
 	}
 }

@@ -27,7 +27,7 @@ type storedValue struct {
 func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (storedValue, bool) {
 	var out storedValue
 	var seen [6]bool
-	d.found = d.first
+	d.found, d.headEnd = d.first, 0
 	d.r = jsonscan.NewReader(value)
 	r := &d.r
 	ok := r.Object(func(key []byte) bool {
@@ -195,6 +195,9 @@ func decodeRawFast(value []byte, raw *rawObject, d *metaDecoder) bool {
 		raw.Preserved = append(json.RawMessage(nil), raw.Preserved...)
 	}
 	raw.ownSides(d.specKey)
+	if d.found == "" {
+		raw.head = d.headOf(value)
+	}
 	return true
 }
 
@@ -280,7 +283,12 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	if !decodeSides(d, obj, spec, status, like, cp) {
 		return decodedFrom[S, T]{}, false
 	}
-	return decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: parts.preserved == nil && d.found == ""}, true
+	plain := parts.preserved == nil && d.found == ""
+	from := decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: plain}
+	if plain {
+		from.headEnd = len(d.headOf(value).text)
+	}
+	return from, true
 }
 
 // sidesIntoOf returns the sidesInto of obj for plans, over like, the held

@@ -45,7 +45,11 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	m.Labels, m.Annotations = nilIfEmptyMap(m.Labels), nilIfEmptyMap(m.Annotations)
 	m.Owners, m.Finalizers, m.Managed = nilIfEmpty(m.Owners), nilIfEmpty(m.Finalizers), nilIfEmpty(m.Managed)
 	bp := encodeBuffers.Get().(*[]byte)
-	head, ok := appendMeta(append((*bp)[:0], `{"metadata":`...), &m)
+	head, ok := appendMetaHead(append((*bp)[:0], `{"metadata":`...), &m)
+	headEnd := len(head)
+	if ok {
+		head, ok = appendMetaTail(head, &m)
+	}
 	head = append(head, `,"spec":`...)
 	same := ok && bytes.HasPrefix(kv.Value, head)
 	if cap(head) <= maxPooledEncode {
@@ -74,6 +78,9 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	}
 	raw.Spec, raw.Status = spec, status
 	raw.ownSides(d.specKey)
+	// The value's head is appendMetaHead's of raw.Meta: the write copies it
+	// where it leaves it as it is.
+	raw.head = storedHead{text: kv.Value[:headEnd:headEnd]}
 	raw.Meta.Revision = kv.ModRevision
 	return raw, true
 }

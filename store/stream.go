@@ -312,6 +312,9 @@ func (s *Store[S, T]) remember(kv kv.KeyValue, from *decodedFrom[S, T], written 
 	case s.last == nil:
 	case !written && from.plain && s.ver == nil:
 		raw := &rawObject{Meta: from.obj.Meta.clone(), Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
+		if from.headEnd > 0 {
+			raw.head = storedHead{text: kv.Value[:from.headEnd:from.headEnd]}
+		}
 		s.last.readDecoded(kv, raw)
 	default:
 		s.last.read(kv)

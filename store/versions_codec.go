@@ -175,10 +175,25 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 // at the served version, and sets next.stored and next.Preserved to what is
 // stored.
 func (s *Store[S, T]) encodeStored(next *rawObject) ([]byte, error) {
+	val, _, err := s.encodeStoredOver(nil, next)
+	return val, err
+}
+
+// encodeStoredOver is encodeStored for a write of next computed from cur
+// (nil: none), with the length of the value's head (see
+// rawObject.encodeOver): at no version only.
+func (s *Store[S, T]) encodeStoredOver(cur, next *rawObject) ([]byte, int, error) {
 	v := s.ver
 	if v == nil {
-		return next.encode()
+		return next.encodeOver(cur)
 	}
+	val, err := s.encodeVersioned(next)
+	return val, 0, err
+}
+
+// encodeVersioned is encodeStored for a Store with versions.
+func (s *Store[S, T]) encodeVersioned(next *rawObject) ([]byte, error) {
+	v := s.ver
 	if v.served == v.storage && (next.stored.version == "" || next.stored.version == v.storage.name) && len(next.Preserved) == 0 {
 		next.Version = v.storage.name
 		val, err := next.encode()

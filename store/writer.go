@@ -307,14 +307,19 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 		}
 		next.Meta.LastWrite.Trace = tr
 	}
-	val, err := w.s.encodeStored(next)
+	val, head, err := w.s.encodeStoredOver(cur, next)
 	if err != nil {
 		return 0, err
 	}
+	// next takes the head of its own value (none when cur's does not
+	// describe next, see storedHead): the memory of values may keep it.
+	next.head = storedHead{}
 	if w.s.admission != nil {
 		if val, sides, err = w.admit(own, cur, next, val, sides); err != nil {
 			return 0, err
 		}
+	} else if head > 0 {
+		next.head = storedHead{text: val[:head:head]}
 	}
 	if d := dryRunFrom(ctx); d != nil {
 		d.dryMeta(next.Meta)

@@ -48,3 +48,59 @@ func TestPlainEndIsBytewise(t *testing.T) {
 		}
 	}
 }
+
+// strictEndBytewise finds, one byte at a time, where a strict run ends
+// (see Reader.PlainStrict): the specification.
+func strictEndBytewise(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			return i
+		}
+	}
+	return i
+}
+
+// PlainStrict reads a string exactly when a byte-at-a-time loop finds its
+// run ends at its closing quote, from every start in a text, as
+// TestPlainEndIsBytewise checks plainEnd, with the bytes that end a strict
+// run only (<, >, &) and their neighbours (0x25 and 0x27, 0x3b, 0x3d and
+// 0x3f) among them.
+func TestPlainStrictIsBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0x00, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 'a', 0x7e, 0x7f, 0x80, 0xff, 0xe2, 0xa2,
+		0x25, '&', 0x27, 0x3b, '<', 0x3d, '>', 0x3f}
+	check := func(b []byte, i int) {
+		text := append(append([]byte(nil), b...), '"')
+		r := NewReader(text)
+		r.p.i = i
+		end := strictEndBytewise(text, i+1)
+		got, ok := r.PlainStrict()
+		want := i < len(text) && text[i] == '"' && end < len(text) && text[end] == '"'
+		if ok != want || ok && (string(got) != string(text[i+1:end]) || r.Pos() != end+1) {
+			t.Fatalf("PlainStrict of %q at %d = %q, %v; want %v to %d", text, i, got, ok, want, end)
+		}
+	}
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		b = append([]byte{'"'}, b...)
+		for i := 0; i < len(b); i++ {
+			if b[i] == '"' {
+				check(b, i)
+			}
+		}
+	}
+	for c := range 256 {
+		for pos := range 17 {
+			b := []byte(`"abcdefghijklmnopqrstuvwxyz`)
+			b[1+pos] = byte(c)
+			check(b, 0)
+		}
+	}
+}

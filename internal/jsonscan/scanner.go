@@ -191,6 +191,15 @@ func plainEnd(b []byte, i int) int {
 	return i
 }
 
+// endsStrict holds, for each byte, whether it ends a strict run (see
+// Reader.PlainStrict).
+var endsStrict = func() (t [256]bool) {
+	for c := range t {
+		t[c] = endsRun[c] || c == '<' || c == '>' || c == '&'
+	}
+	return t
+}()
+
 // endsRun holds, for each byte, whether it ends a plain run (see plainEnd).
 var endsRun = func() (t [256]bool) {
 	for c := range t {

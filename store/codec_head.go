@@ -1,0 +1,78 @@
+package store
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"unsafe"
+)
+
+// A write changes an object's metadata from its last write on (the last
+// write, the generations) and, mostly, nothing before it: the kind, name,
+// UID, labels, annotations, owners, finalizers and ownership records,
+// most of the metadata's bytes (each record's fields text, the UID) and of
+// the cost of writing them (appendMeta checks every string for what
+// encoding/json would escape). So a write whose object has the same
+// metadata up to its last write as the value it was computed from copies
+// that value's text of them (its head) instead of writing them again. The
+// value written is the same, byte for byte, because the head is what
+// appendTo writes for those metadata: the Store's own encoding (appendTo,
+// decodeRawAs) is, and so is a text metaAsWritten read, which reads only
+// what encoding/json writes.
+
+// storedHead is the head of a stored value (`{"metadata":{"kind":` to
+// just before `,"lastWrite":`), as appendTo writes it for the metadata of
+// the rawObject that holds it, which was read from or written as that
+// value (immutable: the Backend's, or the Store's own encoding). text is
+// nil when it is not known: a value at a version, whose head is not the
+// metadata's alone, or metadata that are not laid out as appendMeta writes
+// them. It describes the Meta of the rawObject it was given to as that
+// Meta was then; nothing changes a rawObject's metadata before its last
+// write afterwards (a write computes a copy, next := *cur, which it gives
+// the head of its own value, see Writer.putGiven).
+type storedHead struct {
+	text []byte
+}
+
+// headFor returns the head of cur's value for a write of m, nil when it
+// has none or it is not m's: m differs from cur's metadata before the last
+// write. cur may be nil.
+func (cur *rawObject) headFor(m *Meta) []byte {
+	if cur == nil || cur.head.text == nil || cur.Version != "" || !sameHead(m, &cur.Meta) {
+		return nil
+	}
+	return cur.head.text
+}
+
+// sameHead reports whether appendMetaHead writes the same for a and b:
+// their fields before the last write are equal, an empty map or list
+// being the same as none.
+func sameHead(a, b *Meta) bool {
+	return a.Kind == b.Kind && a.Name == b.Name && a.UID == b.UID && a.DeletionRequested == b.DeletionRequested &&
+		sameMetaMap(a.Labels, b.Labels) && sameMetaMap(a.Annotations, b.Annotations) &&
+		sameList(a.Managed, b.Managed) && sameList(a.Owners, b.Owners) && sameList(a.Finalizers, b.Finalizers)
+}
+
+// sameList reports whether a and b hold the same elements, without looking
+// at them when they are the same elements of the same array (a write's
+// lists are its base's, or new: nothing changes an element in place).
+func sameList[E comparable](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || slices.Equal(a, b))
+}
+
+// sameMetaMap reports whether a and b hold the same entries, without
+// looking at them when they are the same map.
+func sameMetaMap(a, b map[string]string) bool {
+	return len(a) == len(b) && (len(a) == 0 || sharedMap(a, b) || maps.Equal(a, b))
+}
+
+// headOf returns the head of value, whose metadata d read as appendMeta
+// writes them (metaAsWritten, see metaDecoder.headEnd) as the value's first
+// member: none otherwise.
+func (d *metaDecoder) headOf(value []byte) storedHead {
+	const open = `{"metadata":{`
+	if d.headEnd <= len(open) || d.headEnd > len(value) || !bytes.HasPrefix(value, []byte(open)) {
+		return storedHead{}
+	}
+	return storedHead{text: value[:d.headEnd:d.headEnd]}
+}

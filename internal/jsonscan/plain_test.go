@@ -15,6 +15,20 @@ func plainEndBytewise(b []byte, i int) int {
 	return i
 }
 
+// randomRun returns up to 39 bytes, each printable ASCII, or one of
+// alphabet one time in four.
+func randomRun(rng *rand.Rand, alphabet []byte) []byte {
+	b := make([]byte, rng.IntN(40))
+	for j := range b {
+		if rng.IntN(4) == 0 {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		} else {
+			b[j] = byte(0x20 + rng.IntN(0x5f))
+		}
+	}
+	return b
+}
+
 // plainEnd finds the end of a plain run where a byte-at-a-time loop does,
 // from every start, whatever bytes end it and wherever they fall within a
 // word: each byte value that ends a run and its neighbours that do not
@@ -24,14 +38,7 @@ func TestPlainEndIsBytewise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte{0x00, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 'a', 0x7e, 0x7f, 0x80, 0xff, 0xe2}
 	for range 20000 {
-		b := make([]byte, rng.IntN(40))
-		for j := range b {
-			if rng.IntN(4) == 0 {
-				b[j] = alphabet[rng.IntN(len(alphabet))]
-			} else {
-				b[j] = byte(0x20 + rng.IntN(0x5f))
-			}
-		}
+		b := randomRun(rng, alphabet)
 		for i := 0; i <= len(b); i++ {
 			if got, want := plainEnd(b, i), plainEndBytewise(b, i); got != want {
 				t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, i, got, want)
@@ -81,14 +88,7 @@ func TestPlainStrictIsBytewise(t *testing.T) {
 		}
 	}
 	for range 20000 {
-		b := make([]byte, rng.IntN(40))
-		for j := range b {
-			if rng.IntN(4) == 0 {
-				b[j] = alphabet[rng.IntN(len(alphabet))]
-			} else {
-				b[j] = byte(0x20 + rng.IntN(0x5f))
-			}
-		}
+		b := randomRun(rng, alphabet)
 		b = append([]byte{'"'}, b...)
 		for i := 0; i < len(b); i++ {
 			if b[i] == '"' {

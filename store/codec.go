@@ -272,17 +272,22 @@ func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 	return appendMetaTail(b, m)
 }
 
+// appendPlain appends s as a JSON string if it needs no escaping (see
+// plainJSONString); else it appends nothing and clears *ok, and the caller
+// encodes the value the general way.
+func appendPlain(b []byte, s string, ok *bool) []byte {
+	if !plainJSONString(s) {
+		*ok = false
+		return b
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
 // appendMetaHead appends what appendMeta writes before the last write:
 // from the opening brace to the ownership records (see storedHead).
 func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	str := func(b []byte, s string) []byte {
-		if !plainJSONString(s) {
-			ok = false
-			return b
-		}
-		return append(append(append(b, '"'), s...), '"')
-	}
+	str := func(b []byte, s string) []byte { return appendPlain(b, s, &ok) }
 	b = str(append(b, `{"kind":`...), m.Kind)
 	b = str(append(b, `,"name":`...), m.Name)
 	b = str(append(b, `,"uid":`...), m.UID)
@@ -342,13 +347,7 @@ func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 // last write on.
 func appendMetaTail(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	str := func(b []byte, s string) []byte {
-		if !plainJSONString(s) {
-			ok = false
-			return b
-		}
-		return append(append(append(b, '"'), s...), '"')
-	}
+	str := func(b []byte, s string) []byte { return appendPlain(b, s, &ok) }
 	b = str(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager)
 	b = str(append(b, `,"op":`...), string(m.LastWrite.Op))
 	if m.LastWrite.Trace != "" {
@@ -395,13 +394,7 @@ func appendStringMap(b []byte, name string, m map[string]string) ([]byte, bool) 
 // string that encoding/json would escape, a time it cannot encode.
 func appendConditions(b []byte, conds []Condition) ([]byte, bool) {
 	ok := true
-	str := func(b []byte, s string) []byte {
-		if !plainJSONString(s) {
-			ok = false
-			return b
-		}
-		return append(append(append(b, '"'), s...), '"')
-	}
+	str := func(b []byte, s string) []byte { return appendPlain(b, s, &ok) }
 	b = append(b, '[')
 	for i, c := range conds {
 		if i > 0 {

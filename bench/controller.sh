@@ -37,6 +37,7 @@
 # Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
 #                      [-a paced rate] [-e event ops] [-k backoff ops]
 #                      [-q queue benchtime] [-p part,part] [-g gomaxprocs]
+#                      [-c cpulist]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
 #          controller.sh -r 5 -p paced   (50k updates at 2000/s: 25s a run)
 #          controller.sh -r 1 -n 100000 -p controller
@@ -47,17 +48,22 @@
 # two: on two, the writer, the watch and the workers run at once (cache
 # lines move between cores, idle Ps spin and are woken), which cachegrind.sh
 # (one P) does not count: -g 1 against the default shows what that adds.
+# -c runs every program under taskset -c CPULIST (e.g. -c 0): with -g 2 -c 0
+# both Ps share one core, which tells the cost of two cores (data moving
+# between their caches) from the cost of two Ps (the scheduler's wake-ups,
+# spinning and idle GC workers): -g 2 -c 0 near -g 1 puts the difference in
+# the cores, near the default in the Ps.
 # It builds each program once (GOWORK=off, against this module's go.mod),
 # prints every run's raw line, then the table. The machine's load average
 # is printed with it: figures from a loaded machine are noisy. The table
 # gives, per figure, the median of the per-round ratios and their range.
 set -euo pipefail
-rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue procs=
-while getopts r:n:u:w:a:e:k:q:p:g: opt; do
+rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue procs= cpus=
+while getopts r:n:u:w:a:e:k:q:p:g:c: opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;; a) rate=$OPTARG ;;
     e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; q) queuetime=$OPTARG ;; p) parts=$OPTARG ;;
-    g) procs=$OPTARG ;;
+    g) procs=$OPTARG ;; c) cpus=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -70,6 +76,11 @@ go build -o "$work/ctl-steady" ./cmd/ctl-steady
 go build -o "$work/ctl-clientgo" ./cmd/ctl-clientgo
 go test -c -o "$work/bench.test" .
 if [[ -n $procs ]]; then export GOMAXPROCS=$procs; fi
+pin=()
+if [[ -n $cpus ]]; then
+  command -v taskset >/dev/null || { echo "controller.sh: -c needs taskset (util-linux)" >&2; exit 1; }
+  pin=(taskset -c "$cpus")
+fi
 data=$work/data
 
 # record LABEL ROUND SIDE: reads one run's output and appends
@@ -87,7 +98,7 @@ record() {
 run() {
   local label=$1 round=$2 side=$3 out
   shift 3
-  out=$("$@" 2>&1) || { echo "$out" >&2; echo "FAILED: $label $side round $round" >&2; exit 1; }
+  out=$("${pin[@]}" "$@" 2>&1) || { echo "$out" >&2; echo "FAILED: $label $side round $round" >&2; exit 1; }
   echo "$out" | grep -E '^(side=|Benchmark)' | sed "s/^/[$round $label] /" >&2
   echo "$out" | record "$label" "$round" "$side"
   if echo "$out" | grep -q '^side=.* kept_up=0'; then echo "$label $side round $round" >>"$work/notkept"; fi
@@ -128,7 +139,7 @@ done
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers paced rate=$rate/s; $(nproc) CPUs, load average after: $load"
+echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers paced rate=$rate/s; $(nproc) CPUs${cpus:+, pinned to CPUs $cpus}${procs:+, GOMAXPROCS=$procs}, load average after: $load"
 printf '%-16s %-18s %12s %12s %10s  %s\n' part figure steady client-go ratio 'ratio range'
 sort -k1,1 -k2,2 -k3,3n "$data" | awk '
   function median(a, n,   i, j, t) {

@@ -7,7 +7,9 @@ import (
 
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"time"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -211,11 +213,22 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 		// are gone, so out closes last.
 		defer func() {
 			cancel()
-			for range in {
-			}
+			s.drainWatch(in)
 		}()
 		decode := s.decoder(withPrev, keep, nil) // this goroutine's alone
-		for ev := range in {
+		for {
+			var ev kv.Event
+			var open bool
+			select {
+			case ev, open = <-in:
+			case <-ctx.Done():
+				// A Backend whose channel stays open and quiet after
+				// ctx ended would otherwise keep this goroutine forever.
+				return
+			}
+			if !open {
+				return
+			}
 			tev := decode(ev)
 			select {
 			case out <- tev:
@@ -228,6 +241,33 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 		}
 	}()
 	return out, nil
+}
+
+// watchCloseGrace is how long a watch's goroutine waits, after it stopped
+// reading, for the Backend to close the watch channel, as kv.Backend's
+// Watch promises once its ctx ends.
+const watchCloseGrace = 5 * time.Second
+
+// drainWatch reads in, a backend watch whose ctx was cancelled, until the
+// Backend closes it, for at most watchCloseGrace on the Store's clock. A
+// Backend that breaks the promise is left behind, loudly: its channel and
+// whatever sends on it are the Backend's, and the caller's channel must
+// still close.
+func (s *Store[S, T]) drainWatch(in <-chan kv.Event) {
+	timer := s.clock.NewTimer(watchCloseGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case _, open := <-in:
+			if !open {
+				return
+			}
+		case <-timer.C():
+			s.logger.Error("store: the backend did not close a watch channel after its context ended; leaving it (kv.Backend's Watch must close its channel once ctx ends)",
+				slog.String("kind", s.kind), slog.Duration("waited", watchCloseGrace))
+			return
+		}
+	}
 }
 
 // rejects reports whether ev is a write to an object of the kind whose

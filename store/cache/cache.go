@@ -308,6 +308,9 @@ func (c *Cache[S, T]) markLocked(name string, old, new *store.Object[S, T]) {
 		c.counts.Loud.Store(int64(len(c.loud)))
 		return
 	}
+	if len(c.loud) == 0 { // no object loud, the usual case: no lookup
+		return
+	}
 	if _, ok := c.loud[name]; !ok {
 		return
 	}

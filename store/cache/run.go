@@ -736,7 +736,9 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		return
 	}
 	name := ev.Object.Meta.Name
-	delete(c.quarantine, name)
+	if len(c.quarantine) > 0 { // nearly always empty: no call, no hash
+		delete(c.quarantine, name)
+	}
 	// The handlers' old object is the one the Cache held, never ev.Prev
 	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not

@@ -132,7 +132,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 	l.mu.Lock()
 	det := l.detectors[key]
 	if det == nil {
-		if !w.Self && l.keys[key] == nil {
+		if !w.Self && (len(l.keys) == 0 || l.keys[key] == nil) {
 			// Writes by others matter only once self writes too: keep no
 			// state for keys self never wrote.
 			l.mu.Unlock()
@@ -250,10 +250,14 @@ func (l *Loop[K]) sawWrite(b any, rev int64) { l.own.seen(b, rev) }
 
 // keepsState reports whether the Loop keeps state for key (a keyState or
 // a detector): observeWrite records another writer's change only then.
+// It looks in detectors first: a key another writer changes that has
+// state has a detector nearly always (its state is a detector alone once
+// it converged), and each lookup in a map of every such key is a cache
+// miss; keys, which holds few, is looked in only when not empty.
 func (l *Loop[K]) keepsState(key K) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.keys[key] != nil || l.detectors[key] != nil
+	return l.detectors[key] != nil || (len(l.keys) > 0 && l.keys[key] != nil)
 }
 
 // forgetKey drops everything about a deleted object.

@@ -200,6 +200,9 @@ func (o *ownWrites) own(b any, manager string, rev int64) bool {
 		return true
 	}
 	o.sawEarlyLocked(b, rev, manager)
+	if len(o.names) == 0 { // most Loops' reconciles write as its manager alone
+		return false
+	}
 	_, ok := o.names[manager]
 	return ok
 }

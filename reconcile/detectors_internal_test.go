@@ -90,3 +90,30 @@ func TestAKeyWithAKeyStateAndNoDetectorKeepsState(t *testing.T) {
 	require.Contains(t, l.detectors, "a", "another writer's change of a key with state is counted")
 	require.NotContains(t, l.detectors, "b", "nor kept for a key without")
 }
+
+// The Loop takes the detector it last found for a key without a lookup
+// (lastDetector), never one it no longer holds: after a deletion forgets
+// the key, or a resync drops its idle detector, the key's next write goes
+// to a new detector that the Loop holds, not to the one it dropped.
+func TestADroppedDetectorIsNotWrittenTo(t *testing.T) {
+	status := diff.MustParsePath(".status.replicas")
+	for _, drop := range []struct {
+		name string
+		drop func(l *Loop[string])
+	}{
+		{"deleted", func(l *Loop[string]) { l.forgetKey("a") }},
+		{"idle at resync", func(l *Loop[string]) { l.resync() }},
+	} {
+		t.Run(drop.name, func(t *testing.T) {
+			l := mustNew(t, Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), nil)
+			l.observeWrite("a", oscillation.Write{Self: true, Time: time.Now().Add(-time.Hour), Owned: []diff.Path{status}})
+			require.True(t, l.keepsState("a"))
+			drop.drop(l)
+			require.False(t, l.keepsState("a"), "the dropped detector is not found")
+			l.observeWrite("a", oscillation.Write{Self: true, Time: time.Now(), Owned: []diff.Path{status}})
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			require.Contains(t, l.detectors, "a", "the write went to a detector the Loop holds")
+		})
+	}
+}

@@ -130,7 +130,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		w.Time = l.clk.Now()
 	}
 	l.mu.Lock()
-	det := l.detectors[key]
+	det := l.detectorLocked(key)
 	if det == nil {
 		if !w.Self && (len(l.keys) == 0 || l.keys[key] == nil) {
 			// Writes by others matter only once self writes too: keep no
@@ -141,6 +141,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		det = oscillation.New(l.cfg.osc)
 		l.detectors[key] = det
 		l.detectorsPeak = max(l.detectorsPeak, len(l.detectors))
+		l.lastDetector = keyDetector[K]{key, det}
 	}
 	l.paths.intern(w.Owned)
 	l.paths.intern(w.Foreign)
@@ -257,7 +258,29 @@ func (l *Loop[K]) sawWrite(b any, rev int64) { l.own.seen(b, rev) }
 func (l *Loop[K]) keepsState(key K) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.detectors[key] != nil || (len(l.keys) > 0 && l.keys[key] != nil)
+	return l.detectorLocked(key) != nil || (len(l.keys) > 0 && l.keys[key] != nil)
+}
+
+// detectorLocked returns key's detector, nil for none: lastDetector's when
+// it is key's, else the one detectors holds, which becomes lastDetector.
+func (l *Loop[K]) detectorLocked(key K) *oscillation.Detector {
+	if d := l.lastDetector; d.det != nil && d.key == key {
+		return d.det
+	}
+	det := l.detectors[key]
+	if det != nil {
+		l.lastDetector = keyDetector[K]{key, det}
+	}
+	return det
+}
+
+// forgetDetectorLocked removes key's detector from detectors, if it has
+// one. Every removal goes through it, or clears lastDetector itself.
+func (l *Loop[K]) forgetDetectorLocked(key K) {
+	delete(l.detectors, key)
+	if l.lastDetector.key == key {
+		l.lastDetector = keyDetector[K]{}
+	}
 }
 
 // forgetKey drops everything about a deleted object.
@@ -270,7 +293,7 @@ func (l *Loop[K]) forgetKey(key K) {
 		l.clearAwaitLocked(s) // the deletion's hint runs the key
 		l.deleteKeyLocked(key)
 	}
-	delete(l.detectors, key)
+	l.forgetDetectorLocked(key)
 	l.forgetRerunsLocked(key)
 	delete(l.stalledObjs, key)
 	l.nstalled.Store(int64(len(l.stalledObjs)))

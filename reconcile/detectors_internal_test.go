@@ -67,3 +67,53 @@ func TestResyncDropsIdleDetectors(t *testing.T) {
 	require.Contains(t, l.detectors, "e")
 	require.Equal(t, 1, l.detectorsPeak, "the map was made anew")
 }
+
+// A key the Loop keeps a keyState for and no detector (its reconcile
+// failed before it wrote) keeps state too: another writer's change of it
+// reaches a detector, made for it then, and of a key with no state at all
+// does not. keepsState and observeWrite look in detectors first, where
+// nearly every key with state is, but must still look in keys.
+func TestAKeyWithAKeyStateAndNoDetectorKeepsState(t *testing.T) {
+	l := mustNew(t, Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), nil)
+	l.mu.Lock()
+	l.setKeyLocked("a", &keyState{failures: 1})
+	l.mu.Unlock()
+	require.True(t, l.keepsState("a"))
+	require.False(t, l.keepsState("b"))
+
+	replicas := diff.MustParsePath(".spec.replicas")
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	l.observeWrite("a", oscillation.Write{Time: at, Foreign: []diff.Path{replicas}})
+	l.observeWrite("b", oscillation.Write{Time: at, Foreign: []diff.Path{replicas}})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Contains(t, l.detectors, "a", "another writer's change of a key with state is counted")
+	require.NotContains(t, l.detectors, "b", "nor kept for a key without")
+}
+
+// The Loop takes the detector it last found for a key without a lookup
+// (lastDetector), never one it no longer holds: after a deletion forgets
+// the key, or a resync drops its idle detector, the key's next write goes
+// to a new detector that the Loop holds, not to the one it dropped.
+func TestADroppedDetectorIsNotWrittenTo(t *testing.T) {
+	status := diff.MustParsePath(".status.replicas")
+	for _, drop := range []struct {
+		name string
+		drop func(l *Loop[string])
+	}{
+		{"deleted", func(l *Loop[string]) { l.forgetKey("a") }},
+		{"idle at resync", func(l *Loop[string]) { l.resync() }},
+	} {
+		t.Run(drop.name, func(t *testing.T) {
+			l := mustNew(t, Func[string](func(context.Context, string) (Result, error) { return Result{}, nil }), nil)
+			l.observeWrite("a", oscillation.Write{Self: true, Time: time.Now().Add(-time.Hour), Owned: []diff.Path{status}})
+			require.True(t, l.keepsState("a"))
+			drop.drop(l)
+			require.False(t, l.keepsState("a"), "the dropped detector is not found")
+			l.observeWrite("a", oscillation.Write{Self: true, Time: time.Now(), Owned: []diff.Path{status}})
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			require.Contains(t, l.detectors, "a", "the write went to a detector the Loop holds")
+		})
+	}
+}

@@ -108,6 +108,16 @@ type Loop[K comparable] struct {
 	// largest length since it was last made anew (see resync).
 	detectors     map[K]*oscillation.Detector
 	detectorsPeak int
+	// lastDetector is the key and detector keepsState or observeWrite
+	// last found in detectors, or made: the next look for the same key
+	// takes it without a lookup, each a cache miss in a map of every key
+	// the Loop wrote. Another writer's change of a key is looked up three
+	// times in a row (keepsState as it is judged, observeWrite as its
+	// deferred judgement is made, at the next event, and again for the
+	// Loop's own write that the change woke, often that next event).
+	// Every removal from detectors clears it (forgetDetectorLocked), so
+	// that while det is set, detectors holds det under key.
+	lastDetector keyDetector[K]
 	// reruns counts, per key, its passes in a row that ended with a rerun
 	// due (see paceReruns); rerunning is its size, so that a pass with none
 	// costs one atomic load while no key has a count.
@@ -157,6 +167,12 @@ type keyState struct {
 }
 
 type stalledNote struct{ reason, message string }
+
+// keyDetector is a key and its oscillation detector (see lastDetector).
+type keyDetector[K comparable] struct {
+	key K
+	det *oscillation.Detector
+}
 
 func (s *keyState) empty() bool {
 	return s.failures == 0 && s.requeues == 0 && s.lastErr == nil && !s.warned && !s.freshRead && s.awaited == nil &&

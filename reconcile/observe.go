@@ -130,9 +130,9 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		w.Time = l.clk.Now()
 	}
 	l.mu.Lock()
-	det := l.detectors[key]
+	det := l.detectorLocked(key)
 	if det == nil {
-		if !w.Self && l.keys[key] == nil {
+		if !w.Self && (len(l.keys) == 0 || l.keys[key] == nil) {
 			// Writes by others matter only once self writes too: keep no
 			// state for keys self never wrote.
 			l.mu.Unlock()
@@ -141,6 +141,7 @@ func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
 		det = oscillation.New(l.cfg.osc)
 		l.detectors[key] = det
 		l.detectorsPeak = max(l.detectorsPeak, len(l.detectors))
+		l.lastDetector = keyDetector[K]{key, det}
 	}
 	l.paths.intern(w.Owned)
 	l.paths.intern(w.Foreign)
@@ -250,10 +251,36 @@ func (l *Loop[K]) sawWrite(b any, rev int64) { l.own.seen(b, rev) }
 
 // keepsState reports whether the Loop keeps state for key (a keyState or
 // a detector): observeWrite records another writer's change only then.
+// It looks in detectors first: a key another writer changes that has
+// state has a detector nearly always (its state is a detector alone once
+// it converged), and each lookup in a map of every such key is a cache
+// miss; keys, which holds few, is looked in only when not empty.
 func (l *Loop[K]) keepsState(key K) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.keys[key] != nil || l.detectors[key] != nil
+	return l.detectorLocked(key) != nil || (len(l.keys) > 0 && l.keys[key] != nil)
+}
+
+// detectorLocked returns key's detector, nil for none: lastDetector's when
+// it is key's, else the one detectors holds, which becomes lastDetector.
+func (l *Loop[K]) detectorLocked(key K) *oscillation.Detector {
+	if d := l.lastDetector; d.det != nil && d.key == key {
+		return d.det
+	}
+	det := l.detectors[key]
+	if det != nil {
+		l.lastDetector = keyDetector[K]{key, det}
+	}
+	return det
+}
+
+// forgetDetectorLocked removes key's detector from detectors, if it has
+// one. Every removal goes through it, or clears lastDetector itself.
+func (l *Loop[K]) forgetDetectorLocked(key K) {
+	delete(l.detectors, key)
+	if l.lastDetector.key == key {
+		l.lastDetector = keyDetector[K]{}
+	}
 }
 
 // forgetKey drops everything about a deleted object.
@@ -266,7 +293,7 @@ func (l *Loop[K]) forgetKey(key K) {
 		l.clearAwaitLocked(s) // the deletion's hint runs the key
 		l.deleteKeyLocked(key)
 	}
-	delete(l.detectors, key)
+	l.forgetDetectorLocked(key)
 	l.forgetRerunsLocked(key)
 	delete(l.stalledObjs, key)
 	l.nstalled.Store(int64(len(l.stalledObjs)))

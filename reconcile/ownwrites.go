@@ -31,11 +31,15 @@ import (
 type ownWrites struct {
 	on   atomic.Bool // a cache source judges writes: record them
 	mu   sync.Mutex
-	revs map[written]struct{} // by backend (backendID) and revision
+	revs map[ownRev]struct{} // by backend (its number) and revision
+	// backends numbers the backends of revs' revisions: backends[i] is
+	// number i+1, and uses[i] counts the revisions of revs written to
+	// it. A number that no revision uses is free (nil) for the next new
+	// backend, so the list holds only backends with revisions pending.
+	backends []any
+	uses     []int
 	// anyRevs counts the revisions in revs of no known backend: while
-	// there are none, an event's revision is looked up once, not twice
-	// (a key holding an interface costs a lookup tens of instructions
-	// even in an empty map).
+	// there are none, an event's revision is looked up once, not twice.
 	anyRevs int
 	names   map[string]struct{}
 	prune   int // len(revs) past which wrote prunes: twice what the last prune kept
@@ -47,6 +51,84 @@ type ownWrites struct {
 	// did before.
 	early [earlyRevs]sighting
 	next  int
+}
+
+// ownRev is a revision a reconcile wrote, and the number of the backend
+// it was written to (ownWrites.backends), 0 for none known. A key of two
+// integers hashes and compares inline; one that held the backend itself,
+// an interface, cost a call of its type's hash and equality per map
+// operation, about 250 instructions per write and 370 per event of it
+// (BenchmarkEventToReconcile/steady, callgrind).
+type ownRev struct {
+	b   int
+	rev int64
+}
+
+// numberLocked returns the number of backend b in revs' keys: 0 for nil,
+// -1 for a backend that has none when add is false, and a new number
+// (a free one, or the next) when add is true.
+func (o *ownWrites) numberLocked(b any, add bool) int {
+	if b == nil {
+		return 0
+	}
+	free := -1
+	for i, x := range o.backends {
+		if x == b { // b is comparable (backendID), and never nil here
+			return i + 1
+		}
+		if x == nil && free < 0 {
+			free = i
+		}
+	}
+	switch {
+	case !add:
+		return -1
+	case free >= 0:
+		o.backends[free] = b
+		return free + 1
+	}
+	o.backends = append(o.backends, b)
+	o.uses = append(o.uses, 0)
+	return len(o.backends)
+}
+
+// backendOf returns the backend of number n (0: nil, none known).
+func (o *ownWrites) backendOf(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return o.backends[n-1]
+}
+
+// addLocked adds k to revs, counting it for its backend when new.
+func (o *ownWrites) addLocked(k ownRev) {
+	n := len(o.revs)
+	o.revs[k] = struct{}{}
+	if len(o.revs) == n {
+		return
+	}
+	if k.b == 0 {
+		o.anyRevs++
+	} else {
+		o.uses[k.b-1]++
+	}
+}
+
+// forgetLocked deletes k from revs, and reports whether revs held it. It
+// tells by the map's length: a delete, not a lookup and a delete. The
+// number of a backend left with no revision is freed.
+func (o *ownWrites) forgetLocked(k ownRev) bool {
+	n := len(o.revs)
+	delete(o.revs, k)
+	if len(o.revs) == n {
+		return false
+	}
+	if k.b == 0 {
+		o.anyRevs--
+	} else if o.uses[k.b-1]--; o.uses[k.b-1] == 0 {
+		o.backends[k.b-1] = nil
+	}
+	return true
 }
 
 // earlyRevs is how many of the last unmatched events wrote looks through:
@@ -107,21 +189,15 @@ func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
 		return
 	}
 	if o.revs == nil {
-		o.revs = map[written]struct{}{}
+		o.revs = map[ownRev]struct{}{}
 	}
-	k := written{b: b, rev: rev}
-	if b == nil {
-		if _, ok := o.revs[k]; !ok {
-			o.anyRevs++
-		}
-	}
-	o.revs[k] = struct{}{}
+	o.addLocked(ownRev{b: o.numberLocked(b, true), rev: rev})
 	if n := len(o.revs); n > max(o.prune, maxOwnRevs) {
-		floors := map[any]int64{}
+		floors := map[int]int64{}
 		for r := range o.revs {
 			f, ok := floors[r.b]
 			if !ok {
-				f = floor(r.b)
+				f = floor(o.backendOf(r.b))
 				floors[r.b] = f
 			}
 			if r.rev <= f {
@@ -156,38 +232,18 @@ func (o *ownWrites) seen(b any, rev int64) {
 
 // dropLocked deletes revision rev of backend b from revs or, when revs
 // does not hold it, revision rev of no known backend, and reports whether
-// it deleted one. It tells by the map's length: a delete, not a lookup
-// and a delete, hashes the interface-holding key once per event of the
-// Loop's own write (seen; see BenchmarkEventToReconcile).
+// it deleted one.
 func (o *ownWrites) dropLocked(b any, rev int64) bool {
-	n := len(o.revs)
-	if n == 0 {
+	if len(o.revs) == 0 {
 		return false
 	}
-	delete(o.revs, written{b: b, rev: rev})
-	if len(o.revs) < n {
-		if b == nil {
-			o.anyRevs--
-		}
+	if n := o.numberLocked(b, false); n >= 0 && o.forgetLocked(ownRev{b: n, rev: rev}) {
 		return true
 	}
 	if b == nil || o.anyRevs == 0 {
 		return false
 	}
-	delete(o.revs, written{rev: rev})
-	if len(o.revs) < n {
-		o.anyRevs--
-		return true
-	}
-	return false
-}
-
-// forgetLocked deletes k, which revs holds, from revs.
-func (o *ownWrites) forgetLocked(k written) {
-	delete(o.revs, k)
-	if k.b == nil {
-		o.anyRevs--
-	}
+	return o.forgetLocked(ownRev{rev: rev})
 }
 
 // own reports whether the write of revision rev to backend b by manager is
@@ -200,6 +256,9 @@ func (o *ownWrites) own(b any, manager string, rev int64) bool {
 		return true
 	}
 	o.sawEarlyLocked(b, rev, manager)
+	if len(o.names) == 0 { // most Loops' reconciles write as its manager alone
+		return false
+	}
 	_, ok := o.names[manager]
 	return ok
 }

@@ -385,3 +385,30 @@ func TestOwnWritesFollowTheirModel(t *testing.T) {
 		}
 	}
 }
+
+// Revisions are remembered by the number of their backend, and a backend
+// keeps its number only while a revision written to it is remembered: a
+// Loop whose reconciles write to one backend after another (a store per
+// tenant, made and dropped) does not keep every backend it ever wrote to.
+// Two backends' revisions stay apart while both are numbered.
+func TestOwnWritesNumberOnlyTheBackendsOfRememberedRevisions(t *testing.T) {
+	var o ownWrites
+	o.on.Store(true)
+	floor := func(any) int64 { return 0 }
+	for i := range 100 {
+		b := new(int)
+		o.wrote(b, int64(i+1), floor)
+		require.True(t, o.own(b, "app", int64(i+1)))
+	}
+	require.Empty(t, o.revs)
+	require.Len(t, o.backends, 1, "each backend's number was freed with its last revision, and taken again")
+
+	a, b := new(int), new(int)
+	o.wrote(a, 7, floor)
+	o.wrote(b, 8, floor)
+	require.False(t, o.own(b, "someone", 7), "a's revision is not b's")
+	require.False(t, o.own(a, "someone", 8))
+	require.True(t, o.own(a, "x", 7))
+	require.True(t, o.own(b, "y", 8))
+	require.Empty(t, o.revs)
+}

@@ -352,7 +352,7 @@ func (l *Loop[K]) resync() {
 	l.mu.Lock()
 	for k, d := range l.detectors {
 		if d.Idle(now) {
-			delete(l.detectors, k)
+			l.forgetDetectorLocked(k)
 		}
 	}
 	if len(l.detectors) < l.detectorsPeak/4 {

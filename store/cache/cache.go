@@ -103,6 +103,13 @@ type Cache[S, T any] struct {
 	// reuse is c.reused, made once.
 	lean  leanSource[S, T]
 	reuse func(name string, revision int64) *store.Object[S, T]
+	// last is the item reused last looked up or apply last set, so that
+	// an event's next looks at its name (decoding a status write looks
+	// twice; apply once more) take no lookup in items. Only Run's
+	// goroutine reads or writes it (see reused), and every change of
+	// items keeps it true: apply sets it, putListedLocked and
+	// removeDeletedLocked clear it.
+	last heldItem[S, T]
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
@@ -308,6 +315,9 @@ func (c *Cache[S, T]) markLocked(name string, old, new *store.Object[S, T]) {
 		c.counts.Loud.Store(int64(len(c.loud)))
 		return
 	}
+	if len(c.loud) == 0 { // no object loud, the usual case: no lookup
+		return
+	}
 	if _, ok := c.loud[name]; !ok {
 		return
 	}
@@ -374,11 +384,31 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 // and replace), so it reads c.items without c.mu: a relist of n objects
 // takes no lock n times.
 func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
-	obj := c.items[name]
+	obj := c.item(name)
 	if obj != nil && obj.Meta.Revision == revision {
 		return obj
 	}
 	return nil
+}
+
+// heldItem is an item of Cache.items, obj nil for a name it does not
+// hold; set is false for none (see Cache.last).
+type heldItem[S, T any] struct {
+	name string
+	obj  *store.Object[S, T]
+	set  bool
+}
+
+// item returns the object items holds under name, nil for none, from
+// c.last when it is name's; else it looks it up, and remembers it in
+// c.last. Only Run's goroutine calls it: it reads items without c.mu.
+func (c *Cache[S, T]) item(name string) *store.Object[S, T] {
+	if c.last.set && c.last.name == name {
+		return c.last.obj
+	}
+	obj := c.items[name]
+	c.last = heldItem[S, T]{name: name, obj: obj, set: true}
+	return obj
 }
 
 // Get returns the cached object with this name. The object is shared and

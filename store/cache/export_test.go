@@ -49,3 +49,14 @@ func (c *Cache[S, T]) ApplyListing(l *store.List[S, T]) int { return c.replace(l
 // TurnsKept is how many turns of freshness the Cache's record keeps (see
 // internalView.WasFresh).
 const TurnsKept = turnsKept
+
+// Snapshots returns how many objects the mutation detector holds a copy
+// of (0 when it is off).
+func (c *Cache[S, T]) Snapshots() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.detect == nil {
+		return 0
+	}
+	return len(c.detect.snaps)
+}

@@ -47,12 +47,20 @@ func (c *Cache[S, T]) Check() error {
 
 // mutationDetector keeps the encoding of every object the Cache serves. A
 // nil *mutationDetector is off: its methods do nothing.
+//
+// Each snapshot is held by pointer, so that replace, for every event,
+// finds a name's snapshot with one lookup and overwrites it in place,
+// rather than look it up to verify and again to store the next.
 type mutationDetector[S, T any] struct {
-	snaps map[string][]byte
+	snaps map[string]*snapshot
 }
 
+// snapshot is the encoding of the object the Cache serves under a name
+// (encodeForDetector); enc is nil for one that did not encode.
+type snapshot struct{ enc []byte }
+
 func newMutationDetector[S, T any]() *mutationDetector[S, T] {
-	return &mutationDetector[S, T]{snaps: make(map[string][]byte)}
+	return &mutationDetector[S, T]{snaps: make(map[string]*snapshot)}
 }
 
 // encodeForDetector encodes everything a caller could change, Revision
@@ -71,11 +79,16 @@ func (d *mutationDetector[S, T]) verify(name string, obj *store.Object[S, T], er
 	if d == nil {
 		return errs
 	}
-	snap, ok := d.snaps[name]
-	if !ok || snap == nil {
+	return verifySnapshot(d.snaps[name], name, obj, errs)
+}
+
+// verifySnapshot appends a *MutationError to errs if obj differs from s,
+// which may be nil (no copy: nothing to check).
+func verifySnapshot[S, T any](s *snapshot, name string, obj *store.Object[S, T], errs []error) []error {
+	if s == nil || s.enc == nil {
 		return errs
 	}
-	if !bytes.Equal(snap, encodeForDetector(obj)) {
+	if !bytes.Equal(s.enc, encodeForDetector(obj)) {
 		errs = append(errs, &MutationError{Name: name, Revision: obj.Meta.Revision})
 	}
 	return errs
@@ -87,13 +100,19 @@ func (d *mutationDetector[S, T]) replace(name string, old, new *store.Object[S, 
 	if d == nil {
 		return errs
 	}
+	snap := d.snaps[name]
 	if old != nil {
-		errs = d.verify(name, old, errs)
+		errs = verifySnapshot(snap, name, old, errs)
 	}
-	if new == nil {
-		delete(d.snaps, name)
-	} else {
-		d.snaps[name] = encodeForDetector(new)
+	switch {
+	case new == nil:
+		if snap != nil {
+			delete(d.snaps, name)
+		}
+	case snap != nil:
+		snap.enc = encodeForDetector(new)
+	default:
+		d.snaps[name] = &snapshot{enc: encodeForDetector(new)}
 	}
 	return errs
 }

@@ -60,6 +60,49 @@ func TestCacheMutationDetector(t *testing.T) {
 	})
 }
 
+// The detector's copy of an object is the one the Cache serves: events that
+// modify, delete and re-create an object nobody changed report nothing, at
+// the event or at Check, and a deleted object's copy goes with it.
+func TestCacheMutationDetectorCopiesFollowTheServedObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var reported []error
+		report := func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, err)
+		}
+		a3 := mkObj("a", "ua", 3, map[string]string{"app": "web"})
+		src := newScripted(10, a3, mkObj("b", "ub", 4, nil))
+		c := cache.New(src, cache.WithMutationDetector(report))
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+		require.Equal(t, 2, c.Snapshots())
+
+		w := <-src.streams
+		a11 := mkObj("a", "ua", 11, map[string]string{"app": "db"})
+		a12 := mkObj("a", "ua", 12, nil)
+		w.send(evModified(a3, a11))
+		w.send(evModified(a11, a12))
+		synctest.Wait()
+		require.NoError(t, c.Check(), "each modification's copy replaced the last")
+
+		b, _ := c.Get("b")
+		w.send(evDeleted(b, 13))
+		synctest.Wait()
+		require.Equal(t, 1, c.Snapshots(), "the deleted object's copy is dropped")
+		b14 := mkObj("b", "ub2", 14, nil)
+		w.send(evAdded(b14))
+		synctest.Wait()
+		require.Equal(t, 2, c.Snapshots())
+		require.NoError(t, c.Check())
+		mu.Lock()
+		require.Empty(t, reported)
+		mu.Unlock()
+	})
+}
+
 // TestMain sets MutationDetectorEnv, so this package's caches run the
 // detector as a user's tests can make theirs do.
 func TestCacheMutationDetectorIsOnWithTheEnvironmentVariable(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -216,5 +217,46 @@ func TestRelistOutOfOrderStillDeletesWhatItLeavesOut(t *testing.T) {
 		require.Equal(t, []string{"mod c@3->23", "del b@2"}, rec.take())
 		require.Equal(t, []string{"a", "c", "d", "e"}, c.Keys())
 		require.Equal(t, int64(30), c.Revision())
+	})
+}
+
+// An object a relist drops (deleted while the Cache was blind) is gone for
+// the events after it: its re-creation reaches the handlers as an
+// addition, with no old object, even when the last event before the
+// relist was of that object (the Cache takes an event's old object from
+// the item it last looked at, and must not after the item went).
+func TestCacheHandsTheRecreationOfAnObjectARelistDroppedAsAnAddition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a3 := mkObj("a", "ua", 3, nil)
+		src := newScripted(10, a3, mkObj("b", "ub", 4, nil))
+		c := cache.New(src)
+		var mu sync.Mutex
+		var got []string
+		c.AddHandler(func(old, new *cobj) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case old == nil:
+				got = append(got, "added "+new.Meta.UID)
+			case new == nil:
+				got = append(got, "deleted "+old.Meta.UID)
+			default:
+				got = append(got, "modified "+old.Meta.UID+" to "+new.Meta.UID)
+			}
+		})
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(t.Context()))
+
+		w := <-src.streams
+		w.send(evModified(a3, mkObj("a", "ua", 11, nil)))
+		src.set(20) // nothing listed: no listed object's put follows the deletions
+		w.send(evExpired(11))
+		w = <-src.streams
+		w.send(evAdded(mkObj("a", "ua2", 21, nil)))
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"added ua", "added ub", "modified ua to ua", "deleted ua", "deleted ub", "added ua2"}, got)
 	})
 }

@@ -736,12 +736,14 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		return
 	}
 	name := ev.Object.Meta.Name
-	delete(c.quarantine, name)
+	if len(c.quarantine) > 0 { // nearly always empty: no call, no hash
+		delete(c.quarantine, name)
+	}
 	// The handlers' old object is the one the Cache held, never ev.Prev
 	// (which a Store's watch leaves out for the Cache: see leanSource): the key's value at
 	// the Cache's revision, or the last valid one if that value did not
 	// decode.
-	old := c.items[name]
+	old := c.item(name)
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
 		delete(c.items, name)
@@ -749,6 +751,7 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 		new = ev.Object
 		c.items[name] = new
 	}
+	c.last = heldItem[S, T]{name: name, obj: new, set: true}
 	c.markLocked(name, old, new)
 	var mutated []error
 	var panics []indexPanic
@@ -888,6 +891,7 @@ func (c *Cache[S, T]) dropMissingLocked(items []*store.Object[S, T], d *diffs[S,
 // and mutated objects in d.
 func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	sortChanges(d.deleted)
+	c.last = heldItem[S, T]{} // see Cache.last
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
 		delete(c.items, name)
@@ -903,6 +907,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 // replaces a deleted and recreated object, a deletion and an addition.
 func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 	name := obj.Meta.Name
+	c.last = heldItem[S, T]{} // see Cache.last
 	old := c.items[name]
 	held := old
 	switch {

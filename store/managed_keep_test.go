@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -295,4 +296,141 @@ func rawFromObject[S, T any](obj *Object[S, T]) (*rawObject, error) {
 		return nil, err
 	}
 	return &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}, nil
+}
+
+// Writes through a Store store what they store through one that remembers
+// no Codecs, sets or kept records (schemas.codecs nil: every record
+// decoded, checked and, where it changes, encoded afresh), byte for byte,
+// over random objects, managers and writes: Updates and UpdateStatuses
+// that change leaves their manager owns alone or not, over objects whose
+// shapes (map keys, labels) and records (applies by other managers) vary,
+// the writes keepManaged keeps the record of next to ones it must not.
+func TestWritesStoreWhatTheFullPathStores(t *testing.T) {
+	for _, remember := range []bool{true, false} {
+		t.Run(fmt.Sprintf("remember=%v", remember), func(t *testing.T) {
+			testWritesStoreWhatTheFullPathStores(t, remember)
+		})
+	}
+}
+
+func testWritesStoreWhatTheFullPathStores(t *testing.T, remember bool) {
+	ctx := context.Background()
+	type store = Store[keepSpec, keepStatus]
+	var opts []Option
+	if !remember {
+		opts = append(opts, WithLastValues(0))
+	}
+	newStore := func(full bool) (*store, *mapBackend) {
+		b := newMapBackend()
+		st, err := New[keepSpec, keepStatus](b, "Keep", opts...)
+		require.NoError(t, err)
+		if full {
+			st.schemas.codecs = nil
+		}
+		uid := 0
+		st.SetUIDs(func() string { uid++; return fmt.Sprintf("uid-%d", uid) })
+		return st, b
+	}
+	fast, fastB := newStore(false)
+	full, fullB := newStore(true)
+	rnd := rand.New(rand.NewPCG(47, 1))
+	pick := func(s ...string) string { return s[rnd.IntN(len(s))] }
+	managers := []string{"writer", "writer", "other", "third"}
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	for _, name := range names {
+		obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1, Image: "i", Env: map[string]string{}}}
+		for _, k := range []string{"A", "B", "C"} {
+			if rnd.IntN(2) == 0 {
+				obj.Spec.Env[k] = "1"
+			}
+		}
+		if rnd.IntN(2) == 0 {
+			obj.Meta.Labels = map[string]string{"app": "x"}
+		}
+		for _, st := range []*store{fast, full} {
+			o := *obj
+			_, err := st.As("writer").Create(ctx, &o)
+			require.NoError(t, err)
+		}
+	}
+	// edit changes one leaf of the spec or status, mostly values, now and
+	// then a key (a new shape): key k, added or, for an even v, removed.
+	edit := func(o *Object[keepSpec, keepStatus], what string, v int, k string) {
+		switch what {
+		case "replicas":
+			o.Spec.Replicas = v
+		case "image":
+			o.Spec.Image = fmt.Sprint("i", v)
+		case "env":
+			for _, k := range []string{"A", "B", "C"} {
+				if _, ok := o.Spec.Env[k]; ok {
+					o.Spec.Env[k] = fmt.Sprint(v)
+					break
+				}
+			}
+		case "env key":
+			if _, ok := o.Spec.Env[k]; ok && v%2 == 0 {
+				delete(o.Spec.Env, k)
+			} else {
+				o.Spec.Env[k] = "1"
+			}
+		case "ready":
+			o.Status.Ready = v
+		case "message":
+			o.Status.Message = fmt.Sprint("m", v)
+		}
+	}
+	for i := range 3000 {
+		name, manager := pick(names...), pick(managers...)
+		op := pick("update", "update", "update", "update", "status", "status", "apply", "apply status")
+		var what []string
+		switch op {
+		case "update":
+			what = []string{pick("replicas", "replicas", "image", "env", "env key")}
+			if rnd.IntN(4) == 0 {
+				what = append(what, pick("replicas", "image", "env"))
+			}
+		case "status":
+			what = []string{pick("ready", "ready", "message")}
+		}
+		v, k := rnd.IntN(3), pick("A", "B", "C")
+		var config any
+		switch op {
+		case "apply":
+			config = map[string]any{pick("replicas", "image"): v}
+			if config.(map[string]any)["image"] != nil {
+				config = map[string]any{"image": fmt.Sprint("i", v)}
+			}
+		case "apply status":
+			config = map[string]any{"ready": v}
+		}
+		var results [2]string
+		for j, st := range []*store{fast, full} {
+			w := st.As(manager)
+			var err error
+			switch op {
+			case "update", "status":
+				var o *Object[keepSpec, keepStatus]
+				if o, err = st.Get(ctx, name); err != nil {
+					break
+				}
+				for _, f := range what {
+					edit(o, f, v, k)
+				}
+				if op == "update" {
+					_, err = w.Update(ctx, o)
+				} else {
+					_, err = w.UpdateStatus(ctx, o)
+				}
+			case "apply":
+				_, err = w.Apply(ctx, name, config, WithForce())
+			case "apply status":
+				_, err = w.ApplyStatus(ctx, name, config, nil, WithForce())
+			}
+			results[j] = fmt.Sprint(err)
+		}
+		require.Equal(t, results[1], results[0], "write %d: %s %s by %s (%v)", i, op, name, manager, what)
+		key := fast.keyOf(name)
+		require.Equal(t, string(fullB.m[key].Value), string(fastB.m[key].Value), "write %d: %s %s by %s (%v)", i, op, name, manager, what)
+	}
 }

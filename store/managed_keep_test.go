@@ -434,3 +434,124 @@ func testWritesStoreWhatTheFullPathStores(t *testing.T, remember bool) {
 		require.Equal(t, string(fullB.m[key].Value), string(fastB.m[key].Value), "write %d: %s %s by %s (%v)", i, op, name, manager, what)
 	}
 }
+
+// A write's decision to keep its record is taken from the last kept write
+// only when it is that write's, whatever write came before: for each pair
+// of writes, the second, after the first was kept (twice, so that it is
+// remembered), records what ownership.Update gives. The writes differ in
+// one input at a time: the manager, the changed leaf, the record (another
+// manager's apply), the shape (another map key, labels), or only the shape
+// under the same record text (a record moved to an object of another
+// shape, as a value written around the store may hold), and the side.
+func TestKeepManagedRemembersOnlyItsOwnWrite(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	type write struct {
+		name           string
+		cur, next      *rawObject
+		side, manager  string
+		want           []ManagedFields
+		keptAtFullPath bool
+	}
+	objects := map[string]*rawObject{}
+	for _, o := range []struct {
+		name   string
+		env    []string
+		labels map[string]string
+		apply  map[string]any // by "other", forced
+	}{
+		{"ab", []string{"A", "B"}, nil, nil},
+		{"abc", []string{"A", "B", "C"}, nil, nil},
+		{"ab-labeled", []string{"A", "B"}, map[string]string{"app": "a"}, nil},
+		{"ab-other-replicas", []string{"A", "B"}, nil, map[string]any{"replicas": 1}},
+		{"abc-other-env-c", []string{"A", "B", "C"}, nil, map[string]any{"env": map[string]any{"C": "1"}}},
+	} {
+		obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: o.name, Labels: o.labels}, Spec: keepSpec{Replicas: 1, Image: "i", Env: map[string]string{}}}
+		for _, k := range o.env {
+			obj.Spec.Env[k] = "1"
+		}
+		_, err := st.As("writer").Create(ctx, obj)
+		require.NoError(t, err)
+		obj.Status.Ready = 1
+		_, err = st.As("writer").UpdateStatus(ctx, obj)
+		require.NoError(t, err)
+		if o.apply != nil {
+			_, err = st.As("other").Apply(ctx, o.name, o.apply, WithForce())
+			require.NoError(t, err)
+		}
+		objects[o.name], err = st.getRaw(ctx, o.name, nil)
+		require.NoError(t, err)
+	}
+	// Records moved to objects of another shape.
+	for to, from := range map[string]string{"abc": "ab", "ab": "abc", "ab-labeled": "ab"} {
+		moved := *objects[to]
+		moved.Meta.Managed = objects[from].Meta.Managed
+		objects[to+"/record of "+from] = &moved
+	}
+	var writes []write
+	for oname, cur := range objects {
+		for _, e := range []struct {
+			what string
+			side string
+			edit func(*Object[keepSpec, keepStatus])
+		}{
+			{"replicas", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Replicas = 2 }},
+			{"image", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Image = "j" }},
+			{"env A", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["A"] = "2" }},
+			{"env C", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["C"] = "2" }},
+			{"ready", statusSide, func(o *Object[keepSpec, keepStatus]) { o.Status.Ready = 2 }},
+		} {
+			val, err := cur.encode()
+			require.NoError(t, err)
+			typed, err := st.decode(kv.KeyValue{Key: st.keyOf(cur.Meta.Name), Value: val, ModRevision: cur.Meta.Revision})
+			require.NoError(t, err)
+			if e.what == "env C" && typed.Spec.Env["C"] == "" {
+				continue
+			}
+			e.edit(typed)
+			edited, err := rawFromObject(typed)
+			require.NoError(t, err)
+			for _, manager := range []string{"writer", "other"} {
+				next := *cur
+				next.Spec, next.Status, next.shape = edited.Spec, edited.Status, knownShape{}
+				want := next
+				require.NoError(t, recordUpdateGeneral(st.schemas, cur, &want, e.side, manager))
+				alone := st.schemas
+				alone.codecs = nil
+				keep, _ := alone.keepManaged(cur, &next, e.side, manager, nil)
+				writes = append(writes, write{fmt.Sprintf("%s %s by %s", oname, e.what, manager), cur, &next, e.side, manager, want.Meta.Managed, keep})
+			}
+		}
+	}
+	kept := 0
+	for _, w := range writes {
+		if w.keptAtFullPath {
+			kept++
+		}
+	}
+	require.Greater(t, kept, 4, "writes that keep their record")
+	for _, remember := range []bool{true, false} {
+		for _, first := range writes {
+			if !first.keptAtFullPath {
+				continue
+			}
+			for _, second := range writes {
+				sc := st.schemas
+				sc.codecs, sc.remember = &codecCache{}, remember
+				for range 2 {
+					next := *first.next
+					_, err := sc.recordUpdate(first.cur, &next, first.side, first.manager, nil)
+					require.NoError(t, err)
+				}
+				require.NotNil(t, sc.codecs.lastKept(), "%s is remembered", first.name)
+				next := *second.next
+				_, err := sc.recordUpdate(second.cur, &next, second.side, second.manager, nil)
+				require.NoError(t, err)
+				require.Equal(t, second.want, next.Meta.Managed, "%s after %s (remember=%v)", second.name, first.name, remember)
+				keep, _ := sc.keepManaged(second.cur, second.next, second.side, second.manager, nil)
+				require.Equal(t, second.keptAtFullPath, keep, "%s after %s (remember=%v)", second.name, first.name, remember)
+			}
+		}
+	}
+}

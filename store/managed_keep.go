@@ -131,7 +131,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	}
 	var arr [256]byte
 	key, keyed := codecKey(arr[:0], cur, side)
-	if k := sc.codecs.lastKept(); keyed && k != nil && k.same(key, side, manager, cur.Meta.Managed, &changed) {
+	if k := sc.codecs.lastKept(); keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
 		return true, k.decoded(sc.remember)
 	}
 	// Decoded on the stack: only a record kept for the Store's memory
@@ -145,7 +145,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	if keyed {
-		sc.codecs.keep(key, side, manager, cur.Meta.Managed, &changed, d.managed)
+		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed)
 	}
 	if !sc.remember {
 		return true, nil
@@ -158,8 +158,8 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 }
 
 // keptWrite is a write that keepManaged found to keep its side's record,
-// by what decided it: the Codec of the stored side (by its key, codecKey),
-// the stored record (all of Meta.Managed: its order is part of being
+// by what decided it: the Codec of the stored side (by its key, codecKey,
+// which names the side), the stored record (all of Meta.Managed: its order is part of being
 // canonical), the changed leaves and the manager. Another write of equal
 // inputs keeps the record too, without decoding it again: the decision is
 // a function of them alone, as equal keys give equal Codecs, which decode
@@ -169,17 +169,17 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 // against ~200 to compare. A Store keeps the last one (codecCache.kept):
 // it is immutable, and shared.
 type keptWrite struct {
-	side, manager string
-	key           []byte
-	managed       []ManagedFields
-	changed       [][]string
+	manager string
+	key     []byte
+	managed []ManagedFields
+	changed [][]string
 	// dec is the side's record as decodeSideInto gave it, canonical.
 	dec ownership.Managed
 }
 
 // same reports whether a write of those inputs is the one k describes.
-func (k *keptWrite) same(key []byte, side, manager string, managed []ManagedFields, changed *jsonscan.Changes) bool {
-	if k.side != side || k.manager != manager || len(k.changed) != changed.Len() ||
+func (k *keptWrite) same(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes) bool {
+	if k.manager != manager || len(k.changed) != changed.Len() ||
 		!slices.Equal(k.managed, managed) || !bytes.Equal(k.key, key) {
 		return false
 	}
@@ -219,14 +219,14 @@ func (c *codecCache) lastKept() *keptWrite {
 // whose inputs are those of the write it was last given (by their hash,
 // keptHash): a Store whose writes keep records of ever other inputs would
 // otherwise pay for the copies on every one.
-func (c *codecCache) keep(key []byte, side, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed) {
+func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed) {
 	if c == nil {
 		return
 	}
-	if h := keptHash(key, side, manager, managed, changed); c.keptSeen.Swap(h) != h {
+	if h := keptHash(key, manager, managed, changed); c.keptSeen.Swap(h) != h {
 		return
 	}
-	k := &keptWrite{side: side, manager: manager, key: bytes.Clone(key), managed: slices.Clone(managed), dec: slices.Clone(dec)}
+	k := &keptWrite{manager: manager, key: bytes.Clone(key), managed: slices.Clone(managed), dec: slices.Clone(dec)}
 	k.changed = make([][]string, changed.Len())
 	for i := range k.changed {
 		p := slices.Clone(changed.Path(i))
@@ -296,14 +296,13 @@ var keptSeed = maphash.MakeSeed()
 // keptHash is a hash of a kept write's inputs (see keptWrite): equal
 // inputs hash equal. A collision costs a copy, never a decision: same
 // compares the inputs themselves.
-func keptHash(key []byte, side, manager string, managed []ManagedFields, changed *jsonscan.Changes) uint64 {
+func keptHash(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes) uint64 {
 	var h maphash.Hash
 	h.SetSeed(keptSeed)
 	str := func(s string) {
 		_, _ = h.WriteString(s)
 		_ = h.WriteByte(0)
 	}
-	str(side)
 	str(manager)
 	_, _ = h.Write(key)
 	for _, e := range managed {

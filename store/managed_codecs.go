@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/ownership"
@@ -40,6 +41,11 @@ type codecCache struct {
 	// fields holds the texts of first status applies' sets, by Codec and
 	// the status fields applied (see statusFields).
 	fields map[*ownership.Codec]map[string]string
+	// kept is the last write keepManaged kept the record of (see keptWrite).
+	kept atomic.Pointer[keptWrite]
+	// keptSeen is the hash of the inputs of the last write keep was
+	// given (see keep).
+	keptSeen atomic.Uint64
 }
 
 type decodedKey struct {
@@ -226,13 +232,22 @@ func appendMetaShape(buf []byte, m *Meta) []byte {
 // remembered is read from; else it is decoded from raw.
 func (sc schemas) codecOf(raw *rawObject, side string, tree map[string]any) (*ownership.Codec, error) {
 	var arr [256]byte
-	var key []byte
-	keyed := true
+	key, keyed := codecKey(arr[:0], raw, side)
+	return sc.codecByKey(raw, side, tree, key, keyed)
+}
+
+// codecKey appends to buf the key codecOf remembers the Codec of one side
+// of raw by, or reports false when the side has none (sideShapeKey).
+func codecKey(buf []byte, raw *rawObject, side string) ([]byte, bool) {
 	if k := raw.specKey(); k != nil && side != statusSide {
-		key = specShapeKey(arr[:0], k, &raw.Meta)
-	} else {
-		key, keyed = sideShapeKey(arr[:0], raw, side)
+		return specShapeKey(buf, k, &raw.Meta), true
 	}
+	return sideShapeKey(buf, raw, side)
+}
+
+// codecByKey is codecOf for a caller that computed the side's key
+// (codecKey) already.
+func (sc schemas) codecByKey(raw *rawObject, side string, tree map[string]any, key []byte, keyed bool) (*ownership.Codec, error) {
 	if keyed {
 		if c := sc.codecs.get(key); c != nil {
 			return c, nil

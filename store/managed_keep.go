@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
+	"hash/maphash"
 	"slices"
+	"strings"
 
 	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
@@ -126,16 +129,25 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	if known != nil {
 		return known.canonical && ownsAll(known.managed, &changed, manager), known
 	}
+	var arr [256]byte
+	key, keyed := codecKey(arr[:0], cur, side)
+	if k := sc.codecs.lastKept(); keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
+		return true, k.decoded(sc.remember)
+	}
 	// Decoded on the stack: only a record kept for the Store's memory
 	// leaves it.
 	var buf [4]ownership.Entry
-	d, err := sc.decodeSideInto(buf[:0], &cur.Meta, side, func() (*ownership.Codec, error) { return sc.codecOf(cur, side, nil) }, sc.codecs.decodeNodes)
+	d, err := sc.decodeSideInto(buf[:0], &cur.Meta, side, func() (*ownership.Codec, error) { return sc.codecByKey(cur, side, nil, key, keyed) }, sc.codecs.decodeNodes)
 	switch {
 	case err != nil:
 		return false, nil // the general way reports it
 	case !d.canonical || !ownsAll(d.managed, &changed, manager):
 		return false, nil
-	case !sc.remember:
+	}
+	if keyed {
+		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed)
+	}
+	if !sc.remember {
 		return true, nil
 	}
 	kept := decodedSide{canonical: true}
@@ -143,6 +155,88 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		kept.managed = slices.Clone(d.managed)
 	}
 	return true, &kept
+}
+
+// keptWrite is a write that keepManaged found to keep its side's record,
+// by what decided it: the Codec of the stored side (by its key, codecKey,
+// which names the side), the stored record (all of Meta.Managed: its order
+// is part of being canonical), the changed leaves and the manager. Another
+// write of equal inputs keeps the record too, without decoding it again:
+// the decision is a function of them alone, as equal keys give equal
+// Codecs, which decode equal texts to equal sets. A client's writer
+// changes the same fields of one object after another, objects of one
+// shape whose records have one text (BenchmarkUpdateSpecOther: ~1,800
+// instructions to decode the record and check it per Update, against ~600
+// to build the key and compare). A Store keeps the last one
+// (codecCache.kept): it is immutable, and shared.
+type keptWrite struct {
+	manager string
+	key     []byte
+	managed []ManagedFields
+	changed [][]string
+	// dec is the side's record as decodeSideInto gave it, canonical.
+	dec ownership.Managed
+}
+
+// same reports whether a write of those inputs is the one k describes.
+func (k *keptWrite) same(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes) bool {
+	if k.manager != manager || len(k.changed) != changed.Len() ||
+		!slices.Equal(k.managed, managed) || !bytes.Equal(k.key, key) {
+		return false
+	}
+	for i, p := range k.changed {
+		if !slices.Equal(p, changed.Path(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// decoded is what keepManaged returns for k's write: the record decoded,
+// as the caller's own copy, for a Store that remembers values (remember),
+// else nil.
+func (k *keptWrite) decoded(remember bool) *decodedSide {
+	if !remember {
+		return nil
+	}
+	kept := decodedSide{canonical: true}
+	if len(k.dec) > 0 {
+		kept.managed = slices.Clone(k.dec)
+	}
+	return &kept
+}
+
+// lastKept returns the last write keepManaged kept the record of, or nil.
+func (c *codecCache) lastKept() *keptWrite {
+	if c == nil {
+		return nil
+	}
+	return c.kept.Load()
+}
+
+// keep remembers a write that keeps its side's record (see keptWrite),
+// copying what it is given: the changed paths' keys may be the stored
+// value's memory, and dec the caller's stack. It remembers only a write
+// whose inputs are those of the write it was last given (by their hash,
+// keptHash): a Store whose writes keep records of ever-changing inputs
+// would otherwise pay for the copies on every one.
+func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed) {
+	if c == nil {
+		return
+	}
+	if h := keptHash(key, manager, managed, changed); c.keptSeen.Swap(h) != h {
+		return
+	}
+	k := &keptWrite{manager: manager, key: bytes.Clone(key), managed: slices.Clone(managed), dec: slices.Clone(dec)}
+	k.changed = make([][]string, changed.Len())
+	for i := range k.changed {
+		p := slices.Clone(changed.Path(i))
+		for j := range p {
+			p[j] = strings.Clone(p[j])
+		}
+		k.changed[i] = p
+	}
+	c.kept.Store(k)
 }
 
 // changedScalars is jsonscan.ChangedScalarsTo of one side of cur and next,
@@ -195,4 +289,34 @@ func ownsAll(managed ownership.Managed, changed *jsonscan.Changes, manager strin
 		}
 	}
 	return true
+}
+
+// keptSeed seeds keptHash.
+var keptSeed = maphash.MakeSeed()
+
+// keptHash is a hash of a kept write's inputs (see keptWrite): equal
+// inputs hash equal. A collision costs a copy, never a decision: same
+// compares the inputs themselves.
+func keptHash(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes) uint64 {
+	var h maphash.Hash
+	h.SetSeed(keptSeed)
+	str := func(s string) {
+		_, _ = h.WriteString(s)
+		_ = h.WriteByte(0)
+	}
+	str(manager)
+	_, _ = h.Write(key)
+	for _, e := range managed {
+		str(e.Manager)
+		str(e.Operation)
+		str(e.Subresource)
+		str(e.Fields)
+	}
+	for i := range changed.Len() {
+		_ = h.WriteByte(1)
+		for _, f := range changed.Path(i) {
+			str(f)
+		}
+	}
+	return h.Sum64()
 }

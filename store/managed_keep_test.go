@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -295,4 +296,262 @@ func rawFromObject[S, T any](obj *Object[S, T]) (*rawObject, error) {
 		return nil, err
 	}
 	return &rawObject{Meta: obj.Meta, Spec: spec, Status: status, Conditions: obj.Conditions}, nil
+}
+
+// Writes through a Store store what they store through one that remembers
+// no Codecs, sets or kept records (schemas.codecs nil: every record
+// decoded, checked and, where it changes, encoded afresh), byte for byte,
+// over random objects, managers and writes: Updates and UpdateStatuses
+// that change leaves their manager owns alone or not, over objects whose
+// shapes (map keys, labels) and records (applies by other managers) vary,
+// the writes keepManaged keeps the record of next to ones it must not.
+func TestWritesStoreWhatTheFullPathStores(t *testing.T) {
+	for _, remember := range []bool{true, false} {
+		t.Run(fmt.Sprintf("remember=%v", remember), func(t *testing.T) {
+			testWritesStoreWhatTheFullPathStores(t, remember)
+		})
+	}
+}
+
+func testWritesStoreWhatTheFullPathStores(t *testing.T, remember bool) {
+	ctx := context.Background()
+	type store = Store[keepSpec, keepStatus]
+	var opts []Option
+	if !remember {
+		opts = append(opts, WithLastValues(0))
+	}
+	newStore := func(full bool) (*store, *mapBackend) {
+		b := newMapBackend()
+		st, err := New[keepSpec, keepStatus](b, "Keep", opts...)
+		require.NoError(t, err)
+		if full {
+			st.schemas.codecs = nil
+		}
+		uid := 0
+		st.SetUIDs(func() string { uid++; return fmt.Sprintf("uid-%d", uid) })
+		return st, b
+	}
+	fast, fastB := newStore(false)
+	full, fullB := newStore(true)
+	rnd := rand.New(rand.NewPCG(47, 1))
+	pick := func(s ...string) string { return s[rnd.IntN(len(s))] }
+	managers := []string{"writer", "writer", "other", "third"}
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	for _, name := range names {
+		obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1, Image: "i", Env: map[string]string{}}}
+		for _, k := range []string{"A", "B", "C"} {
+			if rnd.IntN(2) == 0 {
+				obj.Spec.Env[k] = "1"
+			}
+		}
+		if rnd.IntN(2) == 0 {
+			obj.Meta.Labels = map[string]string{"app": "x"}
+		}
+		for _, st := range []*store{fast, full} {
+			o := *obj
+			_, err := st.As("writer").Create(ctx, &o)
+			require.NoError(t, err)
+		}
+	}
+	// edit changes one leaf of the spec or status, mostly values, now and
+	// then a key (a new shape): key k, added or, for an even v, removed.
+	edit := func(o *Object[keepSpec, keepStatus], what string, v int, k string) {
+		switch what {
+		case "replicas":
+			o.Spec.Replicas = v
+		case "image":
+			o.Spec.Image = fmt.Sprint("i", v)
+		case "env":
+			for _, k := range []string{"A", "B", "C"} {
+				if _, ok := o.Spec.Env[k]; ok {
+					o.Spec.Env[k] = fmt.Sprint(v)
+					break
+				}
+			}
+		case "env key":
+			if _, ok := o.Spec.Env[k]; ok && v%2 == 0 {
+				delete(o.Spec.Env, k)
+			} else {
+				o.Spec.Env[k] = "1"
+			}
+		case "ready":
+			o.Status.Ready = v
+		case "message":
+			o.Status.Message = fmt.Sprint("m", v)
+		}
+	}
+	for i := range 3000 {
+		name, manager := pick(names...), pick(managers...)
+		op := pick("update", "update", "update", "update", "status", "status", "apply", "apply status")
+		var what []string
+		switch op {
+		case "update":
+			what = []string{pick("replicas", "replicas", "image", "env", "env key")}
+			if rnd.IntN(4) == 0 {
+				what = append(what, pick("replicas", "image", "env"))
+			}
+		case "status":
+			what = []string{pick("ready", "ready", "message")}
+		}
+		v, k := rnd.IntN(3), pick("A", "B", "C")
+		var config any
+		switch op {
+		case "apply":
+			config = map[string]any{pick("replicas", "image"): v}
+			if config.(map[string]any)["image"] != nil {
+				config = map[string]any{"image": fmt.Sprint("i", v)}
+			}
+		case "apply status":
+			config = map[string]any{"ready": v}
+		}
+		var results [2]string
+		for j, st := range []*store{fast, full} {
+			w := st.As(manager)
+			var err error
+			switch op {
+			case "update", "status":
+				var o *Object[keepSpec, keepStatus]
+				if o, err = st.Get(ctx, name); err != nil {
+					break
+				}
+				for _, f := range what {
+					edit(o, f, v, k)
+				}
+				if op == "update" {
+					_, err = w.Update(ctx, o)
+				} else {
+					_, err = w.UpdateStatus(ctx, o)
+				}
+			case "apply":
+				_, err = w.Apply(ctx, name, config, WithForce())
+			case "apply status":
+				_, err = w.ApplyStatus(ctx, name, config, nil, WithForce())
+			}
+			results[j] = fmt.Sprint(err)
+		}
+		require.Equal(t, results[1], results[0], "write %d: %s %s by %s (%v)", i, op, name, manager, what)
+		key := fast.keyOf(name)
+		require.Equal(t, string(fullB.m[key].Value), string(fastB.m[key].Value), "write %d: %s %s by %s (%v)", i, op, name, manager, what)
+	}
+}
+
+// A write's decision to keep its record is taken from the last kept write
+// only when it is that write's, whatever write came before: for each pair
+// of writes, the second, after the first was kept (twice, so that it is
+// remembered), records what ownership.Update gives. The writes differ in
+// one input at a time: the manager, the changed leaf, the record (another
+// manager's apply), the shape (another map key, labels), or only the shape
+// under the same record text (a record moved to an object of another
+// shape, as a value written around the store may hold), and the side.
+func TestKeepManagedRemembersOnlyItsOwnWrite(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	type write struct {
+		name           string
+		cur, next      *rawObject
+		side, manager  string
+		want           []ManagedFields
+		keptAtFullPath bool
+	}
+	objects := map[string]*rawObject{}
+	for _, o := range []struct {
+		name   string
+		env    []string
+		labels map[string]string
+		apply  map[string]any // by "other", forced
+	}{
+		{"ab", []string{"A", "B"}, nil, nil},
+		{"abc", []string{"A", "B", "C"}, nil, nil},
+		{"ab-labeled", []string{"A", "B"}, map[string]string{"app": "a"}, nil},
+		{"ab-other-replicas", []string{"A", "B"}, nil, map[string]any{"replicas": 1}},
+		{"abc-other-env-c", []string{"A", "B", "C"}, nil, map[string]any{"env": map[string]any{"C": "1"}}},
+	} {
+		obj := &Object[keepSpec, keepStatus]{Meta: Meta{Name: o.name, Labels: o.labels}, Spec: keepSpec{Replicas: 1, Image: "i", Env: map[string]string{}}}
+		for _, k := range o.env {
+			obj.Spec.Env[k] = "1"
+		}
+		_, err := st.As("writer").Create(ctx, obj)
+		require.NoError(t, err)
+		obj.Status.Ready = 1
+		_, err = st.As("writer").UpdateStatus(ctx, obj)
+		require.NoError(t, err)
+		if o.apply != nil {
+			_, err = st.As("other").Apply(ctx, o.name, o.apply, WithForce())
+			require.NoError(t, err)
+		}
+		objects[o.name], err = st.getRaw(ctx, o.name, nil)
+		require.NoError(t, err)
+	}
+	// Records moved to objects of another shape.
+	for to, from := range map[string]string{"abc": "ab", "ab": "abc", "ab-labeled": "ab"} {
+		moved := *objects[to]
+		moved.Meta.Managed = objects[from].Meta.Managed
+		objects[to+"/record of "+from] = &moved
+	}
+	var writes []write
+	for oname, cur := range objects {
+		for _, e := range []struct {
+			what string
+			side string
+			edit func(*Object[keepSpec, keepStatus])
+		}{
+			{"replicas", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Replicas = 2 }},
+			{"image", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Image = "j" }},
+			{"env A", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["A"] = "2" }},
+			{"env C", specSide, func(o *Object[keepSpec, keepStatus]) { o.Spec.Env["C"] = "2" }},
+			{"ready", statusSide, func(o *Object[keepSpec, keepStatus]) { o.Status.Ready = 2 }},
+		} {
+			val, err := cur.encode()
+			require.NoError(t, err)
+			typed, err := st.decode(kv.KeyValue{Key: st.keyOf(cur.Meta.Name), Value: val, ModRevision: cur.Meta.Revision})
+			require.NoError(t, err)
+			if e.what == "env C" && typed.Spec.Env["C"] == "" {
+				continue
+			}
+			e.edit(typed)
+			edited, err := rawFromObject(typed)
+			require.NoError(t, err)
+			for _, manager := range []string{"writer", "other"} {
+				next := *cur
+				next.Spec, next.Status, next.shape = edited.Spec, edited.Status, knownShape{}
+				want := next
+				require.NoError(t, recordUpdateGeneral(st.schemas, cur, &want, e.side, manager))
+				alone := st.schemas
+				alone.codecs = nil
+				keep, _ := alone.keepManaged(cur, &next, e.side, manager, nil)
+				writes = append(writes, write{fmt.Sprintf("%s %s by %s", oname, e.what, manager), cur, &next, e.side, manager, want.Meta.Managed, keep})
+			}
+		}
+	}
+	kept := 0
+	for _, w := range writes {
+		if w.keptAtFullPath {
+			kept++
+		}
+	}
+	require.Greater(t, kept, 4, "writes that keep their record")
+	for _, remember := range []bool{true, false} {
+		for _, first := range writes {
+			if !first.keptAtFullPath {
+				continue
+			}
+			for _, second := range writes {
+				sc := st.schemas
+				sc.codecs, sc.remember = &codecCache{}, remember
+				for range 2 {
+					next := *first.next
+					_, err := sc.recordUpdate(first.cur, &next, first.side, first.manager, nil)
+					require.NoError(t, err)
+				}
+				require.NotNil(t, sc.codecs.lastKept(), "%s is remembered", first.name)
+				next := *second.next
+				_, err := sc.recordUpdate(second.cur, &next, second.side, second.manager, nil)
+				require.NoError(t, err)
+				require.Equal(t, second.want, next.Meta.Managed, "%s after %s (remember=%v)", second.name, first.name, remember)
+				keep, _ := sc.keepManaged(second.cur, second.next, second.side, second.manager, nil)
+				require.Equal(t, second.keptAtFullPath, keep, "%s after %s (remember=%v)", second.name, first.name, remember)
+			}
+		}
+	}
 }

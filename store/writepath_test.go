@@ -104,3 +104,60 @@ func TestUpdateWithoutOptionsAllocatesNoOptionSpace(t *testing.T) {
 	require.Equal(t, obj.Spec, got.Spec)
 	require.LessOrEqualf(t, allocs, 22.0, "an Update of the spec allocates %v times", allocs)
 }
+
+// The Meta an Update hands back is the caller's: a caller that changes its
+// ownership records in place (they are the store's, which it ignores on
+// the next write) changes nothing the Store holds, in a Store that
+// remembers its writes and in one that remembers nothing, which hands out
+// the records it read without copying them. The stored values are those of
+// a twin whose caller leaves them alone, after writes that keep the
+// records and writes by another manager that rewrite them.
+func TestUpdateHandsOutManagedOfItsOwn(t *testing.T) {
+	for _, opts := range [][]store.Option{nil, {store.WithLastValues(0)}} {
+		ctx := t.Context()
+		newStore := func() (*store.Store[judgeSpec, judgeStatus], *memstore.Store) {
+			mem := memstore.New()
+			st, err := store.New[judgeSpec, judgeStatus](mem, "App", opts...)
+			require.NoError(t, err)
+			st.SetUIDs(func() string { return "uid-1" })
+			_, err = st.As("user").Create(ctx, judgeApp("web", 1))
+			require.NoError(t, err)
+			_, err = st.As("ctrl").ApplyStatus(ctx, "web", judgeStatus{ReadyReplicas: 1}, nil)
+			require.NoError(t, err)
+			return st, mem
+		}
+		st, mem := newStore()
+		twin, twinMem := newStore()
+		objs := map[*store.Store[judgeSpec, judgeStatus]]*store.Object[judgeSpec, judgeStatus]{}
+		for _, s := range []*store.Store[judgeSpec, judgeStatus]{st, twin} {
+			o, err := s.Get(ctx, "web")
+			require.NoError(t, err)
+			objs[s] = o
+		}
+		for i := range 3 {
+			for _, s := range []*store.Store[judgeSpec, judgeStatus]{st, twin} {
+				o := objs[s]
+				o.Spec.Replicas++
+				_, err := s.As("user").Update(ctx, o)
+				require.NoError(t, err)
+				if s == st {
+					for j := range o.Meta.Managed {
+						o.Meta.Managed[j].Fields = "~garbage"
+					}
+				}
+				if i == 1 { // another manager takes the replicas
+					other := *o
+					other.Spec.Replicas++
+					_, err := s.As("other").Update(ctx, &other)
+					require.NoError(t, err)
+					*o = other
+				}
+			}
+			got, err := mem.Get(ctx, "App/web")
+			require.NoError(t, err)
+			want, err := twinMem.Get(ctx, "App/web")
+			require.NoError(t, err)
+			require.Equal(t, string(want.Value), string(got.Value), "update %d, options %v", i, opts)
+		}
+	}
+}

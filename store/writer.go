@@ -185,7 +185,12 @@ func (w *Writer[S, T]) update(ctx context.Context, key string, obj *Object[S, T]
 		return Meta{}, v, err
 	}
 	meta := next.Meta
-	meta.Managed = slices.Clone(m.Managed) // cur's may be the Store's memory
+	if w.s.last != nil {
+		// cur's may be the Store's memory, which may keep next's too.
+		// Without one, they are the caller's own (obj.Meta.Managed,
+		// the read's) or fresh, and nothing else holds them.
+		meta.Managed = slices.Clone(m.Managed)
+	}
 	meta.Revision = rev
 	return meta, v, nil
 }

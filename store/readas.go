@@ -19,8 +19,9 @@ import (
 // metadata again, the most costly part of the value to decode. The Spec,
 // Status and Conditions are read as decodeRaw reads them.
 //
-// Nothing is kept beyond the write: the caller's Meta is a guess that the
-// stored bytes confirm or refute, never a memory. Why it gives the Meta the
+// Nothing of the caller's is kept beyond the write: the caller's Meta is a
+// guess that the stored bytes confirm or refute, never a memory; a Store
+// that remembers values takes a copy of it. Why it gives the Meta the
 // general decoder gives: appendMeta writes a Meta whose strings are all
 // plain (no escapes, see plainJSONString) as the member-by-member text of
 // its fields, each string between quotes as it is, and metaAsWritten reads
@@ -65,6 +66,13 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	d.specShape = true
 	d.r = jsonscan.NewReader(kv.Value[len(head):])
 	raw := &rawObject{Meta: m}
+	if s.last != nil {
+		// The write remembers what it read (see lastValues.wroteGiven),
+		// and its result shares what it left as it was: neither may be
+		// the caller's maps and slices, which the caller may edit in place
+		// for its next write.
+		raw.Meta = m.clone()
+	}
 	spec, ok := d.readSpec(&raw.Meta)
 	if !ok || !d.r.Literal(`,"status":`) {
 		return nil, false

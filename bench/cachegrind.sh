@@ -93,7 +93,8 @@ if [[ -n $llsize ]]; then ll=(--LL="$llsize,16,64"); fi
 run() {
   local extra=() start=$SECONDS
   if [[ $1 == steady ]]; then extra=(-history "$history"); fi
-  GOMAXPROCS=$procs valgrind --tool=cachegrind --cache-sim=yes "${ll[@]}" \
+  # cpu.rdtscp=off: valgrind does not emulate RDTSCP (see split.sh).
+  GOMAXPROCS=$procs GODEBUG=cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=yes "${ll[@]}" \
     --cachegrind-out-file="$work/$1-$2.cg" "$work/ctl-$1" \
     -objects "$objects" -updates "$2" -workers "$workers" "${extra[@]}" >"$work/$1-$2.out" 2>&1 ||
     { cat "$work/$1-$2.out" >&2; echo "cachegrind.sh: ctl-$1 -updates $2 failed" >&2; return 1; }

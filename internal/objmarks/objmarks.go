@@ -51,10 +51,10 @@ type Marks struct {
 // Of returns the marks of an object with metadata meta and conditions
 // conds. When a condition type appears twice, the last one counts.
 func Of(meta *store.Meta, conds []store.Condition) Marks {
-	m := Marks{
-		Paused:      meta.Annotations[PausedAnnotation] == "true",
-		ObserveOnly: meta.Annotations[ObserveOnlyAnnotation] == "true",
-		Deleting:    meta.DeletionRequested,
+	m := Marks{Deleting: meta.DeletionRequested}
+	if len(meta.Annotations) > 0 { // most objects have none: no map calls
+		m.Paused = meta.Annotations[PausedAnnotation] == "true"
+		m.ObserveOnly = meta.Annotations[ObserveOnlyAnnotation] == "true"
 	}
 	for i := range conds {
 		c := &conds[i]

@@ -61,8 +61,11 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 	}
 	memo := &d.scratch.managed
 	if items, ok := memo.read(&d.r); ok {
-		if slices.Equal(items, held) {
+		switch {
+		case slices.Equal(items, held):
 			return held, true
+		case d.scratch.shared:
+			return d.scratch.sharing.managedList(items, false), true
 		}
 		return append(make([]ManagedFields, 0, len(items)), items...), true
 	}
@@ -70,6 +73,9 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 	list, ok := listAsWritten(d, held, (*metaDecoder).managedAsWritten)
 	if ok {
 		memo.keep(d.r.Since(start), list)
+		if d.scratch.shared && !sharedSlice(list, held) {
+			list = d.scratch.sharing.managedList(list, true)
+		}
 	}
 	return list, ok
 }

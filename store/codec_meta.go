@@ -112,11 +112,12 @@ func (s *Store[S, T]) borrowScratch() *decodeScratch {
 }
 
 // giveBack returns sc to the Store's pool, keeping its strings but no
-// reference to the value it read last, nor to the values a listing's
-// objects share.
+// reference to the value it read last. It keeps what a listing's objects
+// share too (a Cache lists a page per call): the next listing's may share
+// it, and no other decode reads it.
 func (s *Store[S, T]) giveBack(sc *decodeScratch) {
 	sc.d = metaDecoder{}
-	sc.shared, sc.sharing = false, sharedValues{}
+	sc.shared = false
 	sc.r.Reset(nil)
 	s.scratch.Put(sc)
 }

@@ -32,7 +32,8 @@ func sharesAll(x, y *appObj) bool {
 // TestCacheObjectsOfAFleetShareWhatTheyHaveEqual: the objects of a Cache
 // without a transform are shared and read-only, and objects of different
 // names share their equal ownership records and their Spec's equal lists
-// and maps of strings, whether a listing or the watch decoded them, and
+// and maps of strings, whether a listing (on one page or on several) or
+// the watch decoded them, and
 // after the watched Store's own status writes, which add a manager's
 // record to each: a fleet's objects then cost one copy of what they repeat.
 // A caller that changes what they share is reported for every object that
@@ -52,7 +53,8 @@ func TestCacheObjectsOfAFleetShareWhatTheyHaveEqual(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var modified []string
-		c := cache.New(st, cache.WithMutationDetector(func(err error) {
+		// A page per object: a listing's pages share too.
+		c := cache.New(st, cache.WithPageSize(1), cache.WithMutationDetector(func(err error) {
 			var m *cache.MutationError
 			require.ErrorAs(t, err, &m)
 			mu.Lock()

@@ -64,7 +64,7 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 		switch {
 		case slices.Equal(items, held):
 			return held, true
-		case d.scratch.shared:
+		case d.scratch.sharing != nil:
 			return d.scratch.sharing.managedList(items, false), true
 		}
 		return append(make([]ManagedFields, 0, len(items)), items...), true
@@ -73,7 +73,7 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 	list, ok := listAsWritten(d, held, (*metaDecoder).managedAsWritten)
 	if ok {
 		memo.keep(d.r.Since(start), list)
-		if d.scratch.shared && !sharedSlice(list, held) {
+		if d.scratch.sharing != nil && !sharedSlice(list, held) {
 			list = d.scratch.sharing.managedList(list, true)
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // mutation detector, for every object that shares what it changed.
 
 // sharedValues is what a decoder whose objects are shared (see
-// decodeScratch.shared) remembers of the lists and maps it handed out.
+// decodeScratch.sharing) remembers of the lists and maps it handed out. It
+// is not safe for concurrent use.
 type sharedValues struct {
 	// managed is a ring of the ownership records handed out lately, the
 	// oldest at next once full: a kind's objects mostly hold one or two.
@@ -43,10 +44,10 @@ const maxSharedTexts = 256
 // sharing returns what d remembers of the values it handed out, or nil
 // when its objects are not shared.
 func (d *metaDecoder) sharing() *sharedValues {
-	if d.scratch == nil || !d.scratch.shared {
+	if d.scratch == nil {
 		return nil
 	}
-	return &d.scratch.sharing
+	return d.scratch.sharing
 }
 
 // managedList returns a list of ownership records equal to list that v

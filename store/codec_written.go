@@ -49,7 +49,7 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeS
 	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same) || !exactConditions(raw.Conditions) {
 		return decodedFrom[S, T]{}, false
 	}
-	if scratch != nil && scratch.shared && same.managed == nil {
+	if scratch != nil && scratch.sharing != nil && same.managed == nil {
 		// The held object's records differ (a first status write adds its
 		// manager's): those of another object may not (see sharedValues).
 		same.managed = scratch.sharing.managedList(raw.Meta.Managed, false)

@@ -99,7 +99,16 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 	out := &List[S, T]{Revision: bopts.Revision}
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
-	scratch.shared = shared
+	if shared {
+		// What a listing's objects share is the Store's from one listing
+		// to the next (a Cache lists a page per call), one at a time.
+		v := s.listSharing.Swap(nil)
+		if v == nil {
+			v = new(sharedValues)
+		}
+		scratch.sharing = v
+		defer s.listSharing.Store(v)
+	}
 	for {
 		page, err := s.b.List(ctx, s.prefix+opts.NamePrefix, bopts)
 		if err != nil {

@@ -184,7 +184,10 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratc
 // scratch space of its own: one goroutine at a time may call it. held is
 // nil unless the caller holds the objects read-only (see WatchUndecoded).
 func (s *Store[S, T]) decoder(withPrev bool, keep func(string) bool, held *heldObjects[S, T]) func(kv.Event) Event[S, T] {
-	scratch := &decodeScratch{shared: held != nil}
+	scratch := new(decodeScratch)
+	if held != nil {
+		scratch.sharing = new(sharedValues)
+	}
 	cp := copiesOf[S, T]()
 	return func(ev kv.Event) Event[S, T] {
 		if s.rejects(ev, keep) {

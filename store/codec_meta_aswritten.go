@@ -281,6 +281,14 @@ func (d *metaDecoder) mapAsWritten(held map[string]string) (map[string]string, b
 		return held, true
 	}
 	d.r = start
+	if v := d.sharing(); v != nil {
+		return sharedByText(d, &v.metaMaps, (*metaDecoder).newMapAsWritten)
+	}
+	return d.newMapAsWritten()
+}
+
+// newMapAsWritten reads a map as mapAsWritten does, into a new map.
+func (d *metaDecoder) newMapAsWritten() (map[string]string, bool) {
 	out := map[string]string{}
 	ok := d.entriesAsWritten(func(k, v []byte) {
 		out[d.str(k)] = d.str(v)

@@ -79,8 +79,9 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 // shared is the caller's promise that it holds the objects it lists shared
 // and read-only (a Cache without a transform, which changes the objects it
 // gets): objects of different names then share their ownership records,
-// and the []string and map[string]string fields of a Spec or Status, when
-// equal to ones the listing decoded before (see sharedValues).
+// labels and annotations, and the []string and map[string]string fields of
+// a Spec or Status, when equal to ones the listing decoded before (see
+// sharedValues).
 // It is store/cache's, reached through internal/storeaccess (see internalView).
 func (v *internalView[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T], shared bool) (*List[S, T], error) {
 	return (*Store[S, T])(v).list(ctx, opts, reuse, shared)

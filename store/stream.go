@@ -81,9 +81,9 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // it decodes whose text decodes to the held ones (heldSide), and, over a value the Store remembers as one it read whole or wrote (see
 // lastValue.whole), what the write left byte for byte as it was:
 // Conditions, and the Status when its type has a sideDecoder. Objects of
-// different names share their ownership records, and the []string and
-// map[string]string fields of a Spec or Status, when equal to ones decode
-// returned lately (see sharedValues). Only a kind without versions whose
+// different names share their ownership records, labels and annotations,
+// and the []string and map[string]string fields of a Spec or Status, when
+// equal to ones decode returned lately (see sharedValues). Only a kind without versions whose
 // Spec type runs no code of its own as it decodes does any of these.
 //
 // It is store/cache's Run's, reached through internal/storeaccess.

@@ -16,23 +16,25 @@ import (
 // fleetApp is an object of a fleet: its name aside, what every other one
 // has (one selector, one list of arguments, the same writer).
 func fleetApp(name string) *appObj {
-	return &appObj{Meta: store.Meta{Name: name}, Spec: appSpec{Replicas: 1, Args: []string{"--port=80", "--v=2"}, Selector: map[string]string{"app": "web"}}}
+	return &appObj{Meta: store.Meta{Name: name, Labels: map[string]string{"app": "web", "tier": "front"}},
+		Spec: appSpec{Replicas: 1, Args: []string{"--port=80", "--v=2"}, Selector: map[string]string{"app": "web"}}}
 }
 
 func sameMap(a, b map[string]string) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// sharesAll reports whether x and y share their ownership records and
-// their Spec's list and map.
+// sharesAll reports whether x and y share their ownership records, their
+// labels and their Spec's list and map.
 func sharesAll(x, y *appObj) bool {
-	return &x.Meta.Managed[0] == &y.Meta.Managed[0] && &x.Spec.Args[0] == &y.Spec.Args[0] && sameMap(x.Spec.Selector, y.Spec.Selector)
+	return &x.Meta.Managed[0] == &y.Meta.Managed[0] && sameMap(x.Meta.Labels, y.Meta.Labels) &&
+		&x.Spec.Args[0] == &y.Spec.Args[0] && sameMap(x.Spec.Selector, y.Spec.Selector)
 }
 
 // TestCacheObjectsOfAFleetShareWhatTheyHaveEqual: the objects of a Cache
 // without a transform are shared and read-only, and objects of different
-// names share their equal ownership records and their Spec's equal lists
-// and maps of strings, whether a listing (on one page or on several) or
+// names share their equal ownership records and labels and their Spec's
+// equal lists and maps of strings, whether a listing (on one page or on several) or
 // the watch decoded them, and
 // after the watched Store's own status writes, which add a manager's
 // record to each: a fleet's objects then cost one copy of what they repeat.
@@ -87,7 +89,11 @@ func TestCacheObjectsOfAFleetShareWhatTheyHaveEqual(t *testing.T) {
 			require.Equal(t, stored, get(name), "the object stored")
 		}
 		require.Len(t, get("a").Meta.Managed, 2, "alice's record and ctl's")
-		require.True(t, sharesAll(get("a"), get("b")) && sharesAll(get("b"), get("c")) && sharesAll(get("c"), get("d")), "after a status write of each")
+		// The watch and the listings remember apart what they handed out:
+		// the labels the listing decoded and those the watch did are two
+		// maps; the records of the status writes are the watch's.
+		require.True(t, sharesAll(get("a"), get("b")) && sharesAll(get("c"), get("d")) && &get("a").Meta.Managed[0] == &get("c").Meta.Managed[0],
+			"after a status write of each")
 
 		// A Store's reads are the caller's own.
 		x, err := st.Get(ctx, "a")
@@ -96,9 +102,12 @@ func TestCacheObjectsOfAFleetShareWhatTheyHaveEqual(t *testing.T) {
 		require.NoError(t, err)
 		l, err := st.List(ctx, store.ListOptions{})
 		require.NoError(t, err)
-		require.False(t, &x.Meta.Managed[0] == &y.Meta.Managed[0] || &x.Spec.Args[0] == &y.Spec.Args[0] || sameMap(x.Spec.Selector, y.Spec.Selector), "Get")
-		require.False(t, &l.Items[0].Meta.Managed[0] == &l.Items[1].Meta.Managed[0] || &l.Items[0].Spec.Args[0] == &l.Items[1].Spec.Args[0] ||
-			sameMap(l.Items[0].Spec.Selector, l.Items[1].Spec.Selector), "List")
+		sharesAny := func(x, y *appObj) bool {
+			return &x.Meta.Managed[0] == &y.Meta.Managed[0] || sameMap(x.Meta.Labels, y.Meta.Labels) ||
+				&x.Spec.Args[0] == &y.Spec.Args[0] || sameMap(x.Spec.Selector, y.Spec.Selector)
+		}
+		require.False(t, sharesAny(x, y), "Get")
+		require.False(t, sharesAny(l.Items[0], l.Items[1]), "List")
 
 		require.NoError(t, c.Check())
 		get("a").Spec.Selector["tier"] = "front" // a caller's fault
@@ -118,7 +127,8 @@ func TestCacheObjectsOfAFleetShareWhatTheyHaveEqual(t *testing.T) {
 
 // TestCacheWithATransformSharesNothingBetweenObjects: a transform changes
 // the objects it is given in place, each its own (see WithTransform): its
-// change to one object's map shows in no other, listed or watched.
+// change to one object's maps and list shows in no other, listed or
+// watched.
 func TestCacheWithATransformSharesNothingBetweenObjects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
@@ -132,6 +142,7 @@ func TestCacheWithATransformSharesNothingBetweenObjects(t *testing.T) {
 		}
 		c := cache.New(st, cache.WithMutationDetector(func(err error) { t.Error(err) }),
 			cache.WithTransform(func(o *appObj) {
+				o.Meta.Labels["name"] = o.Meta.Name
 				o.Spec.Selector["name"] = o.Meta.Name
 				o.Spec.Args[0] = o.Meta.Name
 			}))
@@ -146,6 +157,7 @@ func TestCacheWithATransformSharesNothingBetweenObjects(t *testing.T) {
 		for _, name := range []string{"a", "b", "c", "d"} {
 			o, ok := c.Get(name)
 			require.True(t, ok)
+			require.Equal(t, map[string]string{"app": "web", "tier": "front", "name": name}, o.Meta.Labels, name)
 			require.Equal(t, map[string]string{"app": "web", "name": name}, o.Spec.Selector, name)
 			require.Equal(t, []string{name, "--v=2"}, o.Spec.Args, name)
 		}

@@ -90,6 +90,10 @@ type decodeScratch struct {
 	// writes read, by their text (see textMemo).
 	managed textMemo[ManagedFields]
 	writes  textMemo[LastWrite]
+	// sharing, when not nil, says that the objects decoded with this
+	// space are shared and read-only, those of different names as well,
+	// and holds what they share (see sharedValues).
+	sharing *sharedValues
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation; base likewise, for its base.
 	d    metaDecoder
@@ -107,9 +111,11 @@ func (s *Store[S, T]) borrowScratch() *decodeScratch {
 }
 
 // giveBack returns sc to the Store's pool, keeping its strings but no
-// reference to the value it read last.
+// reference to the value it read last, nor to what a listing's objects
+// share.
 func (s *Store[S, T]) giveBack(sc *decodeScratch) {
 	sc.d = metaDecoder{}
+	sc.sharing = nil
 	sc.r.Reset(nil)
 	s.scratch.Put(sc)
 }

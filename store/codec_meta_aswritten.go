@@ -61,8 +61,11 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 	}
 	memo := &d.scratch.managed
 	if items, ok := memo.read(&d.r); ok {
-		if slices.Equal(items, held) {
+		switch {
+		case slices.Equal(items, held):
 			return held, true
+		case d.scratch.sharing != nil:
+			return d.scratch.sharing.managedList(items, false), true
 		}
 		return append(make([]ManagedFields, 0, len(items)), items...), true
 	}
@@ -70,6 +73,9 @@ func (d *metaDecoder) managedAsWrittenList(held []ManagedFields) ([]ManagedField
 	list, ok := listAsWritten(d, held, (*metaDecoder).managedAsWritten)
 	if ok {
 		memo.keep(d.r.Since(start), list)
+		if d.scratch.sharing != nil && !sharedSlice(list, held) {
+			list = d.scratch.sharing.managedList(list, true)
+		}
 	}
 	return list, ok
 }
@@ -275,6 +281,14 @@ func (d *metaDecoder) mapAsWritten(held map[string]string) (map[string]string, b
 		return held, true
 	}
 	d.r = start
+	if v := d.sharing(); v != nil {
+		return sharedByText(d, &v.metaMaps, (*metaDecoder).newMapAsWritten)
+	}
+	return d.newMapAsWritten()
+}
+
+// newMapAsWritten reads a map as mapAsWritten does, into a new map.
+func (d *metaDecoder) newMapAsWritten() (map[string]string, bool) {
 	out := map[string]string{}
 	ok := d.entriesAsWritten(func(k, v []byte) {
 		out[d.str(k)] = d.str(v)

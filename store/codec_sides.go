@@ -172,16 +172,32 @@ func decodeStrings(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
-	s, ok := list(d, (*metaDecoder).string)
+	var s []string
+	var ok bool
+	if v := d.sharing(); v != nil {
+		s, ok = sharedByText(d, &v.lists, decodeStringList)
+	} else {
+		s, ok = decodeStringList(d)
+	}
 	*(*[]string)(p) = s
 	return ok
+}
+
+func decodeStringList(d *metaDecoder) ([]string, bool) {
+	return list(d, (*metaDecoder).string)
 }
 
 func decodeStringMap(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	if null(d) {
 		return true
 	}
-	m, ok := d.stringMap()
+	var m map[string]string
+	var ok bool
+	if v := d.sharing(); v != nil {
+		m, ok = sharedByText(d, &v.maps, (*metaDecoder).stringMap)
+	} else {
+		m, ok = d.stringMap()
+	}
 	*(*map[string]string)(p) = m
 	return ok
 }

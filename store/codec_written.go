@@ -49,6 +49,11 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeS
 	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same) || !exactConditions(raw.Conditions) {
 		return decodedFrom[S, T]{}, false
 	}
+	if scratch != nil && scratch.sharing != nil && same.managed == nil {
+		// The held object's records differ (a first status write adds its
+		// manager's): those of another object may not (see sharedValues).
+		same.managed = scratch.sharing.managedList(raw.Meta.Managed, false)
+	}
 	obj := &Object[S, T]{Meta: decodedClone(raw.Meta, same), Conditions: nilIfEmpty(slices.Clone(raw.Conditions))}
 	obj.Meta.Revision = kv.ModRevision
 	d := s.metaDecoder(kv.Key, scratch)
@@ -63,7 +68,8 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeS
 }
 
 // metaSame holds, for each of a Meta's maps and slices, the held object's
-// when it is equal and not empty (see sameAsHeld), else nil.
+// when it is equal and not empty (see sameAsHeld), else nil; managed may
+// instead be an equal list the decoder's objects share (see sharedValues).
 type metaSame struct {
 	labels, annotations map[string]string
 	owners              []OwnerRef
@@ -107,7 +113,7 @@ func (h *heldObjects[S, T]) at(s *Store[S, T], key string, rev int64) *Object[S,
 
 // decodedClone returns a copy of m that shares nothing it could modify with
 // m, with empty maps and slices nil, as a decode of m's encoding gives them;
-// those in same are the held object's.
+// those in same are the held object's (see metaSame).
 func decodedClone(m Meta, same metaSame) Meta {
 	m.Labels = heldMap(same.labels, m.Labels)
 	m.Annotations = heldMap(same.annotations, m.Annotations)

@@ -61,7 +61,7 @@ type List[S, T any] struct {
 // that does not decode as an object of the kind does not fail the List: it
 // is left out of Items and reported in Undecodable, whatever the Selector.
 func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], error) {
-	return s.list(ctx, opts, nil)
+	return s.list(ctx, opts, nil, false)
 }
 
 // ListReusing is List for a caller that keeps its own copy of the objects,
@@ -75,13 +75,20 @@ func (s *Store[S, T]) List(ctx context.Context, opts ListOptions) (*List[S, T], 
 // goroutine, one call at a time. Everything else is as List
 // describes. A Cache that relists after its watch fell behind decodes only
 // the objects that changed meanwhile.
+//
+// shared is the caller's promise that it holds the objects it lists shared
+// and read-only (a Cache without a transform, which changes the objects it
+// gets): objects of different names then share their ownership records,
+// labels and annotations, and the []string and map[string]string fields of
+// a Spec or Status, when equal to ones the listing decoded before (see
+// sharedValues).
 // It is store/cache's, reached through internal/storeaccess (see internalView).
-func (v *internalView[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
-	return (*Store[S, T])(v).list(ctx, opts, reuse)
+func (v *internalView[S, T]) ListReusing(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T], shared bool) (*List[S, T], error) {
+	return (*Store[S, T])(v).list(ctx, opts, reuse, shared)
 }
 
 // list is List and ListReusing.
-func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T]) (*List[S, T], error) {
+func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(name string, revision int64) *Object[S, T], shared bool) (*List[S, T], error) {
 	bopts, err := s.backendListOptions(opts)
 	if err != nil {
 		return nil, err
@@ -93,6 +100,16 @@ func (s *Store[S, T]) list(ctx context.Context, opts ListOptions, reuse func(nam
 	out := &List[S, T]{Revision: bopts.Revision}
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
+	if shared {
+		// What a listing's objects share is the Store's from one listing
+		// to the next (a Cache lists a page per call), one at a time.
+		v := s.listSharing.Swap(nil)
+		if v == nil {
+			v = new(sharedValues)
+		}
+		scratch.sharing = v
+		defer s.listSharing.Store(v)
+	}
 	for {
 		page, err := s.b.List(ctx, s.prefix+opts.NamePrefix, bopts)
 		if err != nil {

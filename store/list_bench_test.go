@@ -35,7 +35,7 @@ func BenchmarkListReusingUnchanged(b *testing.B) {
 	list := func(reuse func(string, int64) *store.Object[benchSpec, benchStatus]) {
 		opts := store.ListOptions{Limit: 500}
 		for {
-			page, err := st.Lean().ListReusing(ctx, opts, reuse)
+			page, err := st.Lean().ListReusing(ctx, opts, reuse, true)
 			if err != nil {
 				b.Fatal(err)
 			}

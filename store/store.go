@@ -56,6 +56,10 @@ type Store[S, T any] struct {
 	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
 	logger    *slog.Logger                 // see WithLogger
 	admission *admission[S, T]             // see WithAdmission; nil admits all
+
+	// listSharing is what the objects of the last shared listing share
+	// (see ListReusing), for the next; nil while a listing has it.
+	listSharing atomic.Pointer[sharedValues]
 	// plainStatus says T's JSON form round-trips (plainJSON): an applied
 	// status of type T is then stored as it encodes.
 	plainStatus bool

@@ -82,9 +82,11 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // the strings, []string and map[string]string fields of a Spec or Status
 // it decodes whose text decodes to the held ones (heldSide), and, over a value the Store remembers as one it read whole or wrote (see
 // lastValue.whole), what the write left byte for byte as it was:
-// Conditions, and the Status when its type has a sideDecoder. Only a kind
-// without versions whose Spec type runs no code of its own as it decodes
-// does either.
+// Conditions, and the Status when its type has a sideDecoder. Objects of
+// different names share their ownership records, labels and annotations,
+// and the []string and map[string]string fields of a Spec or Status, when
+// equal to ones decode returned lately (see sharedValues). Only a kind without versions whose
+// Spec type runs no code of its own as it decodes does any of these.
 //
 // It is store/cache's Run's, reached through internal/storeaccess.
 func (v *internalView[S, T]) WatchUndecoded(ctx context.Context, fromRevision int64, keep func(name string) bool, held func(name string, revision int64) *Object[S, T]) (<-chan kv.Event, func(kv.Event) Event[S, T], error) {
@@ -185,6 +187,9 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratc
 // nil unless the caller holds the objects read-only (see WatchUndecoded).
 func (s *Store[S, T]) decoder(withPrev bool, keep func(string) bool, held *heldObjects[S, T]) func(kv.Event) Event[S, T] {
 	scratch := new(decodeScratch)
+	if held != nil {
+		scratch.sharing = new(sharedValues)
+	}
 	cp := copiesOf[S, T]()
 	return func(ev kv.Event) Event[S, T] {
 		if s.rejects(ev, keep) {

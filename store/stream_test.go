@@ -109,20 +109,20 @@ func TestListReusingDecodesOnlyWhatReuseDeclines(t *testing.T) {
 		return nil
 	}
 
-	page, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2}, reuse)
+	page, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2}, reuse, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, objNames(page.Items))
 	require.Same(t, held["a"], page.Items[0], "a reused object is the caller's")
 	require.NotSame(t, stale, page.Items[1], "a declined one is decoded")
 	require.Equal(t, full.Items[1], page.Items[1])
-	next, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2, Continue: page.Continue}, reuse)
+	next, err := st.Lean().ListReusing(ctx, store.ListOptions{Limit: 2, Continue: page.Continue}, reuse, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", "d"}, objNames(next.Items))
 	require.Len(t, next.Undecodable, 1)
 	require.Equal(t, "bb", next.Undecodable[0].Name)
 	require.Equal(t, []string{"a", "b", "bb", "c", "d"}, asked)
 
-	sel, err := st.Lean().ListReusing(ctx, store.ListOptions{Selector: store.MatchLabels(map[string]string{"x": "c"})}, reuse)
+	sel, err := st.Lean().ListReusing(ctx, store.ListOptions{Selector: store.MatchLabels(map[string]string{"x": "c"})}, reuse, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"c"}, objNames(sel.Items))
 	require.Same(t, held["c"], sel.Items[0])

@@ -43,7 +43,7 @@ type ListWatcher[S, T any] interface {
 // what it means the Cache to see, and the Cache calls them. A Store offers
 // them only to the project's packages, through internal/storeaccess.
 type leanSource[S, T any] interface {
-	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T]) (*store.List[S, T], error)
+	ListReusing(ctx context.Context, opts store.ListOptions, reuse func(name string, revision int64) *store.Object[S, T], shared bool) (*store.List[S, T], error)
 	WatchWithoutPrev(ctx context.Context, fromRevision int64, keep func(name string) bool) (<-chan store.Event[S, T], error)
 }
 

@@ -361,7 +361,11 @@ func TestCacheSharesOnlyWhatASpecWriteLeftAsItWas(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, stored, got)
 		require.Zero(t, c.Undecodable())
-		require.False(t, sameArgs(held, got) || sameSelector(held, got), "written over the bad value: decoded whole")
+		// Written over the bad value, there is no held object to take
+		// from; the list and the map are the texts the watch decoded at the
+		// last two writes, which objects of any name share (see
+		// store.WatchUndecoded), and so are held's.
+		require.True(t, sameArgs(held, got) && sameSelector(held, got), "written over the bad value: shared by their text")
 		require.NoError(t, c.Check())
 	})
 }

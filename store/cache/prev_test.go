@@ -36,8 +36,8 @@ func (s *steppedSource) List(ctx context.Context, opts store.ListOptions) (*stor
 	return s.src.List(ctx, opts)
 }
 
-func (s *steppedSource) ListReusing(ctx context.Context, opts store.ListOptions, reuse func(string, int64) *cobj) (*store.List[cacheSpec, cacheStatus], error) {
-	return cache.Lean(s.src).ListReusing(ctx, opts, reuse)
+func (s *steppedSource) ListReusing(ctx context.Context, opts store.ListOptions, reuse func(string, int64) *cobj, shared bool) (*store.List[cacheSpec, cacheStatus], error) {
+	return cache.Lean(s.src).ListReusing(ctx, opts, reuse, shared)
 }
 
 func (s *steppedSource) Watch(ctx context.Context, from int64) (<-chan store.Event[cacheSpec, cacheStatus], error) {

@@ -435,7 +435,9 @@ func (c *Cache[S, T]) list(ctx context.Context, opts store.ListOptions) (l *stor
 	}()
 	defer guard.Catch(&p)
 	if c.lean != nil {
-		return c.lean.ListReusing(ctx, opts, c.reuse)
+		// Without a transform, which changes the objects listed, they are
+		// shared and read-only from the start (see WatchUndecoded's held).
+		return c.lean.ListReusing(ctx, opts, c.reuse, c.transform == nil)
 	}
 	return c.src.List(ctx, opts)
 }

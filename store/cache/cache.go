@@ -86,7 +86,8 @@ type followSource[S, T any] interface {
 //
 // Objects served by Get, List and ByIndex and passed to handlers are shared,
 // read-only values: a caller that wants to change one copies it first.
-// Successive objects of one name may share memory (see the package doc). A
+// Successive objects of one name, and objects of different names, may share
+// memory (see the package doc). A
 // mutation detector catches callers that do not. It is off unless turned
 // on, with WithMutationDetector or MutationDetectorEnv (which a test's
 // TestMain can set); a test binary alone does not turn it on.

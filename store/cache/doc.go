@@ -41,8 +41,10 @@
 // a status write, the Status of a spec write, the ownership records,
 // labels, annotations and conditions), and of another client's write the
 // strings, lists of strings and maps of strings of the Spec and Status
-// that decode to what the one before holds, so a change to one would show
-// in another. The mutation detector catches code
+// that decode to what the one before holds. Objects of different names
+// share too: their equal ownership records, labels and annotations, and
+// the equal lists and maps of strings of their Spec and Status. So a change
+// to one would show in others. The mutation detector catches code
 // that changes one. It is opt-in, with
 // WithMutationDetector or, for every Cache of a process, the environment
 // variable STEADY_CACHE_MUTATION_DETECTOR=1 (MutationDetectorEnv), which

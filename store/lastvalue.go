@@ -605,36 +605,51 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 		return nil, false
 	}
 	rs := &l.records
-	if r = rs.byKey[e.key]; r != nil {
-		if r.rev >= e.rev {
-			return r, true
+	r = rs.byKey[e.key]
+	if r != nil && r.rev >= e.rev {
+		return r, true
+	}
+	// The record's entry in the ring: past maxStatusRecords the oldest
+	// one's, whose record (unless it is this key's, about to be recorded
+	// again) is forgotten first and its room taken for this one: no other
+	// entry names it (see forgetRecordLocked), so a Store cycling through
+	// more keys than it keeps records of allocates none.
+	var free *statusRecord
+	at := len(rs.order.recs)
+	if at < maxStatusRecords {
+		rs.order.recs = append(rs.order.recs, recordAt{})
+	} else {
+		at = rs.order.next
+		rs.order.next = (at + 1) % maxStatusRecords
+		if gone := rs.order.recs[at]; gone.r != r && l.forgetRecordLocked(gone) {
+			free = gone.r
 		}
+	}
+	if r != nil {
 		l.bytes -= r.size
 	} else {
+		if free == nil {
+			free = new(statusRecord)
+		}
+		r = free
 		if rs.byKey == nil {
 			rs.byKey = map[string]*statusRecord{}
 		}
-		r = new(statusRecord)
 		rs.byKey[e.key] = r
 	}
 	// In place: the ring's entries of the key's older records no longer
 	// name it (forgetRecordLocked).
 	*r = statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
 	l.bytes += r.size
-	made := recordAt{e.key, e.rev, r}
-	if len(rs.order.recs) < maxStatusRecords {
-		rs.order.recs = append(rs.order.recs, made)
-	} else {
-		gone := rs.order.recs[rs.order.next]
-		rs.order.recs[rs.order.next] = made
-		rs.order.next = (rs.order.next + 1) % maxStatusRecords
-		l.forgetRecordLocked(gone)
-	}
+	rs.order.recs[at] = recordAt{e.key, e.rev, r}
 	return r, true
 }
 
 // forgetRecordLocked forgets the status record a, if it is still its
-// key's record of that revision.
+// key's record of that revision. A record is named by its key's entries in
+// the ring, each of the revision it was recorded at, and only the latest
+// entry's revision is the record's: when a is its record's, every other
+// entry that names it is older than a.
 func (l *lastValues) forgetRecordLocked(a recordAt) bool {
 	if a.r.rev != a.rev {
 		return false // recorded again since, or forgotten

@@ -366,3 +366,55 @@ func TestLastValuesStatusRecordOutlivesItsEarlierRevision(t *testing.T) {
 	require.Same(t, side, l.writtenStatus("", "k", 2), "k's record at 2 is kept")
 	require.Nil(t, l.writtenStatus("", "k", 1))
 }
+
+// Past maxStatusRecords, a record takes the room of the oldest one it
+// forgets: a Store writing the status of more objects than it keeps
+// records of, in turn, allocates none for them. Whatever the order of the
+// keys recorded, each record kept is its key's own, counted once, and
+// named by the newest of its key's entries in the ring.
+func TestLastValuesStatusRecordsTakeTheRoomOfTheOldest(t *testing.T) {
+	side := &decodedSide{}
+	l := newLastValues(1 << 30)
+	const keys = maxStatusRecords + 500
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = fmt.Sprint("k", i)
+	}
+	rev, raw := int64(0), &rawObject{}
+	record := func(key string) {
+		rev++
+		e := lastValue{key: key, rev: rev, written: true, raw: raw, sides: decodedSides{status: side}}
+		l.mu.Lock()
+		l.recordLocked(&e)
+		l.mu.Unlock()
+	}
+	for i := range 2 * keys {
+		record(names[i%keys])
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		record(names[i%keys]) // a key whose record was forgotten
+		i++
+	})
+	require.Zero(t, allocs)
+
+	// Keys recorded again soon leave older entries that no longer name
+	// their record: their room is not taken.
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 4 * keys {
+		record(names[rng.IntN(keys)])
+	}
+	inRing := map[recordAt]bool{}
+	for _, a := range l.records.order.recs {
+		inRing[a] = true
+	}
+	owner := map[*statusRecord]string{}
+	sum := 0
+	for key, r := range l.records.byKey {
+		require.NotContains(t, owner, r, "%s's record is %s's too", key, owner[r])
+		owner[r] = key
+		sum += r.size
+		require.True(t, inRing[recordAt{key, r.rev, r}], "%s's record at %d is in the ring", key, r.rev)
+	}
+	require.Equal(t, sum, l.bytes)
+}

@@ -151,6 +151,12 @@ type statusRecords struct {
 	// recorded again (one lookup, no second to store it).
 	byKey map[string]*statusRecord
 	order recordRing
+	// free holds the records forgotten, emptied, for the next ones to
+	// take their room: a Store cycling through more keys than it keeps
+	// records of allocates none, and the records ever allocated are no
+	// more than were kept at once (a value's hint, lastValue.rec, may
+	// hold one forgotten: see recordOf).
+	free []*statusRecord
 }
 
 // recordRing holds the records made, oldest first once it is full (at
@@ -169,6 +175,7 @@ type recordAt struct {
 }
 
 type statusRecord struct {
+	key    string // "" once forgotten (see recordOf)
 	rev    int64
 	status *decodedSide
 	size   int
@@ -239,6 +246,9 @@ type lastValue struct {
 	// of the write may take its Spec from an object decoded from that
 	// value (see WatchUndecoded).
 	sameSpecAs int64
+	// rec is the status record of key (see statusRecords) as the memory
+	// last found it, a hint that saves looking it up (see recordOf).
+	rec *statusRecord
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -538,7 +548,11 @@ func (l *lastValues) put(key string, e lastValue, side int) bool {
 			return false
 		}
 		l.bytes += e.size - old.size
+		e.rec = old.rec
 		r, looked := l.recordLocked(old)
+		if looked {
+			e.rec = r
+		}
 		l.knownStatusLocked(&e, r, looked)
 		*old = e
 	} else {
@@ -571,7 +585,7 @@ func (l *lastValues) knownStatusLocked(e *lastValue, r *statusRecord, looked boo
 		return
 	}
 	if !looked {
-		r = l.records.byKey[e.key]
+		r = l.recordOf(e)
 	}
 	if r != nil && r.rev < e.rev && r.side.same(e.raw) {
 		e.sides.status = r.status
@@ -605,33 +619,32 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 		return nil, false
 	}
 	rs := &l.records
-	r = rs.byKey[e.key]
+	r = l.recordOf(e)
 	if r != nil && r.rev >= e.rev {
 		return r, true
 	}
 	// The record's entry in the ring: past maxStatusRecords the oldest
 	// one's, whose record (unless it is this key's, about to be recorded
-	// again) is forgotten first and its room taken for this one: no other
-	// entry names it (see forgetRecordLocked), so a Store cycling through
-	// more keys than it keeps records of allocates none.
-	var free *statusRecord
+	// again) is forgotten first, its room free for this one.
 	at := len(rs.order.recs)
 	if at < maxStatusRecords {
 		rs.order.recs = append(rs.order.recs, recordAt{})
 	} else {
 		at = rs.order.next
 		rs.order.next = (at + 1) % maxStatusRecords
-		if gone := rs.order.recs[at]; gone.r != r && l.forgetRecordLocked(gone) {
-			free = gone.r
+		if gone := rs.order.recs[at]; gone.r != r {
+			l.forgetRecordLocked(gone)
 		}
 	}
 	if r != nil {
 		l.bytes -= r.size
 	} else {
-		if free == nil {
-			free = new(statusRecord)
+		if n := len(rs.free); n > 0 {
+			r, rs.free[n-1] = rs.free[n-1], nil
+			rs.free = rs.free[:n-1]
+		} else {
+			r = new(statusRecord)
 		}
-		r = free
 		if rs.byKey == nil {
 			rs.byKey = map[string]*statusRecord{}
 		}
@@ -639,26 +652,40 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	}
 	// In place: the ring's entries of the key's older records no longer
 	// name it (forgetRecordLocked).
-	*r = statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
+	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
+	e.rec = r
 	l.bytes += r.size
 	rs.order.recs[at] = recordAt{e.key, e.rev, r}
 	return r, true
 }
 
+// recordOf returns the status record of e's key, nil when there is none:
+// e.rec when it is still that record (a record forgotten is emptied, and
+// its room may be another key's since: see recordLocked), else the one
+// looked up, which e.rec then holds. It runs under l.mu.
+func (l *lastValues) recordOf(e *lastValue) *statusRecord {
+	if r := e.rec; r != nil && r.key == e.key {
+		return r
+	}
+	e.rec = l.records.byKey[e.key]
+	return e.rec
+}
+
 // forgetRecordLocked forgets the status record a, if it is still its
-// key's record of that revision. A record is named by its key's entries in
-// the ring, each of the revision it was recorded at, and only the latest
-// entry's revision is the record's: when a is its record's, every other
-// entry that names it is older than a.
+// key's record of that revision: the ring's other entries that name the
+// same record are of its older revisions, or of a record its room held
+// before (see statusRecords.free).
 func (l *lastValues) forgetRecordLocked(a recordAt) bool {
-	if a.r.rev != a.rev {
+	if a.r.rev != a.rev || a.r.key != a.key {
 		return false // recorded again since, or forgotten
 	}
 	delete(l.records.byKey, a.key)
 	l.bytes -= a.r.size
-	// Emptied, so that the ring's entry, until it is overwritten, holds
-	// none of what the record held (the memory no longer counts it).
+	// Emptied, so that what still names it (an entry of the ring, a
+	// value's hint) holds none of what the record held (the memory no
+	// longer counts it), and free for the next record.
 	*a.r = statusRecord{}
+	l.records.free = append(l.records.free, a.r)
 	return true
 }
 

@@ -47,6 +47,9 @@ func TestLastValuesAccounting(t *testing.T) {
 		for i, e := range l.items {
 			sum += e.size
 			require.Equal(t, i, l.index[e.key])
+			if e.rec != nil && e.rec.key == e.key {
+				require.Same(t, l.records.byKey[e.key], e.rec, "a value's hint that names its key is its key's record")
+			}
 		}
 		for key, r := range l.records.byKey {
 			sum += r.size
@@ -417,4 +420,32 @@ func TestLastValuesStatusRecordsTakeTheRoomOfTheOldest(t *testing.T) {
 		require.True(t, inRing[recordAt{key, r.rev, r}], "%s's record at %d is in the ring", key, r.rev)
 	}
 	require.Equal(t, sum, l.bytes)
+}
+
+// A value holds its key's status record as a hint (lastValue.rec), which
+// the record's room, once forgotten and taken by another key's record,
+// no longer is: a read of the key then learns no status from the other
+// key's record, whose status side it has.
+func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
+	side, other := &decodedSide{}, &decodedSide{}
+	l := newLastValues(1 << 30)
+	l.wrote("A", 1, nil, &rawObject{}, []byte("a"), decodedSides{status: side})
+	l.wrote("A", 2, nil, &rawObject{}, []byte("a"), decodedSides{status: side}) // A's record at 1
+	l.read(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: 3})           // at 2, and the read's hint
+	x := l.records.byKey["A"]
+	require.Same(t, x, l.items[l.index["A"]].rec)
+	rev := int64(3)
+	for l.records.byKey["A"] != nil {
+		rev++
+		e := lastValue{key: fmt.Sprint("k", rev), rev: rev, written: true, raw: &rawObject{}, sides: decodedSides{status: other}}
+		l.mu.Lock()
+		l.recordLocked(&e)
+		l.mu.Unlock()
+	}
+	require.Equal(t, fmt.Sprint("k", rev), x.key, "A's record's room is the last record's")
+	require.Same(t, x, l.items[l.index["A"]].rec, "which A's value still names")
+	l.readDecoded(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: rev + 1}, &rawObject{})
+	e, ok := l.lookup("A", rev+1)
+	require.True(t, ok)
+	require.Nil(t, e.sides.status, "A has no status record: the one its hint names is another key's")
 }

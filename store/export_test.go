@@ -47,6 +47,7 @@ func (s *Store[S, T]) ForgetStatusRecords() (n, counted int) {
 	defer l.mu.Unlock()
 	for _, r := range l.records.byKey {
 		n, counted = n+1, counted+r.size
+		*r = statusRecord{} // as forgetRecordLocked leaves it: no value's hint names it (recordOf)
 	}
 	l.bytes -= counted
 	l.records = statusRecords{}

@@ -71,6 +71,16 @@ type lastValues struct {
 	bytes int
 	index map[string]int // key -> position in items
 	items []lastValue    // in no order, so that one is forgotten in O(1)
+	// hints are the positions in items of the keys found last, one for
+	// the watches' side (the events' reads and the change judge), one
+	// for the writes' side: the steps of one event or one write (decode,
+	// decode over, remember; find, write, remember) each find the same
+	// key, and a hint found again (at, atBytes) is one string comparison
+	// where a map lookup in a kind's worth of keys misses the CPU's
+	// caches. A hint is checked before use, so a stale one (its key
+	// removed or moved, see remove) costs one map lookup, never a wrong
+	// value.
+	hints [2]int
 	// decoded is a ring of the latest own writes remembered decoded, the
 	// oldest at next once it is full: the write a Store makes of an object
 	// soon after another (a reconcile's second write, the Loop's
@@ -106,11 +116,20 @@ type decodedRing struct {
 	next int
 }
 
-// keyRev names one remembered value.
+// keyRev names one remembered value, with the position in items it was
+// remembered at (at, a hint: see lastValues.hints) for the ring that
+// displaces it to find it with no map lookup.
 type keyRev struct {
 	key string
 	rev int64
+	at  int
 }
+
+// The sides whose last key found a hint remembers (lastValues.hints).
+const (
+	readSide = iota
+	writeSide
+)
 
 // maxDecoded is how many of its latest writes a Store keeps decoded: the
 // writes of one reconcile to its object come within a few of each other,
@@ -128,11 +147,35 @@ const maxDecoded = 256
 // holds for good, as the revision names one value. It counts in the
 // memory's bound (statusRecordBytes).
 type statusRecords struct {
-	byKey map[string]statusRecord
-	order decodedRing // the keys recorded, oldest first (a key recorded again is there twice)
+	// byKey holds each key's record, updated in place when the key is
+	// recorded again (one lookup, no second to store it).
+	byKey map[string]*statusRecord
+	order recordRing
+	// free holds the records forgotten, emptied, for the next ones to
+	// take their room: a Store cycling through more keys than it keeps
+	// records of allocates none, and the records ever allocated are no
+	// more than were kept at once (a value's hint, lastValue.rec, may
+	// hold one forgotten: see recordOf).
+	free []*statusRecord
+}
+
+// recordRing holds the records made, oldest first once it is full (at
+// next): a key recorded again is there twice, at each of its revisions,
+// the older one no longer its record's (see forgetRecordLocked).
+type recordRing struct {
+	recs []recordAt
+	next int
+}
+
+// recordAt is one record made: of key at rev, held in r while r.rev is rev.
+type recordAt struct {
+	key string
+	rev int64
+	r   *statusRecord
 }
 
 type statusRecord struct {
+	key    string // "" once forgotten (see recordOf)
 	rev    int64
 	status *decodedSide
 	size   int
@@ -203,6 +246,9 @@ type lastValue struct {
 	// of the write may take its Spec from an object decoded from that
 	// value (see WatchUndecoded).
 	sameSpecAs int64
+	// rec is the status record of key (see statusRecords) as the memory
+	// last found it, a hint that saves looking it up (see recordOf).
+	rec *statusRecord
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -256,7 +302,7 @@ func (l *lastValues) writtenStatus(prefix, name string, rev int64) *decodedSide 
 	key := append(append(buf[:0], prefix...), name...)
 	var d *decodedSide
 	l.mu.Lock()
-	if i, ok := l.index[string(key)]; ok {
+	if i, ok := l.atBytes(key, readSide); ok {
 		switch e := &l.items[i]; {
 		case e.rev != rev:
 		case e.written:
@@ -267,11 +313,46 @@ func (l *lastValues) writtenStatus(prefix, name string, rev int64) *decodedSide 
 			d = l.pendingStatusLocked(key, e.value)
 		}
 	}
-	if r, ok := l.records.byKey[string(key)]; d == nil && ok && r.rev == rev {
-		d = r.status // a write no longer remembered decoded
+	if d == nil {
+		if r, ok := l.records.byKey[string(key)]; ok && r.rev == rev {
+			d = r.status // a write no longer remembered decoded
+		}
 	}
 	l.mu.Unlock()
 	return d
+}
+
+// at returns the position of key in items, trying the hint of side (see
+// lastValues.hints) before the index, and makes it side's hint. It runs
+// under l.mu.
+func (l *lastValues) at(key string, side int) (int, bool) {
+	i, ok := l.find(key, l.hints[side])
+	if ok {
+		l.hints[side] = i
+	}
+	return i, ok
+}
+
+// find returns the position of key in items, trying hint, a position it
+// was at, before the index. It runs under l.mu.
+func (l *lastValues) find(key string, hint int) (int, bool) {
+	if hint < len(l.items) && l.items[hint].key == key {
+		return hint, true
+	}
+	i, ok := l.index[key]
+	return i, ok
+}
+
+// atBytes is at of a key built on the stack.
+func (l *lastValues) atBytes(key []byte, side int) (int, bool) {
+	if i := l.hints[side]; i < len(l.items) && l.items[i].key == string(key) {
+		return i, true
+	}
+	i, ok := l.index[string(key)]
+	if ok {
+		l.hints[side] = i
+	}
+	return i, ok
 }
 
 // writing notes, until doneWriting, that the Store sends value as key's
@@ -329,7 +410,7 @@ func (l *lastValues) latest(key string) (lastValue, bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i, ok := l.index[key]; ok {
+	if i, ok := l.at(key, readSide); ok {
 		return l.items[i], true
 	}
 	return lastValue{}, false
@@ -345,7 +426,7 @@ func (l *lastValues) latestOf(prefix, name string) (lastValue, bool) {
 	key := append(append(buf[:0], prefix...), name...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i, ok := l.index[string(key)]; ok {
+	if i, ok := l.atBytes(key, writeSide); ok {
 		return l.items[i], true
 	}
 	return lastValue{}, false
@@ -360,7 +441,7 @@ func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole})
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole}, readSide)
 }
 
 // wrote remembers raw, encoded as value, as written at rev over cur (nil
@@ -394,11 +475,7 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 	if !sharedSlice(raw.Conditions, cur.Conditions) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
-	if l.put(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}) {
-		l.mu.Lock()
-		l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, rev}, true)
-		l.mu.Unlock()
-	}
+	l.put(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}, writeSide)
 }
 
 // readDecoded remembers kv as read from the Backend and decoded as raw, a
@@ -411,17 +488,14 @@ func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	if l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true}) {
-		l.mu.Lock()
-		l.decodedLocked(&l.reads, maxDecodedReads, keyRev{kv.Key, kv.ModRevision}, false)
-		l.mu.Unlock()
-	}
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true}, readSide)
 }
 
 // decodedLocked adds w, just remembered decoded (as written by the Store,
 // or read), to ring, of at most max, and keeps only the value of the one
 // it displaces, unless that key was forgotten, or remembered at another
-// revision or otherwise, since.
+// revision or otherwise, since. The caller shrinks the memory after it
+// (shrinkLocked).
 func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written bool) {
 	if len(ring.keys) < max {
 		ring.keys = append(ring.keys, w)
@@ -430,25 +504,28 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 	old := ring.keys[ring.next]
 	ring.keys[ring.next] = w
 	ring.next = (ring.next + 1) % max
-	if i, ok := l.index[old.key]; ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
+	if i, ok := l.find(old.key, old.at); ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
 		l.recordLocked(e)
 		e.raw, e.sides = nil, decodedSides{}
 		l.bytes -= e.size
 		e.size = len(e.key) + len(e.value) + entryOverhead
 		l.bytes += e.size
-		l.shrinkLocked(w.key)
 	}
 }
 
 // put remembers e for key unless a later revision of key is remembered,
 // or the same one as well known (rank: a write, whose watch event may come
-// first, or a read decoded), then forgets other keys at random while over
-// the bound. It reports whether it remembered e. A write and a read of the
-// same revision, in either order (a watch event, or a listing after the
-// write was displaced from the decoded ones), keep the read's value, the
-// Backend's (shared, where the write's is a copy).
-func (l *lastValues) put(key string, e lastValue) bool {
+// first, or a read decoded), adds it to the ring of the values remembered
+// decoded of its kind when it is (raw: decoded, the decoded ring or the
+// reads ring), then forgets other keys at random while over the bound. It
+// reports whether it remembered e. A write and a read of the same
+// revision, in either order (a watch event, or a listing after the write
+// was displaced from the decoded ones), keep the read's value, the
+// Backend's (shared, where the write's is a copy). It finds key from the
+// hint of side (see lastValues.hints): the one the same event or write
+// found it at, looking it up before.
+func (l *lastValues) put(key string, e lastValue, side int) bool {
 	if e.size > l.max {
 		l.forget(key, e.rev)
 		return false
@@ -456,7 +533,8 @@ func (l *lastValues) put(key string, e lastValue) bool {
 	e.key = key
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i, ok := l.index[key]; ok {
+	i, ok := l.at(key, side)
+	if ok {
 		old := &l.items[i]
 		e.sameSpecAs = sameSpecAs(old, &e)
 		switch {
@@ -470,14 +548,27 @@ func (l *lastValues) put(key string, e lastValue) bool {
 			return false
 		}
 		l.bytes += e.size - old.size
-		l.recordLocked(old)
-		l.knownStatusLocked(&e)
+		e.rec = old.rec
+		r, looked := l.recordLocked(old)
+		if looked {
+			e.rec = r
+		}
+		l.knownStatusLocked(&e, r, looked)
 		*old = e
 	} else {
-		l.knownStatusLocked(&e)
-		l.index[key] = len(l.items)
+		l.knownStatusLocked(&e, nil, false)
+		i = len(l.items)
+		l.index[key] = i
 		l.items = append(l.items, e)
+		l.hints[side] = i
 		l.bytes += e.size
+	}
+	if e.raw != nil {
+		if e.written {
+			l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, e.rev, i}, true)
+		} else {
+			l.decodedLocked(&l.reads, maxDecodedReads, keyRev{key, e.rev, i}, false)
+		}
 	}
 	l.shrinkLocked(key)
 	return true
@@ -487,12 +578,16 @@ func (l *lastValues) put(key string, e lastValue) bool {
 // record of the Store's own write of its key that the memory keeps
 // (recordLocked) when that write's status side is e's (statusSideOf): the
 // status apply of a Loop after another writer changed the spec then
-// decodes no record.
-func (l *lastValues) knownStatusLocked(e *lastValue) {
+// decodes no record. When looked, r is that record (nil: there is none),
+// which the caller looked up already.
+func (l *lastValues) knownStatusLocked(e *lastValue, r *statusRecord, looked bool) {
 	if e.written || e.raw == nil || e.sides.status != nil {
 		return
 	}
-	if r, ok := l.records.byKey[e.key]; ok && r.rev < e.rev && r.side.same(e.raw) {
+	if !looked {
+		r = l.recordOf(e)
+	}
+	if r != nil && r.rev < e.rev && r.side.same(e.raw) {
 		e.sides.status = r.status
 	}
 }
@@ -516,49 +611,89 @@ func (l *lastValues) shrinkLocked(keep string) {
 // decoded value displaced, or replaced by a later value of its key), among
 // the status records, when e is the Store's own write decoded and knows
 // it. The memory may then hold more than its bound: the caller shrinks it
-// (shrinkLocked) once done with e, which shrinking may move.
-func (l *lastValues) recordLocked(e *lastValue) {
+// (shrinkLocked) once done with e, which shrinking may move. When it
+// looked the key's record up (looked), it returns it as it leaves it (nil:
+// there is none), for the caller to use again (see knownStatusLocked).
+func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	if !e.written || e.raw == nil || e.sides.status == nil {
-		return
+		return nil, false
 	}
 	rs := &l.records
-	if r, ok := rs.byKey[e.key]; ok {
-		if r.rev >= e.rev {
-			return
-		}
-		l.bytes -= r.size
+	r = l.recordOf(e)
+	if r != nil && r.rev >= e.rev {
+		return r, true
 	}
-	if rs.byKey == nil {
-		rs.byKey = map[string]statusRecord{}
-	}
-	r := statusRecord{rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
-	rs.byKey[e.key] = r
-	l.bytes += r.size
-	if len(rs.order.keys) < maxStatusRecords {
-		rs.order.keys = append(rs.order.keys, keyRev{e.key, e.rev})
+	// The record's entry in the ring: past maxStatusRecords the oldest
+	// one's, whose record (unless it is this key's, about to be recorded
+	// again) is forgotten first, its room free for this one.
+	at := len(rs.order.recs)
+	if at < maxStatusRecords {
+		rs.order.recs = append(rs.order.recs, recordAt{})
 	} else {
-		gone := rs.order.keys[rs.order.next]
-		rs.order.keys[rs.order.next] = keyRev{e.key, e.rev}
-		rs.order.next = (rs.order.next + 1) % maxStatusRecords
-		l.forgetRecordLocked(gone)
+		at = rs.order.next
+		rs.order.next = (at + 1) % maxStatusRecords
+		if gone := rs.order.recs[at]; gone.r != r {
+			l.forgetRecordLocked(gone)
+		}
 	}
+	if r != nil {
+		l.bytes -= r.size
+	} else {
+		if n := len(rs.free); n > 0 {
+			r, rs.free[n-1] = rs.free[n-1], nil
+			rs.free = rs.free[:n-1]
+		} else {
+			r = new(statusRecord)
+		}
+		if rs.byKey == nil {
+			rs.byKey = map[string]*statusRecord{}
+		}
+		rs.byKey[e.key] = r
+	}
+	// In place: the ring's entries of the key's older records no longer
+	// name it (forgetRecordLocked).
+	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
+	e.rec = r
+	l.bytes += r.size
+	rs.order.recs[at] = recordAt{e.key, e.rev, r}
+	return r, true
 }
 
-// forgetRecordLocked forgets the status record of k, if it is still k's.
-func (l *lastValues) forgetRecordLocked(k keyRev) bool {
-	if r, ok := l.records.byKey[k.key]; ok && r.rev == k.rev {
-		delete(l.records.byKey, k.key)
-		l.bytes -= r.size
-		return true
+// recordOf returns the status record of e's key, nil when there is none:
+// e.rec when it is still that record (a record forgotten is emptied, and
+// its room may be another key's since: see recordLocked), else the one
+// looked up, which e.rec then holds. It runs under l.mu.
+func (l *lastValues) recordOf(e *lastValue) *statusRecord {
+	if r := e.rec; r != nil && r.key == e.key {
+		return r
 	}
-	return false
+	e.rec = l.records.byKey[e.key]
+	return e.rec
+}
+
+// forgetRecordLocked forgets the status record a, if it is still its
+// key's record of that revision: the ring's other entries that name the
+// same record are of its older revisions, or of a record its room held
+// before (see statusRecords.free).
+func (l *lastValues) forgetRecordLocked(a recordAt) bool {
+	if a.r.rev != a.rev || a.r.key != a.key {
+		return false // recorded again since, or forgotten
+	}
+	delete(l.records.byKey, a.key)
+	l.bytes -= a.r.size
+	// Emptied, so that what still names it (an entry of the ring, a
+	// value's hint) holds none of what the record held (the memory no
+	// longer counts it), and free for the next record.
+	*a.r = statusRecord{}
+	l.records.free = append(l.records.free, a.r)
+	return true
 }
 
 // forgetOldestRecordLocked forgets the oldest status record there is.
 func (l *lastValues) forgetOldestRecordLocked() {
 	o := &l.records.order
-	for i := range o.keys {
-		if l.forgetRecordLocked(o.keys[(o.next+i)%len(o.keys)]) {
+	for i := range o.recs {
+		if l.forgetRecordLocked(o.recs[(o.next+i)%len(o.recs)]) {
 			return
 		}
 	}
@@ -606,13 +741,14 @@ func (l *lastValues) forget(key string, rev int64) {
 		return
 	}
 	l.mu.Lock()
-	if i, ok := l.index[key]; ok && l.items[i].rev < rev {
+	if i, ok := l.at(key, readSide); ok && l.items[i].rev < rev {
 		l.remove(i)
 	}
 	l.mu.Unlock()
 }
 
-// remove forgets items[i], moving the last item into its place.
+// remove forgets items[i], moving the last item into its place, and the
+// hints with it (a hint elsewhere is checked when used: see find).
 func (l *lastValues) remove(i int) {
 	gone, last := &l.items[i], len(l.items)-1
 	l.bytes -= gone.size
@@ -620,6 +756,11 @@ func (l *lastValues) remove(i int) {
 	if i != last {
 		*gone = l.items[last]
 		l.index[gone.key] = i
+		for s := range l.hints {
+			if l.hints[s] == last {
+				l.hints[s] = i
+			}
+		}
 	}
 	l.items[last] = lastValue{}
 	l.items = l.items[:last]

@@ -47,10 +47,13 @@ func TestLastValuesAccounting(t *testing.T) {
 		for i, e := range l.items {
 			sum += e.size
 			require.Equal(t, i, l.index[e.key])
+			if e.rec != nil && e.rec.key == e.key {
+				require.Same(t, l.records.byKey[e.key], e.rec, "a value's hint that names its key is its key's record")
+			}
 		}
 		for key, r := range l.records.byKey {
 			sum += r.size
-			require.Contains(t, l.records.order.keys, keyRev{key, r.rev}, "a record is in the order it is forgotten in")
+			require.Contains(t, l.records.order.recs, recordAt{key, r.rev, r}, "a record is in the order it is forgotten in")
 		}
 		require.Len(t, l.index, len(l.items))
 		require.Equal(t, sum, l.bytes)
@@ -226,8 +229,8 @@ func BenchmarkLastValuesRead(b *testing.B) {
 func TestWrittenStatusIsOnlyTheStoresOwnWriteOfThatRevision(t *testing.T) {
 	side := &decodedSide{}
 	l := newLastValues(1 << 20)
-	l.put("p/Kind/a", lastValue{rev: 5, written: true, sides: decodedSides{status: side}, size: 10})
-	l.put("p/Kind/b", lastValue{rev: 6, sides: decodedSides{status: side}, size: 10})
+	l.put("p/Kind/a", lastValue{rev: 5, written: true, sides: decodedSides{status: side}, size: 10}, readSide)
+	l.put("p/Kind/b", lastValue{rev: 6, sides: decodedSides{status: side}, size: 10}, readSide)
 	if got := l.writtenStatus("p/Kind/", "a", 5); got != side {
 		t.Fatalf("own write at its revision: got %p, want %p", got, side)
 	}
@@ -240,7 +243,7 @@ func TestWrittenStatusIsOnlyTheStoresOwnWriteOfThatRevision(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("n", 100) // longer than the key's stack buffer
-	l.put("p/Kind/"+long, lastValue{rev: 7, written: true, sides: decodedSides{status: side}, size: 10})
+	l.put("p/Kind/"+long, lastValue{rev: 7, written: true, sides: decodedSides{status: side}, size: 10}, readSide)
 	if got := l.writtenStatus("p/Kind/", long, 7); got != side {
 		t.Errorf("long name: got %p, want %p", got, side)
 	}
@@ -262,4 +265,187 @@ func TestSharedSliceIsElementByElement(t *testing.T) {
 	require.True(t, sharedMap(m, m))
 	require.False(t, sharedMap(maps.Clone(m), m))
 	require.False(t, sharedMap(map[string]int(nil), nil))
+}
+
+// The memory finds a key from where it last found it (lastValues.hints,
+// and the position a ring entry was remembered at) before its index: a
+// key forgotten, or moved by the forgetting of another (remove moves the
+// last item into the gap), is never taken for the one now in its place.
+// After every step of a random run, over a bound that forgets keys at
+// random, each key's latest value is the one its index names, and every
+// value remembered decoded is in its ring, the only way it is displaced
+// (so at most maxDecoded writes and maxDecodedReads reads are decoded).
+func TestLastValuesHintsNeverMisplaceAKey(t *testing.T) {
+	const bound = 16 << 10
+	l := newLastValues(bound)
+	rng := rand.New(rand.NewPCG(3, 4))
+	key := func() string { return fmt.Sprint("k", rng.IntN(48)) }
+	for i := range 20_000 {
+		// Keys share revisions, so that only its key tells a value from
+		// another's in its place.
+		rev := int64(i/3 + 1)
+		switch k := key(); rng.IntN(6) {
+		case 0:
+			l.forget(k, rev)
+		case 1:
+			l.wrote(k, rev, nil, &rawObject{Meta: Meta{Name: k}}, make([]byte, rng.IntN(200)), decodedSides{})
+		case 2:
+			l.readDecoded(kv.KeyValue{Key: k, Value: make([]byte, rng.IntN(300)), ModRevision: rev}, &rawObject{})
+		case 3:
+			l.read(kv.KeyValue{Key: k, Value: make([]byte, rng.IntN(300)), ModRevision: rev})
+		case 4:
+			l.latestOf("", k) // the writes' hint
+		default:
+			l.latest(k) // the watches' hint
+		}
+		for range 4 {
+			k := key()
+			want, wantOK := lastValue{}, false
+			if j, ok := l.index[k]; ok {
+				want, wantOK = l.items[j], true
+			}
+			got, ok := l.latest(k)
+			require.Equal(t, wantOK, ok, "step %d: %s", i, k)
+			require.Equal(t, want.key, got.key, "step %d: %s", i, k)
+			require.Equal(t, want.rev, got.rev, "step %d: %s", i, k)
+			got, ok = l.latestOf("", k)
+			require.Equal(t, wantOK, ok, "step %d: %s (writes' side)", i, k)
+			require.Equal(t, want.rev, got.rev, "step %d: %s (writes' side)", i, k)
+		}
+		written, reads := 0, 0
+		for _, e := range l.items {
+			if e.raw == nil {
+				continue
+			}
+			ring := &l.reads
+			if e.written {
+				ring, written = &l.decoded, written+1
+			} else {
+				reads++
+			}
+			require.True(t, slices.ContainsFunc(ring.keys, func(w keyRev) bool { return w.key == e.key && w.rev == e.rev }),
+				"step %d: %s at %d is decoded, so in its ring", i, e.key, e.rev)
+		}
+		require.LessOrEqual(t, written, maxDecoded)
+		require.LessOrEqual(t, reads, maxDecodedReads)
+	}
+
+	// The ring's entry of a forgotten key names the position another
+	// key's value of the same revision took: displacing the entry leaves
+	// that value decoded.
+	l = newLastValues(1 << 30)
+	l.readDecoded(kv.KeyValue{Key: "a", Value: []byte("a"), ModRevision: 1}, &rawObject{})
+	l.readDecoded(kv.KeyValue{Key: "b", Value: []byte("b"), ModRevision: 1}, &rawObject{})
+	l.forget("a", 2) // b moves into a's place
+	for i := range maxDecodedReads - 1 {
+		l.readDecoded(kv.KeyValue{Key: fmt.Sprint("x", i), Value: []byte("x"), ModRevision: int64(i + 2)}, &rawObject{})
+	}
+	e, ok := l.lookup("b", 1)
+	require.True(t, ok)
+	require.NotNil(t, e.raw, "b is among the last %d reads decoded", maxDecodedReads)
+}
+
+// A key's status record, recorded again at a later revision, is updated
+// in place, and the ring's entry of its earlier revision, once it is the
+// oldest and overwritten, does not forget it: the record of the later
+// revision is forgotten only with its own entry.
+func TestLastValuesStatusRecordOutlivesItsEarlierRevision(t *testing.T) {
+	side := &decodedSide{}
+	l := newLastValues(1 << 30)
+	wrote := func(key string, rev int64) {
+		l.wrote(key, rev, nil, &rawObject{Meta: Meta{Name: key}}, []byte("v"), decodedSides{status: side})
+	}
+	wrote("k", 1)
+	wrote("k", 2) // k's record at 1
+	require.Equal(t, int64(1), l.records.byKey["k"].rev)
+	require.Equal(t, recordAt{"k", 1, l.records.byKey["k"]}, l.records.order.recs[0], "the oldest entry")
+	rev := int64(3)
+	for o := &l.records.order; len(o.recs) < maxStatusRecords || o.next == 0; rev++ {
+		// Past the decoded ring, each write displaces one, whose
+		// record it keeps: k's at 2 among them.
+		wrote(fmt.Sprint("x", rev), rev)
+	}
+	require.Equal(t, 1, l.records.order.next, "k's entry at 1 is overwritten")
+	require.Same(t, side, l.writtenStatus("", "k", 2), "k's record at 2 is kept")
+	require.Nil(t, l.writtenStatus("", "k", 1))
+}
+
+// Past maxStatusRecords, a record takes the room of the oldest one it
+// forgets: a Store writing the status of more objects than it keeps
+// records of, in turn, allocates none for them. Whatever the order of the
+// keys recorded, each record kept is its key's own, counted once, and
+// named by the newest of its key's entries in the ring.
+func TestLastValuesStatusRecordsTakeTheRoomOfTheOldest(t *testing.T) {
+	side := &decodedSide{}
+	l := newLastValues(1 << 30)
+	const keys = maxStatusRecords + 500
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = fmt.Sprint("k", i)
+	}
+	rev, raw := int64(0), &rawObject{}
+	record := func(key string) {
+		rev++
+		e := lastValue{key: key, rev: rev, written: true, raw: raw, sides: decodedSides{status: side}}
+		l.mu.Lock()
+		l.recordLocked(&e)
+		l.mu.Unlock()
+	}
+	for i := range 2 * keys {
+		record(names[i%keys])
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		record(names[i%keys]) // a key whose record was forgotten
+		i++
+	})
+	require.Zero(t, allocs)
+
+	// Keys recorded again soon leave older entries that no longer name
+	// their record: their room is not taken.
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 4 * keys {
+		record(names[rng.IntN(keys)])
+	}
+	inRing := map[recordAt]bool{}
+	for _, a := range l.records.order.recs {
+		inRing[a] = true
+	}
+	owner := map[*statusRecord]string{}
+	sum := 0
+	for key, r := range l.records.byKey {
+		require.NotContains(t, owner, r, "%s's record is %s's too", key, owner[r])
+		owner[r] = key
+		sum += r.size
+		require.True(t, inRing[recordAt{key, r.rev, r}], "%s's record at %d is in the ring", key, r.rev)
+	}
+	require.Equal(t, sum, l.bytes)
+}
+
+// A value holds its key's status record as a hint (lastValue.rec), which
+// the record's room, once forgotten and taken by another key's record,
+// no longer is: a read of the key then learns no status from the other
+// key's record, whose status side it has.
+func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
+	side, other := &decodedSide{}, &decodedSide{}
+	l := newLastValues(1 << 30)
+	l.wrote("A", 1, nil, &rawObject{}, []byte("a"), decodedSides{status: side})
+	l.wrote("A", 2, nil, &rawObject{}, []byte("a"), decodedSides{status: side}) // A's record at 1
+	l.read(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: 3})           // at 2, and the read's hint
+	x := l.records.byKey["A"]
+	require.Same(t, x, l.items[l.index["A"]].rec)
+	rev := int64(3)
+	for l.records.byKey["A"] != nil {
+		rev++
+		e := lastValue{key: fmt.Sprint("k", rev), rev: rev, written: true, raw: &rawObject{}, sides: decodedSides{status: other}}
+		l.mu.Lock()
+		l.recordLocked(&e)
+		l.mu.Unlock()
+	}
+	require.Equal(t, fmt.Sprint("k", rev), x.key, "A's record's room is the last record's")
+	require.Same(t, x, l.items[l.index["A"]].rec, "which A's value still names")
+	l.readDecoded(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: rev + 1}, &rawObject{})
+	e, ok := l.lookup("A", rev+1)
+	require.True(t, ok)
+	require.Nil(t, e.sides.status, "A has no status record: the one its hint names is another key's")
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/steady-go/steady/internal/drain"
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
@@ -9,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 )
 
 // Watch streams the changes to the Store's objects with revisions strictly
@@ -248,30 +248,15 @@ func (s *Store[S, T]) watch(ctx context.Context, fromRevision int64, withPrev bo
 	return out, nil
 }
 
-// watchCloseGrace is how long a watch's goroutine waits, after it stopped
-// reading, for the Backend to close the watch channel, as kv.Backend's
-// Watch promises once its ctx ends.
-const watchCloseGrace = 5 * time.Second
-
 // drainWatch reads in, a backend watch whose ctx was cancelled, until the
-// Backend closes it, for at most watchCloseGrace on the Store's clock. A
-// Backend that breaks the promise is left behind, loudly: its channel and
-// whatever sends on it are the Backend's, and the caller's channel must
-// still close.
+// Backend closes it, for at most drain.Grace on the Store's clock. A
+// Backend that breaks kv.Backend's promise to close it once ctx ends is
+// left behind, loudly: its channel and whatever sends on it are the
+// Backend's, and the caller's channel must still close.
 func (s *Store[S, T]) drainWatch(in <-chan kv.Event) {
-	timer := s.clock.NewTimer(watchCloseGrace)
-	defer timer.Stop()
-	for {
-		select {
-		case _, open := <-in:
-			if !open {
-				return
-			}
-		case <-timer.C():
-			s.logger.Error("store: the backend did not close a watch channel after its context ended; leaving it (kv.Backend's Watch must close its channel once ctx ends)",
-				slog.String("kind", s.kind), slog.Duration("waited", watchCloseGrace))
-			return
-		}
+	if !drain.Within(in, s.clock, drain.Grace) {
+		s.logger.Error("store: the backend did not close a watch channel after its context ended; leaving it (kv.Backend's Watch must close its channel once ctx ends)",
+			slog.String("kind", s.kind), slog.Duration("waited", drain.Grace))
 	}
 }
 

@@ -40,7 +40,7 @@ func (b *neverClosingBackend) Watch(ctx context.Context, prefix string, fromRevi
 }
 
 // A Store's watch closes its channel once its ctx ends, even over a
-// Backend that never closes its own: the Store waits watchCloseGrace (5s)
+// Backend that never closes its own: the Store waits drain.Grace (5s)
 // for it, then leaves it with an error in the log, instead of keeping a
 // goroutine and the caller's channel forever.
 func TestWatchEndsOverABackendThatNeverClosesItsWatch(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/drain"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/kvwatch"
 	"github.com/steady-go/steady/store"
@@ -196,31 +197,17 @@ func (c *Cache[S, T]) follow(ctx context.Context, events stream[S, T]) (progress
 	}
 }
 
-// watchCloseGrace is how long a Cache waits, after it stopped reading a
-// watch channel and ended the watch's ctx, for the source to close it.
-const watchCloseGrace = 5 * time.Second
-
 // drainWatch reads what is left in a watch channel the Cache stopped
 // following, until its source closes it, so that a source blocked sending
 // an event can see its ctx end and finish. A source that has not closed it
-// within watchCloseGrace (its Watch ignores its ctx) is left behind, with an
+// within drain.Grace (its Watch ignores its ctx) is left behind, with an
 // error in the log: its goroutines are its own, and Run must not hang with
 // them.
 func drainWatch[S, T, E any](c *Cache[S, T], ch <-chan E) {
-	timer := c.cfg.clock.NewTimer(watchCloseGrace)
-	defer timer.Stop()
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		case <-timer.C():
-			c.cfg.panicLog.LogAttrs(context.Background(), slog.LevelError,
-				"cache: the source's watch channel is still open after its ctx ended; the Cache leaves it (Watch must close its channel when its ctx ends)",
-				slog.String("kind", c.Kind()), slog.Duration("waited", watchCloseGrace))
-			return
-		}
+	if !drain.Within(ch, c.cfg.clock, drain.Grace) {
+		c.cfg.panicLog.LogAttrs(context.Background(), slog.LevelError,
+			"cache: the source's watch channel is still open after its ctx ended; the Cache leaves it (Watch must close its channel when its ctx ends)",
+			slog.String("kind", c.Kind()), slog.Duration("waited", drain.Grace))
 	}
 }
 

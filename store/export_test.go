@@ -19,10 +19,7 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 	m.mu.Unlock()
 	if codecs {
 		for _, v := range s.ver.list {
-			c := v.schemas.codecs
-			c.mu.Lock()
-			clear(c.codecs)
-			c.mu.Unlock()
+			v.schemas.codecs.forgetCodecs()
 		}
 	}
 }

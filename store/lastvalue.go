@@ -288,6 +288,29 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 	return lastValue{}, false
 }
 
+// rememberedOnce is what a Store remembers of one key, looked up once for
+// the steps of decoding one event that ask (decodeWritten for the event's
+// revision, decodeOver for the one before): the memory keeps one value per
+// key, so one look, one hold of l.mu, answers both. A value remembered
+// between the steps is not seen, as if the steps ran before it came.
+type rememberedOnce struct {
+	key        string
+	looked, ok bool
+	e          lastValue
+}
+
+// at is l.lookup(r.key, rev), looking key up the first time only.
+func (r *rememberedOnce) at(l *lastValues, rev int64) (lastValue, bool) {
+	if !r.looked {
+		r.e, r.ok = l.latest(r.key)
+		r.looked = true
+	}
+	if r.ok && rev != 0 && r.e.rev == rev {
+		return r.e, true
+	}
+	return lastValue{}, false
+}
+
 // writtenStatus returns the status side of what is remembered of the key
 // prefix+name when it is the Store's own write of rev and knows that side:
 // lookup's e.sides.status when e.written; when e is a read of rev, that of

@@ -28,11 +28,17 @@ import (
 // held for the value before (at prev, see WatchUndecoded) are that
 // object's, memory shared: they are what decoding gives (valid UTF-8,
 // having been decoded), so they need no check and no copy.
-func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, scratch *decodeScratch, held *heldObjects[S, T]) (decodedFrom[S, T], bool) {
+//
+// mem is what the Store remembers of kv.Key, looked up once for the event
+// (see rememberedOnce); nil looks it up.
+func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, mem *rememberedOnce, scratch *decodeScratch, held *heldObjects[S, T]) (decodedFrom[S, T], bool) {
 	if s.ver != nil || s.ownCodec {
 		return decodedFrom[S, T]{}, false
 	}
-	e, ok := s.last.lookup(kv.Key, kv.ModRevision)
+	if mem == nil {
+		mem = &rememberedOnce{key: kv.Key}
+	}
+	e, ok := mem.at(s.last, kv.ModRevision)
 	if !ok || e.raw == nil {
 		return decodedFrom[S, T]{}, false
 	}

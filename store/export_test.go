@@ -19,10 +19,7 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 	m.mu.Unlock()
 	if codecs {
 		for _, v := range s.ver.list {
-			c := v.schemas.codecs
-			c.mu.Lock()
-			clear(c.codecs)
-			c.mu.Unlock()
+			v.schemas.codecs.forgetCodecs()
 		}
 	}
 }
@@ -91,7 +88,7 @@ func (s *Store[S, T]) Version() string { return storeaccess.Of(s).(*internalView
 // bytes: it reports whether the Store decodes that value's watch event
 // from its memory, and what it decodes.
 func (s *Store[S, T]) DecodeWrittenAt(name string, rev int64) (*Object[S, T], bool) {
-	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, 0, nil, nil)
+	from, ok := s.decodeWritten(kv.KeyValue{Key: s.prefix + name, ModRevision: rev}, 0, nil, nil, nil)
 	return from.obj, ok
 }
 

@@ -288,6 +288,29 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 	return lastValue{}, false
 }
 
+// rememberedOnce is what a Store remembers of one key, looked up once for
+// the steps of decoding one event that ask (decodeWritten for the event's
+// revision, decodeOver for the one before): the memory keeps one value per
+// key, so one look, one hold of l.mu, answers both. A value remembered
+// between the steps is not seen, as if the steps ran before it came.
+type rememberedOnce struct {
+	key        string
+	looked, ok bool
+	e          lastValue
+}
+
+// at is l.lookup(r.key, rev), looking key up the first time only.
+func (r *rememberedOnce) at(l *lastValues, rev int64) (lastValue, bool) {
+	if !r.looked {
+		r.e, r.ok = l.latest(r.key)
+		r.looked = true
+	}
+	if r.ok && rev != 0 && r.e.rev == rev {
+		return r.e, true
+	}
+	return lastValue{}, false
+}
+
 // writtenStatus returns the status side of what is remembered of the key
 // prefix+name when it is the Store's own write of rev and knows that side:
 // lookup's e.sides.status when e.written; when e is a read of rev, that of
@@ -380,6 +403,12 @@ func (l *lastValues) doneWriting(key string, value []byte) {
 		return
 	}
 	l.mu.Lock()
+	l.doneWritingLocked(key, value)
+	l.mu.Unlock()
+}
+
+// doneWritingLocked is doneWriting under l.mu.
+func (l *lastValues) doneWritingLocked(key string, value []byte) {
 	for i := range l.pending {
 		if p := &l.pending[i]; p.key == key && unsafe.SliceData(p.value) == unsafe.SliceData(value) {
 			last := len(l.pending) - 1
@@ -389,7 +418,6 @@ func (l *lastValues) doneWriting(key string, value []byte) {
 			break
 		}
 	}
-	l.mu.Unlock()
 }
 
 // pendingStatusLocked returns the status side's record of a write under
@@ -452,13 +480,15 @@ func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
 // memory's own or a read of the write's own, which no write hands out: a
 // status write, which leaves the metadata as they were, copies none.
 func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides) {
-	l.wroteGiven(key, rev, cur, raw, value, sides, false)
+	l.wroteGiven(key, rev, cur, raw, value, sides, false, false)
 }
 
 // wroteGiven is wrote; given says that the writer is done with raw (see
 // Writer.putGiven): the memory then keeps raw itself, with those copies,
-// instead of a copy of it.
-func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given bool) {
+// instead of a copy of it. done says that the write was noted (writing):
+// wroteGiven is then its doneWriting too, in the same hold of l.mu (the
+// writer's goroutine and the watch's take it for every event).
+func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given, done bool) {
 	if l == nil {
 		return
 	}
@@ -475,7 +505,11 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 	if !sharedSlice(raw.Conditions, cur.Conditions) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
-	l.put(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}, writeSide)
+	var doneValue []byte
+	if done {
+		doneValue = value
+	}
+	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}, writeSide, doneValue)
 }
 
 // readDecoded remembers kv as read from the Backend and decoded as raw, a
@@ -526,13 +560,25 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 // hint of side (see lastValues.hints): the one the same event or write
 // found it at, looking it up before.
 func (l *lastValues) put(key string, e lastValue, side int) bool {
+	return l.putDone(key, e, side, nil)
+}
+
+// putDone is put, and doneWriting(key, done) when done is not nil, under
+// one hold of l.mu (two when e is too large to keep).
+func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) bool {
 	if e.size > l.max {
 		l.forget(key, e.rev)
+		if done != nil {
+			l.doneWriting(key, done)
+		}
 		return false
 	}
 	e.key = key
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if done != nil {
+		l.doneWritingLocked(key, done)
+	}
 	i, ok := l.at(key, side)
 	if ok {
 		old := &l.items[i]

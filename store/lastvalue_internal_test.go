@@ -449,3 +449,32 @@ func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
 	require.True(t, ok)
 	require.Nil(t, e.sides.status, "A has no status record: the one its hint names is another key's")
 }
+
+// The decoding of one event looks its key up once (rememberedOnce): each
+// revision it asks about is answered from that look, what the memory holds
+// then, by a value of that revision only; a value remembered afterwards is
+// not seen. Without a memory, nothing is remembered.
+func TestRememberedOnceAnswersFromOneLook(t *testing.T) {
+	l := newLastValues(1 << 20)
+	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":5}`), ModRevision: 5}, true)
+	mem := rememberedOnce{key: "k"}
+	e, ok := mem.at(l, 5)
+	require.True(t, ok)
+	require.Equal(t, int64(5), e.rev)
+	_, ok = mem.at(l, 0)
+	require.False(t, ok, "revision 0 is no value's")
+	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":6}`), ModRevision: 6}, true)
+	_, ok = mem.at(l, 6)
+	require.False(t, ok, "revision 6 came after the look")
+	e, ok = mem.at(l, 5)
+	require.True(t, ok, "the look still answers for revision 5")
+	require.Equal(t, `{"v":5}`, string(e.value))
+	fresh := rememberedOnce{key: "k"}
+	_, ok = fresh.at(l, 5)
+	require.False(t, ok, "a new look finds revision 6 only")
+	_, ok = fresh.at(l, 6)
+	require.True(t, ok)
+	none := rememberedOnce{key: "k"}
+	_, ok = none.at(nil, 5)
+	require.False(t, ok, "no memory remembers nothing")
+}

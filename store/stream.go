@@ -164,7 +164,8 @@ func (h *heldObjects[S, T]) sameSpec(name string, e *lastValue) (decodedFrom[S, 
 // when there is one (see baseValue): its metadata's parts that are the
 // same, and when the Store remembers the value that object was decoded
 // from, as decodeStored reads it whole, any part whose bytes are the same.
-func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratch, cp copies, held *heldObjects[S, T]) (decodedFrom[S, T], error) {
+// mem is what the Store remembers of ev.KV.Key (see rememberedOnce).
+func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, scratch *decodeScratch, cp copies, held *heldObjects[S, T]) (decodedFrom[S, T], error) {
 	if held == nil || ev.Prev.ModRevision == 0 {
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
@@ -173,7 +174,7 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, scratch *decodeScratc
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
 	var base []byte // not remembered: no bytes in common
-	if e, ok := s.last.lookup(ev.KV.Key, ev.Prev.ModRevision); ok && e.whole {
+	if e, ok := mem.at(s.last, ev.Prev.ModRevision); ok && e.whole {
 		base = e.value
 	}
 	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
@@ -302,10 +303,11 @@ func (s *Store[S, T]) typedEvent(ev kv.Event, scratch *decodeScratch, cp copies,
 // putEvent fills out for ev, a write: Added or Modified, with the state
 // before it when withPrev, or Undecodable.
 func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, name string, scratch *decodeScratch, cp copies, withPrev bool, held *heldObjects[S, T]) {
-	from, written := s.decodeWritten(ev.KV, ev.Prev.ModRevision, scratch, held)
+	mem := rememberedOnce{key: ev.KV.Key}
+	from, written := s.decodeWritten(ev.KV, ev.Prev.ModRevision, &mem, scratch, held)
 	var err error
 	if !written {
-		from, err = s.decodeOver(ev, name, scratch, cp, held)
+		from, err = s.decodeOver(ev, name, &mem, scratch, cp, held)
 	}
 	var prev *Object[S, T]
 	if withPrev && ev.Prev.ModRevision != 0 {

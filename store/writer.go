@@ -332,13 +332,19 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 	}
 	// val is the Store's own encoding, never modified once written: the
 	// Backend may keep it (Owned), and the memory of values does.
-	if sides.status != nil {
+	pending := sides.status != nil
+	if pending {
 		w.s.last.writing(own.Key, val, sides.status) // its event may be judged before wrote
-		defer w.s.last.doneWriting(own.Key, val)
+		defer func() {
+			if pending { // the write failed, or panicked: wroteGiven did not forget it
+				w.s.last.doneWriting(own.Key, val)
+			}
+		}()
 	}
 	rev, err := w.txnAs(ctx, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
-		w.s.last.wroteGiven(own.Key, rev, cur, next, val, sides, given)
+		w.s.last.wroteGiven(own.Key, rev, cur, next, val, sides, given, pending)
+		pending = false
 	}
 	return rev, err
 }

@@ -280,14 +280,6 @@ func newLastValues(max int) *lastValues {
 	return &lastValues{max: max, index: map[string]int{}}
 }
 
-// lookup returns what is remembered of key when it is its value at rev.
-func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
-	if e, ok := l.latest(key); ok && rev != 0 && e.rev == rev {
-		return e, true
-	}
-	return lastValue{}, false
-}
-
 // rememberedOnce is what a Store remembers of one key, looked up once for
 // the steps of decoding one event that ask (decodeWritten for the event's
 // revision, decodeOver for the one before): the memory keeps one value per
@@ -299,7 +291,8 @@ type rememberedOnce struct {
 	e          lastValue
 }
 
-// at is l.lookup(r.key, rev), looking key up the first time only.
+// at returns what is remembered of r.key when it is its value at rev,
+// looking key up the first time only.
 func (r *rememberedOnce) at(l *lastValues, rev int64) (lastValue, bool) {
 	if !r.looked {
 		r.e, r.ok = l.latest(r.key)

@@ -478,3 +478,12 @@ func TestRememberedOnceAnswersFromOneLook(t *testing.T) {
 	_, ok = none.at(nil, 5)
 	require.False(t, ok, "no memory remembers nothing")
 }
+
+// lookup returns what is remembered of key when it is its value at rev: the
+// tests' way to read the memory (the Store's steps use rememberedOnce).
+func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
+	if e, ok := l.latest(key); ok && rev != 0 && e.rev == rev {
+		return e, true
+	}
+	return lastValue{}, false
+}

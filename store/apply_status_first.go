@@ -362,8 +362,7 @@ func canonicalInt(b []byte) bool {
 // statusFields returns codec's encoding of the set of the status fields
 // named by keys, remembered by codec and keys: a controller's first
 // applies to one object after another encode the same set against the
-// same shape. It remembers up to maxDecodedSets of them, for all Codecs
-// together.
+// same shape.
 func (c *codecCache) statusFields(codec *ownership.Codec, keys [][]byte) string {
 	var arr [256]byte
 	id := arr[:0]
@@ -371,10 +370,11 @@ func (c *codecCache) statusFields(codec *ownership.Codec, keys [][]byte) string 
 		id = append(append(id, k...), 0) // keys are plain ASCII: no NUL
 	}
 	if c != nil {
-		if fields := c.fields.Load(); fields != nil {
-			if text, ok := (*fields)[decodedKey{codec, string(id)}]; ok {
-				return text
-			}
+		c.mu.Lock()
+		text, ok := c.fields[codec][string(id)]
+		c.mu.Unlock()
+		if ok {
+			return text
 		}
 	}
 	paths := make([]diff.Path, len(keys))
@@ -387,7 +387,20 @@ func (c *codecCache) statusFields(codec *ownership.Codec, keys [][]byte) string 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	publishWith(&c.fields, decodedKey{codec, string(id)}, text, maxDecodedSets)
+	if len(c.fields) >= maxCodecs {
+		clear(c.fields)
+	}
+	if c.fields == nil {
+		c.fields = map[*ownership.Codec]map[string]string{}
+	}
+	if c.fields[codec] == nil {
+		c.fields[codec] = map[string]string{}
+	}
+	byKeys := c.fields[codec]
+	if len(byKeys) >= maxDecodedSets {
+		clear(byKeys)
+	}
+	byKeys[string(id)] = text
 	return text
 }
 

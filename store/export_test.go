@@ -19,7 +19,10 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 	m.mu.Unlock()
 	if codecs {
 		for _, v := range s.ver.list {
-			v.schemas.codecs.forgetCodecs()
+			c := v.schemas.codecs
+			c.mu.Lock()
+			clear(c.codecs)
+			c.mu.Unlock()
 		}
 	}
 }

@@ -34,21 +34,13 @@ const maxDecodedSets = 256
 
 // codecCache holds the Codecs of recently decoded shapes. It is safe for
 // concurrent use; a nil cache remembers nothing.
-//
-// Every goroutine that reads or writes through the Store looks its Codecs
-// and sets up here on every operation, and after the first few objects
-// finds them, so the maps are read without a lock: each is immutable once
-// published, and a miss publishes a copy with the new entry (under mu,
-// which only writers take). A read then shares no written memory with
-// other goroutines' reads, where a mutex's word would move between the
-// cores' caches on every operation.
 type codecCache struct {
-	mu     sync.Mutex // serializes the writers of codecs, sets and fields
-	codecs atomic.Pointer[map[string]*ownership.Codec]
-	sets   atomic.Pointer[map[decodedKey]*ownership.Set]
+	mu     sync.Mutex
+	codecs map[string]*ownership.Codec
+	sets   map[decodedKey]*ownership.Set
 	// fields holds the texts of first status applies' sets, by Codec and
 	// the status fields applied (see statusFields).
-	fields atomic.Pointer[map[decodedKey]string]
+	fields map[*ownership.Codec]map[string]string
 	// kept is the last write keepManaged kept the record of (see keptWrite).
 	kept atomic.Pointer[keptWrite]
 	// keptSeen is the hash of the inputs of the last write keep was
@@ -61,41 +53,30 @@ type decodedKey struct {
 	text  string
 }
 
-// publishWith publishes a copy of the map *p holds with v at k, or a map
-// of k alone when *p holds max entries or more (a bound on what it
-// remembers, which forgets all at once). The caller holds the cache's mu.
-func publishWith[K comparable, V any](p *atomic.Pointer[map[K]V], k K, v V, max int) {
-	var next map[K]V
-	if old := p.Load(); old != nil && len(*old) < max {
-		next = make(map[K]V, len(*old)+1)
-		for k, v := range *old {
-			next[k] = v
-		}
-	} else {
-		next = make(map[K]V, 1)
-	}
-	next[k] = v
-	p.Store(&next)
-}
-
 // decodeNodes is codec.DecodeNodes(text), remembered when it succeeds.
 func (c *codecCache) decodeNodes(codec *ownership.Codec, text string) (*ownership.Set, bool) {
 	if c == nil {
 		return codec.DecodeNodes(text)
 	}
 	key := decodedKey{codec, text}
-	if sets := c.sets.Load(); sets != nil {
-		if set, ok := (*sets)[key]; ok {
-			return set, true
-		}
+	c.mu.Lock()
+	set, ok := c.sets[key]
+	c.mu.Unlock()
+	if ok {
+		return set, true
 	}
-	set, ok := codec.DecodeNodes(text)
-	if !ok {
+	if set, ok = codec.DecodeNodes(text); !ok {
 		return set, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	publishWith(&c.sets, key, set, maxDecodedSets)
+	if len(c.sets) >= maxDecodedSets {
+		clear(c.sets)
+	}
+	if c.sets == nil {
+		c.sets = map[decodedKey]*ownership.Set{}
+	}
+	c.sets[key] = set
 	return set, true
 }
 
@@ -103,10 +84,9 @@ func (c *codecCache) get(key []byte) *ownership.Codec {
 	if c == nil {
 		return nil
 	}
-	if codecs := c.codecs.Load(); codecs != nil {
-		return (*codecs)[string(key)]
-	}
-	return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.codecs[string(key)]
 }
 
 func (c *codecCache) put(key []byte, codec *ownership.Codec) {
@@ -115,14 +95,13 @@ func (c *codecCache) put(key []byte, codec *ownership.Codec) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	publishWith(&c.codecs, string(key), codec, maxCodecs)
-}
-
-// forgetCodecs empties the cache's Codecs (a test's, to weigh them).
-func (c *codecCache) forgetCodecs() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.codecs.Store(nil)
+	if len(c.codecs) >= maxCodecs {
+		clear(c.codecs)
+	}
+	if c.codecs == nil {
+		c.codecs = map[string]*ownership.Codec{}
+	}
+	c.codecs[string(key)] = codec
 }
 
 // sideShapeKey appends to buf the key of the shape of one side of raw, or

@@ -104,12 +104,10 @@ func TestStatusShapeKeyIgnoresConditionValues(t *testing.T) {
 
 // statusCodecs counts the status-side Codecs st remembers.
 func statusCodecs[S, T any](st *Store[S, T]) int {
-	codecs := st.schemas.codecs.codecs.Load()
-	if codecs == nil {
-		return 0
-	}
+	st.schemas.codecs.mu.Lock()
+	defer st.schemas.codecs.mu.Unlock()
 	n := 0
-	for k := range *codecs {
+	for k := range st.schemas.codecs.codecs {
 		if k[0] == 's' {
 			n++
 		}

@@ -437,50 +437,6 @@ func (c *Cache[S, T]) deleteItemLocked(name string) {
 	c.byName.delete(name)
 }
 
-// held is the Cache's objects by name for Get, which a Loop's workers call
-// once per reconcile while Run's goroutine applies changes on another
-// core: a Get under c.mu wrote the RWMutex's reader count, a cache line
-// each apply's Lock writes too, so that line moved between the cores
-// twice per Get, and apply waited for it. held's reads write nothing
-// shared: a sync.Map, whose Load takes no lock, of one slot per name,
-// which a change of an object held already stores into, with no write to
-// the map (and no allocation); only a new or deleted name changes the map.
-// Every write is made under c.mu by Run's goroutine, so a Get that follows
-// a Revision, WaitFor or List that saw a change sees it (or a later one).
-type held[S, T any] struct {
-	m sync.Map // name -> *heldSlot[S, T]
-}
-
-// heldSlot holds the object held under one name; nil once the name is
-// deleted (a Get that found the slot before then sees no object).
-type heldSlot[S, T any] struct {
-	obj atomic.Pointer[store.Object[S, T]]
-}
-
-func (h *held[S, T]) get(name string) *store.Object[S, T] {
-	s, ok := h.m.Load(name)
-	if !ok {
-		return nil
-	}
-	return s.(*heldSlot[S, T]).obj.Load()
-}
-
-func (h *held[S, T]) put(name string, obj *store.Object[S, T]) {
-	if s, ok := h.m.Load(name); ok {
-		s.(*heldSlot[S, T]).obj.Store(obj)
-		return
-	}
-	s := new(heldSlot[S, T])
-	s.obj.Store(obj)
-	h.m.Store(name, s)
-}
-
-func (h *held[S, T]) delete(name string) {
-	if s, ok := h.m.LoadAndDelete(name); ok {
-		s.(*heldSlot[S, T]).obj.Store(nil)
-	}
-}
-
 // List returns the cached objects whose labels sel matches (nil matches
 // all), in name order (empty when none match). The objects are shared and must
 // not be modified.

@@ -204,3 +204,48 @@ func TestGetDuringChangesMovesForward(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// Get finds every name through many creations and deletions: Get's table
+// is made anew as it fills, each time with the names held and without
+// those deleted, and a name deleted and created again is found again.
+func TestGetFindsManyNamesThroughDeletions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
+		require.NoError(t, err)
+		w := st.As("alice")
+		c := cache.New[cacheSpec, cacheStatus](st)
+		stop := startCache(t, c)
+		defer stop()
+		require.NoError(t, c.WaitForSync(ctx))
+		var names []string
+		var rev int64
+		for i := range 300 {
+			names = append(names, fmt.Sprintf("n%03d", i))
+			rev, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: names[i]}, Spec: cacheSpec{Replicas: i}})
+			require.NoError(t, err)
+			if i%3 == 2 { // a third goes again, the name before it
+				rev, err = w.Delete(ctx, names[i-1])
+				require.NoError(t, err)
+			}
+		}
+		require.NoError(t, c.WaitFor(ctx, rev))
+		requireGetAgrees(t, c, names...)
+		require.Equal(t, 200, c.Len())
+		for i := 1; i < 300; i += 3 { // the deleted names come back
+			rev, err = w.Create(ctx, &cobj{Meta: store.Meta{Name: names[i]}, Spec: cacheSpec{Replicas: -i}})
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.WaitFor(ctx, rev))
+		requireGetAgrees(t, c, names...)
+		for i, name := range names {
+			got, ok := c.Get(name)
+			require.True(t, ok, name)
+			want := i
+			if i%3 == 1 {
+				want = -i
+			}
+			require.Equal(t, want, got.Spec.Replicas, name)
+		}
+	})
+}

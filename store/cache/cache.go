@@ -114,9 +114,6 @@ type Cache[S, T any] struct {
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
-	// byName holds what items holds, for Get to read without c.mu (see
-	// held). Written with items, under c.mu.
-	byName held[S, T]
 	// quarantine holds, by name, the keys whose current value does not
 	// decode; items may still hold the last valid object of one.
 	quarantine map[string]*store.DecodeError
@@ -416,25 +413,12 @@ func (c *Cache[S, T]) item(name string) *store.Object[S, T] {
 }
 
 // Get returns the cached object with this name. The object is shared and
-// must not be modified. It does not allocate, and takes no lock: it reads
-// byName (see held).
+// must not be modified. It does not allocate.
 func (c *Cache[S, T]) Get(name string) (*store.Object[S, T], bool) {
-	obj := c.byName.get(name)
-	return obj, obj != nil
-}
-
-// putItemLocked makes obj the object held under name, in items and in
-// byName. The caller holds c.mu.
-func (c *Cache[S, T]) putItemLocked(name string, obj *store.Object[S, T]) {
-	c.items[name] = obj
-	c.byName.put(name, obj)
-}
-
-// deleteItemLocked removes the object held under name, from items and
-// from byName. The caller holds c.mu.
-func (c *Cache[S, T]) deleteItemLocked(name string) {
-	delete(c.items, name)
-	c.byName.delete(name)
+	c.mu.RLock()
+	obj, ok := c.items[name]
+	c.mu.RUnlock()
+	return obj, ok
 }
 
 // List returns the cached objects whose labels sel matches (nil matches

@@ -16,9 +16,9 @@ import (
 )
 
 // requireGetAgrees requires Get to serve, for each name, the very object
-// List holds under it, or nothing when List holds none: Get reads its own
-// copy of the items, without the Cache's lock, and every path that changes
-// the items (a watch event, a relist's repair, a Prune) must change it too.
+// List holds under it, or nothing when List holds none: every path that
+// changes the items (a watch event, a relist's repair, a Prune) must show
+// in both, even were Get to read a copy of the items of its own.
 func requireGetAgrees(t *testing.T, c *cache.Cache[cacheSpec, cacheStatus], names ...string) {
 	t.Helper()
 	listed := map[string]*cobj{}
@@ -130,7 +130,7 @@ func TestGetServesWhatTheCacheHoldsAfterEveryChange(t *testing.T) {
 // While Run's goroutine applies changes, Gets on other goroutines (a
 // Loop's workers) see each name's object move forward only, and see a
 // write once WaitFor of its revision returned; a deleted name is absent
-// once its deletion is waited for. Run it with -race: Get takes no lock.
+// once its deletion is waited for. Run it with -race.
 func TestGetDuringChangesMovesForward(t *testing.T) {
 	ctx := t.Context()
 	st, err := store.New[cacheSpec, cacheStatus](memstore.New(), "Widget")
@@ -205,9 +205,9 @@ func TestGetDuringChangesMovesForward(t *testing.T) {
 	}
 }
 
-// Get finds every name through many creations and deletions: Get's table
-// is made anew as it fills, each time with the names held and without
-// those deleted, and a name deleted and created again is found again.
+// Get finds every name through many creations and deletions (a table of
+// names that is made anew as it fills must keep the names held and drop
+// those deleted), and a name deleted and created again is found again.
 func TestGetFindsManyNamesThroughDeletions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()

@@ -735,10 +735,10 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	old := c.item(name)
 	var new *store.Object[S, T]
 	if ev.Type == store.Deleted {
-		c.deleteItemLocked(name)
+		delete(c.items, name)
 	} else {
 		new = ev.Object
-		c.putItemLocked(name, new)
+		c.items[name] = new
 	}
 	c.last = heldItem[S, T]{name: name, obj: new, set: true}
 	c.markLocked(name, old, new)
@@ -883,7 +883,7 @@ func (c *Cache[S, T]) removeDeletedLocked(d *diffs[S, T]) {
 	c.last = heldItem[S, T]{} // see Cache.last
 	for _, ch := range d.deleted {
 		name := ch.old.Meta.Name
-		c.deleteItemLocked(name)
+		delete(c.items, name)
 		c.markLocked(name, ch.old, nil)
 		d.panics = c.reindexLocked(name, ch.old, nil, d.panics)
 		d.mutated = c.detect.replace(name, ch.old, nil, d.mutated)
@@ -910,7 +910,7 @@ func (c *Cache[S, T]) putListedLocked(obj *store.Object[S, T], d *diffs[S, T]) {
 		d.mutated = c.detect.replace(name, old, nil, d.mutated)
 		old = nil
 	}
-	c.putItemLocked(name, obj)
+	c.items[name] = obj
 	c.markLocked(name, held, obj)
 	d.panics = c.reindexLocked(name, old, obj, d.panics)
 	d.mutated = c.detect.replace(name, old, obj, d.mutated)

@@ -1,0 +1,224 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// The objects a Store returns are the caller's, and the objects a caller
+// passes to a write stay the caller's: whatever the caller does with them
+// afterwards, the Store's memory of values (WithLastValues) never changes
+// with them, so a later write computes from what is stored.
+
+type aSpec struct {
+	Image string
+	Env   map[string]string
+	Args  []string
+}
+
+type aStatus struct {
+	Ready  bool
+	Phases []string
+	Notes  map[string]string
+}
+
+type aliasObj = store.Object[aSpec, aStatus]
+
+func newAliasStores(t *testing.T) map[string]*store.Store[aSpec, aStatus] {
+	t.Helper()
+	stores := map[string]*store.Store[aSpec, aStatus]{}
+	for name, opts := range map[string][]store.Option{
+		"remembering": nil,
+		"forgetting":  {store.WithLastValues(0)},
+	} {
+		st, err := store.New[aSpec, aStatus](memstore.New(), "Widget", opts...)
+		require.NoError(t, err)
+		stores[name] = st
+	}
+	return stores
+}
+
+// A caller that edits the object it wrote, in place (its maps and
+// slices), and passes it to Update again, as controller-runtime code does
+// with the object it fetched, gets its second edit stored too.
+func TestMisuseEditingTheWrittenObjectInPlaceAndUpdatingAgainStoresTheEdit(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := st.As("user")
+			obj := &aliasObj{
+				Meta: store.Meta{Name: "a", Labels: map[string]string{"app": "one"}},
+				Spec: aSpec{Image: "img", Env: map[string]string{"A": "1"}, Args: []string{"x"}},
+			}
+			_, err := w.Create(ctx, obj)
+			require.NoError(t, err)
+
+			obj.Meta.Labels["app"] = "two"
+			obj.Spec.Env["A"] = "2"
+			obj.Spec.Args[0] = "y"
+			_, err = w.Update(ctx, obj)
+			require.NoError(t, err)
+			got, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, "two", got.Meta.Labels["app"])
+			require.Equal(t, "2", got.Spec.Env["A"])
+			require.Equal(t, []string{"y"}, got.Spec.Args)
+
+			// The same object, edited in place once more.
+			obj.Meta.Labels["app"] = "three"
+			obj.Spec.Env["A"] = "3"
+			obj.Spec.Args[0] = "z"
+			_, err = w.Update(ctx, obj)
+			require.NoError(t, err)
+			got, err = st.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, "three", got.Meta.Labels["app"])
+			require.Equal(t, "3", got.Spec.Env["A"])
+			require.Equal(t, []string{"z"}, got.Spec.Args)
+			require.Equal(t, int64(3), got.Meta.Generation)
+		})
+	}
+}
+
+// The same for the status side: UpdateStatus of one object edited in place
+// twice stores both edits.
+func TestMisuseEditingTheWrittenStatusInPlaceAndUpdatingAgainStoresTheEdit(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := st.As("user")
+			obj := &aliasObj{Meta: store.Meta{Name: "a"}, Status: aStatus{Phases: []string{"p"}, Notes: map[string]string{"n": "1"}}}
+			_, err := w.Create(ctx, obj)
+			require.NoError(t, err)
+			for _, v := range []string{"2", "3"} {
+				obj.Status.Phases[0] = "p" + v
+				obj.Status.Notes["n"] = v
+				_, err = w.UpdateStatus(ctx, obj)
+				require.NoError(t, err)
+				got, err := st.Get(ctx, "a")
+				require.NoError(t, err)
+				require.Equal(t, []string{"p" + v}, got.Status.Phases)
+				require.Equal(t, v, got.Status.Notes["n"])
+			}
+		})
+	}
+}
+
+// An object from Get or List, edited in place and never written, changes
+// nothing the Store holds: the next Get, and a write computed from the
+// Store's memory, see the stored value.
+func TestMisuseEditingAReadObjectWithoutWritingChangesNothingStored(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := st.As("user")
+			_, err := w.Create(ctx, &aliasObj{
+				Meta:   store.Meta{Name: "a", Labels: map[string]string{"app": "one"}},
+				Spec:   aSpec{Env: map[string]string{"A": "1"}, Args: []string{"x"}},
+				Status: aStatus{Notes: map[string]string{"n": "1"}},
+			})
+			require.NoError(t, err)
+			got, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			list, err := st.List(ctx, store.ListOptions{})
+			require.NoError(t, err)
+			require.Len(t, list.Items, 1)
+			for _, o := range []*aliasObj{got, list.Items[0]} {
+				o.Meta.Labels["app"] = "scribbled"
+				o.Spec.Env["A"] = "scribbled"
+				o.Spec.Args[0] = "scribbled"
+				o.Status.Notes["n"] = "scribbled"
+			}
+			again, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, "one", again.Meta.Labels["app"])
+			require.Equal(t, "1", again.Spec.Env["A"])
+			require.Equal(t, []string{"x"}, again.Spec.Args)
+			require.Equal(t, "1", again.Status.Notes["n"])
+
+			// A write of the scribbled object's status, from the Store's
+			// memory, stores the status it names and keeps the stored spec.
+			_, err = w.UpdateStatus(ctx, got)
+			require.NoError(t, err)
+			again, err = st.Get(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, "scribbled", again.Status.Notes["n"])
+			require.Equal(t, "1", again.Spec.Env["A"])
+			require.Equal(t, "one", again.Meta.Labels["app"])
+		})
+	}
+}
+
+// Watch's objects are fresh copies its reader owns: two watchers of one
+// Store never share an event's maps, and a writer that edits the object it
+// wrote, after the write, changes no watcher's event.
+func TestMisuseWatchEventsAreTheReadersOwn(t *testing.T) {
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := st.As("user")
+			first, err := st.Watch(ctx, 0)
+			require.NoError(t, err)
+			second, err := st.Watch(ctx, 0)
+			require.NoError(t, err)
+
+			obj := &aliasObj{
+				Meta:   store.Meta{Name: "a", Labels: map[string]string{"app": "one"}},
+				Spec:   aSpec{Env: map[string]string{"A": "1"}, Args: []string{"x"}},
+				Status: aStatus{Notes: map[string]string{"n": "1"}},
+			}
+			_, err = w.Create(ctx, obj)
+			require.NoError(t, err)
+			obj.Meta.Labels["app"] = "writer"
+			obj.Spec.Env["A"] = "writer"
+			obj.Spec.Args[0] = "writer"
+			obj.Status.Notes["n"] = "writer"
+
+			ev := <-first
+			require.Equal(t, store.Added, ev.Type)
+			require.Equal(t, "one", ev.Object.Meta.Labels["app"])
+			require.Equal(t, "1", ev.Object.Spec.Env["A"])
+			require.Equal(t, []string{"x"}, ev.Object.Spec.Args)
+			require.Equal(t, "1", ev.Object.Status.Notes["n"])
+			ev.Object.Meta.Labels["app"] = "first"
+			ev.Object.Spec.Env["A"] = "first"
+			ev.Object.Spec.Args[0] = "first"
+			ev.Object.Status.Notes["n"] = "first"
+
+			ev2 := <-second
+			require.Equal(t, "one", ev2.Object.Meta.Labels["app"])
+			require.Equal(t, "1", ev2.Object.Spec.Env["A"])
+			require.Equal(t, []string{"x"}, ev2.Object.Spec.Args)
+			require.Equal(t, "1", ev2.Object.Status.Notes["n"])
+
+			// A status write: the event's Prev and Object are the reader's
+			// too, and neither is the other's.
+			got, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			got.Status.Notes["n"] = "2"
+			_, err = w.UpdateStatus(ctx, got)
+			require.NoError(t, err)
+			got.Spec.Env["A"] = "writer"
+			got.Status.Notes["n"] = "writer"
+			ev = <-first
+			require.Equal(t, store.Modified, ev.Type)
+			require.Equal(t, "2", ev.Object.Status.Notes["n"])
+			require.Equal(t, "1", ev.Prev.Status.Notes["n"])
+			require.Equal(t, "1", ev.Object.Spec.Env["A"])
+			ev.Object.Spec.Env["A"] = "first"
+			ev.Object.Meta.Labels["app"] = "first"
+			require.Equal(t, "1", ev.Prev.Spec.Env["A"], "Prev shares the Spec's map with Object")
+			require.Equal(t, "one", ev.Prev.Meta.Labels["app"], "Prev shares the labels with Object")
+			ev2 = <-second
+			require.Equal(t, "1", ev2.Object.Spec.Env["A"])
+			require.Equal(t, "one", ev2.Object.Meta.Labels["app"])
+			require.Equal(t, "1", ev2.Prev.Spec.Env["A"])
+		})
+	}
+}

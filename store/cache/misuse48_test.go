@@ -128,4 +128,3 @@ func TestMisuseWritesAndWritersEditsNeverReachTheCachedObjects(t *testing.T) {
 		})
 	}
 }
-

@@ -86,13 +86,17 @@ func TestMisuseEditingTheWrittenObjectInPlaceAndUpdatingAgainStoresTheEdit(t *te
 }
 
 // The same for the status side: UpdateStatus of one object edited in place
-// twice stores both edits.
+// twice stores both edits, and so does an Update of its labels, edited in
+// place after each status write.
 func TestMisuseEditingTheWrittenStatusInPlaceAndUpdatingAgainStoresTheEdit(t *testing.T) {
 	ctx := context.Background()
 	for name, st := range newAliasStores(t) {
 		t.Run(name, func(t *testing.T) {
 			w := st.As("user")
-			obj := &aliasObj{Meta: store.Meta{Name: "a"}, Status: aStatus{Phases: []string{"p"}, Notes: map[string]string{"n": "1"}}}
+			obj := &aliasObj{
+				Meta:   store.Meta{Name: "a", Labels: map[string]string{"app": "1"}},
+				Status: aStatus{Phases: []string{"p"}, Notes: map[string]string{"n": "1"}},
+			}
 			_, err := w.Create(ctx, obj)
 			require.NoError(t, err)
 			for _, v := range []string{"2", "3"} {
@@ -104,6 +108,13 @@ func TestMisuseEditingTheWrittenStatusInPlaceAndUpdatingAgainStoresTheEdit(t *te
 				require.NoError(t, err)
 				require.Equal(t, []string{"p" + v}, got.Status.Phases)
 				require.Equal(t, v, got.Status.Notes["n"])
+				// Then the labels of the same object, in place.
+				obj.Meta.Labels["app"] = v
+				_, err = w.Update(ctx, obj)
+				require.NoError(t, err)
+				got, err = st.Get(ctx, "a")
+				require.NoError(t, err)
+				require.Equal(t, v, got.Meta.Labels["app"])
 			}
 		})
 	}
@@ -219,6 +230,45 @@ func TestMisuseWatchEventsAreTheReadersOwn(t *testing.T) {
 			require.Equal(t, "1", ev2.Object.Spec.Env["A"])
 			require.Equal(t, "one", ev2.Object.Meta.Labels["app"])
 			require.Equal(t, "1", ev2.Prev.Spec.Env["A"])
+		})
+	}
+}
+
+// A write that changes nothing still leaves the caller's object its own:
+// a caller that writes an object unchanged (a level-triggered pass with
+// nothing to do), then edits it in place and writes it again, gets the
+// edit stored.
+func TestMisuseEditingInPlaceAfterAWriteThatChangedNothingStoresTheEdit(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := st.As("user")
+			_, err := w.Create(ctx, &aliasObj{
+				Meta:   store.Meta{Name: "a", Labels: map[string]string{"app": "0"}, Annotations: map[string]string{"n": "0"}},
+				Status: aStatus{Notes: map[string]string{"n": "0"}},
+			})
+			require.NoError(t, err)
+			obj, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			for _, v := range []string{"1", "2", "3"} {
+				rev := obj.Meta.Revision
+				_, err = w.Update(ctx, obj) // nothing to change
+				require.NoError(t, err)
+				require.Equal(t, rev, obj.Meta.Revision)
+				_, err = w.UpdateStatus(ctx, obj) // nothing to change
+				require.NoError(t, err)
+				require.Equal(t, rev, obj.Meta.Revision)
+
+				obj.Meta.Labels["app"] = v
+				obj.Meta.Annotations["n"] = v
+				_, err = w.Update(ctx, obj)
+				require.NoError(t, err)
+				require.Greater(t, obj.Meta.Revision, rev, "the edit was written")
+				got, err := st.Get(ctx, "a")
+				require.NoError(t, err)
+				require.Equal(t, v, got.Meta.Labels["app"])
+				require.Equal(t, v, got.Meta.Annotations["n"])
+			}
 		})
 	}
 }

@@ -114,7 +114,15 @@ func TestMisuseWritesAndWritersEditsNeverReachTheCachedObjects(t *testing.T) {
 					for i := range stored.Conditions {
 						require.Equal(t, stored.Conditions[i].Reason, cached.Conditions[i].Reason, name)
 					}
+					// What the Store's Get returns is the reader's own.
+					stored.Meta.Labels["app"] = "reader"
+					stored.Spec.Selector["app"] = "reader"
+					stored.Spec.Args[0] = "reader"
+					for i := range stored.Conditions {
+						stored.Conditions[i].Reason = "reader"
+					}
 				}
+				require.NoError(t, c.Check())
 				a, _ := c.Get("a")
 				require.Equal(t, "web", a.Meta.Labels["app"])
 				require.Equal(t, []string{"--port=80", "--v=2"}, a.Spec.Args)

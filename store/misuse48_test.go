@@ -272,3 +272,101 @@ func TestMisuseEditingInPlaceAfterAWriteThatChangedNothingStoresTheEdit(t *testi
 		})
 	}
 }
+
+// Two Stores over one Backend, one remembering values and one not, writing
+// the same keys: what one remembers is stale after the other's write, and
+// no write of either is computed from a value it did not see. Every write
+// lands on the stored object or fails with ErrConflict, whichever Store
+// wrote last.
+func TestMisuseTwoStoresOverOneBackendNeverWriteFromAStaleMemory(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	remembering, err := store.New[aSpec, aStatus](mem, "Widget")
+	require.NoError(t, err)
+	forgetting, err := store.New[aSpec, aStatus](mem, "Widget", store.WithLastValues(0))
+	require.NoError(t, err)
+	r, f := remembering.As("r"), forgetting.As("f")
+
+	_, err = r.Create(ctx, &aliasObj{Meta: store.Meta{Name: "a", Labels: map[string]string{"by": "r"}}, Spec: aSpec{Image: "1"}})
+	require.NoError(t, err)
+	seen, err := remembering.Get(ctx, "a")
+	require.NoError(t, err)
+
+	// The other Store changes the labels behind the first one's back.
+	other, err := forgetting.Get(ctx, "a")
+	require.NoError(t, err)
+	other.Meta.Labels["by"] = "f"
+	other.Meta.Finalizers = []string{"f/keep"}
+	_, err = f.Update(ctx, other)
+	require.NoError(t, err)
+
+	// An Update from the remembered read conflicts, and writes nothing.
+	seen.Spec.Image = "2"
+	_, err = r.Update(ctx, seen)
+	require.ErrorIs(t, err, store.ErrConflict)
+	// An UpdateStatus from it is a labels-only change behind it: it lands,
+	// and keeps the other Store's labels and finalizer.
+	seen.Status.Ready = true
+	_, err = r.UpdateStatus(ctx, seen)
+	require.NoError(t, err)
+	got, err := forgetting.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "1", got.Spec.Image)
+	require.True(t, got.Status.Ready)
+	require.Equal(t, "f", got.Meta.Labels["by"])
+	require.Equal(t, []string{"f/keep"}, got.Meta.Finalizers)
+
+	// The other Store writes again; Apply and ApplyStatus, which name no
+	// revision, merge with what is stored, not with the memory.
+	got.Spec.Env = map[string]string{"F": "1"}
+	_, err = f.Update(ctx, got)
+	require.NoError(t, err)
+	got.Status.Notes = map[string]string{"f": "1"}
+	_, err = f.UpdateStatus(ctx, got)
+	require.NoError(t, err)
+	_, err = r.Apply(ctx, "a", map[string]any{"Image": "3"})
+	require.NoError(t, err)
+	_, err = r.ApplyStatus(ctx, "a", map[string]any{"Phases": []string{"r"}}, nil)
+	require.NoError(t, err)
+	got, err = forgetting.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "3", got.Spec.Image)
+	require.Equal(t, map[string]string{"F": "1"}, got.Spec.Env)
+	require.Equal(t, map[string]string{"f": "1"}, got.Status.Notes)
+	require.Equal(t, []string{"r"}, got.Status.Phases)
+	require.Equal(t, []string{"f/keep"}, got.Meta.Finalizers)
+
+	// A Delete by the remembering Store after the other one added a
+	// finalizer it never saw only marks the object.
+	_, err = r.Create(ctx, &aliasObj{Meta: store.Meta{Name: "b"}})
+	require.NoError(t, err)
+	b, err := forgetting.Get(ctx, "b")
+	require.NoError(t, err)
+	b.Meta.Finalizers = []string{"f/keep"}
+	_, err = f.Update(ctx, b)
+	require.NoError(t, err)
+	_, err = r.Delete(ctx, "b")
+	require.NoError(t, err)
+	b, err = forgetting.Get(ctx, "b")
+	require.NoError(t, err, "a Delete from a stale memory removed an object with a finalizer")
+	require.True(t, b.Meta.DeletionRequested)
+
+	// A deletion and a re-creation behind the remembering Store's back: its
+	// status write for the old object conflicts on the UID.
+	old, err := remembering.Get(ctx, "a")
+	require.NoError(t, err)
+	_, err = f.Purge(ctx, "a", 0)
+	require.NoError(t, err)
+	_, err = f.Create(ctx, &aliasObj{Meta: store.Meta{Name: "a"}, Spec: aSpec{Image: "new"}})
+	require.NoError(t, err)
+	old.Status.Ready = false
+	old.Status.Notes = map[string]string{"r": "old"}
+	_, err = r.UpdateStatus(ctx, old)
+	require.ErrorIs(t, err, store.ErrConflict)
+	_, err = r.ApplyStatus(ctx, "a", map[string]any{"Ready": true}, nil, store.WithObserved(old.Meta))
+	require.ErrorIs(t, err, store.ErrConflict)
+	got, err = forgetting.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "new", got.Spec.Image)
+	require.Equal(t, aStatus{}, got.Status)
+}

@@ -92,3 +92,91 @@ func TestMisuseARequeueAfterWriteThatWroteResetsTheFailures(t *testing.T) {
 		}
 	})
 }
+
+// A reconcile that ignores its ctx and blocks past the timeout (a client
+// call without a ctx) still holds its key: hints for it meanwhile never
+// start a second reconcile of it, other keys go on, and a Run stopped
+// while it blocks returns after the drain timeout with ErrDrainTimeout
+// naming the key. When it returns at last, nothing breaks and every
+// goroutine ends.
+func TestMisuseAReconcileBlockedPastItsDeadlineHoldsItsKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[m48Spec, m48Status](memstore.New(), "App")
+		require.NoError(t, err)
+		user := st.As("user")
+		for _, name := range []string{"stuck", "ok"} {
+			_, err = user.Create(ctx, &m48Obj{Meta: store.Meta{Name: name}, Spec: m48Spec{Image: "v0"}})
+			require.NoError(t, err)
+		}
+		c := cache.New(st)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		running, most := map[string]int{}, 0
+		ran := map[string][]string{}
+		r := reconcile.Func[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+			obj, _ := c.Get(key)
+			mu.Lock()
+			running[key]++
+			most = max(most, running[key])
+			ran[key] = append(ran[key], obj.Spec.Image)
+			first := key == "stuck" && len(ran[key]) == 1
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				running[key]--
+				mu.Unlock()
+			}()
+			if first {
+				<-release // ignores ctx
+				return reconcile.Result{}, ctx.Err()
+			}
+			return reconcile.Result{}, nil
+		})
+		loop, err := reconcile.New("app", r, reconcile.FromStore(c, st),
+			reconcile.WithWorkers(2), reconcile.WithTimeout(time.Second),
+			reconcile.WithDrainTimeout(5*time.Second), reconcile.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err)
+		runCtx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = c.Run(runCtx) })
+		done := make(chan error, 1)
+		go func() { done <- loop.Run(runCtx) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+
+		for i := 1; i <= 3; i++ {
+			for _, name := range []string{"stuck", "ok"} {
+				obj, err := st.Get(ctx, name)
+				require.NoError(t, err)
+				obj.Spec.Image = "v" + string(rune('0'+i))
+				_, err = user.Update(ctx, obj)
+				require.NoError(t, err)
+			}
+			time.Sleep(10 * time.Second) // ten times the timeout
+			synctest.Wait()
+		}
+		mu.Lock()
+		require.Equal(t, 1, most, "two reconciles of one key at once")
+		require.Equal(t, []string{"v0"}, ran["stuck"])
+		require.Equal(t, "v3", ran["ok"][len(ran["ok"])-1])
+		mu.Unlock()
+		require.Equal(t, reconcile.Phase("running"), loop.Inspect("stuck").Phase)
+
+		stop()
+		var runErr error
+		select {
+		case runErr = <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("Run did not return after its drain timeout")
+		}
+		require.ErrorIs(t, runErr, reconcile.ErrDrainTimeout)
+		require.ErrorContains(t, runErr, "stuck")
+		close(release)
+		wg.Wait()
+		synctest.Wait()
+		mu.Lock()
+		require.Equal(t, []string{"v0"}, ran["stuck"], "the stuck key ran again after Run returned")
+		mu.Unlock()
+	})
+}

@@ -1,9 +1,11 @@
 package cache_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +137,49 @@ func TestMisuseWritesAndWritersEditsNeverReachTheCachedObjects(t *testing.T) {
 			})
 		})
 	}
+}
+
+// WaitFor on a revision the Cache never reaches returns ctx's error when
+// ctx ends, whether the Cache runs, never ran, or stopped; an already
+// cancelled ctx returns at once, before any wait; and a revision of 0 or
+// below is nil whatever ctx says.
+func TestMisuseWaitForARevisionNeverReachedEndsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := store.New[appSpec, appStatus](memstore.New(), "App")
+		require.NoError(t, err)
+		rev, err := st.As("u").Create(ctx, newApp("a"))
+		require.NoError(t, err)
+
+		running := cache.New(st)
+		stop := startApps(t, running)
+		require.NoError(t, running.WaitFor(ctx, rev))
+		stopped := cache.New(st)
+		stopStopped := startApps(t, stopped)
+		require.NoError(t, stopped.WaitFor(ctx, rev))
+		stopStopped()
+		never := cache.New(st)
+
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		for name, c := range map[string]*cache.Cache[appSpec, appStatus]{"running": running, "stopped": stopped, "never run": never} {
+			require.ErrorIs(t, c.WaitFor(cancelled, rev+1000), context.Canceled, name)
+			require.NoError(t, c.WaitFor(cancelled, 0), name)
+			require.NoError(t, c.WaitFor(cancelled, -1), name)
+
+			start := time.Now()
+			deadline, cancelDeadline := context.WithTimeout(ctx, time.Minute)
+			err := c.WaitFor(deadline, rev+1000)
+			cancelDeadline()
+			require.ErrorIs(t, err, context.DeadlineExceeded, name)
+			require.Equal(t, time.Minute, time.Since(start), name)
+		}
+		// The running Cache still serves, and waits for what comes.
+		rev, err = st.As("u").Create(ctx, newApp("b"))
+		require.NoError(t, err)
+		require.NoError(t, running.WaitFor(ctx, rev))
+		_, ok := running.Get("b")
+		require.True(t, ok)
+		stop()
+	})
 }

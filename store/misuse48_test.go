@@ -2,11 +2,15 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/store"
+	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/memstore"
 )
 
@@ -369,4 +373,115 @@ func TestMisuseTwoStoresOverOneBackendNeverWriteFromAStaleMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "new", got.Spec.Image)
 	require.Equal(t, aStatus{}, got.Status)
+}
+
+// rawPut writes value at key behind every Store's back.
+func rawPut(t *testing.T, b kv.Backend, key, value string) int64 {
+	t.Helper()
+	rev, err := b.Txn(context.Background(), nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(value)})
+	require.NoError(t, err)
+	return rev
+}
+
+// A value made undecodable behind the back of a Store that remembers the
+// object as it was (not JSON, null, metadata of the wrong shape, kind or
+// name) is never written over from that memory: Update, status writes,
+// applies and Delete of it fail with the *DecodeError (or ErrConflict, for
+// a write at the old revision), the bad value stays until Purge, and the
+// Store's other objects read and write as before.
+func TestMisuseAValueMadeUndecodableBehindARememberingStoreIsNotWrittenOver(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := st.As("user")
+			for _, n := range []string{"a", "b"} {
+				_, err := w.Create(ctx, &aliasObj{Meta: store.Meta{Name: n}, Spec: aSpec{Image: "1"}})
+				require.NoError(t, err)
+			}
+			seen, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			for i, bad := range []string{`{"metadata": 7}`, `not json`, `null`, `{"metadata":{"kind":"Other","name":"a"}}`, `{"metadata":{"kind":"Widget","name":"real"}}`} {
+				rev := rawPut(t, st.Backend(), "Widget/a", bad)
+				requireBad := func(err error, what string) {
+					t.Helper()
+					require.Error(t, err, "%s over %q", what, bad)
+					var de *store.DecodeError
+					if !errors.As(err, &de) {
+						require.ErrorIs(t, err, store.ErrConflict, "%s over %q", what, bad)
+					}
+					raw, err := st.Backend().Get(ctx, "Widget/a")
+					require.NoError(t, err)
+					require.Equal(t, bad, string(raw.Value), "%s over %q wrote over it", what, bad)
+					require.Equal(t, rev, raw.ModRevision)
+				}
+				next := *seen
+				next.Spec.Image = fmt.Sprint("u", i)
+				_, err = w.Update(ctx, &next)
+				requireBad(err, "Update")
+				next = *seen
+				next.Status.Ready = true
+				_, err = w.UpdateStatus(ctx, &next)
+				requireBad(err, "UpdateStatus")
+				_, err = w.Apply(ctx, "a", map[string]any{"Image": "apply"})
+				requireBad(err, "Apply")
+				_, err = w.ApplyStatus(ctx, "a", map[string]any{"Ready": true}, nil)
+				requireBad(err, "ApplyStatus")
+				_, err = w.Delete(ctx, "a")
+				requireBad(err, "Delete")
+
+				_, err = st.Get(ctx, "a")
+				var de *store.DecodeError
+				require.ErrorAs(t, err, &de)
+				require.ErrorIs(t, err, store.ErrInvalid)
+				list, err := st.List(ctx, store.ListOptions{})
+				require.NoError(t, err)
+				require.Len(t, list.Items, 1)
+				require.Equal(t, "b", list.Items[0].Meta.Name)
+				require.Len(t, list.Undecodable, 1)
+				// The rest goes on.
+				b, err := st.Get(ctx, "b")
+				require.NoError(t, err)
+				b.Spec.Image = fmt.Sprint("b", i)
+				_, err = w.Update(ctx, b)
+				require.NoError(t, err)
+			}
+			_, err = w.Purge(ctx, "a", 0)
+			require.NoError(t, err)
+			_, err = w.Create(ctx, &aliasObj{Meta: store.Meta{Name: "a"}, Spec: aSpec{Image: "again"}})
+			require.NoError(t, err)
+		})
+	}
+}
+
+// A value whose strings hold invalid UTF-8, written behind the Store's
+// back, reads as encoding/json reads it (each bad byte U+FFFD), through
+// Get, List and Watch alike.
+func TestMisuseInvalidUTF8InAStoredValueReadsAsEncodingJSONReadsIt(t *testing.T) {
+	for name, st := range newAliasStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events, err := st.Watch(ctx, 0)
+			require.NoError(t, err)
+			value := "{\"metadata\":{\"kind\":\"Widget\",\"name\":\"a\",\"uid\":\"u\",\"labels\":{\"l\":\"x\xffy\"},\"generation\":1}," +
+				"\"spec\":{\"Image\":\"i\xc3\",\"Env\":{\"k\xfe\":\"v\"},\"Args\":[\"\xed\xa0\x80\"]},\"status\":{\"Notes\":{\"n\":\"\xff\"}},\"conditions\":null}"
+			rawPut(t, st.Backend(), "Widget/a", value)
+			var want aliasObj
+			require.NoError(t, json.Unmarshal([]byte(value), &want))
+			require.Equal(t, "x\uFFFDy", want.Meta.Labels["l"])
+
+			got, err := st.Get(ctx, "a")
+			require.NoError(t, err)
+			list, err := st.List(ctx, store.ListOptions{})
+			require.NoError(t, err)
+			require.Len(t, list.Items, 1)
+			ev := <-events
+			require.NotNil(t, ev.Object, "%v", ev.Undecodable)
+			for what, o := range map[string]*aliasObj{"Get": got, "List": list.Items[0], "Watch": ev.Object} {
+				require.Equal(t, want.Meta.Labels, o.Meta.Labels, what)
+				require.Equal(t, want.Spec, o.Spec, what)
+				require.Equal(t, want.Status, o.Status, what)
+			}
+		})
+	}
 }

@@ -33,7 +33,7 @@ func (f Func[K]) Reconcile(ctx context.Context, key K) (Result, error) { return 
 //
 //	result                          failures   next run                                 Stalled
 //	Result{}                        reset      next hint or resync                      cleared
-//	RequeueAfterWrite, after write  unchanged  once the cache holds the write (≤ 2s)    unchanged
+//	RequeueAfterWrite, after write  reset      once the cache holds the write (≤ 2s)    unchanged
 //	RequeueAfterWrite, no write     unchanged  per-key backoff: the n-th in a row       unchanged
 //	                                           waits as the n-th failure would
 //	RequeueAfter d                  reset      after d                                  cleared
@@ -53,8 +53,9 @@ type Result struct {
 	// reflects the last write this reconcile made (read-your-writes), so
 	// the next pass compares against the object as written, not a stale
 	// copy; after a pass that wrote nothing, another pass after per-key
-	// backoff. It does not count as a failure and does not reset the
-	// failure count.
+	// backoff. It never counts as a failure; after a pass that wrote it
+	// resets the failure count (the write is progress), after one that
+	// wrote nothing it leaves the count as it is.
 	RequeueAfterWrite bool
 	// RequeueAfter asks for another pass after this delay. It resets the
 	// failure count. With an error it is a lower bound on the retry delay.

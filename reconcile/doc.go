@@ -253,6 +253,16 @@
 // Loop named "apps" whose reconciler writes status as "app-controller"
 // behaves as if the names matched.
 //
+// The judging is by writer, not by key. A reconcile of one key that writes
+// another object the Loop reconciles (a parent rolling a new image out to
+// objects of its own kind) makes an own write of that object too, which is
+// no hint for it: that object runs for the change at its next hint or
+// resync, not at once. Such a write is the exception controller-runtime
+// users may not expect (there every write is an event); until the Loop
+// judges writes per key, write such objects from outside the reconcile
+// (another process or manager, with a ctx not derived from the reconcile's)
+// or shorten the resync period.
+//
 // FromStore's source feeds an oscillation.Detector per object: a Fight is a
 // path this manager re-sets 3 times within a minute after another manager
 // changed it; NoProgress is 10 writes within a minute with no change to any

@@ -27,6 +27,15 @@ import (
 // the kind and lists it in Quarantined. The key is an object again as soon as
 // a valid value is written there (with the raw Backend, or after Purge with
 // Create). Writer.Purge deletes it without decoding it.
+//
+// A write decodes the metadata and the side it changes, not the other:
+// Update and Apply (the spec) and UpdateStatus and ApplyStatus (the
+// status) go through over a value whose other side does not decode, and
+// keep that side's bytes as they are stored, so an older program's status
+// write keeps the spec a newer one wrote during a rolling upgrade. The key
+// stays quarantined until a write leaves the whole value valid. Delete
+// needs the metadata alone. A value whose metadata does not decode (or
+// that is not a JSON object) refuses every write but Purge.
 type DecodeError struct {
 	// Kind is the Store's kind; Name is the name the key stands for.
 	Kind, Name string

@@ -54,15 +54,19 @@ const defaultLastValueBytes = 16 << 20
 // by key and revision, counted as its key and 128 bytes plus an upper
 // bound of the decoded record's size (about 300 bytes for a one-field
 // status), so that the change judge of a cache lagging behind the Store's
-// writes decodes none (see Store.FieldChanges). Past the bound, remembered
-// keys are forgotten at random, then the oldest records; a value larger
-// than the bound is not remembered. Values read are shared with the
-// Backend, not copied (see Backend), so with memstore they cost no more
-// than their entry.
+// writes decodes none (see Store.FieldChanges). A bound of 2 MiB or more
+// is shared out among up to 16 shards of the keys (1 MiB or more each),
+// each with its own lock, so that a cache's watch and the writers rarely
+// wait on one another: each shard keeps its share of the latest decoded
+// writes, decoded reads and records above, of its own keys. Past its
+// share of the bound, a shard forgets its keys at random, then its oldest
+// records; a value larger than its shard's share is not remembered.
+// Values read are shared with the Backend, not copied (see Backend), so
+// with memstore they cost no more than their entry.
 func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
 
 // lastValues is the Store's memory of the last value of each key (see
-// WithLastValues). A remembered value is owned by the memory: it is never
+// WithLastValues), or one shard of it (see lastValueShards). A remembered value is owned by the memory: it is never
 // modified, and nothing reachable from it is handed to callers. It is safe
 // for concurrent use; a nil *lastValues remembers nothing.
 type lastValues struct {

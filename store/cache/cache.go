@@ -111,8 +111,6 @@ type Cache[S, T any] struct {
 	// items keeps it true: apply sets it, putListedLocked and
 	// removeDeletedLocked clear it.
 	last heldItem[S, T]
-	// batch is followBatch's scratch space.
-	batch batchState[S, T]
 
 	mu    sync.RWMutex
 	items map[string]*store.Object[S, T]
@@ -387,12 +385,7 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 // and replace), so it reads c.items without c.mu: a relist of n objects
 // takes no lock n times.
 func (c *Cache[S, T]) reused(name string, revision int64) *store.Object[S, T] {
-	var obj *store.Object[S, T]
-	if staged, ok := c.batch.ahead[name]; ok { // a batch's earlier event is the name's
-		obj = staged
-	} else {
-		obj = c.item(name)
-	}
+	obj := c.item(name)
 	if obj != nil && obj.Meta.Revision == revision {
 		return obj
 	}
@@ -597,11 +590,8 @@ func (c *Cache[S, T]) setRevisionLocked(rev int64) {
 // revision wakes the few it concerns. The caller holds c.dispatch, under
 // which every change of c.rev is made, and not c.mu. It takes c.mu only
 // when a WaitFor waits.
-func (c *Cache[S, T]) tellWaiters() { c.tellWaitersUpTo(c.rev) }
-
-// tellWaitersUpTo is tellWaiters for the changes up to rev, at most the
-// Cache's revision, whose handlers have been told.
-func (c *Cache[S, T]) tellWaitersUpTo(rev int64) {
+func (c *Cache[S, T]) tellWaiters() {
+	rev := c.rev
 	if rev <= c.toldRev.Load() {
 		return
 	}

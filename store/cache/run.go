@@ -245,106 +245,11 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 		if fresh {
 			waited = false
 		}
-		if r.pending == nil && !events.cursor.Drained() {
-			err = c.followBatch(kev, events)
-		} else {
-			err = c.followEvent(events.decode(kev), true, r)
-		}
-		if err != nil {
+		if err := c.followEvent(events.decode(kev), true, r); err != nil {
 			return progressed, err
 		}
 		progressed = true
 	}
-}
-
-// maxBatch bounds the events followBatch applies as one batch, so that a
-// handler hears of a change at most that many decodes after the Cache
-// read it.
-const maxBatch = 64
-
-// followBatch applies kev and the events the cursor has read after it,
-// up to maxBatch of them (it waits for none), as one batch: it decodes
-// them, applies them under one hold of c.mu, then tells the handlers of
-// each change in order, waking after each the WaitFor calls that wait on
-// its revision, if any. So what a busy watch moves between cores (the
-// Cache's lock and revision, the lines its readers share) moves once per
-// batch, not once per event. The handlers of an event may see the Cache
-// already past it, by the batch's later events. An event that ends the
-// watch (an error) or is not valid ends the batch: those before it are
-// applied, and followBatch returns followEvent's error for it. The caller
-// has no listing pending (relistState.pending): followEvent applies one
-// at its place among the events.
-func (c *Cache[S, T]) followBatch(kev kv.Event, events stream[S, T]) (err error) {
-	c.dispatch.Lock()
-	defer c.dispatch.Unlock()
-	evs := c.batch.events[:0]
-	defer func() {
-		clear(evs) // hold the objects no longer
-		c.batch.events = evs[:0]
-		clear(c.batch.ahead)
-	}()
-	for {
-		ev := events.decode(kev)
-		if err = c.followEvent(ev, true, nil); err != nil {
-			break
-		}
-		c.arrive(&ev)
-		c.stage(&ev)
-		evs = append(evs, ev)
-		if len(evs) == maxBatch || events.cursor.Drained() {
-			break
-		}
-		kev, _, _ = events.cursor.Next() // an event: the cursor has one read
-	}
-	if len(evs) == 0 {
-		return err
-	}
-	as := c.batch.applied[:0]
-	c.mu.Lock()
-	for i := range evs {
-		as = append(as, c.applyLocked(&evs[i]))
-	}
-	c.mu.Unlock()
-	defer func() {
-		clear(as)
-		c.batch.applied = as[:0]
-	}()
-	for i := range as {
-		c.told(&as[i])
-		if c.nwait.Load() > 0 {
-			c.tellWaitersUpTo(as[i].rev)
-		}
-	}
-	c.tellWaiters()
-	return err
-}
-
-// stage records, for the decodes of the batch's later events, the object
-// the Cache will hold for the name of ev, an event of the batch that
-// followBatch has yet to apply (see reused): applyLocked changes c.items
-// for it just so.
-func (c *Cache[S, T]) stage(ev *store.Event[S, T]) {
-	if ev.Progress || ev.Undecodable != nil || ev.Revision <= c.listRev {
-		return
-	}
-	if c.batch.ahead == nil {
-		c.batch.ahead = make(map[string]*store.Object[S, T], maxBatch)
-	}
-	if ev.Type == store.Deleted {
-		c.batch.ahead[ev.Object.Meta.Name] = nil
-	} else {
-		c.batch.ahead[ev.Object.Meta.Name] = ev.Object
-	}
-}
-
-// batchState is followBatch's scratch space, reused from batch to batch;
-// only Run's goroutine uses it. ahead holds, by name, the objects the
-// batch's events decoded so far will leave held (nil: none), which
-// reused answers from while the batch is decoded.
-type batchState[S, T any] struct {
-	events  []store.Event[S, T]
-	applied []applied[S, T]
-	ahead   map[string]*store.Object[S, T]
 }
 
 // serve is followInPlace's turn for the nudges (Cache.nudge): it serves
@@ -439,9 +344,6 @@ func (c *Cache[S, T]) followEvent(ev store.Event[S, T], ok bool, r *relistState[
 		return fmt.Errorf("cache: watch: %w", ev.Err)
 	case !ev.Progress && ev.Object == nil && ev.Undecodable == nil:
 		return fmt.Errorf("%w: watch event at revision %d without an object", store.ErrInvalid, ev.Revision)
-	}
-	if r == nil { // followBatch's check alone
-		return nil
 	}
 	if r.pending != nil && !ev.Progress && ev.Revision > r.pending.Revision {
 		c.repair(r.pending)
@@ -806,38 +708,21 @@ func (c *Cache[S, T]) apply(ev store.Event[S, T]) {
 	defer c.tellWaiters() // after the handlers: see WaitFor
 	c.arrive(&ev)
 	c.mu.Lock()
-	a := c.applyLocked(&ev)
-	c.mu.Unlock()
-	c.told(&a)
-}
-
-// applied is what applying one watch event did: the change for the
-// handlers (none when old and new are both nil), the event's revision,
-// and what to report before the handlers are told.
-type applied[S, T any] struct {
-	change[S, T]
-	rev         int64
-	panics      []indexPanic
-	mutated     []error
-	quarantined *store.DecodeError // newly quarantined
-}
-
-// applyLocked applies one watch event, arrived (see arrive), to the
-// Cache's state. The caller holds c.dispatch and c.mu, and then calls
-// told with the result, once it holds c.mu no more.
-func (c *Cache[S, T]) applyLocked(ev *store.Event[S, T]) (a applied[S, T]) {
-	a.rev = ev.Revision
-	c.setRevisionLocked(ev.Revision)
 	if ev.Progress || ev.Revision <= c.listRev {
 		// A progress mark, or a change the last listing already holds.
-		return a
+		c.setRevisionLocked(ev.Revision)
+		c.mu.Unlock()
+		return
 	}
 	if e := ev.Undecodable; e != nil {
 		// Skip the value, keep the last valid object (if any).
-		if c.quarantineLocked(e) {
-			a.quarantined = e
+		news := c.quarantineLocked(e)
+		c.setRevisionLocked(ev.Revision)
+		c.mu.Unlock()
+		if news {
+			c.reportQuarantine([]*store.DecodeError{e})
 		}
-		return a
+		return
 	}
 	name := ev.Object.Meta.Name
 	if len(c.quarantine) > 0 { // nearly always empty: no call, no hash
@@ -857,24 +742,19 @@ func (c *Cache[S, T]) applyLocked(ev *store.Event[S, T]) (a applied[S, T]) {
 	}
 	c.last = heldItem[S, T]{name: name, obj: new, set: true}
 	c.markLocked(name, old, new)
+	var mutated []error
+	var panics []indexPanic
 	if old != nil || new != nil {
-		a.panics = c.reindexLocked(name, old, new, nil)
-		a.mutated = c.detect.replace(name, old, new, nil)
+		panics = c.reindexLocked(name, old, new, nil)
+		mutated = c.detect.replace(name, old, new, nil)
 	}
-	a.change = change[S, T]{old, new}
-	return a
-}
+	c.setRevisionLocked(ev.Revision)
+	c.mu.Unlock()
 
-// told reports what applying a watch event found and tells the handlers
-// of its change, if any. The caller holds c.dispatch, not c.mu.
-func (c *Cache[S, T]) told(a *applied[S, T]) {
-	c.reportIndexPanics(a.panics)
-	c.reportMutations(a.mutated)
-	if a.quarantined != nil {
-		c.reportQuarantine([]*store.DecodeError{a.quarantined})
-	}
-	if a.old != nil || a.new != nil {
-		c.notify(a.change)
+	c.reportIndexPanics(panics)
+	c.reportMutations(mutated)
+	if old != nil || new != nil {
+		c.notify(change[S, T]{old, new})
 	}
 }
 

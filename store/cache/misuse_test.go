@@ -171,13 +171,15 @@ func (c *closable) List(ctx context.Context, prefix string, opts kv.ListOptions)
 // 1 run in about 100 under -race.)
 func (c *closable) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	c.calls.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed.Load() {
+		c.mu.Unlock()
+		cancel()
 		return nil, errClosed
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	c.stop = append(c.stop, cancel)
+	c.mu.Unlock()
 	return c.Store.Watch(ctx, prefix, from)
 }
 

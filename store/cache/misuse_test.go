@@ -164,22 +164,29 @@ func (c *closable) List(ctx context.Context, prefix string, opts kv.ListOptions)
 	return c.Store.List(ctx, prefix, opts)
 }
 
+// Watch checks closed and registers the watch's cancel under mu, which
+// close holds too: a watch either sees the close or is ended by it. (Checked
+// outside mu, a close between the check and the registration left a watch
+// open for good: TestMisuseBackendClosedUnderASyncedCache then saw no error,
+// 1 run in about 100 under -race.)
 func (c *closable) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
 	c.calls.Add(1)
-	if c.closed.Load() {
-		return nil, errClosed
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		cancel()
+		return nil, errClosed
+	}
 	c.stop = append(c.stop, cancel)
 	c.mu.Unlock()
 	return c.Store.Watch(ctx, prefix, from)
 }
 
 func (c *closable) close() {
-	c.closed.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed.Store(true)
 	for _, f := range c.stop {
 		f()
 	}

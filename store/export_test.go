@@ -30,33 +30,27 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 // ForgetLastValues empties s's memory of values (WithLastValues), so that a
 // test can weigh what the memory held.
 func (s *Store[S, T]) ForgetLastValues() {
-	for i := range s.last.shards {
-		l := &s.last.shards[i].lastValues
-		l.mu.Lock()
-		clear(l.index)
-		l.items, l.bytes = nil, 0
-		l.records = statusRecords{}
-		l.mu.Unlock()
-	}
+	l := s.last
+	l.mu.Lock()
+	clear(l.index)
+	l.items, l.bytes = nil, 0
+	l.records = statusRecords{}
+	l.mu.Unlock()
 }
 
 // ForgetStatusRecords empties the status records of s's memory of values
 // (statusRecords) and returns how many it held and the bytes it counted
 // them as, so that a test can weigh what they held.
 func (s *Store[S, T]) ForgetStatusRecords() (n, counted int) {
-	for i := range s.last.shards {
-		l := &s.last.shards[i].lastValues
-		l.mu.Lock()
-		c := 0
-		for _, r := range l.records.byKey {
-			n, c = n+1, c+r.size
-			*r = statusRecord{} // as forgetRecordLocked leaves it: no value's hint names it (recordOf)
-		}
-		l.bytes -= c
-		counted += c
-		l.records = statusRecords{}
-		l.mu.Unlock()
+	l := s.last
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.records.byKey {
+		n, counted = n+1, counted+r.size
+		*r = statusRecord{} // as forgetRecordLocked leaves it: no value's hint names it (recordOf)
 	}
+	l.bytes -= counted
+	l.records = statusRecords{}
 	return n, counted
 }
 

@@ -273,9 +273,9 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 						require.NoError(t, err)
 						mid, err = st.Get(ctx, name)
 						require.NoError(t, err)
-						st.last.of(st.prefix + name).mu.Lock()
-						pending := slices.ContainsFunc(st.last.of(st.prefix+name).pending, func(p pendingWrite) bool { return p.key == st.prefix+name })
-						st.last.of(st.prefix + name).mu.Unlock()
+						st.last.mu.Lock()
+						pending := slices.ContainsFunc(st.last.pending, func(p pendingWrite) bool { return p.key == st.prefix+name })
+						st.last.mu.Unlock()
 						if pending {
 							interloped++
 						}

@@ -54,19 +54,15 @@ const defaultLastValueBytes = 16 << 20
 // by key and revision, counted as its key and 128 bytes plus an upper
 // bound of the decoded record's size (about 300 bytes for a one-field
 // status), so that the change judge of a cache lagging behind the Store's
-// writes decodes none (see Store.FieldChanges). A bound of 2 MiB or more
-// is shared out among up to 16 shards of the keys (1 MiB or more each),
-// each with its own lock, so that a cache's watch and the writers rarely
-// wait on one another: each shard keeps its share of the latest decoded
-// writes, decoded reads and records above, of its own keys. Past its
-// share of the bound, a shard forgets its keys at random, then its oldest
-// records; a value larger than its shard's share is not remembered.
-// Values read are shared with the Backend, not copied (see Backend), so
-// with memstore they cost no more than their entry.
+// writes decodes none (see Store.FieldChanges). Past the bound, remembered
+// keys are forgotten at random, then the oldest records; a value larger
+// than the bound is not remembered. Values read are shared with the
+// Backend, not copied (see Backend), so with memstore they cost no more
+// than their entry.
 func WithLastValues(bytes int) Option { return func(c *config) { c.lastValueBytes = bytes } }
 
 // lastValues is the Store's memory of the last value of each key (see
-// WithLastValues), or one shard of it (see lastValueShards). A remembered value is owned by the memory: it is never
+// WithLastValues). A remembered value is owned by the memory: it is never
 // modified, and nothing reachable from it is handed to callers. It is safe
 // for concurrent use; a nil *lastValues remembers nothing.
 type lastValues struct {
@@ -102,10 +98,6 @@ type lastValues struct {
 	// pending are the Store's writes under way whose status side's record
 	// is known (see writing), a few at a time (one per writing goroutine).
 	pending []pendingWrite
-	// decodedMax, readsMax and recordsMax bound decoded, reads and
-	// records: maxDecoded, maxDecodedReads and maxStatusRecords, shared
-	// out among the shards of a sharded memory (see lastValueShards).
-	decodedMax, readsMax, recordsMax int
 }
 
 // pendingWrite is a write the Store has sent and not yet remembered: its
@@ -285,7 +277,7 @@ func newLastValues(max int) *lastValues {
 	if max <= 0 {
 		return nil
 	}
-	return &lastValues{max: max, index: map[string]int{}, decodedMax: maxDecoded, readsMax: maxDecodedReads, recordsMax: maxStatusRecords}
+	return &lastValues{max: max, index: map[string]int{}}
 }
 
 // rememberedOnce is what a Store remembers of one key, looked up once for
@@ -301,7 +293,7 @@ type rememberedOnce struct {
 
 // at returns what is remembered of r.key when it is its value at rev,
 // looking key up the first time only.
-func (r *rememberedOnce) at(l *lastValueShards, rev int64) (lastValue, bool) {
+func (r *rememberedOnce) at(l *lastValues, rev int64) (lastValue, bool) {
 	if !r.looked {
 		r.e, r.ok = l.latest(r.key)
 		r.looked = true
@@ -323,11 +315,7 @@ func (l *lastValues) writtenStatus(prefix, name string, rev int64) *decodedSide 
 		return nil
 	}
 	var buf [64]byte
-	return l.writtenStatusAt(append(append(buf[:0], prefix...), name...), rev)
-}
-
-// writtenStatusAt is writtenStatus of key, built by the caller.
-func (l *lastValues) writtenStatusAt(key []byte, rev int64) *decodedSide {
+	key := append(append(buf[:0], prefix...), name...)
 	var d *decodedSide
 	l.mu.Lock()
 	if i, ok := l.atBytes(key, readSide); ok {
@@ -456,11 +444,7 @@ func (l *lastValues) latestOf(prefix, name string) (lastValue, bool) {
 		return lastValue{}, false
 	}
 	var buf [64]byte
-	return l.latestAt(append(append(buf[:0], prefix...), name...))
-}
-
-// latestAt is latestOf of key, built by the caller.
-func (l *lastValues) latestAt(key []byte) (lastValue, bool) {
+	key := append(append(buf[:0], prefix...), name...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i, ok := l.atBytes(key, writeSide); ok {
@@ -620,9 +604,9 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 	}
 	if e.raw != nil {
 		if e.written {
-			l.decodedLocked(&l.decoded, l.decodedMax, keyRev{key, e.rev, i}, true)
+			l.decodedLocked(&l.decoded, maxDecoded, keyRev{key, e.rev, i}, true)
 		} else {
-			l.decodedLocked(&l.reads, l.readsMax, keyRev{key, e.rev, i}, false)
+			l.decodedLocked(&l.reads, maxDecodedReads, keyRev{key, e.rev, i}, false)
 		}
 	}
 	l.shrinkLocked(key)
@@ -682,11 +666,11 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	// one's, whose record (unless it is this key's, about to be recorded
 	// again) is forgotten first, its room free for this one.
 	at := len(rs.order.recs)
-	if at < l.recordsMax {
+	if at < maxStatusRecords {
 		rs.order.recs = append(rs.order.recs, recordAt{})
 	} else {
 		at = rs.order.next
-		rs.order.next = (at + 1) % l.recordsMax
+		rs.order.next = (at + 1) % maxStatusRecords
 		if gone := rs.order.recs[at]; gone.r != r {
 			l.forgetRecordLocked(gone)
 		}

@@ -455,7 +455,7 @@ func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
 // then, by a value of that revision only; a value remembered afterwards is
 // not seen. Without a memory, nothing is remembered.
 func TestRememberedOnceAnswersFromOneLook(t *testing.T) {
-	l := newLastValueShardsOf(4<<20, 4)
+	l := newLastValues(1 << 20)
 	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":5}`), ModRevision: 5}, true)
 	mem := rememberedOnce{key: "k"}
 	e, ok := mem.at(l, 5)
@@ -486,14 +486,4 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 		return e, true
 	}
 	return lastValue{}, false
-}
-
-// lookup is lastValues.lookup on key's shard.
-func (m *lastValueShards) lookup(key string, rev int64) (lastValue, bool) {
-	return m.of(key).lookup(key, rev)
-}
-
-// wrote is lastValues.wrote on key's shard.
-func (m *lastValueShards) wrote(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides) {
-	m.of(key).wrote(key, rev, cur, raw, value, sides)
 }

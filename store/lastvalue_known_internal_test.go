@@ -108,13 +108,13 @@ func TestLastValuesKnownStatusIsTheDecodedOne(t *testing.T) {
 			continue
 		}
 		key := mine.prefix + name
-		mine.last.of(key).mu.Lock()
+		mine.last.mu.Lock()
 		var r statusRecord // as it is now: the Get below may record the key again, in place
-		p, recorded := mine.last.of(key).records.byKey[key]
+		p, recorded := mine.last.records.byKey[key]
 		if recorded {
 			r = *p
 		}
-		mine.last.of(key).mu.Unlock()
+		mine.last.mu.Unlock()
 		_, err := mine.Get(ctx, name)
 		require.NoError(t, err)
 		e, ok := mine.last.latest(key)

@@ -814,12 +814,9 @@ func TestLastValuesStatusRecordsHoldNoMoreThanTheyCount(t *testing.T) {
 	// objects, whose first apply's record is their latest). The records
 	// kept are the latest MaxStatusRecords made, so each key's latest is
 	// among them for the last MaxStatusRecords/2 objects to leave the
-	// decoded writes, and for those 86. The memory keeps those rings per
-	// shard of its keys (each the latest of its own keys), so the count
-	// is the whole's give or take how evenly the keys spread.
+	// decoded writes, and for those 86.
 	want := min(n, store.MaxStatusRecords/2+(store.MaxDecoded+2)/3)
-	require.InDelta(t, want, records, float64(want)/20)
-	require.LessOrEqual(t, records, store.MaxStatusRecords)
+	require.Equal(t, want, records)
 	require.LessOrEqual(t, held, int64(counted), "heap held by the status records")
 	runtime.KeepAlive(st)
 }

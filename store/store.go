@@ -50,7 +50,7 @@ type Store[S, T any] struct {
 	schemas   schemas
 	trace     func(context.Context) string // see WithTraceContext
 	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
-	last      *lastValueShards             // see WithLastValues
+	last      *lastValues                  // see WithLastValues
 	views     sync.Pool                    // FieldChanges' *changeViews[S, T]
 	scratch   sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
 	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
@@ -197,7 +197,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 		return nil, err
 	}
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
-		last: newLastValueShards(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
+		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
 	s.schemas.remember = s.last != nil
 	s.ownCodec = kindOwnCodec[S, T](ver)
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))

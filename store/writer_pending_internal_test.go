@@ -49,9 +49,9 @@ func TestStatusWriteForgetsItsNoteUnderWay(t *testing.T) {
 			_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
 			require.NoError(t, err)
 			noted := func() bool {
-				st.last.of(st.prefix + "a").mu.Lock()
-				defer st.last.of(st.prefix + "a").mu.Unlock()
-				return slices.ContainsFunc(st.last.of(st.prefix+"a").pending, func(p pendingWrite) bool { return p.key == st.prefix+"a" })
+				st.last.mu.Lock()
+				defer st.last.mu.Unlock()
+				return slices.ContainsFunc(st.last.pending, func(p pendingWrite) bool { return p.key == st.prefix+"a" })
 			}
 			for i := range 3 {
 				var under bool

@@ -2,8 +2,8 @@ package memstore
 
 // Waiting returns how many watches are on the waiting list.
 func (s *Store) Waiting() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	s.waitMu.Lock()
 	defer s.waitMu.Unlock()
 	return len(s.waiting)
@@ -18,8 +18,8 @@ func WithAgingLag(n int64) Option {
 
 // HistoryDeltas returns how many old values the history keeps as deltas.
 func (s *Store) HistoryDeltas() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	h, n := &s.hist, 0
 	for r := h.first; r <= h.last; r++ {
 		if ev := h.at(r); ev.valDelta || ev.prevDelta {
@@ -32,8 +32,8 @@ func (s *Store) HistoryDeltas() int {
 // HistoryBytes returns the bytes of values the history holds, as it counts
 // them against WithHistoryBytes.
 func (s *Store) HistoryBytes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.hist.bytes
 }
 
@@ -51,7 +51,7 @@ func WithoutSettle() Option {
 
 // HistorySize returns how many events the history may hold.
 func (s *Store) HistorySize() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.hist.size
 }

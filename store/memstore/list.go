@@ -29,8 +29,8 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	head := s.hist.last
 	rev := opts.Revision
 	switch {

@@ -34,13 +34,7 @@ import (
 // with their ctx. The zero value is not usable; call New. A Store is safe for
 // concurrent use.
 type Store struct {
-	// mu guards the keys, the index and the history. It is a plain Mutex,
-	// not a RWMutex: its readers (Get, a watch's Read) are few and short,
-	// and an RWMutex's reader count, written by every RLock and RUnlock and
-	// by each Lock and Unlock too, moved between the CPUs' caches as often
-	// as the lock itself and twice per write, for readers that seldom ran
-	// at once. A List page holds it for the page.
-	mu   sync.Mutex
+	mu   sync.RWMutex
 	kvs  map[string]*kv.KeyValue // live keys; the same pointers as idx
 	idx  index
 	hist history
@@ -156,8 +150,8 @@ func New(opts ...Option) *Store {
 // Revision returns the current store revision: that of the last write, or 0
 // before the first.
 func (s *Store) Revision() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.hist.last
 }
 
@@ -171,13 +165,13 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
 		return kv.KeyValue{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
 	}
-	s.mu.Lock()
+	s.mu.RLock()
 	e := s.kvs[key]
 	var kvp kv.KeyValue
 	if e != nil {
 		kvp = *e
 	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if e == nil {
 		return kv.KeyValue{}, fmt.Errorf("memstore: get %q: %w", key, store.ErrNotFound)
 	}

@@ -119,11 +119,11 @@ type watch struct {
 // was written since it last asked.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	s := w.s
-	s.mu.Lock()
+	s.mu.RLock()
 	last := s.hist.last
 	if cursor < last && !s.hist.covers(cursor) {
 		first := s.hist.first
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		return q, cursor, nil, fmt.Errorf("memstore: watch %q: history after revision %d is gone (oldest kept is %d): %w",
 			w.prefix, cursor, first, store.ErrExpired)
 	}
@@ -139,10 +139,12 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	if len(q) == 0 && cursor == last {
 		wake = s.wait(w)
 	}
+	s.mu.RUnlock()
 	if settle {
+		s.mu.Lock()
 		s.settle()
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	return q, cursor, wake, nil
 }
 

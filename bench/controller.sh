@@ -40,6 +40,11 @@
 #                      [-c cpulist]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
 #          controller.sh -r 5 -p paced   (50k updates at 2000/s: 25s a run)
+#          controller.sh -r 6 -p paced -a 15000 -u 60000
+#                         (both cores busy, yet no update merged on either
+#                         side: the same work under two-core load; judge a
+#                         change by it, since flat out a change that slows a
+#                         stage merges more updates and looks cheaper)
 #          controller.sh -r 1 -n 100000 -p controller
 #          controller.sh -r 10 -p queue
 #          controller.sh -r 5 -p controller -g 1   (each program on one P)

@@ -280,6 +280,20 @@ func TestCacheKeepsWhatAnotherClientsSpecWriteLeftAsItWas(t *testing.T) {
 	})
 }
 
+// watchedAndOther returns two Stores of kind App over one memstore: st,
+// which a Cache watches and which remembers values, and other, another
+// client's, which remembers nothing (its writes are never the watched
+// Store's own).
+func watchedAndOther(t *testing.T) (st, other *store.Store[appSpec, appStatus]) {
+	t.Helper()
+	mem := memstore.New()
+	st, err := store.New[appSpec, appStatus](mem, "App")
+	require.NoError(t, err)
+	other, err = store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(t, err)
+	return st, other
+}
+
 // TestCacheSharesOnlyWhatASpecWriteLeftAsItWas: each spec write by another
 // client gives an object equal to the one stored, whose Spec shares with
 // the object held before it the slice or map the write left as it was, and
@@ -290,15 +304,11 @@ func TestCacheKeepsWhatAnotherClientsSpecWriteLeftAsItWas(t *testing.T) {
 func TestCacheSharesOnlyWhatASpecWriteLeftAsItWas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		mem := memstore.New()
-		st, err := store.New[appSpec, appStatus](mem, "App")
-		require.NoError(t, err)
-		other, err := store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
-		require.NoError(t, err)
+		st, other := watchedAndOther(t)
 		alice := other.As("alice")
 		a := newApp("a")
 		a.Spec.Args = []string{"--port=80", "--v=2"}
-		_, err = alice.Create(ctx, a)
+		_, err := alice.Create(ctx, a)
 		require.NoError(t, err)
 		c := cache.New(st, cache.WithMutationDetector(func(err error) { t.Error(err) }))
 		stop := startApps(t, c)
@@ -342,7 +352,7 @@ func TestCacheSharesOnlyWhatASpecWriteLeftAsItWas(t *testing.T) {
 		require.Equal(t, map[string]string{"app": "a"}, held.Spec.Selector)
 
 		held = got
-		rev, err := mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: []byte(`{"metadata":{"kind":"App","name":"a"},"spec":{"args":7}}`)})
+		rev, err := st.Backend().Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: []byte(`{"metadata":{"kind":"App","name":"a"},"spec":{"args":7}}`)})
 		require.NoError(t, err)
 		require.NoError(t, c.WaitFor(ctx, rev))
 		require.Equal(t, 1, c.Undecodable(), "the bad value is quarantined")
@@ -353,7 +363,7 @@ func TestCacheSharesOnlyWhatASpecWriteLeftAsItWas(t *testing.T) {
 		fixed.Spec.Replicas = 5
 		v, err := json.Marshal(&fixed)
 		require.NoError(t, err)
-		rev, err = mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: v})
+		rev, err = st.Backend().Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "App/a", Value: v})
 		require.NoError(t, err)
 		require.NoError(t, c.WaitFor(ctx, rev))
 		got, _ = c.Get("a")

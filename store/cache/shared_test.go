@@ -43,14 +43,10 @@ func sharesAll(x, y *appObj) bool {
 func TestCacheObjectsOfAFleetShareWhatTheyHaveEqual(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		mem := memstore.New()
-		st, err := store.New[appSpec, appStatus](mem, "App")
-		require.NoError(t, err)
-		other, err := store.New[appSpec, appStatus](mem, "App", store.WithLastValues(0))
-		require.NoError(t, err)
+		st, other := watchedAndOther(t)
 		alice := other.As("alice")
 		for _, name := range []string{"a", "b"} {
-			_, err = alice.Create(ctx, fleetApp(name))
+			_, err := alice.Create(ctx, fleetApp(name))
 			require.NoError(t, err)
 		}
 		var mu sync.Mutex

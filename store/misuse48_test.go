@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -455,33 +456,63 @@ func TestMisuseAValueMadeUndecodableBehindARememberingStoreIsNotWrittenOver(t *t
 
 // A value whose strings hold invalid UTF-8, written behind the Store's
 // back, reads as encoding/json reads it (each bad byte U+FFFD), through
-// Get, List and Watch alike.
+// Get, List and Watch alike: both as the Store writes values (its own
+// decoder reads them) and in another shape (encoding/json reads it).
 func TestMisuseInvalidUTF8InAStoredValueReadsAsEncodingJSONReadsIt(t *testing.T) {
+	bad := strings.NewReplacer("LBL", "x\xffy", "IMG", "i\xc3", "KEY", "k\xfe", "ARG", "\xed\xa0\x80", "NOTE", "\xff")
 	for name, st := range newAliasStores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			events, err := st.Watch(ctx, 0)
-			require.NoError(t, err)
-			value := "{\"metadata\":{\"kind\":\"Widget\",\"name\":\"a\",\"uid\":\"u\",\"labels\":{\"l\":\"x\xffy\"},\"generation\":1}," +
-				"\"spec\":{\"Image\":\"i\xc3\",\"Env\":{\"k\xfe\":\"v\"},\"Args\":[\"\xed\xa0\x80\"]},\"status\":{\"Notes\":{\"n\":\"\xff\"}},\"conditions\":null}"
-			rawPut(t, st.Backend(), "Widget/a", value)
-			var want aliasObj
-			require.NoError(t, json.Unmarshal([]byte(value), &want))
-			require.Equal(t, "x\uFFFDy", want.Meta.Labels["l"])
-
-			got, err := st.Get(ctx, "a")
-			require.NoError(t, err)
-			list, err := st.List(ctx, store.ListOptions{})
-			require.NoError(t, err)
-			require.Len(t, list.Items, 1)
-			ev := <-events
-			require.NotNil(t, ev.Object, "%v", ev.Undecodable)
-			for what, o := range map[string]*aliasObj{"Get": got, "List": list.Items[0], "Watch": ev.Object} {
-				require.Equal(t, want.Meta.Labels, o.Meta.Labels, what)
-				require.Equal(t, want.Spec, o.Spec, what)
-				require.Equal(t, want.Status, o.Status, what)
-			}
+		// The Store's own shape: an object it wrote, its strings then
+		// spliced with invalid bytes.
+		w := st.As("user")
+		_, err := w.Create(context.Background(), &aliasObj{
+			Meta:   store.Meta{Name: "written", Labels: map[string]string{"l": "LBL"}},
+			Spec:   aSpec{Image: "IMG", Env: map[string]string{"KEY": "v"}, Args: []string{"ARG"}},
+			Status: aStatus{Notes: map[string]string{"n": "NOTE"}},
 		})
+		require.NoError(t, err)
+		kv, err := st.Backend().Get(context.Background(), "Widget/written")
+		require.NoError(t, err)
+		values := map[string]string{
+			"written": bad.Replace(string(kv.Value)),
+			"other": bad.Replace(`{"metadata":{"kind":"Widget","name":"other","uid":"u","labels":{"l":"LBL"},"generation":1},` +
+				`"spec":{"Image":"IMG","Env":{"KEY":"v"},"Args":["ARG"]},"status":{"Notes":{"n":"NOTE"}},"conditions":null}`),
+		}
+		for obj, value := range values {
+			t.Run(name+"/"+obj, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				events, err := st.Watch(ctx, 0)
+				require.NoError(t, err)
+				rawPut(t, st.Backend(), "Widget/"+obj, value)
+				var want aliasObj
+				require.NoError(t, json.Unmarshal([]byte(value), &want))
+				require.Equal(t, "x\uFFFDy", want.Meta.Labels["l"])
+
+				got, err := st.Get(ctx, obj)
+				require.NoError(t, err)
+				list, err := st.List(ctx, store.ListOptions{})
+				require.NoError(t, err)
+				var listed *aliasObj
+				for _, o := range list.Items {
+					if o.Meta.Name == obj {
+						listed = o
+					}
+				}
+				require.NotNil(t, listed)
+				var watched *aliasObj
+				for watched == nil {
+					ev := <-events
+					require.NotNil(t, ev.Object, "%v", ev.Undecodable)
+					if ev.Object.Meta.Name == obj && ev.Object.Meta.Revision == got.Meta.Revision {
+						watched = ev.Object
+					}
+				}
+				for what, o := range map[string]*aliasObj{"Get": got, "List": listed, "Watch": watched} {
+					require.Equal(t, want.Meta.Labels, o.Meta.Labels, what)
+					require.Equal(t, want.Spec, o.Spec, what)
+					require.Equal(t, want.Status, o.Status, what)
+				}
+			})
+		}
 	}
 }

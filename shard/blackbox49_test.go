@@ -1,0 +1,147 @@
+package shard_test
+
+// Black-box tests of the documented contract, written from the package
+// documentation alone, with the misuse a client-go user brings in mind.
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/shard"
+	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/memstore"
+)
+
+// newSharder returns a Sharder on mem with the tests' TTL and retry period.
+func newSharder(t *testing.T, mem kv.Backend, id string, S int) *shard.Sharder {
+	t.Helper()
+	s, err := shard.New(mem, "loop", id, shard.WithShards(S), shard.WithTTL(ttl), shard.WithRetryPeriod(retry))
+	require.NoError(t, err)
+	return s
+}
+
+// serve runs Serve(term) in a goroutine and returns a channel closed when
+// it returns.
+func serve(s *shard.Sharder, term context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(term, shard.Hooks{}) }()
+	return done
+}
+
+func returned(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Join with a ctx already cancelled returns ctx's error and no term, and
+// the Sharder is not left half-joined: a later Join succeeds.
+func TestBlackbox49JoinWithACancelledContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		s := newSharder(t, mem, "a", 4)
+		dead, cancel := context.WithCancel(context.Background())
+		cancel()
+		for range 3 {
+			term, err := s.Join(dead)
+			require.ErrorIs(t, err, context.Canceled)
+			require.Nil(t, term)
+		}
+		require.False(t, s.Status().Member)
+
+		ctx, stop := context.WithCancel(context.Background())
+		term, err := s.Join(ctx)
+		require.NoError(t, err)
+		done := serve(s, term)
+		settle(2 * retry)
+		require.True(t, s.Status().Member)
+		stop()
+		<-done
+		require.False(t, s.Status().Member, "a replica whose term ended is no member")
+	})
+}
+
+// Owns, Enter, Exit and Fence take any int: a shard index out of [0, S)
+// is a shard this replica does not own (Owns false, Enter not ok, Exit
+// nothing), and its Fence never holds, so a write made with it is refused.
+func TestBlackbox49ShardIndexesOutOfRange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 4
+		mem := memstore.New()
+		s := newSharder(t, mem, "a", S)
+		ctx, cancel := context.WithCancel(context.Background())
+		term, err := s.Join(ctx)
+		require.NoError(t, err)
+		done := serve(s, term)
+		settle(2 * retry)
+		require.Len(t, s.Status().Owned, S)
+
+		for _, i := range []int{-1, S, S + 1, 1 << 40, -1 << 40} {
+			require.False(t, s.Owns(i), "Owns(%d)", i)
+			lost, _, ok := s.Enter(i)
+			require.False(t, ok, "Enter(%d)", i)
+			require.Nil(t, lost)
+			s.Exit(i)
+			f := s.Fence(i)
+			_, err := mem.Txn(context.Background(), []kv.Cond{{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}},
+				kv.Write{Kind: kv.WritePut, Key: "kind/x", Value: []byte("{}")})
+			require.ErrorIs(t, err, kv.ErrCondFailed, "a write with Fence(%d) is refused", i)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// Status returns the replica's view: the caller may change what it got
+// without changing the next Status.
+func TestBlackbox49StatusIsACopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 4
+		mem := memstore.New()
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		st := a.s.Status()
+		want := a.s.Status()
+		require.NotEmpty(t, st.Owned)
+		st.Owned[0] = -7
+		st.Members[0] = "mallory"
+		st.Owned = append(st.Owned[:0], 99, 98, 97)
+		require.Equal(t, want, a.s.Status())
+		a.stop()
+		b.stop()
+	})
+}
+
+// Identities and names may be any non-empty text without "/": replicas
+// named in scripts other than Latin, with spaces, or differing only in
+// case split the shards like any others, and Caches agrees with Owns for
+// objects of any name, the empty one included.
+func TestBlackbox49UnicodeIdentitiesSplitShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 32
+		mem := memstore.New()
+		ids := []string{"Ä", "ä", "日本 1", "pod\tβ"}
+		var rs []*replica
+		for _, id := range ids {
+			rs = append(rs, start(t, mem, id, shard.WithShards(S)))
+		}
+		settle(4 * retry)
+		split(t, S, rs...)
+		for _, r := range rs {
+			require.Equal(t, slices.Sorted(slices.Values(ids)), r.s.Status().Members)
+			for _, name := range []string{"", "ü/ß", "\x00", string(make([]byte, 1<<16))} {
+				require.Equal(t, r.s.Owns(r.s.Of(name)), r.s.Caches(name), "%s caches %q", r.s.Identity(), name)
+			}
+		}
+		for _, r := range rs {
+			r.stop()
+		}
+	})
+}

@@ -41,6 +41,49 @@ func returned(done <-chan struct{}) bool {
 	}
 }
 
+// Serve serves the membership of Join's term. Called with no term (no Join
+// before it, or a second time after its Serve returned), there is nothing
+// to serve: it returns at once rather than blocking forever, and the
+// Sharder can still Join and Serve.
+func TestBlackbox49ServeWithoutATermReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		s := newSharder(t, mem, "a", 4)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+
+		done := serve(s, ctx)
+		synctest.Wait()
+		require.True(t, returned(done), "Serve before any Join returns")
+
+		term, err := s.Join(ctx)
+		require.NoError(t, err, "Join works after a Serve with no term")
+		termCtx, end := context.WithCancel(term)
+		done = serve(s, termCtx)
+		settle(2 * retry)
+		require.Len(t, s.Status().Owned, 4)
+		end()
+		<-done
+
+		done = serve(s, ctx)
+		synctest.Wait()
+		require.True(t, returned(done), "a second Serve of a term already served returns")
+
+		joined := make(chan error, 1)
+		go func() {
+			term, err := s.Join(ctx)
+			if err == nil {
+				done := serve(s, term)
+				cancel()
+				<-done
+			}
+			joined <- err
+		}()
+		synctest.Wait()
+		require.NoError(t, <-joined, "Join works after a second Serve")
+	})
+}
+
 // Join with a ctx already cancelled returns ctx's error and no term, and
 // the Sharder is not left half-joined: a later Join succeeds.
 func TestBlackbox49JoinWithACancelledContext(t *testing.T) {

@@ -142,6 +142,45 @@ func TestBlackbox49ShardIndexesOutOfRange(t *testing.T) {
 	})
 }
 
+// "A shard is released only after every Enter has been matched by an
+// Exit": an Exit with no Enter to match (a caller's double Exit) does not
+// count against a later Enter, so the shard still waits for that reconcile
+// before it moves.
+func TestBlackbox49UnmatchedExitDoesNotReleaseARunningReconcile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 16
+		mem := memstore.New()
+		a := start(t, mem, "a", shard.WithShards(S))
+		settle(2 * retry)
+		moving := -1
+		for i, o := range shard.Rebalance([]string{"a", "b"}, slices.Repeat([]string{"a"}, S)) {
+			if o == "b" {
+				moving = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, moving, 0)
+		_, _, ok := a.s.Enter(moving)
+		require.True(t, ok)
+		a.s.Exit(moving)
+		a.s.Exit(moving) // unmatched
+		a.s.Exit(moving) // unmatched
+		lost, _, ok := a.s.Enter(moving)
+		require.True(t, ok)
+
+		b := start(t, mem, "b", shard.WithShards(S))
+		settle(3 * retry)
+		require.ErrorIs(t, context.Cause(lost), shard.ErrMoved)
+		require.NotContains(t, b.s.Status().Owned, moving, "b waits while a's reconcile runs")
+
+		a.s.Exit(moving)
+		settle(2 * retry)
+		require.Contains(t, b.s.Status().Owned, moving, "the shard moves once the reconcile returned")
+		a.stop()
+		b.stop()
+	})
+}
+
 // Status returns the replica's view: the caller may change what it got
 // without changing the next Status.
 func TestBlackbox49StatusIsACopy(t *testing.T) {

@@ -190,12 +190,15 @@ func (s *Sharder) Fence(i int) store.Fence {
 	return store.Fence{Key: s.shardKey(i), Revision: math.MaxInt64}
 }
 
-// Exit ends a reconcile registered by a successful Enter(i).
+// Exit ends a reconcile registered by a successful Enter(i). An Exit with
+// no Enter left to match does nothing.
 func (s *Sharder) Exit(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[i]
-	if h == nil {
+	if h == nil || h.inflight == 0 {
+		// An unmatched Exit must not count against a later Enter, whose
+		// reconcile the release would then not wait for.
 		return
 	}
 	h.inflight--

@@ -227,3 +227,18 @@ func TestBlackbox49UnicodeIdentitiesSplitShards(t *testing.T) {
 		}
 	})
 }
+
+// Rebalance computes owners "among members": the empty name, which as a
+// holder means nobody, is no member, so every shard is still owned by a
+// named member, each within one shard of its share.
+func TestBlackbox49RebalanceIgnoresAnEmptyMember(t *testing.T) {
+	const S = 10
+	for _, members := range [][]string{{"", "a"}, {"a", "", "b", ""}} {
+		named := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == "" })
+		want := shard.Assign(named, S)
+		require.Equal(t, want, shard.Assign(members, S), "%q", members)
+		require.Equal(t, want, shard.Rebalance(members, make([]string, S)), "%q", members)
+		require.NotContains(t, shard.Assign(members, S), "")
+	}
+	require.Equal(t, make([]string, S), shard.Assign([]string{""}, S), "no named member: nobody owns a shard")
+}

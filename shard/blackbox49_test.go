@@ -190,7 +190,8 @@ func TestBlackbox49StatusIsACopy(t *testing.T) {
 		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
 		settle(3 * retry)
 		st := a.s.Status()
-		want := a.s.Status()
+		want := st
+		want.Members, want.Owned, want.Moving = slices.Clone(st.Members), slices.Clone(st.Owned), slices.Clone(st.Moving)
 		require.NotEmpty(t, st.Owned)
 		st.Owned[0] = -7
 		st.Members[0] = "mallory"

@@ -1,0 +1,192 @@
+package manager_test
+
+// Black-box tests of the documented contract, written from the package
+// documentation alone, with the misuse a controller-runtime user brings in
+// mind.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/manager"
+	"github.com/steady-go/steady/reconcile"
+)
+
+// runner is a Runner that runs until its ctx ends, or returns err at once
+// when it is set.
+type runner struct {
+	name    string
+	err     error
+	started chan struct{}
+}
+
+func newRunner(name string) *runner { return &runner{name: name, started: make(chan struct{})} }
+
+func (r *runner) Name() string { return r.name }
+
+func (r *runner) Run(ctx context.Context) error {
+	close(r.started)
+	if r.err != nil {
+		return r.err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// syncedCache is synced from the start and runs until its ctx ends, or
+// fails at once with err when it is set.
+type syncedCache struct {
+	err error
+}
+
+func (c *syncedCache) Run(ctx context.Context) error {
+	if c.err != nil {
+		return c.err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *syncedCache) WaitForSync(ctx context.Context) error {
+	if c.err != nil {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+func (c *syncedCache) HasSynced() bool { return c.err == nil }
+
+// "Run runs the Manager until ctx ends": with a ctx already cancelled it
+// returns at once, having started no Loop when a cache has not synced (an
+// error wrapping reconcile.ErrNotSynced), and leaves nothing running.
+func TestBlackbox49RunWithACancelledContextReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dead, cancel := context.WithCancel(context.Background())
+		cancel()
+
+		m := manager.New()
+		require.NoError(t, m.AddLoop(newRunner("a")))
+		require.NoError(t, m.Run(dead), "no cache to wait for: nothing failed")
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady, "a Manager whose Run returned runs no Loop")
+		require.NoError(t, m.Live())
+
+		m = manager.New()
+		l := newRunner("b")
+		require.NoError(t, m.AddLoop(l))
+		require.NoError(t, m.AddCache(downCache{}))
+		require.ErrorIs(t, m.Run(dead), reconcile.ErrNotSynced)
+		select {
+		case <-l.started:
+			t.Fatal("a Loop started before its caches synced")
+		default:
+		}
+	})
+}
+
+// A cache whose Run fails before it synced fails the Manager: Run returns
+// its error (not a sync timeout), no Loop starts, and Live and Ready say so.
+func TestBlackbox49ACacheThatFailsBeforeSyncFailsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errDown := errors.New("cache down")
+		m := manager.New()
+		l := newRunner("a")
+		require.NoError(t, m.AddLoop(l))
+		require.NoError(t, m.AddCache(&syncedCache{}))
+		require.NoError(t, m.AddCache(&syncedCache{err: errDown}))
+		err := m.Run(context.Background())
+		require.ErrorIs(t, err, errDown)
+		require.NotErrorIs(t, err, reconcile.ErrNotSynced)
+		require.ErrorIs(t, m.Live(), manager.ErrNotLive)
+		require.ErrorIs(t, m.Live(), errDown)
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady)
+		select {
+		case <-l.started:
+			t.Fatal("a Loop started although a cache never synced")
+		default:
+		}
+	})
+}
+
+// Ready is an error before Run (nothing runs yet) and once Run returned;
+// nil while every Loop runs. Live is nil unless a part failed: a clean stop
+// is no failure. Adding after Run, and a second Run, are refused.
+func TestBlackbox49ReadyAndLiveAroundRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manager.New(nil, manager.WithLogger(nil)) // nil options are skipped
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady)
+		require.NoError(t, m.Live())
+		require.NoError(t, m.AddCache(&syncedCache{}))
+		require.NoError(t, m.AddLoop(newRunner("a")))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		require.NoError(t, m.Ready())
+		require.NoError(t, m.Live())
+		require.Error(t, m.AddLoop(newRunner("late")), "no add after Run")
+		require.Error(t, m.AddCache(&syncedCache{}), "no add after Run")
+		require.Error(t, m.Run(ctx), "a Manager runs once")
+		cancel()
+		require.NoError(t, <-done)
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady, "stopped")
+		require.NoError(t, m.Live(), "a clean stop is no failure")
+	})
+}
+
+// Without a Manager elector, a Loop's Campaign through Manager.Elector
+// returns at once while the Manager runs (always leading), with a term
+// that ends with the Loop's ctx; a Campaign with a ctx that has ended
+// never blocks.
+func TestBlackbox49ElectorWithoutAnElectorLeadsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manager.New()
+		require.NoError(t, m.AddLoop(newRunner("a")))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+
+		loopCtx, stopLoop := context.WithCancel(context.Background())
+		term, _, err := m.Elector().Campaign(loopCtx)
+		require.NoError(t, err)
+		require.NoError(t, term.Err())
+		stopLoop()
+		require.Error(t, term.Err(), "the term ends with the Loop's ctx")
+
+		campaigned := make(chan struct{})
+		go func() {
+			defer close(campaigned)
+			term, _, err := m.Elector().Campaign(loopCtx)
+			if err == nil {
+				<-term.Done()
+			}
+		}()
+		synctest.Wait()
+		select {
+		case <-campaigned:
+		default:
+			t.Fatal("a Campaign with an ended ctx blocks")
+		}
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// With an elector, Manager.Elector's Campaign returns only while the
+// Manager leads: before Run it blocks until the Loop's ctx ends, and then
+// returns that ctx's error.
+func TestBlackbox49ElectorBeforeRunWaitsForLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		el := &handElector{grants: make(chan struct{})}
+		m := manager.New(manager.WithElector(el))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _, err := m.Elector().Campaign(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}

@@ -190,3 +190,36 @@ func TestBlackbox49ElectorBeforeRunWaitsForLeadership(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 }
+
+// Ready reports whether every Loop is running: a Loop whose Run returned
+// nil while the Manager runs is no failure (Live is nil and the Manager
+// keeps running the others) but runs no more, and Ready names it.
+func TestBlackbox49ReadyNamesALoopThatReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manager.New()
+		require.NoError(t, m.AddLoop(returnsAtOnce{}))
+		other := newRunner("other")
+		require.NoError(t, m.AddLoop(other))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		err := m.Ready()
+		require.ErrorIs(t, err, manager.ErrNotReady)
+		require.ErrorContains(t, err, `"quitter"`)
+		require.NoError(t, m.Live())
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned %v while ctx lives", err)
+		default:
+		}
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// returnsAtOnce is a Runner whose Run returns nil at once.
+type returnsAtOnce struct{}
+
+func (returnsAtOnce) Name() string              { return "quitter" }
+func (returnsAtOnce) Run(context.Context) error { return nil }

@@ -79,6 +79,9 @@ type Manager struct {
 	running bool
 	started bool
 	failed  error
+	// returned names the first Loop whose Run returned nil while the
+	// Manager ran: no failure, but that Loop runs no more.
+	returned string
 }
 
 // Option configures a Manager.
@@ -351,7 +354,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	// 3. Loops.
 	var loopWG sync.WaitGroup
 	for _, l := range loops {
-		loopWG.Go(func() { record("loop "+l.Name(), m.run(l.Run, failCtx)) })
+		loopWG.Go(func() {
+			record("loop "+l.Name(), m.run(l.Run, failCtx))
+			m.mu.Lock()
+			if m.returned == "" && failCtx.Err() == nil {
+				m.returned = l.Name()
+			}
+			m.mu.Unlock()
+		})
 	}
 	m.mu.Lock()
 	m.running = true
@@ -413,7 +423,9 @@ func (m *Manager) campaign(ctx context.Context) {
 // Ready returns nil once every cache has synced and every Loop is
 // running, else an error wrapping ErrNotReady that says what is missing:
 // for a cache that has not synced, which one and its last list or watch
-// error (a cache that has a LastError method, as *cache.Cache does). A
+// error (a cache that has a LastError method, as *cache.Cache does); a
+// Loop whose Run returned nil before the Manager's ctx ended (no failure,
+// so Live stays nil) is named too. A
 // cache that quarantines values (it has a Quarantined method, as
 // *cache.Cache does) makes Ready fail too, naming the first of them (key,
 // revision and why) and how many there are: a value that does not decode is
@@ -421,7 +433,7 @@ func (m *Manager) campaign(ctx context.Context) {
 // key until someone writes a valid value or purges it.
 func (m *Manager) Ready() error {
 	m.mu.Lock()
-	caches, running, failed := m.caches, m.running, m.failed
+	caches, running, failed, returned := m.caches, m.running, m.failed, m.returned
 	m.mu.Unlock()
 	if failed != nil {
 		return fmt.Errorf("%w: %w", ErrNotReady, failed)
@@ -446,6 +458,9 @@ func (m *Manager) Ready() error {
 	}
 	if !running {
 		return fmt.Errorf("%w: loops are not running", ErrNotReady)
+	}
+	if returned != "" {
+		return fmt.Errorf("%w: loop %q returned and runs no more", ErrNotReady, returned)
 	}
 	return nil
 }

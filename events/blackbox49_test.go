@@ -92,6 +92,28 @@ func TestBlackbox49EmitWithAndWithoutAnEmitter(t *testing.T) {
 	require.Equal(t, "Warning Broke twice", got[0])
 }
 
+// "An event not seen for WithTTL is deleted", whatever the TTL: the
+// shortest TTL WithTTL accepts, one nanosecond, still lets Run write,
+// sweep and stop, rather than spinning on sweeps due every tenth of it
+// (which rounds to nothing).
+func TestBlackbox49TinyTTLDoesNotSpin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, err := events.New(memstore.New(), events.WithTTL(time.Nanosecond))
+		require.NoError(t, err)
+		stop := run(t, r)
+		r.Record(ev("a", "Broke"))
+		synctest.Wait() // returns only once Run waits: it does not spin
+		time.Sleep(time.Second)
+		synctest.Wait()
+		got, err := r.For(context.Background(), "App", "a")
+		require.NoError(t, err)
+		require.Empty(t, got, "swept: not seen for its TTL")
+		require.Equal(t, int64(1), r.Stats().Written)
+		require.Equal(t, int64(1), r.Stats().Deleted)
+		stop()
+	})
+}
+
 // Run with a ctx already cancelled returns nil (ctx ended), and the
 // Recorder still runs once: a second Run is an error.
 func TestBlackbox49RunWithACancelledContext(t *testing.T) {

@@ -141,7 +141,7 @@ func TestBlackbox49ReadyAndLiveAroundRun(t *testing.T) {
 // Without a Manager elector, a Loop's Campaign through Manager.Elector
 // returns at once while the Manager runs (always leading), with a term
 // that ends with the Loop's ctx; a Campaign with a ctx that has ended
-// never blocks.
+// returns that ctx's error, as a lease.Elector does, rather than a term.
 func TestBlackbox49ElectorWithoutAnElectorLeadsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := manager.New()
@@ -158,20 +158,9 @@ func TestBlackbox49ElectorWithoutAnElectorLeadsAtOnce(t *testing.T) {
 		stopLoop()
 		require.Error(t, term.Err(), "the term ends with the Loop's ctx")
 
-		campaigned := make(chan struct{})
-		go func() {
-			defer close(campaigned)
-			term, _, err := m.Elector().Campaign(loopCtx)
-			if err == nil {
-				<-term.Done()
-			}
-		}()
-		synctest.Wait()
-		select {
-		case <-campaigned:
-		default:
-			t.Fatal("a Campaign with an ended ctx blocks")
-		}
+		term, _, err = m.Elector().Campaign(loopCtx)
+		require.ErrorIs(t, err, context.Canceled, "a Campaign with an ended ctx")
+		require.Nil(t, term)
 		cancel()
 		require.NoError(t, <-done)
 	})
@@ -188,6 +177,8 @@ func TestBlackbox49ElectorBeforeRunWaitsForLeadership(t *testing.T) {
 		defer cancel()
 		_, _, err := m.Elector().Campaign(ctx)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
+		_, _, err = m.Elector().Campaign(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "again, with the ctx ended")
 	})
 }
 

@@ -495,6 +495,11 @@ func (s *sharedElector) publish(term context.Context, f store.Fence, fenced bool
 
 // Campaign implements lease.Elector for one Loop.
 func (s *sharedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	if err := ctx.Err(); err != nil {
+		// lease.Elector: a Campaign whose ctx ended returns its error, not
+		// a term that ended before it began.
+		return nil, store.Fence{}, err
+	}
 	for {
 		s.mu.Lock()
 		term, f, fenced, changed := s.term, s.fence, s.fenced, s.changed

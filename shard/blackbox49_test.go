@@ -243,3 +243,39 @@ func TestBlackbox49RebalanceIgnoresAnEmptyMember(t *testing.T) {
 	}
 	require.Equal(t, make([]string, S), shard.Assign([]string{""}, S), "no named member: nobody owns a shard")
 }
+
+// When term ends Serve "releases every shard and then the membership":
+// once it returned, the replica holds nothing. Caches rejects every
+// object, Owns and Enter refuse every shard, every Fence fails, and
+// Status shows no member and no shards.
+func TestBlackbox49NothingIsHeldAfterServeReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 8
+		mem := memstore.New()
+		s := newSharder(t, mem, "a", S)
+		ctx, cancel := context.WithCancel(context.Background())
+		term, err := s.Join(ctx)
+		require.NoError(t, err)
+		done := serve(s, term)
+		settle(2 * retry)
+		require.Len(t, s.Status().Owned, S)
+		held := s.Fence(0)
+		cancel()
+		<-done
+
+		for i := range S {
+			require.False(t, s.Caches(nameIn(i, S)), "shard %d's objects", i)
+			require.False(t, s.Owns(i))
+			_, _, ok := s.Enter(i)
+			require.False(t, ok)
+			require.NotEqual(t, held, s.Fence(i))
+		}
+		_, err = mem.Txn(context.Background(), []kv.Cond{{Key: held.Key, Target: kv.CreateRevision, Revision: held.Revision}},
+			kv.Write{Kind: kv.WritePut, Key: "kind/late", Value: []byte("{}")})
+		require.ErrorIs(t, err, kv.ErrCondFailed, "a write with the fence the replica held is refused")
+		st := s.Status()
+		require.False(t, st.Member)
+		require.Empty(t, st.Owned)
+		require.Empty(t, st.Moving)
+	})
+}

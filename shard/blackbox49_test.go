@@ -5,9 +5,12 @@ package shard_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -277,5 +280,77 @@ func TestBlackbox49NothingIsHeldAfterServeReturns(t *testing.T) {
 		require.False(t, st.Member)
 		require.Empty(t, st.Owned)
 		require.Empty(t, st.Moving)
+	})
+}
+
+// "No key is reconciled by two replicas at once unless a reconcile
+// outlives its replica's lease": workers of three replicas Enter every
+// shard over and over, each reconcile short, while replicas join, leave
+// and rejoin; no shard ever has reconciles of two replicas running, and
+// every shard is worked on throughout by somebody once the fleet settled.
+func TestBlackbox49NoShardIsWorkedByTwoReplicasAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S, workers = 16, 4
+		mem := memstore.New()
+		var mu sync.Mutex
+		inside := make([]map[string]int, S) // shard → replica → reconciles running
+		for i := range inside {
+			inside[i] = map[string]int{}
+		}
+		var overlaps []string
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		work := func(r *replica) {
+			for w := range workers {
+				wg.Go(func() {
+					for n := 0; ; n++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						i := (n*workers + w) % S
+						if _, _, ok := r.s.Enter(i); ok {
+							id := r.s.Identity()
+							mu.Lock()
+							inside[i][id]++
+							if len(inside[i]) > 1 {
+								overlaps = append(overlaps, fmt.Sprintf("shard %d at %v: %v", i, time.Now(), inside[i]))
+							}
+							mu.Unlock()
+							time.Sleep(30 * time.Millisecond) // the reconcile
+							mu.Lock()
+							if inside[i][id]--; inside[i][id] == 0 {
+								delete(inside[i], id)
+							}
+							mu.Unlock()
+							r.s.Exit(i)
+						}
+						time.Sleep(7 * time.Millisecond)
+					}
+				})
+			}
+		}
+		a, b := start(t, mem, "a", shard.WithShards(S)), start(t, mem, "b", shard.WithShards(S))
+		work(a)
+		work(b)
+		settle(3 * retry)
+		c := start(t, mem, "c", shard.WithShards(S))
+		work(c)
+		settle(4 * retry)
+		split(t, S, a, b, c)
+		b.stop()
+		settle(4 * retry)
+		split(t, S, a, c)
+		b = start(t, mem, "b", shard.WithShards(S))
+		work(b)
+		settle(4 * retry)
+		split(t, S, a, b, c)
+		close(stop)
+		wg.Wait()
+		a.stop()
+		b.stop()
+		c.stop()
+		require.Empty(t, overlaps)
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/events"
 	"github.com/steady-go/steady/store/memstore"
 )
@@ -123,4 +124,28 @@ func TestBlackbox49RunWithACancelledContext(t *testing.T) {
 	cancel()
 	require.NoError(t, r.Run(ctx))
 	require.Error(t, r.Run(context.Background()), "a second Run")
+}
+
+// pinnedClock is a clock.Clock whose methods need a non-nil receiver.
+type pinnedClock struct{ now time.Time }
+
+func (c *pinnedClock) Now() time.Time { return c.now }
+func (c *pinnedClock) NewTimer(d time.Duration) clock.Timer {
+	return clock.Real{}.NewTimer(d)
+}
+
+// A bad option makes New fail, and WithClock(nil) is one: a typed nil (a
+// nil *T) as much as an untyped one, not found later by a Record that
+// "never fails" reading the time from it.
+func TestBlackbox49TypedNilClockIsRefused(t *testing.T) {
+	var typedNil *pinnedClock
+	for _, c := range []clock.Clock{nil, typedNil} {
+		r, err := events.New(memstore.New(), events.WithClock(c))
+		require.Error(t, err, "%T", c)
+		require.Nil(t, r)
+	}
+	r, err := events.New(memstore.New(), events.WithClock(&pinnedClock{now: time.Unix(7, 0)}))
+	require.NoError(t, err)
+	r.Record(events.Event{Kind: "App", Name: "a", Reason: "R"})
+	require.Equal(t, time.Unix(7, 0), r.Recent()[0].First)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -116,11 +117,12 @@ func WithBuffer(n int) Option {
 	}
 }
 
-// WithClock sets the time source (default the real clock).
+// WithClock sets the time source (default the real clock); c must not be
+// nil (a typed nil, such as a nil pointer, included).
 func WithClock(c clock.Clock) Option {
 	return func(r *Recorder) error {
-		if c == nil {
-			return errors.New("events: nil clock")
+		if nilness.IsNil(c) {
+			return fmt.Errorf("events: nil clock (%T)", c)
 		}
 		r.clk = c
 		return nil

@@ -7,6 +7,7 @@ package manager_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/steady-go/steady/manager"
 	"github.com/steady-go/steady/reconcile"
+	"github.com/steady-go/steady/store"
 )
 
 // runner is a Runner that runs until its ctx ends, or returns err at once
@@ -214,3 +216,56 @@ type returnsAtOnce struct{}
 
 func (returnsAtOnce) Name() string              { return "quitter" }
 func (returnsAtOnce) Run(context.Context) error { return nil }
+
+// orderedElector leads at once and records when its campaign's ctx ends.
+type orderedElector struct{ ev *events }
+
+func (e orderedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	context.AfterFunc(ctx, func() { e.ev.add("campaign stopped") })
+	return ctx, store.Fence{}, nil
+}
+
+// stoppingRunner records when its Run returns, after its ctx ended.
+type stoppingRunner struct {
+	name string
+	ev   *events
+}
+
+func (r stoppingRunner) Name() string { return r.name }
+func (r stoppingRunner) Run(ctx context.Context) error {
+	<-ctx.Done()
+	time.Sleep(time.Second) // draining
+	r.ev.add(r.name + " stopped")
+	return nil
+}
+
+// "It stops in the reverse order when its ctx ends: the Loops first (each
+// drains its reconciles), then the campaign (releasing leadership), then
+// the caches."
+func TestBlackbox49StopsLoopsThenCampaignThenCaches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ev := &events{}
+		m := manager.New(manager.WithElector(orderedElector{ev}))
+		require.NoError(t, m.AddCache(newSlowCache(ev, "cache", time.Second)))
+		require.NoError(t, m.AddLoop(stoppingRunner{"loop1", ev}))
+		require.NoError(t, m.AddLoop(stoppingRunner{"loop2", ev}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- m.Run(ctx) }()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.NoError(t, m.Ready())
+		cancel()
+		require.NoError(t, <-done)
+		got := ev.list()
+		idx := func(s string) int {
+			i := slices.Index(got, s)
+			require.GreaterOrEqual(t, i, 0, "%q missing from %v", s, got)
+			return i
+		}
+		for _, l := range []string{"loop1", "loop2"} {
+			require.Less(t, idx(l+" stopped"), idx("campaign stopped"), "%v", got)
+		}
+		require.Less(t, idx("campaign stopped"), idx("cache stopped"), "%v", got)
+	})
+}

@@ -341,8 +341,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}
 
-	// 2. Leadership.
-	electCtx, stopElect := context.WithCancel(failCtx)
+	// 2. Leadership. Like the caches', the campaign's ctx ends only once
+	// the Loops stopped: ending it with ctx would release leadership while
+	// the Loops still drain their reconciles.
+	electCtx, stopElect := context.WithCancel(context.WithoutCancel(failCtx))
 	var electWG sync.WaitGroup
 	if m.elector != nil {
 		electWG.Go(func() { m.campaign(electCtx) })

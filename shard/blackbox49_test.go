@@ -354,3 +354,43 @@ func TestBlackbox49NoShardIsWorkedByTwoReplicasAtOnce(t *testing.T) {
 		require.Empty(t, overlaps)
 	})
 }
+
+// Join's term ends "when the membership is lost (cause wrapping ErrLost)":
+// a member key deleted behind the replica's back (an operator's cleanup, a
+// restore of the store) fails the next renewal, the term ends with ErrLost
+// and no shard stays open; the next Join succeeds and the replica works
+// again.
+func TestBlackbox49ATakenMemberKeyEndsTheTermWithErrLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const S = 4
+		mem := memstore.New()
+		s := newSharder(t, mem, "a", S)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		term, err := s.Join(ctx)
+		require.NoError(t, err)
+		done := serve(s, term)
+		settle(2 * retry)
+		require.Len(t, s.Status().Owned, S)
+		lost, _, ok := s.Enter(0)
+		require.True(t, ok)
+		s.Exit(0)
+
+		_, err = mem.Txn(context.Background(), nil, kv.Write{Kind: kv.WriteDelete, Key: "_shards/loop/members/a"})
+		require.NoError(t, err)
+		settle(ttl/3 + 100*time.Millisecond) // the next renewal, well before 2/3 of the TTL
+		require.True(t, returned(done), "the next renewal ends the term")
+		require.ErrorIs(t, context.Cause(term), shard.ErrLost)
+		require.NoError(t, ctx.Err(), "the term ended, not its ctx")
+		require.ErrorIs(t, context.Cause(lost), shard.ErrMoved, "the shards' contexts end too")
+		require.Empty(t, s.Status().Owned)
+
+		term, err = s.Join(ctx)
+		require.NoError(t, err, "the next Join succeeds")
+		done = serve(s, term)
+		settle(2 * retry)
+		require.Len(t, s.Status().Owned, S)
+		cancel()
+		<-done
+	})
+}

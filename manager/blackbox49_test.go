@@ -269,3 +269,43 @@ func TestBlackbox49StopsLoopsThenCampaignThenCaches(t *testing.T) {
 		require.Less(t, idx("campaign stopped"), idx("cache stopped"), "%v", got)
 	})
 }
+
+// failingLater syncs at once and its Run fails after a while.
+type failingLater struct {
+	err   error
+	after time.Duration
+}
+
+func (c failingLater) Run(ctx context.Context) error {
+	select {
+	case <-time.After(c.after):
+		return c.err
+	case <-ctx.Done():
+		return nil
+	}
+}
+func (failingLater) WaitForSync(context.Context) error { return nil }
+func (failingLater) HasSynced() bool                   { return true }
+
+// A cache that fails while the Loops run fails the Manager: Run stops the
+// Loops and returns the cache's error, and Live and Ready report it.
+func TestBlackbox49ACacheThatFailsLaterStopsTheLoops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errGone := errors.New("watch gone for good")
+		ev := &events{}
+		m := manager.New()
+		require.NoError(t, m.AddCache(failingLater{err: errGone, after: time.Minute}))
+		require.NoError(t, m.AddLoop(stoppingRunner{"loop", ev}))
+		done := make(chan error)
+		go func() { done <- m.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.NoError(t, m.Ready())
+		err := <-done
+		require.ErrorIs(t, err, errGone)
+		require.ErrorContains(t, err, "cache 0")
+		require.Equal(t, []string{"loop stopped"}, ev.list())
+		require.ErrorIs(t, m.Live(), errGone)
+		require.ErrorIs(t, m.Ready(), manager.ErrNotReady)
+	})
+}

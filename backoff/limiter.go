@@ -1,6 +1,10 @@
 package backoff
 
-import "time"
+import (
+	"time"
+
+	"github.com/steady-go/steady/internal/nilness"
+)
 
 // Limiter decides how long a failed key waits before it is retried. The
 // queue calls When on every rate-limited add and Forget when the key
@@ -21,13 +25,14 @@ type Limiter[K comparable] interface {
 // Max returns a Limiter whose When calls every limiter in ls, in order, and
 // returns the longest delay, so each limiter records every failure. Forget
 // forgets key in every limiter, and NumRequeues returns the largest count
-// any of them reports. Nil entries are skipped; with no limiters When
-// returns 0. The result is safe for concurrent use if every limiter is.
+// any of them reports. Nil entries (typed nils, such as a nil *PerKey,
+// included) are skipped; with no limiters When returns 0. The result is
+// safe for concurrent use if every limiter is.
 // Max copies ls, so later changes to the slice do not affect it.
 func Max[K comparable](ls ...Limiter[K]) Limiter[K] {
 	m := make(maxOf[K], 0, len(ls))
 	for _, l := range ls {
-		if l != nil {
+		if !nilness.IsNil(l) { // a typed nil too: its methods would panic
 			m = append(m, l)
 		}
 	}

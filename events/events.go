@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -116,11 +117,12 @@ func WithBuffer(n int) Option {
 	}
 }
 
-// WithClock sets the time source (default the real clock).
+// WithClock sets the time source (default the real clock); c must not be
+// nil (a typed nil, such as a nil pointer, included).
 func WithClock(c clock.Clock) Option {
 	return func(r *Recorder) error {
-		if c == nil {
-			return errors.New("events: nil clock")
+		if nilness.IsNil(c) {
+			return fmt.Errorf("events: nil clock (%T)", c)
 		}
 		r.clk = c
 		return nil
@@ -246,7 +248,7 @@ func (r *Recorder) For(ctx context.Context, kind, name string) ([]Event, error) 
 
 // Run writes the recorded events until ctx ends, merging repeats, and
 // keeps the history within its bounds (a sweep for the TTL every tenth of
-// it, at most a minute apart). It first reads the stored events, so the
+// it, at least a millisecond and at most a minute apart). It first reads the stored events, so the
 // bounds count those of earlier runs. It returns nil when ctx ends, or the
 // error of that first read; a second Run returns an error.
 func (r *Recorder) Run(ctx context.Context) error {
@@ -259,7 +261,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	sweep := min(r.ttl/10, time.Minute)
+	// A tenth of a TTL of a few nanoseconds is no time at all: sweeps due
+	// at once would spin.
+	sweep := max(min(r.ttl/10, time.Minute), time.Millisecond)
 	t := r.clk.NewTimer(sweep)
 	defer t.Stop()
 	for {

@@ -79,6 +79,9 @@ type Manager struct {
 	running bool
 	started bool
 	failed  error
+	// returned names the first Loop whose Run returned nil while the
+	// Manager ran: no failure, but that Loop runs no more.
+	returned string
 }
 
 // Option configures a Manager.
@@ -338,8 +341,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}
 
-	// 2. Leadership.
-	electCtx, stopElect := context.WithCancel(failCtx)
+	// 2. Leadership. Like the caches', the campaign's ctx ends only once
+	// the Loops stopped: ending it with ctx would release leadership while
+	// the Loops still drain their reconciles.
+	electCtx, stopElect := context.WithCancel(context.WithoutCancel(failCtx))
 	var electWG sync.WaitGroup
 	if m.elector != nil {
 		electWG.Go(func() { m.campaign(electCtx) })
@@ -351,7 +356,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	// 3. Loops.
 	var loopWG sync.WaitGroup
 	for _, l := range loops {
-		loopWG.Go(func() { record("loop "+l.Name(), m.run(l.Run, failCtx)) })
+		loopWG.Go(func() {
+			record("loop "+l.Name(), m.run(l.Run, failCtx))
+			m.mu.Lock()
+			if m.returned == "" && failCtx.Err() == nil {
+				m.returned = l.Name()
+			}
+			m.mu.Unlock()
+		})
 	}
 	m.mu.Lock()
 	m.running = true
@@ -413,7 +425,9 @@ func (m *Manager) campaign(ctx context.Context) {
 // Ready returns nil once every cache has synced and every Loop is
 // running, else an error wrapping ErrNotReady that says what is missing:
 // for a cache that has not synced, which one and its last list or watch
-// error (a cache that has a LastError method, as *cache.Cache does). A
+// error (a cache that has a LastError method, as *cache.Cache does); a
+// Loop whose Run returned nil before the Manager's ctx ended (no failure,
+// so Live stays nil) is named too. A
 // cache that quarantines values (it has a Quarantined method, as
 // *cache.Cache does) makes Ready fail too, naming the first of them (key,
 // revision and why) and how many there are: a value that does not decode is
@@ -421,7 +435,7 @@ func (m *Manager) campaign(ctx context.Context) {
 // key until someone writes a valid value or purges it.
 func (m *Manager) Ready() error {
 	m.mu.Lock()
-	caches, running, failed := m.caches, m.running, m.failed
+	caches, running, failed, returned := m.caches, m.running, m.failed, m.returned
 	m.mu.Unlock()
 	if failed != nil {
 		return fmt.Errorf("%w: %w", ErrNotReady, failed)
@@ -446,6 +460,9 @@ func (m *Manager) Ready() error {
 	}
 	if !running {
 		return fmt.Errorf("%w: loops are not running", ErrNotReady)
+	}
+	if returned != "" {
+		return fmt.Errorf("%w: loop %q returned and runs no more", ErrNotReady, returned)
 	}
 	return nil
 }
@@ -480,6 +497,11 @@ func (s *sharedElector) publish(term context.Context, f store.Fence, fenced bool
 
 // Campaign implements lease.Elector for one Loop.
 func (s *sharedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
+	if err := ctx.Err(); err != nil {
+		// lease.Elector: a Campaign whose ctx ended returns its error, not
+		// a term that ended before it began.
+		return nil, store.Fence{}, err
+	}
 	for {
 		s.mu.Lock()
 		term, f, fenced, changed := s.term, s.fence, s.fenced, s.changed

@@ -123,8 +123,12 @@ func (w *applyWalk) init(managed Managed, manager string, applyIdx int) {
 		}
 	}
 	if applyIdx >= 0 {
+		// A nil Set (a record built by hand) owns nothing, as it does in
+		// every other entry.
 		w.last = managed[applyIdx].Set
-		size = len(w.last.nodes) + 16
+		if w.last != nil {
+			size = len(w.last.nodes) + 16
+		}
 	}
 	w.nodes = make([]node, 1, size)
 	nOthers := len(managed)

@@ -52,7 +52,7 @@ func Assign(members []string, shards int) []string {
 
 // Rebalance returns the owner of each shard among members, given who holds
 // each now: holders[i] is shard i's live holder, or "" (a holder that is
-// not among members counts as ""). len(holders) is the number of shards S.
+// not among members counts as ""). An empty name in members is ignored. len(holders) is the number of shards S.
 //
 // Each member's share is floor(S/N) or ceil(S/N) shards: S mod N members
 // get one more, first those that hold more than floor(S/N) now, then by
@@ -74,7 +74,9 @@ func Assign(members []string, shards int) []string {
 // joins moved more than 1.2·S/N). The holders are what makes a change move
 // only what it must.
 func Rebalance(members, holders []string) []string {
-	m := slices.Clone(members)
+	// "" is no member: as a holder it means nobody, so a member named ""
+	// would keep free shards for nobody.
+	m := slices.DeleteFunc(slices.Clone(members), func(id string) bool { return id == "" })
 	slices.Sort(m)
 	m = slices.Compact(m)
 	out := make([]string, len(holders))

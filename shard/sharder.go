@@ -77,6 +77,7 @@ type memberTerm struct {
 	epoch  int64        // the member key's CreateRevision
 	modRev atomic.Int64 // the member key's last ModRevision
 	start  time.Time    // when the last successful renewal began
+	served bool         // a Serve claimed the term; under Sharder.mu
 }
 
 // Status is a replica's view of its sharded Loop.
@@ -189,12 +190,15 @@ func (s *Sharder) Fence(i int) store.Fence {
 	return store.Fence{Key: s.shardKey(i), Revision: math.MaxInt64}
 }
 
-// Exit ends a reconcile registered by a successful Enter(i).
+// Exit ends a reconcile registered by a successful Enter(i). An Exit with
+// no Enter left to match does nothing.
 func (s *Sharder) Exit(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[i]
-	if h == nil {
+	if h == nil || h.inflight == 0 {
+		// An unmatched Exit must not count against a later Enter, whose
+		// reconcile the release would then not wait for.
 		return
 	}
 	h.inflight--
@@ -385,15 +389,24 @@ type Hooks struct {
 // ends: every retry period it lists members and shards, releases the shards
 // no longer assigned here (once their reconciles returned) and takes the
 // ones assigned here once free, calling h's functions on the way. When term
-// ends it releases every shard and then the membership, and returns.
+// ends it releases every shard and then the membership, and returns. With
+// no term to serve (no Join before it, or a Serve of that term already
+// called) it returns at once.
 func (s *Sharder) Serve(term context.Context, h Hooks) {
 	s.mu.Lock()
 	t := s.term
+	// Without a term (no Join, or its Serve ran) there is nothing to serve,
+	// and no turn to give back: Join's turn is the one Serve that claims
+	// the term.
+	fresh := t != nil && !t.served
+	if fresh {
+		t.served = true
+	}
 	s.mu.Unlock()
-	defer func() { <-s.turn }()
-	if t == nil {
+	if !fresh {
 		return
 	}
+	defer func() { <-s.turn }()
 	var renewer sync.WaitGroup
 	renewer.Go(func() { s.renew(t) })
 	clk := s.cfg.clock

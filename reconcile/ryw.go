@@ -102,7 +102,9 @@ func (r *recorder) clear() {
 // such as those of another client whose revisions share the store's: a
 // revision recorded so names no backend, and every cache source waits for
 // it, so with caches over several backends prefer writing through a typed
-// Store.
+// Store. Nor does it name the object written: its event is the Loop's own
+// write for every key, a hint for none (see "Own writes and oscillation"
+// in the package documentation).
 func RecordWrite(ctx context.Context, rev int64) {
 	r, ok := ctx.Value(recorderKey{}).(*recorder)
 	if !ok {

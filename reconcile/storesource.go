@@ -188,7 +188,9 @@ type storeSource[S, T any] struct {
 // Like every cache source (FromOwned, FromCacheMapped), it:
 //   - drops own writes: a modification written by the Loop's field manager
 //     (or by the Loop itself, for Stalled) whose every changed path that
-//     manager owns is not a hint, so a status write cannot defeat backoff;
+//     manager owns is not a hint for the key whose reconcile wrote it, so
+//     a status write cannot defeat backoff; it is a hint for any other key
+//     (see "Own writes and oscillation" in the package documentation);
 //   - is a syncer, so the Loop starts work only once the cache is warm;
 //   - is a revisionWaiter, so Result.RequeueAfterWrite waits for the cache;
 //   - serves one Loop: a second Run returns ErrAlreadyRunning.

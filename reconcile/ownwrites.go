@@ -244,7 +244,6 @@ func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 // them as reported.
 func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string) ([]string, bool) {
 	seen := false
-	key, known := by.keyOf(name)
 	for i := range o.early {
 		s := &o.early[i]
 		if s.rev != rev || (b != nil && s.b != b) {
@@ -254,6 +253,7 @@ func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, la
 			o.learnLocked(s.manager)
 		}
 		seen = true
+		key, known := by.keyOf(name)
 		if s.told {
 			late = notAuthors(late, s.missed, key, known)
 		} else {

@@ -64,7 +64,10 @@ type ownWrites struct {
 	// at most; one that falls out of early only waits for a prune, as all
 	// did before.
 	early [earlyRevs]sighting
-	next  int
+	// earlyRev[i] is early[i].rev: each write scans these 16 alone, two
+	// cache lines, not the sightings' 22.
+	earlyRev [earlyRevs]int64
+	next     int
 }
 
 // ownRev is a revision a reconcile wrote, and the number of the backend
@@ -232,6 +235,7 @@ type sighting struct {
 // its revision is reported after it.
 func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 	o.early[o.next] = sighting{b: b, rev: rev, manager: manager}
+	o.earlyRev[o.next] = rev
 	o.next = (o.next + 1) % earlyRevs
 }
 
@@ -244,9 +248,12 @@ func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 // them as reported.
 func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string) ([]string, bool) {
 	seen := false
-	for i := range o.early {
+	for i, r := range o.earlyRev {
+		if r != rev {
+			continue
+		}
 		s := &o.early[i]
-		if s.rev != rev || (b != nil && s.b != b) {
+		if b != nil && s.b != b {
 			continue
 		}
 		if s.manager != "" {

@@ -164,20 +164,22 @@ func (o *ownWrites) held() int { return len(o.revs) + len(o.others) }
 
 // addLocked adds k, written by a, counting it for its backend when new.
 func (o *ownWrites) addLocked(k ownRev, a author) {
-	n := o.held()
 	if a.kind == authorName {
 		if o.revs == nil {
 			o.revs = map[ownRev]struct{}{}
 		}
-		o.revs[k] = struct{}{}
+		n := len(o.revs)
+		if o.revs[k] = struct{}{}; len(o.revs) == n {
+			return
+		}
 	} else {
 		if o.others == nil {
 			o.others = map[ownRev]author{}
 		}
-		o.others[k] = a
-	}
-	if o.held() == n {
-		return
+		n := len(o.others)
+		if o.others[k] = a; len(o.others) == n {
+			return
+		}
 	}
 	if k.b == 0 {
 		o.anyRevs++
@@ -248,8 +250,8 @@ func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 // them as reported.
 func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string) ([]string, bool) {
 	seen := false
-	for i, r := range o.earlyRev {
-		if r != rev {
+	for i := range o.earlyRev { // not range over the array: that copies it
+		if o.earlyRev[i] != rev {
 			continue
 		}
 		s := &o.early[i]

@@ -720,11 +720,12 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 	// event's keys but others when excepting.
 	mine, others := writer == judgeAs, false
 	own := judgement{early: mine && !reported}
-	if key, known := by.keyOf(new.Meta.Name); mine && known {
-		if primary && key != new.Meta.Name {
-			mine, others = false, true
-		} else if !primary {
+	if mine && by.kind != authorUnknown {
+		if !primary {
+			key, _ := by.keyOf(new.Meta.Name)
 			own = judgement{hint: true, excepting: true, except: key}
+		} else if by.kind == authorKey && by.key != new.Meta.Name {
+			mine, others = false, true // authorName: the name is the key
 		}
 	}
 	var buf [8]diff.Path

@@ -198,7 +198,10 @@ func (o *ownWrites) forgetLocked(k ownRev) (author, bool) {
 	a := author{kind: authorName}
 	if len(o.revs) == n {
 		var ok bool
-		if a, ok = o.others[k]; !ok { // a nil map when none is held
+		if len(o.others) == 0 {
+			return author{}, false
+		}
+		if a, ok = o.others[k]; !ok {
 			return author{}, false
 		}
 		delete(o.others, k)
@@ -219,7 +222,7 @@ const earlyRevs = 16
 // not held, by manager when judged by own ("" when by seen: the Loop's
 // names need no learning, and no write is by ""). When the event was
 // judged the Loop's own by its writer's name, its source tells the keys it
-// did not hint (missedLocked): missed holds them, and told is set. When
+// did not hint (ownWrites.missed): missed holds them, and told is set. When
 // the report comes first, reported is set and by is its author's key
 // (unknown: byKnown false), for missed to answer at once.
 type sighting struct {

@@ -56,7 +56,9 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = wrote.With(ctx, rec.record)
 	rec.own = func(b any, name, key string, keyed bool, rev int64) {
-		l.addKeys(l.own.wrote(b, rev, name, authorOf(name, key, keyed), l.cacheFloor))
+		if late := l.own.wrote(b, rev, name, authorOf(name, key, keyed), l.cacheFloor); late != nil {
+			l.addKeys(late)
+		}
 	}
 	l.setLogger(rec, slot)
 	ctx = l.withEvents(ctx, rec, slot)

@@ -162,56 +162,74 @@ func (a author) keyOf(name string) (string, bool) {
 // held returns how many revisions are remembered.
 func (o *ownWrites) held() int { return len(o.revs) + len(o.others) }
 
-// addLocked adds k, written by a, counting it for its backend when new.
-func (o *ownWrites) addLocked(k ownRev, a author) {
-	if a.kind == authorName {
-		if o.revs == nil {
-			o.revs = map[ownRev]struct{}{}
-		}
-		n := len(o.revs)
-		if o.revs[k] = struct{}{}; len(o.revs) == n {
-			return
-		}
-	} else {
-		if o.others == nil {
-			o.others = map[ownRev]author{}
-		}
-		n := len(o.others)
-		if o.others[k] = a; len(o.others) == n {
-			return
-		}
+// addLocked adds k, written by its object's own key (authorName), to revs,
+// counting it for its backend when new.
+func (o *ownWrites) addLocked(k ownRev) {
+	if o.revs == nil {
+		o.revs = map[ownRev]struct{}{}
 	}
-	if k.b == 0 {
-		o.anyRevs++
-	} else {
-		o.uses[k.b-1]++
+	n := len(o.revs)
+	if o.revs[k] = struct{}{}; len(o.revs) > n {
+		o.countLocked(k, 1)
 	}
 }
 
-// forgetLocked deletes k, and reports whether it was held, and its
-// author. It tells a revision of revs by the map's length: a delete, not a
-// lookup and a delete. The number of a backend left with no revision is
-// freed.
-func (o *ownWrites) forgetLocked(k ownRev) (author, bool) {
-	n := len(o.revs)
-	delete(o.revs, k)
-	a := author{kind: authorName}
-	if len(o.revs) == n {
-		var ok bool
-		if len(o.others) == 0 {
-			return author{}, false
-		}
-		if a, ok = o.others[k]; !ok {
-			return author{}, false
-		}
-		delete(o.others, k)
+// addOtherLocked is addLocked for a revision of another author (a), in
+// others.
+func (o *ownWrites) addOtherLocked(k ownRev, a author) {
+	if o.others == nil {
+		o.others = map[ownRev]author{}
 	}
+	n := len(o.others)
+	if o.others[k] = a; len(o.others) > n {
+		o.countLocked(k, 1)
+	}
+}
+
+// countLocked counts k (d 1) or uncounts it (d -1) for its backend, whose
+// number is freed when none of its revisions is held.
+func (o *ownWrites) countLocked(k ownRev, d int) {
 	if k.b == 0 {
-		o.anyRevs--
-	} else if o.uses[k.b-1]--; o.uses[k.b-1] == 0 {
+		o.anyRevs += d
+	} else if o.uses[k.b-1] += d; o.uses[k.b-1] == 0 {
 		o.backends[k.b-1] = nil
 	}
+}
+
+// forgetLocked deletes k from revs, and reports whether revs held it. It
+// tells by the map's length: a delete, not a lookup and a delete.
+func (o *ownWrites) forgetLocked(k ownRev) bool {
+	n := len(o.revs)
+	delete(o.revs, k)
+	if len(o.revs) == n {
+		return false
+	}
+	o.countLocked(k, -1)
+	return true
+}
+
+// forgetOtherLocked deletes k from others, and reports whether others
+// held it, and its author.
+func (o *ownWrites) forgetOtherLocked(k ownRev) (author, bool) {
+	if len(o.others) == 0 {
+		return author{}, false
+	}
+	a, ok := o.others[k]
+	if !ok {
+		return author{}, false
+	}
+	delete(o.others, k)
+	o.countLocked(k, -1)
 	return a, true
+}
+
+// forgetAnyLocked deletes k from revs or others, and reports whether
+// either held it, and its author.
+func (o *ownWrites) forgetAnyLocked(k ownRev) (author, bool) {
+	if o.forgetLocked(k) {
+		return author{kind: authorName}, true
+	}
+	return o.forgetOtherLocked(k)
 }
 
 // earlyRevs is how many of the last unmatched events wrote looks through:
@@ -352,7 +370,11 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 			return late
 		}
 	}
-	o.addLocked(ownRev{b: o.numberLocked(b, true), rev: rev}, by)
+	if k := (ownRev{b: o.numberLocked(b, true), rev: rev}); by.kind == authorName {
+		o.addLocked(k) // the common write: revs, as before authors were known
+	} else {
+		o.addOtherLocked(k, by)
+	}
 	if n := o.held(); n > max(o.prune, maxOwnRevs) {
 		floors := map[int]int64{}
 		passed := func(r ownRev) bool {
@@ -371,7 +393,7 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 		}
 		for r := range o.others {
 			if passed(r) {
-				o.forgetLocked(r)
+				o.forgetOtherLocked(r)
 			}
 		}
 		o.prune = 2 * o.held()
@@ -413,14 +435,18 @@ func (o *ownWrites) dropLocked(b any, rev int64) (author, bool) {
 		return author{}, false
 	}
 	if n := o.numberLocked(b, false); n >= 0 {
-		if a, ok := o.forgetLocked(ownRev{b: n, rev: rev}); ok {
+		k := ownRev{b: n, rev: rev}
+		if o.forgetLocked(k) { // the common write's
+			return author{kind: authorName}, true
+		}
+		if a, ok := o.forgetOtherLocked(k); ok {
 			return a, true
 		}
 	}
 	if b == nil || o.anyRevs == 0 {
 		return author{}, false
 	}
-	return o.forgetLocked(ownRev{rev: rev})
+	return o.forgetAnyLocked(ownRev{rev: rev})
 }
 
 // own reports whether the write of revision rev to backend b by manager is

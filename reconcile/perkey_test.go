@@ -303,3 +303,48 @@ func TestOwnWritesOfAnotherKeysSpecAreNotItsOscillation(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// RecordWrite names no object: the write it reports is the Loop's own for
+// every key, as before writes were judged per key. The reconcile of a
+// that writes b with a ctx of its own and records the revision makes no
+// hint for b.
+func TestRecordWriteIsTheLoopsOwnWriteForEveryKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		var calls counts
+		var roll atomic.Bool
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			calls.add(key)
+			if key != "a" || !roll.CompareAndSwap(true, false) {
+				return Result{}, nil
+			}
+			b, err := e.st.Get(ctx, "b")
+			if err != nil {
+				return Result{}, err
+			}
+			b.Spec.Replicas++
+			rev, err := e.st.As("app").Update(context.Background(), b) // a write the Loop is not told of
+			if err != nil {
+				return Result{}, err
+			}
+			RecordWrite(ctx, rev)
+			return Result{}, nil
+		})
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		a0, b0 := calls.of("a"), calls.of("b")
+		roll.Store(true)
+		l.Add("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 1, e.get(t, "b").Spec.Replicas)
+		require.Equal(t, a0+1, calls.of("a"))
+		require.Equal(t, b0, calls.of("b"), "a write RecordWrite reports is no hint for any key")
+		require.NoError(t, stop())
+	})
+}

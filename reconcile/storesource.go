@@ -673,7 +673,7 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 
 // judge feeds the oscillation detector and decides whether a modification
 // is a hint for loop (nil when the sink is not a Loop: then every change
-// is).
+// is): an own write that hints every key but its author's counts as none.
 //
 // The ChangeFunc (field-level by default, tens of µs) runs at most once per
 // event, and only when its answer matters: a cheap section diff first settles

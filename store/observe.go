@@ -13,10 +13,10 @@ type writeObserverKey struct{}
 // Store call f with the revision written, before the write returns. The
 // reconcile Loop learns of every reconcile's writes the same way, through
 // a channel of its own that also names the backend written (so that it
-// compares a revision only with caches of that backend): read-your-writes
-// after Result{RequeueAfterWrite: true}, and its own writes told apart
-// from other actors' whatever manager name they use, without the
-// reconciler reporting them. f must be quick and safe for concurrent use.
+// compares a revision only with caches of that backend) and the object:
+// read-your-writes after Result{RequeueAfterWrite: true}, and its own
+// writes told apart from other actors' whatever manager name they use,
+// and judged per key, without the reconciler reporting them. f must be quick and safe for concurrent use.
 // A write that fails, or that changes nothing and so writes nothing, is
 // not reported.
 //

@@ -242,8 +242,9 @@
 // alone, use SectionChanges, which diffs by section (.metadata.labels,
 // .spec, .status...) and attributes every change to its writer (LastWrite);
 // WithChanges overrides either. A watch event that is the Loop's own write
-// and whose every changed path the writing manager owns is not a hint, so a
-// status write cannot defeat backoff; changes by other actors merged into
+// and whose every changed path the writing manager owns is not a hint for
+// the key whose reconcile wrote it (below), so a status write cannot
+// defeat backoff; changes by other actors merged into
 // the same event (a relist merges the writes the cache missed) still
 // trigger. A write is the Loop's own when its LastWrite.Manager is the
 // Loop's field manager, or when a reconcile of the Loop wrote it with its
@@ -253,15 +254,35 @@
 // Loop named "apps" whose reconciler writes status as "app-controller"
 // behaves as if the names matched.
 //
-// The judging is by writer, not by key. A reconcile of one key that writes
-// another object the Loop reconciles (a parent rolling a new image out to
-// objects of its own kind) makes an own write of that object too, which is
-// no hint for it: that object runs for the change at its next hint or
-// resync, not at once. Such a write is the exception controller-runtime
-// users may not expect (there every write is an event); until the Loop
-// judges writes per key, write such objects from outside the reconcile
-// (another process or manager, with a ctx not derived from the reconcile's)
-// or shorten the resync period.
+// An own write is judged per key. A typed Store reports each write of a
+// reconcile with the object written, and the Loop remembers, per revision,
+// its author: the key whose reconcile wrote it. The write is no hint for
+// its author, and a hint, as another actor's change is, for every other
+// key its event hints: for FromStore the object's name, for FromOwned and
+// FromCacheMapped the keys it maps to. So a reconcile of a that updates
+// b's spec (a parent rolling a new image out to objects of its own kind)
+// runs b at once; a parent's write of its own child does not wake it, and
+// its write of another parent's child wakes that parent. FromStore's
+// oscillation detector takes such a write as another writer's change to b,
+// not as a write by b's manager: a reconcile of a that writes b's spec
+// again and again is no NoProgress or TooManyWrites of b, while b's
+// reconcile re-setting what a set is a Fight, as with any other writer.
+//
+// A write whose author is unknown is the Loop's own for every key, as
+// before authors were known: a revision of RecordWrite, which names no
+// object; a write by the Loop's manager name that no reconcile reported
+// (another process using the name); and every write of a Loop whose keys
+// are not strings (the cache sources, which judge, hint string keys only,
+// so only a Loop[string] judges its own writes at all).
+//
+// The store reports a write after its commit, so its event can reach a
+// cache first. The event is then judged by its writer's name alone and
+// hints nobody; the Loop keeps the keys it did not hint with the last 16
+// such events, and when the report comes and names another author, adds
+// those not its author's then. The window is a commit to its report, a
+// few events at most; an event pushed out of the 16 before its report
+// leaves its keys to their next hint or resync, and the detector has taken
+// a write seen in the window as one by the manager.
 //
 // FromStore's source feeds an oscillation.Detector per object: a Fight is a
 // path this manager re-sets 3 times within a minute after another manager

@@ -35,13 +35,16 @@ func (h *hooksSink) AddLow(key string)                            { h.Add(key) }
 func (h *hooksSink) AddAfter(key string, _ time.Duration)         { h.Add(key) }
 func (h *hooksSink) userPanic(string, *guard.Panic, ...slog.Attr) {}
 func (h *hooksSink) managers() (string, string)                   { return "app", "app-loop" }
-func (h *hooksSink) ownWrite(any, string, int64) bool             { return false }
-func (h *hooksSink) sawWrite(any, int64)                          {}
-func (h *hooksSink) keepsState(string) bool                       { return false }
-func (h *hooksSink) observeWrite(string, oscillation.Write)       {}
-func (h *hooksSink) inTerm() bool                                 { return true }
-func (h *hooksSink) deferJudgements(func()) func()                { return func() {} }
-func (h *hooksSink) now() time.Time                               { return time.Now() }
+func (h *hooksSink) ownWrite(any, string, int64) (author, bool, bool) {
+	return author{}, false, false
+}
+func (h *hooksSink) sawWrite(any, int64) (author, bool)     { return author{}, false }
+func (h *hooksSink) missedHints(any, int64, []string)       {}
+func (h *hooksSink) keepsState(string) bool                 { return false }
+func (h *hooksSink) observeWrite(string, oscillation.Write) {}
+func (h *hooksSink) inTerm() bool                           { return true }
+func (h *hooksSink) deferJudgements(func()) func()          { return func() {} }
+func (h *hooksSink) now() time.Time                         { return time.Now() }
 
 func (h *hooksSink) judgeOwnWrites() {
 	h.mu.Lock()

@@ -30,14 +30,23 @@ type loopHooks interface {
 	// judgeOwnWrites makes the Loop remember what its reconciles write,
 	// for ownWrite. A source calls it once, as it starts.
 	judgeOwnWrites()
-	// ownWrite reports whether a reconcile of the Loop wrote revision rev
-	// to backend b (backendID; as manager, which the Loop then knows as
-	// its own).
-	ownWrite(b any, manager string, rev int64) bool
+	// ownWrite reports whether the write of revision rev to backend b
+	// (backendID) by manager is the Loop's own: a reconcile of the Loop
+	// wrote rev (reported; as manager, which the Loop then knows as its
+	// own, and by the reconcile of by's key), or manager is a name the
+	// Loop knows as its own.
+	ownWrite(b any, manager string, rev int64) (by author, reported, own bool)
 	// sawWrite tells the Loop that a cache delivered revision rev of
 	// backend b under a name that judges it without ownWrite: the Loop
-	// forgets the revision if a reconcile of its wrote it.
-	sawWrite(b any, rev int64)
+	// forgets the revision if a reconcile of its wrote it (reported), and
+	// says by whom.
+	sawWrite(b any, rev int64) (by author, reported bool)
+	// missedHints tells the Loop of the keys a write of revision rev of
+	// backend b would hint were it another's, when it was judged the
+	// Loop's own by its writer's name alone (no report of rev yet): the
+	// Loop adds those its author did not reconcile once the report says
+	// who that was (see ownWrites.missed).
+	missedHints(b any, rev int64, keys []string)
 	// keepsState reports whether the Loop keeps state for key: only then
 	// does another writer's change count for its oscillation detector.
 	keepsState(key string) bool
@@ -113,8 +122,23 @@ func (d *deferredJudges) flush() {
 }
 
 // ownWrite implements loopHooks.
-func (l *Loop[K]) ownWrite(b any, manager string, rev int64) bool {
+func (l *Loop[K]) ownWrite(b any, manager string, rev int64) (by author, reported, own bool) {
 	return l.own.own(b, manager, rev)
+}
+
+// missedHints implements loopHooks.
+func (l *Loop[K]) missedHints(b any, rev int64, keys []string) {
+	l.addKeys(l.own.missed(b, rev, keys))
+}
+
+// addKeys adds keys, strings: the keys of a Loop[string] (cache sources
+// hint no other Loop).
+func (l *Loop[K]) addKeys(keys []string) {
+	for _, k := range keys {
+		if key, ok := any(&k).(*K); ok {
+			l.Add(*key)
+		}
+	}
 }
 
 // observeWrite feeds one write to key's oscillation detector. On a
@@ -247,7 +271,7 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 }
 
 // sawWrite implements loopHooks.
-func (l *Loop[K]) sawWrite(b any, rev int64) { l.own.seen(b, rev) }
+func (l *Loop[K]) sawWrite(b any, rev int64) (by author, reported bool) { return l.own.seen(b, rev) }
 
 // keepsState reports whether the Loop keeps state for key (a keyState or
 // a detector): observeWrite records another writer's change only then.

@@ -98,10 +98,10 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 		require.NotEmpty(t, owned, "%s: a path the judge owns %s", step.name, step.judgeAs)
 
 		src.fieldLevel = true
-		src.observe(h, new, step.judgeAs, owned, foreign, at)
+		src.observe(h, new, step.judgeAs, owned, foreign, at, false)
 		got := h.take()
 		src.fieldLevel = false // every path through ChangedBy
-		src.observe(h, new, step.judgeAs, owned, foreign, at)
+		src.observe(h, new, step.judgeAs, owned, foreign, at, false)
 		want := h.take()
 		require.Equal(t, want, got, step.name)
 

@@ -15,6 +15,14 @@ import (
 // a Loop named "apps" whose reconciler writes status as "app-controller"
 // judges those writes as its own, exactly as when the names match.
 //
+// Each revision a store reports is remembered with its author, the key
+// whose reconcile wrote it, so that the sources judge an own write per key
+// (see cacheSource.judgeLater): no hint for its author, a hint for every
+// other key. The common write, of the author's own object, goes to revs,
+// which keeps no key and costs what it did before authors were known;
+// any other (a write of another key's object, or RecordWrite's, whose
+// author is unknown) goes to others, with its author.
+//
 // A write's event can reach a cache before the store reports the write to
 // the reconcile's observer (the report follows the commit); then the event
 // is judged by name alone. Only the first write under a new name can be
@@ -22,7 +30,9 @@ import (
 // revision is not remembered then (see early): its event came already,
 // and no prune would drop it before the revisions double. Its writer is
 // learned then, as it is when the report comes first, so that another
-// cache's later event of the write is judged the same either way.
+// cache's later event of the write is judged the same either way. The
+// keys such an event did not hint are kept with it (missed), and the late
+// report returns those that are not its author's, for the Loop to add then.
 //
 // A revision is remembered with the backend it was written to, since two
 // backends' revisions are unrelated: a write to one store must not make
@@ -32,17 +42,21 @@ type ownWrites struct {
 	on   atomic.Bool // a cache source judges writes: record them
 	mu   sync.Mutex
 	revs map[ownRev]struct{} // by backend (its number) and revision
-	// backends numbers the backends of revs' revisions: backends[i] is
-	// number i+1, and uses[i] counts the revisions of revs written to
+	// others holds the revisions whose author is not the written object's
+	// name (see author): few, and looked in only when revs does not hold
+	// an event's revision.
+	others map[ownRev]author
+	// backends numbers the backends of revs' and others' revisions:
+	// backends[i] is number i+1, and uses[i] counts those written to
 	// it. A number that no revision uses is free (nil) for the next new
 	// backend, so the list holds only backends with revisions pending.
 	backends []any
 	uses     []int
-	// anyRevs counts the revisions in revs of no known backend: while
+	// anyRevs counts the revisions held of no known backend: while
 	// there are none, an event's revision is looked up once, not twice.
 	anyRevs int
 	names   map[string]struct{}
-	prune   int // len(revs) past which wrote prunes: twice what the last prune kept
+	prune   int // held() past which wrote prunes: twice what the last prune kept
 	// early holds the last events seen whose revision revs did not hold,
 	// next the slot of the next: wrote does not keep a revision a cache
 	// delivered before the store reported it (it would stay until a
@@ -50,7 +64,10 @@ type ownWrites struct {
 	// at most; one that falls out of early only waits for a prune, as all
 	// did before.
 	early [earlyRevs]sighting
-	next  int
+	// earlyRev[i] is early[i].rev: each write scans these 16 alone, two
+	// cache lines, not the sightings' 22.
+	earlyRev [earlyRevs]int64
+	next     int
 }
 
 // ownRev is a revision a reconcile wrote, and the number of the backend
@@ -100,74 +117,234 @@ func (o *ownWrites) backendOf(n int) any {
 	return o.backends[n-1]
 }
 
-// addLocked adds k to revs, counting it for its backend when new.
-func (o *ownWrites) addLocked(k ownRev) {
-	n := len(o.revs)
-	o.revs[k] = struct{}{}
-	if len(o.revs) == n {
-		return
+// author names the key whose reconcile wrote a revision: of kind
+// authorName, the written object's own name (no key kept: the common
+// write); of kind authorKey, key. The zero author is unknown: a revision
+// of RecordWrite, which names no object, or of a Loop whose keys are not
+// strings. A write of an unknown author is judged as it was before
+// authors were known: as the Loop's own, for every key.
+type author struct {
+	key  string
+	kind uint8
+}
+
+const (
+	authorUnknown = iota
+	authorName
+	authorKey
+)
+
+// authorOf returns the author of a write of object name made by the
+// reconcile of key (keyed: the Loop's keys are strings; name "": no
+// object named).
+func authorOf(name, key string, keyed bool) author {
+	switch {
+	case !keyed || name == "":
+		return author{}
+	case name == key:
+		return author{kind: authorName}
 	}
+	return author{key: key, kind: authorKey}
+}
+
+// keyOf returns the key of the author of a write of object name, and
+// false when the author is unknown.
+func (a author) keyOf(name string) (string, bool) {
+	switch a.kind {
+	case authorName:
+		return name, true
+	case authorKey:
+		return a.key, true
+	}
+	return "", false
+}
+
+// held returns how many revisions are remembered.
+func (o *ownWrites) held() int { return len(o.revs) + len(o.others) }
+
+// addLocked adds k, written by its object's own key (authorName), to revs,
+// counting it for its backend when new.
+func (o *ownWrites) addLocked(k ownRev) {
+	if o.revs == nil {
+		o.revs = map[ownRev]struct{}{}
+	}
+	n := len(o.revs)
+	if o.revs[k] = struct{}{}; len(o.revs) > n {
+		o.countLocked(k, 1)
+	}
+}
+
+// addOtherLocked is addLocked for a revision of another author (a), in
+// others.
+func (o *ownWrites) addOtherLocked(k ownRev, a author) {
+	if o.others == nil {
+		o.others = map[ownRev]author{}
+	}
+	n := len(o.others)
+	if o.others[k] = a; len(o.others) > n {
+		o.countLocked(k, 1)
+	}
+}
+
+// countLocked counts k (d 1) or uncounts it (d -1) for its backend, whose
+// number is freed when none of its revisions is held.
+func (o *ownWrites) countLocked(k ownRev, d int) {
 	if k.b == 0 {
-		o.anyRevs++
-	} else {
-		o.uses[k.b-1]++
+		o.anyRevs += d
+	} else if o.uses[k.b-1] += d; o.uses[k.b-1] == 0 {
+		o.backends[k.b-1] = nil
 	}
 }
 
 // forgetLocked deletes k from revs, and reports whether revs held it. It
-// tells by the map's length: a delete, not a lookup and a delete. The
-// number of a backend left with no revision is freed.
+// tells by the map's length: a delete, not a lookup and a delete.
 func (o *ownWrites) forgetLocked(k ownRev) bool {
 	n := len(o.revs)
 	delete(o.revs, k)
 	if len(o.revs) == n {
 		return false
 	}
-	if k.b == 0 {
-		o.anyRevs--
-	} else if o.uses[k.b-1]--; o.uses[k.b-1] == 0 {
-		o.backends[k.b-1] = nil
-	}
+	o.countLocked(k, -1)
 	return true
+}
+
+// forgetOtherLocked deletes k from others, and reports whether others
+// held it, and its author.
+func (o *ownWrites) forgetOtherLocked(k ownRev) (author, bool) {
+	if len(o.others) == 0 {
+		return author{}, false
+	}
+	a, ok := o.others[k]
+	if !ok {
+		return author{}, false
+	}
+	delete(o.others, k)
+	o.countLocked(k, -1)
+	return a, true
+}
+
+// forgetAnyLocked deletes k from revs or others, and reports whether
+// either held it, and its author.
+func (o *ownWrites) forgetAnyLocked(k ownRev) (author, bool) {
+	if o.forgetLocked(k) {
+		return author{kind: authorName}, true
+	}
+	return o.forgetOtherLocked(k)
 }
 
 // earlyRevs is how many of the last unmatched events wrote looks through:
 // each write scans them all.
 const earlyRevs = 16
 
-// sighting is an event of revision rev of backend b whose revision revs
-// did not hold, by manager when judged by own ("" when by seen: the
-// Loop's names need no learning, and no write is by "").
+// sighting is an event of revision rev of backend b whose revision was
+// not held, by manager when judged by own ("" when by seen: the Loop's
+// names need no learning, and no write is by ""). When the event was
+// judged the Loop's own by its writer's name, its source tells the keys it
+// did not hint (ownWrites.missed): missed holds them, and told is set. When
+// the report comes first, reported is set and by is its author's key
+// (unknown: byKnown false), for missed to answer at once.
 type sighting struct {
 	b       any
 	rev     int64
 	manager string
+	missed  []string
+	told    bool
+	// reported: the write's report came; by is its author's key.
+	reported, byKnown bool
+	by                string
 }
 
-// sawEarlyLocked remembers an event revs did not hold, in case its
-// revision is reported after it.
+// sawEarlyLocked remembers an event whose revision was not held, in case
+// its revision is reported after it.
 func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 	o.early[o.next] = sighting{b: b, rev: rev, manager: manager}
+	o.earlyRev[o.next] = rev
 	o.next = (o.next + 1) % earlyRevs
 }
 
 // seenEarlyLocked reports whether an event of revision rev of backend b
 // (of any backend when b is nil, as an own lookup matches it) was seen
 // before wrote was told of it, learning its writer as one of the Loop's
-// (each such event's: two caches can have seen it).
-func (o *ownWrites) seenEarlyLocked(b any, rev int64) bool {
+// (each such event's: two caches can have seen it). It appends to late
+// the keys those events did not hint that are not the author's (by, of
+// the write of object name), and marks those whose source has yet to tell
+// them as reported.
+func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string) ([]string, bool) {
 	seen := false
-	for i := range o.early {
+	for i := range o.earlyRev { // not range over the array: that copies it
+		if o.earlyRev[i] != rev {
+			continue
+		}
 		s := &o.early[i]
-		if s.rev != rev || (b != nil && s.b != b) {
+		if b != nil && s.b != b {
 			continue
 		}
 		if s.manager != "" {
 			o.learnLocked(s.manager)
 		}
 		seen = true
+		key, known := by.keyOf(name)
+		if s.told {
+			late = notAuthors(late, s.missed, key, known)
+		} else {
+			s.reported, s.byKnown, s.by = true, known, key
+		}
 	}
-	return seen
+	return late, seen
+}
+
+// sightedLocked reports whether early holds a sighting of revision rev, of
+// any backend: the scan every write makes, kept apart from
+// seenEarlyLocked, whose frame costs several times more per sighting.
+func (o *ownWrites) sightedLocked(rev int64) bool {
+	for i := range o.earlyRev { // not range over the array: that copies it
+		if o.earlyRev[i] == rev {
+			return true
+		}
+	}
+	return false
+}
+
+// notAuthors appends to out the keys that are not key, the author's, when
+// the author is known: a write of an unknown author is its own for every
+// key.
+func notAuthors(out, keys []string, key string, known bool) []string {
+	if !known {
+		return out
+	}
+	for _, k := range keys {
+		if k != key {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// missed tells of the keys an event of revision rev of backend b did not
+// hint, having judged it the Loop's own by its writer's name before its
+// revision was reported (own or seen found none): the report, when it
+// comes, returns those that are not its author's. When the report came
+// already (between the judging and now), missed returns them. An event
+// that fell out of early is forgotten: its keys wait for their next hint
+// or resync.
+func (o *ownWrites) missed(b any, rev int64, keys []string) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n := range earlyRevs { // the newest first: the event was seen last
+		s := &o.early[(o.next-1-n+2*earlyRevs)%earlyRevs]
+		if s.rev != rev || s.b != b || s.told {
+			continue
+		}
+		if s.reported {
+			return notAuthors(nil, keys, s.by, s.byKnown)
+		}
+		s.missed, s.told = keys, true
+		return nil
+	}
+	return nil
 }
 
 // maxOwnRevs bounds the revisions remembered: past it, those that every
@@ -176,91 +353,118 @@ func (o *ownWrites) seenEarlyLocked(b any, rev int64) bool {
 // have doubled: a prune scans them all, and each write must not.
 const maxOwnRevs = 1024
 
-// wrote records a revision a reconcile wrote to backend b. floor returns
-// the lowest revision every cache over a backend reflects; it is called
-// only to prune.
-func (o *ownWrites) wrote(b any, rev int64, floor func(b any) int64) {
+// wrote records a revision a reconcile (by) wrote to backend b, of the
+// object name. floor returns the lowest revision every cache over a
+// backend reflects; it is called only to prune. When a cache's event of
+// the revision came first and was judged the Loop's own by name (see
+// missed), wrote returns the keys that event did not hint and by did not
+// write: they are the Loop's to add.
+func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b any) int64) (late []string) {
 	if rev <= 0 || !o.on.Load() {
-		return
+		return nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.seenEarlyLocked(b, rev) {
-		return
+	if o.sightedLocked(rev) {
+		if late, seen := o.seenEarlyLocked(b, rev, name, by, nil); seen {
+			return late
+		}
 	}
-	if o.revs == nil {
-		o.revs = map[ownRev]struct{}{}
+	if k := (ownRev{b: o.numberLocked(b, true), rev: rev}); by.kind == authorName {
+		o.addLocked(k) // the common write: revs, as before authors were known
+	} else {
+		o.addOtherLocked(k, by)
 	}
-	o.addLocked(ownRev{b: o.numberLocked(b, true), rev: rev})
-	if n := len(o.revs); n > max(o.prune, maxOwnRevs) {
+	if n := o.held(); n > max(o.prune, maxOwnRevs) {
 		floors := map[int]int64{}
-		for r := range o.revs {
+		passed := func(r ownRev) bool {
 			f, ok := floors[r.b]
 			if !ok {
 				f = floor(o.backendOf(r.b))
 				floors[r.b] = f
 			}
-			if r.rev <= f {
+			return r.rev <= f
+		}
+		nrevs, nothers := len(o.revs), len(o.others)
+		for r := range o.revs {
+			if passed(r) {
 				o.forgetLocked(r)
 			}
 		}
-		o.prune = 2 * len(o.revs)
-		if len(o.revs) < n/4 {
-			// A map keeps the room it grew to: revisions a cache never
-			// delivers one by one (a relist skips them) filled it while
-			// the cache lagged, ~80 bytes each.
+		for r := range o.others {
+			if passed(r) {
+				o.forgetOtherLocked(r)
+			}
+		}
+		o.prune = 2 * o.held()
+		// A map keeps the room it grew to: revisions a cache never
+		// delivers one by one (a relist skips them) filled it while the
+		// cache lagged, ~80 bytes each.
+		if len(o.revs) < nrevs/4 {
 			o.revs = maps.Collect(maps.All(o.revs))
 		}
+		if len(o.others) < nothers/4 {
+			o.others = maps.Collect(maps.All(o.others))
+		}
 	}
+	return nil
 }
 
-// seen forgets the revision rev of backend b, if a reconcile wrote it: a
-// cache delivered its write under a name that judges it without the
-// revision (the reconciler's or the Loop's own manager). Kept, it would
-// wait for a prune after every cache passed it, and prunes wait for the
-// revisions to double.
-func (o *ownWrites) seen(b any, rev int64) {
+// seen forgets the revision rev of backend b, if a reconcile wrote it, and
+// returns its author and whether it was reported: a cache delivered its
+// write under a name that judges it without the revision (the reconciler's
+// or the Loop's own manager). Kept, it would wait for a prune after every
+// cache passed it, and prunes wait for the revisions to double.
+func (o *ownWrites) seen(b any, rev int64) (by author, reported bool) {
 	if !o.on.Load() {
-		return
+		return author{}, false
 	}
 	o.mu.Lock()
-	if !o.dropLocked(b, rev) {
+	if by, reported = o.dropLocked(b, rev); !reported {
 		o.sawEarlyLocked(b, rev, "")
 	}
 	o.mu.Unlock()
+	return by, reported
 }
 
-// dropLocked deletes revision rev of backend b from revs or, when revs
-// does not hold it, revision rev of no known backend, and reports whether
-// it deleted one.
-func (o *ownWrites) dropLocked(b any, rev int64) bool {
-	if len(o.revs) == 0 {
-		return false
+// dropLocked deletes revision rev of backend b or, when it is not held,
+// revision rev of no known backend, and reports whether it deleted one,
+// and its author.
+func (o *ownWrites) dropLocked(b any, rev int64) (author, bool) {
+	if o.held() == 0 {
+		return author{}, false
 	}
-	if n := o.numberLocked(b, false); n >= 0 && o.forgetLocked(ownRev{b: n, rev: rev}) {
-		return true
+	if n := o.numberLocked(b, false); n >= 0 {
+		k := ownRev{b: n, rev: rev}
+		if o.forgetLocked(k) { // the common write's
+			return author{kind: authorName}, true
+		}
+		if a, ok := o.forgetOtherLocked(k); ok {
+			return a, true
+		}
 	}
 	if b == nil || o.anyRevs == 0 {
-		return false
+		return author{}, false
 	}
-	return o.forgetLocked(ownRev{rev: rev})
+	return o.forgetAnyLocked(ownRev{rev: rev})
 }
 
 // own reports whether the write of revision rev to backend b by manager is
-// the Loop's own, learning manager as one of the Loop's when rev was.
-func (o *ownWrites) own(b any, manager string, rev int64) bool {
+// the Loop's own, learning manager as one of the Loop's when rev was; and,
+// when rev was reported, by whom.
+func (o *ownWrites) own(b any, manager string, rev int64) (by author, reported, own bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.dropLocked(b, rev) {
+	if by, reported = o.dropLocked(b, rev); reported {
 		o.learnLocked(manager)
-		return true
+		return by, true, true
 	}
 	o.sawEarlyLocked(b, rev, manager)
 	if len(o.names) == 0 { // most Loops' reconciles write as its manager alone
-		return false
+		return author{}, false, false
 	}
-	_, ok := o.names[manager]
-	return ok
+	_, own = o.names[manager]
+	return author{}, false, own
 }
 
 // learnLocked knows manager as one a reconcile of the Loop wrote as.

@@ -142,7 +142,7 @@ func TestOwnWritesPruneOnlyWhenTheyDouble(t *testing.T) {
 	lagging := func(any) int64 { prunes++; return 0 } // no cache has seen any
 	const writes = 16 * maxOwnRevs
 	for rev := range int64(writes) {
-		o.wrote(nil, rev+1, lagging)
+		o.wroteOwn(nil, rev+1, lagging)
 	}
 	require.Len(t, o.revs, writes, "none is dropped before a cache has passed it")
 	require.LessOrEqual(t, prunes, 5, "prunes at 1k, 2k, 4k, 8k and 16k revisions")
@@ -152,7 +152,7 @@ func TestOwnWritesPruneOnlyWhenTheyDouble(t *testing.T) {
 	for len(o.revs) > 1 {
 		rev++
 		require.Less(t, rev, int64(3*writes), "the revisions a cache passed are dropped at the next prune")
-		o.wrote(nil, rev, caughtUp)
+		o.wroteOwn(nil, rev, caughtUp)
 	}
 }
 
@@ -164,11 +164,11 @@ func TestOwnWritesAreKnownByBackendAndRevision(t *testing.T) {
 	o.on.Store(true)
 	a, b := new(int), new(int)
 	floor := func(any) int64 { return 0 }
-	o.wrote(a, 5, floor)
-	require.False(t, o.own(b, "someone", 5), "revision 5 of another backend is not the Loop's write")
-	require.True(t, o.own(a, "app", 5))
-	o.wrote(nil, 7, floor)
-	require.True(t, o.own(b, "app2", 7), "a revision of no known backend matches any")
+	o.wroteOwn(a, 5, floor)
+	require.False(t, o.isOwn(b, "someone", 5), "revision 5 of another backend is not the Loop's write")
+	require.True(t, o.isOwn(a, "app", 5))
+	o.wroteOwn(nil, 7, floor)
+	require.True(t, o.isOwn(b, "app2", 7), "a revision of no known backend matches any")
 }
 
 // A write that reaches the cache under the reconciler's manager name is
@@ -218,30 +218,30 @@ func TestOwnWritesSeenBeforeReportedAreNotKept(t *testing.T) {
 	floor := func(any) int64 { return 0 }
 
 	o.seen(a, 5) // under the reconciler's name
-	o.wrote(a, 5, floor)
+	o.wroteOwn(a, 5, floor)
 	require.Empty(t, o.revs, "a revision seen before it was reported")
 
-	require.False(t, o.own(a, "new-name", 6), "judged by name alone: not yet known")
-	o.wrote(a, 6, floor)
+	require.False(t, o.isOwn(a, "new-name", 6), "judged by name alone: not yet known")
+	o.wroteOwn(a, 6, floor)
 	require.Empty(t, o.revs, "a revision judged before it was reported")
-	require.True(t, o.own(b, "new-name", 40), "its writer is learned, as when reported first")
+	require.True(t, o.isOwn(b, "new-name", 40), "its writer is learned, as when reported first")
 
-	o.own(b, "someone", 7)
-	o.wrote(a, 7, floor)
-	require.False(t, o.own(b, "someone", 7), "another backend's event at the revision does not count")
-	require.True(t, o.own(a, "other", 7), "the write is remembered until its own event")
+	o.isOwn(b, "someone", 7)
+	o.wroteOwn(a, 7, floor)
+	require.False(t, o.isOwn(b, "someone", 7), "another backend's event at the revision does not count")
+	require.True(t, o.isOwn(a, "other", 7), "the write is remembered until its own event")
 	require.Empty(t, o.revs)
 
-	o.own(a, "someone-else", 8)
-	o.wrote(nil, 8, floor)
+	o.isOwn(a, "someone-else", 8)
+	o.wroteOwn(nil, 8, floor)
 	require.Empty(t, o.revs, "a revision of no known backend matches an event of any")
-	require.True(t, o.own(b, "someone-else", 41))
+	require.True(t, o.isOwn(b, "someone-else", 41))
 
 	o.seen(a, 9)
 	for rev := range int64(earlyRevs) {
 		o.seen(a, 100+rev)
 	}
-	o.wrote(a, 9, floor)
+	o.wroteOwn(a, 9, floor)
 	require.Len(t, o.revs, 1, "only the last earlyRevs events are looked through")
 }
 
@@ -263,13 +263,13 @@ func TestOwnWritesGiveBackTheirRoomOncePassed(t *testing.T) {
 	base := heap()
 	for range 64 * maxOwnRevs { // the cache lags behind every one
 		rev++
-		o.wrote(nil, rev, floor)
+		o.wroteOwn(nil, rev, floor)
 	}
 	full := heap() - base
 	cacheAt = rev // it relisted past them
 	for len(o.revs) >= 64*maxOwnRevs/4 {
 		rev++
-		o.wrote(nil, rev, floor)
+		o.wroteOwn(nil, rev, floor)
 	}
 	left := heap() - base
 	t.Logf("%d revisions: %d bytes; %d left: %d bytes", 64*maxOwnRevs, full, len(o.revs), left)
@@ -285,22 +285,22 @@ func TestOwnWritesCountTheRevisionsOfNoBackend(t *testing.T) {
 	o.on.Store(true)
 	a, b := new(int), new(int)
 	floor := func(any) int64 { return 8 }
-	o.wrote(nil, 7, floor)
-	o.wrote(nil, 7, floor) // once
-	o.wrote(a, 9, floor)
+	o.wroteOwn(nil, 7, floor)
+	o.wroteOwn(nil, 7, floor) // once
+	o.wroteOwn(a, 9, floor)
 	require.Equal(t, 1, o.anyRevs)
-	require.True(t, o.own(b, "app", 7), "a revision of no known backend matches any")
+	require.True(t, o.isOwn(b, "app", 7), "a revision of no known backend matches any")
 	require.Zero(t, o.anyRevs)
-	require.False(t, o.own(b, "someone", 9), "nor is another backend's")
-	o.wrote(nil, 10, floor)
+	require.False(t, o.isOwn(b, "someone", 9), "nor is another backend's")
+	o.wroteOwn(nil, 10, floor)
 	o.seen(a, 10)
 	require.Zero(t, o.anyRevs, "seen forgets it")
-	require.False(t, o.own(b, "someone", 10))
+	require.False(t, o.isOwn(b, "someone", 10))
 	for rev := range int64(maxOwnRevs + 1) {
-		o.wrote(nil, rev+1, floor) // the last pushes a prune past the floor
+		o.wroteOwn(nil, rev+1, floor) // the last pushes a prune past the floor
 	}
 	require.Equal(t, len(o.revs)-1, o.anyRevs, "the prune forgot those up to the floor; a's 9 stays")
-	require.True(t, o.own(b, "app", maxOwnRevs))
+	require.True(t, o.isOwn(b, "app", maxOwnRevs))
 }
 
 // ownWrites answers as a plain model of its contract does, through many
@@ -346,7 +346,7 @@ func TestOwnWritesFollowTheirModel(t *testing.T) {
 			name := fmt.Sprintf("m%d", r.IntN(3))
 			switch r.IntN(3) {
 			case 0:
-				o.wrote(bk, rev, floor)
+				o.wroteOwn(bk, rev, floor)
 				seen := false
 				for _, s := range early {
 					if s.rev == rev && (bk == nil || s.b == bk) {
@@ -372,7 +372,7 @@ func TestOwnWritesFollowTheirModel(t *testing.T) {
 					missed(bk, rev, name)
 				}
 				want = want || names[name]
-				require.Equal(t, want, o.own(bk, name, rev), "seed %d step %d: own(%v, %s, %d)", seed, step, bk, name, rev)
+				require.Equal(t, want, o.isOwn(bk, name, rev), "seed %d step %d: own(%v, %s, %d)", seed, step, bk, name, rev)
 			}
 			anyRevs := 0
 			for k := range model {
@@ -397,18 +397,30 @@ func TestOwnWritesNumberOnlyTheBackendsOfRememberedRevisions(t *testing.T) {
 	floor := func(any) int64 { return 0 }
 	for i := range 100 {
 		b := new(int)
-		o.wrote(b, int64(i+1), floor)
-		require.True(t, o.own(b, "app", int64(i+1)))
+		o.wroteOwn(b, int64(i+1), floor)
+		require.True(t, o.isOwn(b, "app", int64(i+1)))
 	}
 	require.Empty(t, o.revs)
 	require.Len(t, o.backends, 1, "each backend's number was freed with its last revision, and taken again")
 
 	a, b := new(int), new(int)
-	o.wrote(a, 7, floor)
-	o.wrote(b, 8, floor)
-	require.False(t, o.own(b, "someone", 7), "a's revision is not b's")
-	require.False(t, o.own(a, "someone", 8))
-	require.True(t, o.own(a, "x", 7))
-	require.True(t, o.own(b, "y", 8))
+	o.wroteOwn(a, 7, floor)
+	o.wroteOwn(b, 8, floor)
+	require.False(t, o.isOwn(b, "someone", 7), "a's revision is not b's")
+	require.False(t, o.isOwn(a, "someone", 8))
+	require.True(t, o.isOwn(a, "x", 7))
+	require.True(t, o.isOwn(b, "y", 8))
 	require.Empty(t, o.revs)
+}
+
+// wroteOwn is wrote of a write by the reconcile of the object's own name,
+// the common one.
+func (o *ownWrites) wroteOwn(b any, rev int64, floor func(any) int64) {
+	o.wrote(b, rev, "x", author{kind: authorName}, floor)
+}
+
+// isOwn is own's verdict alone.
+func (o *ownWrites) isOwn(b any, manager string, rev int64) bool {
+	_, _, own := o.own(b, manager, rev)
+	return own
 }

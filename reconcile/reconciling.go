@@ -65,7 +65,7 @@ func (l *Loop[K]) reconcilingUnfinished(t *term[K], key K, m *objectMarks, d *de
 	c := store.Condition{Type: conditions.Reconciling, Status: store.ConditionTrue, Reason: reasonProgressing,
 		Message: conditionMessage(l.name + ": reconciling generation " + strconv.FormatInt(m.gen, 10))}
 	var revs []written
-	ctx := wrote.With(t.work, func(b any, rev int64) { revs = wroteTo(revs, backendID(b), rev) })
+	ctx := wrote.With(t.work, func(b any, _ string, rev int64) { revs = wroteTo(revs, backendID(b), rev) })
 	if l.writeReconciling(ctx, t, key, c) {
 		l.waitSeen(t.work, revs)
 	}

@@ -30,9 +30,13 @@ type recorder struct {
 	revs    []written    // by backend, usually one
 	fresh   bool
 	attempt int // see Attempt
-	// own tells the Loop of every revision written, so that its cache
-	// sources know the write as the Loop's own (ownWrites).
-	own func(b any, rev int64)
+	// own tells the Loop of every revision written, of object name by the
+	// reconcile of key (keyed: the Loop's keys are strings, see stringKey),
+	// so that its cache sources know the write as the Loop's own, and
+	// whose (ownWrites).
+	own   func(b any, name, key string, keyed bool, rev int64)
+	key   string
+	keyed bool
 	// The reconcile's ID and logger (rlog.go): id is 0 until the ID is
 	// first asked for, then the next of ids, the Loop's count of the IDs
 	// it handed out; log is built on demand by logger.
@@ -51,14 +55,23 @@ type recorder struct {
 	_ [64]byte
 }
 
-// reset readies r for the next reconcile. It clears rev, id and log only
-// when the last reconcile set them (used): a load is cheaper than the
-// atomic stores. Small enough to inline.
+// reset readies r for the next reconcile (of the key that setKey set). It
+// clears rev, id and log only when the last reconcile set them (used): a
+// load is cheaper than the atomic stores. Small enough to inline.
 func (r *recorder) reset(fresh bool, attempt int) {
 	if r.used.Load() {
 		r.clear() // out of line: most reconciles have nothing to clear
 	}
 	r.fresh, r.attempt = fresh, attempt
+}
+
+// setKey makes key the key of r's next reconcile: the author of its
+// writes. Only a string key (a Loop[string]'s) is kept: the cache sources,
+// which judge the writes, hint no other.
+func setKey[K comparable](r *recorder, key K) {
+	if s, ok := any(&key).(*string); ok {
+		r.key, r.keyed = *s, true
+	}
 }
 
 // clear forgets the last reconcile's writes, ID and logger.
@@ -89,23 +102,26 @@ func (r *recorder) clear() {
 // such as those of another client whose revisions share the store's: a
 // revision recorded so names no backend, and every cache source waits for
 // it, so with caches over several backends prefer writing through a typed
-// Store.
+// Store. Nor does it name the object written: its event is the Loop's own
+// write for every key, a hint for none (see "Own writes and oscillation"
+// in the package documentation).
 func RecordWrite(ctx context.Context, rev int64) {
 	r, ok := ctx.Value(recorderKey{}).(*recorder)
 	if !ok {
 		return
 	}
-	r.record(nil, rev)
+	r.record(nil, "", rev)
 }
 
-// record keeps the highest revision seen for backend b.
-func (r *recorder) record(b any, rev int64) {
+// record keeps the highest revision seen for backend b, and tells the Loop
+// of the write of object name ("" when unknown).
+func (r *recorder) record(b any, name string, rev int64) {
 	if rev <= 0 {
 		return
 	}
 	b = backendID(b)
 	if r.own != nil {
-		r.own(b, rev)
+		r.own(b, name, r.key, r.keyed, rev)
 	}
 	r.used.Store(true)
 	for {

@@ -120,6 +120,7 @@ type deferredJudge[S, T any] struct {
 	old, new *store.Object[S, T]
 	judgeAs  string
 	at       time.Time
+	others   bool // see observe
 }
 
 // nameSet is the primary source's set of names, kept with a dense list so
@@ -187,7 +188,9 @@ type storeSource[S, T any] struct {
 // Like every cache source (FromOwned, FromCacheMapped), it:
 //   - drops own writes: a modification written by the Loop's field manager
 //     (or by the Loop itself, for Stalled) whose every changed path that
-//     manager owns is not a hint, so a status write cannot defeat backoff;
+//     manager owns is not a hint for the key whose reconcile wrote it, so
+//     a status write cannot defeat backoff; it is a hint for any other key
+//     (see "Own writes and oscillation" in the package documentation);
 //   - is a syncer, so the Loop starts work only once the cache is warm;
 //   - is a revisionWaiter, so Result.RequeueAfterWrite waits for the cache;
 //   - serves one Loop: a second Run returns ErrAlreadyRunning.
@@ -441,7 +444,7 @@ func (s *cacheSource[S, T]) flushLocked() {
 		return
 	}
 	if len(owned)+len(foreign) > 0 {
-		s.observe(d.loop, d.new, d.judgeAs, owned, foreign, d.at)
+		s.observe(d.loop, d.new, d.judgeAs, owned, foreign, d.at, d.others)
 	}
 }
 
@@ -570,15 +573,20 @@ func (s *cacheSource[S, T]) handle(old, new *store.Object[S, T]) {
 		// cache miss per event at 10,000 objects.
 		s.noteName(obj.Meta.Name, typ)
 	}
-	hint := s.passes(ref, old, new)
-	if hint && typ == store.Modified {
-		hint = s.judgeLater(ref.loop, old, new)
+	j := judgement{hint: s.passes(ref, old, new)}
+	if j.hint && typ == store.Modified {
+		j = s.judgeLater(ref.loop, old, new)
 	}
 	if primary && ref.loop != nil {
 		s.reportState(ref.loop, obj, typ)
 	}
-	if hint && !(primary && typ != store.Deleted && ref.loop != nil && !ref.loop.inTerm()) {
-		s.hint(ref, old, new, obj)
+	if j.early {
+		// Judged the Loop's own by its writer's name alone: the keys wait
+		// for the write's report, which names its author.
+		ref.loop.missedHints(s.backend, new.Meta.Revision, s.keys(ref, old, new, obj, "", false))
+	}
+	if j.hint && !(primary && typ != store.Deleted && ref.loop != nil && !ref.loop.inTerm()) {
+		s.hint(ref, old, new, obj, j.except, j.excepting)
 	}
 }
 
@@ -605,12 +613,29 @@ func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T],
 	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
 }
 
-// hint adds the keys of a change to obj: its name for the primary source;
-// else what it maps to, before and after a modification, each once.
-func (s *cacheSource[S, T]) hint(ref *sinkRef, old, new, obj *store.Object[S, T]) {
+// hint adds the keys of a change to obj (see keys), but except when
+// excepting.
+func (s *cacheSource[S, T]) hint(ref *sinkRef, old, new, obj *store.Object[S, T], except string, excepting bool) {
 	if s.names != nil {
-		ref.sink.Add(obj.Meta.Name)
+		if !excepting || obj.Meta.Name != except {
+			ref.sink.Add(obj.Meta.Name)
+		}
 		return
+	}
+	for _, k := range s.keys(ref, old, new, obj, except, excepting) {
+		ref.sink.Add(k)
+	}
+}
+
+// keys returns the keys a change to obj hints: its name for the primary
+// source; else what it maps to, before and after a modification, each
+// once; but except when excepting.
+func (s *cacheSource[S, T]) keys(ref *sinkRef, old, new, obj *store.Object[S, T], except string, excepting bool) []string {
+	if s.names != nil {
+		if excepting && obj.Meta.Name == except {
+			return nil
+		}
+		return []string{obj.Meta.Name}
 	}
 	keys := s.mapped(ref, nil, obj)
 	if old != nil && new != nil {
@@ -618,9 +643,10 @@ func (s *cacheSource[S, T]) hint(ref *sinkRef, old, new, obj *store.Object[S, T]
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
 	}
-	for _, k := range keys {
-		ref.sink.Add(k)
+	if excepting {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == except })
 	}
+	return keys
 }
 
 // mapped appends the keys mapKeys maps obj to. A mapper that panics is
@@ -647,7 +673,7 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 
 // judge feeds the oscillation detector and decides whether a modification
 // is a hint for loop (nil when the sink is not a Loop: then every change
-// is).
+// is): an own write that hints every key but its author's counts as none.
 //
 // The ChangeFunc (field-level by default, tens of µs) runs at most once per
 // event, and only when its answer matters: a cheap section diff first settles
@@ -655,34 +681,68 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 // source (FromOwned, FromCacheMapped) hints another writer's change without
 // judging it.
 func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
-	hint := s.judgeLater(loop, old, new)
+	j := s.judgeLater(loop, old, new)
 	s.flushLocked()
-	return hint
+	return j.hint && !j.excepting
+}
+
+// judgement is what judgeLater decides of a modification: whether it is a
+// hint; when excepting, for every key but except (the Loop's own write,
+// made by the reconcile of except); early, when it was judged the Loop's
+// own by its writer's name alone, before the write's report (see
+// missedHints).
+type judgement struct {
+	hint, excepting, early bool
+	except                 string
 }
 
 // judgeLater is judge, except that the field-level judgement of another
 // writer's change whose hint is certain without it waits in s.deferred:
 // it feeds the detector alone, and the caller hints first. The caller
 // holds s.mu.
-func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S, T]) bool {
+//
+// The Loop's own write is judged per key: it is no hint for its author,
+// the key whose reconcile wrote it, and a hint, as another writer's change
+// is, for any other key it maps to. So a primary source judges an own
+// write of another key's object as another writer's change, for the hint
+// and the oscillation detector alike; a secondary one hints the keys but
+// its author's. A write whose author is unknown (RecordWrite's, or one by
+// the Loop's manager name that no reconcile reported) is its own for
+// every key.
+func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S, T]) judgement {
 	if loop == nil {
-		return true
+		return judgement{hint: true}
 	}
 	writer := new.Meta.LastWrite.Manager
-	judgeAs, loopSelf := judgedAs(loop, s.backend, writer, new.Meta.Revision)
+	judgeAs, loopSelf, by, reported := judgedAs(loop, s.backend, writer, new.Meta.Revision)
+	primary := s.names != nil
+	// mine: judged as the Loop's own write; own: not a hint for the
+	// event's keys but others when excepting.
+	mine, others := writer == judgeAs, false
+	own := judgement{early: mine && !reported}
+	if mine && by.kind != authorUnknown {
+		if !primary {
+			key, _ := by.keyOf(new.Meta.Name)
+			own = judgement{hint: true, excepting: true, except: key}
+		} else if by.kind == authorKey && by.key != new.Meta.Name {
+			mine, others = false, true // authorName: the name is the key
+		}
+	}
 	var buf [8]diff.Path
 	sections := sectionDiff(buf[:0], old, new, s.statusEqual)
 	if len(sections) == 0 {
 		// Bookkeeping only: an own write (not a hint) when ours.
-		return writer != judgeAs
+		if mine {
+			return own
+		}
+		return judgement{hint: true}
 	}
 	if onlyStalled(sections, nil) {
 		// Stalled is the Loops' report, never an input: a change to it
 		// alone (by any Loop) is not a hint, nor a write that counts.
-		return false
+		return judgement{}
 	}
-	primary := s.names != nil
-	if writer != judgeAs && (!primary || !slices.ContainsFunc(sections, stalledPath.Equal)) {
+	if !mine && (!primary || !slices.ContainsFunc(sections, stalledPath.Equal)) {
 		// Another actor's change is a hint, whatever its paths, unless
 		// every path it changed is under Stalled. A secondary source
 		// never asks. A primary one need not either when Stalled did
@@ -693,9 +753,9 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 		// changes to keys the Loop keeps no state for (see
 		// observeWrite); for the others it is made after the hint.
 		if primary && loop.keepsState(new.Meta.Name) {
-			s.deferred = deferredJudge[S, T]{loop: loop, old: old, new: new, judgeAs: judgeAs, at: loop.now()}
+			s.deferred = deferredJudge[S, T]{loop: loop, old: old, new: new, judgeAs: judgeAs, at: loop.now(), others: others}
 		}
-		return true
+		return judgement{hint: true}
 	}
 	owned, foreign, p := s.changed(old, new, judgeAs)
 	if p != nil {
@@ -703,41 +763,50 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 		// the Loop's writes wake it, a spin), another writer's change is
 		// one.
 		loop.userPanic("ChangeFunc", p, slog.String("key", new.Meta.Name))
-		return writer != judgeAs
+		if mine {
+			return own
+		}
+		return judgement{hint: true}
 	}
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.
-		s.observe(loop, new, judgeAs, owned, foreign, time.Time{})
+		s.observe(loop, new, judgeAs, owned, foreign, time.Time{}, others)
 	}
 	if onlyStalled(owned, foreign) {
-		return false
+		return judgement{}
 	}
 	// An own write is not a hint: a modification by judgeAs whose every
 	// changed path judgeAs owns (reacting to it would let a status write
 	// defeat backoff, crossplane#3455). Changes by other actors merged into
 	// the same event (a relist can merge writes) are paths judgeAs does not
 	// own, so they still make it a hint.
-	return writer != judgeAs || len(foreign) > 0
+	if mine && len(foreign) == 0 {
+		return own
+	}
+	return judgement{hint: true}
 }
 
 // judgedAs names the manager a modification by writer at revision rev of
-// backend b is
-// judged as: the Loop's own manager for its own (Stalled) write, writer
-// when a reconcile of the Loop wrote rev under that name (a name the Loop
-// then knows as its own), else the reconciler's manager.
-func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSelf string) {
+// backend b is judged as: the Loop's own manager for its own (Stalled)
+// write, writer when a reconcile of the Loop wrote rev under that name (a
+// name the Loop then knows as its own), else the reconciler's manager. It
+// says who wrote rev (by) when a reconcile of the Loop reported it
+// (reported).
+func judgedAs(loop loopHooks, b any, writer string, rev int64) (judgeAs, loopSelf string, by author, reported bool) {
 	self, loopSelf := loop.managers()
 	switch {
 	case writer == loopSelf:
-		loop.sawWrite(b, rev)
-		return loopSelf, loopSelf
+		by, reported = loop.sawWrite(b, rev)
+		return loopSelf, loopSelf, by, reported
 	case writer == self:
-		loop.sawWrite(b, rev)
-	case loop.ownWrite(b, writer, rev):
-		return writer, loopSelf
+		by, reported = loop.sawWrite(b, rev)
+		return self, loopSelf, by, reported
 	}
-	return self, loopSelf
+	if by, reported, own := loop.ownWrite(b, writer, rev); own {
+		return writer, loopSelf, by, reported
+	}
+	return self, loopSelf, author{}, false
 }
 
 // changedBy is the Store's ChangedBy, which it offers the project's
@@ -763,9 +832,20 @@ type changedBy[S, T any] interface {
 // ChangedBy reads (ownership.Attribute and ownership.ChangedBy), and
 // ChangedBy gives the last writer every such path. That is the Loop's own
 // status write, every one.
-func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path, at time.Time) {
+//
+// others: the change is the Loop's own write of another key's object (see
+// judgeLater), one write by another writer as far as the object's
+// detector is concerned, whatever the field ownership says (which names
+// the Loop's manager): every path changed is foreign, as another writer's
+// change to the object is progress, not a re-set by itself.
+func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path, at time.Time, others bool) {
 	by := s.by
 	if by == nil {
+		return
+	}
+	if others {
+		paths := append(slices.Clip(foreign), owned...)
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Foreign: paths})
 		return
 	}
 	selfOwned, otherOwned := owned, []diff.Path(nil)

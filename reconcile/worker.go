@@ -55,7 +55,11 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// Every typed-store write made with the reconcile's ctx is recorded for
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = wrote.With(ctx, rec.record)
-	rec.own = func(b any, rev int64) { l.own.wrote(b, rev, l.cacheFloor) }
+	rec.own = func(b any, name, key string, keyed bool, rev int64) {
+		if late := l.own.wrote(b, rev, name, authorOf(name, key, keyed), l.cacheFloor); late != nil {
+			l.addKeys(late)
+		}
+	}
 	l.setLogger(rec, slot)
 	ctx = l.withEvents(ctx, rec, slot)
 	if l.metricsOn {
@@ -221,6 +225,7 @@ func (l *Loop[K]) run(t *term[K], ctx context.Context, rec *recorder, key K, p *
 	if p.timed && !l.metricsOn {
 		p.start = t.q.Stamp()
 	}
+	setKey(rec, key)
 	if l.nkeys.Load() > 0 {
 		p.failures, p.requeues = l.begin(key, rec)
 	} else {

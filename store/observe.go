@@ -13,10 +13,10 @@ type writeObserverKey struct{}
 // Store call f with the revision written, before the write returns. The
 // reconcile Loop learns of every reconcile's writes the same way, through
 // a channel of its own that also names the backend written (so that it
-// compares a revision only with caches of that backend): read-your-writes
-// after Result{RequeueAfterWrite: true}, and its own writes told apart
-// from other actors' whatever manager name they use, without the
-// reconciler reporting them. f must be quick and safe for concurrent use.
+// compares a revision only with caches of that backend) and the object:
+// read-your-writes after Result{RequeueAfterWrite: true}, and its own
+// writes told apart from other actors' whatever manager name they use,
+// and judged per key, without the reconciler reporting them. f must be quick and safe for concurrent use.
 // A write that fails, or that changes nothing and so writes nothing, is
 // not reported.
 //
@@ -51,12 +51,13 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	return context.WithValue(ctx, writeObserverKey{}, f)
 }
 
-// observeWrite reports a write of rev to b: first to the reconcile Loop
-// (package wrote, which needs the backend: revisions of two backends are
-// unrelated), then to the observers of WithWriteObserver, so that a panic
-// of a user's observer never hides a write from the Loop.
-func observeWrite(ctx context.Context, b any, rev int64) {
-	wrote.Observe(ctx, b, rev)
+// observeWrite reports a write of object name at rev to b: first to the
+// reconcile Loop (package wrote, which needs the backend: revisions of two
+// backends are unrelated; and the name, to judge the write per key), then
+// to the observers of WithWriteObserver, so that a panic of a user's
+// observer never hides a write from the Loop.
+func observeWrite(ctx context.Context, b any, name string, rev int64) {
+	wrote.Observe(ctx, b, name, rev)
 	if f, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && f != nil {
 		f(rev)
 	}

@@ -306,7 +306,7 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	if d != nil {
 		return rev, nil
 	}
-	observeWrite(ctx, w.s.b, rev)
+	observeWrite(ctx, w.s.b, name, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
 }

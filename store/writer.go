@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/wrote"
@@ -382,7 +383,7 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 		}
 	}
 	if err == nil && d == nil {
-		observeWrite(ctx, w.s.b, rev)
+		observeWrite(ctx, w.s.b, strings.TrimPrefix(wr.Key, w.s.prefix), rev)
 		if wr.Kind == kv.WriteDelete {
 			w.s.last.forget(wr.Key, rev)
 		}

@@ -1,6 +1,7 @@
 // Package wrote carries in a ctx the observer a reconcile Loop gives its
 // reconciles: a typed store reports each write made with that ctx, with the
-// revision written and the backend it was written to. Revisions of two
+// revision written, the name of the object written and the backend it was
+// written to. Revisions of two
 // backends are unrelated counters, so the Loop compares a revision only with
 // the revisions of caches over the same backend (read-your-writes, and the
 // judging of its own writes). store.WithWriteObserver, for users, reports
@@ -14,8 +15,11 @@ import "context"
 type key struct{}
 
 // Func is told of one write: the backend it went to (the store's Backend, an
-// opaque identity; nil when unknown) and the revision it wrote.
-type Func func(backend any, rev int64)
+// opaque identity; nil when unknown), the name of the object written (its
+// Meta.Name, without the store's key prefix) and the revision it wrote.
+// The Loop judges an own write per key by the name: a reconcile's write of
+// another key's object is a hint for that key.
+type Func func(backend any, name string, rev int64)
 
 // With returns a ctx whose writes through a typed store call f. It replaces
 // any f ctx carried before; a nil f returns ctx unchanged.
@@ -26,10 +30,11 @@ func With(ctx context.Context, f Func) context.Context {
 	return context.WithValue(ctx, key{}, f)
 }
 
-// Observe tells ctx's Func, if any, of a write of rev to backend.
-func Observe(ctx context.Context, backend any, rev int64) {
+// Observe tells ctx's Func, if any, of a write of object name at rev to
+// backend.
+func Observe(ctx context.Context, backend any, name string, rev int64) {
 	if f, ok := ctx.Value(key{}).(Func); ok {
-		f(backend, rev)
+		f(backend, name, rev)
 	}
 }
 

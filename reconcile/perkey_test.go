@@ -1,0 +1,350 @@
+package reconcile
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/wrote"
+	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
+)
+
+// counts is a reconciler's count of passes per key, safe for concurrent
+// use.
+type counts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counts) add(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[key]++
+	return c.n[key]
+}
+
+func (c *counts) of(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+// An own write is judged per key: the reconcile of a that updates b's spec
+// (a parent rolling an image out to objects of its own kind) makes a hint
+// for b, which runs for it at once, not at the resync an hour later; while
+// each key's own status write wakes nobody (no spin).
+func TestOwnWriteOfAnotherKeysObjectIsAHintForIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		var calls counts
+		var seen sync.Map // key: the image its last pass saw
+		var roll atomic.Bool
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			if calls.add(key) >= spinGuard {
+				return Result{}, nil
+			}
+			obj, ok := e.cache.Get(key)
+			if !ok {
+				return Result{}, nil
+			}
+			seen.Store(key, obj.Spec.Image)
+			if key == "a" && roll.CompareAndSwap(true, false) {
+				b, err := e.st.Get(ctx, "b")
+				if err != nil {
+					return Result{}, err
+				}
+				b.Spec.Image = "v2"
+				if _, err := e.st.As("app").Update(ctx, b); err != nil {
+					return Result{}, err
+				}
+			}
+			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Phase: "at " + obj.Spec.Image}, nil)
+			return Result{}, err
+		})
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		a0, b0 := calls.of("a"), calls.of("b")
+		roll.Store(true)
+		l.Add("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, b0+1, calls.of("b"), "b runs for a's write of its spec, and once only")
+		img, _ := seen.Load("b")
+		require.Equal(t, "v2", img, "b's second pass read a's write")
+		require.Equal(t, a0+1, calls.of("a"), "a's own writes do not wake it")
+		require.Equal(t, "at v2", e.get(t, "b").Status.Phase)
+		require.NoError(t, stop())
+	})
+}
+
+// Through FromOwned, an own write of a child is a hint for its owner
+// unless the owner's reconcile wrote it: the reconcile of p1 that writes
+// p2's child runs p2, and its write of its own child does not wake p1.
+func TestOwnWriteOfAnotherOwnersChildIsAHintForTheOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		parents := newEnv(t, "App", nil)
+		defer parents.stop()
+		children := newEnv(t, "Pod", parents.b)
+		defer children.stop()
+		for _, name := range []string{"p1", "p2"} {
+			p := &app{Meta: store.Meta{Name: name}}
+			parents.create(t, "user", p)
+			p = parents.get(t, name)
+			children.create(t, "user", &app{Meta: store.Meta{Name: name + "-0",
+				Owners: []store.OwnerRef{{Kind: "App", Name: name, UID: p.Meta.UID, Controller: true}}}})
+		}
+		var calls counts
+		var roll atomic.Bool
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			calls.add(key)
+			if key != "p1" || !roll.CompareAndSwap(true, false) {
+				return Result{}, nil
+			}
+			for _, child := range []string{"p1-0", "p2-0"} {
+				if _, err := children.st.As("app").ApplyStatus(ctx, child, appStatus{Phase: "set by p1"}, nil); err != nil {
+					return Result{}, err
+				}
+			}
+			return Result{}, nil
+		})
+		l := mustNew(t, r, Sources(FromStore(parents.cache, parents.st), FromOwned(children.cache, "App")),
+			WithFieldManager("app"), WithResync(time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(time.Second) // the start's hints (the children's additions among them) are done
+		synctest.Wait()
+		p1, p2 := calls.of("p1"), calls.of("p2")
+		roll.Store(true)
+		l.Add("p1")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, "set by p1", children.get(t, "p2-0").Status.Phase)
+		require.Equal(t, p2+1, calls.of("p2"), "p1's write of p2's child runs p2")
+		require.Equal(t, p1+1, calls.of("p1"), "p1's write of its own child does not wake it")
+		require.NoError(t, stop())
+	})
+}
+
+// A write's event can reach the cache before the store reports the write
+// to the reconcile (the report follows the commit). The event is then
+// judged the Loop's own by its writer's name alone, and hints nobody; the
+// report, when it names another key's reconcile as the author, adds the
+// keys the event would have hinted. Here the event comes first for sure:
+// the write is made with a ctx that reports nothing, and a's reconcile
+// reports it afterwards, through the store's channel.
+func TestOwnWriteReportedAfterItsEventHintsTheKeysItMissed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		var calls counts
+		var late struct {
+			sync.Mutex
+			name string
+			rev  int64
+		}
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			calls.add(key)
+			late.Lock()
+			defer late.Unlock()
+			if key == "a" && late.rev > 0 {
+				wrote.Observe(ctx, e.st.Backend(), late.name, late.rev)
+			}
+			return Result{}, nil
+		})
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0))
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 1, calls.of("b"))
+
+		report := func(name string, rev int64) {
+			late.Lock()
+			late.name, late.rev = name, rev
+			late.Unlock()
+			l.Add("a")
+			synctest.Wait()
+		}
+		update := func(name string) int64 {
+			obj := copyOf(e.get(t, name))
+			obj.Spec.Replicas++
+			rev, err := e.st.As("app").Update(context.Background(), obj)
+			require.NoError(t, err)
+			synctest.Wait()
+			return rev
+		}
+
+		rev := update("b")
+		require.Equal(t, 1, calls.of("b"), "judged by its writer's name alone, the event hints nobody")
+		report("b", rev)
+		require.Equal(t, 2, calls.of("b"), "the late report names a's reconcile: b runs")
+		require.Equal(t, 2, calls.of("a"))
+
+		rev = update("a")
+		require.Equal(t, 2, calls.of("a"))
+		report("a", rev)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 3, calls.of("a"), "a's own write, reported late, does not wake it (only the Add that reported it ran)")
+		require.NoError(t, stop())
+	})
+}
+
+// The report can also come between the event's judging and its source's
+// telling of the keys it missed: whichever comes second adds them. An
+// author that wrote its own object, or an unknown one (RecordWrite's),
+// adds none; an event that fell out of the last earlyRevs is forgotten.
+func TestOwnWritesEarlyEventsKeepTheKeysTheyMissed(t *testing.T) {
+	a := new(int)
+	floor := func(any) int64 { return 0 }
+	byA := authorOf("b", "a", true)
+	for _, tt := range []struct {
+		name        string
+		reportFirst bool
+		by          author
+		missed      []string // the keys the event did not hint
+		fallOut     bool
+		// wantAtReport and wantAtMissed: the keys wrote and missed
+		// return, to add.
+		wantAtReport, wantAtMissed []string
+	}{
+		{name: "missed, then reported", by: byA, missed: []string{"b"}, wantAtReport: []string{"b"}},
+		{name: "reported, then missed", reportFirst: true, by: byA, missed: []string{"b"}, wantAtMissed: []string{"b"}},
+		{name: "its author's key", by: authorOf("b", "b", true), missed: []string{"b"}},
+		{name: "its author's key, reported first", reportFirst: true, by: authorOf("b", "b", true), missed: []string{"b"}},
+		{name: "mapped keys", by: authorOf("b-0", "c", true), missed: []string{"b", "c"}, wantAtReport: []string{"b"}},
+		{name: "unknown author", by: author{}, missed: []string{"b"}},
+		{name: "fell out", by: byA, missed: []string{"b"}, fallOut: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var o ownWrites
+			o.on.Store(true)
+			_, reported := o.seen(a, 5)
+			require.False(t, reported)
+			var atReport, atMissed []string
+			if tt.reportFirst {
+				atReport = o.wrote(a, 5, "b", tt.by, floor)
+			}
+			if tt.fallOut {
+				for rev := range int64(earlyRevs) {
+					o.seen(a, 100+rev)
+				}
+			}
+			atMissed = o.missed(a, 5, tt.missed)
+			if !tt.reportFirst {
+				atReport = o.wrote(a, 5, "b", tt.by, floor)
+			}
+			require.Equal(t, tt.wantAtReport, atReport)
+			require.Equal(t, tt.wantAtMissed, atMissed)
+			if !tt.fallOut {
+				require.Zero(t, o.held(), "a revision seen before it was reported is not kept")
+			}
+		})
+	}
+}
+
+// A reconcile that writes another key's spec again and again (a parent
+// rolling changes out) is another writer to that key's detector: its
+// writes are not re-sets by the key's own manager, so the key is not
+// reported as oscillating (NoProgress: 10 of the manager's writes in a
+// minute with nothing foreign changing), nor held.
+func TestOwnWritesOfAnotherKeysSpecAreNotItsOscillation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		var calls counts
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			n := calls.add(key)
+			if key == "a" {
+				b, err := e.st.Get(ctx, "b")
+				if err != nil {
+					return Result{}, err
+				}
+				b.Spec.Replicas = n
+				if _, err := e.st.As("app").Update(ctx, b); err != nil {
+					return Result{}, err
+				}
+				return Result{RequeueAfter: 2 * time.Second}, nil
+			}
+			obj, ok := e.cache.Get(key)
+			if !ok {
+				return Result{}, nil
+			}
+			_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Replicas: obj.Spec.Replicas}, nil)
+			return Result{}, err
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0), WithMetrics(m))
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.GreaterOrEqual(t, calls.of("a"), 25, "a wrote b's spec every 2s")
+		require.GreaterOrEqual(t, calls.of("b"), 25, "b ran for each")
+		for _, k := range []oscillation.Kind{oscillation.Fight, oscillation.NoProgress, oscillation.TooManyWrites} {
+			require.Zero(t, m.Oscillations("test", k), "%v", k)
+		}
+		require.Nil(t, l.Inspect("b").Oscillation)
+		require.Equal(t, calls.of("a"), e.get(t, "b").Status.Replicas, "b follows a's last write")
+		require.NoError(t, stop())
+	})
+}
+
+// RecordWrite names no object: the write it reports is the Loop's own for
+// every key, as before writes were judged per key. The reconcile of a
+// that writes b with a ctx of its own and records the revision makes no
+// hint for b.
+func TestRecordWriteIsTheLoopsOwnWriteForEveryKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		var calls counts
+		var roll atomic.Bool
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			calls.add(key)
+			if key != "a" || !roll.CompareAndSwap(true, false) {
+				return Result{}, nil
+			}
+			b, err := e.st.Get(ctx, "b")
+			if err != nil {
+				return Result{}, err
+			}
+			b.Spec.Replicas++
+			rev, err := e.st.As("app").Update(context.Background(), b) // a write the Loop is not told of
+			if err != nil {
+				return Result{}, err
+			}
+			RecordWrite(ctx, rev)
+			return Result{}, nil
+		})
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0))
+		stop := start(t, l)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		a0, b0 := calls.of("a"), calls.of("b")
+		roll.Store(true)
+		l.Add("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 1, e.get(t, "b").Spec.Replicas)
+		require.Equal(t, a0+1, calls.of("a"))
+		require.Equal(t, b0, calls.of("b"), "a write RecordWrite reports is no hint for any key")
+		require.NoError(t, stop())
+	})
+}

@@ -35,6 +35,21 @@ func serve(s *shard.Sharder, term context.Context) <-chan struct{} {
 	return done
 }
 
+// serveAlone starts the only replica, "a", of S shards on mem, and returns
+// it once it owns them all, with the cancel of its term's ctx and serve's
+// channel.
+func serveAlone(t *testing.T, mem kv.Backend, S int) (*shard.Sharder, context.CancelFunc, <-chan struct{}) {
+	t.Helper()
+	s := newSharder(t, mem, "a", S)
+	ctx, cancel := context.WithCancel(context.Background())
+	term, err := s.Join(ctx)
+	require.NoError(t, err)
+	done := serve(s, term)
+	settle(2 * retry)
+	require.Len(t, s.Status().Owned, S)
+	return s, cancel, done
+}
+
 func returned(done <-chan struct{}) bool {
 	select {
 	case <-done:
@@ -121,13 +136,7 @@ func TestBlackbox49ShardIndexesOutOfRange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const S = 4
 		mem := memstore.New()
-		s := newSharder(t, mem, "a", S)
-		ctx, cancel := context.WithCancel(context.Background())
-		term, err := s.Join(ctx)
-		require.NoError(t, err)
-		done := serve(s, term)
-		settle(2 * retry)
-		require.Len(t, s.Status().Owned, S)
+		s, cancel, done := serveAlone(t, mem, S)
 
 		for _, i := range []int{-1, S, S + 1, 1 << 40, -1 << 40} {
 			require.False(t, s.Owns(i), "Owns(%d)", i)
@@ -255,13 +264,7 @@ func TestBlackbox49NothingIsHeldAfterServeReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const S = 8
 		mem := memstore.New()
-		s := newSharder(t, mem, "a", S)
-		ctx, cancel := context.WithCancel(context.Background())
-		term, err := s.Join(ctx)
-		require.NoError(t, err)
-		done := serve(s, term)
-		settle(2 * retry)
-		require.Len(t, s.Status().Owned, S)
+		s, cancel, done := serveAlone(t, mem, S)
 		held := s.Fence(0)
 		cancel()
 		<-done
@@ -273,7 +276,7 @@ func TestBlackbox49NothingIsHeldAfterServeReturns(t *testing.T) {
 			require.False(t, ok)
 			require.NotEqual(t, held, s.Fence(i))
 		}
-		_, err = mem.Txn(context.Background(), []kv.Cond{{Key: held.Key, Target: kv.CreateRevision, Revision: held.Revision}},
+		_, err := mem.Txn(context.Background(), []kv.Cond{{Key: held.Key, Target: kv.CreateRevision, Revision: held.Revision}},
 			kv.Write{Kind: kv.WritePut, Key: "kind/late", Value: []byte("{}")})
 		require.ErrorIs(t, err, kv.ErrCondFailed, "a write with the fence the replica held is refused")
 		st := s.Status()

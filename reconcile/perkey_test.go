@@ -304,6 +304,43 @@ func TestOwnWritesOfAnotherKeysSpecAreNotItsOscillation(t *testing.T) {
 	})
 }
 
+// The other side of the same judging: a cross-key write is another
+// writer's change to b, so b's reconcile undoing it, again and again, is
+// a Fight of b, reported as one with any other writer.
+func TestOwnWritesOfAnotherKeysSpecUndoneByItsReconcileAreAFight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "App", nil)
+		defer e.stop()
+		e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+		e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+		set := func(ctx context.Context, name string, replicas int) error {
+			obj, err := e.st.Get(ctx, name)
+			if err != nil || obj.Spec.Replicas == replicas {
+				return err
+			}
+			obj.Spec.Replicas = replicas
+			_, err = e.st.As("app").Update(ctx, obj)
+			return err
+		}
+		r := Func[string](func(ctx context.Context, key string) (Result, error) {
+			if key == "a" {
+				return Result{RequeueAfter: 2 * time.Second}, set(ctx, "b", 1) // a wants b at 1
+			}
+			return Result{}, set(ctx, "b", 0) // b's reconcile wants itself at 0
+		})
+		m := NewMemMetrics()
+		l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0), WithMetrics(m))
+		stop := start(t, l)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Positive(t, m.Oscillations("test", oscillation.Fight), "b undoing a's writes is a fight")
+		osc := l.Inspect("b").Oscillation
+		require.NotNil(t, osc)
+		require.Equal(t, oscillation.Fight, osc.Kind)
+		require.NoError(t, stop())
+	})
+}
+
 // RecordWrite names no object: the write it reports is the Loop's own for
 // every key, as before writes were judged per key. The reconcile of a
 // that writes b with a ctx of its own and records the revision makes no

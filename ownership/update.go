@@ -66,6 +66,7 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 func (u *updateWalk) sets(oldTree, newTree map[string]any, sch *snode) (changed, removed *Set, err error) {
 	u.chg.reset()
 	u.rem.reset()
+	u.depth = 0
 	var o any
 	if oldTree != nil {
 		o = oldTree
@@ -115,6 +116,7 @@ func updatedEntries(managed Managed, manager string, changed, removed *Set, newT
 type updateWalk struct {
 	chg, rem builder
 	events   int
+	depth    int // the maps and lists of new the walk is in (see MaxDepth)
 	keybuf   []byte
 }
 
@@ -169,16 +171,41 @@ func (u *updateWalk) compare(o any, ook bool, n any, nok bool, sch *snode, cn, r
 	case nk == kindList && (st == stratSet || st == stratKeyed):
 		return u.compareItems(o.([]any), n.([]any), sch, cn, rn)
 	}
-	if !deepEqual(o, n) {
+	if budget := MaxDepth - u.depth; !deepEqual(o, n, budget) {
 		u.events++
 		u.chg.nodes[cn].member = true
-		return validTree(n)
+		return u.valid(n, budget, cn)
 	}
 	return nil
 }
 
+// valid is validTree of new's value n at node cn, with its error's path.
+func (u *updateWalk) valid(n any, budget int, cn int32) error {
+	if err := validTree(n, budget); err != nil {
+		return treeError(u.chg.pathOf(cn), err)
+	}
+	return nil
+}
+
+// enter counts a map or list of new at node cn, or returns the error for
+// one past MaxDepth; leave ends it. (An error ends the walk: sets starts
+// the next one at depth 0.)
+func (u *updateWalk) enter(cn int32) error {
+	if u.depth >= MaxDepth {
+		return tooDeep(u.chg.pathOf(cn))
+	}
+	u.depth++
+	return nil
+}
+
+func (u *updateWalk) leave() { u.depth-- }
+
 // compareMaps compares granular maps field by field.
 func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
+	defer u.leave()
 	for k, nv := range nm {
 		ov, ook := om[k]
 		c, r := u.child(cn, rn, elemField, k)
@@ -199,6 +226,10 @@ func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32
 
 // compareItems compares keyed lists or sets item by item.
 func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
+	defer u.leave()
 	kind := sch.itemKind()
 	ot, err := u.texts(ol, sch, cn, false)
 	if err != nil {
@@ -264,8 +295,12 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 	switch v := n.(type) {
 	case map[string]any:
 		if sch.strategy() == stratAtomic {
-			return validTree(n)
+			return u.valid(n, MaxDepth-u.depth, cn)
 		}
+		if err := u.enter(cn); err != nil {
+			return err
+		}
+		defer u.leave()
 		for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
 			if err := u.addAll(e, sch.field(k), c); err != nil {
@@ -275,7 +310,7 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		return nil
 	case []any:
 		if st := sch.strategy(); st != stratSet && st != stratKeyed {
-			return validTree(n)
+			return u.valid(n, MaxDepth-u.depth, cn)
 		}
 		return u.addItems(v, sch, cn)
 	}
@@ -287,6 +322,10 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 
 // addItems claims every item of new set or keyed list l at node cn.
 func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
+	defer u.leave()
 	texts, err := u.texts(l, sch, cn, true)
 	if err != nil {
 		return err

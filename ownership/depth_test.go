@@ -115,6 +115,8 @@ func TestMaxDepthIsWhatJSONCarries(t *testing.T) {
 func TestApplyRefusesATreeThatHoldsItself(t *testing.T) {
 	keyed, err := ownership.NewSchema(map[string]ownership.Strategy{".items": ownership.Keyed("name")})
 	require.NoError(t, err)
+	atomic, err := ownership.NewSchema(map[string]ownership.Strategy{".m": ownership.Atomic()})
+	require.NoError(t, err)
 	item := map[string]any{"name": "x"}
 	item["self"] = item
 	before := ownership.Managed{{Manager: "other", Operation: ownership.OpApply, Set: ownership.MustNewSet(diff.MustParsePath(".k"))}}
@@ -129,6 +131,7 @@ func TestApplyRefusesATreeThatHoldsItself(t *testing.T) {
 		{"a list holding itself", map[string]any{"l": selfList()}, nil, ".l[0][0][0]"},
 		{"a map holding a list holding it", mapListCycle(), nil, ".l[0].l[0]"},
 		{"a keyed item holding itself", map[string]any{"items": []any{item}}, []ownership.Option{ownership.WithSchema(keyed)}, `.items[name="x"].self.self`},
+		{"an atomic map holding itself", map[string]any{"m": selfMap()}, []ownership.Option{ownership.WithSchema(atomic)}, ".m.self.self.self"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			live := map[string]any{"k": "v"}
@@ -251,6 +254,8 @@ func TestApplyPrunesBesideALiveMapThatHoldsItself(t *testing.T) {
 func TestUpdateRefusesATreeThatHoldsItself(t *testing.T) {
 	keyed, err := ownership.NewSchema(map[string]ownership.Strategy{".items": ownership.Keyed("name")})
 	require.NoError(t, err)
+	atomic, err := ownership.NewSchema(map[string]ownership.Strategy{".m": ownership.Atomic()})
+	require.NoError(t, err)
 	item := map[string]any{"name": "x"}
 	item["self"] = item
 	before := ownership.Managed{{Manager: "other", Operation: ownership.OpUpdate, Set: ownership.MustNewSet(diff.MustParsePath(".k"))}}
@@ -265,11 +270,12 @@ func TestUpdateRefusesATreeThatHoldsItself(t *testing.T) {
 		{"a list holding itself", map[string]any{"l": selfList()}, nil, ".l[0][0][0]"},
 		{"a map holding a list holding it", mapListCycle(), nil, ".l[0].l[0]"},
 		{"a keyed item holding itself", map[string]any{"items": []any{item}}, []ownership.Option{ownership.WithSchema(keyed)}, `.items[name="x"].self.self`},
+		{"an atomic map holding itself", map[string]any{"m": selfMap()}, []ownership.Option{ownership.WithSchema(atomic)}, ".m.self.self.self"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A create, a change from a tree without it, and the same tree
 			// as old and new.
-			for _, old := range []map[string]any{nil, {"k": "v", "l": []any{"y"}, "self": "y", "items": []any{}}, c.new} {
+			for _, old := range []map[string]any{nil, {"k": "v", "l": []any{"y"}, "self": "y", "items": []any{}, "m": map[string]any{}}, c.new} {
 				r, err := ownership.Update(old, c.new, "m", before, c.opts...)
 				requireTooDeep(t, err, c.want)
 				require.Zero(t, r, "nothing is recorded")

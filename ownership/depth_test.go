@@ -62,6 +62,21 @@ func mapsWithSet(t *testing.T, n int) (map[string]any, ownership.Option) {
 	return m, ownership.WithSchema(sch)
 }
 
+// mapsWithKeyed returns n-2 nested maps as nestedMaps does, the
+// innermost also holding the keyed list "items" with one item (n maps and
+// lists in all), and their schema.
+func mapsWithKeyed(t *testing.T, n int) (map[string]any, ownership.Option) {
+	m := nestedMaps(n - 2)
+	inner := m
+	for range n - 3 {
+		inner = inner["a"].(map[string]any)
+	}
+	inner["items"] = []any{map[string]any{"name": "x"}}
+	sch, err := ownership.NewSchema(map[string]ownership.Strategy{strings.Repeat(".a", n-3) + ".items": ownership.Keyed("name")})
+	require.NoError(t, err)
+	return m, ownership.WithSchema(sch)
+}
+
 // selfMap returns a map whose field "self" is the map itself.
 func selfMap() map[string]any {
 	m := map[string]any{"k": "v"}
@@ -225,6 +240,24 @@ func TestReapplyRefusesATreeTooDeep(t *testing.T) {
 	r, err = ownership.Apply(live, cfg, "m", managed, sch)
 	requireTooDeep(t, err, ".a.a.a")
 	require.Zero(t, r)
+
+	// A keyed list's item too deep, likewise.
+	cfg, sch = mapsWithKeyed(t, n)
+	items := leafPath(n - 2)
+	items = append(items[:len(items)-1:len(items)-1], diff.Element{Kind: diff.FieldElem, Name: "items"})
+	it := items.Key(diff.KeyField{Name: "name", Value: "x"})
+	managed = ownership.Managed{{Manager: "m", Operation: ownership.OpApply, Set: ownership.MustNewSet(leafPath(n-2), it, it.Field("name"))}}
+	live, _ = mapsWithKeyed(t, n)
+	r, err = ownership.Apply(live, cfg, "m", managed, sch)
+	requireTooDeep(t, err, ".a.a.a")
+	require.Zero(t, r)
+	cfg, sch = mapsWithKeyed(t, n-1)
+	first, err := ownership.Apply(nil, cfg, "m", nil, sch)
+	require.NoError(t, err)
+	cfg, _ = mapsWithKeyed(t, n-1)
+	r, err = ownership.Apply(first.Object, cfg, "m", first.Managed, sch)
+	require.NoError(t, err)
+	require.False(t, r.Changed)
 
 	self := selfList()
 	live = map[string]any{"l": self, "k": "v"}

@@ -21,8 +21,10 @@ import (
 // old is nil for a create. Result.Object is new itself (converted with
 // ToTree if it is a typed value); a null in new is a stored value, unlike
 // in an applied config. Update never modifies its inputs. It returns an
-// error for an empty manager, a value that is not a tree node, or a keyed
-// list or set in new with duplicate or keyless items.
+// error and a zero Result for an empty manager, a value that is not a tree
+// node, a keyed list or set in new with duplicate or keyless items, or a
+// new object nested deeper than MaxDepth maps and lists, as one that holds
+// itself is (wrapping ErrTooDeep, naming the path where the walk stopped).
 func Update(old, new any, manager string, managed Managed, opts ...Option) (Result, error) {
 	cfg := collect(opts)
 	if manager == "" {

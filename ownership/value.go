@@ -312,7 +312,10 @@ func deepCopy(v any) any {
 // float64, and a json.Number stays one only where it holds an integer that
 // int64 would write otherwise (-0, beyond int64, 1e3), so that encoding the
 // copy keeps every integer's value and text. Values that are not tree nodes
-// are returned as they are.
+// are returned as they are. v must not hold itself: DeepCopy has no error
+// to return, and follows a cycle until the stack overflows (Apply and
+// Update, which copy what they take from a config, first refuse trees
+// nested deeper than MaxDepth).
 func DeepCopy(v any) any { return deepCopy(v) }
 
 // ToTree converts a typed value into a tree by encoding it with

@@ -213,12 +213,25 @@ func scalarEqual(a, b any) bool {
 // deepEqual compares two trees semantically (numbers by value). budget is
 // how many nested maps and lists a may hold, itself included: past it
 // deepEqual reports false, so that a cycle ends; callers then find the
-// tree too deep with validTree, given the same budget.
+// tree too deep with validTree, given the same budget. It inlines, so
+// that comparing scalars, the common case, costs no call of its own.
 func deepEqual(a, b any, budget int) bool {
+	switch a.(type) {
+	case map[string]any, []any:
+		return treeEqual(a, b, budget)
+	}
+	return scalarEqual(a, b)
+}
+
+// treeEqual is deepEqual of a map or list a.
+func treeEqual(a, b any, budget int) bool {
+	if budget <= 0 {
+		return false
+	}
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) || budget <= 0 {
+		if !ok || len(x) != len(y) {
 			return false
 		}
 		for k, xv := range x {
@@ -230,7 +243,7 @@ func deepEqual(a, b any, budget int) bool {
 		return true
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) || budget <= 0 {
+		if !ok || len(x) != len(y) {
 			return false
 		}
 		for i := range x {
@@ -240,7 +253,7 @@ func deepEqual(a, b any, budget int) bool {
 		}
 		return true
 	}
-	return scalarEqual(a, b)
+	return false
 }
 
 // appendScalarText appends the canonical text of a scalar as it appears in

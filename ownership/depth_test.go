@@ -28,6 +28,16 @@ func nestedMaps(n int) map[string]any {
 	return m
 }
 
+// wideMaps is nestedMaps(n) with an empty map "s" beside every "a": no
+// deeper, but a walk that does not uncount a map it leaves counts more.
+func wideMaps(n int) map[string]any {
+	m := map[string]any{"leaf": "x"}
+	for range n - 1 {
+		m = map[string]any{"a": m, "s": map[string]any{}}
+	}
+	return m
+}
+
 // nestedLists returns a map whose field "a" holds n-1 lists, each the
 // only item of the one before, the innermost holding "x": n maps and
 // lists in all.
@@ -344,6 +354,12 @@ func TestUpdateRefusesATreeDeeperThanMaxDepth(t *testing.T) {
 	r, err := ownership.Update(nil, nestedMaps(ownership.MaxDepth), "m", nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"m"}, r.Managed.Owners(leafPath(ownership.MaxDepth)))
+
+	// Maps beside the path count only while the walk is in them.
+	for _, old := range []map[string]any{nil, wideMaps(ownership.MaxDepth)} {
+		_, err := ownership.Update(old, wideMaps(ownership.MaxDepth), "m", nil)
+		require.NoError(t, err)
+	}
 }
 
 func TestUpdateCountsASetAtTheBottom(t *testing.T) {
@@ -385,7 +401,7 @@ func TestNewCodecOfATreeTooDeep(t *testing.T) {
 		})
 	}
 
-	r, err := ownership.Apply(nil, nestedMaps(ownership.MaxDepth), "m", nil)
+	r, err := ownership.Apply(nil, wideMaps(ownership.MaxDepth), "m", nil)
 	require.NoError(t, err)
 	c := ownership.NewCodec(r.Object, nil)
 	text := c.Encode(r.Managed[0].Set)

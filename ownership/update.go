@@ -190,8 +190,8 @@ func (u *updateWalk) valid(n any, budget int, cn int32) error {
 }
 
 // enter counts a map or list of new at node cn, or returns the error for
-// one past MaxDepth; leave ends it. (An error ends the walk: sets starts
-// the next one at depth 0.)
+// one past MaxDepth; the caller's successful return uncounts it. (An
+// error ends the walk: sets starts the next one at depth 0.)
 func (u *updateWalk) enter(cn int32) error {
 	if u.depth >= MaxDepth {
 		return tooDeep(u.chg.pathOf(cn))
@@ -200,14 +200,11 @@ func (u *updateWalk) enter(cn int32) error {
 	return nil
 }
 
-func (u *updateWalk) leave() { u.depth-- }
-
 // compareMaps compares granular maps field by field.
 func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32) error {
 	if err := u.enter(cn); err != nil {
 		return err
 	}
-	defer u.leave()
 	for k, nv := range nm {
 		ov, ook := om[k]
 		c, r := u.child(cn, rn, elemField, k)
@@ -223,6 +220,7 @@ func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32
 			}
 		}
 	}
+	u.depth--
 	return nil
 }
 
@@ -231,7 +229,6 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 	if err := u.enter(cn); err != nil {
 		return err
 	}
-	defer u.leave()
 	kind := sch.itemKind()
 	ot, err := u.texts(ol, sch, cn, false)
 	if err != nil {
@@ -266,6 +263,7 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 	if len(ol) != len(nl) && (len(ol) == 0 || len(nl) == 0) {
 		u.events++ // [] versus items: the list itself changed shape
 	}
+	u.depth--
 	return nil
 }
 
@@ -302,13 +300,13 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		if err := u.enter(cn); err != nil {
 			return err
 		}
-		defer u.leave()
-		for k, e := range v {
+			for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
 			if err := u.addAll(e, sch.field(k), c); err != nil {
 				return err
 			}
 		}
+		u.depth--
 		return nil
 	case []any:
 		if st := sch.strategy(); st != stratSet && st != stratKeyed {
@@ -327,7 +325,6 @@ func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
 	if err := u.enter(cn); err != nil {
 		return err
 	}
-	defer u.leave()
 	texts, err := u.texts(l, sch, cn, true)
 	if err != nil {
 		return err
@@ -341,6 +338,7 @@ func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
 			}
 		}
 	}
+	u.depth--
 	return nil
 }
 

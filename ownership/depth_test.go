@@ -28,12 +28,12 @@ func nestedMaps(n int) map[string]any {
 	return m
 }
 
-// wideMaps is nestedMaps(n) with an empty map "s" beside every "a": no
+// wideMaps is nestedMaps(n) with an empty map "_" beside every "a": no
 // deeper, but a walk that does not uncount a map it leaves counts more.
 func wideMaps(n int) map[string]any {
 	m := map[string]any{"leaf": "x"}
 	for range n - 1 {
-		m = map[string]any{"a": m, "s": map[string]any{}}
+		m = map[string]any{"a": m, "_": map[string]any{}} // "_" sorts before "a"
 	}
 	return m
 }

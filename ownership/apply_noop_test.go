@@ -173,16 +173,20 @@ func TestApplyChangedLeavesShortcut(t *testing.T) {
 
 // The no-op walk takes a re-apply as deep as MaxDepth allows (the depth
 // tests in depth_test.go show the full walk refuses one level more), with
-// maps beside the path, visited before it, that it must uncount.
+// maps and a keyed list beside the path, visited before it, that it must
+// uncount.
 func TestNoopWalkTakesATreeAtMaxDepth(t *testing.T) {
 	wide := func() map[string]any {
 		m := map[string]any{"leaf": "x"}
 		for range MaxDepth - 1 {
 			m = map[string]any{"a": m, "_": map[string]any{"k": "v"}}
 		}
+		m["_l"] = []any{map[string]any{"name": "x", "v": "y"}}
 		return m
 	}
-	first, err := Apply(nil, wide(), "m", nil)
+	sch, err := NewSchema(map[string]Strategy{"._l": Keyed("name")})
 	require.NoError(t, err)
-	require.True(t, isNoop(first.Object, wide(), nil, first.Managed[0].Set))
+	first, err := Apply(nil, wide(), "m", nil, WithSchema(sch))
+	require.NoError(t, err)
+	require.True(t, isNoop(first.Object, wide(), sch.top(), first.Managed[0].Set))
 }

@@ -300,7 +300,7 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 		if err := u.enter(cn); err != nil {
 			return err
 		}
-			for k, e := range v {
+		for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
 			if err := u.addAll(e, sch.field(k), c); err != nil {
 				return err

@@ -42,7 +42,10 @@ import (
 // nothing changes, Result.Object is live itself and Result.Changed is false.
 // Bad input (an empty manager, a value that is not a tree node, a keyed
 // list item without its keys, duplicate items in a keyed list or set)
-// returns an error.
+// returns an error and a zero Result. So does a config, or a part of live
+// the apply compares with it, nested deeper than MaxDepth maps and lists,
+// as one that holds itself is: that error wraps ErrTooDeep and names the
+// path where the walk stopped.
 func Apply(live, config any, manager string, managed Managed, opts ...Option) (Result, error) {
 	cfg := collect(opts)
 	if manager == "" {

@@ -32,6 +32,7 @@ type noopWalk struct {
 	changes leafChanges // the changed leaves found
 	room    bool        // changes are accepted, up to maxChanges
 	inList  bool        // the walk is inside a list: no change is accepted
+	depth   int         // the maps and lists the walk is in (see MaxDepth)
 }
 
 // maxChanges bounds the changed leaves a re-apply's walk accepts.
@@ -100,7 +101,7 @@ func (w *noopWalk) value(live any, inLive bool, c any, sch *snode, last int32, m
 // leaf: a member without children whose live value is equal.
 func (w *noopWalk) leaf(live any, inLive bool, c any, last int32) bool {
 	n := &w.last.nodes[last]
-	return n.member && n.lo == n.hi && inLive && deepEqual(live, c)
+	return n.member && n.lo == n.hi && inLive && deepEqual(live, c, MaxDepth-w.depth)
 }
 
 // change records that the leaf at node last changes from live to scalar c,
@@ -117,8 +118,12 @@ func (w *noopWalk) change(live any, inLive bool, c any, last int32) bool {
 }
 
 // mapOK: the node's children are exactly cm's non-null fields, each
-// unchanged in live's map lm.
+// unchanged in live's map lm. Past MaxDepth it gives up (for the full
+// walk's error).
 func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, last int32, member bool) bool {
+	if w.depth >= MaxDepth {
+		return false
+	}
 	n := w.last.nodes[last]
 	cnt := len(cm)
 	if int(n.hi-n.lo) != cnt {
@@ -137,7 +142,9 @@ func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, last int32, member b
 		return false
 	}
 	// Distinct child names, each a non-null field of cm, and as many as
-	// cm has: the children are exactly cm's fields.
+	// cm has: the children are exactly cm's fields. (A false return ends
+	// the walk: depth need not be restored.)
+	w.depth++
 	for c := n.lo; c < n.hi; c++ {
 		cn := &w.last.nodes[c]
 		cv := cm[cn.name]
@@ -149,6 +156,7 @@ func (w *noopWalk) mapOK(lm, cm map[string]any, sch *snode, last int32, member b
 			return false
 		}
 	}
+	w.depth--
 	return true
 }
 
@@ -159,7 +167,7 @@ func (w *noopWalk) listNode(live any, inLive bool, n int, last int32, member boo
 	nd := &w.last.nodes[last]
 	// An empty config list claims nothing (see claimed): the full walk
 	// decides.
-	if !inLive || !isList || n == 0 || n > 64 || int(nd.hi-nd.lo) != n || nd.member != member {
+	if !inLive || !isList || n == 0 || n > 64 || int(nd.hi-nd.lo) != n || nd.member != member || w.depth >= MaxDepth {
 		return nil, false
 	}
 	return ll, true
@@ -213,6 +221,9 @@ func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, 
 	// the full walk's. (A false return ends the walk: no need to restore.)
 	in := w.inList
 	w.inList = true
+	// An item's walk that fails leaves depth where it failed, and a
+	// failed match may be followed by another: each starts at depth.
+	depth := w.depth + 1
 	keys := sch.strat.keys
 	isch := sch.item()
 	var seen uint64
@@ -242,6 +253,7 @@ func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, 
 		// the one findKeyed returns. The item's own check compares its key
 		// fields too, so passing it proves the match.
 		if inOrder && ci < len(ll) {
+			w.depth = depth
 			if w.value(ll[ci], true, cm, isch, i, true) {
 				continue
 			}
@@ -251,11 +263,12 @@ func (w *noopWalk) keyedOK(live any, inLive bool, c []any, sch *snode, p int32, 
 		}
 		inOrder = false
 		li := findKeyed(ll, cm, keys)
+		w.depth = depth
 		if li < 0 || !w.value(ll[li], true, cm, isch, i, true) {
 			return false
 		}
 	}
-	w.inList = in
+	w.inList, w.depth = in, depth-1
 	return true
 }
 

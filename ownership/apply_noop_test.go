@@ -170,3 +170,23 @@ func TestApplyChangedLeavesShortcut(t *testing.T) {
 		})
 	}
 }
+
+// The no-op walk takes a re-apply as deep as MaxDepth allows (the depth
+// tests in depth_test.go show the full walk refuses one level more), with
+// maps and a keyed list beside the path, visited before it, that it must
+// uncount.
+func TestNoopWalkTakesATreeAtMaxDepth(t *testing.T) {
+	wide := func() map[string]any {
+		m := map[string]any{"leaf": "x"}
+		for range MaxDepth - 1 {
+			m = map[string]any{"a": m, "_": map[string]any{"k": "v"}}
+		}
+		m["_l"] = []any{map[string]any{"name": "x", "v": "y"}}
+		return m
+	}
+	sch, err := NewSchema(map[string]Strategy{"._l": Keyed("name")})
+	require.NoError(t, err)
+	first, err := Apply(nil, wide(), "m", nil, WithSchema(sch))
+	require.NoError(t, err)
+	require.True(t, isNoop(first.Object, wide(), sch.top(), first.Managed[0].Set))
+}

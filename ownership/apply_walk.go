@@ -96,11 +96,12 @@ func (w *applyWalk) value(here at, c any) (any, bool, error) {
 // leaf applies a value owned whole: a scalar, an atomic list or map.
 func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
 	w.nodes[here.built].member = true
-	if here.inLive && deepEqual(here.live, c) {
+	budget := MaxDepth - len(w.path) // c's maps and lists, c included
+	if here.inLive && deepEqual(here.live, c, budget) {
 		return here.live, false, nil
 	}
-	if err := validTree(c); err != nil {
-		return nil, false, w.errorf("%v", err)
+	if err := validTree(c, budget); err != nil {
+		return nil, false, treeError(w.diffPath(), err)
 	}
 	_, liveMap := here.live.(map[string]any)
 	w.changedHere(here.frame, liveMap)
@@ -109,8 +110,12 @@ func (w *applyWalk) leaf(here at, c any) (any, bool, error) {
 
 // mergeMap merges a granular map: each non-null field of cm in key order,
 // then the fields applied last time and no longer. The new set's children
-// of here.built are reserved as one sorted block.
+// of here.built are reserved as one sorted block. A map nested past
+// MaxDepth is an error.
 func (w *applyWalk) mergeMap(here at, cm map[string]any) (any, bool, error) {
+	if len(w.path) >= MaxDepth {
+		return nil, false, tooDeep(w.diffPath())
+	}
 	lm, mark, lo := w.openMap(&here, cm)
 	cnt := len(w.keys) - mark
 	// Fast path (BenchmarkApplySecondManager: ≤ 30 µs, ≤ 60 allocs): the last
@@ -253,8 +258,12 @@ func cloneMap(m map[string]any) map[string]any {
 // mergeList merges a set (scalars identified by value) or a keyed list
 // (maps identified by their key fields). Live items stay in place and
 // merge with their config item; config items not in live are appended in
-// config order; items applied last time and no longer are pruned.
+// config order; items applied last time and no longer are pruned. A list
+// nested past MaxDepth is an error.
 func (w *applyWalk) mergeList(here at, c []any) (any, bool, error) {
+	if len(w.path) >= MaxDepth {
+		return nil, false, tooDeep(w.diffPath())
+	}
 	if len(c) == 0 {
 		// An empty list claims nothing (see claimed): it is written where
 		// live has nothing, and its node is dropped from the new set (and
@@ -551,7 +560,7 @@ func (w *applyWalk) pruneField(here at, f *mapPrune, pc int32, lv any) {
 	v, changed := w.prune(child, nil)
 	switch {
 	case !changed:
-	case (emptyMap(v) || hollow(v, child.sch)) && !w.ownedAfterDrops(child.frame),
+	case (emptyMap(v) || hollow(v, child.sch, MaxDepth-len(w.path))) && !w.ownedAfterDrops(child.frame),
 		// An emptied list the config still applies (as []) stays:
 		// re-applying the config must change nothing.
 		emptyList(v) && f.applied[pn.name] == nil && !w.ownsNode(child.frame):
@@ -578,10 +587,12 @@ func emptyList(v any) bool {
 // and keyed lists, directly or in maps that hold only those. Such a map
 // is as good as empty to pruning: an empty set or keyed list claims
 // nothing, and structured-merge-diff's field sets have no path for it,
-// so it removes the map once pruning leaves nothing else.
-func hollow(v any, sch *snode) bool {
+// so it removes the map once pruning leaves nothing else. v is live's,
+// which Apply reads only where config or the last set leads, and may
+// hold itself: past budget nested maps (v included) it is not hollow.
+func hollow(v any, sch *snode, budget int) bool {
 	m, ok := v.(map[string]any)
-	if !ok || len(m) == 0 || sch.strategy() == stratAtomic {
+	if !ok || len(m) == 0 || sch.strategy() == stratAtomic || budget <= 0 {
 		return false
 	}
 	for k, e := range m {
@@ -592,7 +603,7 @@ func hollow(v any, sch *snode) bool {
 			}
 			return false
 		}
-		if !hollow(e, fs) {
+		if !hollow(e, fs, budget-1) {
 			return false
 		}
 	}

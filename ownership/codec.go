@@ -31,7 +31,9 @@ const relPrefix = '~'
 // NewCodec returns the codec of obj, whose lists are read with the
 // schema's strategies. List items without a valid identity (a keyed item
 // missing a key, a duplicate) have no bits; paths to them are encoded in
-// full.
+// full. So have the nodes inside maps and lists nested past MaxDepth,
+// which Apply and Update refuse: the codec of a map or list that holds
+// itself ends there, rather than following it.
 func NewCodec(obj map[string]any, schema *Schema) *Codec {
 	var keys [16]keyValue // the pending keys of the current path, for most objects
 	w := objectWalk{nodes: make([]node, 1, 64), keys: keys[:0]}
@@ -75,6 +77,7 @@ type objectWalk struct {
 	keys   []keyValue
 	items  []itemRef
 	keybuf []byte
+	depth  int // the maps and lists the walk is in (see MaxDepth)
 }
 
 func (w *objectWalk) reserve(at int32, n int) int32 {
@@ -88,6 +91,9 @@ func (w *objectWalk) reserve(at int32, n int) int32 {
 
 func (w *objectWalk) walk(at int32, v any, sch *snode) {
 	w.nodes[at].member = true
+	if w.depth >= MaxDepth {
+		return // a leaf here: see NewCodec
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		if sch.strategy() != stratAtomic {
@@ -108,11 +114,13 @@ func (w *objectWalk) walkMap(at int32, x map[string]any, sch *snode) {
 	}
 	sortKeyValues(w.keys[mark:])
 	lo := w.reserve(at, len(x))
+	w.depth++
 	for j := range len(x) {
 		kv := w.keys[mark+j]
 		w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = elemField, kv.k
 		w.walk(lo+int32(j), kv.v, sch.field(kv.k))
 	}
+	w.depth--
 	w.keys = w.keys[:mark]
 }
 
@@ -130,6 +138,7 @@ func (w *objectWalk) walkList(at int32, x []any, sch *snode) {
 	n := len(w.items) - mark
 	lo := w.reserve(at, n)
 	kind := sch.itemKind()
+	w.depth++
 	for j := range n {
 		ref := w.items[mark+j]
 		w.nodes[lo+int32(j)].kind, w.nodes[lo+int32(j)].name = kind, ref.name
@@ -139,6 +148,7 @@ func (w *objectWalk) walkList(at int32, x []any, sch *snode) {
 			w.nodes[lo+int32(j)].member = true
 		}
 	}
+	w.depth--
 	w.items = w.items[:mark]
 }
 

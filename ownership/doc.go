@@ -31,6 +31,20 @@
 // integer's text: a uint64 beyond int64, a json.Number such as -0 or 1e3
 // (see DeepCopy and ToTree).
 //
+// # Depth
+//
+// A tree may nest MaxDepth (10,000) maps and lists, each inside the one
+// before, as many as encoding/json reads: every tree decoded from JSON is
+// accepted. A deeper one, and one that holds itself (a map or list inside
+// itself, which no JSON gives but a tree built by hand can), makes Apply
+// and Update return an error wrapping ErrTooDeep that names the path where
+// the walk stopped, with nothing applied, instead of following it until
+// the goroutine's stack overflows, a fatal error that no recover catches
+// and that would end the process. The walks count their depth as they go
+// down: a tree within the limit costs no extra pass. NewCodec, which has
+// no error to return, gives the nodes past the limit no bits. DeepCopy
+// must not be given a tree that holds itself.
+//
 // # Paths and sets
 //
 // Paths are diff.Path values. Map keys are fields (.spec.replicas), items of

@@ -73,7 +73,7 @@ func requireObject(t testing.TB, want string, got map[string]any) {
 	if w == nil {
 		w = map[string]any{}
 	}
-	require.True(t, deepEqual(w, got), "object:\nwant %s\ngot  %s", want, mustJSON(got))
+	require.True(t, deepEqual(w, got, MaxDepth), "object:\nwant %s\ngot  %s", want, mustJSON(got))
 }
 
 func mustJSON(v any) string {

@@ -21,8 +21,10 @@ import (
 // old is nil for a create. Result.Object is new itself (converted with
 // ToTree if it is a typed value); a null in new is a stored value, unlike
 // in an applied config. Update never modifies its inputs. It returns an
-// error for an empty manager, a value that is not a tree node, or a keyed
-// list or set in new with duplicate or keyless items.
+// error and a zero Result for an empty manager, a value that is not a tree
+// node, a keyed list or set in new with duplicate or keyless items, or a
+// new object nested deeper than MaxDepth maps and lists, as one that holds
+// itself is (wrapping ErrTooDeep, naming the path where the walk stopped).
 func Update(old, new any, manager string, managed Managed, opts ...Option) (Result, error) {
 	cfg := collect(opts)
 	if manager == "" {
@@ -66,6 +68,7 @@ func Update(old, new any, manager string, managed Managed, opts ...Option) (Resu
 func (u *updateWalk) sets(oldTree, newTree map[string]any, sch *snode) (changed, removed *Set, err error) {
 	u.chg.reset()
 	u.rem.reset()
+	u.depth = 0
 	var o any
 	if oldTree != nil {
 		o = oldTree
@@ -115,6 +118,7 @@ func updatedEntries(managed Managed, manager string, changed, removed *Set, newT
 type updateWalk struct {
 	chg, rem builder
 	events   int
+	depth    int // the maps and lists of new the walk is in (see MaxDepth)
 	keybuf   []byte
 }
 
@@ -169,16 +173,38 @@ func (u *updateWalk) compare(o any, ook bool, n any, nok bool, sch *snode, cn, r
 	case nk == kindList && (st == stratSet || st == stratKeyed):
 		return u.compareItems(o.([]any), n.([]any), sch, cn, rn)
 	}
-	if !deepEqual(o, n) {
+	if budget := MaxDepth - u.depth; !deepEqual(o, n, budget) {
 		u.events++
 		u.chg.nodes[cn].member = true
-		return validTree(n)
+		return u.valid(n, budget, cn)
 	}
+	return nil
+}
+
+// valid is validTree of new's value n at node cn, with its error's path.
+func (u *updateWalk) valid(n any, budget int, cn int32) error {
+	if err := validTree(n, budget); err != nil {
+		return treeError(u.chg.pathOf(cn), err)
+	}
+	return nil
+}
+
+// enter counts a map or list of new at node cn, or returns the error for
+// one past MaxDepth; the caller's successful return uncounts it. (An
+// error ends the walk: sets starts the next one at depth 0.)
+func (u *updateWalk) enter(cn int32) error {
+	if u.depth >= MaxDepth {
+		return tooDeep(u.chg.pathOf(cn))
+	}
+	u.depth++
 	return nil
 }
 
 // compareMaps compares granular maps field by field.
 func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
 	for k, nv := range nm {
 		ov, ook := om[k]
 		c, r := u.child(cn, rn, elemField, k)
@@ -194,11 +220,15 @@ func (u *updateWalk) compareMaps(om, nm map[string]any, sch *snode, cn, rn int32
 			}
 		}
 	}
+	u.depth--
 	return nil
 }
 
 // compareItems compares keyed lists or sets item by item.
 func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
 	kind := sch.itemKind()
 	ot, err := u.texts(ol, sch, cn, false)
 	if err != nil {
@@ -233,6 +263,7 @@ func (u *updateWalk) compareItems(ol, nl []any, sch *snode, cn, rn int32) error 
 	if len(ol) != len(nl) && (len(ol) == 0 || len(nl) == 0) {
 		u.events++ // [] versus items: the list itself changed shape
 	}
+	u.depth--
 	return nil
 }
 
@@ -264,7 +295,10 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 	switch v := n.(type) {
 	case map[string]any:
 		if sch.strategy() == stratAtomic {
-			return validTree(n)
+			return u.valid(n, MaxDepth-u.depth, cn)
+		}
+		if err := u.enter(cn); err != nil {
+			return err
 		}
 		for k, e := range v {
 			c := u.chg.add(cn, elemField, k, false)
@@ -272,10 +306,11 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 				return err
 			}
 		}
+		u.depth--
 		return nil
 	case []any:
 		if st := sch.strategy(); st != stratSet && st != stratKeyed {
-			return validTree(n)
+			return u.valid(n, MaxDepth-u.depth, cn)
 		}
 		return u.addItems(v, sch, cn)
 	}
@@ -287,6 +322,9 @@ func (u *updateWalk) addAll(n any, sch *snode, cn int32) error {
 
 // addItems claims every item of new set or keyed list l at node cn.
 func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
+	if err := u.enter(cn); err != nil {
+		return err
+	}
 	texts, err := u.texts(l, sch, cn, true)
 	if err != nil {
 		return err
@@ -300,6 +338,7 @@ func (u *updateWalk) addItems(l []any, sch *snode, cn int32) error {
 			}
 		}
 	}
+	u.depth--
 	return nil
 }
 

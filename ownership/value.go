@@ -3,12 +3,14 @@ package ownership
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
 )
 
@@ -208,8 +210,24 @@ func scalarEqual(a, b any) bool {
 	return ok && n.equal(m)
 }
 
-// deepEqual compares two trees semantically (numbers by value).
-func deepEqual(a, b any) bool {
+// deepEqual compares two trees semantically (numbers by value). budget is
+// how many nested maps and lists a may hold, itself included: past it
+// deepEqual reports false, so that a cycle ends; callers then find the
+// tree too deep with validTree, given the same budget. It inlines, so
+// that comparing scalars, the common case, costs no call of its own.
+func deepEqual(a, b any, budget int) bool {
+	switch a.(type) {
+	case map[string]any, []any:
+		return treeEqual(a, b, budget)
+	}
+	return scalarEqual(a, b)
+}
+
+// treeEqual is deepEqual of a map or list a.
+func treeEqual(a, b any, budget int) bool {
+	if budget <= 0 {
+		return false
+	}
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -218,7 +236,7 @@ func deepEqual(a, b any) bool {
 		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !deepEqual(xv, yv) {
+			if !ok || !deepEqual(xv, yv, budget-1) {
 				return false
 			}
 		}
@@ -229,13 +247,13 @@ func deepEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !deepEqual(x[i], y[i]) {
+			if !deepEqual(x[i], y[i], budget-1) {
 				return false
 			}
 		}
 		return true
 	}
-	return scalarEqual(a, b)
+	return false
 }
 
 // appendScalarText appends the canonical text of a scalar as it appears in
@@ -307,7 +325,10 @@ func deepCopy(v any) any {
 // float64, and a json.Number stays one only where it holds an integer that
 // int64 would write otherwise (-0, beyond int64, 1e3), so that encoding the
 // copy keeps every integer's value and text. Values that are not tree nodes
-// are returned as they are.
+// are returned as they are. v must not hold itself: DeepCopy has no error
+// to return, and follows a cycle until the stack overflows (Apply and
+// Update, which copy what they take from a config, first refuse trees
+// nested deeper than MaxDepth).
 func DeepCopy(v any) any { return deepCopy(v) }
 
 // ToTree converts a typed value into a tree by encoding it with
@@ -360,19 +381,27 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// validTree checks that v holds only tree node types.
-func validTree(v any) error {
+// validTree checks that v holds only tree node types, and no more than
+// budget nested maps and lists, itself included (see MaxDepth). Its
+// *depthError holds the path below v where that ran out.
+func validTree(v any, budget int) error {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, e := range x {
-			if err := validTree(e); err != nil {
-				return err
+		if budget <= 0 {
+			return &depthError{}
+		}
+		for k, e := range x {
+			if err := validTree(e, budget-1); err != nil {
+				return below(err, diff.Element{Kind: diff.FieldElem, Name: k})
 			}
 		}
 	case []any:
-		for _, e := range x {
-			if err := validTree(e); err != nil {
-				return err
+		if budget <= 0 {
+			return &depthError{}
+		}
+		for i, e := range x {
+			if err := validTree(e, budget-1); err != nil {
+				return below(err, diff.Element{Kind: diff.IndexElem, Index: i})
 			}
 		}
 	default:
@@ -381,6 +410,62 @@ func validTree(v any) error {
 		}
 	}
 	return nil
+}
+
+// MaxDepth is how many maps and lists, each inside the one before, a tree
+// given to Apply, Update or NewCodec may nest: as many as encoding/json
+// reads, so that every tree it decodes is accepted. Apply and Update
+// return an error wrapping ErrTooDeep for a deeper one, and so for a map
+// or list that holds itself (which no JSON gives), instead of following
+// it until the goroutine's stack overflows, which would end the process.
+const MaxDepth = 10000
+
+// ErrTooDeep is wrapped by the error Apply and Update return for a tree
+// nested deeper than MaxDepth maps and lists.
+var ErrTooDeep = errors.New("tree nested deeper than 10000 maps and lists (MaxDepth): too deep, or it holds itself")
+
+// depthError is validTree's error for a tree too deep: rel is the path
+// from the value it was given to the map or list past the budget, collected
+// on the way out, innermost first.
+type depthError struct{ rel []diff.Element }
+
+func (e *depthError) Error() string { return ErrTooDeep.Error() }
+
+// below adds elem, the step from a value to its child that err is about,
+// to a *depthError's path.
+func below(err error, elem diff.Element) error {
+	if de, ok := err.(*depthError); ok {
+		de.rel = append(de.rel, elem)
+	}
+	return err
+}
+
+// treeError returns validTree's error for the value at path p.
+func treeError(p diff.Path, err error) error {
+	de, ok := err.(*depthError)
+	if !ok {
+		return errorf(p, "%v", err)
+	}
+	full := slices.Grow(slices.Clip(p), len(de.rel))
+	for i := len(de.rel) - 1; i >= 0; i-- {
+		full = append(full, de.rel[i])
+	}
+	return tooDeep(full)
+}
+
+// tooDeep is the error for a map or list at path p, past MaxDepth. A long
+// path is shortened to its ends: the first elements show where a cycle
+// starts.
+func tooDeep(p diff.Path) error {
+	const ends = 8
+	if len(p) <= 3*ends {
+		return fmt.Errorf("ownership: %s: %w", p, ErrTooDeep)
+	}
+	var tail strings.Builder
+	for _, e := range p[len(p)-ends:] {
+		tail.WriteString(e.String())
+	}
+	return fmt.Errorf("ownership: %s ...(%d more elements)... %s: %w", p[:ends], len(p)-2*ends, tail.String(), ErrTooDeep)
 }
 
 // appendKeyText appends a keyed list item's element name: its key fields,

@@ -53,6 +53,9 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 		q.Add(key)
 		return
 	}
+	if q.refuse(key) {
+		return
+	}
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	defer q.mu.Unlock()

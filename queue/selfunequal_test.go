@@ -41,6 +41,18 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// countingLimiter counts the calls of When: a limiter keeps a failure
+// count per key it is asked about.
+type countingLimiter[K comparable] struct {
+	backoff.Limiter[K]
+	whens int
+}
+
+func (l *countingLimiter[K]) When(k K) time.Duration {
+	l.whens++
+	return l.Limiter.When(k)
+}
+
 // requireRefusesSelfUnequalKeys adds key, which is not equal to itself,
 // many times by every kind of add, and requires that the queue held none
 // of them (a key it held could never be found, so never be Done, and every
@@ -48,9 +60,10 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func requireRefusesSelfUnequalKeys[K comparable](t *testing.T, key, good K) {
 	t.Helper()
 	logged := captureErrors(t)
+	l := &countingLimiter[K]{Limiter: backoff.NewDefault[K]()}
 	for _, q := range []*queue.Queue[K]{
 		queue.New[K](queue.WithName("q")),
-		queue.NewRateLimited[K](backoff.NewDefault[K](), queue.WithName("q")),
+		queue.NewRateLimited[K](l, queue.WithName("q")),
 	} {
 		for range 1000 {
 			q.Add(key)
@@ -73,6 +86,7 @@ func requireRefusesSelfUnequalKeys[K comparable](t *testing.T, key, good K) {
 		q.Done(k)
 		q.ShutDown()
 	}
+	require.Zero(t, l.whens, "the limiter keeps no count for a refused key")
 	require.Equal(t, 2, strings.Count(logged(), "not equal to itself"), "logged once per queue: %s", logged())
 	require.Contains(t, logged(), "level=ERROR")
 	require.Contains(t, logged(), "queue=q")

@@ -41,14 +41,14 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// countingLimiter counts the calls of When: a limiter keeps a failure
+// whenCounter counts the calls of When: a limiter keeps a failure
 // count per key it is asked about.
-type countingLimiter[K comparable] struct {
+type whenCounter[K comparable] struct {
 	backoff.Limiter[K]
 	whens int
 }
 
-func (l *countingLimiter[K]) When(k K) time.Duration {
+func (l *whenCounter[K]) When(k K) time.Duration {
 	l.whens++
 	return l.Limiter.When(k)
 }
@@ -60,7 +60,7 @@ func (l *countingLimiter[K]) When(k K) time.Duration {
 func requireRefusesSelfUnequalKeys[K comparable](t *testing.T, key, good K) {
 	t.Helper()
 	logged := captureErrors(t)
-	l := &countingLimiter[K]{Limiter: backoff.NewDefault[K]()}
+	l := &whenCounter[K]{Limiter: backoff.NewDefault[K]()}
 	for _, q := range []*queue.Queue[K]{
 		queue.New[K](queue.WithName("q")),
 		queue.NewRateLimited[K](l, queue.WithName("q")),

@@ -53,7 +53,8 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 		q.Add(key)
 		return
 	}
-	if q.refuse(key) {
+	if key != key { // see refused
+		q.refused(key)
 		return
 	}
 	h := q.keys.hash(key)

@@ -89,7 +89,7 @@ type Queue[K comparable] struct {
 	defaultBackoff bool
 	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
 
-	nRefused atomic.Int64 // adds of keys not equal to themselves (refuse)
+	nRefused atomic.Int64 // adds of keys not equal to themselves (refused)
 }
 
 // New returns an empty queue configured by opts. With no options it uses
@@ -158,7 +158,8 @@ func (q *Queue[K]) Name() string { return q.name }
 //
 // After ShutDown, Add does nothing.
 func (q *Queue[K]) Add(key K) {
-	if q.refuse(key) {
+	if key != key { // see refused
+		q.refused(key)
 		return
 	}
 	h := q.keys.hash(key)
@@ -228,7 +229,8 @@ func (q *Queue[K]) addNode(n int32, nd *node[K], created bool) {
 //
 // After ShutDown, AddLow does nothing.
 func (q *Queue[K]) AddLow(key K) {
-	if q.refuse(key) {
+	if key != key { // see refused
+		q.refused(key)
 		return
 	}
 	h := q.keys.hash(key)
@@ -251,7 +253,9 @@ func (q *Queue[K]) AddLowBatch(keys []K) {
 		b := keys[:min(len(keys), lowBatch)]
 		keys = keys[len(b):]
 		for i, k := range b {
-			q.refuse(k)
+			if k != k { // see refused
+				q.refused(k)
+			}
 			hs[i] = q.keys.hash(k)
 		}
 		q.mu.Lock()
@@ -268,22 +272,14 @@ func (q *Queue[K]) AddLowBatch(keys []K) {
 	}
 }
 
-// refuse reports whether key is not equal to itself, and so could never be
-// found again: a NaN float, or a struct, array or interface holding one.
-// Every add refuses such a key, which would otherwise stay processing
-// forever (Done could not find it) and take a new node at every add. For a
-// string key, the common one, refuse inlines and the comparison compiles
-// to nothing.
-func (q *Queue[K]) refuse(key K) bool {
-	if key == key {
-		return false
-	}
-	q.refused(key)
-	return true
-}
-
-// refused counts a refused add; the first of a queue is logged, at Error,
-// to slog.Default.
+// refused is called by every add, instead of adding, for a key that is
+// not equal to itself, and so could never be found again: a NaN float, or
+// a struct, array or interface holding one. Held, such a key would stay
+// processing forever (Done could not find it) and take a new node at every
+// add. It counts the refusal; the first of a queue is logged, at Error, to
+// slog.Default. The adds test key != key in their own body rather than
+// through an inlined helper: for a string key, the common one, the
+// comparison then compiles to nothing, not even the inlining's marker.
 func (q *Queue[K]) refused(key K) {
 	if q.nRefused.Add(1) == 1 {
 		slog.Default().LogAttrs(context.Background(), slog.LevelError,

@@ -33,8 +33,9 @@ import (
 //
 // After ShutDown, AddRateLimited does nothing and records no failure.
 func (q *Queue[K]) AddRateLimited(key K) {
-	if q.refuse(key) {
-		return // before the limiter, which would keep a count for it
+	if key != key { // see refused; before the limiter, which would keep a count for it
+		q.refused(key)
+		return
 	}
 	if q.limiter != nil {
 		q.mu.Lock()

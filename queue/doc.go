@@ -25,6 +25,9 @@
 //     returns false. ShutDownWithDrain also waits, bounded by a context, for
 //     keys being processed. Get also returns false when its context is done.
 //   - Metrics hooks (Metrics), a name, and an injectable clock, as Options.
+//   - A key that is not equal to itself (a NaN, or a value holding one)
+//     would never be found again, so every add refuses it, logged once per
+//     queue (see Queue).
 //
 // Compared with client-go's workqueue, which has the same core semantics:
 // delayed adds use one timer armed only by a Get that must wait, with no

@@ -53,6 +53,14 @@ func (p Priority) String() string {
 // After ShutDown the queue accepts no more keys, and Get hands out the keys
 // already queued until none is left, then returns false.
 //
+// K must be a type whose values equal themselves. A key that does not (a
+// NaN float or complex, or a struct, array or interface holding one) could
+// never be found again: Done could not end its processing, and every add
+// would hold another copy. So every add (Add, AddAfter, AddLow,
+// AddRateLimited) refuses such a key: it is dropped, and the queue's first
+// refusal is logged at Error to slog.Default. For a string key the check
+// compiles to nothing.
+//
 // The zero Queue is not usable; call New. A Queue is safe for concurrent
 // use. It starts no goroutine, except one that reports unfinished work every
 // half second when WithMetrics is given; ShutDown ends it.

@@ -89,3 +89,14 @@ func TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame(t *testing.T
 	}
 	require.Positive(t, skipped, "some changes take the skip")
 }
+
+// judge is what the source decides of a modification, with the deferred
+// field-level judgement made at once: whether it is a hint for loop (an own
+// write that hints every key but its author's counts as none), as
+// TestJudgeSkipsAnotherWritersChangeOnlyWhereTheVerdictIsTheSame and
+// BenchmarkJudge ask it of one event.
+func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
+	j := s.judgeLater(loop, old, new)
+	s.flushLocked()
+	return j.hint && !j.excepting
+}

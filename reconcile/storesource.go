@@ -102,7 +102,7 @@ type cacheSource[S, T any] struct {
 	names *nameSet // primary only
 	buf   []string
 	// deferred is another writer's change whose hint was certain before
-	// its field-level judgement (see judge), judged after the hint: the
+	// its field-level judgement (see judgeLater), judged after the hint: the
 	// judgement feeds the oscillation detector alone, and made before the
 	// hint it delayed every such event's reconcile by its cost. It is
 	// made (flushLocked) before the next change is judged, or when the
@@ -671,21 +671,6 @@ func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string
 	return owned, foreign, nil
 }
 
-// judge feeds the oscillation detector and decides whether a modification
-// is a hint for loop (nil when the sink is not a Loop: then every change
-// is): an own write that hints every key but its author's counts as none.
-//
-// The ChangeFunc (field-level by default, tens of µs) runs at most once per
-// event, and only when its answer matters: a cheap section diff first settles
-// events that change nothing a Loop judges or only Stalled, and a secondary
-// source (FromOwned, FromCacheMapped) hints another writer's change without
-// judging it.
-func (s *cacheSource[S, T]) judge(loop loopHooks, old, new *store.Object[S, T]) bool {
-	j := s.judgeLater(loop, old, new)
-	s.flushLocked()
-	return j.hint && !j.excepting
-}
-
 // judgement is what judgeLater decides of a modification: whether it is a
 // hint; when excepting, for every key but except (the Loop's own write,
 // made by the reconcile of except); early, when it was judged the Loop's
@@ -696,10 +681,19 @@ type judgement struct {
 	except                 string
 }
 
-// judgeLater is judge, except that the field-level judgement of another
-// writer's change whose hint is certain without it waits in s.deferred:
-// it feeds the detector alone, and the caller hints first. The caller
+// judgeLater feeds the oscillation detector and decides whether a
+// modification is a hint for loop (nil when the sink is not a Loop: then
+// every change is): an own write that hints every key but its author's
+// counts as none. The field-level judgement of another writer's change
+// whose hint is certain without it waits in s.deferred: it feeds the
+// detector alone, and the caller hints first (flush makes it). The caller
 // holds s.mu.
+//
+// The ChangeFunc (field-level by default, tens of µs) runs at most once per
+// event, and only when its answer matters: a cheap section diff first settles
+// events that change nothing a Loop judges or only Stalled, and a secondary
+// source (FromOwned, FromCacheMapped) hints another writer's change without
+// judging it.
 //
 // The Loop's own write is judged per key: it is no hint for its author,
 // the key whose reconcile wrote it, and a hint, as another writer's change

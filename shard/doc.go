@@ -27,6 +27,8 @@
 // shards the joiner gets (at most ceil(S/(N+1)), within 1.2·S/N for every
 // N from 1 to 32 with S=256), a leave only the leaver's, and no replica owns
 // more than its share plus one (TestRebalanceMovesOnlyWhatAJoinOrLeaveMust).
+// The computation needs memory in N + S, not N × S (65,536 shards among 100
+// members: about 5 MB).
 // Computing owners from the members alone cannot do both: plain rendezvous
 // hashing leaves the busiest replica 1.2–1.6 times its share, and
 // rendezvous with bounded loads (this package's first version) moved many

@@ -138,3 +138,34 @@ func TestOfAndAssignTakeAnyShardCount(t *testing.T) {
 		require.Empty(t, shard.Assign([]string{"a", "b"}, n), "Assign(members, %d)", n)
 	}
 }
+
+// Rebalance's cost for a fleet's first listing at the largest shard count
+// the issue met: 65,536 shards, 100 fresh members, none held.
+func BenchmarkRebalanceFresh65536x100(b *testing.B) {
+	members := make([]string, 100)
+	for j := range members {
+		members[j] = fmt.Sprintf("replica-%03d", j)
+	}
+	holders := make([]string, 65536)
+	b.ReportAllocs()
+	for b.Loop() {
+		shard.Rebalance(members, holders)
+	}
+}
+
+// Rebalance's cost for a steadier fleet: 1,024 shards among 10 members,
+// half of them held (by the first 5 members, in turn), so the rest are free.
+func BenchmarkRebalanceHalfHeld1024x10(b *testing.B) {
+	members := make([]string, 10)
+	for j := range members {
+		members[j] = fmt.Sprintf("replica-%03d", j)
+	}
+	holders := make([]string, 1024)
+	for i := 0; i < len(holders); i += 2 {
+		holders[i] = members[i/2%5]
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		shard.Rebalance(members, holders)
+	}
+}

@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/steady-go/steady/clock"
@@ -39,7 +40,8 @@ func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 
 // WithTTL sets the membership lease duration (default DefaultTTL): a
 // replica that stops renewing loses its shards after it. It must be
-// positive.
+// positive and at most maxTTL, math.MaxInt64/2 nanoseconds (about 146
+// years), so that 2/3 of it can be computed.
 func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
 
 // WithRenewInterval sets how often a replica renews its membership
@@ -60,6 +62,9 @@ func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
+// maxTTL is the longest TTL: the Sharder computes 2/3 of it as ttl*2/3.
+const maxTTL = time.Duration(math.MaxInt64 / 2)
+
 func newConfig(opts []Option) (config, error) {
 	c := config{shards: DefaultShards, ttl: DefaultTTL, retry: DefaultRetryPeriod, clock: clock.Real{}, log: slog.Default()}
 	for _, o := range opts {
@@ -75,6 +80,10 @@ func newConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("shard: shards must be between 1 and 65536, got %d", c.shards)
 	case c.ttl <= 0:
 		return c, fmt.Errorf("shard: TTL must be positive, got %v", c.ttl)
+	case c.ttl > maxTTL:
+		// Refused here, or ttl*2/3 below would overflow and the error
+		// would name the renew interval, which the user may never have set.
+		return c, fmt.Errorf("shard: TTL %v is above the limit %v", c.ttl, maxTTL)
 	case c.renew <= 0 || c.renew >= c.ttl*2/3:
 		return c, fmt.Errorf("shard: renew interval %v must be positive and shorter than 2/3 of the TTL %v", c.renew, c.ttl)
 	case c.retry <= 0:

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -273,6 +274,21 @@ func TestNewRefusesBadInput(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// A TTL too long to take 2/3 of is refused with an error that names the
+// TTL and the limit, not the renew interval the user never set; the
+// longest TTL is accepted.
+func TestNewRefusesATTLAboveTheLimitNamingIt(t *testing.T) {
+	mem := memstore.New()
+	limit := time.Duration(math.MaxInt64 / 2)
+	for _, ttl := range []time.Duration{limit + 1, math.MaxInt64} {
+		_, err := shard.New(mem, "l", "a", shard.WithTTL(ttl))
+		require.EqualError(t, err, fmt.Sprintf("shard: TTL %v is above the limit %v", ttl, limit))
+	}
+	s, err := shard.New(mem, "l", "a", shard.WithTTL(limit))
+	require.NoError(t, err)
+	require.NotNil(t, s)
+}
 
 // A second process started with a replica's identity does not join while
 // the first renews: two replicas never act as one member.

@@ -2,6 +2,7 @@ package workqueue_test
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -61,4 +62,17 @@ func get(t *testing.T, q *workqueue.Queue[string]) string {
 	k, ok := q.Get(context.Background())
 	require.True(t, ok)
 	return k
+}
+
+// AddLowBatch refuses, as every add does, a key that is not equal to
+// itself (a NaN), and adds the others of its batch.
+func TestAddLowBatchRefusesAKeyNotEqualToItself(t *testing.T) {
+	q := workqueue.New[float64]()
+	defer q.ShutDown()
+	nan := math.NaN()
+	for range 100 {
+		q.AddLowBatch([]float64{nan, 1, nan, 2})
+	}
+	require.Equal(t, 2, q.Len(), "1 and 2, and no NaN")
+	require.Equal(t, workqueue.Counts{Low: 2}, q.Counts())
 }

@@ -53,6 +53,10 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 		q.Add(key)
 		return
 	}
+	if key != key { // see refused
+		q.refused(key)
+		return
+	}
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	defer q.mu.Unlock()

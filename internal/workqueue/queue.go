@@ -2,12 +2,16 @@ package workqueue
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/backoff"
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/internal/fastdelay"
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 )
 
@@ -84,6 +88,8 @@ type Queue[K comparable] struct {
 	own            fastdelay.Delays
 	defaultBackoff bool
 	bucket         *backoff.Bucket[K] // made on the first AddRateLimited that needs it
+
+	nRefused atomic.Int64 // adds of keys not equal to themselves (refused)
 }
 
 // New returns an empty queue configured by opts. With no options it uses
@@ -152,6 +158,10 @@ func (q *Queue[K]) Name() string { return q.name }
 //
 // After ShutDown, Add does nothing.
 func (q *Queue[K]) Add(key K) {
+	if key != key { // see refused
+		q.refused(key)
+		return
+	}
 	h := q.keys.hash(key)
 	// The common duplicate, a key already queued at Normal priority and not
 	// processing, changes nothing: look for it under the read lock, so that
@@ -219,6 +229,10 @@ func (q *Queue[K]) addNode(n int32, nd *node[K], created bool) {
 //
 // After ShutDown, AddLow does nothing.
 func (q *Queue[K]) AddLow(key K) {
+	if key != key { // see refused
+		q.refused(key)
+		return
+	}
 	h := q.keys.hash(key)
 	q.mu.Lock()
 	if !q.shutdown {
@@ -239,6 +253,9 @@ func (q *Queue[K]) AddLowBatch(keys []K) {
 		b := keys[:min(len(keys), lowBatch)]
 		keys = keys[len(b):]
 		for i, k := range b {
+			if k != k { // see refused
+				q.refused(k)
+			}
 			hs[i] = q.keys.hash(k)
 		}
 		q.mu.Lock()
@@ -247,9 +264,27 @@ func (q *Queue[K]) AddLowBatch(keys []K) {
 			return
 		}
 		for i, k := range b {
-			q.addLow(k, hs[i])
+			if k == k { // refused above otherwise
+				q.addLow(k, hs[i])
+			}
 		}
 		q.mu.Unlock()
+	}
+}
+
+// refused is called by every add, instead of adding, for a key that is
+// not equal to itself, and so could never be found again: a NaN float, or
+// a struct, array or interface holding one. Held, such a key would stay
+// processing forever (Done could not find it) and take a new node at every
+// add. It counts the refusal; the first of a queue is logged, at Error, to
+// slog.Default. The adds test key != key in their own body rather than
+// through an inlined helper: for a string key, the common one, the
+// comparison then compiles to nothing, not even the inlining's marker.
+func (q *Queue[K]) refused(key K) {
+	if q.nRefused.Add(1) == 1 {
+		slog.Default().LogAttrs(context.Background(), slog.LevelError,
+			"queue: refused a key that is not equal to itself (a NaN, or a value holding one), which could never be found again; further such keys are refused silently",
+			slog.String("queue", q.name), slog.String("key", guard.Bound(fmt.Sprintf("%T %v", key, key), guard.MaxText)))
 	}
 }
 

@@ -33,6 +33,10 @@ import (
 //
 // After ShutDown, AddRateLimited does nothing and records no failure.
 func (q *Queue[K]) AddRateLimited(key K) {
+	if key != key { // see refused; before the limiter, which would keep a count for it
+		q.refused(key)
+		return
+	}
 	if q.limiter != nil {
 		q.mu.Lock()
 		shut := q.shutdown

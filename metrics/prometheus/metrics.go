@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,7 +191,8 @@ func New(reg prom.Registerer, opts ...Option) (*Metrics, error) {
 
 // loopSeries are one controller's series, bound to their labels once.
 type loopSeries struct {
-	name                                    string
+	name                                    string // as the hooks get it
+	label                                   string // labelValue(name)
 	success, errored, requeue, requeueAfter prom.Counter
 	errors, terminal, panics                prom.Counter
 	time                                    *hist
@@ -208,16 +210,17 @@ func (m *Metrics) loop(controller string) *loopSeries {
 		m.last.Store(s.(*loopSeries))
 		return s.(*loopSeries)
 	}
-	c := prom.Labels{"controller": controller}
+	label := labelValue(controller)
+	c := prom.Labels{"controller": label}
 	result := func(r string) prom.Counter {
-		return m.reconcileTotal.With(prom.Labels{"controller": controller, "result": r})
+		return m.reconcileTotal.With(prom.Labels{"controller": label, "result": r})
 	}
 	s := &loopSeries{
-		name:    controller,
+		name: controller, label: label,
 		success: result("success"), errored: result("error"), requeue: result("requeue"), requeueAfter: result("requeue_after"),
 		errors: m.reconcileErrors.With(c), terminal: m.terminalErrors.With(c), panics: m.panics.With(c),
-		time: m.reconcileTime.with(controller), converge: m.converge.With(c),
-		active: m.activeWorkers.with(controller), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
+		time: m.reconcileTime.with(label), converge: m.converge.With(c),
+		active: m.activeWorkers.with(label), max: m.maxConcurrent.With(c), unconverged: m.unconverged.With(c),
 	}
 	// Binding creates every series at 0 (the Loop's first hook is
 	// MaxConcurrency, at Run), as controller-runtime's exist once a
@@ -225,6 +228,13 @@ func (m *Metrics) loop(controller string) *loopSeries {
 	actual, _ := m.loops.LoadOrStore(controller, s)
 	return actual.(*loopSeries)
 }
+
+// labelValue is s as a label value: Prometheus refuses (client_golang
+// panics on) a label value that is not valid UTF-8, and a Loop's name, a
+// cache's or a Stalled reason need not be, so each invalid byte becomes
+// U+FFFD. Names that differ only in invalid bytes share their series. A
+// valid s is returned as is, with no allocation.
+func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // ReconcileDone implements metrics.Loop: reconcile_total{result} and
 // the reconcile_time histogram.
@@ -240,7 +250,7 @@ func (m *Metrics) ReconcileDone(controller, result string, d time.Duration) {
 	case "requeue_after":
 		s.requeueAfter.Inc()
 	default:
-		m.reconcileTotal.WithLabelValues(controller, result).Inc()
+		m.reconcileTotal.WithLabelValues(s.label, labelValue(result)).Inc()
 	}
 	s.time.observe(d)
 }
@@ -329,12 +339,12 @@ func (m *Metrics) Unconverged(controller string, n int) {
 
 // Oscillation implements metrics.Loop: steady_oscillations_total{kind}.
 func (m *Metrics) Oscillation(controller string, kind oscillation.Kind) {
-	m.oscillations.WithLabelValues(controller, kind.String()).Inc()
+	m.oscillations.WithLabelValues(m.loop(controller).label, labelValue(kind.String())).Inc()
 }
 
 // Stalled implements metrics.Loop: steady_stalled_total{reason}.
 func (m *Metrics) Stalled(controller, reason string) {
-	m.stalled.WithLabelValues(controller, reason).Inc()
+	m.stalled.WithLabelValues(m.loop(controller).label, labelValue(reason)).Inc()
 }
 
 // FenceRejected counts a write of controller's that the store rejected with
@@ -342,30 +352,32 @@ func (m *Metrics) Stalled(controller, reason string) {
 // it for a reconcile whose error is errors.Is(err, store.ErrFenced) and
 // for its own Stalled write rejected so.
 func (m *Metrics) FenceRejected(controller string) {
-	m.fenceRejections.WithLabelValues(controller).Inc()
+	m.fenceRejections.WithLabelValues(m.loop(controller).label).Inc()
 }
 
 // WriteDelayed is the write-limit hook of a metrics.Loop (reconcile.WithWriteLimit): a write of
 // controller's that its write limit (reconcile.WithWriteLimit) delayed by d
 // (steady_write_limit_delayed_total, steady_write_limit_delay_seconds_total).
 func (m *Metrics) WriteDelayed(controller string, d time.Duration) {
-	m.writesDelayed.WithLabelValues(controller).Inc()
-	m.writeDelay.WithLabelValues(controller).Add(d.Seconds())
+	label := m.loop(controller).label
+	m.writesDelayed.WithLabelValues(label).Inc()
+	m.writeDelay.WithLabelValues(label).Add(d.Seconds())
 }
 
 // QueueMetrics implements metrics.Loop: the workqueue_* series of
 // controller's queue, with name and controller both the Loop's name.
 func (m *Metrics) QueueMetrics(controller string) queue.Metrics {
-	l := prom.Labels{"name": controller, "controller": controller}
+	label := m.loop(controller).label
+	l := prom.Labels{"name": label, "controller": label}
 	q := &queueSeries{
-		depth:      m.depth.With(prom.Labels{"name": controller, "controller": controller, "priority": ""}),
+		depth:      m.depth.With(prom.Labels{"name": label, "controller": label, "priority": ""}),
 		adds:       m.adds.With(l),
 		unfinished: m.unfinished.With(l),
 		longest:    m.longest.With(l),
 		retries:    m.retries.With(l),
 	}
 	if v, ok := m.latency.(*histVec); ok {
-		q.latency, q.work = v.with(controller, controller), m.workDuration.(*histVec).with(controller, controller)
+		q.latency, q.work = v.with(label, label), m.workDuration.(*histVec).with(label, label)
 	} else {
 		q.nativeLatency = m.latency.(*prom.HistogramVec).With(l)
 		q.nativeWork = m.workDuration.(*prom.HistogramVec).With(l)

@@ -41,22 +41,23 @@ type (
 // steady_queue_keys, steady_leading and steady_leader_term series). A scrape
 // costs one Loop.Status call per Loop: O(keys held). It returns an error for
 // a nil Loop (a nil *reconcile.Loop included) or a second Loop of the same
-// name.
+// name (its label value: see the package documentation on invalid UTF-8).
 func (m *Metrics) AddLoop(l reconcile.Inspectable) error {
 	if nilness.IsNil(l) {
 		return errors.New("steady prometheus: nil Loop")
 	}
-	return m.state.add(&m.state.loops, l.Name(), l)
+	return m.state.add(&m.state.loops, labelValue(l.Name()), l)
 }
 
 // AddCache adds a cache, named name in the cache label, whose state is read
 // at every scrape (see Cache). It returns an error for a nil cache (a nil
-// *cache.Cache included) or a second cache of the same name.
+// *cache.Cache included) or a second cache of the same name (its label
+// value: see the package documentation on invalid UTF-8).
 func (m *Metrics) AddCache(name string, c Cache) error {
 	if nilness.IsNil(c) {
 		return errors.New("steady prometheus: nil cache")
 	}
-	return m.state.add(&m.state.caches, name, c)
+	return m.state.add(&m.state.caches, labelValue(name), c)
 }
 
 // stateCollector reads Loops and caches when scraped.

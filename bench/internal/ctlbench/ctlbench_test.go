@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -280,4 +281,32 @@ func TestRestLiveIsMeasuredOnceCaughtUp(t *testing.T) {
 			t.Fatalf("live heap at the drain %d, at rest %d: want the 32 MiB let go after the drain in the first only", r.DrainLive, r.RestLive)
 		}
 	})
+}
+
+// The set-up's mark work is read after the set-up: a list of 100,000
+// nodes, each a heap object with a pointer, kept alive across the run,
+// counts in both the heap's objects and its scannable bytes, and the line
+// reports them per stored object.
+func TestSetupMarkWorkCountsWhatTheSetUpKeeps(t *testing.T) {
+	type node struct {
+		next *node
+		pad  [3]int64
+	}
+	var head *node
+	for range 100_000 {
+		head = &node{next: head}
+	}
+	var r Report
+	synctest.Test(t, func(t *testing.T) { r = pacedRun(t, reconcile) })
+	runtime.KeepAlive(head)
+	if r.SetupObjects < 100_000 || r.SetupScan < 100_000*8 {
+		t.Fatalf("set-up heap objects %d, scannable bytes %d: want at least the 100,000 nodes kept, 8 pointer bytes each", r.SetupObjects, r.SetupScan)
+	}
+	r.Objects = 10 // the side fills it: pacedRun's objects
+	var b strings.Builder
+	r.Write(&b)
+	want := " setup_objs_per_obj=" + strconv.FormatFloat(float64(r.SetupObjects)/10, 'f', 2, 64) + " "
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), " setup_scan_bytes_per_obj=") {
+		t.Fatalf("line %s: want%sand setup_scan_bytes_per_obj", b.String(), want)
+	}
 }

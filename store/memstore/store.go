@@ -215,8 +215,8 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	case kv.WritePut:
 		var prev *kv.KeyValue
 		if e == nil {
-			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
-			s.kvs[w.Key] = e
+			e = newEntry(w.Key, rev)
+			s.kvs[e.Key] = e // the entry's copy: the caller's string is not kept
 			s.idx.insert(e)
 			s.keysGrow()
 		} else {
@@ -234,6 +234,9 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 		s.idx.remove(w.Key)
 		s.lagGrow()
 		s.hist.add(e.Key, true, nil, 0, e)
+		// The strings cut from the key keep the entry alive (newEntry):
+		// not its last value too, which the history keeps as it sees fit.
+		e.Value = nil
 	}
 	if s.hist.size > s.rest && s.hist.last >= s.settleCheck {
 		s.settle()

@@ -54,5 +54,9 @@ func TestKeysActLikeAMap(t *testing.T) {
 			check()
 		}
 	}
-	require.Greater(t, len(tab.entries), 1024, "the table grew")
+	grown := 0
+	for _, s := range tab.shards {
+		grown = max(grown, len(s.entries))
+	}
+	require.Greater(t, grown, 8, "a table grew")
 }

@@ -187,6 +187,25 @@ func (t *keyTable[K]) removeAt(p int, nd *node[K]) {
 	t.used--
 	*nd = node[K]{next: t.free}
 	t.free = n
+	if t.used == 0 && len(t.slots) > releaseAbove {
+		t.release()
+	}
+}
+
+// releaseAbove is the most slots an empty table keeps. A larger one, grown
+// for a burst (a Loop's first pass adds every key), is let go once the
+// burst drained: at a million keys its nodes' pages are 32 MB the GC
+// would scan at every cycle, their keys long cleared, and its slots
+// another 16 MB. Growing back costs a few allocations per doubling (no key
+// is hashed again), only for the next burst; a table at most this large,
+// 3,072 keys, is kept, so a queue that empties after each of a few keys
+// allocates nothing.
+const releaseAbove = 1 << 12
+
+// release empties the table's storage, which holds no key: the next
+// insert grows it from its smallest size.
+func (t *keyTable[K]) release() {
+	t.slots, t.limit, t.pages, t.n, t.free = nil, 0, nil, 0, none
 }
 
 // alloc returns a new node for k, and its number.

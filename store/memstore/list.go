@@ -179,7 +179,7 @@ func (p *page) nextGone() (kv.KeyValue, bool) {
 			p.gone = nil
 			break
 		}
-		if p.s.kvs[k.key] == nil {
+		if p.s.kvs.get(k.key) == nil {
 			return p.s.hist.prevKV(k.rev), true
 		}
 		p.gone = p.gone[1:]

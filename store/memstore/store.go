@@ -35,7 +35,7 @@ import (
 // concurrent use.
 type Store struct {
 	mu   sync.RWMutex
-	kvs  map[string]*kv.KeyValue // live keys; the same pointers as idx
+	kvs  keys // live keys; the same pointers as idx
 	idx  index
 	hist history
 	// compacted is the revision passed to the last Compact: List pages
@@ -132,7 +132,6 @@ func New(opts ...Option) *Store {
 		h.agingLag = c.agingLag
 	}
 	s := &Store{
-		kvs:         make(map[string]*kv.KeyValue),
 		hist:        h,
 		growHistory: !c.historySet,
 		keysWindow:  keysWindow,
@@ -166,7 +165,7 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 		return kv.KeyValue{}, fmt.Errorf("memstore: get of an empty key: %w", store.ErrInvalid)
 	}
 	s.mu.RLock()
-	e := s.kvs[key]
+	e := s.kvs.get(key)
 	var kvp kv.KeyValue
 	if e != nil {
 		kvp = *e
@@ -200,11 +199,11 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	defer s.mu.Unlock()
 	// A write's first cond is on its own key (a store.Writer's always):
 	// that entry is looked up once.
-	e := s.kvs[w.Key]
+	e := s.kvs.get(w.Key)
 	for i, c := range conds {
 		ce := e
 		if c.Key != w.Key {
-			ce = s.kvs[c.Key]
+			ce = s.kvs.get(c.Key)
 		}
 		if actual := condValue(ce, c); actual != c.Revision {
 			return 0, &kv.CondFailedError{Index: i, Cond: c, Actual: actual}
@@ -215,8 +214,8 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	case kv.WritePut:
 		var prev *kv.KeyValue
 		if e == nil {
-			e = &kv.KeyValue{Key: w.Key, CreateRevision: rev}
-			s.kvs[w.Key] = e
+			e = newEntry(w.Key, rev)
+			s.kvs.add(e)
 			s.idx.insert(e)
 			s.keysGrow()
 		} else {
@@ -230,10 +229,13 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 		if e == nil {
 			return 0, fmt.Errorf("memstore: delete %q: %w", w.Key, store.ErrNotFound)
 		}
-		delete(s.kvs, w.Key)
+		s.kvs.remove(w.Key)
 		s.idx.remove(w.Key)
 		s.lagGrow()
 		s.hist.add(e.Key, true, nil, 0, e)
+		// The strings cut from the key keep the entry alive (newEntry):
+		// not its last value too, which the history keeps as it sees fit.
+		e.Value = nil
 	}
 	if s.hist.size > s.rest && s.hist.last >= s.settleCheck {
 		s.settle()
@@ -254,7 +256,7 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 // budget): its cost per event rose with the keys. Callers hold s.mu for
 // writing.
 func (s *Store) keysGrow() {
-	want := len(s.kvs) / keysPerHistoryEvent
+	want := s.kvs.n / keysPerHistoryEvent
 	if !s.growHistory || want <= DefaultHistorySize {
 		return
 	}
@@ -326,7 +328,7 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 func (s *Store) lagGrow() {
 	h := &s.hist
 	size := int64(h.size)
-	most := max(min(len(s.kvs), maxLagHistory*s.keysWindow), s.peak)
+	most := max(min(s.kvs.n, maxLagHistory*s.keysWindow), s.peak)
 	// pins changes only under s.mu for reading (List), or for writing.
 	if !s.growHistory || len(s.live) == 0 && len(s.pins) == 0 || h.last-h.first+1 < size || h.size >= most || h.last < s.lagCheck {
 		return

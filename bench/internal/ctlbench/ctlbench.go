@@ -361,6 +361,15 @@ func readHeap() (heap, allocs, bytes, marked uint64) {
 	return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
 }
 
+// heapMarkWork returns the heap's objects (live, and dead ones not yet
+// swept: none right after runtime.GC) and its scannable bytes as the last
+// GC found them.
+func heapMarkWork() (objects, scan uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/objects:objects"}, {Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
 // Start begins the timed phase. The peak heap is sampled every 5ms from
 // here on (runtime/metrics, no stop-the-world); the process's peak RSS
 // (VmHWM) covers the whole run, set-up included.
@@ -424,6 +433,10 @@ func raise(p *atomic.Uint64, v uint64) bool {
 	}
 }
 
+// settle is how long the first pass must count no pass more before Drive
+// measures the set-up's heap.
+const settle = 100 * time.Millisecond
+
 // RestAfter is how long after the drain Drive measures the live heap at
 // rest (Report.RestLive).
 const RestAfter = time.Second
@@ -451,6 +464,13 @@ type Report struct {
 	GCCycles  uint64        // GC cycles completed over the same span
 	GOGC      int64         // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
 	Runs      uint64        // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
+	// What the GC must mark after the set-up, read after Drive's GC
+	// before the timed phase: the heap's objects (/gc/heap/objects) and
+	// its scannable bytes (/gc/scan/heap). Unlike CPU figures they do not
+	// vary from run to run, so a change to a side's per-object structures
+	// shows in them without timing.
+	SetupObjects uint64
+	SetupScan    uint64
 
 	// A paced run's figures (Config.Rate), zero in a flat-out one.
 	Rate   int           // the writer's pace, updates per second
@@ -499,17 +519,22 @@ func (m *Meter) Stop(r *Report) {
 // package doc). runs_per_event is how many times a goroutine was put to run
 // per update (Report.Runs): in a paced run each is likely a wake-up of an
 // idle thread, a large part of the CPU per event. gogc is the GC's percent
-// (GOGC, -1 off): peak heaps compare only between runs at the same. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
+// (GOGC, -1 off): peak heaps compare only between runs at the same.
+// setup_objs_per_obj and setup_scan_bytes_per_obj are the heap's objects
+// and its scannable bytes after the set-up, per stored object
+// (Report.SetupObjects, Report.SetupScan): the GC's mark work grows with
+// both. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.RestLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
 		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0), r.GOGC,
-		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev)
+		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev,
+		float64(r.SetupObjects)/float64(max(r.Objects, 1)), float64(r.SetupScan)/float64(max(r.Objects, 1)))
 	if r.Rate > 0 {
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 		kept := 0
@@ -558,6 +583,22 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	// The set-up's heap is measured once the first pass has settled: its
+	// last keys' bookkeeping (a queue's, after the pass counted) and any
+	// pass more than one per object done, so that what a side lets go
+	// once its queue drains is gone in every run, not in some.
+	for p := passes.Load(); ; {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("first pass not settled after %v", cfg.Timeout)
+		case <-time.After(settle):
+		}
+		if q := passes.Load(); q != p {
+			p = q
+			continue
+		}
+		break
+	}
 	if cfg.Profile != "" {
 		f, err := os.Create(cfg.Profile)
 		if err != nil {
@@ -573,6 +614,7 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	// set-up owes falls into it decides a run at 1M objects (the mark of a
 	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
 	runtime.GC()
+	r.SetupObjects, r.SetupScan = heapMarkWork()
 	if err := writeSetupHeap(cfg.HeapProfile); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,7 +108,8 @@ func TestPacedWriterKeepsItsSchedule(t *testing.T) {
 			reconcile(p, u)
 		})
 		for u, at := range issued {
-			if due := time.Duration(u) * 10 * time.Millisecond; at < due || at > due+time.Millisecond {
+			// The schedule starts once the first pass settled.
+			if due := settle + time.Duration(u)*10*time.Millisecond; at < due || at > due+time.Millisecond {
 				t.Fatalf("update %d issued at %v: want %v (1ms late at most)", u, at, due)
 			}
 		}
@@ -278,6 +280,68 @@ func TestRestLiveIsMeasuredOnceCaughtUp(t *testing.T) {
 		wg.Wait()
 		if r.DrainLive < 32<<20 || r.RestLive > r.DrainLive-16<<20 {
 			t.Fatalf("live heap at the drain %d, at rest %d: want the 32 MiB let go after the drain in the first only", r.DrainLive, r.RestLive)
+		}
+	})
+}
+
+// The set-up's mark work is read after the set-up: a list of 100,000
+// nodes, each a heap object with a pointer, kept alive across the run,
+// counts in both the heap's objects and its scannable bytes, and the line
+// reports them per stored object.
+func TestSetupMarkWorkCountsWhatTheSetUpKeeps(t *testing.T) {
+	type node struct {
+		next *node
+		pad  [3]int64
+	}
+	var head *node
+	for range 100_000 {
+		head = &node{next: head}
+	}
+	var r Report
+	synctest.Test(t, func(t *testing.T) { r = pacedRun(t, reconcile) })
+	runtime.KeepAlive(head)
+	if r.SetupObjects < 100_000 || r.SetupScan < 100_000*8 {
+		t.Fatalf("set-up heap objects %d, scannable bytes %d: want at least the 100,000 nodes kept, 8 pointer bytes each", r.SetupObjects, r.SetupScan)
+	}
+	r.Objects = 10 // the side fills it: pacedRun's objects
+	var b strings.Builder
+	r.Write(&b)
+	want := " setup_objs_per_obj=" + strconv.FormatFloat(float64(r.SetupObjects)/10, 'f', 2, 64) + " "
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), " setup_scan_bytes_per_obj=") {
+		t.Fatalf("line %s: want%sand setup_scan_bytes_per_obj", b.String(), want)
+	}
+}
+
+// The set-up is measured, and the updates begin, only once the first
+// pass settled: passes still counted after every object had one (a key
+// reconciled twice, a queue's last bookkeeping) delay them until none
+// is counted for settle.
+func TestTimedPhaseWaitsForTheFirstPassToSettle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{Objects: 10, Updates: 1, Workers: 1, Timeout: time.Minute}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(int64(cfg.Objects))
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range 10 { // a pass more every 50ms, for 500ms
+				time.Sleep(50 * time.Millisecond)
+				passes.Add(1)
+			}
+		})
+		start := time.Now()
+		var first time.Duration
+		var r Report
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			first = time.Since(start)
+			p.Wrote(Name(0), 1)
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if want := 500*time.Millisecond + settle; first < want {
+			t.Fatalf("first update at %v: want it after the passes stopped and settle, %v", first, want)
 		}
 	})
 }

@@ -1,0 +1,62 @@
+package memstore
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/store/kv"
+)
+
+// The key table holds what a Go map would through random adds and
+// removes, across growths and the long probe runs that removal must
+// shift back: every key held is found, with its own entry, and no key
+// removed or never added is.
+func TestKeysActLikeAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var tab keys
+	model := map[string]*kv.KeyValue{}
+	check := func() {
+		t.Helper()
+		require.Equal(t, len(model), tab.n)
+		for k, e := range model {
+			require.Same(t, e, tab.get(k), "key %q", k)
+		}
+		for i := range 3000 {
+			if k := "k" + strconv.Itoa(i); model[k] == nil {
+				require.Nil(t, tab.get(k), "key %q, not held", k)
+			}
+		}
+	}
+	require.Nil(t, tab.get("k1"), "an empty table")
+	tab.remove("k1") // a no-op
+	for round := range 20 {
+		for range 400 {
+			k := "k" + strconv.Itoa(rng.IntN(3000))
+			if e := model[k]; e != nil {
+				tab.remove(k)
+				delete(model, k)
+				continue
+			}
+			e := newEntry(k, 1)
+			tab.add(e)
+			model[k] = e
+		}
+		tab.remove("absent") // a no-op
+		check()
+		if round == 10 { // empty it, then fill again
+			for k := range model {
+				tab.remove(k)
+				delete(model, k)
+			}
+			check()
+		}
+	}
+	grown := 0
+	for _, s := range tab.shards {
+		grown = max(grown, len(s.entries))
+	}
+	require.Greater(t, grown, 8, "a table grew")
+}

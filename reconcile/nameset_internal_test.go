@@ -87,3 +87,33 @@ func TestNameSetActsLikeAMap(t *testing.T) {
 		require.Zero(t, slices.Max(append([]uint64{0}, n.shards[i].slots...)), "a slot left behind")
 	}
 }
+
+// Keys lists the names of a snapshot taken when it starts, and keeps its
+// copy for the next listing only while it is small: a copy of many names
+// would stay for the GC to scan between resyncs.
+func TestStoreSourceKeysKeepsOnlyASmallCopyOfTheNames(t *testing.T) {
+	for _, n := range []int{10, keysBufKept, keysBufKept + 1} {
+		s := storeSource[int, int]{cacheSource: &cacheSource[int, int]{names: newNameSet()}}
+		var want []string
+		for i := range n {
+			name := "obj-" + strconv.Itoa(i)
+			s.names.add(name)
+			want = append(want, name)
+		}
+		var got []string
+		for name := range s.Keys() {
+			if len(got) == 0 {
+				s.names.add("late") // after the snapshot: not listed
+			}
+			got = append(got, name)
+		}
+		require.Equal(t, want, got, "%d names", n)
+		if n > keysBufKept {
+			require.Nil(t, s.buf, "%d names: the copy is let go", n)
+			continue
+		}
+		require.GreaterOrEqual(t, cap(s.buf), n, "%d names: the copy is kept", n)
+		require.Empty(t, s.buf)
+		require.Empty(t, slices.DeleteFunc(s.buf[:cap(s.buf)], func(name string) bool { return name == "" }), "%d names: the kept copy holds no name", n)
+	}
+}

@@ -100,7 +100,7 @@ type cacheSource[S, T any] struct {
 
 	mu    sync.Mutex
 	names *nameSet // primary only
-	buf   []string
+	buf   []string // Keys' copy of names.list, kept between resyncs up to keysBufKept
 	// deferred is another writer's change whose hint was certain before
 	// its field-level judgement (see judgeLater), judged after the hint: the
 	// judgement feeds the oscillation detector alone, and made before the
@@ -121,44 +121,6 @@ type deferredJudge[S, T any] struct {
 	judgeAs  string
 	at       time.Time
 	others   bool // see observe
-}
-
-// nameSet is the primary source's set of names, kept with a dense list so
-// that Keys, at every resync, copies a slice instead of iterating a map
-// (about 80 instructions per name at 100,000 names,
-// BenchmarkLoopNoopResync100k), and lists the names in the order they
-// were added, which is near the order the cache allocated their objects
-// in: the reconciles of a resync then read the objects more nearly in
-// memory order. It costs about 24 bytes per name more than a set (the
-// list's 16 and the index's 8; more while append's room is unused).
-type nameSet struct {
-	at   map[string]int // index of each name in list
-	list []string
-}
-
-func newNameSet() *nameSet { return &nameSet{at: map[string]int{}} }
-
-func (n *nameSet) add(name string) {
-	if _, ok := n.at[name]; !ok {
-		n.at[name] = len(n.list)
-		n.list = append(n.list, name)
-	}
-}
-
-// remove takes name out, moving the last name into its place.
-func (n *nameSet) remove(name string) {
-	i, ok := n.at[name]
-	if !ok {
-		return
-	}
-	delete(n.at, name)
-	last := len(n.list) - 1
-	if i != last {
-		n.list[i] = n.list[last]
-		n.at[n.list[i]] = i
-	}
-	n.list[last] = ""
-	n.list = n.list[:last]
 }
 
 type sinkRef struct {
@@ -514,6 +476,11 @@ func (s *cacheSource[S, T]) WaitFor(ctx context.Context, revision int64) error {
 	return s.c.WaitFor(ctx, revision)
 }
 
+// keysBufKept is the most names whose copy Keys keeps for the next
+// resync: a larger one would stay for the GC to scan between resyncs (16
+// bytes a name, 16 MB at 1M names) to save an allocation a resync.
+const keysBufKept = 4096
+
 // Keys yields every object name the source has seen and not seen deleted
 // (keyLister), in name order under WithSortedKeys.
 func (s storeSource[S, T]) Keys() iter.Seq[string] {
@@ -523,6 +490,10 @@ func (s storeSource[S, T]) Keys() iter.Seq[string] {
 		s.buf = nil // owned by this iteration until it ends
 		s.mu.Unlock()
 		defer func() {
+			if cap(buf) > keysBufKept {
+				return
+			}
+			clear(buf) // the names it held may be deleted meanwhile
 			s.mu.Lock()
 			s.buf = buf[:0]
 			s.mu.Unlock()

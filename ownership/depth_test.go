@@ -88,6 +88,19 @@ func mapsWithKeyed(t *testing.T, n int) (map[string]any, ownership.Option) {
 }
 
 // selfMap returns a map whose field "self" is the map itself.
+// cycleCases returns the schemas the cycle tests apply with (.items a
+// keyed list, .m an atomic map) and a keyed item that holds itself.
+func cycleCases(t *testing.T) (keyed, atomic *ownership.Schema, item map[string]any) {
+	t.Helper()
+	keyed, err := ownership.NewSchema(map[string]ownership.Strategy{".items": ownership.Keyed("name")})
+	require.NoError(t, err)
+	atomic, err = ownership.NewSchema(map[string]ownership.Strategy{".m": ownership.Atomic()})
+	require.NoError(t, err)
+	item = map[string]any{"name": "x"}
+	item["self"] = item
+	return keyed, atomic, item
+}
+
 func selfMap() map[string]any {
 	m := map[string]any{"k": "v"}
 	m["self"] = m
@@ -138,12 +151,7 @@ func TestMaxDepthIsWhatJSONCarries(t *testing.T) {
 }
 
 func TestApplyRefusesATreeThatHoldsItself(t *testing.T) {
-	keyed, err := ownership.NewSchema(map[string]ownership.Strategy{".items": ownership.Keyed("name")})
-	require.NoError(t, err)
-	atomic, err := ownership.NewSchema(map[string]ownership.Strategy{".m": ownership.Atomic()})
-	require.NoError(t, err)
-	item := map[string]any{"name": "x"}
-	item["self"] = item
+	keyed, atomic, item := cycleCases(t)
 	before := ownership.Managed{{Manager: "other", Operation: ownership.OpApply, Set: ownership.MustNewSet(diff.MustParsePath(".k"))}}
 	beforeText := before[0].Set.Encode()
 	for _, c := range []struct {
@@ -295,12 +303,7 @@ func TestApplyPrunesBesideALiveMapThatHoldsItself(t *testing.T) {
 }
 
 func TestUpdateRefusesATreeThatHoldsItself(t *testing.T) {
-	keyed, err := ownership.NewSchema(map[string]ownership.Strategy{".items": ownership.Keyed("name")})
-	require.NoError(t, err)
-	atomic, err := ownership.NewSchema(map[string]ownership.Strategy{".m": ownership.Atomic()})
-	require.NoError(t, err)
-	item := map[string]any{"name": "x"}
-	item["self"] = item
+	keyed, atomic, item := cycleCases(t)
 	before := ownership.Managed{{Manager: "other", Operation: ownership.OpUpdate, Set: ownership.MustNewSet(diff.MustParsePath(".k"))}}
 	beforeText := before[0].Set.Encode()
 	for _, c := range []struct {

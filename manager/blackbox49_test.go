@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -217,13 +218,24 @@ type returnsAtOnce struct{}
 func (returnsAtOnce) Name() string              { return "quitter" }
 func (returnsAtOnce) Run(context.Context) error { return nil }
 
-// orderedElector leads at once and records when its campaign's ctx ends.
-type orderedElector struct{ ev *events }
+// orderedElector leads at once. Like lease.StoreElector, it releases a
+// term in its own goroutine after the term's ctx ended, which takes a
+// second, and records when that is done; its Wait waits for it.
+type orderedElector struct {
+	ev    *events
+	terms *sync.WaitGroup
+}
 
 func (e orderedElector) Campaign(ctx context.Context) (context.Context, store.Fence, error) {
-	context.AfterFunc(ctx, func() { e.ev.add("campaign stopped") })
+	e.terms.Go(func() {
+		<-ctx.Done()
+		time.Sleep(time.Second) // the release's write
+		e.ev.add("campaign stopped")
+	})
 	return ctx, store.Fence{}, nil
 }
+
+func (e orderedElector) Wait() { e.terms.Wait() }
 
 // stoppingRunner records when its Run returns, after its ctx ended.
 type stoppingRunner struct {
@@ -240,12 +252,13 @@ func (r stoppingRunner) Run(ctx context.Context) error {
 }
 
 // "It stops in the reverse order when its ctx ends: the Loops first (each
-// drains its reconciles), then the campaign (releasing leadership), then
-// the caches."
+// drains its reconciles), then the campaign (releasing leadership: an
+// elector with a Wait method [...] is waited for [...] until its release is
+// done), then the caches."
 func TestBlackbox49StopsLoopsThenCampaignThenCaches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ev := &events{}
-		m := manager.New(manager.WithElector(orderedElector{ev}))
+		m := manager.New(manager.WithElector(orderedElector{ev, new(sync.WaitGroup)}))
 		require.NoError(t, m.AddCache(newSlowCache(ev, "cache", time.Second)))
 		require.NoError(t, m.AddLoop(stoppingRunner{"loop1", ev}))
 		require.NoError(t, m.AddLoop(stoppingRunner{"loop2", ev}))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/electwait"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/internal/storeaccess"
@@ -51,7 +52,9 @@ type Runner interface {
 // Run starts in order: every cache, then (once all are synced) the
 // leadership campaign if there is an elector, then every Loop. It stops in
 // the reverse order when its ctx ends: the Loops first (each drains its
-// reconciles), then the campaign (releasing leadership), then the caches.
+// reconciles), then the campaign (releasing leadership: an elector with a
+// Wait method, as lease.Elector describes, is waited for, up to 30 seconds,
+// until its release is done), then the caches.
 //
 // With an elector, pass Manager.Elector to each Loop (reconcile.WithElector): the
 // Manager campaigns once and every Loop works during the Manager's terms,
@@ -351,7 +354,13 @@ func (m *Manager) Run(ctx context.Context) error {
 	} else {
 		m.shared.publish(context.WithoutCancel(ctx), store.Fence{}, false)
 	}
-	defer func() { stopElect(); electWG.Wait() }()
+	defer func() {
+		stopElect()
+		electWG.Wait()
+		if m.elector != nil {
+			m.waitReleased(ctx)
+		}
+	}()
 
 	// 3. Loops.
 	var loopWG sync.WaitGroup
@@ -391,6 +400,21 @@ func (m *Manager) failure() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.failed
+}
+
+// waitReleased waits for the elector to release its last term (its
+// optional Wait method), so the release is done before the caches stop
+// and Run returns.
+func (m *Manager) waitReleased(ctx context.Context) {
+	ok, p := electwait.Wait(m.elector, clock.Real{})
+	switch {
+	case p != nil:
+		m.log.LogAttrs(ctx, slog.LevelError, "manager: elector's Wait panicked",
+			slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+	case !ok:
+		m.log.LogAttrs(ctx, slog.LevelError, "manager: elector's Wait did not return; stopping without it",
+			slog.Duration("waited", electwait.Limit), slog.String("elector", fmt.Sprintf("%T", m.elector)))
+	}
 }
 
 // campaign keeps campaigning while ctx lasts and publishes each term.

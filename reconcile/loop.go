@@ -306,7 +306,9 @@ func (l *Loop[K]) Leading() bool { return l.cur.Load() != nil }
 // When ctx ends, Run stops taking keys, cancels in-flight reconciles with
 // cause ErrShutdown, and waits up to the drain timeout for them (a sharded
 // Loop also waits for its sharder to release its shards, at most twice the
-// sharder's TTL). It returns nil after a clean stop; an error wrapping ErrDrainTimeout that names the
+// sharder's TTL; with an elector that has a Wait method, as lease.Elector
+// describes, Run waits for its release too, at most 30 seconds, logging at
+// Error if it gives up). It returns nil after a clean stop; an error wrapping ErrDrainTimeout that names the
 // keys still running if the drain timed out; an error wrapping ErrNotSynced
 // if ctx ended while it waited for a source to sync (while it waits, it
 // logs at Warn every 30 seconds which source, how long, and the
@@ -343,6 +345,9 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	}
 	stop(nil)
 	bg.Wait()
+	if l.cfg.elector != nil {
+		l.waitReleased(ctx)
+	}
 	l.added.stop()
 	l.pmu.Lock()
 	l.pending = pendingKeys[K]{} // no term will take them

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/steady-go/steady/internal/electwait"
 	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/metrics"
@@ -72,6 +73,20 @@ func (l *Loop[K]) campaign(ctx context.Context) (term context.Context, err error
 	defer guard.Catch(&p)
 	term, _, err = l.cfg.elector.Campaign(ctx)
 	return term, err
+}
+
+// waitReleased waits for the elector to release its last term (its
+// optional Wait method), bounded, so that Run returns with the release
+// done. A Wait that panics is reported like Campaign's panics.
+func (l *Loop[K]) waitReleased(ctx context.Context) {
+	ok, p := electwait.Wait(l.cfg.elector, l.clk)
+	switch {
+	case p != nil:
+		l.userPanic("Elector.Wait", p)
+	case !ok:
+		l.log.LogAttrs(ctx, slog.LevelError, "elector's Wait did not return; Run returns without it",
+			slog.String("controller", l.name), slog.Duration("waited", electwait.Limit))
+	}
 }
 
 // guardedMetrics runs the user's metric hooks under recovery: a hook that

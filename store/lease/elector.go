@@ -18,6 +18,14 @@ import (
 // can take over. context.Cause of the term context says why it ended. The
 // leader resigns by cancelling ctx. Campaign may be called again after a term
 // ends. Implementations are safe for concurrent use.
+//
+// An implementation whose terms end with work done after the term context
+// ended (releasing the lease, so the next leader need not wait out its TTL)
+// should also have a method Wait(), which blocks, for a bounded time, until
+// every term it began has ended and that work is done. reconcile.Loop and
+// manager.Manager call it before their Run returns, and go on after 30
+// seconds with an Error log if it has not returned. StoreElector and
+// etcdstore's Elector have it.
 type Elector interface {
 	Campaign(ctx context.Context) (term context.Context, fence store.Fence, err error)
 }

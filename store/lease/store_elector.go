@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/steady-go/steady/internal/nilness"
@@ -43,7 +44,8 @@ type StoreElector struct {
 	id  string
 	cfg config
 
-	turn chan struct{} // holds a token while a campaign or term is running
+	turn  chan struct{}  // holds a token while a campaign or term is running
+	terms sync.WaitGroup // one per term until its release is done
 }
 
 var _ Elector = (*StoreElector)(nil)
@@ -74,6 +76,15 @@ func New(b kv.Backend, key, identity string, opts ...Option) (*StoreElector, err
 	e := &StoreElector{b: b, key: key, id: identity, cfg: cfg, turn: make(chan struct{}, 1)}
 	return e, nil
 }
+
+// Wait blocks until every term this elector began has ended and, for a
+// term whose campaign ctx ended, released the leader key (at most 5
+// seconds after the term ended). The term context ends
+// before the release is done: call Wait after the campaign ctx ends and
+// before the process exits or the backend closes, or the key may be left
+// for the next leader to wait out its TTL. reconcile.Loop and
+// manager.Manager call it before their Run returns.
+func (e *StoreElector) Wait() { e.terms.Wait() }
 
 // Identity returns the identity the elector campaigns as.
 func (e *StoreElector) Identity() string { return e.id }
@@ -189,7 +200,7 @@ func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fenc
 	}
 	fence := store.Fence{Key: e.key, Revision: rev}
 	termCtx, cancel := context.WithCancelCause(ctx)
-	go e.hold(ctx, cancel, rev, start)
+	e.terms.Go(func() { e.hold(ctx, cancel, rev, start) })
 	return store.WithFence(termCtx, fence), fence, nil
 }
 

@@ -410,3 +410,37 @@ func oneLeaderRun(t *testing.T, seed uint64) {
 	}
 	require.Positive(t, rejected, "some zombie writes were fenced off")
 }
+
+// slowRelease delays every delete by a second, as a slow store does.
+type slowRelease struct{ kv.Backend }
+
+func (s slowRelease) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if w.Kind == kv.WriteDelete {
+		time.Sleep(time.Second)
+	}
+	return s.Backend.Txn(ctx, conds, w)
+}
+
+// The term ends when the campaign ctx ends, before the release's write is
+// done; Wait returns only once it is, so a process that exits after Wait
+// leaves no key for the next leader to wait out.
+func TestWaitReturnsOnceTheReleaseIsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		a := newElector(t, slowRelease{mem}, "a")
+		a.Wait() // no term yet: returns at once
+		ctx, resign := context.WithCancel(t.Context())
+		term, _, err := a.Campaign(ctx)
+		require.NoError(t, err)
+		resign()
+		<-term.Done()
+		holder, err := a.Holder(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, "a", holder, "the term ended before its release")
+		ended := time.Now()
+		a.Wait()
+		require.Equal(t, time.Second, time.Since(ended))
+		_, err = a.Holder(t.Context())
+		require.ErrorIs(t, err, store.ErrNotFound, "released by the time Wait returned")
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
 )
 
@@ -35,8 +36,13 @@ type Config[K comparable] struct {
 // Reconciler returns r wrapped so that every Reconcile runs in a span; see
 // the package documentation for its attributes. The span is in the ctx r
 // gets, so the store writes r makes with it are its children (through a
-// Backend wrapped by Backend) and record its trace (WithTraceContext).
+// Backend wrapped by Backend) and record its trace (WithTraceContext). A
+// nil r gives nil, which reconcile.New refuses, rather than a wrapper that
+// panics in every reconcile.
 func Reconciler[K comparable](r reconcile.Reconciler[K], cfg Config[K]) reconcile.Reconciler[K] {
+	if nilness.IsNil(r) {
+		return nil
+	}
 	tp := cfg.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()

@@ -53,8 +53,12 @@ func FromCache[S, T any](c LastWriteCache[S, T]) (func(name string) string, erro
 // Backend returns b wrapped so that every Txn (every store write) runs in a
 // "steady.store.txn" span, a child of the span in the write's ctx. Reads,
 // lists and watches pass through untraced. A nil tp means
-// otel.GetTracerProvider().
+// otel.GetTracerProvider(). A nil b gives nil, which store.New refuses,
+// rather than a wrapper that panics at the first call.
 func Backend(b kv.Backend, tp trace.TracerProvider) kv.Backend {
+	if nilness.IsNil(b) {
+		return nil
+	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}

@@ -239,11 +239,20 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 
 // Compact discards etcd's history before rev (store/storetest.Compactor).
 // Lists pinned below rev, and watches from before it, then fail with
-// store.ErrExpired.
+// store.ErrExpired. Compacting to a revision already compacted is a no-op,
+// as on the other backends; a negative revision, or one above the current
+// revision, gives an error wrapping store.ErrInvalid.
 func (b *Backend) Compact(ctx context.Context, rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("etcdstore: compact to negative revision %d: %w", rev, store.ErrInvalid)
+	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	if _, err := b.cli.Compact(cctx, rev, clientv3.WithCompactPhysical()); err != nil {
+	_, err := b.cli.Compact(cctx, rev, clientv3.WithCompactPhysical())
+	if err != nil && ctx.Err() == nil && errors.Is(err, rpctypes.ErrCompacted) {
+		return nil // etcd has compacted to rev or past it already: what Compact asks for holds
+	}
+	if err != nil {
 		return b.mapCallErr(ctx, cctx, err)
 	}
 	return nil

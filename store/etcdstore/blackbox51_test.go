@@ -154,12 +154,27 @@ func TestBlackbox51CampaignGivesUp(t *testing.T) {
 	require.ErrorIs(t, termA.Err(), context.Canceled)
 	_, err = b.Get(context.Background(), a.Key())
 	require.ErrorIs(t, err, store.ErrNotFound, "the lease is revoked before Wait returns")
-	_, fenceZ, err := z.Campaign(t.Context())
+	zctx, zcancel = context.WithCancel(context.Background())
+	defer zcancel()
+	_, fenceZ, err := z.Campaign(zctx)
 	require.NoError(t, err)
 	require.Greater(t, fenceZ.Revision, fenceA.Revision)
 	_, err = b.Txn(context.Background(), []kv.Cond{{Key: fenceA.Key, Target: kv.CreateRevision, Revision: fenceA.Revision}},
 		kv.Write{Kind: kv.WritePut, Key: "x", Value: []byte("stale")})
 	require.ErrorIs(t, err, kv.ErrCondFailed, "the deposed leader's fence")
+
+	// A's Campaign again, once z resigns (lease.Elector: Campaign may be
+	// called again after a term ends).
+	zcancel()
+	z.Wait()
+	actx, acancel = context.WithCancel(context.Background())
+	defer acancel()
+	termA, fenceA2, err := a.Campaign(actx)
+	require.NoError(t, err)
+	require.Greater(t, fenceA2.Revision, fenceZ.Revision)
+	require.NoError(t, termA.Err())
+	acancel()
+	a.Wait()
 }
 
 // TestBlackbox51ElectionNames: any name without "/" is an election of its

@@ -15,13 +15,12 @@ import (
 	"github.com/steady-go/steady/store/pgstore"
 )
 
-// TestBlackbox51WatchesUnderCompaction: with writers compacting the log
-// as they go (a history of 16 writes) and watchers that read slowly, every
-// watch of the whole key space delivers consecutive revisions from where
-// it started and, when compaction overtakes it (half of them stall until
-// the writes are done), ends with one ErrExpired event after them: never a
-// gap, never a silent end. Lists pinned to the
-// revision of a watch's start either expire or list every key.
+// TestBlackbox51WatchesUnderCompaction: while writers fill a history of
+// 16 writes (compacted by the writes themselves), every watch of the whole
+// key space delivers consecutive revisions from where it started and, when
+// compaction overtakes it (half of them stall until the writes are done),
+// ends with one ErrExpired event after them: never a gap, never a silent
+// end. Lists pinned near the head either expire or list every key.
 func TestBlackbox51WatchesUnderCompaction(t *testing.T) {
 	b := newBackend(t, newPool(t), pgstore.WithHistorySize(16), pgstore.WithWatchBuffer(4))
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -89,11 +89,12 @@
 //	steady_cache_panics_total{cache}                     counter   when the cache has Panics() int64
 //
 // Label values must be valid UTF-8 in Prometheus, and a Loop's name, a
-// cache's name or a Stalled reason need not be: each byte of one that is
-// not valid UTF-8 becomes U+FFFD in the label (a Loop named "bad\xff" is
-// controller="bad\uFFFD"), once per Loop, not per hook call. Names that
-// differ only in such bytes share their series, and AddLoop and AddCache
-// refuse the second as added twice.
+// cache's name or a Stalled reason need not be: each run of bytes that are
+// not valid UTF-8 becomes one U+FFFD in the label (strings.ToValidUTF8: a
+// Loop named "bad\xff" is controller="bad\uFFFD", and so is one named
+// "bad\xff\xfe"), once per Loop, not per hook call. Names that differ only
+// in such bytes share their series, and AddLoop and AddCache refuse the
+// second as added twice.
 //
 // Every hook is safe for concurrent use. On the reconcile path a hook
 // costs a lookup of the Loop's pre-bound series and a few atomic updates:

@@ -231,9 +231,9 @@ func (m *Metrics) loop(controller string) *loopSeries {
 
 // labelValue is s as a label value: Prometheus refuses (client_golang
 // panics on) a label value that is not valid UTF-8, and a Loop's name, a
-// cache's or a Stalled reason need not be, so each invalid byte becomes
-// U+FFFD. Names that differ only in invalid bytes share their series. A
-// valid s is returned as is, with no allocation.
+// cache's or a Stalled reason need not be, so each run of invalid bytes
+// becomes one U+FFFD. Names that differ only in invalid bytes share their
+// series. A valid s is returned as is, with no allocation.
 func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // ReconcileDone implements metrics.Loop: reconcile_total{result} and

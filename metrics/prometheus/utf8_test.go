@@ -19,9 +19,9 @@ import (
 )
 
 // A Loop whose name is not valid UTF-8 (Prometheus refuses such a label
-// value) has its series, labelled with U+FFFD for each invalid byte: no hook
-// panics, no metric is lost, and the scrape-time series of AddLoop and
-// AddCache are labelled the same way.
+// value) has its series, labelled with U+FFFD for each run of invalid
+// bytes: no hook panics, no metric is lost, and the scrape-time series of
+// AddLoop and AddCache are labelled the same way.
 func TestALoopNamedWithInvalidUTF8HasItsSeriesUnderU_FFFD(t *testing.T) {
 	reg := prom.NewRegistry()
 	m, err := steadyprom.New(reg)
@@ -57,8 +57,8 @@ func TestALoopNamedWithInvalidUTF8HasItsSeriesUnderU_FFFD(t *testing.T) {
 }
 
 // Every hook that takes a label value from its caller (the controller, a
-// Stalled reason) labels it with U+FFFD for each invalid byte, rather than
-// panicking.
+// Stalled reason) labels it with U+FFFD for each run of invalid bytes,
+// rather than panicking.
 func TestHooksLabelInvalidUTF8WithU_FFFD(t *testing.T) {
 	reg := prom.NewRegistry()
 	m, err := steadyprom.New(reg)

@@ -2,9 +2,11 @@ package boltstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/steady-go/steady/store"
 )
@@ -85,6 +87,9 @@ func (s *Store) compact(ctx context.Context, rev int64) error {
 			more = to < rev
 			return writeState(tx, st)
 		})
+		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			return fmt.Errorf("boltstore: compact %s to %d: %w", s.path, rev, ErrClosed)
+		}
 		if err != nil {
 			return fmt.Errorf("boltstore: compact %s to %d: %w", s.path, rev, err)
 		}

@@ -179,7 +179,11 @@ func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) 
 
 // Txn implements kv.Backend with one etcd transaction: the conds become
 // compares, the write is the Then branch, and the Else branch reads every
-// compared key so a failure can name the cond that failed.
+// compared key so a failure can name the cond that failed. A request over
+// etcd's size limits (the server's --max-request-bytes, 1.5 MiB by
+// default, or the client's 2 MiB message limit: a long key with a large
+// value, or a key that long) gives an error wrapping store.ErrTooLarge
+// and writes nothing.
 func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("etcdstore: %w", err)
@@ -235,11 +239,20 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 
 // Compact discards etcd's history before rev (store/storetest.Compactor).
 // Lists pinned below rev, and watches from before it, then fail with
-// store.ErrExpired.
+// store.ErrExpired. Compacting to a revision already compacted is a no-op,
+// as on the other backends; a negative revision, or one above the current
+// revision, gives an error wrapping store.ErrInvalid.
 func (b *Backend) Compact(ctx context.Context, rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("etcdstore: compact to negative revision %d: %w", rev, store.ErrInvalid)
+	}
 	cctx, cancel := b.call(ctx)
 	defer cancel()
-	if _, err := b.cli.Compact(cctx, rev, clientv3.WithCompactPhysical()); err != nil {
+	_, err := b.cli.Compact(cctx, rev, clientv3.WithCompactPhysical())
+	if err != nil && ctx.Err() == nil && errors.Is(err, rpctypes.ErrCompacted) {
+		return nil // etcd has compacted to rev or past it already: what Compact asks for holds
+	}
+	if err != nil {
 		return b.mapCallErr(ctx, cctx, err)
 	}
 	return nil
@@ -277,12 +290,21 @@ func mapErr(ctx context.Context, err error) error {
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrExpired)
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrInvalid)
-	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), tooLargeToSend(err):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrTooLarge)
 	case isUnavailable(err):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
 	}
 	return fmt.Errorf("etcdstore: %w", err)
+}
+
+// tooLargeToSend reports whether err is the gRPC client's refusal to send
+// a request over its message size limit (2 MiB by default; a key that
+// long): ResourceExhausted, like an overloaded server's answer, but nothing
+// was sent, so nothing can have committed and a retry fails the same way.
+func tooLargeToSend(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "trying to send message larger than max")
 }
 
 // unavailable are the etcd errors after which a request may or may not have

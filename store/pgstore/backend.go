@@ -560,7 +560,10 @@ func prefixEnd(prefix string) []byte {
 
 // Txn implements kv.Backend as one call of the schema's txn3 function:
 // one round trip. A connection lost before the answer gives an error
-// wrapping store.ErrUnavailable: the write may have committed.
+// wrapping store.ErrUnavailable: the write may have committed. A key is
+// an entry of a btree index, which PostgreSQL limits to about 2.7 KB
+// after compression (a key of 2,700 random bytes is over it): a put of a
+// longer key gives an error wrapping store.ErrInvalid and writes nothing.
 func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
@@ -707,6 +710,9 @@ func mapErr(ctx context.Context, op string, err error) error {
 			return fmt.Errorf("pgstore: %s: %w: %w", op, err, store.ErrUnavailable)
 		case pe.Code == "54000" && strings.Contains(pe.Message, "too large"):
 			return fmt.Errorf("pgstore: %s: %w: %w", op, err, store.ErrTooLarge)
+		case pe.Code == "54000" && strings.HasPrefix(pe.Message, "index row"):
+			// A key too long for kv's btree index (see Txn).
+			return fmt.Errorf("pgstore: %s: key too long for PostgreSQL's index: %w: %w", op, err, store.ErrInvalid)
 		}
 		return fmt.Errorf("pgstore: %s: %w", op, err)
 	}

@@ -44,6 +44,12 @@
 // steady.store.key, steady.store.op (put, delete), steady.store.revision,
 // and the error, if any. Reads are not traced.
 //
+// Attribute values are valid UTF-8, as OTLP requires (an exporter cannot
+// encode a batch holding a span with a string that is not): in a key, the
+// Loop's name, Blocked's reason or an error's message (the status and the
+// exception event's exception.message) each run of bytes that are not
+// valid UTF-8 becomes one U+FFFD, as in the Prometheus adapter's labels.
+//
 // With a no-op TracerProvider (the default global provider when none is
 // installed) the wrappers add a few nanoseconds per call and allocate
 // nothing beyond the attributes.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/reconcile"
 )
 
@@ -35,8 +39,13 @@ type Config[K comparable] struct {
 // Reconciler returns r wrapped so that every Reconcile runs in a span; see
 // the package documentation for its attributes. The span is in the ctx r
 // gets, so the store writes r makes with it are its children (through a
-// Backend wrapped by Backend) and record its trace (WithTraceContext).
+// Backend wrapped by Backend) and record its trace (WithTraceContext). A
+// nil r gives nil, which reconcile.New refuses, rather than a wrapper that
+// panics in every reconcile.
 func Reconciler[K comparable](r reconcile.Reconciler[K], cfg Config[K]) reconcile.Reconciler[K] {
+	if nilness.IsNil(r) {
+		return nil
+	}
 	tp := cfg.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -45,7 +54,7 @@ func Reconciler[K comparable](r reconcile.Reconciler[K], cfg Config[K]) reconcil
 	if prop == nil {
 		prop = propagation.TraceContext{}
 	}
-	return &traced[K]{r: r, cfg: cfg, tracer: tp.Tracer(ScopeName), prop: prop, loop: attribute.String("steady.loop", cfg.Loop)}
+	return &traced[K]{r: r, cfg: cfg, tracer: tp.Tracer(ScopeName), prop: prop, loop: attribute.String("steady.loop", validUTF8(cfg.Loop))}
 }
 
 type traced[K comparable] struct {
@@ -57,10 +66,10 @@ type traced[K comparable] struct {
 }
 
 func (t *traced[K]) Reconcile(ctx context.Context, key K) (res reconcile.Result, err error) {
-	attrs := []attribute.KeyValue{t.loop, attribute.String("steady.key", keyString(key)),
+	attrs := []attribute.KeyValue{t.loop, attribute.String("steady.key", validUTF8(keyString(key))),
 		attribute.Int("steady.attempt", reconcile.Attempt(ctx))}
 	if id := reconcile.ReconcileID(ctx); id != "" {
-		attrs = append(attrs, attribute.String("steady.reconcile_id", id))
+		attrs = append(attrs, attribute.String("steady.reconcile_id", validUTF8(id)))
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithNewRoot(),
 		trace.WithAttributes(attrs...)}
@@ -77,7 +86,7 @@ func (t *traced[K]) Reconcile(ctx context.Context, key K) (res reconcile.Result,
 	defer func() {
 		if p := recover(); p != nil {
 			span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.type", "panic"),
-				attribute.String("exception.message", fmt.Sprint(p))))
+				attribute.String("exception.message", validUTF8(fmt.Sprint(p)))))
 			span.SetStatus(codes.Error, "panic")
 			span.SetAttributes(attribute.String("steady.result", "error"), attribute.String("steady.requeue.reason", "backoff"))
 			span.End()
@@ -104,7 +113,7 @@ func annotate(span trace.Span, res reconcile.Result, err error) {
 		result, reason = "error", "terminal"
 	case err != nil && errors.Is(err, reconcile.ErrBlocked):
 		result, reason = "error", "blocked"
-		attrs = append(attrs, attribute.String("steady.blocked.reason", reconcile.BlockedReason(err)))
+		attrs = append(attrs, attribute.String("steady.blocked.reason", validUTF8(reconcile.BlockedReason(err))))
 	case err != nil && errors.Is(err, reconcile.ErrRetryAfter):
 		result, reason = "error", "retry_after"
 	case err != nil:
@@ -122,10 +131,36 @@ func annotate(span trace.Span, res reconcile.Result, err error) {
 	}
 	span.SetAttributes(attrs...)
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		recordError(span, err)
 	}
 }
+
+// recordError records err on span as RecordError does (an "exception"
+// event and the Error status), with its message made valid UTF-8.
+func recordError(span trace.Span, err error) {
+	msg := err.Error()
+	if utf8.ValidString(msg) {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, msg)
+		return
+	}
+	msg = validUTF8(msg)
+	// RecordError's attributes, with the message replaced.
+	t := reflect.TypeOf(err)
+	typ := t.String()
+	if t.PkgPath() != "" || t.Name() != "" {
+		typ = t.PkgPath() + "." + t.Name()
+	}
+	span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.type", typ), attribute.String("exception.message", msg)))
+	span.SetStatus(codes.Error, msg)
+}
+
+// validUTF8 is s as an attribute value: OTLP cannot carry a string that is
+// not valid UTF-8 (an exporter fails to encode the batch of spans it is
+// in), and a key, a Loop's name or a Blocked reason need not be one, so
+// each run of invalid bytes becomes one U+FFFD, as the Prometheus adapter
+// does with label values. A valid s is returned as is, with no allocation.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 func keyString[K comparable](key K) string {
 	if s, ok := any(key).(string); ok {

@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -53,8 +52,12 @@ func FromCache[S, T any](c LastWriteCache[S, T]) (func(name string) string, erro
 // Backend returns b wrapped so that every Txn (every store write) runs in a
 // "steady.store.txn" span, a child of the span in the write's ctx. Reads,
 // lists and watches pass through untraced. A nil tp means
-// otel.GetTracerProvider().
+// otel.GetTracerProvider(). A nil b gives nil, which store.New refuses,
+// rather than a wrapper that panics at the first call.
 func Backend(b kv.Backend, tp trace.TracerProvider) kv.Backend {
+	if nilness.IsNil(b) {
+		return nil
+	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
@@ -72,12 +75,11 @@ func (b *tracedBackend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (i
 		op = "delete"
 	}
 	ctx, span := b.tracer.Start(ctx, "steady.store.txn", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("steady.store.key", w.Key), attribute.String("steady.store.op", op)))
+		trace.WithAttributes(attribute.String("steady.store.key", validUTF8(w.Key)), attribute.String("steady.store.op", op)))
 	defer span.End()
 	rev, err := b.Backend.Txn(ctx, conds, w)
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		recordError(span, err)
 	} else {
 		span.SetAttributes(attribute.Int64("steady.store.revision", rev))
 	}

@@ -205,12 +205,15 @@ func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fenc
 }
 
 func (e *StoreElector) value(now time.Time) ([]byte, error) {
-	return record{Holder: e.id, TTLMillis: e.cfg.ttl.Milliseconds(), Renewed: now}.encode()
+	return record{Holder: e.id, TTLMillis: ttlMillis(e.cfg.ttl), Renewed: now}.encode()
 }
 
 // stopAfter is how long after the start of its last successful renewal a
 // leader keeps working: 2/3 of the TTL.
-func (e *StoreElector) stopAfter() time.Duration { return e.cfg.ttl * 2 / 3 }
+func (e *StoreElector) stopAfter() time.Duration { return twoThirds(e.cfg.ttl) }
+
+// twoThirds is d*2/3 rounded down, without overflowing for any d.
+func twoThirds(d time.Duration) time.Duration { return d/3*2 + d%3*2/3 }
 
 type renewResult struct {
 	rev int64

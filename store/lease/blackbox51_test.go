@@ -330,3 +330,47 @@ func TestBlackbox51HugeTTLIsAccepted(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded, "b waits for a TTL of 292 years")
 	})
 }
+
+// "It is safe for concurrent use": Wait, Holder and Identity may be called
+// while terms begin and end, and Wait returns once the terms it saw are over.
+func TestBlackbox51WaitConcurrentWithCampaigns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, err := lease.New(memstore.New(), "_l", "a")
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		done := make(chan struct{})
+		wg.Go(func() {
+			defer close(done)
+			for range 50 {
+				ctx, resign := context.WithCancel(t.Context())
+				term, _, err := e.Campaign(ctx)
+				if !assert.NoError(t, err) {
+					resign()
+					return
+				}
+				time.Sleep(time.Millisecond)
+				resign()
+				<-term.Done()
+			}
+		})
+		for range 3 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					e.Wait()
+					_, _ = e.Holder(t.Context())
+					_ = e.Identity()
+					time.Sleep(time.Millisecond / 3)
+				}
+			})
+		}
+		wg.Wait()
+		e.Wait()
+		_, err = e.Holder(t.Context())
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}

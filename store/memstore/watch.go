@@ -39,11 +39,6 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("memstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
 	}
-	if fromRevision == 0 {
-		// "From now" (kv.Backend), not from the first write: that replayed
-		// the whole history, or ended with ErrExpired once it had rolled.
-		fromRevision = s.Revision()
-	}
 	w := s.newWatch(prefix, fromRevision)
 	w.stop = make(chan struct{})
 	out := make(chan kv.Event, s.watchBuffer)

@@ -23,16 +23,6 @@ var mutants51 = map[string]struct {
 	catchers []string
 	m        func() *mutant
 }{
-	// "A fromRevision of 0 means 'from now': only changes after the call
-	// are delivered."
-	"replays history on a watch from 0": {[]string{"Watch/FromNow"}, func() *mutant {
-		return &mutant{watch: func(b kv.Backend, ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
-			if from == 0 {
-				from = 1 // a revision, not "now": every later change of history is sent
-			}
-			return b.Watch(ctx, prefix, from)
-		}}
-	}},
 	// "When every cond holds but w deletes an absent key, nothing is
 	// written and the error wraps ErrNotFound."
 	"deletes an absent key silently": {[]string{"Txn/DeleteAbsent"}, func() *mutant {

@@ -35,8 +35,7 @@ const WaitTimeout = 10 * time.Second
 // The suite covers Get, List (order, prefixes, pagination, revision
 // pinning), Txn (conds on the written key and on other keys, failure index,
 // nothing written on failure, one revision per write, value sizes), Watch
-// (from a revision and from now, order, prefixes, Prev, progress,
-// cancellation), expired
+// (from a revision, order, prefixes, Prev, progress, cancellation), expired
 // history when the backend is a Compactor, and concurrency: CAS increments
 // that must lose no update, and concurrent writers and watchers that must see
 // every revision exactly once, in order. Run it with -race.

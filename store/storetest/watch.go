@@ -25,28 +25,6 @@ var watchTests = []test{
 		r4 := put(t, b, "k/4", "d")
 		require.Equal(t, r4, nextChange(t, live).Revision, "a watch from the current revision sees the next write")
 	}},
-	{"FromNow", func(t *testing.T, b kv.Backend) {
-		put(t, b, "k/1", "a")
-		before := put(t, b, "k/2", "b")
-		ch := watch(t, b, "k/", 0)
-		// A backend may start a watch from now once the call has returned
-		// (etcd does), so write until a change arrives: it must be one
-		// written after the call, not history.
-		for i := 0; ; i++ {
-			rev := put(t, b, "k/3", "c")
-			ev, ok := recvWithin(ch, WaitTimeout/100)
-			for ok && ev.Progress && ev.Err == nil {
-				ev, ok = recvWithin(ch, WaitTimeout/100)
-			}
-			if ok {
-				require.NoError(t, ev.Err, "watch failed")
-				require.Greater(t, ev.Revision, before, "a watch from 0 starts from now: a change before the call was sent")
-				require.LessOrEqual(t, ev.Revision, rev)
-				return
-			}
-			require.Less(t, i, 100, "no change within %v of writes", WaitTimeout)
-		}
-	}},
 	{"FromFutureRevision", func(t *testing.T, b kv.Backend) {
 		now := currentRevision(t, b)
 		ch := watch(t, b, "k/", now+2)

@@ -59,7 +59,10 @@ func (p Priority) String() string {
 // would hold another copy. So every add (Add, AddAfter, AddLow,
 // AddRateLimited) refuses such a key: it is dropped, and the queue's first
 // refusal is logged at Error to slog.Default. For a string key the check
-// compiles to nothing.
+// compiles to nothing. A key of an interface type K whose dynamic value
+// cannot be compared at all (a slice, map or func, or a struct or array
+// holding one) is not refused: every method given it panics, as a map
+// index with it does (client-go's workqueue panics the same way).
 //
 // The zero Queue is not usable; call New. A Queue is safe for concurrent
 // use. It starts no goroutine, except one that reports unfinished work every

@@ -56,6 +56,10 @@ func TestAValueStoredUnderTheLegacyMetaKeyDecodes(t *testing.T) {
 	ctx := t.Context()
 	b := memstore.New()
 	st := newTypedStore(t, b)
+	// A first write elsewhere, so that the watch below from rev-1 is from
+	// a revision, not from 0, which Watch reads as "from now".
+	_, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "_elsewhere", Value: []byte("x")})
+	require.NoError(t, err)
 	rev, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: st.Prefix() + "old", Value: []byte(legacyValue)})
 	require.NoError(t, err)
 	check := func(what string, obj *typedObj) {

@@ -131,7 +131,13 @@ func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { _ = followInstances(ctx, insts, tl.printf) })
+	// Watch from now, before the script writes: a watch from 0 sends only
+	// the changes after the call.
+	events, err := insts.Watch(ctx, 0)
+	if err != nil {
+		return err
+	}
+	wg.Go(func() { _ = followInstances(events, tl.printf) })
 
 	s := &script{o: o, tl: tl, os: procs, sets: sets, insts: insts}
 	defer func() {

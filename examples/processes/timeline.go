@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -30,12 +29,9 @@ func (t *timeline) printf(format string, args ...any) {
 }
 
 // followInstances prints the life of every Instance object (created, marked
-// for deletion, deleted, and by whom) until ctx ends.
-func followInstances(ctx context.Context, st *store.Store[InstanceSpec, InstanceStatus], log func(string, ...any)) error {
-	events, err := st.Watch(ctx, 0)
-	if err != nil {
-		return err
-	}
+// for deletion, deleted, and by whom) from events, a watch of the Instances
+// started before the first one is written, until the watch's ctx ends.
+func followInstances(events <-chan store.Event[InstanceSpec, InstanceStatus], log func(string, ...any)) error {
 	for ev := range events {
 		if ev.Err != nil {
 			log("store: watch ended: %v", ev.Err)

@@ -74,7 +74,7 @@ func newConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("lease: TTL must be positive, got %v", c.ttl)
 	case c.renew <= 0:
 		return c, fmt.Errorf("lease: renew interval must be positive, got %v", c.renew)
-	case c.renew >= c.ttl*2/3:
+	case c.renew >= twoThirds(c.ttl):
 		return c, fmt.Errorf("lease: renew interval %v must be shorter than 2/3 of the TTL %v", c.renew, c.ttl)
 	case c.retry <= 0:
 		return c, fmt.Errorf("lease: retry period must be positive, got %v", c.retry)

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -11,7 +12,8 @@ import (
 // TTL the leader declared.
 type record struct {
 	Holder string `json:"holder"`
-	// TTLMillis is the lease duration the leader promised to honour.
+	// TTLMillis is the lease duration the leader promised to honour, in
+	// milliseconds rounded up (see ttlMillis).
 	TTLMillis int64 `json:"ttlMillis"`
 	// Renewed is the leader's clock at the renewal, for people reading it.
 	Renewed time.Time `json:"renewed"`
@@ -31,8 +33,23 @@ func decodeRecord(b []byte) record {
 }
 
 func (r record) ttl(fallback time.Duration) time.Duration {
-	if r.TTLMillis <= 0 {
+	switch {
+	case r.TTLMillis <= 0:
 		return fallback
+	case r.TTLMillis > math.MaxInt64/int64(time.Millisecond):
+		return math.MaxInt64 // not a negative duration, which would expire at once
 	}
 	return time.Duration(r.TTLMillis) * time.Millisecond
+}
+
+// ttlMillis is d in whole milliseconds, rounded up: a candidate must not
+// time the lease shorter than the leader keeps it, or it could take over
+// while the leader still works (a TTL of 1.9ms recorded as 1ms was taken
+// over before the leader stopped at 1.27ms).
+func ttlMillis(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
 }

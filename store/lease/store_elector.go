@@ -44,8 +44,10 @@ type StoreElector struct {
 	id  string
 	cfg config
 
-	turn  chan struct{}  // holds a token while a campaign or term is running
-	terms sync.WaitGroup // one per term until its release is done
+	turn chan struct{} // holds a token while a campaign or term is running
+
+	mu   sync.Mutex
+	last chan struct{} // closed when the latest term begun has ended and released
 }
 
 var _ Elector = (*StoreElector)(nil)
@@ -77,14 +79,26 @@ func New(b kv.Backend, key, identity string, opts ...Option) (*StoreElector, err
 	return e, nil
 }
 
-// Wait blocks until every term this elector began has ended and, for a
-// term whose campaign ctx ended, released the leader key (at most 5
-// seconds after the term ended). The term context ends
+// Wait blocks until every term this elector began before the call has
+// ended and, for a term whose campaign ctx ended, released the leader key
+// (at most 5 seconds after the term ended). The term context ends
 // before the release is done: call Wait after the campaign ctx ends and
 // before the process exits or the backend closes, or the key may be left
 // for the next leader to wait out its TTL. reconcile.Loop and
-// manager.Manager call it before their Run returns.
-func (e *StoreElector) Wait() { e.terms.Wait() }
+// manager.Manager call it before their Run returns. Wait may be called
+// from any goroutine, while Campaign runs too: a term that begins
+// during the call is not waited for.
+func (e *StoreElector) Wait() {
+	// Terms run one at a time, each ending before the next may begin, so
+	// the latest one's end is the end of all of them. (A sync.WaitGroup
+	// panicked when a term began while a Wait was returning.)
+	e.mu.Lock()
+	last := e.last
+	e.mu.Unlock()
+	if last != nil {
+		<-last
+	}
+}
 
 // Identity returns the identity the elector campaigns as.
 func (e *StoreElector) Identity() string { return e.id }
@@ -200,17 +214,24 @@ func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fenc
 	}
 	fence := store.Fence{Key: e.key, Revision: rev}
 	termCtx, cancel := context.WithCancelCause(ctx)
-	e.terms.Go(func() { e.hold(ctx, cancel, rev, start) })
+	done := make(chan struct{})
+	e.mu.Lock()
+	e.last = done
+	e.mu.Unlock()
+	go e.hold(ctx, cancel, rev, start, done)
 	return store.WithFence(termCtx, fence), fence, nil
 }
 
 func (e *StoreElector) value(now time.Time) ([]byte, error) {
-	return record{Holder: e.id, TTLMillis: e.cfg.ttl.Milliseconds(), Renewed: now}.encode()
+	return record{Holder: e.id, TTLMillis: ttlMillis(e.cfg.ttl), Renewed: now}.encode()
 }
 
 // stopAfter is how long after the start of its last successful renewal a
 // leader keeps working: 2/3 of the TTL.
-func (e *StoreElector) stopAfter() time.Duration { return e.cfg.ttl * 2 / 3 }
+func (e *StoreElector) stopAfter() time.Duration { return twoThirds(e.cfg.ttl) }
+
+// twoThirds is d*2/3 rounded down, without overflowing for any d.
+func twoThirds(d time.Duration) time.Duration { return d/3*2 + d%3*2/3 }
 
 type renewResult struct {
 	rev int64
@@ -218,10 +239,14 @@ type renewResult struct {
 }
 
 // hold renews the lease until the term ends, then ends the term context
-// with its cause and, if ctx ended, releases the key. It gives the
-// elector's turn back when it returns.
-func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, modRev int64, renewed time.Time) {
-	defer func() { <-e.turn }()
+// with its cause and, if ctx ended, releases the key. When it returns it
+// closes done and then gives the elector's turn back, so a term has ended
+// for Wait before the next one may begin.
+func (e *StoreElector) hold(ctx context.Context, end context.CancelCauseFunc, modRev int64, renewed time.Time, done chan struct{}) {
+	defer func() {
+		close(done)
+		<-e.turn
+	}()
 	clk := e.cfg.clock
 	deadline := clk.NewTimer(renewed.Add(e.stopAfter()).Sub(clk.Now()))
 	defer deadline.Stop()

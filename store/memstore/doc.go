@@ -4,8 +4,9 @@
 //
 // A Store keeps the live keys in a map (for Get) and a key-ordered index
 // (for List), with one store-wide revision that every write advances by one,
-// starting from 1. A bounded ring of the latest events (WithHistorySize, 10k by
-// default) lets a watch resume from a past revision and lets every page of a
+// starting from 1. A bounded ring of the latest events (WithHistorySize: by
+// default DefaultHistorySize, growing with the keys and while a watch lags)
+// lets a watch resume from a past revision and lets every page of a
 // paginated List reflect the revision of its first page: a pinned page is
 // the current state with the writes since its revision undone, so listing
 // costs no copy of the data set. Revisions older than the ring, or removed

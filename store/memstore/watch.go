@@ -136,7 +136,10 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	w.cursor = cursor
 	settle := w.asksToSettle(last)
 	var wake <-chan struct{}
-	if len(q) == 0 && cursor == last {
+	if len(q) == 0 && cursor >= last {
+		// At the store revision, or past it: a watch from a revision
+		// not yet written waits for writes (kv.Backend), rather than
+		// reading nothing again and again.
 		wake = s.wait(w)
 	}
 	s.mu.RUnlock()

@@ -86,3 +86,38 @@ func TestRunBoundsTheElectorsWait(t *testing.T) {
 		require.Contains(t, logs.String(), "wait broke")
 	})
 }
+
+// Two Loops may share one StoreElector (it is safe for concurrent use;
+// their campaigns take turns): the one that stops waits for its own
+// release, not for the other's live term.
+func TestRunDoesNotWaitForAnotherLoopsTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		el, err := lease.New(memstore.New(), "_leases/app", "a")
+		require.NoError(t, err)
+		var logs logBuffer
+		r := Func[string](func(context.Context, string) (Result, error) { return Result{}, nil })
+		// The first drains for two seconds after its term ends: the second
+		// takes the term over meanwhile, before the first's Run waits.
+		draining := Func[string](func(ctx context.Context, _ string) (Result, error) {
+			<-ctx.Done()
+			time.Sleep(2 * time.Second)
+			return Result{}, nil
+		})
+		first := mustNew(t, draining, keySet("a"), WithElector(el), WithLogger(newLogger(&logs)))
+		stopFirst := start(t, first)
+		synctest.Wait()
+		require.True(t, first.Leading())
+		second, err := New("second", r, keySet("b"), WithElector(el), WithLogger(newLogger(&logs)))
+		require.NoError(t, err)
+		stopSecond := start(t, second)
+		synctest.Wait()
+		began := time.Now()
+		require.NoError(t, stopFirst())
+		require.Equal(t, 2*time.Second, time.Since(began), "the drain, and no wait for the second's term")
+		require.True(t, second.Leading(), "the second took the term over")
+		require.NotContains(t, logs.String(), "did not return")
+		require.NoError(t, stopSecond())
+		_, err = el.Holder(context.Background())
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}

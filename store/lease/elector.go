@@ -22,7 +22,9 @@ import (
 // An implementation whose terms end with work done after the term context
 // ended (releasing the lease, so the next leader need not wait out its TTL)
 // should also have a method Wait(), which blocks, for a bounded time, until
-// every term it began has ended and that work is done. reconcile.Loop and
+// every term it began whose campaign ctx has ended has ended and that work
+// is done (a term whose ctx lives, another user's of a shared elector, is
+// not waited for). reconcile.Loop and
 // manager.Manager call it before their Run returns, and go on after 30
 // seconds with an Error log if it has not returned. StoreElector and
 // etcdstore's Elector have it.

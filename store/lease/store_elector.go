@@ -47,7 +47,14 @@ type StoreElector struct {
 	turn chan struct{} // holds a token while a campaign or term is running
 
 	mu   sync.Mutex
-	last chan struct{} // closed when the latest term begun has ended and released
+	last heldTerm // the latest term begun
+}
+
+// heldTerm is a term as Wait sees it: the ctx given to Campaign, and a
+// channel closed once the term has ended and, if ctx ended, released.
+type heldTerm struct {
+	ctx  context.Context
+	done chan struct{}
 }
 
 var _ Elector = (*StoreElector)(nil)
@@ -79,24 +86,24 @@ func New(b kv.Backend, key, identity string, opts ...Option) (*StoreElector, err
 	return e, nil
 }
 
-// Wait blocks until every term this elector began before the call has
-// ended and, for a term whose campaign ctx ended, released the leader key
-// (at most 5 seconds after the term ended). The term context ends
-// before the release is done: call Wait after the campaign ctx ends and
-// before the process exits or the backend closes, or the key may be left
-// for the next leader to wait out its TTL. reconcile.Loop and
-// manager.Manager call it before their Run returns. Wait may be called
-// from any goroutine, while Campaign runs too: a term that begins
-// during the call is not waited for.
+// Wait blocks until every term this elector began before the call, whose
+// campaign ctx has ended, has ended and released the leader key (at most 5
+// seconds after the term ended). The term context ends before the release
+// is done: cancel the campaign ctx, then call Wait before the process
+// exits or the backend closes, or the key may be left for the next leader
+// to wait out its TTL. A term whose campaign ctx lives is not waited for, so
+// one Loop stopping does not wait for another's term on a shared elector.
+// reconcile.Loop and manager.Manager call Wait before their Run returns. It
+// is safe to call from any goroutine, while Campaign runs too.
 func (e *StoreElector) Wait() {
-	// Terms run one at a time, each ending before the next may begin, so
-	// the latest one's end is the end of all of them. (A sync.WaitGroup
-	// panicked when a term began while a Wait was returning.)
+	// Terms run one at a time, each released before the next may begin, so
+	// only the latest can still be releasing. (A sync.WaitGroup panicked
+	// when a term began while a Wait was returning.)
 	e.mu.Lock()
 	last := e.last
 	e.mu.Unlock()
-	if last != nil {
-		<-last
+	if last.done != nil && last.ctx.Err() != nil {
+		<-last.done
 	}
 }
 
@@ -216,7 +223,7 @@ func (e *StoreElector) acquire(ctx context.Context) (context.Context, store.Fenc
 	termCtx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	e.mu.Lock()
-	e.last = done
+	e.last = heldTerm{ctx, done}
 	e.mu.Unlock()
 	go e.hold(ctx, cancel, rev, start, done)
 	return store.WithFence(termCtx, fence), fence, nil

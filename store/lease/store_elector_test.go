@@ -444,3 +444,27 @@ func TestWaitReturnsOnceTheReleaseIsDone(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "released by the time Wait returned")
 	})
 }
+
+// Wait waits for terms whose campaign ctx ended, not for a live one: one
+// Loop stopping does not wait for another's term on a shared elector.
+func TestWaitDoesNotWaitForALiveTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newElector(t, memstore.New(), "a")
+		ctx, resign := context.WithCancel(t.Context())
+		term, _, err := a.Campaign(ctx)
+		require.NoError(t, err)
+		waited := make(chan struct{})
+		go func() { a.Wait(); close(waited) }()
+		synctest.Wait()
+		select {
+		case <-waited:
+		default:
+			t.Fatal("Wait waits for a term whose ctx lives")
+		}
+		require.NoError(t, term.Err())
+		resign()
+		a.Wait()
+		_, err = a.Holder(t.Context())
+		require.ErrorIs(t, err, store.ErrNotFound, "released once its ctx ended")
+	})
+}

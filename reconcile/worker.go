@@ -81,10 +81,10 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 		default:
 			l.process(t, ctx, rec, key, -1)
 		}
-		slot.clear()
 		if rerun := t.q.Done(key); ran && (rerun || l.rerunning.Load() > 0) {
 			l.paceReruns(key, rerun) // called only when it has something to do
 		}
+		slot.clear() // after Done: busy from Get to Done (metrics.Loop's ActiveWorkersFunc)
 	}
 }
 
@@ -111,13 +111,17 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		default:
 			end = l.process(t, ctx, rec, key, start)
 		}
-		slot.clear()
 		if end < 0 {
 			end = t.q.Stamp()
 		}
 		if rerun := t.q.DoneStamped(key, end); ran && (rerun || l.rerunning.Load() > 0) {
 			l.paceReruns(key, rerun)
 		}
+		// After DoneStamped, which reports the key's work duration: a
+		// worker is busy from Get to Done (metrics.Loop's
+		// ActiveWorkersFunc), so a reader that sees no busy worker finds
+		// every key's work reported and none processing.
+		slot.clear()
 		free = end
 	}
 }

@@ -28,9 +28,9 @@
 // A predicate that panics is reported like a reconcile panic and its event
 // is a hint (a hint costs one comparison; a lost change costs a resync
 // period). And, Or and Not given a nil predicate return nil, and
-// reconcile.WithPredicate(nil) makes the source's Run fail, ending the
-// Loop's Run with an error that says so: a nil filter is a bug to hear
-// about, not a filter to guess.
+// reconcile.New and Loop.AddSource refuse a source given
+// reconcile.WithPredicate(nil) with an error (reconcile.ErrInvalidOption)
+// that says so: a nil filter is a bug to hear about, not a filter to guess.
 package predicate
 
 import (

@@ -51,3 +51,27 @@ func TestBlackbox51HashOfCyclicValues(t *testing.T) {
 	// keep the promise): Diff finds these equal, and their hashes differ.
 	require.True(t, diff.Diff(loop(1, 7), loop(2, 7)).Empty(), "Diff compares cycles as reflect.DeepEqual does")
 }
+
+// ExactNumbers, as its documentation now states it: numbers held in
+// interfaces compare by type, except where they name list items: a set's
+// items are matched by value (1 and 1.0 are one item), and a keyed list's
+// items by the value of their keys, the key field then compared exactly.
+// Before, the documentation promised type-exact equality for every number
+// held in an interface, and sets of []any kept none.
+func TestBlackbox51ExactNumbersAndListItems(t *testing.T) {
+	exact, root := diff.ExactNumbers(), diff.Path{}
+	require.Equal(t, []string{".[0]: 1 → 1"}, lines(diff.Diff([]any{1}, []any{1.0}, exact)))
+	require.Empty(t, lines(diff.Diff([]any{1, "a"}, []any{"a", 1.0}, exact, diff.ListSets(root))))
+	require.Equal(t, []string{".[k=1].k: 1 → 1"}, lines(diff.Diff(
+		[]any{map[string]any{"k": 1, "v": "a"}, map[string]any{"k": 2}},
+		[]any{map[string]any{"k": 2}, map[string]any{"k": 1.0, "v": "a"}}, exact, diff.ListKeys(root, "k"))))
+	require.Equal(t, diff.Hash([]any{1}, exact), diff.Hash([]any{1.0}, exact), "Hash hashes numbers by value")
+}
+
+func lines(cs diff.Changes) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}

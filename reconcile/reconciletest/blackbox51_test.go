@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/reconcile/conditions"
@@ -271,4 +274,31 @@ func TestBlackbox51CorrectControllersPass(t *testing.T) {
 		cfg.Schedules = bb51Schedules(40)
 		reconciletest.Run(t, cfg)
 	})
+}
+
+// Broken variants of pools are caught, and the failure names the harm and
+// says what is wrong. The controller with no cleanup at all (no finalizer,
+// no GC) leaks the members of every deleted pool in the fault-free run
+// too: the end-state check excused a leak both runs shared, and it passed
+// 19 of the first 20 schedules (seeds 0 to 4 but 3).
+func TestBlackbox51BrokenControllersAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		bugs []string
+		harm reconciletest.Harm
+		says string
+	}{
+		{[]string{"no observedGeneration"}, reconciletest.HarmNotConverged, "Ready observed generation 0, object is at"},
+		{[]string{"status every pass"}, reconciletest.HarmStorm, "writes after it converged"},
+		{[]string{"no GC", "no finalizer"}, reconciletest.HarmEndState, "is left at the end, its owner gone: nothing deleted it"},
+	} {
+		t.Run(strings.Join(tc.bugs, ", "), func(t *testing.T) {
+			for seed := range uint64(5) { // each bug shows in every schedule
+				r := reconciletest.Simulate(t, buggyPools(tc.bugs...), seed)
+				require.True(t, r.Failed(), "seed %d passed", seed)
+				require.Equal(t, tc.harm, r.Harms[0], "%s", r.Violations[0])
+				require.True(t, strings.HasPrefix(r.Violations[0], string(tc.harm)+": "), r.Violations[0])
+				require.Contains(t, r.Violations[0], tc.says)
+			}
+		})
+	}
 }

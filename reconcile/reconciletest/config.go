@@ -117,7 +117,8 @@ type Config[S, T any] struct {
 
 	// SkipHistory turns off the history check: the comparison of what the
 	// controller did to each child (by key: creates, deletes, what is left
-	// at the end) with the fault-free reference run of the same seed. Set
+	// at the end) with the fault-free reference run of the same seed, and
+	// the check for children left at the end whose owner is gone. Set
 	// it for a reconciler that names children randomly (the keys of two
 	// runs then differ); children with names derived from their owner are
 	// the better cure.

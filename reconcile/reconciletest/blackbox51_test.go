@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -301,4 +302,28 @@ func TestBlackbox51BrokenControllersAreNamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Durations so long that the schedule, or its convergence bound, would
+// overflow a time.Duration are a Config error. Validate took them, and the
+// bound wrapped to a negative: every object of the correct echo "has not
+// converged within the bound (0s after faults stopped)".
+func TestBlackbox51ValidateRefusesDurationsThatOverflow(t *testing.T) {
+	for name, set := range map[string]func(*reconciletest.Config[greetingSpec, greetingStatus]){
+		"Resync":     func(c *reconciletest.Config[greetingSpec, greetingStatus]) { c.Resync = math.MaxInt64 },
+		"BackoffCap": func(c *reconciletest.Config[greetingSpec, greetingStatus]) { c.BackoffCap = math.MaxInt64 / 4 },
+		"Faults.Duration": func(c *reconciletest.Config[greetingSpec, greetingStatus]) {
+			c.Faults.Duration = math.MaxInt64 - time.Minute
+		},
+		"ReconcileTime": func(c *reconciletest.Config[greetingSpec, greetingStatus]) { c.ReconcileTime = math.MaxInt64 / 8 },
+	} {
+		cfg := echoConfig()
+		set(&cfg)
+		err := reconciletest.Validate(cfg)
+		require.ErrorIs(t, err, reconciletest.ErrConfig, name)
+		require.ErrorContains(t, err, "durations too long", name)
+	}
+	cfg := echoConfig()
+	cfg.Resync, cfg.Faults.Duration = 100*24*time.Hour, 24*time.Hour // long, and fine
+	require.NoError(t, reconciletest.Validate(cfg))
 }

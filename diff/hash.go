@@ -19,6 +19,12 @@ import (
 // annotation) and compared by another process. Steady changes the encoding
 // behind it only in a major version.
 //
+// Cyclic values hash in finite time (a reference met again on its own path
+// hashes as a marker), but the promise above holds for them only when their
+// cycles have the same shape: a pointer to itself and two equal nodes that
+// point to each other are equal under Diff, which compares cycles as
+// reflect.DeepEqual does, and hash apart.
+//
 // Struct fields that hold an empty value (zero scalars, zero times, nil
 // pointers, empty or nil slices and maps, structs whose fields are all
 // empty) are left out, so adding a field to a type does not change the hash

@@ -102,6 +102,14 @@ func EquateEmpty() Option {
 // paths needs. With ExactNumbers, two numbers in interfaces are equal only if
 // they have the same dynamic type and value. Typed fields always have one
 // type on both sides and compare exactly.
+//
+// It does not change how list items are matched: the items of a set
+// (ListSets) are named by their values ([=1]), so int(1) and float64(1.0)
+// are one item of a set even with ExactNumbers, and the key fields of a
+// keyed list (ListKeys) match by value too, the key field itself then
+// compared exactly ([k=1].k: 1 → 1). Hash hashes numbers by value with or
+// without it, which keeps its promise: values equal with ExactNumbers are
+// equal without.
 func ExactNumbers() Option {
 	return optionFunc(func(c *config) { c.exactNums = true })
 }

@@ -29,14 +29,25 @@ import (
 // deletes, and its deletes carry the term's fence.
 //
 // New returns an error wrapping reconcile.ErrInvalidOption for a nil cache or
-// store, a zero Owner, two Owners of one kind, or whatever reconcile.New
-// rejects.
+// store, a cache and a store of two kinds (the dependents', or an Owner's;
+// known when the cache's source tells its kind, as a *store.Store does), a
+// zero Owner, two Owners of one kind, or whatever reconcile.New rejects.
 func New[S, T any](name string, dependents *cache.Cache[S, T], st *store.Store[S, T], owners []Owner, opts ...reconcile.Option) (*reconcile.Loop[string], error) {
 	if dependents == nil || st == nil {
 		return nil, fmt.Errorf("gc %s: %w: nil dependents cache or store", name, reconcile.ErrInvalidOption)
 	}
+	// Two kinds of the same Go types type-check; the GC over them would
+	// find every garbage dependent already gone on its fresh read.
+	if k := dependents.Kind(); k != "" && k != st.Kind() {
+		return nil, fmt.Errorf("gc %s: %w: a dependents cache of kind %q and a store of kind %q", name, reconcile.ErrInvalidOption, k, st.Kind())
+	}
 	byKind := make(map[string]Owner, len(owners))
 	for i, o := range owners {
+		if o.mismatch != "" {
+			// It would ignore every dependent (their owner references name
+			// the cache's kind), or never be woken by an owner's deletion.
+			return nil, fmt.Errorf("gc %s: %w: owner %d: %s (OwnerKind takes the cache and the store of one kind)", name, reconcile.ErrInvalidOption, i, o.mismatch)
+		}
 		if o.kind == "" || o.cached == nil || o.live == nil || o.source == nil {
 			return nil, fmt.Errorf("gc %s: %w: owner %d is the zero Owner (use OwnerKind)", name, reconcile.ErrInvalidOption, i)
 		}

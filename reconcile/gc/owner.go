@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
@@ -13,6 +14,9 @@ import (
 // Build one with OwnerKind. The zero Owner is invalid; New rejects it.
 type Owner struct {
 	kind string
+	// mismatch says why the Owner is unusable though built by OwnerKind
+	// (a cache and a store of two kinds); New refuses it.
+	mismatch string
 	// cached returns the UID of the owner called name in the owner cache.
 	cached func(name string) (uid string, ok bool)
 	// live reads the owner called name from the store and returns its UID,
@@ -28,10 +32,14 @@ type Owner struct {
 // c (every pass) and, before it deletes anything, confirms from st that the
 // owner is really gone, so a cache that lags behind its dependents' cache
 // never causes a deletion. A change to an owner in c, its deletion above all,
-// wakes the dependents it owned.
+// wakes the dependents it owned. New refuses the Owner of a c and an st of
+// two kinds (when c's source tells its kind, as a *store.Store does).
 func OwnerKind[S, T any](c *cache.Cache[S, T], st *store.Store[S, T]) Owner {
 	if c == nil || st == nil {
 		return Owner{}
+	}
+	if k := c.Kind(); k != "" && k != st.Kind() {
+		return Owner{kind: st.Kind(), mismatch: fmt.Sprintf("a cache of kind %q and a store of kind %q", k, st.Kind())}
 	}
 	return Owner{
 		kind: st.Kind(),

@@ -28,13 +28,14 @@
 // A predicate that panics is reported like a reconcile panic and its event
 // is a hint (a hint costs one comparison; a lost change costs a resync
 // period). And, Or and Not given a nil predicate return nil, and
-// reconcile.WithPredicate(nil) makes the source's Run fail, ending the
-// Loop's Run with an error that says so: a nil filter is a bug to hear
-// about, not a filter to guess.
+// reconcile.New and Loop.AddSource refuse a source given
+// reconcile.WithPredicate(nil) with an error (reconcile.ErrInvalidOption)
+// that says so: a nil filter is a bug to hear about, not a filter to guess.
 package predicate
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/steady-go/steady/store"
 )
@@ -88,11 +89,12 @@ func Object[S, T any](f func(obj *store.Object[S, T]) bool) Predicate[S, T] {
 
 // And passes an event when every p does, asking them in order and stopping
 // at the first that does not; And() passes everything. A nil p makes it
-// return nil.
+// return nil. It keeps a copy of ps, so the caller may reuse the slice.
 func And[S, T any](ps ...Predicate[S, T]) Predicate[S, T] {
 	if hasNil(ps) {
 		return nil
 	}
+	ps = slices.Clone(ps) // a later write to the caller's slice must not change (or nil out) the filter
 	return func(old, new *store.Object[S, T]) bool {
 		for _, p := range ps {
 			if !p(old, new) {
@@ -104,11 +106,13 @@ func And[S, T any](ps ...Predicate[S, T]) Predicate[S, T] {
 }
 
 // Or passes an event when any p does, asking them in order and stopping at
-// the first that does; Or() passes nothing. A nil p makes it return nil.
+// the first that does; Or() passes nothing. A nil p makes it return nil. It
+// keeps a copy of ps, so the caller may reuse the slice.
 func Or[S, T any](ps ...Predicate[S, T]) Predicate[S, T] {
 	if hasNil(ps) {
 		return nil
 	}
+	ps = slices.Clone(ps) // as in And
 	return func(old, new *store.Object[S, T]) bool {
 		for _, p := range ps {
 			if p(old, new) {

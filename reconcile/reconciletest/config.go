@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -117,7 +118,8 @@ type Config[S, T any] struct {
 
 	// SkipHistory turns off the history check: the comparison of what the
 	// controller did to each child (by key: creates, deletes, what is left
-	// at the end) with the fault-free reference run of the same seed. Set
+	// at the end) with the fault-free reference run of the same seed, and
+	// the check for children left at the end whose owner is gone. Set
 	// it for a reconciler that names children randomly (the keys of two
 	// runs then differ); children with names derived from their owner are
 	// the better cure.
@@ -273,7 +275,8 @@ var ErrConfig = errors.New("reconciletest: invalid config")
 
 // Validate reports whether cfg can run: an error wrapping ErrConfig names
 // the first problem (a missing Kind, Object or Setup, a negative count or
-// duration, a probability outside [0, 1]). Run and Simulate call it.
+// duration, durations whose schedule overflows a time.Duration, a
+// probability outside [0, 1]). Run and Simulate call it.
 func Validate[S, T any](cfg Config[S, T]) error {
 	_, err := cfg.withDefaults()
 	return err
@@ -321,6 +324,8 @@ func (cfg Config[S, T]) validate() error {
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	case anyNegative(f.Crashes, f.CrashAfter, f.LeadershipLosses, f.StaleReads, f.Deletes):
 		return fmt.Errorf("%w: negative fault count", ErrConfig)
+	case cfg.tooLong():
+		return fmt.Errorf("%w: durations too long: a schedule (Faults.Duration, then the convergence bound, then 1.5 Resync) must fit in a time.Duration", ErrConfig)
 	}
 	for _, p := range []struct {
 		name string
@@ -336,6 +341,20 @@ func (cfg Config[S, T]) validate() error {
 		}
 	}
 	return nil
+}
+
+// tooLong reports whether a schedule's length, or a bound computed from
+// it, overflows a time.Duration: the bound then wraps to a negative, and
+// every object of a correct controller "has not converged within the
+// bound (0s after faults stopped)". Computed in float64, which does not
+// overflow.
+func (cfg Config[S, T]) tooLong() bool {
+	f := cfg.Faults
+	rounds := float64((cfg.Objects + cfg.Workers - 1) / cfg.Workers)
+	bound := float64(cfg.Resync) + float64(cfg.BackoffCap) + float64(relistCap+readYourWritesCap+leaseTTL+leaseRetry) +
+		float64(f.MaxDelay) + rounds*float64(cfg.Passes)*1.1*float64(cfg.ReconcileTime)
+	return float64(f.Duration)+bound+2.5*float64(cfg.Resync) >= math.MaxInt64 ||
+		8*float64(cfg.BackoffCap) >= math.MaxInt64 // reconcileBounds takes 8/10 of it
 }
 
 // anyNegative reports whether one of vs is below zero.

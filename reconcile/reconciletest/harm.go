@@ -14,8 +14,10 @@ const (
 	// HarmEndState: the end state differs from the fault-free run's: a
 	// child is left at the end that the reference run does not leave (a
 	// leaked child), is missing that it leaves, or ends with another
-	// spec. (A primary object whose spec or status is not what
-	// Config.Converged asks is HarmNotConverged.)
+	// spec; or a child is left at the end whose owner is gone for good, in
+	// any run (a leaked child, whatever the reference run leaves). (A
+	// primary object whose spec or status is not what Config.Converged
+	// asks is HarmNotConverged.)
 	HarmEndState Harm = "end state differs"
 	// HarmLiveAction: an action on live state that no fault-free run
 	// takes: deleting or overwriting a child whose owner is live and

@@ -411,6 +411,24 @@ func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
 	return info.ok && (uid == "" || info.meta.UID == uid)
 }
 
+// flagOrphans flags every child left at the end whose owner is gone for
+// good (no object of its name has its UID): whatever competed with the
+// owner, or kept the test from recreating it, and whatever the fault-free
+// run does, nothing cleaned it up. A controller that never cleans up after
+// a deleted owner leaks in the fault-free run too, so comparing with it
+// alone let that bug pass every schedule whose two runs leaked alike.
+func (w *world) flagOrphans() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, key := range slices.Sorted(maps.Keys(w.leftover)) {
+		if c := w.leftover[key]; c.orphan {
+			w.violateLocked(HarmEndState, key, fmt.Sprintf(
+				"leaked child: %s (a child of %s) is left at the end, its owner gone: nothing deleted it (a finalizer that deletes the children before it is removed, or a garbage collector, gc.New, run with Env.Go)",
+				key, c.owner))
+		}
+	}
+}
+
 // compareHistory checks the children of every primary object that no
 // competing write touched, and that both runs recreated alike, against the
 // fault-free reference run of the same seed (ref). Primary objects get the
@@ -426,7 +444,8 @@ func (w *world) ownerExists(ctx context.Context, name, uid string) bool {
 //     live, more often than the reference run does (HarmLiveAction);
 //   - leave a child at the end that the reference run does not leave (a
 //     leaked child), not leave one it leaves (a missing child), or leave
-//     one with another spec (HarmEndState).
+//     one with another spec (HarmEndState). A child whose owner is gone
+//     for good is not compared: flagOrphans flagged it in each run.
 func (w *world) compareHistory(ref *world) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -471,17 +490,8 @@ func (w *world) compareLeftoversLocked(ref *world, skip func(owner string) bool)
 	for _, key := range slices.Sorted(maps.Keys(w.leftover)) {
 		c := w.leftover[key]
 		r, ok := ref.leftover[key]
-		if c.orphan && !r.orphan {
-			// Whatever competed with the owner, or kept the test from
-			// recreating it, a child whose owner is gone for good is a
-			// cleanup lost, unless the fault-free run loses it too.
-			w.violateLocked(HarmEndState, key, fmt.Sprintf(
-				"leaked child: %s (a child of %s) is left at the end, its owner gone, and the fault-free run of this seed does not leave it: a cleanup was lost",
-				key, c.owner))
-			continue
-		}
-		if skip(c.owner) {
-			continue
+		if c.orphan || skip(c.owner) {
+			continue // an orphan is a leak in any run (flagOrphans)
 		}
 		switch {
 		case !ok:

@@ -127,6 +127,9 @@ func play[S, T any](ctx context.Context, cfg Config[S, T], seed uint64) (*Report
 	conv.final(ctx, "a resync period after the bound", false)
 	conv.bounds()
 	w.leftover = w.finalChildren(ctx)
+	if !cfg.SkipHistory {
+		w.flagOrphans()
+	}
 	w.rep.Violations, w.rep.Harms = w.violations, w.harms
 	return w.rep, w
 }

@@ -99,26 +99,26 @@ func validName(s string) bool {
 	if len(s) == 0 || len(s) > maxNameLength {
 		return false
 	}
-	prev, seg := byte('.'), 0 // as if a dot came first; seg: where the segment starts
+	seg := 0 // where the segment being read starts
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch nameByte[c] {
+		switch nameByte[s[i]] {
 		case nameAlnum:
+			// Most bytes: nothing to check against the one before.
 		case nameDash:
-			if prev == '.' { // a segment's first byte
+			if i == seg { // a segment's first byte
 				return false
 			}
 		case nameDot:
-			if prev == '.' || prev == '-' || i-seg > maxNameSegmentLength {
+			if i == seg || s[i-1] == '-' || i-seg > maxNameSegmentLength {
 				return false
 			}
 			seg = i + 1
 		default:
 			return false
 		}
-		prev = c
 	}
-	return prev != '.' && prev != '-' && len(s)-seg <= maxNameSegmentLength
+	last := s[len(s)-1]
+	return last != '.' && last != '-' && len(s)-seg <= maxNameSegmentLength
 }
 
 // The classes of bytes in names (nameByte); 0 is a byte no name holds.

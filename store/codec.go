@@ -522,7 +522,14 @@ func encodeJSON(what string, v any) (b []byte, err error) {
 // allocation of its size, on every Update. An interface type has no
 // sideEncoder: encodeJSON encodes its dynamic value.
 func encodeJSONAt[V any](what string, v *V) ([]byte, error) {
-	if enc := sideEncoderOf(reflect.TypeFor[V]()); enc != nil {
+	return encodeJSONWith(what, v, sideEncoderOf(reflect.TypeFor[V]()))
+}
+
+// encodeJSONWith is encodeJSONAt with enc, the sideEncoderOf V (nil for
+// none), looked up by the caller once: a Store keeps its Spec's (the
+// lookup, in a sync.Map, was ~350 instructions of every Update).
+func encodeJSONWith[V any](what string, v *V, enc sideEncoder) ([]byte, error) {
+	if enc != nil {
 		if b, ok := encodeWith(enc, reflect.ValueOf(v).Elem()); ok {
 			return b, nil // no code of the user's ran
 		}

@@ -43,13 +43,14 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, mem *rememberedO
 		return decodedFrom[S, T]{}, false
 	}
 	raw := e.raw
+	d := s.metaDecoder(kv.Key, scratch) // its name is the key's, cut once
 	// The Store's kind and the names it writes are ASCII (validateKind,
 	// ValidateName): a Meta that names them needs no check of those.
-	if s.checkIdentity(kv.Key, &raw.Meta) != nil {
+	if s.checkIdentity(d.name, &raw.Meta) != nil {
 		return decodedFrom[S, T]{}, false
 	}
 	var same metaSame
-	if h := held.at(s, kv.Key, prev); h != nil {
+	if h := held.at(d.name, prev); h != nil {
 		same = sameAsHeld(&raw.Meta, &h.Meta)
 	}
 	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same) || !exactConditions(raw.Conditions) {
@@ -62,7 +63,6 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, mem *rememberedO
 	}
 	obj := &Object[S, T]{Meta: decodedClone(raw.Meta, same), Conditions: nilIfEmpty(slices.Clone(raw.Conditions))}
 	obj.Meta.Revision = kv.ModRevision
-	d := s.metaDecoder(kv.Key, scratch)
 	var like *decodedFrom[S, T]
 	if same, ok := held.sameSpec(d.name, &e); ok {
 		like = &same
@@ -107,13 +107,12 @@ func sameAsHeld(m, h *Meta) (same metaSame) {
 	return same
 }
 
-// at returns the object held for key's name at rev, nil when there is
-// none (or h is nil).
-func (h *heldObjects[S, T]) at(s *Store[S, T], key string, rev int64) *Object[S, T] {
+// at returns the object held for name at rev, nil when there is none (or
+// h is nil).
+func (h *heldObjects[S, T]) at(name string, rev int64) *Object[S, T] {
 	if h == nil || rev == 0 {
 		return nil
 	}
-	name, _ := s.nameOf(key)
 	return h.held(name, rev)
 }
 

@@ -155,9 +155,10 @@ func (s *Store[S, T]) migratePage(ctx context.Context, kvs []kv.KeyValue, p *Mig
 // dry run: whether it would, which it reports to opts.DryRun).
 func (s *Store[S, T]) migrateOne(ctx context.Context, cur kv.KeyValue, p *MigrateProgress, opts MigrateOptions, next *time.Time) (bool, error) {
 	for range maxAttempts {
-		raw, err := decodeRaw(cur, s.metaDecoder(cur.Key, nil))
+		d := s.metaDecoder(cur.Key, nil)
+		raw, err := decodeRaw(cur, d)
 		if err == nil {
-			err = s.checkIdentity(cur.Key, &raw.Meta)
+			err = s.checkIdentity(d.name, &raw.Meta)
 		}
 		var out *rawObject
 		if err == nil {

@@ -84,6 +84,68 @@ func validateKind(s string) error {
 // listed and the first one broken is reported, as an error that names it and
 // matches ErrInvalid.
 func ValidateName(s string) error {
+	if validName(s) {
+		return nil
+	}
+	return nameError(s)
+}
+
+// validName reports whether s breaks none of ValidateName's rules, in one
+// pass over its bytes, each classified by a table (every Get and write
+// validates a name, and every decode the name of its key: the rules one
+// after the other were ~170 instructions for a 9-byte name). It does not
+// say which rule a bad name breaks: nameError does.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > maxNameLength {
+		return false
+	}
+	seg := 0 // where the segment being read starts
+	for i := 0; i < len(s); i++ {
+		switch nameByte[s[i]] {
+		case nameAlnum:
+			// Most bytes: nothing to check against the one before.
+		case nameDash:
+			if i == seg { // a segment's first byte
+				return false
+			}
+		case nameDot:
+			if i == seg || s[i-1] == '-' || i-seg > maxNameSegmentLength {
+				return false
+			}
+			seg = i + 1
+		default:
+			return false
+		}
+	}
+	last := s[len(s)-1]
+	return last != '.' && last != '-' && len(s)-seg <= maxNameSegmentLength
+}
+
+// The classes of bytes in names (nameByte); 0 is a byte no name holds.
+const (
+	nameAlnum = 1 + iota
+	nameDash
+	nameDot
+)
+
+// nameByte is the class of each byte in a name.
+var nameByte = func() (t [256]uint8) {
+	for c := range t {
+		switch c := byte(c); {
+		case isLower(c) || isDigit(c):
+			t[c] = nameAlnum
+		case c == '-':
+			t[c] = nameDash
+		case c == '.':
+			t[c] = nameDot
+		}
+	}
+	return t
+}()
+
+// nameError is the error ValidateName gives for s, a name validName
+// refused: the first rule it breaks, the rules checked in their order.
+func nameError(s string) error {
 	bad := func(rule string) error { return &invalidNameError{What: "name", Value: s, Rule: rule} }
 	switch {
 	case s == "":

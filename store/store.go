@@ -65,6 +65,8 @@ type Store[S, T any] struct {
 	plainStatus bool
 	// sides decodes S and T without encoding/json where it can.
 	sides *sidePlans
+	// specEnc is S's sideEncoder, nil for none (see encodeJSONWith).
+	specEnc sideEncoder
 	// ownCodec says decoding runs the user's code (kindOwnCodec).
 	ownCodec bool
 
@@ -199,6 +201,7 @@ func New[S, T any](b kv.Backend, kind string, opts ...Option) (*Store[S, T], err
 	s := &Store[S, T]{b: b, kind: kind, prefix: c.prefix + kind + "/", clock: c.clock, schemas: sc, trace: c.trace, memo: &managedMemo{},
 		last: newLastValues(c.lastValueBytes), ver: ver, logger: c.logger, admission: ad, plainStatus: plainJSON(reflect.TypeFor[T]()), sides: sidePlansOf[S, T]()}
 	s.schemas.remember = s.last != nil
+	s.specEnc = sideEncoderOf(reflect.TypeFor[S]())
 	s.ownCodec = kindOwnCodec[S, T](ver)
 	s.hooks = storeaccess.NewHooks((*internalView[S, T])(s))
 	return s, nil

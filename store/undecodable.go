@@ -109,7 +109,7 @@ func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, scratch *decodeScratch, lik
 		return s.decodeConverted(kv, scratch, from.obj)
 	}
 	if err == nil {
-		err = s.checkIdentity(kv.Key, &from.obj.Meta)
+		err = s.checkIdentity(d.name, &from.obj.Meta)
 	}
 	if err != nil {
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
@@ -204,7 +204,7 @@ func (s *Store[S, T]) decodeRaw(kv kv.KeyValue, shape bool) (raw *rawObject, err
 	d.specShape = shape
 	raw, err = decodeRaw(kv, d)
 	if err == nil {
-		err = s.checkIdentity(kv.Key, &raw.Meta)
+		err = s.checkIdentity(d.name, &raw.Meta)
 	}
 	if err == nil {
 		err = s.served(raw)
@@ -230,9 +230,10 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 	return &scratch.d
 }
 
-// checkIdentity reports a Meta whose Kind or Name disagrees with key.
-func (s *Store[S, T]) checkIdentity(key string, m *Meta) error {
-	name, _ := s.nameOf(key)
+// checkIdentity reports a Meta whose Kind or Name disagrees with the key
+// it was read from, whose name (nameOf) is name: the metaDecoder's, cut
+// from the key once per value.
+func (s *Store[S, T]) checkIdentity(name string, m *Meta) error {
 	switch {
 	case m.Kind != s.kind:
 		return fmt.Errorf("the value claims kind %q", truncate(m.Kind))

@@ -105,7 +105,7 @@ func (s *Store[S, T]) decodeConverted(kv kv.KeyValue, scratch *decodeScratch, ob
 	}
 	raw.Meta.Revision = kv.ModRevision
 	if err == nil {
-		err = s.checkIdentity(kv.Key, &raw.Meta)
+		err = s.checkIdentity(d.name, &raw.Meta)
 	}
 	var v *Version
 	if err == nil {

@@ -138,7 +138,7 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 	if obj.Meta.Revision == 0 {
 		return 0, fmt.Errorf("%w: Update of %s %q needs the Revision of a read", ErrInvalid, w.s.kind, name)
 	}
-	spec, err := encodeJSONAt("spec", &obj.Spec)
+	spec, err := encodeJSONWith("spec", &obj.Spec, w.s.specEnc)
 	if err != nil {
 		return 0, err
 	}

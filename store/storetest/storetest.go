@@ -36,7 +36,8 @@ const WaitTimeout = 10 * time.Second
 // pinning), Txn (conds on the written key and on other keys, failure index,
 // nothing written on failure, one revision per write, value sizes), Watch
 // (from a revision, order, prefixes, Prev, progress, cancellation), expired
-// history when the backend is a Compactor, and concurrency: CAS increments
+// history when the backend is a Compactor, Close when it is an io.Closer
+// (kv.ErrClosed), and concurrency: CAS increments
 // that must lose no update, and concurrent writers and watchers that must see
 // every revision exactly once, in order. Run it with -race.
 func Run(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
@@ -51,6 +52,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 		{"Watch", watchTests},
 		{"Input", inputTests},
 		{"Concurrency", concurrencyTests},
+		{"Close", closeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -14,8 +14,12 @@ import (
 
 // Watch streams the changes to the Store's objects with revisions strictly
 // greater than fromRevision, in revision order: pass List.Revision to follow
-// a listing without a gap or a repeat. A fromRevision of 0 means "from now":
-// only changes after the call are delivered. A negative one is ErrInvalid.
+// a listing without a gap or a repeat, even a listing of an empty Store
+// (Revision 0). A fromRevision of 0 is no special case: it replays every
+// change from revision 1 on, or ends with ErrExpired when that history is
+// gone (kv.Backend's Watch); it does not mean "from now". To see only
+// changes from now on, watch from the Revision of a List. A negative
+// fromRevision is ErrInvalid.
 //
 // Each change is an Added, Modified or Deleted event. Object is the object
 // after the change, with its Meta.LastWrite and with Meta.Revision set to the

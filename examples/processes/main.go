@@ -131,8 +131,9 @@ func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	// Watch from now, before the script writes: a watch from 0 sends only
-	// the changes after the call.
+	// Watch before the script writes. A watch from 0 replays every change
+	// from revision 1 on: the store is new, so that is every write of the
+	// script.
 	events, err := insts.Watch(ctx, 0)
 	if err != nil {
 		return err

@@ -178,30 +178,28 @@ func TestBlackbox51CompactEdges(t *testing.T) {
 	require.False(t, ok, "the channel closes after the error event")
 }
 
-// TestBlackbox51ContinuePastPrefix: a Continue outside the prefix selects
-// the keys under the prefix after it: none when it sorts after them all.
+// TestBlackbox51ContinuePastPrefix: a Continue outside the prefix, before
+// or after it, is ErrInvalid (kv.Backend's List), on a page at the current
+// revision and on one pinned to an older revision, which is rebuilt from
+// the history. It asserted the old behaviour (the keys under the prefix
+// after it: all when before, none when after) until round 53.
 func TestBlackbox51ContinuePastPrefix(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
 	for _, k := range []string{"a", "b/1", "b/2", "c"} {
 		put(t, s, k, "v")
 	}
-	l, err := s.List(ctx, "b/", kv.ListOptions{Continue: "z"})
-	require.NoError(t, err)
-	require.Empty(t, l.KVs, "Continue after the prefix")
-	l, err = s.List(ctx, "b/", kv.ListOptions{Continue: "a"})
-	require.NoError(t, err)
-	require.Len(t, l.KVs, 2, "Continue before the prefix")
-	// The same for a page pinned to an older revision, which is rebuilt
-	// from the history.
+	_, err := s.List(ctx, "b/", kv.ListOptions{Continue: "z"})
+	require.ErrorIs(t, err, store.ErrInvalid, "Continue after the prefix")
+	_, err = s.List(ctx, "b/", kv.ListOptions{Continue: "a"})
+	require.ErrorIs(t, err, store.ErrInvalid, "Continue before the prefix")
 	old := s.Revision()
 	_, err = s.Txn(ctx, nil, kv.Write{Kind: kv.WriteDelete, Key: "b/2"})
 	require.NoError(t, err)
 	put(t, s, "b/3", "v")
-	l, err = s.List(ctx, "b/", kv.ListOptions{Continue: "z", Revision: old})
-	require.NoError(t, err)
-	require.Empty(t, l.KVs, "pinned, Continue after the prefix")
-	l, err = s.List(ctx, "b/", kv.ListOptions{Continue: "b/1", Revision: old})
+	_, err = s.List(ctx, "b/", kv.ListOptions{Continue: "z", Revision: old})
+	require.ErrorIs(t, err, store.ErrInvalid, "pinned, Continue after the prefix")
+	l, err := s.List(ctx, "b/", kv.ListOptions{Continue: "b/1", Revision: old})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b/2"}, listKeys(l.KVs), "pinned, after b/1")
 }

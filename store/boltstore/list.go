@@ -31,6 +31,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("boltstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
+	if opts.Continue != "" && !strings.HasPrefix(opts.Continue, prefix) {
+		return kv.List{}, fmt.Errorf("boltstore: list %q: continue key %q is not under the prefix: %w",
+			prefix, opts.Continue, store.ErrInvalid)
+	}
 	var res kv.List
 	err := s.view(func(tx *bolt.Tx) error {
 		st, err := readState(tx)
@@ -47,9 +51,6 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 			return fmt.Errorf("boltstore: list %q at revision %d: history starts at %d: %w", prefix, rev, st.floor, store.ErrExpired)
 		}
 		p := page{prefix: prefix, after: opts.Continue, limit: opts.Limit, cur: tx.Bucket(bucketKVs).Cursor()}
-		if p.after < prefix {
-			p.after = ""
-		}
 		if rev < st.rev {
 			if err := p.undo(tx.Bucket(bucketKVs), tx.Bucket(bucketLog), rev); err != nil {
 				return err

@@ -13,7 +13,9 @@ import (
 )
 
 // Watch streams the changes under prefix after fromRevision, as
-// kv.Backend describes. fromRevision may predate the Open of this Store:
+// kv.Backend describes: a watch from 0 replays the history from revision 1,
+// or ends with store.ErrExpired once the floor has moved past it.
+// fromRevision may predate the Open of this Store:
 // the file's history is the watch's backlog, so a watch resumes across a
 // restart as far back as the history reaches.
 //
@@ -42,9 +44,6 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, fmt.Errorf("boltstore: watch on %s: %w", s.path, ErrClosed)
-	}
-	if fromRevision == 0 {
-		fromRevision = s.head.Load()
 	}
 	w := &watch{s: s, prefix: []byte(prefix)}
 	out := make(chan kv.Event, s.cfg.watchBuffer)

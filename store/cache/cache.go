@@ -25,8 +25,10 @@ import (
 type ListWatcher[S, T any] interface {
 	// List returns one page of objects; see Store.List.
 	List(ctx context.Context, opts store.ListOptions) (*store.List[S, T], error)
-	// Watch streams the changes after fromRevision; see Store.Watch. The
-	// Cache never reads Event.Prev: its handlers get the object it held
+	// Watch streams the changes after fromRevision; see Store.Watch. 0 is
+	// no special case: the Cache watches from the Revision of its listing,
+	// 0 for an empty store, and misses a write if a Watch from 0 starts
+	// from now. The Cache never reads Event.Prev: its handlers get the object it held
 	// for the key. The channel must be closed once ctx ends; the Cache
 	// stops reading it then, drains it for up to 5 seconds while it waits
 	// for the close, and leaves it after that with an error in its log.

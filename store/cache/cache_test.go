@@ -189,34 +189,6 @@ func TestCacheRelistsAfterABrokenWatchWithGrowingBackoff(t *testing.T) {
 	})
 }
 
-// A Watch from revision 0 means "from now": a write between the listing of
-// a never-written store and the Watch call must not be lost.
-func TestCacheListsAgainAfterAnEmptyListing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := newScripted(0)
-		a := mkObj("a", "ua", 1, nil)
-		src.onWatch = func() { src.set(1, a) } // the write the watch does not see
-		c := cache.New(src)
-		var rec recorder
-		c.AddHandler(rec.handle)
-		stop := startCache(t, c)
-		defer stop()
-		w := <-src.streams
-		require.Equal(t, int64(0), w.from)
-		require.NoError(t, c.WaitFor(t.Context(), 1))
-		require.Equal(t, []string{"a"}, c.Keys())
-		synctest.Wait() // handlers run after WaitFor returns
-		require.Equal(t, []string{"add a@1"}, rec.take())
-
-		// Events the second listing already holds are skipped.
-		w.send(evAdded(mkObj("a", "ua", 1, nil)))
-		w.send(evAdded(mkObj("b", "ub", 2, nil)))
-		synctest.Wait()
-		require.Equal(t, []string{"add b@2"}, rec.take())
-		require.Equal(t, int64(2), c.Revision())
-	})
-}
-
 func TestCacheWaitFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScripted(10, mkObj("a", "ua", 3, nil))

@@ -129,17 +129,8 @@ func (c *Cache[S, T]) listAndWatch(ctx context.Context) (progressed bool, err er
 			drainWatch(c, events.raw)
 		}
 	}()
-	if rev == 0 {
-		// A Watch from 0 starts from "now", so a write that landed between
-		// the listing of a never-written store and the Watch call would be
-		// missed. List again now that the watch runs: the events it
-		// delivers up to the new listing's revision are skipped as stale.
-		l, err := c.listAll(ctx)
-		if err != nil {
-			return false, fmt.Errorf("cache: list: %w", err)
-		}
-		c.replace(l)
-	}
+	// A watch from the listing's revision misses nothing written since,
+	// even from 0, an empty store's (kv.Backend's Watch).
 	return c.follow(ctx, events)
 }
 

@@ -17,6 +17,13 @@ import (
 // store.ErrExpired. An idle watch asks etcd for a progress notification every
 // progress interval.
 //
+// A watch from 0 replays the cluster's history under prefix from revision
+// 1, as kv.Backend says (etcd's own watch from 0 would start from now): on
+// a cluster never compacted, that is every write ever made under prefix,
+// which etcd reads and sends before any new change; on a compacted one it
+// ends with store.ErrExpired. Watch from the Revision of a List instead to
+// follow the current state.
+//
 // A watch never lets its reader make it hold more than the Backend's watch
 // limits (WithWatchLimits): when more than that many events, or bytes of
 // keys and values, wait for the reader, the watch ends with store.ErrExpired
@@ -35,11 +42,10 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	// The etcd client groups watches by ctx; a private ctx gives this watch
 	// its own stream, so RequestProgress below speaks for it alone.
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithProgressNotify()}
-	if fromRevision > 0 {
-		opts = append(opts, clientv3.WithRev(fromRevision+1))
-	}
-	wch := b.cli.Watch(wctx, b.prefix+prefix, opts...)
+	// Always WithRev: etcd's own watch from revision 0 starts from now,
+	// where kv.Backend's replays from revision 1.
+	wch := b.cli.Watch(wctx, b.prefix+prefix, clientv3.WithPrefix(), clientv3.WithPrevKV(),
+		clientv3.WithProgressNotify(), clientv3.WithRev(fromRevision+1))
 	out := make(chan kv.Event, 64)
 	go func() {
 		defer close(out)

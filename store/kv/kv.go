@@ -66,7 +66,8 @@ type Backend interface {
 	// one listing reflects the same revision: the first page's Revision is
 	// passed back in opts.Revision for the following pages. A Revision that is
 	// no longer available gives an error wrapping ErrExpired; one above the
-	// current revision gives an error wrapping ErrInvalid.
+	// current revision gives an error wrapping ErrInvalid, and so does a
+	// Continue that is not under prefix (a page's Continue always is).
 	List(ctx context.Context, prefix string, opts ListOptions) (List, error)
 
 	// Txn applies w if and only if every cond holds, atomically, and returns
@@ -80,8 +81,13 @@ type Backend interface {
 
 	// Watch streams the changes under prefix with revisions strictly greater
 	// than fromRevision, in revision order, until ctx ends or the watch
-	// fails. A fromRevision of 0 means "from now": only changes after the
-	// call are delivered. The channel is closed after the last event. A watch that cannot
+	// fails. 0 is no special case: a watch from 0 replays every change from
+	// revision 1 on, or ends with ErrExpired when that history is gone (it
+	// never means "from now"). So a List followed by a Watch from the
+	// List's Revision misses no write made in between, even on an empty
+	// store, whose List has Revision 0. To follow only new changes, watch
+	// from the Revision of a List. The channel is closed after the last
+	// event. A watch that cannot
 	// continue (history compacted past fromRevision, or a watcher too slow to
 	// keep up) sends a final Event whose Err wraps ErrExpired; the events
 	// before it are valid, and the caller resumes by relisting (or by
@@ -114,7 +120,8 @@ type KeyValue struct {
 type ListOptions struct {
 	// Limit is the page size; 0 returns everything.
 	Limit int
-	// Continue is the last key of the previous page; the page starts after it.
+	// Continue is the last key of the previous page; the page starts after
+	// it. It must be under the listed prefix (ErrInvalid otherwise).
 	Continue string
 	// Revision pins a page to the revision of the listing's first page. 0
 	// means the current revision.
@@ -197,7 +204,8 @@ type Event struct {
 	Progress bool
 	// Revision is the store revision of the change or the progress mark.
 	Revision int64
-	// Err is set on the last event of a watch that failed (ErrExpired).
+	// Err is set on the last event of a watch that failed (ErrExpired, or
+	// ErrClosed when its backend closed).
 	Err error
 }
 

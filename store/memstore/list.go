@@ -29,6 +29,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("memstore: list %q: negative limit %d or revision %d: %w",
 			prefix, opts.Limit, opts.Revision, store.ErrInvalid)
 	}
+	if opts.Continue != "" && !strings.HasPrefix(opts.Continue, prefix) {
+		return kv.List{}, fmt.Errorf("memstore: list %q: continue key %q is not under the prefix: %w",
+			prefix, opts.Continue, store.ErrInvalid)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	head := s.hist.last
@@ -44,9 +48,6 @@ func (s *Store) List(ctx context.Context, prefix string, opts kv.ListOptions) (k
 		return kv.List{}, fmt.Errorf("memstore: list %q at revision %d: %w", prefix, rev, store.ErrExpired)
 	}
 	p := page{s: s, prefix: prefix, after: opts.Continue, limit: opts.Limit}
-	if p.after < prefix {
-		p.after = ""
-	}
 	p.cur = s.idx.seek(max(prefix, p.after), p.after != "")
 	var l kv.List
 	if rev == head {

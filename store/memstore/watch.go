@@ -11,7 +11,8 @@ import (
 )
 
 // Watch streams the changes under prefix after fromRevision, as
-// kv.Backend describes.
+// kv.Backend describes: a watch from 0 replays the ring from revision 1,
+// or ends with ErrExpired once revision 1 has left it.
 //
 // The history ring is the watch's backlog. Each watch has a goroutine that
 // copies its events out of the ring, at most WithWatchBuffer at a time, and

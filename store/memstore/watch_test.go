@@ -135,3 +135,22 @@ func TestProgressIsCoalesced(t *testing.T) {
 	require.LessOrEqual(t, len(marks), buffer+2, "progress marks are coalesced: %v", marks)
 	require.IsIncreasing(t, marks)
 }
+
+// kv.Backend: a watch from 0 "replays every change from revision 1 on, or
+// ends with ErrExpired when that history is gone" (it is not "from now"):
+// once revision 1 has rolled out of the window, the watch's one event is
+// ErrExpired, never a later change.
+func TestWatchFromZeroAfterTheWindowRolledIsExpired(t *testing.T) {
+	s := memstore.New(memstore.WithHistorySize(2))
+	for i := range 5 {
+		put(t, s, fmt.Sprintf("k/%d", i), "old")
+	}
+	ch, err := s.Watch(t.Context(), "k/", 0)
+	require.NoError(t, err)
+	put(t, s, "k/new", "v")
+	ev, ok := <-ch
+	require.True(t, ok, "the watch ends with an event")
+	require.ErrorIs(t, ev.Err, store.ErrExpired, "a watch from 0 whose revision 1 is gone: got %+v", ev)
+	_, ok = <-ch
+	require.False(t, ok, "the channel closes after the error event")
+}

@@ -432,7 +432,7 @@ func (b *Backend) migrate(ctx context.Context) error {
 }
 
 type queries struct {
-	get, list, listToEnd, txn, put, watch, head, compact, prune string
+	get, list, listToEnd, txn, put, watch, compact, prune string
 }
 
 func newQueries(s string) queries {
@@ -456,7 +456,6 @@ SELECT h.rev, h.compacted, e.rev, e.key, e.value, e.create_rev, p.value, p.creat
 	WHERE l.rev > $1 AND l.rev <= least(h.rev, $1 + $5) AND l.key >= $2 AND ($3::bytea IS NULL OR l.key < $3)
 	ORDER BY l.rev LIMIT $4
 ) e ON true LEFT JOIN ` + s + `.log p ON p.rev = e.prev_rev ORDER BY e.rev`,
-		head:    `SELECT rev, compacted FROM ` + s + `.revision`,
 		compact: `UPDATE ` + s + `.revision SET compacted = greatest(compacted, $1) WHERE $1 <= rev RETURNING rev`,
 		// A row older than the floor $1 goes when no List at or above the
 		// floor can see it and no watch from floor-1 needs it as a Prev:

@@ -83,8 +83,8 @@ func TestCommitOrderUnderConcurrentWriters(t *testing.T) {
 	pool := newPool(t)
 	b := newBackend(t, pool, pgstore.WithWatchBuffer(7))
 	ctx := t.Context()
-	// A first write, so the watches can start from a revision: 0 would
-	// mean "from now" to the late one.
+	// A first write, whose revision the watches start from (once, 0 meant
+	// "from now" to the late one; a watch from 0 now replays from 1).
 	from, err := b.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "start", Value: []byte("")})
 	require.NoError(t, err)
 

@@ -33,8 +33,10 @@ import (
 // costs writers nothing. A watch whose next revision is compacted away
 // (fromRevision below the floor of the last Compact, or a receiver so far
 // behind that Compact passed it) ends with an event wrapping
-// store.ErrExpired. Once it has sent every change under prefix, a watch
-// sends a Progress event whenever the head moved past its last event.
+// store.ErrExpired; so does a watch from 0 (which replays the log from
+// revision 1, as kv.Backend says) once the log no longer starts there. Once
+// it has sent every change under prefix, a watch sends a Progress event
+// whenever the head moved past its last event.
 func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan kv.Event, error) {
 	if fromRevision < 0 {
 		return nil, fmt.Errorf("pgstore: watch %q from negative revision %d: %w", prefix, fromRevision, store.ErrInvalid)
@@ -44,14 +46,6 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	}
 	if err := b.errIfClosed("watch " + prefix); err != nil {
 		return nil, err
-	}
-	if fromRevision == 0 {
-		// "From now" is the head at the call, not when the goroutine
-		// first reads.
-		var low int64
-		if err := b.pool.QueryRow(ctx, b.sql.head).Scan(&fromRevision, &low); err != nil {
-			return nil, mapErr(ctx, "watch "+prefix, err)
-		}
 	}
 	// The watch's reads end with ctx or with Close.
 	wctx, cancel := context.WithCancel(ctx)

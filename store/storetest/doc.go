@@ -3,10 +3,13 @@
 // documented, and meant to be run from a backend's own tests.
 //
 // Run checks every point of the Backend contract as subtests: Get, List
-// (key order, prefixes, pagination and revision pinning), Txn (conds on the
-// written key and on other keys such as a leadership fence, the index of the
+// (key order, prefixes, pagination and revision pinning, ErrInvalid for a
+// Continue outside the prefix), Txn (conds on the written key and on other
+// keys such as a leadership fence, the index of the
 // failing cond, nothing written on failure, exactly one revision per write,
-// the 1 MiB value limit), Watch (strictly after fromRevision, revision order,
+// the 1 MiB value limit), Watch (strictly after fromRevision, from 0 a
+// replay from revision 1 rather than "from now", no gap between a List and
+// a Watch from its Revision even on a fresh store, revision order,
 // prefixes, Prev, progress notifications, ErrExpired for compacted history,
 // closing on cancellation) and concurrency (compare-and-swap increments that
 // must lose nothing; writers and watchers at once, where every watcher sees

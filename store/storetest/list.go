@@ -112,6 +112,25 @@ var listTests = []test{
 		require.Len(t, res.KVs, 1, "at r1 only k/a existed")
 		requireKV(t, kv.KeyValue{Key: "k/a", Value: []byte("1"), CreateRevision: r1, ModRevision: r1}, res.KVs[0], "k/a at r1")
 	}},
+	{"ContinueOutsidePrefix", func(t *testing.T, b kv.Backend) {
+		for _, k := range []string{"a", "b", "b/1", "b/2", "c"} {
+			put(t, b, k, "v")
+		}
+		rev := put(t, b, "b/3", "v")
+		for _, opts := range []kv.ListOptions{
+			{Continue: "a"}, {Continue: "z"}, {Continue: "b"}, {Continue: "c/1"},
+			{Continue: "a", Limit: 1}, {Continue: "z", Revision: rev - 1},
+		} {
+			_, err := b.List(t.Context(), "b/", opts)
+			require.ErrorIs(t, err, store.ErrInvalid, "List(%q, %+v): a Continue not under the prefix", "b/", opts)
+		}
+		res, err := b.List(t.Context(), "b/", kv.ListOptions{Continue: "b/1"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"b/2", "b/3"}, keys(res.KVs), "a Continue under the prefix")
+		res, err = b.List(t.Context(), "", kv.ListOptions{Continue: "b/3"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"c"}, keys(res.KVs), "every key is under the empty prefix")
+	}},
 	{"FutureRevision", func(t *testing.T, b kv.Backend) {
 		r := put(t, b, "k", "v")
 		_, err := b.List(t.Context(), "", kv.ListOptions{Revision: r + 1000})

@@ -33,9 +33,11 @@ const WaitTimeout = 10 * time.Second
 // revisions. Cleanup belongs in t.Cleanup.
 //
 // The suite covers Get, List (order, prefixes, pagination, revision
-// pinning), Txn (conds on the written key and on other keys, failure index,
-// nothing written on failure, one revision per write, value sizes), Watch
-// (from a revision, order, prefixes, Prev, progress, cancellation), expired
+// pinning, a Continue outside the prefix), Txn (conds on the written key and
+// on other keys, failure index, nothing written on failure, one revision per
+// write, value sizes), Watch (from a revision, from 0, from a listing's
+// revision with no gap, even on a fresh store, order, prefixes, Prev,
+// progress, cancellation), expired
 // history when the backend is a Compactor, Close when it is an io.Closer
 // (kv.ErrClosed), and concurrency: CAS increments
 // that must lose no update, and concurrent writers and watchers that must see

@@ -25,6 +25,65 @@ var watchTests = []test{
 		r4 := put(t, b, "k/4", "d")
 		require.Equal(t, r4, nextChange(t, live).Revision, "a watch from the current revision sees the next write")
 	}},
+	{"ListThenWatchOnAFreshStore", func(t *testing.T, b kv.Backend) {
+		// The way to follow a listing is a Watch from its Revision, which
+		// on a fresh store is 0 (on most backends): a write between the
+		// List and the Watch must reach the watch, so 0 cannot mean
+		// "from now".
+		l, err := b.List(t.Context(), "k/", kv.ListOptions{})
+		require.NoError(t, err)
+		require.Empty(t, l.KVs, "a fresh store holds no keys")
+		r1 := put(t, b, "k/1", "a")
+		ch := watch(t, b, "k/", l.Revision)
+		r2 := put(t, b, "k/2", "b")
+		require.Equal(t, r1, nextChange(t, ch).Revision,
+			"a write between a List and a Watch from its Revision (%d) reaches the watch", l.Revision)
+		require.Equal(t, r2, nextChange(t, ch).Revision)
+	}},
+	{"FromZero", func(t *testing.T, b kv.Backend) {
+		// 0 is no special case: a watch from 0 replays every change from
+		// revision 1 on, or ends with ErrExpired when that history is gone.
+		base := currentRevision(t, b)
+		r1 := put(t, b, "k/1", "a")
+		put(t, b, "x/1", "outside")
+		r3 := put(t, b, "k/1", "b")
+		ch := watch(t, b, "k/", 0)
+		r4 := put(t, b, "k/2", "c") // so that a watch from now fails at once rather than wait
+		ev := nextChangeOrErr(t, ch)
+		if ev.Err != nil {
+			// Only a key space sharing an older history (etcd's revisions
+			// are the cluster's) may have lost revision 1 to a compaction.
+			require.ErrorIs(t, ev.Err, store.ErrExpired, "a watch from 0 fails only with ErrExpired")
+			require.Positive(t, base, "a watch from 0 on a fresh store whose history is whole replays it: got %v", ev.Err)
+			t.Logf("the store's history before revision %d is compacted: %v", base, ev.Err)
+		} else {
+			require.Equal(t, r1, ev.Revision, "a watch from 0 replays the first change (revision %d), not from now", r1)
+			requireKV(t, kv.KeyValue{Key: "k/1", Value: []byte("a"), CreateRevision: r1, ModRevision: r1}, ev.KV, "replayed create")
+			ev = nextChange(t, ch)
+			require.Equal(t, r3, ev.Revision, "then every later change under the prefix")
+			requireKV(t, kv.KeyValue{Key: "k/1", Value: []byte("a"), CreateRevision: r1, ModRevision: r1}, ev.Prev, "replayed update's Prev")
+			require.Equal(t, r4, nextChange(t, ch).Revision, "and then the new ones")
+		}
+		c, ok := b.(Compactor)
+		if !ok {
+			return
+		}
+		require.NoError(t, c.Compact(t.Context(), r3))
+		last := drain(t, watch(t, b, "k/", 0))
+		require.ErrorIs(t, last.Err, store.ErrExpired, "a watch from 0 once revision 1 is compacted ends with ErrExpired")
+	}},
+	{"FromCurrentRevision", func(t *testing.T, b kv.Backend) {
+		put(t, b, "k/1", "a")
+		put(t, b, "k/2", "b")
+		l, err := b.List(t.Context(), "k/", kv.ListOptions{})
+		require.NoError(t, err)
+		r3 := put(t, b, "k/3", "c") // between the List and the Watch
+		ch := watch(t, b, "k/", l.Revision)
+		r4 := put(t, b, "k/4", "d")
+		require.Equal(t, r3, nextChange(t, ch).Revision,
+			"a watch from the current revision sends neither the changes up to it nor skips those after it")
+		require.Equal(t, r4, nextChange(t, ch).Revision)
+	}},
 	{"FromFutureRevision", func(t *testing.T, b kv.Backend) {
 		now := currentRevision(t, b)
 		ch := watch(t, b, "k/", now+2)
@@ -179,6 +238,19 @@ func nextChange(t *testing.T, ch <-chan kv.Event) kv.Event {
 	t.Helper()
 	for {
 		if ev := next(t, ch); !ev.Progress {
+			return ev
+		}
+	}
+}
+
+// nextChangeOrErr returns the next Put or Delete, or the error event that
+// ends the watch, skipping progress marks.
+func nextChangeOrErr(t *testing.T, ch <-chan kv.Event) kv.Event {
+	t.Helper()
+	for {
+		ev, ok := recvWithin(ch, WaitTimeout)
+		require.True(t, ok, "watch channel closed, or no event within %v", WaitTimeout)
+		if !ev.Progress || ev.Err != nil {
 			return ev
 		}
 	}

@@ -40,6 +40,9 @@ var (
 	// ErrConflict and a Create's with ErrAlreadyExists, while Apply,
 	// ApplyStatus and Delete converge on retry.
 	ErrUnavailable = kv.ErrUnavailable
+	// ErrClosed: the backend was closed (boltstore's and pgstore's Close,
+	// etcdstore's etcd client closed). Nothing but a new backend helps.
+	ErrClosed = kv.ErrClosed
 )
 
 // IgnoreNotFound returns nil if err is ErrNotFound, else err. It makes

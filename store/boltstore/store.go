@@ -15,8 +15,16 @@ import (
 	"github.com/steady-go/steady/store/kv"
 )
 
-// ErrClosed is wrapped by the errors of calls on a Store after Close.
-var ErrClosed = errors.New("boltstore: store is closed")
+// ErrClosed is wrapped by the errors of calls on a Store after Close, and
+// by the last event of a watch that Close ended. It wraps store.ErrClosed
+// (kv.ErrClosed), which every backend that can be closed uses, so
+// errors.Is(err, store.ErrClosed) is true of it too.
+var ErrClosed error = closedError{}
+
+type closedError struct{}
+
+func (closedError) Error() string { return "boltstore: store is closed" }
+func (closedError) Unwrap() error { return kv.ErrClosed }
 
 // ErrLocked is wrapped by the error of Open when another process (or another
 // Store in this process) has the file open.

@@ -77,7 +77,9 @@ func WithProgressInterval(d time.Duration) Option {
 }
 
 // New returns a Backend over cli. The caller keeps ownership of cli and
-// closes it after the Backend is no longer used.
+// closes it after the Backend is no longer used. Once cli is closed, the
+// Backend's calls fail with an error wrapping store.ErrClosed and its
+// watches end with an event wrapping it.
 func New(cli *clientv3.Client, opts ...Option) (*Backend, error) {
 	if cli == nil {
 		return nil, errors.New("etcdstore: nil etcd client")
@@ -272,6 +274,9 @@ func (b *Backend) call(ctx context.Context) (context.Context, context.CancelFunc
 // that ran out of the call timeout, not of the caller's ctx, is
 // store.ErrUnavailable, and says so. cctx may have been cancelled since.
 func (b *Backend) mapCallErr(ctx, cctx context.Context, err error) error {
+	if ctx.Err() == nil && b.cli.Ctx().Err() != nil {
+		return fmt.Errorf("etcdstore: the etcd client is closed (%v): %w", err, store.ErrClosed)
+	}
 	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errCallTimeout) {
 		return fmt.Errorf("etcdstore: no answer from etcd within the call timeout of %v (%v): %w", b.timeout, err, store.ErrUnavailable)
 	}
@@ -281,11 +286,14 @@ func (b *Backend) mapCallErr(ctx, cctx context.Context, err error) error {
 // mapErr turns etcd and gRPC errors into the store's sentinels. The etcd
 // client hands back most server errors as rpctypes.EtcdError values, whose
 // gRPC code status.Code cannot see, so they are matched by identity first
-// and by their own Code() after.
+// and by their own Code() after. A call on a closed etcd client is
+// store.ErrClosed: nothing was sent, and no retry can help.
 func mapErr(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case clientClosing(err):
+		return fmt.Errorf("etcdstore: the etcd client is closed (%v): %w", err, store.ErrClosed)
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrExpired)
 	case errors.Is(err, rpctypes.ErrFutureRev):
@@ -296,6 +304,13 @@ func mapErr(ctx context.Context, err error) error {
 		return fmt.Errorf("etcdstore: %v: %w", err, store.ErrUnavailable)
 	}
 	return fmt.Errorf("etcdstore: %w", err)
+}
+
+// clientClosing reports whether err is gRPC's refusal of a call on a
+// closed connection, which is what a call on a closed etcd client gets.
+func clientClosing(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Canceled && strings.Contains(st.Message(), "client connection is closing")
 }
 
 // tooLargeToSend reports whether err is the gRPC client's refusal to send

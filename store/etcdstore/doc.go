@@ -17,7 +17,12 @@
 // Elector implements lease.Elector on an etcd lease: the leader holds the
 // election key while its lease lives, its Fence is that key's create
 // revision, and its term ends at 2/3 of the TTL without an acknowledged
-// keep-alive, before etcd can hand the key to another candidate.
+// keep-alive, before etcd can hand the key to another candidate, or when
+// the election key is deleted or overwritten. Its Wait waits for the terms
+// whose campaign ctx ended to revoke their leases, never for a live term.
+//
+// A closed etcd client gives store.ErrClosed: calls fail with it, and
+// running watches end with it.
 //
 // This is a separate Go module so that users of the root module do not
 // inherit etcd's and gRPC's dependencies.

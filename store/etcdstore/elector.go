@@ -18,9 +18,16 @@ import (
 // inside the key space of a Store of kind "leases".
 const ElectionKeyPrefix = "_leases/"
 
-// ErrTermEnded is the cause of a term context that ended because the etcd
-// lease could not be renewed in time.
-var ErrTermEnded = errors.New("etcdstore: leadership term ended: lease not renewed")
+// ErrTermEnded is wrapped by the cause of a term context that ended while
+// its campaign ctx lived: the etcd lease could not be renewed in time, or
+// the election key was deleted or overwritten by someone else. It wraps
+// lease.ErrLost, as every Elector's lost term does.
+var ErrTermEnded error = termEndedError{}
+
+type termEndedError struct{}
+
+func (termEndedError) Error() string { return "etcdstore: leadership term ended" }
+func (termEndedError) Unwrap() error { return lease.ErrLost }
 
 // Elector is a lease.Elector on etcd. A candidate leads while it holds the
 // election key, which it creates attached to an etcd lease of TTL seconds;
@@ -32,12 +39,27 @@ var ErrTermEnded = errors.New("etcdstore: leadership term ended: lease not renew
 // revoked, so a successor does not wait out the TTL), when keep-alives stop,
 // or 2/3 of the TTL after the last acknowledged keep-alive, whichever is
 // first: a leader stops working before etcd can hand the key to anyone else.
+// It also ends when the election key is deleted or overwritten (an
+// operator's etcdctl, say), since the key no longer says who leads.
 type Elector struct {
 	b        *Backend
 	key      string // relative to the Backend's prefix
 	identity string
 	ttl      time.Duration
-	terms    sync.WaitGroup // one per term until its lease is released
+
+	mu    sync.Mutex
+	terms map[*heldTerm]struct{} // the terms begun and not yet released
+
+	// beforeRelease, if set (by tests), runs after a term ended, before its
+	// lease is revoked.
+	beforeRelease func()
+}
+
+// heldTerm is a term as Wait sees it: the ctx given to Campaign, and a
+// channel closed once the term has ended and its lease was revoked.
+type heldTerm struct {
+	ctx  context.Context
+	done chan struct{}
 }
 
 // NewElector returns an Elector for the election named name on behalf of
@@ -62,11 +84,27 @@ func NewElector(b *Backend, name, identity string, ttl time.Duration) (*Elector,
 	return &Elector{b: b, key: ElectionKeyPrefix + name, identity: identity, ttl: ttl.Truncate(time.Second)}, nil
 }
 
-// Wait blocks until every term this Elector began has ended and released its
-// lease. Call it after the campaign ctx ends and before closing the etcd
-// client: a client closed while the lease revoke is in flight leaves the
-// election key to expire with the TTL, and the next leader waits that long.
-func (e *Elector) Wait() { e.terms.Wait() }
+// Wait blocks until every term this Elector began before the call, whose
+// campaign ctx has ended, has ended and released its lease (a revoke takes
+// at most a second). A term whose campaign ctx lives is not waited for, so
+// one Loop stopping does not wait for another's term on a shared Elector.
+// Cancel the campaign ctx, then call Wait before closing the etcd client: a
+// client closed while the lease revoke is in flight leaves the election key
+// to expire with the TTL, and the next leader waits that long. Wait is safe
+// to call from any goroutine, while Campaign runs too.
+func (e *Elector) Wait() {
+	e.mu.Lock()
+	var ended []chan struct{}
+	for t := range e.terms {
+		if t.ctx.Err() != nil {
+			ended = append(ended, t.done)
+		}
+	}
+	e.mu.Unlock()
+	for _, done := range ended {
+		<-done
+	}
+}
 
 // Key returns the election key, relative to the Backend's prefix.
 func (e *Elector) Key() string { return e.key }
@@ -149,10 +187,28 @@ func (e *Elector) lead(ctx context.Context, id clientv3.LeaseID, createRev int64
 		e.revoke(id)
 		return nil, store.Fence{}, mapErr(ctx, err)
 	}
-	e.terms.Add(1)
+	full := e.b.prefix + e.key
+	// Every change of the key after its creation ends the term: this
+	// Elector never writes it again (keep-alives renew the lease only).
+	keyChanges := e.b.cli.Watch(kctx, full, clientv3.WithRev(createRev+1))
+	held := &heldTerm{ctx: ctx, done: make(chan struct{})}
+	e.mu.Lock()
+	if e.terms == nil {
+		e.terms = make(map[*heldTerm]struct{})
+	}
+	e.terms[held] = struct{}{}
+	e.mu.Unlock()
 	go func() {
-		defer e.terms.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.terms, held)
+			e.mu.Unlock()
+			close(held.done)
+		}()
 		defer e.revoke(id)
+		if e.beforeRelease != nil {
+			defer e.beforeRelease()
+		}
 		defer stopKeep()
 		deadline := time.NewTimer(e.ttl * 2 / 3)
 		defer deadline.Stop()
@@ -161,16 +217,59 @@ func (e *Elector) lead(ctx context.Context, id clientv3.LeaseID, createRev int64
 			case <-term.Done():
 				return
 			case <-deadline.C:
-				cancel(ErrTermEnded)
+				cancel(fmt.Errorf("%w: lease not renewed", ErrTermEnded))
 				return
 			case r, ok := <-ka:
 				if !ok || r == nil {
-					cancel(ErrTermEnded)
+					cancel(fmt.Errorf("%w: lease not renewed", ErrTermEnded))
 					return
 				}
 				deadline.Reset(e.ttl * 2 / 3)
+			case resp, ok := <-keyChanges:
+				var why string
+				why, keyChanges = e.keyChanged(kctx, full, createRev, keyChanges, resp, ok)
+				if why != "" {
+					cancel(fmt.Errorf("%w: the election key was %s", ErrTermEnded, why))
+					return
+				}
 			}
 		}
 	}()
 	return term, fence, nil
+}
+
+// keyChanged reads a response of cur, the watch of the election key full,
+// created at createRev (ok false: the watch channel closed). It returns
+// how the key changed ("deleted", "overwritten") or "" when it did not,
+// and the watch to read next: the same one, a new one after a watch error
+// or a compaction (once a Get has found the key unchanged), or nil to stop
+// watching (the client closed: the keep-alives end the term then).
+func (e *Elector) keyChanged(kctx context.Context, full string, createRev int64, cur clientv3.WatchChan, resp clientv3.WatchResponse, ok bool) (string, clientv3.WatchChan) {
+	if !ok || kctx.Err() != nil {
+		return "", nil
+	}
+	if resp.Err() == nil && resp.CompactRevision == 0 {
+		switch {
+		case len(resp.Events) == 0: // a notification of progress
+			return "", cur
+		case resp.Events[0].Type == clientv3.EventTypeDelete:
+			return "deleted", nil
+		}
+		return "overwritten", nil
+	}
+	// The watch failed or fell behind a compaction: read the key instead,
+	// and watch again from there.
+	cctx, cancel := e.b.call(kctx)
+	got, err := e.b.cli.Get(cctx, full)
+	cancel()
+	if err != nil {
+		return "", nil // stop watching; the keep-alives still end the term if etcd is gone
+	}
+	switch {
+	case len(got.Kvs) == 0 || got.Kvs[0].CreateRevision != createRev:
+		return "deleted", nil
+	case got.Kvs[0].ModRevision != createRev:
+		return "overwritten", nil
+	}
+	return "", e.b.cli.Watch(kctx, full, clientv3.WithRev(got.Header.Revision+1))
 }

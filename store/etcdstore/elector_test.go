@@ -2,12 +2,14 @@ package etcdstore_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/etcdstore"
 	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/lease"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,4 +111,160 @@ func TestNewElectorRejectsBadInput(t *testing.T) {
 	}
 	_, err := etcdstore.NewElector(nil, "n", "a", 5*time.Second)
 	require.ErrorContains(t, err, "nil backend")
+}
+
+// electorTimeout bounds each wait of the Elector tests below, so that a
+// Wait or a term that hangs fails the test rather than the test binary.
+const electorTimeout = 15 * time.Second
+
+// returnsWithin reports whether done is closed within electorTimeout.
+func returnsWithin(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-time.After(electorTimeout):
+		return false
+	}
+}
+
+// Two Loops share one Elector: a term whose campaign ctx ended is held in
+// its release (its lease not yet revoked) while the other Loop's term is
+// live. Wait waits for the ended term's release, however many terms began
+// after it, and never for the live one. Before, Wait was a WaitGroup of
+// every term: it blocked until the live term ended too, for as long as the
+// other Loop led (reconcile.Loop gave up after 30 seconds, with an Error
+// log).
+func TestElectorWaitSkipsALiveTermAndWaitsForTheEndedOnesRelease(t *testing.T) {
+	c := startCluster(t, 1)
+	b := newBackend(t, c)
+	e, err := etcdstore.NewElector(b, "ctl", "shared", 2*time.Second)
+	require.NoError(t, err)
+	hold := make(chan struct{})
+	var releases atomic.Int32
+	etcdstore.SetBeforeRelease(e, func() {
+		if releases.Add(1) == 1 {
+			<-hold // the first term's release waits for the test
+		}
+	})
+
+	actx, acancel := context.WithCancel(context.Background())
+	defer acancel()
+	_, _, err = e.Campaign(actx)
+	require.NoError(t, err)
+	acancel() // A ends; its release is held, so its lease expires with the TTL
+
+	bctx, bcancel := context.WithCancel(context.Background())
+	defer bcancel()
+	bterm, _, err := e.Campaign(bctx) // B leads once A's key has expired
+	require.NoError(t, err)
+	require.NoError(t, bterm.Err())
+
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		e.Wait()
+	}()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while the ended term's release was still running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(hold)
+	require.True(t, returnsWithin(waited), "Wait did not return after the ended term's release, with another term live")
+	require.NoError(t, bterm.Err(), "B still leads")
+
+	bcancel()
+	waited = make(chan struct{})
+	go func() {
+		defer close(waited)
+		e.Wait()
+	}()
+	require.True(t, returnsWithin(waited), "Wait after B's campaign ctx ended")
+	resp, err := b.Client().Get(context.Background(), b.Prefix()+e.Key())
+	require.NoError(t, err)
+	require.Empty(t, resp.Kvs, "B's lease was revoked before Wait returned")
+}
+
+// Campaigns, their ends and Waits run at once on one Elector: nothing
+// panics or races (run with -race), and every Wait returns. Before, Wait
+// was a sync.WaitGroup's, whose Add from a Campaign while a Wait was
+// returning is a misuse the race detector reports.
+func TestElectorCampaignConcurrentWithWait(t *testing.T) {
+	c := startCluster(t, 1)
+	b := newBackend(t, c)
+	e, err := etcdstore.NewElector(b, "ctl", "a", 2*time.Second)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	waiters := make(chan struct{})
+	go func() {
+		defer close(waiters)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.Wait()
+			}
+		}
+	}()
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, _, err := e.Campaign(ctx)
+		cancel()
+		require.NoError(t, err)
+	}
+	close(stop)
+	require.True(t, returnsWithin(waiters), "the Waits did not return")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Wait()
+	}()
+	require.True(t, returnsWithin(done), "the last Wait did not return")
+}
+
+// A term ends when its election key is deleted or overwritten by someone
+// else: the key no longer says who leads (an overwrite even keeps the
+// CreateRevision the fence checks). The cause wraps ErrTermEnded and
+// lease.ErrLost, and Wait does not wait for such a term while its campaign
+// ctx lives. Before, the term went on until the lease failed.
+func TestElectorTermEndsWhenTheKeyIsDeletedOrOverwritten(t *testing.T) {
+	c := startCluster(t, 1)
+	b := newBackend(t, c)
+	e, err := etcdstore.NewElector(b, "ctl", "a", 2*time.Second)
+	require.NoError(t, err)
+	full := b.Prefix() + e.Key()
+	for name, change := range map[string]func() error{
+		"deleted": func() error {
+			_, err := b.Client().Delete(context.Background(), full)
+			return err
+		},
+		"overwritten": func() error {
+			_, err := b.Client().Put(context.Background(), full, "intruder")
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			term, _, err := e.Campaign(ctx)
+			require.NoError(t, err)
+			require.NoError(t, change())
+			require.True(t, returnsWithin(term.Done()), "the term did not end after its key was %s", name)
+			require.ErrorIs(t, context.Cause(term), etcdstore.ErrTermEnded)
+			require.ErrorIs(t, context.Cause(term), lease.ErrLost)
+			require.ErrorContains(t, context.Cause(term), name)
+			require.NoError(t, ctx.Err(), "the campaign ctx lives")
+			cancel()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				e.Wait()
+			}()
+			require.True(t, returnsWithin(done), "Wait")
+			// The overwritten key has no lease: remove it for the next case.
+			_, err = b.Client().Delete(context.Background(), full)
+			require.NoError(t, err)
+		})
+	}
 }

@@ -56,6 +56,12 @@ func TestMapErrAmbiguousCommits(t *testing.T) {
 		got := mapErr(cctx, rpctypes.Error(rpctypes.ErrGRPCTimeout))
 		require.ErrorIs(t, got, context.Canceled, "the caller's cancellation is its own error")
 	})
+	t.Run("a closed client", func(t *testing.T) {
+		got := mapErr(ctx, status.Error(codes.Canceled, "grpc: the client connection is closing"))
+		require.ErrorIs(t, got, store.ErrClosed)
+		require.False(t, errors.Is(got, store.ErrUnavailable))
+		require.False(t, errors.Is(mapErr(ctx, status.Error(codes.Canceled, "context canceled")), store.ErrClosed), "another Canceled")
+	})
 	t.Run("not ambiguous", func(t *testing.T) {
 		got := mapErr(ctx, rpctypes.ErrCompacted)
 		require.ErrorIs(t, got, store.ErrExpired)

@@ -36,6 +36,9 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if b.cli.Ctx().Err() != nil {
+		return nil, fmt.Errorf("etcdstore: watch %q: the etcd client is closed: %w", prefix, store.ErrClosed)
+	}
 	// The etcd client groups watches by ctx; a private ctx gives this watch
 	// its own stream, so RequestProgress below speaks for it alone.
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
@@ -156,11 +159,15 @@ func (p *pump) mark(rev int64) {
 	p.queue = append(p.queue, kv.Event{Progress: true, Revision: rev})
 }
 
-// expire ends the watch with ErrExpired, once the reader takes it.
+// expire ends the watch with ErrExpired, once the reader takes it; or
+// with store.ErrClosed when the etcd client is closed.
 func (p *pump) expire(why string) {
 	p.stopWatch() // before waiting for the reader: etcd stops sending now
 	p.queue = nil
 	ev := kv.Event{Err: fmt.Errorf("etcdstore: watch: %s: %w", why, store.ErrExpired), Revision: p.last}
+	if p.b.cli.Ctx().Err() != nil {
+		ev.Err = fmt.Errorf("etcdstore: watch: %s: the etcd client is closed: %w", why, store.ErrClosed)
+	}
 	select {
 	case p.out <- ev:
 	case <-p.ctx.Done():

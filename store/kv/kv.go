@@ -26,6 +26,9 @@ var (
 	// time (a timeout, no leader, a leader change, a lost connection, an
 	// overloaded server). A write that fails with it may have committed.
 	ErrUnavailable = errors.New("store: unavailable (a write may have committed; retry idempotently)")
+	// ErrClosed: the backend was closed (see Backend). Nothing but a new
+	// backend helps.
+	ErrClosed = errors.New("store: backend closed")
 )
 
 // MaxValueSize is the largest value a Backend accepts (1 MiB). A larger value
@@ -94,6 +97,12 @@ type Backend interface {
 	// Progress event carrying that revision (coalesced; it need not send one
 	// per write). A fromRevision at or above the current revision waits for
 	// new writes. On ctx's end the channel is closed without an error event.
+	//
+	// A Backend that can be closed (an io.Closer, such as boltstore's and
+	// pgstore's) ends every watch on Close with a final Event whose Err
+	// wraps ErrClosed, if the receiver takes it, then closes the channel;
+	// its calls after Close, Watch among them, return an error wrapping
+	// ErrClosed.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
 
@@ -195,7 +204,8 @@ type Event struct {
 	Progress bool
 	// Revision is the store revision of the change or the progress mark.
 	Revision int64
-	// Err is set on the last event of a watch that failed (ErrExpired).
+	// Err is set on the last event of a watch that failed (ErrExpired, or
+	// ErrClosed when its backend closed).
 	Err error
 }
 

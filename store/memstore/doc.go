@@ -18,7 +18,10 @@
 // Writers never wait for watchers. Each watch reads its events out of the
 // ring at its receiver's pace; a receiver that falls WithHistorySize writes
 // behind gets a final ErrExpired event and relists. Watches end, and their
-// goroutines exit, when their ctx does.
+// goroutines exit, when their ctx does. A Store holds nothing else (no
+// file, no connection, no goroutine of its own), so it has no Close: it is
+// not an io.Closer, and store/storetest's Close subtests skip it. Drop it
+// once its watches' ctxs have ended.
 //
 // Stats counts calls (Gets, Lists, Txns, Watches), so tests can show how many
 // store reads a reconcile pass costs. memstore passes store/storetest.

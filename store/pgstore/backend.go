@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/store"
@@ -29,7 +31,8 @@ const (
 // Backend is a kv.Backend on a PostgreSQL database. Its keys, their
 // history and the store revision live in the tables of one schema
 // (WithSchema), so Backends on different schemas share a database without
-// seeing each other. It is safe for concurrent use.
+// seeing each other. It is safe for concurrent use. Close ends its
+// watches; the pool stays the caller's.
 type Backend struct {
 	pool   *pgxpool.Pool
 	schema string // quoted identifier
@@ -38,6 +41,14 @@ type Backend struct {
 	hub    *hub
 	sql    queries
 	held   atomic.Int64 // events the watches read and have not sent yet
+
+	// closing is cancelled by Close; it ends the watches.
+	closing   context.Context
+	stop      context.CancelFunc
+	mu        sync.Mutex // orders Watch's watches.Add before Close's Wait
+	closed    bool
+	watches   sync.WaitGroup // one per watch goroutine
+	closeOnce sync.Once
 }
 
 type config struct {
@@ -54,7 +65,9 @@ type Option func(*config)
 // WithSchema puts the Backend's tables in schema (default DefaultSchema),
 // which New creates if it does not exist. The name is a lower-case SQL
 // identifier: a letter or underscore, then letters, digits or underscores,
-// at most 63 bytes. Every Backend on one schema shares its keys and revision.
+// at most 63 bytes, not starting with "pg_", which PostgreSQL reserves for
+// its own schemas (New refuses it with store.ErrInvalid). Every Backend on
+// one schema shares its keys and revision.
 func WithSchema(schema string) Option { return func(c *config) { c.schema = schema } }
 
 // WithWatchBuffer sets the capacity of a watch's channel, which is also the
@@ -108,6 +121,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 	if !identRE.MatchString(cfg.schema) {
 		return nil, fmt.Errorf("pgstore: schema name %.80q is not a lower-case SQL identifier of at most 63 bytes: %w", cfg.schema, store.ErrInvalid)
 	}
+	if strings.HasPrefix(cfg.schema, "pg_") {
+		return nil, fmt.Errorf("pgstore: schema name %q starts with \"pg_\", which PostgreSQL reserves for its own schemas: %w", cfg.schema, store.ErrInvalid)
+	}
 	if cfg.poll <= 0 {
 		return nil, fmt.Errorf("pgstore: poll interval must be positive, got %v: %w", cfg.poll, store.ErrInvalid)
 	}
@@ -120,10 +136,39 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 	b := &Backend{pool: pool, schema: pgx.Identifier{cfg.schema}.Sanitize(), name: cfg.schema, cfg: cfg}
 	b.sql = newQueries(b.schema)
 	b.hub = newHub(b)
+	b.closing, b.stop = context.WithCancel(context.Background())
 	if err := b.migrate(ctx); err != nil {
+		b.stop()
 		return nil, err
 	}
 	return b, nil
+}
+
+// Close ends every watch of the Backend, each with a final event wrapping
+// store.ErrClosed if its receiver takes it (or has room for it in its
+// channel), and waits for their goroutines, the listening connection's
+// among them, to end. It does not close the pool, which is the caller's.
+// The calls after Close fail with an error wrapping store.ErrClosed; calls
+// in flight when it comes finish as they would have. Close is idempotent,
+// safe to call concurrently (every call returns once the first is done),
+// and returns nil.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
+		b.stop()
+		b.watches.Wait()
+	})
+	return nil
+}
+
+// errIfClosed returns the error of a call op after Close, or nil.
+func (b *Backend) errIfClosed(op string) error {
+	if b.closing.Err() != nil {
+		return fmt.Errorf("pgstore: %s: backend closed: %w", op, store.ErrClosed)
+	}
+	return nil
 }
 
 // Schema returns the name of the schema that holds the Backend's tables.
@@ -459,6 +504,9 @@ func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
 		return kv.KeyValue{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
 	}
+	if err := b.errIfClosed(fmt.Sprintf("get %q", key)); err != nil {
+		return kv.KeyValue{}, err
+	}
 	var (
 		kvp   = kv.KeyValue{Key: key}
 		value []byte
@@ -480,6 +528,9 @@ func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
 	if opts.Limit < 0 || opts.Revision < 0 {
 		return kv.List{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
+	}
+	if err := b.errIfClosed("list " + prefix); err != nil {
+		return kv.List{}, err
 	}
 	start, end := []byte(prefix), prefixEnd(prefix)
 	if opts.Continue != "" {
@@ -566,6 +617,9 @@ func prefixEnd(prefix string) []byte {
 func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
+	}
+	if err := b.errIfClosed(fmt.Sprintf("txn on %q", w.Key)); err != nil {
+		return 0, err
 	}
 	a := newTxnArgs(conds, w)
 	if a.ktarget == int32(kv.ModRevision) && a.krev > 0 && w.Kind == kv.WritePut &&
@@ -673,6 +727,9 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("pgstore: compact to negative revision %d: %w", rev, store.ErrInvalid)
 	}
+	if err := b.errIfClosed(fmt.Sprintf("compact to %d", rev)); err != nil {
+		return err
+	}
 	var head int64
 	err := b.pool.QueryRow(ctx, b.sql.compact, rev).Scan(&head)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -689,15 +746,19 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	return nil
 }
 
-// mapErr turns driver errors into the store's sentinels. An error from the
-// server is passed on, except those that say the server is going away,
-// overloaded or not reachable, and serialization failures: those, and every
-// error that is not the server's (a dial, read or write failure, a lost
-// connection, a closed pool), wrap store.ErrUnavailable, since a write whose
-// answer was lost may have committed.
+// mapErr turns driver errors into the store's sentinels. A closed pool
+// wraps store.ErrClosed: nothing was sent, and no retry can help. An error
+// from the server is passed on, except those that say the server is going
+// away, overloaded or not reachable, and serialization failures: those, and
+// every other error that is not the server's (a dial, read or write
+// failure, a lost connection), wrap store.ErrUnavailable, since a write
+// whose answer was lost may have committed.
 func mapErr(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("pgstore: %s: %w", op, ctx.Err())
+	}
+	if errors.Is(err, puddle.ErrClosedPool) {
+		return fmt.Errorf("pgstore: %s: %w: %w", op, err, store.ErrClosed)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -63,6 +63,13 @@
 // fence is a cond of the same Txn, so store/lease's StoreElector works on a
 // Backend as on any other.
 //
+// Close ends a Backend's watches, each with a last event wrapping
+// store.ErrClosed, waits for their goroutines, and makes every later call
+// fail with store.ErrClosed; it leaves the pool, which is the caller's,
+// open. A pool the caller closed is store.ErrClosed too: calls fail with
+// it, and watches end with it rather than wait for a pool that will not
+// come back.
+//
 // Package pgtest starts a throwaway server (initdb into a temporary
 // directory) for tests, as this package's own tests do: every storetest
 // suite, 8 concurrent writers against watches, killed connections, and a

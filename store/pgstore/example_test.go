@@ -36,6 +36,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer b.Close() // ends its watches, before the pool closes
 	apps, err := store.New[AppSpec, AppStatus](b, "App")
 	if err != nil {
 		log.Fatal(err)

@@ -109,11 +109,12 @@ func newPool(t testing.TB, url ...string) *pgxpool.Pool {
 var schemas atomic.Int64
 
 // newBackend returns a Backend on a schema of its own, so it starts empty
-// at revision 0.
+// at revision 0, closed with the test (before its pool).
 func newBackend(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore.Backend {
 	t.Helper()
 	opts = append([]pgstore.Option{pgstore.WithSchema(fmt.Sprintf("t%d", schemas.Add(1))), nil}, opts...) // a nil option is skipped
 	b, err := pgstore.New(t.Context(), pool, opts...)
 	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	return b
 }

@@ -44,21 +44,45 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := b.errIfClosed("watch " + prefix); err != nil {
+		return nil, err
+	}
+	// The watch's reads end with ctx or with Close.
+	wctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(b.closing, cancel)
 	w := &watch{
 		b:      b,
-		ctx:    ctx,
+		ctx:    wctx,
 		start:  []byte(prefix),
 		end:    prefixEnd(prefix),
 		prefix: prefix,
 	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		unhook()
+		cancel()
+		return nil, b.errIfClosed("watch " + prefix)
+	}
+	b.watches.Add(1)
+	b.mu.Unlock()
 	out := make(chan kv.Event, b.cfg.watchBuffer)
 	b.hub.join()
 	go func() {
+		defer b.watches.Done()
 		defer b.hub.leave()
-		kvwatch.Watch{Out: out, Stop: ctx.Done(), Poll: b.cfg.poll, Clock: b.cfg.clk}.Run(w, fromRevision)
+		defer cancel()
+		defer unhook()
+		kvwatch.Watch{Out: out, Stop: ctx.Done(), Closing: b.closing.Done(), Closed: w.closed, Poll: b.cfg.poll, Clock: b.cfg.clk}.Run(w, fromRevision)
 		b.held.Add(-int64(w.held))
 	}()
 	return out, nil
+}
+
+// closed is the error of the last event of a watch that Close, or a closed
+// pool, ended.
+func (w *watch) closed() error {
+	return fmt.Errorf("pgstore: watch %q: backend closed: %w", w.prefix, store.ErrClosed)
 }
 
 // watch is one watch's kvwatch.Reader of the log.
@@ -72,10 +96,12 @@ type watch struct {
 
 // Read implements kvwatch.Reader. While the database is unreachable it
 // waits and reads again from the same cursor, so nothing is skipped; it
-// returns when the watch's ctx ends. An error other than
-// store.ErrUnavailable (the schema dropped, a permission revoked) ends the
-// watch with an error wrapping store.ErrExpired, as etcdstore does, so the
-// reader relists and meets the error there rather than wait here unseen.
+// returns when the watch's ctx ends or the Backend closes. A closed
+// Backend or pool ends the watch with an error wrapping store.ErrClosed.
+// Any other error than store.ErrUnavailable (the schema dropped, a
+// permission revoked) ends the watch with an error wrapping
+// store.ErrExpired, as etcdstore does, so the reader relists and meets the
+// error there rather than wait here unseen.
 func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan struct{}, error) {
 	// kvwatch reads again only once the last batch is sent.
 	w.b.held.Add(-int64(w.held))
@@ -96,6 +122,8 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 				wake = nil // more to send or to read
 			}
 			return q, next, wake, nil
+		case w.b.closing.Err() != nil, errors.Is(err, store.ErrClosed):
+			return q, cursor, nil, w.closed()
 		case w.ctx.Err() != nil, errors.Is(err, store.ErrExpired):
 			return q, cursor, nil, err
 		case !errors.Is(err, store.ErrUnavailable):
@@ -106,6 +134,9 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 		select {
 		case <-w.ctx.Done():
 			t.Stop()
+			if w.b.closing.Err() != nil {
+				return q, cursor, nil, w.closed()
+			}
 			return q, cursor, nil, w.ctx.Err()
 		case <-t.C():
 		}

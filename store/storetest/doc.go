@@ -17,7 +17,11 @@
 //
 // A backend that can discard history on demand implements Compactor; the
 // suite then also checks that expired history gives store.ErrExpired. Other
-// backends skip those subtests.
+// backends skip those subtests. A backend that can be closed (an
+// io.Closer) is checked to end its watches on Close with a final event
+// wrapping kv.ErrClosed, to fail every call after Close with an error
+// wrapping kv.ErrClosed, and to take concurrent and repeated Closes; other
+// backends skip those subtests too.
 //
 // The suite makes no assumption about the backend beyond the contract: it
 // never expects a particular starting revision, only that nothing else

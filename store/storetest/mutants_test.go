@@ -26,6 +26,51 @@ type mutant struct {
 	watch func(b kv.Backend, ctx context.Context, prefix string, from int64) (<-chan kv.Event, error)
 	// mapEvents rewrites or drops (ok false) the i-th event of a watch.
 	mapEvents func(i int, ev kv.Event) (kv.Event, bool)
+	// closes makes the backend an io.Closer whose Close ends its watches
+	// without an error event and whose calls after it fail with an error
+	// that is not kv.ErrClosed.
+	closes bool
+}
+
+// closingMutant is a mutant with closes set.
+type closingMutant struct {
+	*mutant
+	closed context.Context
+	close  context.CancelFunc
+}
+
+var errClosedPlain = errors.New("closed")
+
+func (c *closingMutant) Close() error { c.close(); return nil }
+
+func (c *closingMutant) Get(ctx context.Context, key string) (kv.KeyValue, error) {
+	if c.closed.Err() != nil {
+		return kv.KeyValue{}, errClosedPlain
+	}
+	return c.mutant.Get(ctx, key)
+}
+
+func (c *closingMutant) List(ctx context.Context, prefix string, opts kv.ListOptions) (kv.List, error) {
+	if c.closed.Err() != nil {
+		return kv.List{}, errClosedPlain
+	}
+	return c.mutant.List(ctx, prefix, opts)
+}
+
+func (c *closingMutant) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, error) {
+	if c.closed.Err() != nil {
+		return 0, errClosedPlain
+	}
+	return c.mutant.Txn(ctx, conds, w)
+}
+
+func (c *closingMutant) Watch(ctx context.Context, prefix string, from int64) (<-chan kv.Event, error) {
+	if c.closed.Err() != nil {
+		return nil, errClosedPlain
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(c.closed, cancel)
+	return c.mutant.Watch(wctx, prefix, from)
 }
 
 func (m *mutant) Get(ctx context.Context, key string) (kv.KeyValue, error) {
@@ -138,6 +183,9 @@ var mutants = map[string]struct {
 				return b.Txn(ctx, conds, w)
 			},
 		}
+	}},
+	"closes without kv.ErrClosed": {[]string{"Close/EndsWatchesWithErrClosed", "Close/CallsAfterCloseFail", "Close/ConcurrentClose"}, func() *mutant {
+		return &mutant{closes: true}
 	}},
 	"skips an event": {[]string{"Watch/OrderAndContent", "Concurrency/WritersAndWatchers"}, func() *mutant {
 		return &mutant{mapEvents: func(i int, ev kv.Event) (kv.Event, bool) {
@@ -253,6 +301,11 @@ func TestMutant(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) kv.Backend {
 		m := tc.m()
 		m.Backend = memstore.New()
+		if m.closes {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			return &closingMutant{mutant: m, closed: ctx, close: cancel}
+		}
 		return m
 	})
 }

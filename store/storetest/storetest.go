@@ -38,7 +38,8 @@ const WaitTimeout = 10 * time.Second
 // write, value sizes), Watch (from a revision, from 0, from a listing's
 // revision with no gap, even on a fresh store, order, prefixes, Prev,
 // progress, cancellation), expired
-// history when the backend is a Compactor, and concurrency: CAS increments
+// history when the backend is a Compactor, Close when it is an io.Closer
+// (kv.ErrClosed), and concurrency: CAS increments
 // that must lose no update, and concurrent writers and watchers that must see
 // every revision exactly once, in order. Run it with -race.
 func Run(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
@@ -53,6 +54,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) kv.Backend) {
 		{"Watch", watchTests},
 		{"Input", inputTests},
 		{"Concurrency", concurrencyTests},
+		{"Close", closeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

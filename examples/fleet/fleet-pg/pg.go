@@ -95,7 +95,8 @@ func addPGFlags(fs *flag.FlagSet, o *pgOptions) func() error {
 const connectTimeout = 5 * time.Second
 
 // newPGBackend connects, creates the schema if needed, and returns the
-// Backend, this replica's elector, and the function that closes the pool.
+// Backend, this replica's elector, and the function that closes the
+// Backend (ending its watches) and then the pool.
 func newPGBackend(ctx context.Context, o pgOptions, note func(format string, args ...any)) (*pgstore.Backend, *demo.WatchedElector, func(), error) {
 	pool, err := pgxpool.New(ctx, o.url)
 	if err != nil {
@@ -114,5 +115,5 @@ func newPGBackend(ctx context.Context, o pgOptions, note func(format string, arg
 		return nil, nil, nil, err
 	}
 	we := &demo.WatchedElector{Elector: e, Name: o.replica, LeaseTTL: o.ttl, Revision: "revision", Note: note, Holder: e.Holder}
-	return b, we, pool.Close, nil
+	return b, we, func() { _ = b.Close(); pool.Close() }, nil
 }

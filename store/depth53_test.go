@@ -140,3 +140,31 @@ func TestAStoredValueTooDeepIsUndecodable(t *testing.T) {
 	require.Regexp(t, "^undecodable b: ", <-events)
 	require.Equal(t, "c", <-events)
 }
+
+type link53 struct {
+	Next *link53 `json:"next,omitempty"`
+}
+
+type chainSpec53 struct {
+	Chain *link53 `json:"chain,omitempty"`
+}
+
+// A Spec type that holds itself (a pointer chain), too deep: refused too.
+func TestWritesOfAChainTooDeepToStoreAreInvalid(t *testing.T) {
+	old := debug.SetMaxStack(64 << 20)
+	t.Cleanup(func() { debug.SetMaxStack(old) })
+	ctx := context.Background()
+	st, err := store.New[chainSpec53, deepStatus53](memstore.New(), "Widget")
+	require.NoError(t, err)
+	var h *link53
+	for range 20 * store.MaxJSONDepth {
+		h = &link53{Next: h}
+	}
+	w := st.As("user")
+	_, err = w.Create(ctx, &store.Object[chainSpec53, deepStatus53]{Meta: store.Meta{Name: "a"}, Spec: chainSpec53{Chain: h}})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, err = w.Apply(ctx, "a", chainSpec53{Chain: h})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, err = st.Get(ctx, "a")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}

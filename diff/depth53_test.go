@@ -148,3 +148,23 @@ func TestChangeStringOfCyclicAndDeepValues(t *testing.T) {
 		require.Equal(t, ".x: added "+tc.want, diff.Changes{c}.String())
 	}
 }
+
+// Lists of lists under a list declaration (every inner list shares the
+// root's, as a path's schema leaves indices out): each level's probe for
+// equal-in-order lists was followed, when it failed, by the matching that
+// walks the items again, inside the probe of the level above: 2^depth
+// walks, a minute at 30 levels. One probe at a time makes it quadratic.
+func TestDiffOfListsOfListsUnderADeclarationIsNotExponential(t *testing.T) {
+	w, g := deepList53(60, 1), deepList53(60, 2)
+	for _, opt := range []diff.Option{diff.ListSets(diff.Path{}), diff.ListKeys(diff.Path{}, "name")} {
+		require.Empty(t, diff.Diff(w, deepList53(60, 1), opt))
+		require.Equal(t, diff.Hash(w, opt), diff.Hash(deepList53(60, 1), opt))
+	}
+	// The innermost list, of scalars, is a set: 1 removed, 2 added.
+	cs := diff.Diff(w, g, diff.ListSets(diff.Path{}))
+	require.Len(t, cs, 2)
+	require.Equal(t, "."+strings.Repeat("[0]", 59)+`[=1]: removed 1`, cs[0].String())
+	require.Equal(t, "."+strings.Repeat("[0]", 59)+`[=2]: added 2`, cs[1].String())
+	// Items that are not maps have no keys: matched by position.
+	require.Equal(t, diff.Diff(w, g), diff.Diff(w, g, diff.ListKeys(diff.Path{}, "name")))
+}

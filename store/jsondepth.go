@@ -119,6 +119,16 @@ func (w *depthWalk) value(v reflect.Value, nest int) bool {
 			}
 		}
 	case reflect.Map:
+		if m, ok := v.Interface().(map[string]any); ok {
+			// A tree's maps: ranged without a reflect.MapIter, which
+			// would allocate one per map on every write.
+			for _, e := range m {
+				if e != nil && !w.value(reflect.ValueOf(e), nest+1) {
+					return false
+				}
+			}
+			return true
+		}
 		it := v.MapRange()
 		for it.Next() {
 			if !w.value(it.Value(), nest+1) {

@@ -51,7 +51,10 @@ type Change struct {
 
 // String formats the change on one line: ".spec.replicas: 3 → 2",
 // `.metadata.labels.app: added "web"`, ".spec.paused: removed true".
-// Composite values are shown as compact JSON, cut after 80 bytes with "…".
+// Composite values are shown as compact JSON, cut after 80 bytes with "…";
+// one that holds itself shows as "<cyclic>", and one nested deeper than
+// MaxDepth as "<too deep>" (encoding it would never end, or overflow the
+// stack).
 func (c Change) String() string {
 	var b strings.Builder
 	c.appendTo(&b)
@@ -156,6 +159,9 @@ func formatReflect(v any) string {
 		}
 		return "<" + rv.Type().String() + ">"
 	}
+	if mark := unprintable(rv); mark != "" {
+		return mark
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return truncate(fmt.Sprintf("%v", v))
@@ -172,4 +178,94 @@ func truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// unprintable walks v as encoding/json would encode it (struct fields as
+// Diff names them) and returns "<cyclic>" when it holds itself, "<too
+// deep>" when it nests more than MaxDepth maps, slices, arrays, structs and
+// pointers, else "".
+func unprintable(v reflect.Value) string {
+	var w shapeWalk
+	w.value(v)
+	return w.mark
+}
+
+// shapeWalk is unprintable's walk: references on the current path are
+// remembered past cycleDepth, as Hash does.
+type shapeWalk struct {
+	nest  int
+	stack map[shapeRef]bool
+	mark  string
+}
+
+// shapeRef is a reference on the path: a slice is itself only at the same
+// length.
+type shapeRef struct {
+	p uintptr
+	t reflect.Type
+	n int
+}
+
+func (w *shapeWalk) value(v reflect.Value) {
+	if w.mark != "" || !v.IsValid() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if !v.IsNil() {
+			w.value(v.Elem())
+		}
+		return
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		if v.IsNil() || v.Kind() == reflect.Slice && v.Len() == 0 {
+			return
+		}
+	case reflect.Array, reflect.Struct:
+	default:
+		return
+	}
+	if w.nest >= MaxDepth {
+		w.mark = "<too deep>"
+		return
+	}
+	w.nest++
+	defer func() { w.nest-- }()
+	if k := v.Kind(); w.nest > cycleDepth && (k == reflect.Pointer || k == reflect.Map || k == reflect.Slice) {
+		r := shapeRef{p: v.Pointer(), t: v.Type()}
+		if k == reflect.Slice {
+			r.n = v.Len()
+		}
+		if w.stack[r] {
+			w.mark = "<cyclic>"
+			return
+		}
+		if w.stack == nil {
+			w.stack = make(map[shapeRef]bool)
+		}
+		w.stack[r] = true
+		defer delete(w.stack, r)
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		w.value(v.Elem())
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() && w.mark == "" {
+			w.value(it.Value())
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes
+		}
+		for i := 0; i < v.Len() && w.mark == ""; i++ {
+			w.value(v.Index(i))
+		}
+	case reflect.Struct:
+		p := planOf(v.Type())
+		for i := range p.fields {
+			if f, ok := p.fields[i].get(v); ok {
+				w.value(f)
+			}
+		}
+	}
 }

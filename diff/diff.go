@@ -49,6 +49,12 @@ import (
 //
 // Cyclic values are compared as reflect.DeepEqual does: a cycle already
 // being compared counts as equal.
+//
+// Values nested deeper than MaxDepth are not walked past it: a pair of
+// maps, slices, arrays, structs or pointers met below MaxDepth others is
+// reported Changed, at its path and with the two values as Old and New,
+// unless they are the same map, slice or pointer. Diff so never overflows
+// the goroutine's stack, which no recover catches.
 func Diff(want, got any, opts ...Option) Changes {
 	d := newDiffer(opts)
 	defer d.free()
@@ -63,8 +69,8 @@ func Diff(want, got any, opts ...Option) Changes {
 }
 
 // ChangedPaths returns the paths of the changes Diff(want, got, opts...)
-// reports, in the same order: Diff(want, got, opts...).Paths() without the
-// values, at a fraction of the cost (no Old and New values are kept, and
+// reports, in the same order (values past MaxDepth included): Diff(want,
+// got, opts...).Paths() without the values, at a fraction of the cost (no Old and New values are kept, and
 // the paths share their backing arrays). Nil means the values are equal.
 // The paths, like Change.Path, must not be modified in place; appending to
 // one copies it.
@@ -82,6 +88,20 @@ func ChangedPaths(want, got any, opts ...Option) []Path {
 	}
 	return d.changes.Paths()
 }
+
+// MaxDepth is how many maps, slices, arrays, structs and pointers, each
+// inside the one before, Diff, ChangedPaths, Hash and Change.String walk
+// into: as many levels as encoding/json decodes (a JSON tree of MaxDepth
+// objects and arrays is walked whole). A pointer chain of n nodes is 2n
+// levels: each pointer and the struct it points to. Interfaces do not
+// count; what they hold does.
+//
+// Past it, Diff reports the two values Changed, Hash hashes a marker in
+// their place (values that differ only below MaxDepth hash equal), and
+// Change.String shows "<too deep>". A deeper value, built in Go since no
+// JSON gives one, would otherwise overflow the goroutine's stack, which
+// ends the process.
+const MaxDepth = 10000
 
 // differs holds differs between calls, with their buffers.
 var differs = sync.Pool{New: func() any { return &differ{walker: walker{path: make([]Element, 0, 16)}} }}
@@ -117,7 +137,8 @@ func (d *differ) free() {
 type differ struct {
 	walker
 	changes Changes
-	depth   int
+	depth   int // references walked into, for cycle detection
+	nest    int // maps, slices, arrays, structs and pointers walked into (see MaxDepth)
 	visited map[visit]bool
 	// probing > 0 while checking whether two lists are equal item by item,
 	// before matching them by key: reports only set probeFailed.
@@ -261,6 +282,55 @@ func floatEqual(a, b float64) bool {
 
 // value compares two values of plan p's type at the current path.
 func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
+	if p.kind < kStruct || p.kind > kMap {
+		d.scalar(p, w, g, s)
+		return
+	}
+	if d.tooDeep(w, g) {
+		return
+	}
+	d.nest++
+	d.composite(p, w, g, s)
+	d.nest--
+}
+
+// tooDeep reports whether a map, slice, array, struct or pointer met now
+// would be nested past MaxDepth, and then reports the pair as Changed
+// unless both are the same reference.
+func (d *differ) tooDeep(w, g reflect.Value) bool {
+	if d.nest < MaxDepth {
+		return false
+	}
+	switch w.Kind() {
+	case reflect.Map, reflect.Pointer:
+		if w.Pointer() == g.Pointer() {
+			return true
+		}
+	case reflect.Slice:
+		if w.Pointer() == g.Pointer() && w.Len() == g.Len() {
+			return true
+		}
+	}
+	d.changed(w, g)
+	return true
+}
+
+// scalar is value for the plans that are not composite: interfaces and
+// leaves.
+func (d *differ) scalar(p *typePlan, w, g reflect.Value, s scope) {
+	if p.kind == kIface {
+		if !d.nilOnEitherSide(w, g) {
+			d.any(w.Interface(), g.Interface(), s)
+		}
+		return
+	}
+	if !d.leafEqual(p, w, g) {
+		d.changed(w, g)
+	}
+}
+
+// composite is value for maps, slices, arrays, structs and pointers.
+func (d *differ) composite(p *typePlan, w, g reflect.Value, s scope) {
 	switch p.kind {
 	case kStruct:
 		d.structs(p, w, g, s)
@@ -271,20 +341,12 @@ func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
 		d.depth++
 		d.value(p.elem, w.Elem(), g.Elem(), s)
 		d.depth--
-	case kIface:
-		if !d.nilOnEitherSide(w, g) {
-			d.any(w.Interface(), g.Interface(), s)
-		}
 	case kSlice:
 		d.slice(p, listSpec{}, w, g, s)
 	case kArray:
 		d.positional(p.elem, w, g, s)
 	case kMap:
 		d.maps(p, w, g, s)
-	default:
-		if !d.leafEqual(p, w, g) {
-			d.changed(w, g)
-		}
 	}
 }
 
@@ -384,7 +446,11 @@ func (d *differ) structs(p *typePlan, w, g reflect.Value, s scope) {
 		cs, ok := d.enter(s, Element{Kind: FieldElem, Name: f.name}, item{})
 		if ok {
 			if f.plan.kind == kSlice {
-				d.slice(f.plan, f.list, wf, gf, cs)
+				if !d.tooDeep(wf, gf) {
+					d.nest++
+					d.slice(f.plan, f.list, wf, gf, cs)
+					d.nest--
+				}
 			} else {
 				d.value(f.plan, wf, gf, cs)
 			}

@@ -36,6 +36,15 @@
 // package) do. Numbers held in interfaces compare by value by default, so 1
 // and 1.0 are equal in trees; ExactNumbers turns that off.
 //
+// # Depth
+//
+// Diff, ChangedPaths, Hash and Change.String walk at most MaxDepth maps,
+// slices, arrays, structs and pointers deep, as many as a JSON document
+// decodes into: past it Diff reports the pair Changed, Hash hashes a marker
+// and Change.String prints "<too deep>", so that a value built deeper (or
+// one holding itself, which Change.String prints as "<cyclic>") never
+// overflows the goroutine's stack.
+//
 // # Hash
 //
 // Hash(v, opts...) is a 64-bit hash of the same view: equal under Diff means

@@ -25,6 +25,10 @@ import (
 // point to each other are equal under Diff, which compares cycles as
 // reflect.DeepEqual does, and hash apart.
 //
+// Maps, slices, arrays, structs and pointers nested past MaxDepth hash as a
+// marker, in finite stack: Diff reports such values Changed, and Hash
+// ends.
+//
 // Struct fields that hold an empty value (zero scalars, zero times, nil
 // pointers, empty or nil slices and maps, structs whose fields are all
 // empty) are left out, so adding a field to a type does not change the hash
@@ -70,6 +74,7 @@ const (
 	tComplex
 	tOpaque
 	tCycle
+	tTooDeep
 )
 
 const (
@@ -94,6 +99,7 @@ type hasher struct {
 	s     uint64
 	depth int
 	stack map[ref]bool // references on the current path, past cycleDepth
+	nest  int          // maps, slices, arrays, structs and pointers walked into (see MaxDepth)
 }
 
 func (h *hasher) u64(x uint64) {
@@ -216,6 +222,12 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 		h.u64(tNull)
 		return
 	}
+	if h.nest >= MaxDepth {
+		h.u64(tTooDeep)
+		return
+	}
+	h.nest++
+	defer func() { h.nest-- }()
 	p := reflect.ValueOf(m).Pointer()
 	if h.enterRef(p, nil) {
 		h.u64(tCycle)
@@ -240,27 +252,41 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 // value hashes v of plan p's type. It reports whether v is empty in the
 // sense of Hash's doc, so that struct fields holding nothing are left out.
 func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
+	if p.kind < kStruct || p.kind > kMap {
+		if p.kind == kIface {
+			if v.IsNil() {
+				h.u64(tNull)
+				return true
+			}
+			h.any(v.Interface(), s)
+			return false
+		}
+		return h.leaf(p, v)
+	}
+	if h.nest >= MaxDepth {
+		h.u64(tTooDeep)
+		return false
+	}
+	h.nest++
+	empty = h.composite(p, v, s)
+	h.nest--
+	return empty
+}
+
+// composite is value for maps, slices, arrays, structs and pointers.
+func (h *hasher) composite(p *typePlan, v reflect.Value, s scope) (empty bool) {
 	switch p.kind {
 	case kStruct:
 		return h.structs(p, v, s)
 	case kPtr:
 		return h.pointer(p, v, s)
-	case kIface:
-		if v.IsNil() {
-			h.u64(tNull)
-			return true
-		}
-		h.any(v.Interface(), s)
-		return false
 	case kSlice:
 		return h.slice(p, listSpec{}, v, s)
 	case kArray:
 		h.positional(p.elem, v, s)
 		return v.Len() == 0
-	case kMap:
-		return h.maps(p, v, s)
 	}
-	return h.leaf(p, v)
+	return h.maps(p, v, s)
 }
 
 // leaf is value for the plans that hold no values to walk into: scalars,
@@ -343,7 +369,7 @@ func (h *hasher) structs(p *typePlan, v reflect.Value, s scope) (empty bool) {
 			saved := h.begin(f.name)
 			var fieldEmpty bool
 			if f.plan.kind == kSlice {
-				fieldEmpty = h.slice(f.plan, f.list, fv, cs)
+				fieldEmpty = h.sliceField(f, fv, cs)
 			} else {
 				fieldEmpty = h.value(f.plan, fv, cs)
 			}
@@ -356,6 +382,18 @@ func (h *hasher) structs(p *typePlan, v reflect.Value, s scope) (empty bool) {
 	}
 	h.u64(tMap)
 	h.u64(sum)
+	return empty
+}
+
+// sliceField is value for a slice field with a list declaration.
+func (h *hasher) sliceField(f *fieldPlan, v reflect.Value, s scope) (empty bool) {
+	if h.nest >= MaxDepth {
+		h.u64(tTooDeep)
+		return false
+	}
+	h.nest++
+	empty = h.slice(f.plan, f.list, v, s)
+	h.nest--
 	return empty
 }
 

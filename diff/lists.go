@@ -21,9 +21,13 @@ func (d *differ) slice(p *typePlan, tag listSpec, w, g reflect.Value, s scope) {
 	d.depth++
 	defer func() { d.depth-- }()
 	spec := d.listSpec(tag)
-	if spec.mode != listPositional && s.free && w.Len() == g.Len() && d.equalInOrder(p.elem, w, g, s) {
+	if spec.mode != listPositional && s.free && d.probing == 0 && w.Len() == g.Len() && d.equalInOrder(p.elem, w, g, s) {
 		// Equal item by item: equal as keyed lists and as sets too,
-		// found without computing keys.
+		// found without computing keys. Not inside another probe: a
+		// failed probe is followed by the matching below, which walks
+		// the items again, so probes in probes walked lists nested in
+		// declared lists (a list of lists under ListSets, whose inner
+		// lists share its declaration) 2^depth times.
 		return
 	}
 	switch spec.mode {

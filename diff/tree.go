@@ -95,8 +95,15 @@ func (d *differ) treeMap(w, g map[string]any, s scope) {
 	if d.depth >= cycleDepth && d.seen(reflect.ValueOf(w).Pointer(), reflect.ValueOf(g).Pointer(), nil) {
 		return
 	}
+	if d.nest >= MaxDepth {
+		if reflect.ValueOf(w).Pointer() != reflect.ValueOf(g).Pointer() {
+			d.report(Changed, w, g)
+		}
+		return
+	}
 	d.depth++
-	defer func() { d.depth-- }()
+	d.nest++
+	defer func() { d.depth--; d.nest-- }()
 	start, matched := len(d.changes), 0
 	for k, wv := range w {
 		gv, ok := g[k]
@@ -149,14 +156,21 @@ func (d *differ) treeList(w, g []any, s scope) {
 	if spec := d.listSpec(listSpec{}); spec.mode != listPositional || !s.free {
 		// Keyed lists, sets and item filters need to look into items:
 		// take the reflective path.
-		d.slice(planOf(anySliceTyp), listSpec{}, reflect.ValueOf(w), reflect.ValueOf(g), s)
+		d.value(planOf(anySliceTyp), reflect.ValueOf(w), reflect.ValueOf(g), s)
 		return
 	}
 	if d.depth >= cycleDepth && d.seen(reflect.ValueOf(w).Pointer(), reflect.ValueOf(g).Pointer(), nil) {
 		return
 	}
+	if d.nest >= MaxDepth {
+		if reflect.ValueOf(w).Pointer() != reflect.ValueOf(g).Pointer() || len(w) != len(g) {
+			d.report(Changed, w, g)
+		}
+		return
+	}
 	d.depth++
-	defer func() { d.depth-- }()
+	d.nest++
+	defer func() { d.depth--; d.nest-- }()
 	n := min(len(w), len(g))
 	for i := range n {
 		if treeEqualScalar(w[i], g[i]) {

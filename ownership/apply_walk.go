@@ -838,15 +838,26 @@ func (w *applyWalk) changedHere(frame int, liveMap bool) {
 }
 
 // eachMember calls f with every member path at or below node i, where i
-// is at path base.
+// is at path base, in the set's order: a parent before its children,
+// siblings sorted. Each path f gets is its own. The walk extends one
+// buffer in place and copies a path only for f: copying every prefix, as
+// it did, cost the square of the set's depth (6 s for a path of MaxDepth
+// elements).
 func (s *Set) eachMember(i int32, base diff.Path, f func(diff.Path)) {
-	n := s.nodes[i]
-	if n.member {
-		f(base)
+	buf := slices.Clone(base)
+	var walk func(i int32)
+	walk = func(i int32) {
+		n := s.nodes[i]
+		if n.member {
+			f(slices.Clip(slices.Clone(buf)))
+		}
+		for c := n.lo; c < n.hi; c++ {
+			buf = append(buf, toElement(s.nodes[c].kind, s.nodes[c].name))
+			walk(c)
+			buf = buf[:len(buf)-1]
+		}
 	}
-	for c := n.lo; c < n.hi; c++ {
-		s.eachMember(c, base.Append(toElement(s.nodes[c].kind, s.nodes[c].name)), f)
-	}
+	walk(i)
 }
 
 func (w *applyWalk) diffPath() diff.Path {

@@ -42,8 +42,10 @@
 // the goroutine's stack overflows, a fatal error that no recover catches
 // and that would end the process. The walks count their depth as they go
 // down: a tree within the limit costs no extra pass. NewCodec, which has
-// no error to return, gives the nodes past the limit no bits. DeepCopy
-// must not be given a tree that holds itself.
+// no error to return, gives the nodes past the limit no bits; DeepCopy,
+// which has none either, shares them with its argument rather than copy
+// them. NewSet refuses a path of more than MaxDepth+1 elements with
+// ErrTooDeep.
 //
 // # Paths and sets
 //

@@ -196,17 +196,11 @@ func (s *Set) Paths() []diff.Path {
 		return nil
 	}
 	var out []diff.Path
-	var walk func(i int32, prefix diff.Path)
-	walk = func(i int32, prefix diff.Path) {
-		n := s.nodes[i]
-		if n.member && i != 0 {
-			out = append(out, prefix)
+	s.eachMember(0, diff.Path{}, func(p diff.Path) {
+		if len(p) > 0 {
+			out = append(out, p)
 		}
-		for c := n.lo; c < n.hi; c++ {
-			walk(c, prefix.Append(toElement(s.nodes[c].kind, s.nodes[c].name)))
-		}
-	}
-	walk(0, diff.Path{})
+	})
 	return out
 }
 
@@ -234,13 +228,20 @@ func (s *Set) Equal(t *Set) bool {
 }
 
 // NewSet returns the set of the given paths. Index elements are not
-// allowed in sets; a path containing one, or the root path, is an error.
+// allowed in sets; a path containing one, or the root path, is an error, as
+// is one longer than MaxDepth+1 elements (an error wrapping ErrTooDeep):
+// no tree has a field that deep (the deepest, MaxDepth+1, is an item of a
+// set at the bottom of MaxDepth maps and lists), and the set's walks would
+// overflow the stack.
 func NewSet(paths ...diff.Path) (*Set, error) {
 	var b builder
 	b.reset()
 	for _, p := range paths {
 		if len(p) == 0 {
 			return nil, errorf(p, "the root cannot be owned")
+		}
+		if len(p) > MaxDepth+1 {
+			return nil, tooDeep(p)
 		}
 		at := int32(0)
 		for _, e := range p {

@@ -285,18 +285,31 @@ func appendScalarText(b []byte, v any) ([]byte, error) {
 // int64, or uint64 beyond int64; float32 becomes float64; a json.Number
 // becomes int64 or float64 unless it is an integer an int64 would not write
 // back as it is (-0, beyond int64, 1e3), which stays as it is.
-func deepCopy(v any) any {
+//
+// It copies MaxDepth nested maps and lists; one nested deeper (or held by
+// itself) is returned as it is, shared, so that the copy ends.
+func deepCopy(v any) any { return deepCopyAt(v, MaxDepth) }
+
+// deepCopyAt is deepCopy of a value that may hold budget more nested maps
+// and lists, itself included.
+func deepCopyAt(v any, budget int) any {
 	switch x := v.(type) {
 	case map[string]any:
+		if budget <= 0 {
+			return x
+		}
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = deepCopy(e)
+			m[k] = deepCopyAt(e, budget-1)
 		}
 		return m
 	case []any:
+		if budget <= 0 {
+			return x
+		}
 		l := make([]any, len(x))
 		for i, e := range x {
-			l[i] = deepCopy(e)
+			l[i] = deepCopyAt(e, budget-1)
 		}
 		return l
 	case string, bool, nil, int64, float64:
@@ -325,10 +338,12 @@ func deepCopy(v any) any {
 // float64, and a json.Number stays one only where it holds an integer that
 // int64 would write otherwise (-0, beyond int64, 1e3), so that encoding the
 // copy keeps every integer's value and text. Values that are not tree nodes
-// are returned as they are. v must not hold itself: DeepCopy has no error
-// to return, and follows a cycle until the stack overflows (Apply and
-// Update, which copy what they take from a config, first refuse trees
-// nested deeper than MaxDepth).
+// are returned as they are. DeepCopy has no error to return: it copies
+// MaxDepth maps and lists, each inside the one before, and returns a map or
+// list nested deeper as it is, shared with v, rather than overflow the
+// stack; so a tree that holds itself is copied to MaxDepth and then
+// shared. (Apply and Update, which copy what they take from a config, first
+// refuse trees nested deeper than MaxDepth: see ErrTooDeep.)
 func DeepCopy(v any) any { return deepCopy(v) }
 
 // ToTree converts a typed value into a tree by encoding it with

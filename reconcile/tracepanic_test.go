@@ -56,7 +56,7 @@ func TestTraceInjectThatPanicsOnTheLoopsOwnWrites(t *testing.T) {
 		require.True(t, ok, "the Loop's Reconciling write was made: %v", got.Conditions)
 		require.Equal(t, store.ConditionTrue, rc.Status)
 		require.Equal(t, "span-1", got.Meta.LastWrite.Trace, "an untraced status write keeps the trace before it")
-		require.Contains(t, logs.String(), `level=ERROR msg="store: trace inject panicked; the write records no trace of its own"`)
+		require.Contains(t, logs.String(), `level=ERROR msg="store: trace inject panicked; no write of this Store records a trace of its own from now on"`)
 		require.Contains(t, logs.String(), "tracepanic_test.go:", "with the stack")
 	})
 }

@@ -503,11 +503,15 @@ func orNull(b []byte) []byte {
 }
 
 // encodeJSON encodes a Spec or Status value, reporting failures as
-// ErrInvalid, a panic of the value's own MarshalJSON included: a write,
-// maybe on a Loop's worker, fails rather than crashes.
+// ErrInvalid, a panic of the value's own MarshalJSON included, and a value
+// nested too deep to store (see maxJSONDepth): a write, maybe on a Loop's
+// worker, fails rather than crashes.
 func encodeJSON(what string, v any) (b []byte, err error) {
 	if b, ok := encodeSide(v); ok {
 		return b, nil // no code of the user's ran
+	}
+	if err := checkJSONDepth("the value", reflect.ValueOf(v), 1); err != nil {
+		return nil, fmt.Errorf("%w: encoding %s: %v", ErrInvalid, what, err)
 	}
 	defer catchEncode(what, &err)
 	b, err = json.Marshal(addressable(v))

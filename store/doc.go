@@ -30,6 +30,14 @@
 // Meta.Revision is not encoded: it is the key's ModRevision, one store-wide
 // monotonic counter, so revisions order all writes of a Backend.
 //
+// A value nests at most 10,000 JSON objects and arrays, the object's own
+// included, as many as encoding/json decodes: a write of a Spec or Status
+// nested deeper (9,999 levels of its own), or of an Apply configuration
+// that is, fails with ErrInvalid before anything is encoded or stored, and
+// so does one that holds itself. A stored value nested deeper (written by
+// other means) does not decode: a *DecodeError, quarantined as any such
+// value (see DecodeError).
+//
 // A versioned kind's value (see Versions) starts with "version" and may end
 // with "preserved", the hub fields its version cannot hold:
 // {"version": "v2", "metadata": ..., "spec": ..., "status": ...,

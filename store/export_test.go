@@ -107,3 +107,6 @@ func (s *Store[S, T]) LatestRead(name string) (decoded, same bool) {
 	want, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
 	return true, err == nil && reflect.DeepEqual(want, e.raw)
 }
+
+// MaxJSONDepth is maxJSONDepth, for the tests of values too deep to store.
+const MaxJSONDepth = maxJSONDepth

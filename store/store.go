@@ -49,6 +49,7 @@ type Store[S, T any] struct {
 	clock     clock.Clock
 	schemas   schemas
 	trace     func(context.Context) string // see WithTraceContext
+	traceOff  atomic.Bool                  // trace panicked once: not called again
 	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
 	last      *lastValues                  // see WithLastValues
 	views     sync.Pool                    // FieldChanges' *changeViews[S, T]

@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +71,33 @@ func TestWithoutTraceContextNothingIsRecorded(t *testing.T) {
 	_, err := st.As("alice").Create(context.WithValue(context.Background(), traceKey{}, "x"), obj)
 	require.NoError(t, err)
 	require.Empty(t, obj.Meta.LastWrite.Trace)
+}
+
+// An inject that panics is logged once, at its first panic, and not called
+// again: every write goes on without a trace of its own. It was logged,
+// with its stack, on every write.
+func TestAPanickingTraceInjectIsLoggedOnceAndDropped(t *testing.T) {
+	ctx := context.Background()
+	var log syncBuffer
+	calls := 0
+	inject := func(ctx context.Context) string {
+		calls++
+		panic("tracer broke")
+	}
+	st, err := store.New[typedSpec, typedStatus](memstore.New(), "Widget",
+		store.WithTraceContext(inject), store.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	require.NoError(t, err)
+	w := st.As("alice")
+	for i := range 3 {
+		obj := &typedObj{Meta: store.Meta{Name: fmt.Sprintf("o%d", i)}}
+		_, err := w.Create(ctx, obj)
+		require.NoError(t, err, "the write goes on")
+		require.Empty(t, obj.Meta.LastWrite.Trace)
+	}
+	_, err = st.As("bob").ApplyStatus(ctx, "o0", typedStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, calls, "not called after its panic")
+	require.Equal(t, 1, strings.Count(log.String(), "trace inject panicked"), log.String())
+	require.Contains(t, log.String(), "level=ERROR")
+	require.Contains(t, log.String(), "tracer broke")
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 )
@@ -13,6 +14,9 @@ import (
 // jsonscan.Decode, which gives the same tree as ToTree's decoding at a
 // fraction of the cost. The tree lives for one write.
 func configTree(doc any) (map[string]any, error) {
+	if err := checkJSONDepth("the configuration", reflect.ValueOf(doc), 0); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/wrote"
@@ -363,7 +364,11 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 	if err := storeaccess.WaitWriteLimit(ctx); err != nil {
 		return 0, err
 	}
-	conds := []kv.Cond{own}
+	// The conds come from a pool: a Backend does not retain them once Txn
+	// returns (kv.Backend), and the slice would otherwise be allocated on
+	// every write, as it escapes through the interface call.
+	buf := condPool.Get().(*[2]kv.Cond)
+	conds := append(buf[:0], own)
 	fence, fenced := FenceFrom(ctx)
 	if fenced {
 		conds = append(conds, fence.cond())
@@ -375,6 +380,8 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 	} else {
 		rev, err = w.s.b.Txn(ctx, conds, wr)
 	}
+	*buf = [2]kv.Cond{} // the pool keeps no keys alive
+	condPool.Put(buf)
 	// errors.As's target escapes: only a failed write pays for it.
 	if err != nil {
 		var cf *kv.CondFailedError
@@ -390,6 +397,10 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 	}
 	return rev, err
 }
+
+// condPool holds the conds of txnAs's Txns: a write's own cond and ctx's
+// fence.
+var condPool = sync.Pool{New: func() any { return new([2]kv.Cond) }}
 
 // ownCondFailure returns the failed cond when err is the failure of a
 // write's own-key cond.

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -287,7 +288,8 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		}
 		revision = kv.ModRevision
 	}
-	conds, fence := purgeConds(ctx, key, revision)
+	h := wrote.HooksOf(ctx)
+	conds, fence := purgeConds(h, key, revision)
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {
 		rev, err = w.dryTxn(ctx, d, conds, del)
@@ -307,19 +309,20 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	if d != nil {
 		return rev, nil
 	}
-	observeWrite(ctx, w.s.b, name, rev)
+	observeWrite(h, w.s.b, name, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
 }
 
 // purgeConds are Purge's conditions: key at revision (none when revision
-// is 0), then ctx's fence when it has one, which it also returns.
-func purgeConds(ctx context.Context, key string, revision int64) ([]kv.Cond, Fence) {
+// is 0), then the fence of h, ctx's write hooks, when it has one, which it
+// also returns.
+func purgeConds(h *wrote.Hooks, key string, revision int64) ([]kv.Cond, Fence) {
 	conds := []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: revision}}
 	if revision == 0 {
 		conds = nil
 	}
-	fence, fenced := FenceFrom(ctx)
+	fence, fenced := fenceOf(h)
 	if fenced {
 		conds = append(conds, fence.cond())
 	}

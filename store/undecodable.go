@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -256,7 +257,9 @@ func (s *Store[S, T]) decodeError(kv kv.KeyValue, err error) *DecodeError {
 // deletes only the value written at that revision (DecodeError.Revision),
 // else it fails with ErrConflict. It returns the revision of the deletion;
 // a missing key gives ErrNotFound, a bad name ErrInvalid, a fence that no
-// longer holds ErrFenced.
+// longer holds ErrFenced. Like every write it waits first for ctx's write
+// limit (reconcile.WithWriteLimit), whose error it returns, deleting
+// nothing.
 //
 // DryRun is the one option it takes (any other gives ErrInvalid), and a
 // ctx from WithDryRun makes it a dry run too: it deletes nothing, checks
@@ -289,6 +292,11 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		revision = kv.ModRevision
 	}
 	h := wrote.HooksOf(ctx)
+	// A write like the others: it waits for ctx's write limit (as txnAs
+	// does, dry runs included).
+	if err := storeaccess.WaitWriteLimit(ctx, h); err != nil {
+		return 0, err
+	}
 	conds, fence := purgeConds(h, key, revision)
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {

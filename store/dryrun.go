@@ -64,12 +64,8 @@ func dryOf(opts []WriteOption) (into *DryRunResult, on bool) {
 	if len(opts) == 0 {
 		return nil, false // no scratch config to allocate
 	}
-	cfg := new(writeConfig)
-	for _, o := range opts {
-		if o != nil {
-			o(cfg)
-		}
-	}
+	var cfg writeConfig
+	applyOpts(&cfg, opts)
 	return cfg.dryInto, cfg.dry
 }
 

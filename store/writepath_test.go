@@ -200,3 +200,33 @@ func TestUpdateHandsOutManagedOfItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A write's options cost it no allocation: their config comes from a pool
+// (a Loop's status apply carries WithObserved on every write; each such
+// write allocated a config before). An ApplyStatus of an own field with
+// WithObserved allocates what one without options does.
+func TestWriteOptionsAllocateNoConfig(t *testing.T) {
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
+	}
+	ctx := t.Context()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(t, err)
+	name := writePathObjects(t, st, 1)[0]
+	ctrl := st.As("ctrl")
+	replicas := int64(1)
+	apply := func(opts ...store.WriteOption) float64 {
+		return testing.AllocsPerRun(100, func() {
+			replicas++
+			res, err := ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: replicas}, nil, opts...)
+			if err != nil || !res.Changed {
+				t.Fatal(err, res)
+			}
+		})
+	}
+	bare := apply()
+	obj, err := st.Get(ctx, name)
+	require.NoError(t, err)
+	observed := apply(store.WithObserved(obj.Meta), store.WithForce())
+	require.Equalf(t, bare, observed, "an ApplyStatus allocates %v times with options, %v without", observed, bare)
+}

@@ -236,13 +236,23 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 // it was read from, whose name (nameOf) is name: the metaDecoder's, cut
 // from the key once per value.
 func (s *Store[S, T]) checkIdentity(name string, m *Meta) error {
+	if err := s.sameIdentity(name, m); err != nil {
+		return err
+	}
+	return ValidateName(name)
+}
+
+// sameIdentity is checkIdentity for a Meta whose Name is known to be valid
+// (one the Store remembers: every write and every read validated it), which
+// needs no ValidateName: a key's name that equals it is as valid.
+func (s *Store[S, T]) sameIdentity(name string, m *Meta) error {
 	switch {
 	case m.Kind != s.kind:
 		return fmt.Errorf("the value claims kind %q", truncate(m.Kind))
 	case m.Name != name:
 		return fmt.Errorf("the value claims name %q", truncate(m.Name))
 	}
-	return ValidateName(name)
+	return nil
 }
 
 func (s *Store[S, T]) decodeError(kv kv.KeyValue, err error) *DecodeError {

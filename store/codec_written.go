@@ -45,8 +45,10 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, mem *rememberedO
 	raw := e.raw
 	d := s.metaDecoder(kv.Key, scratch) // its name is the key's, cut once
 	// The Store's kind and the names it writes are ASCII (validateKind,
-	// ValidateName): a Meta that names them needs no check of those.
-	if s.checkIdentity(d.name, &raw.Meta) != nil {
+	// ValidateName): a Meta that names them needs no check of those. Its
+	// name passed ValidateName when it was written or read, so the key's,
+	// equal to it, needs no second pass either.
+	if s.sameIdentity(d.name, &raw.Meta) != nil {
 		return decodedFrom[S, T]{}, false
 	}
 	var same metaSame

@@ -1,13 +1,14 @@
 package store
 
 import (
-	"github.com/steady-go/steady/store/kv"
-
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/steady-go/steady/internal/wrote"
+	"github.com/steady-go/steady/store/kv"
 )
 
 // DryRunResult is what one write would have done. A write made with the
@@ -63,16 +64,10 @@ func dryOf(opts []WriteOption) (into *DryRunResult, on bool) {
 	if len(opts) == 0 {
 		return nil, false // no scratch config to allocate
 	}
-	cfg := new(writeConfig)
-	for _, o := range opts {
-		if o != nil {
-			o(cfg)
-		}
-	}
+	var cfg writeConfig
+	applyOpts(&cfg, opts)
 	return cfg.dryInto, cfg.dry
 }
-
-type dryRunKey struct{}
 
 // WithDryRun returns a ctx in which every write through a typed Store is a
 // dry run (see DryRun), reported to report when it returns, in the
@@ -84,11 +79,13 @@ func WithDryRun(ctx context.Context, report func(DryRunResult)) context.Context 
 	if report == nil {
 		report = func(DryRunResult) {}
 	}
-	if prev, ok := ctx.Value(dryRunKey{}).(func(DryRunResult)); ok {
+	h := wrote.Edit(ctx)
+	if prev, ok := h.DryReport.(func(DryRunResult)); ok {
 		next := report
 		report = func(r DryRunResult) { prev(r); next(r) }
 	}
-	return context.WithValue(ctx, dryRunKey{}, report)
+	h.DryReport = report
+	return wrote.WithHooks(ctx, h)
 }
 
 // dryRun is one dry-run write in progress: the result it fills and where
@@ -98,8 +95,6 @@ type dryRun struct {
 	into   *DryRunResult
 	report func(DryRunResult)
 }
-
-type dryRunWriteKey struct{}
 
 // beginDry starts a write: when the option (isDry) or ctx asks for a dry
 // run, it returns a ctx that makes the write's Txn a dry one (put and txn
@@ -112,13 +107,17 @@ func beginDry[S, T any](ctx context.Context, w *Writer[S, T], opts []WriteOption
 // startDry is beginDry for a write that read its options itself: into and
 // on are its DryRun's (writeConfig.dryInto and dry).
 func startDry[S, T any](ctx context.Context, w *Writer[S, T], into *DryRunResult, on bool, op, name string) (context.Context, *dryRun) {
-	report, _ := ctx.Value(dryRunKey{}).(func(DryRunResult))
+	h := wrote.HooksOf(ctx)
+	report, _ := h.DryReport.(func(DryRunResult))
 	if !on && report == nil {
 		return ctx, nil
 	}
 	d := &dryRun{into: into, report: report,
 		res: DryRunResult{Kind: w.s.kind, Name: name, Manager: w.manager, Op: op}}
-	return context.WithValue(ctx, dryRunWriteKey{}, d), d
+	dh := new(wrote.Hooks)
+	*dh = *h
+	dh.Dry = d
+	return wrote.WithHooks(ctx, dh), d
 }
 
 // end hands the result out with the write's error.
@@ -135,8 +134,10 @@ func (d *dryRun) end(err error) {
 	}
 }
 
-func dryRunFrom(ctx context.Context) *dryRun {
-	d, _ := ctx.Value(dryRunWriteKey{}).(*dryRun)
+// dryRunOf is the dry run of the write in progress of a ctx whose write
+// hooks are h, nil for none.
+func dryRunOf(h *wrote.Hooks) *dryRun {
+	d, _ := h.Dry.(*dryRun)
 	return d
 }
 

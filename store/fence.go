@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -22,17 +23,27 @@ func (f Fence) cond() kv.Cond {
 	return kv.Cond{Key: f.Key, Target: kv.CreateRevision, Revision: f.Revision}
 }
 
-type fenceKey struct{}
-
 // WithFence returns a ctx whose writes through the typed Store carry f as an
 // extra Txn precondition. A write whose fence fails returns ErrFenced.
 func WithFence(ctx context.Context, f Fence) context.Context {
-	return context.WithValue(ctx, fenceKey{}, f)
+	return withFence(ctx, f)
+}
+
+// withFence puts fence, a Fence or noFence, in ctx's write hooks.
+func withFence(ctx context.Context, fence any) context.Context {
+	h := wrote.Edit(ctx)
+	h.Fence = fence
+	return wrote.WithHooks(ctx, h)
 }
 
 // FenceFrom returns the fence carried by ctx, if any.
 func FenceFrom(ctx context.Context) (Fence, bool) {
-	f, ok := ctx.Value(fenceKey{}).(Fence)
+	return fenceOf(wrote.HooksOf(ctx))
+}
+
+// fenceOf is FenceFrom of a ctx whose write hooks are h.
+func fenceOf(h *wrote.Hooks) (Fence, bool) {
+	f, ok := h.Fence.(Fence)
 	return f, ok
 }
 
@@ -44,7 +55,7 @@ type noFence struct{}
 // fenced: a deposed leader may still make one, so make them idempotent or
 // owned (Apply) there. ctx's deadline and cancellation still apply.
 func WithoutFence(ctx context.Context) context.Context {
-	return context.WithValue(ctx, fenceKey{}, noFence{})
+	return withFence(ctx, noFence{})
 }
 
 // fenceFailed is the error of a write whose fence failed with the key's

@@ -7,8 +7,6 @@ import (
 	"github.com/steady-go/steady/internal/wrote"
 )
 
-type writeObserverKey struct{}
-
 // WithWriteObserver returns a ctx whose successful writes through any typed
 // Store call f with the revision written, before the write returns. The
 // reconcile Loop learns of every reconcile's writes the same way, through
@@ -31,7 +29,8 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 	if f == nil {
 		return ctx
 	}
-	if prev, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && prev != nil {
+	h := wrote.Edit(ctx)
+	if prev := h.Observer; prev != nil {
 		next := f
 		f = func(rev int64) {
 			// A panic of prev must not hide the write from next (the
@@ -48,17 +47,19 @@ func WithWriteObserver(ctx context.Context, f func(rev int64)) context.Context {
 			}
 		}
 	}
-	return context.WithValue(ctx, writeObserverKey{}, f)
+	h.Observer = f
+	return wrote.WithHooks(ctx, h)
 }
 
-// observeWrite reports a write of object name at rev to b: first to the
-// reconcile Loop (package wrote, which needs the backend: revisions of two
-// backends are unrelated; and the name, to judge the write per key), then
-// to the observers of WithWriteObserver, so that a panic of a user's
-// observer never hides a write from the Loop.
-func observeWrite(ctx context.Context, b any, name string, rev int64) {
-	wrote.Observe(ctx, b, name, rev)
-	if f, ok := ctx.Value(writeObserverKey{}).(func(int64)); ok && f != nil {
+// observeWrite reports a write of object name at rev to b, made with a
+// ctx whose write hooks are h: first to the reconcile Loop (package wrote,
+// which needs the backend: revisions of two backends are unrelated; and
+// the name, to judge the write per key), then to the observers of
+// WithWriteObserver, so that a panic of a user's observer never hides a
+// write from the Loop.
+func observeWrite(h *wrote.Hooks, b any, name string, rev int64) {
+	h.Observe(b, name, rev)
+	if f := h.Observer; f != nil {
 		f(rev)
 	}
 }

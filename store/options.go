@@ -1,6 +1,9 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // WriteOption refines one write: Create, Update, Delete, UpdateStatus, Apply
 // or ApplyStatus.
@@ -50,22 +53,33 @@ func (o writeOptions) names() []string {
 // check.
 func writeOpts(cfg *writeConfig, what string, takes writeOptions, opts []WriteOption) error {
 	if len(opts) > 0 {
-		// The options write a config of their own, which escapes: cfg
-		// does not, so a write without options allocates none.
-		c := new(writeConfig)
-		*c = *cfg
-		for _, o := range opts {
-			if o != nil {
-				o(c)
-			}
-		}
-		*cfg = *c
+		applyOpts(cfg, opts)
 	}
 	if extra := cfg.given &^ takes; extra != 0 {
 		return fmt.Errorf("%w: %s does not take %v", ErrInvalid, what, extra.names())
 	}
 	return cfg.err
 }
+
+// applyOpts applies opts over cfg. The options write a config of their
+// own, which escapes (an option is a func value): cfg does not, so a write
+// without options allocates none, and the config comes from a pool, so a
+// write with options (a Loop's status apply carries WithObserved) does not
+// allocate one either. No option keeps the config it is given.
+func applyOpts(cfg *writeConfig, opts []WriteOption) {
+	c := configPool.Get().(*writeConfig)
+	*c = *cfg
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	*cfg = *c
+	*c = writeConfig{} // the pool keeps nothing alive
+	configPool.Put(c)
+}
+
+var configPool = sync.Pool{New: func() any { return new(writeConfig) }}
 
 // WithGeneration makes a status write conditional on the spec it was computed
 // from: the write is rejected with ErrConflict unless the stored Generation

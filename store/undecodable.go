@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/storeaccess"
+	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -234,13 +236,23 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 // it was read from, whose name (nameOf) is name: the metaDecoder's, cut
 // from the key once per value.
 func (s *Store[S, T]) checkIdentity(name string, m *Meta) error {
+	if err := s.sameIdentity(name, m); err != nil {
+		return err
+	}
+	return ValidateName(name)
+}
+
+// sameIdentity is checkIdentity for a Meta whose Name is known to be valid
+// (one the Store remembers: every write and every read validated it), which
+// needs no ValidateName: a key's name that equals it is as valid.
+func (s *Store[S, T]) sameIdentity(name string, m *Meta) error {
 	switch {
 	case m.Kind != s.kind:
 		return fmt.Errorf("the value claims kind %q", truncate(m.Kind))
 	case m.Name != name:
 		return fmt.Errorf("the value claims name %q", truncate(m.Name))
 	}
-	return ValidateName(name)
+	return nil
 }
 
 func (s *Store[S, T]) decodeError(kv kv.KeyValue, err error) *DecodeError {
@@ -255,7 +267,9 @@ func (s *Store[S, T]) decodeError(kv kv.KeyValue, err error) *DecodeError {
 // deletes only the value written at that revision (DecodeError.Revision),
 // else it fails with ErrConflict. It returns the revision of the deletion;
 // a missing key gives ErrNotFound, a bad name ErrInvalid, a fence that no
-// longer holds ErrFenced.
+// longer holds ErrFenced. Like every write it waits first for ctx's write
+// limit (reconcile.WithWriteLimit), whose error it returns, deleting
+// nothing.
 //
 // DryRun is the one option it takes (any other gives ErrInvalid), and a
 // ctx from WithDryRun makes it a dry run too: it deletes nothing, checks
@@ -287,7 +301,13 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 		}
 		revision = kv.ModRevision
 	}
-	conds, fence := purgeConds(ctx, key, revision)
+	h := wrote.HooksOf(ctx)
+	// A write like the others: it waits for ctx's write limit (as txnAs
+	// does, dry runs included).
+	if err := storeaccess.WaitWriteLimit(ctx, h); err != nil {
+		return 0, err
+	}
+	conds, fence := purgeConds(h, key, revision)
 	del := kv.Write{Kind: kv.WriteDelete, Key: key}
 	if d != nil {
 		rev, err = w.dryTxn(ctx, d, conds, del)
@@ -307,19 +327,20 @@ func (w *Writer[S, T]) Purge(ctx context.Context, name string, revision int64, o
 	if d != nil {
 		return rev, nil
 	}
-	observeWrite(ctx, w.s.b, name, rev)
+	observeWrite(h, w.s.b, name, rev)
 	w.s.last.forget(key, rev)
 	return rev, nil
 }
 
 // purgeConds are Purge's conditions: key at revision (none when revision
-// is 0), then ctx's fence when it has one, which it also returns.
-func purgeConds(ctx context.Context, key string, revision int64) ([]kv.Cond, Fence) {
+// is 0), then the fence of h, ctx's write hooks, when it has one, which it
+// also returns.
+func purgeConds(h *wrote.Hooks, key string, revision int64) ([]kv.Cond, Fence) {
 	conds := []kv.Cond{{Key: key, Target: kv.ModRevision, Revision: revision}}
 	if revision == 0 {
 		conds = nil
 	}
-	fence, fenced := FenceFrom(ctx)
+	fence, fenced := fenceOf(h)
 	if fenced {
 		conds = append(conds, fence.cond())
 	}

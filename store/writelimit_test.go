@@ -46,3 +46,30 @@ func TestWithWriteLimit(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "no refused write landed")
 	})
 }
+
+// Purge is a write like the others: it waits for ctx's write limit, and a
+// limit that fails leaves the value where it is. (It sent its Txn
+// without waiting, so a Loop's WithWriteLimit did not bound its purges.)
+func TestPurgeWaitsForTheWriteLimit(t *testing.T) {
+	ctx := context.Background()
+	st := newTypedStore(t, memstore.New())
+	w := st.As("alice")
+	for _, name := range []string{"a", "b"} {
+		_, err := w.Create(ctx, &typedObj{Meta: store.Meta{Name: name}})
+		require.NoError(t, err)
+	}
+	boom := errors.New("over budget")
+	failing := storeaccess.WithWriteLimit(ctx, func(context.Context) error { return boom })
+	_, err := w.Purge(failing, "a", 0)
+	require.ErrorIs(t, err, boom)
+	_, err = st.Get(ctx, "a")
+	require.NoError(t, err, "the refused purge deleted nothing")
+
+	waits := 0
+	counting := storeaccess.WithWriteLimit(ctx, func(context.Context) error { waits++; return nil })
+	_, err = w.Purge(counting, "b", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, waits, "the purge waited once")
+	_, err = st.Get(ctx, "b")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}

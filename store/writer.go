@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/internal/wrote"
@@ -327,9 +328,10 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 	} else if head > 0 {
 		next.head = storedHead{text: val[:head:head]}
 	}
-	if d := dryRunFrom(ctx); d != nil {
+	h := wrote.HooksOf(ctx)
+	if d := dryRunOf(h); d != nil {
 		d.dryMeta(next.Meta)
-		return w.txnAs(ctx, d, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
+		return w.txnAs(ctx, h, d, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val})
 	}
 	// val is the Store's own encoding, never modified once written: the
 	// Backend may keep it (Owned), and the memory of values does.
@@ -342,7 +344,7 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 			}
 		}()
 	}
-	rev, err := w.txnAs(ctx, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
+	rev, err := w.txnAs(ctx, h, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
 		w.s.last.wroteGiven(own.Key, rev, cur, next, val, sides, given, pending)
 		pending = false
@@ -354,17 +356,23 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 // fence. A failed own cond comes back as the *CondFailedError (see
 // ownCondFailure) for the caller to name; a failed fence is ErrFenced.
 func (w *Writer[S, T]) txn(ctx context.Context, own kv.Cond, wr kv.Write) (int64, error) {
-	return w.txnAs(ctx, dryRunFrom(ctx), own, wr)
+	h := wrote.HooksOf(ctx)
+	return w.txnAs(ctx, h, dryRunOf(h), own, wr)
 }
 
-// txnAs is txn for a write that looked up its dry run in ctx (d; nil for
-// none): put, on every write, which need not look again.
-func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.Write) (int64, error) {
-	if err := storeaccess.WaitWriteLimit(ctx); err != nil {
+// txnAs is txn for a write that looked up ctx's write hooks (h, whose
+// write limit, fence and observers it takes) and its dry run in them (d;
+// nil for none): put, on every write, which need not look again.
+func (w *Writer[S, T]) txnAs(ctx context.Context, h *wrote.Hooks, d *dryRun, own kv.Cond, wr kv.Write) (int64, error) {
+	if err := storeaccess.WaitWriteLimit(ctx, h); err != nil {
 		return 0, err
 	}
-	conds := []kv.Cond{own}
-	fence, fenced := FenceFrom(ctx)
+	// The conds come from a pool: a Backend does not retain them once Txn
+	// returns (kv.Backend), and the slice would otherwise be allocated on
+	// every write, as it escapes through the interface call.
+	buf := condPool.Get().(*[2]kv.Cond)
+	conds := append(buf[:0], own)
+	fence, fenced := fenceOf(h)
 	if fenced {
 		conds = append(conds, fence.cond())
 	}
@@ -375,6 +383,8 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 	} else {
 		rev, err = w.s.b.Txn(ctx, conds, wr)
 	}
+	*buf = [2]kv.Cond{} // the pool keeps no keys alive
+	condPool.Put(buf)
 	// errors.As's target escapes: only a failed write pays for it.
 	if err != nil {
 		var cf *kv.CondFailedError
@@ -383,13 +393,17 @@ func (w *Writer[S, T]) txnAs(ctx context.Context, d *dryRun, own kv.Cond, wr kv.
 		}
 	}
 	if err == nil && d == nil {
-		observeWrite(ctx, w.s.b, strings.TrimPrefix(wr.Key, w.s.prefix), rev)
+		observeWrite(h, w.s.b, strings.TrimPrefix(wr.Key, w.s.prefix), rev)
 		if wr.Kind == kv.WriteDelete {
 			w.s.last.forget(wr.Key, rev)
 		}
 	}
 	return rev, err
 }
+
+// condPool holds the conds of txnAs's Txns: a write's own cond and ctx's
+// fence.
+var condPool = sync.Pool{New: func() any { return new([2]kv.Cond) }}
 
 // ownCondFailure returns the failed cond when err is the failure of a
 // write's own-key cond.

@@ -5,15 +5,15 @@ import (
 	"fmt"
 
 	"github.com/steady-go/steady/internal/guard"
+	"github.com/steady-go/steady/internal/wrote"
 )
-
-type writeLimitKey struct{}
 
 // WithWriteLimit returns a ctx whose writes through any typed Store call
 // wait first, before each Txn they send to the Backend (an Apply or a
 // status write that retries after a concurrent write waits again): a token
 // bucket's wait, such as backoff.Bucket's Wait. reconcile.WithWriteLimit
 // and manager.WithWriteLimit put one on the ctx of a Loop's reconciles.
+// It is one of ctx's write hooks (wrote.Hooks).
 //
 // Limits chain: when ctx already carries one, a write waits for both (the
 // earlier first). A nil wait returns ctx unchanged.
@@ -21,7 +21,8 @@ func WithWriteLimit(ctx context.Context, wait func(context.Context) error) conte
 	if wait == nil {
 		return ctx
 	}
-	if prev, ok := ctx.Value(writeLimitKey{}).(func(context.Context) error); ok {
+	h := wrote.Edit(ctx)
+	if prev := h.Limit; prev != nil {
 		inner := wait
 		wait = func(ctx context.Context) error {
 			if err := prev(ctx); err != nil {
@@ -30,15 +31,18 @@ func WithWriteLimit(ctx context.Context, wait func(context.Context) error) conte
 			return inner(ctx)
 		}
 	}
-	return context.WithValue(ctx, writeLimitKey{}, wait)
+	h.Limit = wait
+	return wrote.WithHooks(ctx, h)
 }
 
-// WaitWriteLimit waits for ctx's write limit, if any. An error from the
-// wait is returned wrapped, and a wait that panics gives an error naming
-// the panic: either way the caller writes nothing.
-func WaitWriteLimit(ctx context.Context) (err error) {
-	wait, ok := ctx.Value(writeLimitKey{}).(func(context.Context) error)
-	if !ok {
+// WaitWriteLimit waits for the write limit of h, ctx's write hooks
+// (wrote.HooksOf(ctx), which the caller looked up once for all of them),
+// if any. An error from the wait is returned wrapped, and a wait that
+// panics gives an error naming the panic: either way the caller writes
+// nothing.
+func WaitWriteLimit(ctx context.Context, h *wrote.Hooks) (err error) {
+	wait := h.Limit
+	if wait == nil {
 		return nil
 	}
 	if p := guard.Call(func() { err = wait(ctx) }); p != nil {

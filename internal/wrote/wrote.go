@@ -14,6 +14,52 @@ import "context"
 
 type key struct{}
 
+// Hooks are what a ctx asks of the writes made with it through a typed
+// store, under one ctx key, so that a write looks them up once rather than
+// once each (every lookup that misses walks the whole chain of a
+// reconcile's ctx). Each setter (With here, storeaccess.WithWriteLimit,
+// store.WithWriteObserver, WithFence, WithoutFence, WithDryRun, a write's
+// own dry run) puts a copy of the nearest Hooks with its one field set, so
+// the nearest setting of each field wins, as with a key of its own. A
+// Hooks in a ctx is never modified: read it, copy it to change it.
+type Hooks struct {
+	// Func is the reconcile Loop's observer (With).
+	Func Func
+	// Limit is the write limit's wait (storeaccess.WithWriteLimit).
+	Limit func(context.Context) error
+	// Observer is store.WithWriteObserver's, chained.
+	Observer func(rev int64)
+	// Fence is package store's: a store.Fence from WithFence, or
+	// WithoutFence's marker (no fence).
+	Fence any
+	// DryReport is store.WithDryRun's report, chained.
+	DryReport any
+	// Dry is the dry run of the write in progress (package store's).
+	Dry any
+}
+
+var none Hooks
+
+// HooksOf returns ctx's Hooks, or an empty one when it has none: read only.
+func HooksOf(ctx context.Context) *Hooks {
+	if h, ok := ctx.Value(key{}).(*Hooks); ok {
+		return h
+	}
+	return &none
+}
+
+// Edit returns a copy of ctx's Hooks to change and put back with WithHooks.
+func Edit(ctx context.Context) *Hooks {
+	h := new(Hooks)
+	*h = *HooksOf(ctx)
+	return h
+}
+
+// WithHooks returns a ctx carrying h, which nothing may modify afterwards.
+func WithHooks(ctx context.Context, h *Hooks) context.Context {
+	return context.WithValue(ctx, key{}, h)
+}
+
 // Func is told of one write: the backend it went to (the store's Backend, an
 // opaque identity; nil when unknown), the name of the object written (its
 // Meta.Name, without the store's key prefix) and the revision it wrote.
@@ -27,14 +73,22 @@ func With(ctx context.Context, f Func) context.Context {
 	if f == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, key{}, f)
+	h := Edit(ctx)
+	h.Func = f
+	return WithHooks(ctx, h)
 }
 
 // Observe tells ctx's Func, if any, of a write of object name at rev to
 // backend.
 func Observe(ctx context.Context, backend any, name string, rev int64) {
-	if f, ok := ctx.Value(key{}).(Func); ok {
-		f(backend, name, rev)
+	HooksOf(ctx).Observe(backend, name, rev)
+}
+
+// Observe tells h's Func, if any, of a write of object name at rev to
+// backend.
+func (h *Hooks) Observe(backend any, name string, rev int64) {
+	if h.Func != nil {
+		h.Func(backend, name, rev)
 	}
 }
 

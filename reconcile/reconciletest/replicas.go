@@ -1,11 +1,13 @@
 package reconciletest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +199,13 @@ func (l *link) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, err
 		rev, err := l.Backend.Txn(ctx, conds, w)
 		l.note(l.id, w, rev, err)
 		return rev, err
+	}
+	// The write outlives this call when ctx ends first, and a Backend
+	// retains neither the conds nor a value not handed over (kv.Backend):
+	// the caller may reuse both once Txn returns.
+	conds = slices.Clone(conds)
+	if !w.Owned {
+		w.Value = bytes.Clone(w.Value)
 	}
 	res := make(chan txnResult, 1)
 	l.late.Go(func() {

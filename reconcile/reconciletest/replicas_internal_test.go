@@ -11,6 +11,8 @@ import (
 	"github.com/steady-go/steady/reconcile"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
+	"github.com/steady-go/steady/store/kv"
+	"github.com/steady-go/steady/store/memstore"
 )
 
 type mspec struct {
@@ -66,4 +68,40 @@ func TestRunReplicasChecksCanFail(t *testing.T) {
 	if len(unsharded.stale) == 0 {
 		t.Error("unsharded replicas made no write the store accepted without the shard")
 	}
+}
+
+// A write held by a cut link reaches the store after its caller's Txn
+// returned, and a Backend retains neither the conds nor a value not
+// handed over (kv.Backend): the late write is the one the caller made,
+// whatever the caller did with its slices since.
+func TestLinkLateWriteCopiesItsArguments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memstore.New()
+		ctx := t.Context()
+		rev, err := mem.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: "k", Value: []byte("v0")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln := &link{Backend: mem, note: func(string, kv.Write, int64, error) {}, id: "r1"}
+		ln.setCut(true)
+		conds := []kv.Cond{{Key: "k", Target: kv.ModRevision, Revision: rev}}
+		val := []byte("v1")
+		cctx, cancel := context.WithCancel(ctx)
+		go cancel()
+		if _, err := ln.Txn(cctx, conds, kv.Write{Kind: kv.WritePut, Key: "k", Value: val}); err == nil {
+			t.Fatal("a write over a cut link returned before the link healed")
+		}
+		// The caller reuses its slices, as a Store reuses its conds.
+		conds[0] = kv.Cond{Key: "other", Target: kv.ModRevision, Revision: 99}
+		copy(val, "xx")
+		ln.setCut(false)
+		ln.late.Wait()
+		got, err := mem.Get(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Value) != "v1" {
+			t.Errorf("the late write stored %q, want %q (the conds and value the caller passed)", got.Value, "v1")
+		}
+	})
 }

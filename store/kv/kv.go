@@ -53,7 +53,10 @@ const MaxValueSize = 1 << 20
 // returns (from Get, List and Watch) must not be modified by the caller, nor
 // by the Backend afterwards (a Store keeps some, see WithLastValues). On the
 // way in a Backend does not retain w.Value after Txn returns, so the caller
-// may reuse its buffer, unless w.Owned hands it over.
+// may reuse its buffer, unless w.Owned hands it over; nor does it retain
+// the conds slice, which a caller may reuse for its next Txn (a Store's
+// writes do): a Backend that needs the conds after Txn returns (a write
+// that outlives its call) copies them.
 //
 // Implementations must be safe for concurrent use. A cancelled ctx ends any
 // call with ctx's error.

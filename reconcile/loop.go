@@ -253,9 +253,10 @@ func (l *Loop[K]) initMetrics() {
 	_, busyRead := l.cfg.metrics.(activeWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
 	if l.metricsOn {
-		// A hook that panics is logged and skipped, on every path that
-		// calls one (workers, sources, the queue under its lock).
-		l.metrics = guardedMetrics{m: l.cfg.metrics, log: l.cfg.logger}
+		// The first hook that panics is logged and turns every hook off,
+		// on every path that calls one (workers, sources, the queue under
+		// its lock, the write limit): see guardedMetrics.
+		l.metrics = &guardedMetrics{m: l.cfg.metrics, log: l.cfg.logger}
 	}
 }
 
@@ -336,7 +337,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	l.added.start(runCtx, l)
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(activeWorkersReader); ok {
-		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
+		l.metrics.(*guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 
 	err := l.waitSynced(runCtx)

@@ -1,0 +1,98 @@
+package reconcile
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A reconcile that calls runtime.Goexit (as t.FailNow, t.Fatal or
+// t.SkipNow do when a test's reconciler calls them): no recover stops it,
+// and it used to end the worker's goroutine for good with its key in
+// hand, never Done: the key was lost (its next hint only marked it dirty)
+// and the Loop had one worker less; with one worker it did nothing more.
+// Now the key is finished as after a panic (logged loudly, counted,
+// retried with backoff), and a new worker takes the dead one's place:
+// the other keys run, the key runs again, and the Loop stops cleanly
+// (goleak checks in TestMain). Each way a worker runs a reconcile: bare,
+// with metrics (stamped) and wrapped (a timeout, counted active workers).
+func TestReconcileThatCallsGoexit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts func(*MemMetrics) []Option
+	}{
+		{"bare", func(*MemMetrics) []Option { return nil }},
+		{"metrics", func(m *MemMetrics) []Option { return []Option{WithMetrics(m)} }},
+		{"timeout and metrics", func(m *MemMetrics) []Option { return []Option{WithMetrics(m), WithTimeout(time.Minute)} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs logBuffer
+				m := NewMemMetrics()
+				s := newScript(func(key string, n int) (Result, error) {
+					if key == "a" && n < 2 {
+						runtime.Goexit()
+					}
+					return Result{}, nil
+				})
+				opts := append(fixedBackoff(), WithWorkers(1), WithLogger(newLogger(&logs)))
+				l := mustNew(t, s, keySet("a", "b", "c"), append(opts, tt.opts(m)...)...)
+				stop := start(t, l)
+				synctest.Wait()
+				require.Equal(t, 1, s.count("a"))
+				require.Equal(t, 1, s.count("b"), "the one worker was replaced")
+				require.Equal(t, 1, s.count("c"))
+				info := l.Inspect("a")
+				require.Equal(t, 1, info.Failures)
+				require.ErrorContains(t, info.Err, "runtime.Goexit called")
+				require.Equal(t, PhaseBackingOff, info.Phase)
+				time.Sleep(time.Second) // the first backoff
+				synctest.Wait()
+				require.Equal(t, 2, s.count("a"), "retried after 1s")
+				time.Sleep(2 * time.Second) // the second
+				synctest.Wait()
+				require.Equal(t, 3, s.count("a"), "retried after 2s, and succeeded")
+				require.Zero(t, l.Inspect("a").Failures)
+				l.Add("b")
+				synctest.Wait()
+				require.Equal(t, 2, s.count("b"))
+				require.NoError(t, stop())
+				out := logs.String()
+				require.Equal(t, 2, strings.Count(out, `level=ERROR msg="reconcile called runtime.Goexit: its worker is replaced, and the key is retried as after a panic" controller=test key=a`), out)
+				require.Contains(t, out, "goexit_test.go:", "with the stack")
+				if tt.name != "bare" {
+					require.Equal(t, 2, m.Panics("test"))
+					require.Zero(t, m.ActiveWorkersNow("test"), "no worker left counted active")
+				}
+			})
+		})
+	}
+}
+
+// A reconcile that calls runtime.Goexit as the Loop stops: the key is not
+// retried, and Run returns at once.
+func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s := scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			<-ctx.Done()
+			<-release
+			runtime.Goexit()
+			return Result{}, nil
+		})
+		l := mustNew(t, s, keySet("a"), WithWorkers(2), WithLogger(newLogger(&logBuffer{})))
+		stop := start(t, l)
+		synctest.Wait()
+		done := make(chan error)
+		go func() { done <- stop() }()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-done)
+		require.Equal(t, 1, s.count("a"))
+	})
+}

@@ -96,3 +96,82 @@ func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
 		require.Equal(t, 1, s.count("a"))
 	})
 }
+
+// goexitSource is a Source whose Run calls runtime.Goexit.
+type goexitSource struct{}
+
+func (goexitSource) Run(context.Context, Sink[string]) error {
+	runtime.Goexit()
+	return nil
+}
+
+// A Source whose Run calls runtime.Goexit: it used to end the source's
+// goroutine without a word, and the Loop ran on without that source's
+// hints (Sources' Run, and a stop of Loop.AddSource, waited for it for
+// ever). Now it fails like a Run that panicked: reported, and Run ends
+// with the error; and Sources' Run returns it.
+func TestSourceThatCallsGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, Sources(keySet("a"), goexitSource{}), WithLogger(newLogger(&logs)))
+		done := make(chan error, 1)
+		go func() { done <- l.Run(t.Context()) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, "source 1")
+			require.ErrorContains(t, err, "runtime.Goexit called")
+		default:
+			t.Fatal("Run goes on without its source")
+		}
+		require.Contains(t, logs.String(), `level=ERROR msg="Source panicked"`)
+
+		err := Sources[string](keySet("a"), goexitSource{}).Run(t.Context(), l)
+		require.ErrorContains(t, err, "runtime.Goexit called")
+	})
+}
+
+// goexitCache is a cache for AddSource whose Run calls runtime.Goexit.
+type goexitCache struct{}
+
+func (goexitCache) Run(context.Context) error {
+	runtime.Goexit()
+	return nil
+}
+
+// An added source, or an added source's cache, whose Run calls
+// runtime.Goexit fails like one that panicked: logged, stopped, and the
+// Loop goes on; remove and the Loop's Run return (remove used to wait for
+// the source's Run for ever).
+func TestAddedSourceThatCallsGoexit(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		src    Source[string]
+		caches []interface{ Run(context.Context) error }
+		want   string
+	}{
+		{"source", goexitSource{}, nil, `level=ERROR msg="added source failed"`},
+		{"cache", keySet("b"), []interface{ Run(context.Context) error }{goexitCache{}}, `level=ERROR msg="added source's cache failed"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs logBuffer
+				s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+				l := mustNew(t, s, keySet("a"), WithLogger(newLogger(&logs)))
+				stop := start(t, l)
+				synctest.Wait()
+				remove, err := l.AddSource(tt.src, tt.caches...)
+				require.NoError(t, err)
+				synctest.Wait()
+				remove()
+				l.Add("a")
+				synctest.Wait()
+				require.Equal(t, 2, s.count("a"), "the Loop goes on")
+				require.NoError(t, stop())
+				require.Contains(t, logs.String(), tt.want)
+				require.Contains(t, logs.String(), "runtime.Goexit called")
+			})
+		})
+	}
+}

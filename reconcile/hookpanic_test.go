@@ -170,13 +170,14 @@ func TestLoopMetricHookThatPanicsIsLoggedOnce(t *testing.T) {
 		out := logs.String()
 		require.Equal(t, 1, strings.Count(out, "metrics hook panicked"), out)
 		require.Contains(t, out, `hook=ReconcileDone`)
-		// Each of the 2 workers may have been in a hook already when the
-		// first panic turned them off: none is called after that.
+		// Each goroutine that calls hooks (the 2 workers, the queue's
+		// Unfinished, the resync) may have been in one already, past its
+		// check, when the first panic turned them off: none is called
+		// after that. (Before, every hook went on: dozens of calls after
+		// the first panic.)
 		calls := m.called()
 		require.LessOrEqual(t, strings.Count(strings.Join(calls, ","), "ReconcileDone"), 2, "%v", calls)
 		first := slices.Index(calls, "ReconcileDone")
-		for _, c := range calls[first:] {
-			require.Equal(t, "ReconcileDone", c, "no other hook called after the panic: %v", calls)
-		}
+		require.LessOrEqual(t, len(calls[first+1:]), 4, "no hook called after the panic but those in flight: %v", calls)
 	})
 }

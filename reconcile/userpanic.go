@@ -113,17 +113,21 @@ func (g *guardedMetrics) on() bool { return !g.off.Load() }
 // catch, deferred by a hook's wrapper, recovers the hook's panic, turns
 // the set off, and logs the first such panic.
 func (g *guardedMetrics) catch(hook string) {
-	if v := recover(); v != nil {
-		g.report(hook, &guard.Panic{Value: v, Stack: debug.Stack()})
+	if v := recover(); v != nil && !g.off.Swap(true) {
+		g.log1(hook, &guard.Panic{Value: v, Stack: debug.Stack()})
 	}
 }
 
 // report turns the set off after hook's panic p, and logs p unless
 // another hook's panic turned it off first.
 func (g *guardedMetrics) report(hook string, p *guard.Panic) {
-	if g.off.Swap(true) {
-		return
+	if !g.off.Swap(true) {
+		g.log1(hook, p)
 	}
+}
+
+// log1 logs the panic p of hook, the one that turned the set off.
+func (g *guardedMetrics) log1(hook string, p *guard.Panic) {
 	g.log.LogAttrs(context.Background(), slog.LevelError, "metrics hook panicked", slog.String("hook", hook),
 		slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("then", "no metrics hook of this Loop is called again"),
 		slog.String("stack", string(p.Stack)))

@@ -2,8 +2,10 @@ package reconcile
 
 import (
 	"context"
+	"iter"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -174,4 +176,31 @@ func TestAddedSourceThatCallsGoexit(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A key lister that calls runtime.Goexit at a resync: it used to end the
+// resync goroutine without a word, and no key was resynced again. Now the
+// pass ends, reported, and the next resync runs.
+func TestKeyListerThatCallsGoexitAtResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		var lists atomic.Int32
+		keys := Keys(func() iter.Seq[string] {
+			return func(yield func(string) bool) {
+				if lists.Add(1) == 2 { // the first resync's listing
+					runtime.Goexit()
+				}
+				yield("a")
+			}
+		})
+		s := newScript(func(string, int) (Result, error) { return Result{}, nil })
+		l := mustNew(t, s, keys, WithResync(time.Minute, 0), WithLogger(newLogger(&logs)))
+		stop := start(t, l)
+		time.Sleep(3*time.Minute + time.Second)
+		synctest.Wait()
+		require.NoError(t, stop())
+		require.Equal(t, 3, s.count("a"), "at the start, and at the 2nd and 3rd resyncs")
+		require.Contains(t, logs.String(), `level=ERROR msg="resync (a key lister?) panicked"`)
+		require.Contains(t, logs.String(), "runtime.Goexit called")
+	})
 }

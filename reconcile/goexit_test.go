@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -201,6 +202,44 @@ func TestKeyListerThatCallsGoexitAtResync(t *testing.T) {
 		require.NoError(t, stop())
 		require.Equal(t, 3, s.count("a"), "at the start, and at the 2nd and 3rd resyncs")
 		require.Contains(t, logs.String(), `level=ERROR msg="resync (a key lister?) panicked"`)
+		require.Contains(t, logs.String(), "runtime.Goexit called")
+	})
+}
+
+// goexitWaiter is a Source listing "a" that can wait for a revision, and
+// whose WaitFor calls runtime.Goexit.
+type goexitWaiter struct{}
+
+func (goexitWaiter) Run(ctx context.Context, _ Sink[string]) error { <-ctx.Done(); return nil }
+func (goexitWaiter) Keys() iter.Seq[string]                        { return slices.Values([]string{"a"}) }
+func (goexitWaiter) Revision() int64                               { return 0 }
+func (goexitWaiter) WaitFor(context.Context, int64) error {
+	runtime.Goexit()
+	return nil
+}
+
+// A RequeueAfterWrite whose wait for the source's revision ends by a
+// runtime.Goexit in the source's WaitFor: it used to end the wait's
+// goroutine with the key, which was lost until the next hint or resync.
+// Now it is reported, and the key runs again, marked for a fresh read, as
+// after a WaitFor that failed.
+func TestWaitForThatCallsGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		var s *script
+		s = scriptFunc(func(ctx context.Context, key string) (Result, error) {
+			if s.count(key) > 1 {
+				return Result{}, nil
+			}
+			RecordWrite(ctx, 5)
+			return Result{RequeueAfterWrite: true}, nil
+		})
+		l := mustNew(t, s, goexitWaiter{}, append(fixedBackoff(), WithLogger(newLogger(&logs)))...)
+		stop := start(t, l)
+		synctest.Wait()
+		require.Equal(t, 2, s.count("a"), "the key ran again")
+		require.NoError(t, stop())
+		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.WaitFor panicked"`)
 		require.Contains(t, logs.String(), "runtime.Goexit called")
 	})
 }

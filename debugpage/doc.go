@@ -38,7 +38,7 @@
 //
 // It is safe by default: the handler never changes anything (any method
 // but GET and HEAD gets 405), it serves no object bodies unless WithObjects
-// enables them, and error texts are cut to MaxErrorBytes. The assets are
+// enables them, and error texts are cut to MaxErrorBytes, the cut's mark included. The assets are
 // embedded: the page fetches nothing from outside. It needs only the
 // standard library and steady's own packages. Protect the mount point as you would /debug/pprof.
 package debugpage

@@ -19,8 +19,12 @@ import (
 )
 
 // MaxErrorBytes bounds every error text and condition message the page and
-// the API show.
+// the API show, in bytes: a longer one is cut on a character boundary and
+// ends in the mark " …(cut)", which counts within the bound.
 const MaxErrorBytes = 2048
+
+// cutMark ends a text bound cut.
+const cutMark = " …(cut)"
 
 //go:embed assets
 var assets embed.FS
@@ -265,16 +269,17 @@ func keyView(loop string, k reconcile.KeyInfo) KeyView {
 	return v
 }
 
-// bound cuts s to MaxErrorBytes, on a rune boundary, marking the cut.
+// bound cuts s to at most MaxErrorBytes, cutMark included, on a rune
+// boundary.
 func bound(s string) string {
 	if len(s) <= MaxErrorBytes {
 		return s
 	}
-	cut := MaxErrorBytes
+	cut := MaxErrorBytes - len(cutMark)
 	for cut > 0 && s[cut]&0xC0 == 0x80 {
 		cut--
 	}
-	return s[:cut] + " …(cut)"
+	return s[:cut] + cutMark
 }
 
 // CacheView is a cache as the API shows it. The counters are nil when the

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -88,8 +89,10 @@ func (q retries) Retry() {
 // error; MaxConcurrency is the worker count; QueueMetrics is asked once for
 // the one term, and its Retry counts each retry through backoff (a
 // failure, a RequeueAfterWrite that wrote nothing), not a terminal error
-// or a RequeueAfter. A hook that panics is logged at Error and skipped:
-// the Loop's work, and every other hook, goes on the same.
+// or a RequeueAfter. A hook that panics is logged once at Error, and no
+// hook of the set is called again; the Loop's work goes on the same.
+// (Round 53 rewrote the panicky case: it asserted that every other hook
+// went on being called.)
 func TestBlackbox51LoopHooks(t *testing.T) {
 	for _, panicky := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
@@ -135,20 +138,31 @@ func TestBlackbox51LoopHooks(t *testing.T) {
 
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
-			require.Equal(t, map[string]int{"after": 2, "error": 2, "negative": 1, "ok": 1, "panic": 2, "terminal": 1, "write": 2}, runs)
-			require.Equal(t, map[string]int{"success": 6, "error": 3, "requeue": 1, "requeue_after": 1}, rec.done)
-			require.Equal(t, map[bool]int{false: 2, true: 1}, rec.errs, "the panic is an error too; the terminal error is terminal")
-			require.Equal(t, 1, rec.panics)
+			require.Equal(t, map[string]int{"after": 2, "error": 2, "negative": 1, "ok": 1, "panic": 2, "terminal": 1, "write": 2}, runs,
+				"the Loop's work is the same with a panicky hook")
 			require.Equal(t, 2, rec.maxConc)
 			require.Equal(t, 1, rec.queues, "one term, one QueueMetrics")
-			require.Equal(t, 3, rec.retries, "the error, the panic and the RequeueAfterWrite that wrote nothing")
 			logMu.Lock()
 			defer logMu.Unlock()
 			if panicky {
+				// The first panic turns every hook of the set off: the
+				// first ReconcileDone panics (the other worker may be
+				// in it too), and nothing is counted after it.
+				require.Equal(t, 1, strings.Count(logs.String(), "metrics hook panicked"), "logged once")
 				require.Contains(t, logs.String(), `level=ERROR msg="metrics hook panicked" hook=ReconcileDone`)
-			} else {
-				require.NotContains(t, logs.String(), "metrics hook panicked")
+				n := 0
+				for _, c := range rec.done {
+					n += c
+				}
+				require.LessOrEqual(t, n, 2, "one call per worker at most: %v", rec.done)
+				require.LessOrEqual(t, rec.retries, 2, "no queue hook after the panic but one per worker in flight")
+				return
 			}
+			require.Equal(t, map[string]int{"success": 6, "error": 3, "requeue": 1, "requeue_after": 1}, rec.done)
+			require.Equal(t, map[bool]int{false: 2, true: 1}, rec.errs, "the panic is an error too; the terminal error is terminal")
+			require.Equal(t, 1, rec.panics)
+			require.Equal(t, 3, rec.retries, "the error, the panic and the RequeueAfterWrite that wrote nothing")
+			require.NotContains(t, logs.String(), "metrics hook panicked")
 		})
 	}
 }

@@ -15,9 +15,12 @@ import (
 // every method takes the controller (Loop) name so one implementation can serve
 // several Loops. Methods are
 // called from worker goroutines and must be safe for concurrent use and
-// cheap: they are on the hot path. A hook that panics (the Loop's, or a
-// queue hook from QueueMetrics) is logged at Error with its stack and
-// skipped; the Loop's work goes on.
+// cheap: they are on the hot path. A hook that panics is recovered where
+// it was called, by the rule queue.Metrics states: the Loop logs the first
+// panic once, at Error with the hook's name and stack, and then calls no
+// hook of the set again (none of these methods, nor ActiveWorkersFunc,
+// WriteDelayed, or the queue.Metrics QueueMetrics returned); the Loop's
+// work goes on.
 //
 // The root module has no Prometheus dependency; adapt this interface to any
 // metrics system (metrics/prometheus adapts it to Prometheus). NopLoop is

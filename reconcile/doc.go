@@ -179,7 +179,8 @@
 //   - A panic is the err row with a *PanicError: the stored message is the
 //     panic value's type and, for a string or an error, its text (one
 //     line, at most 240 bytes); the stack is logged at Error and kept for
-//     Inspect, never stored.
+//     Inspect, never stored. A reconcile that calls runtime.Goexit takes
+//     the same row, and its worker is replaced (see Reconciler).
 //
 // # Conditions
 //

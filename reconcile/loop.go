@@ -253,9 +253,10 @@ func (l *Loop[K]) initMetrics() {
 	_, busyRead := l.cfg.metrics.(activeWorkersReader)
 	l.countActive = l.metricsOn && !busyRead
 	if l.metricsOn {
-		// A hook that panics is logged and skipped, on every path that
-		// calls one (workers, sources, the queue under its lock).
-		l.metrics = guardedMetrics{m: l.cfg.metrics, log: l.cfg.logger}
+		// The first hook that panics is logged and turns every hook off,
+		// on every path that calls one (workers, sources, the queue under
+		// its lock, the write limit): see guardedMetrics.
+		l.metrics = &guardedMetrics{m: l.cfg.metrics, log: l.cfg.logger}
 	}
 }
 
@@ -336,7 +337,7 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	l.added.start(runCtx, l)
 	l.metrics.MaxConcurrency(l.name, l.cfg.workers)
 	if r, ok := l.cfg.metrics.(activeWorkersReader); ok {
-		l.metrics.(guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
+		l.metrics.(*guardedMetrics).activeWorkersFunc(r, l.name, l.busyWorkers)
 	}
 
 	err := l.waitSynced(runCtx)
@@ -358,18 +359,17 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 	return err
 }
 
-// runSource runs s. A Run that panics is reported (userPanic) and fails
-// like a Run that returned an error.
+// runSource runs s. A Run that panics, or calls runtime.Goexit (which
+// used to end the source's goroutine without a word, and leave the Loop
+// without its hints, or a Loop.AddSource stop waiting for it for ever), is
+// reported (userPanic) and fails like a Run that returned an error. Run
+// runs on a goroutine of its own (guard.CallIsolated).
 func (l *Loop[K]) runSource(ctx context.Context, i int, s Source[K]) (err error) {
-	var p *guard.Panic
-	defer func() {
-		if p != nil {
-			l.userPanic("Source", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
-			err = p
-		}
-	}()
-	defer guard.Catch(&p)
-	return s.Run(ctx, l)
+	if p := guard.CallIsolated(func() { err = s.Run(ctx, l) }); p != nil {
+		l.userPanic("Source", p, slog.Int("source", i), slog.String("what", syncwait.Describe(s)))
+		return p
+	}
+	return err
 }
 
 // waitSynced waits for every source that is a syncer, logging at Warn

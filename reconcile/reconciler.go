@@ -17,6 +17,14 @@ import (
 //
 // Reconcile must return when ctx ends. Its ctx carries the per-reconcile
 // timeout, the leadership fence, and cause ErrShutdown when the Loop stops.
+//
+// A Reconcile that panics fails with a *PanicError (see the package
+// documentation). One that calls runtime.Goexit (as t.FailNow, t.Fatal
+// and t.SkipNow do, called from a reconciler in a test) ends its worker's
+// goroutine, which no recover can stop: the Loop logs it at Error with
+// the stack, treats the reconcile as one that panicked (a *PanicError,
+// counted, retried with backoff), and starts a worker in its place, so
+// the Loop keeps its workers and stops cleanly.
 type Reconciler[K comparable] interface {
 	Reconcile(ctx context.Context, key K) (Result, error)
 }

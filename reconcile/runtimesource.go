@@ -22,8 +22,9 @@ import (
 // synced, and, if src is a keyLister, its keys are queued once at low
 // priority then. Unlike the sources given to New, it is not listed at resync
 // or term start, no Result.RequeueAfterWrite waits for it, and the Loop does not wait
-// for it to sync. When it fails (its Run or a cache's returns an error, or
-// panics), it is logged at Error and stopped, and the Loop goes on.
+// for it to sync. When it fails (its Run or a cache's returns an error,
+// panics, or calls runtime.Goexit), it is logged at Error and stopped, and
+// the Loop goes on.
 //
 // remove cancels the source and its caches and returns once every goroutine
 // they ran has ended; calling it again does nothing. When Run returns,
@@ -197,10 +198,10 @@ func (e *addedSource[K]) stop() {
 	<-e.done
 }
 
-// guardedRun calls run under recovery: a Run that panics fails like one
-// that returned an error.
+// guardedRun calls run under recovery: a Run that panics, or calls
+// runtime.Goexit, fails like one that returned an error.
 func guardedRun(run func(context.Context) error, ctx context.Context) (err error) {
-	if p := guard.Call(func() { err = run(ctx) }); p != nil {
+	if p := guard.CallIsolated(func() { err = run(ctx) }); p != nil {
 		return p
 	}
 	return err

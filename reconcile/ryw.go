@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/wrote"
 )
 
@@ -204,22 +206,39 @@ func (l *Loop[K]) requeueAfterWrite(t *term[K], key K, revs []written) {
 	t.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(t.ctx, l.cfg.rywTimeout)
 		defer cancel()
-		err := l.waitWritten(ctx, revs)
-		if t.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			l.mu.Lock()
-			s := l.keys[key]
-			if s == nil {
-				s = &keyState{}
-				l.setKeyLocked(key, s)
+		waited := false
+		defer func() {
+			if !waited {
+				// A source's WaitFor called runtime.Goexit, which ends
+				// this goroutine: the key must not be lost with it.
+				l.userPanic("revisionWaiter.WaitFor", &guard.Panic{Value: guard.ErrGoexit, Stack: debug.Stack()})
+				l.waitedFor(t, key, guard.ErrGoexit)
 			}
-			s.freshRead = true
-			l.mu.Unlock()
-		}
-		l.addNow(t, key)
+		}()
+		err := l.waitWritten(ctx, revs)
+		waited = true
+		l.waitedFor(t, key, err)
 	})
+}
+
+// waitedFor adds key after requeueAfterWrite's wait, which ended with
+// err, marked for a fresh read when the wait failed; nothing once the
+// term is over.
+func (l *Loop[K]) waitedFor(t *term[K], key K, err error) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		l.mu.Lock()
+		s := l.keys[key]
+		if s == nil {
+			s = &keyState{}
+			l.setKeyLocked(key, s)
+		}
+		s.freshRead = true
+		l.mu.Unlock()
+	}
+	l.addNow(t, key)
 }
 
 // lagging reports whether a cache source over st's backend (or over an

@@ -15,8 +15,9 @@ import (
 //
 // Run delivers hints to sink until ctx ends, then returns nil. It returns an
 // error only when it cannot go on, which ends the Loop's Run with that error;
-// a Run that panics is reported (logged at Error, counted as a reconcile
-// panic) and ends the Loop's Run the same way.
+// a Run that panics, or calls runtime.Goexit (Run runs on a goroutine of
+// its own), is reported (logged at Error, counted as a reconcile panic)
+// and ends the Loop's Run the same way.
 // The Loop calls Run once, when its own Run starts, whether or not it leads.
 // A hint (Add or AddLow) that arrives while no term runs (before the first
 // term, while caches sync or the Loop campaigns, and between terms) is kept
@@ -115,7 +116,7 @@ func Sources[K comparable](srcs ...Source[K]) Source[K] { return sourceList[K](s
 type sourceList[K comparable] []Source[K]
 
 // Run runs every source until ctx ends, or until one fails (returns an
-// error, or panics): then it stops the others and returns that error. A Loop does not call it (it runs the
+// error, panics, or calls runtime.Goexit): then it stops the others and returns that error. A Loop does not call it (it runs the
 // joined sources itself); it is there for code that runs a Source directly.
 func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	srcs, _, err := flatten[K](sl, nil, nil)
@@ -128,8 +129,11 @@ func (sl sourceList[K]) Run(ctx context.Context, sink Sink[K]) error {
 	for _, s := range srcs {
 		go func() {
 			var err error
-			if p := guard.Call(func() { err = s.Run(ctx, sink) }); p != nil {
-				err = p // a Run that panics fails like one that returned an error
+			if p := guard.CallIsolated(func() { err = s.Run(ctx, sink) }); p != nil {
+				// A Run that panics, or calls runtime.Goexit (which
+				// used to leave this Run waiting for it for ever),
+				// fails like one that returned an error.
+				err = p
 			}
 			errs <- err
 		}()

@@ -333,12 +333,18 @@ type termKeyLister[K comparable] interface {
 }
 
 // resyncLoop adds every listed key at low priority every jittered period.
+// Each pass runs on a goroutine of its own (guard.CallIsolated): a key
+// lister that calls runtime.Goexit ends that pass, reported, and not the
+// resyncs to come (it used to end them all without a word). Its panics
+// are reported where they are caught (listKeys).
 func (l *Loop[K]) resyncLoop(ctx context.Context) {
 	for {
 		if !l.sleep(ctx, jittered(l.cfg.resync, l.cfg.jitter)) {
 			return
 		}
-		l.resync()
+		if p := guard.CallIsolated(l.resync); p != nil {
+			l.userPanic("resync (a key lister?)", p)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/internal/electwait"
@@ -89,81 +90,126 @@ func (l *Loop[K]) waitReleased(ctx context.Context) {
 	}
 }
 
-// guardedMetrics runs the user's metric hooks under recovery: a hook that
-// panics is logged at Error and skipped, never counted through the hooks
-// themselves. Its methods defer catch, which allocates nothing until a
-// hook panics.
+// guardedMetrics runs the user's metric hooks under recovery, with the
+// rule the queue (queue.Metrics) follows: the first panic of any hook of
+// the set is logged once at Error, naming the hook, with its stack, and no
+// hook of the set is called again; the Loop's work goes on. The set is
+// everything reached from the metrics.Loop given to WithMetrics: its
+// methods, its optional ActiveWorkersFunc and WriteDelayed, and the
+// queue.Metrics its QueueMetrics returned, in every term. Metrics that have
+// lost an observation are wrong anyway, and a hook that panicked once
+// would likely panic on every call, flooding the log. A hook is never
+// counted through the hooks themselves (ReconcilePanic). Its methods defer
+// catch, which allocates nothing until a hook panics.
 type guardedMetrics struct {
 	m   metrics.Loop
 	log *slog.Logger
+	off atomic.Bool // a hook panicked: no hook is called again
 }
 
-// catch, deferred by a hook's wrapper, recovers the hook's panic and
-// logs it.
-func (g guardedMetrics) catch(hook string) {
-	if v := recover(); v != nil {
-		g.report(hook, &guard.Panic{Value: v, Stack: debug.Stack()})
+// on reports whether the hooks are still called.
+func (g *guardedMetrics) on() bool { return !g.off.Load() }
+
+// catch, deferred by a hook's wrapper, recovers the hook's panic, turns
+// the set off, and logs the first such panic.
+func (g *guardedMetrics) catch(hook string) {
+	if v := recover(); v != nil && !g.off.Swap(true) {
+		g.log1(hook, &guard.Panic{Value: v, Stack: debug.Stack()})
 	}
 }
 
-func (g guardedMetrics) report(hook string, p *guard.Panic) {
+// report turns the set off after hook's panic p, and logs p unless
+// another hook's panic turned it off first.
+func (g *guardedMetrics) report(hook string, p *guard.Panic) {
+	if !g.off.Swap(true) {
+		g.log1(hook, p)
+	}
+}
+
+// log1 logs the panic p of hook, the one that turned the set off.
+func (g *guardedMetrics) log1(hook string, p *guard.Panic) {
 	g.log.LogAttrs(context.Background(), slog.LevelError, "metrics hook panicked", slog.String("hook", hook),
-		slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("stack", string(p.Stack)))
+		slog.String("panic", guard.Describe(p.Value, guard.MaxText)), slog.String("then", "no metrics hook of this Loop is called again"),
+		slog.String("stack", string(p.Stack)))
 }
 
-func (g guardedMetrics) ReconcileDone(c, result string, d time.Duration) {
-	defer g.catch("ReconcileDone")
-	g.m.ReconcileDone(c, result, d)
+func (g *guardedMetrics) ReconcileDone(c, result string, d time.Duration) {
+	if g.on() {
+		defer g.catch("ReconcileDone")
+		g.m.ReconcileDone(c, result, d)
+	}
 }
 
-func (g guardedMetrics) ReconcileError(c string, terminal bool) {
-	defer g.catch("ReconcileError")
-	g.m.ReconcileError(c, terminal)
+func (g *guardedMetrics) ReconcileError(c string, terminal bool) {
+	if g.on() {
+		defer g.catch("ReconcileError")
+		g.m.ReconcileError(c, terminal)
+	}
 }
 
-func (g guardedMetrics) ReconcilePanic(c string) {
-	defer g.catch("ReconcilePanic")
-	g.m.ReconcilePanic(c)
+func (g *guardedMetrics) ReconcilePanic(c string) {
+	if g.on() {
+		defer g.catch("ReconcilePanic")
+		g.m.ReconcilePanic(c)
+	}
 }
 
-func (g guardedMetrics) ActiveWorkers(c string, n int) {
-	defer g.catch("ActiveWorkers")
-	g.m.ActiveWorkers(c, n)
+func (g *guardedMetrics) ActiveWorkers(c string, n int) {
+	if g.on() {
+		defer g.catch("ActiveWorkers")
+		g.m.ActiveWorkers(c, n)
+	}
 }
 
-func (g guardedMetrics) MaxConcurrency(c string, n int) {
-	defer g.catch("MaxConcurrency")
-	g.m.MaxConcurrency(c, n)
+func (g *guardedMetrics) MaxConcurrency(c string, n int) {
+	if g.on() {
+		defer g.catch("MaxConcurrency")
+		g.m.MaxConcurrency(c, n)
+	}
 }
 
-func (g guardedMetrics) Converged(c string, d time.Duration) {
-	defer g.catch("Converged")
-	g.m.Converged(c, d)
+func (g *guardedMetrics) Converged(c string, d time.Duration) {
+	if g.on() {
+		defer g.catch("Converged")
+		g.m.Converged(c, d)
+	}
 }
 
-func (g guardedMetrics) Unconverged(c string, n int) {
-	defer g.catch("Unconverged")
-	g.m.Unconverged(c, n)
+func (g *guardedMetrics) Unconverged(c string, n int) {
+	if g.on() {
+		defer g.catch("Unconverged")
+		g.m.Unconverged(c, n)
+	}
 }
 
-func (g guardedMetrics) Oscillation(c string, k oscillation.Kind) {
-	defer g.catch("Oscillation")
-	g.m.Oscillation(c, k)
+func (g *guardedMetrics) Oscillation(c string, k oscillation.Kind) {
+	if g.on() {
+		defer g.catch("Oscillation")
+		g.m.Oscillation(c, k)
+	}
 }
 
-func (g guardedMetrics) Stalled(c, reason string) {
-	defer g.catch("Stalled")
-	g.m.Stalled(c, reason)
+func (g *guardedMetrics) Stalled(c, reason string) {
+	if g.on() {
+		defer g.catch("Stalled")
+		g.m.Stalled(c, reason)
+	}
 }
 
-func (g guardedMetrics) FenceRejected(c string) {
-	defer g.catch("FenceRejected")
-	g.m.FenceRejected(c)
+func (g *guardedMetrics) FenceRejected(c string) {
+	if g.on() {
+		defer g.catch("FenceRejected")
+		g.m.FenceRejected(c)
+	}
 }
 
-// QueueMetrics returns the user's queue hooks, guarded as well; nil (or a
-// typed nil) for none, and none when QueueMetrics itself panics.
-func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
+// QueueMetrics returns the user's queue hooks, guarded as part of the
+// set; nil (or a typed nil) for none, and none once the set is off,
+// including when QueueMetrics itself panics.
+func (g *guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
+	if !g.on() {
+		return nil
+	}
 	var p *guard.Panic
 	defer func() {
 		if p != nil {
@@ -179,45 +225,69 @@ func (g guardedMetrics) QueueMetrics(c string) (qm queue.Metrics) {
 	return guardedQueueMetrics{m: inner, g: g}
 }
 
-// activeWorkersFunc calls the user's ActiveWorkersFunc under recovery.
-func (g guardedMetrics) activeWorkersFunc(r activeWorkersReader, c string, busy func() int) {
-	defer g.catch("ActiveWorkersFunc")
-	r.ActiveWorkersFunc(c, busy)
+// activeWorkersFunc calls the user's ActiveWorkersFunc as a hook of the set.
+func (g *guardedMetrics) activeWorkersFunc(r activeWorkersReader, c string, busy func() int) {
+	if g.on() {
+		defer g.catch("ActiveWorkersFunc")
+		r.ActiveWorkersFunc(c, busy)
+	}
+}
+
+// writeDelayed calls the user's WriteDelayed (WithWriteLimit) as a hook of
+// the set.
+func (g *guardedMetrics) writeDelayed(m writeLimitMetrics, c string, d time.Duration) {
+	if g.on() {
+		defer g.catch("WriteDelayed")
+		m.WriteDelayed(c, d)
+	}
 }
 
 // guardedQueueMetrics is guardedMetrics for the queue's hooks, which the
-// queue calls with its lock held: a panic must not leave it locked.
+// queue calls with its lock held: a panic must not leave it locked. The
+// queue's own guard never sees a panic: this one catches it first.
 type guardedQueueMetrics struct {
 	m queue.Metrics
-	g guardedMetrics
+	g *guardedMetrics
 }
 
 func (q guardedQueueMetrics) Depth(n int) {
-	defer q.g.catch("queue Depth")
-	q.m.Depth(n)
+	if q.g.on() {
+		defer q.g.catch("queue Depth")
+		q.m.Depth(n)
+	}
 }
 
 func (q guardedQueueMetrics) Added() {
-	defer q.g.catch("queue Added")
-	q.m.Added()
+	if q.g.on() {
+		defer q.g.catch("queue Added")
+		q.m.Added()
+	}
 }
 
 func (q guardedQueueMetrics) QueueLatency(d time.Duration) {
-	defer q.g.catch("queue QueueLatency")
-	q.m.QueueLatency(d)
+	if q.g.on() {
+		defer q.g.catch("queue QueueLatency")
+		q.m.QueueLatency(d)
+	}
 }
 
 func (q guardedQueueMetrics) WorkDuration(d time.Duration) {
-	defer q.g.catch("queue WorkDuration")
-	q.m.WorkDuration(d)
+	if q.g.on() {
+		defer q.g.catch("queue WorkDuration")
+		q.m.WorkDuration(d)
+	}
 }
 
 func (q guardedQueueMetrics) Unfinished(total, longest time.Duration) {
-	defer q.g.catch("queue Unfinished")
-	q.m.Unfinished(total, longest)
+	if q.g.on() {
+		defer q.g.catch("queue Unfinished")
+		q.m.Unfinished(total, longest)
+	}
 }
 
 func (q guardedQueueMetrics) Retry() {
-	defer q.g.catch("queue Retry")
-	q.m.Retry()
+	if q.g.on() {
+		defer q.g.catch("queue Retry")
+		q.m.Retry()
+	}
 }

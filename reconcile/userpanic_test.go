@@ -56,16 +56,18 @@ func (panickyQueueMetrics) Unfinished(total, longest time.Duration) { panic("Unf
 func (panickyQueueMetrics) Retry()                                  { panic("Retry") }
 
 // Metric hooks, the Loop's and the queue's (called with the queue's lock
-// held): each panic is logged, the hook skipped, and the work goes on.
+// held), every one of which panics: the first panic is logged, once, and
+// no hook is called again; the work goes on. (Before round 53 every panic
+// was logged and the hook called again; this test asserted a log line per
+// hook.)
 func TestMetricHooksThatPanic(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		m    metrics.Loop
-		want []string // hooks named in the log
+		name  string
+		m     metrics.Loop
+		first string // the hook named in the log: the first called
 	}{
-		{"every hook", panickyMetrics{}, []string{"ReconcileDone", "ReconcileError", "ReconcilePanic", "ActiveWorkers",
-			"MaxConcurrency", "Stalled", `"queue Depth"`, `"queue Added"`, `"queue Retry"`}},
-		{"ActiveWorkersFunc and QueueMetrics", panickyReader{panickyMetrics{noQueue: true}}, []string{"ActiveWorkersFunc", "QueueMetrics"}},
+		{"every hook", panickyMetrics{}, "MaxConcurrency"},
+		{"ActiveWorkersFunc and QueueMetrics", panickyReader{panickyMetrics{noQueue: true}}, "MaxConcurrency"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -87,9 +89,8 @@ func TestMetricHooksThatPanic(t *testing.T) {
 				require.True(t, stalled, "Stalled was written")
 				require.NoError(t, stop())
 				out := logs.String()
-				for _, hook := range tt.want {
-					require.Contains(t, out, `level=ERROR msg="metrics hook panicked" hook=`+hook+" ")
-				}
+				require.Equal(t, 1, strings.Count(out, "metrics hook panicked"), out)
+				require.Contains(t, out, `level=ERROR msg="metrics hook panicked" hook=`+tt.first+" ")
 				require.Contains(t, out, "userpanic_test.go:", "with the stack")
 			})
 		})

@@ -62,6 +62,10 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	}
 	l.setLogger(rec, slot)
 	ctx = l.withEvents(ctx, rec, slot)
+	// A reconcile that calls runtime.Goexit (t.FailNow in a test) ends
+	// this goroutine with its key in hand: survive finishes the key and
+	// starts a worker in its place.
+	defer l.survive(t, ctx, rec, slot)
 	if l.metricsOn {
 		l.workStamped(t, slot, ctx, rec)
 		return
@@ -123,6 +127,56 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		// every key's work reported and none processing.
 		slot.clear()
 		free = end
+	}
+}
+
+// errGoexit is the value of the *PanicError a reconcile that called
+// runtime.Goexit is treated as.
+var errGoexit = errors.New("runtime.Goexit called (t.FailNow, t.Fatal or t.SkipNow outside the test's goroutine?)")
+
+// survive, deferred by worker, runs when the worker's goroutine ends.
+// Holding no key, it ended as a worker does, with its term's queue shut
+// down. Holding one, it is ending by runtime.Goexit, which no recover
+// stops, called by the reconciler or another function of the user's that
+// the worker called (t.FailNow from a reconciler in a test is one): the
+// key is finished as if that function had panicked (logged at Error,
+// counted, failed with a *PanicError and retried with backoff, unless the
+// term is ending), handed back to the queue (Done), and a new worker takes
+// this one's place, so the Loop keeps its workers and stops as it should.
+// A panic that reaches this far (none should) goes on as it was.
+func (l *Loop[K]) survive(t *term[K], ctx context.Context, rec *recorder, slot *runningSlot[K]) {
+	slot.mu.Lock()
+	key, busy := slot.key, slot.busy
+	slot.mu.Unlock()
+	if !busy {
+		return
+	}
+	if v := recover(); v != nil {
+		panic(v)
+	}
+	stack := debug.Stack()
+	// Deferred, so that they happen even if what follows calls Goexit
+	// again; in this order: Done, clear (busy from Get to Done), replace.
+	defer t.workers.Go(func() { l.worker(t, slot) })
+	defer slot.clear()
+	defer t.q.Done(key)
+	l.log.LogAttrs(ctx, slog.LevelError, "reconcile called runtime.Goexit: its worker is replaced, and the key is retried as after a panic",
+		slog.String("controller", l.name), keyAttr(key), slog.String("stack", string(stack)), rec.idAttr())
+	l.metrics.ReconcilePanic(l.name)
+	if t.work.Err() != nil {
+		return // the term is ending: as for a reconcile cut short
+	}
+	p := pass{start: -1, end: -1, err: &PanicError{Value: errGoexit, Stack: stack}, panicked: true}
+	l.mu.Lock()
+	if s := l.keys[key]; s != nil {
+		p.failures, p.requeues = s.failures, s.requeues
+	}
+	l.mu.Unlock()
+	l.conclude(key, rec, &p)
+	l.schedule(t, key, &p.d, rec, p.o.reportEnds)
+	l.report(t, ctx, rec, key, &p)
+	if p.o.newly || p.o.stall != stalledKeep && l.sw != nil {
+		l.settle(t, ctx, rec, key, &p)
 	}
 }
 
@@ -283,17 +337,18 @@ func (l *Loop[K]) callWrapped(ctx context.Context, key K, p *pass) {
 		dctx = newDeadlineCtx(ctx, l.cfg.timeout) // context.WithTimeoutCause, built on demand
 		rctx = dctx
 	}
+	if dctx != nil {
+		defer dctx.end() // deferred: a reconcile may end by runtime.Goexit (see survive)
+	}
 	if l.countActive {
 		l.metrics.ActiveWorkers(l.name, int(l.active.Add(1)))
+		defer l.inactive()
 	}
 	l.call(rctx, key, p)
-	if l.countActive {
-		l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1)))
-	}
-	if dctx != nil {
-		dctx.end()
-	}
 }
+
+// inactive counts a worker's reconcile done among the active workers.
+func (l *Loop[K]) inactive() { l.metrics.ActiveWorkers(l.name, int(l.active.Add(-1))) }
 
 // call calls the reconciler on key, into p.res and p.err, and turns a
 // panic into a *PanicError (p.panicked). It defers its own recover

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/guard"
 	"github.com/steady-go/steady/internal/storeaccess"
 )
 
@@ -53,15 +52,14 @@ func (l *Loop[K]) newWriteWait() (func(context.Context) error, error) {
 		return nil, invalid("loop %s: write limit: %v", l.name, err)
 	}
 	m, _ := l.cfg.metrics.(writeLimitMetrics)
+	g, _ := l.metrics.(*guardedMetrics) // set whenever m is: metrics are on
 	return func(ctx context.Context) error {
 		d := b.When(struct{}{})
 		if d <= 0 {
 			return nil
 		}
-		if m != nil {
-			if p := guard.Call(func() { m.WriteDelayed(l.name, d) }); p != nil {
-				guardedMetrics{log: l.log}.report("WriteDelayed", p)
-			}
+		if m != nil && g != nil {
+			g.writeDelayed(m, l.name, d)
 		}
 		t := l.clk.NewTimer(d)
 		defer t.Stop()

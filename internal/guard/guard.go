@@ -5,6 +5,7 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -27,6 +28,33 @@ func Call(f func()) (p *Panic) {
 	defer Catch(&p)
 	f()
 	return nil
+}
+
+// ErrGoexit is the Value of the *Panic CallIsolated returns for a function
+// that called runtime.Goexit.
+var ErrGoexit = errors.New("runtime.Goexit called (t.FailNow, t.Fatal or t.SkipNow outside the test's goroutine?)")
+
+// CallIsolated is Call with f run on a goroutine of its own, which it
+// waits for: a runtime.Goexit in f, which no recover stops and which would
+// end the caller's goroutine without a word, ends only that goroutine and
+// is returned as a *Panic whose Value is ErrGoexit, with f's stack. It
+// costs a goroutine: it is for long calls (a source's Run), not hot paths.
+func CallIsolated(f func()) *Panic {
+	done := make(chan *Panic, 1)
+	go func() {
+		returned := false
+		var p *Panic
+		defer func() {
+			if !returned && p == nil {
+				p = &Panic{Value: ErrGoexit, Stack: debug.Stack()}
+			}
+			done <- p
+		}()
+		defer Catch(&p)
+		f()
+		returned = true
+	}()
+	return <-done
 }
 
 // Catch, deferred (defer guard.Catch(&p)), recovers a panic of the

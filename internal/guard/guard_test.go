@@ -2,6 +2,7 @@ package guard
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,3 +91,21 @@ func TestCatch(t *testing.T) {
 		t.Fatalf("a deferred Catch without a panic allocates %v times", n)
 	}
 }
+
+// CallIsolated returns a panic as Call does, and a runtime.Goexit, which
+// would end the caller's goroutine, as a *Panic of ErrGoexit with f's
+// stack; the caller goes on.
+func TestCallIsolated(t *testing.T) {
+	if p := CallIsolated(func() {}); p != nil {
+		t.Fatalf("CallIsolated of a quiet func = %v, want nil", p)
+	}
+	if p := CallIsolated(func() { panic("boom") }); p == nil || p.Value != "boom" {
+		t.Fatalf("CallIsolated of a panic = %+v", p)
+	}
+	p := CallIsolated(func() { exitNow() })
+	if p == nil || p.Value != ErrGoexit || !strings.Contains(string(p.Stack), "guard.exitNow") {
+		t.Fatalf("CallIsolated of a Goexit = %+v, want ErrGoexit and the stack", p)
+	}
+}
+
+func exitNow() { runtime.Goexit() }

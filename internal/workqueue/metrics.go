@@ -105,7 +105,7 @@ func (g *guardedMetrics) recover(hook string) {
 		return
 	}
 	slog.Default().LogAttrs(context.Background(), slog.LevelError, "queue: metrics hook "+hook+" panicked; no hook of this queue is called again",
-		slog.String("queue", g.queue), slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(debug.Stack())))
+		slog.String("hook", hook), slog.String("queue", g.queue), slog.String("panic", guard.Describe(v, guard.MaxText)), slog.String("stack", string(debug.Stack())))
 }
 
 func (g *guardedMetrics) Depth(n int) {

@@ -25,7 +25,14 @@ import (
 // documentation.
 //
 // After a report the counts behind it start again, so a persisting
-// oscillation is reported once per threshold, not on every write. The zero
+// oscillation is reported once per threshold, not on every write.
+//
+// A write counts at the time it was observed (Write.Time), and only for a
+// later write at or after that time: when the clock is set back (a wall
+// clock stepped backwards, an injected clock moved back), the writes kept
+// from after the new time are dropped at the next write by self, so they
+// neither count as within the window for ever nor make a report; the
+// records stay in time order. The zero
 // Detector uses the default Config; a Detector is not safe for concurrent
 // use.
 type Detector struct {
@@ -203,7 +210,7 @@ func (d *Detector) reset(p diff.Path, at, cutoff time.Time) int {
 		m.resets = slices.Insert(m.resets, j, pathTimes{path: p})
 	}
 	r := &m.resets[j]
-	r.times = append(pruneTimes(r.times, cutoff), at)
+	r.times = append(timesUpTo(pruneTimes(r.times, cutoff), at), at)
 	return len(r.times)
 }
 
@@ -219,7 +226,7 @@ func (d *Detector) noProgress(w Write, now, cutoff time.Duration) (Report, bool)
 	for i < len(m.selfWrites) && m.selfWrites[i].at < cutoff {
 		i++
 	}
-	m.selfWrites = append(m.selfWrites[i:], selfWrite{at: now, paths: w.Owned})
+	m.selfWrites = append(upTo(m.selfWrites[i:], now), selfWrite{at: now, paths: w.Owned})
 	n := len(m.selfWrites)
 	if n < d.cfg.NoProgressWrites {
 		return Report{}, false
@@ -253,7 +260,26 @@ func (d *Detector) tooManyWrites(w Write, now, cutoff time.Duration) (Report, bo
 // spend adds a write at offset at of paths to budget, dropping those out
 // of the window (at or before cutoff).
 func spend(budget []selfWrite, at time.Duration, paths []diff.Path, cutoff time.Duration) []selfWrite {
-	return append(budget[pruneWrites(budget, cutoff):], selfWrite{at: at, paths: paths})
+	return append(upTo(budget[pruneWrites(budget, cutoff):], at), selfWrite{at: at, paths: paths})
+}
+
+// upTo returns ws without its writes after now, which only a clock set
+// back makes: ws is in time order, and stays so with a write at now
+// appended.
+func upTo(ws []selfWrite, now time.Duration) []selfWrite {
+	n := len(ws)
+	for n > 0 && ws[n-1].at > now {
+		n--
+	}
+	return ws[:n]
+}
+
+// counts reports whether ws holds a write within the window at now: at
+// or after cutoff, and not after now (a write after now is one a clock
+// set back left, which the next write drops).
+func counts(ws []selfWrite, cutoff, now time.Duration) bool {
+	n := len(upTo(ws, now))
+	return n > 0 && ws[n-1].at >= cutoff
 }
 
 // writtenPaths returns the paths of ws, sorted, each once.
@@ -297,14 +323,17 @@ func statusOnly(paths []diff.Path) bool {
 }
 
 // Idle reports whether d holds nothing that could still count at time now,
-// so a caller keeping one Detector per object may drop it.
+// so a caller keeping one Detector per object may drop it. A write kept
+// from after now (the clock was set back) counts for nothing: the next
+// write drops it.
 func (d *Detector) Idle(now time.Time) bool {
 	window := d.config().Window
 	if len(d.changedByOther) > 0 {
 		return false
 	}
-	cutoff := now.Sub(d.base) - window // writes are kept only once base is set
-	if len(d.statusBudget) > 0 && d.statusBudget[len(d.statusBudget)-1].at >= cutoff {
+	at := now.Sub(d.base) // writes are kept only once base is set
+	cutoff := at - window
+	if counts(d.statusBudget, cutoff, at) {
 		return false
 	}
 	m := d.more
@@ -312,14 +341,21 @@ func (d *Detector) Idle(now time.Time) bool {
 		return true
 	}
 	for _, r := range m.resets {
-		if len(r.times) > 0 && !r.times[len(r.times)-1].Before(now.Add(-window)) {
+		ts := timesUpTo(r.times, now)
+		if len(ts) > 0 && !ts[len(ts)-1].Before(now.Add(-window)) {
 			return false
 		}
 	}
-	if len(m.budget) > 0 && m.budget[len(m.budget)-1].at >= cutoff {
-		return false
+	return !counts(m.budget, cutoff, at) && !counts(m.selfWrites, cutoff, at)
+}
+
+// timesUpTo is upTo for a path's re-set times.
+func timesUpTo(ts []time.Time, now time.Time) []time.Time {
+	n := len(ts)
+	for n > 0 && ts[n-1].After(now) {
+		n--
 	}
-	return len(m.selfWrites) == 0 || m.selfWrites[len(m.selfWrites)-1].at < cutoff
+	return ts[:n]
 }
 
 func pruneTimes(ts []time.Time, cutoff time.Time) []time.Time {

@@ -141,8 +141,13 @@ type Report struct {
 }
 
 // Message describes r for a Stalled condition or a log line, naming the
-// paths in diff.Path notation.
+// paths in diff.Path notation. The zero Report, which reports nothing,
+// says "no oscillation to report"; a Kind this package does not define is
+// named by its number.
 func (r Report) Message() string {
+	if r.Kind == 0 {
+		return "no oscillation to report"
+	}
 	paths := make([]string, len(r.Paths))
 	for i, p := range r.Paths {
 		paths[i] = p.String()
@@ -157,8 +162,11 @@ func (r Report) Message() string {
 	case Throttled:
 		return fmt.Sprintf("throttled: %d status writes within %v to %s with no change to the spec",
 			r.Writes, r.Window, strings.Join(paths, ", "))
-	default:
+	case NoProgress:
 		return fmt.Sprintf("no progress: %d writes within %v to %s with no change to any field this manager does not own",
+			r.Writes, r.Window, strings.Join(paths, ", "))
+	default:
+		return fmt.Sprintf("oscillation of unknown kind %d: %d writes within %v to %s", uint8(r.Kind),
 			r.Writes, r.Window, strings.Join(paths, ", "))
 	}
 }

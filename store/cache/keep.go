@@ -34,22 +34,42 @@ import (
 // reported like a handler's panic. Nil keeps everything.
 func WithKeep(keep func(name string) bool) Option { return func(c *config) { c.keep = keep } }
 
-// ErrNotRunning is returned by Refilter when Run has returned (or the Cache
-// was never run): nothing will list again.
+// ErrNotRunning says that the Cache's Run is not running: Refilter and
+// Prune return it once Run has returned (nothing will list again), and
+// WaitForSync once Run returned without syncing. Before Run is called they
+// wait for it (Refilter and Prune for its first listing, which serves
+// them); when their ctx ends first, their error wraps both ctx's error and
+// ErrNotRunning, and says Run has not been called. LastError wraps it
+// until Run is called.
 var ErrNotRunning = errors.New("cache: not running")
 
 // Refilter makes the Cache hold what WithKeep's function accepts now: it
 // asks Run to list the kind at once and returns after a listing that began
 // after the call was applied, and the handlers were told of every object
 // that left (deletions) or arrived (additions). A Cache without WithKeep
-// returns nil at once. It returns ctx's error if ctx ends first, and
-// ErrNotRunning once Run has returned. Calls made together share one
+// returns nil at once, and one given bad arguments New's error. It
+// returns ctx's error if ctx ends first, and ErrNotRunning once Run has
+// returned. Called before Run, it does not fail: it waits for Run's first
+// listing, which serves it, and if ctx ends before Run is called its error
+// wraps both ctx's error and ErrNotRunning. Calls made together share one
 // listing.
 func (c *Cache[S, T]) Refilter(ctx context.Context) error {
 	if c.cfg.keep == nil {
 		return nil
 	}
-	return c.refilter.ask(ctx)
+	if c.initErr != nil {
+		return c.initErr
+	}
+	return c.notRunYet(ctx, "Refilter", c.refilter.ask(ctx))
+}
+
+// notRunYet is err, the error of Refilter or Prune (named what), saying
+// also that Run has not been called when that is why ctx ended first.
+func (c *Cache[S, T]) notRunYet(ctx context.Context, what string, err error) error {
+	if err == nil || ctx.Err() == nil || c.running.Load() {
+		return err
+	}
+	return fmt.Errorf("cache %q: %s: %w: %w: Run has not been called", c.Kind(), what, err, ErrNotRunning)
 }
 
 // Prune drops, from memory and without listing, the objects WithKeep's
@@ -58,13 +78,20 @@ func (c *Cache[S, T]) Refilter(ctx context.Context) error {
 // last listing (a sharded replica let shards go): nothing the Cache lacks
 // can have become acceptable, so nothing need be read. Run's goroutine
 // does it (only it changes what the Cache holds), between watch events. A
-// Cache without WithKeep returns nil at once. It returns ctx's error if ctx
-// ends first, and ErrNotRunning once Run has returned.
+// Cache without WithKeep returns nil at once, and one given bad arguments
+// New's error. It returns ctx's error if ctx ends first, and ErrNotRunning
+// once Run has returned. Called before Run, it does not fail: it waits for
+// Run's first listing, which serves it (that listing holds only what keep
+// accepts), and if ctx ends before Run is called its error wraps both
+// ctx's error and ErrNotRunning.
 func (c *Cache[S, T]) Prune(ctx context.Context) error {
 	if c.cfg.keep == nil {
 		return nil
 	}
-	return c.prune.ask(ctx)
+	if c.initErr != nil {
+		return c.initErr
+	}
+	return c.notRunYet(ctx, "Prune", c.prune.ask(ctx))
 }
 
 // pruneNow is Prune, on Run's goroutine.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -25,7 +26,11 @@ import (
 // with the relist backoff and never end Run (WithErrorHandler sees them).
 // It returns an error wrapping ErrInvalid at once if New was given bad
 // arguments, and ErrRunning if Run was called before. Every goroutine
-// Run starts has ended when it returns.
+// Run starts has ended when it returns. A function of the user's that
+// calls runtime.Goexit on Run's goroutine (a handler, so a Loop's
+// predicate or mapper, a transform, keep, an index function) ends that
+// goroutine, and Run with it without returning: it is logged at Error,
+// LastError says so, and the Cache's waiters get ErrNotRunning.
 func (c *Cache[S, T]) Run(ctx context.Context) error {
 	if c.initErr != nil {
 		return c.initErr
@@ -36,6 +41,15 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 	defer close(c.stopped)
 	defer c.refilter.stop()
 	defer c.prune.stop()
+	returned := false
+	defer c.endedAbruptly(&returned)
+	err := c.run(ctx)
+	returned = true
+	return err
+}
+
+// run is Run's loop.
+func (c *Cache[S, T]) run(ctx context.Context) error {
 	var timer clock.Timer
 	failures := 0
 	for {
@@ -64,6 +78,27 @@ func (c *Cache[S, T]) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// errGoexit is LastError after Run's goroutine ended by runtime.Goexit.
+var errGoexit = errors.New("cache: Run's goroutine ended by runtime.Goexit, called by a handler, transform, keep or index function (t.FailNow outside the test's goroutine?): Run did not return")
+
+// endedAbruptly, deferred by Run, reports a Run that did not return: a
+// function of the user's that Run's goroutine called (a handler, and so a
+// Loop's predicate or mapper, a transform, keep, an index function) called
+// runtime.Goexit, which no recover stops and which ends the goroutine that
+// called Run. It is logged at Error and kept for LastError; the Cache's
+// waiters (WaitForSync, Refilter, Prune) get ErrNotRunning, as after Run
+// returned. (A panic past the Cache's recovery, a bug of its own, is
+// logged so too before it crashes the process.)
+func (c *Cache[S, T]) endedAbruptly(returned *bool) {
+	if *returned {
+		return
+	}
+	err := errGoexit
+	c.lastErr.Store(&err)
+	c.cfg.panicLog.LogAttrs(context.Background(), slog.LevelError, err.Error(), slog.String("kind", c.Kind()),
+		slog.String("stack", string(debug.Stack())))
 }
 
 // LastError returns the error of the last failed list or watch (the one

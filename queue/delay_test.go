@@ -4,15 +4,14 @@ import (
 	"cmp"
 	"context"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/goroutines"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
 )
@@ -233,15 +232,7 @@ func TestDelaysUseOneTimerAndNoGoroutinePerKey(t *testing.T) {
 // looks at stacks rather than runtime.NumGoroutine, which also counts
 // goroutines of earlier tests that are still winding down.
 func queueGoroutines() int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "github.com/steady-go/steady/queue.") {
-			n++
-		}
-	}
-	return n
+	return goroutines.Count("github.com/steady-go/steady/queue.")
 }
 
 func TestAddAfterAllocatesNothingInSteadyState(t *testing.T) {

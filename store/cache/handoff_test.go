@@ -2,13 +2,13 @@ package cache_test
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/goroutines"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -47,8 +47,7 @@ func TestCacheOverAStoreDecodesItsWatchOnRunsGoroutine(t *testing.T) {
 		require.Equal(t, "v2", got.Spec.Image)
 		require.Len(t, rec.take(), 3, "the listing's add, the update, the create")
 
-		buf := make([]byte, 1<<20)
-		stacks := string(buf[:runtime.Stack(buf, true)])
+		stacks := goroutines.Stacks()
 		require.NotContains(t, stacks, "store.(*Store[...]).watch.func",
 			"a goroutine of the Store decodes the watch for the Cache")
 		require.True(t, strings.Contains(stacks, "cache.(*Cache[...]).follow"), "Run follows the watch")

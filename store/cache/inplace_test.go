@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/goroutines"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/kv"
@@ -60,8 +59,7 @@ func onEachPath(t *testing.T, f func(t *testing.T, p watchPath)) {
 // channelWatches counts the goroutines that fill a memstore watch's
 // channel: a Cache reading in place runs none.
 func channelWatches() int {
-	buf := make([]byte, 1<<22)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "kvwatch.Watch.Run(")
+	return goroutines.Count("kvwatch.Watch.Run(")
 }
 
 // requireTaken checks that the n running Caches over memstore, all on path

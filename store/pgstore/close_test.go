@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/goroutines"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/kv"
 	"github.com/steady-go/steady/store/pgstore"
@@ -60,22 +59,7 @@ func drainWatch(t *testing.T, ch <-chan kv.Event) kv.Event {
 // watchGoroutines counts the goroutines running a watch or a listener of a
 // Backend.
 func watchGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "kvwatch.Watch.Run(") || strings.Contains(g, "pgstore.(*hub).listen(") {
-			count++
-		}
-	}
-	return count
+	return goroutines.Count("kvwatch.Watch.Run(", "pgstore.(*hub).listen(")
 }
 
 // Close ends every watch, the one its receiver reads with an event wrapping

@@ -3,9 +3,9 @@
 package etcdtest
 
 import (
-	"runtime"
-	"strings"
 	"time"
+
+	"github.com/steady-go/steady/internal/goroutines"
 )
 
 // PeerHTTPBound is how long etcd's peer HTTP connections may outlive
@@ -40,22 +40,5 @@ func WaitPeerHTTPDone(bound time.Duration) int {
 }
 
 func peerHTTPGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "net/http.(*conn).serve(") ||
-			strings.Contains(g, "net/http.(*persistConn).") ||
-			strings.Contains(g, "net/http.(*connReader).backgroundRead(") {
-			count++
-		}
-	}
-	return count
+	return goroutines.Count("net/http.(*conn).serve(", "net/http.(*persistConn).", "net/http.(*connReader).backgroundRead(")
 }

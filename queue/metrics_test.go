@@ -1,17 +1,16 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/steady-go/steady/backoff"
+	"github.com/steady-go/steady/internal/logtest"
 	"github.com/steady-go/steady/internal/queuetest"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
@@ -189,10 +188,9 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 	for _, hook := range []string{"Depth", "Added", "QueueLatency", "WorkDuration", "Unfinished", "Retry"} {
 		t.Run(hook, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var logs bytes.Buffer
-				var logMu sync.Mutex
+				var logs logtest.Buffer
 				defer slog.SetDefault(slog.Default())
-				slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)))
+				slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 				m := &panickyHooks{panics: hook}
 				q := queue.New[string](queue.WithMetrics(m))
 				require.NotPanics(t, func() {
@@ -216,23 +214,9 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 				require.Equal(t, int32(1), m.boomed.Load(), "%s: called until it panicked", hook)
 				require.Zero(t, m.late.Load(), "no hook is called after one panicked")
 				require.Equal(t, 0, q.Len())
-				logMu.Lock()
-				defer logMu.Unlock()
 				require.Equal(t, 1, strings.Count(logs.String(), "\n"), "logged exactly once: %s", logs.String())
 				require.Contains(t, logs.String(), "level=ERROR msg=\"queue: metrics hook "+hook+" panicked; no hook of this queue is called again\" hook="+hook+" ")
 			})
 		})
 	}
-}
-
-// lockedWriter serializes writes to a log buffer.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
 }

@@ -163,12 +163,11 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// errIfClosed returns the error of a call op after Close, or nil.
-func (b *Backend) errIfClosed(op string) error {
-	if b.closing.Err() != nil {
-		return fmt.Errorf("pgstore: %s: backend closed: %w", op, store.ErrClosed)
-	}
-	return nil
+// closedErr is the error of a call op after Close. Callers check
+// b.closing.Err() first, so that a call on an open Backend does not format
+// op.
+func closedErr(op string) error {
+	return fmt.Errorf("pgstore: %s: backend closed: %w", op, store.ErrClosed)
 }
 
 // Schema returns the name of the schema that holds the Backend's tables.
@@ -504,8 +503,8 @@ func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
 		return kv.KeyValue{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("get %q", key)); err != nil {
-		return kv.KeyValue{}, err
+	if b.closing.Err() != nil {
+		return kv.KeyValue{}, closedErr(fmt.Sprintf("get %q", key))
 	}
 	var (
 		kvp   = kv.KeyValue{Key: key}
@@ -529,8 +528,8 @@ func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) 
 	if opts.Limit < 0 || opts.Revision < 0 {
 		return kv.List{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
-	if err := b.errIfClosed("list " + prefix); err != nil {
-		return kv.List{}, err
+	if b.closing.Err() != nil {
+		return kv.List{}, closedErr("list " + prefix)
 	}
 	start, end := []byte(prefix), prefixEnd(prefix)
 	if opts.Continue != "" {
@@ -618,8 +617,8 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("txn on %q", w.Key)); err != nil {
-		return 0, err
+	if b.closing.Err() != nil {
+		return 0, closedErr(fmt.Sprintf("txn on %q", w.Key))
 	}
 	a := newTxnArgs(conds, w)
 	if a.ktarget == int32(kv.ModRevision) && a.krev > 0 && w.Kind == kv.WritePut &&
@@ -727,8 +726,8 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("pgstore: compact to negative revision %d: %w", rev, store.ErrInvalid)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("compact to %d", rev)); err != nil {
-		return err
+	if b.closing.Err() != nil {
+		return closedErr(fmt.Sprintf("compact to %d", rev))
 	}
 	var head int64
 	err := b.pool.QueryRow(ctx, b.sql.compact, rev).Scan(&head)

@@ -45,8 +45,7 @@ type Backend struct {
 	// closing is cancelled by Close; it ends the watches.
 	closing   context.Context
 	stop      context.CancelFunc
-	mu        sync.Mutex // orders Watch's watches.Add before Close's Wait
-	closed    bool
+	mu        sync.Mutex     // orders Watch's watches.Add before Close's stop and Wait
 	watches   sync.WaitGroup // one per watch goroutine
 	closeOnce sync.Once
 }
@@ -155,9 +154,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		b.closed = true
-		b.mu.Unlock()
 		b.stop()
+		b.mu.Unlock()
 		b.watches.Wait()
 	})
 	return nil

@@ -58,7 +58,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		prefix: prefix,
 	}
 	b.mu.Lock()
-	if b.closed {
+	if b.closing.Err() != nil {
 		b.mu.Unlock()
 		unhook()
 		cancel()

@@ -144,8 +144,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 }
 
 // Close ends every watch of the Backend, each with a final event wrapping
-// store.ErrClosed if its receiver takes it (or has room for it in its
-// channel), and waits for their goroutines, the listening connection's
+// store.ErrClosed if its channel has room for it then (Close does not wait
+// for a receiver that is behind), and waits for their goroutines, the listening connection's
 // among them, to end. It does not close the pool, which is the caller's.
 // The calls after Close fail with an error wrapping store.ErrClosed; calls
 // in flight when it comes finish as they would have. Close is idempotent,

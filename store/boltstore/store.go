@@ -72,7 +72,7 @@ func (s *Store) Revision() int64 { return s.head.Load() }
 
 // Close waits for the Txns already accepted to commit, ends every watch
 // (its channel is closed after a final event wrapping ErrClosed, if the
-// receiver takes it), stops the background goroutines, and releases the
+// channel has room for it then), stops the background goroutines, and releases the
 // file. Calls after Close fail with ErrClosed. Close is idempotent and
 // returns the error of the first call.
 func (s *Store) Close() error {

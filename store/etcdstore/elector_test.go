@@ -234,22 +234,32 @@ func TestElectorTermEndsWhenTheKeyIsDeletedOrOverwritten(t *testing.T) {
 	e, err := etcdstore.NewElector(b, "ctl", "a", 2*time.Second)
 	require.NoError(t, err)
 	full := b.Prefix() + e.Key()
-	for name, change := range map[string]func() error{
-		"deleted": func() error {
+	for _, tc := range []struct {
+		name   string
+		change func() error
+	}{
+		{"deleted", func() error {
 			_, err := b.Client().Delete(context.Background(), full)
 			return err
-		},
-		"overwritten": func() error {
+		}},
+		{"overwritten", func() error {
 			_, err := b.Client().Put(context.Background(), full, "intruder")
 			return err
-		},
+		}},
 	} {
+		name := tc.name
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			term, _, err := e.Campaign(ctx)
 			require.NoError(t, err)
-			require.NoError(t, change())
+			// The overwritten key has no lease: remove it for the next case,
+			// even when this one fails (its Campaign would wait for ever).
+			t.Cleanup(func() {
+				_, err := b.Client().Delete(context.Background(), full)
+				require.NoError(t, err)
+			})
+			require.NoError(t, tc.change())
 			require.True(t, returnsWithin(term.Done()), "the term did not end after its key was %s", name)
 			require.ErrorIs(t, context.Cause(term), etcdstore.ErrTermEnded)
 			require.ErrorIs(t, context.Cause(term), lease.ErrLost)
@@ -262,9 +272,6 @@ func TestElectorTermEndsWhenTheKeyIsDeletedOrOverwritten(t *testing.T) {
 				e.Wait()
 			}()
 			require.True(t, returnsWithin(done), "Wait")
-			// The overwritten key has no lease: remove it for the next case.
-			_, err = b.Client().Delete(context.Background(), full)
-			require.NoError(t, err)
 		})
 	}
 }

@@ -103,9 +103,10 @@ type Backend interface {
 	//
 	// A Backend that can be closed (an io.Closer, such as boltstore's and
 	// pgstore's) ends every watch on Close with a final Event whose Err
-	// wraps ErrClosed, if the receiver takes it, then closes the channel;
-	// its calls after Close, Watch among them, return an error wrapping
-	// ErrClosed.
+	// wraps ErrClosed, if the channel has room for it then (a receiver
+	// still a channel's worth behind finds the channel closed without it),
+	// and closes the channel; its calls after Close, Watch among them,
+	// return an error wrapping ErrClosed.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan Event, error)
 }
 

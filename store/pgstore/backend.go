@@ -45,8 +45,7 @@ type Backend struct {
 	// closing is cancelled by Close; it ends the watches.
 	closing   context.Context
 	stop      context.CancelFunc
-	mu        sync.Mutex // orders Watch's watches.Add before Close's Wait
-	closed    bool
+	mu        sync.Mutex     // orders Watch's watches.Add before Close's stop and Wait
 	watches   sync.WaitGroup // one per watch goroutine
 	closeOnce sync.Once
 }
@@ -145,8 +144,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 }
 
 // Close ends every watch of the Backend, each with a final event wrapping
-// store.ErrClosed if its receiver takes it (or has room for it in its
-// channel), and waits for their goroutines, the listening connection's
+// store.ErrClosed if its channel has room for it then (Close does not wait
+// for a receiver that is behind), and waits for their goroutines, the listening connection's
 // among them, to end. It does not close the pool, which is the caller's.
 // The calls after Close fail with an error wrapping store.ErrClosed; calls
 // in flight when it comes finish as they would have. Close is idempotent,
@@ -155,20 +154,18 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Backend, err
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
-		b.closed = true
-		b.mu.Unlock()
 		b.stop()
+		b.mu.Unlock()
 		b.watches.Wait()
 	})
 	return nil
 }
 
-// errIfClosed returns the error of a call op after Close, or nil.
-func (b *Backend) errIfClosed(op string) error {
-	if b.closing.Err() != nil {
-		return fmt.Errorf("pgstore: %s: backend closed: %w", op, store.ErrClosed)
-	}
-	return nil
+// closedErr is the error of a call op after Close. Callers check
+// b.closing.Err() first, so that a call on an open Backend does not format
+// op.
+func closedErr(op string) error {
+	return fmt.Errorf("pgstore: %s: backend closed: %w", op, store.ErrClosed)
 }
 
 // Schema returns the name of the schema that holds the Backend's tables.
@@ -504,8 +501,8 @@ func (b *Backend) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	if key == "" {
 		return kv.KeyValue{}, fmt.Errorf("pgstore: get of an empty key: %w", store.ErrInvalid)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("get %q", key)); err != nil {
-		return kv.KeyValue{}, err
+	if b.closing.Err() != nil {
+		return kv.KeyValue{}, closedErr(fmt.Sprintf("get %q", key))
 	}
 	var (
 		kvp   = kv.KeyValue{Key: key}
@@ -529,8 +526,8 @@ func (b *Backend) List(ctx context.Context, prefix string, opts kv.ListOptions) 
 	if opts.Limit < 0 || opts.Revision < 0 {
 		return kv.List{}, fmt.Errorf("pgstore: list limit %d or revision %d is negative: %w", opts.Limit, opts.Revision, store.ErrInvalid)
 	}
-	if err := b.errIfClosed("list " + prefix); err != nil {
-		return kv.List{}, err
+	if b.closing.Err() != nil {
+		return kv.List{}, closedErr("list " + prefix)
 	}
 	start, end := []byte(prefix), prefixEnd(prefix)
 	if opts.Continue != "" {
@@ -618,8 +615,8 @@ func (b *Backend) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, 
 	if err := kv.CheckTxn(conds, w); err != nil {
 		return 0, fmt.Errorf("pgstore: %w", err)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("txn on %q", w.Key)); err != nil {
-		return 0, err
+	if b.closing.Err() != nil {
+		return 0, closedErr(fmt.Sprintf("txn on %q", w.Key))
 	}
 	a := newTxnArgs(conds, w)
 	if a.ktarget == int32(kv.ModRevision) && a.krev > 0 && w.Kind == kv.WritePut &&
@@ -727,8 +724,8 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("pgstore: compact to negative revision %d: %w", rev, store.ErrInvalid)
 	}
-	if err := b.errIfClosed(fmt.Sprintf("compact to %d", rev)); err != nil {
-		return err
+	if b.closing.Err() != nil {
+		return closedErr(fmt.Sprintf("compact to %d", rev))
 	}
 	var head int64
 	err := b.pool.QueryRow(ctx, b.sql.compact, rev).Scan(&head)

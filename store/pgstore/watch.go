@@ -44,8 +44,8 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := b.errIfClosed("watch " + prefix); err != nil {
-		return nil, err
+	if b.closing.Err() != nil {
+		return nil, closedErr("watch " + prefix)
 	}
 	// The watch's reads end with ctx or with Close.
 	wctx, cancel := context.WithCancel(ctx)
@@ -58,11 +58,11 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRevision int64) 
 		prefix: prefix,
 	}
 	b.mu.Lock()
-	if b.closed {
+	if b.closing.Err() != nil {
 		b.mu.Unlock()
 		unhook()
 		cancel()
-		return nil, b.errIfClosed("watch " + prefix)
+		return nil, closedErr("watch " + prefix)
 	}
 	b.watches.Add(1)
 	b.mu.Unlock()

@@ -27,9 +27,12 @@ var closeTests = []test{
 		require.Equal(t, rev, nextChange(t, ch).Revision)
 		closed := make(chan error, 1)
 		go func() { closed <- c.Close() }() // the watches' receivers are here meanwhile
-		for name, ch := range map[string]<-chan kv.Event{"a watch that delivered an event": ch, "an idle watch": idle} {
-			last := drain(t, ch)
-			require.ErrorIs(t, last.Err, kv.ErrClosed, "%s ends with an event wrapping kv.ErrClosed", name)
+		for _, w := range []struct {
+			name string
+			ch   <-chan kv.Event
+		}{{"a watch that delivered an event", ch}, {"an idle watch", idle}} {
+			last := drain(t, w.ch)
+			require.ErrorIs(t, last.Err, kv.ErrClosed, "%s ends with an event wrapping kv.ErrClosed", w.name)
 		}
 		select {
 		case err := <-closed:

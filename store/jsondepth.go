@@ -56,9 +56,7 @@ func holdsInterface(t reflect.Type, seen map[reflect.Type]bool) bool {
 	switch t.Kind() {
 	case reflect.Interface:
 		return true
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return holdsInterface(t.Elem(), seen)
-	case reflect.Map:
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
 		return holdsInterface(t.Elem(), seen)
 	case reflect.Struct:
 		for i := range t.NumField() {

@@ -282,7 +282,7 @@ func floatEqual(a, b float64) bool {
 
 // value compares two values of plan p's type at the current path.
 func (d *differ) value(p *typePlan, w, g reflect.Value, s scope) {
-	if p.kind < kStruct || p.kind > kMap {
+	if !p.kind.composite() {
 		d.scalar(p, w, g, s)
 		return
 	}

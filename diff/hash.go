@@ -252,7 +252,7 @@ func (h *hasher) treeMap(m map[string]any, s scope) {
 // value hashes v of plan p's type. It reports whether v is empty in the
 // sense of Hash's doc, so that struct fields holding nothing are left out.
 func (h *hasher) value(p *typePlan, v reflect.Value, s scope) (empty bool) {
-	if p.kind < kStruct || p.kind > kMap {
+	if !p.kind.composite() {
 		if p.kind == kIface {
 			if v.IsNil() {
 				h.u64(tNull)

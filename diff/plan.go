@@ -30,6 +30,10 @@ const (
 	kIface
 )
 
+// composite reports whether k is a map, slice, array, struct or pointer:
+// what counts toward MaxDepth (kStruct through kMap).
+func (k kind) composite() bool { return k >= kStruct && k <= kMap }
+
 // typePlan is everything Diff and Hash need to know about a type. Plans are
 // built once per type and never change afterwards.
 type typePlan struct {

@@ -69,6 +69,8 @@ func (s *Set) encodeKids(b *strings.Builder, i int32) {
 // DecodeSet parses the form Encode produces. Non-canonical spellings of
 // numbers and strings inside items are normalized. It returns an error that
 // gives the offset of the first problem; "" decodes as the empty set.
+// Every set Encode gives decodes back: it reads paths of up to MaxDepth+1
+// elements, the longest NewSet takes.
 func DecodeSet(text string) (*Set, error) {
 	if text == "" {
 		return &Set{}, nil
@@ -109,7 +111,11 @@ func (d *decoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("ownership: invalid field set at offset %d: %s", d.i, fmt.Sprintf(format, args...))
 }
 
-const maxDecodeDepth = 1000
+// maxDecodeDepth is the deepest level of children DecodeSet reads: a path
+// of MaxDepth+1 elements, the longest NewSet takes, so that every set
+// Encode gives decodes back (at 1000, the encoding of a set holding a
+// field of a tree 1,001 to 10,001 levels deep did not).
+const maxDecodeDepth = MaxDepth
 
 // kids parses a comma-separated list of children of parent.
 func (d *decoder) kids(parent int32, depth int) error {

@@ -168,3 +168,33 @@ func TestWritesOfAChainTooDeepToStoreAreInvalid(t *testing.T) {
 	_, err = st.Get(ctx, "a")
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
+
+type backNode53 struct {
+	Name   string      `json:"name"`
+	Score  float64     `json:"score"` // no side encoder: encoding/json encodes it
+	Parent *backNode53 `json:"-"`
+}
+
+type backSpec53 struct {
+	Root *backNode53 `json:"root"`
+}
+
+// What encoding/json does not encode is not walked: a Spec whose json:"-"
+// field points back at itself encodes, and is stored (it was refused as
+// holding itself).
+func TestAFieldNotEncodedMayHoldItself(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.New[backSpec53, deepStatus53](memstore.New(), "Widget")
+	require.NoError(t, err)
+	n := &backNode53{Name: "x", Score: 1.5}
+	n.Parent = n
+	w := st.As("user")
+	_, err = w.Create(ctx, &store.Object[backSpec53, deepStatus53]{Meta: store.Meta{Name: "a"}, Spec: backSpec53{Root: n}})
+	require.NoError(t, err)
+	_, err = w.Apply(ctx, "b", backSpec53{Root: n})
+	require.NoError(t, err)
+	got, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "x", got.Spec.Root.Name)
+	require.Nil(t, got.Spec.Root.Parent)
+}

@@ -114,8 +114,7 @@ func startDry[S, T any](ctx context.Context, w *Writer[S, T], into *DryRunResult
 	}
 	d := &dryRun{into: into, report: report,
 		res: DryRunResult{Kind: w.s.kind, Name: name, Manager: w.manager, Op: op}}
-	dh := new(wrote.Hooks)
-	*dh = *h
+	dh := h.Copy() // not wrote.Edit: h is looked up already
 	dh.Dry = d
 	return wrote.WithHooks(ctx, dh), d
 }

@@ -56,9 +56,7 @@ func holdsInterface(t reflect.Type, seen map[reflect.Type]bool) bool {
 	switch t.Kind() {
 	case reflect.Interface:
 		return true
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return holdsInterface(t.Elem(), seen)
-	case reflect.Map:
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
 		return holdsInterface(t.Elem(), seen)
 	case reflect.Struct:
 		for i := range t.NumField() {
@@ -114,7 +112,11 @@ func (w *depthWalk) value(v reflect.Value, nest int) bool {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if f := t.Field(i); (f.IsExported() || f.Anonymous) && !w.value(v.Field(i), nest+1) {
+			f := t.Field(i)
+			if !f.IsExported() && !f.Anonymous || f.Tag.Get("json") == "-" {
+				continue // not encoded: a back pointer there is no cycle
+			}
+			if !w.value(v.Field(i), nest+1) {
 				return false
 			}
 		}

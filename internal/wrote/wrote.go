@@ -50,9 +50,13 @@ func HooksOf(ctx context.Context) *Hooks {
 
 // Edit returns a copy of ctx's Hooks to change and put back with WithHooks.
 func Edit(ctx context.Context) *Hooks {
-	h := new(Hooks)
-	*h = *HooksOf(ctx)
-	return h
+	return HooksOf(ctx).Copy()
+}
+
+// Copy returns a copy of h to change and put back with WithHooks.
+func (h *Hooks) Copy() *Hooks {
+	c := *h
+	return &c
 }
 
 // WithHooks returns a ctx carrying h, which nothing may modify afterwards.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // A reconcile that calls runtime.Goexit (as t.FailNow, t.Fatal or
@@ -53,6 +55,7 @@ func TestReconcileThatCallsGoexit(t *testing.T) {
 				info := l.Inspect("a")
 				require.Equal(t, 1, info.Failures)
 				require.ErrorContains(t, info.Err, "runtime.Goexit called")
+				require.ErrorIs(t, info.Err, guard.ErrGoexit, "the Value guard.CallIsolated gives a Goexit")
 				require.Equal(t, PhaseBackingOff, info.Phase)
 				time.Sleep(time.Second) // the first backoff
 				synctest.Wait()

@@ -1,11 +1,8 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -189,10 +186,7 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 	for _, hook := range []string{"Depth", "Added", "QueueLatency", "WorkDuration", "Unfinished", "Retry"} {
 		t.Run(hook, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var logs bytes.Buffer
-				var logMu sync.Mutex
-				defer slog.SetDefault(slog.Default())
-				slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)))
+				logs := captureErrors(t)
 				m := &panickyHooks{panics: hook}
 				q := queue.New[string](queue.WithMetrics(m))
 				require.NotPanics(t, func() {
@@ -216,23 +210,10 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 				require.Equal(t, int32(1), m.boomed.Load(), "%s: called until it panicked", hook)
 				require.Zero(t, m.late.Load(), "no hook is called after one panicked")
 				require.Equal(t, 0, q.Len())
-				logMu.Lock()
-				defer logMu.Unlock()
-				require.Equal(t, 1, strings.Count(logs.String(), "\n"), "logged exactly once: %s", logs.String())
-				require.Contains(t, logs.String(), "level=ERROR msg=\"queue: metrics hook "+hook+" panicked; no hook of this queue is called again\" hook="+hook+" ")
+				out := logs()
+				require.Equal(t, 1, strings.Count(out, "\n"), "logged exactly once: %s", out)
+				require.Contains(t, out, "level=ERROR msg=\"queue: metrics hook "+hook+" panicked; no hook of this queue is called again\" hook="+hook+" ")
 			})
 		})
 	}
-}
-
-// lockedWriter serializes writes to a log buffer.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
 }

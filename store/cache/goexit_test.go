@@ -1,10 +1,8 @@
 package cache_test
 
 import (
-	"bytes"
 	"log/slog"
 	"runtime"
-	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -25,9 +23,8 @@ func TestHandlerThatCallsGoexit(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.As("user").Create(t.Context(), &store.Object[cacheSpec, cacheStatus]{Meta: store.Meta{Name: "a"}})
 		require.NoError(t, err)
-		var mu sync.Mutex
-		var logs bytes.Buffer
-		c := cache.New[cacheSpec, cacheStatus](st, cache.WithLogger(slog.New(slog.NewTextHandler(lockedBuffer{&mu, &logs}, nil))))
+		var logs syncBuffer
+		c := cache.New[cacheSpec, cacheStatus](st, cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		c.AddHandler(func(_, _ *store.Object[cacheSpec, cacheStatus]) { runtime.Goexit() })
 		returned := make(chan struct{})
 		go func() {
@@ -37,20 +34,7 @@ func TestHandlerThatCallsGoexit(t *testing.T) {
 		<-returned
 		require.ErrorIs(t, c.WaitForSync(t.Context()), cache.ErrNotRunning)
 		require.ErrorContains(t, c.LastError(), "runtime.Goexit")
-		mu.Lock()
-		defer mu.Unlock()
 		require.Contains(t, logs.String(), `level=ERROR msg="cache: Run's goroutine ended by runtime.Goexit`)
 		require.Contains(t, logs.String(), "goexit_test.go:", "with the stack")
 	})
-}
-
-type lockedBuffer struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }

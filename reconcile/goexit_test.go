@@ -80,8 +80,9 @@ func TestReconcileThatCallsGoexit(t *testing.T) {
 	}
 }
 
-// A reconcile that calls runtime.Goexit as the Loop stops: the key is not
-// retried, and Run returns at once.
+// A reconcile that calls runtime.Goexit as the Loop stops: as for a
+// reconcile cut short, the key takes no failure (so no retry with
+// backoff), and Run returns at once.
 func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -100,6 +101,9 @@ func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
 		close(release)
 		require.NoError(t, <-done)
 		require.Equal(t, 1, s.count("a"))
+		info := l.Inspect("a")
+		require.Zero(t, info.Failures, "cut short by the stop: not a failure, so no retry with backoff")
+		require.NoError(t, info.Err)
 	})
 }
 

@@ -234,8 +234,10 @@ func TestWaitForThatCallsGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logBuffer
 		var s *script
+		var fresh atomic.Bool
 		s = scriptFunc(func(ctx context.Context, key string) (Result, error) {
 			if s.count(key) > 1 {
+				fresh.Store(FreshReadNeeded(ctx))
 				return Result{}, nil
 			}
 			RecordWrite(ctx, 5)
@@ -245,6 +247,7 @@ func TestWaitForThatCallsGoexit(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "the key ran again")
+		require.True(t, fresh.Load(), "marked for a fresh read")
 		require.NoError(t, stop())
 		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.WaitFor panicked"`)
 		require.Contains(t, logs.String(), "runtime.Goexit called")

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"iter"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/internal/logtest"
 	"github.com/steady-go/steady/metrics"
 	"github.com/steady-go/steady/queue"
 	"github.com/steady-go/steady/reconcile"
@@ -124,9 +124,10 @@ func TestBlackbox51LoopHooks(t *testing.T) {
 			keys := reconcile.Keys(func() iter.Seq[string] {
 				return slices.Values([]string{"after", "error", "negative", "ok", "panic", "terminal", "write"})
 			})
-			var logs logtest.Buffer
+			var logs bytes.Buffer
+			var logMu sync.Mutex
 			l, err := reconcile.New("c", r, keys, reconcile.WithMetrics(rec), reconcile.WithWorkers(2),
-				reconcile.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+				reconcile.WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))))
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error)
@@ -141,6 +142,8 @@ func TestBlackbox51LoopHooks(t *testing.T) {
 				"the Loop's work is the same with a panicky hook")
 			require.Equal(t, 2, rec.maxConc)
 			require.Equal(t, 1, rec.queues, "one term, one QueueMetrics")
+			logMu.Lock()
+			defer logMu.Unlock()
 			if panicky {
 				// The first panic turns every hook of the set off: the
 				// first ReconcileDone panics (the other worker may be
@@ -162,4 +165,15 @@ func TestBlackbox51LoopHooks(t *testing.T) {
 			require.NotContains(t, logs.String(), "metrics hook panicked")
 		})
 	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }

@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/steady-go/steady/backoff"
-	"github.com/steady-go/steady/internal/logtest"
 	"github.com/steady-go/steady/internal/queuetest"
 	"github.com/steady-go/steady/queue"
 	"github.com/stretchr/testify/require"
@@ -188,9 +186,7 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 	for _, hook := range []string{"Depth", "Added", "QueueLatency", "WorkDuration", "Unfinished", "Retry"} {
 		t.Run(hook, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var logs logtest.Buffer
-				defer slog.SetDefault(slog.Default())
-				slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+				logs := captureErrors(t)
 				m := &panickyHooks{panics: hook}
 				q := queue.New[string](queue.WithMetrics(m))
 				require.NotPanics(t, func() {
@@ -214,8 +210,9 @@ func TestHooksThatPanicAreDropped(t *testing.T) {
 				require.Equal(t, int32(1), m.boomed.Load(), "%s: called until it panicked", hook)
 				require.Zero(t, m.late.Load(), "no hook is called after one panicked")
 				require.Equal(t, 0, q.Len())
-				require.Equal(t, 1, strings.Count(logs.String(), "\n"), "logged exactly once: %s", logs.String())
-				require.Contains(t, logs.String(), "level=ERROR msg=\"queue: metrics hook "+hook+" panicked; no hook of this queue is called again\" hook="+hook+" ")
+				out := logs()
+				require.Equal(t, 1, strings.Count(out, "\n"), "logged exactly once: %s", out)
+				require.Contains(t, out, "level=ERROR msg=\"queue: metrics hook "+hook+" panicked; no hook of this queue is called again\" hook="+hook+" ")
 			})
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/steady-go/steady/internal/guard"
 )
 
 // A reconcile that calls runtime.Goexit (as t.FailNow, t.Fatal or
@@ -53,6 +55,7 @@ func TestReconcileThatCallsGoexit(t *testing.T) {
 				info := l.Inspect("a")
 				require.Equal(t, 1, info.Failures)
 				require.ErrorContains(t, info.Err, "runtime.Goexit called")
+				require.ErrorIs(t, info.Err, guard.ErrGoexit, "the Value guard.CallIsolated gives a Goexit")
 				require.Equal(t, PhaseBackingOff, info.Phase)
 				time.Sleep(time.Second) // the first backoff
 				synctest.Wait()
@@ -77,8 +80,9 @@ func TestReconcileThatCallsGoexit(t *testing.T) {
 	}
 }
 
-// A reconcile that calls runtime.Goexit as the Loop stops: the key is not
-// retried, and Run returns at once.
+// A reconcile that calls runtime.Goexit as the Loop stops: as for a
+// reconcile cut short, the key takes no failure (so no retry with
+// backoff), and Run returns at once.
 func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -97,6 +101,9 @@ func TestReconcileThatCallsGoexitAsTheLoopStops(t *testing.T) {
 		close(release)
 		require.NoError(t, <-done)
 		require.Equal(t, 1, s.count("a"))
+		info := l.Inspect("a")
+		require.Zero(t, info.Failures, "cut short by the stop: not a failure, so no retry with backoff")
+		require.NoError(t, info.Err)
 	})
 }
 
@@ -227,8 +234,10 @@ func TestWaitForThatCallsGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs logBuffer
 		var s *script
+		var fresh atomic.Bool
 		s = scriptFunc(func(ctx context.Context, key string) (Result, error) {
 			if s.count(key) > 1 {
+				fresh.Store(FreshReadNeeded(ctx))
 				return Result{}, nil
 			}
 			RecordWrite(ctx, 5)
@@ -238,6 +247,7 @@ func TestWaitForThatCallsGoexit(t *testing.T) {
 		stop := start(t, l)
 		synctest.Wait()
 		require.Equal(t, 2, s.count("a"), "the key ran again")
+		require.True(t, fresh.Load(), "marked for a fresh read")
 		require.NoError(t, stop())
 		require.Contains(t, logs.String(), `level=ERROR msg="revisionWaiter.WaitFor panicked"`)
 		require.Contains(t, logs.String(), "runtime.Goexit called")

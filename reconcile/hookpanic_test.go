@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,9 +66,9 @@ func (q oneQueueHookPanics) WorkDuration(time.Duration)              { q.m.call(
 func (q oneQueueHookPanics) Unfinished(time.Duration, time.Duration) { q.m.call("queue Unfinished") }
 func (q oneQueueHookPanics) Retry()                                  { q.m.call("queue Retry") }
 
-// callHooks calls every hook of g once, first would (so that a panicky
-// hook panics first); the queue hooks through the queue.Metrics qm that
-// g's QueueMetrics returned.
+// callHooks calls the hook named first, then every hook of g in name
+// order (so that a panicky hook panics first); the queue hooks through
+// the queue.Metrics qm that g's QueueMetrics returned.
 func callHooks(g *guardedMetrics, qm queue.Metrics, first string) {
 	hooks := map[string]func(){
 		"ReconcileDone":      func() { g.ReconcileDone("c", "success", time.Second) },
@@ -98,13 +99,7 @@ func callHooks(g *guardedMetrics, qm queue.Metrics, first string) {
 		}
 	}
 	hooks[first]()
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for name := range hooks {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(hooks)) {
 		hooks[name]()
 	}
 }

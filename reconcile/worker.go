@@ -130,10 +130,6 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 	}
 }
 
-// errGoexit is the value of the *PanicError a reconcile that called
-// runtime.Goexit is treated as.
-var errGoexit = errors.New("runtime.Goexit called (t.FailNow, t.Fatal or t.SkipNow outside the test's goroutine?)")
-
 // survive, deferred by worker, runs when the worker's goroutine ends.
 // Holding no key, it ended as a worker does, with its term's queue shut
 // down. Holding one, it is ending by runtime.Goexit, which no recover
@@ -166,7 +162,7 @@ func (l *Loop[K]) survive(t *term[K], ctx context.Context, rec *recorder, slot *
 	if t.work.Err() != nil {
 		return // the term is ending: as for a reconcile cut short
 	}
-	p := pass{start: -1, end: -1, err: &PanicError{Value: errGoexit, Stack: stack}, panicked: true}
+	p := pass{start: -1, end: -1, err: &PanicError{Value: guard.ErrGoexit, Stack: stack}, panicked: true}
 	l.mu.Lock()
 	if s := l.keys[key]; s != nil {
 		p.failures, p.requeues = s.failures, s.requeues

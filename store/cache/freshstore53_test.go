@@ -48,8 +48,11 @@ func TestCacheOverAFreshStoreSeesAWriteBetweenItsListingAndItsWatch(t *testing.T
 		require.NoError(t, err)
 		w := st.As("writer")
 		b.write = func(ctx context.Context) {
-			_, err := w.Create(ctx, &cobj{Meta: store.Meta{Name: "between"}, Spec: cacheSpec{Image: "v1"}})
-			require.NoError(t, err)
+			// On Run's goroutine: t.Errorf, as require's t.FailNow would
+			// end that goroutine (runtime.Goexit) and hang the test.
+			if _, err := w.Create(ctx, &cobj{Meta: store.Meta{Name: "between"}, Spec: cacheSpec{Image: "v1"}}); err != nil {
+				t.Errorf("the write between the listing and the watch: %v", err)
+			}
 		}
 		c := cache.New(st, cache.WithRelistPeriod(0))
 		stop := startCache(t, c)

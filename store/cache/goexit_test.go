@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/steady-go/steady/internal/logtest"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/cache"
 	"github.com/steady-go/steady/store/memstore"
@@ -24,7 +23,7 @@ func TestHandlerThatCallsGoexit(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.As("user").Create(t.Context(), &store.Object[cacheSpec, cacheStatus]{Meta: store.Meta{Name: "a"}})
 		require.NoError(t, err)
-		var logs logtest.Buffer
+		var logs syncBuffer
 		c := cache.New[cacheSpec, cacheStatus](st, cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		c.AddHandler(func(_, _ *store.Object[cacheSpec, cacheStatus]) { runtime.Goexit() })
 		returned := make(chan struct{})

@@ -107,6 +107,26 @@ func (r *Reader) String() (token []byte, plain, ok bool) {
 func (r *Reader) Int64() (int64, bool) {
 	p := &r.p
 	p.space()
+	// The common case, an integer of at most 18 digits (which cannot
+	// overflow) not followed by a fraction or an exponent, in one pass
+	// over its digits; anything else the general way below.
+	b, i := p.b, p.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	digitsStart, n := i, int64(0)
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	if k := i - digitsStart; k > 0 && k <= 18 && (k == 1 || b[digitsStart] != '0') &&
+		(i == len(b) || b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
+		p.i = i
+		if neg {
+			n = -n
+		}
+		return n, true
+	}
 	start, ok := p.numberText()
 	if !ok {
 		return 0, false

@@ -46,38 +46,53 @@ func (r *Reader) Next() byte {
 func (r *Reader) Object(f func(key []byte) bool) bool {
 	// Its own member loop rather than scanner.members: this is the
 	// decoders' innermost loop, and a closure call per member costs
-	// more than the loop it would share.
-	p := &r.p
-	p.space()
-	if !p.byte('{') {
+	// more than the loop it would share. It works on locals, as
+	// plainEnd does, storing the position only where f reads on and
+	// where it returns: through r.p, every byte read and white space
+	// skipped was a load and a store of p.i (and loads of p.b), most of
+	// what a member cost.
+	b, i := r.p.b, spaceEnd(r.p.b, r.p.i)
+	if i >= len(b) || b[i] != '{' {
+		r.p.i = i
 		return false
 	}
-	p.space()
-	if p.byte('}') {
+	i = spaceEnd(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		r.p.i = i + 1
 		return true
 	}
 	for {
-		if !p.byte('"') {
+		if i >= len(b) || b[i] != '"' {
+			r.p.i = i
 			return false
 		}
-		start := p.i
-		p.i = plainEnd(p.b, start)
-		key := p.b[start:p.i]
-		if !p.byte('"') {
+		start := i + 1
+		i = plainEnd(b, start)
+		key := b[start:i]
+		if i >= len(b) || b[i] != '"' {
+			r.p.i = i
 			return false
 		}
-		p.space()
-		if !p.byte(':') || !f(key) {
+		i = spaceEnd(b, i+1)
+		if i >= len(b) || b[i] != ':' {
+			r.p.i = i
 			return false
 		}
-		p.space()
-		if p.byte('}') {
+		r.p.i = i + 1
+		if !f(key) {
+			return false
+		}
+		b, i = r.p.b, spaceEnd(r.p.b, r.p.i) // f may have read another text, and set it back
+		switch {
+		case i < len(b) && b[i] == '}':
+			r.p.i = i + 1
 			return true
-		}
-		if !p.byte(',') {
+		case i < len(b) && b[i] == ',':
+			i = spaceEnd(b, i+1)
+		default:
+			r.p.i = i
 			return false
 		}
-		p.space()
 	}
 }
 

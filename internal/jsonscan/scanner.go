@@ -50,6 +50,15 @@ func (p *scanner) space() {
 	}
 }
 
+// spaceEnd returns the index of the first byte of b at or after i that is
+// not white space, or len(b): space on locals.
+func spaceEnd(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 // byte consumes c if it is next.
 func (p *scanner) byte(c byte) bool {
 	if p.i < len(p.b) && p.b[p.i] == c {

@@ -76,3 +76,29 @@ func TestNumberKeepsIntegerText(t *testing.T) {
 		require.False(t, ok, bad)
 	}
 }
+
+// Reader.Int64 reads exactly the texts encoding/json decodes into an int64,
+// to the same value, and reads the whole number (it never stops inside
+// one): its short integers' one pass and the general way alike.
+func TestInt64AgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		"0", "-0", "7", "-7", "10", "120", "-120", "123456789012345678", "-123456789012345678",
+		"1234567890123456789", "9223372036854775807", "-9223372036854775808",
+		"9223372036854775808", "-9223372036854775809", "9999999999999999999", "99999999999999999999",
+		"01", "-01", "00", "0123456789", "-", "", "1.", "1.0", "1.5", "-0.0", "1e2", "1E2", "1e+2", "1e-2",
+		"0e0", "1e", "+1", " 12", "12 ", "0x1", "1-", "--1", "123456789012345678.5", "123456789012345678e1",
+	} {
+		var want int64
+		valid := json.Unmarshal([]byte(s), &want) == nil
+		r := NewReader([]byte(s))
+		n, ok := r.Int64()
+		if rest := s[r.Pos():]; ok && rest != "" {
+			require.NotContains(t, ".eE0123456789", rest[:1], "Int64 of %q stopped inside the number", s)
+		}
+		ok = ok && r.End()
+		require.Equal(t, valid, ok, "Int64 of %q", s)
+		if valid {
+			require.Equal(t, want, n, "Int64 of %q", s)
+		}
+	}
+}

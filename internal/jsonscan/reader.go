@@ -46,38 +46,53 @@ func (r *Reader) Next() byte {
 func (r *Reader) Object(f func(key []byte) bool) bool {
 	// Its own member loop rather than scanner.members: this is the
 	// decoders' innermost loop, and a closure call per member costs
-	// more than the loop it would share.
-	p := &r.p
-	p.space()
-	if !p.byte('{') {
+	// more than the loop it would share. It works on locals, as
+	// plainEnd does, storing the position only where f reads on and
+	// where it returns: through r.p, every byte read and white space
+	// skipped was a load and a store of p.i (and loads of p.b), most of
+	// what a member cost.
+	b, i := r.p.b, spaceEnd(r.p.b, r.p.i)
+	if i >= len(b) || b[i] != '{' {
+		r.p.i = i
 		return false
 	}
-	p.space()
-	if p.byte('}') {
+	i = spaceEnd(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		r.p.i = i + 1
 		return true
 	}
 	for {
-		if !p.byte('"') {
+		if i >= len(b) || b[i] != '"' {
+			r.p.i = i
 			return false
 		}
-		start := p.i
-		p.i = plainEnd(p.b, start)
-		key := p.b[start:p.i]
-		if !p.byte('"') {
+		start := i + 1
+		i = plainEnd(b, start)
+		key := b[start:i]
+		if i >= len(b) || b[i] != '"' {
+			r.p.i = i
 			return false
 		}
-		p.space()
-		if !p.byte(':') || !f(key) {
+		i = spaceEnd(b, i+1)
+		if i >= len(b) || b[i] != ':' {
+			r.p.i = i
 			return false
 		}
-		p.space()
-		if p.byte('}') {
+		r.p.i = i + 1
+		if !f(key) {
+			return false
+		}
+		b, i = r.p.b, spaceEnd(r.p.b, r.p.i) // f may have read another text, and set it back
+		switch {
+		case i < len(b) && b[i] == '}':
+			r.p.i = i + 1
 			return true
-		}
-		if !p.byte(',') {
+		case i < len(b) && b[i] == ',':
+			i = spaceEnd(b, i+1)
+		default:
+			r.p.i = i
 			return false
 		}
-		p.space()
 	}
 }
 
@@ -107,6 +122,26 @@ func (r *Reader) String() (token []byte, plain, ok bool) {
 func (r *Reader) Int64() (int64, bool) {
 	p := &r.p
 	p.space()
+	// The common case, an integer of at most 18 digits (which cannot
+	// overflow) not followed by a fraction or an exponent, in one pass
+	// over its digits; anything else the general way below.
+	b, i := p.b, p.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	digitsStart, n := i, int64(0)
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	if k := i - digitsStart; k > 0 && k <= 18 && (k == 1 || b[digitsStart] != '0') &&
+		(i == len(b) || b[i] != '.' && b[i] != 'e' && b[i] != 'E') {
+		p.i = i
+		if neg {
+			n = -n
+		}
+		return n, true
+	}
 	start, ok := p.numberText()
 	if !ok {
 		return 0, false

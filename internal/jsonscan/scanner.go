@@ -50,6 +50,15 @@ func (p *scanner) space() {
 	}
 }
 
+// spaceEnd returns the index of the first byte of b at or after i that is
+// not white space, or len(b): space on locals.
+func spaceEnd(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 // byte consumes c if it is next.
 func (p *scanner) byte(c byte) bool {
 	if p.i < len(p.b) && p.b[p.i] == c {
@@ -285,34 +294,53 @@ func (p *scanner) literal(word string, v any) (any, error) {
 }
 
 // numberText reads a token of the JSON number grammar and returns its
-// bounds in b; range is not checked.
+// bounds in b; range is not checked. It works on locals, as plainEnd does:
+// a loop over p.b and p.i reloads both from memory on every byte, which
+// was most of what reading a short integer cost.
 func (p *scanner) numberText() (start int, ok bool) {
-	start = p.i
-	p.byte('-')
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
+	b, i := p.b, p.i
+	start = i
+	if i < len(b) && b[i] == '-' {
+		i++
 	}
-	intStart := p.i
-	if n := digits(); n == 0 || n > 1 && p.b[intStart] == '0' {
+	intStart := i
+	i = digitsEnd(b, i)
+	if n := i - intStart; n == 0 || n > 1 && b[intStart] == '0' {
+		p.i = i
 		return start, false
 	}
-	if p.byte('.') && digits() == 0 {
-		return start, false
-	}
-	if p.byte('e') || p.byte('E') {
-		if !p.byte('+') {
-			p.byte('-')
-		}
-		if digits() == 0 {
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := digitsEnd(b, i)
+		if j == i {
+			p.i = i
 			return start, false
 		}
+		i = j
 	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digitsEnd(b, i)
+		if j == i {
+			p.i = i
+			return start, false
+		}
+		i = j
+	}
+	p.i = i
 	return start, true
+}
+
+// digitsEnd returns the index of the first byte of b at or after i that
+// is not a decimal digit, or len(b).
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
 }
 
 // number reads a JSON number as a tree holds it (see Number).

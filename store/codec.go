@@ -216,9 +216,9 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 		} else {
 			b = append(b, `{"metadata":`...)
 		}
-		meta, err := json.Marshal(&raw.Meta)
+		meta, err := marshalMeta(raw.Meta)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+			return nil, 0, err
 		}
 		b = append(b, meta...)
 	}
@@ -240,6 +240,20 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 		b = append(append(b, `,"preserved":`...), raw.Preserved...)
 	}
 	return append(b, '}'), head, nil
+}
+
+// marshalMeta is encoding/json's encoding of m, for metadata appendMeta
+// leaves to it. It takes a copy: passing &raw.Meta to json.Marshal made
+// every rawObject that appendTo encodes escape, the next value a write
+// computes on its stack (Writer.update's next := *cur) included.
+//
+//go:noinline
+func marshalMeta(m Meta) ([]byte, error) {
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+	}
+	return b, nil
 }
 
 // metaSizeHint is about the length of m encoded.

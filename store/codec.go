@@ -190,40 +190,69 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	// most, with an empty buffer.
 	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
 	start, head := len(b), 0
+	ok := true
 	if raw.Version != "" {
-		// A version name needs no escaping (NewVersions checks it).
-		b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
+		b, ok = appendMetaHead(appendVersionOpen(b, raw.Version), &raw.Meta)
 	} else if text := cur.headFor(&raw.Meta); text != nil {
 		b = append(b, text...)
 		head = len(b) - start
 	} else {
-		b = append(b, `{"metadata":`...)
-	}
-	ok := true
-	if head == 0 {
-		b, ok = appendMetaHead(b, &raw.Meta)
-		if ok && raw.Version == "" {
-			head = len(b) - start
-		}
+		b, ok = appendMetaHead(append(b, `{"metadata":`...), &raw.Meta)
+		head = len(b) - start
 	}
 	if ok {
 		b, ok = appendMetaTail(b, &raw.Meta)
 	}
 	if !ok {
-		b, head = b[:start], 0
-		if raw.Version != "" {
-			b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
-		} else {
-			b = append(b, `{"metadata":`...)
-		}
-		meta, err := marshalMeta(raw.Meta)
-		if err != nil {
+		var err error
+		if b, err = raw.appendMetaJSON(b[:start]); err != nil {
 			return nil, 0, err
 		}
-		b = append(b, meta...)
+		head = 0
 	}
 	b = append(append(b, `,"spec":`...), spec...)
 	b = append(append(b, `,"status":`...), status...)
+	if len(raw.Conditions) > 0 || len(raw.Preserved) > 0 {
+		var err error
+		if b, err = raw.appendRest(b); err != nil {
+			return nil, 0, err
+		}
+	}
+	return append(b, '}'), head, nil
+}
+
+// appendVersionOpen appends the opening of the value of an object at
+// version (a name that needs no escaping: NewVersions checks it), up to its
+// metadata. Apart from appendTo, which most Stores run without a version,
+// so that its code is not theirs, as for appendMetaJSON and appendRest.
+//
+//go:noinline
+func appendVersionOpen(b []byte, version string) []byte {
+	return append(append(append(b, `{"version":"`...), version...), `","metadata":`...)
+}
+
+// appendMetaJSON appends the opening of raw's value and its metadata as
+// encoding/json writes them, for metadata appendMeta leaves to it.
+//
+//go:noinline
+func (raw *rawObject) appendMetaJSON(b []byte) ([]byte, error) {
+	if raw.Version != "" {
+		b = appendVersionOpen(b, raw.Version)
+	} else {
+		b = append(b, `{"metadata":`...)
+	}
+	meta, err := marshalMeta(raw.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, meta...), nil
+}
+
+// appendRest appends the conditions and the preserved fields of raw's
+// value, those it has.
+//
+//go:noinline
+func (raw *rawObject) appendRest(b []byte) ([]byte, error) {
 	if len(raw.Conditions) > 0 {
 		b = append(b, `,"conditions":`...)
 		if out, ok := appendConditions(b, raw.Conditions); ok {
@@ -231,7 +260,7 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 		} else {
 			conds, err := json.Marshal(raw.Conditions)
 			if err != nil {
-				return nil, 0, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+				return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
 			}
 			b = append(b, conds...)
 		}
@@ -239,7 +268,7 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	if len(raw.Preserved) > 0 {
 		b = append(append(b, `,"preserved":`...), raw.Preserved...)
 	}
-	return append(b, '}'), head, nil
+	return b, nil
 }
 
 // marshalMeta is encoding/json's encoding of m, for metadata appendMeta

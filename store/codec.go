@@ -190,40 +190,69 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	// most, with an empty buffer.
 	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
 	start, head := len(b), 0
+	ok := true
 	if raw.Version != "" {
-		// A version name needs no escaping (NewVersions checks it).
-		b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
+		b, ok = appendMetaHead(appendVersionOpen(b, raw.Version), &raw.Meta)
 	} else if text := cur.headFor(&raw.Meta); text != nil {
 		b = append(b, text...)
 		head = len(b) - start
 	} else {
-		b = append(b, `{"metadata":`...)
-	}
-	ok := true
-	if head == 0 {
-		b, ok = appendMetaHead(b, &raw.Meta)
-		if ok && raw.Version == "" {
-			head = len(b) - start
-		}
+		b, ok = appendMetaHead(append(b, `{"metadata":`...), &raw.Meta)
+		head = len(b) - start
 	}
 	if ok {
 		b, ok = appendMetaTail(b, &raw.Meta)
 	}
 	if !ok {
-		b, head = b[:start], 0
-		if raw.Version != "" {
-			b = append(append(append(b, `{"version":"`...), raw.Version...), `","metadata":`...)
-		} else {
-			b = append(b, `{"metadata":`...)
+		var err error
+		if b, err = raw.appendMetaJSON(b[:start]); err != nil {
+			return nil, 0, err
 		}
-		meta, err := json.Marshal(&raw.Meta)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
-		}
-		b = append(b, meta...)
+		head = 0
 	}
 	b = append(append(b, `,"spec":`...), spec...)
 	b = append(append(b, `,"status":`...), status...)
+	if len(raw.Conditions) > 0 || len(raw.Preserved) > 0 {
+		var err error
+		if b, err = raw.appendRest(b); err != nil {
+			return nil, 0, err
+		}
+	}
+	return append(b, '}'), head, nil
+}
+
+// appendVersionOpen appends the opening of the value of an object at
+// version (a name that needs no escaping: NewVersions checks it), up to its
+// metadata. Apart from appendTo, which most Stores run without a version,
+// so that its code is not theirs, as for appendMetaJSON and appendRest.
+//
+//go:noinline
+func appendVersionOpen(b []byte, version string) []byte {
+	return append(append(append(b, `{"version":"`...), version...), `","metadata":`...)
+}
+
+// appendMetaJSON appends the opening of raw's value and its metadata as
+// encoding/json writes them, for metadata appendMeta leaves to it.
+//
+//go:noinline
+func (raw *rawObject) appendMetaJSON(b []byte) ([]byte, error) {
+	if raw.Version != "" {
+		b = appendVersionOpen(b, raw.Version)
+	} else {
+		b = append(b, `{"metadata":`...)
+	}
+	meta, err := marshalMeta(raw.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, meta...), nil
+}
+
+// appendRest appends the conditions and the preserved fields of raw's
+// value, those it has.
+//
+//go:noinline
+func (raw *rawObject) appendRest(b []byte) ([]byte, error) {
 	if len(raw.Conditions) > 0 {
 		b = append(b, `,"conditions":`...)
 		if out, ok := appendConditions(b, raw.Conditions); ok {
@@ -231,7 +260,7 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 		} else {
 			conds, err := json.Marshal(raw.Conditions)
 			if err != nil {
-				return nil, 0, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
+				return nil, fmt.Errorf("%w: encoding conditions: %v", ErrInvalid, err)
 			}
 			b = append(b, conds...)
 		}
@@ -239,7 +268,21 @@ func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	if len(raw.Preserved) > 0 {
 		b = append(append(b, `,"preserved":`...), raw.Preserved...)
 	}
-	return append(b, '}'), head, nil
+	return b, nil
+}
+
+// marshalMeta is encoding/json's encoding of m, for metadata appendMeta
+// leaves to it. It takes a copy: passing &raw.Meta to json.Marshal made
+// every rawObject that appendTo encodes escape, the next value a write
+// computes on its stack (Writer.update's next := *cur) included.
+//
+//go:noinline
+func marshalMeta(m Meta) ([]byte, error) {
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding meta: %v", ErrInvalid, err)
+	}
+	return b, nil
 }
 
 // metaSizeHint is about the length of m encoded.
@@ -274,7 +317,13 @@ func appendMeta(b []byte, m *Meta) ([]byte, bool) {
 
 // appendPlain appends s as a JSON string if it needs no escaping (see
 // plainJSONString); else it appends nothing and clears *ok, and the caller
-// encodes the value the general way.
+// encodes the value the general way. It is not inlined: the metadata's
+// dozen strings were each an inlined copy of it in appendMetaHead (5.9 KB
+// of code, the most instruction-cache misses of the write path's
+// functions), now a call; the members' names before them stay inlined
+// appends of constants, a few stores each.
+//
+//go:noinline
 func appendPlain(b []byte, s string, ok *bool) []byte {
 	if !plainJSONString(s) {
 		*ok = false
@@ -287,24 +336,50 @@ func appendPlain(b []byte, s string, ok *bool) []byte {
 // from the opening brace to the ownership records (see storedHead).
 func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	str := func(b []byte, s string) []byte { return appendPlain(b, s, &ok) }
-	b = str(append(b, `{"kind":`...), m.Kind)
-	b = str(append(b, `,"name":`...), m.Name)
-	b = str(append(b, `,"uid":`...), m.UID)
+	b = appendPlain(append(b, `{"kind":`...), m.Kind, &ok)
+	b = appendPlain(append(b, `,"name":`...), m.Name, &ok)
+	b = appendPlain(append(b, `,"uid":`...), m.UID, &ok)
 	var plain bool
 	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)
 	ok = ok && plain
 	b, plain = appendStringMap(b, `,"annotations":{`, m.Annotations)
 	ok = ok && plain
+	if len(m.Owners) > 0 || len(m.Finalizers) > 0 || m.DeletionRequested {
+		b = appendMetaLifecycle(b, m, &ok)
+	}
+	if len(m.Managed) > 0 {
+		b = append(b, `,"managed":[`...)
+		for i, e := range m.Managed {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendPlain(append(b, `{"manager":`...), e.Manager, &ok)
+			b = appendPlain(append(b, `,"operation":`...), e.Operation, &ok)
+			if e.Subresource != "" {
+				b = appendPlain(append(b, `,"subresource":`...), e.Subresource, &ok)
+			}
+			b = append(appendPlain(append(b, `,"fields":`...), e.Fields, &ok), '}')
+		}
+		b = append(b, ']')
+	}
+	return b, ok
+}
+
+// appendMetaLifecycle is appendMetaHead's part for the owners, the
+// finalizers and a requested deletion, which most objects do not have:
+// apart, it is not code of every write's path.
+//
+//go:noinline
+func appendMetaLifecycle(b []byte, m *Meta, ok *bool) []byte {
 	if len(m.Owners) > 0 {
 		b = append(b, `,"owners":[`...)
 		for i, o := range m.Owners {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = str(append(b, `{"kind":`...), o.Kind)
-			b = str(append(b, `,"name":`...), o.Name)
-			b = str(append(b, `,"uid":`...), o.UID)
+			b = appendPlain(append(b, `{"kind":`...), o.Kind, ok)
+			b = appendPlain(append(b, `,"name":`...), o.Name, ok)
+			b = appendPlain(append(b, `,"uid":`...), o.UID, ok)
 			if o.Controller {
 				b = append(b, `,"controller":true`...)
 			}
@@ -318,40 +393,24 @@ func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = str(b, f)
+			b = appendPlain(b, f, ok)
 		}
 		b = append(b, ']')
 	}
 	if m.DeletionRequested {
 		b = append(b, `,"deletionRequested":true`...)
 	}
-	if len(m.Managed) > 0 {
-		b = append(b, `,"managed":[`...)
-		for i, e := range m.Managed {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = str(append(b, `{"manager":`...), e.Manager)
-			b = str(append(b, `,"operation":`...), e.Operation)
-			if e.Subresource != "" {
-				b = str(append(b, `,"subresource":`...), e.Subresource)
-			}
-			b = append(str(append(b, `,"fields":`...), e.Fields), '}')
-		}
-		b = append(b, ']')
-	}
-	return b, ok
+	return b
 }
 
 // appendMetaTail appends the rest of what appendMeta writes, from the
 // last write on.
 func appendMetaTail(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	str := func(b []byte, s string) []byte { return appendPlain(b, s, &ok) }
-	b = str(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager)
-	b = str(append(b, `,"op":`...), string(m.LastWrite.Op))
+	b = appendPlain(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager, &ok)
+	b = appendPlain(append(b, `,"op":`...), string(m.LastWrite.Op), &ok)
 	if m.LastWrite.Trace != "" {
-		b = str(append(b, `,"trace":`...), m.LastWrite.Trace)
+		b = appendPlain(append(b, `,"trace":`...), m.LastWrite.Trace, &ok)
 	}
 	b = strconv.AppendInt(append(b, `},"generation":`...), m.Generation, 10)
 	if m.StatusGeneration != 0 {

@@ -57,13 +57,26 @@ func sameHead(a, b *Meta) bool {
 // at them when they are the same elements of the same array (a write's
 // lists are its base's, or new: nothing changes an element in place).
 func sameList[E comparable](a, b []E) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || slices.Equal(a, b))
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || equalList(a, b))
 }
+
+// equalList is slices.Equal, for sameList's lists that it must look at.
+// Not inlined, nor equalMap: inlined five times into sameHead, their loops
+// spread its quick checks, which a write's metadata mostly pass (the same
+// or empty lists and maps), over 1.7 KB of code.
+//
+//go:noinline
+func equalList[E comparable](a, b []E) bool { return slices.Equal(a, b) }
+
+// equalMap is maps.Equal, for sameMetaMap's maps that it must look at.
+//
+//go:noinline
+func equalMap(a, b map[string]string) bool { return maps.Equal(a, b) }
 
 // sameMetaMap reports whether a and b hold the same entries, without
 // looking at them when they are the same map.
 func sameMetaMap(a, b map[string]string) bool {
-	return len(a) == len(b) && (len(a) == 0 || sharedMap(a, b) || maps.Equal(a, b))
+	return len(a) == len(b) && (len(a) == 0 || sharedMap(a, b) || equalMap(a, b))
 }
 
 // headOf returns the head of value, whose metadata d read as appendMeta

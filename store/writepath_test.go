@@ -83,7 +83,8 @@ func TestApplyOfAnOwnedSpecFieldKeepsTheRecordUnencoded(t *testing.T) {
 // allocates what its encoding and its ownership record need, and nothing
 // for the options it was not given (24 allocations before, when the
 // option scratch space of a write was allocated whether or not it had
-// options; 7 while the conds of its Txn were allocated for each write).
+// options; 7 while the conds of its Txn were allocated for each write; 6
+// while the next value it computes, a copy of the current one, escaped).
 // The budget is exact, so that an allocation added to the path fails it.
 func TestUpdateWithoutOptionsAllocatesNoOptionSpace(t *testing.T) {
 	if testing.Short() || raceScale > 1 {
@@ -105,14 +106,15 @@ func TestUpdateWithoutOptionsAllocatesNoOptionSpace(t *testing.T) {
 	got, err := st.Get(ctx, name)
 	require.NoError(t, err)
 	require.Equal(t, obj.Spec, got.Spec)
-	require.LessOrEqualf(t, allocs, 6.0, "an Update of the spec allocates %v times", allocs)
+	require.LessOrEqualf(t, allocs, 5.0, "an Update of the spec allocates %v times", allocs)
 }
 
 // The other writer of a controller's event as BenchmarkUpdateSpecOther
 // has it, a client Store that remembers no values, reads the object and
 // writes it back with its spec changed: a Get and an Update, which
-// allocate 12 times together (13 while the conds of the Update's Txn were
-// allocated for each write). The budget is exact, so that an allocation
+// allocate 11 times together (13 while the conds of the Update's Txn were
+// allocated for each write, 12 while the Update's next value, a copy of
+// the current one, escaped to the heap). The budget is exact, so that an allocation
 // added to the path fails it.
 func TestUpdateOfAnotherObjectAllocationBudget(t *testing.T) {
 	if testing.Short() || raceScale > 1 {
@@ -141,7 +143,7 @@ func TestUpdateOfAnotherObjectAllocationBudget(t *testing.T) {
 	got, err := st.Get(ctx, name)
 	require.NoError(t, err)
 	require.Equal(t, replicas, got.Spec.Replicas)
-	require.LessOrEqualf(t, allocs, 12.0, "a Get and an Update of the spec allocate %v times", allocs)
+	require.LessOrEqualf(t, allocs, 11.0, "a Get and an Update of the spec allocate %v times", allocs)
 }
 
 // The Meta an Update hands back is the caller's: a caller that changes its

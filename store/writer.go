@@ -296,7 +296,7 @@ func (w *Writer[S, T]) store(ctx context.Context, own kv.Cond, cur, next *rawObj
 // admission sees as the old object: the Store's memory, or a read of the
 // write's own, what no write hands to its caller (see lastValues.wrote).
 func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides) (int64, error) {
-	return w.putGiven(ctx, own, cur, next, sides, false)
+	return w.putKeeping(ctx, own, cur, next, sides, nil)
 }
 
 // putGiven is put; given says that the caller neither reads nor hands out
@@ -304,6 +304,18 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 // lastValues.wrote) rather than a copy: a status apply's, whose object is
 // its own.
 func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides, given bool) (int64, error) {
+	var mine *rawObject
+	if given {
+		mine = next
+	}
+	return w.putKeeping(ctx, own, cur, next, sides, mine)
+}
+
+// putKeeping is putGiven with mine, next itself when given, else nil: the
+// memory of values then keeps a copy of next. Only mine is kept, never
+// next, which therefore does not escape through put: Writer.update's next,
+// a copy of the current value, stays on its stack.
+func (w *Writer[S, T]) putKeeping(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides, mine *rawObject) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.traceOf(ctx)
 		if op := next.Meta.LastWrite.Op; tr == "" && cur != nil && (op == ownership.OpApplyStatus || op == ownership.OpUpdateStatus) {
@@ -346,7 +358,13 @@ func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *raw
 	}
 	rev, err := w.txnAs(ctx, h, nil, own, kv.Write{Kind: kv.WritePut, Key: own.Key, Value: val, Owned: true})
 	if err == nil {
-		w.s.last.wroteGiven(own.Key, rev, cur, next, val, sides, given, pending)
+		if w.s.last != nil {
+			if mine == nil {
+				mine = new(rawObject)
+				*mine = *next // what wroteGiven copies of a next not given
+			}
+			w.s.last.wroteGiven(own.Key, rev, cur, mine, val, sides, true, pending)
+		}
 		pending = false
 	}
 	return rev, err

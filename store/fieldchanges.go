@@ -1,7 +1,6 @@
 package store
 
 import (
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -335,11 +334,14 @@ func join(a, b []diff.Path) []diff.Path {
 
 // userMetaSideEqual reports whether the metadata the spec side's diff shows
 // (metaView) is plainly equal, so that its diff would find nothing: an
-// absent collection equals an empty one, as in metaViewOf.
+// absent collection equals an empty one, as in metaViewOf. A map or list
+// that old and new share (a cache's event keeps the held one when its
+// text is the same) is equal without a look at its entries: no range over
+// the labels of every event judged.
 func userMetaSideEqual[S, T any](old, new *Object[S, T]) bool {
 	om, nm := &old.Meta, &new.Meta
-	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
-		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers)
+	return sameMetaMap(om.Labels, nm.Labels) && sameMetaMap(om.Annotations, nm.Annotations) &&
+		sameList(om.Owners, nm.Owners) && sameList(om.Finalizers, nm.Finalizers)
 }
 
 // sideOnlyChanges is a side's diff when the rest of the side is plainly

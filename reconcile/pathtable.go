@@ -58,11 +58,12 @@ func (t *pathTable) one(p diff.Path) diff.Path {
 }
 
 // list returns the table's list of the same paths as ps in the same order,
-// adding a copy of ps while it has room, and nil for an empty ps. Callers
-// intern ps's paths first, so that the paths of equal lists are the same
-// copies, compared by address; a path the full table did not take makes
-// ps's list one the table does not share. Callers never modify the list
-// returned.
+// adding a copy of ps while it has room, and nil for an empty ps; a copy of
+// ps the table does not hold once it is full (ps is its caller's, reused:
+// see loopHooks.observeWrite). Callers intern ps's paths first, so that the
+// paths of equal lists are the same copies, compared by address; a path
+// the full table did not take makes ps's list one the table does not
+// share. Callers never modify the list returned.
 func (t *pathTable) list(ps []diff.Path) []diff.Path {
 	if len(ps) == 0 {
 		return nil
@@ -73,7 +74,7 @@ func (t *pathTable) list(ps []diff.Path) []diff.Path {
 		}
 	}
 	if len(t.lists) >= maxTableLists {
-		return ps
+		return slices.Clone(ps)
 	}
 	q := slices.Clone(ps)
 	t.lists = append(t.lists, q)

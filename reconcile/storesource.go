@@ -41,7 +41,8 @@ type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 // unless Stalled changed, so FromStore's source then queues it without
 // calling f, and calls f on it only for the oscillation detector, when the
 // Loop keeps state for the key: after the hint, before it judges its next
-// change.
+// change. The Loop's oscillation detector keeps the paths f returns (not
+// the lists): f must not modify one afterwards.
 func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {

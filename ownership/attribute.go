@@ -35,11 +35,7 @@ func Attribute(manager string, changed []diff.Path, before, after Managed) (owne
 	buf := make([]diff.Path, len(changed))
 	n, f := 0, len(buf)
 	for _, p := range changed {
-		mine, anyone := owns(manager, p, after)
-		if !anyone {
-			mine, _ = owns(manager, p, before)
-		}
-		if mine {
+		if attributed(manager, p, before, after) {
 			buf[n] = p
 			n++
 		} else {
@@ -55,6 +51,31 @@ func Attribute(manager string, changed []diff.Path, before, after Managed) (owne
 		foreign = buf[f:]
 	}
 	return owned, foreign
+}
+
+// AttributeAppend is Attribute for a caller that keeps its own lists: it
+// appends the paths of changed that manager owns to owned and the rest to
+// foreign, each in the order of changed, and returns the two; it allocates
+// only to grow them. Their arrays are the caller's: a caller that judges
+// change after change into the same two, emptied, allocates nothing.
+func AttributeAppend(owned, foreign []diff.Path, manager string, changed []diff.Path, before, after Managed) ([]diff.Path, []diff.Path) {
+	for _, p := range changed {
+		if attributed(manager, p, before, after) {
+			owned = append(owned, p)
+		} else {
+			foreign = append(foreign, p)
+		}
+	}
+	return owned, foreign
+}
+
+// attributed reports whether Attribute gives p to manager.
+func attributed(manager string, p diff.Path, before, after Managed) bool {
+	mine, anyone := owns(manager, p, after)
+	if !anyone {
+		mine, _ = owns(manager, p, before)
+	}
+	return mine
 }
 
 // ChangedBy answers who made a changed path p, for a change that may merge

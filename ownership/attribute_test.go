@@ -1,6 +1,7 @@
 package ownership_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -88,6 +89,11 @@ func TestAttribute(t *testing.T) {
 			owned, foreign := ownership.Attribute("me", paths(tt.changed...), tt.before, tt.after)
 			require.Equal(t, paths(tt.owned...), owned)
 			require.Equal(t, paths(tt.foreign...), foreign)
+			// AttributeAppend: the same, after what the lists held.
+			held := paths(".held")
+			owned, foreign = ownership.AttributeAppend(slices.Clone(held), slices.Clone(held), "me", paths(tt.changed...), tt.before, tt.after)
+			require.Equal(t, append(slices.Clone(held), paths(tt.owned...)...), owned, "appended")
+			require.Equal(t, append(slices.Clone(held), paths(tt.foreign...)...), foreign, "appended")
 		})
 	}
 }

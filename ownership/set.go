@@ -78,6 +78,11 @@ func (s *Set) childBytes(i int32, kind uint8, name []byte) int32 {
 	return childOf(s, i, kind, name)
 }
 
+// childOf is child. Each probe asks first whether it found the child: an
+// equality that tells names of other lengths apart without comparing
+// their bytes, and ends the search at the first probe of a block of one
+// child (the usual block: .status, one field of a controller's status),
+// before the ordering's comparison.
 func childOf[N string | []byte](s *Set, i int32, kind uint8, name N) int32 {
 	if i < 0 || s == nil || len(s.nodes) == 0 {
 		return -1
@@ -86,14 +91,14 @@ func childOf[N string | []byte](s *Set, i int32, kind uint8, name N) int32 {
 	for lo < hi {
 		m := int32(uint32(lo+hi) >> 1)
 		n := &s.nodes[m]
-		if n.kind < kind || (n.kind == kind && n.name < string(name)) {
+		switch {
+		case n.kind == kind && n.name == string(name):
+			return m // siblings are distinct
+		case n.kind < kind || (n.kind == kind && n.name < string(name)):
 			lo = m + 1
-		} else {
+		default:
 			hi = m
 		}
-	}
-	if lo < s.nodes[i].hi && s.nodes[lo].kind == kind && s.nodes[lo].name == string(name) {
-		return lo
 	}
 	return -1
 }

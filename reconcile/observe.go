@@ -50,7 +50,9 @@ type loopHooks interface {
 	// keepsState reports whether the Loop keeps state for key: only then
 	// does another writer's change count for its oscillation detector.
 	keepsState(key string) bool
-	// observeWrite feeds key's oscillation detector one write.
+	// observeWrite feeds key's oscillation detector one write. w's path
+	// lists are the source's, reused for its next judgement once
+	// observeWrite returns: copy them to keep them.
 	observeWrite(key string, w oscillation.Write)
 	// observeState reports key's object as the cache holds it: its
 	// generation, the generation its Ready=True condition observed (0

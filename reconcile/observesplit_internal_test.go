@@ -26,9 +26,11 @@ type writesSink struct {
 
 func (h *writesSink) keepsState(string) bool { return true }
 
+// observeWrite copies w's lists, which the source reuses once it returns.
 func (h *writesSink) observeWrite(_ string, w oscillation.Write) {
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
+	w.Owned, w.Foreign = slices.Clone(w.Owned), slices.Clone(w.Foreign)
 	h.writes = append(h.writes, w)
 }
 

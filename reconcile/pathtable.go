@@ -19,6 +19,12 @@ import (
 // of a detector's ~200. Callers hold the Loop's lock.
 type pathTable struct {
 	paths []diff.Path
+	// seen[i] is the path last found equal to paths[i] (the table's copy
+	// at first), held so that its memory is not reused: a source judges
+	// with the same few paths event after event (a Store's path of each
+	// field of a struct status, built once), so one is known by its
+	// address, without comparing its elements.
+	seen  []diff.Path
 	lists [][]diff.Path
 }
 
@@ -41,8 +47,14 @@ func (t *pathTable) intern(ps []diff.Path) {
 }
 
 func (t *pathTable) one(p diff.Path) diff.Path {
-	for _, q := range t.paths {
+	for i, q := range t.seen {
+		if samePath(q, p) {
+			return t.paths[i]
+		}
+	}
+	for i, q := range t.paths {
 		if q.Equal(p) {
+			t.seen[i] = p // paths are never modified: p stays equal to q
 			return q
 		}
 	}
@@ -54,15 +66,17 @@ func (t *pathTable) one(p diff.Path) diff.Path {
 		q[i].Keys = slices.Clone(q[i].Keys)
 	}
 	t.paths = append(t.paths, q)
+	t.seen = append(t.seen, q)
 	return q
 }
 
 // list returns the table's list of the same paths as ps in the same order,
-// adding a copy of ps while it has room, and nil for an empty ps. Callers
-// intern ps's paths first, so that the paths of equal lists are the same
-// copies, compared by address; a path the full table did not take makes
-// ps's list one the table does not share. Callers never modify the list
-// returned.
+// adding a copy of ps while it has room, and nil for an empty ps; a copy of
+// ps the table does not hold once it is full (ps is its caller's, reused:
+// see loopHooks.observeWrite). Callers intern ps's paths first, so that the
+// paths of equal lists are the same copies, compared by address; a path
+// the full table did not take makes ps's list one the table does not
+// share. Callers never modify the list returned.
 func (t *pathTable) list(ps []diff.Path) []diff.Path {
 	if len(ps) == 0 {
 		return nil
@@ -73,7 +87,7 @@ func (t *pathTable) list(ps []diff.Path) []diff.Path {
 		}
 	}
 	if len(t.lists) >= maxTableLists {
-		return ps
+		return slices.Clone(ps)
 	}
 	q := slices.Clone(ps)
 	t.lists = append(t.lists, q)

@@ -111,8 +111,9 @@ func TestOscillationStateOfAStatusWriterIsSmall(t *testing.T) {
 }
 
 // A key's detector gets the table's copy of a list of paths equal to a
-// list the table holds, and lists keep coming through unchanged once it
-// is full.
+// list the table holds, and once it is full a copy of the list given: the
+// caller's is reused (FromStore's source judges into the same two lists
+// change after change).
 func TestPathTableSharesEqualListsAndIsBounded(t *testing.T) {
 	var tab pathTable
 	a, b := statusChange(), statusChange()
@@ -127,6 +128,29 @@ func TestPathTableSharesEqualListsAndIsBounded(t *testing.T) {
 	}
 	require.Len(t, tab.lists, maxTableLists)
 	extra := []diff.Path{diff.MustParsePath(".spec.extra")}
-	require.Same(t, &extra[0], &tab.list(extra)[0], "a full table keeps a new list as it came")
+	kept := tab.list(extra)
+	require.Equal(t, extra, kept, "a full table gives the paths of a new list, in order")
+	require.NotSame(t, &extra[0], &kept[0], "a full table gives a copy of a new list, not the caller's")
 	require.Len(t, tab.lists, maxTableLists)
+}
+
+// A path given again at the same address (a Store's path of a status
+// field, built once and judged event after event) gets the table's copy
+// of it, as an equal path at another address does, and a path of the same
+// length at another address that differs gets its own.
+func TestPathTableKnowsAPathGivenAgainByItsAddress(t *testing.T) {
+	var tab pathTable
+	ready, other := diff.MustParsePath(".status.ready"), diff.MustParsePath(".status.other")
+	first := []diff.Path{ready, other}
+	tab.intern(first)
+	require.Equal(t, []diff.Path{ready, other}, first, "interning keeps the paths")
+	require.NotSame(t, &ready[0], &first[0][0], "the table's copy")
+	for range 2 {
+		again := []diff.Path{other, ready, diff.MustParsePath(".status.ready")}
+		tab.intern(again)
+		require.Same(t, &first[1][0], &again[0][0], ".status.other, given again")
+		require.Same(t, &first[0][0], &again[1][0], ".status.ready, given again")
+		require.Same(t, &first[0][0], &again[2][0], ".status.ready, an equal path at another address")
+	}
+	require.Len(t, tab.paths, 2)
 }

@@ -41,7 +41,8 @@ type CacheSourceOption[S, T any] func(*cacheSource[S, T])
 // unless Stalled changed, so FromStore's source then queues it without
 // calling f, and calls f on it only for the oscillation detector, when the
 // Loop keeps state for the key: after the hint, before it judges its next
-// change.
+// change. The Loop's oscillation detector keeps the paths f returns (not
+// the lists): f must not modify one afterwards.
 func WithChanges[S, T any](f func(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path)) CacheSourceOption[S, T] {
 	return func(s *cacheSource[S, T]) {
 		if f != nil {
@@ -88,9 +89,13 @@ type cacheSource[S, T any] struct {
 	statusEqual func(a, b *T) bool
 	// by is the primary's Store's ChangedBy, looked up once; nil for the
 	// others, which observe nothing.
-	by     changedBy[S, T]
-	sorted bool
-	pred   predicates[S, T] // see WithPredicate
+	by changedBy[S, T]
+	// appendChanges is the Store's FieldChangesAppend when changes is its
+	// FieldChanges (fieldLevel), which changed calls instead, into judged:
+	// a judgement then allocates no list. nil otherwise.
+	appendChanges fieldChangesAppender[S, T]
+	sorted        bool
+	pred          predicates[S, T] // see WithPredicate
 	// backend is the backend the cache follows (backendID), nil when
 	// unknown: its revisions are the only ones the source compares.
 	backend any
@@ -101,6 +106,10 @@ type cacheSource[S, T any] struct {
 	mu    sync.Mutex
 	names *nameSet // primary only
 	buf   []string // Keys' copy of names.list, kept between resyncs up to keysBufKept
+	// judged holds the owned (the first half) and foreign paths of the
+	// last judgement changed made with appendChanges: read under mu, and
+	// never kept past the judgement (see loopHooks.observeWrite).
+	judged [2 * judgedPaths]diff.Path
 	// deferred is another writer's change whose hint was certain before
 	// its field-level judgement (see judgeLater), judged after the hint: the
 	// judgement feeds the oscillation detector alone, and made before the
@@ -177,6 +186,9 @@ func FromStore[S, T any](c *cache.Cache[S, T], st *store.Store[S, T], opts ...Ca
 		s.statusEqual = eq.StatusEqual
 	}
 	s.by, _ = hooks.(changedBy[S, T])
+	if s.fieldLevel {
+		s.appendChanges, _ = hooks.(fieldChangesAppender[S, T])
+	}
 	s.names = newNameSet()
 	return storeSource[S, T]{cacheSource: s, storeConditions: newStoreConditions(c, st)}
 }
@@ -635,11 +647,29 @@ func (s *cacheSource[S, T]) mapped(ref *sinkRef, keys []string, obj *store.Objec
 	return append(keys, s.mapKeys(obj)...)
 }
 
-// changed runs the ChangeFunc under recovery.
+// changed runs the ChangeFunc under recovery. The caller holds s.mu: the
+// Store's FieldChanges appends to s.judged, whose lists are the caller's
+// until its next call.
 func (s *cacheSource[S, T]) changed(old, new *store.Object[S, T], manager string) (owned, foreign []diff.Path, p *guard.Panic) {
 	defer guard.Catch(&p)
+	if s.appendChanges != nil {
+		owned, foreign = s.appendChanges.FieldChangesAppend(old, new, manager,
+			s.judged[:0:judgedPaths], s.judged[judgedPaths:judgedPaths:2*judgedPaths])
+		return owned, foreign, nil
+	}
 	owned, foreign = s.changes(old, new, manager)
 	return owned, foreign, nil
+}
+
+// judgedPaths is the room in s.judged for each of a judgement's lists:
+// more paths than that take a list of their own.
+const judgedPaths = 4
+
+// fieldChangesAppender is the Store's FieldChangesAppend, which it offers
+// the project's packages only (internal/storeaccess): FieldChanges
+// appending to the caller's lists.
+type fieldChangesAppender[S, T any] interface {
+	FieldChangesAppend(old, new *store.Object[S, T], manager string, owned, foreign []diff.Path) ([]diff.Path, []diff.Path)
 }
 
 // judgement is what judgeLater decides of a modification: whether it is a

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/steady-go/steady/diff"
@@ -164,7 +166,7 @@ func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored 
 		return nil, decodedSides{}, false, nil
 	}
 	i := dec.managed.Find(w.manager, ownership.OpApply)
-	if i < 0 || ownsAny(dec.managed, a.keys, i) || !ownsExactly(dec.managed[i].Set, a.keys) {
+	if i < 0 || ownsAny(dec.managed, a.keys, i) || !ownsExactlyKnown(dec.managed[i].Set, a.keys) {
 		return nil, decodedSides{}, false, nil
 	}
 	if sameFields(a, stored) {
@@ -274,6 +276,49 @@ func ownsExactly(set *ownership.Set, keys [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// ownedFields is a set found to own exactly the status fields of keys,
+// joined (each followed by a NUL: flatFields' keys are plain, with none).
+type ownedFields struct {
+	set  *ownership.Set
+	keys string
+}
+
+// lastOwnedFields is the last set ownsExactlyKnown found to own exactly
+// the fields it was asked of. A Set is immutable, and held here its
+// address is not reused: the answer stands for as long as it is kept. A
+// controller's later applies ask it of the same set object after object
+// (its record's set, decoded once per Codec: see firstStatusApply).
+var lastOwnedFields atomic.Pointer[ownedFields]
+
+// ownsExactlyKnown is ownsExactly, answered from lastOwnedFields when it
+// holds set and keys: no walk of the set per key.
+func ownsExactlyKnown(set *ownership.Set, keys [][]byte) bool {
+	if m := lastOwnedFields.Load(); m != nil && m.set == set && joinedKeys(m.keys, keys) {
+		return true
+	}
+	if !ownsExactly(set, keys) {
+		return false
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		b.Write(k)
+		b.WriteByte(0)
+	}
+	lastOwnedFields.Store(&ownedFields{set: set, keys: b.String()})
+	return true
+}
+
+// joinedKeys reports whether joined is keys, each followed by a NUL.
+func joinedKeys(joined string, keys [][]byte) bool {
+	for _, k := range keys {
+		if len(joined) <= len(k) || joined[len(k)] != 0 || joined[:len(k)] != string(k) {
+			return false
+		}
+		joined = joined[len(k)+1:]
+	}
+	return joined == ""
 }
 
 // sameFields reports whether two flat objects (flatFields) hold the same

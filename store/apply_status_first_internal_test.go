@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/ownership"
@@ -242,4 +243,37 @@ func TestSameShapeIsTheShapeKey(t *testing.T) {
 		}
 	}
 	require.Greater(t, sawSame, 8)
+}
+
+// ownsExactlyKnown answers as ownsExactly, from its memory of the last set
+// and keys it found owned when it holds them, and only then: another set
+// (even an equal one), other keys (a prefix, a longer key, one more, one
+// fewer) are walked again.
+func TestOwnsExactlyKnownAnswersAsOwnsExactly(t *testing.T) {
+	status := func(names ...string) *ownership.Set {
+		var ps []diff.Path
+		for _, n := range names {
+			ps = append(ps, diff.Path{{Kind: diff.FieldElem, Name: statusSide}, {Kind: diff.FieldElem, Name: n}})
+		}
+		return ownership.MustNewSet(ps...)
+	}
+	keys := func(names ...string) [][]byte {
+		var out [][]byte
+		for _, n := range names {
+			out = append(out, []byte(n))
+		}
+		return out
+	}
+	ready, readyAgain, both := status("ready"), status("ready"), status("ready", "message")
+	for _, c := range []struct {
+		set  *ownership.Set
+		keys [][]byte
+	}{
+		{ready, keys("ready")}, {ready, keys("ready")}, {ready, keys("rea")}, {ready, keys("readyx")},
+		{ready, keys("re", "ady")}, {ready, keys("ready", "message")}, {ready, keys()}, {readyAgain, keys("ready")},
+		{both, keys("ready", "message")}, {both, keys("ready", "message")}, {both, keys("ready")},
+		{both, keys("message", "ready")}, {both, keys("message")}, {ready, keys("message")},
+	} {
+		require.Equal(t, ownsExactly(c.set, c.keys), ownsExactlyKnown(c.set, c.keys), "%s owns exactly %q", c.set, c.keys)
+	}
 }

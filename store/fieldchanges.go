@@ -1,7 +1,6 @@
 package store
 
 import (
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -121,6 +120,23 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // round-trips, is taken from its memory of values when that holds it (see
 // WithLastValues): the event of a controller's status write decodes none.
 func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owned, foreign []diff.Path) {
+	return s.fieldChanges(old, new, manager, nil, nil)
+}
+
+// FieldChangesAppend is FieldChanges appending to owned and foreign, which
+// the caller keeps from change to change (reconcile's change judge, its
+// two lists emptied each time): a judgement then allocates no list. The
+// paths appended are FieldChanges', shared as its are: the caller must not
+// modify them, and must copy the lists (not only the paths) to keep them
+// past the next call that appends to the same arrays. It is reconcile's,
+// reached through internal/storeaccess.
+func (v *internalView[S, T]) FieldChangesAppend(old, new *Object[S, T], manager string, owned, foreign []diff.Path) ([]diff.Path, []diff.Path) {
+	return (*Store[S, T])(v).fieldChanges(old, new, manager, owned, foreign)
+}
+
+// fieldChanges is FieldChanges appending to owned and foreign (nil for
+// FieldChanges, whose lists are then new: the caller's).
+func (s *Store[S, T]) fieldChanges(old, new *Object[S, T], manager string, owned, foreign []diff.Path) ([]diff.Path, []diff.Path) {
 	var specChanges, statusChanges []diff.Path
 	// A leaf side's changes go in buf while they are only read here (by
 	// attribute, which copies them): a status write of the manager's own,
@@ -154,14 +170,14 @@ func (s *Store[S, T]) FieldChanges(old, new *Object[S, T], manager string) (owne
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, objpath.DeletionRequested)
 	}
-	return s.attributeSides(old, new, manager, foreign, [2][]diff.Path{specChanges, statusChanges})
+	return s.attributeSides(old, new, manager, owned, foreign, [2][]diff.Path{specChanges, statusChanges})
 }
 
 // attributeSides is FieldChanges' split of the changes of each side (spec,
-// status) by owner, after foreign, the changes it found owned by nobody.
-// A path Attribute does not judge is copied to foreign: the changes may be
-// FieldChanges' buf's.
-func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, foreign []diff.Path, changes [2][]diff.Path) (owned, foreignOut []diff.Path) {
+// status) by owner, appended to owned and foreign, after the changes it
+// found owned by nobody (in foreign already). The changes are copied: they
+// may be FieldChanges' buf's.
+func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, owned, foreign []diff.Path, changes [2][]diff.Path) ([]diff.Path, []diff.Path) {
 	for i, changed := range changes {
 		side := [2]string{specSide, statusSide}[i]
 		if len(changed) == 0 {
@@ -171,12 +187,7 @@ func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, for
 			foreign = append(foreign, changed...) // Attribute needs an entry of manager's to own a path
 			continue
 		}
-		o, f, ok := s.attribute(old, new, side, manager, changed)
-		if !ok {
-			foreign = append(foreign, changed...)
-			continue
-		}
-		owned, foreign = join(owned, o), join(foreign, f)
+		owned, foreign, _ = s.attribute(old, new, side, manager, changed, owned, foreign)
 	}
 	return owned, foreign
 }
@@ -192,26 +203,29 @@ func (s *Store[S, T]) takeViews(v *changeViews[S, T]) *changeViews[S, T] {
 }
 
 // attribute is ownership.Attribute of the changes of one side from old to
-// new, with old's ownership decoded only when it can decide a path. Attribute
-// reads the ownership before a change only for a path nobody owns after it,
-// and can then only make the path manager's: judged from new's record alone
-// (before nil), a change whose every path is manager's (the Loop's own
-// status write, every event) is judged, so old's record is not decoded. ok is
-// false when a record needed cannot be read.
-func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, changed []diff.Path) (owned, foreign []diff.Path, ok bool) {
+// new, appended to owned and foreign, with old's ownership decoded only
+// when it can decide a path. Attribute reads the ownership before a change
+// only for a path nobody owns after it, and can then only make the path
+// manager's: judged from new's record alone (before nil), a change whose
+// every path is manager's (the Loop's own status write, every event) is
+// judged, so old's record is not decoded. ok is false when a record needed
+// cannot be read: every change is then appended to foreign.
+func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, changed, owned, foreign []diff.Path) ([]diff.Path, []diff.Path, bool) {
 	after, err := s.sideManaged(new, side)
 	if err != nil {
-		return nil, nil, false
+		return owned, append(foreign, changed...), false
 	}
-	if owned, foreign = ownership.Attribute(manager, changed, nil, after); len(foreign) == 0 {
-		return owned, nil, true
+	o, f := ownership.AttributeAppend(owned, foreign, manager, changed, nil, after)
+	if len(f) == len(foreign) {
+		return o, f, true
 	}
 	before, err := s.sideManaged(old, side)
 	if err != nil {
-		return nil, nil, false
+		return owned, append(foreign, changed...), false
 	}
-	owned, foreign = ownership.Attribute(manager, changed, before, after)
-	return owned, foreign, true
+	// Judged again from both records, over the same arrays.
+	o, f = ownership.AttributeAppend(o[:len(owned)], f[:len(foreign)], manager, changed, before, after)
+	return o, f, true
 }
 
 // ChangedBy splits paths, changed fields of an object in the path space of
@@ -324,22 +338,16 @@ func (v *internalView[S, T]) StatusEqual(a, b *T) bool {
 	return (*Store[S, T])(v).sideEquals().status(unsafe.Pointer(a), unsafe.Pointer(b))
 }
 
-// join is append(a, b...), but b itself when a is empty: every slice
-// FieldChanges joins is new and its own, so no one else sees the appends.
-func join(a, b []diff.Path) []diff.Path {
-	if len(a) == 0 {
-		return b
-	}
-	return append(a, b...)
-}
-
 // userMetaSideEqual reports whether the metadata the spec side's diff shows
 // (metaView) is plainly equal, so that its diff would find nothing: an
-// absent collection equals an empty one, as in metaViewOf.
+// absent collection equals an empty one, as in metaViewOf. A map or list
+// that old and new share (a cache's event keeps the held one when its
+// text is the same) is equal without a look at its entries: no range over
+// the labels of every event judged.
 func userMetaSideEqual[S, T any](old, new *Object[S, T]) bool {
 	om, nm := &old.Meta, &new.Meta
-	return maps.Equal(om.Labels, nm.Labels) && maps.Equal(om.Annotations, nm.Annotations) &&
-		slices.Equal(om.Owners, nm.Owners) && slices.Equal(om.Finalizers, nm.Finalizers)
+	return sameMetaMap(om.Labels, nm.Labels) && sameMetaMap(om.Annotations, nm.Annotations) &&
+		sameList(om.Owners, nm.Owners) && sameList(om.Finalizers, nm.Finalizers)
 }
 
 // sideOnlyChanges is a side's diff when the rest of the side is plainly

@@ -177,6 +177,14 @@ func TestFieldChangesAgreesWithFullJudgement(t *testing.T) {
 				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, manager %s, step %d of %s", m, step, new.Meta.Name)
 				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, manager %s, step %d of %s", m, step, new.Meta.Name)
 				if i == 0 {
+					// Appended to lists the caller keeps (reconcile's
+					// judge), after what they hold: the same verdicts,
+					// however the lists' room falls.
+					held := objpath.DeletionRequested
+					appOwned, appForeign := (*internalView[keepSpec, keepStatus])(st).FieldChangesAppend(old, new, m,
+						[]diff.Path{held}, append(make([]diff.Path, 0, 1+step%4), held))
+					require.Equal(t, pathsText(append([]diff.Path{held}, wantOwned...)), pathsText(appOwned), "appended owned, manager %s, step %d of %s", m, step, new.Meta.Name)
+					require.Equal(t, pathsText(append([]diff.Path{held}, wantForeign...)), pathsText(appForeign), "appended foreign, manager %s, step %d of %s", m, step, new.Meta.Name)
 					// Who made them, as the Loop's oscillation detector asks.
 					changed := slices.Concat(wantOwned, wantForeign)
 					wantMine, wantOthers := changedByFull(st, new, m, changed)
@@ -424,6 +432,56 @@ func TestFieldChangesJudgesACopyAtTheSameRevisionAfresh(t *testing.T) {
 			require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, %s", m)
 			require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, %s", m)
 		}
+	}
+}
+
+// FieldChangesAppend, reconcile's change judge, allocates nothing once its
+// lists have room: neither for the Loop's own status write (owned, judged
+// from the new record) nor for another writer's spec update (foreign,
+// which FieldChanges copies out of its stack). FieldChanges' own lists are
+// new (one allocation each time).
+func TestFieldChangesAppendAllocatesNoList(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
+	require.NoError(t, err)
+	get := func() *Object[keepSpec, keepStatus] {
+		o, err := st.Get(ctx, "a")
+		require.NoError(t, err)
+		return o
+	}
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", keepStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	before := get()
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", keepStatus{Ready: 2}, nil)
+	require.NoError(t, err)
+	statusWrite := get()
+	o := get()
+	o.Spec.Replicas = 2
+	_, err = st.As("user").Update(ctx, o)
+	require.NoError(t, err)
+	specWrite := get()
+	v := (*internalView[keepSpec, keepStatus])(st)
+	var buf [8]diff.Path
+	for _, c := range []struct {
+		name           string
+		old, new       *Object[keepSpec, keepStatus]
+		owned, foreign string
+	}{
+		{"the Loop's own status write", before, statusWrite, "[.status.ready]", "[]"},
+		{"another writer's spec update", statusWrite, specWrite, "[]", "[.spec.replicas]"},
+	} {
+		owned, foreign := v.FieldChangesAppend(c.old, c.new, "ctrl", buf[:0:4], buf[4:4:8])
+		require.Equal(t, c.owned, fmt.Sprint(pathsText(owned)), c.name)
+		require.Equal(t, c.foreign, fmt.Sprint(pathsText(foreign)), c.name)
+		allocs := testing.AllocsPerRun(100, func() { v.FieldChangesAppend(c.old, c.new, "ctrl", buf[:0:4], buf[4:4:8]) })
+		require.Zero(t, allocs, "allocations judging %s into lists with room", c.name)
+		allocs = testing.AllocsPerRun(100, func() { st.FieldChanges(c.old, c.new, "ctrl") })
+		require.Equal(t, 1.0, allocs, "FieldChanges' allocations judging %s: its list", c.name)
 	}
 }
 

@@ -147,16 +147,18 @@ func (d *Detector) Observe(w Write) []Report {
 		d.changedByOthers(w.Foreign)
 		return nil
 	}
-	cutoff := w.Time.Add(-cfg.Window)
 	var out []Report
-	if r, ok := d.fight(w, cutoff); ok {
+	if r, ok := d.fight(w); ok {
 		out = append(out, r)
 	}
 	now := d.offset(w.Time)
-	if r, ok := d.noProgress(w, now, now-cfg.Window); ok {
+	// onlyStatus: the write changes the status side alone, and no
+	// foreign path (noProgress and tooManyWrites ask).
+	onlyStatus := len(w.Foreign) == 0 && statusOnly(w.Owned)
+	if r, ok := d.noProgress(w, onlyStatus, now, now-cfg.Window); ok {
 		out = append(out, r)
 	}
-	if r, ok := d.tooManyWrites(w, now, now-cfg.Window); ok {
+	if r, ok := d.tooManyWrites(w, onlyStatus, now, now-cfg.Window); ok {
 		out = append(out, r)
 	}
 	return out
@@ -174,12 +176,15 @@ func (d *Detector) changedByOthers(paths []diff.Path) {
 // fight counts self's write w as a re-set of every path in it that another
 // manager changed since, and reports a Fight over the paths re-set
 // FightWrites times within the window.
-func (d *Detector) fight(w Write, cutoff time.Time) (Report, bool) {
+func (d *Detector) fight(w Write) (Report, bool) {
+	if len(d.changedByOther) == 0 {
+		return Report{}, false // nothing to re-set
+	}
 	var fought []diff.Path
 	writes := 0
 	for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
 		for _, p := range ps {
-			if n := d.reset(p, w.Time, cutoff); n >= d.cfg.FightWrites {
+			if n := d.reset(p, w.Time); n >= d.cfg.FightWrites {
 				fought = append(fought, p)
 				writes = max(writes, n)
 			}
@@ -198,11 +203,12 @@ func (d *Detector) fight(w Write, cutoff time.Time) (Report, bool) {
 // reset counts self's write of p at time at as a re-set if another manager
 // changed p since self last wrote it, and returns p's re-sets within the
 // window (0 when this write was none).
-func (d *Detector) reset(p diff.Path, at, cutoff time.Time) int {
+func (d *Detector) reset(p diff.Path, at time.Time) int {
 	i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare)
 	if !found {
 		return 0
 	}
+	cutoff := at.Add(-d.cfg.Window)
 	d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
 	m := d.moreState()
 	j, found := slices.BinarySearchFunc(m.resets, p, comparePathTimes)
@@ -215,10 +221,11 @@ func (d *Detector) reset(p diff.Path, at, cutoff time.Time) int {
 }
 
 // noProgress counts self's write w, at offset now, unless it changes a
-// foreign path or only status-side ones, and reports NoProgress at
-// NoProgressWrites such writes within the window (after cutoff).
-func (d *Detector) noProgress(w Write, now, cutoff time.Duration) (Report, bool) {
-	if len(w.Foreign) > 0 || statusOnly(w.Owned) {
+// foreign path or only status-side ones (onlyStatus), and reports
+// NoProgress at NoProgressWrites such writes within the window (after
+// cutoff).
+func (d *Detector) noProgress(w Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
+	if len(w.Foreign) > 0 || onlyStatus {
 		return Report{}, false
 	}
 	m := d.moreState()
@@ -238,10 +245,10 @@ func (d *Detector) noProgress(w Write, now, cutoff time.Duration) (Report, bool)
 
 // tooManyWrites spends one of a budget on self's write w, at offset now,
 // and reports while that budget is spent: the status budget (Throttled)
-// for a write of the status side alone, the write budget (TooManyWrites)
-// for any other.
-func (d *Detector) tooManyWrites(w Write, now, cutoff time.Duration) (Report, bool) {
-	if len(w.Foreign) == 0 && !w.Report && statusOnly(w.Owned) {
+// for a write of the status side alone and no foreign path (onlyStatus),
+// the write budget (TooManyWrites) for any other.
+func (d *Detector) tooManyWrites(w Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
+	if onlyStatus && !w.Report {
 		d.statusBudget = spend(d.statusBudget, now, w.Owned, cutoff)
 		if n := len(d.statusBudget); n > d.cfg.MaxStatusWrites {
 			return Report{Kind: Throttled, Paths: writtenPaths(d.statusBudget), Writes: n, Window: d.cfg.Window}, true

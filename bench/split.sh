@@ -52,6 +52,9 @@
 # other writer's Writer.update (or the cache's decode) for the rest of that
 # count. Which count, and whether at all, changes from run to run.
 #
+# -event-quantiles=false: the benchmark's latency quantiles sort every
+# op's latency at the end, which costs more per op in a longer run.
+#
 # cpu.rdtscp=off: valgrind 3.19 does not emulate RDTSCP, which the runtime's
 # cputicks uses once a runtime lock sleeps; without it a run can die of
 # SIGILL part-way.
@@ -92,7 +95,7 @@ go tool nm "$work/bench.test" | grep ' T x_cgo_init$' >/dev/null ||
 count() {
   [[ -n $again ]] || GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind \
     --callgrind-out-file="$work/$1-$2.cg" "$work/bench.test" -test.run '^$' \
-    -test.bench "EventToReconcile\$/^$1\$" -test.benchtime "$2x" >"$work/$1-$2.out" 2>&1 ||
+    -test.bench "EventToReconcile\$/^$1\$" -test.benchtime "$2x" -event-quantiles=false >"$work/$1-$2.out" 2>&1 ||
     { echo "split.sh: the benchmark failed under callgrind: see $work/$1-$2.out" >&2; return 1; }
   callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/$1-$2.cg" |
     awk '/^ *[0-9,]+ \(/ && !/=>/ && !/^ *[0-9,]+ \([^)]*\) +\*/ {

@@ -38,7 +38,22 @@
 # 3N-2N) by more than 3% and 300 instructions per op, a row below zero, at
 # zero (its functions are no longer on the path: renamed, or bypassed) or
 # above the total, or parts adding up to more than the total, rather than
-# print a split that is not one: run it again.
+# print a split that is not one. Such a refusal is the run's, not the
+# workload's (the benchmark's ops cost the same at any op number: see
+# eventPriorUpdates), so the script counts both sides again, at most twice,
+# saying so on stderr, and gives up (exit 3) after a third refusal. On main
+# in round 54, 3 of 5 runs at -n 4000 were refused; callgrind_annotate of
+# them: no preemption (runtime.gopreempt_m never runs; asyncpreemptoff),
+# the same ~22 stack copies in every run, all in the set-up, yet in one of
+# the three counts a frame under a malloc (mallocgc -> gcTrigger.test, and
+# appliedStatus -> newobject, at minus a few hundred per op in the other
+# difference) is left open on the thread's shadow stack, and 1,300-1,800
+# instructions per op move between the reconcile's ApplyStatus and the
+# other writer's Writer.update (or the cache's decode) for the rest of that
+# count. Which count, and whether at all, changes from run to run.
+#
+# -event-quantiles=false: the benchmark's latency quantiles sort every
+# op's latency at the end, which costs more per op in a longer run.
 #
 # cpu.rdtscp=off: valgrind 3.19 does not emulate RDTSCP, which the runtime's
 # cputicks uses once a runtime lock sleeps; without it a run can die of
@@ -80,7 +95,8 @@ go tool nm "$work/bench.test" | grep ' T x_cgo_init$' >/dev/null ||
 count() {
   [[ -n $again ]] || GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind \
     --callgrind-out-file="$work/$1-$2.cg" "$work/bench.test" -test.run '^$' \
-    -test.bench "EventToReconcile\$/^$1\$" -test.benchtime "$2x" >"$work/$1-$2.out" 2>&1
+    -test.bench "EventToReconcile\$/^$1\$" -test.benchtime "$2x" -event-quantiles=false >"$work/$1-$2.out" 2>&1 ||
+    { echo "split.sh: the benchmark failed under callgrind: see $work/$1-$2.out" >&2; return 1; }
   callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/$1-$2.cg" |
     awk '/^ *[0-9,]+ \(/ && !/=>/ && !/^ *[0-9,]+ \([^)]*\) +\*/ {
       n = $1; gsub(",", "", n)
@@ -89,9 +105,6 @@ count() {
       print n, line
     }' >"$work/$1-$2.inc"
 }
-for side in steady client-go; do
-  for k in 1 2 3; do count "$side" $((k * ops)); done
-done
 
 # perop SIDE K: "file:function<TAB>cost per op" for every function, from
 # the runs at K*N and (K+1)*N ops.
@@ -100,17 +113,13 @@ perop() {
     { k = substr($0, index($0, " ") + 1); b[k] += $1 }
     END { for (k in b) printf "%s\t%.0f\n", k, (b[k] - a[k]) / n }' "$work/$1-$(($2 * ops)).inc" "$work/$1-$((($2 + 1) * ops)).inc"
 }
-for side in steady client-go; do
-  perop "$side" 1 >"$work/$side.op1"
-  perop "$side" 2 >"$work/$side.op2"
-done
 
 # same LABEL A B: A and B, one figure from the two differences, must agree.
 same() {
   local d=$(($2 - $3))
   ((d < 0)) && d=$((-d))
   ((d <= 300 || d * 100 <= 3 * ($2 > $3 ? $2 : $3))) ||
-    { echo "split.sh: $1 is $2 per op from ${ops} to $((2 * ops)) ops but $3 from $((2 * ops)) to $((3 * ops)): callgrind was confused (a frame left by a goroutine switch); run again" >&2; exit 1; }
+    { echo "split.sh: $1 is $2 per op from ${ops} to $((2 * ops)) ops but $3 from $((2 * ops)) to $((3 * ops)): callgrind was confused (a frame left by a goroutine switch)" >&2; exit 3; }
 }
 # total SIDE: the program's instructions per op, over both differences.
 total() {
@@ -150,37 +159,57 @@ row() {
   # An inclusive cost below zero, or above the total, is callgrind's shadow
   # stack crossing a goroutine switch (a preempted goroutine): not a figure.
   ((sum >= 0 && sum <= st)) ||
-    { echo "split.sh: row '$label' is $sum of $st: a goroutine switch confused callgrind; run again" >&2; exit 1; }
+    { echo "split.sh: row '$label' is $sum of $st: a goroutine switch confused callgrind" >&2; exit 3; }
   printf '%s\t%s\n' "$label" "$sum"
 }
-st=$(total steady)
-cg=$(total client-go)
-# The totals hold whatever the split below makes of the run.
-awk -v st="$st" -v cg="$cg" 'BEGIN { printf "instructions per event: steady %d, client-go %d: %.2fx\n", st, cg, st / cg }'
-{
-  row 'the other writer: Get' 'store/store\.go:.*store\.\(\*Store\[.*\)\.Get$'
-  row 'the other writer: Update' 'store/writer\.go:.*store\.\(\*Writer\[.*\)\.Update$'
-  row 'the cache: decode of the events' 'store/stream\.go:.*store\.\(\*Store\[.*\)\.putEvent$'
-  row 'the cache: handlers (the Loop'"'"'s included)' 'cache/run\.go:.*cache\.\(\*Cache\[.*\)\.apply$'
-  row 'the reconcile (cache read, ApplyStatus)' 'reconcile\.Func\[string\]\.Reconcile$'
-} >"$work/parts"
-{
-  row 'ownership record of the Update' 'store/managed\.go:.*store\.schemas\.recordUpdate$'
-  row 'reading ownership records' 'store/codec_meta_aswritten\.go:.*store\.\(\*metaDecoder\)\.managedAsWrittenList$'
-  row 'the status apply'"'"'s merge' 'store/apply_status_first\.go:.*\)\.flatStatusApply$' 'store/apply_status\.go:.*\)\.mergeStatusTrees$'
-  row 'change judge, own writes, oscillation' 'reconcile/storesource\.go:.*reconcile\.\(\*cacheSource\[.*\)\.(changed|observe)$' 'reconcile/storesource\.go:.*reconcile\.judgedAs$'
-} >"$work/guarantees"
-sum() { awk -F '\t' '{ s += $2 } END { printf "%.0f", s }' "$1"; }
-ps=$(sum "$work/parts") gs=$(sum "$work/guarantees")
-# The parts are disjoint: more than the total is the same confusion.
-((ps <= st)) || { echo "split.sh: the parts add up to $ps of $st: a goroutine switch confused callgrind; run again" >&2; exit 1; }
-{
-  printf 'part\tinstructions per event\n'
-  printf 'steady, all\t%s\n' "$st"
-  sed 's/^/  /' "$work/parts"
-  sed 's/^/  guarantee: /' "$work/guarantees"
-  printf 'steady, guarantees\t%s\n' "$gs"
-  printf 'steady, the rest\t%s\n' $((st - gs))
-  printf 'client-go, all\t%s\n' "$cg"
-} | column -t -s $'\t'
-awk -v st="$st" -v cg="$cg" -v gs="$gs" 'BEGIN { printf "without the guarantees: %.2fx\n", (st - gs) / cg }'
+# counted: count both sides, check the counts and print the split; exit 3
+# if the counts are refused as callgrind's confusion, 1 on any other error.
+counted() (
+  for side in steady client-go; do
+    for k in 1 2 3; do count "$side" $((k * ops)) || exit 1; done
+    perop "$side" 1 >"$work/$side.op1" || exit 1
+    perop "$side" 2 >"$work/$side.op2" || exit 1
+  done
+  st=$(total steady) || exit
+  cg=$(total client-go) || exit
+  # The totals hold whatever the split below makes of the run.
+  awk -v st="$st" -v cg="$cg" 'BEGIN { printf "instructions per event: steady %d, client-go %d: %.2fx\n", st, cg, st / cg }'
+  {
+    row 'the other writer: Get' 'store/store\.go:.*store\.\(\*Store\[.*\)\.Get$'
+    row 'the other writer: Update' 'store/writer\.go:.*store\.\(\*Writer\[.*\)\.Update$'
+    row 'the cache: decode of the events' 'store/stream\.go:.*store\.\(\*Store\[.*\)\.putEvent$'
+    row 'the cache: handlers (the Loop'"'"'s included)' 'cache/run\.go:.*cache\.\(\*Cache\[.*\)\.apply$'
+    row 'the reconcile (cache read, ApplyStatus)' 'reconcile\.Func\[string\]\.Reconcile$'
+  } >"$work/parts"
+  {
+    row 'ownership record of the Update' 'store/managed\.go:.*store\.schemas\.recordUpdate$'
+    row 'reading ownership records' 'store/codec_meta_aswritten\.go:.*store\.\(\*metaDecoder\)\.managedAsWrittenList$'
+    row 'the status apply'"'"'s merge' 'store/apply_status_first\.go:.*\)\.flatStatusApply$' 'store/apply_status\.go:.*\)\.mergeStatusTrees$'
+    row 'change judge, own writes, oscillation' 'reconcile/storesource\.go:.*reconcile\.\(\*cacheSource\[.*\)\.(changed|observe)$' 'reconcile/storesource\.go:.*reconcile\.judgedAs$'
+  } >"$work/guarantees"
+  sum() { awk -F '\t' '{ s += $2 } END { printf "%.0f", s }' "$1"; }
+  ps=$(sum "$work/parts") gs=$(sum "$work/guarantees")
+  # The parts are disjoint: more than the total is the same confusion.
+  ((ps <= st)) || { echo "split.sh: the parts add up to $ps of $st: a goroutine switch confused callgrind" >&2; exit 3; }
+  {
+    printf 'part\tinstructions per event\n'
+    printf 'steady, all\t%s\n' "$st"
+    sed 's/^/  /' "$work/parts"
+    sed 's/^/  guarantee: /' "$work/guarantees"
+    printf 'steady, guarantees\t%s\n' "$gs"
+    printf 'steady, the rest\t%s\n' $((st - gs))
+    printf 'client-go, all\t%s\n' "$cg"
+  } | column -t -s $'\t'
+  awk -v st="$st" -v cg="$cg" -v gs="$gs" 'BEGIN { printf "without the guarantees: %.2fx\n", (st - gs) / cg }'
+)
+# A refused count is counted again, at most twice, saying so: the refusal
+# is a run's (where a frame was left), not the workload's. Anything else
+# (a renamed row, no totals) is not retried; nor is a reading (-a) of kept
+# files, which would only read the same counts again.
+for try in 1 2 3; do
+  rc=0
+  counted >"$work/split" || rc=$?
+  ((rc == 0)) && { cat "$work/split"; exit 0; }
+  ((rc == 3)) && [[ -z $again ]] && ((try < 3)) || { ((rc == 3)) && echo "split.sh: refused (try $try of 3): run again" >&2; exit "$rc"; }
+  echo "split.sh: count $try of 3 refused (above); counting both sides again" >&2
+done

@@ -166,7 +166,7 @@ func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored 
 		return nil, decodedSides{}, false, nil
 	}
 	i := dec.managed.Find(w.manager, ownership.OpApply)
-	if i < 0 || ownsAny(dec.managed, a.keys, i) || !ownsExactlyKnown(dec.managed[i].Set, a.keys) {
+	if i < 0 || ownsAny(dec.managed, a.keys, i) || !ownsExactlyKnown(&w.s.ownedFields, dec.managed[i].Set, a.keys) {
 		return nil, decodedSides{}, false, nil
 	}
 	if sameFields(a, stored) {
@@ -285,17 +285,15 @@ type ownedFields struct {
 	keys string
 }
 
-// lastOwnedFields is the last set ownsExactlyKnown found to own exactly
-// the fields it was asked of. A Set is immutable, and held here its
-// address is not reused: the answer stands for as long as it is kept. A
-// controller's later applies ask it of the same set object after object
-// (its record's set, decoded once per Codec: see firstStatusApply).
-var lastOwnedFields atomic.Pointer[ownedFields]
-
-// ownsExactlyKnown is ownsExactly, answered from lastOwnedFields when it
-// holds set and keys: no walk of the set per key.
-func ownsExactlyKnown(set *ownership.Set, keys [][]byte) bool {
-	if m := lastOwnedFields.Load(); m != nil && m.set == set && joinedKeys(m.keys, keys) {
+// ownsExactlyKnown is ownsExactly, answered from last, the last set and
+// keys it found owned, when it holds set and keys: no walk of the set per
+// key. A Set is immutable, and held in last its address is not reused: the
+// answer stands for as long as it is kept. A controller's later applies
+// ask it of the same set object after object (its record's set, decoded
+// once per Codec: see firstStatusApply); each Store keeps its own last
+// (Store.ownedFields).
+func ownsExactlyKnown(last *atomic.Pointer[ownedFields], set *ownership.Set, keys [][]byte) bool {
+	if m := last.Load(); m != nil && m.set == set && joinedKeys(m.keys, keys) {
 		return true
 	}
 	if !ownsExactly(set, keys) {
@@ -306,7 +304,7 @@ func ownsExactlyKnown(set *ownership.Set, keys [][]byte) bool {
 		b.Write(k)
 		b.WriteByte(0)
 	}
-	lastOwnedFields.Store(&ownedFields{set: set, keys: b.String()})
+	last.Store(&ownedFields{set: set, keys: b.String()})
 	return true
 }
 

@@ -42,21 +42,22 @@ import (
 // as its Backend. The objects it returns are fresh copies that the caller
 // owns.
 type Store[S, T any] struct {
-	b         kv.Backend
-	kind      string
-	prefix    string // key prefix of this kind: opts prefix + kind + "/"
-	uids      atomic.Pointer[func() string]
-	clock     clock.Clock
-	schemas   schemas
-	trace     func(context.Context) string // see WithTraceContext
-	traceOff  atomic.Bool                  // trace panicked once: not called again
-	memo      *managedMemo                 // FieldChanges' decoded ownership of recent objects
-	last      *lastValues                  // see WithLastValues
-	views     sync.Pool                    // FieldChanges' *changeViews[S, T]
-	scratch   sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
-	ver       *storeVersions               // nil: the kind has no versions (see WithVersion)
-	logger    *slog.Logger                 // see WithLogger
-	admission *admission[S, T]             // see WithAdmission; nil admits all
+	b           kv.Backend
+	kind        string
+	prefix      string // key prefix of this kind: opts prefix + kind + "/"
+	uids        atomic.Pointer[func() string]
+	clock       clock.Clock
+	schemas     schemas
+	trace       func(context.Context) string // see WithTraceContext
+	traceOff    atomic.Bool                  // trace panicked once: not called again
+	memo        *managedMemo                 // FieldChanges' decoded ownership of recent objects
+	last        *lastValues                  // see WithLastValues
+	ownedFields atomic.Pointer[ownedFields]  // see ownsExactlyKnown
+	views       sync.Pool                    // FieldChanges' *changeViews[S, T]
+	scratch     sync.Pool                    // decoders' *decodeScratch (see borrowScratch)
+	ver         *storeVersions               // nil: the kind has no versions (see WithVersion)
+	logger      *slog.Logger                 // see WithLogger
+	admission   *admission[S, T]             // see WithAdmission; nil admits all
 
 	// listSharing is what the objects of the last shared listing share
 	// (see ListReusing), for the next; nil while a listing has it.

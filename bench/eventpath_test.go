@@ -44,8 +44,9 @@ const eventPriorUpdates = 9
 func priorReplicas(p int) int { return (p + 1) % eventPriorUpdates }
 
 // eventReplicas is the replica count op i writes: five digits, never the
-// count the object's previous op wrote (eventObjects does not divide the
-// cycle of 90,000), nor one a prior update wrote (below 10,000).
+// count the object's previous op wrote (op i-eventObjects: the cycle of
+// 90,000 does not divide eventObjects), nor one a prior update wrote
+// (below 10,000).
 func eventReplicas(i int) int { return 10_000 + i%90_000 }
 
 // BenchmarkEventToReconcile is the event path of issue 17, one change at a

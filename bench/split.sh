@@ -205,11 +205,12 @@ counted() (
 # A refused count is counted again, at most twice, saying so: the refusal
 # is a run's (where a frame was left), not the workload's. Anything else
 # (a renamed row, no totals) is not retried; nor is a reading (-a) of kept
-# files, which would only read the same counts again.
+# files, which would only read the same counts again. The last count
+# refused still prints what it got (the totals, when they agree).
 for try in 1 2 3; do
   rc=0
   counted >"$work/split" || rc=$?
   ((rc == 0)) && { cat "$work/split"; exit 0; }
-  ((rc == 3)) && [[ -z $again ]] && ((try < 3)) || { ((rc == 3)) && echo "split.sh: refused (try $try of 3): run again" >&2; exit "$rc"; }
+  ((rc == 3)) && [[ -z $again ]] && ((try < 3)) || { cat "$work/split"; ((rc == 3)) && echo "split.sh: refused (try $try of 3): run again" >&2; exit "$rc"; }
   echo "split.sh: count $try of 3 refused (above); counting both sides again" >&2
 done

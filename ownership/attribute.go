@@ -55,9 +55,11 @@ func Attribute(manager string, changed []diff.Path, before, after Managed) (owne
 
 // AttributeAppend is Attribute for a caller that keeps its own lists: it
 // appends the paths of changed that manager owns to owned and the rest to
-// foreign, each in the order of changed, and returns the two; it allocates
-// only to grow them. Their arrays are the caller's: a caller that judges
-// change after change into the same two, emptied, allocates nothing.
+// foreign, each in the order of changed, and returns the two. Their arrays
+// are the caller's: a caller that judges change after change into the
+// same two, emptied, allocates no list. (Looking up a path through a list
+// item, .conditions[type="Ready"].status say, still allocates its item's
+// name, as Attribute does; a path of fields alone allocates nothing.)
 func AttributeAppend(owned, foreign []diff.Path, manager string, changed []diff.Path, before, after Managed) ([]diff.Path, []diff.Path) {
 	for _, p := range changed {
 		if attributed(manager, p, before, after) {

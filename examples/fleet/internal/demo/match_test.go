@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -168,10 +169,17 @@ func TestJudgeKeepsTheGroupsInOrderBetweenChecks(t *testing.T) {
 	r.done()
 	require.NoError(t, err)
 	require.Equal(t, convergence{converged: 500, total: 500}, got)
-	allocs := testing.AllocsPerRun(10, func() {
-		_, _ = check(t.Context(), r.groups(c), f)
-		r.done()
-	})
+	// AllocsPerRun counts every goroutine's allocations, the cache's own
+	// among them, which now and then allocates while a run is measured
+	// (CI under load saw 1): an allocation of the check itself shows in
+	// every measurement, so the least of three is the check's.
+	allocs := math.Inf(1)
+	for range 3 {
+		allocs = min(allocs, testing.AllocsPerRun(10, func() {
+			_, _ = check(t.Context(), r.groups(c), f)
+			r.done()
+		}))
+	}
 	require.Zero(t, allocs, "allocations of a check of 500 cached groups")
 
 	// One group goes and another comes: as many groups as before.

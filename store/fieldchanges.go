@@ -225,6 +225,11 @@ func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, ch
 	}
 	// Judged again from both records, over the same arrays.
 	o, f = ownership.AttributeAppend(o[:len(owned)], f[:len(foreign)], manager, changed, before, after)
+	if len(f) == len(foreign) {
+		// None foreign after all: foreign as given (FieldChanges' nil),
+		// not the first judgement's array emptied.
+		f = foreign
+	}
 	return o, f, true
 }
 

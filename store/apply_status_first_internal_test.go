@@ -265,7 +265,7 @@ func TestOwnsExactlyKnownAnswersAsOwnsExactly(t *testing.T) {
 		}
 		return out
 	}
-	ready, readyAgain, both := status("ready"), status("ready"), status("ready", "message")
+	ready, readyAgain, both, message := status("ready"), status("ready"), status("ready", "message"), status("message")
 	var last atomic.Pointer[ownedFields]
 	for _, c := range []struct {
 		set  *ownership.Set
@@ -275,6 +275,10 @@ func TestOwnsExactlyKnownAnswersAsOwnsExactly(t *testing.T) {
 		{ready, keys("re", "ady")}, {ready, keys("ready", "message")}, {ready, keys()}, {readyAgain, keys("ready")},
 		{both, keys("ready", "message")}, {both, keys("ready", "message")}, {both, keys("ready")},
 		{both, keys("message", "ready")}, {both, keys("message")}, {ready, keys("message")},
+		// Another set of the same keys, after a set found to own them.
+		{ready, keys("ready")}, {message, keys("ready")}, {both, keys("ready", "message")}, {ready, keys("ready", "message")},
+		// Keys that spell the joined ones without their ends.
+		{ready, keys("ready")}, {ready, keys("rea", "y")},
 	} {
 		require.Equal(t, ownsExactly(c.set, c.keys), ownsExactlyKnown(&last, c.set, c.keys), "%s owns exactly %q", c.set, c.keys)
 	}

@@ -29,7 +29,7 @@ import (
 // them. It describes the Meta of the rawObject it was given to as that
 // Meta was then; nothing changes a rawObject's metadata before its last
 // write afterwards (a write computes a copy, next := *cur, which it gives
-// the head of its own value, see Writer.putGiven).
+// the head of its own value, see Writer.putKeeping).
 type storedHead struct {
 	text []byte
 }

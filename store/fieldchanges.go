@@ -187,7 +187,7 @@ func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, own
 			foreign = append(foreign, changed...) // Attribute needs an entry of manager's to own a path
 			continue
 		}
-		owned, foreign, _ = s.attribute(old, new, side, manager, changed, owned, foreign)
+		owned, foreign = s.attribute(old, new, side, manager, changed, owned, foreign)
 	}
 	return owned, foreign
 }
@@ -208,24 +208,29 @@ func (s *Store[S, T]) takeViews(v *changeViews[S, T]) *changeViews[S, T] {
 // only for a path nobody owns after it, and can then only make the path
 // manager's: judged from new's record alone (before nil), a change whose
 // every path is manager's (the Loop's own status write, every event) is
-// judged, so old's record is not decoded. ok is false when a record needed
-// cannot be read: every change is then appended to foreign.
-func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, changed, owned, foreign []diff.Path) ([]diff.Path, []diff.Path, bool) {
+// judged, so old's record is not decoded. When a record needed cannot be
+// read, every change is appended to foreign.
+func (s *Store[S, T]) attribute(old, new *Object[S, T], side, manager string, changed, owned, foreign []diff.Path) ([]diff.Path, []diff.Path) {
 	after, err := s.sideManaged(new, side)
 	if err != nil {
-		return owned, append(foreign, changed...), false
+		return owned, append(foreign, changed...)
 	}
 	o, f := ownership.AttributeAppend(owned, foreign, manager, changed, nil, after)
 	if len(f) == len(foreign) {
-		return o, f, true
+		return o, f
 	}
 	before, err := s.sideManaged(old, side)
 	if err != nil {
-		return owned, append(foreign, changed...), false
+		return owned, append(foreign, changed...)
 	}
 	// Judged again from both records, over the same arrays.
 	o, f = ownership.AttributeAppend(o[:len(owned)], f[:len(foreign)], manager, changed, before, after)
-	return o, f, true
+	if len(f) == len(foreign) {
+		// None foreign after all: foreign as given (FieldChanges' nil),
+		// not the first judgement's array emptied.
+		f = foreign
+	}
+	return o, f
 }
 
 // ChangedBy splits paths, changed fields of an object in the path space of

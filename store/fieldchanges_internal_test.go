@@ -609,3 +609,30 @@ func TestStructChangesAgreesWithTheDiff(t *testing.T) {
 	require.Len(t, tf, 1)
 	require.False(t, tf[0].leaf, "a time field is not a leaf")
 }
+
+// A list FieldChanges finds empty is nil, as before it appended to lists
+// of its own: a field the manager stopped applying is judged its own from
+// the record before the change (nobody owns it after), and foreign, which
+// the judgement from the new record alone had filled, is nil again.
+func TestFieldChangesEmptyListIsNil(t *testing.T) {
+	type dropStatus struct {
+		Ready   int    `json:"ready,omitempty"`
+		Message string `json:"message,omitempty"`
+	}
+	ctx := context.Background()
+	st, err := New[keepSpec, dropStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[keepSpec, dropStatus]{Meta: Meta{Name: "a"}})
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", dropStatus{Ready: 1, Message: "x"}, nil)
+	require.NoError(t, err)
+	old, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", dropStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	new, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	owned, foreign := st.FieldChanges(old, new, "ctrl")
+	require.Equal(t, []string{".status.message"}, pathsText(owned))
+	require.Nil(t, foreign)
+}

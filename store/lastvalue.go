@@ -477,7 +477,7 @@ func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []b
 }
 
 // wroteGiven is wrote; given says that the writer is done with raw (see
-// Writer.putGiven): the memory then keeps raw itself, with those copies,
+// Writer.putKeeping): the memory then keeps raw itself, with those copies,
 // instead of a copy of it. done says that the write was noted (writing):
 // wroteGiven is then its doneWriting too, in the same hold of l.mu (the
 // writer's goroutine and the watch's take it for every event).

@@ -299,22 +299,13 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 	return w.putKeeping(ctx, own, cur, next, sides, nil)
 }
 
-// putGiven is put; given says that the caller neither reads nor hands out
-// next once it returns, so the memory of values may keep next itself (see
-// lastValues.wrote) rather than a copy: a status apply's, whose object is
-// its own.
-func (w *Writer[S, T]) putGiven(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides, given bool) (int64, error) {
-	var mine *rawObject
-	if given {
-		mine = next
-	}
-	return w.putKeeping(ctx, own, cur, next, sides, mine)
-}
-
-// putKeeping is putGiven with mine, next itself when given, else nil: the
-// memory of values then keeps a copy of next. Only mine is kept, never
-// next, which therefore does not escape through put: Writer.update's next,
-// a copy of the current value, stays on its stack.
+// putKeeping is put, remembering mine (see WithLastValues): next itself
+// when the caller neither reads nor hands out next once it returns (a
+// status apply's, whose object is its own), so that the memory of values
+// keeps it rather than a copy (see lastValues.wroteGiven); nil, and the
+// memory keeps a copy of next. Only mine is kept, never next, which
+// therefore does not escape through put: Writer.update's next, a copy of
+// the current value, stays on its stack.
 func (w *Writer[S, T]) putKeeping(ctx context.Context, own kv.Cond, cur, next *rawObject, sides decodedSides, mine *rawObject) (int64, error) {
 	if w.s.trace != nil {
 		tr := w.s.traceOf(ctx)

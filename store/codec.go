@@ -186,14 +186,24 @@ const maxPooledEncode = 64 << 10
 // reports the length of its head (0 for none: see storedHead).
 func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
+	var text []byte // the head of cur's value, when it is raw's
+	if raw.Version == "" {
+		text = cur.headFor(&raw.Meta)
+	}
 	// The metadata are rarely more than a few hundred bytes: one growth at
-	// most, with an empty buffer.
-	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
+	// most, with an empty buffer. A head copied is its length, and what
+	// follows it the last write's and the generations' (metaSizeHint's
+	// loops over the records and the maps were a tenth of appendTo).
+	meta := len(text) + 96 + len(raw.Meta.LastWrite.Manager) + len(raw.Meta.LastWrite.Trace)
+	if text == nil {
+		meta = metaSizeHint(&raw.Meta)
+	}
+	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+meta+192*len(raw.Conditions)+80)
 	start, head := len(b), 0
 	ok := true
 	if raw.Version != "" {
 		b, ok = appendMetaHead(appendVersionOpen(b, raw.Version), &raw.Meta)
-	} else if text := cur.headFor(&raw.Meta); text != nil {
+	} else if text != nil {
 		b = append(b, text...)
 		head = len(b) - start
 	} else {

@@ -186,14 +186,24 @@ const maxPooledEncode = 64 << 10
 // reports the length of its head (0 for none: see storedHead).
 func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
 	spec, status := orNull(raw.Spec), orNull(raw.Status)
+	var text []byte // the head of cur's value, when it is raw's
+	if raw.Version == "" {
+		text = cur.headFor(&raw.Meta)
+	}
 	// The metadata are rarely more than a few hundred bytes: one growth at
-	// most, with an empty buffer.
-	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+metaSizeHint(&raw.Meta)+192*len(raw.Conditions)+80)
+	// most, with an empty buffer. A head copied is its length, and what
+	// follows it the last write's and the generations' (metaSizeHint's
+	// loops over the records and the maps were a tenth of appendTo).
+	meta := len(text) + 96 + len(raw.Meta.LastWrite.Manager) + len(raw.Meta.LastWrite.Trace)
+	if text == nil {
+		meta = metaSizeHint(&raw.Meta)
+	}
+	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+meta+192*len(raw.Conditions)+80)
 	start, head := len(b), 0
 	ok := true
 	if raw.Version != "" {
 		b, ok = appendMetaHead(appendVersionOpen(b, raw.Version), &raw.Meta)
-	} else if text := cur.headFor(&raw.Meta); text != nil {
+	} else if text != nil {
 		b = append(b, text...)
 		head = len(b) - start
 	} else {
@@ -336,33 +346,48 @@ func appendPlain(b []byte, s string, ok *bool) []byte {
 // from the opening brace to the ownership records (see storedHead).
 func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	b = appendPlain(append(b, `{"kind":`...), m.Kind, &ok)
-	b = appendPlain(append(b, `,"name":`...), m.Name, &ok)
-	b = appendPlain(append(b, `,"uid":`...), m.UID, &ok)
-	var plain bool
-	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)
-	ok = ok && plain
-	b, plain = appendStringMap(b, `,"annotations":{`, m.Annotations)
-	ok = ok && plain
-	if len(m.Owners) > 0 || len(m.Finalizers) > 0 || m.DeletionRequested {
-		b = appendMetaLifecycle(b, m, &ok)
-	}
+	b = appendMetaIdentity(b, m, &ok)
 	if len(m.Managed) > 0 {
-		b = append(b, `,"managed":[`...)
-		for i, e := range m.Managed {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendPlain(append(b, `{"manager":`...), e.Manager, &ok)
-			b = appendPlain(append(b, `,"operation":`...), e.Operation, &ok)
-			if e.Subresource != "" {
-				b = appendPlain(append(b, `,"subresource":`...), e.Subresource, &ok)
-			}
-			b = append(appendPlain(append(b, `,"fields":`...), e.Fields, &ok), '}')
-		}
-		b = append(b, ']')
+		b = appendManaged(append(b, `,"managed":`...), m.Managed, &ok)
 	}
 	return b, ok
+}
+
+// appendMetaIdentity is appendMetaHead's part before the ownership
+// records: from the opening brace to the lifecycle (see
+// appendMetaLifecycle). It clears *ok for a string that needs escaping.
+func appendMetaIdentity(b []byte, m *Meta, ok *bool) []byte {
+	b = appendPlain(append(b, `{"kind":`...), m.Kind, ok)
+	b = appendPlain(append(b, `,"name":`...), m.Name, ok)
+	b = appendPlain(append(b, `,"uid":`...), m.UID, ok)
+	var plain bool
+	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)
+	*ok = *ok && plain
+	b, plain = appendStringMap(b, `,"annotations":{`, m.Annotations)
+	*ok = *ok && plain
+	if len(m.Owners) > 0 || len(m.Finalizers) > 0 || m.DeletionRequested {
+		b = appendMetaLifecycle(b, m, ok)
+	}
+	return b
+}
+
+// appendManaged appends the ownership records list, the value of the
+// metadata's "managed" member (not empty: appendMetaHead leaves an empty
+// one out). It clears *ok for a string that needs escaping.
+func appendManaged(b []byte, list []ManagedFields, ok *bool) []byte {
+	b = append(b, '[')
+	for i, e := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendPlain(append(b, `{"manager":`...), e.Manager, ok)
+		b = appendPlain(append(b, `,"operation":`...), e.Operation, ok)
+		if e.Subresource != "" {
+			b = appendPlain(append(b, `,"subresource":`...), e.Subresource, ok)
+		}
+		b = append(appendPlain(append(b, `,"fields":`...), e.Fields, ok), '}')
+	}
+	return append(b, ']')
 }
 
 // appendMetaLifecycle is appendMetaHead's part for the owners, the
@@ -407,16 +432,29 @@ func appendMetaLifecycle(b []byte, m *Meta, ok *bool) []byte {
 // last write on.
 func appendMetaTail(b []byte, m *Meta) ([]byte, bool) {
 	ok := true
-	b = appendPlain(append(b, `,"lastWrite":{"manager":`...), m.LastWrite.Manager, &ok)
-	b = appendPlain(append(b, `,"op":`...), string(m.LastWrite.Op), &ok)
-	if m.LastWrite.Trace != "" {
-		b = appendPlain(append(b, `,"trace":`...), m.LastWrite.Trace, &ok)
+	b = appendLastWrite(append(b, `,"lastWrite":`...), &m.LastWrite, &ok)
+	return appendMetaEnd(b, m), ok
+}
+
+// appendLastWrite appends w, the value of the metadata's "lastWrite"
+// member. It clears *ok for a string that needs escaping.
+func appendLastWrite(b []byte, w *LastWrite, ok *bool) []byte {
+	b = appendPlain(append(b, `{"manager":`...), w.Manager, ok)
+	b = appendPlain(append(b, `,"op":`...), string(w.Op), ok)
+	if w.Trace != "" {
+		b = appendPlain(append(b, `,"trace":`...), w.Trace, ok)
 	}
-	b = strconv.AppendInt(append(b, `},"generation":`...), m.Generation, 10)
+	return append(b, '}')
+}
+
+// appendMetaEnd appends what appendMeta writes after the last write: the
+// generations and the closing brace.
+func appendMetaEnd(b []byte, m *Meta) []byte {
+	b = strconv.AppendInt(append(b, `,"generation":`...), m.Generation, 10)
 	if m.StatusGeneration != 0 {
 		b = strconv.AppendInt(append(b, `,"statusGeneration":`...), m.StatusGeneration, 10)
 	}
-	return append(b, '}'), ok
+	return append(b, '}')
 }
 
 // appendStringMap appends m, if it has entries, as the member that name

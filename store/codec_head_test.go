@@ -220,3 +220,42 @@ func TestEncodeOverIsFullEncode(t *testing.T) {
 	require.Greater(t, spliced, race.Sweep(6000, 8)/4, "writes that copied the head")
 	require.Greater(t, whole, race.Sweep(6000, 8)/4, "writes that wrote it")
 }
+
+// TestAppendToGrowsAnEmptyBufferOnce checks that appendTo sizes an empty
+// buffer for the whole value at once, its head copied from the value it
+// was computed from or written: a write's encoding grows its pooled buffer
+// once at most.
+func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations")
+	}
+	m := Meta{Kind: "App", Name: "a", UID: "0b7c2d9e-4f1a-4c3b-9d8e-7f6a5b4c3d2e", Labels: map[string]string{"app": "web", "tier": "front"},
+		LastWrite: LastWrite{Manager: "user", Op: ownership.OpUpdate}, Generation: 7}
+	for i := range 6 {
+		m.Managed = append(m.Managed, ManagedFields{Manager: "manager-" + string(rune('a'+i)), Operation: "Apply",
+			Fields: "spec.containers.image,spec.containers.args,spec.containers.ports,spec.selector"})
+	}
+	raw := &rawObject{Meta: m, Spec: json.RawMessage(`{"replicas":1}`), Status: json.RawMessage(`{"ready":2}`)}
+	value, err := raw.encode()
+	require.NoError(t, err)
+	cur := new(rawObject)
+	require.True(t, decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}))
+	require.Greater(t, len(cur.head.text), 600, "a head longer than the slack")
+	next := *cur
+	next.Meta.Generation++
+	next.Meta.LastWrite = LastWrite{Manager: "another-user", Op: ownership.OpUpdate, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	for _, c := range []struct {
+		name string
+		over *rawObject
+	}{{"head copied", cur}, {"head written", nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			allocs := testing.AllocsPerRun(20, func() {
+				_, _, err = next.appendTo(nil, c.over)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 1.0, allocs)
+			_, head, _ := next.appendTo(nil, c.over)
+			require.Equal(t, len(cur.head.text), head, "the head is cur's")
+		})
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/store/kv"
@@ -14,9 +15,11 @@ import (
 // (WithLastValues(0)) remembers nothing of the first read, but the caller
 // hands its result back: obj.Meta is the Meta that read decoded, unless
 // the caller changed it since. So the write's read encodes that Meta as the
-// store writes metadata (appendMeta) and, when the stored value starts with
-// exactly that text, takes the Meta from it instead of decoding the
-// metadata again, the most costly part of the value to decode. The Spec,
+// store writes metadata (appendMeta; the text of its ownership records and
+// last write, most of its bytes, as the read's decoders remember it, see
+// appendMetaKnown) and, when the stored value starts with exactly that
+// text, takes the Meta from it instead of decoding the metadata again, the
+// most costly part of the value to decode. The Spec,
 // Status and Conditions are read as decodeRaw reads them.
 //
 // Nothing of the caller's is kept beyond the write: the caller's Meta is a
@@ -45,12 +48,10 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	m.Kind, m.Name, m.Revision = s.kind, name, 0
 	m.Labels, m.Annotations = nilIfEmptyMap(m.Labels), nilIfEmptyMap(m.Annotations)
 	m.Owners, m.Finalizers, m.Managed = nilIfEmpty(m.Owners), nilIfEmpty(m.Finalizers), nilIfEmpty(m.Managed)
+	scratch := s.borrowScratch()
+	defer s.giveBack(scratch)
 	bp := encodeBuffers.Get().(*[]byte)
-	head, ok := appendMetaHead(append((*bp)[:0], `{"metadata":`...), &m)
-	headEnd := len(head)
-	if ok {
-		head, ok = appendMetaTail(head, &m)
-	}
+	head, headEnd, ok := appendMetaKnown(append((*bp)[:0], `{"metadata":`...), &m, scratch)
 	head = append(head, `,"spec":`...)
 	same := ok && bytes.HasPrefix(kv.Value, head)
 	if cap(head) <= maxPooledEncode {
@@ -60,8 +61,6 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	if !same {
 		return nil, false
 	}
-	scratch := s.borrowScratch()
-	defer s.giveBack(scratch)
 	d := s.metaDecoder(kv.Key, scratch)
 	d.specShape = true
 	d.r = jsonscan.NewReader(kv.Value[len(head):])
@@ -91,4 +90,46 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	raw.head = storedHead{text: kv.Value[:headEnd:headEnd]}
 	raw.Meta.Revision = kv.ModRevision
 	return raw, true
+}
+
+// appendMetaKnown appends m as appendMeta does, and reports the length of
+// b once the head is appended (see storedHead). The text of m's ownership
+// records and of its last write is the text the decoders' scratch space
+// sc remembers for them (textMemo), when it remembers m's: a Get of the
+// object read them, most likely, and the caller handed them back as they
+// were. That text is what appendMeta writes for them, byte for byte, as
+// every text metaAsWritten reads is, and it holds only strings that
+// encoding/json writes as they are: appendManaged and appendLastWrite need
+// not write them again, checking each of their strings (most of the
+// metadata's bytes) for what encoding/json escapes.
+func appendMetaKnown(b []byte, m *Meta, sc *decodeScratch) ([]byte, int, bool) {
+	ok := true
+	b = appendMetaIdentity(b, m, &ok)
+	if len(m.Managed) > 0 {
+		b = append(b, `,"managed":`...)
+		if text := memoText(&sc.managed, m.Managed); text != nil {
+			b = append(b, text...)
+		} else {
+			b = appendManaged(b, m.Managed, &ok)
+		}
+	}
+	headEnd := len(b)
+	b = append(b, `,"lastWrite":`...)
+	if text := memoText(&sc.writes, []LastWrite{m.LastWrite}); text != nil {
+		b = append(b, text...)
+	} else {
+		b = appendLastWrite(b, &m.LastWrite, &ok)
+	}
+	return appendMetaEnd(b, m), headEnd, ok
+}
+
+// memoText returns the text m remembers of items, nil when it remembers
+// none. It leaves m as it is.
+func memoText[E comparable](m *textMemo[E], items []E) []byte {
+	for i := range m.text {
+		if len(m.text[i]) > 0 && slices.Equal(m.items[i], items) {
+			return m.text[i]
+		}
+	}
+	return nil
 }

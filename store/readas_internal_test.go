@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -300,4 +301,60 @@ func TestKeepManagedTrustsOnlyAShapeKeyedSpec(t *testing.T) {
 	require.False(t, keep, "a spec Decode refuses goes the general way")
 	_, err = st.schemas.recordUpdate(read, &next, specSide, "user", nil)
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// TestAppendMetaKnownTakesRememberedText checks that the read of a write
+// takes the text of the ownership records and of the last write from what
+// a Get's decoder remembers of them (appendMetaKnown), that this text is
+// what appendMeta writes for them, and that it takes it only for records
+// and a last write that are the remembered ones.
+func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	_, err := st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a", Labels: map[string]string{"app": "a"}},
+		Spec: keepSpec{Replicas: 1, Image: "img"}})
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", keepStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	stored, err := b.Get(ctx, st.keyOf("a"))
+	require.NoError(t, err)
+	sc := new(decodeScratch)
+	from, err := st.decodeLike(stored, sc, nil, copies{})
+	require.NoError(t, err)
+	m := from.obj.Meta
+	m.Revision = 0
+	require.Len(t, m.Managed, 2)
+
+	// What the read remembers is what appendMeta writes.
+	records, writes := memoText(&sc.managed, m.Managed), memoText(&sc.writes, []LastWrite{m.LastWrite})
+	require.NotNil(t, records, "the read remembers the records")
+	require.NotNil(t, writes, "the read remembers the last write")
+	ok := true
+	require.Equal(t, string(appendManaged(nil, m.Managed, &ok)), string(records))
+	require.Equal(t, string(appendLastWrite(nil, &m.LastWrite, &ok)), string(writes))
+	require.True(t, ok)
+	want, ok := appendMeta(nil, &m)
+	require.True(t, ok)
+	head, _ := appendMetaHead(nil, &m)
+	got, headEnd, ok := appendMetaKnown(nil, &m, sc)
+	require.True(t, ok)
+	require.Equal(t, string(want), string(got))
+	require.Equal(t, len(head), headEnd)
+
+	// It takes the remembered text rather than writing it again...
+	marked := new(decodeScratch)
+	marked.managed.keep([]byte(`[records]`), m.Managed)
+	marked.writes.keep([]byte(`{write}`), []LastWrite{m.LastWrite})
+	got, headEnd, _ = appendMetaKnown(nil, &m, marked)
+	require.Contains(t, string(got), `,"managed":[records],"lastWrite":{write},"generation":`)
+	require.Equal(t, `,"lastWrite":`, string(got[headEnd:headEnd+len(`,"lastWrite":`)]))
+	// ...but only for the remembered records and last write.
+	other := m
+	other.Managed = slices.Clone(m.Managed)
+	other.Managed[1].Fields += "x"
+	other.LastWrite.Trace = "t"
+	want, _ = appendMeta(nil, &other)
+	got, _, _ = appendMetaKnown(nil, &other, marked)
+	require.Equal(t, string(want), string(got))
 }

@@ -843,22 +843,21 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Foreign: paths})
 		return
 	}
+	selfLast := new.Meta.LastWrite.Manager == judgeAs
 	selfOwned, otherOwned := owned, []diff.Path(nil)
-	if !s.fieldLevel || new.Meta.LastWrite.Manager != judgeAs {
+	if !s.fieldLevel || !selfLast {
 		selfOwned, otherOwned = by.ChangedBy(new, judgeAs, owned)
 	}
 	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
-	writes := [2]oscillation.Write{
-		{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign},
-		{Time: at, Owned: otherOwned, Foreign: otherForeign},
+	self := len(selfOwned)+len(selfForeign) > 0
+	if self && !selfLast {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
-	if new.Meta.LastWrite.Manager == judgeAs {
-		writes[0], writes[1] = writes[1], writes[0]
+	if len(otherOwned)+len(otherForeign) > 0 {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Owned: otherOwned, Foreign: otherForeign})
 	}
-	for _, w := range writes {
-		if len(w.Owned)+len(w.Foreign) > 0 {
-			loop.observeWrite(new.Meta.Name, w)
-		}
+	if self && selfLast {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
 }
 

@@ -732,12 +732,13 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 		}
 		return judgement{hint: true}
 	}
-	if onlyStalled(sections, nil) {
+	reports, stalled := reportSections(sections)
+	if reports == len(sections) {
 		// Stalled is the Loops' report, never an input: a change to it
 		// alone (by any Loop) is not a hint, nor a write that counts.
 		return judgement{}
 	}
-	if !mine && (!primary || !slices.ContainsFunc(sections, stalledPath.Equal)) {
+	if !mine && (!primary || !stalled) {
 		// Another actor's change is a hint, whatever its paths, unless
 		// every path it changed is under Stalled. A secondary source
 		// never asks. A primary one need not either when Stalled did
@@ -972,8 +973,25 @@ func deepEqual[T any](a, b *T) bool {
 	return reflect.DeepEqual(a, b) // pointers: boxing them costs no allocation
 }
 
-// typedConditionPath is conditionPath, without building the two
-// conditions the Loop itself judges.
+// reportSections counts the sections of sectionDiff that are the Loops'
+// reports (Stalled and Reconciling: see onlyStalled), and says whether
+// Stalled is one: sectionDiff puts a change to either in sections as the
+// one copy of its path (typedConditionPath), known by its address.
+func reportSections(sections []diff.Path) (reports int, stalled bool) {
+	for _, p := range sections {
+		switch {
+		case samePath(p, stalledPath):
+			reports, stalled = reports+1, true
+		case samePath(p, reconcilingPath):
+			reports++
+		}
+	}
+	return reports, stalled
+}
+
+// typedConditionPath is conditionPath, without building the three
+// conditions the Loop itself judges: each of those is one copy, which
+// reportSections knows by its address.
 func typedConditionPath(t string) diff.Path {
 	switch t {
 	case conditions.Stalled:

@@ -931,17 +931,9 @@ var (
 // them. statusEqual, when not nil, is reflect.DeepEqual of two statuses.
 func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T], statusEqual func(a, b *T) bool) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
-	if !mapsEqual(om.Labels, nm.Labels) {
-		out = append(out, objpath.Labels)
-	}
-	if !mapsEqual(om.Annotations, nm.Annotations) {
-		out = append(out, objpath.Annotations)
-	}
-	if !slices.Equal(om.Owners, nm.Owners) {
-		out = append(out, objpath.Owners)
-	}
-	if !slices.Equal(om.Finalizers, nm.Finalizers) {
-		out = append(out, objpath.Finalizers)
+	if len(om.Labels)|len(nm.Labels)|len(om.Annotations)|len(nm.Annotations)|
+		len(om.Owners)|len(nm.Owners)|len(om.Finalizers)|len(nm.Finalizers) != 0 {
+		out = metaSections(out, om, nm)
 	}
 	if om.DeletionRequested != nm.DeletionRequested {
 		out = append(out, objpath.DeletionRequested)
@@ -955,13 +947,47 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T], status
 	if !statusEqual(&old.Status, &new.Status) {
 		out = append(out, objpath.Status)
 	}
-	for _, c := range new.Conditions {
-		if o, ok := conditions.Get(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {
+	if len(old.Conditions)+len(new.Conditions) > 0 {
+		out = conditionSections(out, old.Conditions, new.Conditions)
+	}
+	return out
+}
+
+// metaSections appends to out the sections of the metadata's collections
+// that differ between om and nm: sectionDiff's, out of its line, so that
+// an event of objects without labels, annotations, owners or finalizers
+// runs through less code (sectionDiff missed the instruction cache about
+// 50 times an event of cmd/ctl-steady, cachegrind).
+//
+//go:noinline
+func metaSections(out []diff.Path, om, nm *store.Meta) []diff.Path {
+	if !mapsEqual(om.Labels, nm.Labels) {
+		out = append(out, objpath.Labels)
+	}
+	if !mapsEqual(om.Annotations, nm.Annotations) {
+		out = append(out, objpath.Annotations)
+	}
+	if !slices.Equal(om.Owners, nm.Owners) {
+		out = append(out, objpath.Owners)
+	}
+	if !slices.Equal(om.Finalizers, nm.Finalizers) {
+		out = append(out, objpath.Finalizers)
+	}
+	return out
+}
+
+// conditionSections appends to out the paths of the conditions that differ
+// between old and new: sectionDiff's, out of its line (see metaSections).
+//
+//go:noinline
+func conditionSections(out []diff.Path, old, new []store.Condition) []diff.Path {
+	for _, c := range new {
+		if o, ok := conditions.Get(old, c.Type); !ok || !conditionEqual(o, c) {
 			out = append(out, typedConditionPath(c.Type))
 		}
 	}
-	for _, o := range old.Conditions {
-		if _, ok := conditions.Get(new.Conditions, o.Type); !ok {
+	for _, o := range old {
+		if _, ok := conditions.Get(new, o.Type); !ok {
 			out = append(out, typedConditionPath(o.Type))
 		}
 	}

@@ -70,7 +70,9 @@ func TestSectionChangesOfBareObjects(t *testing.T) {
 		{"annotations", func(o *app) { o.Meta.Annotations = map[string]string{"a": "b"} }, ".metadata.annotations"},
 		{"owners", func(o *app) { o.Meta.Owners = []store.OwnerRef{{Kind: "K", Name: "n"}} }, ".metadata.owners"},
 		{"finalizers", func(o *app) { o.Meta.Finalizers = []string{"f"} }, ".metadata.finalizers"},
-		{"a condition", func(o *app) { o.Conditions = []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue}} },
+		{"a condition", func(o *app) {
+			o.Conditions = []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue}}
+		},
 			`.conditions[type="Stalled"]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,8 @@ func (h *writesSink) take() []oscillation.Write {
 // be fed the same writes either way: for the Loop's own status write, for
 // a change merging its write with another manager's, and for another
 // manager's change that removes a field of the Loop's (owned by the Loop
-// by FieldChanges, since nobody owns it after, but made by the other).
+// by FieldChanges, since nobody owns it after, but made by the other). The
+// part of the manager that wrote last is observed last.
 func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -83,6 +84,10 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 			status("other", func(s *appStatus) { s.Replicas = 7 })
 			status("app", func(s *appStatus) { s.Phase = "Ready" })
 		}, "app", true, true},
+		{"merged: the Loop's status field, then another's", func() {
+			status("app", func(s *appStatus) { s.Phase = "Scaling" })
+			status("other", func(s *appStatus) { s.Replicas = 9 })
+		}, "app", true, true},
 		{"another removes the Loop's field", func() { status("other", func(s *appStatus) { s.Phase = "" }) }, "app", false, true},
 		{"merged: the Loop's spec write, then its status write", func() {
 			o := get()
@@ -113,6 +118,8 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 		}
 		require.Equal(t, step.self, self, "%s: a write of %s: %+v", step.name, step.judgeAs, got)
 		require.Equal(t, step.other, other, "%s: a write of another: %+v", step.name, got)
+		// The last writer's part is observed last, as it was written last.
+		require.Equal(t, new.Meta.LastWrite.Manager == step.judgeAs, got[len(got)-1].Self, "%s: the last write observed: %+v", step.name, got)
 	}
 }
 

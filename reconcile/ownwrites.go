@@ -41,7 +41,7 @@ import (
 type ownWrites struct {
 	on   atomic.Bool // a cache source judges writes: record them
 	mu   sync.Mutex
-	revs map[ownRev]struct{} // by backend (its number) and revision
+	revs revSet // by backend (its number) and revision
 	// others holds the revisions whose author is not the written object's
 	// name (see author): few, and looked in only when revs does not hold
 	// an event's revision.
@@ -67,6 +67,10 @@ type ownWrites struct {
 	// earlyRev[i] is early[i].rev: each write scans these 16 alone, two
 	// cache lines, not the sightings' 22.
 	earlyRev [earlyRevs]int64
+	// earlyMax is at least every revision in earlyRev: a write of a later
+	// revision (the common one, reported before its event) was sighted
+	// by none, and wrote skips the scan.
+	earlyMax int64
 	next     int
 }
 
@@ -160,16 +164,12 @@ func (a author) keyOf(name string) (string, bool) {
 }
 
 // held returns how many revisions are remembered.
-func (o *ownWrites) held() int { return len(o.revs) + len(o.others) }
+func (o *ownWrites) held() int { return o.revs.len() + len(o.others) }
 
 // addLocked adds k, written by its object's own key (authorName), to revs,
 // counting it for its backend when new.
 func (o *ownWrites) addLocked(k ownRev) {
-	if o.revs == nil {
-		o.revs = map[ownRev]struct{}{}
-	}
-	n := len(o.revs)
-	if o.revs[k] = struct{}{}; len(o.revs) > n {
+	if o.revs.add(k) {
 		o.countLocked(k, 1)
 	}
 }
@@ -196,16 +196,85 @@ func (o *ownWrites) countLocked(k ownRev, d int) {
 	}
 }
 
-// forgetLocked deletes k from revs, and reports whether revs held it. It
-// tells by the map's length: a delete, not a lookup and a delete.
+// forgetLocked deletes k from revs, and reports whether revs held it.
 func (o *ownWrites) forgetLocked(k ownRev) bool {
-	n := len(o.revs)
-	delete(o.revs, k)
-	if len(o.revs) == n {
+	if !o.revs.remove(k) {
 		return false
 	}
 	o.countLocked(k, -1)
 	return true
+}
+
+// recentRevs is how many of revs' revisions a revSet keeps in its array:
+// more than a Loop's writes whose events are on their way, in the usual
+// run (a write is forgotten when its event comes, a few events later).
+const recentRevs = 8
+
+// revSet is a set of revisions: the latest added in an array, which add
+// and remove scan, the rest (only while the caches lag, or of writes whose
+// events they never deliver one by one) in a map. A revision the Loop
+// wrote is added once and removed at its event, a few events later: a map
+// insert and delete per write cost ~300 instructions per event of
+// BenchmarkEventToReconcile/steady (callgrind), the scans of one or two
+// held a few dozen.
+type revSet struct {
+	recent [recentRevs]ownRev // recent[:n] are held
+	n      int
+	more   map[ownRev]struct{} // those that did not fit in recent
+}
+
+// len returns how many revisions s holds.
+func (s *revSet) len() int { return s.n + len(s.more) }
+
+// add adds k, and reports whether s did not hold it. When recent is full,
+// its lowest revision moves to more, to make room for k: the latest
+// writes' events are the next to come.
+func (s *revSet) add(k ownRev) bool {
+	for _, r := range s.recent[:s.n] {
+		if r == k {
+			return false
+		}
+	}
+	if len(s.more) > 0 {
+		if _, ok := s.more[k]; ok {
+			return false
+		}
+	}
+	if s.n == len(s.recent) {
+		low := 0
+		for i := range s.recent {
+			if s.recent[i].rev < s.recent[low].rev {
+				low = i
+			}
+		}
+		if s.more == nil {
+			s.more = map[ownRev]struct{}{}
+		}
+		s.more[s.recent[low]] = struct{}{}
+		s.n--
+		s.recent[low] = s.recent[s.n]
+	}
+	s.recent[s.n] = k
+	s.n++
+	return true
+}
+
+// remove deletes k, and reports whether s held it. It tells by the map's
+// length: a delete, not a lookup and a delete.
+func (s *revSet) remove(k ownRev) bool {
+	for i := range s.recent[:s.n] {
+		if s.recent[i] == k {
+			s.n--
+			s.recent[i] = s.recent[s.n]
+			return true
+		}
+	}
+	if len(s.more) == 0 {
+		return false
+	}
+	n := len(s.more)
+	delete(s.more, k)
+	return len(s.more) < n
 }
 
 // forgetOtherLocked deletes k from others, and reports whether others
@@ -259,6 +328,7 @@ type sighting struct {
 func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 	o.early[o.next] = sighting{b: b, rev: rev, manager: manager}
 	o.earlyRev[o.next] = rev
+	o.earlyMax = max(o.earlyMax, rev)
 	o.next = (o.next + 1) % earlyRevs
 }
 
@@ -295,8 +365,12 @@ func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, la
 
 // sightedLocked reports whether early holds a sighting of revision rev, of
 // any backend: the scan every write makes, kept apart from
-// seenEarlyLocked, whose frame costs several times more per sighting.
+// seenEarlyLocked, whose frame costs several times more per sighting. A
+// revision past every sighted one (earlyMax) needs no scan.
 func (o *ownWrites) sightedLocked(rev int64) bool {
+	if rev > o.earlyMax {
+		return false
+	}
 	for i := range o.earlyRev { // not range over the array: that copies it
 		if o.earlyRev[i] == rev {
 			return true
@@ -385,8 +459,15 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 			}
 			return r.rev <= f
 		}
-		nrevs, nothers := len(o.revs), len(o.others)
-		for r := range o.revs {
+		nrevs, nothers := len(o.revs.more), len(o.others)
+		for i := 0; i < o.revs.n; {
+			if r := o.revs.recent[i]; passed(r) {
+				o.forgetLocked(r) // moves the last into i
+			} else {
+				i++
+			}
+		}
+		for r := range o.revs.more {
 			if passed(r) {
 				o.forgetLocked(r)
 			}
@@ -400,8 +481,8 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 		// A map keeps the room it grew to: revisions a cache never
 		// delivers one by one (a relist skips them) filled it while the
 		// cache lagged, ~80 bytes each.
-		if len(o.revs) < nrevs/4 {
-			o.revs = maps.Collect(maps.All(o.revs))
+		if len(o.revs.more) < nrevs/4 {
+			o.revs.more = maps.Collect(maps.All(o.revs.more))
 		}
 		if len(o.others) < nothers/4 {
 			o.others = maps.Collect(maps.All(o.others))

@@ -144,12 +144,12 @@ func TestOwnWritesPruneOnlyWhenTheyDouble(t *testing.T) {
 	for rev := range int64(writes) {
 		o.wroteOwn(nil, rev+1, lagging)
 	}
-	require.Len(t, o.revs, writes, "none is dropped before a cache has passed it")
+	require.Equal(t, writes, o.revs.len(), "none is dropped before a cache has passed it")
 	require.LessOrEqual(t, prunes, 5, "prunes at 1k, 2k, 4k, 8k and 16k revisions")
 
 	rev := int64(writes)
 	caughtUp := func(any) int64 { return rev - 1 } // every cache is one write behind
-	for len(o.revs) > 1 {
+	for o.revs.len() > 1 {
 		rev++
 		require.Less(t, rev, int64(3*writes), "the revisions a cache passed are dropped at the next prune")
 		o.wroteOwn(nil, rev, caughtUp)
@@ -198,7 +198,7 @@ func TestOwnWritesUnderTheReconcilersNameAreForgottenOnceSeen(t *testing.T) {
 		synctest.Wait()
 		require.GreaterOrEqual(t, writes.Load(), int64(20))
 		loop.own.mu.Lock()
-		kept := len(loop.own.revs)
+		kept := loop.own.revs.len()
 		loop.own.mu.Unlock()
 		require.Zero(t, kept, "revisions remembered after the cache delivered every write")
 		require.NoError(t, stop())
@@ -219,22 +219,22 @@ func TestOwnWritesSeenBeforeReportedAreNotKept(t *testing.T) {
 
 	o.seen(a, 5) // under the reconciler's name
 	o.wroteOwn(a, 5, floor)
-	require.Empty(t, o.revs, "a revision seen before it was reported")
+	require.Zero(t, o.revs.len(), "a revision seen before it was reported")
 
 	require.False(t, o.isOwn(a, "new-name", 6), "judged by name alone: not yet known")
 	o.wroteOwn(a, 6, floor)
-	require.Empty(t, o.revs, "a revision judged before it was reported")
+	require.Zero(t, o.revs.len(), "a revision judged before it was reported")
 	require.True(t, o.isOwn(b, "new-name", 40), "its writer is learned, as when reported first")
 
 	o.isOwn(b, "someone", 7)
 	o.wroteOwn(a, 7, floor)
 	require.False(t, o.isOwn(b, "someone", 7), "another backend's event at the revision does not count")
 	require.True(t, o.isOwn(a, "other", 7), "the write is remembered until its own event")
-	require.Empty(t, o.revs)
+	require.Zero(t, o.revs.len())
 
 	o.isOwn(a, "someone-else", 8)
 	o.wroteOwn(nil, 8, floor)
-	require.Empty(t, o.revs, "a revision of no known backend matches an event of any")
+	require.Zero(t, o.revs.len(), "a revision of no known backend matches an event of any")
 	require.True(t, o.isOwn(b, "someone-else", 41))
 
 	o.seen(a, 9)
@@ -242,7 +242,7 @@ func TestOwnWritesSeenBeforeReportedAreNotKept(t *testing.T) {
 		o.seen(a, 100+rev)
 	}
 	o.wroteOwn(a, 9, floor)
-	require.Len(t, o.revs, 1, "only the last earlyRevs events are looked through")
+	require.Equal(t, 1, o.revs.len(), "only the last earlyRevs events are looked through")
 }
 
 // A prune that leaves the revisions mostly gone gives back the room the
@@ -267,12 +267,12 @@ func TestOwnWritesGiveBackTheirRoomOncePassed(t *testing.T) {
 	}
 	full := heap() - base
 	cacheAt = rev // it relisted past them
-	for len(o.revs) >= 64*maxOwnRevs/4 {
+	for o.revs.len() >= 64*maxOwnRevs/4 {
 		rev++
 		o.wroteOwn(nil, rev, floor)
 	}
 	left := heap() - base
-	t.Logf("%d revisions: %d bytes; %d left: %d bytes", 64*maxOwnRevs, full, len(o.revs), left)
+	t.Logf("%d revisions: %d bytes; %d left: %d bytes", 64*maxOwnRevs, full, o.revs.len(), left)
 	require.Less(t, left, full/4, "bytes the revisions hold once the caches passed most")
 	runtime.KeepAlive(&o)
 }
@@ -299,7 +299,7 @@ func TestOwnWritesCountTheRevisionsOfNoBackend(t *testing.T) {
 	for rev := range int64(maxOwnRevs + 1) {
 		o.wroteOwn(nil, rev+1, floor) // the last pushes a prune past the floor
 	}
-	require.Equal(t, len(o.revs)-1, o.anyRevs, "the prune forgot those up to the floor; a's 9 stays")
+	require.Equal(t, o.revs.len()-1, o.anyRevs, "the prune forgot those up to the floor; a's 9 stays")
 	require.True(t, o.isOwn(b, "app", maxOwnRevs))
 }
 
@@ -380,7 +380,7 @@ func TestOwnWritesFollowTheirModel(t *testing.T) {
 					anyRevs++
 				}
 			}
-			require.Len(t, o.revs, len(model), "seed %d step %d", seed, step)
+			require.Equal(t, len(model), o.revs.len(), "seed %d step %d", seed, step)
 			require.Equal(t, anyRevs, o.anyRevs, "seed %d step %d", seed, step)
 		}
 	}
@@ -400,7 +400,7 @@ func TestOwnWritesNumberOnlyTheBackendsOfRememberedRevisions(t *testing.T) {
 		o.wroteOwn(b, int64(i+1), floor)
 		require.True(t, o.isOwn(b, "app", int64(i+1)))
 	}
-	require.Empty(t, o.revs)
+	require.Zero(t, o.revs.len())
 	require.Len(t, o.backends, 1, "each backend's number was freed with its last revision, and taken again")
 
 	a, b := new(int), new(int)
@@ -410,7 +410,7 @@ func TestOwnWritesNumberOnlyTheBackendsOfRememberedRevisions(t *testing.T) {
 	require.False(t, o.isOwn(a, "someone", 8))
 	require.True(t, o.isOwn(a, "x", 7))
 	require.True(t, o.isOwn(b, "y", 8))
-	require.Empty(t, o.revs)
+	require.Zero(t, o.revs.len())
 }
 
 // wroteOwn is wrote of a write by the reconcile of the object's own name,
@@ -423,4 +423,33 @@ func (o *ownWrites) wroteOwn(b any, rev int64, floor func(any) int64) {
 func (o *ownWrites) isOwn(b any, manager string, rev int64) bool {
 	_, _, own := o.own(b, manager, rev)
 	return own
+}
+
+// A revSet keeps its latest revisions in an array and the rest in a map:
+// what overflows the array is still held, each once, and removed once; a
+// free slot of the array holds no revision (not revision 0 of no backend).
+func TestRevSetHoldsWhatOverflowsItsArray(t *testing.T) {
+	var s revSet
+	require.True(t, s.add(ownRev{rev: 5}))
+	require.False(t, s.remove(ownRev{}), "a free slot holds none")
+	require.Equal(t, 1, s.len())
+	require.True(t, s.remove(ownRev{rev: 5}))
+	r := rand.New(rand.NewPCG(1, 2))
+	var revs []ownRev
+	for i := range 3 * recentRevs {
+		revs = append(revs, ownRev{b: i % 2, rev: int64(100 + r.IntN(1000)*2 + i%2)})
+	}
+	for i, k := range revs {
+		require.True(t, s.add(k), "new: %v", k)
+		require.False(t, s.add(k), "held already: %v", k)
+		require.Equal(t, i+1, s.len())
+	}
+	require.NotEmpty(t, s.more, "the array overflowed")
+	require.False(t, s.remove(ownRev{b: 2, rev: revs[0].rev}), "another backend's")
+	r.Shuffle(len(revs), func(i, j int) { revs[i], revs[j] = revs[j], revs[i] })
+	for i, k := range revs {
+		require.True(t, s.remove(k), "held: %v", k)
+		require.False(t, s.remove(k), "removed already: %v", k)
+		require.Equal(t, len(revs)-i-1, s.len())
+	}
 }

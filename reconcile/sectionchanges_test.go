@@ -56,3 +56,33 @@ func pathStrings(ps []diff.Path) []string {
 	}
 	return out
 }
+
+// sectionDiff looks at the metadata's collections and the conditions only
+// when either object has some: a collection or condition that one of two
+// bare objects gains (or loses) alone is still a change of its section.
+func TestSectionChangesOfBareObjects(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(o *app)
+		want   string
+	}{
+		{"labels", func(o *app) { o.Meta.Labels = map[string]string{"team": "y"} }, ".metadata.labels"},
+		{"annotations", func(o *app) { o.Meta.Annotations = map[string]string{"a": "b"} }, ".metadata.annotations"},
+		{"owners", func(o *app) { o.Meta.Owners = []store.OwnerRef{{Kind: "K", Name: "n"}} }, ".metadata.owners"},
+		{"finalizers", func(o *app) { o.Meta.Finalizers = []string{"f"} }, ".metadata.finalizers"},
+		{"a condition", func(o *app) {
+			o.Conditions = []store.Condition{{Type: conditions.Stalled, Status: store.ConditionTrue}}
+		},
+			`.conditions[type="Stalled"]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bare := func() *app { return &app{Meta: store.Meta{Name: "a", Generation: 1}} }
+			with := bare()
+			tt.change(with)
+			_, foreign := SectionChanges(bare(), with, "other")
+			require.Equal(t, []string{tt.want}, pathStrings(foreign), "gained")
+			_, foreign = SectionChanges(with, bare(), "other")
+			require.Equal(t, []string{tt.want}, pathStrings(foreign), "lost")
+		})
+	}
+}

@@ -732,12 +732,13 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 		}
 		return judgement{hint: true}
 	}
-	if onlyStalled(sections, nil) {
+	reports, stalled := reportSections(sections)
+	if reports == len(sections) {
 		// Stalled is the Loops' report, never an input: a change to it
 		// alone (by any Loop) is not a hint, nor a write that counts.
 		return judgement{}
 	}
-	if !mine && (!primary || !slices.ContainsFunc(sections, stalledPath.Equal)) {
+	if !mine && (!primary || !stalled) {
 		// Another actor's change is a hint, whatever its paths, unless
 		// every path it changed is under Stalled. A secondary source
 		// never asks. A primary one need not either when Stalled did
@@ -843,22 +844,21 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Foreign: paths})
 		return
 	}
+	selfLast := new.Meta.LastWrite.Manager == judgeAs
 	selfOwned, otherOwned := owned, []diff.Path(nil)
-	if !s.fieldLevel || new.Meta.LastWrite.Manager != judgeAs {
+	if !s.fieldLevel || !selfLast {
 		selfOwned, otherOwned = by.ChangedBy(new, judgeAs, owned)
 	}
 	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
-	writes := [2]oscillation.Write{
-		{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign},
-		{Time: at, Owned: otherOwned, Foreign: otherForeign},
+	self := len(selfOwned)+len(selfForeign) > 0
+	if self && !selfLast {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
-	if new.Meta.LastWrite.Manager == judgeAs {
-		writes[0], writes[1] = writes[1], writes[0]
+	if len(otherOwned)+len(otherForeign) > 0 {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Owned: otherOwned, Foreign: otherForeign})
 	}
-	for _, w := range writes {
-		if len(w.Owned)+len(w.Foreign) > 0 {
-			loop.observeWrite(new.Meta.Name, w)
-		}
+	if self && selfLast {
+		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
 }
 
@@ -931,17 +931,9 @@ var (
 // them. statusEqual, when not nil, is reflect.DeepEqual of two statuses.
 func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T], statusEqual func(a, b *T) bool) []diff.Path {
 	om, nm := &old.Meta, &new.Meta
-	if !mapsEqual(om.Labels, nm.Labels) {
-		out = append(out, objpath.Labels)
-	}
-	if !mapsEqual(om.Annotations, nm.Annotations) {
-		out = append(out, objpath.Annotations)
-	}
-	if !slices.Equal(om.Owners, nm.Owners) {
-		out = append(out, objpath.Owners)
-	}
-	if !slices.Equal(om.Finalizers, nm.Finalizers) {
-		out = append(out, objpath.Finalizers)
+	if len(om.Labels)|len(nm.Labels)|len(om.Annotations)|len(nm.Annotations)|
+		len(om.Owners)|len(nm.Owners)|len(om.Finalizers)|len(nm.Finalizers) != 0 {
+		out = metaSections(out, om, nm)
 	}
 	if om.DeletionRequested != nm.DeletionRequested {
 		out = append(out, objpath.DeletionRequested)
@@ -955,13 +947,47 @@ func sectionDiff[S, T any](out []diff.Path, old, new *store.Object[S, T], status
 	if !statusEqual(&old.Status, &new.Status) {
 		out = append(out, objpath.Status)
 	}
-	for _, c := range new.Conditions {
-		if o, ok := conditions.Get(old.Conditions, c.Type); !ok || !conditionEqual(o, c) {
+	if len(old.Conditions)+len(new.Conditions) > 0 {
+		out = conditionSections(out, old.Conditions, new.Conditions)
+	}
+	return out
+}
+
+// metaSections appends to out the sections of the metadata's collections
+// that differ between om and nm: sectionDiff's, out of its line, so that
+// an event of objects without labels, annotations, owners or finalizers
+// runs through less code (sectionDiff missed the instruction cache about
+// 50 times an event of cmd/ctl-steady, cachegrind).
+//
+//go:noinline
+func metaSections(out []diff.Path, om, nm *store.Meta) []diff.Path {
+	if !mapsEqual(om.Labels, nm.Labels) {
+		out = append(out, objpath.Labels)
+	}
+	if !mapsEqual(om.Annotations, nm.Annotations) {
+		out = append(out, objpath.Annotations)
+	}
+	if !slices.Equal(om.Owners, nm.Owners) {
+		out = append(out, objpath.Owners)
+	}
+	if !slices.Equal(om.Finalizers, nm.Finalizers) {
+		out = append(out, objpath.Finalizers)
+	}
+	return out
+}
+
+// conditionSections appends to out the paths of the conditions that differ
+// between old and new: sectionDiff's, out of its line (see metaSections).
+//
+//go:noinline
+func conditionSections(out []diff.Path, old, new []store.Condition) []diff.Path {
+	for _, c := range new {
+		if o, ok := conditions.Get(old, c.Type); !ok || !conditionEqual(o, c) {
 			out = append(out, typedConditionPath(c.Type))
 		}
 	}
-	for _, o := range old.Conditions {
-		if _, ok := conditions.Get(new.Conditions, o.Type); !ok {
+	for _, o := range old {
+		if _, ok := conditions.Get(new, o.Type); !ok {
 			out = append(out, typedConditionPath(o.Type))
 		}
 	}
@@ -973,8 +999,25 @@ func deepEqual[T any](a, b *T) bool {
 	return reflect.DeepEqual(a, b) // pointers: boxing them costs no allocation
 }
 
-// typedConditionPath is conditionPath, without building the two
-// conditions the Loop itself judges.
+// reportSections counts the sections of sectionDiff that are the Loops'
+// reports (Stalled and Reconciling: see onlyStalled), and says whether
+// Stalled is one: sectionDiff puts a change to either in sections as the
+// one copy of its path (typedConditionPath), known by its address.
+func reportSections(sections []diff.Path) (reports int, stalled bool) {
+	for _, p := range sections {
+		switch {
+		case samePath(p, stalledPath):
+			reports, stalled = reports+1, true
+		case samePath(p, reconcilingPath):
+			reports++
+		}
+	}
+	return reports, stalled
+}
+
+// typedConditionPath is conditionPath, without building the three
+// conditions the Loop itself judges: each of those is one copy, which
+// reportSections knows by its address.
 func typedConditionPath(t string) diff.Path {
 	switch t {
 	case conditions.Stalled:

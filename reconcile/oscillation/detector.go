@@ -167,10 +167,45 @@ func (d *Detector) Observe(w Write) []Report {
 // changedByOthers notes paths another manager changed.
 func (d *Detector) changedByOthers(paths []diff.Path) {
 	for _, p := range paths {
-		if i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare); !found {
+		if i, found := d.findChanged(p); !found {
 			d.changedByOther = slices.Insert(d.changedByOther, i, p)
 		}
 	}
+}
+
+// sameScan is how many of changedByOther's paths findChanged compares by
+// address before it searches: a detector holds few (those other managers
+// changed since self last wrote them).
+const sameScan = 8
+
+// findChanged returns the position of p in changedByOther and whether it
+// is there, as slices.BinarySearchFunc with diff.Path.Compare does. A path
+// is the same copy as the one held more often than not (a Loop hands its
+// detectors one copy of each path, from a table), so it is first looked
+// for by address, which compares no element; the search then calls
+// Compare directly, not through a func value, and once per step.
+func (d *Detector) findChanged(p diff.Path) (int, bool) {
+	ps := d.changedByOther
+	if len(p) > 0 {
+		for i, q := range ps[:min(len(ps), sameScan)] {
+			if len(q) == len(p) && &q[0] == &p[0] {
+				return i, true
+			}
+		}
+	}
+	lo, hi := 0, len(ps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := ps[m].Compare(p); {
+		case c < 0:
+			lo = m + 1
+		case c > 0:
+			hi = m
+		default: // the paths held are unique: p's place is m
+			return m, true
+		}
+	}
+	return lo, false
 }
 
 // fight counts self's write w as a re-set of every path in it that another
@@ -204,7 +239,7 @@ func (d *Detector) fight(w Write) (Report, bool) {
 // changed p since self last wrote it, and returns p's re-sets within the
 // window (0 when this write was none).
 func (d *Detector) reset(p diff.Path, at time.Time) int {
-	i, found := slices.BinarySearchFunc(d.changedByOther, p, diff.Path.Compare)
+	i, found := d.findChanged(p)
 	if !found {
 		return 0
 	}

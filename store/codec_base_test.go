@@ -5,10 +5,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/require"
 
@@ -553,4 +555,74 @@ func TestDecodeOverHeldSharesWhatDecodesEqual(t *testing.T) {
 	}
 	require.Positive(t, shared)
 	require.Positive(t, decoded)
+}
+
+// A write of the metadata alone (labels, by another manager) leaves the
+// spec and the status as they were, in the common suffix: decoded over
+// the object held for the value before it, the new object takes that
+// object's Spec as it is (baseValue.specSame), its map and slice memory
+// shared, rather than decoding the spec's bytes again into ones of its
+// own.
+func TestDecodeOverBaseTakesTheSideTheBaseHolds(t *testing.T) {
+	obj := &Object[fastSpec, fastStatus]{
+		Meta: Meta{Kind: "K", Name: "a", Managed: []ManagedFields{{Manager: "ctl", Operation: "Apply", Subresource: "status", Fields: "~x"}},
+			LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1, StatusGeneration: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1, Env: map[string]string{"A": "1"}, Ports: []int{80}},
+		Status: fastStatus{Ready: 0},
+	}
+	base, err := json.Marshal(obj)
+	require.NoError(t, err)
+	next := *obj
+	next.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
+	next.Meta.Labels = map[string]string{"app": "web"}
+	value, err := json.Marshal(&next)
+	require.NoError(t, err)
+
+	plans := sidePlansOf[fastSpec, fastStatus]()
+	held, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: base}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
+	require.NoError(t, err)
+	var b baseValue
+	b.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
+	got, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: &b}, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
+	require.NoError(t, err)
+	require.Equal(t, &next, got.obj)
+	require.True(t, b.specSame, "the spec's bytes are the base's")
+	require.True(t, b.statusSame, "the status's bytes are the base's")
+	require.True(t, sameMap(held.obj.Spec.Env, got.obj.Spec.Env), "the held object's spec, its map shared")
+	require.Same(t, &held.obj.Spec.Ports[0], &got.obj.Spec.Ports[0], "the held object's spec, its slice shared")
+}
+
+// A watch's decoder keeps no reference to the objects it decoded, nor to
+// the held object it decoded over, once it returned: its scratch space
+// (the metaDecoder's sidesInto, its base, its held pointer) is emptied, so
+// an object the caller no longer holds can be collected before the next
+// event comes.
+func TestWatchDecoderKeepsNoObject(t *testing.T) {
+	st, err := New[fastSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	obj := &Object[fastSpec, fastStatus]{
+		Meta: Meta{Kind: "App", Name: "a", Managed: []ManagedFields{{Manager: "ctl", Operation: "Apply", Subresource: "status", Fields: "~y"}},
+			LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1, StatusGeneration: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1, Env: map[string]string{"A": "1"}},
+		Status: fastStatus{Ready: 1},
+	}
+	w := newHeldSpecWrite(t, st, obj, func(s *fastSpec) { s.Replicas = 2 })
+	held := w.held
+	decode := st.decoder(false, nil, st.heldObjects(func(name string, rev int64) *Object[fastSpec, fastStatus] {
+		if name == "a" && held != nil && rev == held.Meta.Revision {
+			return held
+		}
+		return nil
+	}))
+	st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+	ev := decode(w.ev)
+	require.Equal(t, Modified, ev.Type)
+	require.Equal(t, 2, ev.Object.Spec.Replicas)
+	require.True(t, sameMap(held.Spec.Env, ev.Object.Spec.Env), "decoded over the held object")
+	gotWeak, heldWeak := weak.Make(ev.Object), weak.Make(held)
+	ev, held, w = Event[fastSpec, fastStatus]{}, nil, heldSpecWrite[fastSpec, fastStatus]{}
+	runtime.GC()
+	require.Nil(t, gotWeak.Value(), "the decoded object is the caller's alone")
+	require.Nil(t, heldWeak.Value(), "the held object is the caller's alone")
+	runtime.KeepAlive(decode)
 }

@@ -225,28 +225,51 @@ func FuzzDecodeOverBase(f *testing.F) {
 	})
 }
 
-func TestCommonPrefixAndSuffix(t *testing.T) {
-	for _, c := range []struct {
-		a, b           string
-		prefix, suffix int
-	}{
-		{"", "", 0, 0},
-		{"abc", "abc", 3, 3},
-		{"abcdefghijklmnop", "abcdefghijklmnoX", 15, 0},
-		{"Xbcdefghijklmnop", "abcdefghijklmnop", 0, 15},
-		{"0123456789abcdefXYZ", "0123456789abcdefxyz", 16, 0},
-		{"XYZ0123456789abcdef", "xyz0123456789abcdef", 0, 16},
-		{"ab", "abcdefghijkl", 2, 0},
-		{"kl", "abcdefghijkl", 0, 2},
-		{"a0123456789abcdefz", "b0123456789abcdefz", 0, 17},
-		{strings.Repeat("x", 200) + "a" + strings.Repeat("y", 150), strings.Repeat("x", 200) + "b" + strings.Repeat("y", 150), 200, 150},
-		{strings.Repeat("x", 128) + "a" + strings.Repeat("y", 128), strings.Repeat("x", 128) + "bc" + strings.Repeat("y", 128), 128, 128},
-		{strings.Repeat("x", 129), strings.Repeat("x", 64), 64, 64},
+// baseValue's samePrefix and sameSuffix, asked about every position of a
+// value in a random order (so that each answer may come from what earlier
+// ones found), answer as the common prefix and suffix of the two values,
+// counted byte by byte, say.
+func TestBaseValueSamePrefixAndSuffix(t *testing.T) {
+	common := func(a, b []byte, at func([]byte, int) byte) int {
+		n := 0
+		for n < min(len(a), len(b)) && at(a, n) == at(b, n) {
+			n++
+		}
+		return n
+	}
+	front := func(s []byte, i int) byte { return s[i] }
+	back := func(s []byte, i int) byte { return s[len(s)-1-i] }
+	rng := rand.New(rand.NewPCG(55, 1))
+	for _, c := range []struct{ a, b string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"abcdefghijklmnop", "abcdefghijklmnoX"},
+		{"Xbcdefghijklmnop", "abcdefghijklmnop"},
+		{"0123456789abcdefXYZ", "0123456789abcdefxyz"},
+		{"XYZ0123456789abcdef", "xyz0123456789abcdef"},
+		{"ab", "abcdefghijkl"},
+		{"kl", "abcdefghijkl"},
+		{"a0123456789abcdefz", "b0123456789abcdefz"},
+		{"abcabc", "abc"},
+		{strings.Repeat("x", 200) + "a" + strings.Repeat("y", 150), strings.Repeat("x", 200) + "b" + strings.Repeat("y", 150)},
+		{strings.Repeat("x", 128) + "a" + strings.Repeat("y", 128), strings.Repeat("x", 128) + "bc" + strings.Repeat("y", 128)},
+		{strings.Repeat("x", 129), strings.Repeat("x", 64)},
 	} {
-		require.Equal(t, c.prefix, commonPrefix([]byte(c.a), []byte(c.b)), "%q %q", c.a, c.b)
-		require.Equal(t, c.prefix, commonPrefix([]byte(c.b), []byte(c.a)), "%q %q", c.b, c.a)
-		require.Equal(t, c.suffix, commonSuffix([]byte(c.a), []byte(c.b)), "%q %q", c.a, c.b)
-		require.Equal(t, c.suffix, commonSuffix([]byte(c.b), []byte(c.a)), "%q %q", c.b, c.a)
+		for _, p := range [][2][]byte{{[]byte(c.a), []byte(c.b)}, {[]byte(c.b), []byte(c.a)}, {nil, []byte(c.b)}} {
+			base, value := p[0], p[1]
+			prefix, suffix := common(base, value, front), common(base, value, back)
+			for range 20 {
+				var b baseValue
+				b.set(base, value, nil, nil, copies{})
+				for _, i := range rng.Perm(2 * (len(value) + 1)) {
+					if at := i / 2; i%2 == 0 {
+						require.Equal(t, at <= prefix, b.samePrefix(value, at), "samePrefix(%d) of %q over %q", at, value, base)
+					} else {
+						require.Equal(t, len(value)-at <= suffix, b.sameSuffix(value, at), "sameSuffix(%d) of %q over %q", at, value, base)
+					}
+				}
+			}
+		}
 	}
 }
 

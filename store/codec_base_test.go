@@ -649,3 +649,76 @@ func TestWatchDecoderKeepsNoObject(t *testing.T) {
 	require.Nil(t, heldWeak.Value(), "the held object is the caller's alone")
 	runtime.KeepAlive(decode)
 }
+
+// textSpec has the []string and map[string]string fields whose decoded
+// values a watch's objects share (see sharedValues).
+type textSpec struct {
+	N    int               `json:"n"`
+	Args []string          `json:"args"`
+	Sel  map[string]string `json:"sel"`
+}
+
+// A watch whose objects are shared decodes a held object's list or map
+// that was decoded from the same text (sharedValues.texts), or found to
+// be what it decodes to, as the held one, read by one comparison of that
+// text; a text that differs, or a held list that is only part of the one
+// decoded from the text, is decoded.
+func TestWatchTakesHeldListsByTheirText(t *testing.T) {
+	st, err := New[textSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	key := st.keyOf("a")
+	var held *Object[textSpec, fastStatus]
+	h := st.heldObjects(func(name string, rev int64) *Object[textSpec, fastStatus] {
+		if name == "a" && held != nil && rev == held.Meta.Revision {
+			return held
+		}
+		return nil
+	})
+	scratch := &decodeScratch{sharing: new(sharedValues)}
+	event := func(rev int64, spec textSpec) *Object[textSpec, fastStatus] {
+		t.Helper()
+		value, err := json.Marshal(&Object[textSpec, fastStatus]{Meta: Meta{Kind: "App", Name: "a", Generation: rev}, Spec: spec})
+		require.NoError(t, err)
+		ev := st.typedEvent(kv.Event{Type: kv.EventPut, Revision: rev, KV: kv.KeyValue{Key: key, Value: value, ModRevision: rev},
+			Prev: kv.KeyValue{Key: key, ModRevision: rev - 1}}, scratch, copiesOf[textSpec, fastStatus](), false, h)
+		require.Nil(t, ev.Undecodable)
+		require.Equal(t, spec, ev.Object.Spec)
+		return ev.Object
+	}
+	args, sel := []string{"--a", "--b", "--c"}, map[string]string{"app": "web", "shard": "1"}
+	first := event(1, textSpec{N: 1, Args: args, Sel: sel})
+	p, _ := listAt(first.Spec.Args)
+	require.Equal(t, sharedText{text: `["--a","--b","--c"]`, n: 3}, scratch.sharing.texts[p], "the list's text")
+	p, _ = mapAt(first.Spec.Sel)
+	require.Equal(t, sharedText{text: `{"app":"web","shard":"1"}`, n: 2}, scratch.sharing.texts[p], "the map's text")
+
+	held = first
+	second := event(2, textSpec{N: 2, Args: args, Sel: sel})
+	require.Same(t, &first.Spec.Args[0], &second.Spec.Args[0], "the held list")
+	require.True(t, sameMap(first.Spec.Sel, second.Spec.Sel), "the held map")
+
+	held = second
+	third := event(3, textSpec{N: 3, Args: []string{"--a", "--b"}, Sel: map[string]string{"app": "web"}})
+	require.NotSame(t, &first.Spec.Args[0], &third.Spec.Args[0])
+
+	// A held list that is part of one decoded from a text: that text
+	// decodes to more than it holds.
+	part := *first
+	part.Spec.Args = first.Spec.Args[:2]
+	part.Meta.Revision = 3
+	held = &part
+	fourth := event(4, textSpec{N: 4, Args: args, Sel: sel})
+	require.Len(t, fourth.Spec.Args, 3)
+
+	// A held list and map of no text known (a listing's, say), found the
+	// same element by element, are known by that text from then on.
+	own := Object[textSpec, fastStatus]{Meta: Meta{Kind: "App", Name: "a", Revision: 4},
+		Spec: textSpec{Args: []string{"--a", "--b", "--c"}, Sel: map[string]string{"app": "web", "shard": "1"}}}
+	held = &own
+	fifth := event(5, textSpec{N: 5, Args: args, Sel: sel})
+	require.Same(t, &own.Spec.Args[0], &fifth.Spec.Args[0], "the held list")
+	p, _ = listAt(own.Spec.Args)
+	require.Equal(t, sharedText{text: `["--a","--b","--c"]`, n: 3}, scratch.sharing.texts[p], "the held list's text")
+	p, _ = mapAt(own.Spec.Sel)
+	require.Equal(t, sharedText{text: `{"app":"web","shard":"1"}`, n: 2}, scratch.sharing.texts[p], "the held map's text")
+}

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"bytes"
-	"encoding/binary"
-	"math/bits"
-)
+import "bytes"
 
 // baseValue lets a watch's decoder take from the object the caller holds
 // (see WatchUndecoded) the parts of a new value that the change left as
@@ -15,9 +11,9 @@ import (
 //
 // The base is the value the held object was decoded from. What the two
 // values have in common is found by comparing bytes, not by decoding the
-// base: its first prefix bytes and the new value's, and the base's last
-// bytes and the new value's from suffix on. A part of the new value is the
-// base's when:
+// base: the base's first bytes and the new value's (the common prefix),
+// and the base's last bytes and the new value's (the common suffix). A
+// part of the new value is the base's when:
 //
 //   - it ends within the common prefix: the bytes before it are the same
 //     too, so the base reads the same key, at the same place, with the
@@ -42,9 +38,23 @@ import (
 // object's Meta with the new value's metadata part by part. A base whose
 // bytes are not known (nil) has none in common, and serves for that alone.
 type baseValue struct {
-	// prefix is the length of the common prefix; suffix is where, in the
-	// new value, the common suffix starts.
-	prefix, suffix int
+	// base is the value the held object was decoded from (nil: not
+	// known). It is compared with the new value only as far as a part
+	// asks (samePrefix, sameSuffix): a change to the metadata, which most
+	// writes make, ends the common prefix before the spec, and the sides
+	// are most of the common suffix, so a scan of the whole common prefix
+	// and suffix up front compared the metadata's bytes for no part that
+	// could be taken, and the sides' bytes in short chunks, where a part's
+	// check is one comparison of its own bytes that stops at the first
+	// block that differs.
+	base []byte
+	// What the comparisons found so far, so that bytes found the same
+	// are not compared again, nor a part past a difference found: the new
+	// value's first sameTo bytes are the base's first ones and its first
+	// diffTo are not (past the value: not known), its bytes from sameFrom
+	// on are the base's last ones and from diffFrom on are not (-1: not
+	// known).
+	sameTo, diffTo, sameFrom, diffFrom int
 	// meta is the held object's Meta (see metaAsWritten); conds its
 	// Conditions.
 	meta  *Meta
@@ -55,18 +65,17 @@ type baseValue struct {
 	specSame, statusSame bool
 }
 
-// newBase sets b for decoding value over base, the value the held object
+// set sets b for decoding value over base, the value the held object
 // (whose Meta and Conditions are given) was decoded from.
 func (b *baseValue) set(base, value []byte, meta *Meta, conds []Condition, sides copies) {
-	p := commonPrefix(base, value)
-	*b = baseValue{prefix: p, suffix: len(value) - commonSuffix(base, value), meta: meta, conds: conds, sides: sides}
+	*b = baseValue{base: base, diffTo: len(value) + 1, sameFrom: len(value), diffFrom: -1, meta: meta, conds: conds, sides: sides}
 }
 
 // member reports whether the member of the object whose key is key and
 // whose value runs from start to end in value (the bytes being decoded)
 // is the base's (see baseValue).
 func (b *baseValue) member(value, key []byte, start, end int) bool {
-	return end <= b.prefix || b.inSuffix(value, key, start)
+	return b.inSuffix(value, key, start) || b.samePrefix(value, end)
 }
 
 // inSuffix reports whether the member whose key is key and whose value
@@ -76,43 +85,41 @@ func (b *baseValue) inSuffix(value, key []byte, start int) bool {
 	// The key's quotes and colon right before start, with nothing in
 	// between, and a comma before them.
 	k := start - len(key) - 3
-	return k-1 >= b.suffix && value[start-1] == ':' && value[start-2] == '"' && value[k] == '"' && value[k-1] == ','
+	return k >= 1 && value[start-1] == ':' && value[start-2] == '"' && value[k] == '"' && value[k-1] == ',' && b.sameSuffix(value, k-1)
 }
 
-// commonPrefix returns the length of the longest common prefix of a and b.
-// It compares chunks with bytes.Equal (vectorized) until one differs,
-// then that chunk by words.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for ; i+chunk <= n && bytes.Equal(a[i:i+chunk], b[i:i+chunk]); i += chunk {
+// samePrefix reports whether the first end bytes of value, the bytes
+// being decoded, are the base's first ones: whether a part that ends at
+// end is within the common prefix.
+func (b *baseValue) samePrefix(value []byte, end int) bool {
+	switch {
+	case end <= b.sameTo:
+		return true
+	case end >= b.diffTo || end > len(b.base):
+		return false
 	}
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)>>3
-		}
+	if bytes.Equal(b.base[b.sameTo:end], value[b.sameTo:end]) {
+		b.sameTo = end
+		return true
 	}
-	for ; i < n && a[i] == b[i]; i++ {
-	}
-	return i
+	b.diffTo = end
+	return false
 }
 
-// commonSuffix returns the length of the longest common suffix of a and b,
-// as commonPrefix does from the end.
-func commonSuffix(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for ; i+chunk <= n && bytes.Equal(a[len(a)-i-chunk:len(a)-i], b[len(b)-i-chunk:len(b)-i]); i += chunk {
+// sameSuffix reports whether the bytes of value from from on are the
+// base's last ones: whether from is within the common suffix.
+func (b *baseValue) sameSuffix(value []byte, from int) bool {
+	switch {
+	case from >= b.sameFrom:
+		return true
+	case from <= b.diffFrom || len(value)-from > len(b.base):
+		return false
 	}
-	for ; i+8 <= n; i += 8 {
-		if x := binary.BigEndian.Uint64(a[len(a)-i-8:]) ^ binary.BigEndian.Uint64(b[len(b)-i-8:]); x != 0 {
-			return i + bits.TrailingZeros64(x)>>3
-		}
+	off := len(b.base) - len(value) // the base's index of a byte of the suffix
+	if bytes.Equal(b.base[from+off:b.sameFrom+off], value[from:b.sameFrom]) {
+		b.sameFrom = from
+		return true
 	}
-	for ; i < n && a[len(a)-1-i] == b[len(b)-1-i]; i++ {
-	}
-	return i
+	b.diffFrom = from
+	return false
 }
-
-// chunk is how many bytes commonPrefix and commonSuffix compare at once.
-const chunk = 64

@@ -5,10 +5,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/require"
 
@@ -223,28 +225,51 @@ func FuzzDecodeOverBase(f *testing.F) {
 	})
 }
 
-func TestCommonPrefixAndSuffix(t *testing.T) {
-	for _, c := range []struct {
-		a, b           string
-		prefix, suffix int
-	}{
-		{"", "", 0, 0},
-		{"abc", "abc", 3, 3},
-		{"abcdefghijklmnop", "abcdefghijklmnoX", 15, 0},
-		{"Xbcdefghijklmnop", "abcdefghijklmnop", 0, 15},
-		{"0123456789abcdefXYZ", "0123456789abcdefxyz", 16, 0},
-		{"XYZ0123456789abcdef", "xyz0123456789abcdef", 0, 16},
-		{"ab", "abcdefghijkl", 2, 0},
-		{"kl", "abcdefghijkl", 0, 2},
-		{"a0123456789abcdefz", "b0123456789abcdefz", 0, 17},
-		{strings.Repeat("x", 200) + "a" + strings.Repeat("y", 150), strings.Repeat("x", 200) + "b" + strings.Repeat("y", 150), 200, 150},
-		{strings.Repeat("x", 128) + "a" + strings.Repeat("y", 128), strings.Repeat("x", 128) + "bc" + strings.Repeat("y", 128), 128, 128},
-		{strings.Repeat("x", 129), strings.Repeat("x", 64), 64, 64},
+// baseValue's samePrefix and sameSuffix, asked about every position of a
+// value in a random order (so that each answer may come from what earlier
+// ones found), answer as the common prefix and suffix of the two values,
+// counted byte by byte, say.
+func TestBaseValueSamePrefixAndSuffix(t *testing.T) {
+	common := func(a, b []byte, at func([]byte, int) byte) int {
+		n := 0
+		for n < min(len(a), len(b)) && at(a, n) == at(b, n) {
+			n++
+		}
+		return n
+	}
+	front := func(s []byte, i int) byte { return s[i] }
+	back := func(s []byte, i int) byte { return s[len(s)-1-i] }
+	rng := rand.New(rand.NewPCG(55, 1))
+	for _, c := range []struct{ a, b string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"abcdefghijklmnop", "abcdefghijklmnoX"},
+		{"Xbcdefghijklmnop", "abcdefghijklmnop"},
+		{"0123456789abcdefXYZ", "0123456789abcdefxyz"},
+		{"XYZ0123456789abcdef", "xyz0123456789abcdef"},
+		{"ab", "abcdefghijkl"},
+		{"kl", "abcdefghijkl"},
+		{"a0123456789abcdefz", "b0123456789abcdefz"},
+		{"abcabc", "abc"},
+		{strings.Repeat("x", 200) + "a" + strings.Repeat("y", 150), strings.Repeat("x", 200) + "b" + strings.Repeat("y", 150)},
+		{strings.Repeat("x", 128) + "a" + strings.Repeat("y", 128), strings.Repeat("x", 128) + "bc" + strings.Repeat("y", 128)},
+		{strings.Repeat("x", 129), strings.Repeat("x", 64)},
 	} {
-		require.Equal(t, c.prefix, commonPrefix([]byte(c.a), []byte(c.b)), "%q %q", c.a, c.b)
-		require.Equal(t, c.prefix, commonPrefix([]byte(c.b), []byte(c.a)), "%q %q", c.b, c.a)
-		require.Equal(t, c.suffix, commonSuffix([]byte(c.a), []byte(c.b)), "%q %q", c.a, c.b)
-		require.Equal(t, c.suffix, commonSuffix([]byte(c.b), []byte(c.a)), "%q %q", c.b, c.a)
+		for _, p := range [][2][]byte{{[]byte(c.a), []byte(c.b)}, {[]byte(c.b), []byte(c.a)}, {nil, []byte(c.b)}} {
+			base, value := p[0], p[1]
+			prefix, suffix := common(base, value, front), common(base, value, back)
+			for range 20 {
+				var b baseValue
+				b.set(base, value, nil, nil, copies{})
+				for _, i := range rng.Perm(2 * (len(value) + 1)) {
+					if at := i / 2; i%2 == 0 {
+						require.Equal(t, at <= prefix, b.samePrefix(value, at), "samePrefix(%d) of %q over %q", at, value, base)
+					} else {
+						require.Equal(t, len(value)-at <= suffix, b.sameSuffix(value, at), "sameSuffix(%d) of %q over %q", at, value, base)
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -553,4 +578,147 @@ func TestDecodeOverHeldSharesWhatDecodesEqual(t *testing.T) {
 	}
 	require.Positive(t, shared)
 	require.Positive(t, decoded)
+}
+
+// A write of the metadata alone (labels, by another manager) leaves the
+// spec and the status as they were, in the common suffix: decoded over
+// the object held for the value before it, the new object takes that
+// object's Spec as it is (baseValue.specSame), its map and slice memory
+// shared, rather than decoding the spec's bytes again into ones of its
+// own.
+func TestDecodeOverBaseTakesTheSideTheBaseHolds(t *testing.T) {
+	obj := &Object[fastSpec, fastStatus]{
+		Meta: Meta{Kind: "K", Name: "a", Managed: []ManagedFields{{Manager: "ctl", Operation: "Apply", Subresource: "status", Fields: "~x"}},
+			LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1, StatusGeneration: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1, Env: map[string]string{"A": "1"}, Ports: []int{80}},
+		Status: fastStatus{Ready: 0},
+	}
+	base, err := json.Marshal(obj)
+	require.NoError(t, err)
+	next := *obj
+	next.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
+	next.Meta.Labels = map[string]string{"app": "web"}
+	value, err := json.Marshal(&next)
+	require.NoError(t, err)
+
+	plans := sidePlansOf[fastSpec, fastStatus]()
+	held, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: base}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
+	require.NoError(t, err)
+	var b baseValue
+	b.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
+	got, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: &b}, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
+	require.NoError(t, err)
+	require.Equal(t, &next, got.obj)
+	require.True(t, b.specSame, "the spec's bytes are the base's")
+	require.True(t, b.statusSame, "the status's bytes are the base's")
+	require.True(t, sameMap(held.obj.Spec.Env, got.obj.Spec.Env), "the held object's spec, its map shared")
+	require.Same(t, &held.obj.Spec.Ports[0], &got.obj.Spec.Ports[0], "the held object's spec, its slice shared")
+}
+
+// A watch's decoder keeps no reference to the objects it decoded, nor to
+// the held object it decoded over, once it returned: its scratch space
+// (the metaDecoder's sidesInto, its base, its held pointer) is emptied, so
+// an object the caller no longer holds can be collected before the next
+// event comes.
+func TestWatchDecoderKeepsNoObject(t *testing.T) {
+	st, err := New[fastSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	obj := &Object[fastSpec, fastStatus]{
+		Meta: Meta{Kind: "App", Name: "a", Managed: []ManagedFields{{Manager: "ctl", Operation: "Apply", Subresource: "status", Fields: "~y"}},
+			LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1, StatusGeneration: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1, Env: map[string]string{"A": "1"}},
+		Status: fastStatus{Ready: 1},
+	}
+	w := newHeldSpecWrite(t, st, obj, func(s *fastSpec) { s.Replicas = 2 })
+	held := w.held
+	decode := st.decoder(false, nil, st.heldObjects(func(name string, rev int64) *Object[fastSpec, fastStatus] {
+		if name == "a" && held != nil && rev == held.Meta.Revision {
+			return held
+		}
+		return nil
+	}))
+	st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+	ev := decode(w.ev)
+	require.Equal(t, Modified, ev.Type)
+	require.Equal(t, 2, ev.Object.Spec.Replicas)
+	require.True(t, sameMap(held.Spec.Env, ev.Object.Spec.Env), "decoded over the held object")
+	gotWeak, heldWeak := weak.Make(ev.Object), weak.Make(held)
+	ev, held, w = Event[fastSpec, fastStatus]{}, nil, heldSpecWrite[fastSpec, fastStatus]{}
+	runtime.GC()
+	require.Nil(t, gotWeak.Value(), "the decoded object is the caller's alone")
+	require.Nil(t, heldWeak.Value(), "the held object is the caller's alone")
+	runtime.KeepAlive(decode)
+}
+
+// textSpec has the []string and map[string]string fields whose decoded
+// values a watch's objects share (see sharedValues).
+type textSpec struct {
+	N    int               `json:"n"`
+	Args []string          `json:"args"`
+	Sel  map[string]string `json:"sel"`
+}
+
+// A watch whose objects are shared decodes a held object's list or map
+// that was decoded from the same text (sharedValues.texts), or found to
+// be what it decodes to, as the held one, read by one comparison of that
+// text; a text that differs, or a held list that is only part of the one
+// decoded from the text, is decoded.
+func TestWatchTakesHeldListsByTheirText(t *testing.T) {
+	st, err := New[textSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	key := st.keyOf("a")
+	var held *Object[textSpec, fastStatus]
+	h := st.heldObjects(func(name string, rev int64) *Object[textSpec, fastStatus] {
+		if name == "a" && held != nil && rev == held.Meta.Revision {
+			return held
+		}
+		return nil
+	})
+	scratch := &decodeScratch{sharing: new(sharedValues)}
+	event := func(rev int64, spec textSpec) *Object[textSpec, fastStatus] {
+		t.Helper()
+		value, err := json.Marshal(&Object[textSpec, fastStatus]{Meta: Meta{Kind: "App", Name: "a", Generation: rev}, Spec: spec})
+		require.NoError(t, err)
+		ev := st.typedEvent(kv.Event{Type: kv.EventPut, Revision: rev, KV: kv.KeyValue{Key: key, Value: value, ModRevision: rev},
+			Prev: kv.KeyValue{Key: key, ModRevision: rev - 1}}, scratch, copiesOf[textSpec, fastStatus](), false, h)
+		require.Nil(t, ev.Undecodable)
+		require.Equal(t, spec, ev.Object.Spec)
+		return ev.Object
+	}
+	args, sel := []string{"--a", "--b", "--c"}, map[string]string{"app": "web", "shard": "1"}
+	first := event(1, textSpec{N: 1, Args: args, Sel: sel})
+	p, _ := listAt(first.Spec.Args)
+	require.Equal(t, sharedText{text: `["--a","--b","--c"]`, n: 3}, scratch.sharing.texts[p], "the list's text")
+	p, _ = mapAt(first.Spec.Sel)
+	require.Equal(t, sharedText{text: `{"app":"web","shard":"1"}`, n: 2}, scratch.sharing.texts[p], "the map's text")
+
+	held = first
+	second := event(2, textSpec{N: 2, Args: args, Sel: sel})
+	require.Same(t, &first.Spec.Args[0], &second.Spec.Args[0], "the held list")
+	require.True(t, sameMap(first.Spec.Sel, second.Spec.Sel), "the held map")
+
+	held = second
+	third := event(3, textSpec{N: 3, Args: []string{"--a", "--b"}, Sel: map[string]string{"app": "web"}})
+	require.NotSame(t, &first.Spec.Args[0], &third.Spec.Args[0])
+
+	// A held list that is part of one decoded from a text: that text
+	// decodes to more than it holds.
+	part := *first
+	part.Spec.Args = first.Spec.Args[:2]
+	part.Meta.Revision = 3
+	held = &part
+	fourth := event(4, textSpec{N: 4, Args: args, Sel: sel})
+	require.Len(t, fourth.Spec.Args, 3)
+
+	// A held list and map of no text known (a listing's, say), found the
+	// same element by element, are known by that text from then on.
+	own := Object[textSpec, fastStatus]{Meta: Meta{Kind: "App", Name: "a", Revision: 4},
+		Spec: textSpec{Args: []string{"--a", "--b", "--c"}, Sel: map[string]string{"app": "web", "shard": "1"}}}
+	held = &own
+	fifth := event(5, textSpec{N: 5, Args: args, Sel: sel})
+	require.Same(t, &own.Spec.Args[0], &fifth.Spec.Args[0], "the held list")
+	p, _ = listAt(own.Spec.Args)
+	require.Equal(t, sharedText{text: `["--a","--b","--c"]`, n: 3}, scratch.sharing.texts[p], "the held list's text")
+	p, _ = mapAt(own.Spec.Sel)
+	require.Equal(t, sharedText{text: `{"app":"web","shard":"1"}`, n: 2}, scratch.sharing.texts[p], "the held map's text")
 }

@@ -94,6 +94,9 @@ type decodeScratch struct {
 	// space are shared and read-only, those of different names as well,
 	// and holds what they share (see sharedValues).
 	sharing *sharedValues
+	// kept is what a watch gave the Store's memory lately (see
+	// keptLists).
+	kept keptLists
 	// d is the decoder of the value being read, kept here so that it costs
 	// no allocation; base likewise, for its base.
 	d    metaDecoder

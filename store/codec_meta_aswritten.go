@@ -282,7 +282,7 @@ func (d *metaDecoder) mapAsWritten(held map[string]string) (map[string]string, b
 	}
 	d.r = start
 	if v := d.sharing(); v != nil {
-		return sharedByText(d, &v.metaMaps, (*metaDecoder).newMapAsWritten)
+		return sharedByText(d, &v.metaMaps, (*metaDecoder).newMapAsWritten, nil)
 	}
 	return d.newMapAsWritten()
 }

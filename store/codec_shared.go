@@ -38,6 +38,56 @@ type sharedValues struct {
 	// as appendMeta writes it (see mapAsWritten): apart from maps, whose
 	// texts a general decode reads.
 	metaMaps map[string]map[string]string
+	// texts holds, for each list and map that lists and maps hold, by its
+	// array or map (see sharedAt), the text it was decoded from and its
+	// length, and likewise for a held list or map found to be what a text
+	// decodes to (sameStrings, sameStringMap, which compare element by
+	// element): a held object's list or map (see heldSide) found there is
+	// the same as the text at hand when that text is its text, one
+	// comparison where sameStrings and sameStringMap compare element by
+	// element, a map lookup per entry. A list or map handed out is never
+	// modified, so what it was decoded from stays true of it. It holds at
+	// most 2*maxSharedTexts, forgotten all at once when full.
+	texts map[unsafe.Pointer]sharedText
+}
+
+// sharedText is the text a list or map of sharedValues was decoded from,
+// and its length.
+type sharedText struct {
+	text string
+	n    int
+}
+
+// sharedAt returns the array of a list or the map of a map, which names
+// it in sharedValues.texts, and its length; nil for an empty one, whose
+// array may be another's (a zero-sized allocation).
+type sharedAt[V any] func(V) (unsafe.Pointer, int)
+
+func listAt(l []string) (unsafe.Pointer, int) {
+	if len(l) == 0 {
+		return nil, 0
+	}
+	return unsafe.Pointer(unsafe.SliceData(l)), len(l)
+}
+
+func mapAt(m map[string]string) (unsafe.Pointer, int) {
+	if len(m) == 0 {
+		return nil, 0
+	}
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m)), len(m)
+}
+
+// sameText reports whether the value at d.r is spelled as the text that
+// the list or map at p, of length n, was decoded from (see
+// sharedValues.texts), reading it when it is; false, reading nothing,
+// when the decoder's objects are not shared or it knows no such text.
+func (d *metaDecoder) sameText(p unsafe.Pointer, n int) bool {
+	v := d.sharing()
+	if v == nil || v.texts == nil {
+		return false
+	}
+	t, ok := v.texts[p]
+	return ok && t.n == n && d.r.Literal(t.text)
 }
 
 // maxSharedManaged is how many ownership records sharedValues keeps.
@@ -77,8 +127,10 @@ func (v *sharedValues) managedList(list []ManagedFields, own bool) []ManagedFiel
 }
 
 // sharedByText decodes the value at d.r with decode, or, when byText holds
-// the value its text decoded to, reads it and returns that value.
-func sharedByText[V any](d *metaDecoder, byText *map[string]V, decode func(*metaDecoder) (V, bool)) (V, bool) {
+// the value its text decoded to, reads it and returns that value. at,
+// when not nil, names a value it adds to byText in texts (see
+// sharedValues.texts).
+func sharedByText[V any](d *metaDecoder, byText *map[string]V, decode func(*metaDecoder) (V, bool), at sharedAt[V]) (V, bool) {
 	start := d.r
 	text, ok := d.r.Raw()
 	if ok {
@@ -97,6 +149,27 @@ func sharedByText[V any](d *metaDecoder, byText *map[string]V, decode func(*meta
 	if *byText == nil {
 		*byText = map[string]V{}
 	}
-	(*byText)[string(text)] = v
+	key := string(text)
+	(*byText)[key] = v
+	if at != nil {
+		p, n := at(v)
+		d.scratch.sharing.keepText(p, n, key)
+	}
 	return v, true
+}
+
+// keepText remembers text as one that decodes to the list or map at p
+// (nil: none), of length n (see sharedValues.texts): the text it was
+// decoded from, or one found to decode to what it holds.
+func (v *sharedValues) keepText(p unsafe.Pointer, n int, text string) {
+	if p == nil {
+		return
+	}
+	if len(v.texts) >= 2*maxSharedTexts {
+		clear(v.texts)
+	}
+	if v.texts == nil {
+		v.texts = map[unsafe.Pointer]sharedText{}
+	}
+	v.texts[p] = sharedText{text: text, n: n}
 }

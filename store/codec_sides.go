@@ -175,7 +175,7 @@ func decodeStrings(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	var s []string
 	var ok bool
 	if v := d.sharing(); v != nil {
-		s, ok = sharedByText(d, &v.lists, decodeStringList)
+		s, ok = sharedByText(d, &v.lists, decodeStringList, listAt)
 	} else {
 		s, ok = decodeStringList(d)
 	}
@@ -194,7 +194,7 @@ func decodeStringMap(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 	var m map[string]string
 	var ok bool
 	if v := d.sharing(); v != nil {
-		m, ok = sharedByText(d, &v.maps, (*metaDecoder).stringMap)
+		m, ok = sharedByText(d, &v.maps, (*metaDecoder).stringMap, mapAt)
 	} else {
 		m, ok = d.stringMap()
 	}
@@ -542,7 +542,10 @@ func (f *sideField) decode(d *metaDecoder, fp, held unsafe.Pointer, depth int) b
 // with the held values themselves, not with the bytes they were decoded
 // from, so it needs no base bytes (a value past the Store's memory) and
 // holds whatever the held object was decoded from: a field shares the
-// held value only when its text decodes to an equal one.
+// held value only when its text decodes to an equal one. A held list or
+// map that the decoder handed out from its shared values (see
+// sharedValues.texts) is compared by the text it was decoded from, at
+// once, before element by element.
 //
 // A sameField reads the value at d.r when it is written as the store's
 // encoding writes it (no white space, plain strings, a map's keys in
@@ -583,6 +586,10 @@ func sameStrings(d *metaDecoder, h, p unsafe.Pointer) bool {
 	if len(held) == 0 {
 		return false
 	}
+	if hp, n := listAt(held); d.sameText(hp, n) {
+		*(*[]string)(p) = held
+		return true
+	}
 	start := d.r
 	r := &d.r
 	ok := r.Literal(`[`)
@@ -593,6 +600,10 @@ func sameStrings(d *metaDecoder, h, p unsafe.Pointer) bool {
 		if ok && r.Literal(`]`) {
 			if i+1 == len(held) {
 				*(*[]string)(p) = held
+				if v := d.sharing(); v != nil {
+					hp, n := listAt(held)
+					v.keepText(hp, n, string(r.Since(start.Pos())))
+				}
 				return true
 			}
 			break
@@ -608,6 +619,10 @@ func sameStringMap(d *metaDecoder, h, p unsafe.Pointer) bool {
 	if len(held) == 0 {
 		return false
 	}
+	if hp, n := mapAt(held); d.sameText(hp, n) {
+		*(*map[string]string)(p) = held
+		return true
+	}
 	start := d.r
 	n, same := 0, true
 	// Keys in increasing order are distinct: n of them, each held's with
@@ -619,6 +634,10 @@ func sameStringMap(d *metaDecoder, h, p unsafe.Pointer) bool {
 	})
 	if ok && same && n == len(held) {
 		*(*map[string]string)(p) = held
+		if v := d.sharing(); v != nil {
+			hp, n := mapAt(held)
+			v.keepText(hp, n, string(d.r.Since(start.Pos())))
+		}
 		return true
 	}
 	d.r = start

@@ -136,7 +136,7 @@ func (d *metaDecoder) sideOf(value, key []byte, p unsafe.Pointer, plan sideDecod
 		*r = outer
 	}
 	raw, ok := r.Raw()
-	return sideRead{raw: raw, same: ok && may && r.Pos() <= b.prefix}, ok
+	return sideRead{raw: raw, same: ok && may && b.samePrefix(value, r.Pos())}, ok
 }
 
 // conditionsOrBase reads the conditions at d.r, the value of key in value,
@@ -144,7 +144,7 @@ func (d *metaDecoder) sideOf(value, key []byte, p unsafe.Pointer, plan sideDecod
 func (d *metaDecoder) conditionsOrBase(value, key []byte) ([]Condition, bool) {
 	b := d.base
 	start := d.r.Pos()
-	if b == nil || start >= b.prefix && !b.inSuffix(value, key, start) {
+	if b == nil || !b.inSuffix(value, key, start) && !b.samePrefix(value, start+1) {
 		return d.conditions()
 	}
 	raw, ok := d.r.Raw()

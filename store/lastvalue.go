@@ -805,12 +805,57 @@ func (l *lastValues) remove(i int) {
 	l.items = l.items[:last]
 }
 
+// keptLists is what a watch's decoder keeps of the ownership records it
+// gave the Store's memory lately (see Store.rememberKept): the memory's
+// own copies, which it never modifies and never hands out. A kind's
+// objects mostly hold one or two lists of records (one manager owns the
+// same fields of every object), so the value remembered of each event
+// shares the list the memory holds already for another key, where a
+// clone of the event's object's Meta copied it (an allocation per event,
+// the object being the caller's). It is not safe for concurrent use.
+type keptLists struct {
+	managed [maxSharedManaged][]ManagedFields
+	next    int
+}
+
+// own gives m, a copy of a Meta handed out, its own copies of the maps
+// and slices it holds, as clone does, but for ownership records equal to
+// a list k kept, which it shares; a copy of other records k keeps. A nil
+// k keeps none.
+func (k *keptLists) own(m *Meta) {
+	if k == nil || len(m.Managed) == 0 {
+		m.ownBut(&noMeta)
+		return
+	}
+	for _, list := range k.managed {
+		if len(list) == len(m.Managed) && slices.Equal(list, m.Managed) {
+			m.Managed = nil // not to be copied
+			m.ownBut(&noMeta)
+			m.Managed = list
+			return
+		}
+	}
+	m.ownBut(&noMeta)
+	k.managed[k.next] = m.Managed
+	k.next = (k.next + 1) % len(k.managed)
+}
+
+// noMeta is a zero Meta, which shares nothing: never modified.
+var noMeta Meta
+
 // clone returns m with its own copies of the maps and slices it holds.
 func (m Meta) clone() Meta { return m.cloneBut(&Meta{}) }
 
 // cloneBut is clone but for the maps and slices m shares with held, which
 // it keeps as they are.
 func (m Meta) cloneBut(held *Meta) Meta {
+	m.ownBut(held)
+	return m
+}
+
+// ownBut is cloneBut in place: it replaces the maps and slices of m that
+// it does not share with held by copies.
+func (m *Meta) ownBut(held *Meta) {
 	if !sharedMap(m.Labels, held.Labels) {
 		m.Labels = maps.Clone(m.Labels)
 	}
@@ -826,7 +871,6 @@ func (m Meta) cloneBut(held *Meta) Meta {
 	if !sharedSlice(m.Managed, held.Managed) {
 		m.Managed = slices.Clone(m.Managed)
 	}
-	return m
 }
 
 // sharedMap reports whether a and b are the same map (not nil), not merely

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -486,4 +487,36 @@ func (l *lastValues) lookup(key string, rev int64) (lastValue, bool) {
 		return e, true
 	}
 	return lastValue{}, false
+}
+
+// A watch's events of objects with equal ownership records are remembered
+// sharing one list of the memory's own (keptLists), never the list of the
+// object the event hands out; records that differ get a list of their own.
+func TestWatchRemembersEqualRecordsOnce(t *testing.T) {
+	st, err := New[fastSpec, fastStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	decode := st.decoder(false, nil, nil)
+	records := func(manager string) []ManagedFields {
+		return []ManagedFields{{Manager: manager, Operation: "Update", Fields: "~x"}, {Manager: "ctl", Operation: "Apply", Subresource: statusSide, Fields: "~y"}}
+	}
+	remembered := map[string]*rawObject{}
+	for i, c := range []struct{ name, manager string }{{"a", "user"}, {"b", "user"}, {"c", "other"}, {"d", "user"}} {
+		rev := int64(i + 1)
+		obj := &Object[fastSpec, fastStatus]{Meta: Meta{Kind: "App", Name: c.name, Managed: records(c.manager),
+			LastWrite: LastWrite{Manager: c.manager, Op: "Update"}, Generation: 1}, Spec: fastSpec{Replicas: i}}
+		value, err := json.Marshal(obj)
+		require.NoError(t, err)
+		key := st.keyOf(c.name)
+		ev := decode(kv.Event{Type: kv.EventPut, Revision: rev, KV: kv.KeyValue{Key: key, Value: value, ModRevision: rev}})
+		require.Equal(t, Added, ev.Type)
+		e, ok := st.last.lookup(key, rev)
+		require.True(t, ok)
+		require.NotNil(t, e.raw, "remembered decoded")
+		require.Equal(t, records(c.manager), e.raw.Meta.Managed)
+		require.NotSame(t, &ev.Object.Meta.Managed[0], &e.raw.Meta.Managed[0], "the memory's own list, not the object's")
+		remembered[c.name] = e.raw
+	}
+	require.Same(t, &remembered["a"].Meta.Managed[0], &remembered["b"].Meta.Managed[0], "equal records: one list")
+	require.Same(t, &remembered["a"].Meta.Managed[0], &remembered["d"].Meta.Managed[0], "equal records: one list")
+	require.NotSame(t, &remembered["a"].Meta.Managed[0], &remembered["c"].Meta.Managed[0], "other records: a list of their own")
 }

@@ -331,23 +331,30 @@ func (s *Store[S, T]) putEvent(out *Event[S, T], ev kv.Event, name string, scrat
 		out.Undecodable, out.Prev = err.(*DecodeError), prev
 	case modified:
 		out.Type, out.Object, out.Prev = Modified, from.obj, prev
-		s.remember(ev.KV, &from, written)
+		s.rememberKept(ev.KV, &from, written, &scratch.kept)
 	default: // a create, or a valid value over an undecodable one
 		out.Type, out.Object = Added, from.obj
-		s.remember(ev.KV, &from, written)
+		s.rememberKept(ev.KV, &from, written, &scratch.kept)
 	}
 }
 
-// remember remembers kv (see WithLastValues), a watch event's value that
-// decoded as from, decoded when it can: a write from it then need not read
-// it again (a Loop's status write applies to the state its cache just
+// remember remembers kv (see WithLastValues), a value read that decoded
+// as from, decoded when it can: a write from it then need not read it
+// again (a Loop's status write applies to the state its cache just
 // delivered). Of a value decoded from the memory (written), which holds
 // it decoded, it remembers the Backend's value alone (see lastValues.put).
 func (s *Store[S, T]) remember(kv kv.KeyValue, from *decodedFrom[S, T], written bool) {
+	s.rememberKept(kv, from, written, nil)
+}
+
+// rememberKept is remember for a watch, whose decoder keeps what it gave
+// the memory lately (kept, see keptLists).
+func (s *Store[S, T]) rememberKept(kv kv.KeyValue, from *decodedFrom[S, T], written bool, kept *keptLists) {
 	switch {
 	case s.last == nil:
 	case !written && from.plain && s.ver == nil:
-		raw := &rawObject{Meta: from.obj.Meta.clone(), Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
+		raw := &rawObject{Meta: from.obj.Meta, Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
+		kept.own(&raw.Meta) // the object's maps and slices are the caller's
 		if from.headEnd > 0 {
 			raw.head = storedHead{text: kv.Value[:from.headEnd:from.headEnd]}
 		}

@@ -104,15 +104,18 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 // decoding it again. known, when not nil, is cur's status side as
 // decodeSideOf gives it.
 func (w *Writer[S, T]) mergeStatus(status any, conditions []Condition, force bool, cur *rawObject, known *decodedSide) (*rawObject, decodedSides, error) {
-	conds := stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
+	conds := conditions
+	if len(conds) > 0 { // the clock is read only for conditions to stamp
+		conds = stampTransitions(conditions, cur.Conditions, w.s.clock.Now())
+	}
 	// A status of type T whose JSON form round-trips is encoded once, alone
 	// (by its side encoder, as a write encodes it): if the merge keeps it as
 	// applied, that is the encoding to store; a manager's apply of a flat
 	// one, first or of the fields it owns, is read from the texts alone
 	// (flatStatusApply).
 	var applied json.RawMessage
-	if st, ok := status.(T); ok && w.s.plainStatus {
-		b, err := encodeJSON("applied status", st)
+	if _, ok := status.(T); ok && w.s.plainStatus {
+		b, err := encodeJSON("applied status", status) // as given: a T boxed again was an allocation
 		if err != nil {
 			return nil, decodedSides{}, err
 		}

@@ -218,6 +218,14 @@ type flatObject struct{ keys, vals [][]byte }
 // with a plain key, none twice; with names, each key must be one of them,
 // and null values are allowed.
 func flatFields(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
+	if out, ok, sure := flatCompact(o, b, names); sure {
+		return out, ok
+	}
+	return flatRead(o, b, names)
+}
+
+// flatRead is flatFields by a jsonscan.Reader, for any text.
+func flatRead(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
 	r := jsonscan.NewReader(b)
 	ok := r.Object(func(key []byte) bool {
 		switch r.Next() {
@@ -239,6 +247,174 @@ func flatFields(o flatObject, b []byte, names [][]byte) (flatObject, bool) {
 		return ok
 	})
 	return o, ok && r.End()
+}
+
+// flatCompact is flatFields for the usual text, the Store's own encoding
+// of a flat status: compact (no white space), its strings plain (printable
+// ASCII, no escapes). It reads it in one loop, with no call per member,
+// and answers as flatFields does when sure; else (white space, an escape,
+// a malformed value) sure is false, and flatFields reads b with a
+// jsonscan.Reader, which accepts what this declines. A status apply reads
+// two such texts, the applied status and the stored one.
+func flatCompact(o flatObject, b []byte, names [][]byte) (out flatObject, ok, sure bool) {
+	n := len(b)
+	if n < 2 || b[0] != '{' {
+		return o, false, false
+	}
+	if b[1] == '}' {
+		return o, n == 2, n == 2
+	}
+	out = o
+	i := 1
+	for {
+		if b[i] != '"' {
+			return o, false, false
+		}
+		start := i + 1
+		if names != nil {
+			// The key must be one of names, each plain: found by its
+			// bytes, with no scan of them. A text without one of them
+			// there has no key in names, or one that is not plain.
+			if i = nameEnd(b, start, names); i < 0 {
+				return o, false, true
+			}
+		} else {
+			i = plainRunEnd(b, start)
+		}
+		if i+1 >= n || b[i] != '"' || b[i+1] != ':' {
+			return o, false, false
+		}
+		key := b[start:i]
+		i += 2
+		if i >= n {
+			return o, false, false
+		}
+		v := i
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			return o, false, true
+		case c == '"':
+			i = plainRunEnd(b, i+1)
+			if i >= n || b[i] != '"' {
+				return o, false, false
+			}
+			i++
+		case c == '-' || '0' <= c && c <= '9':
+			if i = numberEnd(b, i); i < 0 {
+				return o, false, false
+			}
+		case c == 'n':
+			if names == nil {
+				return o, false, true // applies nothing: the merge's
+			}
+			i = literalEnd(b, i, "null")
+		case c == 't':
+			i = literalEnd(b, i, "true")
+		case c == 'f':
+			i = literalEnd(b, i, "false")
+		default:
+			return o, false, false
+		}
+		if i < 0 || i >= n {
+			return o, false, false
+		}
+		if len(out.keys) == maxFirstFields || slices.ContainsFunc(out.keys, func(k []byte) bool { return bytes.Equal(k, key) }) {
+			return o, false, true
+		}
+		out.keys, out.vals = append(out.keys, key), append(out.vals, b[v:i])
+		switch b[i] {
+		case ',':
+			i++
+			if i >= n {
+				return o, false, false
+			}
+		case '}':
+			if i+1 != n {
+				return o, false, false
+			}
+			return out, true, true
+		default:
+			return o, false, false
+		}
+	}
+}
+
+// nameEnd returns the index after the name of names (plain, none twice:
+// flatFields' keys) that b holds at i, followed by a quote; -1 when b holds
+// none of them so.
+func nameEnd(b []byte, i int, names [][]byte) int {
+	for _, k := range names {
+		if e := i + len(k); e < len(b) && b[e] == '"' && string(b[i:e]) == string(k) {
+			return e
+		}
+	}
+	return -1
+}
+
+// plainRunEnd returns the index of the first byte of b at or after i that
+// is not plain in a string (printable ASCII but quotes and backslashes),
+// or len(b).
+func plainRunEnd(b []byte, i int) int {
+	for i < len(b) && !endsPlain[b[i]] {
+		i++
+	}
+	return i
+}
+
+// endsPlain holds, for each byte, whether it ends a plain run (see
+// plainRunEnd).
+var endsPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80
+	}
+	return t
+}()
+
+// literalEnd returns the index after lit when b holds it at i, else -1.
+func literalEnd(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// numberEnd returns the index after the JSON number at i in b, or -1 when
+// b holds none there.
+func numberEnd(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	d := digitsAt(b, i)
+	if d == i || d-i > 1 && b[i] == '0' {
+		return -1
+	}
+	i = d
+	if i < len(b) && b[i] == '.' {
+		if d = digitsAt(b, i+1); d == i+1 {
+			return -1
+		}
+		i = d
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if d = digitsAt(b, i); d == i {
+			return -1
+		}
+		i = d
+	}
+	return i
+}
+
+// digitsAt returns the index of the first byte of b at or after i that is
+// not a decimal digit, or len(b).
+func digitsAt(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
 }
 
 // ownsAny reports whether an entry, but the one at skip, owns the status

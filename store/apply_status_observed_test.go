@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,7 @@ func TestApplyStatusWithObserved(t *testing.T) {
 	for _, m := range []store.Meta{{}, {UID: read.Meta.UID}, {Generation: read.Meta.Generation}} {
 		_, err := ctrl.ApplyStatus(ctx, "web", judgeStatus{ReadyReplicas: 1}, nil, store.WithObserved(m))
 		require.ErrorIs(t, err, store.ErrInvalid, "%+v", m)
+		require.ErrorContains(t, err, fmt.Sprintf("WithObserved needs the Meta of a read object (UID %q, Generation %d)", m.UID, m.Generation))
 		o := *read
 		_, err = ctrl.UpdateStatus(ctx, &o, store.WithObserved(m))
 		require.ErrorIs(t, err, store.ErrInvalid, "%+v", m)
@@ -154,4 +156,39 @@ func listRev[S, T any](t *testing.T, st *store.Store[S, T]) int64 {
 	l, err := st.List(t.Context(), store.ListOptions{})
 	require.NoError(t, err)
 	return l.Revision
+}
+
+// WithObserved called in the write's own call, as a Loop's reconciler
+// calls it (ApplyStatus(..., WithObserved(o.Meta))), allocates nothing:
+// it inlines, and its option stays on the caller's stack, as no write
+// keeps its options. It allocated its option on every write before.
+func TestWithObservedInTheCallAllocatesNothing(t *testing.T) {
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
+	}
+	ctx := t.Context()
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(t, err)
+	name := writePathObjects(t, st, 1)[0]
+	ctrl := st.As("ctrl")
+	obj, err := st.Get(ctx, name)
+	require.NoError(t, err)
+	replicas := int64(1000) // boxed alike in every run: past the runtime's static small ints
+	var allocs [2]float64   // without WithObserved, with it
+	for i, observed := range []bool{false, true} {
+		allocs[i] = testing.AllocsPerRun(100, func() {
+			replicas++
+			var res store.ApplyResult
+			var err error
+			if observed {
+				res, err = ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: replicas}, nil, store.WithObserved(obj.Meta))
+			} else {
+				res, err = ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: replicas}, nil)
+			}
+			if err != nil || !res.Changed {
+				t.Fatal(err, res)
+			}
+		})
+	}
+	require.Equalf(t, allocs[0], allocs[1], "an ApplyStatus allocates %v times with WithObserved called in it, %v without", allocs[1], allocs[0])
 }

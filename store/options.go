@@ -110,20 +110,34 @@ func WithGeneration(g int64) WriteOption {
 // UpdateStatus and ApplyStatus take it.
 func WithObserved(m Meta) WriteOption {
 	// The option holds the two fields it checks, not a copy of m: a
-	// Loop's status write gives one per reconcile.
+	// Loop's status write gives one per reconcile. It is small enough to
+	// inline, with no call (a Meta that no read returned is refused by
+	// the option, with an error of its own type), so that the option of
+	// a write given it directly, as ApplyStatus(..., WithObserved(o.Meta)),
+	// lives on the caller's stack: no write keeps its options.
 	uid, gen := m.UID, m.Generation
-	if uid == "" || gen <= 0 {
-		err := fmt.Errorf("%w: WithObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, uid, gen)
-		return func(c *writeConfig) {
-			c.given |= optGeneration | optUID
-			c.err = err
-		}
-	}
 	return func(c *writeConfig) {
 		c.given |= optGeneration | optUID
+		if uid == "" || gen <= 0 {
+			c.err = &observedError{uid: uid, gen: gen}
+			return
+		}
 		c.uid, c.generation, c.hasGeneration = uid, gen, true
 	}
 }
+
+// observedError is the ErrInvalid of WithObserved given a Meta that no
+// read returned.
+type observedError struct {
+	uid string
+	gen int64
+}
+
+func (e *observedError) Error() string {
+	return fmt.Sprintf("%v: WithObserved needs the Meta of a read object (UID %q, Generation %d)", ErrInvalid, e.uid, e.gen)
+}
+
+func (e *observedError) Unwrap() error { return ErrInvalid }
 
 // WithRevision makes a write conditional on the object's revision: it is
 // rejected with ErrConflict unless the stored object is still at revision r,

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,7 +226,10 @@ func TestEncodeOverIsFullEncode(t *testing.T) {
 // TestAppendToGrowsAnEmptyBufferOnce checks that appendTo sizes an empty
 // buffer for the whole value at once, its head copied from the value it
 // was computed from or written: a write's encoding grows its pooled buffer
-// once at most.
+// once at most. The last write's trace takes every length up to 256, so
+// that the value ends just past each size class an allocation rounds up to
+// in that span, and the generations their longest: a hint short by a byte
+// of what follows the head allocates twice for one of them.
 func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
 	if race.Enabled {
 		t.Skip("counts allocations")
@@ -242,20 +247,23 @@ func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
 	require.True(t, decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}))
 	require.Greater(t, len(cur.head.text), 600, "a head longer than the slack")
 	next := *cur
-	next.Meta.Generation++
-	next.Meta.LastWrite = LastWrite{Manager: "another-user", Op: ownership.OpUpdate, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	next.Meta.Generation, next.Meta.StatusGeneration = math.MaxInt64, math.MaxInt64
+	trace := strings.Repeat("0", 256)
 	for _, c := range []struct {
 		name string
 		over *rawObject
 	}{{"head copied", cur}, {"head written", nil}} {
 		t.Run(c.name, func(t *testing.T) {
-			allocs := testing.AllocsPerRun(20, func() {
-				_, _, err = next.appendTo(nil, c.over)
-			})
-			require.NoError(t, err)
-			require.Equal(t, 1.0, allocs)
-			_, head, _ := next.appendTo(nil, c.over)
-			require.Equal(t, len(cur.head.text), head, "the head is cur's")
+			for n := range len(trace) + 1 {
+				next.Meta.LastWrite = LastWrite{Manager: "another-user", Op: ownership.OpUpdate, Trace: trace[:n]}
+				allocs := testing.AllocsPerRun(20, func() {
+					_, _, err = next.appendTo(nil, c.over)
+				})
+				require.NoError(t, err)
+				require.Equal(t, 1.0, allocs, "a trace of %d bytes", n)
+				_, head, _ := next.appendTo(nil, c.over)
+				require.Equal(t, len(cur.head.text), head, "the head is cur's")
+			}
 		})
 	}
 }

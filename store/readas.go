@@ -97,11 +97,13 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 // records and of its last write is the text the decoders' scratch space
 // sc remembers for them (textMemo), when it remembers m's: a Get of the
 // object read them, most likely, and the caller handed them back as they
-// were. That text is what appendMeta writes for them, byte for byte, as
-// every text metaAsWritten reads is, and it holds only strings that
-// encoding/json writes as they are: appendManaged and appendLastWrite need
-// not write them again, checking each of their strings (most of the
-// metadata's bytes) for what encoding/json escapes.
+// were. That text is what encoding/json writes for them, byte for byte, as
+// every text metaAsWritten reads is, and so appendMeta's where appendMeta
+// writes them: appendManaged and appendLastWrite need not write them again,
+// checking each of their strings (most of the metadata's bytes) for what
+// encoding/json escapes. (A string with a DEL byte, which appendPlain
+// leaves to encoding/json and encoding/json writes as it is, is the one
+// text appendMetaKnown takes where appendMeta reports false.)
 func appendMetaKnown(b []byte, m *Meta, sc *decodeScratch) ([]byte, int, bool) {
 	ok := true
 	b = appendMetaIdentity(b, m, &ok)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -283,59 +282,4 @@ func TestOwnsExactlyKnownAnswersAsOwnsExactly(t *testing.T) {
 	} {
 		require.Equal(t, ownsExactly(c.set, c.keys), ownsExactlyKnown(&last, c.set, c.keys), "%s owns exactly %q", c.set, c.keys)
 	}
-}
-
-// flatCompact answers as flatRead (the jsonscan.Reader's flatFields)
-// wherever it is sure, with and without names, and is sure of the Store's
-// own compact encodings of flat statuses, which it reads with no Reader.
-func TestFlatCompactReadsAsTheReader(t *testing.T) {
-	sure := []string{`{}`, `{"a":1}`, `{"a":-12.5e+3,"b":"x y","c":true,"d":false}`, `{"a":null}`, `{"a":0,"a":1}`,
-		`{"a":{"b":1}}`, `{"a":[1]}`, `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}`,
-		`{"readyReplicas":12345}`, `{"b":"","a":1E9}`, "{\"~\x7f\":1}"}
-	other := []string{``, `{`, `}`, `[]`, `null`, ` {"a":1}`, `{"a":1} `, `{"a" :1}`, `{"a": 1}`, `{"a":1 }`, `{"a":1,}`,
-		`{"a":1,"b"}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`, `{"a":.5}`, `{"a":+1}`, `{"a":nul}`, `{"a":nullx}`,
-		`{"a":truex}`, `{"a":tru}`, `{"a":"x\"y"}`, `{"a":"é"}`, `{"é":1}`, `{"a\"b":1}`, `{"a":"x`, `{"a`, `{"a":`,
-		`{"a":1`, `{"a":1,`, `{"a":1}}`, `{"a":1}x`, "{\"a\":\"\t\"}", `{"a":x}`, `{a:1}`, `{"a":1,,"b":2}`, `{"a":"\u0041"}`}
-	names := [][]byte{[]byte("a"), []byte("b"), []byte("ready"), []byte("readyReplicas")} // one a prefix of another
-	for _, x := range append(slices.Clone(sure), other...) {
-		for _, ns := range [][][]byte{nil, names} {
-			var arr [4 * maxFirstFields][]byte
-			o := flatObject{arr[0:0:maxFirstFields], arr[maxFirstFields : maxFirstFields : 2*maxFirstFields]}
-			want, wantOK := flatRead(o, []byte(x), ns)
-			got, ok, isSure := flatCompact(flatObject{arr[2*maxFirstFields : 2*maxFirstFields : 3*maxFirstFields], arr[3*maxFirstFields : 3*maxFirstFields : 4*maxFirstFields]}, []byte(x), ns)
-			if slices.Contains(sure, x) {
-				require.True(t, isSure, "%s with names %q: not read by flatCompact", x, ns)
-			}
-			if !isSure {
-				continue
-			}
-			require.Equal(t, wantOK, ok, "%s with names %q", x, ns)
-			if ok {
-				require.Equal(t, want, got, "%s with names %q", x, ns)
-			}
-		}
-	}
-}
-
-// FuzzFlatCompact: flatCompact answers as flatRead wherever it is sure.
-func FuzzFlatCompact(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `{"a":-1.5e3,"b":"x","c":true,"d":null}`, `{"a":{"b":1}}`, `{"a":1,"a":2}`, `{"a":01}`} {
-		f.Add(s, false)
-		f.Add(s, true)
-	}
-	f.Fuzz(func(t *testing.T, x string, named bool) {
-		var ns [][]byte
-		if named {
-			ns = [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}
-		}
-		var arr [4 * maxFirstFields][]byte
-		want, wantOK := flatRead(flatObject{arr[0:0:maxFirstFields], arr[maxFirstFields : maxFirstFields : 2*maxFirstFields]}, []byte(x), ns)
-		got, ok, sure := flatCompact(flatObject{arr[2*maxFirstFields : 2*maxFirstFields : 3*maxFirstFields], arr[3*maxFirstFields : 3*maxFirstFields : 4*maxFirstFields]}, []byte(x), ns)
-		if !sure {
-			return
-		}
-		if ok != wantOK || ok && !reflect.DeepEqual(want, got) {
-			t.Fatalf("%q (names %v): flatCompact %v %q, the Reader %v %q", x, named, ok, got, wantOK, want)
-		}
-	})
 }

@@ -52,13 +52,8 @@ func TestApplyStatusReadsTheClockForConditionsOnly(t *testing.T) {
 // caller, is encoded as given: it is not boxed again, which allocated (a
 // value of more than a byte).
 func TestApplyStatusBoxesNoStatusAgain(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	ctrl := st.As("ctrl")
 	// Statuses boxed here, once: values of a byte (which the runtime
 	// boxes with no allocation), then larger ones, applied by turns.

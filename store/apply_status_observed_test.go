@@ -163,13 +163,8 @@ func listRev[S, T any](t *testing.T, st *store.Store[S, T]) int64 {
 // it inlines, and its option stays on the caller's stack, as no write
 // keeps its options. It allocated its option on every write before.
 func TestWithObservedInTheCallAllocatesNothing(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	ctrl := st.As("ctrl")
 	obj, err := st.Get(ctx, name)
 	require.NoError(t, err)

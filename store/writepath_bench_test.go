@@ -28,6 +28,21 @@ func writePathObjects(b testing.TB, st *store.Store[judgeSpec, judgeStatus], n i
 	return names
 }
 
+// allocsStore returns a Store over memstore holding one object of
+// writePathObjects' shape, and its name, for a test that counts
+// allocations; it skips the test where counts are not exact: under -short,
+// and under the race detector, whose sync.Pool drops scratch space at
+// random.
+func allocsStore(t *testing.T) (*store.Store[judgeSpec, judgeStatus], string) {
+	t.Helper()
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
+	}
+	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
+	require.NoError(t, err)
+	return st, writePathObjects(t, st, 1)[0]
+}
+
 // BenchmarkApplyStatusOwnField measures a controller's status write, half
 // the writes of a controller-shaped workload: "ctrl" applies the one status
 // field it owns with a new value, cycling through more objects than the

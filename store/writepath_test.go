@@ -21,13 +21,8 @@ import (
 // exact, so that an allocation added to the path fails it. Allocations are
 // counted, not time, so the machine's load does not matter.
 func TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	before, err := st.Get(ctx, name)
 	require.NoError(t, err)
 	ctrl := st.As("ctrl")
@@ -52,15 +47,10 @@ func TestApplyStatusOfAnOwnedFieldKeepsTheRecordUnencoded(t *testing.T) {
 // such Apply re-encoded the unchanged record, 111 while a successful write's
 // check for a failed condition allocated; BenchmarkApplySpecOwnField).
 func TestApplyOfAnOwnedSpecFieldKeepsTheRecordUnencoded(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	deployer := st.As("deployer")
-	_, err = deployer.Apply(ctx, name, map[string]any{"replicas": 5}, store.WithForce())
+	_, err := deployer.Apply(ctx, name, map[string]any{"replicas": 5}, store.WithForce())
 	require.NoError(t, err)
 	before, err := st.Get(ctx, name)
 	require.NoError(t, err)
@@ -87,13 +77,8 @@ func TestApplyOfAnOwnedSpecFieldKeepsTheRecordUnencoded(t *testing.T) {
 // while the next value it computes, a copy of the current one, escaped).
 // The budget is exact, so that an allocation added to the path fails it.
 func TestUpdateWithoutOptionsAllocatesNoOptionSpace(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	obj, err := st.Get(ctx, name)
 	require.NoError(t, err)
 	user := st.As("user")
@@ -208,13 +193,8 @@ func TestUpdateHandsOutManagedOfItsOwn(t *testing.T) {
 // write allocated a config before). An ApplyStatus of an own field with
 // WithObserved allocates what one without options does.
 func TestWriteOptionsAllocateNoConfig(t *testing.T) {
-	if testing.Short() || raceScale > 1 {
-		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
-	}
+	st, name := allocsStore(t)
 	ctx := t.Context()
-	st, err := store.New[judgeSpec, judgeStatus](memstore.New(memstore.WithHistorySize(16)), "App")
-	require.NoError(t, err)
-	name := writePathObjects(t, st, 1)[0]
 	ctrl := st.As("ctrl")
 	replicas := int64(1)
 	apply := func(opts ...store.WriteOption) float64 {

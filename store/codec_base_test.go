@@ -183,13 +183,7 @@ func TestDecodeOverBaseTakesWhatIsTheSame(t *testing.T) {
 	value, err := json.Marshal(&next)
 	require.NoError(t, err)
 
-	plans := sidePlansOf[fastSpec, fastStatus]()
-	held, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: base}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
-	require.NoError(t, err)
-	var b baseValue
-	b.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
-	got, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: &b}, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
-	require.NoError(t, err)
+	held, got, b := decodeOverBase(t, base, value)
 	next.Meta.Revision = 0
 	require.Equal(t, &next, got.obj)
 	require.Same(t, &held.obj.Meta.Managed[0], &got.obj.Meta.Managed[0], "the records")
@@ -601,13 +595,7 @@ func TestDecodeOverBaseTakesTheSideTheBaseHolds(t *testing.T) {
 	value, err := json.Marshal(&next)
 	require.NoError(t, err)
 
-	plans := sidePlansOf[fastSpec, fastStatus]()
-	held, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: base}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
-	require.NoError(t, err)
-	var b baseValue
-	b.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
-	got, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: &b}, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
-	require.NoError(t, err)
+	held, got, b := decodeOverBase(t, base, value)
 	require.Equal(t, &next, got.obj)
 	require.True(t, b.specSame, "the spec's bytes are the base's")
 	require.True(t, b.statusSame, "the status's bytes are the base's")
@@ -721,4 +709,20 @@ func TestWatchTakesHeldListsByTheirText(t *testing.T) {
 	require.Equal(t, sharedText{text: `["--a","--b","--c"]`, n: 3}, scratch.sharing.texts[p], "the held list's text")
 	p, _ = mapAt(own.Spec.Sel)
 	require.Equal(t, sharedText{text: `{"app":"web","shard":"1"}`, n: 2}, scratch.sharing.texts[p], "the held map's text")
+}
+
+// decodeOverBase decodes base, the value of key K/a, as a watch holds it,
+// then value over it as a watch decodes the next event (its base set from
+// the held object, both sides copyable): the held object, the decoded one
+// and the base.
+func decodeOverBase(t *testing.T, base, value []byte) (held, got decodedFrom[fastSpec, fastStatus], b *baseValue) {
+	t.Helper()
+	plans := sidePlansOf[fastSpec, fastStatus]()
+	held, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: base}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
+	require.NoError(t, err)
+	b = new(baseValue)
+	b.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
+	got, err = decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: b}, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
+	require.NoError(t, err)
+	return held, got, b
 }

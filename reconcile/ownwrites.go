@@ -73,7 +73,7 @@ type ownWrites struct {
 	// did before.
 	early [earlyRevs]sighting
 	// earlyRev[i] is early[i].rev: each write scans these 16 alone, two
-	// cache lines, not the sightings' 22.
+	// cache lines, not the sightings' 24.
 	earlyRev [earlyRevs]int64
 	// earlyMax is at least every revision in earlyRev: a write of a later
 	// revision (the common one, reported before its event) was sighted

@@ -31,6 +31,14 @@ func (h *orderSink) Add(key string) {
 
 func (h *orderSink) keepsState(string) bool { return true }
 
+// holdEarly hears w as the Loop's own at once: this sink sees no reports,
+// so every write by the Loop's names stays unreported.
+func (h *orderSink) holdEarly(_ any, _ int64, w *earlyWrite) {
+	for _, x := range w.own {
+		h.observeWrite(w.key, x)
+	}
+}
+
 func (h *orderSink) observeWrite(key string, w oscillation.Write) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

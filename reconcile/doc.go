@@ -280,10 +280,15 @@
 // cache first. The event is then judged by its writer's name alone and
 // hints nobody; the Loop keeps the keys it did not hint with the last 16
 // such events, and when the report comes and names another author, adds
-// those not its author's then. The window is a commit to its report, a
+// those not its author's then. The detector's part of such an event waits
+// for the report too, so that it hears a's write of b as another writer's
+// change whichever came first. The window is a commit to its report, a
 // few events at most; an event pushed out of the 16 before its report
-// leaves its keys to their next hint or resync, and the detector has taken
-// a write seen in the window as one by the manager.
+// leaves its keys to their next hint or resync. A write never reported (one
+// made with a ctx that is not the reconcile's) is heard as the manager's
+// own once no reconcile of the Loop runs (a report comes before its
+// reconcile returns), or before a later write of the object is judged,
+// whichever is first, so the detector hears every write, in order.
 //
 // FromStore's source feeds an oscillation.Detector per object: a Fight is a
 // path this manager re-sets 3 times within a minute after another manager

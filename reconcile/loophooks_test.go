@@ -40,6 +40,7 @@ func (h *hooksSink) ownWrite(any, string, int64) (author, bool, bool) {
 }
 func (h *hooksSink) sawWrite(any, int64) (author, bool)     { return author{}, false }
 func (h *hooksSink) missedHints(any, int64, []string)       {}
+func (h *hooksSink) holdEarly(any, int64, *earlyWrite)      {}
 func (h *hooksSink) keepsState(string) bool                 { return false }
 func (h *hooksSink) observeWrite(string, oscillation.Write) {}
 func (h *hooksSink) inTerm() bool                           { return true }

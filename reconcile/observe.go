@@ -50,6 +50,12 @@ type loopHooks interface {
 	// keepsState reports whether the Loop keeps state for key: only then
 	// does another writer's change count for its oscillation detector.
 	keepsState(key string) bool
+	// holdEarly keeps w, the oscillation detector's part of the event of
+	// revision rev of backend b that the source judged the Loop's own by
+	// its writer's name before the write was reported (sawWrite or
+	// ownWrite said so), until the report says who wrote it (see
+	// ownWrites.hold). w is the source's to give: its paths are copies.
+	holdEarly(b any, rev int64, w *earlyWrite)
 	// observeWrite feeds key's oscillation detector one write. w's path
 	// lists are the source's, reused for its next judgement once
 	// observeWrite returns: copy them to keep them.
@@ -125,7 +131,31 @@ func (d *deferredJudges) flush() {
 
 // ownWrite implements loopHooks.
 func (l *Loop[K]) ownWrite(b any, manager string, rev int64) (by author, reported, own bool) {
-	return l.own.own(b, manager, rev)
+	by, reported, own, h := l.own.own(b, manager, rev)
+	l.hear(h)
+	return by, reported, own
+}
+
+// holdEarly implements loopHooks.
+func (l *Loop[K]) holdEarly(b any, rev int64, w *earlyWrite) {
+	l.hear(l.own.hold(b, rev, w))
+	if l.own.waiting.Load() > 0 && l.busyWorkers() == 0 {
+		l.hearAllHeld() // its reconcile returned already
+	}
+}
+
+// hear feeds h's writes to its key's detector.
+func (l *Loop[K]) hear(h heard) {
+	if len(h.ws) == 0 {
+		return
+	}
+	key, ok := any(&h.key).(*K)
+	if !ok {
+		return // cache sources hint object names: only a Loop[string] holds writes
+	}
+	for _, w := range h.ws {
+		l.observe(*key, w)
+	}
 }
 
 // missedHints implements loopHooks.
@@ -151,7 +181,38 @@ func (l *Loop[K]) addKeys(keys []string) {
 // reconcile that would clear it then runs the key again at that time: see
 // record); a detection within that time doubles the next hold, one after
 // it starts the holds over.
+//
+// A write held for key (see ownWrites.hold) is heard first, as the Loop's
+// own: the detector hears a key's writes in the order they were made.
 func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
+	l.hearHeld(key)
+	l.observe(key, w)
+}
+
+// hearHeld hears the writes held for key (see ownWrites.hold) as the
+// Loop's own: a source is about to judge or observe a later write of key.
+func (l *Loop[K]) hearHeld(key K) {
+	if l.own.waiting.Load() == 0 {
+		return
+	}
+	if k, ok := any(key).(string); ok {
+		for _, h := range l.own.take(k, false) {
+			l.hear(h)
+		}
+	}
+}
+
+// hearAllHeld hears every held write as the Loop's own. Callers call it
+// when no reconcile of the Loop runs: no report can come for them any more
+// (see ownWrites.hold).
+func (l *Loop[K]) hearAllHeld() {
+	for _, h := range l.own.take("", true) {
+		l.hear(h)
+	}
+}
+
+// observe is observeWrite without looking for held writes.
+func (l *Loop[K]) observe(key K, w oscillation.Write) {
 	if w.Time.IsZero() {
 		w.Time = l.clk.Now()
 	}
@@ -273,15 +334,22 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 }
 
 // sawWrite implements loopHooks.
-func (l *Loop[K]) sawWrite(b any, rev int64) (by author, reported bool) { return l.own.seen(b, rev) }
+func (l *Loop[K]) sawWrite(b any, rev int64) (by author, reported bool) {
+	by, reported, h := l.own.seen(b, rev)
+	l.hear(h)
+	return by, reported
+}
 
 // keepsState reports whether the Loop keeps state for key (a keyState or
 // a detector): observeWrite records another writer's change only then.
 // It looks in detectors first: a key another writer changes that has
 // state has a detector nearly always (its state is a detector alone once
 // it converged), and each lookup in a map of every such key is a cache
-// miss; keys, which holds few, is looked in only when not empty.
+// miss; keys, which holds few, is looked in only when not empty. The
+// writes held for key are heard first: another writer's change is judged
+// after them.
 func (l *Loop[K]) keepsState(key K) bool {
+	l.hearHeld(key) // a held write of the Loop's may make the state
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.detectorLocked(key) != nil || (len(l.keys) > 0 && l.keys[key] != nil)
@@ -311,6 +379,11 @@ func (l *Loop[K]) forgetDetectorLocked(key K) {
 
 // forgetKey drops everything about a deleted object.
 func (l *Loop[K]) forgetKey(key K) {
+	if l.own.waiting.Load() > 0 {
+		if k, ok := any(key).(string); ok {
+			l.own.take(k, false) // a deleted object's writes no longer count
+		}
+	}
 	l.mu.Lock()
 	if s := l.keys[key]; s != nil {
 		if !s.holdUntil.IsZero() {

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 // ownWrites knows a Loop's own writes by what its reconciles wrote, not by
@@ -33,6 +35,12 @@ import (
 // cache's later event of the write is judged the same either way. The
 // keys such an event did not hint are kept with it (missed), and the late
 // report returns those that are not its author's, for the Loop to add then.
+//
+// An event judged the Loop's own by name before its report is held back
+// from the oscillation detector too (see earlyWrite): the report decides
+// whether the detector hears it as the Loop's own write or, when a
+// reconcile of another key wrote the object, as another writer's change,
+// as it would have had the report come first.
 //
 // A revision is remembered with the backend it was written to, since two
 // backends' revisions are unrelated: a write to one store must not make
@@ -65,13 +73,16 @@ type ownWrites struct {
 	// did before.
 	early [earlyRevs]sighting
 	// earlyRev[i] is early[i].rev: each write scans these 16 alone, two
-	// cache lines, not the sightings' 22.
+	// cache lines, not the sightings' 24.
 	earlyRev [earlyRevs]int64
 	// earlyMax is at least every revision in earlyRev: a write of a later
 	// revision (the common one, reported before its event) was sighted
 	// by none, and wrote skips the scan.
 	earlyMax int64
 	next     int
+	// waiting counts the sightings that hold an earlyWrite: while there
+	// are none, a detector's write need not look for one of its key.
+	waiting atomic.Int32
 }
 
 // ownRev is a revision a reconcile wrote, and the number of the backend
@@ -321,15 +332,107 @@ type sighting struct {
 	// reported: the write's report came; by is its author's key.
 	reported, byKnown bool
 	by                string
+	// write is what the oscillation detector is to hear of the event,
+	// once its author is known (see ownWrites.hold).
+	write *earlyWrite
+}
+
+// earlyWrite is the oscillation detector's part of an event judged the
+// Loop's own by its writer's name, before any report said which reconcile
+// wrote it: as the Loop's own write (own, the writes cacheSource.observe
+// makes of it), or as another writer's change (other), which it is when
+// a reconcile of another key wrote the object (see judgeLater). Judging
+// it own at once made a reconcile that writes another key's spec, on the
+// occasions its event beat its report, look like that key's reconcile
+// fighting another writer over the field. The paths are the earlyWrite's
+// own copies.
+type earlyWrite struct {
+	key   string // the written object's name
+	own   []oscillation.Write
+	other oscillation.Write
+}
+
+// as returns the writes key's detector hears when the author of the write
+// is the reconcile of key by (unknown when known is false: its own).
+func (w *earlyWrite) as(by string, known bool) []oscillation.Write {
+	if known && by != w.key {
+		return []oscillation.Write{w.other}
+	}
+	return w.own
+}
+
+// heard is an earlyWrite decided: ws are for key's detector, in order.
+type heard struct {
+	key string
+	ws  []oscillation.Write
+}
+
+// hold keeps w, of the event of revision rev of backend b that a source
+// judged the Loop's own by name and reported with sawWrite or ownWrite,
+// until the write's report names its author (wrote). It returns w decided
+// at once when the report came already, or when the event's sighting is
+// no longer in early (judged own, as every such event was before).
+//
+// A write held is heard when its report comes, or as the Loop's own (a
+// write made under the Loop's name with a ctx other than a reconcile's is
+// never reported): once no reconcile of the Loop runs (a report comes
+// from the reconcile that made the write, before it returns), when its
+// sighting falls out of early, or before a source judges or observes a
+// later write of the same key, so that a detector hears every write in
+// the order they were made.
+func (o *ownWrites) hold(b any, rev int64, w *earlyWrite) heard {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n := range earlyRevs { // the newest first: the event was seen last
+		s := &o.early[(o.next-1-n+2*earlyRevs)%earlyRevs]
+		if s.rev != rev || s.b != b || s.write != nil {
+			continue
+		}
+		if s.reported {
+			return heard{w.key, w.as(s.by, s.byKnown)}
+		}
+		s.write = w
+		o.waiting.Add(1)
+		return heard{}
+	}
+	return heard{w.key, w.own}
+}
+
+// take returns the writes held for key (for every key when all is set),
+// as the Loop's own (see hold), and forgets them.
+func (o *ownWrites) take(key string, all bool) []heard {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []heard
+	for i := range o.early {
+		if s := &o.early[i]; s.write != nil && (all || s.write.key == key) {
+			out = append(out, o.decideLocked(s, "", false))
+		}
+	}
+	return out
+}
+
+// decideLocked returns s's held write as its author (by, when known)
+// makes it, and forgets it.
+func (o *ownWrites) decideLocked(s *sighting, by string, known bool) heard {
+	w := s.write
+	s.write = nil
+	o.waiting.Add(-1)
+	return heard{w.key, w.as(by, known)}
 }
 
 // sawEarlyLocked remembers an event whose revision was not held, in case
-// its revision is reported after it.
-func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
+// its revision is reported after it. It returns the write held by the
+// sighting it replaces, as its own (see hold).
+func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) (out heard) {
+	if s := &o.early[o.next]; s.write != nil {
+		out = o.decideLocked(s, "", false)
+	}
 	o.early[o.next] = sighting{b: b, rev: rev, manager: manager}
 	o.earlyRev[o.next] = rev
 	o.earlyMax = max(o.earlyMax, rev)
 	o.next = (o.next + 1) % earlyRevs
+	return out
 }
 
 // seenEarlyLocked reports whether an event of revision rev of backend b
@@ -337,9 +440,9 @@ func (o *ownWrites) sawEarlyLocked(b any, rev int64, manager string) {
 // before wrote was told of it, learning its writer as one of the Loop's
 // (each such event's: two caches can have seen it). It appends to late
 // the keys those events did not hint that are not the author's (by, of
-// the write of object name), and marks those whose source has yet to tell
-// them as reported.
-func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string) ([]string, bool) {
+// the write of object name), marks them as reported, and appends to h the
+// writes they held, decided by the author.
+func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, late []string, h []heard) ([]string, []heard, bool) {
 	seen := false
 	for i := range o.earlyRev { // not range over the array: that copies it
 		if o.earlyRev[i] != rev {
@@ -356,11 +459,15 @@ func (o *ownWrites) seenEarlyLocked(b any, rev int64, name string, by author, la
 		key, known := by.keyOf(name)
 		if s.told {
 			late = notAuthors(late, s.missed, key, known)
-		} else {
-			s.reported, s.byKnown, s.by = true, known, key
+		}
+		// Reported even when told: hold, which comes after the sighting,
+		// reads it too.
+		s.reported, s.byKnown, s.by = true, known, key
+		if s.write != nil {
+			h = append(h, o.decideLocked(s, key, known))
 		}
 	}
-	return late, seen
+	return late, h, seen
 }
 
 // sightedLocked reports whether early holds a sighting of revision rev, of
@@ -432,16 +539,17 @@ const maxOwnRevs = 1024
 // backend reflects; it is called only to prune. When a cache's event of
 // the revision came first and was judged the Loop's own by name (see
 // missed), wrote returns the keys that event did not hint and by did not
-// write: they are the Loop's to add.
-func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b any) int64) (late []string) {
+// write: they are the Loop's to add; and the writes it held for the
+// oscillation detector, decided by by (see hold).
+func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b any) int64) (late []string, h []heard) {
 	if rev <= 0 || !o.on.Load() {
-		return nil
+		return nil, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.sightedLocked(rev) {
-		if late, seen := o.seenEarlyLocked(b, rev, name, by, nil); seen {
-			return late
+		if late, h, seen := o.seenEarlyLocked(b, rev, name, by, nil, nil); seen {
+			return late, h
 		}
 	}
 	if k := (ownRev{b: o.numberLocked(b, true), rev: rev}); by.kind == authorName {
@@ -488,24 +596,26 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 			o.others = maps.Collect(maps.All(o.others))
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // seen forgets the revision rev of backend b, if a reconcile wrote it, and
 // returns its author and whether it was reported: a cache delivered its
 // write under a name that judges it without the revision (the reconciler's
 // or the Loop's own manager). Kept, it would wait for a prune after every
-// cache passed it, and prunes wait for the revisions to double.
-func (o *ownWrites) seen(b any, rev int64) (by author, reported bool) {
+// cache passed it, and prunes wait for the revisions to double. An event
+// not reported yet is remembered (see sawEarlyLocked, whose held write it
+// returns).
+func (o *ownWrites) seen(b any, rev int64) (by author, reported bool, h heard) {
 	if !o.on.Load() {
-		return author{}, false
+		return author{}, false, heard{}
 	}
 	o.mu.Lock()
 	if by, reported = o.dropLocked(b, rev); !reported {
-		o.sawEarlyLocked(b, rev, "")
+		h = o.sawEarlyLocked(b, rev, "")
 	}
 	o.mu.Unlock()
-	return by, reported
+	return by, reported, h
 }
 
 // dropLocked deletes revision rev of backend b or, when it is not held,
@@ -532,20 +642,21 @@ func (o *ownWrites) dropLocked(b any, rev int64) (author, bool) {
 
 // own reports whether the write of revision rev to backend b by manager is
 // the Loop's own, learning manager as one of the Loop's when rev was; and,
-// when rev was reported, by whom.
-func (o *ownWrites) own(b any, manager string, rev int64) (by author, reported, own bool) {
+// when rev was reported, by whom. An event not reported yet is remembered
+// (see sawEarlyLocked, whose held write it returns).
+func (o *ownWrites) own(b any, manager string, rev int64) (by author, reported, own bool, h heard) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if by, reported = o.dropLocked(b, rev); reported {
 		o.learnLocked(manager)
-		return by, true, true
+		return by, true, true, heard{}
 	}
-	o.sawEarlyLocked(b, rev, manager)
+	h = o.sawEarlyLocked(b, rev, manager)
 	if len(o.names) == 0 { // most Loops' reconciles write as its manager alone
-		return author{}, false, false
+		return author{}, false, false, h
 	}
 	_, own = o.names[manager]
-	return author{}, false, own
+	return author{}, false, own, h
 }
 
 // learnLocked knows manager as one a reconcile of the Loop wrote as.

@@ -421,7 +421,7 @@ func (o *ownWrites) wroteOwn(b any, rev int64, floor func(any) int64) {
 
 // isOwn is own's verdict alone.
 func (o *ownWrites) isOwn(b any, manager string, rev int64) bool {
-	_, _, own := o.own(b, manager, rev)
+	_, _, own, _ := o.own(b, manager, rev)
 	return own
 }
 

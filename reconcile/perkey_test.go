@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/diff"
 	"github.com/steady-go/steady/internal/wrote"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
@@ -232,11 +234,11 @@ func TestOwnWritesEarlyEventsKeepTheKeysTheyMissed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var o ownWrites
 			o.on.Store(true)
-			_, reported := o.seen(a, 5)
+			_, reported, _ := o.seen(a, 5)
 			require.False(t, reported)
 			var atReport, atMissed []string
 			if tt.reportFirst {
-				atReport = o.wrote(a, 5, "b", tt.by, floor)
+				atReport, _ = o.wrote(a, 5, "b", tt.by, floor)
 			}
 			if tt.fallOut {
 				for rev := range int64(earlyRevs) {
@@ -245,7 +247,7 @@ func TestOwnWritesEarlyEventsKeepTheKeysTheyMissed(t *testing.T) {
 			}
 			atMissed = o.missed(a, 5, tt.missed)
 			if !tt.reportFirst {
-				atReport = o.wrote(a, 5, "b", tt.by, floor)
+				atReport, _ = o.wrote(a, 5, "b", tt.by, floor)
 			}
 			require.Equal(t, tt.wantAtReport, atReport)
 			require.Equal(t, tt.wantAtMissed, atMissed)
@@ -254,6 +256,153 @@ func TestOwnWritesEarlyEventsKeepTheKeysTheyMissed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What the oscillation detector hears of an event judged the Loop's own
+// by name before its report (an earlyWrite) is decided by the report's
+// author, whenever the report comes: another key's reconcile makes it
+// another writer's change, the object's own key or an unknown author the
+// Loop's own write. Without a report it is heard as the Loop's own, as
+// before reports were waited for: when its sighting falls out of the last
+// earlyRevs, or before the next write of its key (take).
+func TestEarlyWritesAreHeardAsTheirReportSays(t *testing.T) {
+	a := new(int)
+	floor := func(any) int64 { return 0 }
+	own := []oscillation.Write{{Self: true, Owned: []diff.Path{{{Name: "spec"}}}}}
+	other := oscillation.Write{Foreign: []diff.Path{{{Name: "spec"}}}}
+	for _, tt := range []struct {
+		name string
+		// run makes the calls after the event's sighting (seen) and
+		// returns what was heard, by the step that heard it.
+		run  func(o *ownWrites, w *earlyWrite) map[string]heard
+		want map[string]heard
+	}{
+		{"held, then reported by another key", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			at := map[string]heard{"hold": o.hold(a, 5, w)}
+			_, h := o.wrote(a, 5, "b", authorOf("b", "a", true), floor)
+			at["report"] = one(t, h)
+			return at
+		}, map[string]heard{"hold": {}, "report": {"b", []oscillation.Write{other}}}},
+		{"held, then reported by its own key", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			at := map[string]heard{"hold": o.hold(a, 5, w)}
+			_, h := o.wrote(a, 5, "b", authorOf("b", "b", true), floor)
+			at["report"] = one(t, h)
+			return at
+		}, map[string]heard{"hold": {}, "report": {"b", own}}},
+		{"held, then reported by an unknown author", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			at := map[string]heard{"hold": o.hold(a, 5, w)}
+			_, h := o.wrote(a, 5, "b", author{}, floor)
+			at["report"] = one(t, h)
+			return at
+		}, map[string]heard{"hold": {}, "report": {"b", own}}},
+		{"reported before it was held", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			_, h := o.wrote(a, 5, "b", authorOf("b", "a", true), floor)
+			require.Empty(t, h)
+			return map[string]heard{"hold": o.hold(a, 5, w)}
+		}, map[string]heard{"hold": {"b", []oscillation.Write{other}}}},
+		{"another source told its missed keys, then the report, then the hold", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			o.missed(a, 5, []string{"b"})
+			_, h := o.wrote(a, 5, "b", authorOf("b", "a", true), floor)
+			require.Empty(t, h)
+			return map[string]heard{"hold": o.hold(a, 5, w)}
+		}, map[string]heard{"hold": {"b", []oscillation.Write{other}}}},
+		{"held, then fell out unreported", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			at := map[string]heard{"hold": o.hold(a, 5, w)}
+			for rev := range int64(earlyRevs) {
+				_, _, h := o.seen(a, 100+rev)
+				if len(h.ws) > 0 {
+					at[fmt.Sprint("sighting ", rev)] = h
+				}
+			}
+			_, h := o.wrote(a, 5, "b", authorOf("b", "a", true), floor)
+			require.Empty(t, h, "decided once")
+			return at
+		}, map[string]heard{"hold": {}, "sighting 15": {"b", own}}},
+		{"fell out before it was held", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			for rev := range int64(earlyRevs) {
+				o.seen(a, 100+rev)
+			}
+			return map[string]heard{"hold": o.hold(a, 5, w)}
+		}, map[string]heard{"hold": {"b", own}}},
+		{"held, then its key's next write", func(o *ownWrites, w *earlyWrite) map[string]heard {
+			at := map[string]heard{"hold": o.hold(a, 5, w)}
+			require.Empty(t, o.take("c", false), "another key's write")
+			at["take"] = one(t, o.take("b", false))
+			_, h := o.wrote(a, 5, "b", authorOf("b", "a", true), floor)
+			require.Empty(t, h, "decided once")
+			return at
+		}, map[string]heard{"hold": {}, "take": {"b", own}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var o ownWrites
+			o.on.Store(true)
+			_, reported, _ := o.seen(a, 5)
+			require.False(t, reported)
+			got := tt.run(&o, &earlyWrite{key: "b", own: own, other: other})
+			require.Equal(t, tt.want, got)
+			require.Zero(t, o.waiting.Load(), "no write is held once heard")
+		})
+	}
+}
+
+// A reconcile that writes with a ctx of its own (context.Background, a
+// common slip) reports nothing: its writes' events are judged the Loop's
+// own by name and held for a report that never comes, then heard as the
+// Loop's own once no reconcile runs, whether the event came before its
+// reconcile returned (slow) or after. So its fight with another writer is
+// found at the same write as when its writes are reported.
+func TestUnreportedOwnWritesFightAsReportedOnesDo(t *testing.T) {
+	type variant struct{ reported, slow bool }
+	found := map[variant]int{}
+	for _, v := range []variant{{true, false}, {false, false}, {true, true}, {false, true}} {
+		synctest.Test(t, func(t *testing.T) {
+			e := newEnv(t, "App", nil)
+			defer e.stop()
+			e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+			r := Func[string](func(ctx context.Context, key string) (Result, error) {
+				if !v.reported {
+					ctx = context.Background()
+				}
+				obj, err := e.st.Get(ctx, key)
+				if err != nil || obj.Spec.Replicas == 0 {
+					return Result{}, err
+				}
+				obj.Spec.Replicas = 0 // undoes the user's every write
+				_, err = e.st.As("app").Update(ctx, obj)
+				if v.slow {
+					time.Sleep(time.Second) // the cache judges the write's event meanwhile
+				}
+				return Result{}, err
+			})
+			m := NewMemMetrics()
+			l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0), WithMetrics(m))
+			stop := start(t, l)
+			for i := 1; i <= 10 && m.Oscillations("test", oscillation.Fight) == 0; i++ {
+				o := e.get(t, "b")
+				o.Spec.Replicas = i
+				_, err := e.st.As("user").Update(t.Context(), o)
+				require.NoError(t, err)
+				time.Sleep(2 * time.Second) // past a slow reconcile's return
+				synctest.Wait()
+				found[v] = i
+			}
+			require.Positive(t, m.Oscillations("test", oscillation.Fight), "%+v", v)
+			require.NoError(t, stop())
+		})
+	}
+	for v, n := range found {
+		require.Equal(t, found[variant{true, false}], n, "the user's write at which the fight was found, %+v", v)
+	}
+}
+
+// one returns the only heard of hs, or the zero heard for none.
+func one(t *testing.T, hs []heard) heard {
+	t.Helper()
+	require.LessOrEqual(t, len(hs), 1)
+	if len(hs) == 0 {
+		return heard{}
+	}
+	return hs[0]
 }
 
 // A reconcile that writes another key's spec again and again (a parent
@@ -302,6 +451,75 @@ func TestOwnWritesOfAnotherKeysSpecAreNotItsOscillation(t *testing.T) {
 		require.Equal(t, calls.of("a"), e.get(t, "b").Status.Replicas, "b follows a's last write")
 		require.NoError(t, stop())
 	})
+}
+
+// The same, when the cache delivers a's write of b before the store
+// reports it to a's reconcile (a slow report: the event can beat it, as it
+// did now and then under the race detector). Such an event is judged the
+// Loop's own by its writer's name; its report, naming a as the author,
+// decides what b's detector hears: another writer's change, as when the
+// report comes first. Heard as b's own write, every such event made a
+// write of .spec.replicas by b between two by another writer: a Fight.
+func TestOwnWritesOfAnotherKeysSpecReportedAfterTheirEventsAreNotItsOscillation(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		late func(n int) bool // whether the report of a's nth write comes after its event
+	}{
+		{"every other report late", func(n int) bool { return n%2 == 0 }},
+		{"every report late", func(int) bool { return true }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, "App", nil)
+				defer e.stop()
+				e.create(t, "user", &app{Meta: store.Meta{Name: "a"}})
+				e.create(t, "user", &app{Meta: store.Meta{Name: "b"}})
+				var calls counts
+				var lateReports atomic.Int32
+				r := Func[string](func(ctx context.Context, key string) (Result, error) {
+					n := calls.add(key)
+					if key == "a" {
+						b, err := e.st.Get(ctx, "b")
+						if err != nil {
+							return Result{}, err
+						}
+						if tt.late(n) {
+							report := wrote.HooksOf(ctx).Func
+							ctx = wrote.With(ctx, func(backend any, name string, rev int64) {
+								synctest.Wait() // the cache judges the event first
+								lateReports.Add(1)
+								report(backend, name, rev)
+							})
+						}
+						b.Spec.Replicas = n
+						if _, err := e.st.As("app").Update(ctx, b); err != nil {
+							return Result{}, err
+						}
+						return Result{RequeueAfter: 2 * time.Second}, nil
+					}
+					obj, ok := e.cache.Get(key)
+					if !ok {
+						return Result{}, nil
+					}
+					_, err := e.st.As("app").ApplyStatus(ctx, key, appStatus{Replicas: obj.Spec.Replicas}, nil)
+					return Result{}, err
+				})
+				m := NewMemMetrics()
+				l := mustNew(t, r, FromStore(e.cache, e.st), WithFieldManager("app"), WithResync(time.Hour, 0), WithMetrics(m))
+				stop := start(t, l)
+				time.Sleep(time.Minute + time.Second) // not at a write: one synctest.Wait at a time
+				synctest.Wait()
+				require.GreaterOrEqual(t, int(lateReports.Load()), 12, "reports came after their events")
+				for _, k := range []oscillation.Kind{oscillation.Fight, oscillation.NoProgress, oscillation.TooManyWrites} {
+					require.Zero(t, m.Oscillations("test", k), "%v", k)
+				}
+				require.Nil(t, l.Inspect("b").Oscillation)
+				require.GreaterOrEqual(t, calls.of("b"), 25, "b ran for each of a's writes, hinted by the late report")
+				require.Equal(t, calls.of("a"), e.get(t, "b").Status.Replicas, "b follows a's last write")
+				require.NoError(t, stop())
+			})
+		})
+	}
 }
 
 // The other side of the same judging: a cross-key write is another

@@ -767,7 +767,11 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 	if primary && writer != loopSelf && len(owned)+len(foreign) > 0 {
 		// judgeAs is the reconciler's manager here (self, or the name a
 		// reconcile wrote as): the paths are from its point of view.
-		s.observe(loop, new, judgeAs, owned, foreign, time.Time{}, others)
+		if own.early {
+			s.holdEarly(loop, new, judgeAs, owned, foreign)
+		} else {
+			s.observe(loop, new, judgeAs, owned, foreign, time.Time{}, others)
+		}
 	}
 	if onlyStalled(owned, foreign) {
 		return judgement{}
@@ -860,6 +864,36 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 	if self && selfLast {
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
+}
+
+// holdEarly gives loop the writes observe would make of an event judged
+// the Loop's own by its writer's name alone, before the write was
+// reported: both as the Loop's own write and as another writer's (a write
+// of the object by a reconcile of another key), for the report to choose
+// from (see earlyWrite).
+func (s *cacheSource[S, T]) holdEarly(loop loopHooks, new *store.Object[S, T], judgeAs string, owned, foreign []diff.Path) {
+	at := loop.now()
+	h := &heldWrites{loopHooks: loop}
+	s.observe(h, new, judgeAs, owned, foreign, at, false)
+	own := h.ws
+	h.ws = nil
+	s.observe(h, new, judgeAs, owned, foreign, at, true)
+	if len(h.ws) != 1 {
+		return // no ChangedBy: observe feeds the detector nothing
+	}
+	loop.holdEarly(s.backend, new.Meta.Revision, &earlyWrite{key: new.Meta.Name, own: own, other: h.ws[0]})
+}
+
+// heldWrites keeps, with copies of their paths, the writes that
+// cacheSource.observe would feed a Loop's oscillation detector.
+type heldWrites struct {
+	loopHooks
+	ws []oscillation.Write
+}
+
+func (h *heldWrites) observeWrite(_ string, w oscillation.Write) {
+	w.Owned, w.Foreign = slices.Clone(w.Owned), slices.Clone(w.Foreign)
+	h.ws = append(h.ws, w)
 }
 
 // onlyStalled reports whether a and b together hold a path and every one

@@ -56,8 +56,12 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 	// read-your-writes without the reconciler calling RecordWrite.
 	ctx = wrote.With(ctx, rec.record)
 	rec.own = func(b any, name, key string, keyed bool, rev int64) {
-		if late := l.own.wrote(b, rev, name, authorOf(name, key, keyed), l.cacheFloor); late != nil {
+		late, heard := l.own.wrote(b, rev, name, authorOf(name, key, keyed), l.cacheFloor)
+		if late != nil {
 			l.addKeys(late)
+		}
+		for _, h := range heard {
+			l.hear(h)
 		}
 	}
 	l.setLogger(rec, slot)
@@ -89,6 +93,9 @@ func (l *Loop[K]) worker(t *term[K], slot *runningSlot[K]) {
 			l.paceReruns(key, rerun) // called only when it has something to do
 		}
 		slot.clear() // after Done: busy from Get to Done (metrics.Loop's ActiveWorkersFunc)
+		if l.own.waiting.Load() > 0 && t.busy() == 0 {
+			l.hearAllHeld()
+		}
 	}
 }
 
@@ -126,6 +133,9 @@ func (l *Loop[K]) workStamped(t *term[K], slot *runningSlot[K], ctx context.Cont
 		// ActiveWorkersFunc), so a reader that sees no busy worker finds
 		// every key's work reported and none processing.
 		slot.clear()
+		if l.own.waiting.Load() > 0 && t.busy() == 0 {
+			l.hearAllHeld()
+		}
 		free = end
 	}
 }

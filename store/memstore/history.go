@@ -99,13 +99,9 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 		h.evict()
 	}
 	h.last = rev
-	// The event is written in its slot, as the ring holds it: built
-	// apart, it was copied twice more on its way there.
-	ev := h.slot(rev)
+	ev := event{key: key, typ: kv.EventPut, val: val, create: create}
 	if del {
-		*ev = event{key: key, typ: kv.EventDelete}
-	} else {
-		*ev = event{key: key, typ: kv.EventPut, val: val, create: create}
+		ev.typ, ev.val, ev.create = kv.EventDelete, nil, 0
 	}
 	if prev != nil {
 		ev.prev, ev.prevCreate, ev.prevMod = true, prev.CreateRevision, prev.ModRevision
@@ -115,6 +111,7 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 			ev.prevVal = prev.Value
 		}
 	}
+	h.put(rev, ev)
 	h.bytes += len(ev.val) + len(ev.prevVal)
 	for h.bytes > h.budget {
 		old := max(h.aged, h.first)
@@ -126,51 +123,33 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 	}
 }
 
-// slot returns the place of the event of rev, last+1, for add to write
-// every field of: in the last block, or in a new one (the spare if any)
-// once the last is full. A new block starts at 16 events and grows by
-// doubling, so a Store with few writes holds few events, up to
-// historyBlock exactly: append's growth gave a block room for 1,417
-// events (147 KB) where it holds 1,024, 40 KB of every block spent on
-// nothing (0.5 MB of a 10,000-event window, 6 MB of the 160,000 events at
-// 1M keys).
-func (h *history) slot(rev int64) *event {
+// put stores ev as the event of rev, last+1: in the last block, or in a
+// new one (the spare if any) once the last is full. A new block starts
+// at 16 events and grows by doubling, so a Store with few writes holds
+// few events, up to historyBlock exactly: append's growth gave a block
+// room for 1,417 events (147 KB) where it holds 1,024, 40 KB of every
+// block spent on nothing (0.5 MB of a 10,000-event window, 6 MB of the
+// 160,000 events at 1M keys).
+func (h *history) put(rev int64, ev event) {
 	r := uint64(rev - 1) // see at
 	b := int(r/historyBlock - uint64(h.base))
 	if b == len(h.blocks) {
-		h.newBlock()
+		blk := h.spare[:0]
+		h.spare = nil
+		if blk == nil {
+			blk = make([]event, 0, 16)
+		}
+		h.blocks = append(h.blocks, blk)
 	}
 	blk := &h.blocks[b]
-	i := int(r % historyBlock)
-	if i >= len(*blk) {
-		if i >= cap(*blk) {
-			growBlock(blk)
-		}
-		*blk = (*blk)[:i+1]
+	if i := int(r % historyBlock); i < len(*blk) {
+		(*blk)[i] = ev
+		return
 	}
-	return &(*blk)[i]
-}
-
-// newBlock starts a block after the last: the spare if any. It and
-// growBlock, run once in 1,024 writes or fewer, are out of line
-// (go:noinline), so that slot's code is that of the other writes.
-//
-//go:noinline
-func (h *history) newBlock() {
-	blk := h.spare[:0]
-	h.spare = nil
-	if blk == nil {
-		blk = make([]event, 0, 16)
+	if len(*blk) == cap(*blk) {
+		*blk = append(make([]event, 0, min(2*cap(*blk), historyBlock)), *blk...)
 	}
-	h.blocks = append(h.blocks, blk)
-}
-
-// growBlock doubles the room of *blk, which is full, up to historyBlock
-// events.
-//
-//go:noinline
-func growBlock(blk *[]event) {
-	*blk = append(make([]event, 0, min(2*cap(*blk), historyBlock)), *blk...)
+	*blk = append(*blk, ev)
 }
 
 // grow makes the ring hold up to n events (n > size), keeping those it

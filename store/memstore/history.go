@@ -131,7 +131,8 @@ func (h *history) add(key string, del bool, val []byte, create int64, prev *kv.K
 // block spent on nothing (0.5 MB of a 10,000-event window, 6 MB of the
 // 160,000 events at 1M keys).
 func (h *history) put(rev int64, ev event) {
-	b := int((rev-1)/historyBlock - h.base)
+	r := uint64(rev - 1) // see at
+	b := int(r/historyBlock - uint64(h.base))
 	if b == len(h.blocks) {
 		blk := h.spare[:0]
 		h.spare = nil
@@ -141,7 +142,7 @@ func (h *history) put(rev int64, ev event) {
 		h.blocks = append(h.blocks, blk)
 	}
 	blk := &h.blocks[b]
-	if i := int((rev - 1) % historyBlock); i < len(*blk) {
+	if i := int(r % historyBlock); i < len(*blk) {
 		(*blk)[i] = ev
 		return
 	}
@@ -168,8 +169,11 @@ func (h *history) shrink(n int) {
 func (h *history) holds(rev int64) bool { return rev >= h.first && rev <= h.last }
 
 // at returns the event of revision rev, which must be in [first, last].
+// Revisions are positive: unsigned, the block and the index are a shift
+// and a mask, with no rounding of a negative dividend towards zero.
 func (h *history) at(rev int64) *event {
-	return &h.blocks[(rev-1)/historyBlock-h.base][(rev-1)%historyBlock]
+	r := uint64(rev - 1)
+	return &h.blocks[r/historyBlock-uint64(h.base)][r%historyBlock]
 }
 
 // age keeps the key's value before the event of rev as a delta against
@@ -221,23 +225,29 @@ func (h *history) evict() {
 // value returns the value after the put of rev, which the ring holds. An
 // old value is built afresh from its deltas; a recent one is shared and
 // must not be modified.
-func (h *history) value(rev int64) []byte {
-	ev := h.at(rev)
-	if !ev.valDelta {
-		return ev.val
+func (h *history) value(rev int64) []byte { return h.valueOf(h.at(rev)) }
+
+// valueOf is value for the event ev points to.
+func (h *history) valueOf(ev *event) []byte {
+	if ev.valDelta {
+		return h.fromDelta(ev)
 	}
+	return ev.val
+}
+
+// fromDelta builds the value of ev, kept as a delta, afresh.
+func (h *history) fromDelta(ev *event) []byte {
 	return h.apply(ev.val, h.value(ev.next))
 }
 
-// prevValue returns the value before the event of rev, which the ring
-// holds and which has ev.prev set.
-func (h *history) prevValue(rev int64) []byte {
-	ev := h.at(rev)
+// prevValue returns the value before the event ev points to, which the
+// ring holds and which has ev.prev set.
+func (h *history) prevValue(ev *event) []byte {
 	switch {
 	case h.holds(ev.prevMod):
 		return h.value(ev.prevMod)
 	case ev.prevDelta:
-		return h.apply(ev.prevVal, h.value(rev))
+		return h.apply(ev.prevVal, h.valueOf(ev))
 	default:
 		return ev.prevVal
 	}
@@ -251,15 +261,16 @@ func (h *history) apply(d, base []byte) []byte {
 	return v
 }
 
-// kvEvent returns the event of rev as a watch sends it.
-func (h *history) kvEvent(rev int64) kv.Event {
-	ev := h.at(rev)
+// kvEvent returns the event of rev, which ev points to (at(rev)), as a
+// watch sends it: the caller has looked the event up already, and every
+// part of it is read through that one pointer.
+func (h *history) kvEvent(rev int64, ev *event) kv.Event {
 	out := kv.Event{Type: ev.typ, Revision: rev, KV: kv.KeyValue{Key: ev.key, ModRevision: rev}}
 	if ev.typ == kv.EventPut {
-		out.KV.Value, out.KV.CreateRevision = h.value(rev), ev.create
+		out.KV.Value, out.KV.CreateRevision = h.valueOf(ev), ev.create
 	}
 	if ev.prev {
-		out.Prev = h.prevKV(rev)
+		out.Prev = kv.KeyValue{Key: ev.key, Value: h.prevValue(ev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
 	}
 	return out
 }
@@ -271,7 +282,7 @@ func (h *history) prevKV(rev int64) kv.KeyValue {
 	if !ev.prev {
 		return kv.KeyValue{}
 	}
-	return kv.KeyValue{Key: ev.key, Value: h.prevValue(rev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
+	return kv.KeyValue{Key: ev.key, Value: h.prevValue(ev), CreateRevision: ev.prevCreate, ModRevision: ev.prevMod}
 }
 
 // covers reports whether every event after rev up to last is retained.

@@ -37,7 +37,7 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 	grew := after.TotalAlloc - before.TotalAlloc
 	require.Less(t, grew, uint64(64<<10), "bytes allocated by the write that doubled a window of %d events", size)
 	for r := s.hist.first; r <= s.hist.last; r++ {
-		ev := s.hist.kvEvent(r)
+		ev := s.hist.kvEvent(r, s.hist.at(r))
 		require.Equal(t, fmt.Sprintf(`{"i":%d}`, r-1), string(ev.KV.Value), "revision %d", r)
 	}
 }

@@ -130,8 +130,8 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	}
 	for cursor < last && len(q) < s.watchBuffer {
 		cursor++
-		if strings.HasPrefix(s.hist.at(cursor).key, w.prefix) {
-			q = append(q, s.hist.kvEvent(cursor))
+		if ev := s.hist.at(cursor); strings.HasPrefix(ev.key, w.prefix) {
+			q = append(q, s.hist.kvEvent(cursor, ev))
 		}
 	}
 	w.cursor = cursor

@@ -98,6 +98,16 @@ type lastValues struct {
 	// pending are the Store's writes under way whose status side's record
 	// is known (see writing), a few at a time (one per writing goroutine).
 	pending []pendingWrite
+	// recordList is the ownership record of the last status record made
+	// and what it counts (see recordBytesLocked).
+	recordList recordList
+}
+
+// recordList is an ownership record (a list of the memory's own, never
+// modified) with its managedRecordBytes.
+type recordList struct {
+	managed []ManagedFields
+	bytes   int
 }
 
 // pendingWrite is a write the Store has sent and not yet remembered: its
@@ -206,9 +216,13 @@ func sideOf(raw *rawObject) statusSideOf {
 	return statusSideOf{managed: raw.Meta.Managed, status: string(raw.Status), conds: raw.Conditions}
 }
 
-// same reports whether raw's status side is the one s describes.
+// same reports whether raw's status side is the one s describes. The
+// records are compared entry by entry only when they are not the same
+// list (sameList): a value read after the Store's own status write
+// mostly holds the very list that write kept (the memory's, shared by
+// the watch's decoder: keptLists), never modified in place.
 func (s *statusSideOf) same(raw *rawObject) bool {
-	return s.status == string(raw.Status) && slices.Equal(s.managed, raw.Meta.Managed) && conditionsEqual(s.conds, raw.Conditions)
+	return s.status == string(raw.Status) && sameList(s.managed, raw.Meta.Managed) && conditionsEqual(s.conds, raw.Conditions)
 }
 
 // maxStatusRecords is how many status records (statusRecords) a Store
@@ -691,7 +705,7 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	}
 	// In place: the ring's entries of the key's older records no longer
 	// name it (forgetRecordLocked).
-	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
+	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: l.recordBytesLocked(e.key, e.raw), side: sideOf(e.raw)}
 	e.rec = r
 	l.bytes += r.size
 	rs.order.recs[at] = recordAt{e.key, e.rev, r}
@@ -745,22 +759,44 @@ func (l *lastValues) forgetOldestRecordLocked() {
 // strings, and the Set's nodes: at most one per name its Fields text
 // holds, each after a comma or a parenthesis but the first, and a decoder
 // allocates no more than one per 6 bytes of the text beyond them.
-func statusRecordBytes(key string, raw *rawObject) int {
-	meta := &raw.Meta
-	n := len(key) + entryOverhead + 16 + len(raw.Status) + 160*len(raw.Conditions)
-	for i := range meta.Managed {
+// managed is what raw's ownership record counts (managedRecordBytes).
+func statusRecordBytes(key string, raw *rawObject, managed int) int {
+	return len(key) + entryOverhead + 16 + len(raw.Status) + 160*len(raw.Conditions) + managed
+}
+
+// managedRecordBytes is what an ownership record counts in a status
+// record (see statusRecordBytes).
+func managedRecordBytes(managed []ManagedFields) int {
+	n := 0
+	for i := range managed {
 		// statusSideOf's: the entry, and strings of its own (an object's
 		// Fields text, say), rounded up.
-		e := &meta.Managed[i]
+		e := &managed[i]
 		n += 64 + 16 + len(e.Manager) + len(e.Fields)
 	}
-	for i := range meta.Managed {
-		if e := &meta.Managed[i]; e.Subresource == statusSide {
+	for i := range managed {
+		if e := &managed[i]; e.Subresource == statusSide {
 			nodes := 2 + strings.Count(e.Fields, ",") + strings.Count(e.Fields, "(") + len(e.Fields)/6
 			n += 64 + 32*nodes + len(e.Fields) + len(e.Manager) + len(e.Operation)
 		}
 	}
 	return n
+}
+
+// recordBytesLocked is statusRecordBytes of raw, the value of key, with
+// what raw's ownership record counts taken from l.recordList when that is
+// the same list (sameList's shortcut: the very elements of the same
+// array), which it remembers otherwise: a Store's status writes keep the
+// record they were computed from (a controller's own fields), which its
+// watch's decoder shares from object to object (keptLists), so the
+// records of one write after another are mostly one list, whose entries
+// are never modified in place. It runs under l.mu.
+func (l *lastValues) recordBytesLocked(key string, raw *rawObject) int {
+	m := raw.Meta.Managed
+	if k := &l.recordList; len(m) == 0 || len(k.managed) != len(m) || unsafe.SliceData(k.managed) != unsafe.SliceData(m) {
+		*k = recordList{managed: m, bytes: managedRecordBytes(m)}
+	}
+	return statusRecordBytes(key, raw, l.recordList.bytes)
 }
 
 // sameSpecAs returns what e, remembered over old, records as the value

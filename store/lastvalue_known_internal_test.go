@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -166,5 +167,38 @@ func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
 		r := base()
 		change(r)
 		require.False(t, side.same(r), what)
+	}
+}
+
+// A value whose ownership record is the very list a status record holds
+// has that record's entries; a prefix of that list, sharing its array, is
+// another record, as is an equal list elsewhere only once compared.
+func TestStatusSideOfSameSharedList(t *testing.T) {
+	list := []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+		{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b"}}
+	raw := func(m []ManagedFields) *rawObject {
+		return &rawObject{Meta: Meta{Managed: m}, Status: []byte(`{"ready":1}`)}
+	}
+	side := sideOf(raw(list))
+	require.True(t, side.same(raw(list)), "the same list")
+	require.True(t, side.same(raw(slices.Clone(list))), "an equal list")
+	require.False(t, side.same(raw(list[:1])), "a prefix of the same array")
+	other := slices.Clone(list)
+	other[1].Fields = "~c"
+	require.False(t, side.same(raw(other)), "another list")
+}
+
+// What a status record counts is managedRecordBytes of its value's own
+// ownership record, whichever list the memory counted last: the same list
+// again, another of the same length, a prefix of the same array.
+func TestRecordBytesFollowTheList(t *testing.T) {
+	l := newLastValues(1 << 20)
+	list := []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+		{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b(,c,d)"}}
+	other := slices.Clone(list)
+	other[1].Fields = "~b(,c,d,e,f,g,h,i,j,k,l)"
+	for _, m := range [][]ManagedFields{list, list, other, list, list[:1], list, nil, list} {
+		r := &rawObject{Meta: Meta{Managed: m}, Status: []byte(`{"ready":1}`)}
+		require.Equal(t, statusRecordBytes("k", r, managedRecordBytes(m)), l.recordBytesLocked("k", r))
 	}
 }

@@ -211,9 +211,15 @@ type statusSideOf struct {
 
 // sideOf returns the statusSideOf of raw, sharing its record and
 // conditions (the memory's own, never modified) and copying its status's
-// text, which may be part of a whole value the record must not hold.
-func sideOf(raw *rawObject) statusSideOf {
-	return statusSideOf{managed: raw.Meta.Managed, status: string(raw.Status), conds: raw.Conditions}
+// text, which may be part of a whole value the record must not hold,
+// unless ownStatus says that it is an allocation of its own (see
+// lastValue.ownStatus), which it shares.
+func sideOf(raw *rawObject, ownStatus bool) statusSideOf {
+	status := unsafe.String(unsafe.SliceData(raw.Status), len(raw.Status))
+	if !ownStatus {
+		status = string(raw.Status)
+	}
+	return statusSideOf{managed: raw.Meta.Managed, status: status, conds: raw.Conditions}
 }
 
 // same reports whether raw's status side is the one s describes. The
@@ -263,6 +269,11 @@ type lastValue struct {
 	// rec is the status record of key (see statusRecords) as the memory
 	// last found it, a hint that saves looking it up (see recordOf).
 	rec *statusRecord
+	// ownStatus says that raw.Status is an allocation of its own, which
+	// nothing but the memory holds (a status apply's encoding of the
+	// status it stores: see wroteGiven), so that the status record of
+	// raw shares it (sideOf) instead of copying it.
+	ownStatus bool
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -491,8 +502,10 @@ func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []b
 }
 
 // wroteGiven is wrote; given says that the writer is done with raw (see
-// Writer.putKeeping): the memory then keeps raw itself, with those copies,
-// instead of a copy of it. done says that the write was noted (writing):
+// Writer.putKeeping), and that raw.Status is cur's or an allocation of its
+// own, which nothing else holds: the memory then keeps raw itself, with
+// those copies, instead of a copy of it, and its status record shares a
+// status that is not cur's (lastValue.ownStatus). done says that the write was noted (writing):
 // wroteGiven is then its doneWriting too, in the same hold of l.mu (the
 // writer's goroutine and the watch's take it for every event).
 func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given, done bool) {
@@ -504,19 +517,30 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 		own = new(rawObject)
 		*own = *raw
 	}
-	if cur == nil {
-		cur = &rawObject{}
+	held, status, conds := &noMeta, []byte(nil), []Condition(nil) // cur's
+	if cur != nil {
+		held, status, conds = &cur.Meta, cur.Status, cur.Conditions
 	}
-	own.Meta = raw.Meta.cloneBut(&cur.Meta)
+	own.Meta.ownBut(held) // in place: own's Meta is raw's
 	own.Meta.Revision = rev
-	if !sharedSlice(raw.Conditions, cur.Conditions) {
+	if !sharedSlice(raw.Conditions, conds) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
 	var doneValue []byte
 	if done {
 		doneValue = value
 	}
-	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}, writeSide, doneValue)
+	ownStatus := given && len(raw.Status) > 0 && !overlap(raw.Status, status)
+	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus}, writeSide, doneValue)
+}
+
+// overlap reports whether a and b share bytes of one array.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
 // readDecoded remembers kv as read from the Backend and decoded as raw, a
@@ -548,7 +572,7 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 	if i, ok := l.find(old.key, old.at); ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
 		l.recordLocked(e)
-		e.raw, e.sides = nil, decodedSides{}
+		e.raw, e.sides, e.ownStatus = nil, decodedSides{}, false
 		l.bytes -= e.size
 		e.size = len(e.key) + len(e.value) + entryOverhead
 		l.bytes += e.size
@@ -705,7 +729,7 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	}
 	// In place: the ring's entries of the key's older records no longer
 	// name it (forgetRecordLocked).
-	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: l.recordBytesLocked(e.key, e.raw), side: sideOf(e.raw)}
+	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: l.recordBytesLocked(e.key, e.raw), side: sideOf(e.raw, e.ownStatus)}
 	e.rec = r
 	l.bytes += r.size
 	rs.order.recs[at] = recordAt{e.key, e.rev, r}

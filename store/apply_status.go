@@ -83,7 +83,9 @@ func (w *Writer[S, T]) applyStatus(ctx context.Context, key, name string, status
 		return out, decided, nil
 	}
 	own := kv.Cond{Key: key, Target: kv.ModRevision, Revision: cur.Meta.Revision}
-	out.Revision, err = w.putKeeping(ctx, own, cur, next, sides, next) // next is not used again
+	// next is not used again, and its Status is cur's or the merge's own
+	// encoding (statusFromTree, appliedStatus; admission's defaults).
+	out.Revision, err = w.putKeeping(ctx, own, cur, next, sides, next)
 	v, err := w.landed(name, 0, err)
 	if v != answered || err != nil {
 		return ApplyResult{}, v, err

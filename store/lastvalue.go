@@ -98,6 +98,16 @@ type lastValues struct {
 	// pending are the Store's writes under way whose status side's record
 	// is known (see writing), a few at a time (one per writing goroutine).
 	pending []pendingWrite
+	// recordList is the ownership record of the last status record made
+	// and what it counts (see recordBytesLocked).
+	recordList recordList
+}
+
+// recordList is an ownership record (a list of the memory's own, never
+// modified) with its managedRecordBytes.
+type recordList struct {
+	managed []ManagedFields
+	bytes   int
 }
 
 // pendingWrite is a write the Store has sent and not yet remembered: its
@@ -201,14 +211,24 @@ type statusSideOf struct {
 
 // sideOf returns the statusSideOf of raw, sharing its record and
 // conditions (the memory's own, never modified) and copying its status's
-// text, which may be part of a whole value the record must not hold.
-func sideOf(raw *rawObject) statusSideOf {
-	return statusSideOf{managed: raw.Meta.Managed, status: string(raw.Status), conds: raw.Conditions}
+// text, which may be part of a whole value the record must not hold,
+// unless ownStatus says that it is an allocation of its own (see
+// lastValue.ownStatus), which it shares.
+func sideOf(raw *rawObject, ownStatus bool) statusSideOf {
+	status := unsafe.String(unsafe.SliceData(raw.Status), len(raw.Status))
+	if !ownStatus {
+		status = string(raw.Status)
+	}
+	return statusSideOf{managed: raw.Meta.Managed, status: status, conds: raw.Conditions}
 }
 
-// same reports whether raw's status side is the one s describes.
+// same reports whether raw's status side is the one s describes. The
+// records are compared entry by entry only when they are not the same
+// list (sameList): a value read after the Store's own status write
+// mostly holds the very list that write kept (the memory's, shared by
+// the watch's decoder: keptLists), never modified in place.
 func (s *statusSideOf) same(raw *rawObject) bool {
-	return s.status == string(raw.Status) && slices.Equal(s.managed, raw.Meta.Managed) && conditionsEqual(s.conds, raw.Conditions)
+	return s.status == string(raw.Status) && sameList(s.managed, raw.Meta.Managed) && conditionsEqual(s.conds, raw.Conditions)
 }
 
 // maxStatusRecords is how many status records (statusRecords) a Store
@@ -249,6 +269,11 @@ type lastValue struct {
 	// rec is the status record of key (see statusRecords) as the memory
 	// last found it, a hint that saves looking it up (see recordOf).
 	rec *statusRecord
+	// ownStatus says that raw.Status is an allocation of its own, which
+	// nothing but the memory holds (a status apply's encoding of the
+	// status it stores: see wroteGiven), so that the status record of
+	// raw shares it (sideOf) instead of copying it.
+	ownStatus bool
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -477,8 +502,10 @@ func (l *lastValues) wrote(key string, rev int64, cur, raw *rawObject, value []b
 }
 
 // wroteGiven is wrote; given says that the writer is done with raw (see
-// Writer.putKeeping): the memory then keeps raw itself, with those copies,
-// instead of a copy of it. done says that the write was noted (writing):
+// Writer.putKeeping), and that raw.Status is cur's or an allocation of its
+// own, which nothing else holds: the memory then keeps raw itself, with
+// those copies, instead of a copy of it, and its status record shares a
+// status that is not cur's (lastValue.ownStatus). done says that the write was noted (writing):
 // wroteGiven is then its doneWriting too, in the same hold of l.mu (the
 // writer's goroutine and the watch's take it for every event).
 func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, value []byte, sides decodedSides, given, done bool) {
@@ -490,19 +517,30 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 		own = new(rawObject)
 		*own = *raw
 	}
-	if cur == nil {
-		cur = &rawObject{}
+	held, status, conds := &noMeta, []byte(nil), []Condition(nil) // cur's
+	if cur != nil {
+		held, status, conds = &cur.Meta, cur.Status, cur.Conditions
 	}
-	own.Meta = raw.Meta.cloneBut(&cur.Meta)
+	own.Meta.ownBut(held) // in place: own's Meta is raw's
 	own.Meta.Revision = rev
-	if !sharedSlice(raw.Conditions, cur.Conditions) {
+	if !sharedSlice(raw.Conditions, conds) {
 		own.Conditions = slices.Clone(raw.Conditions)
 	}
 	var doneValue []byte
 	if done {
 		doneValue = value
 	}
-	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true}, writeSide, doneValue)
+	ownStatus := given && len(raw.Status) > 0 && !overlap(raw.Status, status)
+	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus}, writeSide, doneValue)
+}
+
+// overlap reports whether a and b share bytes of one array.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
 // readDecoded remembers kv as read from the Backend and decoded as raw, a
@@ -534,7 +572,7 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 	if i, ok := l.find(old.key, old.at); ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
 		l.recordLocked(e)
-		e.raw, e.sides = nil, decodedSides{}
+		e.raw, e.sides, e.ownStatus = nil, decodedSides{}, false
 		l.bytes -= e.size
 		e.size = len(e.key) + len(e.value) + entryOverhead
 		l.bytes += e.size
@@ -691,7 +729,7 @@ func (l *lastValues) recordLocked(e *lastValue) (r *statusRecord, looked bool) {
 	}
 	// In place: the ring's entries of the key's older records no longer
 	// name it (forgetRecordLocked).
-	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: statusRecordBytes(e.key, e.raw), side: sideOf(e.raw)}
+	*r = statusRecord{key: e.key, rev: e.rev, status: e.sides.status, size: l.recordBytesLocked(e.key, e.raw), side: sideOf(e.raw, e.ownStatus)}
 	e.rec = r
 	l.bytes += r.size
 	rs.order.recs[at] = recordAt{e.key, e.rev, r}
@@ -745,22 +783,44 @@ func (l *lastValues) forgetOldestRecordLocked() {
 // strings, and the Set's nodes: at most one per name its Fields text
 // holds, each after a comma or a parenthesis but the first, and a decoder
 // allocates no more than one per 6 bytes of the text beyond them.
-func statusRecordBytes(key string, raw *rawObject) int {
-	meta := &raw.Meta
-	n := len(key) + entryOverhead + 16 + len(raw.Status) + 160*len(raw.Conditions)
-	for i := range meta.Managed {
+// managed is what raw's ownership record counts (managedRecordBytes).
+func statusRecordBytes(key string, raw *rawObject, managed int) int {
+	return len(key) + entryOverhead + 16 + len(raw.Status) + 160*len(raw.Conditions) + managed
+}
+
+// managedRecordBytes is what an ownership record counts in a status
+// record (see statusRecordBytes).
+func managedRecordBytes(managed []ManagedFields) int {
+	n := 0
+	for i := range managed {
 		// statusSideOf's: the entry, and strings of its own (an object's
 		// Fields text, say), rounded up.
-		e := &meta.Managed[i]
+		e := &managed[i]
 		n += 64 + 16 + len(e.Manager) + len(e.Fields)
 	}
-	for i := range meta.Managed {
-		if e := &meta.Managed[i]; e.Subresource == statusSide {
+	for i := range managed {
+		if e := &managed[i]; e.Subresource == statusSide {
 			nodes := 2 + strings.Count(e.Fields, ",") + strings.Count(e.Fields, "(") + len(e.Fields)/6
 			n += 64 + 32*nodes + len(e.Fields) + len(e.Manager) + len(e.Operation)
 		}
 	}
 	return n
+}
+
+// recordBytesLocked is statusRecordBytes of raw, the value of key, with
+// what raw's ownership record counts taken from l.recordList when that is
+// the same list (sameList's shortcut: the very elements of the same
+// array), which it remembers otherwise: a Store's status writes keep the
+// record they were computed from (a controller's own fields), which its
+// watch's decoder shares from object to object (keptLists), so the
+// records of one write after another are mostly one list, whose entries
+// are never modified in place. It runs under l.mu.
+func (l *lastValues) recordBytesLocked(key string, raw *rawObject) int {
+	m := raw.Meta.Managed
+	if k := &l.recordList; len(m) == 0 || len(k.managed) != len(m) || unsafe.SliceData(k.managed) != unsafe.SliceData(m) {
+		*k = recordList{managed: m, bytes: managedRecordBytes(m)}
+	}
+	return statusRecordBytes(key, raw, l.recordList.bytes)
 }
 
 // sameSpecAs returns what e, remembered over old, records as the value

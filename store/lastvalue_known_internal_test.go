@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -150,7 +153,7 @@ func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
 			Conditions: []Condition{{Type: "Ready", Status: ConditionTrue}},
 		}
 	}
-	side := sideOf(base())
+	side := sideOf(base(), false)
 	require.True(t, side.same(base()))
 	for what, change := range map[string]func(*rawObject){
 		"status": func(r *rawObject) { r.Status = []byte(`{"ready":1,"note":"n"}`) },
@@ -166,5 +169,70 @@ func TestStatusSideOfSameNeedsEachPart(t *testing.T) {
 		r := base()
 		change(r)
 		require.False(t, side.same(r), what)
+	}
+}
+
+// A value whose ownership record is the very list a status record holds
+// has that record's entries; a prefix of that list, sharing its array, is
+// another record, as is an equal list elsewhere only once compared.
+func TestStatusSideOfSameSharedList(t *testing.T) {
+	list := []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+		{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b"}}
+	raw := func(m []ManagedFields) *rawObject {
+		return &rawObject{Meta: Meta{Managed: m}, Status: []byte(`{"ready":1}`)}
+	}
+	side := sideOf(raw(list), false)
+	require.True(t, side.same(raw(list)), "the same list")
+	require.True(t, side.same(raw(slices.Clone(list))), "an equal list")
+	require.False(t, side.same(raw(list[:1])), "a prefix of the same array")
+	other := slices.Clone(list)
+	other[1].Fields = "~c"
+	require.False(t, side.same(raw(other)), "another list")
+}
+
+// What a status record counts is managedRecordBytes of its value's own
+// ownership record, whichever list the memory counted last: the same list
+// again, another of the same length, a prefix of the same array.
+func TestRecordBytesFollowTheList(t *testing.T) {
+	l := newLastValues(1 << 20)
+	list := []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~a"},
+		{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b(,c,d)"}}
+	other := slices.Clone(list)
+	other[1].Fields = "~b(,c,d,e,f,g,h,i,j,k,l)"
+	for _, m := range [][]ManagedFields{list, list, other, list, list[:1], list, nil, list} {
+		r := &rawObject{Meta: Meta{Managed: m}, Status: []byte(`{"ready":1}`)}
+		require.Equal(t, statusRecordBytes("k", r, managedRecordBytes(m)), l.recordBytesLocked("k", r))
+	}
+}
+
+// The status record of a write given to the memory (a status apply's)
+// shares the written status when it is the write's own, and copies it
+// when it is cur's, which may be part of a whole value read.
+func TestStatusRecordSharesAGivenWritesOwnStatus(t *testing.T) {
+	read := []byte(`{"metadata":{},"spec":{},"status":{"ready":1}}`)
+	i := bytes.Index(read, []byte(`{"ready"`))
+	managed := []ManagedFields{{Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "~b"}}
+	cur := &rawObject{Meta: Meta{Managed: managed}, Status: read[i : len(read)-1 : len(read)-1]}
+	for _, c := range []struct {
+		what   string
+		status []byte
+		given  bool
+		shared bool
+	}{
+		{"the write's own status", []byte(`{"ready":2}`), true, true},
+		{"cur's status", cur.Status, true, false},
+		{"a part of cur's status", cur.Status[1:], true, false},
+		{"a write not given", []byte(`{"ready":2}`), false, false},
+	} {
+		l := newLastValues(1 << 20)
+		next := &rawObject{Meta: Meta{Managed: managed}, Status: c.status}
+		l.wroteGiven("k", 2, cur, next, []byte("v2"), decodedSides{status: &decodedSide{}}, c.given, false)
+		// A later write of the key makes the record of revision 2.
+		l.wroteGiven("k", 3, cur, &rawObject{Meta: Meta{Managed: managed}, Status: []byte(`{"ready":3}`)}, []byte("v3"), decodedSides{}, true, false)
+		r := l.records.byKey["k"]
+		require.NotNil(t, r, c.what)
+		require.Equal(t, string(c.status), r.side.status, c.what)
+		require.Equal(t, c.shared, unsafe.StringData(r.side.status) == unsafe.SliceData(c.status), c.what)
+		require.True(t, r.side.same(&rawObject{Meta: Meta{Managed: managed}, Status: bytes.Clone(c.status)}), c.what)
 	}
 }

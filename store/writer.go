@@ -301,8 +301,10 @@ func (w *Writer[S, T]) put(ctx context.Context, own kv.Cond, cur, next *rawObjec
 
 // putKeeping is put, remembering mine (see WithLastValues): next itself
 // when the caller neither reads nor hands out next once it returns (a
-// status apply's, whose object is its own), so that the memory of values
-// keeps it rather than a copy (see lastValues.wroteGiven); nil, and the
+// status apply's, whose object is its own) and next.Status is cur's or an
+// allocation of its own that nothing else holds (the apply's encoding),
+// so that the memory of values keeps it rather than a copy, and shares
+// that status in its records (see lastValues.wroteGiven); nil, and the
 // memory keeps a copy of next. Only mine is kept, never next, which
 // therefore does not escape through put: Writer.update's next, a copy of
 // the current value, stays on its stack.

@@ -113,3 +113,64 @@ func benchChangedScalars(b *testing.B, changedScalars func(a, b []byte, root str
 		}
 	}
 }
+
+// TestCommonPrefixAndSuffix checks commonPrefix and commonSuffix, which
+// read words (two at a time from the end), against a byte-by-byte count,
+// for texts of every length to 40 that differ at every place.
+func TestCommonPrefixAndSuffix(t *testing.T) {
+	byByte := func(a, b []byte, fromEnd bool) int {
+		n := 0
+		for n < len(a) && n < len(b) {
+			i, j := n, n
+			if fromEnd {
+				i, j = len(a)-1-n, len(b)-1-n
+			}
+			if a[i] != b[j] {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	for la := range 41 {
+		a := make([]byte, la)
+		for i := range a {
+			a[i] = byte('a' + i%26)
+		}
+		for lb := range 41 {
+			for at := -1; at < lb; at++ { // b is a's head or tail, with one byte changed (none at -1)
+				b := make([]byte, lb)
+				tail := make([]byte, lb)
+				for i := range b {
+					b[i] = byte('a' + i%26)
+					if k := la - lb + i; k >= 0 {
+						tail[i] = a[k]
+					} else {
+						tail[i] = '#'
+					}
+				}
+				if at >= 0 {
+					b[at], tail[at] = '!', '!'
+				}
+				require.Equal(t, byByte(a, b, false), commonPrefix(a, b), "prefix %q %q", a, b)
+				require.Equal(t, byByte(a, tail, true), commonSuffix(a, tail), "suffix %q %q", a, tail)
+			}
+		}
+	}
+}
+
+// TestChangedScalarsToLeavesNoPathOnFalse checks that a Changes that
+// held paths holds none after a call that reports false, even one that
+// found a change before it declined.
+func TestChangedScalarsToLeavesNoPathOnFalse(t *testing.T) {
+	var c Changes
+	require.True(t, ChangedScalarsTo(&c, []byte(`{"a":1}`), []byte(`{"a":2}`), "r", 4, true))
+	require.Equal(t, 1, c.Len())
+	for _, valid := range []bool{false, true} {
+		require.False(t, ChangedScalarsTo(&c, []byte(`{"a":1,"b":[1]}`), []byte(`{"a":2,"b":[2]}`), "r", 4, valid))
+		require.Zero(t, c.Len(), "valid %v", valid)
+	}
+	require.True(t, ChangedScalarsTo(&c, []byte(`{"a":1,"b":2}`), []byte(`{"a":1,"b":3}`), "r", 4, true))
+	require.Equal(t, [][]string{{"r", "b"}}, [][]string{c.Path(0)})
+	require.Equal(t, 1, c.Len())
+}

@@ -110,6 +110,10 @@ type cacheSource[S, T any] struct {
 	// last judgement changed made with appendChanges: read under mu, and
 	// never kept past the judgement (see loopHooks.observeWrite).
 	judged [2 * judgedPaths]diff.Path
+	// sections holds judgeLater's section diff, read under mu and never
+	// kept past the judgement: a buffer on its stack was zeroed at
+	// every event.
+	sections [8]diff.Path
 	// deferred is another writer's change whose hint was certain before
 	// its field-level judgement (see judgeLater), judged after the hint: the
 	// judgement feeds the oscillation detector alone, and made before the
@@ -591,9 +595,12 @@ func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T],
 		loop.forgetKey(obj.Meta.Name)
 		return
 	}
-	_, loopSelf := loop.managers()
-	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, conditions.Stalled)
-	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
+	stalled := false
+	if len(obj.Conditions) > 0 && stalledNotFalse(obj.Conditions) {
+		_, loopSelf := loop.managers()
+		stalled = ownsCondition(s.st, obj, loopSelf, conditions.Stalled)
+	}
+	loop.observeState(obj.Meta.Name, obj.Meta.Generation, obj.Conditions, stalled)
 }
 
 // hint adds the keys of a change to obj (see keys), but except when
@@ -723,8 +730,7 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 			mine, others = false, true // authorName: the name is the key
 		}
 	}
-	var buf [8]diff.Path
-	sections := sectionDiff(buf[:0], old, new, s.statusEqual)
+	sections := sectionDiff(s.sections[:0], old, new, s.statusEqual)
 	if len(sections) == 0 {
 		// Bookkeeping only: an own write (not a hint) when ours.
 		if mine {
@@ -773,7 +779,10 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 			s.observe(loop, new, judgeAs, owned, foreign, time.Time{}, others)
 		}
 	}
-	if onlyStalled(owned, foreign) {
+	if (reports > 0 || !s.fieldLevel) && onlyStalled(owned, foreign) {
+		// The Store's FieldChanges finds a path under Stalled or
+		// Reconciling only where the section check found one: it
+		// compares every field of a condition as conditionEqual does.
 		return judgement{}
 	}
 	// An own write is not a hint: a modification by judgeAs whose every

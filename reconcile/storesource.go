@@ -840,7 +840,14 @@ type changedBy[S, T any] interface {
 // it after the change, or nobody does, by the same record of new that
 // ChangedBy reads (ownership.Attribute and ownership.ChangedBy), and
 // ChangedBy gives the last writer every such path. That is the Loop's own
-// status write, every one.
+// status write, every one. Likewise a change another manager wrote last
+// keeps its foreign paths whole as that manager's, without asking
+// ChangedBy, which would give them all to others: FieldChanges leaves a
+// path foreign when judgeAs does not own it after the change, or nobody
+// does and judgeAs did not before (or the side's record cannot be read),
+// and ChangedBy gives judgeAs, when it is not the last writer, only a
+// path it owns after the change. That is another writer's spec change,
+// every one the Loop keeps state for.
 //
 // others: the change is the Loop's own write of another key's object (see
 // judgeLater), one write by another writer as far as the object's
@@ -858,11 +865,22 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 		return
 	}
 	selfLast := new.Meta.LastWrite.Manager == judgeAs
-	selfOwned, otherOwned := owned, []diff.Path(nil)
-	if !s.fieldLevel || !selfLast {
-		selfOwned, otherOwned = by.ChangedBy(new, judgeAs, owned)
+	// FieldChanges settles one half of the split (see above); ChangedBy
+	// splits the other, and no empty list (it returns two nil ones).
+	var selfOwned, otherOwned, selfForeign, otherForeign []diff.Path
+	switch {
+	case !s.fieldLevel:
+		selfOwned, otherOwned = splitBy(by, new, judgeAs, owned)
+		selfForeign, otherForeign = splitBy(by, new, judgeAs, foreign)
+	case selfLast:
+		selfOwned = owned
+		selfForeign, otherForeign = splitBy(by, new, judgeAs, foreign)
+	default:
+		selfOwned, otherOwned = splitBy(by, new, judgeAs, owned)
+		if len(foreign) > 0 {
+			otherForeign = foreign
+		}
 	}
-	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	self := len(selfOwned)+len(selfForeign) > 0
 	if self && !selfLast {
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
@@ -873,6 +891,15 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 	if self && selfLast {
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
+}
+
+// splitBy is by.ChangedBy(new, manager, paths), without the call when
+// paths is empty.
+func splitBy[S, T any](by changedBy[S, T], new *store.Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return by.ChangedBy(new, manager, paths)
 }
 
 // holdEarly gives loop the writes observe would make of an event judged

@@ -53,7 +53,7 @@ func (h *hooksSink) judgeOwnWrites() {
 	h.judging = true
 }
 
-func (h *hooksSink) observeState(key string, _, _ int64, _ bool) {
+func (h *hooksSink) observeState(key string, _ int64, _ []store.Condition, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.states = append(h.states, key)

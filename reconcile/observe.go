@@ -9,6 +9,7 @@ import (
 
 	"github.com/steady-go/steady/reconcile/conditions"
 	"github.com/steady-go/steady/reconcile/oscillation"
+	"github.com/steady-go/steady/store"
 )
 
 // loopHooks is the contract between a Loop and the cache sources of this
@@ -61,9 +62,11 @@ type loopHooks interface {
 	// observeWrite returns: copy them to keep them.
 	observeWrite(key string, w oscillation.Write)
 	// observeState reports key's object as the cache holds it: its
-	// generation, the generation its Ready=True condition observed (0
-	// for none), and whether it has a Stalled, not False, the Loop owns.
-	observeState(key string, generation, readyGeneration int64, stalled bool)
+	// generation, its conditions (whose Ready=True condition says the
+	// generation it observed: see readyGeneration, read only when
+	// metrics are on), and whether it has a Stalled, not False, the Loop
+	// owns. conds is the cache's: read it, never keep or modify it.
+	observeState(key string, generation int64, conds []store.Condition, stalled bool)
 	// deferJudgements registers flush, which makes the field-level
 	// judgement a source deferred (see cacheSource.deferred), until the
 	// returned remove is called: the Loop calls it before it observes a
@@ -297,8 +300,9 @@ func oscillationHold(window time.Duration, n int, limit time.Duration) time.Dura
 // observeState feeds the convergence tracker and the set of objects that
 // carry a Stalled condition of this Loop's (so that a healthy key needs no
 // look before clearing it): stalled reports a Stalled condition, not False,
-// that the Loop's manager owns.
-func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled bool) {
+// that the Loop's manager owns. conds are the object's conditions, whose
+// Ready=True condition the convergence tracker reads (readyGeneration).
+func (l *Loop[K]) observeState(key K, generation int64, conds []store.Condition, stalled bool) {
 	if !l.stalledTracked.Load() {
 		l.stalledTracked.Store(true) // once: the workers read it before each reconcile
 	}
@@ -310,8 +314,9 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 		return
 	}
 	var now time.Time
+	var ready int64
 	if l.metricsOn {
-		now = l.clk.Now()
+		now, ready = l.clk.Now(), readyGeneration(conds)
 	}
 	l.mu.Lock()
 	if stalled {
@@ -324,7 +329,7 @@ func (l *Loop[K]) observeState(key K, generation, readyGeneration int64, stalled
 		l.mu.Unlock()
 		return
 	}
-	d, ok := l.conv.observe(key, generation, readyGeneration, now)
+	d, ok := l.conv.observe(key, generation, ready, now)
 	n := l.conv.unconverged()
 	l.mu.Unlock()
 	if ok {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/objpath"
 	"github.com/steady-go/steady/reconcile/oscillation"
 	"github.com/steady-go/steady/store"
 	"github.com/steady-go/steady/store/memstore"
@@ -45,12 +47,17 @@ func (h *writesSink) take() []oscillation.Write {
 // FromStore's source splits a change it observes into the writes of the
 // manager it is judged as and of the others with the Store's ChangedBy,
 // except the owned paths of a change that manager wrote last, which are
-// all its own without asking (see cacheSource.observe). The detector must
-// be fed the same writes either way: for the Loop's own status write, for
-// a change merging its write with another manager's, and for another
-// manager's change that removes a field of the Loop's (owned by the Loop
-// by FieldChanges, since nobody owns it after, but made by the other). The
-// part of the manager that wrote last is observed last.
+// all its own without asking, and the foreign paths of a change another
+// manager wrote last, which are all the others' (see
+// cacheSource.observe). The detector must be fed the same writes either
+// way: for the Loop's own status write, for a change merging its write
+// with another manager's, for another manager's change that removes a
+// field of the Loop's (owned by the Loop by FieldChanges, since nobody
+// owns it after, but made by the other), for another manager's spec
+// write, and for the Loop's write that removes another's field (foreign
+// by FieldChanges, but made by the Loop). The part of the manager that
+// wrote last is observed last. A ChangeFunc of the user's settles
+// nothing: its paths all go through ChangedBy.
 func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -96,13 +103,20 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 			require.NoError(t, err)
 			status("app", func(s *appStatus) { s.Phase = "Done" })
 		}, "app", true, false},
+		{"another's spec write", func() {
+			o := get()
+			o.Spec.Replicas++
+			_, err := st.As("user").Update(ctx, o)
+			require.NoError(t, err)
+		}, "app", false, true},
+		{"the Loop removes another's field", func() { status("app", func(s *appStatus) { s.Replicas = 0 }) }, "app", true, false},
 	}
 	for _, step := range steps {
 		old := get()
 		step.write()
 		new := get()
 		owned, foreign := st.FieldChanges(old, new, step.judgeAs)
-		require.NotEmpty(t, owned, "%s: a path the judge owns %s", step.name, step.judgeAs)
+		require.NotEmpty(t, append(owned, foreign...), "%s: a change", step.name)
 
 		src.fieldLevel = true
 		src.observe(h, new, step.judgeAs, owned, foreign, at, false)
@@ -121,6 +135,25 @@ func TestObserveSplitsAsChangedByDoes(t *testing.T) {
 		// The last writer's part is observed last, as it was written last.
 		require.Equal(t, new.Meta.LastWrite.Manager == step.judgeAs, got[len(got)-1].Self, "%s: the last write observed: %+v", step.name, got)
 	}
+
+	// Another writer's spec change, which a ChangeFunc of the user's
+	// says changed .status.phase too, a field the Loop owns: ChangedBy
+	// gives that path to the Loop.
+	old := get()
+	o := get()
+	o.Spec.Replicas++
+	_, err = st.As("user").Update(ctx, o)
+	require.NoError(t, err)
+	new := get()
+	require.Equal(t, "user", new.Meta.LastWrite.Manager)
+	_, foreign := st.FieldChanges(old, new, "app")
+	phase := objpath.Status.Field("phase")
+	src.fieldLevel = false
+	src.observe(h, new, "app", nil, append(slices.Clip(foreign), phase), at, false)
+	require.Equal(t, []oscillation.Write{
+		{Time: at, Self: true, Foreign: []diff.Path{phase}},
+		{Time: at, Foreign: foreign},
+	}, h.take(), "the user's ChangeFunc: every path through ChangedBy")
 }
 
 // The primary source reports every object's state; the Loop keeps the set
@@ -132,13 +165,13 @@ func TestObserveStateClearsStalledOnlyFastWhenNoneIs(t *testing.T) {
 		Keys(func() iter.Seq[string] { return slices.Values([]string{"a", "b"}) }))
 	require.NoError(t, err)
 	require.True(t, l.mayBeStalled("a"), "untracked: every key may be")
-	l.observeState("a", 1, 0, false)
+	l.observeState("a", 1, nil, false)
 	require.False(t, l.mayBeStalled("a"), "tracked once a source reports")
-	l.observeState("a", 2, 0, true)
-	l.observeState("b", 2, 0, false)
+	l.observeState("a", 2, nil, true)
+	l.observeState("b", 2, nil, false)
 	require.True(t, l.mayBeStalled("a"))
 	require.False(t, l.mayBeStalled("b"))
-	l.observeState("a", 3, 0, false)
+	l.observeState("a", 3, nil, false)
 	require.False(t, l.mayBeStalled("a"), "its Stalled cleared")
 	require.True(t, l.noneStalled())
 }

@@ -110,6 +110,10 @@ type cacheSource[S, T any] struct {
 	// last judgement changed made with appendChanges: read under mu, and
 	// never kept past the judgement (see loopHooks.observeWrite).
 	judged [2 * judgedPaths]diff.Path
+	// sections holds judgeLater's section diff, read under mu and never
+	// kept past the judgement: a buffer on its stack was zeroed at
+	// every event.
+	sections [8]diff.Path
 	// deferred is another writer's change whose hint was certain before
 	// its field-level judgement (see judgeLater), judged after the hint: the
 	// judgement feeds the oscillation detector alone, and made before the
@@ -591,9 +595,12 @@ func (s *cacheSource[S, T]) reportState(loop loopHooks, obj *store.Object[S, T],
 		loop.forgetKey(obj.Meta.Name)
 		return
 	}
-	_, loopSelf := loop.managers()
-	stalled := stalledNotFalse(obj.Conditions) && ownsCondition(s.st, obj, loopSelf, conditions.Stalled)
-	loop.observeState(obj.Meta.Name, obj.Meta.Generation, readyGeneration(obj.Conditions), stalled)
+	stalled := false
+	if len(obj.Conditions) > 0 && stalledNotFalse(obj.Conditions) {
+		_, loopSelf := loop.managers()
+		stalled = ownsCondition(s.st, obj, loopSelf, conditions.Stalled)
+	}
+	loop.observeState(obj.Meta.Name, obj.Meta.Generation, obj.Conditions, stalled)
 }
 
 // hint adds the keys of a change to obj (see keys), but except when
@@ -723,8 +730,7 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 			mine, others = false, true // authorName: the name is the key
 		}
 	}
-	var buf [8]diff.Path
-	sections := sectionDiff(buf[:0], old, new, s.statusEqual)
+	sections := sectionDiff(s.sections[:0], old, new, s.statusEqual)
 	if len(sections) == 0 {
 		// Bookkeeping only: an own write (not a hint) when ours.
 		if mine {
@@ -773,7 +779,10 @@ func (s *cacheSource[S, T]) judgeLater(loop loopHooks, old, new *store.Object[S,
 			s.observe(loop, new, judgeAs, owned, foreign, time.Time{}, others)
 		}
 	}
-	if onlyStalled(owned, foreign) {
+	if (reports > 0 || !s.fieldLevel) && onlyStalled(owned, foreign) {
+		// The Store's FieldChanges finds a path under Stalled or
+		// Reconciling only where the section check found one: it
+		// compares every field of a condition as conditionEqual does.
 		return judgement{}
 	}
 	// An own write is not a hint: a modification by judgeAs whose every
@@ -831,7 +840,14 @@ type changedBy[S, T any] interface {
 // it after the change, or nobody does, by the same record of new that
 // ChangedBy reads (ownership.Attribute and ownership.ChangedBy), and
 // ChangedBy gives the last writer every such path. That is the Loop's own
-// status write, every one.
+// status write, every one. Likewise a change another manager wrote last
+// keeps its foreign paths whole as that manager's, without asking
+// ChangedBy, which would give them all to others: FieldChanges leaves a
+// path foreign when judgeAs does not own it after the change, or nobody
+// does and judgeAs did not before (or the side's record cannot be read),
+// and ChangedBy gives judgeAs, when it is not the last writer, only a
+// path it owns after the change. That is another writer's spec change,
+// every one the Loop keeps state for.
 //
 // others: the change is the Loop's own write of another key's object (see
 // judgeLater), one write by another writer as far as the object's
@@ -849,11 +865,22 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 		return
 	}
 	selfLast := new.Meta.LastWrite.Manager == judgeAs
-	selfOwned, otherOwned := owned, []diff.Path(nil)
-	if !s.fieldLevel || !selfLast {
-		selfOwned, otherOwned = by.ChangedBy(new, judgeAs, owned)
+	// FieldChanges settles one half of the split (see above); ChangedBy
+	// splits the other, and no empty list (it returns two nil ones).
+	var selfOwned, otherOwned, selfForeign, otherForeign []diff.Path
+	switch {
+	case !s.fieldLevel:
+		selfOwned, otherOwned = splitBy(by, new, judgeAs, owned)
+		selfForeign, otherForeign = splitBy(by, new, judgeAs, foreign)
+	case selfLast:
+		selfOwned = owned
+		selfForeign, otherForeign = splitBy(by, new, judgeAs, foreign)
+	default:
+		selfOwned, otherOwned = splitBy(by, new, judgeAs, owned)
+		if len(foreign) > 0 {
+			otherForeign = foreign
+		}
 	}
-	selfForeign, otherForeign := by.ChangedBy(new, judgeAs, foreign)
 	self := len(selfOwned)+len(selfForeign) > 0
 	if self && !selfLast {
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
@@ -864,6 +891,15 @@ func (s *cacheSource[S, T]) observe(loop loopHooks, new *store.Object[S, T], jud
 	if self && selfLast {
 		loop.observeWrite(new.Meta.Name, oscillation.Write{Time: at, Self: true, Owned: selfOwned, Foreign: selfForeign})
 	}
+}
+
+// splitBy is by.ChangedBy(new, manager, paths), without the call when
+// paths is empty.
+func splitBy[S, T any](by changedBy[S, T], new *store.Object[S, T], manager string, paths []diff.Path) (mine, others []diff.Path) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return by.ChangedBy(new, manager, paths)
 }
 
 // holdEarly gives loop the writes observe would make of an event judged

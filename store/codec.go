@@ -148,7 +148,9 @@ func decodeRaw(kv kv.KeyValue, d *metaDecoder) (*rawObject, error) {
 // decline, when encoding/json writes them.
 //
 // The value is assembled in a pooled buffer and returned in one allocation
-// of its exact length: a Backend keeps it for as long as it is the stored
+// of its exact length (its capacity; made and copied, which the compiler
+// makes one unzeroed allocation, where an append to nil went through
+// growslice and rounded the capacity up): a Backend keeps it for as long as it is the stored
 // value (memstore without a copy, see kv.Write.Owned), and a buffer sized
 // by the hint held ~20% of slack (704 bytes for a 575-byte value).
 func (raw *rawObject) encode() ([]byte, error) {
@@ -167,7 +169,8 @@ func (raw *rawObject) encodeOver(cur *rawObject) ([]byte, int, error) {
 	b, head, err := raw.appendTo((*bp)[:0], cur)
 	var out []byte
 	if err == nil {
-		out = append([]byte(nil), b...)
+		out = make([]byte, len(b)) // with the copy, one makeslicecopy (see encode)
+		copy(out, b)
 	}
 	if cap(b) <= maxPooledEncode {
 		*bp = b[:0]

@@ -48,7 +48,7 @@ func sideEncoderOf(t reflect.Type) sideEncoder {
 }
 
 // encodeSide appends v with its sideEncoder, in a pooled buffer, and
-// returns it in one allocation of its length; false when it has none or
+// returns it in one allocation of its length (its capacity, as encode's); false when it has none or
 // it declines.
 func encodeSide(v any) ([]byte, bool) {
 	enc := sideEncoderOf(reflect.TypeOf(v))
@@ -64,7 +64,8 @@ func encodeWith(enc sideEncoder, v reflect.Value) ([]byte, bool) {
 	b, ok := enc((*bp)[:0], v, 0)
 	var out []byte
 	if ok {
-		out = append([]byte(nil), b...)
+		out = make([]byte, len(b)) // with the copy, one makeslicecopy (see encode)
+		copy(out, b)
 	}
 	if cap(b) <= maxPooledEncode {
 		*bp = b[:0]

@@ -97,3 +97,21 @@ func TestDefaultWindowTakesTheKeysWindowPastItsSizeAtRest(t *testing.T) {
 		})
 	}
 }
+
+// lagDue lets lagGrow look from lagCheck on, once the ring is full, and
+// not before either: a write at lagCheck is one lagGrow looks at.
+func TestLagDueFromLagCheckOnceTheRingIsFull(t *testing.T) {
+	ctx := context.Background()
+	s := New(WithHistorySize(16))
+	for i := range 16 {
+		require.False(t, s.lagDue(), "before write %d: the ring is not full", i+1)
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: fmt.Sprintf("k/%d", i), Value: []byte(`{}`)})
+		require.NoError(t, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lagCheck = s.hist.last
+	require.True(t, s.lagDue(), "full, at lagCheck")
+	s.lagCheck = s.hist.last + 1
+	require.False(t, s.lagDue(), "full, before lagCheck")
+}

@@ -135,7 +135,9 @@ func (d *deferredJudges) flush() {
 // ownWrite implements loopHooks.
 func (l *Loop[K]) ownWrite(b any, manager string, rev int64) (by author, reported, own bool) {
 	by, reported, own, h := l.own.own(b, manager, rev)
-	l.hear(h)
+	if len(h.ws) > 0 {
+		l.hear(h)
+	}
 	return by, reported, own
 }
 
@@ -188,16 +190,16 @@ func (l *Loop[K]) addKeys(keys []string) {
 // A write held for key (see ownWrites.hold) is heard first, as the Loop's
 // own: the detector hears a key's writes in the order they were made.
 func (l *Loop[K]) observeWrite(key K, w oscillation.Write) {
-	l.hearHeld(key)
+	if l.own.waiting.Load() > 0 { // tested here: no call per event while none is held
+		l.hearHeld(key)
+	}
 	l.observe(key, w)
 }
 
 // hearHeld hears the writes held for key (see ownWrites.hold) as the
 // Loop's own: a source is about to judge or observe a later write of key.
+// Callers test own.waiting first, so that no event pays a call for it.
 func (l *Loop[K]) hearHeld(key K) {
-	if l.own.waiting.Load() == 0 {
-		return
-	}
 	if k, ok := any(key).(string); ok {
 		for _, h := range l.own.take(k, false) {
 			l.hear(h)
@@ -341,7 +343,9 @@ func (l *Loop[K]) observeState(key K, generation int64, conds []store.Condition,
 // sawWrite implements loopHooks.
 func (l *Loop[K]) sawWrite(b any, rev int64) (by author, reported bool) {
 	by, reported, h := l.own.seen(b, rev)
-	l.hear(h)
+	if len(h.ws) > 0 {
+		l.hear(h)
+	}
 	return by, reported
 }
 
@@ -354,7 +358,9 @@ func (l *Loop[K]) sawWrite(b any, rev int64) (by author, reported bool) {
 // writes held for key are heard first: another writer's change is judged
 // after them.
 func (l *Loop[K]) keepsState(key K) bool {
-	l.hearHeld(key) // a held write of the Loop's may make the state
+	if l.own.waiting.Load() > 0 {
+		l.hearHeld(key) // a held write of the Loop's may make the state
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.detectorLocked(key) != nil || (len(l.keys) > 0 && l.keys[key] != nil)

@@ -288,7 +288,10 @@
 // made with a ctx that is not the reconcile's) is heard as the manager's
 // own once no reconcile of the Loop runs (a report comes before its
 // reconcile returns), or before a later write of the object is judged,
-// whichever is first, so the detector hears every write, in order.
+// whichever is first, so the detector hears every write. A later write of
+// the same object whose event comes between a write's commit and its
+// report takes the held write as the manager's own first (the order is
+// kept, the author guessed, as before reports were waited for).
 //
 // FromStore's source feeds an oscillation.Detector per object: a Fight is a
 // path this manager re-sets 3 times within a minute after another manager

@@ -63,6 +63,7 @@ func (s *Store) newWatch(prefix string, fromRevision int64) *watch {
 		s.mu.Lock()
 		w.cursor = fromRevision
 		s.live[w] = struct{}{}
+		s.lagCheck = 0 // lagGrow looks at it at the next write
 		s.unpin(fromRevision)
 		s.mu.Unlock()
 	}

@@ -30,7 +30,11 @@ type Cursor struct {
 	cursor, seen int64
 	queue        []kv.Event // queue[head:] are read but not yet delivered
 	head         int
-	failed       bool
+	// caught is the channel a read returned with its events (see Reader),
+	// looked at once they are delivered: until it receives, there is
+	// nothing new to read.
+	caught <-chan struct{}
+	failed bool
 }
 
 // NewCursor returns a Cursor over the events r reads after revision from.
@@ -47,13 +51,18 @@ func (c *Cursor) Next() (ev kv.Event, wake <-chan struct{}, ok bool) {
 		return kv.Event{}, nil, false
 	}
 	if c.head == len(c.queue) {
-		clear(c.queue) // release the values
-		c.queue, c.head = c.queue[:0], 0
-		var err error
-		c.queue, c.cursor, wake, err = c.r.Read(c.queue, c.cursor)
-		if err != nil {
-			c.failed = true
-			return kv.Event{Err: err, Revision: c.seen}, nil, true
+		wake, c.caught = c.caught, nil
+		if wake == nil || changed(wake) {
+			c.queue, c.head = c.queue[:0], 0 // each event was cleared as delivered
+			var err error
+			c.queue, c.cursor, wake, err = c.r.Read(c.queue, c.cursor)
+			if err != nil {
+				c.failed = true
+				return kv.Event{Err: err, Revision: c.seen}, nil, true
+			}
+			if len(c.queue) > 0 {
+				c.caught, wake = wake, nil
+			}
 		}
 	}
 	switch {
@@ -63,6 +72,7 @@ func (c *Cursor) Next() (ev kv.Event, wake <-chan struct{}, ok bool) {
 		c.head++
 	case wake != nil && c.cursor > c.seen:
 		ev = kv.Event{Progress: true, Revision: c.cursor}
+		c.caught = wake // not yet received: the caller waits on it next
 	default:
 		return kv.Event{}, wake, false
 	}
@@ -71,5 +81,6 @@ func (c *Cursor) Next() (ev kv.Event, wake <-chan struct{}, ok bool) {
 }
 
 // Drained reports whether the events read so far are all delivered: the
-// next Next reads the backend again.
+// next Next reads the backend again, or finds that nothing changed since
+// the last read (see Reader).
 func (c *Cursor) Drained() bool { return c.head == len(c.queue) }

@@ -20,7 +20,11 @@ type Reader interface {
 	// to which it has read. When it has read up to the store's revision and
 	// appended nothing, it also returns a channel that receives (or is
 	// closed) after the next change, taken so that no change can slip in
-	// between the read and the wait; otherwise that channel is nil. An
+	// between the read and the wait; otherwise that channel is nil, except
+	// that a Reader may return it with the events it appended, having read
+	// up to the store's revision: the caller then looks at it once those
+	// events are delivered, and reads again only if it has received (or is
+	// closed), rather than reading again to find nothing new. An
 	// error (store.ErrExpired when the history no longer holds cursor+1)
 	// ends the watch, with no error event if Stop is closed by then. Read
 	// may block (to retry a backend that cannot be reached, say) as long as
@@ -64,8 +68,11 @@ func (w Watch) Run(r Reader, from int64) {
 		queue        []kv.Event // queue[head:] are read but not yet sent
 		head         int
 		wake         <-chan struct{}
-		err          error
-		poll         clock.Timer
+		// caught is the channel a read returned with its events (see
+		// Reader), looked at once they are sent.
+		caught <-chan struct{}
+		err    error
+		poll   clock.Timer
 	)
 	if w.Poll > 0 {
 		poll = w.Clock.NewTimer(w.Poll)
@@ -73,12 +80,17 @@ func (w Watch) Run(r Reader, from int64) {
 	}
 	for {
 		if head == len(queue) {
-			clear(queue) // release the values
-			queue, head = queue[:0], 0
-			queue, cursor, wake, err = r.Read(queue, cursor)
-			if err != nil {
-				w.fail(err, seen)
-				return
+			wake, caught = caught, nil
+			if wake == nil || changed(wake) {
+				queue, head = queue[:0], 0 // each event was cleared as sent
+				queue, cursor, wake, err = r.Read(queue, cursor)
+				if err != nil {
+					w.fail(err, seen)
+					return
+				}
+				if len(queue) > 0 {
+					caught, wake = wake, nil
+				}
 			}
 		} else {
 			wake = nil
@@ -105,10 +117,29 @@ func (w Watch) Run(r Reader, from int64) {
 			continue
 		}
 		seen = ev.Revision
-		if !ev.Progress {
+		if ev.Progress {
+			caught = wake // not received: it still tells of the next change
+		} else {
 			queue[head] = kv.Event{} // release the values
 			head++
 		}
+	}
+}
+
+// changed reports whether wake, a channel a Reader returned, holds a value
+// (which it takes): a change came since the read that returned it. It
+// does not wait, and looks at the channel's length before it receives:
+// a receive that finds nothing costs more than the rest of a Next. A
+// closed channel holds none: waiting on it then returns at once.
+func changed(wake <-chan struct{}) bool {
+	if len(wake) == 0 {
+		return false
+	}
+	select {
+	case <-wake:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -133,3 +133,42 @@ func TestRunSendsNoErrorEventAfterStop(t *testing.T) {
 		}
 	}
 }
+
+// Run, given a Reader that returns its wake with the events it read up to
+// the end, sends them and a Progress mark for the skipped revision, then
+// waits on that wake without reading again to find nothing; a change
+// wakes it to read and send it, and a change that came while it sent is
+// read at once.
+func TestRunWaitsOnTheWakeReadWithTheEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEager("a1", "b2", "a3", "b4")
+		out, stop := make(chan kv.Event), make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			kvwatch.Watch{Out: out, Stop: stop}.Run(e, 0)
+		}()
+		var got []int64
+		for range 3 {
+			got = append(got, (<-out).Revision)
+		}
+		require.Equal(t, []int64{1, 3, 4}, got)
+		synctest.Wait()
+		require.Equal(t, 1, e.readCount(), "the events' read told of the wake: no read to find nothing")
+
+		e.add("a5")
+		require.Equal(t, int64(5), (<-out).Revision)
+		e.add("a6") // while Run has nothing more to send
+		require.Equal(t, int64(6), (<-out).Revision)
+		synctest.Wait()
+		require.Equal(t, 3, e.readCount())
+		e.add("b7")
+		ev := <-out
+		require.True(t, ev.Progress)
+		require.Equal(t, int64(7), ev.Revision)
+		e.add("a8")
+		require.Equal(t, int64(8), (<-out).Revision)
+		close(stop)
+		<-done
+	})
+}

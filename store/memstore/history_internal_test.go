@@ -115,3 +115,54 @@ func TestLagDueFromLagCheckOnceTheRingIsFull(t *testing.T) {
 	s.lagCheck = s.hist.last + 1
 	require.False(t, s.lagDue(), "full, before lagCheck")
 }
+
+// With no watch live, or the window as large as the keys allow, a write
+// that lagGrow looks at puts its next look a sixteenth of the ring's
+// writes on, as when it looks at a watch: not at every write. A create,
+// and a new watch, call for a look at the next write.
+func TestLagGrowLooksEverySixteenthOfTheRingWithNothingToGrow(t *testing.T) {
+	ctx := context.Background()
+	put := func(s *Store, key string) {
+		t.Helper()
+		_, err := s.Txn(ctx, nil, kv.Write{Kind: kv.WritePut, Key: key, Value: []byte(`{}`)})
+		require.NoError(t, err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"the default window", nil},
+		{"a window of WithHistorySize", []Option{WithHistorySize(64)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(tc.opts...)
+			for i := range 4 {
+				put(s, fmt.Sprintf("k/%d", i))
+			}
+			for i := 0; s.hist.last < int64(s.hist.size)+1; i++ {
+				put(s, fmt.Sprintf("k/%d", i%4))
+			}
+			looks := 0
+			for i := range 4 * s.hist.size {
+				if s.lagDue() {
+					looks++
+				}
+				put(s, fmt.Sprintf("k/%d", i%4))
+			}
+			require.LessOrEqual(t, looks, 4*16+1, "lagGrow looks every sixteenth of the ring's writes, not at each of its %d", 4*s.hist.size)
+			require.Positive(t, looks)
+
+			for s.lagCheck != s.hist.last+1 { // the next write is not looked at
+				put(s, "k/0")
+			}
+			put(s, "k/new") // a create
+			require.Equal(t, s.hist.last-1+int64(max(s.hist.size/16, 1)), s.lagCheck, "a create is looked at")
+			_, end, err := follower{s}.Follow("", s.hist.last)
+			require.NoError(t, err)
+			defer end()
+			if s.growHistory {
+				require.True(t, s.lagDue(), "after a new watch, the next write is looked at")
+			}
+		})
+	}
+}

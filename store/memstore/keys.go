@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"hash/maphash"
+	"sync/atomic"
 
 	"github.com/steady-go/steady/store/kv"
 )
@@ -22,6 +23,13 @@ type keys struct {
 	seed   maphash.Seed
 	shards *[keyShards]keyShard // nil until the first add
 	n      int                  // keys held
+	// last is the entry get found last, nil once its key is removed. A
+	// key is looked up by several calls in a row (a read-modify-write's
+	// Get, its Update's read and Txn, then a controller's write of the
+	// status it saw change): those after the first compare the key with
+	// last's rather than hash it and probe. Get looks up holding the
+	// Store's lock for reading, beside other Gets: last is atomic.
+	last atomic.Pointer[kv.KeyValue]
 }
 
 // keyShards is how many tables keys holds: a key's is the top
@@ -46,6 +54,18 @@ func (t *keys) hash(key string) uint32 {
 
 // get returns the entry of key, or nil.
 func (t *keys) get(key string) *kv.KeyValue {
+	if e := t.last.Load(); e != nil && e.Key == key {
+		return e
+	}
+	e := t.find(key)
+	if e != nil {
+		t.last.Store(e)
+	}
+	return e
+}
+
+// find is get without last.
+func (t *keys) find(key string) *kv.KeyValue {
 	if t.n == 0 {
 		return nil
 	}
@@ -128,6 +148,9 @@ func (t *keys) remove(key string) {
 			break
 		}
 		p = (p + 1) & mask
+	}
+	if t.last.Load() == s.entries[p] {
+		t.last.Store(nil)
 	}
 	for q := (p + 1) & mask; s.entries[q] != nil; q = (q + 1) & mask {
 		// The entry in q may move back to p only if its home slot is not

@@ -60,3 +60,26 @@ func TestKeysActLikeAMap(t *testing.T) {
 	}
 	require.Greater(t, grown, 8, "a table grew")
 }
+
+// A key found last, then removed, is not found again; added anew, its new
+// entry is found, not the removed one. A lookup of another key in between
+// finds its own entry.
+func TestKeysForgetTheLastKeyFoundOnceRemoved(t *testing.T) {
+	var tab keys
+	old, other := newEntry("k", 1), newEntry("j", 1)
+	tab.add(old)
+	tab.add(other)
+	require.Same(t, old, tab.get("k"))
+	require.Same(t, old, tab.get("k"), "found again")
+	require.Same(t, other, tab.get("j"))
+	require.Same(t, other, tab.get("j"))
+	require.Same(t, old, tab.get("k"))
+	tab.remove("k")
+	require.Nil(t, tab.get("k"), "the key found last was removed")
+	renewed := newEntry("k", 3)
+	tab.add(renewed)
+	require.Same(t, renewed, tab.get("k"))
+	tab.remove("j") // not the last found: k stays found
+	require.Same(t, renewed, tab.get("k"))
+	require.Nil(t, tab.get("j"))
+}

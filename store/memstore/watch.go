@@ -63,6 +63,7 @@ func (s *Store) newWatch(prefix string, fromRevision int64) *watch {
 		s.mu.Lock()
 		w.cursor = fromRevision
 		s.live[w] = struct{}{}
+		s.lagCheck = 0 // lagGrow looks at it at the next write
 		s.unpin(fromRevision)
 		s.mu.Unlock()
 	}
@@ -112,7 +113,8 @@ type watch struct {
 }
 
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
-// describes; the channel it returns is the watch's wake. A watch that
+// describes; the channel it returns, with or without events whenever it
+// read up to the store revision, is the watch's wake. A watch that
 // comes near enough to the store revision for its lag to let the window
 // shrink, with a backlog behind it and the window grown, asks the Store to
 // (see settle): once it has caught up, no write may follow that would. It
@@ -137,10 +139,13 @@ func (w *watch) Read(q []kv.Event, cursor int64) ([]kv.Event, int64, <-chan stru
 	w.cursor = cursor
 	settle := w.asksToSettle(last)
 	var wake <-chan struct{}
-	if len(q) == 0 && cursor >= last {
+	if cursor >= last {
 		// At the store revision, or past it: a watch from a revision
 		// not yet written waits for writes (kv.Backend), rather than
-		// reading nothing again and again.
+		// reading nothing again and again. With events, the wake comes
+		// with them (see kvwatch.Reader): their reader looks at it once
+		// they are delivered, and reads again only after a change,
+		// rather than to find nothing new.
 		wake = s.wait(w)
 	}
 	s.mu.RUnlock()

@@ -44,3 +44,46 @@ func TestStatusConfigTreeAgreesWithConfigTree(t *testing.T) {
 		}
 	}
 }
+
+// deepStatus nests through pointers: a chain deeper than maxEncodeDepth is
+// one its sideEncoder leaves to encoding/json.
+type deepStatus struct {
+	N    int64       `json:"n"`
+	Next *deepStatus `json:"next,omitempty"`
+}
+
+// A status apply's encoding of a T, by the Store's sideEncoder of T looked
+// up once, is encodeJSON's: for a T the sideEncoder takes, one it declines
+// (a chain deeper than it goes), and a T that has none (a time), on the
+// lookup and after it.
+func TestEncodeAppliedIsEncodeJSON(t *testing.T) {
+	deep := &deepStatus{N: 1}
+	for i := range maxEncodeDepth + 10 {
+		deep = &deepStatus{N: int64(i), Next: deep}
+	}
+	check := func(enc func(any) ([]byte, error), vs ...any) {
+		t.Helper()
+		for range 2 { // the lookup, then the Store's own
+			for i, v := range vs {
+				want, err := encodeJSON("applied status", v)
+				require.NoError(t, err)
+				got, err := enc(v)
+				require.NoError(t, err, "value %d", i)
+				require.Equal(t, string(want), string(got), "value %d", i)
+			}
+		}
+	}
+	ds, err := New[firstSpec, deepStatus](newMapBackend(), "Deep")
+	require.NoError(t, err)
+	check(ds.encodeApplied, deepStatus{N: 7}, deepStatus{N: 8, Next: &deepStatus{N: 9}}, *deep)
+	require.NotNil(t, *ds.statusEnc.Load(), "a deepStatus has a sideEncoder")
+
+	ts, err := New[firstSpec, struct {
+		At time.Time `json:"at"`
+	}](newMapBackend(), "Timed")
+	require.NoError(t, err)
+	check(ts.encodeApplied, struct {
+		At time.Time `json:"at"`
+	}{time.Date(2026, 12, 4, 23, 0, 0, 5, time.UTC)})
+	require.Nil(t, *ts.statusEnc.Load(), "a time has no sideEncoder")
+}

@@ -19,12 +19,16 @@ import (
 // that do not decode against obj are left out (see Meta.Managed). obj should
 // be as read from the store: ownership is encoded relative to the stored
 // fields.
+//
+// The record the Store remembers from its own write of obj's revision
+// (writtenManaged) is taken first, and not put in the memo: it is there
+// for as long as the memory holds it, and a Loop judging its own status
+// write, every other event, looks no further.
 func (s *Store[S, T]) sideManaged(obj *Object[S, T], side string) (ownership.Managed, error) {
-	if m, ok := s.memo.get(obj, obj.Meta.Revision, side); ok {
+	if m, ok := s.writtenManaged(obj, side); ok {
 		return m, nil
 	}
-	if m, ok := s.writtenManaged(obj, side); ok {
-		s.memo.put(obj, obj.Meta.Revision, side, m)
+	if m, ok := s.memo.get(obj, obj.Meta.Revision, side); ok {
 		return m, nil
 	}
 	m, err := s.decodeSideManaged(obj, side)
@@ -104,7 +108,8 @@ func (s *Store[S, T]) decodeSideManaged(obj *Object[S, T], side string) (ownersh
 // bumps Generation whenever the spec changes: old and new as read from
 // the store, the spec is unchanged); of a spec side whose metadata is
 // plainly equal, the Spec alone when it is a struct; of a status side whose conditions are
-// plainly equal, the Status alone when it is a struct. The ownership of a side is decoded only when
+// plainly equal, the Status alone when it is a struct (a struct with a plain
+// form field by field, each field compared once). The ownership of a side is decoded only when
 // that side changed and manager has an entry on it before or after the
 // change. Without one, manager owns none of the side's fields and its
 // changes are foreign without a decode (the usual case for a controller
@@ -144,8 +149,13 @@ func (s *Store[S, T]) fieldChanges(old, new *Object[S, T], manager string, owned
 	var buf [4]diff.Path
 	var v *changeViews[S, T] // taken only for a side diffed whole
 	eq := s.sideEquals()
+	// A struct side with judgedFields is compared field by field alone:
+	// comparing it whole first (the equality of S or T) would compare
+	// every field twice when one changed, as one has on an event judged.
 	switch metaEqual := userMetaSideEqual(old, new); {
 	case metaEqual && sameSpec(&old.Meta, &new.Meta):
+	case metaEqual && eq.specFields != nil:
+		specChanges = structChanges(buf[:0:2], eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
 	case metaEqual && eq.spec(unsafe.Pointer(&old.Spec), unsafe.Pointer(&new.Spec)):
 	case metaEqual && reflect.TypeFor[S]().Kind() == reflect.Struct:
 		specChanges = structChanges(buf[:0:2], eq.specFields, objpath.Spec, &old.Spec, &new.Spec)
@@ -155,6 +165,8 @@ func (s *Store[S, T]) fieldChanges(old, new *Object[S, T], manager string, owned
 		specChanges = diff.ChangedPaths(&v.spec[0], &v.spec[1], specDiffOptions)
 	}
 	switch condEqual := slices.Equal(old.Conditions, new.Conditions); {
+	case condEqual && eq.statusFields != nil:
+		statusChanges = structChanges(buf[2:2], eq.statusFields, objpath.Status, &old.Status, &new.Status)
 	case condEqual && eq.status(unsafe.Pointer(&old.Status), unsafe.Pointer(&new.Status)):
 	case condEqual && reflect.TypeFor[T]().Kind() == reflect.Struct:
 		statusChanges = structChanges(buf[2:2], eq.statusFields, objpath.Status, &old.Status, &new.Status)
@@ -170,26 +182,24 @@ func (s *Store[S, T]) fieldChanges(old, new *Object[S, T], manager string, owned
 	if old.Meta.DeletionRequested != new.Meta.DeletionRequested {
 		foreign = append(foreign, objpath.DeletionRequested)
 	}
-	return s.attributeSides(old, new, manager, owned, foreign, [2][]diff.Path{specChanges, statusChanges})
-}
-
-// attributeSides is FieldChanges' split of the changes of each side (spec,
-// status) by owner, appended to owned and foreign, after the changes it
-// found owned by nobody (in foreign already). The changes are copied: they
-// may be FieldChanges' buf's.
-func (s *Store[S, T]) attributeSides(old, new *Object[S, T], manager string, owned, foreign []diff.Path, changes [2][]diff.Path) ([]diff.Path, []diff.Path) {
-	for i, changed := range changes {
-		side := [2]string{specSide, statusSide}[i]
-		if len(changed) == 0 {
-			continue
-		}
-		if !hasEntry(&old.Meta, side, manager) && !hasEntry(&new.Meta, side, manager) {
-			foreign = append(foreign, changed...) // Attribute needs an entry of manager's to own a path
-			continue
-		}
-		owned, foreign = s.attribute(old, new, side, manager, changed, owned, foreign)
+	if len(specChanges) > 0 {
+		owned, foreign = s.attributeSide(old, new, specSide, manager, specChanges, owned, foreign)
+	}
+	if len(statusChanges) > 0 {
+		owned, foreign = s.attributeSide(old, new, statusSide, manager, statusChanges, owned, foreign)
 	}
 	return owned, foreign
+}
+
+// attributeSide is FieldChanges' split of the changes of one side (spec
+// or status) by owner, appended to owned and foreign, after the changes
+// it found owned by nobody (in foreign already). The changes are copied:
+// they may be FieldChanges' buf's.
+func (s *Store[S, T]) attributeSide(old, new *Object[S, T], side, manager string, changed, owned, foreign []diff.Path) ([]diff.Path, []diff.Path) {
+	if !hasEntry(&old.Meta, side, manager) && !hasEntry(&new.Meta, side, manager) {
+		return owned, append(foreign, changed...) // Attribute needs an entry of manager's to own a path
+	}
+	return s.attribute(old, new, side, manager, changed, owned, foreign)
 }
 
 // takeViews returns v, or when v is nil one of s's views to diff in.

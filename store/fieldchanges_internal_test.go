@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -635,4 +636,83 @@ func TestFieldChangesEmptyListIsNil(t *testing.T) {
 	owned, foreign := st.FieldChanges(old, new, "ctrl")
 	require.Equal(t, []string{".status.message"}, pathsText(owned))
 	require.Nil(t, foreign)
+}
+
+// A struct side is compared field by field alone (no equality of the whole
+// S or T first): FieldChanges then gives the full judgement's paths when
+// nothing changed, when leaves changed, and when a field the diff walks
+// changed (a map, a slice, a float, a struct, with a leaf or alone), on
+// either side, for a manager that owns the side's fields and one that
+// owns none.
+func TestFieldChangesOfAStructSideWalksWhatIsNotALeaf(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[wideSpec, wideSpec](newMapBackend(), "Wide")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[wideSpec, wideSpec]{Meta: Meta{Name: "a"}})
+	require.NoError(t, err)
+	base, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	base.Spec.M, base.Status.M = map[string]string{"k": "v"}, map[string]string{"k": "v"}
+	_, err = st.As("ctrl").Update(ctx, base)
+	require.NoError(t, err)
+	base.Status.L = []string{"x"}
+	_, err = st.As("ctrl").UpdateStatus(ctx, base)
+	require.NoError(t, err)
+	old, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	for i, change := range []func(*wideSpec){
+		func(*wideSpec) {},
+		func(w *wideSpec) { w.B = true },
+		func(w *wideSpec) { w.M = map[string]string{"k": "w", "j": "u"} },
+		func(w *wideSpec) { w.L = append(slices.Clone(w.L), "y"); w.U = 3 },
+		func(w *wideSpec) { w.F = 1.5 },
+		func(w *wideSpec) { w.Port.Name = "p" },
+		func(w *wideSpec) { w.hidden = 7 },
+	} {
+		for _, side := range []string{specSide, statusSide} {
+			new := *old
+			new.Spec.M, new.Status.M = maps.Clone(old.Spec.M), maps.Clone(old.Status.M)
+			if side == specSide {
+				change(&new.Spec)
+				new.Meta.Generation++
+			} else {
+				change(&new.Status)
+			}
+			for _, m := range []string{"ctrl", "nobody"} {
+				wantOwned, wantForeign := fieldChangesFull(st, old, &new, m)
+				gotOwned, gotForeign := st.FieldChanges(old, &new, m)
+				require.Equal(t, pathsText(wantOwned), pathsText(gotOwned), "owned, change %d of the %s side, %s", i, side, m)
+				require.Equal(t, pathsText(wantForeign), pathsText(gotForeign), "foreign, change %d of the %s side, %s", i, side, m)
+			}
+		}
+	}
+}
+
+// The status side's record of the Store's own status write (a typed
+// apply's, remembered with the write) is taken from the memory of values
+// and not put in the memo: judging the write's event, as the Loop does
+// every other event, leaves the memo as it was, and judges again alike.
+func TestFieldChangesTakesAWrittenRecordOutsideTheMemo(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[keepSpec, keepStatus](newMapBackend(), "Keep")
+	require.NoError(t, err)
+	_, err = st.As("user").Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "a"}, Spec: keepSpec{Replicas: 1}})
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", keepStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	old, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	_, err = st.As("ctrl").ApplyStatus(ctx, "a", keepStatus{Ready: 2}, nil)
+	require.NoError(t, err)
+	new, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	require.NotNil(t, st.last.writtenStatus(st.prefix, "a", new.Meta.Revision), "the apply's record is remembered")
+	st.memo = &managedMemo{}
+	for range 2 {
+		owned, foreign := st.FieldChanges(old, new, "ctrl")
+		require.Equal(t, []string{".status.ready"}, pathsText(owned))
+		require.Empty(t, foreign)
+		_, memoized := st.memo.get(new, new.Meta.Revision, statusSide)
+		require.False(t, memoized, "the written record put in the memo")
+	}
 }

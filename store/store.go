@@ -76,6 +76,10 @@ type Store[S, T any] struct {
 
 	// hooks carries the Store's internalView for internal/storeaccess.Of.
 	hooks
+
+	// statusEnc is T's sideEncoder (a nil one for none), looked up by the
+	// first status apply that encodes a T (see Store.encodeApplied).
+	statusEnc atomic.Pointer[sideEncoder]
 }
 
 // hooks is an alias so that the embedded field is unexported: what it

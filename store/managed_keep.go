@@ -145,7 +145,11 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	if keyed {
-		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed)
+		var spec []byte
+		if side == specSide {
+			spec = cur.specKey()
+		}
+		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed, spec)
 	}
 	if !sc.remember {
 		return true, nil
@@ -176,6 +180,10 @@ type keptWrite struct {
 	changed [][]string
 	// dec is the side's record as decodeSideInto gave it, canonical.
 	dec ownership.Managed
+	// spec is the shape of the stored spec, for a write of the spec side
+	// whose read computed it (rawObject.specKey), else nil: the likely
+	// shape of the next such write's stored spec (see readSpecLike).
+	spec *jsonscan.Shape
 }
 
 // same reports whether a write of those inputs is the one k describes.
@@ -216,11 +224,13 @@ func (c *codecCache) lastKept() *keptWrite {
 
 // keep remembers a write that keeps its side's record (see keptWrite),
 // copying what it is given: the changed paths' keys may be the stored
-// value's memory, and dec the caller's stack. It remembers only a write
+// value's memory, and dec the caller's stack. spec is the stored spec's
+// shape key, when the read computed it (nil for none, and on the status
+// side). It remembers only a write
 // whose inputs are those of the write it was last given (by their hash,
 // keptHash): a Store whose writes keep records of ever-changing inputs
 // would otherwise pay for the copies on every one.
-func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed) {
+func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed, spec []byte) {
 	if c == nil {
 		return
 	}
@@ -235,6 +245,9 @@ func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, c
 			p[j] = strings.Clone(p[j])
 		}
 		k.changed[i] = p
+	}
+	if spec != nil {
+		k.spec, _ = jsonscan.NewShape(spec)
 	}
 	c.kept.Store(k)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -357,4 +358,85 @@ func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
 	want, _ = appendMeta(nil, &other)
 	got, _, _ = appendMetaKnown(nil, &other, marked)
 	require.Equal(t, string(want), string(got))
+}
+
+// TestDecodeRawAsReadsAKeptShapeAsReadSpec checks that the read of a write
+// whose stored spec has the shape of the last write that kept its record
+// (keptWrite.spec, read by readSpecLike) gives what the general read
+// gives, its shape key included, whatever the spec: one of that shape with
+// other values, one of another shape, and one of that shape with a value
+// out of range (no shape key) or not JSON, whose write still fails as it
+// did (ErrInvalid), not as a conflict.
+func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	user := st.As("user")
+	for _, name := range []string{"a", "b"} {
+		_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: "img", Env: map[string]string{"k": name}, Args: []string{"x"}}})
+		require.NoError(t, err)
+	}
+	// Replicas changed, object after object: the second keeps the write.
+	for i, name := range []string{"a", "b", "a"} {
+		obj, err := st.Get(ctx, name)
+		require.NoError(t, err)
+		obj.Spec.Replicas = i + 1
+		_, err = user.Update(ctx, obj)
+		require.NoError(t, err)
+	}
+	k := st.schemas.codecs.lastKept()
+	require.NotNil(t, k)
+	require.NotNil(t, k.spec, "the kept write's spec shape")
+	stored, err := b.Get(ctx, st.keyOf("b"))
+	require.NoError(t, err)
+	obj, err := st.Get(ctx, "b")
+	require.NoError(t, err)
+	const outOfRange = `{"replicas":1e400,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`
+	const notJSON = `{"replicas":01,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`
+	start := bytes.Index(stored.Value, []byte(`,"spec":`)) + len(`,"spec":`)
+	end := bytes.Index(stored.Value, []byte(`,"status":`))
+	for _, c := range []struct {
+		name, spec string
+		kept       bool // read against the kept shape
+		keyed      bool
+		decodes    bool
+	}{
+		{"as stored", string(stored.Value[start:end]), true, true, true},
+		{"other values", `{"replicas":7,"image":"o\u0074her","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`, true, true, true},
+		{"another shape", `{"replicas":7,"image":"img","ptr":null,"env":{"k":"v","l":"w"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`, false, true, true},
+		{"a list changed", `{"replicas":7,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["y"]}`, false, true, true},
+		{"out of range", outOfRange, false, false, true},
+		{"not JSON", notJSON, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := kv.KeyValue{Key: stored.Key, ModRevision: stored.ModRevision,
+				Value: []byte(string(stored.Value[:start]) + c.spec + string(stored.Value[end:]))}
+			r := jsonscan.NewReader([]byte(c.spec))
+			_, taken := r.RawOfShape(k.spec)
+			require.Equal(t, c.kept, taken)
+			got, ok := st.decodeRawAs(v, &obj.Meta)
+			want, err := st.decodeRaw(v, true)
+			require.Equal(t, c.decodes, ok)
+			if !c.decodes {
+				require.ErrorIs(t, err, ErrInvalid)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.keyed, want.specKey() != nil)
+			requireSameRaw(t, want, got)
+		})
+	}
+	// A write read from a stored spec the general read refuses, or whose
+	// record it cannot decode against it, fails as it: the read of the
+	// kept shape does not take it.
+	rev := stored.ModRevision
+	for _, spec := range []string{outOfRange, notJSON} {
+		bad := []byte(string(stored.Value[:start]) + spec + string(stored.Value[end:]))
+		rev, err = b.Txn(ctx, []kv.Cond{{Key: stored.Key, Target: kv.ModRevision, Revision: rev}}, kv.Write{Kind: kv.WritePut, Key: stored.Key, Value: bad})
+		require.NoError(t, err)
+		obj.Meta.Revision, obj.Spec.Replicas = rev, 9
+		_, err = user.Update(ctx, obj)
+		require.ErrorIs(t, err, ErrInvalid, spec)
+		require.NotErrorIs(t, err, ErrConflict, spec)
+	}
 }

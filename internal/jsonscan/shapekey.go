@@ -29,7 +29,7 @@ func (p *scanner) shapeKeyOf(dst []byte) ([]byte, bool) {
 		return out, true
 	}
 	p.i = start
-	return p.shapeKey(dst, 0)
+	return p.shapeKey(dst, 0, nil)
 }
 
 // maxCompactDepth bounds the nesting compact reads: a bit per
@@ -194,7 +194,11 @@ func literalEnd(b []byte, i int, w string) int {
 	return i + len(w)
 }
 
-func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
+// shapeKey appends the shape key of the value at p.i to dst, read the
+// general way (white space allowed, any nesting up to maxDepth). With
+// marks not nil, it appends to *marks the offset in dst of each 0 it
+// writes for a scalar outside lists (see Shape).
+func (p *scanner) shapeKey(dst []byte, depth int, marks *[]int) ([]byte, bool) {
 	p.space()
 	if depth > maxDepth || p.i >= len(p.b) {
 		return dst, false
@@ -220,7 +224,7 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 			}
 			dst = append(dst, ':')
 			var ok bool
-			if dst, ok = p.shapeKey(dst, depth+1); !ok {
+			if dst, ok = p.shapeKey(dst, depth+1, marks); !ok {
 				return dst, false
 			}
 			p.space()
@@ -250,14 +254,50 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 		if !ok || !inRange(p.b[start:p.i]) {
 			return dst, false
 		}
-		return append(dst, '0'), true
 	default:
 		if !p.skip(depth) {
 			return dst, false
 		}
-		return append(dst, '0'), true
 	}
+	if marks != nil {
+		*marks = append(*marks, len(dst))
+	}
+	return append(dst, '0'), true
 }
+
+// Shape is a shape key (see AppendShapeKey) made ready for
+// Reader.RawOfShape: the key's text split at the 0s that stand for its
+// scalars outside lists. It is immutable.
+type Shape struct {
+	key []byte
+	// segs are the key's text between those 0s, one more than them.
+	segs []string
+}
+
+// NewShape returns the Shape of key, which must be a shape key: one that
+// AppendShapeKey gives itself as the key (a shape key's scalars outside
+// lists are 0 already). It reports false for any other text. It does not
+// retain key.
+func NewShape(key []byte) (*Shape, bool) {
+	var marks []int
+	p := scanner{b: key}
+	out, ok := p.shapeKey(nil, 0, &marks)
+	if !ok || !p.atEnd() || string(out) != string(key) {
+		return nil, false
+	}
+	text := string(key)
+	s := &Shape{key: []byte(text), segs: make([]string, 0, len(marks)+1)}
+	prev := 0
+	for _, m := range marks {
+		s.segs = append(s.segs, text[prev:m])
+		prev = m + 1
+	}
+	s.segs = append(s.segs, text[prev:])
+	return s, true
+}
+
+// Key returns s's shape key. The caller must not modify it.
+func (s *Shape) Key() []byte { return s.key }
 
 // inRange reports whether the number text is within float64's range, as
 // Decode requires. Only an exponent or a long mantissa can be out of range.

@@ -72,7 +72,7 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 		// for its next write.
 		raw.Meta = m.clone()
 	}
-	spec, ok := s.readSpecLike(d, &raw.Meta)
+	spec, keyOwn, ok := s.readSpecLike(d, &raw.Meta)
 	if !ok || !d.r.Literal(`,"status":`) {
 		return nil, false
 	}
@@ -84,7 +84,11 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 		return nil, false
 	}
 	raw.Spec, raw.Status = spec, status
-	raw.ownSides(d.specKey)
+	if s.last != nil {
+		raw.ownSides(d.specKey)
+	} else {
+		raw.shareSides(d.specKey, keyOwn)
+	}
 	// The value's head is appendMetaHead's of raw.Meta: the write copies it
 	// where it leaves it as it is.
 	raw.head = storedHead{text: kv.Value[:headEnd:headEnd]}
@@ -99,15 +103,17 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 // reads a spec of that shape comparing its text with the shape key's
 // (jsonscan.Reader.RawOfShape: ~500 instructions on the controller
 // benchmark's spec, against ~2,800 for RawShape), and takes that key;
-// any other spec it reads with readSpec.
-func (s *Store[S, T]) readSpecLike(d *metaDecoder, m *Meta) ([]byte, bool) {
+// any other spec it reads with readSpec. keyOwn reports that d.specKey
+// is then immutable memory of its own (the Shape's), not d's scratch.
+func (s *Store[S, T]) readSpecLike(d *metaDecoder, m *Meta) (spec []byte, keyOwn, ok bool) {
 	if k := s.schemas.codecs.lastKept(); k != nil && k.spec != nil && hasRelative(m.Managed, specSide) {
 		if spec, ok := d.r.RawOfShape(k.spec); ok {
 			d.specKey = k.spec.Key()
-			return spec, true
+			return spec, true, true
 		}
 	}
-	return d.readSpec(m)
+	spec, ok = d.readSpec(m)
+	return spec, false, ok
 }
 
 // appendMetaKnown appends m as appendMeta does, and reports the length of

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -439,4 +440,59 @@ func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid, spec)
 		require.NotErrorIs(t, err, ErrConflict, spec)
 	}
+}
+
+// TestDecodeRawAsSharesTheValueReadWithoutMemory checks that the read of a
+// write of a Store that does not remember values keeps Spec and Status as
+// slices of the value read (shareSides), capped so that an append cannot
+// write into it, with a shape key that a later read does not overwrite;
+// and that a Store that remembers values copies them (ownSides).
+func TestDecodeRawAsSharesTheValueReadWithoutMemory(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	remembering, err := New[keepSpec, keepStatus](b, "Keep")
+	require.NoError(t, err)
+	user := st.As("user")
+	for _, name := range []string{"a", "b"} {
+		_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: name, Env: map[string]string{"k": name}}})
+		require.NoError(t, err)
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: 1}, nil)
+		require.NoError(t, err)
+	}
+	within := func(v, part []byte) bool {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(part)))
+		return p >= start && p+uintptr(len(part)) <= start+uintptr(len(v))
+	}
+	stored, err := b.Get(ctx, st.keyOf("a"))
+	require.NoError(t, err)
+	value := bytes.Clone(stored.Value)
+	obj, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	got, ok := st.decodeRawAs(stored, &obj.Meta)
+	require.True(t, ok)
+	require.True(t, within(stored.Value, got.Spec) && within(stored.Value, got.Status), "shared")
+	require.Equal(t, len(got.Spec), cap(got.Spec))
+	require.Equal(t, len(got.Status), cap(got.Status))
+	key := bytes.Clone(got.specKey())
+	require.NotNil(t, key)
+	_ = append(got.Spec, "x"...)
+	_ = append(got.Status, "x"...)
+	require.Equal(t, value, stored.Value, "the value read is never written")
+	// Another read, of another spec, through the same scratch.
+	other, err := b.Get(ctx, st.keyOf("b"))
+	require.NoError(t, err)
+	_, err = st.decodeRaw(kv.KeyValue{Key: other.Key, ModRevision: other.ModRevision,
+		Value: []byte(replaceOnce(other.Value, `"env":{"k":"b"}`, `"env":{"k":"b","l":"c"}`))}, true)
+	require.NoError(t, err)
+	require.Equal(t, string(key), string(got.specKey()), "the shape key is the raw's own")
+	want, ok := jsonscan.AppendShapeKey(nil, got.Spec)
+	require.True(t, ok)
+	require.Equal(t, "p"+string(want), "p"+string(got.specKey()))
+
+	mine, ok := remembering.decodeRawAs(stored, &obj.Meta)
+	require.True(t, ok)
+	require.False(t, within(stored.Value, mine.Spec) || within(stored.Value, mine.Status), "copied")
+	requireSameRaw(t, got, mine)
 }

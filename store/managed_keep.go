@@ -120,7 +120,8 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	var changed jsonscan.Changes // on the stack, with the paths' keys
-	if !changedScalars(&changed, cur, oldRaw, newRaw, root) {
+	k := sc.codecs.lastKept()
+	if !changedScalars(&changed, cur, oldRaw, newRaw, root, k.specShape()) {
 		return false, nil
 	}
 	if changed.Len() == 0 && len(cur.Meta.Managed) == 0 {
@@ -131,7 +132,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	}
 	var arr [256]byte
 	key, keyed := codecKey(arr[:0], cur, side)
-	if k := sc.codecs.lastKept(); keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
+	if keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
 		return true, k.decoded(sc.remember)
 	}
 	// Decoded on the stack: only a record kept for the Store's memory
@@ -257,10 +258,25 @@ func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, c
 // paths do not fit in c, which the general way records. A spec that the
 // read of cur gave a shape key is JSON that Decode accepts
 // (jsonscan.AppendShapeKey), so the text it shares with next at the end is
-// not read again.
-func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string) bool {
+// not read again; and when spec, the shape of the last kept write's spec
+// (nil for none), tells the one scalar of it that changed
+// (jsonscan.ChangedScalarsOfShape), nothing else is read.
+func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string, spec *jsonscan.Shape) bool {
 	valid := root == "spec" && cur.specKey() != nil
+	if valid && spec != nil {
+		if ok, answered := jsonscan.ChangedScalarsOfShape(c, spec, oldRaw, newRaw, root, maxKeptChanges); answered {
+			return ok
+		}
+	}
 	return jsonscan.ChangedScalarsTo(c, oldRaw, newRaw, root, maxKeptChanges, valid)
+}
+
+// specShape is k's spec, nil for a nil k.
+func (k *keptWrite) specShape() *jsonscan.Shape {
+	if k == nil {
+		return nil
+	}
+	return k.spec
 }
 
 // sideValues returns the encoded values of one side of cur and next, and

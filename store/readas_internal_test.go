@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -367,7 +368,7 @@ func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
 // gives, its shape key included, whatever the spec: one of that shape with
 // other values, one of another shape, and one of that shape with a value
 // out of range (no shape key) or not JSON, whose write still fails as it
-// did (ErrInvalid), not as a conflict.
+// did (ErrInvalid), not as a conflict nor kept.
 func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
 	ctx := context.Background()
 	b := newMapBackend()
@@ -430,8 +431,16 @@ func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
 	// A write read from a stored spec the general read refuses, or whose
 	// record it cannot decode against it, fails as it: the read of the
 	// kept shape does not take it.
+	// The stored spec with its replicas out of range, the rest as the
+	// write encodes it, so that the change could be read against the kept
+	// shape (jsonscan's ChangedScalarsOfShape), which takes the spec as
+	// valid.
+	asStored := string(stored.Value[start:end])
+	at := strings.Index(asStored, `"replicas":`) + len(`"replicas":`)
+	replicasOutOfRange := asStored[:at] + "1e400" + asStored[at+strings.IndexByte(asStored[at:], ','):]
+	require.NotEqual(t, asStored, replicasOutOfRange)
 	rev := stored.ModRevision
-	for _, spec := range []string{outOfRange, notJSON} {
+	for _, spec := range []string{outOfRange, notJSON, replicasOutOfRange} {
 		bad := []byte(string(stored.Value[:start]) + spec + string(stored.Value[end:]))
 		rev, err = b.Txn(ctx, []kv.Cond{{Key: stored.Key, Target: kv.ModRevision, Revision: rev}}, kv.Write{Kind: kv.WritePut, Key: stored.Key, Value: bad})
 		require.NoError(t, err)

@@ -331,3 +331,101 @@ func BenchmarkRawOfShape(b *testing.B) {
 		}
 	}
 }
+
+// ChangedScalarsOfShape gives ChangedScalarsTo's answer whenever it
+// answers, and answers for a change of one of the shape's scalars to
+// another that is valid and not null. The values are random: a text with
+// a shape key, and that text with one of the key's scalars replaced (valid
+// or not), cut short, with a byte changed or inserted, or another text.
+func TestChangedScalarsOfShapeIsChangedScalarsTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(57, 44))
+	scalars := []string{"1", "12", "true", "false", `"x"`, `"xy"`, "2.5", "null", `"\u00e9\n"`, "-0", "1e400", `"a\"b"`, `""`, "-12.5e-3", "01", `"\q"`, "tru", "1.", "{}", "[]", `"x`, `1,"z":2`}
+	var answered, oneChange int
+	// Paths of more keys than a Changes holds (32), and of as many.
+	deep := func(n int, v string) string {
+		return strings.Repeat(`{"a":`, n) + v + strings.Repeat("}", n)
+	}
+	fixed := []string{deep(31, "1"), deep(31, "2"), deep(40, "1"), deep(40, "2")}
+	for i := range 6000 + len(fixed) {
+		var s string
+		if i < len(fixed) {
+			s = fixed[i]
+		} else {
+			s = randomStoredJSON(rng, 0)
+		}
+		key, ok := AppendShapeKey(nil, []byte(s))
+		if !ok {
+			continue
+		}
+		shape, ok := NewShape(key)
+		require.True(t, ok)
+		others := []string{s}
+		if i < len(fixed) {
+			others = append(others, fixed[i^1])
+		}
+		if n := len(shape.segs) - 1; n > 0 {
+			// The text with its k'th scalar replaced.
+			k := rng.IntN(n)
+			var sb strings.Builder
+			r := NewReader([]byte(s))
+			p := &r.p
+			for j, seg := range shape.segs {
+				sb.WriteString(seg)
+				p.i += len(seg)
+				if j == n {
+					break
+				}
+				start := p.i
+				end := p.compactScalar(start, false)
+				if end < 0 {
+					break // not written as the key is (white space in a list)
+				}
+				p.i = end
+				if j == k {
+					sb.WriteString(scalars[rng.IntN(len(scalars))])
+				} else {
+					sb.WriteString(s[start:end])
+				}
+			}
+			others = append(others, sb.String())
+		}
+		for range 3 {
+			v := []byte(s)
+			switch rng.IntN(4) {
+			case 0:
+				v = v[:rng.IntN(len(v)+1)]
+			case 1:
+				v[rng.IntN(len(v))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
+			case 2:
+				at := rng.IntN(len(v) + 1)
+				v = append(v[:at:at], append([]byte{`{}[]",:0-1e.tfnul \x`[rng.IntN(20)]}, v[at:]...)...)
+			case 3:
+				v = []byte(randomStoredJSON(rng, 0))
+			}
+			others = append(others, string(v))
+		}
+		for _, o := range others {
+			for _, max := range []int{0, 1, 16} {
+				var got, want Changes
+				got.n, want.n = 3, 3 // dropped
+				ok, ans := ChangedScalarsOfShape(&got, shape, []byte(s), []byte(o), "spec", max)
+				if !ans {
+					require.Zero(t, got.n, "%s to %s: not answered, yet a path", s, o)
+					continue
+				}
+				answered++
+				wantOK := ChangedScalarsTo(&want, []byte(s), []byte(o), "spec", max, true)
+				require.Equal(t, wantOK, ok, "%s to %s (max %d)", s, o, max)
+				require.Equal(t, want.Len(), got.Len(), "%s to %s (max %d)", s, o, max)
+				for i := range want.Len() {
+					require.Equal(t, want.Path(i), got.Path(i), "%s to %s", s, o)
+				}
+				if got.Len() == 1 {
+					oneChange++
+				}
+			}
+		}
+	}
+	require.Greater(t, answered, 2000)
+	require.Greater(t, oneChange, 1000)
+}

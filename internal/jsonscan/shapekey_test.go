@@ -429,3 +429,43 @@ func TestChangedScalarsOfShapeIsChangedScalarsTo(t *testing.T) {
 	require.Greater(t, answered, 2000)
 	require.Greater(t, oneChange, 1000)
 }
+
+// FuzzShape holds RawOfShape to RawShape and ChangedScalarsOfShape to
+// ChangedScalarsTo, for the shape of one text (the key AppendShapeKey
+// gives it) and any other text: whenever they answer, they give what
+// those give.
+func FuzzShape(f *testing.F) {
+	spec := `{"replicas":3,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080"],"selector":{"app":"a"}}`
+	f.Add([]byte(spec), []byte(strings.Replace(spec, "3", "45", 1)))
+	f.Add([]byte(spec), []byte(strings.Replace(spec, `"a"}`, `"b\u0063"}`, 1)))
+	f.Add([]byte(`{"a":null,"b":{"c":1}}`), []byte(`{"a":1,"b":{"c":1}}`))
+	f.Add([]byte(`{"a":1,"b":[1 ]}`), []byte(`{"a":1e400,"b":[1 ]}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		key, ok := AppendShapeKey(nil, a)
+		if !ok {
+			return
+		}
+		shape, ok := NewShape(key)
+		require.True(t, ok, "%s: key %s", a, key)
+		r1, r2 := NewReader(b), NewReader(b)
+		if raw, ok := r1.RawOfShape(shape); ok {
+			wantRaw, wantKey, keyed, wantOK := r2.RawShape(nil)
+			require.True(t, wantOK && keyed, "%s against %s", b, key)
+			require.Equal(t, string(wantRaw), string(raw))
+			require.Equal(t, string(key), string(wantKey))
+			require.Equal(t, r2.p.i, r1.p.i)
+		} else {
+			require.Zero(t, r1.p.i)
+		}
+		var got, want Changes
+		if ok, answered := ChangedScalarsOfShape(&got, shape, a, b, "spec", 16); answered {
+			require.Equal(t, ChangedScalarsTo(&want, a, b, "spec", 16, true), ok, "%s to %s", a, b)
+			require.Equal(t, want.Len(), got.Len())
+			for i := range want.Len() {
+				require.Equal(t, want.Path(i), got.Path(i))
+			}
+		} else {
+			require.Zero(t, got.Len())
+		}
+	})
+}

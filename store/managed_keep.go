@@ -120,7 +120,8 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	var changed jsonscan.Changes // on the stack, with the paths' keys
-	if !changedScalars(&changed, cur, oldRaw, newRaw, root) {
+	k := sc.codecs.lastKept()
+	if !changedScalars(&changed, cur, oldRaw, newRaw, root, k.specShape()) {
 		return false, nil
 	}
 	if changed.Len() == 0 && len(cur.Meta.Managed) == 0 {
@@ -131,7 +132,7 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	}
 	var arr [256]byte
 	key, keyed := codecKey(arr[:0], cur, side)
-	if k := sc.codecs.lastKept(); keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
+	if keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
 		return true, k.decoded(sc.remember)
 	}
 	// Decoded on the stack: only a record kept for the Store's memory
@@ -145,7 +146,11 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 		return false, nil
 	}
 	if keyed {
-		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed)
+		var spec []byte
+		if side == specSide {
+			spec = cur.specKey()
+		}
+		sc.codecs.keep(key, manager, cur.Meta.Managed, &changed, d.managed, spec)
 	}
 	if !sc.remember {
 		return true, nil
@@ -176,6 +181,10 @@ type keptWrite struct {
 	changed [][]string
 	// dec is the side's record as decodeSideInto gave it, canonical.
 	dec ownership.Managed
+	// spec is the shape of the stored spec, for a write of the spec side
+	// whose read computed it (rawObject.specKey), else nil: the likely
+	// shape of the next such write's stored spec (see readSpecLike).
+	spec *jsonscan.Shape
 }
 
 // same reports whether a write of those inputs is the one k describes.
@@ -216,11 +225,13 @@ func (c *codecCache) lastKept() *keptWrite {
 
 // keep remembers a write that keeps its side's record (see keptWrite),
 // copying what it is given: the changed paths' keys may be the stored
-// value's memory, and dec the caller's stack. It remembers only a write
+// value's memory, and dec the caller's stack. spec is the stored spec's
+// shape key, when the read computed it (nil for none, and on the status
+// side). It remembers only a write
 // whose inputs are those of the write it was last given (by their hash,
 // keptHash): a Store whose writes keep records of ever-changing inputs
 // would otherwise pay for the copies on every one.
-func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed) {
+func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes, dec ownership.Managed, spec []byte) {
 	if c == nil {
 		return
 	}
@@ -236,6 +247,9 @@ func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, c
 		}
 		k.changed[i] = p
 	}
+	if spec != nil {
+		k.spec, _ = jsonscan.NewShape(spec)
+	}
 	c.kept.Store(k)
 }
 
@@ -244,10 +258,25 @@ func (c *codecCache) keep(key []byte, manager string, managed []ManagedFields, c
 // paths do not fit in c, which the general way records. A spec that the
 // read of cur gave a shape key is JSON that Decode accepts
 // (jsonscan.AppendShapeKey), so the text it shares with next at the end is
-// not read again.
-func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string) bool {
+// not read again; and when spec, the shape of the last kept write's spec
+// (nil for none), tells the one scalar of it that changed
+// (jsonscan.ChangedScalarsOfShape), nothing else is read.
+func changedScalars(c *jsonscan.Changes, cur *rawObject, oldRaw, newRaw []byte, root string, spec *jsonscan.Shape) bool {
 	valid := root == "spec" && cur.specKey() != nil
+	if valid && spec != nil {
+		if ok, answered := jsonscan.ChangedScalarsOfShape(c, spec, oldRaw, newRaw, root, maxKeptChanges); answered {
+			return ok
+		}
+	}
 	return jsonscan.ChangedScalarsTo(c, oldRaw, newRaw, root, maxKeptChanges, valid)
+}
+
+// specShape is k's spec, nil for a nil k.
+func (k *keptWrite) specShape() *jsonscan.Shape {
+	if k == nil {
+		return nil
+	}
+	return k.spec
 }
 
 // sideValues returns the encoded values of one side of cur and next, and

@@ -5,13 +5,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/clock"
 	"github.com/steady-go/steady/diff"
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/store/kv"
 )
 
@@ -357,4 +360,148 @@ func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
 	want, _ = appendMeta(nil, &other)
 	got, _, _ = appendMetaKnown(nil, &other, marked)
 	require.Equal(t, string(want), string(got))
+}
+
+// TestDecodeRawAsReadsAKeptShapeAsReadSpec checks that the read of a write
+// whose stored spec has the shape of the last write that kept its record
+// (keptWrite.spec, read by readSpecLike) gives what the general read
+// gives, its shape key included, whatever the spec: one of that shape with
+// other values, one of another shape, and one of that shape with a value
+// out of range (no shape key) or not JSON, whose write still fails as it
+// did (ErrInvalid), not as a conflict nor kept.
+func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	user := st.As("user")
+	for _, name := range []string{"a", "b"} {
+		_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: "img", Env: map[string]string{"k": name}, Args: []string{"x"}}})
+		require.NoError(t, err)
+	}
+	// Replicas changed, object after object: the second keeps the write.
+	for i, name := range []string{"a", "b", "a"} {
+		obj, err := st.Get(ctx, name)
+		require.NoError(t, err)
+		obj.Spec.Replicas = i + 1
+		_, err = user.Update(ctx, obj)
+		require.NoError(t, err)
+	}
+	k := st.schemas.codecs.lastKept()
+	require.NotNil(t, k)
+	require.NotNil(t, k.spec, "the kept write's spec shape")
+	stored, err := b.Get(ctx, st.keyOf("b"))
+	require.NoError(t, err)
+	obj, err := st.Get(ctx, "b")
+	require.NoError(t, err)
+	const outOfRange = `{"replicas":1e400,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`
+	const notJSON = `{"replicas":01,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`
+	start := bytes.Index(stored.Value, []byte(`,"spec":`)) + len(`,"spec":`)
+	end := bytes.Index(stored.Value, []byte(`,"status":`))
+	for _, c := range []struct {
+		name, spec string
+		kept       bool // read against the kept shape
+		keyed      bool
+		decodes    bool
+	}{
+		{"as stored", string(stored.Value[start:end]), true, true, true},
+		{"other values", `{"replicas":7,"image":"o\u0074her","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`, true, true, true},
+		{"another shape", `{"replicas":7,"image":"img","ptr":null,"env":{"k":"v","l":"w"},"tuned":null,"tags":null,"ports":null,"args":["x"]}`, false, true, true},
+		{"a list changed", `{"replicas":7,"image":"img","ptr":null,"env":{"k":"v"},"tuned":null,"tags":null,"ports":null,"args":["y"]}`, false, true, true},
+		{"out of range", outOfRange, false, false, true},
+		{"not JSON", notJSON, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := kv.KeyValue{Key: stored.Key, ModRevision: stored.ModRevision,
+				Value: []byte(string(stored.Value[:start]) + c.spec + string(stored.Value[end:]))}
+			r := jsonscan.NewReader([]byte(c.spec))
+			_, taken := r.RawOfShape(k.spec)
+			require.Equal(t, c.kept, taken)
+			got, ok := st.decodeRawAs(v, &obj.Meta)
+			want, err := st.decodeRaw(v, true)
+			require.Equal(t, c.decodes, ok)
+			if !c.decodes {
+				require.ErrorIs(t, err, ErrInvalid)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.keyed, want.specKey() != nil)
+			requireSameRaw(t, want, got)
+		})
+	}
+	// A write read from a stored spec the general read refuses, or whose
+	// record it cannot decode against it, fails as it: the read of the
+	// kept shape does not take it.
+	// The stored spec with its replicas out of range, the rest as the
+	// write encodes it, so that the change could be read against the kept
+	// shape (jsonscan's ChangedScalarsOfShape), which takes the spec as
+	// valid.
+	asStored := string(stored.Value[start:end])
+	at := strings.Index(asStored, `"replicas":`) + len(`"replicas":`)
+	replicasOutOfRange := asStored[:at] + "1e400" + asStored[at+strings.IndexByte(asStored[at:], ','):]
+	require.NotEqual(t, asStored, replicasOutOfRange)
+	rev := stored.ModRevision
+	for _, spec := range []string{outOfRange, notJSON, replicasOutOfRange} {
+		bad := []byte(string(stored.Value[:start]) + spec + string(stored.Value[end:]))
+		rev, err = b.Txn(ctx, []kv.Cond{{Key: stored.Key, Target: kv.ModRevision, Revision: rev}}, kv.Write{Kind: kv.WritePut, Key: stored.Key, Value: bad})
+		require.NoError(t, err)
+		obj.Meta.Revision, obj.Spec.Replicas = rev, 9
+		_, err = user.Update(ctx, obj)
+		require.ErrorIs(t, err, ErrInvalid, spec)
+		require.NotErrorIs(t, err, ErrConflict, spec)
+	}
+}
+
+// TestDecodeRawAsSharesTheValueReadWithoutMemory checks that the read of a
+// write of a Store that does not remember values keeps Spec and Status as
+// slices of the value read (shareSides), capped so that an append cannot
+// write into it, with a shape key that a later read does not overwrite;
+// and that a Store that remembers values copies them (ownSides).
+func TestDecodeRawAsSharesTheValueReadWithoutMemory(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	remembering, err := New[keepSpec, keepStatus](b, "Keep")
+	require.NoError(t, err)
+	user := st.As("user")
+	for _, name := range []string{"a", "b"} {
+		_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Image: name, Env: map[string]string{"k": name}}})
+		require.NoError(t, err)
+		_, err = st.As("ctrl").ApplyStatus(ctx, name, keepStatus{Ready: 1}, nil)
+		require.NoError(t, err)
+	}
+	within := func(v, part []byte) bool {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(part)))
+		return p >= start && p+uintptr(len(part)) <= start+uintptr(len(v))
+	}
+	stored, err := b.Get(ctx, st.keyOf("a"))
+	require.NoError(t, err)
+	value := bytes.Clone(stored.Value)
+	obj, err := st.Get(ctx, "a")
+	require.NoError(t, err)
+	got, ok := st.decodeRawAs(stored, &obj.Meta)
+	require.True(t, ok)
+	require.True(t, within(stored.Value, got.Spec) && within(stored.Value, got.Status), "shared")
+	require.Equal(t, len(got.Spec), cap(got.Spec))
+	require.Equal(t, len(got.Status), cap(got.Status))
+	key := bytes.Clone(got.specKey())
+	require.NotNil(t, key)
+	_ = append(got.Spec, "x"...)
+	_ = append(got.Status, "x"...)
+	require.Equal(t, value, stored.Value, "the value read is never written")
+	// Another read, of another spec, through the same scratch.
+	other, err := b.Get(ctx, st.keyOf("b"))
+	require.NoError(t, err)
+	_, err = st.decodeRaw(kv.KeyValue{Key: other.Key, ModRevision: other.ModRevision,
+		Value: []byte(replaceOnce(other.Value, `"env":{"k":"b"}`, `"env":{"k":"b","l":"c"}`))}, true)
+	require.NoError(t, err)
+	require.Equal(t, string(key), string(got.specKey()), "the shape key is the raw's own")
+	want, ok := jsonscan.AppendShapeKey(nil, got.Spec)
+	require.True(t, ok)
+	require.Equal(t, "p"+string(want), "p"+string(got.specKey()))
+
+	mine, ok := remembering.decodeRawAs(stored, &obj.Meta)
+	require.True(t, ok)
+	require.False(t, within(stored.Value, mine.Spec) || within(stored.Value, mine.Status), "copied")
+	requireSameRaw(t, got, mine)
 }

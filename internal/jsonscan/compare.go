@@ -358,6 +358,22 @@ func (c *Changes) add(path []string) bool {
 	return true
 }
 
+// addRooted is add of the path of root and then path.
+func (c *Changes) addRooted(root string, path []string) bool {
+	start := 0
+	if c.n > 0 {
+		start = int(c.ends[c.n-1])
+	}
+	if c.n == len(c.ends) || 1+len(path) > len(c.keys)-start {
+		return false
+	}
+	c.keys[start] = root
+	copy(c.keys[start+1:], path)
+	c.ends[c.n] = uint8(start + 1 + len(path))
+	c.n++
+	return true
+}
+
 // aScalar reads a scalar from a, as scalar does; a number of an a known to
 // be valid (see lockstep.valid) is in range, so only its text is read.
 func (d *lockstep) aScalar() (string, error) {
@@ -469,4 +485,59 @@ func (d *lockstep) next() byte {
 	a.i++
 	b.i++
 	return c
+}
+
+// ChangedScalarsOfShape is ChangedScalarsTo(c, a, b, root, max, true), for
+// an a known to be JSON that Decode accepts, when it can tell without the
+// lockstep: when a's text is s's up to one of s's scalars outside lists
+// (read in a's text against s's, as Reader.RawOfShape reads it), and b is
+// a with that scalar replaced by another that is not null, nor was (a
+// change of kind, which ChangedScalarsTo refuses). The scalar's place is
+// found from the two texts' common prefix, and only the two scalars and
+// the segments of s before them are read: b is then valid where a is, and that scalar is its one
+// change, at the object keys s holds above it. answered is false, with c
+// holding no path, when it cannot tell so, for the caller to call
+// ChangedScalarsTo; when answered, ok is ChangedScalarsTo's answer.
+//
+// A client's writer changes the same field of one object after another
+// (the controller benchmark's replicas, bench/split.sh): the lockstep read
+// the change in ~1,600 instructions, this in ~500.
+func ChangedScalarsOfShape(c *Changes, s *Shape, a, b []byte, root string, max int) (ok, answered bool) {
+	c.n = 0
+	prefix := commonPrefix(a, b)
+	if len(a) == len(b) && prefix == len(a) {
+		return true, true
+	}
+	pa := scanner{b: a}
+	i := 0
+	for k, seg := range s.segs {
+		if len(a)-i < len(seg) || string(a[i:i+len(seg)]) != seg {
+			return false, false
+		}
+		if i += len(seg); k == len(s.segs)-1 || i > prefix || i >= len(a) {
+			return false, false // the texts differ outside a's scalars
+		}
+		start := i
+		if i = pa.compactScalar(i, false); i < 0 {
+			return false, false
+		}
+		if prefix > i {
+			continue // they differ after this scalar
+		}
+		// They differ from within or at the end of this scalar: b is a
+		// with it replaced when the text after it is b's end (compared
+		// whole: cheaper than their common suffix), and what lies between
+		// in b one scalar.
+		end := len(b) - (len(a) - i) // where b's scalar must end
+		if end <= start || string(a[i:]) != string(b[end:]) {
+			return false, false
+		}
+		pb := scanner{b: b}
+		if pb.compactScalar(start, true) != end || string(a[start:i]) == "null" || string(b[start:end]) == "null" || max < 1 ||
+			!c.addRooted(root, s.paths[k]) {
+			return false, false
+		}
+		return true, true
+	}
+	return false, false
 }

@@ -10,6 +10,10 @@
 //     slices Spec and Status, validating every byte once.
 //   - ChangedScalars compares two values token by token and finds the scalar
 //     leaves whose text changed, without building either tree.
+//   - A Shape (a shape key made ready, NewShape) lets a reader whose value
+//     likely has a known shape key read it against that key
+//     (Reader.RawOfShape, ChangedScalarsOfShape), reading only its scalars;
+//     they answer as RawShape and ChangedScalarsTo do, or decline.
 //
 // Every entry point accepts exactly what encoding/json accepts, or less (it
 // reports false or an error, and the caller then takes the encoding/json way);

@@ -215,6 +215,44 @@ func (r *Reader) RawShape(dst []byte) (raw, key []byte, keyed, ok bool) {
 	return raw, dst, false, ok
 }
 
+// RawOfShape is RawShape of a value expected to have s's shape key: it
+// reports true, with the value's bytes, exactly when RawShape would read
+// that value with s's key (s.Key()). It compares the value's text with
+// the key's between the key's scalars outside lists and reads only those
+// scalars token by token (with compactScalar, as compact reads them), where
+// RawShape reads every token: a value whose text is the key's but for
+// valid scalars in the key's scalars' places is valid and has the key,
+// which holds the rest of the text as a shape key does (structure, object
+// keys, lists whole). It reports false, the Reader as it was, for any
+// other value, which may still be valid, and even have s's key (a value
+// with white space where s has none): the caller then reads it with
+// RawShape.
+func (r *Reader) RawOfShape(s *Shape) ([]byte, bool) {
+	p := &r.p
+	b, at := p.b, p.i
+	start := spaceEnd(b, at)
+	i, last := start, len(s.segs)-1
+	for k, seg := range s.segs {
+		if len(b)-i < len(seg) || string(b[i:i+len(seg)]) != seg {
+			p.i = at
+			return nil, false
+		}
+		if i += len(seg); k == last {
+			break
+		}
+		if i >= len(b) {
+			p.i = at
+			return nil, false
+		}
+		if i = p.compactScalar(i, true); i < 0 {
+			p.i = at
+			return nil, false
+		}
+	}
+	p.i = i
+	return b[start:i], true
+}
+
 // Null reads null, reporting false if it is not next.
 func (r *Reader) Null() bool {
 	p := &r.p

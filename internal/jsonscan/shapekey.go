@@ -1,6 +1,9 @@
 package jsonscan
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // AppendShapeKey appends to dst a key of the shape of the JSON text b: two
 // texts with the same key decode (DecodeShape) to the same tree. Object keys
@@ -29,7 +32,7 @@ func (p *scanner) shapeKeyOf(dst []byte) ([]byte, bool) {
 		return out, true
 	}
 	p.i = start
-	return p.shapeKey(dst, 0)
+	return p.shapeKey(dst, 0, nil)
 }
 
 // maxCompactDepth bounds the nesting compact reads: a bit per
@@ -194,7 +197,11 @@ func literalEnd(b []byte, i int, w string) int {
 	return i + len(w)
 }
 
-func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
+// shapeKey appends the shape key of the value at p.i to dst, read the
+// general way (white space allowed, any nesting up to maxDepth). With
+// marks not nil, it records in marks each 0 it writes for a scalar
+// outside lists (see Shape).
+func (p *scanner) shapeKey(dst []byte, depth int, marks *shapeMarks) ([]byte, bool) {
 	p.space()
 	if depth > maxDepth || p.i >= len(p.b) {
 		return dst, false
@@ -214,14 +221,21 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 				return dst, false
 			}
 			dst = append(dst, p.b[start:p.i]...)
+			name := p.b[start+1 : p.i-1] // plain: its text
 			p.space()
 			if !p.byte(':') {
 				return dst, false
 			}
 			dst = append(dst, ':')
+			if marks != nil {
+				marks.path = append(marks.path, string(name))
+			}
 			var ok bool
-			if dst, ok = p.shapeKey(dst, depth+1); !ok {
+			if dst, ok = p.shapeKey(dst, depth+1, marks); !ok {
 				return dst, false
+			}
+			if marks != nil {
+				marks.path = marks.path[:len(marks.path)-1]
 			}
 			p.space()
 			switch {
@@ -250,14 +264,62 @@ func (p *scanner) shapeKey(dst []byte, depth int) ([]byte, bool) {
 		if !ok || !inRange(p.b[start:p.i]) {
 			return dst, false
 		}
-		return append(dst, '0'), true
 	default:
 		if !p.skip(depth) {
 			return dst, false
 		}
-		return append(dst, '0'), true
 	}
+	if marks != nil {
+		marks.at = append(marks.at, len(dst))
+		marks.paths = append(marks.paths, slices.Clone(marks.path))
+	}
+	return append(dst, '0'), true
 }
+
+// shapeMarks is where shapeKey records the 0s it writes for scalars
+// outside lists: their offsets in its output (at), and the object keys
+// above each (paths); path is the keys above the value being read.
+type shapeMarks struct {
+	at    []int
+	paths [][]string
+	path  []string
+}
+
+// Shape is a shape key (see AppendShapeKey) made ready for
+// Reader.RawOfShape: the key's text split at the 0s that stand for its
+// scalars outside lists. It is immutable.
+type Shape struct {
+	key []byte
+	// segs are the key's text between those 0s, one more than them;
+	// paths holds, for each 0, the object keys above it.
+	segs  []string
+	paths [][]string
+}
+
+// NewShape returns the Shape of key, which must be a shape key: one that
+// AppendShapeKey gives itself as the key (a shape key's scalars outside
+// lists are 0 already). It reports false for any other text. It does not
+// retain key.
+func NewShape(key []byte) (*Shape, bool) {
+	var marks shapeMarks
+	p := scanner{b: key}
+	out, ok := p.shapeKey(nil, 0, &marks)
+	if !ok || !p.atEnd() || string(out) != string(key) {
+		return nil, false
+	}
+	text := string(key)
+	s := &Shape{key: []byte(text), segs: make([]string, 0, len(marks.at)+1), paths: marks.paths}
+	prev := 0
+	for _, m := range marks.at {
+		s.segs = append(s.segs, text[prev:m])
+		prev = m + 1
+	}
+	s.segs = append(s.segs, text[prev:])
+	return s, true
+}
+
+// Key returns s's shape key. The caller must not modify it.
+func (s *Shape) Key() []byte { return s.key }
 
 // inRange reports whether the number text is within float64's range, as
 // Decode requires. Only an exponent or a long mantissa can be out of range.

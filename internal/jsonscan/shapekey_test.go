@@ -104,7 +104,7 @@ func TestCompactIsShapeKeyAndSkip(t *testing.T) {
 			var want []byte
 			var wantOK bool
 			if key {
-				want, wantOK = slow.shapeKey([]byte("pre"), 0)
+				want, wantOK = slow.shapeKey([]byte("pre"), 0, nil)
 			} else {
 				want, wantOK = []byte("pre"), slow.skip(0)
 			}
@@ -223,4 +223,249 @@ func BenchmarkRawShape(b *testing.B) {
 			b.Fatal("no shape key")
 		}
 	}
+}
+
+// RawOfShape reads a value exactly as RawShape reads it with the Shape's
+// key: whenever it answers, RawShape gives that value and that key, and
+// stops where it stops; when it declines, the Reader is where it was. It
+// answers for a value written as the key's own text was, with any valid
+// scalars in the key's scalars' places. The values are random: each key's
+// own text, that text with other scalars, cut short, with a byte changed,
+// or another value.
+func TestRawOfShapeIsRawShapeOfItsKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(57, 26))
+	scalars := []string{"1", "true", "false", `"x"`, "2.5", "null", `"\u00e9\n"`, "-0", "1e400", `"a\"b"`, `""`, "-12.5e-3", "01", `"\q"`, "tru", "1.", "{}", "[]", `"x`}
+	texts := []string{`{"a":[1e400]}`, `{"a":1,"b":[ 1 ]}`, ` 7 `, `{"a":{"b":"c"}} tail`}
+	for range 5000 {
+		texts = append(texts, randomStoredJSON(rng, 0))
+	}
+	var answered, withScalars int
+	for _, s := range texts {
+		key, ok := AppendShapeKey(nil, []byte(s))
+		if !ok {
+			continue
+		}
+		shape, ok := NewShape(key)
+		require.True(t, ok, "%s: key %s", s, key)
+		require.Equal(t, string(key), string(shape.Key()))
+		// The key's own text, then others.
+		others := []string{s, string(key)}
+		for range 6 {
+			v := []byte(s)
+			switch rng.IntN(4) {
+			case 0:
+				v = v[:rng.IntN(len(v)+1)]
+			case 1:
+				v[rng.IntN(len(v))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
+			case 2:
+				v = []byte(randomStoredJSON(rng, 0))
+			}
+			others = append(others, string(v))
+		}
+		// The key's text with a scalar in each of its scalars' places.
+		var sb strings.Builder
+		for k, seg := range shape.segs {
+			if k > 0 {
+				sb.WriteString(scalars[rng.IntN(len(scalars))])
+			}
+			sb.WriteString(seg)
+		}
+		others = append(others, sb.String(), sb.String()+`,"status":{}`)
+		for _, o := range others {
+			b := []byte(o)
+			r1, r2 := NewReader(b), NewReader(b)
+			raw, ok := r1.RawOfShape(shape)
+			if !ok {
+				require.Zero(t, r1.p.i, "%s against %s: declined, yet read", o, key)
+				continue
+			}
+			answered++
+			if o == sb.String() {
+				withScalars++
+			}
+			wantRaw, wantKey, keyed, wantOK := r2.RawShape(nil)
+			require.True(t, wantOK && keyed, "%s against %s: read by RawOfShape only", o, key)
+			require.Equal(t, string(wantRaw), string(raw), "%s against %s", o, key)
+			require.Equal(t, string(key), string(wantKey), "%s against %s", o, key)
+			require.Equal(t, r2.p.i, r1.p.i, "%s against %s: where the Reader stands", o, key)
+		}
+		// Each key's own text, as the store writes it, is answered.
+		if storedForm([]byte(s)) {
+			r := NewReader([]byte(s))
+			_, ok := r.RawOfShape(shape)
+			require.True(t, ok, "%s: its own key's text, declined", s)
+		}
+	}
+	require.Greater(t, answered, 3000)
+	require.Greater(t, withScalars, 500)
+}
+
+// NewShape takes shape keys only: a text whose key is another text is
+// not one.
+func TestNewShapeOnlyOfShapeKeys(t *testing.T) {
+	for _, s := range []string{`{"a":1}`, `{ "a":0}`, `{"a":0`, `{"a\u0062":0}`, `{"a":[1e400]}`, ``} {
+		_, ok := NewShape([]byte(s))
+		require.False(t, ok, "%s", s)
+	}
+	for _, s := range []string{`0`, `{"a":0,"b":[1,"x"],"c":{"d":0}}`, `[ 1 ]`, `{}`} {
+		shape, ok := NewShape([]byte(s))
+		require.True(t, ok, "%s", s)
+		require.Equal(t, s, string(shape.Key()))
+	}
+}
+
+// BenchmarkRawOfShape is BenchmarkRawShape read against the spec's known
+// shape key, as the read of an Update whose shape the Store last kept
+// the record of reads it (store's keptWrite).
+//
+//	go test -run '^$' -bench RawOfShape -benchmem ./internal/jsonscan/
+func BenchmarkRawOfShape(b *testing.B) {
+	spec := []byte(`{"replicas":3,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080","--verbose","--config=/etc/app/config.yaml"],"selector":{"app":"app-00001","tier":"backend"}}`)
+	key, _ := AppendShapeKey(nil, spec)
+	shape, _ := NewShape(key)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(spec)
+		if _, ok := r.RawOfShape(shape); !ok {
+			b.Fatal("not of its shape")
+		}
+	}
+}
+
+// ChangedScalarsOfShape gives ChangedScalarsTo's answer whenever it
+// answers, and answers for a change of one of the shape's scalars to
+// another that is valid and not null. The values are random: a text with
+// a shape key, and that text with one of the key's scalars replaced (valid
+// or not), cut short, with a byte changed or inserted, or another text.
+func TestChangedScalarsOfShapeIsChangedScalarsTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(57, 44))
+	scalars := []string{"1", "12", "true", "false", `"x"`, `"xy"`, "2.5", "null", `"\u00e9\n"`, "-0", "1e400", `"a\"b"`, `""`, "-12.5e-3", "01", `"\q"`, "tru", "1.", "{}", "[]", `"x`, `1,"z":2`}
+	var answered, oneChange int
+	// Paths of more keys than a Changes holds (32), and of as many.
+	deep := func(n int, v string) string {
+		return strings.Repeat(`{"a":`, n) + v + strings.Repeat("}", n)
+	}
+	fixed := []string{deep(31, "1"), deep(31, "2"), deep(40, "1"), deep(40, "2")}
+	for i := range 6000 + len(fixed) {
+		var s string
+		if i < len(fixed) {
+			s = fixed[i]
+		} else {
+			s = randomStoredJSON(rng, 0)
+		}
+		key, ok := AppendShapeKey(nil, []byte(s))
+		if !ok {
+			continue
+		}
+		shape, ok := NewShape(key)
+		require.True(t, ok)
+		others := []string{s}
+		if i < len(fixed) {
+			others = append(others, fixed[i^1])
+		}
+		if n := len(shape.segs) - 1; n > 0 {
+			// The text with its k'th scalar replaced.
+			k := rng.IntN(n)
+			var sb strings.Builder
+			r := NewReader([]byte(s))
+			p := &r.p
+			for j, seg := range shape.segs {
+				sb.WriteString(seg)
+				p.i += len(seg)
+				if j == n {
+					break
+				}
+				start := p.i
+				end := p.compactScalar(start, false)
+				if end < 0 {
+					break // not written as the key is (white space in a list)
+				}
+				p.i = end
+				if j == k {
+					sb.WriteString(scalars[rng.IntN(len(scalars))])
+				} else {
+					sb.WriteString(s[start:end])
+				}
+			}
+			others = append(others, sb.String())
+		}
+		for range 3 {
+			v := []byte(s)
+			switch rng.IntN(4) {
+			case 0:
+				v = v[:rng.IntN(len(v)+1)]
+			case 1:
+				v[rng.IntN(len(v))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
+			case 2:
+				at := rng.IntN(len(v) + 1)
+				v = append(v[:at:at], append([]byte{`{}[]",:0-1e.tfnul \x`[rng.IntN(20)]}, v[at:]...)...)
+			case 3:
+				v = []byte(randomStoredJSON(rng, 0))
+			}
+			others = append(others, string(v))
+		}
+		for _, o := range others {
+			for _, max := range []int{0, 1, 16} {
+				var got, want Changes
+				got.n, want.n = 3, 3 // dropped
+				ok, ans := ChangedScalarsOfShape(&got, shape, []byte(s), []byte(o), "spec", max)
+				if !ans {
+					require.Zero(t, got.n, "%s to %s: not answered, yet a path", s, o)
+					continue
+				}
+				answered++
+				wantOK := ChangedScalarsTo(&want, []byte(s), []byte(o), "spec", max, true)
+				require.Equal(t, wantOK, ok, "%s to %s (max %d)", s, o, max)
+				require.Equal(t, want.Len(), got.Len(), "%s to %s (max %d)", s, o, max)
+				for i := range want.Len() {
+					require.Equal(t, want.Path(i), got.Path(i), "%s to %s", s, o)
+				}
+				if got.Len() == 1 {
+					oneChange++
+				}
+			}
+		}
+	}
+	require.Greater(t, answered, 2000)
+	require.Greater(t, oneChange, 1000)
+}
+
+// FuzzShape holds RawOfShape to RawShape and ChangedScalarsOfShape to
+// ChangedScalarsTo, for the shape of one text (the key AppendShapeKey
+// gives it) and any other text: whenever they answer, they give what
+// those give.
+func FuzzShape(f *testing.F) {
+	spec := `{"replicas":3,"image":"registry.example.com/team/app:v1.2.3","args":["--listen=:8080"],"selector":{"app":"a"}}`
+	f.Add([]byte(spec), []byte(strings.Replace(spec, "3", "45", 1)))
+	f.Add([]byte(spec), []byte(strings.Replace(spec, `"a"}`, `"b\u0063"}`, 1)))
+	f.Add([]byte(`{"a":null,"b":{"c":1}}`), []byte(`{"a":1,"b":{"c":1}}`))
+	f.Add([]byte(`{"a":1,"b":[1 ]}`), []byte(`{"a":1e400,"b":[1 ]}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		key, ok := AppendShapeKey(nil, a)
+		if !ok {
+			return
+		}
+		shape, ok := NewShape(key)
+		require.True(t, ok, "%s: key %s", a, key)
+		r1, r2 := NewReader(b), NewReader(b)
+		if raw, ok := r1.RawOfShape(shape); ok {
+			wantRaw, wantKey, keyed, wantOK := r2.RawShape(nil)
+			require.True(t, wantOK && keyed, "%s against %s", b, key)
+			require.Equal(t, string(wantRaw), string(raw))
+			require.Equal(t, string(key), string(wantKey))
+			require.Equal(t, r2.p.i, r1.p.i)
+		} else {
+			require.Zero(t, r1.p.i)
+		}
+		var got, want Changes
+		if ok, answered := ChangedScalarsOfShape(&got, shape, a, b, "spec", 16); answered {
+			require.Equal(t, ChangedScalarsTo(&want, a, b, "spec", 16, true), ok, "%s to %s", a, b)
+			require.Equal(t, want.Len(), got.Len())
+			for i := range want.Len() {
+				require.Equal(t, want.Path(i), got.Path(i))
+			}
+		} else {
+			require.Zero(t, got.Len())
+		}
+	})
 }

@@ -177,14 +177,24 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, 
 	if obj == nil {
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
-	var base []byte // not remembered: no bytes in common
+	var base, head []byte // not remembered: no bytes in common
 	if e, ok := mem.at(s.last, ev.Prev.ModRevision); ok && e.whole {
-		base = e.value
+		base, head = e.value, baseHeadOf(&e)
 	}
 	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
+	scratch.base.withHead(head)
 	from, err := s.decodeLikeOver(ev.KV, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
 	scratch.base = baseValue{} // holds the object no longer
 	return from, err
+}
+
+// baseHeadOf returns the head (see storedHead) of e's value as the memory
+// knows it, nil when it does not: while it keeps the value decoded.
+func baseHeadOf(e *lastValue) []byte {
+	if e.raw == nil {
+		return nil
+	}
+	return e.raw.head.text
 }
 
 // decoder returns the function that types a watch's backend events, with

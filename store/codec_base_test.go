@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -290,6 +292,53 @@ func TestWatchTakesTheHeadOfTheValueRemembered(t *testing.T) {
 	st.last.forget(w.key, 10)
 	tev = decode(w.ev)
 	require.Equal(t, w.held.Meta.UID, tev.Object.Meta.UID, "not remembered: read")
+}
+
+// The event of a value over a held object whose name is the key's needs
+// no second ValidateName of it (the held object's was validated), but
+// still its identity: a value that claims another name, or another kind,
+// is undecodable as ever.
+func TestWatchOverHeldChecksTheValuesIdentity(t *testing.T) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	w := newHeldSpecWrite(t, st, controllerApp(), func(s *ctlSpec) { s.Replicas = 6 })
+	decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return w.held }))
+	for _, c := range []struct{ from, to string }{{`"name":"app-1"`, `"name":"app-2"`}, {`"kind":"App"`, `"kind":"Other"`}} {
+		ev := w.ev
+		ev.KV.Value = []byte(strings.Replace(string(ev.KV.Value), c.from, c.to, 1))
+		require.NotEqual(t, w.ev.KV.Value, ev.KV.Value)
+		st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+		tev := decode(ev)
+		require.NotNil(t, tev.Undecodable, c.to)
+		require.ErrorContains(t, tev.Undecodable, "the value claims")
+		st.last.forget(w.key, 10)
+	}
+	tev := decode(w.ev)
+	require.Nil(t, tev.Undecodable)
+	require.Equal(t, 6, int(tev.Object.Spec.Replicas))
+}
+
+// A scratch space's decoder starts every value afresh: metaDecoderOf
+// zeroes what a decode left in it, and giveBack leaves it zero (so that
+// the next metaDecoderOf need not).
+func TestScratchDecoderStartsAfresh(t *testing.T) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	scratch := new(decodeScratch)
+	fresh := metaDecoder{kind: "App", name: "a", scratch: scratch, plans: st.sides}
+	require.Equal(t, fresh, *st.metaDecoderOf("a", scratch))
+	d := &scratch.d
+	d.r, d.found, d.otherVersion, d.typed, d.specShape, d.specKey = jsonscan.NewReader([]byte(`{}`)), "v1", true, true, true, []byte("k")
+	d.base, d.held, d.headEnd = &scratch.base, unsafe.Pointer(scratch), 7
+	d.into = sidesIntoOf(st.sides, new(Object[ctlSpec, ctlStatus]), nil)
+	require.Equal(t, fresh, *st.metaDecoderOf("a", scratch), "what the last decode left, zeroed")
+
+	d.found, d.base, d.headEnd = "v1", &scratch.base, 7
+	st.giveBack(scratch)
+	require.Equal(t, metaDecoder{}, scratch.d, "given back: nothing kept")
+	require.False(t, scratch.used)
+	fresh.name = "b"
+	require.Equal(t, fresh, *st.metaDecoderOf("b", scratch), "borrowed again")
 }
 
 func sameMap(a, b map[string]string) bool {

@@ -183,7 +183,7 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, 
 	}
 	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
 	scratch.base.withHead(head)
-	from, err := s.decodeLikeOver(ev.KV, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
+	from, err := s.decodeLikeOver(ev.KV, name, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
 	scratch.base = baseValue{} // holds the object no longer
 	return from, err
 }

@@ -86,7 +86,9 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // the strings, []string and map[string]string fields of a Spec or Status
 // it decodes whose text decodes to the held ones (heldSide), and, over a value the Store remembers as one it read whole or wrote (see
 // lastValue.whole), what the write left byte for byte as it was:
-// Conditions, and the Status when its type has a sideDecoder. Objects of
+// Conditions, the Status when its type has a sideDecoder, and, when the
+// memory knows the head of that value (see storedHead), the metadata up
+// to their last write (baseHead). Objects of
 // different names share their ownership records, labels and annotations,
 // and the []string and map[string]string fields of a Spec or Status, when
 // equal to ones decode returned lately (see sharedValues). Only a kind without versions whose

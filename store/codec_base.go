@@ -1,6 +1,9 @@
 package store
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // baseValue lets a watch's decoder take from the object the caller holds
 // (see WatchUndecoded) the parts of a new value that the change left as
@@ -55,6 +58,10 @@ type baseValue struct {
 	// on are the base's last ones and from diffFrom on are not (-1: not
 	// known).
 	sameTo, diffTo, sameFrom, diffFrom int
+	// head is the base's head (see storedHead), when known: its first
+	// bytes, the text of its metadata up to their last write, which the
+	// held object's Meta holds decoded (see metaAsWritten).
+	head []byte
 	// meta is the held object's Meta (see metaAsWritten); conds its
 	// Conditions.
 	meta  *Meta
@@ -69,6 +76,15 @@ type baseValue struct {
 // (whose Meta and Conditions are given) was decoded from.
 func (b *baseValue) set(base, value []byte, meta *Meta, conds []Condition, sides copies) {
 	*b = baseValue{base: base, diffTo: len(value) + 1, sameFrom: len(value), diffFrom: -1, meta: meta, conds: conds, sides: sides}
+}
+
+// withHead gives b head, the head of its base (see storedHead; nil for
+// none), when it is the first bytes of the base itself: a head described
+// another value would say nothing of this one.
+func (b *baseValue) withHead(head []byte) {
+	if len(head) > 0 && len(head) <= len(b.base) && unsafe.SliceData(head) == unsafe.SliceData(b.base) {
+		b.head = head
+	}
 }
 
 // member reports whether the member of the object whose key is key and

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/race"
 	"github.com/steady-go/steady/store/kv"
 )
@@ -24,7 +26,8 @@ import (
 // read it whole, or it does not decode).
 func overBase(t *testing.T, base, value []byte, scratch *decodeScratch) (got, want decodedFrom[fastSpec, fastStatus], gotErr, wantErr error, ok bool) {
 	t.Helper()
-	if !decodeRawFast(base, new(rawObject), &metaDecoder{}) {
+	raw := new(rawObject)
+	if !decodeRawFast(base, raw, &metaDecoder{}) {
 		return got, want, nil, nil, false
 	}
 	plans := sidePlansOf[fastSpec, fastStatus]()
@@ -33,6 +36,7 @@ func overBase(t *testing.T, base, value []byte, scratch *decodeScratch) (got, wa
 		return got, want, nil, nil, false
 	}
 	scratch.base.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
+	scratch.base.withHead(raw.head.text) // as the memory knows it (baseHeadOf)
 	d := &metaDecoder{kind: "K", name: "a", scratch: scratch, plans: plans, base: &scratch.base}
 	got, gotErr = decodeObject(kv.KeyValue{Key: "K/a", Value: value}, d, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
 	scratch.base = baseValue{}
@@ -192,6 +196,149 @@ func TestDecodeOverBaseTakesWhatIsTheSame(t *testing.T) {
 	require.False(t, b.specSame, "the spec changed")
 	require.True(t, sameMap(held.obj.Spec.Env, got.obj.Spec.Env), "the spec's map the write left as it was")
 	require.True(t, sameMap(held.obj.Meta.Labels, got.obj.Meta.Labels), "the labels")
+}
+
+// A value whose head (the metadata up to their last write, see
+// storedHead) is byte for byte the base's, as the memory knows it, takes
+// the held object's head fields with one comparison, without reading
+// them: the held object is what the base decodes to (WatchUndecoded's
+// promise), as it is for the Status a spec write left as it was. A value
+// whose head differs, or a base whose head is not known, is read field by
+// field, as the held object's are compared with the text.
+func TestDecodeOverBaseTakesTheHeadTheBaseHolds(t *testing.T) {
+	obj := &Object[fastSpec, fastStatus]{
+		Meta: Meta{Kind: "K", Name: "a", UID: "u", Labels: map[string]string{"app": "web"}, Finalizers: []string{"f"},
+			Managed:   []ManagedFields{{Manager: "user", Operation: "Update", Fields: "~x"}, {Manager: "ctl", Operation: "Apply", Subresource: "status", Fields: "~y"}},
+			LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1, StatusGeneration: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1},
+		Status: fastStatus{Ready: 1},
+	}
+	base, err := json.Marshal(obj)
+	require.NoError(t, err)
+	raw := new(rawObject)
+	require.True(t, decodeRawFast(base, raw, &metaDecoder{}))
+	require.NotEmpty(t, raw.head.text, "the base's head")
+	plans := sidePlansOf[fastSpec, fastStatus]()
+	over := func(held *Object[fastSpec, fastStatus], value, head []byte) *Object[fastSpec, fastStatus] {
+		t.Helper()
+		b := new(baseValue)
+		b.set(base, value, &held.Meta, held.Conditions, copies{spec: true, status: true})
+		b.withHead(head)
+		got, err := decodeObject(kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans, base: b}, &decodedFrom[fastSpec, fastStatus]{obj: held}, copies{})
+		require.NoError(t, err)
+		return got.obj
+	}
+	// The held object as it would be were it not what the base decodes
+	// to: its fields before the last write tell which way the head was
+	// read.
+	broken := *obj
+	broken.Meta.UID, broken.Meta.Labels, broken.Meta.Finalizers = "not-u", map[string]string{"app": "db"}, nil
+	spec := func(m Meta) []byte {
+		next := *obj
+		next.Meta = m
+		next.Meta.LastWrite = LastWrite{Manager: "user", Op: "Update"}
+		next.Meta.Generation, next.Spec.Replicas = 2, 2
+		value, err := json.Marshal(&next)
+		require.NoError(t, err)
+		return value
+	}
+
+	value := spec(obj.Meta)
+	got := over(&broken, value, raw.head.text)
+	require.Equal(t, "not-u", got.Meta.UID, "the held object's UID, its text not read")
+	require.Equal(t, broken.Meta.Labels, got.Meta.Labels)
+	require.Nil(t, got.Meta.Finalizers)
+	require.Equal(t, LastWrite{Manager: "user", Op: "Update"}, got.Meta.LastWrite, "what follows the head, read")
+	require.Equal(t, int64(2), got.Meta.Generation)
+	require.Equal(t, 2, got.Spec.Replicas)
+
+	held := *obj
+	got = over(&held, value, raw.head.text)
+	require.Same(t, &held.Meta.Managed[0], &got.Meta.Managed[0], "the records")
+	require.True(t, sameMap(held.Meta.Labels, got.Meta.Labels), "the labels")
+	require.Same(t, &held.Meta.Finalizers[0], &got.Meta.Finalizers[0], "the finalizers")
+	want, err := decodeObject[fastSpec, fastStatus](kv.KeyValue{Key: "K/a", Value: value}, &metaDecoder{kind: "K", name: "a", plans: plans}, nil, copies{})
+	require.NoError(t, err)
+	require.Equal(t, want.obj, got, "what decoding the value gives")
+
+	// Not known, or not a head of the base: read.
+	require.Equal(t, "u", over(&broken, value, nil).Meta.UID)
+	require.Equal(t, "u", over(&broken, value, append([]byte(nil), raw.head.text...)).Meta.UID, "a copy of the head, not the base's")
+	// A head that differs from the base's (one more finalizer): read.
+	m := obj.Meta
+	m.Finalizers = []string{"f", "g"}
+	got = over(&broken, spec(m), raw.head.text)
+	require.Equal(t, "u", got.Meta.UID)
+	require.Equal(t, []string{"f", "g"}, got.Meta.Finalizers)
+}
+
+// A watch takes the base's head from the Store's memory of it, while it
+// keeps the value decoded: the object held for it, were it not what the
+// base decodes to, shows which way the event's head was read.
+func TestWatchTakesTheHeadOfTheValueRemembered(t *testing.T) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	w := newHeldSpecWrite(t, st, controllerApp(), func(s *ctlSpec) { s.Replicas = 6 })
+	broken := *w.held
+	broken.Meta.UID = "not-" + w.held.Meta.UID
+	decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return &broken }))
+
+	st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+	tev := decode(w.ev)
+	require.Equal(t, Modified, tev.Type)
+	require.Equal(t, broken.Meta.UID, tev.Object.Meta.UID, "the held object's, the head not read")
+	require.Equal(t, 6, int(tev.Object.Spec.Replicas))
+
+	st.last.forget(w.key, 10)
+	tev = decode(w.ev)
+	require.Equal(t, w.held.Meta.UID, tev.Object.Meta.UID, "not remembered: read")
+}
+
+// The event of a value over a held object whose name is the key's needs
+// no second ValidateName of it (the held object's was validated), but
+// still its identity: a value that claims another name, or another kind,
+// is undecodable as ever.
+func TestWatchOverHeldChecksTheValuesIdentity(t *testing.T) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	w := newHeldSpecWrite(t, st, controllerApp(), func(s *ctlSpec) { s.Replicas = 6 })
+	decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return w.held }))
+	for _, c := range []struct{ from, to string }{{`"name":"app-1"`, `"name":"app-2"`}, {`"kind":"App"`, `"kind":"Other"`}} {
+		ev := w.ev
+		ev.KV.Value = []byte(strings.Replace(string(ev.KV.Value), c.from, c.to, 1))
+		require.NotEqual(t, w.ev.KV.Value, ev.KV.Value)
+		st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+		tev := decode(ev)
+		require.NotNil(t, tev.Undecodable, c.to)
+		require.ErrorContains(t, tev.Undecodable, "the value claims")
+		st.last.forget(w.key, 10)
+	}
+	tev := decode(w.ev)
+	require.Nil(t, tev.Undecodable)
+	require.Equal(t, 6, int(tev.Object.Spec.Replicas))
+}
+
+// A scratch space's decoder starts every value afresh: metaDecoderOf
+// zeroes what a decode left in it, and giveBack leaves it zero (so that
+// the next metaDecoderOf need not).
+func TestScratchDecoderStartsAfresh(t *testing.T) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(t, err)
+	scratch := new(decodeScratch)
+	fresh := metaDecoder{kind: "App", name: "a", scratch: scratch, plans: st.sides}
+	require.Equal(t, fresh, *st.metaDecoderOf("a", scratch))
+	d := &scratch.d
+	d.r, d.found, d.otherVersion, d.typed, d.specShape, d.specKey = jsonscan.NewReader([]byte(`{}`)), "v1", true, true, true, []byte("k")
+	d.base, d.held, d.headEnd = &scratch.base, unsafe.Pointer(scratch), 7
+	d.into = sidesIntoOf(st.sides, new(Object[ctlSpec, ctlStatus]), nil)
+	require.Equal(t, fresh, *st.metaDecoderOf("a", scratch), "what the last decode left, zeroed")
+
+	d.found, d.base, d.headEnd = "v1", &scratch.base, 7
+	st.giveBack(scratch)
+	require.Equal(t, metaDecoder{}, scratch.d, "given back: nothing kept")
+	require.False(t, scratch.used)
+	fresh.name = "b"
+	require.Equal(t, fresh, *st.metaDecoderOf("b", scratch), "borrowed again")
 }
 
 func sameMap(a, b map[string]string) bool {

@@ -101,6 +101,9 @@ type decodeScratch struct {
 	// no allocation; base likewise, for its base.
 	d    metaDecoder
 	base baseValue
+	// used says that d may hold what a decode left: metaDecoderOf zeroes
+	// it before its next one. giveBack leaves it zero.
+	used bool
 }
 
 // borrowScratch lends scratch space from the Store's pool to a decoder that
@@ -117,7 +120,7 @@ func (s *Store[S, T]) borrowScratch() *decodeScratch {
 // reference to the value it read last, nor to what a listing's objects
 // share.
 func (s *Store[S, T]) giveBack(sc *decodeScratch) {
-	sc.d = metaDecoder{}
+	sc.d, sc.used = metaDecoder{}, false
 	sc.sharing = nil
 	sc.r.Reset(nil)
 	s.scratch.Put(sc)

@@ -34,6 +34,9 @@ import (
 // appendTo, writes for the Meta it gives (see storedHead).
 func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 	r := &d.r
+	if held != nil && d.baseHead(m, held) {
+		return d.writeAsWritten(m, &held.LastWrite)
+	}
 	var none Meta
 	h := held
 	if h == nil {
@@ -50,6 +53,28 @@ func (d *metaDecoder) metaAsWritten(m *Meta, held *Meta) bool {
 		m.Managed, ok = d.managedAsWrittenList(h.Managed)
 	}
 	return ok && d.writeAsWritten(m, &h.LastWrite)
+}
+
+// baseHead reads the head of the metadata (see storedHead) when it is the
+// base's, byte for byte, at the same place: the first member of the
+// value, from the metadata's opening brace to their last write. The
+// fields it holds are then held's (the held object's, decoded from the
+// base) with no look at their text: what the write left byte for byte as
+// it was, as the Status of a spec write is (see baseValue). It costs one
+// comparison, where reading them was a token and a comparison per
+// string. It reports false, having read nothing, when the base's head is
+// not known or the value's differs.
+func (d *metaDecoder) baseHead(m *Meta, held *Meta) bool {
+	const open = len(`{"metadata":`)
+	b := d.base
+	if b == nil || len(b.head) <= open || d.r.Pos() != open || !d.r.LiteralBytes(b.head[open:]) {
+		return false
+	}
+	m.Kind, m.Name, m.UID, m.DeletionRequested = held.Kind, held.Name, held.UID, held.DeletionRequested
+	// appendMeta leaves empty maps and lists out, which decode as nil.
+	m.Labels, m.Annotations = nilIfEmptyMap(held.Labels), nilIfEmptyMap(held.Annotations)
+	m.Owners, m.Finalizers, m.Managed = nilIfEmpty(held.Owners), nilIfEmpty(held.Finalizers), nilIfEmpty(held.Managed)
+	return true
 }
 
 // managedAsWrittenList reads the ownership records as listAsWritten does,

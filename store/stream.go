@@ -86,7 +86,9 @@ func (v *internalView[S, T]) WatchWithoutPrev(ctx context.Context, fromRevision 
 // the strings, []string and map[string]string fields of a Spec or Status
 // it decodes whose text decodes to the held ones (heldSide), and, over a value the Store remembers as one it read whole or wrote (see
 // lastValue.whole), what the write left byte for byte as it was:
-// Conditions, and the Status when its type has a sideDecoder. Objects of
+// Conditions, the Status when its type has a sideDecoder, and, when the
+// memory knows the head of that value (see storedHead), the metadata up
+// to their last write (baseHead). Objects of
 // different names share their ownership records, labels and annotations,
 // and the []string and map[string]string fields of a Spec or Status, when
 // equal to ones decode returned lately (see sharedValues). Only a kind without versions whose
@@ -177,14 +179,24 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, 
 	if obj == nil {
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
-	var base []byte // not remembered: no bytes in common
+	var base, head []byte // not remembered: no bytes in common
 	if e, ok := mem.at(s.last, ev.Prev.ModRevision); ok && e.whole {
-		base = e.value
+		base, head = e.value, baseHeadOf(&e)
 	}
 	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
-	from, err := s.decodeLikeOver(ev.KV, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
+	scratch.base.withHead(head)
+	from, err := s.decodeLikeOver(ev.KV, name, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
 	scratch.base = baseValue{} // holds the object no longer
 	return from, err
+}
+
+// baseHeadOf returns the head (see storedHead) of e's value as the memory
+// knows it, nil when it does not: while it keeps the value decoded.
+func baseHeadOf(e *lastValue) []byte {
+	if e.raw == nil {
+		return nil
+	}
+	return e.raw.head.text
 }
 
 // decoder returns the function that types a watch's backend events, with

@@ -93,25 +93,32 @@ func (s *Store[S, T]) decodeShared(kv kv.KeyValue, scratch *decodeScratch) (*Obj
 // decodeObjectFast), and returns the object with the bytes it was decoded
 // from.
 func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies) (from decodedFrom[S, T], err error) {
-	return s.decodeLikeOver(kv, scratch, like, cp, nil)
+	name, _ := s.nameOf(kv.Key)
+	return s.decodeLikeOver(kv, name, scratch, like, cp, nil)
 }
 
-// decodeLikeOver is decodeLike over base (nil for none), whose held object
-// like then is (see baseValue).
-func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
+// decodeLikeOver is decodeLike of the value of name's key (see nameOf)
+// over base (nil for none), whose held object like then is (see
+// baseValue). That object's name, validated when it was decoded, is name:
+// the value's, when equal, needs no second look (sameIdentity).
+func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, name string, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
 	if s.ownCodec {
 		// Only a kind whose types run their own code while they decode
 		// pays for the recover.
 		defer catchDecode(s, kv, scratch, &from, &err)
 	}
-	d := s.metaDecoder(kv.Key, scratch)
+	d := s.metaDecoderOf(name, scratch)
 	d.base = base
 	from, err = decodeObject[S, T](kv, d, like, cp)
 	if err == errOtherVersion {
 		return s.decodeConverted(kv, scratch, from.obj)
 	}
-	if err == nil {
-		err = s.checkIdentity(d.name, &from.obj.Meta)
+	switch {
+	case err != nil:
+	case base != nil && base.meta != nil && base.meta.Name == name:
+		err = s.sameIdentity(name, &from.obj.Meta)
+	default:
+		err = s.checkIdentity(name, &from.obj.Meta)
 	}
 	if err != nil {
 		return decodedFrom[S, T]{}, s.decodeError(kv, err)
@@ -221,6 +228,14 @@ func (s *Store[S, T]) decodeRaw(kv kv.KeyValue, shape bool) (raw *rawObject, err
 // are the Store's kind and the key's name.
 func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecoder {
 	name, _ := s.nameOf(key)
+	return s.metaDecoderOf(name, scratch)
+}
+
+// metaDecoderOf is metaDecoder for a key whose name (nameOf) is name. With
+// scratch, the decoder is scratch's own, set in place: zeroed first unless
+// giveBack left it zero (a composite literal assigned to it was built on
+// the stack and copied, two passes over its 336 bytes).
+func (s *Store[S, T]) metaDecoderOf(name string, scratch *decodeScratch) *metaDecoder {
 	var version, first string
 	if s.ver != nil {
 		version, first = s.ver.served.name, s.ver.first
@@ -228,8 +243,13 @@ func (s *Store[S, T]) metaDecoder(key string, scratch *decodeScratch) *metaDecod
 	if scratch == nil {
 		return &metaDecoder{kind: s.kind, name: name, version: version, first: first, plans: s.sides}
 	}
-	scratch.d = metaDecoder{kind: s.kind, name: name, scratch: scratch, version: version, first: first, plans: s.sides}
-	return &scratch.d
+	d := &scratch.d
+	if scratch.used {
+		*d = metaDecoder{}
+	}
+	scratch.used = true
+	d.kind, d.name, d.scratch, d.version, d.first, d.plans = s.kind, name, scratch, version, first, s.sides
+	return d
 }
 
 // checkIdentity reports a Meta whose Kind or Name disagrees with the key

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -288,6 +289,21 @@ func TestWatchTakesTheHeadOfTheValueRemembered(t *testing.T) {
 	require.Equal(t, Modified, tev.Type)
 	require.Equal(t, broken.Meta.UID, tev.Object.Meta.UID, "the held object's, the head not read")
 	require.Equal(t, 6, int(tev.Object.Spec.Replicas))
+
+	// Past maxDecoded later writes the memory holds the value no longer
+	// decoded (a controller's status write, when the next spec write of
+	// its object comes): the head's length is still known.
+	st.last.forget(w.key, 10) // the decode remembered revision 9
+	st.last.wrote(w.key, 8, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+	for i := range maxDecoded + 1 {
+		st.last.wrote(fmt.Sprintf("%s-other-%d", w.key, i), 9, nil, w.raw, w.ev.Prev.Value, decodedSides{})
+	}
+	e, ok := st.last.latest(w.key)
+	require.True(t, ok)
+	require.Equal(t, int64(8), e.rev)
+	require.Nil(t, e.raw, "displaced from the decoded values")
+	tev = decode(w.ev)
+	require.Equal(t, broken.Meta.UID, tev.Object.Meta.UID, "the held object's, the head not read, with the value no longer decoded")
 
 	st.last.forget(w.key, 10)
 	tev = decode(w.ev)

@@ -274,6 +274,13 @@ type lastValue struct {
 	// status it stores: see wroteGiven), so that the status record of
 	// raw shares it (sideOf) instead of copying it.
 	ownStatus bool
+	// headEnd is the length of value's head (see storedHead), 0 when
+	// not known: raw's, when value is the one raw was read from or
+	// written as. It outlives raw, for a watch event over value to take
+	// the metadata up to their last write from the object held for it
+	// (baseHead): a controller's status write is past maxDecoded when the
+	// next spec write of its object comes.
+	headEnd int
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -531,7 +538,7 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 		doneValue = value
 	}
 	ownStatus := given && len(raw.Status) > 0 && !overlap(raw.Status, status)
-	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus}, writeSide, doneValue)
+	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus, headEnd: headIn(own, value)}, writeSide, doneValue)
 }
 
 // overlap reports whether a and b share bytes of one array.
@@ -553,7 +560,17 @@ func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true}, readSide)
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true, headEnd: headIn(raw, kv.Value)}, readSide)
+}
+
+// headIn is the length of raw's head when it is value's first bytes
+// themselves, else 0.
+func headIn(raw *rawObject, value []byte) int {
+	h := raw.head.text
+	if len(h) > 0 && len(h) <= len(value) && unsafe.SliceData(h) == unsafe.SliceData(value) {
+		return len(h)
+	}
+	return 0
 }
 
 // decodedLocked adds w, just remembered decoded (as written by the Store,

@@ -191,12 +191,9 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, 
 }
 
 // baseHeadOf returns the head (see storedHead) of e's value as the memory
-// knows it, nil when it does not: while it keeps the value decoded.
+// knows it (lastValue.headEnd), empty when it does not.
 func baseHeadOf(e *lastValue) []byte {
-	if e.raw == nil {
-		return nil
-	}
-	return e.raw.head.text
+	return e.value[:min(e.headEnd, len(e.value))]
 }
 
 // decoder returns the function that types a watch's backend events, with

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // A sideEncoder appends a Spec or Status value as json.Marshal encodes it,
@@ -130,6 +131,11 @@ func (c *encCompiler) composite(t reflect.Type) (sideEncoder, bool) {
 		if !ok {
 			return nil, false
 		}
+		if t.Elem().Kind() == reflect.String {
+			// Its elements compiled to the string encoder: no code of
+			// their own, and a []string's layout.
+			return encodeStrings, true
+		}
 		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 			if v.IsNil() {
 				return append(b, "null"...), true
@@ -146,6 +152,11 @@ func (c *encCompiler) composite(t reflect.Type) (sideEncoder, bool) {
 		elem, ok := c.compile(t.Elem())
 		if !ok {
 			return nil, false
+		}
+		if t.Elem().Kind() == reflect.String {
+			// Its elements compiled to the string encoder: no code of
+			// their own, and a []string's layout.
+			return encodeStrings, true
 		}
 		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 			if v.IsNil() {
@@ -234,6 +245,37 @@ func encodeStringMap(b []byte, v reflect.Value, _ int) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// encodeStrings is the slice encoder of the slices of strings (any slice
+// type whose elements are of a string kind the string encoder writes),
+// without a reflect.Value and an encoder call per element: it reads an
+// addressable slice (a write's Spec, encodeJSONWith) as the []string it is
+// laid out as, and any other through reflect.
+func encodeStrings(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+	if v.IsNil() {
+		return append(b, "null"...), true
+	}
+	if depth >= maxEncodeDepth {
+		return b, false // as the other slices (encoding/json's result)
+	}
+	b = append(b, '[')
+	if v.CanAddr() {
+		for i, s := range *(*[]string)(unsafe.Pointer(v.UnsafeAddr())) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, s)
+		}
+		return append(b, ']'), true
+	}
+	for i := range v.Len() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, v.Index(i).String())
+	}
+	return append(b, ']'), true
+}
+
 // stringEntry is an entry of a map[string]string.
 type stringEntry struct{ k, v string }
 
@@ -243,6 +285,31 @@ type encField struct {
 	index     int
 	omitEmpty bool
 	enc       sideEncoder
+	// direct is how the struct encoder reads the field of an addressable
+	// struct itself, at offset: as a string, an int64, or not (through
+	// enc).
+	direct encDirect
+	offset uintptr
+}
+
+// encDirect is how a struct's encoder reads a field itself (encField).
+type encDirect uint8
+
+const (
+	encViaEnc encDirect = iota
+	encString           // a string kind the string encoder writes
+	encInt64            // a signed integer kind of 8 bytes
+)
+
+// directOf is the encDirect of a field of type t, whose encoder compiled.
+func directOf(t reflect.Type) encDirect {
+	switch k := t.Kind(); {
+	case k == reflect.String:
+		return encString
+	case (k == reflect.Int || k == reflect.Int64) && t.Size() == 8:
+		return encInt64
+	}
+	return encViaEnc
 }
 
 func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
@@ -263,13 +330,37 @@ func (c *encCompiler) structOf(t reflect.Type) (sideEncoder, bool) {
 		if !ok {
 			return nil, false
 		}
-		fields = append(fields, encField{prefix: `"` + name + `":`, index: i, omitEmpty: omit, enc: enc})
+		fields = append(fields, encField{prefix: `"` + name + `":`, index: i, omitEmpty: omit, enc: enc, direct: directOf(sf.Type), offset: sf.Offset})
 	}
 	return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
+		// An addressable struct (a write's Spec, encodeJSONWith) has its
+		// strings and integers read where they are, without a
+		// reflect.Value and an encoder call each.
+		var at unsafe.Pointer
+		if v.CanAddr() {
+			at = unsafe.Pointer(v.UnsafeAddr())
+		}
 		b = append(b, '{')
 		first := true
 		for i := range fields {
 			f := &fields[i]
+			if at != nil && f.direct != encViaEnc {
+				p := unsafe.Add(at, f.offset)
+				if f.omitEmpty && (f.direct == encString && len(*(*string)(p)) == 0 || f.direct == encInt64 && *(*int64)(p) == 0) {
+					continue
+				}
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				b = append(b, f.prefix...)
+				if f.direct == encString {
+					b = appendJSONString(b, *(*string)(p))
+				} else {
+					b = strconv.AppendInt(b, *(*int64)(p), 10)
+				}
+				continue
+			}
 			fv := v.Field(f.index)
 			if f.omitEmpty && emptyJSON(fv) {
 				continue

@@ -35,6 +35,7 @@ type encSpec struct {
 	Ins      []*encInner          `json:"ins,omitempty"`
 	ByName   map[string]*encInner `json:"byName"`
 	Named    encName              `json:"named"`
+	Names    []encName            `json:"names,omitempty"`
 	Keys     map[encName]uint     `json:"keys"`
 	Skip     int                  `json:"-"`
 	Dash     int                  `json:"-,"`
@@ -90,6 +91,9 @@ func randSpec(r *rand.Rand) encSpec {
 			s.Args = append(s.Args, randString(r))
 		}
 	}
+	for range r.IntN(3) {
+		s.Names = append(s.Names, encName(randString(r)))
+	}
 	if r.IntN(3) > 0 {
 		s.Selector = map[string]string{}
 		for range r.IntN(4) {
@@ -144,7 +148,7 @@ func TestSideEncoderAgreesWithEncodingJSON(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, string(want), string(ptr))
 	}
-	for _, v := range []any{encSpec{}, &encSpec{}, (*encSpec)(nil), encInner{}, "<a>", 0, true, []string(nil), map[string]int{}} {
+	for _, v := range []any{encSpec{}, &encSpec{}, (*encSpec)(nil), encInner{}, "<a>", 0, true, []string(nil), []string{}, []string{"a", "<b>"}, []encName{"x"}, map[string]int{}} {
 		want, err := json.Marshal(v)
 		require.NoError(t, err)
 		got, ok := encodeSide(v)

@@ -131,11 +131,6 @@ func (c *encCompiler) composite(t reflect.Type) (sideEncoder, bool) {
 		if !ok {
 			return nil, false
 		}
-		if t.Elem().Kind() == reflect.String {
-			// Its elements compiled to the string encoder: no code of
-			// their own, and a []string's layout.
-			return encodeStrings, true
-		}
 		return func(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 			if v.IsNil() {
 				return append(b, "null"...), true

@@ -148,13 +148,24 @@ func TestSideEncoderAgreesWithEncodingJSON(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, string(want), string(ptr))
 	}
-	for _, v := range []any{encSpec{}, &encSpec{}, (*encSpec)(nil), encInner{}, "<a>", 0, true, []string(nil), []string{}, []string{"a", "<b>"}, []encName{"x"}, map[string]int{}} {
+	// A pointer to a string is not a slice of strings: read through it
+	// (a field of an addressable struct too), never as a []string.
+	str, name := "<s>", encName("n")
+	ptrs := encPointers{S: &str, N: &name, L: &[]string{"a"}}
+	for _, v := range []any{encSpec{}, &encSpec{}, (*encSpec)(nil), encInner{}, "<a>", 0, true, []string(nil), []string{}, []string{"a", "<b>"}, []encName{"x"}, map[string]int{},
+		&str, (*string)(nil), ptrs, &ptrs, encPointers{}, &encPointers{}, []*string{&str, nil}} {
 		want, err := json.Marshal(v)
 		require.NoError(t, err)
 		got, ok := encodeSide(v)
 		require.True(t, ok, "%T", v)
 		require.Equal(t, string(want), string(got), "%T", v)
 	}
+}
+
+type encPointers struct {
+	S *string   `json:"s"`
+	N *encName  `json:"n,omitempty"`
+	L *[]string `json:"l"`
 }
 
 type encMarshaler struct{ A int }

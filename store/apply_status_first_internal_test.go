@@ -213,7 +213,7 @@ func TestSameScalarIsTheTrees(t *testing.T) {
 // order whose numbers are short and have no exponent (the Loop's).
 func TestSameShapeIsTheShapeKey(t *testing.T) {
 	texts := []string{`{"a":1}`, `{"a":2,"b":"x"}`, `{"b":"x","a":2}`, `{"a":null,"b":true}`, `{"a":1.5,"b":"y"}`,
-		`{"a":1e3,"b":"x"}`, `{"a":1e999,"b":"x"}`, `{"a":-12345678901234567,"b":"x"}`, `{"a":1234567890123456789012,"b":""}`,
+		`{"a":1e3,"b":"x"}`, `{"a":1e999,"b":"x"}`, `{"a":1E999,"b":"x"}`, `{"a":-12345678901234567,"b":"x"}`, `{"a":1234567890123456789012,"b":""}`,
 		`{"a":"1e999","b":"x"}`, `{"a":3,"b":"x","c":false}`, `{"b":1}`}
 	sawSame := 0
 	for _, x := range texts {
@@ -236,7 +236,7 @@ func TestSameShapeIsTheShapeKey(t *testing.T) {
 				require.True(t, keyed, "%s and %s: sameShape, not the same key", x, y)
 			}
 			short := !slices.ContainsFunc([]string{x, y}, func(s string) bool {
-				return slices.ContainsFunc([]string{"e3", "e999", "4567", "1.5"}, func(n string) bool { return strings.Contains(s, n) })
+				return slices.ContainsFunc([]string{"e3", "e999", "E999", "4567", "1.5"}, func(n string) bool { return strings.Contains(s, n) })
 			})
 			if keyed && short {
 				require.True(t, sameShape(a, b), "%s and %s: the same key, short numbers", x, y)
@@ -244,6 +244,37 @@ func TestSameShapeIsTheShapeKey(t *testing.T) {
 		}
 	}
 	require.Greater(t, sawSame, 8)
+}
+
+// sameFields says two flat objects hold the same fields with equal
+// values exactly when their decoded trees are equal: keys in another
+// order, values of other texts (1.0 and 1, "\u0061" and "a"), one more,
+// one fewer, one other key.
+func TestSameFieldsIsTheTrees(t *testing.T) {
+	texts := []string{`{"a":1}`, `{"a":1.0}`, `{"a":2}`, `{"b":1}`, `{"a":1,"b":"x"}`, `{"b":"x","a":1}`,
+		`{"b":"\u0078","a":1}`, `{"a":1,"b":"y"}`, `{"b":"x","a":2}`, `{"a":1,"c":"x"}`, `{"a":1,"b":"x","c":null}`,
+		`{"c":null,"a":1,"b":"x"}`, `{"a":null}`, `{"a":true,"b":false}`, `{"b":false,"a":true}`, `{}`}
+	names := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	sawSame := 0
+	for _, x := range texts {
+		for _, y := range texts {
+			var arr [4 * maxFirstFields][]byte
+			a, ok := flatFields(flatObject{arr[0:0], arr[maxFirstFields:maxFirstFields]}, []byte(x), names)
+			require.True(t, ok, x)
+			b, ok := flatFields(flatObject{arr[2*maxFirstFields : 2*maxFirstFields], arr[3*maxFirstFields : 3*maxFirstFields]}, []byte(y), names)
+			require.True(t, ok, y)
+			tx, err := jsonscan.Decode([]byte(x))
+			require.NoError(t, err)
+			ty, err := jsonscan.Decode([]byte(y))
+			require.NoError(t, err)
+			same := sameFields(a, b)
+			require.Equal(t, treeEqual(tx, ty), same, "%s and %s", x, y)
+			if same && x != y {
+				sawSame++
+			}
+		}
+	}
+	require.Greater(t, sawSame, 4)
 }
 
 // ownsExactlyKnown answers as ownsExactly, from its memory of the last set
@@ -281,5 +312,74 @@ func TestOwnsExactlyKnownAnswersAsOwnsExactly(t *testing.T) {
 		{ready, keys("ready")}, {ready, keys("rea", "y")},
 	} {
 		require.Equal(t, ownsExactly(c.set, c.keys), ownsExactlyKnown(&last, c.set, c.keys), "%s owns exactly %q", c.set, c.keys)
+	}
+}
+
+// wideStatus is a flat status of up to 17 fields: those set (not 0).
+type wideStatus struct {
+	F01 int64 `json:"f01,omitempty"`
+	F02 int64 `json:"f02,omitempty"`
+	F03 int64 `json:"f03,omitempty"`
+	F04 int64 `json:"f04,omitempty"`
+	F05 int64 `json:"f05,omitempty"`
+	F06 int64 `json:"f06,omitempty"`
+	F07 int64 `json:"f07,omitempty"`
+	F08 int64 `json:"f08,omitempty"`
+	F09 int64 `json:"f09,omitempty"`
+	F10 int64 `json:"f10,omitempty"`
+	F11 int64 `json:"f11,omitempty"`
+	F12 int64 `json:"f12,omitempty"`
+	F13 int64 `json:"f13,omitempty"`
+	F14 int64 `json:"f14,omitempty"`
+	F15 int64 `json:"f15,omitempty"`
+	F16 int64 `json:"f16,omitempty"`
+	F17 int64 `json:"f17,omitempty"`
+}
+
+// wideOf returns a wideStatus of its first n fields, each v.
+func wideOf(n int, v int64) wideStatus {
+	var st wideStatus
+	fs := []*int64{&st.F01, &st.F02, &st.F03, &st.F04, &st.F05, &st.F06, &st.F07, &st.F08, &st.F09,
+		&st.F10, &st.F11, &st.F12, &st.F13, &st.F14, &st.F15, &st.F16, &st.F17}
+	for _, f := range fs[:n] {
+		*f = v
+	}
+	return st
+}
+
+// flatStatusApply takes a flat status of up to maxFirstFields fields,
+// first applies and later ones alike, and gives the merge's object; past
+// maxFirstFields it leaves the apply to the merge.
+func TestFlatStatusApplyTakesUpToMaxFirstFields(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[firstSpec, wideStatus](newMapBackend(), "Wide")
+	require.NoError(t, err)
+	ctrl := st.As("ctrl")
+	for _, n := range []int{1, 4, 5, maxFirstFields, maxFirstFields + 1} {
+		name := fmt.Sprintf("o-%d", n)
+		_, err := st.As("user").Create(ctx, &Object[firstSpec, wideStatus]{Meta: Meta{Name: name}, Spec: firstSpec{Replicas: 1}})
+		require.NoError(t, err)
+		for v := range int64(2) { // a first apply, then one of the fields ctrl owns
+			status := wideOf(n, v+1)
+			cur, err := st.getRaw(ctx, name, nil)
+			require.NoError(t, err)
+			applied, err := encodeJSON("applied status", status)
+			require.NoError(t, err)
+			fast, _, ok, err := ctrl.flatStatusApply(cur, applied, nil)
+			require.NoError(t, err)
+			require.Equal(t, n <= maxFirstFields, ok, "%d fields, apply %d", n, v+1)
+			if ok {
+				want, _, err := ctrl.mergeStatusTrees(json.RawMessage(applied), applied, nil, false, cur)
+				require.NoError(t, err)
+				require.NotNil(t, want)
+				wantBytes, err := st.encodeStored(want)
+				require.NoError(t, err)
+				gotBytes, err := st.encodeStored(fast)
+				require.NoError(t, err)
+				require.Equal(t, string(wantBytes), string(gotBytes), "%d fields, apply %d", n, v+1)
+			}
+			_, err = ctrl.ApplyStatus(ctx, name, status, nil)
+			require.NoError(t, err)
+		}
 	}
 }

@@ -131,12 +131,19 @@ func (d *Detector) offset(t time.Time) time.Duration {
 // Observe records w and reports the oscillations it completes (at most one
 // of each kind, Fight first). It keeps w's path slices: the caller must not
 // modify them afterwards.
-func (d *Detector) Observe(w Write) []Report {
+func (d *Detector) Observe(w Write) []Report { return d.observe(&w) }
+
+// observe is Observe of *w, which it reads in place: a Write is 11 words,
+// copied on the stack into each step that took it by value. It reads
+// each path's side once (sidesOf) for what the steps ask of them.
+func (d *Detector) observe(w *Write) []Report {
 	cfg := d.config()
 	if len(w.Foreign) > 0 && d.more != nil {
 		d.more.selfWrites = d.more.selfWrites[:0]
 	}
-	if specChanged(w.Owned) || specChanged(w.Foreign) {
+	ownedSpec, ownedStatus := sidesOf(w.Owned)
+	foreignSpec, _ := sidesOf(w.Foreign)
+	if ownedSpec || foreignSpec {
 		d.statusBudget = d.statusBudget[:0]
 		if d.more != nil {
 			d.more.budget = d.more.budget[:0]
@@ -148,13 +155,15 @@ func (d *Detector) Observe(w Write) []Report {
 		return nil
 	}
 	var out []Report
-	if r, ok := d.fight(w); ok {
-		out = append(out, r)
+	if len(d.changedByOther) > 0 { // else nothing to re-set
+		if r, ok := d.fight(w); ok {
+			out = append(out, r)
+		}
 	}
 	now := d.offset(w.Time)
 	// onlyStatus: the write changes the status side alone, and no
 	// foreign path (noProgress and tooManyWrites ask).
-	onlyStatus := len(w.Foreign) == 0 && statusOnly(w.Owned)
+	onlyStatus := len(w.Foreign) == 0 && ownedStatus
 	if r, ok := d.noProgress(w, onlyStatus, now, now-cfg.Window); ok {
 		out = append(out, r)
 	}
@@ -162,6 +171,29 @@ func (d *Detector) Observe(w Write) []Report {
 		out = append(out, r)
 	}
 	return out
+}
+
+// sidesOf reports whether one of paths is in the spec (specChanged) and
+// whether all are on the status side (statusOnly), reading each path's
+// first element alone, in one pass: the paths objpath.Spec, Status and
+// Conditions prefix are those whose first element is that path's one
+// field (TestSidesOfIsSpecChangedAndStatusOnly holds it to the two).
+func sidesOf(paths []diff.Path) (spec, onlyStatus bool) {
+	onlyStatus = true
+	for _, p := range paths {
+		if len(p) == 0 || p[0].Kind != diff.FieldElem {
+			onlyStatus = false
+			continue
+		}
+		switch p[0].Name {
+		case objpath.Status[0].Name, objpath.Conditions[0].Name:
+		case objpath.Spec[0].Name:
+			spec, onlyStatus = true, false
+		default:
+			onlyStatus = false
+		}
+	}
+	return spec, onlyStatus
 }
 
 // changedByOthers notes paths another manager changed.
@@ -208,21 +240,43 @@ func (d *Detector) findChanged(p diff.Path) (int, bool) {
 	return lo, false
 }
 
+// heldChanged returns the position of p in changedByOther and whether it
+// is there, as findChanged does when it is (the paths held are unique);
+// its position is not needed when it is not, and is then -1. A detector
+// holds few (up to sameScan), which it compares one by one, each
+// inline unless its length is p's; a self write's paths are usually none
+// of them (the status fields it writes, where another manager changed
+// the spec).
+func (d *Detector) heldChanged(p diff.Path) (int, bool) {
+	ps := d.changedByOther
+	if len(ps) > sameScan {
+		return d.findChanged(p)
+	}
+	for i, q := range ps {
+		if len(q) == len(p) && (len(p) == 0 || &q[0] == &p[0] || q.Equal(p)) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
 // fight counts self's write w as a re-set of every path in it that another
 // manager changed since, and reports a Fight over the paths re-set
-// FightWrites times within the window.
-func (d *Detector) fight(w Write) (Report, bool) {
-	if len(d.changedByOther) == 0 {
-		return Report{}, false // nothing to re-set
-	}
+// FightWrites times within the window. Callers call it only while
+// changedByOther holds a path.
+func (d *Detector) fight(w *Write) (Report, bool) {
 	var fought []diff.Path
 	writes := 0
-	for _, ps := range [2][]diff.Path{w.Owned, w.Foreign} {
-		for _, p := range ps {
-			if n := d.reset(p, w.Time); n >= d.cfg.FightWrites {
-				fought = append(fought, p)
-				writes = max(writes, n)
-			}
+	for _, p := range w.Owned {
+		if n := d.reset(p, w.Time); n >= d.cfg.FightWrites {
+			fought = append(fought, p)
+			writes = max(writes, n)
+		}
+	}
+	for _, p := range w.Foreign {
+		if n := d.reset(p, w.Time); n >= d.cfg.FightWrites {
+			fought = append(fought, p)
+			writes = max(writes, n)
 		}
 	}
 	if len(fought) == 0 {
@@ -239,7 +293,7 @@ func (d *Detector) fight(w Write) (Report, bool) {
 // changed p since self last wrote it, and returns p's re-sets within the
 // window (0 when this write was none).
 func (d *Detector) reset(p diff.Path, at time.Time) int {
-	i, found := d.findChanged(p)
+	i, found := d.heldChanged(p)
 	if !found {
 		return 0
 	}
@@ -259,7 +313,7 @@ func (d *Detector) reset(p diff.Path, at time.Time) int {
 // foreign path or only status-side ones (onlyStatus), and reports
 // NoProgress at NoProgressWrites such writes within the window (after
 // cutoff).
-func (d *Detector) noProgress(w Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
+func (d *Detector) noProgress(w *Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
 	if len(w.Foreign) > 0 || onlyStatus {
 		return Report{}, false
 	}
@@ -282,7 +336,7 @@ func (d *Detector) noProgress(w Write, onlyStatus bool, now, cutoff time.Duratio
 // and reports while that budget is spent: the status budget (Throttled)
 // for a write of the status side alone and no foreign path (onlyStatus),
 // the write budget (TooManyWrites) for any other.
-func (d *Detector) tooManyWrites(w Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
+func (d *Detector) tooManyWrites(w *Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
 	if onlyStatus && !w.Report {
 		d.statusBudget = spend(d.statusBudget, now, w.Owned, cutoff)
 		if n := len(d.statusBudget); n > d.cfg.MaxStatusWrites {
@@ -344,25 +398,7 @@ func pruneWrites(ws []selfWrite, cutoff time.Duration) int {
 	return i
 }
 
-// specChanged reports whether a path is in the spec: the write changed the
-// generation.
-func specChanged(paths []diff.Path) bool {
-	return slices.ContainsFunc(paths, func(p diff.Path) bool { return p.HasPrefix(objpath.Spec) })
-}
-
 func comparePathTimes(r pathTimes, p diff.Path) int { return r.path.Compare(p) }
-
-// statusOnly reports whether every path is on the status side of an object
-// (.status, .status.x, .conditions[...]), the part of it a status write
-// touches.
-func statusOnly(paths []diff.Path) bool {
-	for _, p := range paths {
-		if !objpath.StatusSide(p) {
-			return false
-		}
-	}
-	return true
-}
 
 // Idle reports whether d holds nothing that could still count at time now,
 // so a caller keeping one Detector per object may drop it. A write kept

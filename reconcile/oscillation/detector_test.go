@@ -273,7 +273,8 @@ func TestStatusOnlyPaths(t *testing.T) {
 		{ps(".metadata.labels.status"), false},
 		{ps(".statusx"), false},
 	} {
-		require.Equal(t, tt.want, statusOnly(tt.paths), "%v", tt.paths)
+		_, only := sidesOf(tt.paths)
+		require.Equal(t, tt.want, only, "%v", tt.paths)
 	}
 }
 

@@ -563,6 +563,17 @@ func (l *lastValues) readDecoded(kv kv.KeyValue, raw *rawObject) {
 	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, raw: raw, size: len(kv.Key) + 2*len(kv.Value) + entryOverhead, whole: true, headEnd: headIn(raw, kv.Value)}, readSide)
 }
 
+// headFor is the head length n of value (see lastValue.headEnd) for
+// other, a value of the same revision that replaces it: n when other's
+// first n bytes are value's, else 0. A backend gives one revision one
+// value, but the head's cut must not rest on it.
+func headFor(value, other []byte, n int) int {
+	if n > len(value) || n > len(other) || string(value[:n]) != string(other[:n]) {
+		return 0
+	}
+	return n
+}
+
 // headIn is the length of raw's head when it is value's first bytes
 // themselves, else 0.
 func headIn(raw *rawObject, value []byte) int {
@@ -634,8 +645,10 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 		switch {
 		case old.rev != e.rev:
 		case !e.written: // a read: its value is the Backend's
+			old.headEnd = headFor(old.value, e.value, old.headEnd)
 			old.value = e.value
 		case !old.written:
+			e.headEnd = headFor(e.value, old.value, e.headEnd)
 			e.value = old.value // the watch event came first
 		}
 		if old.rev > e.rev || old.rev == e.rev && old.rank() >= e.rank() {

@@ -520,3 +520,43 @@ func TestWatchRemembersEqualRecordsOnce(t *testing.T) {
 	require.Same(t, &remembered["a"].Meta.Managed[0], &remembered["d"].Meta.Managed[0], "equal records: one list")
 	require.NotSame(t, &remembered["a"].Meta.Managed[0], &remembered["c"].Meta.Managed[0], "other records: a list of their own")
 }
+
+// The head length the memory keeps for a value (lastValue.headEnd) stays
+// only while the value it cuts is byte for byte the one it was found in:
+// when a read and a write of one revision meet, the entry kept takes the
+// other's value, and a value that differs (a backend that rewrote it)
+// keeps no head.
+func TestHeadLengthFollowsTheValueKept(t *testing.T) {
+	head := []byte(`{"metadata":{"kind":"App","name":"a"`)
+	value := append(append([]byte{}, head...), `,"lastWrite":{}}}`...)
+	raw := &rawObject{head: storedHead{text: value[:len(head):len(head)]}}
+	other := []byte(`{"metadata":{"kind":"App","name":"b","lastWrite":{}}}`)
+	for _, c := range []struct {
+		name      string
+		read      []byte
+		wantValue []byte
+		wantHead  int
+	}{
+		{"the same bytes", append([]byte{}, value...), nil, len(head)},
+		{"other bytes", other, other, 0},
+	} {
+		t.Run("write then read: "+c.name, func(t *testing.T) {
+			l := newLastValues(64 << 20)
+			l.wrote("k", 5, nil, raw, value, decodedSides{})
+			l.read(kv.KeyValue{Key: "k", Value: c.read, ModRevision: 5})
+			e, ok := l.latest("k")
+			require.True(t, ok)
+			require.Equal(t, string(c.read), string(e.value), "the Backend's value")
+			require.Equal(t, c.wantHead, e.headEnd)
+		})
+		t.Run("read then write: "+c.name, func(t *testing.T) {
+			l := newLastValues(64 << 20)
+			l.read(kv.KeyValue{Key: "k", Value: c.read, ModRevision: 5})
+			l.wrote("k", 5, nil, raw, value, decodedSides{})
+			e, ok := l.latest("k")
+			require.True(t, ok)
+			require.Equal(t, string(c.read), string(e.value), "the watch's value, read first")
+			require.Equal(t, c.wantHead, e.headEnd)
+		})
+	}
+}

@@ -283,7 +283,10 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 		return nil, s.wrapNotFound(name, err)
 	}
 	scratch := s.borrowScratch()
-	from, err := s.decodeLike(kv, scratch, nil, copies{})
+	// name, validated above, is the name of the key read: the decode
+	// takes it as it is (no nameOf of the key) and checks only that the
+	// value claims it, not its rules a second time.
+	from, err := s.decodeNamed(kv, name, true, scratch, nil, copies{}, nil)
 	s.giveBack(scratch)
 	if err != nil {
 		return nil, err

@@ -102,6 +102,16 @@ func (s *Store[S, T]) decodeLike(kv kv.KeyValue, scratch *decodeScratch, like *d
 // baseValue). That object's name, validated when it was decoded, is name:
 // the value's, when equal, needs no second look (sameIdentity).
 func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, name string, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
+	return s.decodeNamed(kv, name, false, scratch, like, cp, base)
+}
+
+// decodeNamed is decodeLikeOver for a caller that may know name to be
+// valid (valid: it passed ValidateName, as Get's name did before its
+// read), whose value then needs only the same kind and name
+// (sameIdentity), not a second ValidateName of the name. name must be the
+// name the value's key stands for (nameOf), or the name the value was
+// asked for under the Store's prefix.
+func (s *Store[S, T]) decodeNamed(kv kv.KeyValue, name string, valid bool, scratch *decodeScratch, like *decodedFrom[S, T], cp copies, base *baseValue) (from decodedFrom[S, T], err error) {
 	if s.ownCodec {
 		// Only a kind whose types run their own code while they decode
 		// pays for the recover.
@@ -115,7 +125,7 @@ func (s *Store[S, T]) decodeLikeOver(kv kv.KeyValue, name string, scratch *decod
 	}
 	switch {
 	case err != nil:
-	case base != nil && base.meta != nil && base.meta.Name == name:
+	case valid || base != nil && base.meta != nil && base.meta.Name == name:
 		err = s.sameIdentity(name, &from.obj.Meta)
 	default:
 		err = s.checkIdentity(name, &from.obj.Meta)

@@ -178,6 +178,26 @@ func storedForm(b []byte) bool {
 // randomStoredJSON is a random JSON value at depth as encoding/json writes
 // one: no white space outside strings, keys plain but now and then, strings
 // with escapes now and then, numbers of every kind.
+// mutatedJSON is s cut short, with a byte replaced or inserted, another
+// random stored text, or s itself: the texts a reader of s's shape must
+// decline or read as the general reader does.
+func mutatedJSON(rng *rand.Rand, s string) string {
+	const bytes = `{}[]",:0-1e.tfnul \x`
+	v := []byte(s)
+	switch rng.IntN(5) {
+	case 0:
+		v = v[:rng.IntN(len(v)+1)]
+	case 1:
+		v[rng.IntN(len(v))] = bytes[rng.IntN(len(bytes))]
+	case 2:
+		at := rng.IntN(len(v) + 1)
+		v = append(v[:at:at], append([]byte{bytes[rng.IntN(len(bytes))]}, v[at:]...)...)
+	case 3:
+		v = []byte(randomStoredJSON(rng, 0))
+	}
+	return string(v)
+}
+
 func randomStoredJSON(rng *rand.Rand, depth int) string {
 	kind := rng.IntN(8)
 	if depth > 4 {
@@ -251,16 +271,7 @@ func TestRawOfShapeIsRawShapeOfItsKey(t *testing.T) {
 		// The key's own text, then others.
 		others := []string{s, string(key)}
 		for range 6 {
-			v := []byte(s)
-			switch rng.IntN(4) {
-			case 0:
-				v = v[:rng.IntN(len(v)+1)]
-			case 1:
-				v[rng.IntN(len(v))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
-			case 2:
-				v = []byte(randomStoredJSON(rng, 0))
-			}
-			others = append(others, string(v))
+			others = append(others, mutatedJSON(rng, s))
 		}
 		// The key's text with a scalar in each of its scalars' places.
 		var sb strings.Builder
@@ -390,19 +401,7 @@ func TestChangedScalarsOfShapeIsChangedScalarsTo(t *testing.T) {
 			others = append(others, sb.String())
 		}
 		for range 3 {
-			v := []byte(s)
-			switch rng.IntN(4) {
-			case 0:
-				v = v[:rng.IntN(len(v)+1)]
-			case 1:
-				v[rng.IntN(len(v))] = `{}[]",:0-1e.tfnul \x`[rng.IntN(20)]
-			case 2:
-				at := rng.IntN(len(v) + 1)
-				v = append(v[:at:at], append([]byte{`{}[]",:0-1e.tfnul \x`[rng.IntN(20)]}, v[at:]...)...)
-			case 3:
-				v = []byte(randomStoredJSON(rng, 0))
-			}
-			others = append(others, string(v))
+			others = append(others, mutatedJSON(rng, s))
 		}
 		for _, o := range others {
 			for _, max := range []int{0, 1, 16} {

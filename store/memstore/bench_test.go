@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/steady-go/steady/store/kv"
@@ -44,6 +45,28 @@ func BenchmarkGetParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := s.Get(ctx, "obj/004242"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkGetParallelKeys is Gets of different keys at once, each
+// goroutine its own keys: what the key table's memory of the last key
+// found (keys.last) costs readers that share no key.
+func BenchmarkGetParallelKeys(b *testing.B) {
+	s := seeded(b, 10_000)
+	ctx := context.Background()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		base := int(next.Add(1)) * 1000
+		keys := make([]string, 64)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("obj/%06d", (base+i)%10_000)
+		}
+		for i := 0; pb.Next(); i++ {
+			if _, err := s.Get(ctx, keys[i%len(keys)]); err != nil {
 				b.Fatal(err)
 			}
 		}

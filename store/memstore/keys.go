@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"hash/maphash"
-	"sync/atomic"
 
 	"github.com/steady-go/steady/store/kv"
 )
@@ -23,13 +22,16 @@ type keys struct {
 	seed   maphash.Seed
 	shards *[keyShards]keyShard // nil until the first add
 	n      int                  // keys held
-	// last is the entry get found last, nil once its key is removed. A
-	// key is looked up by several calls in a row (a read-modify-write's
-	// Get, its Update's read and Txn, then a controller's write of the
-	// status it saw change): those after the first compare the key with
-	// last's rather than hash it and probe. Get looks up holding the
-	// Store's lock for reading, beside other Gets: last is atomic.
-	last atomic.Pointer[kv.KeyValue]
+	// last is the entry a write looked up last (getKept), nil once its
+	// key is removed. A key is looked up by several calls in a row (a
+	// read-modify-write's Get, its Update's read and Txn, then a
+	// controller's write of the status it saw change): those after the
+	// write compare the key with last's rather than hash it and probe.
+	// Only a write, which holds the Store's lock alone, sets it: Gets
+	// under the read lock setting it, beside other Gets of other keys,
+	// made them contend for its cache line (BenchmarkGetParallelKeys:
+	// ~134 against ~200-245 ns per Get on two cores).
+	last *kv.KeyValue
 }
 
 // keyShards is how many tables keys holds: a key's is the top
@@ -54,12 +56,18 @@ func (t *keys) hash(key string) uint32 {
 
 // get returns the entry of key, or nil.
 func (t *keys) get(key string) *kv.KeyValue {
-	if e := t.last.Load(); e != nil && e.Key == key {
+	if e := t.last; e != nil && e.Key == key {
 		return e
 	}
-	e := t.find(key)
+	return t.find(key)
+}
+
+// getKept is get that keeps the entry as last for the lookups after it.
+// Only a caller holding the Store's lock alone (a write) may call it.
+func (t *keys) getKept(key string) *kv.KeyValue {
+	e := t.get(key)
 	if e != nil {
-		t.last.Store(e)
+		t.last = e
 	}
 	return e
 }
@@ -149,8 +157,8 @@ func (t *keys) remove(key string) {
 		}
 		p = (p + 1) & mask
 	}
-	if t.last.Load() == s.entries[p] {
-		t.last.Store(nil)
+	if t.last == s.entries[p] {
+		t.last = nil
 	}
 	for q := (p + 1) & mask; s.entries[q] != nil; q = (q + 1) & mask {
 		// The entry in q may move back to p only if its home slot is not

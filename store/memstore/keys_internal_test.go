@@ -61,24 +61,28 @@ func TestKeysActLikeAMap(t *testing.T) {
 	require.Greater(t, grown, 8, "a table grew")
 }
 
-// A key found last, then removed, is not found again; added anew, its new
-// entry is found, not the removed one. A lookup of another key in between
-// finds its own entry.
+// A key a write found last, then removed, is not found again; added
+// anew, its new entry is found, not the removed one. A lookup of another
+// key in between finds its own entry; a read (get) does not change which
+// entry is kept.
 func TestKeysForgetTheLastKeyFoundOnceRemoved(t *testing.T) {
 	var tab keys
 	old, other := newEntry("k", 1), newEntry("j", 1)
 	tab.add(old)
 	tab.add(other)
-	require.Same(t, old, tab.get("k"))
+	require.Same(t, old, tab.getKept("k"))
+	require.Same(t, old, tab.last)
 	require.Same(t, old, tab.get("k"), "found again")
 	require.Same(t, other, tab.get("j"))
+	require.Same(t, old, tab.last, "a read keeps nothing")
+	require.Same(t, other, tab.getKept("j"))
 	require.Same(t, other, tab.get("j"))
-	require.Same(t, old, tab.get("k"))
+	require.Same(t, old, tab.getKept("k"))
 	tab.remove("k")
 	require.Nil(t, tab.get("k"), "the key found last was removed")
 	renewed := newEntry("k", 3)
 	tab.add(renewed)
-	require.Same(t, renewed, tab.get("k"))
+	require.Same(t, renewed, tab.getKept("k"))
 	tab.remove("j") // not the last found: k stays found
 	require.Same(t, renewed, tab.get("k"))
 	require.Nil(t, tab.get("j"))

@@ -232,7 +232,7 @@ func (s *Store) Txn(ctx context.Context, conds []kv.Cond, w kv.Write) (int64, er
 	defer s.mu.Unlock()
 	// A write's first cond is on its own key (a store.Writer's always):
 	// that entry is looked up once.
-	e := s.kvs.get(w.Key)
+	e := s.kvs.getKept(w.Key)
 	for i := range conds {
 		c := &conds[i]
 		ce := e

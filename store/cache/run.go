@@ -285,7 +285,7 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 		if fresh {
 			waited = false
 		}
-		if err := c.followEvent(events.decode(kev), true, r); err != nil {
+		if err := c.followEvent(events.decode(*kev), true, r); err != nil {
 			return progressed, err
 		}
 		progressed = true
@@ -303,6 +303,9 @@ func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-ch
 	case wait && poked:
 		if len(c.nudge) == 0 {
 			<-wake
+			if len(c.nudge) == 0 { // a receive that finds none costs more
+				return false
+			}
 		}
 		select {
 		case <-c.nudge:
@@ -316,6 +319,9 @@ func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-ch
 		case <-c.nudge:
 		}
 	default:
+		if len(c.nudge) == 0 { // a receive that finds none costs more
+			return false
+		}
 		select {
 		case <-c.nudge:
 		default:

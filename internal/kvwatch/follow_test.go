@@ -184,3 +184,27 @@ func TestCursorWaitsOnTheWakeReadWithTheEvents(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(8), ev.Revision)
 }
+
+// The event Next returns is the Cursor's until the next call, which
+// releases its values (the key and value a Reader read): a watch keeps no
+// value delivered once its receiver has moved on. A Progress mark, from
+// no read, is as valid until then.
+func TestCursorReleasesAnEventAtTheNextCall(t *testing.T) {
+	e := newEager("a1", "a2", "b3")
+	c := kvwatch.NewCursor(e, 0)
+	first, _, ok := c.Next()
+	require.True(t, ok)
+	require.Equal(t, "a1", first.KV.Key)
+	require.Equal(t, int64(1), first.Revision)
+	second, _, ok := c.Next()
+	require.True(t, ok)
+	require.Equal(t, kv.Event{}, *first, "the first event's values are released")
+	require.Equal(t, "a2", second.KV.Key)
+	mark, _, ok := c.Next()
+	require.True(t, ok)
+	require.Equal(t, kv.Event{}, *second)
+	require.Equal(t, kv.Event{Progress: true, Revision: 3}, *mark)
+	_, wake, ok := c.Next()
+	require.False(t, ok)
+	require.NotNil(t, wake)
+}

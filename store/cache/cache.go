@@ -162,7 +162,11 @@ type Cache[S, T any] struct {
 	// context (see serve). One channel for all three, so that the wait for
 	// the next event, one per event on a quiet watch, selects on three
 	// channels (the watch's, this and the relist timer's), not five.
-	nudge   chan struct{}
+	nudge chan struct{}
+	// poke, while Run's goroutine follows a watch it can poke (see
+	// followInPlace), fills that watch's wake after each nudge, so that
+	// the wait for the next event receives on one channel, not two.
+	poke    atomic.Pointer[func()]
 	lastErr atomic.Pointer[error] // the last list or watch error, for LastError
 	synced  chan struct{}
 	stopped chan struct{} // closed when a Run that ran returns
@@ -376,8 +380,8 @@ func New[S, T any](src ListWatcher[S, T], opts ...Option) *Cache[S, T] {
 	c.reuse = c.reused
 	c.hooks = storeaccess.NewHooks((*internalView[S, T])(c))
 	c.nudge = make(chan struct{}, 1)
-	c.refilter.init(c.nudge)
-	c.prune.init(c.nudge)
+	c.refilter.init(c.nudgeRun)
+	c.prune.init(c.nudgeRun)
 	return c
 }
 

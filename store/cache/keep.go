@@ -147,10 +147,7 @@ func (r *refilterState) ask(ctx context.Context) error {
 	r.want++
 	want := r.want
 	r.mu.Unlock()
-	select {
-	case r.nudge <- struct{}{}:
-	default: // already asked for
-	}
+	r.nudge()
 	for {
 		r.mu.Lock()
 		done, wake, stopped := r.done, r.wake, r.stopped
@@ -173,7 +170,7 @@ func (r *refilterState) ask(ctx context.Context) error {
 // done the last call a listing has served, wake is closed (and replaced)
 // whenever done moves or Run stops.
 type refilterState struct {
-	nudge chan struct{} // the Cache's (see Cache.nudge): a call waits
+	nudge func() // the Cache's nudgeRun (see Cache.nudge): a call waits
 
 	mu      sync.Mutex
 	want    uint64
@@ -182,7 +179,7 @@ type refilterState struct {
 	wake    chan struct{}
 }
 
-func (r *refilterState) init(nudge chan struct{}) {
+func (r *refilterState) init(nudge func()) {
 	r.nudge = nudge
 	r.wake = make(chan struct{})
 }

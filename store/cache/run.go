@@ -250,7 +250,21 @@ func drainWatch[S, T, E any](c *Cache[S, T], ch <-chan E) {
 // rather than five, about 2,200 instructions less per event (callgrind,
 // BenchmarkFollowSpecAndStatus: 107.4k per op of two events before,
 // 102.9k after).
+//
+// When the watch can be poked (kvwatch.Poker, memstore's), every nudge
+// pokes it too (c.poke), and the wait is a receive on the watch's channel
+// alone: about 1,400 instructions less per wait than the select on two
+// (callgrind, BenchmarkEventToReconcile: its two waits per op).
 func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r *relistState[S, T], tick <-chan time.Time) (progressed bool, err error) {
+	poked := false
+	if poke := events.cursor.Poker(); poke != nil {
+		// Before the first wait: a nudge from now on pokes too; one
+		// made before is pending in c.nudge, which serve looks at
+		// before it waits.
+		c.poke.Store(&poke)
+		defer c.poke.Store(nil)
+		poked = true
+	}
 	defer context.AfterFunc(ctx, c.nudgeRun)()
 	if tick != nil {
 		defer c.relayTicks(tick, r)()
@@ -260,7 +274,7 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 		fresh := events.cursor.Drained()
 		kev, wake, ok := events.cursor.Next()
 		if !ok || fresh && !waited {
-			if c.serve(ctx, r, wake, !ok && wake != nil) {
+			if c.serve(ctx, r, wake, !ok && wake != nil, poked) {
 				return progressed, ctx.Err()
 			}
 			waited = !ok && wake != nil
@@ -271,7 +285,7 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 		if fresh {
 			waited = false
 		}
-		if err := c.followEvent(events.decode(kev), true, r); err != nil {
+		if err := c.followEvent(events.decode(*kev), true, r); err != nil {
 			return progressed, err
 		}
 		progressed = true
@@ -280,15 +294,34 @@ func (c *Cache[S, T]) followInPlace(ctx context.Context, events stream[S, T], r 
 
 // serve is followInPlace's turn for the nudges (Cache.nudge): it serves
 // one that is pending or, when wait is set, waits for one or for wake. It
-// reports whether ctx ended.
-func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-chan struct{}, wait bool) (ended bool) {
-	if wait {
+// reports whether ctx ended. poked says every nudge also fills wake
+// (c.poke): then it waits on wake alone, unless a nudge is pending (whose
+// poke the Cursor may have taken: see kvwatch.Poker), and serves a nudge
+// if one is pending once wake received.
+func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-chan struct{}, wait, poked bool) (ended bool) {
+	switch {
+	case wait && poked:
+		if len(c.nudge) == 0 {
+			<-wake
+			if len(c.nudge) == 0 { // a receive that finds none costs more
+				return false
+			}
+		}
+		select {
+		case <-c.nudge:
+		default:
+			return false
+		}
+	case wait:
 		select {
 		case <-wake:
 			return false
 		case <-c.nudge:
 		}
-	} else {
+	default:
+		if len(c.nudge) == 0 { // a receive that finds none costs more
+			return false
+		}
 		select {
 		case <-c.nudge:
 		default:
@@ -339,11 +372,16 @@ func (c *Cache[S, T]) nudged(ctx context.Context, r *relistState[S, T]) (ended b
 }
 
 // nudgeRun nudges Run's goroutine (see Cache.nudge); a nudge already
-// pending will do.
+// pending will do. It then pokes the watch Run's goroutine may be waiting
+// on alone (see serve), if any: after the nudge, so that the wait it ends
+// finds the nudge.
 func (c *Cache[S, T]) nudgeRun() {
 	select {
 	case c.nudge <- struct{}{}:
 	default:
+	}
+	if poke := c.poke.Load(); poke != nil {
+		(*poke)()
 	}
 }
 

@@ -112,6 +112,16 @@ type watch struct {
 	asked  int64
 }
 
+// Poke fills the watch's wake without a change (kvwatch.Poker): its
+// reader wakes, reads nothing new and waits again. A value pending
+// already will do.
+func (w *watch) Poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Read copies the next batch of events out of the ring, as kvwatch.Reader
 // describes; the channel it returns, with or without events whenever it
 // read up to the store revision, is the watch's wake. A watch that

@@ -37,38 +37,14 @@ func (c *Cache[S, T]) AddHandler(h func(old, new *store.Object[S, T])) {
 	}
 }
 
-// notify calls the handlers on one change, in order; the caller holds
-// c.dispatch.
+// notify calls the handlers on one change; the caller holds c.dispatch.
 func (c *Cache[S, T]) notify(ch change[S, T]) {
-	for i := 0; i < len(c.handlers); {
-		i = c.callFrom(i, ch.old, ch.new)
+	for i, h := range c.handlers {
+		c.call(i, h, ch.old, ch.new)
 	}
 }
 
-// callFrom calls the handlers from the i-th on, in order, under one
-// recovery, and returns the position after the last it called: past the
-// end, or past the one that panicked, which it reports (notify then goes
-// on from there). One recovery per change rather than one per handler
-// (call): a change goes to two handlers or more in a Loop's Cache (the
-// Loop's source, the Cache's own users), and each deferred recovery cost
-// about 150 instructions a call.
-func (c *Cache[S, T]) callFrom(i int, old, new *store.Object[S, T]) (next int) {
-	var p *guard.Panic
-	defer func() {
-		if p != nil {
-			c.reportPanic("handler", p, true, slog.Int("handler", next-1))
-		}
-	}()
-	defer guard.Catch(&p)
-	for next = i; next < len(c.handlers); {
-		h := c.handlers[next]
-		next++ // before the call: a panic returns past h
-		h(old, new)
-	}
-	return next
-}
-
-// call calls handler i under recovery (AddHandler's replay).
+// call calls handler i under recovery.
 func (c *Cache[S, T]) call(i int, h func(old, new *store.Object[S, T]), old, new *store.Object[S, T]) {
 	var p *guard.Panic
 	defer func() {

@@ -3,7 +3,6 @@ package cache_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -80,59 +79,6 @@ func TestHandlerThatPanics(t *testing.T) {
 		// A handler added late replays under recovery too.
 		c.AddHandler(func(_, _ *cobj) { panic("late") })
 		require.Equal(t, int64(3), c.Panics())
-	})
-}
-
-// Handlers that panic in the middle of the list, on one change or on
-// every one: each change still goes to every handler once, in the order
-// they were added, and each panic is reported with its handler's number.
-func TestHandlersAfterOneThatPanicsGetEachChangeOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
-		var mu sync.Mutex
-		var calls, errs []string
-		src := newScripted(10, mkObj("a", "ua", 3, nil))
-		c := cache.New(src, cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-			cache.WithErrorHandler(func(err error) { mu.Lock(); errs = append(errs, err.Error()); mu.Unlock() }))
-		stop := startCache(t, c)
-		defer stop()
-		require.NoError(t, c.WaitForSync(t.Context()))
-		// handler i records its call, then panics when panics(rev) says so.
-		handler := func(i int, panics func(rev int64) bool) func(_, _ *cobj) {
-			return func(old, new *cobj) {
-				if old == nil {
-					return // AddHandler's replay
-				}
-				mu.Lock()
-				calls = append(calls, fmt.Sprintf("h%d@%d", i, new.Meta.Revision))
-				mu.Unlock()
-				if panics(new.Meta.Revision) {
-					panic(fmt.Sprintf("handler %d at %d", i, new.Meta.Revision))
-				}
-			}
-		}
-		c.AddHandler(handler(0, func(rev int64) bool { return rev == 11 }))
-		c.AddHandler(handler(1, func(int64) bool { return true }))
-		c.AddHandler(handler(2, func(int64) bool { return false }))
-		c.AddHandler(handler(3, func(rev int64) bool { return rev == 12 }))
-		w := <-src.streams
-		a, _ := c.Get("a")
-		b := mkObj("a", "ua", 11, nil)
-		w.send(evModified(a, b))
-		w.send(evModified(b, mkObj("a", "ua", 12, nil)))
-		synctest.Wait()
-		require.NoError(t, c.WaitFor(t.Context(), 12))
-		mu.Lock()
-		defer mu.Unlock()
-		require.Equal(t, []string{"h0@11", "h1@11", "h2@11", "h3@11", "h0@12", "h1@12", "h2@12", "h3@12"}, calls)
-		require.Equal(t, []string{
-			"cache: handler 0 panicked: string: handler 0 at 11",
-			"cache: handler 1 panicked: string: handler 1 at 11",
-			"cache: handler 1 panicked: string: handler 1 at 12",
-			"cache: handler 3 panicked: string: handler 3 at 12",
-		}, errs)
-		require.Equal(t, int64(4), c.Panics())
-		require.Equal(t, 2, strings.Count(logs.String(), `msg="cache: handler panicked" handler=1`))
 	})
 }
 

@@ -353,3 +353,88 @@ func TestTypedDecodeOfTheEventPathsValue(t *testing.T) {
 	})
 	require.LessOrEqual(t, allocs, 11.0)
 }
+
+// structAsWritten reads a struct's text as encoding/json writes it (the
+// store's own spelling), one comparison per key, to what encoding/json
+// decodes: random struct types and values.
+func TestStructAsWrittenReadsEncodingJSONsText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(58, 1))
+	var tried, read int
+	for range race.Sweep(400, 4) {
+		typ := randomSideType(rng, 0)
+		c := sideCompiler{late: map[reflect.Type]*sideDecoder{}}
+		fields, ok := c.structFields(typ)
+		if !ok {
+			continue
+		}
+		for range 4 {
+			v := reflect.New(typ)
+			fillRandom(rng, v.Elem(), 0)
+			text, err := json.Marshal(v.Interface())
+			require.NoError(t, err)
+			want, got := reflect.New(typ), reflect.New(typ)
+			require.NoError(t, json.Unmarshal(text, want.Interface()))
+			d := &metaDecoder{scratch: new(decodeScratch)}
+			d.r = jsonscan.NewReader(text)
+			tried++
+			if !structAsWritten(d, fields, got.UnsafePointer(), nil, 0) || !d.r.End() {
+				continue // a value its field's decoder declines
+			}
+			read++
+			require.Equal(t, want.Interface(), got.Interface(), "%v: %s", typ, text)
+		}
+	}
+	t.Logf("%d of %d texts read as written", read, tried)
+	require.Greater(t, read, tried*9/10, "what encoding/json writes is read as written")
+}
+
+// A struct's text in another spelling than encoding/json's (keys in
+// another order, from the first or after some read as written, at any
+// depth; white space) is read member by member, to what encoding/json
+// decodes; and the struct decoder declines what the member loop declines,
+// after a part read as written too.
+func TestStructDecoderReadsOtherSpellingsMemberByMember(t *testing.T) {
+	type inner struct {
+		A int    `json:"a"`
+		B string `json:"b,omitempty"`
+	}
+	type spec struct {
+		Replicas int64             `json:"replicas"`
+		Image    string            `json:"image"`
+		Args     []string          `json:"args"`
+		In       inner             `json:"in"`
+		Selector map[string]string `json:"selector"`
+	}
+	plan := sidePlanOf(reflect.TypeFor[spec]())
+	require.NotNil(t, plan)
+	for _, text := range []string{
+		`{"replicas":3,"image":"x","args":["a"],"in":{"a":1,"b":"y"},"selector":{"k":"v"}}`,
+		`{}`, `{"image":"x"}`, `{"in":{}}`, `{"args":[],"selector":{}}`,
+		`{"image":"x","replicas":3}`,
+		`{"replicas":3,"image":"x","selector":{"k":"v"},"args":["a","b"]}`,
+		`{"replicas":3,"in":{"b":"y","a":1},"image":"x"}`,
+		`{"replicas":3,"in":{"a":1,"b":"y"},"image":"x"}`,
+		`{ "replicas": 3, "image":"x" }`, `{"replicas":3 ,"image":"x"}`, ` {"replicas":3}`, `{"in":{ "a":1}}`,
+		`{"replicas":3,"args":null,"image":"x"}`,
+	} {
+		want, got := new(spec), new(spec)
+		require.NoError(t, json.Unmarshal([]byte(text), want), text)
+		require.True(t, fastSide(plan, []byte(text), reflect.ValueOf(got)), text)
+		require.Equal(t, want, got, text)
+	}
+	for _, text := range []string{
+		`{"replicas":3,"image":"x","image":"y"}`,
+		`{"image":"x","replicas":3,"image":"y"}`,
+		`{"replicas":3,"Image":"x"}`,
+		`{"replicas":3,"zzz":1}`,
+		`{"replicas":3,"in":{"a":1,"zzz":2}}`,
+		`{"replicas":1.5,"image":"x"}`,
+		`{"replicas":3,"in":{"a":1.5},"image":"x"}`,
+		`{"replicas":3,}`, `{"replicas":3`, `{"replicas":3,"image":"x"`,
+		// inner's members end where the outer's would: the closing
+		// brace is the inner's, the text one short.
+		`{"in":{"a":1,"image":"x"}`,
+	} {
+		require.False(t, fastSide(plan, []byte(text), reflect.ValueOf(new(spec))), text)
+	}
+}

@@ -184,7 +184,44 @@ func decodeStrings(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 }
 
 func decodeStringList(d *metaDecoder) ([]string, bool) {
+	start := d.r
+	if s, ok := stringsAsWritten(d); ok {
+		return s, true
+	}
+	d.r = start
 	return list(d, (*metaDecoder).string)
+}
+
+// stringsAsWritten reads a list of strings as list reads it with
+// metaDecoder.string when its text is spelled as encoding/json writes
+// such a list of plain strings (see jsonscan.Reader.String): no white
+// space, no escapes. It reports false for any other text, having read
+// part of it, for the caller to read it element by element from the
+// start. The elements are read without a call through string per
+// element, as the store writes them.
+func stringsAsWritten(d *metaDecoder) ([]string, bool) {
+	r := &d.r
+	if !r.Literal(`[`) {
+		return nil, false
+	}
+	var first [8]string
+	items := first[:0]
+	if !r.Literal(`]`) {
+		for {
+			b, ok := r.Plain()
+			if !ok {
+				return nil, false
+			}
+			items = append(items, d.str(b))
+			if r.Literal(`]`) {
+				break
+			}
+			if !r.Literal(`,`) {
+				return nil, false
+			}
+		}
+	}
+	return append(make([]string, 0, len(items)), items...), true
 }
 
 func decodeStringMap(d *metaDecoder, p unsafe.Pointer, _ int) bool {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -437,4 +438,56 @@ func TestStructDecoderReadsOtherSpellingsMemberByMember(t *testing.T) {
 	} {
 		require.False(t, fastSide(plan, []byte(text), reflect.ValueOf(new(spec))), text)
 	}
+}
+
+// A list of strings spelled as encoding/json writes one of plain strings
+// is read as written (stringsAsWritten); any other text element by
+// element, to what encoding/json decodes, or declined where it refuses or
+// another type's value stands for an element.
+func TestStringListReadAsWrittenOrElementByElement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(58, 2))
+	plain := []string{"", "a", "web", "--listen=:8080", "x<y>&z", "registry.example.com/platform/web-frontend:v1.27.3"}
+	for range 200 {
+		l := make([]string, rng.IntN(12))
+		for i := range l {
+			l[i] = plain[rng.IntN(len(plain))]
+		}
+		text, err := json.Marshal(l)
+		require.NoError(t, err)
+		text = bytes.ReplaceAll(bytes.ReplaceAll(bytes.ReplaceAll(text, []byte(`\u003c`), []byte(`<`)), []byte(`\u003e`), []byte(`>`)), []byte(`\u0026`), []byte(`&`))
+		d := &metaDecoder{scratch: new(decodeScratch)}
+		d.r = jsonscan.NewReader(text)
+		got, ok := stringsAsWritten(d)
+		require.True(t, ok && d.r.End(), "%s", text)
+		require.Equal(t, l, got, "%s", text)
+	}
+	plan := sidePlanOf(stringsType)
+	for _, text := range []string{
+		`[]`, `null`, `["a"]`, `["a","b","c","d","e","f","g","h","i","j"]`,
+		`[ "a"]`, `["a" ,"b"]`, `["a", "b"]`, `[ ]`, `["a\u0026b","c"]`, `["tab\there"]`, `["é"]`,
+	} {
+		var want, got []string
+		require.NoError(t, json.Unmarshal([]byte(text), &want), text)
+		require.True(t, fastSide(plan, []byte(text), reflect.ValueOf(&got)), text)
+		require.Equal(t, want, got, text)
+	}
+	for _, text := range []string{`["a",null]`, `["a",1]`, `["a",]`, `["a"`, `["a""b"]`, `["a"],`, `{"a":"b"}`} {
+		var got []string
+		require.False(t, fastSide(plan, []byte(text), reflect.ValueOf(&got)), text)
+	}
+	if race.Enabled {
+		return // allocations counted without the race detector
+	}
+	// Strings seen lately are the scratch space's: read again, they cost
+	// no allocation; the list does.
+	sc := new(decodeScratch)
+	d := &metaDecoder{scratch: sc}
+	text := []byte(`["--listen=:8080","--log-level=info","--config=/etc/web/config.yaml"]`)
+	allocs := testing.AllocsPerRun(50, func() {
+		d.r = jsonscan.NewReader(text)
+		if _, ok := stringsAsWritten(d); !ok {
+			t.Fatal("not read")
+		}
+	})
+	require.Equal(t, 1.0, allocs)
 }

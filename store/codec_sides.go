@@ -184,7 +184,44 @@ func decodeStrings(d *metaDecoder, p unsafe.Pointer, _ int) bool {
 }
 
 func decodeStringList(d *metaDecoder) ([]string, bool) {
+	start := d.r
+	if s, ok := stringsAsWritten(d); ok {
+		return s, true
+	}
+	d.r = start
 	return list(d, (*metaDecoder).string)
+}
+
+// stringsAsWritten reads a list of strings as list reads it with
+// metaDecoder.string when its text is spelled as encoding/json writes
+// such a list of plain strings (see jsonscan.Reader.String): no white
+// space, no escapes. It reports false for any other text, having read
+// part of it, for the caller to read it element by element from the
+// start. The elements are read without a call through string per
+// element, as the store writes them.
+func stringsAsWritten(d *metaDecoder) ([]string, bool) {
+	r := &d.r
+	if !r.Literal(`[`) {
+		return nil, false
+	}
+	var first [8]string
+	items := first[:0]
+	if !r.Literal(`]`) {
+		for {
+			b, ok := r.Plain()
+			if !ok {
+				return nil, false
+			}
+			items = append(items, d.str(b))
+			if r.Literal(`]`) {
+				break
+			}
+			if !r.Literal(`,`) {
+				return nil, false
+			}
+		}
+	}
+	return append(make([]string, 0, len(items)), items...), true
 }
 
 func decodeStringMap(d *metaDecoder, p unsafe.Pointer, _ int) bool {
@@ -426,6 +463,10 @@ type sideField struct {
 	dec    sideDecoder
 	same   sameField
 	nested bool
+	// key and nextKey are the member's opening as encoding/json writes
+	// it, first in its object and after another: `"name":` and
+	// `,"name":` (see structAsWritten).
+	key, nextKey string
 }
 
 // jsonFields returns the fields of struct type t that encoding/json
@@ -446,6 +487,16 @@ func jsonFields(t reflect.Type) ([]reflect.StructField, bool) {
 }
 
 func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
+	fields, ok := c.structFields(t)
+	if !ok {
+		return nil, false
+	}
+	return structDecoder(t, fields), true
+}
+
+// structFields compiles the fields of struct type t, in order, or reports
+// false when t has one that a sideDecoder does not handle.
+func (c *sideCompiler) structFields(t reflect.Type) ([]sideField, bool) {
 	var fields []sideField
 	sfs, ok := jsonFields(t)
 	if !ok {
@@ -469,16 +520,17 @@ func (c *sideCompiler) structOf(t reflect.Type) (sideDecoder, bool) {
 			return nil, false
 		}
 		fields = append(fields, sideField{name: name, offset: sf.Offset, dec: dec, same: sameFieldOf(sf.Type),
-			nested: sf.Type.Kind() == reflect.Struct && sf.Type != timeType})
+			nested: sf.Type.Kind() == reflect.Struct && sf.Type != timeType,
+			key:    `"` + name + `":`, nextKey: `,"` + name + `":`})
 	}
 	if len(fields) > 64 {
 		return nil, false
 	}
-	return structDecoder(fields), true
+	return fields, true
 }
 
-// structDecoder returns the sideDecoder of a struct with fields.
-func structDecoder(fields []sideField) sideDecoder {
+// structDecoder returns the sideDecoder of a struct of type t with fields.
+func structDecoder(t reflect.Type, fields []sideField) sideDecoder {
 	return func(d *metaDecoder, p unsafe.Pointer, depth int) bool {
 		held := d.held
 		d.held = nil
@@ -488,6 +540,14 @@ func structDecoder(fields []sideField) sideDecoder {
 		if depth >= maxSideDepth {
 			return false
 		}
+		start := d.r
+		if structAsWritten(d, fields, p, held, depth) {
+			return true
+		}
+		// Read member by member from the start, into a zero struct
+		// again (structAsWritten may have decoded some fields).
+		d.r = start
+		reflect.NewAt(t, p).Elem().SetZero()
 		var seen uint64
 		// The fields are looked for from the one after the last found:
 		// encoding/json writes them in order, so that is the next key
@@ -513,6 +573,44 @@ func structDecoder(fields []sideField) sideDecoder {
 			return false // not exactly a field's name
 		})
 	}
+}
+
+// structAsWritten decodes the struct at d.r into p, as structDecoder's
+// member loop does, when its text is spelled as encoding/json writes it:
+// no white space around the braces and keys, each key a field's name
+// exactly, the fields in their order (any of them left out). That is what
+// the store writes, and each key then costs one comparison with the text
+// the next fields open with, where the member loop reads the key's token
+// and looks for the field it names. It reports false for any other text,
+// or a value that a field's decoder declines, having read part of it and
+// decoded part of p: the caller then reads the text member by member from
+// the start, into a zero struct, which gives the same result for the
+// texts structAsWritten reads (the member loop takes the same keys in the
+// same order to the same decoders) and its own for the others.
+func structAsWritten(d *metaDecoder, fields []sideField, p, held unsafe.Pointer, depth int) bool {
+	r := &d.r
+	if !r.Literal(`{`) {
+		return false
+	}
+	if r.Literal(`}`) {
+		return true
+	}
+	first := true
+	for i := range fields {
+		f := &fields[i]
+		key := f.nextKey
+		if first {
+			key = f.key
+		}
+		if !r.Literal(key) {
+			continue
+		}
+		first = false
+		if !f.decode(d, unsafe.Add(p, f.offset), held, depth+1) {
+			return false
+		}
+	}
+	return r.Literal(`}`)
 }
 
 // decode decodes the field's value at d.r into fp, sharing the value of

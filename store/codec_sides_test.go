@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -352,4 +353,141 @@ func TestTypedDecodeOfTheEventPathsValue(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 11.0)
+}
+
+// structAsWritten reads a struct's text as encoding/json writes it (the
+// store's own spelling), one comparison per key, to what encoding/json
+// decodes: random struct types and values.
+func TestStructAsWrittenReadsEncodingJSONsText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(58, 1))
+	var tried, read int
+	for range race.Sweep(400, 4) {
+		typ := randomSideType(rng, 0)
+		c := sideCompiler{late: map[reflect.Type]*sideDecoder{}}
+		fields, ok := c.structFields(typ)
+		if !ok {
+			continue
+		}
+		for range 4 {
+			v := reflect.New(typ)
+			fillRandom(rng, v.Elem(), 0)
+			text, err := json.Marshal(v.Interface())
+			require.NoError(t, err)
+			want, got := reflect.New(typ), reflect.New(typ)
+			require.NoError(t, json.Unmarshal(text, want.Interface()))
+			d := &metaDecoder{scratch: new(decodeScratch)}
+			d.r = jsonscan.NewReader(text)
+			tried++
+			if !structAsWritten(d, fields, got.UnsafePointer(), nil, 0) || !d.r.End() {
+				continue // a value its field's decoder declines
+			}
+			read++
+			require.Equal(t, want.Interface(), got.Interface(), "%v: %s", typ, text)
+		}
+	}
+	t.Logf("%d of %d texts read as written", read, tried)
+	require.Greater(t, read, tried*9/10, "what encoding/json writes is read as written")
+}
+
+// A struct's text in another spelling than encoding/json's (keys in
+// another order, from the first or after some read as written, at any
+// depth; white space) is read member by member, to what encoding/json
+// decodes; and the struct decoder declines what the member loop declines,
+// after a part read as written too.
+func TestStructDecoderReadsOtherSpellingsMemberByMember(t *testing.T) {
+	type inner struct {
+		A int    `json:"a"`
+		B string `json:"b,omitempty"`
+	}
+	type spec struct {
+		Replicas int64             `json:"replicas"`
+		Image    string            `json:"image"`
+		Args     []string          `json:"args"`
+		In       inner             `json:"in"`
+		Selector map[string]string `json:"selector"`
+	}
+	plan := sidePlanOf(reflect.TypeFor[spec]())
+	require.NotNil(t, plan)
+	for _, text := range []string{
+		`{"replicas":3,"image":"x","args":["a"],"in":{"a":1,"b":"y"},"selector":{"k":"v"}}`,
+		`{}`, `{"image":"x"}`, `{"in":{}}`, `{"args":[],"selector":{}}`,
+		`{"image":"x","replicas":3}`,
+		`{"replicas":3,"image":"x","selector":{"k":"v"},"args":["a","b"]}`,
+		`{"replicas":3,"in":{"b":"y","a":1},"image":"x"}`,
+		`{"replicas":3,"in":{"a":1,"b":"y"},"image":"x"}`,
+		`{ "replicas": 3, "image":"x" }`, `{"replicas":3 ,"image":"x"}`, ` {"replicas":3}`, `{"in":{ "a":1}}`,
+		`{"replicas":3,"args":null,"image":"x"}`,
+	} {
+		want, got := new(spec), new(spec)
+		require.NoError(t, json.Unmarshal([]byte(text), want), text)
+		require.True(t, fastSide(plan, []byte(text), reflect.ValueOf(got)), text)
+		require.Equal(t, want, got, text)
+	}
+	for _, text := range []string{
+		`{"replicas":3,"image":"x","image":"y"}`,
+		`{"image":"x","replicas":3,"image":"y"}`,
+		`{"replicas":3,"Image":"x"}`,
+		`{"replicas":3,"zzz":1}`,
+		`{"replicas":3,"in":{"a":1,"zzz":2}}`,
+		`{"replicas":1.5,"image":"x"}`,
+		`{"replicas":3,"in":{"a":1.5},"image":"x"}`,
+		`{"replicas":3,}`, `{"replicas":3`, `{"replicas":3,"image":"x"`,
+		// inner's members end where the outer's would: the closing
+		// brace is the inner's, the text one short.
+		`{"in":{"a":1,"image":"x"}`,
+	} {
+		require.False(t, fastSide(plan, []byte(text), reflect.ValueOf(new(spec))), text)
+	}
+}
+
+// A list of strings spelled as encoding/json writes one of plain strings
+// is read as written (stringsAsWritten); any other text element by
+// element, to what encoding/json decodes, or declined where it refuses or
+// another type's value stands for an element.
+func TestStringListReadAsWrittenOrElementByElement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(58, 2))
+	plain := []string{"", "a", "web", "--listen=:8080", "x<y>&z", "registry.example.com/platform/web-frontend:v1.27.3"}
+	for range 200 {
+		l := make([]string, rng.IntN(12))
+		for i := range l {
+			l[i] = plain[rng.IntN(len(plain))]
+		}
+		text, err := json.Marshal(l)
+		require.NoError(t, err)
+		text = bytes.ReplaceAll(bytes.ReplaceAll(bytes.ReplaceAll(text, []byte(`\u003c`), []byte(`<`)), []byte(`\u003e`), []byte(`>`)), []byte(`\u0026`), []byte(`&`))
+		d := &metaDecoder{scratch: new(decodeScratch)}
+		d.r = jsonscan.NewReader(text)
+		got, ok := stringsAsWritten(d)
+		require.True(t, ok && d.r.End(), "%s", text)
+		require.Equal(t, l, got, "%s", text)
+	}
+	plan := sidePlanOf(stringsType)
+	for _, text := range []string{
+		`[]`, `null`, `["a"]`, `["a","b","c","d","e","f","g","h","i","j"]`,
+		`[ "a"]`, `["a" ,"b"]`, `["a", "b"]`, `[ ]`, `["a\u0026b","c"]`, `["tab\there"]`, `["é"]`,
+	} {
+		var want, got []string
+		require.NoError(t, json.Unmarshal([]byte(text), &want), text)
+		require.True(t, fastSide(plan, []byte(text), reflect.ValueOf(&got)), text)
+		require.Equal(t, want, got, text)
+	}
+	for _, text := range []string{`["a",null]`, `["a",1]`, `["a",]`, `["a"`, `["a""b"]`, `["a"],`, `{"a":"b"}`} {
+		var got []string
+		require.False(t, fastSide(plan, []byte(text), reflect.ValueOf(&got)), text)
+	}
+	if race.Enabled {
+		return // allocations counted without the race detector
+	}
+	// Strings seen lately are the scratch space's: read again, they cost
+	// no allocation; the list does.
+	sc := new(decodeScratch)
+	d := &metaDecoder{scratch: sc}
+	text := []byte(`["--listen=:8080","--log-level=info","--config=/etc/web/config.yaml"]`)
+	allocs := testing.AllocsPerRun(50, func() {
+		d.r = jsonscan.NewReader(text)
+		if _, ok := stringsAsWritten(d); !ok {
+			t.Fatal("not read")
+		}
+	})
+	require.Equal(t, 1.0, allocs)
 }

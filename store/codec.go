@@ -362,6 +362,12 @@ func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 func appendMetaIdentity(b []byte, m *Meta, ok *bool) []byte {
 	b = appendPlain(append(b, `{"kind":`...), m.Kind, ok)
 	b = appendPlain(append(b, `,"name":`...), m.Name, ok)
+	return appendMetaIdentityRest(b, m, ok)
+}
+
+// appendMetaIdentityRest is appendMetaIdentity's part after the kind and
+// the name: from the UID on.
+func appendMetaIdentityRest(b []byte, m *Meta, ok *bool) []byte {
 	b = appendPlain(append(b, `,"uid":`...), m.UID, ok)
 	var plain bool
 	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)

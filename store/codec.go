@@ -164,9 +164,25 @@ func (raw *rawObject) encode() ([]byte, error) {
 // storedHead), rather than writing it again. It also returns the length
 // of that text in the value (0 when the value has no such head, see
 // storedHead), for the caller to give raw the head of its own value.
+//
+// A value whose length lengthOver tells is appended to an allocation of
+// that length, with no pooled buffer and no copy; should the length be
+// another (a string left to encoding/json), it is copied to one of its
+// own, so that the value always has its exact length.
 func (raw *rawObject) encodeOver(cur *rawObject) ([]byte, int, error) {
+	text := raw.headOver(cur)
+	if n := raw.lengthOver(text); n > 0 {
+		b, head, err := raw.appendSized(make([]byte, 0, n), text, n)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(b) != cap(b) {
+			b = append(make([]byte, 0, len(b)), b...)
+		}
+		return b, head, nil
+	}
 	bp := encodeBuffers.Get().(*[]byte)
-	b, head, err := raw.appendTo((*bp)[:0], cur)
+	b, head, err := raw.appendTo((*bp)[:0], text)
 	var out []byte
 	if err == nil {
 		out = make([]byte, len(b)) // with the copy, one makeslicecopy (see encode)
@@ -185,23 +201,77 @@ var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledEncode = 64 << 10
 
-// appendTo appends the stored value of raw to b (see encodeOver), and
-// reports the length of its head (0 for none: see storedHead).
-func (raw *rawObject) appendTo(b []byte, cur *rawObject) ([]byte, int, error) {
-	spec, status := orNull(raw.Spec), orNull(raw.Status)
-	var text []byte // the head of cur's value, when it is raw's
-	if raw.Version == "" {
-		text = cur.headFor(&raw.Meta)
+// headOver returns the head of cur's value when it is raw's (see
+// storedHead), for raw's value to copy; nil for none.
+func (raw *rawObject) headOver(cur *rawObject) []byte {
+	if raw.Version != "" {
+		return nil // a versioned value starts with its version
 	}
-	// The metadata are rarely more than a few hundred bytes: one growth at
-	// most, with an empty buffer. A head copied is its length, and what
-	// follows it the last write's and the generations' (metaSizeHint's
-	// loops over the records and the maps were a tenth of appendTo).
+	return cur.headFor(&raw.Meta)
+}
+
+// lengthOver is the length of raw's value with text for its head
+// (headOver), when appendTo writes the rest as it is, plain strings and
+// nothing left to encoding/json, and there is no part whose length is
+// known only once written (conditions, preserved fields); else 0, as for
+// no text.
+func (raw *rawObject) lengthOver(text []byte) int {
+	if text == nil || len(raw.Conditions) > 0 || len(raw.Preserved) > 0 {
+		return 0
+	}
+	m := &raw.Meta
+	n := len(text) + len(`,"lastWrite":{"manager":"","op":""}`) + len(m.LastWrite.Manager) + len(m.LastWrite.Op)
+	if m.LastWrite.Trace != "" {
+		n += len(`,"trace":""`) + len(m.LastWrite.Trace)
+	}
+	n += len(`,"generation":`) + decimalLen(m.Generation)
+	if m.StatusGeneration != 0 {
+		n += len(`,"statusGeneration":`) + decimalLen(m.StatusGeneration)
+	}
+	return n + len(`}`) + len(`,"spec":`) + len(orNull(raw.Spec)) + len(`,"status":`) + len(orNull(raw.Status)) + len(`}`)
+}
+
+// decimalLen is the length of strconv.AppendInt's text of v in base 10.
+func decimalLen(v int64) int {
+	n, u := 1, uint64(v)
+	if v < 0 {
+		n, u = 2, -u
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
+}
+
+// appendTo appends the stored value of raw to b (see encodeOver), with
+// text for its head, the head of the value raw was computed from
+// (headOver; nil for none), and reports the length of its head (0 for
+// none: see storedHead).
+func (raw *rawObject) appendTo(b, text []byte) ([]byte, int, error) {
+	return raw.appendSized(b, text, raw.sizeHint(text))
+}
+
+// sizeHint is about the length of raw's value with text for its head
+// (see appendTo), its length when lengthOver tells it. The metadata are
+// rarely more than a few hundred bytes: one growth at most, with an empty
+// buffer. A head copied is its length, and what follows it the last
+// write's and the generations' (metaSizeHint's loops over the records and
+// the maps were a tenth of appendTo).
+func (raw *rawObject) sizeHint(text []byte) int {
+	if n := raw.lengthOver(text); n > 0 {
+		return n
+	}
 	meta := len(text) + 96 + len(raw.Meta.LastWrite.Manager) + len(raw.Meta.LastWrite.Trace)
 	if text == nil {
 		meta = metaSizeHint(&raw.Meta)
 	}
-	b = slices.Grow(b, len(raw.Version)+len(spec)+len(status)+len(raw.Preserved)+meta+192*len(raw.Conditions)+80)
+	return len(raw.Version) + len(orNull(raw.Spec)) + len(orNull(raw.Status)) + len(raw.Preserved) + meta + 192*len(raw.Conditions) + 80
+}
+
+// appendSized is appendTo growing b for hint bytes first.
+func (raw *rawObject) appendSized(b, text []byte, hint int) ([]byte, int, error) {
+	spec, status := orNull(raw.Spec), orNull(raw.Status)
+	b = slices.Grow(b, hint)
 	start, head := len(b), 0
 	ok := true
 	if raw.Version != "" {
@@ -362,6 +432,12 @@ func appendMetaHead(b []byte, m *Meta) ([]byte, bool) {
 func appendMetaIdentity(b []byte, m *Meta, ok *bool) []byte {
 	b = appendPlain(append(b, `{"kind":`...), m.Kind, ok)
 	b = appendPlain(append(b, `,"name":`...), m.Name, ok)
+	return appendMetaIdentityRest(b, m, ok)
+}
+
+// appendMetaIdentityRest is appendMetaIdentity's part after the kind and
+// the name: from the UID on.
+func appendMetaIdentityRest(b []byte, m *Meta, ok *bool) []byte {
 	b = appendPlain(append(b, `,"uid":`...), m.UID, ok)
 	var plain bool
 	b, plain = appendStringMap(b, `,"labels":{`, m.Labels)
@@ -440,10 +516,18 @@ func appendMetaTail(b []byte, m *Meta) ([]byte, bool) {
 }
 
 // appendLastWrite appends w, the value of the metadata's "lastWrite"
-// member. It clears *ok for a string that needs escaping.
+// member. It clears *ok for a string that needs escaping, having appended
+// nothing when it is the manager or the operation. Those two, which every
+// write stamps, are written in one run of appends around one check each,
+// not two appendPlain calls (their calls and quotes were most of the
+// cost of the few bytes they write).
 func appendLastWrite(b []byte, w *LastWrite, ok *bool) []byte {
-	b = appendPlain(append(b, `{"manager":`...), w.Manager, ok)
-	b = appendPlain(append(b, `,"op":`...), string(w.Op), ok)
+	if !plainJSONString(w.Manager) || !plainJSONString(string(w.Op)) {
+		*ok = false
+		return b
+	}
+	b = append(append(b, `{"manager":"`...), w.Manager...)
+	b = append(append(append(b, `","op":"`...), w.Op...), '"')
 	if w.Trace != "" {
 		b = appendPlain(append(b, `,"trace":`...), w.Trace, ok)
 	}

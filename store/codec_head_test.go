@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,13 +258,76 @@ func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
 			for n := range len(trace) + 1 {
 				next.Meta.LastWrite = LastWrite{Manager: "another-user", Op: ownership.OpUpdate, Trace: trace[:n]}
 				allocs := testing.AllocsPerRun(20, func() {
-					_, _, err = next.appendTo(nil, c.over)
+					_, _, err = next.appendTo(nil, next.headOver(c.over))
 				})
 				require.NoError(t, err)
 				require.Equal(t, 1.0, allocs, "a trace of %d bytes", n)
-				_, head, _ := next.appendTo(nil, c.over)
+				_, head, _ := next.appendTo(nil, next.headOver(c.over))
 				require.Equal(t, len(cur.head.text), head, "the head is cur's")
 			}
 		})
 	}
+}
+
+// TestEncodeOverAllocatesItsExactLength checks that a write's value over
+// the value it was computed from, its head copied, is the full encoding,
+// in an allocation of its exact length; that lengthOver tells that length
+// before it is written when the last write's strings are plain (and the
+// value has no conditions), so that no copy is made; and that decimalLen
+// is the length of strconv's text of an integer.
+func TestEncodeOverAllocatesItsExactLength(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 9, 10, -9, -10, 99, 100, 1 << 40, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		require.Equal(t, len(strconv.FormatInt(v, 10)), decimalLen(v), "%d", v)
+	}
+	rng := rand.New(rand.NewPCG(58, 3))
+	for range 30 {
+		v := rng.Int64() >> rng.IntN(64)
+		require.Equal(t, len(strconv.FormatInt(v, 10)), decimalLen(v), "%d", v)
+		require.Equal(t, len(strconv.FormatInt(-v, 10)), decimalLen(-v), "%d", -v)
+	}
+	strs := []string{"", "user", "Update", "a-much-longer-manager-name", "trace-0123456789abcdef", "q\"uote", "<b>", "\x7f"}
+	told := 0
+	for i := range 2000 {
+		m := randomMeta(rng, true)
+		raw := &rawObject{Meta: m, Spec: json.RawMessage(`{"replicas":1}`), Status: json.RawMessage(`{"ready":2}`)}
+		value, err := raw.encode()
+		require.NoError(t, err)
+		cur := new(rawObject)
+		if !decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}) || cur.head.text == nil {
+			continue
+		}
+		next := *cur
+		next.Meta.LastWrite = LastWrite{Manager: strs[rng.IntN(len(strs))], Op: ownership.Operation(strs[rng.IntN(len(strs))])}
+		if i%3 == 0 {
+			next.Meta.LastWrite.Trace = strs[rng.IntN(len(strs))]
+		}
+		next.Meta.Generation, next.Meta.StatusGeneration = rng.Int64()>>rng.IntN(64)-1<<20, rng.Int64()>>rng.IntN(64)*int64(rng.IntN(2))
+		switch rng.IntN(3) {
+		case 0:
+			next.Spec = nil
+		case 1:
+			next.Status = json.RawMessage(`{"ready":3,"message":"longer"}`)
+		}
+		if i%5 == 0 {
+			next.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, LastTransitionTime: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)}}
+		}
+		got, _, err := next.encodeOver(cur)
+		require.NoError(t, err)
+		want, err := next.encode()
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+		require.Equal(t, len(got), cap(got), "the value's exact length")
+		text := next.headOver(cur)
+		require.NotNil(t, text)
+		w := next.Meta.LastWrite
+		n := next.lengthOver(text)
+		switch {
+		case len(next.Conditions) > 0:
+			require.Zero(t, n, "conditions")
+		case plainJSONString(w.Manager) && plainJSONString(string(w.Op)) && plainJSONString(w.Trace):
+			require.Equal(t, len(got), n, "%s", got)
+			told++
+		}
+	}
+	require.Greater(t, told, 500, "values whose length lengthOver told")
 }

@@ -304,3 +304,29 @@ func TestEncodeJSONAtIsEncodeJSON(t *testing.T) {
 	requireEncodeJSONAt[any](t, nil)
 	requireEncodeJSONAt(t, "<a>")
 }
+
+// TestEncodeStringMapIsEncodingJSON: a map[string]string of any size, 0 to
+// 40 entries (sorted by insertion up to maxInsertionSort, by
+// slices.SortFunc beyond), keys that share prefixes or are prefixes of one
+// another, is written as json.Marshal writes it, keys in its order.
+func TestEncodeStringMapIsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(58, 2))
+	keys := []string{"", "a", "ab", "b", "app", "app-1", "tier", "z", "A", "é", "<", "\x7f"}
+	for n := range 41 {
+		for range 20 {
+			m := map[string]string{}
+			for len(m) < n {
+				k := keys[r.IntN(len(keys))]
+				for range r.IntN(3) {
+					k += keys[r.IntN(len(keys))]
+				}
+				m[k] = randString(r)
+			}
+			want, err := json.Marshal(m)
+			require.NoError(t, err)
+			got, ok := encodeStringMap(nil, reflect.ValueOf(m), 0)
+			require.True(t, ok)
+			require.Equal(t, string(want), string(got), "%d entries", n)
+		}
+	}
+}

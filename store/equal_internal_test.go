@@ -118,3 +118,30 @@ func TestEqualOfIsDeepEqual(t *testing.T) {
 		require.False(t, leq(unsafe.Pointer(a), unsafe.Pointer(c)))
 	})
 }
+
+// TestUserMetaEqualIsEachPartEqual checks userMetaEqual against what it
+// means: the labels, annotations, owners and finalizers of both Metas are
+// each equal, an empty map or list equal to a nil one. Every pairing of
+// nil, empty and two different values of each part is tried, so a part
+// left out of its shortcut for Metas with none of them is caught.
+func TestUserMetaEqualIsEachPartEqual(t *testing.T) {
+	labels := []map[string]string{nil, {}, {"a": "1"}, {"a": "2"}}
+	annotations := []map[string]string{nil, {}, {"n": "x"}, {"o": "x"}}
+	owners := [][]OwnerRef{nil, {}, {{Kind: "K", Name: "n", UID: "u"}}, {{Kind: "K", Name: "n", UID: "u", Controller: true}}}
+	finalizers := [][]string{nil, {}, {"f"}, {"g"}}
+	// part i of combination c: its (i+1)-th base-4 digit, one of the four
+	// values above (0 nil, 1 empty, 2 and 3 two others).
+	part := func(c, i int) int { return c >> (2 * i) & 3 }
+	same := func(x, y int) bool { return x == y || x < 2 && y < 2 }
+	for c := range 1 << 16 {
+		a := Meta{Labels: labels[part(c, 0)], Annotations: annotations[part(c, 1)], Owners: owners[part(c, 2)], Finalizers: finalizers[part(c, 3)]}
+		b := Meta{Labels: labels[part(c, 4)], Annotations: annotations[part(c, 5)], Owners: owners[part(c, 6)], Finalizers: finalizers[part(c, 7)]}
+		want := true
+		for i := range 4 {
+			want = want && same(part(c, i), part(c, i+4))
+		}
+		if got := userMetaEqual(&a, &b); got != want {
+			t.Fatalf("userMetaEqual(%+v, %+v) = %v, want %v", a, b, got, want)
+		}
+	}
+}

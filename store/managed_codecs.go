@@ -174,6 +174,13 @@ func conditionsKeyed(conds []Condition) bool {
 	return true
 }
 
+// hasMetaShape reports whether m has a part of the spec-side tree's
+// shape, for appendMetaShape to append: labels, annotations, owners or
+// finalizers.
+func hasMetaShape(m *Meta) bool {
+	return len(m.Labels)|len(m.Annotations)|len(m.Owners)|len(m.Finalizers) != 0
+}
+
 // appendMetaShape appends to buf, after a 0, a key of the shape of m's
 // part of the spec-side tree (metaTree(m, true)): the label and annotation
 // keys, sorted, and the owners and finalizers in full. Each part is a tag,
@@ -182,7 +189,7 @@ func conditionsKeyed(conds []Condition) bool {
 // encoding metaTree, it allocates nothing for up to 32 labels and 32
 // annotations.
 func appendMetaShape(buf []byte, m *Meta) []byte {
-	if len(m.Labels) == 0 && len(m.Annotations) == 0 && len(m.Owners) == 0 && len(m.Finalizers) == 0 {
+	if !hasMetaShape(m) {
 		return buf
 	}
 	buf = append(buf, 0)

@@ -130,11 +130,11 @@ func (sc schemas) keepManaged(cur, next *rawObject, side, manager string, known 
 	if known != nil {
 		return known.canonical && ownsAll(known.managed, &changed, manager), known
 	}
-	var arr [256]byte
-	key, keyed := codecKey(arr[:0], cur, side)
-	if keyed && k != nil && k.same(key, manager, cur.Meta.Managed, &changed) {
+	if k != nil && k.keyOf(cur, side) && k.same(manager, cur.Meta.Managed, &changed) {
 		return true, k.decoded(sc.remember)
 	}
+	var arr [256]byte
+	key, keyed := codecKey(arr[:0], cur, side)
 	// Decoded on the stack: only a record kept for the Store's memory
 	// leaves it.
 	var buf [4]ownership.Entry
@@ -187,10 +187,24 @@ type keptWrite struct {
 	spec *jsonscan.Shape
 }
 
-// same reports whether a write of those inputs is the one k describes.
-func (k *keptWrite) same(key []byte, manager string, managed []ManagedFields, changed *jsonscan.Changes) bool {
-	if k.manager != manager || len(k.changed) != changed.Len() ||
-		!slices.Equal(k.managed, managed) || !bytes.Equal(k.key, key) {
+// keyOf reports whether k's key is codecKey of cur's side. A spec side
+// whose read gave it a shape key, of metadata without a shape of their
+// own (no labels, annotations, owners or finalizers, see appendMetaShape),
+// has the key 'p' and the spec's shape key (specShapeKey), compared where
+// it is; any other key is built to be compared.
+func (k *keptWrite) keyOf(cur *rawObject, side string) bool {
+	if spec := cur.specKey(); spec != nil && side != statusSide && !hasMetaShape(&cur.Meta) {
+		return len(k.key) == 1+len(spec) && k.key[0] == 'p' && bytes.Equal(k.key[1:], spec)
+	}
+	var arr [256]byte
+	key, keyed := codecKey(arr[:0], cur, side)
+	return keyed && bytes.Equal(k.key, key)
+}
+
+// same reports whether a write of those inputs, whose side has k's key
+// (keyOf), is the one k describes.
+func (k *keptWrite) same(manager string, managed []ManagedFields, changed *jsonscan.Changes) bool {
+	if k.manager != manager || len(k.changed) != changed.Len() || !slices.Equal(k.managed, managed) {
 		return false
 	}
 	for i, p := range k.changed {

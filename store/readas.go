@@ -39,9 +39,11 @@ import (
 // into any result, when the value does not start with exactly that
 // metadata or is not laid out as the store writes it (encode), for the
 // caller to decode it the general way, which also names what is wrong.
-func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool) {
-	name, ok := s.nameOf(kv.Key)
-	if read == nil || s.ver != nil || !ok {
+//
+// name is the name of the object kv holds, a valid name (ValidateName):
+// the write checked it, and built the key from it.
+func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, name string, read *Meta) (*rawObject, bool) {
+	if read == nil || s.ver != nil {
 		return nil, false // a versioned value starts with its version
 	}
 	m := *read
@@ -51,7 +53,7 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, read *Meta) (*rawObject, bool)
 	scratch := s.borrowScratch()
 	defer s.giveBack(scratch)
 	bp := encodeBuffers.Get().(*[]byte)
-	head, headEnd, ok := appendMetaKnown(append((*bp)[:0], `{"metadata":`...), &m, scratch)
+	head, headEnd, ok := appendMetaKnown((*bp)[:0], &m, scratch)
 	head = append(head, `,"spec":`...)
 	same := ok && bytes.HasPrefix(kv.Value, head)
 	if cap(head) <= maxPooledEncode {
@@ -116,8 +118,12 @@ func (s *Store[S, T]) readSpecLike(d *metaDecoder, m *Meta) (spec []byte, keyOwn
 	return spec, false, ok
 }
 
-// appendMetaKnown appends m as appendMeta does, and reports the length of
-// b once the head is appended (see storedHead). The text of m's ownership
+// appendMetaKnown appends the opening of a value whose metadata are m and
+// m itself, as appendTo does (appendMeta after `{"metadata":`), for m of
+// a kind the Store's (validateKind) and a valid name (ValidateName): their
+// letters, digits, dots, dashes and underscores are plain JSON (see
+// plainJSONString), written as they are without a look. It reports the
+// length of b once the head is appended (see storedHead). The text of m's ownership
 // records and of its last write is the text the decoders' scratch space
 // sc remembers for them (textMemo), when it remembers m's: a Get of the
 // object read them, most likely, and the caller handed them back as they
@@ -130,7 +136,8 @@ func (s *Store[S, T]) readSpecLike(d *metaDecoder, m *Meta) (spec []byte, keyOwn
 // text appendMetaKnown takes where appendMeta reports false.)
 func appendMetaKnown(b []byte, m *Meta, sc *decodeScratch) ([]byte, int, bool) {
 	ok := true
-	b = appendMetaIdentity(b, m, &ok)
+	b = append(append(append(append(b, `{"metadata":{"kind":"`...), m.Kind...), `","name":"`...), m.Name...)
+	b = appendMetaIdentityRest(append(b, '"'), m, &ok)
 	if len(m.Managed) > 0 {
 		b = append(b, `,"managed":`...)
 		if text := memoText(&sc.managed, m.Managed); text != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -112,7 +113,7 @@ func TestDecodeRawAsIsDecodeRaw(t *testing.T) {
 			t.Run(name+"/"+h.name, func(t *testing.T) {
 				m := obj.Meta
 				h.change(&m)
-				got, ok := st.decodeRawAs(stored, &m)
+				got, ok := st.decodeRawAs(stored, name, &m)
 				require.Equal(t, h.taken && name != "escaped", ok)
 				if ok {
 					requireSameRaw(t, want, got)
@@ -131,7 +132,7 @@ func TestDecodeRawAsIsDecodeRaw(t *testing.T) {
 		string(stored.Value[:len(stored.Value)-1]) + ` x}`,
 		replaceOnce(stored.Value, `,"status":`, `, "status":`),
 	} {
-		_, ok := st.decodeRawAs(kv.KeyValue{Key: stored.Key, Value: []byte(v), ModRevision: stored.ModRevision}, &obj.Meta)
+		_, ok := st.decodeRawAs(kv.KeyValue{Key: stored.Key, Value: []byte(v), ModRevision: stored.ModRevision}, "bare", &obj.Meta)
 		require.False(t, ok, v)
 	}
 }
@@ -193,7 +194,7 @@ func TestUpdateFromReadKeepsGuarantees(t *testing.T) {
 			if s == &general {
 				o.Meta.UID = "not-" + o.Meta.UID
 			}
-			_, taken := s.st.decodeRawAs(cur, &o.Meta)
+			_, taken := s.st.decodeRawAs(cur, "a", &o.Meta)
 			require.Equal(t, s == &fast, taken, "the fast side's read takes the caller's Meta, the general side's does not")
 			_, errs[i] = s.st.As(manager).Update(ctx, o)
 			objs[i] = o
@@ -261,7 +262,7 @@ func TestUpdateFromReadKeepsGuarantees(t *testing.T) {
 		rewritten, err := s.b.Get(ctx, s.st.keyOf("a"))
 		require.NoError(t, err)
 		if s == &fast {
-			_, taken := s.st.decodeRawAs(rewritten, &o.Meta)
+			_, taken := s.st.decodeRawAs(rewritten, "a", &o.Meta)
 			require.True(t, taken)
 		}
 		o.Spec.Replicas = 9
@@ -337,9 +338,9 @@ func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
 	require.Equal(t, string(appendManaged(nil, m.Managed, &ok)), string(records))
 	require.Equal(t, string(appendLastWrite(nil, &m.LastWrite, &ok)), string(writes))
 	require.True(t, ok)
-	want, ok := appendMeta(nil, &m)
+	want, ok := appendMeta([]byte(`{"metadata":`), &m)
 	require.True(t, ok)
-	head, _ := appendMetaHead(nil, &m)
+	head, _ := appendMetaHead([]byte(`{"metadata":`), &m)
 	got, headEnd, ok := appendMetaKnown(nil, &m, sc)
 	require.True(t, ok)
 	require.Equal(t, string(want), string(got))
@@ -357,7 +358,7 @@ func TestAppendMetaKnownTakesRememberedText(t *testing.T) {
 	other.Managed = slices.Clone(m.Managed)
 	other.Managed[1].Fields += "x"
 	other.LastWrite.Trace = "t"
-	want, _ = appendMeta(nil, &other)
+	want, _ = appendMeta([]byte(`{"metadata":`), &other)
 	got, _, _ = appendMetaKnown(nil, &other, marked)
 	require.Equal(t, string(want), string(got))
 }
@@ -416,7 +417,7 @@ func TestDecodeRawAsReadsAKeptShapeAsReadSpec(t *testing.T) {
 			r := jsonscan.NewReader([]byte(c.spec))
 			_, taken := r.RawOfShape(k.spec)
 			require.Equal(t, c.kept, taken)
-			got, ok := st.decodeRawAs(v, &obj.Meta)
+			got, ok := st.decodeRawAs(v, "b", &obj.Meta)
 			want, err := st.decodeRaw(v, true)
 			require.Equal(t, c.decodes, ok)
 			if !c.decodes {
@@ -479,7 +480,7 @@ func TestDecodeRawAsSharesTheValueReadWithoutMemory(t *testing.T) {
 	value := bytes.Clone(stored.Value)
 	obj, err := st.Get(ctx, "a")
 	require.NoError(t, err)
-	got, ok := st.decodeRawAs(stored, &obj.Meta)
+	got, ok := st.decodeRawAs(stored, "a", &obj.Meta)
 	require.True(t, ok)
 	require.True(t, within(stored.Value, got.Spec) && within(stored.Value, got.Status), "shared")
 	require.Equal(t, len(got.Spec), cap(got.Spec))
@@ -500,8 +501,39 @@ func TestDecodeRawAsSharesTheValueReadWithoutMemory(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "p"+string(want), "p"+string(got.specKey()))
 
-	mine, ok := remembering.decodeRawAs(stored, &obj.Meta)
+	mine, ok := remembering.decodeRawAs(stored, "a", &obj.Meta)
 	require.True(t, ok)
 	require.False(t, within(stored.Value, mine.Spec) || within(stored.Value, mine.Status), "copied")
 	requireSameRaw(t, got, mine)
+}
+
+// TestAppendMetaKnownIsAppendMeta checks that appendMetaKnown writes what
+// appendTo writes for metadata of a Store's kind and a valid name (the
+// opening of the value and appendMeta's text), and declines what appendMeta
+// declines, over random metadata whose other strings may need escaping,
+// with records and last writes whose text no read remembers; and that the
+// kind and name it writes without a look are plain JSON whatever byte they
+// hold: every byte a kind or a name may hold is one plainJSONString takes.
+func TestAppendMetaKnownIsAppendMeta(t *testing.T) {
+	for c := range 256 {
+		s := "a" + string([]byte{byte(c)}) + "a"
+		if validateKind(s) == nil || ValidateName(s) == nil {
+			require.True(t, plainJSONString(s), "%q", s)
+		}
+	}
+	rng := rand.New(rand.NewPCG(58, 1))
+	kinds := []string{"App", "a", "Web.v1-beta_2", "x9"}
+	names := []string{"a", "app-00001", "web.example.com", "0"}
+	for i := range 3000 {
+		m := randomMeta(rng, i%2 == 0)
+		m.Kind, m.Name = kinds[rng.IntN(len(kinds))], names[rng.IntN(len(names))]
+		want, wantOK := appendMeta([]byte(`{"metadata":`), &m)
+		head, _ := appendMetaHead([]byte(`{"metadata":`), &m)
+		got, headEnd, ok := appendMetaKnown(nil, &m, new(decodeScratch))
+		require.Equal(t, wantOK, ok, "%+v", m)
+		if ok {
+			require.Equal(t, string(want), string(got))
+			require.Equal(t, len(head), headEnd)
+		}
+	}
 }

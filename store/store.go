@@ -301,7 +301,8 @@ func (s *Store[S, T]) Get(ctx context.Context, name string) (*Object[S, T], erro
 
 // getRaw reads the stored object with Spec and Status left encoded. read,
 // when not nil, is the Meta of the caller's own read of the object, which
-// the stored metadata are likely to be (see decodeRawAs).
+// the stored metadata are likely to be (see decodeRawAs), and name is then
+// a valid name (ValidateName).
 func (s *Store[S, T]) getRaw(ctx context.Context, name string, read *Meta) (*rawObject, error) {
 	return s.getRawAt(ctx, s.prefix+name, name, read)
 }
@@ -313,7 +314,7 @@ func (s *Store[S, T]) getRawAt(ctx context.Context, key, name string, read *Meta
 	if err != nil {
 		return nil, s.wrapNotFound(name, err)
 	}
-	raw, ok := s.decodeRawAs(kv, read)
+	raw, ok := s.decodeRawAs(kv, name, read)
 	if !ok {
 		raw, err = s.decodeRaw(kv, true)
 	}

@@ -209,8 +209,16 @@ func (w *Writer[S, T]) update(ctx context.Context, key string, obj *Object[S, T]
 	return updated{}, v, nil
 }
 
-// userMetaEqual reports whether the caller-written parts of two Metas agree.
+// userMetaEqual reports whether the caller-written parts of two Metas
+// agree: an empty map or list is equal to a nil one, as encoding omits
+// both. Metas with none of them (a controller's usual objects) agree at
+// one test of the eight lengths, not four calls (~190 instructions of every
+// Update's record, which asks it of the object before and after).
 func userMetaEqual(a, b *Meta) bool {
+	if len(a.Labels)|len(b.Labels)|len(a.Annotations)|len(b.Annotations)|
+		len(a.Owners)|len(b.Owners)|len(a.Finalizers)|len(b.Finalizers) == 0 {
+		return true
+	}
 	return maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations) &&
 		slices.Equal(a.Owners, b.Owners) && slices.Equal(a.Finalizers, b.Finalizers)
 }

@@ -889,3 +889,34 @@ func decodeOverBase(t *testing.T, base, value []byte) (held, got decodedFrom[fas
 	require.NoError(t, err)
 	return held, got, b
 }
+
+// A status and conditions in the common suffix are the base's bytes, which
+// it was read whole from: the decoder finds where each ends by structure
+// alone (jsonscan's SkipValid), without validating them again, and that is
+// where they end: past quotes, backslashes, braces and brackets within
+// their strings, the status's bytes exactly its text, and the object the
+// one the value decodes to.
+func TestDecodeOverBaseReadsTheSuffixToItsEnd(t *testing.T) {
+	obj := &Object[fastSpec, fastStatus]{
+		Meta:   Meta{Kind: "K", Name: "a", LastWrite: LastWrite{Manager: "ctl", Op: "ApplyStatus"}, Generation: 1},
+		Spec:   fastSpec{Image: "web:1", Replicas: 1},
+		Status: fastStatus{Ready: 2, Message: `a\"}],{["\` + "\u00e9"},
+		Conditions: []Condition{{Type: "Ready", Status: ConditionFalse, Reason: `x"]}`, Message: `}]"\`,
+			LastTransitionTime: time.Unix(1, 0).UTC()}},
+	}
+	base, err := json.Marshal(obj)
+	require.NoError(t, err)
+	next := *obj
+	next.Meta.LastWrite, next.Meta.Generation = LastWrite{Manager: "user", Op: "Update"}, 2
+	next.Spec.Replicas = 3
+	value, err := json.Marshal(&next)
+	require.NoError(t, err)
+	status, err := json.Marshal(obj.Status)
+	require.NoError(t, err)
+
+	held, got, b := decodeOverBase(t, base, value)
+	require.Equal(t, &next, got.obj)
+	require.True(t, b.statusSame, "the status's bytes are the base's")
+	require.Equal(t, string(status), string(got.status), "the status's bytes, to their end")
+	require.Same(t, &held.obj.Conditions[0], &got.obj.Conditions[0], "the held object's conditions")
+}

@@ -90,6 +90,9 @@ type decodeScratch struct {
 	// writes read, by their text (see textMemo).
 	managed textMemo[ManagedFields]
 	writes  textMemo[LastWrite]
+	// validWrite is the last write whose strings decodeWritten last found
+	// valid UTF-8 (see exactMeta).
+	validWrite LastWrite
 	// sharing, when not nil, says that the objects decoded with this
 	// space are shared and read-only, those of different names as well,
 	// and holds what they share (see sharedValues).

@@ -120,7 +120,9 @@ func (d *metaDecoder) sideOf(value, key []byte, p unsafe.Pointer, plan sideDecod
 	start := r.Pos()
 	b := d.base
 	if may && b.inSuffix(value, key, start) {
-		raw, ok := r.Raw()
+		// The base's own bytes, which it was read whole from: valid, so
+		// the value's end is all there is to find (SkipValid).
+		raw, ok := r.SkipValid()
 		return sideRead{raw: raw, same: ok}, ok
 	}
 	if plan != nil {
@@ -145,7 +147,15 @@ func (d *metaDecoder) sideOf(value, key []byte, p unsafe.Pointer, plan sideDecod
 func (d *metaDecoder) conditionsOrBase(value, key []byte) ([]Condition, bool) {
 	b := d.base
 	start := d.r.Pos()
-	if b == nil || !b.inSuffix(value, key, start) && !b.samePrefix(value, start+1) {
+	if b == nil {
+		return d.conditions()
+	}
+	if b.inSuffix(value, key, start) {
+		// The base's, valid (see sideOf).
+		_, ok := d.r.SkipValid()
+		return b.conds, ok
+	}
+	if !b.samePrefix(value, start+1) {
 		return d.conditions()
 	}
 	raw, ok := d.r.Raw()

@@ -55,7 +55,11 @@ func (s *Store[S, T]) decodeWritten(kv kv.KeyValue, prev int64, mem *rememberedO
 	if h := held.at(d.name, prev); h != nil {
 		same = sameAsHeld(&raw.Meta, &h.Meta)
 	}
-	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same) || !exactConditions(raw.Conditions) {
+	var valid *LastWrite // see decodeScratch.validWrite
+	if scratch != nil {
+		valid = &scratch.validWrite
+	}
+	if raw.Version != "" || raw.Preserved != nil || !exactMeta(&raw.Meta, same, valid) || !exactConditions(raw.Conditions) {
 		return decodedFrom[S, T]{}, false
 	}
 	if scratch != nil && scratch.sharing != nil && same.managed == nil {
@@ -163,9 +167,13 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 // exactMeta reports whether every string of m comes back from its
 // encoding as it is: encoding/json replaces invalid UTF-8. Those of the
 // maps and slices in same, decoded, are, and so are Kind and Name, the
-// Store's and its key's (checkIdentity came first).
-func exactMeta(m *Meta, same metaSame) bool {
-	ok := (same.uid || utf8.ValidString(m.UID)) && validUTF8(m.LastWrite.Manager, string(m.LastWrite.Op), m.LastWrite.Trace) &&
+// Store's and its key's (checkIdentity came first). valid, when not nil,
+// is a last write whose strings are valid UTF-8, found so before: one
+// equal to it needs no second look (a Store's status writes, whose events
+// come one after another, have one writer and one operation), and one
+// found valid takes its place.
+func exactMeta(m *Meta, same metaSame, valid *LastWrite) bool {
+	ok := (same.uid || utf8.ValidString(m.UID)) && validWrite(&m.LastWrite, valid) &&
 		(same.labels != nil || validUTF8Map(m.Labels)) && (same.annotations != nil || validUTF8Map(m.Annotations)) &&
 		(same.finalizers != nil || validUTF8(m.Finalizers...))
 	if same.owners == nil {
@@ -190,7 +198,25 @@ func validUTF8(ss ...string) bool {
 	return true
 }
 
+// validWrite reports whether w's strings are valid UTF-8, without a look
+// when w is *valid, which it becomes (see exactMeta).
+func validWrite(w, valid *LastWrite) bool {
+	if valid != nil && *w == *valid {
+		return true
+	}
+	if !validUTF8(w.Manager, string(w.Op), w.Trace) {
+		return false
+	}
+	if valid != nil {
+		*valid = *w
+	}
+	return true
+}
+
 func validUTF8Map(m map[string]string) bool {
+	if len(m) == 0 {
+		return true // no range: it costs an iterator's set-up even so
+	}
 	for k, v := range m {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return false

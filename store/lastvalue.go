@@ -486,15 +486,18 @@ func (l *lastValues) latestOf(prefix, name string) (lastValue, bool) {
 }
 
 // read remembers kv as read from the Backend.
-func (l *lastValues) read(kv kv.KeyValue) { l.readWhole(kv, false) }
+func (l *lastValues) read(kv kv.KeyValue) { l.readWhole(kv, false, 0) }
 
 // readWhole is read for a value that decodeStored read whole when whole
-// (see lastValue.whole).
-func (l *lastValues) readWhole(kv kv.KeyValue, whole bool) {
+// (see lastValue.whole), whose head (see storedHead) is its first headEnd
+// bytes when headEnd is not 0: a listing's, so that a watch event over
+// the value, after a relist, takes the metadata up to their last write
+// from the object listed (baseHead), as it does over a value a watch read.
+func (l *lastValues) readWhole(kv kv.KeyValue, whole bool, headEnd int) {
 	if l == nil || kv.ModRevision == 0 {
 		return
 	}
-	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole}, readSide)
+	l.put(kv.Key, lastValue{rev: kv.ModRevision, value: kv.Value, size: len(kv.Key) + len(kv.Value) + entryOverhead, whole: whole, headEnd: headEnd}, readSide)
 }
 
 // wrote remembers raw, encoded as value, as written at rev over cur (nil

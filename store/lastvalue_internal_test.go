@@ -457,14 +457,14 @@ func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
 // not seen. Without a memory, nothing is remembered.
 func TestRememberedOnceAnswersFromOneLook(t *testing.T) {
 	l := newLastValues(1 << 20)
-	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":5}`), ModRevision: 5}, true)
+	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":5}`), ModRevision: 5}, true, 0)
 	mem := rememberedOnce{key: "k"}
 	e, ok := mem.at(l, 5)
 	require.True(t, ok)
 	require.Equal(t, int64(5), e.rev)
 	_, ok = mem.at(l, 0)
 	require.False(t, ok, "revision 0 is no value's")
-	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":6}`), ModRevision: 6}, true)
+	l.readWhole(kv.KeyValue{Key: "k", Value: []byte(`{"v":6}`), ModRevision: 6}, true, 0)
 	_, ok = mem.at(l, 6)
 	require.False(t, ok, "revision 6 came after the look")
 	e, ok = mem.at(l, 5)
@@ -559,4 +559,33 @@ func TestHeadLengthFollowsTheValueKept(t *testing.T) {
 			require.Equal(t, c.wantHead, e.headEnd)
 		})
 	}
+}
+
+// A value a listing decodes is remembered with the length of its head
+// (lastValue.headEnd), as a value a watch decodes is: after a Cache's
+// relist, the watch event of the next write of each object takes its
+// metadata up to their last write from the object listed (baseHead),
+// rather than reading them again. A value read without being decoded
+// knows none.
+func TestListRemembersTheHeadOfWhatItDecodes(t *testing.T) {
+	ctx := t.Context()
+	be := newMapBackend()
+	other, err := New[fastSpec, fastStatus](be, "App", WithLastValues(0))
+	require.NoError(t, err)
+	_, err = other.As("user").Create(ctx, &Object[fastSpec, fastStatus]{Meta: Meta{Name: "a", Labels: map[string]string{"app": "web"}},
+		Spec: fastSpec{Image: "web:1", Replicas: 2}})
+	require.NoError(t, err)
+	st, err := New[fastSpec, fastStatus](be, "App")
+	require.NoError(t, err)
+	obj, derr := st.listed(be.m[st.keyOf("a")], nil, nil, nil) // a listing's decode of the value
+	require.Nil(t, derr)
+	require.Equal(t, "web:1", obj.Spec.Image)
+
+	e, ok := st.last.latest(st.keyOf("a"))
+	require.True(t, ok)
+	require.True(t, e.whole)
+	require.Greater(t, e.headEnd, len(`{"metadata":{`), "the head's length")
+	require.Equal(t, `{"metadata":{"kind":"App","name":"a"`, string(e.value[:len(`{"metadata":{"kind":"App","name":"a"`)]))
+	require.True(t, strings.HasPrefix(string(e.value[e.headEnd:]), `,"lastWrite":`), "the head ends at the last write: %s", e.value)
+	require.Equal(t, e.headEnd, headIn(&rawObject{head: storedHead{text: e.value[:e.headEnd]}}, e.value))
 }

@@ -187,7 +187,7 @@ func (s *Store[S, T]) listed(kv kv.KeyValue, scratch *decodeScratch, reuse func(
 	if err != nil {
 		return nil, err.(*DecodeError)
 	}
-	s.last.readWhole(kv, from.plain)
+	s.last.readWhole(kv, from.plain, from.headEnd) // headEnd: 0 unless plain
 	return from.obj, nil
 }
 

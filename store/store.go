@@ -80,6 +80,9 @@ type Store[S, T any] struct {
 	// statusEnc is T's sideEncoder (a nil one for none), looked up by the
 	// first status apply that encodes a T (see Store.encodeApplied).
 	statusEnc atomic.Pointer[sideEncoder]
+	// statusSide is the status side a status apply last decoded for a
+	// flat status (see flatStatusSideOf).
+	statusSide atomic.Pointer[knownStatusSide]
 }
 
 // hooks is an alias so that the embedded field is unexported: what it

@@ -156,11 +156,9 @@ func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored 
 	var curCodec *ownership.Codec // cur's, once needed
 	dec := known
 	if dec == nil {
-		var d decodedSide
-		if d, curCodec = sc.decodeSideOf(cur, statusSide, nil); curCodec == nil {
+		if dec, curCodec = w.flatStatusSideOf(cur, stored); dec == nil {
 			return nil, decodedSides{}, false, nil
 		}
-		dec = &d
 	}
 	if !dec.canonical {
 		return nil, decodedSides{}, false, nil
@@ -190,6 +188,85 @@ func (w *Writer[S, T]) ownStatusApply(cur *rawObject, applied []byte, a, stored 
 		}
 	}
 	return next, decodedSides{status: dec}, true, nil
+}
+
+// flatStatusSideOf is decodeSideOf of cur's status side, whose stored
+// status is the flat object stored (flatFields), and its Codec; nil when
+// the side has no entries. The side of a status with no conditions and
+// a shape key (see sameShape) is remembered (Store.statusSide), and given
+// again for a later cur whose status has the same keys, in the same order,
+// and no conditions, and whose record has the same status-side entries,
+// in the same order among the spec-side ones: the same Codec (the status
+// side's shape key holds no more), the same entries decoded against it,
+// and whether the side is canonical follows. A controller's status write
+// to an object whose side the Store no longer remembers (flat out at 10k
+// objects, seven in ten) decodes none then: its records are alike object
+// after object. A decodedSide is never modified once made, so writes may
+// share it, as the memory's values do (see lastValues.put).
+func (w *Writer[S, T]) flatStatusSideOf(cur *rawObject, stored flatObject) (*decodedSide, *ownership.Codec) {
+	flat := len(cur.Conditions) == 0 && len(stored.keys) > 0 && !slices.ContainsFunc(stored.vals, parsedInShapeKey)
+	if m := w.s.statusSide.Load(); flat && m != nil && joinedKeys(m.keys, stored.keys) && m.sameEntries(cur.Meta.Managed) {
+		return m.dec, m.codec
+	}
+	d, codec := w.s.schemas.decodeSideOf(cur, statusSide, nil)
+	if codec == nil {
+		return nil, nil
+	}
+	if flat {
+		w.s.statusSide.Store(newKnownStatusSide(stored.keys, cur.Meta.Managed, &d, codec))
+	}
+	return &d, codec
+}
+
+// knownStatusSide is a status side decoded (flatStatusSideOf) with what
+// it depends on besides a status with no conditions: the keys of the
+// stored status, joined as ownedFields joins them, and the status-side
+// entries of the record, in order, with whether a spec-side entry came
+// after one of them (see decodeSideInto's canonical).
+type knownStatusSide struct {
+	keys     string
+	entries  []ManagedFields
+	disorder bool
+	dec      *decodedSide
+	codec    *ownership.Codec
+}
+
+// newKnownStatusSide is the knownStatusSide of dec, decoded with codec
+// from the record managed of a status of those keys; it copies the keys.
+func newKnownStatusSide(keys [][]byte, managed []ManagedFields, dec *decodedSide, codec *ownership.Codec) *knownStatusSide {
+	var b strings.Builder
+	for _, k := range keys {
+		b.Write(k)
+		b.WriteByte(0)
+	}
+	m := &knownStatusSide{keys: b.String(), dec: dec, codec: codec}
+	for _, e := range managed {
+		switch {
+		case e.Subresource == statusSide:
+			m.entries = append(m.entries, e)
+		case len(m.entries) > 0:
+			m.disorder = true
+		}
+	}
+	return m
+}
+
+// sameEntries reports whether managed holds m's status-side entries, in
+// order, with a spec-side entry after one of them exactly when m's did.
+func (m *knownStatusSide) sameEntries(managed []ManagedFields) bool {
+	n, disorder := 0, false
+	for i := range managed {
+		e := &managed[i]
+		if e.Subresource != statusSide {
+			disorder = disorder || n > 0
+			continue
+		}
+		if n == len(m.entries) || m.entries[n] != *e {
+			return false
+		}
+		n++
+	}
+	return n == len(m.entries) && disorder == m.disorder
 }
 
 // appliedStatus is cur with status applied, cur's conditions and the

@@ -383,3 +383,101 @@ func TestFlatStatusApplyTakesUpToMaxFirstFields(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatStatusSideOfIsDecodeSideOf checks that the status side a status
+// apply takes for a flat status (flatStatusSideOf) is the one decodeSideOf
+// decodes, its Codec included, and that it gives the side it remembers
+// only for a status of the same keys, in the same order, and no
+// conditions, whose record has the same status-side entries, in the same
+// place among the spec-side ones.
+func TestFlatStatusSideOfIsDecodeSideOf(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	user, ctrl, ops := st.As("user"), st.As("ctrl"), st.As("ops")
+	for _, name := range []string{"a", "b", "c"} {
+		_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: name}, Spec: keepSpec{Replicas: 1}})
+		require.NoError(t, err)
+	}
+	_, err := ctrl.ApplyStatus(ctx, "a", keepStatus{Ready: 1}, nil)
+	require.NoError(t, err)
+	_, err = ctrl.ApplyStatus(ctx, "b", keepStatus{Ready: 2, Message: "m"}, nil)
+	require.NoError(t, err)
+	_, err = ctrl.ApplyStatus(ctx, "c", keepStatus{Ready: 3}, nil)
+	require.NoError(t, err)
+	_, err = ops.ApplyStatus(ctx, "c", map[string]any{"message": "ops"}, nil, WithForce())
+	require.NoError(t, err)
+	read := func(name string) *rawObject {
+		stored, err := b.Get(ctx, st.keyOf(name))
+		require.NoError(t, err)
+		raw, err := st.decodeRaw(stored, false)
+		require.NoError(t, err)
+		return raw
+	}
+	base := read("a")
+	with := func(change func(raw *rawObject)) *rawObject {
+		raw := *base
+		raw.Meta.Managed = slices.Clone(base.Meta.Managed)
+		change(&raw)
+		return &raw
+	}
+	require.Len(t, base.Meta.Managed, 2)
+	cases := []struct {
+		name  string
+		raw   *rawObject
+		taken bool
+	}{
+		{"alike", read("b"), true},
+		{"itself", base, true},
+		{"keys reordered", with(func(r *rawObject) { r.Status = []byte(`{"message":"","ready":1}`) }), false},
+		{"a key more", with(func(r *rawObject) { r.Status = []byte(`{"ready":1,"message":"","extra":1}`) }), false},
+		{"a number the shape key parses", with(func(r *rawObject) { r.Status = []byte(`{"ready":1e999,"message":""}`) }), false},
+		{"conditions", with(func(r *rawObject) { r.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue}} }), false},
+		{"another manager's entry", read("c"), false},
+		{"the entry another manager's", with(func(r *rawObject) {
+			for i := range r.Meta.Managed {
+				if r.Meta.Managed[i].Subresource == statusSide {
+					r.Meta.Managed[i].Manager = "ops"
+				}
+			}
+		}), false},
+		{"the spec side's entry after", with(func(r *rawObject) { slices.Reverse(r.Meta.Managed) }), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := st.As("ctrl")
+			flat := func(raw *rawObject) flatObject {
+				o, ok := flatFields(flatObject{}, raw.Status, nil)
+				require.True(t, ok)
+				return o
+			}
+			st.statusSide.Store(nil)
+			known, knownCodec := w.flatStatusSideOf(base, flat(base))
+			require.NotNil(t, known)
+			got, gotCodec := w.flatStatusSideOf(c.raw, flat(c.raw))
+			require.Equal(t, c.taken, got == known, "the side remembered taken")
+			want, wantCodec := st.schemas.decodeSideOf(c.raw, statusSide, nil)
+			if wantCodec == nil { // a number out of range: no Codec, no side
+				require.Nil(t, got)
+				return
+			}
+			require.NotNil(t, got)
+			require.Equal(t, want.canonical, got.canonical)
+			require.Len(t, got.managed, len(want.managed))
+			for i, e := range want.managed {
+				g := got.managed[i]
+				require.Equal(t, e.Manager, g.Manager)
+				require.Equal(t, e.Operation, g.Operation)
+				require.True(t, e.Set.Equal(g.Set), "%v, want %v", g.Set, e.Set)
+			}
+			if c.taken {
+				require.Same(t, knownCodec, gotCodec)
+			}
+			if wantCodec == knownCodec { // a Codec the Store remembers by its shape
+				require.Same(t, wantCodec, gotCodec)
+			} else {
+				require.NotSame(t, knownCodec, gotCodec)
+			}
+		})
+	}
+}

@@ -322,3 +322,63 @@ func BenchmarkApplyStatusFirstJudged(b *testing.B) {
 	}
 	reportTypedCPU(b, start)
 }
+
+// BenchmarkApplyStatusObservedCold is BenchmarkApplyStatusObserved as the
+// controller benchmark's Loop makes it flat out (bench/cmd/ctl-steady at
+// 10k objects, its queue hundreds of keys long): the apply to an object
+// comes after the Store read 1,100 other objects since its read, more
+// than it keeps decoded, so it remembers only the object's value; and
+// long after its own last write to it. It cycles through 2,048 objects:
+// op i updates and reads object i and applies to object i-1,100, guarded
+// by that object's read. Each op is one update, one read and one
+// ApplyStatus that changes the object, all timed (see
+// BenchmarkApplyStatusObserved); for the apply's instructions alone,
+// collect only inside it (callgrind --collect-atstart=no
+// --toggle-collect='*Writer*ApplyStatus').
+//
+//	go test -run '^$' -bench ApplyStatusObservedCold -benchmem ./store/
+func BenchmarkApplyStatusObservedCold(b *testing.B) {
+	const n, lag = 2048, 1100
+	ctx := context.Background()
+	mem := memstore.New(memstore.WithHistorySize(16))
+	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
+	require.NoError(b, err)
+	names := writePathObjects(b, st, n)
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(b, err)
+	user, ctrl := other.As("user"), st.As("ctrl")
+	read := make([]*store.Object[judgeSpec, judgeStatus], n)
+	// update is op i's update and read of object i%n.
+	update := func(i int) error {
+		o, err := other.Get(ctx, names[i%n])
+		if err != nil {
+			return err
+		}
+		o.Spec.Replicas++
+		if _, err := user.Update(ctx, o); err != nil {
+			return err
+		}
+		read[i%n], err = st.Get(ctx, names[i%n])
+		return err
+	}
+	// The first lag updates, untimed: each op then applies to one.
+	for i := range lag {
+		require.NoError(b, update(i))
+	}
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := lag
+	for b.Loop() {
+		if err := update(i); err != nil {
+			b.Fatal(err)
+		}
+		j := (i - lag) % n
+		o := read[j]
+		res, err := ctrl.ApplyStatus(ctx, names[j], judgeStatus{ReadyReplicas: o.Spec.Replicas}, nil, store.WithObserved(o.Meta))
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}

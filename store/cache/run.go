@@ -303,13 +303,8 @@ func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-ch
 	case wait && poked:
 		if len(c.nudge) == 0 {
 			<-wake
-			if len(c.nudge) == 0 { // a receive that finds none costs more
-				return false
-			}
 		}
-		select {
-		case <-c.nudge:
-		default:
+		if !c.takeNudge() {
 			return false
 		}
 	case wait:
@@ -319,16 +314,25 @@ func (c *Cache[S, T]) serve(ctx context.Context, r *relistState[S, T], wake <-ch
 		case <-c.nudge:
 		}
 	default:
-		if len(c.nudge) == 0 { // a receive that finds none costs more
-			return false
-		}
-		select {
-		case <-c.nudge:
-		default:
+		if !c.takeNudge() {
 			return false
 		}
 	}
 	return c.nudged(ctx, r)
+}
+
+// takeNudge takes a pending nudge, if any, without waiting. It looks at
+// the channel's length first: a receive that finds nothing costs more.
+func (c *Cache[S, T]) takeNudge() bool {
+	if len(c.nudge) == 0 {
+		return false
+	}
+	select {
+	case <-c.nudge:
+		return true
+	default:
+		return false
+	}
 }
 
 // relayTicks relays the relist timer's ticks to Run's goroutine as

@@ -40,6 +40,35 @@ func newReadAsStore(t *testing.T, b kv.Backend) *Store[keepSpec, keepStatus] {
 	return st
 }
 
+// newReadAsObjects returns a Store (newReadAsStore) over a new map Backend
+// holding three objects, each a case of its own for the metadata a read
+// takes: "bare", with none; "full", with labels, annotations, an owner,
+// finalizers, a status and its condition, its deletion requested; and
+// "escaped", with a label value that encoding/json escapes (appendMeta
+// declines it).
+func newReadAsObjects(t *testing.T) (*mapBackend, *Store[keepSpec, keepStatus]) {
+	t.Helper()
+	ctx := context.Background()
+	b := newMapBackend()
+	st := newReadAsStore(t, b)
+	user, ctrl := st.As("user"), st.As("ctrl")
+	_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "bare"}})
+	require.NoError(t, err)
+	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{
+		Meta: Meta{Name: "full", Labels: map[string]string{"app": "a", "tier": "b"}, Annotations: map[string]string{"note": "x"},
+			Owners: []OwnerRef{{Kind: "Set", Name: "s", UID: "u", Controller: true}}, Finalizers: []string{"f1", "f2"}},
+		Spec: keepSpec{Replicas: 2, Image: "img", Tags: []string{"t"}, Ports: []keepPort{{Name: "http", Port: 80}}},
+	})
+	require.NoError(t, err)
+	_, err = ctrl.ApplyStatus(ctx, "full", keepStatus{Ready: 1}, []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Up", Message: "m", ObservedGeneration: 1}})
+	require.NoError(t, err)
+	_, err = user.Delete(ctx, "full") // its finalizers keep it, deletion requested
+	require.NoError(t, err)
+	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "escaped", Labels: map[string]string{"html": "<b>"}}})
+	require.NoError(t, err)
+	return b, st
+}
+
 // requireSameRaw requires got, as decodeRawAs read it, to be what
 // decodeRaw read, want.
 func requireSameRaw(t *testing.T, want, got *rawObject) {
@@ -59,24 +88,7 @@ func requireSameRaw(t *testing.T, want, got *rawObject) {
 // caller's.
 func TestDecodeRawAsIsDecodeRaw(t *testing.T) {
 	ctx := context.Background()
-	b := newMapBackend()
-	st := newReadAsStore(t, b)
-	user, ctrl := st.As("user"), st.As("ctrl")
-	_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "bare"}})
-	require.NoError(t, err)
-	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{
-		Meta: Meta{Name: "full", Labels: map[string]string{"app": "a", "tier": "b"}, Annotations: map[string]string{"note": "x"},
-			Owners: []OwnerRef{{Kind: "Set", Name: "s", UID: "u", Controller: true}}, Finalizers: []string{"f1", "f2"}},
-		Spec: keepSpec{Replicas: 2, Image: "img", Tags: []string{"t"}, Ports: []keepPort{{Name: "http", Port: 80}}},
-	})
-	require.NoError(t, err)
-	_, err = ctrl.ApplyStatus(ctx, "full", keepStatus{Ready: 1}, []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Up", Message: "m", ObservedGeneration: 1}})
-	require.NoError(t, err)
-	_, err = user.Delete(ctx, "full") // its finalizers keep it, deletion requested
-	require.NoError(t, err)
-	// A label value that encoding/json escapes: appendMeta declines it.
-	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "escaped", Labels: map[string]string{"html": "<b>"}}})
-	require.NoError(t, err)
+	b, st := newReadAsObjects(t)
 
 	type hint struct {
 		name   string

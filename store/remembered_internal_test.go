@@ -19,23 +19,7 @@ import (
 // writes it.
 func TestDecodeRememberedIsDecodeRaw(t *testing.T) {
 	ctx := context.Background()
-	b := newMapBackend()
-	st := newReadAsStore(t, b)
-	user, ctrl := st.As("user"), st.As("ctrl")
-	_, err := user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "bare"}})
-	require.NoError(t, err)
-	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{
-		Meta: Meta{Name: "full", Labels: map[string]string{"app": "a", "tier": "b"}, Annotations: map[string]string{"note": "x"},
-			Owners: []OwnerRef{{Kind: "Set", Name: "s", UID: "u", Controller: true}}, Finalizers: []string{"f1", "f2"}},
-		Spec: keepSpec{Replicas: 2, Image: "img", Tags: []string{"t"}, Ports: []keepPort{{Name: "http", Port: 80}}},
-	})
-	require.NoError(t, err)
-	_, err = ctrl.ApplyStatus(ctx, "full", keepStatus{Ready: 1}, []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Up", Message: "m", ObservedGeneration: 1}})
-	require.NoError(t, err)
-	_, err = user.Delete(ctx, "full") // its finalizers keep it, deletion requested
-	require.NoError(t, err)
-	_, err = user.Create(ctx, &Object[keepSpec, keepStatus]{Meta: Meta{Name: "escaped", Labels: map[string]string{"html": "<b>"}}})
-	require.NoError(t, err)
+	b, st := newReadAsObjects(t)
 
 	for _, name := range []string{"bare", "full", "escaped"} {
 		stored, err := b.Get(ctx, st.keyOf(name))

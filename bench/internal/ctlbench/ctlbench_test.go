@@ -345,3 +345,22 @@ func TestTimedPhaseWaitsForTheFirstPassToSettle(t *testing.T) {
 		}
 	})
 }
+
+// The meter counts the timed phase's page faults: touching 16 MiB the
+// process never held before faults about once a 4 KiB page.
+func TestMeterCountsPageFaults(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("minor faults are counted on Linux")
+	}
+	m := Start()
+	b := make([]byte, 16<<20) // a large object: fresh pages from the OS
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	runtime.KeepAlive(b)
+	var r Report
+	m.Stop(&r)
+	if r.Faults < 1024 {
+		t.Fatalf("%d page faults for 16 MiB first touched: want about 4,096", r.Faults)
+	}
+}

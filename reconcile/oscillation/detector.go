@@ -41,9 +41,8 @@ type Detector struct {
 	cfg *Config
 	// base is the time the writes kept count from: a write keeps its time
 	// as an offset from base, 8 bytes instead of a time.Time's 24. It is
-	// the time of the first write kept.
-	base  time.Time
-	based bool // base is set
+	// the time of a write kept when none was (see offset).
+	base time.Time
 	// changedByOther: paths another manager changed since self last wrote
 	// them, sorted by diff.Path.Compare.
 	changedByOther []diff.Path
@@ -52,8 +51,16 @@ type Detector struct {
 	statusBudget []selfWrite
 	// more is the state of writes that change more than the status side,
 	// nil until the first: a controller that writes only status, the
-	// usual one, keeps 96 bytes a Detector instead of 160.
+	// usual one, keeps none (72 bytes a Detector, and its lists).
 	more *moreState
+	// firstWrite and firstPath are the arrays statusBudget and
+	// changedByOther start in (see firstOf): a controller that writes
+	// only status, while another writer changes the spec, holds one
+	// status write at a time (each spec change empties the budget) and
+	// one path changed by another (the spec's, which it never re-sets),
+	// so that its Detector is one allocation, where it was three.
+	firstWrite [1]selfWrite
+	firstPath  [1]diff.Path
 }
 
 // moreState is the part of a Detector's state that only writes beyond
@@ -118,12 +125,12 @@ func (d *Detector) moreState() *moreState {
 }
 
 // offset returns t as the offset from d's base that d keeps, setting the
-// base at the first time kept. Offsets compare as their times do (Sub
-// uses the monotonic clock readings where both times have one, as Before
-// does).
+// base to t while d keeps no offset (none to compare with one from another
+// base). Offsets compare as their times do (Sub uses the monotonic clock
+// readings where both times have one, as Before does).
 func (d *Detector) offset(t time.Time) time.Duration {
-	if !d.based {
-		d.base, d.based = t, true
+	if len(d.statusBudget) == 0 && (d.more == nil || len(d.more.selfWrites) == 0 && len(d.more.budget) == 0) {
+		d.base = t
 	}
 	return t.Sub(d.base)
 }
@@ -200,9 +207,19 @@ func sidesOf(paths []diff.Path) (spec, onlyStatus bool) {
 func (d *Detector) changedByOthers(paths []diff.Path) {
 	for _, p := range paths {
 		if i, found := d.findChanged(p); !found {
-			d.changedByOther = slices.Insert(d.changedByOther, i, p)
+			d.changedByOther = slices.Insert(firstOf(d.changedByOther, &d.firstPath), i, p)
 		}
 	}
+}
+
+// firstOf returns s, or first's array, empty, for a nil s: a Detector's
+// lists start in its own memory (Detector.firstWrite, firstPath), and
+// move to an allocation of their own only past one element.
+func firstOf[E any](s []E, first *[1]E) []E {
+	if s == nil {
+		return first[:0]
+	}
+	return s
 }
 
 // sameScan is how many of changedByOther's paths findChanged compares by
@@ -338,7 +355,7 @@ func (d *Detector) noProgress(w *Write, onlyStatus bool, now, cutoff time.Durati
 // the write budget (TooManyWrites) for any other.
 func (d *Detector) tooManyWrites(w *Write, onlyStatus bool, now, cutoff time.Duration) (Report, bool) {
 	if onlyStatus && !w.Report {
-		d.statusBudget = spend(d.statusBudget, now, w.Owned, cutoff)
+		d.statusBudget = spend(firstOf(d.statusBudget, &d.firstWrite), now, w.Owned, cutoff)
 		if n := len(d.statusBudget); n > d.cfg.MaxStatusWrites {
 			return Report{Kind: Throttled, Paths: writtenPaths(d.statusBudget), Writes: n, Window: d.cfg.Window}, true
 		}
@@ -354,9 +371,15 @@ func (d *Detector) tooManyWrites(w *Write, onlyStatus bool, now, cutoff time.Dur
 }
 
 // spend adds a write at offset at of paths to budget, dropping those out
-// of the window (at or before cutoff).
+// of the window (at or before cutoff). A budget left with none starts
+// again at the start of its array, which it would otherwise leave behind
+// (a Detector's own, firstWrite, among them).
 func spend(budget []selfWrite, at time.Duration, paths []diff.Path, cutoff time.Duration) []selfWrite {
-	return append(upTo(budget[pruneWrites(budget, cutoff):], at), selfWrite{at: at, paths: paths})
+	ws := upTo(budget[pruneWrites(budget, cutoff):], at)
+	if len(ws) == 0 {
+		ws = budget[:0]
+	}
+	return append(ws, selfWrite{at: at, paths: paths})
 }
 
 // upTo returns ws without its writes after now, which only a clock set

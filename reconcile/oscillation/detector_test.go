@@ -340,3 +340,53 @@ func TestNewWithTheLastConfigAllocatesTheDetectorAlone(t *testing.T) {
 
 // kept keeps what a test makes, as a Loop does.
 var kept *Detector
+
+// The Detector of a controller that writes only its object's status,
+// while another writer changes the spec (the usual controller, and the
+// controller benchmark's), is one allocation for as long as it lives: the
+// spec path another manager changed, which self never re-sets, and the
+// one status write the budget holds between two spec changes, sit in the
+// Detector. So do the status writes of a key written less often than once
+// a window, each the only one its budget holds.
+func TestAStatusWritersDetectorIsOneAllocation(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations")
+	}
+	spec, status := ps(replicas), ps(".status.readyReplicas")
+	var at time.Duration
+	next := func(d time.Duration) time.Time { at += d; return t0.Add(at) }
+	cfg := Config{MaxWrites: 9}
+	New(cfg)
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() {
+		d := New(cfg)
+		for range 5 {
+			d.Observe(Write{Time: next(time.Millisecond), Foreign: spec})
+			d.Observe(Write{Time: next(time.Millisecond), Self: true, Owned: status})
+		}
+		for range 5 {
+			d.Observe(Write{Time: next(2 * d.cfg.Window), Self: true, Owned: status})
+		}
+		kept = d
+	}), "allocations of a Detector and its writes")
+	require.Len(t, kept.changedByOther, 1)
+	require.Len(t, kept.statusBudget, 1)
+}
+
+// A Detector whose budget emptied (a spec change) takes the next write's
+// time as the base of the times it keeps, and counts them within the
+// window as it did from the first write's.
+func TestStatusBudgetCountsAcrossANewBase(t *testing.T) {
+	d := New(Config{MaxStatusWrites: 3})
+	require.Empty(t, feed(d, self(0, ".status.a"), self(time.Second, ".status.a"), other(2*time.Second, replicas)))
+	// The budget is empty: the base moves to 10s.
+	require.Empty(t, feed(d, self(10*time.Second, ".status.a"), self(20*time.Second, ".status.a"), self(30*time.Second, ".status.a")))
+	got := feed(d, self(40*time.Second, ".status.b"))
+	require.Len(t, got, 1)
+	require.Equal(t, Throttled, got[0].Kind)
+	require.Equal(t, 4, got[0].Writes)
+	// 10s drops out of the window at 70s, and 20s at 80s: three in it.
+	require.Empty(t, feed(d, other(65*time.Second, ".metadata.labels.x")))
+	got = feed(d, self(79*time.Second, ".status.a"))
+	require.Len(t, got, 1, "20s, 30s, 40s and 79s are within the window")
+	require.Empty(t, feed(d, self(90*time.Second, ".status.a")), "30s is out: 40s, 79s, 90s")
+}

@@ -44,7 +44,9 @@ type Detector struct {
 	// the time of a write kept when none was (see offset).
 	base time.Time
 	// changedByOther: paths another manager changed since self last wrote
-	// them, sorted by diff.Path.Compare.
+	// them, sorted by diff.Path.Compare. While borrowed, it is the list
+	// of a Write the Detector was given, which it keeps as it keeps a
+	// write's paths (see changedByOthers), and never modifies.
 	changedByOther []diff.Path
 	// statusBudget: self's writes within Window since the last change to
 	// the spec that change only the status side.
@@ -53,14 +55,14 @@ type Detector struct {
 	// nil until the first: a controller that writes only status, the
 	// usual one, keeps none (72 bytes a Detector, and its lists).
 	more *moreState
-	// firstWrite and firstPath are the arrays statusBudget and
-	// changedByOther start in (see firstOf): a controller that writes
-	// only status, while another writer changes the spec, holds one
-	// status write at a time (each spec change empties the budget) and
-	// one path changed by another (the spec's, which it never re-sets),
-	// so that its Detector is one allocation, where it was three.
+	// firstWrite is the array statusBudget starts in (see firstOf): a
+	// controller that writes only status, while another writer changes
+	// the spec, holds one status write at a time (each spec change
+	// empties the budget), and borrows the list of the spec paths the
+	// other changed, which it never re-sets, so that its Detector is one
+	// allocation of 128 bytes, where it was three of 152.
 	firstWrite [1]selfWrite
-	firstPath  [1]diff.Path
+	borrowed   bool // changedByOther is a Write's list
 }
 
 // moreState is the part of a Detector's state that only writes beyond
@@ -203,18 +205,46 @@ func sidesOf(paths []diff.Path) (spec, onlyStatus bool) {
 	return spec, onlyStatus
 }
 
-// changedByOthers notes paths another manager changed.
+// changedByOthers notes paths another manager changed. Into an empty
+// changedByOther it takes paths itself, when sorted and each once (one
+// path, usually), and copies it only to change it (ownChanged): a Loop
+// gives every key's Detector the same list, from its table.
 func (d *Detector) changedByOthers(paths []diff.Path) {
+	if len(d.changedByOther) == 0 && len(paths) > 0 && sortedOnce(paths) {
+		d.changedByOther, d.borrowed = paths, true
+		return
+	}
 	for _, p := range paths {
 		if i, found := d.findChanged(p); !found {
-			d.changedByOther = slices.Insert(firstOf(d.changedByOther, &d.firstPath), i, p)
+			d.ownChanged()
+			d.changedByOther = slices.Insert(d.changedByOther, i, p)
 		}
 	}
 }
 
+// sortedOnce reports whether paths are in diff.Path.Compare's order, each
+// once, as changedByOther's are.
+func sortedOnce(paths []diff.Path) bool {
+	for i := 1; i < len(paths); i++ {
+		if paths[i-1].Compare(paths[i]) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ownChanged makes changedByOther a copy of its own, if borrowed, before
+// it is changed in place (with room for the path an insert adds).
+func (d *Detector) ownChanged() {
+	if d.borrowed {
+		d.changedByOther = append(make([]diff.Path, 0, len(d.changedByOther)+1), d.changedByOther...)
+		d.borrowed = false
+	}
+}
+
 // firstOf returns s, or first's array, empty, for a nil s: a Detector's
-// lists start in its own memory (Detector.firstWrite, firstPath), and
-// move to an allocation of their own only past one element.
+// budget starts in its own memory (Detector.firstWrite), and moves to an
+// allocation of its own only past one element.
 func firstOf[E any](s []E, first *[1]E) []E {
 	if s == nil {
 		return first[:0]
@@ -315,6 +345,7 @@ func (d *Detector) reset(p diff.Path, at time.Time) int {
 		return 0
 	}
 	cutoff := at.Add(-d.cfg.Window)
+	d.ownChanged()
 	d.changedByOther = slices.Delete(d.changedByOther, i, i+1)
 	m := d.moreState()
 	j, found := slices.BinarySearchFunc(m.resets, p, comparePathTimes)

@@ -1,6 +1,8 @@
 package oscillation
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -369,7 +371,63 @@ func TestAStatusWritersDetectorIsOneAllocation(t *testing.T) {
 		kept = d
 	}), "allocations of a Detector and its writes")
 	require.Len(t, kept.changedByOther, 1)
+	require.True(t, kept.borrowed, "the spec's list, as given")
 	require.Len(t, kept.statusBudget, 1)
+}
+
+// A Detector keeps a list of paths another manager changed as it was
+// given (see changedByOthers), and never modifies one: a Loop gives every
+// key's Detector the same lists. Fed the same list values again and again,
+// it reports what a Detector fed a copy of each list at each write reports,
+// and every list keeps its paths.
+func TestDetectorNeverModifiesTheListsItKeeps(t *testing.T) {
+	universe := ps(".metadata.labels.l", ".spec.a", ".spec.b", ".spec.c", ".status.x")
+	lists := [][]diff.Path{nil}
+	for mask := 1; mask < 1<<len(universe); mask++ {
+		var l []diff.Path
+		for i, p := range universe {
+			if mask&(1<<i) != 0 {
+				l = append(l, p)
+			}
+		}
+		lists = append(lists, l)
+		if len(l) > 1 { // and out of order
+			lists = append(lists, append([]diff.Path{l[len(l)-1]}, l[:len(l)-1]...))
+		}
+	}
+	want := make([][]string, len(lists))
+	for i, l := range lists {
+		for _, p := range l {
+			want[i] = append(want[i], p.String())
+		}
+	}
+	clone := func(l []diff.Path) []diff.Path {
+		out := make([]diff.Path, len(l))
+		for i, p := range l {
+			out[i] = slices.Clone(p)
+		}
+		return out
+	}
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		cfg := Config{FightWrites: 2, NoProgressWrites: 3, MaxWrites: 4, MaxStatusWrites: 3, Window: time.Minute}
+		shared, copied := New(cfg), New(cfg)
+		at := t0
+		for step := range 60 {
+			at = at.Add(time.Duration(r.IntN(40)) * time.Second)
+			w := Write{Time: at, Self: r.IntN(2) == 0, Owned: lists[r.IntN(len(lists))], Foreign: lists[r.IntN(len(lists))]}
+			c := w
+			c.Owned, c.Foreign = clone(w.Owned), clone(w.Foreign)
+			require.Equal(t, copied.Observe(c), shared.Observe(w), "seed %d, step %d", seed, step)
+			for i, l := range lists {
+				var got []string
+				for _, p := range l {
+					got = append(got, p.String())
+				}
+				require.Equal(t, want[i], got, "seed %d, step %d: list %d", seed, step, i)
+			}
+		}
+	}
 }
 
 // A Detector whose budget emptied (a spec change) takes the next write's

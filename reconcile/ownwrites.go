@@ -232,7 +232,18 @@ type revSet struct {
 	recent [recentRevs]ownRev // recent[:n] are held
 	n      int
 	more   map[ownRev]struct{} // those that did not fit in recent
+	// morePeak is the most more held since it was made: a map keeps the
+	// room of its peak, so remove lets a large one go once it is empty
+	// (keepMore).
+	morePeak int
 }
+
+// keepMore is the most revisions a revSet's map may have held for remove
+// to keep it once empty: one grown while the caches lagged a burst behind
+// (flat out at 10,000 objects, ~10,000 revisions and 213 KB) is let go once
+// they caught up, where it stayed for good; a small one is kept, so that a
+// lag that comes and goes does not make a map each time.
+const keepMore = 64
 
 // len returns how many revisions s holds.
 func (s *revSet) len() int { return s.n + len(s.more) }
@@ -262,6 +273,7 @@ func (s *revSet) add(k ownRev) bool {
 			s.more = map[ownRev]struct{}{}
 		}
 		s.more[s.recent[low]] = struct{}{}
+		s.morePeak = max(s.morePeak, len(s.more))
 		s.n--
 		s.recent[low] = s.recent[s.n]
 	}
@@ -285,6 +297,9 @@ func (s *revSet) remove(k ownRev) bool {
 	}
 	n := len(s.more)
 	delete(s.more, k)
+	if len(s.more) == 0 && s.morePeak > keepMore {
+		s.more, s.morePeak = nil, 0
+	}
 	return len(s.more) < n
 }
 
@@ -591,6 +606,7 @@ func (o *ownWrites) wrote(b any, rev int64, name string, by author, floor func(b
 		// cache lagged, ~80 bytes each.
 		if len(o.revs.more) < nrevs/4 {
 			o.revs.more = maps.Collect(maps.All(o.revs.more))
+			o.revs.morePeak = len(o.revs.more)
 		}
 		if len(o.others) < nothers/4 {
 			o.others = maps.Collect(maps.All(o.others))

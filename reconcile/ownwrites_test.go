@@ -453,3 +453,36 @@ func TestRevSetHoldsWhatOverflowsItsArray(t *testing.T) {
 		require.Equal(t, len(revs)-i-1, s.len())
 	}
 }
+
+// A revSet lets its map go once every revision it held is removed, if it
+// grew past keepMore (the caches lagged a burst behind), and keeps a small
+// one, which a lag that comes and goes would otherwise make again and
+// again. The revisions it holds are the same either way.
+func TestRevSetLetsALargeMapGoOnceEmpty(t *testing.T) {
+	var s revSet
+	fill := func(n int) []ownRev {
+		var revs []ownRev
+		for i := range n {
+			k := ownRev{b: 1, rev: int64(1000 + i)}
+			require.True(t, s.add(k))
+			revs = append(revs, k)
+		}
+		return revs
+	}
+	revs := fill(recentRevs + keepMore/2)
+	for _, k := range revs {
+		require.True(t, s.remove(k))
+	}
+	require.NotNil(t, s.more, "a map that held keepMore/2 is kept")
+	revs = fill(recentRevs + 2*keepMore)
+	for _, k := range revs {
+		require.True(t, s.remove(k), "held: %v", k)
+	}
+	require.Nil(t, s.more, "a map that held 2*keepMore is let go once empty")
+	require.Zero(t, s.len())
+	revs = fill(3 * recentRevs)
+	require.Equal(t, 3*recentRevs, s.len(), "a map made anew")
+	for _, k := range revs {
+		require.False(t, s.add(k), "held already")
+	}
+}

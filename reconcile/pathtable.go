@@ -16,7 +16,9 @@ import (
 // table's copy instead. So does a key's detector keep the table's copy of
 // the list of paths a write changed: a status write changes the same
 // fields of every key, and a list of its own a write was 24 to 96 bytes
-// of a detector's ~200. Callers hold the Loop's lock.
+// of a detector's ~200; a detector that holds no path changed by another
+// writer keeps the table's list of those a write brings as it is (see
+// oscillation's changedByOthers), not a copy. Callers hold the Loop's lock.
 type pathTable struct {
 	paths []diff.Path
 	// seen[i] is the path last found equal to paths[i] (the table's copy

@@ -1,6 +1,8 @@
 package oscillation
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -340,3 +342,109 @@ func TestNewWithTheLastConfigAllocatesTheDetectorAlone(t *testing.T) {
 
 // kept keeps what a test makes, as a Loop does.
 var kept *Detector
+
+// The Detector of a controller that writes only its object's status,
+// while another writer changes the spec (the usual controller, and the
+// controller benchmark's), is one allocation for as long as it lives: the
+// spec path another manager changed, which self never re-sets, and the
+// one status write the budget holds between two spec changes, sit in the
+// Detector. So do the status writes of a key written less often than once
+// a window, each the only one its budget holds.
+func TestAStatusWritersDetectorIsOneAllocation(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations")
+	}
+	spec, status := ps(replicas), ps(".status.readyReplicas")
+	var at time.Duration
+	next := func(d time.Duration) time.Time { at += d; return t0.Add(at) }
+	cfg := Config{MaxWrites: 9}
+	New(cfg)
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() {
+		d := New(cfg)
+		for range 5 {
+			d.Observe(Write{Time: next(time.Millisecond), Foreign: spec})
+			d.Observe(Write{Time: next(time.Millisecond), Self: true, Owned: status})
+		}
+		for range 5 {
+			d.Observe(Write{Time: next(2 * d.cfg.Window), Self: true, Owned: status})
+		}
+		kept = d
+	}), "allocations of a Detector and its writes")
+	require.Len(t, kept.changedByOther, 1)
+	require.True(t, kept.borrowed, "the spec's list, as given")
+	require.Len(t, kept.statusBudget, 1)
+}
+
+// A Detector keeps a list of paths another manager changed as it was
+// given (see changedByOthers), and never modifies one: a Loop gives every
+// key's Detector the same lists. Fed the same list values again and again,
+// it reports what a Detector fed a copy of each list at each write reports,
+// and every list keeps its paths.
+func TestDetectorNeverModifiesTheListsItKeeps(t *testing.T) {
+	universe := ps(".metadata.labels.l", ".spec.a", ".spec.b", ".spec.c", ".status.x")
+	lists := [][]diff.Path{nil}
+	for mask := 1; mask < 1<<len(universe); mask++ {
+		var l []diff.Path
+		for i, p := range universe {
+			if mask&(1<<i) != 0 {
+				l = append(l, p)
+			}
+		}
+		lists = append(lists, l)
+		if len(l) > 1 { // and out of order
+			lists = append(lists, append([]diff.Path{l[len(l)-1]}, l[:len(l)-1]...))
+		}
+	}
+	want := make([][]string, len(lists))
+	for i, l := range lists {
+		for _, p := range l {
+			want[i] = append(want[i], p.String())
+		}
+	}
+	clone := func(l []diff.Path) []diff.Path {
+		out := make([]diff.Path, len(l))
+		for i, p := range l {
+			out[i] = slices.Clone(p)
+		}
+		return out
+	}
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		cfg := Config{FightWrites: 2, NoProgressWrites: 3, MaxWrites: 4, MaxStatusWrites: 3, Window: time.Minute}
+		shared, copied := New(cfg), New(cfg)
+		at := t0
+		for step := range 60 {
+			at = at.Add(time.Duration(r.IntN(40)) * time.Second)
+			w := Write{Time: at, Self: r.IntN(2) == 0, Owned: lists[r.IntN(len(lists))], Foreign: lists[r.IntN(len(lists))]}
+			c := w
+			c.Owned, c.Foreign = clone(w.Owned), clone(w.Foreign)
+			require.Equal(t, copied.Observe(c), shared.Observe(w), "seed %d, step %d", seed, step)
+			for i, l := range lists {
+				var got []string
+				for _, p := range l {
+					got = append(got, p.String())
+				}
+				require.Equal(t, want[i], got, "seed %d, step %d: list %d", seed, step, i)
+			}
+		}
+	}
+}
+
+// A Detector whose budget emptied (a spec change) takes the next write's
+// time as the base of the times it keeps, and counts them within the
+// window as it did from the first write's.
+func TestStatusBudgetCountsAcrossANewBase(t *testing.T) {
+	d := New(Config{MaxStatusWrites: 3})
+	require.Empty(t, feed(d, self(0, ".status.a"), self(time.Second, ".status.a"), other(2*time.Second, replicas)))
+	// The budget is empty: the base moves to 10s.
+	require.Empty(t, feed(d, self(10*time.Second, ".status.a"), self(20*time.Second, ".status.a"), self(30*time.Second, ".status.a")))
+	got := feed(d, self(40*time.Second, ".status.b"))
+	require.Len(t, got, 1)
+	require.Equal(t, Throttled, got[0].Kind)
+	require.Equal(t, 4, got[0].Writes)
+	// 10s drops out of the window at 70s, and 20s at 80s: three in it.
+	require.Empty(t, feed(d, other(65*time.Second, ".metadata.labels.x")))
+	got = feed(d, self(79*time.Second, ".status.a"))
+	require.Len(t, got, 1, "20s, 30s, 40s and 79s are within the window")
+	require.Empty(t, feed(d, self(90*time.Second, ".status.a")), "30s is out: 40s, 79s, 90s")
+}

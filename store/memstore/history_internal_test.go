@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,6 +41,36 @@ func TestHistoryGrowsWithoutCopying(t *testing.T) {
 		ev := s.hist.kvEvent(r, s.hist.at(r))
 		require.Equal(t, fmt.Sprintf(`{"i":%d}`, r-1), string(ev.KV.Value), "revision %d", r)
 	}
+}
+
+// A block after the Store's first is made with room for every event it
+// will hold, not grown to it by doubling: while a lagging watch grows the
+// window, and no block is let go to be the spare, each block of writes
+// allocates one block, where 16, 32, ... 1,024 events' room cost twice
+// that. The first block starts small: a Store with few writes holds few
+// events.
+func TestHistoryBlocksAfterTheFirstAreMadeWhole(t *testing.T) {
+	h := newHistory(8*historyBlock, 1<<30)
+	val := []byte("v")
+	for range 10 {
+		h.add("k", false, val, 1, nil)
+	}
+	require.Equal(t, 16, cap(h.blocks[0]), "the first block, ten events in")
+	for range historyBlock - 10 {
+		h.add("k", false, val, 1, nil)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 2 * historyBlock {
+		h.add("k", false, val, 1, nil)
+	}
+	runtime.ReadMemStats(&after)
+	require.Len(t, h.blocks, 3)
+	require.Nil(t, h.spare, "no block let go")
+	block := uint64(historyBlock) * uint64(unsafe.Sizeof(event{}))
+	grew := after.TotalAlloc - before.TotalAlloc
+	require.Less(t, grew, 2*block+block/8, "bytes allocated by two blocks of writes (%d a block)", block)
+	require.LessOrEqual(t, after.Mallocs-before.Mallocs, uint64(4), "allocations of two blocks of writes: the blocks and the list of them")
 }
 
 // The ring lets go of its oldest block once it has evicted every event in

@@ -143,9 +143,10 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 	if err != nil {
 		return 0, err
 	}
-	key, mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	res, err := write(ctx, w.s, "update of", key, name, mem, sides, &obj.Meta, false, func(cur *rawObject, sides decodedSides) (updated, verdict, error) {
-		return w.update(ctx, key, obj, spec, cur, sides)
+	key, mem, sides := w.s.rememberedOrRead(name, obj.Meta.Revision)
+	read := updateRead{meta: &obj.Meta, key: key}
+	res, err := write(ctx, w.s, "update of", key, name, mem, sides, &read, false, func(cur *rawObject, sides decodedSides) (updated, verdict, error) {
+		return w.update(ctx, read.key, obj, spec, cur, sides)
 	})
 	if err != nil {
 		return 0, err

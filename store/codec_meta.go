@@ -107,6 +107,11 @@ type decodeScratch struct {
 	// used says that d may hold what a decode left: metaDecoderOf zeroes
 	// it before its next one. giveBack leaves it zero.
 	used bool
+	// raw and spec are what an Update of a Store without a memory of
+	// values holds here for its write (see updateRead): the object read,
+	// and the buffer of its spec's encoding.
+	raw  rawObject
+	spec []byte
 }
 
 // borrowScratch lends scratch space from the Store's pool to a decoder that

@@ -43,6 +43,15 @@ import (
 // name is the name of the object kv holds, a valid name (ValidateName):
 // the write checked it, and built the key from it.
 func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, name string, read *Meta) (*rawObject, bool) {
+	return s.decodeRawAsIn(kv, name, read, nil)
+}
+
+// decodeRawAsIn is decodeRawAs with held, when not nil, the scratch space
+// an Update of a Store without a memory of values holds for its write
+// (see updateRead): it decodes with it, and into its rawObject rather
+// than a new one (480 bytes), as nothing keeps the object read past the
+// write. The object is valid until held is given back.
+func (s *Store[S, T]) decodeRawAsIn(kv kv.KeyValue, name string, read *Meta, held *decodeScratch) (*rawObject, bool) {
 	if read == nil || s.ver != nil {
 		return nil, false // a versioned value starts with its version
 	}
@@ -50,8 +59,11 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, name string, read *Meta) (*raw
 	m.Kind, m.Name, m.Revision = s.kind, name, 0
 	m.Labels, m.Annotations = nilIfEmptyMap(m.Labels), nilIfEmptyMap(m.Annotations)
 	m.Owners, m.Finalizers, m.Managed = nilIfEmpty(m.Owners), nilIfEmpty(m.Finalizers), nilIfEmpty(m.Managed)
-	scratch := s.borrowScratch()
-	defer s.giveBack(scratch)
+	scratch := held
+	if scratch == nil {
+		scratch = s.borrowScratch()
+		defer s.giveBack(scratch)
+	}
 	bp := encodeBuffers.Get().(*[]byte)
 	head, headEnd, ok := appendMetaKnown((*bp)[:0], &m, scratch)
 	head = append(head, `,"spec":`...)
@@ -66,7 +78,13 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, name string, read *Meta) (*raw
 	d := s.metaDecoder(kv.Key, scratch)
 	d.specShape = true
 	d.r = jsonscan.NewReader(kv.Value[len(head):])
-	raw := &rawObject{Meta: m}
+	var raw *rawObject
+	if held != nil {
+		raw = &held.raw
+		*raw = rawObject{Meta: m}
+	} else {
+		raw = &rawObject{Meta: m}
+	}
 	if s.last != nil {
 		// The write remembers what it read (see lastValues.wroteGiven),
 		// and its result shares what it left as it was: neither may be

@@ -34,8 +34,9 @@ const (
 // write from cur, the current value of the object called name, stored
 // under key (nil when
 // there is none, which only a write with absentOK sees), with what is known
-// of its sides, and tries it. read, when not nil, is the Meta of the
-// caller's own read of the object, which helps read it (see getRaw).
+// of its sides, and tries it. read, when not nil, is what an Update knows
+// of the object, which helps read it (see updateRead); key is "" only
+// with one, for the first read to find.
 //
 // The current value comes from one of two places. First, when mem is not
 // nil, from the Store's memory of the object (see WithLastValues), which may
@@ -44,7 +45,7 @@ const (
 // from reads of the stored object, until an attempt is decided or answered;
 // an attempt that raced reads again, at most maxAttempts times, then the
 // write gives up with ErrConflict. what names the write in that error.
-func write[S, T, R any](ctx context.Context, s *Store[S, T], what, key, name string, mem *rawObject, sides decodedSides, read *Meta, absentOK bool,
+func write[S, T, R any](ctx context.Context, s *Store[S, T], what, key, name string, mem *rawObject, sides decodedSides, read *updateRead, absentOK bool,
 	attempt func(cur *rawObject, sides decodedSides) (R, verdict, error)) (R, error) {
 	if mem != nil {
 		if out, v, err := attempt(mem, sides); v == answered {

@@ -97,10 +97,14 @@ func TestUpdateWithoutOptionsAllocatesNoOptionSpace(t *testing.T) {
 // The other writer of a controller's event as BenchmarkUpdateSpecOther
 // has it, a client Store that remembers no values, reads the object and
 // writes it back with its spec changed: a Get and an Update, which
-// allocate 11 times together (13 while the conds of the Update's Txn were
+// allocate 7 times together (13 while the conds of the Update's Txn were
 // allocated for each write, 12 while the Update's next value, a copy of
-// the current one, escaped to the heap). The budget is exact, so that an allocation
-// added to the path fails it.
+// the current one, escaped to the heap, 11 while the Get and the Update
+// each built the object's key, which escaped through kv.Backend's Get:
+// memstore reads it in two parts, see getKV; 9 while the Update's read
+// and its spec's encoding had allocations of their own, where they now
+// take the scratch space the write holds, see updateRead). The budget is
+// exact, so that an allocation added to the path fails it.
 func TestUpdateOfAnotherObjectAllocationBudget(t *testing.T) {
 	if testing.Short() || raceScale > 1 {
 		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
@@ -128,7 +132,7 @@ func TestUpdateOfAnotherObjectAllocationBudget(t *testing.T) {
 	got, err := st.Get(ctx, name)
 	require.NoError(t, err)
 	require.Equal(t, replicas, got.Spec.Replicas)
-	require.LessOrEqualf(t, allocs, 11.0, "a Get and an Update of the spec allocate %v times", allocs)
+	require.LessOrEqualf(t, allocs, 7.0, "a Get and an Update of the spec allocate %v times", allocs)
 }
 
 // The Meta an Update hands back is the caller's: a caller that changes its

@@ -139,13 +139,16 @@ func (w *Writer[S, T]) updateObj(ctx context.Context, obj *Object[S, T]) (int64,
 	if obj.Meta.Revision == 0 {
 		return 0, fmt.Errorf("%w: Update of %s %q needs the Revision of a read", ErrInvalid, w.s.kind, name)
 	}
-	spec, err := encodeJSONWith("spec", &obj.Spec, w.s.specEnc)
+	key, mem, sides := w.s.rememberedOrRead(name, obj.Meta.Revision)
+	read := updateRead{meta: &obj.Meta, key: key}
+	w.s.holdScratch(&read)
+	defer w.s.releaseScratch(&read) // once res.same, which may be its object's, is copied
+	spec, err := w.s.encodeSpecIn(&read, &obj.Spec)
 	if err != nil {
 		return 0, err
 	}
-	key, mem, sides := w.s.remembered(name, obj.Meta.Revision)
-	res, err := write(ctx, w.s, "update of", key, name, mem, sides, &obj.Meta, false, func(cur *rawObject, sides decodedSides) (updated, verdict, error) {
-		return w.update(ctx, key, obj, spec, cur, sides)
+	res, err := write(ctx, w.s, "update of", key, name, mem, sides, &read, false, func(cur *rawObject, sides decodedSides) (updated, verdict, error) {
+		return w.update(ctx, read.key, obj, spec, cur, sides)
 	})
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"hash/maphash"
+	"unsafe"
 
 	"github.com/steady-go/steady/store/kv"
 )
@@ -61,6 +62,24 @@ func (t *keys) get(key string) *kv.KeyValue {
 	}
 	return t.find(key)
 }
+
+// getIn is get of the key prefix+name, built in a buffer on the stack
+// that the lookup reads and nothing keeps (the entry's own Key is the
+// key held); a longer key than the buffer holds is built on the heap.
+func (t *keys) getIn(prefix, name string) *kv.KeyValue {
+	n := len(prefix) + len(name)
+	if n > maxStackKey {
+		return t.get(prefix + name)
+	}
+	var buf [maxStackKey]byte
+	b := append(append(buf[:0], prefix...), name...)
+	return t.get(unsafe.String(unsafe.SliceData(b), n))
+}
+
+// maxStackKey is the longest key getIn builds on the stack: a
+// store.Store's prefix (its kind, a slash, and any WithKeyPrefix) and an
+// object's name are rarely more.
+const maxStackKey = 128
 
 // getKept is get that keeps the entry as last for the lookups after it.
 // Only a caller holding the Store's lock alone (a write) may call it.

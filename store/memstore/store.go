@@ -174,6 +174,30 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 	return kvp, nil
 }
 
+// GetIn is Get of the key prefix+name, which it looks up without
+// building it on the heap (see keys.getIn), for a store.Store through
+// internal/storeaccess (a PartsGetter): a key passed to Get through
+// kv.Backend escapes, and each of a Store's reads allocated it. The
+// KeyValue's Key is the entry's own string.
+func (f follower) GetIn(ctx context.Context, prefix, name string) (kv.KeyValue, error) {
+	s := f.s
+	s.count.gets.Add(1)
+	if err := ctx.Err(); err != nil || prefix == "" && name == "" {
+		return kv.KeyValue{}, getRefused(err)
+	}
+	s.mu.RLock()
+	e := s.kvs.getIn(prefix, name)
+	var kvp kv.KeyValue
+	if e != nil {
+		kvp = *e
+	}
+	s.mu.RUnlock()
+	if e == nil {
+		return kv.KeyValue{}, notFound("get", prefix+name)
+	}
+	return kvp, nil
+}
+
 // The errors of Get and Txn are built out of line (go:noinline), so that
 // the code of the calls that succeed, run for every event, is what fills
 // the instruction cache: formatting an error inline made Get 1 KB and

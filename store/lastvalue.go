@@ -4,6 +4,7 @@ import (
 	"github.com/steady-go/steady/store/kv"
 
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -274,6 +275,10 @@ type lastValue struct {
 	// status it stores: see wroteGiven), so that the status record of
 	// raw shares it (sideOf) instead of copying it.
 	ownStatus bool
+	// at is where raw's Spec and Status lay in value when the memory
+	// dropped raw (decodedLocked), zero when not known: a write from
+	// value then takes them from there (decodeRemembered).
+	at sidesAt // beside ownStatus, in its padding
 	// headEnd is the length of value's head (see storedHead), 0 when
 	// not known: raw's, when value is the one raw was read from or
 	// written as. It outlives raw, for a watch event over value to take
@@ -281,6 +286,44 @@ type lastValue struct {
 	// (baseHead): a controller's status write is past maxDecoded when the
 	// next spec write of its object comes.
 	headEnd int
+}
+
+// sidesAt is where the Spec and the Status of a value lie in it, as a
+// decode of that very value, which validated both, found them: spec is
+// the Spec's first byte, specEnd the byte after it, statusEnd the byte
+// after the Status, which starts 10 bytes (`,"status":`) after specEnd.
+// Zero (specEnd 0) when not known. A value a watch decoded (a cache's) and
+// the memory no longer keeps decoded (past maxDecodedReads) keeps it: a
+// controller's status write to it long after, when its queue lags by more
+// than that (the controller benchmark flat out, four writes in five),
+// reads its metadata and conditions but takes its Spec and Status by
+// position, not validating them again (see decodeLaidOut).
+type sidesAt struct{ spec, specEnd, statusEnd uint32 }
+
+// sidesIn returns where raw's Spec and Status lie in value when both are
+// slices of it, the Status after the Spec as the store writes them, else
+// zero. raw must be a decode of value itself (rawObject's sides sliced
+// from it), which validated them.
+func sidesIn(raw *rawObject, value []byte) sidesAt {
+	spec, ok := offsetIn(raw.Spec, value)
+	status, statusOK := offsetIn(raw.Status, value)
+	specEnd := spec + len(raw.Spec)
+	if !ok || !statusOK || status != specEnd+len(`,"status":`) || len(value) > math.MaxUint32 {
+		return sidesAt{}
+	}
+	return sidesAt{spec: uint32(spec), specEnd: uint32(specEnd), statusEnd: uint32(status + len(raw.Status))}
+}
+
+// offsetIn returns the offset in value of side, a non-empty slice of it.
+func offsetIn(side, value []byte) (int, bool) {
+	if len(side) == 0 || len(value) == 0 {
+		return 0, false
+	}
+	p, v := uintptr(unsafe.Pointer(unsafe.SliceData(side))), uintptr(unsafe.Pointer(unsafe.SliceData(value)))
+	if p < v || p+uintptr(len(side)) > v+uintptr(len(value)) {
+		return 0, false
+	}
+	return int(p - v), true
 }
 
 // rank orders what is remembered of one value by what a write from it
@@ -603,6 +646,7 @@ func (l *lastValues) decodedLocked(ring *decodedRing, max int, w keyRev, written
 	if i, ok := l.find(old.key, old.at); ok && l.items[i].rev == old.rev && l.items[i].raw != nil && l.items[i].written == written {
 		e := &l.items[i]
 		l.recordLocked(e)
+		e.at = sidesIn(e.raw, e.value)
 		e.raw, e.sides, e.ownStatus = nil, decodedSides{}, false
 		l.bytes -= e.size
 		e.size = len(e.key) + len(e.value) + entryOverhead
@@ -649,6 +693,9 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 		case old.rev != e.rev:
 		case !e.written: // a read: its value is the Backend's
 			old.headEnd = headFor(old.value, e.value, old.headEnd)
+			if unsafe.SliceData(old.value) != unsafe.SliceData(e.value) {
+				old.at = sidesAt{} // found in other bytes
+			}
 			old.value = e.value
 		case !old.written:
 			e.headEnd = headFor(e.value, old.value, e.headEnd)

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/steady-go/steady/clock"
+	"github.com/steady-go/steady/internal/jsonscan"
 	"github.com/steady-go/steady/internal/nilness"
 	"github.com/steady-go/steady/internal/storeaccess"
 	"github.com/steady-go/steady/store/kv"
@@ -468,7 +469,7 @@ func (s *Store[S, T]) rememberedAs(key, name string, e lastValue, ok bool) (*raw
 	case e.raw != nil:
 		return e.raw, e.sides
 	}
-	if raw, ok := s.decodeRemembered(name, e.value, e.rev); ok {
+	if raw, ok := s.decodeRemembered(name, e.value, e.rev, e.at); ok {
 		return raw, decodedSides{}
 	}
 	raw, err := s.decodeRaw(kv.KeyValue{Key: key, Value: e.value, ModRevision: e.rev}, false)
@@ -492,15 +493,23 @@ func (s *Store[S, T]) rememberedAs(key, name string, e lastValue, ok bool) (*raw
 // fields, one decodeStored declines, or one of another kind or name, for
 // decodeRaw to decode and to name what is wrong. Only the write's memory
 // of its result, which may share its Spec, holds value past the write:
-// among the latest own writes decoded (maxDecoded), then no more.
-func (s *Store[S, T]) decodeRemembered(name string, value []byte, rev int64) (*rawObject, bool) {
+// among the latest own writes decoded (maxDecoded), then no more. at,
+// when known, is where a decode of value found its Spec and Status
+// (sidesAt): they are taken from there (decodeLaidOut).
+func (s *Store[S, T]) decodeRemembered(name string, value []byte, rev int64, at sidesAt) (*rawObject, bool) {
 	if s.ver != nil {
 		return nil, false
 	}
 	scratch := s.borrowScratch()
 	d := s.metaDecoderOf(name, scratch)
 	raw := new(rawObject)
-	ok := decodeRawShared(value, raw, d) && raw.Version == "" && raw.Preserved == nil && s.sameIdentity(name, &raw.Meta) == nil
+	var ok bool
+	if at.specEnd != 0 {
+		ok = decodeLaidOut(value, raw, d, at)
+	} else {
+		ok = decodeRawShared(value, raw, d) && raw.Version == "" && raw.Preserved == nil
+	}
+	ok = ok && s.sameIdentity(name, &raw.Meta) == nil
 	if ok {
 		raw.shareSides(nil, false)
 		raw.head = d.headOf(value)
@@ -508,6 +517,41 @@ func (s *Store[S, T]) decodeRemembered(name string, value []byte, rev int64) (*r
 	}
 	s.giveBack(scratch)
 	return raw, ok
+}
+
+// decodeLaidOut is decodeRawShared of value, for a Store that serves no
+// version, with its Spec and Status where a decode of value found them
+// (at, see sidesAt), valid: it reads the metadata and the conditions, and
+// between them only checks that the text is laid out as the store writes
+// it, {"metadata":…,"spec":…,"status":…, then optionally ,"conditions":…,
+// and }, with the Spec and the Status at at's places, each key once and
+// nothing else: so it is the value decodeStored reads whole, and its
+// result decodeRawShared's. It reports false for any other text (the
+// caller then decodes it the general way).
+func decodeLaidOut(value []byte, raw *rawObject, d *metaDecoder, at sidesAt) bool {
+	const specKey, statusKey = `,"spec":`, `,"status":`
+	spec, specEnd, statusEnd := int(at.spec), int(at.specEnd), int(at.statusEnd)
+	if spec < len(specKey) || specEnd <= spec || statusEnd <= specEnd+len(statusKey) || statusEnd > len(value) ||
+		string(value[specEnd:specEnd+len(statusKey)]) != statusKey {
+		return false
+	}
+	d.found, d.headEnd = d.first, 0
+	d.r = jsonscan.NewReader(value)
+	if !d.r.Literal(`{"metadata":`) || !d.meta(&raw.Meta) || d.r.Pos() != spec-len(specKey) || !d.r.Literal(specKey) {
+		return false
+	}
+	d.r = jsonscan.NewReader(value[statusEnd:])
+	if d.r.Literal(`,"conditions":`) {
+		var ok bool
+		if raw.Conditions, ok = d.conditions(); !ok {
+			return false
+		}
+	}
+	if !d.r.Literal(`}`) || !d.r.End() {
+		return false
+	}
+	raw.Spec, raw.Status = value[spec:specEnd], value[specEnd+len(statusKey):statusEnd]
+	return true
 }
 
 func (s *Store[S, T]) wrapNotFound(name string, err error) error {

@@ -70,6 +70,11 @@ type baseValue struct {
 	// statusSame say that decodeStored found them as they were.
 	sides                copies
 	specSame, statusSame bool
+	// specAsHeld, when not 0, says that the value's spec is byte for byte
+	// the text the held object's Spec was decoded from, and its length,
+	// as the memory knows of the Store's own write (see overOwn):
+	// decodeStored then takes it with no look at it.
+	specAsHeld int
 }
 
 // set sets b for decoding value over base, the value the held object
@@ -84,6 +89,25 @@ func (b *baseValue) set(base, value []byte, meta *Meta, conds []Condition, sides
 func (b *baseValue) withHead(head []byte) {
 	if len(head) > 0 && len(head) <= len(b.base) && unsafe.SliceData(head) == unsafe.SliceData(b.base) {
 		b.head = head
+	}
+}
+
+// overOwn gives b, set for decoding value over no base bytes, what the
+// memory knows of own, the Store's own write remembered at value's
+// revision without its decoded value, against prev, the revision of the
+// value the held object was decoded from: a head (own's) that is the
+// head of that value byte for byte (lastValue.headAs), for baseHead to
+// compare with value's, and, when value is own's value byte for byte and
+// the Spec may be taken, that its spec is the text the held object's Spec
+// was decoded from (lastValue.sameSpecAs), of own's spec length. A controller's status write
+// leaves both as they were, and its event mostly comes after more than
+// maxDecoded later own writes when a cache lags behind its Loop.
+func (b *baseValue) overOwn(own *lastValue, value []byte, prev int64) {
+	if own.headAs == prev {
+		b.head = baseHeadOf(own)
+	}
+	if own.sameSpecAs == prev && own.specLen > 0 && b.sides.spec && sameBytes(own.value, value) {
+		b.specAsHeld = own.specLen
 	}
 }
 

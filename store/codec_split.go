@@ -43,6 +43,13 @@ func decodeStored(value []byte, m *Meta, conds *[]Condition, d *metaDecoder) (st
 				out.spec, ok = d.readSpec(m)
 				break
 			}
+			if b := d.base; b != nil && b.specAsHeld > 0 {
+				// The Store's own encoding of a spec that decoded,
+				// right after its key (see baseValue.overOwn).
+				out.spec, ok = r.Skip(b.specAsHeld)
+				b.specSame = ok
+				break
+			}
 			var s sideRead
 			s, ok = d.sideOf(value, key, d.into.spec, d.into.specPlan, d.into.specType, d.into.specHeld, d.base != nil && d.base.sides.spec)
 			out.spec, d.into.specDone = s.raw, s.decoded

@@ -126,3 +126,85 @@ func newHeldSpecWrite[S, T any](tb testing.TB, st *Store[S, T], obj *Object[S, T
 	require.NoError(tb, err)
 	return w
 }
+
+// BenchmarkWatchControllerStatusWrite is a cache's watch decoding the
+// event of the controller benchmark's status write (its Loop's ApplyStatus
+// of readyReplicas) over the object held for the other client's spec write
+// before it, which the watch read and the Store remembered decoded: with
+// the status write remembered decoded (remembered), and no longer, as past
+// maxDecoded later own writes (displaced): flat out at 10k objects the
+// cache lags hundreds of writes behind the Loop, and nine status events in
+// ten come so.
+//
+//	go test -run '^$' -bench WatchControllerStatusWrite -benchmem ./store/
+func BenchmarkWatchControllerStatusWrite(b *testing.B) {
+	st, err := New[ctlSpec, ctlStatus](newMapBackend(), "App")
+	require.NoError(b, err)
+	w := newStatusWrite(b, st)
+	for _, bc := range []struct {
+		name      string
+		displaced bool
+	}{{"remembered", false}, {"displaced", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			decode := st.decoder(false, nil, st.heldObjects(func(string, int64) *Object[ctlSpec, ctlStatus] { return w.held }))
+			b.ReportAllocs()
+			for b.Loop() {
+				w.remember(st.last, bc.displaced)
+				tev := decode(w.ev)
+				if tev.Type != Modified || tev.Object.Status.ReadyReplicas != 6 || tev.Object.Spec.Replicas != 6 {
+					b.Fatal(tev)
+				}
+			}
+		})
+	}
+}
+
+// statusWrite is the event of a Store's own status write (revision 9) over
+// another client's spec write (8), with what the Store remembers of both
+// and the object a cache holds for 8.
+type statusWrite[S, T any] struct {
+	key         string
+	ev          kv.Event
+	read, wrote *rawObject
+	held        *Object[S, T]
+}
+
+// newStatusWrite stores nothing: it encodes controllerApp after a spec
+// write (6 replicas, 5 ready) at 8, and after the controller's status
+// write (6 ready) at 9.
+func newStatusWrite(tb testing.TB, st *Store[ctlSpec, ctlStatus]) statusWrite[ctlSpec, ctlStatus] {
+	obj := controllerApp()
+	w := statusWrite[ctlSpec, ctlStatus]{key: st.keyOf(obj.Meta.Name)}
+	obj.Meta.LastWrite, obj.Meta.Generation, obj.Spec.Replicas = LastWrite{Manager: "user", Op: "Update"}, 3, 6
+	spec, err := json.Marshal(obj)
+	require.NoError(tb, err)
+	obj.Meta.LastWrite, obj.Meta.StatusGeneration, obj.Status.ReadyReplicas = LastWrite{Manager: "app-controller", Op: "ApplyStatus"}, 3, 6
+	status, err := json.Marshal(obj)
+	require.NoError(tb, err)
+	w.ev = kv.Event{Type: kv.EventPut, Revision: 9, KV: kv.KeyValue{Key: w.key, Value: status, ModRevision: 9},
+		Prev: kv.KeyValue{Key: w.key, Value: spec, ModRevision: 8}}
+	w.read, err = decodeRaw(w.ev.Prev, &metaDecoder{})
+	require.NoError(tb, err)
+	w.wrote, err = decodeRaw(w.ev.KV, &metaDecoder{})
+	require.NoError(tb, err)
+	w.held, err = st.decode(w.ev.Prev)
+	require.NoError(tb, err)
+	return w
+}
+
+// remember makes l remember the spec write, read decoded (as the watch
+// reads it), and then the status write over it, as the Store writes it;
+// displaced, it keeps only the status write's value, as decodedLocked does
+// once maxDecoded later own writes came.
+func (w *statusWrite[S, T]) remember(l *lastValues, displaced bool) {
+	l.forget(w.key, 10)
+	l.decoded.keys, l.decoded.next = l.decoded.keys[:0], 0 // no older write displaced
+	l.reads.keys, l.reads.next = l.reads.keys[:0], 0
+	l.readDecoded(w.ev.Prev, w.read)
+	l.wrote(w.key, 9, w.read, w.wrote, w.ev.KV.Value, decodedSides{})
+	if displaced {
+		l.mu.Lock()
+		l.items[l.index[w.key]].raw = nil
+		l.mu.Unlock()
+	}
+}

@@ -261,11 +261,13 @@ type lastValue struct {
 	// watch event over it may take what it left as it was from the object
 	// decoded from it (see baseValue); it outlives raw.
 	whole bool
-	// sameSpecAs is, for a write remembered decoded, the revision of the
-	// value remembered decoded before it whose spec it left byte for byte
-	// as it was (a status write's), 0 when there is none: the watch event
-	// of the write may take its Spec from an object decoded from that
-	// value (see WatchUndecoded).
+	// sameSpecAs is, for a write, the revision of the value it was
+	// computed from (wroteGiven's cur), or else of the value remembered
+	// decoded before it, whose spec it left byte for byte as it was (a
+	// status write's), 0 when there is none: the watch event of the write
+	// may take its Spec from an object decoded from that value (see
+	// WatchUndecoded), whether or not the write is still remembered
+	// decoded (see baseValue.overOwn).
 	sameSpecAs int64
 	// rec is the status record of key (see statusRecords) as the memory
 	// last found it, a hint that saves looking it up (see recordOf).
@@ -286,6 +288,19 @@ type lastValue struct {
 	// (baseHead): a controller's status write is past maxDecoded when the
 	// next spec write of its object comes.
 	headEnd int
+	// headAs is, for a write, the revision of the value remembered before
+	// it, read whole (see whole), whose head (see headEnd) it left byte
+	// for byte as it was (a status write's, mostly), 0 when there is
+	// none: once the write is no longer remembered decoded, its watch
+	// event over the object held for that value still takes the metadata
+	// up to their last write from that object (baseHead), as an event
+	// over a value remembered whole does (see baseValue.overOwn).
+	headAs int64
+	// specLen is, for a write, the length of value's spec text (the
+	// encoding's orNull(raw.Spec)), which the value's own spec member
+	// holds: a watch event that takes the Spec from a held object
+	// (sameSpecAs) after raw is gone passes over it with no look at it.
+	specLen int
 }
 
 // sidesAt is where the Spec and the Status of a value lie in it, as a
@@ -584,7 +599,19 @@ func (l *lastValues) wroteGiven(key string, rev int64, cur, raw *rawObject, valu
 		doneValue = value
 	}
 	ownStatus := given && len(raw.Status) > 0 && !overlap(raw.Status, status)
-	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus, headEnd: headIn(own, value)}, writeSide, doneValue)
+	l.putDone(key, lastValue{rev: rev, value: value, raw: own, sides: sides, size: len(key) + 3*len(value) + entryOverhead, written: true, whole: true, ownStatus: ownStatus, headEnd: headIn(own, value), sameSpecAs: specFrom(cur, raw), specLen: len(orNull(raw.Spec))}, writeSide, doneValue)
+}
+
+// specFrom returns the revision of cur, the value a write of raw was
+// computed from (nil: none), when raw's Spec is cur's byte for byte (a
+// status write's, the very bytes): the value written, whose spec is
+// raw.Spec as it is (appendTo), then has the spec text of the value cur
+// was read from or written as (see lastValue.sameSpecAs). 0 otherwise.
+func specFrom(cur, raw *rawObject) int64 {
+	if cur == nil || len(raw.Spec) == 0 || !sameBytes(raw.Spec, cur.Spec) {
+		return 0
+	}
+	return cur.Meta.Revision
 }
 
 // overlap reports whether a and b share bytes of one array.
@@ -688,7 +715,10 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 	i, ok := l.at(key, side)
 	if ok {
 		old := &l.items[i]
-		e.sameSpecAs = sameSpecAs(old, &e)
+		if e.sameSpecAs == 0 {
+			e.sameSpecAs = sameSpecAs(old, &e)
+		}
+		e.headAs = sameHeadAs(old, &e)
 		switch {
 		case old.rev != e.rev:
 		case !e.written: // a read: its value is the Backend's
@@ -909,6 +939,18 @@ func (l *lastValues) recordBytesLocked(key string, raw *rawObject) int {
 // bytes, else 0.
 func sameSpecAs(old, e *lastValue) int64 {
 	if e.written && e.raw != nil && old.raw != nil && old.rev < e.rev && sameBytes(old.raw.Spec, e.raw.Spec) {
+		return old.rev
+	}
+	return 0
+}
+
+// sameHeadAs returns what e, remembered over old, records as the value
+// whose head it left as it was (see lastValue.headAs): old's revision when
+// e is a write, old was read whole, and both heads are known and the same
+// bytes, else 0.
+func sameHeadAs(old, e *lastValue) int64 {
+	n := e.headEnd
+	if e.written && old.whole && old.rev < e.rev && n > 0 && old.headEnd == n && string(old.value[:n]) == string(e.value[:n]) {
 		return old.rev
 	}
 	return 0

@@ -180,11 +180,19 @@ func (s *Store[S, T]) decodeOver(ev kv.Event, name string, mem *rememberedOnce, 
 		return s.decodeLike(ev.KV, scratch, nil, cp)
 	}
 	var base, head []byte // not remembered: no bytes in common
-	if e, ok := mem.at(s.last, ev.Prev.ModRevision); ok && e.whole {
+	e, ok := mem.at(s.last, ev.Prev.ModRevision)
+	if ok && e.whole {
 		base, head = e.value, baseHeadOf(&e)
 	}
 	scratch.base.set(base, ev.KV.Value, &obj.Meta, obj.Conditions, copies{spec: s.sides.spec != nil, status: s.sides.status != nil})
 	scratch.base.withHead(head)
+	if !ok {
+		// The memory is ahead of the event: mostly it is the Store's own
+		// write, no longer remembered decoded (decodeWritten declined).
+		if own, ok := mem.at(s.last, ev.KV.ModRevision); ok && own.written {
+			scratch.base.overOwn(&own, ev.KV.Value, ev.Prev.ModRevision)
+		}
+	}
 	from, err := s.decodeLikeOver(ev.KV, name, scratch, &decodedFrom[S, T]{obj: obj}, copies{}, &scratch.base)
 	scratch.base = baseValue{} // holds the object no longer
 	return from, err

@@ -291,6 +291,21 @@ func (r *Reader) LiteralBytes(lit []byte) bool {
 	return false
 }
 
+// Skip reads the next n bytes with no look at them and returns them (b's
+// own memory), for a caller that knows them to be a value, as a store's
+// decoder knows a part of a value that is byte for byte one it wrote (see
+// store's baseValue.overOwn): finding its end by structure (SkipValid)
+// would read each byte. It reports false, reading nothing, when fewer
+// than n bytes are left, or n is negative.
+func (r *Reader) Skip(n int) ([]byte, bool) {
+	p := &r.p
+	if n < 0 || len(p.b)-p.i < n {
+		return nil, false
+	}
+	p.i += n
+	return p.b[p.i-n : p.i], true
+}
+
 // Since returns the bytes read from pos, an earlier Pos, on (b's own
 // memory).
 func (r *Reader) Since(pos int) []byte { return r.p.b[pos:r.p.i] }

@@ -273,3 +273,26 @@ func TestReaderLiteralBytes(t *testing.T) {
 		}
 	}
 }
+
+// Skip reads the next n bytes as they are, whatever they hold, and the
+// Reader goes on right after them; with fewer than n left, or n negative,
+// it reads nothing.
+func TestSkipReadsTheNextNBytes(t *testing.T) {
+	text := []byte(`{"spec":{"a":"}"},"status":1}`)
+	r := NewReader(text)
+	require.True(t, r.Literal(`{"spec":`))
+	got, ok := r.Skip(len(`{"a":"}"}`))
+	require.True(t, ok)
+	require.Equal(t, `{"a":"}"}`, string(got))
+	require.True(t, r.Literal(`,"status":`), "the Reader right after them")
+	at := r.Pos()
+	for _, n := range []int{len(text) - at + 1, -1} {
+		_, ok = r.Skip(n)
+		require.False(t, ok, n)
+		require.Equal(t, at, r.Pos(), "nothing read")
+	}
+	got, ok = r.Skip(len(text) - at)
+	require.True(t, ok)
+	require.Equal(t, `1}`, string(got))
+	require.True(t, r.End())
+}

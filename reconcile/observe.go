@@ -235,9 +235,7 @@ func (l *Loop[K]) observe(key K, w oscillation.Write) {
 		l.detectorsPeak = max(l.detectorsPeak, len(l.detectors))
 		l.lastDetector = keyDetector[K]{key, det}
 	}
-	l.paths.intern(w.Owned)
-	l.paths.intern(w.Foreign)
-	w.Owned, w.Foreign = l.paths.list(w.Owned), l.paths.list(w.Foreign)
+	w.Owned, w.Foreign = l.paths.listOf(w.Owned), l.paths.listOf(w.Foreign)
 	found := det.Observe(w)
 	if len(found) == 0 {
 		l.mu.Unlock()

@@ -28,6 +28,11 @@ type pathTable struct {
 	// address, without comparing its elements.
 	seen  []diff.Path
 	lists [][]diff.Path
+	// single[i] is the table's list of paths[i] alone, once list made or
+	// found it: a write that changed one field (a status field, another
+	// writer's spec field) finds its list by the path's address alone
+	// (listOf), without interning it and comparing the lists.
+	single [][]diff.Path
 }
 
 // maxTablePaths bounds the table: paths that differ from key to key (a
@@ -69,7 +74,31 @@ func (t *pathTable) one(p diff.Path) diff.Path {
 	}
 	t.paths = append(t.paths, q)
 	t.seen = append(t.seen, q)
+	t.single = append(t.single, nil)
 	return q
+}
+
+// listOf is list of ps once interned: the table's list of ps's paths.
+// Its caller's ps may be interned in place or not. A list of one path
+// the table saw at that address (seen) whose list alone it holds is
+// found by that address: the Loop's observe calls it twice a write, with
+// one path in most.
+func (t *pathTable) listOf(ps []diff.Path) []diff.Path {
+	if len(ps) == 0 {
+		return nil
+	}
+	if len(ps) == 1 {
+		for i, q := range t.seen {
+			if samePath(q, ps[0]) {
+				if l := t.single[i]; l != nil {
+					return l
+				}
+				break
+			}
+		}
+	}
+	t.intern(ps)
+	return t.list(ps)
 }
 
 // list returns the table's list of the same paths as ps in the same order,
@@ -93,7 +122,21 @@ func (t *pathTable) list(ps []diff.Path) []diff.Path {
 	}
 	q := slices.Clone(ps)
 	t.lists = append(t.lists, q)
+	if len(q) == 1 {
+		t.noteSingle(q)
+	}
 	return q
+}
+
+// noteSingle records q, a list of one path, as the list of that path
+// alone (single), when the path is the table's.
+func (t *pathTable) noteSingle(q []diff.Path) {
+	for i, p := range t.paths {
+		if samePath(p, q[0]) {
+			t.single[i] = q
+			return
+		}
+	}
 }
 
 // samePath reports whether p and q are the same copy of a path.

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -155,4 +157,65 @@ func TestPathTableKnowsAPathGivenAgainByItsAddress(t *testing.T) {
 		require.Same(t, &first[0][0], &again[2][0], ".status.ready, an equal path at another address")
 	}
 	require.Len(t, tab.paths, 2)
+}
+
+// listOf is intern then list: over random writes of zero to three paths,
+// drawn from paths given again at their address (a Store's, built once),
+// equal paths at new addresses and more distinct paths than the table
+// holds, it gives the same paths in the same order as a second table
+// interning and listing the same writes, and shares a list between two
+// writes exactly when that table does.
+func TestPathTableListOfIsInternThenList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(59, 5))
+	const distinct = maxTablePaths + 16
+	fixed := make([]diff.Path, distinct)
+	for i := range fixed {
+		fixed[i] = diff.MustParsePath(fmt.Sprintf(".status.f%d", i))
+	}
+	pick := func() diff.Path {
+		i := rng.IntN(distinct)
+		if rng.IntN(3) == 0 {
+			return diff.MustParsePath(fmt.Sprintf(".status.f%d", i)) // equal, elsewhere
+		}
+		return fixed[i]
+	}
+	for run := range 20 {
+		var fast, plain pathTable
+		shared := map[*diff.Path]*diff.Path{} // plain's list -> fast's
+		for range 2000 {
+			n := rng.IntN(4)
+			if run%2 == 0 && rng.IntN(4) > 0 {
+				n = 1 // mostly single paths, the Loop's common case
+			}
+			ps := make([]diff.Path, n)
+			for i := range ps {
+				// few paths at first, so lists repeat before either table fills
+				if rng.IntN(8) > 0 {
+					ps[i] = fixed[rng.IntN(4)]
+				} else {
+					ps[i] = pick()
+				}
+			}
+			qs := slices.Clone(ps)
+			got := fast.listOf(ps)
+			plain.intern(qs)
+			want := plain.list(qs)
+			require.Equal(t, len(want), len(got))
+			if len(want) == 0 {
+				require.Nil(t, got)
+				continue
+			}
+			for i := range want {
+				require.True(t, got[i].Equal(want[i]), "path %d: %s, want %s", i, got[i], want[i])
+			}
+			if prev, ok := shared[&want[0]]; ok {
+				require.Same(t, prev, &got[0], "plain shares this list with an earlier write: so does listOf")
+			} else {
+				for _, f := range shared {
+					require.NotSame(t, f, &got[0], "plain gives a list of its own: so does listOf")
+				}
+				shared[&want[0]] = &got[0]
+			}
+		}
+	}
 }

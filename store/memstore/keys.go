@@ -67,6 +67,9 @@ func (t *keys) get(key string) *kv.KeyValue {
 // that the lookup reads and nothing keeps (the entry's own Key is the
 // key held); a longer key than the buffer holds is built on the heap.
 func (t *keys) getIn(prefix, name string) *kv.KeyValue {
+	if prefix == "" {
+		return t.get(name) // a whole key: nothing to build
+	}
 	n := len(prefix) + len(name)
 	if n > maxStackKey {
 		return t.get(prefix + name)

@@ -157,21 +157,7 @@ func (s *Store) Revision() int64 {
 // Get returns the current value of key, or an error wrapping
 // store.ErrNotFound. The returned Value must not be modified.
 func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
-	s.count.gets.Add(1)
-	if err := ctx.Err(); err != nil || key == "" {
-		return kv.KeyValue{}, getRefused(err)
-	}
-	s.mu.RLock()
-	e := s.kvs.get(key)
-	var kvp kv.KeyValue
-	if e != nil {
-		kvp = *e
-	}
-	s.mu.RUnlock()
-	if e == nil {
-		return kv.KeyValue{}, notFound("get", key)
-	}
-	return kvp, nil
+	return s.getIn(ctx, "", key)
 }
 
 // GetIn is Get of the key prefix+name, which it looks up without
@@ -180,7 +166,11 @@ func (s *Store) Get(ctx context.Context, key string) (kv.KeyValue, error) {
 // kv.Backend escapes, and each of a Store's reads allocated it. The
 // KeyValue's Key is the entry's own string.
 func (f follower) GetIn(ctx context.Context, prefix, name string) (kv.KeyValue, error) {
-	s := f.s
+	return f.s.getIn(ctx, prefix, name)
+}
+
+// getIn is Get of the key prefix+name (Get's key is the name alone).
+func (s *Store) getIn(ctx context.Context, prefix, name string) (kv.KeyValue, error) {
 	s.count.gets.Add(1)
 	if err := ctx.Err(); err != nil || prefix == "" && name == "" {
 		return kv.KeyValue{}, getRefused(err)

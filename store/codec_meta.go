@@ -90,6 +90,9 @@ type decodeScratch struct {
 	// writes read, by their text (see textMemo).
 	managed textMemo[ManagedFields]
 	writes  textMemo[LastWrite]
+	// plain holds the last held strings that sameString found to be
+	// plain text (see plainStrings).
+	plain plainStrings
 	// validWrite is the last write whose strings decodeWritten last found
 	// valid UTF-8 (see exactMeta).
 	validWrite LastWrite

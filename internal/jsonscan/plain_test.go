@@ -104,3 +104,40 @@ func TestPlainStrictIsBytewise(t *testing.T) {
 		}
 	}
 }
+
+// Quoted of a plain string s (no byte that ends a plain run) reads what
+// Plain reads when Plain reads s, and nothing when Plain reads anything
+// else or nothing: from every start in random texts that hold s's token,
+// s's token with a byte more or less, and other runs.
+func TestQuotedOfAPlainStringIsPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte{0x00, 0x1f, '"', '\\', 'a', 0x7f, 0x80}
+	for range 5000 {
+		s := randomRun(rng, []byte{'a', 'b'})
+		if plainEndBytewise(s, 0) != len(s) {
+			continue
+		}
+		var text []byte
+		for range 1 + rng.IntN(4) {
+			switch rng.IntN(4) {
+			case 0:
+				text = append(append(append(text, '"'), s...), '"')
+			case 1:
+				text = append(append(append(text, '"'), s...), 'x', '"')
+			case 2:
+				text = append(append(text, '"'), s[:len(s)/2]...)
+			default:
+				text = append(text, randomRun(rng, alphabet)...)
+			}
+		}
+		for i := 0; i <= len(text); i++ {
+			q, p := NewReader(text), NewReader(text)
+			q.p.i, p.p.i = i, i
+			b, ok := p.Plain()
+			want := ok && string(b) == string(s)
+			if got := q.Quoted(string(s)); got != want || want && q.Pos() != p.Pos() || !want && q.Pos() != i {
+				t.Fatalf("Quoted(%q) at %d of %q = %v, at %d; Plain read %q, %v, to %d", s, i, text, got, q.Pos(), b, ok, p.Pos())
+			}
+		}
+	}
+}

@@ -291,6 +291,21 @@ func (r *Reader) LiteralBytes(lit []byte) bool {
 	return false
 }
 
+// Quoted reports whether the next bytes are s between quotes, reading
+// them when they are (nothing otherwise): for a caller that knows s to be
+// a text Plain reads as it is (printable ASCII with no quote or
+// backslash), whose token the bytes then are, read with one comparison
+// where Plain scans them for the byte that ends them.
+func (r *Reader) Quoted(s string) bool {
+	p := &r.p
+	b, i, n := p.b, p.i, len(s)
+	if len(b)-i < n+2 || b[i] != '"' || b[i+1+n] != '"' || string(b[i+1:i+1+n]) != s {
+		return false
+	}
+	p.i = i + n + 2
+	return true
+}
+
 // Skip reads the next n bytes with no look at them and returns them (b's
 // own memory), for a caller that knows them to be a value, as a store's
 // decoder knows a part of a value that is byte for byte one it wrote (see

@@ -92,7 +92,7 @@ func TestClockSetBackIsNoOscillation(t *testing.T) {
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
 		l.mu.Lock()
-		detectors := len(l.detectors)
+		detectors := l.detectors.len()
 		l.mu.Unlock()
 		require.Zero(t, detectors, "the idle detector was dropped")
 		require.NoError(t, stop())

@@ -27,7 +27,7 @@ func TestAConvergedKeyKeepsItsDetectorWithoutAKeyState(t *testing.T) {
 
 	l.mu.Lock()
 	require.Empty(t, l.keys, "a key whose only state is its detector has no keyState")
-	require.Len(t, l.detectors, 1)
+	require.Equal(t, 1, l.detectors.len())
 	l.mu.Unlock()
 	require.Zero(t, l.nkeys.Load())
 	require.True(t, l.keepsState("a"), "another writer's change still reaches the detector")
@@ -63,8 +63,8 @@ func TestResyncDropsIdleDetectors(t *testing.T) {
 	l.resync()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	require.Len(t, l.detectors, 1)
-	require.Contains(t, l.detectors, "e")
+	require.Equal(t, 1, l.detectors.len())
+	require.NotNil(t, l.detectors.get("e"))
 	require.Equal(t, 1, l.detectorsPeak, "the map was made anew")
 }
 
@@ -87,8 +87,8 @@ func TestAKeyWithAKeyStateAndNoDetectorKeepsState(t *testing.T) {
 	l.observeWrite("b", oscillation.Write{Time: at, Foreign: []diff.Path{replicas}})
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	require.Contains(t, l.detectors, "a", "another writer's change of a key with state is counted")
-	require.NotContains(t, l.detectors, "b", "nor kept for a key without")
+	require.NotNil(t, l.detectors.get("a"), "another writer's change of a key with state is counted")
+	require.Nil(t, l.detectors.get("b"), "nor kept for a key without")
 }
 
 // The Loop takes the detector it last found for a key without a lookup
@@ -113,7 +113,7 @@ func TestADroppedDetectorIsNotWrittenTo(t *testing.T) {
 			l.observeWrite("a", oscillation.Write{Self: true, Time: time.Now(), Owned: []diff.Path{status}})
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			require.Contains(t, l.detectors, "a", "the write went to a detector the Loop holds")
+			require.NotNil(t, l.detectors.get("a"), "the write went to a detector the Loop holds")
 		})
 	}
 }

@@ -106,7 +106,7 @@ type Loop[K comparable] struct {
 	// a keyState apiece (30 MB at 100,000 keys) would cost memory and
 	// make every reconcile take the lock (nkeys). detectorsPeak is its
 	// largest length since it was last made anew (see resync).
-	detectors     map[K]*oscillation.Detector
+	detectors     detTable[K]
 	detectorsPeak int
 	// lastDetector is the key and detector keepsState or observeWrite
 	// last found in detectors, or made: the next look for the same key
@@ -209,7 +209,7 @@ func New[K comparable](name string, r Reconciler[K], src Source[K], opts ...Opti
 		return nil, err
 	}
 	l := &Loop[K]{name: name, r: r, cfg: cfg, clk: cfg.clock, log: cfg.logger, metrics: cfg.metrics,
-		keys: map[K]*keyState{}, detectors: map[K]*oscillation.Detector{}, reruns: map[K]int{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
+		keys: map[K]*keyState{}, reruns: map[K]int{}, stalledObjs: map[K]struct{}{}, pendingCap: maxPending, idPrefix: newIDPrefix()}
 	l.initMetrics()
 	if err := l.initSources(src); err != nil {
 		return nil, fmt.Errorf("loop %s: %w", name, err)

@@ -231,8 +231,8 @@ func (l *Loop[K]) observe(key K, w oscillation.Write) {
 			return
 		}
 		det = oscillation.New(l.cfg.osc)
-		l.detectors[key] = det
-		l.detectorsPeak = max(l.detectorsPeak, len(l.detectors))
+		l.detectors.put(key, det)
+		l.detectorsPeak = max(l.detectorsPeak, l.detectors.len())
 		l.lastDetector = keyDetector[K]{key, det}
 	}
 	w.Owned, w.Foreign = l.paths.listOf(w.Owned), l.paths.listOf(w.Foreign)
@@ -370,7 +370,7 @@ func (l *Loop[K]) detectorLocked(key K) *oscillation.Detector {
 	if d := l.lastDetector; d.det != nil && d.key == key {
 		return d.det
 	}
-	det := l.detectors[key]
+	det := l.detectors.get(key)
 	if det != nil {
 		l.lastDetector = keyDetector[K]{key, det}
 	}
@@ -380,7 +380,7 @@ func (l *Loop[K]) detectorLocked(key K) *oscillation.Detector {
 // forgetDetectorLocked removes key's detector from detectors, if it has
 // one. Every removal goes through it, or clears lastDetector itself.
 func (l *Loop[K]) forgetDetectorLocked(key K) {
-	delete(l.detectors, key)
+	l.detectors.remove(key)
 	if l.lastDetector.key == key {
 		l.lastDetector = keyDetector[K]{}
 	}

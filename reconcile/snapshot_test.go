@@ -163,7 +163,7 @@ func findKey(t *testing.T, l *Loop[string], key string) KeyInfo {
 func TestKeyStatusesLeaveOutKeysWhoseOnlyStateIsADetector(t *testing.T) {
 	l := mustNew(t, newScript(func(string, int) (Result, error) { return Result{}, nil }), nil)
 	l.mu.Lock()
-	l.detectors["counting"] = oscillation.New(oscillation.Config{})
+	l.detectors.put("counting", oscillation.New(oscillation.Config{}))
 	l.setKeyLocked("failed", &keyState{failures: 1, lastErr: errors.New("x")})
 	l.mu.Unlock()
 	keys := l.InspectAll()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/steady-go/steady/internal/syncwait"
 	"github.com/steady-go/steady/internal/workqueue"
 	"github.com/steady-go/steady/queue"
+	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 // term is one period of work: one queue, one set of workers, one fence.
@@ -356,17 +356,16 @@ func (l *Loop[K]) resync() {
 	}
 	now := l.clk.Now()
 	l.mu.Lock()
-	for k, d := range l.detectors {
+	l.detectors.all(func(k K, d *oscillation.Detector) {
 		if d.Idle(now) {
 			l.forgetDetectorLocked(k)
 		}
-	}
-	if len(l.detectors) < l.detectorsPeak/4 {
-		// A map keeps the room of its peak: after a burst of writes to
+	})
+	if l.detectors.len() < l.detectorsPeak/4 {
+		// A table keeps the room of its peak: after a burst of writes to
 		// many keys has converged, make it anew.
-		// (maps.Clone would copy that room.)
-		l.detectors = maps.Collect(maps.All(l.detectors))
-		l.detectorsPeak = len(l.detectors)
+		l.detectors = l.detectors.remade()
+		l.detectorsPeak = l.detectors.len()
 	}
 	for k, s := range l.keys {
 		if !s.holdUntil.IsZero() && now.After(s.holdUntil) {

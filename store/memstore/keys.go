@@ -8,17 +8,20 @@ import (
 )
 
 // keys is the Store's map of live keys to their entries: keyShards
-// open-addressing hash tables with linear probing over the entries'
-// pointers, and beside them, in memory the GC does not scan, 32 bits of
-// each key's hash, so that a probe rarely reads an entry that does not
-// match and growing rehashes no key. The key is the entry's own Key. A
-// Go map of key to entry held each key's string header next to the
-// pointer, both for the GC to scan: about 50 bytes a key at 1M keys,
-// where the pointers here are 8 to 16 (3/4 full at most) and the hashes
-// half that. The top bits of a key's hash pick its table, each growing
-// on its own, so that a write that grows one holds the Store's lock for
-// a 256th of the keys: one table of 1.5M keys took 150ms to double. Not
-// safe for concurrent use; the Store's lock guards it.
+// open-addressing hash tables with linear probing, each slot an entry's
+// pointer and 32 bits of its key's hash side by side, so that a probe
+// rarely reads an entry that does not match, growing rehashes no key,
+// and a lookup reads one line of the table before the entry: at 1M keys
+// every event's key is cold, and the hashes in an array of their own,
+// apart from the pointers (in memory the GC did not scan), cost a second
+// cache miss per lookup. The key is the entry's own Key. A Go map of key
+// to entry held each key's string header next to the pointer, both for
+// the GC to scan: about 50 bytes a key at 1M keys, where the slots here
+// are 21 to 43 (3/4 full at most; 16 bytes a slot, the GC reading the
+// pointer alone). The top bits of a key's hash pick its table, each
+// growing on its own, so that a write that grows one holds the Store's
+// lock for a 256th of the keys: one table of 1.5M keys took 150ms to
+// double. Not safe for concurrent use; the Store's lock guards it.
 type keys struct {
 	seed   maphash.Seed
 	shards *[keyShards]keyShard // nil until the first add
@@ -44,9 +47,15 @@ const (
 
 // keyShard is one of the tables of keys.
 type keyShard struct {
-	entries []*kv.KeyValue // nil is an empty slot
-	hashes  []uint32       // the hash of entries[i].Key where it is not nil
-	n       int
+	slots []keySlot
+	n     int
+}
+
+// keySlot is a slot of a keyShard: an entry and the hash of its Key; e
+// nil is an empty slot.
+type keySlot struct {
+	e *kv.KeyValue
+	h uint32
 }
 
 // hash hashes key with the table's seed.
@@ -104,14 +113,14 @@ func (t *keys) find(key string) *kv.KeyValue {
 	if s.n == 0 {
 		return nil
 	}
-	mask := len(s.entries) - 1
+	mask := len(s.slots) - 1
 	for p := int(h) & mask; ; p = (p + 1) & mask {
-		e := s.entries[p]
-		if e == nil {
+		sl := &s.slots[p]
+		if sl.e == nil {
 			return nil
 		}
-		if s.hashes[p] == h && e.Key == key {
-			return e
+		if sl.h == h && sl.e.Key == key {
+			return sl.e
 		}
 	}
 }
@@ -124,35 +133,33 @@ func (t *keys) add(e *kv.KeyValue) {
 	}
 	h := t.hash(e.Key)
 	s := &t.shards[h>>(32-keyShardBits)]
-	if s.n >= len(s.entries)-len(s.entries)/4 {
+	if s.n >= len(s.slots)-len(s.slots)/4 {
 		s.grow()
 	}
-	mask := len(s.entries) - 1
-	p := int(h) & mask
-	for s.entries[p] != nil {
-		p = (p + 1) & mask
-	}
-	s.entries[p], s.hashes[p] = e, h
+	s.put(keySlot{e, h})
 	s.n++
 	t.n++
 }
 
+// put puts sl in the first empty slot of its probe run; the table must
+// have one, and must not hold sl's key.
+func (s *keyShard) put(sl keySlot) {
+	mask := len(s.slots) - 1
+	p := int(sl.h) & mask
+	for s.slots[p].e != nil {
+		p = (p + 1) & mask
+	}
+	s.slots[p] = sl
+}
+
 // grow doubles the table, at least 8 slots.
 func (s *keyShard) grow() {
-	old, oldHashes := s.entries, s.hashes
-	s.entries = make([]*kv.KeyValue, max(8, 2*len(old)))
-	s.hashes = make([]uint32, len(s.entries))
-	mask := len(s.entries) - 1
-	for i, e := range old {
-		if e == nil {
-			continue
+	old := s.slots
+	s.slots = make([]keySlot, max(8, 2*len(old)))
+	for _, sl := range old {
+		if sl.e != nil {
+			s.put(sl)
 		}
-		h := oldHashes[i]
-		p := int(h) & mask
-		for s.entries[p] != nil {
-			p = (p + 1) & mask
-		}
-		s.entries[p], s.hashes[p] = e, h
 	}
 }
 
@@ -167,31 +174,31 @@ func (t *keys) remove(key string) {
 	if s.n == 0 {
 		return
 	}
-	mask := len(s.entries) - 1
+	mask := len(s.slots) - 1
 	p := int(h) & mask
 	for {
-		e := s.entries[p]
-		if e == nil {
+		sl := &s.slots[p]
+		if sl.e == nil {
 			return
 		}
-		if s.hashes[p] == h && e.Key == key {
+		if sl.h == h && sl.e.Key == key {
 			break
 		}
 		p = (p + 1) & mask
 	}
-	if t.last == s.entries[p] {
+	if t.last == s.slots[p].e {
 		t.last = nil
 	}
-	for q := (p + 1) & mask; s.entries[q] != nil; q = (q + 1) & mask {
+	for q := (p + 1) & mask; s.slots[q].e != nil; q = (q + 1) & mask {
 		// The entry in q may move back to p only if its home slot is not
 		// in the run (p, q].
-		home := int(s.hashes[q]) & mask
+		home := int(s.slots[q].h) & mask
 		if (q-home)&mask >= (q-p)&mask {
-			s.entries[p], s.hashes[p] = s.entries[q], s.hashes[q]
+			s.slots[p] = s.slots[q]
 			p = q
 		}
 	}
-	s.entries[p], s.hashes[p] = nil, 0
+	s.slots[p] = keySlot{}
 	s.n--
 	t.n--
 }

@@ -10,6 +10,7 @@ import (
 
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -45,8 +46,23 @@ type rawObject struct {
 }
 
 // knownShape is the shape key (jsonscan.AppendShapeKey) of the JSON text
-// of, when key is not nil.
-type knownShape struct{ of, key []byte }
+// of, when key is not nil: each as its first byte and length (shapeOf),
+// two words where two slices took six, so that rawObject fits its size
+// class (TestRawObjectFitsItsSizeClass). of is only compared with a Spec's
+// first byte and length (specKey); key is read back capped at its length.
+type knownShape struct {
+	of, key       *byte
+	ofLen, keyLen uint32
+}
+
+// shapeOf is the knownShape of key for the text of: none (zero) when key
+// is nil, or either is longer than a knownShape holds.
+func shapeOf(of, key []byte) knownShape {
+	if key == nil || len(of) > math.MaxUint32 || len(key) > math.MaxUint32 {
+		return knownShape{}
+	}
+	return knownShape{of: unsafe.SliceData(of), key: unsafe.SliceData(key), ofLen: uint32(len(of)), keyLen: uint32(len(key))}
+}
 
 // specKey returns the shape key of raw.Spec that the read which decoded raw
 // computed (Store.getRaw), or nil. It holds only for the very bytes it was
@@ -54,10 +70,10 @@ type knownShape struct{ of, key []byte }
 // write) has none, so that no key outlives the text it describes.
 func (raw *rawObject) specKey() []byte {
 	k := &raw.shape
-	if k.key == nil || len(k.of) != len(raw.Spec) || len(k.of) == 0 || unsafe.SliceData(k.of) != unsafe.SliceData(raw.Spec) {
+	if k.key == nil || int(k.ofLen) != len(raw.Spec) || k.ofLen == 0 || k.of != unsafe.SliceData(raw.Spec) {
 		return nil
 	}
-	return k.key
+	return unsafe.Slice(k.key, k.keyLen)
 }
 
 // legacyMetaKey is the key under which values written before the metadata

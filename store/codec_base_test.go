@@ -37,7 +37,7 @@ func overBase(t *testing.T, base, value []byte, scratch *decodeScratch) (got, wa
 		return got, want, nil, nil, false
 	}
 	scratch.base.set(base, value, &held.obj.Meta, held.obj.Conditions, copies{spec: true, status: true})
-	scratch.base.withHead(raw.head.text) // as the memory knows it (baseHeadOf)
+	scratch.base.withHead(raw.head.text()) // as the memory knows it (baseHeadOf)
 	d := &metaDecoder{kind: "K", name: "a", scratch: scratch, plans: plans, base: &scratch.base}
 	got, gotErr = decodeObject(kv.KeyValue{Key: "K/a", Value: value}, d, &decodedFrom[fastSpec, fastStatus]{obj: held.obj}, copies{})
 	scratch.base = baseValue{}
@@ -218,7 +218,7 @@ func TestDecodeOverBaseTakesTheHeadTheBaseHolds(t *testing.T) {
 	require.NoError(t, err)
 	raw := new(rawObject)
 	require.True(t, decodeRawFast(base, raw, &metaDecoder{}))
-	require.NotEmpty(t, raw.head.text, "the base's head")
+	require.NotEmpty(t, raw.head.text(), "the base's head")
 	plans := sidePlansOf[fastSpec, fastStatus]()
 	over := func(held *Object[fastSpec, fastStatus], value, head []byte) *Object[fastSpec, fastStatus] {
 		t.Helper()
@@ -245,7 +245,7 @@ func TestDecodeOverBaseTakesTheHeadTheBaseHolds(t *testing.T) {
 	}
 
 	value := spec(obj.Meta)
-	got := over(&broken, value, raw.head.text)
+	got := over(&broken, value, raw.head.text())
 	require.Equal(t, "not-u", got.Meta.UID, "the held object's UID, its text not read")
 	require.Equal(t, broken.Meta.Labels, got.Meta.Labels)
 	require.Nil(t, got.Meta.Finalizers)
@@ -254,7 +254,7 @@ func TestDecodeOverBaseTakesTheHeadTheBaseHolds(t *testing.T) {
 	require.Equal(t, 2, got.Spec.Replicas)
 
 	held := *obj
-	got = over(&held, value, raw.head.text)
+	got = over(&held, value, raw.head.text())
 	require.Same(t, &held.Meta.Managed[0], &got.Meta.Managed[0], "the records")
 	require.True(t, sameMap(held.Meta.Labels, got.Meta.Labels), "the labels")
 	require.Same(t, &held.Meta.Finalizers[0], &got.Meta.Finalizers[0], "the finalizers")
@@ -264,11 +264,11 @@ func TestDecodeOverBaseTakesTheHeadTheBaseHolds(t *testing.T) {
 
 	// Not known, or not a head of the base: read.
 	require.Equal(t, "u", over(&broken, value, nil).Meta.UID)
-	require.Equal(t, "u", over(&broken, value, append([]byte(nil), raw.head.text...)).Meta.UID, "a copy of the head, not the base's")
+	require.Equal(t, "u", over(&broken, value, append([]byte(nil), raw.head.text()...)).Meta.UID, "a copy of the head, not the base's")
 	// A head that differs from the base's (one more finalizer): read.
 	m := obj.Meta
 	m.Finalizers = []string{"f", "g"}
-	got = over(&broken, spec(m), raw.head.text)
+	got = over(&broken, spec(m), raw.head.text())
 	require.Equal(t, "u", got.Meta.UID)
 	require.Equal(t, []string{"f", "g"}, got.Meta.Finalizers)
 }

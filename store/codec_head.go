@@ -30,18 +30,32 @@ import (
 // Meta was then; nothing changes a rawObject's metadata before its last
 // write afterwards (a write computes a copy, next := *cur, which it gives
 // the head of its own value, see Writer.putKeeping).
+//
+// It holds the text's first byte and length, not a slice: its capacity,
+// always its length, would be a third word of every rawObject (see
+// rawObject's size class, TestRawObjectFitsItsSizeClass).
 type storedHead struct {
-	text []byte
+	p *byte
+	n int
 }
+
+// headText is the storedHead of text (nil: not known); text() gives text
+// back, capped at its length.
+func headText(text []byte) storedHead {
+	return storedHead{p: unsafe.SliceData(text), n: len(text)}
+}
+
+// text is the head's text, capped at its length; nil when not known.
+func (h storedHead) text() []byte { return unsafe.Slice(h.p, h.n) }
 
 // headFor returns the head of cur's value for a write of m, nil when it
 // has none or it is not m's: m differs from cur's metadata before the last
 // write. cur may be nil.
 func (cur *rawObject) headFor(m *Meta) []byte {
-	if cur == nil || cur.head.text == nil || cur.Version != "" || !sameHead(m, &cur.Meta) {
+	if cur == nil || cur.head.p == nil || cur.Version != "" || !sameHead(m, &cur.Meta) {
 		return nil
 	}
-	return cur.head.text
+	return cur.head.text()
 }
 
 // sameHead reports whether appendMetaHead writes the same for a and b:
@@ -87,5 +101,5 @@ func (d *metaDecoder) headOf(value []byte) storedHead {
 	if d.headEnd <= len(open) || d.headEnd > len(value) || !bytes.HasPrefix(value, []byte(open)) {
 		return storedHead{}
 	}
-	return storedHead{text: value[:d.headEnd:d.headEnd]}
+	return headText(value[:d.headEnd])
 }

@@ -27,14 +27,14 @@ func requireHead(t *testing.T, raw *rawObject, value []byte) {
 	t.Helper()
 	full, err := raw.encode()
 	require.NoError(t, err)
-	if raw.head.text == nil {
+	if raw.head.text() == nil {
 		_, plain := appendMeta(nil, &raw.Meta)
 		require.False(t, plain && bytes.Equal(value, full), "no head for %s", value)
 		return
 	}
-	n := len(raw.head.text)
-	require.Equal(t, string(value[:n]), string(raw.head.text), "the head is the value's")
-	require.Equal(t, string(full[:n]), string(raw.head.text), "the head is what appendTo writes: %s", value)
+	n := len(raw.head.text())
+	require.Equal(t, string(value[:n]), string(raw.head.text()), "the head is the value's")
+	require.Equal(t, string(full[:n]), string(raw.head.text()), "the head is what appendTo writes: %s", value)
 	require.True(t, bytes.HasPrefix(full[n:], []byte(`,"lastWrite":`)), "the head ends before the last write: %s", full)
 }
 
@@ -193,7 +193,7 @@ func TestEncodeOverIsFullEncode(t *testing.T) {
 		cur := new(rawObject)
 		d := &metaDecoder{scratch: scratch}
 		if !decodeRawFast(value, cur, d) {
-			require.Nil(t, cur.head.text, "a head of a value that did not decode: %s", value)
+			require.Nil(t, cur.head.text(), "a head of a value that did not decode: %s", value)
 			_, err := decodeRaw(kv.KeyValue{Key: "k", Value: value}, d)
 			if err != nil {
 				require.ErrorIs(t, err, ErrInvalid)
@@ -215,7 +215,7 @@ func TestEncodeOverIsFullEncode(t *testing.T) {
 				whole++
 			}
 			if head > 0 {
-				next.head = storedHead{text: got[:head]}
+				next.head = headText(got[:head])
 				requireHead(t, &next, got)
 			}
 		}
@@ -246,7 +246,7 @@ func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
 	require.NoError(t, err)
 	cur := new(rawObject)
 	require.True(t, decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}))
-	require.Greater(t, len(cur.head.text), 600, "a head longer than the slack")
+	require.Greater(t, len(cur.head.text()), 600, "a head longer than the slack")
 	next := *cur
 	next.Meta.Generation, next.Meta.StatusGeneration = math.MaxInt64, math.MaxInt64
 	trace := strings.Repeat("0", 256)
@@ -263,7 +263,7 @@ func TestAppendToGrowsAnEmptyBufferOnce(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 1.0, allocs, "a trace of %d bytes", n)
 				_, head, _ := next.appendTo(nil, next.headOver(c.over))
-				require.Equal(t, len(cur.head.text), head, "the head is cur's")
+				require.Equal(t, len(cur.head.text()), head, "the head is cur's")
 			}
 		})
 	}
@@ -293,7 +293,7 @@ func TestEncodeOverAllocatesItsExactLength(t *testing.T) {
 		value, err := raw.encode()
 		require.NoError(t, err)
 		cur := new(rawObject)
-		if !decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}) || cur.head.text == nil {
+		if !decodeRawFast(value, cur, &metaDecoder{scratch: new(decodeScratch)}) || cur.head.text() == nil {
 			continue
 		}
 		next := *cur

@@ -245,7 +245,7 @@ func (raw *rawObject) ownSides(key []byte) {
 			raw.Status = buf[spec:status:status]
 		}
 		if key != nil {
-			raw.shape = knownShape{of: raw.Spec, key: buf[status:]}
+			raw.shape = shapeOf(raw.Spec, buf[status:])
 		}
 	}
 }
@@ -267,7 +267,7 @@ func (raw *rawObject) shareSides(key []byte, keyOwn bool) {
 		if !keyOwn {
 			key = bytes.Clone(key)
 		}
-		raw.shape = knownShape{of: raw.Spec, key: key}
+		raw.shape = shapeOf(raw.Spec, key)
 	}
 }
 
@@ -333,7 +333,7 @@ func decodeObjectFast[S, T any](value []byte, obj *Object[S, T], d *metaDecoder,
 	plain := parts.preserved == nil && d.found == ""
 	from := decodedFrom[S, T]{obj: obj, spec: parts.spec, status: parts.status, plain: plain}
 	if plain {
-		from.headEnd = len(d.headOf(value).text)
+		from.headEnd = d.headOf(value).n
 	}
 	return from, true
 }

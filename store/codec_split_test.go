@@ -53,7 +53,7 @@ func TestDecodeRawFastTakesStoredValues(t *testing.T) {
 	require.NoError(t, err)
 	var got rawObject
 	require.True(t, decodeRawFast(val, &got, &metaDecoder{}))
-	require.Equal(t, `{"metadata":{"kind":"K","name":"a","uid":"","labels":{"x":"y"}`, string(got.head.text), "the head of the value")
+	require.Equal(t, `{"metadata":{"kind":"K","name":"a","uid":"","labels":{"x":"y"}`, string(got.head.text()), "the head of the value")
 	got.head = storedHead{}
 	require.Equal(t, raw, got)
 	require.False(t, decodeRawFast([]byte(`{"metadata":{},"metadata":{}}`), &rawObject{}, &metaDecoder{}), "a repeated key goes to encoding/json")

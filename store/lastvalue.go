@@ -650,7 +650,7 @@ func headFor(value, other []byte, n int) int {
 // headIn is the length of raw's head when it is value's first bytes
 // themselves, else 0.
 func headIn(raw *rawObject, value []byte) int {
-	h := raw.head.text
+	h := raw.head.text()
 	if len(h) > 0 && len(h) <= len(value) && unsafe.SliceData(h) == unsafe.SliceData(value) {
 		return len(h)
 	}

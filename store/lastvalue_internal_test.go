@@ -529,7 +529,7 @@ func TestWatchRemembersEqualRecordsOnce(t *testing.T) {
 func TestHeadLengthFollowsTheValueKept(t *testing.T) {
 	head := []byte(`{"metadata":{"kind":"App","name":"a"`)
 	value := append(append([]byte{}, head...), `,"lastWrite":{}}}`...)
-	raw := &rawObject{head: storedHead{text: value[:len(head):len(head)]}}
+	raw := &rawObject{head: headText(value[:len(head):len(head)])}
 	other := []byte(`{"metadata":{"kind":"App","name":"b","lastWrite":{}}}`)
 	for _, c := range []struct {
 		name      string
@@ -587,5 +587,5 @@ func TestListRemembersTheHeadOfWhatItDecodes(t *testing.T) {
 	require.Greater(t, e.headEnd, len(`{"metadata":{`), "the head's length")
 	require.Equal(t, `{"metadata":{"kind":"App","name":"a"`, string(e.value[:len(`{"metadata":{"kind":"App","name":"a"`)]))
 	require.True(t, strings.HasPrefix(string(e.value[e.headEnd:]), `,"lastWrite":`), "the head ends at the last write: %s", e.value)
-	require.Equal(t, e.headEnd, headIn(&rawObject{head: storedHead{text: e.value[:e.headEnd]}}, e.value))
+	require.Equal(t, e.headEnd, headIn(&rawObject{head: headText(e.value[:e.headEnd])}, e.value))
 }

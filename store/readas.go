@@ -111,7 +111,7 @@ func (s *Store[S, T]) decodeRawAsIn(kv kv.KeyValue, name string, read *Meta, hel
 	}
 	// The value's head is appendMetaHead's of raw.Meta: the write copies it
 	// where it leaves it as it is.
-	raw.head = storedHead{text: kv.Value[:headEnd:headEnd]}
+	raw.head = headText(kv.Value[:headEnd])
 	raw.Meta.Revision = kv.ModRevision
 	return raw, true
 }

@@ -39,9 +39,9 @@ func TestDecodeRememberedIsDecodeRaw(t *testing.T) {
 		requireSameRaw(t, want, got)
 		require.Equal(t, stored.ModRevision, got.Meta.Revision)
 		if name != "escaped" { // a head is cut only from metadata read as written
-			require.NotEmpty(t, got.head.text, name)
+			require.NotEmpty(t, got.head.text(), name)
 		}
-		require.Equal(t, string(want.head.text), string(got.head.text), name)
+		require.Equal(t, string(want.head.text()), string(got.head.text()), name)
 		for _, side := range [][]byte{got.Spec, got.Status} {
 			require.True(t, inValue(side, stored.Value), "%s: a side of the value itself", name)
 			require.Equal(t, len(side), cap(side), "%s: capped: no append writes into the value", name)
@@ -107,7 +107,7 @@ func TestDecodeLaidOutIsDecodeRaw(t *testing.T) {
 		require.True(t, ok, "%s", value)
 		requireSameRaw(t, want, got)
 		require.Equal(t, stored.ModRevision, got.Meta.Revision)
-		require.Equal(t, string(want.head.text), string(got.head.text))
+		require.Equal(t, string(want.head.text()), string(got.head.text()))
 		for _, side := range [][]byte{got.Spec, got.Status} {
 			require.True(t, inValue(side, value), "a side of the value itself")
 			require.Equal(t, len(side), cap(side), "capped: no append writes into the value")

@@ -373,7 +373,7 @@ func (s *Store[S, T]) rememberKept(kv kv.KeyValue, from *decodedFrom[S, T], writ
 		raw := &rawObject{Meta: from.obj.Meta, Conditions: slices.Clone(from.obj.Conditions), Spec: from.spec, Status: from.status}
 		kept.own(&raw.Meta) // the object's maps and slices are the caller's
 		if from.headEnd > 0 {
-			raw.head = storedHead{text: kv.Value[:from.headEnd:from.headEnd]}
+			raw.head = headText(kv.Value[:from.headEnd])
 		}
 		s.last.readDecoded(kv, raw)
 	default:

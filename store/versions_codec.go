@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/steady-go/steady/store/kv"
 	"reflect"
+	"unsafe"
 )
 
 // How a versioned Store converts.
@@ -27,10 +28,25 @@ import (
 // in "preserved".
 
 // storedSides is the stored Spec and Status of a value a versioned Store
-// read, and their version ("" when not read from storage).
+// read, and their version ("" when not read from storage). Each side is
+// its first byte and length (storedAs, sides), two words where a slice
+// took three, so that rawObject fits its size class
+// (TestRawObjectFitsItsSizeClass); sides gives them back capped at their
+// length.
 type storedSides struct {
-	version      string
-	spec, status []byte
+	version            string
+	spec, status       *byte
+	specLen, statusLen int
+}
+
+// storedAs is the storedSides of spec and status at version.
+func storedAs(version string, spec, status []byte) storedSides {
+	return storedSides{version: version, spec: unsafe.SliceData(spec), status: unsafe.SliceData(status), specLen: len(spec), statusLen: len(status)}
+}
+
+// sides returns the stored Spec and Status (nil where nil was stored).
+func (s *storedSides) sides() (spec, status []byte) {
+	return unsafe.Slice(s.spec, s.specLen), unsafe.Slice(s.status, s.statusLen)
 }
 
 // errOtherVersion is decodeObject's report that the value is at another
@@ -146,7 +162,7 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 	if err != nil {
 		return err
 	}
-	raw.stored = storedSides{version: v.name, spec: raw.Spec, status: raw.Status}
+	raw.stored = storedAs(v.name, raw.Spec, raw.Status)
 	raw.Version = s.ver.served.name
 	if v == s.ver.served {
 		return nil
@@ -166,7 +182,8 @@ func (s *Store[S, T]) served(raw *rawObject) error {
 	if raw.Status, err = json.Marshal(&status); err != nil {
 		return fmt.Errorf("encoding status at version %q: %v", raw.Version, err)
 	}
-	stored := &rawObject{Meta: raw.Meta, Spec: raw.stored.spec, Status: raw.stored.status, Conditions: raw.Conditions}
+	storedSpec, storedStatus := raw.stored.sides()
+	stored := &rawObject{Meta: raw.Meta, Spec: storedSpec, Status: storedStatus, Conditions: raw.Conditions}
 	raw.Meta.Managed = s.convertManaged(&raw.Meta, v, s.ver.served, stored, nil, nil)
 	return nil
 }
@@ -197,7 +214,7 @@ func (s *Store[S, T]) encodeVersioned(next *rawObject) ([]byte, error) {
 	if v.served == v.storage && (next.stored.version == "" || next.stored.version == v.storage.name) && len(next.Preserved) == 0 {
 		next.Version = v.storage.name
 		val, err := next.encode()
-		next.stored = storedSides{version: v.storage.name, spec: next.Spec, status: next.Status}
+		next.stored = storedAs(v.storage.name, next.Spec, next.Status)
 		return val, err
 	}
 	out, err := s.convertForWrite(next)
@@ -209,7 +226,7 @@ func (s *Store[S, T]) encodeVersioned(next *rawObject) ([]byte, error) {
 		return nil, err
 	}
 	next.Version = v.served.name
-	next.stored = storedSides{version: out.Version, spec: out.Spec, status: out.Status}
+	next.stored = storedAs(out.Version, out.Spec, out.Status)
 	next.Preserved = out.Preserved
 	return val, nil
 }
@@ -229,7 +246,8 @@ func (s *Store[S, T]) convertForWrite(next *rawObject) (_ *rawObject, err error)
 		if err != nil {
 			return nil, err
 		}
-		theirs, err := hubOf(nil, old, next.stored.spec, next.stored.status, next.Preserved)
+		storedSpec, storedStatus := next.stored.sides()
+		theirs, err := hubOf(nil, old, storedSpec, storedStatus, next.Preserved)
 		if err != nil {
 			return nil, err
 		}

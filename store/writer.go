@@ -354,7 +354,7 @@ func (w *Writer[S, T]) putKeeping(ctx context.Context, own kv.Cond, cur, next *r
 			return 0, err
 		}
 	} else if head > 0 {
-		next.head = storedHead{text: val[:head:head]}
+		next.head = headText(val[:head])
 	}
 	h := wrote.HooksOf(ctx)
 	if d := dryRunOf(h); d != nil {

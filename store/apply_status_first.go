@@ -48,7 +48,7 @@ import (
 // while the new status has the stored one's shape (setManagedOver). It
 // changes nothing when each applied value equals the stored one.
 //
-// Fast path, kept by BenchmarkApplyStatusFirst and
+// Fast path, kept by BenchmarkApplyStatusFirst (and ...FirstObserved) and
 // BenchmarkApplyStatusOwnField; TestApplyStatusFlatMatchesTheMerge
 // cross-checks it against the merge.
 
@@ -81,7 +81,7 @@ func (w *Writer[S, T]) flatStatusApply(cur *rawObject, applied []byte, known *de
 	if mine {
 		return w.ownStatusApply(cur, applied, a, stored, known)
 	}
-	return w.firstStatusApply(cur, applied, a.keys, others)
+	return w.firstStatusApply(cur, applied, a, others)
 }
 
 // statusEntries counts cur's status-side entries of managers other than
@@ -105,10 +105,25 @@ func (w *Writer[S, T]) statusEntries(cur *rawObject) (others int, mine, ok bool)
 }
 
 // firstStatusApply is flatStatusApply's first apply by w's manager, of
-// the status fields named by keys, over cur with others status-side
-// entries of other managers (see above).
-func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, keys [][]byte, others int) (*rawObject, decodedSides, bool, error) {
+// the status fields of a, over cur with others status-side entries of
+// other managers (see above).
+func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, a flatObject, others int) (*rawObject, decodedSides, bool, error) {
+	keys := a.keys
 	sc := w.s.schemas
+	// With no status-side entry, the record written is cur's, then the
+	// new entry, and the status side is the new entry alone: remembered
+	// (firstRecord), they are not encoded, decoded or copied again. (One
+	// beside another manager's status-side entry is taken here only over
+	// conditions, which the record remembered has none of.)
+	reuse := others == 0 && len(cur.Conditions) == 0 && !slices.ContainsFunc(a.vals, parsedInShapeKey)
+	if m := w.s.firstRecord.Load(); reuse && m != nil && m.holds(w.manager, cur.Meta.Managed, keys) {
+		next, err := w.appliedStatus(cur, applied)
+		if err != nil {
+			return nil, decodedSides{}, false, err
+		}
+		next.Meta.Managed = m.managed
+		return next, decodedSides{status: m.dec}, true, nil
+	}
 	var managed ownership.Managed
 	if others > 0 {
 		dec, _ := sc.decodeSideOf(cur, statusSide, nil)
@@ -145,7 +160,56 @@ func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, keys [][
 	if dec.canonical {
 		sides.status = &dec
 	}
+	if reuse && dec.canonical {
+		w.s.firstRecord.Store(newFirstRecord(w.manager, cur.Meta.Managed, keys, next.Meta.Managed, &dec))
+	}
 	return next, sides, true, nil
+}
+
+// firstRecord is what a manager's first status apply with no status-side
+// entry before it (firstStatusApply) wrote of the ownership record, with
+// what that depends on besides a status and conditions whose shapes have
+// no number that the shape key parses (parsedInShapeKey): the manager,
+// the stored record (spec-side entries only) and the applied status's
+// keys, in order, joined as ownedFields joins them; the status shape key
+// of the object written holds only those keys, and its conditions are
+// none. managed, the record written, is the Store's own copy, never
+// modified, which the writes that take it hand on only as copies (to
+// the memory of values, see lastValues.wroteGiven; to a dry run's result,
+// dryRun.dryMeta),
+// and dec is its status side decoded, which writes may share as the
+// memory's values do (see lastValues.put). A controller's first applies
+// over a fleet of objects a user created write the same record object
+// after object, each object's stored record equal to the last one's.
+// from is a copy too: the record of a cur decoded for the write may be
+// the array of a scratch space that the next decode reuses.
+type firstRecord struct {
+	manager string
+	keys    string
+	from    []ManagedFields
+	managed []ManagedFields
+	dec     *decodedSide
+}
+
+// newFirstRecord is the firstRecord of manager's first apply of the
+// status fields of keys over the record from, which wrote managed, whose
+// status side decoded to dec. It copies from and managed.
+func newFirstRecord(manager string, from []ManagedFields, keys [][]byte, managed []ManagedFields, dec *decodedSide) *firstRecord {
+	var b strings.Builder
+	for _, k := range keys {
+		b.Write(k)
+		b.WriteByte(0)
+	}
+	return &firstRecord{manager: manager, keys: b.String(), from: slices.Clone(from), managed: slices.Clip(slices.Clone(managed)), dec: dec}
+}
+
+// holds reports whether m is the record of manager's first apply of the
+// status fields of keys over the record from (see firstRecord).
+func (m *firstRecord) holds(manager string, from []ManagedFields, keys [][]byte) bool {
+	if m.manager != manager || len(from) != len(m.from) || !joinedKeys(m.keys, keys) {
+		return false
+	}
+	return slices.Equal(from, m.from)
 }
 
 // ownStatusApply is flatStatusApply's later apply, by a manager with an

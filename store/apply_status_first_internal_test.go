@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -478,6 +479,258 @@ func TestFlatStatusSideOfIsDecodeSideOf(t *testing.T) {
 			} else {
 				require.NotSame(t, knownCodec, gotCodec)
 			}
+		})
+	}
+}
+
+// recStatus is a flat status whose keys vary with its values: Phase and
+// Big are named only when set, and Big is any number text.
+type recStatus struct {
+	Ready int64       `json:"ready"`
+	Phase string      `json:"phase,omitempty"`
+	Big   json.Number `json:"big,omitempty"`
+}
+
+// recSpec's record varies with its values: Image is named only when set.
+type recSpec struct {
+	Replicas int64  `json:"replicas"`
+	Image    string `json:"image,omitempty"`
+}
+
+func randomRecStatus(rng *rand.Rand) recStatus {
+	st := recStatus{Ready: rng.Int64N(4)}
+	if rng.IntN(16) == 0 {
+		st.Phase = "Up"
+	}
+	if rng.IntN(12) == 0 {
+		// 17 digits and an exponent are numbers the shape key parses;
+		// 1e999 is beyond float64's range.
+		st.Big = json.Number([]string{"12", "12345678901234567", "1e3", "1e999"}[rng.IntN(4)])
+	}
+	return st
+}
+
+// A manager's first status apply over an object whose status side has no
+// entry takes the record the Store's last such apply wrote (firstRecord)
+// when it wrote it over the same record, for the same manager and the same
+// status keys, with no conditions and no number the shape key parses; and
+// whether it takes it or not, it gives what the apply gives without it, and
+// what the merge gives: the object, its stored bytes, its record and its
+// status side; and ApplyStatus stores those bytes, or refuses the write as
+// it must (a stale WithObserved or WithGeneration), with or without
+// WithForce. Over random objects of several creators, spec records and
+// conditions, applies by two managers of statuses of several keys.
+func TestFirstStatusApplyOfARememberedRecordIsTheMerge(t *testing.T) {
+	ctx := context.Background()
+	b := newMapBackend()
+	st, err := New[recSpec, recStatus](b, "Rec")
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(60, 26))
+	hits, misses, refused := 0, 0, 0
+	for i := range race.Sweep(1200, 8) {
+		name := fmt.Sprintf("o-%d", i)
+		o := &Object[recSpec, recStatus]{Meta: Meta{Name: name}, Spec: recSpec{Replicas: 1}}
+		// Mostly alike, as a fleet is, and each way of differing now and
+		// then.
+		if rng.IntN(16) == 0 {
+			o.Spec.Image = "img" // a spec record of other fields
+		}
+		if rng.IntN(16) == 0 {
+			o.Conditions = []Condition{{Type: "Ready", Status: ConditionTrue, Reason: "Made"}}
+		}
+		creator := "user"
+		if rng.IntN(16) == 0 {
+			creator = "ops"
+		}
+		_, err := st.As(creator).Create(ctx, o)
+		require.NoError(t, err)
+		if rng.IntN(16) == 0 { // a second spec-side entry
+			got, err := st.Get(ctx, name)
+			require.NoError(t, err)
+			got.Spec.Replicas = 2
+			_, err = st.As("scaler").Update(ctx, got)
+			require.NoError(t, err)
+		}
+		w := st.As("ctrl")
+		if rng.IntN(16) == 0 {
+			w = st.As("ctrl2")
+		}
+		status := randomRecStatus(rng)
+		cur, err := st.getRaw(ctx, name, nil)
+		require.NoError(t, err)
+		applied, err := st.encodeApplied(status)
+		require.NoError(t, err)
+		why := fmt.Sprintf("object %d by %s: status %s, applied %s, record %+v, conditions %v", i, w.manager, cur.Status, applied, cur.Meta.Managed, cur.Conditions)
+
+		before := st.firstRecord.Load()
+		got, gotSides, ok, gerr := w.flatStatusApply(cur, applied, nil)
+		after := st.firstRecord.Load()
+		hit := before != nil && got != nil && len(got.Meta.Managed) > 0 && unsafe.SliceData(got.Meta.Managed) == unsafe.SliceData(before.managed)
+		if hit {
+			hits++
+			require.Same(t, before, after, why)
+		} else if ok || gerr != nil {
+			misses++
+		}
+		// Without the record remembered, the same.
+		st.firstRecord.Store(nil)
+		plain, plainSides, pok, perr := w.flatStatusApply(cur, applied, nil)
+		st.firstRecord.Store(after)
+		require.Equal(t, pok, ok, why)
+		require.Equal(t, perr, gerr, why)
+		require.Equal(t, plain, got, why)
+		require.Equal(t, plainSides, gotSides, why)
+		if !ok && gerr == nil {
+			continue
+		}
+		// And the merge's.
+		want, wantSides, werr := w.mergeStatusTrees(json.RawMessage(applied), applied, nil, false, cur)
+		if werr != nil {
+			require.Error(t, gerr, why)
+			continue
+		}
+		require.NoError(t, gerr, why)
+		require.Equal(t, want, got, why)
+		if wantSides.status == nil && gotSides.status != nil {
+			dec, _ := st.schemas.decodeSideOf(want, statusSide, nil)
+			require.Equal(t, dec, *gotSides.status, why)
+		}
+		wantBytes, err := st.encodeStored(want)
+		require.NoError(t, err)
+		gotBytes, err := st.encodeStored(got)
+		require.NoError(t, err)
+		require.Equal(t, string(wantBytes), string(gotBytes), why)
+
+		// ApplyStatus stores those bytes, or refuses a stale guard.
+		var opts []WriteOption
+		stale := false
+		switch rng.IntN(4) {
+		case 0:
+			read := cur.Meta
+			if rng.IntN(4) == 0 {
+				read.Generation++
+				stale = true
+			}
+			opts = append(opts, WithObserved(read))
+		case 1:
+			g := cur.Meta.Generation
+			if rng.IntN(4) == 0 {
+				g--
+				stale = true
+			}
+			opts = append(opts, WithGeneration(g))
+		}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, WithForce())
+		}
+		res, err := w.ApplyStatus(ctx, name, status, nil, opts...)
+		if stale {
+			refused++
+			require.ErrorIs(t, err, ErrConflict, why)
+			stored, err := b.Get(ctx, st.keyOf(name))
+			require.NoError(t, err)
+			require.Equal(t, cur.Meta.Revision, stored.ModRevision, why)
+			continue
+		}
+		require.NoError(t, err, why)
+		require.True(t, res.Changed, why)
+		stored, err := b.Get(ctx, st.keyOf(name))
+		require.NoError(t, err)
+		require.Equal(t, string(wantBytes), string(stored.Value), why)
+	}
+	t.Logf("%d first applies took the record remembered, %d did not, %d refused", hits, misses, refused)
+	require.Greater(t, hits, race.Sweep(1200, 8)/4, "too few took the record remembered to be tested")
+	require.Greater(t, misses, race.Sweep(1200, 8)/6, "too few did not to be tested")
+	require.Greater(t, refused, 0, "no stale guard tried")
+}
+
+// A first status apply takes the record firstRecord remembers only for
+// what that record was written for: the same manager, stored record and
+// status keys, with no conditions and no number the shape key parses;
+// and gives what it gives with nothing remembered either way.
+func TestFirstRecordIsTakenOnlyForWhatItWasWrittenFor(t *testing.T) {
+	ctx := context.Background()
+	st, err := New[recSpec, recStatus](newMapBackend(), "Rec")
+	require.NoError(t, err)
+	n := 0
+	// create makes an object as o gives it, "user" creating it unless
+	// creator says otherwise.
+	create := func(creator string, o Object[recSpec, recStatus]) *rawObject {
+		n++
+		o.Meta.Name = fmt.Sprintf("o-%d", n)
+		_, err := st.As(creator).Create(ctx, &o)
+		require.NoError(t, err)
+		cur, err := st.getRaw(ctx, o.Meta.Name, nil)
+		require.NoError(t, err)
+		return cur
+	}
+	apply := func(manager string, cur *rawObject, status recStatus) (*rawObject, decodedSides, bool, error) {
+		applied, err := st.encodeApplied(status)
+		require.NoError(t, err)
+		return st.As(manager).flatStatusApply(cur, applied, nil)
+	}
+	plain := Object[recSpec, recStatus]{Spec: recSpec{Replicas: 1}}
+	withBig := func(big string) recStatus { return recStatus{Ready: 1, Big: json.Number(big)} }
+	cases := []struct {
+		name     string
+		base     recStatus // ctrl's first apply that the record is remembered of
+		creator  string
+		obj      Object[recSpec, recStatus]
+		manager  string
+		status   recStatus
+		taken    bool
+		declined bool // with an error
+	}{
+		{name: "alike", status: recStatus{Ready: 2}, taken: true},
+		{name: "another manager", manager: "ctrl2", status: recStatus{Ready: 2}},
+		{name: "a key more", status: recStatus{Ready: 2, Phase: "Up"}},
+		{name: "a key fewer", base: recStatus{Ready: 1, Phase: "Up"}, status: recStatus{Ready: 2}},
+		{name: "alike, two keys", base: recStatus{Ready: 1, Phase: "Up"}, status: recStatus{Ready: 2, Phase: "Down"}, taken: true},
+		{name: "created by another", creator: "ops", status: recStatus{Ready: 2}},
+		{name: "another spec record", obj: Object[recSpec, recStatus]{Spec: recSpec{Replicas: 1, Image: "img"}}, status: recStatus{Ready: 2}},
+		{name: "conditions", obj: Object[recSpec, recStatus]{Spec: recSpec{Replicas: 1}, Conditions: []Condition{{Type: "Ready", Status: ConditionTrue}}}, status: recStatus{Ready: 2}},
+		{name: "alike, a number", base: withBig("12"), status: withBig("13"), taken: true},
+		{name: "a long number", base: withBig("12"), status: withBig("12345678901234567")},
+		{name: "a number out of range", base: withBig("12"), status: withBig("1e999"), declined: true},
+		{name: "after a long number", base: withBig("12345678901234567"), status: withBig("13")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := c.base
+			if base == (recStatus{}) {
+				base = recStatus{Ready: 1}
+			}
+			st.firstRecord.Store(nil)
+			_, _, ok, err := apply("ctrl", create("user", plain), base)
+			require.True(t, ok)
+			require.NoError(t, err)
+			m := st.firstRecord.Load()
+			if c.name == "after a long number" {
+				require.Nil(t, m, "a record remembered for a number the shape key parses")
+				return
+			}
+			require.NotNil(t, m)
+			creator, obj, manager := c.creator, c.obj, c.manager
+			if creator == "" {
+				creator = "user"
+			}
+			if obj.Spec == (recSpec{}) {
+				obj = plain
+			}
+			if manager == "" {
+				manager = "ctrl"
+			}
+			cur := create(creator, obj)
+			got, gotSides, ok, gerr := apply(manager, cur, c.status)
+			taken := got != nil && unsafe.SliceData(got.Meta.Managed) == unsafe.SliceData(m.managed)
+			require.Equal(t, c.taken, taken, "the record remembered taken")
+			require.Equal(t, c.declined, gerr != nil, "declined: %v", gerr)
+			st.firstRecord.Store(nil)
+			want, wantSides, wok, werr := apply(manager, cur, c.status)
+			require.Equal(t, wok, ok)
+			require.Equal(t, werr, gerr)
+			require.Equal(t, want, got)
+			require.Equal(t, wantSides, gotSides)
 		})
 	}
 }

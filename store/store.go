@@ -87,6 +87,9 @@ type Store[S, T any] struct {
 	// statusSide is the status side a status apply last decoded for a
 	// flat status (see flatStatusSideOf).
 	statusSide atomic.Pointer[knownStatusSide]
+	// firstRecord is the record a manager's first status apply last
+	// wrote (see firstStatusApply).
+	firstRecord atomic.Pointer[firstRecord]
 }
 
 // hooks is an alias so that the embedded field is unexported: what it

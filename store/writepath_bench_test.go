@@ -236,6 +236,81 @@ func BenchmarkApplyStatusFirst(b *testing.B) {
 	reportTypedCPU(b, start)
 }
 
+// BenchmarkApplyStatusFirstObserved is BenchmarkApplyStatusFirst as the
+// controller benchmark's Loop makes it at 1M objects (bench/cmd/ctl-steady),
+// where every update of the run hits an object the controller has never
+// written: another client (a Store that remembers nothing) creates the
+// objects, with a ~200-byte spec it owns, the controller's Store reads
+// each as its cache's watch does (Watch: the memory keeps the value
+// decoded, its ownership record shared from object to object), and
+// "ctrl" applies its one status field, guarded by that read
+// (WithObserved). The objects are created and watched in batches of
+// 1,024 outside the timer; each op is one ApplyStatus that changes an
+// object. For its instructions, collect only inside the apply (callgrind
+// --collect-atstart=no --toggle-collect='*Writer*ApplyStatus').
+//
+//	go test -run '^$' -bench ApplyStatusFirstObserved -benchmem ./store/
+func BenchmarkApplyStatusFirstObserved(b *testing.B) {
+	const batch = 1024
+	ctx := context.Background()
+	mem := memstore.New(memstore.WithHistorySize(4 * batch))
+	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
+	require.NoError(b, err)
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(b, err)
+	user, ctrl := other.As("user"), st.As("ctrl")
+	read := make([]*store.Object[judgeSpec, judgeStatus], 0, batch)
+	created := 0
+	// watched creates the next batch and reads it through a watch of st,
+	// which it ends before the applies: no decode of their events runs
+	// beside them.
+	watched := func() {
+		read = read[:0]
+		var from int64
+		for j := range batch {
+			rev, err := user.Create(ctx, judgeApp(fmt.Sprintf("app-%09d", created+j), 3))
+			require.NoError(b, err)
+			if j == 0 {
+				from = rev - 1 // a watch from r delivers the writes after r
+			}
+		}
+		created += batch
+		wctx, cancel := context.WithCancel(ctx)
+		events, err := st.Watch(wctx, from)
+		require.NoError(b, err)
+		for ev := range events {
+			require.NoError(b, ev.Err)
+			if ev.Object != nil {
+				read = append(read, ev.Object)
+			}
+			if len(read) == batch {
+				break
+			}
+		}
+		cancel()
+		for range events { // until the watch is over
+		}
+	}
+	b.ReportAllocs()
+	start := typedBenchCPU()
+	i := 0
+	for b.Loop() {
+		if i == len(read) {
+			b.StopTimer()
+			watched()
+			i = 0
+			b.StartTimer()
+		}
+		o := read[i]
+		res, err := ctrl.ApplyStatus(ctx, o.Meta.Name, judgeStatus{ReadyReplicas: 3}, nil, store.WithObserved(o.Meta))
+		if err != nil || !res.Changed {
+			b.Fatal(err, res)
+		}
+		i++
+	}
+	reportTypedCPU(b, start)
+}
+
 // BenchmarkApplyStatusObserved measures the controller benchmark's status
 // write as its Loop makes it (bench/cmd/ctl-steady): another client (a
 // Store that remembers nothing) updates an object's spec, the Loop's Store

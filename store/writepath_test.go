@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,6 +134,52 @@ func TestUpdateOfAnotherObjectAllocationBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, replicas, got.Spec.Replicas)
 	require.LessOrEqualf(t, allocs, 7.0, "a Get and an Update of the spec allocate %v times", allocs)
+}
+
+// A controller's first status apply to an object another client created,
+// as its Loop makes it at 1M objects (BenchmarkApplyStatusFirstObserved),
+// allocates no more than its later applies do, but for the copy of the
+// record the memory of values keeps: the new object, its value, the
+// applied status's encoding and that copy. Its record and status side are
+// the last first apply's (see firstStatusApply), not built anew.
+func TestFirstStatusApplyAllocationBudget(t *testing.T) {
+	if testing.Short() || raceScale > 1 {
+		t.Skip("counts allocations (the race detector's sync.Pool drops scratch space at random)")
+	}
+	const runs = 100
+	ctx := t.Context()
+	mem := memstore.New(memstore.WithHistorySize(16))
+	st, err := store.New[judgeSpec, judgeStatus](mem, "App")
+	require.NoError(t, err)
+	other, err := store.New[judgeSpec, judgeStatus](mem, "App", store.WithLastValues(0))
+	require.NoError(t, err)
+	var names []string
+	for i := range runs + 2 { // AllocsPerRun's warm-up call, and one before it
+		name := fmt.Sprintf("app-%03d", i)
+		_, err := other.As("user").Create(ctx, judgeApp(name, 3))
+		require.NoError(t, err)
+		_, err = st.Get(ctx, name) // the memory holds it decoded, as a watch leaves it
+		require.NoError(t, err)
+		names = append(names, name)
+	}
+	ctrl := st.As("ctrl")
+	apply := func(name string) {
+		res, err := ctrl.ApplyStatus(ctx, name, judgeStatus{ReadyReplicas: 3}, nil)
+		if err != nil || !res.Changed {
+			t.Fatal(err, res)
+		}
+	}
+	apply(names[0])
+	i := 1
+	allocs := testing.AllocsPerRun(runs, func() {
+		apply(names[i])
+		i++
+	})
+	got, err := other.Get(ctx, names[runs])
+	require.NoError(t, err)
+	require.Equal(t, int64(3), got.Status.ReadyReplicas)
+	require.Len(t, got.Meta.Managed, 2)
+	require.LessOrEqualf(t, allocs, 4.0, "a first status apply allocates %v times", allocs)
 }
 
 // The Meta an Update hands back is the caller's: a caller that changes its

@@ -77,7 +77,7 @@ type Config struct {
 	MaxLag     time.Duration
 	Timeout    time.Duration // longest wait for the drain before giving up
 	Profile    string        // file for a CPU profile of the timed phase; "" for none
-	MemProfile string        // file for an allocation profile at the drain; "" for none
+	MemProfile string        // file for an allocation profile at the drain, and file.setup for one before the timed phase; "" for none
 	// HeapProfile is the file for a heap profile taken when the heap a GC
 	// found live was at its highest during the timed phase (what the
 	// process kept alive at its peak, by call site); "" for none.
@@ -95,7 +95,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.DurationVar(&c.MaxLag, "max-lag", 100*time.Millisecond, "with -rate: the most the p99 lag from an update to its status write, and the writer's slip behind its schedule, may be for the run to count as kept up")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "give up if the drain takes longer")
 	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain) to this file")
-	fs.StringVar(&c.MemProfile, "memprofile", "", "write an allocation profile (set-up included) to this file at the drain")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write an allocation profile to this file after the drain, set-up included, and one of the set-up alone to this file.setup: go tool pprof -sample_index=alloc_space -diff_base file.setup file shows the timed phase's")
 	fs.StringVar(&c.HeapProfile, "heapprofile", "", "write a heap profile to this file, taken when the live heap was at its highest during the timed phase (costs time at each new high), and one of the heap before it to this file.setup")
 	return c
 }
@@ -620,7 +620,10 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
 	runtime.GC()
 	r.SetupObjects, r.SetupScan = heapMarkWork()
-	if err := writeSetupHeap(cfg.HeapProfile); err != nil {
+	if err := writeProfile("heap", cfg.HeapProfile, ".setup"); err != nil {
+		return err
+	}
+	if err := writeProfile("allocs", cfg.MemProfile, ".setup"); err != nil {
 		return err
 	}
 	// A paced run's heap grows slowly, and its CPU per event would count a
@@ -649,7 +652,7 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 			time.Sleep(RestAfter)
 			runtime.GC()
 			_, _, _, r.RestLive = readHeap()
-			if err := writeAllocs(cfg.MemProfile); err != nil {
+			if err := writeProfile("allocs", cfg.MemProfile, ""); err != nil {
 				return err
 			}
 			if m.atPeak != nil {
@@ -672,32 +675,26 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	}
 }
 
-// writeSetupHeap writes, unless file is "", the heap profile of what is
-// live before the timed phase to file.setup (after Drive's GC): the base
-// to compare the peak's with (go tool pprof -diff_base file.setup).
-func writeSetupHeap(file string) error {
+// writeProfile writes, unless file is "", the runtime profile name
+// ("heap" or "allocs") to file+suffix. A profile's counts are those as of
+// the last GC cycle: Drive writes the ".setup" ones right after its GC
+// before the timed phase, and the allocations after its GC past the
+// drain, so that the allocation pair brackets the timed phase (go tool
+// pprof -diff_base file.setup file). The heap pair differs only by the
+// cycles run in between: at 1M objects, one or none.
+func writeProfile(name, file, suffix string) error {
 	if file == "" {
 		return nil
 	}
-	f, err := os.Create(file + ".setup")
+	f, err := os.Create(file + suffix)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return pprof.Lookup("heap").WriteTo(f, 0)
-}
-
-// writeAllocs writes the allocation profile to file, unless file is "".
-func writeAllocs(file string) error {
-	if file == "" {
-		return nil
-	}
-	f, err := os.Create(file)
-	if err != nil {
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
 		return err
 	}
-	defer f.Close()
-	return pprof.Lookup("allocs").WriteTo(f, 0)
+	return f.Close()
 }
 
 // CPUTime is the process's user+sys time so far, or 0 where getrusage is

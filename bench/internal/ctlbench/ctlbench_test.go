@@ -2,6 +2,10 @@ package ctlbench
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -366,4 +370,44 @@ func TestMeterCountsPageFaults(t *testing.T) {
 	if r.Faults < 1024 {
 		t.Fatalf("%d page faults for 16 MiB first touched: want about 4,096", r.Faults)
 	}
+}
+
+// With a MemProfile, Drive writes the set-up's allocation profile to
+// file.setup before the timed phase starts and the whole run's to file
+// after the drain: the pair brackets the timed phase.
+func TestMemProfileBracketsTheTimedPhase(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.Join(dir, "allocs.prof")
+		cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute, MemProfile: file}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(10)
+		var r Report
+		var setupSize int64 = -1
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			if setupSize < 0 {
+				fi, err := os.Stat(file + ".setup")
+				if err != nil {
+					t.Errorf("at the first update: %v", err)
+				} else {
+					setupSize = fi.Size()
+				}
+				if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("at the first update, the run's profile: %v, want not written yet", err)
+				}
+			}
+			reconcile(p, u)
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if setupSize <= 0 {
+			t.Fatalf("set-up profile of %d bytes at the first update", setupSize)
+		}
+		fi, err := os.Stat(file)
+		if err != nil || fi.Size() == 0 {
+			t.Fatalf("the run's profile after the drain: %v, %v", fi, err)
+		}
+	})
 }

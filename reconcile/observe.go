@@ -230,7 +230,7 @@ func (l *Loop[K]) observe(key K, w oscillation.Write) {
 			l.mu.Unlock()
 			return
 		}
-		det = oscillation.New(l.cfg.osc)
+		det = oscillation.NewShared(&l.cfg.osc) // l.cfg.osc is WithDefaults', never modified
 		l.detectors.put(key, det)
 		l.detectorsPeak = max(l.detectorsPeak, l.detectors.len())
 		l.lastDetector = keyDetector[K]{key, det}

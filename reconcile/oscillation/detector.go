@@ -2,7 +2,6 @@ package oscillation
 
 import (
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/steady-go/steady/diff"
@@ -36,8 +35,9 @@ import (
 // Detector uses the default Config; a Detector is not safe for concurrent
 // use.
 type Detector struct {
-	// cfg is shared by the Detectors made with equal Configs (see
-	// sharedConfig): a Loop keeps one Detector per object it writes.
+	// cfg is shared by the Detectors made with the defaults, and by those
+	// NewShared made with one Config: a Loop keeps one Detector per
+	// object it writes.
 	cfg *Config
 	// base is the time the writes kept count from: a write keeps its time
 	// as an offset from base, 8 bytes instead of a time.Time's 24. It is
@@ -89,30 +89,43 @@ type selfWrite struct {
 	paths []diff.Path
 }
 
-// New returns a Detector with cfg (zero fields take the defaults).
-func New(cfg Config) *Detector { return &Detector{cfg: sharedConfig(cfg)} }
-
-// lastConfig is the Config the latest New was given, with its defaults:
-// the Detectors of one Loop share it.
-var lastConfig atomic.Pointer[Config]
-
-// sharedConfig returns cfg with its defaults, shared with the Detectors
-// made last with an equal Config. Detectors never modify it.
-func sharedConfig(cfg Config) *Config {
-	cfg = cfg.WithDefaults()
-	if p := lastConfig.Load(); p != nil && *p == cfg {
-		return p
+// New returns a Detector with cfg (zero fields take the defaults). A
+// caller that makes a Detector per object shares one Config among them
+// with NewShared.
+func New(cfg Config) *Detector {
+	c := cfg.WithDefaults()
+	if c == defaults {
+		return &Detector{cfg: &defaults}
 	}
-	p := new(Config) // not &cfg, which would move every call's cfg to the heap
-	*p = cfg
-	lastConfig.Store(p)
-	return p
+	p := new(Config) // not &c, which would move every call's c to the heap
+	*p = c
+	return &Detector{cfg: p}
 }
+
+// NewShared returns a Detector like New(*cfg) that reads its thresholds
+// from cfg itself, not from a copy: the Detectors a caller makes for
+// each of its objects (the reconcile Loop's) share one Config, and each
+// is one allocation. The caller must not modify *cfg while they are in
+// use. A cfg with fields left for the defaults (not cfg.WithDefaults()'s)
+// or nil gets a copy with them, as New makes.
+func NewShared(cfg *Config) *Detector {
+	if cfg == nil {
+		return New(Config{})
+	}
+	if *cfg != cfg.WithDefaults() {
+		return New(*cfg)
+	}
+	return &Detector{cfg: cfg}
+}
+
+// defaults is the Config with every default: the Config of the zero
+// Detector and of those New makes with it. Nothing modifies it.
+var defaults = Config{}.WithDefaults()
 
 // config returns d's Config: the defaults for the zero Detector.
 func (d *Detector) config() *Config {
 	if d.cfg == nil {
-		d.cfg = sharedConfig(Config{})
+		d.cfg = &defaults
 	}
 	return d.cfg
 }

@@ -314,30 +314,50 @@ func TestDetectorWriteBudget(t *testing.T) {
 	require.Contains(t, budget.Message(), "throttled: 31 status writes within 1m0s to .status.phase")
 }
 
-// The Detectors made with equal Configs share one copy of it, with its
-// defaults: a Loop keeps a Detector for every object it writes. The zero
-// Detector uses the defaults.
+// The Detectors NewShared makes with one Config share it; those New
+// makes with the defaults share one copy of them, and the zero Detector
+// uses them too; New with another Config gives each Detector its own
+// copy, which a later change to the caller's Config leaves as it was.
 func TestDetectorsShareTheirConfig(t *testing.T) {
-	a, b := New(Config{MaxWrites: 7}), New(Config{MaxWrites: 7})
-	require.Same(t, a.cfg, b.cfg)
-	require.Equal(t, Config{MaxWrites: 7}.WithDefaults(), *a.cfg)
-	c := New(Config{MaxWrites: 8})
-	require.NotSame(t, a.cfg, c.cfg)
-	require.Equal(t, 7, a.cfg.MaxWrites, "another Config leaves a's as it was")
+	cfg := Config{MaxWrites: 7}.WithDefaults()
+	a, b := NewShared(&cfg), NewShared(&cfg)
+	require.Same(t, &cfg, a.cfg)
+	require.Same(t, &cfg, b.cfg)
+	d1, d2 := New(Config{}), New(Config{FightWrites: DefaultFightWrites})
+	require.Same(t, d1.cfg, d2.cfg, "the defaults, however spelled")
 	var z Detector
 	require.Empty(t, z.Observe(Write{Time: time.Unix(100, 0), Self: true, Owned: []diff.Path{diff.MustParsePath(".spec.a")}}))
+	require.Same(t, d1.cfg, z.cfg)
 	require.Equal(t, Config{}.WithDefaults(), *z.cfg)
+	own := Config{MaxWrites: 8}
+	c, e := New(own), New(own)
+	require.NotSame(t, c.cfg, e.cfg)
+	own.MaxWrites = 9
+	require.Equal(t, 8, c.cfg.MaxWrites, "a copy, not the caller's")
+	require.Equal(t, DefaultWindow, c.cfg.Window, "with the defaults")
 }
 
-// A Detector made with the Config of the one made before it allocates
-// itself alone: a Loop makes one for every object it writes.
-func TestNewWithTheLastConfigAllocatesTheDetectorAlone(t *testing.T) {
+// NewShared with a Config left for the defaults, or nil, makes a copy
+// with them, as New does: a zero threshold never reaches a Detector.
+func TestNewSharedFillsTheDefaultsOfAnIncompleteConfig(t *testing.T) {
+	partial := Config{MaxWrites: 5}
+	d := NewShared(&partial)
+	require.NotSame(t, &partial, d.cfg)
+	require.Equal(t, partial.WithDefaults(), *d.cfg)
+	require.Equal(t, Config{}.WithDefaults(), *NewShared(nil).cfg)
+	// Throttled at the default status budget, not at a zero one.
+	require.Empty(t, feed(NewShared(&Config{}), Write{Time: t0, Self: true, Owned: ps(".status.phase")}))
+}
+
+// A Detector NewShared makes allocates itself alone: a Loop makes one for
+// every object it writes. New with the defaults does too.
+func TestNewSharedAllocatesTheDetectorAlone(t *testing.T) {
 	if race.Enabled {
 		t.Skip("counts allocations")
 	}
-	cfg := Config{MaxWrites: 9}
-	New(cfg)
-	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { kept = New(cfg) }))
+	cfg := Config{MaxWrites: 9}.WithDefaults()
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { kept = NewShared(&cfg) }))
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { kept = New(Config{}) }))
 }
 
 // kept keeps what a test makes, as a Loop does.
@@ -357,10 +377,9 @@ func TestAStatusWritersDetectorIsOneAllocation(t *testing.T) {
 	spec, status := ps(replicas), ps(".status.readyReplicas")
 	var at time.Duration
 	next := func(d time.Duration) time.Time { at += d; return t0.Add(at) }
-	cfg := Config{MaxWrites: 9}
-	New(cfg)
+	cfg := Config{MaxWrites: 9}.WithDefaults()
 	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() {
-		d := New(cfg)
+		d := NewShared(&cfg)
 		for range 5 {
 			d.Observe(Write{Time: next(time.Millisecond), Foreign: spec})
 			d.Observe(Write{Time: next(time.Millisecond), Self: true, Owned: status})

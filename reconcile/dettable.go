@@ -3,13 +3,15 @@ package reconcile
 import (
 	"hash/maphash"
 
+	"github.com/steady-go/steady/internal/hashslot"
 	"github.com/steady-go/steady/reconcile/oscillation"
 )
 
 // detTable is the Loop's map of keys to their oscillation detectors (see
 // Loop.detectors): an open-addressing hash table with linear probing
-// whose slots hold 32 bits of each key's hash beside its node's number,
-// the nodes (key and detector) in pages that never move. A Go map grows
+// whose slots hold 32 bits of each key's hash beside its node's number
+// (package hashslot), the nodes (key and detector) in pages that never
+// move. A Go map grows
 // by splitting its tables, which hashes every key it moves again, reading
 // the key's bytes: at 1M objects every event's key is new to the map (the
 // controller's first write of it), the map grows all along, and each key
@@ -65,8 +67,8 @@ func (t *detTable[K]) find(k K, h uint32) (slot int, i int32) {
 		if s == 0 {
 			return p, -1
 		}
-		if uint32(s>>32) == h {
-			if i := int32(uint32(s)) - 1; t.node(i).key == k {
+		if hashslot.Hash(s) == h {
+			if i := int32(hashslot.Ref(s)); t.node(i).key == k {
 				return p, i
 			}
 		}
@@ -100,7 +102,7 @@ func (t *detTable[K]) put(k K, det *oscillation.Detector) {
 	}
 	i = t.alloc()
 	*t.node(i) = detNode[K]{key: k, det: det}
-	t.slots[p] = uint64(h)<<32 | uint64(i+1)
+	t.slots[p] = hashslot.Of(h, int(i))
 	t.n++
 }
 
@@ -119,21 +121,7 @@ func (t *detTable[K]) alloc() int32 {
 }
 
 // grow doubles the slots, at least 16; no key is hashed again.
-func (t *detTable[K]) grow() {
-	old := t.slots
-	t.slots = make([]uint64, max(16, 2*len(old)))
-	mask := len(t.slots) - 1
-	for _, s := range old {
-		if s == 0 {
-			continue
-		}
-		p := int(uint32(s>>32)) & mask
-		for t.slots[p] != 0 {
-			p = (p + 1) & mask
-		}
-		t.slots[p] = s
-	}
-}
+func (t *detTable[K]) grow() { t.slots = hashslot.Grown(t.slots, 16) }
 
 // remove deletes k, if held, and frees its node. It shifts later slots
 // of the probe run back, so the table never holds tombstones.
@@ -145,17 +133,7 @@ func (t *detTable[K]) remove(k K) {
 	if i < 0 {
 		return
 	}
-	mask := len(t.slots) - 1
-	for q := (p + 1) & mask; t.slots[q] != 0; q = (q + 1) & mask {
-		// The slot in q may move back to p only if its home slot is not
-		// in the run (p, q].
-		home := int(uint32(t.slots[q]>>32)) & mask
-		if (q-home)&mask >= (q-p)&mask {
-			t.slots[p] = t.slots[q]
-			p = q
-		}
-	}
-	t.slots[p] = 0
+	hashslot.Delete(t.slots, p)
 	*t.node(i) = detNode[K]{next: t.free}
 	t.free = i
 	t.n--

@@ -1,6 +1,10 @@
 package reconcile
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+
+	"github.com/steady-go/steady/internal/hashslot"
+)
 
 // nameSet is the primary source's set of names, kept with a dense list so
 // that Keys, at every resync, copies a slice instead of iterating a map
@@ -61,7 +65,7 @@ func (n *nameSet) find(name string, h uint32) (*nameShard, int) {
 		if v == 0 {
 			return s, -1
 		}
-		if uint32(v>>32) == h && n.list[uint32(v)-1] == name {
+		if hashslot.Hash(v) == h && n.list[hashslot.Ref(v)] == name {
 			return s, p
 		}
 	}
@@ -76,7 +80,7 @@ func (n *nameSet) index(name string) (int, bool) {
 	if p < 0 {
 		return 0, false
 	}
-	return int(uint32(s.slots[p])) - 1, true
+	return hashslot.Ref(s.slots[p]), true
 }
 
 // add adds name at the end of list, if not held.
@@ -93,31 +97,18 @@ func (n *nameSet) add(name string) {
 	if s.n >= len(s.slots)-len(s.slots)/4 {
 		s.grow()
 	}
-	s.put(uint64(h)<<32 | uint64(uint32(len(n.list)+1)))
+	s.put(hashslot.Of(h, len(n.list)))
 	n.list = append(n.list, name)
 }
 
 // put stores v in the first empty slot of its probe run; the table has one.
 func (s *nameShard) put(v uint64) {
-	mask := len(s.slots) - 1
-	p := int(uint32(v>>32)) & mask
-	for s.slots[p] != 0 {
-		p = (p + 1) & mask
-	}
-	s.slots[p] = v
+	hashslot.Put(s.slots, v)
 	s.n++
 }
 
 // grow doubles the table, at least 8 slots.
-func (s *nameShard) grow() {
-	old := s.slots
-	s.slots, s.n = make([]uint64, max(8, 2*len(old))), 0
-	for _, v := range old {
-		if v != 0 {
-			s.put(v)
-		}
-	}
-}
+func (s *nameShard) grow() { s.slots = hashslot.Grown(s.slots, 8) }
 
 // remove takes name out, moving the last name into its place.
 func (n *nameSet) remove(name string) {
@@ -128,13 +119,13 @@ func (n *nameSet) remove(name string) {
 	if p < 0 {
 		return
 	}
-	i := int(uint32(s.slots[p])) - 1
+	i := hashslot.Ref(s.slots[p])
 	s.delete(p)
 	last := len(n.list) - 1
 	if i != last {
 		moved := n.list[last]
 		t, q := n.find(moved, n.hash(moved))
-		t.slots[q] = t.slots[q]&^(1<<32-1) | uint64(uint32(i+1))
+		t.slots[q] = hashslot.Of(hashslot.Hash(t.slots[q]), i)
 		n.list[i] = moved
 	}
 	n.list[last] = ""
@@ -144,16 +135,6 @@ func (n *nameSet) remove(name string) {
 // delete empties slot p, shifting later slots of its probe run back, so
 // the table never holds tombstones.
 func (s *nameShard) delete(p int) {
-	mask := len(s.slots) - 1
-	for q := (p + 1) & mask; s.slots[q] != 0; q = (q + 1) & mask {
-		// The slot in q may move back to p only if its home slot is not
-		// in the run (p, q].
-		home := int(uint32(s.slots[q]>>32)) & mask
-		if (q-home)&mask >= (q-p)&mask {
-			s.slots[p] = s.slots[q]
-			p = q
-		}
-	}
-	s.slots[p] = 0
+	hashslot.Delete(s.slots, p)
 	s.n--
 }

@@ -3,6 +3,8 @@ package workqueue
 import (
 	"hash/maphash"
 	"math/rand/v2"
+
+	"github.com/steady-go/steady/internal/hashslot"
 )
 
 // node is the state of one key the queue knows about. A key that is neither
@@ -101,8 +103,8 @@ func (t *keyTable[K]) lookup(k K, h uint32) (n int32, nd *node[K], slot int) {
 		if s == 0 {
 			return none, nil, 0
 		}
-		if uint32(s>>32) == h {
-			i := int32(uint32(s)) - 1
+		if hashslot.Hash(s) == h {
+			i := int32(hashslot.Ref(s))
 			if nd := t.at(i); nd.key == k {
 				return i, nd, p
 			}
@@ -123,34 +125,22 @@ func (t *keyTable[K]) insert(k K, h uint32) (n int32, nd *node[K], created bool)
 		if s == 0 {
 			break
 		}
-		if uint32(s>>32) == h {
-			i := int32(uint32(s)) - 1
+		if hashslot.Hash(s) == h {
+			i := int32(hashslot.Ref(s))
 			if nd := t.at(i); nd.key == k {
 				return i, nd, false
 			}
 		}
 	}
 	n, nd = t.alloc(k)
-	t.slots[p] = uint64(h)<<32 | uint64(n+1)
+	t.slots[p] = hashslot.Of(h, int(n))
 	t.used++
 	return n, nd, true
 }
 
 func (t *keyTable[K]) grow() {
-	old := t.slots
-	t.slots = make([]uint64, max(16, 2*len(old)))
+	t.slots = hashslot.Grown(t.slots, 16)
 	t.limit = len(t.slots) - len(t.slots)/4
-	mask := len(t.slots) - 1
-	for _, s := range old {
-		if s == 0 {
-			continue
-		}
-		p := int(uint32(s>>32)) & mask
-		for t.slots[p] != 0 {
-			p = (p + 1) & mask
-		}
-		t.slots[p] = s
-	}
 }
 
 // remove deletes node n, which must be in the table, and frees it.
@@ -158,8 +148,8 @@ func (t *keyTable[K]) remove(n int32) {
 	nd := t.at(n)
 	h := t.hash(nd.key)
 	mask := len(t.slots) - 1
-	p := int(h) & mask
-	for uint32(t.slots[p]) != uint32(n+1) {
+	p := hashslot.Home(h, len(t.slots))
+	for hashslot.Ref(t.slots[p]) != int(n) {
 		p = (p + 1) & mask
 	}
 	t.removeAt(p, nd)
@@ -168,22 +158,8 @@ func (t *keyTable[K]) remove(n int32) {
 // removeAt deletes the key in slot p and frees its node, nd. It shifts
 // later entries of the probe run back, so the table never holds tombstones.
 func (t *keyTable[K]) removeAt(p int, nd *node[K]) {
-	n := int32(uint32(t.slots[p])) - 1
-	mask := len(t.slots) - 1
-	for q := (p + 1) & mask; ; q = (q + 1) & mask {
-		s := t.slots[q]
-		if s == 0 {
-			break
-		}
-		// The entry in q may move back to p only if its home slot is not
-		// in the run (p, q].
-		home := int(uint32(s>>32)) & mask
-		if (q-home)&mask >= (q-p)&mask {
-			t.slots[p] = s
-			p = q
-		}
-	}
-	t.slots[p] = 0
+	n := int32(hashslot.Ref(t.slots[p]))
+	hashslot.Delete(t.slots, p)
 	t.used--
 	*nd = node[K]{next: t.free}
 	t.free = n

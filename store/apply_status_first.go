@@ -174,11 +174,11 @@ func (w *Writer[S, T]) firstStatusApply(cur *rawObject, applied []byte, a flatOb
 // keys, in order, joined as ownedFields joins them; the status shape key
 // of the object written holds only those keys, and its conditions are
 // none. managed, the record written, is the Store's own copy, never
-// modified, which the writes that take it hand on only as copies (to
-// the memory of values, see lastValues.wroteGiven; to a dry run's result,
-// dryRun.dryMeta),
-// and dec is its status side decoded, which writes may share as the
-// memory's values do (see lastValues.put). A controller's first applies
+// modified, which the writes that take it hand on only as copies (to the
+// memory of values, see lastValues.wroteGiven; to a dry run's result,
+// dryRun.dryMeta; TestFirstStatusApplyRecordOutlivesACallersChanges), and
+// dec is its status side decoded, which writes may share as the memory's
+// values do (see lastValues.put). A controller's first applies
 // over a fleet of objects a user created write the same record object
 // after object, each object's stored record equal to the last one's.
 // from is a copy too: the record of a cur decoded for the write may be

@@ -49,7 +49,7 @@ func (s *Store[S, T]) decodeRawAs(kv kv.KeyValue, name string, read *Meta) (*raw
 // decodeRawAsIn is decodeRawAs with held, when not nil, the scratch space
 // an Update of a Store without a memory of values holds for its write
 // (see updateRead): it decodes with it, and into its rawObject rather
-// than a new one (480 bytes), as nothing keeps the object read past the
+// than a new one (416 bytes), as nothing keeps the object read past the
 // write. The object is valid until held is given back.
 func (s *Store[S, T]) decodeRawAsIn(kv kv.KeyValue, name string, read *Meta, held *decodeScratch) (*rawObject, bool) {
 	if read == nil || s.ver != nil {

@@ -371,7 +371,7 @@ func (s *Store[S, T]) getRawAt(ctx context.Context, key, name string, read *upda
 // current object and it encodes its spec (see decodeRawAsIn,
 // encodeSpecIn): nothing keeps either past the write, which copies what
 // it keeps of them into the value it writes, and each cost an allocation
-// per Update (480 and ~200 bytes on the controller benchmark).
+// per Update (416 and ~200 bytes on the controller benchmark).
 type updateRead struct {
 	meta    *Meta
 	key     string

@@ -305,6 +305,7 @@ type Meter struct {
 	faults0    int64
 	allocs0    uint64
 	gc0        uint64
+	gcCPU0     float64
 	runs0      uint64
 	bytes0     uint64
 	peak       atomic.Uint64
@@ -326,6 +327,15 @@ func gcCycles() uint64 {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// gcCPU returns the CPU seconds the runtime estimates it spent on the GC
+// (marking, assists, pauses; /cpu/classes/gc/total) in the cycles that
+// ended so far: it adds a cycle's time at the cycle's end.
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64()
 }
 
 // gcPercent returns the GC's percent (GOGC; -1 when off).
@@ -400,7 +410,7 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 			}
 		}
 	})
-	m.gc0 = gcCycles()
+	m.gc0, m.gcCPU0 = gcCycles(), gcCPU()
 	m.runs0 = goroutineRuns()
 	m.cpu0, m.faults0 = usage()
 	m.start = time.Now()
@@ -464,8 +474,16 @@ type Report struct {
 	Expired   int64         // the cache's watches and listings that ended expired (ErrExpired: fell out of the backend's history), the usual cause of a relist (-1: not known)
 	Passes    int64         // reconcile passes over the same span
 	GCCycles  uint64        // GC cycles completed over the same span
-	GOGC      int64         // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
-	Runs      uint64        // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
+	// GCCPU is the CPU the runtime estimates its GC spent in the cycles
+	// that ended over the same span (/cpu/classes/gc/total: background
+	// and idle marking, assists, pauses), a part of CPU. It is the
+	// runtime's estimate from the time its workers ran, not the kernel's
+	// count, and it leaves out what the GC makes the program spend
+	// elsewhere (write barriers, sweeping as it allocates, the caches it
+	// evicts): CPU less GCCPU is not the cost with no GC, only a bound.
+	GCCPU time.Duration
+	GOGC  int64  // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
+	Runs  uint64 // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
 	// What the GC must mark after the set-up, read after Drive's GC
 	// before the timed phase: the heap's objects (/gc/heap/objects) and
 	// its scannable bytes (/gc/scan/heap). Unlike CPU figures they do not
@@ -490,6 +508,7 @@ func (m *Meter) Stop(r *Report) {
 	cpu, faults := usage()
 	r.CPU, r.Faults = cpu-m.cpu0, faults-m.faults0
 	r.GCCycles = gcCycles() - m.gc0
+	r.GCCPU = time.Duration((gcCPU() - m.gcCPU0) * float64(time.Second))
 	r.GOGC = gcPercent()
 	r.Runs = goroutineRuns() - m.runs0
 	_, allocs, bytes, _ := readHeap()
@@ -509,7 +528,8 @@ func (m *Meter) Stop(r *Report) {
 // it relisted; passes_per_event:
 // reconcile passes per update, below 1 where the queue merged updates of one
 // key; gc_cycles: the GC cycles completed, at 1M objects one or none, each
-// the mark of a ~2 GB heap and a large part of the CPU). heap_growth_mib is
+// the mark of a ~2 GB heap and a large part of the CPU; gc_cpu_us_per_event:
+// their CPU as the runtime estimates it, see Report.GCCPU). heap_growth_mib is
 // the peak heap less the heap at rest before the updates (the objects, held
 // by the store and by the cache): what the run itself added.
 // peak_live_mib is the most a GC found live; peak_heap_mib exceeds it by
@@ -532,12 +552,12 @@ func (m *Meter) Stop(r *Report) {
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
 		r.Side, r.Objects, r.Updates,
 		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.RestLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
-		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, runtime.GOMAXPROCS(0), r.GOGC,
+		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, float64(r.GCCPU.Microseconds())/ev, runtime.GOMAXPROCS(0), r.GOGC,
 		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev,
 		float64(r.SetupObjects)/float64(max(r.Objects, 1)), float64(r.SetupScan)/float64(max(r.Objects, 1)), float64(r.Faults)/ev)
 	if r.Rate > 0 {

@@ -3,6 +3,7 @@ package ctlbench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -369,6 +370,44 @@ func TestMeterCountsPageFaults(t *testing.T) {
 	m.Stop(&r)
 	if r.Faults < 1024 {
 		t.Fatalf("%d page faults for 16 MiB first touched: want about 4,096", r.Faults)
+	}
+}
+
+// The meter's GC CPU is that of the cycles the timed phase ran: some for
+// cycles marking a heap of pointers, none when no cycle ran, however much
+// the phase otherwise spent, and not that of a cycle before it.
+func TestMeterCountsTheTimedPhasesGCCPU(t *testing.T) {
+	heap := make([]*[4]int, 1<<20) // a heap the mark must walk
+	for i := range heap {
+		heap[i] = new([4]int)
+	}
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	m := Start()
+	busy := 0
+	for i := range 50_000_000 {
+		busy += i & 7
+	}
+	var idle Report
+	m.Stop(&idle)
+	if idle.GCCycles != 0 || idle.GCCPU != 0 {
+		t.Fatalf("no GC cycle in the timed phase, yet %d cycles and %v of GC CPU (busy %d)", idle.GCCycles, idle.GCCPU, busy)
+	}
+	m = Start()
+	for range 3 {
+		runtime.GC()
+	}
+	var r Report
+	m.Stop(&r)
+	runtime.KeepAlive(heap)
+	if r.GCCycles < 3 || r.GCCPU <= 0 {
+		t.Fatalf("3 cycles over %d pointers: %d cycles, %v of GC CPU; want some", len(heap), r.GCCycles, r.GCCPU)
+	}
+	var b strings.Builder
+	r.Updates = 1
+	r.Write(&b)
+	if want := fmt.Sprintf(" gc_cpu_us_per_event=%.2f ", float64(r.GCCPU.Microseconds())); !strings.Contains(b.String(), want) {
+		t.Fatalf("report line %q lacks %q", b.String(), want)
 	}
 }
 

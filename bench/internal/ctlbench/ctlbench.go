@@ -302,6 +302,7 @@ func (p *Plan) Left() int64 { return p.left.Load() }
 type Meter struct {
 	start      time.Time
 	cpu0       time.Duration
+	sys0       time.Duration
 	faults0    int64
 	allocs0    uint64
 	gc0        uint64
@@ -412,7 +413,7 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 	})
 	m.gc0, m.gcCPU0 = gcCycles(), gcCPU()
 	m.runs0 = goroutineRuns()
-	m.cpu0, m.faults0 = usage()
+	m.cpu0, m.sys0, m.faults0 = usage()
 	m.start = time.Now()
 	return m
 }
@@ -459,6 +460,7 @@ type Report struct {
 	Updates   int
 	Wall      time.Duration // first update to drain
 	CPU       time.Duration // process user+sys over the same span
+	Sys       time.Duration // the sys part of CPU: the kernel's time for the process, its page faults' included (see Faults)
 	Faults    int64         // the process's minor page faults over the same span: each a first touch of memory the heap took from the OS (or gave back and took again), paid in the kernel's CPU, counted in CPU
 	Allocs    uint64        // heap allocations over the same span
 	Bytes     uint64        // heap bytes allocated over the same span
@@ -505,8 +507,8 @@ type Report struct {
 // Stop ends the timed phase and fills r's measured fields.
 func (m *Meter) Stop(r *Report) {
 	r.Wall = time.Since(m.start)
-	cpu, faults := usage()
-	r.CPU, r.Faults = cpu-m.cpu0, faults-m.faults0
+	cpu, sys, faults := usage()
+	r.CPU, r.Sys, r.Faults = cpu-m.cpu0, sys-m.sys0, faults-m.faults0
 	r.GCCycles = gcCycles() - m.gc0
 	r.GCCPU = time.Duration((gcCPU() - m.gcCPU0) * float64(time.Second))
 	r.GOGC = gcPercent()
@@ -548,13 +550,14 @@ func (m *Meter) Stop(r *Report) {
 // (Report.SetupObjects, Report.SetupScan): the GC's mark work grows with
 // both. faults_per_event is the minor page faults per update (Report.Faults):
 // a heap that grows past what the process already holds touches fresh
-// pages, each a fault whose kernel time the CPU figures include. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
+// pages, each a fault whose kernel time the CPU figures include, and
+// sys_us_per_event is that kernel time per update (Report.Sys). A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f sys_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
 		r.Side, r.Objects, r.Updates,
-		float64(r.CPU.Microseconds())/ev, r.Wall.Seconds(),
+		float64(r.CPU.Microseconds())/ev, float64(r.Sys.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.RestLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
 		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, float64(r.GCCPU.Microseconds())/ev, runtime.GOMAXPROCS(0), r.GOGC,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -408,6 +409,25 @@ func TestMeterCountsTheTimedPhasesGCCPU(t *testing.T) {
 	r.Write(&b)
 	if want := fmt.Sprintf(" gc_cpu_us_per_event=%.2f ", float64(r.GCCPU.Microseconds())); !strings.Contains(b.String(), want) {
 		t.Fatalf("report line %q lacks %q", b.String(), want)
+	}
+}
+
+// The meter's sys time is the kernel's part of the CPU: most of a phase
+// spent in system calls, and within the CPU it is part of.
+func TestMeterCountsSysTime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("getrusage's split is read on Linux")
+	}
+	m := Start()
+	for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+		for range 1000 {
+			syscall.Getppid()
+		}
+	}
+	var r Report
+	m.Stop(&r)
+	if r.Sys <= r.CPU/4 || r.Sys > r.CPU {
+		t.Fatalf("200ms of system calls: sys %v of CPU %v; want most of it", r.Sys, r.CPU)
 	}
 }
 

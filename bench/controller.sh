@@ -37,7 +37,7 @@
 # Usage: controller.sh [-r rounds] [-n objects] [-u updates] [-w workers]
 #                      [-a paced rate] [-e event ops] [-k backoff ops]
 #                      [-q queue benchtime] [-p part,part] [-g gomaxprocs]
-#                      [-c cpulist] [-s]
+#                      [-c cpulist] [-s] [-W warm-up updates]
 # Example: controller.sh -r 3            (10k objects, 50k updates)
 #          controller.sh -r 5 -p paced   (50k updates at 2000/s: 25s a run)
 #          controller.sh -r 6 -p paced -a 15000 -u 60000
@@ -55,6 +55,12 @@
 # u mod objects, and at 1M objects with 300k updates every update is an
 # object's first: compare sizes with -s to see what the size costs apart
 # from that. client-go records no writer of a status: its side is the same.
+# -W runs that many updates before the timed phase, at the same pace, on
+# both sides (-warmup): the timed phase then measures a controller whose
+# heap has grown to its working size. Without one, at 1M objects the timed
+# phase pays for the heap's first growth past the set-up's, a page fault
+# per fresh page (faults_per_event, in sys_us_per_event): compare sizes
+# with one, e.g. -W 300000 with -u 300000.
 # -g sets GOMAXPROCS for every run (default: the runtime's, one P per CPU).
 # Flat out on a quiet machine, CPU per event is not the same on one P as on
 # two: on two, the writer, the watch and the workers run at once (cache
@@ -70,12 +76,12 @@
 # is printed with it: figures from a loaded machine are noisy. The table
 # gives, per figure, the median of the per-round ratios and their range.
 set -euo pipefail
-rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue procs= cpus= reconciled=
-while getopts r:n:u:w:a:e:k:q:p:g:c:s opt; do
+rounds=5 objects=10000 updates=50000 workers=4 rate=2000 eventops=5000x backoffops=1000000x queuetime=1s parts=controller,paced,event,backoff,queue procs= cpus= reconciled= warmup=0
+while getopts r:n:u:w:a:e:k:q:p:g:c:sW: opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) objects=$OPTARG ;; u) updates=$OPTARG ;; w) workers=$OPTARG ;; a) rate=$OPTARG ;;
     e) eventops=${OPTARG%x}x ;; k) backoffops=${OPTARG%x}x ;; q) queuetime=$OPTARG ;; p) parts=$OPTARG ;;
-    g) procs=$OPTARG ;; c) cpus=$OPTARG ;; s) reconciled=-reconciled ;;
+    g) procs=$OPTARG ;; c) cpus=$OPTARG ;; s) reconciled=-reconciled ;; W) warmup=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -100,7 +106,7 @@ data=$work/data
 record() {
   awk -v label="$1" -v round="$2" -v side="$3" '
     /^side=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-        if (kv[1] ~ /^(side|objects|updates|gomaxprocs|gogc|rate|kept_up)$/ || kv[2] < 0) continue
+        if (kv[1] ~ /^(side|objects|updates|warmup|gomaxprocs|gogc|rate|kept_up)$/ || kv[2] < 0) continue
         print label, kv[1], round, side, kv[2] } }
     /^Benchmark/ { for (i = 3; i < NF; i += 2) print label, $(i+1), round, side, $i }
   ' >>"$data"
@@ -119,7 +125,7 @@ run() {
 side_cmd() { # LABEL SIDE: the command of one side of one part
   case $1 in
     controller) [ "$2" = steady ] && echo "$work/ctl-steady $reconciled" || echo "$work/ctl-clientgo"
-      echo "-objects $objects -updates $updates -workers $workers" ;;
+      echo "-objects $objects -updates $updates -warmup $warmup -workers $workers" ;;
     paced) side_cmd controller "$2"; echo "-rate $rate" ;;
     event) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $eventops -test.bench ^BenchmarkEventToReconcile\$/^$2\$" ;;
     backoff-itemexp) echo "$work/bench.test -test.run ^\$ -test.benchmem -test.benchtime $backoffops -test.bench ^BenchmarkBackoffWhenForget\$/^itemexp\$/^$2\$" ;;
@@ -151,7 +157,7 @@ done
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers paced rate=$rate/s${reconciled:+, steady reconciled in set-up}; $(nproc) CPUs${cpus:+, pinned to CPUs $cpus}${procs:+, GOMAXPROCS=$procs}, load average after: $load"
+echo "steady against client-go: $rounds rounds ABBA, separate processes; objects=$objects updates=$updates workers=$workers paced rate=$rate/s${reconciled:+, steady reconciled in set-up}, warm-up $warmup updates; $(nproc) CPUs${cpus:+, pinned to CPUs $cpus}${procs:+, GOMAXPROCS=$procs}, load average after: $load"
 printf '%-16s %-18s %12s %12s %10s  %s\n' part figure steady client-go ratio 'ratio range'
 sort -k1,1 -k2,2 -k3,3n "$data" | awk '
   function median(a, n,   i, j, t) {

@@ -28,7 +28,8 @@
 // In both, CPU is the process's user+sys time over the timed phase only,
 // from the first update to the drain: the set-up (the objects' creation,
 // the cache's fill, the first pass over every object) is not counted, nor
-// the GC that Drive runs before the phase. It includes all the process
+// a warm-up's updates (-warmup, see Drive), nor the GC that Drive runs
+// before the phase. It includes all the process
 // spends meanwhile: the writer, the cache, the workers, the GC, and the
 // meter's heap sampler, the same on both sides (every 5ms flat out, every
 // 50ms paced: a sample wakes an idle process, ~90 µs of CPU, so that 3
@@ -66,7 +67,12 @@ import (
 // Config is the workload, the same on both sides.
 type Config struct {
 	Objects int // objects in the store and the cache
-	Updates int // spec updates by the other writer
+	Updates int // spec updates by the other writer in the timed phase
+	// Warmup is the other writer's updates before the timed phase, at the
+	// same pace, which Drive drains before it starts the phase: a
+	// controller that has run a while, whose heap has grown to its working
+	// size, rather than one whose heap first grows (see Drive).
+	Warmup  int
 	Workers int // reconcile workers
 	// Rate paces the other writer at Rate updates per second; 0 lets it
 	// run flat out (see the package doc).
@@ -89,7 +95,8 @@ type Config struct {
 func Flags(fs *flag.FlagSet) *Config {
 	c := &Config{}
 	fs.IntVar(&c.Objects, "objects", 10_000, "objects in the store (10k, 100k, 1M)")
-	fs.IntVar(&c.Updates, "updates", 50_000, "spec updates by the other writer")
+	fs.IntVar(&c.Updates, "updates", 50_000, "spec updates by the other writer in the timed phase")
+	fs.IntVar(&c.Warmup, "warmup", 0, "spec updates by the other writer before the timed phase, at its pace, drained before it starts: the timed phase then measures a controller whose heap has grown to its working size (at 1M objects, the timed phase of a run without one pays for the heap's first growth)")
 	fs.IntVar(&c.Workers, "workers", 4, "reconcile workers")
 	fs.IntVar(&c.Rate, "rate", 0, "pace the other writer at this many updates per second, below both sides' capacity (0: flat out, drain a backlog)")
 	fs.DurationVar(&c.MaxLag, "max-lag", 100*time.Millisecond, "with -rate: the most the p99 lag from an update to its status write, and the writer's slip behind its schedule, may be for the run to count as kept up")
@@ -105,8 +112,8 @@ func Flags(fs *flag.FlagSet) *Config {
 // 512 KiB, from here on, so that the profile resolves the call sites that
 // hold a few hundred KiB: each side calls it before it builds anything.
 func (c *Config) Validate() error {
-	if c.Objects < 1 || c.Updates < 0 || c.Workers < 1 || c.Timeout <= 0 {
-		return fmt.Errorf("ctlbench: need objects ≥ 1, updates ≥ 0, workers ≥ 1, timeout > 0; got %+v", *c)
+	if c.Objects < 1 || c.Updates < 0 || c.Warmup < 0 || c.Workers < 1 || c.Timeout <= 0 {
+		return fmt.Errorf("ctlbench: need objects ≥ 1, updates ≥ 0, warmup ≥ 0, workers ≥ 1, timeout > 0; got %+v", *c)
 	}
 	if c.Rate < 0 || (c.Rate > 0 && c.MaxLag <= 0) {
 		return fmt.Errorf("ctlbench: need rate ≥ 0, and max-lag > 0 with a rate; got rate %d, max-lag %v", c.Rate, c.MaxLag)
@@ -155,35 +162,56 @@ func Labels(i int) map[string]string {
 // of object u mod Objects to u+1, so every update changes the spec and the
 // last value each object gets is known in advance. Objects start at 0
 // replicas with a status that matches, so the first pass writes nothing.
-// With a Rate, the Plan also times each update from its issue to the first
-// status write that shows it (its lag).
+// With a Warmup, updates 0 to Warmup-1 are the warm-up's and the timed
+// phase's follow on from Warmup; the Plan drains each phase apart. With a
+// Rate, the Plan also times each update from its issue to the first status
+// write that shows it (its lag).
 type Plan struct {
 	final   []int64       // the last replica count each object is given; 0 if none
 	reached []atomic.Bool // the reconciler wrote the status of the final count
-	left    atomic.Int64  // objects still to reach their final count
+	left    atomic.Int64  // objects the timed phase updates still to reach their final count
 	done    chan struct{}
-	updates int
+	warmup  int
+	updates int // the timed phase's
 	rate    int
+
+	// The warm-up's own: the last replica count it gives each object (0
+	// if none), whether the reconciler wrote its status, the objects left
+	// and a channel closed once none is; nil slices without a warm-up.
+	warmFinal   []int64
+	warmReached []atomic.Bool
+	warmLeft    atomic.Int64
+	warmDone    chan struct{}
 
 	// With a rate: per update, when it was issued and its lag, both in
 	// nanoseconds (+1, so that 0 means not yet) since t0.
 	t0     time.Time
 	issued []atomic.Int64
 	lag    []atomic.Int64
-	slip   atomic.Int64 // how far the writer's last update was behind its schedule
+	slip   atomic.Int64 // how far the writer's last update was behind its phase's schedule
 }
 
 // NewPlan returns the plan of c.
 func NewPlan(c *Config) *Plan {
+	total := c.Warmup + c.Updates
 	p := &Plan{final: make([]int64, c.Objects), reached: make([]atomic.Bool, c.Objects), done: make(chan struct{}),
-		updates: c.Updates, rate: c.Rate, t0: time.Now()}
+		warmup: c.Warmup, updates: c.Updates, rate: c.Rate, t0: time.Now(), warmDone: make(chan struct{})}
 	if c.Rate > 0 {
-		p.issued, p.lag = make([]atomic.Int64, c.Updates), make([]atomic.Int64, c.Updates)
+		p.issued, p.lag = make([]atomic.Int64, total), make([]atomic.Int64, total)
 	}
-	touched := 0
-	for u := range c.Updates {
+	if c.Warmup > 0 {
+		p.warmFinal, p.warmReached = make([]int64, c.Objects), make([]atomic.Bool, c.Objects)
+	}
+	touched, warmTouched := 0, 0
+	for u := range total {
 		i := u % c.Objects
-		if p.final[i] == 0 {
+		switch {
+		case u < c.Warmup:
+			if p.warmFinal[i] == 0 {
+				warmTouched++
+			}
+			p.warmFinal[i] = int64(u + 1)
+		case p.final[i] <= int64(c.Warmup): // none, or the warm-up's
 			touched++
 		}
 		p.final[i] = int64(u + 1)
@@ -191,6 +219,10 @@ func NewPlan(c *Config) *Plan {
 	p.left.Store(int64(touched))
 	if touched == 0 {
 		close(p.done)
+	}
+	p.warmLeft.Store(int64(warmTouched))
+	if warmTouched == 0 {
+		close(p.warmDone)
 	}
 	return p
 }
@@ -206,9 +238,18 @@ func (p *Plan) Wrote(name string, replicas int64) {
 		p.timeLag(replicas)
 	}
 	i := Index(name)
+	if i < 0 || i >= len(p.final) || replicas == 0 {
+		return
+	}
+	if p.warmFinal != nil && p.warmFinal[i] == replicas && p.warmReached[i].CompareAndSwap(false, true) {
+		if p.warmLeft.Add(-1) == 0 {
+			close(p.warmDone)
+		}
+	}
 	// An object the writer never touches has final 0, which its first
-	// pass also shows; it has nothing to drain.
-	if i < 0 || i >= len(p.final) || p.final[i] == 0 || p.final[i] != replicas || !p.reached[i].CompareAndSwap(false, true) {
+	// pass also shows; one only the warm-up touches drained with it.
+	// Neither has anything to drain.
+	if p.final[i] <= int64(p.warmup) || p.final[i] != replicas || !p.reached[i].CompareAndSwap(false, true) {
 		return
 	}
 	if p.left.Add(-1) == 0 {
@@ -228,17 +269,18 @@ func (p *Plan) timeLag(replicas int64) {
 	}
 }
 
-// write makes the updates in order, from the calling goroutine, each at its
-// turn in the schedule with a rate, as fast as it can without.
-func (p *Plan) write(ctx context.Context, update func(context.Context, int) error) error {
+// write makes updates from to to-1 in order, from the calling goroutine,
+// each at its turn in a schedule that starts at the call with a rate, as
+// fast as it can without.
+func (p *Plan) write(ctx context.Context, from, to int, update func(context.Context, int) error) error {
 	var pause *time.Timer
 	start := time.Now()
-	for u := range p.updates {
+	for u := from; u < to; u++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if p.rate > 0 {
-			due := time.Duration(int64(u) * int64(time.Second) / int64(p.rate))
+			due := time.Duration(int64(u-from) * int64(time.Second) / int64(p.rate))
 			if wait := due - time.Since(start); wait > 0 {
 				// Not below a millisecond: a wake-up per update would add
 				// its own CPU to every event on both sides.
@@ -273,16 +315,18 @@ func sleep(ctx context.Context, t **time.Timer, d time.Duration) error {
 	}
 }
 
-// paced fills r's figures of a paced run, judged against maxLag.
+// paced fills r's figures of a paced run's timed phase, judged against
+// maxLag.
 func (p *Plan) paced(r *Report, maxLag time.Duration) {
 	r.Rate = p.rate
-	lags := make([]time.Duration, 0, len(p.lag))
-	for u := range p.lag {
-		if l := p.lag[u].Load(); l != 0 {
+	timed := p.lag[p.warmup:]
+	lags := make([]time.Duration, 0, len(timed))
+	for u := range timed {
+		if l := timed[u].Load(); l != 0 {
 			lags = append(lags, time.Duration(l-1))
 		}
 	}
-	r.Missed = int64(len(p.lag) - len(lags))
+	r.Missed = int64(len(timed) - len(lags))
 	slices.Sort(lags)
 	if n := len(lags); n > 0 {
 		r.LagP50, r.LagP99, r.LagMax = lags[n/2], lags[min(n-1, n*99/100)], lags[n-1]
@@ -457,7 +501,8 @@ const RestAfter = time.Second
 type Report struct {
 	Side      string
 	Objects   int
-	Updates   int
+	Updates   int           // the timed phase's
+	Warmup    int           // the updates before it (Config.Warmup)
 	Wall      time.Duration // first update to drain
 	CPU       time.Duration // process user+sys over the same span
 	Sys       time.Duration // the sys part of CPU: the kernel's time for the process, its page faults' included (see Faults)
@@ -555,8 +600,8 @@ func (m *Meter) Stop(r *Report) {
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
-	fmt.Fprintf(w, "side=%s objects=%d updates=%d cpu_us_per_event=%.2f sys_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
-		r.Side, r.Objects, r.Updates,
+	fmt.Fprintf(w, "side=%s objects=%d updates=%d warmup=%d cpu_us_per_event=%.2f sys_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",
+		r.Side, r.Objects, r.Updates, r.Warmup,
 		float64(r.CPU.Microseconds())/ev, float64(r.Sys.Microseconds())/ev, r.Wall.Seconds(),
 		float64(r.PeakHeap)/(1<<20), float64(r.PeakLive)/(1<<20), float64(r.DrainLive)/(1<<20), float64(r.RestLive)/(1<<20), float64(r.SetupHeap)/(1<<20), float64(r.PeakHeap-min(r.SetupHeap, r.PeakHeap))/(1<<20), float64(r.HWM)/(1<<20),
 		float64(r.Allocs)/ev, float64(r.Bytes)/ev,
@@ -595,12 +640,20 @@ func vmHWM() uint64 {
 }
 
 // Drive runs the timed phase: it waits for the first reconcile pass over
-// every object (passes counts reconciles), collects the heap (a CPU
-// profile includes that GC, the figures do not), starts the meter, makes
-// the other writer's updates from one goroutine, update(ctx, u) for u in
-// order, paced at cfg.Rate if set (see the package doc), and returns when
-// the plan has drained, with r's measured fields filled. It gives up after
-// cfg.Timeout.
+// every object (passes counts reconciles), runs the warm-up's updates
+// (cfg.Warmup, if any) and waits for them to drain, collects the heap (a
+// CPU profile includes that GC, the figures do not), starts the meter,
+// makes the timed phase's updates from one goroutine, update(ctx, u) for u
+// in order, paced at cfg.Rate if set (see the package doc), and returns
+// when the plan has drained, with r's measured fields filled. It gives up
+// after cfg.Timeout.
+//
+// The warm-up is what a controller that ran a while has behind it. Without
+// one, at 1M objects the timed phase is the heap's first growth past the
+// set-up's: the pages it takes from the OS fault in (faults_per_event, in
+// sys_us_per_event), where a controller that ran a while reuses those its
+// heap grew into before. The GC before the timed phase stays, after the
+// warm-up too, so that a phase of one cycle's allocation holds one cycle.
 func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, update func(ctx context.Context, u int) error, r *Report) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -615,18 +668,23 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	// last keys' bookkeeping (a queue's, after the pass counted) and any
 	// pass more than one per object done, so that what a side lets go
 	// once its queue drains is gone in every run, not in some.
-	for p := passes.Load(); ; {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("first pass not settled after %v", cfg.Timeout)
-		case <-time.After(settle):
-		}
-		if q := passes.Load(); q != p {
-			p = q
-			continue
-		}
-		break
+	if err := settled(ctx, passes); err != nil {
+		return fmt.Errorf("first pass not settled: %w", err)
 	}
+	if cfg.Warmup > 0 {
+		if err := plan.write(ctx, 0, cfg.Warmup, update); err != nil {
+			return fmt.Errorf("warm-up writer: %w", err)
+		}
+		select {
+		case <-plan.warmDone:
+		case <-ctx.Done():
+			return fmt.Errorf("warm-up not drained after %v: %d objects left", cfg.Timeout, plan.warmLeft.Load())
+		}
+		if err := settled(ctx, passes); err != nil {
+			return fmt.Errorf("warm-up not settled: %w", err)
+		}
+	}
+	r.Warmup = cfg.Warmup
 	if cfg.Profile != "" {
 		f, err := os.Create(cfg.Profile)
 		if err != nil {
@@ -659,7 +717,7 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	m := start(cfg.HeapProfile != "", pace)
 	passes0 := passes.Load()
 	errc := make(chan error, 1)
-	go func() { errc <- plan.write(ctx, update) }()
+	go func() { errc <- plan.write(ctx, plan.warmup, plan.warmup+plan.updates, update) }()
 	for {
 		select {
 		case <-plan.Done():
@@ -695,6 +753,22 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 		case <-ctx.Done():
 			return fmt.Errorf("not drained after %v: %d objects left", cfg.Timeout, plan.Left())
 		}
+	}
+}
+
+// settled returns once passes stays the same for settle, or ctx's error.
+func settled(ctx context.Context, passes *atomic.Int64) error {
+	for p := passes.Load(); ; {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(settle):
+		}
+		if q := passes.Load(); q != p {
+			p = q
+			continue
+		}
+		return nil
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,124 @@ func TestPlanDrainsOnlyUpdatedObjects(t *testing.T) {
 	default:
 		t.Fatalf("not drained after both updates landed; %d left", p.Left())
 	}
+}
+
+// A warm-up's updates drain apart from the timed phase's: the warm-up is
+// done once each object it touched shows the last value it gave, and an
+// object only the warm-up touched does not hold up the timed phase.
+func TestPlanDrainsTheWarmupApart(t *testing.T) {
+	p := NewPlan(&Config{Objects: 4, Warmup: 3, Updates: 2, Workers: 1})
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	for i := range 4 { // the first pass
+		p.Wrote(Name(i), 0)
+	}
+	for u := range 3 {
+		if closed(p.warmDone) {
+			t.Fatalf("warm-up drained before update %d landed", u)
+		}
+		reconcile(p, u)
+	}
+	if !closed(p.warmDone) || closed(p.Done()) {
+		t.Fatalf("after the warm-up's updates landed: warm-up drained %v, timed phase drained %v; want true, false", closed(p.warmDone), closed(p.Done()))
+	}
+	reconcile(p, 3) // object 3
+	reconcile(p, 4) // object 0 again
+	if !closed(p.Done()) {
+		t.Fatalf("timed phase not drained after its updates landed; %d left", p.Left())
+	}
+}
+
+// Drive drains the warm-up before it starts the timed phase, which counts
+// the timed phase's updates alone; the timed updates follow on from the
+// warm-up's.
+func TestWarmupDrainsBeforeTheTimedPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{Objects: 4, Warmup: 6, Updates: 5, Workers: 1, Timeout: time.Minute}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(4)
+		var (
+			mu       sync.Mutex
+			issued   []int
+			lastWarm time.Time
+			timedAt  time.Time
+		)
+		var r Report
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			mu.Lock()
+			issued = append(issued, u)
+			if u == cfg.Warmup {
+				timedAt = time.Now()
+			}
+			mu.Unlock()
+			go func() { // a controller 50ms behind the writer, 400ms on the warm-up's last
+				lag := 50 * time.Millisecond
+				if u == cfg.Warmup-1 {
+					lag = 8 * settle // passes stand still longer than settle
+				}
+				time.Sleep(lag)
+				passes.Add(1)
+				mu.Lock()
+				if u < cfg.Warmup {
+					lastWarm = time.Now()
+				}
+				mu.Unlock()
+				reconcile(p, u)
+			}()
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if !slices.Equal(issued, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
+			t.Fatalf("updates issued %v: want 0 to 10 in order", issued)
+		}
+		if timedAt.Before(lastWarm.Add(settle)) {
+			t.Fatalf("first timed update at %v, before the warm-up's last status at %v had settled", timedAt, lastWarm)
+		}
+		if r.Passes != 5 || r.Warmup != 6 {
+			t.Fatalf("timed phase counted %d passes, warm-up %d: want 5 and 6", r.Passes, r.Warmup)
+		}
+	})
+}
+
+// A paced warm-up is not judged with the timed phase: its merged updates
+// are not missed ones, and the timed phase's schedule starts with it.
+func TestPacedWarmupIsNotJudged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{Objects: 10, Warmup: 20, Updates: 30, Workers: 1, Timeout: time.Minute, Rate: 100, MaxLag: 100 * time.Millisecond}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(10)
+		var timedStart time.Time
+		var r Report
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			switch {
+			case u < 10: // merged into the object's next update
+				return nil
+			case u == cfg.Warmup:
+				timedStart = time.Now()
+			case u > cfg.Warmup:
+				if at, due := time.Since(timedStart), time.Duration(u-cfg.Warmup)*10*time.Millisecond; at < due || at > due+time.Millisecond {
+					t.Errorf("update %d issued %v into the timed phase: want %v", u, at, due)
+				}
+			}
+			reconcile(p, u)
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.KeptUp || r.Missed != 0 || r.Wall < 290*time.Millisecond || r.Wall > 310*time.Millisecond {
+			t.Fatalf("a timed phase that kept up after a warm-up that merged updates: %+v", r)
+		}
+	})
 }
 
 // The meter reports the heap a GC found live apart from the heap's peak,

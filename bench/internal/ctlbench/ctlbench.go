@@ -363,6 +363,25 @@ type Meter struct {
 	// live heap so far; only the sampler's goroutine writes it until Stop.
 	atPeak   *bytes.Buffer
 	profiled uint64 // the live heap atPeak was taken at
+	// atStart is the GC's count when the phase began, right after a
+	// cycle's end; lastEnd is the count a sample last saw a cycle end at
+	// (the sampler's goroutine's until Stop). The GC's price per byte
+	// allocated is read between the two (see Report.GCPerMiB).
+	atStart, lastEnd gcCount
+}
+
+// gcCount is the GC's cycles, the bytes allocated and the GC's CPU
+// seconds (see gcCPU) at one moment.
+type gcCount struct {
+	cycles, bytes uint64
+	cpu           float64
+}
+
+// readGCCount returns the gcCount so far.
+func readGCCount() gcCount {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return gcCount{s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Float64()}
 }
 
 var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/heap/live:bytes"}
@@ -443,6 +462,8 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 	m.setupHeap, m.allocs0, m.bytes0 = heap, allocs, bytes
 	m.peak.Store(heap)
 	m.peakLive.Store(marked)
+	m.atStart = readGCCount()
+	m.lastEnd = m.atStart
 	m.wg.Go(func() {
 		t := time.NewTicker(m.samplePace)
 		defer t.Stop()
@@ -463,6 +484,9 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 }
 
 func (m *Meter) sample() {
+	if c := readGCCount(); c.cycles > m.lastEnd.cycles {
+		m.lastEnd = c
+	}
 	heap, _, _, marked := readHeap()
 	raise(&m.peak, heap)
 	if raise(&m.peakLive, marked) && m.atPeak != nil && marked > m.profiled+m.profiled/32 {
@@ -529,8 +553,18 @@ type Report struct {
 	// elsewhere (write barriers, sweeping as it allocates, the caches it
 	// evicts): CPU less GCCPU is not the cost with no GC, only a bound.
 	GCCPU time.Duration
-	GOGC  int64  // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
-	Runs  uint64 // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
+	// GCPerMiB is the GC's CPU (as GCCPU) per MiB the program allocated,
+	// over whole cycles: from the phase's start, right after a cycle, to
+	// the end of the last cycle the meter saw end (it looks every 5ms, or
+	// 50ms paced); 0 when no cycle ended in the phase. With GOGC's pacing
+	// a cycle comes once the program allocated about its live heap again,
+	// so a phase's count of whole cycles depends on where it ends: at 1M
+	// objects a phase of 300k updates holds one cycle or none. GCPerMiB
+	// times the bytes allocated per event is the GC's cost per event
+	// spread over many cycles, as a controller that runs for long pays it.
+	GCPerMiB time.Duration
+	GOGC     int64  // the GC's percent (GOGC) at the drain: the peak heap's slack over the live heap scales with it, so two sides' peaks compare only at the same
+	Runs     uint64 // times a goroutine was put to run over the same span (estimated from the runtime's 1-in-8 sample): hand-offs between goroutines, each a wake-up when the process idles
 	// What the GC must mark after the set-up, read after Drive's GC
 	// before the timed phase: the heap's objects (/gc/heap/objects) and
 	// its scannable bytes (/gc/scan/heap). Unlike CPU figures they do not
@@ -564,6 +598,9 @@ func (m *Meter) Stop(r *Report) {
 	m.sample()
 	r.Allocs, r.Bytes = allocs-m.allocs0, bytes-m.bytes0
 	r.PeakHeap, r.PeakLive, r.SetupHeap = m.peak.Load(), m.peakLive.Load(), m.setupHeap
+	if alloc := m.lastEnd.bytes - m.atStart.bytes; m.lastEnd.cycles > m.atStart.cycles && alloc > 0 {
+		r.GCPerMiB = time.Duration((m.lastEnd.cpu - m.atStart.cpu) * float64(time.Second) * (1 << 20) / float64(alloc))
+	}
 	r.HWM = vmHWM()
 	runtime.GC()
 	_, _, _, r.DrainLive = readHeap()
@@ -596,7 +633,15 @@ func (m *Meter) Stop(r *Report) {
 // both. faults_per_event is the minor page faults per update (Report.Faults):
 // a heap that grows past what the process already holds touches fresh
 // pages, each a fault whose kernel time the CPU figures include, and
-// sys_us_per_event is that kernel time per update (Report.Sys). A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
+// sys_us_per_event is that kernel time per update (Report.Sys).
+// gc_us_per_mib is the GC's CPU per MiB allocated over whole cycles
+// (Report.GCPerMiB), and cpu_amortized_us_per_event the CPU per event with
+// the GC's cycles in the phase replaced by that price of its allocations:
+// what a controller that runs for long pays per event, where the phase's
+// own figure holds whole cycles, one or none at 1M objects (both -1 when
+// no cycle ended in the phase). It subtracts the runtime's estimate of
+// the GC's CPU from the kernel's count of the process's, and leaves a
+// cycle still running at the drain in the rest. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
 // missed and kept_up (1 or 0; see Report and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
@@ -608,6 +653,12 @@ func (r *Report) Write(w io.Writer) {
 		r.Conflicts, r.Retries, r.Relists, r.Expired, float64(r.Passes)/ev, r.GCCycles, float64(r.GCCPU.Microseconds())/ev, runtime.GOMAXPROCS(0), r.GOGC,
 		float64(r.CPU.Microseconds())/float64(max(r.Passes, 1)), float64(r.Runs)/ev,
 		float64(r.SetupObjects)/float64(max(r.Objects, 1)), float64(r.SetupScan)/float64(max(r.Objects, 1)), float64(r.Faults)/ev)
+	perMiB, amortized := -1.0, -1.0 // unknown: no cycle ended in the phase
+	if r.GCPerMiB > 0 {
+		perMiB = float64(r.GCPerMiB.Nanoseconds()) / 1e3
+		amortized = float64((r.CPU-r.GCCPU).Microseconds())/ev + perMiB*float64(r.Bytes)/ev/(1<<20)
+	}
+	fmt.Fprintf(w, " gc_us_per_mib=%.1f cpu_amortized_us_per_event=%.2f", perMiB, amortized)
 	if r.Rate > 0 {
 		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 		kept := 0

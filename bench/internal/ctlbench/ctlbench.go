@@ -349,8 +349,6 @@ type Meter struct {
 	sys0       time.Duration
 	faults0    int64
 	allocs0    uint64
-	gc0        uint64
-	gcCPU0     float64
 	runs0      uint64
 	bytes0     uint64
 	peak       atomic.Uint64
@@ -370,12 +368,17 @@ type Meter struct {
 	atStart, lastEnd gcCount
 }
 
-// gcCount is the GC's cycles, the bytes allocated and the GC's CPU
-// seconds (see gcCPU) at one moment.
+// gcCount is, at one moment, the GC cycles completed, the bytes allocated
+// and the CPU seconds the runtime estimates it spent on the GC (marking,
+// assists, pauses; /cpu/classes/gc/total) in those cycles: it adds a
+// cycle's time at the cycle's end.
 type gcCount struct {
 	cycles, bytes uint64
 	cpu           float64
 }
+
+// seconds is s seconds as a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // readGCCount returns the gcCount so far.
 func readGCCount() gcCount {
@@ -385,22 +388,6 @@ func readGCCount() gcCount {
 }
 
 var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/heap/live:bytes"}
-
-// gcCycles returns the GC cycles completed so far.
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
-// gcCPU returns the CPU seconds the runtime estimates it spent on the GC
-// (marking, assists, pauses; /cpu/classes/gc/total) in the cycles that
-// ended so far: it adds a cycle's time at the cycle's end.
-func gcCPU() float64 {
-	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
-	metrics.Read(s)
-	return s[0].Value.Float64()
-}
 
 // gcPercent returns the GC's percent (GOGC; -1 when off).
 func gcPercent() int64 {
@@ -476,7 +463,6 @@ func start(heapProfile bool, pace time.Duration) *Meter {
 			}
 		}
 	})
-	m.gc0, m.gcCPU0 = gcCycles(), gcCPU()
 	m.runs0 = goroutineRuns()
 	m.cpu0, m.sys0, m.faults0 = usage()
 	m.start = time.Now()
@@ -588,8 +574,8 @@ func (m *Meter) Stop(r *Report) {
 	r.Wall = time.Since(m.start)
 	cpu, sys, faults := usage()
 	r.CPU, r.Sys, r.Faults = cpu-m.cpu0, sys-m.sys0, faults-m.faults0
-	r.GCCycles = gcCycles() - m.gc0
-	r.GCCPU = time.Duration((gcCPU() - m.gcCPU0) * float64(time.Second))
+	gc := readGCCount()
+	r.GCCycles, r.GCCPU = gc.cycles-m.atStart.cycles, seconds(gc.cpu-m.atStart.cpu)
 	r.GOGC = gcPercent()
 	r.Runs = goroutineRuns() - m.runs0
 	_, allocs, bytes, _ := readHeap()
@@ -599,7 +585,7 @@ func (m *Meter) Stop(r *Report) {
 	r.Allocs, r.Bytes = allocs-m.allocs0, bytes-m.bytes0
 	r.PeakHeap, r.PeakLive, r.SetupHeap = m.peak.Load(), m.peakLive.Load(), m.setupHeap
 	if alloc := m.lastEnd.bytes - m.atStart.bytes; m.lastEnd.cycles > m.atStart.cycles && alloc > 0 {
-		r.GCPerMiB = time.Duration((m.lastEnd.cpu - m.atStart.cpu) * float64(time.Second) * (1 << 20) / float64(alloc))
+		r.GCPerMiB = seconds((m.lastEnd.cpu - m.atStart.cpu) * (1 << 20) / float64(alloc))
 	}
 	r.HWM = vmHWM()
 	runtime.GC()
@@ -641,8 +627,9 @@ func (m *Meter) Stop(r *Report) {
 // own figure holds whole cycles, one or none at 1M objects (both -1 when
 // no cycle ended in the phase). It subtracts the runtime's estimate of
 // the GC's CPU from the kernel's count of the process's, and leaves a
-// cycle still running at the drain in the rest. A paced run adds its rate, lag_{p50,p99,max}_ms, slip_ms,
-// missed and kept_up (1 or 0; see Report and the package doc).
+// cycle still running at the drain in the rest. A paced run adds its rate,
+// lag_{p50,p99,max}_ms, slip_ms, missed and kept_up (1 or 0; see Report
+// and the package doc).
 func (r *Report) Write(w io.Writer) {
 	ev := float64(max(r.Updates, 1))
 	fmt.Fprintf(w, "side=%s objects=%d updates=%d warmup=%d cpu_us_per_event=%.2f sys_us_per_event=%.2f wall_s=%.3f peak_heap_mib=%.1f peak_live_mib=%.1f drain_live_mib=%.1f rest_live_mib=%.1f setup_heap_mib=%.1f heap_growth_mib=%.1f hwm_mib=%.1f allocs_per_event=%.1f bytes_per_event=%.0f conflicts=%d writer_retries=%d relists=%d expired=%d passes_per_event=%.2f gc_cycles=%d gc_cpu_us_per_event=%.2f gomaxprocs=%d gogc=%d cpu_us_per_pass=%.2f runs_per_event=%.1f setup_objs_per_obj=%.2f setup_scan_bytes_per_obj=%.1f faults_per_event=%.3f",

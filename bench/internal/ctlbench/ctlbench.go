@@ -540,8 +540,8 @@ type Report struct {
 	// evicts): CPU less GCCPU is not the cost with no GC, only a bound.
 	GCCPU time.Duration
 	// GCPerMiB is the GC's CPU (as GCCPU) per MiB the program allocated,
-	// over whole cycles: from the phase's start, right after a cycle, to
-	// the end of the last cycle the meter saw end (it looks every 5ms, or
+	// over whole cycles: from the phase's start (Drive starts it right
+	// after a GC) to the end of the last cycle the meter saw end (it looks every 5ms, or
 	// 50ms paced); 0 when no cycle ended in the phase. With GOGC's pacing
 	// a cycle comes once the program allocated about its live heap again,
 	// so a phase's count of whole cycles depends on where it ends: at 1M

@@ -55,6 +55,14 @@
 //
 //	cd bench && ./cachegrind.sh                           # needs valgrind
 //
+// How a side's CPU per event grows from a small store to a large one, in
+// the steady state (a warm-up before the timed phase), comes from
+// growth.sh: per round both sides at both sizes, each in its own process,
+// ABBA, paced, and the median of the per-round growth; it exits 3 when
+// steady's is over the bound (-b, 1.5 by default):
+//
+//	cd bench && ./growth.sh -r 3                          # 10k to 1M, ~25 minutes
+//
 // The benchmarks run on their own too,
 //
 //	cd bench && go test -run '^$' -bench . -benchmem .

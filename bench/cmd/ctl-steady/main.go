@@ -43,9 +43,10 @@ func main() {
 	var hist historyFlags
 	flag.IntVar(&hist.size, "history", 0, "memstore's watch window (memstore.WithHistorySize); 0 for memstore's default, which grows with the keys")
 	flag.IntVar(&hist.bytes, "history-bytes", -1, "bytes of values memstore's history keeps in full before it keeps old values as deltas (memstore.WithHistoryBytes); -1 for memstore's default, which grows with a lagging watch's window")
+	lastValues := flag.Int("last-values", -1, "the bound of the controller's Store's memory of values (store.WithLastValues), in bytes; -1 for the default (16 MiB: at 10k objects every object's value fits, at 1M about one in fifty, and each remembered value displaces one at random)")
 	reconciled := flag.Bool("reconciled", false, "in the set-up, the controller applies each object's status once, as a controller that ran before has: no update of the timed phase is then an object's first status write by its controller (which adds its ownership record), where without it, at 1M objects and 300k updates, every update is one (client-go keeps no record of a status's writer: ctl-clientgo has no such flag)")
 	flag.Parse()
-	if err := run(cfg, hist, *reconciled); err != nil {
+	if err := run(cfg, hist, *lastValues, *reconciled); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
 		os.Exit(1)
 	}
@@ -65,14 +66,18 @@ func (h historyFlags) options() []memstore.Option {
 	return opts
 }
 
-func run(cfg *ctlbench.Config, hist historyFlags, reconciled bool) error {
+func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled bool) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mem := memstore.New(hist.options()...)
-	st, err := store.New[appSpec, appStatus](mem, "App")
+	var opts []store.Option
+	if lastValues >= 0 {
+		opts = append(opts, store.WithLastValues(lastValues))
+	}
+	st, err := store.New[appSpec, appStatus](mem, "App", opts...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeCtl writes a program named side into dir that stands for
+// ctl-steady or ctl-clientgo: each run prints the next line of
+// dir/side.N (N the -objects it was given) after "side=side objects=N",
+// and logs "side N" to dir/order.
+func fakeCtl(t *testing.T, dir, side string, figures map[string][]string) string {
+	t.Helper()
+	for n, lines := range figures {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, side+"."+n), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	}
+	prog := filepath.Join(dir, side)
+	script := `#!/usr/bin/env bash
+set -eu
+n=
+while (($#)); do [[ $1 == -objects ]] && n=$2; shift; done
+dir=$(dirname "$0") side=$(basename "$0")
+c=$(cat "$dir/$side.$n.count" 2>/dev/null || echo 0)
+echo $((c + 1)) >"$dir/$side.$n.count"
+echo "$side $n" >>"$dir/order"
+echo "set-up done"
+echo "side=$side objects=$n $(sed -n "$((c + 1))p" "$dir/$side.$n")"
+`
+	require.NoError(t, os.WriteFile(prog, []byte(script), 0o755))
+	return prog
+}
+
+// growth.sh runs the programs it is given, four a round in ABBA order,
+// and reports each side's growth as the median over rounds of the large
+// run's CPU per event over the small run's: the amortized figure where a
+// run has one, the measured one where it reads -1, a round in which a run
+// merged updates left out, one in which a run only lagged counted. Its verdict is steady's median growth against
+// the bound: exit 0 within it, 3 over it.
+func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a bash script")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100": {
+			"cpu_us_per_event=19 cpu_amortized_us_per_event=20 missed=0 kept_up=1",
+			"cpu_us_per_event=22 cpu_amortized_us_per_event=-1 missed=0 kept_up=1",
+			"cpu_us_per_event=21 cpu_amortized_us_per_event=21 missed=0 kept_up=1",
+		},
+		"1000": {
+			"cpu_us_per_event=35 cpu_amortized_us_per_event=30 missed=0 kept_up=1",   // 30/20
+			"cpu_us_per_event=33 cpu_amortized_us_per_event=-1 missed=0 kept_up=1",   // 33/22
+			"cpu_us_per_event=90 cpu_amortized_us_per_event=99 missed=12 kept_up=0"}, // merged: left out
+	})
+	clientgo := fakeCtl(t, dir, "client-go", map[string][]string{
+		"100":  {"cpu_us_per_event=30 cpu_amortized_us_per_event=30 missed=0 kept_up=1", "cpu_us_per_event=30 cpu_amortized_us_per_event=30 missed=0 kept_up=1", "cpu_us_per_event=30 cpu_amortized_us_per_event=30 missed=0 kept_up=1"},
+		"1000": {"cpu_us_per_event=57 cpu_amortized_us_per_event=57 missed=0 kept_up=1", "cpu_us_per_event=63 cpu_amortized_us_per_event=63 missed=0 kept_up=0", "cpu_us_per_event=60 cpu_amortized_us_per_event=60 missed=0 kept_up=1"},
+	})
+	run := func(bound string) (string, int) {
+		for _, f := range []string{"steady.100.count", "steady.1000.count", "client-go.100.count", "client-go.1000.count", "order"} {
+			os.Remove(filepath.Join(dir, f))
+		}
+		cmd := exec.Command("bash", "growth.sh", "-r", "3", "-n", "100", "-N", "1000", "-b", bound)
+		cmd.Env = append(os.Environ(), "STEADY_CTL="+steady, "CLIENTGO_CTL="+clientgo)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return out.String(), exit.ExitCode()
+		}
+		require.NoError(t, err)
+		return out.String(), 0
+	}
+
+	out, code := run("1.5")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^steady +21\.00 +31\.50 +1\.50 +1\.50-1\.50 +2 of 3 \(2\)$`, out,
+		"rounds 1 and 2 (30/20, the measured 33/22 where the amortized reads -1); round 3 left out")
+	require.Regexp(t, `(?m)^client-go +30\.00 +60\.00 +2\.00 +1\.90-2\.10 +3 of 3 \(0\)$`, out)
+	require.Contains(t, out, "merged updates (left out of the growth):\n  steady large round 3: 12 updates missed\n")
+	require.Contains(t, out, "lagged past -max-lag, every update reconciled (counted):\n  client-go large round 2\n")
+	require.Contains(t, out, "steady: growth 1.50 is within the bound 1.5\n")
+	order, err := os.ReadFile(filepath.Join(dir, "order"))
+	require.NoError(t, err)
+	require.Equal(t, strings.Join([]string{
+		"steady 100", "steady 1000", "client-go 1000", "client-go 100",
+		"client-go 100", "client-go 1000", "steady 1000", "steady 100",
+		"steady 100", "steady 1000", "client-go 1000", "client-go 100",
+	}, "\n")+"\n", string(order), "ABBA over sides and sizes")
+
+	out, code = run("1.45")
+	require.Equal(t, 3, code, out)
+	require.Contains(t, out, "steady: growth 1.50 is over the bound 1.45\n")
+}

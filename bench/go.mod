@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/steady-go/steady v0.1.0
+	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

@@ -5,9 +5,10 @@
 # the growth is the large run's figure over the small run's of the same
 # side and round, and the table gives the median of those ratios and their
 # range (the medians of each size's figures are over the same rounds). It
-# then judges steady's median growth against a bound (-b): the
-# script exits 3 when it is over, 0 when within, so that the figure a
-# target names is one command, not two tables put side by side.
+# then judges steady's median growth against a bound (-b): the script
+# exits 3 when it is over, 0 when within (4 when no round counts, 1 when
+# a program failed, 2 on bad flags), so that the figure a target names is
+# one command, not two tables put side by side.
 #
 # A round runs four programs, in an order that alternates (ABBA over sides
 # and sizes): odd rounds steady small, steady large, client-go large,
@@ -33,7 +34,8 @@
 # object touched once, so that no timed update is an object's first touch
 # by the Loop); 4 workers; bound 1.5; sides steady,client-go (-s steady
 # alone halves the time; the verdict is steady's either way).
-# A round at the defaults takes about 8 minutes and 3 GB of memory.
+# A round at the defaults takes about 8 minutes, and client-go's 1M run
+# up to 5 GB of memory.
 # STEADY_CTL and CLIENTGO_CTL, when set, name the programs to run instead
 # of building cmd/ctl-steady and cmd/ctl-clientgo.
 set -euo pipefail

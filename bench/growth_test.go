@@ -104,3 +104,29 @@ func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
 	require.Equal(t, 3, code, out)
 	require.Contains(t, out, "steady: growth 1.50 is over the bound 1.45\n")
 }
+
+// With no round left to count (steady merged updates at the large size in
+// every one), growth.sh gives no verdict and exits 4: neither within the
+// bound nor over it.
+func TestGrowthShGivesNoVerdictWhenNoRoundCounts(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a bash script")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100":  {"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1", "cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1"},
+		"1000": {"cpu_us_per_event=25 cpu_amortized_us_per_event=25 missed=7 kept_up=0", "cpu_us_per_event=25 cpu_amortized_us_per_event=25 missed=9 kept_up=0"},
+	})
+	cmd := exec.Command("bash", "growth.sh", "-r", "2", "-n", "100", "-N", "1000", "-s", "steady")
+	cmd.Env = append(os.Environ(), "STEADY_CTL="+steady)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	var exit *exec.ExitError
+	require.ErrorAs(t, cmd.Run(), &exit)
+	require.Equal(t, 4, exit.ExitCode(), out.String())
+	require.Regexp(t, `(?m)^steady +- +- +- +- +0 of 2 \(0\)$`, out.String())
+	require.Contains(t, out.String(), "steady: every round merged updates: no verdict\n")
+}

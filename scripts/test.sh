@@ -16,7 +16,9 @@
 #              428 CPU-seconds, 592 s at load 9-12: the race detector
 #              slows the tests 2 to 30 times, and everything compiles again
 #              with it.
-# The bench/ module holds side-by-side benchmarks only and is not run here.
+# The bench/ module's benchmarks do not run here (controller.sh and
+# growth.sh run them); its tests, of the instruments (ctlbench's meter and
+# plan, growth.sh's verdict, the set-up), do, as a nested module's.
 #
 # Progress: "== module DIR" when a module starts, each package's ok/FAIL
 # line as go test reports it, and "== module DIR: ok|FAIL in Ns" when the
@@ -199,7 +201,7 @@ sweepsWithoutRace='^(TestSchedules|TestCorpus|TestStaleTermWritesAreFencedOff|Te
 
 extra=("$@")
 nested=()
-for mod in $(cd "$root" && find . -name go.mod -not -path './bench/*' -not -path '*/testdata/*' -not -path './store/etcdstore/*' | sort); do
+for mod in $(cd "$root" && find . -name go.mod -not -path '*/testdata/*' -not -path './store/etcdstore/*' | sort); do
   dir=$(dirname "$mod")
   case $dir in
     .) ;;

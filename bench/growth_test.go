@@ -38,20 +38,45 @@ echo "side=$side objects=$n $(sed -n "$((c + 1))p" "$dir/$side.$n")"
 	return prog
 }
 
-// growth.sh runs the programs it is given, four a round in ABBA order,
-// and reports each side's growth as the median over rounds of the large
-// run's CPU per event over the small run's: the amortized figure where a
-// run has one, the measured one where it reads -1, a round in which a run
-// merged updates left out, one in which a run only lagged counted. Its verdict is steady's median growth against
-// the bound: exit 0 within it, 3 over it.
-func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
+// bashTempDir skips t where bash cannot run growth.sh, and returns a
+// directory for its fake programs.
+func bashTempDir(t *testing.T) string {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("a bash script")
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	dir := t.TempDir()
+	return t.TempDir()
+}
+
+// growthSh runs growth.sh with args, and env added to the environment,
+// and returns what it printed on stdout and its exit code.
+func growthSh(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{"growth.sh"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), 0
+}
+
+// growth.sh runs the programs it is given, four a round in ABBA order,
+// and reports each side's growth as the median over rounds of the large
+// run's CPU per event over the small run's: the amortized figure where a
+// run has one, the measured one where it reads -1, a round in which a run
+// merged updates left out, one in which a run only lagged counted. Its
+// verdict is steady's median growth against the bound: exit 0 within it,
+// 3 over it.
+func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
+	dir := bashTempDir(t)
 	steady := fakeCtl(t, dir, "steady", map[string][]string{
 		"100": {
 			"cpu_us_per_event=19 cpu_amortized_us_per_event=20 missed=0 kept_up=1",
@@ -71,17 +96,7 @@ func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
 		for _, f := range []string{"steady.100.count", "steady.1000.count", "client-go.100.count", "client-go.1000.count", "order"} {
 			os.Remove(filepath.Join(dir, f))
 		}
-		cmd := exec.Command("bash", "growth.sh", "-r", "3", "-n", "100", "-N", "1000", "-b", bound)
-		cmd.Env = append(os.Environ(), "STEADY_CTL="+steady, "CLIENTGO_CTL="+clientgo)
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		err := cmd.Run()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return out.String(), exit.ExitCode()
-		}
-		require.NoError(t, err)
-		return out.String(), 0
+		return growthSh(t, []string{"STEADY_CTL=" + steady, "CLIENTGO_CTL=" + clientgo}, "-r", "3", "-n", "100", "-N", "1000", "-b", bound)
 	}
 
 	out, code := run("1.5")
@@ -109,24 +124,25 @@ func TestGrowthShJudgesSteadysMedianGrowth(t *testing.T) {
 // every one), growth.sh gives no verdict and exits 4: neither within the
 // bound nor over it.
 func TestGrowthShGivesNoVerdictWhenNoRoundCounts(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("a bash script")
-	}
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	dir := t.TempDir()
+	dir := bashTempDir(t)
 	steady := fakeCtl(t, dir, "steady", map[string][]string{
 		"100":  {"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1", "cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1"},
 		"1000": {"cpu_us_per_event=25 cpu_amortized_us_per_event=25 missed=7 kept_up=0", "cpu_us_per_event=25 cpu_amortized_us_per_event=25 missed=9 kept_up=0"},
 	})
-	cmd := exec.Command("bash", "growth.sh", "-r", "2", "-n", "100", "-N", "1000", "-s", "steady")
-	cmd.Env = append(os.Environ(), "STEADY_CTL="+steady)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	var exit *exec.ExitError
-	require.ErrorAs(t, cmd.Run(), &exit)
-	require.Equal(t, 4, exit.ExitCode(), out.String())
-	require.Regexp(t, `(?m)^steady +- +- +- +- +0 of 2 \(0\)$`, out.String())
-	require.Contains(t, out.String(), "steady: every round merged updates: no verdict\n")
+	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "2", "-n", "100", "-N", "1000", "-s", "steady")
+	require.Equal(t, 4, code, out)
+	require.Regexp(t, `(?m)^steady +- +- +- +- +0 of 2 \(0\)$`, out)
+	require.Contains(t, out, "steady: every round merged updates: no verdict\n")
+}
+
+// growth.sh refuses sides it does not know, and a run without steady's
+// (the verdict is steady's), with exit 2, before it builds or runs
+// anything.
+func TestGrowthShRejectsBadSides(t *testing.T) {
+	bashTempDir(t)
+	for _, sides := range []string{"steady,kubebuilder", "client-go", ""} {
+		out, code := growthSh(t, []string{"STEADY_CTL=/nonexistent", "CLIENTGO_CTL=/nonexistent"}, "-s", sides)
+		require.Equal(t, 2, code, "-s %q: %s", sides, out)
+		require.Empty(t, out, "-s %q", sides)
+	}
 }

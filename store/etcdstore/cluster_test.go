@@ -2,7 +2,6 @@ package etcdstore_test
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -25,14 +24,6 @@ type cluster struct {
 	clients []string // client URL of each member
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func mustURL(t testing.TB, s string) url.URL {
 	u, err := url.Parse(s)
 	require.NoError(t, err)
@@ -46,9 +37,10 @@ func startCluster(t testing.TB, n int) *cluster {
 	c := &cluster{t: t}
 	peers := make([]string, n)
 	initial := make([]string, n)
+	ports := etcdtest.FreePorts(t, 2*n)
 	for i := range n {
-		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-		c.clients = append(c.clients, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", ports[2*i])
+		c.clients = append(c.clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]))
 		initial[i] = fmt.Sprintf("m%d=%s", i, peers[i])
 	}
 	for i := range n {

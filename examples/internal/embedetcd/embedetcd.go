@@ -17,19 +17,30 @@ import (
 // ends; Start fails the test if it cannot start or is not ready in 30s.
 func Start(t testing.TB, configure func(*embed.Config)) string {
 	t.Helper()
-	freeURL := func() url.URL {
+	// Both listeners stay open until both ports are chosen: a port closed
+	// first can be handed out again, and etcd does not start on one port
+	// given twice.
+	var urls [2]url.URL
+	var held []net.Listener
+	for i := range urls {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
+			for _, l := range held {
+				l.Close()
+			}
 			t.Fatalf("embedetcd: a free port: %v", err)
 		}
-		defer l.Close()
-		return url.URL{Scheme: "http", Host: l.Addr().String()}
+		held = append(held, l)
+		urls[i] = url.URL{Scheme: "http", Host: l.Addr().String()}
+	}
+	for _, l := range held {
+		l.Close()
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "m0"
 	cfg.Dir = t.TempDir()
 	cfg.LogLevel = "panic" // etcd logs expected shutdown noise at error level
-	peer, client := freeURL(), freeURL()
+	peer, client := urls[0], urls[1]
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.InitialCluster = "m0=" + peer.String()

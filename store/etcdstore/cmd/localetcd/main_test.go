@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -29,22 +28,20 @@ func TestMain(m *testing.M) {
 	)
 }
 
-func freePorts(t *testing.T, n int) string {
-	t.Helper()
-	ps := make([]string, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		ps[i] = fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-		require.NoError(t, l.Close())
+// portList joins ports as the flags take them.
+func portList(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = fmt.Sprint(p)
 	}
-	return strings.Join(ps, ",")
+	return strings.Join(s, ",")
 }
 
 // The cluster it prints serves reads and writes, and an interrupt stops
 // every member and returns nil.
 func TestRunServesAClusterUntilInterrupted(t *testing.T) {
-	cfg, err := parseFlags([]string{"-members", "3", "-client-ports", freePorts(t, 3), "-peer-ports", freePorts(t, 3), "-log-level", "panic"}, io.Discard)
+	ports := etcdtest.FreePorts(t, 6)
+	cfg, err := parseFlags([]string{"-members", "3", "-client-ports", portList(ports[:3]), "-peer-ports", portList(ports[3:]), "-log-level", "panic"}, io.Discard)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ErrNoPostgres is Start's error when no PostgreSQL binaries are found.
@@ -118,7 +119,10 @@ func findBin() (string, error) {
 // starts the server there, waiting until it accepts connections. Without
 // binaries it returns ErrNoPostgres. Close stops the server and removes the
 // directory. A nil option is skipped.
-func Start(opts ...Option) (*Server, error) {
+func Start(opts ...Option) (*Server, error) { return start(freePort, opts...) }
+
+// start is Start with the server's port picked by pick.
+func start(pick func() (int, error), opts ...Option) (*Server, error) {
 	s := &Server{}
 	for _, o := range opts {
 		if o == nil {
@@ -150,15 +154,23 @@ func Start(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.port, err = freePort(); err != nil {
-		return nil, err
-	}
 	out, err := s.command("initdb", "-D", s.data(), "-U", "steady", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
 	if err != nil {
 		_ = os.RemoveAll(s.dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	if err := s.Start(); err != nil {
+	// A port free when picked can be taken before the server binds it (by
+	// another test's pick: CI runs modules side by side), so a bind that
+	// fails is tried again on another.
+	for try := 1; ; try++ {
+		if s.port, err = pick(); err == nil {
+			err = s.Start()
+		}
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
+	}
+	if err != nil {
 		_ = os.RemoveAll(s.dir)
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l := s.last
 	l.mu.Lock()
 	clear(l.index)
-	l.items, l.bytes = nil, 0
+	l.items, l.free, l.bytes = nil, nil, 0
 	l.records = statusRecords{}
 	l.mu.Unlock()
 }

@@ -71,7 +71,17 @@ type lastValues struct {
 	max   int
 	bytes int
 	index map[string]int // key -> position in items
-	items []lastValue    // in no order, so that one is forgotten in O(1)
+	// items are the values remembered, in no order. A value forgotten
+	// leaves its slot empty (key "") for the next new key (free): no value
+	// ever moves, so the position a hint or a ring (keyRev.at) found a key
+	// at stays its own until the key is forgotten. Past its bound, the
+	// memory forgets a value and remembers one per put: where forgetting
+	// moved the last value into the hole, it moved the value remembered
+	// last, the one the next steps of its event look for, and at 1M keys
+	// each of those steps (decodedLocked's find of a displaced value, a
+	// hint) then missed and looked the key up in the index, a cache miss.
+	items []lastValue
+	free  []int // empty slots of items
 	// hints are the positions in items of the keys found last, one for
 	// the watches' side (the events' reads and the change judge), one
 	// for the writes' side: the steps of one event or one write (decode,
@@ -744,9 +754,14 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 		*old = e
 	} else {
 		l.knownStatusLocked(&e, nil, false)
-		i = len(l.items)
+		if n := len(l.free); n > 0 {
+			i, l.free = l.free[n-1], l.free[:n-1]
+			l.items[i] = e
+		} else {
+			i = len(l.items)
+			l.items = append(l.items, e)
+		}
 		l.index[key] = i
-		l.items = append(l.items, e)
 		l.hints[side] = i
 		l.bytes += e.size
 	}
@@ -781,17 +796,24 @@ func (l *lastValues) knownStatusLocked(e *lastValue, r *statusRecord, looked boo
 
 // shrinkLocked forgets keys other than keep at random, then the oldest
 // status records, while the memory holds more than its bound. It ends:
-// keep's value alone fits.
+// keep's value alone fits. Empty slots are at most half of items (see
+// remove), so a random pick takes two tries or fewer on average.
 func (l *lastValues) shrinkLocked(keep string) {
 	for l.bytes > l.max {
-		if len(l.items) == 0 || len(l.items) == 1 && l.items[0].key == keep {
+		if n := len(l.index); n == 0 || n == 1 && l.has(keep) {
 			l.forgetOldestRecordLocked()
 			continue
 		}
-		if i := rand.IntN(len(l.items)); l.items[i].key != keep {
+		if i := rand.IntN(len(l.items)); l.items[i].key != "" && l.items[i].key != keep {
 			l.remove(i)
 		}
 	}
+}
+
+// has reports whether key is remembered. It runs under l.mu.
+func (l *lastValues) has(key string) bool {
+	_, ok := l.index[key]
+	return ok
 }
 
 // recordLocked keeps the status side's record of e, about to lose it (its
@@ -968,23 +990,38 @@ func (l *lastValues) forget(key string, rev int64) {
 	l.mu.Unlock()
 }
 
-// remove forgets items[i], moving the last item into its place, and the
-// hints with it (a hint elsewhere is checked when used: see find).
+// remove forgets items[i], leaving its slot empty for the next new key.
+// When more than half of the slots are empty (a kind's values forgotten as
+// its objects were deleted), it packs the values into the first slots
+// (compact), so that the empty ones cost neither memory nor the random
+// picks of shrinkLocked many tries.
 func (l *lastValues) remove(i int) {
-	gone, last := &l.items[i], len(l.items)-1
+	gone := &l.items[i]
 	l.bytes -= gone.size
 	delete(l.index, gone.key)
-	if i != last {
-		*gone = l.items[last]
-		l.index[gone.key] = i
-		for s := range l.hints {
-			if l.hints[s] == last {
-				l.hints[s] = i
+	*gone = lastValue{}
+	l.free = append(l.free, i)
+	if len(l.free) > len(l.items)/2 {
+		l.compact()
+	}
+}
+
+// compact moves the values into the first slots and drops the empty
+// ones. Hints and rings that name a moved value's old position are
+// checked when used (see find), as after the value was forgotten.
+func (l *lastValues) compact() {
+	n := 0
+	for j := range l.items {
+		if e := &l.items[j]; e.key != "" {
+			if j != n {
+				l.items[n] = *e
+				l.index[e.key] = n
 			}
+			n++
 		}
 	}
-	l.items[last] = lastValue{}
-	l.items = l.items[:last]
+	clear(l.items[n:])
+	l.items, l.free = l.items[:n], l.free[:0]
 }
 
 // keptLists is what a watch's decoder keeps of the ownership records it

@@ -45,8 +45,13 @@ func TestLastValuesAccounting(t *testing.T) {
 		default:
 			l.read(kv.KeyValue{Key: key, Value: make([]byte, rng.IntN(3000)), ModRevision: rev})
 		}
-		sum := 0
+		sum, empty := 0, 0
 		for i, e := range l.items {
+			if e.key == "" {
+				empty++
+				require.Zero(t, e, "an empty slot holds nothing")
+				continue
+			}
 			sum += e.size
 			require.Equal(t, i, l.index[e.key])
 			if e.rec != nil && e.rec.key == e.key {
@@ -57,10 +62,12 @@ func TestLastValuesAccounting(t *testing.T) {
 			sum += r.size
 			require.Contains(t, l.records.order.recs, recordAt{key, r.rev, r}, "a record is in the order it is forgotten in")
 		}
-		require.Len(t, l.index, len(l.items))
+		require.Len(t, l.index, len(l.items)-empty)
+		require.Len(t, l.free, empty, "every empty slot is free for the next key")
+		require.LessOrEqual(t, empty, len(l.items)/2, "no more than half the slots are empty")
 		require.Equal(t, sum, l.bytes)
 		require.LessOrEqual(t, l.bytes, bound)
-		most, records = max(most, len(l.items)), max(records, len(l.records.byKey))
+		most, records = max(most, len(l.index)), max(records, len(l.records.byKey))
 	}
 	require.Greater(t, most, 2, "a few values fit")
 	require.Positive(t, records, "status records are kept")
@@ -262,6 +269,61 @@ func BenchmarkLastValuesLatest(b *testing.B) {
 	}
 }
 
+// BenchmarkLastValuesEvent measures what one update costs the memory of a
+// controller's Store, with the default bound, over 10k and 1M keys
+// updated in turn (the controller benchmark's order): the spec's event
+// read decoded (a cache's watch), the status write's look-up of it, the
+// write remembered decoded with its status record, and the write's event.
+// At 1M keys the bound holds about one value in 30, so every event's key
+// is new to the memory and forgets another at random.
+//
+//	go test -run '^$' -bench LastValuesEvent -benchtime 2000000x ./store/
+func BenchmarkLastValuesEvent(b *testing.B) {
+	managed := []ManagedFields{{Manager: "user", Operation: "Update", Fields: "spec(replicas)"}, {Manager: "ctrl", Operation: "Apply", Subresource: statusSide, Fields: "status(ready)"}}
+	for _, n := range []int{10_000, 1_000_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			l := newLastValues(defaultLastValueBytes)
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("prefix/App/app-%07d", i)
+			}
+			value := make([]byte, 500)
+			side := &decodedSide{}
+			// The decoded objects, made ahead and used in turn: what
+			// the caller allocates is not the memory's cost.
+			raws, next := make([]rawObject, 4*maxDecodedReads), 0
+			raw := func(k string) *rawObject {
+				r := &raws[next%len(raws)]
+				next++
+				*r = rawObject{Meta: Meta{Name: k, Managed: managed}}
+				return r
+			}
+			rev := int64(0)
+			event := func(i int) {
+				k := keys[i%n]
+				rev++
+				l.readDecoded(kv.KeyValue{Key: k, Value: value, ModRevision: rev}, raw(k))
+				if e, ok := l.latestOf("", k); !ok || e.rev != rev {
+					b.Fatalf("%s: the event just read is not remembered", k)
+				}
+				rev++
+				l.wroteGiven(k, rev, nil, raw(k), value, decodedSides{status: side}, true, false)
+				l.readDecoded(kv.KeyValue{Key: k, Value: value, ModRevision: rev}, raw(k))
+			}
+			for i := range n { // each key once, as the benchmark's warm-up
+				event(i)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				event(i)
+				i++
+			}
+			b.ReportMetric(float64(len(l.index)), "values")
+		})
+	}
+}
+
 // writtenStatus gives the status side of the Store's own write of the
 // revision asked, as lookup does, and nothing for another revision, for a
 // value read rather than written, or for another key: the judge takes a
@@ -309,8 +371,9 @@ func TestSharedSliceIsElementByElement(t *testing.T) {
 
 // The memory finds a key from where it last found it (lastValues.hints,
 // and the position a ring entry was remembered at) before its index: a
-// key forgotten, or moved by the forgetting of another (remove moves the
-// last item into the gap), is never taken for the one now in its place.
+// key forgotten, whose slot another key took since, or moved when the
+// memory packed its values (compact), is never taken for the one now in
+// its place.
 // After every step of a random run, over a bound that forgets keys at
 // random, each key's latest value is the one its index names, and every
 // value remembered decoded is in its ring, the only way it is displaced
@@ -372,17 +435,69 @@ func TestLastValuesHintsNeverMisplaceAKey(t *testing.T) {
 
 	// The ring's entry of a forgotten key names the position another
 	// key's value of the same revision took: displacing the entry leaves
-	// that value decoded.
-	l = newLastValues(1 << 30)
-	l.readDecoded(kv.KeyValue{Key: "a", Value: []byte("a"), ModRevision: 1}, &rawObject{})
-	l.readDecoded(kv.KeyValue{Key: "b", Value: []byte("b"), ModRevision: 1}, &rawObject{})
-	l.forget("a", 2) // b moves into a's place
-	for i := range maxDecodedReads - 1 {
-		l.readDecoded(kv.KeyValue{Key: fmt.Sprint("x", i), Value: []byte("x"), ModRevision: int64(i + 2)}, &rawObject{})
+	// that value decoded. The value is there as the next new key's (the
+	// slot left empty) or as moved there by compact.
+	for _, packed := range []bool{false, true} {
+		l = newLastValues(1 << 30)
+		l.readDecoded(kv.KeyValue{Key: "a", Value: []byte("a"), ModRevision: 1}, &rawObject{})
+		l.readDecoded(kv.KeyValue{Key: "b", Value: []byte("b"), ModRevision: 1}, &rawObject{})
+		taker, reads := "c", 3 // a, b and c or d: a's ring entry is the oldest
+		if packed {
+			l.readDecoded(kv.KeyValue{Key: "d", Value: []byte("d"), ModRevision: 1}, &rawObject{})
+			l.forget("a", 2) // the slots: empty, b, d
+			l.forget("d", 2) // two empty of three: b moves into a's place
+			require.Equal(t, 0, l.index["b"], "compact packed b into a's slot")
+			taker = "b"
+		} else {
+			l.forget("a", 2)
+			l.readDecoded(kv.KeyValue{Key: "c", Value: []byte("c"), ModRevision: 1}, &rawObject{})
+			require.Equal(t, 0, l.index["c"], "c took a's empty slot")
+		}
+		for i := range maxDecodedReads - reads + 1 { // displaces a's entry alone
+			l.readDecoded(kv.KeyValue{Key: fmt.Sprint("x", i), Value: []byte("x"), ModRevision: int64(i + 2)}, &rawObject{})
+		}
+		e, ok := l.lookup(taker, 1)
+		require.True(t, ok)
+		require.NotNil(t, e.raw, "%s is among the last %d reads decoded", taker, maxDecodedReads)
 	}
-	e, ok := l.lookup("b", 1)
-	require.True(t, ok)
-	require.NotNil(t, e.raw, "b is among the last %d reads decoded", maxDecodedReads)
+}
+
+// Past its bound the memory forgets values to remember new ones, and no
+// value it keeps moves meanwhile: the position a hint or a ring found it
+// at stays its own (see lastValues.items), where moving the last value
+// into the gap moved the one remembered last, which its event's next
+// steps look for. Only a memory more than half empty packs its values.
+func TestLastValuesKeepEachValueWhereItWas(t *testing.T) {
+	l := newLastValues(32 << 10)
+	rng := rand.New(rand.NewPCG(5, 6))
+	at := map[string]int{}
+	for i := range 20_000 {
+		k := fmt.Sprint("k", rng.IntN(1000))
+		l.read(kv.KeyValue{Key: k, Value: make([]byte, 100+rng.IntN(400)), ModRevision: int64(i + 1)})
+		for k, j := range l.index {
+			if was, ok := at[k]; ok {
+				require.Equal(t, was, j, "step %d: %s moved", i, k)
+			}
+			at[k] = j
+		}
+		for k := range at {
+			if !l.has(k) {
+				delete(at, k)
+			}
+		}
+		require.LessOrEqual(t, len(l.free), len(l.items)/2, "step %d", i)
+	}
+	require.Greater(t, len(at), 30, "many values fit")
+	require.Less(t, len(at), 1000, "and forgetting went on")
+
+	// Deleting most keys packs the rest: then they move, once.
+	for k := range at {
+		if len(l.index) > 4 {
+			l.forget(k, 1<<40)
+		}
+	}
+	require.Len(t, l.items, 4+len(l.free))
+	require.LessOrEqual(t, len(l.free), 2, "no more than half the slots are empty")
 }
 
 // A key's status record, recorded again at a later revision, is updated

@@ -993,8 +993,8 @@ func (l *lastValues) forget(key string, rev int64) {
 // remove forgets items[i], leaving its slot empty for the next new key.
 // When more than half of the slots are empty (a kind's values forgotten as
 // its objects were deleted), it packs the values into the first slots
-// (compact), so that the empty ones cost neither memory nor the random
-// picks of shrinkLocked many tries.
+// (compact), so that shrinkLocked's random picks seldom land on an empty
+// one.
 func (l *lastValues) remove(i int) {
 	gone := &l.items[i]
 	l.bytes -= gone.size

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/steady-go/steady/store/etcdstore/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/steady-go/steady/internal/freeport"
+	"github.com/steady-go/steady/store/etcdstore/internal/etcdtest"
 )
 
 // cluster is a real etcd cluster of n members, each an embed.Etcd started in
@@ -37,7 +38,8 @@ func startCluster(t testing.TB, n int) *cluster {
 	c := &cluster{t: t}
 	peers := make([]string, n)
 	initial := make([]string, n)
-	ports := etcdtest.FreePorts(t, 2*n)
+	ports, err := freeport.Pick(2 * n)
+	require.NoError(t, err)
 	for i := range n {
 		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", ports[2*i])
 		c.clients = append(c.clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]))

@@ -3,12 +3,14 @@
 package embedetcd
 
 import (
-	"net"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/steady-go/steady/internal/freeport"
 )
 
 // Start starts a one-member etcd in a temporary directory and returns its
@@ -17,24 +19,13 @@ import (
 // ends; Start fails the test if it cannot start or is not ready in 30s.
 func Start(t testing.TB, configure func(*embed.Config)) string {
 	t.Helper()
-	// Both listeners stay open until both ports are chosen: a port closed
-	// first can be handed out again, and etcd does not start on one port
-	// given twice.
-	var urls [2]url.URL
-	var held []net.Listener
-	for i := range urls {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range held {
-				l.Close()
-			}
-			t.Fatalf("embedetcd: a free port: %v", err)
-		}
-		held = append(held, l)
-		urls[i] = url.URL{Scheme: "http", Host: l.Addr().String()}
+	ports, err := freeport.Pick(2)
+	if err != nil {
+		t.Fatalf("embedetcd: free ports: %v", err)
 	}
-	for _, l := range held {
-		l.Close()
+	var urls [2]url.URL
+	for i, p := range ports {
+		urls[i] = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p)}
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "m0"

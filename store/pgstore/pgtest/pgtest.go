@@ -11,7 +11,6 @@ package pgtest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/steady-go/steady/internal/freeport"
 )
 
 // ErrNoPostgres is Start's error when no PostgreSQL binaries are found.
@@ -177,13 +178,13 @@ func start(pick func() (int, error), opts ...Option) (*Server, error) {
 	return s, nil
 }
 
+// freePort picks one free loopback port.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p[0], nil
 }
 
 func (s *Server) data() string { return filepath.Join(s.dir, "data") }

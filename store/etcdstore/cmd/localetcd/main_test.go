@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
+	"github.com/steady-go/steady/internal/freeport"
 	"github.com/steady-go/steady/store/etcdstore/internal/etcdtest"
 )
 
@@ -40,7 +41,8 @@ func portList(ports []int) string {
 // The cluster it prints serves reads and writes, and an interrupt stops
 // every member and returns nil.
 func TestRunServesAClusterUntilInterrupted(t *testing.T) {
-	ports := etcdtest.FreePorts(t, 6)
+	ports, err := freeport.Pick(6)
+	require.NoError(t, err)
 	cfg, err := parseFlags([]string{"-members", "3", "-client-ports", portList(ports[:3]), "-peer-ports", portList(ports[3:]), "-log-level", "panic"}, io.Discard)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,30 +3,10 @@
 package etcdtest
 
 import (
-	"net"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/steady-go/steady/internal/goroutines"
 )
-
-// FreePorts returns n distinct loopback TCP ports that were free a moment
-// ago. It holds every listener open until all n are chosen: a port closed
-// before the next is picked can be handed out again, and a member told to
-// use one port twice does not start.
-func FreePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
 
 // PeerHTTPBound is how long etcd's peer HTTP connections may outlive
 // (*embed.Etcd).Close: its peer listener's read timeout (rafthttp's

@@ -26,25 +26,34 @@
 # -max-lag, at 1M objects in a GC cycle's mark) did the same work and
 # counts; it is listed too.
 #
+# With -i, each round also runs steady's small key space in a heap nearly
+# the large run's size (ctl-steady -idle large-small: objects no update
+# touches and no Loop watches, in a memstore and cache of their own), with
+# the large run's warm-up, between its small and large runs; the table then
+# gives that run's figure and the heap's share of the growth, the median of
+# (heap - small) / (large - small) over the rounds. The rest of the growth
+# is the key space's: the controller's own look-ups, at 1M objects out of
+# the CPU's caches. The verdict is the same.
+#
 # Usage: growth.sh [-r rounds] [-n small] [-N large] [-u updates]
 #                  [-W small warm-up] [-V large warm-up] [-a rate]
-#                  [-w workers] [-b bound] [-s sides]
+#                  [-w workers] [-b bound] [-s sides] [-i]
 # Defaults: 3 rounds; 10k and 1M objects; 600k timed updates at 15,000/s;
 # warm-ups of 300k (small) and of one update per object (large: every
 # object touched once, so that no timed update is an object's first touch
 # by the Loop); 4 workers; bound 1.5; sides steady,client-go (-s steady
 # alone halves the time; the verdict is steady's either way).
-# A round at the defaults takes about 8 minutes, and client-go's 1M run
-# up to 5 GB of memory.
+# A round at the defaults takes about 8 minutes (-i: 11), and client-go's
+# 1M run up to 5 GB of memory.
 # STEADY_CTL and CLIENTGO_CTL, when set, name the programs to run instead
 # of building cmd/ctl-steady and cmd/ctl-clientgo.
 set -euo pipefail
-rounds=3 small=10000 large=1000000 updates=600000 wsmall=300000 wlarge= rate=15000 workers=4 bound=1.5 sides=steady,client-go
-while getopts r:n:N:u:W:V:a:w:b:s: opt; do
+rounds=3 small=10000 large=1000000 updates=600000 wsmall=300000 wlarge= rate=15000 workers=4 bound=1.5 sides=steady,client-go heap=
+while getopts r:n:N:u:W:V:a:w:b:s:i opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) small=$OPTARG ;; N) large=$OPTARG ;; u) updates=$OPTARG ;;
     W) wsmall=$OPTARG ;; V) wlarge=$OPTARG ;; a) rate=$OPTARG ;; w) workers=$OPTARG ;;
-    b) bound=$OPTARG ;; s) sides=$OPTARG ;;
+    b) bound=$OPTARG ;; s) sides=$OPTARG ;; i) heap=1 ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -69,13 +78,15 @@ fi
 data=$work/data
 : >"$data"
 
-# run ROUND SIDE SIZE: one program, one size; appends
+# run ROUND SIDE SIZE: one program, one size (small, large, or heap: the
+# small key space in the large heap, steady's alone); appends
 # "side size round figure fellback missed kept_up" to $data.
 run() {
-  local round=$1 side=$2 size=$3 prog=$steady objects=$small warmup=$wsmall out line
+  local round=$1 side=$2 size=$3 prog=$steady objects=$small warmup=$wsmall out line extra=()
   [[ $side == client-go ]] && prog=$clientgo
   [[ $size == large ]] && objects=$large warmup=$wlarge
-  out=$("$prog" -objects "$objects" -warmup "$warmup" -updates "$updates" -rate "$rate" -workers "$workers" 2>&1) ||
+  [[ $size == heap ]] && warmup=$wlarge extra=(-idle $((large - small)))
+  out=$("$prog" -objects "$objects" -warmup "$warmup" -updates "$updates" -rate "$rate" -workers "$workers" "${extra[@]}" 2>&1) ||
     { echo "$out" >&2; echo "FAILED: $side $size round $round" >&2; exit 1; }
   line=$(echo "$out" | grep '^side=' | tail -1)
   [[ -n $line ]] || { echo "$out" >&2; echo "FAILED: $side $size round $round printed no side= line" >&2; exit 1; }
@@ -94,7 +105,9 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq 1 "$rounds"); do
   order=() i=0
   for s in ${sides//,/ }; do
-    if ((i++ % 2 == 0)); then order+=("$s small" "$s large"); else order+=("$s large" "$s small"); fi
+    mid=()
+    [[ -n $heap && $s == steady ]] && mid=("$s heap")
+    if ((i++ % 2 == 0)); then order+=("$s small" "${mid[@]}" "$s large"); else order+=("$s large" "${mid[@]}" "$s small"); fi
   done
   if ((r % 2 == 0)); then
     rev=()
@@ -114,10 +127,12 @@ awk -v bound="$bound" -v sides="$sides" '
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
     return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
   }
-  { v[$1, $2, $3] = $4; fell[$1] += $5
-    if ($6 > 0) { kept[$1, $3] = 0; merged[++nmerged] = $1 " " $2 " round " $3 ": " $6 " updates missed" }
+  # A heap run (-i) that missed updates leaves out its round'"'"'s share
+  # only; the growth does not depend on it.
+  { k = $2 == "heap" ? "heap" : $1; v[$1, $2, $3] = $4; fell[k] += $5
+    if ($6 > 0) { kept[k, $3] = 0; merged[++nmerged] = $1 " " $2 " round " $3 ": " $6 " updates missed" }
     else if (!$7) lagged[++nlagged] = $1 " " $2 " round " $3
-    if (!(($1, $3) in kept)) kept[$1, $3] = 1; if ($3 > maxr) maxr = $3 }
+    if (!((k, $3) in kept)) kept[k, $3] = 1; if ($3 > maxr) maxr = $3 }
   END {
     printf "%-10s %14s %14s %8s  %-11s %s\n", "side", "small us/event", "large us/event", "growth", "range", "rounds (fell back)"
     ns = split(sides, side, ",")
@@ -131,6 +146,15 @@ awk -v bound="$bound" -v sides="$sides" '
       printf "%-10s %14s %14s %8s  %-11s %d of %d (%d)\n", s, nS ? sprintf("%.2f", median(S, nS)) : "-", nL ? sprintf("%.2f", median(L, nL)) : "-", nG ? sprintf("%.2f", gm) : "-", nG ? sprintf("%.2f-%.2f", lo, hi) : "-", nG, maxr, fell[s] + 0
       delete S; delete L; delete G
     }
+    nH = 0
+    for (r = 1; r <= maxr; r++) {
+      if (!kept["steady", r] || !kept["heap", r]) continue
+      s = v["steady", "small", r]; l = v["steady", "large", r]; h = v["steady", "heap", r]
+      H[++nH] = h; R[nH] = h / s; P[nH] = l > s ? 100 * (h - s) / (l - s) : 0
+      if (nH == 1 || R[nH] < rlo) rlo = R[nH]; if (nH == 1 || R[nH] > rhi) rhi = R[nH]
+      if (nH == 1 || P[nH] < plo) plo = P[nH]; if (nH == 1 || P[nH] > phi) phi = P[nH]
+    }
+    if (nH) printf "steady, the small key space in the large heap (-i): %.2f us/event, %.2fx the small (%.2f-%.2f); the heap'"'"'s share of the growth %.0f%% (%.0f-%.0f%%), over %d rounds (%d fell back)\n", median(H, nH), median(R, nH), rlo, rhi, median(P, nH), plo, phi, nH, fell["heap"]
     if (nmerged) { print "merged updates (left out of the growth):"; for (i = 1; i <= nmerged; i++) print "  " merged[i] }
     if (nlagged) { print "lagged past -max-lag, every update reconciled (counted):"; for (i = 1; i <= nlagged; i++) print "  " lagged[i] }
     if (verdict < 0) { print "steady: every round merged updates: no verdict"; exit 4 }

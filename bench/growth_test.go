@@ -15,8 +15,8 @@ import (
 
 // fakeCtl writes a program named side into dir that stands for
 // ctl-steady or ctl-clientgo: each run prints the next line of
-// dir/side.N (N the -objects it was given) after "side=side objects=N",
-// and logs "side N" to dir/order.
+// dir/side.N (N the -objects it was given, N+I with -idle I) after
+// "side=side objects=N", and logs "side N" to dir/order.
 func fakeCtl(t *testing.T, dir, side string, figures map[string][]string) string {
 	t.Helper()
 	for n, lines := range figures {
@@ -25,8 +25,13 @@ func fakeCtl(t *testing.T, dir, side string, figures map[string][]string) string
 	prog := filepath.Join(dir, side)
 	script := `#!/usr/bin/env bash
 set -eu
-n=
-while (($#)); do [[ $1 == -objects ]] && n=$2; shift; done
+n= idle=
+while (($#)); do
+  [[ $1 == -objects ]] && n=$2
+  [[ $1 == -idle ]] && idle=$2
+  shift
+done
+[[ -z $idle ]] || n=$n+$idle
 dir=$(dirname "$0") side=$(basename "$0")
 c=$(cat "$dir/$side.$n.count" 2>/dev/null || echo 0)
 echo $((c + 1)) >"$dir/$side.$n.count"
@@ -145,4 +150,44 @@ func TestGrowthShRejectsBadSides(t *testing.T) {
 		require.Equal(t, 2, code, "-s %q: %s", sides, out)
 		require.Empty(t, out, "-s %q", sides)
 	}
+}
+
+// With -i, each round also runs steady's small key space in the large
+// heap (-idle large-small), between its small and large runs, and
+// growth.sh reports that run's figure, its ratio to the small one, and
+// the heap's share of the growth, (heap-small)/(large-small), as medians
+// over the rounds in which all three counted. A heap run that merged
+// updates leaves its round out of the share, not out of the growth.
+func TestGrowthShSplitsTheGrowthWithTheHeapRun(t *testing.T) {
+	dir := bashTempDir(t)
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100": {
+			"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1",
+			"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1",
+			"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1",
+		},
+		"100+900": {
+			"cpu_us_per_event=26 cpu_amortized_us_per_event=26 missed=0 kept_up=1", // 1.3x; 6 of 10
+			"cpu_us_per_event=28 cpu_amortized_us_per_event=-1 missed=0 kept_up=0", // 1.4x; 8 of 12
+			"cpu_us_per_event=99 cpu_amortized_us_per_event=99 missed=5 kept_up=0", // merged: left out
+		},
+		"1000": {
+			"cpu_us_per_event=30 cpu_amortized_us_per_event=30 missed=0 kept_up=1",
+			"cpu_us_per_event=32 cpu_amortized_us_per_event=32 missed=0 kept_up=1",
+			"cpu_us_per_event=30 cpu_amortized_us_per_event=30 missed=0 kept_up=1",
+		},
+	})
+	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "3", "-n", "100", "-N", "1000", "-s", "steady", "-i")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^steady +20\.00 +30\.00 +1\.50 +1\.50-1\.60 +3 of 3 \(0\)$`, out, "the heap run's merged updates do not leave round 3 out of the growth")
+	require.Contains(t, out, "steady, the small key space in the large heap (-i): 27.00 us/event, 1.35x the small (1.30-1.40); the heap's share of the growth 63% (60-67%), over 2 rounds (1 fell back)\n")
+	require.Contains(t, out, "  steady heap round 3: 5 updates missed\n")
+	require.Contains(t, out, "  steady heap round 2\n", "lagged")
+	order, err := os.ReadFile(filepath.Join(dir, "order"))
+	require.NoError(t, err)
+	require.Equal(t, strings.Join([]string{
+		"steady 100", "steady 100+900", "steady 1000",
+		"steady 1000", "steady 100+900", "steady 100",
+		"steady 100", "steady 100+900", "steady 1000",
+	}, "\n")+"\n", string(order), "the heap run between the small and the large, ABBA")
 }

@@ -45,8 +45,9 @@ func main() {
 	flag.IntVar(&hist.bytes, "history-bytes", -1, "bytes of values memstore's history keeps in full before it keeps old values as deltas (memstore.WithHistoryBytes); -1 for memstore's default, which grows with a lagging watch's window")
 	lastValues := flag.Int("last-values", -1, "the bound of the controller's Store's memory of values (store.WithLastValues), in bytes; -1 for the default (16 MiB: at 10k objects every object's value fits, at 1M about one in fifty, and each remembered value displaces one at random)")
 	reconciled := flag.Bool("reconciled", false, "in the set-up, the controller applies each object's status once, as a controller that ran before has: no update of the timed phase is then an object's first status write by its controller (which adds its ownership record), where without it, at 1M objects and 300k updates, every update is one (client-go keeps no record of a status's writer: ctl-clientgo has no such flag)")
+	idle := flag.Int("idle", 0, "hold this many more objects, each with its status written once, in a cache of a Store over a memstore of their own, that no update touches and no Loop watches: the heap is then nearly the size of a larger store's (less the Loop's state of each object it wrote, ~0.2 KB) while the controller's key space stays -objects, so that a run of 10k objects with -idle 990000 against one of 1M objects splits the growth from 10k to 1M into the heap's part (the GC, allocation on memory out of the CPU's caches) and the key space's (cold look-ups in the controller's structures); growth.sh -i runs it")
 	flag.Parse()
-	if err := run(cfg, hist, *lastValues, *reconciled); err != nil {
+	if err := run(cfg, hist, *lastValues, *reconciled, *idle); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
 		os.Exit(1)
 	}
@@ -66,12 +67,23 @@ func (h historyFlags) options() []memstore.Option {
 	return opts
 }
 
-func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled bool) error {
+func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled bool, idle int) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if idle < 0 {
+		return fmt.Errorf("-idle is %d; it must be 0 or more", idle)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	if idle > 0 {
+		if _, err := holdIdle(ctx, &wg, idle); err != nil {
+			return err
+		}
+	}
 	mem := memstore.New(hist.options()...)
 	var opts []store.Option
 	if lastValues >= 0 {
@@ -132,9 +144,6 @@ func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled boo
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
 	wg.Go(func() { _ = c.Run(ctx) })
 	wg.Go(func() { _ = l.Run(ctx) })
 	relists0, expired0 := c.Relists(), expired.Load()
@@ -170,6 +179,24 @@ func setUp(ctx context.Context, objects int, user, w *store.Writer[appSpec, appS
 		}
 	}
 	return nil
+}
+
+// holdIdle creates n objects like the workload's in a memstore of their
+// own, each with a status written once by the controller (its values then
+// as large as a reconciled object's), and returns a cache of them, synced,
+// which runs and holds them until ctx ends (wg waits for it). Nothing
+// touches them after.
+func holdIdle(ctx context.Context, wg *sync.WaitGroup, n int) (*cache.Cache[appSpec, appStatus], error) {
+	st, err := store.New[appSpec, appStatus](memstore.New(), "Idle")
+	if err != nil {
+		return nil, err
+	}
+	if err := setUp(ctx, n, st.As("user"), st.As("app-controller"), true); err != nil {
+		return nil, err
+	}
+	c := cache.New(st)
+	wg.Go(func() { _ = c.Run(ctx) })
+	return c, c.WaitForSync(ctx)
 }
 
 // update is the other writer's update u: it reads the object, sets its

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -56,5 +58,42 @@ func TestSetUpReconciledRecordsTheControllersStatus(t *testing.T) {
 		if o.Spec.Replicas != 0 || o.Status.ReadyReplicas != 0 || o.Spec.Image != ctlbench.Image {
 			t.Errorf("reconciled=%v: set-up left %+v %+v, want 0 replicas, ready 0, the benchmark's image", reconciled, o.Spec, o.Status)
 		}
+	}
+}
+
+func TestHoldIdleKeepsTheObjectsCachedUntilTheContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	const objects = 40
+	c, err := holdIdle(ctx, &wg, objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != objects {
+		t.Errorf("the idle cache holds %d objects, want %d", c.Len(), objects)
+	}
+	if o, ok := c.Get(ctlbench.Name(objects - 1)); !ok || o.Spec.Image != ctlbench.Image {
+		t.Errorf("the idle cache's last object: %+v, %v; want the workload's", o, ok)
+	}
+	held := 0
+	for _, name := range c.Keys() {
+		o, _ := c.Get(name)
+		for _, m := range o.Meta.Managed {
+			if m.Manager == "app-controller" && m.Subresource == "status" {
+				held++
+			}
+		}
+	}
+	if held != objects {
+		t.Errorf("the controller holds the status of %d idle objects, want all %d (written once, as a reconciled object's)", held, objects)
+	}
+	cancel()
+	wg.Wait() // goleak (TestMain) then finds no goroutine of the cache left
+}
+
+func TestRunRejectsANegativeIdle(t *testing.T) {
+	cfg := ctlbench.Flags(flag.NewFlagSet("ctl-steady", flag.ContinueOnError))
+	if err := run(cfg, historyFlags{bytes: -1}, -1, false, -1); err == nil {
+		t.Error("run with -idle -1: no error")
 	}
 }

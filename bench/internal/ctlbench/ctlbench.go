@@ -442,13 +442,17 @@ func Start() *Meter { return start(false, 5*time.Millisecond) }
 // Config.HeapProfile).
 func start(heapProfile bool, pace time.Duration) *Meter {
 	m := &Meter{stop: make(chan struct{}), samplePace: pace}
-	if heapProfile {
-		m.atPeak = &bytes.Buffer{}
-	}
-	heap, allocs, bytes, marked := readHeap()
-	m.setupHeap, m.allocs0, m.bytes0 = heap, allocs, bytes
+	heap, allocs, allocated, marked := readHeap()
+	m.setupHeap, m.allocs0, m.bytes0 = heap, allocs, allocated
 	m.peak.Store(heap)
 	m.peakLive.Store(marked)
+	if heapProfile {
+		// The heap at the start is the first peak: at 1M objects a phase
+		// may end no GC cycle, and its highest live heap is the start's.
+		m.atPeak = &bytes.Buffer{}
+		_ = pprof.Lookup("heap").WriteTo(m.atPeak, 0)
+		m.profiled = marked
+	}
 	m.atStart = readGCCount()
 	m.lastEnd = m.atStart
 	m.wg.Go(func() {

@@ -603,3 +603,28 @@ func TestMemProfileBracketsTheTimedPhase(t *testing.T) {
 		}
 	})
 }
+
+// A phase in which the live heap never rises past the start's (at 1M
+// objects, one that ends no GC cycle) still writes a heap profile: the
+// start's, its highest.
+func TestHeapProfileIsWrittenWhenTheHeapNeverRises(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.Join(dir, "heap.prof")
+		cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute, HeapProfile: file}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(10)
+		var r Report
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			reconcile(p, u) // allocates next to nothing: no higher live heap
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(file)
+		if err != nil || fi.Size() == 0 {
+			t.Fatalf("the heap profile after the drain: %v, %v; want the start's", fi, err)
+		}
+	})
+}

@@ -628,3 +628,40 @@ func TestHeapProfileIsWrittenWhenTheHeapNeverRises(t *testing.T) {
 		}
 	})
 }
+
+// The timed phase starts right after a GC cycle the GC started itself,
+// not the forced one before it: a forced cycle leaves the scavenger a goal
+// near the live heap (see Drive).
+func TestTimedPhaseStartsAfterACycleTheGCStartedItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute}
+		p := NewPlan(cfg)
+		var passes atomic.Int64
+		passes.Store(10)
+		var r Report
+		before, atFirst := ownCycles(), uint64(0)
+		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+			if atFirst == 0 {
+				atFirst = ownCycles()
+			}
+			reconcile(p, u)
+			return nil
+		}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if atFirst <= before {
+			t.Errorf("the GC's own cycles at the first update: %d, before Drive: %d; want one more", atFirst, before)
+		}
+	})
+}
+
+// With GOGC=off the GC starts no cycle: endOwnCycle returns at once,
+// having allocated nothing.
+func TestEndOwnCycleReturnsWithTheGCOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	_, _, before, _ := readHeap()
+	endOwnCycle()
+	if _, _, after, _ := readHeap(); after-before >= 1<<20 {
+		t.Errorf("endOwnCycle with GOGC=off allocated %d bytes", after-before)
+	}
+}

@@ -683,9 +683,8 @@ func vmHWM() uint64 {
 
 // Drive runs the timed phase: it waits for the first reconcile pass over
 // every object (passes counts reconciles), runs the warm-up's updates
-// (cfg.Warmup, if any) and waits for them to drain, collects the heap,
-// lets the GC end a cycle of its own (below), starts the meter and a CPU
-// profile (neither includes those two cycles),
+// (cfg.Warmup, if any) and waits for them to drain, collects the heap (a
+// CPU profile includes that GC, the figures do not), starts the meter,
 // makes the timed phase's updates from one goroutine, update(ctx, u) for u
 // in order, paced at cfg.Rate if set (see the package doc), and returns
 // when the plan has drained, with r's measured fields filled. It gives up
@@ -697,16 +696,6 @@ func vmHWM() uint64 {
 // sys_us_per_event), where a controller that ran a while reuses those its
 // heap grew into before. The GC before the timed phase stays, after the
 // warm-up too, so that a phase of one cycle's allocation holds one cycle.
-//
-// That GC is forced, though, and a forced cycle leaves the runtime's
-// scavenger a goal from the heap in use when it ran, a little over the
-// live heap, where a cycle the GC starts itself runs near its heap goal,
-// twice the live heap at GOGC=100. The scavenger then returns the pages
-// above that low goal to the OS, and the phase's heap growth faults them
-// back in: at 1M objects, 0.3-0.4 page faults and 5-6 µs more of sys time
-// per event in some runs and not others, which a controller that runs on
-// never pays. So Drive then allocates garbage until the GC ends a cycle of
-// its own (see endOwnCycle), and the phase starts right after that one.
 func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, update func(ctx context.Context, u int) error, r *Report) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -738,18 +727,6 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 		}
 	}
 	r.Warmup = cfg.Warmup
-	// The timed phase starts on a collected heap: else whether the GC the
-	// set-up owes falls into it decides a run at 1M objects (the mark of a
-	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
-	runtime.GC()
-	r.SetupObjects, r.SetupScan = heapMarkWork()
-	if err := writeProfile("heap", cfg.HeapProfile, ".setup"); err != nil {
-		return err
-	}
-	if err := writeProfile("allocs", cfg.MemProfile, ".setup"); err != nil {
-		return err
-	}
-	endOwnCycle()
 	if cfg.Profile != "" {
 		f, err := os.Create(cfg.Profile)
 		if err != nil {
@@ -760,6 +737,17 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	// The timed phase starts on a collected heap: else whether the GC the
+	// set-up owes falls into it decides a run at 1M objects (the mark of a
+	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
+	runtime.GC()
+	r.SetupObjects, r.SetupScan = heapMarkWork()
+	if err := writeProfile("heap", cfg.HeapProfile, ".setup"); err != nil {
+		return err
+	}
+	if err := writeProfile("allocs", cfg.MemProfile, ".setup"); err != nil {
+		return err
 	}
 	// A paced run's heap grows slowly, and its CPU per event would count a
 	// sample every 5ms (a wake-up of an idle process, ~10 µs per event at
@@ -808,36 +796,6 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 			return fmt.Errorf("not drained after %v: %d objects left", cfg.Timeout, plan.Left())
 		}
 	}
-}
-
-// endOwnCycle allocates garbage until the GC ends a cycle it started
-// itself (see Drive), and returns right after it. With GOGC=off no cycle
-// would come: it returns at once. It gives up after allocating four times
-// the heap the cycle should start at, which a GC with a memory limit may
-// never reach either.
-func endOwnCycle() {
-	gogc := gcPercent()
-	if gogc < 0 {
-		return
-	}
-	heap, _, _, _ := readHeap()
-	limit := 4 * (heap + 4<<20) * uint64(100+gogc) / 100
-	start := ownCycles()
-	for allocated := uint64(0); ownCycles() == start && allocated < limit; {
-		for range 16 {
-			b := make([]byte, 1<<20)
-			b[0] = 1
-			runtime.KeepAlive(b)
-		}
-		allocated += 16 << 20
-	}
-}
-
-// ownCycles returns the GC cycles the GC started itself, not forced.
-func ownCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/automatic:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // settled returns once passes stays the same for settle, or ctx's error.

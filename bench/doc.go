@@ -63,6 +63,12 @@
 //
 //	cd bench && ./growth.sh -r 3                          # 10k to 1M, ~25 minutes
 //
+// With -i it also runs steady's 10k controller in a heap nearly the 1M
+// run's (ctl-steady -idle: objects no Loop watches), and reports the
+// heap's share of the growth, apart from the key space's:
+//
+//	cd bench && ./growth.sh -r 3 -i                       # ~35 minutes
+//
 // The benchmarks run on their own too,
 //
 //	cd bench && go test -run '^$' -bench . -benchmem .

@@ -572,28 +572,18 @@ func TestMemProfileBracketsTheTimedPhase(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		file := filepath.Join(dir, "allocs.prof")
 		cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute, MemProfile: file}
-		p := NewPlan(cfg)
-		var passes atomic.Int64
-		passes.Store(10)
-		var r Report
 		var setupSize int64 = -1
-		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
-			if setupSize < 0 {
-				fi, err := os.Stat(file + ".setup")
-				if err != nil {
-					t.Errorf("at the first update: %v", err)
-				} else {
-					setupSize = fi.Size()
-				}
-				if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("at the first update, the run's profile: %v, want not written yet", err)
-				}
+		driveSettled(t, cfg, func() {
+			fi, err := os.Stat(file + ".setup")
+			if err != nil {
+				t.Errorf("at the first update: %v", err)
+			} else {
+				setupSize = fi.Size()
 			}
-			reconcile(p, u)
-			return nil
-		}, &r); err != nil {
-			t.Fatal(err)
-		}
+			if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("at the first update, the run's profile: %v, want not written yet", err)
+			}
+		})
 		if setupSize <= 0 {
 			t.Fatalf("set-up profile of %d bytes at the first update", setupSize)
 		}
@@ -612,19 +602,31 @@ func TestHeapProfileIsWrittenWhenTheHeapNeverRises(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		file := filepath.Join(dir, "heap.prof")
 		cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute, HeapProfile: file}
-		p := NewPlan(cfg)
-		var passes atomic.Int64
-		passes.Store(10)
-		var r Report
-		if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
-			reconcile(p, u) // allocates next to nothing: no higher live heap
-			return nil
-		}, &r); err != nil {
-			t.Fatal(err)
-		}
+		driveSettled(t, cfg, nil) // allocates next to nothing: no higher live heap
 		fi, err := os.Stat(file)
 		if err != nil || fi.Size() == 0 {
 			t.Fatalf("the heap profile after the drain: %v, %v; want the start's", fi, err)
 		}
 	})
+}
+
+// driveSettled runs Drive on cfg with the first pass over its objects
+// done, each update reconciled at once, and calls atFirst, if not nil,
+// before the first update of the timed phase.
+func driveSettled(t *testing.T, cfg *Config, atFirst func()) {
+	t.Helper()
+	p := NewPlan(cfg)
+	var passes atomic.Int64
+	passes.Store(int64(cfg.Objects))
+	var r Report
+	if err := Drive(t.Context(), cfg, p, &passes, func(_ context.Context, u int) error {
+		if atFirst != nil {
+			atFirst()
+			atFirst = nil
+		}
+		reconcile(p, u)
+		return nil
+	}, &r); err != nil {
+		t.Fatal(err)
+	}
 }

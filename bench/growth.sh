@@ -31,7 +31,8 @@
 # touches and no Loop watches, in a memstore and cache of their own), with
 # the large run's warm-up, between its small and large runs; the table then
 # gives that run's figure and the heap's share of the growth, the median of
-# (heap - small) / (large - small) over the rounds. The rest of the growth
+# (heap - small) / (large - small) over the rounds in which the large run
+# cost more than the small one (none: no share). The rest of the growth
 # is the key space's: the controller's own look-ups, at 1M objects out of
 # the CPU's caches. The verdict is the same.
 #
@@ -146,15 +147,20 @@ awk -v bound="$bound" -v sides="$sides" '
       printf "%-10s %14s %14s %8s  %-11s %d of %d (%d)\n", s, nS ? sprintf("%.2f", median(S, nS)) : "-", nL ? sprintf("%.2f", median(L, nL)) : "-", nG ? sprintf("%.2f", gm) : "-", nG ? sprintf("%.2f-%.2f", lo, hi) : "-", nG, maxr, fell[s] + 0
       delete S; delete L; delete G
     }
-    nH = 0
+    # A round in which the large run cost no more than the small one has
+    # no growth to share: it counts for the heap run'"'"'s ratio, not the share.
+    nH = nP = 0
     for (r = 1; r <= maxr; r++) {
       if (!kept["steady", r] || !kept["heap", r]) continue
       s = v["steady", "small", r]; l = v["steady", "large", r]; h = v["steady", "heap", r]
-      H[++nH] = h; R[nH] = h / s; P[nH] = l > s ? 100 * (h - s) / (l - s) : 0
+      H[++nH] = h; R[nH] = h / s
       if (nH == 1 || R[nH] < rlo) rlo = R[nH]; if (nH == 1 || R[nH] > rhi) rhi = R[nH]
-      if (nH == 1 || P[nH] < plo) plo = P[nH]; if (nH == 1 || P[nH] > phi) phi = P[nH]
+      if (l <= s) continue
+      P[++nP] = 100 * (h - s) / (l - s)
+      if (nP == 1 || P[nP] < plo) plo = P[nP]; if (nP == 1 || P[nP] > phi) phi = P[nP]
     }
-    if (nH) printf "steady, the small key space in the large heap (-i): %.2f us/event, %.2fx the small (%.2f-%.2f); the heap'"'"'s share of the growth %.0f%% (%.0f-%.0f%%), over %d rounds (%d fell back)\n", median(H, nH), median(R, nH), rlo, rhi, median(P, nH), plo, phi, nH, fell["heap"]
+    share = nP ? sprintf("%.0f%% (%.0f-%.0f%%) over %d rounds", median(P, nP), plo, phi, nP) : "- (no round grew)"
+    if (nH) printf "steady, the small key space in the large heap (-i): %.2f us/event, %.2fx the small (%.2f-%.2f) over %d rounds (%d fell back); the heap'"'"'s share of the growth %s\n", median(H, nH), median(R, nH), rlo, rhi, nH, fell["heap"], share
     if (nmerged) { print "merged updates (left out of the growth):"; for (i = 1; i <= nmerged; i++) print "  " merged[i] }
     if (nlagged) { print "lagged past -max-lag, every update reconciled (counted):"; for (i = 1; i <= nlagged; i++) print "  " lagged[i] }
     if (verdict < 0) { print "steady: every round merged updates: no verdict"; exit 4 }

@@ -180,7 +180,7 @@ func TestGrowthShSplitsTheGrowthWithTheHeapRun(t *testing.T) {
 	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "3", "-n", "100", "-N", "1000", "-s", "steady", "-i")
 	require.Equal(t, 0, code, out)
 	require.Regexp(t, `(?m)^steady +20\.00 +30\.00 +1\.50 +1\.50-1\.60 +3 of 3 \(0\)$`, out, "the heap run's merged updates do not leave round 3 out of the growth")
-	require.Contains(t, out, "steady, the small key space in the large heap (-i): 27.00 us/event, 1.35x the small (1.30-1.40); the heap's share of the growth 63% (60-67%), over 2 rounds (1 fell back)\n")
+	require.Contains(t, out, "steady, the small key space in the large heap (-i): 27.00 us/event, 1.35x the small (1.30-1.40) over 2 rounds (1 fell back); the heap's share of the growth 63% (60-67%) over 2 rounds\n")
 	require.Contains(t, out, "  steady heap round 3: 5 updates missed\n")
 	require.Contains(t, out, "  steady heap round 2\n", "lagged")
 	order, err := os.ReadFile(filepath.Join(dir, "order"))
@@ -190,4 +190,19 @@ func TestGrowthShSplitsTheGrowthWithTheHeapRun(t *testing.T) {
 		"steady 1000", "steady 100+900", "steady 100",
 		"steady 100", "steady 100+900", "steady 1000",
 	}, "\n")+"\n", string(order), "the heap run between the small and the large, ABBA")
+}
+
+// A round whose large run cost no more than its small one has no growth
+// for the heap to take a share of: growth.sh gives the heap run's ratio
+// and no share, rather than a share of nothing.
+func TestGrowthShGivesNoShareOfNoGrowth(t *testing.T) {
+	dir := bashTempDir(t)
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100":     {"cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1"},
+		"100+900": {"cpu_us_per_event=24 cpu_amortized_us_per_event=24 missed=0 kept_up=1"},
+		"1000":    {"cpu_us_per_event=19 cpu_amortized_us_per_event=19 missed=0 kept_up=1"},
+	})
+	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "1", "-n", "100", "-N", "1000", "-s", "steady", "-i")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "steady, the small key space in the large heap (-i): 24.00 us/event, 1.20x the small (1.20-1.20) over 1 rounds (0 fell back); the heap's share of the growth - (no round grew)\n")
 }

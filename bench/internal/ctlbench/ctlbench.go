@@ -101,7 +101,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.Rate, "rate", 0, "pace the other writer at this many updates per second, below both sides' capacity (0: flat out, drain a backlog)")
 	fs.DurationVar(&c.MaxLag, "max-lag", 100*time.Millisecond, "with -rate: the most the p99 lag from an update to its status write, and the writer's slip behind its schedule, may be for the run to count as kept up")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "give up if the drain takes longer")
-	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain) to this file")
+	fs.StringVar(&c.Profile, "cpuprofile", "", "write a CPU profile of the timed phase (the updates and the drain, not the forced GCs before and after it) to this file")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write an allocation profile to this file after the drain, set-up included, and one of the set-up alone to this file.setup: go tool pprof -sample_index=alloc_space -diff_base file.setup file shows the timed phase's")
 	fs.StringVar(&c.HeapProfile, "heapprofile", "", "write a heap profile to this file, taken when the live heap was at its highest during the timed phase (costs time at each new high), and one of the heap before it to this file.setup")
 	return c
@@ -727,16 +727,14 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 		}
 	}
 	r.Warmup = cfg.Warmup
+	var cpuProfile *os.File
 	if cfg.Profile != "" {
 		f, err := os.Create(cfg.Profile)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		cpuProfile = f
 	}
 	// The timed phase starts on a collected heap: else whether the GC the
 	// set-up owes falls into it decides a run at 1M objects (the mark of a
@@ -756,6 +754,18 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	if cfg.Rate > 0 {
 		pace = 50 * time.Millisecond
 	}
+	// The CPU profile covers the timed phase alone, as the CPU figure
+	// does: not the GC before it or the one RestAfter past the drain,
+	// which at 1M objects mark the whole heap twice (2-3s of CPU each,
+	// where the phase's own cycles come to about as much).
+	stopProfile := func() {}
+	if cpuProfile != nil {
+		if err := pprof.StartCPUProfile(cpuProfile); err != nil {
+			return err
+		}
+		stopProfile = sync.OnceFunc(pprof.StopCPUProfile)
+		defer stopProfile()
+	}
 	m := start(cfg.HeapProfile != "", pace)
 	passes0 := passes.Load()
 	errc := make(chan error, 1)
@@ -764,6 +774,7 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 		select {
 		case <-plan.Done():
 			m.Stop(r)
+			stopProfile()
 			r.Passes = passes.Load() - passes0
 			if cfg.Rate > 0 {
 				plan.paced(r, cfg.MaxLag)

@@ -1,9 +1,12 @@
 package ctlbench
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -608,6 +611,69 @@ func TestHeapProfileIsWrittenWhenTheHeapNeverRises(t *testing.T) {
 			t.Fatalf("the heap profile after the drain: %v, %v; want the start's", fi, err)
 		}
 	})
+}
+
+// The CPU profile covers the timed phase, as the CPU figure does: it
+// stops at the drain, not after the wait of RestAfter and the GC that
+// measure the heap at rest. It runs in real time, not in a synctest
+// bubble: runtime/pprof's profile writer is no bubble's.
+func TestCPUProfileEndsAtTheDrain(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.prof")
+	cfg := &Config{Objects: 10, Updates: 20, Workers: 1, Timeout: time.Minute, Profile: file}
+	driveSettled(t, cfg, nil)
+	if d := profileDuration(t, file); d <= 0 || d >= RestAfter {
+		t.Fatalf("the CPU profile spans %v; want the phase of 20 updates, well under RestAfter (%v), which Drive waits after the drain", d, RestAfter)
+	}
+}
+
+// profileDuration returns the duration a pprof profile file records
+// (profile.proto's duration_nanos, field 10; absent when 0).
+func profileDuration(t *testing.T, file string) time.Duration {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			t.Fatal("a malformed profile: bad field key")
+		}
+		b = b[n:]
+		switch key & 7 {
+		case 0: // varint
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				t.Fatal("a malformed profile: bad varint")
+			}
+			if key>>3 == 10 {
+				return time.Duration(v)
+			}
+			b = b[n:]
+		case 1:
+			b = b[min(8, len(b)):]
+		case 5:
+			b = b[min(4, len(b)):]
+		case 2:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				t.Fatal("a malformed profile: bad length")
+			}
+			b = b[n+int(l):]
+		default:
+			t.Fatalf("a malformed profile: wire type %d", key&7)
+		}
+	}
+	return 0
 }
 
 // driveSettled runs Drive on cfg with the first pass over its objects

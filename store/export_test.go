@@ -32,7 +32,7 @@ func (s *Store[S, T]) ForgetConversions(codecs bool) {
 func (s *Store[S, T]) ForgetLastValues() {
 	l := s.last
 	l.mu.Lock()
-	clear(l.index)
+	l.index = lastIndex{seed: l.index.seed}
 	l.items, l.free, l.bytes = nil, nil, 0
 	l.records = statusRecords{}
 	l.mu.Unlock()

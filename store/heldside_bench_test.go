@@ -204,7 +204,7 @@ func (w *statusWrite[S, T]) remember(l *lastValues, displaced bool) {
 	l.wrote(w.key, 9, w.read, w.wrote, w.ev.KV.Value, decodedSides{})
 	if displaced {
 		l.mu.Lock()
-		l.items[l.index[w.key]].raw = nil
+		l.items[l.position(w.key)].raw = nil
 		l.mu.Unlock()
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"github.com/steady-go/steady/store/kv"
 
+	"hash/maphash"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -70,7 +71,7 @@ type lastValues struct {
 	mu    sync.Mutex
 	max   int
 	bytes int
-	index map[string]int // key -> position in items
+	index lastIndex // key -> position in items
 	// items are the values remembered, in no order. A value forgotten
 	// leaves its slot empty (key "") for the next new key (free): no value
 	// ever moves, so the position a hint or a ring (keyRev.at) found a key
@@ -265,6 +266,9 @@ type lastValue struct {
 	sides   decodedSides
 	size    int
 	written bool
+	// hash is key's in the index (lastIndex), kept so that removing or
+	// moving the value reads no key.
+	hash uint32
 	// whole says that value is one decodeStored reads whole, each key of
 	// the object and of its metadata known and there once: the Store
 	// encoded it (a write), or a watch decoded it so (readDecoded). A
@@ -377,7 +381,7 @@ func newLastValues(max int) *lastValues {
 	if max <= 0 {
 		return nil
 	}
-	return &lastValues{max: max, index: map[string]int{}}
+	return &lastValues{max: max, index: lastIndex{seed: maphash.MakeSeed()}}
 }
 
 // rememberedOnce is what a Store remembers of one key, looked up once for
@@ -455,8 +459,7 @@ func (l *lastValues) find(key string, hint int) (int, bool) {
 	if hint < len(l.items) && l.items[hint].key == key {
 		return hint, true
 	}
-	i, ok := l.index[key]
-	return i, ok
+	return l.index.lookup(l.items, key)
 }
 
 // atBytes is at of a key built on the stack.
@@ -464,7 +467,7 @@ func (l *lastValues) atBytes(key []byte, side int) (int, bool) {
 	if i := l.hints[side]; i < len(l.items) && l.items[i].key == string(key) {
 		return i, true
 	}
-	i, ok := l.index[string(key)]
+	i, ok := l.index.lookupBytes(l.items, key)
 	if ok {
 		l.hints[side] = i
 	}
@@ -745,7 +748,7 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 			return false
 		}
 		l.bytes += e.size - old.size
-		e.rec = old.rec
+		e.rec, e.hash = old.rec, old.hash
 		r, looked := l.recordLocked(old)
 		if looked {
 			e.rec = r
@@ -754,6 +757,7 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 		*old = e
 	} else {
 		l.knownStatusLocked(&e, nil, false)
+		e.hash = l.index.hash(key)
 		if n := len(l.free); n > 0 {
 			i, l.free = l.free[n-1], l.free[:n-1]
 			l.items[i] = e
@@ -761,7 +765,7 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 			i = len(l.items)
 			l.items = append(l.items, e)
 		}
-		l.index[key] = i
+		l.index.add(i, e.hash)
 		l.hints[side] = i
 		l.bytes += e.size
 	}
@@ -799,20 +803,33 @@ func (l *lastValues) knownStatusLocked(e *lastValue, r *statusRecord, looked boo
 // keep's value alone fits. Empty slots are at most half of items (see
 // remove), so a random pick takes two tries or fewer on average.
 func (l *lastValues) shrinkLocked(keep string) {
+	// Positions are compared, not keys: the key of a value picked at
+	// random is a cold cache miss at 1M keys.
+	keepAt := -1 // keep's position in items, when looked up
 	for l.bytes > l.max {
-		if n := len(l.index); n == 0 || n == 1 && l.has(keep) {
+		if n := l.index.n; n == 0 || n == 1 && l.has(keep) {
 			l.forgetOldestRecordLocked()
 			continue
 		}
-		if i := rand.IntN(len(l.items)); l.items[i].key != "" && l.items[i].key != keep {
+		if keepAt < 0 {
+			keepAt = len(l.items) // none: keep is not held
+			if i, ok := l.index.lookup(l.items, keep); ok {
+				keepAt = i
+			}
+		}
+		if i := rand.IntN(len(l.items)); l.items[i].key != "" && i != keepAt {
+			n := len(l.items)
 			l.remove(i)
+			if len(l.items) != n {
+				keepAt = -1 // packed: keep may have moved
+			}
 		}
 	}
 }
 
 // has reports whether key is remembered. It runs under l.mu.
 func (l *lastValues) has(key string) bool {
-	_, ok := l.index[key]
+	_, ok := l.index.lookup(l.items, key)
 	return ok
 }
 
@@ -998,7 +1015,7 @@ func (l *lastValues) forget(key string, rev int64) {
 func (l *lastValues) remove(i int) {
 	gone := &l.items[i]
 	l.bytes -= gone.size
-	delete(l.index, gone.key)
+	l.index.remove(i, gone.hash)
 	*gone = lastValue{}
 	l.free = append(l.free, i)
 	if len(l.free) > len(l.items)/2 {
@@ -1014,8 +1031,8 @@ func (l *lastValues) compact() {
 	for j := range l.items {
 		if e := &l.items[j]; e.key != "" {
 			if j != n {
+				l.index.move(j, n, e.hash)
 				l.items[n] = *e
-				l.index[e.key] = n
 			}
 			n++
 		}

@@ -53,7 +53,8 @@ func TestLastValuesAccounting(t *testing.T) {
 				continue
 			}
 			sum += e.size
-			require.Equal(t, i, l.index[e.key])
+			require.Equal(t, i, l.position(e.key))
+			require.Equal(t, l.index.hash(e.key), e.hash, "a value keeps its key's hash")
 			if e.rec != nil && e.rec.key == e.key {
 				require.Same(t, l.records.byKey[e.key], e.rec, "a value's hint that names its key is its key's record")
 			}
@@ -62,12 +63,12 @@ func TestLastValuesAccounting(t *testing.T) {
 			sum += r.size
 			require.Contains(t, l.records.order.recs, recordAt{key, r.rev, r}, "a record is in the order it is forgotten in")
 		}
-		require.Len(t, l.index, len(l.items)-empty)
+		require.Equal(t, len(l.items)-empty, l.index.n)
 		require.Len(t, l.free, empty, "every empty slot is free for the next key")
 		require.LessOrEqual(t, empty, len(l.items)/2, "no more than half the slots are empty")
 		require.Equal(t, sum, l.bytes)
 		require.LessOrEqual(t, l.bytes, bound)
-		most, records = max(most, len(l.index)), max(records, len(l.records.byKey))
+		most, records = max(most, l.index.n), max(records, len(l.records.byKey))
 	}
 	require.Greater(t, most, 2, "a few values fit")
 	require.Positive(t, records, "status records are kept")
@@ -319,7 +320,7 @@ func BenchmarkLastValuesEvent(b *testing.B) {
 				event(i)
 				i++
 			}
-			b.ReportMetric(float64(len(l.index)), "values")
+			b.ReportMetric(float64(l.index.n), "values")
 		})
 	}
 }
@@ -404,7 +405,7 @@ func TestLastValuesHintsNeverMisplaceAKey(t *testing.T) {
 		for range 4 {
 			k := key()
 			want, wantOK := lastValue{}, false
-			if j, ok := l.index[k]; ok {
+			if j, ok := l.index.lookup(l.items, k); ok {
 				want, wantOK = l.items[j], true
 			}
 			got, ok := l.latest(k)
@@ -446,12 +447,12 @@ func TestLastValuesHintsNeverMisplaceAKey(t *testing.T) {
 			l.readDecoded(kv.KeyValue{Key: "d", Value: []byte("d"), ModRevision: 1}, &rawObject{})
 			l.forget("a", 2) // the slots: empty, b, d
 			l.forget("d", 2) // two empty of three: b moves into a's place
-			require.Equal(t, 0, l.index["b"], "compact packed b into a's slot")
+			require.Equal(t, 0, l.position("b"), "compact packed b into a's slot")
 			taker = "b"
 		} else {
 			l.forget("a", 2)
 			l.readDecoded(kv.KeyValue{Key: "c", Value: []byte("c"), ModRevision: 1}, &rawObject{})
-			require.Equal(t, 0, l.index["c"], "c took a's empty slot")
+			require.Equal(t, 0, l.position("c"), "c took a's empty slot")
 		}
 		for i := range maxDecodedReads - reads + 1 { // displaces a's entry alone
 			l.readDecoded(kv.KeyValue{Key: fmt.Sprint("x", i), Value: []byte("x"), ModRevision: int64(i + 2)}, &rawObject{})
@@ -474,7 +475,11 @@ func TestLastValuesKeepEachValueWhereItWas(t *testing.T) {
 	for i := range 20_000 {
 		k := fmt.Sprint("k", rng.IntN(1000))
 		l.read(kv.KeyValue{Key: k, Value: make([]byte, 100+rng.IntN(400)), ModRevision: int64(i + 1)})
-		for k, j := range l.index {
+		for j, e := range l.items {
+			k := e.key
+			if k == "" {
+				continue
+			}
 			if was, ok := at[k]; ok {
 				require.Equal(t, was, j, "step %d: %s moved", i, k)
 			}
@@ -492,7 +497,7 @@ func TestLastValuesKeepEachValueWhereItWas(t *testing.T) {
 
 	// Deleting most keys packs the rest: then they move, once.
 	for k := range at {
-		if len(l.index) > 4 {
+		if l.index.n > 4 {
 			l.forget(k, 1<<40)
 		}
 	}
@@ -588,7 +593,7 @@ func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
 	l.wrote("A", 2, nil, &rawObject{}, []byte("a"), decodedSides{status: side}) // A's record at 1
 	l.read(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: 3})           // at 2, and the read's hint
 	x := l.records.byKey["A"]
-	require.Same(t, x, l.items[l.index["A"]].rec)
+	require.Same(t, x, l.items[l.position("A")].rec)
 	rev := int64(3)
 	for l.records.byKey["A"] != nil {
 		rev++
@@ -598,7 +603,7 @@ func TestLastValuesStatusRecordHintIsItsKeysOnly(t *testing.T) {
 		l.mu.Unlock()
 	}
 	require.Equal(t, fmt.Sprint("k", rev), x.key, "A's record's room is the last record's")
-	require.Same(t, x, l.items[l.index["A"]].rec, "which A's value still names")
+	require.Same(t, x, l.items[l.position("A")].rec, "which A's value still names")
 	l.readDecoded(kv.KeyValue{Key: "A", Value: []byte("a"), ModRevision: rev + 1}, &rawObject{})
 	e, ok := l.lookup("A", rev+1)
 	require.True(t, ok)
@@ -742,4 +747,13 @@ func TestListRemembersTheHeadOfWhatItDecodes(t *testing.T) {
 	require.Equal(t, `{"metadata":{"kind":"App","name":"a"`, string(e.value[:len(`{"metadata":{"kind":"App","name":"a"`)]))
 	require.True(t, strings.HasPrefix(string(e.value[e.headEnd:]), `,"lastWrite":`), "the head ends at the last write: %s", e.value)
 	require.Equal(t, e.headEnd, headIn(&rawObject{head: headText(e.value[:e.headEnd])}, e.value))
+}
+
+// position returns the position of key in l.items, -1 when it is not
+// held.
+func (l *lastValues) position(key string) int {
+	if i, ok := l.index.lookup(l.items, key); ok {
+		return i
+	}
+	return -1
 }

@@ -145,7 +145,7 @@ func (w *statusWrite[S, T]) rewrite(t *testing.T, l *lastValues, raw *rawObject)
 // maxDecoded later own writes came.
 func drop(l *lastValues, key string) {
 	l.mu.Lock()
-	l.items[l.index[key]].raw = nil
+	l.items[l.position(key)].raw = nil
 	l.mu.Unlock()
 }
 

@@ -467,7 +467,8 @@ func (l *lastValues) atBytes(key []byte, side int) (int, bool) {
 	if i := l.hints[side]; i < len(l.items) && l.items[i].key == string(key) {
 		return i, true
 	}
-	i, ok := l.index.lookupBytes(l.items, key)
+	// The string is compared, never kept.
+	i, ok := l.index.lookup(l.items, unsafe.String(unsafe.SliceData(key), len(key)))
 	if ok {
 		l.hints[side] = i
 	}

@@ -21,15 +21,9 @@ type lastIndex struct {
 	n     int      // keys held
 }
 
-// hash hashes key with the index's seed; hashBytes gives the same for the
-// same bytes.
+// hash hashes key with the index's seed.
 func (x *lastIndex) hash(key string) uint32 {
 	h := maphash.String(x.seed, key)
-	return uint32(h ^ h>>32)
-}
-
-func (x *lastIndex) hashBytes(key []byte) uint32 {
-	h := maphash.Bytes(x.seed, key)
 	return uint32(h ^ h>>32)
 }
 
@@ -43,23 +37,6 @@ func (x *lastIndex) lookup(items []lastValue, key string) (int, bool) {
 	for p := hashslot.Home(h, len(x.slots)); x.slots[p] != 0; p = (p + 1) & mask {
 		if s := x.slots[p]; hashslot.Hash(s) == h {
 			if i := hashslot.Ref(s); items[i].key == key {
-				return i, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// lookupBytes is lookup of a key built on the stack.
-func (x *lastIndex) lookupBytes(items []lastValue, key []byte) (int, bool) {
-	if x.n == 0 {
-		return 0, false
-	}
-	h := x.hashBytes(key)
-	mask := len(x.slots) - 1
-	for p := hashslot.Home(h, len(x.slots)); x.slots[p] != 0; p = (p + 1) & mask {
-		if s := x.slots[p]; hashslot.Hash(s) == h {
-			if i := hashslot.Ref(s); items[i].key == string(key) {
 				return i, true
 			}
 		}

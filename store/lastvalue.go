@@ -266,15 +266,16 @@ type lastValue struct {
 	sides   decodedSides
 	size    int
 	written bool
-	// hash is key's in the index (lastIndex), kept so that removing or
-	// moving the value reads no key.
-	hash uint32
 	// whole says that value is one decodeStored reads whole, each key of
 	// the object and of its metadata known and there once: the Store
 	// encoded it (a write), or a watch decoded it so (readDecoded). A
 	// watch event over it may take what it left as it was from the object
 	// decoded from it (see baseValue); it outlives raw.
 	whole bool
+	// hash is key's in the index (lastIndex), kept so that removing or
+	// moving the value reads no key. Beside written and whole, in their
+	// padding.
+	hash uint32
 	// sameSpecAs is, for a write, the revision of the value it was
 	// computed from (wroteGiven's cur), or else of the value remembered
 	// decoded before it, whose spec it left byte for byte as it was (a
@@ -777,7 +778,7 @@ func (l *lastValues) putDone(key string, e lastValue, side int, done []byte) boo
 			l.decodedLocked(&l.reads, maxDecodedReads, keyRev{key, e.rev, i}, false)
 		}
 	}
-	l.shrinkLocked(key)
+	l.shrinkLocked(i)
 	return true
 }
 
@@ -799,39 +800,27 @@ func (l *lastValues) knownStatusLocked(e *lastValue, r *statusRecord, looked boo
 	}
 }
 
-// shrinkLocked forgets keys other than keep at random, then the oldest
-// status records, while the memory holds more than its bound. It ends:
-// keep's value alone fits. Empty slots are at most half of items (see
-// remove), so a random pick takes two tries or fewer on average.
-func (l *lastValues) shrinkLocked(keep string) {
-	// Positions are compared, not keys: the key of a value picked at
-	// random is a cold cache miss at 1M keys.
-	keepAt := -1 // keep's position in items, when looked up
+// shrinkLocked forgets keys other than the one at keep, the position of
+// the value just remembered, at random, then the oldest status records,
+// while the memory holds more than its bound. It ends: that value alone
+// fits. Empty slots are at most half of items (see remove), so a random
+// pick takes two tries or fewer on average. Positions are compared, not
+// keys: the key of a value picked at random is a cold cache miss at 1M
+// keys.
+func (l *lastValues) shrinkLocked(keep int) {
 	for l.bytes > l.max {
-		if n := l.index.n; n == 0 || n == 1 && l.has(keep) {
+		if l.index.n <= 1 { // keep's alone
 			l.forgetOldestRecordLocked()
 			continue
 		}
-		if keepAt < 0 {
-			keepAt = len(l.items) // none: keep is not held
-			if i, ok := l.index.lookup(l.items, keep); ok {
-				keepAt = i
-			}
-		}
-		if i := rand.IntN(len(l.items)); l.items[i].key != "" && i != keepAt {
-			n := len(l.items)
+		if i := rand.IntN(len(l.items)); l.items[i].key != "" && i != keep {
+			n, key := len(l.items), l.items[keep].key
 			l.remove(i)
-			if len(l.items) != n {
-				keepAt = -1 // packed: keep may have moved
+			if len(l.items) != n { // packed: keep moved
+				keep, _ = l.index.lookup(l.items, key)
 			}
 		}
 	}
-}
-
-// has reports whether key is remembered. It runs under l.mu.
-func (l *lastValues) has(key string) bool {
-	_, ok := l.index.lookup(l.items, key)
-	return ok
 }
 
 // recordLocked keeps the status side's record of e, about to lose it (its

@@ -490,7 +490,7 @@ func TestLastValuesKeepEachValueWhereItWas(t *testing.T) {
 			at[k] = j
 		}
 		for k := range at {
-			if !l.has(k) {
+			if l.position(k) < 0 {
 				delete(at, k)
 			}
 		}
@@ -507,6 +507,28 @@ func TestLastValuesKeepEachValueWhereItWas(t *testing.T) {
 	}
 	require.Len(t, l.items, 4+len(l.free))
 	require.LessOrEqual(t, len(l.free), 2, "no more than half the slots are empty")
+}
+
+// Forgetting at random past the bound never forgets the value just
+// remembered, also when forgetting packs the memory on the way (a value
+// nearly the bound's size forgets all the others: see compact).
+func TestLastValuesKeepTheValueJustRemembered(t *testing.T) {
+	const bound = 16 * (entryOverhead + 100)
+	l := newLastValues(bound)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 20_000 {
+		k := fmt.Sprint("k", rng.IntN(500))
+		size := rng.IntN(100)
+		if rng.IntN(20) == 0 {
+			// Nearly the bound: the shrink forgets all the others, and
+			// packs the memory on the way.
+			size = (bound - entryOverhead - len(k)) / 2
+		}
+		l.read(kv.KeyValue{Key: k, Value: make([]byte, size), ModRevision: int64(i + 1)})
+		e, ok := l.latest(k)
+		require.True(t, ok, "step %d: %s, just remembered, was forgotten", i, k)
+		require.Equal(t, int64(i+1), e.rev, "step %d: %s", i, k)
+	}
 }
 
 // A key's status record, recorded again at a later revision, is updated

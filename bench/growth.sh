@@ -40,11 +40,15 @@
 #                  [-W small warm-up] [-V large warm-up] [-a rate]
 #                  [-w workers] [-b bound] [-s sides] [-i]
 # Defaults: 3 rounds; 10k and 1M objects; 600k timed updates at 15,000/s;
-# warm-ups of 300k (small) and of one update per object (large: every
-# object touched once, so that no timed update is an object's first touch
-# by the Loop); 4 workers; bound 1.5; sides steady,client-go (-s steady
-# alone halves the time; the verdict is steady's either way).
-# A round at the defaults takes about 8 minutes (-i: 11), and client-go's
+# warm-ups of 300k (small) and of two updates per object (large: every
+# object touched, so that no timed update is an object's first touch by
+# the Loop, and the heap grown to its high-water mark, so that the phase
+# takes no more page faults per event than the small run's: after one
+# update per object steady's 1M phase still took 0.06-0.15 an event, the
+# 10k one 0.007, and after two 0.007-0.008); 4 workers; bound 1.5; sides
+# steady,client-go (-s steady alone halves the time; the verdict is
+# steady's either way).
+# A round at the defaults takes about 10 minutes (-i: 14), and client-go's
 # 1M run up to 5 GB of memory.
 # STEADY_CTL and CLIENTGO_CTL, when set, name the programs to run instead
 # of building cmd/ctl-steady and cmd/ctl-clientgo.
@@ -58,7 +62,7 @@ while getopts r:n:N:u:W:V:a:w:b:s:i opt; do
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
-wlarge=${wlarge:-$large}
+wlarge=${wlarge:-$((2 * large))}
 for s in ${sides//,/ }; do
   case $s in steady|client-go) ;; *) echo "growth.sh: unknown side $s" >&2; exit 2 ;; esac
 done

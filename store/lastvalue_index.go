@@ -54,12 +54,17 @@ func (x *lastIndex) add(i int, h uint32) {
 }
 
 // slotOf returns the slot that holds position i, whose key's hash is h.
-// The position is held.
+// The caller knows the position is held; if the memory's books are wrong
+// and it is not, slotOf panics at the end of the probe run rather than
+// probe on, holding lastValues.mu, for good.
 func (x *lastIndex) slotOf(i int, h uint32) int {
 	want := hashslot.Of(h, i)
 	mask := len(x.slots) - 1
 	p := hashslot.Home(h, len(x.slots))
 	for x.slots[p] != want {
+		if x.slots[p] == 0 {
+			panic("store: the memory of values' index does not hold a position it gave")
+		}
 		p = (p + 1) & mask
 	}
 	return p

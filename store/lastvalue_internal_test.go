@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -782,4 +783,18 @@ func (l *lastValues) position(key string) int {
 		return i
 	}
 	return -1
+}
+
+// TestLastIndexPanicsOnAPositionItDoesNotHold is the index's guard on its
+// own books: asked to remove or move a position it does not hold (a bug
+// in the memory, not a caller's input), it panics at the end of the probe
+// run, where it would otherwise probe forever under the memory's lock.
+func TestLastIndexPanicsOnAPositionItDoesNotHold(t *testing.T) {
+	x := lastIndex{seed: maphash.MakeSeed()}
+	h := x.hash("a")
+	x.add(0, h)
+	require.PanicsWithValue(t, "store: the memory of values' index does not hold a position it gave", func() { x.remove(1, h) })
+	require.PanicsWithValue(t, "store: the memory of values' index does not hold a position it gave", func() { x.move(0, 1, h+1) })
+	x.remove(0, h)
+	require.Zero(t, x.n)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"reflect"
 
 	"github.com/steady-go/steady/internal/storeaccess"
@@ -36,6 +37,17 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.items, l.free, l.bytes = nil, nil, 0
 	l.records = statusRecords{}
 	l.mu.Unlock()
+}
+
+// SeedForgetting seeds the choice of the values s's memory forgets past its
+// bound (WithLastValues), so that a test replays the same forgetting; it
+// does nothing when s keeps no memory.
+func (s *Store[S, T]) SeedForgetting(seed uint64) {
+	if l := s.last; l != nil {
+		l.mu.Lock()
+		l.pick = rand.New(rand.NewPCG(seed, 0))
+		l.mu.Unlock()
+	}
 }
 
 // ForgetStatusRecords empties the status records of s's memory of values

@@ -93,6 +93,10 @@ type lastValues struct {
 	// removed or moved, see remove) costs one map lookup, never a wrong
 	// value.
 	hints [2]int
+	// pick chooses the value to forget (shrinkLocked). It is the memory's
+	// own source, seeded at random, so that a test can seed it and replay
+	// what the memory forgot.
+	pick *rand.Rand
 	// decoded is a ring of the latest own writes remembered decoded, the
 	// oldest at next once it is full: the write a Store makes of an object
 	// soon after another (a reconcile's second write, the Loop's
@@ -382,7 +386,7 @@ func newLastValues(max int) *lastValues {
 	if max <= 0 {
 		return nil
 	}
-	return &lastValues{max: max, index: lastIndex{seed: maphash.MakeSeed()}}
+	return &lastValues{max: max, index: lastIndex{seed: maphash.MakeSeed()}, pick: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 }
 
 // rememberedOnce is what a Store remembers of one key, looked up once for
@@ -813,7 +817,7 @@ func (l *lastValues) shrinkLocked(keep int) {
 			l.forgetOldestRecordLocked()
 			continue
 		}
-		if i := rand.IntN(len(l.items)); l.items[i].key != "" && i != keep {
+		if i := l.pick.IntN(len(l.items)); l.items[i].key != "" && i != keep {
 			n, key := len(l.items), l.items[keep].key
 			l.remove(i)
 			if len(l.items) != n { // packed: keep moved

@@ -71,8 +71,9 @@ type lvWorld struct {
 }
 
 // newLVWorld returns a world whose Store keeps lastValues bytes of
-// memory (WithLastValues).
-func newLVWorld(t *testing.T, lastValues int) *lvWorld {
+// memory (WithLastValues) and forgets past them as seeded by forget
+// (SeedForgetting), so that a sequence that fails fails again.
+func newLVWorld(t *testing.T, lastValues int, forget uint64) *lvWorld {
 	b := memstore.New()
 	counted := &countingBackend{Backend: b}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -83,6 +84,7 @@ func newLVWorld(t *testing.T, lastValues int) *lvWorld {
 	st, err := store.New[lvSpec, lvStatus](counted, "Thing", store.WithLastValues(lastValues), store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
 	st.SetUIDs(uids("st"))
+	st.SeedForgetting(forget)
 	other, err := store.New[lvSpec, lvStatus](b, "Thing", store.WithClock(fixedClock{t: now}))
 	require.NoError(t, err)
 	other.SetUIDs(uids("other"))
@@ -136,7 +138,7 @@ func TestLastValuesAgree(t *testing.T) {
 	var saved [11]int64
 	for seed := range max(2, 30/raceScale) { // the race detector has nothing to find here
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			on, off := newLVWorld(t, 16<<20), newLVWorld(t, 0)
+			on, off := newLVWorld(t, 16<<20, uint64(seed)), newLVWorld(t, 0, 0)
 			rng := rand.New(rand.NewPCG(uint64(seed), 1))
 			for step := range 300 {
 				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(3))
@@ -161,7 +163,7 @@ func TestLastValuesAgreeWhileForgetting(t *testing.T) {
 	var small, full int64
 	for seed := range max(2, 10/raceScale) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			tiny, on, off := newLVWorld(t, 3<<10), newLVWorld(t, 16<<20), newLVWorld(t, 0)
+			tiny, on, off := newLVWorld(t, 3<<10, uint64(seed)), newLVWorld(t, 16<<20, uint64(seed)), newLVWorld(t, 0, 0)
 			rng := rand.New(rand.NewPCG(uint64(seed), 2))
 			for step := range 400 {
 				op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(12))
@@ -179,6 +181,27 @@ func TestLastValuesAgreeWhileForgetting(t *testing.T) {
 	require.Less(t, small, full, "the small memory saved as many reads as the full one: it forgot nothing")
 }
 
+// TestLastValuesForgettingReplays: two memories seeded alike forget alike,
+// so that a sequence TestLastValuesAgreeWhileForgetting or the fuzzer
+// found failing fails again, step for step; a memory seeded otherwise
+// saves other reads.
+func TestLastValuesForgettingReplays(t *testing.T) {
+	a, b, other, off := newLVWorld(t, 3<<10, 7), newLVWorld(t, 3<<10, 7), newLVWorld(t, 3<<10, 8), newLVWorld(t, 0, 0)
+	rng := rand.New(rand.NewPCG(3, 3))
+	var differs bool
+	for step := range 400 {
+		op, name := rng.IntN(11), fmt.Sprintf("thing-%d", rng.IntN(12))
+		if step < 24 {
+			op = 0
+		}
+		pick, mutation, manager := rng.Uint64(), rng.IntN(8), []string{"alice", "bob"}[rng.IntN(2)]
+		saved := lvCompare(t, off, op, name, pick, mutation, manager, fmt.Sprint("step ", step), a, b, other)
+		require.Equal(t, saved[0], saved[1], "step %d: two memories seeded alike saved different reads", step)
+		differs = differs || saved[2] != saved[0]
+	}
+	require.True(t, differs, "a memory seeded otherwise saved the same reads at every step: the seed chose nothing")
+}
+
 // FuzzLastValuesAgree is TestLastValuesAgree with the sequence of
 // operations taken from the fuzzer's bytes, four per operation.
 func FuzzLastValuesAgree(f *testing.F) {
@@ -192,7 +215,7 @@ func FuzzLastValuesAgree(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0, 8, 0, 1, 0, 9, 0, 1, 1, 8, 0, 1, 0})
 	f.Add([]byte{0, 0, 1, 0, 1, 0, 1, 5, 10, 0, 1, 0, 9, 0, 1, 3, 10, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		on, tiny, off := newLVWorld(t, 16<<20), newLVWorld(t, 3<<10), newLVWorld(t, 0)
+		on, tiny, off := newLVWorld(t, 16<<20, 1), newLVWorld(t, 3<<10, 1), newLVWorld(t, 0, 0)
 		for i := 0; i+4 <= len(ops) && i < 4*200; i += 4 {
 			op, name := int(ops[i])%11, fmt.Sprintf("thing-%d", ops[i+1]%3)
 			pick, mutation, manager := uint64(ops[i+2]), int(ops[i+3]%8), []string{"alice", "bob"}[ops[i+3]/8%2]

@@ -39,15 +39,20 @@ func (s *Store[S, T]) ForgetLastValues() {
 	l.mu.Unlock()
 }
 
-// SeedForgetting seeds the choice of the values s's memory forgets past its
-// bound (WithLastValues), so that a test replays the same forgetting; it
-// does nothing when s keeps no memory.
+// SeedForgetting seeds the choices of the values s's memory forgets past
+// its bound (WithLastValues); it does nothing when s keeps no memory. The
+// same calls then forget the same values; which values a watch's goroutine
+// has remembered by a call is still up to its timing.
 func (s *Store[S, T]) SeedForgetting(seed uint64) {
 	if l := s.last; l != nil {
-		l.mu.Lock()
-		l.pick = rand.New(rand.NewPCG(seed, 0))
-		l.mu.Unlock()
+		l.seedForgetting(seed)
 	}
+}
+
+func (l *lastValues) seedForgetting(seed uint64) {
+	l.mu.Lock()
+	l.pick = rand.New(rand.NewPCG(seed, 0))
+	l.mu.Unlock()
 }
 
 // ForgetStatusRecords empties the status records of s's memory of values

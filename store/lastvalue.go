@@ -95,7 +95,7 @@ type lastValues struct {
 	hints [2]int
 	// pick chooses the value to forget (shrinkLocked). It is the memory's
 	// own source, seeded at random, so that a test can seed it and replay
-	// what the memory forgot.
+	// the memory's choices.
 	pick *rand.Rand
 	// decoded is a ring of the latest own writes remembered decoded, the
 	// oldest at next once it is full: the write a Store makes of an object

@@ -532,6 +532,38 @@ func TestLastValuesKeepTheValueJustRemembered(t *testing.T) {
 	}
 }
 
+// Which values the memory forgets past its bound is its seed's choice:
+// two memories seeded alike and given the same values keep the same ones,
+// so that a test that failed replays it (see SeedForgetting), and one
+// seeded otherwise keeps others.
+func TestLastValuesForgetAsSeeded(t *testing.T) {
+	kept := func(seed uint64) []string {
+		l := newLastValues(8 << 10)
+		l.seedForgetting(seed)
+		var trace []string
+		for i := range 2000 {
+			k := fmt.Sprint("k", i%300)
+			l.read(kv.KeyValue{Key: k, Value: make([]byte, 50+i%200), ModRevision: int64(i + 1)})
+			if i%100 == 99 {
+				var keys []string
+				for _, e := range l.items {
+					if e.key != "" {
+						keys = append(keys, e.key)
+					}
+				}
+				require.Greater(t, len(keys), 5, "step %d: a few values fit", i)
+				require.Less(t, len(keys), 300, "step %d: and the memory forgot some", i)
+				slices.Sort(keys)
+				trace = append(trace, strings.Join(keys, ","))
+			}
+		}
+		return trace
+	}
+	a := kept(7)
+	require.Equal(t, a, kept(7), "two memories seeded alike kept different values")
+	require.NotEqual(t, a, kept(8), "a memory seeded otherwise kept the same values: the seed chose nothing")
+}
+
 // A key's status record, recorded again at a later revision, is updated
 // in place, and the ring's entry of its earlier revision, once it is the
 // oldest and overwritten, does not forget it: the record of the later

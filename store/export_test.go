@@ -49,6 +49,7 @@ func (s *Store[S, T]) SeedForgetting(seed uint64) {
 	}
 }
 
+// seedForgetting is SeedForgetting on the memory itself, for its own tests.
 func (l *lastValues) seedForgetting(seed uint64) {
 	l.mu.Lock()
 	l.pick = rand.New(rand.NewPCG(seed, 0))

@@ -93,7 +93,25 @@ func TestHoldIdleKeepsTheObjectsCachedUntilTheContextEnds(t *testing.T) {
 
 func TestRunRejectsANegativeIdle(t *testing.T) {
 	cfg := ctlbench.Flags(flag.NewFlagSet("ctl-steady", flag.ContinueOnError))
-	if err := run(cfg, historyFlags{bytes: -1}, -1, false, -1); err == nil {
+	if err := run(cfg, historyFlags{bytes: -1}, -1, false, -1, 0); err == nil {
 		t.Error("run with -idle -1: no error")
+	}
+}
+
+func TestRunRejectsNegativeAllocBytes(t *testing.T) {
+	cfg := ctlbench.Flags(flag.NewFlagSet("ctl-steady", flag.ContinueOnError))
+	if err := run(cfg, historyFlags{bytes: -1}, -1, false, 0, -1); err == nil {
+		t.Error("run with -alloc-bytes -1: no error")
+	}
+}
+
+// -alloc-bytes allocates on the heap what it says, in 128-byte objects,
+// rounded up: the compiler does not keep them on the stack.
+func TestGarbageAllocatesOnTheHeap(t *testing.T) {
+	for _, tc := range []struct{ n, objects int }{{0, 0}, {1, 1}, {128, 1}, {2048, 16}, {2049, 17}} {
+		g := &garbage{n: tc.n}
+		if got := testing.AllocsPerRun(100, g.alloc); got != float64(tc.objects) {
+			t.Errorf("-alloc-bytes %d: %v heap allocations per reconcile, want %d", tc.n, got, tc.objects)
+		}
 	}
 }

@@ -50,6 +50,9 @@
 # steady's either way).
 # A round at the defaults takes about 10 minutes (-i: 14), and client-go's
 # 1M run up to 5 GB of memory.
+# GOGC, when set, reaches every program (the summary names it): GOGC=200
+# halves the GC's cycles at both sizes, and a 1M run may then hold none
+# (README: the growth without the GC's mark).
 # STEADY_CTL and CLIENTGO_CTL, when set, name the programs to run instead
 # of building cmd/ctl-steady and cmd/ctl-clientgo.
 set -euo pipefail
@@ -126,7 +129,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo
-echo "growth of CPU per event from $small to $large objects: $rounds rounds, separate processes, paced at $rate/s, $updates timed updates after a warm-up of $wsmall (small) and $wlarge (large); $(nproc) CPUs, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "growth of CPU per event from $small to $large objects: $rounds rounds, separate processes, paced at $rate/s, $updates timed updates after a warm-up of $wsmall (small) and $wlarge (large); GOGC=${GOGC:-100}; $(nproc) CPUs, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v bound="$bound" -v sides="$sides" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }

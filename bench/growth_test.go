@@ -16,7 +16,8 @@ import (
 // fakeCtl writes a program named side into dir that stands for
 // ctl-steady or ctl-clientgo: each run prints the next line of
 // dir/side.N (N the -objects it was given, N+I with -idle I) after
-// "side=side objects=N", and logs "side N" to dir/order.
+// "side=side objects=N", logs "side N" to dir/order, and "side G" to
+// dir/gogc, G its GOGC ("unset" when it has none).
 func fakeCtl(t *testing.T, dir, side string, figures map[string][]string) string {
 	t.Helper()
 	for n, lines := range figures {
@@ -36,6 +37,7 @@ dir=$(dirname "$0") side=$(basename "$0")
 c=$(cat "$dir/$side.$n.count" 2>/dev/null || echo 0)
 echo $((c + 1)) >"$dir/$side.$n.count"
 echo "$side $n" >>"$dir/order"
+echo "$side ${GOGC-unset}" >>"$dir/gogc"
 echo "set-up done"
 echo "side=$side objects=$n $(sed -n "$((c + 1))p" "$dir/$side.$n")"
 `
@@ -205,4 +207,36 @@ func TestGrowthShGivesNoShareOfNoGrowth(t *testing.T) {
 	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "1", "-n", "100", "-N", "1000", "-s", "steady", "-i")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "steady, the small key space in the large heap (-i): 24.00 us/event, 1.20x the small (1.20-1.20) over 1 rounds (0 fell back); the heap's share of the growth - (no round grew)\n")
+}
+
+// GOGC in growth.sh's environment reaches every program it runs, and its
+// summary names the setting the figures were taken at: the GC's default
+// (100) when none is set.
+func TestGrowthShPassesGOGCToEachRunAndNamesIt(t *testing.T) {
+	for _, gogc := range []string{"200", ""} {
+		dir := bashTempDir(t)
+		steady := fakeCtl(t, dir, "steady", map[string][]string{
+			"100":  {"cpu_us_per_event=20 cpu_amortized_us_per_event=-1 missed=0 kept_up=1"},
+			"1000": {"cpu_us_per_event=28 cpu_amortized_us_per_event=-1 missed=0 kept_up=1"},
+		})
+		cmd := exec.Command("bash", "growth.sh", "-r", "1", "-n", "100", "-N", "1000", "-s", "steady")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOGC=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "STEADY_CTL="+steady)
+		want, named := "steady unset\nsteady unset\n", "GOGC=100;"
+		if gogc != "" {
+			cmd.Env = append(cmd.Env, "GOGC="+gogc)
+			want, named = "steady 200\nsteady 200\n", "GOGC=200;"
+		}
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s", out)
+		got, err := os.ReadFile(filepath.Join(dir, "gogc"))
+		require.NoError(t, err)
+		require.Equal(t, want, string(got), "the GOGC each program ran with")
+		require.Contains(t, string(out), named)
+		require.Regexp(t, `(?m)^steady +20\.00 +28\.00 +1\.40 `, string(out))
+	}
 }

@@ -12,9 +12,9 @@ import (
 
 // fuzzRepo makes a repository of files with scripts/fuzz.sh in it, and a
 // fake go command that each run of go test -fuzz asks what to do: it logs
-// "module-dir package target" to calls, then runs the next line of the
-// file steps (the last line once they run out) as a bash command in the
-// module's directory, with $target and $pkg set.
+// "module-dir package target fuzztime minimizetime" to calls, then runs
+// the next line of the file steps (the last line once they run out) as a
+// bash command in the module's directory, with $target and $pkg set.
 func fuzzRepo(t *testing.T, files map[string]string, steps ...string) (root, calls string) {
 	t.Helper()
 	script, err := os.ReadFile("fuzz.sh")
@@ -29,10 +29,18 @@ func fuzzRepo(t *testing.T, files map[string]string, steps ...string) (root, cal
 	calls = filepath.Join(aux, "calls")
 	require.NoError(t, os.WriteFile(filepath.Join(aux, "steps"), []byte(strings.Join(steps, "\n")+"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(aux, "go"), []byte(`#!/usr/bin/env bash
-# go test -run '^$' -fuzz ^T$ -fuzztime B PKG
-target=${5#^} target=${target%$} pkg=$8
+# go test -run '^$' -fuzz ^T$ -fuzztime B -fuzzminimizetime M PKG
+while (($#)); do
+  case $1 in
+    -fuzz) target=${2#^} target=${target%$} ;;
+    -fuzztime) budget=$2 ;;
+    -fuzzminimizetime) minimize=$2 ;;
+  esac
+  pkg=$1
+  shift
+done
 aux=$(dirname "$0")
-echo "$(basename "$PWD") $pkg $target $7" >>"$aux/calls"
+echo "$(basename "$PWD") $pkg $target $budget $minimize" >>"$aux/calls"
 n=$(wc -l <"$aux/calls")
 steps=$(wc -l <"$aux/steps")
 eval "$(sed -n "$((n < steps ? n : steps))p" "$aux/steps")"
@@ -82,7 +90,8 @@ const deadlineRace = `echo "fuzz: elapsed: 40s, execs: 553052 (16332/sec), new i
 
 // fuzz.sh finds every fuzz target of every module by itself, each under
 // its own module (a nested module's targets are not the outer one's), and
-// fuzzes each with the budget given; -run picks targets by name.
+// fuzzes each with the budgets given (minimizing a new input for 2s by
+// default, not go test's 60s); -run picks targets by name.
 func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 	root, calls := fuzzRepo(t, map[string]string{
 		"go.mod":              "module example.com/fake\n\ngo 1.26.0\n",
@@ -92,17 +101,17 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 		"sub/go.mod":          "module example.com/fake/sub\n\ngo 1.26.0\n",
 		"sub/b/b_test.go":     fuzzFile("b", "FuzzB"),
 		"a/testdata/x/go.mod": "module x\n",
-	}, `echo "fuzz: elapsed: 1s, execs: 1234 (1234/sec), new interesting: 0 (total: 1)"; echo ok`)
+	}, `echo "fuzz: elapsed: 1s, execs: 1234 (1234/sec), new interesting: 3 (total: 4)"; echo ok`)
 	out, code := runFuzzSh(t, root, calls, "-t", "7s")
 	require.Equal(t, 0, code, out)
 	got, err := os.ReadFile(calls)
 	require.NoError(t, err)
 	base := filepath.Base(root)
 	require.ElementsMatch(t, []string{
-		base + " ./a FuzzA 7s", base + " ./a FuzzA2 7s", base + " . FuzzTop 7s", "sub ./b FuzzB 7s",
+		base + " ./a FuzzA 7s 2s", base + " ./a FuzzA2 7s 2s", base + " . FuzzTop 7s 2s", "sub ./b FuzzB 7s 2s",
 	}, strings.Split(strings.TrimSpace(string(got)), "\n"), "one go test a target, in its module's directory")
 	require.Contains(t, out, "ok   ./sub ./b FuzzB in ")
-	require.Contains(t, out, ", 1234 executions\n", "each target's executions")
+	require.Contains(t, out, ", 1234 executions, 3 new interesting\n", "each target's executions and finds")
 	require.Contains(t, out, "fuzz: 4 passed, 0 failed (0 fuzzed again)\n")
 
 	require.NoError(t, os.Remove(calls))
@@ -114,9 +123,19 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "no fuzz target matches 'Nothing'", "a run that fuzzes nothing is not a pass")
 
+	require.NoError(t, os.Remove(calls))
+	out, code = runFuzzSh(t, root, calls, "-run", "FuzzTop", "-t", "300x", "-m", "50x")
+	require.Equal(t, 0, code, out)
+	got, err = os.ReadFile(calls)
+	require.NoError(t, err)
+	require.Equal(t, base+" . FuzzTop 300x 50x\n", string(got), "budgets as counts")
+
 	out, code = runFuzzSh(t, root, calls, "-t", "40")
 	require.Equal(t, 2, code, out)
 	require.Contains(t, out, "-t wants a duration (40s, 2m) or a count (200000x), got '40'")
+	out, code = runFuzzSh(t, root, calls, "-m", "")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "-m wants a duration (40s, 2m) or a count (200000x), got ''")
 }
 
 // A failing input go test wrote fails the target at once, named, and is

@@ -35,9 +35,14 @@ only=
 usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    -t) budget=${2:-}; shift 2 ;;
-    -m) minimize=${2:-}; shift 2 ;;
-    -run) only=${2:-}; shift 2 ;;
+    -t | -m | -run)
+      if [ $# -lt 2 ]; then
+        echo "fuzz.sh: $1 wants a value" >&2
+        exit 2
+      fi
+      case "$1" in -t) budget=$2 ;; -m) minimize=$2 ;; -run) only=$2 ;; esac
+      shift 2
+      ;;
     -h | -help | --help) usage; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -48,6 +53,20 @@ for b in "-t $budget" "-m $minimize"; do
     exit 2
   fi
 done
+
+# funcs prints "func FuzzX" for each func FuzzX(f *testing.F) that starts
+# a line of file, and "raw FuzzX" for one inside a raw string (a test's
+# Go source text, as scripts' own tests hold): a line starts inside one
+# after an odd number of backquotes.
+funcs() { # file
+  awk '{
+    if (match($0, /^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)/)) {
+      name = substr($0, 6, RLENGTH - 5); sub(/\(.*/, "", name)
+      print (raw ? "raw " : "func ") name
+    }
+    if (gsub(/`/, "`") % 2) raw = !raw
+  }' "$1"
+}
 
 # targets prints "module package target" for each fuzz target, the
 # package relative to its module.
@@ -61,10 +80,14 @@ targets() {
       nested+=(-not -path "${n%/go.mod}/*")
     done < <(cd "$root" && find "$dir" -mindepth 2 -name go.mod -not -path '*/testdata/*')
     while read -r file; do
-      while read -r name; do
-        pkg=./${file#"$dir"/}
+      pkg=./${file#"$dir"/}
+      while read -r kind name; do
+        if [ "$kind" = raw ]; then
+          echo "NOTE $file: $name is in a raw string, not a target" >&2
+          continue
+        fi
         echo "$dir ${pkg%/*} $name" # ./x_test.go gives .
-      done < <(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(f \*testing\.F\).*/\1/p' "$root/$file")
+      done < <(funcs "$root/$file")
     done < <(cd "$root" && find "$dir" -name '*_test.go' -not -path '*/testdata/*' "${nested[@]}" | sort)
   done
 }
@@ -84,7 +107,11 @@ fuzz() {
   (cd "$root/$1" && "$go" test -run '^$' -fuzz "^$3\$" -fuzztime "$budget" -fuzzminimizetime "$minimize" "$2") >"$out" 2>&1
   local code=$?
   after=$(inputs "$1/${2#./}" "$3")
-  [ $code = 0 ] && return 0
+  if [ $code = 0 ]; then
+    grep -q '^fuzz: elapsed' "$out" && return 0
+    echo "go test fuzzed nothing: no target $3 in $2?" >>"$out"
+    return 1
+  fi
   if [ "$before" != "$after" ]; then
     comm -13 <(echo "$before") <(echo "$after") | sed 's/^/  failing input: /' >>"$out"
     return 1

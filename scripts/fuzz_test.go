@@ -1,11 +1,13 @@
 package scripts
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +56,10 @@ func runFuzzSh(t *testing.T, root, calls string, args ...string) (string, int) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
-	cmd := exec.Command(bash, append([]string{filepath.Join(root, "scripts/fuzz.sh")}, args...)...)
+	// A script that loops on its arguments fails the test, not the suite.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, append([]string{filepath.Join(root, "scripts/fuzz.sh")}, args...)...)
 	cmd.Dir = root
 	cmd.Env = os.Environ()
 	if calls != "" {
@@ -89,7 +94,8 @@ func fuzzFile(pkg, name string) string {
 const deadlineRace = `echo "fuzz: elapsed: 40s, execs: 553052 (16332/sec), new interesting: 0 (total: 20)"; printf -- '--- FAIL: %s (40.08s)\n    context deadline exceeded\nFAIL\nexit status 1\nFAIL\texample.com/fake/%s\t40.104s\n' "$target" "$pkg"; exit 1`
 
 // fuzz.sh finds every fuzz target of every module by itself, each under
-// its own module (a nested module's targets are not the outer one's), and
+// its own module (a nested module's targets are not the outer one's; one
+// in a raw string, a test's source text, is named and not fuzzed), and
 // fuzzes each with the budgets given (minimizing a new input for 2s by
 // default, not go test's 60s); -run picks targets by name.
 func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
@@ -98,6 +104,7 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 		"top_test.go":         fuzzFile("fake", "FuzzTop"),
 		"a/a_test.go":         fuzzFile("a", "FuzzA") + "\nfunc FuzzA2(f *testing.F) {}\n\nfunc TestNotFuzz(t *testing.T) {}\n",
 		"a/helper.go":         "package a\n\nfunc FuzzLike(f *int) {}\n",
+		"a/source_test.go":    "package a\n\nconst src = `package x\n\nfunc FuzzInAString(f *testing.F) {}\n`\n\nvar tick = \"`\" + `x`\n",
 		"sub/go.mod":          "module example.com/fake/sub\n\ngo 1.26.0\n",
 		"sub/b/b_test.go":     fuzzFile("b", "FuzzB"),
 		"a/testdata/x/go.mod": "module x\n",
@@ -113,6 +120,7 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 	require.Contains(t, out, "ok   ./sub ./b FuzzB in ")
 	require.Contains(t, out, ", 1234 executions, 3 new interesting\n", "each target's executions and finds")
 	require.Contains(t, out, "fuzz: 4 passed, 0 failed (0 fuzzed again)\n")
+	require.Contains(t, out, "NOTE ./a/source_test.go: FuzzInAString is in a raw string, not a target\n")
 
 	require.NoError(t, os.Remove(calls))
 	out, code = runFuzzSh(t, root, calls, "-run", "^FuzzA")
@@ -136,12 +144,19 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 	out, code = runFuzzSh(t, root, calls, "-m", "")
 	require.Equal(t, 2, code, out)
 	require.Contains(t, out, "-m wants a duration (40s, 2m) or a count (200000x), got ''")
+	for _, flag := range []string{"-t", "-m", "-run"} {
+		out, code = runFuzzSh(t, root, calls, flag) // its value left out
+		require.Equal(t, 2, code, out)
+		require.Contains(t, out, "fuzz.sh: "+flag+" wants a value", "a flag without its value")
+	}
 }
 
 // A failing input go test wrote fails the target at once, named, and is
 // not fuzzed again; a failure that wrote none fails it too, unless it is
 // the coordinator's bare deadline race, which is fuzzed again once and
 // fails only if it comes again.
+// A go test that passed without fuzzing (no such target) fails: a run of
+// nothing is not a pass.
 func TestFuzzShFailsOnFindingsAndFuzzesAgainOnlyOnTheDeadlineRace(t *testing.T) {
 	files := func() map[string]string {
 		return map[string]string{"go.mod": "module example.com/fake\n\ngo 1.26.0\n", "p/p_test.go": fuzzFile("p", "FuzzP")}
@@ -178,6 +193,13 @@ func TestFuzzShFailsOnFindingsAndFuzzesAgainOnlyOnTheDeadlineRace(t *testing.T) 
 			steps: []string{`printf -- '--- FAIL: %s (3.00s)\n    context deadline exceeded\n    p_test.go:9: the store did not answer\nFAIL\n' "$target"; exit 1`},
 			code:  1,
 			want:  []string{"FAIL . ./p FuzzP in ", "p_test.go:9: the store did not answer", "fuzz: 0 passed, 1 failed (0 fuzzed again)"},
+			calls: 1,
+		},
+		{
+			name:  "nothing fuzzed",
+			steps: []string{`printf 'testing: warning: no tests to run\nPASS\nok  \texample.com/fake/p\t0.01s\n'`},
+			code:  1,
+			want:  []string{"FAIL . ./p FuzzP in ", "go test fuzzed nothing: no target FuzzP in ./p?", "fuzz: 0 passed, 1 failed (0 fuzzed again)"},
 			calls: 1,
 		},
 		{

@@ -57,7 +57,9 @@ done
 # funcs prints "func FuzzX" for each func FuzzX(f *testing.F) that starts
 # a line of file, and "raw FuzzX" for one inside a raw string (a test's
 # Go source text, as scripts' own tests hold): a line starts inside one
-# after an odd number of backquotes.
+# after an odd number of backquotes. A backquote in a rune or an
+# interpreted string miscounts; a target after it is then named on a NOTE
+# line, not left out unsaid.
 funcs() { # file
   awk '{
     if (match($0, /^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)/)) {

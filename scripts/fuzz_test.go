@@ -104,7 +104,7 @@ func TestFuzzShFindsEveryTargetOfEveryModule(t *testing.T) {
 		"top_test.go":         fuzzFile("fake", "FuzzTop"),
 		"a/a_test.go":         fuzzFile("a", "FuzzA") + "\nfunc FuzzA2(f *testing.F) {}\n\nfunc TestNotFuzz(t *testing.T) {}\n",
 		"a/helper.go":         "package a\n\nfunc FuzzLike(f *int) {}\n",
-		"a/source_test.go":    "package a\n\nconst src = `package x\n\nfunc FuzzInAString(f *testing.F) {}\n`\n\nvar tick = \"`\" + `x`\n",
+		"a/source_test.go":    "package a\n\nconst src = `package x\n\nfunc FuzzInAString(f *testing.F) {}\n`\n",
 		"sub/go.mod":          "module example.com/fake/sub\n\ngo 1.26.0\n",
 		"sub/b/b_test.go":     fuzzFile("b", "FuzzB"),
 		"a/testdata/x/go.mod": "module x\n",

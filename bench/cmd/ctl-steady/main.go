@@ -46,9 +46,9 @@ func main() {
 	lastValues := flag.Int("last-values", -1, "the bound of the controller's Store's memory of values (store.WithLastValues), in bytes; -1 for the default (16 MiB: at 10k objects every object's value fits, at 1M about one in fifty, and each remembered value displaces one at random)")
 	reconciled := flag.Bool("reconciled", false, "in the set-up, the controller applies each object's status once, as a controller that ran before has: no update of the timed phase is then an object's first status write by its controller (which adds its ownership record), where without it, at 1M objects and 300k updates, every update is one (client-go keeps no record of a status's writer: ctl-clientgo has no such flag)")
 	idle := flag.Int("idle", 0, "hold this many more objects, each with its status written once, in a cache of a Store over a memstore of their own, that no update touches and no Loop watches: the heap is then nearly the size of a larger store's (less the Loop's state of each object it wrote, ~0.2 KB) while the controller's key space stays -objects, so that a run of 10k objects with -idle 990000 against one of 1M objects splits the growth from 10k to 1M into the heap's part (the GC, allocation on memory out of the CPU's caches) and the key space's (cold look-ups in the controller's structures); growth.sh -i runs it")
-	extra := flag.Int("alloc-bytes", 0, "allocate this many bytes more in each reconcile, in 128-byte objects that nothing keeps, so that a run against one without prices a byte allocated per event at its size (README: at 10k objects nothing measurable, at 1M about 1.5-2 µs a kilobyte)")
+	allocBytes := flag.Int("alloc-bytes", 0, "allocate this many bytes more in each reconcile, in 128-byte objects that nothing keeps, so that a run against one without prices a byte allocated per event at its size (README: at 10k objects 0.1-0.6 µs a kilobyte, within that size's noise; at 1M about 1.5-2 µs)")
 	flag.Parse()
-	if err := run(cfg, hist, *lastValues, *reconciled, *idle, *extra); err != nil {
+	if err := run(cfg, hist, *lastValues, *reconciled, *idle, *allocBytes); err != nil {
 		fmt.Fprintln(os.Stderr, "ctl-steady:", err)
 		os.Exit(1)
 	}
@@ -68,17 +68,17 @@ func (h historyFlags) options() []memstore.Option {
 	return opts
 }
 
-func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled bool, idle, extra int) error {
+func run(cfg *ctlbench.Config, hist historyFlags, lastValues int, reconciled bool, idle, allocBytes int) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if idle < 0 {
 		return fmt.Errorf("-idle is %d; it must be 0 or more", idle)
 	}
-	if extra < 0 {
-		return fmt.Errorf("-alloc-bytes is %d; it must be 0 or more", extra)
+	if allocBytes < 0 {
+		return fmt.Errorf("-alloc-bytes is %d; it must be 0 or more", allocBytes)
 	}
-	g := &garbage{n: extra}
+	g := &garbage{n: allocBytes}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup

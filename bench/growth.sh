@@ -36,9 +36,19 @@
 # is the key space's: the controller's own look-ups, at 1M objects out of
 # the CPU's caches. The verdict is the same.
 #
+# With -m sizes (a comma-separated list of object counts between small and
+# large), each round also runs each side at those sizes, between its small
+# and large runs in order of size (reversed with the rest in ABBA), each
+# with a warm-up of two updates per object or the small one's, whichever
+# is more; the table then gives, per side and size, the median figure and
+# the median ratio to the small run of the same round, so that where the
+# growth happens (at what size, heap) is one command too. A mid-size run
+# that merged updates leaves its round out of its own row only. The
+# verdict is the same.
+#
 # Usage: growth.sh [-r rounds] [-n small] [-N large] [-u updates]
 #                  [-W small warm-up] [-V large warm-up] [-a rate]
-#                  [-w workers] [-b bound] [-s sides] [-i]
+#                  [-w workers] [-b bound] [-s sides] [-i] [-m sizes]
 # Defaults: 3 rounds; 10k and 1M objects; 600k timed updates at 15,000/s;
 # warm-ups of 300k (small) and of two updates per object (large: every
 # object touched, so that no timed update is an object's first touch by
@@ -56,12 +66,12 @@
 # STEADY_CTL and CLIENTGO_CTL, when set, name the programs to run instead
 # of building cmd/ctl-steady and cmd/ctl-clientgo.
 set -euo pipefail
-rounds=3 small=10000 large=1000000 updates=600000 wsmall=300000 wlarge= rate=15000 workers=4 bound=1.5 sides=steady,client-go heap=
-while getopts r:n:N:u:W:V:a:w:b:s:i opt; do
+rounds=3 small=10000 large=1000000 updates=600000 wsmall=300000 wlarge= rate=15000 workers=4 bound=1.5 sides=steady,client-go heap= mids=
+while getopts r:n:N:u:W:V:a:w:b:s:im: opt; do
   case $opt in
     r) rounds=$OPTARG ;; n) small=$OPTARG ;; N) large=$OPTARG ;; u) updates=$OPTARG ;;
     W) wsmall=$OPTARG ;; V) wlarge=$OPTARG ;; a) rate=$OPTARG ;; w) workers=$OPTARG ;;
-    b) bound=$OPTARG ;; s) sides=$OPTARG ;; i) heap=1 ;;
+    b) bound=$OPTARG ;; s) sides=$OPTARG ;; i) heap=1 ;; m) mids=$OPTARG ;;
     *) sed -n '2,/^set -e/p' "$0" | sed '$d' >&2; exit 2 ;;
   esac
 done
@@ -70,6 +80,13 @@ for s in ${sides//,/ }; do
   case $s in steady|client-go) ;; *) echo "growth.sh: unknown side $s" >&2; exit 2 ;; esac
 done
 [[ ,$sides, == *,steady,* ]] || { echo "growth.sh: the verdict is steady's: -s must name steady" >&2; exit 2; }
+prev=$small
+[[ -z $mids || $mids =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "growth.sh: -m $mids: not a comma-separated list of numbers" >&2; exit 2; }
+for m in ${mids//,/ }; do
+  ((m > prev && m < large)) ||
+    { echo "growth.sh: -m $mids: each size must be a number of objects between $small and $large, in increasing order" >&2; exit 2; }
+  prev=$m
+done
 cd "$(dirname "$0")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -86,13 +103,15 @@ fi
 data=$work/data
 : >"$data"
 
-# run ROUND SIDE SIZE: one program, one size (small, large, or heap: the
-# small key space in the large heap, steady's alone); appends
-# "side size round figure fellback missed kept_up" to $data.
+# run ROUND SIDE SIZE: one program, one size (small, large, mN: N
+# objects, -m, or heap: the small key space in the large heap, steady's
+# alone); appends "side size round figure fellback missed kept_up" to
+# $data.
 run() {
   local round=$1 side=$2 size=$3 prog=$steady objects=$small warmup=$wsmall out line extra=()
   [[ $side == client-go ]] && prog=$clientgo
   [[ $size == large ]] && objects=$large warmup=$wlarge
+  [[ $size == m* ]] && objects=${size#m} warmup=$((2 * ${size#m} > wsmall ? 2 * ${size#m} : wsmall))
   [[ $size == heap ]] && warmup=$wlarge extra=(-idle $((large - small)))
   out=$("$prog" -objects "$objects" -warmup "$warmup" -updates "$updates" -rate "$rate" -workers "$workers" "${extra[@]}" 2>&1) ||
     { echo "$out" >&2; echo "FAILED: $side $size round $round" >&2; exit 1; }
@@ -113,9 +132,11 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq 1 "$rounds"); do
   order=() i=0
   for s in ${sides//,/ }; do
-    mid=()
-    [[ -n $heap && $s == steady ]] && mid=("$s heap")
-    if ((i++ % 2 == 0)); then order+=("$s small" "${mid[@]}" "$s large"); else order+=("$s large" "${mid[@]}" "$s small"); fi
+    up=("$s small")
+    [[ -n $heap && $s == steady ]] && up+=("$s heap")
+    for m in ${mids//,/ }; do up+=("$s m$m"); done
+    up+=("$s large")
+    if ((i++ % 2 == 0)); then order+=("${up[@]}"); else for ((j = ${#up[@]} - 1; j >= 0; j--)); do order+=("${up[j]}"); done; fi
   done
   if ((r % 2 == 0)); then
     rev=()
@@ -129,17 +150,19 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo
-echo "growth of CPU per event from $small to $large objects: $rounds rounds, separate processes, paced at $rate/s, $updates timed updates after a warm-up of $wsmall (small) and $wlarge (large); GOGC=${GOGC:-100}; $(nproc) CPUs, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v bound="$bound" -v sides="$sides" '
+echo "growth of CPU per event from $small to $large objects: $rounds rounds, separate processes, paced at $rate/s, $updates timed updates after a warm-up of $wsmall (small) and $wlarge (large)${mids:+, at $mids objects (-m) two per object or $wsmall}; GOGC=${GOGC:-100}; $(nproc) CPUs, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -v bound="$bound" -v sides="$sides" -v mids="$mids" '
   function median(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
     return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
   }
   # A heap run (-i) that missed updates leaves out its round'"'"'s share
   # only; the growth does not depend on it.
-  { k = $2 == "heap" ? "heap" : $1; v[$1, $2, $3] = $4; fell[k] += $5
-    if ($6 > 0) { kept[k, $3] = 0; merged[++nmerged] = $1 " " $2 " round " $3 ": " $6 " updates missed" }
-    else if (!$7) lagged[++nlagged] = $1 " " $2 " round " $3
+  # A mid-size run (-m) that missed updates leaves its round out of its
+  # own row only.
+  { k = $2 == "heap" ? "heap" : $2 ~ /^m/ ? $1 ":" $2 : $1; v[$1, $2, $3] = $4; fell[k] += $5
+    if ($6 > 0) { kept[k, $3] = 0; bad[$1, $2, $3] = 1; merged[++nmerged] = $1 " " ($2 ~ /^m/ ? substr($2, 2) " objects" : $2) " round " $3 ": " $6 " updates missed" }
+    else if (!$7) lagged[++nlagged] = $1 " " ($2 ~ /^m/ ? substr($2, 2) " objects" : $2) " round " $3
     if (!((k, $3) in kept)) kept[k, $3] = 1; if ($3 > maxr) maxr = $3 }
   END {
     printf "%-10s %14s %14s %8s  %-11s %s\n", "side", "small us/event", "large us/event", "growth", "range", "rounds (fell back)"
@@ -168,6 +191,23 @@ awk -v bound="$bound" -v sides="$sides" '
     }
     share = nP ? sprintf("%.0f%% (%.0f-%.0f%%) over %d rounds", median(P, nP), plo, phi, nP) : "- (no round grew)"
     if (nH) printf "steady, the small key space in the large heap (-i): %.2f us/event, %.2fx the small (%.2f-%.2f) over %d rounds (%d fell back); the heap'"'"'s share of the growth %s\n", median(H, nH), median(R, nH), rlo, rhi, nH, fell["heap"], share
+    nm = split(mids, mid, ",")
+    if (nm) {
+      printf "%-10s %14s %14s %8s  %-11s %s\n", "side", "objects (-m)", "us/event", "x small", "range", "rounds (fell back)"
+      for (k = 1; k <= ns; k++) {
+        s = side[k]
+        for (j = 1; j <= nm; j++) {
+          m = "m" mid[j]; nM = 0
+          for (r = 1; r <= maxr; r++) {
+            if (!((s, m, r) in v) || !((s, "small", r) in v) || bad[s, m, r] || bad[s, "small", r]) continue
+            M[++nM] = v[s, m, r]; Q[nM] = v[s, m, r] / v[s, "small", r]
+            if (nM == 1 || Q[nM] < qlo) qlo = Q[nM]; if (nM == 1 || Q[nM] > qhi) qhi = Q[nM]
+          }
+          printf "%-10s %14s %14s %8s  %-11s %d of %d (%d)\n", s, mid[j], nM ? sprintf("%.2f", median(M, nM)) : "-", nM ? sprintf("%.2f", median(Q, nM)) : "-", nM ? sprintf("%.2f-%.2f", qlo, qhi) : "-", nM, maxr, fell[s ":" m] + 0
+          delete M; delete Q
+        }
+      }
+    }
     if (nmerged) { print "merged updates (left out of the growth):"; for (i = 1; i <= nmerged; i++) print "  " merged[i] }
     if (nlagged) { print "lagged past -max-lag, every update reconciled (counted):"; for (i = 1; i <= nlagged; i++) print "  " lagged[i] }
     if (verdict < 0) { print "steady: every round merged updates: no verdict"; exit 4 }

@@ -240,3 +240,60 @@ func TestGrowthShPassesGOGCToEachRunAndNamesIt(t *testing.T) {
 		require.Regexp(t, `(?m)^steady +20\.00 +28\.00 +1\.40 `, string(out))
 	}
 }
+
+// With -m, each round also runs each side at the sizes it names, between
+// the small and the large run in order of size (reversed in ABBA), with a
+// warm-up of two updates per object or the small run's, whichever is more,
+// and growth.sh gives per side and size the median figure and the median
+// ratio to the small run of the same round. A mid-size run that merged
+// updates leaves its round out of its own row, not out of the verdict; a
+// small run that merged leaves its round out of every row.
+func TestGrowthShGivesTheGrowthAtEachMidSize(t *testing.T) {
+	dir := bashTempDir(t)
+	ok := func(f string) string {
+		return "cpu_us_per_event=1 cpu_amortized_us_per_event=" + f + " missed=0 kept_up=1"
+	}
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100":  {ok("20"), ok("20"), ok("20"), "cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=3 kept_up=0"},
+		"200":  {ok("24"), ok("26"), "cpu_us_per_event=99 cpu_amortized_us_per_event=99 missed=4 kept_up=0", ok("25")}, // 1.2, 1.3; merged; small merged
+		"400":  {ok("28"), "cpu_us_per_event=27 cpu_amortized_us_per_event=-1 missed=0 kept_up=0", ok("29"), ok("29")}, // 1.4, 1.35 (fell back, lagged), 1.45
+		"1000": {ok("30"), ok("30"), ok("30"), ok("30")},
+	})
+	clientgo := fakeCtl(t, dir, "client-go", map[string][]string{
+		"100":  {ok("30"), ok("30"), ok("30"), ok("30")},
+		"200":  {ok("45"), ok("45"), ok("45"), ok("45")},
+		"400":  {ok("48"), ok("48"), ok("48"), ok("48")},
+		"1000": {ok("60"), ok("60"), ok("60"), ok("60")},
+	})
+	prog := func(fake string) string { // logs "objects warmup" of each run
+		p := fake + "-w"
+		require.NoError(t, os.WriteFile(p, []byte("#!/usr/bin/env bash\nargs=\" $* \"; o=${args#* -objects }; w=${args#* -warmup }\necho \"${o%% *} ${w%% *}\" >>"+filepath.Join(dir, "warmups")+"\nexec "+fake+" \"$@\"\n"), 0o755))
+		return p
+	}
+	out, code := growthSh(t, []string{"STEADY_CTL=" + prog(steady), "CLIENTGO_CTL=" + prog(clientgo)},
+		"-r", "4", "-n", "100", "-N", "1000", "-W", "300", "-m", "200,400")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^steady +20\.00 +30\.00 +1\.50 +1\.50-1\.50 +3 of 4 \(0\)$`, out, "the verdict leaves out only round 4, whose small run merged")
+	require.Regexp(t, `(?m)^steady +200 +25\.00 +1\.25 +1\.20-1\.30 +2 of 4 \(0\)$`, out, "rounds 1 and 2: 3 merged at 200, 4 at 100")
+	require.Regexp(t, `(?m)^steady +400 +28\.00 +1\.40 +1\.35-1\.45 +3 of 4 \(1\)$`, out, "rounds 1-3, the measured 27 in round 2")
+	require.Regexp(t, `(?m)^client-go +200 +45\.00 +1\.50 +1\.50-1\.50 +4 of 4 \(0\)$`, out)
+	require.Regexp(t, `(?m)^client-go +400 +48\.00 +1\.60 +1\.60-1\.60 +4 of 4 \(0\)$`, out)
+	require.Contains(t, out, "  steady 200 objects round 3: 4 updates missed\n")
+	require.Contains(t, out, "  steady 400 objects round 2\n", "lagged")
+	require.Contains(t, out, "at 200,400 objects (-m) two per object or 300;")
+	order, err := os.ReadFile(filepath.Join(dir, "order"))
+	require.NoError(t, err)
+	require.Equal(t, strings.Join([]string{
+		"steady 100", "steady 200", "steady 400", "steady 1000", "client-go 1000", "client-go 400", "client-go 200", "client-go 100",
+		"client-go 100", "client-go 200", "client-go 400", "client-go 1000", "steady 1000", "steady 400", "steady 200", "steady 100",
+	}, "\n"), strings.Join(strings.Split(string(order), "\n")[:16], "\n"), "ABBA over sides and sizes, the mid sizes between")
+	w, err := os.ReadFile(filepath.Join(dir, "warmups"))
+	require.NoError(t, err)
+	warmups := strings.Split(strings.TrimSpace(string(w)), "\n")
+	require.Equal(t, []string{"100 300", "200 400", "400 800", "1000 2000"}, warmups[:4], "two updates per object, or -W's when more")
+
+	for _, bad := range []string{"50", "1000", "400,200", "200,x", "200,,400"} {
+		out, code := growthSh(t, []string{"STEADY_CTL=/nonexistent"}, "-n", "100", "-N", "1000", "-s", "steady", "-m", bad)
+		require.Equal(t, 2, code, "-m %q: %s", bad, out)
+	}
+}

@@ -58,8 +58,8 @@
 # 10k one 0.007, and after two 0.007-0.008); 4 workers; bound 1.5; sides
 # steady,client-go (-s steady alone halves the time; the verdict is
 # steady's either way).
-# A round at the defaults takes about 10 minutes (-i: 14), and client-go's
-# 1M run up to 5 GB of memory.
+# A round at the defaults takes about 10 minutes (-i: 14; -m 100000,316000:
+# 16), and client-go's 1M run up to 5 GB of memory.
 # GOGC, when set, reaches every program (the summary names it): GOGC=200
 # halves the GC's cycles at both sizes, and a 1M run may then hold none
 # (README: the growth without the GC's mark).
@@ -161,8 +161,9 @@ awk -v bound="$bound" -v sides="$sides" -v mids="$mids" '
   # A mid-size run (-m) that missed updates leaves its round out of its
   # own row only.
   { k = $2 == "heap" ? "heap" : $2 ~ /^m/ ? $1 ":" $2 : $1; v[$1, $2, $3] = $4; fell[k] += $5
-    if ($6 > 0) { kept[k, $3] = 0; bad[$1, $2, $3] = 1; merged[++nmerged] = $1 " " ($2 ~ /^m/ ? substr($2, 2) " objects" : $2) " round " $3 ": " $6 " updates missed" }
-    else if (!$7) lagged[++nlagged] = $1 " " ($2 ~ /^m/ ? substr($2, 2) " objects" : $2) " round " $3
+    run = $1 " " ($2 ~ /^m/ ? substr($2, 2) " objects" : $2) " round " $3
+    if ($6 > 0) { kept[k, $3] = 0; bad[$1, $2, $3] = 1; merged[++nmerged] = run ": " $6 " updates missed" }
+    else if (!$7) lagged[++nlagged] = run
     if (!((k, $3) in kept)) kept[k, $3] = 1; if ($3 > maxr) maxr = $3 }
   END {
     printf "%-10s %14s %14s %8s  %-11s %s\n", "side", "small us/event", "large us/event", "growth", "range", "rounds (fell back)"

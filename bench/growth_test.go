@@ -297,3 +297,23 @@ func TestGrowthShGivesTheGrowthAtEachMidSize(t *testing.T) {
 		require.Equal(t, 2, code, "-m %q: %s", bad, out)
 	}
 }
+
+// With -i and -m together, steady's heap run comes right after its small
+// run and the mid sizes after it, in increasing order; the round after
+// runs them all in reverse.
+func TestGrowthShRunsTheHeapRunBeforeTheMidSizes(t *testing.T) {
+	dir := bashTempDir(t)
+	ok := "cpu_us_per_event=20 cpu_amortized_us_per_event=20 missed=0 kept_up=1"
+	steady := fakeCtl(t, dir, "steady", map[string][]string{
+		"100": {ok, ok}, "100+900": {ok, ok}, "200": {ok, ok}, "400": {ok, ok}, "1000": {ok, ok},
+	})
+	out, code := growthSh(t, []string{"STEADY_CTL=" + steady}, "-r", "2", "-n", "100", "-N", "1000", "-s", "steady", "-i", "-m", "200,400")
+	require.Equal(t, 0, code, out)
+	order, err := os.ReadFile(filepath.Join(dir, "order"))
+	require.NoError(t, err)
+	require.Equal(t, strings.Join([]string{
+		"steady 100", "steady 100+900", "steady 200", "steady 400", "steady 1000",
+		"steady 1000", "steady 400", "steady 200", "steady 100+900", "steady 100",
+	}, "\n")+"\n", string(order))
+	require.Regexp(t, `(?m)^steady +400 +20\.00 +1\.00 +1\.00-1\.00 +2 of 2 \(0\)$`, out)
+}

@@ -683,8 +683,8 @@ func vmHWM() uint64 {
 
 // Drive runs the timed phase: it waits for the first reconcile pass over
 // every object (passes counts reconciles), runs the warm-up's updates
-// (cfg.Warmup, if any) and waits for them to drain, collects the heap (a
-// CPU profile includes that GC, the figures do not), starts the meter,
+// (cfg.Warmup, if any) and waits for them to drain, collects the heap
+// (neither the figures nor a CPU profile include that cycle), starts the meter,
 // makes the timed phase's updates from one goroutine, update(ctx, u) for u
 // in order, paced at cfg.Rate if set (see the package doc), and returns
 // when the plan has drained, with r's measured fields filled. It gives up
@@ -694,8 +694,10 @@ func vmHWM() uint64 {
 // one, at 1M objects the timed phase is the heap's first growth past the
 // set-up's: the pages it takes from the OS fault in (faults_per_event, in
 // sys_us_per_event), where a controller that ran a while reuses those its
-// heap grew into before. The GC before the timed phase stays, after the
-// warm-up too, so that a phase of one cycle's allocation holds one cycle.
+// heap grew into before. A GC cycle ends right before the timed phase,
+// after the warm-up too, so that a phase of one cycle's allocation holds
+// one cycle: after the warm-up, one that the allocation of garbage
+// triggered, not a forced one (see endOnNaturalCycle).
 func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, update func(ctx context.Context, u int) error, r *Report) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -739,7 +741,16 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 	// The timed phase starts on a collected heap: else whether the GC the
 	// set-up owes falls into it decides a run at 1M objects (the mark of a
 	// ~2 GB heap, 2-3s of CPU, 40-60us per event of 50k), one run in two.
-	runtime.GC()
+	// After a warm-up, at the end of a cycle the allocation triggered, as
+	// a controller's heap goes on (see endOnNaturalCycle); without one, a
+	// controller that just started, after a forced cycle.
+	if cfg.Warmup > 0 {
+		if err := endOnNaturalCycle(ctx); err != nil {
+			return err
+		}
+	} else {
+		runtime.GC()
+	}
 	r.SetupObjects, r.SetupScan = heapMarkWork()
 	if err := writeProfile("heap", cfg.HeapProfile, ".setup"); err != nil {
 		return err
@@ -807,6 +818,81 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 			return fmt.Errorf("not drained after %v: %d objects left", cfg.Timeout, plan.Left())
 		}
 	}
+}
+
+// endOnNaturalCycle allocates garbage until the runtime starts a GC cycle
+// of its own, waits for the cycle to end and for its sweep to free the
+// garbage, and returns: after a warm-up the timed phase then starts at a
+// cycle's end, as a collected heap, and with the runtime's scavenger as a
+// controller that ran a while has it. A forced cycle (runtime.GC) would
+// not: the scavenger keeps, of the memory the heap grew into, about 1.1
+// times the heap in use when the last cycle ended, what it had still to
+// sweep included (runtime/mgcscavenge.go). A cycle the allocation
+// triggers ends at about the heap goal, and the scavenger gives back
+// nothing (GODEBUG=scavtrace=1: 0 KiB in each cycle of a 1M-object
+// warm-up); a forced one ends at whatever the heap held when it was
+// called, at 1M objects 1.1 to 1.5 times the live heap, and the scavenger
+// then gave back 771 MiB during one timed phase (0.30 page faults an
+// event to take them again, against 0.007; 31.3 µs an event against
+// 22.6). Garbage allocated after a forced cycle pays the same, since the
+// heap's growth past that cycle's low goal is given back at once (1 GiB
+// of "eager" scavenging); the garbage is small objects, which fill the
+// pages the heap holds before it grows. With the GC off it does nothing;
+// it gives up when ctx ends.
+func endOnNaturalCycle(ctx context.Context) error {
+	if gcPercent() < 0 {
+		return nil
+	}
+	cycles0, pauses0, _ := gcState()
+	// Stop once the cycle stops the world to start its mark: what is
+	// allocated during the mark is kept until the next cycle.
+	var garbage *[32]int64
+	for {
+		if cycles, pauses, _ := gcState(); cycles != cycles0 || pauses != pauses0 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for range 1024 {
+			garbage = new([32]int64)
+		}
+	}
+	runtime.KeepAlive(garbage)
+	const poll = time.Millisecond
+	for cycles, _, _ := gcState(); cycles == cycles0; cycles, _, _ = gcState() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ctlbench: waiting for a GC cycle to end: %w", ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+	// The sweep runs in the background; the phase measures the heap from
+	// its start, so it starts on the heap without the garbage.
+	_, _, _, live := readHeap()
+	for {
+		_, _, heap := gcState()
+		if heap <= live+live/16+4<<20 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ctlbench: waiting for a GC cycle's sweep: %d MiB of heap objects, %d MiB live: %w", heap>>20, live>>20, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+}
+
+// gcState returns the automatic GC cycles ended so far, the GC's
+// stop-the-world pauses (two a cycle: its mark's start and end), and the
+// heap's objects, live or not yet swept.
+func gcState() (cycles, pauses, heap uint64) {
+	s := []metrics.Sample{{Name: "/gc/cycles/automatic:gc-cycles"}, {Name: "/sched/pauses/total/gc:seconds"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	for _, c := range s[1].Value.Float64Histogram().Counts {
+		pauses += c
+	}
+	return s[0].Value.Uint64(), pauses, s[2].Value.Uint64()
 }
 
 // settled returns once passes stays the same for settle, or ctx's error.

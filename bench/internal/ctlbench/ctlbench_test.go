@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -695,4 +696,59 @@ func driveSettled(t *testing.T, cfg *Config, atFirst func()) {
 	}, &r); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// After a warm-up the timed phase starts after a GC cycle that allocation
+// triggered, not after a forced one, with that cycle's garbage swept:
+// endOnNaturalCycle returns after an automatic cycle and no forced one,
+// on a heap as small as the one it was called with.
+func TestTheTimedPhaseStartsAfterANaturalCycle(t *testing.T) {
+	live := make([]*[8]int64, 1<<18) // 16 MiB of objects the cycles keep
+	for i := range live {
+		live[i] = new([8]int64)
+	}
+	runtime.GC()
+	auto0, _, heap0 := gcState()
+	forced0 := forcedCycles()
+	if err := endOnNaturalCycle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	auto, _, heap := gcState()
+	runtime.KeepAlive(live)
+	if auto == auto0 {
+		t.Fatalf("no automatic GC cycle ended (%d before and after)", auto0)
+	}
+	if forced := forcedCycles(); forced != forced0 {
+		t.Fatalf("%d forced GC cycles during the wait, want none", forced-forced0)
+	}
+	if heap > heap0+heap0/16+4<<20 {
+		t.Fatalf("heap %d MiB on return, %d MiB before: want the garbage swept", heap>>20, heap0>>20)
+	}
+}
+
+// With the GC off no cycle would come: endOnNaturalCycle returns at once.
+func TestNoNaturalCycleIsAwaitedWithTheGCOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	auto0, pauses0, _ := gcState()
+	if err := endOnNaturalCycle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if auto, pauses, _ := gcState(); auto != auto0 || pauses != pauses0 {
+		t.Fatalf("GC off: %d automatic cycles and %d pauses since the call, want none", auto-auto0, pauses-pauses0)
+	}
+}
+
+// A cancelled context ends the wait with its error.
+func TestNaturalCycleWaitEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := endOnNaturalCycle(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("endOnNaturalCycle with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+func forcedCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -823,7 +823,7 @@ func Drive(ctx context.Context, cfg *Config, plan *Plan, passes *atomic.Int64, u
 // endOnNaturalCycle allocates garbage until the runtime starts a GC cycle
 // of its own, waits for the cycle to end and for its sweep to free the
 // garbage, and returns: after a warm-up the timed phase then starts at a
-// cycle's end, as a collected heap, and with the runtime's scavenger as a
+// cycle's end, on a collected heap, with the runtime's scavenger as a
 // controller that ran a while has it. A forced cycle (runtime.GC) would
 // not: the scavenger keeps, of the memory the heap grew into, about 1.1
 // times the heap in use when the last cycle ended, what it had still to
@@ -852,7 +852,7 @@ func endOnNaturalCycle(ctx context.Context) error {
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("ctlbench: allocating until a GC cycle starts: %w", err)
 		}
 		for range 1024 {
 			garbage = new([32]int64)
